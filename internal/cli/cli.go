@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/mcpbridge/mcpbridge/internal/demo"
+)
+
+// Exit statuses (DECISIONS §7).
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // a tool error or failed call
+	ExitUsage  = 2 // usage or config error
+)
+
+// IO is the outside world of one run: arguments, streams and environment.
+type IO struct {
+	Args   []string // without the program name
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv and LookupEnv read the environment; nil means the process's.
+	LookupEnv func(string) (string, bool)
+	// Environ is the environment children inherit (scrubbed); nil means
+	// os.Environ().
+	Environ []string
+	// StderrIsTerminal enables progress display.
+	StderrIsTerminal bool
+}
+
+// env is one run's context.
+type env struct {
+	IO
+	log *slog.Logger
+}
+
+func (e *env) getenv(k string) string {
+	v, _ := e.lookup(k)
+	return v
+}
+
+// lookup expands ${VAR} in configs. MCPBRIDGE_EXE defaults to this binary,
+// which is how the embedded default config runs the demo server.
+func (e *env) lookup(k string) (string, bool) {
+	if v, ok := e.LookupEnv(k); ok {
+		return v, true
+	}
+	if k == "MCPBRIDGE_EXE" {
+		if exe, err := os.Executable(); err == nil {
+			return exe, true
+		}
+	}
+	return "", false
+}
+
+const usage = `mcpbridge connects to MCP servers and shows their tools as a model sees them.
+
+Usage:
+  mcpbridge tools  [SOURCE] [--json]               list the tools under their public names
+  mcpbridge call   [SOURCE] [--json] NAME [ARGS_JSON | -]
+                                                   call a tool by its public name
+  mcpbridge demo-server                            run the built-in demo MCP server on stdio
+
+SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
+  --config FILE                   a YAML file of server entries
+  --url URL [--name NAME] [--header 'K: V']...
+                                  one Streamable HTTP server (serverName from --name, default "remote")
+
+Flags:
+  --json      machine-readable output
+  -v          show servers' log lines (stderr)
+
+Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.
+`
+
+// Main runs mcpbridge with the given IO and returns the exit status.
+func Main(ctx context.Context, io IO) int {
+	if io.LookupEnv == nil {
+		io.LookupEnv = os.LookupEnv
+	}
+	e := &env{IO: io}
+	if len(io.Args) == 0 {
+		fmt.Fprint(io.Stderr, usage)
+		return ExitUsage
+	}
+	cmd, rest := io.Args[0], io.Args[1:]
+	var err error
+	switch cmd {
+	case "tools":
+		err = e.tools(ctx, rest)
+	case "call":
+		err = e.call(ctx, rest)
+	case "demo-server":
+		err = demo.Run(ctx)
+	case "help", "-h", "--help":
+		fmt.Fprint(io.Stdout, usage)
+		return ExitOK
+	default:
+		err = usagef("unknown command %q (see 'mcpbridge help')", cmd)
+	}
+	return e.exit(err)
+}
+
+// exitError carries a status without printing anything more (the command
+// already reported).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func (e *env) exit(err error) int {
+	var ee *exitError
+	var ce *configError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case isUsage(err):
+		fmt.Fprintf(e.Stderr, "mcpbridge: %v\n", err)
+		return ExitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintf(e.Stderr, "mcpbridge: invalid config:\n%v\n", err)
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(e.Stderr, "mcpbridge: interrupted")
+		return ExitFailed
+	default:
+		fmt.Fprintf(e.Stderr, "mcpbridge: %v\n", err)
+		return ExitFailed
+	}
+}
+
+// logger builds the log of one run: servers' lines only with -v, since a
+// one-shot command reports failures itself.
+func (e *env) logger(verbose bool) *slog.Logger {
+	if !verbose {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+)
+
+// chatTool is one entry of a chat-completions "tools" array, the shape
+// DeepSeek and OpenAI accept as is.
+type chatTool struct {
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+type chatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// tools lists every tool under its public name.
+func (e *env) tools(ctx context.Context, argv []string) error {
+	f, err := parseFlags("tools", flagSpec{source: true, json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if f.help {
+		fmt.Fprint(e.Stdout, usage)
+		return nil
+	}
+	if len(f.args) > 0 {
+		return usagef("tools: unexpected argument %q", f.args[0])
+	}
+	src, err := e.loadSource(f)
+	if err != nil {
+		return err
+	}
+	b, err := e.open(ctx, src, f.verbose)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	e.reportFailures(b)
+	list := b.reg.List()
+	if f.json {
+		out := make([]chatTool, len(list))
+		for i, t := range list {
+			out[i] = chatTool{Type: "function", Function: chatFunction{
+				Name: t.Name, Description: t.Description, Parameters: compactSchema(t.InputSchema),
+			}}
+		}
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+		for _, t := range list {
+			fmt.Fprintf(tw, "%s\t%s\n", t.Name, firstLine(t.Description))
+		}
+		tw.Flush()
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers\n", len(list), len(src.entries)-len(b.failed), len(src.entries))
+	}
+	if len(b.failed) > 0 {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// compactSchema returns the schema bytes as sent, or {} when a server sent
+// none (the chat APIs require an object).
+func compactSchema(s json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(s)) == 0 {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	const max = 100
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// call calls one tool by its public name and prints what the model sees.
+func (e *env) call(ctx context.Context, argv []string) error {
+	f, err := parseFlags("call", flagSpec{source: true, json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if f.help {
+		fmt.Fprint(e.Stdout, usage)
+		return nil
+	}
+	if len(f.args) == 0 || len(f.args) > 2 {
+		return usagef("call: want NAME [ARGS_JSON | -], got %d arguments", len(f.args))
+	}
+	name := f.args[0]
+	args := json.RawMessage(`{}`)
+	if len(f.args) == 2 {
+		raw := []byte(f.args[1])
+		if f.args[1] == "-" {
+			if raw, err = io.ReadAll(e.Stdin); err != nil {
+				return fmt.Errorf("call: reading arguments from stdin: %w", err)
+			}
+		}
+		raw = bytes.TrimSpace(raw)
+		if !json.Valid(raw) {
+			return usagef("call: arguments are not valid JSON: %s", describeJSONError(raw))
+		}
+		args = raw
+	}
+	src, err := e.loadSource(f)
+	if err != nil {
+		return err
+	}
+	src = src.only(serverOf(name))
+	b, err := e.open(ctx, src, f.verbose)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if _, ok := b.reg.Get(name); !ok {
+		e.reportFailures(b)
+	}
+	res, _ := b.reg.Execute(ctx, name, args)
+	if f.json {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(e.Stdout, res.Text())
+	}
+	if res.IsError {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+func describeJSONError(raw []byte) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err.Error()
+	}
+	return "invalid"
+}
+
+// serverOf returns the serverName inside a public name. Server names never
+// contain "__" (DECISIONS §2), so the first "__" after the prefix ends it.
+func serverOf(public string) string {
+	rest, ok := strings.CutPrefix(public, "mcp__")
+	if !ok {
+		return ""
+	}
+	server, _, ok := strings.Cut(rest, "__")
+	if !ok {
+		return ""
+	}
+	return server
+}
+
+// only narrows src to the server named server, when it has one: a call
+// needs only its own server. Otherwise src is returned unchanged.
+func (src *source) only(server string) *source {
+	for _, en := range src.entries {
+		if en.cfg.ServerName == server {
+			return &source{name: src.name, entries: []entry{en}}
+		}
+	}
+	return src
+}

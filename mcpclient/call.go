@@ -1,0 +1,209 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/mcpbridge/mcpbridge/internal/projection"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// imageReason is why an image cannot enter the model view: this bridge has
+// no attachment store (DECISIONS §6).
+const imageReason = "no attachment store is mounted"
+
+var errCallTimeout = errors.New("tool call timed out")
+
+// current returns the live generation, or an error saying at once why there
+// is none (DECISIONS §4: calls to a down server never wait for a timeout).
+func (s *Server) current() (*generation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != nil && !s.cur.ended() {
+		return s.cur, nil
+	}
+	name := s.cfg.ServerName
+	switch s.status.State {
+	case StateReconnecting:
+		return nil, fmt.Errorf("server %q is reconnecting (attempt %d/%d)", name, s.status.Attempt, s.status.MaxAttempts)
+	case StateConnecting:
+		return nil, fmt.Errorf("server %q is connecting", name)
+	case StateClosed:
+		return nil, fmt.Errorf("server %q is closed", name)
+	}
+	if s.status.Err != "" {
+		return nil, fmt.Errorf("server %q is not connected: %s", name, s.status.Err)
+	}
+	return nil, fmt.Errorf("server %q is not connected", name)
+}
+
+// caller returns the body of one registered tool. It always sends the raw
+// name, never the public one.
+func (s *Server) caller(rt *remoteTool) tool.Func {
+	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
+		if rt.taskRequired {
+			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
+		}
+		gen, err := s.current()
+		if err != nil {
+			return tool.Output{}, err
+		}
+		raw, err := s.call(ctx, gen, rt.raw, objectArgs(args))
+		if err != nil {
+			return tool.Output{}, err
+		}
+		p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
+		if err != nil {
+			return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
+		}
+		if p.IsError {
+			return tool.Output{}, errors.New(p.Text)
+		}
+		if rt.output != nil {
+			if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
+				return tool.Output{}, fmt.Errorf("tool %q returned invalid output: %w", rt.public, err)
+			}
+		}
+		content := make([]tool.Content, len(p.Blocks))
+		for i, b := range p.Blocks {
+			content[i] = tool.Text(b)
+		}
+		return tool.Output{Content: content, Value: p.Value}, nil
+	}
+}
+
+// call sends tools/call on gen and returns the raw result. The call ends
+// with the caller's context, toolCallTimeoutMs, or the connection.
+func (s *Server) call(ctx context.Context, gen *generation, rawName string, args json.RawMessage) (json.RawMessage, error) {
+	callCtx, cancel := context.WithTimeoutCause(ctx, s.cfg.ToolCallTimeout, errCallTimeout)
+	defer cancel()
+	callCtx, stop := mergeCancel(callCtx, gen.ctx)
+	defer stop()
+	slot := &captureSlot{replace: true}
+	_, err := gen.session.CallTool(withCapture(callCtx, slot), &mcp.CallToolParams{Name: rawName, Arguments: args})
+	gen.table.forget(slot)
+	if err != nil {
+		switch cause := context.Cause(callCtx); {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
+		case errors.Is(cause, errCallTimeout):
+			return nil, fmt.Errorf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())
+		case gen.ended():
+			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, gen.endErr())
+		case errors.Is(cause, errServerClosing):
+			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
+		}
+		return nil, describeCallError(err)
+	}
+	raw, ok := slot.result()
+	if !ok {
+		return nil, fmt.Errorf("server %q: tools/call result was not captured", s.cfg.ServerName)
+	}
+	return raw, nil
+}
+
+// objectArgs forwards a JSON object as is and replaces anything else (null,
+// a string, a number, an array) by {} so the server reports its own
+// missing-parameter error; MCP requires an object (UPSTREAM §4.2, §9.2 #11).
+func objectArgs(args json.RawMessage) json.RawMessage {
+	if isJSONObject(args) {
+		return args
+	}
+	return json.RawMessage(`{}`)
+}
+
+// describeCallError renders a JSON-RPC error as the TypeScript SDK does
+// ("MCP error -32602: …"), so model-visible texts match upstream.
+func describeCallError(err error) error {
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return fmt.Errorf("MCP error %d: %s", wire.Code, wire.Message)
+	}
+	return err
+}
+
+// outputValidator checks structuredContent against a tool's outputSchema
+// with a full JSON Schema validator (drafts 4 to 2020-12). The schema is
+// compiled on first use; one that does not compile is reported once and
+// treated as "any JSON" (DECISIONS §6).
+type outputValidator struct {
+	schema  json.RawMessage
+	onError func(error)
+
+	once     sync.Once
+	compiled *jsonschema.Schema
+}
+
+func newOutputValidator(schema json.RawMessage, onError func(error)) *outputValidator {
+	return &outputValidator{schema: schema, onError: onError}
+}
+
+func (v *outputValidator) compile() {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(v.schema))
+	if err == nil {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		const url = "mcp:///outputSchema.json"
+		if err = c.AddResource(url, doc); err == nil {
+			v.compiled, err = c.Compile(url)
+		}
+	}
+	if err != nil {
+		v.onError(err)
+	}
+}
+
+func (v *outputValidator) check(structured json.RawMessage, present bool) error {
+	v.once.Do(v.compile)
+	if v.compiled == nil {
+		return nil
+	}
+	if !present {
+		return errors.New("structuredContent is missing, but the tool declares an outputSchema")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(structured))
+	if err != nil {
+		return fmt.Errorf("structuredContent is not valid JSON: %w", err)
+	}
+	err = v.compiled.Validate(inst)
+	var verr *jsonschema.ValidationError
+	if errors.As(err, &verr) {
+		return errors.New(describeViolations(verr))
+	}
+	return err
+}
+
+var englishPrinter = message.NewPrinter(language.English)
+
+// describeViolations lists the leaf violations as
+// "structuredContent.answer: got string, want integer".
+func describeViolations(e *jsonschema.ValidationError) string {
+	var out []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			path := "structuredContent"
+			for _, p := range e.InstanceLocation {
+				path += "." + p
+			}
+			out = append(out, path+": "+e.ErrorKind.LocalizedString(englishPrinter))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(e)
+	return strings.Join(out, "; ")
+}

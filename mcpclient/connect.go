@@ -1,0 +1,210 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
+)
+
+// generation is one connection attempt: a fresh transport, client and
+// session (UPSTREAM §3.4). A client is never reused across attempts.
+type generation struct {
+	session *mcp.ClientSession
+	table   *captureTable
+	resync  chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
+
+	// ctx is cancelled when the generation ends, which aborts its calls.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	done    chan struct{} // closed when the session ended
+	endOnce sync.Once
+	err     error // why the session ended; read after done
+
+	closeOnce sync.Once
+}
+
+func (g *generation) ended() bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (g *generation) endErr() error {
+	<-g.done
+	return g.err
+}
+
+// end records why the session ended; the first reason wins.
+func (g *generation) end(err error) {
+	g.endOnce.Do(func() {
+		if err == nil {
+			err = errors.New("server closed the connection")
+		}
+		g.err = err
+		g.cancel(err)
+		close(g.done)
+	})
+}
+
+// close shuts the session down: calls in flight are cancelled first, since
+// the SDK's Close waits for them.
+func (g *generation) close() {
+	g.closeOnce.Do(func() {
+		g.cancel(errServerClosing)
+		if g.session != nil {
+			g.session.Close()
+		}
+	})
+}
+
+var errServerClosing = errors.New("server connection is closing")
+
+// attempt makes one connection attempt: connect, then the startup sync.
+// It returns the established generation, or the reason it failed (with the
+// failed generation already closed).
+func (s *Server) attempt(first bool) (*generation, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StartupTimeout)
+	defer cancel()
+
+	start := time.Now()
+	gen, err := s.connect(ctx)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
+			err = fmt.Errorf("connecting: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
+		}
+		return nil, err
+	}
+	connected := time.Now()
+
+	// A list_changed that arrived during the handshake gets its own
+	// contained sync before the startup sync (UPSTREAM §3.6), so strict
+	// startup keeps its meaning.
+	select {
+	case <-gen.resync:
+		if err := s.syncCtx(ctx, gen, false); err != nil && !gen.ended() {
+			s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
+		}
+	default:
+	}
+	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError); err != nil {
+		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
+			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
+		}
+		s.closeGeneration(gen)
+		return nil, err
+	}
+	if gen.ended() {
+		err := gen.endErr()
+		s.closeGeneration(gen)
+		return nil, err
+	}
+	init := gen.session.InitializeResult()
+	s.mu.Lock()
+	s.cur = gen
+	s.status.State = StateReady
+	s.status.Attempt = 0
+	s.status.Err = ""
+	s.status.Connect = connected.Sub(start)
+	s.status.Discover = time.Since(connected)
+	if init != nil {
+		s.status.ServerInfo = init.ServerInfo
+		s.status.ProtocolVersion = init.ProtocolVersion
+	}
+	s.mu.Unlock()
+	return gen, nil
+}
+
+// connect builds a fresh transport and client and performs the MCP
+// handshake.
+func (s *Server) connect(ctx context.Context) (*generation, error) {
+	limit := s.opts.MaxResultBytes
+	if limit < 0 {
+		limit = 0
+	}
+	gen := &generation{
+		table:  newCaptureTable(limit),
+		resync: make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
+
+	transport, err := s.transport(gen)
+	if err != nil {
+		gen.end(err)
+		return nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, &mcp.ClientOptions{
+		// Advertise nothing: the bridge offers no roots, sampling or
+		// elicitation to servers.
+		Capabilities:   &mcp.ClientCapabilities{},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			// The SDK runs notification handlers one at a time; never block it.
+			select {
+			case gen.resync <- struct{}{}:
+			default:
+			}
+		},
+	})
+	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
+	if err != nil {
+		gen.end(err)
+		return nil, err
+	}
+	gen.session = session
+	go func() { gen.end(session.Wait()) }()
+	return gen, nil
+}
+
+// transport builds the transport of one attempt, with raw-result capture.
+func (s *Server) transport(gen *generation) (mcp.Transport, error) {
+	if s.opts.NewTransport != nil {
+		t, err := s.opts.NewTransport()
+		if err != nil {
+			return nil, err
+		}
+		return &captureTransport{inner: t, table: gen.table}, nil
+	}
+	switch s.cfg.Transport {
+	case TransportStdio:
+		stderr := s.log.With("stream", "stderr")
+		return &captureTransport{
+			inner: &childproc.Transport{
+				Command:    s.cfg.Command,
+				Args:       s.cfg.Args,
+				Env:        childproc.Env(s.opts.Environ, s.cfg.Env),
+				Dir:        s.cfg.Cwd,
+				Stderr:     func(line string) { stderr.Info(s.prefix + ": " + line) },
+				CloseGrace: s.opts.CloseGrace,
+				TermGrace:  s.opts.TermGrace,
+			},
+			table: gen.table,
+		}, nil
+	case TransportStreamableHTTP:
+		headers := make(http.Header, len(s.cfg.Headers))
+		for k, v := range s.cfg.Headers {
+			headers.Set(k, v)
+		}
+		return &mcp.StreamableClientTransport{
+			Endpoint: s.cfg.URL,
+			HTTPClient: &http.Client{Transport: &captureRoundTripper{
+				base:    http.DefaultTransport,
+				headers: headers,
+				table:   gen.table,
+			}},
+		}, nil
+	default:
+		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
+	}
+}

@@ -1,0 +1,366 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Version is the client version the bridge reports to servers.
+const Version = "0.1.0"
+
+// DefaultMaxResultBytes bounds the raw size of one tools/call result.
+const DefaultMaxResultBytes = 32 << 20
+
+// closeTimeout bounds how long closing one generation may take before the
+// bridge gives up on it (UPSTREAM §3.4 close barrier).
+const closeTimeout = 5 * time.Second
+
+// Options are the dependencies of a Server. The zero value of every optional
+// field is useful.
+type Options struct {
+	// Registry receives the server's tools. Required.
+	Registry *tool.Registry
+	// Logger receives the server's log lines and its child's stderr.
+	// nil discards them.
+	Logger *slog.Logger
+	// Environ is the parent environment stdio children inherit (scrubbed).
+	// nil means os.Environ().
+	Environ []string
+	// MaxResultBytes bounds one tools/call result; 0 means
+	// DefaultMaxResultBytes, a negative value means no limit.
+	MaxResultBytes int64
+	// CloseGrace and TermGrace override the stdio shutdown ladder
+	// (DECISIONS §4: 2 s each). Tests shorten them.
+	CloseGrace, TermGrace time.Duration
+	// NewTransport, when set, provides the transport of every connection
+	// attempt instead of the one the Config describes: in-process servers
+	// (mcp.NewInMemoryTransports) and tests. It is called once per attempt.
+	NewTransport func() (mcp.Transport, error)
+	// OneShot marks a server used for a single command (the CLI's tools and
+	// call): it never reconnects and logs nothing about reconnecting;
+	// failures are reported by WaitReady and Status only.
+	OneShot bool
+}
+
+// State is where a server's connection stands.
+type State string
+
+// The states of a server's connection.
+const (
+	StateConnecting   State = "connecting"
+	StateReady        State = "ready"
+	StateReconnecting State = "reconnecting"
+	StateFailed       State = "failed"
+	StateClosed       State = "closed"
+)
+
+// Status is a snapshot of a server's connection, for display.
+type Status struct {
+	ServerName      string
+	Transport       Transport
+	State           State
+	Err             string // the last failure, if any
+	Tools           int    // tools registered for this server
+	ServerInfo      *mcp.Implementation
+	ProtocolVersion string
+	Attempt         int // current reconnect attempt (0 when connected)
+	MaxAttempts     int
+	Connect         time.Duration // spawn/connect + initialize of the current generation
+	Discover        time.Duration // tools/list + registration of the current generation
+}
+
+// Server is the bridge to one MCP server: it connects, registers the
+// server's tools under their public names, keeps them in sync, reconnects,
+// and unregisters them when closed. Create it with Start; all methods are
+// safe for concurrent use.
+type Server struct {
+	cfg    Config
+	policy ReconnectPolicy
+	opts   Options
+	log    *slog.Logger
+	prefix string // "mcp-client(<serverName>)"
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor returned
+	ready  chan struct{} // closed when the first attempt settled
+
+	mu        sync.Mutex
+	cur       *generation // nil while down
+	handle    *tool.Handle
+	status    Status
+	startErr  error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start validates cfg and starts connecting in the background. Use
+// WaitReady to wait for the first attempt, and Close to stop.
+func Start(cfg Config, opts Options) (*Server, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("mcpclient: Options.Registry is required")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	if opts.MaxResultBytes == 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:    cfg,
+		policy: *cfg.Reconnect,
+		opts:   opts,
+		log:    log,
+		prefix: "mcp-client(" + cfg.ServerName + ")",
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+		ready:  make(chan struct{}),
+		status: Status{
+			ServerName:  cfg.ServerName,
+			Transport:   cfg.Transport,
+			State:       StateConnecting,
+			MaxAttempts: cfg.Reconnect.MaxAttempts,
+		},
+	}
+	go s.supervise()
+	return s, nil
+}
+
+// Config returns the server's configuration with defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// Ready is closed when the first connection attempt has settled: connected
+// and discovered, or failed.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// WaitReady waits until the first attempt settled or ctx is done, and
+// returns the first attempt's error (nil when it connected). With
+// FailOnStartupError, a failed first attempt also stops the server.
+func (s *Server) WaitReady(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Status returns a snapshot of the connection.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	if s.handle != nil {
+		st.Tools = len(s.handle.Names())
+	}
+	return st
+}
+
+// Close stops the server: it cancels a pending reconnect, ends in-flight
+// calls, shuts the connection down (for stdio, the whole process group),
+// and unregisters every tool. It is idempotent and returns the first
+// close's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		<-s.done
+		s.mu.Lock()
+		h := s.handle
+		s.handle = nil
+		s.status.State = StateClosed
+		s.mu.Unlock()
+		if h != nil {
+			h.Unregister()
+		}
+	})
+	return s.closeErr
+}
+
+// supervise owns the connection: every attempt, sync, backoff and give-up
+// happens on this goroutine, so they are serialized without a queue.
+func (s *Server) supervise() {
+	defer close(s.done)
+	first := true
+	failures := 0
+	var connectedAt time.Time
+	for {
+		gen, err := s.attempt(first)
+		if first {
+			first = false
+			s.settleStartup(err)
+			if err != nil && s.cfg.FailOnStartupError {
+				s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
+				return
+			}
+		}
+		if s.ctx.Err() != nil {
+			if gen != nil {
+				s.closeGeneration(gen)
+			}
+			return
+		}
+		lost := false
+		if err == nil {
+			if failures > 0 {
+				s.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", s.prefix, failures, s.policy.MaxAttempts))
+			}
+			connectedAt = time.Now()
+			err = s.serve(gen)
+			if s.ctx.Err() != nil {
+				s.closeGeneration(gen)
+				return
+			}
+			lost = true
+			if !s.closeGeneration(gen) {
+				return
+			}
+		} else if !s.opts.OneShot {
+			s.log.Warn(s.prefix + ": connection attempt failed: " + err.Error())
+		}
+		s.setDown(err)
+		if s.opts.OneShot {
+			s.setState(StateFailed, 0)
+			return
+		}
+		if !s.policy.Enabled {
+			if lost {
+				s.log.Error(s.prefix + ": connection lost and reconnect is disabled — registered tools will fail until a reload or restart")
+			} else {
+				s.log.Error(s.prefix + ": connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect")
+			}
+			s.setState(StateFailed, 0)
+			return
+		}
+		if lost && time.Since(connectedAt) >= s.policy.MaxDelay {
+			failures = 0
+		}
+		failures++
+		if failures > s.policy.MaxAttempts {
+			s.unregisterAll()
+			s.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect", s.prefix, s.policy.MaxAttempts))
+			s.setState(StateFailed, 0)
+			return
+		}
+		delay := backoff(s.policy, failures)
+		action := "connection failed; retrying"
+		if lost {
+			action = "connection lost; reconnecting"
+		}
+		s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, delay.Milliseconds(), failures, s.policy.MaxAttempts))
+		s.setState(StateReconnecting, failures)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// backoff is min(maxDelay, initialDelay·2^(n−1)), without overflow.
+func backoff(p ReconnectPolicy, n int) time.Duration {
+	d := p.InitialDelay
+	for i := 1; i < n && d < p.MaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, p.MaxDelay)
+}
+
+func (s *Server) settleStartup(err error) {
+	s.mu.Lock()
+	s.startErr = err
+	s.mu.Unlock()
+	close(s.ready)
+}
+
+func (s *Server) setState(st State, attempt int) {
+	s.mu.Lock()
+	s.status.State = st
+	s.status.Attempt = attempt
+	s.mu.Unlock()
+}
+
+func (s *Server) setDown(err error) {
+	s.mu.Lock()
+	s.cur = nil
+	if err != nil {
+		s.status.Err = err.Error()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) unregisterAll() {
+	s.mu.Lock()
+	h := s.handle
+	s.handle = nil
+	s.mu.Unlock()
+	if h != nil {
+		h.Unregister()
+	}
+}
+
+// serve runs an established generation until it ends or the server closes:
+// it re-syncs on tools/list_changed. It returns why the generation ended.
+func (s *Server) serve(gen *generation) error {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		case <-gen.done:
+			return gen.endErr()
+		case <-gen.resync:
+			s.log.Info(s.prefix + ": tool list changed, re-syncing")
+			if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() {
+				s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
+			}
+		}
+	}
+}
+
+// closeGeneration closes gen and waits for it to end, at most closeTimeout.
+// It reports false when the generation would not close, in which case the
+// supervisor stops rather than risk two processes of one server.
+func (s *Server) closeGeneration(gen *generation) bool {
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		gen.close()
+	}()
+	select {
+	case <-closed:
+		return true
+	case <-time.After(closeTimeout):
+	}
+	if s.ctx.Err() != nil {
+		s.log.Error(fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, closeTimeout.Milliseconds()))
+	} else {
+		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, closeTimeout.Milliseconds()))
+		s.unregisterAll()
+		s.setState(StateFailed, 0)
+	}
+	<-closed // the close ladder always ends: it SIGKILLs the process group
+	return false
+}

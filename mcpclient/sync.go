@@ -1,0 +1,245 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/naming"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// maxPages bounds pagination (DECISIONS §8): a server whose cursors never
+// end fails the fetch instead of looping forever.
+const maxPages = 1000
+
+// PublicToolName returns the model-visible name of a server's tool:
+// mcp__<serverName>__<rawName>, normalized to 64 characters of
+// [A-Za-z0-9_-] with a 12-hex hash of the identity when the normalization
+// is lossy or the name too long. It is a pure function and a v1 contract:
+// the same inputs give the same name forever (DECISIONS §2).
+func PublicToolName(serverName, rawName string) string {
+	return naming.Public(serverName, rawName)
+}
+
+// remoteTool is one tool of the server as listed, with what a call needs.
+type remoteTool struct {
+	raw          string
+	public       string
+	description  string
+	inputSchema  json.RawMessage
+	outputSchema json.RawMessage
+	taskRequired bool
+	output       *outputValidator // nil without an outputSchema
+}
+
+// wireTool is a tools/list entry as sent; schemas stay raw bytes so they
+// pass through untouched.
+type wireTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Execution    *struct {
+		TaskSupport string `json:"taskSupport"`
+	} `json:"execution"`
+}
+
+type wireListResult struct {
+	Tools []wireTool `json:"tools"`
+}
+
+// sync is the two-phase discovery of UPSTREAM §3.5: fetch the whole list
+// (registry untouched), then swap the server's registrations atomically.
+// strict makes a registration conflict an error (the activation attempt
+// with failOnStartupError); otherwise a conflict leaves the server with no
+// tools and is logged and shown in Status.
+func (s *Server) sync(gen *generation, strict bool) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StartupTimeout)
+	defer cancel()
+	return s.syncCtx(ctx, gen, strict)
+}
+
+func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) error {
+	// Calls of this sync end with the generation too.
+	ctx, stop := mergeCancel(ctx, gen.ctx)
+	defer stop()
+	listed, err := s.fetch(ctx, gen)
+	if err != nil {
+		return err
+	}
+	defs := make([]tool.Tool, 0, len(listed))
+	for _, rt := range listed {
+		defs = append(defs, tool.Tool{
+			Name:         rt.public,
+			Description:  rt.description,
+			InputSchema:  rt.inputSchema,
+			OutputSchema: rt.outputSchema,
+			Execute:      s.caller(rt),
+		})
+	}
+	// The swap re-checks that the generation is still alive (DECISIONS §8):
+	// tools bound to a dead connection must not appear.
+	if gen.ended() {
+		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
+	}
+	s.mu.Lock()
+	old := s.handle
+	s.mu.Unlock()
+	h, err := s.opts.Registry.Replace(old, defs...)
+	if err != nil {
+		if old != nil {
+			old.Unregister()
+		}
+		s.mu.Lock()
+		s.handle = nil
+		s.status.State = StateFailed
+		s.status.Err = "tool registration failed, no tools registered: " + err.Error()
+		s.mu.Unlock()
+		s.log.Error(s.prefix + ": tool registration failed, no tools registered: " + err.Error())
+		if strict {
+			return err
+		}
+		return nil
+	}
+	s.mu.Lock()
+	s.handle = h
+	if s.status.State == StateFailed {
+		s.status.State = StateReady
+		s.status.Err = ""
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// fetch lists every page of the server's tools and turns them into
+// remoteTools with their public names. Any problem fails the whole fetch.
+func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
+	var (
+		out     []*remoteTool
+		cursor  string
+		cursors = map[string]bool{}
+		byName  = map[string]*remoteTool{}
+	)
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return nil, fmt.Errorf("%s: tools/list returned more than %d pages — giving up on this list", s.prefix, maxPages)
+		}
+		tools, next, err := s.listPage(ctx, gen, cursor)
+		if err != nil {
+			return nil, err
+		}
+		for _, wt := range tools {
+			rt, err := s.remoteTool(wt)
+			if err != nil {
+				return nil, err
+			}
+			if prev, dup := byName[rt.public]; dup {
+				if prev.raw == rt.raw {
+					return nil, fmt.Errorf("%s: server listed tool %q more than once — invalid tool list", s.prefix, rt.raw)
+				}
+				return nil, fmt.Errorf("%s: server listed tools %q and %q, which both map to the public name %q — invalid tool list", s.prefix, prev.raw, rt.raw, rt.public)
+			}
+			byName[rt.public] = rt
+			if s.enabled(rt.raw) {
+				out = append(out, rt)
+			}
+		}
+		if next == "" {
+			return out, nil
+		}
+		if cursors[next] {
+			return nil, fmt.Errorf("%s: tools/list returned the cursor %q twice — the server's pagination does not advance", s.prefix, next)
+		}
+		cursors[next] = true
+		cursor = next
+	}
+}
+
+// listPage fetches one page, keeping the tools' raw JSON.
+func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, error) {
+	slot := &captureSlot{}
+	res, err := gen.session.ListTools(withCapture(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
+	gen.table.forget(slot)
+	if err != nil {
+		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(err))
+	}
+	if raw, ok := slot.result(); ok {
+		var page wireListResult
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
+		}
+		return page.Tools, res.NextCursor, nil
+	}
+	// Answered from the SDK's cache (newer protocol with a server TTL):
+	// re-encode the SDK's copy.
+	tools := make([]wireTool, 0, len(res.Tools))
+	for _, t := range res.Tools {
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, "", fmt.Errorf("tools/list: re-encoding cached tool %q: %w", t.Name, err)
+		}
+		var wt wireTool
+		if err := json.Unmarshal(b, &wt); err != nil {
+			return nil, "", fmt.Errorf("tools/list: re-decoding cached tool %q: %w", t.Name, err)
+		}
+		tools = append(tools, wt)
+	}
+	return tools, res.NextCursor, nil
+}
+
+func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
+	if !isJSONObject(wt.InputSchema) {
+		return nil, fmt.Errorf("%s: tool %q has no inputSchema object — invalid tool list", s.prefix, wt.Name)
+	}
+	rt := &remoteTool{
+		raw:          wt.Name,
+		public:       naming.Public(s.cfg.ServerName, wt.Name),
+		description:  wt.Description,
+		inputSchema:  wt.InputSchema,
+		taskRequired: wt.Execution != nil && wt.Execution.TaskSupport == "required",
+	}
+	if len(wt.OutputSchema) > 0 && string(wt.OutputSchema) != "null" {
+		rt.outputSchema = wt.OutputSchema
+		rt.output = newOutputValidator(wt.OutputSchema, func(err error) {
+			s.log.Warn(fmt.Sprintf("%s: outputSchema of tool %q does not compile; its structuredContent is not checked: %v", s.prefix, wt.Name, err))
+		})
+	}
+	return rt, nil
+}
+
+// enabled applies enabledTools / disabledTools.
+func (s *Server) enabled(raw string) bool {
+	if len(s.cfg.EnabledTools) > 0 {
+		return slices.Contains(s.cfg.EnabledTools, raw)
+	}
+	return !slices.Contains(s.cfg.DisabledTools, raw)
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// mergeCancel returns a context that is done when either ctx or other is.
+func mergeCancel(ctx, other context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
+	return ctx, func() {
+		stop()
+		cancel(errors.New("done"))
+	}
+}
