@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,6 +105,15 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, gen.endErr())
 		case errors.Is(cause, errServerClosing):
 			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
+		case errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed):
+			// The read loop saw the end before the session's Wait did; give
+			// it a moment to learn why (the child's exit status).
+			select {
+			case <-gen.done:
+				err = gen.err
+			case <-time.After(time.Second):
+			}
+			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
 		}
 		return nil, describeCallError(err)
 	}

@@ -113,8 +113,14 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	s.mu.Lock()
 	s.cur = gen
 	s.status.State = StateReady
-	s.status.Attempt = 0
 	s.status.Err = ""
+	if s.conflict != "" {
+		// Connected, but the tools could not be registered (DECISIONS §8:
+		// never silent).
+		s.status.State = StateFailed
+		s.status.Err = s.conflict
+	}
+	s.status.Attempt = 0
 	s.status.Connect = connected.Sub(start)
 	s.status.Discover = time.Since(connected)
 	if init != nil {

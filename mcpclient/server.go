@@ -100,6 +100,7 @@ type Server struct {
 	handle    *tool.Handle
 	status    Status
 	startErr  error
+	conflict  string // why the last sync registered nothing, if it did
 	closeOnce sync.Once
 	closeErr  error
 }

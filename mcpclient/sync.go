@@ -97,8 +97,9 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 		}
 		s.mu.Lock()
 		s.handle = nil
+		s.conflict = "tool registration failed, no tools registered: " + err.Error()
 		s.status.State = StateFailed
-		s.status.Err = "tool registration failed, no tools registered: " + err.Error()
+		s.status.Err = s.conflict
 		s.mu.Unlock()
 		s.log.Error(s.prefix + ": tool registration failed, no tools registered: " + err.Error())
 		if strict {
@@ -108,10 +109,11 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 	}
 	s.mu.Lock()
 	s.handle = h
-	if s.status.State == StateFailed {
+	if s.conflict != "" && s.status.State == StateFailed {
 		s.status.State = StateReady
 		s.status.Err = ""
 	}
+	s.conflict = ""
 	s.mu.Unlock()
 	return nil
 }

@@ -1,0 +1,206 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// logRecorder is a slog handler that keeps every message, so tests can
+// check the exact log texts of UPSTREAM §3.11.
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lines = append(r.lines, rec.Level.String()+" "+rec.Message)
+	return nil
+}
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
+
+func (r *logRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.lines)
+}
+
+// has reports whether some line contains every one of parts.
+func (r *logRecorder) has(parts ...string) bool {
+	for _, l := range r.all() {
+		ok := true
+		for _, p := range parts {
+			ok = ok && strings.Contains(l, p)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// harness is one Server under test with its registry and log.
+type harness struct {
+	t   *testing.T
+	srv *Server
+	reg *tool.Registry
+	log *logRecorder
+}
+
+// start starts a server and waits for its first attempt.
+func start(t *testing.T, cfg Config, opts Options) (*harness, error) {
+	t.Helper()
+	h := &harness{t: t, reg: opts.Registry, log: &logRecorder{}}
+	if h.reg == nil {
+		h.reg = tool.NewRegistry()
+	}
+	opts.Registry = h.reg
+	opts.Logger = slog.New(h.log)
+	if opts.CloseGrace == 0 {
+		opts.CloseGrace, opts.TermGrace = 200*time.Millisecond, 200*time.Millisecond
+	}
+	srv, err := Start(cfg, opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	h.srv = srv
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return h, srv.WaitReady(ctx)
+}
+
+// mustStart is start that fails the test when the first attempt fails.
+func mustStart(t *testing.T, cfg Config, opts Options) *harness {
+	t.Helper()
+	h, err := start(t, cfg, opts)
+	if err != nil {
+		t.Fatalf("first attempt failed: %v\nlog:\n%s", err, strings.Join(h.log.all(), "\n"))
+	}
+	return h
+}
+
+// names lists the registry's tool names.
+func (h *harness) names() []string {
+	var out []string
+	for _, tl := range h.reg.List() {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// call executes a tool with a generous deadline.
+func (h *harness) call(name, args string) tool.Result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var raw json.RawMessage
+	if args != "" {
+		raw = json.RawMessage(args)
+	}
+	res, err := h.reg.Execute(ctx, name, raw)
+	if err != nil {
+		h.t.Fatalf("Execute(%s): %v", name, err)
+	}
+	return res
+}
+
+// waitFor polls cond until it holds or 20 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// inMemory returns a NewTransport that connects every attempt to srv over
+// an in-memory pipe.
+func inMemory(t *testing.T, srv *mcp.Server) func() (mcp.Transport, error) {
+	return func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { ss.Close() })
+		return ct, nil
+	}
+}
+
+// rawPipe returns a NewTransport that connects every attempt to raw over
+// pipes.
+func rawPipe(t *testing.T, raw *mcptest.RawServer) func() (mcp.Transport, error) {
+	return func() (mcp.Transport, error) {
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			raw.Serve(context.Background(), sr, sw)
+			sw.Close()
+		}()
+		t.Cleanup(func() {
+			cw.Close()
+			sr.Close()
+			<-done
+		})
+		return &mcp.IOTransport{Reader: cr, Writer: cw}, nil
+	}
+}
+
+// stdioConfig is a minimal valid stdio config; NewTransport tests override
+// the transport itself.
+func stdioConfig(serverName string) Config {
+	return Config{ServerName: serverName, Transport: TransportStdio, Command: "unused"}
+}
+
+// wireRecorder records the tools/call requests a go-sdk server receives.
+type wireRecorder struct {
+	mu    sync.Mutex
+	calls []*mcp.CallToolParamsRaw
+	seen  chan string // tool name of each call, as it arrives
+}
+
+func newWireRecorder(srv *mcp.Server) *wireRecorder {
+	w := &wireRecorder{seen: make(chan string, 100)}
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+				w.mu.Lock()
+				w.calls = append(w.calls, p)
+				w.mu.Unlock()
+				w.seen <- p.Name
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return w
+}
+
+func (w *wireRecorder) last() *mcp.CallToolParamsRaw {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.calls) == 0 {
+		return nil
+	}
+	return w.calls[len(w.calls)-1]
+}

@@ -1,0 +1,229 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// fixtureChild is the config of a real child process serving the fixture.
+func fixtureChild(t *testing.T, serverName string) Config {
+	cmd, args, env := mcptest.ChildCommand(t, "fixture")
+	return Config{ServerName: serverName, Transport: TransportStdio, Command: cmd, Args: args, Env: env}
+}
+
+func fastReconnect(maxAttempts int) *ReconnectPolicy {
+	return &ReconnectPolicy{Enabled: true, InitialDelay: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond, MaxAttempts: maxAttempts}
+}
+
+// UPSTREAM §8.4 cases 102–106, 111 over a real child process: discovery,
+// calls, crash and recovery with identical names.
+func TestStdioChildCrashAndRecovery(t *testing.T) {
+	cfg := fixtureChild(t, "crashy")
+	cfg.Reconnect = fastReconnect(40)
+	h := mustStart(t, cfg, Options{})
+	before := h.names()
+	if got := h.call("mcp__crashy__add", `{"a":2,"b":3}`).Text(); got != "5" {
+		t.Fatalf("add = %q", got)
+	}
+	if res := h.call("mcp__crashy__crash", `{}`); res.IsError || res.Text() != "crashing" {
+		t.Fatalf("crash = %+v", res)
+	}
+	waitFor(t, "the reconnect", func() bool {
+		return h.log.has("INFO", "mcp-client(crashy): reconnected and re-synced tools (attempt 1/40)")
+	})
+	if !h.log.has("WARN", "mcp-client(crashy): connection lost; reconnecting in 20ms (attempt 1/40)") {
+		t.Errorf("log: %v", h.log.all())
+	}
+	if got := h.call("mcp__crashy__add", `{"a":20,"b":22}`).Text(); got != "42" {
+		t.Errorf("add after recovery = %q", got)
+	}
+	if after := h.names(); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("names changed across the reconnect:\n%v\n%v", before, after)
+	}
+}
+
+// A server that dies mid-call fails the call at once, not at the timeout;
+// with reconnect disabled, the tools stay registered and fail fast.
+func TestStdioChildDiesMidCall(t *testing.T) {
+	cfg := fixtureChild(t, "dying")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: false, InitialDelay: time.Second, MaxDelay: time.Second, MaxAttempts: 1}
+	h := mustStart(t, cfg, Options{})
+	h.call("mcp__dying__crash", `{}`) // exits 25 ms after replying
+	start := time.Now()
+	res := h.call("mcp__dying__slow", `{"ms":60000}`)
+	if !res.IsError || !strings.Contains(res.Text(), `server "dying"`) {
+		t.Fatalf("slow call on a dying server: %+v", res)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the call took %v; it should fail when the child exits", d)
+	}
+	waitFor(t, "the disabled-reconnect error", func() bool {
+		return h.log.has("ERROR", "mcp-client(dying): connection lost and reconnect is disabled")
+	})
+	if _, ok := h.reg.Get("mcp__dying__add"); !ok {
+		t.Error("tools unregistered although reconnect is disabled")
+	}
+	if got := h.call("mcp__dying__add", `{"a":1,"b":1}`).Text(); !strings.HasPrefix(got, `Error: server "dying" is not connected`) {
+		t.Errorf("call after the loss: %q", got)
+	}
+}
+
+// The child's stderr reaches the logger line by line, tagged.
+func TestStdioChildStderrIsLogged(t *testing.T) {
+	cfg := fixtureChild(t, "noisy")
+	cfg.ToolCallTimeout = 100 * time.Millisecond
+	h := mustStart(t, cfg, Options{})
+	h.call("mcp__noisy__slow", `{"ms":60000}`) // times out; the child prints "cancelled"
+	waitFor(t, "the child's stderr line", func() bool { return h.log.has("mcp-client(noisy): cancelled") })
+}
+
+// Startup failures are clear and bounded: a missing command, and a child
+// that never answers the handshake.
+func TestStdioStartupFailures(t *testing.T) {
+	cfg := Config{ServerName: "missing", Transport: TransportStdio, Command: "no-such-mcp-server-xyz", FailOnStartupError: true}
+	_, err := start(t, cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no-such-mcp-server-xyz") {
+		t.Errorf("missing command: %v", err)
+	}
+
+	cfg = Config{ServerName: "mute", Transport: TransportStdio, Command: "sleep", Args: []string{"30"}, StartupTimeout: 300 * time.Millisecond}
+	h, err := start(t, cfg, Options{OneShot: true})
+	if err == nil || !strings.Contains(err.Error(), "no answer within startupTimeoutMs (300ms)") {
+		t.Errorf("mute child: %v", err)
+	}
+	if st := h.srv.Status(); st.State != StateFailed {
+		t.Errorf("state = %s", st.State)
+	}
+	if res, err := h.reg.Execute(context.Background(), "mcp__mute__x", nil); err == nil || res.Text() != `Error: unknown tool "mcp__mute__x"` {
+		t.Errorf("call: %q, %v", res.Text(), err)
+	}
+	if lines := h.log.all(); len(lines) != 0 {
+		t.Errorf("a one-shot server logged: %v", lines)
+	}
+}
+
+// UPSTREAM §8.3 cases 78 and 87–89 with an in-process server: the budget,
+// give-up and the exact log texts.
+func TestReconnectGivesUp(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	var attempts atomic.Int32
+	var first *mcp.ServerSession
+	newTransport := func() (mcp.Transport, error) {
+		if attempts.Add(1) > 1 {
+			return nil, errors.New("server gone")
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		first = ss
+		return ct, err
+	}
+	cfg := stdioConfig("srv")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 8 * time.Millisecond, MaxAttempts: 2}
+	h := mustStart(t, cfg, Options{NewTransport: newTransport})
+	first.Close() // the server goes away
+	waitFor(t, "give-up", func() bool {
+		return h.log.has("ERROR", "mcp-client(srv): giving up after 2 consecutive failed reconnect attempts — tools unregistered")
+	})
+	for _, want := range []string{
+		"WARN mcp-client(srv): connection lost; reconnecting in 2ms (attempt 1/2)",
+		"WARN mcp-client(srv): connection attempt failed: server gone",
+		"WARN mcp-client(srv): connection failed; retrying in 4ms (attempt 2/2)",
+	} {
+		if !h.log.has(want) {
+			t.Errorf("log lacks %q:\n%s", want, strings.Join(h.log.all(), "\n"))
+		}
+	}
+	if n := attempts.Load(); n != 3 {
+		t.Errorf("%d connection attempts, want 3 (initial + 2)", n)
+	}
+	if n := h.reg.Len(); n != 0 {
+		t.Errorf("%d tools still registered after give-up", n)
+	}
+	if st := h.srv.Status(); st.State != StateFailed {
+		t.Errorf("state = %s", st.State)
+	}
+}
+
+// The reconnect delay is min(maxDelay, initialDelay·2^(n−1)) (UPSTREAM §3.9).
+func TestBackoff(t *testing.T) {
+	p := DefaultReconnectPolicy()
+	var got []string
+	for n := 1; n <= 10; n++ {
+		got = append(got, fmt.Sprint(backoff(p, n).Milliseconds()))
+	}
+	if want := "500,1000,2000,4000,8000,16000,30000,30000,30000,30000"; strings.Join(got, ",") != want {
+		t.Errorf("schedule %s, want %s", strings.Join(got, ","), want)
+	}
+	huge := ReconnectPolicy{InitialDelay: time.Millisecond, MaxDelay: 2147483647 * time.Millisecond}
+	if d := backoff(huge, 200); d != huge.MaxDelay {
+		t.Errorf("no saturation: %v", d)
+	}
+}
+
+// Streamable HTTP, both server modes: discovery, calls, configured headers
+// on every request (UPSTREAM §8.4 cases 120–123), results that pass through
+// the SSE filter unchanged.
+func TestStreamableHTTP(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprint("stateless=", stateless), func(t *testing.T) {
+			hs := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{Stateless: stateless})
+			cfg := Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL,
+				Headers: map[string]string{"Authorization": "Bearer e2e-test-token"}}
+			h := mustStart(t, cfg, Options{})
+			if _, ok := h.reg.Get("mcp__web__greet"); !ok {
+				t.Fatalf("tools: %v", h.names())
+			}
+			if got := h.call("mcp__web__greet", `{"name":"quiet"}`).Text(); got != "Hello, quiet!" {
+				t.Errorf("greet = %q", got)
+			}
+			if got := h.call("mcp__web__image", `{}`); !strings.Contains(string(got.Value), "iVBORw0KGgo") || !strings.Contains(got.Text(), imageDiag) {
+				t.Errorf("image = %+v", got)
+			}
+			if got := h.call("mcp__web__fail", `{}`).Text(); got != "Error: Something went wrong" {
+				t.Errorf("fail = %q", got)
+			}
+			h.srv.Close()
+			headers := hs.Headers()
+			if len(headers) == 0 {
+				t.Fatal("no request observed")
+			}
+			for i, hd := range headers {
+				if got := hd.Get("Authorization"); got != "Bearer e2e-test-token" {
+					t.Errorf("request %d carried Authorization %q", i, got)
+				}
+			}
+		})
+	}
+}
+
+// Raw results over HTTP (plain JSON replies) are projected like stdio ones,
+// and list_changed over the GET stream re-syncs.
+func TestStreamableHTTPRawResult(t *testing.T) {
+	hs := mcptest.NewRawHTTPServer(t, mcptest.RawScript{
+		Pages:   onePage(mcptest.RawTool("video", "")),
+		Results: map[string]json.RawMessage{"video": json.RawMessage(`{"content":[{"type":"video"},7]}`)},
+	})
+	h := mustStart(t, Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
+	want := "[unsupported MCP content type: video]\n[unsupported MCP content block: expected an object]"
+	if got := h.call("mcp__web__video", `{}`); got.IsError || got.Text() != want || string(got.Value) != `{"content":[{"type":"video"},7]}` {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestStreamableHTTPRefused(t *testing.T) {
+	cfg := Config{ServerName: "down", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", FailOnStartupError: true}
+	_, err := start(t, cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("err = %v", err)
+	}
+}
