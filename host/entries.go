@@ -1,0 +1,288 @@
+package host
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// Entry is one item of the composition file's list.
+type Entry struct {
+	// ID identifies the entry across reloads; unique within the file.
+	ID string
+	// Name is the plugin kind, e.g. "mcp-client".
+	Name string
+	// Disabled entries are parsed and kept, but not run.
+	Disabled bool
+	// Config is the raw config mapping, for the plugin to decode (nil if
+	// absent or null).
+	Config *yaml.Node
+	// Line and Column are the position of the entry in the file (1-based).
+	Line, Column int
+	// Node is the entry's whole mapping, so that errors about any of its
+	// fields (EntryError) can point at the field itself.
+	Node *yaml.Node
+}
+
+// ConfigError is one problem in a composition file. It renders as
+// "<file>:<line>:<col>: entry "<id>": <path>: <message>", leaving out the
+// parts that do not apply (a file-level problem has no entry).
+type ConfigError struct {
+	// File is the name the caller gave for the composition file.
+	File string
+	// Line and Column are 1-based; 0 when unknown (yaml.v3 syntax errors
+	// have no column).
+	Line, Column int
+	// EntryID is the id of the entry concerned; when the entry has no usable
+	// id, EntryIndex (1-based position in the list) names it instead.
+	EntryID    string
+	EntryIndex int
+	// Path is the field, like config.reconnect.maxAttempts.
+	Path string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error renders the problem on one line.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	switch {
+	case e.EntryID != "":
+		fmt.Fprintf(&b, "entry %q: ", e.EntryID)
+	case e.EntryIndex > 0:
+		fmt.Fprintf(&b, "entry #%d: ", e.EntryIndex)
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ConfigErrors is every problem found, in file order, one per line.
+type ConfigErrors []*ConfigError
+
+// Error renders one problem per line.
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap exposes the individual problems to errors.As.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// FormatErrors puts filename and entry in front of the problems a plugin
+// found in entry's config (typically the yamlconf errors of
+// mcpclient.DecodeConfig), keeping their positions; a problem without one is
+// placed at the entry. It returns ConfigErrors, or nil for a nil err.
+func FormatErrors(filename string, entry Entry, err error) error {
+	if err == nil {
+		return nil
+	}
+	var done ConfigErrors
+	if errors.As(err, &done) {
+		return done
+	}
+	es := yamlconf.AsErrors(err)
+	if es == nil {
+		es = yamlconf.Errors{{Msg: err.Error()}}
+	}
+	out := make(ConfigErrors, len(es))
+	for i, e := range es {
+		ce := &ConfigError{File: filename, Line: e.Line, Column: e.Column, EntryID: entry.ID, Path: e.Path, Msg: e.Msg}
+		if ce.Line == 0 {
+			ce.Line, ce.Column = entry.Line, entry.Column
+		}
+		out[i] = ce
+	}
+	return out
+}
+
+// EntryError reports a problem found outside the YAML decoding, such as a
+// serverName used by two entries or an unknown plugin name, at the field path
+// (name, config.serverName) of entry, or at the entry when the field is absent.
+func EntryError(filename string, entry Entry, path, msg string) error {
+	line, col := entry.Line, entry.Column
+	if n := yamlconf.Locate(entry.Node, path); n != nil {
+		line, col = n.Line, n.Column
+	}
+	return ConfigErrors{{File: filename, Line: line, Column: col, EntryID: entry.ID, Path: path, Msg: msg}}
+}
+
+// entryKeys are the keys an entry may have.
+func entryKeys() []string { return []string{"id", "name", "config", "disabled"} }
+
+// ParseEntries parses a composition file: a YAML list of entries
+// {id, name, config, disabled}. filename is used only in error messages. An
+// empty file, a file of comments and [] all mean no entries. Every problem of
+// every entry is returned at once, as ConfigErrors; on error no entries are
+// returned, so a caller never runs half a file.
+//
+// id is required (entries are diffed by id on reload), must match
+// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ and be unique; name is required; config
+// must be a mapping when present; unknown keys are errors. config itself is
+// not interpreted: the plugin named by name decodes it.
+func ParseEntries(filename string, data []byte) ([]Entry, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, ConfigErrors{syntaxError(filename, err)}
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, ConfigErrors{{File: filename, Line: extra.Line, Column: extra.Column,
+			Msg: "found a second YAML document (---): the file must hold exactly one list of entries"}}
+	case !errors.Is(err, io.EOF):
+		return nil, ConfigErrors{syntaxError(filename, err)}
+	}
+	root := yamlconf.Resolve(doc.Content[0])
+	if yamlconf.IsNull(root) {
+		return nil, nil
+	}
+	if root.Kind != yaml.SequenceNode {
+		return nil, ConfigErrors{{File: filename, Line: root.Line, Column: root.Column,
+			Msg: fmt.Sprintf("the file must be a YAML list of entries (- id: …, name: …, config: …), got %s", yamlconf.Describe(root))}}
+	}
+
+	var errs ConfigErrors
+	entries := make([]Entry, 0, len(root.Content))
+	firstLine := map[string]int{} // id → line of the entry that has it
+	for i, item := range root.Content {
+		item = yamlconf.Resolve(item)
+		d := yamlconf.NewDecoder(nil)
+		e, idOK := parseEntry(d, item, firstLine)
+		if err := d.Err(); err != nil {
+			for _, p := range yamlconf.AsErrors(err) {
+				ce := &ConfigError{File: filename, Line: p.Line, Column: p.Column, Path: p.Path, Msg: p.Msg}
+				if idOK {
+					ce.EntryID = e.ID
+				} else {
+					ce.EntryIndex = i + 1
+				}
+				errs = append(errs, ce)
+			}
+			continue
+		}
+		entries = append(entries, e)
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *ConfigError) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		return nil, errs
+	}
+	return entries, nil
+}
+
+// parseEntry decodes one list item, recording problems in d. idOK reports
+// whether the entry has a valid id to name it by in messages. firstLine
+// collects ids seen so far, to report duplicates with both lines.
+func parseEntry(d *yamlconf.Decoder, item *yaml.Node, firstLine map[string]int) (e Entry, idOK bool) {
+	e = Entry{Line: item.Line, Column: item.Column, Node: item}
+	if item.Kind != yaml.MappingNode {
+		d.Errorf(item, "", "an entry must be a mapping with id, name and config, got %s", yamlconf.Describe(item))
+		return e, false
+	}
+	m, _ := d.Map(item, "")
+	m.Reject(entryKeys()...)
+
+	id, ok := m.String("id")
+	switch {
+	case ok && validID(id):
+		e.ID, idOK = id, true
+		if line, dup := firstLine[id]; dup {
+			m.Errorf("id", "duplicate id %q: the entry at line %d already uses it, and ids must be unique", id, line)
+		} else {
+			firstLine[id] = e.Line
+		}
+	case ok:
+		m.Errorf("id", "%q is not a valid id: use 1 to 64 letters, digits, \"_\", \".\" or \"-\", starting with a letter or digit", id)
+	case !d.Failed(m.Path("id")):
+		m.Errorf("id", "is required: a unique name for this entry, used to match it across reloads (like %q)", "github")
+	}
+
+	name, ok := m.String("name")
+	switch {
+	case ok && name != "":
+		e.Name = name
+	case ok:
+		m.Errorf("name", "must not be empty: it names the plugin to run (like %q)", "mcp-client")
+	case !d.Failed(m.Path("name")):
+		m.Errorf("name", "is required: the plugin to run (like %q)", "mcp-client")
+	}
+
+	e.Disabled, _ = m.Bool("disabled")
+
+	if cfg := m.Value("config"); !yamlconf.IsNull(cfg) {
+		if cfg.Kind != yaml.MappingNode {
+			m.Errorf("config", "must be a mapping of the plugin's settings, got %s", yamlconf.Describe(cfg))
+		} else {
+			e.Config = cfg
+		}
+	}
+	return e, idOK
+}
+
+// validID reports whether id matches ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '.' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
+// expected key") into a positioned ConfigError. The line is yaml.v3's: often
+// where the enclosing construct starts, and for some parser errors one line
+// early; yaml.v3 gives no column.
+func syntaxError(filename string, err error) *ConfigError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	ce := &ConfigError{File: filename}
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, text, ok := strings.Cut(rest, ": "); ok {
+			if line, err := strconv.Atoi(num); err == nil {
+				ce.Line, msg = line, text
+			}
+		}
+	}
+	ce.Msg = "invalid YAML: " + msg
+	return ce
+}

@@ -1,0 +1,443 @@
+package mcpclient
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// Transport selects how the bridge talks to an MCP server.
+type Transport string
+
+const (
+	// TransportStdio spawns Command and speaks MCP over its stdin and stdout.
+	TransportStdio Transport = "stdio"
+	// TransportStreamableHTTP connects to URL with the MCP Streamable HTTP
+	// transport.
+	TransportStreamableHTTP Transport = "streamable-http"
+)
+
+const (
+	// DefaultToolCallTimeout bounds one tools/call when ToolCallTimeout is 0
+	// (upstream's default).
+	DefaultToolCallTimeout = 60 * time.Second
+	// DefaultStartupTimeout bounds connect plus full discovery when
+	// StartupTimeout is 0.
+	DefaultStartupTimeout = 30 * time.Second
+)
+
+// maxMs is the largest timeout or delay accepted, in milliseconds: the
+// largest timer delay upstream's JavaScript runtime honours, kept so that a
+// config means the same thing in both bridges.
+const maxMs = 2147483647
+
+// maxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER, upstream's bound on
+// reconnect.maxAttempts.
+const maxSafeInteger = 1<<53 - 1
+
+// ReconnectPolicy is the resolved reconnect block (UPSTREAM §1.6): after a
+// lost connection, wait InitialDelay, doubling up to MaxDelay, for at most
+// MaxAttempts consecutive failed attempts.
+type ReconnectPolicy struct {
+	// Enabled (enabled) turns reconnecting on; off, a lost server stays down.
+	Enabled bool
+	// InitialDelay (initialDelayMs) is the wait before the first attempt.
+	InitialDelay time.Duration
+	// MaxDelay (maxDelayMs) caps the doubling delay; an uptime this long
+	// also resets the attempt budget.
+	MaxDelay time.Duration
+	// MaxAttempts (maxAttempts) is how many consecutive failed attempts to
+	// make before giving up.
+	MaxAttempts int
+}
+
+// DefaultReconnectPolicy returns upstream's defaults: enabled, 500ms initial
+// delay, 30s maximum delay, 10 attempts.
+func DefaultReconnectPolicy() ReconnectPolicy {
+	return ReconnectPolicy{Enabled: true, InitialDelay: 500 * time.Millisecond, MaxDelay: 30 * time.Second, MaxAttempts: 10}
+}
+
+// Config configures one MCP server. The zero values of optional fields mean
+// their documented defaults, which Validate and WithDefaults resolve without
+// mutating the caller's value. The YAML form (DecodeConfig) uses the key named
+// in each field's comment.
+type Config struct {
+	// ServerName (serverName) names the server in public tool names
+	// (mcp__<serverName>__<tool>) and logs; see ValidServerName.
+	ServerName string
+	// Transport (transport) is required.
+	Transport Transport
+	// Command (command) is the executable to run, resolved through PATH,
+	// without a shell. Required for stdio, invalid otherwise.
+	Command string
+	// Args (args) are passed verbatim. stdio only.
+	Args []string
+	// Env (env) overlays the scrubbed parent environment; explicit wins.
+	// stdio only.
+	Env map[string]string
+	// Cwd (cwd) is the child's working directory; "" inherits ours. stdio
+	// only.
+	Cwd string
+	// URL (url) is the absolute http or https endpoint. Required for
+	// streamable-http, invalid otherwise.
+	URL string
+	// Headers (headers) are sent on every HTTP request. streamable-http only.
+	Headers map[string]string
+	// ToolCallTimeout (toolCallTimeoutMs, 1..2147483647) bounds one
+	// tools/call; 0 means DefaultToolCallTimeout.
+	ToolCallTimeout time.Duration
+	// StartupTimeout (startupTimeoutMs, 1..2147483647) bounds connect plus
+	// full discovery; 0 means DefaultStartupTimeout.
+	StartupTimeout time.Duration
+	// FailOnStartupError (failOnStartupError) makes a failed first
+	// connection fail the start instead of retrying in the background.
+	FailOnStartupError bool
+	// ProtocolVersion (protocolVersion) pins the MCP protocol version; ""
+	// lets the SDK negotiate. Pinning helps servers that die on the newer
+	// handshake.
+	ProtocolVersion string
+	// Reconnect (reconnect) is the reconnect policy; nil means
+	// DefaultReconnectPolicy. A non-nil policy is taken as a whole, so start
+	// from DefaultReconnectPolicy to change one field.
+	Reconnect *ReconnectPolicy
+	// EnabledTools (enabledTools) lists the raw tool names to register;
+	// empty means all.
+	EnabledTools []string
+	// DisabledTools (disabledTools) lists raw tool names not to register.
+	// At most one of EnabledTools and DisabledTools may be set.
+	DisabledTools []string
+}
+
+// protocolVersions are the versions the SDK can speak, oldest first.
+func protocolVersions() []string {
+	return []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+}
+
+// yamlKeys are the keys of the YAML form, in documentation order.
+func yamlKeys() []string {
+	return []string{
+		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
+		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
+		"reconnect", "enabledTools", "disabledTools",
+	}
+}
+
+// ValidServerName reports why name cannot be a serverName, or "" if it can.
+// Beyond upstream's ^[A-Za-z0-9_-]{1,32}$, it refuses "__" and a leading or
+// trailing "_", which would make public tool names ambiguous across servers.
+func ValidServerName(name string) string {
+	if name == "" {
+		return "serverName is required"
+	}
+	if len(name) > 32 || strings.IndexFunc(name, func(r rune) bool {
+		return !(r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) >= 0 {
+		return fmt.Sprintf(`serverName %q must be 1 to 32 characters, each a letter, a digit, "_" or "-"`, name)
+	}
+	const why = `public tool names join serverName and tool name with "__", so it would be ambiguous`
+	if strings.Contains(name, "__") {
+		return fmt.Sprintf(`serverName %q must not contain "__": %s`, name, why)
+	}
+	if strings.HasPrefix(name, "_") || strings.HasSuffix(name, "_") {
+		return fmt.Sprintf(`serverName %q must not start or end with "_": %s`, name, why)
+	}
+	return ""
+}
+
+// Validate checks a Config built in Go, with the same rules as DecodeConfig
+// and upstream's exact reconnect messages
+// ("mcp-client(<serverName>): reconnect.maxAttempts must be a positive
+// integer"). It returns every problem, one per line.
+func (c Config) Validate() error {
+	var errs yamlconf.Errors
+	c.check(func(msg string, fields ...string) {
+		path := fields[0]
+		if strings.HasPrefix(path, "reconnect.") {
+			path = "" // upstream's message already names the key
+		}
+		errs = append(errs, &yamlconf.Error{Path: path, Msg: msg})
+	})
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// WithDefaults returns a copy of c with every default filled in (timeouts and
+// a non-nil Reconnect). Slices, maps and the policy are copied, so the result
+// shares nothing mutable with c.
+func (c Config) WithDefaults() Config {
+	out := c
+	out.Args = slices.Clone(c.Args)
+	out.Env = maps.Clone(c.Env)
+	out.Headers = maps.Clone(c.Headers)
+	out.EnabledTools = slices.Clone(c.EnabledTools)
+	out.DisabledTools = slices.Clone(c.DisabledTools)
+	if out.ToolCallTimeout == 0 {
+		out.ToolCallTimeout = DefaultToolCallTimeout
+	}
+	if out.StartupTimeout == 0 {
+		out.StartupTimeout = DefaultStartupTimeout
+	}
+	p := DefaultReconnectPolicy()
+	if c.Reconnect != nil {
+		p = *c.Reconnect
+	}
+	out.Reconnect = &p
+	return out
+}
+
+// check applies the rules that do not depend on YAML. report gets the message
+// and the fields it concerns (YAML paths relative to the config, the first
+// being where to point); messages never contain values that may have come from
+// ${VAR} expansion.
+func (c Config) check(report func(msg string, fields ...string)) {
+	if why := ValidServerName(c.ServerName); why != "" {
+		report(why, "serverName")
+	}
+	switch c.Transport {
+	case "":
+		report(`is required: "stdio" or "streamable-http"`, "transport")
+	case TransportStdio:
+		if c.Command == "" {
+			report("is required with transport: stdio", "command")
+		}
+		if c.URL != "" {
+			report("url is only valid with transport: streamable-http", "url")
+		}
+		if len(c.Headers) > 0 {
+			report("headers is only valid with transport: streamable-http", "headers")
+		}
+	case TransportStreamableHTTP:
+		if c.URL == "" {
+			report("is required with transport: streamable-http", "url")
+		} else if why := checkURL(c.URL); why != "" {
+			report(why, "url")
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"command", c.Command != ""}, {"args", len(c.Args) > 0}, {"env", len(c.Env) > 0}, {"cwd", c.Cwd != ""}} {
+			if f.set {
+				report(f.name+" is only valid with transport: stdio", f.name)
+			}
+		}
+	default:
+		report(fmt.Sprintf(`must be "stdio" or "streamable-http", got %q`, c.Transport), "transport")
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			report(`environment variable names must be non-empty and contain no "=" or NUL`, yamlconf.JoinKey("env", k))
+		} else if strings.ContainsRune(c.Env[k], 0) {
+			report("value must not contain NUL characters", yamlconf.JoinKey("env", k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
+		if !isToken(k) {
+			report("is not a valid HTTP header name", yamlconf.JoinKey("headers", k))
+		} else if strings.ContainsAny(c.Headers[k], "\r\n\x00") {
+			report("value must not contain CR, LF or NUL characters", yamlconf.JoinKey("headers", k))
+		}
+	}
+	checkTimeout(c.ToolCallTimeout, "toolCallTimeoutMs", report)
+	checkTimeout(c.StartupTimeout, "startupTimeoutMs", report)
+	if c.ProtocolVersion != "" && !slices.Contains(protocolVersions(), c.ProtocolVersion) {
+		report(fmt.Sprintf("%q is not a supported MCP protocol version (use one of %s, or leave it empty to negotiate)",
+			c.ProtocolVersion, strings.Join(protocolVersions(), ", ")), "protocolVersion")
+	}
+	if p := c.Reconnect; p != nil {
+		prefix := "mcp-client(" + c.ServerName + "): reconnect"
+		initialOK := validDelay(p.InitialDelay)
+		maxOK := validDelay(p.MaxDelay)
+		if !initialOK {
+			report(prefix+".initialDelayMs must be a positive finite number no greater than 2147483647", "reconnect.initialDelayMs")
+		}
+		if !maxOK {
+			report(prefix+".maxDelayMs must be a positive finite number no greater than 2147483647", "reconnect.maxDelayMs")
+		}
+		if p.MaxAttempts < 1 || p.MaxAttempts > maxSafeInteger {
+			report(prefix+".maxAttempts must be a positive integer", "reconnect.maxAttempts")
+		}
+		if initialOK && maxOK && p.InitialDelay > p.MaxDelay {
+			report(prefix+".initialDelayMs must be less than or equal to maxDelayMs", "reconnect.initialDelayMs", "reconnect.maxDelayMs")
+		}
+	}
+	if len(c.EnabledTools) > 0 && len(c.DisabledTools) > 0 {
+		report("enabledTools and disabledTools may not both be set: list either the tools to keep or the tools to hide", "disabledTools", "enabledTools")
+	}
+	for _, list := range []struct {
+		field string
+		names []string
+	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
+		for i, name := range list.names {
+			if name == "" {
+				report("tool names must not be empty", fmt.Sprintf("%s[%d]", list.field, i))
+			}
+		}
+	}
+}
+
+func validDelay(d time.Duration) bool {
+	return d > 0 && d <= maxMs*time.Millisecond
+}
+
+func checkTimeout(d time.Duration, field string, report func(string, ...string)) {
+	if d != 0 && (d < time.Millisecond || d > maxMs*time.Millisecond) {
+		report("must be between 1 and 2147483647 milliseconds (0 means the default)", field)
+	}
+}
+
+// checkURL says why u is not an absolute http(s) URL. It never quotes u: it
+// may hold an expanded secret.
+func checkURL(u string) string {
+	const want = "must be an absolute http:// or https:// URL"
+	p, err := url.Parse(u)
+	switch {
+	case err != nil:
+		return want + " (it does not parse as a URL)"
+	case p.Scheme != "http" && p.Scheme != "https":
+		return want + " (the scheme is not http or https)"
+	case p.Host == "":
+		return want + " (it has no host)"
+	}
+	return ""
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of header names.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// DecodeConfig strictly decodes the config node of an mcp-client entry,
+// expanding ${VAR} and ${VAR:-default} with lookup (nil: no variable is set)
+// in command, args, cwd, url and the values of env and headers, and validates
+// the result. It returns every problem at once, each with its line, column and
+// a path such as config.reconnect.maxAttempts. Unset fields keep their zero
+// value (see WithDefaults), except that a reconnect block, even a partial
+// one, is merged with DefaultReconnectPolicy.
+func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config, error) {
+	d := yamlconf.NewDecoder(lookup)
+	m, ok := d.Map(n, "config")
+	if !ok {
+		if !d.Failed("config") {
+			d.Errorf(n, "config", "is required: a mapping with at least serverName and transport")
+		}
+		return Config{}, d.Err()
+	}
+	m.Reject(yamlKeys()...)
+
+	var c Config
+	c.ServerName, _ = m.String("serverName")
+	transport, _ := m.String("transport")
+	c.Transport = Transport(transport)
+	c.Command, _ = m.ExpandString("command")
+	c.Args, _ = m.ExpandStringList("args")
+	c.Env, _ = m.ExpandStringMap("env")
+	c.Cwd, _ = m.ExpandString("cwd")
+	c.URL, _ = m.ExpandString("url")
+	c.Headers, _ = m.ExpandStringMap("headers")
+	if v, ok := m.Int("toolCallTimeoutMs", 1, maxMs); ok {
+		c.ToolCallTimeout = time.Duration(v) * time.Millisecond
+	}
+	if v, ok := m.Int("startupTimeoutMs", 1, maxMs); ok {
+		c.StartupTimeout = time.Duration(v) * time.Millisecond
+	}
+	c.FailOnStartupError, _ = m.Bool("failOnStartupError")
+	c.ProtocolVersion, _ = m.String("protocolVersion")
+	c.Reconnect = decodeReconnect(d, m, c.ServerName)
+	c.EnabledTools, _ = m.StringList("enabledTools")
+	c.DisabledTools, _ = m.StringList("disabledTools")
+
+	// A key of the other transport is an error even when empty: it shows a
+	// misunderstanding worth pointing at.
+	var foreign []string
+	switch c.Transport {
+	case TransportStdio:
+		foreign = []string{"url", "headers"}
+	case TransportStreamableHTTP:
+		foreign = []string{"command", "args", "env", "cwd"}
+	}
+	for _, k := range foreign {
+		if m.Value(k) != nil && !d.Failed(m.Path(k)) {
+			m.Errorf(k, "%s is only valid with transport: %s", k, otherTransport(c.Transport))
+		}
+	}
+
+	c.check(func(msg string, fields ...string) {
+		for _, f := range fields {
+			if d.Failed("config."+f) || strings.HasPrefix(f, "reconnect.") && d.Failed("config.reconnect") {
+				return
+			}
+		}
+		d.Errorf(yamlconf.Locate(m.Node(), fields[0]), "config."+fields[0], "%s", msg)
+	})
+	if err := d.Err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func otherTransport(t Transport) Transport {
+	if t == TransportStdio {
+		return TransportStreamableHTTP
+	}
+	return TransportStdio
+}
+
+// decodeReconnect merges the reconnect block into the defaults. Values that
+// cannot be represented (strings, fractions, infinities, out-of-range
+// integers) are reported here with upstream's wording; the rest, and the
+// cross-field rule, by Config.check.
+func decodeReconnect(d *yamlconf.Decoder, m *yamlconf.Map, serverName string) *ReconnectPolicy {
+	r, ok := d.Map(m.Value("reconnect"), m.Path("reconnect"))
+	if !ok {
+		return nil // absent or null: defaults (or not a mapping: reported)
+	}
+	prefix := "mcp-client(" + serverName + "): reconnect"
+	keys := []string{"enabled", "initialDelayMs", "maxDelayMs", "maxAttempts"}
+	r.RejectFunc(keys, func(k string) string {
+		return fmt.Sprintf("%s.%s is not a reconnect option", prefix, k)
+	})
+	p := DefaultReconnectPolicy()
+	if v, ok := r.Bool("enabled"); ok {
+		p.Enabled = v
+	}
+	delay := func(key string, dst *time.Duration) {
+		if !r.Has(key) {
+			return
+		}
+		v, err := yamlconf.ScalarInt(r.Value(key))
+		if err != nil || v < 1 || v > maxMs {
+			r.Errorf(key, "%s.%s must be a positive finite number no greater than 2147483647, in whole milliseconds (got %s)", prefix, key, yamlconf.Describe(r.Value(key)))
+			return
+		}
+		*dst = time.Duration(v) * time.Millisecond
+	}
+	delay("initialDelayMs", &p.InitialDelay)
+	delay("maxDelayMs", &p.MaxDelay)
+	if r.Has("maxAttempts") {
+		v, err := yamlconf.ScalarInt(r.Value("maxAttempts"))
+		if err != nil || v < 1 || v > maxSafeInteger {
+			r.Errorf("maxAttempts", "%s.maxAttempts must be a positive integer (got %s)", prefix, yamlconf.Describe(r.Value("maxAttempts")))
+		} else {
+			p.MaxAttempts = int(v)
+		}
+	}
+	return &p
+}
