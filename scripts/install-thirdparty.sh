@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs the third-party MCP peers used by tests (reference servers, the
+# conformance suite, a pinned Node 22) into testdata/thirdparty/node_modules.
+#
+# Idempotent: it runs `npm ci` only when node_modules is missing, or older
+# than package.json / package-lock.json, or lacks one of the expected bins.
+# Otherwise it returns at once. Any failure exits non-zero with a message.
+set -euo pipefail
+
+die() { echo "install-thirdparty: error: $*" >&2; exit 1; }
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="$root/testdata/thirdparty"
+lock="$dir/package-lock.json"
+# npm writes this hidden lockfile last, so its mtime marks a finished install.
+stamp="$dir/node_modules/.package-lock.json"
+bins=(mcp-server-everything mcp-server-filesystem mcp-server-memory conformance node)
+
+[ -f "$dir/package.json" ] || die "missing $dir/package.json"
+[ -f "$lock" ] || die "missing $lock (npm ci needs the lockfile)"
+
+reason=""
+if [ ! -d "$dir/node_modules" ]; then
+	reason="node_modules is missing"
+elif [ ! -f "$stamp" ]; then
+	reason="node_modules has no .package-lock.json (interrupted install?)"
+elif [ "$lock" -nt "$stamp" ] || [ "$dir/package.json" -nt "$stamp" ]; then
+	reason="package.json or package-lock.json is newer than node_modules"
+else
+	for b in "${bins[@]}"; do
+		if [ ! -x "$dir/node_modules/.bin/$b" ]; then
+			reason="node_modules/.bin/$b is missing"
+			break
+		fi
+	done
+fi
+
+if [ -z "$reason" ]; then
+	echo "install-thirdparty: $dir/node_modules is up to date; nothing to do"
+	exit 0
+fi
+
+command -v npm >/dev/null 2>&1 || die "npm not found in PATH (install Node.js >= 20 and npm)"
+
+echo "install-thirdparty: $reason"
+echo "install-thirdparty: running 'npm ci --no-audit --no-fund' in $dir"
+start=$(date +%s)
+(cd "$dir" && npm ci --no-audit --no-fund) || die "npm ci failed in $dir (see npm output above)"
+
+for b in "${bins[@]}"; do
+	[ -x "$dir/node_modules/.bin/$b" ] || die "npm ci finished but node_modules/.bin/$b is missing"
+done
+# npm ci leaves the hidden lockfile's mtime as of install; make sure it is
+# newer than the inputs so the next run is a no-op even on coarse clocks.
+touch "$stamp"
+echo "install-thirdparty: done in $(( $(date +%s) - start )) s; bins in $dir/node_modules/.bin:"
+for b in "${bins[@]}"; do
+	echo "  $dir/node_modules/.bin/$b"
+done
