@@ -55,6 +55,7 @@ func (s *Server) current() (*generation, error) {
 func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		if rt.taskRequired {
+			//lint:ignore ST1005 upstream's exact model-visible text (UPSTREAM §4.1)
 			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
 		}
 		gen, err := s.current()

@@ -36,7 +36,6 @@ type IO struct {
 // env is one run's context.
 type env struct {
 	IO
-	log *slog.Logger
 }
 
 func (e *env) getenv(k string) string {

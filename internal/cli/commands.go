@@ -8,7 +8,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
