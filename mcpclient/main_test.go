@@ -1,7 +1,10 @@
 package mcpclient
 
 import (
+	"fmt"
+	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -11,5 +14,11 @@ import (
 func TestMain(m *testing.M) {
 	// Stdio tests re-execute this binary as their MCP server.
 	mcptest.RunIfChild()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+		os.Exit(code)
+	}))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,7 +27,13 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(context.Background(), IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 	mcptest.RunIfChild()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+		os.Exit(code)
+	}))
 }
 
 type run struct {

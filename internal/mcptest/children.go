@@ -1,0 +1,61 @@
+package mcptest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Children returns the PIDs of this process's live (not zombie) children,
+// from /proc. Elsewhere than Linux it returns nil.
+func Children() []int {
+	self := os.Getpid()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // the process ended meanwhile
+		}
+		// Fields after the parenthesized command: state, ppid, ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(fields[1]); ppid == self {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// VerifyNoChildren reports the child processes still alive after a test
+// run, waiting up to timeout for them to go. Use it in TestMain after the
+// tests, so a test that leaves a server process behind fails the run.
+func VerifyNoChildren(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := Children()
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			var desc []string
+			for _, pid := range left {
+				cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				desc = append(desc, fmt.Sprintf("%d (%s)", pid, strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " ")))
+			}
+			return fmt.Errorf("child processes left behind: %s", strings.Join(desc, ", "))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
