@@ -36,13 +36,8 @@ func (s *Server) current() (*generation, error) {
 		return s.cur, nil
 	}
 	name := s.cfg.ServerName
-	switch s.status.State {
-	case StateReconnecting:
+	if s.status.State == StateReconnecting {
 		return nil, fmt.Errorf("server %q is reconnecting (attempt %d/%d)", name, s.status.Attempt, s.status.MaxAttempts)
-	case StateConnecting:
-		return nil, fmt.Errorf("server %q is connecting", name)
-	case StateClosed:
-		return nil, fmt.Errorf("server %q is closed", name)
 	}
 	if s.status.Err != "" {
 		return nil, fmt.Errorf("server %q is not connected: %s", name, s.status.Err)
@@ -117,6 +112,9 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
 		}
 		return nil, describeCallError(err)
+	}
+	if err := slot.refused(); err != nil {
+		return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
 	}
 	raw, ok := slot.result()
 	if !ok {

@@ -41,12 +41,19 @@ type captureSlot struct {
 	id  jsonrpc.ID
 	raw json.RawMessage
 	set bool
+	err error // the result was refused (too large)
 }
 
 func (s *captureSlot) result() (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.raw, s.set
+}
+
+func (s *captureSlot) refused() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 type captureKey struct{}
@@ -124,15 +131,10 @@ func (t *captureTable) received(msg jsonrpc.Message) bool {
 		return false
 	}
 	if t.limit > 0 && int64(len(resp.Result)) > t.limit {
-		resp.Result = nil
-		resp.Error = &jsonrpc.Error{
-			Code:    jsonrpc.CodeInternalError,
-			Message: fmt.Sprintf("result of %d bytes exceeds the limit of %d bytes", len(resp.Result), t.limit),
-		}
 		slot.mu.Lock()
 		slot.raw, slot.set = nil, false
+		slot.err = fmt.Errorf("the tools/call result of %d bytes exceeds the bridge's limit of %d bytes (MaxResultBytes)", len(resp.Result), t.limit)
 		slot.mu.Unlock()
-		return true
 	}
 	resp.Result = emptyCallResult
 	return true

@@ -194,6 +194,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 				Stderr:     func(line string) { stderr.Info(s.prefix + ": " + line) },
 				CloseGrace: s.opts.CloseGrace,
 				TermGrace:  s.opts.TermGrace,
+				MaxLineLength: s.frameLimit(),
 			},
 			table: gen.table,
 		}, nil
@@ -203,7 +204,8 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			headers.Set(k, v)
 		}
 		return &mcp.StreamableClientTransport{
-			Endpoint: s.cfg.URL,
+			Endpoint:     s.cfg.URL,
+			MaxEventSize: s.frameLimit(),
 			HTTPClient: &http.Client{Transport: &captureRoundTripper{
 				base:    http.DefaultTransport,
 				headers: headers,
@@ -213,4 +215,14 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}
+}
+
+// frameLimit is the largest inbound message the transport accepts: room for
+// the envelope around a result at the size cap, so the cap, not the
+// framing, decides (a frame over the limit breaks the whole connection).
+func (s *Server) frameLimit() int {
+	if s.opts.MaxResultBytes < 0 {
+		return 1 << 30
+	}
+	return int(s.opts.MaxResultBytes) + 1<<20
 }

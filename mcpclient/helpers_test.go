@@ -204,3 +204,5 @@ func (w *wireRecorder) last() *mcp.CallToolParamsRaw {
 	}
 	return w.calls[len(w.calls)-1]
 }
+
+func newRegistry() *tool.Registry { return tool.NewRegistry() }

@@ -18,12 +18,14 @@ import (
 // Version is the client version the bridge reports to servers.
 const Version = "0.1.0"
 
-// DefaultMaxResultBytes bounds the raw size of one tools/call result.
-const DefaultMaxResultBytes = 32 << 20
+// DefaultMaxResultBytes bounds the raw size of one tools/call result: the
+// go-sdk's own frame limit, so an oversized result fails its call with a
+// clear message instead of breaking the connection.
+const DefaultMaxResultBytes = 16 << 20
 
-// closeTimeout bounds how long closing one generation may take before the
-// bridge gives up on it (UPSTREAM §3.4 close barrier).
-const closeTimeout = 5 * time.Second
+// defaultCloseTimeout bounds how long closing one generation may take
+// before the bridge gives up on it (UPSTREAM §3.4 close barrier).
+const defaultCloseTimeout = 5 * time.Second
 
 // Options are the dependencies of a Server. The zero value of every optional
 // field is useful.
@@ -50,6 +52,8 @@ type Options struct {
 	// call): it never reconnects and logs nothing about reconnecting;
 	// failures are reported by WaitReady and Status only.
 	OneShot bool
+
+	closeTimeout time.Duration // tests shorten the close barrier
 }
 
 // State is where a server's connection stands.
@@ -121,6 +125,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
+	}
+	if opts.closeTimeout == 0 {
+		opts.closeTimeout = defaultCloseTimeout
 	}
 	if opts.MaxResultBytes == 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
@@ -353,12 +360,13 @@ func (s *Server) closeGeneration(gen *generation) bool {
 	select {
 	case <-closed:
 		return true
-	case <-time.After(closeTimeout):
+	case <-time.After(s.opts.closeTimeout):
 	}
+	ms := s.opts.closeTimeout.Milliseconds()
 	if s.ctx.Err() != nil {
-		s.log.Error(fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, closeTimeout.Milliseconds()))
+		s.log.Error(fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, ms))
 	} else {
-		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, closeTimeout.Milliseconds()))
+		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, ms))
 		s.unregisterAll()
 		s.setState(StateFailed, 0)
 	}

@@ -1,0 +1,196 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// A call while the server is in a reconnect backoff fails at once with the
+// state; closing during the backoff returns promptly (UPSTREAM §8.3 case
+// 84, §8.4 case 112).
+func TestCallDuringBackoffFailsFast(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	var mu sync.Mutex
+	var sessions []*mcp.ServerSession
+	newTransport := func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		mu.Lock()
+		sessions = append(sessions, ss)
+		mu.Unlock()
+		return ct, err
+	}
+	cfg := stdioConfig("srv")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
+	h := mustStart(t, cfg, Options{NewTransport: newTransport})
+	mu.Lock()
+	sessions[0].Close()
+	mu.Unlock()
+	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == StateReconnecting })
+	start := time.Now()
+	if got := h.call("mcp__srv__add", `{"a":1,"b":2}`).Text(); got != `Error: server "srv" is reconnecting (attempt 1/3)` {
+		t.Errorf("call during backoff: %q", got)
+	}
+	if _, ok := h.reg.Get("mcp__srv__add"); !ok {
+		t.Error("the last good generation must stay registered during an outage")
+	}
+	if err := h.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close during a one-hour backoff took %v", d)
+	}
+	if h.reg.Len() != 0 {
+		t.Errorf("tools left after Close: %v", h.names())
+	}
+}
+
+// blockingClose is a connection whose Close waits for release, to model a
+// server that will not shut down.
+type blockingClose struct {
+	mcp.Connection
+	release chan struct{}
+}
+
+func (c *blockingClose) Close() error {
+	<-c.release
+	return c.Connection.Close()
+}
+
+type blockingTransport struct {
+	inner   mcp.Transport
+	release chan struct{}
+}
+
+func (t *blockingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &blockingClose{Connection: c, release: t.release}, nil
+}
+
+// A generation that does not close within the barrier is reported
+// (UPSTREAM §8.3 case 83), and Close still waits for it before returning.
+func TestCloseBarrierTimeout(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	release := make(chan struct{})
+	newTransport := func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return &blockingTransport{inner: ct, release: release}, nil
+	}
+	h := mustStart(t, stdioConfig("stuck"), Options{NewTransport: newTransport, closeTimeout: 20 * time.Millisecond})
+	closed := make(chan struct{})
+	go func() {
+		h.srv.Close()
+		close(closed)
+	}()
+	waitFor(t, "the barrier message", func() bool {
+		return h.log.has("ERROR", "mcp-client(stuck): generation did not close within 20ms during shutdown — server shutdown may be incomplete")
+	})
+	select {
+	case <-closed:
+		t.Fatal("Close returned before the generation closed")
+	default:
+	}
+	close(release)
+	<-closed
+}
+
+// Output validation edge cases (DECISIONS §6): a missing structuredContent
+// fails, a schema that does not compile is reported once and means any JSON.
+func TestOutputSchemaEdges(t *testing.T) {
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"nostruct","inputSchema":{"type":"object"},"outputSchema":{"type":"object","required":["answer"]}}`),
+		json.RawMessage(`{"name":"oddschema","inputSchema":{"type":"object"},"outputSchema":{"type":5}}`),
+	}
+	script := mcptest.RawScript{Pages: onePage(tools...), Results: map[string]json.RawMessage{
+		"nostruct":  json.RawMessage(`{"content":[{"type":"text","text":"t"}]}`),
+		"oddschema": json.RawMessage(`{"content":[],"structuredContent":"anything"}`),
+	}}
+	h, err := rawHarness(t, script, stdioConfig("raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.call("mcp__raw__nostruct", `{}`).Text(); got != `Error: tool "mcp__raw__nostruct" returned invalid output: structuredContent is missing, but the tool declares an outputSchema` {
+		t.Errorf("nostruct: %q", got)
+	}
+	for range 2 {
+		if res := h.call("mcp__raw__oddschema", `{}`); res.IsError {
+			t.Errorf("oddschema failed: %q", res.Text())
+		}
+	}
+	n := 0
+	for _, l := range h.log.all() {
+		if strings.Contains(l, `outputSchema of tool "oddschema" does not compile`) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("compile failure logged %d times, want once: %v", n, h.log.all())
+	}
+}
+
+// A result over MaxResultBytes fails its call with a clear message and the
+// connection survives.
+func TestResultSizeCap(t *testing.T) {
+	big := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 4000) + `"}]}`
+	script := mcptest.RawScript{
+		Pages:   onePage(mcptest.RawTool("big", ""), mcptest.RawTool("small", "")),
+		Results: map[string]json.RawMessage{"big": json.RawMessage(big), "small": json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)},
+	}
+	h, err := start(t, stdioConfig("raw"), Options{MaxResultBytes: 1000, NewTransport: rawPipe(t, mcptest.NewRawServer(script))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.call("mcp__raw__big", `{}`).Text(); !strings.Contains(got, "result of 4") || !strings.Contains(got, "exceeds the bridge's limit of 1000 bytes") {
+		t.Errorf("big: %q", got)
+	}
+	if got := h.call("mcp__raw__small", `{}`).Text(); got != "ok" {
+		t.Errorf("small after big: %q", got)
+	}
+}
+
+// Large results cross the SSE filter intact, including data lines longer
+// than its read buffer.
+func TestStreamableHTTPLargeResult(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{})
+	h := mustStart(t, Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
+	msg := strings.Repeat("0123456789", 30000)
+	args, _ := json.Marshal(map[string]string{"message": msg})
+	if got := h.call("mcp__web__echo", string(args)).Text(); got != "Echo: "+msg {
+		t.Errorf("echo of %d bytes came back as %d bytes", len(msg), len(got))
+	}
+}
+
+func TestWaitReadyHonoursContext(t *testing.T) {
+	srv, err := Start(Config{ServerName: "mute", Transport: TransportStdio, Command: "sleep", Args: []string{"30"}}, Options{Registry: newRegistry(), CloseGrace: 50 * time.Millisecond, TermGrace: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv.WaitReady(ctx); err != context.DeadlineExceeded {
+		t.Errorf("WaitReady = %v", err)
+	}
+	select {
+	case <-srv.Ready():
+		t.Error("Ready closed although the handshake cannot finish")
+	default:
+	}
+	if srv.Config().StartupTimeout != DefaultStartupTimeout {
+		t.Errorf("Config() = %+v, want defaults filled", srv.Config())
+	}
+}
