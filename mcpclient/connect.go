@@ -187,13 +187,13 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		stderr := s.log.With("stream", "stderr")
 		return &captureTransport{
 			inner: &childproc.Transport{
-				Command:    s.cfg.Command,
-				Args:       s.cfg.Args,
-				Env:        childproc.Env(s.opts.Environ, s.cfg.Env),
-				Dir:        s.cfg.Cwd,
-				Stderr:     func(line string) { stderr.Info(s.prefix + ": " + line) },
-				CloseGrace: s.opts.CloseGrace,
-				TermGrace:  s.opts.TermGrace,
+				Command:       s.cfg.Command,
+				Args:          s.cfg.Args,
+				Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
+				Dir:           s.cfg.Cwd,
+				Stderr:        func(line string) { stderr.Info(s.prefix + ": " + line) },
+				CloseGrace:    s.opts.CloseGrace,
+				TermGrace:     s.opts.TermGrace,
 				MaxLineLength: s.frameLimit(),
 			},
 			table: gen.table,
