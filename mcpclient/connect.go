@@ -87,25 +87,14 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	}
 	connected := time.Now()
 
-	// A list_changed that arrived during the handshake gets its own
-	// contained sync before the startup sync (UPSTREAM §3.6), so strict
-	// startup keeps its meaning.
-	select {
-	case <-gen.resync:
-		if err := s.syncCtx(ctx, gen, false); err != nil && !gen.ended() {
-			s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
-		}
-	default:
-	}
+	// A list_changed that arrives from here on leaves a token in
+	// gen.resync, so it gets its own re-sync after this startup sync; it is
+	// never merged into it (DECISIONS §4), and strict startup keeps its
+	// meaning.
 	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
 		}
-		s.closeGeneration(gen)
-		return nil, err
-	}
-	if gen.ended() {
-		err := gen.endErr()
 		s.closeGeneration(gen)
 		return nil, err
 	}

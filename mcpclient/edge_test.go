@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -192,5 +193,89 @@ func TestWaitReadyHonoursContext(t *testing.T) {
 	}
 	if srv.Config().StartupTimeout != DefaultStartupTimeout {
 		t.Errorf("Config() = %+v, want defaults filled", srv.Config())
+	}
+}
+
+// startupTimeoutMs bounds discovery too: a server that never answers
+// tools/list fails the attempt with the reason.
+func TestDiscoveryTimeout(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cfg := stdioConfig("hang")
+	cfg.StartupTimeout = 200 * time.Millisecond
+	_, err := start(t, cfg, Options{OneShot: true, NewTransport: inMemory(t, srv)})
+	if err == nil || !strings.Contains(err.Error(), "tool discovery: no answer within startupTimeoutMs (200ms)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// UPSTREAM §8.3 case 87: an initial failure with reconnect disabled.
+func TestDisabledReconnectInitialFailure(t *testing.T) {
+	cfg := stdioConfig("srv")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: false, InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxAttempts: 1}
+	h, err := start(t, cfg, Options{NewTransport: func() (mcp.Transport, error) { return nil, errors.New("server gone") }})
+	if err == nil {
+		t.Fatal("no startup error")
+	}
+	waitFor(t, "the error line", func() bool {
+		return h.log.has("ERROR", "mcp-client(srv): connection failed and reconnect is disabled — no tools were registered")
+	})
+	if h.reg.Len() != 0 {
+		t.Error("tools registered")
+	}
+}
+
+// UPSTREAM §8.3 cases 88–89: the failure budget resets after an uptime of
+// maxDelay, and not before.
+func TestReconnectBudgetReset(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	var mu sync.Mutex
+	var sessions []*mcp.ServerSession
+	newTransport := func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		mu.Lock()
+		sessions = append(sessions, ss)
+		mu.Unlock()
+		return ct, err
+	}
+	crash := func(n int) {
+		waitFor(t, "connection", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(sessions) == n
+		})
+		mu.Lock()
+		sessions[n-1].Close()
+		mu.Unlock()
+	}
+	cfg := stdioConfig("srv")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 30 * time.Millisecond, MaxAttempts: 1}
+	h := mustStart(t, cfg, Options{NewTransport: newTransport})
+	crash(1)
+	waitFor(t, "first recovery", func() bool { return h.log.has("reconnected and re-synced tools (attempt 1/1)") })
+	time.Sleep(40 * time.Millisecond) // an uptime longer than maxDelay: the budget resets
+	crash(2)
+	waitFor(t, "second connection", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(sessions) == 3
+	})
+	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == StateReady })
+	if h.log.has("giving up") {
+		t.Fatalf("gave up although the budget should have reset: %v", h.log.all())
+	}
+	crash(3) // at once: no uptime, so the budget of 1 is spent
+	waitFor(t, "give-up", func() bool { return h.log.has("ERROR", "giving up after 1 consecutive failed reconnect attempts") })
+	if h.reg.Len() != 0 {
+		t.Errorf("tools left after give-up: %v", h.names())
 	}
 }

@@ -170,28 +170,19 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	if err != nil {
 		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(err))
 	}
-	if raw, ok := slot.result(); ok {
-		var page wireListResult
-		if err := json.Unmarshal(raw, &page); err != nil {
-			return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
+	raw, ok := slot.result()
+	if !ok {
+		// Answered from the SDK's cache (newer protocol, server-set TTL):
+		// take the SDK's copy.
+		if raw, err = json.Marshal(res); err != nil {
+			return nil, "", fmt.Errorf("tools/list: re-encoding a cached result: %w", err)
 		}
-		return page.Tools, res.NextCursor, nil
 	}
-	// Answered from the SDK's cache (newer protocol with a server TTL):
-	// re-encode the SDK's copy.
-	tools := make([]wireTool, 0, len(res.Tools))
-	for _, t := range res.Tools {
-		b, err := json.Marshal(t)
-		if err != nil {
-			return nil, "", fmt.Errorf("tools/list: re-encoding cached tool %q: %w", t.Name, err)
-		}
-		var wt wireTool
-		if err := json.Unmarshal(b, &wt); err != nil {
-			return nil, "", fmt.Errorf("tools/list: re-decoding cached tool %q: %w", t.Name, err)
-		}
-		tools = append(tools, wt)
+	var page wireListResult
+	if err := json.Unmarshal(raw, &page); err != nil {
+		return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
 	}
-	return tools, res.NextCursor, nil
+	return page.Tools, res.NextCursor, nil
 }
 
 func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
