@@ -4,8 +4,9 @@
 # coverage floor of the registry and bridge packages.
 GO        ?= go
 PKGS      := ./...
-# Packages held to the coverage floor (statement coverage, all tests counted).
-COVER_PKGS := ./tool,./mcpclient
+# Every package is instrumented (a test binary that re-executes itself as a
+# child must be built with -cover); the floor applies to the cover step.
+COVER_PKGS := ./...
 COVER_MIN  := 95
 STATICCHECK_VERSION := v0.8.2
 
@@ -25,6 +26,12 @@ lint:
 unit:
 	$(GO) test -race -count=1 -timeout 10m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
 
+# Deliberately uncovered in mcpclient (about 3%): the re-encoding of a
+# tools/list page the SDK answered from its TTL cache (only a 2026-07-28
+# server that sets ttlMs and repeats a page without list_changed reaches it),
+# the close barrier of a failed generation whose transport never closes,
+# and I/O error branches of the HTTP capture (a request or response body
+# that fails mid-read).
 cover:
 	./scripts/cover-check.sh coverage.out $(COVER_MIN) github.com/mcpbridge/mcpbridge/tool github.com/mcpbridge/mcpbridge/mcpclient
 
