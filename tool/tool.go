@@ -1,0 +1,142 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Content is one model-visible content block. Today only text blocks exist;
+// the Type field keeps the wire shape open for other kinds.
+type Content struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+// Text returns a text content block, the only kind a model sees today.
+func Text(s string) Content { return Content{Type: "text", Text: s} }
+
+// Output is what a tool body returns on success.
+type Output struct {
+	// Content is the model view. It should be non-empty; the registry
+	// passes it through exactly as returned (nil stays nil) rather than
+	// inventing text the tool did not produce.
+	Content []Content
+	// Value is the canonical value for programmatic callers (optional, may
+	// be nil). When present it must be valid JSON, or the call fails with
+	// CodeInvalidToolOutput.
+	Value json.RawMessage
+}
+
+// Func is a tool body. args is always valid JSON, usually an object: the
+// registry checks syntax only and passes the caller's bytes through (no
+// copy), so a body must not modify them. A body should honour ctx.
+type Func func(ctx context.Context, args json.RawMessage) (Output, error)
+
+// Tool is one registered definition. The registry keeps it as given.
+type Tool struct {
+	// Name is the public name the model calls; unique within a registry.
+	Name string
+	// Description is shown to the model.
+	Description string
+	// InputSchema is a JSON Schema, passed through untouched (never
+	// re-encoded) so what the model sees is what the producer wrote. If
+	// set it must be valid JSON.
+	InputSchema json.RawMessage
+	// OutputSchema is optional and only advertised; the registry does not
+	// validate results against it. If set it must be valid JSON.
+	OutputSchema json.RawMessage
+	// Execute is the body; required.
+	Execute Func
+}
+
+// Error codes carried in Result.Error.Code for harness errors, so callers
+// can tell the registry's own failures from a tool's. Plain tool failures
+// carry no code.
+const (
+	// CodeUnknownTool: no tool by that name is registered.
+	CodeUnknownTool = "UNKNOWN_TOOL"
+	// CodeInvalidArguments: the arguments are not valid JSON.
+	CodeInvalidArguments = "INVALID_ARGUMENTS"
+	// CodeAborted: the body succeeded but the call was cancelled meanwhile,
+	// so its result is discarded.
+	CodeAborted = "ABORTED"
+	// CodeAbortedBeforeDispatch: the call was cancelled before the body ran.
+	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
+	// CodeInvalidToolOutput: the body returned an Output.Value that is not
+	// valid JSON (it could not be printed or forwarded).
+	CodeInvalidToolOutput = "INVALID_TOOL_OUTPUT"
+)
+
+// ErrorInfo describes why a call failed.
+type ErrorInfo struct {
+	Message string `json:"message"`
+	// Code is one of the Code constants for harness errors, empty for a
+	// plain tool failure.
+	Code string `json:"code,omitempty"`
+}
+
+// Result is the outcome of one execution, in the shape
+// `mcpbridge call --json` prints:
+// {"isError":…, "content":[…], "value":…, "error":{"message":…}}
+// (absent fields omitted). A failure has IsError set, Error filled, no
+// Value, and Content holding the single text "Error: " + Error.Message.
+type Result struct {
+	IsError bool            `json:"isError"`
+	Content []Content       `json:"content"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Error   *ErrorInfo      `json:"error,omitempty"`
+}
+
+// Text joins the texts of Content with "\n": what a CLI prints and what a
+// text-only model sees.
+func (r Result) Text() string {
+	switch len(r.Content) {
+	case 0:
+		return ""
+	case 1:
+		return r.Content[0].Text // the common case, without a builder
+	}
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// failure builds the Result of a failed call.
+func failure(msg, code string) Result {
+	return Result{
+		IsError: true,
+		Content: []Content{Text("Error: " + msg)},
+		Error:   &ErrorInfo{Message: msg, Code: code},
+	}
+}
+
+// ErrConflict is wrapped by the error of a registration whose name is
+// already taken, so producers can tell a squatter from a bad definition.
+var ErrConflict = errors.New("tool name is already registered")
+
+// ErrNotFound is wrapped by the error of Execute when no tool has the name.
+// Its text reads as the start of the message: `unknown tool "<name>"`.
+var ErrNotFound = errors.New("unknown tool")
+
+// ConflictError is the error of a registration whose name is already
+// registered (or appears twice in one call). It carries the name so a
+// producer can report which one without parsing text; it wraps ErrConflict.
+type ConflictError struct {
+	Name string
+}
+
+// Error returns exactly `tool "<name>" is already registered`.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("tool %q is already registered", e.Name)
+}
+
+// Unwrap returns ErrConflict, so errors.Is(err, ErrConflict) holds.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
