@@ -27,6 +27,16 @@ const imageReason = "no attachment store is mounted"
 
 var errCallTimeout = errors.New("tool call timed out")
 
+// ToolError is the failure of a call whose result said isError: true. The
+// model sees Text; Result keeps the raw MCP result for callers that forward
+// it (a gateway passes the original blocks through).
+type ToolError struct {
+	Text   string
+	Result json.RawMessage
+}
+
+func (e *ToolError) Error() string { return e.Text }
+
 // current returns the live generation, or an error saying at once why there
 // is none (DECISIONS §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
@@ -66,7 +76,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 			return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
 		}
 		if p.IsError {
-			return tool.Output{}, errors.New(p.Text)
+			return tool.Output{}, &ToolError{Text: p.Text, Result: raw}
 		}
 		if rt.output != nil {
 			if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
@@ -89,7 +99,13 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	callCtx, stop := mergeCancel(callCtx, gen.ctx)
 	defer stop()
 	slot := &captureSlot{replace: true}
-	_, err := gen.session.CallTool(withCapture(callCtx, slot), &mcp.CallToolParams{Name: rawName, Arguments: args})
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args}
+	if fn := progressFrom(ctx); fn != nil {
+		tok, done := gen.progress.add(fn)
+		defer done()
+		params.SetProgressToken(tok)
+	}
+	_, err := gen.session.CallTool(withCapture(callCtx, slot), params)
 	gen.table.forget(slot)
 	if err != nil {
 		switch cause := context.Cause(callCtx); {

@@ -16,9 +16,10 @@ import (
 // generation is one connection attempt: a fresh transport, client and
 // session (UPSTREAM §3.4). A client is never reused across attempts.
 type generation struct {
-	session *mcp.ClientSession
-	table   *captureTable
-	resync  chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
+	session  *mcp.ClientSession
+	table    *captureTable
+	progress progressRoutes
+	resync   chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
 
 	// ctx is cancelled when the generation ends, which aborts its calls.
 	ctx    context.Context
@@ -142,8 +143,9 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, &mcp.ClientOptions{
 		// Advertise nothing: the bridge offers no roots, sampling or
 		// elicitation to servers.
-		Capabilities:   &mcp.ClientCapabilities{},
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:                &mcp.ClientCapabilities{},
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
+		ProgressNotificationHandler: gen.progress.deliver,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			// The SDK runs notification handlers one at a time; never block it.
 			select {

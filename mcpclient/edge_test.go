@@ -279,3 +279,29 @@ func TestReconnectBudgetReset(t *testing.T) {
 		t.Errorf("tools left after give-up: %v", h.names())
 	}
 }
+
+// A caller that asks for progress gets the server's notifications; a
+// failed call's raw result stays reachable through ToolError.
+func TestProgressAndToolError(t *testing.T) {
+	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	got := make(chan string, 10)
+	ctx := WithProgress(context.Background(), func(progress, total float64, message string) { got <- message })
+	slow, _ := h.reg.Get("mcp__fixture__slow")
+	if _, err := slow.Execute(ctx, json.RawMessage(`{"ms":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m != "started" {
+			t.Errorf("progress message %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress forwarded")
+	}
+	fail, _ := h.reg.Get("mcp__fixture__fail")
+	_, err := fail.Execute(context.Background(), nil)
+	var te *ToolError
+	if !errors.As(err, &te) || te.Text != "Something went wrong" || !strings.Contains(string(te.Result), `"isError":true`) {
+		t.Errorf("err = %#v", err)
+	}
+}

@@ -61,11 +61,19 @@ type State string
 
 // The states of a server's connection.
 const (
-	StateConnecting   State = "connecting"
-	StateReady        State = "ready"
+	// StateConnecting: the first attempt has not settled yet.
+	StateConnecting State = "connecting"
+	// StateReady: connected, tools registered.
+	StateReady State = "ready"
+	// StateReconnecting: waiting out a backoff; the last good tools stay
+	// registered and calls fail at once.
 	StateReconnecting State = "reconnecting"
-	StateFailed       State = "failed"
-	StateClosed       State = "closed"
+	// StateFailed: not connected and not retrying (budget spent, reconnect
+	// disabled, a one-shot failure), or connected but its tools could not
+	// be registered; Status.Err says why.
+	StateFailed State = "failed"
+	// StateClosed: Close was called.
+	StateClosed State = "closed"
 )
 
 // Status is a snapshot of a server's connection, for display.
