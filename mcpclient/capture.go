@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,12 +176,30 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // captureRoundTripper captures at the HTTP level for Streamable HTTP: the
 // SDK's HTTP connection has private hooks that a wrapping connection would
-// hide. It also adds the configured headers to every request.
+// hide. It also adds the configured headers to every request, and watches
+// the traffic for the signs of a lost connection that the SDK does not
+// report (go-sdk.md §2.2, §4).
 type captureRoundTripper struct {
 	base    http.RoundTripper
 	headers http.Header
 	table   *captureTable
+
+	// lost is called when the connection is gone although the session
+	// does not say so: several transport errors in a row, or the end of
+	// the newer protocol's subscriptions/listen stream, which the SDK
+	// never re-opens (so list_changed would silently stop).
+	lost func(error)
+	// reopened is called when the standalone GET stream is opened again:
+	// notifications may have been missed meanwhile.
+	reopened func()
+
+	failures atomic.Int32 // consecutive transport errors
+	gets     atomic.Int32 // standalone GET streams opened
 }
+
+// maxTransportFailures is how many transport errors in a row mean the
+// connection is lost.
+const maxTransportFailures = 3
 
 func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
@@ -199,9 +218,24 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 			rt.table.sent(req.Context(), msg)
 		}
 	}
+	if req.Method == http.MethodGet && rt.gets.Add(1) > 1 && rt.reopened != nil {
+		rt.reopened()
+	}
 	resp, err := rt.base.RoundTrip(req)
-	if err != nil || resp.Body == nil {
+	if err != nil {
+		if rt.failures.Add(1) >= maxTransportFailures && rt.lost != nil && req.Context().Err() == nil {
+			rt.lost(fmt.Errorf("%d HTTP requests in a row failed, the last with: %w", maxTransportFailures, err))
+		}
 		return resp, err
+	}
+	rt.failures.Store(0)
+	if resp.Body == nil {
+		return resp, nil
+	}
+	if req.Header.Get("Mcp-Method") == "subscriptions/listen" && rt.lost != nil {
+		resp.Body = &endWatcher{ReadCloser: resp.Body, ended: func(err error) {
+			rt.lost(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+		}}
 	}
 	ct := resp.Header.Get("Content-Type")
 	switch {
@@ -326,3 +360,24 @@ func (f *sseFilter) rewrite(event []byte) []byte {
 }
 
 func (f *sseFilter) Close() error { return f.src.Close() }
+
+// endWatcher reports the end of a response body that should stay open, once,
+// unless the reader closed it first.
+type endWatcher struct {
+	io.ReadCloser
+	once  sync.Once
+	ended func(error)
+}
+
+func (w *endWatcher) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	if err != nil {
+		w.once.Do(func() { w.ended(err) })
+	}
+	return n, err
+}
+
+func (w *endWatcher) Close() error {
+	w.once.Do(func() {})
+	return w.ReadCloser.Close()
+}

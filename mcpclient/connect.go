@@ -46,6 +46,15 @@ func (g *generation) endErr() error {
 	return g.err
 }
 
+// requestResync asks for a re-sync of this generation; pending requests
+// coalesce.
+func (g *generation) requestResync() {
+	select {
+	case g.resync <- struct{}{}:
+	default:
+	}
+}
+
 // end records why the session ended; the first reason wins.
 func (g *generation) end(err error) {
 	g.endOnce.Do(func() {
@@ -146,13 +155,8 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		Capabilities:                &mcp.ClientCapabilities{},
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 		ProgressNotificationHandler: gen.progress.deliver,
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			// The SDK runs notification handlers one at a time; never block it.
-			select {
-			case gen.resync <- struct{}{}:
-			default:
-			}
-		},
+		// The SDK runs notification handlers one at a time; never block it.
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync() },
 	})
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
@@ -201,6 +205,12 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 				base:    http.DefaultTransport,
 				headers: headers,
 				table:   gen.table,
+				lost: func(err error) {
+					if gen.ctx.Err() == nil { // not our own close
+						gen.end(err)
+					}
+				},
+				reopened: gen.requestResync,
 			}},
 		}, nil
 	default:
