@@ -17,6 +17,7 @@ import (
 // session (UPSTREAM §3.4). A client is never reused across attempts.
 type generation struct {
 	session  *mcp.ClientSession
+	child    *childproc.Transport // stdio only
 	table    *captureTable
 	progress progressRoutes
 	resync   chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
@@ -44,6 +45,14 @@ func (g *generation) ended() bool {
 func (g *generation) endErr() error {
 	<-g.done
 	return g.err
+}
+
+// process is the stdio child of this generation, if it started one.
+func (g *generation) process() *childproc.Process {
+	if g.child == nil {
+		return nil
+	}
+	return g.child.Process()
 }
 
 // requestResync asks for a re-sync of this generation; pending requests
@@ -120,6 +129,9 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		s.status.Err = s.conflict
 	}
 	s.status.Attempt = 0
+	if p := gen.process(); p != nil {
+		s.status.PID = p.PID()
+	}
 	s.status.Connect = connected.Sub(start)
 	s.status.Discover = time.Since(connected)
 	if init != nil {
@@ -164,7 +176,18 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		return nil, err
 	}
 	gen.session = session
-	go func() { gen.end(session.Wait()) }()
+	go func() {
+		err := session.Wait()
+		if p := gen.process(); p != nil {
+			// The child's own account ("child "x" (pid 42): exit status 7")
+			// says more than the session's.
+			<-p.Exited()
+			if perr := p.ExitErr(); perr != nil {
+				err = perr
+			}
+		}
+		gen.end(err)
+	}()
 	return gen, nil
 }
 
@@ -180,19 +203,17 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	switch s.cfg.Transport {
 	case TransportStdio:
 		stderr := s.log.With("stream", "stderr")
-		return &captureTransport{
-			inner: &childproc.Transport{
-				Command:       s.cfg.Command,
-				Args:          s.cfg.Args,
-				Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
-				Dir:           s.cfg.Cwd,
-				Stderr:        func(line string) { stderr.Info(s.prefix + ": " + line) },
-				CloseGrace:    s.opts.CloseGrace,
-				TermGrace:     s.opts.TermGrace,
-				MaxLineLength: s.frameLimit(),
-			},
-			table: gen.table,
-		}, nil
+		gen.child = &childproc.Transport{
+			Command:       s.cfg.Command,
+			Args:          s.cfg.Args,
+			Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
+			Dir:           s.cfg.Cwd,
+			Stderr:        func(line string) { stderr.Info(s.prefix + ": " + line) },
+			CloseGrace:    s.opts.CloseGrace,
+			TermGrace:     s.opts.TermGrace,
+			MaxLineLength: s.frameLimit(),
+		}
+		return &captureTransport{inner: gen.child, table: gen.table}, nil
 	case TransportStreamableHTTP:
 		headers := make(http.Header, len(s.cfg.Headers))
 		for k, v := range s.cfg.Headers {

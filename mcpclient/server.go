@@ -85,6 +85,7 @@ type Status struct {
 	Tools           int    // tools registered for this server
 	ServerInfo      *mcp.Implementation
 	ProtocolVersion string
+	PID             int // the stdio child's process (and process group) ID; 0 for HTTP or while down
 	Attempt         int // current reconnect attempt (0 when connected)
 	MaxAttempts     int
 	Connect         time.Duration // spawn/connect + initialize of the current generation
@@ -249,6 +250,7 @@ func (s *Server) supervise() {
 				return
 			}
 			lost = true
+			s.log.Warn(s.prefix + ": connection lost: " + err.Error())
 			if !s.closeGeneration(gen) {
 				return
 			}
@@ -322,6 +324,7 @@ func (s *Server) setState(st State, attempt int) {
 func (s *Server) setDown(err error) {
 	s.mu.Lock()
 	s.cur = nil
+	s.status.PID = 0
 	if err != nil {
 		s.status.Err = err.Error()
 	}
@@ -338,9 +341,15 @@ func (s *Server) unregisterAll() {
 	}
 }
 
+// minResyncInterval spaces re-syncs: notifications that arrive meanwhile
+// coalesce into one, so a list_changed storm costs at most one tools/list
+// per interval (issue: bounded resources under abuse).
+const minResyncInterval = 50 * time.Millisecond
+
 // serve runs an established generation until it ends or the server closes:
 // it re-syncs on tools/list_changed. It returns why the generation ended.
 func (s *Server) serve(gen *generation) error {
+	var last time.Time
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -348,10 +357,27 @@ func (s *Server) serve(gen *generation) error {
 		case <-gen.done:
 			return gen.endErr()
 		case <-gen.resync:
-			s.log.Info(s.prefix + ": tool list changed, re-syncing")
-			if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() {
-				s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
+		}
+		if wait := minResyncInterval - time.Since(last); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.ctx.Done():
+				t.Stop()
+				return s.ctx.Err()
+			case <-gen.done:
+				t.Stop()
+				return gen.endErr()
+			case <-t.C:
 			}
+			select { // what arrived meanwhile is covered by this sync
+			case <-gen.resync:
+			default:
+			}
+		}
+		last = time.Now()
+		s.log.Info(s.prefix + ": tool list changed, re-syncing")
+		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() {
+			s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
 		}
 	}
 }

@@ -59,3 +59,31 @@ func VerifyNoChildren(timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// GroupMembers returns the PIDs of the live (not zombie) processes in the
+// process group pgid, from /proc.
+func GroupMembers(pgid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// state, ppid, pgrp, ...
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 3 || fields[0] == "Z" {
+			continue
+		}
+		if g, _ := strconv.Atoi(fields[2]); g == pgid {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -147,17 +147,23 @@ func (s *RawServer) SetScript(script RawScript) {
 // connection being served by [RawServer.Serve] (HTTP has no stream to send
 // it on) and returns the write errors, joined.
 func (s *RawServer) NotifyToolsChanged() error {
+	return s.SendLine(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+}
+
+// SendLine writes line, as one frame, on every connection being served by
+// [RawServer.Serve]: a notification, or garbage to test a client's
+// handling of a broken server. It returns the write errors, joined.
+func (s *RawServer) SendLine(line string) error {
 	s.mu.Lock()
 	conns := make([]*rawConn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	frame := []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 	var errs []error
 	for _, c := range conns {
-		if err := c.write(frame); err != nil {
-			errs = append(errs, fmt.Errorf("sending tools/list_changed: %w", err))
+		if err := c.write([]byte(line)); err != nil {
+			errs = append(errs, fmt.Errorf("sending %.60q: %w", line, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -240,7 +240,7 @@ func TestRawNotifyReportsWriteErrors(t *testing.T) {
 	io.WriteString(p.clientW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	bufio.NewScanner(p.clientR).Scan()
 	p.clientR.Close() // nobody reads: every write fails
-	if err := srv.NotifyToolsChanged(); err == nil || !contains(err.Error(), "sending tools/list_changed") {
+	if err := srv.NotifyToolsChanged(); err == nil || !contains(err.Error(), "notifications/tools/list_changed") {
 		t.Errorf("NotifyToolsChanged to a closed pipe = %v, want a wrapped write error", err)
 	}
 	p.clientW.Close()
