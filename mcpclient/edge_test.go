@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -234,8 +235,12 @@ func TestDisabledReconnectInitialFailure(t *testing.T) {
 }
 
 // UPSTREAM §8.3 cases 88–89: the failure budget resets after an uptime of
-// maxDelay, and not before.
+// maxDelay, and not before (on a fake clock).
 func TestReconnectBudgetReset(t *testing.T) {
+	synctest.Test(t, testReconnectBudgetReset)
+}
+
+func testReconnectBudgetReset(t *testing.T) {
 	srv := mcptest.Fixture(mcptest.FixtureOptions{})
 	var mu sync.Mutex
 	var sessions []*mcp.ServerSession
@@ -262,7 +267,8 @@ func TestReconnectBudgetReset(t *testing.T) {
 	h := mustStart(t, cfg, Options{NewTransport: newTransport})
 	crash(1)
 	waitFor(t, "first recovery", func() bool { return h.log.has("reconnected and re-synced tools (attempt 1/1)") })
-	time.Sleep(40 * time.Millisecond) // an uptime longer than maxDelay: the budget resets
+	synctest.Wait()
+	time.Sleep(40 * time.Millisecond) // fake clock: an uptime longer than maxDelay resets the budget
 	crash(2)
 	waitFor(t, "second connection", func() bool {
 		mu.Lock()

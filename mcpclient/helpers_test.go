@@ -206,3 +206,5 @@ func (w *wireRecorder) last() *mcp.CallToolParamsRaw {
 }
 
 func newRegistry() *tool.Registry { return tool.NewRegistry() }
+
+func newLogger(r *logRecorder) *slog.Logger { return slog.New(r) }

@@ -1,0 +1,80 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// The supervisor's timing, on a fake clock (testing/synctest): the default
+// schedule of UPSTREAM §3.9 is waited out exactly, with no real sleeping.
+func TestSupervisorScheduleOnFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.Fixture(mcptest.FixtureOptions{})
+		var attempts atomic.Int32
+		var mu sync.Mutex
+		var first *mcp.ServerSession
+		var times []time.Time
+		newTransport := func() (mcp.Transport, error) {
+			mu.Lock()
+			times = append(times, time.Now())
+			mu.Unlock()
+			if attempts.Add(1) > 1 {
+				return nil, errors.New("server gone")
+			}
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(context.Background(), st, nil)
+			first = ss
+			return ct, err
+		}
+		cfg := stdioConfig("srv") // default policy: 500ms doubling to 30s, 10 attempts
+		h := &harness{t: t, reg: newRegistry(), log: &logRecorder{}}
+		s, err := Start(cfg, Options{Registry: h.reg, Logger: newLogger(h.log), NewTransport: newTransport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.srv = s
+		if err := s.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		lost := time.Now()
+		first.Close()
+		synctest.Wait()
+		// Sleeping in the bubble advances the fake clock past every backoff.
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if !h.log.has("giving up after 10 consecutive failed reconnect attempts") {
+			t.Fatalf("no give-up: %s", strings.Join(h.log.all(), "\n"))
+		}
+		mu.Lock()
+		var gaps []time.Duration
+		prev := lost
+		for _, at := range times[1:] {
+			gaps = append(gaps, at.Sub(prev))
+			prev = at
+		}
+		mu.Unlock()
+		want := []time.Duration{500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000, 30000}
+		if len(gaps) != len(want) {
+			t.Fatalf("%d reconnect attempts, want %d: %v", len(gaps), len(want), gaps)
+		}
+		for i, g := range gaps {
+			if g != want[i]*time.Millisecond {
+				t.Errorf("attempt %d came %v after the previous, want %v", i+1, g, want[i]*time.Millisecond)
+			}
+		}
+		if h.reg.Len() != 0 {
+			t.Error("tools left after give-up")
+		}
+		s.Close()
+	})
+}
