@@ -113,21 +113,25 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
 		case errors.Is(cause, errCallTimeout):
 			return nil, fmt.Errorf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())
-		case gen.ended():
-			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, gen.endErr())
 		case errors.Is(cause, errServerClosing):
 			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
-		case errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed):
-			// The read loop saw the end before the session's Wait did; give
-			// it a moment to learn why (the child's exit status).
-			select {
-			case <-gen.done:
-				err = gen.err
-			case <-time.After(time.Second):
-			}
-			return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
 		}
-		return nil, describeCallError(err)
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) {
+			return nil, describeCallError(err)
+		}
+		// Anything else is the transport failing under the call: the
+		// session ends a moment later, and then says why (for stdio, the
+		// child's exit status).
+		select {
+		case <-gen.done:
+		case <-time.After(time.Second):
+			return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+			err = gen.err
+		}
+		return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
 	}
 	if err := slot.refused(); err != nil {
 		return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)

@@ -311,3 +311,34 @@ func TestProgressAndToolError(t *testing.T) {
 		t.Errorf("err = %#v", err)
 	}
 }
+
+// A 50 MB result does not take the host's memory with it: the frame limit
+// ends the connection with a clear error, and the server is reconnected.
+func TestHugeResult(t *testing.T) {
+	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 50<<20) + `"}]}`
+	raw := mcptest.NewRawServer(mcptest.RawScript{
+		Pages:   onePage(mcptest.RawTool("huge", ""), mcptest.RawTool("small", "")),
+		Results: map[string]json.RawMessage{"huge": json.RawMessage(huge), "small": json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)},
+	})
+	cfg := stdioConfig("big")
+	cfg.Reconnect = fastReconnect(5)
+	h := mustStart(t, cfg, Options{NewTransport: func() (mcp.Transport, error) {
+		t, err := rawPipe(t, raw)()
+		if err != nil {
+			return nil, err
+		}
+		// What childproc sets for a stdio child: the result cap plus room.
+		io := t.(*mcp.IOTransport)
+		io.MaxLineLength = DefaultMaxResultBytes + 1<<20
+		return io, nil
+	}})
+	got := h.call("mcp__big__huge", `{}`).Text()
+	t.Logf("50 MB result: %.200s", got)
+	if !strings.Contains(got, `server "big" connection lost during the call`) || !strings.Contains(got, "frame exceeded the configured maximum") {
+		t.Errorf("huge: %.300q", got)
+	}
+	waitFor(t, "the reconnect", func() bool { return h.log.has("reconnected and re-synced tools") })
+	if got := h.call("mcp__big__small", `{}`).Text(); got != "ok" {
+		t.Errorf("small: %q", got)
+	}
+}

@@ -207,4 +207,3 @@ func TestServerEverythingListChanged(t *testing.T) {
 		t.Errorf("echo: %q", got)
 	}
 }
-
