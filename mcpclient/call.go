@@ -128,7 +128,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		case <-time.After(time.Second):
 			return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
 		}
-		if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		if connectionGone(err) {
 			err = gen.err
 		}
 		return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
@@ -141,6 +141,12 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		return nil, fmt.Errorf("server %q: tools/call result was not captured", s.cfg.ServerName)
 	}
 	return raw, nil
+}
+
+// connectionGone reports whether err only says that the connection ended,
+// without saying why.
+func connectionGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // objectArgs forwards a JSON object as is and replaces anything else (null,

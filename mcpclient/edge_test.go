@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -341,4 +342,63 @@ func TestHugeResult(t *testing.T) {
 	if got := h.call("mcp__big__small", `{}`).Text(); got != "ok" {
 		t.Errorf("small: %q", got)
 	}
+}
+
+// UPSTREAM §8.3 cases 79 and 92: a crash while a re-sync is in flight gives
+// up behind it, and the late list never registers.
+func TestGiveUpBehindInFlightResync(t *testing.T) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	gate := make(chan struct{})
+	var lists atomic.Int32
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" && lists.Add(1) == 2 {
+				<-gate // the re-sync's fetch hangs until released
+			}
+			return next(ctx, method, req)
+		}
+	})
+	var attempts atomic.Int32
+	var conn *recordingTransport
+	newTransport := func() (mcp.Transport, error) {
+		if attempts.Add(1) > 1 {
+			return nil, errors.New("server gone")
+		}
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		conn = &recordingTransport{inner: ct}
+		return conn, nil
+	}
+	cfg := stdioConfig("srv")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 8 * time.Millisecond, MaxAttempts: 1}
+	h := mustStart(t, cfg, Options{NewTransport: newTransport})
+	mcptest.AddRuntimeTool(srv, "late") // list_changed → a re-sync whose fetch hangs
+	waitFor(t, "the re-sync to be in flight", func() bool { return lists.Load() == 2 })
+	conn.conn.Close() // the connection dies under the in-flight re-sync
+	waitFor(t, "give-up", func() bool { return h.log.has("giving up after 1 consecutive failed reconnect attempts") })
+	close(gate)
+	if h.reg.Len() != 0 {
+		t.Errorf("tools after give-up: %v", h.names())
+	}
+	if h.log.has("tool re-sync failed") {
+		t.Errorf("a re-sync cut short by the crash was reported as failed: %v", h.log.all())
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Errorf("%d connection attempts, want 2", n)
+	}
+}
+
+// recordingTransport keeps the client side of its connection, so a test can
+// break it as a dying server would.
+type recordingTransport struct {
+	inner mcp.Transport
+	conn  mcp.Connection
+}
+
+func (t *recordingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	t.conn = c
+	return c, err
 }

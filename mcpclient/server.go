@@ -376,7 +376,9 @@ func (s *Server) serve(gen *generation) error {
 		}
 		last = time.Now()
 		s.log.Info(s.prefix + ": tool list changed, re-syncing")
-		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() {
+		// A fetch cut short by the connection's end is not a failed
+		// re-sync: the loss is reported and handled right after.
+		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
 			s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
 		}
 	}
