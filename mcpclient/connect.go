@@ -89,6 +89,10 @@ func (g *generation) close() {
 
 var errServerClosing = errors.New("server connection is closing")
 
+// errGenerationStuck stops the supervisor: a generation would not close, and
+// starting another could leave two processes of one server running.
+var errGenerationStuck = errors.New("the previous connection would not close")
+
 // attempt makes one connection attempt: connect, then the startup sync.
 // It returns the established generation, or the reason it failed (with the
 // failed generation already closed).
@@ -114,7 +118,9 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
 		}
-		s.closeGeneration(gen)
+		if !s.closeGeneration(gen) {
+			return nil, fmt.Errorf("%w: %w", errGenerationStuck, err)
+		}
 		return nil, err
 	}
 	init := gen.session.InitializeResult()

@@ -232,7 +232,7 @@ func (s *Server) supervise() {
 				return
 			}
 		}
-		if s.ctx.Err() != nil {
+		if s.ctx.Err() != nil || errors.Is(err, errGenerationStuck) {
 			if gen != nil {
 				s.closeGeneration(gen)
 			}
