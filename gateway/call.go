@@ -1,0 +1,397 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/projection"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// result is a tools/call result in wire form.
+type result struct {
+	isError bool
+	// content is a JSON array of blocks that every go-sdk client decodes.
+	content json.RawMessage
+	// structured is the structuredContent value, nil when absent.
+	structured json.RawMessage
+}
+
+// handler returns the server-side body of the tool listed as name. It looks
+// the tool up at call time, so a definition replaced in the registry is
+// called as it is now.
+func (g *Gateway) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := g.call(ctx, name, req)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{}}
+		if res.structured != nil {
+			out.StructuredContent = res.structured // json.RawMessage: re-emitted as is
+		}
+		if slot, ok := ctx.Value(rawSlotKey{}).(*rawSlot); ok {
+			slot.content = res.content
+			return out, nil
+		}
+		// Only reached when the handler runs without the middleware (a test
+		// calling it directly): decode the blocks into the SDK's types, which
+		// the sanitized content always allows.
+		var typed mcp.CallToolResult
+		if err := json.Unmarshal(append(append([]byte(`{"content":`), res.content...), '}'), &typed); err != nil {
+			return nil, fmt.Errorf("gateway: decoding the content of tool %q: %w", name, err)
+		}
+		out.Content = typed.Content
+		return out, nil
+	}
+}
+
+// call executes the registry tool name for one tools/call request. The
+// error is non-nil only for a protocol error (the tool is gone).
+func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolRequest) (result, error) {
+	t, ok := g.reg.Get(name)
+	if !ok {
+		// Listed a moment ago, unregistered since (the next sync removes it).
+		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c := &inflight{session: req.Session, cancel: cancel}
+	if !g.track(c) {
+		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
+		if g.isClosed() {
+			why = errClosing
+		}
+		return errorResult("tool call refused: " + why.Error()), nil
+	}
+	defer g.untrack(c)
+
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		fwd := startProgress(ctx, req.Session, tok, g.log)
+		defer fwd.stop()
+		ctx = mcpclient.WithProgress(ctx, fwd.forward)
+	}
+	args := req.Params.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if ctx.Err() != nil {
+		return cancelled(ctx, "tool call aborted before dispatch"), nil
+	}
+	out, err := t.Execute(ctx, args)
+	if ctx.Err() != nil {
+		return cancelled(ctx, "tool call aborted"), nil
+	}
+	if err != nil {
+		var te *mcpclient.ToolError
+		if errors.As(err, &te) && len(te.Result) > 0 {
+			if res, perr := fromRaw(te.Result, name); perr == nil {
+				res.isError = true
+				return res, nil
+			}
+		}
+		return errorResult(err.Error()), nil
+	}
+	if len(out.Value) > 0 && !json.Valid(out.Value) {
+		return errorResult(fmt.Sprintf("tool %q returned invalid output: value is not valid JSON", name)), nil
+	}
+	return fromOutput(t, out), nil
+}
+
+// cancelled is the result of a call whose context ended: the registry's
+// text when the client itself cancelled (it ignores the answer), else the
+// reason the gateway cancelled it.
+func cancelled(ctx context.Context, clientText string) result {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errClosing) || errors.Is(cause, errSessionClosed) {
+		return errorResult("tool call cancelled: " + cause.Error())
+	}
+	return errorResult(clientText)
+}
+
+// errorResult is an isError result with the registry's text for a failure.
+func errorResult(msg string) result {
+	return result{isError: true, content: textBlocks("Error: " + msg)}
+}
+
+// textBlocks returns a content array of one text block per text.
+func textBlocks(texts ...string) json.RawMessage {
+	blocks := make([]tool.Content, len(texts))
+	for i, s := range texts {
+		blocks[i] = tool.Text(s)
+	}
+	return mustJSON(blocks)
+}
+
+// fromOutput maps a tool's successful Output to a result: the original MCP
+// result for an MCP-backed tool, the text content (and the value, when the
+// tool declares an output schema) for any other.
+func fromOutput(t tool.Tool, out tool.Output) result {
+	if isCanonical(out.Value) {
+		if res, err := fromRaw(out.Value, t.Name); err == nil {
+			return res
+		}
+	}
+	content := out.Content
+	if content == nil {
+		content = []tool.Content{}
+	}
+	res := result{content: sanitize(mustJSON(content))}
+	if hasSchema(t.OutputSchema) && hasSchema(out.Value) {
+		res.structured = out.Value
+	}
+	return res
+}
+
+// hasSchema reports whether b holds a JSON value other than null.
+func hasSchema(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && string(b) != "null"
+}
+
+// isCanonical reports whether v has the shape of mcpclient's canonical
+// value: an object with a content array and at most structuredContent
+// besides.
+func isCanonical(v json.RawMessage) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(v, &members) != nil {
+		return false
+	}
+	content, ok := members["content"]
+	if !ok || len(content) == 0 || content[0] != '[' {
+		return false
+	}
+	for k := range members {
+		if k != "content" && k != "structuredContent" {
+			return false
+		}
+	}
+	return true
+}
+
+// fromRaw maps the raw JSON of an MCP tools/call result (or the canonical
+// value built from one) to a result: content blocks kept, sanitized;
+// structuredContent kept unless null; a result without a content array
+// (the legacy toolResult shape, or none) becomes its projected text.
+func fromRaw(raw json.RawMessage, name string) (result, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return result{}, fmt.Errorf("tool %q: result is not a JSON object: %w", name, err)
+	}
+	var res result
+	if content := members["content"]; len(content) > 0 && content[0] == '[' {
+		res.content = sanitize(content)
+	} else {
+		p, err := projection.Project(raw, projection.Options{RawName: name})
+		if err != nil {
+			return result{}, err // unreachable: raw is an object
+		}
+		res.content = textBlocks(p.Text)
+	}
+	if s := members["structuredContent"]; hasSchema(s) {
+		res.structured = s
+	}
+	return res, nil
+}
+
+// sanitize returns content (a JSON array) with every block the go-sdk
+// cannot decode replaced by a text block holding its projection; content
+// itself when every block decodes.
+func sanitize(content json.RawMessage) json.RawMessage {
+	if decodable(content) {
+		return content
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return textBlocks("[unsupported MCP content: not an array]") // unreachable: callers pass an array
+	}
+	out := []byte{'['}
+	for i, b := range blocks {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if decodable(append(append([]byte{'['}, b...), ']')) {
+			out = append(out, b...)
+			continue
+		}
+		out = append(out, mustJSON(tool.Text(diagnostic(b)))...)
+	}
+	return append(out, ']')
+}
+
+// decodable reports whether the go-sdk decodes the content array.
+func decodable(content json.RawMessage) bool {
+	var probe mcp.CallToolResult
+	return json.Unmarshal(append(append([]byte(`{"content":`), content...), '}'), &probe) == nil
+}
+
+// diagnostic is the projected text of one content block: what a model
+// would see of it (UPSTREAM §4.6).
+func diagnostic(block json.RawMessage) string {
+	p, err := projection.Project(append(append([]byte(`{"content":[`), block...), ']', '}'), projection.Options{})
+	if err != nil {
+		return "[unsupported MCP content block]" // unreachable: the wrapper is an object
+	}
+	return p.Text
+}
+
+// mustJSON marshals a value that always marshals, without HTML escaping so
+// texts keep their bytes.
+func mustJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("gateway: marshaling %T: %v", v, err)) // a fixed, marshalable type
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// rawSlotKey carries a *rawSlot from the middleware to the tool
+// handler of the same request.
+type rawSlotKey struct{}
+
+// rawSlot receives the content array a handler wants on the wire.
+type rawSlot struct {
+	content json.RawMessage
+}
+
+// middleware runs around every request the server receives. For
+// tools/call it puts the handler's raw content array on the wire in place
+// of the SDK's typed content, so blocks reach the client byte for byte
+// (unknown fields, key order, number digits); the SDK's own fields (_meta,
+// resultType, isError, structuredContent) are marshaled by the SDK. A
+// subscriptions/listen stream (which parks until cancelled) is tracked like
+// a call, so closing a session always ends it: the SDK's own cancellation
+// misses a listen that arrives while the session closes, and its Close then
+// waits forever.
+func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/call":
+			slot := &rawSlot{}
+			res, err := next(context.WithValue(ctx, rawSlotKey{}, slot), method, req)
+			typed, ok := res.(*mcp.CallToolResult)
+			if err != nil || !ok || slot.content == nil {
+				return res, err
+			}
+			return &rawResult{CallToolResult: typed, content: slot.content}, nil
+		case "subscriptions/listen":
+			ctx, cancel := context.WithCancelCause(ctx)
+			defer cancel(nil)
+			session, _ := req.GetSession().(*mcp.ServerSession)
+			c := &inflight{session: session, cancel: cancel}
+			if !g.track(c) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session is closing"}
+			}
+			defer g.untrack(c)
+			return next(ctx, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// rawResult is a CallToolResult whose content is marshaled from raw bytes.
+// Embedding keeps it an mcp.Result, so the SDK still stamps its _meta and
+// resultType on the embedded value.
+type rawResult struct {
+	*mcp.CallToolResult
+	content json.RawMessage
+}
+
+// MarshalJSON marshals the SDK's result and swaps in the raw content.
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	typed, err := json.Marshal(r.CallToolResult)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling tools/call result: %w", err) // unreachable: every field holds valid JSON
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(typed, &members); err != nil {
+		return nil, fmt.Errorf("re-reading tools/call result: %w", err) // unreachable: the SDK marshals an object
+	}
+	members["content"] = r.content
+	return mustJSON(members), nil
+}
+
+// progressForwarder sends a backend's progress for one call to the client
+// that made it. The backend's notification goroutine must not block
+// (mcpclient.WithProgress), so forward only stores the latest update and a
+// goroutine of the call sends it: a burst coalesces to its latest value,
+// which keeps progress increasing.
+type progressForwarder struct {
+	ctx     context.Context // the call's: it carries the request for HTTP routing
+	session *mcp.ServerSession
+	token   any
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	pending *mcp.ProgressNotificationParams // guarded by mu
+
+	wake    chan struct{} // buffer 1
+	stopped chan struct{} // closed by stop
+	done    chan struct{} // closed when run returned
+}
+
+func startProgress(ctx context.Context, session *mcp.ServerSession, token any, log *slog.Logger) *progressForwarder {
+	f := &progressForwarder{
+		ctx: ctx, session: session, token: token, log: log,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
+	}
+	go f.run()
+	return f
+}
+
+// forward is the mcpclient.ProgressFunc of the call.
+func (f *progressForwarder) forward(progress, total float64, message string) {
+	f.mu.Lock()
+	f.pending = &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: progress, Total: total, Message: message}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default: // a send is due already and will take the latest value
+	}
+}
+
+func (f *progressForwarder) run() {
+	defer close(f.done)
+	for {
+		select {
+		case <-f.wake:
+			f.flush()
+		case <-f.stopped:
+			f.flush() // the last update goes out before the result
+			return
+		case <-f.ctx.Done():
+			return
+		}
+	}
+}
+
+func (f *progressForwarder) flush() {
+	f.mu.Lock()
+	p := f.pending
+	f.pending = nil
+	f.mu.Unlock()
+	if p == nil || f.ctx.Err() != nil {
+		return
+	}
+	if err := f.session.NotifyProgress(f.ctx, p); err != nil {
+		f.log.Debug(fmt.Sprintf("gateway: forwarding progress: %v", err))
+	}
+}
+
+// stop ends forwarding and waits for the goroutine, so no progress follows
+// the call's result.
+func (f *progressForwarder) stop() {
+	close(f.stopped)
+	<-f.done
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// scenarioResult is one conformance scenario's outcome.
+type scenarioResult struct {
+	passed   bool
+	failures []string // check id: message, for the failed checks
+	warnings []string // the same for the checks that only warned
+}
+
+// The official conformance suite's server scenarios, against the gateway in
+// front of the go-sdk conformance everything-server (a stdio child).
+//
+// Run 1 serves the tools as the gateway always does, mcp__everything__<raw>:
+// the scenarios that call a fixed tool name (test_simple_text, …), or use
+// prompts, resources or completion (the gateway serves tools only) cannot
+// pass. Run 2 puts a renaming registry in between (raw names, bodies of the
+// bridged tools), so the tools-call scenarios exercise the real forwarding
+// path: content types, isError and progress must pass; logging, sampling
+// and elicitation need server-to-client forwarding, which the bridge does
+// not do.
+func TestConformanceServerScenarios(t *testing.T) {
+	conformance := mcptest.ThirdPartyBin(t, "conformance")
+	dir := t.TempDir()
+	server := filepath.Join(dir, "everything-server")
+	build := exec.Command("go", "build", "-o", server, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the go-sdk conformance everything-server: %v\n%s", err, out)
+	}
+	reg := tool.NewRegistry()
+	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: server}
+	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	always := []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"}
+	forwarded := []string{
+		"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
+		"tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
+		"json-schema-2020-12", "server-sse-polling",
+	}
+
+	t.Run("namespaced", func(t *testing.T) {
+		results := runConformance(t, conformance, newGateway(t, reg, Options{}), filepath.Join(dir, "namespaced"))
+		mustPass(t, results, always)
+		for name, r := range results {
+			if strings.HasPrefix(name, "tools-call-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "unknown tool")) {
+				t.Errorf("%s: want a failure for the namespaced name (unknown tool), got %+v", name, r)
+			}
+		}
+	})
+	t.Run("raw names", func(t *testing.T) {
+		aliases := tool.NewRegistry()
+		var defs []tool.Tool
+		for _, tl := range reg.List() {
+			public := tl.Name
+			tl.Name = strings.TrimPrefix(public, "mcp__everything__")
+			tl.Execute = func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
+				bridged, ok := reg.Get(public)
+				if !ok {
+					return tool.Output{}, fmt.Errorf("bridged tool %q is gone", public)
+				}
+				return bridged.Execute(ctx, args)
+			}
+			defs = append(defs, tl)
+		}
+		if _, err := aliases.Register(defs...); err != nil {
+			t.Fatal(err)
+		}
+		results := runConformance(t, conformance, newGateway(t, aliases, Options{}), filepath.Join(dir, "raw"))
+		mustPass(t, results, append(slices.Clone(always), forwarded...))
+	})
+}
+
+// runConformance serves g over HTTP, runs every server scenario against
+// it, logs a per-scenario table and returns the results.
+func runConformance(t *testing.T, conformance string, g *Gateway, out string) map[string]scenarioResult {
+	t.Helper()
+	base := serveHTTP(t, g, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
+	defer cancel()
+	run := exec.CommandContext(ctx, conformance, "server", "--suite", "all", "--url", base+"/mcp", "-o", out)
+	// The suite needs Node 22, installed next to it.
+	run.Env = append(os.Environ(), "PATH="+filepath.Dir(conformance)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	output, err := run.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conformance suite did not finish: %v\n%s", err, output)
+	}
+	// A failing scenario makes the suite exit 1; the results say which.
+	dirs, rerr := os.ReadDir(out)
+	if rerr != nil || len(dirs) == 0 {
+		t.Fatalf("conformance suite left no results (%v, %v):\n%s", err, rerr, output)
+	}
+	results := map[string]scenarioResult{}
+	for _, d := range dirs {
+		m := resultDir.FindStringSubmatch(d.Name())
+		if m == nil {
+			t.Fatalf("unexpected result directory %q", d.Name())
+		}
+		name := m[1]
+		data, err := os.ReadFile(filepath.Join(out, d.Name(), "checks.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []struct {
+			ID, Status, ErrorMessage string
+		}
+		if err := json.Unmarshal(data, &checks); err != nil {
+			t.Fatalf("%s: %v", d.Name(), err)
+		}
+		r := scenarioResult{passed: len(checks) > 0}
+		for _, c := range checks {
+			switch c.Status {
+			case "SUCCESS", "INFO":
+			case "WARNING": // a SHOULD the SDK does not do; the suite counts it as passed
+				r.warnings = append(r.warnings, c.ID+": "+c.ErrorMessage)
+			default:
+				r.passed = false
+				r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
+			}
+		}
+		results[name] = r
+	}
+	var table strings.Builder
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for name := range results {
+			if !yield(name) {
+				return
+			}
+		}
+	}) {
+		r := results[name]
+		status := "PASS"
+		if !r.passed {
+			status = "FAIL " + strings.Join(r.failures, "; ")
+		}
+		if len(r.warnings) > 0 {
+			status += " (warnings: " + strings.Join(r.warnings, "; ") + ")"
+		}
+		fmt.Fprintf(&table, "%-32s %s\n", name, status)
+	}
+	t.Logf("conformance server scenarios:\n%s", table.String())
+	return results
+}
+
+// resultDir matches the suite's result directories,
+// server-<scenario>-<ISO timestamp>.
+var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T`)
+
+// mustPass fails the test for each named scenario that did not pass.
+func mustPass(t *testing.T, results map[string]scenarioResult, names []string) {
+	t.Helper()
+	for _, name := range names {
+		if r, ok := results[name]; !ok || !r.passed {
+			t.Errorf("scenario %s: want a pass, got %+v (ran: %v)", name, r, ok)
+		}
+	}
+}

@@ -1,0 +1,22 @@
+// Package gateway serves every tool of a tool.Registry as one MCP server, so
+// any MCP client (an IDE, an agent, another harness) pointed at mcpbridge
+// sees the namespaced tools of all configured servers.
+//
+// A Gateway is a go-sdk mcp.Server whose tool set mirrors the registry: same
+// public names, descriptions, schema bytes and order (sorted by name,
+// paginated). It watches the registry and applies each change as a diff, so
+// a tool that stays is never removed and re-added, and the SDK debounces a
+// burst of changes into one notifications/tools/list_changed per session.
+//
+// tools/call runs the registry's tool with the client's context (its
+// cancellation reaches an MCP backend as notifications/cancelled) and
+// forwards backend progress to the caller's progress token. Results keep the
+// backend's original content blocks and structuredContent, byte for byte;
+// the choices for the cases in between are documented on [Gateway].
+//
+// The same Gateway serves any number of sessions at once: [Gateway.ServeStdio]
+// for one client on a pair of pipes, [Gateway.Handler] for Streamable HTTP at
+// /mcp (plus /healthz), with the safety checks a local tool server needs:
+// loopback-only [Listen] unless a bearer token is set, a constant-time token
+// check, and Host/Origin checks against DNS rebinding.
+package gateway

@@ -1,0 +1,450 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// DefaultShutdownTimeout bounds how long Close (or the end of a session)
+// waits for the cancelled calls to be answered and the sessions to close.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// ErrClosed is returned by the Serve methods when the Gateway is closed.
+var ErrClosed = errors.New("gateway is closed")
+
+// Causes of a cancelled call, shown to the client in its isError result.
+var (
+	errClosing       = errors.New("the gateway is shutting down")
+	errSessionClosed = errors.New("the client session is closing")
+)
+
+// Options configure a Gateway. The zero value of every field is useful, and
+// New does not modify or retain the struct (it copies what it needs).
+type Options struct {
+	// Implementation is what the gateway reports in initialize; nil means
+	// {Name: "mcpbridge", Version: mcpclient.Version}.
+	Implementation *mcp.Implementation
+	// PageSize bounds one tools/list page; 0 means mcp.DefaultPageSize.
+	PageSize int
+	// Logger receives the gateway's and the SDK server's log lines; nil
+	// discards them.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds Close (and the end of a Serve method) after
+	// in-flight calls were cancelled; 0 means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+
+	// Health reports the backends for /healthz; nil reports none. It is
+	// called on every health request, so it must be cheap and safe for
+	// concurrent use, and what it returns is served as is: it must hold no
+	// secrets (see BackendStateOf).
+	Health func() []BackendState
+	// BearerToken, when non-empty, is required on every HTTP request as
+	// "Authorization: Bearer <token>" (else 401). It also lets Listen bind
+	// a non-loopback address.
+	BearerToken string
+	// AllowedOrigins lists browser origins ("https://app.example.com")
+	// allowed besides loopback ones. A request whose Origin header is
+	// neither is refused with 403 (DNS rebinding protection); a request
+	// without Origin (any non-browser client) is not affected.
+	AllowedOrigins []string
+	// InsecureAllowNonLoopback lets Listen bind a non-loopback address
+	// without a BearerToken, exposing every tool to the network
+	// unauthenticated. Named loudly on purpose.
+	InsecureAllowNonLoopback bool
+}
+
+// Gateway is an MCP server whose tools are a registry's tools. Create it with
+// New and stop it with Close; every method is safe for concurrent use.
+//
+// Results of tools/call:
+//
+//   - success of an MCP-backed tool: the backend's content blocks as
+//     received (each block's bytes, unknown fields included) and its
+//     structuredContent (numbers keep their digits), taken from the
+//     canonical Output.Value {"content":[…],"structuredContent":…};
+//   - success of any other registry tool: its text Content, plus its Value
+//     as structuredContent when the tool declares an OutputSchema;
+//   - isError of an MCP backend (*mcpclient.ToolError): the backend's own
+//     failed result, passed through the same way, isError kept;
+//   - any other failure (backend down, timeout, invalid output, a Go tool's
+//     error, a cancelled call): an isError result with the registry's text
+//     "Error: <message>";
+//   - an unknown tool: JSON-RPC error -32602 `unknown tool "<name>"`, as the
+//     MCP spec and the SDK have it for names the server does not list.
+//
+// A content block the go-sdk's typed Content cannot decode (an unknown type,
+// a bare number, a text that is not a string, undecodable base64) is
+// replaced by a text block holding the bridge's projection of it (the
+// upstream diagnostic, such as "[unsupported MCP content type: video]"),
+// because SDK clients reject a whole result for one such block: the other
+// blocks and the call survive. The original stays available to programmatic
+// callers of the registry (Result.Value).
+type Gateway struct {
+	reg     *tool.Registry
+	opts    Options
+	log     *slog.Logger
+	server  *mcp.Server
+	http    *mcp.StreamableHTTPHandler
+	timeout time.Duration
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{} // closed by Close
+
+	mu     sync.Mutex
+	closed bool                   // guarded by mu
+	calls  map[*inflight]struct{} // calls in flight; guarded by mu
+	// closing marks the sessions ServeTransport is closing; guarded by mu.
+	closing map[*mcp.ServerSession]bool
+	// answering counts the tools/call requests read on stdio-like
+	// sessions and the HTTP POSTs that have not been answered yet.
+	answering pending
+
+	syncMu     sync.Mutex
+	advertised map[string]advertisement // what the server lists; guarded by syncMu
+	stopWatch  func()
+	syncDone   chan struct{} // closed when the watch goroutine returned
+}
+
+// inflight is one tools/call (or subscriptions/listen stream) being
+// served, so Close and a session's end can cancel it.
+type inflight struct {
+	session *mcp.ServerSession
+	cancel  context.CancelCauseFunc
+}
+
+// advertisement is what the server lists for one registry tool, to tell a
+// changed definition from one that stayed. ok is false when the tool could
+// not be advertised (it is then not listed, and not retried until its
+// definition changes).
+type advertisement struct {
+	description, input, output string
+	ok                         bool
+}
+
+// New returns a Gateway serving reg's tools. It lists the current tools at
+// once and starts a goroutine that follows the registry's changes until
+// Close. reg must not be nil.
+func New(reg *tool.Registry, opts Options) *Gateway {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	impl := &mcp.Implementation{Name: "mcpbridge", Version: mcpclient.Version}
+	if opts.Implementation != nil {
+		copied := *opts.Implementation
+		impl = &copied
+	}
+	timeout := opts.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = DefaultShutdownTimeout
+	}
+	opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
+	g := &Gateway{
+		reg:        reg,
+		opts:       opts,
+		log:        log,
+		timeout:    timeout,
+		done:       make(chan struct{}),
+		calls:      make(map[*inflight]struct{}),
+		closing:    make(map[*mcp.ServerSession]bool),
+		advertised: make(map[string]advertisement),
+		syncDone:   make(chan struct{}),
+	}
+	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
+		Logger:   log,
+		PageSize: opts.PageSize,
+		// Tools only: the gateway forwards no logging, prompts or resources.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	g.server.AddReceivingMiddleware(g.middleware)
+	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		&mcp.StreamableHTTPOptions{
+			Logger: log,
+			// Resumable SSE streams (bounded to 10 MiB): a client whose
+			// stream drops mid-call reconnects and still gets its result.
+			EventStore: mcp.NewMemoryEventStore(nil),
+		})
+
+	// Watch before the first sync, so no change falls in between.
+	changed, stop := reg.Watch()
+	g.stopWatch = stop
+	g.sync()
+	go g.follow(changed)
+	return g
+}
+
+// follow re-syncs after every registry change until Close. The registry
+// coalesces a burst into one wake-up.
+func (g *Gateway) follow(changed <-chan struct{}) {
+	defer close(g.syncDone)
+	for {
+		select {
+		case <-changed:
+			g.sync()
+		case <-g.done:
+			return
+		}
+	}
+}
+
+// sync makes the server's tool set equal the registry's by a diff: a tool
+// whose definition stayed is left alone (never removed and re-added, so a
+// client listing meanwhile never misses it), a changed one is replaced in
+// place, a gone one removed. Each change makes the SDK (re)arm its debounce
+// timer, so a whole sync ends in one list_changed per session.
+func (g *Gateway) sync() {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	tools := g.reg.List()
+	present := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		present[t.Name] = true
+		ad := advertisement{description: t.Description, input: string(t.InputSchema), output: string(t.OutputSchema)}
+		old, known := g.advertised[t.Name]
+		if known && old.description == ad.description && old.input == ad.input && old.output == ad.output {
+			continue
+		}
+		err := g.addTool(t)
+		ad.ok = err == nil
+		if err != nil {
+			g.log.Warn(fmt.Sprintf("gateway: tool %q is not served: %v", t.Name, err))
+			if known && old.ok {
+				g.server.RemoveTools(t.Name)
+			}
+		}
+		g.advertised[t.Name] = ad
+	}
+	var gone []string
+	for name, ad := range g.advertised {
+		if !present[name] {
+			delete(g.advertised, name)
+			if ad.ok {
+				gone = append(gone, name)
+			}
+		}
+	}
+	if len(gone) > 0 {
+		g.server.RemoveTools(gone...)
+	}
+}
+
+// addTool lists t on the server, or replaces its listing.
+func (g *Gateway) addTool(t tool.Tool) (err error) {
+	in, err := inputSchema(t.InputSchema)
+	if err != nil {
+		return err
+	}
+	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: in}
+	if out := bytes.TrimSpace(t.OutputSchema); len(out) > 0 && string(out) != "null" {
+		mt.OutputSchema = json.RawMessage(t.OutputSchema)
+	}
+	// The SDK validates a tool by panicking (for example on an x-mcp-header
+	// annotation it rejects) before it takes any lock; one bad backend
+	// schema must not take the gateway down.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refused its definition: %v", r)
+		}
+	}()
+	g.server.AddTool(mt, g.handler(t.Name))
+	return nil
+}
+
+// inputSchema returns the schema to advertise for a registry input schema:
+// the bytes untouched when they are an object schema, {"type":"object"} for
+// none (a tool that takes anything), and the object with "type":"object"
+// added in front when it has no type (MCP requires an object schema; the
+// SDK refuses anything else).
+func inputSchema(s json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(s)
+	if len(trimmed) == 0 {
+		return json.RawMessage(`{"type":"object"}`), nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &members); err != nil || members == nil {
+		return nil, fmt.Errorf("its input schema is not a JSON object: %.100s", trimmed)
+	}
+	typ, ok := members["type"]
+	if !ok {
+		rest := bytes.TrimSpace(trimmed[1:])
+		out := []byte(`{"type":"object"`)
+		if rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...), nil
+	}
+	var name string
+	if err := json.Unmarshal(typ, &name); err != nil || name != "object" {
+		return nil, fmt.Errorf(`its input schema has type %s, but MCP requires "object"`, typ)
+	}
+	return s, nil
+}
+
+// track registers a call so Close and the end of its session can cancel
+// it; false means the gateway is closed and the call must not start.
+func (g *Gateway) track(c *inflight) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.closing[c.session] {
+		return false
+	}
+	g.calls[c] = struct{}{}
+	return true
+}
+
+func (g *Gateway) untrack(c *inflight) {
+	g.mu.Lock()
+	delete(g.calls, c)
+	g.mu.Unlock()
+}
+
+// cancelCalls cancels the calls in flight of session (all sessions when
+// session is nil) with cause, and refuses the session's new ones.
+func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
+	g.mu.Lock()
+	if session != nil {
+		g.closing[session] = true
+	}
+	var cancels []context.CancelCauseFunc
+	for c := range g.calls {
+		if session == nil || c.session == session {
+			cancels = append(cancels, c.cancel)
+		}
+	}
+	g.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(cause)
+	}
+}
+
+func (g *Gateway) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// Close shuts the gateway down: it stops following the registry, cancels
+// every call in flight, waits until each of those calls has been answered
+// on the wire (an isError result saying the gateway is shutting down), and
+// then closes every session over every transport; all of it within
+// Options.ShutdownTimeout. It is idempotent and returns the first call's
+// result: an error says what did not finish in time (a tool that ignores
+// cancellation), which is then left to end on its own.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() {
+		deadline := time.Now().Add(g.timeout)
+		g.mu.Lock()
+		g.closed = true
+		g.mu.Unlock()
+		close(g.done)
+		g.stopWatch()
+		<-g.syncDone
+		g.cancelCalls(nil, errClosing)
+		// A session's Close drops the replies it has not written yet, so
+		// the answers to the cancelled calls go out first.
+		answered := g.unanswered(g.answering.wait(deadline))
+		var sessions []*mcp.ServerSession
+		for ss := range g.server.Sessions() {
+			sessions = append(sessions, ss)
+		}
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline))
+	})
+	return g.closeErr
+}
+
+// unanswered reports calls left unanswered at the shutdown deadline.
+func (g *Gateway) unanswered(left int) error {
+	if left == 0 {
+		return nil
+	}
+	return fmt.Errorf("gateway: %d call(s) still unanswered when the shutdown timeout (%v) passed: a tool ignores cancellation", left, g.timeout)
+}
+
+// closeSessions closes sessions concurrently and waits for them until
+// deadline.
+func (g *Gateway) closeSessions(sessions []*mcp.ServerSession, deadline time.Time) error {
+	if len(sessions) == 0 {
+		return nil
+	}
+	closed := make(chan struct{}, len(sessions))
+	for _, ss := range sessions {
+		go func() {
+			ss.Close()
+			closed <- struct{}{}
+		}()
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for left := len(sessions); left > 0; left-- {
+		select {
+		case <-closed:
+		case <-timer.C:
+			return fmt.Errorf("gateway: %d of %d sessions did not close within the shutdown timeout (%v)", left, len(sessions), g.timeout)
+		}
+	}
+	return nil
+}
+
+// ServeTransport serves one client session over t, any go-sdk transport
+// (for example one of mcp.NewInMemoryTransports, for an in-process client),
+// until the client leaves, ctx is done or the Gateway is closed. When ctx
+// ends first, the session's calls in flight are cancelled and answered (an
+// isError result saying the session is closing) before the session is
+// closed, all within Options.ShutdownTimeout. It returns nil once the
+// session is over, however the client left; ErrClosed when the Gateway was
+// closed before the session started; an error when the session could not
+// start or did not close in time.
+func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
+	if g.isClosed() {
+		return ErrClosed
+	}
+	tt := &trackedTransport{Transport: t, gateway: &g.answering}
+	ss, err := g.server.Connect(ctx, tt, nil)
+	if err != nil {
+		return fmt.Errorf("gateway: connecting a client session: %w", err)
+	}
+	// Close snapshots the sessions after marking itself closed: a session
+	// connected after the snapshot sees the mark here.
+	if g.isClosed() { // untested: needs Close to run between the two checks
+		g.closeSessions([]*mcp.ServerSession{ss}, time.Now().Add(g.timeout))
+		return ErrClosed
+	}
+	defer func() {
+		g.mu.Lock()
+		delete(g.closing, ss)
+		g.mu.Unlock()
+	}()
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		// However the client left (EOF, a closed pipe after a write), its
+		// session is over and nothing is left to do: not a serve failure.
+		if err != nil {
+			g.log.Debug(fmt.Sprintf("gateway: client session ended: %v", err))
+		}
+		return nil
+	case <-ctx.Done():
+		deadline := time.Now().Add(g.timeout)
+		g.cancelCalls(ss, errSessionClosed)
+		err := errors.Join(g.unanswered(tt.conn.pending.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
+		if err != nil {
+			return err
+		}
+		<-ended
+		return nil
+	}
+}

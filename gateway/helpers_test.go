@@ -1,0 +1,397 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// testTimeout bounds every wait of a test: generous, so a loaded machine
+// does not flake, and still a clear failure when something hangs.
+const testTimeout = 30 * time.Second
+
+// backend is one fixture MCP server behind an mcp-client server that
+// registers its tools in a registry.
+type backend struct {
+	name      string
+	fixture   *mcp.Server
+	cancelled chan struct{} // one value per slow call ended by cancellation
+	client    *mcpclient.Server
+	kill      func() // closes the fixture's sessions: the server "dies"
+}
+
+// startBackend starts the mcptest fixture under serverName name, connected
+// in memory, and waits until its tools are registered in reg.
+func startBackend(t *testing.T, reg *tool.Registry, name string, opts mcptest.FixtureOptions) *backend {
+	t.Helper()
+	b := &backend{name: name, cancelled: make(chan struct{}, 16)}
+	opts.OnCancel = func() { b.cancelled <- struct{}{} }
+	b.fixture = mcptest.Fixture(opts)
+	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
+	var (
+		mu       sync.Mutex
+		sessions []*mcp.ServerSession
+	)
+	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := b.fixture.Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		sessions = append(sessions, ss)
+		mu.Unlock()
+		return ct, nil
+	}})
+	if err != nil {
+		t.Fatalf("starting backend %q: %v", name, err)
+	}
+	b.client = c
+	b.kill = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ss := range sessions {
+			ss.Close()
+		}
+	}
+	// Cleanups run last-in first-out: the client first, then its server.
+	t.Cleanup(b.kill)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatalf("backend %q did not start: %v", name, err)
+	}
+	return b
+}
+
+// newGateway returns a gateway over reg that is closed (cleanly) at the end
+// of the test.
+func newGateway(t *testing.T, reg *tool.Registry, opts Options) *Gateway {
+	t.Helper()
+	g := New(reg, opts)
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return g
+}
+
+// client is a go-sdk client session with what the gateway sent it.
+type client struct {
+	session     *mcp.ClientSession
+	listChanged atomic.Int64
+	changed     chan struct{} // one value per list_changed, buffered
+	progress    chan *mcp.ProgressNotificationParams
+}
+
+func newSDKClient(c *client) *mcp.Client {
+	c.changed = make(chan struct{}, 1000)
+	c.progress = make(chan *mcp.ProgressNotificationParams, 100)
+	return mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			c.listChanged.Add(1)
+			c.changed <- struct{}{}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.progress <- req.Params
+		},
+	})
+}
+
+// connectInMemory connects a go-sdk client to g over an in-memory pipe,
+// served by ServeTransport until the end of the test.
+func connectInMemory(t *testing.T, g *Gateway) *client {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.ServeTransport(ctx, st) }()
+	c := &client{}
+	cs, err := newSDKClient(c).Connect(ctx, ct, nil)
+	if err != nil {
+		stop()
+		<-served
+		t.Fatalf("connecting a client in memory: %v", err)
+	}
+	c.session = cs
+	t.Cleanup(func() {
+		cs.Close()
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("ServeTransport: %v", err)
+		}
+	})
+	return c
+}
+
+// names lists the tools the client sees, in order, following pages.
+func (c *client) names(t *testing.T) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var out []string
+	for tl, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("listing tools: %v", err)
+		}
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// call calls a tool and fails the test on a protocol error.
+func (c *client) call(t *testing.T, name, args string) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	params := &mcp.CallToolParams{Name: name}
+	if args != "" {
+		params.Arguments = json.RawMessage(args)
+	}
+	res, err := c.session.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("calling %s: %v", name, err)
+	}
+	return res
+}
+
+// texts returns the texts of a result's text blocks.
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or testTimeout passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitSignal waits for one value on ch or fails after testTimeout.
+func waitSignal[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(testTimeout):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// publicNames returns mcp__<server>__<raw> for each raw name, sorted.
+func publicNames(servers []string, raws []string) []string {
+	var out []string
+	for _, s := range servers {
+		for _, r := range raws {
+			out = append(out, mcpclient.PublicToolName(s, r))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// goTool is a registry tool with a Go body.
+func goTool(name string, body tool.Func) tool.Tool {
+	return tool.Tool{Name: name, Description: "Go tool " + name, InputSchema: json.RawMessage(`{"type":"object"}`), Execute: body}
+}
+
+// textBody returns a body that answers text.
+func textBody(text string) tool.Func {
+	return func(context.Context, json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text(text)}}, nil
+	}
+}
+
+// logRecorder keeps the gateway's own log lines (those starting with
+// "gateway: "; the SDK server logs through the same logger).
+type logRecorder struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *logRecorder) logger() *slog.Logger { return slog.New(r) }
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	if strings.HasPrefix(rec.Message, "gateway: ") {
+		r.mu.Lock()
+		r.lines = append(r.lines, rec.Message)
+		r.mu.Unlock()
+	}
+	return nil
+}
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
+
+func (r *logRecorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lines)
+}
+
+func (r *logRecorder) has(part string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.lines, func(l string) bool { return strings.Contains(l, part) })
+}
+
+func (r *logRecorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.lines, "\n")
+}
+
+// startRawBackend starts a scripted raw MCP server (for results the SDK
+// cannot produce) under serverName name, and waits for its tools.
+func startRawBackend(t *testing.T, reg *tool.Registry, name string, script mcptest.RawScript) *mcpclient.Server {
+	t.Helper()
+	raw := mcptest.NewRawServer(script)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var closers []io.Closer
+	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
+	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		mu.Lock()
+		closers = append(closers, cw, sr)
+		mu.Unlock()
+		wg.Go(func() {
+			raw.Serve(context.Background(), sr, sw)
+			sw.Close()
+		})
+		return &mcp.IOTransport{Reader: cr, Writer: cw}, nil
+	}})
+	if err != nil {
+		t.Fatalf("starting raw backend %q: %v", name, err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		for _, c := range closers {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatalf("raw backend %q did not start: %v", name, err)
+	}
+	return c
+}
+
+// rawClient speaks newline-delimited JSON-RPC to a gateway over ServeStdio,
+// so tests see the exact bytes on the wire.
+type rawClient struct {
+	t      *testing.T
+	w      io.WriteCloser
+	lines  chan []byte
+	nextID int
+}
+
+// wireMessage is one JSON-RPC message as received.
+type wireMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// connectRaw serves a stdio session of g on pipes and initializes it.
+func connectRaw(t *testing.T, g *Gateway) *rawClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.ServeStdio(ctx, inR, outW) }()
+	c := &rawClient{t: t, w: inW, lines: make(chan []byte, 100)}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			c.lines <- slices.Clone(sc.Bytes())
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+		outR.Close()
+		<-read
+	})
+	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *rawClient) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		c.t.Fatalf("writing to the gateway: %v", err)
+	}
+}
+
+// request sends a request and returns its response, skipping
+// notifications.
+func (c *rawClient) request(method, params string) wireMessage {
+	c.t.Helper()
+	c.nextID++
+	id := strconv.Itoa(c.nextID)
+	c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`)
+	return c.response(id)
+}
+
+// response waits for the response with the given raw id.
+func (c *rawClient) response(id string) wireMessage {
+	c.t.Helper()
+	for {
+		line := waitSignal(c.t, c.lines, "a response to request "+id)
+		var m wireMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.t.Fatalf("gateway sent invalid JSON %q: %v", line, err)
+		}
+		if string(m.ID) == id && m.Method == "" {
+			return m
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+// DefaultHTTPAddr is the address to serve Streamable HTTP on when the user
+// names none: loopback only, so nothing off the machine can reach it.
+const DefaultHTTPAddr = "127.0.0.1:7410"
+
+// BackendState is one backend server's health as /healthz reports it.
+type BackendState struct {
+	// Name identifies the backend (its serverName).
+	Name string `json:"name"`
+	// State is the backend's connection state ("ready", "reconnecting", …).
+	State string `json:"state"`
+	// OK reports whether the backend serves calls now.
+	OK bool `json:"ok"`
+	// Tools is the number of tools the backend has registered.
+	Tools int `json:"tools"`
+	// Error is the last failure, if any; it must hold no secrets.
+	Error string `json:"error,omitempty"`
+}
+
+// BackendStateOf maps an mcp-client server's status to its health entry: OK
+// when ready; URLs in the error lose their credentials and query (where API
+// keys travel).
+func BackendStateOf(st mcpclient.Status) BackendState {
+	return BackendState{
+		Name:  st.ServerName,
+		State: string(st.State),
+		OK:    st.State == mcpclient.StateReady,
+		Tools: st.Tools,
+		Error: redactURLs(st.Err),
+	}
+}
+
+var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// redactURLs strips the user info, query and fragment of every URL in s.
+func redactURLs(s string) string {
+	return urlPattern.ReplaceAllStringFunc(s, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "[url]"
+		}
+		if u.User == nil && u.RawQuery == "" && u.Fragment == "" {
+			return raw
+		}
+		u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
+		return u.String() + "?[redacted]"
+	})
+}
+
+// Health is the JSON body of /healthz.
+type Health struct {
+	// OK is true when the gateway is open and every backend is OK.
+	OK bool `json:"ok"`
+	// Tools is the number of tools the gateway serves.
+	Tools int `json:"tools"`
+	// Backends are the backends' states, as Options.Health reported them.
+	Backends []BackendState `json:"backends"`
+}
+
+// Health returns the gateway's health, as /healthz serves it.
+func (g *Gateway) Health() Health {
+	h := Health{OK: !g.isClosed(), Tools: g.reg.Len(), Backends: []BackendState{}}
+	if g.opts.Health != nil {
+		if b := g.opts.Health(); b != nil {
+			h.Backends = b
+		}
+	}
+	for _, b := range h.Backends {
+		h.OK = h.OK && b.OK
+	}
+	return h
+}
+
+// Handler returns the gateway's HTTP handler: Streamable HTTP MCP at /mcp
+// (stateful sessions, so list_changed reaches clients on their GET stream)
+// and the health report at /healthz (200 when OK, else 503). Every request
+// first passes the safety checks, in this order: 503 once the gateway is
+// closed; 403 for a non-loopback Host on a loopback connection, or an
+// Origin that is neither loopback nor in Options.AllowedOrigins (DNS
+// rebinding); 401 without the configured bearer token. All Handler values
+// share the gateway's sessions.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.http)
+	mux.HandleFunc("/healthz", g.serveHealth)
+	return g.guard(mux)
+}
+
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed: /healthz answers GET", http.StatusMethodNotAllowed)
+		return
+	}
+	h := g.Health()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !h.OK {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	w.Write(append(mustJSON(h), '\n'))
+}
+
+// guard applies the safety checks of Handler before next.
+func (g *Gateway) guard(next http.Handler) http.Handler {
+	var tokenSum [sha256.Size]byte
+	if g.opts.BearerToken != "" {
+		tokenSum = sha256.Sum256([]byte(g.opts.BearerToken))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A POST carries calls; Close waits for it to be answered (the
+		// SDK's session Close would drop the reply).
+		g.mu.Lock()
+		closed := g.closed
+		if !closed && r.Method == http.MethodPost {
+			g.answering.add()
+			defer g.answering.done()
+		}
+		g.mu.Unlock()
+		if closed {
+			http.Error(w, "Service Unavailable: the gateway is shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackHost(hostOnly(local.String())) && !isLoopbackHost(hostOnly(r.Host)) {
+			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host), http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin), http.StatusForbidden)
+			return
+		}
+		if g.opts.BearerToken != "" {
+			given, ok := bearer(r.Header.Get("Authorization"))
+			sum := sha256.Sum256([]byte(given))
+			// Comparing fixed-size digests keeps the time independent of
+			// where the token differs and of its length.
+			if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
+				http.Error(w, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required", http.StatusUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" value.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// originAllowed reports whether a browser Origin may use the gateway: a
+// configured origin, or one whose host is loopback.
+func (g *Gateway) originAllowed(origin string) bool {
+	if slices.ContainsFunc(g.opts.AllowedOrigins, func(o string) bool {
+		return strings.EqualFold(strings.TrimSuffix(o, "/"), origin)
+	}) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// hostOnly strips the port of a host:port (or [v6]:port) value.
+func hostOnly(hostport string) string {
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		return host
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// isLoopbackHost reports whether host names this machine only: "localhost"
+// or a loopback IP. Other names are not resolved: one could resolve
+// anywhere.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Listen opens a TCP listener on addr for Streamable HTTP. It refuses an
+// address that is not loopback (including an empty host, which means every
+// interface) unless opts.BearerToken is set or opts.InsecureAllowNonLoopback
+// is true, so the gateway is never reachable from the network by accident.
+func Listen(addr string, opts Options) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: listen address %q is not host:port: %w", addr, err)
+	}
+	if !isLoopbackHost(host) && opts.BearerToken == "" && !opts.InsecureAllowNonLoopback {
+		return nil, fmt.Errorf("gateway: refusing to listen on %q: it is not a loopback address and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: listening on %q: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// ServeListener serves Handler on ln until ctx is done or the gateway is
+// closed, then shuts down within Options.ShutdownTimeout: it closes the
+// gateway (in-flight calls answered as cancelled, every session closed,
+// which ends the SSE streams), waits for the HTTP requests still running,
+// and drops the connections left (idle ones, and new ones that never sent a
+// request, which http.Server.Shutdown would wait for). It closes ln and
+// returns nil after a clean shutdown.
+func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
+	var active activeRequests
+	srv := &http.Server{
+		Handler:           g.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		ConnState:         active.track,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case <-g.done:
+	case serveErr = <-served:
+		served = nil
+	}
+	deadline := time.Now().Add(g.timeout)
+	closeErr := g.Close()
+	var dropErr error
+	if left := active.wait(deadline); left > 0 { // untested: needs a non-MCP request that outlives the timeout
+		dropErr = fmt.Errorf("gateway: %d HTTP request(s) still running after the shutdown timeout (%v), dropped", left, g.timeout)
+	}
+	srv.Close()
+	if served != nil {
+		serveErr = <-served
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	if serveErr != nil {
+		serveErr = fmt.Errorf("gateway: serving HTTP on %s: %w", ln.Addr(), serveErr)
+	}
+	return errors.Join(serveErr, closeErr, dropErr)
+}
+
+// activeRequests counts the connections serving a request, from the
+// server's ConnState hook.
+type activeRequests struct {
+	pending
+	mu     sync.Mutex
+	active map[net.Conn]bool // guarded by mu
+}
+
+func (a *activeRequests) track(c net.Conn, state http.ConnState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.active == nil {
+		a.active = make(map[net.Conn]bool)
+	}
+	switch {
+	case state == http.StateActive && !a.active[c]:
+		a.active[c] = true
+		a.add()
+	case state != http.StateActive && a.active[c]:
+		delete(a.active, c)
+		a.done()
+	}
+}

@@ -1,0 +1,69 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The stdio line filter hands the SDK only JSON-RPC messages and answers
+// everything else itself.
+func TestLineFilter(t *testing.T) {
+	tests := []struct {
+		name, in        string
+		passed, replies string
+	}{
+		{"messages pass", "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n  \n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n",
+			"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", ""},
+		{"last line without newline", `{"jsonrpc":"2.0","method":"a"}`, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n", ""},
+		{"batch", `[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n",
+			`[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n", ""},
+		{"invalid JSON", "{oops\n", "",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}` + "\n"},
+		{"empty batch", "[]\n", "",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty batch"}}` + "\n"},
+		{"bad batch member keeps its id", `[{"jsonrpc":"2.0","method":"a"},{"id":"x"}]` + "\n", "", "-32600 \"x\""},
+		{"object id is not echoed", `{"id":{"a":1}}` + "\n", "", "-32600 null"},
+		{"too long", strings.Repeat("x", 90) + "\n" + `{"jsonrpc":"2.0","method":"a"}` + "\n", "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n",
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message longer than 80 bytes"}}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			// A tiny bufio buffer exercises lines longer than one chunk.
+			f := &lineFilter{src: io.NopCloser(nil), in: bufio.NewReaderSize(strings.NewReader(tt.in), 16), out: &out, max: 80}
+			passed, err := io.ReadAll(iotest{f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.passed, string(passed)); diff != "" {
+				t.Errorf("passed to the SDK (-want +got):\n%s", diff)
+			}
+			got := out.String()
+			if strings.HasPrefix(tt.replies, "-32600 ") {
+				wantID := strings.TrimPrefix(tt.replies, "-32600 ")
+				if !strings.Contains(got, `"id":`+wantID+`,`) || !strings.Contains(got, `"code":-32600`) {
+					t.Errorf("replies %q, want -32600 with id %s", got, wantID)
+				}
+				return
+			}
+			if diff := cmp.Diff(tt.replies, got); diff != "" {
+				t.Errorf("replies (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// iotest reads through a small buffer, as the SDK's decoder may.
+type iotest struct{ r io.Reader }
+
+func (s iotest) Read(p []byte) (int, error) {
+	if len(p) > 7 {
+		p = p[:7]
+	}
+	return s.r.Read(p)
+}

@@ -1,0 +1,116 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+func TestImplementation(t *testing.T) {
+	tests := []struct {
+		impl *mcp.Implementation
+		want string
+	}{
+		{nil, "mcpbridge"},
+		{&mcp.Implementation{Name: "my-harness", Version: "9"}, "my-harness"},
+	}
+	for _, tt := range tests {
+		c := connectInMemory(t, newGateway(t, tool.NewRegistry(), Options{Implementation: tt.impl}))
+		if got := c.session.InitializeResult().ServerInfo.Name; got != tt.want {
+			t.Errorf("server name %q, want %q", got, tt.want)
+		}
+		// Tools only: no logging, prompts or resources are forwarded.
+		caps := remarshal(t, c.session.InitializeResult().Capabilities)
+		if diff := cmp.Diff(map[string]any{"tools": map[string]any{"listChanged": true}}, caps); diff != "" {
+			t.Errorf("capabilities (-want +got):\n%s", diff)
+		}
+	}
+}
+
+type failingTransport struct{}
+
+func (failingTransport) Connect(context.Context) (mcp.Connection, error) {
+	return nil, errors.New("no pipe")
+}
+
+type versionTransport struct {
+	mcp.Transport
+	only string
+}
+
+func (v versionTransport) SupportsProtocolVersion(version string) bool { return version == v.only }
+
+func TestTransportEdges(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{})
+	err := g.ServeTransport(context.Background(), failingTransport{})
+	if err == nil || !strings.Contains(err.Error(), "gateway: connecting a client session: no pipe") {
+		t.Errorf("ServeTransport with a failing transport = %v", err)
+	}
+
+	plain := &trackedTransport{Transport: failingTransport{}}
+	versioned := &trackedTransport{Transport: versionTransport{only: "2025-11-25"}}
+	got := []bool{
+		plain.SupportsProtocolVersion("2025-11-25"),
+		versioned.SupportsProtocolVersion("2025-11-25"),
+		versioned.SupportsProtocolVersion("2026-07-28"),
+	}
+	if diff := cmp.Diff([]bool{true, true, false}, got); diff != "" {
+		t.Errorf("SupportsProtocolVersion (-want +got):\n%s", diff)
+	}
+}
+
+// The progress forwarder sends the latest update and nothing after stop;
+// it gives up quietly when the call ends or the client is gone.
+func TestProgressForwarder(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{})
+	c := connectInMemory(t, g)
+	var ss *mcp.ServerSession
+	for s := range g.server.Sessions() {
+		ss = s
+	}
+
+	f := startProgress(context.Background(), ss, "p", g.log)
+	// Forwarded while the sender may be busy: at least the last one arrives.
+	for i := 1; i <= 50; i++ {
+		f.forward(float64(i), 50, fmt.Sprint("step ", i))
+	}
+	f.stop()
+	var last *mcp.ProgressNotificationParams
+	for last == nil || last.Progress < 50 {
+		last = waitSignal(t, c.progress, "the last progress update")
+		if last.ProgressToken != "p" {
+			t.Fatalf("token %v", last.ProgressToken)
+		}
+	}
+	if last.Message != "step 50" || last.Total != 50 {
+		t.Errorf("last update %+v", last)
+	}
+
+	// A call that ended: the forwarder stops without sending.
+	ctx, cancel := context.WithCancel(context.Background())
+	f = startProgress(ctx, ss, "q", g.log)
+	cancel()
+	f.forward(1, 0, "late")
+	f.stop()
+
+	// A closed session: the send fails and is only logged.
+	c.session.Close()
+	ss.Wait()
+	f = startProgress(context.Background(), ss, "r", g.log)
+	f.forward(1, 0, "to nobody")
+	f.stop()
+	select {
+	case p := <-c.progress:
+		if p.ProgressToken != "p" {
+			t.Errorf("progress after the call ended or to a closed session: %+v", p)
+		}
+	default:
+	}
+}
