@@ -219,6 +219,17 @@ func (s *Server) Close() error {
 // happens on this goroutine, so they are serialized without a queue.
 func (s *Server) supervise() {
 	defer close(s.done)
+	// Readiness settles once the first attempt's outcome is recorded in
+	// Status, so a caller woken by Ready sees the state that follows it.
+	var firstErr error
+	settled := false
+	settle := func() {
+		if !settled {
+			settled = true
+			s.settleStartup(firstErr)
+		}
+	}
+	defer settle()
 	first := true
 	failures := 0
 	var connectedAt time.Time
@@ -226,9 +237,13 @@ func (s *Server) supervise() {
 		gen, err := s.attempt(first)
 		if first {
 			first = false
-			s.settleStartup(err)
-			if err != nil && s.cfg.FailOnStartupError {
+			firstErr = err
+			if err == nil {
+				settle()
+			} else if s.cfg.FailOnStartupError {
 				s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
+				s.setDown(err)
+				s.setState(StateFailed, 0)
 				return
 			}
 		}
@@ -288,6 +303,7 @@ func (s *Server) supervise() {
 		}
 		s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, delay.Milliseconds(), failures, s.policy.MaxAttempts))
 		s.setState(StateReconnecting, failures)
+		settle()
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:

@@ -91,13 +91,17 @@ func TestStdioChildStderrIsLogged(t *testing.T) {
 // that never answers the handshake.
 func TestStdioStartupFailures(t *testing.T) {
 	cfg := Config{ServerName: "missing", Transport: TransportStdio, Command: "no-such-mcp-server-xyz", FailOnStartupError: true}
-	_, err := start(t, cfg, Options{})
+	h, err := start(t, cfg, Options{})
 	if err == nil || !strings.Contains(err.Error(), "no-such-mcp-server-xyz") {
 		t.Errorf("missing command: %v", err)
 	}
+	// Ready wakes a caller only once the outcome is in Status.
+	if st := h.srv.Status(); st.State != StateFailed || !strings.Contains(st.Err, "no-such-mcp-server-xyz") {
+		t.Errorf("status after a strict startup failure: %+v", st)
+	}
 
 	cfg = Config{ServerName: "mute", Transport: TransportStdio, Command: "sleep", Args: []string{"30"}, StartupTimeout: 300 * time.Millisecond}
-	h, err := start(t, cfg, Options{OneShot: true})
+	h, err = start(t, cfg, Options{OneShot: true})
 	if err == nil || !strings.Contains(err.Error(), "no answer within startupTimeoutMs (300ms)") {
 		t.Errorf("mute child: %v", err)
 	}
