@@ -150,6 +150,17 @@ func entryKeys() []string { return []string{"id", "name", "config", "disabled"} 
 // must be a mapping when present; unknown keys are errors. config itself is
 // not interpreted: the plugin named by name decodes it.
 func ParseEntries(filename string, data []byte) ([]Entry, error) {
+	entries, errs := parseEntries(filename, data)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return entries, nil
+}
+
+// parseEntries is ParseEntries returning, beside every problem, the
+// entries that are fine, so that Catalog.Parse can go on to check their
+// configs and report every problem of the file at once.
+func parseEntries(filename string, data []byte) ([]Entry, ConfigErrors) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -196,13 +207,15 @@ func ParseEntries(filename string, data []byte) ([]Entry, error) {
 		}
 		entries = append(entries, e)
 	}
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b *ConfigError) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
-		return nil, errs
-	}
-	return entries, nil
+	sortErrors(errs)
+	return entries, errs
+}
+
+// sortErrors puts problems in file order.
+func sortErrors(errs ConfigErrors) {
+	slices.SortStableFunc(errs, func(a, b *ConfigError) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
 }
 
 // parseEntry decodes one list item, recording problems in d. idOK reports

@@ -1,5 +1,189 @@
 package mcpclient
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
 // PluginName is the name that selects this plugin in a composition file
 // entry (`name: mcp-client`).
 const PluginName = "mcp-client"
+
+// KindOptions configure the mcp-client plugin kind. The zero value is
+// useful; every field applies to every server the kind starts.
+type KindOptions struct {
+	// Environ is the parent environment stdio children inherit (scrubbed);
+	// nil means os.Environ().
+	Environ []string
+	// OneShot makes servers never reconnect (the CLI's one-shot commands);
+	// see Options.OneShot.
+	OneShot bool
+	// MaxResultBytes bounds one tools/call result; see
+	// Options.MaxResultBytes.
+	MaxResultBytes int64
+	// CloseGrace and TermGrace override the stdio shutdown ladder.
+	CloseGrace, TermGrace time.Duration
+	// NewTransport, when set, may connect a server somewhere else than its
+	// Config says (tests: in-process servers): it returns the
+	// Options.NewTransport for cfg, or nil to use the Config's transport.
+	NewTransport func(cfg Config) func() (mcp.Transport, error)
+}
+
+// Kind is the mcp-client plugin kind for a host.Catalog: each entry
+// `name: mcp-client` becomes one Server. Build it in main with NewKind.
+type Kind struct {
+	opts KindOptions
+}
+
+// NewKind returns the mcp-client kind. opts is copied.
+func NewKind(opts KindOptions) *Kind { return &Kind{opts: opts} }
+
+// Name returns PluginName.
+func (k *Kind) Name() string { return PluginName }
+
+// Decode decodes and validates an entry's config with DecodeConfig; it
+// starts nothing.
+func (k *Kind) Decode(config *yaml.Node, lookup func(name string) (string, bool)) (host.Spec, error) {
+	cfg, err := DecodeConfig(config, lookup)
+	if err != nil {
+		return host.Spec{}, err
+	}
+	return NewSpec(cfg)
+}
+
+// NewSpec validates cfg and describes it to a host: for servers configured
+// in Go rather than in a file (the CLI's --url). The Spec's Config is cfg
+// with its defaults filled in, so spelling out a default is not a change on
+// reload; its claim is the serverName, unique per host.
+func NewSpec(cfg Config) (host.Spec, error) {
+	if err := cfg.Validate(); err != nil {
+		return host.Spec{}, err
+	}
+	cfg = cfg.WithDefaults()
+	return host.Spec{
+		Config:         cfg,
+		Name:           cfg.ServerName,
+		Summary:        string(cfg.Transport),
+		Claims:         []host.Claim{{Key: "serverName", Value: cfg.ServerName}},
+		StartupTimeout: cfg.StartupTimeout,
+		Strict:         cfg.FailOnStartupError,
+	}, nil
+}
+
+// Start starts a Server for spec (from Decode or NewSpec) and returns at
+// once; it connects in the background. lifetime is not needed: the host
+// always Closes the instance.
+func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
+	cfg, ok := spec.Config.(Config)
+	if !ok {
+		return nil, fmt.Errorf("mcp-client: the entry's config is a %T, not an mcpclient.Config (build the spec with mcpclient.NewSpec)", spec.Config)
+	}
+	opts := Options{
+		Registry:       env.Registry,
+		Logger:         env.Logger,
+		Environ:        k.opts.Environ,
+		MaxResultBytes: k.opts.MaxResultBytes,
+		CloseGrace:     k.opts.CloseGrace,
+		TermGrace:      k.opts.TermGrace,
+		OneShot:        k.opts.OneShot,
+	}
+	if k.opts.NewTransport != nil {
+		opts.NewTransport = k.opts.NewTransport(cfg)
+	}
+	srv, err := Start(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{srv: srv, oneShot: k.opts.OneShot}, nil
+}
+
+// instance adapts a Server to host.Instance.
+type instance struct {
+	srv     *Server
+	oneShot bool
+}
+
+func (in *instance) Ready() <-chan struct{} { return in.srv.Ready() }
+
+// startErr is the first attempt's error once it settled, else nil.
+func (in *instance) startErr() error {
+	select {
+	case <-in.srv.Ready():
+		return in.srv.WaitReady(context.Background())
+	default:
+		return nil
+	}
+}
+
+// StartErr is the failed first attempt of a server with
+// failOnStartupError: it stopped for good. Other servers retry in the
+// background, so their start never fails for the host.
+func (in *instance) StartErr() error {
+	if !in.srv.Config().FailOnStartupError {
+		return nil
+	}
+	return in.startErr()
+}
+
+// Status maps the server's status; a server whose first attempt ran out of
+// startupTimeoutMs, and which is not retrying, shows as timed out.
+func (in *instance) Status() host.Status {
+	st := in.srv.Status()
+	out := host.Status{
+		Err:             st.Err,
+		Name:            st.ServerName,
+		Transport:       string(st.Transport),
+		ProtocolVersion: st.ProtocolVersion,
+		Tools:           st.Tools,
+		Attempt:         st.Attempt,
+		MaxAttempts:     st.MaxAttempts,
+		Connect:         st.Connect,
+		Discover:        st.Discover,
+	}
+	if st.ServerInfo != nil {
+		out.ServerName, out.ServerVersion = st.ServerInfo.Name, st.ServerInfo.Version
+	}
+	startErr := in.startErr()
+	if st.State == StateConnecting && startErr != nil {
+		// Ready closes before the supervisor records the failure (and a
+		// strict server that gave up records none): report the first
+		// attempt's outcome, and what the supervisor does next.
+		st.Err = startErr.Error()
+		st.State = StateFailed
+		if cfg := in.srv.Config(); !in.oneShot && !cfg.FailOnStartupError && cfg.Reconnect.Enabled {
+			st.State = StateReconnecting
+		}
+		out.Err = st.Err
+	}
+	switch st.State {
+	case StateConnecting:
+		out.State = host.StateStarting
+	case StateReady:
+		out.State = host.StateReady
+	case StateReconnecting:
+		out.State = host.StateReconnecting
+	case StateFailed:
+		out.State = host.StateFailed
+		if errors.Is(startErr, context.DeadlineExceeded) && startErr.Error() == st.Err {
+			out.State = host.StateTimedOut
+		}
+	default:
+		out.State = host.StateClosed
+	}
+	return out
+}
+
+func (in *instance) Close() error { return in.srv.Close() }
+
+// Interface guards.
+var (
+	_ host.Kind     = (*Kind)(nil)
+	_ host.Instance = (*instance)(nil)
+)

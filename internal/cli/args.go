@@ -35,6 +35,7 @@ type flags struct {
 // flagSpec says which flags a command accepts.
 type flagSpec struct {
 	source  bool // --config, --url, --name, --header
+	config  bool // --config alone
 	json    bool
 	timings bool
 	serve   bool // --stdio, --http
@@ -73,7 +74,7 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 			f.json = true
 		case name == "timings" && spec.timings:
 			f.timings = true
-		case name == "config" && spec.source:
+		case name == "config" && (spec.source || spec.config):
 			f.config, err = takeValue()
 		case name == "url" && spec.source:
 			f.url, err = takeValue()

@@ -2,67 +2,54 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// bridge is the servers of one command and the registry they fill.
+// bridge is the host of one command, the registry it fills, and how its
+// startup went.
 type bridge struct {
-	reg     *tool.Registry
-	servers []*mcpclient.Server
-	failed  []serverFailure
+	h        *host.Host
+	reg      *tool.Registry
+	statuses []host.Status // right after readiness, in plan order
+	failed   []host.Status // enabled entries that are not ready
+	elapsed  time.Duration // until readiness
 }
 
-type serverFailure struct {
-	name string
-	err  error
-}
-
-// open starts every server of src in parallel and waits until each first
-// attempt has settled. A server that fails is recorded in b.failed; the
-// others keep working. Only an interrupted wait is an error.
+// open runs src's entries on a one-shot host (in parallel) and waits until
+// each first attempt has settled or hit its startupTimeoutMs. A server that
+// fails is recorded in b.failed; the others keep working. Only an
+// interrupted wait is an error.
 func (e *env) open(ctx context.Context, src *source, verbose bool) (*bridge, error) {
-	b := &bridge{reg: tool.NewRegistry()}
-	log := e.logger(verbose)
-	for _, en := range src.entries {
-		cfg := en.cfg
-		s, err := mcpclient.Start(cfg, mcpclient.Options{
-			Registry: b.reg,
-			Logger:   log.With("server", cfg.ServerName),
-			Environ:  e.Environ,
-			OneShot:  true,
-		})
-		if err != nil {
-			b.failed = append(b.failed, serverFailure{cfg.ServerName, err})
-			continue
-		}
-		b.servers = append(b.servers, s)
+	reg := tool.NewRegistry()
+	h, err := host.New(host.Options{
+		Catalog:  e.catalog(true),
+		Registry: reg,
+		Logger:   e.logger(verbose),
+		Lookup:   e.lookup,
+	})
+	if err != nil {
+		return nil, err // untested: the options above are always complete
 	}
-	stop := e.progress(b.servers)
-	var wg sync.WaitGroup
-	errs := make([]error, len(b.servers))
-	for i, s := range b.servers {
-		wg.Go(func() { errs[i] = s.WaitReady(ctx) })
-	}
-	wg.Wait()
+	b := &bridge{h: h, reg: reg}
+	stop := e.progress(h, len(src.plan.Enabled()))
+	start := time.Now()
+	// Start failures (failOnStartupError) are in the statuses too.
+	_ = h.Apply(ctx, src.plan)
+	b.elapsed = time.Since(start)
 	stop()
 	if ctx.Err() != nil {
 		b.close()
 		return nil, ctx.Err()
 	}
-	for i, s := range b.servers {
-		st := s.Status()
-		switch {
-		case errs[i] != nil:
-			b.failed = append(b.failed, serverFailure{st.ServerName, errs[i]})
-		case st.State == mcpclient.StateFailed:
-			b.failed = append(b.failed, serverFailure{st.ServerName, errors.New(st.Err)})
+	b.statuses = h.Status()
+	for _, st := range b.statuses {
+		if st.State != host.StateReady && st.State != host.StateDisabled {
+			b.failed = append(b.failed, st)
 		}
 	}
 	return b, nil
@@ -70,23 +57,20 @@ func (e *env) open(ctx context.Context, src *source, verbose bool) (*bridge, err
 
 // reportFailures prints one line per failed server on stderr.
 func (e *env) reportFailures(b *bridge) {
-	for _, f := range b.failed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: server %q failed: %v\n", f.name, f.err)
+	for _, st := range b.failed {
+		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), st.Err)
 	}
 }
 
-func (b *bridge) close() {
-	var wg sync.WaitGroup
-	for _, s := range b.servers {
-		wg.Go(func() { s.Close() })
-	}
-	wg.Wait()
-}
+func (b *bridge) close() { b.h.Close() }
+
+// stateText is a state as a person reads it ("timed out").
+func stateText(s host.State) string { return strings.ReplaceAll(string(s), "-", " ") }
 
 // progress shows, on a terminal, which servers are still connecting. It
 // returns a function that stops and erases the display.
-func (e *env) progress(servers []*mcpclient.Server) func() {
-	if !e.StderrIsTerminal || len(servers) == 0 {
+func (e *env) progress(h *host.Host, total int) func() {
+	if !e.StderrIsTerminal || total == 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -98,15 +82,13 @@ func (e *env) progress(servers []*mcpclient.Server) func() {
 		defer t.Stop()
 		for i := 0; ; i++ {
 			var waiting []string
-			for _, s := range servers {
-				select {
-				case <-s.Ready():
-				default:
-					waiting = append(waiting, s.Config().ServerName)
+			for _, st := range h.Status() {
+				if st.State == host.StateStarting {
+					waiting = append(waiting, st.Name)
 				}
 			}
 			if len(waiting) > 0 {
-				fmt.Fprintf(e.Stderr, "\r\033[K%s connecting %d/%d: %s", frames[i%len(frames)], len(servers)-len(waiting), len(servers), strings.Join(waiting, ", "))
+				fmt.Fprintf(e.Stderr, "\r\033[K%s connecting %d/%d: %s", frames[i%len(frames)], total-len(waiting), total, strings.Join(waiting, ", "))
 			}
 			select {
 			case <-done:

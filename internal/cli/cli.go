@@ -60,9 +60,11 @@ func (e *env) lookup(k string) (string, bool) {
 const usage = `mcpbridge connects to MCP servers and shows their tools as a model sees them.
 
 Usage:
-  mcpbridge tools  [SOURCE] [--json]               list the tools under their public names
+  mcpbridge tools  [SOURCE] [--json] [--timings]   list the tools under their public names
   mcpbridge call   [SOURCE] [--json] NAME [ARGS_JSON | -]
                                                    call a tool by its public name
+  mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
+  mcpbridge validate [--config FILE]               check a config file without starting anything
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
 SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
@@ -94,6 +96,10 @@ func Main(ctx context.Context, io IO) int {
 		err = e.tools(ctx, rest)
 	case "call":
 		err = e.call(ctx, rest)
+	case "status":
+		err = e.status(ctx, rest)
+	case "validate":
+		err = e.validate(rest)
 	case "demo-server":
 		err = demo.Run(ctx)
 	case "help", "-h", "--help":

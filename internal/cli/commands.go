@@ -25,7 +25,7 @@ type chatFunction struct {
 
 // tools lists every tool under its public name.
 func (e *env) tools(ctx context.Context, argv []string) error {
-	f, err := parseFlags("tools", flagSpec{source: true, json: true}, argv)
+	f, err := parseFlags("tools", flagSpec{source: true, json: true, timings: true}, argv)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	if len(f.args) > 0 {
 		return usagef("tools: unexpected argument %q", f.args[0])
 	}
-	src, err := e.loadSource(f)
+	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,11 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			fmt.Fprintf(tw, "%s\t%s\n", t.Name, firstLine(t.Description))
 		}
 		tw.Flush()
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers\n", len(list), len(src.entries)-len(b.failed), len(src.entries))
+		n := len(src.plan.Enabled())
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers\n", len(list), n-len(b.failed), n)
+	}
+	if f.timings {
+		e.printTimings(b)
 	}
 	if len(b.failed) > 0 {
 		return &exitError{ExitFailed}
@@ -122,7 +126,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		}
 		args = raw
 	}
-	src, err := e.loadSource(f)
+	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
 		return err
 	}
@@ -171,15 +175,4 @@ func serverOf(public string) string {
 		return ""
 	}
 	return server
-}
-
-// only narrows src to the server named server, when it has one: a call
-// needs only its own server. Otherwise src is returned unchanged.
-func (src *source) only(server string) *source {
-	for _, en := range src.entries {
-		if en.cfg.ServerName == server {
-			return &source{name: src.name, entries: []entry{en}}
-		}
-	}
-	return src
 }

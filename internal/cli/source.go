@@ -21,21 +21,27 @@ var defaultConfig []byte
 // given.
 const defaultConfigPath = "mcpbridge.yaml"
 
-// entry is one configured MCP server.
-type entry struct {
-	id  string
-	cfg mcpclient.Config
+// source is where the servers come from.
+type source struct {
+	name string // file name, "--url", or "embedded default", for messages
+	path string // the file, to watch for changes; "" when not a file
+	plan *host.Plan
 }
 
-// source is where the servers come from, for messages.
-type source struct {
-	name    string // file name, "--url", or "embedded default"
-	entries []entry
+// catalog is the set of plugin kinds this command runs, built per run (no
+// globals). One-shot commands (tools, call, status) never reconnect; a
+// long-running command passes oneShot false.
+func (e *env) catalog(oneShot bool) *host.Catalog {
+	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
+		Environ: e.Environ,
+		OneShot: oneShot,
+	}))
 }
 
 // loadSource resolves SOURCE: --url, --config, MCPBRIDGE_CONFIG,
-// ./mcpbridge.yaml, or the embedded default, in that order.
-func (e *env) loadSource(f *flags) (*source, error) {
+// ./mcpbridge.yaml, or the embedded default, in that order, and validates
+// it with cat's kinds. Nothing is started.
+func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if f.url != "" {
 		headers, err := parseHeaders(f.headers)
 		if err != nil {
@@ -45,16 +51,19 @@ func (e *env) loadSource(f *flags) (*source, error) {
 		if name == "" {
 			name = "remote"
 		}
-		cfg := mcpclient.Config{
+		spec, err := mcpclient.NewSpec(mcpclient.Config{
 			ServerName: name,
 			Transport:  mcpclient.TransportStreamableHTTP,
 			URL:        f.url,
 			Headers:    headers,
-		}
-		if err := cfg.Validate(); err != nil {
+		})
+		if err != nil {
 			return nil, usagef("--url: %v", err)
 		}
-		return &source{name: "--url", entries: []entry{{id: name, cfg: cfg}}}, nil
+		return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
+			Entry: host.Entry{ID: name, Name: mcpclient.PluginName},
+			Spec:  spec,
+		}}}}, nil
 	}
 	path := f.config
 	if path == "" {
@@ -66,7 +75,11 @@ func (e *env) loadSource(f *flags) (*source, error) {
 		}
 	}
 	if path == "" {
-		return parseSource("embedded default", defaultConfig, e.lookup)
+		plan, err := cat.Parse("embedded default", defaultConfig, e.lookup)
+		if err != nil {
+			return nil, &configError{err} // untested: the embedded default is tested valid
+		}
+		return &source{name: "embedded default", plan: plan}, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -75,7 +88,11 @@ func (e *env) loadSource(f *flags) (*source, error) {
 		}
 		return nil, &configError{fmt.Errorf("reading config: %w", err)}
 	}
-	return parseSource(path, data, e.lookup)
+	plan, err := cat.Parse(path, data, e.lookup)
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return &source{name: path, path: path, plan: plan}, nil
 }
 
 // configError is a bad config file: exit status 2.
@@ -84,39 +101,15 @@ type configError struct{ err error }
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
-// parseSource parses and validates a composition file: every problem of
-// every entry is reported, with file, line and entry.
-func parseSource(name string, data []byte, lookup func(string) (string, bool)) (*source, error) {
-	entries, err := host.ParseEntries(name, data)
-	if err != nil {
-		return nil, &configError{err}
+// only narrows src to the enabled entry whose server is server, when there
+// is one: a call needs only its own server. Otherwise src is returned
+// unchanged.
+func (src *source) only(server string) *source {
+	for _, pe := range src.plan.Enabled() {
+		if pe.Spec.Name == server {
+			plan := &host.Plan{Source: src.plan.Source, Entries: []host.PlanEntry{pe}}
+			return &source{name: src.name, path: src.path, plan: plan}
+		}
 	}
-	src := &source{name: name}
-	var errs []error
-	seen := map[string]host.Entry{}
-	for _, en := range entries {
-		if en.Disabled {
-			continue
-		}
-		if en.Name != mcpclient.PluginName {
-			errs = append(errs, host.EntryError(name, en, "name", fmt.Sprintf("unknown plugin %q (known: %s)", en.Name, mcpclient.PluginName)))
-			continue
-		}
-		cfg, err := mcpclient.DecodeConfig(en.Config, lookup)
-		if err != nil {
-			errs = append(errs, host.FormatErrors(name, en, err))
-			continue
-		}
-		if prev, dup := seen[cfg.ServerName]; dup {
-			errs = append(errs, host.EntryError(name, en, "config.serverName",
-				fmt.Sprintf("serverName %q is already used by entry %q (line %d); every server needs its own", cfg.ServerName, prev.ID, prev.Line)))
-			continue
-		}
-		seen[cfg.ServerName] = en
-		src.entries = append(src.entries, entry{id: en.ID, cfg: cfg})
-	}
-	if len(errs) > 0 {
-		return nil, &configError{errors.Join(errs...)}
-	}
-	return src, nil
+	return src
 }

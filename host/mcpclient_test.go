@@ -1,0 +1,526 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// entryEnv tags a child server with its entry, so a test can tell which
+// entry a running process belongs to (the name survives the env scrub).
+const entryEnv = "HOSTTEST_ENTRY"
+
+// rig is a host running the real mcp-client kind against the config file
+// path: stdio children re-executed from this test binary, and in-process
+// servers for serverNames registered in inMemory.
+type rig struct {
+	t    *testing.T
+	h    *host.Host
+	reg  *tool.Registry
+	log  *mcptest.Log
+	path string
+
+	mu       sync.Mutex
+	inMemory map[string]*mcp.Server
+}
+
+func newRig(t *testing.T, oneShot bool) *rig {
+	t.Helper()
+	r := &rig{t: t, reg: tool.NewRegistry(), log: mcptest.NewLog(), inMemory: map[string]*mcp.Server{}}
+	r.path = filepath.Join(t.TempDir(), "mcpbridge.yaml")
+	kind := mcpclient.NewKind(mcpclient.KindOptions{
+		OneShot:    oneShot,
+		CloseGrace: 200 * time.Millisecond,
+		TermGrace:  200 * time.Millisecond,
+		NewTransport: func(cfg mcpclient.Config) func() (mcp.Transport, error) {
+			r.mu.Lock()
+			srv := r.inMemory[cfg.ServerName]
+			r.mu.Unlock()
+			if srv == nil {
+				return nil
+			}
+			return func() (mcp.Transport, error) {
+				ct, st := mcp.NewInMemoryTransports()
+				ss, err := srv.Connect(context.Background(), st, nil)
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { ss.Close() })
+				return ct, nil
+			}
+		},
+	})
+	h, err := host.New(host.Options{
+		Catalog:  host.NewCatalog(kind),
+		Registry: r.reg,
+		Logger:   r.log.Logger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return r
+}
+
+// serve makes serverName an in-process fixture server; hold, if not nil,
+// holds its handshakes.
+func (r *rig) serve(serverName string, hold func(context.Context) error) {
+	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	if hold != nil {
+		mcptest.HoldHandshake(srv, hold)
+	}
+	r.mu.Lock()
+	r.inMemory[serverName] = srv
+	r.mu.Unlock()
+}
+
+// child is the YAML of an entry whose server is a fixture child process
+// tagged with its id, exposing only add and greet. extra lines go in its
+// config.
+func child(t *testing.T, id, serverName string, extra ...string) string {
+	cmd, args, env := mcptest.ChildCommand(t, "fixture", entryEnv+"="+id)
+	var b strings.Builder
+	fmt.Fprintf(&b, "- id: %s\n  name: mcp-client\n  config:\n    serverName: %s\n    transport: stdio\n", id, serverName)
+	fmt.Fprintf(&b, "    command: %q\n    args: [%q]\n    env: {%s: %s, %s: %s}\n", cmd, args[0], mcptest.ChildEnv, env[mcptest.ChildEnv], entryEnv, id)
+	b.WriteString("    enabledTools: [add, greet]\n")
+	for _, l := range extra {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+// memory is the YAML of an entry served in process (see serve).
+func memory(id, serverName string, extra ...string) string {
+	s := fmt.Sprintf("- id: %s\n  name: mcp-client\n  config:\n    serverName: %s\n    transport: stdio\n    command: in-memory\n    enabledTools: [add]\n", id, serverName)
+	for _, l := range extra {
+		s += "    " + l + "\n"
+	}
+	return s
+}
+
+func (r *rig) write(src string) {
+	r.t.Helper()
+	if err := os.WriteFile(r.path, []byte(src), 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// load parses the file and applies it.
+func (r *rig) load() error {
+	r.t.Helper()
+	plan, err := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{})).Parse(r.path, mustRead(r.t, r.path), nil)
+	if err != nil {
+		r.t.Fatalf("Parse: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return r.h.Apply(ctx, plan)
+}
+
+func (r *rig) tools() []string {
+	var out []string
+	for _, tl := range r.reg.List() {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+func (r *rig) states() map[string]string {
+	out := map[string]string{}
+	for _, st := range r.h.Status() {
+		out[st.ID] = string(st.State)
+	}
+	return out
+}
+
+// children maps the entry tag of each live child process to its PID.
+func children(t *testing.T) map[string]int {
+	out := map[string]int{}
+	for _, pid := range mcptest.Children() {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue // it exited meanwhile
+		}
+		tag := "?"
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if v, ok := strings.CutPrefix(kv, entryEnv+"="); ok {
+				tag = v
+			}
+		}
+		if _, dup := out[tag]; dup {
+			t.Errorf("two children for entry %q", tag)
+		}
+		out[tag] = pid
+	}
+	return out
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitFor polls cond for up to 60 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Hot reload of real servers, step by step through the watched file:
+// registry contents, the child processes (by entry, with their PIDs, so a
+// restart shows) and the host's log lines after each edit.
+func TestHotReloadScenarios(t *testing.T) {
+	r := newRig(t, false)
+	r.serve("mem", nil)
+	a := child(t, "a", "alpha")
+	b := child(t, "b", "beta")
+	r.write(a + b)
+	if err := r.load(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	watching := make(chan error, 1)
+	go func() { watching <- r.h.WatchFile(ctx, r.path) }()
+	defer func() {
+		cancel()
+		if err := <-watching; err != nil {
+			t.Errorf("WatchFile: %v", err)
+		}
+	}()
+
+	pids := children(t)
+	steps := []struct {
+		name     string
+		src      string
+		applied  bool // a reload that applies; else wait for logWait
+		logWait  string
+		tools    []string
+		children []string // entries with a live child
+		kept     []string // entries whose child must not have restarted
+		states   map[string]string
+		logHas   []string
+	}{{
+		name:     "change a, b untouched",
+		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + b,
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__beta__add", "mcp__beta__greet"},
+		children: []string{"a", "b"},
+		kept:     []string{"b"},
+		logHas:   []string{`INFO entry "a": config changed, restarting`, `changed "a"`},
+	}, {
+		name:     "add an in-process server",
+		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + b + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__beta__add", "mcp__beta__greet", "mcp__mem__add"},
+		children: []string{"a", "b"},
+		kept:     []string{"a", "b"},
+		logHas:   []string{`INFO entry "m": added, starting`},
+	}, {
+		name:     "remove b",
+		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a"},
+		kept:     []string{"a"},
+		logHas:   []string{`INFO entry "b": removed, stopping`},
+	}, {
+		name:     "disable a",
+		src:      strings.Replace(child(t, "a", "alpha", "toolCallTimeoutMs: 5000"), "  name: mcp-client\n", "  name: mcp-client\n  disabled: true\n", 1) + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__mem__add"},
+		children: nil,
+		states:   map[string]string{"a": "disabled", "m": "ready"},
+		logHas:   []string{`INFO entry "a": disabled, stopping`},
+	}, {
+		name:     "enable it again under a new id, same serverName",
+		src:      child(t, "a2", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a2"},
+		states:   map[string]string{"a2": "ready", "m": "ready"},
+		logHas:   []string{`INFO entry "a": removed, stopping`, `INFO entry "a2": added, starting`},
+	}, {
+		name:     "rename the id again while it runs, keeping its serverName",
+		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a3"},
+		states:   map[string]string{"a3": "ready", "m": "ready"},
+		logHas:   []string{`INFO entry "a2": removed, stopping`, `INFO entry "a3": added, starting`},
+	}, {
+		name:     "an invalid edit changes nothing",
+		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 0") + memory("m", "mem") + "- id: x\n  name: mcp-client\n  config: [",
+		logWait:  "ERROR config not reloaded, the running entries are unchanged: " + r.path + ":",
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a3"},
+		kept:     []string{"a3"},
+	}, {
+		name:     "a duplicate serverName changes nothing, with file:line",
+		src:      child(t, "a3", "alpha") + memory("m", "alpha"),
+		logWait:  fmt.Sprintf(`ERROR config not reloaded, the running entries are unchanged: %s:%d:17: entry "m": config.serverName: serverName "alpha" is already used by entry "a3" (line 1)`, r.path, strings.Count(child(t, "a3", "alpha"), "\n")+4),
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a3"},
+		kept:     []string{"a3"},
+	}, {
+		name:     "a failing new config is rolled back",
+		src:      strings.Replace(child(t, "a3", "alpha", "failOnStartupError: true"), "command: ", "command: /no/such/server", 1) + memory("m", "mem"),
+		applied:  true,
+		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
+		children: []string{"a3"},
+		states:   map[string]string{"a3": "ready", "m": "ready"},
+		logHas: []string{
+			`ERROR entry "a3": the new config failed to start: `,
+			`INFO entry "a3": previous config restored`,
+		},
+	}}
+	for _, s := range steps {
+		version := r.h.Version()
+		errors := r.log.Count("ERROR config not reloaded")
+		r.write(s.src)
+		if s.applied {
+			waitFor(t, s.name+": a reload", func() bool { return r.h.Version() > version })
+		} else {
+			waitFor(t, s.name+": the log line", func() bool { return r.log.Count("ERROR config not reloaded") > errors })
+			r.log.WaitFor(t, s.logWait)
+		}
+		if diff := cmp.Diff(s.tools, r.tools()); diff != "" {
+			t.Errorf("%s: tools (-want +got):\n%s", s.name, diff)
+		}
+		now := children(t)
+		if diff := cmp.Diff(s.children, slices.Sorted(mapsKeys(now))); diff != "" {
+			t.Errorf("%s: children (-want +got):\n%s", s.name, diff)
+		}
+		for _, id := range s.kept {
+			if now[id] != pids[id] {
+				t.Errorf("%s: the child of %q restarted (pid %d → %d)", s.name, id, pids[id], now[id])
+			}
+		}
+		if s.states != nil {
+			if diff := cmp.Diff(s.states, r.states()); diff != "" {
+				t.Errorf("%s: states (-want +got):\n%s", s.name, diff)
+			}
+		}
+		for _, l := range s.logHas {
+			if !r.log.Has(l) {
+				t.Errorf("%s: no log line has %q; log:\n%s", s.name, l, strings.Join(r.log.Lines(), "\n"))
+			}
+		}
+		pids = now
+	}
+
+	// The file deleted: everything keeps running, with a warning.
+	if err := os.Remove(r.path); err != nil {
+		t.Fatal(err)
+	}
+	r.log.WaitFor(t, "WARN "+r.path+" was deleted; keeping the 2 running entries as they are")
+	if diff := cmp.Diff([]string{"a3"}, slices.Sorted(mapsKeys(children(t)))); diff != "" {
+		t.Errorf("children after deletion (-want +got):\n%s", diff)
+	}
+	for _, l := range r.log.Lines() {
+		if strings.Contains(l, "ERROR") && !strings.Contains(l, "config not reloaded") && !strings.Contains(l, "failed to start") && !strings.Contains(l, "connection") {
+			t.Errorf("unexpected error line: %s", l)
+		}
+	}
+}
+
+func mapsKeys(m map[string]int) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// An edit storm: a hundred writes within about a second lead to a few
+// reloads at most, and the host ends on the last write's config with one
+// child process.
+func TestEditStorm(t *testing.T) {
+	r := newRig(t, false)
+	r.write(child(t, "s", "s0"))
+	if err := r.load(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	watching := make(chan error, 1)
+	go func() { watching <- r.h.WatchFile(ctx, r.path) }()
+	defer func() {
+		cancel()
+		<-watching
+	}()
+	r.log.WaitFor(t, "no entry changed") // the watch is set up
+
+	tick := time.NewTicker(10 * time.Millisecond)
+	for i := 1; i <= 100; i++ {
+		<-tick.C // pacing the writes, not waiting for the host
+		r.write(child(t, "s", "s"+strconv.Itoa(i)))
+	}
+	tick.Stop()
+	waitFor(t, "the last config", func() bool {
+		return slices.Equal(r.tools(), []string{"mcp__s100__add", "mcp__s100__greet"})
+	})
+	waitFor(t, "one child", func() bool { return len(children(t)) == 1 })
+	reloads := r.log.Count("changed, reloading")
+	if reloads < 1 || reloads > 25 {
+		t.Errorf("%d reloads for 100 writes, want 1 to 25", reloads)
+	}
+	t.Logf("%d reloads for 100 writes", reloads)
+}
+
+// Servers start in parallel: four servers whose handshakes wait for each
+// other (a barrier) can only all become ready if they are started
+// together; a sequential start would time every one of them out.
+func TestParallelStartup(t *testing.T) {
+	r := newRig(t, true)
+	barrier := mcptest.NewBarrier(4)
+	var src string
+	for i := range 4 {
+		name := fmt.Sprintf("p%d", i)
+		r.serve(name, barrier.Hold)
+		src += memory(name, name, "startupTimeoutMs: 60000")
+	}
+	r.write(src)
+	if err := r.load(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"p0": "ready", "p1": "ready", "p2": "ready", "p3": "ready"}
+	if diff := cmp.Diff(want, r.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if barrier.Arrived() != 4 {
+		t.Errorf("%d handshakes reached the barrier", barrier.Arrived())
+	}
+	for _, st := range r.h.Status() {
+		if st.ServerName != "fixture-server" || st.ServerVersion != "1.0.0" || st.ProtocolVersion == "" || st.Tools != 1 || st.Transport != "stdio" || st.Name != st.ID {
+			t.Errorf("status %+v", st)
+		}
+	}
+}
+
+// A slow server does not hold back the others: their tools are in the
+// registry while it is still in its handshake. Once it answers, readiness
+// completes and its tools appear too (a registry change notification).
+func TestSlowServerDoesNotDelayOthers(t *testing.T) {
+	r := newRig(t, false)
+	release := make(chan struct{})
+	r.serve("slow", func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	r.serve("fast", nil)
+	r.write(memory("slow", "slow", "startupTimeoutMs: 60000") + memory("fast", "fast"))
+	changed, stop := r.reg.Watch()
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- r.load() }()
+	waitFor(t, "the fast server's tools", func() bool { _, ok := r.reg.Get("mcp__fast__add"); return ok })
+	select {
+	case err := <-done:
+		t.Fatalf("readiness completed (%v) before the slow server answered", err)
+	default:
+	}
+	if got := r.states(); got["slow"] != "starting" || got["fast"] != "ready" {
+		t.Errorf("states while slow starts: %v", got)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a change notification with the slow tools", func() bool {
+		<-changed
+		_, ok := r.reg.Get("mcp__slow__add")
+		return ok
+	})
+}
+
+// A server that hangs in its handshake: readiness stops waiting at its
+// startupTimeoutMs, status says it timed out, and (serving) it keeps
+// retrying in the background; its tools appear when it finally answers.
+func TestHangingServer(t *testing.T) {
+	t.Run("one-shot", func(t *testing.T) {
+		r := newRig(t, true)
+		release := make(chan struct{})
+		t.Cleanup(func() { close(release) })
+		r.serve("hung", mcptest.Hang(release))
+		r.write(memory("hung", "hung", "startupTimeoutMs: 100") + memory("ok", "ok") +
+			// A real process that never speaks MCP.
+			"- id: mute\n  name: mcp-client\n  config: {serverName: mute, transport: stdio, command: sleep, args: ['3600'], startupTimeoutMs: 100}\n")
+		r.serve("ok", nil)
+		if err := r.load(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "settled states", func() bool {
+			s := r.states()
+			return s["hung"] == "timed-out" && s["mute"] == "timed-out" && s["ok"] == "ready"
+		})
+		// Until the instance itself gives up (closing the mute child takes
+		// its close ladder), the host's own deadline speaks.
+		timedOut := regexp.MustCompile(`no answer within (startupTimeoutMs|the startup timeout) \(100ms\)`)
+		for _, st := range r.h.Status() {
+			if st.ID != "ok" && !timedOut.MatchString(st.Err) {
+				t.Errorf("%s: error %q", st.ID, st.Err)
+			}
+		}
+	})
+	t.Run("serving", func(t *testing.T) {
+		r := newRig(t, false)
+		var mu sync.Mutex
+		attempts := 0
+		r.serve("late", func(ctx context.Context) error {
+			mu.Lock()
+			attempts++
+			first := attempts == 1
+			mu.Unlock()
+			if first {
+				<-ctx.Done() // hang the first handshake only
+				return ctx.Err()
+			}
+			return nil
+		})
+		r.write(memory("late", "late", "startupTimeoutMs: 100", "reconnect: {initialDelayMs: 10, maxDelayMs: 10}"))
+		if err := r.load(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the late server's tools", func() bool { _, ok := r.reg.Get("mcp__late__add"); return ok })
+		if got := r.states()["late"]; got != "ready" {
+			t.Errorf("state %q", got)
+		}
+		r.log.WaitFor(t, "mcp-client(late): connection attempt failed: connecting: no answer within startupTimeoutMs (100ms)", "entry=late")
+	})
+}

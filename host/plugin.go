@@ -1,0 +1,151 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Kind is a plugin kind: what an entry's name selects (mcp-client is one).
+// A Kind is a value built in main and handed to NewCatalog, never a global.
+//
+// The host calls Decode for every enabled entry of a file before anything
+// runs (validate calls nothing else), then Start once per instance it runs.
+// Implementations must be safe for concurrent use: the host starts instances
+// in parallel.
+type Kind interface {
+	// Name is the entry name that selects this kind, like "mcp-client".
+	Name() string
+	// Decode reads and validates an entry's config mapping (nil when the
+	// entry has none), expanding ${VAR} with lookup. It has no side effects:
+	// it starts nothing, opens nothing and logs nothing, so a file can be
+	// validated, and a reload rejected, without touching what runs. Errors
+	// should carry yamlconf positions (FormatErrors places the rest at the
+	// entry) and must never quote an expanded value.
+	Decode(config *yaml.Node, lookup func(name string) (string, bool)) (Spec, error)
+	// Start starts an instance of spec and returns without waiting for it
+	// to be ready (the host waits on Instance.Ready, in parallel with the
+	// other instances). lifetime is cancelled when the host disposes of the
+	// instance, just before it calls Close; work the instance runs in the
+	// background may end with it. An error means nothing was started and
+	// nothing needs closing.
+	Start(lifetime context.Context, spec Spec, env Env) (Instance, error)
+}
+
+// Spec is an entry's config as decoded by its Kind: what the host needs to
+// know to run, diff and describe it.
+type Spec struct {
+	// Config is the kind's own decoded config, handed back to Start. The
+	// host fingerprints its JSON encoding to tell a changed entry from an
+	// unchanged one, so it should be JSON-encodable with its defaults
+	// filled in (so that spelling out a default is not a change).
+	Config any
+	// Name is a short display name (mcp-client: the serverName).
+	Name string
+	// Summary is a short description for listings, free of secrets
+	// (mcp-client: the transport).
+	Summary string
+	// Claims are names this instance must hold alone within its host
+	// (mcp-client: its serverName). Two entries of one file with the same
+	// claim are a config error; at run time the host reserves them before
+	// Start and releases them after the instance closed.
+	Claims []Claim
+	// StartupTimeout bounds how long readiness waits for this instance's
+	// first attempt; 0 waits until the instance is ready.
+	StartupTimeout time.Duration
+	// Strict marks an instance whose failed first attempt is final
+	// (mcp-client: failOnStartupError). Apply then waits for the attempt to
+	// settle even past StartupTimeout (at most ShutdownTimeout more), so it
+	// knows whether to restore a changed entry's previous config.
+	Strict bool
+}
+
+// Claim is one name an instance holds alone within a host: Key is the
+// config field it comes from (like "serverName", so errors can point at
+// config.serverName) and Value the name.
+type Claim struct {
+	Key, Value string
+}
+
+// Env is what the host gives an instance.
+type Env struct {
+	// ID is the entry's id.
+	ID string
+	// Registry receives the instance's tools.
+	Registry *tool.Registry
+	// Logger is the host's logger tagged with the entry (entry=<id>).
+	Logger *slog.Logger
+	// Source names the file the entry came from, for messages.
+	Source string
+}
+
+// Instance is one running entry. All methods are safe for concurrent use.
+type Instance interface {
+	// Ready is closed when the instance's first attempt has settled,
+	// whether it succeeded or not.
+	Ready() <-chan struct{}
+	// StartErr reports, once Ready is closed, whether the instance failed to
+	// start for good (mcp-client: failOnStartupError and a failed first
+	// attempt): it will never work, the host reports it and, for a changed
+	// entry, restores the previous config. nil means started, or still
+	// trying in the background.
+	StartErr() error
+	// Status returns a snapshot for display; the host fills ID and Plugin.
+	Status() Status
+	// Close stops the instance and removes its tools. The host calls it
+	// exactly once; it must return even if the instance never became ready.
+	Close() error
+}
+
+// State is where an entry stands, as status shows it.
+type State string
+
+// The states of an entry.
+const (
+	// StateStarting: the first attempt has not settled yet and its startup
+	// timeout has not passed.
+	StateStarting State = "starting"
+	// StateReady: running, tools registered.
+	StateReady State = "ready"
+	// StateReconnecting: lost or failed, retrying in the background; the
+	// last good tools stay registered.
+	StateReconnecting State = "reconnecting"
+	// StateTimedOut: the first attempt did not settle within the startup
+	// timeout.
+	StateTimedOut State = "timed-out"
+	// StateFailed: not running and not retrying; Status.Err says why.
+	StateFailed State = "failed"
+	// StateDisabled: the entry has disabled: true.
+	StateDisabled State = "disabled"
+	// StateClosed: the instance was closed.
+	StateClosed State = "closed"
+)
+
+// Status is a snapshot of one entry for display and health checks. Fields a
+// kind does not know stay zero.
+type Status struct {
+	// ID and Plugin are the entry's id and name (filled by the host).
+	ID, Plugin string
+	// State is where the entry stands; Err says why when it is not ready.
+	State State
+	Err   string
+	// Name is the display name (mcp-client: serverName); Transport how the
+	// instance reaches its server.
+	Name, Transport string
+	// ServerName and ServerVersion are what the server reported about
+	// itself; ProtocolVersion is the negotiated protocol version.
+	ServerName, ServerVersion, ProtocolVersion string
+	// Tools is the number of tools registered for the entry.
+	Tools int
+	// Attempt is the current reconnect attempt of MaxAttempts (0 when
+	// connected).
+	Attempt, MaxAttempts int
+	// Connect is how long spawning or connecting, including the protocol
+	// handshake, took; Discover how long listing and registering the tools
+	// took (both of the current connection).
+	Connect, Discover time.Duration
+}

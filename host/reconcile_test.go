@@ -1,0 +1,371 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// step is one plan applied in a reconcile scenario, and what must follow.
+type step struct {
+	src     string
+	events  []string          // closes (sorted) then starts, in order
+	states  map[string]string // id → state of every entry afterwards
+	running map[string]int    // "<id>/<value>" → live instances
+	errHas  []string          // "" entries: Apply must succeed
+	logHas  [][]string        // each: some line has all parts
+}
+
+func TestReconcile(t *testing.T) {
+	const ab = `
+- {id: a, name: fake, config: {value: "1", claim: A}}
+- {id: b, name: fake, config: {value: "1", claim: B}}
+- {id: c, name: fake, disabled: true, config: {value: "1"}}
+`
+	tests := []struct {
+		name  string
+		steps []step
+	}{{
+		name: "add, unchanged, reformat, change, remove, disable, enable",
+		steps: []step{
+			{src: ab,
+				events:  []string{"start a/1", "start b/1"},
+				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
+				running: map[string]int{"a/1": 1, "b/1": 1},
+				logHas:  [][]string{{`INFO entry "a": added, starting`}, {`INFO fake started entry=a`}, {`INFO f.yaml: applied (added "a", added "b")`}}},
+			{src: "# a comment\n" + strings.ReplaceAll(ab, `"1"`, `'1'`),
+				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
+				running: map[string]int{"a/1": 1, "b/1": 1},
+				logHas:  [][]string{{`DEBUG f.yaml: no entry changed`}}},
+			{src: strings.Replace(ab, `value: "1", claim: A`, `value: "2", claim: A`, 1),
+				events:  []string{"close a/1", "start a/2"},
+				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
+				running: map[string]int{"a/2": 1, "b/1": 1},
+				logHas:  [][]string{{`INFO entry "a": config changed, restarting`}, {`applied (changed "a")`}}},
+			{src: `- {id: a, name: fake, config: {value: "2", claim: A}}`,
+				events:  []string{"close b/1"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/2": 1},
+				logHas:  [][]string{{`entry "b": removed, stopping`}, {`entry "c": removed, stopping`}}},
+			{src: `- {id: a, name: fake, disabled: true, config: {value: "2", claim: A}}`,
+				events:  []string{"close a/2"},
+				states:  map[string]string{"a": "disabled"},
+				running: map[string]int{},
+				logHas:  [][]string{{`entry "a": disabled, stopping`}}},
+			{src: `- {id: a, name: fake, config: {value: "2", claim: A}}`,
+				events:  []string{"start a/2"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/2": 1},
+				logHas:  [][]string{{`entry "a": enabled, starting`}}},
+		},
+	}, {
+		// Disposing first is what makes this work; upstream's create-first
+		// order fails it with the duplicate-serverName error.
+		name: "rename an id, keeping its claim",
+		steps: []step{
+			{src: `- {id: old, name: fake, config: {value: "1", claim: S}}`,
+				events: []string{"start old/1"}, states: map[string]string{"old": "ready"}},
+			{src: `- {id: new, name: fake, config: {value: "1", claim: S}}`,
+				events:  []string{"close old/1", "start new/1"},
+				states:  map[string]string{"new": "ready"},
+				running: map[string]int{"new/1": 1}},
+		},
+	}, {
+		name: "swap claims between two changed entries",
+		steps: []step{
+			{src: "- {id: a, name: fake, config: {value: '1', claim: X}}\n- {id: b, name: fake, config: {value: '1', claim: Y}}",
+				events: []string{"start a/1", "start b/1"}},
+			{src: "- {id: a, name: fake, config: {value: '2', claim: Y}}\n- {id: b, name: fake, config: {value: '2', claim: X}}",
+				events:  []string{"close a/1", "close b/1", "start a/2", "start b/2"},
+				states:  map[string]string{"a": "ready", "b": "ready"},
+				running: map[string]int{"a/2": 1, "b/2": 1}},
+		},
+	}, {
+		name: "a changed entry that fails gets its previous config back",
+		steps: []step{
+			{src: `- {id: a, name: fake, config: {value: "1"}}`, events: []string{"start a/1"}},
+			{src: `- {id: a, name: fake, config: {value: "2", fail: "boom"}}`,
+				events:  []string{"close a/1", "start a/2", "close a/2", "start a/1"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/1": 1},
+				errHas:  []string{`entry "a": the new config failed to start, the previous config was restored: boom`},
+				logHas: [][]string{
+					{`ERROR entry "a": the new config failed to start: boom — restoring the previous config`},
+					{`INFO entry "a": previous config restored`},
+				}},
+			// The same failing file again is retried (it still differs
+			// from what runs), and restored again.
+			{src: `- {id: a, name: fake, config: {value: "2", fail: "boom"}}`,
+				events:  []string{"close a/1", "start a/2", "close a/2", "start a/1"},
+				running: map[string]int{"a/1": 1},
+				errHas:  []string{"boom"}},
+			// A refused start is rolled back the same way.
+			{src: `- {id: a, name: fake, config: {value: "3", startErr: "no way"}}`,
+				events:  []string{"close a/1", "refuse a/3", "start a/1"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/1": 1},
+				errHas:  []string{`restored: starting: no way`}},
+		},
+	}, {
+		name: "a new entry that fails stays failed until edited",
+		steps: []step{
+			{src: `- {id: a, name: fake, config: {value: "1", claim: S, fail: "later"}}`,
+				events:  []string{"start a/1", "close a/1"},
+				states:  map[string]string{"a": "failed: later"},
+				running: map[string]int{},
+				errHas:  []string{`entry "a": failed to start: later`},
+				logHas:  [][]string{{`ERROR entry "a": failed to start: later`}}},
+			{src: `- {id: a, name: fake, config: {value: "1", claim: S, fail: "later"}}` + "\n# edited elsewhere",
+				states: map[string]string{"a": "failed: later"}},
+			{src: `- {id: a, name: fake, config: {value: "2", claim: S}}`,
+				events: []string{"start a/2"},
+				states: map[string]string{"a": "ready"}},
+		},
+	}, {
+		name: "a rollback that fails too",
+		steps: []step{
+			{src: `- {id: a, name: fake, config: {value: "1", claim: S}}`, events: []string{"start a/1"}},
+			// a moves to claim T and fails; b takes S meanwhile, so a's
+			// previous config cannot come back.
+			{src: "- {id: a, name: fake, config: {value: '2', claim: T, fail: boom}}\n- {id: b, name: fake, config: {value: '1', claim: S}}",
+				events: []string{"close a/1", "start a/2", "start b/1", "close a/2"},
+				states: map[string]string{
+					"a": `failed: fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`,
+					"b": "ready",
+				},
+				running: map[string]int{"b/1": 1},
+				errHas:  []string{"restored: boom"},
+				logHas:  [][]string{{`ERROR entry "a": the previous config failed to start too: fake: claim "S" is already in use`}}},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fh := newFakeHost(t, Options{})
+			for i, s := range tt.steps {
+				err := fh.apply(t, s.src)
+				if len(s.errHas) == 0 && err != nil {
+					t.Fatalf("step %d: Apply: %v", i, err)
+				}
+				for _, want := range s.errHas {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("step %d: Apply error %v, want it to contain %q", i, err, want)
+					}
+				}
+				if diff := cmp.Diff(s.events, sortedCloses(fh.kind.takeEvents())); diff != "" {
+					t.Errorf("step %d: events (-want +got):\n%s", i, diff)
+				}
+				if s.states != nil {
+					if diff := cmp.Diff(s.states, fh.states()); diff != "" {
+						t.Errorf("step %d: states (-want +got):\n%s", i, diff)
+					}
+				}
+				if s.running != nil {
+					if diff := cmp.Diff(s.running, fh.kind.running()); diff != "" {
+						t.Errorf("step %d: running (-want +got):\n%s", i, diff)
+					}
+				}
+				for _, parts := range s.logHas {
+					if !fh.log.Has(parts...) {
+						t.Errorf("step %d: no log line has %q; log:\n%s", i, parts, strings.Join(fh.log.Lines(), "\n"))
+					}
+				}
+			}
+		})
+	}
+}
+
+// The run-time reservation: a claim still held by an instance that is
+// closing (past ShutdownTimeout) refuses a new instance with upstream's
+// message, and the old config, when it can, comes back.
+func TestReservationConflict(t *testing.T) {
+	fh := newFakeHost(t, Options{ShutdownTimeout: 20 * time.Millisecond})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: S, slowClose: true}}`); err != nil {
+		t.Fatal(err)
+	}
+	err := fh.apply(t, `- {id: b, name: fake, config: {value: "1", claim: S}}`)
+	want := `fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `entry "a": closing: did not close within 20ms`) {
+		t.Fatalf("Apply = %v\nwant the close timeout and %q", err, want)
+	}
+	if !fh.log.Has(`ERROR entry "a": closing: did not close within 20ms; it goes on closing in the background`) {
+		t.Errorf("the slow close was not logged:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	}
+	if diff := cmp.Diff(map[string]string{"b": "failed: " + want}, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	// Once the old instance has closed, its claim is free again.
+	fh.kind.unblock()
+	fh.wait()
+	if err := fh.apply(t, `- {id: b, name: fake, config: {value: "2", claim: S}}`); err != nil {
+		t.Fatalf("Apply after the old instance closed: %v", err)
+	}
+	if diff := cmp.Diff(map[string]string{"b": "ready"}, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
+// Readiness waits for a held instance only until its startup timeout;
+// Status then says it timed out, and a strict one is waited for longer.
+func TestStartupTimeout(t *testing.T) {
+	fh := newFakeHost(t, Options{ShutdownTimeout: 30 * time.Second})
+	start := time.Now()
+	if err := fh.apply(t, `- {id: slow, name: fake, config: {value: "1", hold: true, timeoutMs: 50}}
+- {id: fast, name: fake, config: {value: "1"}}`); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("Apply waited %v for a 50ms startup timeout", time.Since(start))
+	}
+	got := fh.states()
+	want := map[string]string{"slow": "timed-out: no answer within the startup timeout (50ms)", "fast": "ready"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+
+	// A strict instance is waited for past its timeout, until it settles.
+	done := make(chan error, 1)
+	go func() {
+		done <- fh.apply(t, `- {id: strict, name: fake, config: {value: "1", hold: true, strict: true, timeoutMs: 1, fail: "gave up"}}`)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Apply returned (%v) before the strict instance settled", err)
+	case <-time.After(100 * time.Millisecond): // a negative check: Apply must still be waiting
+	}
+	fh.kind.unblock()
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "gave up") {
+		t.Errorf("Apply = %v, want the strict instance's failure", err)
+	}
+}
+
+// Close disposes of everything in parallel, reports each error, and is
+// idempotent; nothing can be applied after it.
+func TestClose(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", closeErr: "a broke"}}
+- {id: b, name: fake, config: {value: "1", closeErr: "b broke"}}
+- {id: c, name: fake, config: {value: "1"}}
+- {id: d, name: fake, disabled: true}`); err != nil {
+		t.Fatal(err)
+	}
+	fh.kind.takeEvents()
+	err := fh.Close()
+	for _, want := range []string{`entry "a": closing: a broke`, `entry "b": closing: b broke`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Close = %v, want %q", err, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"close a/1", "close b/1", "close c/1"}, sortedCloses(fh.kind.takeEvents())); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if again := fh.Close(); again == nil || again.Error() != err.Error() {
+		t.Errorf("second Close = %v, want the first result", again)
+	}
+	if diff := cmp.Diff(map[string]string{"a": "closed", "b": "closed", "c": "closed", "d": "disabled"}, fh.states()); diff != "" {
+		t.Errorf("states after Close (-want +got):\n%s", diff)
+	}
+	if err := fh.apply(t, `[]`); !errors.Is(err, ErrClosed) {
+		t.Errorf("Apply after Close = %v, want ErrClosed", err)
+	}
+	if err := fh.WatchFile(context.Background(), "f.yaml"); !errors.Is(err, ErrClosed) {
+		t.Errorf("WatchFile after Close = %v, want ErrClosed", err)
+	}
+}
+
+// Close interrupts an Apply that waits for readiness.
+func TestCloseInterruptsApply(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	done := make(chan error, 1)
+	go func() { done <- fh.apply(t, `- {id: a, name: fake, config: {value: "1", hold: true}}`) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(fh.kind.running()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the instance never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted Apply = %v, want context.Canceled", err)
+	}
+	if len(fh.kind.running()) != 0 {
+		t.Errorf("still running: %v", fh.kind.running())
+	}
+}
+
+// A plan built in Go is checked before anything changes.
+func TestApplyChecksPlan(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	spec := Spec{Config: fakeConfig{Value: "1"}}
+	tests := []struct {
+		name string
+		plan *Plan
+		want string
+	}{
+		{"no id", &Plan{Source: "go", Entries: []PlanEntry{{Entry: Entry{Name: "fake"}, Spec: spec}}},
+			"go: invalid plan: entry #1 has no id"},
+		{"twice", &Plan{Source: "go", Entries: []PlanEntry{{Entry: Entry{ID: "x", Name: "fake"}, Spec: spec}, {Entry: Entry{ID: "x", Name: "fake"}, Spec: spec}}},
+			`go: invalid plan: entry "x" appears twice`},
+		{"unknown kind", &Plan{Source: "go", Entries: []PlanEntry{{Entry: Entry{ID: "x", Name: "nope"}}}},
+			`go: invalid plan: entry "x": unknown plugin "nope" (known: fake)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := fh.Apply(context.Background(), tt.plan)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Apply = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	if fh.Version() != 0 || len(fh.kind.takeEvents()) != 0 {
+		t.Errorf("an invalid plan changed something")
+	}
+	// A Go-built plan with a disabled entry of an unknown kind is fine.
+	ok := &Plan{Source: "go", Entries: []PlanEntry{{Entry: Entry{ID: "x", Name: "nope", Disabled: true}}, {Entry: Entry{ID: "y", Name: "fake"}, Spec: spec}}}
+	if err := fh.Apply(context.Background(), ok); err != nil {
+		t.Fatal(err)
+	}
+	if fh.Version() != 1 || fh.Source() != "go" {
+		t.Errorf("Version %d, Source %q", fh.Version(), fh.Source())
+	}
+	if got := fh.Status(); len(got) != 2 || got[1].Name != "fake-1" || got[1].Plugin != "fake" || got[1].Transport != "fake" || got[1].Tools != 1 {
+		t.Errorf("Status = %+v", got)
+	}
+}
+
+// A config that cannot be fingerprinted is restarted on every apply
+// rather than wrongly kept.
+func TestFingerprint(t *testing.T) {
+	if a, b := fingerprint("fake", func() {}), fingerprint("fake", func() {}); a == b {
+		t.Errorf("two unencodable configs share fingerprint %q", a)
+	}
+	if a, b := fingerprint("fake", fakeConfig{Value: "1"}), fingerprint("other", fakeConfig{Value: "1"}); a == b {
+		t.Errorf("the kind is not part of the fingerprint")
+	}
+}
+
+func TestNewRequiresCatalogAndRegistry(t *testing.T) {
+	if _, err := New(Options{}); err == nil || !strings.Contains(err.Error(), "Catalog and Options.Registry are required") {
+		t.Errorf("New(Options{}) = %v", err)
+	}
+}
+
+// Start failures come back as *StartError, one per entry, with the cause.
+func TestStartErrorUnwrap(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", startErr: "nope"}}
+- {id: b, name: fake, config: {value: "1", fail: "later"}}`)
+	var se *StartError
+	if !errors.As(err, &se) || se.ID != "a" || se.Restored || se.Unwrap() == nil || se.Unwrap().Error() != "starting: nope" {
+		t.Fatalf("Apply = %v, want a *StartError for a", err)
+	}
+	if !strings.Contains(err.Error(), `entry "b": failed to start: later`) {
+		t.Errorf("Apply = %v, want b's failure too", err)
+	}
+}

@@ -1,0 +1,144 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DefaultDebounce is how long WatchFile waits after the last change of the
+// file before it reloads (upstream's HMR default): an editor's save, or a
+// burst of writes, becomes one reload.
+const DefaultDebounce = 100 * time.Millisecond
+
+// WatchFile keeps the host in line with the composition file at path until
+// ctx ends or Close is called (then it returns nil). Call it after the
+// first Apply of that file, usually on its own goroutine.
+//
+// It watches the file's directory, not the file: editors save by writing a
+// new file and renaming it over the old one, which would end a watch on the
+// file itself. It uses the operating system's notifications (fsnotify:
+// inotify, kqueue, ReadDirectoryChangesW) rather than polling, so a change
+// is seen at once, an idle host reads nothing, and the debounce, not a poll
+// interval, decides when a burst of writes is over.
+//
+// Debounce after the last change (and once when the watch is set up, so an
+// edit made since the first read is not lost), it re-reads and parses the
+// file (Catalog.Parse, with Options.Lookup) and, when some entry differs
+// from the plan last applied, Apply's it. A file that does not parse or
+// validate changes nothing: each problem is logged with file:line. A
+// deleted file keeps every entry running, with a warning, until it comes
+// back. WatchFile returns an error only when the watch cannot be set up.
+func (h *Host) WatchFile(ctx context.Context, path string) error {
+	if h.ctx.Err() != nil {
+		return ErrClosed
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", path, err) // untested: needs an exhausted inotify limit
+	}
+	defer w.Close()
+	dir := filepath.Dir(path)
+	if err := w.Add(dir); err != nil {
+		return fmt.Errorf("watching %s: its directory %s: %w", path, dir, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.ctx, cancel)()
+	h.watchLoop(ctx, w.Events, w.Errors, path, func() { h.reload(ctx, path) })
+	return nil
+}
+
+// watchLoop calls reload once debounce after the last event about path (and
+// once at the start), until ctx ends or events closes. Only this goroutine
+// touches the timer. Reloads run on this goroutine, so they never overlap;
+// events that arrive meanwhile are buffered by the watcher and lead to one
+// more reload.
+func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, path string, reload func()) {
+	name := filepath.Clean(path)
+	timer := time.NewTimer(h.opts.Debounce)
+	defer timer.Stop()
+	fire := timer.C
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == name {
+				timer.Reset(h.opts.Debounce)
+				fire = timer.C
+			}
+		case err, ok := <-errs:
+			if !ok {
+				return
+			}
+			h.log.Warn(fmt.Sprintf("watching %s: %v", path, err))
+		case <-fire:
+			fire = nil
+			reload()
+		}
+	}
+}
+
+// reload re-reads path and applies it when it differs from the plan last
+// applied. Failures are logged; the running entries stay as they are.
+func (h *Host) reload(ctx context.Context, path string) {
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		h.mu.Lock()
+		n := 0
+		for _, u := range h.units {
+			if u.inst != nil {
+				n++
+			}
+		}
+		h.mu.Unlock()
+		h.log.Warn(fmt.Sprintf("%s was deleted; keeping the %d running entries as they are — restore the file to reload it", path, n))
+		return
+	case err != nil:
+		h.log.Error(fmt.Sprintf("config not reloaded, the running entries are unchanged: %v", err))
+		return
+	}
+	plan, err := h.opts.Catalog.Parse(path, data, h.opts.Lookup)
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			h.log.Error("config not reloaded, the running entries are unchanged: " + line)
+		}
+		return
+	}
+	h.mu.Lock()
+	same := planKey(plan) == h.planKey
+	h.mu.Unlock()
+	if same {
+		h.log.Debug(path + ": no entry changed")
+		return
+	}
+	h.log.Info(path + " changed, reloading")
+	// Start failures are logged by Apply and rolled back there.
+	_ = h.Apply(ctx, plan)
+}
+
+// planKey identifies what a plan asks for: each entry's id, state and
+// fingerprint, in order. Comments and formatting do not change it.
+func planKey(plan *Plan) string {
+	var b strings.Builder
+	b.WriteString(plan.Source)
+	for _, pe := range plan.Entries {
+		fmt.Fprintf(&b, "\n%s %t", pe.Entry.ID, pe.Entry.Disabled)
+		if !pe.Entry.Disabled {
+			b.WriteString(" " + fingerprint(pe.Entry.Name, pe.Spec.Config))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,254 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The debounce, on a fake clock: one reload at the start, then one per
+// burst, Debounce after its last event about the file; other files'
+// events, and watcher errors, reload nothing.
+func TestWatchLoopDebounce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fh := newFakeHost(t, Options{})
+		events := make(chan fsnotify.Event)
+		errs := make(chan error)
+		var reloads atomic.Int32
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		path := "/cfg/./mcpbridge.yaml"
+		go func() {
+			defer close(done)
+			fh.watchLoop(ctx, events, errs, path, func() { reloads.Add(1) })
+		}()
+
+		synctest.Wait()
+		if reloads.Load() != 0 {
+			t.Fatalf("reloaded before the debounce")
+		}
+		time.Sleep(DefaultDebounce)
+		synctest.Wait()
+		if reloads.Load() != 1 {
+			t.Fatalf("%d reloads after the initial debounce, want 1", reloads.Load())
+		}
+
+		// A storm: 100 writes 10ms apart, plus noise about other files.
+		for i := range 100 {
+			events <- fsnotify.Event{Name: "/cfg/mcpbridge.yaml", Op: fsnotify.Write}
+			events <- fsnotify.Event{Name: "/cfg/other.yaml", Op: fsnotify.Write}
+			if i == 50 {
+				errs <- errors.New("queue overflow")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		synctest.Wait()
+		if reloads.Load() != 1 {
+			t.Fatalf("reloaded during the storm")
+		}
+		time.Sleep(DefaultDebounce - 10*time.Millisecond)
+		synctest.Wait()
+		if reloads.Load() != 2 {
+			t.Fatalf("%d reloads after the storm, want 2", reloads.Load())
+		}
+		if !fh.log.Has("WARN watching /cfg/./mcpbridge.yaml: queue overflow") {
+			t.Errorf("the watcher error was not logged: %q", fh.log.Lines())
+		}
+
+		// Noise alone reloads nothing.
+		events <- fsnotify.Event{Name: "/cfg/other.yaml", Op: fsnotify.Create}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if reloads.Load() != 2 {
+			t.Fatalf("another file's event reloaded")
+		}
+		cancel()
+		<-done
+	})
+}
+
+// The loop ends when the watcher's channels close.
+func TestWatchLoopEndsWithWatcher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fh := newFakeHost(t, Options{})
+		for _, closeEvents := range []bool{true, false} {
+			events := make(chan fsnotify.Event)
+			errs := make(chan error)
+			if closeEvents {
+				close(events)
+			} else {
+				close(errs)
+			}
+			fh.watchLoop(context.Background(), events, errs, "f.yaml", func() { t.Error("reloaded") })
+		}
+	})
+}
+
+// reload, without a watcher: each outcome and its log line.
+func TestReload(t *testing.T) {
+	fh := newFakeHost(t, Options{Lookup: func(string) (string, bool) { return "hunter2", true }})
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`- {id: a, name: fake, config: {value: "1", secret: "${S}"}}`)
+	plan, err := fh.opts.Catalog.Parse(path, mustRead(t, path), fh.opts.Lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Apply(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	fh.kind.takeEvents()
+	ctx := context.Background()
+
+	// Unchanged entries (a comment added): no Apply at all.
+	write("# hello\n" + `- {id: a, name: fake, config: {value: "1", secret: "${S}"}}`)
+	fh.reload(ctx, path)
+	if fh.Version() != 1 || !fh.log.Has("DEBUG "+path+": no entry changed") {
+		t.Errorf("a comment caused an Apply (version %d)", fh.Version())
+	}
+
+	// Invalid YAML: nothing changes, the problem is logged with file:line,
+	// never with the expanded secret.
+	write("- {id: a, name: fake, config: {value: \"2\", secret: \"${S}\"}}\n- {id: b, name: nope}\n")
+	fh.reload(ctx, path)
+	fh.log.WaitFor(t, `ERROR config not reloaded, the running entries are unchanged: `+path+`:2:17: entry "b": name: unknown plugin "nope"`)
+	write("- id: a\n  name: [fake\n")
+	fh.reload(ctx, path)
+	fh.log.WaitFor(t, `ERROR config not reloaded, the running entries are unchanged: `+path+`:1: invalid YAML: did not find expected`)
+	if fh.Version() != 1 || len(fh.kind.takeEvents()) != 0 {
+		t.Errorf("an invalid file changed something")
+	}
+
+	// Deleted: everything keeps running, with a warning.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	fh.reload(ctx, path)
+	fh.log.WaitFor(t, "WARN "+path+" was deleted; keeping the 1 running entries as they are — restore the file to reload it")
+
+	// Unreadable (a directory in its place).
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fh.reload(ctx, path)
+	fh.log.WaitFor(t, "ERROR config not reloaded, the running entries are unchanged: read "+path)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back, changed: applied.
+	write(`- {id: a, name: fake, config: {value: "2", secret: "${S}"}}`)
+	fh.reload(ctx, path)
+	if diff := cmp.Diff([]string{"close a/1", "start a/2"}, fh.kind.takeEvents()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	fh.log.WaitFor(t, "INFO "+path+" changed, reloading")
+	for _, line := range fh.log.Lines() {
+		if strings.Contains(line, "hunter2") {
+			t.Errorf("a log line shows the expanded secret: %s", line)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// WatchFile with the real watcher: an editor's rename-over save, an
+// in-place write, a deletion and a restore each take effect.
+func TestWatchFile(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.yaml")
+	save := func(src string) { // as editors do: write a new file, rename it over
+		t.Helper()
+		tmp := filepath.Join(dir, ".f.yaml.swp")
+		if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(`- {id: a, name: fake, config: {value: "1"}}`)
+	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fh.WatchFile(ctx, path) }()
+	waitRunning := func(want map[string]int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cmp.Equal(want, fh.kind.running()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("running %v, want %v; log:\n%s", fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	fh.log.WaitFor(t, "no entry changed") // the check when the watch is set up
+
+	save(`- {id: a, name: fake, config: {value: "2"}}`)
+	waitRunning(map[string]int{"a/2": 1})
+
+	if err := os.WriteFile(path, []byte(`- {id: a, name: fake, config: {value: "3"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(map[string]int{"a/3": 1})
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	fh.log.WaitFor(t, "was deleted; keeping the 1 running entries")
+	save(`- {id: b, name: fake, config: {value: "1"}}`)
+	waitRunning(map[string]int{"b/1": 1})
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("WatchFile = %v", err)
+	}
+
+	// Close ends a watch too.
+	checks := fh.log.Count("no entry changed")
+	go func() { done <- fh.WatchFile(context.Background(), path) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for fh.log.Count("no entry changed") == checks { // the new watch is set up
+		if time.Now().After(deadline) {
+			t.Fatal("the second watch never checked the file")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fh.Close()
+	if err := <-done; err != nil {
+		t.Errorf("WatchFile after Close = %v", err)
+	}
+}
+
+func TestWatchFileMissingDirectory(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	path := filepath.Join(t.TempDir(), "nope", "f.yaml")
+	err := fh.WatchFile(context.Background(), path)
+	if err == nil || !strings.Contains(err.Error(), "watching "+path+": its directory ") {
+		t.Errorf("WatchFile = %v", err)
+	}
+}

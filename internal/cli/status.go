@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
+// statusJSON is the stable shape of `status --json` (documented in the
+// README): fields are only ever added.
+type statusJSON struct {
+	// Source is the config file, "--url" or "embedded default".
+	Source string `json:"source"`
+	// ElapsedMs is how long startup took until readiness: every first
+	// attempt settled or timed out. Servers start in parallel, so it is
+	// close to the slowest server, not the sum.
+	ElapsedMs int64              `json:"elapsedMs"`
+	Servers   []serverStatusJSON `json:"servers"`
+}
+
+// serverStatusJSON is one entry of the config. Every field is always
+// present except error (only when the server is not ready) and server
+// (null until the server has introduced itself).
+type serverStatusJSON struct {
+	ID     string `json:"id"`
+	Plugin string `json:"plugin"`
+	// ServerName is the namespace of the entry's public tool names; "" for
+	// a disabled entry (its config is not read).
+	ServerName string `json:"serverName"`
+	// State is one of ready, failed, timed-out, disabled (and, for a
+	// long-running host, starting, reconnecting, closed).
+	State           string      `json:"state"`
+	Error           string      `json:"error,omitempty"`
+	Transport       string      `json:"transport"`
+	Server          *peerJSON   `json:"server"`
+	ProtocolVersion string      `json:"protocolVersion"`
+	Tools           int         `json:"tools"`
+	Timings         timingsJSON `json:"timings"`
+}
+
+// peerJSON is what the server reported about itself in the handshake.
+type peerJSON struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// timingsJSON are the phases of the current connection, in whole
+// milliseconds (0 when it never got there).
+type timingsJSON struct {
+	// ConnectMs covers spawning the process or opening the HTTP session,
+	// and the MCP handshake (initialize).
+	ConnectMs int64 `json:"connectMs"`
+	// DiscoverMs covers listing the tools (every page) and registering them.
+	DiscoverMs int64 `json:"discoverMs"`
+}
+
+func toStatusJSON(st host.Status) serverStatusJSON {
+	out := serverStatusJSON{
+		ID:              st.ID,
+		Plugin:          st.Plugin,
+		ServerName:      st.Name,
+		State:           string(st.State),
+		Error:           st.Err,
+		Transport:       st.Transport,
+		ProtocolVersion: st.ProtocolVersion,
+		Tools:           st.Tools,
+		Timings:         timingsJSON{ConnectMs: st.Connect.Milliseconds(), DiscoverMs: st.Discover.Milliseconds()},
+	}
+	if st.ServerName != "" || st.ServerVersion != "" {
+		out.Server = &peerJSON{Name: st.ServerName, Version: st.ServerVersion}
+	}
+	return out
+}
+
+// status starts the servers, waits for readiness, and shows each one's
+// state, identity, protocol, tool count and timings. Exit status 1 when an
+// enabled server is not ready.
+func (e *env) status(ctx context.Context, argv []string) error {
+	f, err := parseFlags("status", flagSpec{source: true, json: true, timings: true}, argv)
+	if err != nil {
+		return err
+	}
+	if f.help {
+		fmt.Fprint(e.Stdout, usage)
+		return nil
+	}
+	if len(f.args) > 0 {
+		return usagef("status: unexpected argument %q", f.args[0])
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	b, err := e.open(ctx, src, f.verbose)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if f.json {
+		out := statusJSON{Source: src.name, ElapsedMs: b.elapsed.Milliseconds(), Servers: []serverStatusJSON{}}
+		for _, st := range b.statuses {
+			out.Servers = append(out.Servers, toStatusJSON(st))
+		}
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("status: writing JSON: %w", err)
+		}
+	} else {
+		writeStatusTable(e.Stdout, b.statuses)
+		enabled := len(src.plan.Enabled())
+		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
+		if off := len(src.plan.Entries) - enabled; off > 0 {
+			fmt.Fprintf(e.Stderr, " (%d disabled)", off)
+		}
+		fmt.Fprintf(e.Stderr, " in %s\n", ms(b.elapsed))
+	}
+	if f.timings {
+		e.printTimingSummary(b)
+	}
+	if len(b.failed) > 0 {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// writeStatusTable prints one row per entry, then each failure's reason.
+func writeStatusTable(w io.Writer, statuses []host.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tCONNECT\tDISCOVER")
+	for _, st := range statuses {
+		peer := dash(st.ServerName)
+		if st.ServerVersion != "" {
+			peer += " " + st.ServerVersion
+		}
+		tools, connect, discover := "-", "-", "-"
+		if st.State != host.StateDisabled {
+			tools = strconv.Itoa(st.Tools)
+		}
+		if st.Connect > 0 || st.Discover > 0 {
+			connect, discover = ms(st.Connect), ms(st.Discover)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
+			dash(st.Transport), peer, dash(st.ProtocolVersion), tools, connect, discover)
+	}
+	tw.Flush()
+	first := true
+	for _, st := range statuses {
+		if st.Err == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", st.ID, stateText(st.State), st.Err)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ms renders a duration in milliseconds, with one decimal under 10 ms so a
+// fast in-process server does not read as 0.
+func ms(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+}
+
+// printTimings shows, on stderr, how long each server took to start, and
+// the summary: which server was slowest and what parallel startup saved.
+func (e *env) printTimings(b *bridge) {
+	tw := tabwriter.NewWriter(e.Stderr, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tCONNECT\tDISCOVER")
+	for _, st := range b.statuses {
+		if st.State == host.StateDisabled {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, stateText(st.State), ms(st.Connect), ms(st.Discover))
+	}
+	tw.Flush()
+	e.printTimingSummary(b)
+}
+
+// printTimingSummary says how long startup took and, with several
+// connected servers, which one was slowest and how long they would have
+// taken one after another: the gain of starting them in parallel.
+func (e *env) printTimingSummary(b *bridge) {
+	var slowest host.Status
+	var sum time.Duration
+	n := 0
+	for _, st := range b.statuses {
+		d := st.Connect + st.Discover
+		if d == 0 {
+			continue // disabled, or never connected
+		}
+		n++
+		sum += d
+		if d > slowest.Connect+slowest.Discover {
+			slowest = st
+		}
+	}
+	fmt.Fprintf(e.Stderr, "ready in %s", ms(b.elapsed))
+	if n > 1 && slowest.Name != "" {
+		fmt.Fprintf(e.Stderr, "; slowest server %s (%s); one after another the %d servers would have taken at least %s", slowest.Name, ms(slowest.Connect+slowest.Discover), n, ms(sum))
+	}
+	fmt.Fprintln(e.Stderr)
+}
