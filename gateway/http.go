@@ -37,17 +37,17 @@ type BackendState struct {
 	Error string `json:"error,omitempty"`
 }
 
+// NewBackendState builds a health entry; URLs in errText lose their
+// credentials and query (where API keys travel).
+func NewBackendState(name, state string, ok bool, tools int, errText string) BackendState {
+	return BackendState{Name: name, State: state, OK: ok, Tools: tools, Error: redactURLs(errText)}
+}
+
 // BackendStateOf maps an mcp-client server's status to its health entry: OK
 // when ready; URLs in the error lose their credentials and query (where API
 // keys travel).
 func BackendStateOf(st mcpclient.Status) BackendState {
-	return BackendState{
-		Name:  st.ServerName,
-		State: string(st.State),
-		OK:    st.State == mcpclient.StateReady,
-		Tools: st.Tools,
-		Error: redactURLs(st.Err),
-	}
+	return NewBackendState(st.ServerName, string(st.State), st.State == mcpclient.StateReady, st.Tools, st.Err)
 }
 
 var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)

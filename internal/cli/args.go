@@ -28,7 +28,11 @@ type flags struct {
 	help     bool
 	timings  bool
 	stdio    bool
-	httpAddr string
+	http     bool   // --http given
+	httpAddr string // its address, "" for the default
+	tokenEnv string // --token-env: the variable holding the bearer token
+	insecure bool   // --insecure-no-auth-on-network
+	origins  []string
 	args     []string // positional arguments
 }
 
@@ -87,7 +91,22 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		case name == "stdio" && spec.serve:
 			f.stdio = true
 		case name == "http" && spec.serve:
-			f.httpAddr, err = takeValue()
+			// The address is optional: --http alone serves on the default.
+			f.http = true
+			if hasValue {
+				f.httpAddr = value
+			} else if i+1 < len(argv) && strings.Contains(argv[i+1], ":") && !strings.HasPrefix(argv[i+1], "-") {
+				i++
+				f.httpAddr = argv[i]
+			}
+		case name == "token-env" && spec.serve:
+			f.tokenEnv, err = takeValue()
+		case name == "allow-origin" && spec.serve:
+			var o string
+			o, err = takeValue()
+			f.origins = append(f.origins, o)
+		case name == "insecure-no-auth-on-network" && spec.serve:
+			f.insecure = true
 		default:
 			return nil, usagef("%s: unknown flag %s (see 'mcpbridge help')", cmd, a)
 		}

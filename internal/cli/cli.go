@@ -65,6 +65,8 @@ Usage:
                                                    call a tool by its public name
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
+  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR])
+                                                   serve every tool as one MCP server, hot-reloading the config
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
 SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
@@ -75,6 +77,11 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 Flags:
   --json      machine-readable output
   -v          show servers' log lines (stderr)
+
+serve --http (default ADDR 127.0.0.1:7410; MCP at /mcp, health at /healthz):
+  --token-env NAME                require "Authorization: Bearer $NAME" on every request
+  --allow-origin ORIGIN           a browser origin allowed besides loopback ones (repeatable)
+  --insecure-no-auth-on-network   allow a non-loopback ADDR without a token
 
 Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.
 `
@@ -100,6 +107,8 @@ func Main(ctx context.Context, io IO) int {
 		err = e.status(ctx, rest)
 	case "validate":
 		err = e.validate(rest)
+	case "serve":
+		err = e.serve(ctx, rest)
 	case "demo-server":
 		err = demo.Run(ctx)
 	case "help", "-h", "--help":

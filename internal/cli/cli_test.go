@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,10 +25,15 @@ import (
 const mainEnv = "CLITEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(mainEnv) == "1" {
-		os.Exit(Main(context.Background(), IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
-	}
+	// A fixture child of a re-executed mcpbridge inherits mainEnv too, so
+	// the fixture check comes first.
 	mcptest.RunIfChild()
+	if os.Getenv(mainEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+		stop()
+		os.Exit(code)
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)

@@ -1,0 +1,279 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// fixtureEntries is a config of fixture children, one per serverName: their
+// raw tool names all collide.
+func fixtureEntries(t *testing.T, serverNames ...string) string {
+	cmd, args, env := mcptest.ChildCommand(t, "fixture")
+	argsJSON, _ := json.Marshal(args)
+	envJSON, _ := json.Marshal(env)
+	var b strings.Builder
+	for _, name := range serverNames {
+		fmt.Fprintf(&b, `- id: %s
+  name: mcp-client
+  config:
+    serverName: %s
+    transport: stdio
+    command: %s
+    args: %s
+    env: %s
+`, name, name, cmd, argsJSON, envJSON)
+	}
+	return b.String()
+}
+
+// mcpbridgeCommand runs this test binary as the mcpbridge command.
+func mcpbridgeCommand(t *testing.T, args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	return cmd
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var names []string
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func callText(t *testing.T, cs *mcp.ClientSession, name, args string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), res.IsError
+}
+
+// waitTools polls tools/list until it holds every name in want.
+func waitTools(t *testing.T, cs *mcp.ClientSession, want ...string) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		names := toolNames(t, cs)
+		ok := true
+		for _, w := range want {
+			ok = ok && slices.Contains(names, w)
+		}
+		if ok {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools %v lack some of %v", names, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// An MCP client launches `mcpbridge serve --stdio`, sees and calls the
+// namespaced tools of two servers whose raw names collide, gets
+// list_changed when the config is edited, and nothing survives its exit.
+func TestServeStdio(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a", "b"))
+	changed := make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
+	if got, isErr := callText(t, cs, "mcp__a__greet", `{"name":"a"}`); got != "Hello, a!" || isErr {
+		t.Errorf("a: %q %v", got, isErr)
+	}
+	if got, isErr := callText(t, cs, "mcp__b__add", `{"a":1,"b":2}`); got != "3" || isErr {
+		t.Errorf("b: %q %v", got, isErr)
+	}
+	if got, isErr := callText(t, cs, "mcp__a__fail", `{}`); got != "Something went wrong" || !isErr {
+		t.Errorf("isError not passed through: %q %v", got, isErr)
+	}
+
+	// Drain notifications from startup, then edit the config.
+	for len(changed) > 0 {
+		<-changed
+	}
+	if err := os.WriteFile(cfg, []byte(fixtureEntries(t, "a", "c")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no list_changed after the config edit\n%s", stderr.String())
+	}
+	names := waitTools(t, cs, "mcp__c__greet")
+	waitFor := time.Now().Add(30 * time.Second)
+	for slices.Contains(names, "mcp__b__greet") && time.Now().Before(waitFor) {
+		time.Sleep(50 * time.Millisecond)
+		names = toolNames(t, cs)
+	}
+	if slices.Contains(names, "mcp__b__greet") || !slices.Contains(names, "mcp__a__greet") {
+		t.Errorf("after the edit: %v", names)
+	}
+	if err := cs.Close(); err != nil {
+		t.Logf("close: %v", err) // the SDK reports the child's exit status
+	}
+	if !strings.Contains(stderr.String(), `entry \"c\": added`) {
+		t.Errorf("the reload was not logged:\n%s", stderr.String())
+	}
+}
+
+var servingLine = regexp.MustCompile(`serving MCP on (http://\S+/mcp)`)
+
+// `mcpbridge serve --http` serves Streamable HTTP and /healthz, requires
+// its token, and SIGTERM shuts it down cleanly with every child gone.
+func TestServeHTTP(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a", "b"))
+	cmd := mcpbridgeCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "SERVE_TEST_SECRET")
+	cmd.Env = append(cmd.Env, "SERVE_TEST_SECRET=s3cret")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := bufio.NewScanner(stderr)
+	var url string
+	for lines.Scan() {
+		if m := servingLine.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+			break
+		}
+	}
+	go func() {
+		io.Copy(io.Discard, stderr)
+		exited <- cmd.Wait()
+	}()
+	if url == "" {
+		cmd.Process.Kill()
+		t.Fatalf("no serving line: %v", <-exited)
+	}
+
+	// Without the token: 401.
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("healthz without token: %d", resp.StatusCode)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"s3cret"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
+	if got, _ := callText(t, cs, "mcp__b__greet", `{"name":"web"}`); got != "Hello, web!" {
+		t.Errorf("call: %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/healthz", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		OK       bool `json:"ok"`
+		Backends []struct {
+			Name  string `json:"name"`
+			State string `json:"state"`
+		} `json:"backends"`
+	}
+	json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if !health.OK || len(health.Backends) != 2 {
+		t.Errorf("healthz: %+v", health)
+	}
+	cs.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("serve did not stop after SIGTERM")
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestServeUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		has  string
+	}{
+		{[]string{"serve"}, "--stdio, or --http"},
+		{[]string{"serve", "--stdio", "--http"}, "--stdio, or --http"},
+		{[]string{"serve", "--http", "--token-env", "SURELY_UNSET_VAR_123"}, "unset or empty"},
+		{[]string{"serve", "--stdio", "--token-env", "X"}, "go with --http"},
+		{[]string{"serve", "--http", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"serve", "--http", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tc := range tests {
+		r := mcpbridge(t, "", tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.has) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.has)
+		}
+	}
+}
