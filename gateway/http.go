@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -40,7 +40,7 @@ type BackendState struct {
 // NewBackendState builds a health entry; URLs in errText lose their
 // credentials and query (where API keys travel).
 func NewBackendState(name, state string, ok bool, tools int, errText string) BackendState {
-	return BackendState{Name: name, State: state, OK: ok, Tools: tools, Error: redactURLs(errText)}
+	return BackendState{Name: name, State: state, OK: ok, Tools: tools, Error: redact.URLs(errText)}
 }
 
 // BackendStateOf maps an mcp-client server's status to its health entry: OK
@@ -48,23 +48,6 @@ func NewBackendState(name, state string, ok bool, tools int, errText string) Bac
 // keys travel).
 func BackendStateOf(st mcpclient.Status) BackendState {
 	return NewBackendState(st.ServerName, string(st.State), st.State == mcpclient.StateReady, st.Tools, st.Err)
-}
-
-var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
-
-// redactURLs strips the user info, query and fragment of every URL in s.
-func redactURLs(s string) string {
-	return urlPattern.ReplaceAllStringFunc(s, func(raw string) string {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return "[url]"
-		}
-		if u.User == nil && u.RawQuery == "" && u.Fragment == "" {
-			return raw
-		}
-		u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
-		return u.String() + "?[redacted]"
-	})
 }
 
 // Health is the JSON body of /healthz.
@@ -208,6 +191,10 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ErrNotLoopback is why Listen refuses a network-reachable address without
+// a token.
+var ErrNotLoopback = errors.New("it is not a loopback address")
+
 // Listen opens a TCP listener on addr for Streamable HTTP. It refuses an
 // address that is not loopback (including an empty host, which means every
 // interface) unless opts.BearerToken is set or opts.InsecureAllowNonLoopback
@@ -218,7 +205,7 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 		return nil, fmt.Errorf("gateway: listen address %q is not host:port: %w", addr, err)
 	}
 	if !isLoopbackHost(host) && opts.BearerToken == "" && !opts.InsecureAllowNonLoopback {
-		return nil, fmt.Errorf("gateway: refusing to listen on %q: it is not a loopback address and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr)
+		return nil, fmt.Errorf("gateway: refusing to listen on %q: %w and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr, ErrNotLoopback)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

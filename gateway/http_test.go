@@ -293,7 +293,7 @@ func TestBackendStateOf(t *testing.T) {
 		{mcpclient.Status{ServerName: "a", State: mcpclient.StateReady, Tools: 3}, BackendState{Name: "a", State: "ready", OK: true}},
 		{
 			mcpclient.Status{ServerName: "b", State: mcpclient.StateReconnecting, Err: `POST "https://user:pw@api.example.com/mcp?key=XYZ#f": 401; see http://docs.example.com/x`},
-			BackendState{Name: "b", State: "reconnecting", Error: `POST "https://api.example.com/mcp?[redacted]": 401; see http://docs.example.com/x`},
+			BackendState{Name: "b", State: "reconnecting", Error: `POST "https://api.example.com/…": 401; see http://docs.example.com/…`},
 		},
 		{
 			mcpclient.Status{ServerName: "c", State: mcpclient.StateFailed, Err: "bad url http://%zz?x=1"},

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
+	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -35,6 +36,7 @@ type ToolError struct {
 	Result json.RawMessage
 }
 
+// Error returns the text the model sees.
 func (e *ToolError) Error() string { return e.Text }
 
 // current returns the live generation, or an error saying at once why there
@@ -122,16 +124,21 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		}
 		// Anything else is the transport failing under the call: the
 		// session ends a moment later, and then says why (for stdio, the
-		// child's exit status).
+		// child's exit status). When the bridge itself ended the
+		// generation (an HTTP connection found lost), the SDK reports only
+		// a cancellation: the generation knows the reason.
+		if gen.ctx.Err() != nil {
+			err = context.Cause(gen.ctx)
+		}
 		select {
 		case <-gen.done:
 		case <-time.After(time.Second):
-			return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
+			return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, redact.Error(err))
 		}
 		if connectionGone(err) {
 			err = gen.err
 		}
-		return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, err)
+		return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, redact.Error(err))
 	}
 	if err := slot.refused(); err != nil {
 		return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)

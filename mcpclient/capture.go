@@ -193,6 +193,10 @@ type captureRoundTripper struct {
 	// notifications may have been missed meanwhile.
 	reopened func()
 
+	// maxMessage bounds one JSON body or SSE event held for capture, so a
+	// hostile server cannot make the bridge buffer without end.
+	maxMessage int
+
 	failures atomic.Int32 // consecutive transport errors
 	gets     atomic.Int32 // standalone GET streams opened
 }
@@ -218,9 +222,6 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 			rt.table.sent(req.Context(), msg)
 		}
 	}
-	if req.Method == http.MethodGet && rt.gets.Add(1) > 1 && rt.reopened != nil {
-		rt.reopened()
-	}
 	resp, err := rt.base.RoundTrip(req)
 	if err != nil {
 		if rt.failures.Add(1) >= maxTransportFailures && rt.lost != nil && req.Context().Err() == nil {
@@ -229,6 +230,11 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 		return resp, err
 	}
 	rt.failures.Store(0)
+	// A standalone GET stream opened again (not the first): notifications
+	// may have been missed meanwhile.
+	if req.Method == http.MethodGet && resp.StatusCode/100 == 2 && rt.gets.Add(1) > 1 && rt.reopened != nil {
+		rt.reopened()
+	}
 	if resp.Body == nil {
 		return resp, nil
 	}
@@ -240,12 +246,15 @@ func (rt *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = newSSEFilter(resp.Body, rt.table)
+		resp.Body = newSSEFilter(resp.Body, rt.table, rt.maxMessage)
 	case strings.HasPrefix(ct, "application/json") && req.Method == http.MethodPost:
-		body, err := io.ReadAll(resp.Body)
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(rt.maxMessage)+1))
 		resp.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("reading response body: %w", err)
+		}
+		if len(body) > rt.maxMessage {
+			return nil, fmt.Errorf("the server's JSON response exceeds %d bytes", rt.maxMessage)
 		}
 		body = rt.filter(body)
 		resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -280,13 +289,14 @@ type sseFilter struct {
 	src   io.ReadCloser
 	r     *bufio.Reader
 	table *captureTable
+	max   int    // largest event held; 0 = no limit
 	event []byte // lines of the event being read
 	out   []byte // bytes ready for the reader
 	err   error
 }
 
-func newSSEFilter(body io.ReadCloser, t *captureTable) *sseFilter {
-	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t}
+func newSSEFilter(body io.ReadCloser, t *captureTable, max int) *sseFilter {
+	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t, max: max}
 }
 
 func (f *sseFilter) Read(p []byte) (int, error) {
@@ -295,6 +305,11 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 			return 0, f.err
 		}
 		line, err := f.r.ReadSlice('\n')
+		if f.max > 0 && len(f.event)+len(line) > f.max {
+			f.err = fmt.Errorf("a server-sent event exceeds %d bytes", f.max)
+			f.event = nil
+			return 0, f.err
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A long data line: keep accumulating it.
 			f.event = append(f.event, line...)

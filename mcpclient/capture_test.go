@@ -73,7 +73,7 @@ func TestSSEFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			table, slot := captureFixture(t)
-			got := readAll(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table))
+			got := readAll(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table, 1<<20))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("stream (-want +got):\n%.2000s", diff)
 			}
@@ -112,5 +112,16 @@ func TestCaptureTable(t *testing.T) {
 	table.sent(context.Background(), &jsonrpc.Request{ID: id9, Method: "tools/call"})
 	if len(table.pending) != 0 {
 		t.Errorf("pending = %v", table.pending)
+	}
+}
+
+// An event larger than the limit ends the stream with an error instead of
+// being buffered whole.
+func TestSSEFilterLimit(t *testing.T) {
+	table, _ := captureFixture(t)
+	in := "data: " + strings.Repeat("z", 10000) + "\n\n"
+	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000))
+	if err == nil || !strings.Contains(err.Error(), "exceeds 1000 bytes") {
+		t.Errorf("err = %v", err)
 	}
 }

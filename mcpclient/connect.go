@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
+	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
 
 // generation is one connection attempt: a fresh transport, client and
@@ -70,7 +71,7 @@ func (g *generation) end(err error) {
 		if err == nil {
 			err = errors.New("server closed the connection")
 		}
-		g.err = err
+		g.err = redact.Error(err)
 		g.cancel(err)
 		close(g.done)
 	})
@@ -179,7 +180,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
 		gen.end(err)
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	gen.session = session
 	go func() {
@@ -229,9 +230,10 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
 			HTTPClient: &http.Client{Transport: &captureRoundTripper{
-				base:    http.DefaultTransport,
-				headers: headers,
-				table:   gen.table,
+				base:       http.DefaultTransport,
+				headers:    headers,
+				table:      gen.table,
+				maxMessage: s.frameLimit(),
 				lost: func(err error) {
 					if gen.ctx.Err() == nil { // not our own close
 						gen.end(err)

@@ -151,17 +151,6 @@ func (in *instance) Status() host.Status {
 		out.ServerName, out.ServerVersion = st.ServerInfo.Name, st.ServerInfo.Version
 	}
 	startErr := in.startErr()
-	if st.State == StateConnecting && startErr != nil {
-		// Ready closes before the supervisor records the failure (and a
-		// strict server that gave up records none): report the first
-		// attempt's outcome, and what the supervisor does next.
-		st.Err = startErr.Error()
-		st.State = StateFailed
-		if cfg := in.srv.Config(); !in.oneShot && !cfg.FailOnStartupError && cfg.Reconnect.Enabled {
-			st.State = StateReconnecting
-		}
-		out.Err = st.Err
-	}
 	switch st.State {
 	case StateConnecting:
 		out.State = host.StateStarting

@@ -18,9 +18,11 @@ import (
 // Version is the client version the bridge reports to servers.
 const Version = "0.1.0"
 
-// DefaultMaxResultBytes bounds the raw size of one tools/call result: the
-// go-sdk's own frame limit, so an oversized result fails its call with a
-// clear message instead of breaking the connection.
+// DefaultMaxResultBytes bounds the raw size of one tools/call result. A
+// result over it but within the transport's frame limit (1 MiB more) fails
+// its call with a clear message; a larger message breaks the connection,
+// which is then reconnected: either way the bridge never holds more than
+// the frame limit for one message.
 const DefaultMaxResultBytes = 16 << 20
 
 // defaultCloseTimeout bounds how long closing one generation may take
@@ -39,7 +41,8 @@ type Options struct {
 	// nil means os.Environ().
 	Environ []string
 	// MaxResultBytes bounds one tools/call result; 0 means
-	// DefaultMaxResultBytes, a negative value means no limit.
+	// DefaultMaxResultBytes, a negative value means no limit of the bridge's
+	// own (messages are still bounded at 1 GiB).
 	MaxResultBytes int64
 	// CloseGrace and TermGrace override the stdio shutdown ladder
 	// (DECISIONS §4: 2 s each). Tests shorten them.

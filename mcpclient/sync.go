@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/naming"
+	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -168,7 +169,7 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	res, err := gen.session.ListTools(withCapture(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
 	gen.table.forget(slot)
 	if err != nil {
-		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(err))
+		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
 	}
 	raw, ok := slot.result()
 	if !ok {

@@ -225,9 +225,16 @@ func TestStreamableHTTPRawResult(t *testing.T) {
 }
 
 func TestStreamableHTTPRefused(t *testing.T) {
-	cfg := Config{ServerName: "down", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp", FailOnStartupError: true}
-	_, err := start(t, cfg, Options{})
+	// Secrets in the URL's path and query never reach errors, Status or logs.
+	cfg := Config{ServerName: "down", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp/pathsecret?api_key=querysecret", FailOnStartupError: true}
+	h, err := start(t, cfg, Options{})
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("err = %v", err)
+	}
+	texts := append(h.log.all(), err.Error(), h.srv.Status().Err)
+	for _, text := range texts {
+		if strings.Contains(text, "secret") {
+			t.Errorf("a secret leaked: %q", text)
+		}
 	}
 }

@@ -23,20 +23,24 @@ type bridge struct {
 // open runs src's entries on a one-shot host (in parallel) and waits until
 // each first attempt has settled or hit its startupTimeoutMs. A server that
 // fails is recorded in b.failed; the others keep working. Only an
-// interrupted wait is an error.
-func (e *env) open(ctx context.Context, src *source, verbose bool) (*bridge, error) {
+// interrupted wait is an error. With f.json no progress is shown
+// (DECISIONS §7); f.verbose shows the servers' log lines.
+func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) {
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{
 		Catalog:  e.catalog(true),
 		Registry: reg,
-		Logger:   e.logger(verbose),
+		Logger:   e.logger(f.verbose),
 		Lookup:   e.lookup,
 	})
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
 	b := &bridge{h: h, reg: reg}
-	stop := e.progress(h, len(src.plan.Enabled()))
+	stop := func() {}
+	if !f.json {
+		stop = e.progress(h, len(src.plan.Enabled()))
+	}
 	start := time.Now()
 	// Start failures (failOnStartupError) are in the statuses too.
 	_ = h.Apply(ctx, src.plan)

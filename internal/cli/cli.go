@@ -24,7 +24,7 @@ type IO struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv and LookupEnv read the environment; nil means the process's.
+	// LookupEnv reads the environment; nil means the process's.
 	LookupEnv func(string) (string, bool)
 	// Environ is the environment children inherit (scrubbed); nil means
 	// os.Environ().

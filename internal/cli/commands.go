@@ -40,7 +40,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := e.open(ctx, src, f.verbose)
+	b, err := e.open(ctx, src, f)
 	if err != nil {
 		return err
 	}
@@ -56,6 +56,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return err
 	}
 	src = src.only(serverOf(name))
-	b, err := e.open(ctx, src, f.verbose)
+	b, err := e.open(ctx, src, f)
 	if err != nil {
 		return err
 	}
@@ -143,6 +144,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if f.json {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(res); err != nil {
 			return err
 		}

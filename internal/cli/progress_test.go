@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -70,5 +71,30 @@ func TestProgressOnTerminal(t *testing.T) {
 	// -v shows the host's lines, tagged with the entry.
 	if !strings.Contains(out, `msg="entry \"slow\": added, starting"`) {
 		t.Errorf("no host log line:\n%s", out)
+	}
+}
+
+// With --json there are no spinners, even on a terminal (DECISIONS §7).
+func TestNoProgressWithJSON(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	t.Chdir(t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), IO{
+		Args:   []string{"tools", "--json"},
+		Stdout: &stdout, Stderr: &stderr,
+		StderrIsTerminal: true,
+		LookupEnv: func(k string) (string, bool) {
+			if k == "MCPBRIDGE_EXE" {
+				return exe, true
+			}
+			return "", false
+		},
+	})
+	if code != ExitOK || stderr.Len() != 0 {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -39,6 +41,9 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
 			return usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
 		}
+		// The gateway's own credential is never a child's business,
+		// whatever its name.
+		e.Environ = withoutVar(e.Environ, f.tokenEnv)
 	}
 	cat := e.catalog(false)
 	src, err := e.loadSource(f, cat)
@@ -67,9 +72,8 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := h.Apply(runCtx, src.plan); err != nil && runCtx.Err() == nil {
-			log.Error("mcpbridge: starting servers: " + err.Error())
-		}
+		// Failures are logged by the host, entry by entry.
+		_ = h.Apply(runCtx, src.plan)
 		if src.path != "" && runCtx.Err() == nil {
 			if err := h.WatchFile(runCtx, src.path); err != nil && runCtx.Err() == nil && !errors.Is(err, host.ErrClosed) {
 				log.Error("mcpbridge: watching " + src.path + ": " + err.Error())
@@ -89,7 +93,10 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 		if err != nil {
 			stop()
 			wg.Wait()
-			return errors.Join(usagef("serve: %v", err), gw.Close(), h.Close())
+			if errors.Is(err, gateway.ErrNotLoopback) {
+				err = usagef("serve: %v", err)
+			}
+			return errors.Join(err, gw.Close(), h.Close())
 		}
 		fmt.Fprintf(e.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", ln.Addr())
 		serveErr = gw.ServeListener(runCtx, ln)
@@ -107,10 +114,34 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 }
 
 // backendStates is /healthz's view of the host: no config, no secrets.
+// Disabled entries are not backends: they neither count nor spoil the
+// health.
 func backendStates(statuses []host.Status) []gateway.BackendState {
 	out := make([]gateway.BackendState, 0, len(statuses))
 	for _, st := range statuses {
-		out = append(out, gateway.NewBackendState(st.Name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
+		if st.State == host.StateDisabled {
+			continue
+		}
+		name := st.Name
+		if name == "" {
+			name = st.ID
+		}
+		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
+	}
+	return out
+}
+
+// withoutVar returns environ (nil: the process's) without the variable
+// name.
+func withoutVar(environ []string, name string) []string {
+	if environ == nil {
+		environ = os.Environ()
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
 	}
 	return out
 }

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -167,9 +169,11 @@ var servingLine = regexp.MustCompile(`serving MCP on (http://\S+/mcp)`)
 // `mcpbridge serve --http` serves Streamable HTTP and /healthz, requires
 // its token, and SIGTERM shuts it down cleanly with every child gone.
 func TestServeHTTP(t *testing.T) {
-	cfg := writeConfig(t, fixtureEntries(t, "a", "b"))
-	cmd := mcpbridgeCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "SERVE_TEST_SECRET")
-	cmd.Env = append(cmd.Env, "SERVE_TEST_SECRET=s3cret")
+	// A disabled entry does not spoil the health.
+	cfg := writeConfig(t, fixtureEntries(t, "a", "b")+"- {id: off, name: mcp-client, disabled: true, config: {serverName: off, transport: stdio, command: x}}\n")
+	// A token variable whose name the scrub would not catch.
+	cmd := mcpbridgeCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	cmd.Env = append(cmd.Env, "GW_AUTH=s3cret")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +238,17 @@ func TestServeHTTP(t *testing.T) {
 	if !health.OK || len(health.Backends) != 2 {
 		t.Errorf("healthz: %+v", health)
 	}
+	// The gateway's token never reaches a server's environment.
+	kids := childrenOf(cmd.Process.Pid)
+	if len(kids) != 2 {
+		t.Errorf("serve has children %v, want the two servers", kids)
+	}
+	for _, pid := range kids {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || strings.Contains(string(env), "s3cret") || strings.Contains(string(env), "GW_AUTH") {
+			t.Errorf("child %d environment holds the token (%v)", pid, err)
+		}
+	}
 	cs.Close()
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -276,4 +291,23 @@ func TestServeUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.has)
 		}
 	}
+}
+
+// childrenOf lists the live children of pid, from /proc.
+func childrenOf(pid int) []int {
+	var out []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[0] != "Z" && fields[1] == strconv.Itoa(pid) {
+			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -97,7 +97,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := e.open(ctx, src, f.verbose)
+	b, err := e.open(ctx, src, f)
 	if err != nil {
 		return err
 	}
@@ -109,6 +109,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(out); err != nil {
 			return fmt.Errorf("status: writing JSON: %w", err)
 		}

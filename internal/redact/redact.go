@@ -1,0 +1,48 @@
+// Package redact removes secrets from text that leaves the bridge: the
+// user info, path, query and fragment of URLs, where hosted MCP servers and
+// their users put API keys (DECISIONS §3: expanded values are never
+// printed).
+package redact
+
+import (
+	"net/url"
+	"regexp"
+)
+
+var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// URLs returns s with every URL cut to its scheme and host, followed by
+// "/…" when anything was cut.
+func URLs(s string) string {
+	return urlPattern.ReplaceAllStringFunc(s, func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			return "[url]"
+		}
+		if u.User == nil && (u.Path == "" || u.Path == "/") && u.RawQuery == "" && u.Fragment == "" {
+			return raw
+		}
+		return u.Scheme + "://" + u.Host + "/…"
+	})
+}
+
+// Error returns err with its message passed through URLs; errors.Is and
+// errors.As still see the original. nil stays nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := URLs(msg); red != msg {
+		return &redacted{msg: red, err: err}
+	}
+	return err
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }
