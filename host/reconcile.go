@@ -98,11 +98,19 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 				h.log.Info(fmt.Sprintf("entry %q: disabled, stopping", id))
 			}
 			next = append(next, nu)
-		case running && o.fp == nu.fp:
+		case running && o.fp == nu.fp && !h.broken(o):
 			h.mu.Lock()
 			o.pe.Entry = pe.Entry // same config, maybe moved in the file
 			h.mu.Unlock()
 			next = append(next, o)
+		case running && o.fp == nu.fp:
+			// Same config, but its instance failed or gave up: a reload is
+			// how a user retries it (the give-up message says so).
+			stopping = append(stopping, o)
+			starting = append(starting, nu)
+			next = append(next, nu)
+			note(id, "restarted")
+			h.log.Info(fmt.Sprintf("entry %q: failed earlier, restarting", id))
 		case running:
 			stopping = append(stopping, o)
 			starting = append(starting, nu)
@@ -187,6 +195,32 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 		return errors.Join(append(errs, err)...)
 	}
 	return errors.Join(errs...)
+}
+
+// broken reports whether u's instance is gone or will never work again
+// without a restart: failed to start, gave up, or closed.
+func (h *Host) broken(u *unit) bool {
+	h.mu.Lock()
+	inst := u.inst
+	h.mu.Unlock()
+	if inst == nil {
+		return true
+	}
+	st := inst.Status().State
+	return st == StateFailed || st == StateClosed
+}
+
+// anyBroken reports whether some enabled entry needs a restart.
+func (h *Host) anyBroken() bool {
+	h.mu.Lock()
+	units := h.units
+	h.mu.Unlock()
+	for _, u := range units {
+		if !u.pe.Entry.Disabled && h.broken(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // startAll starts units in parallel, waits for them to settle (bounded),

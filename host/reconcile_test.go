@@ -111,7 +111,9 @@ func TestReconcile(t *testing.T) {
 				errHas:  []string{`restored: starting: no way`}},
 		},
 	}, {
-		name: "a new entry that fails stays failed until edited",
+		// A reload is how a user retries an entry that failed (after fixing
+		// its cause outside the file): it is restarted even when unchanged.
+		name: "a failed entry is retried by every reload",
 		steps: []step{
 			{src: `- {id: a, name: fake, config: {value: "1", claim: S, fail: "later"}}`,
 				events:  []string{"start a/1", "close a/1"},
@@ -120,7 +122,10 @@ func TestReconcile(t *testing.T) {
 				errHas:  []string{`entry "a": failed to start: later`},
 				logHas:  [][]string{{`ERROR entry "a": failed to start: later`}}},
 			{src: `- {id: a, name: fake, config: {value: "1", claim: S, fail: "later"}}` + "\n# edited elsewhere",
-				states: map[string]string{"a": "failed: later"}},
+				events: []string{"start a/1", "close a/1"},
+				states: map[string]string{"a": "failed: later"},
+				errHas: []string{`entry "a": failed to start: later`},
+				logHas: [][]string{{`INFO entry "a": failed earlier, restarting`}}},
 			{src: `- {id: a, name: fake, config: {value: "2", claim: S}}`,
 				events: []string{"start a/2"},
 				states: map[string]string{"a": "ready"}},

@@ -120,7 +120,7 @@ func (h *Host) reload(ctx context.Context, path string) {
 	h.mu.Lock()
 	same := planKey(plan) == h.planKey
 	h.mu.Unlock()
-	if same {
+	if same && !h.anyBroken() {
 		h.log.Debug(path + ": no entry changed")
 		return
 	}
