@@ -17,6 +17,9 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
+// sessionTimeout closes an HTTP session idle for this long.
+const sessionTimeout = 30 * time.Minute
+
 // DefaultShutdownTimeout bounds how long Close (or the end of a session)
 // waits for the cancelled calls to be answered and the sessions to close.
 const DefaultShutdownTimeout = 5 * time.Second
@@ -176,6 +179,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 			// Resumable SSE streams (bounded to 10 MiB): a client whose
 			// stream drops mid-call reconnects and still gets its result.
 			EventStore: mcp.NewMemoryEventStore(nil),
+			// Clients that vanish without a DELETE do not pile up sessions
+			// (and list_changed fan-out) for the life of the gateway.
+			SessionTimeout: sessionTimeout,
 		})
 
 	// Watch before the first sync, so no change falls in between.

@@ -95,8 +95,9 @@ func TestCloseBarrierTimeout(t *testing.T) {
 	}
 	h := mustStart(t, stdioConfig("stuck"), Options{NewTransport: newTransport, closeTimeout: 20 * time.Millisecond})
 	closed := make(chan struct{})
+	var closeErr error
 	go func() {
-		h.srv.Close()
+		closeErr = h.srv.Close()
 		close(closed)
 	}()
 	waitFor(t, "the barrier message", func() bool {
@@ -109,6 +110,9 @@ func TestCloseBarrierTimeout(t *testing.T) {
 	}
 	close(release)
 	<-closed
+	if closeErr == nil || !strings.Contains(closeErr.Error(), "did not close within 20ms") {
+		t.Errorf("Close = %v", closeErr)
+	}
 }
 
 // Output validation edge cases (DECISIONS §6): a missing structuredContent

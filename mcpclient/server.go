@@ -200,8 +200,9 @@ func (s *Server) Status() Status {
 
 // Close stops the server: it cancels a pending reconnect, ends in-flight
 // calls, shuts the connection down (for stdio, the whole process group),
-// and unregisters every tool. It is idempotent and returns the first
-// close's result.
+// and unregisters every tool. It is idempotent; it returns an error only
+// when the connection did not close within the close barrier (it waits for
+// it all the same), and every call returns the first call's result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
@@ -419,7 +420,11 @@ func (s *Server) closeGeneration(gen *generation) bool {
 	}
 	ms := s.opts.closeTimeout.Milliseconds()
 	if s.ctx.Err() != nil {
-		s.log.Error(fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, ms))
+		msg := fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, ms)
+		s.log.Error(msg)
+		s.mu.Lock()
+		s.closeErr = errors.New(msg)
+		s.mu.Unlock()
 	} else {
 		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, ms))
 		s.unregisterAll()
