@@ -1,0 +1,28 @@
+// Command bench measures what the bridge costs on top of a direct MCP
+// connection, side by side in one run, and writes BENCHMARKS.md.
+//
+// Absolute times on a shared machine are noise; ratios measured in the same
+// run, with the variants' rounds interleaved, are not. So every figure is
+// paired with the one it is compared to: the raw go-sdk client on the same
+// server, the Node TS SDK client on the same server, a no-SDK pipe floor,
+// or the single-server startup time.
+//
+// Usage, from the module root:
+//
+//	go run ./bench                  # full run (under 5 minutes on 2 cores), rewrites BENCHMARKS.md
+//	go run ./bench -smoke           # a few seconds, tiny counts: checks that every row still works
+//	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory
+//	go run ./bench -only calls -variants raw-sdk,raw-bridge,floor   # some call variants
+//	go run ./bench -experiments     # also the experimental variants (bench/leanconn.go)
+//	go run ./bench -profile DIR     # also pprof profiles of the bridge's call and discovery paths
+//
+// A run keeps the hand-written part of BENCHMARKS.md (below its marker line)
+// and regenerates the rest.
+//
+// The servers are the go-sdk fixture of internal/mcptest and its scripted
+// raw server (this binary re-executed as a child), and bench/responder, a
+// minimal newline-delimited JSON-RPC responder that the driver builds with
+// `go build` at start. The peer-client row needs Node and the pinned
+// @modelcontextprotocol/sdk from testdata/thirdparty
+// (scripts/install-thirdparty.sh); -skip-node leaves it out.
+package main
