@@ -26,7 +26,10 @@ import (
 // no attachment store (DECISIONS §6).
 const imageReason = "no attachment store is mounted"
 
-var errCallTimeout = errors.New("tool call timed out")
+var (
+	errCallTimeout = errors.New("tool call timed out")
+	errCallDone    = errors.New("tool call done")
+)
 
 // ToolError is the failure of a call whose result said isError: true. The
 // model sees Text; Result keeps the raw MCP result for callers that forward
@@ -96,9 +99,14 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 // call sends tools/call on gen and returns the raw result. The call ends
 // with the caller's context, toolCallTimeoutMs, or the connection.
 func (s *Server) call(ctx context.Context, gen *generation, rawName string, args json.RawMessage) (json.RawMessage, error) {
-	callCtx, cancel := context.WithTimeoutCause(ctx, s.cfg.ToolCallTimeout, errCallTimeout)
-	defer cancel()
-	callCtx, stop := mergeCancel(callCtx, gen.ctx)
+	// One context for the three ways a call ends (the caller, the timeout,
+	// the generation): a timer and an AfterFunc instead of a timerCtx and a
+	// merged cancelCtx, 7 allocations fewer per call.
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(errCallDone)
+	timer := time.AfterFunc(s.cfg.ToolCallTimeout, func() { cancel(errCallTimeout) })
+	defer timer.Stop()
+	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
 	defer stop()
 	slot := &captureSlot{replace: true}
 	params := &mcp.CallToolParams{Name: rawName, Arguments: args}

@@ -36,7 +36,8 @@ var emptyCallResult = json.RawMessage(`{"content":[]}`)
 
 // captureSlot receives the raw result of one request.
 type captureSlot struct {
-	replace bool // hand the SDK emptyCallResult instead of the real result
+	replace     bool // hand the SDK emptyCallResult instead of the real result
+	replaceList bool // hand the SDK the tools/list page without its tools
 
 	mu  sync.Mutex
 	id  jsonrpc.ID
@@ -128,6 +129,26 @@ func (t *captureTable) received(msg jsonrpc.Message) bool {
 	slot.mu.Lock()
 	slot.raw, slot.set = resp.Result, true
 	slot.mu.Unlock()
+	if slot.replaceList {
+		// The SDK sees the page without its tools: only the cursor (and the
+		// newer protocol's TTL) matter to it.
+		var page struct {
+			NextCursor json.RawMessage `json:"nextCursor"`
+			TTLMs      json.RawMessage `json:"ttlMs"`
+		}
+		if json.Unmarshal(resp.Result, &page) != nil {
+			return false // not an object: let the SDK report it
+		}
+		empty := []byte(`{"tools":[]`)
+		if len(page.NextCursor) > 0 {
+			empty = append(append(empty, `,"nextCursor":`...), page.NextCursor...)
+		}
+		if len(page.TTLMs) > 0 {
+			empty = append(append(empty, `,"ttlMs":`...), page.TTLMs...)
+		}
+		resp.Result = append(empty, '}')
+		return true
+	}
 	if !slot.replace {
 		return false
 	}

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,7 +22,8 @@ type generation struct {
 	child    *childproc.Transport // stdio only
 	table    *captureTable
 	progress progressRoutes
-	resync   chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
+	resync   chan struct{}              // list_changed arrived (buffer 1: pending re-syncs coalesce)
+	pages    map[string]json.RawMessage // raw tools/list pages by cursor; supervisor goroutine only
 
 	// ctx is cancelled when the generation ends, which aborts its calls.
 	ctx    context.Context
@@ -157,6 +159,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		limit = 0
 	}
 	gen := &generation{
+		pages:  map[string]json.RawMessage{},
 		table:  newCaptureTable(limit),
 		resync: make(chan struct{}, 1),
 		done:   make(chan struct{}),

@@ -51,7 +51,8 @@ type wireTool struct {
 }
 
 type wireListResult struct {
-	Tools []wireTool `json:"tools"`
+	Tools      []wireTool `json:"tools"`
+	NextCursor string     `json:"nextCursor"`
 }
 
 // sync is the two-phase discovery of UPSTREAM §3.5: fetch the whole list
@@ -163,27 +164,31 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 	}
 }
 
-// listPage fetches one page, keeping the tools' raw JSON.
+// listPage fetches one page, keeping the tools' raw JSON. The SDK is handed
+// the page without its tools (captureSlot.replaceList): it would decode
+// every tool into typed schemas and re-encode each inputSchema to check
+// x-mcp-header annotations, work the bridge then throws away (over half of
+// a 10,000-tool discovery). Runs on the supervisor goroutine only.
 func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, error) {
-	slot := &captureSlot{}
-	res, err := gen.session.ListTools(withCapture(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
+	slot := &captureSlot{replaceList: true}
+	_, err := gen.session.ListTools(withCapture(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
 	gen.table.forget(slot)
 	if err != nil {
 		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
 	}
 	raw, ok := slot.result()
-	if !ok {
-		// Answered from the SDK's cache (newer protocol, server-set TTL):
-		// take the SDK's copy.
-		if raw, err = json.Marshal(res); err != nil {
-			return nil, "", fmt.Errorf("tools/list: re-encoding a cached result: %w", err)
-		}
+	if ok {
+		gen.pages[cursor] = raw
+	} else if raw, ok = gen.pages[cursor]; !ok {
+		// Answered from the SDK's cache (newer protocol, server-set TTL),
+		// which only holds pages this generation fetched: gen.pages has it.
+		return nil, "", fmt.Errorf("tools/list: the SDK answered page %q from its cache, which this connection never fetched", cursor)
 	}
 	var page wireListResult
 	if err := json.Unmarshal(raw, &page); err != nil {
 		return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
 	}
-	return page.Tools, res.NextCursor, nil
+	return page.Tools, page.NextCursor, nil
 }
 
 func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {

@@ -113,13 +113,8 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	iot := &mcp.IOTransport{Reader: stdoutReader{p}, Writer: stdinWriter{p}, MaxLineLength: t.MaxLineLength}
-	conn, err := iot.Connect(ctx)
-	if err != nil {
-		// Not reached with go-sdk v1.8.0, whose IOTransport.Connect cannot fail.
-		return nil, errors.Join(fmt.Errorf("connect to %q: %w", t.Command, err), p.Close())
-	}
-	return conn, nil
+	// leanConn, not mcp.IOTransport: see lean.go for what it saves.
+	return newLeanConn(stdoutReader{p}, stdinWriter{p}, t.MaxLineLength, p.Close), nil
 }
 
 // Process returns the child started by the most recent Connect that got as
@@ -372,28 +367,56 @@ func (p *Process) wait() {
 	close(p.done)
 }
 
+// stderrChunk is the read buffer of readStderr: an idle child costs this
+// much, and a longer line is collected in a slice that grows only as far
+// as the line does (at most MaxStderrLine).
+const stderrChunk = 4 << 10
+
 // readStderr hands the child's stderr to deliver line by line until EOF or
-// until wait closes the pipe.
+// until wait closes the pipe. A line longer than MaxStderrLine arrives in
+// pieces of MaxStderrLine bytes.
 func (p *Process) readStderr(deliver func(string)) {
 	defer close(p.stderrDone)
-	br := bufio.NewReaderSize(p.stderr, MaxStderrLine)
-	split := false // the previous piece was a full buffer without a newline
+	br := bufio.NewReaderSize(p.stderr, stderrChunk)
+	var long []byte // the start of a line longer than the buffer
+	split := false  // the previous piece was cut at MaxStderrLine, not at a newline
 	for {
-		line, err := br.ReadSlice('\n')
-		full := errors.Is(err, bufio.ErrBufferFull)
-		if err == nil {
-			line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+		part, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, part...)
+			if len(long) >= MaxStderrLine {
+				deliver(string(long[:MaxStderrLine]))
+				long = append(long[:0], long[MaxStderrLine:]...)
+				split = len(long) == 0
+			}
+			continue
+		}
+		line := part
+		if len(long) > 0 {
+			line = append(long, part...)
+			long = long[:0]
+		}
+		ended := err == nil // line ends with its newline
+		if ended {
+			line = line[:len(line)-1]
+		}
+		for len(line) > MaxStderrLine {
+			deliver(string(line[:MaxStderrLine]))
+			line, split = line[MaxStderrLine:], true
+		}
+		if ended {
+			line = bytes.TrimSuffix(line, []byte{'\r'})
 			if len(line) == 0 && split {
 				// The newline that ends a line already delivered in pieces.
 				split = false
 				continue
 			}
 		}
-		if err == nil || len(line) > 0 {
+		if ended || len(line) > 0 {
 			deliver(string(line))
 		}
-		split = full
-		if err != nil && !full {
+		split = false
+		if err != nil {
 			return
 		}
 	}
