@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // callVariant is one client × server combination of the call rows.
@@ -63,7 +60,7 @@ func (r *callResults) variant(key string) *callVariant {
 // callVariants lists the variants of rows 1–3. node is nil when the peer
 // client is skipped.
 // keep selects variants by key (nil keeps all).
-func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, experiments bool, keep []string) []*callVariant {
+func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, keep []string) []*callVariant {
 	fx := fixtureChild(exe)
 	raw := responderChild(responder, 0, 1)
 	vs := []*callVariant{
@@ -92,21 +89,6 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, exp
 		{key: "gw-http", server: "raw responder", client: "raw go-sdk → gateway (HTTP) → bridge", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return gatewayCaller(ctx, raw, true) }},
 	}
-	if experiments {
-		lean := func(spec childSpec) func() (mcp.Transport, error) {
-			return func() (mcp.Transport, error) { return &leanTransport{spec: spec}, nil }
-		}
-		vs = append(vs,
-			&callVariant{key: "fx-bridge-lean", server: "go-sdk fixture", client: "bridge + lean conn (experiment)", inProc: true,
-				start: func(ctx context.Context) (caller, error) { return bridgeCallerWith(ctx, fx, "", lean(fx)) }},
-			&callVariant{key: "raw-bridge-lean", server: "raw responder", client: "bridge + lean conn (experiment)", inProc: true,
-				start: func(ctx context.Context) (caller, error) { return bridgeCallerWith(ctx, raw, "", lean(raw)) }},
-			&callVariant{key: "raw-sdk-lean", server: "raw responder", client: "raw go-sdk + lean conn (experiment)", inProc: true,
-				start: func(ctx context.Context) (caller, error) {
-					return rawSDKCallerWith(ctx, raw, "", &leanTransport{spec: raw})
-				}},
-		)
-	}
 	if node != nil {
 		vs = append(vs, &callVariant{key: "fx-node", server: "go-sdk fixture", client: "Node TS SDK",
 			start: func(context.Context) (caller, error) { return startNode(*node, fx) }})
@@ -117,18 +99,13 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, exp
 	return vs
 }
 
-// variantKeys lists the keys of every call variant, experiments included.
+// variantKeys lists the keys of every call variant.
 func variantKeys() []string {
 	var keys []string
-	for _, v := range callVariants("", "", &serveSetup{}, &nodeSetup{}, true, nil) {
+	for _, v := range callVariants("", "", &serveSetup{}, &nodeSetup{}, nil) {
 		keys = append(keys, v.key)
 	}
 	return keys
-}
-
-// hasExperiment reports whether keys name an experimental variant.
-func hasExperiment(keys []string) bool {
-	return slices.ContainsFunc(keys, func(k string) bool { return strings.HasSuffix(k, "-lean") })
 }
 
 // callComparisons are the ratios the call rows report, with the issue's
@@ -151,13 +128,6 @@ func callComparisons() []callComparison {
 		{a: "gw-http", b: "raw-sdk", what: "gateway over HTTP / direct raw go-sdk (raw responder)"},
 		{a: "fx-bridge", b: "fx-bridge-pin", what: "bridge: negotiated 2026-07-28 / pinned 2025-11-25"},
 		{a: "fx-sdk", b: "fx-sdk-pin", what: "raw go-sdk: negotiated 2026-07-28 / pinned 2025-11-25"},
-		// -experiments only: comparisons with a missing variant are left out.
-		{a: "raw-bridge-lean", b: "raw-bridge", what: "experiment: bridge + lean conn / bridge (raw responder)"},
-		{a: "fx-bridge-lean", b: "fx-bridge", what: "experiment: bridge + lean conn / bridge (go-sdk fixture)"},
-		{a: "raw-bridge-lean", b: "raw-sdk", what: "experiment: bridge + lean conn / raw go-sdk (raw responder)"},
-		{a: "fx-bridge-lean", b: "fx-node", what: "experiment: bridge + lean conn / Node TS SDK (go-sdk fixture)"},
-		{a: "raw-bridge-lean", b: "floor", what: "experiment: bridge + lean conn / pipe floor"},
-		{a: "raw-sdk-lean", b: "floor", what: "experiment: raw go-sdk + lean conn / pipe floor"},
 	}
 }
 
@@ -167,7 +137,7 @@ func callComparisons() []callComparison {
 // machine noise hits all of them alike.
 func runCalls(ctx context.Context, o options, exe, responder string, serve *serveSetup, node *nodeSetup, logf func(string, ...any)) (res *callResults, err error) {
 	res = &callResults{
-		variants: callVariants(exe, responder, serve, node, o.experiments || hasExperiment(o.variants), o.variants), comparisons: callComparisons(),
+		variants: callVariants(exe, responder, serve, node, o.variants), comparisons: callComparisons(),
 		seqCalls: o.seqCalls, rounds: o.rounds, concCalls: o.concCalls, concRounds: o.concRounds, workers: o.workers,
 	}
 	if node == nil {

@@ -13,7 +13,6 @@
 //	go run ./bench -smoke           # a few seconds, tiny counts: checks that every row still works
 //	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory
 //	go run ./bench -only calls -variants raw-sdk,raw-bridge,floor   # some call variants
-//	go run ./bench -experiments     # also the experimental variants (bench/leanconn.go)
 //	go run ./bench -profile DIR     # also pprof profiles of the bridge's call and discovery paths
 //
 // A run keeps the hand-written part of BENCHMARKS.md (below its marker line)

@@ -111,8 +111,6 @@ func TestMissingServer(t *testing.T) {
 	wantErr(t, "floor", err, "floor: starting /")
 	_, err = startFloor(childSpec{exe: "/bin/true"}, true)
 	wantErr(t, "floor to a server that exits", err, "floor: initializing true: ") // EOF or a broken pipe, by timing
-	_, err = (&leanTransport{spec: missing}).Connect(ctx)
-	wantErr(t, "lean transport", err, "lean transport: starting /")
 	_, err = bridgeStartup(ctx, missing, 2, 1)
 	wantErr(t, "bridge startup", err, "server 0:")
 	_, err = rawStartup(ctx, missing, 2, 1)
@@ -122,8 +120,6 @@ func TestMissingServer(t *testing.T) {
 	res := &catalogResults{}
 	wantErr(t, "bridge catalog", bridgeCatalogRound(ctx, missing, nil, res), "bridge: connecting")
 	wantErr(t, "raw catalog", rawCatalogRound(ctx, missing, 1, res), "raw go-sdk: connecting")
-	_, err = bridgeCallerWith(ctx, missing, "", func() (mcp.Transport, error) { return &leanTransport{spec: missing}, nil })
-	wantErr(t, "bridge over the lean transport", err, "lean transport: starting /")
 
 	o, err := parseOptions([]string{"-smoke", "-profile", t.TempDir()}, &bytes.Buffer{})
 	if err != nil {

@@ -55,10 +55,9 @@ type options struct {
 	skipNode       bool
 	nodeSkipReason string
 
-	profileDir  string
-	experiments bool
-	variants    []string // call variant keys to run; nil means all
-	quiet       bool
+	profileDir string
+	variants   []string // call variant keys to run; nil means all
+	quiet      bool
 }
 
 // smokeDefaults are the flag values of -smoke, for the flags not given.
@@ -97,7 +96,6 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
-	fs.BoolVar(&o.experiments, "experiments", false, "add the experimental call variants (a leaner stdio connection beneath the SDK, bench/leanconn.go)")
 	variants := fs.String("variants", "", "comma-separated call variant keys to run (default all): "+strings.Join(variantKeys(), ", "))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
@@ -111,7 +109,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		set[f.Name] = true
 		switch f.Name {
 		case "smoke", "only", "q", "profile", "out":
-		case "experiments", "skip-node":
+		case "skip-node":
 			o.extraArgs = append(o.extraArgs, "-"+f.Name)
 		default:
 			o.extraArgs = append(o.extraArgs, "-"+f.Name+"="+f.Value.String())

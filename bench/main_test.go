@@ -46,7 +46,7 @@ func nodeArgs(t *testing.T) []string {
 	return nil
 }
 
-// TestSmoke runs every row, the experiments and the profiles with tiny
+// TestSmoke runs every row and the profiles with tiny
 // counts and checks the report: this is what `make bench-smoke` does, in
 // process, so the driver's code is covered.
 func TestSmoke(t *testing.T) {
@@ -57,7 +57,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	prof := filepath.Join(dir, "prof")
-	args := append([]string{"-smoke", "-q", "-experiments", "-out", out, "-profile", prof}, nodeArgs(t)...)
+	args := append([]string{"-smoke", "-q", "-out", out, "-profile", prof}, nodeArgs(t)...)
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("run %q: exit %d\nstderr:\n%s", args, code, stderr.String())
@@ -68,7 +68,7 @@ func TestSmoke(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# Benchmarks", "## Targets", "Rows 1–3: echo call latency", "Rows 1–3: ratios",
-		"bridge + lean conn (experiment)", "Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
+		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
 		"Row 7: memory", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
 		handMarker + hand,
 	} {
@@ -207,12 +207,12 @@ func TestSkipNode(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-smoke", "-only", "calls", "-skip-node", "-node", "/nonexistent/node", "-variants", "raw-sdk, raw-bridge,raw-bridge-lean", "-out", filepath.Join(file, "B.md")}
+	args := []string{"-smoke", "-only", "calls", "-skip-node", "-node", "/nonexistent/node", "-variants", "raw-sdk, raw-bridge", "-out", filepath.Join(file, "B.md")}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "writing "+filepath.Join(file, "B.md")) {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and a failed write", code, stderr.String())
 	}
-	for _, want := range []string{"Node TS SDK client: skipped (-skip-node): finding node", "bridge / raw go-sdk (raw responder)", "experiment: bridge + lean conn / bridge (raw responder)"} {
+	for _, want := range []string{"Node TS SDK client: skipped (-skip-node): finding node", "bridge / raw go-sdk (raw responder)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
