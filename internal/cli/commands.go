@@ -25,23 +25,8 @@ type chatFunction struct {
 
 // tools lists every tool under its public name.
 func (e *env) tools(ctx context.Context, argv []string) error {
-	f, err := parseFlags("tools", flagSpec{source: true, json: true, timings: true}, argv)
-	if err != nil {
-		return err
-	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
-	if len(f.args) > 0 {
-		return usagef("tools: unexpected argument %q", f.args[0])
-	}
-	src, err := e.loadSource(f, e.catalog(true))
-	if err != nil {
-		return err
-	}
-	b, err := e.open(ctx, src, f)
-	if err != nil {
+	f, src, b, err := e.openCommand(ctx, "tools", argv)
+	if b == nil {
 		return err
 	}
 	defer b.close()
@@ -177,4 +162,28 @@ func serverOf(public string) string {
 		return ""
 	}
 	return server
+}
+
+// openCommand parses the line of a one-shot command that takes a SOURCE and
+// no arguments (tools, status), loads the source and starts its servers.
+// A nil bridge comes with an error, or with nil after --help printed the
+// usage.
+func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flags, *source, *bridge, error) {
+	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true}, argv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if f.help {
+		fmt.Fprint(e.Stdout, usage)
+		return nil, nil, nil, nil
+	}
+	if len(f.args) > 0 {
+		return nil, nil, nil, usagef("%s: unexpected argument %q", cmd, f.args[0])
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, err := e.open(ctx, src, f)
+	return f, src, b, err
 }

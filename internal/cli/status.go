@@ -82,23 +82,8 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 // state, identity, protocol, tool count and timings. Exit status 1 when an
 // enabled server is not ready.
 func (e *env) status(ctx context.Context, argv []string) error {
-	f, err := parseFlags("status", flagSpec{source: true, json: true, timings: true}, argv)
-	if err != nil {
-		return err
-	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
-	if len(f.args) > 0 {
-		return usagef("status: unexpected argument %q", f.args[0])
-	}
-	src, err := e.loadSource(f, e.catalog(true))
-	if err != nil {
-		return err
-	}
-	b, err := e.open(ctx, src, f)
-	if err != nil {
+	f, src, b, err := e.openCommand(ctx, "status", argv)
+	if b == nil {
 		return err
 	}
 	defer b.close()
