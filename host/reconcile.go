@@ -80,6 +80,7 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 		changes  []string
 	)
 	note := func(id, what string) { changes = append(changes, fmt.Sprintf("%s %q", what, id)) }
+	var later []string // start lines, logged after the stops they follow
 	for _, pe := range plan.Entries {
 		id := pe.Entry.ID
 		o := old[id]
@@ -123,10 +124,10 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 			next = append(next, nu)
 			if o != nil {
 				note(id, "enabled")
-				h.log.Info(fmt.Sprintf("entry %q: enabled, starting", id))
+				later = append(later, fmt.Sprintf("entry %q: enabled, starting", id))
 			} else {
 				note(id, "added")
-				h.log.Info(fmt.Sprintf("entry %q: added, starting", id))
+				later = append(later, fmt.Sprintf("entry %q: added, starting", id))
 			}
 		}
 	}
@@ -154,6 +155,9 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	h.planKey = planKey(plan)
 	h.mu.Unlock()
 
+	for _, line := range later {
+		h.log.Info(line)
+	}
 	failed := h.startAll(ctx, plan.Source, starting)
 	for _, u := range starting {
 		err := failed[u]
