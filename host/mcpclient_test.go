@@ -38,6 +38,7 @@ type rig struct {
 
 	mu       sync.Mutex
 	inMemory map[string]*mcp.Server
+	sessions []*mcp.ServerSession // in-memory server sides, closed after the host
 }
 
 func newRig(t *testing.T, oneShot bool) *rig {
@@ -61,7 +62,12 @@ func newRig(t *testing.T, oneShot bool) *rig {
 				if err != nil {
 					return nil, err
 				}
-				t.Cleanup(func() { ss.Close() })
+				// Closed after the host: a server session's Close waits
+				// for its handlers, a listen stream's among them, which
+				// end only when the client goes.
+				r.mu.Lock()
+				r.sessions = append(r.sessions, ss)
+				r.mu.Unlock()
 				return ct, nil
 			}
 		},
@@ -76,6 +82,13 @@ func newRig(t *testing.T, oneShot bool) *rig {
 	}
 	r.h = h
 	t.Cleanup(func() {
+		defer func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, ss := range r.sessions {
+				ss.Close()
+			}
+		}()
 		if err := h.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}

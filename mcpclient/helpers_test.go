@@ -134,14 +134,30 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // inMemory returns a NewTransport that connects every attempt to srv over
 // an in-memory pipe.
+//
+// The server sides are closed by a cleanup registered now, so it runs after
+// the client's (registered later, by start): a server session's Close waits
+// for its handlers, a listen stream's among them, which end only when the
+// client goes.
 func inMemory(t *testing.T, srv *mcp.Server) func() (mcp.Transport, error) {
+	var mu sync.Mutex
+	var sessions []*mcp.ServerSession
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ss := range sessions {
+			ss.Close()
+		}
+	})
 	return func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
 		if err != nil {
 			return nil, err
 		}
-		t.Cleanup(func() { ss.Close() })
+		mu.Lock()
+		sessions = append(sessions, ss)
+		mu.Unlock()
 		return ct, nil
 	}
 }
