@@ -12,7 +12,7 @@ STATICCHECK_VERSION := v0.8.2
 
 .PHONY: test deps lint unit cover bench build
 
-test: deps lint unit cover bench-smoke
+test: deps lint unit cover
 
 deps:
 	./scripts/install-thirdparty.sh

@@ -3,15 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -19,13 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	// The benchmarks' servers re-execute this binary.
 	runIfChild()
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			code = 1
-		}
-		os.Exit(code)
-	}))
+	mcptest.VerifyTestMain(m)
 }
 
 // nodeArgs returns -skip-node when the Node TS SDK is not installed and CI

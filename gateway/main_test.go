@@ -1,12 +1,8 @@
 package gateway
 
 import (
-	"fmt"
 	"os"
 	"testing"
-	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -17,11 +13,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(stdioChildEnv) == "1" {
 		os.Exit(runStdioChild())
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			code = 1
-		}
-		os.Exit(code)
-	}))
+	mcptest.VerifyTestMain(m)
 }

@@ -1,12 +1,7 @@
 package mcpclient
 
 import (
-	"fmt"
-	"os"
 	"testing"
-	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -14,11 +9,5 @@ import (
 func TestMain(m *testing.M) {
 	// Stdio tests re-execute this binary as their MCP server.
 	mcptest.RunIfChild()
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			code = 1
-		}
-		os.Exit(code)
-	}))
+	mcptest.VerifyTestMain(m)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -34,13 +31,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if err := mcptest.VerifyNoChildren(10 * time.Second); err != nil {
-			fmt.Fprintln(os.Stderr, "FAIL:", err)
-			code = 1
-		}
-		os.Exit(code)
-	}))
+	mcptest.VerifyTestMain(m)
 }
 
 type run struct {

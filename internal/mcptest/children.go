@@ -1,7 +1,10 @@
 package mcptest
 
 import (
+	"testing"
+
 	"fmt"
+	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,4 +89,17 @@ func GroupMembers(pgid int) []int {
 		}
 	}
 	return out
+}
+
+// VerifyTestMain runs m's tests, then fails the run when a goroutine leaked
+// (goleak) or a child process survived (VerifyNoChildren, waiting up to 10
+// s), and exits. Call it last in TestMain, after RunIfChild.
+func VerifyTestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if err := VerifyNoChildren(10 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+		os.Exit(code)
+	}))
 }
