@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -20,23 +19,11 @@ import (
 // state; closing during the backoff returns promptly (UPSTREAM §8.3 case
 // 84, §8.4 case 112).
 func TestCallDuringBackoffFailsFast(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
-	var mu sync.Mutex
-	var sessions []*mcp.ServerSession
-	newTransport := func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct, err
-	}
+	mem := newMemServer(t, mcptest.Fixture(mcptest.FixtureOptions{}))
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
-	h := mustStart(t, cfg, Options{NewTransport: newTransport})
-	mu.Lock()
-	sessions[0].Close()
-	mu.Unlock()
+	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
+	mem.crash(1)
 	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == StateReconnecting })
 	start := time.Now()
 	if got := h.call("mcp__srv__add", `{"a":1,"b":2}`).Text(); got != `Error: server "srv" is reconnecting (attempt 1/3)` {
@@ -246,40 +233,20 @@ func TestReconnectBudgetReset(t *testing.T) {
 }
 
 func testReconnectBudgetReset(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
-	var mu sync.Mutex
-	var sessions []*mcp.ServerSession
-	newTransport := func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct, err
-	}
+	mem := newMemServer(t, mcptest.Fixture(mcptest.FixtureOptions{}))
 	crash := func(n int) {
-		waitFor(t, "connection", func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return len(sessions) == n
-		})
-		mu.Lock()
-		sessions[n-1].Close()
-		mu.Unlock()
+		waitFor(t, "connection", func() bool { return mem.connections() == n })
+		mem.crash(n)
 	}
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 30 * time.Millisecond, MaxAttempts: 1}
-	h := mustStart(t, cfg, Options{NewTransport: newTransport})
+	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
 	crash(1)
 	waitFor(t, "first recovery", func() bool { return h.log.has("reconnected and re-synced tools (attempt 1/1)") })
 	synctest.Wait()
 	time.Sleep(40 * time.Millisecond) // fake clock: an uptime longer than maxDelay resets the budget
 	crash(2)
-	waitFor(t, "second connection", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(sessions) == 3
-	})
+	waitFor(t, "second connection", func() bool { return mem.connections() == 3 })
 	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == StateReady })
 	if h.log.has("giving up") {
 		t.Fatalf("gave up although the budget should have reset: %v", h.log.all())

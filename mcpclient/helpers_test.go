@@ -134,32 +134,61 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // inMemory returns a NewTransport that connects every attempt to srv over
 // an in-memory pipe.
-//
-// The server sides are closed by a cleanup registered now, so it runs after
-// the client's (registered later, by start): a server session's Close waits
-// for its handlers, a listen stream's among them, which end only when the
-// client goes.
 func inMemory(t *testing.T, srv *mcp.Server) func() (mcp.Transport, error) {
-	var mu sync.Mutex
-	var sessions []*mcp.ServerSession
+	return newMemServer(t, srv).transport
+}
+
+// memServer connects attempts to an in-process server and keeps their
+// server sides, so a test can crash one as a dying server would.
+//
+// The server sides are closed by a cleanup registered at creation, so it
+// runs after the client's (registered later, by start): a server session's
+// Close waits for its handlers, a listen stream's among them, which end
+// only when the client goes.
+type memServer struct {
+	srv      *mcp.Server
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+}
+
+func newMemServer(t *testing.T, srv *mcp.Server) *memServer {
+	m := &memServer{srv: srv}
 	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ss := range sessions {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, ss := range m.sessions {
 			ss.Close()
 		}
 	})
-	return func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct, nil
+	return m
+}
+
+// transport is a NewTransport.
+func (m *memServer) transport() (mcp.Transport, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		return nil, err
 	}
+	m.mu.Lock()
+	m.sessions = append(m.sessions, ss)
+	m.mu.Unlock()
+	return ct, nil
+}
+
+// connections is how many attempts have connected.
+func (m *memServer) connections() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sessions)
+}
+
+// crash closes the server side of the n-th connection (1-based).
+func (m *memServer) crash(n int) {
+	m.mu.Lock()
+	ss := m.sessions[n-1]
+	m.mu.Unlock()
+	ss.Close()
 }
 
 // rawPipe returns a NewTransport that connects every attempt to raw over
