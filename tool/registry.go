@@ -138,6 +138,9 @@ func checkDefinitions(tools []Tool) error {
 		if err := checkJSON(t.OutputSchema); err != nil {
 			return fmt.Errorf("tool %q: OutputSchema is not valid JSON: %w", t.Name, err)
 		}
+		if err := checkJSON(t.Annotations); err != nil {
+			return fmt.Errorf("tool %q: Annotations is not valid JSON: %w", t.Name, err)
+		}
 		if _, dup := seen[t.Name]; dup {
 			return &ConflictError{Name: t.Name}
 		}
@@ -238,16 +241,20 @@ func (r *Registry) Len() int {
 //     that is not an object is passed through: the tool decides;
 //   - ctx already done: `Error: tool call aborted before dispatch`,
 //     CodeAbortedBeforeDispatch, and the body is not called;
-//   - the body returns an error e: `Error: ` + e.Error(), no code, no value;
+//   - the body returns an error e: `Error: ` + e.Error(), no code, no value
+//     (a *ToolError also hands its Wire to the Result);
 //   - the body succeeds but ctx was cancelled meanwhile:
 //     `Error: tool call aborted`, CodeAborted (the caller has gone, so a late
 //     success must not look like one);
-//   - the body returns a Value that is not valid JSON:
+//   - the body returns a Value or Wire that is not valid JSON:
 //     `Error: tool "<name>" returned invalid output: …`, CodeInvalidToolOutput;
-//   - success: Content and Value exactly as the body returned them.
+//   - success: Content, Value and Wire exactly as the body returned them.
 //
-// The registry lock is not held while the body runs, so a body may use the
-// registry, and a tool unregistered during its run completes normally.
+// Execute is the one way to call a tool: consumers never call a Tool's
+// Execute themselves, so every consumer applies the same rules. Progress
+// reaches the listener set with WithProgress. The registry lock is not held
+// while the body runs, so a body may use the registry, and a tool
+// unregistered during its run completes normally.
 func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessage) (Result, error) {
 	r.mu.RLock()
 	e, ok := r.tools[name]
@@ -266,16 +273,31 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	}
 	out, err := e.tool.Execute(ctx, args)
 	if err != nil {
-		return failure(err.Error(), ""), nil
+		res := failure(err.Error(), "")
+		if te, ok := errors.AsType[*ToolError](err); ok && json.Valid(te.Wire) {
+			res.Wire = te.Wire
+		}
+		return res, nil
 	}
 	if ctx.Err() != nil {
 		return failure("tool call aborted", CodeAborted), nil
 	}
-	if err := checkJSON(out.Value); err != nil {
-		msg := fmt.Sprintf("tool %q returned invalid output: value is not valid JSON: %v", name, err)
+	if err := checkOutput(out); err != nil {
+		msg := fmt.Sprintf("tool %q returned invalid output: %v", name, err)
 		return failure(msg, CodeInvalidToolOutput), nil
 	}
-	return Result{Content: out.Content, Value: out.Value}, nil
+	return Result{Content: out.Content, Value: out.Value, Wire: out.Wire}, nil
+}
+
+// checkOutput reports why a body's Output cannot be printed or forwarded.
+func checkOutput(out Output) error {
+	if err := checkJSON(out.Value); err != nil {
+		return fmt.Errorf("value is not valid JSON: %w", err)
+	}
+	if err := checkJSON(out.Wire); err != nil {
+		return fmt.Errorf("wire result is not valid JSON: %w", err)
+	}
+	return nil
 }
 
 // Watch returns a channel that receives a value after every change of the

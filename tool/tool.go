@@ -28,6 +28,11 @@ type Output struct {
 	// be nil). When present it must be valid JSON, or the call fails with
 	// CodeInvalidToolOutput.
 	Value json.RawMessage
+	// Wire is the source's own result as it came over the wire (for an MCP
+	// server, the raw tools/call result object), for consumers that forward
+	// it rather than show it: a gateway passes it on byte for byte. Nil for
+	// a tool written in Go. When present it must be valid JSON.
+	Wire json.RawMessage
 }
 
 // Func is a tool body. args is always valid JSON, usually an object: the
@@ -50,6 +55,26 @@ type Tool struct {
 	OutputSchema json.RawMessage
 	// Execute is the body; required.
 	Execute Func
+
+	// Origin says where the tool comes from, for consumers that route,
+	// rank or rename by it; the zero value means a tool written in Go.
+	Origin Origin
+	// Title is a human-friendly display name (optional).
+	Title string
+	// Annotations are the source's behaviour hints as a JSON object
+	// (readOnlyHint, destructiveHint, …), passed through untouched;
+	// optional. If set it must be valid JSON.
+	Annotations json.RawMessage
+}
+
+// Origin names the source of a tool: the server it comes from and the
+// tool's own name there. Both are empty for a tool written in Go.
+type Origin struct {
+	// Server is the name of the source (an MCP server's serverName).
+	Server string
+	// Name is the tool's name at the source (its raw MCP name), which the
+	// public Name may have had to change.
+	Name string
 }
 
 // Error codes carried in Result.Error.Code for harness errors, so callers
@@ -88,6 +113,11 @@ type Result struct {
 	Content []Content       `json:"content"`
 	Value   json.RawMessage `json:"value,omitempty"`
 	Error   *ErrorInfo      `json:"error,omitempty"`
+	// Wire is the source's own wire result (Output.Wire, or a ToolError's
+	// Wire) when there is one, whether the call succeeded or not; never
+	// printed. A consumer that forwards results (a gateway) serves it and
+	// IsError instead of Content.
+	Wire json.RawMessage `json:"-"`
 }
 
 // Text joins the texts of Content with "\n": what a CLI prints and what a
@@ -117,6 +147,18 @@ func failure(msg, code string) Result {
 		Error:   &ErrorInfo{Message: msg, Code: code},
 	}
 }
+
+// ToolError is a failure that the tool's source reported with a result of
+// its own (an MCP result with isError: true): Message is what the model sees
+// after "Error: ", Wire the source's result for consumers that forward it.
+// A body returns it as its error.
+type ToolError struct {
+	Message string
+	Wire    json.RawMessage
+}
+
+// Error returns Message.
+func (e *ToolError) Error() string { return e.Message }
 
 // ErrConflict is wrapped by the error of a registration whose name is
 // already taken, so producers can tell a squatter from a bad definition.
