@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -55,14 +54,10 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 	}
 }
 
-// call executes the registry tool name for one tools/call request. The
-// error is non-nil only for a protocol error (the tool is gone).
+// call executes the registry tool name for one tools/call request through
+// Registry.Execute, the one call path. The error is non-nil only for a
+// protocol error (the tool is gone).
 func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolRequest) (result, error) {
-	t, ok := g.reg.Get(name)
-	if !ok {
-		// Listed a moment ago, unregistered since (the next sync removes it).
-		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := &inflight{session: req.Session, cancel: cancel}
@@ -78,44 +73,43 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		fwd := startProgress(ctx, req.Session, tok, g.log)
 		defer fwd.stop()
-		ctx = mcpclient.WithProgress(ctx, fwd.forward)
+		ctx = tool.WithProgress(ctx, fwd.forward)
 	}
-	args := req.Params.Arguments
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if ctx.Err() != nil {
-		return cancelled(ctx, "tool call aborted before dispatch"), nil
-	}
-	out, err := t.Execute(ctx, args)
-	if ctx.Err() != nil {
-		return cancelled(ctx, "tool call aborted"), nil
-	}
+	res, err := g.reg.Execute(ctx, name, req.Params.Arguments)
 	if err != nil {
-		var te *mcpclient.ToolError
-		if errors.As(err, &te) && len(te.Result) > 0 {
-			if res, perr := fromRaw(te.Result, name); perr == nil {
-				res.isError = true
-				return res, nil
-			}
-		}
-		return errorResult(err.Error()), nil
+		// Listed a moment ago, unregistered since (the next sync removes it).
+		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
 	}
-	if len(out.Value) > 0 && !json.Valid(out.Value) {
-		return errorResult(fmt.Sprintf("tool %q returned invalid output: value is not valid JSON", name)), nil
-	}
-	return fromOutput(t, out), nil
+	return g.toWire(ctx, name, res), nil
 }
 
-// cancelled is the result of a call whose context ended: the registry's
-// text when the client itself cancelled (it ignores the answer), else the
-// reason the gateway cancelled it.
-func cancelled(ctx context.Context, clientText string) result {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, errClosing) || errors.Is(cause, errSessionClosed) {
+// toWire maps a registry Result to the tools/call result served: the
+// source's own wire result when it has one (an MCP backend's, isError
+// kept), else the tool's text content, plus its value as structuredContent
+// when that is a JSON object.
+func (g *Gateway) toWire(ctx context.Context, name string, res tool.Result) result {
+	if cause := context.Cause(ctx); errors.Is(cause, errClosing) || errors.Is(cause, errSessionClosed) {
+		// The gateway cancelled the call: say why, whatever the tool said.
 		return errorResult("tool call cancelled: " + cause.Error())
 	}
-	return errorResult(clientText)
+	if res.Wire != nil {
+		if out, err := fromRaw(res.Wire, name); err == nil {
+			out.isError = out.isError || res.IsError
+			return out
+		}
+	}
+	if res.IsError {
+		return errorResult(res.Error.Message)
+	}
+	content := res.Content
+	if content == nil {
+		content = []tool.Content{}
+	}
+	out := result{content: sanitize(mustJSON(content))}
+	if isObject(res.Value) {
+		out.structured = res.Value
+	}
+	return out
 }
 
 // errorResult is an isError result with the registry's text for a failure.
@@ -132,24 +126,10 @@ func textBlocks(texts ...string) json.RawMessage {
 	return mustJSON(blocks)
 }
 
-// fromOutput maps a tool's successful Output to a result: the original MCP
-// result for an MCP-backed tool, the text content (and the value, when the
-// tool declares an output schema) for any other.
-func fromOutput(t tool.Tool, out tool.Output) result {
-	if isCanonical(out.Value) {
-		if res, err := fromRaw(out.Value, t.Name); err == nil {
-			return res
-		}
-	}
-	content := out.Content
-	if content == nil {
-		content = []tool.Content{}
-	}
-	res := result{content: sanitize(mustJSON(content))}
-	if hasSchema(t.OutputSchema) && hasSchema(out.Value) {
-		res.structured = out.Value
-	}
-	return res
+// isObject reports whether v is a JSON object.
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
 }
 
 // hasSchema reports whether b holds a JSON value other than null.
@@ -158,28 +138,8 @@ func hasSchema(b json.RawMessage) bool {
 	return len(b) > 0 && string(b) != "null"
 }
 
-// isCanonical reports whether v has the shape of mcpclient's canonical
-// value: an object with a content array and at most structuredContent
-// besides.
-func isCanonical(v json.RawMessage) bool {
-	var members map[string]json.RawMessage
-	if json.Unmarshal(v, &members) != nil {
-		return false
-	}
-	content, ok := members["content"]
-	if !ok || len(content) == 0 || content[0] != '[' {
-		return false
-	}
-	for k := range members {
-		if k != "content" && k != "structuredContent" {
-			return false
-		}
-	}
-	return true
-}
-
-// fromRaw maps the raw JSON of an MCP tools/call result (or the canonical
-// value built from one) to a result: content blocks kept, sanitized;
+// fromRaw maps the raw JSON of an MCP tools/call result to a result:
+// isError kept; content blocks kept, sanitized;
 // structuredContent kept unless null; a result without a content array
 // (the legacy toolResult shape, or none) becomes its projected text.
 func fromRaw(raw json.RawMessage, name string) (result, error) {
@@ -188,6 +148,7 @@ func fromRaw(raw json.RawMessage, name string) (result, error) {
 		return result{}, fmt.Errorf("tool %q: result is not a JSON object: %w", name, err)
 	}
 	var res result
+	res.isError = string(bytes.TrimSpace(members["isError"])) == "true"
 	if content := members["content"]; len(content) > 0 && content[0] == '[' {
 		res.content = sanitize(content)
 	} else {
@@ -324,7 +285,7 @@ func (r *rawResult) MarshalJSON() ([]byte, error) {
 
 // progressForwarder sends a backend's progress for one call to the client
 // that made it. The backend's notification goroutine must not block
-// (mcpclient.WithProgress), so forward only stores the latest update and a
+// (tool.ProgressFunc), so forward only stores the latest update and a
 // goroutine of the call sends it: a burst coalesces to its latest value,
 // which keeps progress increasing.
 type progressForwarder struct {
@@ -350,10 +311,10 @@ func startProgress(ctx context.Context, session *mcp.ServerSession, token any, l
 	return f
 }
 
-// forward is the mcpclient.ProgressFunc of the call.
-func (f *progressForwarder) forward(progress, total float64, message string) {
+// forward is the tool.ProgressFunc of the call.
+func (f *progressForwarder) forward(p tool.Progress) {
 	f.mu.Lock()
-	f.pending = &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: progress, Total: total, Message: message}
+	f.pending = &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: p.Progress, Total: p.Total, Message: p.Message}
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:

@@ -13,12 +13,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// Registry tools that are not MCP-backed: their text content, their value
-// as structuredContent only with an output schema, failures as isError.
+// Registry tools written in Go: their text content, their value as
+// structuredContent when it is a JSON object, failures as isError; a
+// source's wire result, when it has one, passed through.
 func TestGoToolResults(t *testing.T) {
 	reg := tool.NewRegistry()
 	var gotArgs sync.Map
@@ -42,14 +42,16 @@ func TestGoToolResults(t *testing.T) {
 		goTool("value_no_schema", output(tool.Output{Content: []tool.Content{tool.Text("v")}, Value: json.RawMessage(`{"n":1}`)}, nil)),
 		withSchema(goTool("null_value", output(tool.Output{Content: []tool.Content{tool.Text("v")}, Value: json.RawMessage(`null`)}, nil))),
 		goTool("not_canonical", output(tool.Output{Content: []tool.Content{tool.Text("go value")}, Value: json.RawMessage(`{"content":[],"other":1}`)}, nil)),
-		goTool("canonical", output(tool.Output{Content: []tool.Content{tool.Text("projected")}, Value: json.RawMessage(`{"content":[{"type":"text","text":"raw"}]}`)}, nil)),
+		goTool("content_shaped_value", output(tool.Output{Content: []tool.Content{tool.Text("file has 2 lines")}, Value: json.RawMessage(`{"content":["line one","line two"]}`)}, nil)),
+		goTool("wire", output(tool.Output{Content: []tool.Content{tool.Text("projected")}, Wire: json.RawMessage(`{"content":[{"type":"text","text":"raw","extra":1}],"structuredContent":{"n":2}}`)}, nil)),
+		goTool("wire_is_error", output(tool.Output{Content: []tool.Content{tool.Text("projected")}, Wire: json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"raw"}]}`)}, nil)),
 		goTool("odd_type", output(tool.Output{Content: []tool.Content{{Type: "video", Text: "x"}}}, nil)),
 		goTool("invalid_value", output(tool.Output{Content: []tool.Content{tool.Text("v")}, Value: json.RawMessage(`{oops`)}, nil)),
 		goTool("fails", output(tool.Output{}, errors.New("boom"))),
-		goTool("tool_error_raw", output(tool.Output{}, &mcpclient.ToolError{Text: "projected", Result: json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"raw failure"}]}`)})),
-		goTool("tool_error_odd", output(tool.Output{}, &mcpclient.ToolError{Text: "projected failure", Result: json.RawMessage(`"not an object"`)})),
-		goTool("tool_error_empty", output(tool.Output{}, &mcpclient.ToolError{Text: "no raw"})),
-		goTool("tool_error_no_content", output(tool.Output{}, &mcpclient.ToolError{Text: "projected", Result: json.RawMessage(`{"isError":true}`)})),
+		goTool("tool_error_raw", output(tool.Output{}, &tool.ToolError{Message: "projected", Wire: json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"raw failure"}]}`)})),
+		goTool("tool_error_odd", output(tool.Output{}, &tool.ToolError{Message: "projected failure", Wire: json.RawMessage(`"not an object"`)})),
+		goTool("tool_error_empty", output(tool.Output{}, &tool.ToolError{Message: "no raw"})),
+		goTool("tool_error_no_content", output(tool.Output{}, &tool.ToolError{Message: "projected", Wire: json.RawMessage(`{"isError":true}`)})),
 	}
 	if _, err := reg.Register(tools...); err != nil {
 		t.Fatal(err)
@@ -66,12 +68,14 @@ func TestGoToolResults(t *testing.T) {
 		{tool: "args", content: `[{"type":"text","text":"{}"}]`},
 		{tool: "nil_content", content: `[]`},
 		{tool: "value_schema", content: `[{"type":"text","text":"v"}]`, structured: `{"n":1}`},
-		{tool: "value_no_schema", content: `[{"type":"text","text":"v"}]`},
+		{tool: "value_no_schema", content: `[{"type":"text","text":"v"}]`, structured: `{"n":1}`},
 		{tool: "null_value", content: `[{"type":"text","text":"v"}]`},
-		{tool: "not_canonical", content: `[{"type":"text","text":"go value"}]`},
-		{tool: "canonical", content: `[{"type":"text","text":"raw"}]`},
+		{tool: "not_canonical", content: `[{"type":"text","text":"go value"}]`, structured: `{"content":[],"other":1}`},
+		{tool: "content_shaped_value", content: `[{"type":"text","text":"file has 2 lines"}]`, structured: `{"content":["line one","line two"]}`},
+		{tool: "wire", content: `[{"type":"text","text":"raw","extra":1}]`, structured: `{"n":2}`},
+		{tool: "wire_is_error", isError: true, content: `[{"type":"text","text":"raw"}]`},
 		{tool: "odd_type", content: `[{"type":"text","text":"[unsupported MCP content type: video]"}]`},
-		{tool: "invalid_value", isError: true, content: `[{"type":"text","text":"Error: tool \"invalid_value\" returned invalid output: value is not valid JSON"}]`},
+		{tool: "invalid_value", isError: true, content: `[{"type":"text","text":"Error: tool \"invalid_value\" returned invalid output: value is not valid JSON: invalid character 'o' looking for beginning of object key string"}]`},
 		{tool: "fails", isError: true, content: `[{"type":"text","text":"Error: boom"}]`},
 		{tool: "tool_error_raw", isError: true, content: `[{"type":"text","text":"raw failure"}]`},
 		{tool: "tool_error_odd", isError: true, content: `[{"type":"text","text":"Error: projected failure"}]`},
@@ -111,7 +115,7 @@ func TestGoToolResults(t *testing.T) {
 func TestHandlerDirect(t *testing.T) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("img", func(context.Context, json.RawMessage) (tool.Output, error) {
-		return tool.Output{Value: json.RawMessage(`{"content":[{"type":"image","mimeType":"image/png","data":"AQ=="},{"type":"video"}]}`)}, nil
+		return tool.Output{Wire: json.RawMessage(`{"content":[{"type":"image","mimeType":"image/png","data":"AQ=="},{"type":"video"}]}`)}, nil
 	})); err != nil {
 		t.Fatal(err)
 	}

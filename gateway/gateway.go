@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -37,7 +37,7 @@ var (
 // New does not modify or retain the struct (it copies what it needs).
 type Options struct {
 	// Implementation is what the gateway reports in initialize; nil means
-	// {Name: "mcpbridge", Version: mcpclient.Version}.
+	// {Name: "mcpbridge", Version: buildinfo.Version}.
 	Implementation *mcp.Implementation
 	// PageSize bounds one tools/list page; 0 means mcp.DefaultPageSize.
 	PageSize int
@@ -145,7 +145,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	impl := &mcp.Implementation{Name: "mcpbridge", Version: mcpclient.Version}
+	impl := &mcp.Implementation{Name: "mcpbridge", Version: buildinfo.Version}
 	if opts.Implementation != nil {
 		copied := *opts.Implementation
 		impl = &copied

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/redact"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // DefaultHTTPAddr is the address to serve Streamable HTTP on when the user
@@ -41,13 +40,6 @@ type BackendState struct {
 // credentials and query (where API keys travel).
 func NewBackendState(name, state string, ok bool, tools int, errText string) BackendState {
 	return BackendState{Name: name, State: state, OK: ok, Tools: tools, Error: redact.URLs(errText)}
-}
-
-// BackendStateOf maps an mcp-client server's status to its health entry: OK
-// when ready; URLs in the error lose their credentials and query (where API
-// keys travel).
-func BackendStateOf(st mcpclient.Status) BackendState {
-	return NewBackendState(st.ServerName, string(st.State), st.State == mcpclient.StateReady, st.Tools, st.Err)
 }
 
 // Health is the JSON body of /healthz.

@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -282,31 +281,6 @@ func TestHealth(t *testing.T) {
 	}
 	if h := g.Health(); h.OK {
 		t.Error("a closed gateway reports OK")
-	}
-}
-
-func TestBackendStateOf(t *testing.T) {
-	tests := []struct {
-		st   mcpclient.Status
-		want BackendState
-	}{
-		{mcpclient.Status{ServerName: "a", State: mcpclient.StateReady, Tools: 3}, BackendState{Name: "a", State: "ready", OK: true}},
-		{
-			mcpclient.Status{ServerName: "b", State: mcpclient.StateReconnecting, Err: `POST "https://user:pw@api.example.com/mcp?key=XYZ#f": 401; see http://docs.example.com/x`},
-			BackendState{Name: "b", State: "reconnecting", Error: `POST "https://api.example.com/…": 401; see http://docs.example.com/…`},
-		},
-		{
-			mcpclient.Status{ServerName: "c", State: mcpclient.StateFailed, Err: "bad url http://%zz?x=1"},
-			BackendState{Name: "c", State: "failed", Error: "bad url [url]"},
-		},
-	}
-	for _, tt := range tests {
-		got := BackendStateOf(tt.st)
-		// Tools is counted by Status from the handle; the value passes through.
-		tt.want.Tools = tt.st.Tools
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("BackendStateOf(%+v) (-want +got):\n%s", tt.st, diff)
-		}
 	}
 }
 

@@ -79,7 +79,7 @@ func TestProgressForwarder(t *testing.T) {
 	f := startProgress(context.Background(), ss, "p", g.log)
 	// Forwarded while the sender may be busy: at least the last one arrives.
 	for i := 1; i <= 50; i++ {
-		f.forward(float64(i), 50, fmt.Sprint("step ", i))
+		f.forward(tool.Progress{Progress: float64(i), Total: 50, Message: fmt.Sprint("step ", i)})
 	}
 	f.stop()
 	var last *mcp.ProgressNotificationParams
@@ -97,14 +97,14 @@ func TestProgressForwarder(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f = startProgress(ctx, ss, "q", g.log)
 	cancel()
-	f.forward(1, 0, "late")
+	f.forward(tool.Progress{Progress: 1, Total: 0, Message: "late"})
 	f.stop()
 
 	// A closed session: the send fails and is only logged.
 	c.session.Close()
 	ss.Wait()
 	f = startProgress(context.Background(), ss, "r", g.log)
-	f.forward(1, 0, "to nobody")
+	f.forward(tool.Progress{Progress: 1, Total: 0, Message: "to nobody"})
 	f.stop()
 	select {
 	case p := <-c.progress:

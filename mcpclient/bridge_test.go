@@ -435,7 +435,7 @@ func TestToolFilters(t *testing.T) {
 }
 
 func TestStartRejectsBadInput(t *testing.T) {
-	if _, err := Start(stdioConfig("x"), Options{}); err == nil || !strings.Contains(err.Error(), "Registry is required") {
+	if _, err := Start(stdioConfig("x"), Options{}); err == nil || !strings.Contains(err.Error(), "Options.Registry or Options.Source is required") {
 		t.Errorf("no registry: %v", err)
 	}
 	_, err := Start(Config{ServerName: "bad name!", Transport: TransportStdio, Command: "x"}, Options{Registry: tool.NewRegistry()})

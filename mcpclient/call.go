@@ -31,17 +31,6 @@ var (
 	errCallDone    = errors.New("tool call done")
 )
 
-// ToolError is the failure of a call whose result said isError: true. The
-// model sees Text; Result keeps the raw MCP result for callers that forward
-// it (a gateway passes the original blocks through).
-type ToolError struct {
-	Text   string
-	Result json.RawMessage
-}
-
-// Error returns the text the model sees.
-func (e *ToolError) Error() string { return e.Text }
-
 // current returns the live generation, or an error saying at once why there
 // is none (DECISIONS §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
@@ -81,7 +70,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 			return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
 		}
 		if p.IsError {
-			return tool.Output{}, &ToolError{Text: p.Text, Result: raw}
+			return tool.Output{}, &tool.ToolError{Message: p.Text, Wire: raw}
 		}
 		if rt.output != nil {
 			if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
@@ -92,7 +81,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 		for i, b := range p.Blocks {
 			content[i] = tool.Text(b)
 		}
-		return tool.Output{Content: content, Value: p.Value}, nil
+		return tool.Output{Content: content, Value: p.Value, Wire: raw}, nil
 	}
 }
 
@@ -110,7 +99,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	defer stop()
 	slot := &captureSlot{replace: true}
 	params := &mcp.CallToolParams{Name: rawName, Arguments: args}
-	if fn := progressFrom(ctx); fn != nil {
+	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()
 		params.SetProgressToken(tok)

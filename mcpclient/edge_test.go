@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // A call while the server is in a reconnect backoff fails at once with the
@@ -259,11 +260,11 @@ func testReconnectBudgetReset(t *testing.T) {
 }
 
 // A caller that asks for progress gets the server's notifications; a
-// failed call's raw result stays reachable through ToolError.
+// failed call's raw result stays reachable through tool.ToolError.
 func TestProgressAndToolError(t *testing.T) {
 	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
 	got := make(chan string, 10)
-	ctx := WithProgress(context.Background(), func(progress, total float64, message string) { got <- message })
+	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) { got <- p.Message })
 	slow, _ := h.reg.Get("mcp__fixture__slow")
 	if _, err := slow.Execute(ctx, json.RawMessage(`{"ms":1}`)); err != nil {
 		t.Fatal(err)
@@ -278,8 +279,8 @@ func TestProgressAndToolError(t *testing.T) {
 	}
 	fail, _ := h.reg.Get("mcp__fixture__fail")
 	_, err := fail.Execute(context.Background(), nil)
-	var te *ToolError
-	if !errors.As(err, &te) || te.Text != "Something went wrong" || !strings.Contains(string(te.Result), `"isError":true`) {
+	var te *tool.ToolError
+	if !errors.As(err, &te) || te.Message != "Something went wrong" || !strings.Contains(string(te.Wire), `"isError":true`) {
 		t.Errorf("err = %#v", err)
 	}
 }

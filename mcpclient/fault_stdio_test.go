@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // kill -9 of a stdio server mid-call: the call fails within a second, and
@@ -30,7 +31,7 @@ func TestKill9MidCall(t *testing.T) {
 		t.Fatal("no PID in status")
 	}
 	inFlight := make(chan struct{}, 1)
-	ctx := WithProgress(context.Background(), func(float64, float64, string) { inFlight <- struct{}{} })
+	ctx := tool.WithProgress(context.Background(), func(tool.Progress) { inFlight <- struct{}{} })
 	slow, _ := h.reg.Get("mcp__killed__slow")
 	type outcome struct {
 		err error

@@ -12,11 +12,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // Version is the client version the bridge reports to servers.
-const Version = "0.1.0"
+const Version = buildinfo.Version
 
 // DefaultMaxResultBytes bounds the raw size of one tools/call result. A
 // result over it but within the transport's frame limit (1 MiB more) fails
@@ -32,8 +33,15 @@ const defaultCloseTimeout = 5 * time.Second
 // Options are the dependencies of a Server. The zero value of every optional
 // field is useful.
 type Options struct {
-	// Registry receives the server's tools. Required.
+	// Registry receives the server's tools, through a Source of its own.
+	// Required unless Source is set.
 	Registry *tool.Registry
+	// Source, when set, is the registration the server publishes its tools
+	// through instead of a new Source of Registry: a host hands a restarted
+	// server its predecessor's Successor, so the new tools replace the old
+	// ones in one swap once the new connection is ready. The server closes
+	// it on Close.
+	Source *tool.Source
 	// Logger receives the server's log lines and its child's stderr.
 	// nil discards them.
 	Logger *slog.Logger
@@ -112,8 +120,8 @@ type Server struct {
 	ready  chan struct{} // closed when the first attempt settled
 
 	mu        sync.Mutex
-	cur       *generation // nil while down
-	handle    *tool.Handle
+	cur       *generation  // nil while down
+	src       *tool.Source // the server's registration; never nil
 	status    Status
 	startErr  error
 	conflict  string // why the last sync registered nothing, if it did
@@ -124,8 +132,12 @@ type Server struct {
 // Start validates cfg and starts connecting in the background. Use
 // WaitReady to wait for the first attempt, and Close to stop.
 func Start(cfg Config, opts Options) (*Server, error) {
-	if opts.Registry == nil {
-		return nil, errors.New("mcpclient: Options.Registry is required")
+	src := opts.Source
+	switch {
+	case src == nil && opts.Registry == nil:
+		return nil, errors.New("mcpclient: Options.Registry or Options.Source is required")
+	case src == nil:
+		src = opts.Registry.NewSource()
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -155,6 +167,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		cancel: cancel,
 		done:   make(chan struct{}),
 		ready:  make(chan struct{}),
+		src:    src,
 		status: Status{
 			ServerName:  cfg.ServerName,
 			Transport:   cfg.Transport,
@@ -192,9 +205,7 @@ func (s *Server) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
-	if s.handle != nil {
-		st.Tools = len(s.handle.Names())
-	}
+	st.Tools = s.src.Len()
 	return st
 }
 
@@ -208,48 +219,36 @@ func (s *Server) Close() error {
 		s.cancel()
 		<-s.done
 		s.mu.Lock()
-		h := s.handle
-		s.handle = nil
 		s.status.State = StateClosed
 		s.mu.Unlock()
-		if h != nil {
-			h.Unregister()
-		}
+		s.src.Close()
 	})
 	return s.closeErr
 }
 
 // supervise owns the connection: every attempt, sync, backoff and give-up
-// happens on this goroutine, so they are serialized without a queue.
+// happens on this goroutine, so they are serialized without a queue. What
+// follows a failure is decided by nextStep, a pure function.
 func (s *Server) supervise() {
 	defer close(s.done)
 	// Readiness settles once the first attempt's outcome is recorded in
 	// Status, so a caller woken by Ready sees the state that follows it.
-	var firstErr error
-	settled := false
-	settle := func() {
-		if !settled {
-			settled = true
-			s.settleStartup(firstErr)
-		}
-	}
-	defer settle()
-	first := true
+	st := &startup{s: s}
+	defer st.settle()
 	failures := 0
-	var connectedAt time.Time
-	for {
+	for first := true; ; first = false {
 		gen, err := s.attempt(first)
 		if first {
-			first = false
-			firstErr = err
+			st.err = err
 			if err == nil {
-				settle()
-			} else if s.cfg.FailOnStartupError {
-				s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
-				s.setDown(err)
-				s.setState(StateFailed, 0)
-				return
+				st.settle()
 			}
+		}
+		if first && err != nil && s.cfg.FailOnStartupError {
+			s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
+			s.setDown(err)
+			s.setState(StateFailed, 0)
+			return
 		}
 		if s.ctx.Err() != nil || errors.Is(err, errGenerationStuck) {
 			if gen != nil {
@@ -257,64 +256,136 @@ func (s *Server) supervise() {
 			}
 			return
 		}
-		lost := false
-		if err == nil {
-			if failures > 0 {
-				s.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", s.prefix, failures, s.policy.MaxAttempts))
-			}
-			connectedAt = time.Now()
-			err = s.serve(gen)
-			if s.ctx.Err() != nil {
-				s.closeGeneration(gen)
-				return
-			}
-			lost = true
-			s.log.Warn(s.prefix + ": connection lost: " + err.Error())
-			if !s.closeGeneration(gen) {
+		var up time.Duration // how long the lost generation was connected
+		lost := err == nil
+		if lost {
+			var ok bool
+			if up, err, ok = s.runGeneration(gen, failures); !ok {
 				return
 			}
 		} else if !s.opts.OneShot {
 			s.log.Warn(s.prefix + ": connection attempt failed: " + err.Error())
 		}
 		s.setDown(err)
-		if s.opts.OneShot {
-			s.setState(StateFailed, 0)
+		next := nextStep(s.policy, s.opts.OneShot, failures, lost, up)
+		if !s.follow(next, lost) {
 			return
 		}
-		if !s.policy.Enabled {
-			if lost {
-				s.log.Error(s.prefix + ": connection lost and reconnect is disabled — registered tools will fail until a reload or restart")
-			} else {
-				s.log.Error(s.prefix + ": connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect")
-			}
-			s.setState(StateFailed, 0)
+		failures = next.failures
+		st.settle()
+		if !s.sleep(next.delay) {
 			return
 		}
-		if lost && time.Since(connectedAt) >= s.policy.MaxDelay {
-			failures = 0
+	}
+}
+
+// startup settles readiness once, with the first attempt's error.
+type startup struct {
+	s       *Server
+	err     error
+	settled bool
+}
+
+func (st *startup) settle() {
+	if !st.settled {
+		st.settled = true
+		st.s.settleStartup(st.err)
+	}
+}
+
+// runGeneration serves a connected generation until it ends. It returns how
+// long the generation was up and why it ended; ok is false when the
+// supervisor must stop (the server is closing, or the generation would not
+// close).
+func (s *Server) runGeneration(gen *generation, failures int) (up time.Duration, err error, ok bool) {
+	if failures > 0 {
+		s.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", s.prefix, failures, s.policy.MaxAttempts))
+	}
+	connectedAt := time.Now()
+	err = s.serve(gen)
+	if s.ctx.Err() != nil {
+		s.closeGeneration(gen)
+		return 0, err, false
+	}
+	s.log.Warn(s.prefix + ": connection lost: " + err.Error())
+	return time.Since(connectedAt), err, s.closeGeneration(gen)
+}
+
+// verdict is what the supervisor does after a failed attempt or a lost
+// connection.
+type verdict int
+
+const (
+	// retry: back off for step.delay, then attempt again.
+	retry verdict = iota
+	// stopFailed: a one-shot server, or reconnect disabled: stop, failed.
+	stopFailed
+	// giveUp: the attempt budget is spent: unregister the tools and stop.
+	giveUp
+)
+
+// step is the supervisor's decision after a failure.
+type step struct {
+	verdict  verdict
+	failures int           // consecutive failures, this one included
+	delay    time.Duration // before the next attempt, for retry
+}
+
+// nextStep decides what follows a failed attempt (lost false) or a lost
+// connection that had been up for up, after failures consecutive failures.
+// A connection that stayed up for at least MaxDelay resets the budget.
+func nextStep(p ReconnectPolicy, oneShot bool, failures int, lost bool, up time.Duration) step {
+	if oneShot || !p.Enabled {
+		return step{verdict: stopFailed, failures: failures}
+	}
+	if lost && up >= p.MaxDelay {
+		failures = 0
+	}
+	failures++
+	if failures > p.MaxAttempts {
+		return step{verdict: giveUp, failures: failures}
+	}
+	return step{verdict: retry, failures: failures, delay: backoff(p, failures)}
+}
+
+// follow carries out next: it logs, sets the state, and reports whether
+// the supervisor goes on.
+func (s *Server) follow(next step, lost bool) bool {
+	switch next.verdict {
+	case stopFailed:
+		switch {
+		case s.opts.OneShot:
+		case lost:
+			s.log.Error(s.prefix + ": connection lost and reconnect is disabled — registered tools will fail until a reload or restart")
+		default:
+			s.log.Error(s.prefix + ": connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect")
 		}
-		failures++
-		if failures > s.policy.MaxAttempts {
-			s.unregisterAll()
-			s.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect", s.prefix, s.policy.MaxAttempts))
-			s.setState(StateFailed, 0)
-			return
-		}
-		delay := backoff(s.policy, failures)
-		action := "connection failed; retrying"
-		if lost {
-			action = "connection lost; reconnecting"
-		}
-		s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, delay.Milliseconds(), failures, s.policy.MaxAttempts))
-		s.setState(StateReconnecting, failures)
-		settle()
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-s.ctx.Done():
-			t.Stop()
-			return
-		}
+		s.setState(StateFailed, 0)
+		return false
+	case giveUp:
+		s.unregisterAll()
+		s.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect", s.prefix, s.policy.MaxAttempts))
+		s.setState(StateFailed, 0)
+		return false
+	}
+	action := "connection failed; retrying"
+	if lost {
+		action = "connection lost; reconnecting"
+	}
+	s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, next.delay.Milliseconds(), next.failures, s.policy.MaxAttempts))
+	s.setState(StateReconnecting, next.failures)
+	return true
+}
+
+// sleep waits d, or until the server closes (then it reports false).
+func (s *Server) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.ctx.Done():
+		return false
 	}
 }
 
@@ -351,15 +422,7 @@ func (s *Server) setDown(err error) {
 	s.mu.Unlock()
 }
 
-func (s *Server) unregisterAll() {
-	s.mu.Lock()
-	h := s.handle
-	s.handle = nil
-	s.mu.Unlock()
-	if h != nil {
-		h.Unregister()
-	}
-}
+func (s *Server) unregisterAll() { s.src.Clear() }
 
 // minResyncInterval spaces re-syncs: notifications that arrive meanwhile
 // coalesce into one, so a list_changed storm costs at most one tools/list

@@ -82,6 +82,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 			InputSchema:  rt.inputSchema,
 			OutputSchema: rt.outputSchema,
 			Execute:      s.caller(rt),
+			Origin:       tool.Origin{Server: s.cfg.ServerName, Name: rt.raw},
 		})
 	}
 	// The swap re-checks that the generation is still alive (DECISIONS §8):
@@ -89,16 +90,12 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 	if gen.ended() {
 		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
 	}
-	s.mu.Lock()
-	old := s.handle
-	s.mu.Unlock()
-	h, err := s.opts.Registry.Replace(old, defs...)
-	if err != nil {
-		if old != nil {
-			old.Unregister()
+	if err := s.src.Publish(defs...); err != nil {
+		if errors.Is(err, tool.ErrSuperseded) {
+			return nil // closing, or taken over by a successor: nothing to show
 		}
+		s.src.Clear()
 		s.mu.Lock()
-		s.handle = nil
 		s.conflict = "tool registration failed, no tools registered: " + err.Error()
 		s.status.State = StateFailed
 		s.status.Err = s.conflict
@@ -110,7 +107,6 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 		return nil
 	}
 	s.mu.Lock()
-	s.handle = h
 	if s.conflict != "" && s.status.State == StateFailed {
 		s.status.State = StateReady
 		s.status.Err = ""
