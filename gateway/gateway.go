@@ -71,19 +71,18 @@ type Options struct {
 // Gateway is an MCP server whose tools are a registry's tools. Create it with
 // New and stop it with Close; every method is safe for concurrent use.
 //
-// Results of tools/call:
+// Results of tools/call, mapped from the registry's Result (every call goes
+// through Registry.Execute):
 //
-//   - success of an MCP-backed tool: the backend's content blocks as
-//     received (each block's bytes, unknown fields included) and its
-//     structuredContent (numbers keep their digits), taken from the
-//     canonical Output.Value {"content":[…],"structuredContent":…};
-//   - success of any other registry tool: its text Content, plus its Value
-//     as structuredContent when the tool declares an OutputSchema;
-//   - isError of an MCP backend (*mcpclient.ToolError): the backend's own
-//     failed result, passed through the same way, isError kept;
+//   - a tool whose source has a wire result (an MCP backend's, Result.Wire):
+//     that result's content blocks as received (each block's bytes, unknown
+//     fields included) and its structuredContent (numbers keep their
+//     digits), isError kept;
+//   - any other tool (one written in Go): its text Content, plus its Value
+//     as structuredContent when that is a JSON object;
 //   - any other failure (backend down, timeout, invalid output, a Go tool's
 //     error, a cancelled call): an isError result with the registry's text
-//     "Error: <message>";
+//     "Error: <message>"; a call the gateway itself cancelled says why;
 //   - an unknown tool: JSON-RPC error -32602 `unknown tool "<name>"`, as the
 //     MCP spec and the SDK have it for names the server does not list.
 //
@@ -93,7 +92,7 @@ type Options struct {
 // upstream diagnostic, such as "[unsupported MCP content type: video]"),
 // because SDK clients reject a whole result for one such block: the other
 // blocks and the call survive. The original stays available to programmatic
-// callers of the registry (Result.Value).
+// callers of the registry (Result.Wire).
 type Gateway struct {
 	reg     *tool.Registry
 	opts    Options
