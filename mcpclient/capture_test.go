@@ -3,125 +3,100 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
-// captureFixture is a table with one outstanding captured tools/call (id 7).
-func captureFixture(t *testing.T) (*captureTable, *captureSlot) {
-	t.Helper()
-	table := newCaptureTable(0)
-	slot := &captureSlot{replace: true}
-	id, _ := jsonrpc.MakeID(float64(7))
-	table.sent(withCapture(context.Background(), slot), &jsonrpc.Request{ID: id, Method: "tools/call"})
-	return table, slot
-}
+// regionSchema mirrors the argument region as the header Mcp-Param-Region
+// (protocol 2026-07-28, x-mcp-header).
+const regionSchema = `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"q":{"type":"string"}},"required":["region"]}`
 
-func readAll(t *testing.T, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// The SSE filter hands captured results to the slot, passes everything
-// else through byte for byte, and copes with CRLF, multi-line data and
-// lines longer than its buffer.
-func TestSSEFilter(t *testing.T) {
-	long := strings.Repeat("y", 100<<10)
-	tests := []struct {
-		name, in, want, captured string
-	}{
-		{
-			name: "captured response",
-			in:   "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"video\"}]}}\n\n",
-			want: "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n", captured: `{"content":[{"type":"video"}]}`,
-		},
-		{
-			name: "multi-line data and CRLF",
-			in:   "data: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":7,\"result\":{\"content\":[1]}}\r\n\r\n",
-			want: "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n", captured: `{"content":[1]}`,
-		},
-		{
-			name: "other messages pass through",
-			in:   "retry: 500\n\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n: comment\n\n",
-			want: "retry: 500\n\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n: comment\n\n",
-		},
-		{
-			name: "long line",
-			in:   "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"x\":\"" + long + "\"}}\n\n",
-			want: "data: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"x\":\"" + long + "\"}}\n\n",
-		},
-		{
-			name: "unterminated event",
-			in:   "data: partial",
-			want: "data: partial",
-		},
-		{
-			name: "not JSON",
-			in:   "data: hello\n\n",
-			want: "data: hello\n\n",
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			table, slot := captureFixture(t)
-			got := readAll(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table, 1<<20))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("stream (-want +got):\n%.2000s", diff)
-			}
-			raw, ok := slot.result()
-			if ok != (tc.captured != "") || string(raw) != tc.captured {
-				t.Errorf("captured %q (%v), want %q", raw, ok, tc.captured)
-			}
+// paramHeaderServer is a go-sdk server whose tool lookup has an x-mcp-header
+// argument, next to a plain tool.
+func paramHeaderServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "geo", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "lookup", InputSchema: json.RawMessage(regionSchema)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Region, Q string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: args.Q + " in " + args.Region}}}, nil
 		})
+	srv.AddTool(&mcp.Tool{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "plain"}}}, nil
+		})
+	return srv
+}
+
+// paramHeaders returns the Mcp-Param-Region header of every tools/call the
+// server received.
+func paramHeaders(hs *mcptest.HTTPServer) []string {
+	var out []string
+	for _, h := range hs.Headers() {
+		if h.Get("Mcp-Method") == "tools/call" {
+			out = append(out, h.Get("Mcp-Param-Region"))
+		}
+	}
+	return out
+}
+
+// Against a stateless go-sdk server (protocol 2026-07-28), a tool with an
+// x-mcp-header argument is called with the Mcp-Param header the server
+// checks, before and after a re-sync; its schema reaches the registry as
+// sent.
+func TestParamHeaders(t *testing.T) {
+	srv := paramHeaderServer()
+	hs := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{Stateless: true})
+	h := mustStart(t, Config{ServerName: "geo", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
+	if v := h.srv.Status().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	for _, tl := range h.reg.List() {
+		if tl.Name == "mcp__geo__lookup" && string(tl.InputSchema) != regionSchema {
+			t.Errorf("inputSchema %s, want the bytes sent", tl.InputSchema)
+		}
+	}
+	if got := h.call("mcp__geo__lookup", `{"region":"eu-west","q":"rain"}`).Text(); got != "rain in eu-west" {
+		t.Fatalf("call: %q", got)
+	}
+	if got := h.call("mcp__geo__plain", `{}`).Text(); got != "plain" {
+		t.Errorf("plain call: %q", got)
+	}
+	// A re-sync (list_changed) fetches the list again: calls keep their
+	// headers.
+	mcppeer.AddRuntimeTool(srv, "extra")
+	waitFor(t, "the re-sync", func() bool { return slices.Contains(h.names(), "mcp__geo__extra") })
+	if got := h.call("mcp__geo__lookup", `{"region":"us-east","q":"sun"}`).Text(); got != "sun in us-east" {
+		t.Errorf("call after the re-sync: %q", got)
+	}
+	if got := paramHeaders(hs); !slices.Equal(got, []string{"eu-west", "", "us-east"}) {
+		t.Errorf("Mcp-Param-Region of the calls: %q", got)
 	}
 }
 
-// Responses without a waiting slot, errors and forgotten slots leave the
-// message alone.
-func TestCaptureTable(t *testing.T) {
-	table, slot := captureFixture(t)
-	id7, _ := jsonrpc.MakeID(float64(7))
-	id9, _ := jsonrpc.MakeID(float64(9))
-	if table.received(&jsonrpc.Request{Method: "notifications/x"}) {
-		t.Error("a notification was rewritten")
+// A tool with invalid x-mcp-header annotations is ignored, with a log line
+// that says why; the others are registered.
+func TestInvalidParamHeaderToolIgnored(t *testing.T) {
+	bad := json.RawMessage(`{"name":"bad","inputSchema":{"type":"object","properties":{"scope":{"type":"object","x-mcp-header":"Scope"}}}}`)
+	good := json.RawMessage(`{"name":"good","inputSchema":` + regionSchema + `}`)
+	hs := mcptest.NewRawHTTPServer(t, mcppeer.RawScript{Pages: []mcppeer.RawPage{
+		{Tools: []json.RawMessage{good, bad}},
+		{Tools: []json.RawMessage{mcppeer.RawTool("plain", "")}},
+	}})
+	h := mustStart(t, Config{ServerName: "raw", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
+	if got := strings.Join(h.names(), ","); got != "mcp__raw__good,mcp__raw__plain" {
+		t.Errorf("registered %s", got)
 	}
-	if table.received(&jsonrpc.Response{ID: id9, Result: json.RawMessage(`{}`)}) {
-		t.Error("an uncaptured response was rewritten")
+	if !h.log.has("WARN", `mcp-client(raw): tool "bad" ignored: invalid x-mcp-header annotation in its inputSchema`, `x-mcp-header can only be applied to primitive types`) {
+		t.Errorf("no log line for the ignored tool:\n%s", strings.Join(h.log.all(), "\n"))
 	}
-	if table.received(&jsonrpc.Response{ID: id7, Error: errors.New("boom")}) {
-		t.Error("an error response was rewritten")
-	}
-	if _, ok := slot.result(); ok {
-		t.Error("an error response filled the slot")
-	}
-	table2, slot2 := captureFixture(t)
-	table2.forget(slot2)
-	if table2.received(&jsonrpc.Response{ID: id7, Result: json.RawMessage(`{"content":[]}`)}) {
-		t.Error("a forgotten slot still captured")
-	}
-	// Without a slot in the context, nothing is recorded.
-	table.sent(context.Background(), &jsonrpc.Request{ID: id9, Method: "tools/call"})
-	if len(table.pending) != 0 {
-		t.Errorf("pending = %v", table.pending)
-	}
-}
-
-// An event larger than the limit ends the stream with an error instead of
-// being buffered whole.
-func TestSSEFilterLimit(t *testing.T) {
-	table, _ := captureFixture(t)
-	in := "data: " + strings.Repeat("z", 10000) + "\n\n"
-	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000))
-	if err == nil || !strings.Contains(err.Error(), "exceeds 1000 bytes") {
-		t.Errorf("err = %v", err)
+	if h.log.has("excluding tool") {
+		t.Error("the SDK's own line was logged too")
 	}
 }

@@ -11,16 +11,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
 // generation is one connection attempt: a fresh transport, client and
-// session (UPSTREAM §3.4). A client is never reused across attempts.
+// session (docs/upstream.md §3.4). A client is never reused across attempts.
 type generation struct {
 	session  *mcp.ClientSession
 	child    *childproc.Transport // stdio only
 	table    *captureTable
+	drops    *sdkwire.ToolDrops // why the SDK dropped tools from tools/list
 	progress progressRoutes
 	resync   chan struct{}              // list_changed arrived (buffer 1: pending re-syncs coalesce)
 	pages    map[string]json.RawMessage // raw tools/list pages by cursor; supervisor goroutine only
@@ -115,7 +118,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 
 	// A list_changed that arrives from here on leaves a token in
 	// gen.resync, so it gets its own re-sync after this startup sync; it is
-	// never merged into it (DECISIONS §4), and strict startup keeps its
+	// never merged into it (docs/decisions.md §4), and strict startup keeps its
 	// meaning.
 	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
@@ -129,12 +132,12 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	init := gen.session.InitializeResult()
 	s.mu.Lock()
 	s.cur = gen
-	s.status.State = StateReady
+	s.status.State = host.StateReady
 	s.status.Err = ""
 	if s.conflict != "" {
-		// Connected, but the tools could not be registered (DECISIONS §8:
+		// Connected, but the tools could not be registered (docs/decisions.md §8:
 		// never silent).
-		s.status.State = StateFailed
+		s.status.State = host.StateFailed
 		s.status.Err = s.conflict
 	}
 	s.status.Attempt = 0
@@ -144,7 +147,9 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	s.status.Connect = connected.Sub(start)
 	s.status.Discover = time.Since(connected)
 	if init != nil {
-		s.status.ServerInfo = init.ServerInfo
+		if init.ServerInfo != nil {
+			s.status.PeerName, s.status.PeerVersion = init.ServerInfo.Name, init.ServerInfo.Version
+		}
 		s.status.ProtocolVersion = init.ProtocolVersion
 	}
 	s.mu.Unlock()
@@ -161,6 +166,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	gen := &generation{
 		pages:  map[string]json.RawMessage{},
 		table:  newCaptureTable(limit),
+		drops:  &sdkwire.ToolDrops{},
 		resync: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 	}
@@ -174,8 +180,11 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, &mcp.ClientOptions{
 		// Advertise nothing: the bridge offers no roots, sampling or
 		// elicitation to servers.
-		Capabilities:                &mcp.ClientCapabilities{},
-		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		// The SDK's log: its reasons for dropping tools go to gen.drops
+		// (fetch logs them), anything else to the server's log.
+		Logger:                      sdkwire.ClientLogger(s.log.Handler(), s.prefix+": go-sdk: ", gen.drops),
 		ProgressNotificationHandler: gen.progress.deliver,
 		// The SDK runs notification handlers one at a time; never block it.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync() },
@@ -208,7 +217,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &captureTransport{inner: t, table: gen.table}, nil
+		return &sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}, nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -223,31 +232,54 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			TermGrace:     s.opts.TermGrace,
 			MaxLineLength: s.frameLimit(),
 		}
-		return &captureTransport{inner: gen.child, table: gen.table}, nil
+		return &sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}, nil
 	case TransportStreamableHTTP:
-		headers := make(http.Header, len(s.cfg.Headers))
-		for k, v := range s.cfg.Headers {
-			headers.Set(k, v)
-		}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
-			HTTPClient: &http.Client{Transport: &captureRoundTripper{
-				base:       http.DefaultTransport,
-				headers:    headers,
-				table:      gen.table,
-				maxMessage: s.frameLimit(),
-				lost: func(err error) {
-					if gen.ctx.Err() == nil { // not our own close
-						gen.end(err)
-					}
-				},
-				reopened: gen.requestResync,
-			}},
+			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
 		}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}
+}
+
+// roundTripper is the HTTP stack of a Streamable HTTP attempt: the
+// configured headers, raw-result capture (the SDK's HTTP connection has
+// private hooks a wrapping connection would hide), and the signs of a lost
+// connection the SDK does not report (docs/sdk.md §2.2, §4; the
+// assumptions are listed in internal/sdkwire).
+func (s *Server) roundTripper(gen *generation) http.RoundTripper {
+	lost := func(err error) {
+		if gen.ctx.Err() == nil { // not our own close
+			gen.end(err)
+		}
+	}
+	var rt http.RoundTripper = &sdkwire.FailureWatch{Base: http.DefaultTransport, Lost: lost}
+	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: gen.requestResync}
+	rt = &sdkwire.CaptureRoundTripper{Base: rt, Table: gen.table.Table, MaxMessage: s.frameLimit()}
+	if len(s.cfg.Headers) == 0 {
+		return rt
+	}
+	headers := make(http.Header, len(s.cfg.Headers))
+	for k, v := range s.cfg.Headers {
+		headers.Set(k, v)
+	}
+	return &headerRoundTripper{base: rt, headers: headers}
+}
+
+// headerRoundTripper adds the configured headers to every request.
+type headerRoundTripper struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (rt *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range rt.headers {
+		req.Header[k] = vs
+	}
+	return rt.base.RoundTrip(req)
 }
 
 // frameLimit is the largest inbound message the transport accepts: room for

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,7 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // restartableHTTP serves a fresh fixture server on one fixed loopback port,
@@ -52,7 +52,7 @@ func (r *restartableHTTP) start() {
 		r.t.Fatalf("listen %s: %v", addr, err)
 	}
 	r.addr = ln.Addr().String()
-	fixture := mcptest.Fixture(mcptest.FixtureOptions{})
+	fixture := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	r.fixture = fixture
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return fixture }, &mcp.StreamableHTTPOptions{
 		Stateless: r.stateless, PropagateRequestCancellation: r.stateless,
@@ -91,7 +91,7 @@ func TestHTTPServerRestart(t *testing.T) {
 			before := h.names()
 			rs.stop()
 			start := time.Now()
-			waitFor(t, "the loss to be noticed", func() bool { return h.srv.Status().State == StateReconnecting })
+			waitFor(t, "the loss to be noticed", func() bool { return h.srv.Status().State == host.StateReconnecting })
 			lost := time.Since(start)
 			if got := h.call("mcp__web__greet", `{"name":"x"}`).Text(); !strings.HasPrefix(got, `Error: server "web" is reconnecting`) {
 				t.Errorf("call while down: %q", got)
@@ -107,30 +107,4 @@ func TestHTTPServerRestart(t *testing.T) {
 			}
 		})
 	}
-}
-
-// Transport errors in a row mean the connection is lost, even when no
-// stream tells the SDK so.
-func TestRoundTripperCountsFailures(t *testing.T) {
-	var lost []error
-	rt := &captureRoundTripper{
-		base:  failingTransport{},
-		table: newCaptureTable(0),
-		lost:  func(err error) { lost = append(lost, err) },
-	}
-	for i := 0; i < maxTransportFailures; i++ {
-		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", strings.NewReader("{}"))
-		if _, err := rt.RoundTrip(req); err == nil {
-			t.Fatal("no error")
-		}
-	}
-	if len(lost) != 1 || !strings.Contains(lost[0].Error(), "3 HTTP requests in a row failed") {
-		t.Errorf("lost = %v", lost)
-	}
-}
-
-type failingTransport struct{}
-
-func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
-	return nil, errors.New("connection refused")
 }

@@ -9,12 +9,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/naming"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// maxPages bounds pagination (DECISIONS §8): a server whose cursors never
+// maxPages bounds pagination (docs/decisions.md §8): a server whose cursors never
 // end fails the fetch instead of looping forever.
 const maxPages = 1000
 
@@ -22,7 +24,7 @@ const maxPages = 1000
 // mcp__<serverName>__<rawName>, normalized to 64 characters of
 // [A-Za-z0-9_-] with a 12-hex hash of the identity when the normalization
 // is lossy or the name too long. It is a pure function and a v1 contract:
-// the same inputs give the same name forever (DECISIONS §2).
+// the same inputs give the same name forever (docs/decisions.md §2).
 func PublicToolName(serverName, rawName string) string {
 	return naming.Public(serverName, rawName)
 }
@@ -55,7 +57,7 @@ type wireListResult struct {
 	NextCursor string     `json:"nextCursor"`
 }
 
-// sync is the two-phase discovery of UPSTREAM §3.5: fetch the whole list
+// sync is the two-phase discovery of docs/upstream.md §3.5: fetch the whole list
 // (registry untouched), then swap the server's registrations atomically.
 // strict makes a registration conflict an error (the activation attempt
 // with failOnStartupError); otherwise a conflict leaves the server with no
@@ -85,7 +87,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 			Origin:       tool.Origin{Server: s.cfg.ServerName, Name: rt.raw},
 		})
 	}
-	// The swap re-checks that the generation is still alive (DECISIONS §8):
+	// The swap re-checks that the generation is still alive (docs/decisions.md §8):
 	// tools bound to a dead connection must not appear.
 	if gen.ended() {
 		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
@@ -97,7 +99,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 		s.src.Clear()
 		s.mu.Lock()
 		s.conflict = "tool registration failed, no tools registered: " + err.Error()
-		s.status.State = StateFailed
+		s.status.State = host.StateFailed
 		s.status.Err = s.conflict
 		s.mu.Unlock()
 		s.log.Error(s.prefix + ": tool registration failed, no tools registered: " + err.Error())
@@ -107,8 +109,8 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 		return nil
 	}
 	s.mu.Lock()
-	if s.conflict != "" && s.status.State == StateFailed {
-		s.status.State = StateReady
+	if s.conflict != "" && s.status.State == host.StateFailed {
+		s.status.State = host.StateReady
 		s.status.Err = ""
 	}
 	s.conflict = ""
@@ -161,18 +163,21 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 }
 
 // listPage fetches one page, keeping the tools' raw JSON. The SDK is handed
-// the page without its tools (captureSlot.replaceList): it would decode
-// every tool into typed schemas and re-encode each inputSchema to check
-// x-mcp-header annotations, work the bridge then throws away (over half of
-// a 10,000-tool discovery). Runs on the supervisor goroutine only.
+// only the page's tools that may carry x-mcp-header annotations
+// (sdkwire.HeaderToolsPage): it needs those to mirror annotated arguments as
+// Mcp-Param-* headers on calls (protocol 2026-07-28), and it drops the
+// invalid ones, which the bridge then drops too. Every other tool it would
+// decode into typed schemas only for the bridge to throw the work away
+// (over half of a 10,000-tool discovery). Runs on the supervisor goroutine
+// only.
 func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, error) {
-	slot := &captureSlot{replaceList: true}
-	_, err := gen.session.ListTools(withCapture(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
-	gen.table.forget(slot)
+	slot := sdkwire.NewSlot(sdkwire.HeaderToolsPage)
+	res, err := gen.session.ListTools(sdkwire.WithSlot(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
+	gen.table.Forget(slot)
 	if err != nil {
 		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
 	}
-	raw, ok := slot.result()
+	raw, ok := slot.Result()
 	if ok {
 		gen.pages[cursor] = raw
 	} else if raw, ok = gen.pages[cursor]; !ok {
@@ -184,7 +189,37 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	if err := json.Unmarshal(raw, &page); err != nil {
 		return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
 	}
-	return page.Tools, page.NextCursor, nil
+	return s.dropRefused(gen, page.Tools, res.Tools), page.NextCursor, nil
+}
+
+// dropRefused removes from tools those the SDK dropped from its own view of
+// the page: tools with invalid x-mcp-header annotations, which a client
+// MUST NOT use (MCP 2026-07-28, Streamable HTTP transport; the SDK drops
+// them whatever the transport). Only tools the SDK was handed can be
+// missing from kept (sdkwire.HeaderCandidate).
+func (s *Server) dropRefused(gen *generation, tools []wireTool, kept []*mcp.Tool) []wireTool {
+	var known map[string]bool
+	out := tools[:0]
+	for _, wt := range tools {
+		if sdkwire.HeaderCandidate(wt.InputSchema) {
+			if known == nil {
+				known = make(map[string]bool, len(kept))
+				for _, t := range kept {
+					known[t.Name] = true
+				}
+			}
+			if !known[wt.Name] {
+				reason := gen.drops.Take(wt.Name)
+				if reason == "" {
+					reason = "the SDK refused it"
+				}
+				s.log.Warn(fmt.Sprintf("%s: tool %q ignored: invalid x-mcp-header annotation in its inputSchema: %s", s.prefix, wt.Name, reason))
+				continue
+			}
+		}
+		out = append(out, wt)
+	}
+	return out
 }
 
 func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {

@@ -8,7 +8,7 @@
 // a ladder (close stdin, SIGTERM the group, SIGKILL the group) after which no
 // member of the group survives, whichever way the child ended.
 //
-// [Env] builds the scrubbed child environment (DECISIONS §5); [Transport] is
+// [Env] builds the scrubbed child environment (docs/decisions.md §5); [Transport] is
 // the mcp.Transport; [Process] reports a child's PID and exit.
 //
 // Process control is implemented for Linux only; elsewhere Connect fails.

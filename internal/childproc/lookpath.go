@@ -9,7 +9,7 @@ import (
 
 // lookPath resolves file like exec.LookPath, but through the PATH of the
 // child's environment instead of ours, so an overlaid PATH decides which
-// program runs (UPSTREAM §5). A name containing a slash is used as given
+// program runs (docs/upstream.md §5). A name containing a slash is used as given
 // (relative to the child's working directory). Like exec.LookPath, a match
 // in a relative PATH entry is refused with exec.ErrDot.
 func lookPath(file string, env []string) (string, error) {

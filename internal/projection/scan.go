@@ -162,3 +162,43 @@ func appendJSONString(dst []byte, s string) []byte {
 	_ = enc.Encode(s) // cannot fail: every Go string encodes
 	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
+
+// The walkers below are the same scanner, exported for internal/sdkwire,
+// which picks JSON-RPC envelopes and tools/list pages apart with it (one
+// JSON scanner in the bridge, not two). Their contract is the unexported
+// forms': the input must be JSON that json.Valid accepts, and they hand out
+// sub-slices of it.
+
+// Members yields the raw key token (quotes included) and the raw value of
+// each member of the object obj, in document order.
+func Members(obj []byte) iter.Seq2[[]byte, []byte] { return members(obj) }
+
+// Elements yields the raw value of each element of the array arr, in order.
+func Elements(arr []byte) iter.Seq[[]byte] { return elements(arr) }
+
+// KeyIs reports whether the key token decodes to name, compared exactly
+// after unescaping.
+func KeyIs(key []byte, name string) bool { return keyIs(key, name) }
+
+// DecodeString returns the value of the string token tok; invalid UTF-8 and
+// lone surrogates become U+FFFD, as with encoding/json.
+func DecodeString(tok []byte) string { return decodeString(tok) }
+
+// Depth returns the deepest nesting of objects and arrays in the valid JSON
+// b: 0 for a scalar, 1 for {} or [1], and so on. Brackets inside strings do
+// not count.
+func Depth(b []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i) - 1
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -1,0 +1,168 @@
+package sdkwire
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Raw-result capture (assumptions 1–3 and 6 of the package doc).
+//
+// A caller puts a *Slot into the context of its SDK call; the connection
+// (CaptureTransport) or the HTTP round tripper (CaptureRoundTripper) sees
+// the outgoing request in that context, records its id in a Table, and fills
+// the slot when the response arrives. What the SDK then decodes depends on
+// the slot's Mode.
+
+// Mode says what the SDK is handed in place of a captured result.
+type Mode uint8
+
+const (
+	// PassResult hands the SDK the result as it came.
+	PassResult Mode = iota
+	// EmptyCallResult hands the SDK {"content":[]} instead of a tools/call
+	// result: its typed decoding, which rejects a whole result for one
+	// unknown content block, never runs and never costs anything. A result
+	// over the Table's limit is refused (Slot.Refused).
+	EmptyCallResult
+	// HeaderToolsPage hands the SDK the tools/list page with only the tools
+	// that may carry x-mcp-header annotations (HeaderCandidate), every other
+	// member of the page as sent: the SDK then drops the invalid ones and
+	// caches the valid ones, and CallTool mirrors their annotated arguments
+	// as Mcp-Param-* headers, while the bulk of a large catalog is never
+	// decoded into typed schemas.
+	HeaderToolsPage
+)
+
+// emptyCallResult is what the SDK decodes in place of a captured tools/call
+// result (assumption 3: it decodes without error).
+var emptyCallResult = json.RawMessage(`{"content":[]}`)
+
+// Slot receives the raw result of one request. Its methods are safe for
+// concurrent use.
+type Slot struct {
+	mode Mode
+
+	mu  sync.Mutex
+	id  jsonrpc.ID
+	raw json.RawMessage
+	set bool
+	err error // the result was refused (too large)
+}
+
+// NewSlot returns an empty slot whose result the SDK sees as mode says.
+func NewSlot(mode Mode) *Slot { return &Slot{mode: mode} }
+
+// Result returns the raw result, and whether one arrived. A response
+// answered from the SDK's own cache (newer protocol, ttlMs) never reaches
+// the wire, so it leaves the slot empty.
+func (s *Slot) Result() (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw, s.set
+}
+
+// Refused returns why the result was refused, or nil.
+func (s *Slot) Refused() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+type slotKey struct{}
+
+// WithSlot returns ctx carrying slot, for the SDK call whose raw result
+// slot should receive.
+func WithSlot(ctx context.Context, slot *Slot) context.Context {
+	return context.WithValue(ctx, slotKey{}, slot)
+}
+
+// SlotFrom returns the slot ctx carries, or nil.
+func SlotFrom(ctx context.Context) *Slot {
+	s, _ := ctx.Value(slotKey{}).(*Slot)
+	return s
+}
+
+// Table maps the ids of outstanding captured requests to their slots. One
+// table serves one connection (ids are per connection). Its methods are
+// safe for concurrent use.
+type Table struct {
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]*Slot
+	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
+}
+
+// NewTable returns an empty table. limit bounds a result captured with
+// EmptyCallResult, in bytes; 0 means no bound.
+func NewTable(limit int64) *Table {
+	return &Table{pending: make(map[jsonrpc.ID]*Slot), limit: max(limit, 0)}
+}
+
+// Sent records msg if it is a call whose ctx carries a slot.
+func (t *Table) Sent(ctx context.Context, msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return
+	}
+	slot := SlotFrom(ctx)
+	if slot == nil {
+		return
+	}
+	slot.mu.Lock()
+	slot.id = req.ID
+	slot.mu.Unlock()
+	t.mu.Lock()
+	t.pending[req.ID] = slot
+	t.mu.Unlock()
+}
+
+// Forget drops slot's entry, for a call that returned without a response
+// (cancelled, or answered from the SDK's cache). Call it after every
+// captured call.
+func (t *Table) Forget(slot *Slot) {
+	slot.mu.Lock()
+	id := slot.id
+	slot.mu.Unlock()
+	t.mu.Lock()
+	if t.pending[id] == slot {
+		delete(t.pending, id)
+	}
+	t.mu.Unlock()
+}
+
+// Received fills the slot waiting for msg, if any, and reports whether it
+// changed msg in place (the SDK must then see the changed message).
+func (t *Table) Received(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || !resp.ID.IsValid() {
+		return false
+	}
+	t.mu.Lock()
+	slot := t.pending[resp.ID]
+	delete(t.pending, resp.ID)
+	t.mu.Unlock()
+	if slot == nil || resp.Error != nil {
+		return false
+	}
+	slot.mu.Lock()
+	defer slot.mu.Unlock()
+	slot.raw, slot.set = resp.Result, true
+	switch slot.mode {
+	case EmptyCallResult:
+		if t.limit > 0 && int64(len(resp.Result)) > t.limit {
+			slot.raw, slot.set = nil, false
+			slot.err = fmt.Errorf("the tools/call result of %d bytes exceeds the bridge's limit of %d bytes (MaxResultBytes)", len(resp.Result), t.limit)
+		}
+		resp.Result = emptyCallResult
+		return true
+	case HeaderToolsPage:
+		page, changed := headerToolsPage(resp.Result)
+		resp.Result = page
+		return changed
+	default:
+		return false
+	}
+}

@@ -1,0 +1,84 @@
+// Package sdkwire holds the bridge's work beneath the go-sdk
+// (github.com/modelcontextprotocol/go-sdk, v1.8.0): everything that relies
+// on how the SDK behaves rather than on what its API promises. Nothing
+// outside this package may rely on such behaviour; a new reliance comes
+// here, with its entry in the list below and a contract test.
+//
+// What it offers:
+//
+//   - raw-result capture keyed by JSON-RPC request id, at the message level
+//     ([CaptureTransport]) or the HTTP level ([CaptureRoundTripper]), with a
+//     [Slot] per call in the call's context and a [Table] per connection:
+//     the bridge passes tools/call results and tool schemas through byte for
+//     byte, which the SDK's typed decoding cannot do (it rejects a whole
+//     result for one unknown content block, and re-orders schema keys);
+//   - tools/list pages handed to the SDK with only the tools that may carry
+//     x-mcp-header annotations ([HeaderToolsPage], [HeaderCandidate]), and
+//     the reasons the SDK gives for dropping tools ([ClientLogger],
+//     [ToolDrops]);
+//   - round trippers that watch a Streamable HTTP connection for what the
+//     SDK does not report ([FailureWatch], [StreamWatch]);
+//   - [LeanConn], a stdio connection that reads as the SDK's does at a
+//     fraction of its cost.
+//
+// Server-side work beneath the SDK (the gateway's) belongs here as well,
+// under the same rule.
+//
+// # Assumptions
+//
+// Each is checked against the real SDK by the test named after it; a test
+// that fails after an SDK upgrade names the assumption that broke.
+//
+//  1. The context given to a ClientSession method (CallTool, ListTools)
+//     reaches Connection.Write with the request, values intact.
+//     TestContractContextReachesWrite.
+//  2. The SDK decodes the message Connection.Read returns, so a wrapping
+//     connection may change a *jsonrpc.Response's Result in place.
+//     TestContractReadIsDecoded.
+//  3. The SDK decodes {"content":[]} as an empty tools/call result, without
+//     error. TestContractEmptyCallResult.
+//  4. The Streamable HTTP client POSTs each request with its call's context,
+//     values intact, and one JSON-RPC message as the body.
+//     TestContractHTTPPost.
+//  5. The Streamable HTTP client's connection must not be wrapped: the
+//     session tells it the negotiated version through an unexported method
+//     a wrapper hides, and a wrapped one then neither opens the standalone
+//     GET stream nor sends Mcp-Protocol-Version (older protocols). The
+//     transport's HTTPClient sees every request instead.
+//     TestContractHTTPConnectionNotWrappable.
+//  6. The Streamable HTTP client reads the response to a POST from an
+//     application/json body or from the data lines of a text/event-stream
+//     body, so rewriting them beneath it changes what it decodes.
+//     TestContractHTTPResponseBodies.
+//  7. On protocol 2026-07-28 the client opens subscriptions/listen as a POST
+//     with the header "Mcp-Method: subscriptions/listen" and never opens it
+//     again after it ends; on older protocols it opens a standalone GET
+//     stream and opens it again after it ends.
+//     TestContractHTTPListenStream, TestContractHTTPStandaloneGET.
+//  8. A POST failing at the transport level fails only its call: the
+//     session lives on, and on protocol 2026-07-28 ClientSession.Wait does
+//     not return. TestContractHTTPTransportError.
+//  9. ListTools returns the tools of the page it was handed; on protocol
+//     2026-07-28 it caches that page by cursor and answers from the cache,
+//     without a request, while the page's ttlMs lasts.
+//     TestContractListToolsCache.
+//  10. ListTools drops a tool with invalid x-mcp-header annotations, and logs
+//     "excluding tool from tools/list" with the attributes "tool" and
+//     "error" on ClientOptions.Logger. TestContractInvalidHeaderToolDropped.
+//  11. CallTool mirrors x-mcp-header arguments as Mcp-Param-* headers only
+//     for a tool ListTools returned (and cached) on the same session; without
+//     it a stateless go-sdk server refuses the call with -32020 (header
+//     mismatch). TestContractParamHeaders.
+//  12. jsonrpc.DecodeMessage is how the SDK decodes one message (its
+//     connections, in-memory and stdio, decode with it; the HTTP client too),
+//     and the params or result of a message it decoded is valid JSON. The
+//     package's decoder gives the same message or error for every input.
+//     FuzzDecodeMessage.
+//  13. mcp.IOTransport's connection (which mcp.CommandTransport uses) reads
+//     JSON values off the stream with a json.Decoder, fails on anything but
+//     a line end right after a value, tries each value as a batch first and
+//     tracks batched requests; LeanConn reads every stream alike. Its
+//     client side is never told the negotiated protocol version, so it
+//     accepts batches on every version. FuzzLeanConn,
+//     TestContractClientBatches.
+package sdkwire

@@ -1,0 +1,191 @@
+package sdkwire
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The round trippers of a Streamable HTTP connection (assumptions 4–8 of
+// the package doc). Each has one job; chain them through their Base fields
+// and put the chain in the HTTPClient of mcp.StreamableClientTransport.
+
+// CaptureRoundTripper captures raw results at the HTTP level, where the
+// message-level CaptureTransport cannot be used (assumption 5). It records
+// a POSTed call whose request context carries a Slot (assumption 4: the
+// SDK POSTs a request with its call's context, one JSON-RPC message per
+// body), and filters the JSON bodies and server-sent events of the
+// responses through the Table (assumption 6).
+type CaptureRoundTripper struct {
+	Base  http.RoundTripper
+	Table *Table
+	// MaxMessage bounds one JSON body or server-sent event held for
+	// capture, in bytes, so a hostile server cannot make the bridge buffer
+	// without end; 0 means no bound.
+	MaxMessage int
+}
+
+// RoundTrip sends req through Base, capturing as described above.
+func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && req.Body != nil && SlotFrom(req.Context()) != nil {
+		var err error
+		if req, err = rt.record(req); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := rt.Base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		resp.Body = newSSEFilter(resp.Body, rt.Table, rt.MaxMessage)
+	case strings.HasPrefix(ct, "application/json") && req.Method == http.MethodPost:
+		return rt.filterJSON(resp)
+	}
+	return resp, nil
+}
+
+// record reads the body of req, a POST, records the call it carries, and
+// returns a copy of req with the body restored.
+func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, error) {
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading request body: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+		rt.Table.Sent(req.Context(), msg)
+	}
+	return req, nil
+}
+
+// filterJSON filters the one JSON-RPC message of an application/json body.
+func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, error) {
+	r := io.Reader(resp.Body)
+	if rt.MaxMessage > 0 {
+		r = io.LimitReader(r, int64(rt.MaxMessage)+1)
+	}
+	body, err := io.ReadAll(r)
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading response body: %w", err)
+	}
+	if rt.MaxMessage > 0 && len(body) > rt.MaxMessage {
+		return nil, fmt.Errorf("the server's JSON response exceeds %d bytes", rt.MaxMessage)
+	}
+	body = filterMessage(rt.Table, body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Content-Length")
+	return resp, nil
+}
+
+// filterMessage applies the table to one JSON-RPC message, returning the
+// bytes to hand to the SDK.
+func filterMessage(t *Table, data []byte) []byte {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil || !t.Received(msg) {
+		return data
+	}
+	out, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// MaxTransportFailures is how many HTTP requests failing in a row at the
+// transport level FailureWatch takes for a lost connection.
+const MaxTransportFailures = 3
+
+// FailureWatch reports a lost connection the SDK does not report: a POST
+// that fails at the transport level fails only its own call, and a session
+// of the newer protocol never ends on its own (assumption 8). Lost is
+// called (possibly more than once) when MaxTransportFailures requests in a
+// row failed, the last of them not cancelled by its caller.
+type FailureWatch struct {
+	Base http.RoundTripper
+	Lost func(error)
+
+	failures atomic.Int32 // consecutive transport errors
+}
+
+// RoundTrip sends req through Base, counting transport errors.
+func (w *FailureWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.Base.RoundTrip(req)
+	if err != nil {
+		if w.failures.Add(1) >= MaxTransportFailures && req.Context().Err() == nil {
+			w.Lost(fmt.Errorf("%d HTTP requests in a row failed, the last with: %w", MaxTransportFailures, err))
+		}
+		return resp, err
+	}
+	w.failures.Store(0)
+	return resp, nil
+}
+
+// StreamWatch watches the long-lived streams of a session for what the SDK
+// does not act on (assumption 7):
+//   - ListenEnded is called once when the body of the newer protocol's
+//     subscriptions/listen POST ends: the SDK never opens it again, so
+//     list_changed would silently stop;
+//   - Reopened is called each time a standalone GET stream (older
+//     protocols) is opened after the first: notifications may have been
+//     missed in between.
+//
+// Either may be nil.
+type StreamWatch struct {
+	Base        http.RoundTripper
+	ListenEnded func(error)
+	Reopened    func()
+
+	gets atomic.Int32 // standalone GET streams opened
+}
+
+// RoundTrip sends req through Base and watches its response.
+func (w *StreamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.Base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if req.Method == http.MethodGet && resp.StatusCode/100 == 2 && w.gets.Add(1) > 1 && w.Reopened != nil {
+		w.Reopened()
+	}
+	if resp.Body != nil && w.ListenEnded != nil && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+		resp.Body = &endWatcher{ReadCloser: resp.Body, ended: func(err error) {
+			w.ListenEnded(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+		}}
+	}
+	return resp, nil
+}
+
+// endWatcher reports the end of a response body that should stay open,
+// once, unless the reader closed it first.
+type endWatcher struct {
+	io.ReadCloser
+	once  sync.Once
+	ended func(error)
+}
+
+func (w *endWatcher) Read(p []byte) (int, error) {
+	n, err := w.ReadCloser.Read(p)
+	if err != nil {
+		w.once.Do(func() { w.ended(err) })
+	}
+	return n, err
+}
+
+func (w *endWatcher) Close() error {
+	w.once.Do(func() {})
+	return w.ReadCloser.Close()
+}

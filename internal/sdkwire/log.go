@@ -1,0 +1,91 @@
+package sdkwire
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
+
+// The SDK's client logger (assumption 10 of the package doc).
+
+// toolDropMessage is the message of the record the SDK logs, with the
+// attributes "tool" and "error", for each tool it drops from a tools/list
+// result because of invalid x-mcp-header annotations.
+const toolDropMessage = "excluding tool from tools/list"
+
+// ToolDrops keeps the reasons the SDK gave for dropping tools from
+// tools/list results, by tool name. Its methods are safe for concurrent
+// use.
+type ToolDrops struct {
+	mu      sync.Mutex
+	reasons map[string]string
+}
+
+// Take returns why the SDK dropped the tool name, and forgets it; "" when
+// the SDK gave no reason for it.
+func (d *ToolDrops) Take(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.reasons[name]
+	delete(d.reasons, name)
+	return r
+}
+
+func (d *ToolDrops) put(name, reason string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.reasons == nil {
+		d.reasons = make(map[string]string)
+	}
+	d.reasons[name] = reason
+}
+
+// ClientLogger returns the logger for mcp.ClientOptions.Logger: the SDK's
+// tool-drop records go to drops (the caller logs its own line with the
+// reason), every other record goes to next with prefix before its message.
+func ClientLogger(next slog.Handler, prefix string, drops *ToolDrops) *slog.Logger {
+	return slog.New(&clientHandler{next: next, prefix: prefix, drops: drops})
+}
+
+type clientHandler struct {
+	next   slog.Handler
+	prefix string
+	drops  *ToolDrops
+}
+
+func (h *clientHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelError || h.next.Enabled(ctx, level) // drop records are errors
+}
+
+func (h *clientHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == toolDropMessage {
+		var name, reason string
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "tool":
+				name = a.Value.String()
+			case "error":
+				reason = a.Value.String()
+			}
+			return true
+		})
+		if name != "" {
+			h.drops.put(name, reason)
+			return nil
+		}
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	out := slog.NewRecord(r.Time, r.Level, h.prefix+r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
+	return h.next.Handle(ctx, out)
+}
+
+func (h *clientHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &clientHandler{next: h.next.WithAttrs(attrs), prefix: h.prefix, drops: h.drops}
+}
+
+func (h *clientHandler) WithGroup(name string) slog.Handler {
+	return &clientHandler{next: h.next.WithGroup(name), prefix: h.prefix, drops: h.drops}
+}

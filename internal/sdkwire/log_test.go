@@ -1,0 +1,37 @@
+package sdkwire
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// The SDK's tool-drop records become reasons; everything else reaches the
+// next handler, prefixed, at its level.
+func TestClientLogger(t *testing.T) {
+	var out bytes.Buffer
+	var drops ToolDrops
+	log := ClientLogger(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}), "srv: go-sdk: ", &drops)
+	log.Error(toolDropMessage, "tool", "bad", "error", errors.New(`property "x": x-mcp-header must be a non-empty string`))
+	log.Error("jsonrpc2 internal error", "error", "boom")
+	log.Info("quiet")
+	log.With("k", "v").Warn("loud")
+	log.WithGroup("g").Warn("grouped", "a", 1)
+	if got := drops.Take("bad"); got != `property "x": x-mcp-header must be a non-empty string` {
+		t.Errorf("reason %q", got)
+	}
+	if got := drops.Take("bad"); got != "" {
+		t.Errorf("a reason taken twice: %q", got)
+	}
+	text := out.String()
+	for _, want := range []string{`level=ERROR msg="srv: go-sdk: jsonrpc2 internal error" error=boom`, `level=WARN msg="srv: go-sdk: loud" k=v`, `msg="srv: go-sdk: grouped" g.a=1`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("log lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "quiet") || strings.Contains(text, toolDropMessage) {
+		t.Errorf("log has what it should not:\n%s", text)
+	}
+}
