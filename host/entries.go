@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
@@ -99,9 +100,10 @@ func (es ConfigErrors) Unwrap() []error {
 }
 
 // FormatErrors puts filename and entry in front of the problems a plugin
-// found in entry's config (typically the yamlconf errors of
-// mcpclient.DecodeConfig), keeping their positions; a problem without one is
-// placed at the entry. It returns ConfigErrors, or nil for a nil err.
+// found in entry's config (the confpos.Errors of a Kind's Decode, such as
+// those of mcpclient.DecodeConfig), keeping their positions; a problem
+// without one, or an error that is not a confpos error, is placed at the
+// entry. It returns ConfigErrors, or nil for a nil err.
 func FormatErrors(filename string, entry Entry, err error) error {
 	if err == nil {
 		return nil
@@ -110,9 +112,9 @@ func FormatErrors(filename string, entry Entry, err error) error {
 	if errors.As(err, &done) {
 		return done
 	}
-	es := yamlconf.AsErrors(err)
+	es := confpos.AsErrors(err)
 	if es == nil {
-		es = yamlconf.Errors{{Msg: err.Error()}}
+		es = confpos.Errors{{Msg: err.Error()}}
 	}
 	out := make(ConfigErrors, len(es))
 	for i, e := range es {

@@ -12,8 +12,8 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// echoKind is a toy plugin kind: each instance registers one tool named
-// after its config's word.
+// echoKind is a toy plugin kind: each instance publishes one tool named
+// after its config's word, through the Source the host gives it.
 type echoKind struct{}
 
 func (echoKind) Name() string { return "echo" }
@@ -28,7 +28,7 @@ func (echoKind) Decode(n *yaml.Node, _ func(string) (string, bool)) (host.Spec, 
 
 func (echoKind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
 	word := spec.Config.(string)
-	h, err := env.Registry.Register(tool.Tool{
+	err := env.Tools.Publish(tool.Tool{
 		Name:        "echo_" + word,
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 		Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
@@ -40,20 +40,20 @@ func (echoKind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Ins
 	}
 	ready := make(chan struct{})
 	close(ready)
-	return &echoInstance{h: h, ready: ready}, nil
+	return &echoInstance{src: env.Tools, ready: ready}, nil
 }
 
 type echoInstance struct {
-	h     *tool.Handle
+	src   *tool.Source
 	ready chan struct{}
 }
 
 func (e *echoInstance) Ready() <-chan struct{} { return e.ready }
 func (e *echoInstance) StartErr() error        { return nil }
 func (e *echoInstance) Status() host.Status {
-	return host.Status{State: host.StateReady, Tools: len(e.h.Names())}
+	return host.Status{State: host.StateReady, Tools: e.src.Len()}
 }
-func (e *echoInstance) Close() error { e.h.Unregister(); return nil }
+func (e *echoInstance) Close() error { e.src.Close(); return nil }
 
 func ExampleHost() {
 	catalog := host.NewCatalog(echoKind{})

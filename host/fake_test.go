@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 type fakeConfig struct {
 	Value     string `yaml:"value"`     // changes the fingerprint
 	Claim     string `yaml:"claim"`     // a name to hold alone
+	Also      string `yaml:"also"`      // a second one
 	StartErr  string `yaml:"startErr"`  // Kind.Start refuses
 	Fail      string `yaml:"fail"`      // Instance.StartErr after Ready
 	Hold      bool   `yaml:"hold"`      // Ready never closes until released
@@ -28,6 +30,17 @@ type fakeConfig struct {
 	SlowClose bool   `yaml:"slowClose"` // Close blocks until released
 	CloseErr  string `yaml:"closeErr"`  // Close fails
 	Secret    string `yaml:"secret"`    // expanded ${VAR}, never shown
+	Down      string `yaml:"down"`      // the first attempt fails, not for good: retrying, no tools
+	SlowCall  bool   `yaml:"slowCall"`  // the tool's calls run until released (or Close cuts them)
+}
+
+// toolName is the one tool a fake instance publishes: named after its claim
+// (so an instance and its successor publish the same name), else its id.
+func (c fakeConfig) toolName(id string) string {
+	if c.Claim != "" {
+		return "t-" + c.Claim
+	}
+	return "t-" + id
 }
 
 // fakeKind records what the host does with its instances, in order.
@@ -79,6 +92,9 @@ func (k *fakeKind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (Spe
 	if c.Claim != "" {
 		spec.Claims = []Claim{{Key: "claim", Value: c.Claim}}
 	}
+	if c.Also != "" {
+		spec.Claims = append(spec.Claims, Claim{Key: "also", Value: c.Also})
+	}
 	return spec, nil
 }
 
@@ -121,17 +137,23 @@ func (k *fakeKind) Start(lifetime context.Context, spec Spec, env Env) (Instance
 	k.mu.Lock()
 	k.live[key]++
 	k.mu.Unlock()
-	in := &fakeInstance{k: k, key: key, cfg: c, lifetime: lifetime, ready: make(chan struct{})}
+	in := &fakeInstance{k: k, key: key, cfg: c, lifetime: lifetime, ready: make(chan struct{}), closing: make(chan struct{}), src: env.Tools}
+	settle := func() {
+		if c.Fail == "" && c.Down == "" {
+			in.publish(id)
+		}
+		close(in.ready)
+	}
 	if c.Hold {
 		go func() {
 			select {
 			case <-k.release:
 			case <-lifetime.Done():
 			}
-			close(in.ready)
+			settle()
 		}()
 	} else {
-		close(in.ready)
+		settle()
 	}
 	env.Logger.Info("fake started")
 	return in, nil
@@ -143,6 +165,39 @@ type fakeInstance struct {
 	cfg      fakeConfig
 	lifetime context.Context
 	ready    chan struct{}
+	closing  chan struct{} // closed by Close: cuts calls in flight
+	src      *tool.Source
+
+	mu       sync.Mutex
+	inflight int
+}
+
+// publish registers the instance's tool, whose calls answer with the
+// instance's key.
+func (in *fakeInstance) publish(id string) {
+	_ = in.src.Publish(tool.Tool{
+		Name: in.cfg.toolName(id),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			in.mu.Lock()
+			in.inflight++
+			in.mu.Unlock()
+			defer func() {
+				in.mu.Lock()
+				in.inflight--
+				in.mu.Unlock()
+			}()
+			if in.cfg.SlowCall {
+				select {
+				case <-in.k.release:
+				case <-in.closing:
+					return tool.Output{}, errors.New("instance " + in.key + " closed during the call")
+				case <-ctx.Done():
+					return tool.Output{}, ctx.Err()
+				}
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(in.key)}}, nil
+		},
+	})
 }
 
 func (in *fakeInstance) Ready() <-chan struct{} { return in.ready }
@@ -155,19 +210,40 @@ func (in *fakeInstance) StartErr() error {
 }
 
 func (in *fakeInstance) Status() Status {
-	st := Status{State: StateReady, Name: "fake-" + in.cfg.Value, Transport: "fake", Tools: 1}
+	st := Status{State: StateReady, Name: "fake-" + in.cfg.Value, Transport: "fake", Tools: in.src.Len()}
 	select {
 	case <-in.ready:
+		if in.cfg.Down != "" {
+			st.State, st.Err = StateReconnecting, in.cfg.Down
+		}
 	default:
 		st.State = StateStarting
 	}
 	return st
 }
 
+// Drain waits until no call is in flight.
+func (in *fakeInstance) Drain(ctx context.Context) error {
+	for {
+		in.mu.Lock()
+		n := in.inflight
+		in.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 func (in *fakeInstance) Close() error {
 	if in.lifetime.Err() == nil {
 		return errors.New("closed before its lifetime ended")
 	}
+	close(in.closing)
 	if in.cfg.SlowClose {
 		<-in.k.release
 	}
@@ -245,14 +321,17 @@ func (fh *fakeHost) states() map[string]string {
 	return out
 }
 
-// sortedCloses returns events with the leading closes sorted: disposals
-// run in parallel, so only their set is fixed.
+// sortedCloses returns events with each run of consecutive closes sorted:
+// disposals run in parallel, so only their set is fixed.
 func sortedCloses(events []string) []string {
-	n := 0
-	for n < len(events) && strings.HasPrefix(events[n], "close ") {
-		n++
-	}
 	out := slices.Clone(events)
-	slices.Sort(out[:n])
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && strings.HasPrefix(out[j], "close ") {
+			j++
+		}
+		slices.Sort(out[i:j])
+		i = max(j, i+1)
+	}
 	return out
 }

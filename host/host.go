@@ -82,8 +82,14 @@ type unit struct {
 
 	inst     Instance           // nil when disabled, pending or failed
 	stop     context.CancelFunc // ends the instance's lifetime
+	src      *tool.Source       // the instance's registration (Env.Tools)
 	deadline time.Time          // when readiness stops waiting; zero: none
 	failure  *Status            // why the instance is gone, when it failed
+
+	// pred is the running unit this one replaces, until it has started
+	// (then it takes pred's claims and pred is stopped) or given up (then
+	// pred keeps running). Only Apply's goroutine touches it.
+	pred *unit
 }
 
 // New returns a Host that runs nothing yet; Apply gives it a plan.

@@ -3,11 +3,12 @@ package host
 import (
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 func TestMain(m *testing.M) {
 	// The reconcile tests run real MCP servers by re-executing this binary.
-	mcptest.RunIfChild()
+	mcppeer.RunIfChild()
 	mcptest.VerifyTestMain(m)
 }

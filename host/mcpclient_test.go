@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -99,7 +100,7 @@ func newRig(t *testing.T, oneShot bool) *rig {
 // serve makes serverName an in-process fixture server; hold, if not nil,
 // holds its handshakes.
 func (r *rig) serve(serverName string, hold func(context.Context) error) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	if hold != nil {
 		mcptest.HoldHandshake(srv, hold)
 	}
@@ -115,7 +116,7 @@ func child(t *testing.T, id, serverName string, extra ...string) string {
 	cmd, args, env := mcptest.ChildCommand(t, "fixture", entryEnv+"="+id)
 	var b strings.Builder
 	fmt.Fprintf(&b, "- id: %s\n  name: mcp-client\n  config:\n    serverName: %s\n    transport: stdio\n", id, serverName)
-	fmt.Fprintf(&b, "    command: %q\n    args: [%q]\n    env: {%s: %s, %s: %s}\n", cmd, args[0], mcptest.ChildEnv, env[mcptest.ChildEnv], entryEnv, id)
+	fmt.Fprintf(&b, "    command: %q\n    args: [%q]\n    env: {%s: %s, %s: %s}\n", cmd, args[0], mcppeer.ChildEnv, env[mcppeer.ChildEnv], entryEnv, id)
 	b.WriteString("    enabledTools: [add, greet]\n")
 	for _, l := range extra {
 		b.WriteString("    " + l + "\n")
@@ -201,13 +202,7 @@ func mustRead(t *testing.T, path string) []byte {
 // waitFor polls cond for up to 60 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	mcptest.Eventually(t, 60*time.Second, cond, "%s", what)
 }
 
 // Hot reload of real servers, step by step through the watched file:
@@ -250,7 +245,11 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__beta__add", "mcp__beta__greet"},
 		children: []string{"a", "b"},
 		kept:     []string{"b"},
-		logHas:   []string{`INFO entry "a": config changed, restarting`, `changed "a"`},
+		logHas: []string{
+			`INFO entry "a": config changed, starting it (the previous config serves until it is ready)`,
+			`INFO entry "a": the new config is ready and serves; stopping the previous one`,
+			`changed "a"`,
+		},
 	}, {
 		name:     "add an in-process server",
 		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + b + memory("m", "mem"),
@@ -290,7 +289,11 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
 		states:   map[string]string{"a3": "ready", "m": "ready"},
-		logHas:   []string{`INFO entry "a2": removed, stopping`, `INFO entry "a3": added, starting`},
+		logHas: []string{
+			`INFO entry "a2": removed, serving until entry "a3" takes over from it`,
+			`INFO entry "a3": added, taking over from entry "a2" (which serves until it is ready)`,
+			`INFO entry "a3": ready and serving; stopping entry "a2"`,
+		},
 	}, {
 		name:     "an invalid edit changes nothing",
 		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 0") + memory("m", "mem") + "- id: x\n  name: mcp-client\n  config: [",
@@ -306,15 +309,15 @@ func TestHotReloadScenarios(t *testing.T) {
 		children: []string{"a3"},
 		kept:     []string{"a3"},
 	}, {
-		name:     "a failing new config is rolled back",
+		name:     "a failing new config leaves the old one running",
 		src:      strings.Replace(child(t, "a3", "alpha", "failOnStartupError: true"), "command: ", "command: /no/such/server", 1) + memory("m", "mem"),
 		applied:  true,
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
+		kept:     []string{"a3"},
 		states:   map[string]string{"a3": "ready", "m": "ready"},
 		logHas: []string{
-			`ERROR entry "a3": the new config failed to start: `,
-			`INFO entry "a3": previous config restored`,
+			`ERROR entry "a3": the new config did not start, the previous config keeps running: `,
 		},
 	}}
 	for _, s := range steps {
@@ -361,7 +364,7 @@ func TestHotReloadScenarios(t *testing.T) {
 		t.Errorf("children after deletion (-want +got):\n%s", diff)
 	}
 	for _, l := range r.log.Lines() {
-		if strings.Contains(l, "ERROR") && !strings.Contains(l, "config not reloaded") && !strings.Contains(l, "failed to start") && !strings.Contains(l, "connection") {
+		if strings.Contains(l, "ERROR") && !strings.Contains(l, "config not reloaded") && !strings.Contains(l, "did not start") && !strings.Contains(l, "connection") {
 			t.Errorf("unexpected error line: %s", l)
 		}
 	}
@@ -404,7 +407,9 @@ func TestEditStorm(t *testing.T) {
 	waitFor(t, "the last config", func() bool {
 		return slices.Equal(r.tools(), []string{"mcp__s100__add", "mcp__s100__greet"})
 	})
-	waitFor(t, "one child", func() bool { return len(children(t)) == 1 })
+	// During a reload the old and the new child run side by side; at the
+	// end one is left.
+	waitFor(t, "one child", func() bool { return len(mcptest.Children()) == 1 })
 	reloads := r.log.Count("changed, reloading")
 	if reloads < 1 || reloads > 25 {
 		t.Errorf("%d reloads for 100 writes, want 1 to 25", reloads)
@@ -436,7 +441,7 @@ func TestParallelStartup(t *testing.T) {
 		t.Errorf("%d handshakes reached the barrier", barrier.Arrived())
 	}
 	for _, st := range r.h.Status() {
-		if st.ServerName != "fixture-server" || st.ServerVersion != "1.0.0" || st.ProtocolVersion == "" || st.Tools != 1 || st.Transport != "stdio" || st.Name != st.ID {
+		if st.PeerName != "fixture-server" || st.PeerVersion != "1.0.0" || st.ProtocolVersion == "" || st.Tools != 1 || st.Transport != "stdio" || st.Name != st.ID {
 			t.Errorf("status %+v", st)
 		}
 	}

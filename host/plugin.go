@@ -17,6 +17,31 @@ import (
 // runs (validate calls nothing else), then Start once per instance it runs.
 // Implementations must be safe for concurrent use: the host starts instances
 // in parallel.
+//
+// The lifecycle of an instance, as the host drives it:
+//
+//  1. The host reserves the instance's claims (Spec.Claims), then calls
+//     Start with a fresh tool.Source (Env.Tools) and a lifetime context.
+//  2. It waits for Ready, at most Spec.StartupTimeout (a strict instance,
+//     Spec.Strict, at most ShutdownTimeout more). The instance has started
+//     when Ready is closed, StartErr returns nil and Status reports
+//     StateReady. An added entry that has not started by then keeps trying
+//     in the background; one whose StartErr is not nil is closed.
+//  3. Make before break: when an entry's config changes (or an added entry
+//     takes the claims of a removed one, an id renamed), the new instance
+//     starts while the old one keeps serving. Its Env.Tools is the old
+//     instance's Source's Successor and the claims are shared by the pair.
+//     The new instance's first Publish replaces the old instance's tools in
+//     one atomic swap; the old instance's later Publish calls then fail
+//     with tool.ErrSuperseded and it serves only the calls already in
+//     flight. Once the new instance has started (step 2), the claims move to
+//     it, the old instance is drained (Drainer, at most ShutdownTimeout) and
+//     stopped (step 4). If it does not start, or Start fails, the host
+//     closes its Source (so it can no longer take over) and stops it; the
+//     old instance never noticed and keeps running.
+//  4. To stop an instance the host cancels its lifetime, calls Close (at most
+//     ShutdownTimeout; a slower Close goes on in the background), then
+//     closes its Env.Tools and releases its claims.
 type Kind interface {
 	// Name is the entry name that selects this kind, like "mcp-client".
 	Name() string
@@ -29,10 +54,12 @@ type Kind interface {
 	Decode(config *yaml.Node, lookup func(name string) (string, bool)) (Spec, error)
 	// Start starts an instance of spec and returns without waiting for it
 	// to be ready (the host waits on Instance.Ready, in parallel with the
-	// other instances). lifetime is cancelled when the host disposes of the
-	// instance, just before it calls Close; work the instance runs in the
-	// background may end with it. An error means nothing was started and
-	// nothing needs closing.
+	// other instances). The instance publishes its tools through env.Tools
+	// and only through it, so that a successor can take them over in one
+	// swap. lifetime is cancelled when the host stops the instance, just
+	// before it calls Close; work the instance runs in the background may
+	// end with it. An error means nothing was started and nothing needs
+	// closing (the host closes env.Tools).
 	Start(lifetime context.Context, spec Spec, env Env) (Instance, error)
 }
 
@@ -52,7 +79,8 @@ type Spec struct {
 	// Claims are names this instance must hold alone within its host
 	// (mcp-client: its serverName). Two entries of one file with the same
 	// claim are a config error; at run time the host reserves them before
-	// Start and releases them after the instance closed.
+	// Start and releases them after the instance closed (an instance and
+	// its replacement share them until the replacement has started).
 	Claims []Claim
 	// StartupTimeout bounds how long readiness waits for this instance's
 	// first attempt; 0 waits until the instance is ready.
@@ -60,7 +88,7 @@ type Spec struct {
 	// Strict marks an instance whose failed first attempt is final
 	// (mcp-client: failOnStartupError). Apply then waits for the attempt to
 	// settle even past StartupTimeout (at most ShutdownTimeout more), so it
-	// knows whether to restore a changed entry's previous config.
+	// knows whether the instance failed for good.
 	Strict bool
 }
 
@@ -75,7 +103,16 @@ type Claim struct {
 type Env struct {
 	// ID is the entry's id.
 	ID string
-	// Registry receives the instance's tools.
+	// Tools is the instance's registration in the host's registry: the
+	// instance publishes its tools through it (Publish replaces them all in
+	// one swap) and through nothing else. For an instance that replaces
+	// another (see Kind, step 3) it is the old instance's Source's
+	// Successor: its first Publish takes the old tools' place. The host
+	// closes it after Close returns; an instance may close it itself.
+	Tools *tool.Source
+	// Registry is the host's registry, for reading (Get, List, Watch).
+	// Tools registered on it directly would not take part in a reload's
+	// atomic swap (and would clash with the old instance's).
 	Registry *tool.Registry
 	// Logger is the host's logger tagged with the entry (entry=<id>).
 	Logger *slog.Logger
@@ -84,21 +121,35 @@ type Env struct {
 }
 
 // Instance is one running entry. All methods are safe for concurrent use.
+// See Kind for the order in which the host calls them.
 type Instance interface {
 	// Ready is closed when the instance's first attempt has settled,
 	// whether it succeeded or not.
 	Ready() <-chan struct{}
 	// StartErr reports, once Ready is closed, whether the instance failed to
 	// start for good (mcp-client: failOnStartupError and a failed first
-	// attempt): it will never work, the host reports it and, for a changed
-	// entry, restores the previous config. nil means started, or still
-	// trying in the background.
+	// attempt): it will never work, the host reports it and closes it. nil
+	// means started, or still trying in the background (Status tells
+	// which: only StateReady counts as started for a replacement).
 	StartErr() error
 	// Status returns a snapshot for display; the host fills ID and Plugin.
+	// The host also reads it to decide whether a replacement has started.
 	Status() Status
 	// Close stops the instance and removes its tools. The host calls it
-	// exactly once; it must return even if the instance never became ready.
+	// exactly once, after cancelling its lifetime; it must return even if
+	// the instance never became ready.
 	Close() error
+}
+
+// Drainer is an Instance that can wait for its calls in flight. When a
+// replacement has taken over an instance's tools (no new call reaches it),
+// the host calls Drain before Close, with a context that ends after
+// ShutdownTimeout or when the host is closed, so that calls already running
+// finish rather than being cut off by Close. Drain returns nil once no call
+// is in flight, or ctx's error. An Instance that is not a Drainer is closed
+// right away.
+type Drainer interface {
+	Drain(ctx context.Context) error
 }
 
 // State is where an entry stands, as status shows it.
@@ -136,9 +187,13 @@ type Status struct {
 	// Name is the display name (mcp-client: serverName); Transport how the
 	// instance reaches its server.
 	Name, Transport string
-	// ServerName and ServerVersion are what the server reported about
-	// itself; ProtocolVersion is the negotiated protocol version.
-	ServerName, ServerVersion, ProtocolVersion string
+	// PeerName and PeerVersion are what the peer (an MCP server) reported
+	// about itself, never the configured Name; ProtocolVersion is the
+	// negotiated protocol version.
+	PeerName, PeerVersion, ProtocolVersion string
+	// PID is the instance's child process (and process group) ID, 0 when
+	// it has none or it is down.
+	PID int
 	// Tools is the number of tools registered for the entry.
 	Tools int
 	// Attempt is the current reconnect attempt of MaxAttempts (0 when

@@ -4,53 +4,84 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
-// StartError is an entry whose instance failed to start: its kind refused
-// it, a claim was taken, or the instance gave up on its first attempt
-// (Instance.StartErr).
+// StartError is an entry whose new instance did not start: its kind refused
+// it, a claim was taken, the instance gave up on its first attempt
+// (Instance.StartErr) or, replacing a running instance, did not become ready
+// in time; or the host refused to start it (a claim it needs stays with
+// another entry).
 type StartError struct {
 	// ID is the entry's id.
 	ID string
-	// Err is why it failed.
+	// Err is why it did not start.
 	Err error
-	// Restored reports that the entry had a previous config, which was
-	// restarted in its place (it may itself have failed: see Status).
-	Restored bool
+	// Kept is the entry whose previous instance keeps running in place of
+	// the new config, untouched: ID itself for a changed entry, the removed
+	// entry's id for a renamed one (an added entry that was to take over a
+	// removed entry's claims). It is "" when nothing ran before (an added or
+	// enabled entry, or one restarted after a failure).
+	Kept string
 }
 
-// Error says which entry failed, why, and whether the old config runs.
+// Error says which entry did not start, why, and what runs instead.
 func (e *StartError) Error() string {
-	if e.Restored {
-		return fmt.Sprintf("entry %q: the new config failed to start, the previous config was restored: %v", e.ID, e.Err)
+	switch e.Kept {
+	case "":
+		return fmt.Sprintf("entry %q: failed to start: %v", e.ID, e.Err)
+	case e.ID:
+		return fmt.Sprintf("entry %q: the new config did not start, the previous config keeps running: %v", e.ID, e.Err)
+	default:
+		return fmt.Sprintf("entry %q: the new config did not start, entry %q keeps running its previous config: %v", e.ID, e.Kept, e.Err)
 	}
-	return fmt.Sprintf("entry %q: failed to start: %v", e.ID, e.Err)
 }
 
 // Unwrap returns the cause.
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Apply makes the host run plan, entry by entry (DECISIONS §4):
+// Apply makes the host run plan, entry by entry, making before breaking:
 //
 //   - entries are matched by id; an entry whose kind and decoded config are
 //     unchanged keeps its instance untouched (its tools never blink);
-//   - removed, changed and newly disabled entries are disposed of first,
-//     all in parallel, each bounded by ShutdownTimeout;
-//   - then changed, added and re-enabled entries start, all in parallel,
-//     and Apply waits until each first attempt has settled or its startup
-//     timeout has passed (a strict instance, Spec.Strict, is waited for
-//     until it settles, at most ShutdownTimeout more, so its failure is
-//     known);
-//   - an entry that fails to start is reported in the returned error
-//     (errors.Join of *StartError); a changed one gets its previous config
-//     restored and restarted.
+//   - removed and newly disabled entries are stopped first, all in
+//     parallel, each bounded by ShutdownTimeout; so is an entry whose
+//     instance failed for good (a reload is how a user retries it, changed
+//     or not: it has no working tools to keep, and its status then shows
+//     the new attempt's outcome);
+//   - a changed entry's new instance starts while the old one keeps serving,
+//     publishing through the old instance's Source's Successor. Once it has
+//     started (first attempt settled, Status ready) its tools have replaced
+//     the old ones in one atomic swap; the entry's claims move to it, the
+//     old instance's calls in flight get up to ShutdownTimeout to finish
+//     (if it is a Drainer), and the old instance is closed. An added entry
+//     that takes the claims of a removed one (an id renamed, its serverName
+//     kept) takes over from it the same way;
+//   - a new config that does not start (Start fails, its first attempt
+//     fails, its startup timeout passes) is closed, and the old instance,
+//     which never stopped, keeps running: a *StartError whose Kept names it;
+//   - added and re-enabled entries start; Apply waits until each first
+//     attempt has settled or its startup timeout has passed (a strict
+//     instance, Spec.Strict, is waited for until it settles, at most
+//     ShutdownTimeout more); one that fails for good is a *StartError and
+//     its status says why; one that is slow keeps trying in the background;
+//   - two running entries never hold the same claim: a new instance that
+//     needs a claim which another entry gives up in the same plan starts
+//     only once that entry's replacement has taken over and its old
+//     instance has closed (if the replacement fails, it is refused, since
+//     the old instance keeps the claim); entries that would trade claims in
+//     a circle (two serverNames swapped) are refused, each keeping its
+//     previous config, and the error says to do it in two reloads.
 //
-// Disposing first is what lets an entry be renamed while keeping its
-// serverName. A plan that is not valid (see Catalog.Parse; a Go-built plan
-// is checked for ids and kinds) changes nothing. If ctx ends, Apply stops
-// waiting and returns ctx's error; the instances it started keep starting.
+// All starts, and all successions, run in parallel, except those that wait
+// for a claim as above. A plan that is not valid (see Catalog.Parse; a
+// Go-built plan is checked for ids and kinds) changes nothing. Failures are
+// logged and returned, joined. If ctx ends, Apply stops waiting and returns
+// ctx's error: replacements that have not started yet are abandoned (the
+// old instances keep serving); added instances keep starting.
 func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	if err := h.check(plan); err != nil {
 		return err
@@ -58,13 +89,8 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
 	h.mu.Lock()
-	closed := h.closed
-	current := h.units
+	closed, current := h.closed, h.units
 	h.mu.Unlock()
-	old := make(map[string]*unit, len(current))
-	for _, u := range current {
-		old[u.pe.Entry.ID] = u
-	}
 	if closed {
 		return ErrClosed
 	}
@@ -72,133 +98,381 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
 
-	var (
-		next     []*unit
-		stopping []*unit
-		starting []*unit
-		previous = map[*unit]*unit{} // a changed entry's new unit → its old one
-		changes  []string
-	)
-	note := func(id, what string) { changes = append(changes, fmt.Sprintf("%s %q", what, id)) }
-	var later []string // start lines, logged after the stops they follow
+	r := h.prepare(ctx, plan, current)
+	r.stopFirst()
+	r.install(plan)
+	r.refuse()
+	for _, wave := range r.waves {
+		r.run(wave)
+	}
+	return r.finish(plan, current)
+}
+
+// rollout is one Apply in progress: the decision and the units it acts on.
+type rollout struct {
+	h      *Host
+	ctx    context.Context
+	source string
+	d      decision
+
+	old      map[string]*unit // the running plan's units, by id
+	units    map[string]*unit // the new plan's units that start, by id
+	next     []*unit          // the new plan's units in plan order
+	waves    [][]action       // starts and successions, by wave, in plan order
+	promoted map[string]bool  // successions that took over
+	kept     map[string]bool  // entries left as they were: a change not made
+	errs     []error
+}
+
+// prepare decides what plan changes and builds the units it will run.
+func (h *Host) prepare(ctx context.Context, plan *Plan, current []*unit) *rollout {
+	r := &rollout{h: h, ctx: ctx, source: plan.Source, old: map[string]*unit{}, units: map[string]*unit{}, promoted: map[string]bool{}, kept: map[string]bool{}}
+	known := make([]oldEntry, len(current))
+	for i, u := range current {
+		r.old[u.pe.Entry.ID] = u
+		known[i] = h.describe(u)
+	}
+	r.d = decide(known, plan.Entries)
+	acts := map[string]action{}
+	for _, a := range slices.Concat(r.d.Start, r.d.Succeed, r.d.Refuse) {
+		acts[a.ID] = a
+	}
 	for _, pe := range plan.Entries {
-		id := pe.Entry.ID
-		o := old[id]
-		delete(old, id)
-		nu := &unit{pe: pe}
-		if !pe.Entry.Disabled {
-			nu.kind, _ = h.opts.Catalog.Kind(pe.Entry.Name)
-			nu.fp = fingerprint(pe.Entry.Name, pe.Spec.Config)
-		}
-		running := o != nil && !o.pe.Entry.Disabled
-		switch {
-		case pe.Entry.Disabled:
-			if running {
-				stopping = append(stopping, o)
-				note(id, "disabled")
-				h.log.Info(fmt.Sprintf("entry %q: disabled, stopping", id))
+		a, acting := acts[pe.Entry.ID]
+		r.next = append(r.next, r.slot(pe, a, acting))
+		if acting && a.Reason == "" {
+			for len(r.waves) <= a.Wave {
+				r.waves = append(r.waves, nil)
 			}
-			next = append(next, nu)
-		case running && o.fp == nu.fp && !h.broken(o):
-			h.mu.Lock()
-			o.pe.Entry = pe.Entry // same config, maybe moved in the file
-			h.mu.Unlock()
-			next = append(next, o)
-		case running && o.fp == nu.fp:
-			// Same config, but its instance failed or gave up: a reload is
-			// how a user retries it (the give-up message says so).
-			stopping = append(stopping, o)
-			starting = append(starting, nu)
-			next = append(next, nu)
-			note(id, "restarted")
-			h.log.Info(fmt.Sprintf("entry %q: failed earlier, restarting", id))
-		case running:
-			stopping = append(stopping, o)
-			starting = append(starting, nu)
-			previous[nu] = o
-			next = append(next, nu)
-			note(id, "changed")
-			h.log.Info(fmt.Sprintf("entry %q: config changed, restarting", id))
-		default:
-			starting = append(starting, nu)
-			next = append(next, nu)
-			if o != nil {
-				note(id, "enabled")
-				later = append(later, fmt.Sprintf("entry %q: enabled, starting", id))
-			} else {
-				note(id, "added")
-				later = append(later, fmt.Sprintf("entry %q: added, starting", id))
-			}
+			r.waves[a.Wave] = append(r.waves[a.Wave], a)
 		}
 	}
-	for _, o := range current { // in file order, for stable logs
-		if _, removed := old[o.pe.Entry.ID]; !removed {
-			continue
-		}
-		if !o.pe.Entry.Disabled {
-			stopping = append(stopping, o)
-		}
-		note(o.pe.Entry.ID, "removed")
-		h.log.Info(fmt.Sprintf("entry %q: removed, stopping", o.pe.Entry.ID))
-	}
+	return r
+}
 
-	var errs []error
-	if err := h.dispose(stopping); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			h.log.Error(line)
-		}
-		errs = append(errs, err)
+// slot returns the unit that stands for pe in the new plan: the running
+// one for a kept entry (or a refused change), else a new one.
+func (r *rollout) slot(pe PlanEntry, a action, acting bool) *unit {
+	id := pe.Entry.ID
+	if !acting && !pe.Entry.Disabled { // decide keeps only a running, unchanged entry
+		o := r.old[id]
+		r.h.mu.Lock()
+		o.pe.Entry = pe.Entry // same config, maybe moved in the file
+		r.h.mu.Unlock()
+		return o
 	}
-	h.mu.Lock()
-	h.units = next
-	h.source = plan.Source
-	h.planKey = planKey(plan)
-	h.mu.Unlock()
+	nu := &unit{pe: pe}
+	if !pe.Entry.Disabled {
+		nu.kind, _ = r.h.opts.Catalog.Kind(pe.Entry.Name)
+		nu.fp = fingerprint(pe.Entry.Name, pe.Spec.Config)
+	}
+	if !acting {
+		return nu
+	}
+	r.units[id] = nu
+	nu.pred = r.old[a.Pred] // nil without one
+	if a.Reason != "" && a.Pred == id {
+		return nu.pred // refused: the previous config stays in its place
+	}
+	return nu
+}
 
-	for _, line := range later {
-		h.log.Info(line)
+// stopFirst stops what goes away without a replacement (removed, disabled,
+// and failed entries about to restart), in parallel, and logs why.
+func (r *rollout) stopFirst() {
+	var stopping []*unit
+	for _, a := range r.d.Stop {
+		switch a.Why {
+		case "removed", "disabled":
+			r.h.log.Info(fmt.Sprintf("entry %q: %s, stopping", a.ID, a.Why))
+		}
+		if o := r.old[a.ID]; o != nil && !o.pe.Entry.Disabled {
+			stopping = append(stopping, o)
+		}
 	}
-	failed := h.startAll(ctx, plan.Source, starting)
-	for _, u := range starting {
-		err := failed[u]
+	for _, a := range r.d.Succeed {
+		if a.Pred != a.ID {
+			r.h.log.Info(fmt.Sprintf("entry %q: removed, serving until entry %q takes over from it", a.Pred, a.ID))
+		}
+	}
+	if err := r.h.dispose(stopping); err != nil {
+		r.logError(err)
+		r.errs = append(r.errs, err)
+	}
+}
+
+// install makes the new plan the host's.
+func (r *rollout) install(plan *Plan) {
+	r.h.mu.Lock()
+	r.h.units = r.next
+	r.h.source = plan.Source
+	r.h.planKey = planKey(plan)
+	r.h.mu.Unlock()
+}
+
+// refuse reports the changes decide refused: their old instances keep
+// running.
+func (r *rollout) refuse() {
+	for _, a := range r.d.Refuse {
+		r.keep(r.units[a.ID], r.old[a.Pred], errors.New(a.Reason))
+	}
+}
+
+// run starts the instances of one wave in parallel, waits for them, and
+// hands over from the predecessors of those that took over.
+func (r *rollout) run(wave []action) {
+	var started []*unit
+	for _, a := range wave {
+		r.h.log.Info(fmt.Sprintf("entry %q: %s", a.ID, a.starting()))
+		u := r.units[a.ID]
+		err := r.blocked(a)
 		if err == nil {
+			err = r.h.start(u, r.source)
+		}
+		if err != nil {
+			r.failed(u, err)
 			continue
 		}
-		prev := previous[u]
-		if prev == nil {
-			h.log.Error(fmt.Sprintf("entry %q: failed to start: %v", u.pe.Entry.ID, err))
-			errs = append(errs, &StartError{ID: u.pe.Entry.ID, Err: err})
+		started = append(started, u)
+	}
+	var retiring []*unit
+	for _, u := range started {
+		settled := r.h.settle(r.ctx, u)
+		if u.pred == nil {
+			r.checkStart(u, settled)
 			continue
 		}
-		h.log.Error(fmt.Sprintf("entry %q: the new config failed to start: %v — restoring the previous config", u.pe.Entry.ID, err))
-		errs = append(errs, &StartError{ID: u.pe.Entry.ID, Err: err, Restored: true})
-		r := &unit{pe: prev.pe, fp: prev.fp, kind: prev.kind}
-		h.mu.Lock()
-		for i, x := range h.units {
+		if err := r.h.verdict(r.ctx, u, settled); err != nil {
+			r.failed(u, err)
+			continue
+		}
+		retiring = append(retiring, r.promote(u))
+	}
+	if err := r.h.retire(r.ctx, retiring); err != nil {
+		r.logError(err)
+		r.errs = append(r.errs, err)
+	}
+}
+
+// blocked says why a cannot start now: a claim it waits for stays with an
+// entry whose replacement did not take over, or the reload was interrupted
+// before a's wave.
+func (r *rollout) blocked(a action) error {
+	if err := r.ctx.Err(); err != nil && a.Wave > 0 {
+		return fmt.Errorf("not started, the reload was interrupted: %w", err)
+	}
+	for _, w := range a.After {
+		if r.promoted[w.For] {
+			continue
+		}
+		if w.For == w.Holder {
+			return fmt.Errorf("%s %q is still held by entry %q, whose new config did not start, so its previous config keeps running", w.Claim.Key, w.Claim.Value, w.Holder)
+		}
+		return fmt.Errorf("%s %q is still held by entry %q, which keeps running because entry %q did not start in its place", w.Claim.Key, w.Claim.Value, w.Holder, w.For)
+	}
+	return nil
+}
+
+// checkStart handles an added (or enabled, or restarted) instance once its
+// first attempt settled or readiness stopped waiting: one that failed for
+// good is closed and keeps a failed status; others stay, ready or trying.
+func (r *rollout) checkStart(u *unit, settled bool) {
+	if !settled {
+		return
+	}
+	err := u.inst.StartErr()
+	if err == nil {
+		return
+	}
+	st := u.inst.Status()
+	st.State, st.Err = StateFailed, err.Error()
+	r.h.mu.Lock()
+	u.failure = &st
+	r.h.mu.Unlock()
+	if derr := r.h.dispose([]*unit{u}); derr != nil {
+		r.logError(derr)
+	}
+	r.report(&StartError{ID: u.pe.Entry.ID, Err: err})
+}
+
+// failed handles a unit that did not start: with a predecessor, the
+// predecessor keeps running; else the unit keeps a failed status.
+func (r *rollout) failed(u *unit, err error) {
+	if u.pred != nil {
+		r.keep(u, u.pred, err)
+		return
+	}
+	r.h.mu.Lock()
+	if u.failure == nil {
+		u.failure = &Status{State: StateFailed, Err: err.Error(), Name: u.pe.Spec.Name}
+	}
+	r.h.mu.Unlock()
+	r.report(&StartError{ID: u.pe.Entry.ID, Err: err})
+}
+
+// keep abandons u, which was to replace pred: its Source is closed first,
+// so that it can no longer take pred's tools over, then it is stopped.
+// pred, untouched, stays in u's place (the same entry) or at the end of the
+// plan (a removed entry that a renamed one was to replace).
+func (r *rollout) keep(u, pred *unit, err error) {
+	r.h.mu.Lock()
+	u.pred = nil
+	src := u.src
+	u.failure = &Status{State: StateFailed, Err: err.Error(), Name: u.pe.Spec.Name}
+	r.h.mu.Unlock()
+	if src != nil {
+		src.Close()
+	}
+	if derr := r.h.dispose([]*unit{u}); derr != nil {
+		r.logError(derr)
+	}
+	r.h.mu.Lock()
+	if pred.pe.Entry.ID == u.pe.Entry.ID {
+		for i, x := range r.h.units {
 			if x == u {
-				h.units[i] = r
+				r.h.units[i] = pred
 			}
 		}
-		h.mu.Unlock()
-		if err := h.startAll(ctx, plan.Source, []*unit{r})[r]; err != nil {
-			h.log.Error(fmt.Sprintf("entry %q: the previous config failed to start too: %v", r.pe.Entry.ID, err))
-		} else {
-			h.log.Info(fmt.Sprintf("entry %q: previous config restored", r.pe.Entry.ID))
+	} else {
+		r.h.units = append(r.h.units, pred)
+	}
+	r.h.mu.Unlock()
+	r.kept[u.pe.Entry.ID], r.kept[pred.pe.Entry.ID] = true, true
+	r.report(&StartError{ID: u.pe.Entry.ID, Err: err, Kept: pred.pe.Entry.ID})
+}
+
+// promote makes u, which has taken over pred's tools, the holder of its
+// claims, and returns pred to be stopped.
+func (r *rollout) promote(u *unit) *unit {
+	h := r.h
+	h.mu.Lock()
+	pred := u.pred
+	u.pred = nil
+	for _, cl := range u.pe.Spec.Claims {
+		h.reserved[claimKey{u.pe.Entry.Name, cl}] = u
+	}
+	h.mu.Unlock()
+	r.promoted[u.pe.Entry.ID] = true
+	if id := pred.pe.Entry.ID; id == u.pe.Entry.ID {
+		h.log.Info(fmt.Sprintf("entry %q: the new config is ready and serves; stopping the previous one", id))
+	} else {
+		h.log.Info(fmt.Sprintf("entry %q: ready and serving; stopping entry %q", u.pe.Entry.ID, id))
+	}
+	return pred
+}
+
+// report logs a start error and adds it to Apply's result.
+func (r *rollout) report(err *StartError) {
+	r.h.log.Error(err.Error())
+	r.errs = append(r.errs, err)
+}
+
+func (r *rollout) logError(err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		r.h.log.Error(line)
+	}
+}
+
+// finish counts the plan as applied, logs what changed and returns every
+// failure, joined (with ctx's error if it ended).
+func (r *rollout) finish(plan *Plan, current []*unit) error {
+	r.h.mu.Lock()
+	r.h.version++
+	r.h.mu.Unlock()
+	if notes := r.notes(plan, current); len(notes) == 0 {
+		r.h.log.Debug(r.source + ": no entry changed")
+	} else {
+		r.h.log.Info(fmt.Sprintf("%s: applied (%s)", r.source, strings.Join(notes, ", ")))
+	}
+	if err := r.ctx.Err(); err != nil {
+		return errors.Join(append(r.errs, err)...)
+	}
+	return errors.Join(r.errs...)
+}
+
+// notes says what changed, entry by entry: in plan order, then the
+// removed entries. Changes not made (the old config kept) are left out.
+func (r *rollout) notes(plan *Plan, current []*unit) []string {
+	why := map[string]string{}
+	for _, a := range slices.Concat(r.d.Stop, r.d.Start, r.d.Succeed, r.d.Refuse) {
+		why[a.ID] = a.Why
+	}
+	var notes []string
+	inPlan := map[string]bool{}
+	for _, pe := range plan.Entries {
+		inPlan[pe.Entry.ID] = true
+		if w := why[pe.Entry.ID]; w != "" && !r.kept[pe.Entry.ID] {
+			notes = append(notes, fmt.Sprintf("%s %q", w, pe.Entry.ID))
 		}
 	}
+	for _, u := range current {
+		if id := u.pe.Entry.ID; !inPlan[id] && !r.kept[id] {
+			notes = append(notes, fmt.Sprintf("removed %q", id))
+		}
+	}
+	return notes
+}
 
-	h.mu.Lock()
-	h.version++
-	h.mu.Unlock()
-	if len(changes) == 0 {
-		h.log.Debug(plan.Source + ": no entry changed")
-	} else {
-		h.log.Info(fmt.Sprintf("%s: applied (%s)", plan.Source, strings.Join(changes, ", ")))
+// describe is what decide needs to know of a running plan's unit.
+func (h *Host) describe(u *unit) oldEntry {
+	e := oldEntry{ID: u.pe.Entry.ID, Kind: u.pe.Entry.Name, Disabled: u.pe.Entry.Disabled}
+	if !e.Disabled {
+		e.FP, e.Claims, e.Broken = u.fp, u.pe.Spec.Claims, h.broken(u)
 	}
-	if err := ctx.Err(); err != nil {
-		return errors.Join(append(errs, err)...)
+	return e
+}
+
+// verdict says whether u, started to replace a running instance, has
+// started: its first attempt settled without a failure for good, and it is
+// ready. A replacement whose tools are registered has taken the old ones'
+// place already (its connection may have dropped since), so it is kept.
+func (h *Host) verdict(ctx context.Context, u *unit, settled bool) error {
+	if !settled {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("the reload was interrupted: %w", err)
+		}
+		return fmt.Errorf("no answer within the startup timeout (%dms)", u.pe.Spec.StartupTimeout.Milliseconds())
 	}
-	return errors.Join(errs...)
+	if err := u.inst.StartErr(); err != nil {
+		return err
+	}
+	st := u.inst.Status()
+	switch {
+	case st.State == StateReady || u.src.Len() > 0:
+		return nil
+	case st.Err != "":
+		return errors.New(st.Err)
+	default:
+		return fmt.Errorf("not ready after its first attempt (%s)", st.State)
+	}
+}
+
+// retire stops the predecessors whose replacements took over. Their tools
+// are gone already, so no new call reaches them: a Drainer gets up to
+// ShutdownTimeout (less if ctx ends) to finish its calls in flight, then
+// all are disposed of in parallel.
+func (h *Host) retire(ctx context.Context, units []*unit) error {
+	if len(units) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.opts.ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, u := range units {
+		h.mu.Lock()
+		d, ok := u.inst.(Drainer)
+		h.mu.Unlock()
+		if !ok {
+			continue
+		}
+		wg.Go(func() {
+			if err := d.Drain(ctx); errors.Is(err, context.DeadlineExceeded) {
+				h.log.Warn(fmt.Sprintf("entry %q: the previous instance still has calls in flight after %s; closing it", u.pe.Entry.ID, h.opts.ShutdownTimeout))
+			}
+		})
+	}
+	wg.Wait()
+	return h.dispose(units)
 }
 
 // broken reports whether u's instance is gone or will never work again
@@ -210,8 +484,8 @@ func (h *Host) broken(u *unit) bool {
 	if inst == nil {
 		return true
 	}
-	st := inst.Status().State
-	return st == StateFailed || st == StateClosed
+	st := inst.Status()
+	return st.State == StateFailed || st.State == StateClosed
 }
 
 // anyBroken reports whether some enabled entry needs a restart.
@@ -227,41 +501,9 @@ func (h *Host) anyBroken() bool {
 	return false
 }
 
-// startAll starts units in parallel, waits for them to settle (bounded),
-// and returns the units that failed to start, with why. A failed unit's
-// instance is disposed of and its claims released; its status stays, as a
-// failure.
-func (h *Host) startAll(ctx context.Context, source string, units []*unit) map[*unit]error {
-	failed := map[*unit]error{}
-	var started []*unit
-	for _, u := range units {
-		if err := h.start(u, source); err != nil {
-			failed[u] = err
-			continue
-		}
-		started = append(started, u)
-	}
-	for _, u := range started {
-		if !h.settle(ctx, u) {
-			continue
-		}
-		if err := u.inst.StartErr(); err != nil {
-			failed[u] = err
-			st := u.inst.Status()
-			st.State, st.Err = StateFailed, err.Error()
-			if derr := h.dispose([]*unit{u}); derr != nil {
-				h.log.Error(derr.Error())
-			}
-			h.mu.Lock()
-			u.failure = &st
-			h.mu.Unlock()
-		}
-	}
-	return failed
-}
-
-// start reserves u's claims and starts its instance. On failure u keeps a
-// failed status and nothing is left running.
+// start reserves u's claims (sharing its predecessor's) and starts its
+// instance with a Source of its own, or its predecessor's Successor. On
+// failure u keeps a failed status and nothing is left running.
 func (h *Host) start(u *unit, source string) error {
 	fail := func(err error) error {
 		h.mu.Lock()
@@ -272,16 +514,25 @@ func (h *Host) start(u *unit, source string) error {
 	if err := h.reserve(u, source); err != nil {
 		return fail(err)
 	}
+	src := h.opts.Registry.NewSource()
+	if u.pred != nil && u.pred.src != nil {
+		src = u.pred.src.Successor()
+	}
 	lifetime, stop := context.WithCancel(context.Background())
 	env := Env{
 		ID:       u.pe.Entry.ID,
+		Tools:    src,
 		Registry: h.opts.Registry,
 		Logger:   h.log.With("entry", u.pe.Entry.ID),
 		Source:   source,
 	}
+	h.mu.Lock()
+	u.src = src
+	h.mu.Unlock()
 	inst, err := u.kind.Start(lifetime, u.pe.Spec, env)
 	if err != nil {
 		stop()
+		src.Close()
 		h.release(u)
 		return fail(fmt.Errorf("starting: %w", err))
 	}
@@ -320,19 +571,24 @@ func (h *Host) settle(ctx context.Context, u *unit) bool {
 }
 
 // reserve claims u's names within the host, with upstream's conflict
-// message (UPSTREAM §3.3) adapted to this project's file.
+// message (UPSTREAM §3.3) adapted to this project's file. A claim held by
+// u's predecessor is shared: it stays the predecessor's until u takes over
+// (promote).
 func (h *Host) reserve(u *unit, source string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	kind := u.pe.Entry.Name
 	for _, cl := range u.pe.Spec.Claims {
-		if owner, taken := h.reserved[claimKey{kind, cl}]; taken && owner != u {
+		if owner, taken := h.reserved[claimKey{kind, cl}]; taken && owner != u && (u.pred == nil || owner != u.pred) {
 			return fmt.Errorf("%s: %s %q is already in use by another %s instance — pick a unique %s in %s",
 				kind, cl.Key, cl.Value, kind, cl.Key, source)
 		}
 	}
 	for _, cl := range u.pe.Spec.Claims {
-		h.reserved[claimKey{kind, cl}] = u
+		key := claimKey{kind, cl}
+		if owner, taken := h.reserved[key]; !taken || owner != u.pred {
+			h.reserved[key] = u
+		}
 	}
 	return nil
 }
@@ -349,10 +605,10 @@ func (h *Host) release(u *unit) {
 	}
 }
 
-// dispose closes the instances of units in parallel and releases their
-// claims once each has closed. It waits at most ShutdownTimeout; an
-// instance still closing then is reported and finishes in the background.
-// It returns every error, joined.
+// dispose stops the instances of units in parallel: it cancels each one's
+// lifetime, closes it, closes its Source and releases its claims. It waits
+// at most ShutdownTimeout; an instance still closing then is reported and
+// finishes in the background. It returns every error, joined.
 func (h *Host) dispose(units []*unit) error {
 	type closing struct {
 		u    *unit
@@ -361,7 +617,7 @@ func (h *Host) dispose(units []*unit) error {
 	var pending []closing
 	for _, u := range units {
 		h.mu.Lock()
-		inst, stop := u.inst, u.stop
+		inst, stop, src := u.inst, u.stop, u.src
 		u.inst, u.stop = nil, nil
 		if u.failure == nil {
 			u.failure = &Status{State: StateClosed, Name: u.pe.Spec.Name}
@@ -376,6 +632,7 @@ func (h *Host) dispose(units []*unit) error {
 			defer h.disposing.Done()
 			stop()
 			err := inst.Close()
+			src.Close()
 			h.release(u)
 			c.done <- err
 		}()

@@ -41,11 +41,17 @@ func TestReconcile(t *testing.T) {
 				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
 				running: map[string]int{"a/1": 1, "b/1": 1},
 				logHas:  [][]string{{`DEBUG f.yaml: no entry changed`}}},
+			// Make before break: the new instance starts, then the old
+			// one stops.
 			{src: strings.Replace(ab, `value: "1", claim: A`, `value: "2", claim: A`, 1),
-				events:  []string{"close a/1", "start a/2"},
+				events:  []string{"start a/2", "close a/1"},
 				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
 				running: map[string]int{"a/2": 1, "b/1": 1},
-				logHas:  [][]string{{`INFO entry "a": config changed, restarting`}, {`applied (changed "a")`}}},
+				logHas: [][]string{
+					{`INFO entry "a": config changed, starting it (the previous config serves until it is ready)`},
+					{`INFO entry "a": the new config is ready and serves; stopping the previous one`},
+					{`applied (changed "a")`},
+				}},
 			{src: `- {id: a, name: fake, config: {value: "2", claim: A}}`,
 				events:  []string{"close b/1"},
 				states:  map[string]string{"a": "ready"},
@@ -63,52 +69,103 @@ func TestReconcile(t *testing.T) {
 				logHas:  [][]string{{`entry "a": enabled, starting`}}},
 		},
 	}, {
-		// Disposing first is what makes this work; upstream's create-first
-		// order fails it with the duplicate-serverName error.
+		// The removed entry is the added one's predecessor: they share
+		// the claim until the new one is ready (upstream's create-first
+		// order fails this with the duplicate-serverName error).
 		name: "rename an id, keeping its claim",
 		steps: []step{
 			{src: `- {id: old, name: fake, config: {value: "1", claim: S}}`,
 				events: []string{"start old/1"}, states: map[string]string{"old": "ready"}},
 			{src: `- {id: new, name: fake, config: {value: "1", claim: S}}`,
-				events:  []string{"close old/1", "start new/1"},
+				events:  []string{"start new/1", "close old/1"},
 				states:  map[string]string{"new": "ready"},
-				running: map[string]int{"new/1": 1}},
+				running: map[string]int{"new/1": 1},
+				logHas: [][]string{
+					{`INFO entry "old": removed, serving until entry "new" takes over from it`},
+					{`INFO entry "new": added, taking over from entry "old" (which serves until it is ready)`},
+					{`INFO entry "new": ready and serving; stopping entry "old"`},
+					{`applied (added "new", removed "old")`},
+				}},
 		},
 	}, {
+		// A renamed entry whose new config fails: the removed entry keeps
+		// running (and is listed) until a plan applies without it.
+		name: "rename an id to a config that fails",
+		steps: []step{
+			{src: `- {id: old, name: fake, config: {value: "1", claim: S}}`,
+				events: []string{"start old/1"}},
+			{src: `- {id: new, name: fake, config: {value: "2", claim: S, fail: boom}}`,
+				events:  []string{"start new/2", "close new/2"},
+				states:  map[string]string{"new": "failed: boom", "old": "ready"},
+				running: map[string]int{"old/1": 1},
+				errHas:  []string{`entry "new": the new config did not start, entry "old" keeps running its previous config: boom`}},
+			{src: `- {id: new, name: fake, config: {value: "3", claim: S}}`,
+				events:  []string{"start new/3", "close old/1"},
+				states:  map[string]string{"new": "ready"},
+				running: map[string]int{"new/3": 1}},
+		},
+	}, {
+		// Each old instance serves until its successor is ready, so two
+		// entries cannot trade claims in one reload: both are refused and
+		// keep their previous configs. In two reloads it works (the second
+		// is a chain: b moves first, then a takes b's old claim).
 		name: "swap claims between two changed entries",
 		steps: []step{
 			{src: "- {id: a, name: fake, config: {value: '1', claim: X}}\n- {id: b, name: fake, config: {value: '1', claim: Y}}",
 				events: []string{"start a/1", "start b/1"}},
 			{src: "- {id: a, name: fake, config: {value: '2', claim: Y}}\n- {id: b, name: fake, config: {value: '2', claim: X}}",
-				events:  []string{"close a/1", "close b/1", "start a/2", "start b/2"},
 				states:  map[string]string{"a": "ready", "b": "ready"},
-				running: map[string]int{"a/2": 1, "b/2": 1}},
+				running: map[string]int{"a/1": 1, "b/1": 1},
+				errHas: []string{
+					`entry "a": the new config did not start, the previous config keeps running: claim "Y" is held by entry "b", whose new config needs a name this entry holds: each old instance serves until its successor is ready, so names cannot be swapped in one reload — swap them in two (first move one entry to an unused name)`,
+					`entry "b": the new config did not start, the previous config keeps running: claim "X" is held by entry "a", whose new config needs a name this entry holds`,
+				},
+				logHas: [][]string{{`DEBUG f.yaml: no entry changed`}}},
+			{src: "- {id: a, name: fake, config: {value: '2', claim: T}}\n- {id: b, name: fake, config: {value: '1', claim: Y}}",
+				events: []string{"start a/2", "close a/1"}},
+			{src: "- {id: a, name: fake, config: {value: '3', claim: Y}}\n- {id: b, name: fake, config: {value: '2', claim: X}}",
+				events:  []string{"start b/2", "close b/1", "start a/3", "close a/2"},
+				states:  map[string]string{"a": "ready", "b": "ready"},
+				running: map[string]int{"a/3": 1, "b/2": 1}},
 		},
 	}, {
-		name: "a changed entry that fails gets its previous config back",
+		// The old instance never stops: the failed new one is closed.
+		name: "a changed entry that fails keeps its previous config running",
 		steps: []step{
 			{src: `- {id: a, name: fake, config: {value: "1"}}`, events: []string{"start a/1"}},
 			{src: `- {id: a, name: fake, config: {value: "2", fail: "boom"}}`,
-				events:  []string{"close a/1", "start a/2", "close a/2", "start a/1"},
+				events:  []string{"start a/2", "close a/2"},
 				states:  map[string]string{"a": "ready"},
 				running: map[string]int{"a/1": 1},
-				errHas:  []string{`entry "a": the new config failed to start, the previous config was restored: boom`},
+				errHas:  []string{`entry "a": the new config did not start, the previous config keeps running: boom`},
 				logHas: [][]string{
-					{`ERROR entry "a": the new config failed to start: boom — restoring the previous config`},
-					{`INFO entry "a": previous config restored`},
+					{`ERROR entry "a": the new config did not start, the previous config keeps running: boom`},
 				}},
 			// The same failing file again is retried (it still differs
-			// from what runs), and restored again.
+			// from what runs), and fails again.
 			{src: `- {id: a, name: fake, config: {value: "2", fail: "boom"}}`,
-				events:  []string{"close a/1", "start a/2", "close a/2", "start a/1"},
+				events:  []string{"start a/2", "close a/2"},
 				running: map[string]int{"a/1": 1},
 				errHas:  []string{"boom"}},
-			// A refused start is rolled back the same way.
+			// A refused start leaves it the same way.
 			{src: `- {id: a, name: fake, config: {value: "3", startErr: "no way"}}`,
-				events:  []string{"close a/1", "refuse a/3", "start a/1"},
+				events:  []string{"refuse a/3"},
 				states:  map[string]string{"a": "ready"},
 				running: map[string]int{"a/1": 1},
-				errHas:  []string{`restored: starting: no way`}},
+				errHas:  []string{`entry "a": the new config did not start, the previous config keeps running: starting: no way`}},
+			// A first attempt that fails but keeps retrying (not strict)
+			// has not started: it is closed too.
+			{src: `- {id: a, name: fake, config: {value: "4", down: "connection refused"}}`,
+				events:  []string{"start a/4", "close a/4"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/1": 1},
+				errHas:  []string{`entry "a": the new config did not start, the previous config keeps running: connection refused`}},
+			// So is one that does not settle within its startup timeout.
+			{src: `- {id: a, name: fake, config: {value: "5", hold: true, timeoutMs: 20}}`,
+				events:  []string{"start a/5", "close a/5"},
+				states:  map[string]string{"a": "ready"},
+				running: map[string]int{"a/1": 1},
+				errHas:  []string{`entry "a": the new config did not start, the previous config keeps running: no answer within the startup timeout (20ms)`}},
 		},
 	}, {
 		// A reload is how a user retries an entry that failed (after fixing
@@ -131,20 +188,53 @@ func TestReconcile(t *testing.T) {
 				states: map[string]string{"a": "ready"}},
 		},
 	}, {
-		name: "a rollback that fails too",
+		// b needs the claim a gives up: it starts once a's new instance
+		// has taken over and the old one has closed.
+		name: "a claim moves to another entry",
 		steps: []step{
 			{src: `- {id: a, name: fake, config: {value: "1", claim: S}}`, events: []string{"start a/1"}},
-			// a moves to claim T and fails; b takes S meanwhile, so a's
-			// previous config cannot come back.
-			{src: "- {id: a, name: fake, config: {value: '2', claim: T, fail: boom}}\n- {id: b, name: fake, config: {value: '1', claim: S}}",
-				events: []string{"close a/1", "start a/2", "start b/1", "close a/2"},
+			{src: "- {id: a, name: fake, config: {value: '2', claim: T}}\n- {id: b, name: fake, config: {value: '1', claim: S}}",
+				events:  []string{"start a/2", "close a/1", "start b/1"},
+				states:  map[string]string{"a": "ready", "b": "ready"},
+				running: map[string]int{"a/2": 1, "b/1": 1}},
+		},
+	}, {
+		// A claim of a renamed entry's predecessor that the renamed entry
+		// does not take: c waits for it, and cannot start when the rename
+		// fails (the removed entry keeps running).
+		name: "a claim held by a removed entry whose successor fails",
+		steps: []step{
+			{src: `- {id: a, name: fake, config: {value: "1", claim: S, also: T}}`, events: []string{"start a/1"}},
+			{src: "- {id: b, name: fake, config: {value: '1', claim: S, fail: boom, closeErr: stuck}}\n- {id: c, name: fake, config: {value: '1', also: T}}",
+				events: []string{"start b/1", "close b/1"},
 				states: map[string]string{
-					"a": `failed: fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`,
-					"b": "ready",
+					"a": "ready",
+					"b": "failed: boom",
+					"c": `failed: also "T" is still held by entry "a", which keeps running because entry "b" did not start in its place`,
 				},
-				running: map[string]int{"b/1": 1},
-				errHas:  []string{"restored: boom"},
-				logHas:  [][]string{{`ERROR entry "a": the previous config failed to start too: fake: claim "S" is already in use`}}},
+				running: map[string]int{"a/1": 1},
+				errHas: []string{
+					`entry "b": the new config did not start, entry "a" keeps running its previous config: boom`,
+					`entry "c": failed to start: also "T" is still held by entry "a"`,
+				},
+				logHas: [][]string{{`ERROR entry "b": closing: stuck`}}},
+		},
+	}, {
+		// If a's new config fails, a keeps its claim, so b cannot start.
+		name: "a claim that does not move",
+		steps: []step{
+			{src: `- {id: a, name: fake, config: {value: "1", claim: S}}`, events: []string{"start a/1"}},
+			{src: "- {id: a, name: fake, config: {value: '2', claim: T, fail: boom}}\n- {id: b, name: fake, config: {value: '1', claim: S}}",
+				events: []string{"start a/2", "close a/2"},
+				states: map[string]string{
+					"a": "ready",
+					"b": `failed: claim "S" is still held by entry "a", whose new config did not start, so its previous config keeps running`,
+				},
+				running: map[string]int{"a/1": 1},
+				errHas: []string{
+					`entry "a": the new config did not start, the previous config keeps running: boom`,
+					`entry "b": failed to start: claim "S" is still held by entry "a"`,
+				}},
 		},
 	}}
 	for _, tt := range tests {
@@ -185,19 +275,23 @@ func TestReconcile(t *testing.T) {
 
 // The run-time reservation: a claim still held by an instance that is
 // closing (past ShutdownTimeout) refuses a new instance with upstream's
-// message, and the old config, when it can, comes back.
+// message; once it has closed, the claim is free again.
 func TestReservationConflict(t *testing.T) {
 	fh := newFakeHost(t, Options{ShutdownTimeout: 20 * time.Millisecond})
 	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: S, slowClose: true}}`); err != nil {
 		t.Fatal(err)
 	}
-	err := fh.apply(t, `- {id: b, name: fake, config: {value: "1", claim: S}}`)
-	want := `fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`
-	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `entry "a": closing: did not close within 20ms`) {
-		t.Fatalf("Apply = %v\nwant the close timeout and %q", err, want)
+	err := fh.apply(t, `[]`)
+	if err == nil || !strings.Contains(err.Error(), `entry "a": closing: did not close within 20ms`) {
+		t.Fatalf("Apply = %v, want the close timeout", err)
 	}
 	if !fh.log.Has(`ERROR entry "a": closing: did not close within 20ms; it goes on closing in the background`) {
 		t.Errorf("the slow close was not logged:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	}
+	err = fh.apply(t, `- {id: b, name: fake, config: {value: "1", claim: S}}`)
+	want := `fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Apply = %v\nwant %q", err, want)
 	}
 	if diff := cmp.Diff(map[string]string{"b": "failed: " + want}, fh.states()); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
@@ -361,13 +455,44 @@ func TestNewRequiresCatalogAndRegistry(t *testing.T) {
 	}
 }
 
+// A predecessor that does not close within ShutdownTimeout is reported;
+// its successor serves all the same.
+func TestSuccessionSlowClose(t *testing.T) {
+	fh := newFakeHost(t, Options{ShutdownTimeout: 20 * time.Millisecond})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: S, slowClose: true}}`); err != nil {
+		t.Fatal(err)
+	}
+	err := fh.apply(t, `- {id: a, name: fake, config: {value: "2", claim: S}}`)
+	if err == nil || err.Error() != `entry "a": closing: did not close within 20ms; it goes on closing in the background` {
+		t.Errorf("Apply = %v, want the slow close", err)
+	}
+	if diff := cmp.Diff(map[string]string{"a": "ready"}, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if got := callText(fh, "t-S"); got != "a/2" {
+		t.Errorf("the tool answers %q", got)
+	}
+}
+
+// A start that fails for good and whose Close fails too: both reported.
+func TestStartFailsAndCloseFails(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", fail: boom, closeErr: stuck}}`)
+	if err == nil || !strings.Contains(err.Error(), `entry "a": failed to start: boom`) {
+		t.Errorf("Apply = %v", err)
+	}
+	if !fh.log.Has(`ERROR entry "a": closing: stuck`) {
+		t.Errorf("the failed Close was not logged:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	}
+}
+
 // Start failures come back as *StartError, one per entry, with the cause.
 func TestStartErrorUnwrap(t *testing.T) {
 	fh := newFakeHost(t, Options{})
 	err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", startErr: "nope"}}
 - {id: b, name: fake, config: {value: "1", fail: "later"}}`)
 	var se *StartError
-	if !errors.As(err, &se) || se.ID != "a" || se.Restored || se.Unwrap() == nil || se.Unwrap().Error() != "starting: nope" {
+	if !errors.As(err, &se) || se.ID != "a" || se.Kept != "" || se.Unwrap() == nil || se.Unwrap().Error() != "starting: nope" {
 		t.Fatalf("Apply = %v, want a *StartError for a", err)
 	}
 	if !strings.Contains(err.Error(), `entry "b": failed to start: later`) {

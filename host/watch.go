@@ -125,7 +125,7 @@ func (h *Host) reload(ctx context.Context, path string) {
 		return
 	}
 	h.log.Info(path + " changed, reloading")
-	// Start failures are logged by Apply and rolled back there.
+	// Start failures are logged by Apply; what ran before keeps running.
 	_ = h.Apply(ctx, plan)
 }
 

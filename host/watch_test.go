@@ -153,7 +153,7 @@ func TestReload(t *testing.T) {
 	// Back, changed: applied.
 	write(`- {id: a, name: fake, config: {value: "2", secret: "${S}"}}`)
 	fh.reload(ctx, path)
-	if diff := cmp.Diff([]string{"close a/1", "start a/2"}, fh.kind.takeEvents()); diff != "" {
+	if diff := cmp.Diff([]string{"start a/2", "close a/1"}, fh.kind.takeEvents()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	fh.log.WaitFor(t, "INFO "+path+" changed, reloading")

@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -78,8 +77,11 @@ func NewSpec(cfg Config) (host.Spec, error) {
 }
 
 // Start starts a Server for spec (from Decode or NewSpec) and returns at
-// once; it connects in the background. lifetime is not needed: the host
-// always Closes the instance.
+// once; it connects in the background. The server publishes its tools
+// through env.Tools (a host hands a replacement the old instance's
+// Successor, so the new tools take the old ones' place in one swap) and
+// closes it on Close; without env.Tools it registers in env.Registry.
+// lifetime is not needed: the host always Closes the instance.
 func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
 	cfg, ok := spec.Config.(Config)
 	if !ok {
@@ -87,6 +89,7 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 	}
 	opts := Options{
 		Registry:       env.Registry,
+		Source:         env.Tools,
 		Logger:         env.Logger,
 		Environ:        k.opts.Environ,
 		MaxResultBytes: k.opts.MaxResultBytes,
@@ -132,42 +135,8 @@ func (in *instance) StartErr() error {
 	return in.startErr()
 }
 
-// Status maps the server's status; a server whose first attempt ran out of
-// startupTimeoutMs, and which is not retrying, shows as timed out.
-func (in *instance) Status() host.Status {
-	st := in.srv.Status()
-	out := host.Status{
-		Err:             st.Err,
-		Name:            st.ServerName,
-		Transport:       string(st.Transport),
-		ProtocolVersion: st.ProtocolVersion,
-		Tools:           st.Tools,
-		Attempt:         st.Attempt,
-		MaxAttempts:     st.MaxAttempts,
-		Connect:         st.Connect,
-		Discover:        st.Discover,
-	}
-	if st.ServerInfo != nil {
-		out.ServerName, out.ServerVersion = st.ServerInfo.Name, st.ServerInfo.Version
-	}
-	startErr := in.startErr()
-	switch st.State {
-	case StateConnecting:
-		out.State = host.StateStarting
-	case StateReady:
-		out.State = host.StateReady
-	case StateReconnecting:
-		out.State = host.StateReconnecting
-	case StateFailed:
-		out.State = host.StateFailed
-		if errors.Is(startErr, context.DeadlineExceeded) && startErr.Error() == st.Err {
-			out.State = host.StateTimedOut
-		}
-	default:
-		out.State = host.StateClosed
-	}
-	return out
-}
+// Status is the server's status; the host fills ID and Plugin.
+func (in *instance) Status() host.Status { return in.srv.Status() }
 
 func (in *instance) Close() error { return in.srv.Close() }
 
