@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -63,20 +63,20 @@ func catalogDefs(n int) []catalogDef {
 
 // catalogScript is the raw responder's script for defs, pageSize tools per
 // page; calling touch re-announces the same pages with list_changed.
-func catalogScript(defs []catalogDef, pageSize int) mcptest.RawScript {
-	var pages []mcptest.RawPage
+func catalogScript(defs []catalogDef, pageSize int) mcppeer.RawScript {
+	var pages []mcppeer.RawPage
 	for i := 0; i < len(defs); i += pageSize {
-		var p mcptest.RawPage
+		var p mcppeer.RawPage
 		for _, d := range defs[i:min(i+pageSize, len(defs))] {
 			p.Tools = append(p.Tools, d.raw())
 		}
 		pages = append(pages, p)
 	}
-	return mcptest.RawScript{
+	return mcppeer.RawScript{
 		ServerName:       "catalog",
 		Pages:            pages,
 		Results:          map[string]json.RawMessage{touchTool: json.RawMessage(`{"content":[{"type":"text","text":"touched"}]}`)},
-		ListChangeOnCall: map[string][]mcptest.RawPage{touchTool: pages},
+		ListChangeOnCall: map[string][]mcppeer.RawPage{touchTool: pages},
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // The driver's servers are this binary re-executed, except the minimal
-// responder (bench/responder, built at start). mcptest's kinds
+// responder (bench/responder, built at start). mcppeer's kinds
 // (MCPTEST_CHILD=fixture|raw) give the go-sdk fixture and the scripted raw
 // server of the catalog row; BENCH_CHILD adds the memory probe.
 const (
@@ -34,7 +34,7 @@ const (
 // environment says so, and exits; otherwise it returns at once. It must run
 // first in main (and in TestMain), before anything else starts.
 func runIfChild() {
-	mcptest.RunIfChild()
+	mcppeer.RunIfChild()
 	kind := os.Getenv(childEnv)
 	if kind == "" {
 		return
@@ -88,12 +88,12 @@ type childSpec struct {
 
 // fixtureChild is the go-sdk fixture server (tools include echo).
 func fixtureChild(exe string) childSpec {
-	return childSpec{exe: exe, env: map[string]string{mcptest.ChildEnv: "fixture"}}
+	return childSpec{exe: exe, env: map[string]string{mcppeer.ChildEnv: "fixture"}}
 }
 
 // rawChild is the raw responder answering from the script file at path.
 func rawChild(exe, path string) childSpec {
-	return childSpec{exe: exe, env: map[string]string{mcptest.ChildEnv: "raw", mcptest.RawScriptEnv: path}}
+	return childSpec{exe: exe, env: map[string]string{mcppeer.ChildEnv: "raw", mcppeer.RawScriptEnv: path}}
 }
 
 // responderChild is the minimal responder at path (see buildResponder),
@@ -170,7 +170,7 @@ func cleanEnviron() []string {
 }
 
 // writeScript writes a raw responder script into dir and returns its path.
-func writeScript(dir, name string, script mcptest.RawScript) (string, error) {
+func writeScript(dir, name string, script mcppeer.RawScript) (string, error) {
 	b, err := json.Marshal(script)
 	if err != nil {
 		return "", fmt.Errorf("encoding the raw script %s: %w", name, err) // untested: RawMessages built valid here

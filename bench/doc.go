@@ -18,7 +18,7 @@
 // A run keeps the hand-written part of BENCHMARKS.md (below its marker line)
 // and regenerates the rest.
 //
-// The servers are the go-sdk fixture of internal/mcptest and its scripted
+// The servers are the go-sdk fixture of internal/mcppeer and its scripted
 // raw server (this binary re-executed as a child), and bench/responder, a
 // minimal newline-delimited JSON-RPC responder that the driver builds with
 // `go build` at start. The peer-client row needs Node and the pinned

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -37,11 +37,11 @@ func self(t *testing.T) string {
 	return exe
 }
 
-// echoAnswering returns a scripted raw server child (mcptest) whose echo
+// echoAnswering returns a scripted raw server child (mcppeer) whose echo
 // answers result.
 func echoAnswering(t *testing.T, result string) childSpec {
-	script := mcptest.RawScript{
-		Pages:   []mcptest.RawPage{{Tools: []json.RawMessage{mcptest.RawTool("echo", "echo")}}},
+	script := mcppeer.RawScript{
+		Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("echo", "echo")}}},
 		Results: map[string]json.RawMessage{"echo": json.RawMessage(result)},
 	}
 	path, err := writeScript(t.TempDir(), "echo", script)
@@ -266,7 +266,7 @@ func TestNodeFailures(t *testing.T) {
 }
 
 func TestSetupFailures(t *testing.T) {
-	_, err := writeScript(filepath.Join(t.TempDir(), "nosuchdir"), "x", mcptest.RawScript{})
+	_, err := writeScript(filepath.Join(t.TempDir(), "nosuchdir"), "x", mcppeer.RawScript{})
 	wantErr(t, "writeScript", err, "writing the raw script")
 	_, err = buildResponder(t.TempDir(), t.TempDir())
 	wantErr(t, "buildResponder outside the module", err, "building ./bench/responder")
@@ -276,7 +276,7 @@ func TestSetupFailures(t *testing.T) {
 	if got := readFirstLine("/proc/self/status", "NoSuchKey"); got != "" {
 		t.Errorf("readFirstLine of a missing key = %q", got)
 	}
-	if s := (childSpec{exe: "/x/y", env: map[string]string{mcptest.ChildEnv: "raw"}}).String(); s != "the raw child" {
+	if s := (childSpec{exe: "/x/y", env: map[string]string{mcppeer.ChildEnv: "raw"}}).String(); s != "the raw child" {
 		t.Errorf("String = %q", s)
 	}
 

@@ -75,6 +75,34 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	lists := defineFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q (all options are flags)", fs.Args())
+	}
+	set := recordFlags(fs, &o)
+	if o.smoke {
+		if err := applySmoke(fs, set, &o); err != nil {
+			return o, err
+		}
+	}
+	if err := lists.parse(&o); err != nil {
+		return o, err
+	}
+	return o, checkOptions(o)
+}
+
+// listFlags are the flags holding comma-separated lists, parsed once the
+// flag set (and -smoke) has set them.
+type listFlags struct {
+	only, servers, variants *string
+}
+
+// defineFlags defines every flag of fs, setting o directly except for the
+// lists.
+func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.BoolVar(&o.smoke, "smoke", false, "tiny counts, a few seconds: checks that every row still works (for CI); writes no file unless -out is given")
 	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "the report to write, relative to the module root; \"\" writes none")
 	only := fs.String("only", strings.Join(rowGroups(), ","), "comma-separated row groups to run: "+strings.Join(rowGroups(), ", "))
@@ -98,12 +126,12 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
 	variants := fs.String("variants", "", "comma-separated call variant keys to run (default all): "+strings.Join(variantKeys(), ", "))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q (all options are flags)", fs.Args())
-	}
+	return listFlags{only: only, servers: servers, variants: variants}
+}
+
+// recordFlags returns the flags given on the command line, and keeps in
+// o.extraArgs those a reproduce line repeats.
+func recordFlags(fs *flag.FlagSet, o *options) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) {
 		set[f.Name] = true
@@ -115,42 +143,82 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 			o.extraArgs = append(o.extraArgs, "-"+f.Name+"="+f.Value.String())
 		}
 	})
-	if o.smoke {
-		for name, v := range smokeDefaults() {
-			if !set[name] {
-				if err := fs.Set(name, v); err != nil {
-					return o, fmt.Errorf("-smoke default -%s=%s: %w", name, v, err) // untested: only if smokeDefaults is wrong
-				}
+	return set
+}
+
+// applySmoke sets the -smoke defaults of the flags not given (set), and
+// writes no report unless -out was given.
+func applySmoke(fs *flag.FlagSet, set map[string]bool, o *options) error {
+	for name, v := range smokeDefaults() {
+		if !set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return fmt.Errorf("-smoke default -%s=%s: %w", name, v, err) // untested: only if smokeDefaults is wrong
 			}
 		}
-		if !set["out"] {
-			o.out = ""
-		}
 	}
+	if !set["out"] {
+		o.out = ""
+	}
+	return nil
+}
 
-	for _, g := range strings.Split(*only, ",") {
+// parse fills o's lists.
+func (l listFlags) parse(o *options) error {
+	var err error
+	if o.only, err = parseOnly(*l.only); err != nil {
+		return err
+	}
+	if o.variants, err = parseVariants(*l.variants); err != nil {
+		return err
+	}
+	o.servers, err = parseServers(*l.servers)
+	return err
+}
+
+// parseOnly reads -only.
+func parseOnly(s string) ([]string, error) {
+	var out []string
+	for _, g := range strings.Split(s, ",") {
 		g = strings.TrimSpace(g)
 		if !slices.Contains(rowGroups(), g) {
-			return o, fmt.Errorf("-only: %q is not a row group (want some of %s)", g, strings.Join(rowGroups(), ", "))
+			return out, fmt.Errorf("-only: %q is not a row group (want some of %s)", g, strings.Join(rowGroups(), ", "))
 		}
-		o.only = append(o.only, g)
+		out = append(out, g)
 	}
-	if *variants != "" {
-		for _, k := range strings.Split(*variants, ",") {
-			k = strings.TrimSpace(k)
-			if !slices.Contains(variantKeys(), k) {
-				return o, fmt.Errorf("-variants: %q is not a call variant (want some of %s)", k, strings.Join(variantKeys(), ", "))
-			}
-			o.variants = append(o.variants, k)
+	return out, nil
+}
+
+// parseVariants reads -variants; "" is nil, all variants.
+func parseVariants(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(variantKeys(), k) {
+			return out, fmt.Errorf("-variants: %q is not a call variant (want some of %s)", k, strings.Join(variantKeys(), ", "))
 		}
+		out = append(out, k)
 	}
-	for _, s := range strings.Split(*servers, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
+	return out, nil
+}
+
+// parseServers reads -servers.
+func parseServers(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 1 {
-			return o, fmt.Errorf("-servers: %q is not a positive server count", s)
+			return out, fmt.Errorf("-servers: %q is not a positive server count", part)
 		}
-		o.servers = append(o.servers, n)
+		out = append(out, n)
 	}
+	return out, nil
+}
+
+// checkOptions checks the counts and durations.
+func checkOptions(o options) error {
 	for _, c := range []struct {
 		name string
 		v    int
@@ -161,16 +229,16 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
 	} {
 		if c.v < 1 {
-			return o, fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
+			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
 		}
 	}
 	if o.warmup < 0 || o.initDelay < 0 {
-		return o, errors.New("-warmup and -init-delay must not be negative")
+		return errors.New("-warmup and -init-delay must not be negative")
 	}
 	if o.rounds > o.seqCalls {
-		return o, fmt.Errorf("-rounds (%d) must not exceed -calls (%d)", o.rounds, o.seqCalls)
+		return fmt.Errorf("-rounds (%d) must not exceed -calls (%d)", o.rounds, o.seqCalls)
 	}
-	return o, nil
+	return nil
 }
 
 func (o options) runs(group string) bool { return slices.Contains(o.only, group) }
@@ -193,114 +261,189 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // bench runs the selected rows, prints the tables and writes the report.
-func bench(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	began := time.Now()
-	logf := func(format string, args ...any) {
-		if !o.quiet {
-			fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
-		}
-	}
-	root, err := moduleRoot()
+	r := &benchRun{ctx: ctx, o: o, logf: progressLogger(o.quiet, began, stderr)}
+	cleanup, err := r.setUp()
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	defer cleanup()
+	tables, err := r.runRows()
 	if err != nil {
-		return fmt.Errorf("finding this executable, which the servers re-execute: %w", err) // untested: needs a broken /proc
+		return err
 	}
-	dir, err := os.MkdirTemp("", "mcpbridge-bench-")
-	if err != nil {
-		return fmt.Errorf("creating a scratch directory: %w", err) // untested: needs an unwritable TMPDIR
+	r.machine.duration = time.Since(began)
+	r.machine.loadAfter = loadAverage()
+	for _, t := range tables {
+		t.print(stdout)
 	}
-	defer os.RemoveAll(dir)
+	return r.writeReport(tables)
+}
 
-	m := describeMachine(root)
-	var node *nodeSetup
-	if o.runs("calls") {
-		n, err := findNode(root, o.nodeBin)
-		switch {
-		case err == nil:
-			node = &n
-			m.nodeVersion = n.version()
-		case o.skipNode:
-			o.nodeSkipReason = "skipped (-skip-node): " + err.Error()
-		default:
-			return fmt.Errorf("%w (or pass -skip-node)", err)
+// progressLogger returns the progress line printer: "[  12.3s] …" on
+// stderr, nothing when quiet.
+func progressLogger(quiet bool, began time.Time, stderr io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		if !quiet {
+			fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 		}
 	}
+}
 
-	defs := catalogDefs(o.tools)
-	catalogPath, err := writeScript(dir, "catalog", catalogScript(defs, o.pageSize))
-	if err != nil {
-		return err // untested: the directory was just created (writeScript's errors are tested)
-	}
-	responder, err := buildResponder(root, dir)
-	if err != nil {
-		return err // untested here: buildResponder's failure is tested on its own
-	}
+// benchRun is one run of the driver: what its rows share, and their
+// results, which the targets table sums up.
+type benchRun struct {
+	ctx  context.Context
+	o    options
+	logf func(format string, args ...any)
 
-	var (
-		tables  []table
-		calls   *callResults
-		startup *startupResults
-		catalog *catalogResults
-	)
-	// One entry per row group, in run order; each returns its tables.
-	rows := []struct {
-		group string
-		run   func() ([]table, error)
-	}{
-		{"calls", func() (_ []table, err error) {
-			var serve serveSetup // built only when a serve variant runs
-			if o.variants == nil || slices.ContainsFunc(o.variants, func(k string) bool { return strings.HasPrefix(k, "serve-") }) {
-				serve, err = newServeSetup(root, dir, responderChild(responder, 0, 1))
-			}
-			if err == nil {
-				calls, err = runCalls(ctx, o, exe, responder, &serve, node, logf)
-			}
-			return tablesOr(err, func() []table { return append(callTables(o, calls), gatewayTable(o, calls)) })
-		}},
-		{"startup", func() (_ []table, err error) {
-			startup, err = runStartup(ctx, o, responder, logf)
-			return tablesOr(err, func() []table { return []table{startupTable(o, startup)} })
-		}},
-		{"catalog", func() (_ []table, err error) {
-			catalog, err = runCatalog(ctx, o, exe, catalogPath, defs, logf)
-			return tablesOr(err, func() []table { return []table{catalogTable(o, catalog)} })
-		}},
-		{"memory", func() ([]table, error) {
-			mem, err := runMemory(ctx, o, exe, logf)
-			return tablesOr(err, func() []table { return []table{memoryTable(o, mem)} })
-		}},
-		{"profile", func() ([]table, error) { return nil, profile(ctx, o, exe, responder, catalogPath, logf) }},
+	root        string // the module
+	exe         string // this executable, which the servers re-execute
+	dir         string // scratch files
+	machine     machine
+	node        *nodeSetup // nil when the calls rows do not run or -skip-node left it out
+	defs        []catalogDef
+	catalogPath string // the raw child's script of the large catalog
+	responder   string // the built responder binary
+
+	calls   *callResults
+	startup *startupResults
+	catalog *catalogResults
+}
+
+// setUp finds the module, this executable and Node, and builds what the
+// rows share in a scratch directory, which cleanup removes.
+func (r *benchRun) setUp() (cleanup func(), err error) {
+	if r.root, err = moduleRoot(); err != nil {
+		return nil, err
 	}
-	for _, row := range rows {
-		if row.group == "profile" && o.profileDir == "" || row.group != "profile" && !o.runs(row.group) {
+	if r.exe, err = os.Executable(); err != nil {
+		return nil, fmt.Errorf("finding this executable, which the servers re-execute: %w", err) // untested: needs a broken /proc
+	}
+	if r.dir, err = os.MkdirTemp("", "mcpbridge-bench-"); err != nil {
+		return nil, fmt.Errorf("creating a scratch directory: %w", err) // untested: needs an unwritable TMPDIR
+	}
+	cleanup = func() { os.RemoveAll(r.dir) }
+	r.machine = describeMachine(r.root)
+	if err := r.setUpNode(); err != nil {
+		cleanup()
+		return nil, err
+	}
+	r.defs = catalogDefs(r.o.tools)
+	if r.catalogPath, err = writeScript(r.dir, "catalog", catalogScript(r.defs, r.o.pageSize)); err != nil {
+		cleanup()
+		return nil, err // untested: the directory was just created (writeScript's errors are tested)
+	}
+	if r.responder, err = buildResponder(r.root, r.dir); err != nil {
+		cleanup()
+		return nil, err // untested here: buildResponder's failure is tested on its own
+	}
+	return cleanup, nil
+}
+
+// setUpNode finds Node for the calls rows; without it the run fails, or
+// with -skip-node leaves out the Node client and says why.
+func (r *benchRun) setUpNode() error {
+	if !r.o.runs("calls") {
+		return nil
+	}
+	n, err := findNode(r.root, r.o.nodeBin)
+	switch {
+	case err == nil:
+		r.node = &n
+		r.machine.nodeVersion = n.version()
+	case r.o.skipNode:
+		r.o.nodeSkipReason = "skipped (-skip-node): " + err.Error()
+	default:
+		return fmt.Errorf("%w (or pass -skip-node)", err)
+	}
+	return nil
+}
+
+// benchRow is one row group: run returns its tables.
+type benchRow struct {
+	group string
+	run   func() ([]table, error)
+}
+
+// rows are the row groups in run order, profile last.
+func (r *benchRun) rows() []benchRow {
+	return []benchRow{
+		{"calls", r.callsRow},
+		{"startup", r.startupRow},
+		{"catalog", r.catalogRow},
+		{"memory", r.memoryRow},
+		{"profile", func() ([]table, error) {
+			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
+		}},
+	}
+}
+
+// selected reports whether the options ask for group.
+func (r *benchRun) selected(group string) bool {
+	if group == "profile" {
+		return r.o.profileDir != ""
+	}
+	return r.o.runs(group)
+}
+
+// runRows runs the selected rows and returns their tables after the
+// targets table.
+func (r *benchRun) runRows() ([]table, error) {
+	var tables []table
+	for _, row := range r.rows() {
+		if !r.selected(row.group) {
 			continue
 		}
 		ts, err := row.run()
 		if err != nil {
-			return fmt.Errorf("%s: %w", row.group, err)
+			return nil, fmt.Errorf("%s: %w", row.group, err)
 		}
 		tables = append(tables, ts...)
 	}
-	tables = append([]table{targetsTable(o, calls, startup, catalog)}, tables...)
+	return append([]table{targetsTable(r.o, r.calls, r.startup, r.catalog)}, tables...), nil
+}
 
-	m.duration = time.Since(began)
-	m.loadAfter = loadAverage()
-	for _, t := range tables {
-		t.print(stdout)
+func (r *benchRun) callsRow() (_ []table, err error) {
+	var serve serveSetup // built only when a serve variant runs
+	if r.o.variants == nil || slices.ContainsFunc(r.o.variants, func(k string) bool { return strings.HasPrefix(k, "serve-") }) {
+		serve, err = newServeSetup(r.root, r.dir, responderChild(r.responder, 0, 1))
 	}
-	if o.out != "" {
-		path := o.out
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(root, path) // untested: tests must not write into the module
-		}
-		if err := writeMarkdown(path, o, m, tables); err != nil {
-			return err
-		}
-		logf("wrote %s", path)
+	if err == nil {
+		r.calls, err = runCalls(r.ctx, r.o, r.exe, r.responder, &serve, r.node, r.logf)
 	}
+	return tablesOr(err, func() []table { return append(callTables(r.o, r.calls), gatewayTable(r.o, r.calls)) })
+}
+
+func (r *benchRun) startupRow() (_ []table, err error) {
+	r.startup, err = runStartup(r.ctx, r.o, r.responder, r.logf)
+	return tablesOr(err, func() []table { return []table{startupTable(r.o, r.startup)} })
+}
+
+func (r *benchRun) catalogRow() (_ []table, err error) {
+	r.catalog, err = runCatalog(r.ctx, r.o, r.exe, r.catalogPath, r.defs, r.logf)
+	return tablesOr(err, func() []table { return []table{catalogTable(r.o, r.catalog)} })
+}
+
+func (r *benchRun) memoryRow() ([]table, error) {
+	mem, err := runMemory(r.ctx, r.o, r.exe, r.logf)
+	return tablesOr(err, func() []table { return []table{memoryTable(r.o, mem)} })
+}
+
+// writeReport writes the Markdown report, unless -out is "".
+func (r *benchRun) writeReport(tables []table) error {
+	if r.o.out == "" {
+		return nil
+	}
+	path := r.o.out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.root, path) // untested: tests must not write into the module
+	}
+	if err := writeMarkdown(path, r.o, r.machine, tables); err != nil {
+		return err
+	}
+	r.logf("wrote %s", path)
 	return nil
 }
 

@@ -196,7 +196,7 @@ func decodable(content json.RawMessage) bool {
 }
 
 // diagnostic is the projected text of one content block: what a model
-// would see of it (UPSTREAM §4.6).
+// would see of it (docs/upstream.md §4.6).
 func diagnostic(block json.RawMessage) string {
 	p, err := projection.Project(append(append([]byte(`{"content":[`), block...), ']', '}'), projection.Options{})
 	if err != nil {
@@ -237,6 +237,9 @@ type rawSlot struct {
 // waits forever.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !g.awaitReady(ctx, method) {
+			return nil, ctx.Err()
+		}
 		switch method {
 		case "tools/call":
 			slot := &rawSlot{}

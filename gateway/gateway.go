@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +63,16 @@ type Options struct {
 	// neither is refused with 403 (DNS rebinding protection); a request
 	// without Origin (any non-browser client) is not affected.
 	AllowedOrigins []string
+	// Ready, when set, is closed once the backends' first start has
+	// settled (each ready, failed, or past its startup timeout). Until
+	// then the gateway answers initialize and ping at once and holds every
+	// other request, so a client's first tools/list already has every tool
+	// (clients that ignore list_changed would otherwise never see them);
+	// /healthz reports not ready. nil means ready from the start.
+	Ready <-chan struct{}
+	// ReadyTimeout bounds how long requests wait for Ready, counted from
+	// New; 0 means as long as it takes.
+	ReadyTimeout time.Duration
 	// InsecureAllowNonLoopback lets Listen bind a non-loopback address
 	// without a BearerToken, exposing every tool to the network
 	// unauthenticated. Named loudly on purpose.
@@ -114,8 +125,11 @@ type Gateway struct {
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending
 
-	syncMu     sync.Mutex
-	advertised map[string]advertisement // what the server lists; guarded by syncMu
+	readyBy time.Time // New + Options.ReadyTimeout
+
+	syncMu        sync.Mutex
+	advertised    map[string]advertisement // what the server lists; guarded by syncMu
+	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch  func()
 	syncDone   chan struct{} // closed when the watch goroutine returned
 }
@@ -164,6 +178,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		closing:    make(map[*mcp.ServerSession]bool),
 		advertised: make(map[string]advertisement),
 		syncDone:   make(chan struct{}),
+		readyBy:    time.Now().Add(opts.ReadyTimeout),
 	}
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:   log,
@@ -213,7 +228,9 @@ func (g *Gateway) follow(changed <-chan struct{}) {
 func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
+	version := g.reg.Version()
 	tools := g.reg.List()
+	defer g.syncedVersion.Store(version)
 	present := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		present[t.Name] = true

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -24,8 +24,8 @@ func twoBackends(t *testing.T, opts Options) (*tool.Registry, *Gateway, map[stri
 	t.Helper()
 	reg := tool.NewRegistry()
 	bs := map[string]*backend{
-		"a": startBackend(t, reg, "a", mcptest.FixtureOptions{}),
-		"b": startBackend(t, reg, "b", mcptest.FixtureOptions{}),
+		"a": startBackend(t, reg, "a", mcppeer.FixtureOptions{}),
+		"b": startBackend(t, reg, "b", mcppeer.FixtureOptions{}),
 	}
 	return reg, newGateway(t, reg, opts), bs
 }
@@ -34,7 +34,7 @@ func TestListsEveryRegistryToolInOrder(t *testing.T) {
 	reg, g, _ := twoBackends(t, Options{})
 	c := connectInMemory(t, g)
 
-	want := publicNames([]string{"a", "b"}, mcptest.FixtureTools())
+	want := publicNames([]string{"a", "b"}, mcppeer.FixtureTools())
 	if diff := cmp.Diff(want, c.names(t)); diff != "" {
 		t.Fatalf("tools/list names (-want +got):\n%s", diff)
 	}
@@ -69,7 +69,7 @@ func TestListsEveryRegistryToolInOrder(t *testing.T) {
 func TestCallsReachTheRightBackend(t *testing.T) {
 	_, g, bs := twoBackends(t, Options{})
 	// Tell the backends apart: b gets a tool a lacks.
-	mcptest.AddRuntimeTool(bs["b"].fixture, "only_b")
+	mcppeer.AddRuntimeTool(bs["b"].fixture, "only_b")
 	c := connectInMemory(t, g)
 	waitFor(t, "mcp__b__only_b listed", func() bool { return slices.Contains(c.names(t), "mcp__b__only_b") })
 
@@ -102,7 +102,7 @@ func TestCallsReachTheRightBackend(t *testing.T) {
 func TestResultsPassThrough(t *testing.T) {
 	_, g, _ := twoBackends(t, Options{})
 	c := connectInMemory(t, g)
-	png, err := base64.StdEncoding.DecodeString(mcptest.TinyPNG)
+	png, err := base64.StdEncoding.DecodeString(mcppeer.TinyPNG)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +231,8 @@ func remarshal(t *testing.T, v any) any {
 func TestBackendFaults(t *testing.T) {
 	t.Run("backend dies", func(t *testing.T) {
 		reg := tool.NewRegistry()
-		a := startBackend(t, reg, "a", mcptest.FixtureOptions{})
-		startBackend(t, reg, "b", mcptest.FixtureOptions{})
+		a := startBackend(t, reg, "a", mcppeer.FixtureOptions{})
+		startBackend(t, reg, "b", mcppeer.FixtureOptions{})
 		c := connectInMemory(t, newGateway(t, reg, Options{}))
 		res := slowCallUntil(t, c, a.kill)
 		got := strings.Join(texts(res), "\n")
@@ -245,8 +245,8 @@ func TestBackendFaults(t *testing.T) {
 	})
 	t.Run("backend removed", func(t *testing.T) {
 		reg := tool.NewRegistry()
-		a := startBackend(t, reg, "a", mcptest.FixtureOptions{})
-		startBackend(t, reg, "b", mcptest.FixtureOptions{})
+		a := startBackend(t, reg, "a", mcppeer.FixtureOptions{})
+		startBackend(t, reg, "b", mcppeer.FixtureOptions{})
 		c := connectInMemory(t, newGateway(t, reg, Options{}))
 		res := slowCallUntil(t, c, func() { go a.client.Close() })
 		got := strings.Join(texts(res), "\n")

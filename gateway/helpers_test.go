@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -37,11 +38,11 @@ type backend struct {
 
 // startBackend starts the mcptest fixture under serverName name, connected
 // in memory, and waits until its tools are registered in reg.
-func startBackend(t *testing.T, reg *tool.Registry, name string, opts mcptest.FixtureOptions) *backend {
+func startBackend(t *testing.T, reg *tool.Registry, name string, opts mcppeer.FixtureOptions) *backend {
 	t.Helper()
 	b := &backend{name: name, cancelled: make(chan struct{}, 16)}
 	opts.OnCancel = func() { b.cancelled <- struct{}{} }
-	b.fixture = mcptest.Fixture(opts)
+	b.fixture = mcppeer.Fixture(opts)
 	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
 	var (
 		mu       sync.Mutex
@@ -186,13 +187,7 @@ func texts(res *mcp.CallToolResult) []string {
 // waitFor polls cond until it holds or testTimeout passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	mcptest.Eventually(t, testTimeout, cond, "%s", what)
 }
 
 // waitSignal waits for one value on ch or fails after testTimeout.
@@ -272,9 +267,9 @@ func (r *logRecorder) text() string {
 
 // startRawBackend starts a scripted raw MCP server (for results the SDK
 // cannot produce) under serverName name, and waits for its tools.
-func startRawBackend(t *testing.T, reg *tool.Registry, name string, script mcptest.RawScript) *mcpclient.Server {
+func startRawBackend(t *testing.T, reg *tool.Registry, name string, script mcppeer.RawScript) *mcpclient.Server {
 	t.Helper()
-	raw := mcptest.NewRawServer(script)
+	raw := mcppeer.NewRawServer(script)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var closers []io.Closer

@@ -44,8 +44,13 @@ func NewBackendState(name, state string, ok bool, tools int, errText string) Bac
 
 // Health is the JSON body of /healthz.
 type Health struct {
-	// OK is true when the gateway is open and every backend is OK.
+	// OK is true when the gateway is open and ready, and every backend is
+	// OK.
 	OK bool `json:"ok"`
+	// Ready is true once the backends' first start has settled
+	// (Options.Ready) or the ready timeout passed: what a readiness probe
+	// asks.
+	Ready bool `json:"ready"`
 	// Tools is the number of tools the gateway serves.
 	Tools int `json:"tools"`
 	// Backends are the backends' states, as Options.Health reported them.
@@ -54,7 +59,8 @@ type Health struct {
 
 // Health returns the gateway's health, as /healthz serves it.
 func (g *Gateway) Health() Health {
-	h := Health{OK: !g.isClosed(), Tools: g.reg.Len(), Backends: []BackendState{}}
+	h := Health{Ready: g.isReady(), Tools: g.reg.Len(), Backends: []BackendState{}}
+	h.OK = h.Ready && !g.isClosed()
 	if g.opts.Health != nil {
 		if b := g.opts.Health(); b != nil {
 			h.Backends = b

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -56,7 +56,7 @@ func TestHTTPEndToEnd(t *testing.T) {
 	base := serveHTTP(t, g, Options{})
 	c := connectHTTP(t, base, nil)
 
-	if diff := cmp.Diff(publicNames([]string{"a", "b"}, mcptest.FixtureTools()), c.names(t)); diff != "" {
+	if diff := cmp.Diff(publicNames([]string{"a", "b"}, mcppeer.FixtureTools()), c.names(t)); diff != "" {
 		t.Fatalf("tools over HTTP (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Hello, HTTP!"}, texts(c.call(t, "mcp__b__greet", `{"name":"HTTP"}`))); diff != "" {
@@ -259,7 +259,7 @@ func TestHealth(t *testing.T) {
 		return resp.StatusCode, h
 	}
 	code, h := get(http.MethodGet)
-	if diff := cmp.Diff(Health{OK: true, Tools: 2, Backends: []BackendState{}}, h); diff != "" || code != 200 {
+	if diff := cmp.Diff(Health{OK: true, Ready: true, Tools: 2, Backends: []BackendState{}}, h); diff != "" || code != 200 {
 		t.Errorf("status %d, health (-want +got):\n%s", code, diff)
 	}
 

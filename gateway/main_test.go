@@ -4,12 +4,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 func TestMain(m *testing.M) {
 	// Stdio backends re-execute this binary as their MCP server.
-	mcptest.RunIfChild()
+	mcppeer.RunIfChild()
 	if os.Getenv(stdioChildEnv) == "1" {
 		os.Exit(runStdioChild())
 	}

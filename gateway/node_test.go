@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -33,7 +34,7 @@ func runStdioChild() int {
 		}
 	}()
 	for _, name := range []string{"a", "b"} {
-		fixture := mcptest.Fixture(mcptest.FixtureOptions{})
+		fixture := mcppeer.Fixture(mcppeer.FixtureOptions{})
 		cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
 		srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
 			ct, st := mcp.NewInMemoryTransports()
@@ -113,7 +114,7 @@ func TestNodeClient(t *testing.T) {
 		if res.Server.Name != "mcpbridge" {
 			t.Errorf("server info %+v", res.Server)
 		}
-		want := publicNames([]string{"a", "b"}, mcptest.FixtureTools())
+		want := publicNames([]string{"a", "b"}, mcppeer.FixtureTools())
 		if diff := cmp.Diff(want, res.Tools); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -124,7 +125,7 @@ func TestNodeClient(t *testing.T) {
 		}{
 			{"greetA", res.GreetA, `[{"type":"text","text":"Hello, Node!"}]`},
 			{"greetB", res.GreetB, `[{"type":"text","text":"Hello, Deno!"}]`},
-			{"image", res.Image, `[{"type":"text","text":"Here is an image:"},{"type":"image","data":"` + mcptest.TinyPNG + `","mimeType":"image/png"},{"type":"text","text":"End of image."}]`},
+			{"image", res.Image, `[{"type":"text","text":"Here is an image:"},{"type":"image","data":"` + mcppeer.TinyPNG + `","mimeType":"image/png"},{"type":"text","text":"End of image."}]`},
 			{"structured", res.Structured, `[{"type":"text","text":"42"}]`},
 			{"fail", res.Fail, `[{"type":"text","text":"Something went wrong"}]`},
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -20,12 +20,12 @@ const (
 func oddBackend(t *testing.T) *rawClient {
 	t.Helper()
 	reg := tool.NewRegistry()
-	startRawBackend(t, reg, "r", mcptest.RawScript{
-		Pages: []mcptest.RawPage{{Tools: []json.RawMessage{
+	startRawBackend(t, reg, "r", mcppeer.RawScript{
+		Pages: []mcppeer.RawPage{{Tools: []json.RawMessage{
 			json.RawMessage(`{"name":"odd","description":"Odd results.","inputSchema":` + oddInput + `,"outputSchema":` + oddOutput + `}`),
-			mcptest.RawTool("oddfail", ""),
-			mcptest.RawTool("legacy", ""),
-			mcptest.RawTool("empty", ""),
+			mcppeer.RawTool("oddfail", ""),
+			mcppeer.RawTool("legacy", ""),
+			mcppeer.RawTool("empty", ""),
 		}}},
 		Results: map[string]json.RawMessage{
 			"odd":     json.RawMessage(`{"content":[{"type":"text","text":"a","annotations":{"priority":1},"x-extra":{"k":1}},{"type":"video","uri":"x"},42,{"type":"text","text":5},{"type":"text","text":"b"}],"structuredContent":{"n":12345678901234567890}}`),

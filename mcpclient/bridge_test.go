@@ -12,25 +12,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 const imageDiag = "[image unavailable: image/png; no attachment store is mounted; raw image data remains available to programmatic callers]"
 
-func fixtureHarness(t *testing.T, opts mcptest.FixtureOptions) (*harness, *mcp.Server, *wireRecorder) {
+func fixtureHarness(t *testing.T, opts mcppeer.FixtureOptions) (*harness, *mcp.Server, *wireRecorder) {
 	t.Helper()
-	srv := mcptest.Fixture(opts)
+	srv := mcppeer.Fixture(opts)
 	rec := newWireRecorder(srv)
 	h := mustStart(t, stdioConfig("fixture"), Options{NewTransport: inMemory(t, srv)})
 	return h, srv, rec
 }
 
-// UPSTREAM §8.4 cases 102–103 and §8.1 case 7: discovery under the namespace.
+// docs/upstream.md §8.4 cases 102–103 and §8.1 case 7: discovery under the namespace.
 func TestDiscoveryRegistersPublicNames(t *testing.T) {
-	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, _, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
 	var want []string
-	for _, raw := range mcptest.FixtureTools() {
+	for _, raw := range mcppeer.FixtureTools() {
 		want = append(want, PublicToolName("fixture", raw))
 	}
 	got := h.names()
@@ -53,15 +54,15 @@ func TestDiscoveryRegistersPublicNames(t *testing.T) {
 		t.Errorf("description = %q", add.Description)
 	}
 	st := h.srv.Status()
-	if st.State != StateReady || st.Tools != len(want) || st.ServerInfo == nil || st.ServerInfo.Name != "fixture-server" || st.ProtocolVersion == "" {
+	if st.State != host.StateReady || st.Tools != len(want) || st.PeerName != "fixture-server" || st.ProtocolVersion == "" {
 		t.Errorf("status = %+v", st)
 	}
 }
 
-// UPSTREAM §8.2 cases 34–50 and §8.4 cases 104–108, through a real SDK
+// docs/upstream.md §8.2 cases 34–50 and §8.4 cases 104–108, through a real SDK
 // server: texts, failures, images, structured output.
 func TestCallResults(t *testing.T) {
-	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, _, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
 	tests := []struct {
 		name, args string
 		isError    bool
@@ -94,7 +95,7 @@ func TestCallResults(t *testing.T) {
 		})
 	}
 	// The image result keeps text runs and the diagnostic as separate blocks
-	// and no base64 reaches the model view (UPSTREAM §4.7, case 108).
+	// and no base64 reaches the model view (docs/upstream.md §4.7, case 108).
 	res := h.call("mcp__fixture__image", `{}`)
 	want := []tool.Content{tool.Text("Here is an image:"), tool.Text(imageDiag), tool.Text("End of image.")}
 	if diff := cmp.Diff(want, res.Content); diff != "" {
@@ -102,10 +103,10 @@ func TestCallResults(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.2 cases 34, 35, 75, 76: the raw name goes on the wire, and a
+// docs/upstream.md §8.2 cases 34, 35, 75, 76: the raw name goes on the wire, and a
 // non-object argument becomes {}.
 func TestRawNameAndArgumentsOnTheWire(t *testing.T) {
-	h, _, rec := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, _, rec := fixtureHarness(t, mcppeer.FixtureOptions{})
 	tests := []struct{ public, args, wantName, wantArgs string }{
 		{"mcp__fixture__admin_reset_2d9bb2dfe9aa", `{"k":[1,2]}`, "admin.reset", `{"k":[1,2]}`},
 		{"mcp__fixture__echo", `null`, "echo", `{}`},
@@ -127,7 +128,7 @@ func TestRawNameAndArgumentsOnTheWire(t *testing.T) {
 // reach the server as notifications/cancelled.
 func TestCancellationReachesServer(t *testing.T) {
 	cancelled := make(chan struct{}, 2)
-	srv := mcptest.Fixture(mcptest.FixtureOptions{OnCancel: func() { cancelled <- struct{}{} }})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{OnCancel: func() { cancelled <- struct{}{} }})
 	rec := newWireRecorder(srv)
 	cfg := stdioConfig("fixture")
 	cfg.ToolCallTimeout = 150 * time.Millisecond
@@ -164,9 +165,9 @@ func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// UPSTREAM §8.1 case 16: a real notifications/tools/list_changed re-syncs.
+// docs/upstream.md §8.1 case 16: a real notifications/tools/list_changed re-syncs.
 func TestListChangedResyncs(t *testing.T) {
-	h, srv, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, srv, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
 	if res := h.call("mcp__fixture__add_tool", `{"name":"fresh"}`); res.IsError {
 		t.Fatalf("add_tool: %s", res.Text())
 	}
@@ -181,7 +182,7 @@ func TestListChangedResyncs(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.1 cases 14, 30 and DECISIONS §8: a foreign tool squatting a
+// docs/upstream.md §8.1 cases 14, 30 and docs/decisions.md §8: a foreign tool squatting a
 // public name rolls the whole generation back; the squatter stays; status
 // says so.
 func TestRegistrationConflict(t *testing.T) {
@@ -195,7 +196,7 @@ func TestRegistrationConflict(t *testing.T) {
 			}
 			cfg := stdioConfig("fixture")
 			cfg.FailOnStartupError = strict
-			h, err := start(t, cfg, Options{Registry: reg, NewTransport: inMemory(t, mcptest.Fixture(mcptest.FixtureOptions{}))})
+			h, err := start(t, cfg, Options{Registry: reg, NewTransport: inMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))})
 			if strict && (err == nil || !strings.Contains(err.Error(), `tool "mcp__fixture__add" is already registered`)) {
 				t.Errorf("strict startup error = %v", err)
 			}
@@ -211,16 +212,16 @@ func TestRegistrationConflict(t *testing.T) {
 			if !h.log.has("ERROR", "mcp-client(fixture): tool registration failed, no tools registered:", "mcp__fixture__add") {
 				t.Errorf("log: %v", h.log.all())
 			}
-			if st := h.srv.Status(); !strict && (st.State != StateFailed || !strings.Contains(st.Err, "mcp__fixture__add")) {
+			if st := h.srv.Status(); !strict && (st.State != host.StateFailed || !strings.Contains(st.Err, "mcp__fixture__add")) {
 				t.Errorf("status = %+v", st)
 			}
 		})
 	}
 }
 
-// UPSTREAM §8.1 case 18: closing unregisters the current generation.
+// docs/upstream.md §8.1 case 18: closing unregisters the current generation.
 func TestCloseUnregisters(t *testing.T) {
-	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, _, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
 	if h.reg.Len() == 0 {
 		t.Fatal("nothing registered")
 	}
@@ -230,7 +231,7 @@ func TestCloseUnregisters(t *testing.T) {
 	if got := h.names(); len(got) != 0 {
 		t.Errorf("after Close: %v", got)
 	}
-	if st := h.srv.Status(); st.State != StateClosed {
+	if st := h.srv.Status(); st.State != host.StateClosed {
 		t.Errorf("state = %s", st.State)
 	}
 	res, _ := h.reg.Execute(context.Background(), "mcp__fixture__add", nil)
@@ -242,17 +243,17 @@ func TestCloseUnregisters(t *testing.T) {
 	}
 }
 
-func rawHarness(t *testing.T, script mcptest.RawScript, cfg Config) (*harness, error) {
+func rawHarness(t *testing.T, script mcppeer.RawScript, cfg Config) (*harness, error) {
 	t.Helper()
-	return start(t, cfg, Options{NewTransport: rawPipe(t, mcptest.NewRawServer(script))})
+	return start(t, cfg, Options{NewTransport: rawPipe(t, mcppeer.NewRawServer(script))})
 }
 
-func onePage(tools ...json.RawMessage) []mcptest.RawPage {
-	return []mcptest.RawPage{{Tools: tools}}
+func onePage(tools ...json.RawMessage) []mcppeer.RawPage {
+	return []mcppeer.RawPage{{Tools: tools}}
 }
 
 // Results the SDK cannot decode are carried through and projected, never a
-// failed call (DECISIONS §6; UPSTREAM §8.2 cases 47, 53–66).
+// failed call (docs/decisions.md §6; docs/upstream.md §8.2 cases 47, 53–66).
 func TestRawResultsAreProjected(t *testing.T) {
 	results := map[string]string{
 		"video":     `{"content":[{"type":"text","text":"a"},{"type":"video","uri":"x"},{"type":"text","text":"b"}]}`,
@@ -267,11 +268,11 @@ func TestRawResultsAreProjected(t *testing.T) {
 		"array":     `[1]`,
 		"bigint":    `{"content":[{"type":"text","text":"n","annotations":{"z":1,"a":2}}],"structuredContent":{"n":12345678901234567890}}`,
 	}
-	script := mcptest.RawScript{Results: map[string]json.RawMessage{}}
+	script := mcppeer.RawScript{Results: map[string]json.RawMessage{}}
 	var tools []json.RawMessage
 	for name, r := range results {
 		script.Results[name] = json.RawMessage(r)
-		tools = append(tools, mcptest.RawTool(name, ""))
+		tools = append(tools, mcppeer.RawTool(name, ""))
 	}
 	script.Pages = onePage(tools...)
 	h, err := rawHarness(t, script, stdioConfig("raw"))
@@ -311,9 +312,9 @@ func TestRawResultsAreProjected(t *testing.T) {
 
 // A JSON-RPC error is rendered as the TypeScript SDK does.
 func TestJSONRPCErrorText(t *testing.T) {
-	script := mcptest.RawScript{
-		Pages:  onePage(mcptest.RawTool("boom", "")),
-		Errors: map[string]mcptest.RawError{"boom": {Code: -32602, Message: "bad params"}},
+	script := mcppeer.RawScript{
+		Pages:  onePage(mcppeer.RawTool("boom", "")),
+		Errors: map[string]mcppeer.RawError{"boom": {Code: -32602, Message: "bad params"}},
 	}
 	h, err := rawHarness(t, script, stdioConfig("raw"))
 	if err != nil {
@@ -325,12 +326,12 @@ func TestJSONRPCErrorText(t *testing.T) {
 }
 
 // Tool definitions pass through byte for byte: description and schemas
-// untouched (UPSTREAM §4.1), pagination followed (case 32), and the
+// untouched (docs/upstream.md §4.1), pagination followed (case 32), and the
 // task-only tool registered but refused (case 51).
 func TestDefinitionsPassThrough(t *testing.T) {
 	schema := `{"type":"object","properties":{"z":{"type":"number","minimum":1e2},"a":{"type":"string"}},"$schema":"https://json-schema.org/draft/2020-12/schema","required":["z"]}`
 	out := `{"type":"object","properties":{"answer":{"type":"integer"}}}`
-	script := mcptest.RawScript{Pages: []mcptest.RawPage{
+	script := mcppeer.RawScript{Pages: []mcppeer.RawPage{
 		{Tools: []json.RawMessage{json.RawMessage(`{"name":"first","description":"D1","inputSchema":` + schema + `,"outputSchema":` + out + `}`)}},
 		{Tools: []json.RawMessage{json.RawMessage(`{"name":"tasky","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}`)}},
 	}}
@@ -354,25 +355,25 @@ func TestDefinitionsPassThrough(t *testing.T) {
 	}
 }
 
-// Invalid lists register nothing and say why (UPSTREAM §8.2 case 28,
-// DECISIONS §8 for mimicry and pagination).
+// Invalid lists register nothing and say why (docs/upstream.md §8.2 case 28,
+// docs/decisions.md §8 for mimicry and pagination).
 func TestInvalidListsRegisterNothing(t *testing.T) {
 	tests := []struct {
 		name   string
-		script mcptest.RawScript
+		script mcppeer.RawScript
 		want   string
 	}{
-		{"duplicate", mcptest.RawScript{Pages: onePage(mcptest.RawTool("dup", ""), mcptest.RawTool("dup", ""))},
+		{"duplicate", mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("dup", ""), mcppeer.RawTool("dup", ""))},
 			`mcp-client(raw): server listed tool "dup" more than once — invalid tool list`},
-		{"mimicry", mcptest.RawScript{Pages: onePage(mcptest.RawTool("admin.reset", ""), mcptest.RawTool("admin_reset_73a3cbd62f70", ""))},
+		{"mimicry", mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("admin.reset", ""), mcppeer.RawTool("admin_reset_73a3cbd62f70", ""))},
 			`both map to the public name`},
-		{"repeated cursor", mcptest.RawScript{Pages: []mcptest.RawPage{
-			{Tools: []json.RawMessage{mcptest.RawTool("a", "")}, NextCursor: mcptest.RawCursor(1)},
-			{Tools: []json.RawMessage{mcptest.RawTool("b", "")}, NextCursor: mcptest.RawCursor(1)},
+		{"repeated cursor", mcppeer.RawScript{Pages: []mcppeer.RawPage{
+			{Tools: []json.RawMessage{mcppeer.RawTool("a", "")}, NextCursor: mcppeer.RawCursor(1)},
+			{Tools: []json.RawMessage{mcppeer.RawTool("b", "")}, NextCursor: mcppeer.RawCursor(1)},
 		}}, `returned the cursor "page-1" twice`},
-		{"endless", mcptest.RawScript{Pages: []mcptest.RawPage{{}}, Endless: true},
+		{"endless", mcppeer.RawScript{Pages: []mcppeer.RawPage{{}}, Endless: true},
 			`more than 1000 pages`},
-		{"no input schema", mcptest.RawScript{Pages: onePage(json.RawMessage(`{"name":"x","inputSchema":null}`))},
+		{"no input schema", mcppeer.RawScript{Pages: onePage(json.RawMessage(`{"name":"x","inputSchema":null}`))},
 			`tool "x" has no inputSchema object`},
 	}
 	for _, tc := range tests {
@@ -380,7 +381,7 @@ func TestInvalidListsRegisterNothing(t *testing.T) {
 			if tc.name == "mimicry" {
 				// the clean name that mimics the hashed name of admin.reset
 				mimic := PublicToolName("raw", "admin.reset")[len("mcp__raw__"):]
-				tc.script.Pages = onePage(mcptest.RawTool("admin.reset", ""), mcptest.RawTool(mimic, ""))
+				tc.script.Pages = onePage(mcppeer.RawTool("admin.reset", ""), mcppeer.RawTool(mimic, ""))
 			}
 			cfg := stdioConfig("raw")
 			cfg.FailOnStartupError = true
@@ -397,9 +398,9 @@ func TestInvalidListsRegisterNothing(t *testing.T) {
 
 // A re-sync whose fetch fails keeps the previous generation (case 17/29).
 func TestFailedResyncKeepsPrevious(t *testing.T) {
-	raw := mcptest.NewRawServer(mcptest.RawScript{Pages: onePage(mcptest.RawTool("stable", ""))})
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("stable", ""))})
 	h := mustStart(t, stdioConfig("raw"), Options{NewTransport: rawPipe(t, raw)})
-	raw.SetScript(mcptest.RawScript{Pages: onePage(mcptest.RawTool("dup", ""), mcptest.RawTool("dup", ""))})
+	raw.SetScript(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("dup", ""), mcppeer.RawTool("dup", ""))})
 	if err := raw.NotifyToolsChanged(); err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +414,7 @@ func TestFailedResyncKeepsPrevious(t *testing.T) {
 
 // enabledTools and disabledTools filter by raw name.
 func TestToolFilters(t *testing.T) {
-	script := mcptest.RawScript{Pages: onePage(mcptest.RawTool("a", ""), mcptest.RawTool("b", ""), mcptest.RawTool("c", ""))}
+	script := mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("a", ""), mcppeer.RawTool("b", ""), mcppeer.RawTool("c", ""))}
 	cfg := stdioConfig("raw")
 	cfg.EnabledTools = []string{"a", "c"}
 	h, err := rawHarness(t, script, cfg)

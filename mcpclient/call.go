@@ -17,13 +17,14 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // imageReason is why an image cannot enter the model view: this bridge has
-// no attachment store (DECISIONS §6).
+// no attachment store (docs/decisions.md §6).
 const imageReason = "no attachment store is mounted"
 
 var (
@@ -32,7 +33,7 @@ var (
 )
 
 // current returns the live generation, or an error saying at once why there
-// is none (DECISIONS §4: calls to a down server never wait for a timeout).
+// is none (docs/decisions.md §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -40,7 +41,7 @@ func (s *Server) current() (*generation, error) {
 		return s.cur, nil
 	}
 	name := s.cfg.ServerName
-	if s.status.State == StateReconnecting {
+	if s.status.State == host.StateReconnecting {
 		return nil, fmt.Errorf("server %q is reconnecting (attempt %d/%d)", name, s.status.Attempt, s.status.MaxAttempts)
 	}
 	if s.status.Err != "" {
@@ -54,7 +55,7 @@ func (s *Server) current() (*generation, error) {
 func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		if rt.taskRequired {
-			//lint:ignore ST1005 upstream's exact model-visible text (UPSTREAM §4.1)
+			//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
 			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
 		}
 		gen, err := s.current()
@@ -155,7 +156,7 @@ func connectionGone(err error) bool {
 
 // objectArgs forwards a JSON object as is and replaces anything else (null,
 // a string, a number, an array) by {} so the server reports its own
-// missing-parameter error; MCP requires an object (UPSTREAM §4.2, §9.2 #11).
+// missing-parameter error; MCP requires an object (docs/upstream.md §4.2, §9.2 #11).
 func objectArgs(args json.RawMessage) json.RawMessage {
 	if isJSONObject(args) {
 		return args
@@ -176,7 +177,7 @@ func describeCallError(err error) error {
 // outputValidator checks structuredContent against a tool's outputSchema
 // with a full JSON Schema validator (drafts 4 to 2020-12). The schema is
 // compiled on first use; one that does not compile is reported once and
-// treated as "any JSON" (DECISIONS §6).
+// treated as "any JSON" (docs/decisions.md §6).
 type outputValidator struct {
 	schema  json.RawMessage
 	onError func(error)

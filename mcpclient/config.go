@@ -42,7 +42,7 @@ const maxMs = 2147483647
 // reconnect.maxAttempts.
 const maxSafeInteger = 1<<53 - 1
 
-// ReconnectPolicy is the resolved reconnect block (UPSTREAM §1.6): after a
+// ReconnectPolicy is the resolved reconnect block (docs/upstream.md §1.6): after a
 // lost connection, wait InitialDelay, doubling up to MaxDelay, for at most
 // MaxAttempts consecutive failed attempts.
 type ReconnectPolicy struct {
@@ -194,44 +194,79 @@ func (c Config) WithDefaults() Config {
 	return out
 }
 
-// check applies the rules that do not depend on YAML. report gets the message
-// and the fields it concerns (YAML paths relative to the config, the first
-// being where to point); messages never contain values that may have come from
-// ${VAR} expansion.
-func (c Config) check(report func(msg string, fields ...string)) {
+// reportFunc receives a problem found by check: the message and the fields
+// it concerns (YAML paths relative to the config, the first being where to
+// point).
+type reportFunc func(msg string, fields ...string)
+
+// check applies the rules that do not depend on YAML, one group of fields
+// after another, reporting every problem; messages never contain values
+// that may have come from ${VAR} expansion.
+func (c Config) check(report reportFunc) {
+	for _, check := range []func(reportFunc){
+		c.checkServerName,
+		c.checkTransport,
+		c.checkEnv,
+		c.checkHeaders,
+		c.checkTimeouts,
+		c.checkProtocolVersion,
+		c.checkReconnect,
+		c.checkToolFilters,
+	} {
+		check(report)
+	}
+}
+
+func (c Config) checkServerName(report reportFunc) {
 	if why := ValidServerName(c.ServerName); why != "" {
 		report(why, "serverName")
 	}
+}
+
+// checkTransport checks transport and the fields that belong to one
+// transport only.
+func (c Config) checkTransport(report reportFunc) {
 	switch c.Transport {
 	case "":
 		report(`is required: "stdio" or "streamable-http"`, "transport")
 	case TransportStdio:
-		if c.Command == "" {
-			report("is required with transport: stdio", "command")
-		}
-		if c.URL != "" {
-			report("url is only valid with transport: streamable-http", "url")
-		}
-		if len(c.Headers) > 0 {
-			report("headers is only valid with transport: streamable-http", "headers")
-		}
+		c.checkStdio(report)
 	case TransportStreamableHTTP:
-		if c.URL == "" {
-			report("is required with transport: streamable-http", "url")
-		} else if why := checkURL(c.URL); why != "" {
-			report(why, "url")
-		}
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"command", c.Command != ""}, {"args", len(c.Args) > 0}, {"env", len(c.Env) > 0}, {"cwd", c.Cwd != ""}} {
-			if f.set {
-				report(f.name+" is only valid with transport: stdio", f.name)
-			}
-		}
+		c.checkStreamableHTTP(report)
 	default:
 		report(fmt.Sprintf(`must be "stdio" or "streamable-http", got %q`, c.Transport), "transport")
 	}
+}
+
+func (c Config) checkStdio(report reportFunc) {
+	if c.Command == "" {
+		report("is required with transport: stdio", "command")
+	}
+	if c.URL != "" {
+		report("url is only valid with transport: streamable-http", "url")
+	}
+	if len(c.Headers) > 0 {
+		report("headers is only valid with transport: streamable-http", "headers")
+	}
+}
+
+func (c Config) checkStreamableHTTP(report reportFunc) {
+	if c.URL == "" {
+		report("is required with transport: streamable-http", "url")
+	} else if why := checkURL(c.URL); why != "" {
+		report(why, "url")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"command", c.Command != ""}, {"args", len(c.Args) > 0}, {"env", len(c.Env) > 0}, {"cwd", c.Cwd != ""}} {
+		if f.set {
+			report(f.name+" is only valid with transport: stdio", f.name)
+		}
+	}
+}
+
+func (c Config) checkEnv(report reportFunc) {
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			report(`environment variable names must be non-empty and contain no "=" or NUL`, yamlconf.JoinKey("env", k))
@@ -239,6 +274,9 @@ func (c Config) check(report func(msg string, fields ...string)) {
 			report("value must not contain NUL characters", yamlconf.JoinKey("env", k))
 		}
 	}
+}
+
+func (c Config) checkHeaders(report reportFunc) {
 	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		if !isToken(k) {
 			report("is not a valid HTTP header name", yamlconf.JoinKey("headers", k))
@@ -246,29 +284,45 @@ func (c Config) check(report func(msg string, fields ...string)) {
 			report("value must not contain CR, LF or NUL characters", yamlconf.JoinKey("headers", k))
 		}
 	}
+}
+
+func (c Config) checkTimeouts(report reportFunc) {
 	checkTimeout(c.ToolCallTimeout, "toolCallTimeoutMs", report)
 	checkTimeout(c.StartupTimeout, "startupTimeoutMs", report)
+}
+
+func (c Config) checkProtocolVersion(report reportFunc) {
 	if c.ProtocolVersion != "" && !slices.Contains(protocolVersions(), c.ProtocolVersion) {
 		report(fmt.Sprintf("%q is not a supported MCP protocol version (use one of %s, or leave it empty to negotiate)",
 			c.ProtocolVersion, strings.Join(protocolVersions(), ", ")), "protocolVersion")
 	}
-	if p := c.Reconnect; p != nil {
-		prefix := "mcp-client(" + c.ServerName + "): reconnect"
-		initialOK := validDelay(p.InitialDelay)
-		maxOK := validDelay(p.MaxDelay)
-		if !initialOK {
-			report(prefix+".initialDelayMs must be a positive finite number no greater than 2147483647", "reconnect.initialDelayMs")
-		}
-		if !maxOK {
-			report(prefix+".maxDelayMs must be a positive finite number no greater than 2147483647", "reconnect.maxDelayMs")
-		}
-		if p.MaxAttempts < 1 || p.MaxAttempts > maxSafeInteger {
-			report(prefix+".maxAttempts must be a positive integer", "reconnect.maxAttempts")
-		}
-		if initialOK && maxOK && p.InitialDelay > p.MaxDelay {
-			report(prefix+".initialDelayMs must be less than or equal to maxDelayMs", "reconnect.initialDelayMs", "reconnect.maxDelayMs")
-		}
+}
+
+// checkReconnect checks a policy set in Go or merged from YAML, with
+// upstream's messages.
+func (c Config) checkReconnect(report reportFunc) {
+	p := c.Reconnect
+	if p == nil {
+		return
 	}
+	prefix := "mcp-client(" + c.ServerName + "): reconnect"
+	initialOK := validDelay(p.InitialDelay)
+	maxOK := validDelay(p.MaxDelay)
+	if !initialOK {
+		report(prefix+".initialDelayMs must be a positive finite number no greater than 2147483647", "reconnect.initialDelayMs")
+	}
+	if !maxOK {
+		report(prefix+".maxDelayMs must be a positive finite number no greater than 2147483647", "reconnect.maxDelayMs")
+	}
+	if p.MaxAttempts < 1 || p.MaxAttempts > maxSafeInteger {
+		report(prefix+".maxAttempts must be a positive integer", "reconnect.maxAttempts")
+	}
+	if initialOK && maxOK && p.InitialDelay > p.MaxDelay {
+		report(prefix+".initialDelayMs must be less than or equal to maxDelayMs", "reconnect.initialDelayMs", "reconnect.maxDelayMs")
+	}
+}
+
+func (c Config) checkToolFilters(report reportFunc) {
 	if len(c.EnabledTools) > 0 && len(c.DisabledTools) > 0 {
 		report("enabledTools and disabledTools may not both be set: list either the tools to keep or the tools to hide", "disabledTools", "enabledTools")
 	}
@@ -288,7 +342,7 @@ func validDelay(d time.Duration) bool {
 	return d > 0 && d <= maxMs*time.Millisecond
 }
 
-func checkTimeout(d time.Duration, field string, report func(string, ...string)) {
+func checkTimeout(d time.Duration, field string, report reportFunc) {
 	if d != 0 && (d < time.Millisecond || d > maxMs*time.Millisecond) {
 		report("must be between 1 and 2147483647 milliseconds (0 means the default)", field)
 	}

@@ -195,7 +195,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		src  string
 		want string
 	}{
-		// Upstream §8.1 cases 2, 3 and 6.
+		// docs/upstream.md §8.1 cases 2, 3 and 6.
 		{"upstream 2: serverName missing", "transport: stdio\ncommand: echo",
 			`1:1: config.serverName: serverName is required`},
 		{"upstream 3: bad name!", "serverName: bad name!\ntransport: stdio\ncommand: echo",
@@ -205,7 +205,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"upstream 6: maxAttempts 0", ok + "reconnect: {maxAttempts: 0}",
 			`4:26: config.reconnect.maxAttempts: mcp-client(srv): reconnect.maxAttempts must be a positive integer (got the integer 0)`},
 
-		// Upstream §8.3 policy resolution, cases 97-100.
+		// docs/upstream.md §8.3 policy resolution, cases 97-100.
 		{"upstream 97: unknown reconnect key", ok + "reconnect:\n  jitterRatio: 0.5",
 			`5:3: config.reconnect.jitterRatio: mcp-client(srv): reconnect.jitterRatio is not a reconnect option`},
 		{"upstream 98: initialDelayMs 0", ok + "reconnect: {initialDelayMs: 0}",

@@ -12,20 +12,22 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // A call while the server is in a reconnect backoff fails at once with the
-// state; closing during the backoff returns promptly (UPSTREAM §8.3 case
+// state; closing during the backoff returns promptly (docs/upstream.md §8.3 case
 // 84, §8.4 case 112).
 func TestCallDuringBackoffFailsFast(t *testing.T) {
-	mem := newMemServer(t, mcptest.Fixture(mcptest.FixtureOptions{}))
+	mem := newMemServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
 	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
 	mem.crash(1)
-	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == StateReconnecting })
+	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == host.StateReconnecting })
 	start := time.Now()
 	if got := h.call("mcp__srv__add", `{"a":1,"b":2}`).Text(); got != `Error: server "srv" is reconnecting (attempt 1/3)` {
 		t.Errorf("call during backoff: %q", got)
@@ -70,9 +72,9 @@ func (t *blockingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 }
 
 // A generation that does not close within the barrier is reported
-// (UPSTREAM §8.3 case 83), and Close still waits for it before returning.
+// (docs/upstream.md §8.3 case 83), and Close still waits for it before returning.
 func TestCloseBarrierTimeout(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	release := make(chan struct{})
 	newTransport := func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
@@ -103,14 +105,14 @@ func TestCloseBarrierTimeout(t *testing.T) {
 	}
 }
 
-// Output validation edge cases (DECISIONS §6): a missing structuredContent
+// Output validation edge cases (docs/decisions.md §6): a missing structuredContent
 // fails, a schema that does not compile is reported once and means any JSON.
 func TestOutputSchemaEdges(t *testing.T) {
 	tools := []json.RawMessage{
 		json.RawMessage(`{"name":"nostruct","inputSchema":{"type":"object"},"outputSchema":{"type":"object","required":["answer"]}}`),
 		json.RawMessage(`{"name":"oddschema","inputSchema":{"type":"object"},"outputSchema":{"type":5}}`),
 	}
-	script := mcptest.RawScript{Pages: onePage(tools...), Results: map[string]json.RawMessage{
+	script := mcppeer.RawScript{Pages: onePage(tools...), Results: map[string]json.RawMessage{
 		"nostruct":  json.RawMessage(`{"content":[{"type":"text","text":"t"}]}`),
 		"oddschema": json.RawMessage(`{"content":[],"structuredContent":"anything"}`),
 	}}
@@ -141,11 +143,11 @@ func TestOutputSchemaEdges(t *testing.T) {
 // connection survives.
 func TestResultSizeCap(t *testing.T) {
 	big := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 4000) + `"}]}`
-	script := mcptest.RawScript{
-		Pages:   onePage(mcptest.RawTool("big", ""), mcptest.RawTool("small", "")),
+	script := mcppeer.RawScript{
+		Pages:   onePage(mcppeer.RawTool("big", ""), mcppeer.RawTool("small", "")),
 		Results: map[string]json.RawMessage{"big": json.RawMessage(big), "small": json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)},
 	}
-	h, err := start(t, stdioConfig("raw"), Options{MaxResultBytes: 1000, NewTransport: rawPipe(t, mcptest.NewRawServer(script))})
+	h, err := start(t, stdioConfig("raw"), Options{MaxResultBytes: 1000, NewTransport: rawPipe(t, mcppeer.NewRawServer(script))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestResultSizeCap(t *testing.T) {
 // Large results cross the SSE filter intact, including data lines longer
 // than its read buffer.
 func TestStreamableHTTPLargeResult(t *testing.T) {
-	hs := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{})
+	hs := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
 	h := mustStart(t, Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
 	msg := strings.Repeat("0123456789", 30000)
 	args, _ := json.Marshal(map[string]string{"message": msg})
@@ -193,7 +195,7 @@ func TestWaitReadyHonoursContext(t *testing.T) {
 // startupTimeoutMs bounds discovery too: a server that never answers
 // tools/list fails the attempt with the reason.
 func TestDiscoveryTimeout(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/list" {
@@ -211,7 +213,7 @@ func TestDiscoveryTimeout(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.3 case 87: an initial failure with reconnect disabled.
+// docs/upstream.md §8.3 case 87: an initial failure with reconnect disabled.
 func TestDisabledReconnectInitialFailure(t *testing.T) {
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: false, InitialDelay: time.Millisecond, MaxDelay: time.Millisecond, MaxAttempts: 1}
@@ -227,14 +229,14 @@ func TestDisabledReconnectInitialFailure(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.3 cases 88–89: the failure budget resets after an uptime of
+// docs/upstream.md §8.3 cases 88–89: the failure budget resets after an uptime of
 // maxDelay, and not before (on a fake clock).
 func TestReconnectBudgetReset(t *testing.T) {
 	synctest.Test(t, testReconnectBudgetReset)
 }
 
 func testReconnectBudgetReset(t *testing.T) {
-	mem := newMemServer(t, mcptest.Fixture(mcptest.FixtureOptions{}))
+	mem := newMemServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 	crash := func(n int) {
 		waitFor(t, "connection", func() bool { return mem.connections() == n })
 		mem.crash(n)
@@ -248,7 +250,7 @@ func testReconnectBudgetReset(t *testing.T) {
 	time.Sleep(40 * time.Millisecond) // fake clock: an uptime longer than maxDelay resets the budget
 	crash(2)
 	waitFor(t, "second connection", func() bool { return mem.connections() == 3 })
-	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == StateReady })
+	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == host.StateReady })
 	if h.log.has("giving up") {
 		t.Fatalf("gave up although the budget should have reset: %v", h.log.all())
 	}
@@ -262,7 +264,7 @@ func testReconnectBudgetReset(t *testing.T) {
 // A caller that asks for progress gets the server's notifications; a
 // failed call's raw result stays reachable through tool.ToolError.
 func TestProgressAndToolError(t *testing.T) {
-	h, _, _ := fixtureHarness(t, mcptest.FixtureOptions{})
+	h, _, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
 	got := make(chan string, 10)
 	ctx := tool.WithProgress(context.Background(), func(p tool.Progress) { got <- p.Message })
 	slow, _ := h.reg.Get("mcp__fixture__slow")
@@ -289,8 +291,8 @@ func TestProgressAndToolError(t *testing.T) {
 // ends the connection with a clear error, and the server is reconnected.
 func TestHugeResult(t *testing.T) {
 	huge := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 50<<20) + `"}]}`
-	raw := mcptest.NewRawServer(mcptest.RawScript{
-		Pages:   onePage(mcptest.RawTool("huge", ""), mcptest.RawTool("small", "")),
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{
+		Pages:   onePage(mcppeer.RawTool("huge", ""), mcppeer.RawTool("small", "")),
 		Results: map[string]json.RawMessage{"huge": json.RawMessage(huge), "small": json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)},
 	})
 	cfg := stdioConfig("big")
@@ -316,10 +318,10 @@ func TestHugeResult(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.3 cases 79 and 92: a crash while a re-sync is in flight gives
+// docs/upstream.md §8.3 cases 79 and 92: a crash while a re-sync is in flight gives
 // up behind it, and the late list never registers.
 func TestGiveUpBehindInFlightResync(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	gate := make(chan struct{})
 	var lists atomic.Int32
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -346,7 +348,7 @@ func TestGiveUpBehindInFlightResync(t *testing.T) {
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 8 * time.Millisecond, MaxAttempts: 1}
 	h := mustStart(t, cfg, Options{NewTransport: newTransport})
-	mcptest.AddRuntimeTool(srv, "late") // list_changed → a re-sync whose fetch hangs
+	mcppeer.AddRuntimeTool(srv, "late") // list_changed → a re-sync whose fetch hangs
 	waitFor(t, "the re-sync to be in flight", func() bool { return lists.Load() == 2 })
 	conn.conn.Close() // the connection dies under the in-flight re-sync
 	waitFor(t, "give-up", func() bool { return h.log.has("giving up after 1 consecutive failed reconnect attempts") })

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -106,7 +107,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 // A list_changed storm costs a bounded number of tools/list requests, and
 // the final state is the server's last list.
 func TestListChangedStorm(t *testing.T) {
-	raw := mcptest.NewRawServer(mcptest.RawScript{Pages: onePage(mcptest.RawTool("v1", ""))})
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("v1", ""))})
 	var counter *countingWriter
 	newTransport := func() (mcp.Transport, error) {
 		cr, sw := io.Pipe()
@@ -122,7 +123,7 @@ func TestListChangedStorm(t *testing.T) {
 		return &mcp.IOTransport{Reader: cr, Writer: counter}, nil
 	}
 	h := mustStart(t, stdioConfig("storm"), Options{NewTransport: newTransport})
-	raw.SetScript(mcptest.RawScript{Pages: onePage(mcptest.RawTool("v2", ""))})
+	raw.SetScript(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("v2", ""))})
 	const storm = 3000
 	start := time.Now()
 	for range storm {
@@ -148,7 +149,7 @@ func TestListChangedStorm(t *testing.T) {
 // A server that writes garbage on its protocol stream is disconnected with a
 // clear error and retried per the budget.
 func TestGarbageOnStdout(t *testing.T) {
-	raw := mcptest.NewRawServer(mcptest.RawScript{Pages: onePage(mcptest.RawTool("t", ""))})
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("t", ""))})
 	var mu sync.Mutex
 	attempts := 0
 	transport := rawPipe(t, raw)

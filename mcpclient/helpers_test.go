@@ -13,12 +13,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // logRecorder is a slog handler that keeps every message, so tests can
-// check the exact log texts of UPSTREAM §3.11.
+// check the exact log texts of docs/upstream.md §3.11.
 type logRecorder struct {
 	mu    sync.Mutex
 	lines []string
@@ -123,13 +124,7 @@ func (h *harness) call(name, args string) tool.Result {
 // waitFor polls cond until it holds or 20 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	mcptest.Eventually(t, 20*time.Second, cond, "%s", what)
 }
 
 // inMemory returns a NewTransport that connects every attempt to srv over
@@ -193,7 +188,7 @@ func (m *memServer) crash(n int) {
 
 // rawPipe returns a NewTransport that connects every attempt to raw over
 // pipes.
-func rawPipe(t *testing.T, raw *mcptest.RawServer) func() (mcp.Transport, error) {
+func rawPipe(t *testing.T, raw *mcppeer.RawServer) func() (mcp.Transport, error) {
 	return func() (mcp.Transport, error) {
 		cr, sw := io.Pipe()
 		sr, cw := io.Pipe()

@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -85,10 +86,10 @@ func waitReady(t *testing.T, in host.Instance) {
 }
 
 func TestKindInstance(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	release := make(chan struct{})
 	defer close(release)
-	hung := mcptest.Fixture(mcptest.FixtureOptions{})
+	hung := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	mcptest.HoldHandshake(hung, mcptest.Hang(release))
 	transports := map[string]*mcp.Server{"ok": srv, "hung": hung, "hung2": hung}
 	k := NewKind(KindOptions{OneShot: true, NewTransport: func(cfg Config) func() (mcp.Transport, error) {
@@ -101,7 +102,7 @@ func TestKindInstance(t *testing.T) {
 	ok := startInstance(t, k, stdioConfig("ok"))
 	waitReady(t, ok)
 	st := ok.Status()
-	if st.State != host.StateReady || st.Name != "ok" || st.Transport != "stdio" || st.ServerName != "fixture-server" || st.ServerVersion != "1.0.0" || st.Tools != len(mcptest.FixtureTools()) || st.ProtocolVersion == "" {
+	if st.State != host.StateReady || st.Name != "ok" || st.Transport != "stdio" || st.PeerName != "fixture-server" || st.PeerVersion != "1.0.0" || st.Tools != len(mcppeer.FixtureTools()) || st.ProtocolVersion == "" {
 		t.Errorf("ready status %+v", st)
 	}
 	if err := ok.StartErr(); err != nil {

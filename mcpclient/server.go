@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -27,7 +28,7 @@ const Version = buildinfo.Version
 const DefaultMaxResultBytes = 16 << 20
 
 // defaultCloseTimeout bounds how long closing one generation may take
-// before the bridge gives up on it (UPSTREAM §3.4 close barrier).
+// before the bridge gives up on it (docs/upstream.md §3.4 close barrier).
 const defaultCloseTimeout = 5 * time.Second
 
 // Options are the dependencies of a Server. The zero value of every optional
@@ -53,7 +54,7 @@ type Options struct {
 	// own (messages are still bounded at 1 GiB).
 	MaxResultBytes int64
 	// CloseGrace and TermGrace override the stdio shutdown ladder
-	// (DECISIONS §4: 2 s each). Tests shorten them.
+	// (docs/decisions.md §4: 2 s each). Tests shorten them.
 	CloseGrace, TermGrace time.Duration
 	// NewTransport, when set, provides the transport of every connection
 	// attempt instead of the one the Config describes: in-process servers
@@ -65,42 +66,6 @@ type Options struct {
 	OneShot bool
 
 	closeTimeout time.Duration // tests shorten the close barrier
-}
-
-// State is where a server's connection stands.
-type State string
-
-// The states of a server's connection.
-const (
-	// StateConnecting: the first attempt has not settled yet.
-	StateConnecting State = "connecting"
-	// StateReady: connected, tools registered.
-	StateReady State = "ready"
-	// StateReconnecting: waiting out a backoff; the last good tools stay
-	// registered and calls fail at once.
-	StateReconnecting State = "reconnecting"
-	// StateFailed: not connected and not retrying (budget spent, reconnect
-	// disabled, a one-shot failure), or connected but its tools could not
-	// be registered; Status.Err says why.
-	StateFailed State = "failed"
-	// StateClosed: Close was called.
-	StateClosed State = "closed"
-)
-
-// Status is a snapshot of a server's connection, for display.
-type Status struct {
-	ServerName      string
-	Transport       Transport
-	State           State
-	Err             string // the last failure, if any
-	Tools           int    // tools registered for this server
-	ServerInfo      *mcp.Implementation
-	ProtocolVersion string
-	PID             int // the stdio child's process (and process group) ID; 0 for HTTP or while down
-	Attempt         int // current reconnect attempt (0 when connected)
-	MaxAttempts     int
-	Connect         time.Duration // spawn/connect + initialize of the current generation
-	Discover        time.Duration // tools/list + registration of the current generation
 }
 
 // Server is the bridge to one MCP server: it connects, registers the
@@ -122,7 +87,7 @@ type Server struct {
 	mu        sync.Mutex
 	cur       *generation  // nil while down
 	src       *tool.Source // the server's registration; never nil
-	status    Status
+	status    host.Status
 	startErr  error
 	conflict  string // why the last sync registered nothing, if it did
 	closeOnce sync.Once
@@ -168,10 +133,10 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		done:   make(chan struct{}),
 		ready:  make(chan struct{}),
 		src:    src,
-		status: Status{
-			ServerName:  cfg.ServerName,
-			Transport:   cfg.Transport,
-			State:       StateConnecting,
+		status: host.Status{
+			Name:        cfg.ServerName,
+			Transport:   string(cfg.Transport),
+			State:       host.StateStarting,
 			MaxAttempts: cfg.Reconnect.MaxAttempts,
 		},
 	}
@@ -200,8 +165,9 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	}
 }
 
-// Status returns a snapshot of the connection.
-func (s *Server) Status() Status {
+// Status returns a snapshot of the connection in the host's vocabulary
+// (ID and Plugin are left to the host).
+func (s *Server) Status() host.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
@@ -219,7 +185,7 @@ func (s *Server) Close() error {
 		s.cancel()
 		<-s.done
 		s.mu.Lock()
-		s.status.State = StateClosed
+		s.status.State = host.StateClosed
 		s.mu.Unlock()
 		s.src.Close()
 	})
@@ -247,7 +213,7 @@ func (s *Server) supervise() {
 		if first && err != nil && s.cfg.FailOnStartupError {
 			s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
 			s.setDown(err)
-			s.setState(StateFailed, 0)
+			s.setState(failedState(err), 0)
 			return
 		}
 		if s.ctx.Err() != nil || errors.Is(err, errGenerationStuck) {
@@ -268,7 +234,7 @@ func (s *Server) supervise() {
 		}
 		s.setDown(err)
 		next := nextStep(s.policy, s.opts.OneShot, failures, lost, up)
-		if !s.follow(next, lost) {
+		if !s.follow(next, lost, err) {
 			return
 		}
 		failures = next.failures
@@ -349,8 +315,9 @@ func nextStep(p ReconnectPolicy, oneShot bool, failures int, lost bool, up time.
 }
 
 // follow carries out next: it logs, sets the state, and reports whether
-// the supervisor goes on.
-func (s *Server) follow(next step, lost bool) bool {
+// the supervisor goes on. err is why the attempt failed or the connection
+// was lost.
+func (s *Server) follow(next step, lost bool, err error) bool {
 	switch next.verdict {
 	case stopFailed:
 		switch {
@@ -360,12 +327,16 @@ func (s *Server) follow(next step, lost bool) bool {
 		default:
 			s.log.Error(s.prefix + ": connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect")
 		}
-		s.setState(StateFailed, 0)
+		if lost {
+			s.setState(host.StateFailed, 0)
+		} else {
+			s.setState(failedState(err), 0)
+		}
 		return false
 	case giveUp:
 		s.unregisterAll()
 		s.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect", s.prefix, s.policy.MaxAttempts))
-		s.setState(StateFailed, 0)
+		s.setState(host.StateFailed, 0)
 		return false
 	}
 	action := "connection failed; retrying"
@@ -373,8 +344,17 @@ func (s *Server) follow(next step, lost bool) bool {
 		action = "connection lost; reconnecting"
 	}
 	s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, next.delay.Milliseconds(), next.failures, s.policy.MaxAttempts))
-	s.setState(StateReconnecting, next.failures)
+	s.setState(host.StateReconnecting, next.failures)
 	return true
+}
+
+// failedState is the final state after a failed connection attempt: timed
+// out when startupTimeoutMs ran out, else failed.
+func failedState(err error) host.State {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return host.StateTimedOut
+	}
+	return host.StateFailed
 }
 
 // sleep waits d, or until the server closes (then it reports false).
@@ -405,7 +385,7 @@ func (s *Server) settleStartup(err error) {
 	close(s.ready)
 }
 
-func (s *Server) setState(st State, attempt int) {
+func (s *Server) setState(st host.State, attempt int) {
 	s.mu.Lock()
 	s.status.State = st
 	s.status.Attempt = attempt
@@ -491,7 +471,7 @@ func (s *Server) closeGeneration(gen *generation) bool {
 	} else {
 		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, ms))
 		s.unregisterAll()
-		s.setState(StateFailed, 0)
+		s.setState(host.StateFailed, 0)
 	}
 	<-closed // the close ladder always ends: it SIGKILLs the process group
 	return false

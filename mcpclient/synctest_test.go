@@ -12,14 +12,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // The supervisor's timing, on a fake clock (testing/synctest): the default
-// schedule of UPSTREAM §3.9 is waited out exactly, with no real sleeping.
+// schedule of docs/upstream.md §3.9 is waited out exactly, with no real sleeping.
 func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := mcptest.Fixture(mcptest.FixtureOptions{})
+		srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 		var attempts atomic.Int32
 		var mu sync.Mutex
 		var first *mcp.ServerSession

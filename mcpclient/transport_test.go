@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -25,7 +27,7 @@ func fastReconnect(maxAttempts int) *ReconnectPolicy {
 	return &ReconnectPolicy{Enabled: true, InitialDelay: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond, MaxAttempts: maxAttempts}
 }
 
-// UPSTREAM §8.4 cases 102–106, 111 over a real child process: discovery,
+// docs/upstream.md §8.4 cases 102–106, 111 over a real child process: discovery,
 // calls, crash and recovery with identical names.
 func TestStdioChildCrashAndRecovery(t *testing.T) {
 	cfg := fixtureChild(t, "crashy")
@@ -96,7 +98,7 @@ func TestStdioStartupFailures(t *testing.T) {
 		t.Errorf("missing command: %v", err)
 	}
 	// Ready wakes a caller only once the outcome is in Status.
-	if st := h.srv.Status(); st.State != StateFailed || !strings.Contains(st.Err, "no-such-mcp-server-xyz") {
+	if st := h.srv.Status(); st.State != host.StateFailed || !strings.Contains(st.Err, "no-such-mcp-server-xyz") {
 		t.Errorf("status after a strict startup failure: %+v", st)
 	}
 
@@ -105,7 +107,7 @@ func TestStdioStartupFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no answer within startupTimeoutMs (300ms)") {
 		t.Errorf("mute child: %v", err)
 	}
-	if st := h.srv.Status(); st.State != StateFailed {
+	if st := h.srv.Status(); st.State != host.StateTimedOut {
 		t.Errorf("state = %s", st.State)
 	}
 	if res, err := h.reg.Execute(context.Background(), "mcp__mute__x", nil); err == nil || res.Text() != `Error: unknown tool "mcp__mute__x"` {
@@ -116,10 +118,10 @@ func TestStdioStartupFailures(t *testing.T) {
 	}
 }
 
-// UPSTREAM §8.3 cases 78 and 87–89 with an in-process server: the budget,
+// docs/upstream.md §8.3 cases 78 and 87–89 with an in-process server: the budget,
 // give-up and the exact log texts.
 func TestReconnectGivesUp(t *testing.T) {
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	var attempts atomic.Int32
 	var first *mcp.ServerSession
 	newTransport := func() (mcp.Transport, error) {
@@ -153,12 +155,12 @@ func TestReconnectGivesUp(t *testing.T) {
 	if n := h.reg.Len(); n != 0 {
 		t.Errorf("%d tools still registered after give-up", n)
 	}
-	if st := h.srv.Status(); st.State != StateFailed {
+	if st := h.srv.Status(); st.State != host.StateFailed {
 		t.Errorf("state = %s", st.State)
 	}
 }
 
-// The reconnect delay is min(maxDelay, initialDelay·2^(n−1)) (UPSTREAM §3.9).
+// The reconnect delay is min(maxDelay, initialDelay·2^(n−1)) (docs/upstream.md §3.9).
 func TestBackoff(t *testing.T) {
 	p := DefaultReconnectPolicy()
 	var got []string
@@ -175,12 +177,12 @@ func TestBackoff(t *testing.T) {
 }
 
 // Streamable HTTP, both server modes: discovery, calls, configured headers
-// on every request (UPSTREAM §8.4 cases 120–123), results that pass through
+// on every request (docs/upstream.md §8.4 cases 120–123), results that pass through
 // the SSE filter unchanged.
 func TestStreamableHTTP(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprint("stateless=", stateless), func(t *testing.T) {
-			hs := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{Stateless: stateless})
+			hs := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{Stateless: stateless})
 			cfg := Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL,
 				Headers: map[string]string{"Authorization": "Bearer e2e-test-token"}}
 			h := mustStart(t, cfg, Options{})
@@ -213,8 +215,8 @@ func TestStreamableHTTP(t *testing.T) {
 // Raw results over HTTP (plain JSON replies) are projected like stdio ones,
 // and list_changed over the GET stream re-syncs.
 func TestStreamableHTTPRawResult(t *testing.T) {
-	hs := mcptest.NewRawHTTPServer(t, mcptest.RawScript{
-		Pages:   onePage(mcptest.RawTool("video", "")),
+	hs := mcptest.NewRawHTTPServer(t, mcppeer.RawScript{
+		Pages:   onePage(mcppeer.RawTool("video", "")),
 		Results: map[string]json.RawMessage{"video": json.RawMessage(`{"content":[{"type":"video"},7]}`)},
 	})
 	h := mustStart(t, Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -57,70 +58,152 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 			f.args = append(f.args, a)
 			continue
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takeValue := func() (string, error) {
-			if hasValue {
-				return value, nil
-			}
-			if i+1 >= len(argv) {
-				return "", usagef("%s: flag --%s needs a value", cmd, name)
-			}
-			i++
-			return argv[i], nil
-		}
-		var err error
-		switch {
-		case name == "h" || name == "help":
-			f.help = true
-		case name == "v" || name == "verbose":
-			f.verbose = true
-		case name == "json" && spec.json:
-			f.json = true
-		case name == "timings" && spec.timings:
-			f.timings = true
-		case name == "config" && (spec.source || spec.config):
-			f.config, err = takeValue()
-		case name == "url" && spec.source:
-			f.url, err = takeValue()
-		case name == "name" && spec.source:
-			f.name, err = takeValue()
-		case name == "header" && spec.source:
-			var h string
-			h, err = takeValue()
-			f.headers = append(f.headers, h)
-		case name == "stdio" && spec.serve:
-			f.stdio = true
-		case name == "http" && spec.serve:
-			// The address is optional: --http alone serves on the default.
-			f.http = true
-			if hasValue {
-				f.httpAddr = value
-			} else if i+1 < len(argv) && strings.Contains(argv[i+1], ":") && !strings.HasPrefix(argv[i+1], "-") {
-				i++
-				f.httpAddr = argv[i]
-			}
-		case name == "token-env" && spec.serve:
-			f.tokenEnv, err = takeValue()
-		case name == "allow-origin" && spec.serve:
-			var o string
-			o, err = takeValue()
-			f.origins = append(f.origins, o)
-		case name == "insecure-no-auth-on-network" && spec.serve:
-			f.insecure = true
-		default:
-			return nil, usagef("%s: unknown flag %s (see 'mcpbridge help')", cmd, a)
-		}
+		used, err := parseFlag(cmd, spec, f, a, argv[i+1:])
 		if err != nil {
 			return nil, err
 		}
+		i += used
 	}
-	if f.config != "" && f.url != "" {
-		return nil, usagef("%s: --config and --url cannot be used together", cmd)
-	}
-	if f.url == "" && (f.name != "" || len(f.headers) > 0) {
-		return nil, usagef("%s: --name and --header go with --url", cmd)
+	if err := checkSourceFlags(cmd, f); err != nil {
+		return nil, err
 	}
 	return f, nil
+}
+
+// parseFlag applies the flag argument a ("--name", "-name" or
+// "--name=value") to f. A flag without "=value" that needs one takes it
+// from rest; parseFlag returns how many arguments of rest it took.
+func parseFlag(cmd string, spec flagSpec, f *flags, a string, rest []string) (int, error) {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	def, ok := lookupFlag(name, spec)
+	if !ok {
+		return 0, usagef("%s: unknown flag %s (see 'mcpbridge help')", cmd, a)
+	}
+	u := &flagUse{cmd: cmd, name: name, value: value, hasValue: hasValue, rest: rest}
+	err := def.apply(f, u)
+	return u.used, err
+}
+
+// checkSourceFlags checks that the SOURCE flags go together.
+func checkSourceFlags(cmd string, f *flags) error {
+	if f.config != "" && f.url != "" {
+		return usagef("%s: --config and --url cannot be used together", cmd)
+	}
+	if f.url == "" && (f.name != "" || len(f.headers) > 0) {
+		return usagef("%s: --name and --header go with --url", cmd)
+	}
+	return nil
+}
+
+// flagUse is one flag on the command line, as its flagDef sees it.
+type flagUse struct {
+	cmd      string
+	name     string // without dashes and "=value"
+	value    string // after "="
+	hasValue bool   // "=" was given
+	rest     []string
+	used     int // how many of rest the flag took
+}
+
+// take returns the flag's value: after "=", else the next argument.
+func (u *flagUse) take() (string, error) {
+	if u.hasValue {
+		return u.value, nil
+	}
+	if len(u.rest) == 0 {
+		return "", usagef("%s: flag --%s needs a value", u.cmd, u.name)
+	}
+	u.used = 1
+	return u.rest[0], nil
+}
+
+// optional returns the flag's value after "=", else the next argument when
+// it looks like a value (is), else "".
+func (u *flagUse) optional(is func(string) bool) string {
+	if u.hasValue {
+		return u.value
+	}
+	if len(u.rest) > 0 && is(u.rest[0]) {
+		u.used = 1
+		return u.rest[0]
+	}
+	return ""
+}
+
+// flagDef is one flag: its names, which commands accept it, and what it
+// sets.
+type flagDef struct {
+	names  []string
+	accept func(flagSpec) bool
+	apply  func(*flags, *flagUse) error
+}
+
+// flagDefs are every command's flags.
+func flagDefs() []flagDef {
+	anyCommand := func(flagSpec) bool { return true }
+	source := func(s flagSpec) bool { return s.source }
+	serve := func(s flagSpec) bool { return s.serve }
+	return []flagDef{
+		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help })},
+		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose })},
+		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json })},
+		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings })},
+		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config })},
+		{[]string{"url"}, source, setValue(func(f *flags) *string { return &f.url })},
+		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},
+		{[]string{"header"}, source, appendValue(func(f *flags) *[]string { return &f.headers })},
+		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
+		{[]string{"http"}, serve, setHTTP},
+		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},
+		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins })},
+		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
+	}
+}
+
+// lookupFlag returns the flag called name, if spec's command accepts it.
+func lookupFlag(name string, spec flagSpec) (flagDef, bool) {
+	for _, def := range flagDefs() {
+		if slices.Contains(def.names, name) && def.accept(spec) {
+			return def, true
+		}
+	}
+	return flagDef{}, false
+}
+
+// setTrue makes a boolean flag; a value after "=" is ignored.
+func setTrue(field func(*flags) *bool) func(*flags, *flagUse) error {
+	return func(f *flags, _ *flagUse) error {
+		*field(f) = true
+		return nil
+	}
+}
+
+// setValue makes a flag that takes a value.
+func setValue(field func(*flags) *string) func(*flags, *flagUse) error {
+	return func(f *flags, u *flagUse) error {
+		v, err := u.take()
+		*field(f) = v
+		return err
+	}
+}
+
+// appendValue makes a repeatable flag that takes a value.
+func appendValue(field func(*flags) *[]string) func(*flags, *flagUse) error {
+	return func(f *flags, u *flagUse) error {
+		v, err := u.take()
+		*field(f) = append(*field(f), v)
+		return err
+	}
+}
+
+// setHTTP is --http: the address is optional, so --http alone serves on the
+// default, and a next argument is taken only when it looks like an address.
+func setHTTP(f *flags, u *flagUse) error {
+	f.http = true
+	f.httpAddr = u.optional(func(s string) bool {
+		return strings.Contains(s, ":") && !strings.HasPrefix(s, "-")
+	})
+	return nil
 }
 
 // parseHeaders turns "K: V" strings into a map.

@@ -24,7 +24,7 @@ type bridge struct {
 // each first attempt has settled or hit its startupTimeoutMs. A server that
 // fails is recorded in b.failed; the others keep working. Only an
 // interrupted wait is an error. With f.json no progress is shown
-// (DECISIONS §7); f.verbose shows the servers' log lines.
+// (docs/decisions.md §7); f.verbose shows the servers' log lines.
 func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) {
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/demo"
 )
 
-// Exit statuses (DECISIONS §7).
+// Exit statuses (docs/decisions.md §7).
 const (
 	ExitOK     = 0
 	ExitFailed = 1 // a tool error or failed call

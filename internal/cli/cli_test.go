@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -24,7 +25,7 @@ const mainEnv = "CLITEST_RUN_MAIN"
 func TestMain(m *testing.M) {
 	// A fixture child of a re-executed mcpbridge inherits mainEnv too, so
 	// the fixture check comes first.
-	mcptest.RunIfChild()
+	mcppeer.RunIfChild()
 	if os.Getenv(mainEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
@@ -266,7 +267,7 @@ func TestBrokenServerDoesNotHideOthers(t *testing.T) {
 
 // --url with --name and --header against a real Streamable HTTP server.
 func TestURLSource(t *testing.T) {
-	hs := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{})
+	hs := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
 	r := mcpbridge(t, "", "call", "--url", hs.URL, "--name", "web", "--header", "X-Probe: yes", "mcp__web__greet", `{"name":"web"}`)
 	if r.code != 0 || r.stdout != "Hello, web!\n" {
 		t.Fatalf("%+v", r)

@@ -151,7 +151,7 @@ func describeJSONError(raw []byte) string {
 }
 
 // serverOf returns the serverName inside a public name. Server names never
-// contain "__" (DECISIONS §2), so the first "__" after the prefix ends it.
+// contain "__" (docs/decisions.md §2), so the first "__" after the prefix ends it.
 func serverOf(public string) string {
 	rest, ok := strings.CutPrefix(public, "mcp__")
 	if !ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -37,7 +38,7 @@ func (l *lockedBuffer) String() string {
 // server holds its handshake until the spinner has named it.
 func TestProgressOnTerminal(t *testing.T) {
 	var stderr lockedBuffer
-	srv := mcptest.Fixture(mcptest.FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	mcptest.HoldHandshake(srv, func(ctx context.Context) error {
 		deadline := time.Now().Add(30 * time.Second)
 		for !strings.Contains(stderr.String(), "connecting 1/2: slow") {
@@ -49,7 +50,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		return nil
 	})
 	hs := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{})
-	quick := mcptest.NewHTTPServer(t, mcptest.Fixture(mcptest.FixtureOptions{}), mcptest.HTTPOptions{})
+	quick := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
 	t.Chdir(t.TempDir())
 	cfg := writeConfig(t, fmt.Sprintf(`- {id: slow, name: mcp-client, config: {serverName: slow, transport: streamable-http, url: %s}}
 - {id: empty, name: mcp-client, config: {serverName: empty, transport: streamable-http, url: %s, enabledTools: [nothing]}}
@@ -74,7 +75,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 }
 
-// With --json there are no spinners, even on a terminal (DECISIONS §7).
+// With --json there are no spinners, even on a terminal (docs/decisions.md §7).
 func TestNoProgressWithJSON(t *testing.T) {
 	t.Setenv(mainEnv, "1")
 	t.Chdir(t.TempDir())

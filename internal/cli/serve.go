@@ -27,6 +27,26 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 		fmt.Fprint(e.Stdout, usage)
 		return nil
 	}
+	opts, err := e.serveOptions(f)
+	if err != nil {
+		return err
+	}
+	// The catalog comes after serveOptions, which takes the token out of
+	// the children's environment.
+	cat := e.catalog(false)
+	src, err := e.loadSource(f, cat)
+	if err != nil {
+		return err
+	}
+	r, err := e.newServeRun(f, cat, opts)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx, src)
+}
+
+// checkServeFlags checks serve's command line beyond what parseFlags does.
+func checkServeFlags(f *flags) error {
 	if len(f.args) > 0 {
 		return usagef("serve: unexpected argument %q", f.args[0])
 	}
@@ -36,21 +56,42 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if f.stdio && (f.tokenEnv != "" || f.insecure || len(f.origins) > 0) {
 		return usagef("serve: --token-env, --allow-origin and --insecure-no-auth-on-network go with --http")
 	}
+	return nil
+}
+
+// serveOptions checks serve's flags and turns them into the gateway's
+// options, all but those of the run (Logger, Health). The --token-env
+// variable leaves the environment the children inherit.
+func (e *env) serveOptions(f *flags) (gateway.Options, error) {
+	if err := checkServeFlags(f); err != nil {
+		return gateway.Options{}, err
+	}
 	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure}
 	if f.tokenEnv != "" {
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
-			return usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
+			return gateway.Options{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
 		}
 		// The gateway's own credential is never a child's business,
 		// whatever its name.
 		e.Environ = withoutVar(e.Environ, f.tokenEnv)
 	}
-	cat := e.catalog(false)
-	src, err := e.loadSource(f, cat)
-	if err != nil {
-		return err
-	}
+	return opts, nil
+}
 
+// serveRun is what one serve run wires together: the host that runs the
+// configured servers, the registry their tools land in, and the gateway
+// that serves the registry.
+type serveRun struct {
+	e    *env
+	f    *flags
+	log  *slog.Logger
+	opts gateway.Options // with Logger and Health filled in
+	h    *host.Host
+	gw   *gateway.Gateway
+}
+
+// newServeRun builds the run; nothing starts yet.
+func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
 	// stdout may be the protocol: logs go to stderr, always.
 	level := slog.LevelInfo
 	if f.verbose {
@@ -60,57 +101,73 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts.Logger = log
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
-	gw := gateway.New(reg, opts)
+	return &serveRun{e: e, f: f, log: log, opts: opts, h: h, gw: gateway.New(reg, opts)}, nil
+}
 
-	// Serve at once; servers join as they become ready (clients get
-	// list_changed), so the slowest server never delays the first answer.
-	// Reloads start once the first plan is applied.
+// run serves at once; servers join as they become ready (clients get
+// list_changed), so the slowest server never delays the first answer.
+// Reloads start once the first plan is applied. run returns when ctx ends
+// or, on stdio, the client leaves, after closing everything.
+func (r *serveRun) run(ctx context.Context, src *source) error {
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		// Failures are logged by the host, entry by entry.
-		_ = h.Apply(runCtx, src.plan)
-		if src.path != "" && runCtx.Err() == nil {
-			if err := h.WatchFile(runCtx, src.path); err != nil && runCtx.Err() == nil && !errors.Is(err, host.ErrClosed) {
-				log.Error("mcpbridge: watching " + src.path + ": " + err.Error())
-			}
-		}
-	})
+	wg.Go(func() { r.applyAndWatch(runCtx, src) })
 
-	var serveErr error
-	if f.stdio {
-		serveErr = gw.ServeStdio(runCtx, io.NopCloser(e.Stdin), nopWriteCloser{e.Stdout})
-	} else {
-		addr := f.httpAddr
-		if addr == "" {
-			addr = gateway.DefaultHTTPAddr
-		}
-		ln, err := gateway.Listen(addr, opts)
-		if err != nil {
-			stop()
-			wg.Wait()
-			if errors.Is(err, gateway.ErrNotLoopback) {
-				err = usagef("serve: %v", err)
-			}
-			return errors.Join(err, gw.Close(), h.Close())
-		}
-		fmt.Fprintf(e.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", ln.Addr())
-		serveErr = gw.ServeListener(runCtx, ln)
-	}
+	serveErr, listenErr := r.serveTransport(runCtx)
 	stop()
-	closeErr := errors.Join(gw.Close(), h.Close())
+	if listenErr != nil {
+		wg.Wait()
+		return errors.Join(listenErr, r.gw.Close(), r.h.Close())
+	}
+	closeErr := errors.Join(r.gw.Close(), r.h.Close())
 	wg.Wait()
 	if serveErr != nil && !errors.Is(serveErr, context.Canceled) && !errors.Is(serveErr, gateway.ErrClosed) {
 		return errors.Join(serveErr, closeErr)
 	}
 	if closeErr != nil {
-		log.Warn("mcpbridge: shutdown: " + closeErr.Error())
+		r.log.Warn("mcpbridge: shutdown: " + closeErr.Error())
 	}
 	return nil
+}
+
+// applyAndWatch runs src's plan, then applies its file whenever it
+// changes, until ctx ends. Failures are logged by the host, entry by
+// entry.
+func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
+	_ = r.h.Apply(ctx, src.plan)
+	if src.path == "" || ctx.Err() != nil {
+		return
+	}
+	if err := r.h.WatchFile(ctx, src.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
+		r.log.Error("mcpbridge: watching " + src.path + ": " + err.Error())
+	}
+}
+
+// serveTransport serves the gateway on stdio or HTTP until ctx ends (or
+// the stdio client leaves) and returns why it stopped. listenErr is set
+// instead when the HTTP address could not be listened on: nothing was
+// served.
+func (r *serveRun) serveTransport(ctx context.Context) (serveErr, listenErr error) {
+	if r.f.stdio {
+		return r.gw.ServeStdio(ctx, io.NopCloser(r.e.Stdin), nopWriteCloser{r.e.Stdout}), nil
+	}
+	addr := r.f.httpAddr
+	if addr == "" {
+		addr = gateway.DefaultHTTPAddr
+	}
+	ln, err := gateway.Listen(addr, r.opts)
+	if err != nil {
+		if errors.Is(err, gateway.ErrNotLoopback) {
+			err = usagef("serve: %v", err)
+		}
+		return nil, err
+	}
+	fmt.Fprintf(r.e.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", ln.Addr())
+	return r.gw.ServeListener(ctx, ln), nil
 }
 
 // backendStates is /healthz's view of the host: no config, no secrets.

@@ -89,21 +89,12 @@ func callText(t *testing.T, cs *mcp.ClientSession, name, args string) (string, b
 // waitTools polls tools/list until it holds every name in want.
 func waitTools(t *testing.T, cs *mcp.ClientSession, want ...string) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		names := toolNames(t, cs)
-		ok := true
-		for _, w := range want {
-			ok = ok && slices.Contains(names, w)
-		}
-		if ok {
-			return names
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tools %v lack some of %v", names, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var names []string
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		names = toolNames(t, cs)
+		return !slices.ContainsFunc(want, func(w string) bool { return !slices.Contains(names, w) })
+	}, "tools/list to hold all of %v", want)
+	return names
 }
 
 // An MCP client launches `mcpbridge serve --stdio`, sees and calls the

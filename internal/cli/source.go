@@ -12,7 +12,7 @@ import (
 )
 
 // defaultConfig runs the demo server inside this binary, so mcpbridge does
-// its job out of the box (DECISIONS §3).
+// its job out of the box (docs/decisions.md §3).
 //
 //go:embed default.yaml
 var defaultConfig []byte
@@ -43,37 +43,9 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 // it with cat's kinds. Nothing is started.
 func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if f.url != "" {
-		headers, err := parseHeaders(f.headers)
-		if err != nil {
-			return nil, err
-		}
-		name := f.name
-		if name == "" {
-			name = "remote"
-		}
-		spec, err := mcpclient.NewSpec(mcpclient.Config{
-			ServerName: name,
-			Transport:  mcpclient.TransportStreamableHTTP,
-			URL:        f.url,
-			Headers:    headers,
-		})
-		if err != nil {
-			return nil, usagef("--url: %v", err)
-		}
-		return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-			Entry: host.Entry{ID: name, Name: mcpclient.PluginName},
-			Spec:  spec,
-		}}}}, nil
+		return urlSource(f)
 	}
-	path := f.config
-	if path == "" {
-		path = e.getenv("MCPBRIDGE_CONFIG")
-	}
-	if path == "" {
-		if _, err := os.Stat(defaultConfigPath); err == nil {
-			path = defaultConfigPath
-		}
-	}
+	path := e.configPath(f)
 	if path == "" {
 		plan, err := cat.Parse("embedded default", defaultConfig, e.lookup)
 		if err != nil {
@@ -81,6 +53,51 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
+	return e.fileSource(path, cat)
+}
+
+// urlSource is --url: one Streamable HTTP server, named by --name.
+func urlSource(f *flags) (*source, error) {
+	headers, err := parseHeaders(f.headers)
+	if err != nil {
+		return nil, err
+	}
+	name := f.name
+	if name == "" {
+		name = "remote"
+	}
+	spec, err := mcpclient.NewSpec(mcpclient.Config{
+		ServerName: name,
+		Transport:  mcpclient.TransportStreamableHTTP,
+		URL:        f.url,
+		Headers:    headers,
+	})
+	if err != nil {
+		return nil, usagef("--url: %v", err)
+	}
+	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
+		Entry: host.Entry{ID: name, Name: mcpclient.PluginName},
+		Spec:  spec,
+	}}}}, nil
+}
+
+// configPath is the config file to read: --config, MCPBRIDGE_CONFIG, or
+// ./mcpbridge.yaml when it exists; "" for the embedded default.
+func (e *env) configPath(f *flags) string {
+	if f.config != "" {
+		return f.config
+	}
+	if path := e.getenv("MCPBRIDGE_CONFIG"); path != "" {
+		return path
+	}
+	if _, err := os.Stat(defaultConfigPath); err == nil {
+		return defaultConfigPath
+	}
+	return ""
+}
+
+// fileSource reads and validates the config file at path.
+func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

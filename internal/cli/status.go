@@ -72,8 +72,8 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 		Tools:           st.Tools,
 		Timings:         timingsJSON{ConnectMs: st.Connect.Milliseconds(), DiscoverMs: st.Discover.Milliseconds()},
 	}
-	if st.ServerName != "" || st.ServerVersion != "" {
-		out.Server = &peerJSON{Name: st.ServerName, Version: st.ServerVersion}
+	if st.PeerName != "" || st.PeerVersion != "" {
+		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
 	}
 	return out
 }
@@ -121,9 +121,9 @@ func writeStatusTable(w io.Writer, statuses []host.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tCONNECT\tDISCOVER")
 	for _, st := range statuses {
-		peer := dash(st.ServerName)
-		if st.ServerVersion != "" {
-			peer += " " + st.ServerVersion
+		peer := dash(st.PeerName)
+		if st.PeerVersion != "" {
+			peer += " " + st.PeerVersion
 		}
 		tools, connect, discover := "-", "-", "-"
 		if st.State != host.StateDisabled {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -139,7 +140,7 @@ func TestStatusTenServers(t *testing.T) {
 		entry(fmt.Sprintf("fast%d", i), "    transport: stdio\n    command: ${MCPBRIDGE_EXE}\n    args: [demo-server]\n")
 	}
 	for i := range 3 {
-		srv := mcptest.Fixture(mcptest.FixtureOptions{})
+		srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 		mcptest.HoldHandshake(srv, barrier.Hold)
 		hs := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{})
 		entry(fmt.Sprintf("slow%d", i), fmt.Sprintf("    transport: streamable-http\n    url: %s\n    startupTimeoutMs: 60000\n", hs.URL))

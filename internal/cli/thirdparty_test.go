@@ -16,7 +16,7 @@ import (
 )
 
 // End to end against servers we did not write: the official reference
-// servers from npm (UPSTREAM §8.4 cases 113–119), installed by `make test`
+// servers from npm (docs/upstream.md §8.4 cases 113–119), installed by `make test`
 // from the committed lockfile.
 
 func everythingConfig(t *testing.T) string {

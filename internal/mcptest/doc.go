@@ -1,19 +1,20 @@
-// Package mcptest holds MCP peers for the tests of other packages: real
-// servers to talk to, so that tests exercise the go-sdk client against what
-// it meets in production instead of mocks.
+// Package mcptest holds test helpers around the MCP peers of
+// internal/mcppeer, for the tests of other packages:
 //
-//   - [Fixture]: a go-sdk server with the upstream fixture-server tools
-//     (add, greet, fail, image, crash, admin.reset) plus slow, structured,
-//     badstructured, echo and tools that change the tool list at runtime.
-//   - [RunIfChild] and [ChildCommand]: re-execute the test binary as a stdio
-//     MCP server child, the way the bridge spawns real servers.
-//   - [RawServer]: a hand-written newline-delimited JSON-RPC server for wire
-//     shapes the SDK cannot produce (unknown content blocks, legacy results,
-//     odd pagination).
+//   - [ChildCommand] and [WriteRawScript]: what a config needs to spawn the
+//     test binary as a stdio MCP server child (its TestMain calls
+//     mcppeer.RunIfChild), the way the bridge spawns real servers.
 //   - [NewHTTPServer] and [NewRawHTTPServer]: in-process Streamable HTTP
 //     servers that record every request's headers.
+//   - [HoldHandshake], [Sleep], [Hang] and [Barrier]: servers that are slow
+//     to start, never start, or start in step.
+//   - [Log]: a slog handler whose lines tests check.
+//   - [Eventually]: poll a condition until it holds, failing the test after
+//     a timeout.
+//   - [VerifyTestMain]: goroutine and child process leak checks.
 //   - [ThirdPartyBin]: the npm-installed reference servers, skipping the test
 //     when they are not installed.
 //
-// Import it from _test.go files only.
+// Import it from _test.go files only; product code (bench) uses
+// internal/mcppeer directly.
 package mcptest

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // connectErr connects a client to srv in memory with ctx and returns the
@@ -38,7 +40,7 @@ func TestHoldHandshake(t *testing.T) {
 		t.Run("version "+version, func(t *testing.T) {
 			var mu sync.Mutex
 			var held int
-			srv := Fixture(FixtureOptions{})
+			srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 			HoldHandshake(srv, func(context.Context) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -54,7 +56,7 @@ func TestHoldHandshake(t *testing.T) {
 			}
 			mu.Unlock()
 
-			refusing := Fixture(FixtureOptions{})
+			refusing := mcppeer.Fixture(mcppeer.FixtureOptions{})
 			HoldHandshake(refusing, func(context.Context) error { return errors.New("not today") })
 			if err := connectErr(context.Background(), t, refusing, version); err == nil || !strings.Contains(err.Error(), "not today") {
 				t.Errorf("connect to a refusing server: %v, want the hold's error", err)
@@ -64,7 +66,7 @@ func TestHoldHandshake(t *testing.T) {
 }
 
 func TestSleepAndHang(t *testing.T) {
-	srv := Fixture(FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	HoldHandshake(srv, Sleep(time.Millisecond))
 	if err := connectErr(context.Background(), t, srv, ""); err != nil {
 		t.Fatalf("connect to a slow server: %v", err)
@@ -79,7 +81,7 @@ func TestSleepAndHang(t *testing.T) {
 
 	// A hanging server keeps the client waiting until it gives up; the hold
 	// ends with the request.
-	hung := Fixture(FixtureOptions{})
+	hung := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	release := make(chan struct{})
 	defer close(release)
 	HoldHandshake(hung, Hang(release))
@@ -103,13 +105,7 @@ func TestBarrier(t *testing.T) {
 	for range 2 {
 		go func() { errs <- b.Hold(context.Background()) }()
 	}
-	deadline := time.Now().Add(waitLimit)
-	for b.Arrived() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first two never arrived")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	Eventually(t, waitLimit, func() bool { return b.Arrived() >= 2 }, "the first two to arrive")
 	select {
 	case err := <-errs:
 		t.Fatalf("a hold returned (%v) before all had arrived", err)

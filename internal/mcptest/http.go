@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // HTTPOptions configures [NewHTTPServer]. The zero value is a stateful
@@ -27,7 +29,7 @@ type HTTPServer struct {
 	URL string
 
 	ts        *httptest.Server
-	raw       *RawServer
+	raw       *mcppeer.RawServer
 	closeOnce sync.Once
 
 	mu      sync.Mutex
@@ -46,17 +48,17 @@ func NewHTTPServer(t testing.TB, srv *mcp.Server, opts HTTPOptions) *HTTPServer 
 	return newHTTPServer(t, h, nil)
 }
 
-// NewRawHTTPServer serves a [RawServer] for script over HTTP at URL, one
-// application/json reply per POST (see [RawServer.ServeHTTP]), until Close
-// or the end of the test. [HTTPServer.Raw] returns the RawServer, e.g. to
-// change its script.
-func NewRawHTTPServer(t testing.TB, script RawScript) *HTTPServer {
+// NewRawHTTPServer serves a [mcppeer.RawServer] for script over HTTP at URL,
+// one application/json reply per POST (see [mcppeer.RawServer.ServeHTTP]),
+// until Close or the end of the test. [HTTPServer.Raw] returns the
+// RawServer, e.g. to change its script.
+func NewRawHTTPServer(t testing.TB, script mcppeer.RawScript) *HTTPServer {
 	t.Helper()
-	raw := NewRawServer(script)
+	raw := mcppeer.NewRawServer(script)
 	return newHTTPServer(t, raw, raw)
 }
 
-func newHTTPServer(t testing.TB, h http.Handler, raw *RawServer) *HTTPServer {
+func newHTTPServer(t testing.TB, h http.Handler, raw *mcppeer.RawServer) *HTTPServer {
 	s := &HTTPServer{raw: raw}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +88,7 @@ func (s *HTTPServer) Headers() []http.Header {
 
 // Raw returns the RawServer behind a [NewRawHTTPServer], or nil for a
 // server made by [NewHTTPServer].
-func (s *HTTPServer) Raw() *RawServer { return s.raw }
+func (s *HTTPServer) Raw() *mcppeer.RawServer { return s.raw }
 
 // Close drops open client connections (ending long-lived GET streams) and
 // shuts the server down, waiting for its handlers. It is idempotent and

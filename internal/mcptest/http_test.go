@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 // TestHTTPHeadersRecorded: every request of a session (handshake, list,
@@ -19,7 +21,7 @@ func TestHTTPHeadersRecorded(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		name := map[bool]string{false: "stateful", true: "stateless"}[stateless]
 		t.Run(name, func(t *testing.T) {
-			hs := NewHTTPServer(t, Fixture(FixtureOptions{}), HTTPOptions{Stateless: stateless})
+			hs := NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), HTTPOptions{Stateless: stateless})
 			if !strings.HasPrefix(hs.URL, "http://127.0.0.1:") || !strings.HasSuffix(hs.URL, "/mcp") {
 				t.Errorf("URL = %q, want http://127.0.0.1:PORT/mcp", hs.URL)
 			}
@@ -135,7 +137,7 @@ func TestRawHTTPWire(t *testing.T) {
 
 func TestRawHTTPListChange(t *testing.T) {
 	script := rawScript()
-	script.ListChangeOnCall = map[string][]RawPage{"a": {{Tools: []json.RawMessage{RawTool("d", "tool d")}}}}
+	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
 	hs := NewRawHTTPServer(t, script)
 	cs := connectHTTP(t, hs.URL, nil, nil)
 	checkCall(t, cs, fixtureCall{tool: "a", want: blocks(text("hello"))})
@@ -150,7 +152,7 @@ type failingBody struct{}
 func (failingBody) Read([]byte) (int, error) { return 0, errors.New("body lost") }
 
 func TestRawHTTPBodyError(t *testing.T) {
-	srv := NewRawServer(RawScript{})
+	srv := mcppeer.NewRawServer(mcppeer.RawScript{})
 	rec := &recorder{header: http.Header{}}
 	req, err := http.NewRequest(http.MethodPost, "http://x/mcp", failingBody{})
 	if err != nil {

@@ -86,14 +86,13 @@ func (l *Log) Has(parts ...string) bool { return l.Count(parts...) > 0 }
 // test with the whole log after 30 s.
 func (l *Log) WaitFor(t testing.TB, parts ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !l.Has(parts...) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line has %q; the log:\n%s", parts, strings.Join(l.Lines(), "\n"))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	Eventually(t, 30*time.Second, func() bool { return l.Has(parts...) }, "a log line with %q; the log:\n%s", parts, logText{l})
 }
+
+// logText formats as every line of a Log at the time it is formatted.
+type logText struct{ l *Log }
+
+func (x logText) String() string { return strings.Join(x.l.Lines(), "\n") }
 
 func containsAll(s string, parts []string) bool {
 	for _, p := range parts {

@@ -1,26 +1,24 @@
 package mcptest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
-	"strings"
-	"sync"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 func TestMain(m *testing.M) {
-	RunIfChild()
+	mcppeer.RunIfChild()
 	goleak.VerifyTestMain(m)
 }
 
@@ -30,67 +28,6 @@ const waitLimit = 20 * time.Second
 
 func newClient(opts *mcp.ClientOptions) *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "mcptest-test", Version: "0"}, opts)
-}
-
-// connectInMemory connects a client to srv over in-memory pipes; both ends
-// close when the test ends.
-func connectInMemory(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatalf("server Connect: %v", err)
-	}
-	cs, err := newClient(opts).Connect(ctx, ct, nil)
-	if err != nil {
-		ss.Close()
-		t.Fatalf("client Connect: %v", err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
-}
-
-// syncBuffer is a bytes.Buffer safe to write from a child's stderr copier
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// connectChild spawns this test binary as a child of the given kind, as the
-// bridge would from ChildCommand's output, and connects a client to it.
-func connectChild(t *testing.T, opts *mcp.ClientOptions, kind string, extraEnv ...string) (*mcp.ClientSession, *syncBuffer) {
-	t.Helper()
-	command, args, env := ChildCommand(t, kind, extraEnv...)
-	cmd := exec.Command(command, args...)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	cs, err := newClient(opts).Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connecting to the %s child: %v (stderr: %s)", kind, err, stderr.String())
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs, stderr
 }
 
 // headerTransport adds fixed headers to every request, like the bridge's
@@ -114,42 +51,6 @@ func connectHTTP(t *testing.T, url string, opts *mcp.ClientOptions, header http.
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
-}
-
-// waitFor fails the test if ch does not deliver within waitLimit.
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		panic("unreachable")
-	}
-}
-
-// pollUntil polls cond until it holds, failing the test after waitLimit.
-func pollUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling interval, not a wait for an event
-	}
-}
-
-// signal returns a func that sends on a buffered channel without blocking,
-// for callbacks that may fire more than once.
-func signal() (func(), <-chan struct{}) {
-	ch := make(chan struct{}, 16)
-	return func() {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}, ch
 }
 
 // asJSON re-decodes v into plain JSON values, for cmp.Diff against
@@ -197,20 +98,73 @@ func runFake(t *testing.T, fn func(tb testing.TB)) *fakeTB {
 	return f
 }
 
-// pipes returns the two ends of a bidirectional in-process stream:
-// what the server reads and writes, and what the client reads and writes.
-type pipeEnds struct {
-	serverR *io.PipeReader
-	serverW *io.PipeWriter
-	clientR *io.PipeReader
-	clientW *io.PipeWriter
+// The peers these helpers talk to are tested in internal/mcppeer; the
+// helpers below are the few of its tests' that the tests of the HTTP
+// servers and third-party servers here need too.
+
+type fixtureCall struct {
+	tool      string
+	args      map[string]any
+	want      any // the content blocks as plain JSON
+	wantError bool
+	wantSC    any // structuredContent as plain JSON, nil if absent
 }
 
-func newPipes() pipeEnds {
-	var p pipeEnds
-	p.serverR, p.clientW = io.Pipe()
-	p.clientR, p.serverW = io.Pipe()
-	return p
+func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+
+func blocks(b ...any) []any { return b }
+
+func checkCall(t *testing.T, cs *mcp.ClientSession, c fixtureCall) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+	if err != nil {
+		t.Fatalf("CallTool(%s): %v", c.tool, err)
+	}
+	if res.IsError != c.wantError {
+		t.Errorf("%s: isError = %v, want %v", c.tool, res.IsError, c.wantError)
+	}
+	if diff := cmp.Diff(c.want, asJSON(t, res.Content)); diff != "" {
+		t.Errorf("%s: content (-want +got):\n%s", c.tool, diff)
+	}
+	var sc any
+	if res.StructuredContent != nil {
+		sc = asJSON(t, res.StructuredContent)
+	}
+	if diff := cmp.Diff(c.wantSC, sc); diff != "" {
+		t.Errorf("%s: structuredContent (-want +got):\n%s", c.tool, diff)
+	}
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
+// rawScript is a script with two pages of tools and results of the shapes
+// the SDK cannot produce.
+func rawScript() mcppeer.RawScript {
+	return mcppeer.RawScript{
+		Pages: []mcppeer.RawPage{
+			{Tools: []json.RawMessage{mcppeer.RawTool("a", "tool a"), mcppeer.RawTool("b", "tool b")}},
+			{Tools: []json.RawMessage{mcppeer.RawTool("c", "tool c")}},
+		},
+		Results: map[string]json.RawMessage{
+			"a":      json.RawMessage(`{"content":[{"type":"text","text":"hello"}]}`),
+			"video":  json.RawMessage(`{"content":[{"type":"video","url":"x"},42,null]}`),
+			"legacy": json.RawMessage(`{"toolResult":{"ok":true}}`),
+		},
+		Errors: map[string]mcppeer.RawError{"boom": {Code: -32000, Message: "boom", Data: json.RawMessage(`{"why":"scripted"}`)}},
+	}
+}
+
+func reply(id any, result any) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tl, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("listing tools: %v", err)
+		}
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names
+}

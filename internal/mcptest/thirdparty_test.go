@@ -21,7 +21,7 @@ func TestThirdPartyEverything(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "stdio")
 	// No roots capability: server-everything then exits promptly when its
-	// stdin closes (research/conformance.md, "shutdown trap").
+	// stdin closes (docs/sdk.md §11.2, "shutdown trap").
 	client := newClient(&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {

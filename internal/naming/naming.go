@@ -23,7 +23,7 @@ const (
 )
 
 // Public returns the model-visible name of the tool rawName of the server
-// serverName, exactly as the original bridge computes it (UPSTREAM §2.2):
+// serverName, exactly as the original bridge computes it (docs/upstream.md §2.2):
 //
 //   - joined = "mcp__" + serverName + "__" + rawName;
 //   - if every character of joined is in [A-Za-z0-9_-] and joined is at most
@@ -56,7 +56,7 @@ func Valid(s string) bool {
 // Hashed reports whether Public(serverName, rawName) carries the hash suffix,
 // that is whether the joined name was lossy to normalize or longer than
 // MaxLen. Callers use it to tell a clean name that merely looks hashed from a
-// hashed one (UPSTREAM §2.4 C1).
+// hashed one (docs/upstream.md §2.4 C1).
 func Hashed(serverName, rawName string) bool {
 	return len(prefix)+len(serverName)+len(separator)+len(rawName) > MaxLen ||
 		!clean(serverName) || !clean(rawName)

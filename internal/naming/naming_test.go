@@ -71,7 +71,7 @@ func TestGoldenFile(t *testing.T) {
 	}
 }
 
-// TestGoldenVectors is UPSTREAM §2.4 G1–G17 and the extras, with the full
+// TestGoldenVectors is docs/upstream.md §2.4 G1–G17 and the extras, with the full
 // SHA-256 so that the hash input (serverName NUL rawName) is pinned too.
 func TestGoldenVectors(t *testing.T) {
 	tests := []struct {
@@ -121,7 +121,7 @@ func TestGoldenVectors(t *testing.T) {
 	}
 }
 
-// TestUpstreamNameCases is upstream tests 21–24 (UPSTREAM §8.2).
+// TestUpstreamNameCases is upstream tests 21–24 (docs/upstream.md §8.2).
 func TestUpstreamNameCases(t *testing.T) {
 	hashedName := regexp.MustCompile(`^mcp__srv__admin_reset_[0-9a-f]{12}$`)
 	if got := Public("srv", "admin.reset"); !hashedName.MatchString(got) || len(got) > MaxLen {
@@ -139,8 +139,8 @@ func TestUpstreamNameCases(t *testing.T) {
 	}
 }
 
-// TestCollisions pins C1–C3 (UPSTREAM §2.4): the algorithm is a contract, so
-// its known collisions are too; callers detect them (DECISIONS §2), Public
+// TestCollisions pins C1–C3 (docs/upstream.md §2.4): the algorithm is a contract, so
+// its known collisions are too; callers detect them (docs/decisions.md §2), Public
 // does not hide them.
 func TestCollisions(t *testing.T) {
 	tests := []struct {
@@ -223,7 +223,7 @@ func refHash(server, raw string) string {
 	return hex.EncodeToString(sum[:])[:12]
 }
 
-// refPublic is a straightforward transcription of UPSTREAM §2.2 that works on
+// refPublic is a straightforward transcription of docs/upstream.md §2.2 that works on
 // real UTF-16 code units, used as the oracle for the fuzzer. Converting to
 // []rune turns each invalid UTF-8 byte into one U+FFFD, i.e. one code unit,
 // which is the documented choice.

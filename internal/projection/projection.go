@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Reasons an image becomes a diagnostic instead of an image (UPSTREAM §4.5,
+// Reasons an image becomes a diagnostic instead of an image (docs/upstream.md §4.5,
 // §4.7). ReasonNoAttachmentStore is the one a bridge without an attachment
 // store uses for valid images on a successful result.
 const (
@@ -36,11 +36,11 @@ type Result struct {
 	// IsError is true when the result's isError is exactly true: the call
 	// fails with Text as its message.
 	IsError bool
-	// Text is the render: Blocks joined by "\n" (UPSTREAM §4.6).
+	// Text is the render: Blocks joined by "\n" (docs/upstream.md §4.6).
 	Text string
 	// Blocks are the projected text blocks before joining: text runs and
 	// image diagnostics as separate blocks, which is the final model view
-	// when no attachment store is mounted (UPSTREAM §4.7, last paragraph).
+	// when no attachment store is mounted (docs/upstream.md §4.7, last paragraph).
 	Blocks []string
 	// Value is the canonical value, nil when IsError. Modern shape:
 	// {"content":<content bytes as received>} plus ,"structuredContent":<bytes
@@ -56,13 +56,13 @@ type Result struct {
 }
 
 // Project maps the raw JSON of a tools/call result to its model text and
-// canonical value, following UPSTREAM §4.4 and §4.6 word for word. It fails
+// canonical value, following docs/upstream.md §4.4 and §4.6 word for word. It fails
 // only when raw is not a JSON object; anything inside the object, however
 // odd, is projected. Project does not retain or modify raw. Where upstream
 // leaks JavaScript stringification, Project chooses:
 //
 //   - a text block whose text is not a string shows its compact JSON, and
-//     null shows as "" (UPSTREAM §9.2 item 12);
+//     null shows as "" (docs/upstream.md §9.2 item 12);
 //   - a non-string type, mimeType or legacy toolResult shows its compact
 //     JSON as received (whitespace dropped; key order, number text and
 //     string escapes kept); a missing type shows as "undefined", as upstream;
@@ -167,7 +167,7 @@ type item struct {
 	fail    string // the strict-decode reason, "" when the image is valid
 }
 
-// projectContent walks the content array (UPSTREAM §4.6) and returns the
+// projectContent walks the content array (docs/upstream.md §4.6) and returns the
 // blocks: pending text lines are joined by "\n" and flushed at each image
 // and at the end.
 func projectContent(content []byte, isError bool, opts Options) []string {
@@ -203,7 +203,7 @@ func projectContent(content []byte, isError bool, opts Options) []string {
 			pending = append(pending, it.text)
 			continue
 		}
-		// UPSTREAM §4.4: an error result fails before any image handling;
+		// docs/upstream.md §4.4: an error result fails before any image handling;
 		// §4.7 step 1: one bad image spoils the whole batch.
 		reason := okReason
 		switch {
@@ -227,58 +227,95 @@ func projectEntry(elem []byte) (it item, ok bool) {
 	if elem[0] != '{' {
 		return item{text: "[unsupported MCP content block: expected an object]"}, true
 	}
-	var typ, text, mimeType, data, name, uri []byte
-	for k, v := range members(elem) {
-		switch {
-		case keyIs(k, "type"):
-			typ = v
-		case keyIs(k, "text"):
-			text = v
-		case keyIs(k, "mimeType"):
-			mimeType = v
-		case keyIs(k, "data"):
-			data = v
-		case keyIs(k, "name"):
-			name = v
-		case keyIs(k, "uri"):
-			uri = v
-		}
-	}
+	b := readBlock(elem)
 	switch {
-	case typ == nil:
+	case b.typ == nil:
 		return item{text: "[unsupported MCP content type: undefined]"}, true
-	case !isString(typ):
-		return item{text: "[unsupported MCP content type: " + compact(typ) + "]"}, true
+	case !isString(b.typ):
+		return item{text: "[unsupported MCP content type: " + compact(b.typ) + "]"}, true
 	}
-	switch t := decodeString(typ); t {
+	return projectTyped(decodeString(b.typ), b)
+}
+
+// block holds the raw JSON values of the members of a content entry that
+// projection reads; nil when absent. A repeated key counts last.
+type block struct {
+	typ, text, mimeType, data, name, uri []byte
+}
+
+// readBlock reads the members of the object elem.
+func readBlock(elem []byte) block {
+	var b block
+	for k, v := range members(elem) {
+		if dst := b.member(k); dst != nil {
+			*dst = v
+		}
+	}
+	return b
+}
+
+// member returns where the member called key goes, or nil for a member
+// projection ignores.
+func (b *block) member(key []byte) *[]byte {
+	switch {
+	case keyIs(key, "type"):
+		return &b.typ
+	case keyIs(key, "text"):
+		return &b.text
+	case keyIs(key, "mimeType"):
+		return &b.mimeType
+	case keyIs(key, "data"):
+		return &b.data
+	case keyIs(key, "name"):
+		return &b.name
+	case keyIs(key, "uri"):
+		return &b.uri
+	}
+	return nil
+}
+
+// projectTyped projects a block whose type is the string typ.
+func projectTyped(typ string, b block) (item, bool) {
+	switch typ {
 	case "text":
-		switch {
-		case text == nil:
-			return item{}, false
-		case isString(text):
-			return item{text: decodeString(text)}, true
-		case string(text) == "null":
-			return item{text: ""}, true
-		default:
-			return item{text: compact(text)}, true
-		}
+		return projectText(b.text)
 	case "image":
-		return item{isImage: true, mime: showMediaType(mimeType), fail: imageFailure(mimeType, data)}, true
+		return item{isImage: true, mime: showMediaType(b.mimeType), fail: imageFailure(b.mimeType, b.data)}, true
 	case "resource_link":
-		if isString(name) && isString(uri) {
-			n, u := decodeString(name), decodeString(uri)
-			if n != "" && u != "" {
-				return item{text: "Resource link: " + n + " (" + u + ")"}, true
-			}
-		}
-		return item{text: "[resource link unavailable: the MCP block is missing its name or URI]"}, true
+		return item{text: resourceLinkLine(b.name, b.uri)}, true
 	case "audio":
-		return item{text: "[audio result unsupported: " + showMediaType(mimeType) + "; raw audio data remains available to programmatic callers]"}, true
+		return item{text: "[audio result unsupported: " + showMediaType(b.mimeType) + "; raw audio data remains available to programmatic callers]"}, true
 	case "resource":
 		return item{text: "[embedded resource unsupported; raw resource data remains available to programmatic callers]"}, true
 	default:
-		return item{text: "[unsupported MCP content type: " + t + "]"}, true
+		return item{text: "[unsupported MCP content type: " + typ + "]"}, true
 	}
+}
+
+// projectText projects a text block's text member; ok is false when it has
+// none.
+func projectText(text []byte) (it item, ok bool) {
+	switch {
+	case text == nil:
+		return item{}, false
+	case isString(text):
+		return item{text: decodeString(text)}, true
+	case string(text) == "null":
+		return item{text: ""}, true
+	default:
+		return item{text: compact(text)}, true
+	}
+}
+
+// resourceLinkLine is a resource_link block's line.
+func resourceLinkLine(name, uri []byte) string {
+	if isString(name) && isString(uri) {
+		n, u := decodeString(name), decodeString(uri)
+		if n != "" && u != "" {
+			return "Resource link: " + n + " (" + u + ")"
+		}
+	}
+	return "[resource link unavailable: the MCP block is missing its name or URI]"
 }
 
 // showMediaType is a block's mimeType as a diagnostic shows it.
@@ -293,7 +330,7 @@ func showMediaType(mimeType []byte) string {
 	}
 }
 
-// imageFailure is UPSTREAM §4.7 step 1 for one image block: the reason it
+// imageFailure is docs/upstream.md §4.7 step 1 for one image block: the reason it
 // cannot be decoded strictly, or "" when it can.
 func imageFailure(mimeType, data []byte) string {
 	if !isString(mimeType) {

@@ -34,7 +34,7 @@ func TestProject(t *testing.T) {
 		opts Options
 		want Result
 	}{
-		// UPSTREAM §8.2 tool execution.
+		// docs/upstream.md §8.2 tool execution.
 		{
 			name: "34 single text block",
 			raw:  `{"content":[{"type":"text","text":"hello world"}]}`,
@@ -136,7 +136,7 @@ func TestProject(t *testing.T) {
 			raw:  `{"toolResult":{"reason":"nope"},"isError":true}`,
 			want: Result{IsError: true, Text: `{"reason":"nope"}`, Blocks: []string{`{"reason":"nope"}`}},
 		},
-		// UPSTREAM §8.2 edge cases (no attachment store).
+		// docs/upstream.md §8.2 edge cases (no attachment store).
 		{
 			name: "56 audio",
 			raw:  `{"content":[{"type":"audio","mimeType":"audio/mp3","data":"AQ=="}]}`,
@@ -219,7 +219,7 @@ func TestProject(t *testing.T) {
 			raw:  `{"content":[{"type":"image","mimeType":"image/png"}],"isError":true}`,
 			want: Result{IsError: true, Text: pngNotAdmitted, Blocks: []string{pngNotAdmitted}},
 		},
-		// UPSTREAM §8.4, the fixture server's results as projection cases.
+		// docs/upstream.md §8.4, the fixture server's results as projection cases.
 		{
 			name: "104 dotted tool",
 			raw:  `{"content":[{"type":"text","text":"reset done"}]}`,
@@ -249,7 +249,7 @@ func TestProject(t *testing.T) {
 				Value:  value(`{"content":[{"type":"text","text":"Here is an image:"},{"type":"image","data":"` + tinyPNG + `","mimeType":"image/png"},{"type":"text","text":"End of image."}]}`),
 			},
 		},
-		// UPSTREAM §4.6 render example on the error path.
+		// docs/upstream.md §4.6 render example on the error path.
 		{
 			name: "error path image between text",
 			raw:  `{"isError":true,"content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"AQ=="},{"type":"text","text":"b"}]}`,
@@ -515,7 +515,7 @@ func TestProjectDoesNotAlias(t *testing.T) {
 	}
 }
 
-// refCanonical is UPSTREAM §4.7's definition taken literally: strict decode,
+// refCanonical is docs/upstream.md §4.7's definition taken literally: strict decode,
 // then re-encode to the identical string.
 func refCanonical(s string) bool {
 	b, err := base64.StdEncoding.Strict().DecodeString(s)

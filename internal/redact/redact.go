@@ -1,6 +1,6 @@
 // Package redact removes secrets from text that leaves the bridge: the
 // user info, path, query and fragment of URLs, where hosted MCP servers and
-// their users put API keys (DECISIONS §3: expanded values are never
+// their users put API keys (docs/decisions.md §3: expanded values are never
 // printed).
 package redact
 

@@ -1,4 +1,4 @@
-package mcptest
+package mcppeer_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // fixtureConn is a client session to a fixture server over one transport,
@@ -27,7 +30,7 @@ func fixtureTransports() []struct {
 } {
 	inProcess := func(t *testing.T, opts *mcp.ClientOptions, via func(*mcp.Server) *mcp.ClientSession) fixtureConn {
 		onCancel, cancelled := signal()
-		cs := via(Fixture(FixtureOptions{OnCancel: onCancel}))
+		cs := via(mcppeer.Fixture(mcppeer.FixtureOptions{OnCancel: onCancel}))
 		return fixtureConn{cs: cs, cancelled: func(t *testing.T) { waitFor(t, cancelled, "OnCancel") }}
 	}
 	return []struct {
@@ -40,17 +43,17 @@ func fixtureTransports() []struct {
 		{"child", func(t *testing.T, opts *mcp.ClientOptions) fixtureConn {
 			cs, stderr := connectChild(t, opts, "fixture")
 			return fixtureConn{cs: cs, cancelled: func(t *testing.T) {
-				pollUntil(t, `"cancelled" on the child's stderr`, func() bool { return contains(stderr.String(), "cancelled\n") })
+				mcptest.Eventually(t, waitLimit, func() bool { return contains(stderr.String(), "cancelled\n") }, `"cancelled" on the child's stderr`)
 			}}
 		}},
 		{"http-stateful", func(t *testing.T, opts *mcp.ClientOptions) fixtureConn {
 			return inProcess(t, opts, func(s *mcp.Server) *mcp.ClientSession {
-				return connectHTTP(t, NewHTTPServer(t, s, HTTPOptions{}).URL, opts, nil)
+				return connectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{}).URL, opts, nil)
 			})
 		}},
 		{"http-stateless", func(t *testing.T, opts *mcp.ClientOptions) fixtureConn {
 			return inProcess(t, opts, func(s *mcp.Server) *mcp.ClientSession {
-				return connectHTTP(t, NewHTTPServer(t, s, HTTPOptions{Stateless: true}).URL, opts, nil)
+				return connectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{Stateless: true}).URL, opts, nil)
 			})
 		}},
 	}
@@ -78,7 +81,7 @@ func fixtureCalls() []fixtureCall {
 		{name: "fail", tool: "fail", want: blocks(text("Something went wrong")), wantError: true},
 		{name: "image", tool: "image", want: blocks(
 			text("Here is an image:"),
-			map[string]any{"type": "image", "mimeType": "image/png", "data": TinyPNG},
+			map[string]any{"type": "image", "mimeType": "image/png", "data": mcppeer.TinyPNG},
 			text("End of image."),
 		)},
 		{name: "crash replies", tool: "crash", want: blocks(text("crashing"))},
@@ -136,7 +139,7 @@ func TestFixtureOverEveryTransport(t *testing.T) {
 				names = append(names, tl.Name)
 			}
 			slices.Sort(names)
-			want := FixtureTools()
+			want := mcppeer.FixtureTools()
 			slices.Sort(want)
 			if diff := cmp.Diff(want, names); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
@@ -154,7 +157,7 @@ func TestFixtureOverEveryTransport(t *testing.T) {
 // TestFixtureToolDefinitions pins the parts of the upstream contract that
 // the bridge's naming and schema tests depend on.
 func TestFixtureToolDefinitions(t *testing.T) {
-	cs := connectInMemory(t, Fixture(FixtureOptions{}), nil)
+	cs := connectInMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
@@ -252,7 +255,7 @@ func TestFixtureSlowCancel(t *testing.T) {
 
 func TestFixtureCrashInProcess(t *testing.T) {
 	onCrash, crashed := signal()
-	cs := connectInMemory(t, Fixture(FixtureOptions{OnCrash: onCrash, CrashDelay: 1}), nil)
+	cs := connectInMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{OnCrash: onCrash, CrashDelay: 1}), nil)
 	checkCall(t, cs, fixtureCall{tool: "crash", want: blocks(text("crashing"))})
 	waitFor(t, crashed, "OnCrash")
 }
@@ -265,13 +268,13 @@ func TestFixtureCrashChildExits7(t *testing.T) {
 	go func() { errc <- cs.Wait() }()
 	err := waitFor(t, errc, "the crashed child's session to end")
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != CrashExitStatus {
-		t.Errorf("session ended with %v, want exit status %d (stderr: %s)", err, CrashExitStatus, stderr.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != mcppeer.CrashExitStatus {
+		t.Errorf("session ended with %v, want exit status %d (stderr: %s)", err, mcppeer.CrashExitStatus, stderr.String())
 	}
 }
 
 func TestFixtureWithout(t *testing.T) {
-	cs := connectInMemory(t, Fixture(FixtureOptions{Without: []string{"crash", "admin.reset"}}), nil)
+	cs := connectInMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{Without: []string{"crash", "admin.reset"}}), nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
@@ -281,7 +284,7 @@ func TestFixtureWithout(t *testing.T) {
 			t.Errorf("%s listed although left out", tl.Name)
 		}
 	}
-	if got, want := len(res.Tools), len(FixtureTools())-2; got != want {
+	if got, want := len(res.Tools), len(mcppeer.FixtureTools())-2; got != want {
 		t.Errorf("got %d tools, want %d", got, want)
 	}
 }
@@ -293,7 +296,7 @@ func TestFixtureWithoutUnknownPanics(t *testing.T) {
 			t.Errorf("panic = %v, want a message naming \"crsh\"", r)
 		}
 	}()
-	Fixture(FixtureOptions{Without: []string{"crsh"}})
+	mcppeer.Fixture(mcppeer.FixtureOptions{Without: []string{"crsh"}})
 }
 
 func TestFormatNumber(t *testing.T) {
@@ -301,7 +304,7 @@ func TestFormatNumber(t *testing.T) {
 		in   float64
 		want string
 	}{{5, "5"}, {2.5, "2.5"}, {0, "0"}, {-3, "-3"}, {1e21, "1e+21"}, {1e-7, "1e-07"}} {
-		if got := formatNumber(tc.in); got != tc.want {
+		if got := mcppeer.FormatNumber(tc.in); got != tc.want {
 			t.Errorf("formatNumber(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -310,8 +313,8 @@ func TestFormatNumber(t *testing.T) {
 // The SDK's notification debounce is asynchronous; a runtime tool added
 // directly on the server must be callable right away.
 func TestAddRuntimeTool(t *testing.T) {
-	srv := Fixture(FixtureOptions{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	cs := connectInMemory(t, srv, nil)
-	AddRuntimeTool(srv, "direct")
+	mcppeer.AddRuntimeTool(srv, "direct")
 	checkCall(t, cs, fixtureCall{tool: "direct", want: blocks(text("runtime tool direct"))})
 }

@@ -1,4 +1,4 @@
-package mcptest
+package mcppeer
 
 import (
 	"bufio"
@@ -32,7 +32,7 @@ func rawProtocolVersions() []string {
 }
 
 // RawScript says what a [RawServer] answers. It is plain JSON, so the child
-// kind "raw" can read it from a file (see [WriteRawScript]). The zero value
+// kind "raw" can read it from a file (see [ReadRawScript]). The zero value
 // is a server with no tools.
 type RawScript struct {
 	// ServerName is the serverInfo name in initialize; default "raw-server".
@@ -88,7 +88,7 @@ func RawTool(name, description string) json.RawMessage {
 		"inputSchema": map[string]any{"type": "object"},
 	})
 	if err != nil {
-		panic("mcptest.RawTool: " + err.Error()) // strings always marshal
+		panic("mcppeer.RawTool: " + err.Error()) // strings always marshal
 	}
 	return b
 }

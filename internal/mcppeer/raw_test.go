@@ -1,4 +1,4 @@
-package mcptest
+package mcppeer_test
 
 import (
 	"bufio"
@@ -12,22 +12,25 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // rawScript is a script with two pages of tools and results of the shapes
 // the SDK cannot produce.
-func rawScript() RawScript {
-	return RawScript{
-		Pages: []RawPage{
-			{Tools: []json.RawMessage{RawTool("a", "tool a"), RawTool("b", "tool b")}},
-			{Tools: []json.RawMessage{RawTool("c", "tool c")}},
+func rawScript() mcppeer.RawScript {
+	return mcppeer.RawScript{
+		Pages: []mcppeer.RawPage{
+			{Tools: []json.RawMessage{mcppeer.RawTool("a", "tool a"), mcppeer.RawTool("b", "tool b")}},
+			{Tools: []json.RawMessage{mcppeer.RawTool("c", "tool c")}},
 		},
 		Results: map[string]json.RawMessage{
 			"a":      json.RawMessage(`{"content":[{"type":"text","text":"hello"}]}`),
 			"video":  json.RawMessage(`{"content":[{"type":"video","url":"x"},42,null]}`),
 			"legacy": json.RawMessage(`{"toolResult":{"ok":true}}`),
 		},
-		Errors: map[string]RawError{"boom": {Code: -32000, Message: "boom", Data: json.RawMessage(`{"why":"scripted"}`)}},
+		Errors: map[string]mcppeer.RawError{"boom": {Code: -32000, Message: "boom", Data: json.RawMessage(`{"why":"scripted"}`)}},
 	}
 }
 
@@ -54,7 +57,7 @@ func rpcError(id any, code float64, message string) map[string]any {
 func toolsJSON(t *testing.T, names ...string) []any {
 	var out []any
 	for _, n := range names {
-		out = append(out, decode(t, RawTool(n, "tool "+n)))
+		out = append(out, decode(t, mcppeer.RawTool(n, "tool "+n)))
 	}
 	return out
 }
@@ -71,13 +74,13 @@ func TestRawWire(t *testing.T) {
 	endless := rawScript()
 	endless.Endless = true
 	repeat := rawScript()
-	repeat.Pages[1].NextCursor = RawCursor(1)
-	forced := RawScript{ServerName: "odd", ProtocolVersion: "1999-01-01"}
-	emptyEndless := RawScript{Endless: true}
+	repeat.Pages[1].NextCursor = mcppeer.RawCursor(1)
+	forced := mcppeer.RawScript{ServerName: "odd", ProtocolVersion: "1999-01-01"}
+	emptyEndless := mcppeer.RawScript{Endless: true}
 
 	tests := []struct {
 		name   string
-		script RawScript
+		script mcppeer.RawScript
 		in     string
 		want   any
 	}{
@@ -102,7 +105,7 @@ func TestRawWire(t *testing.T) {
 			rpcError(7.0, -32600, "invalid request: no method")},
 		{"parse error", rawScript(), `{"jsonrpc":`, rpcError(nil, -32700, "parse error: unexpected end of JSON input")},
 		{"batch is not supported", rawScript(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
-			rpcError(nil, -32600, "invalid request: json: cannot unmarshal array into Go value of type mcptest.rawRequest")},
+			rpcError(nil, -32600, "invalid request: json: cannot unmarshal array into Go value of type mcppeer.rawRequest")},
 		{"list page 0", rawScript(), `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}`,
 			reply(8.0, map[string]any{"tools": toolsJSON(t, "a", "b"), "nextCursor": "page-1"})},
 		{"list page 1 is the last", rawScript(), `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"page-1"}}`,
@@ -113,7 +116,7 @@ func TestRawWire(t *testing.T) {
 			rpcError(11.0, -32602, `tools/list: unknown cursor "xyz"`)},
 		{"list bad params", rawScript(), `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":[1]}`,
 			rpcError(12.0, -32602, "tools/list: bad params: json: cannot unmarshal array into Go value of type struct { Cursor *string \"json:\\\"cursor\\\"\" }")},
-		{"list with no pages", RawScript{}, `{"jsonrpc":"2.0","id":13,"method":"tools/list"}`,
+		{"list with no pages", mcppeer.RawScript{}, `{"jsonrpc":"2.0","id":13,"method":"tools/list"}`,
 			reply(13.0, map[string]any{"tools": []any{}})},
 		{"list repeated cursor", repeat, `{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"cursor":"page-1"}}`,
 			reply(14.0, map[string]any{"tools": toolsJSON(t, "c"), "nextCursor": "page-1"})},
@@ -135,16 +138,16 @@ func TestRawWire(t *testing.T) {
 			rpcError(22.0, -32602, `tools/call: unknown tool "nope"`)},
 		{"call without a name", rawScript(), `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{}}`,
 			rpcError(23.0, -32602, "tools/call: params must be an object with a tool name")},
-		{"call with bad results JSON", RawScript{Results: map[string]json.RawMessage{"x": json.RawMessage(`{`)}},
+		{"call with bad results JSON", mcppeer.RawScript{Results: map[string]json.RawMessage{"x": json.RawMessage(`{`)}},
 			`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"x"}}`,
 			rpcError(24.0, -32603, `mcptest raw server: the scripted result for tool "x" is not valid JSON: json: error calling MarshalJSON for type json.RawMessage: unexpected end of JSON input`)},
-		{"call with bad error data", RawScript{Errors: map[string]RawError{"x": {Data: json.RawMessage(`{`)}}},
+		{"call with bad error data", mcppeer.RawScript{Errors: map[string]mcppeer.RawError{"x": {Data: json.RawMessage(`{`)}}},
 			`{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"x"}}`,
 			rpcError(25.0, -32603, `mcptest raw server: the scripted error for tool "x" does not marshal: json: error calling MarshalJSON for type json.RawMessage: unexpected end of JSON input`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := NewRawServer(tc.script).handle([]byte(tc.in))
+			got, _ := mcppeer.NewRawServer(tc.script).Handle([]byte(tc.in))
 			if diff := cmp.Diff(tc.want, decode(t, got)); diff != "" {
 				t.Errorf("reply to %s (-want +got):\n%s", tc.in, diff)
 			}
@@ -154,7 +157,7 @@ func TestRawWire(t *testing.T) {
 
 // startRaw serves srv on in-process pipes and returns the client's ends;
 // Serve's result arrives on the returned channel.
-func startRaw(ctx context.Context, srv *RawServer) (pipeEnds, <-chan error) {
+func startRaw(ctx context.Context, srv *mcppeer.RawServer) (pipeEnds, <-chan error) {
 	p := newPipes()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, p.serverR, p.serverW) }()
@@ -166,8 +169,8 @@ func startRaw(ctx context.Context, srv *RawServer) (pipeEnds, <-chan error) {
 // announced after the reply that caused it.
 func TestRawServeStream(t *testing.T) {
 	script := rawScript()
-	script.ListChangeOnCall = map[string][]RawPage{"a": {{Tools: []json.RawMessage{RawTool("d", "tool d")}}}}
-	srv := NewRawServer(script)
+	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
+	srv := mcppeer.NewRawServer(script)
 	p, done := startRaw(context.Background(), srv)
 	lines := bufio.NewScanner(p.clientR)
 	next := func() any {
@@ -205,7 +208,7 @@ func TestRawServeStream(t *testing.T) {
 }
 
 func TestRawNotifyAndSetScript(t *testing.T) {
-	srv := NewRawServer(RawScript{})
+	srv := mcppeer.NewRawServer(mcppeer.RawScript{})
 	p, done := startRaw(context.Background(), srv)
 	defer func() {
 		p.clientW.Close()
@@ -218,7 +221,7 @@ func TestRawNotifyAndSetScript(t *testing.T) {
 	// round trip proves it.
 	io.WriteString(p.clientW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	lines.Scan()
-	srv.SetScript(RawScript{Pages: []RawPage{{Tools: []json.RawMessage{RawTool("new", "tool new")}}}})
+	srv.SetScript(mcppeer.RawScript{Pages: []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("new", "tool new")}}}})
 	errc := make(chan error, 1)
 	go func() { errc <- srv.NotifyToolsChanged() }()
 	if !lines.Scan() || string(lines.Bytes()) != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
@@ -235,7 +238,7 @@ func TestRawNotifyAndSetScript(t *testing.T) {
 }
 
 func TestRawNotifyReportsWriteErrors(t *testing.T) {
-	srv := NewRawServer(RawScript{})
+	srv := mcppeer.NewRawServer(mcppeer.RawScript{})
 	p, done := startRaw(context.Background(), srv)
 	io.WriteString(p.clientW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	bufio.NewScanner(p.clientR).Scan()
@@ -250,7 +253,7 @@ func TestRawNotifyReportsWriteErrors(t *testing.T) {
 func TestRawServeEnds(t *testing.T) {
 	t.Run("ctx done unblocks a closable reader", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		p, done := startRaw(ctx, NewRawServer(RawScript{}))
+		p, done := startRaw(ctx, mcppeer.NewRawServer(mcppeer.RawScript{}))
 		cancel()
 		if err := waitFor(t, done, "Serve to end on cancel"); err != nil {
 			t.Errorf("Serve after cancel = %v, want nil", err)
@@ -263,7 +266,7 @@ func TestRawServeEnds(t *testing.T) {
 		defer client.Close()
 		defer server.Close()
 		done := make(chan error, 1)
-		go func() { done <- ServeRaw(ctx, server, server, RawScript{}) }()
+		go func() { done <- mcppeer.ServeRaw(ctx, server, server, mcppeer.RawScript{}) }()
 		cancel()
 		if err := waitFor(t, done, "Serve to end on cancel"); err != nil {
 			t.Errorf("Serve after cancel = %v, want nil", err)
@@ -275,7 +278,7 @@ func TestRawServeEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := &gatedReader{data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"), gate: make(chan struct{})}
 		done := make(chan error, 1)
-		go func() { done <- ServeRaw(ctx, r, io.Discard, RawScript{}) }()
+		go func() { done <- mcppeer.ServeRaw(ctx, r, io.Discard, mcppeer.RawScript{}) }()
 		cancel()
 		close(r.gate)
 		if err := waitFor(t, done, "Serve to end"); err != nil {
@@ -283,7 +286,7 @@ func TestRawServeEnds(t *testing.T) {
 		}
 	})
 	t.Run("read error", func(t *testing.T) {
-		err := ServeRaw(context.Background(), errReader{}, io.Discard, RawScript{})
+		err := mcppeer.ServeRaw(context.Background(), errReader{}, io.Discard, mcppeer.RawScript{})
 		if err == nil || !contains(err.Error(), "reading a request") || !contains(err.Error(), "disk on fire") {
 			t.Errorf("Serve = %v, want a wrapped read error", err)
 		}
@@ -292,7 +295,7 @@ func TestRawServeEnds(t *testing.T) {
 		p := newPipes()
 		p.clientR.Close() // replies cannot be delivered
 		done := make(chan error, 1)
-		go func() { done <- ServeRaw(context.Background(), p.serverR, p.serverW, RawScript{}) }()
+		go func() { done <- mcppeer.ServeRaw(context.Background(), p.serverR, p.serverW, mcppeer.RawScript{}) }()
 		io.WriteString(p.clientW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 		err := waitFor(t, done, "Serve to fail")
 		if !errors.Is(err, io.ErrClosedPipe) || !contains(err.Error(), "writing a reply") {
@@ -326,13 +329,13 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire"
 // list_changed.
 func TestRawThroughSDKClient(t *testing.T) {
 	script := rawScript()
-	script.ListChangeOnCall = map[string][]RawPage{"a": {{Tools: []json.RawMessage{RawTool("d", "tool d")}}}}
+	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
 	connections := []struct {
 		name    string
 		connect func(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession
 	}{
 		{"in-process", func(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
-			p, done := startRaw(context.Background(), NewRawServer(script))
+			p, done := startRaw(context.Background(), mcppeer.NewRawServer(script))
 			cs, err := newClient(opts).Connect(context.Background(), &mcp.IOTransport{Reader: p.clientR, Writer: p.clientW}, nil)
 			if err != nil {
 				t.Fatalf("Connect: %v", err)
@@ -346,7 +349,7 @@ func TestRawThroughSDKClient(t *testing.T) {
 			return cs
 		}},
 		{"child", func(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
-			cs, _ := connectChild(t, opts, "raw", RawScriptEnv+"="+WriteRawScript(t, script))
+			cs, _ := connectChild(t, opts, "raw", mcppeer.RawScriptEnv+"="+mcptest.WriteRawScript(t, script))
 			return cs
 		}},
 	}

@@ -1,0 +1,79 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// answeredBeforeReady lists the requests served before the backends are
+// ready: the handshake of either protocol generation (initialize, or
+// server/discover and the subscriptions/listen stream a 2026-07-28 client
+// opens as it connects), liveness, and notifications, so a client connects
+// at once.
+func answeredBeforeReady(method string) bool {
+	switch method {
+	case "initialize", "server/discover", "subscriptions/listen", "ping":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/")
+}
+
+// awaitReady holds a request until the backends' first start has settled
+// (Options.Ready), at most Options.ReadyTimeout, or until ctx ends; then it
+// brings the served tool list up to date with the registry, so the
+// request sees every tool registered by then. It reports false when ctx
+// ended first.
+func (g *Gateway) awaitReady(ctx context.Context, method string) bool {
+	if answeredBeforeReady(method) {
+		return true
+	}
+	if !g.waitReady(ctx) {
+		return false
+	}
+	if g.reg.Version() != g.syncedVersion.Load() {
+		g.sync()
+	}
+	return true
+}
+
+// waitReady waits for Options.Ready as awaitReady does.
+func (g *Gateway) waitReady(ctx context.Context) bool {
+	ready := g.opts.Ready
+	if ready == nil {
+		return true
+	}
+	select {
+	case <-ready:
+		return true
+	default:
+	}
+	var timeout <-chan time.Time
+	if g.opts.ReadyTimeout > 0 {
+		t := time.NewTimer(time.Until(g.readyBy))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ready:
+	case <-timeout:
+	case <-g.done:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// isReady reports whether the backends' first start has settled, or the
+// ready timeout has passed.
+func (g *Gateway) isReady() bool {
+	if g.opts.Ready == nil {
+		return true
+	}
+	select {
+	case <-g.opts.Ready:
+		return true
+	default:
+		return g.opts.ReadyTimeout > 0 && !time.Now().Before(g.readyBy)
+	}
+}

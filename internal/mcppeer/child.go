@@ -1,0 +1,119 @@
+package mcppeer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Environment variables of a child process that serves a peer. The bridge
+// scrubs the parent environment of its children, so they reach the child
+// only through a config's env overlay (mcptest.ChildCommand returns one).
+// Neither name is one the scrub drops.
+const (
+	// ChildEnv names the kind of server the process should be ("fixture"
+	// or "raw"); unset or empty means a normal run.
+	ChildEnv = "MCPTEST_CHILD"
+	// RawScriptEnv names the JSON file with the [RawScript] for kind "raw".
+	RawScriptEnv = "MCPTEST_RAW_SCRIPT"
+)
+
+// CrashExitStatus is the exit status of a "fixture" child after its crash
+// tool has replied (docs/upstream.md §8.4 test 111).
+const CrashExitStatus = 7
+
+// ChildKinds returns the values ChildEnv may take.
+func ChildKinds() []string { return []string{"fixture", "raw"} }
+
+// RunIfChild turns the process into an MCP server when ChildEnv is set, so
+// that a test binary (or the bench driver) can re-execute itself as a stdio
+// server child; call it first in TestMain (or main), before goleak:
+//
+//	func TestMain(m *testing.M) {
+//		mcppeer.RunIfChild()
+//		goleak.VerifyTestMain(m)
+//	}
+//
+// Kind "fixture" serves [Fixture] on stdio, exits with CrashExitStatus
+// after its crash tool replies and prints "cancelled" to stderr when a slow
+// call is cancelled. Kind "raw" serves [RawServer] with the script in the
+// file named by RawScriptEnv. Either exits 0 when stdin closes; a bad kind
+// or script exits 2 and a failed session 1, with the reason on stderr.
+// Without ChildEnv, RunIfChild returns at once.
+func RunIfChild() {
+	kind := os.Getenv(ChildEnv)
+	if kind == "" {
+		return
+	}
+	// The child's own process ends here; this line only runs in children,
+	// whose coverage the parent's GOCOVERDIR collects.
+	os.Exit(runChild(context.Background(), kind, os.Getenv, os.Stdin, os.Stdout, os.Stderr, os.Exit))
+}
+
+// runChild is RunIfChild with its process pieces passed in, so tests can
+// run a child in-process. It returns the exit status.
+func runChild(ctx context.Context, kind string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
+	switch kind {
+	case "fixture":
+		return runFixtureChild(ctx, stdin, stdout, stderr, exit)
+	case "raw":
+		return runRawChild(ctx, getenv, stdin, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "mcptest: %s=%q is not a child kind (want one of %v)\n", ChildEnv, kind, ChildKinds())
+		return 2
+	}
+}
+
+// runFixtureChild is the "fixture" child.
+func runFixtureChild(ctx context.Context, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
+	srv := Fixture(FixtureOptions{
+		OnCrash:  func() { exit(CrashExitStatus) },
+		OnCancel: func() { fmt.Fprintln(stderr, "cancelled") },
+	})
+	if err := srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout}); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "mcptest fixture child: serving on stdio: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runRawChild is the "raw" child.
+func runRawChild(ctx context.Context, getenv func(string) string, stdin io.Reader, stdout io.Writer, stderr io.Writer) int {
+	path := getenv(RawScriptEnv)
+	if path == "" {
+		fmt.Fprintf(stderr, "mcptest raw child: %s must name a JSON RawScript file (see mcptest.WriteRawScript)\n", RawScriptEnv)
+		return 2
+	}
+	script, err := ReadRawScript(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcptest raw child: %v\n", err)
+		return 2
+	}
+	if err := ServeRaw(ctx, stdin, stdout, script); err != nil {
+		fmt.Fprintf(stderr, "mcptest raw child: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// ReadRawScript reads the RawScript file at path as the "raw" child does:
+// strictly, since an unknown field is a typo in a test, not something to
+// ignore.
+func ReadRawScript(path string) (RawScript, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return RawScript{}, fmt.Errorf("reading the raw script: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var script RawScript
+	if err := dec.Decode(&script); err != nil {
+		return RawScript{}, fmt.Errorf("decoding the raw script %s: %w", path, err)
+	}
+	return script, nil
+}
