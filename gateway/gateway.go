@@ -130,8 +130,8 @@ type Gateway struct {
 	syncMu        sync.Mutex
 	advertised    map[string]advertisement // what the server lists; guarded by syncMu
 	syncedVersion atomic.Uint64            // the registry version the last sync read
-	stopWatch  func()
-	syncDone   chan struct{} // closed when the watch goroutine returned
+	stopWatch     func()
+	syncDone      chan struct{} // closed when the watch goroutine returned
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being

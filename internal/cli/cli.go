@@ -65,7 +65,7 @@ Usage:
                                                    call a tool by its public name
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
-  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR])
+  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--ready-timeout D]
                                                    serve every tool as one MCP server, hot-reloading the config
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
@@ -77,6 +77,10 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 Flags:
   --json      machine-readable output
   -v          show servers' log lines (stderr)
+
+serve:
+  --ready-timeout D               hold requests other than initialize until the servers have started,
+                                  at most D (e.g. 30s; default: the largest startupTimeoutMs; 0: do not wait)
 
 serve --http (default ADDR 127.0.0.1:7410; MCP at /mcp, health at /healthz):
   --token-env NAME                require "Authorization: Bearer $NAME" on every request

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
@@ -38,10 +39,12 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	opts, applied := withReadiness(opts, f, src)
 	r, err := e.newServeRun(f, cat, opts)
 	if err != nil {
 		return err
 	}
+	r.applied = applied
 	return r.run(ctx, src)
 }
 
@@ -56,7 +59,44 @@ func checkServeFlags(f *flags) error {
 	if f.stdio && (f.tokenEnv != "" || f.insecure || len(f.origins) > 0) {
 		return usagef("serve: --token-env, --allow-origin and --insecure-no-auth-on-network go with --http")
 	}
+	if _, err := readyTimeout(f.readyTimeout); err != nil {
+		return err
+	}
 	return nil
+}
+
+// readyTimeout parses --ready-timeout; -1 means it was not given.
+func readyTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, usagef("serve: --ready-timeout %q: want a duration such as 30s, or 0 not to wait", v)
+	}
+	return d, nil
+}
+
+// withReadiness sets the gateway to hold requests until the first apply of
+// src's plan has settled, at most --ready-timeout, by default the largest
+// startupTimeoutMs. The returned channel, nil when not waiting, is to be
+// closed once that apply returned.
+func withReadiness(opts gateway.Options, f *flags, src *source) (gateway.Options, chan struct{}) {
+	d, _ := readyTimeout(f.readyTimeout) // checked by checkServeFlags
+	if d < 0 {
+		d = 0
+		for _, pe := range src.plan.Entries {
+			if !pe.Entry.Disabled {
+				d = max(d, pe.Spec.StartupTimeout)
+			}
+		}
+	}
+	if d == 0 {
+		return opts, nil
+	}
+	applied := make(chan struct{})
+	opts.Ready, opts.ReadyTimeout = applied, d
+	return opts, applied
 }
 
 // serveOptions checks serve's flags and turns them into the gateway's
@@ -88,6 +128,8 @@ type serveRun struct {
 	opts gateway.Options // with Logger and Health filled in
 	h    *host.Host
 	gw   *gateway.Gateway
+	// applied is closed once the first plan is applied (nil: no one waits).
+	applied chan struct{}
 }
 
 // newServeRun builds the run; nothing starts yet.
@@ -108,9 +150,10 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	return &serveRun{e: e, f: f, log: log, opts: opts, h: h, gw: gateway.New(reg, opts)}, nil
 }
 
-// run serves at once; servers join as they become ready (clients get
-// list_changed), so the slowest server never delays the first answer.
-// Reloads start once the first plan is applied. run returns when ctx ends
+// run serves at once: initialize is answered while the servers start, and
+// other requests wait for the first plan to be applied (withReadiness), so
+// a client's first tools/list has every server that could start. Reloads
+// start once the first plan is applied. run returns when ctx ends
 // or, on stdio, the client leaves, after closing everything.
 func (r *serveRun) run(ctx context.Context, src *source) error {
 	runCtx, stop := context.WithCancel(ctx)
@@ -139,6 +182,9 @@ func (r *serveRun) run(ctx context.Context, src *source) error {
 // entry.
 func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
 	_ = r.h.Apply(ctx, src.plan)
+	if r.applied != nil {
+		close(r.applied)
+	}
 	if src.path == "" || ctx.Err() != nil {
 		return
 	}

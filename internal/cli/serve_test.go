@@ -275,6 +275,9 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--stdio", "--token-env", "X"}, "go with --http"},
 		{[]string{"serve", "--http", "0.0.0.0:0"}, "not a loopback address"},
 		{[]string{"serve", "--http", "extra"}, `unexpected argument "extra"`},
+		{[]string{"serve", "--stdio", "--ready-timeout", "soon"}, `--ready-timeout "soon": want a duration`},
+		{[]string{"serve", "--stdio", "--ready-timeout=-1s"}, `--ready-timeout "-1s": want a duration`},
+		{[]string{"serve", "--stdio", "--ready-timeout"}, "--ready-timeout needs a value"},
 	}
 	for _, tc := range tests {
 		r := mcpbridge(t, "", tc.args...)
@@ -301,4 +304,60 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
+}
+
+// slowEntry is a fixture server entry whose process takes delay to start,
+// so its initialize answers that much later.
+func slowEntry(t *testing.T, serverName string, delay time.Duration) string {
+	cmd, args, env := mcptest.ChildCommand(t, "fixture")
+	shArgs, _ := json.Marshal(append([]string{"-c", fmt.Sprintf(`sleep %.3f; exec "$0" "$@"`, delay.Seconds()), cmd}, args...))
+	envJSON, _ := json.Marshal(env)
+	return fmt.Sprintf(`- id: %s
+  name: mcp-client
+  config:
+    serverName: %s
+    transport: stdio
+    command: sh
+    args: %s
+    env: %s
+`, serverName, serverName, shArgs, envJSON)
+}
+
+// A client that lists tools the moment it has connected, as one-shot
+// clients and clients that ignore list_changed do, already sees a server
+// whose start takes 1.5 s, and calls it at once; with --ready-timeout 0 it
+// does not wait.
+func TestServeReadyBeforeAnswering(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "fast")+slowEntry(t, "slow", 1500*time.Millisecond))
+	for _, tt := range []struct {
+		flags    []string
+		wantSlow bool
+	}{
+		{nil, true},
+		{[]string{"--ready-timeout", "0"}, false},
+	} {
+		t.Run(fmt.Sprint(tt.flags), func(t *testing.T) {
+			cmd := mcpbridgeCommand(t, append([]string{"serve", "--stdio", "--config", cfg}, tt.flags...)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			client := mcp.NewClient(&mcp.Implementation{Name: "one-shot", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			defer cs.Close()
+			names := toolNames(t, cs)
+			if got := slices.Contains(names, "mcp__slow__greet"); got != tt.wantSlow {
+				t.Fatalf("first tools/list has the slow server's tool: %v, want %v (%v)\n%s", got, tt.wantSlow, names, stderr.String())
+			}
+			if !tt.wantSlow {
+				return
+			}
+			if got, isErr := callText(t, cs, "mcp__slow__greet", `{"name":"s"}`); got != "Hello, s!" || isErr {
+				t.Errorf("call at once: %q %v", got, isErr)
+			}
+		})
+	}
 }
