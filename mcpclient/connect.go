@@ -171,6 +171,9 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		done:   make(chan struct{}),
 	}
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
+	// Progress is routed as the connection reads it, so a call's last
+	// progress notification is delivered before its response is read.
+	gen.table.OnNotification(gen.progress.notified)
 
 	transport, err := s.transport(gen)
 	if err != nil {
@@ -184,8 +187,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// The SDK's log: its reasons for dropping tools go to gen.drops
 		// (fetch logs them), anything else to the server's log.
-		Logger:                      sdkwire.ClientLogger(s.log.Handler(), s.prefix+": go-sdk: ", gen.drops),
-		ProgressNotificationHandler: gen.progress.deliver,
+		Logger: sdkwire.ClientLogger(s.log.Handler(), s.prefix+": go-sdk: ", gen.drops),
 		// The SDK runs notification handlers one at a time; never block it.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync() },
 	})

@@ -1,11 +1,10 @@
 package mcpclient
 
 import (
-	"context"
+	"encoding/json"
+	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -34,23 +33,30 @@ func (p *progressRoutes) add(fn tool.ProgressFunc) (int64, func()) {
 	}
 }
 
-// deliver is the client's ProgressNotificationHandler.
-func (p *progressRoutes) deliver(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	var tok int64
-	switch v := req.Params.ProgressToken.(type) {
-	case float64:
-		tok = int64(v)
-	case int64:
-		tok = v
-	case int:
-		tok = int64(v)
-	default:
-		return // not one of ours
+// notified routes a notifications/progress the connection read to the
+// callback of its token; other notifications are the SDK's business.
+func (p *progressRoutes) notified(method string, params json.RawMessage) {
+	if method != "notifications/progress" {
+		return
 	}
+	var n struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    float64         `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(params, &n) != nil {
+		return
+	}
+	f, err := strconv.ParseFloat(string(n.Token), 64)
+	if err != nil || f != float64(int64(f)) {
+		return // not one of ours: the bridge's tokens are integers
+	}
+	tok := int64(f)
 	p.mu.Lock()
 	fn := p.routes[tok]
 	p.mu.Unlock()
 	if fn != nil {
-		fn(tool.Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
+		fn(tool.Progress{Progress: n.Progress, Total: n.Total, Message: n.Message})
 	}
 }

@@ -93,6 +93,16 @@ type Table struct {
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*Slot
 	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
+	notify  func(method string, params json.RawMessage)
+}
+
+// OnNotification makes the table hand every notification it sees to fn,
+// synchronously and in the order the connection reads them: a progress
+// notification is delivered before the response that follows it is even
+// read, where the SDK's own handlers may run after the call has returned.
+// fn must not block. Call it before the connection is used.
+func (t *Table) OnNotification(fn func(method string, params json.RawMessage)) {
+	t.notify = fn
 }
 
 // NewTable returns an empty table. limit bounds a result captured with
@@ -136,6 +146,10 @@ func (t *Table) Forget(slot *Slot) {
 // Received fills the slot waiting for msg, if any, and reports whether it
 // changed msg in place (the SDK must then see the changed message).
 func (t *Table) Received(msg jsonrpc.Message) bool {
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && t.notify != nil {
+		t.notify(req.Method, req.Params)
+		return false
+	}
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || !resp.ID.IsValid() {
 		return false
