@@ -26,12 +26,12 @@ lint:
 unit:
 	$(GO) test -race -count=1 -timeout 10m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
 
-# Deliberately uncovered in mcpclient (about 3%): the re-encoding of a
-# tools/list page the SDK answered from its TTL cache (only a 2026-07-28
-# server that sets ttlMs and repeats a page without list_changed reaches it),
-# the close barrier of a failed generation whose transport never closes,
-# and I/O error branches of the HTTP capture (a request or response body
-# that fails mid-read).
+# Deliberately uncovered in mcpclient (about 3%): a tools/list page the SDK
+# answered from its TTL cache (only a 2026-07-28 server that sets ttlMs and
+# repeats a page without list_changed reaches it), and the close barrier of
+# a failed generation whose transport never closes. The I/O error branches
+# of the HTTP capture (a request or response body that fails mid-read) are
+# in internal/sdkwire now, outside the floor.
 cover:
 	./scripts/cover-check.sh coverage.out $(COVER_MIN) github.com/mcpbridge/mcpbridge/tool github.com/mcpbridge/mcpbridge/mcpclient
 
