@@ -45,8 +45,10 @@ type hold struct {
 	Holder, For string
 }
 
-// starting is the log line of a start or succession.
-func (a action) starting() string {
+// starting is the log record of a start or succession: its message and
+// attributes (the entry, and the entry it takes over from).
+func (a action) starting() (msg string, attrs []any) {
+	attrs = []any{"entry", a.ID}
 	verb := a.Why
 	switch a.Why {
 	case "restarted":
@@ -56,13 +58,13 @@ func (a action) starting() string {
 	}
 	switch {
 	case a.Pred == a.ID:
-		return "config changed, starting it (the previous config serves until it is ready)"
+		return "config changed, starting it (the previous config serves until it is ready)", attrs
 	case a.Pred != "":
-		return fmt.Sprintf("%s, taking over from entry %q (which serves until it is ready)", verb, a.Pred)
+		return verb + ", taking over from another entry (which serves until this one is ready)", append(attrs, "from", a.Pred)
 	case a.Why == "added" || a.Why == "enabled":
-		return verb + ", starting"
+		return verb + ", starting", attrs
 	default:
-		return verb
+		return verb, attrs
 	}
 }
 

@@ -182,21 +182,23 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// The log line of each kind of start.
+// The log record of each kind of start.
 func TestActionStarting(t *testing.T) {
 	for _, tt := range []struct {
-		a    action
-		want string
+		a     action
+		msg   string
+		attrs []any
 	}{
-		{action{ID: "a", Why: "added"}, "added, starting"},
-		{action{ID: "a", Why: "enabled"}, "enabled, starting"},
-		{action{ID: "a", Why: "restarted"}, "failed earlier, restarting"},
-		{action{ID: "a", Why: "changed"}, "config changed, restarting"},
-		{action{ID: "a", Pred: "a", Why: "changed"}, "config changed, starting it (the previous config serves until it is ready)"},
-		{action{ID: "n", Pred: "o", Why: "added"}, `added, taking over from entry "o" (which serves until it is ready)`},
+		{action{ID: "a", Why: "added"}, "added, starting", []any{"entry", "a"}},
+		{action{ID: "a", Why: "enabled"}, "enabled, starting", []any{"entry", "a"}},
+		{action{ID: "a", Why: "restarted"}, "failed earlier, restarting", []any{"entry", "a"}},
+		{action{ID: "a", Why: "changed"}, "config changed, restarting", []any{"entry", "a"}},
+		{action{ID: "a", Pred: "a", Why: "changed"}, "config changed, starting it (the previous config serves until it is ready)", []any{"entry", "a"}},
+		{action{ID: "n", Pred: "o", Why: "added"}, "added, taking over from another entry (which serves until this one is ready)", []any{"entry", "n", "from", "o"}},
 	} {
-		if got := tt.a.starting(); got != tt.want {
-			t.Errorf("%+v: %q, want %q", tt.a, got, tt.want)
+		msg, attrs := tt.a.starting()
+		if msg != tt.msg || !cmp.Equal(attrs, tt.attrs) {
+			t.Errorf("%+v: %q %v, want %q %v", tt.a, msg, attrs, tt.msg, tt.attrs)
 		}
 	}
 }

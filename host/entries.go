@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,6 +139,33 @@ func EntryError(filename string, entry Entry, path, msg string) error {
 	return ConfigErrors{{File: filename, Line: line, Column: col, EntryID: entry.ID, Path: path, Msg: msg}}
 }
 
+// MaxConfigBytes is the size of the largest composition file
+// ReadConfigFile reads: 4 MiB, hundreds of times a real file (a thousand
+// entries take about 200 KiB), and little enough memory to refuse a wrong
+// path (a log, a device) without reading it whole.
+const MaxConfigBytes = 4 << 20
+
+// ReadConfigFile reads the composition file at path, at most MaxConfigBytes
+// of it: a larger file is refused with an error naming it, after reading no
+// more than one byte past the limit. An error from opening the file wraps
+// the *fs.PathError, so errors.Is(err, fs.ErrNotExist) tells a missing
+// file.
+func ReadConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("config file %s is larger than %d MiB: a composition file is a short YAML list of entries", path, MaxConfigBytes>>20)
+	}
+	return data, nil
+}
+
 // entryKeys are the keys an entry may have.
 func entryKeys() []string { return []string{"id", "name", "config", "disabled"} }
 
@@ -169,7 +197,7 @@ func parseEntries(filename string, data []byte) ([]Entry, ConfigErrors) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, ConfigErrors{syntaxError(filename, err)}
+		return nil, ConfigErrors{syntaxError(filename, data, err)}
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
@@ -177,7 +205,7 @@ func parseEntries(filename string, data []byte) ([]Entry, ConfigErrors) {
 		return nil, ConfigErrors{{File: filename, Line: extra.Line, Column: extra.Column,
 			Msg: "found a second YAML document (---): the file must hold exactly one list of entries"}}
 	case !errors.Is(err, io.EOF):
-		return nil, ConfigErrors{syntaxError(filename, err)}
+		return nil, ConfigErrors{syntaxError(filename, data, err)}
 	}
 	root := yamlconf.Resolve(doc.Content[0])
 	if yamlconf.IsNull(root) {
@@ -287,8 +315,10 @@ func validID(id string) bool {
 // syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
 // expected key") into a positioned ConfigError. The line is yaml.v3's: often
 // where the enclosing construct starts, and for some parser errors one line
-// early; yaml.v3 gives no column.
-func syntaxError(filename string, err error) *ConfigError {
+// early; yaml.v3 gives no column. The errors yaml.v3 gives without a line
+// (invalid UTF-8, a control character, an alias of an unknown anchor) are
+// located in data, with line and column.
+func syntaxError(filename string, data []byte, err error) *ConfigError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	ce := &ConfigError{File: filename}
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
@@ -297,6 +327,9 @@ func syntaxError(filename string, err error) *ConfigError {
 				ce.Line, msg = line, text
 			}
 		}
+	}
+	if ce.Line == 0 {
+		ce.Line, ce.Column, _ = yamlconf.LocateSyntaxError(data, msg)
 	}
 	ce.Msg = "invalid YAML: " + msg
 	return ce

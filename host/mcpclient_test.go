@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,21 @@ import (
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
+
+// notReloaded is the message of a reload that failed before Apply.
+const notReloaded = "config not reloaded, the running entries are unchanged"
+
+// logRec is a log record a test expects (see mcptest.Record.Match).
+type logRec struct {
+	level slog.Level
+	msg   string
+	attrs []any
+}
+
+func logInfo(msg string, attrs ...any) logRec  { return logRec{slog.LevelInfo, msg, attrs} }
+func logError(msg string, attrs ...any) logRec { return logRec{slog.LevelError, msg, attrs} }
+
+func (l logRec) String() string { return fmt.Sprintf("%s %q %v", l.level, l.msg, l.attrs) }
 
 // entryEnv tags a child server with its entry, so a test can tell which
 // entry a running process belongs to (the name survives the env scrub).
@@ -47,9 +63,7 @@ func newRig(t *testing.T, oneShot bool) *rig {
 	r := &rig{t: t, reg: tool.NewRegistry(), log: mcptest.NewLog(), inMemory: map[string]*mcp.Server{}}
 	r.path = filepath.Join(t.TempDir(), "mcpbridge.yaml")
 	kind := mcpclient.NewKind(mcpclient.KindOptions{
-		OneShot:    oneShot,
-		CloseGrace: 200 * time.Millisecond,
-		TermGrace:  200 * time.Millisecond,
+		Server: mcpclient.Options{OneShot: oneShot, CloseGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond},
 		NewTransport: func(cfg mcpclient.Config) func() (mcp.Transport, error) {
 			r.mu.Lock()
 			srv := r.inMemory[cfg.ServerName]
@@ -228,16 +242,18 @@ func TestHotReloadScenarios(t *testing.T) {
 	}()
 
 	pids := children(t)
+	dupServerName := fmt.Sprintf(`%s:%d:17: entry "m": config.serverName: serverName "alpha" is already used by entry "a3" (line 1); pick a unique serverName for each entry`,
+		r.path, strings.Count(child(t, "a3", "alpha"), "\n")+4)
 	steps := []struct {
 		name     string
 		src      string
 		applied  bool // a reload that applies; else wait for logWait
-		logWait  string
+		logWait  logRec
 		tools    []string
 		children []string // entries with a live child
 		kept     []string // entries whose child must not have restarted
 		states   map[string]string
-		logHas   []string
+		logHas   []logRec
 	}{{
 		name:     "change a, b untouched",
 		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + b,
@@ -245,10 +261,10 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__beta__add", "mcp__beta__greet"},
 		children: []string{"a", "b"},
 		kept:     []string{"b"},
-		logHas: []string{
-			`INFO entry "a": config changed, starting it (the previous config serves until it is ready)`,
-			`INFO entry "a": the new config is ready and serves; stopping the previous one`,
-			`changed "a"`,
+		logHas: []logRec{
+			logInfo("config changed, starting it (the previous config serves until it is ready)", "entry", "a"),
+			logInfo("the new config is ready and serves; stopping the previous one", "entry", "a"),
+			logInfo("applied", "config", r.path, "changed", "a"),
 		},
 	}, {
 		name:     "add an in-process server",
@@ -257,7 +273,7 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__beta__add", "mcp__beta__greet", "mcp__mem__add"},
 		children: []string{"a", "b"},
 		kept:     []string{"a", "b"},
-		logHas:   []string{`INFO entry "m": added, starting`},
+		logHas:   []logRec{logInfo("added, starting", "entry", "m")},
 	}, {
 		name:     "remove b",
 		src:      child(t, "a", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
@@ -265,7 +281,7 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a"},
 		kept:     []string{"a"},
-		logHas:   []string{`INFO entry "b": removed, stopping`},
+		logHas:   []logRec{logInfo("removed, stopping", "entry", "b")},
 	}, {
 		name:     "disable a",
 		src:      strings.Replace(child(t, "a", "alpha", "toolCallTimeoutMs: 5000"), "  name: mcp-client\n", "  name: mcp-client\n  disabled: true\n", 1) + memory("m", "mem"),
@@ -273,7 +289,7 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__mem__add"},
 		children: nil,
 		states:   map[string]string{"a": "disabled", "m": "ready"},
-		logHas:   []string{`INFO entry "a": disabled, stopping`},
+		logHas:   []logRec{logInfo("disabled, stopping", "entry", "a")},
 	}, {
 		name:     "enable it again under a new id, same serverName",
 		src:      child(t, "a2", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
@@ -281,7 +297,7 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a2"},
 		states:   map[string]string{"a2": "ready", "m": "ready"},
-		logHas:   []string{`INFO entry "a": removed, stopping`, `INFO entry "a2": added, starting`},
+		logHas:   []logRec{logInfo("removed, stopping", "entry", "a"), logInfo("added, starting", "entry", "a2")},
 	}, {
 		name:     "rename the id again while it runs, keeping its serverName",
 		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "mem"),
@@ -289,22 +305,22 @@ func TestHotReloadScenarios(t *testing.T) {
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
 		states:   map[string]string{"a3": "ready", "m": "ready"},
-		logHas: []string{
-			`INFO entry "a2": removed, serving until entry "a3" takes over from it`,
-			`INFO entry "a3": added, taking over from entry "a2" (which serves until it is ready)`,
-			`INFO entry "a3": ready and serving; stopping entry "a2"`,
+		logHas: []logRec{
+			logInfo("removed, serving until its successor takes over", "entry", "a2", "successor", "a3"),
+			logInfo("added, taking over from another entry (which serves until this one is ready)", "entry", "a3", "from", "a2"),
+			logInfo("ready and serving; stopping the entry it took over from", "entry", "a3", "from", "a2"),
 		},
 	}, {
 		name:     "an invalid edit changes nothing",
 		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 0") + memory("m", "mem") + "- id: x\n  name: mcp-client\n  config: [",
-		logWait:  "ERROR config not reloaded, the running entries are unchanged: " + r.path + ":",
+		logWait:  logError(notReloaded, "config", r.path, "err", mcptest.Contains(r.path+":")),
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
 		kept:     []string{"a3"},
 	}, {
 		name:     "a duplicate serverName changes nothing, with file:line",
 		src:      child(t, "a3", "alpha") + memory("m", "alpha"),
-		logWait:  fmt.Sprintf(`ERROR config not reloaded, the running entries are unchanged: %s:%d:17: entry "m": config.serverName: serverName "alpha" is already used by entry "a3" (line 1)`, r.path, strings.Count(child(t, "a3", "alpha"), "\n")+4),
+		logWait:  logError(notReloaded, "config", r.path, "entry", "m", "err", dupServerName),
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
 		kept:     []string{"a3"},
@@ -316,19 +332,19 @@ func TestHotReloadScenarios(t *testing.T) {
 		children: []string{"a3"},
 		kept:     []string{"a3"},
 		states:   map[string]string{"a3": "ready", "m": "ready"},
-		logHas: []string{
-			`ERROR entry "a3": the new config did not start, the previous config keeps running: `,
+		logHas: []logRec{
+			logError("the new config did not start, the previous config keeps running", "entry", "a3", "err", mcptest.Contains("/no/such/server")),
 		},
 	}}
 	for _, s := range steps {
 		version := r.h.Version()
-		errors := r.log.Count("ERROR config not reloaded")
+		errors := r.log.CountRecords(slog.LevelError, notReloaded)
 		r.write(s.src)
 		if s.applied {
 			waitFor(t, s.name+": a reload", func() bool { return r.h.Version() > version })
 		} else {
-			waitFor(t, s.name+": the log line", func() bool { return r.log.Count("ERROR config not reloaded") > errors })
-			r.log.WaitFor(t, s.logWait)
+			waitFor(t, s.name+": the log line", func() bool { return r.log.CountRecords(slog.LevelError, notReloaded) > errors })
+			r.log.WaitForRecord(t, s.logWait.level, s.logWait.msg, s.logWait.attrs...)
 		}
 		if diff := cmp.Diff(s.tools, r.tools()); diff != "" {
 			t.Errorf("%s: tools (-want +got):\n%s", s.name, diff)
@@ -347,9 +363,9 @@ func TestHotReloadScenarios(t *testing.T) {
 				t.Errorf("%s: states (-want +got):\n%s", s.name, diff)
 			}
 		}
-		for _, l := range s.logHas {
-			if !r.log.Has(l) {
-				t.Errorf("%s: no log line has %q; log:\n%s", s.name, l, strings.Join(r.log.Lines(), "\n"))
+		for _, want := range s.logHas {
+			if !r.log.HasRecord(want.level, want.msg, want.attrs...) {
+				t.Errorf("%s: no log record %s; log:\n%s", s.name, want, r.log.Text())
 			}
 		}
 		pids = now
@@ -359,13 +375,13 @@ func TestHotReloadScenarios(t *testing.T) {
 	if err := os.Remove(r.path); err != nil {
 		t.Fatal(err)
 	}
-	r.log.WaitFor(t, "WARN "+r.path+" was deleted; keeping the 2 running entries as they are")
+	r.log.WaitForRecord(t, slog.LevelWarn, "config file deleted; keeping the running entries as they are — restore the file to reload it", "config", r.path, "running", 2)
 	if diff := cmp.Diff([]string{"a3"}, slices.Sorted(mapsKeys(children(t)))); diff != "" {
 		t.Errorf("children after deletion (-want +got):\n%s", diff)
 	}
-	for _, l := range r.log.Lines() {
-		if strings.Contains(l, "ERROR") && !strings.Contains(l, "config not reloaded") && !strings.Contains(l, "did not start") && !strings.Contains(l, "connection") {
-			t.Errorf("unexpected error line: %s", l)
+	for _, rec := range r.log.Records() {
+		if rec.Level == slog.LevelError && rec.Message != notReloaded && !strings.Contains(rec.Message, "did not start") && !strings.Contains(rec.Message, "connection") {
+			t.Errorf("unexpected error record: %s", rec)
 		}
 	}
 }
@@ -396,7 +412,7 @@ func TestEditStorm(t *testing.T) {
 		cancel()
 		<-watching
 	}()
-	r.log.WaitFor(t, "no entry changed") // the watch is set up
+	r.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", r.path) // the watch is set up
 
 	tick := time.NewTicker(10 * time.Millisecond)
 	for i := 1; i <= 100; i++ {
@@ -410,7 +426,7 @@ func TestEditStorm(t *testing.T) {
 	// During a reload the old and the new child run side by side; at the
 	// end one is left.
 	waitFor(t, "one child", func() bool { return len(mcptest.Children()) == 1 })
-	reloads := r.log.Count("changed, reloading")
+	reloads := r.log.CountRecords(slog.LevelInfo, "config file changed, reloading", "config", r.path)
 	if reloads < 1 || reloads > 25 {
 		t.Errorf("%d reloads for 100 writes, want 1 to 25", reloads)
 	}
@@ -539,6 +555,7 @@ func TestHangingServer(t *testing.T) {
 		if got := r.states()["late"]; got != "ready" {
 			t.Errorf("state %q", got)
 		}
-		r.log.WaitFor(t, "mcp-client(late): connection attempt failed: connecting: no answer within startupTimeoutMs (100ms)", "entry=late")
+		r.log.WaitForRecord(t, slog.LevelWarn, "connection attempt failed", "entry", "late", "server", "late",
+			"err", mcptest.Contains("connecting: no answer within startupTimeoutMs (100ms)"))
 	})
 }

@@ -43,6 +43,20 @@ func (e *StartError) Error() string {
 // Unwrap returns the cause.
 func (e *StartError) Unwrap() error { return e.Err }
 
+// record is e as a log record: its message and attributes (the entry, the
+// cause, and the entry kept running in its place when it is another).
+func (e *StartError) record() (msg string, attrs []any) {
+	attrs = []any{"entry", e.ID, "err", e.Err}
+	switch e.Kept {
+	case "":
+		return "failed to start", attrs
+	case e.ID:
+		return "the new config did not start, the previous config keeps running", attrs
+	default:
+		return "the new config did not start, the entry it was to replace keeps running its previous config", append(attrs, "kept", e.Kept)
+	}
+}
+
 // Apply makes the host run plan, entry by entry, making before breaking:
 //
 //   - entries are matched by id; an entry whose kind and decoded config are
@@ -183,8 +197,10 @@ func (r *rollout) stopFirst() {
 	var stopping []*unit
 	for _, a := range r.d.Stop {
 		switch a.Why {
-		case "removed", "disabled":
-			r.h.log.Info(fmt.Sprintf("entry %q: %s, stopping", a.ID, a.Why))
+		case "removed":
+			r.h.log.Info("removed, stopping", "entry", a.ID)
+		case "disabled":
+			r.h.log.Info("disabled, stopping", "entry", a.ID)
 		}
 		if o := r.old[a.ID]; o != nil && !o.pe.Entry.Disabled {
 			stopping = append(stopping, o)
@@ -192,7 +208,7 @@ func (r *rollout) stopFirst() {
 	}
 	for _, a := range r.d.Succeed {
 		if a.Pred != a.ID {
-			r.h.log.Info(fmt.Sprintf("entry %q: removed, serving until entry %q takes over from it", a.Pred, a.ID))
+			r.h.log.Info("removed, serving until its successor takes over", "entry", a.Pred, "successor", a.ID)
 		}
 	}
 	if err := r.h.dispose(stopping); err != nil {
@@ -223,7 +239,8 @@ func (r *rollout) refuse() {
 func (r *rollout) run(wave []action) {
 	var started []*unit
 	for _, a := range wave {
-		r.h.log.Info(fmt.Sprintf("entry %q: %s", a.ID, a.starting()))
+		msg, attrs := a.starting()
+		r.h.log.Info(msg, attrs...)
 		u := r.units[a.ID]
 		err := r.blocked(a)
 		if err == nil {
@@ -354,24 +371,48 @@ func (r *rollout) promote(u *unit) *unit {
 	h.mu.Unlock()
 	r.promoted[u.pe.Entry.ID] = true
 	if id := pred.pe.Entry.ID; id == u.pe.Entry.ID {
-		h.log.Info(fmt.Sprintf("entry %q: the new config is ready and serves; stopping the previous one", id))
+		h.log.Info("the new config is ready and serves; stopping the previous one", "entry", id)
 	} else {
-		h.log.Info(fmt.Sprintf("entry %q: ready and serving; stopping entry %q", u.pe.Entry.ID, id))
+		h.log.Info("ready and serving; stopping the entry it took over from", "entry", u.pe.Entry.ID, "from", id)
 	}
 	return pred
 }
 
 // report logs a start error and adds it to Apply's result.
 func (r *rollout) report(err *StartError) {
-	r.h.log.Error(err.Error())
+	msg, attrs := err.record()
+	r.h.log.Error(msg, attrs...)
 	r.errs = append(r.errs, err)
 }
 
+// logError logs the errors of dispose, one record each.
 func (r *rollout) logError(err error) {
-	for _, line := range strings.Split(err.Error(), "\n") {
-		r.h.log.Error(line)
+	for _, e := range split(err) {
+		attrs := []any{"err", e}
+		if ce, ok := errors.AsType[*closeError](e); ok {
+			attrs = []any{"entry", ce.id, "err", ce.err}
+		}
+		r.h.log.Error("closing failed", attrs...)
 	}
 }
+
+// split returns the errors joined in err (errors.Join, ConfigErrors), or
+// err alone.
+func split(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// closeError is an instance that did not close cleanly.
+type closeError struct {
+	id  string // the entry
+	err error
+}
+
+func (e *closeError) Error() string { return fmt.Sprintf("entry %q: closing: %v", e.id, e.err) }
+func (e *closeError) Unwrap() error { return e.err }
 
 // finish counts the plan as applied, logs what changed and returns every
 // failure, joined (with ctx's error if it ended).
@@ -379,10 +420,10 @@ func (r *rollout) finish(plan *Plan, current []*unit) error {
 	r.h.mu.Lock()
 	r.h.version++
 	r.h.mu.Unlock()
-	if notes := r.notes(plan, current); len(notes) == 0 {
-		r.h.log.Debug(r.source + ": no entry changed")
+	if changes := r.changes(plan, current); len(changes) == 0 {
+		r.h.log.Debug("no entry changed", "config", r.source)
 	} else {
-		r.h.log.Info(fmt.Sprintf("%s: applied (%s)", r.source, strings.Join(notes, ", ")))
+		r.h.log.Info("applied", append([]any{"config", r.source}, changes...)...)
 	}
 	if err := r.ctx.Err(); err != nil {
 		return errors.Join(append(r.errs, err)...)
@@ -390,27 +431,40 @@ func (r *rollout) finish(plan *Plan, current []*unit) error {
 	return errors.Join(r.errs...)
 }
 
-// notes says what changed, entry by entry: in plan order, then the
+// changes says what changed, as log attributes: for each kind of change
+// (added, changed, removed...), in order of first appearance, the ids of
+// the entries it concerns, comma-separated, in plan order and then the
 // removed entries. Changes not made (the old config kept) are left out.
-func (r *rollout) notes(plan *Plan, current []*unit) []string {
+func (r *rollout) changes(plan *Plan, current []*unit) []any {
 	why := map[string]string{}
 	for _, a := range slices.Concat(r.d.Stop, r.d.Start, r.d.Succeed, r.d.Refuse) {
 		why[a.ID] = a.Why
 	}
-	var notes []string
+	var kinds []string
+	ids := map[string][]string{}
+	note := func(w, id string) {
+		if ids[w] == nil {
+			kinds = append(kinds, w)
+		}
+		ids[w] = append(ids[w], id)
+	}
 	inPlan := map[string]bool{}
 	for _, pe := range plan.Entries {
 		inPlan[pe.Entry.ID] = true
 		if w := why[pe.Entry.ID]; w != "" && !r.kept[pe.Entry.ID] {
-			notes = append(notes, fmt.Sprintf("%s %q", w, pe.Entry.ID))
+			note(w, pe.Entry.ID)
 		}
 	}
 	for _, u := range current {
 		if id := u.pe.Entry.ID; !inPlan[id] && !r.kept[id] {
-			notes = append(notes, fmt.Sprintf("removed %q", id))
+			note("removed", id)
 		}
 	}
-	return notes
+	attrs := make([]any, 0, 2*len(kinds))
+	for _, w := range kinds {
+		attrs = append(attrs, w, strings.Join(ids[w], ","))
+	}
+	return attrs
 }
 
 // describe is what decide needs to know of a running plan's unit.
@@ -467,7 +521,7 @@ func (h *Host) retire(ctx context.Context, units []*unit) error {
 		}
 		wg.Go(func() {
 			if err := d.Drain(ctx); errors.Is(err, context.DeadlineExceeded) {
-				h.log.Warn(fmt.Sprintf("entry %q: the previous instance still has calls in flight after %s; closing it", u.pe.Entry.ID, h.opts.ShutdownTimeout))
+				h.log.Warn("the previous instance still has calls in flight; closing it", "entry", u.pe.Entry.ID, "timeout", h.opts.ShutdownTimeout)
 			}
 		})
 	}
@@ -662,7 +716,7 @@ func (h *Host) dispose(units []*unit) error {
 			}
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("entry %q: closing: %w", c.u.pe.Entry.ID, err))
+			errs = append(errs, &closeError{id: c.u.pe.Entry.ID, err: err})
 		}
 	}
 	return errors.Join(errs...)

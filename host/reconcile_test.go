@@ -3,11 +3,16 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // step is one plan applied in a reconcile scenario, and what must follow.
@@ -17,8 +22,35 @@ type step struct {
 	states  map[string]string // id → state of every entry afterwards
 	running map[string]int    // "<id>/<value>" → live instances
 	errHas  []string          // "" entries: Apply must succeed
-	logHas  [][]string        // each: some line has all parts
+	logHas  []logRec          // each: some record matches
 }
+
+// logRec is a log record a test expects (see mcptest.Record.Match).
+type logRec struct {
+	level slog.Level
+	msg   string
+	attrs []any
+}
+
+func logInfo(msg string, attrs ...any) logRec  { return logRec{slog.LevelInfo, msg, attrs} }
+func logError(msg string, attrs ...any) logRec { return logRec{slog.LevelError, msg, attrs} }
+
+// logApplied is the record of an Apply of f.yaml that made exactly
+// changes: kind of change, then the ids, comma-separated.
+func logApplied(changes ...any) logRec {
+	attrs := append([]any{"config", "f.yaml"}, changes...)
+	for _, kind := range []string{"added", "enabled", "changed", "restarted", "disabled", "removed"} {
+		if !slices.Contains(changes, any(kind)) {
+			attrs = append(attrs, kind, mcptest.Absent)
+		}
+	}
+	return logInfo("applied", attrs...)
+}
+
+// logUnchanged is the record of an Apply of f.yaml that changed nothing.
+var logUnchanged = logRec{slog.LevelDebug, "no entry changed", []any{"config", "f.yaml"}}
+
+func (l logRec) String() string { return fmt.Sprintf("%s %q %v", l.level, l.msg, l.attrs) }
 
 func TestReconcile(t *testing.T) {
 	const ab = `
@@ -36,37 +68,37 @@ func TestReconcile(t *testing.T) {
 				events:  []string{"start a/1", "start b/1"},
 				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
 				running: map[string]int{"a/1": 1, "b/1": 1},
-				logHas:  [][]string{{`INFO entry "a": added, starting`}, {`INFO fake started entry=a`}, {`INFO f.yaml: applied (added "a", added "b")`}}},
+				logHas:  []logRec{logInfo("added, starting", "entry", "a"), logInfo("fake started", "entry", "a"), logApplied("added", "a,b")}},
 			{src: "# a comment\n" + strings.ReplaceAll(ab, `"1"`, `'1'`),
 				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
 				running: map[string]int{"a/1": 1, "b/1": 1},
-				logHas:  [][]string{{`DEBUG f.yaml: no entry changed`}}},
+				logHas:  []logRec{logUnchanged}},
 			// Make before break: the new instance starts, then the old
 			// one stops.
 			{src: strings.Replace(ab, `value: "1", claim: A`, `value: "2", claim: A`, 1),
 				events:  []string{"start a/2", "close a/1"},
 				states:  map[string]string{"a": "ready", "b": "ready", "c": "disabled"},
 				running: map[string]int{"a/2": 1, "b/1": 1},
-				logHas: [][]string{
-					{`INFO entry "a": config changed, starting it (the previous config serves until it is ready)`},
-					{`INFO entry "a": the new config is ready and serves; stopping the previous one`},
-					{`applied (changed "a")`},
+				logHas: []logRec{
+					logInfo("config changed, starting it (the previous config serves until it is ready)", "entry", "a"),
+					logInfo("the new config is ready and serves; stopping the previous one", "entry", "a"),
+					logApplied("changed", "a"),
 				}},
 			{src: `- {id: a, name: fake, config: {value: "2", claim: A}}`,
 				events:  []string{"close b/1"},
 				states:  map[string]string{"a": "ready"},
 				running: map[string]int{"a/2": 1},
-				logHas:  [][]string{{`entry "b": removed, stopping`}, {`entry "c": removed, stopping`}}},
+				logHas:  []logRec{logInfo("removed, stopping", "entry", "b"), logInfo("removed, stopping", "entry", "c")}},
 			{src: `- {id: a, name: fake, disabled: true, config: {value: "2", claim: A}}`,
 				events:  []string{"close a/2"},
 				states:  map[string]string{"a": "disabled"},
 				running: map[string]int{},
-				logHas:  [][]string{{`entry "a": disabled, stopping`}}},
+				logHas:  []logRec{logInfo("disabled, stopping", "entry", "a")}},
 			{src: `- {id: a, name: fake, config: {value: "2", claim: A}}`,
 				events:  []string{"start a/2"},
 				states:  map[string]string{"a": "ready"},
 				running: map[string]int{"a/2": 1},
-				logHas:  [][]string{{`entry "a": enabled, starting`}}},
+				logHas:  []logRec{logInfo("enabled, starting", "entry", "a")}},
 		},
 	}, {
 		// The removed entry is the added one's predecessor: they share
@@ -80,11 +112,11 @@ func TestReconcile(t *testing.T) {
 				events:  []string{"start new/1", "close old/1"},
 				states:  map[string]string{"new": "ready"},
 				running: map[string]int{"new/1": 1},
-				logHas: [][]string{
-					{`INFO entry "old": removed, serving until entry "new" takes over from it`},
-					{`INFO entry "new": added, taking over from entry "old" (which serves until it is ready)`},
-					{`INFO entry "new": ready and serving; stopping entry "old"`},
-					{`applied (added "new", removed "old")`},
+				logHas: []logRec{
+					logInfo("removed, serving until its successor takes over", "entry", "old", "successor", "new"),
+					logInfo("added, taking over from another entry (which serves until this one is ready)", "entry", "new", "from", "old"),
+					logInfo("ready and serving; stopping the entry it took over from", "entry", "new", "from", "old"),
+					logApplied("added", "new", "removed", "old"),
 				}},
 		},
 	}, {
@@ -120,7 +152,7 @@ func TestReconcile(t *testing.T) {
 					`entry "a": the new config did not start, the previous config keeps running: claim "Y" is held by entry "b", whose new config needs a name this entry holds: each old instance serves until its successor is ready, so names cannot be swapped in one reload — swap them in two (first move one entry to an unused name)`,
 					`entry "b": the new config did not start, the previous config keeps running: claim "X" is held by entry "a", whose new config needs a name this entry holds`,
 				},
-				logHas: [][]string{{`DEBUG f.yaml: no entry changed`}}},
+				logHas: []logRec{logUnchanged}},
 			{src: "- {id: a, name: fake, config: {value: '2', claim: T}}\n- {id: b, name: fake, config: {value: '1', claim: Y}}",
 				events: []string{"start a/2", "close a/1"}},
 			{src: "- {id: a, name: fake, config: {value: '3', claim: Y}}\n- {id: b, name: fake, config: {value: '2', claim: X}}",
@@ -138,8 +170,8 @@ func TestReconcile(t *testing.T) {
 				states:  map[string]string{"a": "ready"},
 				running: map[string]int{"a/1": 1},
 				errHas:  []string{`entry "a": the new config did not start, the previous config keeps running: boom`},
-				logHas: [][]string{
-					{`ERROR entry "a": the new config did not start, the previous config keeps running: boom`},
+				logHas: []logRec{
+					logError("the new config did not start, the previous config keeps running", "entry", "a", "err", "boom", "kept", mcptest.Absent),
 				}},
 			// The same failing file again is retried (it still differs
 			// from what runs), and fails again.
@@ -177,12 +209,12 @@ func TestReconcile(t *testing.T) {
 				states:  map[string]string{"a": "failed: later"},
 				running: map[string]int{},
 				errHas:  []string{`entry "a": failed to start: later`},
-				logHas:  [][]string{{`ERROR entry "a": failed to start: later`}}},
+				logHas:  []logRec{logError("failed to start", "entry", "a", "err", "later", "kept", mcptest.Absent)}},
 			{src: `- {id: a, name: fake, config: {value: "1", claim: S, fail: "later"}}` + "\n# edited elsewhere",
 				events: []string{"start a/1", "close a/1"},
 				states: map[string]string{"a": "failed: later"},
 				errHas: []string{`entry "a": failed to start: later`},
-				logHas: [][]string{{`INFO entry "a": failed earlier, restarting`}}},
+				logHas: []logRec{logInfo("failed earlier, restarting", "entry", "a")}},
 			{src: `- {id: a, name: fake, config: {value: "2", claim: S}}`,
 				events: []string{"start a/2"},
 				states: map[string]string{"a": "ready"}},
@@ -217,7 +249,7 @@ func TestReconcile(t *testing.T) {
 					`entry "b": the new config did not start, entry "a" keeps running its previous config: boom`,
 					`entry "c": failed to start: also "T" is still held by entry "a"`,
 				},
-				logHas: [][]string{{`ERROR entry "b": closing: stuck`}}},
+				logHas: []logRec{logError("closing failed", "entry", "b", "err", "stuck")}},
 		},
 	}, {
 		// If a's new config fails, a keeps its claim, so b cannot start.
@@ -263,9 +295,9 @@ func TestReconcile(t *testing.T) {
 						t.Errorf("step %d: running (-want +got):\n%s", i, diff)
 					}
 				}
-				for _, parts := range s.logHas {
-					if !fh.log.Has(parts...) {
-						t.Errorf("step %d: no log line has %q; log:\n%s", i, parts, strings.Join(fh.log.Lines(), "\n"))
+				for _, want := range s.logHas {
+					if !fh.log.HasRecord(want.level, want.msg, want.attrs...) {
+						t.Errorf("step %d: no log record %s; log:\n%s", i, want, fh.log.Text())
 					}
 				}
 			}
@@ -285,8 +317,8 @@ func TestReservationConflict(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `entry "a": closing: did not close within 20ms`) {
 		t.Fatalf("Apply = %v, want the close timeout", err)
 	}
-	if !fh.log.Has(`ERROR entry "a": closing: did not close within 20ms; it goes on closing in the background`) {
-		t.Errorf("the slow close was not logged:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	if !fh.log.HasRecord(slog.LevelError, "closing failed", "entry", "a", "err", "did not close within 20ms; it goes on closing in the background") {
+		t.Errorf("the slow close was not logged:\n%s", fh.log.Text())
 	}
 	err = fh.apply(t, `- {id: b, name: fake, config: {value: "1", claim: S}}`)
 	want := `fake: claim "S" is already in use by another fake instance — pick a unique claim in f.yaml`
@@ -481,8 +513,8 @@ func TestStartFailsAndCloseFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `entry "a": failed to start: boom`) {
 		t.Errorf("Apply = %v", err)
 	}
-	if !fh.log.Has(`ERROR entry "a": closing: stuck`) {
-		t.Errorf("the failed Close was not logged:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	if !fh.log.HasRecord(slog.LevelError, "closing failed", "entry", "a", "err", "stuck") {
+		t.Errorf("the failed Close was not logged:\n%s", fh.log.Text())
 	}
 }
 

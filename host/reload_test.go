@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -97,7 +100,7 @@ func TestReloadNeverHidesTools(t *testing.T) {
 	if got := r.call(context.Background(), "mcp__e__add", `{"a": 2, "b": 3}`); got != "5" {
 		t.Errorf("add = %q", got)
 	}
-	if n := r.log.Count(`INFO entry "e": the new config is ready and serves; stopping the previous one`); n != 10 {
+	if n := r.log.CountRecords(slog.LevelInfo, "the new config is ready and serves; stopping the previous one", "entry", "e"); n != 10 {
 		t.Errorf("%d hand-overs logged, want 10", n)
 	}
 }
@@ -167,6 +170,71 @@ func TestReloadLetsCallInFlightFinish(t *testing.T) {
 	}
 }
 
+// (2b) A call still running on the old instance when its replacement has
+// taken over finishes there: the host drains the old instance (mcp-client
+// is a host.Drainer) before closing it, which would cut the call off with
+// "server is closing".
+func TestReloadDrainsCallInFlight(t *testing.T) {
+	r := newRig(t, false)
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
+	mcp.AddTool(srv, &mcp.Tool{Name: "wait", Description: "Waits until the test releases it."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			entered <- struct{}{}
+			select {
+			case <-release:
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	r.mu.Lock()
+	r.inMemory["mem"] = srv
+	r.mu.Unlock()
+	entry := func(extra ...string) string {
+		return strings.Replace(memory("m", "mem", extra...), "enabledTools: [add]", "enabledTools: [add, wait]", 1)
+	}
+	r.write(entry())
+	if err := r.load(); err != nil {
+		t.Fatal(err)
+	}
+
+	answer := make(chan string, 1)
+	go func() { answer <- r.call(context.Background(), "mcp__mem__wait", `{}`) }()
+	<-entered // the call is running on the old instance
+
+	r.write(entry("toolCallTimeoutMs: 30000"))
+	applied := make(chan error, 1)
+	go func() { applied <- r.load() }()
+	// The new instance takes over while the call is still running, and
+	// serves the calls that follow.
+	r.log.WaitForRecord(t, slog.LevelInfo, "the new config is ready and serves; stopping the previous one", "entry", "m")
+	if got := r.call(context.Background(), "mcp__mem__add", `{"a": 2, "b": 2}`); got != "4" {
+		t.Errorf("add after the takeover = %q", got)
+	}
+	select {
+	case got := <-answer:
+		t.Fatalf("the call answered %q before it was released", got)
+	case err := <-applied:
+		t.Fatalf("Apply returned (%v) while the old instance had a call in flight", err)
+	default:
+	}
+	close(release)
+	if got := <-answer; got != "released" {
+		t.Errorf("the call in flight answered %q", got)
+	}
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if r.log.HasRecord(slog.LevelWarn, "the previous instance still has calls in flight; closing it") {
+		t.Errorf("the drain gave up; log:\n%s", r.log.Text())
+	}
+	if diff := cmp.Diff(map[string]string{"m": "ready"}, r.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
 // (3) A new config that does not start leaves the old instance serving,
 // untouched (the same process), and the error says so.
 func TestReloadKeepsOldConfigWhenNewFails(t *testing.T) {
@@ -205,8 +273,8 @@ func TestReloadKeepsOldConfigWhenNewFails(t *testing.T) {
 			if !want.MatchString(err.Error()) {
 				t.Errorf("Apply = %q, want %s", err, want)
 			}
-			if !r.log.Has("ERROR " + err.Error()) {
-				t.Errorf("no error line says so; log:\n%s", strings.Join(r.log.Lines(), "\n"))
+			if !r.log.HasRecord(slog.LevelError, "the new config did not start, the previous config keeps running", "entry", "e", "err", se.Err.Error()) {
+				t.Errorf("no error record says so; log:\n%s", r.log.Text())
 			}
 			if misses != 0 {
 				t.Errorf("the tools were missing in %d of %d reads", misses, reads)

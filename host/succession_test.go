@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,7 +147,7 @@ func TestSuccessionDrainsCallsInFlight(t *testing.T) {
 		if got := <-call; got != "Error: instance a/1 closed during the call" {
 			t.Errorf("the call in flight ended with %q", got)
 		}
-		fh.log.WaitFor(t, `WARN entry "a": the previous instance still has calls in flight after 50ms; closing it`)
+		fh.log.WaitForRecord(t, slog.LevelWarn, "the previous instance still has calls in flight; closing it", "entry", "a", "timeout", "50ms")
 	})
 }
 

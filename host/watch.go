@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -30,8 +29,9 @@ const DefaultDebounce = 100 * time.Millisecond
 // interval, decides when a burst of writes is over.
 //
 // Debounce after the last change (and once when the watch is set up, so an
-// edit made since the first read is not lost), it re-reads and parses the
-// file (Catalog.Parse, with Options.Lookup) and, when some entry differs
+// edit made since the first read is not lost), it re-reads (ReadConfigFile:
+// a file over MaxConfigBytes is refused) and parses the file
+// (Catalog.Parse, with Options.Lookup) and, when some entry differs
 // from the plan last applied, Apply's it. A file that does not parse or
 // validate changes nothing: each problem is logged with file:line. A
 // deleted file keeps every entry running, with a warning, until it comes
@@ -82,7 +82,7 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 			if !ok {
 				return
 			}
-			h.log.Warn(fmt.Sprintf("watching %s: %v", path, err))
+			h.log.Warn("watching the config file failed", "config", path, "err", err)
 		case <-fire:
 			fire = nil
 			reload()
@@ -90,10 +90,14 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 	}
 }
 
+// notReloaded is the message of a reload that failed before Apply: the
+// file could not be read, or a problem in it (one record per problem).
+const notReloaded = "config not reloaded, the running entries are unchanged"
+
 // reload re-reads path and applies it when it differs from the plan last
 // applied. Failures are logged; the running entries stay as they are.
 func (h *Host) reload(ctx context.Context, path string) {
-	data, err := os.ReadFile(path)
+	data, err := ReadConfigFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		h.mu.Lock()
@@ -104,16 +108,20 @@ func (h *Host) reload(ctx context.Context, path string) {
 			}
 		}
 		h.mu.Unlock()
-		h.log.Warn(fmt.Sprintf("%s was deleted; keeping the %d running entries as they are — restore the file to reload it", path, n))
+		h.log.Warn("config file deleted; keeping the running entries as they are — restore the file to reload it", "config", path, "running", n)
 		return
 	case err != nil:
-		h.log.Error(fmt.Sprintf("config not reloaded, the running entries are unchanged: %v", err))
+		h.log.Error(notReloaded, "config", path, "err", err)
 		return
 	}
 	plan, err := h.opts.Catalog.Parse(path, data, h.opts.Lookup)
 	if err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			h.log.Error("config not reloaded, the running entries are unchanged: " + line)
+		for _, e := range split(err) {
+			attrs := []any{"config", path, "err", e}
+			if ce, ok := errors.AsType[*ConfigError](e); ok && ce.EntryID != "" {
+				attrs = append(attrs, "entry", ce.EntryID)
+			}
+			h.log.Error(notReloaded, attrs...)
 		}
 		return
 	}
@@ -121,10 +129,10 @@ func (h *Host) reload(ctx context.Context, path string) {
 	same := planKey(plan) == h.planKey
 	h.mu.Unlock()
 	if same && !h.anyBroken() {
-		h.log.Debug(path + ": no entry changed")
+		h.log.Debug("no entry changed", "config", path)
 		return
 	}
-	h.log.Info(path + " changed, reloading")
+	h.log.Info("config file changed, reloading", "config", path)
 	// Start failures are logged by Apply; what ran before keeps running.
 	_ = h.Apply(ctx, plan)
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // The debounce, on a fake clock: one reload at the start, then one per
@@ -60,7 +63,7 @@ func TestWatchLoopDebounce(t *testing.T) {
 		if reloads.Load() != 2 {
 			t.Fatalf("%d reloads after the storm, want 2", reloads.Load())
 		}
-		if !fh.log.Has("WARN watching /cfg/./mcpbridge.yaml: queue overflow") {
+		if !fh.log.HasRecord(slog.LevelWarn, "watching the config file failed", "config", "/cfg/./mcpbridge.yaml", "err", "queue overflow") {
 			t.Errorf("the watcher error was not logged: %q", fh.log.Lines())
 		}
 
@@ -117,7 +120,7 @@ func TestReload(t *testing.T) {
 	// Unchanged entries (a comment added): no Apply at all.
 	write("# hello\n" + `- {id: a, name: fake, config: {value: "1", secret: "${S}"}}`)
 	fh.reload(ctx, path)
-	if fh.Version() != 1 || !fh.log.Has("DEBUG "+path+": no entry changed") {
+	if fh.Version() != 1 || !fh.log.HasRecord(slog.LevelDebug, "no entry changed", "config", path) {
 		t.Errorf("a comment caused an Apply (version %d)", fh.Version())
 	}
 
@@ -125,10 +128,10 @@ func TestReload(t *testing.T) {
 	// never with the expanded secret.
 	write("- {id: a, name: fake, config: {value: \"2\", secret: \"${S}\"}}\n- {id: b, name: nope}\n")
 	fh.reload(ctx, path)
-	fh.log.WaitFor(t, `ERROR config not reloaded, the running entries are unchanged: `+path+`:2:17: entry "b": name: unknown plugin "nope"`)
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "entry", "b", "err", mcptest.Contains(path+`:2:17: entry "b": name: unknown plugin "nope"`))
 	write("- id: a\n  name: [fake\n")
 	fh.reload(ctx, path)
-	fh.log.WaitFor(t, `ERROR config not reloaded, the running entries are unchanged: `+path+`:1: invalid YAML: did not find expected`)
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:1: invalid YAML: did not find expected`))
 	if fh.Version() != 1 || len(fh.kind.takeEvents()) != 0 {
 		t.Errorf("an invalid file changed something")
 	}
@@ -138,14 +141,14 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	fh.reload(ctx, path)
-	fh.log.WaitFor(t, "WARN "+path+" was deleted; keeping the 1 running entries as they are — restore the file to reload it")
+	fh.log.WaitForRecord(t, slog.LevelWarn, "config file deleted; keeping the running entries as they are — restore the file to reload it", "config", path, "running", 1)
 
 	// Unreadable (a directory in its place).
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	fh.reload(ctx, path)
-	fh.log.WaitFor(t, "ERROR config not reloaded, the running entries are unchanged: read "+path)
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains("read "+path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +159,7 @@ func TestReload(t *testing.T) {
 	if diff := cmp.Diff([]string{"start a/2", "close a/1"}, fh.kind.takeEvents()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	fh.log.WaitFor(t, "INFO "+path+" changed, reloading")
+	fh.log.WaitForRecord(t, slog.LevelInfo, "config file changed, reloading", "config", path)
 	for _, line := range fh.log.Lines() {
 		if strings.Contains(line, "hunter2") {
 			t.Errorf("a log line shows the expanded secret: %s", line)
@@ -206,7 +209,7 @@ func TestWatchFile(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	fh.log.WaitFor(t, "no entry changed") // the check when the watch is set up
+	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path) // the check when the watch is set up
 
 	save(`- {id: a, name: fake, config: {value: "2"}}`)
 	waitRunning(map[string]int{"a/2": 1})
@@ -219,7 +222,7 @@ func TestWatchFile(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	fh.log.WaitFor(t, "was deleted; keeping the 1 running entries")
+	fh.log.WaitForRecord(t, slog.LevelWarn, "config file deleted; keeping the running entries as they are — restore the file to reload it", "config", path, "running", 1)
 	save(`- {id: b, name: fake, config: {value: "1"}}`)
 	waitRunning(map[string]int{"b/1": 1})
 
@@ -229,10 +232,10 @@ func TestWatchFile(t *testing.T) {
 	}
 
 	// Close ends a watch too.
-	checks := fh.log.Count("no entry changed")
+	checks := fh.log.CountRecords(slog.LevelDebug, "no entry changed", "config", path)
 	go func() { done <- fh.WatchFile(context.Background(), path) }()
 	deadline := time.Now().Add(30 * time.Second)
-	for fh.log.Count("no entry changed") == checks { // the new watch is set up
+	for fh.log.CountRecords(slog.LevelDebug, "no entry changed", "config", path) == checks { // the new watch is set up
 		if time.Now().After(deadline) {
 			t.Fatal("the second watch never checked the file")
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -174,8 +176,8 @@ func TestListChangedResyncs(t *testing.T) {
 	waitFor(t, "mcp__fixture__fresh", func() bool { _, ok := h.reg.Get("mcp__fixture__fresh"); return ok })
 	srv.RemoveTools("greet")
 	waitFor(t, "greet to go", func() bool { _, ok := h.reg.Get("mcp__fixture__greet"); return !ok })
-	if !h.log.has("INFO", "mcp-client(fixture): tool list changed, re-syncing") {
-		t.Errorf("no re-sync log line; log: %v", h.log.all())
+	if !h.log.HasRecord(slog.LevelInfo, msgResync, "server", "fixture") {
+		t.Errorf("no re-sync log record; log:\n%s", h.log.Text())
 	}
 	if _, ok := h.reg.Get("mcp__fixture__add"); !ok {
 		t.Error("unchanged tool lost its name across the re-sync")
@@ -209,8 +211,8 @@ func TestRegistrationConflict(t *testing.T) {
 			if d, _ := reg.Get("mcp__fixture__add"); d.Description != "Foreign squatter" {
 				t.Errorf("squatter replaced: %q", d.Description)
 			}
-			if !h.log.has("ERROR", "mcp-client(fixture): tool registration failed, no tools registered:", "mcp__fixture__add") {
-				t.Errorf("log: %v", h.log.all())
+			if !h.log.HasRecord(slog.LevelError, "tool registration failed, no tools registered", "server", "fixture", "err", mcptest.Contains("mcp__fixture__add")) {
+				t.Errorf("log:\n%s", h.log.Text())
 			}
 			if st := h.srv.Status(); !strict && (st.State != host.StateFailed || !strings.Contains(st.Err, "mcp__fixture__add")) {
 				t.Errorf("status = %+v", st)
@@ -405,7 +407,7 @@ func TestFailedResyncKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "re-sync failure log", func() bool {
-		return h.log.has("ERROR", "mcp-client(raw): tool re-sync failed:", `listed tool "dup" more than once`)
+		return h.log.HasRecord(slog.LevelError, "tool re-sync failed", "server", "raw", "err", mcptest.Contains(`listed tool "dup" more than once`))
 	})
 	if got := h.names(); len(got) != 1 || got[0] != "mcp__raw__stable" {
 		t.Errorf("registry = %v", got)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -51,9 +52,12 @@ func (s *Server) current() (*generation, error) {
 }
 
 // caller returns the body of one registered tool. It always sends the raw
-// name, never the public one.
+// name, never the public one. Every call counts as in flight (see Drain)
+// until it returns.
 func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
+		s.inflight.enter()
+		defer s.inflight.leave()
 		if rt.taskRequired {
 			//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
 			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
@@ -83,6 +87,60 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 			content[i] = tool.Text(b)
 		}
 		return tool.Output{Content: content, Value: p.Value, Wire: raw}, nil
+	}
+}
+
+// Drain waits until no call is in flight on the server, or ctx ends (then
+// it returns ctx's error). A host calls it on an instance whose tools a
+// replacement has taken over, before Close, which would cut the calls off:
+// no new call reaches the server then, so the wait ends with the last
+// call. Drain does not stop anything; calls that arrive meanwhile are
+// waited for too. Safe for concurrent use, any number of times.
+func (s *Server) Drain(ctx context.Context) error {
+	return s.inflight.wait(ctx)
+}
+
+// inflight counts the calls in flight; wait waits until there are none.
+// A call only touches the counter: the lock is taken when a waiter may
+// have to be woken.
+type inflight struct {
+	n    atomic.Int64
+	mu   sync.Mutex
+	idle chan struct{} // closed when n drops to 0; nil when no one waits
+}
+
+func (f *inflight) enter() { f.n.Add(1) }
+
+func (f *inflight) leave() {
+	if f.n.Add(-1) != 0 {
+		return
+	}
+	f.mu.Lock()
+	if f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+	f.mu.Unlock()
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	// Checked after idle is set: a call that leaves from now on, as the
+	// last one, takes the lock after this and closes idle.
+	busy := f.n.Load() != 0
+	f.mu.Unlock()
+	if !busy {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -113,6 +113,19 @@ type Config struct {
 	// DisabledTools (disabledTools) lists raw tool names not to register.
 	// At most one of EnabledTools and DisabledTools may be set.
 	DisabledTools []string
+	// Written is how Command, Cwd and URL were written in the config file
+	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
+	// name them by it, so that an expanded value, often a secret, is never
+	// shown. DecodeConfig fills it; a Config built in Go usually leaves it
+	// empty, and its values are shown as they are. It is display only: not
+	// part of the config a host compares on reload.
+	Written Written `json:"-"`
+}
+
+// Written holds fields of a Config as written before ${VAR} expansion; ""
+// for a field that expansion did not change.
+type Written struct {
+	Command, Cwd, URL string
 }
 
 // protocolVersions are the versions the SDK can speak, oldest first.
@@ -406,6 +419,11 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.Cwd, _ = m.ExpandString("cwd")
 	c.URL, _ = m.ExpandString("url")
 	c.Headers, _ = m.ExpandStringMap("headers")
+	c.Written = Written{
+		Command: writtenAs(m, "command", c.Command),
+		Cwd:     writtenAs(m, "cwd", c.Cwd),
+		URL:     writtenAs(m, "url", c.URL),
+	}
 	if v, ok := m.Int("toolCallTimeoutMs", 1, maxMs); ok {
 		c.ToolCallTimeout = time.Duration(v) * time.Millisecond
 	}
@@ -446,6 +464,69 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	}
 	return c, nil
 }
+
+// writtenAs returns the text of key as written when it differs from its
+// expanded value, else "".
+func writtenAs(m *yamlconf.Map, key, expanded string) string {
+	n := m.Value(key)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Value == expanded {
+		return ""
+	}
+	return n.Value
+}
+
+// shownHost returns err with the URL's host, where ${VAR} expansion wrote
+// it, replaced by its text as written (like ${API_HOST}): HTTP errors name
+// the URL they failed on and the host the lookup of which failed, and
+// redact keeps a URL's host (it cuts only what follows). The result
+// unwraps to err.
+func (c Config) shownHost(err error) error {
+	if err == nil || c.Written.URL == "" {
+		return err
+	}
+	u, perr := url.Parse(c.URL)
+	host, written := "", writtenHost(c.Written.URL)
+	if perr == nil {
+		host = u.Hostname()
+	}
+	if host == "" || host == written || !strings.Contains(err.Error(), host) {
+		return err
+	}
+	return &shownError{msg: strings.ReplaceAll(err.Error(), host, written), err: err}
+}
+
+// writtenHost is the host name in a URL as written, which may hold
+// ${VAR} references (so url.Parse may refuse it): what follows "://" and
+// any user info, up to the path, query or fragment, without a :port.
+func writtenHost(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 && isDigits(rest[i+1:]) {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// shownError is an error with a message rewritten for display.
+type shownError struct {
+	msg string
+	err error
+}
+
+func (e *shownError) Error() string { return e.msg }
+func (e *shownError) Unwrap() error { return e.err }
 
 func otherTransport(t Transport) Transport {
 	if t == TransportStdio {

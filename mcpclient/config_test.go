@@ -119,6 +119,8 @@ disabledTools: []
 				Reconnect:          policy(false, 1, 2, 7), // upstream 96
 				EnabledTools:       []string{"read_file", "list_directory"},
 				DisabledTools:      []string{},
+				// As written, for messages: expanded values are never shown.
+				Written: mcpclient.Written{Command: "${NOPE:-npx}", Cwd: "${WORKDIR}/sub"},
 			},
 		},
 		{
@@ -139,6 +141,7 @@ disabledTools: [dangerous]
 				Headers:         map[string]string{"Authorization": "Bearer " + secret, "X-Optional": ""},
 				ToolCallTimeout: ms(30000),
 				DisabledTools:   []string{"dangerous"},
+				Written:         mcpclient.Written{URL: "https://${HOST}/mcp"},
 			},
 		},
 		{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type generation struct {
 	done    chan struct{} // closed when the session ended
 	endOnce sync.Once
 	err     error // why the session ended; read after done
+
+	// shown rewrites an error for display (Config.shownHost); nil: as is.
+	shown func(error) error
 
 	closeOnce sync.Once
 }
@@ -77,6 +81,9 @@ func (g *generation) end(err error) {
 			err = errors.New("server closed the connection")
 		}
 		g.err = redact.Error(err)
+		if g.shown != nil {
+			g.err = g.shown(g.err)
+		}
 		g.cancel(err)
 		close(g.done)
 	})
@@ -112,7 +119,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = fmt.Errorf("connecting: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
 		}
-		return nil, err
+		return nil, s.cfg.shownHost(err)
 	}
 	connected := time.Now()
 
@@ -125,9 +132,9 @@ func (s *Server) attempt(first bool) (*generation, error) {
 			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
 		}
 		if !s.closeGeneration(gen) {
-			return nil, fmt.Errorf("%w: %w", errGenerationStuck, err)
+			return nil, s.cfg.shownHost(fmt.Errorf("%w: %w", errGenerationStuck, err))
 		}
-		return nil, err
+		return nil, s.cfg.shownHost(err)
 	}
 	init := gen.session.InitializeResult()
 	s.mu.Lock()
@@ -169,6 +176,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		drops:  &sdkwire.ToolDrops{},
 		resync: make(chan struct{}, 1),
 		done:   make(chan struct{}),
+		shown:  s.cfg.shownHost,
 	}
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
 	// Progress is routed as the connection reads it, so a call's last
@@ -186,8 +194,9 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		Capabilities:   &mcp.ClientCapabilities{},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		// The SDK's log: its reasons for dropping tools go to gen.drops
-		// (fetch logs them), anything else to the server's log.
-		Logger: sdkwire.ClientLogger(s.log.Handler(), s.prefix+": go-sdk: ", gen.drops),
+		// (fetch logs them), anything else to the server's log, tagged
+		// component=go-sdk.
+		Logger: sdkwire.ClientLogger(s.log.With("component", "go-sdk").Handler(), "", gen.drops),
 		// The SDK runs notification handlers one at a time; never block it.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync() },
 	})
@@ -223,17 +232,25 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
-		stderr := s.log.With("stream", "stderr")
-		gen.child = &childproc.Transport{
+		child := &childproc.Transport{
 			Command:       s.cfg.Command,
+			CommandText:   s.cfg.Written.Command, // messages never quote an expanded value
 			Args:          s.cfg.Args,
 			Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
 			Dir:           s.cfg.Cwd,
-			Stderr:        func(line string) { stderr.Info(s.prefix + ": " + line) },
+			DirText:       s.cfg.Written.Cwd,
 			CloseGrace:    s.opts.CloseGrace,
 			TermGrace:     s.opts.TermGrace,
 			MaxLineLength: s.frameLimit(),
 		}
+		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
+		child.Stderr = func(line string) {
+			if stderr == nil {
+				stderr = s.log.With("stream", "stderr", "pid", child.Process().PID())
+			}
+			stderr.Info("child output", "line", line)
+		}
+		gen.child = child
 		return &sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}, nil
 	case TransportStreamableHTTP:
 		return &mcp.StreamableClientTransport{

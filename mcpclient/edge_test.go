@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,7 +92,7 @@ func TestCloseBarrierTimeout(t *testing.T) {
 		close(closed)
 	}()
 	waitFor(t, "the barrier message", func() bool {
-		return h.log.has("ERROR", "mcp-client(stuck): generation did not close within 20ms during shutdown — server shutdown may be incomplete")
+		return h.log.HasRecord(slog.LevelError, "generation did not close in time during shutdown — server shutdown may be incomplete", "server", "stuck", "timeout", "20ms")
 	})
 	select {
 	case <-closed:
@@ -128,14 +129,8 @@ func TestOutputSchemaEdges(t *testing.T) {
 			t.Errorf("oddschema failed: %q", res.Text())
 		}
 	}
-	n := 0
-	for _, l := range h.log.all() {
-		if strings.Contains(l, `outputSchema of tool "oddschema" does not compile`) {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("compile failure logged %d times, want once: %v", n, h.log.all())
+	if n := h.log.CountRecords(slog.LevelWarn, "outputSchema does not compile; the tool's structuredContent is not checked", "server", "raw", "tool", "oddschema", "err", mcptest.Contains("")); n != 1 {
+		t.Errorf("compile failure logged %d times, want once:\n%s", n, h.log.Text())
 	}
 }
 
@@ -222,7 +217,7 @@ func TestDisabledReconnectInitialFailure(t *testing.T) {
 		t.Fatal("no startup error")
 	}
 	waitFor(t, "the error line", func() bool {
-		return h.log.has("ERROR", "mcp-client(srv): connection failed and reconnect is disabled — no tools were registered")
+		return h.log.HasRecord(slog.LevelError, "connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect", "server", "srv", "err", "server gone")
 	})
 	if h.reg.Len() != 0 {
 		t.Error("tools registered")
@@ -245,17 +240,17 @@ func testReconnectBudgetReset(t *testing.T) {
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 30 * time.Millisecond, MaxAttempts: 1}
 	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
 	crash(1)
-	waitFor(t, "first recovery", func() bool { return h.log.has("reconnected and re-synced tools (attempt 1/1)") })
+	waitFor(t, "first recovery", func() bool { return h.log.HasRecord(slog.LevelInfo, msgReconnected, "attempt", 1, "max_attempts", 1) })
 	synctest.Wait()
 	time.Sleep(40 * time.Millisecond) // fake clock: an uptime longer than maxDelay resets the budget
 	crash(2)
 	waitFor(t, "second connection", func() bool { return mem.connections() == 3 })
 	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == host.StateReady })
-	if h.log.has("giving up") {
-		t.Fatalf("gave up although the budget should have reset: %v", h.log.all())
+	if h.log.HasRecord(slog.LevelError, msgGiveUp) {
+		t.Fatalf("gave up although the budget should have reset:\n%s", h.log.Text())
 	}
 	crash(3) // at once: no uptime, so the budget of 1 is spent
-	waitFor(t, "give-up", func() bool { return h.log.has("ERROR", "giving up after 1 consecutive failed reconnect attempts") })
+	waitFor(t, "give-up", func() bool { return h.log.HasRecord(slog.LevelError, msgGiveUp, "max_attempts", 1) })
 	if h.reg.Len() != 0 {
 		t.Errorf("tools left after give-up: %v", h.names())
 	}
@@ -312,7 +307,7 @@ func TestHugeResult(t *testing.T) {
 	if !strings.Contains(got, `server "big" connection lost during the call`) || !strings.Contains(got, "frame exceeded the configured maximum") {
 		t.Errorf("huge: %.300q", got)
 	}
-	waitFor(t, "the reconnect", func() bool { return h.log.has("reconnected and re-synced tools") })
+	waitFor(t, "the reconnect", func() bool { return h.log.HasRecord(slog.LevelInfo, msgReconnected, "server", "big") })
 	if got := h.call("mcp__big__small", `{}`).Text(); got != "ok" {
 		t.Errorf("small: %q", got)
 	}
@@ -351,13 +346,13 @@ func TestGiveUpBehindInFlightResync(t *testing.T) {
 	mcppeer.AddRuntimeTool(srv, "late") // list_changed → a re-sync whose fetch hangs
 	waitFor(t, "the re-sync to be in flight", func() bool { return lists.Load() == 2 })
 	conn.conn.Close() // the connection dies under the in-flight re-sync
-	waitFor(t, "give-up", func() bool { return h.log.has("giving up after 1 consecutive failed reconnect attempts") })
+	waitFor(t, "give-up", func() bool { return h.log.HasRecord(slog.LevelError, msgGiveUp, "server", "srv", "max_attempts", 1) })
 	close(gate)
 	if h.reg.Len() != 0 {
 		t.Errorf("tools after give-up: %v", h.names())
 	}
-	if h.log.has("tool re-sync failed") {
-		t.Errorf("a re-sync cut short by the crash was reported as failed: %v", h.log.all())
+	if h.log.HasRecord(slog.LevelError, "tool re-sync failed") {
+		t.Errorf("a re-sync cut short by the crash was reported as failed:\n%s", h.log.Text())
 	}
 	if n := attempts.Load(); n != 2 {
 		t.Errorf("%d connection attempts, want 2", n)

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -97,7 +98,7 @@ func TestHTTPServerRestart(t *testing.T) {
 				t.Errorf("call while down: %q", got)
 			}
 			rs.start()
-			waitFor(t, "the reconnect", func() bool { return h.log.has("reconnected and re-synced tools") })
+			waitFor(t, "the reconnect", func() bool { return h.log.HasRecord(slog.LevelInfo, msgReconnected) })
 			t.Logf("loss noticed after %v, back %v after the restart", lost, time.Since(start))
 			if got := h.call("mcp__web__greet", `{"name":"again"}`).Text(); got != "Hello, again!" {
 				t.Errorf("call after restart: %q", got)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func TestKill9MidCall(t *testing.T) {
 	if out.err == nil || !strings.Contains(out.err.Error(), `server "killed" connection lost during the call`) || !strings.Contains(out.err.Error(), "signal: killed") {
 		t.Errorf("call error = %v", out.err)
 	}
-	waitFor(t, "the reconnect", func() bool { return h.log.has("reconnected and re-synced tools") })
+	waitFor(t, "the reconnect", func() bool { return h.log.HasRecord(slog.LevelInfo, msgReconnected) })
 	recovered := time.Since(killed)
 	if after := h.names(); !slices.Equal(before, after) {
 		t.Errorf("names changed across the restart:\n%v\n%v", before, after)
@@ -164,9 +165,10 @@ func TestGarbageOnStdout(t *testing.T) {
 	if err := raw.SendLine("this is not JSON-RPC"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reconnect", func() bool { return h.log.has("reconnected and re-synced tools (attempt 1/5)") })
-	if !h.log.has("WARN", "mcp-client(garbage): connection lost; reconnecting in 20ms (attempt 1/5)") || !h.log.has("WARN", "mcp-client(garbage): connection lost: ", "invalid character") {
-		t.Errorf("log: %v", h.log.all())
+	waitFor(t, "the reconnect", func() bool { return h.log.HasRecord(slog.LevelInfo, msgReconnected, "attempt", 1, "max_attempts", 5) })
+	if !h.log.HasRecord(slog.LevelWarn, msgReconnecting, "server", "garbage", "delay", "20ms", "attempt", 1, "max_attempts", 5) ||
+		!h.log.HasRecord(slog.LevelWarn, "connection lost", "server", "garbage", "err", mcptest.Contains("invalid character")) {
+		t.Errorf("log:\n%s", h.log.Text())
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -181,7 +183,7 @@ func TestServerEverythingListChanged(t *testing.T) {
 	bin := mcptest.ThirdPartyBin(t, "mcp-server-everything")
 	cfg := Config{ServerName: "everything", Transport: TransportStdio, Command: bin, Args: []string{"stdio"}}
 	h := mustStart(t, cfg, Options{})
-	waitFor(t, "the re-sync after list_changed", func() bool { return h.log.has("INFO", "mcp-client(everything): tool list changed, re-syncing") })
+	waitFor(t, "the re-sync after list_changed", func() bool { return h.log.HasRecord(slog.LevelInfo, msgResync, "server", "everything") })
 	// Stable: no change to the registry for a while.
 	var v uint64
 	deadline := time.Now().Add(20 * time.Second)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,60 +15,33 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// logRecorder is a slog handler that keeps every message, so tests can
-// check the exact log texts of docs/upstream.md §3.11.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, rec.Level.String()+" "+rec.Message)
-	return nil
-}
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-
-func (r *logRecorder) all() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.lines)
-}
-
-// has reports whether some line contains every one of parts.
-func (r *logRecorder) has(parts ...string) bool {
-	for _, l := range r.all() {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(l, p)
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
+// The messages of the log records that tests look for (their facts are
+// attributes: see the package doc).
+const (
+	msgGiveUp          = "giving up after consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect"
+	msgLostNoReconnect = "connection lost and reconnect is disabled — registered tools will fail until a reload or restart"
+	msgReconnected     = "reconnected and re-synced tools"
+	msgReconnecting    = "connection lost; reconnecting"
+	msgResync          = "tool list changed, re-syncing"
+)
 
 // harness is one Server under test with its registry and log.
 type harness struct {
 	t   *testing.T
 	srv *Server
 	reg *tool.Registry
-	log *logRecorder
+	log *mcptest.Log
 }
 
 // start starts a server and waits for its first attempt.
 func start(t *testing.T, cfg Config, opts Options) (*harness, error) {
 	t.Helper()
-	h := &harness{t: t, reg: opts.Registry, log: &logRecorder{}}
+	h := &harness{t: t, reg: opts.Registry, log: mcptest.NewLog()}
 	if h.reg == nil {
 		h.reg = tool.NewRegistry()
 	}
 	opts.Registry = h.reg
-	opts.Logger = slog.New(h.log)
+	opts.Logger = h.log.Logger()
 	if opts.CloseGrace == 0 {
 		opts.CloseGrace, opts.TermGrace = 200*time.Millisecond, 200*time.Millisecond
 	}
@@ -91,7 +61,7 @@ func mustStart(t *testing.T, cfg Config, opts Options) *harness {
 	t.Helper()
 	h, err := start(t, cfg, opts)
 	if err != nil {
-		t.Fatalf("first attempt failed: %v\nlog:\n%s", err, strings.Join(h.log.all(), "\n"))
+		t.Fatalf("first attempt failed: %v\nlog:\n%s", err, h.log.Text())
 	}
 	return h
 }
@@ -246,5 +216,3 @@ func (w *wireRecorder) last() *mcp.CallToolParamsRaw {
 }
 
 func newRegistry() *tool.Registry { return tool.NewRegistry() }
-
-func newLogger(r *logRecorder) *slog.Logger { return slog.New(r) }

@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
@@ -16,22 +15,17 @@ import (
 const PluginName = "mcp-client"
 
 // KindOptions configure the mcp-client plugin kind. The zero value is
-// useful; every field applies to every server the kind starts.
+// useful.
 type KindOptions struct {
-	// Environ is the parent environment stdio children inherit (scrubbed);
-	// nil means os.Environ().
-	Environ []string
-	// OneShot makes servers never reconnect (the CLI's one-shot commands);
-	// see Options.OneShot.
-	OneShot bool
-	// MaxResultBytes bounds one tools/call result; see
-	// Options.MaxResultBytes.
-	MaxResultBytes int64
-	// CloseGrace and TermGrace override the stdio shutdown ladder.
-	CloseGrace, TermGrace time.Duration
+	// Server holds the Options every server the kind starts shares
+	// (Environ, OneShot, MaxResultBytes, CloseGrace, TermGrace,
+	// NewTransport). Its Registry, Source and Logger are ignored: the kind
+	// fills them for each entry from host.Env.
+	Server Options
 	// NewTransport, when set, may connect a server somewhere else than its
 	// Config says (tests: in-process servers): it returns the
-	// Options.NewTransport for cfg, or nil to use the Config's transport.
+	// Options.NewTransport for cfg's server, or nil for Server.NewTransport
+	// (nil too: the Config's transport).
 	NewTransport func(cfg Config) func() (mcp.Transport, error)
 }
 
@@ -87,30 +81,23 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 	if !ok {
 		return nil, fmt.Errorf("mcp-client: the entry's config is a %T, not an mcpclient.Config (build the spec with mcpclient.NewSpec)", spec.Config)
 	}
-	opts := Options{
-		Registry:       env.Registry,
-		Source:         env.Tools,
-		Logger:         env.Logger,
-		Environ:        k.opts.Environ,
-		MaxResultBytes: k.opts.MaxResultBytes,
-		CloseGrace:     k.opts.CloseGrace,
-		TermGrace:      k.opts.TermGrace,
-		OneShot:        k.opts.OneShot,
-	}
+	opts := k.opts.Server // a copy
+	opts.Registry, opts.Source, opts.Logger = env.Registry, env.Tools, env.Logger
 	if k.opts.NewTransport != nil {
-		opts.NewTransport = k.opts.NewTransport(cfg)
+		if nt := k.opts.NewTransport(cfg); nt != nil {
+			opts.NewTransport = nt
+		}
 	}
 	srv, err := Start(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &instance{srv: srv, oneShot: k.opts.OneShot}, nil
+	return &instance{srv: srv}, nil
 }
 
-// instance adapts a Server to host.Instance.
+// instance adapts a Server to host.Instance and host.Drainer.
 type instance struct {
-	srv     *Server
-	oneShot bool
+	srv *Server
 }
 
 func (in *instance) Ready() <-chan struct{} { return in.srv.Ready() }
@@ -138,10 +125,16 @@ func (in *instance) StartErr() error {
 // Status is the server's status; the host fills ID and Plugin.
 func (in *instance) Status() host.Status { return in.srv.Status() }
 
+// Drain waits for the server's calls in flight (Server.Drain): the host
+// calls it once a replacement has taken over the instance's tools, so that
+// calls still running on it finish rather than being cut off by Close.
+func (in *instance) Drain(ctx context.Context) error { return in.srv.Drain(ctx) }
+
 func (in *instance) Close() error { return in.srv.Close() }
 
 // Interface guards.
 var (
 	_ host.Kind     = (*Kind)(nil)
 	_ host.Instance = (*instance)(nil)
+	_ host.Drainer  = (*instance)(nil)
 )

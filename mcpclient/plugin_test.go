@@ -2,8 +2,11 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 func TestNewSpec(t *testing.T) {
@@ -92,7 +96,7 @@ func TestKindInstance(t *testing.T) {
 	hung := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	mcptest.HoldHandshake(hung, mcptest.Hang(release))
 	transports := map[string]*mcp.Server{"ok": srv, "hung": hung, "hung2": hung}
-	k := NewKind(KindOptions{OneShot: true, NewTransport: func(cfg Config) func() (mcp.Transport, error) {
+	k := NewKind(KindOptions{Server: Options{OneShot: true}, NewTransport: func(cfg Config) func() (mcp.Transport, error) {
 		if s := transports[cfg.ServerName]; s != nil {
 			return inMemory(t, s)
 		}
@@ -173,5 +177,155 @@ func TestKindStartErrors(t *testing.T) {
 	}
 	if _, err := k.Start(context.Background(), host.Spec{Config: Config{}}, env); err == nil || !strings.Contains(err.Error(), "serverName is required") {
 		t.Errorf("Start with an invalid config = %v", err)
+	}
+}
+
+// The kind's shared Options reach every server it starts, with the
+// registry, source and logger of the entry's host.Env instead of the
+// Options' own; NewTransport(cfg) overrides Server.NewTransport, and
+// returning nil falls back to it.
+func TestKindServerOptions(t *testing.T) {
+	foreignReg, foreignLog := newRegistry(), mcptest.NewLog()
+	k := NewKind(KindOptions{
+		Server: Options{
+			Registry: foreignReg,
+			Logger:   foreignLog.Logger(),
+			OneShot:  true,
+			NewTransport: func() (mcp.Transport, error) {
+				return nil, errors.New("server gone")
+			},
+		},
+		NewTransport: func(cfg Config) func() (mcp.Transport, error) {
+			if cfg.ServerName == "ok" {
+				return inMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
+			}
+			return nil
+		},
+	})
+	reg, log := newRegistry(), mcptest.NewLog()
+	start := func(name string) host.Instance {
+		spec, err := NewSpec(stdioConfig(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := k.Start(context.Background(), spec, host.Env{ID: "e-" + name, Registry: reg, Logger: log.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.Close() })
+		waitReady(t, in)
+		return in
+	}
+
+	if st := start("ok").Status(); st.State != host.StateReady || st.Tools != len(mcppeer.FixtureTools()) {
+		t.Errorf("ok: %+v", st)
+	}
+	if _, found := reg.Get("mcp__ok__add"); !found || foreignReg.Len() != 0 {
+		t.Errorf("tools registered in the host's registry %v, in Options.Registry %d", found, foreignReg.Len())
+	}
+	// One-shot (Server.OneShot) and connected by Server.NewTransport.
+	if st := start("gone").Status(); st.State != host.StateFailed || st.Err != "server gone" {
+		t.Errorf("gone: %+v", st)
+	}
+	if n := len(log.Lines()) + len(foreignLog.Lines()); n != 0 {
+		t.Errorf("a one-shot server logged %d records:\n%s\n%s", n, log.Text(), foreignLog.Text())
+	}
+}
+
+// Not one-shot, a server logs through the entry's logger, tagged with the
+// entry (by the host) and the server.
+func TestKindLogsTagged(t *testing.T) {
+	k := NewKind(KindOptions{Server: Options{NewTransport: func() (mcp.Transport, error) { return nil, errors.New("server gone") }}})
+	cfg := stdioConfig("gone")
+	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 1}
+	spec, err := NewSpec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := mcptest.NewLog()
+	in, err := k.Start(context.Background(), spec, host.Env{ID: "e", Registry: newRegistry(), Logger: log.Logger().With("entry", "e")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	log.WaitForRecord(t, slog.LevelWarn, "connection attempt failed", "entry", "e", "server", "gone", "err", "server gone")
+	log.WaitForRecord(t, slog.LevelWarn, "connection failed; retrying", "entry", "e", "server", "gone", "delay", "1h0m0s", "attempt", 1, "max_attempts", 1)
+}
+
+// Drain waits for the calls in flight, not for the server: at once when
+// none is, until the last one returns otherwise, or until ctx ends. The
+// instance is a host.Drainer.
+func TestDrain(t *testing.T) {
+	k := NewKind(KindOptions{NewTransport: func(Config) func() (mcp.Transport, error) {
+		return inMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
+	}})
+	reg := newRegistry()
+	spec, err := NewSpec(stdioConfig("d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := k.Start(context.Background(), spec, host.Env{ID: "d", Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	waitReady(t, in)
+	d, ok := in.(host.Drainer)
+	if !ok {
+		t.Fatal("the instance is not a host.Drainer")
+	}
+	if err := d.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain with no call in flight = %v", err)
+	}
+
+	// Two calls in flight, each cancelled by the test.
+	type inFlight struct {
+		cancel context.CancelFunc
+		result chan tool.Result
+	}
+	slowCall := func() inFlight {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		started := make(chan struct{})
+		var once sync.Once
+		ctx = tool.WithProgress(ctx, func(p tool.Progress) {
+			if p.Message == "started" {
+				once.Do(func() { close(started) })
+			}
+		})
+		c := inFlight{cancel, make(chan tool.Result, 1)}
+		go func() {
+			res, _ := reg.Execute(ctx, "mcp__d__slow", json.RawMessage(`{"ms": 60000}`))
+			c.result <- res
+		}()
+		<-started
+		return c
+	}
+	first, second := slowCall(), slowCall()
+
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := d.Drain(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Drain with calls in flight = %v, want the deadline", err)
+	}
+	drained := make(chan error, 1)
+	go func() { drained <- d.Drain(context.Background()) }()
+	for i, c := range []inFlight{first, second} {
+		select {
+		case err := <-drained:
+			t.Fatalf("Drain returned (%v) with %d call(s) in flight", err, 2-i)
+		case <-time.After(20 * time.Millisecond):
+		}
+		c.cancel()
+		if res := <-c.result; !res.IsError || !strings.Contains(res.Text(), "cancelled") {
+			t.Errorf("call %d, cancelled: %q", i+1, res.Text())
+		}
+	}
+	if err := <-drained; err != nil {
+		t.Errorf("Drain once the calls returned = %v", err)
+	}
+	// Drain does not stop anything: the server still serves.
+	if res, err := reg.Execute(context.Background(), "mcp__d__add", json.RawMessage(`{"a": 1, "b": 2}`)); err != nil || res.Text() != "3" {
+		t.Errorf("add after Drain: %q, %v", res.Text(), err)
 	}
 }

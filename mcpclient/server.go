@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -43,8 +42,8 @@ type Options struct {
 	// ones in one swap once the new connection is ready. The server closes
 	// it on Close.
 	Source *tool.Source
-	// Logger receives the server's log lines and its child's stderr.
-	// nil discards them.
+	// Logger receives the server's log records and its child's stderr,
+	// tagged with server=<serverName>. nil discards them.
 	Logger *slog.Logger
 	// Environ is the parent environment stdio children inherit (scrubbed).
 	// nil means os.Environ().
@@ -76,8 +75,8 @@ type Server struct {
 	cfg    Config
 	policy ReconnectPolicy
 	opts   Options
-	log    *slog.Logger
-	prefix string // "mcp-client(<serverName>)"
+	log    *slog.Logger // tagged server=<serverName>
+	prefix string       // "mcp-client(<serverName>)", upstream's prefix of error texts
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -92,6 +91,8 @@ type Server struct {
 	conflict  string // why the last sync registered nothing, if it did
 	closeOnce sync.Once
 	closeErr  error
+
+	inflight inflight // calls in flight, for Drain
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -110,8 +111,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	cfg = cfg.WithDefaults()
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
+	log = log.With("server", cfg.ServerName)
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
@@ -176,10 +178,11 @@ func (s *Server) Status() host.Status {
 }
 
 // Close stops the server: it cancels a pending reconnect, ends in-flight
-// calls, shuts the connection down (for stdio, the whole process group),
-// and unregisters every tool. It is idempotent; it returns an error only
-// when the connection did not close within the close barrier (it waits for
-// it all the same), and every call returns the first call's result.
+// calls (Drain first lets them finish), shuts the connection down (for
+// stdio, the whole process group), and unregisters every tool. It is
+// idempotent; it returns an error only when the connection did not close
+// within the close barrier (it waits for it all the same), and every call
+// returns the first call's result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
@@ -211,7 +214,7 @@ func (s *Server) supervise() {
 			}
 		}
 		if first && err != nil && s.cfg.FailOnStartupError {
-			s.log.Error(s.prefix + ": initial connection or tool synchronization failed: " + err.Error())
+			s.log.Error("initial connection or tool synchronization failed", "err", err)
 			s.setDown(err)
 			s.setState(failedState(err), 0)
 			return
@@ -230,7 +233,7 @@ func (s *Server) supervise() {
 				return
 			}
 		} else if !s.opts.OneShot {
-			s.log.Warn(s.prefix + ": connection attempt failed: " + err.Error())
+			s.log.Warn("connection attempt failed", "err", err)
 		}
 		s.setDown(err)
 		next := nextStep(s.policy, s.opts.OneShot, failures, lost, up)
@@ -265,7 +268,7 @@ func (st *startup) settle() {
 // close).
 func (s *Server) runGeneration(gen *generation, failures int) (up time.Duration, err error, ok bool) {
 	if failures > 0 {
-		s.log.Info(fmt.Sprintf("%s: reconnected and re-synced tools (attempt %d/%d)", s.prefix, failures, s.policy.MaxAttempts))
+		s.log.Info("reconnected and re-synced tools", "attempt", failures, "max_attempts", s.policy.MaxAttempts)
 	}
 	connectedAt := time.Now()
 	err = s.serve(gen)
@@ -273,7 +276,7 @@ func (s *Server) runGeneration(gen *generation, failures int) (up time.Duration,
 		s.closeGeneration(gen)
 		return 0, err, false
 	}
-	s.log.Warn(s.prefix + ": connection lost: " + err.Error())
+	s.log.Warn("connection lost", "err", err)
 	return time.Since(connectedAt), err, s.closeGeneration(gen)
 }
 
@@ -323,9 +326,9 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 		switch {
 		case s.opts.OneShot:
 		case lost:
-			s.log.Error(s.prefix + ": connection lost and reconnect is disabled — registered tools will fail until a reload or restart")
+			s.log.Error("connection lost and reconnect is disabled — registered tools will fail until a reload or restart", "err", err)
 		default:
-			s.log.Error(s.prefix + ": connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect")
+			s.log.Error("connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect", "err", err)
 		}
 		if lost {
 			s.setState(host.StateFailed, 0)
@@ -335,15 +338,16 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 		return false
 	case giveUp:
 		s.unregisterAll()
-		s.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect", s.prefix, s.policy.MaxAttempts))
+		s.log.Error("giving up after consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect",
+			"max_attempts", s.policy.MaxAttempts, "err", err)
 		s.setState(host.StateFailed, 0)
 		return false
 	}
-	action := "connection failed; retrying"
+	msg := "connection failed; retrying"
 	if lost {
-		action = "connection lost; reconnecting"
+		msg = "connection lost; reconnecting"
 	}
-	s.log.Warn(fmt.Sprintf("%s: %s in %dms (attempt %d/%d)", s.prefix, action, next.delay.Milliseconds(), next.failures, s.policy.MaxAttempts))
+	s.log.Warn(msg, "delay", next.delay, "attempt", next.failures, "max_attempts", s.policy.MaxAttempts)
 	s.setState(host.StateReconnecting, next.failures)
 	return true
 }
@@ -438,11 +442,11 @@ func (s *Server) serve(gen *generation) error {
 			}
 		}
 		last = time.Now()
-		s.log.Info(s.prefix + ": tool list changed, re-syncing")
+		s.log.Info("tool list changed, re-syncing")
 		// A fetch cut short by the connection's end is not a failed
 		// re-sync: the loss is reported and handled right after.
 		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
-			s.log.Error(s.prefix + ": tool re-sync failed: " + err.Error())
+			s.log.Error("tool re-sync failed", "err", err)
 		}
 	}
 }
@@ -461,15 +465,14 @@ func (s *Server) closeGeneration(gen *generation) bool {
 		return true
 	case <-time.After(s.opts.closeTimeout):
 	}
-	ms := s.opts.closeTimeout.Milliseconds()
 	if s.ctx.Err() != nil {
-		msg := fmt.Sprintf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete", s.prefix, ms)
-		s.log.Error(msg)
+		s.log.Error("generation did not close in time during shutdown — server shutdown may be incomplete", "timeout", s.opts.closeTimeout)
 		s.mu.Lock()
-		s.closeErr = errors.New(msg)
+		s.closeErr = fmt.Errorf("%s: generation did not close within %dms during shutdown — server shutdown may be incomplete",
+			s.prefix, s.opts.closeTimeout.Milliseconds())
 		s.mu.Unlock()
 	} else {
-		s.log.Error(fmt.Sprintf("%s: failed generation did not close within %dms — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", s.prefix, ms))
+		s.log.Error("failed generation did not close in time — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", "timeout", s.opts.closeTimeout)
 		s.unregisterAll()
 		s.setState(host.StateFailed, 0)
 	}

@@ -102,7 +102,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 		s.status.State = host.StateFailed
 		s.status.Err = s.conflict
 		s.mu.Unlock()
-		s.log.Error(s.prefix + ": tool registration failed, no tools registered: " + err.Error())
+		s.log.Error("tool registration failed, no tools registered", "err", err)
 		if strict {
 			return err
 		}
@@ -213,7 +213,7 @@ func (s *Server) dropRefused(gen *generation, tools []wireTool, kept []*mcp.Tool
 				if reason == "" {
 					reason = "the SDK refused it"
 				}
-				s.log.Warn(fmt.Sprintf("%s: tool %q ignored: invalid x-mcp-header annotation in its inputSchema: %s", s.prefix, wt.Name, reason))
+				s.log.Warn("tool ignored: invalid x-mcp-header annotation in its inputSchema", "tool", wt.Name, "reason", reason)
 				continue
 			}
 		}
@@ -236,7 +236,7 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 	if len(wt.OutputSchema) > 0 && string(wt.OutputSchema) != "null" {
 		rt.outputSchema = wt.OutputSchema
 		rt.output = newOutputValidator(wt.OutputSchema, func(err error) {
-			s.log.Warn(fmt.Sprintf("%s: outputSchema of tool %q does not compile; its structuredContent is not checked: %v", s.prefix, wt.Name, err))
+			s.log.Warn("outputSchema does not compile; the tool's structuredContent is not checked", "tool", wt.Name, "err", err)
 		})
 	}
 	return rt, nil

@@ -3,7 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
-	"strings"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // The supervisor's timing, on a fake clock (testing/synctest): the default
@@ -37,8 +38,8 @@ func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 			return ct, err
 		}
 		cfg := stdioConfig("srv") // default policy: 500ms doubling to 30s, 10 attempts
-		h := &harness{t: t, reg: newRegistry(), log: &logRecorder{}}
-		s, err := Start(cfg, Options{Registry: h.reg, Logger: newLogger(h.log), NewTransport: newTransport})
+		h := &harness{t: t, reg: newRegistry(), log: mcptest.NewLog()}
+		s, err := Start(cfg, Options{Registry: h.reg, Logger: h.log.Logger(), NewTransport: newTransport})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +53,8 @@ func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 		// Sleeping in the bubble advances the fake clock past every backoff.
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
-		if !h.log.has("giving up after 10 consecutive failed reconnect attempts") {
-			t.Fatalf("no give-up: %s", strings.Join(h.log.all(), "\n"))
+		if !h.log.HasRecord(slog.LevelError, msgGiveUp, "max_attempts", 10) {
+			t.Fatalf("no give-up:\n%s", h.log.Text())
 		}
 		mu.Lock()
 		var gaps []time.Duration

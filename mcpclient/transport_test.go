@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,10 +42,10 @@ func TestStdioChildCrashAndRecovery(t *testing.T) {
 		t.Fatalf("crash = %+v", res)
 	}
 	waitFor(t, "the reconnect", func() bool {
-		return h.log.has("INFO", "mcp-client(crashy): reconnected and re-synced tools (attempt 1/40)")
+		return h.log.HasRecord(slog.LevelInfo, msgReconnected, "server", "crashy", "attempt", 1, "max_attempts", 40)
 	})
-	if !h.log.has("WARN", "mcp-client(crashy): connection lost; reconnecting in 20ms (attempt 1/40)") {
-		t.Errorf("log: %v", h.log.all())
+	if !h.log.HasRecord(slog.LevelWarn, msgReconnecting, "server", "crashy", "delay", "20ms", "attempt", 1, "max_attempts", 40) {
+		t.Errorf("log:\n%s", h.log.Text())
 	}
 	if got := h.call("mcp__crashy__add", `{"a":20,"b":22}`).Text(); got != "42" {
 		t.Errorf("add after recovery = %q", got)
@@ -70,7 +71,7 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 		t.Errorf("the call took %v; it should fail when the child exits", d)
 	}
 	waitFor(t, "the disabled-reconnect error", func() bool {
-		return h.log.has("ERROR", "mcp-client(dying): connection lost and reconnect is disabled")
+		return h.log.HasRecord(slog.LevelError, msgLostNoReconnect, "server", "dying")
 	})
 	if _, ok := h.reg.Get("mcp__dying__add"); !ok {
 		t.Error("tools unregistered although reconnect is disabled")
@@ -80,13 +81,17 @@ func TestStdioChildDiesMidCall(t *testing.T) {
 	}
 }
 
-// The child's stderr reaches the logger line by line, tagged.
+// The child's stderr reaches the logger line by line, tagged with the
+// server, the stream and the child's PID.
 func TestStdioChildStderrIsLogged(t *testing.T) {
 	cfg := fixtureChild(t, "noisy")
 	cfg.ToolCallTimeout = 100 * time.Millisecond
 	h := mustStart(t, cfg, Options{})
+	pid := h.srv.Status().PID
 	h.call("mcp__noisy__slow", `{"ms":60000}`) // times out; the child prints "cancelled"
-	waitFor(t, "the child's stderr line", func() bool { return h.log.has("mcp-client(noisy): cancelled") })
+	waitFor(t, "the child's stderr line", func() bool {
+		return h.log.HasRecord(slog.LevelInfo, "child output", "server", "noisy", "stream", "stderr", "pid", pid, "line", "cancelled")
+	})
 }
 
 // Startup failures are clear and bounded: a missing command, and a child
@@ -113,7 +118,7 @@ func TestStdioStartupFailures(t *testing.T) {
 	if res, err := h.reg.Execute(context.Background(), "mcp__mute__x", nil); err == nil || res.Text() != `Error: unknown tool "mcp__mute__x"` {
 		t.Errorf("call: %q, %v", res.Text(), err)
 	}
-	if lines := h.log.all(); len(lines) != 0 {
+	if lines := h.log.Lines(); len(lines) != 0 {
 		t.Errorf("a one-shot server logged: %v", lines)
 	}
 }
@@ -138,15 +143,18 @@ func TestReconnectGivesUp(t *testing.T) {
 	h := mustStart(t, cfg, Options{NewTransport: newTransport})
 	first.Close() // the server goes away
 	waitFor(t, "give-up", func() bool {
-		return h.log.has("ERROR", "mcp-client(srv): giving up after 2 consecutive failed reconnect attempts — tools unregistered")
+		return h.log.HasRecord(slog.LevelError, msgGiveUp, "server", "srv", "max_attempts", 2, "err", "server gone")
 	})
-	for _, want := range []string{
-		"WARN mcp-client(srv): connection lost; reconnecting in 2ms (attempt 1/2)",
-		"WARN mcp-client(srv): connection attempt failed: server gone",
-		"WARN mcp-client(srv): connection failed; retrying in 4ms (attempt 2/2)",
+	for _, want := range []struct {
+		msg   string
+		attrs []any
+	}{
+		{msgReconnecting, []any{"delay", "2ms", "attempt", 1, "max_attempts", 2}},
+		{"connection attempt failed", []any{"err", "server gone"}},
+		{"connection failed; retrying", []any{"delay", "4ms", "attempt", 2, "max_attempts", 2}},
 	} {
-		if !h.log.has(want) {
-			t.Errorf("log lacks %q:\n%s", want, strings.Join(h.log.all(), "\n"))
+		if !h.log.HasRecord(slog.LevelWarn, want.msg, append(want.attrs, "server", "srv")...) {
+			t.Errorf("log lacks WARN %q %v:\n%s", want.msg, want.attrs, h.log.Text())
 		}
 	}
 	if n := attempts.Load(); n != 3 {
@@ -233,7 +241,7 @@ func TestStreamableHTTPRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("err = %v", err)
 	}
-	texts := append(h.log.all(), err.Error(), h.srv.Status().Err)
+	texts := append(h.log.Lines(), err.Error(), h.srv.Status().Err)
 	for _, text := range texts {
 		if strings.Contains(text, "secret") {
 			t.Errorf("a secret leaked: %q", text)

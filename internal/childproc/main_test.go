@@ -148,6 +148,7 @@ func runHelper(behaviour string) int {
 		fmt.Fprint(os.Stderr, "first\nsecond\r\n\nthird\n")
 		fmt.Fprint(os.Stderr, strings.Repeat("x", MaxStderrLine)+"\n")
 		fmt.Fprint(os.Stderr, strings.Repeat("y", 2*MaxStderrLine+10)+"\n")
+		fmt.Fprint(os.Stderr, "\x1b]0;pwned\x07title\tx\x1b[2J\rover\u009b\xff\n") // window title, clear screen, CR, C1, bad UTF-8
 		fmt.Fprint(os.Stderr, "last, without newline")
 		return 0
 	case "stderr-handshake":

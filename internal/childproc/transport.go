@@ -3,10 +3,12 @@ package childproc
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -17,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
 // Defaults and limits of a stdio child (docs/decisions.md §4).
@@ -63,10 +66,18 @@ type Transport struct {
 	// Dir is the child's working directory; "" inherits ours, and a relative
 	// path is resolved against ours.
 	Dir string
+	// CommandText and DirText name Command and Dir in error messages (of
+	// Connect and ExitErr); "" means Command and Dir themselves. A caller
+	// whose Command or Dir came from ${VAR} expansion sets them to the text
+	// as written, so that no expanded value, often a secret, is quoted.
+	CommandText, DirText string
 	// Stderr receives the child's stderr line by line, without the trailing
 	// "\n" or "\r\n"; lines longer than [MaxStderrLine] arrive in pieces.
+	// Control characters other than tab arrive escaped (termsafe.Text: ESC
+	// as \x1b), so a line logged to a terminal cannot drive it.
 	// It is called from one goroutine, in order, and must not block for long:
-	// a full pipe stalls the child. Nil discards stderr.
+	// a full pipe stalls the child. From its first call on, Process returns
+	// the child whose line it is (for its PID). Nil discards stderr.
 	Stderr func(line string)
 	// CloseGrace is how long Close waits after closing stdin before it sends
 	// SIGTERM to the process group; zero or negative means [DefaultCloseGrace].
@@ -106,15 +117,12 @@ var _ mcp.Transport = (*Transport)(nil)
 // and leaves nothing running.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("start %q: %w", t.Command, err)
+		return nil, fmt.Errorf("start %q: %w", t.commandText(), err)
 	}
 	p, err := t.start()
 	if err != nil {
-		return nil, fmt.Errorf("start %q: %w", t.Command, err)
+		return nil, fmt.Errorf("start %q: %w", t.commandText(), err)
 	}
-	t.mu.Lock()
-	t.proc = p
-	t.mu.Unlock()
 	// sdkwire.LeanConn reads the stream as mcp.IOTransport's connection
 	// does, at a fraction of its cost per message.
 	return sdkwire.NewLeanConn(stdoutReader{p}, stdinWriter{p}, t.MaxLineLength, p.Close), nil
@@ -130,8 +138,9 @@ func (t *Transport) Process() *Process {
 	return t.proc
 }
 
-// start resolves the command, wires the pipes and starts the child. Every
-// pipe end is closed again if the child does not start.
+// start resolves the command, wires the pipes and starts the child, which
+// becomes t's Process. Every pipe end is closed again if the child does not
+// start.
 func (t *Transport) start() (*Process, error) {
 	if t.Command == "" {
 		return nil, errors.New("empty command")
@@ -145,17 +154,17 @@ func (t *Transport) start() (*Process, error) {
 	}
 	path, err := lookPath(t.Command, env)
 	if err != nil {
-		return nil, err
+		return nil, t.written(err, path)
 	}
 	if t.Dir != "" {
 		// os.StartProcess would blame the executable for a bad directory
 		// ("fork/exec <cmd>: no such file or directory"); say what is wrong.
 		info, err := os.Stat(t.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("working directory: %w", err)
+			return nil, fmt.Errorf("working directory: %w", t.written(err, path))
 		}
 		if !info.IsDir() {
-			return nil, fmt.Errorf("working directory %q is not a directory", t.Dir)
+			return nil, fmt.Errorf("working directory %q is not a directory", t.dirText())
 		}
 	}
 
@@ -200,11 +209,11 @@ func (t *Transport) start() (*Process, error) {
 	closeAll([]*os.File{reads[0], writes[1], writes[2]})
 	if err != nil {
 		closeAll([]*os.File{writes[0], reads[1], reads[2]})
-		return nil, err
+		return nil, t.written(err, path)
 	}
 
 	p := &Process{
-		command:     t.Command,
+		command:     t.commandText(),
 		pid:         cmd.Process.Pid,
 		cmd:         cmd,
 		stdin:       writes[0],
@@ -215,12 +224,42 @@ func (t *Transport) start() (*Process, error) {
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
 		done:        make(chan struct{}),
 	}
+	// Before the first Stderr call, which may ask Process for the PID.
+	t.mu.Lock()
+	t.proc = p
+	t.mu.Unlock()
 	if t.Stderr != nil {
 		p.stderrDone = make(chan struct{})
-		go p.readStderr(t.Stderr)
+		stderr := t.Stderr
+		go p.readStderr(func(line string) { stderr(termsafe.Text(line)) })
 	}
 	go p.wait()
 	return p, nil
+}
+
+func (t *Transport) commandText() string { return cmp.Or(t.CommandText, t.Command) }
+
+func (t *Transport) dirText() string { return cmp.Or(t.DirText, t.Dir) }
+
+// written returns err, an error of starting the child (path is the
+// resolved command), with the command and the directory it names shown as
+// CommandText and DirText: os and os/exec quote the path they failed on.
+// err is fresh from them, so it is changed in place.
+func (t *Transport) written(err error, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		switch pe.Path {
+		case path, t.Command:
+			pe.Path = t.commandText()
+		case t.Dir:
+			pe.Path = t.dirText()
+		}
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		ee.Name = t.commandText()
+	}
+	return err
 }
 
 // orDefault returns d, or def when d is not positive.

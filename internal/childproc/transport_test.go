@@ -319,6 +319,30 @@ func TestConnectErrors(t *testing.T) {
 			wantMsg: fmt.Sprintf(`start %q: fork/exec %s: permission denied`, notExec, notExec),
 			wantIs:  fs.ErrPermission,
 		},
+		// CommandText and DirText: what came from ${VAR} is never quoted.
+		{
+			name:    "command not found, as written",
+			tr:      &Transport{Command: "nosuch-s3cr3t", CommandText: "${CMD}", Env: []string{"PATH=/usr/bin:/bin"}},
+			wantMsg: `start "${CMD}": exec: "${CMD}": executable file not found in $PATH`,
+			wantIs:  exec.ErrNotFound,
+		},
+		{
+			name:    "exec fails, as written",
+			tr:      &Transport{Command: notExec, CommandText: "${CMD}"},
+			wantMsg: `start "${CMD}": fork/exec ${CMD}: permission denied`,
+			wantIs:  fs.ErrPermission,
+		},
+		{
+			name:    "missing working directory, as written",
+			tr:      &Transport{Command: exe, CommandText: "${EXE}", Dir: "/nonexistent/s3cr3t", DirText: "${DIR}"},
+			wantMsg: `start "${EXE}": working directory: stat ${DIR}: no such file or directory`,
+			wantIs:  fs.ErrNotExist,
+		},
+		{
+			name:    "working directory is a file, as written",
+			tr:      &Transport{Command: exe, Dir: notExec, DirText: "${DIR}/x"},
+			wantMsg: fmt.Sprintf(`start %q: working directory "${DIR}/x" is not a directory`, exe),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -478,6 +502,16 @@ func TestChildExitsOnItsOwn(t *testing.T) {
 	}
 	awaitGone(t, grandchild) // killed with the group, before anyone called Close
 
+	// With CommandText, the exit names the command as written.
+	tr2 := helperTransport(t, "exit7")
+	tr2.CommandText = "${MCP_SERVER}"
+	conn2 := connect(t, tr2)
+	killLater(t, readNote(t, conn2, "ready").PID)
+	awaitExit(t, tr2.Process())
+	if err, want := tr2.Process().ExitErr(), fmt.Sprintf(`child "${MCP_SERVER}" (pid %d): exit status 7`, tr2.Process().PID()); err == nil || err.Error() != want {
+		t.Errorf("ExitErr() with CommandText = %v, want %q", err, want)
+	}
+
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
 	if _, err := conn.Read(ctx); !errors.Is(err, io.EOF) {
@@ -532,6 +566,7 @@ func TestStderrLines(t *testing.T) {
 		"first", "second", "", "third",
 		strings.Repeat("x", MaxStderrLine),
 		strings.Repeat("y", MaxStderrLine), strings.Repeat("y", MaxStderrLine), strings.Repeat("y", 10),
+		`\x1b]0;pwned\x07title` + "\t" + `x\x1b[2J\rover\u009b\xff`, // escaped, tab kept
 		"last, without newline",
 	}
 	mu.Lock()

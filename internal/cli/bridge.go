@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -59,10 +60,11 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 	return b, nil
 }
 
-// reportFailures prints one line per failed server on stderr.
+// reportFailures prints one line per failed server on stderr (its error,
+// which may quote the server, escaped for the terminal).
 func (e *env) reportFailures(b *bridge) {
 	for _, st := range b.failed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), st.Err)
+		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), termsafe.Line(st.Err))
 	}
 }
 

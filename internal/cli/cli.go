@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/mcpbridge/mcpbridge/internal/demo"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
 // Exit statuses (docs/decisions.md §7).
@@ -139,16 +140,16 @@ func (e *env) exit(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case isUsage(err):
-		fmt.Fprintf(e.Stderr, "mcpbridge: %v\n", err)
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
 		return ExitUsage
 	case errors.As(err, &ce):
-		fmt.Fprintf(e.Stderr, "mcpbridge: invalid config:\n%v\n", err)
+		fmt.Fprintf(e.Stderr, "mcpbridge: invalid config:\n%s\n", termsafe.Text(err.Error()))
 		return ExitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(e.Stderr, "mcpbridge: interrupted")
 		return ExitFailed
 	default:
-		fmt.Fprintf(e.Stderr, "mcpbridge: %v\n", err)
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
 		return ExitFailed
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
@@ -48,7 +50,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	} else {
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 		for _, t := range list {
-			fmt.Fprintf(tw, "%s\t%s\n", t.Name, firstLine(t.Description))
+			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
 		}
 		tw.Flush()
 		n := len(src.plan.Enabled())
@@ -100,17 +102,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	name := f.args[0]
 	args := json.RawMessage(`{}`)
 	if len(f.args) == 2 {
-		raw := []byte(f.args[1])
-		if f.args[1] == "-" {
-			if raw, err = io.ReadAll(e.Stdin); err != nil {
-				return fmt.Errorf("call: reading arguments from stdin: %w", err)
-			}
+		if args, err = e.callArgs(f.args[1]); err != nil {
+			return err
 		}
-		raw = bytes.TrimSpace(raw)
-		if !json.Valid(raw) {
-			return usagef("call: arguments are not valid JSON: %s", describeJSONError(raw))
-		}
-		args = raw
 	}
 	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
@@ -134,12 +128,60 @@ func (e *env) call(ctx context.Context, argv []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.Stdout, res.Text())
+		// The model's text, lines and tabs kept, escape sequences shown
+		// escaped: the server's text must not drive the terminal.
+		fmt.Fprintln(e.Stdout, termsafe.Text(res.Text()))
 	}
 	if res.IsError {
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// maxCallArgsBytes bounds the arguments of call: 16 MiB, the size of the
+// largest result a server may send (mcpclient.DefaultMaxResultBytes).
+const maxCallArgsBytes = 16 << 20
+
+// callArgs reads the ARGS_JSON of call: the argument itself, or stdin for
+// "-" (at most maxCallArgsBytes+1 bytes of it, so an endless stream is
+// refused without being read whole). Anything but a JSON object is a usage
+// error: MCP tool arguments are an object, and silently calling with {}
+// instead would run the tool with arguments nobody gave.
+func (e *env) callArgs(arg string) (json.RawMessage, error) {
+	raw := []byte(arg)
+	if arg == "-" {
+		var err error
+		if raw, err = io.ReadAll(io.LimitReader(e.Stdin, maxCallArgsBytes+1)); err != nil {
+			return nil, fmt.Errorf("call: reading arguments from stdin: %w", err)
+		}
+	}
+	if len(raw) > maxCallArgsBytes {
+		return nil, usagef("call: the arguments are larger than %d MiB", maxCallArgsBytes>>20)
+	}
+	raw = bytes.TrimSpace(raw)
+	if !json.Valid(raw) {
+		return nil, usagef("call: arguments are not valid JSON: %s", describeJSONError(raw))
+	}
+	if raw[0] != '{' {
+		return nil, usagef(`call: arguments must be a JSON object, like '{"a": 1}' or '{}', got %s`, jsonKind(raw[0]))
+	}
+	return raw, nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
 }
 
 func describeJSONError(raw []byte) string {

@@ -70,7 +70,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Errorf("no progress line:\n%q", out)
 	}
 	// -v shows the host's lines, tagged with the entry.
-	if !strings.Contains(out, `msg="entry \"slow\": added, starting"`) {
+	if !hasTextRecord(out, "INFO", "added, starting", "entry", "slow") {
 		t.Errorf("no host log line:\n%s", out)
 	}
 }

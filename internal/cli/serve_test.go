@@ -150,7 +150,7 @@ func TestServeStdio(t *testing.T) {
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err) // the SDK reports the child's exit status
 	}
-	if !strings.Contains(stderr.String(), `entry \"c\": added`) {
+	if !hasTextRecord(stderr.String(), "INFO", "added, starting", "entry", "c") {
 		t.Errorf("the reload was not logged:\n%s", stderr.String())
 	}
 }

@@ -33,8 +33,7 @@ type source struct {
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Environ: e.Environ,
-		OneShot: oneShot,
+		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot},
 	}))
 }
 
@@ -98,12 +97,12 @@ func (e *env) configPath(f *flags) string {
 
 // fileSource reads and validates the config file at path.
 func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
-	data, err := os.ReadFile(path)
+	data, err := host.ReadConfigFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &configError{fmt.Errorf("config file %s does not exist", path)}
 		}
-		return nil, &configError{fmt.Errorf("reading config: %w", err)}
+		return nil, &configError{err}
 	}
 	plan, err := cat.Parse(path, data, e.lookup)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
 // statusJSON is the stable shape of `status --json` (documented in the
@@ -121,6 +122,9 @@ func writeStatusTable(w io.Writer, statuses []host.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tCONNECT\tDISCOVER")
 	for _, st := range statuses {
+		// What the server says about itself may hold anything: a
+		// newline (a broken table), escape sequences (a terminal
+		// obeying them); cell shows them escaped.
 		peer := dash(st.PeerName)
 		if st.PeerVersion != "" {
 			peer += " " + st.PeerVersion
@@ -133,7 +137,7 @@ func writeStatusTable(w io.Writer, statuses []host.Status) {
 			connect, discover = ms(st.Connect), ms(st.Discover)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
-			dash(st.Transport), peer, dash(st.ProtocolVersion), tools, connect, discover)
+			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, connect, discover)
 	}
 	tw.Flush()
 	first := true
@@ -145,7 +149,7 @@ func writeStatusTable(w io.Writer, statuses []host.Status) {
 			fmt.Fprintln(w)
 			first = false
 		}
-		fmt.Fprintf(w, "%s: %s: %s\n", st.ID, stateText(st.State), st.Err)
+		fmt.Fprintf(w, "%s: %s: %s\n", st.ID, stateText(st.State), termsafe.Line(st.Err))
 	}
 }
 
@@ -155,6 +159,10 @@ func dash(s string) string {
 	}
 	return s
 }
+
+// cell is a table cell of text from outside: dash, on one line, with
+// control characters escaped.
+func cell(s string) string { return termsafe.Line(dash(s)) }
 
 // ms renders a duration in milliseconds, with one decimal under 10 ms so a
 // fast in-process server does not read as 0.

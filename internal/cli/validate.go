@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"text/tabwriter"
+
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
 // validate parses and validates the config file with every plugin's rules,
@@ -32,14 +34,15 @@ func (e *env) validate(argv []string) error {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	for _, pe := range entries {
 		if pe.Entry.Disabled {
-			fmt.Fprintf(tw, "  %s\t%s\t(disabled, not checked)\n", pe.Entry.ID, pe.Entry.Name)
+			// The name of a disabled entry is not checked: it may hold anything.
+			fmt.Fprintf(tw, "  %s\t%s\t(disabled, not checked)\n", pe.Entry.ID, termsafe.Line(pe.Entry.Name))
 			continue
 		}
 		names := ""
 		for _, cl := range pe.Spec.Claims {
 			names += cl.Key + " " + cl.Value
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", pe.Entry.ID, pe.Entry.Name, names, pe.Spec.Summary)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", pe.Entry.ID, pe.Entry.Name, termsafe.Line(names), termsafe.Line(pe.Spec.Summary))
 	}
 	tw.Flush()
 	return nil

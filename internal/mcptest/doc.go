@@ -8,7 +8,8 @@
 //     servers that record every request's headers.
 //   - [HoldHandshake], [Sleep], [Hang] and [Barrier]: servers that are slow
 //     to start, never start, or start in step.
-//   - [Log]: a slog handler whose lines tests check.
+//   - [Log]: a slog handler whose records tests check by level, message
+//     and attributes.
 //   - [Eventually]: poll a condition until it holds, failing the test after
 //     a timeout.
 //   - [VerifyTestMain]: goroutine and child process leak checks.

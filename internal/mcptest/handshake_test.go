@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
@@ -126,20 +125,4 @@ func TestBarrier(t *testing.T) {
 	if err := NewBarrier(2).Hold(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Hold = %v", err)
 	}
-}
-
-func TestLog(t *testing.T) {
-	l := NewLog()
-	log := l.Logger().With("entry", "a")
-	log.Info("hello", "n", 1)
-	log.WithGroup("g").Warn("careful")
-	l.Logger().Error("plain")
-	want := []string{`INFO hello entry=a n=1`, `WARN careful entry=a`, `ERROR plain`}
-	if diff := cmp.Diff(want, l.Lines()); diff != "" {
-		t.Errorf("lines (-want +got):\n%s", diff)
-	}
-	if !l.Has("hello", "entry=a") || l.Has("hello", "entry=b") || l.Count("entry=a") != 2 {
-		t.Errorf("Has/Count disagree with %q", l.Lines())
-	}
-	l.WaitFor(t, "plain")
 }

@@ -14,6 +14,11 @@ func TestURLs(t *testing.T) {
 		{"http://127.0.0.1:7410/", "http://127.0.0.1:7410/"},
 		{"no url here", "no url here"},
 		{"x://", "x://"},
+		// As written in a config, the host a ${VAR} reference.
+		{`Post "https://${HOST}/mcp?key=s3cret": refused`, `Post "https://${HOST}/…": refused`},
+		{"https://${HOST}/…", "https://${HOST}/…"},
+		{"https://${HOST}", "https://${HOST}"},
+		{"https://u:${PW}@${HOST}:8080/", "https://${HOST}:8080/…"},
 	}
 	for _, tc := range tests {
 		if got := URLs(tc.in); got != tc.want {

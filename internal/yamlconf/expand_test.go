@@ -36,7 +36,14 @@ func TestExpand(t *testing.T) {
 		{name: "default when unset", in: "${NOPE:-fallback}", want: "fallback"},
 		{name: "default when empty", in: "${EMPTY:-fallback}", want: "fallback"},
 		{name: "empty default", in: "x${NOPE:-}y", want: "xy"},
-		{name: "default is literal", in: "${NOPE:-$$a:-b}", want: "$$a:-b"},
+		{name: "dollars in a default", in: "${NOPE:-$$a:-b $x}", want: "$a:-b $x"},
+		{name: "nested default", in: "${NOPE:-${HOST}}", want: "example.test"},
+		{name: "nested default of a default", in: "${NOPE:-${NADA:-x}}/y", want: "x/y"},
+		{name: "nested default unused", in: "${HOST:-${NOPE}}", want: "example.test"},
+		{name: "nested when empty", in: "${EMPTY:-${TOKEN}}", want: secret},
+		{name: "text around nested", in: "a${NOPE:-b${HOST}c$$d}e}", want: "abexample.testc$de}"},
+		{name: "two nested", in: "${NOPE:-${NADA:-1}${HOST}}", want: "1example.test"},
+		{name: "escaped reference in default", in: "${NOPE:-$${HOST}}", want: "${HOST}"},
 		{name: "double dollar", in: "cost $$5 and $${HOST}", want: "cost $5 and ${HOST}"},
 		{name: "lone dollar", in: "a $ b", want: "a $ b"},
 		{name: "dollar then letter", in: "$HOST", want: "$HOST"},
@@ -66,6 +73,36 @@ func TestExpand(t *testing.T) {
 			name:    "other operator",
 			in:      "${A-b}",
 			wantErr: `unsupported reference "${A-b}": use ${NAME} or ${NAME:-default}, where NAME is letters, digits and _`,
+		},
+		{
+			name:    "unset inside a used default",
+			in:      "${NOPE:-${NADA}}",
+			wantErr: `environment variable "NADA" is not set (use ${NADA:-default} for a fallback)`,
+		},
+		{
+			name:    "unclosed nested",
+			in:      "${NOPE:-${HOST}",
+			wantErr: `unclosed "${": add the closing "}", or write "$$" for a literal "$"`,
+		},
+		{
+			name:    "unclosed inside an unused default",
+			in:      "${HOST:-${NOPE",
+			wantErr: `unclosed "${": add the closing "}", or write "$$" for a literal "$"`,
+		},
+		{
+			name:    "bad reference inside an unused default",
+			in:      "${HOST:-${1A}}",
+			wantErr: `unsupported reference "${1A}": use ${NAME} or ${NAME:-default}, where NAME is letters, digits and _`,
+		},
+		{
+			name:    "other operator around a nested reference",
+			in:      "${A-${B}}x",
+			wantErr: `unsupported reference "${A-${B}}": use ${NAME} or ${NAME:-default}, where NAME is letters, digits and _`,
+		},
+		{
+			name:    "nested too deep",
+			in:      strings.Repeat("${NOPE:-", 17) + "x" + strings.Repeat("}", 17),
+			wantErr: `references nest more than 16 deep in the default of ${NOPE:-…}`,
 		},
 		{
 			name: "every problem",
@@ -102,4 +139,19 @@ func TestExpandNilLookup(t *testing.T) {
 	if _, err := yamlconf.Expand("${A}", nil); err == nil {
 		t.Error(`Expand("${A}", nil) succeeded; a nil lookup must mean "nothing is set"`)
 	}
+}
+
+// FuzzExpand checks that no input panics or nests without bound, and that
+// no problem message ever quotes a looked-up value.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"${A:-${B:-$$x}}", "${TOKEN", "$${A}", "${A-${B}}", strings.Repeat("${A:-", 40)} {
+		f.Add(s)
+	}
+	lookup := env(map[string]string{"TOKEN": secret, "A": "", "B": secret})
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := yamlconf.Expand(s, lookup)
+		if err != nil && strings.Contains(err.Error(), secret) && !strings.Contains(s, secret) {
+			t.Fatalf("Expand(%q): error quotes a looked-up value: %v", s, err)
+		}
+	})
 }

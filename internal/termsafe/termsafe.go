@@ -1,0 +1,107 @@
+// Package termsafe makes text that came from outside the bridge (an MCP
+// server's names, descriptions, results and errors, a child's stderr) safe
+// to show on a terminal. Control characters in such text are instructions
+// to the terminal: ESC sequences retitle the window, clear the screen, move
+// the cursor or forge earlier lines, and a stray newline breaks a table.
+// Line and Text show each of them escaped instead, so the reader sees what
+// the server sent and the terminal obeys none of it.
+//
+// Only human output needs this: JSON output carries the same text as JSON
+// strings, which escape control characters already.
+package termsafe
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Line returns s for one line of output (a table cell, a name, an error
+// message, a log line): every C0 control character (U+0000–U+001F,
+// newline and tab included), DEL (U+007F), C1 control character
+// (U+0080–U+009F) and byte of invalid UTF-8 is replaced by a visible
+// escape: \n, \r, \t, \x1b, \u009b, \xff. Everything else, backslashes
+// included, is kept as is. Text without such characters is returned
+// unchanged, without allocating.
+func Line(s string) string { return escape(s, false) }
+
+// Text is Line for multi-line text, such as a tool result that is printed
+// whole: newlines and tabs are kept, every other control character (the
+// carriage return included, which would overwrite the line) is escaped.
+func Text(s string) string { return escape(s, true) }
+
+func escape(s string, multiline bool) string {
+	i := firstUnsafe(s, multiline)
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
+		case !unsafe(r, multiline):
+			b.WriteString(s[i : i+size])
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x80:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
+		default: // C1
+			b.WriteString(`\u00`)
+			b.WriteString(hex2(byte(r)))
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// firstUnsafe returns the index of the first byte of s that escape must
+// rewrite, or len(s).
+func firstUnsafe(s string, multiline bool) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if unsafe(rune(c), multiline) {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafe(r, multiline) {
+			return i
+		}
+		i += size
+	}
+	return len(s)
+}
+
+// unsafe reports whether r is a control character to escape.
+func unsafe(r rune, multiline bool) bool {
+	switch {
+	case multiline && (r == '\n' || r == '\t'):
+		return false
+	case r < 0x20, r == 0x7f:
+		return true
+	default:
+		return 0x80 <= r && r <= 0x9f
+	}
+}
+
+// hex2 is c as two lowercase hex digits.
+func hex2(c byte) string {
+	h := strconv.FormatUint(uint64(c), 16)
+	if len(h) == 1 {
+		return "0" + h
+	}
+	return h
+}

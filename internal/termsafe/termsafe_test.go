@@ -1,0 +1,78 @@
+package termsafe
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestLineAndText(t *testing.T) {
+	tests := []struct {
+		name, in, line, text string
+	}{
+		{"empty", "", "", ""},
+		{"plain", "plain text", "plain text", "plain text"},
+		{"unicode kept", "héllo — 日本 🙂 \u00a0", "héllo — 日本 🙂 \u00a0", "héllo — 日本 🙂 \u00a0"},
+		{"backslashes kept", `C:\path\x1b`, `C:\path\x1b`, `C:\path\x1b`},
+		{"window title (OSC)", "a\x1b]0;pwned\x07b", `a\x1b]0;pwned\x07b`, `a\x1b]0;pwned\x07b`},
+		{"clear screen (CSI)", "\x1b[2J\x1b[H", `\x1b[2J\x1b[H`, `\x1b[2J\x1b[H`},
+		{"newline and tab", "1.0\nfake\trow", `1.0\nfake\trow`, "1.0\nfake\trow"},
+		{"carriage return", "ok\rEVIL", `ok\rEVIL`, `ok\rEVIL`},
+		{"CRLF", "a\r\nb", `a\r\nb`, "a\\r\nb"},
+		{"NUL, BEL, backspace, DEL", "\x00\x07\x08\x7f", `\x00\x07\x08\x7f`, `\x00\x07\x08\x7f`},
+		{"C1 CSI as a character", "a\u009b2Jb", `a\u009b2Jb`, `a\u009b2Jb`},
+		{"C1 range ends", "\u0080\u009f\u00a0", `\u0080\u009f` + "\u00a0", `\u0080\u009f` + "\u00a0"},
+		{"raw 8-bit CSI byte (invalid UTF-8)", "a\x9b2J", `a\x9b2J`, `a\x9b2J`},
+		{"truncated UTF-8", "ok\xe6\x97", `ok\xe6\x97`, `ok\xe6\x97`},
+		{"0xff", "\xff", `\xff`, `\xff`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Line(tt.in); got != tt.line {
+				t.Errorf("Line(%q) = %q, want %q", tt.in, got, tt.line)
+			}
+			if got := Text(tt.in); got != tt.text {
+				t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.text)
+			}
+		})
+	}
+}
+
+func TestUnchangedDoesNotAllocate(t *testing.T) {
+	s := strings.Repeat("a tool description — ünïcödé\n\t", 10)
+	if n := testing.AllocsPerRun(100, func() { _ = Text(s) }); n != 0 {
+		t.Errorf("Text of safe text allocates %v times", n)
+	}
+}
+
+// FuzzEscape checks, for any input, that the output is valid UTF-8 with no
+// control character but those allowed, that escaping is idempotent, and that
+// safe text passes unchanged.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x1b]0;t\x07", "a\nb\tc\r", "\u009b\x9b\xff", "é\xe6\x97"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, multiline := range []bool{false, true} {
+			esc := Line
+			if multiline {
+				esc = Text
+			}
+			out := esc(s)
+			if !utf8.ValidString(out) {
+				t.Fatalf("output is not valid UTF-8: %q → %q", s, out)
+			}
+			for _, r := range out {
+				if unsafe(r, multiline) {
+					t.Fatalf("output keeps control character %U: %q → %q", r, s, out)
+				}
+			}
+			if again := esc(out); again != out {
+				t.Fatalf("not idempotent: %q → %q → %q", s, out, again)
+			}
+			if firstUnsafe(s, multiline) == len(s) && out != s {
+				t.Fatalf("safe text changed: %q → %q", s, out)
+			}
+		}
+	})
+}
