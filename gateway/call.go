@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -38,8 +39,7 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 		if res.structured != nil {
 			out.StructuredContent = res.structured // json.RawMessage: re-emitted as is
 		}
-		if slot, ok := ctx.Value(rawSlotKey{}).(*rawSlot); ok {
-			slot.content = res.content
+		if sdkwire.SetRawContent(ctx, res.content) {
 			return out, nil
 		}
 		// Only reached when the handler runs without the middleware (a test
@@ -217,39 +217,30 @@ func mustJSON(v any) json.RawMessage {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// rawSlotKey carries a *rawSlot from the middleware to the tool
-// handler of the same request.
-type rawSlotKey struct{}
-
-// rawSlot receives the content array a handler wants on the wire.
-type rawSlot struct {
-	content json.RawMessage
-}
-
 // middleware runs around every request the server receives. For
 // tools/call it puts the handler's raw content array on the wire in place
-// of the SDK's typed content, so blocks reach the client byte for byte
-// (unknown fields, key order, number digits); the SDK's own fields (_meta,
-// resultType, isError, structuredContent) are marshaled by the SDK. A
-// subscriptions/listen stream (which parks until cancelled) is tracked like
-// a call, so closing a session always ends it: the SDK's own cancellation
-// misses a listen that arrives while the session closes, and its Close then
-// waits forever.
+// of the SDK's typed content (sdkwire.RawCallResult), so blocks reach the
+// client byte for byte (unknown fields, key order, number digits); the
+// SDK's own fields (_meta, resultType, isError, structuredContent) are
+// marshaled by the SDK. A request whose handler parks until cancelled (a
+// subscriptions/listen stream) is tracked like a call, so closing a session
+// always ends it: the SDK's own cancellation misses a listen that arrives
+// while the session closes, and its Close then waits forever
+// (sdkwire.ParksUntilCancelled).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}
-		switch method {
-		case "tools/call":
-			slot := &rawSlot{}
-			res, err := next(context.WithValue(ctx, rawSlotKey{}, slot), method, req)
-			typed, ok := res.(*mcp.CallToolResult)
-			if err != nil || !ok || slot.content == nil {
+		switch {
+		case method == "tools/call":
+			ctx, raw := sdkwire.WithRawContent(ctx)
+			res, err := next(ctx, method, req)
+			if err != nil {
 				return res, err
 			}
-			return &rawResult{CallToolResult: typed, content: slot.content}, nil
-		case "subscriptions/listen":
+			return sdkwire.RawCallResult(res, raw), nil
+		case sdkwire.ParksUntilCancelled(method):
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			session, _ := req.GetSession().(*mcp.ServerSession)
@@ -262,28 +253,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// rawResult is a CallToolResult whose content is marshaled from raw bytes.
-// Embedding keeps it an mcp.Result, so the SDK still stamps its _meta and
-// resultType on the embedded value.
-type rawResult struct {
-	*mcp.CallToolResult
-	content json.RawMessage
-}
-
-// MarshalJSON marshals the SDK's result and swaps in the raw content.
-func (r *rawResult) MarshalJSON() ([]byte, error) {
-	typed, err := json.Marshal(r.CallToolResult)
-	if err != nil {
-		return nil, fmt.Errorf("marshaling tools/call result: %w", err) // unreachable: every field holds valid JSON
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(typed, &members); err != nil {
-		return nil, fmt.Errorf("re-reading tools/call result: %w", err) // unreachable: the SDK marshals an object
-	}
-	members["content"] = r.content
-	return mustJSON(members), nil
 }
 
 // progressForwarder sends a backend's progress for one call to the client

@@ -433,7 +433,16 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	if g.isClosed() {
 		return ErrClosed
 	}
-	tt := &trackedTransport{Transport: t, gateway: &g.answering}
+	var unanswered pending // the session's tools/call requests, also counted in g.answering
+	tt := &trackedTransport{Transport: t, Method: "tools/call", Count: func(delta int) {
+		if delta > 0 {
+			unanswered.add()
+			g.answering.add()
+			return
+		}
+		unanswered.done()
+		g.answering.done()
+	}}
 	ss, err := g.server.Connect(ctx, tt, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
@@ -462,7 +471,7 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
-		err := errors.Join(g.unanswered(tt.conn.pending.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
+		err := errors.Join(g.unanswered(unanswered.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
 		if err != nil {
 			return err
 		}

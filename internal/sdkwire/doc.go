@@ -19,10 +19,16 @@
 //   - round trippers that watch a Streamable HTTP connection for what the
 //     SDK does not report ([FailureWatch], [StreamWatch]);
 //   - [LeanConn], a stdio connection that reads as the SDK's does at a
-//     fraction of its cost.
-//
-// Server-side work beneath the SDK (the gateway's) belongs here as well,
-// under the same rule.
+//     fraction of its cost;
+//   - on the server side (the gateway's work beneath the SDK, under the
+//     same rule): tools/call results whose content goes on the wire as the
+//     handler's raw bytes ([WithRawContent], [SetRawContent],
+//     [RawCallResult]); the count of requests a session's connection has
+//     read and not yet answered, which its Close would drop
+//     ([CountingTransport]); a stdio reader and writer that keep a session
+//     going past a line that is not a JSON-RPC message ([LineFilter],
+//     [LockedWriter]); and the requests whose handlers park until
+//     cancelled ([ParksUntilCancelled]).
 //
 // # Assumptions
 //
@@ -81,4 +87,28 @@
 //     client side is never told the negotiated protocol version, so it
 //     accepts batches on every version. FuzzLeanConn,
 //     TestContractClientBatches.
+//  14. The server marshals the mcp.Result a receiving middleware returns
+//     with encoding/json (HTML characters unescaped), so the result's own
+//     MarshalJSON decides its bytes; on protocol 2026-07-28 it stamps
+//     resultType and _meta (serverInfo) on that result through methods a
+//     type embedding *mcp.CallToolResult inherits, so they land on the
+//     embedded value. TestContractRawCallResult.
+//  15. A server session reads every request through Connection.Read and
+//     writes its response through Connection.Write with the request's id,
+//     whether the handler succeeds, fails with a protocol error or was
+//     cancelled by the client. ServerSession.Close waits for the handlers
+//     in flight and drops their replies: they never reach Write.
+//     TestContractCallsAnsweredOnConnection, TestContractCloseDropsReplies.
+//  16. mcp.IOTransport ends a server session at the first line that is not
+//     a JSON-RPC message or a non-empty batch of them (invalid JSON, a
+//     value jsonrpc.DecodeMessage refuses, a line longer than
+//     MaxLineLength), and reads a line of MaxLineLength bytes; the SDK
+//     writes each frame, message or batch, in one Write call ending in a
+//     newline. TestContractStdioBadLine, TestContractStdioFrameWrites.
+//  17. The handler of a subscriptions/listen request (protocol 2026-07-28)
+//     runs beneath the receiving middleware and parks until the context the
+//     middleware passes on is cancelled. ServerSession.Close waits for it,
+//     and cancels only the listens it knew of when it began: one read
+//     before Close and handled after parks Close until something else
+//     cancels it. TestContractListenParks, TestContractListenMissedByClose.
 package sdkwire

@@ -1,0 +1,141 @@
+package sdkwire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The stdio server side (assumption 16 of the package doc): mcp.IOTransport
+// ends a session at the first line that is not a JSON-RPC message, so a
+// server that wants to answer such a line and go on reads through a
+// LineFilter, and writes through a LockedWriter so its answers never cut
+// into the SDK's frames.
+
+// LineFilter is the reading side of a stdio server session, the Reader of
+// an mcp.IOTransport (beside Close, which the caller adds): it hands the
+// SDK each line that is a JSON-RPC message or a batch of them, trimmed and
+// ending in one newline, and holds back every other line, telling its
+// reject function why. Blank lines are skipped.
+type LineFilter struct {
+	in      *bufio.Reader
+	maxLine int
+	reject  func(id json.RawMessage, why *jsonrpc.Error)
+	pending []byte // the admitted line not yet read
+	err     error  // the source's error, returned once pending is drained
+}
+
+// NewLineFilter returns a filter reading in (used as is when it is a
+// *bufio.Reader). maxLine bounds a line, in bytes not counting its
+// newline; it must not exceed the MaxLineLength of the transport reading
+// through the filter. reject is called, on the reading goroutine, for each line held
+// back: with the raw JSON id of the message at fault (empty when it has
+// none or the line is not JSON) and a JSON-RPC error saying what is wrong
+// (-32700 for invalid JSON, -32600 otherwise).
+func NewLineFilter(in io.Reader, maxLine int, reject func(id json.RawMessage, why *jsonrpc.Error)) *LineFilter {
+	br, ok := in.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(in)
+	}
+	return &LineFilter{in: br, maxLine: maxLine, reject: reject}
+}
+
+// Read reads from the next admitted line.
+func (f *LineFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, err := f.readLine()
+		f.err = err
+		if line = bytes.TrimSpace(line); len(line) > 0 && f.admit(line) {
+			f.pending = append(line, '\n')
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// readLine returns the next line without its newline. A line longer than
+// maxLine is rejected and skipped (nil line).
+func (f *LineFilter) readLine() ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := f.in.ReadSlice('\n')
+		if !tooLong {
+			line = append(line, chunk...)
+			if len(line) > f.maxLine+1 {
+				tooLong, line = true, nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: message longer than %d bytes", f.maxLine)})
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
+
+// admit reports whether line is a JSON-RPC message or a batch of them,
+// which the SDK reads without ending the session, and rejects it when it
+// is not.
+func (f *LineFilter) admit(line []byte) bool {
+	if !json.Valid(line) {
+		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: the message is not valid JSON"})
+		return false
+	}
+	msgs := []json.RawMessage{line}
+	if line[0] == '[' {
+		// A fresh slice: decoding into msgs would overwrite line's bytes.
+		var batch []json.RawMessage
+		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
+			f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: an empty batch"})
+			return false
+		}
+		msgs = batch
+	}
+	for _, m := range msgs {
+		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			var probe struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(m, &probe) // a non-object leaves ID empty
+			f.reject(probe.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + err.Error()})
+			return false
+		}
+	}
+	return true
+}
+
+// LockedWriter serializes the Writes to a stdio session's output, the
+// Writer of an mcp.IOTransport, so frames written beside the SDK's (the
+// answers to lines a LineFilter held back) never cut into them: the SDK
+// writes each frame in one Write call (assumption 16).
+type LockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+// NewLockedWriter returns a LockedWriter writing to w.
+func NewLockedWriter(w io.WriteCloser) *LockedWriter { return &LockedWriter{w: w} }
+
+// Write writes p in one Write call to the underlying writer, after any
+// other Write has returned.
+func (l *LockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close closes the underlying writer.
+func (l *LockedWriter) Close() error { return l.w.Close() }

@@ -1,0 +1,210 @@
+package sdkwire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Server-side work beneath the SDK (assumptions 14, 15 and 17 of the
+// package doc; the stdio reader, assumption 16, is in linefilter.go): a
+// tools/call result whose content goes on the wire as raw bytes, the count
+// of requests a session's connection has read and not yet answered, and
+// the requests whose handlers park until cancelled.
+
+// RawContent carries the content array a tools/call handler wants on the
+// wire from the handler to the receiving middleware that runs it, through
+// the request's context. The middleware calls the handler on its own
+// goroutine, so it needs no lock.
+type RawContent struct {
+	content json.RawMessage
+}
+
+type rawContentKey struct{}
+
+// WithRawContent returns ctx for the tools/call handler a receiving
+// middleware is about to run, and the RawContent that handler fills with
+// SetRawContent. The middleware returns RawCallResult of what the handler
+// returned.
+func WithRawContent(ctx context.Context) (context.Context, *RawContent) {
+	rc := &RawContent{}
+	return context.WithValue(ctx, rawContentKey{}, rc), rc
+}
+
+// SetRawContent hands content, a JSON array of content blocks, to the
+// middleware that runs the handler whose ctx this is, and reports whether
+// one waits for it. When none does (the handler was called directly), the
+// handler must return its content typed.
+func SetRawContent(ctx context.Context, content json.RawMessage) bool {
+	rc, ok := ctx.Value(rawContentKey{}).(*RawContent)
+	if ok {
+		rc.content = content
+	}
+	return ok
+}
+
+// RawCallResult returns what a receiving middleware returns for res, the
+// result of a tools/call handler run with rc: a result the SDK marshals as
+// res with rc's raw content in place of res.Content, so content blocks
+// reach the client byte for byte (unknown fields, key order, number
+// digits); res itself when it is not a *mcp.CallToolResult or the handler
+// set no raw content. Everything else is still the SDK's: it stamps _meta
+// and resultType on res and marshals isError and structuredContent
+// (assumption 14).
+func RawCallResult(res mcp.Result, rc *RawContent) mcp.Result {
+	typed, ok := res.(*mcp.CallToolResult)
+	if !ok || rc == nil || rc.content == nil {
+		return res
+	}
+	return &rawCallResult{CallToolResult: typed, content: rc.content}
+}
+
+// rawCallResult is a CallToolResult whose content is marshaled from raw
+// bytes. Embedding keeps it an mcp.Result whose unexported methods are the
+// embedded value's, so the SDK stamps _meta and resultType on that value.
+type rawCallResult struct {
+	*mcp.CallToolResult
+	content json.RawMessage
+}
+
+// MarshalJSON marshals the SDK's result and swaps in the raw content.
+func (r *rawCallResult) MarshalJSON() ([]byte, error) {
+	typed, err := json.Marshal(r.CallToolResult)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling tools/call result: %w", err) // unreachable: every field holds valid JSON
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(typed, &members); err != nil {
+		return nil, fmt.Errorf("re-reading tools/call result: %w", err) // unreachable: the SDK marshals an object
+	}
+	members["content"] = r.content
+	return marshalUnescaped(members)
+}
+
+// marshalUnescaped marshals v as json.Marshal does, without HTML escaping,
+// so texts keep their bytes.
+func marshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// CountingTransport wraps the server side of a transport whose one
+// connection carries a whole session (stdio, in-memory; not Streamable
+// HTTP, whose handler makes the connections) and counts the requests of
+// Method read from its connection and not yet answered on it. The server
+// session reads every request through the connection's Read and writes its
+// response through its Write, and ServerSession.Close drops the replies it
+// has not written yet (assumption 15): so a graceful shutdown waits for the
+// count to drop before it closes the session.
+type CountingTransport struct {
+	Transport mcp.Transport
+	// Method is the method of the requests counted, such as "tools/call".
+	Method string
+	// Count is told of every change: +1 when a request starts counting, -1
+	// when it stops, because its response was written (or failed to be) or
+	// the connection closed (it can never be answered then). It runs on the
+	// session's goroutines, an increment under the connection's lock, so it
+	// must not block or use the connection. nil counts nothing.
+	Count func(delta int)
+}
+
+// Connect connects the wrapped transport and counts on its connection.
+func (t *CountingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	count := t.Count
+	if count == nil {
+		count = func(int) {}
+	}
+	return &countingConn{Connection: c, method: t.Method, count: count, ids: make(map[jsonrpc.ID]struct{})}, nil
+}
+
+// SupportsProtocolVersion keeps the wrapped transport's answer visible to
+// the SDK; a transport without one supports every version.
+func (t *CountingTransport) SupportsProtocolVersion(version string) bool {
+	if s, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
+		return s.SupportsProtocolVersion(version)
+	}
+	return true
+}
+
+// countingConn counts the requests of one method read and not yet
+// answered.
+type countingConn struct {
+	mcp.Connection
+	method string
+	count  func(delta int)
+
+	mu  sync.Mutex
+	ids map[jsonrpc.ID]struct{} // unanswered requests; nil after Close
+}
+
+// Read reads the next message and starts counting a request of the method.
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == c.method {
+		c.mu.Lock()
+		if _, dup := c.ids[req.ID]; !dup && c.ids != nil {
+			c.ids[req.ID] = struct{}{}
+			// Under the lock, so Close cannot uncount it first.
+			c.count(+1)
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+// Write writes a message; a response, once written (or failed), stops the
+// counting of its request.
+func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		_, counted := c.ids[resp.ID]
+		delete(c.ids, resp.ID)
+		c.mu.Unlock()
+		if counted {
+			c.count(-1)
+		}
+	}
+	return err
+}
+
+// Close closes the connection; its unanswered requests will never be
+// answered, so they stop counting.
+func (c *countingConn) Close() error {
+	err := c.Connection.Close()
+	c.mu.Lock()
+	left := len(c.ids)
+	c.ids = nil
+	c.mu.Unlock()
+	for range left {
+		c.count(-1)
+	}
+	return err
+}
+
+// ParksUntilCancelled reports whether the SDK's handler of a request of
+// method parks until its context is cancelled and answers only then:
+// subscriptions/listen (protocol 2026-07-28), which holds a client's
+// notification stream open. ServerSession.Close waits for every handler to
+// return, and cancels only the listens it knew of when it began: one that
+// arrives while the session closes parks, and Close with it, for good
+// (assumption 17). A server that closes sessions therefore runs such a
+// handler under a context of its own, from a receiving middleware, and
+// cancels it before Close.
+func ParksUntilCancelled(method string) bool {
+	return method == "subscriptions/listen"
+}
