@@ -255,19 +255,24 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// maxQueuedProgress bounds the progress updates of one call waiting to be
+// sent; past it the newest replaces the last queued, so memory stays
+// bounded against a flood and the latest value always goes out.
+const maxQueuedProgress = 64
+
 // progressForwarder sends a backend's progress for one call to the client
-// that made it. The backend's notification goroutine must not block
-// (tool.ProgressFunc), so forward only stores the latest update and a
-// goroutine of the call sends it: a burst coalesces to its latest value,
-// which keeps progress increasing.
+// that made it, every update in order. The backend's reader must not block
+// (tool.ProgressFunc), so forward only queues the update (bounded) and a
+// goroutine of the call sends the queue; stop sends what is left before
+// the call's result.
 type progressForwarder struct {
 	ctx     context.Context // the call's: it carries the request for HTTP routing
 	session *mcp.ServerSession
 	token   any
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	pending *mcp.ProgressNotificationParams // guarded by mu
+	mu     sync.Mutex
+	queued []*mcp.ProgressNotificationParams // guarded by mu
 
 	wake    chan struct{} // buffer 1
 	stopped chan struct{} // closed by stop
@@ -285,12 +290,17 @@ func startProgress(ctx context.Context, session *mcp.ServerSession, token any, l
 
 // forward is the tool.ProgressFunc of the call.
 func (f *progressForwarder) forward(p tool.Progress) {
+	n := &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: p.Progress, Total: p.Total, Message: p.Message}
 	f.mu.Lock()
-	f.pending = &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: p.Progress, Total: p.Total, Message: p.Message}
+	if len(f.queued) < maxQueuedProgress {
+		f.queued = append(f.queued, n)
+	} else {
+		f.queued[len(f.queued)-1] = n
+	}
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
-	default: // a send is due already and will take the latest value
+	default: // a send is due already and will take the whole queue
 	}
 }
 
@@ -301,7 +311,7 @@ func (f *progressForwarder) run() {
 		case <-f.wake:
 			f.flush()
 		case <-f.stopped:
-			f.flush() // the last update goes out before the result
+			f.flush() // the last updates go out before the result
 			return
 		case <-f.ctx.Done():
 			return
@@ -311,14 +321,17 @@ func (f *progressForwarder) run() {
 
 func (f *progressForwarder) flush() {
 	f.mu.Lock()
-	p := f.pending
-	f.pending = nil
+	queued := f.queued
+	f.queued = nil
 	f.mu.Unlock()
-	if p == nil || f.ctx.Err() != nil {
-		return
-	}
-	if err := f.session.NotifyProgress(f.ctx, p); err != nil {
-		f.log.Debug(fmt.Sprintf("gateway: forwarding progress: %v", err))
+	for _, p := range queued {
+		if f.ctx.Err() != nil {
+			return
+		}
+		if err := f.session.NotifyProgress(f.ctx, p); err != nil {
+			f.log.Debug("forwarding progress failed", "err", err)
+			return
+		}
 	}
 }
 
