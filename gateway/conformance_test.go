@@ -30,11 +30,10 @@ type scenarioResult struct {
 // Run 1 serves the tools as the gateway always does, mcp__everything__<raw>:
 // the scenarios that call a fixed tool name (test_simple_text, …), or use
 // prompts, resources or completion (the gateway serves tools only) cannot
-// pass. Run 2 puts a renaming registry in between (raw names, bodies of the
-// bridged tools), so the tools-call scenarios exercise the real forwarding
-// path: content types, isError and progress must pass; logging, sampling
-// and elicitation need server-to-client forwarding, which the bridge does
-// not do.
+// pass. Run 2 serves raw names (Options.RawNames), so the tools-call
+// scenarios exercise the real forwarding path: content types, isError and
+// progress must pass; logging, sampling and elicitation need
+// server-to-client forwarding, which the bridge does not do yet.
 func TestConformanceServerScenarios(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	dir := t.TempDir()
@@ -73,24 +72,7 @@ func TestConformanceServerScenarios(t *testing.T) {
 		}
 	})
 	t.Run("raw names", func(t *testing.T) {
-		aliases := tool.NewRegistry()
-		var defs []tool.Tool
-		for _, tl := range reg.List() {
-			public := tl.Name
-			tl.Name = strings.TrimPrefix(public, "mcp__everything__")
-			tl.Execute = func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
-				bridged, ok := reg.Get(public)
-				if !ok {
-					return tool.Output{}, fmt.Errorf("bridged tool %q is gone", public)
-				}
-				return bridged.Execute(ctx, args)
-			}
-			defs = append(defs, tl)
-		}
-		if _, err := aliases.Register(defs...); err != nil {
-			t.Fatal(err)
-		}
-		results := runConformance(t, conformance, newGateway(t, aliases, Options{}), filepath.Join(dir, "raw"))
+		results := runConformance(t, conformance, newGateway(t, reg, Options{RawNames: true}), filepath.Join(dir, "raw"))
 		mustPass(t, results, append(slices.Clone(always), forwarded...))
 	})
 }

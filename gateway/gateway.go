@@ -73,6 +73,16 @@ type Options struct {
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
+	// RawNames serves each tool under its server's own name
+	// (tool.Origin.Name) instead of its public name: for a gateway in front
+	// of one server, or clients that expect a server's own names. A raw
+	// name offered by two servers is served from the first in ServerOrder;
+	// the other is not served, and the log says why.
+	RawNames bool
+	// ServerOrder returns the servers in precedence order (the config's
+	// order) for RawNames; servers it does not list come after, by name.
+	// It is called on every sync of the tool list.
+	ServerOrder func() []string
 	// InsecureAllowNonLoopback lets Listen bind a non-loopback address
 	// without a BearerToken, exposing every tool to the network
 	// unauthenticated. Named loudly on purpose.
@@ -128,7 +138,8 @@ type Gateway struct {
 	readyBy time.Time // New + Options.ReadyTimeout
 
 	syncMu        sync.Mutex
-	advertised    map[string]advertisement // what the server lists; guarded by syncMu
+	advertised    map[string]advertisement // what the server lists, by served name; guarded by syncMu
+	shadowed      map[shadowed]bool        // raw names not served; guarded by syncMu
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
 	syncDone      chan struct{} // closed when the watch goroutine returned
@@ -146,8 +157,14 @@ type inflight struct {
 // not be advertised (it is then not listed, and not retried until its
 // definition changes).
 type advertisement struct {
-	description, input, output string
-	ok                         bool
+	public, title, description, input, output, annotations string
+	ok                                                     bool
+}
+
+// same reports whether b advertises what a does.
+func (a advertisement) same(b advertisement) bool {
+	a.ok, b.ok = false, false
+	return a == b
 }
 
 // New returns a Gateway serving reg's tools. It lists the current tools at
@@ -171,7 +188,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g := &Gateway{
 		reg:        reg,
 		opts:       opts,
-		log:        log,
+		log:        log.With("component", "gateway"), // the SDK server logs through log untagged
 		timeout:    timeout,
 		done:       make(chan struct{}),
 		calls:      make(map[*inflight]struct{}),
@@ -231,23 +248,31 @@ func (g *Gateway) sync() {
 	version := g.reg.Version()
 	tools := g.reg.List()
 	defer g.syncedVersion.Store(version)
-	present := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		present[t.Name] = true
-		ad := advertisement{description: t.Description, input: string(t.InputSchema), output: string(t.OutputSchema)}
-		old, known := g.advertised[t.Name]
-		if known && old.description == ad.description && old.input == ad.input && old.output == ad.output {
+	var order []string
+	if g.opts.ServerOrder != nil {
+		order = g.opts.ServerOrder()
+	}
+	served, lost := listings(tools, g.opts.RawNames, order)
+	g.reportShadowed(lost)
+	present := make(map[string]bool, len(served))
+	for _, l := range served {
+		present[l.served] = true
+		t := l.tool
+		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
+			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations)}
+		old, known := g.advertised[l.served]
+		if known && old.same(ad) {
 			continue
 		}
-		err := g.addTool(t)
+		err := g.addTool(l.served, t)
 		ad.ok = err == nil
 		if err != nil {
-			g.log.Warn(fmt.Sprintf("gateway: tool %q is not served: %v", t.Name, err))
+			g.log.Warn("tool not served", "tool", l.served, "err", err)
 			if known && old.ok {
-				g.server.RemoveTools(t.Name)
+				g.server.RemoveTools(l.served)
 			}
 		}
-		g.advertised[t.Name] = ad
+		g.advertised[l.served] = ad
 	}
 	var gone []string
 	for name, ad := range g.advertised {
@@ -263,13 +288,31 @@ func (g *Gateway) sync() {
 	}
 }
 
+// reportShadowed logs each raw name not served because another server
+// took it, once per change of the set. syncMu must be held.
+func (g *Gateway) reportShadowed(lost []shadowed) {
+	now := make(map[shadowed]bool, len(lost))
+	for _, s := range lost {
+		now[s] = true
+		if !g.shadowed[s] {
+			g.log.Warn("tool not served: another server offers the same raw name and comes first in the config",
+				"tool", s.tool, "server", s.server, "served_from", s.keptBy)
+		}
+	}
+	g.shadowed = now
+}
+
 // addTool lists t on the server, or replaces its listing.
-func (g *Gateway) addTool(t tool.Tool) (err error) {
+func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 	in, err := inputSchema(t.InputSchema)
 	if err != nil {
 		return err
 	}
-	mt := &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: in}
+	mt := &mcp.Tool{Name: served, Title: t.Title, Description: t.Description, InputSchema: in}
+	var a mcp.ToolAnnotations // hints a client may use; malformed ones are only hints lost
+	if len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil {
+		mt.Annotations = &a
+	}
 	if out := bytes.TrimSpace(t.OutputSchema); len(out) > 0 && string(out) != "null" {
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
@@ -465,7 +508,7 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 		// However the client left (EOF, a closed pipe after a write), its
 		// session is over and nothing is left to do: not a serve failure.
 		if err != nil {
-			g.log.Debug(fmt.Sprintf("gateway: client session ended: %v", err))
+			g.log.Debug("client session ended", "err", err)
 		}
 		return nil
 	case <-ctx.Done():

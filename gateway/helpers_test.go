@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -224,45 +222,6 @@ func textBody(text string) tool.Func {
 	return func(context.Context, json.RawMessage) (tool.Output, error) {
 		return tool.Output{Content: []tool.Content{tool.Text(text)}}, nil
 	}
-}
-
-// logRecorder keeps the gateway's own log lines (those starting with
-// "gateway: "; the SDK server logs through the same logger).
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (r *logRecorder) logger() *slog.Logger { return slog.New(r) }
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	if strings.HasPrefix(rec.Message, "gateway: ") {
-		r.mu.Lock()
-		r.lines = append(r.lines, rec.Message)
-		r.mu.Unlock()
-	}
-	return nil
-}
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-
-func (r *logRecorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.lines)
-}
-
-func (r *logRecorder) has(part string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.ContainsFunc(r.lines, func(l string) bool { return strings.Contains(l, part) })
-}
-
-func (r *logRecorder) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.lines, "\n")
 }
 
 // startRawBackend starts a scripted raw MCP server (for results the SDK

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -153,8 +155,8 @@ func TestToolDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logRecorder{}
-	g := newGateway(t, reg, Options{Logger: logs.logger()})
+	logs := mcptest.NewLog()
+	g := newGateway(t, reg, Options{Logger: logs.Logger()})
 	c := connectInMemory(t, g)
 
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -179,14 +181,15 @@ func TestToolDefinitions(t *testing.T) {
 		t.Errorf("listed input schemas (-want +got):\n%s", diff)
 	}
 	for _, name := range []string{"string_type", "array_schema", "bad_header"} {
-		if !logs.has(`tool "` + name + `" is not served`) {
-			t.Errorf("no log line for skipped tool %s; log:\n%s", name, logs.text())
+		if !logs.HasRecord(slog.LevelWarn, "tool not served", "component", "gateway", "tool", name) {
+			t.Errorf("no log record for skipped tool %s; log:\n%s", name, logs.Text())
 		}
 	}
 
 	// A skipped tool fixed in the registry is listed; a listed tool broken
 	// in the registry is removed; a re-sync with no change logs nothing new.
-	before := logs.count()
+	notServed := func() int { return logs.CountRecords(slog.LevelWarn, "tool not served", "component", "gateway") }
+	before := notServed()
 	if _, err := reg.Replace(h,
 		def("no_schema", "", ""),
 		def("no_type", `{"type":"string"}`, ""),
@@ -198,7 +201,7 @@ func TestToolDefinitions(t *testing.T) {
 	waitFor(t, "the listing to follow", func() bool {
 		return cmp.Equal([]string{"no_schema", "string_type"}, c.names(t))
 	})
-	if got := logs.count() - before; got != 1 {
-		t.Errorf("%d new log lines after the replace, want 1 (no_type now broken):\n%s", got, logs.text())
+	if got := notServed() - before; got != 1 || !logs.HasRecord(slog.LevelWarn, "tool not served", "component", "gateway", "tool", "no_type") {
+		t.Errorf("%d new log records after the replace, want 1 (no_type now broken):\n%s", got, logs.Text())
 	}
 }

@@ -33,9 +33,11 @@ func PublicToolName(serverName, rawName string) string {
 type remoteTool struct {
 	raw          string
 	public       string
+	title        string
 	description  string
 	inputSchema  json.RawMessage
 	outputSchema json.RawMessage
+	annotations  json.RawMessage // as sent; nil when absent or not an object
 	taskRequired bool
 	output       *outputValidator // nil without an outputSchema
 }
@@ -44,7 +46,9 @@ type remoteTool struct {
 // pass through untouched.
 type wireTool struct {
 	Name         string          `json:"name"`
+	Title        string          `json:"title"`
 	Description  string          `json:"description"`
+	Annotations  json.RawMessage `json:"annotations"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
 	Execution    *struct {
@@ -85,6 +89,8 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 			OutputSchema: rt.outputSchema,
 			Execute:      s.caller(rt),
 			Origin:       tool.Origin{Server: s.cfg.ServerName, Name: rt.raw},
+			Title:        rt.title,
+			Annotations:  rt.annotations,
 		})
 	}
 	// The swap re-checks that the generation is still alive (docs/decisions.md §8):
@@ -229,9 +235,13 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 	rt := &remoteTool{
 		raw:          wt.Name,
 		public:       naming.Public(s.cfg.ServerName, wt.Name),
+		title:        wt.Title,
 		description:  wt.Description,
 		inputSchema:  wt.InputSchema,
 		taskRequired: wt.Execution != nil && wt.Execution.TaskSupport == "required",
+	}
+	if isJSONObject(wt.Annotations) {
+		rt.annotations = wt.Annotations
 	}
 	if len(wt.OutputSchema) > 0 && string(wt.OutputSchema) != "null" {
 		rt.outputSchema = wt.OutputSchema

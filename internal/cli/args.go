@@ -34,6 +34,7 @@ type flags struct {
 	tokenEnv string // --token-env: the variable holding the bearer token
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
+	rawNames bool // --raw-names
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	args         []string // positional arguments
@@ -159,6 +160,7 @@ func flagDefs() []flagDef {
 		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},
 		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins })},
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
+		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
 	}
 }

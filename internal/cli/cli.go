@@ -64,9 +64,12 @@ Usage:
   mcpbridge tools  [SOURCE] [--json] [--timings]   list the tools under their public names
   mcpbridge call   [SOURCE] [--json] NAME [ARGS_JSON | -]
                                                    call a tool by its public name
+  mcpbridge search [SOURCE] [--json] [--limit K] QUERY | -
+                                                   the tools that fit a request, best first (default 5;
+                                                   "-": one query per line of stdin, one line of names each)
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
-  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--ready-timeout D]
+  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]
                                                    serve every tool as one MCP server, hot-reloading the config
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
@@ -80,6 +83,8 @@ Flags:
   -v          show servers' log lines (stderr)
 
 serve:
+  --raw-names                     serve each tool under its server's own name (the first server in the
+                                  config keeps a name two servers offer; the log says which was left out)
   --ready-timeout D               hold requests other than initialize until the servers have started,
                                   at most D (e.g. 30s; default: the largest startupTimeoutMs; 0: do not wait)
 
@@ -108,6 +113,8 @@ func Main(ctx context.Context, io IO) int {
 		err = e.tools(ctx, rest)
 	case "call":
 		err = e.call(ctx, rest)
+	case "search":
+		err = e.search(ctx, rest)
 	case "status":
 		err = e.status(ctx, rest)
 	case "validate":

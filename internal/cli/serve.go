@@ -106,7 +106,7 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 	if err := checkServeFlags(f); err != nil {
 		return gateway.Options{}, err
 	}
-	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure}
+	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure, RawNames: f.rawNames}
 	if f.tokenEnv != "" {
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
 			return gateway.Options{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
@@ -147,6 +147,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	opts.Logger = log
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
+	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
 	return &serveRun{e: e, f: f, log: log, opts: opts, h: h, gw: gateway.New(reg, opts)}, nil
 }
 
@@ -230,6 +231,16 @@ func backendStates(statuses []host.Status) []gateway.BackendState {
 			name = st.ID
 		}
 		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
+	}
+	return out
+}
+
+// serverOrder is the servers' names in config order: which server keeps a
+// raw name two offer (serve --raw-names).
+func serverOrder(statuses []host.Status) []string {
+	out := make([]string, 0, len(statuses))
+	for _, st := range statuses {
+		out = append(out, st.Name)
 	}
 	return out
 }
