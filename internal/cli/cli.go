@@ -64,6 +64,9 @@ Usage:
   mcpbridge tools  [SOURCE] [--json] [--timings]   list the tools under their public names
   mcpbridge call   [SOURCE] [--json] NAME [ARGS_JSON | -]
                                                    call a tool by its public name
+  mcpbridge search [SOURCE] [--json] [--limit K] QUERY | -
+                                                   the tools that fit a request, best first (default 5;
+                                                   "-": one query per line of stdin, one line of names each)
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
   mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]
@@ -110,6 +113,8 @@ func Main(ctx context.Context, io IO) int {
 		err = e.tools(ctx, rest)
 	case "call":
 		err = e.call(ctx, rest)
+	case "search":
+		err = e.search(ctx, rest)
 	case "status":
 		err = e.status(ctx, rest)
 	case "validate":
