@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,11 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 // Registry.Execute, the one call path. The error is non-nil only for a
 // protocol error (the tool is gone).
 func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolRequest) (result, error) {
+	if !g.admitCall(req.Session) {
+		limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
+	}
+	defer g.releaseCall(req.Session)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := &inflight{session: req.Session, cancel: cancel}
@@ -229,6 +235,11 @@ func mustJSON(v any) json.RawMessage {
 // (sdkwire.ParksUntilCancelled).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				g.log.Debug("client session started", "session", ss.ID())
+			}
+		}
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}

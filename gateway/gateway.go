@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,9 @@ const sessionTimeout = 30 * time.Minute
 // DefaultShutdownTimeout bounds how long Close (or the end of a session)
 // waits for the cancelled calls to be answered and the sessions to close.
 const DefaultShutdownTimeout = 5 * time.Second
+
+// DefaultMaxCallsPerSession is Options.MaxCallsPerSession's default.
+const DefaultMaxCallsPerSession = 256
 
 // ErrClosed is returned by the Serve methods when the Gateway is closed.
 var ErrClosed = errors.New("gateway is closed")
@@ -73,6 +77,11 @@ type Options struct {
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
+	// MaxCallsPerSession bounds the tools/call requests one client session
+	// has in flight; past it a call is refused at once with a JSON-RPC
+	// error, so a flood costs neither goroutines nor memory. 0 means
+	// DefaultMaxCallsPerSession.
+	MaxCallsPerSession int
 	// RawNames serves each tool under its server's own name
 	// (tool.Origin.Name) instead of its public name: for a gateway in front
 	// of one server, or clients that expect a server's own names. A raw
@@ -129,6 +138,9 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool                   // guarded by mu
 	calls  map[*inflight]struct{} // calls in flight; guarded by mu
+	// perSession counts the tools/call requests in flight by session;
+	// guarded by mu.
+	perSession map[*mcp.ServerSession]int
 	// closing marks the sessions ServeTransport is closing; guarded by mu.
 	closing map[*mcp.ServerSession]bool
 	// answering counts the tools/call requests read on stdio-like
@@ -192,6 +204,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		timeout:    timeout,
 		done:       make(chan struct{}),
 		calls:      make(map[*inflight]struct{}),
+		perSession: make(map[*mcp.ServerSession]int),
 		closing:    make(map[*mcp.ServerSession]bool),
 		advertised: make(map[string]advertisement),
 		syncDone:   make(chan struct{}),
@@ -368,6 +381,28 @@ func (g *Gateway) track(c *inflight) bool {
 	}
 	g.calls[c] = struct{}{}
 	return true
+}
+
+// admitCall takes one of session's call slots; false when it has
+// MaxCallsPerSession calls in flight already.
+func (g *Gateway) admitCall(session *mcp.ServerSession) bool {
+	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.perSession[session] >= limit {
+		return false
+	}
+	g.perSession[session]++
+	return true
+}
+
+// releaseCall gives back a slot taken by admitCall.
+func (g *Gateway) releaseCall(session *mcp.ServerSession) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.perSession[session]--; g.perSession[session] <= 0 {
+		delete(g.perSession, session)
+	}
 }
 
 func (g *Gateway) untrack(c *inflight) {

@@ -137,6 +137,9 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			// where the token differs and of its length.
 			if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
+				// An unauthorized client keeps no connection open: a flood of
+				// them must not hold the gateway's file descriptors.
+				w.Header().Set("Connection", "close")
 				http.Error(w, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required", http.StatusUnauthorized)
 				return
 			}
@@ -224,6 +227,9 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           g.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		// A keep-alive connection idle this long is closed (an open SSE
+		// stream is a request in progress, not idle).
+		IdleTimeout: 2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 		ConnState:         active.track,
 	}
