@@ -101,3 +101,37 @@ func TestUnauthorizedConnectionsClosed(t *testing.T) {
 		t.Errorf("authorized client after the flood: status %d", resp.StatusCode)
 	}
 }
+
+// Past MaxSessions, a new session closes the one idle longest: sessions
+// stay bounded however many clients come and never leave.
+func TestSessionsBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{MaxSessions: 3})
+	var clients []*client
+	for range 6 {
+		c := connectInMemory(t, g)
+		c.names(t) // some activity, in connection order
+		clients = append(clients, c)
+	}
+	count := func() int {
+		n := 0
+		for range g.server.Sessions() {
+			n++
+		}
+		return n
+	}
+	waitFor(t, "sessions to be evicted down to the limit", func() bool { return count() <= 3 })
+	for i, c := range clients[:3] {
+		done := make(chan error, 1)
+		go func() { done <- c.session.Wait() }()
+		waitSignal(t, done, "evicted session "+strconv.Itoa(i)+" to end")
+	}
+	for i, c := range clients[3:] {
+		if got := texts(c.call(t, "quick", `{}`)); len(got) != 1 || got[0] != "ok" {
+			t.Errorf("recent session %d: %v", i+3, got)
+		}
+	}
+}

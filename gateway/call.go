@@ -235,10 +235,9 @@ func mustJSON(v any) json.RawMessage {
 // (sdkwire.ParksUntilCancelled).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "initialize" {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				g.log.Debug("client session started", "session", ss.ID())
-			}
+		if ss, _ := req.GetSession().(*mcp.ServerSession); g.touch(ss) {
+			g.log.Debug("client session started", "session", ss.ID())
+			g.evictIdle(ss)
 		}
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()

@@ -77,6 +77,10 @@ type Options struct {
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
+	// MaxSessions bounds the client sessions open at once: a new session
+	// past it closes the one idle longest, so thousands of clients that
+	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.
+	MaxSessions int
 	// MaxCallsPerSession bounds the tools/call requests one client session
 	// has in flight; past it a call is refused at once with a JSON-RPC
 	// error, so a flood costs neither goroutines nor memory. 0 means
@@ -141,6 +145,9 @@ type Gateway struct {
 	// perSession counts the tools/call requests in flight by session;
 	// guarded by mu.
 	perSession map[*mcp.ServerSession]int
+	// lastActive is when each session last sent a request, for evicting
+	// the one idle longest; guarded by mu.
+	lastActive map[*mcp.ServerSession]time.Time
 	// closing marks the sessions ServeTransport is closing; guarded by mu.
 	closing map[*mcp.ServerSession]bool
 	// answering counts the tools/call requests read on stdio-like
@@ -205,6 +212,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		done:       make(chan struct{}),
 		calls:      make(map[*inflight]struct{}),
 		perSession: make(map[*mcp.ServerSession]int),
+		lastActive: make(map[*mcp.ServerSession]time.Time),
 		closing:    make(map[*mcp.ServerSession]bool),
 		advertised: make(map[string]advertisement),
 		syncDone:   make(chan struct{}),

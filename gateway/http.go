@@ -230,8 +230,8 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 		// A keep-alive connection idle this long is closed (an open SSE
 		// stream is a request in progress, not idle).
 		IdleTimeout: 2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		ConnState:         active.track,
+		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		ConnState:   active.track,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"cmp"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxSessions is Options.MaxSessions's default.
+const DefaultMaxSessions = 1000
+
+// touch records that session was just active, for eviction, and reports
+// whether the gateway had not seen it before.
+func (g *Gateway) touch(session *mcp.ServerSession) (first bool) {
+	if session == nil {
+		return false
+	}
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, seen := g.lastActive[session]
+	g.lastActive[session] = now
+	return !seen
+}
+
+// evictIdle closes the least recently active sessions while more than
+// MaxSessions are open, keeping keep (the session being initialized). The
+// sessions close in the background: closing waits for their handlers.
+func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
+	limit := cmp.Or(g.opts.MaxSessions, DefaultMaxSessions)
+	open := map[*mcp.ServerSession]bool{}
+	for ss := range g.server.Sessions() {
+		open[ss] = true
+	}
+	g.mu.Lock()
+	for ss := range g.lastActive {
+		if !open[ss] {
+			delete(g.lastActive, ss) // ended: forget it
+		}
+	}
+	for ss := range g.closing {
+		if !open[ss] {
+			delete(g.closing, ss)
+		}
+	}
+	var evict []*mcp.ServerSession
+	for len(open)-len(evict) > limit {
+		oldest := g.oldestIdleLocked(keep, evict)
+		if oldest == nil {
+			break
+		}
+		evict = append(evict, oldest)
+		delete(g.lastActive, oldest)
+	}
+	g.mu.Unlock()
+	for _, ss := range evict {
+		g.log.Debug("client session evicted: too many sessions", "session", ss.ID(), "limit", limit)
+		// Its calls and listen stream end first: a session's Close waits
+		// for its handlers.
+		g.cancelCalls(ss, errSessionClosed)
+		go ss.Close()
+	}
+}
+
+// oldestIdleLocked returns the tracked session active longest ago, other
+// than keep and those in skip. g.mu must be held.
+func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, skip []*mcp.ServerSession) *mcp.ServerSession {
+	var oldest *mcp.ServerSession
+	var at time.Time
+	for ss, t := range g.lastActive {
+		if ss == keep || containsSession(skip, ss) {
+			continue
+		}
+		if oldest == nil || t.Before(at) {
+			oldest, at = ss, t
+		}
+	}
+	return oldest
+}
+
+func containsSession(list []*mcp.ServerSession, ss *mcp.ServerSession) bool {
+	for _, s := range list {
+		if s == ss {
+			return true
+		}
+	}
+	return false
+}
