@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,6 +22,9 @@ const (
 	ChildEnv = "MCPTEST_CHILD"
 	// RawScriptEnv names the JSON file with the [RawScript] for kind "raw".
 	RawScriptEnv = "MCPTEST_RAW_SCRIPT"
+	// NotifyTraceEnv, when not empty, makes a "fixture" child print
+	// "received <method>" to stderr for every notification it reads.
+	NotifyTraceEnv = "MCPTEST_NOTIFY_TRACE"
 )
 
 // CrashExitStatus is the exit status of a "fixture" child after its crash
@@ -60,7 +64,7 @@ func RunIfChild() {
 func runChild(ctx context.Context, kind string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
 	switch kind {
 	case "fixture":
-		return runFixtureChild(ctx, stdin, stdout, stderr, exit)
+		return runFixtureChild(ctx, getenv(NotifyTraceEnv) != "", stdin, stdout, stderr, exit)
 	case "raw":
 		return runRawChild(ctx, getenv, stdin, stdout, stderr)
 	default:
@@ -70,11 +74,21 @@ func runChild(ctx context.Context, kind string, getenv func(string) string, stdi
 }
 
 // runFixtureChild is the "fixture" child.
-func runFixtureChild(ctx context.Context, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
+func runFixtureChild(ctx context.Context, trace bool, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
 	srv := Fixture(FixtureOptions{
 		OnCrash:  func() { exit(CrashExitStatus) },
 		OnCancel: func() { fmt.Fprintln(stderr, "cancelled") },
 	})
+	if trace {
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if strings.HasPrefix(method, "notifications/") {
+					fmt.Fprintln(stderr, "received", method)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	if err := srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout}); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "mcptest fixture child: serving on stdio: %v\n", err)
 		return 1

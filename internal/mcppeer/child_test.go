@@ -75,7 +75,7 @@ func TestRunChildFixtureInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	checkCall(t, cs, fixtureCall{tool: "crash", want: blocks(text("crashing"))})
+	mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "crash", Want: mcptest.Blocks(mcptest.TextBlock("crashing"))})
 	if code := waitFor(t, exits, "the crash exit"); code != mcppeer.CrashExitStatus {
 		t.Errorf("exit(%d), want %d", code, mcppeer.CrashExitStatus)
 	}

@@ -48,71 +48,37 @@ func fixtureTransports() []struct {
 		}},
 		{"http-stateful", func(t *testing.T, opts *mcp.ClientOptions) fixtureConn {
 			return inProcess(t, opts, func(s *mcp.Server) *mcp.ClientSession {
-				return connectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{}).URL, opts, nil)
+				return mcptest.ConnectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{}).URL, opts, nil)
 			})
 		}},
 		{"http-stateless", func(t *testing.T, opts *mcp.ClientOptions) fixtureConn {
 			return inProcess(t, opts, func(s *mcp.Server) *mcp.ClientSession {
-				return connectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{Stateless: true}).URL, opts, nil)
+				return mcptest.ConnectHTTP(t, mcptest.NewHTTPServer(t, s, mcptest.HTTPOptions{Stateless: true}).URL, opts, nil)
 			})
 		}},
 	}
 }
 
-type fixtureCall struct {
-	name      string
-	tool      string
-	args      map[string]any
-	want      any // the content blocks as plain JSON
-	wantError bool
-	wantSC    any // structuredContent as plain JSON, nil if absent
-}
-
-func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
-
-func blocks(b ...any) []any { return b }
-
-func fixtureCalls() []fixtureCall {
-	return []fixtureCall{
-		{name: "add", tool: "add", args: map[string]any{"a": 2, "b": 3}, want: blocks(text("5"))},
-		{name: "add 42", tool: "add", args: map[string]any{"a": 20, "b": 22}, want: blocks(text("42"))},
-		{name: "add fractions", tool: "add", args: map[string]any{"a": 1, "b": 1.5}, want: blocks(text("2.5"))},
-		{name: "greet", tool: "greet", args: map[string]any{"name": "World"}, want: blocks(text("Hello, World!"))},
-		{name: "fail", tool: "fail", want: blocks(text("Something went wrong")), wantError: true},
-		{name: "image", tool: "image", want: blocks(
-			text("Here is an image:"),
+func fixtureCalls() []mcptest.FixtureCall {
+	return []mcptest.FixtureCall{
+		{Name: "add", Tool: "add", Args: map[string]any{"a": 2, "b": 3}, Want: mcptest.Blocks(mcptest.TextBlock("5"))},
+		{Name: "add 42", Tool: "add", Args: map[string]any{"a": 20, "b": 22}, Want: mcptest.Blocks(mcptest.TextBlock("42"))},
+		{Name: "add fractions", Tool: "add", Args: map[string]any{"a": 1, "b": 1.5}, Want: mcptest.Blocks(mcptest.TextBlock("2.5"))},
+		{Name: "greet", Tool: "greet", Args: map[string]any{"name": "World"}, Want: mcptest.Blocks(mcptest.TextBlock("Hello, World!"))},
+		{Name: "fail", Tool: "fail", Want: mcptest.Blocks(mcptest.TextBlock("Something went wrong")), WantError: true},
+		{Name: "image", Tool: "image", Want: mcptest.Blocks(
+			mcptest.TextBlock("Here is an image:"),
 			map[string]any{"type": "image", "mimeType": "image/png", "data": mcppeer.TinyPNG},
-			text("End of image."),
+			mcptest.TextBlock("End of image."),
 		)},
-		{name: "crash replies", tool: "crash", want: blocks(text("crashing"))},
-		{name: "dotted name", tool: "admin.reset", want: blocks(text("reset done"))},
-		{name: "slow finishes", tool: "slow", args: map[string]any{"ms": 1}, want: blocks(text("slept 1 ms"))},
-		{name: "slow rejects negative", tool: "slow", args: map[string]any{"ms": -1}, want: blocks(text("slow: ms must be >= 0, got -1")), wantError: true},
-		{name: "structured", tool: "structured", want: blocks(text("42")), wantSC: map[string]any{"answer": 42.0}},
-		{name: "badstructured", tool: "badstructured", want: blocks(text("forty-two")), wantSC: map[string]any{"answer": "forty-two"}},
-		{name: "echo", tool: "echo", args: map[string]any{"message": "hi"}, want: blocks(text("Echo: hi"))},
-		{name: "add_tool needs a name", tool: "add_tool", args: map[string]any{"name": ""}, want: blocks(text("add_tool: name must not be empty")), wantError: true},
-	}
-}
-
-func checkCall(t *testing.T, cs *mcp.ClientSession, c fixtureCall) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
-	if err != nil {
-		t.Fatalf("CallTool(%s): %v", c.tool, err)
-	}
-	if res.IsError != c.wantError {
-		t.Errorf("%s: isError = %v, want %v", c.tool, res.IsError, c.wantError)
-	}
-	if diff := cmp.Diff(c.want, asJSON(t, res.Content)); diff != "" {
-		t.Errorf("%s: content (-want +got):\n%s", c.tool, diff)
-	}
-	var sc any
-	if res.StructuredContent != nil {
-		sc = asJSON(t, res.StructuredContent)
-	}
-	if diff := cmp.Diff(c.wantSC, sc); diff != "" {
-		t.Errorf("%s: structuredContent (-want +got):\n%s", c.tool, diff)
+		{Name: "crash replies", Tool: "crash", Want: mcptest.Blocks(mcptest.TextBlock("crashing"))},
+		{Name: "dotted name", Tool: "admin.reset", Want: mcptest.Blocks(mcptest.TextBlock("reset done"))},
+		{Name: "slow finishes", Tool: "slow", Args: map[string]any{"ms": 1}, Want: mcptest.Blocks(mcptest.TextBlock("slept 1 ms"))},
+		{Name: "slow rejects negative", Tool: "slow", Args: map[string]any{"ms": -1}, Want: mcptest.Blocks(mcptest.TextBlock("slow: ms must be >= 0, got -1")), WantError: true},
+		{Name: "structured", Tool: "structured", Want: mcptest.Blocks(mcptest.TextBlock("42")), WantSC: map[string]any{"answer": 42.0}},
+		{Name: "badstructured", Tool: "badstructured", Want: mcptest.Blocks(mcptest.TextBlock("forty-two")), WantSC: map[string]any{"answer": "forty-two"}},
+		{Name: "echo", Tool: "echo", Args: map[string]any{"message": "hi"}, Want: mcptest.Blocks(mcptest.TextBlock("Echo: hi"))},
+		{Name: "add_tool needs a name", Tool: "add_tool", Args: map[string]any{"name": ""}, Want: mcptest.Blocks(mcptest.TextBlock("add_tool: name must not be empty")), WantError: true},
 	}
 }
 
@@ -145,10 +111,10 @@ func TestFixtureOverEveryTransport(t *testing.T) {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
 			for _, c := range fixtureCalls() {
-				if c.tool == "crash" && tr.name == "child" {
+				if c.Tool == "crash" && tr.name == "child" {
 					continue // it would end the child; TestFixtureCrashChildExits7 covers it
 				}
-				t.Run(c.name, func(t *testing.T) { checkCall(t, cs, c) })
+				t.Run(c.Name, func(t *testing.T) { mcptest.CheckCall(t, cs, c) })
 			}
 		})
 	}
@@ -170,7 +136,7 @@ func TestFixtureToolDefinitions(t *testing.T) {
 	if add == nil || add.Title != "Add Tool" || add.Description != "Adds two numbers." {
 		t.Fatalf("add = %+v, want title Add Tool and description Adds two numbers.", add)
 	}
-	props := asJSON(t, add.InputSchema).(map[string]any)["properties"]
+	props := mcptest.AsJSON(t, add.InputSchema).(map[string]any)["properties"]
 	wantProps := map[string]any{
 		"a": map[string]any{"type": "number", "description": "First number"},
 		"b": map[string]any{"type": "number", "description": "Second number"},
@@ -184,7 +150,7 @@ func TestFixtureToolDefinitions(t *testing.T) {
 		"required":   []any{"answer"},
 	}
 	for _, name := range []string{"structured", "badstructured"} {
-		if diff := cmp.Diff(wantOut, asJSON(t, got[name].OutputSchema)); diff != "" {
+		if diff := cmp.Diff(wantOut, mcptest.AsJSON(t, got[name].OutputSchema)); diff != "" {
 			t.Errorf("%s outputSchema (-want +got):\n%s", name, diff)
 		}
 	}
@@ -207,14 +173,14 @@ func TestFixtureListChanged(t *testing.T) {
 				return slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == name })
 			}
 
-			checkCall(t, cs, fixtureCall{tool: "add_tool", args: map[string]any{"name": "extra"}, want: blocks(text("added extra"))})
+			mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "add_tool", Args: map[string]any{"name": "extra"}, Want: mcptest.Blocks(mcptest.TextBlock("added extra"))})
 			waitFor(t, changed, "tools/list_changed after add_tool")
 			if !hasTool("extra") {
 				t.Fatal("extra not listed after add_tool")
 			}
-			checkCall(t, cs, fixtureCall{tool: "extra", want: blocks(text("runtime tool extra"))})
+			mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "extra", Want: mcptest.Blocks(mcptest.TextBlock("runtime tool extra"))})
 
-			checkCall(t, cs, fixtureCall{tool: "remove_tool", args: map[string]any{"name": "extra"}, want: blocks(text("removed extra"))})
+			mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "remove_tool", Args: map[string]any{"name": "extra"}, Want: mcptest.Blocks(mcptest.TextBlock("removed extra"))})
 			waitFor(t, changed, "tools/list_changed after remove_tool")
 			if hasTool("extra") {
 				t.Error("extra still listed after remove_tool")
@@ -248,7 +214,7 @@ func TestFixtureSlowCancel(t *testing.T) {
 			}
 			conn.cancelled(t)
 			// The session is still usable after a cancelled call.
-			checkCall(t, conn.cs, fixtureCall{tool: "echo", args: map[string]any{"message": "after"}, want: blocks(text("Echo: after"))})
+			mcptest.CheckCall(t, conn.cs, mcptest.FixtureCall{Tool: "echo", Args: map[string]any{"message": "after"}, Want: mcptest.Blocks(mcptest.TextBlock("Echo: after"))})
 		})
 	}
 }
@@ -256,14 +222,14 @@ func TestFixtureSlowCancel(t *testing.T) {
 func TestFixtureCrashInProcess(t *testing.T) {
 	onCrash, crashed := signal()
 	cs := connectInMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{OnCrash: onCrash, CrashDelay: 1}), nil)
-	checkCall(t, cs, fixtureCall{tool: "crash", want: blocks(text("crashing"))})
+	mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "crash", Want: mcptest.Blocks(mcptest.TextBlock("crashing"))})
 	waitFor(t, crashed, "OnCrash")
 }
 
 func TestFixtureCrashChildExits7(t *testing.T) {
 	cs, stderr := connectChild(t, nil, "fixture")
-	checkCall(t, cs, fixtureCall{tool: "add", args: map[string]any{"a": 2, "b": 3}, want: blocks(text("5"))})
-	checkCall(t, cs, fixtureCall{tool: "crash", want: blocks(text("crashing"))})
+	mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "add", Args: map[string]any{"a": 2, "b": 3}, Want: mcptest.Blocks(mcptest.TextBlock("5"))})
+	mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "crash", Want: mcptest.Blocks(mcptest.TextBlock("crashing"))})
 	errc := make(chan error, 1)
 	go func() { errc <- cs.Wait() }()
 	err := waitFor(t, errc, "the crashed child's session to end")
@@ -316,5 +282,5 @@ func TestAddRuntimeTool(t *testing.T) {
 	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	cs := connectInMemory(t, srv, nil)
 	mcppeer.AddRuntimeTool(srv, "direct")
-	checkCall(t, cs, fixtureCall{tool: "direct", want: blocks(text("runtime tool direct"))})
+	mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "direct", Want: mcptest.Blocks(mcptest.TextBlock("runtime tool direct"))})
 }

@@ -3,7 +3,6 @@ package mcppeer_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -106,17 +105,6 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func connectHTTP(t *testing.T, url string, opts *mcp.ClientOptions, header http.Header) *mcp.ClientSession {
-	t.Helper()
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{header}}}
-	cs, err := newClient(opts).Connect(context.Background(), tr, nil)
-	if err != nil {
-		t.Fatalf("connecting over HTTP to %s: %v", url, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
 // waitFor fails the test if ch does not deliver within waitLimit.
 func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
@@ -143,19 +131,6 @@ func signal() (func(), <-chan struct{}) {
 
 // asJSON re-decodes v into plain JSON values, for cmp.Diff against
 // literals.
-func asJSON(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal %T: %v", v, err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("unmarshal %s: %v", b, err)
-	}
-	return out
-}
-
 // pipes returns the two ends of a bidirectional in-process stream:
 // what the server reads and writes, and what the client reads and writes.
 type pipeEnds struct {

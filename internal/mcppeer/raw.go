@@ -58,6 +58,9 @@ type RawScript struct {
 	// answering a call to that tool, the server switches to those pages and
 	// sends notifications/tools/list_changed on every stdio connection.
 	ListChangeOnCall map[string][]RawPage `json:"listChangeOnCall,omitempty"`
+	// Silent lists methods whose requests get no answer at all, as a server
+	// that ignores what it does not know (e.g. "server/discover").
+	Silent []string `json:"silent,omitempty"`
 }
 
 // RawPage is one page of a scripted tools/list result.
@@ -311,6 +314,9 @@ func (s *RawServer) handle(msg []byte) (reply []byte, after func()) {
 	script := s.script
 	s.mu.Unlock()
 
+	if slices.Contains(script.Silent, req.Method) {
+		return nil, nil
+	}
 	switch req.Method {
 	case "initialize":
 		var p struct {

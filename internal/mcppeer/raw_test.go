@@ -17,23 +17,6 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
-// rawScript is a script with two pages of tools and results of the shapes
-// the SDK cannot produce.
-func rawScript() mcppeer.RawScript {
-	return mcppeer.RawScript{
-		Pages: []mcppeer.RawPage{
-			{Tools: []json.RawMessage{mcppeer.RawTool("a", "tool a"), mcppeer.RawTool("b", "tool b")}},
-			{Tools: []json.RawMessage{mcppeer.RawTool("c", "tool c")}},
-		},
-		Results: map[string]json.RawMessage{
-			"a":      json.RawMessage(`{"content":[{"type":"text","text":"hello"}]}`),
-			"video":  json.RawMessage(`{"content":[{"type":"video","url":"x"},42,null]}`),
-			"legacy": json.RawMessage(`{"toolResult":{"ok":true}}`),
-		},
-		Errors: map[string]mcppeer.RawError{"boom": {Code: -32000, Message: "boom", Data: json.RawMessage(`{"why":"scripted"}`)}},
-	}
-}
-
 func decode(t *testing.T, b []byte) any {
 	t.Helper()
 	if b == nil {
@@ -71,9 +54,9 @@ func initResult(version, name string) map[string]any {
 }
 
 func TestRawWire(t *testing.T) {
-	endless := rawScript()
+	endless := mcptest.SampleRawScript()
 	endless.Endless = true
-	repeat := rawScript()
+	repeat := mcptest.SampleRawScript()
 	repeat.Pages[1].NextCursor = mcppeer.RawCursor(1)
 	forced := mcppeer.RawScript{ServerName: "odd", ProtocolVersion: "1999-01-01"}
 	emptyEndless := mcppeer.RawScript{Endless: true}
@@ -84,37 +67,37 @@ func TestRawWire(t *testing.T) {
 		in     string
 		want   any
 	}{
-		{"initialize echoes a known version", rawScript(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
+		{"initialize echoes a known version", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`,
 			reply(1.0, initResult("2025-03-26", "raw-server"))},
-		{"initialize answers 2025-11-25 to an unknown version", rawScript(), `{"jsonrpc":"2.0","id":"s","method":"initialize","params":{"protocolVersion":"2026-07-28"}}`,
+		{"initialize answers 2025-11-25 to an unknown version", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":"s","method":"initialize","params":{"protocolVersion":"2026-07-28"}}`,
 			reply("s", initResult("2025-11-25", "raw-server"))},
-		{"initialize without params", rawScript(), `{"jsonrpc":"2.0","id":2,"method":"initialize"}`,
+		{"initialize without params", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":2,"method":"initialize"}`,
 			reply(2.0, initResult("2025-11-25", "raw-server"))},
 		{"initialize with forced version and name", forced, `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}`,
 			reply(3.0, initResult("1999-01-01", "odd"))},
-		{"ping", rawScript(), `{"jsonrpc":"2.0","id":4,"method":"ping"}`, reply(4.0, map[string]any{})},
-		{"discover is not found", rawScript(), `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}`,
+		{"ping", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":4,"method":"ping"}`, reply(4.0, map[string]any{})},
+		{"discover is not found", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}`,
 			rpcError(5.0, -32601, "method not found: server/discover")},
-		{"unknown method", rawScript(), `{"jsonrpc":"2.0","id":6,"method":"resources/list"}`,
+		{"unknown method", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":6,"method":"resources/list"}`,
 			rpcError(6.0, -32601, "method not found: resources/list")},
-		{"initialized notification is ignored", rawScript(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
-		{"null id is a notification", rawScript(), `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil},
-		{"a client's response is ignored", rawScript(), `{"jsonrpc":"2.0","id":7,"result":{}}`, nil},
-		{"a client's error response is ignored", rawScript(), `{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}`, nil},
-		{"a request needs a method", rawScript(), `{"jsonrpc":"2.0","id":7}`,
+		{"initialized notification is ignored", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
+		{"null id is a notification", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil},
+		{"a client's response is ignored", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":7,"result":{}}`, nil},
+		{"a client's error response is ignored", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}`, nil},
+		{"a request needs a method", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":7}`,
 			rpcError(7.0, -32600, "invalid request: no method")},
-		{"parse error", rawScript(), `{"jsonrpc":`, rpcError(nil, -32700, "parse error: unexpected end of JSON input")},
-		{"batch is not supported", rawScript(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		{"parse error", mcptest.SampleRawScript(), `{"jsonrpc":`, rpcError(nil, -32700, "parse error: unexpected end of JSON input")},
+		{"batch is not supported", mcptest.SampleRawScript(), `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 			rpcError(nil, -32600, "invalid request: json: cannot unmarshal array into Go value of type mcppeer.rawRequest")},
-		{"list page 0", rawScript(), `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}`,
+		{"list page 0", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}`,
 			reply(8.0, map[string]any{"tools": toolsJSON(t, "a", "b"), "nextCursor": "page-1"})},
-		{"list page 1 is the last", rawScript(), `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"page-1"}}`,
+		{"list page 1 is the last", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"page-1"}}`,
 			reply(9.0, map[string]any{"tools": toolsJSON(t, "c")})},
-		{"list unknown cursor", rawScript(), `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"page-2"}}`,
+		{"list unknown cursor", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"page-2"}}`,
 			rpcError(10.0, -32602, `tools/list: unknown cursor "page-2"`)},
-		{"list foreign cursor", rawScript(), `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{"cursor":"xyz"}}`,
+		{"list foreign cursor", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{"cursor":"xyz"}}`,
 			rpcError(11.0, -32602, `tools/list: unknown cursor "xyz"`)},
-		{"list bad params", rawScript(), `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":[1]}`,
+		{"list bad params", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":12,"method":"tools/list","params":[1]}`,
 			rpcError(12.0, -32602, "tools/list: bad params: json: cannot unmarshal array into Go value of type struct { Cursor *string \"json:\\\"cursor\\\"\" }")},
 		{"list with no pages", mcppeer.RawScript{}, `{"jsonrpc":"2.0","id":13,"method":"tools/list"}`,
 			reply(13.0, map[string]any{"tools": []any{}})},
@@ -126,17 +109,17 @@ func TestRawWire(t *testing.T) {
 			reply(16.0, map[string]any{"tools": toolsJSON(t, "c"), "nextCursor": "page-1000"})},
 		{"endless without pages", emptyEndless, `{"jsonrpc":"2.0","id":17,"method":"tools/list","params":{"cursor":"page-5"}}`,
 			reply(17.0, map[string]any{"tools": []any{}, "nextCursor": "page-6"})},
-		{"call a scripted result", rawScript(), `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"a","arguments":{}}}`,
+		{"call a scripted result", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"a","arguments":{}}}`,
 			reply(18.0, map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello"}}})},
-		{"call an unknown block type", rawScript(), `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"video"}}`,
+		{"call an unknown block type", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"video"}}`,
 			reply(19.0, map[string]any{"content": []any{map[string]any{"type": "video", "url": "x"}, 42.0, nil}})},
-		{"call a legacy result", rawScript(), `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"legacy"}}`,
+		{"call a legacy result", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"legacy"}}`,
 			reply(20.0, map[string]any{"toolResult": map[string]any{"ok": true}})},
-		{"call a scripted error", rawScript(), `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"boom"}}`,
+		{"call a scripted error", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"boom"}}`,
 			map[string]any{"jsonrpc": "2.0", "id": 21.0, "error": map[string]any{"code": -32000.0, "message": "boom", "data": map[string]any{"why": "scripted"}}}},
-		{"call an unknown tool", rawScript(), `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"nope"}}`,
+		{"call an unknown tool", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"nope"}}`,
 			rpcError(22.0, -32602, `tools/call: unknown tool "nope"`)},
-		{"call without a name", rawScript(), `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{}}`,
+		{"call without a name", mcptest.SampleRawScript(), `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{}}`,
 			rpcError(23.0, -32602, "tools/call: params must be an object with a tool name")},
 		{"call with bad results JSON", mcppeer.RawScript{Results: map[string]json.RawMessage{"x": json.RawMessage(`{`)}},
 			`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"x"}}`,
@@ -168,7 +151,7 @@ func startRaw(ctx context.Context, srv *mcppeer.RawServer) (pipeEnds, <-chan err
 // back in order, blank lines are skipped, and a scripted list change is
 // announced after the reply that caused it.
 func TestRawServeStream(t *testing.T) {
-	script := rawScript()
+	script := mcptest.SampleRawScript()
 	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
 	srv := mcppeer.NewRawServer(script)
 	p, done := startRaw(context.Background(), srv)
@@ -328,7 +311,7 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire"
 // to initialize, pages through tools/list, calls a tool and re-lists on
 // list_changed.
 func TestRawThroughSDKClient(t *testing.T) {
-	script := rawScript()
+	script := mcptest.SampleRawScript()
 	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
 	connections := []struct {
 		name    string
@@ -365,7 +348,7 @@ func TestRawThroughSDKClient(t *testing.T) {
 			if diff := cmp.Diff([]string{"a", "b", "c"}, toolNames(t, cs)); diff != "" {
 				t.Errorf("tools over two pages (-want +got):\n%s", diff)
 			}
-			checkCall(t, cs, fixtureCall{tool: "a", want: blocks(text("hello"))})
+			mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "a", Want: mcptest.Blocks(mcptest.TextBlock("hello"))})
 			waitFor(t, changed, "list_changed after calling a")
 			if diff := cmp.Diff([]string{"d"}, toolNames(t, cs)); diff != "" {
 				t.Errorf("tools after the change (-want +got):\n%s", diff)

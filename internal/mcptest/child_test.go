@@ -50,14 +50,14 @@ func TestChildCommandRejectsBadInput(t *testing.T) {
 }
 
 func TestWriteRawScript(t *testing.T) {
-	script := rawScript()
+	script := SampleRawScript()
 	path := WriteRawScript(t, script)
 	got, err := mcppeer.ReadRawScript(path)
 	if err != nil {
 		t.Fatalf("ReadRawScript: %v", err)
 	}
 	// RawMessage values round-trip as compact JSON; compare re-encoded.
-	if diff := cmp.Diff(asJSON(t, script), asJSON(t, got)); diff != "" {
+	if diff := cmp.Diff(AsJSON(t, script), AsJSON(t, got)); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 	if other := WriteRawScript(t, mcppeer.RawScript{}); other == path {

@@ -28,8 +28,8 @@ func TestHTTPHeadersRecorded(t *testing.T) {
 			if hs.Raw() != nil {
 				t.Error("Raw() of an SDK server is not nil")
 			}
-			cs := connectHTTP(t, hs.URL, nil, http.Header{"Authorization": {"Bearer e2e-test-token"}})
-			checkCall(t, cs, fixtureCall{tool: "greet", args: map[string]any{"name": "web"}, want: blocks(text("Hello, web!"))})
+			cs := ConnectHTTP(t, hs.URL, nil, http.Header{"Authorization": {"Bearer e2e-test-token"}})
+			CheckCall(t, cs, FixtureCall{Tool: "greet", Args: map[string]any{"name": "web"}, Want: Blocks(TextBlock("Hello, web!"))})
 			cs.Close()
 			hs.Close()
 			hs.Close() // idempotent
@@ -53,17 +53,17 @@ func TestHTTPHeadersRecorded(t *testing.T) {
 }
 
 func TestRawHTTPThroughSDKClient(t *testing.T) {
-	script := rawScript()
+	script := SampleRawScript()
 	script.Results["videoonly"] = json.RawMessage(`{"content":[{"type":"video"}]}`)
 	hs := NewRawHTTPServer(t, script)
 	if hs.Raw() == nil {
 		t.Fatal("Raw() of a raw server is nil")
 	}
-	cs := connectHTTP(t, hs.URL, nil, http.Header{"X-Test": {"raw"}})
+	cs := ConnectHTTP(t, hs.URL, nil, http.Header{"X-Test": {"raw"}})
 	if diff := cmp.Diff([]string{"a", "b", "c"}, toolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	checkCall(t, cs, fixtureCall{tool: "a", want: blocks(text("hello"))})
+	CheckCall(t, cs, FixtureCall{Tool: "a", Want: Blocks(TextBlock("hello"))})
 
 	// A result the SDK cannot decode is an error for its client; the raw
 	// server still sent it (see TestRawHTTPWire for the bytes).
@@ -83,7 +83,7 @@ func TestRawHTTPThroughSDKClient(t *testing.T) {
 }
 
 func TestRawHTTPWire(t *testing.T) {
-	hs := NewRawHTTPServer(t, rawScript())
+	hs := NewRawHTTPServer(t, SampleRawScript())
 	post := func(body string) (*http.Response, string) {
 		t.Helper()
 		resp, err := http.Post(hs.URL, "application/json", strings.NewReader(body))
@@ -136,11 +136,11 @@ func TestRawHTTPWire(t *testing.T) {
 }
 
 func TestRawHTTPListChange(t *testing.T) {
-	script := rawScript()
+	script := SampleRawScript()
 	script.ListChangeOnCall = map[string][]mcppeer.RawPage{"a": {{Tools: []json.RawMessage{mcppeer.RawTool("d", "tool d")}}}}
 	hs := NewRawHTTPServer(t, script)
-	cs := connectHTTP(t, hs.URL, nil, nil)
-	checkCall(t, cs, fixtureCall{tool: "a", want: blocks(text("hello"))})
+	cs := ConnectHTTP(t, hs.URL, nil, nil)
+	CheckCall(t, cs, FixtureCall{Tool: "a", Want: Blocks(TextBlock("hello"))})
 	// No stream carries the notification over HTTP, but the list changed.
 	if diff := cmp.Diff([]string{"d"}, toolNames(t, cs)); diff != "" {
 		t.Errorf("tools after the change (-want +got):\n%s", diff)

@@ -28,7 +28,7 @@ func TestThirdPartyEverything(t *testing.T) {
 		t.Fatalf("starting %s stdio: %v", bin, err)
 	}
 	defer cs.Close()
-	checkCall(t, cs, fixtureCall{tool: "echo", args: map[string]any{"message": "hello"}, want: blocks(text("Echo: hello"))})
+	CheckCall(t, cs, FixtureCall{Tool: "echo", Args: map[string]any{"message": "hello"}, Want: Blocks(TextBlock("Echo: hello"))})
 }
 
 func TestThirdPartyBinMissing(t *testing.T) {
