@@ -17,7 +17,9 @@ func TestToolTitleAnnotationsOrigin(t *testing.T) {
 	readOnly := true
 	srv.AddTool(&mcp.Tool{Name: "look", Title: "Look around", InputSchema: map[string]any{"type": "object"},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: readOnly, Title: "Look"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	h := mustStart(t, Config{ServerName: "ann", Transport: TransportStdio, Command: "unused"}, Options{NewTransport: inMemory(t, srv)})
 	got, ok := h.reg.Get("mcp__ann__look")
 	if !ok {
