@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -91,18 +90,6 @@ func connectChild(t *testing.T, opts *mcp.ClientOptions, kind string, extraEnv .
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs, stderr
-}
-
-// headerTransport adds fixed headers to every request, like the bridge's
-// configured HTTP headers.
-type headerTransport struct{ header http.Header }
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.header {
-		r.Header[k] = v
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // waitFor fails the test if ch does not deliver within waitLimit.
