@@ -168,8 +168,10 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	if err != nil {
 		switch cause := context.Cause(callCtx); {
 		case ctx.Err() != nil:
+			gen.table.ExpectCancel() // the SDK tells the server on a goroutine of its own
 			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
 		case errors.Is(cause, errCallTimeout):
+			gen.table.ExpectCancel()
 			return nil, fmt.Errorf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())
 		case errors.Is(cause, errServerClosing):
 			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
@@ -224,13 +226,23 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 
 // describeCallError renders a JSON-RPC error as the TypeScript SDK does
 // ("MCP error -32602: …"), so model-visible texts match upstream.
+//
+// The SDK's own "rejected by transport" (-32005), which it wraps around the
+// failure of an HTTP request beneath it (a response over the frame limit, a
+// refused connection), keeps that failure's text: alone it says nothing.
 func describeCallError(err error) error {
 	var wire *jsonrpc.Error
-	if errors.As(err, &wire) {
-		return fmt.Errorf("MCP error %d: %s", wire.Code, wire.Message)
+	if !errors.As(err, &wire) {
+		return err
 	}
-	return err
+	if wire.Code == codeRejectedByTransport && wire.Message == "rejected by transport" && err.Error() != wire.Error() {
+		return fmt.Errorf("MCP error %d: request rejected by the HTTP transport: %w", wire.Code, redact.Error(err))
+	}
+	return fmt.Errorf("MCP error %d: %s", wire.Code, wire.Message)
 }
+
+// codeRejectedByTransport is the code of the go-sdk's jsonrpc2.ErrRejected.
+const codeRejectedByTransport = -32005
 
 // outputValidator checks structuredContent against a tool's outputSchema
 // with a full JSON Schema validator (drafts 4 to 2020-12). The schema is

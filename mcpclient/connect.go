@@ -93,6 +93,10 @@ func (g *generation) end(err error) {
 // the SDK's Close waits for them.
 func (g *generation) close() {
 	g.closeOnce.Do(func() {
+		// The SDK sends the notifications/cancelled of calls that ended by
+		// their context on goroutines of its own; closing first could lose
+		// them (a one-shot call interrupted, then its process ending).
+		g.table.FlushCancels(cancelFlushBound)
 		g.cancel(errServerClosing)
 		if g.session != nil {
 			g.session.Close()
@@ -101,6 +105,11 @@ func (g *generation) close() {
 }
 
 var errServerClosing = errors.New("server connection is closing")
+
+// cancelFlushBound bounds how long closing a connection waits for the
+// notifications/cancelled of calls that ended by their context to be
+// written.
+const cancelFlushBound = 250 * time.Millisecond
 
 // errGenerationStuck stops the supervisor: a generation would not close, and
 // starting another could leave two processes of one server running.
@@ -221,6 +230,24 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	return gen, nil
 }
 
+// discoverProbeBound is how long a stream connection waits for the answer
+// to the server/discover probe (protocol 2026-07-28) before taking the
+// server for one that ignores it and falling back to initialize
+// (2025-11-25). A server that answers it later, having started slowly, is
+// spoken to with 2025-11-25 all the same.
+const discoverProbeBound = 2 * time.Second
+
+// probed bounds the server/discover probe of a stream transport, unless
+// protocolVersion pins a version that skips it.
+func (s *Server) probed(t mcp.Transport) mcp.Transport {
+	if v := s.cfg.ProtocolVersion; v != "" && v < "2026-07-28" {
+		return t
+	}
+	return &sdkwire.ProbeTransport{Transport: t, Bound: discoverProbeBound, OnSilent: func() {
+		s.log.Warn("server/discover got no answer; falling back to initialize — set protocolVersion: 2025-11-25 to skip the probe", "timeout", discoverProbeBound)
+	}}
+}
+
 // transport builds the transport of one attempt, with raw-result capture.
 func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	if s.opts.NewTransport != nil {
@@ -228,7 +255,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}, nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}), nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -251,7 +278,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			stderr.Info("child output", "line", line)
 		}
 		gen.child = child
-		return &sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}, nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
 		return &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,

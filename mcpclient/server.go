@@ -26,6 +26,25 @@ const Version = buildinfo.Version
 // the frame limit for one message.
 const DefaultMaxResultBytes = 16 << 20
 
+// DefaultMaxCatalogBytes bounds one server's tool catalog as a whole: the
+// raw bytes of every tools/list page of one discovery, added up. A
+// discovery whose pages pass it fails with an error naming the limit, and
+// the tools of the previous discovery stay registered.
+const DefaultMaxCatalogBytes = 64 << 20
+
+// MaxDescriptionBytes bounds one tool's description: a longer one is cut at
+// a UTF-8 boundary within the bound and ends with DescriptionTruncatedMarker
+// (the tool is kept, and a warning names it).
+const MaxDescriptionBytes = 64 << 10
+
+// DescriptionTruncatedMarker ends a description cut at MaxDescriptionBytes.
+const DescriptionTruncatedMarker = " …[description truncated by mcpbridge]"
+
+// MaxSchemaBytes bounds one tool's inputSchema and, separately, its
+// outputSchema: a tool with a larger one is dropped from the catalog, with
+// a warning naming it.
+const MaxSchemaBytes = 1 << 20
+
 // defaultCloseTimeout bounds how long closing one generation may take
 // before the bridge gives up on it (docs/upstream.md §3.4 close barrier).
 const defaultCloseTimeout = 5 * time.Second
@@ -52,6 +71,11 @@ type Options struct {
 	// DefaultMaxResultBytes, a negative value means no limit of the bridge's
 	// own (messages are still bounded at 1 GiB).
 	MaxResultBytes int64
+	// MaxCatalogBytes bounds the raw bytes of all tools/list pages of one
+	// discovery; 0 means DefaultMaxCatalogBytes (64 MiB), a negative value
+	// means no bound but the page count's. Over it the discovery fails
+	// naming the limit, and the previous tools stay.
+	MaxCatalogBytes int64
 	// CloseGrace and TermGrace override the stdio shutdown ladder
 	// (docs/decisions.md §4: 2 s each). Tests shorten them.
 	CloseGrace, TermGrace time.Duration
@@ -122,6 +146,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if opts.MaxResultBytes == 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.MaxCatalogBytes == 0 {
+		opts.MaxCatalogBytes = DefaultMaxCatalogBytes
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{

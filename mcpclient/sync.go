@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -132,16 +133,24 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 		cursor  string
 		cursors = map[string]bool{}
 		byName  = map[string]*remoteTool{}
+		total   int64
 	)
 	for page := 1; ; page++ {
 		if page > maxPages {
 			return nil, fmt.Errorf("%s: tools/list returned more than %d pages — giving up on this list", s.prefix, maxPages)
 		}
-		tools, next, err := s.listPage(ctx, gen, cursor)
+		tools, next, size, err := s.listPage(ctx, gen, cursor)
 		if err != nil {
 			return nil, err
 		}
+		total += size
+		if limit := s.opts.MaxCatalogBytes; limit > 0 && total > limit {
+			return nil, fmt.Errorf("%s: tools/list pages exceed the catalog limit of %d bytes (MaxCatalogBytes) after %d pages — giving up on this list", s.prefix, limit, page)
+		}
 		for _, wt := range tools {
+			if !s.boundTool(&wt) {
+				continue
+			}
 			rt, err := s.remoteTool(wt)
 			if err != nil {
 				return nil, err
@@ -176,12 +185,13 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 // decode into typed schemas only for the bridge to throw the work away
 // (over half of a 10,000-tool discovery). Runs on the supervisor goroutine
 // only.
-func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, error) {
+// It also returns the page's raw size.
+func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, int64, error) {
 	slot := sdkwire.NewSlot(sdkwire.HeaderToolsPage)
 	res, err := gen.session.ListTools(sdkwire.WithSlot(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
 	gen.table.Forget(slot)
 	if err != nil {
-		return nil, "", fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
+		return nil, "", 0, fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
 	}
 	raw, ok := slot.Result()
 	if ok {
@@ -189,13 +199,13 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	} else if raw, ok = gen.pages[cursor]; !ok {
 		// Answered from the SDK's cache (newer protocol, server-set TTL),
 		// which only holds pages this generation fetched: gen.pages has it.
-		return nil, "", fmt.Errorf("tools/list: the SDK answered page %q from its cache, which this connection never fetched", cursor)
+		return nil, "", 0, fmt.Errorf("tools/list: the SDK answered page %q from its cache, which this connection never fetched", cursor)
 	}
 	var page wireListResult
 	if err := json.Unmarshal(raw, &page); err != nil {
-		return nil, "", fmt.Errorf("tools/list: invalid result: %w", err)
+		return nil, "", 0, fmt.Errorf("tools/list: invalid result: %w", err)
 	}
-	return s.dropRefused(gen, page.Tools, res.Tools), page.NextCursor, nil
+	return s.dropRefused(gen, page.Tools, res.Tools), page.NextCursor, int64(len(raw)), nil
 }
 
 // dropRefused removes from tools those the SDK dropped from its own view of
@@ -226,6 +236,26 @@ func (s *Server) dropRefused(gen *generation, tools []wireTool, kept []*mcp.Tool
 		out = append(out, wt)
 	}
 	return out
+}
+
+// boundTool applies the per-tool bounds: a description over
+// MaxDescriptionBytes is truncated with DescriptionTruncatedMarker; a tool
+// whose inputSchema or outputSchema is over MaxSchemaBytes is dropped
+// (false). Both are logged.
+func (s *Server) boundTool(wt *wireTool) bool {
+	if n := max(len(wt.InputSchema), len(wt.OutputSchema)); n > MaxSchemaBytes {
+		s.log.Warn("tool ignored: schema too large", "tool", wt.Name, "bytes", n, "limit", MaxSchemaBytes)
+		return false
+	}
+	if n := len(wt.Description); n > MaxDescriptionBytes {
+		cut := MaxDescriptionBytes - len(DescriptionTruncatedMarker)
+		for cut > 0 && !utf8.RuneStart(wt.Description[cut]) {
+			cut--
+		}
+		wt.Description = wt.Description[:cut] + DescriptionTruncatedMarker
+		s.log.Warn("tool description truncated", "tool", wt.Name, "bytes", n, "limit", MaxDescriptionBytes)
+	}
+	return true
 }
 
 func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +27,11 @@ const (
 	// NotifyTraceEnv, when not empty, makes a "fixture" child print
 	// "received <method>" to stderr for every notification it reads.
 	NotifyTraceEnv = "MCPTEST_NOTIFY_TRACE"
+	// CrashDirEnv, when set, names a directory where a child also writes
+	// its crash output (debug.SetCrashOutput) to <pid>.txt: the goroutine
+	// dump of a SIGQUIT, which the Go runtime prints by default (no child
+	// traps it), or of a fatal panic.
+	CrashDirEnv = "MCPTEST_CRASH_DIR"
 )
 
 // CrashExitStatus is the exit status of a "fixture" child after its crash
@@ -54,9 +61,22 @@ func RunIfChild() {
 	if kind == "" {
 		return
 	}
+	if dir := os.Getenv(CrashDirEnv); dir != "" {
+		crashOutput(dir)
+	}
 	// The child's own process ends here; this line only runs in children,
 	// whose coverage the parent's GOCOVERDIR collects.
 	os.Exit(runChild(context.Background(), kind, os.Getenv, os.Stdin, os.Stdout, os.Stderr, os.Exit))
+}
+
+// crashOutput copies the process's crash output to dir/<pid>.txt.
+func crashOutput(dir string) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d.txt", os.Getpid())))
+	if err != nil {
+		return
+	}
+	debug.SetCrashOutput(f, debug.CrashOptions{})
+	f.Close() // SetCrashOutput keeps its own duplicate
 }
 
 // runChild is RunIfChild with its process pieces passed in, so tests can

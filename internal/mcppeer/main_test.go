@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -20,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) {
 	mcppeer.RunIfChild()
-	goleak.VerifyTestMain(m)
+	mcptest.VerifyTestMain(m)
 }
 
 // waitLimit bounds every wait for an event; it only decides how long a

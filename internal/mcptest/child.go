@@ -27,6 +27,9 @@ func ChildCommand(t testing.TB, kind string, extraEnv ...string) (command string
 		t.Fatalf("mcptest.ChildCommand: finding the test binary: %v", err) // untested: needs a broken /proc
 	}
 	env = map[string]string{mcppeer.ChildEnv: kind}
+	if dir := dumpDir(); dir != "" {
+		env[mcppeer.CrashDirEnv] = dir // the watchdog prints what lands there
+	}
 	for _, kv := range extraEnv {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {

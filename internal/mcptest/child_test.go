@@ -23,7 +23,7 @@ func TestChildCommand(t *testing.T) {
 	if diff := cmp.Diff([]string{"-test.run=^$"}, args); diff != "" {
 		t.Errorf("args (-want +got):\n%s", diff)
 	}
-	want := map[string]string{mcppeer.ChildEnv: "raw", "A": "1", "B": "x=y", "C": ""}
+	want := map[string]string{mcppeer.ChildEnv: "raw", mcppeer.CrashDirEnv: dumpDir(), "A": "1", "B": "x=y", "C": ""}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}

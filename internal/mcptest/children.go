@@ -94,8 +94,17 @@ func GroupMembers(pgid int) []int {
 // VerifyTestMain runs m's tests, then fails the run when a goroutine leaked
 // (goleak) or a child process survived (VerifyNoChildren, waiting up to 10
 // s), and exits. Call it last in TestMain, after RunIfChild.
+//
+// It also arms the watchdog (watchdog.go): shortly before go test's
+// -timeout, the goroutines of this process and of its live children are
+// dumped to stderr.
 func VerifyTestMain(m *testing.M) {
+	stop := startWatchdog(os.Stderr)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		stop()
+		if dir := dumpDir(); dir != "" {
+			os.RemoveAll(dir)
+		}
 		if err := VerifyNoChildren(10 * time.Second); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL:", err)
 			code = 1

@@ -9,14 +9,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
 func TestMain(m *testing.M) {
 	mcppeer.RunIfChild()
-	goleak.VerifyTestMain(m)
+	VerifyTestMain(m)
 }
 
 // waitLimit bounds every wait for an event; it only decides how long a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -94,6 +95,56 @@ type Table struct {
 	pending map[jsonrpc.ID]*Slot
 	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
 	notify  func(method string, params json.RawMessage)
+
+	// notifications/cancelled the bridge expects the SDK to send (it sends
+	// them on goroutines of its own) and those written so far.
+	cancelsExpected, cancelsWritten int
+	cancelsFlushed                  chan struct{} // closed when written catches up
+}
+
+// ExpectCancel notes that the SDK is to send one notifications/cancelled
+// (a call of the bridge's ended by its context): FlushCancels waits for it.
+func (t *Table) ExpectCancel() {
+	t.mu.Lock()
+	t.cancelsExpected++
+	t.mu.Unlock()
+}
+
+// Written notes a message the connection has written (or failed to).
+func (t *Table) Written(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); !ok || req.IsCall() || req.Method != "notifications/cancelled" {
+		return
+	}
+	t.mu.Lock()
+	t.cancelsWritten++
+	if t.cancelsWritten >= t.cancelsExpected && t.cancelsFlushed != nil {
+		close(t.cancelsFlushed)
+		t.cancelsFlushed = nil
+	}
+	t.mu.Unlock()
+}
+
+// FlushCancels waits, at most d, until every notifications/cancelled noted
+// by ExpectCancel has been written, and reports whether they were.
+func (t *Table) FlushCancels(d time.Duration) bool {
+	t.mu.Lock()
+	if t.cancelsWritten >= t.cancelsExpected {
+		t.mu.Unlock()
+		return true
+	}
+	if t.cancelsFlushed == nil {
+		t.cancelsFlushed = make(chan struct{})
+	}
+	ch := t.cancelsFlushed
+	t.mu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-timer.C:
+		return false
+	}
 }
 
 // OnNotification makes the table hand every notification it sees to fn,

@@ -91,7 +91,7 @@ func TestSSEFilterLimit(t *testing.T) {
 	table, _ := captureFixture(t, EmptyCallResult, 0)
 	in := "data: " + strings.Repeat("z", 10000) + "\n\n"
 	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000))
-	if !contains(err, "exceeds 1000 bytes") {
+	if !contains(err, "exceeds the frame limit of 1000 bytes") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -37,7 +37,9 @@ type captureConn struct {
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.table.Sent(ctx, msg)
-	return c.Connection.Write(ctx, msg)
+	err := c.Connection.Write(ctx, msg)
+	c.table.Written(msg)
+	return err
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {

@@ -18,6 +18,8 @@
 //     [ToolDrops]);
 //   - round trippers that watch a Streamable HTTP connection for what the
 //     SDK does not report ([FailureWatch], [StreamWatch]);
+//   - [ProbeTransport], which bounds the wait for an answer to the
+//     server/discover probe on a stream connection;
 //   - [LeanConn], a stdio connection that reads as the SDK's does at a
 //     fraction of its cost;
 //   - on the server side (the gateway's work beneath the SDK, under the

@@ -33,13 +33,17 @@ type CaptureRoundTripper struct {
 
 // RoundTrip sends req through Base, capturing as described above.
 func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	var sent jsonrpc.Message
 	if req.Method == http.MethodPost && req.Body != nil && SlotFrom(req.Context()) != nil {
 		var err error
-		if req, err = rt.record(req); err != nil {
+		if req, sent, err = rt.record(req); err != nil {
 			return nil, err
 		}
 	}
 	resp, err := rt.Base.RoundTrip(req)
+	if sent != nil {
+		rt.Table.Written(sent)
+	}
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
@@ -55,19 +59,21 @@ func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 
 // record reads the body of req, a POST, records the call it carries, and
 // returns a copy of req with the body restored.
-func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, error) {
+func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, jsonrpc.Message, error) {
 	body, err := io.ReadAll(req.Body)
 	req.Body.Close()
 	if err != nil {
-		return nil, fmt.Errorf("reading request body: %w", err)
+		return nil, nil, fmt.Errorf("reading request body: %w", err)
 	}
 	req = req.Clone(req.Context())
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
-		rt.Table.Sent(req.Context(), msg)
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return req, nil, nil
 	}
-	return req, nil
+	rt.Table.Sent(req.Context(), msg)
+	return req, msg, nil
 }
 
 // filterJSON filters the one JSON-RPC message of an application/json body.
@@ -82,7 +88,7 @@ func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, 
 		return nil, fmt.Errorf("reading response body: %w", err)
 	}
 	if rt.MaxMessage > 0 && len(body) > rt.MaxMessage {
-		return nil, fmt.Errorf("the server's JSON response exceeds %d bytes", rt.MaxMessage)
+		return nil, fmt.Errorf("the server's JSON response exceeds the frame limit of %d bytes", rt.MaxMessage)
 	}
 	body = filterMessage(rt.Table, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))

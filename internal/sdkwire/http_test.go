@@ -99,7 +99,7 @@ func TestCaptureRoundTripperLimit(t *testing.T) {
 		MaxMessage: 10,
 	}
 	req, _ := http.NewRequest(http.MethodPost, "http://x/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`))
-	if _, err := rt.RoundTrip(req); !contains(err, "the server's JSON response exceeds 10 bytes") {
+	if _, err := rt.RoundTrip(req); !contains(err, "the server's JSON response exceeds the frame limit of 10 bytes") {
 		t.Errorf("err = %v", err)
 	}
 	rt.MaxMessage = 0

@@ -42,7 +42,7 @@ func (f *sseFilter) Read(p []byte) (int, error) {
 func (f *sseFilter) readLine() {
 	line, err := f.r.ReadSlice('\n')
 	if f.max > 0 && len(f.event)+len(line) > f.max {
-		f.err = fmt.Errorf("a server-sent event exceeds %d bytes", f.max)
+		f.err = fmt.Errorf("a server-sent event exceeds the frame limit of %d bytes", f.max)
 		f.event = nil
 		return
 	}

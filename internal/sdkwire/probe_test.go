@@ -1,0 +1,81 @@
+package sdkwire
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+)
+
+// Assumption 18: on protocol 2026-07-28 the client falls back from
+// server/discover to initialize (2025-11-25) when discover fails with
+// -32601, so ProbeTransport's made-up answer to a probe the server ignores
+// ends the handshake in a bound, and the server's other answers pass.
+func TestContractSilentDiscoverFallback(t *testing.T) {
+	var silent atomic.Int32
+	tr := &ProbeTransport{
+		Transport: pipeServer(t, mcppeer.RawScript{Silent: []string{"server/discover"}}),
+		Bound:     200 * time.Millisecond,
+		OnSilent:  func() { silent.Add(1) },
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	conn, err := tr.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &connTransport{conn}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Errorf("handshake took %v", took)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("protocol %q", v)
+	}
+	if silent.Load() != 1 {
+		t.Errorf("OnSilent called %d times", silent.Load())
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list after the fallback: %v", err)
+	}
+	pumpStopped(t, conn)
+}
+
+// pumpStopped checks that the connection reads directly once the
+// handshake is over: no goroutine hop for every message.
+func pumpStopped(t *testing.T, conn mcp.Connection) {
+	t.Helper()
+	select {
+	case <-conn.(*probeConn).pumpDone:
+	case <-time.After(5 * time.Second):
+		t.Error("the pump still runs after the handshake")
+	}
+}
+
+// A server that answers the probe is never interrupted.
+func TestProbeAnswered(t *testing.T) {
+	tr := &ProbeTransport{Transport: pipeServer(t, mcppeer.RawScript{Pages: []mcppeer.RawPage{{}}}), Bound: time.Hour, OnSilent: func() { t.Error("OnSilent") }}
+	conn, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), &connTransport{conn}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	pumpStopped(t, conn)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("tools/list: %v", err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}

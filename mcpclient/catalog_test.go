@@ -1,0 +1,137 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+)
+
+// byteCounter counts the bytes the client has read off a pipe (an
+// io.Pipe write returns only once read).
+type byteCounter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c byteCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// countingPipe is rawPipe counting the bytes the client read from raw.
+func countingPipe(t *testing.T, raw *mcppeer.RawServer, read *atomic.Int64) func() (mcp.Transport, error) {
+	return func() (mcp.Transport, error) {
+		cr, sw := io.Pipe()
+		sr, cw := io.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			raw.Serve(context.Background(), sr, byteCounter{sw, read})
+			sw.Close()
+		}()
+		t.Cleanup(func() {
+			cw.Close()
+			sr.Close()
+			<-done
+		})
+		return &mcp.IOTransport{Reader: cr, Writer: cw, MaxLineLength: 4 << 20}, nil
+	}
+}
+
+// bigPages is n pages of one tool each with a description of size bytes.
+func bigPages(n, size int) []mcppeer.RawPage {
+	desc := strings.Repeat("d", size)
+	pages := make([]mcppeer.RawPage, n)
+	for i := range pages {
+		pages[i] = mcppeer.RawPage{Tools: []json.RawMessage{mcppeer.RawTool("big"+string(rune('a'+i%26))+strings.Repeat("x", i/26), desc)}}
+	}
+	return pages
+}
+
+// A server's catalog is bounded as a whole: discovery stops reading once
+// the pages pass MaxCatalogBytes, fails naming the limit, and a failed
+// re-sync leaves the previous tools registered.
+func TestCatalogBytesCap(t *testing.T) {
+	const limit = 4 << 20
+	var read atomic.Int64
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(mcppeer.RawTool("small", "s"))})
+	h := mustStart(t, stdioConfig("cat"), Options{MaxCatalogBytes: limit, NewTransport: countingPipe(t, raw, &read)})
+	if got := h.names(); !slices.Equal(got, []string{"mcp__cat__small"}) {
+		t.Fatalf("first catalog: %v", got)
+	}
+
+	// 60 pages of one tool with a 1 MiB description: 60 MiB on offer.
+	before := read.Load()
+	raw.SetScript(mcppeer.RawScript{Pages: bigPages(60, 1<<20)})
+	if err := raw.NotifyToolsChanged(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the failed re-sync", func() bool { return h.log.HasRecord(slog.LevelError, "tool re-sync failed") })
+	got := read.Load() - before
+	t.Logf("re-sync read %d bytes of the 60 MiB on offer (limit %d)", got, limit)
+	if got > limit+2<<20 {
+		t.Errorf("re-sync read %d bytes, want at most the limit plus one page", got)
+	}
+	if !strings.Contains(h.log.Text(), "catalog limit of 4194304 bytes (MaxCatalogBytes)") {
+		t.Errorf("the error does not name the limit:\n%.2000s", h.log.Text())
+	}
+	if got := h.names(); !slices.Equal(got, []string{"mcp__cat__small"}) {
+		t.Errorf("after the failed re-sync: %v, want the previous tools", got)
+	}
+
+	// A first discovery over the limit fails the start, naming the limit.
+	raw2 := mcppeer.NewRawServer(mcppeer.RawScript{Pages: bigPages(60, 1<<20)})
+	var read2 atomic.Int64
+	_, err := start(t, stdioConfig("cat2"), Options{MaxCatalogBytes: limit, NewTransport: countingPipe(t, raw2, &read2)})
+	if err == nil || !strings.Contains(err.Error(), "MaxCatalogBytes") {
+		t.Errorf("start over the limit: %v", err)
+	}
+	if n := read2.Load(); n > limit+2<<20 {
+		t.Errorf("first discovery read %d bytes", n)
+	}
+}
+
+// One tool's description is truncated at MaxDescriptionBytes with a marker;
+// a tool whose schema is over MaxSchemaBytes is dropped; both are logged.
+func TestToolSizeBounds(t *testing.T) {
+	bigSchema, _ := json.Marshal(map[string]any{
+		"name":        "bigschema",
+		"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("s", MaxSchemaBytes)},
+	})
+	long := strings.Repeat("é", MaxDescriptionBytes) // 2 bytes a rune
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(
+		mcppeer.RawTool("long", long), json.RawMessage(bigSchema), mcppeer.RawTool("ok", "fine"))})
+	var read atomic.Int64
+	h := mustStart(t, stdioConfig("b"), Options{NewTransport: countingPipe(t, raw, &read)})
+	if got := h.names(); !slices.Equal(got, []string{"mcp__b__long", "mcp__b__ok"}) {
+		t.Fatalf("tools: %v", got)
+	}
+	for _, tl := range h.reg.List() {
+		if tl.Name != "mcp__b__long" {
+			continue
+		}
+		if len(tl.Description) > MaxDescriptionBytes || !strings.HasSuffix(tl.Description, DescriptionTruncatedMarker) || !strings.HasPrefix(tl.Description, "éé") {
+			t.Errorf("description: %d bytes, ends %q", len(tl.Description), tl.Description[max(0, len(tl.Description)-60):])
+		}
+		if !utf8.ValidString(tl.Description) {
+			t.Error("truncated description is not valid UTF-8")
+		}
+	}
+	if !h.log.HasRecord(slog.LevelWarn, "tool ignored: schema too large", "tool", "bigschema") {
+		t.Errorf("no drop record:\n%.2000s", h.log.Text())
+	}
+	if !h.log.HasRecord(slog.LevelWarn, "tool description truncated", "tool", "long") {
+		t.Errorf("no truncation record:\n%.2000s", h.log.Text())
+	}
+}
