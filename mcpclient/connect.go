@@ -233,9 +233,10 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 // discoverProbeBound is how long a stream connection waits for the answer
 // to the server/discover probe (protocol 2026-07-28) before taking the
 // server for one that ignores it and falling back to initialize
-// (2025-11-25). A server that answers it later, having started slowly, is
-// spoken to with 2025-11-25 all the same.
-const discoverProbeBound = 2 * time.Second
+// (2025-11-25). Generous, so a child slow to start on a loaded machine is
+// rarely mistaken for one; one that answers later is spoken to with
+// 2025-11-25 all the same.
+const discoverProbeBound = 5 * time.Second
 
 // probed bounds the server/discover probe of a stream transport, unless
 // protocolVersion pins a version that skips it.
