@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +70,7 @@ func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, skip []*mcp.ServerSe
 	var oldest *mcp.ServerSession
 	var at time.Time
 	for ss, t := range g.lastActive {
-		if ss == keep || containsSession(skip, ss) {
+		if ss == keep || slices.Contains(skip, ss) {
 			continue
 		}
 		if oldest == nil || t.Before(at) {
@@ -77,13 +78,4 @@ func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, skip []*mcp.ServerSe
 		}
 	}
 	return oldest
-}
-
-func containsSession(list []*mcp.ServerSession, ss *mcp.ServerSession) bool {
-	for _, s := range list {
-		if s == ss {
-			return true
-		}
-	}
-	return false
 }
