@@ -315,9 +315,10 @@ func validID(id string) bool {
 // syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
 // expected key") into a positioned ConfigError. The line is yaml.v3's: often
 // where the enclosing construct starts, and for some parser errors one line
-// early; yaml.v3 gives no column. The errors yaml.v3 gives without a line
-// (invalid UTF-8, a control character, an alias of an unknown anchor) are
-// located in data, with line and column.
+// early; yaml.v3 gives no column, and leaves the line out for a problem on
+// the first line, which is line 1 here. The errors yaml.v3 gives without a
+// line (invalid UTF-8, a control character, an alias of an unknown anchor)
+// are located in data, with line and column.
 func syntaxError(filename string, data []byte, err error) *ConfigError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	ce := &ConfigError{File: filename}
@@ -329,7 +330,11 @@ func syntaxError(filename string, data []byte, err error) *ConfigError {
 		}
 	}
 	if ce.Line == 0 {
-		ce.Line, ce.Column, _ = yamlconf.LocateSyntaxError(data, msg)
+		var ok bool
+		ce.Line, ce.Column, ok = yamlconf.LocateSyntaxError(data, msg)
+		if !ok && yamlconf.OnFirstLine(msg) {
+			ce.Line = 1 // yaml.v3 leaves out "line 1: " (see OnFirstLine)
+		}
 	}
 	ce.Msg = "invalid YAML: " + msg
 	return ce

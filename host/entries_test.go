@@ -84,6 +84,9 @@ func TestParseEntriesErrors(t *testing.T) {
 		// for some parser errors one line early.
 		{"syntax error", "- id: a\n  name: [x",
 			`f.yaml:1: invalid YAML: did not find expected ',' or ']'`},
+		// yaml.v3 leaves the line out on the first line.
+		{"syntax error on the first line", `"`,
+			`f.yaml:1: invalid YAML: found unexpected end of stream`},
 		{"scanner error", "- id: a\n  name: x\n  bad: @x",
 			`f.yaml:3: invalid YAML: found character that cannot start any token`},
 		// yaml.v3 gives these no line; the host finds line and column.
@@ -91,6 +94,10 @@ func TestParseEntriesErrors(t *testing.T) {
 			`f.yaml:1:9: invalid YAML: control characters are not allowed`},
 		{"invalid UTF-8", "- id: a\n  name: \"x\xff\"",
 			`f.yaml:2:11: invalid YAML: invalid leading UTF-8 octet`},
+		{"unknown anchor as a key", "a: 1\n*cfg: 2",
+			`f.yaml:2:1: invalid YAML: unknown anchor 'cfg' referenced`},
+		{"UTF-16 non-character", "\xfe\xff\x00a\xff\xfe",
+			`f.yaml:1:2: invalid YAML: control characters are not allowed`},
 		{"unknown anchor", "- id: a\n  name: x\n  config: *cfg",
 			`f.yaml:3:11: invalid YAML: unknown anchor 'cfg' referenced`},
 		{"second document", "- id: a\n  name: x\n---\n- id: b\n  name: x",

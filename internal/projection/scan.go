@@ -124,7 +124,7 @@ func elements(arr []byte) iter.Seq[[]byte] {
 // (unlike encoding/json's case-insensitive struct fields).
 func keyIs(key []byte, name string) bool {
 	inner := key[1 : len(key)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner) == name
 	}
 	return decodeString(key) == name

@@ -22,6 +22,10 @@ func readerProblems() []string {
 		"invalid length of a UTF-8 sequence",
 		"invalid Unicode character",
 		"control characters are not allowed",
+		"incomplete UTF-16 character",
+		"unexpected low surrogate area",
+		"incomplete UTF-16 surrogate pair",
+		"expected low surrogate area",
 	}
 }
 
@@ -34,6 +38,8 @@ func readerProblems() []string {
 func LocateSyntaxError(data []byte, msg string) (line, col int, ok bool) {
 	off := -1
 	switch {
+	case isReaderProblem(msg) && isUTF16(data):
+		return badChar16(data)
 	case isReaderProblem(msg):
 		off = badChar(data)
 	case strings.HasPrefix(msg, "unknown anchor '") && strings.HasSuffix(msg, "' referenced"):
@@ -47,6 +53,16 @@ func LocateSyntaxError(data []byte, msg string) (line, col int, ok bool) {
 	return line, col, true
 }
 
+// OnFirstLine reports whether the yaml.v3 error message msg (without its
+// "yaml: " prefix), given without a "line N: " part, is about the first line
+// of the file: yaml.v3 names the line of every scanner and parser error
+// except when its marks are on the first line (line 0 to it), so a message
+// without one that is neither a reader problem nor an unknown anchor (which
+// LocateSyntaxError finds) arose on line 1.
+func OnFirstLine(msg string) bool {
+	return !isReaderProblem(msg) && !strings.HasPrefix(msg, "unknown anchor '")
+}
+
 func isReaderProblem(msg string) bool {
 	for _, p := range readerProblems() {
 		if msg == p {
@@ -58,9 +74,9 @@ func isReaderProblem(msg string) bool {
 
 // badChar returns the offset of the first character of data that yaml.v3's
 // reader refuses, or -1. Only UTF-8 input is searched: a file with a UTF-16
-// byte order mark is read differently.
+// byte order mark is read differently (see badChar16).
 func badChar(data []byte) int {
-	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+	if isUTF16(data) {
 		return -1
 	}
 	for i := 0; i < len(data); {
@@ -71,6 +87,54 @@ func badChar(data []byte) int {
 		i += size
 	}
 	return -1
+}
+
+// isUTF16 reports whether data starts with a UTF-16 byte order mark, which
+// makes yaml.v3 read it as UTF-16.
+func isUTF16(data []byte) bool {
+	return bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff})
+}
+
+// badChar16 is badChar for UTF-16 data (after its byte order mark): the
+// line and column of the first character yaml.v3's reader refuses (a lone
+// or cut surrogate, a cut code unit, a character YAML does not allow).
+func badChar16(data []byte) (line, col int, ok bool) {
+	unit := func(i int) rune {
+		if data[0] == 0xfe { // big endian
+			return rune(data[i])<<8 | rune(data[i+1])
+		}
+		return rune(data[i+1])<<8 | rune(data[i])
+	}
+	line, col = 1, 1
+	for i := 2; i < len(data); {
+		if i+1 >= len(data) {
+			return line, col, true // a cut code unit
+		}
+		r, size := unit(i), 2
+		switch {
+		case 0xdc00 <= r && r <= 0xdfff:
+			return line, col, true
+		case 0xd800 <= r && r <= 0xdbff:
+			if i+3 >= len(data) {
+				return line, col, true
+			}
+			r2 := unit(i + 2)
+			if r2 < 0xdc00 || r2 > 0xdfff {
+				return line, col, true
+			}
+			r, size = 0x10000+(r&0x3ff)<<10+(r2&0x3ff), 4
+		}
+		if !allowedChar(r) {
+			return line, col, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return 0, 0, false
 }
 
 // allowedChar reports whether YAML 1.2 allows r in a stream (the reader's
@@ -101,7 +165,7 @@ func unknownAlias(data []byte, name, msg string) int {
 			break
 		}
 		p := off + i
-		if end := p + len(token); end == len(data) || bytes.IndexByte([]byte(" \t\r\n,[]{}"), data[end]) >= 0 {
+		if end := p + len(token); aliasEnd(data[end:]) {
 			cands = append(cands, p)
 		}
 		off = p + 1
@@ -120,6 +184,22 @@ func unknownAlias(data []byte, name, msg string) int {
 	// The largest i with gone(i): gone holds for 0..r and fails after.
 	r := sort.Search(len(cands), func(i int) bool { return !gone(i + 1) })
 	return cands[r]
+}
+
+// aliasEnd reports whether rest, what follows "*name" in the file, can end
+// an alias there: yaml.v3 takes the end of the file, a blank or line break,
+// or one of ?:,]}%@` (a [ or { is taken too, a "*name" so followed being a
+// scanner error that names no anchor).
+func aliasEnd(rest []byte) bool {
+	if len(rest) == 0 || bytes.IndexByte([]byte(" \t\r\n\x00?:,[]{}%@`"), rest[0]) >= 0 {
+		return true
+	}
+	for _, br := range []string{"\u0085", "\u2028", "\u2029"} {
+		if bytes.HasPrefix(rest, []byte(br)) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseAll parses every document of data and returns the first error.
