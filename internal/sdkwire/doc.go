@@ -113,4 +113,8 @@
 //     and cancels only the listens it knew of when it began: one read
 //     before Close and handled after parks Close until something else
 //     cancels it. TestContractListenParks, TestContractListenMissedByClose.
+//  18. On protocol 2026-07-28 the client falls back from server/discover to
+//     initialize (2025-11-25) when discover fails with -32601, so
+//     [ProbeTransport]'s own answer to a probe the server ignores ends the
+//     handshake in a bound. TestContractSilentDiscoverFallback.
 package sdkwire
