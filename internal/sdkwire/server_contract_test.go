@@ -196,7 +196,7 @@ func TestContractCallsAnsweredOnConnection(t *testing.T) {
 	if n := calls.n.Load(); n != 1 {
 		t.Errorf("a call in its handler counts %d, want 1", n)
 	}
-	close(release)
+	release <- struct{}{} // this call only: the next one must wait for its cancellation
 	if err := awaitSignal(t, held, "the held call to return"); err != nil {
 		t.Fatal(err)
 	}
