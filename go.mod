@@ -3,9 +3,9 @@ module github.com/mcpbridge/mcpbridge
 go 1.26.8
 
 require (
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/go-cmp v0.7.0
-	github.com/kljensen/snowball v0.10.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.uber.org/goleak v1.3.0

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // analyzer turns text into index terms: words split at anything that is
@@ -73,7 +74,14 @@ func (a *analyzer) term(w string) string {
 	if t, ok := wordTerms[w]; ok {
 		return t
 	}
-	return english.Stem(w, true)
+	return stem(w)
+}
+
+// stem is the Porter2 (Snowball English) stem of the lower-case word w.
+func stem(w string) string {
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	return env.Current()
 }
 
 // splitWords appends the lower-case words of s to dst. A word is a run of
