@@ -40,30 +40,14 @@ func (failingTransport) Connect(context.Context) (mcp.Connection, error) {
 	return nil, errors.New("no pipe")
 }
 
-type versionTransport struct {
-	mcp.Transport
-	only string
-}
-
-func (v versionTransport) SupportsProtocolVersion(version string) bool { return version == v.only }
-
 func TestTransportEdges(t *testing.T) {
 	g := newGateway(t, tool.NewRegistry(), Options{})
 	err := g.ServeTransport(context.Background(), failingTransport{})
 	if err == nil || !strings.Contains(err.Error(), "gateway: connecting a client session: no pipe") {
 		t.Errorf("ServeTransport with a failing transport = %v", err)
 	}
-
-	plain := &trackedTransport{Transport: failingTransport{}}
-	versioned := &trackedTransport{Transport: versionTransport{only: "2025-11-25"}}
-	got := []bool{
-		plain.SupportsProtocolVersion("2025-11-25"),
-		versioned.SupportsProtocolVersion("2025-11-25"),
-		versioned.SupportsProtocolVersion("2026-07-28"),
-	}
-	if diff := cmp.Diff([]bool{true, true, false}, got); diff != "" {
-		t.Errorf("SupportsProtocolVersion (-want +got):\n%s", diff)
-	}
+	// The counting transport's own edges (SupportsProtocolVersion) are
+	// tested in internal/sdkwire, where it lives.
 }
 
 // The progress forwarder sends the latest update and nothing after stop;

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -345,12 +344,12 @@ func TestRawThroughSDKClient(t *testing.T) {
 			if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
 				t.Errorf("negotiated %q, want 2025-11-25 after the discover fallback", got)
 			}
-			if diff := cmp.Diff([]string{"a", "b", "c"}, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff([]string{"a", "b", "c"}, mcptest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("tools over two pages (-want +got):\n%s", diff)
 			}
 			mcptest.CheckCall(t, cs, mcptest.FixtureCall{Tool: "a", Want: mcptest.Blocks(mcptest.TextBlock("hello"))})
 			waitFor(t, changed, "list_changed after calling a")
-			if diff := cmp.Diff([]string{"d"}, toolNames(t, cs)); diff != "" {
+			if diff := cmp.Diff([]string{"d"}, mcptest.ToolNames(t, cs)); diff != "" {
 				t.Errorf("tools after the change (-want +got):\n%s", diff)
 			}
 			if err := cs.Ping(context.Background(), nil); err != nil {
@@ -358,17 +357,4 @@ func TestRawThroughSDKClient(t *testing.T) {
 			}
 		})
 	}
-}
-
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tl, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatalf("listing tools: %v", err)
-		}
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -60,7 +60,7 @@ func TestRawHTTPThroughSDKClient(t *testing.T) {
 		t.Fatal("Raw() of a raw server is nil")
 	}
 	cs := ConnectHTTP(t, hs.URL, nil, http.Header{"X-Test": {"raw"}})
-	if diff := cmp.Diff([]string{"a", "b", "c"}, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b", "c"}, ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	CheckCall(t, cs, FixtureCall{Tool: "a", Want: Blocks(TextBlock("hello"))})
@@ -142,7 +142,7 @@ func TestRawHTTPListChange(t *testing.T) {
 	cs := ConnectHTTP(t, hs.URL, nil, nil)
 	CheckCall(t, cs, FixtureCall{Tool: "a", Want: Blocks(TextBlock("hello"))})
 	// No stream carries the notification over HTTP, but the list changed.
-	if diff := cmp.Diff([]string{"d"}, toolNames(t, cs)); diff != "" {
+	if diff := cmp.Diff([]string{"d"}, ToolNames(t, cs)); diff != "" {
 		t.Errorf("tools after the change (-want +got):\n%s", diff)
 	}
 }

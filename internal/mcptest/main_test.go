@@ -1,10 +1,8 @@
 package mcptest
 
 import (
-	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -62,17 +60,4 @@ func runFake(t *testing.T, fn func(tb testing.TB)) *fakeTB {
 
 func reply(id any, result any) map[string]any {
 	return map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
-}
-
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tl, err := range cs.Tools(context.Background(), nil) {
-		if err != nil {
-			t.Fatalf("listing tools: %v", err)
-		}
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	return names
 }

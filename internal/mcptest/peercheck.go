@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,6 +52,20 @@ func CheckCall(t testing.TB, cs *mcp.ClientSession, c FixtureCall) {
 	if diff := cmp.Diff(c.WantSC, sc); diff != "" {
 		t.Errorf("%s: structuredContent (-want +got):\n%s", c.Tool, diff)
 	}
+}
+
+// ToolNames lists the tools of cs, sorted.
+func ToolNames(t testing.TB, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tl, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("listing tools: %v", err)
+		}
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // AsJSON round-trips v through JSON, to compare it as plain JSON.
