@@ -33,6 +33,14 @@ var (
 	errCallDone    = errors.New("tool call done")
 )
 
+// timeoutError is a call that ran out of toolCallTimeoutMs: its text is
+// the model's, and it wraps context.DeadlineExceeded so the registry marks
+// the result tool.CodeTimeout (metrics count timeouts apart).
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
+
 // current returns the live generation, or an error saying at once why there
 // is none (docs/decisions.md §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
@@ -172,7 +180,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
 		case errors.Is(cause, errCallTimeout):
 			gen.table.ExpectCancel()
-			return nil, fmt.Errorf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())
+			return nil, &timeoutError{fmt.Sprintf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}
 		case errors.Is(cause, errServerClosing):
 			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
 		}

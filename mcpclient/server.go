@@ -420,6 +420,9 @@ func (s *Server) setState(st host.State, attempt int) {
 	s.mu.Lock()
 	s.status.State = st
 	s.status.Attempt = attempt
+	if st == host.StateReconnecting {
+		s.status.Reconnects++
+	}
 	s.mu.Unlock()
 }
 
