@@ -73,8 +73,9 @@ func (g *Gateway) Health() Health {
 }
 
 // Handler returns the gateway's HTTP handler: Streamable HTTP MCP at /mcp
-// (stateful sessions, so list_changed reaches clients on their GET stream)
-// and the health report at /healthz (200 when OK, else 503). Every request
+// (stateful sessions, so list_changed reaches clients on their GET stream;
+// no sessions with Options.Stateless), the health report at /healthz (200
+// when OK, else 503), and Options.Metrics at /metrics when set. Every request
 // first passes the safety checks, in this order: 503 once the gateway is
 // closed; 403 for a non-loopback Host on a loopback connection, or an
 // Origin that is neither loopback nor in Options.AllowedOrigins (DNS
@@ -84,7 +85,21 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.http)
 	mux.HandleFunc("/healthz", g.serveHealth)
+	if g.opts.Metrics != nil {
+		mux.Handle("/metrics", g.opts.Metrics)
+	}
 	return g.guard(mux)
+}
+
+// Sessions returns the number of client sessions open now (with
+// Options.Stateless, the requests being served: each has a session of its
+// own for its length).
+func (g *Gateway) Sessions() int {
+	n := 0
+	for range g.server.Sessions() {
+		n++
+	}
+	return n
 }
 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
