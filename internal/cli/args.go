@@ -37,6 +37,7 @@ type flags struct {
 	rawNames bool // --raw-names
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
+	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
 	args         []string // positional arguments
 }
 
@@ -68,6 +69,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		i += used
 	}
 	if err := checkSourceFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if err := checkOpsFlags(cmd, f); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -162,6 +166,9 @@ func flagDefs() []flagDef {
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
+		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat })},
+		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr })},
+		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
 	}
 }
 

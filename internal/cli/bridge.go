@@ -31,7 +31,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 	h, err := host.New(host.Options{
 		Catalog:  e.catalog(true),
 		Registry: reg,
-		Logger:   e.logger(f.verbose),
+		Logger:   e.logger(f),
 		Lookup:   e.lookup,
 	})
 	if err != nil {

@@ -69,7 +69,7 @@ Usage:
                                                    "-": one query per line of stdin, one line of names each)
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
-  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]
+  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]
                                                    serve every tool as one MCP server, hot-reloading the config
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
@@ -81,6 +81,7 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 Flags:
   --json      machine-readable output
   -v          show servers' log lines (stderr)
+  --log-format text|json          log lines as text (default) or one JSON object each
 
 serve:
   --raw-names                     serve each tool under its server's own name (the first server in the
@@ -92,6 +93,10 @@ serve --http (default ADDR 127.0.0.1:7410; MCP at /mcp, health at /healthz):
   --token-env NAME                require "Authorization: Bearer $NAME" on every request
   --allow-origin ORIGIN           a browser origin allowed besides loopback ones (repeatable)
   --insecure-no-auth-on-network   allow a non-loopback ADDR without a token
+  --stateless                     no sessions: any replica behind a round-robin balancer answers any request
+                                  (2026-07-28 clients; older ones get no notifications)
+  --metrics-addr ADDR             also serve /metrics (Prometheus) alone on ADDR, without auth
+                                  (/metrics is always on the --http listener, behind its checks)
 
 Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.
 `
@@ -163,9 +168,9 @@ func (e *env) exit(err error) int {
 
 // logger builds the log of one run: servers' lines only with -v, since a
 // one-shot command reports failures itself.
-func (e *env) logger(verbose bool) *slog.Logger {
-	if !verbose {
+func (e *env) logger(f *flags) *slog.Logger {
+	if !f.verbose {
 		return slog.New(slog.DiscardHandler)
 	}
-	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return e.newLogger(f, slog.LevelDebug)
 }
