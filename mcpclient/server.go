@@ -87,6 +87,10 @@ type Options struct {
 	// call): it never reconnects and logs nothing about reconnecting;
 	// failures are reported by WaitReady and Status only.
 	OneShot bool
+	// Tracer, when set, traces each connection attempt, tool sync and tool
+	// call, and carries a call's trace context to the server in _meta; nil
+	// traces nothing.
+	Tracer Tracer
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }

@@ -73,7 +73,9 @@ func (s *Server) sync(gen *generation, strict bool) error {
 	return s.syncCtx(ctx, gen, strict)
 }
 
-func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) error {
+func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) (err error) {
+	ctx, end := s.trace(ctx, OpSync, "")
+	defer func() { end(err) }()
 	// Calls of this sync end with the generation too.
 	ctx, stop := mergeCancel(ctx, gen.ctx)
 	defer stop()
