@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/demo"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // Exit statuses (docs/decisions.md §7).
@@ -37,6 +38,7 @@ type IO struct {
 // env is one run's context.
 type env struct {
 	IO
+	tracer mcpclient.Tracer // nil unless OpenTelemetry is configured (tracing.go)
 }
 
 func (e *env) getenv(k string) string {
@@ -95,8 +97,9 @@ serve --http (default ADDR 127.0.0.1:7410; MCP at /mcp, health at /healthz):
   --insecure-no-auth-on-network   allow a non-loopback ADDR without a token
   --stateless                     no sessions: any replica behind a round-robin balancer answers any request
                                   (2026-07-28 clients; older ones get no notifications)
-  --metrics-addr ADDR             also serve /metrics (Prometheus) alone on ADDR, without auth
-                                  (/metrics is always on the --http listener, behind its checks)
+  --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz,
+                                  /livez alone on ADDR, without auth (for the scraper and the kubelet;
+                                  /metrics is always on the --http listener too, behind its checks)
 
 Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.
 `
@@ -107,6 +110,7 @@ func Main(ctx context.Context, io IO) int {
 		io.LookupEnv = os.LookupEnv
 	}
 	e := &env{IO: io}
+	defer e.startTracing(ctx)()
 	if len(io.Args) == 0 {
 		fmt.Fprint(io.Stderr, usage)
 		return ExitUsage

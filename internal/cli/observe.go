@@ -79,10 +79,12 @@ func (r *serveRun) announce(addr net.Addr) {
 	fmt.Fprintf(r.e.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", addr)
 }
 
-// serveMetrics serves /metrics alone on --metrics-addr, without
-// authentication (it is meant for a port only the scraper reaches; the
-// metrics hold server names and counts, no secrets), until the returned
-// stop is called. Without --metrics-addr it does nothing.
+// serveMetrics serves /metrics and the probes (/healthz, /readyz,
+// /livez) alone on --metrics-addr, without authentication, until the
+// returned stop is called: a port only the scraper and the kubelet reach
+// (their answers hold server names, states and counts, no secrets; a
+// kubelet probe cannot send a bearer token kept in a Secret). Without
+// --metrics-addr it does nothing.
 func (r *serveRun) serveMetrics() (stop func(), err error) {
 	addr := r.f.ops.metricsAddr
 	if addr == "" {
@@ -94,6 +96,10 @@ func (r *serveRun) serveMetrics() (stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", r.metrics.Handler())
+	probes := r.gw.Probes()
+	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
+		mux.Handle(path, probes)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(r.log.Handler(), slog.LevelWarn)}
 	done := make(chan struct{})

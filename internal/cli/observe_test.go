@@ -143,6 +143,18 @@ func TestServeMetrics(t *testing.T) {
 	for _, url := range []string{metricsURL, p.metricsURL} {
 		checkMetrics(t, scrape(t, url, "s3cret"))
 	}
+	// The probes on the metrics listener need no token: /readyz is 200 as
+	// the first start has settled, /healthz 503 as server a is down.
+	for path, want := range map[string]int{"/readyz": 200, "/livez": 200, "/healthz": 503} {
+		resp, err := http.Get(strings.TrimSuffix(p.metricsURL, "/metrics") + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s on the metrics listener: %d, want %d", path, resp.StatusCode, want)
+		}
+	}
 	cs.Close()
 	p.stop(t)
 	checkJSONLog(t, p.stderr.String(), "serving MCP")
@@ -234,4 +246,23 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	checkJSONLog(t, r.stderr, "applied")
+}
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, `mcpbridge call` sends the spans
+// of its server's connection, tool sync and call to the OTLP receiver
+// before it exits.
+func TestCallTracedOverOTLP(t *testing.T) {
+	recv := mcptest.NewOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__a__greet", `{"name":"otel"}`)
+	if r.code != ExitOK || r.stdout != "Hello, otel!\n" {
+		t.Fatalf("call: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"tools/call greet", "mcpbridge connect", "mcpbridge sync"} {
+		span := recv.Span(name)
+		if span == nil || mcptest.Attr(span, "mcpbridge.server") != "a" {
+			t.Errorf("span %q: %v (received %d spans)", name, span, len(recv.Spans()))
+		}
+	}
 }

@@ -33,7 +33,7 @@ type source struct {
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot},
+		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Tracer: e.tracer},
 	}))
 }
 
