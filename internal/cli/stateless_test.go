@@ -91,6 +91,24 @@ func TestServeStatelessReplicas(t *testing.T) {
 			t.Errorf("call %d: %q (isError %v)", i, got, isErr)
 		}
 	}
+
+	// A 2025-11-25 client works through the same balancer too: each of its
+	// requests gets a session of its own, so it is never told a session id.
+	old, err := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: balancer.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if v := old.InitializeResult().ProtocolVersion; v != "2025-11-25" || old.ID() != "" {
+		t.Errorf("old client: protocol %q, session %q", v, old.ID())
+	}
+	for i := range 4 {
+		if got, isErr := callText(t, old, "mcp__a__greet", `{"name":"old"}`); got != "Hello, old!" || isErr {
+			t.Errorf("2025-11-25 call %d: %q (isError %v)", i, got, isErr)
+		}
+	}
+
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	if rr.sessions != 0 {
@@ -99,6 +117,8 @@ func TestServeStatelessReplicas(t *testing.T) {
 	if len(rr.calls) != 2 {
 		t.Fatalf("calls by replica: %v, want both replicas", rr.calls)
 	}
+	// The 20 calls of the 2026-07-28 client (whose requests name their
+	// method in Mcp-Method) alternate between the replicas.
 	for host, n := range rr.calls {
 		if n < 9 {
 			t.Errorf("replica %s served %d of the 20 calls, want about half: %v", host, n, rr.calls)
