@@ -82,6 +82,9 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 		defer fwd.stop()
 		ctx = tool.WithProgress(ctx, fwd.forward)
 	}
+	if g.opts.CallContext != nil {
+		ctx = g.opts.CallContext(ctx, req.Params.Meta)
+	}
 	var ended func(tool.Result, bool)
 	if g.opts.Observer != nil {
 		ended = g.opts.Observer.CallStarted(name)

@@ -113,6 +113,11 @@ type Options struct {
 	// Metrics, when set, is served at /metrics behind the same checks as
 	// /healthz (for a Prometheus scrape).
 	Metrics http.Handler
+	// CallContext, when set, derives the context each tools/call runs in
+	// from the request's _meta: a W3C trace context the client sent
+	// ("traceparent") continues through the gateway to the backend. nil
+	// leaves the context as it is. It must keep ctx's cancellation.
+	CallContext func(ctx context.Context, meta map[string]any) context.Context
 }
 
 // Observer is told what the gateway serves (Options.Observer), for

@@ -152,3 +152,32 @@ func countOf(list []string, s string) int {
 	}
 	return n
 }
+
+// metaKey marks what CallContext put in a call's context.
+type metaKey struct{}
+
+// CallContext derives each call's context from the request's _meta; the
+// tool body runs in it.
+func TestCallContext(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("seen", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		v, _ := ctx.Value(metaKey{}).(string)
+		return tool.Output{Content: []tool.Content{tool.Text(v)}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{CallContext: func(ctx context.Context, meta map[string]any) context.Context {
+		v, _ := meta["traceparent"].(string)
+		return context.WithValue(ctx, metaKey{}, "from meta: "+v)
+	}})
+	c := connectInMemory(t, g)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: "seen", Meta: mcp.Meta{"traceparent": "00-abc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(res); !slices.Equal(got, []string{"from meta: 00-abc"}) {
+		t.Errorf("the body saw %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -264,5 +265,32 @@ func TestCallTracedOverOTLP(t *testing.T) {
 		if span == nil || mcptest.Attr(span, "mcpbridge.server") != "a" {
 			t.Errorf("span %q: %v (received %d spans)", name, span, len(recv.Spans()))
 		}
+	}
+}
+
+// serve continues the trace a client sends in a call's _meta: the span of
+// the call to the backend is a child of the client's span, in its trace.
+func TestServeContinuesClientTrace(t *testing.T) {
+	recv := mcptest.NewOTLPReceiver(t)
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	p := startServing(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "traced", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: p.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "mcp__a__greet")
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__greet", Arguments: json.RawMessage(`{"name":"t"}`),
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	p.stop(t) // exports the spans left
+	span := recv.Span("tools/call greet")
+	if span == nil || hex.EncodeToString(span.GetTraceId()) != traceID || hex.EncodeToString(span.GetParentSpanId()) != parentID {
+		t.Errorf("call span %v, want trace %s and parent %s\n%s", span, traceID, parentID, p.stderr)
 	}
 }

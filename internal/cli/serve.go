@@ -152,7 +152,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
 	r := &serveRun{e: e, f: f, log: log, h: h}
-	r.opts = r.observe(opts, reg)
+	r.opts = e.withTraceContext(r.observe(opts, reg))
 	r.gw = gateway.New(reg, r.opts)
 	return r, nil
 }

@@ -5,11 +5,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/tracing"
 )
 
 // tracingFlushTimeout bounds the export of the last spans at exit.
 const tracingFlushTimeout = 5 * time.Second
+
+// withTraceContext continues the trace context a gateway client sends in
+// a call's _meta, when the run is traced.
+func (e *env) withTraceContext(opts gateway.Options) gateway.Options {
+	if t, ok := e.tracer.(*tracing.Tracer); ok {
+		opts.CallContext = t.Extract
+	}
+	return opts
+}
 
 // startTracing traces the run with OpenTelemetry when the standard
 // OTEL_EXPORTER_OTLP_ENDPOINT is set (nothing otherwise), and returns the

@@ -3,7 +3,8 @@
 // OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) variable is set, and the W3C trace
 // context of a call carried to its server in the request's _meta
-// ("traceparent", "tracestate"), as MCP's _meta allows. Without the
+// ("traceparent", "tracestate"), as MCP's _meta allows; a trace context
+// a client of the gateway sent in _meta is continued (Extract). Without the
 // variable, New returns nil and nothing is traced: the MCP client sees no
 // tracer and pays one nil check per operation.
 //
@@ -108,6 +109,22 @@ func (t *Tracer) Inject(ctx context.Context) map[string]any {
 		meta[k] = v
 	}
 	return meta
+}
+
+// Extract returns ctx carrying the W3C trace context of a request's _meta
+// ("traceparent", "tracestate"), so the spans of the call it starts join
+// the caller's trace; ctx itself when meta has none.
+func (t *Tracer) Extract(ctx context.Context, meta map[string]any) context.Context {
+	carrier := propagation.MapCarrier{}
+	for _, k := range t.prop.Fields() {
+		if v, ok := meta[k].(string); ok {
+			carrier[k] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return t.prop.Extract(ctx, carrier)
 }
 
 // Shutdown exports the spans not sent yet and stops the exporter, within

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"regexp"
 	"testing"
@@ -73,5 +74,31 @@ func TestSpansReachTheReceiver(t *testing.T) {
 	connect := recv.Span("mcpbridge connect")
 	if connect == nil || connect.GetStatus().GetCode() != tracepb.Status_STATUS_CODE_ERROR || connect.GetStatus().GetMessage() != "exec: not found" {
 		t.Errorf("failed connect span %v", connect)
+	}
+}
+
+// A trace context sent in _meta is continued: the call's span joins the
+// caller's trace as its child.
+func TestExtract(t *testing.T) {
+	recv := mcptest.NewOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+	tr, err := tracing.New(context.Background(), lookup(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}))
+	if err != nil || tr == nil {
+		t.Fatalf("New = %v, %v", tr, err)
+	}
+	ctx := context.Background()
+	if got := tr.Extract(ctx, map[string]any{"progressToken": 1}); got != ctx {
+		t.Error("Extract without a trace context changed the context")
+	}
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	ctx = tr.Extract(ctx, map[string]any{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
+	_, end := tr.Start(ctx, mcpclient.OpCall, "a", "greet")
+	end(nil)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	span := recv.Span("tools/call greet")
+	if span == nil || hex.EncodeToString(span.GetTraceId()) != traceID || hex.EncodeToString(span.GetParentSpanId()) != parentID {
+		t.Errorf("span %v, want trace %s, parent %s", span, traceID, parentID)
 	}
 }
