@@ -90,15 +90,17 @@ func capabilities(gen *generation) *mcp.ServerCapabilities {
 func (s *Server) fetchOthers(ctx context.Context, gen *generation, kinds listKind) {
 	caps := capabilities(gen)
 	if kinds&kindResources != 0 {
-		s.listed.resources, s.listed.templates = nil, nil
-		if caps != nil && caps.Resources != nil {
+		if caps == nil || caps.Resources == nil {
+			s.listed.resources, s.listed.templates = nil, nil
+		} else {
 			s.listed.resources = keepOrLog(s, "resources/list", s.listed.resources, func() ([]tool.Resource, error) { return s.fetchResources(ctx, gen) })
 			s.listed.templates = keepOrLog(s, "resources/templates/list", s.listed.templates, func() ([]tool.ResourceTemplate, error) { return s.fetchTemplates(ctx, gen) })
 		}
 	}
 	if kinds&kindPrompts != 0 {
-		s.listed.prompts = nil
-		if caps != nil && caps.Prompts != nil {
+		if caps == nil || caps.Prompts == nil {
+			s.listed.prompts = nil
+		} else {
 			s.listed.prompts = keepOrLog(s, "prompts/list", s.listed.prompts, func() ([]tool.Prompt, error) { return s.fetchPrompts(ctx, gen) })
 		}
 	}
