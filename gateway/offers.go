@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,34 +28,10 @@ type offerState struct {
 // syncOffers makes the server's resources, templates and prompts equal the
 // registry's, by a diff like sync's tools. syncMu must be held.
 func (g *Gateway) syncOffers(order []string) {
-	rank := serverRank(order)
+	rank := tool.ByPrecedence(order)
 	g.syncResources(rank)
 	g.syncTemplates(rank)
 	g.syncPrompts(order)
-}
-
-// serverRank orders servers: those in order first, in its order, the
-// others after, by name.
-func serverRank(order []string) func(a, b string) int {
-	return func(a, b string) int {
-		ia, ib := slices.Index(order, a), slices.Index(order, b)
-		if ia < 0 {
-			ia = len(order)
-		}
-		if ib < 0 {
-			ib = len(order)
-		}
-		if ia != ib {
-			return ia - ib
-		}
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	}
 }
 
 // firstOffer keeps, for each key, the item of the server first by rank, and

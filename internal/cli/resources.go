@@ -54,6 +54,7 @@ func (e *env) resources(ctx context.Context, argv []string) error {
 			return usagef("resources: unexpected argument %q", f.args[0])
 		}
 		res, tpl := b.reg.Resources(), b.reg.ResourceTemplates()
+		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
 		if f.json {
 			return e.printResourcesJSON(res, tpl)
 		}
@@ -115,6 +116,7 @@ func (e *env) read(ctx context.Context, argv []string) error {
 			return usagef("read: want one URI (see 'mcpbridge help')")
 		}
 		uri := f.args[0]
+		e.reportShadowed(shadowedURI(b, uri))
 		server, err := resourceServer(b, f.server, uri)
 		if err != nil {
 			return err
@@ -142,12 +144,28 @@ func resourceServer(b *bridge, named, uri string) (string, error) {
 	if len(cands) == 0 {
 		return "", fmt.Errorf("no server lists the resource %q or has a template matching it (name one with --server)", uri)
 	}
-	for _, st := range b.statuses { // config order
-		if slices.Contains(cands, st.Name) {
-			return st.Name, nil
+	return slices.MinFunc(cands, tool.ByPrecedence(serverOrder(b.statuses))), nil
+}
+
+// reportShadowed says on stderr which resources of a server are not the
+// ones a reader gets, because a server earlier in the config offers the
+// same URI.
+func (e *env) reportShadowed(shadowed []tool.Shadowed) {
+	for _, s := range shadowed {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
+			s.Kind, termsafe.Line(s.Key), s.Server, s.KeptBy)
+	}
+}
+
+// shadowedURI is what ShadowedResources says about uri.
+func shadowedURI(b *bridge, uri string) []tool.Shadowed {
+	var out []tool.Shadowed
+	for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+		if s.Key == uri {
+			out = append(out, s)
 		}
 	}
-	return cands[0], nil
+	return out
 }
 
 // printContent prints text blocks, each on its own lines, escaped for the

@@ -91,3 +91,30 @@ func TestResourceToolsOptOut(t *testing.T) {
 		t.Errorf("resources with resourceTools: false: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// Two servers offering the same URIs: the first in the config is read, and
+// status, resources and read say which resources of the second are not
+// used.
+func TestShadowedResources(t *testing.T) {
+	written, err := os.ReadFile(everythingConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.NewReplacer("id: everything", "id: second", "serverName: everything", "serverName: second").Replace(string(written))
+	cfg := writeConfig(t, string(written)+second)
+	r := mcpbridge(t, "", "status", "--json", "--config", cfg)
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("status --json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(st.Shadowed) != 9 || st.Shadowed[0] != (shadowedJSON{Kind: "resource", Key: "demo://resource/static/document/architecture.md", Server: "second", ServedFrom: "everything"}) {
+		t.Errorf("shadowed = %+v, want the 7 resources and 2 templates of second", st.Shadowed)
+	}
+	if st.Servers[1].Resources != 9 || st.Servers[1].Prompts != 4 {
+		t.Errorf("second server: %+v", st.Servers[1])
+	}
+	r = mcpbridge(t, "", "read", "--config", cfg, "demo://resource/static/document/features.md")
+	if r.code != 0 || !strings.Contains(r.stderr, `resource "demo://resource/static/document/features.md" of server "second" is not used: server "everything" offers it too`) {
+		t.Errorf("read: exit %d\n%s", r.code, r.stderr)
+	}
+}
