@@ -34,7 +34,8 @@ type flags struct {
 	tokenEnv string // --token-env: the variable holding the bearer token
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
-	rawNames bool // --raw-names
+	rawNames bool   // --raw-names
+	server   string // --server: the server to read a resource from
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
@@ -48,6 +49,7 @@ type flagSpec struct {
 	json    bool
 	timings bool
 	serve   bool // --stdio, --http
+	server  bool // --server (read)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -169,6 +171,7 @@ func flagDefs() []flagDef {
 		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat })},
 		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr })},
 		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
+		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
 	}
 }
 

@@ -69,6 +69,12 @@ Usage:
   mcpbridge search [SOURCE] [--json] [--limit K] QUERY | -
                                                    the tools that fit a request, best first (default 5;
                                                    "-": one query per line of stdin, one line of names each)
+  mcpbridge resources [SOURCE] [--json]            list the servers' resources and resource templates
+  mcpbridge read   [SOURCE] [--json] [--server NAME] URI
+                                                   print a resource (a templated URI finds its server)
+  mcpbridge prompts [SOURCE] [--json]              list the prompts under their public names
+  mcpbridge prompt [SOURCE] [--json] NAME [ARGS_JSON]
+                                                   render a prompt's messages ("role: text")
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
   mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]
@@ -124,6 +130,14 @@ func Main(ctx context.Context, io IO) int {
 		err = e.call(ctx, rest)
 	case "search":
 		err = e.search(ctx, rest)
+	case "resources":
+		err = e.resources(ctx, rest)
+	case "read":
+		err = e.read(ctx, rest)
+	case "prompts":
+		err = e.prompts(ctx, rest)
+	case "prompt":
+		err = e.prompt(ctx, rest)
 	case "status":
 		err = e.status(ctx, rest)
 	case "validate":
