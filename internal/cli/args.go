@@ -36,6 +36,7 @@ type flags struct {
 	origins  []string
 	rawNames bool   // --raw-names
 	server   string // --server: the server to read a resource from
+	elicit   string // --elicit: decline, cancel or defaults
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	args         []string // positional arguments
@@ -70,6 +71,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		i += used
 	}
 	if err := checkSourceFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if err := checkElicitMode(f.elicit); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -165,6 +169,7 @@ func flagDefs() []flagDef {
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
 		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
+		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
 	}
 }
 

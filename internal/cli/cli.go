@@ -37,6 +37,9 @@ type IO struct {
 // env is one run's context.
 type env struct {
 	IO
+	// elicitMode is --elicit: how a one-shot command answers a server's
+	// elicitation without a person.
+	elicitMode string
 }
 
 func (e *env) getenv(k string) string {
@@ -86,6 +89,9 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 
 Flags:
   --json      machine-readable output
+  --elicit decline|cancel|defaults
+              how to answer a server that asks for input during a command (default decline;
+              defaults accepts with each field's default)
   -v          show servers' log lines (stderr)
 
 serve:
