@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,10 +75,14 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 	}
 	defer g.untrack(c)
 
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		fwd := startProgress(ctx, req.Session, tok, g.log)
+	if req.Session != nil {
+		fwd := newForwarder(ctx, req.Session, g.log)
 		defer fwd.stop()
-		ctx = tool.WithProgress(ctx, fwd.forward)
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			ctx = tool.WithProgress(ctx, fwd.progress(tok))
+		}
+		ctx = tool.WithLog(ctx, fwd.logged)
+		ctx = tool.WithAsk(ctx, g.asker(req.Session))
 	}
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, req.Params.Meta)
@@ -206,10 +208,44 @@ func sanitize(content json.RawMessage) json.RawMessage {
 	return append(out, ']')
 }
 
-// decodable reports whether the go-sdk decodes the content array.
+// decodable reports whether the go-sdk decodes the content array. An
+// array of plain text blocks (the common result) is answered without the
+// SDK's decoder, whose every run allocates a 32 KiB buffer.
 func decodable(content json.RawMessage) bool {
+	if plainTexts(content) {
+		return true
+	}
 	var probe mcp.CallToolResult
 	return json.Unmarshal(append(append([]byte(`{"content":`), content...), '}'), &probe) == nil
+}
+
+// plainTexts reports whether content, valid JSON, is an array of blocks
+// that each have exactly a "type" of "text" and a string "text" (keys
+// without escapes): blocks the SDK always decodes.
+func plainTexts(content json.RawMessage) bool {
+	if len(content) == 0 || content[0] != '[' {
+		return false
+	}
+	for block := range projection.Elements(content) {
+		if block[0] != '{' {
+			return false
+		}
+		typed, texted := false, false
+		for key, val := range projection.Members(block) {
+			switch {
+			case projection.KeyIs(key, "type") && string(val) == `"text"`:
+				typed = true
+			case projection.KeyIs(key, "text") && val[0] == '"':
+				texted = true
+			default:
+				return false
+			}
+		}
+		if !typed || !texted {
+			return false
+		}
+	}
+	return true
 }
 
 // diagnostic is the projected text of one content block: what a model
@@ -281,91 +317,4 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// maxQueuedProgress bounds the progress updates of one call waiting to be
-// sent; past it the newest replaces the last queued, so memory stays
-// bounded against a flood and the latest value always goes out.
-const maxQueuedProgress = 64
-
-// progressForwarder sends a backend's progress for one call to the client
-// that made it, every update in order. The backend's reader must not block
-// (tool.ProgressFunc), so forward only queues the update (bounded) and a
-// goroutine of the call sends the queue; stop sends what is left before
-// the call's result.
-type progressForwarder struct {
-	ctx     context.Context // the call's: it carries the request for HTTP routing
-	session *mcp.ServerSession
-	token   any
-	log     *slog.Logger
-
-	mu     sync.Mutex
-	queued []*mcp.ProgressNotificationParams // guarded by mu
-
-	wake    chan struct{} // buffer 1
-	stopped chan struct{} // closed by stop
-	done    chan struct{} // closed when run returned
-}
-
-func startProgress(ctx context.Context, session *mcp.ServerSession, token any, log *slog.Logger) *progressForwarder {
-	f := &progressForwarder{
-		ctx: ctx, session: session, token: token, log: log,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
-	}
-	go f.run()
-	return f
-}
-
-// forward is the tool.ProgressFunc of the call.
-func (f *progressForwarder) forward(p tool.Progress) {
-	n := &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: p.Progress, Total: p.Total, Message: p.Message}
-	f.mu.Lock()
-	if len(f.queued) < maxQueuedProgress {
-		f.queued = append(f.queued, n)
-	} else {
-		f.queued[len(f.queued)-1] = n
-	}
-	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default: // a send is due already and will take the whole queue
-	}
-}
-
-func (f *progressForwarder) run() {
-	defer close(f.done)
-	for {
-		select {
-		case <-f.wake:
-			f.flush()
-		case <-f.stopped:
-			f.flush() // the last updates go out before the result
-			return
-		case <-f.ctx.Done():
-			return
-		}
-	}
-}
-
-func (f *progressForwarder) flush() {
-	f.mu.Lock()
-	queued := f.queued
-	f.queued = nil
-	f.mu.Unlock()
-	for _, p := range queued {
-		if f.ctx.Err() != nil {
-			return
-		}
-		if err := f.session.NotifyProgress(f.ctx, p); err != nil {
-			f.log.Debug("forwarding progress failed", "err", err)
-			return
-		}
-	}
-}
-
-// stop ends forwarding and waits for the goroutine, so no progress follows
-// the call's result.
-func (f *progressForwarder) stop() {
-	close(f.stopped)
-	<-f.done
 }

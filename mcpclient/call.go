@@ -66,6 +66,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		s.inflight.enter()
 		defer s.inflight.leave()
+		defer s.callers.enter(ctx)()
 		ctx, end := s.trace(ctx, OpCall, rt.raw)
 		out, err := s.execute(ctx, rt, args)
 		end(err)
@@ -173,7 +174,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
 	defer stop()
 	slot := &captureSlot{replace: true}
-	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.callMeta(ctx)}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withTraceMeta(ctx, s.requestMeta(gen))}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()

@@ -162,7 +162,6 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		s.status.Err = s.conflict
 	}
 	s.status.Attempt = 0
-	s.resubscribe(ctx, gen)
 	if p := gen.process(); p != nil {
 		s.status.PID = p.PID()
 	}
@@ -175,6 +174,8 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		s.status.ProtocolVersion = init.ProtocolVersion
 	}
 	s.mu.Unlock()
+	s.resubscribe(ctx, gen)
+	s.setLogLevel(ctx, gen)
 	return gen, nil
 }
 
@@ -196,18 +197,19 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
 	// Progress is routed as the connection reads it, so a call's last
 	// progress notification is delivered before its response is read.
-	gen.table.OnNotification(gen.progress.notified)
+	gen.table.OnNotification(func(method string, params json.RawMessage) {
+		gen.progress.notified(method, params)
+		if method == "notifications/message" {
+			s.logged(params) // at read time too: a call's log lines come before its result
+		}
+	})
 
 	transport, err := s.transport(gen)
 	if err != nil {
 		gen.end(err)
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, &mcp.ClientOptions{
-		// Advertise nothing: the bridge offers no roots, sampling or
-		// elicitation to servers.
-		Capabilities:   &mcp.ClientCapabilities{},
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	copts := &mcp.ClientOptions{
 		// The SDK's log: its reasons for dropping tools go to gen.drops
 		// (fetch logs them), anything else to the server's log, tagged
 		// component=go-sdk.
@@ -221,7 +223,13 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 				s.src.ResourceUpdated(req.Params.URI)
 			}
 		},
-	})
+	}
+	// Capabilities: only what the consumers answer (elicitation,
+	// sampling) and the roots. On protocol 2026-07-28 the SDK's multi
+	// round-trip middleware answers a call's input requests through the
+	// same handlers, in the call's context.
+	s.clientFeatures(copts)
+	client := s.newClient(copts)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
 		gen.end(err)

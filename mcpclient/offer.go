@@ -281,6 +281,7 @@ func (s *Server) roundTrip(ctx context.Context, gen *generation, method string, 
 func (s *Server) request(ctx context.Context, method string, do func(gen *generation, ctx context.Context) (any, error)) (json.RawMessage, error) {
 	s.inflight.enter()
 	defer s.inflight.leave()
+	defer s.callers.enter(ctx)()
 	gen, err := s.current()
 	if err != nil {
 		return nil, err
@@ -291,7 +292,7 @@ func (s *Server) request(ctx context.Context, method string, do func(gen *genera
 // readResource is the server's tool.ReadFunc.
 func (s *Server) readResource(ctx context.Context, uri string) (tool.ReadResult, error) {
 	raw, err := s.request(ctx, "resources/read", func(gen *generation, ctx context.Context) (any, error) {
-		return gen.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		return gen.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri, Meta: s.requestMeta(gen)})
 	})
 	if err != nil {
 		return tool.ReadResult{}, err
@@ -311,7 +312,7 @@ func (s *Server) readResource(ctx context.Context, uri string) (tool.ReadResult,
 func (s *Server) prompter(raw string) tool.PromptFunc {
 	return func(ctx context.Context, args map[string]string) (tool.PromptResult, error) {
 		wire, err := s.request(ctx, "prompts/get", func(gen *generation, ctx context.Context) (any, error) {
-			return gen.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: raw, Arguments: args})
+			return gen.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: raw, Arguments: args, Meta: s.requestMeta(gen)})
 		})
 		if err != nil {
 			return tool.PromptResult{}, err

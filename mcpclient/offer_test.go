@@ -232,7 +232,6 @@ func notifyUntilSeen(t *testing.T, srv *mcp.Server, ch <-chan string, uri string
 	})
 }
 
-
 // A server without resources or prompts publishes none, and the registry
 // knows it offers nothing but tools.
 func TestOfferToolsOnly(t *testing.T) {

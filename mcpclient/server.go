@@ -91,6 +91,14 @@ type Options struct {
 	// call, and carries a call's trace context to the server in _meta; nil
 	// traces nothing.
 	Tracer Tracer
+	// Ask answers the server's requests (elicitation, sampling) made
+	// outside any call, or during a call whose consumer set no
+	// tool.WithAsk; nil refuses them.
+	Ask tool.AskFunc
+	// Elicit and Sample say which requests the consumers answer, so the
+	// server is told it may make them: elicitation (forms and URLs), and
+	// sampling (only for entries with allowSampling).
+	Elicit, Sample bool
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }
@@ -122,8 +130,10 @@ type Server struct {
 
 	inflight inflight // calls in flight, for Drain
 
-	listed listed        // the last good lists; supervisor goroutine only
-	subs   subscriptions // resource URIs consumers subscribed to
+	listed  listed        // the last good lists; supervisor goroutine only
+	subs    subscriptions // resource URIs consumers subscribed to
+	callers callers       // calls in flight whose consumer listens
+	roots   rootList      // offered to the server; from Config.Roots
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -157,8 +167,13 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	if opts.MaxCatalogBytes == 0 {
 		opts.MaxCatalogBytes = DefaultMaxCatalogBytes
 	}
+	roots, err := rootsOf(cfg.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.ServerName, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		roots:  roots,
 		cfg:    cfg,
 		policy: *cfg.Reconnect,
 		opts:   opts,

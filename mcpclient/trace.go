@@ -1,6 +1,10 @@
 package mcpclient
 
-import "context"
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // Operations a Tracer is told of.
 const (
@@ -34,11 +38,17 @@ func (s *Server) trace(ctx context.Context, op, detail string) (context.Context,
 	return s.opts.Tracer.Start(ctx, op, s.cfg.ServerName, detail)
 }
 
-// callMeta is the _meta of a tools/call sent in ctx: the trace context, or
-// nil.
-func (s *Server) callMeta(ctx context.Context) map[string]any {
+// withTraceMeta returns meta (the _meta of a request sent in ctx) with the
+// trace context added, when the server is traced.
+func (s *Server) withTraceMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
 	if s.opts.Tracer == nil {
-		return nil
+		return meta
 	}
-	return s.opts.Tracer.Inject(ctx)
+	for k, v := range s.opts.Tracer.Inject(ctx) {
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[k] = v
+	}
+	return meta
 }

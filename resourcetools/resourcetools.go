@@ -151,7 +151,8 @@ func list(reg *tool.Registry, args json.RawMessage) (tool.Output, error) {
 	if err := json.Unmarshal(args, &in); err != nil {
 		return tool.Output{}, fmt.Errorf("invalid arguments: %w", err)
 	}
-	if in.Server != "" && !visible(reg, in.Server) {
+	shown := shownServers(reg, in.Server)
+	if in.Server != "" && !shown[in.Server] {
 		return tool.Output{}, fmt.Errorf("no server %q offers resources", in.Server)
 	}
 	start := 0
@@ -164,7 +165,7 @@ func list(reg *tool.Registry, args json.RawMessage) (tool.Output, error) {
 	}
 	var all []entry
 	for _, r := range reg.Resources() {
-		if keep(reg, in.Server, r.Server) {
+		if shown[r.Server] {
 			all = append(all, entry{Server: r.Server, URI: r.URI, Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType})
 		}
 	}
@@ -178,7 +179,7 @@ func list(reg *tool.Registry, args json.RawMessage) (tool.Output, error) {
 	}
 	if start == 0 { // templates are few: all on the first page
 		for _, t := range reg.ResourceTemplates() {
-			if keep(reg, in.Server, t.Server) {
+			if shown[t.Server] {
 				out.Templates = append(out.Templates, entry{Server: t.Server, URITemplate: t.URITemplate, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType})
 			}
 		}
@@ -190,10 +191,16 @@ func list(reg *tool.Registry, args json.RawMessage) (tool.Output, error) {
 	return tool.Output{Content: []tool.Content{tool.Text(string(b))}, Value: b}, nil
 }
 
-// keep reports whether a resource of server belongs in a listing for want
-// ("" for every server shown to the model).
-func keep(reg *tool.Registry, want, server string) bool {
-	return (want == "" || want == server) && visible(reg, server)
+// shownServers returns the servers whose resources a listing for want
+// ("" for all) shows the model.
+func shownServers(reg *tool.Registry, want string) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range reg.Servers() {
+		if o.Resources && !o.HideResources && (want == "" || want == o.Server) {
+			out[o.Server] = true
+		}
+	}
+	return out
 }
 
 func read(ctx context.Context, reg *tool.Registry, args json.RawMessage) (tool.Output, error) {

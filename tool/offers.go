@@ -52,6 +52,13 @@ func checkOffer(o Offer) (*Offer, error) {
 			return nil, fmt.Errorf("resource template %q: Wire is not valid JSON: %w", t.URITemplate, err)
 		}
 	}
+	if err := uniqueKeys(o.Server, "resource URI", rest.Resources, func(r Resource) string { return r.URI }); err != nil {
+		return nil, err
+	}
+	if err := uniqueKeys(o.Server, "URI template", rest.Templates, func(t ResourceTemplate) string { return t.URITemplate }); err != nil {
+		return nil, err
+	}
+	rest.Prompts = slices.Clone(o.Prompts) // the registry drops them by these names later
 	seen := make(map[string]bool, len(o.Prompts))
 	for i, p := range o.Prompts {
 		switch {
@@ -68,6 +75,19 @@ func checkOffer(o Offer) (*Offer, error) {
 		seen[p.Name] = true
 	}
 	return &rest, nil
+}
+
+// uniqueKeys reports the first key that two items of server share.
+func uniqueKeys[T any](server, what string, items []T, key func(T) string) error {
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		k := key(it)
+		if seen[k] {
+			return fmt.Errorf("offer of server %q: %s %q listed twice", server, what, k)
+		}
+		seen[k] = true
+	}
+	return nil
 }
 
 // addOfferLocked registers h's offer, if any; true when it had something.
@@ -271,6 +291,9 @@ func (r *Registry) Complete(ctx context.Context, req CompleteRequest) (Completio
 	}
 	if o.Complete == nil {
 		return Completion{}, fmt.Errorf("server %q: completion is %w", o.Server, ErrUnsupported)
+	}
+	if err := ctx.Err(); err != nil {
+		return Completion{}, err
 	}
 	req.Server = o.Server
 	return o.Complete(ctx, req)

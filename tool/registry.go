@@ -21,6 +21,7 @@ type Registry struct {
 	servers  map[string]*Handle         // sources publishing resources or prompts, by Offer.Server; guarded by mu
 	prompts  map[string]promptEntry     // by public name; guarded by mu
 	subs     map[subKey]*subscription   // resource subscriptions; guarded by mu
+	subCalls sync.Mutex                 // serializes the subscribe and unsubscribe calls to servers
 	sorted   []Tool                     // cache for List, valid iff sortedOK; guarded by mu
 	sortedOK bool                       // guarded by mu
 	watchers map[chan struct{}]struct{} // guarded by mu
@@ -42,6 +43,7 @@ type Handle struct {
 	r     *Registry
 	names []string // registration order; immutable
 	offer *Offer   // the rest of the offer (Tools nil); nil when it has none; immutable
+	src   *Source  // the source that published it; nil for Register and Replace
 	done  bool     // unregistered; guarded by r.mu
 }
 
@@ -89,12 +91,12 @@ func (r *Registry) Register(tools ...Tool) (*Handle, error) {
 // (old stays registered) and the error is as for Register; a handle from
 // another registry is an error too.
 func (r *Registry) Replace(old *Handle, tools ...Tool) (*Handle, error) {
-	return r.replaceOffer(old, Offer{Tools: tools})
+	return r.replaceOffer(old, Offer{Tools: tools}, nil)
 }
 
 // replaceOffer is Replace for a whole Offer: tools, and a server's
 // resources, templates and prompts, swapped together.
-func (r *Registry) replaceOffer(old *Handle, o Offer) (*Handle, error) {
+func (r *Registry) replaceOffer(old *Handle, o Offer, src *Source) (*Handle, error) {
 	// Checks that need no lock run first, to keep the critical section short.
 	if err := checkDefinitions(o.Tools); err != nil {
 		return nil, err
@@ -110,7 +112,7 @@ func (r *Registry) replaceOffer(old *Handle, o Offer) (*Handle, error) {
 	for i, t := range o.Tools {
 		names[i] = t.Name
 	}
-	h := &Handle{r: r, names: names, offer: rest}
+	h := &Handle{r: r, names: names, offer: rest, src: src}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

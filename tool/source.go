@@ -61,7 +61,7 @@ func (s *Source) publish(o Offer) error {
 			old = prev.handle
 		}
 	}
-	h, err := s.r.replaceOffer(old, o)
+	h, err := s.r.replaceOffer(old, o, s)
 	if err != nil {
 		return err
 	}
@@ -70,6 +70,7 @@ func (s *Source) publish(o Offer) error {
 		prev.superseded, prev.handle = true, nil
 		s.prev = nil
 	}
+	s.r.renewSubscriptions(s, h.offer)
 	return nil
 }
 

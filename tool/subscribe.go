@@ -8,7 +8,8 @@ import (
 )
 
 // unsubscribeTimeout bounds the unsubscribe sent when a resource's last
-// subscriber leaves (nobody waits for it).
+// subscriber leaves, and the subscribe that renews a subscription with a
+// successor (nobody waits for either).
 const unsubscribeTimeout = 5 * time.Second
 
 // subKey is one subscribed resource.
@@ -18,6 +19,9 @@ type subKey struct{ server, uri string }
 // once, on the first.
 type subscription struct {
 	listeners map[*listener]struct{}
+	// asked is the source whose server holds the subscription; a
+	// successor taking the server over is asked again.
+	asked *Source
 }
 
 // listener is one subscriber's callback.
@@ -25,13 +29,20 @@ type listener struct{ fn func(uri string) }
 
 // SubscribeResource asks server for update notifications of uri and calls
 // fn with the URI on each one until cancel (idempotent) is called. The
-// server is asked once however many subscribe, and told to stop when the
-// last one cancels. fn runs on the producer's goroutine: it must not block.
+// server is asked once however many subscribe, told to stop when the last
+// one cancels, and asked again when a successor source takes it over. fn
+// runs on the producer's goroutine: it must not block.
 func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn func(uri string)) (cancel func(), err error) {
-	o, err := r.offerOf(server)
+	// The server's subscribe and unsubscribe calls run one at a time, so a
+	// refused subscribe or a late unsubscribe never leaves the registry
+	// believing in a subscription the server does not hold.
+	r.subCalls.Lock()
+	defer r.subCalls.Unlock()
+	h, err := r.serverHandle(server)
 	if err != nil {
 		return nil, err
 	}
+	o := h.offer
 	if o.Subscribe == nil {
 		return nil, fmt.Errorf("server %q: resource subscriptions are %w", server, ErrUnsupported)
 	}
@@ -42,19 +53,29 @@ func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn
 		if r.subs == nil {
 			r.subs = make(map[subKey]*subscription)
 		}
-		sub = &subscription{listeners: make(map[*listener]struct{})}
+		sub = &subscription{listeners: make(map[*listener]struct{}), asked: h.src}
 		r.subs[key] = sub
 	}
 	sub.listeners[l] = struct{}{}
 	r.mu.Unlock()
-	cancel = sync.OnceFunc(func() { r.unsubscribe(key, l) })
 	if !known {
 		if err := o.Subscribe(ctx, uri); err != nil {
 			r.forget(key, l)
 			return nil, err
 		}
 	}
-	return cancel, nil
+	return sync.OnceFunc(func() { r.unsubscribe(key, l) }), nil
+}
+
+// serverHandle returns the handle publishing server.
+func (r *Registry) serverHandle(server string) (*Handle, error) {
+	r.mu.RLock()
+	h := r.servers[server]
+	r.mu.RUnlock()
+	if h == nil {
+		return nil, fmt.Errorf("%w %q offers resources or prompts", ErrNoServer, server)
+	}
+	return h, nil
 }
 
 // forget removes l from key's subscription and reports whether it was the
@@ -63,9 +84,6 @@ func (r *Registry) forget(key subKey, l *listener) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sub := r.subs[key]
-	if sub == nil {
-		return false
-	}
 	delete(sub.listeners, l)
 	if len(sub.listeners) > 0 {
 		return false
@@ -76,6 +94,8 @@ func (r *Registry) forget(key subKey, l *listener) bool {
 
 // unsubscribe removes l, and tells the server when it was the last.
 func (r *Registry) unsubscribe(key subKey, l *listener) {
+	r.subCalls.Lock()
+	defer r.subCalls.Unlock()
 	if !r.forget(key, l) {
 		return
 	}
@@ -84,6 +104,41 @@ func (r *Registry) unsubscribe(key subKey, l *listener) {
 		defer cancel()
 		_ = o.Unsubscribe(ctx, key.uri) // best effort: the server may be gone
 	}
+}
+
+// renewSubscriptions asks src's server for the subscriptions another
+// source of the same server held (src took it over), in the background.
+func (r *Registry) renewSubscriptions(src *Source, o *Offer) {
+	if o == nil || o.Subscribe == nil {
+		return
+	}
+	r.mu.RLock()
+	stale := false
+	for key, sub := range r.subs {
+		stale = stale || key.server == o.Server && sub.asked != src
+	}
+	r.mu.RUnlock()
+	if !stale {
+		return
+	}
+	go func() {
+		r.subCalls.Lock()
+		defer r.subCalls.Unlock()
+		var uris []string
+		r.mu.Lock()
+		for key, sub := range r.subs {
+			if key.server == o.Server && sub.asked != src {
+				sub.asked = src
+				uris = append(uris, key.uri)
+			}
+		}
+		r.mu.Unlock()
+		for _, uri := range uris {
+			ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+			_ = o.Subscribe(ctx, uri) // best effort, as a reconnect's
+			cancel()
+		}
+	}()
 }
 
 // ResourceUpdated tells the subscribers of uri, a resource of the source's

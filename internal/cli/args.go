@@ -36,6 +36,7 @@ type flags struct {
 	origins  []string
 	rawNames bool   // --raw-names
 	server   string // --server: the server to read a resource from
+	elicit   string // --elicit: decline, cancel or defaults
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
@@ -74,6 +75,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		return nil, err
 	}
 	if err := checkOpsFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if err := checkElicitMode(f.elicit); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -172,6 +176,7 @@ func flagDefs() []flagDef {
 		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr })},
 		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
 		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
+		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
 	}
 }
 

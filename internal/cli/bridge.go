@@ -30,6 +30,7 @@ type bridge struct {
 // interrupted wait is an error. With f.json no progress is shown
 // (docs/decisions.md §7); f.verbose shows the servers' log lines.
 func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) {
+	e.elicitMode = f.elicit
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{
 		Catalog:  e.catalog(true),

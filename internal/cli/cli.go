@@ -39,6 +39,9 @@ type IO struct {
 type env struct {
 	IO
 	tracer mcpclient.Tracer // nil unless OpenTelemetry is configured (tracing.go)
+	// elicitMode is --elicit: how a one-shot command answers a server's
+	// elicitation without a person.
+	elicitMode string
 }
 
 func (e *env) getenv(k string) string {
@@ -88,6 +91,9 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 
 Flags:
   --json      machine-readable output
+  --elicit decline|cancel|defaults
+              how to answer a server that asks for input during a command (default decline;
+              defaults accepts with each field's default)
   -v          show servers' log lines (stderr)
   --log-format text|json          log lines as text (default) or one JSON object each
 

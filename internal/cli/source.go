@@ -33,8 +33,21 @@ type source struct {
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Tracer: e.tracer},
+		Server: e.serverOptions(oneShot),
 	}))
+}
+
+// serverOptions are the options of every server a command starts. A
+// gateway (serve) forwards elicitation and sampling to the client that
+// made the call; a one-shot command answers elicitation itself (--elicit).
+func (e *env) serverOptions(oneShot bool) mcpclient.Options {
+	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, Tracer: e.tracer}
+	if oneShot {
+		opts.Ask = e.answer
+	} else {
+		opts.Sample = true
+	}
+	return opts
 }
 
 // loadSource resolves SOURCE: --url, --config, MCPBRIDGE_CONFIG,

@@ -106,6 +106,7 @@ func TestServerFilesystem(t *testing.T) {
     transport: stdio
     command: %s
     args: [%q]
+    roots: [%[2]q]
 `, bin, dir))
 	file := filepath.Join(dir, "note.txt")
 	args, _ := json.Marshal(map[string]string{"path": file, "content": "written through mcpbridge"})
@@ -145,6 +146,7 @@ func TestConformanceClient(t *testing.T) {
 		{"initialize", bin + " tools --url"},
 		{"tools_call", bin + ` call mcp__remote__add_numbers '{"a":2,"b":3}' --url`},
 		{"sse-retry", bin + " call mcp__remote__test_reconnection --url"},
+		{"elicitation-sep1034-client-defaults", bin + ` call --name c --elicit defaults mcp__c__test_client_elicitation_defaults '{}' --url`},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

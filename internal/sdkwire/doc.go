@@ -117,4 +117,11 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
+//  19. The client's multi round-trip middleware (protocol 2026-07-28)
+//     answers an input-required result of tools/call, prompts/get or
+//     resources/read through the client's handlers, with the call's own
+//     context, and sends the call again as a new request in that context:
+//     a captured call's slot is filled by the round whose result is
+//     complete, so the capture passes input-required results to the SDK
+//     untouched (InputRequired). TestContractMultiRoundTrip.
 package sdkwire

@@ -105,7 +105,7 @@ func (f *LineFilter) admit(line []byte) bool {
 		msgs = batch
 	}
 	for _, m := range msgs {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+		if _, err := decodeMessage(m); err != nil {
 			var probe struct {
 				ID json.RawMessage `json:"id"`
 			}
