@@ -117,4 +117,9 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
+//  19. mcp.SSEClientTransport (the legacy HTTP+SSE transport) opens its GET
+//     stream, which carries every server message of the session, with the
+//     context given to Connect: when that context ends, the session ends.
+//     [LifetimeConnect] gives the stream the connection's lifetime.
+//     TestContractSSEStreamOnConnectContext.
 package sdkwire
