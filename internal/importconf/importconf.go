@@ -50,7 +50,7 @@ type Note struct {
 	Pos
 	Server string // the server's key in the source, "" for the file
 	Path   string // like mcpServers.github.autoApprove
-	Msg  string
+	Msg    string
 }
 
 // Format renders the note as file:line:col: path: msg.
