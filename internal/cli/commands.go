@@ -92,10 +92,6 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	if len(f.args) == 0 || len(f.args) > 2 {
 		return usagef("call: want NAME [ARGS_JSON | -], got %d arguments", len(f.args))
 	}
@@ -214,10 +210,6 @@ func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flag
 	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true}, argv)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil, nil, nil, nil
 	}
 	if len(f.args) > 0 {
 		return nil, nil, nil, usagef("%s: unexpected argument %q", cmd, f.args[0])

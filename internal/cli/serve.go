@@ -24,10 +24,6 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	opts, err := e.serveOptions(f)
 	if err != nil {
 		return err
@@ -185,6 +181,9 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
 	_ = r.h.Apply(ctx, src.plan)
 	if r.applied != nil {
 		close(r.applied)
+	}
+	if src.foreign != "" {
+		r.log.Warn(fmt.Sprintf("mcpbridge: %s is a %s: changes to it are not applied while serving (mcpbridge import writes it as mcpbridge YAML, which is)", src.name, src.foreign))
 	}
 	if src.path == "" || ctx.Err() != nil {
 		return

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -25,6 +26,9 @@ const defaultConfigPath = "mcpbridge.yaml"
 type source struct {
 	name string // file name, "--url", or "embedded default", for messages
 	path string // the file, to watch for changes; "" when not a file
+	// foreign is the format of another client's config converted to run,
+	// "" for mcpbridge's own.
+	foreign importconf.Format
 	plan *host.Plan
 }
 
@@ -104,11 +108,19 @@ func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
 		}
 		return nil, &configError{err}
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
+	data, conv, err := e.foreign(path, data)
 	if err != nil {
 		return nil, &configError{err}
 	}
-	return &source{name: path, path: path, plan: plan}, nil
+	plan, err := cat.Parse(path, data, e.lookup)
+	if err != nil {
+		return nil, &configError{relocate(conv, err)}
+	}
+	src := &source{name: path, path: path, plan: plan}
+	if conv != nil {
+		src.path, src.foreign = "", conv.Format // hot reload reads mcpbridge YAML only
+	}
+	return src, nil
 }
 
 // configError is a bad config file: exit status 2.
@@ -124,7 +136,7 @@ func (src *source) only(server string) *source {
 	for _, pe := range src.plan.Enabled() {
 		if pe.Spec.Name == server {
 			plan := &host.Plan{Source: src.plan.Source, Entries: []host.PlanEntry{pe}}
-			return &source{name: src.name, path: src.path, plan: plan}
+			return &source{name: src.name, path: src.path, foreign: src.foreign, plan: plan}
 		}
 	}
 	return src
