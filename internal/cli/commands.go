@@ -114,6 +114,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	defer b.close()
 	if _, ok := b.reg.Get(name); !ok {
 		e.reportFailures(b)
+		e.suggestTool(name, b)
 	}
 	res, _ := b.reg.Execute(ctx, name, args)
 	if f.json {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -27,12 +28,11 @@ func (e *env) add(argv []string) error {
 	if err != nil {
 		return err
 	}
-	return e.editConfig(f, func(path string, list *yaml.Node) error {
+	return e.editConfig(f, func(path string, data []byte, doc, list *yaml.Node) ([]byte, error) {
 		if i := findEntry(list, f.args[0]); i >= 0 {
-			return usagef("add: %s already has a server %q (line %d); remove it first", path, f.args[0], list.Content[i].Line)
+			return nil, usagef("add: %s already has a server %q (line %d); remove it first", path, f.args[0], list.Content[i].Line)
 		}
-		list.Content = append(list.Content, entry)
-		return nil
+		return appendEntry(data, doc, list, entry)
 	})
 }
 
@@ -45,13 +45,12 @@ func (e *env) remove(argv []string) error {
 	if len(f.args) != 1 {
 		return usagef("remove: want NAME, got %d arguments", len(f.args))
 	}
-	return e.editConfig(f, func(path string, list *yaml.Node) error {
+	return e.editConfig(f, func(path string, data []byte, doc, list *yaml.Node) ([]byte, error) {
 		i := findEntry(list, f.args[0])
 		if i < 0 {
-			return usagef("remove: %s has no server %q", path, f.args[0])
+			return nil, usagef("remove: %s has no server %q", path, f.args[0])
 		}
-		list.Content = append(list.Content[:i], list.Content[i+1:]...)
-		return nil
+		return removeEntry(data, doc, list, i)
 	})
 }
 
@@ -194,10 +193,8 @@ func (e *env) editPath(f *flags) string {
 }
 
 // editConfig reads the config file (none is an empty list), lets change
-// edit its list of entries, validates the result and replaces the file
-// atomically. Comments and the order of everything are kept: the file is
-// edited as a YAML node tree.
-func (e *env) editConfig(f *flags, change func(path string, list *yaml.Node) error) error {
+// edit it, validates the result and replaces the file atomically.
+func (e *env) editConfig(f *flags, change func(path string, data []byte, doc, list *yaml.Node) ([]byte, error)) error {
 	path := e.editPath(f)
 	data, err := host.ReadConfigFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -210,17 +207,70 @@ func (e *env) editConfig(f *flags, change func(path string, list *yaml.Node) err
 	if err != nil {
 		return err
 	}
-	if err := change(path, list); err != nil {
-		return err
-	}
-	out, err := encodeYAML(doc)
+	out, err := change(path, data, doc, list)
 	if err != nil {
-		return err // untested: the tree was read from YAML or built above
+		return err
 	}
 	if err := e.checkEdited(path, out); err != nil {
 		return err
 	}
 	return writeAtomic(path, out)
+}
+
+// appendEntry adds entry at the end of a block list as text, so every
+// byte of the file before it (comments, blank lines, quoting) stays as it
+// was; a flow list ([] or [...]) is rewritten from the node tree, which
+// keeps comments and order.
+func appendEntry(data []byte, doc, list, entry *yaml.Node) ([]byte, error) {
+	if len(list.Content) == 0 || list.Style&yaml.FlowStyle != 0 {
+		list.Style = 0
+		list.Content = append(list.Content, entry)
+		return encodeYAML(doc)
+	}
+	text, err := encodeYAML(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{entry}})
+	if err != nil {
+		return nil, err // untested: the entry was built above
+	}
+	// The new item's dash goes where the first item's is.
+	indent := strings.Repeat(" ", max(0, list.Content[0].Column-3))
+	var b bytes.Buffer
+	b.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(text), "\n"), "\n") {
+		b.WriteString(indent + line)
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
+
+// removeEntry removes item i of a block list as text: its lines, and the
+// comment lines right above it, which are about it; blank lines and the
+// comments above the next item stay. A flow list is rewritten from the
+// node tree.
+func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
+	if list.Style&yaml.FlowStyle != 0 {
+		list.Content = slices.Delete(list.Content, i, i+1)
+		return encodeYAML(doc)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	isBlankOrComment := func(l string) bool {
+		t := strings.TrimSpace(l)
+		return t == "" || strings.HasPrefix(t, "#")
+	}
+	start := list.Content[i].Line - 1 // 0-based index of the dash's line
+	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") {
+		start--
+	}
+	end := len(lines) // exclusive
+	if i+1 < len(list.Content) {
+		end = list.Content[i+1].Line - 1
+	}
+	for end > start+1 && isBlankOrComment(lines[end-1]) {
+		end--
+	}
+	return []byte(strings.Join(slices.Delete(lines, start, end), "")), nil
 }
 
 // entryList parses data as a YAML document whose root is the list of

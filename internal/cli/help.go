@@ -66,6 +66,26 @@ func unknownCommand(name string) error {
 	return usagef("unknown command %q (see 'mcpbridge help')", name)
 }
 
+// suggestTool prints, for a tool name that is not there, the name meant:
+// the one whose raw name is name ("echo" for mcp__everything__echo), else
+// the closest within two typos.
+func (e *env) suggestTool(name string, b *bridge) {
+	var names []string
+	meant := ""
+	for _, t := range b.reg.List() {
+		if strings.HasSuffix(t.Name, "__"+name) && meant == "" {
+			meant = t.Name
+		}
+		names = append(names, t.Name)
+	}
+	if meant == "" {
+		meant = yamlconf.Suggest(name, names)
+	}
+	if meant != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
+	}
+}
+
 const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
   --config FILE                   a YAML file of server entries, or another client's config:
                                   an mcpServers JSON (Claude Desktop, Claude Code, Cursor, Gemini CLI)
