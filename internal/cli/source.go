@@ -29,7 +29,7 @@ type source struct {
 	// foreign is the format of another client's config converted to run,
 	// "" for mcpbridge's own.
 	foreign importconf.Format
-	plan *host.Plan
+	plan    *host.Plan
 }
 
 // catalog is the set of plugin kinds this command runs, built per run (no
