@@ -116,7 +116,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		e.reportFailures(b)
 		e.suggestTool(name, b)
 	}
-	res, _ := b.reg.Execute(ctx, name, args)
+	callCtx, endProgress := e.callProgress(ctx, name, f)
+	res, _ := b.reg.Execute(callCtx, name, args)
+	endProgress()
 	if f.json {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
