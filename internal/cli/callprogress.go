@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcpbridge/mcpbridge/attach"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -53,3 +54,18 @@ func progressText(p tool.Progress) string {
 
 // number writes a count without a needless fraction.
 func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// resultText is the text call prints: the model's text, with the images
+// and audio of the result saved in --save-dir (default: the per-user
+// cache directory) and named in place.
+func (e *env) resultText(ctx context.Context, f *flags, res tool.Result) string {
+	store := attach.Dir(f.saveDir)
+	if f.saveDir == "" {
+		d, err := attach.DefaultDir()
+		if err != nil {
+			return res.Text() // untested: needs a system without a home directory
+		}
+		store = d
+	}
+	return attach.Text(ctx, store, res)
+}

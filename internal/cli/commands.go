@@ -88,7 +88,7 @@ func firstLine(s string) string {
 
 // call calls one tool by its public name and prints what the model sees.
 func (e *env) call(ctx context.Context, argv []string) error {
-	f, err := parseFlags("call", flagSpec{source: true, json: true}, argv)
+	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true}, argv)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	} else {
 		// The model's text, lines and tabs kept, escape sequences shown
 		// escaped: the server's text must not drive the terminal.
-		fmt.Fprintln(e.Stdout, termsafe.Text(res.Text()))
+		fmt.Fprintln(e.Stdout, termsafe.Text(e.resultText(ctx, f, res)))
 	}
 	if res.IsError {
 		return &exitError{ExitFailed}

@@ -4,11 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"image/png"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +176,73 @@ func TestCallProgressMessageAndJSON(t *testing.T) {
 			t.Errorf("json=%v: stderr %q, want %q", c.json, got, c.want)
 		}
 	}
+}
+
+// An image from server-everything is saved, by default in the per-user
+// cache directory, named by its content hash, byte for byte as the server
+// sent it, and the output names it; --json saves nothing and keeps the
+// base64. (server-everything's tiny image has a broken CRC in its iCCP
+// chunk, so image/png reads its header only; TestCallSavesValidPNG decodes
+// a whole one.)
+func TestCallSavesImage(t *testing.T) {
+	cfg := everythingConfig(t)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	path, data := savedImage(t, "--config", cfg, "mcp__everything__get-tiny-image")
+	if dir := filepath.Dir(path); dir != filepath.Join(cache, "mcpbridge") {
+		t.Errorf("saved in %s", dir)
+	}
+	if c, err := png.DecodeConfig(bytes.NewReader(data)); err != nil || c.Width != 20 {
+		t.Errorf("not a PNG: %+v %v", c, err)
+	}
+	os.RemoveAll(filepath.Join(cache, "mcpbridge"))
+	r := mcpbridge(t, "", "call", "--json", "--config", cfg, "mcp__everything__get-tiny-image", "{}")
+	var res struct {
+		Value struct {
+			Content []struct{ Data []byte } `json:"content"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ExitOK {
+		t.Fatalf("--json: %v %+v", err, r)
+	}
+	if !slices.ContainsFunc(res.Value.Content, func(c struct{ Data []byte }) bool { return bytes.Equal(c.Data, data) }) {
+		t.Error("the saved file is not the image the server sent")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "mcpbridge")); err == nil {
+		t.Error("--json saved the image")
+	}
+}
+
+// A valid PNG saved with --save-dir decodes whole.
+func TestCallSavesValidPNG(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	dir := t.TempDir()
+	path, data := savedImage(t, "--url", hs.URL, "--save-dir", dir, "mcp__remote__image")
+	if filepath.Dir(path) != dir {
+		t.Errorf("saved in %s", path)
+	}
+	if img, err := png.Decode(bytes.NewReader(data)); err != nil || img.Bounds().Dx() != 1 {
+		t.Errorf("not a PNG: %v", err)
+	}
+}
+
+// savedImage calls a tool with args, finds the one "[image saved: …]" in
+// its output, checks the file's name is its content hash, and returns the
+// path and bytes.
+func savedImage(t *testing.T, args ...string) (string, []byte) {
+	t.Helper()
+	r := mcpbridge(t, "", append(append([]string{"call"}, args...), "{}")...)
+	m := regexp.MustCompile(`\[image saved: (\S+) \(image/png, (\d+(\.\d)? [KM]?B)\)\]`).FindAllStringSubmatch(r.stdout, -1)
+	if r.code != ExitOK || len(m) != 1 {
+		t.Fatalf("call: %+v", r)
+	}
+	data, err := os.ReadFile(m[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if want := hex.EncodeToString(sum[:16]) + ".png"; filepath.Base(m[0][1]) != want {
+		t.Errorf("named %s, want %s", filepath.Base(m[0][1]), want)
+	}
+	return m[0][1], data
 }
