@@ -107,14 +107,15 @@ complete -F _mcpbridge mcpbridge
 const zshCompletion = `#compdef mcpbridge
 # zsh completion for mcpbridge: source <(mcpbridge completion zsh)
 _mcpbridge() {
-  local -a cmds tools
+  local -a cmds tools flags
   cmds=(@DESCRIBED@)
+  flags=(@FLAGS@)
   case "${words[CURRENT-1]}" in
     --config|--save-dir) _files; return ;;
     --transport) compadd streamable-http sse; return ;;
   esac
   if [[ "${words[CURRENT]}" == -* ]]; then
-    compadd -- ${=:-"@FLAGS@"}; return
+    compadd -- $flags; return
   fi
   if (( CURRENT == 2 )); then
     _describe 'command' cmds; return

@@ -157,6 +157,12 @@ func TestAddRemoveRoundTrip(t *testing.T) {
 	if data, _ := os.ReadFile(cfg); strings.Contains(string(data), "parked") || !strings.Contains(string(data), "# the built-in one") {
 		t.Errorf("after removing parked:\n%s", data)
 	}
+	if r := mcpbridge(t, "", "remove", "--config", cfg, "demo"); r.code != ExitOK {
+		t.Fatalf("remove demo: %+v", r)
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != "# my servers\n\n" {
+		t.Errorf("after removing every entry: %q", data)
+	}
 }
 
 // add creates the file when missing (./mcpbridge.yaml by default).
@@ -173,6 +179,24 @@ func TestAddCreates(t *testing.T) {
 	}
 	if data, _ := os.ReadFile("mcpbridge.yaml"); string(data) != "" {
 		t.Errorf("after removing the last entry: %q", data)
+	}
+}
+
+// A flow list is rewritten with its comments; an indented block list gets
+// the new entry at its own indentation.
+func TestAddListStyles(t *testing.T) {
+	for _, c := range []struct{ before, after string }{
+		{"# header\n[]\n", "# header\n- id: x\n  name: mcp-client\n  config:\n    serverName: x\n    transport: stdio\n    command: cmd\n"},
+		{"  - {id: a, name: mcp-client, config: {serverName: a, transport: stdio, command: a}}",
+			"  - {id: a, name: mcp-client, config: {serverName: a, transport: stdio, command: a}}\n  - id: x\n    name: mcp-client\n    config:\n      serverName: x\n      transport: stdio\n      command: cmd\n"},
+	} {
+		cfg := writeConfig(t, c.before)
+		if r := mcpbridge(t, "", "add", "--config", cfg, "x", "--", "cmd"); r.code != ExitOK {
+			t.Fatalf("add: %+v", r)
+		}
+		if data, _ := os.ReadFile(cfg); string(data) != c.after {
+			t.Errorf("after add to %q:\n%q\nwant\n%q", c.before, data, c.after)
+		}
 	}
 }
 
@@ -263,13 +287,11 @@ func TestHelpVersionAndSuggestions(t *testing.T) {
 	}
 }
 
-// The bash script, sourced by a real bash, completes commands, and tool
-// names after call from the config on the line.
-func TestBashCompletion(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
+// Each shell's script, loaded by the real shell, completes commands,
+// flags, and tool names after call from the config on the line. zsh's
+// completion system needs a terminal, so its builtins are stood in for by
+// functions that print what they are given.
+func TestShellCompletion(t *testing.T) {
 	exe, _ := os.Executable()
 	bin := t.TempDir()
 	wrapper := "#!/bin/sh\nCLITEST_RUN_MAIN=1 MCPBRIDGE_EXE=" + exe + " exec " + exe + " \"$@\"\n"
@@ -277,27 +299,50 @@ func TestBashCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := writeConfig(t, commentedConfig)
-	script := `source <(mcpbridge completion bash)
+	for _, c := range []struct {
+		shell  string
+		args   []string
+		script string
+		want   string
+	}{
+		{"bash", []string{"--norc", "-c"}, `source <(mcpbridge completion bash)
 complete_line() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _mcpbridge; echo "${COMPREPLY[*]}"; }
 complete_line mcpbridge to
 complete_line mcpbridge -v ca
 complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
 complete_line mcpbridge completion z
 complete_line mcpbridge tools --js
-`
-	cmd := exec.Command(bash, "--norc", "-c", script)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("bash: %v\n%s", err, out)
-	}
-	want := "tools\ncall\nmcp__demo__echo\nzsh\n--json\n"
-	if string(out) != want {
-		t.Errorf("completions:\n%s\nwant:\n%s", out, want)
-	}
-	for _, shell := range []string{"zsh", "fish"} {
-		if r := mcpbridge(t, "", "completion", shell); r.code != ExitOK || !strings.Contains(r.stdout, "__complete tools") {
-			t.Errorf("%s: %+v", shell, r)
-		}
+`, "tools\ncall\nmcp__demo__echo\nzsh\n--json\n"},
+		{"zsh", []string{"-f", "-c"}, `compdef() { :; }
+compadd() { if [[ $1 == -a ]]; then print -l -- ${(P)2}; else [[ $1 == -- ]] && shift; print -l -- "$@"; fi }
+_describe() { print -l -- ${(P)2}; }
+_files() { print FILES; }
+source <(mcpbridge completion zsh)
+complete_line() { words=("$@"); CURRENT=$#; _mcpbridge | grep -- "^${words[CURRENT]}" | tr '\n' ' '; echo; }
+complete_line mcpbridge to
+complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
+complete_line mcpbridge completion z
+complete_line mcpbridge tools --js
+complete_line mcpbridge call --config ''
+`, "tools:list the tools under their public names \nmcp__demo__echo \nzsh \n--json \nFILES \n"},
+		{"fish", []string{"--no-config", "-c"}, `mcpbridge completion fish | source
+complete -C "mcpbridge to"
+complete -C "mcpbridge call --config ` + cfg + ` mcp__demo__e"
+complete -C "mcpbridge completion z"
+complete -C "mcpbridge --js"
+`, "tools\tlist the tools under their public names\nmcp__demo__echo\nzsh\n--json\tmachine-readable output\n"},
+	} {
+		t.Run(c.shell, func(t *testing.T) {
+			sh, err := exec.LookPath(c.shell)
+			if err != nil {
+				t.Skipf("no %s on this machine", c.shell)
+			}
+			cmd := exec.Command(sh, append(c.args, c.script)...)
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil || string(out) != c.want {
+				t.Errorf("%s: %v\n%q\nwant\n%q", c.shell, err, out, c.want)
+			}
+		})
 	}
 }

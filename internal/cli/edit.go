@@ -246,8 +246,8 @@ func appendEntry(data []byte, doc, list, entry *yaml.Node) ([]byte, error) {
 }
 
 // removeEntry removes item i of a block list as text: its lines, and the
-// comment lines right above it, which are about it; blank lines and the
-// comments above the next item stay. A flow list is rewritten from the
+// comment lines right above it, which are about it (unless they start the
+// file); blank lines and the comments above the next item stay. A flow list is rewritten from the
 // node tree.
 func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 	if list.Style&yaml.FlowStyle != 0 {
@@ -259,9 +259,13 @@ func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 		t := strings.TrimSpace(l)
 		return t == "" || strings.HasPrefix(t, "#")
 	}
-	start := list.Content[i].Line - 1 // 0-based index of the dash's line
+	dash := list.Content[i].Line - 1 // 0-based index of the dash's line
+	start := dash
 	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") {
 		start--
+	}
+	if start == 0 {
+		start = dash // comments from the top of the file are the file's
 	}
 	end := len(lines) // exclusive
 	if i+1 < len(list.Content) {
