@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // writeFile writes a file named name in a new directory and returns its path.
@@ -345,4 +350,32 @@ complete -C "mcpbridge --js"
 			}
 		})
 	}
+}
+
+// serve reloads another client's config when it changes, as it does its
+// own YAML.
+func TestServeReloadsForeignConfig(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name string) string {
+		return fmt.Sprintf(`%q: {"command": %q, "args": ["demo-server"], "env": {%q: "1"}}`, name, exe, mainEnv)
+	}
+	cfg := writeFile(t, "mcp.json", `{"mcpServers": {`+server("one")+`}}`)
+	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	waitTools(t, cs, "mcp__one__echo")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {`+server("one")+`, `+server("two")+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "mcp__one__echo", "mcp__two__echo")
 }

@@ -9,6 +9,21 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
+// parseConfig validates the config file read from path with cat's kinds:
+// mcpbridge YAML, or another client's config converted to it (with its
+// errors at the positions of the file as written).
+func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Plan, error) {
+	data, conv, err := e.foreign(path, data)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cat.Parse(path, data, e.lookup)
+	if err != nil {
+		return nil, relocate(conv, err)
+	}
+	return plan, nil
+}
+
 // foreign turns the config of another client (importconf) read from path
 // into mcpbridge YAML, printing on stderr each field it could not map; for
 // mcpbridge's own YAML it returns data and a nil conversion.

@@ -137,7 +137,8 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
 	reg := tool.NewRegistry()
-	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup})
+	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
+		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
 	if err != nil {
 		return nil, err
 	}
@@ -181,9 +182,6 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
 	_ = r.h.Apply(ctx, src.plan)
 	if r.applied != nil {
 		close(r.applied)
-	}
-	if src.foreign != "" {
-		r.log.Warn(fmt.Sprintf("mcpbridge: %s is a %s: changes to it are not applied while serving (mcpbridge import writes it as mcpbridge YAML, which is)", src.name, src.foreign))
 	}
 	if src.path == "" || ctx.Err() != nil {
 		return

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -26,9 +25,6 @@ const defaultConfigPath = "mcpbridge.yaml"
 type source struct {
 	name string // file name, "--url", or "embedded default", for messages
 	path string // the file, to watch for changes; "" when not a file
-	// foreign is the format of another client's config converted to run,
-	// "" for mcpbridge's own.
-	foreign importconf.Format
 	plan    *host.Plan
 }
 
@@ -108,19 +104,11 @@ func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
 		}
 		return nil, &configError{err}
 	}
-	data, conv, err := e.foreign(path, data)
+	plan, err := e.parseConfig(path, data, cat)
 	if err != nil {
 		return nil, &configError{err}
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
-	if err != nil {
-		return nil, &configError{relocate(conv, err)}
-	}
-	src := &source{name: path, path: path, plan: plan}
-	if conv != nil {
-		src.path, src.foreign = "", conv.Format // hot reload reads mcpbridge YAML only
-	}
-	return src, nil
+	return &source{name: path, path: path, plan: plan}, nil
 }
 
 // configError is a bad config file: exit status 2.
@@ -136,7 +124,7 @@ func (src *source) only(server string) *source {
 	for _, pe := range src.plan.Enabled() {
 		if pe.Spec.Name == server {
 			plan := &host.Plan{Source: src.plan.Source, Entries: []host.PlanEntry{pe}}
-			return &source{name: src.name, path: src.path, foreign: src.foreign, plan: plan}
+			return &source{name: src.name, path: src.path, plan: plan}
 		}
 	}
 	return src
