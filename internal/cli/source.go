@@ -25,7 +25,7 @@ const defaultConfigPath = "mcpbridge.yaml"
 type source struct {
 	name string // file name, "--url", or "embedded default", for messages
 	path string // the file, to watch for changes; "" when not a file
-	plan    *host.Plan
+	plan *host.Plan
 }
 
 // catalog is the set of plugin kinds this command runs, built per run (no
