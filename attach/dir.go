@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 )
 
 // Dir is a Store that writes each attachment as a file in a directory,
@@ -29,7 +31,7 @@ func DefaultDir() (Dir, error) {
 
 // Put writes a to the directory, unless a file of that name (the same
 // bytes) is already there, and returns its path. The file appears whole
-// or not at all (written aside, then renamed).
+// or not at all (atomicfile), readable by the user only.
 func (d Dir) Put(_ context.Context, a Attachment) (string, error) {
 	if err := os.MkdirAll(string(d), 0o700); err != nil {
 		return "", err
@@ -39,19 +41,7 @@ func (d Dir) Put(_ context.Context, a Attachment) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	tmp, err := os.CreateTemp(string(d), ".attachment-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name()) // nothing left after a successful rename
-	if _, err := tmp.Write(a.Data); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp.Name(), path)
+	return path, atomicfile.Write(path, a.Data, 0o600)
 }
 
 // extensions of the media types MCP servers send; others ask the mime

@@ -363,7 +363,19 @@ func TestServeReloadsForeignConfig(t *testing.T) {
 		return fmt.Sprintf(`%q: {"command": %q, "args": ["demo-server"], "env": {%q: "1"}}`, name, exe, mainEnv)
 	}
 	cfg := writeFile(t, "mcp.json", `{"mcpServers": {`+server("one")+`}}`)
-	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	cs := serveStdio(t, "--config", cfg)
+	waitTools(t, cs, "mcp__one__echo")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {`+server("one")+`, `+server("two")+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "mcp__one__echo", "mcp__two__echo")
+}
+
+// serveStdio runs 'mcpbridge serve --stdio ARGS' as a child and connects an
+// MCP client to it, closed at the end of the test.
+func serveStdio(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := mcpbridgeCommand(t, append([]string{"serve", "--stdio"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -372,10 +384,6 @@ func TestServeReloadsForeignConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
-	defer cs.Close()
-	waitTools(t, cs, "mcp__one__echo")
-	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {`+server("one")+`, `+server("two")+`}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitTools(t, cs, "mcp__one__echo", "mcp__two__echo")
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -329,34 +329,13 @@ func (e *env) checkEdited(path string, data []byte) error {
 	return &configError{fmt.Errorf("%s was left unchanged: the result would not be valid:\n%w", path, kept)}
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// directory, synced, then renamed over it, so a reader (or serve's hot
-// reload) sees the old file or the new one, never half of one. An
-// existing file's permissions are kept.
+// writeAtomic replaces path with data (atomicfile), so a reader (or
+// serve's hot reload) sees the old file or the new one, never half of one.
+// An existing file's permissions are kept.
 func writeAtomic(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, mode)
 }
