@@ -243,6 +243,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, ctx.Err()
 		}
 		switch {
+		case method == "initialize" || method == "server/discover":
+			res, err := next(ctx, method, req)
+			g.setCapabilities(res)
+			return res, err
 		case method == "tools/call":
 			ctx, raw := sdkwire.WithRawContent(ctx)
 			res, err := next(ctx, method, req)

@@ -27,13 +27,13 @@ type scenarioResult struct {
 // The official conformance suite's server scenarios, against the gateway in
 // front of the go-sdk conformance everything-server (a stdio child).
 //
-// Run 1 serves the tools as the gateway always does, mcp__everything__<raw>:
-// the scenarios that call a fixed tool name (test_simple_text, …), or use
-// prompts, resources or completion (the gateway serves tools only) cannot
-// pass. Run 2 serves raw names (Options.RawNames), so the tools-call
-// scenarios exercise the real forwarding path: content types, isError and
-// progress must pass; logging, sampling and elicitation need
-// server-to-client forwarding, which the bridge does not do yet.
+// Run 1 serves tools and prompts as the gateway always does,
+// mcp__everything__<raw>: the scenarios that call a fixed tool or prompt
+// name (test_simple_text, test_simple_prompt, …) cannot pass; resources
+// (routed by URI) must. Run 2 serves raw names (Options.RawNames), so the
+// tools-call, prompts-get and completion scenarios exercise the real
+// forwarding path; logging, sampling and elicitation need server-to-client
+// forwarding, which the bridge does not do yet.
 func TestConformanceServerScenarios(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	dir := t.TempDir()
@@ -55,11 +55,17 @@ func TestConformanceServerScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	always := []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"}
+	always := []string{
+		"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection",
+		"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+		"resources-subscribe", "resources-unsubscribe", "prompts-list", "logging-set-level",
+	}
 	forwarded := []string{
 		"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
 		"tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
 		"json-schema-2020-12", "server-sse-polling",
+		"prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
+		"completion-complete",
 	}
 
 	t.Run("namespaced", func(t *testing.T) {
@@ -68,6 +74,9 @@ func TestConformanceServerScenarios(t *testing.T) {
 		for name, r := range results {
 			if strings.HasPrefix(name, "tools-call-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "unknown tool")) {
 				t.Errorf("%s: want a failure for the namespaced name (unknown tool), got %+v", name, r)
+			}
+			if strings.HasPrefix(name, "prompts-get-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "-32602: unknown prompt")) {
+				t.Errorf("%s: want a failure for the namespaced name (unknown prompt), got %+v", name, r)
 			}
 		}
 	})

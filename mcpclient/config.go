@@ -117,6 +117,10 @@ type Config struct {
 	// DisabledTools (disabledTools) lists raw tool names not to register.
 	// At most one of EnabledTools and DisabledTools may be set.
 	DisabledTools []string
+	// HideResources (resourceTools: false) keeps the server's resources out
+	// of the model-facing resource tools; the CLI and a gateway's clients
+	// still see them.
+	HideResources bool
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -142,7 +146,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools",
 	}
 }
 
@@ -439,6 +443,9 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.Reconnect = decodeReconnect(d, m, c.ServerName)
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
+	if show, ok := m.Bool("resourceTools"); ok {
+		c.HideResources = !show
+	}
 
 	// A key of the other transport is an error even when empty: it shows a
 	// misunderstanding worth pointing at.

@@ -117,6 +117,9 @@ type Server struct {
 	closeErr  error
 
 	inflight inflight // calls in flight, for Drain
+
+	listed listed        // the last good lists; supervisor goroutine only
+	subs   subscriptions // resource URIs consumers subscribed to
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -469,10 +472,11 @@ func (s *Server) serve(gen *generation) error {
 			}
 		}
 		last = time.Now()
-		s.log.Info("tool list changed, re-syncing")
+		kinds := listKind(gen.dirty.Swap(0))
+		s.log.Info("list changed, re-syncing", "lists", kinds.String())
 		// A fetch cut short by the connection's end is not a failed
 		// re-sync: the loss is reported and handled right after.
-		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
+		if err := s.sync(gen, false, kinds); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
 			s.log.Error("tool re-sync failed", "err", err)
 		}
 	}

@@ -34,7 +34,8 @@ type flags struct {
 	tokenEnv string // --token-env: the variable holding the bearer token
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
-	rawNames bool // --raw-names
+	rawNames bool   // --raw-names
+	server   string // --server: the server to read a resource from
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	env          []string // --env K=V (add)
@@ -52,6 +53,7 @@ type flagSpec struct {
 	serve   bool // --stdio, --http
 	edit    bool // add: --url, --header, --env, --transport
 	save    bool // --save-dir
+	server  bool // --server (read)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -174,6 +176,7 @@ func flagDefs() []flagDef {
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
+		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
 	}
 }
 

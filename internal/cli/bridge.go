@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/resourcetools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -19,6 +20,8 @@ type bridge struct {
 	statuses []host.Status // right after readiness, in plan order
 	failed   []host.Status // enabled entries that are not ready
 	elapsed  time.Duration // until readiness
+	// resources keeps the model-facing resource tools registered.
+	resources *resourcetools.Follower
 }
 
 // open runs src's entries on a one-shot host (in parallel) and waits until
@@ -37,7 +40,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
-	b := &bridge{h: h, reg: reg}
+	b := &bridge{h: h, reg: reg, resources: resourcetools.Follow(reg)}
 	stop := func() {}
 	if !f.json {
 		stop = e.progress(h, len(src.plan.Enabled()))
@@ -46,6 +49,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 	// Start failures (failOnStartupError) are in the statuses too.
 	_ = h.Apply(ctx, src.plan)
 	b.elapsed = time.Since(start)
+	b.resources.Refresh()
 	stop()
 	if ctx.Err() != nil {
 		b.close()
@@ -68,7 +72,10 @@ func (e *env) reportFailures(b *bridge) {
 	}
 }
 
-func (b *bridge) close() { b.h.Close() }
+func (b *bridge) close() {
+	b.resources.Stop()
+	b.h.Close()
+}
 
 // stateText is a state as a person reads it ("timed out").
 func stateText(s host.State) string { return strings.ReplaceAll(string(s), "-", " ") }

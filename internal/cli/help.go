@@ -27,6 +27,10 @@ func commands() []command {
 		{"tools", "tools [SOURCE] [--json] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
 		{"call", "call [SOURCE] [--json] [--save-dir DIR] NAME [ARGS_JSON | -]", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
+		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
+		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
+		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
+		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
@@ -217,6 +221,9 @@ const searchHelp = `Ranks the tools for a request in plain language. "-" reads o
 and prints one line of names each.
   --limit K   how many tools (default 5)
   --json      an array of {"name", "score", "description"}
+`
+
+const readHelp = `  --server NAME   the server to read from, when more than one offers the URI
 `
 
 const statusHelp = `  --json      servers' states for scripts
