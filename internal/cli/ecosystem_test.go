@@ -387,3 +387,17 @@ func serveStdio(t *testing.T, args ...string) *mcp.ClientSession {
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+// Every example the README points at is a valid config, whatever its
+// format.
+func TestExamplesValidate(t *testing.T) {
+	examples, _ := filepath.Glob("../../examples/*")
+	if len(examples) < 4 {
+		t.Fatalf("examples: %v", examples)
+	}
+	for _, ex := range examples {
+		if r := mcpbridge(t, "", "validate", "--config", ex); r.code != ExitOK || !strings.Contains(r.stdout, ": OK, ") {
+			t.Errorf("%s: %+v", ex, r)
+		}
+	}
+}
