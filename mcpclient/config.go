@@ -23,6 +23,9 @@ const (
 	// TransportStreamableHTTP connects to URL with the MCP Streamable HTTP
 	// transport.
 	TransportStreamableHTTP Transport = "streamable-http"
+	// TransportSSE connects to URL with the legacy HTTP+SSE transport of
+	// protocol 2024-11-05, for servers that speak nothing newer.
+	TransportSSE Transport = "sse"
 )
 
 const (
@@ -87,9 +90,10 @@ type Config struct {
 	// only.
 	Cwd string
 	// URL (url) is the absolute http or https endpoint. Required for
-	// streamable-http, invalid otherwise.
+	// streamable-http and sse, invalid otherwise.
 	URL string
-	// Headers (headers) are sent on every HTTP request. streamable-http only.
+	// Headers (headers) are sent on every HTTP request. streamable-http and
+	// sse only.
 	Headers map[string]string
 	// ToolCallTimeout (toolCallTimeoutMs, 1..2147483647) bounds one
 	// tools/call; 0 means DefaultToolCallTimeout.
@@ -262,13 +266,13 @@ func (c Config) checkServerName(report reportFunc) {
 func (c Config) checkTransport(report reportFunc) {
 	switch c.Transport {
 	case "":
-		report(`is required: "stdio" or "streamable-http"`, "transport")
+		report(`is required: "stdio", "streamable-http" or "sse"`, "transport")
 	case TransportStdio:
 		c.checkStdio(report)
-	case TransportStreamableHTTP:
+	case TransportStreamableHTTP, TransportSSE:
 		c.checkStreamableHTTP(report)
 	default:
-		report(fmt.Sprintf(`must be "stdio" or "streamable-http", got %q`, c.Transport), "transport")
+		report(fmt.Sprintf(`must be "stdio", "streamable-http" or "sse", got %q`, c.Transport), "transport")
 	}
 }
 
@@ -286,7 +290,7 @@ func (c Config) checkStdio(report reportFunc) {
 
 func (c Config) checkStreamableHTTP(report reportFunc) {
 	if c.URL == "" {
-		report("is required with transport: streamable-http", "url")
+		report("is required with transport: "+string(c.Transport), "url")
 	} else if why := checkURL(c.URL); why != "" {
 		report(why, "url")
 	}
@@ -483,7 +487,7 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	switch c.Transport {
 	case TransportStdio:
 		foreign = []string{"url", "headers"}
-	case TransportStreamableHTTP:
+	case TransportStreamableHTTP, TransportSSE:
 		foreign = []string{"command", "args", "env", "cwd"}
 	}
 	for _, k := range foreign {
@@ -571,7 +575,7 @@ func (e *shownError) Unwrap() error { return e.err }
 
 func otherTransport(t Transport) Transport {
 	if t == TransportStdio {
-		return TransportStreamableHTTP
+		return TransportStreamableHTTP // url and headers also go with sse; the newer one is named
 	}
 	return TransportStdio
 }

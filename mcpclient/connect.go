@@ -305,6 +305,15 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			MaxEventSize: s.frameLimit(),
 			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
 		}, nil
+	case TransportSSE:
+		// The legacy transport's GET stream is the session: when it ends
+		// the SDK closes the connection, which the supervisor sees as lost.
+		// It must live as long as the generation, not the attempt.
+		return &sdkwire.LifetimeConnect{Transport: &mcp.SSEClientTransport{
+			Endpoint:     s.cfg.URL,
+			MaxEventSize: s.frameLimit(),
+			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
+		}, Life: gen.ctx, End: gen.end}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}

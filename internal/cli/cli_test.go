@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -28,7 +30,8 @@ func TestMain(m *testing.M) {
 	mcppeer.RunIfChild()
 	if os.Getenv(mainEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))})
 		stop()
 		os.Exit(code)
 	}

@@ -24,10 +24,6 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	opts, err := e.serveOptions(f)
 	if err != nil {
 		return err
@@ -141,7 +137,8 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
 	reg := tool.NewRegistry()
-	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup})
+	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
+		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
 	if err != nil {
 		return nil, err
 	}

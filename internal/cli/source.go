@@ -117,7 +117,7 @@ func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
 		}
 		return nil, &configError{err}
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
+	plan, err := e.parseConfig(path, data, cat)
 	if err != nil {
 		return nil, &configError{err}
 	}

@@ -57,6 +57,7 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("only %d tools", len(tools))
 	}
 
+	saveDir := t.TempDir()
 	calls := []struct {
 		name, args string
 		code       int
@@ -64,11 +65,11 @@ func TestServerEverything(t *testing.T) {
 	}{
 		{"mcp__everything__echo", `{"message":"hello"}`, 0, []string{"Echo: hello"}},
 		{"mcp__everything__get-sum", `{"a":3,"b":7}`, 0, []string{"10"}},
-		{"mcp__everything__get-tiny-image", `{}`, 0, []string{"[image unavailable: image/png; no attachment store is mounted;"}},
+		{"mcp__everything__get-tiny-image", `{}`, 0, []string{"[image saved: " + saveDir + "/"}},
 		{"mcp__everything__echo", `{}`, 1, []string{"Error: "}},
 	}
 	for _, c := range calls {
-		r := mcpbridge(t, "", "call", "--config", cfg, c.name, c.args)
+		r := mcpbridge(t, "", "call", "--config", cfg, "--save-dir", saveDir, c.name, c.args)
 		if r.code != c.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, r.code, c.code, r.stdout, r.stderr)
 		}

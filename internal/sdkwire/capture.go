@@ -229,7 +229,7 @@ func (t *Table) Received(msg jsonrpc.Message) bool {
 	if InputRequired(resp.Result) {
 		// One round of a multi round-trip call (protocol 2026-07-28): the
 		// SDK's middleware answers its input requests and sends the call
-		// again, whose answer fills the slot (assumption 19).
+		// again, whose answer fills the slot (assumption 20).
 		return false
 	}
 	slot.mu.Lock()

@@ -117,7 +117,12 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
-//  19. The client's multi round-trip middleware (protocol 2026-07-28)
+//  19. mcp.SSEClientTransport (the legacy HTTP+SSE transport) opens its GET
+//     stream, which carries every server message of the session, with the
+//     context given to Connect: when that context ends, the session ends.
+//     [LifetimeConnect] gives the stream the connection's lifetime.
+//     TestContractSSEStreamOnConnectContext.
+//  20. The client's multi round-trip middleware (protocol 2026-07-28)
 //     answers an input-required result of tools/call, prompts/get or
 //     resources/read through the client's handlers, with the call's own
 //     context, and sends the call again as a new request in that context:
