@@ -5,6 +5,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -154,6 +155,12 @@ func TestElicitationRefused(t *testing.T) {
 	}{
 		{"no one to ask", Options{Elicit: true}, "no client is there to answer this request"},
 		{"not offered", Options{}, "client does not support elicitation"},
+		{"an answer that is no result", Options{Elicit: true, Ask: func(context.Context, tool.Ask) (json.RawMessage, error) {
+			return json.RawMessage(`[1]`), nil
+		}}, "the answer to elicitation/create is not a valid result"},
+		{"a failed answer", Options{Elicit: true, Ask: func(context.Context, tool.Ask) (json.RawMessage, error) {
+			return nil, errors.New("the person walked away")
+		}}, "the person walked away"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := startAsker(t, "2025-11-25", false, c.opts)
