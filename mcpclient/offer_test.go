@@ -23,9 +23,9 @@ import (
 type offerServer struct {
 	srv                   *mcp.Server
 	subscribes, unsubs    atomic.Int32
-	failLists             atomic.Bool // resources/list and prompts/list answer an error
-	loopCursor            atomic.Bool // resources/list repeats its cursor forever
-	oddLists              atomic.Bool // templates and prompts lists with items to ignore
+	failLists             atomic.Bool   // resources/list and prompts/list answer an error
+	loopCursor            atomic.Bool   // resources/list repeats its cursor forever
+	oddLists              atomic.Bool   // templates and prompts lists with items to ignore
 	slowRead              chan struct{} // when set, reads wait for it
 	lastCompletionRefName atomic.Value
 }
