@@ -112,7 +112,7 @@ var errServerClosing = errors.New("server connection is closing")
 // cancelFlushBound bounds how long closing a connection waits for the
 // notifications/cancelled of calls that ended by their context to be
 // written.
-const cancelFlushBound = 250 * time.Millisecond
+const cancelFlushBound = 500 * time.Millisecond
 
 // errGenerationStuck stops the supervisor: a generation would not close, and
 // starting another could leave two processes of one server running.
