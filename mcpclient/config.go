@@ -113,6 +113,10 @@ type Config struct {
 	// DisabledTools (disabledTools) lists raw tool names not to register.
 	// At most one of EnabledTools and DisabledTools may be set.
 	DisabledTools []string
+	// OAuth (oauth) configures OAuth for streamable-http; nil still
+	// authorizes a server that answers 401 with a challenge, through
+	// discovery and dynamic client registration (see oauth.go).
+	OAuth *OAuthConfig
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -138,7 +142,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools",
+		"reconnect", "enabledTools", "disabledTools", "oauth",
 	}
 }
 
@@ -193,6 +197,7 @@ func (c Config) WithDefaults() Config {
 	out.Headers = maps.Clone(c.Headers)
 	out.EnabledTools = slices.Clone(c.EnabledTools)
 	out.DisabledTools = slices.Clone(c.DisabledTools)
+	out.OAuth = cloneOAuth(c.OAuth)
 	if out.ToolCallTimeout == 0 {
 		out.ToolCallTimeout = DefaultToolCallTimeout
 	}
@@ -225,6 +230,7 @@ func (c Config) check(report reportFunc) {
 		c.checkProtocolVersion,
 		c.checkReconnect,
 		c.checkToolFilters,
+		c.checkOAuth,
 	} {
 		check(report)
 	}
@@ -435,13 +441,14 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.Reconnect = decodeReconnect(d, m, c.ServerName)
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
+	c.OAuth = decodeOAuth(d, m)
 
 	// A key of the other transport is an error even when empty: it shows a
 	// misunderstanding worth pointing at.
 	var foreign []string
 	switch c.Transport {
 	case TransportStdio:
-		foreign = []string{"url", "headers"}
+		foreign = []string{"url", "headers", "oauth"}
 	case TransportStreamableHTTP:
 		foreign = []string{"command", "args", "env", "cwd"}
 	}

@@ -281,11 +281,19 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
-		return &mcp.StreamableClientTransport{
+		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
 			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
-		}, nil
+		}
+		h, err := s.oauthHandler()
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			t.OAuthHandler = h
+		}
+		return t, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}

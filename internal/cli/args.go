@@ -35,6 +35,8 @@ type flags struct {
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
 	rawNames bool // --raw-names
+	// oauthHeadless is --oauth-headless: authorize without a browser.
+	oauthHeadless bool
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	args         []string // positional arguments
@@ -155,6 +157,7 @@ func flagDefs() []flagDef {
 		{[]string{"url"}, source, setValue(func(f *flags) *string { return &f.url })},
 		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},
 		{[]string{"header"}, source, appendValue(func(f *flags) *[]string { return &f.headers })},
+		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},
 		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
 		{[]string{"http"}, serve, setHTTP},
 		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},

@@ -71,6 +71,9 @@ Usage:
   mcpbridge validate [--config FILE]               check a config file without starting anything
   mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]
                                                    serve every tool as one MCP server, hot-reloading the config
+  mcpbridge login  NAME [--config FILE] | --url URL [--name NAME]
+                                                   log in to a server that uses OAuth and store its tokens
+  mcpbridge logout NAME [--config FILE] | --url URL  forget a server's stored OAuth tokens
   mcpbridge demo-server                            run the built-in demo MCP server on stdio
 
 SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
@@ -81,6 +84,8 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 Flags:
   --json      machine-readable output
   -v          show servers' log lines (stderr)
+  --oauth-headless  authorize OAuth servers without a browser: take the code from the authorization
+                    server's redirect (servers that approve without a person: test and CI servers)
 
 serve:
   --raw-names                     serve each tool under its server's own name (the first server in the
@@ -121,6 +126,10 @@ func Main(ctx context.Context, io IO) int {
 		err = e.validate(rest)
 	case "serve":
 		err = e.serve(ctx, rest)
+	case "login":
+		err = e.login(ctx, rest)
+	case "logout":
+		err = e.logout(rest)
 	case "demo-server":
 		err = demo.Run(ctx)
 	case "help", "-h", "--help":

@@ -32,8 +32,14 @@ type source struct {
 // globals). One-shot commands (tools, call, status) never reconnect; a
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
+	return e.catalogOAuth(oneShot, mcpclient.OAuthOptions{})
+}
+
+// catalogOAuth is catalog with the OAuth settings of the command (see
+// oauthOptions).
+func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot},
+		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot, OAuth: o},
 	}))
 }
 

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/oauth"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+// loginTimeout bounds a login: a person has this long to approve.
+const loginTimeout = 10 * time.Minute
+
+// oauthOptions are the OAuth settings of a command: tokens in the state
+// directory, and no browser ever (a server that needs one shows as
+// needs-login), unless --oauth-headless.
+func (e *env) oauthOptions(f *flags) mcpclient.OAuthOptions {
+	var o mcpclient.OAuthOptions
+	if dir, err := oauth.StateDir(e.lookup); err == nil {
+		o.StateDir = dir
+	}
+	if f != nil && f.oauthHeadless {
+		o.Mode = oauth.ModeHeadless
+	}
+	return o
+}
+
+// loginTarget resolves the server of login and logout: NAME in SOURCE
+// (serverName or entry id), or the --url server.
+func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient.Config, error) {
+	f, err := parseFlags(cmd, flagSpec{source: true}, argv)
+	if err != nil {
+		return nil, nil, mcpclient.Config{}, err
+	}
+	var name string
+	switch {
+	case f.url != "" && len(f.args) == 0:
+		name = f.name
+		if name == "" {
+			name = "remote"
+		}
+	case f.url == "" && len(f.args) == 1:
+		name = f.args[0]
+	default:
+		return nil, nil, mcpclient.Config{}, usagef("%s: want NAME, or --url URL", cmd)
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return nil, nil, mcpclient.Config{}, err
+	}
+	for _, pe := range src.plan.Enabled() {
+		cfg, ok := pe.Spec.Config.(mcpclient.Config)
+		if !ok || (pe.Spec.Name != name && pe.Entry.ID != name) {
+			continue
+		}
+		if cfg.Transport != mcpclient.TransportStreamableHTTP {
+			return nil, nil, cfg, usagef("%s: server %q is not a streamable-http server: only those use OAuth", cmd, name)
+		}
+		return f, src.only(pe.Spec.Name), cfg, nil
+	}
+	return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s", cmd, name, src.name)
+}
+
+// login forgets the server's stored tokens, then connects with a login
+// (a browser, or --oauth-headless) and stores the new ones.
+func (e *env) login(ctx context.Context, argv []string) error {
+	f, src, cfg, err := e.loginTarget("login", argv)
+	if err != nil {
+		return err
+	}
+	o := e.oauthOptions(f)
+	if o.StateDir == "" {
+		return fmt.Errorf("login: neither XDG_STATE_HOME nor HOME is set: no place for the tokens")
+	}
+	if _, err := forget(o.StateDir, cfg); err != nil {
+		return err
+	}
+	if !f.oauthHeadless {
+		port := 0
+		if cfg.OAuth != nil {
+			port = cfg.OAuth.CallbackPort
+		}
+		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, e.openBrowser)
+		if err != nil {
+			return err
+		}
+		defer cb.Close()
+		o.Mode, o.Callback = oauth.ModeLogin, cb
+	}
+	// A person needs longer than a server's startup timeout.
+	cfg.StartupTimeout = loginTimeout
+	spec, err := mcpclient.NewSpec(cfg)
+	if err != nil {
+		return err // untested: the config was validated when loaded
+	}
+	src.plan.Entries[0].Spec = spec
+	b, err := e.openOAuth(ctx, src, f, o)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	st := b.statuses[0]
+	if st.State != host.StateReady {
+		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
+		return &exitError{ExitFailed}
+	}
+	fmt.Fprintf(e.Stdout, "Logged in to %s (%d tools).\n", cfg.ServerName, st.Tools)
+	return nil
+}
+
+// logout forgets the server's stored tokens.
+func (e *env) logout(argv []string) error {
+	f, _, cfg, err := e.loginTarget("logout", argv)
+	if err != nil {
+		return err
+	}
+	dir := e.oauthOptions(f).StateDir
+	had := false
+	if dir != "" {
+		if had, err = forget(dir, cfg); err != nil {
+			return err
+		}
+	}
+	if had {
+		fmt.Fprintf(e.Stdout, "Logged out of %s.\n", cfg.ServerName)
+	} else {
+		fmt.Fprintf(e.Stdout, "No stored login for %s.\n", cfg.ServerName)
+	}
+	return nil
+}
+
+// forget deletes the server's stored tokens; it reports whether there were
+// any.
+func forget(stateDir string, cfg mcpclient.Config) (bool, error) {
+	store, err := oauth.OpenStore(stateDir)
+	if err != nil {
+		return false, err
+	}
+	return store.Delete(oauth.Key(cfg.URL, cfg.OAuth))
+}
+
+// openBrowser opens url in $BROWSER, else the desktop's opener when there
+// is a display; without either, the printed URL is the way. The browser
+// is not waited for.
+func (e *env) openBrowser(url string) error {
+	var cmd *exec.Cmd
+	if b := e.getenv("BROWSER"); b != "" {
+		fields := strings.Fields(b)
+		cmd = exec.Command(fields[0], append(fields[1:], url)...)
+	} else if e.getenv("DISPLAY") != "" || e.getenv("WAYLAND_DISPLAY") != "" {
+		cmd = exec.Command("xdg-open", url)
+	} else {
+		return nil
+	}
+	cmd.Stdout, cmd.Stderr = nil, nil
+	cmd.Env = e.Environ
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() // reap it; a browser may outlive the login
+	return nil
+}
