@@ -116,10 +116,10 @@ func newAuthorizationCode(cfg *Config, t Target, opts Options) (auth.OAuthHandle
 		AuthorizationCodeFetcher: fetch,
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{
-				RedirectURIs:            []string{redirect},
-				ClientName:              "mcpbridge",
-				GrantTypes:              []string{"authorization_code", "refresh_token"},
-				ResponseTypes:           []string{"code"},
+				RedirectURIs:  []string{redirect},
+				ClientName:    "mcpbridge",
+				GrantTypes:    []string{"authorization_code", "refresh_token"},
+				ResponseTypes: []string{"code"},
 			},
 		},
 		RequestRefreshToken: true,
