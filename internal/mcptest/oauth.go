@@ -1,0 +1,233 @@
+package mcptest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// OAuthOptions configures [NewOAuthServer].
+type OAuthOptions struct {
+	// ExpiresIn is the expires_in of every access token, in seconds; 0
+	// means 3600. A value under 10 makes the oauth2 package count the token
+	// expired at once, so every use refreshes it (refreshes without
+	// waiting).
+	ExpiresIn int
+	// RefreshHold delays each refresh answer, widening the window in
+	// which two clients could spend one refresh token.
+	RefreshHold time.Duration
+}
+
+// OAuthServer is an MCP server protected by OAuth 2.1 together with its
+// authorization server, on one real HTTP server on 127.0.0.1: protected
+// resource metadata, authorization server metadata, dynamic client
+// registration, an authorization endpoint that approves at once (302 to
+// the redirect URI with the code), PKCE S256 and the resource indicator
+// checked, and a token endpoint for the authorization code and refresh
+// token grants that rotates refresh tokens (a spent one is refused).
+// Methods are safe for concurrent use.
+type OAuthServer struct {
+	// URL is the MCP endpoint; Issuer the authorization server.
+	URL, Issuer string
+
+	opts OAuthOptions
+	ts   *httptest.Server
+
+	registrations, authorizations, refreshes atomic.Int32
+
+	mu      sync.Mutex
+	codes   map[string]pendingCode
+	access  map[string]bool
+	refresh map[string]bool
+}
+
+type pendingCode struct{ challenge, redirect string }
+
+// NewOAuthServer serves srv behind OAuth until the end of the test.
+func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServer {
+	t.Helper()
+	if opts.ExpiresIn == 0 {
+		opts.ExpiresIn = 3600
+	}
+	s := &OAuthServer{opts: opts, codes: map[string]pendingCode{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	mux := http.NewServeMux()
+	s.ts = httptest.NewServer(mux)
+	s.URL, s.Issuer = s.ts.URL+"/mcp", s.ts.URL
+	prm := s.ts.URL + "/.well-known/oauth-protected-resource/mcp"
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: s.URL, AuthorizationServers: []string{s.Issuer}, ScopesSupported: []string{"tools"},
+	}))
+	mux.HandleFunc("/.well-known/oauth-authorization-server", s.metadata)
+	mux.HandleFunc("/register", s.register)
+	mux.HandleFunc("/authorize", s.authorize)
+	mux.HandleFunc("/token", s.token)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm})(mcpHandler))
+	t.Cleanup(func() {
+		s.ts.CloseClientConnections()
+		s.ts.Close()
+	})
+	return s
+}
+
+// Registrations, Authorizations and Refreshes count the requests of each
+// kind the authorization server granted.
+func (s *OAuthServer) Registrations() int  { return int(s.registrations.Load()) }
+func (s *OAuthServer) Authorizations() int { return int(s.authorizations.Load()) }
+func (s *OAuthServer) Refreshes() int      { return int(s.refreshes.Load()) }
+
+// Valid reports whether the MCP server accepts the access token.
+func (s *OAuthServer) Valid(access string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.access[access]
+}
+
+// RefreshToken issues a refresh token without a login, for tests that
+// start from a stored grant.
+func (s *OAuthServer) RefreshToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := rand.Text()
+	s.refresh[r] = true
+	return r
+}
+
+// RevokeAll forgets every access and refresh token: the next request needs
+// a new login.
+func (s *OAuthServer) RevokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+	clear(s.refresh)
+}
+
+func (s *OAuthServer) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if !s.Valid(token) {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: time.Now().Add(time.Hour)}, nil
+}
+
+func (s *OAuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                s.Issuer,
+		"authorization_endpoint":                s.Issuer + "/authorize",
+		"token_endpoint":                        s.Issuer + "/token",
+		"registration_endpoint":                 s.Issuer + "/register",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                      []string{"tools", "offline_access"},
+	})
+}
+
+func (s *OAuthServer) register(w http.ResponseWriter, r *http.Request) {
+	var meta struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&meta); err != nil || len(meta.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
+		return
+	}
+	n := s.registrations.Add(1)
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id": fmt.Sprintf("client-%d", n), "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none",
+	})
+}
+
+// authorize approves at once: what a person clicking "allow" would do.
+func (s *OAuthServer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("resource") != s.URL {
+		http.Error(w, "want response_type=code, PKCE S256 and resource="+s.URL, http.StatusBadRequest)
+		return
+	}
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || redirect.Scheme != "http" {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	s.mu.Lock()
+	s.codes[code] = pendingCode{challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+	s.mu.Unlock()
+	s.authorizations.Add(1)
+	v := redirect.Query()
+	v.Set("code", code)
+	v.Set("state", q.Get("state"))
+	redirect.RawQuery = v.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	var ok bool
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		ok = s.spendCode(r.PostForm)
+	case "refresh_token":
+		time.Sleep(s.opts.RefreshHold)
+		ok = s.spendRefresh(r.PostForm.Get("refresh_token"))
+	}
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+		return
+	}
+	access, refresh := rand.Text(), rand.Text()
+	s.mu.Lock()
+	s.access[access], s.refresh[refresh] = true, true
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": access, "token_type": "Bearer", "expires_in": s.opts.ExpiresIn, "refresh_token": refresh,
+	})
+}
+
+// spendCode checks an authorization code grant: the code once, its PKCE
+// verifier, its redirect URI and the resource.
+func (s *OAuthServer) spendCode(form url.Values) bool {
+	s.mu.Lock()
+	pc, ok := s.codes[form.Get("code")]
+	delete(s.codes, form.Get("code"))
+	s.mu.Unlock()
+	sum := sha256.Sum256([]byte(form.Get("code_verifier")))
+	return ok && base64.RawURLEncoding.EncodeToString(sum[:]) == pc.challenge &&
+		form.Get("redirect_uri") == pc.redirect && form.Get("resource") == s.URL
+}
+
+// spendRefresh rotates a refresh token: each is good once.
+func (s *OAuthServer) spendRefresh(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.refresh[token] {
+		return false
+	}
+	delete(s.refresh, token)
+	s.refreshes.Add(1)
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
