@@ -117,4 +117,12 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
+//  19. The Streamable HTTP client hands a POST answered 401 to its
+//     OAuthHandler's Authorize and wraps the error Authorize returns (%w)
+//     in the error of the request, so Connect's error tells a server that
+//     needs a login (internal/oauth.NeedsLoginError). A token source that
+//     fails with an *oauth2.RetrieveError of code invalid_grant sends the
+//     request without Authorization (the 401 then leads to a new
+//     authorization); any other token source error fails the request
+//     unsent. TestContractOAuthHandler.
 package sdkwire
