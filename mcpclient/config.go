@@ -116,7 +116,7 @@ type Config struct {
 	// OAuth (oauth) configures OAuth for streamable-http; nil still
 	// authorizes a server that answers 401 with a challenge, through
 	// discovery and dynamic client registration (see oauth.go).
-	OAuth *OAuthConfig
+	OAuth *OAuthConfig `json:",omitempty"`
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never

@@ -109,13 +109,13 @@ func needsLogin(err error) bool {
 	return errors.As(err, &nl)
 }
 
-// downText is the status text of why a server is down: a login's own
-// message ("needs a login: run mcpbridge login NAME") rather than the
-// request it interrupted.
+// downText is the status text of why a server is down; for a login, the
+// command to run (the state says needs-login) rather than the request it
+// interrupted.
 func downText(err error) string {
 	var nl *oauth.NeedsLoginError
 	if errors.As(err, &nl) {
-		return nl.Error()
+		return "run " + nl.Command()
 	}
 	return err.Error()
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
@@ -86,7 +87,9 @@ func (e *env) login(ctx context.Context, argv []string) error {
 		if cfg.OAuth != nil {
 			port = cfg.OAuth.CallbackPort
 		}
-		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, e.openBrowser)
+		var browsers browsers
+		defer browsers.wait()
+		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, func(url string) error { return browsers.open(e, url) })
 		if err != nil {
 			return err
 		}
@@ -145,20 +148,28 @@ func forget(stateDir string, cfg mcpclient.Config) (bool, error) {
 	return store.Delete(oauth.Key(cfg.URL, cfg.OAuth))
 }
 
-// openBrowser opens url in $BROWSER, else the desktop's opener when there
-// is a display; without either, the printed URL is the way. The browser
-// is not waited for.
-func (e *env) openBrowser(url string) error {
+// browsers are the browsers a login opened.
+type browsers struct {
+	mu     sync.Mutex
+	exited []chan struct{}
+}
+
+// browserWait bounds the wait for a browser command at the end of a login
+// (xdg-open hands over and exits; a browser run directly may stay).
+const browserWait = 5 * time.Second
+
+// open opens url in $BROWSER, else the desktop's opener when there is a
+// display; without either, the printed URL is the way.
+func (b *browsers) open(e *env, url string) error {
 	var cmd *exec.Cmd
-	if b := e.getenv("BROWSER"); b != "" {
-		fields := strings.Fields(b)
+	if br := e.getenv("BROWSER"); br != "" {
+		fields := strings.Fields(br)
 		cmd = exec.Command(fields[0], append(fields[1:], url)...)
 	} else if e.getenv("DISPLAY") != "" || e.getenv("WAYLAND_DISPLAY") != "" {
 		cmd = exec.Command("xdg-open", url)
 	} else {
 		return nil
 	}
-	cmd.Stdout, cmd.Stderr = nil, nil
 	cmd.Env = e.Environ
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -166,6 +177,27 @@ func (e *env) openBrowser(url string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go cmd.Wait() // reap it; a browser may outlive the login
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		cmd.Wait()
+	}()
+	b.mu.Lock()
+	b.exited = append(b.exited, exited)
+	b.mu.Unlock()
 	return nil
+}
+
+// wait waits a little for the browser commands to exit.
+func (b *browsers) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	deadline := time.After(browserWait)
+	for _, ch := range b.exited {
+		select {
+		case <-ch:
+		case <-deadline:
+			return
+		}
+	}
 }

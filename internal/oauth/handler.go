@@ -61,9 +61,10 @@ type NeedsLoginError struct {
 	Server string
 }
 
-func (e *NeedsLoginError) Error() string {
-	return fmt.Sprintf("needs a login: run mcpbridge login %s", e.Server)
-}
+func (e *NeedsLoginError) Error() string { return "needs a login: run " + e.Command() }
+
+// Command is the command that logs in.
+func (e *NeedsLoginError) Command() string { return "mcpbridge login " + e.Server }
 
 // redirectHeadless is the redirect URI of a headless authorization: it is
 // never contacted (the code is read from the Location header).
