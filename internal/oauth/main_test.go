@@ -79,4 +79,3 @@ func browse(t *testing.T) func(string) error {
 }
 
 var _ auth.OAuthHandler = (*codeHandler)(nil)
-
