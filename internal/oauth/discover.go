@@ -34,7 +34,7 @@ func discover(ctx context.Context, client *http.Client, serverURL string, resp *
 	if err != nil {
 		return nil, fmt.Errorf("parsing WWW-Authenticate: %w", err)
 	}
-	prm, err := resourceMetadata(ctx, client, serverURL, challenges)
+	prm, _, err := resourceMetadata(ctx, client, serverURL, challenges)
 	if err != nil {
 		return nil, err
 	}
@@ -56,10 +56,12 @@ func discover(ctx context.Context, client *http.Client, serverURL string, resp *
 	return d, nil
 }
 
-func resourceMetadata(ctx context.Context, client *http.Client, serverURL string, challenges []oauthex.Challenge) (*oauthex.ProtectedResourceMetadata, error) {
+// resourceMetadata finds the protected resource metadata of serverURL;
+// found is false for the 2025-03-26 fallback (none is served).
+func resourceMetadata(ctx context.Context, client *http.Client, serverURL string, challenges []oauthex.Challenge) (_ *oauthex.ProtectedResourceMetadata, found bool, _ error) {
 	u, err := url.Parse(serverURL)
 	if err != nil {
-		return nil, fmt.Errorf("server URL: %w", err)
+		return nil, false, fmt.Errorf("server URL: %w", err)
 	}
 	root := *u
 	root.Path, root.RawPath, root.RawQuery, root.Fragment = "", "", "", ""
@@ -80,11 +82,11 @@ func resourceMetadata(ctx context.Context, client *http.Client, serverURL string
 			continue
 		}
 		if len(prm.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("the protected resource metadata at %s names no authorization server", t.url)
+			return nil, true, fmt.Errorf("the protected resource metadata at %s names no authorization server", t.url)
 		}
-		return prm, nil
+		return prm, true, nil
 	}
-	return &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{root.String()}, Resource: serverURL}, nil
+	return &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{root.String()}, Resource: serverURL}, false, nil
 }
 
 func challengeScopes(cs []oauthex.Challenge) []string {

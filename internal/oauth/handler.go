@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -100,7 +101,7 @@ func newAuthorizationCode(cfg *Config, t Target, opts Options) (auth.OAuthHandle
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	h := &codeHandler{target: t, mode: opts.Mode}
+	h := &codeHandler{target: t, mode: opts.Mode, scopes: cfg.Scopes}
 	redirect := redirectHeadless
 	var fetch auth.AuthorizationCodeFetcher = h.needsLogin
 	switch opts.Mode {
@@ -148,20 +149,34 @@ func newAuthorizationCode(cfg *Config, t Target, opts Options) (auth.OAuthHandle
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	h.inner = inner
+	h.inner, h.hc = inner, hc
 	return h, nil
 }
 
 // codeHandler is the SDK's authorization code handler, which in
 // ModeNoLogin gives up before registering a client when a person would be
-// needed.
+// needed, and which falls back to the 2025-03-26 flow where the SDK
+// refuses a server of that revision (legacy.go).
 type codeHandler struct {
 	inner  auth.OAuthHandler
+	hc     *auth.AuthorizationCodeHandlerConfig // inner's
 	target Target
 	mode   Mode
+	scopes []string // configured
+
+	mu     sync.Mutex
+	legacy oauth2.TokenSource // set while the 2025-03-26 flow's token is in use
 }
 
+var _ auth.OAuthHandler = (*codeHandler)(nil)
+
 func (h *codeHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	legacy := h.legacy
+	h.mu.Unlock()
+	if legacy != nil {
+		return legacy, nil
+	}
 	return h.inner.TokenSource(ctx)
 }
 
@@ -170,7 +185,23 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		drain(resp)
 		return &NeedsLoginError{Server: h.target.ServerName}
 	}
-	return h.inner.Authorize(ctx, req, resp)
+	header := resp.Header
+	err := h.inner.Authorize(ctx, req, resp)
+	if err == nil {
+		h.setLegacy(nil)
+		return nil
+	}
+	asm, ok := h.legacyMetadata(ctx, header)
+	if !ok {
+		return err
+	}
+	return h.legacyAuthorize(ctx, asm, header)
+}
+
+func (h *codeHandler) setLegacy(ts oauth2.TokenSource) {
+	h.mu.Lock()
+	h.legacy = ts
+	h.mu.Unlock()
 }
 
 // needsLogin is the code fetcher of ModeNoLogin, for an authorization the

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
@@ -77,5 +76,3 @@ func browse(t *testing.T) func(string) error {
 		return nil
 	}
 }
-
-var _ auth.OAuthHandler = (*codeHandler)(nil)
