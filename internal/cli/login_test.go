@@ -136,3 +136,21 @@ func TestLoginUsage(t *testing.T) {
 		}
 	}
 }
+
+// login --url --oauth-headless logs in without a browser; the token is
+// the server URL's, whatever name the server is given later.
+func TestLoginURLHeadless(t *testing.T) {
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r := mcpbridge(t, "", "login", "--url", as.URL, "--name", "g", "--oauth-headless")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Logged in to g (") {
+		t.Fatalf("login: %+v", r)
+	}
+	r = mcpbridge(t, "", "call", "--url", as.URL, "mcp__remote__echo", `{"message":"x"}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: x" {
+		t.Errorf("call: %+v", r)
+	}
+	if n := as.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+}
