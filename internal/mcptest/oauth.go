@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -30,6 +32,12 @@ type OAuthOptions struct {
 	// RefreshHold delays each refresh answer, widening the window in
 	// which two clients could spend one refresh token.
 	RefreshHold time.Duration
+	// ClientID with ClientSecret or ClientKey enables the client
+	// credentials grant for that client: the secret in the body or in
+	// HTTP Basic, or a private_key_jwt assertion signed by the key's
+	// private half (iss and sub the client, aud the issuer).
+	ClientID, ClientSecret string
+	ClientKey              crypto.PublicKey
 }
 
 // OAuthServer is an MCP server protected by OAuth 2.1 together with its
@@ -130,9 +138,9 @@ func (s *OAuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint":                        s.Issuer + "/token",
 		"registration_endpoint":                 s.Issuer + "/register",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "private_key_jwt"},
 		"scopes_supported":                      []string{"tools", "offline_access"},
 	})
 }
@@ -187,6 +195,8 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		time.Sleep(s.opts.RefreshHold)
 		ok = s.spendRefresh(r.PostForm.Get("refresh_token"))
+	case "client_credentials":
+		ok = s.opts.ClientID != "" && r.PostForm.Get("resource") == s.URL && s.clientAuthenticated(r)
 	}
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
@@ -211,6 +221,20 @@ func (s *OAuthServer) spendCode(form url.Values) bool {
 	sum := sha256.Sum256([]byte(form.Get("code_verifier")))
 	return ok && base64.RawURLEncoding.EncodeToString(sum[:]) == pc.challenge &&
 		form.Get("redirect_uri") == pc.redirect && form.Get("resource") == s.URL
+}
+
+// clientAuthenticated checks the client of a client credentials request.
+func (s *OAuthServer) clientAuthenticated(r *http.Request) bool {
+	if a := r.PostForm.Get("client_assertion"); a != "" && s.opts.ClientKey != nil {
+		_, err := jwt.Parse(a, func(*jwt.Token) (any, error) { return s.opts.ClientKey, nil },
+			jwt.WithAudience(s.Issuer), jwt.WithIssuer(s.opts.ClientID), jwt.WithSubject(s.opts.ClientID), jwt.WithExpirationRequired())
+		return err == nil && r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+	}
+	id, secret, basic := r.BasicAuth()
+	if !basic {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	return s.opts.ClientSecret != "" && id == s.opts.ClientID && secret == s.opts.ClientSecret
 }
 
 // spendRefresh rotates a refresh token: each is good once.

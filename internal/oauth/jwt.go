@@ -6,15 +6,11 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 )
 
 // assertionType is the client_assertion_type of private_key_jwt (RFC 7523
@@ -24,40 +20,8 @@ const assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 // assertionLifetime is how long a client assertion is valid.
 const assertionLifetime = 5 * time.Minute
 
-// newJWTClientCredentials builds the client credentials grant that
-// authenticates with a JWT signed by the configured private key
-// (private_key_jwt, SEP-1046): iss and sub the client ID, aud the
-// authorization server's issuer, a fresh jti per token request.
-func newJWTClientCredentials(cfg *Config, t Target, client *http.Client) (*grantHandler, error) {
-	key, method, err := loadSigningKey(cfg.PrivateKeyFile, cfg.SigningAlgorithm)
-	if err != nil {
-		return nil, err
-	}
-	h := &grantHandler{target: t, client: client, scopes: cfg.Scopes, what: "client_credentials (private_key_jwt)"}
-	h.tokenStart = func(d *discovery) oauth2.TokenSource {
-		ctx := h.clientContext()
-		return tokenSourceFunc(func() (*oauth2.Token, error) {
-			assertion, err := signAssertion(cfg.ClientID, d.asm.Issuer, key, method)
-			if err != nil {
-				return nil, err
-			}
-			cc := clientcredentials.Config{
-				ClientID:  cfg.ClientID,
-				TokenURL:  d.asm.TokenEndpoint,
-				Scopes:    d.scopes,
-				AuthStyle: oauth2.AuthStyleInParams,
-				EndpointParams: url.Values{
-					"client_assertion_type": {assertionType},
-					"client_assertion":      {assertion},
-					"resource":              {d.prm.Resource},
-				},
-			}
-			return cc.Token(ctx)
-		})
-	}
-	return h, nil
-}
-
+// signAssertion signs the client assertion of private_key_jwt: iss and
+// sub the client ID, aud the authorization server's issuer, a fresh jti.
 func signAssertion(clientID, audience string, key any, method jwt.SigningMethod) (string, error) {
 	now := time.Now()
 	claims := jwt.RegisteredClaims{
