@@ -38,6 +38,10 @@ type OAuthOptions struct {
 	// private half (iss and sub the client, aud the issuer).
 	ClientID, ClientSecret string
 	ClientKey              crypto.PublicKey
+	// Legacy makes a server of the 2025-03-26 revision: no protected
+	// resource metadata, and the root's authorization server metadata
+	// names another issuer (the root plus /oauth) than the root.
+	Legacy bool
 }
 
 // OAuthServer is an MCP server protected by OAuth 2.1 together with its
@@ -76,9 +80,14 @@ func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServ
 	s.ts = httptest.NewServer(mux)
 	s.URL, s.Issuer = s.ts.URL+"/mcp", s.ts.URL
 	prm := s.ts.URL + "/.well-known/oauth-protected-resource/mcp"
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: s.URL, AuthorizationServers: []string{s.Issuer}, ScopesSupported: []string{"tools"},
-	}))
+	if opts.Legacy {
+		prm = ""
+		s.Issuer = s.ts.URL + "/oauth"
+	} else {
+		mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource: s.URL, AuthorizationServers: []string{s.Issuer}, ScopesSupported: []string{"tools"},
+		}))
+	}
 	mux.HandleFunc("/.well-known/oauth-authorization-server", s.metadata)
 	mux.HandleFunc("/register", s.register)
 	mux.HandleFunc("/authorize", s.authorize)
@@ -134,9 +143,9 @@ func (s *OAuthServer) verify(_ context.Context, token string, _ *http.Request) (
 func (s *OAuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                s.Issuer,
-		"authorization_endpoint":                s.Issuer + "/authorize",
-		"token_endpoint":                        s.Issuer + "/token",
-		"registration_endpoint":                 s.Issuer + "/register",
+		"authorization_endpoint":                s.ts.URL + "/authorize",
+		"token_endpoint":                        s.ts.URL + "/token",
+		"registration_endpoint":                 s.ts.URL + "/register",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},

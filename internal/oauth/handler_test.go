@@ -128,3 +128,24 @@ func TestCallbackUnused(t *testing.T) {
 		t.Error("ListenCallback(-1) succeeded")
 	}
 }
+
+// A 2025-03-26 server, whose root metadata names another issuer than the
+// root, is authorized by the bridge's own flow; the token is stored like
+// any other.
+func TestLegacyServer(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{Legacy: true})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless: %v", err)
+	}
+	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
+		t.Fatalf("with the stored token: %v", err)
+	}
+	if r, a := srv.Registrations(), srv.Authorizations(); r != 1 || a != 1 {
+		t.Errorf("%d registrations, %d authorizations; want 1 each", r, a)
+	}
+	pre := &Config{ClientID: "pre", ClientSecret: "s"}
+	if err := connect(t, srv, pre, Options{Mode: ModeHeadless}); err != nil {
+		t.Errorf("pre-registered: %v", err)
+	}
+}
