@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,10 +74,14 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 	}
 	defer g.untrack(c)
 
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		fwd := startProgress(ctx, req.Session, tok, g.log)
+	if req.Session != nil {
+		fwd := newForwarder(ctx, req.Session, g.log)
 		defer fwd.stop()
-		ctx = tool.WithProgress(ctx, fwd.forward)
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			ctx = tool.WithProgress(ctx, fwd.progress(tok))
+		}
+		ctx = tool.WithLog(ctx, fwd.logged)
+		ctx = tool.WithAsk(ctx, g.asker(req.Session))
 	}
 	res, err := g.reg.Execute(ctx, name, req.Params.Arguments)
 	if err != nil {
@@ -243,6 +245,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, ctx.Err()
 		}
 		switch {
+		case method == "initialize" || method == "server/discover":
+			res, err := next(ctx, method, req)
+			g.setCapabilities(res)
+			return res, err
 		case method == "tools/call":
 			ctx, raw := sdkwire.WithRawContent(ctx)
 			res, err := next(ctx, method, req)
@@ -263,91 +269,4 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// maxQueuedProgress bounds the progress updates of one call waiting to be
-// sent; past it the newest replaces the last queued, so memory stays
-// bounded against a flood and the latest value always goes out.
-const maxQueuedProgress = 64
-
-// progressForwarder sends a backend's progress for one call to the client
-// that made it, every update in order. The backend's reader must not block
-// (tool.ProgressFunc), so forward only queues the update (bounded) and a
-// goroutine of the call sends the queue; stop sends what is left before
-// the call's result.
-type progressForwarder struct {
-	ctx     context.Context // the call's: it carries the request for HTTP routing
-	session *mcp.ServerSession
-	token   any
-	log     *slog.Logger
-
-	mu     sync.Mutex
-	queued []*mcp.ProgressNotificationParams // guarded by mu
-
-	wake    chan struct{} // buffer 1
-	stopped chan struct{} // closed by stop
-	done    chan struct{} // closed when run returned
-}
-
-func startProgress(ctx context.Context, session *mcp.ServerSession, token any, log *slog.Logger) *progressForwarder {
-	f := &progressForwarder{
-		ctx: ctx, session: session, token: token, log: log,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
-	}
-	go f.run()
-	return f
-}
-
-// forward is the tool.ProgressFunc of the call.
-func (f *progressForwarder) forward(p tool.Progress) {
-	n := &mcp.ProgressNotificationParams{ProgressToken: f.token, Progress: p.Progress, Total: p.Total, Message: p.Message}
-	f.mu.Lock()
-	if len(f.queued) < maxQueuedProgress {
-		f.queued = append(f.queued, n)
-	} else {
-		f.queued[len(f.queued)-1] = n
-	}
-	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default: // a send is due already and will take the whole queue
-	}
-}
-
-func (f *progressForwarder) run() {
-	defer close(f.done)
-	for {
-		select {
-		case <-f.wake:
-			f.flush()
-		case <-f.stopped:
-			f.flush() // the last updates go out before the result
-			return
-		case <-f.ctx.Done():
-			return
-		}
-	}
-}
-
-func (f *progressForwarder) flush() {
-	f.mu.Lock()
-	queued := f.queued
-	f.queued = nil
-	f.mu.Unlock()
-	for _, p := range queued {
-		if f.ctx.Err() != nil {
-			return
-		}
-		if err := f.session.NotifyProgress(f.ctx, p); err != nil {
-			f.log.Debug("forwarding progress failed", "err", err)
-			return
-		}
-	}
-}
-
-// stop ends forwarding and waits for the goroutine, so no progress follows
-// the call's result.
-func (f *progressForwarder) stop() {
-	close(f.stopped)
-	<-f.done
 }

@@ -27,13 +27,16 @@ type scenarioResult struct {
 // The official conformance suite's server scenarios, against the gateway in
 // front of the go-sdk conformance everything-server (a stdio child).
 //
-// Run 1 serves the tools as the gateway always does, mcp__everything__<raw>:
-// the scenarios that call a fixed tool name (test_simple_text, …), or use
-// prompts, resources or completion (the gateway serves tools only) cannot
-// pass. Run 2 serves raw names (Options.RawNames), so the tools-call
-// scenarios exercise the real forwarding path: content types, isError and
-// progress must pass; logging, sampling and elicitation need
-// server-to-client forwarding, which the bridge does not do yet.
+// Run 1 serves tools and prompts as the gateway always does,
+// mcp__everything__<raw>: the scenarios that call a fixed tool or prompt
+// name (test_simple_text, test_simple_prompt, …) cannot pass; resources
+// (routed by URI) must. Run 2 serves raw names (Options.RawNames), so
+// every scenario exercises the real forwarding path and all must pass:
+// tools-call, prompts-get, completion, and the server-to-client traffic of
+// a call (elicitation and sampling forwarded to the calling client, log
+// messages and progress before the result). The backend speaks 2025-11-25:
+// its tools elicit and sample in the middle of a call, which 2026-07-28
+// refuses.
 func TestConformanceServerScenarios(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	dir := t.TempDir()
@@ -43,8 +46,11 @@ func TestConformanceServerScenarios(t *testing.T) {
 		t.Fatalf("building the go-sdk conformance everything-server: %v\n%s", err, out)
 	}
 	reg := tool.NewRegistry()
-	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: server}
-	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg})
+	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: server, AllowSampling: true,
+		// The server elicits and samples from inside its tools, which protocol
+		// 2026-07-28 refuses (it wants multi round-trip results).
+		ProtocolVersion: "2025-11-25"}
+	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +61,17 @@ func TestConformanceServerScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	always := []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"}
+	always := []string{
+		"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection",
+		"resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+		"resources-subscribe", "resources-unsubscribe", "prompts-list", "logging-set-level",
+	}
 	forwarded := []string{
 		"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
 		"tools-call-mixed-content", "tools-call-error", "tools-call-with-progress",
 		"json-schema-2020-12", "server-sse-polling",
+		"prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
+		"completion-complete",
 	}
 
 	t.Run("namespaced", func(t *testing.T) {
@@ -69,11 +81,23 @@ func TestConformanceServerScenarios(t *testing.T) {
 			if strings.HasPrefix(name, "tools-call-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "unknown tool")) {
 				t.Errorf("%s: want a failure for the namespaced name (unknown tool), got %+v", name, r)
 			}
+			if strings.HasPrefix(name, "prompts-get-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "-32602: unknown prompt")) {
+				t.Errorf("%s: want a failure for the namespaced name (unknown prompt), got %+v", name, r)
+			}
 		}
 	})
 	t.Run("raw names", func(t *testing.T) {
 		results := runConformance(t, conformance, newGateway(t, reg, Options{RawNames: true}), filepath.Join(dir, "raw"))
 		mustPass(t, results, append(slices.Clone(always), forwarded...))
+		// Every scenario, as the everything-server passes them directly.
+		if len(results) < 32 {
+			t.Errorf("only %d scenarios ran, want the suite's 32", len(results))
+		}
+		for name, r := range results {
+			if !r.passed {
+				t.Errorf("%s: want a pass through the gateway, got %+v", name, r)
+			}
+		}
 	})
 }
 

@@ -159,6 +159,7 @@ type Gateway struct {
 	syncMu        sync.Mutex
 	advertised    map[string]advertisement // what the server lists, by served name; guarded by syncMu
 	shadowed      map[shadowed]bool        // raw names not served; guarded by syncMu
+	offers        offerState               // resources, templates and prompts served; guarded by syncMu
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
 	syncDone      chan struct{} // closed when the watch goroutine returned
@@ -221,8 +222,12 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
 		Logger:   log,
 		PageSize: opts.PageSize,
-		// Tools only: the gateway forwards no logging, prompts or resources.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Tools always; resources, prompts and completion are set per
+		// session as the backends offer them (see capabilities).
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
@@ -273,6 +278,7 @@ func (g *Gateway) sync() {
 	if g.opts.ServerOrder != nil {
 		order = g.opts.ServerOrder()
 	}
+	g.syncOffers(order)
 	served, lost := listings(tools, g.opts.RawNames, order)
 	g.reportShadowed(lost)
 	present := make(map[string]bool, len(served))

@@ -98,12 +98,17 @@ type client struct {
 	listChanged atomic.Int64
 	changed     chan struct{} // one value per list_changed, buffered
 	progress    chan *mcp.ProgressNotificationParams
+	// otherChanged receives "resources" or "prompts" on their list_changed.
+	otherChanged chan string
 }
 
 func newSDKClient(c *client) *mcp.Client {
 	c.changed = make(chan struct{}, 1000)
 	c.progress = make(chan *mcp.ProgressNotificationParams, 100)
+	c.otherChanged = make(chan string, 100)
 	return mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.otherChanged <- "resources" },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.otherChanged <- "prompts" },
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.listChanged.Add(1)
 			c.changed <- struct{}{}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"cmp"
-	"slices"
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -32,17 +31,12 @@ func listings(tools []tool.Tool, raw bool, order []string) ([]listing, []shadowe
 		}
 		return out, nil
 	}
-	rank := func(server string) int {
-		if i := slices.Index(order, server); i >= 0 {
-			return i
-		}
-		return len(order)
-	}
+	prec := tool.ByPrecedence(order)
 	byName := map[string]tool.Tool{}
 	for _, t := range tools {
 		name := rawName(t)
 		kept, taken := byName[name]
-		if !taken || cmp.Or(cmp.Compare(rank(t.Origin.Server), rank(kept.Origin.Server)), cmp.Compare(t.Origin.Server, kept.Origin.Server), cmp.Compare(t.Name, kept.Name)) < 0 {
+		if !taken || cmp.Or(prec(t.Origin.Server, kept.Origin.Server), cmp.Compare(t.Name, kept.Name)) < 0 {
 			byName[name] = t
 		}
 	}

@@ -50,7 +50,7 @@ func TestTransportEdges(t *testing.T) {
 	// tested in internal/sdkwire, where it lives.
 }
 
-// The progress forwarder sends the latest update and nothing after stop;
+// The forwarder sends the latest update and nothing after stop;
 // it gives up quietly when the call ends or the client is gone.
 func TestProgressForwarder(t *testing.T) {
 	g := newGateway(t, tool.NewRegistry(), Options{})
@@ -60,10 +60,10 @@ func TestProgressForwarder(t *testing.T) {
 		ss = s
 	}
 
-	f := startProgress(context.Background(), ss, "p", g.log)
+	f := newForwarder(context.Background(), ss, g.log)
 	// Forwarded while the sender may be busy: at least the last one arrives.
 	for i := 1; i <= 50; i++ {
-		f.forward(tool.Progress{Progress: float64(i), Total: 50, Message: fmt.Sprint("step ", i)})
+		f.progress("p")(tool.Progress{Progress: float64(i), Total: 50, Message: fmt.Sprint("step ", i)})
 	}
 	f.stop()
 	var last *mcp.ProgressNotificationParams
@@ -79,16 +79,16 @@ func TestProgressForwarder(t *testing.T) {
 
 	// A call that ended: the forwarder stops without sending.
 	ctx, cancel := context.WithCancel(context.Background())
-	f = startProgress(ctx, ss, "q", g.log)
+	f = newForwarder(ctx, ss, g.log)
 	cancel()
-	f.forward(tool.Progress{Progress: 1, Total: 0, Message: "late"})
+	f.progress("q")(tool.Progress{Progress: 1, Total: 0, Message: "late"})
 	f.stop()
 
 	// A closed session: the send fails and is only logged.
 	c.session.Close()
 	ss.Wait()
-	f = startProgress(context.Background(), ss, "r", g.log)
-	f.forward(tool.Progress{Progress: 1, Total: 0, Message: "to nobody"})
+	f = newForwarder(context.Background(), ss, g.log)
+	f.progress("r")(tool.Progress{Progress: 1, Total: 0, Message: "to nobody"})
 	f.stop()
 	select {
 	case p := <-c.progress:

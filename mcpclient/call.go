@@ -58,6 +58,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		s.inflight.enter()
 		defer s.inflight.leave()
+		defer s.callers.enter(ctx)()
 		if rt.taskRequired {
 			//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
 			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
@@ -157,7 +158,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
 	defer stop()
 	slot := &captureSlot{replace: true}
-	params := &mcp.CallToolParams{Name: rawName, Arguments: args}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.requestMeta(gen)}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()

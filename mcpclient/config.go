@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -117,6 +118,23 @@ type Config struct {
 	// authorizes a server that answers 401 with a challenge, through
 	// discovery and dynamic client registration (see oauth.go).
 	OAuth *OAuthConfig `json:",omitempty"`
+	// HideResources (resourceTools: false) keeps the server's resources out
+	// of the model-facing resource tools; the CLI and a gateway's clients
+	// still see them.
+	HideResources bool
+	// Roots (roots) are the directories the server may work in, offered
+	// as file:// roots; relative paths are taken from the working
+	// directory. nil means the working directory; an empty list offers
+	// none, which tells a server that would use them to keep its own
+	// settings (server-filesystem keeps the directories of its args).
+	Roots []string
+	// AllowSampling (allowSampling) lets the server ask for model
+	// completions (sampling), when the consumer can answer them.
+	AllowSampling bool
+	// LogLevel (logLevel) is the level the server is asked to log from
+	// (logging/setLevel), for servers that offer logging; "" means
+	// DefaultLogLevel.
+	LogLevel string
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -143,6 +161,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "oauth",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel",
 	}
 }
 
@@ -198,6 +217,8 @@ func (c Config) WithDefaults() Config {
 	out.EnabledTools = slices.Clone(c.EnabledTools)
 	out.DisabledTools = slices.Clone(c.DisabledTools)
 	out.OAuth = cloneOAuth(c.OAuth)
+	out.Roots = slices.Clone(c.Roots)
+	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
 		out.ToolCallTimeout = DefaultToolCallTimeout
 	}
@@ -231,6 +252,7 @@ func (c Config) check(report reportFunc) {
 		c.checkReconnect,
 		c.checkToolFilters,
 		c.checkOAuth,
+		c.checkLogLevel,
 	} {
 		check(report)
 	}
@@ -341,6 +363,15 @@ func (c Config) checkReconnect(report reportFunc) {
 	}
 }
 
+// DefaultLogLevel is the logLevel of a decoded entry that sets none.
+const DefaultLogLevel = "info"
+
+func (c Config) checkLogLevel(report reportFunc) {
+	if _, ok := logLevels[c.LogLevel]; c.LogLevel != "" && !ok {
+		report(fmt.Sprintf("must be one of debug, info, notice, warning, error, critical, alert, emergency, got %q", c.LogLevel), "logLevel")
+	}
+}
+
 func (c Config) checkToolFilters(report reportFunc) {
 	if len(c.EnabledTools) > 0 && len(c.DisabledTools) > 0 {
 		report("enabledTools and disabledTools may not both be set: list either the tools to keep or the tools to hide", "disabledTools", "enabledTools")
@@ -442,6 +473,17 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
 	c.OAuth = decodeOAuth(d, m)
+	if show, ok := m.Bool("resourceTools"); ok {
+		c.HideResources = !show
+	}
+	if m.Value("roots") != nil {
+		c.Roots, _ = m.ExpandStringList("roots")
+		if c.Roots == nil {
+			c.Roots = []string{}
+		}
+	}
+	c.AllowSampling, _ = m.Bool("allowSampling")
+	c.LogLevel, _ = m.String("logLevel")
 
 	// A key of the other transport is an error even when empty: it shows a
 	// misunderstanding worth pointing at.

@@ -170,6 +170,17 @@ disabledTools: [dangerous]
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Reconnect: policy(true, 500, 30000, 9007199254740991)},
 		},
 		{
+			name: "client features: roots, sampling, log level, resource tools",
+			src:  "{serverName: s, transport: stdio, command: c, roots: [/data, ./here], allowSampling: true, logLevel: debug, resourceTools: false}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c",
+				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true},
+		},
+		{
+			name: "no roots at all",
+			src:  "{serverName: s, transport: stdio, command: c, roots: []}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Roots: []string{}},
+		},
+		{
 			name: "initialDelayMs equal to maxDelayMs",
 			src:  "{serverName: s, transport: stdio, command: c, reconnect: {initialDelayMs: 2147483647, maxDelayMs: 2147483647}}",
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Reconnect: policy(true, 2147483647, 2147483647, 10)},
@@ -209,6 +220,8 @@ func TestDecodeConfigErrors(t *testing.T) {
 			`4:26: config.reconnect.maxAttempts: mcp-client(srv): reconnect.maxAttempts must be a positive integer (got the integer 0)`},
 
 		// docs/upstream.md §8.3 policy resolution, cases 97-100.
+		{"logLevel not a level", ok + "logLevel: verbose",
+			`4:11: config.logLevel: must be one of debug, info, notice, warning, error, critical, alert, emergency, got "verbose"`},
 		{"upstream 97: unknown reconnect key", ok + "reconnect:\n  jitterRatio: 0.5",
 			`5:3: config.reconnect.jitterRatio: mcp-client(srv): reconnect.jitterRatio is not a reconnect option`},
 		{"upstream 98: initialDelayMs 0", ok + "reconnect: {initialDelayMs: 0}",
@@ -396,19 +409,20 @@ func TestWithDefaults(t *testing.T) {
 	in := mcpclient.Config{
 		ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c",
 		Args: []string{"a"}, Env: map[string]string{"K": "v"}, Headers: map[string]string{"H": "v"},
-		EnabledTools: []string{"t"}, DisabledTools: []string{"u"},
+		EnabledTools: []string{"t"}, DisabledTools: []string{"u"}, Roots: []string{"r"},
 		Reconnect: p,
 	}
 	got := in.WithDefaults()
 	want := in
 	want.ToolCallTimeout = mcpclient.DefaultToolCallTimeout
 	want.StartupTimeout = mcpclient.DefaultStartupTimeout
+	want.LogLevel = mcpclient.DefaultLogLevel
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("WithDefaults (-want +got):\n%s", diff)
 	}
-	got.Args[0], got.Env["K"], got.Headers["H"], got.EnabledTools[0], got.DisabledTools[0] = "x", "x", "x", "x", "x"
+	got.Args[0], got.Env["K"], got.Headers["H"], got.EnabledTools[0], got.DisabledTools[0], got.Roots[0] = "x", "x", "x", "x", "x", "x"
 	got.Reconnect.MaxAttempts = 42
-	if in.Args[0] != "a" || in.Env["K"] != "v" || in.Headers["H"] != "v" || in.EnabledTools[0] != "t" || in.DisabledTools[0] != "u" || p.MaxAttempts != 3 {
+	if in.Args[0] != "a" || in.Env["K"] != "v" || in.Headers["H"] != "v" || in.EnabledTools[0] != "t" || in.DisabledTools[0] != "u" || in.Roots[0] != "r" || p.MaxAttempts != 3 {
 		t.Errorf("WithDefaults shares mutable state with the original: %+v, reconnect %+v", in, *p)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,7 @@ type generation struct {
 	drops    *sdkwire.ToolDrops // why the SDK dropped tools from tools/list
 	progress progressRoutes
 	resync   chan struct{}              // list_changed arrived (buffer 1: pending re-syncs coalesce)
+	dirty    atomic.Uint32              // the listKinds changed since the last re-sync
 	pages    map[string]json.RawMessage // raw tools/list pages by cursor; supervisor goroutine only
 
 	// ctx is cancelled when the generation ends, which aborts its calls.
@@ -65,9 +67,10 @@ func (g *generation) process() *childproc.Process {
 	return g.child.Process()
 }
 
-// requestResync asks for a re-sync of this generation; pending requests
-// coalesce.
-func (g *generation) requestResync() {
+// requestResync asks for a re-sync of the lists of kinds; pending
+// requests coalesce.
+func (g *generation) requestResync(kinds listKind) {
+	g.dirty.Or(uint32(kinds))
 	select {
 	case g.resync <- struct{}{}:
 	default:
@@ -136,7 +139,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	// gen.resync, so it gets its own re-sync after this startup sync; it is
 	// never merged into it (docs/decisions.md §4), and strict startup keeps its
 	// meaning.
-	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError); err != nil {
+	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError, allKinds); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
 		}
@@ -169,6 +172,8 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		s.status.ProtocolVersion = init.ProtocolVersion
 	}
 	s.mu.Unlock()
+	s.resubscribe(ctx, gen)
+	s.setLogLevel(ctx, gen)
 	return gen, nil
 }
 
@@ -190,25 +195,39 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
 	// Progress is routed as the connection reads it, so a call's last
 	// progress notification is delivered before its response is read.
-	gen.table.OnNotification(gen.progress.notified)
+	gen.table.OnNotification(func(method string, params json.RawMessage) {
+		gen.progress.notified(method, params)
+		if method == "notifications/message" {
+			s.logged(params) // at read time too: a call's log lines come before its result
+		}
+	})
 
 	transport, err := s.transport(gen)
 	if err != nil {
 		gen.end(err)
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, &mcp.ClientOptions{
-		// Advertise nothing: the bridge offers no roots, sampling or
-		// elicitation to servers.
-		Capabilities:   &mcp.ClientCapabilities{},
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	copts := &mcp.ClientOptions{
 		// The SDK's log: its reasons for dropping tools go to gen.drops
 		// (fetch logs them), anything else to the server's log, tagged
 		// component=go-sdk.
 		Logger: sdkwire.ClientLogger(s.log.With("component", "go-sdk").Handler(), "", gen.drops),
 		// The SDK runs notification handlers one at a time; never block it.
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync() },
-	})
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { gen.requestResync(kindTools) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { gen.requestResync(kindResources) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { gen.requestResync(kindPrompts) },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				s.src.ResourceUpdated(req.Params.URI)
+			}
+		},
+	}
+	// Capabilities: only what the consumers answer (elicitation,
+	// sampling) and the roots. On protocol 2026-07-28 the SDK's multi
+	// round-trip middleware answers a call's input requests through the
+	// same handlers, in the call's context.
+	s.clientFeatures(copts)
+	client := s.newClient(copts)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
 		gen.end(err)
@@ -311,7 +330,7 @@ func (s *Server) roundTripper(gen *generation) http.RoundTripper {
 		}
 	}
 	var rt http.RoundTripper = &sdkwire.FailureWatch{Base: http.DefaultTransport, Lost: lost}
-	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: gen.requestResync}
+	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: func() { gen.requestResync(allKinds) }}
 	rt = &sdkwire.CaptureRoundTripper{Base: rt, Table: gen.table.Table, MaxMessage: s.frameLimit()}
 	if len(s.cfg.Headers) == 0 {
 		return rt

@@ -22,7 +22,7 @@ const (
 	msgLostNoReconnect = "connection lost and reconnect is disabled — registered tools will fail until a reload or restart"
 	msgReconnected     = "reconnected and re-synced tools"
 	msgReconnecting    = "connection lost; reconnecting"
-	msgResync          = "tool list changed, re-syncing"
+	msgResync          = "list changed, re-syncing"
 )
 
 // harness is one Server under test with its registry and log.

@@ -91,6 +91,14 @@ type Options struct {
 	// authorized; the zero value never asks a person (the server shows as
 	// needs-login) and keeps tokens in memory.
 	OAuth OAuthOptions
+	// Ask answers the server's requests (elicitation, sampling) made
+	// outside any call, or during a call whose consumer set no
+	// tool.WithAsk; nil refuses them.
+	Ask tool.AskFunc
+	// Elicit and Sample say which requests the consumers answer, so the
+	// server is told it may make them: elicitation (forms and URLs), and
+	// sampling (only for entries with allowSampling).
+	Elicit, Sample bool
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }
@@ -121,6 +129,11 @@ type Server struct {
 	closeErr  error
 
 	inflight inflight // calls in flight, for Drain
+
+	listed  listed        // the last good lists; supervisor goroutine only
+	subs    subscriptions // resource URIs consumers subscribed to
+	callers callers       // calls in flight whose consumer listens
+	roots   rootList      // offered to the server; from Config.Roots
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -154,8 +167,13 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	if opts.MaxCatalogBytes == 0 {
 		opts.MaxCatalogBytes = DefaultMaxCatalogBytes
 	}
+	roots, err := rootsOf(cfg.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.ServerName, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		roots:  roots,
 		cfg:    cfg,
 		policy: *cfg.Reconnect,
 		opts:   opts,
@@ -483,10 +501,11 @@ func (s *Server) serve(gen *generation) error {
 			}
 		}
 		last = time.Now()
-		s.log.Info("tool list changed, re-syncing")
+		kinds := listKind(gen.dirty.Swap(0))
+		s.log.Info("list changed, re-syncing", "lists", kinds.String())
 		// A fetch cut short by the connection's end is not a failed
 		// re-sync: the loss is reported and handled right after.
-		if err := s.sync(gen, false); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
+		if err := s.sync(gen, false, kinds); err != nil && s.ctx.Err() == nil && !gen.ended() && !connectionGone(err) {
 			s.log.Error("tool re-sync failed", "err", err)
 		}
 	}

@@ -67,19 +67,39 @@ type wireListResult struct {
 // strict makes a registration conflict an error (the activation attempt
 // with failOnStartupError); otherwise a conflict leaves the server with no
 // tools and is logged and shown in Status.
-func (s *Server) sync(gen *generation, strict bool) error {
+func (s *Server) sync(gen *generation, strict bool, kinds listKind) error {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StartupTimeout)
 	defer cancel()
-	return s.syncCtx(ctx, gen, strict)
+	return s.syncCtx(ctx, gen, strict, kinds)
 }
 
-func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) error {
+// syncCtx re-fetches the lists of kinds and publishes the server's whole
+// offer. Only a failed tools/list fails it (see fetchOthers).
+func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kinds listKind) error {
 	// Calls of this sync end with the generation too.
 	ctx, stop := mergeCancel(ctx, gen.ctx)
 	defer stop()
+	if kinds&kindTools != 0 {
+		defs, err := s.fetchTools(ctx, gen)
+		if err != nil {
+			return err
+		}
+		s.listed.tools = defs
+	}
+	s.fetchOthers(ctx, gen, kinds)
+	// The swap re-checks that the generation is still alive (docs/decisions.md §8):
+	// tools bound to a dead connection must not appear.
+	if gen.ended() {
+		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
+	}
+	return s.publish(s.offer(capabilities(gen)), strict)
+}
+
+// fetchTools lists the server's tools as registry definitions.
+func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, error) {
 	listed, err := s.fetch(ctx, gen)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defs := make([]tool.Tool, 0, len(listed))
 	for _, rt := range listed {
@@ -94,12 +114,13 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool) erro
 			Annotations:  rt.annotations,
 		})
 	}
-	// The swap re-checks that the generation is still alive (docs/decisions.md §8):
-	// tools bound to a dead connection must not appear.
-	if gen.ended() {
-		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
-	}
-	if err := s.src.Publish(defs...); err != nil {
+	return defs, nil
+}
+
+// publish swaps the server's registrations for o. A conflict leaves the
+// server with nothing registered, failed in Status; strict returns it.
+func (s *Server) publish(o tool.Offer, strict bool) error {
+	if err := s.src.PublishOffer(o); err != nil {
 		if errors.Is(err, tool.ErrSuperseded) {
 			return nil // closing, or taken over by a successor: nothing to show
 		}

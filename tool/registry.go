@@ -18,6 +18,10 @@ import (
 type Registry struct {
 	mu       sync.RWMutex
 	tools    map[string]entry           // by public name; guarded by mu
+	servers  map[string]*Handle         // sources publishing resources or prompts, by Offer.Server; guarded by mu
+	prompts  map[string]promptEntry     // by public name; guarded by mu
+	subs     map[subKey]*subscription   // resource subscriptions; guarded by mu
+	subCalls sync.Mutex                 // serializes the subscribe and unsubscribe calls to servers
 	sorted   []Tool                     // cache for List, valid iff sortedOK; guarded by mu
 	sortedOK bool                       // guarded by mu
 	watchers map[chan struct{}]struct{} // guarded by mu
@@ -38,6 +42,8 @@ func NewRegistry() *Registry { return &Registry{} }
 type Handle struct {
 	r     *Registry
 	names []string // registration order; immutable
+	offer *Offer   // the rest of the offer (Tools nil); nil when it has none; immutable
+	src   *Source  // the source that published it; nil for Register and Replace
 	done  bool     // unregistered; guarded by r.mu
 }
 
@@ -85,40 +91,73 @@ func (r *Registry) Register(tools ...Tool) (*Handle, error) {
 // (old stays registered) and the error is as for Register; a handle from
 // another registry is an error too.
 func (r *Registry) Replace(old *Handle, tools ...Tool) (*Handle, error) {
+	return r.replaceOffer(old, Offer{Tools: tools}, nil)
+}
+
+// replaceOffer is Replace for a whole Offer: tools, and a server's
+// resources, templates and prompts, swapped together.
+func (r *Registry) replaceOffer(old *Handle, o Offer, src *Source) (*Handle, error) {
 	// Checks that need no lock run first, to keep the critical section short.
-	if err := checkDefinitions(tools); err != nil {
+	if err := checkDefinitions(o.Tools); err != nil {
+		return nil, err
+	}
+	rest, err := checkOffer(o)
+	if err != nil {
 		return nil, err
 	}
 	if old != nil && old.r != r {
 		return nil, errors.New("replace tools: the old handle belongs to another registry")
 	}
-	names := make([]string, len(tools))
-	for i, t := range tools {
+	names := make([]string, len(o.Tools))
+	for i, t := range o.Tools {
 		names[i] = t.Name
 	}
-	h := &Handle{r: r, names: names}
+	h := &Handle{r: r, names: names, offer: rest, src: src}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, t := range tools {
-		if e, taken := r.tools[t.Name]; taken && (old == nil || e.owner != old) {
-			return nil, &ConflictError{Name: t.Name}
-		}
+	if err := r.conflictLocked(old, o.Tools, rest); err != nil {
+		return nil, err
 	}
 	changed := r.dropLocked(old)
-	if len(tools) > 0 {
+	if len(o.Tools) > 0 {
 		if r.tools == nil {
-			r.tools = make(map[string]entry, len(tools))
+			r.tools = make(map[string]entry, len(o.Tools))
 		}
-		for _, t := range tools {
+		for _, t := range o.Tools {
 			r.tools[t.Name] = entry{tool: t, owner: h}
 		}
+		changed = true
+	}
+	if r.addOfferLocked(h) {
 		changed = true
 	}
 	if changed {
 		r.changedLocked()
 	}
 	return h, nil
+}
+
+// conflictLocked reports a tool or prompt name, or a server, that a handle
+// other than old holds already.
+func (r *Registry) conflictLocked(old *Handle, tools []Tool, rest *Offer) error {
+	for _, t := range tools {
+		if e, taken := r.tools[t.Name]; taken && (old == nil || e.owner != old) {
+			return &ConflictError{Name: t.Name}
+		}
+	}
+	if rest == nil {
+		return nil
+	}
+	if h, taken := r.servers[rest.Server]; taken && h != old {
+		return &ConflictError{Name: rest.Server, Kind: "server"}
+	}
+	for _, p := range rest.Prompts {
+		if e, taken := r.prompts[p.Name]; taken && e.owner != old {
+			return &ConflictError{Name: p.Name, Kind: "prompt"}
+		}
+	}
+	return nil
 }
 
 // checkDefinitions reports the first malformed definition in tools, or a
@@ -172,7 +211,7 @@ func (r *Registry) dropLocked(h *Handle) bool {
 	for _, name := range h.names {
 		delete(r.tools, name)
 	}
-	return len(h.names) > 0
+	return r.dropOfferLocked(h) || len(h.names) > 0
 }
 
 // changedLocked records a change of the tool set and tells the watchers.

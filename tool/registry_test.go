@@ -28,13 +28,7 @@ func def(name string) tool.Tool {
 }
 
 // defs returns valid definitions for names.
-func defs(names ...string) []tool.Tool {
-	out := make([]tool.Tool, len(names))
-	for i, n := range names {
-		out[i] = def(n)
-	}
-	return out
-}
+func defs(names ...string) []tool.Tool { return each(def, names...) }
 
 // listNames returns the names r.List reports, in its order.
 func listNames(r *tool.Registry) []string {

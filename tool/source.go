@@ -42,6 +42,10 @@ func (s *Source) Successor() *Source { return &Source{r: s.r, prev: s} }
 // On error nothing changes; errors are as for Registry.Register, or
 // ErrSuperseded.
 func (s *Source) Publish(tools ...Tool) error {
+	return s.publish(Offer{Tools: tools})
+}
+
+func (s *Source) publish(o Offer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.superseded {
@@ -57,7 +61,7 @@ func (s *Source) Publish(tools ...Tool) error {
 			old = prev.handle
 		}
 	}
-	h, err := s.r.Replace(old, tools...)
+	h, err := s.r.replaceOffer(old, o, s)
 	if err != nil {
 		return err
 	}
@@ -66,6 +70,7 @@ func (s *Source) Publish(tools ...Tool) error {
 		prev.superseded, prev.handle = true, nil
 		s.prev = nil
 	}
+	s.r.renewSubscriptions(s, h.offer)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,11 +174,15 @@ var ErrNotFound = errors.New("unknown tool")
 // producer can report which one without parsing text; it wraps ErrConflict.
 type ConflictError struct {
 	Name string
+	// Kind is what the name names: "" for a tool, "prompt", or "server"
+	// (a second source publishing resources or prompts as the same server).
+	Kind string
 }
 
-// Error returns exactly `tool "<name>" is already registered`.
+// Error returns exactly `tool "<name>" is already registered` (with the
+// Kind in place of "tool" when set).
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("tool %q is already registered", e.Name)
+	return fmt.Sprintf("%s %q is already registered", cmp.Or(e.Kind, "tool"), e.Name)
 }
 
 // Unwrap returns ErrConflict, so errors.Is(err, ErrConflict) holds.

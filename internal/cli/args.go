@@ -34,7 +34,9 @@ type flags struct {
 	tokenEnv string // --token-env: the variable holding the bearer token
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
-	rawNames bool // --raw-names
+	rawNames bool   // --raw-names
+	server   string // --server: the server to read a resource from
+	elicit   string // --elicit: decline, cancel or defaults
 	// oauthHeadless is --oauth-headless: authorize without a browser.
 	oauthHeadless bool
 	// readyTimeout is --ready-timeout as given ("" when absent).
@@ -49,6 +51,7 @@ type flagSpec struct {
 	json    bool
 	timings bool
 	serve   bool // --stdio, --http
+	server  bool // --server (read)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -70,6 +73,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		i += used
 	}
 	if err := checkSourceFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if err := checkElicitMode(f.elicit); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -165,6 +171,8 @@ func flagDefs() []flagDef {
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
+		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
+		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
 	}
 }
 

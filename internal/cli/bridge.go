@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/resourcetools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -20,6 +21,8 @@ type bridge struct {
 	statuses []host.Status // right after readiness, in plan order
 	failed   []host.Status // enabled entries that are not ready
 	elapsed  time.Duration // until readiness
+	// resources keeps the model-facing resource tools registered.
+	resources *resourcetools.Follower
 }
 
 // open runs src's entries on a one-shot host (in parallel) and waits until
@@ -33,6 +36,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 
 // openOAuth is open with the given OAuth settings (a login's).
 func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.OAuthOptions) (*bridge, error) {
+	e.elicitMode = f.elicit
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{
 		Catalog:  e.catalogOAuth(true, o),
@@ -43,7 +47,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
-	b := &bridge{h: h, reg: reg}
+	b := &bridge{h: h, reg: reg, resources: resourcetools.Follow(reg)}
 	stop := func() {}
 	if !f.json {
 		stop = e.progress(h, len(src.plan.Enabled()))
@@ -52,6 +56,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	// Start failures (failOnStartupError) are in the statuses too.
 	_ = h.Apply(ctx, src.plan)
 	b.elapsed = time.Since(start)
+	b.resources.Refresh()
 	stop()
 	if ctx.Err() != nil {
 		b.close()
@@ -74,7 +79,10 @@ func (e *env) reportFailures(b *bridge) {
 	}
 }
 
-func (b *bridge) close() { b.h.Close() }
+func (b *bridge) close() {
+	b.resources.Stop()
+	b.h.Close()
+}
 
 // stateText is a state as a person reads it ("timed out").
 func stateText(s host.State) string { return strings.ReplaceAll(string(s), "-", " ") }

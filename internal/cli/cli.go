@@ -37,6 +37,9 @@ type IO struct {
 // env is one run's context.
 type env struct {
 	IO
+	// elicitMode is --elicit: how a one-shot command answers a server's
+	// elicitation without a person.
+	elicitMode string
 }
 
 func (e *env) getenv(k string) string {
@@ -67,6 +70,12 @@ Usage:
   mcpbridge search [SOURCE] [--json] [--limit K] QUERY | -
                                                    the tools that fit a request, best first (default 5;
                                                    "-": one query per line of stdin, one line of names each)
+  mcpbridge resources [SOURCE] [--json]            list the servers' resources and resource templates
+  mcpbridge read   [SOURCE] [--json] [--server NAME] URI
+                                                   print a resource (a templated URI finds its server)
+  mcpbridge prompts [SOURCE] [--json]              list the prompts under their public names
+  mcpbridge prompt [SOURCE] [--json] NAME [ARGS_JSON]
+                                                   render a prompt's messages ("role: text")
   mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
   mcpbridge validate [--config FILE]               check a config file without starting anything
   mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]
@@ -83,6 +92,9 @@ SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo confi
 
 Flags:
   --json      machine-readable output
+  --elicit decline|cancel|defaults
+              how to answer a server that asks for input during a command (default decline;
+              defaults accepts with each field's default)
   -v          show servers' log lines (stderr)
   --oauth-headless  authorize OAuth servers without a browser: take the code from the authorization
                     server's redirect (servers that approve without a person: test and CI servers)
@@ -120,6 +132,14 @@ func Main(ctx context.Context, io IO) int {
 		err = e.call(ctx, rest)
 	case "search":
 		err = e.search(ctx, rest)
+	case "resources":
+		err = e.resources(ctx, rest)
+	case "read":
+		err = e.read(ctx, rest)
+	case "prompts":
+		err = e.prompts(ctx, rest)
+	case "prompt":
+		err = e.prompt(ctx, rest)
 	case "status":
 		err = e.status(ctx, rest)
 	case "validate":

@@ -118,10 +118,7 @@ func cutLimit(argv []string) (int, []string, error) {
 // {"name","score","description"}.
 func (e *env) printMatches(ms []toolsearch.Match, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rounded(ms))
+		return printJSON(e.Stdout, rounded(ms))
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(e.Stderr, "no tool matches")

@@ -39,8 +39,21 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 // oauthOptions).
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: mcpclient.Options{Environ: e.Environ, OneShot: oneShot, OAuth: o},
+		Server: e.serverOptions(oneShot, o),
 	}))
+}
+
+// serverOptions are the options of every server a command starts. A
+// gateway (serve) forwards elicitation and sampling to the client that
+// made the call; a one-shot command answers elicitation itself (--elicit).
+func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Options {
+	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o}
+	if oneShot {
+		opts.Ask = e.answer
+	} else {
+		opts.Sample = true
+	}
+	return opts
 }
 
 // loadSource resolves SOURCE: --url, --config, MCPBRIDGE_CONFIG,

@@ -23,6 +23,18 @@ type statusJSON struct {
 	// close to the slowest server, not the sum.
 	ElapsedMs int64              `json:"elapsedMs"`
 	Servers   []serverStatusJSON `json:"servers"`
+	// Shadowed lists the resources and templates of a server that
+	// aggregators (read, a gateway) take from another server, first in the
+	// config, offering the same URI.
+	Shadowed []shadowedJSON `json:"shadowed"`
+}
+
+// shadowedJSON is one tool.Shadowed.
+type shadowedJSON struct {
+	Kind       string `json:"kind"`
+	Key        string `json:"key"`
+	Server     string `json:"server"`
+	ServedFrom string `json:"servedFrom"`
 }
 
 // serverStatusJSON is one entry of the config. Every field is always
@@ -36,13 +48,17 @@ type serverStatusJSON struct {
 	ServerName string `json:"serverName"`
 	// State is one of ready, failed, timed-out, needs-login, disabled
 	// (and, for a long-running host, starting, reconnecting, closed).
-	State           string      `json:"state"`
-	Error           string      `json:"error,omitempty"`
-	Transport       string      `json:"transport"`
-	Server          *peerJSON   `json:"server"`
-	ProtocolVersion string      `json:"protocolVersion"`
-	Tools           int         `json:"tools"`
-	Timings         timingsJSON `json:"timings"`
+	State           string    `json:"state"`
+	Error           string    `json:"error,omitempty"`
+	Transport       string    `json:"transport"`
+	Server          *peerJSON `json:"server"`
+	ProtocolVersion string    `json:"protocolVersion"`
+	Tools           int       `json:"tools"`
+	// Resources counts the listed resources and templates; Prompts the
+	// prompts.
+	Resources int         `json:"resources"`
+	Prompts   int         `json:"prompts"`
+	Timings   timingsJSON `json:"timings"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -59,6 +75,27 @@ type timingsJSON struct {
 	ConnectMs int64 `json:"connectMs"`
 	// DiscoverMs covers listing the tools (every page) and registering them.
 	DiscoverMs int64 `json:"discoverMs"`
+}
+
+// offerCounts returns, by server name, how many resources (with
+// templates) and prompts it offers.
+func offerCounts(b *bridge) map[string][2]int {
+	out := map[string][2]int{}
+	add := func(server string, i int) {
+		c := out[server]
+		c[i]++
+		out[server] = c
+	}
+	for _, r := range b.reg.Resources() {
+		add(r.Server, 0)
+	}
+	for _, t := range b.reg.ResourceTemplates() {
+		add(t.Server, 0)
+	}
+	for _, p := range b.reg.Prompts() {
+		add(p.Origin.Server, 1)
+	}
+	return out
 }
 
 func toStatusJSON(st host.Status) serverStatusJSON {
@@ -89,9 +126,15 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	if f.json {
-		out := statusJSON{Source: src.name, ElapsedMs: b.elapsed.Milliseconds(), Servers: []serverStatusJSON{}}
+		out := statusJSON{Source: src.name, ElapsedMs: b.elapsed.Milliseconds(), Servers: []serverStatusJSON{}, Shadowed: []shadowedJSON{}}
+		counts := offerCounts(b)
 		for _, st := range b.statuses {
-			out.Servers = append(out.Servers, toStatusJSON(st))
+			sj := toStatusJSON(st)
+			sj.Resources, sj.Prompts = counts[st.Name][0], counts[st.Name][1]
+			out.Servers = append(out.Servers, sj)
+		}
+		for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+			out.Shadowed = append(out.Shadowed, shadowedJSON{Kind: s.Kind, Key: s.Key, Server: s.Server, ServedFrom: s.KeptBy})
 		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -101,6 +144,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		}
 	} else {
 		writeStatusTable(e.Stdout, b.statuses)
+		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
 		enabled := len(src.plan.Enabled())
 		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
 		if off := len(src.plan.Entries) - enabled; off > 0 {

@@ -107,6 +107,7 @@ func TestServerFilesystem(t *testing.T) {
     transport: stdio
     command: %s
     args: [%q]
+    roots: [%[2]q]
 `, bin, dir))
 	file := filepath.Join(dir, "note.txt")
 	args, _ := json.Marshal(map[string]string{"path": file, "content": "written through mcpbridge"})
@@ -137,8 +138,8 @@ func TestServerFilesystem(t *testing.T) {
 // real mcpbridge binary: the plain ones with --url (the suite appends the
 // URL), the auth ones as `mcpbridge call --config F --oauth-headless
 // mcp__c__test-tool '{}'`, F an entry for the scenario's URL whose oauth
-// block carries the scenario's data, with a fresh XDG_STATE_HOME.
-// elicitation-sep1034-client-defaults waits for server-to-client requests.
+// block carries the scenario's data, with a fresh XDG_STATE_HOME: all 26
+// of the pinned suite.
 func TestConformanceClient(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	bin := filepath.Join(t.TempDir(), "mcpbridge")
@@ -154,6 +155,7 @@ func TestConformanceClient(t *testing.T) {
 		{"initialize", bin + " tools --url"},
 		{"tools_call", bin + ` call mcp__remote__add_numbers '{"a":2,"b":3}' --url`},
 		{"sse-retry", bin + " call mcp__remote__test_reconnection --url"},
+		{"elicitation-sep1034-client-defaults", bin + ` call --name c --elicit defaults mcp__c__test_client_elicitation_defaults '{}' --url`},
 	}
 	for _, name := range conformanceAuthScenarios() {
 		scenarios = append(scenarios, struct{ name, command string }{name, exe})

@@ -1,6 +1,7 @@
 package sdkwire
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,6 +38,19 @@ const (
 	// decoded into typed schemas.
 	HeaderToolsPage
 )
+
+// InputRequired reports whether result is an input-required result of a
+// multi round-trip request (SEP-2322): "resultType":"input_required" at
+// its top level.
+func InputRequired(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(`"input_required"`)) {
+		return false // the common case, without decoding
+	}
+	var top struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(result, &top) == nil && top.ResultType == "input_required"
+}
 
 // emptyCallResult is what the SDK decodes in place of a captured tools/call
 // result (assumption 3: it decodes without error).
@@ -210,6 +224,12 @@ func (t *Table) Received(msg jsonrpc.Message) bool {
 	delete(t.pending, resp.ID)
 	t.mu.Unlock()
 	if slot == nil || resp.Error != nil {
+		return false
+	}
+	if InputRequired(resp.Result) {
+		// One round of a multi round-trip call (protocol 2026-07-28): the
+		// SDK's middleware answers its input requests and sends the call
+		// again, whose answer fills the slot (assumption 19).
 		return false
 	}
 	slot.mu.Lock()

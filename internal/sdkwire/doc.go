@@ -117,7 +117,14 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
-//  19. The Streamable HTTP client hands a POST answered 401 to its
+//  19. The client's multi round-trip middleware (protocol 2026-07-28)
+//     answers an input-required result of tools/call, prompts/get or
+//     resources/read through the client's handlers, with the call's own
+//     context, and sends the call again as a new request in that context:
+//     a captured call's slot is filled by the round whose result is
+//     complete, so the capture passes input-required results to the SDK
+//     untouched (InputRequired). TestContractMultiRoundTrip.
+//  20. The Streamable HTTP client hands a POST answered 401 to its
 //     OAuthHandler's Authorize and wraps the error Authorize returns (%w)
 //     in the error of the request, so Connect's error tells a server that
 //     needs a login (internal/oauth.NeedsLoginError). A token source that

@@ -37,7 +37,7 @@ func (s tokenErrSource) Token() (*oauth2.Token, error) { return nil, s.err }
 
 var errSpyLogin = errors.New("spy: needs a login")
 
-// Assumption 19.
+// Assumption 20.
 func TestContractOAuthHandler(t *testing.T) {
 	var withAuth atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,191 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging, sampling and roots (SEP-2577) but keeps them working for at least a year; 2025-11-25 servers use them, and the bridge carries them.
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// maxQueuedNotices bounds the notifications of one call waiting to be
+// sent; past it the newest replaces the last queued, so memory stays
+// bounded against a flood and the latest progress always goes out.
+const maxQueuedNotices = 64
+
+// notice is one notification for the client of a call: a progress update
+// or a log message.
+type notice struct {
+	progress *mcp.ProgressNotificationParams
+	log      *mcp.LoggingMessageParams
+}
+
+// forwarder sends what a backend says during one call (progress, log
+// messages) to the client that made it, in order, before the call's
+// result. The backend's reader must not block (tool.ProgressFunc,
+// tool.LogFunc), so the callbacks only queue (bounded), and a goroutine,
+// started with the first notice, sends the queue; stop sends what is left.
+type forwarder struct {
+	ctx     context.Context // the call's: it carries the request for HTTP routing
+	session *mcp.ServerSession
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	queued  []notice // guarded by mu
+	started bool     // the goroutine runs; guarded by mu
+
+	wake    chan struct{} // buffer 1
+	stopped chan struct{} // closed by stop
+	done    chan struct{} // closed when run returned
+}
+
+func newForwarder(ctx context.Context, session *mcp.ServerSession, log *slog.Logger) *forwarder {
+	return &forwarder{
+		ctx: ctx, session: session, log: log,
+		wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
+	}
+}
+
+// progress returns the call's tool.ProgressFunc, for the client's token.
+func (f *forwarder) progress(token any) tool.ProgressFunc {
+	return func(p tool.Progress) {
+		f.queue(notice{progress: &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message}})
+	}
+}
+
+// logged is the call's tool.LogFunc: the backend's notifications/message
+// params, sent on to the client (at the level the client asked for).
+func (f *forwarder) logged(params json.RawMessage) {
+	m := &mcp.LoggingMessageParams{}
+	if json.Unmarshal(params, m) != nil {
+		return
+	}
+	f.queue(notice{log: m})
+}
+
+func (f *forwarder) queue(n notice) {
+	f.mu.Lock()
+	if len(f.queued) < maxQueuedNotices {
+		f.queued = append(f.queued, n)
+	} else {
+		f.queued[len(f.queued)-1] = n
+	}
+	if !f.started {
+		f.started = true
+		go f.run()
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default: // a send is due already and will take the whole queue
+	}
+}
+
+func (f *forwarder) run() {
+	defer close(f.done)
+	for {
+		select {
+		case <-f.wake:
+			f.flush()
+		case <-f.stopped:
+			f.flush() // the last notices go out before the result
+			return
+		case <-f.ctx.Done():
+			return
+		}
+	}
+}
+
+func (f *forwarder) flush() {
+	f.mu.Lock()
+	queued := f.queued
+	f.queued = nil
+	f.mu.Unlock()
+	for _, n := range queued {
+		if f.ctx.Err() != nil {
+			return
+		}
+		var err error
+		if n.progress != nil {
+			err = f.session.NotifyProgress(f.ctx, n.progress)
+		} else {
+			err = f.session.Log(f.ctx, n.log)
+		}
+		if err != nil {
+			f.log.Debug("forwarding a notification failed", "err", err)
+			return
+		}
+	}
+}
+
+// stop ends forwarding and waits for the goroutine, so no notice follows
+// the call's result.
+func (f *forwarder) stop() {
+	f.mu.Lock()
+	started := f.started
+	f.started = true // a late notice must not start a goroutine now
+	f.mu.Unlock()
+	close(f.stopped)
+	if started {
+		<-f.done
+	}
+}
+
+// declined is the answer to an elicitation the client cannot take.
+var declined = json.RawMessage(`{"action":"decline"}`)
+
+// asker returns the tool.AskFunc of a call by session: a backend's
+// elicitation and sampling requests go to the client that made the call.
+// An elicitation the client cannot take (no capability, or a 2026-07-28
+// session, where the gateway cannot ask in the middle of a call) is
+// declined; sampling without the capability fails.
+func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		caps := clientCapabilities(session)
+		switch a.Method {
+		case tool.AskElicit:
+			if caps == nil || caps.Elicitation == nil {
+				return declined, nil
+			}
+			return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
+				g.log.Debug("elicitation declined: the client could not be asked", "err", err)
+				return declined, nil
+			})
+		case tool.AskSample:
+			if caps == nil || caps.Sampling == nil {
+				return nil, errors.New("the gateway's client offers no sampling")
+			}
+			return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+		}
+		return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
+	}
+}
+
+// forward decodes params, sends them to the client with send, and encodes
+// the answer; failed handles send's error.
+func forward[P, R any](ctx context.Context, params json.RawMessage, send func(context.Context, *P) (*R, error), failed func(error) (json.RawMessage, error)) (json.RawMessage, error) {
+	p := new(P)
+	if err := json.Unmarshal(params, p); err != nil {
+		return nil, fmt.Errorf("invalid request params: %w", err)
+	}
+	res, err := send(ctx, p)
+	if err != nil {
+		return failed(err)
+	}
+	return json.Marshal(res)
+}
+
+// clientCapabilities returns what the client of session said it offers.
+func clientCapabilities(session *mcp.ServerSession) *mcp.ClientCapabilities {
+	if p := session.InitializeParams(); p != nil {
+		return p.Capabilities
+	}
+	return nil
+}

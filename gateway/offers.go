@@ -1,0 +1,321 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// offerState is what the gateway lists of the registry's resources,
+// templates and prompts, to diff the next sync against; syncMu guards it.
+type offerState struct {
+	resources map[string]string // URI → server and definition as listed
+	templates map[string]string // URI template → server and definition
+	prompts   map[string]string // served name → public name and definition
+	lost      map[string]bool   // "kind key server" of items another server took, logged once
+	byServed  map[string]string // served prompt name → public name (completion routing)
+	tplServer map[string]string // URI template → its server (completion routing)
+	uriServer map[string]string // resource URI → its server (subscriptions)
+	subs      map[string]func() // subscribed URI → cancels the registry subscription
+}
+
+// syncOffers makes the server's resources, templates and prompts equal the
+// registry's, by a diff like sync's tools. syncMu must be held.
+func (g *Gateway) syncOffers(order []string) {
+	rank := tool.ByPrecedence(order)
+	g.syncResources(rank)
+	g.syncTemplates(rank)
+	g.syncPrompts(order)
+}
+
+// firstOffer keeps, for each key, the item of the server first by rank, and
+// logs (once) each item left out.
+func firstOffer[T any](g *Gateway, kind string, items []T, key func(T) (k, server string), rank func(a, b string) int) map[string]T {
+	kept := make(map[string]T, len(items))
+	for _, it := range items {
+		k, server := key(it)
+		if prev, taken := kept[k]; taken {
+			_, prevServer := key(prev)
+			if rank(server, prevServer) >= 0 {
+				g.reportLost(kind, k, server, prevServer)
+				continue
+			}
+			g.reportLost(kind, k, prevServer, server)
+		}
+		kept[k] = it
+	}
+	return kept
+}
+
+// reportLost logs, once, that server's item key is not served because
+// keptBy offers the same and comes first in the config.
+func (g *Gateway) reportLost(kind, key, server, keptBy string) {
+	id := kind + " " + key + " " + server
+	if g.offers.lost[id] {
+		return
+	}
+	if g.offers.lost == nil {
+		g.offers.lost = map[string]bool{}
+	}
+	g.offers.lost[id] = true
+	g.log.Warn(kind+" not served: another server offers the same and comes first in the config",
+		kind, key, "server", server, "served_from", keptBy)
+}
+
+func (g *Gateway) syncResources(rank func(a, b string) int) {
+	kept := firstOffer(g, "resource", g.reg.Resources(), func(r tool.Resource) (string, string) { return r.URI, r.Server }, rank)
+	now := make(map[string]string, len(kept))
+	uriServer := make(map[string]string, len(kept))
+	for uri, r := range kept {
+		def := r.Server + "\x00" + string(r.Wire)
+		now[uri], uriServer[uri] = def, r.Server
+		if g.offers.resources[uri] == def {
+			continue
+		}
+		res := &mcp.Resource{}
+		if json.Unmarshal(r.Wire, res) != nil {
+			res = &mcp.Resource{}
+		}
+		res.URI, res.Name, res.Title, res.Description, res.MIMEType = r.URI, r.Name, r.Title, r.Description, r.MIMEType
+		if err := guard(func() { g.server.AddResource(res, g.reader(r.Server)) }); err != nil {
+			g.log.Warn("resource not served", "resource", uri, "server", r.Server, "err", err)
+			delete(now, uri)
+		}
+	}
+	g.server.RemoveResources(gone(g.offers.resources, now)...)
+	g.offers.resources, g.offers.uriServer = now, uriServer
+}
+
+func (g *Gateway) syncTemplates(rank func(a, b string) int) {
+	kept := firstOffer(g, "resource template", g.reg.ResourceTemplates(), func(t tool.ResourceTemplate) (string, string) { return t.URITemplate, t.Server }, rank)
+	now := make(map[string]string, len(kept))
+	tplServer := make(map[string]string, len(kept))
+	for uri, t := range kept {
+		def := t.Server + "\x00" + string(t.Wire)
+		now[uri], tplServer[uri] = def, t.Server
+		if g.offers.templates[uri] == def {
+			continue
+		}
+		rt := &mcp.ResourceTemplate{}
+		if json.Unmarshal(t.Wire, rt) != nil {
+			rt = &mcp.ResourceTemplate{}
+		}
+		rt.URITemplate, rt.Name, rt.Title, rt.Description, rt.MIMEType = t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType
+		if err := guard(func() { g.server.AddResourceTemplate(rt, g.reader(t.Server)) }); err != nil {
+			g.log.Warn("resource template not served", "template", uri, "server", t.Server, "err", err)
+			delete(now, uri)
+		}
+	}
+	g.server.RemoveResourceTemplates(gone(g.offers.templates, now)...)
+	g.offers.templates, g.offers.tplServer = now, tplServer
+}
+
+func (g *Gateway) syncPrompts(order []string) {
+	prompts := g.reg.Prompts()
+	asTools := make([]tool.Tool, len(prompts))
+	byPublic := make(map[string]tool.Prompt, len(prompts))
+	for i, p := range prompts {
+		asTools[i] = tool.Tool{Name: p.Name, Origin: p.Origin}
+		byPublic[p.Name] = p
+	}
+	list, lost := listings(asTools, g.opts.RawNames, order)
+	for _, l := range lost {
+		g.reportLost("prompt", l.tool, l.server, l.keptBy)
+	}
+	now := make(map[string]string, len(list))
+	byServed := make(map[string]string, len(list))
+	for _, l := range list {
+		p := byPublic[l.tool.Name]
+		def := p.Name + "\x00" + string(p.Wire)
+		now[l.served], byServed[l.served] = def, p.Name
+		if g.offers.prompts[l.served] == def {
+			continue
+		}
+		mp := &mcp.Prompt{}
+		if json.Unmarshal(p.Wire, mp) != nil {
+			mp = &mcp.Prompt{}
+		}
+		mp.Name, mp.Title, mp.Description = l.served, p.Title, p.Description
+		if err := guard(func() { g.server.AddPrompt(mp, g.prompter(p.Name)) }); err != nil {
+			g.log.Warn("prompt not served", "prompt", l.served, "err", err)
+			delete(now, l.served)
+		}
+	}
+	g.server.RemovePrompts(gone(g.offers.prompts, now)...)
+	g.offers.prompts, g.offers.byServed = now, byServed
+}
+
+// gone returns the keys of was that are not in now.
+func gone(was, now map[string]string) []string {
+	var out []string
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// guard runs add, turning the SDK's panics on a definition it refuses into
+// an error: one bad backend item must not take the gateway down.
+func guard(add func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refused its definition: %v", r)
+		}
+	}()
+	add()
+	return nil
+}
+
+// reader serves resources/read for server's resources and templates.
+func (g *Gateway) reader(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		res, err := g.reg.ReadResource(ctx, server, req.Params.URI)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.ReadResourceResult{}
+		if err := json.Unmarshal(res.Wire, out); err != nil {
+			return nil, fmt.Errorf("server %q returned a resources/read result the gateway cannot forward: %w", server, err)
+		}
+		return out, nil
+	}
+}
+
+// prompter serves prompts/get for the prompt public.
+func (g *Gateway) prompter(public string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := g.reg.GetPrompt(ctx, public, req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		out := &mcp.GetPromptResult{}
+		if err := json.Unmarshal(res.Wire, out); err != nil {
+			return nil, fmt.Errorf("prompts/get %q: the result cannot be forwarded: %w", public, err)
+		}
+		return out, nil
+	}
+}
+
+// complete serves completion/complete, routed by its reference.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	if p == nil || p.Ref == nil {
+		return nil, errors.New("completion/complete: missing ref")
+	}
+	in := tool.CompleteRequest{
+		Ref:      tool.CompletionRef{Type: p.Ref.Type, URI: p.Ref.URI},
+		Argument: tool.CompletionArgument{Name: p.Argument.Name, Value: p.Argument.Value},
+	}
+	if p.Context != nil {
+		in.Context = p.Context.Arguments
+	}
+	g.syncMu.Lock()
+	switch p.Ref.Type {
+	case tool.RefPrompt:
+		in.Ref.Name = g.offers.byServed[p.Ref.Name]
+	case tool.RefResource:
+		in.Server = g.offers.tplServer[p.Ref.URI]
+	}
+	g.syncMu.Unlock()
+	if p.Ref.Type == tool.RefPrompt && in.Ref.Name == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %q", tool.ErrUnknownPrompt, p.Ref.Name)}
+	}
+	c, err := g.reg.Complete(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: nonNil(c.Values), Total: c.Total, HasMore: c.HasMore}}, nil
+}
+
+// nonNil returns s, or an empty slice for nil ("values" is required).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// subscribe serves resources/subscribe: one registry subscription per URI,
+// whose updates the SDK sends to every session that subscribed.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	g.syncMu.Lock()
+	server, known := g.offers.uriServer[uri]
+	_, subscribed := g.offers.subs[uri]
+	g.syncMu.Unlock()
+	if !known {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	if subscribed {
+		return nil
+	}
+	cancel, err := g.reg.SubscribeResource(ctx, server, uri, func(uri string) {
+		go g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	})
+	if err != nil {
+		return err
+	}
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	if _, raced := g.offers.subs[uri]; raced {
+		cancel()
+		return nil
+	}
+	if g.offers.subs == nil {
+		g.offers.subs = map[string]func(){}
+	}
+	g.offers.subs[uri] = cancel
+	return nil
+}
+
+// unsubscribe serves resources/unsubscribe. The backend subscription stays
+// while the gateway runs (other sessions may hold it; the SDK tracks
+// which): updates for a session that left are simply not sent to it.
+func (g *Gateway) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+
+// setCapabilities adjusts the capabilities of an initialize or
+// server/discover result.
+func (g *Gateway) setCapabilities(res mcp.Result) {
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		g.capabilities(r.Capabilities)
+	case *mcp.DiscoverResult:
+		g.capabilities(r.Capabilities)
+	}
+}
+
+// capabilities sets what the gateway says it offers besides tools: what
+// the backends offer once their first start has settled, everything
+// before (the backends may offer it a moment later, and capabilities do
+// not change within a session).
+func (g *Gateway) capabilities(caps *mcp.ServerCapabilities) {
+	if caps == nil {
+		return
+	}
+	unknown := !g.isReady()
+	resources, subscribe, prompts, complete := unknown, unknown, unknown, unknown
+	for _, o := range g.reg.Servers() {
+		resources = resources || o.Resources
+		subscribe = subscribe || o.Subscribe
+		prompts = prompts || o.Prompts
+		complete = complete || o.Complete
+	}
+	caps.Resources, caps.Prompts, caps.Completions = nil, nil, nil
+	if resources {
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: subscribe}
+	}
+	if prompts {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if complete {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
+}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Answers to a server's elicitation without a person (--elicit).
+const (
+	elicitDecline  = "decline"
+	elicitCancel   = "cancel"
+	elicitDefaults = "defaults"
+)
+
+// checkElicitMode checks --elicit's value.
+func checkElicitMode(mode string) error {
+	switch mode {
+	case "", elicitDecline, elicitCancel, elicitDefaults:
+		return nil
+	}
+	return usagef("--elicit %q: want decline, cancel or defaults", mode)
+}
+
+// answer answers the servers' requests during a one-shot command: an
+// elicitation as --elicit says (decline unless told otherwise); anything
+// else is refused.
+func (e *env) answer(_ context.Context, a tool.Ask) (json.RawMessage, error) {
+	switch a.Method {
+	case tool.AskElicit:
+		return elicitWithoutPerson(e.elicitMode, a.Params)
+	}
+	return nil, fmt.Errorf("mcpbridge does not answer %s here", a.Method)
+}
+
+// elicitWithoutPerson answers an elicitation by mode: decline, cancel, or
+// accept with each requested field's schema default (fields without one
+// are left out; a URL elicitation, which needs a person, is declined).
+func elicitWithoutPerson(mode string, params json.RawMessage) (json.RawMessage, error) {
+	var req struct {
+		Mode   string `json:"mode"`
+		Schema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(params, &req); err != nil {
+		return nil, fmt.Errorf("invalid elicitation request: %w", err)
+	}
+	switch {
+	case mode == elicitCancel:
+		return json.RawMessage(`{"action":"cancel"}`), nil
+	case mode != elicitDefaults || req.Mode == "url":
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}
+	content := map[string]json.RawMessage{}
+	for name, p := range req.Schema.Properties {
+		if len(p.Default) > 0 {
+			content[name] = p.Default
+		}
+	}
+	return json.Marshal(map[string]any{"action": "accept", "content": content})
+}

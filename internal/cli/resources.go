@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// withBridge parses cmd's flags (SOURCE and --json, plus --server when
+// server is set), starts the servers, and runs fn on them with the
+// positional arguments. A server that failed to start is reported and
+// makes the exit status 1 once fn succeeded.
+func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []string, fn func(b *bridge, f *flags) error) error {
+	spec.source, spec.json = true, true
+	f, err := parseFlags(cmd, spec, argv)
+	if err != nil {
+		return err
+	}
+	if f.help {
+		fmt.Fprint(e.Stdout, usage)
+		return nil
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	b, err := e.open(ctx, src, f)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	e.reportFailures(b)
+	if err := fn(b, f); err != nil {
+		return err
+	}
+	if len(b.failed) > 0 {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// resources lists every server's resources and templates:
+// `resources [SOURCE] [--json]`.
+func (e *env) resources(ctx context.Context, argv []string) error {
+	return e.withBridge(ctx, "resources", flagSpec{}, argv, func(b *bridge, f *flags) error {
+		if len(f.args) > 0 {
+			return usagef("resources: unexpected argument %q", f.args[0])
+		}
+		res, tpl := b.reg.Resources(), b.reg.ResourceTemplates()
+		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		if f.json {
+			return e.printResourcesJSON(res, tpl)
+		}
+		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+		for _, r := range res {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", termsafe.Line(r.Server), termsafe.Line(r.URI), termsafe.Line(cmpOr(r.Title, r.Name)), termsafe.Line(r.MIMEType))
+		}
+		for _, t := range tpl {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", termsafe.Line(t.Server), termsafe.Line(t.URITemplate), termsafe.Line(cmpOr(t.Title, t.Name))+" (template)", termsafe.Line(t.MIMEType))
+		}
+		return w.Flush()
+	})
+}
+
+// cmpOr returns a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// printResourcesJSON prints {"resources":[…],"resourceTemplates":[…]}: each
+// item the object the server sent, with "server" first.
+func (e *env) printResourcesJSON(res []tool.Resource, tpl []tool.ResourceTemplate) error {
+	out := struct {
+		Resources []json.RawMessage `json:"resources"`
+		Templates []json.RawMessage `json:"resourceTemplates"`
+	}{Resources: []json.RawMessage{}, Templates: []json.RawMessage{}}
+	for _, r := range res {
+		out.Resources = append(out.Resources, withServer(r.Server, r.Wire, r))
+	}
+	for _, t := range tpl {
+		out.Templates = append(out.Templates, withServer(t.Server, t.Wire, t))
+	}
+	return printJSON(e.Stdout, out)
+}
+
+// withServer returns the object wire with a "server" member in front, or
+// fallback marshalled when wire is not an object.
+func withServer(server string, wire json.RawMessage, fallback any) json.RawMessage {
+	name, _ := json.Marshal(server)
+	body := strings.TrimSpace(string(wire))
+	if !strings.HasPrefix(body, "{") {
+		b, _ := json.Marshal(fallback)
+		body = string(b)
+	}
+	sep := ","
+	if strings.TrimSpace(body[1:]) == "}" {
+		sep = ""
+	}
+	return json.RawMessage(`{"server":` + string(name) + sep + body[1:])
+}
+
+// read prints one resource: `read [SOURCE] [--json] [--server NAME] URI`.
+func (e *env) read(ctx context.Context, argv []string) error {
+	return e.withBridge(ctx, "read", flagSpec{server: true}, argv, func(b *bridge, f *flags) error {
+		if len(f.args) != 1 {
+			return usagef("read: want one URI (see 'mcpbridge help')")
+		}
+		uri := f.args[0]
+		e.reportShadowed(shadowedURI(b, uri))
+		server, err := resourceServer(b, f.server, uri)
+		if err != nil {
+			return err
+		}
+		res, err := b.reg.ReadResource(ctx, server, uri)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			_, err := fmt.Fprintf(e.Stdout, "%s\n", res.Wire)
+			return err
+		}
+		return e.printContent(res.Content)
+	})
+}
+
+// resourceServer picks the server to read uri from: the one named, else
+// the first in config order that lists it, else that has a matching
+// template.
+func resourceServer(b *bridge, named, uri string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	cands := b.reg.ResourceServers(uri)
+	if len(cands) == 0 {
+		return "", fmt.Errorf("no server lists the resource %q or has a template matching it (name one with --server)", uri)
+	}
+	return slices.MinFunc(cands, tool.ByPrecedence(serverOrder(b.statuses))), nil
+}
+
+// reportShadowed says on stderr which resources of a server are not the
+// ones a reader gets, because a server earlier in the config offers the
+// same URI.
+func (e *env) reportShadowed(shadowed []tool.Shadowed) {
+	for _, s := range shadowed {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
+			s.Kind, termsafe.Line(s.Key), s.Server, s.KeptBy)
+	}
+}
+
+// shadowedURI is what ShadowedResources says about uri.
+func shadowedURI(b *bridge, uri string) []tool.Shadowed {
+	var out []tool.Shadowed
+	for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+		if s.Key == uri {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// printContent prints text blocks, each on its own lines, escaped for the
+// terminal.
+func (e *env) printContent(content []tool.Content) error {
+	for _, c := range content {
+		if _, err := fmt.Fprintln(e.Stdout, termsafe.Text(c.Text)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// promptEntry is one prompt as `prompts --json` prints it.
+type promptEntry struct {
+	Name        string                `json:"name"`
+	Server      string                `json:"server"`
+	Title       string                `json:"title,omitempty"`
+	Description string                `json:"description,omitempty"`
+	Arguments   []tool.PromptArgument `json:"arguments,omitempty"`
+}
+
+// prompts lists the prompts under their public names:
+// `prompts [SOURCE] [--json]`.
+func (e *env) prompts(ctx context.Context, argv []string) error {
+	return e.withBridge(ctx, "prompts", flagSpec{}, argv, func(b *bridge, f *flags) error {
+		if len(f.args) > 0 {
+			return usagef("prompts: unexpected argument %q", f.args[0])
+		}
+		ps := b.reg.Prompts()
+		if f.json {
+			out := make([]promptEntry, 0, len(ps))
+			for _, p := range ps {
+				out = append(out, promptEntry{Name: p.Name, Server: p.Origin.Server, Title: p.Title, Description: p.Description, Arguments: p.Arguments})
+			}
+			return printJSON(e.Stdout, out)
+		}
+		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
+		for _, p := range ps {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Line(firstLine(p.Description)))
+		}
+		return w.Flush()
+	})
+}
+
+// promptArgs shows a prompt's arguments: "(name*, style)", * for required.
+func promptArgs(args []tool.PromptArgument) string {
+	names := make([]string, len(args))
+	for i, a := range args {
+		names[i] = a.Name
+		if a.Required {
+			names[i] += "*"
+		}
+	}
+	return "(" + strings.Join(names, ", ") + ")"
+}
+
+// printJSON prints v as indented JSON, HTML characters unescaped.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]`,
+// ARGS_JSON an object of strings.
+func (e *env) prompt(ctx context.Context, argv []string) error {
+	return e.withBridge(ctx, "prompt", flagSpec{}, argv, func(b *bridge, f *flags) error {
+		if len(f.args) < 1 || len(f.args) > 2 {
+			return usagef("prompt: want NAME [ARGS_JSON] (see 'mcpbridge help')")
+		}
+		var args map[string]string
+		if len(f.args) == 2 {
+			if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
+				return usagef("prompt: ARGS_JSON must be a JSON object of strings: %v", err)
+			}
+		}
+		res, err := b.reg.GetPrompt(ctx, f.args[0], args)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			_, err := fmt.Fprintf(e.Stdout, "%s\n", res.Wire)
+			return err
+		}
+		for _, m := range res.Messages {
+			for _, c := range m.Content {
+				fmt.Fprintf(e.Stdout, "%s: %s\n", termsafe.Line(m.Role), termsafe.Text(c.Text))
+			}
+		}
+		return nil
+	})
+}

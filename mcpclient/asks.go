@@ -1,0 +1,232 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging, sampling and roots (SEP-2577) but keeps them working for at least a year; 2025-11-25 servers use them, and the bridge carries them.
+
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// caller is one call in flight whose consumer answers the server's
+// requests or takes its log messages.
+type caller struct {
+	ask tool.AskFunc
+	log tool.LogFunc
+}
+
+// callers are the server's calls in flight with a consumer listening, in
+// the order they started. On protocol 2025-11-25 a request or log message
+// of the server names no call, so it goes to the latest one: exact
+// whenever one call is in flight, the usual case for a person at a
+// terminal or an agent's sequential calls.
+type callers struct {
+	mu   sync.Mutex
+	list []*caller
+}
+
+// enter records the call of ctx, if its consumer listens, and returns the
+// function that ends it.
+func (c *callers) enter(ctx context.Context) func() {
+	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
+	if cl.ask == nil && cl.log == nil {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.list = append(c.list, cl)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if i := slices.Index(c.list, cl); i >= 0 {
+			c.list = slices.Delete(c.list, i, i+1)
+		}
+	}
+}
+
+// latest returns the latest call's function chosen by pick, or nil.
+func latest[F any](c *callers, pick func(*caller) F, none func(F) bool) F {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range slices.Backward(c.list) {
+		if fn := pick(cl); !none(fn) {
+			return fn
+		}
+	}
+	var zero F
+	return zero
+}
+
+// asker returns who answers a request of the server that arrived with ctx:
+// the consumer of the call that made it (ctx carries it on protocol
+// 2026-07-28, where a request is part of its call's result), else the
+// latest call's, else Options.Ask; nil when no one can.
+func (s *Server) asker(ctx context.Context) tool.AskFunc {
+	if fn := tool.AskFrom(ctx); fn != nil {
+		return fn
+	}
+	if fn := latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil }); fn != nil {
+		return fn
+	}
+	return s.opts.Ask
+}
+
+// errNoOneToAsk refuses a request no consumer can answer.
+var errNoOneToAsk = errors.New("no client is there to answer this request")
+
+// ask puts one request of the server to its consumer and decodes the
+// answer into out. Every request is logged with its method.
+func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
+	s.log.Info("server request", "method", method)
+	fn := s.asker(ctx)
+	if fn == nil {
+		return errNoOneToAsk
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	answer, err := fn(ctx, tool.Ask{Method: method, Params: raw})
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("the answer to %s is not a valid result: %w", method, err)
+	}
+	return nil
+}
+
+// clientFeatures sets what the bridge offers the server in opts: handlers
+// for the requests its consumers can answer, and the roots.
+func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
+	caps := &mcp.ClientCapabilities{}
+	if s.opts.Elicit {
+		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			res := &mcp.ElicitResult{}
+			return res, s.ask(ctx, tool.AskElicit, req.Params, res)
+		}
+	}
+	if s.opts.Sample && s.cfg.AllowSampling {
+		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			res := &mcp.CreateMessageWithToolsResult{}
+			return res, s.ask(ctx, tool.AskSample, req.Params, res)
+		}
+	}
+	// Roots always: an empty list tells a server that would take them
+	// (server-filesystem) to keep its own settings.
+	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	opts.Capabilities = caps
+}
+
+// elicitAsIs hands an elicitation/create request to the consumer before
+// the SDK's client checks its schema: that check refuses shapes MCP allows
+// (a titled multi-select, SEP-1330: array items of type string with
+// anyOf), and the consumer (a person's form, a gateway's client) validates
+// what it is given anyway.
+func (s *Server) elicitAsIs(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		params, ok := req.GetParams().(*mcp.ElicitParams)
+		if method != tool.AskElicit || !ok {
+			return next(ctx, method, req)
+		}
+		res := &mcp.ElicitResult{}
+		if err := s.ask(ctx, tool.AskElicit, params, res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
+// rootList is what a server is offered as its roots.
+type rootList = []*mcp.Root
+
+// newClient is the SDK client of one connection attempt, with the roots
+// and the elicitation hook.
+func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, opts)
+	client.AddRoots(s.roots...)
+	if s.opts.Elicit {
+		client.AddReceivingMiddleware(s.elicitAsIs)
+	}
+	return client
+}
+
+// rootsOf turns configured root paths into roots: file URIs of absolute
+// paths, relative ones taken from the working directory. nil paths mean
+// the working directory alone.
+func rootsOf(paths []string) ([]*mcp.Root, error) {
+	if paths == nil {
+		paths = []string{"."}
+	}
+	out := make([]*mcp.Root, 0, len(paths))
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("root %q: %w", p, err)
+		}
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+		out = append(out, &mcp.Root{URI: u.String(), Name: filepath.Base(abs)})
+	}
+	return out, nil
+}
+
+// logLevels maps MCP log levels to slog's.
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug, "info": slog.LevelInfo, "notice": slog.LevelInfo,
+	"warning": slog.LevelWarn, "error": slog.LevelError, "critical": slog.LevelError,
+	"alert": slog.LevelError, "emergency": slog.LevelError,
+}
+
+// logged handles a notifications/message the connection read: to the log
+// at its level, and to the latest call's consumer that listens.
+func (s *Server) logged(params json.RawMessage) {
+	var m struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(params, &m) != nil {
+		return
+	}
+	level, ok := logLevels[m.Level]
+	if !ok {
+		level = slog.LevelInfo
+	}
+	s.log.Log(context.Background(), level, "server log message", "level", m.Level, "logger", m.Logger, "data", string(m.Data))
+	if fn := latest(&s.callers, func(c *caller) tool.LogFunc { return c.log }, func(f tool.LogFunc) bool { return f == nil }); fn != nil {
+		fn(params)
+	}
+}
+
+// requestMeta is the _meta of a request on gen: on protocol 2026-07-28,
+// where a request carries the log level it wants, logLevel; nil otherwise.
+func (s *Server) requestMeta(gen *generation) mcp.Meta {
+	if s.cfg.LogLevel == "" || !listens(gen) {
+		return nil
+	}
+	return mcp.Meta{mcp.MetaKeyLogLevel: s.cfg.LogLevel}
+}
+
+// setLogLevel asks the server for log messages from logLevel up, when it
+// offers logging.
+func (s *Server) setLogLevel(ctx context.Context, gen *generation) {
+	caps := capabilities(gen)
+	if s.cfg.LogLevel == "" || caps == nil || caps.Logging == nil {
+		return
+	}
+	err := gen.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.cfg.LogLevel)})
+	if err != nil {
+		s.log.Warn("logging/setLevel failed; the server's log level is its own", "level", s.cfg.LogLevel, "err", err)
+	}
+}

@@ -1,0 +1,214 @@
+//lint:file-ignore SA1019 the test servers use logging and sampling, deprecated as of MCP 2026-07-28 but carried by the bridge.
+
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// askServer is a go-sdk server whose tools ask their client things:
+// "elicit" (in the middle of the call on 2025-11-25, an input-required
+// result on 2026-07-28), "sample", and "chatty", which logs three lines.
+func askServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"pick": map[string]any{"type": "string"}}}
+	titled := map[string]any{"type": "object", "properties": map[string]any{
+		"pick": map[string]any{"type": "array", "items": map[string]any{"type": "string", "anyOf": []map[string]any{
+			{"const": "a", "title": "A"}, {"const": "b", "title": "B"},
+		}}},
+	}}
+	srv.AddTool(&mcp.Tool{Name: "elicit-titled", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "pick some", RequestedSchema: titled})
+			if err != nil {
+				return nil, err
+			}
+			return textResult(res.Action), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "elicit", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			params := &mcp.ElicitParams{Message: "pick one", RequestedSchema: schema}
+			var res *mcp.ElicitResult
+			if answer, ok := req.Params.InputResponses["pick"].(*mcp.ElicitResult); ok {
+				res = answer
+			} else if req.Session.InitializeParams().ProtocolVersion >= "2026-07-28" {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"pick": params}}, nil
+			} else {
+				var err error
+				if res, err = req.Session.Elicit(ctx, params); err != nil {
+					return nil, err
+				}
+			}
+			return textResult(fmt.Sprintf("%s %v", res.Action, res.Content["pick"])), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "sample", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return textResult("model said " + res.Content.(*mcp.TextContent).Text), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "chatty", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range 3 {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: fmt.Sprint("line ", i)})
+			}
+			return textResult("done"), nil
+		})
+	return srv
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// answer is an AskFunc that records the methods it was asked and answers
+// each with a fixed result.
+type answer struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (a *answer) ask(_ context.Context, q tool.Ask) (json.RawMessage, error) {
+	a.mu.Lock()
+	a.asked = append(a.asked, q.Method)
+	a.mu.Unlock()
+	switch q.Method {
+	case tool.AskElicit:
+		if strings.Contains(string(q.Params), "anyOf") {
+			return json.RawMessage(`{"action":"decline"}`), nil
+		}
+		return json.RawMessage(`{"action":"accept","content":{"pick":"b"}}`), nil
+	default:
+		return json.RawMessage(`{"role":"assistant","model":"m","content":{"type":"text","text":"hello"}}`), nil
+	}
+}
+
+func (a *answer) methods() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return strings.Join(a.asked, ",")
+}
+
+func startAsker(t *testing.T, version string, allowSampling bool, opts Options) *harness {
+	cfg := stdioConfig("ask")
+	cfg.ProtocolVersion, cfg.AllowSampling = version, allowSampling
+	opts.NewTransport = inMemory(t, askServer())
+	return mustStart(t, cfg, opts)
+}
+
+// A server's elicitation goes to the consumer of the call that caused it
+// (on 2026-07-28 as part of the call's result), else to Options.Ask.
+func TestElicitationReachesTheCaller(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			fallback := &answer{}
+			h := startAsker(t, version, false, Options{Elicit: true, Ask: fallback.ask})
+			caller := &answer{}
+			ctx := tool.WithAsk(context.Background(), caller.ask)
+			if res, _ := h.reg.Execute(ctx, "mcp__ask__elicit", nil); res.Text() != "accept b" {
+				t.Errorf("with a caller: %q", res.Text())
+			}
+			if res := h.call("mcp__ask__elicit", `{}`); res.Text() != "accept b" {
+				t.Errorf("without a caller: %q", res.Text())
+			}
+			if caller.methods() != tool.AskElicit || fallback.methods() != tool.AskElicit {
+				t.Errorf("caller asked %q, fallback asked %q; want one elicitation each", caller.methods(), fallback.methods())
+			}
+			if !h.log.HasRecord(slog.LevelInfo, "server request", "method", tool.AskElicit) {
+				t.Errorf("the request was not logged:\n%s", h.log.Text())
+			}
+		})
+	}
+}
+
+// A titled multi-select (SEP-1330), which the SDK's client-side schema
+// check refuses, reaches the consumer as sent (protocol 2025-11-25; on
+// 2026-07-28 the SDK checks it before any hook).
+func TestElicitationTitledMultiSelect(t *testing.T) {
+	a := &answer{}
+	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: a.ask})
+	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != tool.AskElicit {
+		t.Errorf("result %q, asked %q; want the consumer's decline", res.Text(), a.methods())
+	}
+}
+
+// Without anyone to ask, the server is told so; without Elicit, it is not
+// offered elicitation at all.
+func TestElicitationRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"no one to ask", Options{Elicit: true}, "no client is there to answer this request"},
+		{"not offered", Options{}, "client does not support elicitation"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := startAsker(t, "2025-11-25", false, c.opts)
+			if res := h.call("mcp__ask__elicit", `{}`); !res.IsError || !strings.Contains(res.Text(), c.want) {
+				t.Errorf("result %q, want an error with %q", res.Text(), c.want)
+			}
+		})
+	}
+}
+
+// Sampling is offered only to entries with allowSampling, and only when the
+// consumer answers it.
+func TestSamplingNeedsAllowSampling(t *testing.T) {
+	for _, c := range []struct {
+		allow, sample bool
+		want          string
+	}{
+		{true, true, "model said hello"},
+		{false, true, "client does not support CreateMessage"},
+		{true, false, "client does not support CreateMessage"},
+	} {
+		t.Run(fmt.Sprintf("allow=%v,sample=%v", c.allow, c.sample), func(t *testing.T) {
+			a := &answer{}
+			h := startAsker(t, "2025-11-25", c.allow, Options{Sample: c.sample, Ask: a.ask})
+			if res := h.call("mcp__ask__sample", `{}`); !strings.Contains(res.Text(), c.want) {
+				t.Errorf("result %q, want %q", res.Text(), c.want)
+			}
+		})
+	}
+}
+
+// A call's log messages reach its consumer before its result, and the log
+// at their level; the server is asked for them from logLevel up (by
+// logging/setLevel, or per request on 2026-07-28).
+func TestLogMessagesReachTheCaller(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			h := startAsker(t, version, false, Options{})
+			var mu sync.Mutex
+			var lines []string
+			ctx := tool.WithLog(context.Background(), func(p json.RawMessage) {
+				mu.Lock()
+				lines = append(lines, string(p))
+				mu.Unlock()
+			})
+			res, _ := h.reg.Execute(ctx, "mcp__ask__chatty", nil)
+			mu.Lock()
+			got := strings.Join(lines, "\n")
+			mu.Unlock()
+			if res.Text() != "done" || len(lines) != 3 || !strings.Contains(got, `"data":"line 2"`) {
+				t.Errorf("result %q; the caller got %d lines before it:\n%s", res.Text(), len(lines), got)
+			}
+			if n := h.log.CountRecords(slog.LevelWarn, "server log message", "level", "warning"); n != 3 {
+				t.Errorf("%d warning records, want 3:\n%s", n, h.log.Text())
+			}
+		})
+	}
+}

@@ -1,0 +1,242 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// offerServer is an in-memory go-sdk server with resources, a template,
+// prompts, completion and subscriptions, counting what it is asked.
+type offerServer struct {
+	srv                   *mcp.Server
+	subscribes, unsubs    atomic.Int32
+	failLists             atomic.Bool // resources/list and prompts/list answer an error
+	loopCursor            atomic.Bool // resources/list repeats its cursor forever
+	lastCompletionRefName atomic.Value
+}
+
+func newOfferServer() *offerServer {
+	o := &offerServer{}
+	o.srv = mcp.NewServer(&mcp.Implementation{Name: "offers", Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			o.lastCompletionRefName.Store(req.Params.Ref.Type + " " + req.Params.Ref.Name + req.Params.Ref.URI)
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}, Total: 1}}, nil
+		},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { o.subscribes.Add(1); return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { o.unsubs.Add(1); return nil },
+	})
+	o.srv.AddResource(&mcp.Resource{URI: "mem://text", Name: "text", MIMEType: "text/plain"}, textReader("hello"))
+	o.srv.AddResource(&mcp.Resource{URI: "mem://blob", Name: "blob"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: []byte("0123456789")}}}, nil
+	})
+	o.srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "mem://item/{id}", Name: "item"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "item " + strings.TrimPrefix(req.Params.URI, "mem://item/")}}}, nil
+	})
+	o.srv.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Say hello", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Hello " + req.Params.Arguments["who"]}},
+				{Role: "assistant", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://text", Text: "embedded"}}},
+			}}, nil
+		})
+	o.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch {
+			case o.failLists.Load() && (method == "resources/list" || method == "prompts/list"):
+				return nil, errors.New("lists are down")
+			case o.loopCursor.Load() && method == "resources/list":
+				return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: "again"}, nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return o
+}
+
+func textReader(text string) mcp.ResourceHandler {
+	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: text}}}, nil
+	}
+}
+
+func startOffers(t *testing.T, cfg Config) (*harness, *offerServer, *memServer) {
+	t.Helper()
+	o := newOfferServer()
+	mem := newMemServer(t, o.srv)
+	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
+	return h, o, mem
+}
+
+func uris(reg *tool.Registry) []string {
+	var out []string
+	for _, r := range reg.Resources() {
+		out = append(out, r.Server+" "+r.URI)
+	}
+	return out
+}
+
+func TestOfferDiscovered(t *testing.T) {
+	h, o, _ := startOffers(t, stdioConfig("mem"))
+	ctx := context.Background()
+	if got, want := uris(h.reg), []string{"mem mem://blob", "mem mem://text"}; !slices.Equal(got, want) {
+		t.Errorf("resources = %v, want %v", got, want)
+	}
+	if tpl := h.reg.ResourceTemplates(); len(tpl) != 1 || tpl[0].URITemplate != "mem://item/{id}" || !strings.Contains(string(tpl[0].Wire), `"name":"item"`) {
+		t.Errorf("templates = %+v", tpl)
+	}
+	ps := h.reg.Prompts()
+	if len(ps) != 1 || ps[0].Name != "mcp__mem__greet" || ps[0].Origin.Name != "greet" || len(ps[0].Arguments) != 1 || !ps[0].Arguments[0].Required {
+		t.Fatalf("prompts = %+v", ps)
+	}
+	for _, c := range []struct{ uri, want string }{
+		{"mem://text", "hello"},
+		{"mem://blob", "[binary resource mem://blob: image/png, 10 B]"},
+		{"mem://item/7", "item 7"},
+	} {
+		res, err := h.reg.ReadResource(ctx, "mem", c.uri)
+		if err != nil || len(res.Content) != 1 || res.Content[0].Text != c.want {
+			t.Errorf("read %s = %+v, %v; want %q", c.uri, res, err, c.want)
+		}
+	}
+	if res, _ := h.reg.ReadResource(ctx, "mem", "mem://blob"); !strings.Contains(string(res.Wire), base64.StdEncoding.EncodeToString([]byte("0123456789"))) {
+		t.Errorf("blob wire = %s, want the server's base64", res.Wire)
+	}
+	if _, err := h.reg.ReadResource(ctx, "mem", "mem://none"); err == nil || !strings.Contains(err.Error(), `server "mem": resources/read:`) {
+		t.Errorf("read of an unknown URI: err = %v", err)
+	}
+	pr, err := h.reg.GetPrompt(ctx, "mcp__mem__greet", map[string]string{"who": "Ada"})
+	if err != nil || len(pr.Messages) != 2 || pr.Messages[0].Content[0].Text != "Hello Ada" || pr.Messages[1].Role != "assistant" || pr.Messages[1].Content[0].Text != "embedded" {
+		t.Errorf("prompt = %+v, %v", pr, err)
+	}
+	for _, ref := range []tool.CompletionRef{{Type: tool.RefPrompt, Name: "mcp__mem__greet"}, {Type: tool.RefResource, URI: "mem://item/{id}"}} {
+		c, err := h.reg.Complete(ctx, tool.CompleteRequest{Ref: ref, Argument: tool.CompletionArgument{Name: "who", Value: "A"}})
+		if err != nil || !slices.Equal(c.Values, []string{"A-done"}) || c.Total != 1 {
+			t.Errorf("complete %+v = %+v, %v", ref, c, err)
+		}
+	}
+	if got := o.lastCompletionRefName.Load(); got != "ref/resource mem://item/{id}" {
+		t.Errorf("server saw ref %v", got)
+	}
+	if s := h.reg.Servers(); len(s) != 1 || !s[0].Resources || !s[0].Prompts || !s[0].Complete || !s[0].Subscribe || s[0].HideResources {
+		t.Errorf("servers = %+v", s)
+	}
+}
+
+func TestOfferHiddenResources(t *testing.T) {
+	cfg := stdioConfig("mem")
+	cfg.HideResources = true
+	h, _, _ := startOffers(t, cfg)
+	if s := h.reg.Servers(); len(s) != 1 || !s[0].HideResources || len(h.reg.Resources()) != 2 {
+		t.Errorf("servers = %+v, resources = %v", s, uris(h.reg))
+	}
+}
+
+func TestOfferListChanged(t *testing.T) {
+	h, o, _ := startOffers(t, stdioConfig("mem"))
+	o.srv.AddResource(&mcp.Resource{URI: "mem://new", Name: "new"}, textReader("new"))
+	waitFor(t, "the new resource", func() bool { return slices.Contains(uris(h.reg), "mem mem://new") })
+	o.srv.RemovePrompts("greet")
+	waitFor(t, "the prompt to go", func() bool { return len(h.reg.Prompts()) == 0 })
+	if !h.log.HasRecord(slog.LevelInfo, msgResync, "lists", "resources") || !h.log.HasRecord(slog.LevelInfo, msgResync, "lists", "prompts") {
+		t.Errorf("want re-sync records naming the lists; log:\n%s", h.log.Text())
+	}
+	if h.log.HasRecord(slog.LevelInfo, msgResync, "lists", "tools") {
+		t.Errorf("a resource or prompt change re-listed the tools; log:\n%s", h.log.Text())
+	}
+}
+
+// A failed or endless list keeps the last good one and never fails the
+// server: its tools stand on their own.
+func TestOfferListFailureKeepsLastGood(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(o *offerServer)
+		want string
+	}{
+		{"error", func(o *offerServer) { o.failLists.Store(true) }, "lists are down"},
+		{"repeated cursor", func(o *offerServer) { o.loopCursor.Store(true) }, `resources/list returned the cursor "again" twice`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, o, _ := startOffers(t, stdioConfig("mem"))
+			c.set(o)
+			o.srv.AddResource(&mcp.Resource{URI: "mem://new", Name: "new"}, textReader("new"))
+			waitFor(t, "the failed fetch's log", func() bool {
+				return strings.Contains(h.log.Text(), "list fetch failed; keeping the last good list") && strings.Contains(h.log.Text(), c.want)
+			})
+			if got, want := uris(h.reg), []string{"mem mem://blob", "mem mem://text"}; !slices.Equal(got, want) {
+				t.Errorf("resources = %v, want the last good %v", got, want)
+			}
+			if st := h.srv.Status(); st.State != "ready" {
+				t.Errorf("state = %s, want ready", st.State)
+			}
+		})
+	}
+}
+
+// Subscriptions on either protocol: resources/subscribe (2025-11-25, where
+// the server's handlers count them) or a subscriptions/listen stream
+// (2026-07-28); updates arrive, and survive a reconnect.
+func TestOfferSubscribe(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			cfg := stdioConfig("mem")
+			cfg.ProtocolVersion = version
+			h, o, mem := startOffers(t, cfg)
+			legacy := version < "2026-07-28"
+			ctx := context.Background()
+			updates := make(chan string, 16)
+			cancel, err := h.reg.SubscribeResource(ctx, "mem", "mem://text", func(uri string) { updates <- uri })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if legacy && o.subscribes.Load() != 1 {
+				t.Errorf("server saw %d subscribes, want 1", o.subscribes.Load())
+			}
+			notifyUntilSeen(t, o.srv, updates, "mem://text")
+			mem.crash(1) // the subscription is renewed on the next connection
+			waitFor(t, "the reconnect", func() bool { return mem.connections() == 2 && h.srv.Status().State == "ready" })
+			notifyUntilSeen(t, o.srv, updates, "mem://text")
+			cancel()
+			if legacy && (o.subscribes.Load() != 2 || o.unsubs.Load() != 1) {
+				t.Errorf("server saw %d subscribes and %d unsubscribes, want 2 and 1", o.subscribes.Load(), o.unsubs.Load())
+			}
+		})
+	}
+}
+
+// notifyUntilSeen sends updates of uri until one arrives (a listen stream
+// may still be opening).
+func notifyUntilSeen(t *testing.T, srv *mcp.Server, ch <-chan string, uri string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("update %q", uri), func() bool {
+		_ = srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		select {
+		case got := <-ch:
+			return got == uri
+		case <-time.After(20 * time.Millisecond):
+			return false
+		}
+	})
+}
+
+// A server without resources or prompts publishes none, and the registry
+// knows it offers nothing but tools.
+func TestOfferToolsOnly(t *testing.T) {
+	h, _, _ := fixtureHarness(t, mcppeer.FixtureOptions{})
+	if len(h.reg.Servers()) != 0 || len(h.reg.Resources()) != 0 || len(h.reg.Prompts()) != 0 {
+		t.Errorf("servers = %+v", h.reg.Servers())
+	}
+}

@@ -1,0 +1,61 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Ask is a request a source makes of the consumer while it serves a call:
+// for an MCP server, a form or URL to fill in (Method "elicitation/create"),
+// a model completion ("sampling/createMessage") or the roots in scope
+// ("roots/list"). Params and the answer are the protocol's JSON, so a
+// consumer can forward them as they are.
+type Ask struct {
+	Method string
+	Params json.RawMessage
+}
+
+// The methods of Ask a consumer may be asked.
+const (
+	AskElicit = "elicitation/create"
+	AskSample = "sampling/createMessage"
+	AskRoots  = "roots/list"
+)
+
+// AskFunc answers an Ask: the result JSON, or an error the source reports
+// to its server. It may block (a person answers a form) until ctx ends.
+type AskFunc func(ctx context.Context, a Ask) (json.RawMessage, error)
+
+// LogFunc receives the log messages a source sends during a call (for an
+// MCP server, the params of notifications/message). Like a ProgressFunc it
+// runs on the source's goroutine and must never block.
+type LogFunc func(params json.RawMessage)
+
+type askKey struct{}
+
+type logKey struct{}
+
+// WithAsk returns a context whose tool calls put their sources' requests
+// to fn: the consumer that made the call answers them (a terminal asks the
+// person, a gateway forwards to its client).
+func WithAsk(ctx context.Context, fn AskFunc) context.Context {
+	return context.WithValue(ctx, askKey{}, fn)
+}
+
+// AskFrom returns the AskFunc of ctx, or nil.
+func AskFrom(ctx context.Context) AskFunc {
+	fn, _ := ctx.Value(askKey{}).(AskFunc)
+	return fn
+}
+
+// WithLog returns a context whose tool calls send their sources' log
+// messages to fn.
+func WithLog(ctx context.Context, fn LogFunc) context.Context {
+	return context.WithValue(ctx, logKey{}, fn)
+}
+
+// LogFrom returns the LogFunc of ctx, or nil.
+func LogFrom(ctx context.Context) LogFunc {
+	fn, _ := ctx.Value(logKey{}).(LogFunc)
+	return fn
+}
