@@ -113,6 +113,10 @@ func (e *env) login(ctx context.Context, argv []string) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
 		return &exitError{ExitFailed}
 	}
+	if usesCode(cfg) && !stored(o.StateDir, cfg) {
+		fmt.Fprintf(e.Stdout, "%s did not ask for a login (%d tools).\n", cfg.ServerName, st.Tools)
+		return nil
+	}
 	fmt.Fprintf(e.Stdout, "Logged in to %s (%d tools).\n", cfg.ServerName, st.Tools)
 	return nil
 }
@@ -136,6 +140,22 @@ func (e *env) logout(argv []string) error {
 		fmt.Fprintf(e.Stdout, "No stored login for %s.\n", cfg.ServerName)
 	}
 	return nil
+}
+
+// usesCode reports whether the entry's grant is the authorization code,
+// the one whose tokens are stored.
+func usesCode(cfg mcpclient.Config) bool {
+	return cfg.OAuth == nil || cfg.OAuth.Grant == "" || cfg.OAuth.Grant == oauth.GrantAuthorizationCode
+}
+
+// stored reports whether the server has stored tokens.
+func stored(stateDir string, cfg mcpclient.Config) bool {
+	store, err := oauth.OpenStore(stateDir)
+	if err != nil {
+		return false
+	}
+	rec, err := store.Load(oauth.Key(cfg.URL, cfg.OAuth))
+	return err == nil && rec != nil
 }
 
 // forget deletes the server's stored tokens; it reports whether there were

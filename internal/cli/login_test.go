@@ -154,3 +154,13 @@ func TestLoginURLHeadless(t *testing.T) {
 		t.Errorf("%d authorizations, want 1", n)
 	}
 }
+
+// A login to a server that asks for none says so.
+func TestLoginNotNeeded(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r := mcpbridge(t, "", "login", "--url", srv.URL, "--oauth-headless")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "remote did not ask for a login (") {
+		t.Errorf("login: %+v", r)
+	}
+}

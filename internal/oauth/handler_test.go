@@ -92,6 +92,12 @@ func TestRefreshOnNextAttempt(t *testing.T) {
 	if srv.Refreshes() <= before || srv.Authorizations() != 1 {
 		t.Errorf("refreshes %d→%d, authorizations %d: want a refresh and no new login", before, srv.Refreshes(), srv.Authorizations())
 	}
+	// A refresh the server refuses (invalid_grant) ends in needs-login.
+	srv.RevokeAll()
+	var nl *NeedsLoginError
+	if err := connect(t, srv, nil, Options{StateDir: dir}); !errors.As(err, &nl) {
+		t.Errorf("after a refused refresh: %v, want NeedsLoginError", err)
+	}
 }
 
 // A login receives the code on the loopback callback, where the browser
