@@ -78,3 +78,14 @@ func TestOAuthRecoversAfterLogin(t *testing.T) {
 		t.Errorf("tools %v", h.names())
 	}
 }
+
+// An oauth block that cannot make a handler (a key file gone) fails the
+// attempt with its reason.
+func TestOAuthHandlerError(t *testing.T) {
+	cfg := oauthConfig("http://127.0.0.1:1/mcp")
+	cfg.OAuth = &OAuthConfig{Grant: oauth.GrantClientCredentials, ClientID: "c", PrivateKeyFile: t.TempDir() + "/gone.pem"}
+	h, err := start(t, cfg, Options{OneShot: true})
+	if st := h.srv.Status(); err == nil || st.State != host.StateFailed || !strings.Contains(st.Err, "privateKeyFile") {
+		t.Errorf("status %s %q (%v)", st.State, st.Err, err)
+	}
+}
