@@ -62,7 +62,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 		b.close()
 		return nil, ctx.Err()
 	}
-	b.statuses = h.Status()
+	b.statuses = loginHints(h.Status(), f)
 	for _, st := range b.statuses {
 		if st.State != host.StateReady && st.State != host.StateDisabled {
 			b.failed = append(b.failed, st)

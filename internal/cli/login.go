@@ -32,6 +32,25 @@ func (e *env) oauthOptions(f *flags) mcpclient.OAuthOptions {
 	return o
 }
 
+// loginHints completes the command a needs-login server names with the
+// --config the command was given, so that it can be run as shown.
+func loginHints(statuses []host.Status, f *flags) []host.Status {
+	for i, st := range statuses {
+		if st.State == host.StateNeedsLogin && f.config != "" && strings.HasPrefix(st.Err, "run mcpbridge login ") {
+			statuses[i].Err += " --config " + shellQuote(f.config)
+		}
+	}
+	return statuses
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // loginTarget resolves the server of login and logout: NAME in SOURCE
 // (serverName or entry id), or the --url server.
 func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient.Config, error) {

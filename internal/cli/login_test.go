@@ -61,7 +61,7 @@ func TestLoginLogout(t *testing.T) {
 		return r
 	}
 	r := step(1, "status", "--config", cfg)
-	if !strings.Contains(r.stdout, "g: needs login: run mcpbridge login guarded") {
+	if !strings.Contains(r.stdout, "g: needs login: run mcpbridge login guarded --config "+shellQuote(cfg)) {
 		t.Errorf("status before the login:\n%s", r.stdout)
 	}
 	r = step(0, "login", "guarded", "--config", cfg)
@@ -113,6 +113,16 @@ func storedAccessToken(t *testing.T, state string) string {
 		t.Fatalf("record: %v", err)
 	}
 	return rec.Token.AccessToken
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a.yaml": "/tmp/a.yaml", "my dir/a.yaml": "'my dir/a.yaml'", "it's": `'it'\''s'`, "": "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestLoginUsage(t *testing.T) {
