@@ -38,6 +38,11 @@ type OAuthOptions struct {
 	// private half (iss and sub the client, aud the issuer).
 	ClientID, ClientSecret string
 	ClientKey              crypto.PublicKey
+	// IDToken enables cross-app access (SEP-990) for ClientID and
+	// ClientSecret: an IdP at Issuer+"/idp" exchanges this ID token for an
+	// ID-JAG, which the token endpoint takes as a JWT bearer grant from
+	// the client authenticated with HTTP Basic.
+	IDToken string
 	// Legacy makes a server of the 2025-03-26 revision: no protected
 	// resource metadata, and the root's authorization server metadata
 	// names another issuer (the root plus /oauth) than the root.
@@ -65,6 +70,7 @@ type OAuthServer struct {
 	codes   map[string]pendingCode
 	access  map[string]bool
 	refresh map[string]bool
+	jags    map[string]bool // ID-JAGs the IdP issued, not spent yet
 }
 
 type pendingCode struct{ challenge, redirect string }
@@ -75,7 +81,7 @@ func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServ
 	if opts.ExpiresIn == 0 {
 		opts.ExpiresIn = 3600
 	}
-	s := &OAuthServer{opts: opts, codes: map[string]pendingCode{}, access: map[string]bool{}, refresh: map[string]bool{}}
+	s := &OAuthServer{opts: opts, codes: map[string]pendingCode{}, access: map[string]bool{}, refresh: map[string]bool{}, jags: map[string]bool{}}
 	mux := http.NewServeMux()
 	s.ts = httptest.NewServer(mux)
 	s.URL, s.Issuer = s.ts.URL+"/mcp", s.ts.URL
@@ -89,6 +95,8 @@ func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServ
 		}))
 	}
 	mux.HandleFunc("/.well-known/oauth-authorization-server", s.metadata)
+	mux.HandleFunc("/.well-known/oauth-authorization-server/idp", s.idpMetadata)
+	mux.HandleFunc("/idp/token", s.idpToken)
 	mux.HandleFunc("/register", s.register)
 	mux.HandleFunc("/authorize", s.authorize)
 	mux.HandleFunc("/token", s.token)
@@ -204,6 +212,12 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		time.Sleep(s.opts.RefreshHold)
 		ok = s.spendRefresh(r.PostForm.Get("refresh_token"))
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		id, secret, basic := r.BasicAuth()
+		s.mu.Lock()
+		ok = basic && id == s.opts.ClientID && secret == s.opts.ClientSecret && s.jags[r.PostForm.Get("assertion")]
+		delete(s.jags, r.PostForm.Get("assertion"))
+		s.mu.Unlock()
 	case "client_credentials":
 		ok = s.opts.ClientID != "" && r.PostForm.Get("resource") == s.URL && s.clientAuthenticated(r)
 	}
@@ -230,6 +244,37 @@ func (s *OAuthServer) spendCode(form url.Values) bool {
 	sum := sha256.Sum256([]byte(form.Get("code_verifier")))
 	return ok && base64.RawURLEncoding.EncodeToString(sum[:]) == pc.challenge &&
 		form.Get("redirect_uri") == pc.redirect && form.Get("resource") == s.URL
+}
+
+func (s *OAuthServer) idpMetadata(w http.ResponseWriter, _ *http.Request) {
+	idp := s.ts.URL + "/idp"
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer": idp, "authorization_endpoint": idp + "/authorize", "token_endpoint": idp + "/token",
+		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+	})
+}
+
+// idpToken is the IdP's token exchange (RFC 8693): the configured ID
+// token for an ID-JAG whose audience is the authorization server and
+// whose resource is the MCP server.
+func (s *OAuthServer) idpToken(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || s.opts.IDToken == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	f := r.PostForm
+	if f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" || f.Get("subject_token") != s.opts.IDToken ||
+		f.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" || f.Get("audience") != s.Issuer || f.Get("resource") != s.URL {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+		return
+	}
+	jag := rand.Text()
+	s.mu.Lock()
+	s.jags[jag] = true
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A",
+	})
 }
 
 // clientAuthenticated checks the client of a client credentials request.

@@ -47,3 +47,34 @@ func TestClientCredentials(t *testing.T) {
 		t.Error("NewHandler with a missing key file succeeded")
 	}
 }
+
+// Cross-app access: the ID token exchanged at the IdP (found from its
+// issuer, or at the configured endpoint) for an ID-JAG, spent with the
+// client's credentials in HTTP Basic.
+func TestCrossAppAccess(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{ClientID: "app", ClientSecret: "s", IDToken: "id-token"})
+	idp := srv.Issuer + "/idp"
+	for _, p := range []*IdP{
+		{Issuer: idp, ClientID: "idp-app", IDToken: "id-token"},
+		{TokenEndpoint: idp + "/token", ClientID: "idp-app", ClientSecret: "x", IDToken: "id-token"},
+	} {
+		if err := connect(t, srv, &Config{Grant: GrantCrossAppAccess, ClientID: "app", ClientSecret: "s", IdP: p}, Options{}); err != nil {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+	for _, tc := range []struct {
+		idp  *IdP
+		want string
+	}{
+		{&IdP{Issuer: idp, ClientID: "idp-app", IDToken: "forged"}, "exchanging the ID token at the IdP"},
+		{&IdP{Issuer: srv.Issuer + "/nowhere", ClientID: "idp-app", IDToken: "id-token"}, "discovering the IdP's token endpoint"},
+	} {
+		err := connect(t, srv, &Config{Grant: GrantCrossAppAccess, ClientID: "app", ClientSecret: "s", IdP: tc.idp}, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.idp, err, tc.want)
+		}
+	}
+	if err := connect(t, srv, &Config{Grant: GrantCrossAppAccess, ClientID: "app", ClientSecret: "wrong", IdP: &IdP{Issuer: idp, ClientID: "i", IDToken: "id-token"}}, Options{}); err == nil || !strings.Contains(err.Error(), "spending the ID-JAG") {
+		t.Errorf("wrong client secret: %v", err)
+	}
+}
