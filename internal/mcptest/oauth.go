@@ -55,7 +55,8 @@ type OAuthOptions struct {
 // registration, an authorization endpoint that approves at once (302 to
 // the redirect URI with the code), PKCE S256 and the resource indicator
 // checked, and a token endpoint for the authorization code and refresh
-// token grants that rotates refresh tokens (a spent one is refused).
+// token grants (the resource indicator required in both) that rotates
+// refresh tokens (a spent one is refused).
 // Methods are safe for concurrent use.
 type OAuthServer struct {
 	// URL is the MCP endpoint; Issuer the authorization server.
@@ -211,7 +212,7 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		ok = s.spendCode(r.PostForm)
 	case "refresh_token":
 		time.Sleep(s.opts.RefreshHold)
-		ok = s.spendRefresh(r.PostForm.Get("refresh_token"))
+		ok = r.PostForm.Get("resource") == s.URL && s.spendRefresh(r.PostForm.Get("refresh_token"))
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
 		id, secret, basic := r.BasicAuth()
 		s.mu.Lock()

@@ -1,10 +1,13 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -63,7 +66,9 @@ func (s *storedSource) refresh(ctx context.Context) (*oauth2.Token, error) {
 		// the server's 401 leads to a new authorization.
 		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the stored token expired and there is no refresh token"}
 	}
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.client)
+	client := *s.client
+	client.Transport = &resourceRefresh{base: client.Transport, resource: s.rec.Resource}
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, &client)
 	tok, err := s.rec.oauthConfig().TokenSource(ctx, old).Token()
 	if err != nil {
 		if !old.Expiry.IsZero() && time.Now().Before(old.Expiry) {
@@ -80,4 +85,36 @@ func (s *storedSource) refresh(ctx context.Context) (*oauth2.Token, error) {
 	}
 	s.rec = &rec
 	return tok, nil
+}
+
+// resourceRefresh adds the resource indicator to refresh requests (RFC
+// 8707 §2.2; the spec asks for it in every token request), which the
+// oauth2 package sends without one.
+type resourceRefresh struct {
+	base     http.RoundTripper // nil: http.DefaultTransport
+	resource string
+}
+
+func (rt *resourceRefresh) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := rt.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if req.Method != http.MethodPost || req.Body == nil || rt.resource == "" {
+		return base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(body))
+	if err == nil && form.Get("grant_type") == "refresh_token" && !form.Has("resource") {
+		form.Set("resource", rt.resource)
+		body = []byte(form.Encode())
+	}
+	req = req.Clone(req.Context())
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return base.RoundTrip(req)
 }
