@@ -197,10 +197,44 @@ func sanitize(content json.RawMessage) json.RawMessage {
 	return append(out, ']')
 }
 
-// decodable reports whether the go-sdk decodes the content array.
+// decodable reports whether the go-sdk decodes the content array. An
+// array of plain text blocks (the common result) is answered without the
+// SDK's decoder, whose every run allocates a 32 KiB buffer.
 func decodable(content json.RawMessage) bool {
+	if plainTexts(content) {
+		return true
+	}
 	var probe mcp.CallToolResult
 	return json.Unmarshal(append(append([]byte(`{"content":`), content...), '}'), &probe) == nil
+}
+
+// plainTexts reports whether content, valid JSON, is an array of blocks
+// that each have exactly a "type" of "text" and a string "text" (keys
+// without escapes): blocks the SDK always decodes.
+func plainTexts(content json.RawMessage) bool {
+	if len(content) == 0 || content[0] != '[' {
+		return false
+	}
+	for block := range projection.Elements(content) {
+		if block[0] != '{' {
+			return false
+		}
+		typed, texted := false, false
+		for key, val := range projection.Members(block) {
+			switch {
+			case projection.KeyIs(key, "type") && string(val) == `"text"`:
+				typed = true
+			case projection.KeyIs(key, "text") && val[0] == '"':
+				texted = true
+			default:
+				return false
+			}
+		}
+		if !typed || !texted {
+			return false
+		}
+	}
+	return true
 }
 
 // diagnostic is the projected text of one content block: what a model

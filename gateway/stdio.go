@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,7 +22,11 @@ import (
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	w := sdkwire.NewLockedWriter(out) // the replies never cut into the SDK's frames
 	r := &lineFilter{src: in, in: bufio.NewReader(in), out: w, max: mcp.DefaultMaxLineLength}
-	return g.ServeTransport(ctx, &mcp.IOTransport{Reader: r, Writer: w})
+	// A lean connection reads what the filter admits (the SDK's own stdio
+	// connection would decode each message three times over).
+	return g.ServeTransport(ctx, &sdkwire.LeanTransport{R: r, W: w, MaxLine: mcp.DefaultMaxLineLength, Close: func() error {
+		return errors.Join(r.Close(), w.Close())
+	}})
 }
 
 // lineFilter is the reading side of a stdio session: the SDK reads the

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,4 +98,25 @@ func TestProgressForwarder(t *testing.T) {
 		}
 	default:
 	}
+}
+
+// plainTexts never says yes to content the SDK would refuse: its fast path
+// agrees with the SDK's decoder.
+func FuzzPlainTexts(f *testing.F) {
+	for _, seed := range []string{
+		`[{"type":"text","text":"a"}]`, `[]`, `[{"type":"text","text":1}]`, `[{"type":"image","text":"a"}]`,
+		`[{"type":"text","text":"a","text":"b"}]`, `[{"type":"text"}]`, `[{"text":"a","type":"text"},{"type":"text","text":"\u00e9"}]`,
+		`[{"type":"text","text":"a","annotations":{"priority":"high"}}]`, `[1]`, `{"type":"text"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		if !json.Valid([]byte(content)) || !plainTexts(json.RawMessage(content)) {
+			return
+		}
+		var probe mcp.CallToolResult
+		if err := json.Unmarshal([]byte(`{"content":`+content+`}`), &probe); err != nil {
+			t.Errorf("plainTexts(%s) = true, but the SDK refuses it: %v", content, err)
+		}
+	})
 }

@@ -108,9 +108,8 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "initialize" || req.Method == "server/discover") {
-		c.expectHandshake(req.ID)
-	}
+	c.expectIfHandshake(msg, true)
+	c.noteHandshake(msg, false) // a server's answer to its client's handshake
 	var data []byte
 	var err error
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -157,8 +156,34 @@ func (c *LeanConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.noteHandshake(msg)
+	c.expectIfHandshake(msg, false) // a client's handshake, read by a server
+	c.noteHandshake(msg, true)
 	return msg, nil
+}
+
+// expectIfHandshake expects the answer to msg when it is a handshake call
+// (initialize or server/discover), whichever side sends it: the client
+// writes it (written true) and reads the answer, the server reads it and
+// writes the answer.
+func (c *LeanConn) expectIfHandshake(msg jsonrpc.Message, written bool) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && (req.Method == "initialize" || req.Method == "server/discover") {
+		c.expectHandshake(req.ID, written)
+	}
+}
+
+// LeanTransport is an mcp.Transport whose one connection is a LeanConn
+// over R and W: the stdio transport of a server session without the SDK's
+// per-message decoding cost. Close closes the session's input.
+type LeanTransport struct {
+	R       io.Reader
+	W       io.Writer
+	MaxLine int
+	Close   func() error
+}
+
+// Connect returns the LeanConn.
+func (t *LeanTransport) Connect(context.Context) (mcp.Connection, error) {
+	return NewLeanConn(t.R, t.W, t.MaxLine, t.Close), nil
 }
 
 // errTrailing is the SDK's error for a value followed by anything but a
@@ -323,7 +348,8 @@ func (c *LeanConn) readBatch(frame []byte) (jsonrpc.Message, error) {
 		return nil, err
 	}
 	for _, msg := range msgs {
-		c.noteHandshake(msg)
+		c.expectIfHandshake(msg, false)
+		c.noteHandshake(msg, true)
 	}
 	return msgs[0], nil
 }
@@ -404,22 +430,23 @@ func marshalBatch(responses []*jsonrpc.Response) ([]byte, error) {
 	return json.Marshal(raws)
 }
 
-// expectHandshake notes an outgoing initialize or server/discover call,
-// whose response says the negotiated protocol version.
-func (c *LeanConn) expectHandshake(id jsonrpc.ID) {
+// expectHandshake notes an initialize or server/discover call, whose
+// response says the negotiated protocol version: read when the call was
+// written (the client's side), written when it was read (the server's).
+func (c *LeanConn) expectHandshake(id jsonrpc.ID, written bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.handshake == nil {
 		c.handshake = make(map[jsonrpc.ID]bool)
 	}
-	c.handshake[id] = true
+	c.handshake[id] = written
 	c.awaiting.Store(true)
 }
 
 // noteHandshake learns the negotiated version from the response to a
 // handshake call. A later handshake overrides an earlier one: the SDK
 // falls back from server/discover to initialize.
-func (c *LeanConn) noteHandshake(msg jsonrpc.Message) {
+func (c *LeanConn) noteHandshake(msg jsonrpc.Message, read bool) {
 	if !c.awaiting.Load() {
 		return
 	}
@@ -429,7 +456,7 @@ func (c *LeanConn) noteHandshake(msg jsonrpc.Message) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.handshake[resp.ID] {
+	if written, expected := c.handshake[resp.ID]; !expected || written != read {
 		return
 	}
 	delete(c.handshake, resp.ID)

@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// BenchmarkStdioCall is one tools/call through ServeStdio: to a Go tool
+// (the gateway's own server-side cost), and to a raw stdio child behind
+// an mcpclient bridge (the whole forwarding path of serve --stdio, in one
+// process). The client is the raw go-sdk over pipes.
+func BenchmarkStdioCall(b *testing.B) {
+	b.Run("go-tool", func(b *testing.B) {
+		reg := tool.NewRegistry()
+		if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
+			b.Fatal(err)
+		}
+		benchCalls(b, reg, "echo")
+	})
+	b.Run("child", func(b *testing.B) {
+		reg := tool.NewRegistry()
+		script := mcppeer.RawScript{
+			Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("echo", "echo")}}},
+			Results: map[string]json.RawMessage{"echo": json.RawMessage(`{"content":[{"type":"text","text":"echo"}]}`)},
+		}
+		cmd, args, env := mcptest.ChildCommand(b, "raw", mcppeer.RawScriptEnv+"="+mcptest.WriteRawScript(b, script))
+		srv, err := mcpclient.Start(mcpclient.Config{ServerName: "bench", Transport: mcpclient.TransportStdio, Command: cmd, Args: args, Env: env},
+			mcpclient.Options{Registry: reg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Close()
+		if err := srv.WaitReady(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		benchCalls(b, reg, "mcp__bench__echo")
+	})
+}
+
+// benchCalls measures calls of name through a gateway on reg over stdio.
+func benchCalls(b *testing.B, reg *tool.Registry, name string) {
+	g := New(reg, Options{})
+	defer g.Close()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- g.ServeStdio(context.Background(), sr, sw) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: cr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "hi"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	cs.Close()
+	cw.Close()
+	<-done
+}
