@@ -118,6 +118,10 @@ type Config struct {
 	// DisabledTools (disabledTools) lists raw tool names not to register.
 	// At most one of EnabledTools and DisabledTools may be set.
 	DisabledTools []string
+	// OAuth (oauth) configures OAuth for streamable-http; nil still
+	// authorizes a server that answers 401 with a challenge, through
+	// discovery and dynamic client registration (see oauth.go).
+	OAuth *OAuthConfig `json:",omitempty"`
 	// HideResources (resourceTools: false) keeps the server's resources out
 	// of the model-facing resource tools; the CLI and a gateway's clients
 	// still see them.
@@ -160,7 +164,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth",
 	}
 }
 
@@ -215,6 +219,7 @@ func (c Config) WithDefaults() Config {
 	out.Headers = maps.Clone(c.Headers)
 	out.EnabledTools = slices.Clone(c.EnabledTools)
 	out.DisabledTools = slices.Clone(c.DisabledTools)
+	out.OAuth = cloneOAuth(c.OAuth)
 	out.Roots = slices.Clone(c.Roots)
 	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
@@ -249,6 +254,7 @@ func (c Config) check(report reportFunc) {
 		c.checkProtocolVersion,
 		c.checkReconnect,
 		c.checkToolFilters,
+		c.checkOAuth,
 		c.checkLogLevel,
 	} {
 		check(report)
@@ -469,6 +475,7 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.Reconnect = decodeReconnect(d, m, c.ServerName)
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
+	c.OAuth = decodeOAuth(d, m)
 	if show, ok := m.Bool("resourceTools"); ok {
 		c.HideResources = !show
 	}
@@ -486,7 +493,7 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	var foreign []string
 	switch c.Transport {
 	case TransportStdio:
-		foreign = []string{"url", "headers"}
+		foreign = []string{"url", "headers", "oauth"}
 	case TransportStreamableHTTP, TransportSSE:
 		foreign = []string{"command", "args", "env", "cwd"}
 	}
@@ -494,6 +501,9 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 		if m.Value(k) != nil && !d.Failed(m.Path(k)) {
 			m.Errorf(k, "%s is only valid with transport: %s", k, otherTransport(c.Transport))
 		}
+	}
+	if c.Transport == TransportSSE && m.Value("oauth") != nil && !d.Failed(m.Path("oauth")) {
+		m.Errorf("oauth", "oauth is only valid with transport: %s", TransportStreamableHTTP)
 	}
 
 	c.check(func(msg string, fields ...string) {

@@ -300,11 +300,19 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
-		return &mcp.StreamableClientTransport{
+		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
 			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
-		}, nil
+		}
+		h, err := s.oauthHandler()
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			t.OAuthHandler = h
+		}
+		return t, nil
 	case TransportSSE:
 		// The legacy transport's GET stream is the session: when it ends
 		// the SDK closes the connection, which the supervisor sees as lost.

@@ -37,6 +37,8 @@ type flags struct {
 	rawNames bool   // --raw-names
 	server   string // --server: the server to read a resource from
 	elicit   string // --elicit: decline, cancel or defaults
+	// oauthHeadless is --oauth-headless: authorize without a browser.
+	oauthHeadless bool
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	env          []string // --env K=V (add)
@@ -173,6 +175,7 @@ func flagDefs() []flagDef {
 		{[]string{"env"}, edit, appendValue(func(f *flags) *[]string { return &f.env })},
 		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport })},
 		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir })},
+		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},
 		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
 		{[]string{"http"}, serve, setHTTP},
 		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},

@@ -34,6 +34,8 @@ func commands() []command {
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
+		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
 		{"add", "add [--config FILE] NAME (-- COMMAND [ARGS...] | --url URL)", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
 		{"remove", "remove [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
@@ -96,6 +98,9 @@ const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the
                                   or a Codex config.toml
   --url URL [--name NAME] [--header 'K: V']...
                                   one Streamable HTTP server (serverName from --name, default "remote")
+  --oauth-headless                authorize OAuth servers without a browser: take the code from the
+                                  authorization server's redirect (servers that approve without a
+                                  person: test and CI servers)
 `
 
 const globalHelp = `Flags (before or after the command):
@@ -223,6 +228,12 @@ const searchHelp = `Ranks the tools for a request in plain language. "-" reads o
 and prints one line of names each.
   --limit K   how many tools (default 5)
   --json      an array of {"name", "score", "description"}
+`
+
+const loginHelp = `Opens the authorization URL in a browser when there is one (and prints it), receives the
+code on a loopback redirect, and stores the tokens under $XDG_STATE_HOME/mcpbridge/oauth
+(0700 directory, 0600 files). tools, call and serve never open a browser: a server that
+needs a login shows as needs-login in status, with this command to run.
 `
 
 const readHelp = `  --server NAME   the server to read from, when more than one offers the URI

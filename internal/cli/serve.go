@@ -30,7 +30,7 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	}
 	// The catalog comes after serveOptions, which takes the token out of
 	// the children's environment.
-	cat := e.catalog(false)
+	cat := e.catalogOAuth(false, e.oauthOptions(f))
 	src, err := e.loadSource(f, cat)
 	if err != nil {
 		return err

@@ -32,16 +32,22 @@ type source struct {
 // globals). One-shot commands (tools, call, status) never reconnect; a
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
+	return e.catalogOAuth(oneShot, mcpclient.OAuthOptions{})
+}
+
+// catalogOAuth is catalog with the OAuth settings of the command (see
+// oauthOptions).
+func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: e.serverOptions(oneShot),
+		Server: e.serverOptions(oneShot, o),
 	}))
 }
 
 // serverOptions are the options of every server a command starts. A
 // gateway (serve) forwards elicitation and sampling to the client that
 // made the call; a one-shot command answers elicitation itself (--elicit).
-func (e *env) serverOptions(oneShot bool) mcpclient.Options {
-	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true}
+func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Options {
+	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o}
 	if oneShot {
 		opts.Ask = e.answer
 	} else {

@@ -129,4 +129,12 @@
 //     a captured call's slot is filled by the round whose result is
 //     complete, so the capture passes input-required results to the SDK
 //     untouched (InputRequired). TestContractMultiRoundTrip.
+//  21. The Streamable HTTP client hands a POST answered 401 to its
+//     OAuthHandler's Authorize and wraps the error Authorize returns (%w)
+//     in the error of the request, so Connect's error tells a server that
+//     needs a login (internal/oauth.NeedsLoginError). A token source that
+//     fails with an *oauth2.RetrieveError of code invalid_grant sends the
+//     request without Authorization (the 401 then leads to a new
+//     authorization); any other token source error fails the request
+//     unsent. TestContractOAuthHandler.
 package sdkwire
