@@ -81,6 +81,16 @@ func (s *Server) asker(ctx context.Context) tool.AskFunc {
 	return s.opts.Ask
 }
 
+type askingKey struct{}
+
+// AskingServer returns, in the context of a tool.AskFunc answering a
+// server's request, the serverName of that server ("" elsewhere): a
+// terminal names who asks, a sampler logs whom it answered.
+func AskingServer(ctx context.Context) string {
+	name, _ := ctx.Value(askingKey{}).(string)
+	return name
+}
+
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
@@ -96,7 +106,7 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if err != nil {
 		return err
 	}
-	answer, err := fn(ctx, tool.Ask{Method: method, Params: raw})
+	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
 	if err != nil {
 		return err
 	}

@@ -73,16 +73,16 @@ func textResult(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// answer is an AskFunc that records the methods it was asked and answers
-// each with a fixed result.
+// answer is an AskFunc that records the methods it was asked (and by
+// which server) and answers each with a fixed result.
 type answer struct {
 	mu    sync.Mutex
 	asked []string
 }
 
-func (a *answer) ask(_ context.Context, q tool.Ask) (json.RawMessage, error) {
+func (a *answer) ask(ctx context.Context, q tool.Ask) (json.RawMessage, error) {
 	a.mu.Lock()
-	a.asked = append(a.asked, q.Method)
+	a.asked = append(a.asked, AskingServer(ctx)+":"+q.Method)
 	a.mu.Unlock()
 	switch q.Method {
 	case tool.AskElicit:
@@ -98,7 +98,7 @@ func (a *answer) ask(_ context.Context, q tool.Ask) (json.RawMessage, error) {
 func (a *answer) methods() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return strings.Join(a.asked, ",")
+	return strings.Join(a.asked, ",") // "ask:elicitation/create"
 }
 
 func startAsker(t *testing.T, version string, allowSampling bool, opts Options) *harness {
@@ -123,7 +123,7 @@ func TestElicitationReachesTheCaller(t *testing.T) {
 			if res := h.call("mcp__ask__elicit", `{}`); res.Text() != "accept b" {
 				t.Errorf("without a caller: %q", res.Text())
 			}
-			if caller.methods() != tool.AskElicit || fallback.methods() != tool.AskElicit {
+			if caller.methods() != "ask:"+tool.AskElicit || fallback.methods() != "ask:"+tool.AskElicit {
 				t.Errorf("caller asked %q, fallback asked %q; want one elicitation each", caller.methods(), fallback.methods())
 			}
 			if !h.log.HasRecord(slog.LevelInfo, "server request", "method", tool.AskElicit) {
@@ -139,7 +139,7 @@ func TestElicitationReachesTheCaller(t *testing.T) {
 func TestElicitationTitledMultiSelect(t *testing.T) {
 	a := &answer{}
 	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: a.ask})
-	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != tool.AskElicit {
+	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != "ask:"+tool.AskElicit {
 		t.Errorf("result %q, asked %q; want the consumer's decline", res.Text(), a.methods())
 	}
 }

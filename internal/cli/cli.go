@@ -32,6 +32,9 @@ type IO struct {
 	Environ []string
 	// StderrIsTerminal enables progress display.
 	StderrIsTerminal bool
+	// StdinIsTerminal, with StderrIsTerminal, lets a one-shot command ask
+	// the person a server's elicitation (unless --elicit says otherwise).
+	StdinIsTerminal bool
 }
 
 // env is one run's context.
@@ -40,6 +43,8 @@ type env struct {
 	// elicitMode is --elicit: how a one-shot command answers a server's
 	// elicitation without a person.
 	elicitMode string
+	// term is the person at the terminal, when one answers elicitation.
+	term terminal
 }
 
 func (e *env) getenv(k string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -25,11 +26,14 @@ func checkElicitMode(mode string) error {
 }
 
 // answer answers the servers' requests during a one-shot command: an
-// elicitation as --elicit says (decline unless told otherwise); anything
-// else is refused.
-func (e *env) answer(_ context.Context, a tool.Ask) (json.RawMessage, error) {
+// elicitation by the person at the terminal, else as --elicit says
+// (decline unless told otherwise); anything else is refused.
+func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 	switch a.Method {
 	case tool.AskElicit:
+		if e.asksPerson() {
+			return e.elicitPerson(ctx, mcpclient.AskingServer(ctx), a.Params)
+		}
 		return elicitWithoutPerson(e.elicitMode, a.Params)
 	}
 	return nil, fmt.Errorf("mcpbridge does not answer %s here", a.Method)
