@@ -31,6 +31,7 @@ type bridge struct {
 // (docs/decisions.md §7); f.verbose shows the servers' log lines.
 func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) {
 	e.elicitMode = f.elicit
+	e.sampling = hasSampling(src.plan)
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{
 		Catalog:  e.catalog(true),

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/mcpbridge/mcpbridge/internal/demo"
+	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -45,6 +46,10 @@ type env struct {
 	elicitMode string
 	// term is the person at the terminal, when one answers elicitation.
 	term terminal
+	// sampler answers sampling with the config's sampling entry; sampling
+	// is offered when the command's config has one.
+	sampler  *sampling.Provider
+	sampling bool
 }
 
 func (e *env) getenv(k string) string {

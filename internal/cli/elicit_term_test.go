@@ -137,7 +137,8 @@ func TestElicitPersonEdges(t *testing.T) {
 		t.Error("an invalid request was answered")
 	}
 	e.elicitMode = elicitDefaults
-	if got, _ := e.answer(context.Background(), tool.Ask{Method: tool.AskElicit, Params: formParams(t, "m", mcppeer.OrderSchema)}); !strings.Contains(string(got), `"quantity":1`) {
+	defaults := formParams(t, "m", `{"type":"object","properties":{"quantity":{"type":"integer","default":1}}}`)
+	if got, _ := e.answer(context.Background(), tool.Ask{Method: tool.AskElicit, Params: defaults}); string(got) != `{"action":"accept","content":{"quantity":1}}` {
 		t.Errorf("--elicit defaults with a terminal: %s", got)
 	}
 	e.elicitMode, e.StdinIsTerminal = "", false
