@@ -35,6 +35,15 @@ func askServer() *mcp.Server {
 			}
 			return textResult(res.Action), nil
 		})
+	srv.AddTool(&mcp.Tool{Name: "elicit-ordered", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ordered := json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}}`)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "in order", RequestedSchema: ordered})
+			if err != nil {
+				return nil, err
+			}
+			return textResult(res.Action), nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "elicit", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			params := &mcp.ElicitParams{Message: "pick one", RequestedSchema: schema}
@@ -141,6 +150,35 @@ func TestElicitationTitledMultiSelect(t *testing.T) {
 	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: a.ask})
 	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != "ask:"+tool.AskElicit {
 		t.Errorf("result %q, asked %q; want the consumer's decline", res.Text(), a.methods())
+	}
+}
+
+// A form reaches the consumer as the server wrote it: its fields in the
+// server's order, which the SDK's decoding (a map) would sort.
+func TestElicitationAsWritten(t *testing.T) {
+	var mu sync.Mutex
+	var got string
+	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: func(_ context.Context, q tool.Ask) (json.RawMessage, error) {
+		mu.Lock()
+		got = string(q.Params)
+		mu.Unlock()
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}})
+	if res := h.call("mcp__ask__elicit-ordered", `{}`); res.Text() != "decline" {
+		t.Fatalf("result %q", res.Text())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if z, a := strings.Index(got, `"zeta"`), strings.Index(got, `"alpha"`); z < 0 || a < z {
+		t.Errorf("the form's fields were reordered: %s", got)
+	}
+	var sent sentAsks
+	for i := range maxSentAsks + 1 {
+		sent.note(tool.AskElicit, json.RawMessage(fmt.Sprintf(`{"mode":"form","message":"%d"}`, i)))
+	}
+	sent.note(tool.AskElicit, json.RawMessage(`[]`))
+	if _, ok := sent.take(tool.AskElicit, []byte(`{"mode":"form","message":"0"}`)); ok || len(sent.list) != maxSentAsks {
+		t.Errorf("%d requests kept, the oldest still there: %v", len(sent.list), ok)
 	}
 }
 

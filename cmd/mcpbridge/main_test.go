@@ -175,15 +175,9 @@ func askerConfig(t *testing.T) string {
 // or cancels it; a URL elicitation waits for Enter.
 func TestTerminalElicitation(t *testing.T) {
 	cfg := askerConfig(t)
-	// The go-sdk client hands the schema on as a map, so the fields come
-	// in name order: extras, gift, name, quantity, size.
+	// The fields come in the order the server wrote them.
 	fill := func(c *console) {
 		c.expect(`Server "asker" asks: What would you like?`)
-		c.expect("3) basil")
-		c.expect("some of 1-3, comma-separated: ")
-		c.typeLine("1,3")
-		c.expect("y/n [n]: ")
-		c.typeLine("y")
 		c.expect("Name (required): who the order is for")
 		c.expect("text: ")
 		c.typeLine("A")
@@ -196,6 +190,11 @@ func TestTerminalElicitation(t *testing.T) {
 		c.expect("3) Large")
 		c.expect("1-3 [m]: ")
 		c.typeLine("3")
+		c.expect("y/n [n]: ")
+		c.typeLine("y")
+		c.expect("3) basil")
+		c.expect("some of 1-3, comma-separated: ")
+		c.typeLine("1,3")
 	}
 	for _, tc := range []struct {
 		name   string
@@ -213,9 +212,9 @@ func TestTerminalElicitation(t *testing.T) {
 			c.typeLine("n")
 		}, "\r\ndecline\r\n"},
 		{"cancelled", func(c *console) {
-			c.expect("some of 1-3, comma-separated: ")
-			c.typeLine("")
-			c.expect("y/n [n]: ")
+			c.expect("text: ")
+			c.typeLine("Ada")
+			c.expect("a whole number [1]: ")
 			c.typeLine(":cancel")
 		}, "\r\ncancel\r\n"},
 	} {
