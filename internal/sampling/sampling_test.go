@@ -299,3 +299,20 @@ func TestDecode(t *testing.T) {
 		t.Errorf("a full config: %v", err)
 	}
 }
+
+// A tool result is sent as its text, else its structured content; an
+// error is marked.
+func TestToolResultText(t *testing.T) {
+	for _, c := range []struct {
+		in   *mcp.ToolResultContent
+		want string
+	}{
+		{&mcp.ToolResultContent{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.ImageContent{}, &mcp.TextContent{Text: "b"}}}, "a\nb"},
+		{&mcp.ToolResultContent{StructuredContent: map[string]any{"t": 21}}, `{"t":21}`},
+		{&mcp.ToolResultContent{Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}, IsError: true}, "Error: no such city"},
+	} {
+		if got := toolResultText(c.in); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
