@@ -239,3 +239,36 @@ func TestTerminalElicitation(t *testing.T) {
 		}
 	})
 }
+
+// The TypeScript reference server's form, every SEP-1330 shape in it,
+// answered on a terminal: a name typed, every other field left at its
+// default with Enter.
+func TestTerminalElicitationServerEverything(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpbridge.yaml")
+	cfg := fmt.Sprintf("- id: everything\n  name: mcp-client\n  config:\n    serverName: everything\n    transport: stdio\n    command: %q\n    args: [stdio]\n",
+		mcptest.ThirdPartyBin(t, "mcp-server-everything"))
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startConsole(t, "call", "--config", path, "mcp__everything__trigger-elicitation-request", "{}")
+	c.expect("Please provide inputs for the following fields:")
+	c.expect("String (required): Your full, legal name")
+	c.expect("text: ")
+	c.typeLine("Ada")
+	for _, field := range []string{"y/n: ", "text [It was a dark and stormy night.]: ", "text: ", "text: ", "text: ",
+		"a whole number [42]: ", "a number [3.14]: ", "6) Phoebe", "1-6 [Monica]: ", "some of 1-5, comma-separated [Guitar]: ",
+		"3) Wonder Woman", "1-3 [hero-1]: ", "3) Trout", "some of 1-3, comma-separated [fish-1]: ", "5) Reptiles", "1-5 [pet-1]: "} {
+		c.expect(field)
+		if strings.HasSuffix(field, ": ") {
+			c.typeLine("")
+		}
+	}
+	c.expect("Send these answers?")
+	c.typeLine("y")
+	c.expect("User provided the requested information!")
+	c.expect("- Name: Ada")
+	c.expect("- Favorite Integer: 42")
+	if code := c.exit(); code != 0 {
+		t.Errorf("exit %d; the terminal showed:\n%s", code, c.shown())
+	}
+}

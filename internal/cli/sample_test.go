@@ -33,7 +33,7 @@ func askerConfig(t *testing.T, extraKeys, extraEntries string) string {
 
 // chatAPI is an OpenAI-compatible endpoint on 127.0.0.1 that first asks
 // for the get_weather tool, then answers with the tool's result it was
-// sent.
+// sent; a request without tools gets the last message back.
 type chatAPI struct {
 	mu       sync.Mutex
 	requests []string
@@ -50,10 +50,11 @@ func (a *chatAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Role    string `json:"role"`
 			Content any    `json:"content"`
 		} `json:"messages"`
+		Tools []any `json:"tools"`
 	}
 	_ = json.Unmarshal(body, &req)
 	last := req.Messages[len(req.Messages)-1]
-	if n == 1 {
+	if n == 1 && len(req.Tools) > 0 {
 		_, _ = io.WriteString(w, `{"model":"deepseek-chat","choices":[{"message":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`)
 		return
 	}
@@ -114,6 +115,31 @@ func TestElicitWithoutTerminal(t *testing.T) {
 		}
 		if r := mcpbridge(t, "", args...); r.code != 0 || r.stdout != c.want {
 			t.Errorf("--elicit %q: exit %d, stdout %q, want %q\n%s", c.mode, r.code, r.stdout, c.want, r.stderr)
+		}
+	}
+}
+
+// The TypeScript SDK's reference server samples through call too.
+func TestSamplingServerEverything(t *testing.T) {
+	srv := httptest.NewServer(&chatAPI{})
+	defer srv.Close()
+	t.Setenv("MCPBRIDGE_TEST_SAMPLING_KEY", "sk-everything")
+	cfg := writeConfig(t, fmt.Sprintf(`- id: everything
+  name: mcp-client
+  config:
+    serverName: everything
+    transport: stdio
+    command: %s
+    args: [stdio]
+    allowSampling: true
+- id: model
+  name: sampling
+  config: {baseURL: %q, apiKeyEnv: MCPBRIDGE_TEST_SAMPLING_KEY}
+`, mcptest.ThirdPartyBin(t, "mcp-server-everything"), srv.URL))
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__everything__trigger-sampling-request", `{"prompt":"hi"}`)
+	for _, want := range []string{"LLM sampling result:", `"model": "deepseek-chat"`, "user said: Resource trigger-sampling-request context: hi"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	}
 }
