@@ -26,6 +26,23 @@ func formParams(t *testing.T, message, schema string) json.RawMessage {
 	return b
 }
 
+// checkPerson has a person type input to the elicitation params and
+// checks the answer and what they were shown.
+func checkPerson(t *testing.T, params json.RawMessage, input, want string, shown []string) {
+	t.Helper()
+	var out strings.Builder
+	e := personEnv(strings.NewReader(input), &out)
+	got, err := e.elicitPerson(context.Background(), "asker", params)
+	if err != nil || string(got) != want {
+		t.Errorf("answer %s, %v; want %s\nshown:\n%s", got, err, want, out.String())
+	}
+	for _, s := range shown {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("the person was not shown %q:\n%s", s, out.String())
+		}
+	}
+}
+
 // A person answers the asker's order form field by field: typed values,
 // defaults, choices by number or title, and answers the schema refuses
 // asked again.
@@ -48,19 +65,7 @@ func TestElicitPersonForm(t *testing.T) {
 		{"input ended", "Ada\n2", `{"action":"cancel"}`, nil},
 		{"asked again until answered", "Ada\n\n\n\n\nwhat\nyes\n", `{"action":"accept","content":{"gift":false,"name":"Ada","quantity":1,"size":"m"}}`, []string{"Send these answers?"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var shown strings.Builder
-			e := personEnv(strings.NewReader(c.input), &shown)
-			got, err := e.elicitPerson(context.Background(), "asker", order)
-			if err != nil || string(got) != c.want {
-				t.Errorf("answer %s, %v; want %s\nshown:\n%s", got, err, c.want, shown.String())
-			}
-			for _, s := range c.shown {
-				if !strings.Contains(shown.String(), s) {
-					t.Errorf("the person was not shown %q:\n%s", s, shown.String())
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkPerson(t, order, c.input, c.want, c.shown) })
 	}
 }
 
@@ -82,19 +87,7 @@ func TestElicitPersonShapes(t *testing.T) {
 		{"not a schema", `{"type":"object","properties":{"x":{"type":7}}}`, "", `{"action":"decline"}`,
 			[]string{"asked for a form mcpbridge cannot show"}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var shown strings.Builder
-			e := personEnv(strings.NewReader(c.input), &shown)
-			got, err := e.elicitPerson(context.Background(), "s", formParams(t, "m", c.schema))
-			if err != nil || string(got) != c.want {
-				t.Errorf("answer %s, %v; want %s\nshown:\n%s", got, err, c.want, shown.String())
-			}
-			for _, s := range c.shown {
-				if !strings.Contains(shown.String(), s) {
-					t.Errorf("the person was not shown %q:\n%s", s, shown.String())
-				}
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkPerson(t, formParams(t, "m", c.schema), c.input, c.want, c.shown) })
 	}
 }
 
