@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -59,36 +61,40 @@ func TestCallsPerSessionBounded(t *testing.T) {
 	}
 }
 
-// Clients without the token get 401 and their keep-alive connections are
-// closed by the gateway, so a flood of them holds no file descriptors,
-// while an authorized client is served.
-func TestUnauthorizedConnectionsClosed(t *testing.T) {
+// Abusive connections are all closed within 20 s while an authorized
+// client is served: 300 that never finish their headers (closed at
+// HeaderTimeout) and 200 keep-alive ones that got 401 (closed at once,
+// Connection: close), so a flood holds no file descriptors.
+func TestAbusiveConnectionsClosed(t *testing.T) {
 	reg := tool.NewRegistry()
-	opts := Options{BearerToken: "s3cret"}
+	opts := Options{BearerToken: "s3cret", HeaderTimeout: 2 * time.Second}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 	addr := strings.TrimPrefix(base, "http://")
-	const n = 50
-	for i := range n {
+	start := time.Now()
+	var conns []net.Conn
+	dial := func() net.Conn {
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn.SetDeadline(time.Now().Add(20 * time.Second))
+		conn.SetDeadline(start.Add(20 * time.Second))
+		conns = append(conns, conn)
+		return conn
+	}
+	for range 300 {
+		io.WriteString(dial(), "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n") // never ends its headers
+	}
+	for i := range 200 {
+		conn := dial()
 		io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\nConnection: keep-alive\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
 			t.Fatalf("connection %d: %v", i, err)
 		}
-		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
 			t.Fatalf("connection %d: status %d, close %v; want 401 and Connection: close", i, resp.StatusCode, resp.Close)
 		}
-		// The server closes its end: a read returns EOF, not a timeout.
-		if _, err := conn.Read(make([]byte, 1)); err != io.EOF {
-			t.Fatalf("connection %d stayed open after its 401: %v", i, err)
-		}
-		conn.Close()
 	}
 	req, _ := http.NewRequest(http.MethodGet, base+"/healthz", nil)
 	req.Header.Set("Authorization", "Bearer s3cret")
@@ -98,8 +104,18 @@ func TestUnauthorizedConnectionsClosed(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("authorized client after the flood: status %d", resp.StatusCode)
+		t.Errorf("authorized client during the flood: status %d", resp.StatusCode)
 	}
+	for i, conn := range conns {
+		// The server closes its end: a read ends (EOF, or a reset after an
+		// unread 401 body), not at the 20 s deadline.
+		_, err := io.Copy(io.Discard, conn)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("connection %d still open 20 s after the flood began", i)
+		}
+		conn.Close()
+	}
+	t.Logf("all %d connections closed %v after the flood began", len(conns), time.Since(start).Round(time.Millisecond))
 }
 
 // Past MaxSessions, a new session closes the one idle longest: sessions
@@ -133,5 +149,124 @@ func TestSessionsBounded(t *testing.T) {
 		if got := texts(c.call(t, "quick", `{}`)); len(got) != 1 || got[0] != "ok" {
 			t.Errorf("recent session %d: %v", i+3, got)
 		}
+	}
+}
+
+// Thousands of sessions that never leave: memory stays that of
+// MaxSessions sessions, and nothing is logged above debug level per
+// session.
+func TestManySessionsBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	log := mcptest.NewLog()
+	g := newGateway(t, reg, Options{MaxSessions: 100, Logger: log.Logger()})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	base := serveHTTP(t, g, Options{})
+	for i := range 2000 {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	count := func() int {
+		n := 0
+		for range g.server.Sessions() {
+			n++
+		}
+		return n
+	}
+	waitFor(t, "sessions evicted down to 100", func() bool { return count() <= 100 })
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("2000 sessions opened, %d open; heap %+d KiB", count(), (int64(after.HeapAlloc)-int64(before.HeapAlloc))>>10)
+	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
+		t.Errorf("heap grew %d MiB for 100 open sessions", grown>>20)
+	}
+	if text := log.Text(); strings.Count(text, "INFO") > 10 {
+		t.Errorf("%d info lines for 2000 sessions:\n%s", strings.Count(text, "INFO"), text[:2000])
+	}
+}
+
+// batchOf is a JSON-RPC batch of n tools/call requests of name, ids from
+// first.
+func batchOf(name string, first, n int) string {
+	calls := make([]string, n)
+	for i := range calls {
+		calls[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(first+i) + `,"method":"tools/call","params":{"name":"` + name + `"}}`
+	}
+	return "[" + strings.Join(calls, ",") + "]"
+}
+
+// On a protocol that still has batches (2025-03-26), a batch with an
+// invalid member has its valid members answered, in one array, and the
+// invalid one refused on its own; a batch over sdkwire.MaxBatch is refused
+// whole.
+func TestBatches(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	c := connectRawAt(t, newGateway(t, reg, Options{}), "2025-03-26")
+	c.send(`[{"jsonrpc":"2.0","id":1001,"method":"tools/call","params":{"name":"quick"}},{"id":"bad"},{"jsonrpc":"2.0","id":1002,"method":"tools/call","params":{"name":"quick"}}]`)
+	var refused wireMessage
+	if err := json.Unmarshal(waitSignal(t, c.lines, "the invalid member's error"), &refused); err != nil || string(refused.ID) != `"bad"` || refused.Error == nil || refused.Error.Code != -32600 {
+		t.Errorf("first line: %+v, %v; want -32600 for id \"bad\"", refused, err)
+	}
+	var answers []wireMessage
+	if err := json.Unmarshal(waitSignal(t, c.lines, "the batch's answers"), &answers); err != nil || len(answers) != 2 {
+		t.Fatalf("batch answer: %+v, %v; want an array of 2", answers, err)
+	}
+	for _, a := range answers {
+		if a.Error != nil || !strings.Contains(string(a.Result), `"text":"ok"`) {
+			t.Errorf("batched call %s: %+v", a.ID, a)
+		}
+	}
+	c.send(batchOf("quick", 2000, 1001))
+	if err := json.Unmarshal(waitSignal(t, c.lines, "the long batch's refusal"), &refused); err != nil || refused.Error == nil || !strings.Contains(refused.Error.Message, "a batch of 1001 messages is over the limit of 1000") {
+		t.Errorf("long batch: %+v, %v", refused, err)
+	}
+}
+
+// 20,000 calls in batches to a tool that never answers: the calls over
+// MaxCallsPerSession are refused at once, the rest park, and the gateway's
+// heap stays far under 300 MB; closing the session ends the parked calls.
+func TestCallFloodBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	parked := make(chan struct{}, 20000)
+	if _, err := reg.Register(goTool("never", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		parked <- struct{}{}
+		<-ctx.Done()
+		return tool.Output{}, ctx.Err()
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := connectRawAt(t, newGateway(t, reg, Options{}), "2025-03-26")
+	for b := range 20 {
+		c.send(batchOf("never", 1000*(b+1), 1000))
+	}
+	for range DefaultMaxCallsPerSession {
+		waitSignal(t, parked, "a call to park")
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("heap grew %d KiB for 20,000 calls (%d parked)", grown>>10, DefaultMaxCallsPerSession)
+	if grown > 300<<20 {
+		t.Errorf("heap grew %d MiB, want under 300", grown>>20)
+	}
+	select {
+	case <-parked:
+		t.Error("more calls parked than MaxCallsPerSession")
+	case <-time.After(100 * time.Millisecond):
 	}
 }

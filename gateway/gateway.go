@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -25,6 +26,12 @@ const sessionTimeout = 30 * time.Minute
 // DefaultShutdownTimeout bounds how long Close (or the end of a session)
 // waits for the cancelled calls to be answered and the sessions to close.
 const DefaultShutdownTimeout = 5 * time.Second
+
+// DefaultMaxConnections is Options.MaxConnections's default.
+const DefaultMaxConnections = 1024
+
+// DefaultHeaderTimeout is Options.HeaderTimeout's default.
+const DefaultHeaderTimeout = 10 * time.Second
 
 // DefaultMaxCallsPerSession is Options.MaxCallsPerSession's default.
 const DefaultMaxCallsPerSession = 256
@@ -77,6 +84,13 @@ type Options struct {
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
+	// MaxConnections bounds the HTTP connections ServeListener serves at
+	// once; more wait to be accepted. 0 means DefaultMaxConnections.
+	MaxConnections int
+	// HeaderTimeout is how long an HTTP connection may take to send a
+	// request's headers before it is closed; 0 means
+	// DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
 	// MaxSessions bounds the client sessions open at once: a new session
 	// past it closes the one idle longest, so thousands of clients that
 	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.
@@ -252,8 +266,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		syncDone:   make(chan struct{}),
 		readyBy:    time.Now().Add(opts.ReadyTimeout),
 	}
+	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
+	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
-		Logger:   log,
+		Logger:   sdkLog,
 		PageSize: opts.PageSize,
 		// Tools always; resources, prompts and completion are set per
 		// session as the backends offer them (see capabilities).
@@ -264,7 +280,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	})
 	g.server.AddReceivingMiddleware(g.middleware)
 	httpOpts := &mcp.StreamableHTTPOptions{
-		Logger: log,
+		Logger: sdkLog,
 		// Clients that vanish without a DELETE do not pile up sessions
 		// (and list_changed fan-out) for the life of the gateway.
 		SessionTimeout: sessionTimeout,

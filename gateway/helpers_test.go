@@ -291,8 +291,14 @@ type wireMessage struct {
 	} `json:"error"`
 }
 
-// connectRaw serves a stdio session of g on pipes and initializes it.
+// connectRaw serves a stdio session of g on pipes and initializes it
+// (protocol 2025-11-25).
 func connectRaw(t *testing.T, g *Gateway) *rawClient {
+	return connectRawAt(t, g, "2025-11-25")
+}
+
+// connectRawAt is connectRaw at the protocol version given.
+func connectRawAt(t *testing.T, g *Gateway, version string) *rawClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -318,7 +324,7 @@ func connectRaw(t *testing.T, g *Gateway) *rawClient {
 		outR.Close()
 		<-read
 	})
-	c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	c.request("initialize", `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
@@ -259,9 +262,12 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // returns nil after a clean shutdown.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
+	// Bounded: a flood of connections waits to be accepted rather than
+	// taking file descriptors without end.
+	ln = netutil.LimitListener(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections))
 	srv := &http.Server{
 		Handler:           g.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
 		// A keep-alive connection idle this long is closed (an open SSE
 		// stream is a request in progress, not idle).
 		IdleTimeout: 2 * time.Minute,

@@ -38,6 +38,10 @@ type Options struct {
 	// Lookup expands ${VAR} when WatchFile re-reads the file; nil means no
 	// variable is set.
 	Lookup func(name string) (string, bool)
+	// Parse reads the file WatchFile re-reads; nil means Catalog.Parse
+	// with Lookup. A program that takes other config formats converts
+	// them here.
+	Parse func(path string, data []byte) (*Plan, error)
 	// ShutdownTimeout bounds disposing of one instance; 0 means
 	// DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration

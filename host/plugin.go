@@ -170,6 +170,10 @@ const (
 	StateTimedOut State = "timed-out"
 	// StateFailed: not running and not retrying; Status.Err says why.
 	StateFailed State = "failed"
+	// StateNeedsLogin: the server wants OAuth authorization that needs a
+	// person (mcpbridge login); its tools are absent. Status.Err says
+	// which command to run.
+	StateNeedsLogin State = "needs-login"
 	// StateDisabled: the entry has disabled: true.
 	StateDisabled State = "disabled"
 	// StateClosed: the instance was closed.

@@ -122,7 +122,11 @@ func (h *Host) reload(ctx context.Context, path string) {
 		h.log.Error(notReloaded, "config", path, "err", err)
 		return
 	}
-	plan, err := h.opts.Catalog.Parse(path, data, h.opts.Lookup)
+	parse := h.opts.Parse
+	if parse == nil {
+		parse = func(path string, data []byte) (*Plan, error) { return h.opts.Catalog.Parse(path, data, h.opts.Lookup) }
+	}
+	plan, err := parse(path, data)
 	if err != nil {
 		for _, e := range split(err) {
 			attrs := []any{"config", path, "err", e}

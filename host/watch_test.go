@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,4 +255,42 @@ func TestWatchFileMissingDirectory(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "watching "+path+": its directory ") {
 		t.Errorf("WatchFile = %v", err)
 	}
+}
+
+// Options.Parse reads the re-read file in the program's way (here: a
+// file of one value per line becomes entries); its errors are logged and
+// change nothing.
+func TestReloadWithParse(t *testing.T) {
+	var fh *fakeHost
+	fh = newFakeHost(t, Options{Parse: func(path string, data []byte) (*Plan, error) {
+		if strings.Contains(string(data), "bad") {
+			return nil, errors.New(path + ":1:1: not a value")
+		}
+		var yaml strings.Builder
+		for v := range strings.FieldsSeq(string(data)) {
+			yaml.WriteString(`- {id: ` + v + `, name: fake, config: {value: "` + v + `"}}` + "\n")
+		}
+		return fh.opts.Catalog.Parse(path, []byte(yaml.String()), nil)
+	}})
+	path := filepath.Join(t.TempDir(), "values.txt")
+	if err := os.WriteFile(path, []byte("x y"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fh.reload(context.Background(), path)
+	if diff := cmp.Diff([]string{"start x/x", "start y/y"}, sorted(fh.kind.takeEvents())); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if err := os.WriteFile(path, []byte("bad"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fh.reload(context.Background(), path)
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+":1:1: not a value"))
+	if len(fh.kind.takeEvents()) != 0 {
+		t.Error("a file Parse refused changed something")
+	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }

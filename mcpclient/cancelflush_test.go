@@ -21,7 +21,9 @@ func TestOneShotCancelReachesServerBeforeClose(t *testing.T) {
 	for i := range rounds {
 		cfg := Config{ServerName: "once", Transport: TransportStdio, Command: cmd, Args: args, Env: env}
 		cfg.ToolCallTimeout = 100 * time.Millisecond
-		h := mustStart(t, cfg, Options{OneShot: true})
+		// The shutdown ladder's own graces: the harness's short ones could
+		// stop a child on a loaded machine before it logs what it read.
+		h := mustStart(t, cfg, Options{OneShot: true, CloseGrace: 2 * time.Second, TermGrace: 2 * time.Second})
 		ctx := context.Background()
 		if i%2 == 1 { // interrupted rather than timed out
 			var cancel context.CancelFunc

@@ -23,6 +23,9 @@ const (
 	// TransportStreamableHTTP connects to URL with the MCP Streamable HTTP
 	// transport.
 	TransportStreamableHTTP Transport = "streamable-http"
+	// TransportSSE connects to URL with the legacy HTTP+SSE transport of
+	// protocol 2024-11-05, for servers that speak nothing newer.
+	TransportSSE Transport = "sse"
 )
 
 const (
@@ -87,9 +90,10 @@ type Config struct {
 	// only.
 	Cwd string
 	// URL (url) is the absolute http or https endpoint. Required for
-	// streamable-http, invalid otherwise.
+	// streamable-http and sse, invalid otherwise.
 	URL string
-	// Headers (headers) are sent on every HTTP request. streamable-http only.
+	// Headers (headers) are sent on every HTTP request. streamable-http and
+	// sse only.
 	Headers map[string]string
 	// ToolCallTimeout (toolCallTimeoutMs, 1..2147483647) bounds one
 	// tools/call; 0 means DefaultToolCallTimeout.
@@ -114,6 +118,10 @@ type Config struct {
 	// DisabledTools (disabledTools) lists raw tool names not to register.
 	// At most one of EnabledTools and DisabledTools may be set.
 	DisabledTools []string
+	// OAuth (oauth) configures OAuth for streamable-http; nil still
+	// authorizes a server that answers 401 with a challenge, through
+	// discovery and dynamic client registration (see oauth.go).
+	OAuth *OAuthConfig `json:",omitempty"`
 	// HideResources (resourceTools: false) keeps the server's resources out
 	// of the model-facing resource tools; the CLI and a gateway's clients
 	// still see them.
@@ -156,7 +164,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth",
 	}
 }
 
@@ -211,6 +219,7 @@ func (c Config) WithDefaults() Config {
 	out.Headers = maps.Clone(c.Headers)
 	out.EnabledTools = slices.Clone(c.EnabledTools)
 	out.DisabledTools = slices.Clone(c.DisabledTools)
+	out.OAuth = cloneOAuth(c.OAuth)
 	out.Roots = slices.Clone(c.Roots)
 	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
@@ -245,6 +254,7 @@ func (c Config) check(report reportFunc) {
 		c.checkProtocolVersion,
 		c.checkReconnect,
 		c.checkToolFilters,
+		c.checkOAuth,
 		c.checkLogLevel,
 	} {
 		check(report)
@@ -262,13 +272,13 @@ func (c Config) checkServerName(report reportFunc) {
 func (c Config) checkTransport(report reportFunc) {
 	switch c.Transport {
 	case "":
-		report(`is required: "stdio" or "streamable-http"`, "transport")
+		report(`is required: "stdio", "streamable-http" or "sse"`, "transport")
 	case TransportStdio:
 		c.checkStdio(report)
-	case TransportStreamableHTTP:
+	case TransportStreamableHTTP, TransportSSE:
 		c.checkStreamableHTTP(report)
 	default:
-		report(fmt.Sprintf(`must be "stdio" or "streamable-http", got %q`, c.Transport), "transport")
+		report(fmt.Sprintf(`must be "stdio", "streamable-http" or "sse", got %q`, c.Transport), "transport")
 	}
 }
 
@@ -286,7 +296,7 @@ func (c Config) checkStdio(report reportFunc) {
 
 func (c Config) checkStreamableHTTP(report reportFunc) {
 	if c.URL == "" {
-		report("is required with transport: streamable-http", "url")
+		report("is required with transport: "+string(c.Transport), "url")
 	} else if why := checkURL(c.URL); why != "" {
 		report(why, "url")
 	}
@@ -465,6 +475,7 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.Reconnect = decodeReconnect(d, m, c.ServerName)
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
+	c.OAuth = decodeOAuth(d, m)
 	if show, ok := m.Bool("resourceTools"); ok {
 		c.HideResources = !show
 	}
@@ -482,14 +493,17 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	var foreign []string
 	switch c.Transport {
 	case TransportStdio:
-		foreign = []string{"url", "headers"}
-	case TransportStreamableHTTP:
+		foreign = []string{"url", "headers", "oauth"}
+	case TransportStreamableHTTP, TransportSSE:
 		foreign = []string{"command", "args", "env", "cwd"}
 	}
 	for _, k := range foreign {
 		if m.Value(k) != nil && !d.Failed(m.Path(k)) {
 			m.Errorf(k, "%s is only valid with transport: %s", k, otherTransport(c.Transport))
 		}
+	}
+	if c.Transport == TransportSSE && m.Value("oauth") != nil && !d.Failed(m.Path("oauth")) {
+		m.Errorf("oauth", "oauth is only valid with transport: %s", TransportStreamableHTTP)
 	}
 
 	c.check(func(msg string, fields ...string) {
@@ -571,7 +585,7 @@ func (e *shownError) Unwrap() error { return e.err }
 
 func otherTransport(t Transport) Transport {
 	if t == TransportStdio {
-		return TransportStreamableHTTP
+		return TransportStreamableHTTP // url and headers also go with sse; the newer one is named
 	}
 	return TransportStdio
 }

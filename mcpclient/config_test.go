@@ -266,9 +266,9 @@ func TestDecodeConfigErrors(t *testing.T) {
 
 		// transport.
 		{"transport missing", "serverName: srv\ncommand: echo",
-			`1:1: config.transport: is required: "stdio" or "streamable-http"`},
-		{"transport unknown", "serverName: srv\ntransport: sse\nurl: http://x",
-			`2:12: config.transport: must be "stdio" or "streamable-http", got "sse"`},
+			`1:1: config.transport: is required: "stdio", "streamable-http" or "sse"`},
+		{"transport unknown", "serverName: srv\ntransport: websocket\nurl: http://x",
+			`2:12: config.transport: must be "stdio", "streamable-http" or "sse", got "websocket"`},
 		{"transport not a string", "serverName: srv\ntransport: [stdio]\ncommand: echo",
 			`2:12: config.transport: must be a string, got a list`},
 		{"command missing", "serverName: srv\ntransport: stdio",
@@ -458,7 +458,7 @@ func TestValidate(t *testing.T) {
 		}), ""},
 		{"zero Config", mcpclient.Config{},
 			"serverName: serverName is required\n" +
-				`transport: is required: "stdio" or "streamable-http"`},
+				`transport: is required: "stdio", "streamable-http" or "sse"`},
 		{"upstream 101: (100, 5) rejects with the cross-field message", stdio(func(c *mcpclient.Config) { c.Reconnect = policy(true, 100, 5, 10) }),
 			"mcp-client(srv): reconnect.initialDelayMs must be less than or equal to maxDelayMs"},
 		{"zero policy", stdio(func(c *mcpclient.Config) { c.Reconnect = &mcpclient.ReconnectPolicy{} }),
@@ -472,7 +472,7 @@ func TestValidate(t *testing.T) {
 				"mcp-client(srv): reconnect.maxDelayMs must be a positive finite number no greater than 2147483647\n" +
 				"mcp-client(srv): reconnect.maxAttempts must be a positive integer"},
 		{"bad transport", stdio(func(c *mcpclient.Config) { c.Transport = "STDIO" }),
-			`transport: must be "stdio" or "streamable-http", got "STDIO"`},
+			`transport: must be "stdio", "streamable-http" or "sse", got "STDIO"`},
 		{"stdio without command, with http fields", stdio(func(c *mcpclient.Config) {
 			c.Command, c.URL, c.Headers = "", "http://x", map[string]string{"A": "b"}
 		}),

@@ -112,7 +112,7 @@ var errServerClosing = errors.New("server connection is closing")
 // cancelFlushBound bounds how long closing a connection waits for the
 // notifications/cancelled of calls that ended by their context to be
 // written.
-const cancelFlushBound = 250 * time.Millisecond
+const cancelFlushBound = 500 * time.Millisecond
 
 // errGenerationStuck stops the supervisor: a generation would not close, and
 // starting another could leave two processes of one server running.
@@ -197,6 +197,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
 	// Progress is routed as the connection reads it, so a call's last
 	// progress notification is delivered before its response is read.
+	gen.table.OnRequest(s.sent.note)
 	gen.table.OnNotification(func(method string, params json.RawMessage) {
 		gen.progress.notified(method, params)
 		if method == "notifications/message" {
@@ -302,11 +303,28 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
-		return &mcp.StreamableClientTransport{
+		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
 			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
-		}, nil
+		}
+		h, err := s.oauthHandler()
+		if err != nil {
+			return nil, err
+		}
+		if h != nil {
+			t.OAuthHandler = h
+		}
+		return t, nil
+	case TransportSSE:
+		// The legacy transport's GET stream is the session: when it ends
+		// the SDK closes the connection, which the supervisor sees as lost.
+		// It must live as long as the generation, not the attempt.
+		return &sdkwire.LifetimeConnect{Transport: &mcp.SSEClientTransport{
+			Endpoint:     s.cfg.URL,
+			MaxEventSize: s.frameLimit(),
+			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
+		}, Life: gen.ctx, End: gen.end}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}

@@ -23,8 +23,10 @@ import (
 type offerServer struct {
 	srv                   *mcp.Server
 	subscribes, unsubs    atomic.Int32
-	failLists             atomic.Bool // resources/list and prompts/list answer an error
-	loopCursor            atomic.Bool // resources/list repeats its cursor forever
+	failLists             atomic.Bool   // resources/list and prompts/list answer an error
+	loopCursor            atomic.Bool   // resources/list repeats its cursor forever
+	oddLists              atomic.Bool   // templates and prompts lists with items to ignore
+	slowRead              chan struct{} // when set, reads wait for it
 	lastCompletionRefName atomic.Value
 }
 
@@ -59,6 +61,16 @@ func newOfferServer() *offerServer {
 				return nil, errors.New("lists are down")
 			case o.loopCursor.Load() && method == "resources/list":
 				return &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: "again"}, nil
+			case o.oddLists.Load() && method == "resources/templates/list":
+				return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{{Name: "no template"}, {URITemplate: "mem://ok/{x}"}}}, nil
+			case o.oddLists.Load() && method == "prompts/list":
+				return &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{{Description: "no name"}, {Name: "twice"}, {Name: "twice"}}}, nil
+			case o.slowRead != nil && method == "resources/read":
+				select {
+				case <-o.slowRead:
+				case <-ctx.Done():
+				}
+				return nil, ctx.Err()
 			}
 			return next(ctx, method, req)
 		}
@@ -230,6 +242,44 @@ func notifyUntilSeen(t *testing.T, srv *mcp.Server, ch <-chan string, uri string
 			return false
 		}
 	})
+}
+
+// Items a server lists without what identifies them (a template without a
+// URI template, a prompt without a name, a prompt listed twice) are left
+// out with a warning; the rest are kept.
+func TestOfferOddListItems(t *testing.T) {
+	o := newOfferServer()
+	o.oddLists.Store(true)
+	h := mustStart(t, stdioConfig("mem"), Options{NewTransport: newMemServer(t, o.srv).transport})
+	if tpl := h.reg.ResourceTemplates(); len(tpl) != 1 || tpl[0].URITemplate != "mem://ok/{x}" {
+		t.Errorf("templates = %+v", tpl)
+	}
+	if ps := h.reg.Prompts(); len(ps) != 1 || ps[0].Name != "mcp__mem__twice" {
+		t.Errorf("prompts = %+v", ps)
+	}
+	for _, msg := range []string{"resource template ignored: not an object with a uriTemplate", "prompt ignored: not an object with a name", "prompt ignored: its public name is taken by another of the server's prompts"} {
+		if !h.log.HasRecord(slog.LevelWarn, msg) {
+			t.Errorf("no warning %q:\n%s", msg, h.log.Text())
+		}
+	}
+}
+
+// A read ends with toolCallTimeoutMs, or with its caller.
+func TestOfferReadEnds(t *testing.T) {
+	o := newOfferServer()
+	o.slowRead = make(chan struct{})
+	defer close(o.slowRead)
+	cfg := stdioConfig("mem")
+	cfg.ToolCallTimeout = 100 * time.Millisecond
+	h := mustStart(t, cfg, Options{NewTransport: newMemServer(t, o.srv).transport})
+	if _, err := h.reg.ReadResource(context.Background(), "mem", "mem://text"); err == nil || !strings.Contains(err.Error(), `server "mem" did not answer resources/read within toolCallTimeoutMs (100ms)`) {
+		t.Errorf("timed out read: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := h.reg.ReadResource(ctx, "mem", "mem://text"); err == nil || !strings.Contains(err.Error(), "resources/read cancelled") {
+		t.Errorf("cancelled read: %v", err)
+	}
 }
 
 // A server without resources or prompts publishes none, and the registry

@@ -91,6 +91,10 @@ type Options struct {
 	// call, and carries a call's trace context to the server in _meta; nil
 	// traces nothing.
 	Tracer Tracer
+	// OAuth says how a Streamable HTTP server that wants OAuth is
+	// authorized; the zero value never asks a person (the server shows as
+	// needs-login) and keeps tokens in memory.
+	OAuth OAuthOptions
 	// Ask answers the server's requests (elicitation, sampling) made
 	// outside any call, or during a call whose consumer set no
 	// tool.WithAsk; nil refuses them.
@@ -133,6 +137,7 @@ type Server struct {
 	listed  listed        // the last good lists; supervisor goroutine only
 	subs    subscriptions // resource URIs consumers subscribed to
 	callers callers       // calls in flight whose consumer listens
+	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
 }
 
@@ -397,13 +402,23 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 		msg = "connection lost; reconnecting"
 	}
 	s.log.Warn(msg, "delay", next.delay, "attempt", next.failures, "max_attempts", s.policy.MaxAttempts)
+	if needsLogin(err) {
+		// The next attempt reads the token store again: a login meanwhile
+		// brings the server back.
+		s.setState(host.StateNeedsLogin, next.failures)
+		return true
+	}
 	s.setState(host.StateReconnecting, next.failures)
 	return true
 }
 
-// failedState is the final state after a failed connection attempt: timed
-// out when startupTimeoutMs ran out, else failed.
+// failedState is the final state after a failed connection attempt:
+// needs-login when the server wants a person to log in, timed out when
+// startupTimeoutMs ran out, else failed.
 func failedState(err error) host.State {
+	if needsLogin(err) {
+		return host.StateNeedsLogin
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return host.StateTimedOut
 	}
@@ -453,7 +468,7 @@ func (s *Server) setDown(err error) {
 	s.cur = nil
 	s.status.PID = 0
 	if err != nil {
-		s.status.Err = err.Error()
+		s.status.Err = downText(err)
 	}
 	s.mu.Unlock()
 }

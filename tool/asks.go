@@ -6,9 +6,8 @@ import (
 )
 
 // Ask is a request a source makes of the consumer while it serves a call:
-// for an MCP server, a form or URL to fill in (Method "elicitation/create"),
-// a model completion ("sampling/createMessage") or the roots in scope
-// ("roots/list"). Params and the answer are the protocol's JSON, so a
+// for an MCP server, a form or URL to fill in (Method "elicitation/create")
+// or a model completion ("sampling/createMessage"). Params and the answer are the protocol's JSON, so a
 // consumer can forward them as they are.
 type Ask struct {
 	Method string
@@ -19,7 +18,6 @@ type Ask struct {
 const (
 	AskElicit = "elicitation/create"
 	AskSample = "sampling/createMessage"
-	AskRoots  = "roots/list"
 )
 
 // AskFunc answers an Ask: the result JSON, or an error the source reports

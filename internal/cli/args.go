@@ -37,9 +37,14 @@ type flags struct {
 	rawNames bool   // --raw-names
 	server   string // --server: the server to read a resource from
 	elicit   string // --elicit: decline, cancel or defaults
+	// oauthHeadless is --oauth-headless: authorize without a browser.
+	oauthHeadless bool
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
 	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
+	env          []string // --env K=V (add)
+	transport    string   // --transport (add)
+	saveDir      string   // --save-dir (call)
 	args         []string // positional arguments
 }
 
@@ -50,6 +55,8 @@ type flagSpec struct {
 	json    bool
 	timings bool
 	serve   bool // --stdio, --http
+	edit    bool // add: --url, --header, --env, --transport
+	save    bool // --save-dir
 	server  bool // --server (read)
 }
 
@@ -70,6 +77,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 			return nil, err
 		}
 		i += used
+	}
+	if !spec.source {
+		return f, nil // --url of add is no SOURCE
 	}
 	if err := checkSourceFlags(cmd, f); err != nil {
 		return nil, err
@@ -155,6 +165,7 @@ type flagDef struct {
 func flagDefs() []flagDef {
 	anyCommand := func(flagSpec) bool { return true }
 	source := func(s flagSpec) bool { return s.source }
+	edit := func(s flagSpec) bool { return s.edit }
 	serve := func(s flagSpec) bool { return s.serve }
 	return []flagDef{
 		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help })},
@@ -162,9 +173,13 @@ func flagDefs() []flagDef {
 		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json })},
 		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings })},
 		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config })},
-		{[]string{"url"}, source, setValue(func(f *flags) *string { return &f.url })},
+		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url })},
 		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},
-		{[]string{"header"}, source, appendValue(func(f *flags) *[]string { return &f.headers })},
+		{[]string{"header"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers })},
+		{[]string{"env"}, edit, appendValue(func(f *flags) *[]string { return &f.env })},
+		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport })},
+		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir })},
+		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},
 		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
 		{[]string{"http"}, serve, setHTTP},
 		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},

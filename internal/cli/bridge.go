@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/resourcetools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -30,10 +31,16 @@ type bridge struct {
 // interrupted wait is an error. With f.json no progress is shown
 // (docs/decisions.md §7); f.verbose shows the servers' log lines.
 func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) {
+	return e.openOAuth(ctx, src, f, e.oauthOptions(f))
+}
+
+// openOAuth is open with the given OAuth settings (a login's).
+func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.OAuthOptions) (*bridge, error) {
 	e.elicitMode = f.elicit
+	e.sampling = hasSampling(src.plan)
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{
-		Catalog:  e.catalog(true),
+		Catalog:  e.catalogOAuth(true, o),
 		Registry: reg,
 		Logger:   e.logger(f),
 		Lookup:   e.lookup,
@@ -56,7 +63,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 		b.close()
 		return nil, ctx.Err()
 	}
-	b.statuses = h.Status()
+	b.statuses = loginHints(h.Status(), f)
 	for _, st := range b.statuses {
 		if st.State != host.StateReady && st.State != host.StateDisabled {
 			b.failed = append(b.failed, st)

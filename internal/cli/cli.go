@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/mcpbridge/mcpbridge/internal/demo"
+	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -33,6 +33,9 @@ type IO struct {
 	Environ []string
 	// StderrIsTerminal enables progress display.
 	StderrIsTerminal bool
+	// StdinIsTerminal, with StderrIsTerminal, lets a one-shot command ask
+	// the person a server's elicitation (unless --elicit says otherwise).
+	StdinIsTerminal bool
 }
 
 // env is one run's context.
@@ -42,6 +45,12 @@ type env struct {
 	// elicitMode is --elicit: how a one-shot command answers a server's
 	// elicitation without a person.
 	elicitMode string
+	// term is the person at the terminal, when one answers elicitation.
+	term terminal
+	// sampler answers sampling with the config's sampling entry; sampling
+	// is offered when the command's config has one.
+	sampler  *sampling.Provider
+	sampling bool
 }
 
 func (e *env) getenv(k string) string {
@@ -63,59 +72,6 @@ func (e *env) lookup(k string) (string, bool) {
 	return "", false
 }
 
-const usage = `mcpbridge connects to MCP servers and shows their tools as a model sees them.
-
-Usage:
-  mcpbridge tools  [SOURCE] [--json] [--timings]   list the tools under their public names
-  mcpbridge call   [SOURCE] [--json] NAME [ARGS_JSON | -]
-                                                   call a tool by its public name
-  mcpbridge search [SOURCE] [--json] [--limit K] QUERY | -
-                                                   the tools that fit a request, best first (default 5;
-                                                   "-": one query per line of stdin, one line of names each)
-  mcpbridge resources [SOURCE] [--json]            list the servers' resources and resource templates
-  mcpbridge read   [SOURCE] [--json] [--server NAME] URI
-                                                   print a resource (a templated URI finds its server)
-  mcpbridge prompts [SOURCE] [--json]              list the prompts under their public names
-  mcpbridge prompt [SOURCE] [--json] NAME [ARGS_JSON]
-                                                   render a prompt's messages ("role: text")
-  mcpbridge status [SOURCE] [--json] [--timings]   start the servers and show each one's state
-  mcpbridge validate [--config FILE]               check a config file without starting anything
-  mcpbridge serve  [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]
-                                                   serve every tool as one MCP server, hot-reloading the config
-  mcpbridge demo-server                            run the built-in demo MCP server on stdio
-
-SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
-  --config FILE                   a YAML file of server entries
-  --url URL [--name NAME] [--header 'K: V']...
-                                  one Streamable HTTP server (serverName from --name, default "remote")
-
-Flags:
-  --json      machine-readable output
-  --elicit decline|cancel|defaults
-              how to answer a server that asks for input during a command (default decline;
-              defaults accepts with each field's default)
-  -v          show servers' log lines (stderr)
-  --log-format text|json          log lines as text (default) or one JSON object each
-
-serve:
-  --raw-names                     serve each tool under its server's own name (the first server in the
-                                  config keeps a name two servers offer; the log says which was left out)
-  --ready-timeout D               hold requests other than initialize until the servers have started,
-                                  at most D (e.g. 30s; default: the largest startupTimeoutMs; 0: do not wait)
-
-serve --http (default ADDR 127.0.0.1:7410; MCP at /mcp, health at /healthz):
-  --token-env NAME                require "Authorization: Bearer $NAME" on every request
-  --allow-origin ORIGIN           a browser origin allowed besides loopback ones (repeatable)
-  --insecure-no-auth-on-network   allow a non-loopback ADDR without a token
-  --stateless                     no sessions: any replica behind a round-robin balancer answers any request
-                                  (2026-07-28 clients; older ones get no notifications)
-  --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz,
-                                  /livez alone on ADDR, without auth (for the scraper and the kubelet;
-                                  /metrics is always on the --http listener too, behind its checks)
-
-Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.
-`
-
 // Main runs mcpbridge with the given IO and returns the exit status.
 func Main(ctx context.Context, io IO) int {
 	if io.LookupEnv == nil {
@@ -123,40 +79,29 @@ func Main(ctx context.Context, io IO) int {
 	}
 	e := &env{IO: io}
 	defer e.startTracing(ctx)()
-	if len(io.Args) == 0 {
-		fmt.Fprint(io.Stderr, usage)
+	args := hoist(io.Args)
+	if len(args) == 0 {
+		fmt.Fprint(io.Stderr, usageText())
 		return ExitUsage
 	}
-	cmd, rest := io.Args[0], io.Args[1:]
 	var err error
-	switch cmd {
-	case "tools":
-		err = e.tools(ctx, rest)
-	case "call":
-		err = e.call(ctx, rest)
-	case "search":
-		err = e.search(ctx, rest)
-	case "resources":
-		err = e.resources(ctx, rest)
-	case "read":
-		err = e.read(ctx, rest)
-	case "prompts":
-		err = e.prompts(ctx, rest)
-	case "prompt":
-		err = e.prompt(ctx, rest)
-	case "status":
-		err = e.status(ctx, rest)
-	case "validate":
-		err = e.validate(rest)
-	case "serve":
-		err = e.serve(ctx, rest)
-	case "demo-server":
-		err = demo.Run(ctx)
+	switch name, rest := args[0], args[1:]; name {
 	case "help", "-h", "--help":
-		fmt.Fprint(io.Stdout, usage)
-		return ExitOK
+		err = e.help(rest)
+	case "--version":
+		err = e.version(rest)
+	case "__complete": // the completion scripts' helper, not listed
+		err = e.completeTools(ctx, rest)
 	default:
-		err = usagef("unknown command %q (see 'mcpbridge help')", cmd)
+		cmd, ok := findCommand(name)
+		switch {
+		case !ok:
+			err = unknownCommand(name)
+		case wantsHelp(rest):
+			fmt.Fprint(io.Stdout, cmd.helpText())
+		default:
+			err = cmd.run(e, ctx, rest)
+		}
 	}
 	return e.exit(err)
 }

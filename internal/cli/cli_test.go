@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -26,9 +28,16 @@ func TestMain(m *testing.M) {
 	// A fixture child of a re-executed mcpbridge inherits mainEnv too, so
 	// the fixture check comes first.
 	mcppeer.RunIfChild()
+	if os.Getenv(browserEnv) == "1" && len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "http") {
+		os.Exit(runBrowser())
+	}
+	if bin := os.Getenv(conformanceEnv); bin != "" {
+		os.Exit(runConformanceClient(bin))
+	}
 	if os.Getenv(mainEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr})
+		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))})
 		stop()
 		os.Exit(code)
 	}

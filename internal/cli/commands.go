@@ -88,13 +88,9 @@ func firstLine(s string) string {
 
 // call calls one tool by its public name and prints what the model sees.
 func (e *env) call(ctx context.Context, argv []string) error {
-	f, err := parseFlags("call", flagSpec{source: true, json: true}, argv)
+	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true}, argv)
 	if err != nil {
 		return err
-	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
 	}
 	if len(f.args) == 0 || len(f.args) > 2 {
 		return usagef("call: want NAME [ARGS_JSON | -], got %d arguments", len(f.args))
@@ -118,8 +114,11 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	defer b.close()
 	if _, ok := b.reg.Get(name); !ok {
 		e.reportFailures(b)
+		e.suggestTool(name, b)
 	}
-	res, _ := b.reg.Execute(ctx, name, args)
+	callCtx, endProgress := e.callProgress(ctx, name, f)
+	res, _ := b.reg.Execute(callCtx, name, args)
+	endProgress()
 	if f.json {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -130,7 +129,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	} else {
 		// The model's text, lines and tabs kept, escape sequences shown
 		// escaped: the server's text must not drive the terminal.
-		fmt.Fprintln(e.Stdout, termsafe.Text(res.Text()))
+		fmt.Fprintln(e.Stdout, termsafe.Text(e.resultText(ctx, f, res)))
 	}
 	if res.IsError {
 		return &exitError{ExitFailed}
@@ -214,10 +213,6 @@ func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flag
 	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true}, argv)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil, nil, nil, nil
 	}
 	if len(f.args) > 0 {
 		return nil, nil, nil, usagef("%s: unexpected argument %q", cmd, f.args[0])

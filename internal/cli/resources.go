@@ -23,10 +23,6 @@ func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
 		return err

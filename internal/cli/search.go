@@ -35,10 +35,6 @@ func (e *env) search(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	query, fromStdin, err := searchQuery(f.args)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -25,17 +24,13 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	opts, err := e.serveOptions(f)
 	if err != nil {
 		return err
 	}
 	// The catalog comes after serveOptions, which takes the token out of
 	// the children's environment.
-	cat := e.catalog(false)
+	cat := e.catalogOAuth(false, e.oauthOptions(f))
 	src, err := e.loadSource(f, cat)
 	if err != nil {
 		return err
@@ -144,7 +139,8 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	log := e.newLogger(f, level)
 	reg := tool.NewRegistry()
-	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup})
+	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
+		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
 	if err != nil {
 		return nil, err
 	}

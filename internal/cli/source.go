@@ -32,18 +32,25 @@ type source struct {
 // globals). One-shot commands (tools, call, status) never reconnect; a
 // long-running command passes oneShot false.
 func (e *env) catalog(oneShot bool) *host.Catalog {
+	return e.catalogOAuth(oneShot, mcpclient.OAuthOptions{})
+}
+
+// catalogOAuth is catalog with the OAuth settings of the command (see
+// oauthOptions).
+func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
-		Server: e.serverOptions(oneShot),
-	}))
+		Server: e.serverOptions(oneShot, o),
+	}), e.samplingKind())
 }
 
 // serverOptions are the options of every server a command starts. A
 // gateway (serve) forwards elicitation and sampling to the client that
 // made the call; a one-shot command answers elicitation itself (--elicit).
-func (e *env) serverOptions(oneShot bool) mcpclient.Options {
-	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, Tracer: e.tracer}
+func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Options {
+	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o, Tracer: e.tracer}
 	if oneShot {
 		opts.Ask = e.answer
+		opts.Sample = e.sampling
 	} else {
 		opts.Sample = true
 	}
@@ -117,7 +124,7 @@ func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
 		}
 		return nil, &configError{err}
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
+	plan, err := e.parseConfig(path, data, cat)
 	if err != nil {
 		return nil, &configError{err}
 	}
@@ -131,14 +138,23 @@ func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
 // only narrows src to the enabled entry whose server is server, when there
-// is one: a call needs only its own server. Otherwise src is returned
+// is one: a call needs only its own server (and the entries that are not
+// servers, such as sampling, which serve it). Otherwise src is returned
 // unchanged.
 func (src *source) only(server string) *source {
+	var keep []host.PlanEntry
+	found := false
 	for _, pe := range src.plan.Enabled() {
-		if pe.Spec.Name == server {
-			plan := &host.Plan{Source: src.plan.Source, Entries: []host.PlanEntry{pe}}
-			return &source{name: src.name, path: src.path, plan: plan}
+		switch {
+		case pe.Entry.Name != mcpclient.PluginName:
+			keep = append(keep, pe)
+		case pe.Spec.Name == server && !found:
+			keep, found = append(keep, pe), true
 		}
 	}
-	return src
+	if !found {
+		return src
+	}
+	plan := &host.Plan{Source: src.plan.Source, Entries: keep}
+	return &source{name: src.name, path: src.path, plan: plan}
 }

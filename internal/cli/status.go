@@ -46,8 +46,8 @@ type serverStatusJSON struct {
 	// ServerName is the namespace of the entry's public tool names; "" for
 	// a disabled entry (its config is not read).
 	ServerName string `json:"serverName"`
-	// State is one of ready, failed, timed-out, disabled (and, for a
-	// long-running host, starting, reconnecting, closed).
+	// State is one of ready, failed, timed-out, needs-login, disabled
+	// (and, for a long-running host, starting, reconnecting, closed).
 	State           string    `json:"state"`
 	Error           string    `json:"error,omitempty"`
 	Transport       string    `json:"transport"`

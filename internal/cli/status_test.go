@@ -203,9 +203,15 @@ func TestStatusUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
 		}
 	}
-	for _, args := range [][]string{{"status", "-h"}, {"validate", "--help"}} {
-		if r := mcpbridge(t, "", args...); r.code != ExitOK || !strings.Contains(r.stdout, "mcpbridge validate [--config FILE]") {
-			t.Errorf("%v: exit %d\n%s", args, r.code, r.stdout)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"status", "-h"}, "Usage: mcpbridge status [SOURCE]"},
+		{[]string{"validate", "--help"}, "Usage: mcpbridge validate [--config FILE]"},
+	} {
+		if r := mcpbridge(t, "", c.args...); r.code != ExitOK || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, r.code, r.stdout)
 		}
 	}
 	// status on a working config exits 0.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,6 +58,7 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("only %d tools", len(tools))
 	}
 
+	saveDir := t.TempDir()
 	calls := []struct {
 		name, args string
 		code       int
@@ -64,11 +66,11 @@ func TestServerEverything(t *testing.T) {
 	}{
 		{"mcp__everything__echo", `{"message":"hello"}`, 0, []string{"Echo: hello"}},
 		{"mcp__everything__get-sum", `{"a":3,"b":7}`, 0, []string{"10"}},
-		{"mcp__everything__get-tiny-image", `{}`, 0, []string{"[image unavailable: image/png; no attachment store is mounted;"}},
+		{"mcp__everything__get-tiny-image", `{}`, 0, []string{"[image saved: " + saveDir + "/"}},
 		{"mcp__everything__echo", `{}`, 1, []string{"Error: "}},
 	}
 	for _, c := range calls {
-		r := mcpbridge(t, "", "call", "--config", cfg, c.name, c.args)
+		r := mcpbridge(t, "", "call", "--config", cfg, "--save-dir", saveDir, c.name, c.args)
 		if r.code != c.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, r.code, c.code, r.stdout, r.stderr)
 		}
@@ -134,7 +136,11 @@ func TestServerFilesystem(t *testing.T) {
 }
 
 // The official conformance suite's client scenarios, driven through the
-// real mcpbridge binary with --url (the suite appends the URL).
+// real mcpbridge binary: the plain ones with --url (the suite appends the
+// URL), the auth ones as `mcpbridge call --config F --oauth-headless
+// mcp__c__test-tool '{}'`, F an entry for the scenario's URL whose oauth
+// block carries the scenario's data, with a fresh XDG_STATE_HOME: all 26
+// of the pinned suite.
 func TestConformanceClient(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	bin := filepath.Join(t.TempDir(), "mcpbridge")
@@ -142,11 +148,18 @@ func TestConformanceClient(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building mcpbridge: %v\n%s", err, out)
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	scenarios := []struct{ name, command string }{
 		{"initialize", bin + " tools --url"},
 		{"tools_call", bin + ` call mcp__remote__add_numbers '{"a":2,"b":3}' --url`},
 		{"sse-retry", bin + " call mcp__remote__test_reconnection --url"},
 		{"elicitation-sep1034-client-defaults", bin + ` call --name c --elicit defaults mcp__c__test_client_elicitation_defaults '{}' --url`},
+	}
+	for _, name := range conformanceAuthScenarios() {
+		scenarios = append(scenarios, struct{ name, command string }{name, exe})
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -154,7 +167,8 @@ func TestConformanceClient(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, conformance, "client", "--command", sc.command, "--scenario", sc.name)
 			// The suite needs Node 22, which the lockfile ships beside it.
-			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(conformance)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(conformance)+string(os.PathListSeparator)+os.Getenv("PATH"),
+				conformanceEnv+"="+bin)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
@@ -163,4 +177,102 @@ func TestConformanceClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// conformanceAuthScenarios are the suite's auth client scenarios (0.1.16).
+func conformanceAuthScenarios() []string {
+	return []string{
+		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+		"auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+		"auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+		"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+		"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow",
+	}
+}
+
+// conformanceEnv makes the re-executed test binary the client command of
+// an auth scenario; its value is the mcpbridge binary to run.
+const conformanceEnv = "CLITEST_CONFORMANCE_MCPBRIDGE"
+
+// runConformanceClient writes the scenario's config (its URL is the last
+// argument, its data in MCP_CONFORMANCE_CONTEXT) and runs mcpbridge call
+// on it with --oauth-headless and a fresh XDG_STATE_HOME.
+func runConformanceClient(bin string) int {
+	dir, err := os.MkdirTemp("", "conformance-client-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cfg, err := conformanceConfig(dir, os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd := exec.Command(bin, "call", "--config", cfg, "--oauth-headless", "mcp__c__test-tool", "{}")
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, "state"))
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// conformanceConfig writes the config file of one auth scenario: the
+// context's client, key and IdP data as the entry's oauth block.
+func conformanceConfig(dir, url, context string) (string, error) {
+	var c struct {
+		ClientID, ClientSecret, PrivateKeyPEM, SigningAlgorithm string
+		IdPClientID, IdPIDToken, IdPIssuer, IdPTokenEndpoint    string
+	}
+	if context != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(context), &m); err != nil {
+			return "", fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+		get := func(k string) string { s, _ := m[k].(string); return s }
+		c.ClientID, c.ClientSecret, c.PrivateKeyPEM, c.SigningAlgorithm = get("client_id"), get("client_secret"), get("private_key_pem"), get("signing_algorithm")
+		c.IdPClientID, c.IdPIDToken, c.IdPIssuer, c.IdPTokenEndpoint = get("idp_client_id"), get("idp_id_token"), get("idp_issuer"), get("idp_token_endpoint")
+	}
+	o := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
+	set := func(k, v string) {
+		if v != "" {
+			o[k] = v
+		}
+	}
+	set("clientId", c.ClientID)
+	set("clientSecret", c.ClientSecret)
+	switch {
+	case c.IdPIDToken != "":
+		o["grant"] = "cross_app_access"
+		o["idp"] = map[string]string{"issuer": c.IdPIssuer, "tokenEndpoint": c.IdPTokenEndpoint, "clientId": c.IdPClientID, "idToken": c.IdPIDToken}
+	case strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "auth/client-credentials"):
+		o["grant"] = "client_credentials"
+		if c.PrivateKeyPEM != "" {
+			key := filepath.Join(dir, "key.pem")
+			if err := os.WriteFile(key, []byte(c.PrivateKeyPEM), 0o600); err != nil {
+				return "", err
+			}
+			o["privateKeyFile"], o["signingAlgorithm"] = key, c.SigningAlgorithm
+		}
+	}
+	if o["grant"] != nil {
+		delete(o, "clientMetadataUrl") // no authorization code: no client document
+	}
+	entry := []map[string]any{{"id": "c", "name": "mcp-client", "config": map[string]any{
+		"serverName": "c", "transport": "streamable-http", "url": url, "oauth": o,
+	}}}
+	data, err := json.Marshal(entry) // JSON is YAML
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "mcpbridge.yaml")
+	return path, os.WriteFile(path, data, 0o600)
 }

@@ -17,10 +17,6 @@ func (e *env) validate(argv []string) error {
 	if err != nil {
 		return err
 	}
-	if f.help {
-		fmt.Fprint(e.Stdout, usage)
-		return nil
-	}
 	if len(f.args) > 0 {
 		return usagef("validate: unexpected argument %q", f.args[0])
 	}

@@ -6,6 +6,9 @@
 //     mcppeer.RunIfChild), the way the bridge spawns real servers.
 //   - [NewHTTPServer] and [NewRawHTTPServer]: in-process Streamable HTTP
 //     servers that record every request's headers.
+//   - [NewOAuthServer]: an MCP server behind OAuth 2.1 with its own
+//     authorization server (metadata, dynamic registration, PKCE, refresh
+//     token rotation) on one real HTTP server.
 //   - [HoldHandshake], [Sleep], [Hang] and [Barrier]: servers that are slow
 //     to start, never start, or start in step.
 //   - [Log]: a slog handler whose records tests check by level, message

@@ -117,11 +117,24 @@
 //     initialize (2025-11-25) when discover fails with -32601, so
 //     [ProbeTransport]'s own answer to a probe the server ignores ends the
 //     handshake in a bound. TestContractSilentDiscoverFallback.
-//  19. The client's multi round-trip middleware (protocol 2026-07-28)
+//  19. mcp.SSEClientTransport (the legacy HTTP+SSE transport) opens its GET
+//     stream, which carries every server message of the session, with the
+//     context given to Connect: when that context ends, the session ends.
+//     [LifetimeConnect] gives the stream the connection's lifetime.
+//     TestContractSSEStreamOnConnectContext.
+//  20. The client's multi round-trip middleware (protocol 2026-07-28)
 //     answers an input-required result of tools/call, prompts/get or
 //     resources/read through the client's handlers, with the call's own
 //     context, and sends the call again as a new request in that context:
 //     a captured call's slot is filled by the round whose result is
 //     complete, so the capture passes input-required results to the SDK
 //     untouched (InputRequired). TestContractMultiRoundTrip.
+//  21. The Streamable HTTP client hands a POST answered 401 to its
+//     OAuthHandler's Authorize and wraps the error Authorize returns (%w)
+//     in the error of the request, so Connect's error tells a server that
+//     needs a login (internal/oauth.NeedsLoginError). A token source that
+//     fails with an *oauth2.RetrieveError of code invalid_grant sends the
+//     request without Authorization (the 401 then leads to a new
+//     authorization); any other token source error fails the request
+//     unsent. TestContractOAuthHandler.
 package sdkwire

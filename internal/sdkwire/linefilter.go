@@ -54,8 +54,10 @@ func (f *LineFilter) Read(p []byte) (int, error) {
 		}
 		line, err := f.readLine()
 		f.err = err
-		if line = bytes.TrimSpace(line); len(line) > 0 && f.admit(line) {
-			f.pending = append(line, '\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if admitted := f.admit(line); admitted != nil {
+				f.pending = append(admitted, '\n')
+			}
 		}
 	}
 	n := copy(p, f.pending)
@@ -86,33 +88,61 @@ func (f *LineFilter) readLine() ([]byte, error) {
 	}
 }
 
-// admit reports whether line is a JSON-RPC message or a batch of them,
-// which the SDK reads without ending the session, and rejects it when it
-// is not.
-func (f *LineFilter) admit(line []byte) bool {
+// MaxBatch bounds the messages of one JSON-RPC batch a LineFilter admits;
+// a longer batch is rejected whole.
+const MaxBatch = 1000
+
+// admit returns what of line the SDK may read: the line when it is a
+// JSON-RPC message, a batch of the messages of a batch that are (each of
+// the others rejected on its own, as JSON-RPC 2.0 answers a batch), or nil
+// when nothing is left.
+func (f *LineFilter) admit(line []byte) []byte {
 	if !json.Valid(line) {
 		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: the message is not valid JSON"})
+		return nil
+	}
+	if line[0] != '[' {
+		if !f.valid(line) {
+			return nil
+		}
+		return line
+	}
+	// A fresh slice: decoding into msgs would overwrite line's bytes.
+	var batch []json.RawMessage
+	switch {
+	case json.Unmarshal(line, &batch) != nil || len(batch) == 0:
+		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: an empty batch"})
+		return nil
+	case len(batch) > MaxBatch:
+		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: a batch of %d messages is over the limit of %d", len(batch), MaxBatch)})
+		return nil
+	}
+	kept := batch[:0]
+	for _, m := range batch {
+		if f.valid(m) {
+			kept = append(kept, m)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+		return nil
+	case len(kept) == len(batch):
+		return line
+	}
+	out, _ := json.Marshal(kept) // raw messages that are valid JSON: never fails
+	return out
+}
+
+// valid reports whether m is one JSON-RPC message, and rejects it when it
+// is not.
+func (f *LineFilter) valid(m []byte) bool {
+	if _, err := decodeMessage(m); err != nil {
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(m, &probe) // a non-object leaves ID empty
+		f.reject(probe.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + err.Error()})
 		return false
-	}
-	msgs := []json.RawMessage{line}
-	if line[0] == '[' {
-		// A fresh slice: decoding into msgs would overwrite line's bytes.
-		var batch []json.RawMessage
-		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
-			f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: an empty batch"})
-			return false
-		}
-		msgs = batch
-	}
-	for _, m := range msgs {
-		if _, err := decodeMessage(m); err != nil {
-			var probe struct {
-				ID json.RawMessage `json:"id"`
-			}
-			json.Unmarshal(m, &probe) // a non-object leaves ID empty
-			f.reject(probe.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + err.Error()})
-			return false
-		}
 	}
 	return true
 }

@@ -89,3 +89,34 @@ func (h *clientHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h *clientHandler) WithGroup(name string) slog.Handler {
 	return &clientHandler{next: h.next.WithGroup(name), prefix: h.prefix, drops: h.drops}
 }
+
+// ServerLogger returns the handler to give the SDK's server as its log: its
+// info records (a line or three per client session: "server connecting",
+// "server session connected", …) at debug level, so thousands of sessions
+// never flood an info-level log; warnings and errors as they are.
+func ServerLogger(h slog.Handler) slog.Handler { return quieter{h} }
+
+// quieter lowers info records to debug.
+type quieter struct{ slog.Handler }
+
+func (q quieter) Enabled(ctx context.Context, level slog.Level) bool {
+	return q.Handler.Enabled(ctx, lowered(level))
+}
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = lowered(r.Level)
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quieter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(attrs)}
+}
+func (q quieter) WithGroup(name string) slog.Handler { return quieter{q.Handler.WithGroup(name)} }
+
+// lowered is level, with info lowered to debug.
+func lowered(level slog.Level) slog.Level {
+	if level == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return level
+}

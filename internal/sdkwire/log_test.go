@@ -35,3 +35,20 @@ func TestClientLogger(t *testing.T) {
 		t.Errorf("log has what it should not:\n%s", text)
 	}
 }
+
+// ServerLogger lowers the SDK's info lines to debug and keeps warnings.
+func TestServerLogger(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(ServerLogger(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))).With("a", 1).WithGroup("g")
+	log.Info("server session connected")
+	log.Warn("something odd")
+	if got := buf.String(); strings.Contains(got, "connected") || !strings.Contains(got, "level=WARN msg=\"something odd\" a=1") {
+		t.Errorf("at info level: %q", got)
+	}
+	buf.Reset()
+	debug := slog.New(ServerLogger(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	debug.Info("server session connected")
+	if got := buf.String(); !strings.Contains(got, "level=DEBUG msg=\"server session connected\"") {
+		t.Errorf("at debug level: %q", got)
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 type askKey struct{}
 
-// Assumption 19: on protocol 2026-07-28 a tool that needs input answers
+// Assumption 20: on protocol 2026-07-28 a tool that needs input answers
 // input-required; the client's middleware answers it through its
 // elicitation handler, in the call's own context, and calls again; the
 // capture passes the input-required round to the SDK and keeps the final

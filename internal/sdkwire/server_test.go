@@ -77,7 +77,7 @@ func TestLineFilter(t *testing.T) {
 		{"invalid JSON", "{oops\n" + msg, msg + "\n", []rejection{{"", jsonrpc.CodeParseError, "Parse error: the message is not valid JSON"}}},
 		{"two values", "{} {}\n", "", []rejection{{"", jsonrpc.CodeParseError, "Parse error: the message is not valid JSON"}}},
 		{"empty batch", "[]\n", "", []rejection{{"", jsonrpc.CodeInvalidRequest, "Invalid Request: an empty batch"}}},
-		{"bad batch member keeps its id", "[" + msg + `,{"id":"x"}]` + "\n", "",
+		{"bad batch member keeps its id, the rest pass", "[" + msg + `,{"id":"x"}]` + "\n", "[" + msg + "]\n",
 			[]rejection{{`"x"`, jsonrpc.CodeInvalidRequest, "Invalid Request: *"}}},
 		{"not an object", "7\n", "", []rejection{{"", jsonrpc.CodeInvalidRequest, "Invalid Request: *"}}},
 		{"too long, spanning chunks", strings.Repeat("x", 90) + "\n" + msg + "\n", msg + "\n",

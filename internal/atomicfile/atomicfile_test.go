@@ -1,0 +1,41 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	for _, content := range []string{"first", "second"} {
+		if err := Write(path, []byte(content), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if data, _ := os.ReadFile(path); string(data) != content {
+			t.Errorf("content %q, want %q", data, content)
+		}
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v", st.Mode())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	// A directory that does not exist: an error, nothing written.
+	if err := Write(filepath.Join(dir, "no", "f"), nil, 0o600); err == nil {
+		t.Error("wrote into a missing directory")
+	}
+	// A rename over a directory fails and leaves no temporary file.
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "d", "x"), nil, 0o600)
+	if err := Write(filepath.Join(dir, "d"), []byte("x"), 0o600); err == nil {
+		t.Error("replaced a directory")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

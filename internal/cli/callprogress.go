@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/attach"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// callProgress shows the progress notifications of a call on a terminal:
+// one live line on stderr (the tool, done/total, the server's message),
+// erased when the call ends. With --json, or when stderr is not a
+// terminal, nothing is shown and the server is sent no progress token.
+func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.Context, func()) {
+	if !e.StderrIsTerminal || f.json {
+		return ctx, func() {}
+	}
+	var mu sync.Mutex
+	shown, ended := false, false
+	ctx = tool.WithProgress(ctx, func(p tool.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		fmt.Fprintf(e.Stderr, "\r\033[K%s %s", termsafe.Line(name), progressText(p))
+		shown = true
+	})
+	return ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		ended = true
+		if shown {
+			fmt.Fprint(e.Stderr, "\r\033[K")
+		}
+	}
+}
+
+// progressText is "3/5 (60%) message", or "3 message" without a total.
+func progressText(p tool.Progress) string {
+	s := number(p.Progress)
+	if p.Total > 0 {
+		s += fmt.Sprintf("/%s (%d%%)", number(p.Total), int(100*p.Progress/p.Total))
+	}
+	if p.Message != "" {
+		s += " " + termsafe.Line(p.Message)
+	}
+	return s
+}
+
+// number writes a count without a needless fraction.
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// resultText is the text call prints: the model's text, with the images
+// and audio of the result saved in --save-dir (default: the per-user
+// cache directory) and named in place.
+func (e *env) resultText(ctx context.Context, f *flags, res tool.Result) string {
+	store := attach.Dir(f.saveDir)
+	if f.saveDir == "" {
+		d, err := attach.DefaultDir()
+		if err != nil {
+			return res.Text() // untested: needs a system without a home directory
+		}
+		store = d
+	}
+	return attach.Text(ctx, store, res)
+}

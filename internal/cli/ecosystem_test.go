@@ -1,0 +1,407 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// writeFile writes a file named name in a new directory and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A Claude Desktop config used as it is: the demo server is listed and
+// called, the fields mcpbridge does not use are named with their position.
+func TestMCPServersJSONAsConfig(t *testing.T) {
+	cfg := writeFile(t, "claude_desktop_config.json", `{
+  "mcpServers": {
+    "demo": {
+      "command": "${MCPBRIDGE_EXE}",
+      "args": ["demo-server"],
+      "alwaysAllow": ["echo"]
+    }
+  }
+}`)
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__demo__add", `{"a": 2, "b": 3}`)
+	if r.code != ExitOK || r.stdout != "5\n" {
+		t.Fatalf("call: %+v", r)
+	}
+	if want := cfg + ":6:7: mcpServers.demo.alwaysAllow: not used by mcpbridge (left out)"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	toml := writeFile(t, "config.toml", "model = \"o3\"\n\n[mcp_servers.demo]\ncommand = \"${MCPBRIDGE_EXE}\"\nargs = [\"demo-server\"]\n")
+	// Codex expands nothing: its ${MCPBRIDGE_EXE} is a literal command name.
+	if r := mcpbridge(t, "", "validate", "--config", toml); r.code != ExitOK || !strings.Contains(r.stdout, "OK, 1 entry") {
+		t.Errorf("validate of Codex TOML: %+v", r)
+	}
+}
+
+// Problems of a converted config are reported at the source's line and
+// column.
+func TestForeignConfigErrorPosition(t *testing.T) {
+	cfg := writeFile(t, "mcp.json", "{\"mcpServers\": {\n  \"web\": {\"type\": \"http\",\n    \"url\": \"ftp://example.com\"}}}")
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	if want := cfg + `:3:12: entry "web": config.url: must be an absolute http`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	bad := writeFile(t, "bad.json", "{\"mcpServers\": {\"a\": }}")
+	if r := mcpbridge(t, "", "tools", "--config", bad); r.code != ExitUsage || !strings.Contains(r.stderr, bad+":1:22: invalid JSON") {
+		t.Errorf("invalid JSON: %+v", r)
+	}
+}
+
+func TestImport(t *testing.T) {
+	golden, err := os.ReadFile("../importconf/testdata/cursor.golden.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../importconf/testdata")
+	r := mcpbridge(t, "", "import", "cursor.json")
+	if r.code != ExitOK || r.stdout != string(golden) {
+		t.Errorf("import: exit %d\n%s\nwant\n%s", r.code, r.stdout, golden)
+	}
+	if !strings.Contains(r.stderr, "cursor.json:6:7: mcpServers.web-search.envFile: not used by mcpbridge") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	yaml := writeConfig(t, "[]\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import"}, "import: want FILE"},
+		{[]string{"import", "no-such.json"}, "no-such.json does not exist"},
+		{[]string{"import", yaml}, "is not an mcpServers JSON or a Codex config.toml"},
+		{[]string{"import", writeFile(t, "x.json", "{")}, "invalid JSON"},
+	} {
+		if r := mcpbridge(t, "", c.args...); r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %+v, want %q", c.args, r, c.want)
+		}
+	}
+}
+
+const commentedConfig = `# my servers
+- id: demo # the built-in one
+  name: mcp-client
+  config:
+    serverName: demo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+
+# parked for now
+- id: parked
+  name: mcp-client
+  disabled: true
+  config: {serverName: parked}
+`
+
+// add and remove edit the file in place: comments and order kept, the
+// result valid, and usable at once.
+func TestAddRemoveRoundTrip(t *testing.T) {
+	cfg := writeConfig(t, commentedConfig)
+	r := mcpbridge(t, "", "add", "--config", cfg, "second", "--env", "GREETING=hi", "--env", "TOKEN=${SECOND_TOKEN}", "--", "${MCPBRIDGE_EXE}", "demo-server")
+	if r.code != ExitOK {
+		t.Fatalf("add: %+v", r)
+	}
+	r = mcpbridge(t, "", "add", "--config", cfg, "web", "--url", "https://example.com/mcp", "--header", "Authorization: Bearer ${WEB_TOKEN}", "--transport", "sse")
+	if r.code != ExitOK {
+		t.Fatalf("add --url: %+v", r)
+	}
+	data, _ := os.ReadFile(cfg)
+	want := commentedConfig + `- id: second
+  name: mcp-client
+  config:
+    serverName: second
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+    env:
+      GREETING: hi
+      TOKEN: ${SECOND_TOKEN}
+- id: web
+  name: mcp-client
+  config:
+    serverName: web
+    transport: sse
+    url: https://example.com/mcp
+    headers:
+      Authorization: Bearer ${WEB_TOKEN}
+`
+	if string(data) != want {
+		t.Fatalf("after add:\n%s\nwant:\n%s", data, want)
+	}
+	t.Setenv("SECOND_TOKEN", "x")
+	t.Setenv("WEB_TOKEN", "y")
+	if r := mcpbridge(t, "", "call", "--config", cfg, "mcp__second__echo", `{"message":"hi"}`); r.code != ExitOK {
+		t.Errorf("the added server: %+v", r)
+	}
+	for _, name := range []string{"web", "second"} {
+		if r := mcpbridge(t, "", "remove", "--config", cfg, name); r.code != ExitOK {
+			t.Fatalf("remove %s: %+v", name, r)
+		}
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != commentedConfig {
+		t.Errorf("after remove:\n%s\nwant:\n%s", data, commentedConfig)
+	}
+	if r := mcpbridge(t, "", "remove", "--config", cfg, "parked"); r.code != ExitOK {
+		t.Fatalf("remove parked: %+v", r)
+	}
+	if data, _ := os.ReadFile(cfg); strings.Contains(string(data), "parked") || !strings.Contains(string(data), "# the built-in one") {
+		t.Errorf("after removing parked:\n%s", data)
+	}
+	if r := mcpbridge(t, "", "remove", "--config", cfg, "demo"); r.code != ExitOK {
+		t.Fatalf("remove demo: %+v", r)
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != "# my servers\n\n" {
+		t.Errorf("after removing every entry: %q", data)
+	}
+}
+
+// add creates the file when missing (./mcpbridge.yaml by default).
+func TestAddCreates(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if r := mcpbridge(t, "", "add", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server"); r.code != ExitOK {
+		t.Fatalf("add: %+v", r)
+	}
+	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 1}`); r.code != ExitOK || r.stdout != "2\n" {
+		t.Errorf("call: %+v", r)
+	}
+	if r := mcpbridge(t, "", "remove", "demo"); r.code != ExitOK {
+		t.Fatalf("remove: %+v", r)
+	}
+	if data, _ := os.ReadFile("mcpbridge.yaml"); string(data) != "" {
+		t.Errorf("after removing the last entry: %q", data)
+	}
+}
+
+// A flow list is rewritten with its comments; an indented block list gets
+// the new entry at its own indentation.
+func TestAddListStyles(t *testing.T) {
+	for _, c := range []struct{ before, after string }{
+		{"# header\n[]\n", "# header\n- id: x\n  name: mcp-client\n  config:\n    serverName: x\n    transport: stdio\n    command: cmd\n"},
+		{"  - {id: a, name: mcp-client, config: {serverName: a, transport: stdio, command: a}}",
+			"  - {id: a, name: mcp-client, config: {serverName: a, transport: stdio, command: a}}\n  - id: x\n    name: mcp-client\n    config:\n      serverName: x\n      transport: stdio\n      command: cmd\n"},
+	} {
+		cfg := writeConfig(t, c.before)
+		if r := mcpbridge(t, "", "add", "--config", cfg, "x", "--", "cmd"); r.code != ExitOK {
+			t.Fatalf("add: %+v", r)
+		}
+		if data, _ := os.ReadFile(cfg); string(data) != c.after {
+			t.Errorf("after add to %q:\n%q\nwant\n%q", c.before, data, c.after)
+		}
+	}
+}
+
+// Bad edits are refused and leave the file as it was.
+func TestAddRemoveRefused(t *testing.T) {
+	cfg := writeConfig(t, commentedConfig)
+	json := writeFile(t, "mcp.json", `{"mcpServers": {}}`)
+	notList := writeConfig(t, "a: 1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "--config", cfg, "demo", "--", "x"}, `already has a server "demo" (line 2)`},
+		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, `was left unchanged: the result would not be valid:`},
+		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `config.url: must be an absolute`},
+		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
+		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
+		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either --url or a command`},
+		{[]string{"add", "--config", cfg, "x", "--env", "A=1", "--url", "http://x"}, `--env is for a command`},
+		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `--header and --transport go with --url`},
+		{[]string{"add", "--config", cfg, "x", "--header", "bad", "--url", "http://x"}, `want 'Name: value'`},
+		{[]string{"add", "--config", cfg, "x", "--env", "novalue", "--", "cmd"}, `want NAME=value`},
+		{[]string{"remove", "--config", cfg, "nope"}, `has no server "nope"`},
+		{[]string{"remove", "--config", cfg}, `want NAME`},
+		{[]string{"remove", "--config", json, "a"}, `is a mcpServers JSON; add and remove edit mcpbridge YAML`},
+		{[]string{"remove", "--config", notList, "a"}, `the config must be a YAML list of entries`},
+		{[]string{"remove", "--config", writeConfig(t, "- [\n"), "a"}, `did not find expected`},
+	} {
+		if r := mcpbridge(t, "", c.args...); r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != commentedConfig {
+		t.Errorf("file changed:\n%s", data)
+	}
+}
+
+func TestHelpVersionAndSuggestions(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		args     []string
+		code     int
+		out, not string
+	}{
+		{[]string{"call", "--help"}, ExitOK, "Usage: mcpbridge call [SOURCE]", "mcpbridge serve"},
+		{[]string{"help", "add"}, ExitOK, "--env K=V", "mcpbridge tools"},
+		{[]string{"-v", "serve", "-h"}, ExitOK, "--raw-names", "mcpbridge call"},
+		{[]string{"--version"}, ExitOK, "mcpbridge 0.1.0 (module ", ""},
+		{[]string{"-v", "--version"}, ExitOK, "mcpbridge 0.1.0 (module ", ""},
+		{[]string{"version"}, ExitOK, "mcpbridge 0.1.0", ""},
+		{[]string{"-v", "--help"}, ExitOK, "mcpbridge import FILE", ""},
+		{[]string{"-v", "tools"}, ExitOK, "mcp__demo__echo", ""},
+		{[]string{"--config", "nope.yaml", "tools"}, ExitUsage, "", ""},
+		{[]string{"call", "-v", "mcp__demo__add", `{"a":1,"b":2}`}, ExitOK, "3", ""},
+	} {
+		r := mcpbridge(t, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) || c.not != "" && strings.Contains(r.stdout, c.not) {
+			t.Errorf("%v: exit %d (want %d), stdout:\n%s\nstderr: %s", c.args, r.code, c.code, r.stdout, r.stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tols"}, `unknown command "tols": did you mean "tools"?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (see`},
+		{[]string{"help", "cal"}, `did you mean "call"?`},
+		{[]string{"version", "x"}, `version: unexpected argument "x"`},
+		{[]string{"completion"}, `want bash, zsh or fish`},
+		{[]string{"completion", "tcsh"}, `unknown shell "tcsh"`},
+		{[]string{"__complete", "x"}, `want tools`},
+		{[]string{"__complete", "tools", "--config", "nope.yaml"}, `nope.yaml does not exist`},
+	} {
+		if r := mcpbridge(t, "", c.args...); r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %+v, want %q", c.args, r, c.want)
+		}
+	}
+	for _, c := range []struct{ name, want string }{
+		{"echo", `no tool "echo": did you mean mcp__demo__echo?`},
+		{"mcp__demo__ehco", `no tool "mcp__demo__ehco": did you mean mcp__demo__echo?`},
+	} {
+		if r := mcpbridge(t, "", "call", c.name, "{}"); r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("call %s: %+v", c.name, r)
+		}
+	}
+	if r := mcpbridge(t, "", "call", "zzz", "{}"); strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("a suggestion for nothing alike: %s", r.stderr)
+	}
+}
+
+// Each shell's script, loaded by the real shell, completes commands,
+// flags, and tool names after call from the config on the line. zsh's
+// completion system needs a terminal, so its builtins are stood in for by
+// functions that print what they are given.
+func TestShellCompletion(t *testing.T) {
+	exe, _ := os.Executable()
+	bin := t.TempDir()
+	wrapper := "#!/bin/sh\nCLITEST_RUN_MAIN=1 MCPBRIDGE_EXE=" + exe + " exec " + exe + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "mcpbridge"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, commentedConfig)
+	for _, c := range []struct {
+		shell  string
+		args   []string
+		script string
+		want   string
+	}{
+		{"bash", []string{"--norc", "-c"}, `source <(mcpbridge completion bash)
+complete_line() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _mcpbridge; echo "${COMPREPLY[*]}"; }
+complete_line mcpbridge to
+complete_line mcpbridge -v ca
+complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
+complete_line mcpbridge completion z
+complete_line mcpbridge tools --js
+`, "tools\ncall\nmcp__demo__echo\nzsh\n--json\n"},
+		{"zsh", []string{"-f", "-c"}, `compdef() { :; }
+compadd() { if [[ $1 == -a ]]; then print -l -- ${(P)2}; else [[ $1 == -- ]] && shift; print -l -- "$@"; fi }
+_describe() { print -l -- ${(P)2}; }
+_files() { print FILES; }
+source <(mcpbridge completion zsh)
+complete_line() { words=("$@"); CURRENT=$#; _mcpbridge | grep -- "^${words[CURRENT]}" | tr '\n' ' '; echo; }
+complete_line mcpbridge to
+complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
+complete_line mcpbridge completion z
+complete_line mcpbridge tools --js
+complete_line mcpbridge call --config ''
+`, "tools:list the tools under their public names \nmcp__demo__echo \nzsh \n--json \nFILES \n"},
+		{"fish", []string{"--no-config", "-c"}, `mcpbridge completion fish | source
+complete -C "mcpbridge to"
+complete -C "mcpbridge call --config ` + cfg + ` mcp__demo__e"
+complete -C "mcpbridge completion z"
+complete -C "mcpbridge --js"
+`, "tools\tlist the tools under their public names\nmcp__demo__echo\nzsh\n--json\tmachine-readable output\n"},
+	} {
+		t.Run(c.shell, func(t *testing.T) {
+			sh, err := exec.LookPath(c.shell)
+			if err != nil {
+				// make test installs it (scripts/install-shells.sh).
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("no %s on this machine", c.shell)
+				}
+				t.Skipf("no %s on this machine", c.shell)
+			}
+			cmd := exec.Command(sh, append(c.args, c.script)...)
+			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil || string(out) != c.want {
+				t.Errorf("%s: %v\n%q\nwant\n%q", c.shell, err, out, c.want)
+			}
+		})
+	}
+}
+
+// serve reloads another client's config when it changes, as it does its
+// own YAML.
+func TestServeReloadsForeignConfig(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := func(name string) string {
+		return fmt.Sprintf(`%q: {"command": %q, "args": ["demo-server"], "env": {%q: "1"}}`, name, exe, mainEnv)
+	}
+	cfg := writeFile(t, "mcp.json", `{"mcpServers": {`+server("one")+`}}`)
+	cs := serveStdio(t, "--config", cfg)
+	waitTools(t, cs, "mcp__one__echo")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {`+server("one")+`, `+server("two")+`}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "mcp__one__echo", "mcp__two__echo")
+}
+
+// serveStdio runs 'mcpbridge serve --stdio ARGS' as a child and connects an
+// MCP client to it, closed at the end of the test.
+func serveStdio(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := mcpbridgeCommand(t, append([]string{"serve", "--stdio"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// Every example the README points at is a valid config, whatever its
+// format.
+func TestExamplesValidate(t *testing.T) {
+	examples, _ := filepath.Glob("../../examples/*")
+	if len(examples) < 4 {
+		t.Fatalf("examples: %v", examples)
+	}
+	for _, ex := range examples {
+		if r := mcpbridge(t, "", "validate", "--config", ex); r.code != ExitOK || !strings.Contains(r.stdout, ": OK, ") {
+			t.Errorf("%s: %+v", ex, r)
+		}
+	}
+}

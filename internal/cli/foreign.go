@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/importconf"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+)
+
+// parseConfig validates the config file read from path with cat's kinds:
+// mcpbridge YAML, or another client's config converted to it (with its
+// errors at the positions of the file as written).
+func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Plan, error) {
+	data, conv, err := e.foreign(path, data)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := cat.Parse(path, data, e.lookup)
+	if err != nil {
+		return nil, relocate(conv, err)
+	}
+	return plan, nil
+}
+
+// foreign turns the config of another client (importconf) read from path
+// into mcpbridge YAML, printing on stderr each field it could not map; for
+// mcpbridge's own YAML it returns data and a nil conversion.
+func (e *env) foreign(path string, data []byte) ([]byte, *importconf.Result, error) {
+	res, err := importconf.Convert(path, data)
+	if errors.Is(err, importconf.ErrNotForeign) {
+		return data, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+	}
+	return res.YAML, res, nil
+}
+
+// relocate points the config errors found in a converted file at the
+// source file's lines and columns (or, where a field was made up by the
+// conversion, at its server).
+func relocate(res *importconf.Result, err error) error {
+	var ces host.ConfigErrors
+	if res == nil || !errors.As(err, &ces) {
+		return err
+	}
+	out := make(host.ConfigErrors, len(ces))
+	for i, ce := range ces {
+		c := *ce
+		if p, ok := res.Position(ce.Line, ce.Column); ok {
+			c.Line, c.Column = p.Line, p.Column
+		} else {
+			c.Line, c.Column = 0, 0 // untested: every node written has a source position
+		}
+		out[i] = &c
+	}
+	return out
+}

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/demo"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// command is one subcommand: the line the overview shows, its own help,
+// and what runs it. A new command is one more line in commands.
+type command struct {
+	name     string
+	synopsis string // after "mcpbridge "
+	summary  string // one line
+	details  string // its own help beyond synopsis and summary: flags, notes
+	run      func(e *env, ctx context.Context, argv []string) error
+}
+
+// commands is every subcommand, in the order help lists them.
+func commands() []command {
+	return []command{
+		{"tools", "tools [SOURCE] [--json] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
+		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] NAME [ARGS_JSON | -]", "call a tool by its public name", callHelp, (*env).call},
+		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
+		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
+		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
+		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
+		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
+		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
+		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
+		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
+		{"add", "add [--config FILE] NAME (-- COMMAND [ARGS...] | --url URL)", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"remove", "remove [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
+		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
+		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
+		{"version", "version", "print the version and the commit it was built from (also --version)", "", noContext((*env).version)},
+	}
+}
+
+// noContext adapts a command that needs no context.
+func noContext(run func(*env, []string) error) func(*env, context.Context, []string) error {
+	return func(e *env, _ context.Context, argv []string) error { return run(e, argv) }
+}
+
+// findCommand returns the command called name.
+func findCommand(name string) (command, bool) {
+	cmds := commands()
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return cmds[i], true
+}
+
+// unknownCommand says so, with the command name closest to name.
+func unknownCommand(name string) error {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if s := yamlconf.Suggest(name, names); s != "" {
+		return usagef("unknown command %q: did you mean %q? (see 'mcpbridge help')", name, s)
+	}
+	return usagef("unknown command %q (see 'mcpbridge help')", name)
+}
+
+// suggestTool prints, for a tool name that is not there, the name meant:
+// the one whose raw name is name ("echo" for mcp__everything__echo), else
+// the closest within two typos.
+func (e *env) suggestTool(name string, b *bridge) {
+	var names []string
+	meant := ""
+	for _, t := range b.reg.List() {
+		if strings.HasSuffix(t.Name, "__"+name) && meant == "" {
+			meant = t.Name
+		}
+		names = append(names, t.Name)
+	}
+	if meant == "" {
+		meant = yamlconf.Suggest(name, names)
+	}
+	if meant != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
+	}
+}
+
+const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
+  --config FILE                   a YAML file of server entries, or another client's config:
+                                  an mcpServers JSON (Claude Desktop, Claude Code, Cursor, Gemini CLI)
+                                  or a Codex config.toml
+  --url URL [--name NAME] [--header 'K: V']...
+                                  one Streamable HTTP server (serverName from --name, default "remote")
+  --oauth-headless                authorize OAuth servers without a browser: take the code from the
+                                  authorization server's redirect (servers that approve without a
+                                  person: test and CI servers)
+`
+
+const globalHelp = `Flags (before or after the command):
+  -v, --verbose   show servers' log lines (stderr)
+  --log-format text|json
+                  log lines as text (default) or one JSON object each
+  -h, --help      help for the command
+  --version       the version and commit
+`
+
+// usageText is the overview 'mcpbridge help' prints.
+func usageText() string {
+	var b strings.Builder
+	b.WriteString("mcpbridge connects to MCP servers and shows their tools as a model sees them.\n\nUsage:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  mcpbridge %s\n      %s\n", c.synopsis, c.summary)
+	}
+	b.WriteString("\n" + sourceHelp + "\n" + globalHelp)
+	b.WriteString("\n'mcpbridge help COMMAND' or 'mcpbridge COMMAND --help' shows a command's flags.\n")
+	b.WriteString("Exit status: 0 success, 1 a failed call or server, 2 a usage or config error.\n")
+	return b.String()
+}
+
+// helpText is the help of one command.
+func (c command) helpText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: mcpbridge %s\n\n%s.\n", c.synopsis, upperFirst(c.summary))
+	if c.details != "" {
+		b.WriteString("\n" + c.details)
+	}
+	if strings.Contains(c.synopsis, "[SOURCE]") {
+		b.WriteString("\n" + sourceHelp)
+	}
+	b.WriteString("\n" + globalHelp)
+	return b.String()
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// wantsHelp reports whether -h or --help is among the flags of argv
+// (before "--", after which arguments belong to a server's command line).
+func wantsHelp(argv []string) bool {
+	for _, a := range argv {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// hoist moves the flags written before the command behind it, so that
+// 'mcpbridge -v tools' is 'mcpbridge tools -v': the command is the first
+// argument that names one, and what stands before it must be flags (and
+// their values). Without a command, a --version or --help among the flags
+// is the command.
+func hoist(args []string) []string {
+	for i, a := range args {
+		if _, ok := findCommand(a); ok {
+			return slices.Concat([]string{a}, args[:i], args[i+1:])
+		}
+		flagValue := i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=")
+		if a == "--" || !strings.HasPrefix(a, "-") && !flagValue {
+			break
+		}
+	}
+	for _, special := range []string{"--version", "--help", "-h"} {
+		if i := slices.Index(args, special); i > 0 && strings.HasPrefix(args[0], "-") {
+			return slices.Concat([]string{special}, args[:i], args[i+1:])
+		}
+	}
+	return args
+}
+
+// positional drops the flags of argv: -v and --help change nothing in
+// help and version.
+func positional(argv []string) []string {
+	return slices.DeleteFunc(slices.Clone(argv), func(a string) bool { return strings.HasPrefix(a, "-") })
+}
+
+// help is 'mcpbridge help [COMMAND]'.
+func (e *env) help(argv []string) error {
+	argv = positional(argv)
+	if len(argv) == 0 {
+		fmt.Fprint(e.Stdout, usageText())
+		return nil
+	}
+	c, ok := findCommand(argv[0])
+	if !ok {
+		return unknownCommand(argv[0])
+	}
+	fmt.Fprint(e.Stdout, c.helpText())
+	return nil
+}
+
+// version prints mcpbridge's version and the module version and commit
+// of this binary.
+func (e *env) version(argv []string) error {
+	if argv = positional(argv); len(argv) > 0 {
+		return usagef("version: unexpected argument %q", argv[0])
+	}
+	fmt.Fprintln(e.Stdout, "mcpbridge "+buildinfo.Describe())
+	return nil
+}
+
+const toolsHelp = `  --json      the chat-completions "tools" array
+  --timings   how long each server took to connect and list its tools (stderr)
+`
+
+const callHelp = `ARGS_JSON is a JSON object ('{"a": 1}'); "-" reads it from stdin. Prints the text the
+model would see; exit status 1 when the call fails.
+  --json            the registry result: isError, content, value (the raw MCP result), error
+  --save-dir DIR    where images and audio of the result are saved, named by content hash
+                    (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
+  --elicit MODE     how to answer a server that asks for input during the call: decline (the
+                    default), cancel, or defaults (accept with each field's schema default)
+`
+
+const searchHelp = `Ranks the tools for a request in plain language. "-" reads one query per line of stdin
+and prints one line of names each.
+  --limit K   how many tools (default 5)
+  --json      an array of {"name", "score", "description"}
+`
+
+const loginHelp = `Opens the authorization URL in a browser when there is one (and prints it), receives the
+code on a loopback redirect, and stores the tokens under $XDG_STATE_HOME/mcpbridge/oauth
+(0700 directory, 0600 files). tools, call and serve never open a browser: a server that
+needs a login shows as needs-login in status, with this command to run.
+`
+
+const readHelp = `  --server NAME   the server to read from, when more than one offers the URI
+`
+
+const statusHelp = `  --json      servers' states for scripts
+  --timings   how long each server took to connect and list its tools (stderr)
+`
+
+const serveHelp = `  --stdio                         serve MCP on stdin/stdout (for clients that launch servers)
+  --http [ADDR]                   serve Streamable HTTP (default 127.0.0.1:7410; MCP at /mcp, health at /healthz)
+  --raw-names                     serve each tool under its server's own name (the first server in the
+                                  config keeps a name two servers offer; the log says which was left out)
+  --ready-timeout D               hold requests other than initialize until the servers have started,
+                                  at most D (e.g. 30s; default: the largest startupTimeoutMs; 0: do not wait)
+  --token-env NAME                (--http) require "Authorization: Bearer $NAME" on every request
+  --allow-origin ORIGIN           (--http) a browser origin allowed besides loopback ones (repeatable)
+  --insecure-no-auth-on-network   (--http) allow a non-loopback ADDR without a token
+  --stateless                     (--http) no sessions: any replica behind a round-robin balancer answers
+                                  any request (2026-07-28 clients; older ones get no notifications)
+  --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz, /livez
+                                  alone on ADDR, without auth (for the scraper and the kubelet; /metrics is
+                                  on the --http listener too, behind its checks)
+`
+
+const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
+before it is written, and it is replaced atomically.
+  --config FILE   the file (default: $MCPBRIDGE_CONFIG, else ./mcpbridge.yaml)
+`
+
+const addHelp = editHelp + `  --env K=V       an environment variable of a stdio server (repeatable)
+  --url URL       a remote server instead of a command
+  --header 'K: V' an HTTP header of a remote server (repeatable)
+  --transport T   streamable-http (default) or sse, the legacy HTTP+SSE transport
+`
+
+const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI
+(settings.json), or Codex's config.toml, and prints the same servers as mcpbridge YAML. Fields
+mcpbridge does not use are named in comments and on stderr. --config takes these files as they
+are; import is for moving to mcpbridge's own format.
+`
+
+const completionHelp = `Prints a completion script for the shell; tool names after 'call' are completed from the
+config (its servers are started to list them). For example:
+  bash:  source <(mcpbridge completion bash)
+  zsh:   source <(mcpbridge completion zsh)
+  fish:  mcpbridge completion fish | source
+`

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/importconf"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+)
+
+// importConfig prints another client's MCP config as mcpbridge YAML, and
+// each field it could not map on stderr (they are comments in the YAML
+// too).
+func (e *env) importConfig(argv []string) error {
+	f, err := parseFlags("import", flagSpec{}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) != 1 {
+		return usagef("import: want FILE, got %d arguments", len(f.args))
+	}
+	path := f.args[0]
+	data, err := host.ReadConfigFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &configError{fmt.Errorf("%s does not exist", path)}
+	}
+	if err != nil {
+		return &configError{err}
+	}
+	res, err := importconf.Convert(path, data)
+	if errors.Is(err, importconf.ErrNotForeign) {
+		return &configError{fmt.Errorf("%s is not an mcpServers JSON or a Codex config.toml (an mcpbridge YAML config needs no import)", path)}
+	}
+	if err != nil {
+		return &configError{err}
+	}
+	e.Stdout.Write(res.YAML)
+	for _, n := range res.Notes {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/oauth"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+// loginTimeout bounds a login: a person has this long to approve.
+const loginTimeout = 10 * time.Minute
+
+// oauthOptions are the OAuth settings of a command: tokens in the state
+// directory, and no browser ever (a server that needs one shows as
+// needs-login), unless --oauth-headless.
+func (e *env) oauthOptions(f *flags) mcpclient.OAuthOptions {
+	var o mcpclient.OAuthOptions
+	if dir, err := oauth.StateDir(e.lookup); err == nil {
+		o.StateDir = dir
+	}
+	if f != nil && f.oauthHeadless {
+		o.Mode = oauth.ModeHeadless
+	}
+	return o
+}
+
+// loginHints completes the command a needs-login server names with the
+// --config the command was given, so that it can be run as shown.
+func loginHints(statuses []host.Status, f *flags) []host.Status {
+	for i, st := range statuses {
+		if st.State == host.StateNeedsLogin && f.config != "" && strings.HasPrefix(st.Err, "run mcpbridge login ") {
+			statuses[i].Err += " --config " + shellQuote(f.config)
+		}
+	}
+	return statuses
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// loginTarget resolves the server of login and logout: NAME in SOURCE
+// (serverName or entry id), or the --url server.
+func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient.Config, error) {
+	f, err := parseFlags(cmd, flagSpec{source: true}, argv)
+	if err != nil {
+		return nil, nil, mcpclient.Config{}, err
+	}
+	var name string
+	switch {
+	case f.url != "" && len(f.args) == 0:
+		name = f.name
+		if name == "" {
+			name = "remote"
+		}
+	case f.url == "" && len(f.args) == 1:
+		name = f.args[0]
+	default:
+		return nil, nil, mcpclient.Config{}, usagef("%s: want NAME, or --url URL", cmd)
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return nil, nil, mcpclient.Config{}, err
+	}
+	for _, pe := range src.plan.Enabled() {
+		cfg, ok := pe.Spec.Config.(mcpclient.Config)
+		if !ok || (pe.Spec.Name != name && pe.Entry.ID != name) {
+			continue
+		}
+		if cfg.Transport != mcpclient.TransportStreamableHTTP {
+			return nil, nil, cfg, usagef("%s: server %q is not a streamable-http server: only those use OAuth", cmd, name)
+		}
+		return f, src.only(pe.Spec.Name), cfg, nil
+	}
+	return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s", cmd, name, src.name)
+}
+
+// login forgets the server's stored tokens, then connects with a login
+// (a browser, or --oauth-headless) and stores the new ones.
+func (e *env) login(ctx context.Context, argv []string) error {
+	f, src, cfg, err := e.loginTarget("login", argv)
+	if err != nil {
+		return err
+	}
+	o := e.oauthOptions(f)
+	if o.StateDir == "" {
+		return fmt.Errorf("login: neither XDG_STATE_HOME nor HOME is set: no place for the tokens")
+	}
+	if _, err := forget(o.StateDir, cfg); err != nil {
+		return err
+	}
+	if !f.oauthHeadless {
+		port := 0
+		if cfg.OAuth != nil {
+			port = cfg.OAuth.CallbackPort
+		}
+		var browsers browsers
+		defer browsers.wait()
+		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, func(url string) error { return browsers.open(e, url) })
+		if err != nil {
+			return err
+		}
+		defer cb.Close()
+		o.Mode, o.Callback = oauth.ModeLogin, cb
+	}
+	// A person needs longer than a server's startup timeout.
+	cfg.StartupTimeout = loginTimeout
+	spec, err := mcpclient.NewSpec(cfg)
+	if err != nil {
+		return err // untested: the config was validated when loaded
+	}
+	src.plan.Entries[0].Spec = spec
+	b, err := e.openOAuth(ctx, src, f, o)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	st := b.statuses[0]
+	if st.State != host.StateReady {
+		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
+		return &exitError{ExitFailed}
+	}
+	if usesCode(cfg) && !stored(o.StateDir, cfg) {
+		fmt.Fprintf(e.Stdout, "%s did not ask for a login (%d tools).\n", cfg.ServerName, st.Tools)
+		return nil
+	}
+	fmt.Fprintf(e.Stdout, "Logged in to %s (%d tools).\n", cfg.ServerName, st.Tools)
+	return nil
+}
+
+// logout forgets the server's stored tokens.
+func (e *env) logout(argv []string) error {
+	f, _, cfg, err := e.loginTarget("logout", argv)
+	if err != nil {
+		return err
+	}
+	dir := e.oauthOptions(f).StateDir
+	had := false
+	if dir != "" {
+		if had, err = forget(dir, cfg); err != nil {
+			return err
+		}
+	}
+	if had {
+		fmt.Fprintf(e.Stdout, "Logged out of %s.\n", cfg.ServerName)
+	} else {
+		fmt.Fprintf(e.Stdout, "No stored login for %s.\n", cfg.ServerName)
+	}
+	return nil
+}
+
+// usesCode reports whether the entry's grant is the authorization code,
+// the one whose tokens are stored.
+func usesCode(cfg mcpclient.Config) bool {
+	return cfg.OAuth == nil || cfg.OAuth.Grant == "" || cfg.OAuth.Grant == oauth.GrantAuthorizationCode
+}
+
+// stored reports whether the server has stored tokens.
+func stored(stateDir string, cfg mcpclient.Config) bool {
+	store, err := oauth.OpenStore(stateDir)
+	if err != nil {
+		return false
+	}
+	rec, err := store.Load(oauth.Key(cfg.URL, cfg.OAuth))
+	return err == nil && rec != nil
+}
+
+// forget deletes the server's stored tokens; it reports whether there were
+// any.
+func forget(stateDir string, cfg mcpclient.Config) (bool, error) {
+	store, err := oauth.OpenStore(stateDir)
+	if err != nil {
+		return false, err
+	}
+	return store.Delete(oauth.Key(cfg.URL, cfg.OAuth))
+}
+
+// browsers are the browsers a login opened.
+type browsers struct {
+	mu     sync.Mutex
+	exited []chan struct{}
+}
+
+// browserWait bounds the wait for a browser command at the end of a login
+// (xdg-open hands over and exits; a browser run directly may stay).
+const browserWait = 5 * time.Second
+
+// open opens url in $BROWSER, else the desktop's opener when there is a
+// display; without either, the printed URL is the way.
+func (b *browsers) open(e *env, url string) error {
+	var cmd *exec.Cmd
+	if br := e.getenv("BROWSER"); br != "" {
+		fields := strings.Fields(br)
+		cmd = exec.Command(fields[0], append(fields[1:], url)...)
+	} else if e.getenv("DISPLAY") != "" || e.getenv("WAYLAND_DISPLAY") != "" {
+		cmd = exec.Command("xdg-open", url)
+	} else {
+		return nil
+	}
+	cmd.Env = e.Environ
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		cmd.Wait()
+	}()
+	b.mu.Lock()
+	b.exited = append(b.exited, exited)
+	b.mu.Unlock()
+	return nil
+}
+
+// wait waits a little for the browser commands to exit.
+func (b *browsers) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	deadline := time.After(browserWait)
+	for _, ch := range b.exited {
+		select {
+		case <-ch:
+		case <-deadline:
+			return
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/oauth"
+)
+
+// browserEnv makes the re-executed test binary the browser of a login
+// ($BROWSER): it follows the authorization URL's redirects to mcpbridge's
+// loopback callback, as a browser whose user approves would.
+const browserEnv = "CLITEST_BROWSER"
+
+func runBrowser() int {
+	resp, err := http.Get(os.Args[len(os.Args)-1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "browser:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "browser: the callback answered", resp.Status)
+		return 1
+	}
+	return 0
+}
+
+// A server behind OAuth: needs-login until mcpbridge login (browser step
+// replaced by following the redirect), then calls work from the stored
+// token, which no output shows; logout forgets it.
+func TestLoginLogout(t *testing.T) {
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+	state := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("BROWSER", exe)
+	t.Setenv(browserEnv, "1")
+	cfg := writeConfig(t, fmt.Sprintf(`- id: g
+  name: mcp-client
+  config: {serverName: guarded, transport: streamable-http, url: %q}
+`, as.URL))
+	var outputs []string
+	step := func(wantCode int, args ...string) run {
+		t.Helper()
+		r := mcpbridge(t, "", args...)
+		outputs = append(outputs, r.stdout, r.stderr)
+		if r.code != wantCode {
+			t.Fatalf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, wantCode, r.stdout, r.stderr)
+		}
+		return r
+	}
+	r := step(1, "status", "--config", cfg)
+	if !strings.Contains(r.stdout, "g: needs login: run mcpbridge login guarded --config "+shellQuote(cfg)) {
+		t.Errorf("status before the login:\n%s", r.stdout)
+	}
+	r = step(0, "login", "guarded", "--config", cfg)
+	if !strings.Contains(r.stdout, "Logged in to guarded (") || !strings.Contains(r.stderr, "To log in to guarded, open this URL") {
+		t.Errorf("login: %+v", r)
+	}
+	r = step(0, "call", "--config", cfg, "mcp__guarded__echo", `{"message":"hi"}`)
+	if strings.TrimSpace(r.stdout) != "Echo: hi" {
+		t.Errorf("call: %q", r.stdout)
+	}
+	r = step(0, "status", "--json", "--config", cfg)
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Servers[0].State != "ready" {
+		t.Errorf("status after the login: %v\n%s", err, r.stdout)
+	}
+	access := storedAccessToken(t, state)
+	for _, out := range outputs {
+		if strings.Contains(out, access) {
+			t.Errorf("an output shows the access token:\n%s", out)
+		}
+	}
+	if n := as.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+	r = step(0, "logout", "guarded", "--config", cfg)
+	if strings.TrimSpace(r.stdout) != "Logged out of guarded." {
+		t.Errorf("logout: %q", r.stdout)
+	}
+	r = step(0, "logout", "g", "--config", cfg)
+	if strings.TrimSpace(r.stdout) != "No stored login for guarded." {
+		t.Errorf("second logout: %q", r.stdout)
+	}
+	step(1, "call", "--config", cfg, "mcp__guarded__echo", `{"message":"hi"}`)
+}
+
+// storedAccessToken is the access token of the one record in the store.
+func storedAccessToken(t *testing.T, state string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(state, "mcpbridge", "oauth", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("store holds %v, want one record", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec oauth.Record
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Token.AccessToken == "" {
+		t.Fatalf("record: %v", err)
+	}
+	return rec.Token.AccessToken
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/tmp/a.yaml": "/tmp/a.yaml", "my dir/a.yaml": "'my dir/a.yaml'", "it's": `'it'\''s'`, "": "''",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoginUsage(t *testing.T) {
+	cfg := writeConfig(t, `- id: s
+  name: mcp-client
+  config: {serverName: local, transport: stdio, command: echo}
+`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"login"}, "login: want NAME, or --url URL"},
+		{[]string{"login", "a", "b", "--config", cfg}, "login: want NAME, or --url URL"},
+		{[]string{"logout", "nope", "--config", cfg}, `logout: no enabled server named "nope" in ` + cfg},
+		{[]string{"login", "local", "--config", cfg}, `login: server "local" is not a streamable-http server: only those use OAuth`},
+		{[]string{"login", "--url", "ftp://x"}, "--url: "},
+	} {
+		r := mcpbridge(t, "", tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// login --url --oauth-headless logs in without a browser; the token is
+// the server URL's, whatever name the server is given later.
+func TestLoginURLHeadless(t *testing.T) {
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r := mcpbridge(t, "", "login", "--url", as.URL, "--name", "g", "--oauth-headless")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Logged in to g (") {
+		t.Fatalf("login: %+v", r)
+	}
+	r = mcpbridge(t, "", "call", "--url", as.URL, "mcp__remote__echo", `{"message":"x"}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Echo: x" {
+		t.Errorf("call: %+v", r)
+	}
+	if n := as.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+}
+
+// A login to a server that asks for none says so.
+func TestLoginNotNeeded(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r := mcpbridge(t, "", "login", "--url", srv.URL, "--oauth-headless")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "remote did not ask for a login (") {
+		t.Errorf("login: %+v", r)
+	}
+}

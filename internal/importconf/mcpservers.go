@@ -1,0 +1,271 @@
+package importconf
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// fromMCPServers reads the mcpServers object of a JSON config. The
+// file's other keys (a settings file holds much besides servers) are no
+// concern of mcpbridge's and are left alone.
+func fromMCPServers(filename string, data []byte) ([]*server, []Note, error) {
+	root, err := jsonTree(filename, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("%s:%d:%d: a JSON config must be an object with \"mcpServers\"", filename, root.Line, root.Column)
+	}
+	servers := lookup(root, "mcpServers")
+	if servers == nil {
+		return nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
+	}
+	if servers.Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
+	}
+	c := &converter{root: "mcpServers"}
+	var out []*server
+	for i := 0; i+1 < len(servers.Content); i += 2 {
+		out = append(out, c.jsonServer(servers.Content[i], servers.Content[i+1]))
+	}
+	return out, c.notes, nil
+}
+
+// converter collects the notes of one file.
+type converter struct {
+	root  string // "mcpServers" or "mcp_servers"
+	notes []Note
+}
+
+func (c *converter) note(s *server, n *yaml.Node, key, format string, args ...any) {
+	path := yamlconf.JoinKey(c.root, s.key)
+	if key != "" {
+		path = yamlconf.JoinKey(path, key)
+	}
+	note := Note{Server: s.key, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		note.Line, note.Column = n.Line, n.Column
+	}
+	c.notes = append(c.notes, note)
+}
+
+// newServer starts the entry of the server under key, noting a key that
+// cannot be an id or serverName as it is.
+func (c *converter) newServer(key *yaml.Node) *server {
+	name := serverName(key.Value)
+	s := &server{key: key.Value, id: name, pos: Pos{key.Line, key.Column}}
+	if name != key.Value {
+		c.note(s, key, "", "%q is not a valid serverName: the entry is named %q", key.Value, name)
+	}
+	s.set("serverName", at(str(name), key))
+	return s
+}
+
+// invalidName finds the characters a serverName cannot have.
+var invalidName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// serverName makes key a valid serverName (and id): [A-Za-z0-9_-]{1,32},
+// no "__", no "_" at either end, starting with a letter or digit.
+func serverName(key string) string {
+	s := invalidName.ReplaceAllString(key, "-")
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	s = strings.Trim(s, "_-")
+	if len(s) > 32 {
+		s = strings.TrimRight(s[:32], "_-")
+	}
+	if s == "" {
+		s = "server"
+	}
+	return s
+}
+
+// jsonFields are the mcpServers keys that map, each with its handler.
+var jsonFields = []string{"type", "transport", "command", "args", "env", "cwd", "url", "httpUrl", "serverUrl", "headers",
+	"timeout", "disabled", "includeTools", "excludeTools"}
+
+// jsonServer converts one server of an mcpServers object.
+func (c *converter) jsonServer(key, v *yaml.Node) *server {
+	s := c.newServer(key)
+	if v.Kind != yaml.MappingNode {
+		c.note(s, v, "", "must be an object, got %s; the entry has no transport", yamlconf.Describe(v))
+		return s
+	}
+	get := func(k string) *yaml.Node { return lookup(v, k) }
+	transport, endpoint := c.jsonTransport(s, v)
+	s.set("transport", at(str(transport), get("command"), get("type"), key))
+	switch transport {
+	case "stdio":
+		c.copyFields(s, v, map[string]string{"command": "command", "args": "args", "env": "env", "cwd": "cwd"}, expandDollar)
+	default:
+		s.set("url", at(str(expandDollar(endpoint.Value)), endpoint))
+		c.copyFields(s, v, map[string]string{"headers": "headers"}, expandDollar)
+	}
+	if t := get("timeout"); t != nil {
+		c.timeout(s, t)
+	}
+	if d := get("disabled"); d != nil && d.Tag == "!!bool" && d.Value == "true" {
+		s.disabled = true
+	}
+	c.toolFilter(s, get("includeTools"), get("excludeTools"), "excludeTools")
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := v.Content[i]
+		if !slices.Contains(jsonFields, k.Value) {
+			c.note(s, k, k.Value, "not used by mcpbridge (left out)")
+		}
+	}
+	return s
+}
+
+// jsonTransport picks the transport of a server object and, for HTTP, the
+// URL node. command means stdio; httpUrl is Streamable HTTP (Gemini CLI);
+// url (serverUrl in Windsurf) follows type, and without one a path ending
+// in /sse is the legacy transport, anything else Streamable HTTP.
+func (c *converter) jsonTransport(s *server, v *yaml.Node) (string, *yaml.Node) {
+	typ := lookup(v, "type")
+	if typ == nil {
+		typ = lookup(v, "transport")
+	}
+	if lookup(v, "command") != nil {
+		if typ != nil && typ.Value != "stdio" {
+			c.note(s, typ, "type", "%q with a command: taken as stdio", typ.Value)
+		}
+		return "stdio", nil
+	}
+	if u := lookup(v, "httpUrl"); u != nil {
+		return "streamable-http", u
+	}
+	u := lookup(v, "url")
+	if u == nil {
+		u = lookup(v, "serverUrl")
+	}
+	if u == nil {
+		c.note(s, v, "", "has neither command nor url: the entry has no transport")
+		return "", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str"}
+	}
+	if typ != nil {
+		switch strings.ToLower(typ.Value) {
+		case "sse":
+			return "sse", u
+		case "http", "streamable-http", "streamablehttp", "streamable_http":
+			return "streamable-http", u
+		}
+		c.note(s, typ, "type", "unknown transport %q: taken as Streamable HTTP", typ.Value)
+		return "streamable-http", u
+	}
+	if p, err := url.Parse(u.Value); err == nil && strings.HasSuffix(strings.TrimSuffix(p.Path, "/"), "/sse") {
+		c.note(s, u, "url", "no type: the path ends in /sse, so the legacy SSE transport is used (set \"type\": \"http\" for Streamable HTTP)")
+		return "sse", u
+	}
+	return "streamable-http", u
+}
+
+// copyFields copies the keys of v named in keys (source key → config
+// key), rewriting every string in them with fix.
+func (c *converter) copyFields(s *server, v *yaml.Node, keys map[string]string, fix func(string) string) {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if to, ok := keys[v.Content[i].Value]; ok {
+			s.set(to, rewrite(v.Content[i+1], fix))
+		}
+	}
+}
+
+// timeout is Gemini CLI's timeout (milliseconds) or Cline's (seconds, at
+// most an hour): a value under 1000 is taken for seconds.
+func (c *converter) timeout(s *server, t *yaml.Node) {
+	n, err := strconv.ParseFloat(t.Value, 64)
+	if t.Tag != "!!int" && t.Tag != "!!float" || err != nil || n <= 0 {
+		c.note(s, t, "timeout", "must be a positive number, got %s (left out)", yamlconf.Describe(t))
+		return
+	}
+	ms := int64(n)
+	if n < 1000 {
+		ms = int64(n * 1000)
+		c.note(s, t, "timeout", "%s taken as seconds (toolCallTimeoutMs: %d)", t.Value, ms)
+	}
+	s.set("toolCallTimeoutMs", at(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(ms, 10)}, t))
+}
+
+// toolFilter maps an allow list and a deny list of raw tool names; both
+// given, the deny list is applied to the allow list (mcpbridge takes one).
+func (c *converter) toolFilter(s *server, include, exclude *yaml.Node, excludeKey string) {
+	switch {
+	case include != nil && exclude != nil && include.Kind == yaml.SequenceNode && exclude.Kind == yaml.SequenceNode:
+		kept := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: include.Line, Column: include.Column}
+		for _, n := range include.Content {
+			if !slices.ContainsFunc(exclude.Content, func(x *yaml.Node) bool { return x.Value == n.Value }) {
+				kept.Content = append(kept.Content, n)
+			}
+		}
+		c.note(s, exclude, excludeKey, "applied to the allowed tools: enabledTools keeps those not excluded")
+		s.set("enabledTools", kept)
+	case include != nil:
+		s.set("enabledTools", flow(include))
+	case exclude != nil:
+		s.set("disabledTools", flow(exclude))
+	}
+}
+
+// dollarName is a $NAME reference (Gemini CLI's), not preceded by $.
+var dollarName = regexp.MustCompile(`(^|[^$])\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// expandDollar writes $NAME as ${NAME}, mcpbridge's spelling; ${NAME}
+// and ${NAME:-default} (Claude Code's) are the same in both.
+func expandDollar(s string) string {
+	for { // again, for the second of two adjacent references ($A$B)
+		out := dollarName.ReplaceAllString(s, "$1$${$2}")
+		if out == s {
+			return out
+		}
+		s = out
+	}
+}
+
+// rewrite returns n with fix applied to every string scalar in it.
+func rewrite(n *yaml.Node, fix func(string) string) *yaml.Node {
+	out := *n
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		out.Value = fix(n.Value)
+	}
+	out.Content = make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out.Content[i] = rewrite(c, fix)
+	}
+	if n.Kind == yaml.SequenceNode {
+		out.Style = yaml.FlowStyle
+	}
+	return &out
+}
+
+// flow is a sequence written on one line.
+func flow(n *yaml.Node) *yaml.Node { return rewrite(n, func(s string) string { return s }) }
+
+// lookup returns the value of key in the mapping n, or nil.
+func lookup(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// at gives n the position of the first non-nil of from.
+func at(n *yaml.Node, from ...*yaml.Node) *yaml.Node {
+	for _, f := range from {
+		if f != nil {
+			n.Line, n.Column = f.Line, f.Column
+			break
+		}
+	}
+	return n
+}

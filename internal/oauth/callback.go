@@ -1,0 +1,106 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// Callback is the loopback redirect of a login (RFC 8252 §7.3): it shows
+// the authorization URL, opens a browser, and receives the code. Create it
+// with ListenCallback; Close it when the login is over.
+type Callback struct {
+	ln     net.Listener
+	srv    *http.Server
+	out    io.Writer
+	open   func(url string) error
+	server string
+
+	results chan callbackResult
+	serve   sync.Once
+	done    chan struct{}
+}
+
+type callbackResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// ListenCallback listens on 127.0.0.1:port (0: any free port). Fetch
+// prints each authorization URL on out for server (a name for the
+// message) and calls open with it (nil: never; its error is ignored: the
+// printed URL is the way without a browser).
+func ListenCallback(port int, server string, out io.Writer, open func(url string) error) (*Callback, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("login: listening for the redirect on 127.0.0.1:%d: %w", port, err)
+	}
+	c := &Callback{ln: ln, out: out, open: open, server: server, results: make(chan callbackResult, 1), done: make(chan struct{})}
+	c.srv = &http.Server{Handler: http.HandlerFunc(c.redirected)}
+	return c, nil
+}
+
+// RedirectURL is the redirect URI to register and send.
+func (c *Callback) RedirectURL() string {
+	return "http://" + c.ln.Addr().String() + "/callback"
+}
+
+// Fetch is an auth.AuthorizationCodeFetcher: it waits for the browser's
+// redirect or ctx's end.
+func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	c.serve.Do(func() {
+		go func() {
+			defer close(c.done)
+			c.srv.Serve(c.ln)
+		}()
+	})
+	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, args.URL)
+	if c.open != nil {
+		c.open(args.URL)
+	}
+	select {
+	case r := <-c.results:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("login: waiting for the browser: %w", ctx.Err())
+	}
+}
+
+// redirected answers the browser and hands the result to Fetch. A request
+// to another path (a favicon) is not a result.
+func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/callback" {
+		http.NotFound(w, r)
+		return
+	}
+	res, err := codeFrom(r.URL.Query())
+	msg := "Logged in. You can close this window."
+	if err != nil {
+		msg = "Login failed: " + err.Error()
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>mcpbridge</title><p>%s</p>\n", html.EscapeString(msg))
+	select {
+	case c.results <- callbackResult{res, err}:
+	default: // a result is already waiting: a repeated redirect
+	}
+}
+
+// Close stops listening and waits for the server to stop.
+func (c *Callback) Close() error {
+	served := true
+	c.serve.Do(func() { served = false })
+	if !served {
+		return c.ln.Close()
+	}
+	err := c.srv.Close()
+	<-c.done
+	return err
+}

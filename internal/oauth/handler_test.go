@@ -1,0 +1,157 @@
+package oauth
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// Without a person (the default mode), a server that wants OAuth fails
+// with NeedsLoginError before any client is registered.
+func TestNoLoginNeedsLogin(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	err := connect(t, srv, nil, Options{StateDir: t.TempDir()})
+	var nl *NeedsLoginError
+	if !errors.As(err, &nl) || nl.Server != "srv" {
+		t.Fatalf("connect: %v, want a NeedsLoginError for srv", err)
+	}
+	if want := "needs a login: run mcpbridge login srv"; nl.Error() != want {
+		t.Errorf("message %q, want %q", nl.Error(), want)
+	}
+	if n := srv.Registrations(); n != 0 {
+		t.Errorf("%d client registrations, want none", n)
+	}
+}
+
+// A headless authorization registers a client, stores the grant, and a
+// later attempt (another process) uses the stored token without a login.
+func TestHeadlessThenStored(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless: %v", err)
+	}
+	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
+		t.Fatalf("with the stored token: %v", err)
+	}
+	if r, a := srv.Registrations(), srv.Authorizations(); r != 1 || a != 1 {
+		t.Errorf("%d registrations, %d authorizations; want 1 each", r, a)
+	}
+	checkModes(t, dir)
+	srv.RevokeAll()
+	var nl *NeedsLoginError
+	if err := connect(t, srv, nil, Options{StateDir: dir}); !errors.As(err, &nl) {
+		t.Errorf("after revocation: %v, want NeedsLoginError", err)
+	}
+}
+
+// checkModes checks the store's modes: 0700 directories, 0600 files.
+func checkModes(t *testing.T, stateDir string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(stateDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700 | os.ModeDir
+		} else {
+			files++
+		}
+		if info.Mode() != want && path != stateDir {
+			t.Errorf("%s: mode %v, want %v", path, info.Mode(), want)
+		}
+		return nil
+	})
+	if err != nil || files == 0 {
+		t.Fatalf("walking the store: %v (%d files)", err, files)
+	}
+}
+
+// A token the authorization server says expires at once is refreshed on
+// the next attempt, and the refreshed one is stored.
+func TestRefreshOnNextAttempt(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{ExpiresIn: 1})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless: %v", err)
+	}
+	before := srv.Refreshes()
+	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
+		t.Fatalf("with the stored token: %v", err)
+	}
+	if srv.Refreshes() <= before || srv.Authorizations() != 1 {
+		t.Errorf("refreshes %d→%d, authorizations %d: want a refresh and no new login", before, srv.Refreshes(), srv.Authorizations())
+	}
+	// A refresh the server refuses (invalid_grant) ends in needs-login.
+	srv.RevokeAll()
+	var nl *NeedsLoginError
+	if err := connect(t, srv, nil, Options{StateDir: dir}); !errors.As(err, &nl) {
+		t.Errorf("after a refused refresh: %v, want NeedsLoginError", err)
+	}
+}
+
+// A login receives the code on the loopback callback, where the browser
+// lands after following the authorization server's redirect.
+func TestLoginCallback(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	var shown strings.Builder
+	cb, err := ListenCallback(0, "srv", &shown, browse(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	if err := connect(t, srv, &Config{CallbackPort: 0}, Options{Mode: ModeLogin, StateDir: t.TempDir(), Callback: cb}); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if !strings.Contains(shown.String(), "To log in to srv, open this URL") || !strings.Contains(shown.String(), srv.Issuer+"/authorize?") {
+		t.Errorf("shown: %q", shown.String())
+	}
+	if !strings.HasPrefix(cb.RedirectURL(), "http://127.0.0.1:") {
+		t.Errorf("redirect URL %q", cb.RedirectURL())
+	}
+}
+
+// A callback that was never used closes cleanly.
+func TestCallbackUnused(t *testing.T) {
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cb.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if _, err := ListenCallback(-1, "srv", nil, nil); err == nil {
+		t.Error("ListenCallback(-1) succeeded")
+	}
+}
+
+// A 2025-03-26 server, whose root metadata names another issuer than the
+// root, is authorized by the bridge's own flow; the token is stored like
+// any other.
+func TestLegacyServer(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{Legacy: true})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless: %v", err)
+	}
+	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
+		t.Fatalf("with the stored token: %v", err)
+	}
+	if r, a := srv.Registrations(), srv.Authorizations(); r != 1 || a != 1 {
+		t.Errorf("%d registrations, %d authorizations; want 1 each", r, a)
+	}
+	pre := &Config{ClientID: "pre", ClientSecret: "s"}
+	if err := connect(t, srv, pre, Options{Mode: ModeHeadless}); err != nil {
+		t.Errorf("pre-registered: %v", err)
+	}
+}
