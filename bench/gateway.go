@@ -187,23 +187,10 @@ func serveCaller(ctx context.Context, s serveSetup, overHTTP bool) (caller, erro
 		cmd.Env = cleanEnviron()
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}
 	} else {
-		// A free loopback port: the OS picks one, and serve binds it again.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("serve --http: finding a free port: %w", err) // untested: loopback listening fails only without ports
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		args[len(args)-1] = "--http"
-		proc = exec.Command(s.mcpbridge, append(args, addr)...)
-		proc.Env = cleanEnviron()
-		stderr := &tailBuffer{max: 4 << 10}
-		proc.Stderr = stderr
-		if err := proc.Start(); err != nil {
-			return nil, fmt.Errorf("serve --http: starting %s: %w", s.mcpbridge, err)
-		}
-		if err := awaitHealthy(ctx, "http://"+addr+"/healthz", s.wait); err != nil {
-			return nil, errors.Join(fmt.Errorf("serve --http: %w (stderr: %s)", err, stderr), stopProcess(proc))
+		var addr string
+		var err error
+		if addr, proc, err = startServeHTTP(ctx, s); err != nil {
+			return nil, err
 		}
 		t = &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}
 	}
@@ -238,6 +225,33 @@ func serveCaller(ctx context.Context, s serveSetup, overHTTP bool) (caller, erro
 		return nil
 	}
 	return &goCaller{call: call, version: sess.InitializeResult().ProtocolVersion, closer: closer}, nil
+}
+
+// startServeHTTP starts `mcpbridge serve --http ADDR` (with extra flags)
+// on a free loopback port and waits until it is healthy; it returns the
+// address and the process, which stopProcess stops.
+func startServeHTTP(ctx context.Context, s serveSetup, extra ...string) (string, *exec.Cmd, error) {
+	if s.wait == 0 {
+		s.wait = 30 * time.Second
+	}
+	// A free loopback port: the OS picks one, and serve binds it again.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("serve --http: finding a free port: %w", err) // untested: loopback listening fails only without ports
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	proc := exec.Command(s.mcpbridge, append([]string{"serve", "--config", s.config, "--http", addr}, extra...)...)
+	proc.Env = cleanEnviron()
+	stderr := &tailBuffer{max: 4 << 10}
+	proc.Stderr = stderr
+	if err := proc.Start(); err != nil {
+		return "", nil, fmt.Errorf("serve --http: starting %s: %w", s.mcpbridge, err)
+	}
+	if err := awaitHealthy(ctx, "http://"+addr+"/healthz", s.wait); err != nil {
+		return "", nil, errors.Join(fmt.Errorf("serve --http: %w (stderr: %s)", err, stderr), stopProcess(proc))
+	}
+	return addr, proc, nil
 }
 
 // awaitTool lists the session's tools until name is there, for at most wait.

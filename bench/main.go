@@ -31,7 +31,7 @@ func mainStatus() int {
 }
 
 // rowGroups are the values of -only, in run order.
-func rowGroups() []string { return []string{"calls", "startup", "catalog", "memory"} }
+func rowGroups() []string { return []string{"calls", "startup", "catalog", "memory", "replicas"} }
 
 // options are the parsed flags.
 type options struct {
@@ -51,6 +51,9 @@ type options struct {
 
 	memServers, memRounds int
 
+	replicas                    []int // replica counts of the replicas row
+	replicaCalls, replicaRounds int
+
 	nodeBin        string
 	skipNode       bool
 	nodeSkipReason string
@@ -67,6 +70,7 @@ func smokeDefaults() map[string]string {
 		"servers": "1,3", "init-delay": "20ms", "startup-rounds": "1",
 		"tools": "250", "catalog-rounds": "1",
 		"mem-servers": "2", "mem-rounds": "1",
+		"replicas": "1,2", "replica-calls": "40", "replica-rounds": "1",
 	}
 }
 
@@ -97,7 +101,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 // listFlags are the flags holding comma-separated lists, parsed once the
 // flag set (and -smoke) has set them.
 type listFlags struct {
-	only, servers, variants *string
+	only, servers, variants, replicas *string
 }
 
 // defineFlags defines every flag of fs, setting o directly except for the
@@ -121,12 +125,15 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.IntVar(&o.catalogRounds, "catalog-rounds", 5, "catalog rounds")
 	fs.IntVar(&o.memServers, "mem-servers", 30, "idle servers of the memory row")
 	fs.IntVar(&o.memRounds, "mem-rounds", 3, "memory rounds")
+	replicas := fs.String("replicas", "1,2,4", "replica counts of the replicas row, ascending; the first is the baseline")
+	fs.IntVar(&o.replicaCalls, "replica-calls", 3000, "calls per round of the replicas row")
+	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
 	variants := fs.String("variants", "", "comma-separated call variant keys to run (default all): "+strings.Join(variantKeys(), ", "))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
-	return listFlags{only: only, servers: servers, variants: variants}
+	return listFlags{only: only, servers: servers, variants: variants, replicas: replicas}
 }
 
 // recordFlags returns the flags given on the command line, and keeps in
@@ -169,6 +176,9 @@ func (l listFlags) parse(o *options) error {
 		return err
 	}
 	if o.variants, err = parseVariants(*l.variants); err != nil {
+		return err
+	}
+	if o.replicas, err = parseReplicas(*l.replicas); err != nil {
 		return err
 	}
 	o.servers, err = parseServers(*l.servers)
@@ -227,6 +237,7 @@ func checkOptions(o options) error {
 		{"workers", o.workers}, {"startup-rounds", o.startupRounds}, {"startup-tools", o.startupTools},
 		{"tools", o.tools}, {"page", o.pageSize}, {"catalog-rounds", o.catalogRounds},
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
+		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
@@ -374,6 +385,7 @@ func (r *benchRun) rows() []benchRow {
 		{"startup", r.startupRow},
 		{"catalog", r.catalogRow},
 		{"memory", r.memoryRow},
+		{"replicas", r.replicasRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},
@@ -424,6 +436,15 @@ func (r *benchRun) startupRow() (_ []table, err error) {
 func (r *benchRun) catalogRow() (_ []table, err error) {
 	r.catalog, err = runCatalog(r.ctx, r.o, r.exe, r.catalogPath, r.defs, r.logf)
 	return tablesOr(err, func() []table { return []table{catalogTable(r.o, r.catalog)} })
+}
+
+func (r *benchRun) replicasRow() ([]table, error) {
+	serve, err := newServeSetup(r.root, r.dir, responderChild(r.responder, 0, 1))
+	if err != nil {
+		return nil, err
+	}
+	res, err := runReplicas(r.ctx, r.o, serve, r.logf)
+	return tablesOr(err, func() []table { return []table{replicasTable(r.o, res)} })
 }
 
 func (r *benchRun) memoryRow() ([]table, error) {

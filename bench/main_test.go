@@ -60,7 +60,7 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{
 		"# Benchmarks", "## Targets", "Rows 1–3: echo call latency", "Rows 1–3: ratios",
 		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
-		"Row 7: memory", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
+		"Row 7: memory", "Row 8: stateless replicas", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		handMarker + hand,
 	} {
@@ -99,6 +99,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"-only", "calls,bogus"}, 2, `-only: "bogus" is not a row group`},
 		{[]string{"-servers", "1,x"}, 2, `-servers: "x" is not a positive server count`},
 		{[]string{"-servers", "0"}, 2, `-servers: "0" is not a positive server count`},
+		{[]string{"-replicas", "4,2"}, 2, `-replicas: "4,2" is not a list of ascending replica counts`},
+		{[]string{"-replicas", "1,x"}, 2, `-replicas: "1,x" is not a list of ascending replica counts`},
+		{[]string{"-replica-rounds", "0"}, 2, `-replica-rounds must be at least 1, got 0`},
 		{[]string{"-calls", "0"}, 2, "-calls must be at least 1, got 0"},
 		{[]string{"-mem-rounds", "-1"}, 2, "-mem-rounds must be at least 1, got -1"},
 		{[]string{"-calls", "5", "-rounds", "6"}, 2, "-rounds (6) must not exceed -calls (5)"},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,7 +84,17 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 		ctx = tool.WithLog(ctx, fwd.logged)
 		ctx = tool.WithAsk(ctx, g.asker(req.Session))
 	}
+	if g.opts.CallContext != nil {
+		ctx = g.opts.CallContext(ctx, req.Params.Meta)
+	}
+	var ended func(tool.Result, bool)
+	if g.opts.Observer != nil {
+		ended = g.opts.Observer.CallStarted(name)
+	}
 	res, err := g.reg.Execute(ctx, name, req.Params.Arguments)
+	if ended != nil {
+		ended(res, ctx.Err() != nil)
+	}
 	if err != nil {
 		// Listed a moment ago, unregistered since (the next sync removes it).
 		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
@@ -274,6 +285,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, _ := req.GetSession().(*mcp.ServerSession); g.touch(ss) {
 			g.log.Debug("client session started", "session", ss.ID())
 			g.evictIdle(ss)
+		}
+		if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {
+			g.opts.Observer.Request(method)
 		}
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()

@@ -114,6 +114,39 @@ type Options struct {
 	// without a BearerToken, exposing every tool to the network
 	// unauthenticated. Named loudly on purpose.
 	InsecureAllowNonLoopback bool
+
+	// Stateless serves Streamable HTTP without sessions (the go-sdk's
+	// stateless mode): every POST is served on its own, so any replica
+	// behind a plain round-robin balancer can answer any request. Clients
+	// of protocol 2026-07-28 lose nothing; older clients get no
+	// notifications (no GET stream) and no server-to-client requests.
+	Stateless bool
+	// Observer, when set, is told of requests and tool calls, for
+	// metrics; nil observes nothing.
+	Observer Observer
+	// Metrics, when set, is served at /metrics behind the same checks as
+	// /healthz (for a Prometheus scrape).
+	Metrics http.Handler
+	// CallContext, when set, derives the context each tools/call runs in
+	// from the request's _meta: a W3C trace context the client sent
+	// ("traceparent") continues through the gateway to the backend. nil
+	// leaves the context as it is. It must keep ctx's cancellation.
+	CallContext func(ctx context.Context, meta map[string]any) context.Context
+}
+
+// Observer is told what the gateway serves (Options.Observer), for
+// metrics. Its methods run on the request's goroutine: they must be quick,
+// safe for concurrent use, and must not call the Gateway.
+type Observer interface {
+	// Request is called as each MCP request of a client (its JSON-RPC
+	// method; notifications are not requests) reaches the gateway.
+	Request(method string)
+	// CallStarted is called as a tools/call of the registry tool name is
+	// handed to Registry.Execute. The function it returns is called once
+	// when the call ends, with its result; cancelled reports that the
+	// call's context ended first (the client cancelled, its session
+	// closed, or the gateway shut down).
+	CallStarted(name string) (ended func(res tool.Result, cancelled bool))
 }
 
 // Gateway is an MCP server whose tools are a registry's tools. Create it with
@@ -246,16 +279,20 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.server.AddReceivingMiddleware(g.middleware)
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{
-			Logger: sdkLog,
-			// Resumable SSE streams (bounded to 10 MiB): a client whose
-			// stream drops mid-call reconnects and still gets its result.
-			EventStore: mcp.NewMemoryEventStore(nil),
-			// Clients that vanish without a DELETE do not pile up sessions
-			// (and list_changed fan-out) for the life of the gateway.
-			SessionTimeout: sessionTimeout,
-		})
+	httpOpts := &mcp.StreamableHTTPOptions{
+		Logger: sdkLog,
+		// Clients that vanish without a DELETE do not pile up sessions
+		// (and list_changed fan-out) for the life of the gateway.
+		SessionTimeout: sessionTimeout,
+		Stateless:      opts.Stateless,
+	}
+	if !opts.Stateless {
+		// Resumable SSE streams (bounded to 10 MiB): a client whose
+		// stream drops mid-call reconnects and still gets its result.
+		// Stateless streams end with their request: nothing to resume.
+		httpOpts.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

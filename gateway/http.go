@@ -76,8 +76,10 @@ func (g *Gateway) Health() Health {
 }
 
 // Handler returns the gateway's HTTP handler: Streamable HTTP MCP at /mcp
-// (stateful sessions, so list_changed reaches clients on their GET stream)
-// and the health report at /healthz (200 when OK, else 503). Every request
+// (stateful sessions, so list_changed reaches clients on their GET stream;
+// no sessions with Options.Stateless), the health report at /healthz (200
+// when OK, else 503) and its probes /readyz and /livez (see Probes), and
+// Options.Metrics at /metrics when set. Every request
 // first passes the safety checks, in this order: 503 once the gateway is
 // closed; 403 for a non-loopback Host on a loopback connection, or an
 // Origin that is neither loopback nor in Options.AllowedOrigins (DNS
@@ -86,20 +88,53 @@ func (g *Gateway) Health() Health {
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.http)
-	mux.HandleFunc("/healthz", g.serveHealth)
+	probes := g.Probes()
+	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
+		mux.Handle(path, probes)
+	}
+	if g.opts.Metrics != nil {
+		mux.Handle("/metrics", g.opts.Metrics)
+	}
 	return g.guard(mux)
 }
+
+// Sessions returns the number of client sessions open now (with
+// Options.Stateless, the requests being served: each has a session of its
+// own for its length).
+func (g *Gateway) Sessions() int {
+	n := 0
+	for range g.server.Sessions() {
+		n++
+	}
+	return n
+}
+
+// Probes returns the health handler alone, without the checks of Handler
+// (for a listener of its own that only an orchestrator reaches). It serves
+// the Health report as JSON at every path, with the status a probe asks:
+// at /healthz 200 when Health.OK, at /readyz 200 once Health.Ready (the
+// first start has settled, whatever the backends' states: one broken
+// backend must not take every replica out of a load balancer), at /livez
+// 200 while the gateway is open; else 503.
+func (g *Gateway) Probes() http.Handler { return http.HandlerFunc(g.serveHealth) }
 
 func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed: /healthz answers GET", http.StatusMethodNotAllowed)
+		http.Error(w, "method not allowed: "+r.URL.Path+" answers GET", http.StatusMethodNotAllowed)
 		return
 	}
 	h := g.Health()
+	ok := h.OK
+	switch r.URL.Path {
+	case "/readyz":
+		ok = h.Ready && !g.isClosed()
+	case "/livez":
+		ok = !g.isClosed()
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if !h.OK {
+	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	w.Write(append(mustJSON(h), '\n'))

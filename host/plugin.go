@@ -203,6 +203,10 @@ type Status struct {
 	// Attempt is the current reconnect attempt of MaxAttempts (0 when
 	// connected).
 	Attempt, MaxAttempts int
+	// Reconnects counts the reconnect attempts the instance has begun since
+	// it started (it only grows; a replaced instance starts at 0): what a
+	// metrics scrape reports as a counter.
+	Reconnects int
 	// Connect is how long spawning or connecting, including the protocol
 	// handshake, took; Discover how long listing and registering the tools
 	// took (both of the current connection).

@@ -61,8 +61,14 @@ func (h *Host) WatchFile(ctx context.Context, path string) error {
 // touches the timer. Reloads run on this goroutine, so they never overlap;
 // events that arrive meanwhile are buffered by the watcher and lead to one
 // more reload.
+//
+// An event about another name of the directory counts when it changed
+// where path leads: a Kubernetes ConfigMap volume updates its files by
+// swapping a symlink (path -> ..data/file, ..data -> ..<timestamp>), and no
+// event names path itself.
 func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, path string, reload func()) {
 	name := filepath.Clean(path)
+	target, _ := filepath.EvalSymlinks(name)
 	timer := time.NewTimer(h.opts.Debounce)
 	defer timer.Stop()
 	fire := timer.C
@@ -74,7 +80,9 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == name {
+			now, _ := filepath.EvalSymlinks(name)
+			if filepath.Clean(ev.Name) == name || now != target {
+				target = now
 				timer.Reset(h.opts.Debounce)
 				fire = timer.C
 			}

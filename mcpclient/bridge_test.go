@@ -154,6 +154,9 @@ func TestCancellationReachesServer(t *testing.T) {
 		if want := `Error: server "fixture" did not answer tools/call "slow" within toolCallTimeoutMs (150ms)`; res.Text() != want {
 			t.Errorf("text = %q, want %q", res.Text(), want)
 		}
+		if res.Error == nil || res.Error.Code != tool.CodeTimeout {
+			t.Errorf("error = %+v, want code %s", res.Error, tool.CodeTimeout)
+		}
 		waitSignal(t, cancelled, "server saw the timeout's cancellation")
 	})
 }

@@ -33,6 +33,14 @@ var (
 	errCallDone    = errors.New("tool call done")
 )
 
+// timeoutError is a call that ran out of toolCallTimeoutMs: its text is
+// the model's, and it wraps context.DeadlineExceeded so the registry marks
+// the result tool.CodeTimeout (metrics count timeouts apart).
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
+
 // current returns the live generation, or an error saying at once why there
 // is none (docs/decisions.md §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
@@ -59,36 +67,44 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 		s.inflight.enter()
 		defer s.inflight.leave()
 		defer s.callers.enter(ctx)()
-		if rt.taskRequired {
-			//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
-			return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
-		}
-		gen, err := s.current()
-		if err != nil {
-			return tool.Output{}, err
-		}
-		raw, err := s.call(ctx, gen, rt.raw, objectArgs(args))
-		if err != nil {
-			return tool.Output{}, err
-		}
-		p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
-		if err != nil {
-			return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
-		}
-		if p.IsError {
-			return tool.Output{}, &tool.ToolError{Message: p.Text, Wire: raw}
-		}
-		if rt.output != nil {
-			if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
-				return tool.Output{}, fmt.Errorf("tool %q returned invalid output: %w", rt.public, err)
-			}
-		}
-		content := make([]tool.Content, len(p.Blocks))
-		for i, b := range p.Blocks {
-			content[i] = tool.Text(b)
-		}
-		return tool.Output{Content: content, Value: p.Value, Wire: raw}, nil
+		ctx, end := s.trace(ctx, OpCall, rt.raw)
+		out, err := s.execute(ctx, rt, args)
+		end(err)
+		return out, err
 	}
+}
+
+// execute is the body of rt's tool: the call and its result mapping.
+func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessage) (tool.Output, error) {
+	if rt.taskRequired {
+		//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
+		return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
+	}
+	gen, err := s.current()
+	if err != nil {
+		return tool.Output{}, err
+	}
+	raw, err := s.call(ctx, gen, rt.raw, objectArgs(args))
+	if err != nil {
+		return tool.Output{}, err
+	}
+	p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
+	if err != nil {
+		return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
+	}
+	if p.IsError {
+		return tool.Output{}, &tool.ToolError{Message: p.Text, Wire: raw}
+	}
+	if rt.output != nil {
+		if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
+			return tool.Output{}, fmt.Errorf("tool %q returned invalid output: %w", rt.public, err)
+		}
+	}
+	content := make([]tool.Content, len(p.Blocks))
+	for i, b := range p.Blocks {
+		content[i] = tool.Text(b)
+	}
+	return tool.Output{Content: content, Value: p.Value, Wire: raw}, nil
 }
 
 // Drain waits until no call is in flight on the server, or ctx ends (then
@@ -158,7 +174,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
 	defer stop()
 	slot := &captureSlot{replace: true}
-	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.requestMeta(gen)}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withTraceMeta(ctx, s.requestMeta(gen))}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()
@@ -173,7 +189,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
 		case errors.Is(cause, errCallTimeout):
 			gen.table.ExpectCancel()
-			return nil, fmt.Errorf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())
+			return nil, &timeoutError{fmt.Sprintf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}
 		case errors.Is(cause, errServerClosing):
 			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
 		}

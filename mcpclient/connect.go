@@ -126,7 +126,9 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	defer cancel()
 
 	start := time.Now()
-	gen, err := s.connect(ctx)
+	connectCtx, end := s.trace(ctx, OpConnect, "")
+	gen, err := s.connect(connectCtx)
+	end(err)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = fmt.Errorf("connecting: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)

@@ -164,8 +164,8 @@ func TestKindInstance(t *testing.T) {
 		t.Errorf("status once ready: %+v", st)
 	}
 	waitFor(t, "the first retry scheduled", func() bool { return in.Status().Attempt == 1 })
-	if st := in.Status(); st.State != host.StateReconnecting || st.MaxAttempts != 3 {
-		t.Errorf("reconnecting status %+v", st)
+	if st := in.Status(); st.State != host.StateReconnecting || st.MaxAttempts != 3 || st.Reconnects != 1 {
+		t.Errorf("reconnecting status %+v, want 1 reconnect of 3", st)
 	}
 }
 

@@ -87,6 +87,10 @@ type Options struct {
 	// call): it never reconnects and logs nothing about reconnecting;
 	// failures are reported by WaitReady and Status only.
 	OneShot bool
+	// Tracer, when set, traces each connection attempt, tool sync and tool
+	// call, and carries a call's trace context to the server in _meta; nil
+	// traces nothing.
+	Tracer Tracer
 	// OAuth says how a Streamable HTTP server that wants OAuth is
 	// authorized; the zero value never asks a person (the server shows as
 	// needs-login) and keeps tokens in memory.
@@ -453,6 +457,9 @@ func (s *Server) setState(st host.State, attempt int) {
 	s.mu.Lock()
 	s.status.State = st
 	s.status.Attempt = attempt
+	if st == host.StateReconnecting {
+		s.status.Reconnects++
+	}
 	s.mu.Unlock()
 }
 

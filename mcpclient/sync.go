@@ -75,7 +75,9 @@ func (s *Server) sync(gen *generation, strict bool, kinds listKind) error {
 
 // syncCtx re-fetches the lists of kinds and publishes the server's whole
 // offer. Only a failed tools/list fails it (see fetchOthers).
-func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kinds listKind) error {
+func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kinds listKind) (err error) {
+	ctx, end := s.trace(ctx, OpSync, "")
+	defer func() { end(err) }()
 	// Calls of this sync end with the generation too.
 	ctx, stop := mergeCancel(ctx, gen.ctx)
 	defer stop()

@@ -281,7 +281,8 @@ func (r *Registry) Len() int {
 //   - ctx already done: `Error: tool call aborted before dispatch`,
 //     CodeAbortedBeforeDispatch, and the body is not called;
 //   - the body returns an error e: `Error: ` + e.Error(), no code, no value
-//     (a *ToolError also hands its Wire to the Result);
+//     (a *ToolError also hands its Wire to the Result); CodeTimeout when e
+//     wraps context.DeadlineExceeded and ctx is not done;
 //   - the body succeeds but ctx was cancelled meanwhile:
 //     `Error: tool call aborted`, CodeAborted (the caller has gone, so a late
 //     success must not look like one);
@@ -313,6 +314,9 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	out, err := e.tool.Execute(ctx, args)
 	if err != nil {
 		res := failure(err.Error(), "")
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			res.Error.Code = CodeTimeout
+		}
 		if te, ok := errors.AsType[*ToolError](err); ok && json.Valid(te.Wire) {
 			res.Wire = te.Wire
 		}

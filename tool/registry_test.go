@@ -676,6 +676,14 @@ func TestExecute(t *testing.T) {
 			want: failed("tool call aborted", tool.CodeAborted), wantCalled: true, wantArgs: `{}`,
 		},
 		{
+			name: "body timed out", tool: "t", body: call{err: fmt.Errorf("no answer within 5s: %w", context.DeadlineExceeded)},
+			want: failed("no answer within 5s: context deadline exceeded", tool.CodeTimeout), wantCalled: true, wantArgs: `{}`,
+		},
+		{
+			name: "a deadline error after the caller left is no timeout", tool: "t", body: call{err: context.DeadlineExceeded, cancel: true},
+			want: failed("context deadline exceeded", ""), wantCalled: true, wantArgs: `{}`,
+		},
+		{
 			name: "failing body keeps its error when aborted", tool: "t", body: call{err: errors.New("interrupted"), cancel: true},
 			want: failed("interrupted", ""), wantCalled: true, wantArgs: `{}`,
 		},

@@ -94,6 +94,11 @@ const (
 	// CodeInvalidToolOutput: the body returned an Output.Value that is not
 	// valid JSON (it could not be printed or forwarded).
 	CodeInvalidToolOutput = "INVALID_TOOL_OUTPUT"
+	// CodeTimeout: the body gave up waiting (its error wraps
+	// context.DeadlineExceeded, such as an MCP server's toolCallTimeoutMs
+	// passing) while the caller was still waiting, so metrics and callers
+	// can tell a slow backend from a failing one.
+	CodeTimeout = "TIMEOUT"
 )
 
 // ErrorInfo describes why a call failed.

@@ -41,6 +41,7 @@ type flags struct {
 	oauthHeadless bool
 	// readyTimeout is --ready-timeout as given ("" when absent).
 	readyTimeout string
+	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
 	saveDir      string   // --save-dir (call)
@@ -81,6 +82,9 @@ func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
 		return f, nil // --url of add is no SOURCE
 	}
 	if err := checkSourceFlags(cmd, f); err != nil {
+		return nil, err
+	}
+	if err := checkOpsFlags(cmd, f); err != nil {
 		return nil, err
 	}
 	if err := checkElicitMode(f.elicit); err != nil {
@@ -183,6 +187,9 @@ func flagDefs() []flagDef {
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
+		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat })},
+		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr })},
+		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
 		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
 		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
 	}

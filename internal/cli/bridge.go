@@ -42,7 +42,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	h, err := host.New(host.Options{
 		Catalog:  e.catalogOAuth(true, o),
 		Registry: reg,
-		Logger:   e.logger(f.verbose),
+		Logger:   e.logger(f),
 		Lookup:   e.lookup,
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // Exit statuses (docs/decisions.md §7).
@@ -40,6 +41,7 @@ type IO struct {
 // env is one run's context.
 type env struct {
 	IO
+	tracer mcpclient.Tracer // nil unless OpenTelemetry is configured (tracing.go)
 	// elicitMode is --elicit: how a one-shot command answers a server's
 	// elicitation without a person.
 	elicitMode string
@@ -76,6 +78,7 @@ func Main(ctx context.Context, io IO) int {
 		io.LookupEnv = os.LookupEnv
 	}
 	e := &env{IO: io}
+	defer e.startTracing(ctx)()
 	args := hoist(io.Args)
 	if len(args) == 0 {
 		fmt.Fprint(io.Stderr, usageText())
@@ -134,9 +137,9 @@ func (e *env) exit(err error) int {
 
 // logger builds the log of one run: servers' lines only with -v, since a
 // one-shot command reports failures itself.
-func (e *env) logger(verbose bool) *slog.Logger {
-	if !verbose {
+func (e *env) logger(f *flags) *slog.Logger {
+	if !f.verbose {
 		return slog.New(slog.DiscardHandler)
 	}
-	return slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return e.newLogger(f, slog.LevelDebug)
 }

@@ -33,7 +33,7 @@ func commands() []command {
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
 		{"add", "add [--config FILE] NAME (-- COMMAND [ARGS...] | --url URL)", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
@@ -105,6 +105,8 @@ const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the
 
 const globalHelp = `Flags (before or after the command):
   -v, --verbose   show servers' log lines (stderr)
+  --log-format text|json
+                  log lines as text (default) or one JSON object each
   -h, --help      help for the command
   --version       the version and commit
 `
@@ -252,6 +254,11 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --token-env NAME                (--http) require "Authorization: Bearer $NAME" on every request
   --allow-origin ORIGIN           (--http) a browser origin allowed besides loopback ones (repeatable)
   --insecure-no-auth-on-network   (--http) allow a non-loopback ADDR without a token
+  --stateless                     (--http) no sessions: any replica behind a round-robin balancer answers
+                                  any request (2026-07-28 clients; older ones get no notifications)
+  --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz, /livez
+                                  alone on ADDR, without auth (for the scraper and the kubelet; /metrics is
+                                  on the --http listener too, behind its checks)
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated

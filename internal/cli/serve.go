@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/metrics"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -102,7 +102,7 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 	if err := checkServeFlags(f); err != nil {
 		return gateway.Options{}, err
 	}
-	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure, RawNames: f.rawNames}
+	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure, RawNames: f.rawNames, Stateless: f.ops.stateless}
 	if f.tokenEnv != "" {
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
 			return gateway.Options{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
@@ -126,6 +126,8 @@ type serveRun struct {
 	gw   *gateway.Gateway
 	// applied is closed once the first plan is applied (nil: no one waits).
 	applied chan struct{}
+	// metrics are the run's Prometheus metrics, nil when not served.
+	metrics *metrics.Metrics
 }
 
 // newServeRun builds the run; nothing starts yet.
@@ -135,7 +137,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
+	log := e.newLogger(f, level)
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
 		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
@@ -145,7 +147,10 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	opts.Logger = log
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
-	return &serveRun{e: e, f: f, log: log, opts: opts, h: h, gw: gateway.New(reg, opts)}, nil
+	r := &serveRun{e: e, f: f, log: log, h: h}
+	r.opts = e.withTraceContext(r.observe(opts, reg))
+	r.gw = gateway.New(reg, r.opts)
+	return r, nil
 }
 
 // run serves at once: initialize is answered while the servers start, and
@@ -158,8 +163,13 @@ func (r *serveRun) run(ctx context.Context, src *source) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.applyAndWatch(runCtx, src) })
 
-	serveErr, listenErr := r.serveTransport(runCtx)
+	stopMetrics, listenErr := r.serveMetrics()
+	var serveErr error
+	if listenErr == nil {
+		serveErr, listenErr = r.serveTransport(runCtx)
+	}
 	stop()
+	stopMetrics()
 	if listenErr != nil {
 		wg.Wait()
 		return errors.Join(listenErr, r.gw.Close(), r.h.Close())
@@ -210,7 +220,7 @@ func (r *serveRun) serveTransport(ctx context.Context) (serveErr, listenErr erro
 		}
 		return nil, err
 	}
-	fmt.Fprintf(r.e.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", ln.Addr())
+	r.announce(ln.Addr())
 	return r.gw.ServeListener(ctx, ln), nil
 }
 

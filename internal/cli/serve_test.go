@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,40 +151,14 @@ func TestServeStdio(t *testing.T) {
 	}
 }
 
-var servingLine = regexp.MustCompile(`serving MCP on (http://\S+/mcp)`)
-
 // `mcpbridge serve --http` serves Streamable HTTP and /healthz, requires
 // its token, and SIGTERM shuts it down cleanly with every child gone.
 func TestServeHTTP(t *testing.T) {
 	// A disabled entry does not spoil the health.
 	cfg := writeConfig(t, fixtureEntries(t, "a", "b")+"- {id: off, name: mcp-client, disabled: true, config: {serverName: off, transport: stdio, command: x}}\n")
 	// A token variable whose name the scrub would not catch.
-	cmd := mcpbridgeCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
-	cmd.Env = append(cmd.Env, "GW_AUTH=s3cret")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := bufio.NewScanner(stderr)
-	var url string
-	for lines.Scan() {
-		if m := servingLine.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-			break
-		}
-	}
-	go func() {
-		io.Copy(io.Discard, stderr)
-		exited <- cmd.Wait()
-	}()
-	if url == "" {
-		cmd.Process.Kill()
-		t.Fatalf("no serving line: %v", <-exited)
-	}
+	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	url := p.url
 
 	// Without the token: 401.
 	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/healthz")
@@ -230,7 +200,7 @@ func TestServeHTTP(t *testing.T) {
 		t.Errorf("healthz: %+v", health)
 	}
 	// The gateway's token never reaches a server's environment.
-	kids := childrenOf(cmd.Process.Pid)
+	kids := childrenOf(p.pid)
 	if len(kids) != 2 {
 		t.Errorf("serve has children %v, want the two servers", kids)
 	}
@@ -241,19 +211,7 @@ func TestServeHTTP(t *testing.T) {
 		}
 	}
 	cs.Close()
-
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("serve did not stop after SIGTERM")
-	}
+	p.stop(t)
 }
 
 type bearer struct{ token string }

@@ -18,6 +18,8 @@
 //   - [VerifyTestMain]: goroutine and child process leak checks.
 //   - [ThirdPartyBin]: the npm-installed reference servers, skipping the test
 //     when they are not installed.
+//   - [NewOTLPReceiver]: an OpenTelemetry collector's OTLP/HTTP trace
+//     endpoint on 127.0.0.1, keeping the spans it receives.
 //
 // Import it from _test.go files only; product code (bench) uses
 // internal/mcppeer directly.

@@ -1,0 +1,92 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// configMapDir lays out a directory as the kubelet mounts a ConfigMap: the
+// file is a symlink through ..data, itself a symlink to a timestamped
+// directory holding the real file. update swaps ..data atomically, as the
+// kubelet does (a new timestamped directory, a ..data_tmp symlink renamed
+// over ..data, the old directory removed).
+type configMapDir struct {
+	t       *testing.T
+	dir     string
+	current string // the timestamped directory ..data points to
+	n       int
+}
+
+func newConfigMapDir(t *testing.T, name, content string) *configMapDir {
+	c := &configMapDir{t: t, dir: t.TempDir()}
+	c.update(name, content)
+	if err := os.Symlink(filepath.Join("..data", name), filepath.Join(c.dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *configMapDir) update(name, content string) {
+	c.t.Helper()
+	c.n++
+	ts := fmt.Sprintf("..2026_12_01_11_00_%02d.%09d", c.n, c.n)
+	if err := os.Mkdir(filepath.Join(c.dir, ts), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, ts, name), []byte(content), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	tmp := filepath.Join(c.dir, "..data_tmp")
+	if err := os.Symlink(ts, tmp); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(c.dir, "..data")); err != nil {
+		c.t.Fatal(err)
+	}
+	if c.current != "" {
+		if err := os.RemoveAll(filepath.Join(c.dir, c.current)); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	c.current = ts
+}
+
+// A config mounted from a Kubernetes ConfigMap reloads when the ConfigMap
+// changes: no event names the file itself (only ..data and the timestamped
+// directories change), yet each swap takes effect.
+func TestWatchFileConfigMapSwap(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	cm := newConfigMapDir(t, "mcpbridge.yaml", `- {id: a, name: fake, config: {value: "1"}}`)
+	path := filepath.Join(cm.dir, "mcpbridge.yaml")
+	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fh.WatchFile(ctx, path) }()
+	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path)
+
+	for i, value := range []string{"2", "3"} {
+		cm.update("mcpbridge.yaml", `- {id: a, name: fake, config: {value: "`+value+`"}}`)
+		want := map[string]int{"a/" + value: 1}
+		deadline := time.Now().Add(30 * time.Second)
+		for !cmp.Equal(want, fh.kind.running()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("swap %d: running %v, want %v; log:\n%s", i+1, fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("WatchFile = %v", err)
+	}
+}

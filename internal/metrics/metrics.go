@@ -1,0 +1,225 @@
+// Package metrics is mcpbridge serve's Prometheus metrics: per backend
+// server, its tool calls by outcome and their latency, its reconnects,
+// state and tool count; for the gateway, its sessions, requests and calls
+// in flight. It is fed through narrow hooks: the gateway's Observer (calls
+// and requests, as they happen) and functions read at scrape time (the
+// host's statuses, the gateway's session count), so neither the gateway
+// nor the host knows of Prometheus.
+//
+// Calls are observed where the gateway hands them to tool.Registry.Execute:
+// the one call path, where the result (with its tool.Result.Error.Code and
+// the backend's wire result) says how the call ended, and the tool's
+// tool.Origin names its server. Reconnects, state and tool counts come from
+// host.Status at scrape time, so nothing is counted twice and no hook
+// reaches into the MCP client.
+package metrics
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Outcomes of a tool call, the values of the outcome label.
+const (
+	OutcomeOK        = "ok"         // the tool answered with a result that is not an error
+	OutcomeToolError = "tool_error" // the backend answered isError, or the arguments or output were invalid
+	OutcomeTimeout   = "timeout"    // the server's toolCallTimeoutMs passed
+	OutcomeCancelled = "cancelled"  // the client cancelled, its session closed, or the gateway shut down
+	OutcomeTransport = "transport"  // no result from the backend: not connected, connection lost, a protocol error
+)
+
+// Options say where the metrics read by each scrape come from. Nil
+// functions report nothing.
+type Options struct {
+	// Tools resolves a called tool's name to its server
+	// (tool.Origin.Server); nil labels every call with server "".
+	Tools *tool.Registry
+	// Servers returns the backends' statuses (host.Host.Status).
+	Servers func() []host.Status
+	// Sessions returns the number of open client sessions
+	// (gateway.Gateway.Sessions).
+	Sessions func() int
+}
+
+// Metrics holds one serve run's metrics in a registry of its own (no
+// global state). Create it with New; its methods are safe for concurrent
+// use.
+type Metrics struct {
+	reg      *prometheus.Registry
+	tools    *tool.Registry
+	calls    *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	requests *prometheus.CounterVec
+	inFlight prometheus.Gauge
+}
+
+var _ gateway.Observer = (*Metrics)(nil)
+
+// latencyBuckets reach from a cached answer to a long tool call (the
+// default toolCallTimeoutMs is 60 s).
+var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// New returns the metrics of one run, with the Go runtime's and the
+// process's standard metrics besides.
+func New(opts Options) *Metrics {
+	m := &Metrics{
+		reg:   prometheus.NewRegistry(),
+		tools: opts.Tools,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpbridge_tool_calls_total",
+			Help: "Tool calls served, by backend server and outcome (ok, tool_error, timeout, cancelled, transport).",
+		}, []string{"server", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcpbridge_tool_call_duration_seconds",
+			Help:    "How long tool calls took, from the gateway handing them to the registry to their result, by backend server.",
+			Buckets: latencyBuckets,
+		}, []string{"server"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpbridge_gateway_requests_total",
+			Help: "MCP requests received from clients, by JSON-RPC method (unknown methods as \"other\").",
+		}, []string{"method"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcpbridge_gateway_calls_in_flight",
+			Help: "Tool calls being served now.",
+		}),
+	}
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&serverCollector{servers: opts.Servers})
+	if opts.Sessions != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcpbridge_gateway_sessions",
+			Help: "Client sessions open now (stateless: requests being served).",
+		}, func() float64 { return float64(opts.Sessions()) }))
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition formats.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Request counts one request of a client.
+func (m *Metrics) Request(method string) {
+	m.requests.WithLabelValues(methodLabel(method)).Inc()
+}
+
+// CallStarted counts a call in flight until the returned function reports
+// how it ended.
+func (m *Metrics) CallStarted(name string) func(tool.Result, bool) {
+	server := ""
+	if m.tools != nil {
+		if t, ok := m.tools.Get(name); ok {
+			server = t.Origin.Server
+		}
+	}
+	m.inFlight.Inc()
+	start := time.Now()
+	return func(res tool.Result, cancelled bool) {
+		m.inFlight.Dec()
+		m.latency.WithLabelValues(server).Observe(time.Since(start).Seconds())
+		m.calls.WithLabelValues(server, Outcome(res, cancelled)).Inc()
+	}
+}
+
+// Outcome classifies a finished call; cancelled means its context ended
+// before the result.
+func Outcome(res tool.Result, cancelled bool) string {
+	if !res.IsError {
+		return OutcomeOK
+	}
+	code := ""
+	if res.Error != nil {
+		code = res.Error.Code
+	}
+	switch {
+	case cancelled, code == tool.CodeAborted, code == tool.CodeAbortedBeforeDispatch:
+		return OutcomeCancelled
+	case code == tool.CodeTimeout:
+		return OutcomeTimeout
+	case res.Wire != nil, code == tool.CodeInvalidArguments, code == tool.CodeInvalidToolOutput:
+		return OutcomeToolError
+	}
+	return OutcomeTransport
+}
+
+// knownMethods are the request methods counted under their own name; a
+// client chooses the method, so anything else is "other" (bounded label
+// values).
+var knownMethods = []string{
+	"initialize", "ping", "server/discover", "subscriptions/listen",
+	"tools/list", "tools/call", "resources/list", "resources/templates/list",
+	"resources/read", "resources/subscribe", "resources/unsubscribe",
+	"prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+}
+
+func methodLabel(method string) string {
+	if slices.Contains(knownMethods, method) {
+		return method
+	}
+	return "other"
+}
+
+// serverCollector reports each backend's state, tools and reconnects from
+// host.Status at scrape time.
+type serverCollector struct {
+	servers func() []host.Status
+}
+
+var (
+	stateDesc = prometheus.NewDesc("mcpbridge_server_state",
+		"1 for the state the backend server is in, 0 for the others.", []string{"server", "state"}, nil)
+	toolsDesc = prometheus.NewDesc("mcpbridge_server_tools",
+		"Tools the backend server has registered.", []string{"server"}, nil)
+	reconnectsDesc = prometheus.NewDesc("mcpbridge_server_reconnects_total",
+		"Reconnect attempts of the backend server since its instance started (a reload that replaces it starts again at 0).", []string{"server"}, nil)
+)
+
+// states are every state a running backend reports, for the state set.
+var states = []host.State{host.StateStarting, host.StateReady, host.StateReconnecting,
+	host.StateTimedOut, host.StateFailed, host.StateClosed}
+
+func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stateDesc
+	ch <- toolsDesc
+	ch <- reconnectsDesc
+}
+
+func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.servers == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, st := range c.servers() {
+		name := st.Name
+		if name == "" {
+			name = st.ID
+		}
+		// A disabled entry is no backend (its config is not even read);
+		// a serverName handed over in a reload is reported once, by the
+		// entry that comes first.
+		if st.State == host.StateDisabled || seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, s := range states {
+			v := 0.0
+			if s == st.State {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, v, name, string(s))
+		}
+		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(st.Tools), name)
+		ch <- prometheus.MustNewConstMetric(reconnectsDesc, prometheus.CounterValue, float64(st.Reconnects), name)
+	}
+}
