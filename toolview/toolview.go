@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sync"
@@ -130,18 +131,24 @@ type sized struct {
 // New returns a view of reg and, unless cfg.Mode is off, registers
 // search_tools in it (so that Registry.Execute runs it like any tool).
 func New(reg *tool.Registry, cfg Config) (*View, error) {
+	return NewIn(reg.NewSource(), cfg)
+}
+
+// NewIn is New publishing search_tools through src, for a host plugin
+// whose tools must go through the Source the host gave it.
+func NewIn(src *tool.Source, cfg Config) (*View, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("toolSearch: %w", err)
 	}
-	v := &View{reg: reg, cfg: cfg, loaded: map[string]bool{}, shown: map[string]bool{}, sizes: map[string]sized{}}
+	v := &View{reg: src.Registry(), cfg: cfg, loaded: map[string]bool{}, shown: map[string]bool{}, sizes: map[string]sized{}}
 	if cfg.Mode == ModeOff {
 		return v, nil
 	}
 	v.on = cfg.Mode == ModeOn
-	v.src = reg.NewSource()
-	if err := v.src.Publish(v.searchTool()); err != nil {
+	if err := src.Publish(v.searchTool()); err != nil {
 		return nil, fmt.Errorf("toolSearch: register %s: %w", SearchName, err)
 	}
+	v.src = src
 	return v, nil
 }
 
@@ -248,6 +255,20 @@ func (v *View) pinned(t tool.Tool) bool {
 		ok, _ := path.Match(p, t.Name) // patterns were checked by New
 		return ok
 	})
+}
+
+// Inherit makes the tools old loaded and showed loaded and shown in v,
+// and keeps search on if it was: a config reload replaces a view without
+// taking a tool away from the model.
+func (v *View) Inherit(old *View) {
+	old.mu.Lock()
+	loaded, shown, on := maps.Clone(old.loaded), maps.Clone(old.shown), old.on
+	old.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	maps.Copy(v.loaded, loaded)
+	maps.Copy(v.shown, shown)
+	v.on = v.on || on && v.src != nil
 }
 
 // Loaded returns the names search_tools has loaded, sorted.
