@@ -1,14 +1,14 @@
 // Package viewkind is the tool-search entry kind: the entry of a config
 // file that turns on deferred loading (package toolview) for its host.
 //
-//	- id: search
-//	  name: tool-search
-//	  config:
-//	    mode: auto            # auto (default), on or off
-//	    threshold: 8000       # tokens; default 10% of contextWindow
-//	    contextWindow: 128000 # tokens (default 128000)
-//	    pinned: [mcp__github__create_issue, "mcp__time__*"]
-//	    alwaysLoad: [fs]      # servers whose every tool stays visible
+//   - id: search
+//     name: tool-search
+//     config:
+//     mode: auto            # auto (default), on or off
+//     threshold: 8000       # tokens; default 10% of contextWindow
+//     contextWindow: 128000 # tokens (default 128000)
+//     pinned: [mcp__github__create_issue, "mcp__time__*"]
+//     alwaysLoad: [fs]      # servers whose every tool stays visible
 //
 // One such entry per file (it claims the name tool-search). Its instance
 // publishes search_tools through the Source the host gives it, so a
