@@ -25,7 +25,10 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	e.reportFailures(b)
-	list := b.reg.List()
+	list, err := b.modelTools()
+	if err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
 	if f.tokens {
 		if err := writeTokens(e.Stdout, list, f.json); err != nil {
 			return fmt.Errorf("tools: %w", err)
@@ -48,7 +51,11 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		}
 		tw.Flush()
 		n := len(src.plan.Enabled())
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers\n", len(list), n-len(b.failed), n)
+		note, err := b.viewNote(list)
+		if err != nil {
+			return fmt.Errorf("tools: %w", err)
+		}
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), n-len(b.failed), n, note)
 	}
 	if f.timings {
 		e.printTimings(b)

@@ -74,3 +74,47 @@ func TestToolsTokens(t *testing.T) {
 		t.Errorf("status --tokens: exit %d, want usage", r.code)
 	}
 }
+
+// searchConfig runs the demo server behind a tool-search entry.
+const searchConfig = `- id: demo
+  name: mcp-client
+  config:
+    serverName: demo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+- id: search
+  name: tool-search
+  config: {mode: MODE, pinned: [mcp__demo__echo]}
+`
+
+// With a tool-search entry on, tools lists what the model sees: the
+// pinned tools and search_tools, and its summary says what that saves;
+// with it off, the whole catalog.
+func TestToolsShowsTheView(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		want []string
+		note bool
+	}{
+		{"on", []string{"mcp__demo__echo", "search_tools"}, true},
+		{"off", []string{"mcp__demo__add", "mcp__demo__echo", "mcp__demo__weather"}, false},
+		{"auto", []string{"mcp__demo__add", "mcp__demo__echo", "mcp__demo__weather"}, false}, // below 12,800 tokens
+	} {
+		inDir(t, strings.Replace(searchConfig, "MODE", c.mode, 1))
+		var chat []tokens.ChatTool
+		runJSON(t, &chat, "tools", "--json")
+		var got []string
+		for _, ct := range chat {
+			got = append(got, ct.Function.Name)
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("mode %s: tools %v, want %v", c.mode, got, c.want)
+		}
+		r := mcpbridge(t, "", "tools")
+		note := regexp.MustCompile(`tool search on: the model sees \d+ tokens of the catalog's 249 \(o200k_base\)`)
+		if r.code != ExitOK || note.MatchString(r.stderr) != c.note {
+			t.Errorf("mode %s: exit %d, stderr %q", c.mode, r.code, r.stderr)
+		}
+	}
+}
