@@ -73,7 +73,8 @@ func Chat(t tool.Tool) ChatTool {
 }
 
 // Tool returns the tokens of t's definition: its Chat form as compact JSON,
-// as a request body carries it.
+// as a request body carries it (encoding/json compacts the schema's bytes
+// and leaves <, > and & as they are).
 func Tool(t tool.Tool) (int, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -81,12 +82,7 @@ func Tool(t tool.Tool) (int, error) {
 	if err := enc.Encode(Chat(t)); err != nil {
 		return 0, fmt.Errorf("tokens: tool %s: %w", t.Name, err)
 	}
-	// Compact: a schema arrives as the server formatted it.
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, bytes.TrimSpace(buf.Bytes())); err != nil {
-		return 0, fmt.Errorf("tokens: tool %s: %w", t.Name, err)
-	}
-	return Count(compact.String())
+	return Count(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))
 }
 
 // Total returns the tokens of every tool's definition, summed.

@@ -189,32 +189,29 @@ func (v *View) CatalogTokens() (int, error) {
 	return v.catalogTokensLocked(v.reg.List())
 }
 
+// catalogTokensLocked sums catalog's definitions, counting each tool once
+// per version; the cache keeps only the tools of this catalog, so it stays
+// as large as the registry.
 func (v *View) catalogTokensLocked(catalog []tool.Tool) (int, error) {
 	sum := 0
+	next := make(map[string]sized, len(catalog))
 	for _, t := range catalog {
 		if t.Name == SearchName && v.src != nil {
 			continue
 		}
-		n, err := v.sizeLocked(t)
-		if err != nil {
-			return 0, err
+		s, ok := v.sizes[t.Name]
+		if !ok || !sameDefinition(s.tool, t) {
+			n, err := tokens.Tool(t)
+			if err != nil {
+				return 0, err
+			}
+			s = sized{tool: t, tokens: n}
 		}
-		sum += n
+		next[t.Name] = s
+		sum += s.tokens
 	}
+	v.sizes = next
 	return sum, nil
-}
-
-// sizeLocked counts t's definition once per version of the tool.
-func (v *View) sizeLocked(t tool.Tool) (int, error) {
-	if s, ok := v.sizes[t.Name]; ok && sameDefinition(s.tool, t) {
-		return s.tokens, nil
-	}
-	n, err := tokens.Tool(t)
-	if err != nil {
-		return 0, err
-	}
-	v.sizes[t.Name] = sized{tool: t, tokens: n}
-	return n, nil
 }
 
 func sameDefinition(a, b tool.Tool) bool {

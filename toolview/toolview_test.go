@@ -40,7 +40,7 @@ func goTool(d def) tool.Tool {
 }
 
 // publish registers defs as one source per server.
-func publish(t *testing.T, reg *tool.Registry, defs []def) map[string]*tool.Source {
+func publish(t testing.TB, reg *tool.Registry, defs []def) map[string]*tool.Source {
 	t.Helper()
 	srcs := map[string]*tool.Source{}
 	by := map[string][]tool.Tool{}
