@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -92,6 +93,10 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, kee
 	if node != nil {
 		vs = append(vs, &callVariant{key: "fx-node", server: "go-sdk fixture", client: "Node TS SDK",
 			start: func(context.Context) (caller, error) { return startNode(*node, fx) }})
+		for i, peer := range peerGateways() {
+			vs = append(vs, &callVariant{key: "peer-" + strconv.Itoa(i+1), server: "raw responder", client: "raw go-sdk → " + peer.name + " (Node)", inProc: true,
+				start: func(ctx context.Context) (caller, error) { return peerCaller(ctx, *node, peer, raw) }})
+		}
 	}
 	if keep != nil {
 		vs = slices.DeleteFunc(vs, func(v *callVariant) bool { return !slices.Contains(keep, v.key) })

@@ -61,6 +61,7 @@ func TestSmoke(t *testing.T) {
 		"# Benchmarks", "## Targets", "Rows 1–3: echo call latency", "Rows 1–3: ratios",
 		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
 		"Row 7: memory", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
+		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		handMarker + hand,
 	} {
 		if !strings.Contains(string(report), want) {

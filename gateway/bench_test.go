@@ -72,3 +72,36 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 	cw.Close()
 	<-done
 }
+
+// BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's
+// Streamable HTTP handler on a loopback listener: its server-side cost over
+// HTTP, the client included.
+func BenchmarkHTTPCall(b *testing.B) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
+		b.Fatal(err)
+	}
+	g := New(reg, Options{})
+	defer g.Close()
+	ln, err := Listen("127.0.0.1:0", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go g.ServeListener(ctx, ln)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

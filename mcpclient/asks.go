@@ -81,6 +81,16 @@ func (s *Server) asker(ctx context.Context) tool.AskFunc {
 	return s.opts.Ask
 }
 
+type askingKey struct{}
+
+// AskingServer returns, in the context of a tool.AskFunc answering a
+// server's request, the serverName of that server ("" elsewhere): a
+// terminal names who asks, a sampler logs whom it answered.
+func AskingServer(ctx context.Context) string {
+	name, _ := ctx.Value(askingKey{}).(string)
+	return name
+}
+
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
@@ -96,7 +106,10 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if err != nil {
 		return err
 	}
-	answer, err := fn(ctx, tool.Ask{Method: method, Params: raw})
+	if sent, ok := s.sent.take(method, raw); ok {
+		raw = sent // as the server wrote it: the order of a form's fields
+	}
+	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
 	if err != nil {
 		return err
 	}
@@ -146,6 +159,63 @@ func (s *Server) elicitAsIs(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// maxSentAsks bounds the requests kept as written: more than a few at once
+// are not answered by anyone anyway.
+const maxSentAsks = 16
+
+// sentAsks keeps the params of the server's latest elicitation requests as
+// it wrote them. The SDK hands a handler the request decoded, its schema a
+// map that loses the order of a form's fields; a request decoded here the
+// same way finds its written form by its encoding.
+type sentAsks struct {
+	mu   sync.Mutex
+	list []sentAsk
+}
+
+type sentAsk struct {
+	key string          // the encoding of the decoded params
+	raw json.RawMessage // as written
+}
+
+// note keeps an elicitation request the connection read (sdkwire
+// Table.OnRequest); it runs on the reading goroutine.
+func (a *sentAsks) note(method string, params json.RawMessage) {
+	if method != tool.AskElicit {
+		return
+	}
+	var p mcp.ElicitParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	key, err := json.Marshal(&p)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.list = append(a.list, sentAsk{string(key), slices.Clone(params)})
+	if len(a.list) > maxSentAsks {
+		a.list = slices.Delete(a.list, 0, 1)
+	}
+}
+
+// take returns, and forgets, the written params of method's request whose
+// decoded params encode as decoded.
+func (a *sentAsks) take(method string, decoded []byte) (json.RawMessage, bool) {
+	if method != tool.AskElicit {
+		return nil, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	i := slices.IndexFunc(a.list, func(s sentAsk) bool { return s.key == string(decoded) })
+	if i < 0 {
+		return nil, false
+	}
+	raw := a.list[i].raw
+	a.list = slices.Delete(a.list, i, i+1)
+	return raw, true
 }
 
 // rootList is what a server is offered as its roots.

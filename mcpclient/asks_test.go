@@ -36,6 +36,15 @@ func askServer() *mcp.Server {
 			}
 			return textResult(res.Action), nil
 		})
+	srv.AddTool(&mcp.Tool{Name: "elicit-ordered", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ordered := json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"}}}`)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "in order", RequestedSchema: ordered})
+			if err != nil {
+				return nil, err
+			}
+			return textResult(res.Action), nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "elicit", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			params := &mcp.ElicitParams{Message: "pick one", RequestedSchema: schema}
@@ -74,16 +83,16 @@ func textResult(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// answer is an AskFunc that records the methods it was asked and answers
-// each with a fixed result.
+// answer is an AskFunc that records the methods it was asked (and by
+// which server) and answers each with a fixed result.
 type answer struct {
 	mu    sync.Mutex
 	asked []string
 }
 
-func (a *answer) ask(_ context.Context, q tool.Ask) (json.RawMessage, error) {
+func (a *answer) ask(ctx context.Context, q tool.Ask) (json.RawMessage, error) {
 	a.mu.Lock()
-	a.asked = append(a.asked, q.Method)
+	a.asked = append(a.asked, AskingServer(ctx)+":"+q.Method)
 	a.mu.Unlock()
 	switch q.Method {
 	case tool.AskElicit:
@@ -99,7 +108,7 @@ func (a *answer) ask(_ context.Context, q tool.Ask) (json.RawMessage, error) {
 func (a *answer) methods() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return strings.Join(a.asked, ",")
+	return strings.Join(a.asked, ",") // "ask:elicitation/create"
 }
 
 func startAsker(t *testing.T, version string, allowSampling bool, opts Options) *harness {
@@ -124,7 +133,7 @@ func TestElicitationReachesTheCaller(t *testing.T) {
 			if res := h.call("mcp__ask__elicit", `{}`); res.Text() != "accept b" {
 				t.Errorf("without a caller: %q", res.Text())
 			}
-			if caller.methods() != tool.AskElicit || fallback.methods() != tool.AskElicit {
+			if caller.methods() != "ask:"+tool.AskElicit || fallback.methods() != "ask:"+tool.AskElicit {
 				t.Errorf("caller asked %q, fallback asked %q; want one elicitation each", caller.methods(), fallback.methods())
 			}
 			if !h.log.HasRecord(slog.LevelInfo, "server request", "method", tool.AskElicit) {
@@ -140,8 +149,37 @@ func TestElicitationReachesTheCaller(t *testing.T) {
 func TestElicitationTitledMultiSelect(t *testing.T) {
 	a := &answer{}
 	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: a.ask})
-	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != tool.AskElicit {
+	if res := h.call("mcp__ask__elicit-titled", `{}`); res.Text() != "decline" || a.methods() != "ask:"+tool.AskElicit {
 		t.Errorf("result %q, asked %q; want the consumer's decline", res.Text(), a.methods())
+	}
+}
+
+// A form reaches the consumer as the server wrote it: its fields in the
+// server's order, which the SDK's decoding (a map) would sort.
+func TestElicitationAsWritten(t *testing.T) {
+	var mu sync.Mutex
+	var got string
+	h := startAsker(t, "2025-11-25", false, Options{Elicit: true, Ask: func(_ context.Context, q tool.Ask) (json.RawMessage, error) {
+		mu.Lock()
+		got = string(q.Params)
+		mu.Unlock()
+		return json.RawMessage(`{"action":"decline"}`), nil
+	}})
+	if res := h.call("mcp__ask__elicit-ordered", `{}`); res.Text() != "decline" {
+		t.Fatalf("result %q", res.Text())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if z, a := strings.Index(got, `"zeta"`), strings.Index(got, `"alpha"`); z < 0 || a < z {
+		t.Errorf("the form's fields were reordered: %s", got)
+	}
+	var sent sentAsks
+	for i := range maxSentAsks + 1 {
+		sent.note(tool.AskElicit, json.RawMessage(fmt.Sprintf(`{"mode":"form","message":"%d"}`, i)))
+	}
+	sent.note(tool.AskElicit, json.RawMessage(`[]`))
+	if _, ok := sent.take(tool.AskElicit, []byte(`{"mode":"form","message":"0"}`)); ok || len(sent.list) != maxSentAsks {
+		t.Errorf("%d requests kept, the oldest still there: %v", len(sent.list), ok)
 	}
 }
 

@@ -133,6 +133,7 @@ type Server struct {
 	listed  listed        // the last good lists; supervisor goroutine only
 	subs    subscriptions // resource URIs consumers subscribed to
 	callers callers       // calls in flight whose consumer listens
+	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
 }
 

@@ -21,6 +21,7 @@ func main() {
 		Stdout:           os.Stdout,
 		Stderr:           os.Stderr,
 		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		StdinIsTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 	})
 	stop()
 	os.Exit(code)

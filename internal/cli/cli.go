@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -31,6 +32,9 @@ type IO struct {
 	Environ []string
 	// StderrIsTerminal enables progress display.
 	StderrIsTerminal bool
+	// StdinIsTerminal, with StderrIsTerminal, lets a one-shot command ask
+	// the person a server's elicitation (unless --elicit says otherwise).
+	StdinIsTerminal bool
 }
 
 // env is one run's context.
@@ -39,6 +43,12 @@ type env struct {
 	// elicitMode is --elicit: how a one-shot command answers a server's
 	// elicitation without a person.
 	elicitMode string
+	// term is the person at the terminal, when one answers elicitation.
+	term terminal
+	// sampler answers sampling with the config's sampling entry; sampling
+	// is offered when the command's config has one.
+	sampler  *sampling.Provider
+	sampling bool
 }
 
 func (e *env) getenv(k string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -25,42 +26,54 @@ func checkElicitMode(mode string) error {
 }
 
 // answer answers the servers' requests during a one-shot command: an
-// elicitation as --elicit says (decline unless told otherwise); anything
-// else is refused.
-func (e *env) answer(_ context.Context, a tool.Ask) (json.RawMessage, error) {
+// elicitation by the person at the terminal, else as --elicit says
+// (decline unless told otherwise); sampling with the config's sampling
+// entry; anything else is refused.
+func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 	switch a.Method {
 	case tool.AskElicit:
+		if e.asksPerson() {
+			return e.elicitPerson(ctx, mcpclient.AskingServer(ctx), a.Params)
+		}
 		return elicitWithoutPerson(e.elicitMode, a.Params)
+	case tool.AskSample:
+		if e.sampler != nil {
+			return e.sampler.Sample(ctx, mcpclient.AskingServer(ctx), a.Params)
+		}
 	}
 	return nil, fmt.Errorf("mcpbridge does not answer %s here", a.Method)
 }
 
 // elicitWithoutPerson answers an elicitation by mode: decline, cancel, or
 // accept with each requested field's schema default (fields without one
-// are left out; a URL elicitation, which needs a person, is declined).
+// are left out). What needs a person is declined: a URL elicitation, and a
+// form the defaults do not fill (a required field without one).
 func elicitWithoutPerson(mode string, params json.RawMessage) (json.RawMessage, error) {
 	var req struct {
-		Mode   string `json:"mode"`
-		Schema struct {
-			Properties map[string]struct {
-				Default json.RawMessage `json:"default"`
-			} `json:"properties"`
-		} `json:"requestedSchema"`
+		Mode   string          `json:"mode"`
+		Schema json.RawMessage `json:"requestedSchema"`
 	}
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, fmt.Errorf("invalid elicitation request: %w", err)
 	}
 	switch {
 	case mode == elicitCancel:
-		return json.RawMessage(`{"action":"cancel"}`), nil
+		return answerCancel, nil
 	case mode != elicitDefaults || req.Mode == "url":
-		return json.RawMessage(`{"action":"decline"}`), nil
+		return answerDecline, nil
 	}
-	content := map[string]json.RawMessage{}
-	for name, p := range req.Schema.Properties {
-		if len(p.Default) > 0 {
-			content[name] = p.Default
+	f, err := parseForm(req.Schema)
+	if err != nil {
+		return answerDecline, nil
+	}
+	content := map[string]any{}
+	for _, field := range f.fields {
+		if field.def != nil {
+			content[field.name] = field.def
 		}
+	}
+	if f.check.Validate(content) != nil {
+		return answerDecline, nil
 	}
 	return json.Marshal(map[string]any{"action": "accept", "content": content})
 }

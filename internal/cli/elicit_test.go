@@ -16,6 +16,8 @@ func TestElicitWithoutPerson(t *testing.T) {
 		{elicitCancel, form, `{"action":"cancel"}`},
 		{elicitDefaults, form, `{"action":"accept","content":{"age":36,"name":"Ada"}}`},
 		{elicitDefaults, `{"mode":"url","url":"https://example.com/consent"}`, `{"action":"decline"}`},
+		{elicitDefaults, `{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`, `{"action":"decline"}`},
+		{elicitDefaults, `{"message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":7}}}}`, `{"action":"decline"}`},
 	} {
 		got, err := elicitWithoutPerson(c.mode, json.RawMessage(c.params))
 		if err != nil || string(got) != c.want {

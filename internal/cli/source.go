@@ -41,7 +41,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), viewkind.NewKind())
+	}), e.samplingKind(), viewkind.NewKind())
 }
 
 // serverOptions are the options of every server a command starts. A
@@ -51,6 +51,7 @@ func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Op
 	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o}
 	if oneShot {
 		opts.Ask = e.answer
+		opts.Sample = e.sampling
 	} else {
 		opts.Sample = true
 	}
@@ -138,14 +139,23 @@ func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
 // only narrows src to the enabled entry whose server is server, when there
-// is one: a call needs only its own server. Otherwise src is returned
+// is one: a call needs only its own server (and the entries that are not
+// servers, such as sampling, which serve it). Otherwise src is returned
 // unchanged.
 func (src *source) only(server string) *source {
+	var keep []host.PlanEntry
+	found := false
 	for _, pe := range src.plan.Enabled() {
-		if pe.Spec.Name == server {
-			plan := &host.Plan{Source: src.plan.Source, Entries: []host.PlanEntry{pe}}
-			return &source{name: src.name, path: src.path, plan: plan}
+		switch {
+		case pe.Entry.Name != mcpclient.PluginName:
+			keep = append(keep, pe)
+		case pe.Spec.Name == server && !found:
+			keep, found = append(keep, pe), true
 		}
 	}
-	return src
+	if !found {
+		return src
+	}
+	plan := &host.Plan{Source: src.plan.Source, Entries: keep}
+	return &source{name: src.name, path: src.path, plan: plan}
 }

@@ -39,7 +39,7 @@ const (
 const CrashExitStatus = 7
 
 // ChildKinds returns the values ChildEnv may take.
-func ChildKinds() []string { return []string{"fixture", "raw"} }
+func ChildKinds() []string { return []string{"fixture", "raw", "asker"} }
 
 // RunIfChild turns the process into an MCP server when ChildEnv is set, so
 // that a test binary (or the bench driver) can re-execute itself as a stdio
@@ -50,7 +50,7 @@ func ChildKinds() []string { return []string{"fixture", "raw"} }
 //		goleak.VerifyTestMain(m)
 //	}
 //
-// Kind "fixture" serves [Fixture] on stdio, exits with CrashExitStatus
+// Kind "asker" serves [Asker] on stdio. Kind "fixture" serves [Fixture] on stdio, exits with CrashExitStatus
 // after its crash tool replies and prints "cancelled" to stderr when a slow
 // call is cancelled. Kind "raw" serves [RawServer] with the script in the
 // file named by RawScriptEnv. Either exits 0 when stdin closes; a bad kind
@@ -87,6 +87,8 @@ func runChild(ctx context.Context, kind string, getenv func(string) string, stdi
 		return runFixtureChild(ctx, getenv(NotifyTraceEnv) != "", stdin, stdout, stderr, exit)
 	case "raw":
 		return runRawChild(ctx, getenv, stdin, stdout, stderr)
+	case "asker":
+		return serveStdio(ctx, Asker(), stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "mcptest: %s=%q is not a child kind (want one of %v)\n", ChildEnv, kind, ChildKinds())
 		return 2
@@ -109,8 +111,13 @@ func runFixtureChild(ctx context.Context, trace bool, stdin io.ReadCloser, stdou
 			}
 		})
 	}
+	return serveStdio(ctx, srv, stdin, stdout, stderr)
+}
+
+// serveStdio serves srv on the child's stdio until stdin closes.
+func serveStdio(ctx context.Context, srv *mcp.Server, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	if err := srv.Run(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout}); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "mcptest fixture child: serving on stdio: %v\n", err)
+		fmt.Fprintf(stderr, "mcptest child: serving on stdio: %v\n", err)
 		return 1
 	}
 	return 0

@@ -103,7 +103,7 @@ func TestRunChildFixtureSessionError(t *testing.T) {
 	var stderr strings.Builder
 	// A reader that fails makes the session end with that error.
 	status := mcppeer.RunChild(context.Background(), "fixture", os.Getenv, io.NopCloser(errReader{}), nopWriteCloser{io.Discard}, &stderr, nil)
-	if status != 1 || !strings.Contains(stderr.String(), "mcptest fixture child: serving on stdio") {
+	if status != 1 || !strings.Contains(stderr.String(), "mcptest child: serving on stdio") {
 		t.Errorf("status %d stderr %q, want 1 and a serving error", status, stderr.String())
 	}
 }

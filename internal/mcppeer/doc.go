@@ -5,10 +5,13 @@
 //   - [Fixture]: a go-sdk server with the upstream fixture-server tools
 //     (add, greet, fail, image, crash, admin.reset) plus slow, structured,
 //     badstructured, echo and tools that change the tool list at runtime.
+//   - [Asker]: a go-sdk server whose tools ask their client in the middle
+//     of a call: a form (string, number, choices, boolean), a URL, and a
+//     completion with tools (sampling).
 //   - [RawServer]: a hand-written newline-delimited JSON-RPC server for wire
 //     shapes the SDK cannot produce (unknown content blocks, legacy results,
 //     odd pagination), over streams or HTTP.
-//   - [RunIfChild]: serve either on stdio when the process was started as a
+//   - [RunIfChild]: serve one of them on stdio when the process was started as a
 //     child of kind [ChildEnv], the way the bridge spawns real servers.
 //
 // It imports no test code (neither testing nor goleak nor httptest), so a

@@ -109,6 +109,7 @@ type Table struct {
 	pending map[jsonrpc.ID]*Slot
 	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
 	notify  func(method string, params json.RawMessage)
+	request func(method string, params json.RawMessage)
 
 	// notifications/cancelled the bridge expects the SDK to send (it sends
 	// them on goroutines of its own) and those written so far.
@@ -170,6 +171,14 @@ func (t *Table) OnNotification(fn func(method string, params json.RawMessage)) {
 	t.notify = fn
 }
 
+// OnRequest makes the table hand every request of the peer (a call that
+// wants an answer, such as elicitation/create) to fn with its params as
+// the peer wrote them, synchronously, before the SDK decodes and handles
+// it. fn must not block. Call it before the connection is used.
+func (t *Table) OnRequest(fn func(method string, params json.RawMessage)) {
+	t.request = fn
+}
+
 // NewTable returns an empty table. limit bounds a result captured with
 // EmptyCallResult, in bytes; 0 means no bound.
 func NewTable(limit int64) *Table {
@@ -211,8 +220,14 @@ func (t *Table) Forget(slot *Slot) {
 // Received fills the slot waiting for msg, if any, and reports whether it
 // changed msg in place (the SDK must then see the changed message).
 func (t *Table) Received(msg jsonrpc.Message) bool {
-	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && t.notify != nil {
-		t.notify(req.Method, req.Params)
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		fn := t.notify
+		if req.IsCall() {
+			fn = t.request
+		}
+		if fn != nil {
+			fn(req.Method, req.Params)
+		}
 		return false
 	}
 	resp, ok := msg.(*jsonrpc.Response)

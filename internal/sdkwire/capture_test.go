@@ -105,6 +105,15 @@ func TestTable(t *testing.T) {
 	if table.Received(&jsonrpc.Request{Method: "notifications/x"}) {
 		t.Error("a notification was rewritten")
 	}
+	// The peer's requests and notifications go to their hooks, as written.
+	var seen []string
+	table.OnNotification(func(m string, p json.RawMessage) { seen = append(seen, "notification "+m+" "+string(p)) })
+	table.OnRequest(func(m string, p json.RawMessage) { seen = append(seen, "request "+m+" "+string(p)) })
+	table.Received(&jsonrpc.Request{ID: id9, Method: "elicitation/create", Params: json.RawMessage(`{"z":1,"a":2}`)})
+	table.Received(&jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{}`)})
+	if got := strings.Join(seen, "; "); got != `request elicitation/create {"z":1,"a":2}; notification notifications/message {}` {
+		t.Errorf("hooks saw %s", got)
+	}
 	if table.Received(&jsonrpc.Response{ID: id9, Result: json.RawMessage(`{}`)}) {
 		t.Error("an uncaptured response was rewritten")
 	}
