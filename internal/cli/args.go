@@ -28,6 +28,7 @@ type flags struct {
 	verbose  bool
 	help     bool
 	timings  bool
+	tokens   bool // --tokens (tools)
 	stdio    bool
 	http     bool   // --http given
 	httpAddr string // its address, "" for the default
@@ -54,6 +55,7 @@ type flagSpec struct {
 	config  bool // --config alone
 	json    bool
 	timings bool
+	tokens  bool // --tokens
 	serve   bool // --stdio, --http
 	edit    bool // add: --url, --header, --env, --transport
 	save    bool // --save-dir
@@ -172,6 +174,7 @@ func flagDefs() []flagDef {
 		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose })},
 		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json })},
 		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings })},
+		{[]string{"tokens"}, func(s flagSpec) bool { return s.tokens }, setTrue(func(f *flags) *bool { return &f.tokens })},
 		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config })},
 		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url })},
 		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},

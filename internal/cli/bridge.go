@@ -23,6 +23,7 @@ type bridge struct {
 	elapsed  time.Duration // until readiness
 	// resources keeps the model-facing resource tools registered.
 	resources *resourcetools.Follower
+	cat       *host.Catalog // for the tool-search entry's view
 }
 
 // open runs src's entries on a one-shot host (in parallel) and waits until
@@ -39,8 +40,9 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	e.elicitMode = f.elicit
 	e.sampling = hasSampling(src.plan)
 	reg := tool.NewRegistry()
+	cat := e.catalogOAuth(true, o)
 	h, err := host.New(host.Options{
-		Catalog:  e.catalogOAuth(true, o),
+		Catalog:  cat,
 		Registry: reg,
 		Logger:   e.logger(f),
 		Lookup:   e.lookup,
@@ -48,7 +50,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
-	b := &bridge{h: h, reg: reg, resources: resourcetools.Follow(reg)}
+	b := &bridge{h: h, reg: reg, cat: cat, resources: resourcetools.Follow(reg)}
 	stop := func() {}
 	if !f.json {
 		stop = e.progress(h, len(src.plan.Enabled()))

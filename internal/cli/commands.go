@@ -10,20 +10,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
 // DeepSeek and OpenAI accept as is.
-type chatTool struct {
-	Type     string       `json:"type"`
-	Function chatFunction `json:"function"`
-}
-
-type chatFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
+type chatTool = tokens.ChatTool
 
 // tools lists every tool under its public name.
 func (e *env) tools(ctx context.Context, argv []string) error {
@@ -33,13 +25,18 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	e.reportFailures(b)
-	list := b.reg.List()
-	if f.json {
+	list, err := b.modelTools()
+	if err != nil {
+		return fmt.Errorf("tools: %w", err)
+	}
+	if f.tokens {
+		if err := writeTokens(e.Stdout, list, f.json); err != nil {
+			return fmt.Errorf("tools: %w", err)
+		}
+	} else if f.json {
 		out := make([]chatTool, len(list))
 		for i, t := range list {
-			out[i] = chatTool{Type: "function", Function: chatFunction{
-				Name: t.Name, Description: t.Description, Parameters: compactSchema(t.InputSchema),
-			}}
+			out[i] = tokens.Chat(t)
 		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -54,7 +51,11 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		}
 		tw.Flush()
 		n := len(src.plan.Enabled())
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers\n", len(list), n-len(b.failed), n)
+		note, err := b.viewNote(list)
+		if err != nil {
+			return fmt.Errorf("tools: %w", err)
+		}
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), n-len(b.failed), n, note)
 	}
 	if f.timings {
 		e.printTimings(b)
@@ -63,15 +64,6 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		return &exitError{ExitFailed}
 	}
 	return nil
-}
-
-// compactSchema returns the schema bytes as sent, or {} when a server sent
-// none (the chat APIs require an object).
-func compactSchema(s json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(s)) == 0 {
-		return json.RawMessage(`{"type":"object"}`)
-	}
-	return s
 }
 
 func firstLine(s string) string {
@@ -210,7 +202,7 @@ func serverOf(public string) string {
 // A nil bridge comes with an error, or with nil after --help printed the
 // usage.
 func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flags, *source, *bridge, error) {
-	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true}, argv)
+	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true, tokens: cmd == "tools"}, argv)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -24,7 +24,7 @@ type command struct {
 // commands is every subcommand, in the order help lists them.
 func commands() []command {
 	return []command{
-		{"tools", "tools [SOURCE] [--json] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
+		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
 		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] NAME [ARGS_JSON | -]", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
@@ -214,6 +214,9 @@ func (e *env) version(argv []string) error {
 }
 
 const toolsHelp = `  --json      the chat-completions "tools" array
+  --tokens    each tool definition's tokens (o200k_base), and each server's total; with
+              --json an object {"encoding", "total", "tools": [{"name", "server", "tokens"}],
+              "servers": [{"server", "tools", "tokens"}]} instead of the chat array
   --timings   how long each server took to connect and list its tools (stderr)
 `
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/toolview/viewkind"
 )
 
 // defaultConfig runs the demo server inside this binary, so mcpbridge does
@@ -40,7 +41,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), e.samplingKind())
+	}), e.samplingKind(), viewkind.NewKind())
 }
 
 // serverOptions are the options of every server a command starts. A

@@ -59,6 +59,9 @@ type serverStatusJSON struct {
 	Resources int         `json:"resources"`
 	Prompts   int         `json:"prompts"`
 	Timings   timingsJSON `json:"timings"`
+	// Tokens sums the tokens (o200k_base) of the definitions of the
+	// server's tools as the model sees them (see tools --tokens).
+	Tokens int `json:"tokens"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -125,12 +128,17 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		return err
 	}
 	defer b.close()
+	tok, err := serverTokens(b.reg.List())
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
 	if f.json {
 		out := statusJSON{Source: src.name, ElapsedMs: b.elapsed.Milliseconds(), Servers: []serverStatusJSON{}, Shadowed: []shadowedJSON{}}
 		counts := offerCounts(b)
 		for _, st := range b.statuses {
 			sj := toStatusJSON(st)
 			sj.Resources, sj.Prompts = counts[st.Name][0], counts[st.Name][1]
+			sj.Tokens = tok[st.Name]
 			out.Servers = append(out.Servers, sj)
 		}
 		for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
@@ -143,7 +151,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 			return fmt.Errorf("status: writing JSON: %w", err)
 		}
 	} else {
-		writeStatusTable(e.Stdout, b.statuses)
+		writeStatusTable(e.Stdout, b.statuses, tok)
 		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
 		enabled := len(src.plan.Enabled())
 		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
@@ -161,10 +169,11 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	return nil
 }
 
-// writeStatusTable prints one row per entry, then each failure's reason.
-func writeStatusTable(w io.Writer, statuses []host.Status) {
+// writeStatusTable prints one row per entry, then each failure's reason;
+// tok holds each server's tokens by name.
+func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tCONNECT\tDISCOVER")
+	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tTOKENS\tCONNECT\tDISCOVER")
 	for _, st := range statuses {
 		// What the server says about itself may hold anything: a
 		// newline (a broken table), escape sequences (a terminal
@@ -173,15 +182,15 @@ func writeStatusTable(w io.Writer, statuses []host.Status) {
 		if st.PeerVersion != "" {
 			peer += " " + st.PeerVersion
 		}
-		tools, connect, discover := "-", "-", "-"
+		tools, ntok, connect, discover := "-", "-", "-", "-"
 		if st.State != host.StateDisabled {
-			tools = strconv.Itoa(st.Tools)
+			tools, ntok = strconv.Itoa(st.Tools), strconv.Itoa(tok[st.Name])
 		}
 		if st.Connect > 0 || st.Discover > 0 {
 			connect, discover = ms(st.Connect), ms(st.Discover)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
-			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, connect, discover)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
+			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, ntok, connect, discover)
 	}
 	tw.Flush()
 	first := true

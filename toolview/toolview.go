@@ -1,0 +1,360 @@
+// Package toolview keeps a model's context small when a registry holds
+// more tools than it should see: deferred loading through a search_tools
+// tool.
+//
+// A [View] is what a harness reads before each model request
+// ([View.Tools]). While search is off it is the whole catalog. While it is
+// on, it is the pinned tools (by name or glob, or every tool of an
+// always-loaded server), search_tools, and every tool an earlier
+// search_tools call returned: search_tools ranks the catalog with
+// toolsearch, answers the matches' names, descriptions and schemas, and
+// loads them, so that the model can call them from its next request on.
+// Loaded tools stay loaded for the life of the View, and the view never
+// hides a tool it has shown: a call in flight always finds its tool.
+//
+// In ModeAuto search turns on once the catalog's definitions (counted with
+// package tokens) exceed the threshold, and then stays on, so that
+// search_tools never vanishes mid-session.
+package toolview
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/tokens"
+	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolsearch"
+)
+
+// SearchName is the search tool's name; it never starts with mcp__, so it
+// never collides with a server's tool.
+const SearchName = "search_tools"
+
+// Mode says when search is on.
+type Mode string
+
+// The modes.
+const (
+	ModeAuto Mode = "auto" // on once the catalog exceeds the threshold
+	ModeOn   Mode = "on"
+	ModeOff  Mode = "off"
+)
+
+// DefaultContextWindow is the context window, in tokens, that the default
+// threshold is a share of (DeepSeek V3's and GPT-4o's: 128K).
+const DefaultContextWindow = 128_000
+
+// Search limits: the default and the most one call loads.
+const (
+	DefaultLimit = 5
+	MaxLimit     = 20
+)
+
+// Config says when search is on and which tools the model always sees.
+type Config struct {
+	Mode Mode // "" is ModeAuto
+	// Threshold is the catalog size in tokens above which ModeAuto turns
+	// search on; 0 means 10% of ContextWindow.
+	Threshold int
+	// ContextWindow is the model's context in tokens; 0 means
+	// DefaultContextWindow.
+	ContextWindow int
+	// Pinned are tool names or path.Match globs ("mcp__github__*") the
+	// model always sees.
+	Pinned []string
+	// AlwaysLoad are servers (tool.Origin.Server) whose tools the model
+	// always sees.
+	AlwaysLoad []string
+}
+
+// Check reports the first invalid field.
+func (c Config) Check() error {
+	switch c.Mode {
+	case "", ModeAuto, ModeOn, ModeOff:
+	default:
+		return fmt.Errorf("mode %q: want auto, on or off", c.Mode)
+	}
+	if c.Threshold < 0 {
+		return fmt.Errorf("threshold %d: want a number of tokens >= 0", c.Threshold)
+	}
+	if c.ContextWindow < 0 {
+		return fmt.Errorf("contextWindow %d: want a number of tokens >= 0", c.ContextWindow)
+	}
+	for _, p := range c.Pinned {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("pinned %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// threshold returns the effective threshold in tokens.
+func (c Config) threshold() int {
+	if c.Threshold > 0 {
+		return c.Threshold
+	}
+	w := c.ContextWindow
+	if w == 0 {
+		w = DefaultContextWindow
+	}
+	return w / 10
+}
+
+// View is the model-visible part of a registry. Its methods are safe for
+// concurrent use.
+type View struct {
+	reg *tool.Registry
+	cfg Config
+	src *tool.Source // holds search_tools; nil in ModeOff
+
+	mu      sync.Mutex
+	on      bool            // search is on (sticky in ModeAuto)
+	loaded  map[string]bool // tools search_tools returned
+	shown   map[string]bool // tools Tools has returned while on
+	index   *toolsearch.Index
+	indexed uint64 // the registry version index was built at
+	sizes   map[string]sized
+}
+
+// sized caches one definition's tokens, valid while the tool is the same.
+type sized struct {
+	tool   tool.Tool
+	tokens int
+}
+
+// New returns a view of reg and, unless cfg.Mode is off, registers
+// search_tools in it (so that Registry.Execute runs it like any tool).
+func New(reg *tool.Registry, cfg Config) (*View, error) {
+	return NewIn(reg.NewSource(), cfg)
+}
+
+// NewIn is New publishing search_tools through src, for a host plugin
+// whose tools must go through the Source the host gave it.
+func NewIn(src *tool.Source, cfg Config) (*View, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("toolSearch: %w", err)
+	}
+	v := &View{reg: src.Registry(), cfg: cfg, loaded: map[string]bool{}, shown: map[string]bool{}, sizes: map[string]sized{}}
+	if cfg.Mode == ModeOff {
+		return v, nil
+	}
+	v.on = cfg.Mode == ModeOn
+	if err := src.Publish(v.searchTool()); err != nil {
+		return nil, fmt.Errorf("toolSearch: register %s: %w", SearchName, err)
+	}
+	v.src = src
+	return v, nil
+}
+
+// Close removes search_tools from the registry; idempotent.
+func (v *View) Close() {
+	if v.src != nil {
+		v.src.Close()
+	}
+}
+
+// On reports whether search is on, deciding ModeAuto on the current
+// catalog.
+func (v *View) On() (bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.decideLocked(v.reg.List())
+}
+
+// decideLocked turns ModeAuto on when catalog's definitions (search_tools
+// left out) exceed the threshold.
+func (v *View) decideLocked(catalog []tool.Tool) (bool, error) {
+	if v.on || v.cfg.Mode != "" && v.cfg.Mode != ModeAuto {
+		return v.on, nil
+	}
+	n, err := v.catalogTokensLocked(catalog)
+	if err != nil {
+		return false, err
+	}
+	v.on = n > v.cfg.threshold()
+	return v.on, nil
+}
+
+// CatalogTokens returns the tokens of every definition in the registry but
+// search_tools': what the model would see with search off.
+func (v *View) CatalogTokens() (int, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.catalogTokensLocked(v.reg.List())
+}
+
+// catalogTokensLocked sums catalog's definitions, counting each tool once
+// per version; the cache keeps only the tools of this catalog, so it stays
+// as large as the registry.
+func (v *View) catalogTokensLocked(catalog []tool.Tool) (int, error) {
+	sum := 0
+	next := make(map[string]sized, len(catalog))
+	for _, t := range catalog {
+		if t.Name == SearchName && v.src != nil {
+			continue
+		}
+		s, ok := v.sizes[t.Name]
+		if !ok || !sameDefinition(s.tool, t) {
+			n, err := tokens.Tool(t)
+			if err != nil {
+				return 0, err
+			}
+			s = sized{tool: t, tokens: n}
+		}
+		next[t.Name] = s
+		sum += s.tokens
+	}
+	v.sizes = next
+	return sum, nil
+}
+
+func sameDefinition(a, b tool.Tool) bool {
+	return a.Description == b.Description && string(a.InputSchema) == string(b.InputSchema)
+}
+
+// Tools returns the tools the model sees now, in the registry's order:
+// the whole catalog while search is off; else the pinned and always-loaded
+// tools, search_tools, the loaded tools, and every tool shown before.
+func (v *View) Tools() ([]tool.Tool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	all := v.reg.List()
+	on, err := v.decideLocked(all)
+	if err != nil {
+		return nil, err
+	}
+	if !on {
+		// search_tools stays hidden until search turns on.
+		return slices.DeleteFunc(all, func(t tool.Tool) bool { return v.src != nil && t.Name == SearchName }), nil
+	}
+	out := all[:0]
+	for _, t := range all {
+		if t.Name == SearchName || v.loaded[t.Name] || v.shown[t.Name] || v.pinned(t) {
+			v.shown[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// pinned reports whether the model always sees t.
+func (v *View) pinned(t tool.Tool) bool {
+	if slices.Contains(v.cfg.AlwaysLoad, t.Origin.Server) && t.Origin.Server != "" {
+		return true
+	}
+	return slices.ContainsFunc(v.cfg.Pinned, func(p string) bool {
+		ok, _ := path.Match(p, t.Name) // patterns were checked by New
+		return ok
+	})
+}
+
+// Inherit makes the tools old loaded and showed loaded and shown in v,
+// and keeps search on if it was: a config reload replaces a view without
+// taking a tool away from the model.
+func (v *View) Inherit(old *View) {
+	old.mu.Lock()
+	loaded, shown, on := maps.Clone(old.loaded), maps.Clone(old.shown), old.on
+	old.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	maps.Copy(v.loaded, loaded)
+	maps.Copy(v.shown, shown)
+	v.on = v.on || on && v.src != nil
+}
+
+// Loaded returns the names search_tools has loaded, sorted.
+func (v *View) Loaded() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make([]string, 0, len(v.loaded))
+	for n := range v.loaded {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Found is one match of search_tools, as the model reads it: the
+// chat-completions function it can call from now on.
+type Found struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Search ranks the catalog (search_tools left out) for query, loads the
+// limit best matches and returns them, best first. limit <= 0 means
+// DefaultLimit; more than MaxLimit is MaxLimit.
+func (v *View) Search(query string, limit int) ([]Found, error) {
+	if query == "" {
+		return nil, errors.New("query is empty: describe the tool you need")
+	}
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if ver := v.reg.Version(); v.index == nil || v.indexed != ver {
+		v.index, v.indexed = toolsearch.New(v.catalogLocked()), ver
+	}
+	out := []Found{}
+	for _, m := range v.index.Search(query, limit) {
+		t, ok := v.reg.Get(m.Name)
+		if !ok {
+			continue // gone since the index was built
+		}
+		c := tokens.Chat(t).Function
+		out = append(out, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
+		v.loaded[t.Name] = true
+	}
+	return out, nil
+}
+
+// catalogLocked returns the registry's tools but search_tools.
+func (v *View) catalogLocked() []tool.Tool {
+	return slices.DeleteFunc(v.reg.List(), func(t tool.Tool) bool { return v.src != nil && t.Name == SearchName })
+}
+
+// searchTool is search_tools, answering through v.
+func (v *View) searchTool() tool.Tool {
+	return tool.Tool{
+		Name: SearchName,
+		Description: "Search the available tools by what you want to do, in plain words (\"create a GitHub issue\", " +
+			"\"take a screenshot of a web page\"). Returns the best matching tools with their parameters; " +
+			"they become callable from your next step on. Search again with other words if none fits.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+			`"query":{"type":"string","description":"What the tool should do, in plain words."},` +
+			`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"How many tools to return (default 5)."}},` +
+			`"required":["query"],"additionalProperties":false}`),
+		Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+		Execute:     v.execute,
+	}
+}
+
+func (v *View) execute(_ context.Context, args json.RawMessage) (tool.Output, error) {
+	var in struct {
+		Query string `json:"query"`
+		Limit int    `json:"limit"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return tool.Output{}, fmt.Errorf("invalid arguments: %w", err)
+	}
+	found, err := v.Search(in.Query, in.Limit)
+	if err != nil {
+		return tool.Output{}, err
+	}
+	b, err := json.Marshal(struct {
+		Tools []Found `json:"tools"`
+	}{found})
+	if err != nil {
+		return tool.Output{}, err
+	}
+	return tool.Output{Content: []tool.Content{tool.Text(string(b))}, Value: b}, nil
+}
