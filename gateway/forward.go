@@ -163,6 +163,10 @@ func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
 				return nil, errors.New("the gateway's client offers no sampling")
 			}
 			return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+		case tool.AskRoots:
+			// A client without roots fails it: the backend then gets its
+			// entry's configured roots.
+			return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 		}
 		return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
 	}

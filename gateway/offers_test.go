@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the test server and client use roots, deprecated as of MCP 2026-07-28 but carried by the bridge.
+
 package gateway
 
 import (
@@ -196,5 +198,61 @@ func TestNodeClientResources(t *testing.T) {
 		if seen.Capabilities[c] == nil {
 			t.Errorf("capabilities %v lack %s", seen.Capabilities, c)
 		}
+	}
+}
+
+// A backend's roots/list in the middle of a call is answered with the
+// roots of the client that made the call; a call from the gateway's own
+// side (no client roots) gets the entry's configured roots.
+func TestGatewayPassesClientRoots(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, " ")}}}, nil
+		})
+	reg := tool.NewRegistry()
+	cfg := mcpclient.Config{ServerName: "rooted", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", Roots: []string{"/configured"}}
+	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err == nil {
+			t.Cleanup(func() { ss.Close() })
+		}
+		return ct, err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := context.Background()
+	if err := b.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{})
+	ct, st := mcp.NewInMemoryTransports()
+	go g.ServeTransport(ctx, st)
+	client := mcp.NewClient(&mcp.Implementation{Name: "rooted-client", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///from-client", Name: "client"})
+	// 2025-11-25: on 2026-07-28 a server cannot ask its client mid-call.
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__rooted__roots", Arguments: map[string]any{}})
+	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "file:///from-client" {
+		t.Errorf("through the gateway: %+v, %v; want the client's root", res, err)
+	}
+	direct, _ := reg.Execute(ctx, "mcp__rooted__roots", nil)
+	if direct.Text() != "file:///configured" {
+		t.Errorf("without a client: %q, want the configured root", direct.Text())
 	}
 }

@@ -226,10 +226,35 @@ type rootList = []*mcp.Root
 func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, opts)
 	client.AddRoots(s.roots...)
+	client.AddReceivingMiddleware(s.callersRoots)
 	if s.opts.Elicit {
 		client.AddReceivingMiddleware(s.elicitAsIs)
 	}
 	return client
+}
+
+// callersRoots answers roots/list with the roots of the consumer of the
+// call in flight when it has some (a gateway's client), else with the
+// configured roots.
+func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != tool.AskRoots {
+			return next(ctx, method, req)
+		}
+		fn := tool.AskFrom(ctx)
+		if fn == nil {
+			fn = latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil })
+		}
+		if fn != nil {
+			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
+				res := &mcp.ListRootsResult{}
+				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
+					return res, nil
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // rootsOf turns configured root paths into roots: file URIs of absolute

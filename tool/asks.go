@@ -6,8 +6,10 @@ import (
 )
 
 // Ask is a request a source makes of the consumer while it serves a call:
-// for an MCP server, a form or URL to fill in (Method "elicitation/create")
-// or a model completion ("sampling/createMessage"). Params and the answer are the protocol's JSON, so a
+// for an MCP server, a form or URL to fill in (Method "elicitation/create"),
+// a model completion ("sampling/createMessage") or the roots in scope
+// ("roots/list": a consumer with no roots of its own fails it, and the
+// source answers with its configured ones). Params and the answer are the protocol's JSON, so a
 // consumer can forward them as they are.
 type Ask struct {
 	Method string
@@ -18,6 +20,7 @@ type Ask struct {
 const (
 	AskElicit = "elicitation/create"
 	AskSample = "sampling/createMessage"
+	AskRoots  = "roots/list"
 )
 
 // AskFunc answers an Ask: the result JSON, or an error the source reports
