@@ -40,7 +40,13 @@ func docReader(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResour
 // startDocBackend runs srv as the backend server name of reg.
 func startDocBackend(t *testing.T, reg *tool.Registry, name string, srv *mcp.Server) {
 	t.Helper()
-	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
+	startMemBackend(t, reg, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}, srv)
+}
+
+// startMemBackend runs srv in memory as the backend cfg describes, and
+// waits for its first start.
+func startMemBackend(t *testing.T, reg *tool.Registry, cfg mcpclient.Config, srv *mcp.Server) {
+	t.Helper()
 	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
@@ -219,23 +225,9 @@ func TestGatewayPassesClientRoots(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, " ")}}}, nil
 		})
 	reg := tool.NewRegistry()
-	cfg := mcpclient.Config{ServerName: "rooted", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", Roots: []string{"/configured"}}
-	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		if err == nil {
-			t.Cleanup(func() { ss.Close() })
-		}
-		return ct, err
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	startMemBackend(t, reg, mcpclient.Config{ServerName: "rooted", Transport: mcpclient.TransportStdio, Command: "unused",
+		ProtocolVersion: "2025-11-25", Roots: []string{"/configured"}}, srv)
 	ctx := context.Background()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	g := newGateway(t, reg, Options{})
 	ct, st := mcp.NewInMemoryTransports()
 	go g.ServeTransport(ctx, st)

@@ -31,36 +31,16 @@ func (e *env) search(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := parseFlags("search", flagSpec{source: true, json: true}, argv)
-	if err != nil {
-		return err
-	}
-	query, fromStdin, err := searchQuery(f.args)
-	if err != nil {
-		return err
-	}
-	src, err := e.loadSource(f, e.catalog(true))
-	if err != nil {
-		return err
-	}
-	b, err := e.open(ctx, src, f)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	e.reportFailures(b)
-	if fromStdin {
-		err = e.searchLines(ctx, b.reg, limit, f.json)
-	} else {
-		err = e.printMatches(toolsearch.New(b.reg.List()).Search(query, limit), f.json)
-	}
-	if err != nil {
-		return err
-	}
-	if len(b.failed) > 0 {
-		return &exitError{ExitFailed}
-	}
-	return nil
+	return e.withBridge(ctx, "search", flagSpec{}, argv, func(b *bridge, f *flags) error {
+		query, fromStdin, err := searchQuery(f.args)
+		if err != nil {
+			return err
+		}
+		if fromStdin {
+			return e.searchLines(ctx, b.reg, limit, f.json)
+		}
+		return e.printMatches(toolsearch.New(b.reg.List()).Search(query, limit), f.json)
+	})
 }
 
 // searchQuery is the QUERY of search: its words joined by spaces (so it
