@@ -449,6 +449,26 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	}
 	m.Reject(yamlKeys()...)
 
+	c := decodeFields(d, m)
+	checkTransportKeys(d, m, c.Transport)
+
+	c.check(func(msg string, fields ...string) {
+		for _, f := range fields {
+			if d.Failed("config."+f) || strings.HasPrefix(f, "reconnect.") && d.Failed("config.reconnect") {
+				return
+			}
+		}
+		d.Errorf(yamlconf.Locate(m.Node(), fields[0]), "config."+fields[0], "%s", msg)
+	})
+	if err := d.Err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// decodeFields reads every key of the entry's config into a Config; what
+// is wrong is reported to d.
+func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	var c Config
 	c.ServerName, _ = m.String("serverName")
 	transport, _ := m.String("transport")
@@ -476,48 +496,45 @@ func DecodeConfig(n *yaml.Node, lookup func(name string) (string, bool)) (Config
 	c.EnabledTools, _ = m.StringList("enabledTools")
 	c.DisabledTools, _ = m.StringList("disabledTools")
 	c.OAuth = decodeOAuth(d, m)
+	decodeClientFeatures(m, &c)
+	return c
+}
+
+// decodeClientFeatures reads what the bridge offers the server: resource
+// tools, roots, sampling, the log level.
+func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	if show, ok := m.Bool("resourceTools"); ok {
 		c.HideResources = !show
 	}
 	if m.Value("roots") != nil {
 		c.Roots, _ = m.ExpandStringList("roots")
 		if c.Roots == nil {
-			c.Roots = []string{}
+			c.Roots = []string{} // roots: [] offers none; absent means the default
 		}
 	}
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
+}
 
-	// A key of the other transport is an error even when empty: it shows a
-	// misunderstanding worth pointing at.
-	var foreign []string
-	switch c.Transport {
+// checkTransportKeys reports each key only another transport takes, even
+// when empty: it shows a misunderstanding worth pointing at.
+func checkTransportKeys(d *yamlconf.Decoder, m *yamlconf.Map, t Transport) {
+	var keys []string
+	switch t {
 	case TransportStdio:
-		foreign = []string{"url", "headers", "oauth"}
+		keys = []string{"url", "headers", "oauth"}
 	case TransportStreamableHTTP, TransportSSE:
-		foreign = []string{"command", "args", "env", "cwd"}
+		keys = []string{"command", "args", "env", "cwd"}
 	}
-	for _, k := range foreign {
+	for _, k := range keys {
 		if m.Value(k) != nil && !d.Failed(m.Path(k)) {
-			m.Errorf(k, "%s is only valid with transport: %s", k, otherTransport(c.Transport))
+			m.Errorf(k, "%s is only valid with transport: %s", k, otherTransport(t))
 		}
 	}
-	if c.Transport == TransportSSE && m.Value("oauth") != nil && !d.Failed(m.Path("oauth")) {
+	// OAuth is wired into Streamable HTTP only.
+	if t == TransportSSE && m.Value("oauth") != nil && !d.Failed(m.Path("oauth")) {
 		m.Errorf("oauth", "oauth is only valid with transport: %s", TransportStreamableHTTP)
 	}
-
-	c.check(func(msg string, fields ...string) {
-		for _, f := range fields {
-			if d.Failed("config."+f) || strings.HasPrefix(f, "reconnect.") && d.Failed("config.reconnect") {
-				return
-			}
-		}
-		d.Errorf(yamlconf.Locate(m.Node(), fields[0]), "config."+fields[0], "%s", msg)
-	})
-	if err := d.Err(); err != nil {
-		return Config{}, err
-	}
-	return c, nil
 }
 
 // writtenAs returns the text of key as written when it differs from its

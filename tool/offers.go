@@ -3,6 +3,7 @@ package tool
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,62 +31,65 @@ func checkOffer(o Offer) (*Offer, error) {
 	}
 	rest := o
 	rest.Tools = nil
-	rest.Resources = slices.Clone(o.Resources)
-	for i := range rest.Resources {
-		res := &rest.Resources[i]
-		res.Server = cmp.Or(res.Server, o.Server)
-		if res.URI == "" || res.Server != o.Server {
-			return nil, fmt.Errorf("offer of server %q: resource at index %d has no URI or another server", o.Server, i)
-		}
-		if err := checkJSON(res.Wire); err != nil {
-			return nil, fmt.Errorf("resource %q: Wire is not valid JSON: %w", res.URI, err)
-		}
-	}
-	rest.Templates = slices.Clone(o.Templates)
-	for i := range rest.Templates {
-		t := &rest.Templates[i]
-		t.Server = cmp.Or(t.Server, o.Server)
-		if t.URITemplate == "" || t.Server != o.Server {
-			return nil, fmt.Errorf("offer of server %q: template at index %d has no URI template or another server", o.Server, i)
-		}
-		if err := checkJSON(t.Wire); err != nil {
-			return nil, fmt.Errorf("resource template %q: Wire is not valid JSON: %w", t.URITemplate, err)
-		}
-	}
-	if err := uniqueKeys(o.Server, "resource URI", rest.Resources, func(r Resource) string { return r.URI }); err != nil {
+	var err error
+	if rest.Resources, err = ownItems(o.Server, "resource", "URI", o.Resources, func(r *Resource) (*string, string, json.RawMessage) {
+		return &r.Server, r.URI, r.Wire
+	}); err != nil {
 		return nil, err
 	}
-	if err := uniqueKeys(o.Server, "URI template", rest.Templates, func(t ResourceTemplate) string { return t.URITemplate }); err != nil {
+	if rest.Templates, err = ownItems(o.Server, "resource template", "URI template", o.Templates, func(t *ResourceTemplate) (*string, string, json.RawMessage) {
+		return &t.Server, t.URITemplate, t.Wire
+	}); err != nil {
+		return nil, err
+	}
+	if err := checkPrompts(o.Server, o.Prompts); err != nil {
 		return nil, err
 	}
 	rest.Prompts = slices.Clone(o.Prompts) // the registry drops them by these names later
-	seen := make(map[string]bool, len(o.Prompts))
-	for i, p := range o.Prompts {
-		switch {
-		case p.Name == "":
-			return nil, fmt.Errorf("offer of server %q: prompt at index %d has no name", o.Server, i)
-		case p.Get == nil:
-			return nil, fmt.Errorf("prompt %q: Get is nil", p.Name)
-		case seen[p.Name]:
-			return nil, &ConflictError{Name: p.Name, Kind: "prompt"}
-		}
-		if err := checkJSON(p.Wire); err != nil {
-			return nil, fmt.Errorf("prompt %q: Wire is not valid JSON: %w", p.Name, err)
-		}
-		seen[p.Name] = true
-	}
 	return &rest, nil
 }
 
-// uniqueKeys reports the first key that two items of server share.
-func uniqueKeys[T any](server, what string, items []T, key func(T) string) error {
-	seen := make(map[string]bool, len(items))
-	for _, it := range items {
-		k := key(it)
-		if seen[k] {
-			return fmt.Errorf("offer of server %q: %s %q listed twice", server, what, k)
+// ownItems returns a copy of items, each stamped with server (the server
+// it names, when it names none) and checked: a key, that server, valid
+// JSON on the wire, no key twice. fields gives an item's server, key and
+// wire.
+func ownItems[T any](server, what, keyName string, items []T, fields func(*T) (*string, string, json.RawMessage)) ([]T, error) {
+	out := slices.Clone(items)
+	seen := make(map[string]bool, len(out))
+	for i := range out {
+		owner, key, wire := fields(&out[i])
+		*owner = cmp.Or(*owner, server)
+		switch {
+		case key == "" || *owner != server:
+			return nil, fmt.Errorf("offer of server %q: %s at index %d has no %s or another server", server, what, i, keyName)
+		case seen[key]:
+			return nil, fmt.Errorf("offer of server %q: %s %q listed twice", server, keyName, key)
 		}
-		seen[k] = true
+		if err := checkJSON(wire); err != nil {
+			return nil, fmt.Errorf("%s %q: Wire is not valid JSON: %w", what, key, err)
+		}
+		seen[key] = true
+	}
+	return out, nil
+}
+
+// checkPrompts reports the first prompt without a name or Get function,
+// with invalid JSON on the wire, or named twice.
+func checkPrompts(server string, prompts []Prompt) error {
+	seen := make(map[string]bool, len(prompts))
+	for i, p := range prompts {
+		switch {
+		case p.Name == "":
+			return fmt.Errorf("offer of server %q: prompt at index %d has no name", server, i)
+		case p.Get == nil:
+			return fmt.Errorf("prompt %q: Get is nil", p.Name)
+		case seen[p.Name]:
+			return &ConflictError{Name: p.Name, Kind: "prompt"}
+		}
+		if err := checkJSON(p.Wire); err != nil {
+			return fmt.Errorf("prompt %q: Wire is not valid JSON: %w", p.Name, err)
+		}
+		seen[p.Name] = true
 	}
 	return nil
 }

@@ -306,14 +306,24 @@ func TestPublishOfferRejects(t *testing.T) {
 			wantErr: `resource "file:///a": Wire is not valid JSON: unexpected end of JSON input`,
 		},
 		{
+			name:    "resource listed twice",
+			offer:   withRes(tool.Resource{URI: "file:///a"}, tool.Resource{URI: "file:///a"}),
+			wantErr: `offer of server "s": URI "file:///a" listed twice`,
+		},
+		{
+			name:    "template listed twice",
+			offer:   withTmpl(tool.ResourceTemplate{URITemplate: "file:///{a}"}, tool.ResourceTemplate{URITemplate: "file:///{a}"}),
+			wantErr: `offer of server "s": URI template "file:///{a}" listed twice`,
+		},
+		{
 			name:    "template without URI template",
 			offer:   withTmpl(tool.ResourceTemplate{Name: "t"}),
-			wantErr: `offer of server "s": template at index 0 has no URI template or another server`,
+			wantErr: `offer of server "s": resource template at index 0 has no URI template or another server`,
 		},
 		{
 			name:    "template of another server",
 			offer:   withTmpl(tool.ResourceTemplate{URITemplate: "file:///{a}"}, tool.ResourceTemplate{URITemplate: "x://{b}", Server: "other"}),
-			wantErr: `offer of server "s": template at index 1 has no URI template or another server`,
+			wantErr: `offer of server "s": resource template at index 1 has no URI template or another server`,
 		},
 		{
 			name:    "template with invalid Wire",
