@@ -40,17 +40,18 @@ type forwarder struct {
 	mu      sync.Mutex
 	queued  []notice // guarded by mu
 	started bool     // the goroutine runs; guarded by mu
+	closed  bool     // stop ran; guarded by mu
 
+	// Made with the goroutine, under mu; read by it and by stop after.
 	wake    chan struct{} // buffer 1
 	stopped chan struct{} // closed by stop
 	done    chan struct{} // closed when run returned
 }
 
 func newForwarder(ctx context.Context, session *mcp.ServerSession, log *slog.Logger) *forwarder {
-	return &forwarder{
-		ctx: ctx, session: session, log: log,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{}), done: make(chan struct{}),
-	}
+	// The channels and the goroutine come with the first notice: most
+	// calls have none, and this is every call's path.
+	return &forwarder{ctx: ctx, session: session, log: log}
 }
 
 // progress returns the call's tool.ProgressFunc, for the client's token.
@@ -72,6 +73,10 @@ func (f *forwarder) logged(params json.RawMessage) {
 
 func (f *forwarder) queue(n notice) {
 	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return // after the result: too late
+	}
 	if len(f.queued) < maxQueuedNotices {
 		f.queued = append(f.queued, n)
 	} else {
@@ -79,11 +84,13 @@ func (f *forwarder) queue(n notice) {
 	}
 	if !f.started {
 		f.started = true
+		f.wake, f.stopped, f.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 		go f.run()
 	}
+	wake := f.wake
 	f.mu.Unlock()
 	select {
-	case f.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default: // a send is due already and will take the whole queue
 	}
 }
@@ -130,10 +137,10 @@ func (f *forwarder) flush() {
 func (f *forwarder) stop() {
 	f.mu.Lock()
 	started := f.started
-	f.started = true // a late notice must not start a goroutine now
+	f.closed = true // a late notice is dropped
 	f.mu.Unlock()
-	close(f.stopped)
 	if started {
+		close(f.stopped)
 		<-f.done
 	}
 }
