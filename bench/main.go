@@ -31,7 +31,9 @@ func mainStatus() int {
 }
 
 // rowGroups are the values of -only, in run order.
-func rowGroups() []string { return []string{"calls", "startup", "catalog", "memory", "replicas", "search"} }
+func rowGroups() []string {
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search"}
+}
 
 // options are the parsed flags.
 type options struct {
