@@ -124,13 +124,15 @@ type builder struct {
 }
 
 func build(tools []tool.Tool, cfg *config) *Index {
-	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32)}
+	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[int32][]int32{}}}
 	b := &builder{x: x, a: analyzer{phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
+	serverIDs := map[string]int32{}
 	// First pass: every field's terms, and the fields' average lengths.
 	docTerms := make([][numFields][]int32, len(tools))
 	var avg [numFields]float64
 	for i, t := range tools {
-		x.docs[i] = doc{name: t.Name, description: t.Description}
+		server, _ := splitName(t)
+		x.docs[i] = doc{name: t.Name, description: t.Description, server: b.addServer(serverIDs, server)}
 		for f, texts := range cfg.texts(t) {
 			docTerms[i][f] = b.intern(texts)
 			avg[f] += float64(len(docTerms[i][f]))

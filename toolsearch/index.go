@@ -26,11 +26,13 @@ type Index struct {
 	postings [][]posting      // by term id, each sorted by doc
 	byText   []int32          // term ids sorted by term, for prefix look-ups
 	vocab    []string         // by term id
+	servers  servers          // which words name which servers
 	scratch  sync.Pool        // *scores
 }
 
 type doc struct {
 	name, description string
+	server            int32 // id in servers
 }
 
 // posting is one tool that contains a term, with the term's BM25F pseudo
@@ -71,6 +73,7 @@ func (x *Index) Search(query string, k int) []Match {
 	for _, c := range concepts {
 		x.scoreConcept(c, s)
 	}
+	x.boostNamed(s, x.named(concepts))
 	top := x.top(s, k)
 	for _, d := range s.touched {
 		s.total[d] = 0
@@ -120,6 +123,9 @@ type concept struct {
 func (x *Index) concepts(query string) []concept {
 	a := analyzer{phrases: x.cfg.phrases}
 	var out []concept
+	if x.cfg.expand {
+		query = replaceLiterals(query)
+	}
 	terms := a.appendTerms(nil, query)
 	for i, t := range terms {
 		if slices.Contains(terms[:i], t) {
