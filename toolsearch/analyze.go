@@ -14,6 +14,8 @@ import (
 // analyzer settings must serve an index and its queries. An analyzer is
 // not safe for concurrent use (its cache).
 type analyzer struct {
+	// camel is what becomes of a word written in camel case.
+	camel camelMode
 	// phrases joins the word pairs of phraseTerms ("pull request" becomes
 	// "pr") before stop words are dropped.
 	phrases bool
@@ -32,7 +34,7 @@ type wordInfo struct {
 
 // appendTerms appends the terms of s to dst.
 func (a *analyzer) appendTerms(dst []string, s string) []string {
-	a.words = splitWords(a.words[:0], s)
+	a.words = a.split(a.words[:0], s)
 	words := a.words
 	for i := 0; i < len(words); i++ {
 		w := a.info(words[i])
@@ -75,6 +77,64 @@ func (a *analyzer) term(w string) string {
 		return t
 	}
 	return stem(w)
+}
+
+// camelMode says what the analyzer makes of a word in camel case.
+type camelMode int
+
+const (
+	// camelSplit: its parts ("getFileContents": get, file, contents).
+	camelSplit camelMode = iota
+	// camelBoth: its parts and the whole word, for an index, so that
+	// "GitHub" in a description meets "github" in a request or a server
+	// name, and "getFile" meets "get file".
+	camelBoth
+	// camelWhole: the whole word, for a request: a user who writes
+	// "GitHub" or "JavaScript" means the one word, not git or java.
+	camelWhole
+)
+
+// split appends the lower-case words of s to dst, treating camel case
+// as a.camel says.
+func (a *analyzer) split(dst []string, s string) []string {
+	if a.camel == camelSplit {
+		return splitWords(dst, s)
+	}
+	start := len(dst)
+	dst = splitWords(dst, s)
+	if len(dst)-start < 2 || !hasCamel(s) {
+		return dst
+	}
+	// Redo it run by run: only runs that camel case split change.
+	dst = dst[:start]
+	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		n := len(dst)
+		dst = splitWords(dst, run)
+		if len(dst)-n < 2 {
+			continue
+		}
+		whole := strings.ToLower(run)
+		if a.camel == camelWhole {
+			dst = append(dst[:n], whole)
+		} else {
+			dst = append(dst, whole)
+		}
+	}
+	return dst
+}
+
+// hasCamel reports whether s has a lower-case letter or digit followed by
+// an upper-case one, or two upper-case letters followed by a lower-case
+// one: where splitWords may split a word.
+func hasCamel(s string) bool {
+	var prev rune
+	for _, r := range s {
+		if unicode.IsUpper(r) && prev != 0 && (unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev)) {
+			return true
+		}
+		prev = r
+	}
+	return false
 }
 
 // stem is the Porter2 (Snowball English) stem of the lower-case word w.

@@ -32,6 +32,15 @@ type config struct {
 	merged  bool // one bag of words: public name, description, parameter names
 	phrases bool // join multi-word aliases ("pull request")
 	expand  bool // aliases and prefix completions at query time
+	whole   bool // camel-case words also whole (see camelMode)
+}
+
+// camel returns mode when c keeps camel-case words whole, else camelSplit.
+func (c *config) camel(mode camelMode) camelMode {
+	if c.whole {
+		return mode
+	}
+	return camelSplit
 }
 
 // rankerConfig is New's ranking. A name says what a tool does in two or
@@ -50,6 +59,7 @@ var rankerConfig = config{
 	k1:      1.2,
 	phrases: true,
 	expand:  true,
+	whole:   true,
 }
 
 // baselineConfig is NewBaseline's plain BM25: everything in one field.
@@ -125,7 +135,7 @@ type builder struct {
 
 func build(tools []tool.Tool, cfg *config) *Index {
 	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[int32][]int32{}}}
-	b := &builder{x: x, a: analyzer{phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
+	b := &builder{x: x, a: analyzer{camel: cfg.camel(camelBoth), phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
 	serverIDs := map[string]int32{}
 	// First pass: every field's terms, and the fields' average lengths.
 	docTerms := make([][numFields][]int32, len(tools))

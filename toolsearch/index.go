@@ -121,7 +121,7 @@ type concept struct {
 // tells tools that work on the same things apart, so with expansion on
 // the query's first term counts firstTermBoost times.
 func (x *Index) concepts(query string) []concept {
-	a := analyzer{phrases: x.cfg.phrases}
+	a := analyzer{camel: x.cfg.camel(camelWhole), phrases: x.cfg.phrases}
 	var out []concept
 	if x.cfg.expand {
 		query = replaceLiterals(query)
