@@ -134,7 +134,7 @@ type builder struct {
 }
 
 func build(tools []tool.Tool, cfg *config) *Index {
-	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[int32][]int32{}}}
+	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[string][]int32{}}}
 	b := &builder{x: x, a: analyzer{camel: cfg.camel(camelBoth), phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
 	serverIDs := map[string]int32{}
 	// First pass: every field's terms, and the fields' average lengths.

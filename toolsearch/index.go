@@ -111,6 +111,7 @@ type variant struct {
 // concept is one distinct term of a query: the index terms it matches,
 // and how much it counts.
 type concept struct {
+	term     string // the query's own term
 	variants []variant
 	boost    float64
 }
@@ -131,7 +132,7 @@ func (x *Index) concepts(query string) []concept {
 		if slices.Contains(terms[:i], t) {
 			continue
 		}
-		c := concept{variants: x.variants(t), boost: 1}
+		c := concept{term: t, variants: x.variants(t), boost: 1}
 		if i == 0 && x.cfg.expand {
 			c.boost = firstTermBoost
 		}

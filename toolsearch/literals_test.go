@@ -67,4 +67,15 @@ func TestNamedServer(t *testing.T) {
 	if got := NewBaseline(tools).named(idx.concepts("beta")); got != nil {
 		t.Errorf("the baseline boosted servers %v", got)
 	}
+	// A name's beginning names it, from four letters on; so does an alias.
+	idx = New([]tool.Tool{mk("mongodb", "find", "Find documents."), mk("github", "find", "Find code."),
+		mk("gitlab", "find", "Find code."), mk("kubernetes", "get", "Get pods.")})
+	for _, tc := range []struct {
+		query string
+		want  []int32
+	}{{"find in mongo", []int32{0}}, {"find in git", nil}, {"get k8s pods", []int32{3}}} {
+		if got := idx.named(idx.concepts(tc.query)); !cmp.Equal(got, tc.want) {
+			t.Errorf("%q names %v, want %v", tc.query, got, tc.want)
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package toolsearch
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // A request that names a server ("… on GitLab", "with puppeteer", "in
 // mongo") nearly always wants one of that server's tools, however many
@@ -15,9 +18,13 @@ const serverBoost = 1.5
 // servers ("server", "mcp") names none of them.
 const maxNamedShare = 0.5
 
+// minServerPrefix is the shortest beginning of a server's name that names
+// it: "mongo" names mongodb, but "git" names neither github nor gitlab.
+const minServerPrefix = 4
+
 // servers maps the terms of the server names to the servers they name.
 type servers struct {
-	byTerm map[int32][]int32 // term id → server ids
+	byTerm map[string][]int32 // term → server ids
 	count  int
 }
 
@@ -29,7 +36,7 @@ func (b *builder) addServer(ids map[string]int32, name string) int32 {
 	}
 	id := int32(len(ids))
 	ids[name] = id
-	for _, t := range b.intern([]string{name}) {
+	for _, t := range b.a.appendTerms(nil, name) {
 		if !slices.Contains(b.x.servers.byTerm[t], id) {
 			b.x.servers.byTerm[t] = append(b.x.servers.byTerm[t], id)
 		}
@@ -38,28 +45,36 @@ func (b *builder) addServer(ids map[string]int32, name string) int32 {
 	return id
 }
 
-// named returns the servers that concepts name: a variant of a concept
-// (the word itself, an alias or a completion, so "mongo" names mongodb)
-// is a word of their name. Nil when the boost is off.
+// named returns the servers that the query terms name: a term, or one of
+// its aliases, is a word of their name or the beginning of one ("mongo"
+// names mongodb, "k8s" kubernetes). Nil when the boost is off.
 func (x *Index) named(concepts []concept) []int32 {
 	if !x.cfg.expand || x.servers.count == 0 {
 		return nil
 	}
 	var out []int32
-	for _, c := range concepts {
-		for _, v := range c.variants {
-			ss := x.servers.byTerm[v.id]
-			if float64(len(ss)) > maxNamedShare*float64(x.servers.count) {
-				continue
-			}
-			for _, s := range ss {
-				if !slices.Contains(out, s) {
-					out = append(out, s)
-				}
+	for st, ss := range x.servers.byTerm {
+		if float64(len(ss)) > maxNamedShare*float64(x.servers.count) || !namedBy(st, concepts) {
+			continue
+		}
+		for _, s := range ss {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
 			}
 		}
 	}
 	return out
+}
+
+// namedBy reports whether a query term names the server-name term st.
+func namedBy(st string, concepts []concept) bool {
+	for _, c := range concepts {
+		t := c.term
+		if t == st || (len(t) >= minServerPrefix && strings.HasPrefix(st, t)) || slices.Contains(aliases[t], st) {
+			return true
+		}
+	}
+	return false
 }
 
 // boostNamed multiplies the scores of the named servers' tools.
