@@ -22,7 +22,7 @@ const largeCatalog = 10_000
 type searchResults struct {
 	cat     *retrieval.Catalog
 	queries []retrieval.Query
-	scores  map[string][2]retrieval.Scores // by split ("" is all): ranker, baseline
+	scores  map[string][3]retrieval.Scores // by split ("" is all): ranker, baseline, raw baseline
 	budget  budgetResults
 	latency []latencyResult
 }
@@ -53,15 +53,15 @@ func runSearch(root string, o options, logf func(string, ...any)) (*searchResult
 	if err != nil {
 		return nil, err
 	}
-	res := &searchResults{cat: cat, queries: qs, scores: map[string][2]retrieval.Scores{}}
+	res := &searchResults{cat: cat, queries: qs, scores: map[string][3]retrieval.Scores{}}
 	tools := cat.Tools()
-	ranker, base := toolsearch.New(tools), toolsearch.NewBaseline(tools)
+	ranker, base, raw := toolsearch.New(tools), toolsearch.NewBaseline(tools), toolsearch.NewRawBaseline(tools)
 	for _, split := range []string{"", retrieval.Tune, retrieval.Held} {
 		set := qs
 		if split != "" {
 			set = retrieval.Of(qs, split)
 		}
-		res.scores[split] = [2]retrieval.Scores{retrieval.Evaluate(ranker, set), retrieval.Evaluate(base, set)}
+		res.scores[split] = [3]retrieval.Scores{retrieval.Evaluate(ranker, set), retrieval.Evaluate(base, set), retrieval.Evaluate(raw, set)}
 	}
 	logf("search: retrieval scored (%d queries, %d tools)", len(qs), len(tools))
 	if res.budget, err = measureBudget(tools, qs); err != nil {
@@ -159,12 +159,13 @@ func retrievalTable(o options, r *searchResults) table {
 	t := table{
 		title:   "Tool search: retrieval on real MCP servers' tools",
 		command: o.command("search"),
-		header:  []string{"queries", "n", "recall@1 BM25", "recall@1 ranker", "recall@5 BM25", "recall@5 ranker", "MRR@10 BM25", "MRR@10 ranker"},
+		header: []string{"queries", "n", "recall@1 raw BM25", "recall@1 BM25", "recall@1 ranker", "recall@5 raw BM25", "recall@5 BM25", "recall@5 ranker",
+			"MRR@10 raw BM25", "MRR@10 BM25", "MRR@10 ranker"},
 		notes: []string{
 			fmt.Sprintf("Catalog: testdata/toolcatalog/catalog.json, %d tools of %d servers as they listed them to mcpbridge's client, captured %s by `%s` (Node %s): %s.",
 				r.cat.Len(), len(r.cat.Servers), r.cat.Source.Captured, r.cat.Source.Command, r.cat.Source.Node, strings.Join(pkgs, ", ")),
 			"Queries: testdata/toolcatalog/queries.tsv, requests written the way users ask, each with the tools that answer it (any one counts); written and committed before the ranker was tuned on them. Tune: may guide changes to the ranker; held: every third query, never tuned on.",
-			"Ranker: toolsearch.New (BM25F over name, title, description, parameter names and texts, server name; aliases, phrases, prefix completion). BM25: toolsearch.NewBaseline, plain BM25 (k1 1.2, b 0.75) over one bag of words per tool (public name, description, parameter names) with the same tokenizer (split at non-alphanumerics and camel case, lower case, English stop words, Snowball stems).",
+			"Ranker: toolsearch.New (BM25F over name, title, description, parameter names and texts, server name; aliases, phrases, prefix completion, a boost for the tools of a server the request names). BM25: toolsearch.NewBaseline, plain BM25 (k1 1.2, b 0.75) over one bag of words per tool (public name, description, parameter names) with the ranker's word analysis (split at non-alphanumerics and camel case, lower case, English stop words, Snowball stems): the baseline the goal is measured against. Raw BM25: toolsearch.NewRawBaseline, the same BM25 on words as written (lower-cased runs of letters and digits, nothing else), what a retrieval library gives by default.",
 			"recall@k: share of queries with an answer among the first k; MRR@10: mean reciprocal rank of the first answer, 0 below rank 10.",
 		},
 	}
@@ -172,8 +173,8 @@ func retrievalTable(o options, r *searchResults) table {
 		s := r.scores[split]
 		name := map[string]string{"": "all", retrieval.Tune: "tune", retrieval.Held: "held out"}[split]
 		t.rows = append(t.rows, []string{name, strconv.Itoa(s[0].Queries),
-			pct(s[1].Recall1), pct(s[0].Recall1), pct(s[1].Recall5), pct(s[0].Recall5),
-			fmt.Sprintf("%.3f", s[1].MRR10), fmt.Sprintf("%.3f", s[0].MRR10)})
+			pct(s[2].Recall1), pct(s[1].Recall1), pct(s[0].Recall1), pct(s[2].Recall5), pct(s[1].Recall5), pct(s[0].Recall5),
+			fmt.Sprintf("%.3f", s[2].MRR10), fmt.Sprintf("%.3f", s[1].MRR10), fmt.Sprintf("%.3f", s[0].MRR10)})
 	}
 	return t
 }
@@ -217,8 +218,9 @@ func latencyTable(o options, r *searchResults) table {
 
 // searchTargets are the issue's goals for tool search.
 func searchTargets(r *searchResults) [][]string {
-	all := r.scores[""]
-	d5, d1 := all[0].Recall5-all[1].Recall5, all[0].Recall1-all[1].Recall1
+	all := r.scores[""] // against the stronger baseline on each measure
+	d5 := all[0].Recall5 - max(all[1].Recall5, all[2].Recall5)
+	d1 := all[0].Recall1 - max(all[1].Recall1, all[2].Recall1)
 	off := float64(r.budget.offTokens)
 	cut := 1 - float64(r.budget.onTokens)/off
 	var p99 time.Duration
@@ -228,8 +230,8 @@ func searchTargets(r *searchResults) [][]string {
 		}
 	}
 	return [][]string{
-		{"tool search recall@5: ranker ≥ plain BM25 + 5 points", fmt.Sprintf("%+.1f points", 100*d5), metIf(d5 >= 0.05)},
-		{"tool search recall@1: ranker > plain BM25", fmt.Sprintf("%+.1f points", 100*d1), metIf(d1 > 0)},
+		{"tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points", fmt.Sprintf("%+.1f points", 100*d5), metIf(d5 >= 0.05)},
+		{"tool search recall@1: ranker > plain BM25 (the better of the two)", fmt.Sprintf("%+.1f points", 100*d1), metIf(d1 > 0)},
 		{"model-visible tokens with search on ≥ 90% fewer", fmt.Sprintf("%.1f%% fewer", 100*cut), metIf(cut >= 0.9)},
 		{fmt.Sprintf("search of %d tools in milliseconds (p99 < 10 ms)", largeCatalog), fmtDur(p99), verdict(p99.Seconds(), 0.010)},
 	}

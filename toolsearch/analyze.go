@@ -14,6 +14,9 @@ import (
 // analyzer settings must serve an index and its queries. An analyzer is
 // not safe for concurrent use (its cache).
 type analyzer struct {
+	// raw keeps words as written, lower-cased: no camel-case split, stop
+	// words or stems (NewRawBaseline's textbook BM25).
+	raw bool
 	// camel is what becomes of a word written in camel case.
 	camel camelMode
 	// phrases joins the word pairs of phraseTerms ("pull request" becomes
@@ -34,6 +37,12 @@ type wordInfo struct {
 
 // appendTerms appends the terms of s to dst.
 func (a *analyzer) appendTerms(dst []string, s string) []string {
+	if a.raw {
+		for _, w := range strings.FieldsFunc(s, notAlnum) {
+			dst = append(dst, strings.ToLower(w))
+		}
+		return dst
+	}
 	a.words = a.split(a.words[:0], s)
 	words := a.words
 	for i := 0; i < len(words); i++ {
@@ -107,7 +116,7 @@ func (a *analyzer) split(dst []string, s string) []string {
 	}
 	// Redo it run by run: only runs that camel case split change.
 	dst = dst[:start]
-	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, run := range strings.FieldsFunc(s, notAlnum) {
 		n := len(dst)
 		dst = splitWords(dst, run)
 		if len(dst)-n < 2 {
@@ -122,6 +131,8 @@ func (a *analyzer) split(dst []string, s string) []string {
 	}
 	return dst
 }
+
+func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // hasCamel reports whether s has a lower-case letter or digit followed by
 // an upper-case one, or two upper-case letters followed by a lower-case

@@ -33,6 +33,7 @@ type config struct {
 	phrases bool // join multi-word aliases ("pull request")
 	expand  bool // aliases and prefix completions at query time
 	whole   bool // camel-case words also whole (see camelMode)
+	raw     bool // words as written (see analyzer.raw)
 }
 
 // camel returns mode when c keeps camel-case words whole, else camelSplit.
@@ -68,6 +69,13 @@ var baselineConfig = config{
 	k1:     1.2,
 	merged: true,
 }
+
+// rawBaselineConfig is NewRawBaseline's: baselineConfig on raw words.
+var rawBaselineConfig = func() config {
+	c := baselineConfig
+	c.raw = true
+	return c
+}()
 
 // Query-side expansion.
 const (
@@ -135,7 +143,7 @@ type builder struct {
 
 func build(tools []tool.Tool, cfg *config) *Index {
 	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[string][]int32{}}}
-	b := &builder{x: x, a: analyzer{camel: cfg.camel(camelBoth), phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
+	b := &builder{x: x, a: analyzer{raw: cfg.raw, camel: cfg.camel(camelBoth), phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
 	serverIDs := map[string]int32{}
 	// First pass: every field's terms, and the fields' average lengths.
 	docTerms := make([][numFields][]int32, len(tools))

@@ -56,6 +56,11 @@ func New(tools []tool.Tool) *Index { return build(tools, &rankerConfig) }
 // prefix matching: the reference for measuring what New's additions buy.
 func NewBaseline(tools []tool.Tool) *Index { return build(tools, &baselineConfig) }
 
+// NewRawBaseline is NewBaseline on words as written: lower-cased runs of
+// letters and digits, without camel-case splits, stop words or stems,
+// the textbook BM25 that a retrieval library gives by default.
+func NewRawBaseline(tools []tool.Tool) *Index { return build(tools, &rawBaselineConfig) }
+
 // Search returns the k tools that match query best, best first; k <= 0
 // returns every tool that matches. A tool matches when it shares at least
 // one term with the query (after stemming, and for New also through an
@@ -122,7 +127,7 @@ type concept struct {
 // tells tools that work on the same things apart, so with expansion on
 // the query's first term counts firstTermBoost times.
 func (x *Index) concepts(query string) []concept {
-	a := analyzer{camel: x.cfg.camel(camelWhole), phrases: x.cfg.phrases}
+	a := analyzer{raw: x.cfg.raw, camel: x.cfg.camel(camelWhole), phrases: x.cfg.phrases}
 	var out []concept
 	if x.cfg.expand {
 		query = replaceLiterals(query)

@@ -79,3 +79,20 @@ func TestNamedServer(t *testing.T) {
 		}
 	}
 }
+
+// NewRawBaseline takes words as written: no stems, stop words or camel
+// case splits.
+func TestRawBaseline(t *testing.T) {
+	tools := []tool.Tool{mk("github", "createRepository", "Create a repository.")}
+	for _, tc := range []struct {
+		query      string
+		raw, plain int
+	}{{"repositories", 0, 1}, {"repository", 1, 1}, {"a", 1, 0}, {"createrepository", 1, 0}, {"Create", 1, 1}} {
+		if got := len(NewRawBaseline(tools).Search(tc.query, 0)); got != tc.raw {
+			t.Errorf("raw baseline, %q: %d matches, want %d", tc.query, got, tc.raw)
+		}
+		if got := len(NewBaseline(tools).Search(tc.query, 0)); got != tc.plain {
+			t.Errorf("baseline, %q: %d matches, want %d", tc.query, got, tc.plain)
+		}
+	}
+}
