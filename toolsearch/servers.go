@@ -82,8 +82,12 @@ func (x *Index) boostNamed(s *scores, named []int32) {
 	if len(named) == 0 {
 		return
 	}
+	is := make([]bool, x.servers.count)
+	for _, id := range named {
+		is[id] = true
+	}
 	for _, d := range s.touched {
-		if slices.Contains(named, x.docs[d].server) {
+		if is[x.docs[d].server] {
 			s.total[d] *= serverBoost
 		}
 	}
