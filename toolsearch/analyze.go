@@ -106,30 +106,40 @@ const (
 // split appends the lower-case words of s to dst, treating camel case
 // as a.camel says.
 func (a *analyzer) split(dst []string, s string) []string {
-	if a.camel == camelSplit {
+	if a.camel == camelSplit || !hasCamel(s) {
 		return splitWords(dst, s)
 	}
-	start := len(dst)
-	dst = splitWords(dst, s)
-	if len(dst)-start < 2 || !hasCamel(s) {
-		return dst
+	start := -1
+	for i, r := range s {
+		switch {
+		case !notAlnum(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			dst = a.splitRun(dst, s[start:i])
+			start = -1
+		}
 	}
-	// Redo it run by run: only runs that camel case split change.
-	dst = dst[:start]
-	for _, run := range strings.FieldsFunc(s, notAlnum) {
-		n := len(dst)
-		dst = splitWords(dst, run)
-		if len(dst)-n < 2 {
-			continue
-		}
-		whole := strings.ToLower(run)
-		if a.camel == camelWhole {
-			dst = append(dst[:n], whole)
-		} else {
-			dst = append(dst, whole)
-		}
+	if start >= 0 {
+		dst = a.splitRun(dst, s[start:])
 	}
 	return dst
+}
+
+// splitRun appends the words of one run of letters and digits: its parts
+// and, where camel case split it, the whole as a.camel says.
+func (a *analyzer) splitRun(dst []string, run string) []string {
+	n := len(dst)
+	dst = splitWords(dst, run)
+	if len(dst)-n < 2 {
+		return dst
+	}
+	whole := strings.ToLower(run)
+	if a.camel == camelWhole {
+		return append(dst[:n], whole)
+	}
+	return append(dst, whole)
 }
 
 func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
