@@ -52,8 +52,9 @@ func New(tools []tool.Tool) *Index { return build(tools, &rankerConfig) }
 
 // NewBaseline indexes tools for plain BM25 (k1 = 1.2, b = 0.75) over one
 // bag of words per tool (its public name, description and parameter names)
-// with the same tokenizer as New but without fields, phrases, aliases or
-// prefix matching: the reference for measuring what New's additions buy.
+// with New's stop words and stems, camel-case words split only, and
+// without fields, phrases, aliases, prefix matching, literals or server
+// boosts: the reference for measuring what New's additions buy.
 func NewBaseline(tools []tool.Tool) *Index { return build(tools, &baselineConfig) }
 
 // NewRawBaseline is NewBaseline on words as written: lower-cased runs of
