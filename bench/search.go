@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,7 @@ type latencyResult struct {
 	tools    int
 	build    time.Duration // median index build
 	p50, p99 time.Duration // per query
+	slowest  time.Duration // the slowest query's fastest pass
 }
 
 // runSearch measures the search rows on the committed retrieval set.
@@ -135,14 +137,21 @@ func measureLatency(kind string, build func([]tool.Tool) *toolsearch.Index, tool
 		idx = build(tools)
 		builds = append(builds, time.Since(start))
 	}
-	for range passes {
-		for _, q := range qs {
+	runtime.GC() // the builds' garbage is not the queries' cost
+	best := make([]time.Duration, len(qs))
+	for p := range passes {
+		for i, q := range qs {
 			start := time.Now()
 			idx.Search(q.Text, toolview.DefaultLimit)
-			per = append(per, time.Since(start))
+			d := time.Since(start)
+			per = append(per, d)
+			if p == 0 || d < best[i] {
+				best[i] = d
+			}
 		}
 	}
 	r.build, r.p50, r.p99 = medianDur(builds), percentile(per, 50), percentile(per, 99)
+	r.slowest = percentile(best, 100)
 	return r
 }
 
@@ -205,13 +214,13 @@ func latencyTable(o options, r *searchResults) table {
 	t := table{
 		title:   "Tool search: latency",
 		command: o.command("search"),
-		header:  []string{"ranking", "tools", "index build (median)", "query p50", "query p99"},
+		header:  []string{"ranking", "tools", "index build (median)", "query p50", "query p99", "slowest query (its best pass)"},
 		notes: []string{
-			fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, largeCatalog),
+			fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process, after a GC (the index builds' garbage is not the queries' cost). On a shared machine the p99 is mostly the scheduler: a query that is descheduled takes milliseconds, and a slower ranking is caught more often; the slowest query's best pass is the cost of the worst request without that noise. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, largeCatalog),
 		},
 	}
 	for _, l := range r.latency {
-		t.rows = append(t.rows, []string{l.kind, strconv.Itoa(l.tools), fmtDur(l.build), fmtDur(l.p50), fmtDur(l.p99)})
+		t.rows = append(t.rows, []string{l.kind, strconv.Itoa(l.tools), fmtDur(l.build), fmtDur(l.p50), fmtDur(l.p99), fmtDur(l.slowest)})
 	}
 	return t
 }
