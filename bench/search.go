@@ -211,13 +211,10 @@ func budgetTable(o options, r *searchResults) table {
 }
 
 func latencyTable(o options, r *searchResults) table {
-	t := table{
-		title:   "Tool search: latency",
-		command: o.command("search"),
-		header:  []string{"ranking", "tools", "index build (median)", "query p50", "query p99", "slowest query (its best pass)"},
-		notes: []string{
-			fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process, after a GC (the index builds' garbage is not the queries' cost). On a shared machine the p99 is mostly the scheduler: a query that is descheduled takes milliseconds, and a slower ranking is caught more often; the slowest query's best pass is the cost of the worst request without that noise. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, largeCatalog),
-		},
+	t := table{title: "Tool search: latency", command: o.command("search")}
+	t.header = []string{"ranking", "tools", "index build (median)", "query p50", "query p99", "slowest query (its best pass)"}
+	t.notes = []string{
+		fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process, after a GC (the index builds' garbage is not the queries' cost). On a shared machine the p99 is mostly the scheduler: a query that is descheduled takes milliseconds, and a slower ranking is caught more often; the slowest query's best pass is the cost of the worst request without that noise. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, largeCatalog),
 	}
 	for _, l := range r.latency {
 		t.rows = append(t.rows, []string{l.kind, strconv.Itoa(l.tools), fmtDur(l.build), fmtDur(l.p50), fmtDur(l.p99), fmtDur(l.slowest)})

@@ -14,13 +14,11 @@
 # Needs npm, Go, and Node 22 (testdata/thirdparty's, installed by
 # scripts/install-thirdparty.sh, else node on PATH).
 set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="$root/testdata/toolcatalog/servers" out="${1:-$root/testdata/toolcatalog/catalog.json}"
+node="$root/testdata/thirdparty/node_modules/.bin/node"
 
 die() { echo "capture-tool-catalog: error: $*" >&2; exit 1; }
-
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="$root/testdata/toolcatalog/servers"
-out="${1:-$root/testdata/toolcatalog/catalog.json}"
-node="$root/testdata/thirdparty/node_modules/.bin/node"
 [ -x "$node" ] || node="$(command -v node)" || die "no Node: run scripts/install-thirdparty.sh or put node on PATH"
 command -v npm >/dev/null 2>&1 || die "npm not found in PATH"
 

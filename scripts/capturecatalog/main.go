@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,9 @@ type spec struct {
 
 // placeholder is what {dummy} becomes: not a credential.
 const placeholder = "not-a-real-token"
+
+// scratch stands for the scratch directory in the catalog.
+const scratch = "$SCRATCH"
 
 func main() {
 	specs := flag.String("servers", "testdata/toolcatalog/servers/servers.json", "the servers to list")
@@ -98,7 +102,7 @@ func run(specsPath, modules, node, out, command string, timeout time.Duration) e
 			Command:  command,
 			Captured: time.Now().UTC().Format(time.RFC3339),
 			Node:     nodeVersion,
-			Note:     "Each server's tools as it listed them to mcpbridge's client (mcpclient) over stdio, without credentials or network: where a server insists on a token to start, it was given the placeholder " + placeholder + ". Schemas are stored indented; their bytes as served are the compact form (retrieval.Catalog.Tools compacts them).",
+			Note:     "Each server's tools as it listed them to mcpbridge's client (mcpclient) over stdio, without credentials or network: where a server insists on a token to start, it was given the placeholder " + placeholder + ". Schemas are stored indented; their bytes as served are the compact form (retrieval.Catalog.Tools compacts them). The capture's scratch directory, where a server mentions it, is written " + scratch + ".",
 		},
 		Servers: servers,
 	}
@@ -106,6 +110,8 @@ func run(specsPath, modules, node, out, command string, timeout time.Duration) e
 	if err != nil {
 		return err
 	}
+	// A server that names the scratch directory would change every capture.
+	data = bytes.ReplaceAll(data, []byte(tmp), []byte(scratch))
 	return os.WriteFile(out, append(data, '\n'), 0o644)
 }
 

@@ -23,11 +23,11 @@ func tiny() *Catalog {
 	}}
 }
 
-func writeFile(t *testing.T, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "q.tsv")
+// writeFile writes content to a new file and returns its path.
+func writeFile(t *testing.T, content string) (path string) {
+	path = filepath.Join(t.TempDir(), "q.tsv")
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
+		t.Fatalf("writing the test file: %v", err)
 	}
 	return path
 }
