@@ -151,6 +151,7 @@ func build(tools []tool.Tool, cfg *config) *Index {
 	for i, t := range tools {
 		server, _ := splitName(t)
 		x.docs[i] = doc{name: t.Name, description: t.Description, server: b.addServer(serverIDs, server)}
+		x.servers.tools[x.docs[i].server]++
 		for f, texts := range cfg.texts(t) {
 			docTerms[i][f] = b.intern(texts)
 			avg[f] += float64(len(docTerms[i][f]))

@@ -73,9 +73,18 @@ func TestNamedServer(t *testing.T) {
 	for _, tc := range []struct {
 		query string
 		want  []int32
-	}{{"find in mongo", []int32{0}}, {"find in git", nil}, {"get k8s pods", []int32{3}}} {
+	}{{"find in mongo", []int32{0}}, {"find in git", nil}, {"get k8s pods", []int32{3}}, {"find code on github", []int32{1}}} {
 		if got := idx.named(idx.concepts(tc.query)); !cmp.Equal(got, tc.want) {
 			t.Errorf("%q names %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	// A word common in the other servers' tools names nothing, even where
+	// it is (the beginning of) a word of a server's name.
+	idx = New([]tool.Tool{mk("brave-search", "web", "Search the web."), mk("github", "code", "Search code."),
+		mk("gitlab", "projects", "Search projects."), mk("filesystem", "read", "Read a file."), mk("github", "push", "Push a file.")})
+	for _, q := range []string{"search code", "read the file"} {
+		if got := idx.named(idx.concepts(q)); got != nil {
+			t.Errorf("%q names %v, want none", q, got)
 		}
 	}
 }

@@ -18,6 +18,12 @@ const serverBoost = 1.5
 // servers ("server", "mcp") names none of them.
 const maxNamedShare = 0.5
 
+// maxOtherShare: a word of a request that more than this share of the
+// other servers' tools use is a common word, not a name, even where it is
+// (the beginning of) a word of a server's name: "search" does not name
+// brave-search, nor "file" filesystem.
+const maxOtherShare = 0.05
+
 // minServerPrefix is the shortest beginning of a server's name that names
 // it: "mongo" names mongodb, but "git" names neither github nor gitlab.
 const minServerPrefix = 4
@@ -26,6 +32,7 @@ const minServerPrefix = 4
 type servers struct {
 	byTerm map[string][]int32 // term → server ids
 	count  int
+	tools  []int // by server id: its number of tools
 }
 
 // addServer records the server of doc, interning its name; it returns
@@ -36,6 +43,7 @@ func (b *builder) addServer(ids map[string]int32, name string) int32 {
 	}
 	id := int32(len(ids))
 	ids[name] = id
+	b.x.servers.tools = append(b.x.servers.tools, 0)
 	for _, t := range b.a.appendTerms(nil, name) {
 		if !slices.Contains(b.x.servers.byTerm[t], id) {
 			b.x.servers.byTerm[t] = append(b.x.servers.byTerm[t], id)
@@ -45,16 +53,17 @@ func (b *builder) addServer(ids map[string]int32, name string) int32 {
 	return id
 }
 
-// named returns the servers that the query terms name: a term, or one of
-// its aliases, is a word of their name or the beginning of one ("mongo"
-// names mongodb, "k8s" kubernetes). Nil when the boost is off.
+// named returns the servers that the query's words name: a word, or one
+// of its aliases, is a word of their name or the beginning of one
+// ("mongo" names mongodb, "k8s" kubernetes), and it is not a common word
+// in the other servers' tools. Nil when the boost is off.
 func (x *Index) named(concepts []concept) []int32 {
 	if !x.cfg.expand || x.servers.count == 0 {
 		return nil
 	}
 	var out []int32
 	for st, ss := range x.servers.byTerm {
-		if float64(len(ss)) > maxNamedShare*float64(x.servers.count) || !namedBy(st, concepts) {
+		if float64(len(ss)) > maxNamedShare*float64(x.servers.count) || !x.namedBy(st, ss, concepts) {
 			continue
 		}
 		for _, s := range ss {
@@ -66,15 +75,39 @@ func (x *Index) named(concepts []concept) []int32 {
 	return out
 }
 
-// namedBy reports whether a query term names the server-name term st.
-func namedBy(st string, concepts []concept) bool {
+// namedBy reports whether a query word names the server-name word st of
+// the servers ss.
+func (x *Index) namedBy(st string, ss []int32, concepts []concept) bool {
 	for _, c := range concepts {
 		t := c.term
-		if t == st || (len(t) >= minServerPrefix && strings.HasPrefix(st, t)) || slices.Contains(aliases[t], st) {
+		names := t == st || (len(t) >= minServerPrefix && strings.HasPrefix(st, t)) || slices.Contains(aliases[t], st)
+		if names && !x.commonElsewhere(t, ss) {
 			return true
 		}
 	}
 	return false
+}
+
+// commonElsewhere reports whether more than maxOtherShare of the tools
+// outside the servers ss use the word t.
+func (x *Index) commonElsewhere(t string, ss []int32) bool {
+	id, ok := x.terms[t]
+	if !ok {
+		return false
+	}
+	others := len(x.docs)
+	in := make([]bool, x.servers.count)
+	for _, s := range ss {
+		others -= x.servers.tools[s]
+		in[s] = true
+	}
+	uses := 0
+	for _, p := range x.postings[id] {
+		if !in[x.docs[p.doc].server] {
+			uses++
+		}
+	}
+	return others > 0 && float64(uses) > maxOtherShare*float64(others)
 }
 
 // boostNamed multiplies the scores of the named servers' tools.
