@@ -144,9 +144,9 @@ func (a *analyzer) splitRun(dst []string, run string) []string {
 
 func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
-// hasCamel reports whether s has a lower-case letter or digit followed by
-// an upper-case one, or two upper-case letters followed by a lower-case
-// one: where splitWords may split a word.
+// hasCamel reports whether s has an upper-case letter right after a
+// letter or digit: the only place where splitWords may split a word
+// other than at a non-alphanumeric.
 func hasCamel(s string) bool {
 	var prev rune
 	for _, r := range s {
