@@ -363,3 +363,45 @@ func TestServeReadyNodeClient(t *testing.T) {
 		t.Errorf("call at once: %+v", got.Call)
 	}
 }
+
+// `mcpbridge serve` with a tool-search entry on lists each client the
+// pinned tools and search_tools; a search loads its match for that client,
+// with list_changed, and the loaded tool runs.
+func TestServeToolSearch(t *testing.T) {
+	cfg := writeConfig(t, strings.Replace(searchConfig, "MODE", "on", 1))
+	changed := make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"mcp__demo__echo", "search_tools"}) {
+		t.Fatalf("before a search the client lists %v", got)
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	found, isErr := callText(t, cs, "search_tools", `{"query":"what is the weather like in Lisbon right now","limit":1}`)
+	if isErr || !strings.Contains(found, `"name":"mcp__demo__weather"`) {
+		t.Fatalf("search_tools: %s", found)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no list_changed after the search\n%s", stderr.String())
+	}
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"mcp__demo__echo", "mcp__demo__weather", "search_tools"}) {
+		t.Errorf("after the search the client lists %v", got)
+	}
+	if got, isErr := callText(t, cs, "mcp__demo__weather", `{"city":"Lisbon"}`); isErr || !strings.Contains(got, "Lisbon") {
+		t.Errorf("weather: %q %v", got, isErr)
+	}
+}
