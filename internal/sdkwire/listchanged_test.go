@@ -84,7 +84,9 @@ func TestContractToolListChangedPerSession(t *testing.T) {
 			counts.mu.Unlock()
 			echo := &mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}
 			readd := func() {
-				srv.AddTool(echo, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+				srv.AddTool(echo, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
 				time.Sleep(20 * time.Millisecond) // past the SDK's 10 ms debounce
 			}
 			// On 2026-07-28 the client's listen opens after Connect returns:
