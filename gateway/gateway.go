@@ -333,7 +333,10 @@ func (g *Gateway) follow(changed <-chan struct{}) {
 func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
-	g.views.epoch.Add(1) // before any change: its list_changed is owed to every view
+	// Before and after its changes: their list_changed is owed to every
+	// session with a view (viewState.epoch).
+	g.views.epoch.Add(1)
+	defer g.views.epoch.Add(1)
 	version := g.reg.Version()
 	tools := g.reg.List()
 	defer g.syncedVersion.Store(version)

@@ -38,8 +38,11 @@ type View interface {
 type viewState struct {
 	mu     sync.Mutex
 	byPeer map[*mcp.ServerSession]*sessionView // guarded by mu
-	// epoch counts the syncs with the registry: a session told of an
-	// older one is owed list_changed for the tools that changed since.
+	// epoch counts the syncs with the registry, bumped as each starts and
+	// as it ends: a session told before a bump is owed the next tools
+	// list_changed. (The SDK sends it at least 10 ms after the sync's last
+	// change, after the closing bump; the opening one covers a
+	// list_changed of a search that goes out while the sync runs.)
 	epoch atomic.Uint64
 }
 
