@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
@@ -178,24 +175,10 @@ type nodeSearch struct {
 // it lists, searches, receives list_changed, lists again and calls the
 // tool its search found.
 func TestNodeClientSearch(t *testing.T) {
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_search.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(t *testing.T, env []string, args ...string) {
+	check := func(t *testing.T, env []string, args ...string) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
-		cmd.Env = append(os.Environ(), append(env, "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
 		var res nodeSearch
-		if err != nil || json.Unmarshal(out, &res) != nil {
-			t.Fatalf("node client: %v, printed %q\nstderr:\n%s", err, out, stderr.String())
-		}
+		runNodeClient(t, &res, append(env, "SEARCH_QUERY=save a picture of what the browser shows"), args...)
 		assertList(t, "tools", res.Tools, startTools)
 		assertList(t, "found", res.Found, []string{screenshot})
 		assertList(t, "tools after", res.ToolsAfter, []string{readFile, screenshot, clock, toolview.SearchName})
@@ -205,9 +188,9 @@ func TestNodeClientSearch(t *testing.T) {
 	}
 	t.Run("http", func(t *testing.T) {
 		_, g := searchGateway(t)
-		run(t, nil, "http", serveHTTP(t, g, Options{})+"/mcp")
+		check(t, nil, "http", serveHTTP(t, g, Options{})+"/mcp")
 	})
 	t.Run("stdio", func(t *testing.T) {
-		run(t, []string{searchChildEnv + "=1"}, "stdio", os.Args[0])
+		check(t, []string{searchChildEnv + "=1"}, "stdio", os.Args[0])
 	})
 }

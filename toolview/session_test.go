@@ -9,16 +9,6 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// sessionTools returns what s's model sees.
-func sessionTools(t *testing.T, s *Session) []string {
-	t.Helper()
-	tools, err := s.Tools()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names(tools)
-}
-
 // searchIn calls search_tools through the registry with s bound, as a
 // gateway runs one client session's call.
 func searchIn(t *testing.T, reg *tool.Registry, s *Session, args string) []string {
@@ -43,15 +33,15 @@ func TestSessionsLoadTheirOwn(t *testing.T) {
 	v := newView(t, reg, Config{Mode: ModeOn, Pinned: []string{"mcp__time__*"}})
 	a, b := v.NewSession(), v.NewSession()
 	start := []string{"mcp__time__get_current_time", SearchName}
-	assertNames(t, "a before", sessionTools(t, a), start)
+	assertNames(t, "a before", visible(t, a), start)
 
 	found := searchIn(t, reg, a, `{"query":"save a screenshot of the page I am on","limit":1}`)
 	assertNames(t, "found", found, []string{"mcp__playwright__browser_take_screenshot"})
 	if !a.Grown() || a.Grown() || b.Grown() {
 		t.Error("Grown: want true once for a, never for b")
 	}
-	assertNames(t, "a after", sessionTools(t, a), []string{"mcp__playwright__browser_take_screenshot", "mcp__time__get_current_time", SearchName})
-	assertNames(t, "b after", sessionTools(t, b), start)
+	assertNames(t, "a after", visible(t, a), []string{"mcp__playwright__browser_take_screenshot", "mcp__time__get_current_time", SearchName})
+	assertNames(t, "b after", visible(t, b), start)
 	assertNames(t, "the view's own model", visible(t, v), start)
 	assertNames(t, "a loaded", a.Loaded(), found)
 	if len(b.Loaded()) != 0 || len(v.Loaded()) != 0 {
@@ -77,14 +67,14 @@ func TestSessionFollowsTheView(t *testing.T) {
 	publish(t, reg, catalog)
 	var current *View
 	s := NewSession(reg, func() *View { return current })
-	if got := sessionTools(t, s); len(got) != len(catalog) {
+	if got := visible(t, s); len(got) != len(catalog) {
 		t.Fatalf("no view: the session sees %v", got)
 	}
 	current = newView(t, reg, Config{Mode: ModeOn})
 	searchIn(t, reg, s, `{"query":"what time is it in Tokyo","limit":1}`)
 	current.Close()
 	current = newView(t, reg, Config{Mode: ModeOn, AlwaysLoad: []string{"gitlab"}})
-	assertNames(t, "after the reload", sessionTools(t, s), []string{"mcp__gitlab__create_issue", "mcp__time__get_current_time", SearchName})
+	assertNames(t, "after the reload", visible(t, s), []string{"mcp__gitlab__create_issue", "mcp__time__get_current_time", SearchName})
 }
 
 // A tool marked AlwaysLoad (an mcp-client entry's alwaysLoad: true) is
