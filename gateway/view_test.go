@@ -156,6 +156,33 @@ func TestViewPerSessionHTTP(t *testing.T) {
 	assertList(t, "b", b.names(t), startTools)
 }
 
+// Stateless, every request is a session of its own: a search loads for
+// nobody who lists later, the found tool runs by name, and the views of
+// the requests that ended are forgotten.
+func TestViewStateless(t *testing.T) {
+	reg, v, err := searchRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	opts := Options{Stateless: true, NewView: func() View { return v.NewSession() }}
+	g := newGateway(t, reg, opts)
+	c := connectHTTP(t, serveHTTP(t, g, opts), nil)
+	found := foundIn(t, c.call(t, toolview.SearchName, `{"query":"open an issue on GitLab","limit":1}`))
+	assertList(t, "found", found, []string{glIssue})
+	assertList(t, "listed after the search", c.names(t), startTools)
+	if got := texts(c.call(t, glIssue, `{}`)); !slices.Equal(got, []string{"ran " + glIssue}) {
+		t.Errorf("the found tool answered %v", got)
+	}
+	c.names(t)
+	g.views.mu.Lock()
+	n := len(g.views.byPeer)
+	g.views.mu.Unlock()
+	if n > 2 {
+		t.Errorf("%d views kept after four requests, one at a time", n)
+	}
+}
+
 func assertList(t *testing.T, what string, got, want []string) {
 	t.Helper()
 	if !slices.Equal(got, want) {
