@@ -121,6 +121,13 @@ type Options struct {
 	// of protocol 2026-07-28 lose nothing; older clients get no
 	// notifications (no GET stream) and no server-to-client requests.
 	Stateless bool
+	// ResumeGrace is how long the calls of an HTTP client whose request
+	// stream dropped before the results keep running, waiting for the
+	// client to resume the stream (protocol 2025-11-25 and older over
+	// SSE); 0 means DefaultResumeGrace. Streams that cannot be resumed
+	// (JSON responses, stateless mode, 2026-07-28) have their calls
+	// cancelled at once.
+	ResumeGrace time.Duration
 	// Observer, when set, is told of requests and tool calls, for
 	// metrics; nil observes nothing.
 	Observer Observer
@@ -205,6 +212,8 @@ type Gateway struct {
 	// answering counts the tools/call requests read on stdio-like
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending
+	// vanish follows HTTP request streams dropped mid-call.
+	vanish vanishing
 
 	readyBy time.Time // New + Options.ReadyTimeout
 
@@ -224,6 +233,9 @@ type Gateway struct {
 type inflight struct {
 	session *mcp.ServerSession
 	cancel  context.CancelCauseFunc
+	// stream is the HTTP request stream waiting for the result, "" when
+	// not over HTTP (see serveMCP).
+	stream string
 }
 
 // advertisement is what the server lists for one registry tool, to tell a
@@ -294,6 +306,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		// (and list_changed fan-out) for the life of the gateway.
 		SessionTimeout: sessionTimeout,
 		Stateless:      opts.Stateless,
+		// A 2026-07-28 request lives as long as its POST: a client that
+		// leaves has its calls cancelled (older ones: see serveMCP).
+		PropagateRequestCancellation: true,
 	}
 	if !opts.Stateless {
 		// Resumable SSE streams (bounded to 10 MiB): a client whose
@@ -498,9 +513,17 @@ func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	if session != nil {
 		g.closing[session] = true
 	}
+	g.mu.Unlock()
+	g.cancelWhere(func(c *inflight) bool { return session == nil || c.session == session }, cause)
+}
+
+// cancelWhere cancels the calls in flight that match with cause and
+// returns how many.
+func (g *Gateway) cancelWhere(match func(*inflight) bool, cause error) int {
+	g.mu.Lock()
 	var cancels []context.CancelCauseFunc
 	for c := range g.calls {
-		if session == nil || c.session == session {
+		if match(c) {
 			cancels = append(cancels, c.cancel)
 		}
 	}
@@ -508,6 +531,7 @@ func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	for _, cancel := range cancels {
 		cancel(cause)
 	}
+	return len(cancels)
 }
 
 func (g *Gateway) isClosed() bool {
