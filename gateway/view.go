@@ -116,13 +116,18 @@ func (g *Gateway) viewMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// narrow keeps in list the tools view shows. A view that fails leaves the
-// list whole (and says so in the log): the client keeps working.
+// narrow keeps in list the tools view shows (a view shows registry tools
+// only, so as many as the registry has is all of them). A view that fails
+// leaves the list whole (and says so in the log): the client keeps
+// working.
 func (g *Gateway) narrow(list *mcp.ListToolsResult, view View) {
 	tools, err := view.Tools()
 	if err != nil {
 		g.log.Warn("tools/list: the session's view failed; listing every tool", "err", err)
 		return
+	}
+	if len(tools) == g.reg.Len() {
+		return // the whole catalog (no tool search): nothing to narrow
 	}
 	shown := make(map[string]bool, len(tools))
 	for _, t := range tools {

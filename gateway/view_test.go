@@ -223,12 +223,13 @@ func TestNodeClientSearch(t *testing.T) {
 	})
 }
 
-// BenchmarkViewList is one tools/list of 2,000 tools in memory: every
-// tool listed, and a session's view (search on, one server pinned) that
-// the gateway narrows the page to.
+// BenchmarkViewList is one tools/list of 2,000 tools in memory: without
+// views; with a session view but no tool-search entry (what serve does
+// without one); and with search on, one server pinned, the page narrowed
+// to the view.
 func BenchmarkViewList(b *testing.B) {
-	for _, withView := range []bool{false, true} {
-		b.Run(fmt.Sprintf("view=%v", withView), func(b *testing.B) {
+	for _, withView := range []string{"none", "no-entry", "search-on"} {
+		b.Run("view="+withView, func(b *testing.B) {
 			reg := tool.NewRegistry()
 			for i := range 2000 {
 				t := goTool(fmt.Sprintf("mcp__s%d__tool_%d", i%50, i), textBody("x"))
@@ -238,7 +239,10 @@ func BenchmarkViewList(b *testing.B) {
 				}
 			}
 			var opts Options
-			if withView {
+			if withView == "no-entry" {
+				opts.NewView = func() View { return toolview.NewSession(reg, func() *toolview.View { return nil }) }
+			}
+			if withView == "search-on" {
 				v, err := toolview.New(reg, toolview.Config{Mode: toolview.ModeOn, Pinned: []string{"mcp__s1__*"}})
 				if err != nil {
 					b.Fatal(err)

@@ -15,6 +15,13 @@
 // In ModeAuto search turns on once the catalog's definitions (counted with
 // package tokens) exceed the threshold, and then stays on, so that
 // search_tools never vanishes mid-session.
+//
+// Always visible, besides the pinned names and globs of Config: the tools
+// of the servers in Config.AlwaysLoad, and every tool marked
+// tool.Tool.AlwaysLoad (an mcp-client entry's alwaysLoad: true).
+//
+// A server with many clients keeps a [Session] per client: each loads its
+// own tools over the one View (the gateway does, through Options.NewView).
 package toolview
 
 import (
