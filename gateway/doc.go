@@ -21,6 +21,10 @@
 // [Options.ResumeGrace] on a resumable SSE stream unless the client
 // resumed a stream of its session by then.
 //
+// With Options.NewView each client session lists its own view of the
+// catalog (deferred loading, package toolview): its search_tools calls
+// load tools for it alone, with a list_changed to it alone; see [View].
+//
 // The same Gateway serves any number of sessions at once: [Gateway.ServeStdio]
 // for one client on a pair of pipes, [Gateway.Handler] for Streamable HTTP at
 // /mcp (plus /healthz), with the safety checks a local tool server needs:

@@ -139,6 +139,11 @@ type Options struct {
 	// ("traceparent") continues through the gateway to the backend. nil
 	// leaves the context as it is. It must keep ctx's cancellation.
 	CallContext func(ctx context.Context, meta map[string]any) context.Context
+
+	// NewView, when set, is called once per client session for its own
+	// view of the catalog (deferred loading: see View); a nil View, or a
+	// nil NewView, lists every tool to the session.
+	NewView func() View
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -219,6 +224,8 @@ type Gateway struct {
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
 	syncDone      chan struct{} // closed when the watch goroutine returned
+
+	views viewState // the client sessions' views (Options.NewView)
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -290,7 +297,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
+	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.middleware)
+	g.server.AddSendingMiddleware(g.viewSending)
 	httpOpts := &mcp.StreamableHTTPOptions{
 		Logger: sdkLog,
 		// Clients that vanish without a DELETE do not pile up sessions
@@ -339,6 +348,10 @@ func (g *Gateway) follow(changed <-chan struct{}) {
 func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
+	// Before and after its changes: their list_changed is owed to every
+	// session with a view (viewState.epoch).
+	g.views.epoch.Add(1)
+	defer g.views.epoch.Add(1)
 	version := g.reg.Version()
 	tools := g.reg.List()
 	defer g.syncedVersion.Store(version)
