@@ -65,7 +65,7 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 	defer g.releaseCall(req.Session)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := &inflight{session: req.Session, cancel: cancel}
+	c := &inflight{session: req.Session, cancel: cancel, stream: streamOf(req.Extra)}
 	if !g.track(c) {
 		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
 		if g.isClosed() {
@@ -74,6 +74,9 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 		return errorResult("tool call refused: " + why.Error()), nil
 	}
 	defer g.untrack(c)
+	if g.streamGone(c.stream) {
+		cancel(errStreamGone) // queued while its client left
+	}
 
 	if req.Session != nil {
 		fwd := newForwarder(ctx, req.Session, g.log)
@@ -308,7 +311,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			session, _ := req.GetSession().(*mcp.ServerSession)
-			c := &inflight{session: session, cancel: cancel}
+			c := &inflight{session: session, cancel: cancel, stream: streamOf(req.GetExtra())}
 			if !g.track(c) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session is closing"}
 			}

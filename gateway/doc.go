@@ -14,6 +14,17 @@
 // backend's original content blocks and structuredContent, byte for byte;
 // the choices for the cases in between are documented on [Gateway].
 //
+// A client that leaves mid-call without notifications/cancelled has its
+// calls cancelled too: over stdio when its session ends, over HTTP when
+// the request stream waiting for the result ends — at once when it cannot
+// be resumed (JSON responses, stateless mode, protocol 2026-07-28), after
+// [Options.ResumeGrace] on a resumable SSE stream unless the client
+// resumed a stream of its session by then.
+//
+// With Options.NewView each client session lists its own view of the
+// catalog (deferred loading, package toolview): its search_tools calls
+// load tools for it alone, with a list_changed to it alone; see [View].
+//
 // The same Gateway serves any number of sessions at once: [Gateway.ServeStdio]
 // for one client on a pair of pipes, [Gateway.Handler] for Streamable HTTP at
 // /mcp (plus /healthz), with the safety checks a local tool server needs:

@@ -121,6 +121,13 @@ type Options struct {
 	// of protocol 2026-07-28 lose nothing; older clients get no
 	// notifications (no GET stream) and no server-to-client requests.
 	Stateless bool
+	// ResumeGrace is how long the calls of an HTTP client whose request
+	// stream dropped before the results keep running, waiting for the
+	// client to resume the stream (protocol 2025-11-25 and older over
+	// SSE); 0 means DefaultResumeGrace. Streams that cannot be resumed
+	// (JSON responses, stateless mode, 2026-07-28) have their calls
+	// cancelled at once.
+	ResumeGrace time.Duration
 	// Observer, when set, is told of requests and tool calls, for
 	// metrics; nil observes nothing.
 	Observer Observer
@@ -132,6 +139,11 @@ type Options struct {
 	// ("traceparent") continues through the gateway to the backend. nil
 	// leaves the context as it is. It must keep ctx's cancellation.
 	CallContext func(ctx context.Context, meta map[string]any) context.Context
+
+	// NewView, when set, is called once per client session for its own
+	// view of the catalog (deferred loading: see View); a nil View, or a
+	// nil NewView, lists every tool to the session.
+	NewView func() View
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -200,6 +212,8 @@ type Gateway struct {
 	// answering counts the tools/call requests read on stdio-like
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending
+	// vanish follows HTTP request streams dropped mid-call.
+	vanish vanishing
 
 	readyBy time.Time // New + Options.ReadyTimeout
 
@@ -210,6 +224,8 @@ type Gateway struct {
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
 	syncDone      chan struct{} // closed when the watch goroutine returned
+
+	views viewState // the client sessions' views (Options.NewView)
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -217,6 +233,9 @@ type Gateway struct {
 type inflight struct {
 	session *mcp.ServerSession
 	cancel  context.CancelCauseFunc
+	// stream is the HTTP request stream waiting for the result, "" when
+	// not over HTTP (see serveMCP).
+	stream string
 }
 
 // advertisement is what the server lists for one registry tool, to tell a
@@ -278,13 +297,18 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 	})
+	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.middleware)
+	g.server.AddSendingMiddleware(g.viewSending)
 	httpOpts := &mcp.StreamableHTTPOptions{
 		Logger: sdkLog,
 		// Clients that vanish without a DELETE do not pile up sessions
 		// (and list_changed fan-out) for the life of the gateway.
 		SessionTimeout: sessionTimeout,
 		Stateless:      opts.Stateless,
+		// A 2026-07-28 request lives as long as its POST: a client that
+		// leaves has its calls cancelled (older ones: see serveMCP).
+		PropagateRequestCancellation: true,
 	}
 	if !opts.Stateless {
 		// Resumable SSE streams (bounded to 10 MiB): a client whose
@@ -324,6 +348,10 @@ func (g *Gateway) follow(changed <-chan struct{}) {
 func (g *Gateway) sync() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
+	// Before and after its changes: their list_changed is owed to every
+	// session with a view (viewState.epoch).
+	g.views.epoch.Add(1)
+	defer g.views.epoch.Add(1)
 	version := g.reg.Version()
 	tools := g.reg.List()
 	defer g.syncedVersion.Store(version)
@@ -485,9 +513,17 @@ func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	if session != nil {
 		g.closing[session] = true
 	}
+	g.mu.Unlock()
+	g.cancelWhere(func(c *inflight) bool { return session == nil || c.session == session }, cause)
+}
+
+// cancelWhere cancels the calls in flight that match with cause and
+// returns how many.
+func (g *Gateway) cancelWhere(match func(*inflight) bool, cause error) int {
+	g.mu.Lock()
 	var cancels []context.CancelCauseFunc
 	for c := range g.calls {
-		if session == nil || c.session == session {
+		if match(c) {
 			cancels = append(cancels, c.cancel)
 		}
 	}
@@ -495,6 +531,7 @@ func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	for _, cancel := range cancels {
 		cancel(cause)
 	}
+	return len(cancels)
 }
 
 func (g *Gateway) isClosed() bool {

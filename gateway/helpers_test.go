@@ -123,12 +123,19 @@ func newSDKClient(c *client) *mcp.Client {
 // served by ServeTransport until the end of the test.
 func connectInMemory(t *testing.T, g *Gateway) *client {
 	t.Helper()
+	return connectInMemoryAt(t, g, nil)
+}
+
+// connectInMemoryAt is connectInMemory with session options (a protocol
+// version; nil: the SDK's default).
+func connectInMemoryAt(t *testing.T, g *Gateway, opts *mcp.ClientSessionOptions) *client {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- g.ServeTransport(ctx, st) }()
 	c := &client{}
-	cs, err := newSDKClient(c).Connect(ctx, ct, nil)
+	cs, err := newSDKClient(c).Connect(ctx, ct, opts)
 	if err != nil {
 		stop()
 		<-served

@@ -87,7 +87,7 @@ func (g *Gateway) Health() Health {
 // share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.http)
+	mux.HandleFunc("/mcp", g.serveMCP)
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)

@@ -14,5 +14,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(stdioChildEnv) == "1" {
 		os.Exit(runStdioChild())
 	}
+	if os.Getenv(searchChildEnv) == "1" {
+		os.Exit(runSearchChild())
+	}
 	mcptest.VerifyTestMain(m)
 }

@@ -85,28 +85,9 @@ type nodeCall struct {
 // through the gateway over Streamable HTTP and over stdio, and receives
 // list_changed when a backend's tools change.
 func TestNodeClient(t *testing.T) {
-	node := mcptest.ThirdPartyBin(t, "node")
-	modules := filepath.Dir(filepath.Dir(node))
-	script, err := filepath.Abs(filepath.Join("testdata", "node_client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(t *testing.T, env []string, args ...string) nodeResult {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
-		cmd.Env = append(os.Environ(), append(env, "NODE_MODULES="+modules)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("node client: %v\nstderr:\n%s", err, stderr.String())
-		}
 		var res nodeResult
-		if err := json.Unmarshal(out, &res); err != nil {
-			t.Fatalf("node client printed %q: %v", out, err)
-		}
+		runNodeClient(t, &res, env, args...)
 		return res
 	}
 	check := func(t *testing.T, res nodeResult) {
@@ -157,3 +138,27 @@ func TestNodeClient(t *testing.T) {
 }
 
 func decodeString(t *testing.T, s string) any { return decode(t, []byte(s)) }
+
+// runNodeClient runs testdata/node_client.mjs with args and env, and
+// decodes what it prints into v.
+func runNodeClient(t *testing.T, v any, env []string, args ...string) {
+	t.Helper()
+	node := mcptest.ThirdPartyBin(t, "node")
+	script, err := filepath.Abs(filepath.Join("testdata", "node_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), append(env, "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("node client printed %q: %v", out, err)
+	}
+}

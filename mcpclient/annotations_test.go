@@ -11,7 +11,8 @@ import (
 )
 
 // A tool's title, annotations and origin reach the registry as the server
-// sent them, for consumers that serve, rank or rename tools.
+// sent them, for consumers that serve, rank or rename tools; the entry's
+// alwaysLoad marks it.
 func TestToolTitleAnnotationsOrigin(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ann", Version: "1"}, nil)
 	readOnly := true
@@ -20,7 +21,7 @@ func TestToolTitleAnnotationsOrigin(t *testing.T) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
-	h := mustStart(t, Config{ServerName: "ann", Transport: TransportStdio, Command: "unused"}, Options{NewTransport: inMemory(t, srv)})
+	h := mustStart(t, Config{ServerName: "ann", Transport: TransportStdio, Command: "unused", AlwaysLoad: true}, Options{NewTransport: inMemory(t, srv)})
 	got, ok := h.reg.Get("mcp__ann__look")
 	if !ok {
 		t.Fatal("tool not registered")
@@ -34,5 +35,8 @@ func TestToolTitleAnnotationsOrigin(t *testing.T) {
 	}
 	if got.Title != "Look around" || got.Origin != (tool.Origin{Server: "ann", Name: "look"}) {
 		t.Errorf("title %q, origin %+v", got.Title, got.Origin)
+	}
+	if !got.AlwaysLoad {
+		t.Error("alwaysLoad: true did not mark the tool")
 	}
 }

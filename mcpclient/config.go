@@ -126,6 +126,10 @@ type Config struct {
 	// of the model-facing resource tools; the CLI and a gateway's clients
 	// still see them.
 	HideResources bool
+	// AlwaysLoad (alwaysLoad) marks every tool of the server
+	// tool.Tool.AlwaysLoad: with deferred loading (a tool-search entry)
+	// the model sees them all from the start, without a search.
+	AlwaysLoad bool
 	// Roots (roots) are the directories the server may work in, offered
 	// as file:// roots; relative paths are taken from the working
 	// directory. nil means the working directory; an empty list offers
@@ -164,7 +168,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
 	}
 }
 
@@ -500,8 +504,9 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	return c
 }
 
-// decodeClientFeatures reads what the bridge offers the server: resource
-// tools, roots, sampling, the log level.
+// decodeClientFeatures reads what the bridge offers the server (resource
+// tools, roots, sampling, the log level) and how its tools are shown
+// (alwaysLoad).
 func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	if show, ok := m.Bool("resourceTools"); ok {
 		c.HideResources = !show
@@ -514,6 +519,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	}
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
+	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
 }
 
 // checkTransportKeys reports each key only another transport takes, even

@@ -170,10 +170,10 @@ disabledTools: [dangerous]
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Reconnect: policy(true, 500, 30000, 9007199254740991)},
 		},
 		{
-			name: "client features: roots, sampling, log level, resource tools",
-			src:  "{serverName: s, transport: stdio, command: c, roots: [/data, ./here], allowSampling: true, logLevel: debug, resourceTools: false}",
+			name: "client features: roots, sampling, log level, resource tools, always load",
+			src:  "{serverName: s, transport: stdio, command: c, roots: [/data, ./here], allowSampling: true, logLevel: debug, resourceTools: false, alwaysLoad: true}",
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c",
-				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true},
+				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true, AlwaysLoad: true},
 		},
 		{
 			name: "no roots at all",
@@ -246,6 +246,8 @@ func TestDecodeConfigErrors(t *testing.T) {
 			`4:26: config.reconnect.maxAttempts: mcp-client(srv): reconnect.maxAttempts must be a positive integer (got the number 1.5)`},
 		{"maxAttempts above 2^53-1", ok + "reconnect: {maxAttempts: 9007199254740992}",
 			`4:26: config.reconnect.maxAttempts: mcp-client(srv): reconnect.maxAttempts must be a positive integer (got the integer 9007199254740992)`},
+		{"alwaysLoad not a bool", ok + "alwaysLoad: [github]",
+			`4:13: config.alwaysLoad: must be true or false, got a list`},
 		{"reconnect enabled not a bool", ok + "reconnect: {enabled: yes}",
 			`4:22: config.reconnect.enabled: must be true or false, got a string`},
 		{"reconnect not a mapping", ok + "reconnect: true",

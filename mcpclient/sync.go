@@ -114,6 +114,7 @@ func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, 
 			Origin:       tool.Origin{Server: s.cfg.ServerName, Name: rt.raw},
 			Title:        rt.title,
 			Annotations:  rt.annotations,
+			AlwaysLoad:   s.cfg.AlwaysLoad,
 		})
 	}
 	return defs, nil

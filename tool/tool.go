@@ -66,6 +66,11 @@ type Tool struct {
 	// (readOnlyHint, destructiveHint, …), passed through untouched;
 	// optional. If set it must be valid JSON.
 	Annotations json.RawMessage
+	// AlwaysLoad asks that the model always see the tool, even when
+	// deferred loading (package toolview) hides the rest of the catalog
+	// until a search finds it: set on every tool of an mcp-client entry
+	// with alwaysLoad: true.
+	AlwaysLoad bool
 }
 
 // Origin names the source of a tool: the server it comes from and the

@@ -15,6 +15,13 @@
 // In ModeAuto search turns on once the catalog's definitions (counted with
 // package tokens) exceed the threshold, and then stays on, so that
 // search_tools never vanishes mid-session.
+//
+// Always visible, besides the pinned names and globs of Config: the tools
+// of the servers in Config.AlwaysLoad, and every tool marked
+// tool.Tool.AlwaysLoad (an mcp-client entry's alwaysLoad: true).
+//
+// A server with many clients keeps a [Session] per client: each loads its
+// own tools over the one View (the gateway does, through Options.NewView).
 package toolview
 
 import (
@@ -114,12 +121,26 @@ type View struct {
 	src *tool.Source // holds search_tools; nil in ModeOff
 
 	mu      sync.Mutex
-	on      bool            // search is on (sticky in ModeAuto)
-	loaded  map[string]bool // tools search_tools returned
-	shown   map[string]bool // tools Tools has returned while on
+	on      bool      // search is on (sticky in ModeAuto)
+	sel     selection // what the view's own model was given
 	index   *toolsearch.Index
 	indexed uint64 // the registry version index was built at
 	sizes   map[string]sized
+}
+
+// selection is what one model was given: the tools search_tools loaded
+// for it and the tools a view showed it while on.
+type selection struct {
+	loaded, shown map[string]bool
+}
+
+func newSelection() selection {
+	return selection{loaded: map[string]bool{}, shown: map[string]bool{}}
+}
+
+// names returns the loaded tools' names, sorted.
+func (s *selection) names() []string {
+	return slices.Sorted(maps.Keys(s.loaded))
 }
 
 // sized caches one definition's tokens, valid while the tool is the same.
@@ -140,7 +161,7 @@ func NewIn(src *tool.Source, cfg Config) (*View, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("toolSearch: %w", err)
 	}
-	v := &View{reg: src.Registry(), cfg: cfg, loaded: map[string]bool{}, shown: map[string]bool{}, sizes: map[string]sized{}}
+	v := &View{reg: src.Registry(), cfg: cfg, sel: newSelection(), sizes: map[string]sized{}}
 	if cfg.Mode == ModeOff {
 		return v, nil
 	}
@@ -222,6 +243,12 @@ func sameDefinition(a, b tool.Tool) bool {
 // the whole catalog while search is off; else the pinned and always-loaded
 // tools, search_tools, the loaded tools, and every tool shown before.
 func (v *View) Tools() ([]tool.Tool, error) {
+	return v.toolsFor(&v.sel)
+}
+
+// toolsFor is Tools for the model given sel (the View's own, or a
+// Session's, which its lock guards).
+func (v *View) toolsFor(sel *selection) ([]tool.Tool, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	all := v.reg.List()
@@ -235,8 +262,8 @@ func (v *View) Tools() ([]tool.Tool, error) {
 	}
 	out := all[:0]
 	for _, t := range all {
-		if t.Name == SearchName || v.loaded[t.Name] || v.shown[t.Name] || v.pinned(t) {
-			v.shown[t.Name] = true
+		if t.Name == SearchName || sel.loaded[t.Name] || sel.shown[t.Name] || v.pinned(t) {
+			sel.shown[t.Name] = true
 			out = append(out, t)
 		}
 	}
@@ -245,7 +272,7 @@ func (v *View) Tools() ([]tool.Tool, error) {
 
 // pinned reports whether the model always sees t.
 func (v *View) pinned(t tool.Tool) bool {
-	if slices.Contains(v.cfg.AlwaysLoad, t.Origin.Server) && t.Origin.Server != "" {
+	if t.AlwaysLoad || slices.Contains(v.cfg.AlwaysLoad, t.Origin.Server) && t.Origin.Server != "" {
 		return true
 	}
 	return slices.ContainsFunc(v.cfg.Pinned, func(p string) bool {
@@ -259,12 +286,12 @@ func (v *View) pinned(t tool.Tool) bool {
 // taking a tool away from the model.
 func (v *View) Inherit(old *View) {
 	old.mu.Lock()
-	loaded, shown, on := maps.Clone(old.loaded), maps.Clone(old.shown), old.on
+	loaded, shown, on := maps.Clone(old.sel.loaded), maps.Clone(old.sel.shown), old.on
 	old.mu.Unlock()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	maps.Copy(v.loaded, loaded)
-	maps.Copy(v.shown, shown)
+	maps.Copy(v.sel.loaded, loaded)
+	maps.Copy(v.sel.shown, shown)
 	v.on = v.on || on && v.src != nil
 }
 
@@ -272,12 +299,7 @@ func (v *View) Inherit(old *View) {
 func (v *View) Loaded() []string {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	out := make([]string, 0, len(v.loaded))
-	for n := range v.loaded {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return v.sel.names()
 }
 
 // Found is one match of search_tools, as the model reads it: the
@@ -292,8 +314,15 @@ type Found struct {
 // limit best matches and returns them, best first. limit <= 0 means
 // DefaultLimit; more than MaxLimit is MaxLimit.
 func (v *View) Search(query string, limit int) ([]Found, error) {
+	found, _, err := v.searchFor(&v.sel, query, limit)
+	return found, err
+}
+
+// searchFor is Search loading into sel; grew reports a match sel had
+// neither loaded nor been shown.
+func (v *View) searchFor(sel *selection, query string, limit int) (found []Found, grew bool, err error) {
 	if query == "" {
-		return nil, errors.New("query is empty: describe the tool you need")
+		return nil, false, errors.New("query is empty: describe the tool you need")
 	}
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -304,17 +333,18 @@ func (v *View) Search(query string, limit int) ([]Found, error) {
 	if ver := v.reg.Version(); v.index == nil || v.indexed != ver {
 		v.index, v.indexed = toolsearch.New(v.catalogLocked()), ver
 	}
-	out := []Found{}
+	found = []Found{}
 	for _, m := range v.index.Search(query, limit) {
 		t, ok := v.reg.Get(m.Name)
 		if !ok {
 			continue // gone since the index was built
 		}
 		c := tokens.Chat(t).Function
-		out = append(out, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
-		v.loaded[t.Name] = true
+		found = append(found, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
+		grew = grew || !sel.loaded[t.Name] && !sel.shown[t.Name]
+		sel.loaded[t.Name] = true
 	}
-	return out, nil
+	return found, grew, nil
 }
 
 // catalogLocked returns the registry's tools but search_tools.
@@ -338,7 +368,9 @@ func (v *View) searchTool() tool.Tool {
 	}
 }
 
-func (v *View) execute(_ context.Context, args json.RawMessage) (tool.Output, error) {
+// execute runs search_tools, loading into the Session ctx carries (a
+// gateway's client session), else into the View's own model.
+func (v *View) execute(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -346,7 +378,13 @@ func (v *View) execute(_ context.Context, args json.RawMessage) (tool.Output, er
 	if err := json.Unmarshal(args, &in); err != nil {
 		return tool.Output{}, fmt.Errorf("invalid arguments: %w", err)
 	}
-	found, err := v.Search(in.Query, in.Limit)
+	var found []Found
+	var err error
+	if s, ok := ctx.Value(sessionKey{}).(*Session); ok {
+		found, err = s.search(v, in.Query, in.Limit)
+	} else {
+		found, err = v.Search(in.Query, in.Limit)
+	}
 	if err != nil {
 		return tool.Output{}, err
 	}

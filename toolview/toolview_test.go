@@ -64,7 +64,8 @@ func names(tools []tool.Tool) []string {
 	return out
 }
 
-func visible(t *testing.T, v *View) []string {
+// visible returns what a View's or a Session's model sees.
+func visible(t *testing.T, v interface{ Tools() ([]tool.Tool, error) }) []string {
 	t.Helper()
 	tools, err := v.Tools()
 	if err != nil {

@@ -147,23 +147,28 @@ func (c *console) exit() int {
 }
 
 // askerConfig is a config with the asker server (this test binary).
-func askerConfig(t *testing.T) string {
-	cmd, args, env := mcptest.ChildCommand(t, "asker")
+func askerConfig(t *testing.T) string { return childConfig(t, "asker", "asker", "") }
+
+// childConfig is a config with one server, serverName server: this test
+// binary as a child of kind (see mcppeer.ChildEnv) with childEnv, and
+// the config keys in extra (indented lines).
+func childConfig(t *testing.T, kind, server, extra string, childEnv ...string) string {
+	cmd, args, env := mcptest.ChildCommand(t, kind, childEnv...)
 	var envLines strings.Builder
 	for k, v := range env {
 		fmt.Fprintf(&envLines, "      %s: %q\n", k, v)
 	}
 	path := filepath.Join(t.TempDir(), "mcpbridge.yaml")
-	cfg := fmt.Sprintf(`- id: asker
+	cfg := fmt.Sprintf(`- id: %[1]s
   name: mcp-client
   config:
-    serverName: asker
+    serverName: %[1]s
     transport: stdio
-    command: %q
-    args: [%q]
+    command: %[2]q
+    args: [%[3]q]
     protocolVersion: "2025-11-25"
-    env:
-%s`, cmd, args[0], envLines.String())
+%[4]s    env:
+%[5]s`, server, cmd, args[0], extra, envLines.String())
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

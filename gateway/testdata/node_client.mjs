@@ -3,7 +3,10 @@
 // NODE_MODULES names the node_modules directory holding the SDK; a bearer
 // token in GATEWAY_TOKEN is sent over HTTP. It lists the tools, calls some,
 // asks a backend to add a tool, waits for tools/list_changed, lists again,
-// and prints one JSON object with what it saw.
+// and prints one JSON object with what it saw. With SEARCH_QUERY set (a
+// gateway with tool search on) it lists, calls search_tools with that
+// query, waits for tools/list_changed, lists again and calls the first
+// match instead.
 import { createRequire } from 'node:module';
 
 const require = createRequire(process.env.NODE_MODULES + '/');
@@ -37,7 +40,27 @@ async function names() {
   return out;
 }
 
+function waitListChanged() {
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('no tools/list_changed within 20 s')), 20000));
+  return Promise.race([listChanged, timeout]);
+}
+
+async function search(query) {
+  const out = { tools: await names() };
+  const res = await client.callTool({ name: 'search_tools', arguments: { query, limit: 1 } });
+  out.found = JSON.parse(res.content[0].text).tools.map((t) => t.name);
+  await waitListChanged();
+  out.toolsAfter = await names();
+  out.called = await client.callTool({ name: out.found[0], arguments: {} });
+  return out;
+}
+
 await client.connect(transport);
+if (process.env.SEARCH_QUERY) {
+  console.log(JSON.stringify(await search(process.env.SEARCH_QUERY)));
+  await client.close();
+  process.exit(0);
+}
 const out = { server: client.getServerVersion() };
 out.tools = await names();
 out.greetA = await client.callTool({ name: 'mcp__a__greet', arguments: { name: 'Node' } });
@@ -46,8 +69,7 @@ out.image = await client.callTool({ name: 'mcp__b__image', arguments: {} });
 out.structured = await client.callTool({ name: 'mcp__a__structured', arguments: {} });
 out.fail = await client.callTool({ name: 'mcp__a__fail', arguments: {} });
 await client.callTool({ name: 'mcp__a__add_tool', arguments: { name: 'from_node' } });
-const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('no tools/list_changed within 20 s')), 20000));
-await Promise.race([listChanged, timeout]);
+await waitListChanged();
 out.toolsAfter = await names();
 await client.close();
 console.log(JSON.stringify(out));

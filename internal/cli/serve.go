@@ -147,6 +147,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	opts.Logger = log
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
+	opts.NewView = sessionViews(cat, reg)
 	r := &serveRun{e: e, f: f, log: log, h: h}
 	r.opts = e.withTraceContext(r.observe(opts, reg))
 	r.gw = gateway.New(reg, r.opts)

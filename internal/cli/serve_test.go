@@ -93,24 +93,33 @@ func waitTools(t *testing.T, cs *mcp.ClientSession, want ...string) []string {
 	return names
 }
 
+// serveStdioClient launches `mcpbridge serve --stdio --config cfg` under a
+// go-sdk client that reports each tools list_changed on changed; stderr
+// fills with the command's.
+func serveStdioClient(t *testing.T, cfg string) (cs *mcp.ClientSession, changed chan struct{}, stderr *strings.Builder) {
+	t.Helper()
+	changed = make(chan struct{}, 10)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	stderr = &strings.Builder{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	return cs, changed, stderr
+}
+
 // An MCP client launches `mcpbridge serve --stdio`, sees and calls the
 // namespaced tools of two servers whose raw names collide, gets
 // list_changed when the config is edited, and nothing survives its exit.
 func TestServeStdio(t *testing.T) {
 	cfg := writeConfig(t, fixtureEntries(t, "a", "b"))
-	changed := make(chan struct{}, 10)
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
+	cs, changed, stderr := serveStdioClient(t, cfg)
 	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
 	if got, isErr := callText(t, cs, "mcp__a__greet", `{"name":"a"}`); got != "Hello, a!" || isErr {
 		t.Errorf("a: %q %v", got, isErr)
@@ -361,5 +370,35 @@ func TestServeReadyNodeClient(t *testing.T) {
 	}
 	if got.Call.IsError || len(got.Call.Content) != 1 || got.Call.Content[0].Text != "Hello, ts!" {
 		t.Errorf("call at once: %+v", got.Call)
+	}
+}
+
+// `mcpbridge serve` with a tool-search entry on lists each client the
+// pinned tools and search_tools; a search loads its match for that client,
+// with list_changed, and the loaded tool runs.
+func TestServeToolSearch(t *testing.T) {
+	cfg := writeConfig(t, strings.Replace(searchConfig, "MODE", "on", 1))
+	cs, changed, stderr := serveStdioClient(t, cfg)
+	defer cs.Close()
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"mcp__demo__echo", "search_tools"}) {
+		t.Fatalf("before a search the client lists %v", got)
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	found, isErr := callText(t, cs, "search_tools", `{"query":"what is the weather like in Lisbon right now","limit":1}`)
+	if isErr || !strings.Contains(found, `"name":"mcp__demo__weather"`) {
+		t.Fatalf("search_tools: %s", found)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no list_changed after the search\n%s", stderr.String())
+	}
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"mcp__demo__echo", "mcp__demo__weather", "search_tools"}) {
+		t.Errorf("after the search the client lists %v", got)
+	}
+	if got, isErr := callText(t, cs, "mcp__demo__weather", `{"city":"Lisbon"}`); isErr || !strings.Contains(got, "Lisbon") {
+		t.Errorf("weather: %q %v", got, isErr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
@@ -116,5 +117,22 @@ func TestToolsShowsTheView(t *testing.T) {
 		if r.code != ExitOK || note.MatchString(r.stderr) != c.note {
 			t.Errorf("mode %s: exit %d, stderr %q", c.mode, r.code, r.stderr)
 		}
+	}
+}
+
+// With thirty servers configured (one always loaded) and search on,
+// tools --json prints the request's tools: the pinned and always-loaded
+// ones and search_tools.
+func TestToolsThirtyServers(t *testing.T) {
+	entries, _ := mcptest.CatalogEntries(t, "time")
+	cfg := writeConfig(t, entries+"- {id: search, name: tool-search, config: {mode: on, pinned: [mcp__github__create_issue]}}\n")
+	var chat []tokens.ChatTool
+	runJSON(t, &chat, "tools", "--json", "--config", cfg)
+	var got []string
+	for _, ct := range chat {
+		got = append(got, ct.Function.Name)
+	}
+	if want := "mcp__github__create_issue mcp__time__convert_time mcp__time__get_current_time search_tools"; strings.Join(got, " ") != want {
+		t.Errorf("tools %v, want %s", got, want)
 	}
 }

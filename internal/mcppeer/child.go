@@ -25,7 +25,9 @@ const (
 	// RawScriptEnv names the JSON file with the [RawScript] for kind "raw".
 	RawScriptEnv = "MCPTEST_RAW_SCRIPT"
 	// NotifyTraceEnv, when not empty, makes a "fixture" child print
-	// "received <method>" to stderr for every notification it reads.
+	// "received <method>" for every notification it reads: to stderr when
+	// it is "1", else appended to the file it names (which outlives a
+	// parent that stops reading the child's stderr when it exits).
 	NotifyTraceEnv = "MCPTEST_NOTIFY_TRACE"
 	// CrashDirEnv, when set, names a directory where a child also writes
 	// its crash output (debug.SetCrashOutput) to <pid>.txt: the goroutine
@@ -84,7 +86,13 @@ func crashOutput(dir string) {
 func runChild(ctx context.Context, kind string, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
 	switch kind {
 	case "fixture":
-		return runFixtureChild(ctx, getenv(NotifyTraceEnv) != "", stdin, stdout, stderr, exit)
+		trace, closeTrace, err := traceTo(getenv(NotifyTraceEnv), stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcptest fixture child: %v\n", err)
+			return 2
+		}
+		defer closeTrace()
+		return runFixtureChild(ctx, trace, stdin, stdout, stderr, exit)
 	case "raw":
 		return runRawChild(ctx, getenv, stdin, stdout, stderr)
 	case "asker":
@@ -95,17 +103,34 @@ func runChild(ctx context.Context, kind string, getenv func(string) string, stdi
 	}
 }
 
-// runFixtureChild is the "fixture" child.
-func runFixtureChild(ctx context.Context, trace bool, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
+// traceTo returns where a fixture child traces notifications (see
+// NotifyTraceEnv): nil for no trace.
+func traceTo(setting string, stderr io.Writer) (io.Writer, func(), error) {
+	switch setting {
+	case "":
+		return nil, func() {}, nil
+	case "1":
+		return stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(setting, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", NotifyTraceEnv, err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// runFixtureChild is the "fixture" child; trace, when not nil, gets a
+// line for every notification it reads.
+func runFixtureChild(ctx context.Context, trace io.Writer, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer, exit func(int)) int {
 	srv := Fixture(FixtureOptions{
 		OnCrash:  func() { exit(CrashExitStatus) },
 		OnCancel: func() { fmt.Fprintln(stderr, "cancelled") },
 	})
-	if trace {
+	if trace != nil {
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if strings.HasPrefix(method, "notifications/") {
-					fmt.Fprintln(stderr, "received", method)
+					fmt.Fprintln(trace, "received", method)
 				}
 				return next(ctx, method, req)
 			}

@@ -30,7 +30,8 @@
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
 //     [LockedWriter]); and the requests whose handlers park until
-//     cancelled ([ParksUntilCancelled]).
+//     cancelled ([ParksUntilCancelled]); tools list_changed kept from the
+//     sessions not owed one ([DropNotification]).
 //
 // # Assumptions
 //
@@ -137,4 +138,13 @@
 //     request without Authorization (the 401 then leads to a new
 //     authorization); any other token source error fails the request
 //     unsent. TestContractOAuthHandler.
+//  22. Server.AddTool of a tool the server lists already, even unchanged,
+//     makes the SDK send notifications/tools/list_changed (debounced) to
+//     each session: every legacy one, and on 2026-07-28 each listening for
+//     it. Each goes through the sending middleware with that session as
+//     the request's session, and a middleware that returns
+//     [DropNotification] without calling next keeps it from that session
+//     alone. The gateway tells one client session that its tool view grew
+//     this way (the SDK has no call that notifies one session).
+//     TestContractToolListChangedPerSession.
 package sdkwire

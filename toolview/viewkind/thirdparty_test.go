@@ -9,11 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tokens"
-	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
@@ -29,20 +26,7 @@ func TestSearchThenCallOnNpmServers(t *testing.T) {
 - {id: search, name: tool-search, config: {mode: auto, threshold: 2000}}
 `, mcptest.ThirdPartyBin(t, "mcp-server-everything"), mcptest.ThirdPartyBin(t, "mcp-server-filesystem"), dir,
 		mcptest.ThirdPartyBin(t, "mcp-server-memory"))
-	k := NewKind()
-	cat := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{Server: mcpclient.Options{Environ: os.Environ()}}), k)
-	reg := tool.NewRegistry()
-	h, err := host.New(host.Options{Catalog: cat, Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	apply(t, h, cat, src)
-	for _, st := range h.Status() {
-		if st.State != host.StateReady {
-			t.Fatalf("%s: %s %s", st.ID, st.State, st.Err)
-		}
-	}
+	reg, k, _ := startHost(t, src)
 
 	if got := visible(t, k); !slices.Equal(got, []string{toolview.SearchName}) {
 		t.Fatalf("before a search the model sees %v", got)

@@ -10,6 +10,9 @@
 //     pinned: [mcp__github__create_issue, "mcp__time__*"]
 //     alwaysLoad: [fs]      # servers whose every tool stays visible
 //
+// (An mcp-client entry's own alwaysLoad: true does what the alwaysLoad
+// list does, for its server.)
+//
 // One such entry per file (it claims the name tool-search). Its instance
 // publishes search_tools through the Source the host gives it, so a
 // reload swaps it like any entry's tools; the harness reads the view with

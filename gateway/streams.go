@@ -1,0 +1,178 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultResumeGrace is Options.ResumeGrace's default.
+const DefaultResumeGrace = 30 * time.Second
+
+// streamHeader tags each POST with the request stream it opens, so a call
+// knows which stream waits for its result (the go-sdk hands a request's
+// HTTP header to the handler as RequestExtra.Header). The gateway sets it;
+// a value the client sent is dropped.
+const streamHeader = "Mcpbridge-Request-Stream"
+
+// errStreamGone cancels the calls of an HTTP client that left without
+// notifications/cancelled: nobody is left to take their results.
+var errStreamGone = errors.New("the client's request stream ended before the result")
+
+// vanishing follows the request streams of HTTP clients that disconnect
+// before their results: the go-sdk keeps such calls running (for a
+// stream the client may resume), so without it a client that vanishes
+// leaves its calls, and its backends' work, running for their whole
+// timeout.
+type vanishing struct {
+	seq atomic.Uint64
+
+	mu sync.Mutex
+	// awaiting holds, by session id, the dropped streams whose client may
+	// still resume them; guarded by mu.
+	awaiting map[string][]string
+	// gone holds the streams given up on, for a minute: a call of theirs
+	// that starts only now (its request was queued) is cancelled at once;
+	// guarded by mu.
+	gone map[string]bool
+}
+
+// goneFor is how long a given-up stream is remembered: far longer than a
+// queued request waits to start.
+const goneFor = time.Minute
+
+// serveMCP serves one request of the Streamable HTTP endpoint, following
+// the stream a POST opens: when its client disconnects before the
+// response, the calls it carried are cancelled, at once if the stream
+// cannot be resumed, else after Options.ResumeGrace unless the client
+// resumed a stream of its session by then.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(streamHeader)
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		g.resumed(r.Header.Get("Mcp-Session-Id"))
+	}
+	if r.Method != http.MethodPost {
+		g.http.ServeHTTP(w, r)
+		return
+	}
+	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
+	r.Header.Set(streamHeader, stream)
+	// Watched while served: in stateless mode the go-sdk returns only
+	// once the request's calls have ended.
+	stop := context.AfterFunc(r.Context(), func() { g.dropped(r, stream) })
+	g.http.ServeHTTP(w, r)
+	stop() // answered: its calls have ended
+}
+
+// dropped handles the end of POST r's stream before its response.
+func (g *Gateway) dropped(r *http.Request, stream string) {
+	if !g.resumable(r) {
+		g.giveUp(stream)
+		return
+	}
+	session := r.Header.Get("Mcp-Session-Id")
+	g.awaitResume(session, stream)
+	time.AfterFunc(cmp.Or(g.opts.ResumeGrace, DefaultResumeGrace), func() {
+		if g.forget(session, stream) {
+			g.giveUp(stream)
+		}
+	})
+}
+
+// resumable reports whether the client of POST r could resume its stream
+// to get the results: not in stateless mode, not for a JSON response, not
+// on protocol 2026-07-28, which dropped resumable streams (SEP-2575).
+func (g *Gateway) resumable(r *http.Request) bool {
+	if g.opts.Stateless || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return false
+	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	return version == "" || version < "2026-07-28"
+}
+
+// streamOf returns the request stream a request arrived on, "" when not
+// over HTTP.
+func streamOf(extra *mcp.RequestExtra) string {
+	if extra == nil || extra.Header == nil {
+		return ""
+	}
+	return extra.Header.Get(streamHeader)
+}
+
+// awaitResume records that stream of session dropped before its results.
+func (g *Gateway) awaitResume(session, stream string) {
+	g.vanish.mu.Lock()
+	defer g.vanish.mu.Unlock()
+	if g.vanish.awaiting == nil {
+		g.vanish.awaiting = map[string][]string{}
+	}
+	g.vanish.awaiting[session] = append(g.vanish.awaiting[session], stream)
+}
+
+// resumed spares the dropped streams of session: its client is back.
+func (g *Gateway) resumed(session string) {
+	g.vanish.mu.Lock()
+	defer g.vanish.mu.Unlock()
+	delete(g.vanish.awaiting, session)
+}
+
+// forget removes stream from those awaiting a resume and reports whether
+// it was still there (its client never came back).
+func (g *Gateway) forget(session, stream string) bool {
+	g.vanish.mu.Lock()
+	defer g.vanish.mu.Unlock()
+	streams := g.vanish.awaiting[session]
+	for i, s := range streams {
+		if s == stream {
+			streams = append(streams[:i], streams[i+1:]...)
+			if len(streams) == 0 {
+				delete(g.vanish.awaiting, session)
+			} else {
+				g.vanish.awaiting[session] = streams
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// giveUp cancels the calls of stream, now and for a minute to come.
+func (g *Gateway) giveUp(stream string) {
+	g.vanish.mu.Lock()
+	if g.vanish.gone == nil {
+		g.vanish.gone = map[string]bool{}
+	}
+	g.vanish.gone[stream] = true
+	g.vanish.mu.Unlock()
+	time.AfterFunc(goneFor, func() {
+		g.vanish.mu.Lock()
+		delete(g.vanish.gone, stream)
+		g.vanish.mu.Unlock()
+	})
+	g.cancelStream(stream, errStreamGone)
+}
+
+// streamGone reports whether stream was given up on.
+func (g *Gateway) streamGone(stream string) bool {
+	if stream == "" {
+		return false
+	}
+	g.vanish.mu.Lock()
+	defer g.vanish.mu.Unlock()
+	return g.vanish.gone[stream]
+}
+
+// cancelStream cancels the calls in flight that arrived on stream.
+func (g *Gateway) cancelStream(stream string, cause error) {
+	if n := g.cancelWhere(func(c *inflight) bool { return c.stream == stream }, cause); n > 0 {
+		g.log.Debug("client left before its results: calls cancelled", "stream", stream, "calls", n)
+	}
+}

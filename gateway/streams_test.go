@@ -1,0 +1,233 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// httpSession is a raw Streamable HTTP client session on protocol
+// 2025-11-25: what a client that may vanish mid-call does on the wire.
+type httpSession struct {
+	t        *testing.T
+	endpoint string
+	id       string // Mcp-Session-Id, "" in stateless mode
+}
+
+func openHTTPSession(t *testing.T, base string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	resp = s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	return s
+}
+
+func (s *httpSession) request(ctx context.Context, method, body string) *http.Response {
+	s.t.Helper()
+	return s.do(s.newRequest(ctx, method, body))
+}
+
+// send posts body from any goroutine; the response is the caller's.
+func (s *httpSession) send(ctx context.Context, body string) (*http.Response, error) {
+	return http.DefaultClient.Do(s.newRequest(ctx, http.MethodPost, body))
+}
+
+func (s *httpSession) newRequest(ctx context.Context, method, body string) *http.Request {
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.endpoint, r)
+	if err != nil {
+		panic(err) // the endpoint and method are the test's own
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	return req
+}
+
+func (s *httpSession) post(ctx context.Context, body string) *http.Response {
+	return s.request(ctx, http.MethodPost, body)
+}
+
+func (s *httpSession) do(req *http.Request) *http.Response {
+	s.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	if resp.StatusCode >= 300 {
+		b, _ := io.ReadAll(resp.Body)
+		s.t.Fatalf("%s %s: %s: %s", req.Method, req.URL, resp.Status, b)
+	}
+	return resp
+}
+
+// sseField returns the value of the first "name: " line of an SSE body.
+func sseField(t *testing.T, body *bufio.Reader, name string) string {
+	t.Helper()
+	for {
+		line, err := body.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the event stream for %q: %v", name, err)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), name+": "); ok {
+			return v
+		}
+	}
+}
+
+// waitingTool registers "wait": it says when it started, waits for
+// release or its cancellation, and reports its context's cause.
+func waitingTool(t *testing.T, reg *tool.Registry) (entered chan struct{}, release chan struct{}, exited chan error) {
+	entered, release, exited = make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	if _, err := reg.Register(goTool("wait", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			exited <- nil
+			return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+		case <-ctx.Done():
+			exited <- context.Cause(ctx)
+			return tool.Output{}, ctx.Err()
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	return entered, release, exited
+}
+
+const waitCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`
+
+// An HTTP client that vanishes mid-call without notifications/cancelled:
+// its call is cancelled (a backend gets notifications/cancelled) once it
+// can no longer get the result: at once in stateless mode, after the
+// resume grace on a resumable stream.
+func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"resumable stream, after the grace", Options{ResumeGrace: 50 * time.Millisecond}},
+		{"stateless, at once", Options{Stateless: true, ResumeGrace: time.Hour}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, _, exited := waitingTool(t, reg)
+			g := newGateway(t, reg, tt.opts)
+			s := openHTTPSession(t, serveHTTP(t, g, tt.opts))
+			ctx, leave := context.WithCancel(context.Background())
+			// The response may not begin before the result: post it aside.
+			go func() {
+				if resp, err := s.send(ctx, waitCall); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitSignal(t, entered, "the call to start")
+			leave()
+			if cause := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(cause, errStreamGone) {
+				t.Errorf("the call ended with cause %v, want %v", cause, errStreamGone)
+			}
+		})
+	}
+}
+
+// A client whose stream drops but who resumes it (GET with Last-Event-ID)
+// within the grace keeps its call, and gets the result on the resumed
+// stream.
+func TestResumedHTTPStreamKeepsItsCall(t *testing.T) {
+	const grace = 100 * time.Millisecond
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	opts := Options{ResumeGrace: grace}
+	g := newGateway(t, reg, opts)
+	s := openHTTPSession(t, serveHTTP(t, g, opts))
+	ctx, leave := context.WithCancel(context.Background())
+	resp := s.post(ctx, waitCall)
+	primed := sseField(t, bufio.NewReader(resp.Body), "id")
+	waitSignal(t, entered, "the call to start")
+	leave()
+	resp.Body.Close()
+
+	get, err := http.NewRequest(http.MethodGet, s.endpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", s.id)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	get.Header.Set("Last-Event-ID", primed)
+	waitFor(t, "the drop to be noticed", func() bool { return awaiting(g, s.id) == 1 })
+	got := make(chan *http.Response, 1)
+	go func() { got <- s.do(get) }()
+	waitFor(t, "the stream to be resumed", func() bool { return awaiting(g, s.id) == 0 })
+	time.Sleep(3 * grace) // the grace runs out while the call goes on
+	select {
+	case cause := <-exited:
+		t.Fatalf("the resumed call ended before its release, cause %v", cause)
+	default:
+	}
+	close(release)
+	resumed := waitSignal(t, got, "the resumed stream")
+	defer resumed.Body.Close()
+	if data := sseField(t, bufio.NewReader(resumed.Body), "data"); !strings.Contains(data, `"released"`) {
+		t.Errorf("resumed stream carried %s, want the call's result", data)
+	}
+}
+
+// awaiting is how many dropped streams of session await a resume.
+func awaiting(g *Gateway, session string) int {
+	g.vanish.mu.Lock()
+	defer g.vanish.mu.Unlock()
+	return len(g.vanish.awaiting[session])
+}
+
+// A 2026-07-28 client (go-sdk, stateless HTTP: the POST is the request's
+// whole life) that gives up on a call mid-way has it cancelled.
+func TestNewProtocolClientLeavesMidCall(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, _, exited := waitingTool(t, reg)
+	opts := Options{Stateless: true, ResumeGrace: time.Hour}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("protocol %q, want 2026-07-28", v)
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait"})
+		called <- err
+	}()
+	waitSignal(t, entered, "the call to start")
+	leave()
+	if cause := waitSignal(t, exited, "the call to be cancelled"); cause == nil {
+		t.Error("the call ended without a cause")
+	}
+	if err := waitSignal(t, called, "CallTool to return"); err == nil {
+		t.Error("CallTool succeeded after its context was cancelled")
+	}
+}
