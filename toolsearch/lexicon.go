@@ -71,8 +71,8 @@ var wordTerms = map[string]string{
 var aliasGroups = [][]string{
 	{"get", "fetch", "read", "retrieve", "load", "download", "~open", "~show", "~view", "~display"},
 	{"list", "show", "enumerate", "display", "view"},
-	{"create", "make", "add", "new", "insert", "generate", "~open"},
-	{"delete", "remove", "destroy", "erase", "drop", "rm", "del", "~forget", "~purge", "~discard", "~wipe"},
+	{"create", "make", "add", "new", "insert", "generate", "~open", "~schedule", "~book"},
+	{"delete", "remove", "destroy", "erase", "drop", "rm", "del", "~forget", "~purge", "~discard", "~wipe", "~cancel"},
 	{"search", "find", "query", "lookup", "look", "locate", "grep"},
 	{"update", "edit", "modify", "change", "patch", "alter", "set"},
 	{"run", "execute", "exec", "invoke", "launch", "trigger", "evaluate", "eval"},
@@ -133,6 +133,8 @@ var aliasGroups = [][]string{
 	{"postgres", "postgresql", "psql", "pg"},
 	{"event", "~meeting", "~appointment"},
 	{"payment", "charge", "pay"},
+	{"invoice", "bill"},
+	{"alert", "warning", "warn"},
 }
 
 // aliases maps a term to the other terms of its groups.
