@@ -11,12 +11,18 @@
 //
 //	go run ./bench                  # full run (under 5 minutes on 2 cores), rewrites BENCHMARKS.md
 //	go run ./bench -smoke           # a few seconds, tiny counts: checks that every row still works
-//	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory
+//	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory, replicas, search
 //	go run ./bench -only calls -variants raw-sdk,raw-bridge,floor   # some call variants
+//	go run ./bench -only search     # tool search: retrieval, tokens, latency (a few seconds)
 //	go run ./bench -profile DIR     # also pprof profiles of the bridge's call and discovery paths
 //
 // A run keeps the hand-written part of BENCHMARKS.md (below its marker line)
-// and regenerates the rest.
+// and regenerates the rest; a run of some row groups replaces only their
+// sections and their rows of the Targets table.
+//
+// The search rows read the retrieval set of testdata/toolcatalog (real MCP
+// servers' tool lists and requests for them; see docs/toolsearch.md) and
+// need no server.
 //
 // The servers are the go-sdk fixture of internal/mcppeer and its scripted
 // raw server (this binary re-executed as a child), and bench/responder, a

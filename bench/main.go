@@ -31,7 +31,9 @@ func mainStatus() int {
 }
 
 // rowGroups are the values of -only, in run order.
-func rowGroups() []string { return []string{"calls", "startup", "catalog", "memory", "replicas"} }
+func rowGroups() []string {
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search"}
+}
 
 // options are the parsed flags.
 type options struct {
@@ -54,6 +56,8 @@ type options struct {
 	replicas                    []int // replica counts of the replicas row
 	replicaCalls, replicaRounds int
 
+	searchPasses int // passes over the queries of the search latency row
+
 	nodeBin        string
 	skipNode       bool
 	nodeSkipReason string
@@ -71,6 +75,7 @@ func smokeDefaults() map[string]string {
 		"tools": "250", "catalog-rounds": "1",
 		"mem-servers": "2", "mem-rounds": "1",
 		"replicas": "1,2", "replica-calls": "40", "replica-rounds": "1",
+		"search-passes": "1",
 	}
 }
 
@@ -128,6 +133,7 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	replicas := fs.String("replicas", "1,2,4", "replica counts of the replicas row, ascending; the first is the baseline")
 	fs.IntVar(&o.replicaCalls, "replica-calls", 3000, "calls per round of the replicas row")
 	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
+	fs.IntVar(&o.searchPasses, "search-passes", 20, "passes over the retrieval queries that the search latency row times")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
@@ -237,7 +243,7 @@ func checkOptions(o options) error {
 		{"workers", o.workers}, {"startup-rounds", o.startupRounds}, {"startup-tools", o.startupTools},
 		{"tools", o.tools}, {"page", o.pageSize}, {"catalog-rounds", o.catalogRounds},
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
-		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds},
+		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
@@ -321,6 +327,7 @@ type benchRun struct {
 	calls   *callResults
 	startup *startupResults
 	catalog *catalogResults
+	search  *searchResults
 }
 
 // setUp finds the module, this executable and Node, and builds what the
@@ -386,6 +393,7 @@ func (r *benchRun) rows() []benchRow {
 		{"catalog", r.catalogRow},
 		{"memory", r.memoryRow},
 		{"replicas", r.replicasRow},
+		{"search", r.searchRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},
@@ -414,7 +422,7 @@ func (r *benchRun) runRows() ([]table, error) {
 		}
 		tables = append(tables, ts...)
 	}
-	return append([]table{targetsTable(r.o, r.calls, r.startup, r.catalog)}, tables...), nil
+	return append([]table{targetsTable(r.o, r.calls, r.startup, r.catalog, r.search)}, tables...), nil
 }
 
 func (r *benchRun) callsRow() (_ []table, err error) {
@@ -436,6 +444,11 @@ func (r *benchRun) startupRow() (_ []table, err error) {
 func (r *benchRun) catalogRow() (_ []table, err error) {
 	r.catalog, err = runCatalog(r.ctx, r.o, r.exe, r.catalogPath, r.defs, r.logf)
 	return tablesOr(err, func() []table { return []table{catalogTable(r.o, r.catalog)} })
+}
+
+func (r *benchRun) searchRow() (_ []table, err error) {
+	r.search, err = runSearch(r.root, r.o, r.logf)
+	return tablesOr(err, func() []table { return searchTables(r.o, r.search) })
 }
 
 func (r *benchRun) replicasRow() ([]table, error) {

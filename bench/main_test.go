@@ -61,6 +61,8 @@ func TestSmoke(t *testing.T) {
 		"# Benchmarks", "## Targets", "Rows 1–3: echo call latency", "Rows 1–3: ratios",
 		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
 		"Row 7: memory", "Row 8: stateless replicas", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
+		"## Tool search: retrieval on real MCP servers' tools", "| held out | 68 |", "## Tool search: model-visible tokens", "| search off | 312 |",
+		"## Tool search: latency", "| ranker | 10000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		handMarker + hand,
 	} {

@@ -244,7 +244,7 @@ func minMaxDur(ds []time.Duration) (lo, hi time.Duration) {
 }
 
 // targetsTable summarizes the issue's targets.
-func targetsTable(o options, calls *callResults, st *startupResults, cat *catalogResults) table {
+func targetsTable(o options, calls *callResults, st *startupResults, cat *catalogResults, search *searchResults) table {
 	t := table{
 		title:   "Targets",
 		command: o.command(""),
@@ -272,6 +272,9 @@ func targetsTable(o options, calls *callResults, st *startupResults, cat *catalo
 	if cat != nil {
 		d := medianDur(cat.bridgeDiscover)
 		t.rows = append(t.rows, []string{fmt.Sprintf("%d-tool discovery + registration well under 1 s", cat.tools), fmtDur(d), verdict(d.Seconds(), 1)})
+	}
+	if search != nil {
+		t.rows = append(t.rows, searchTargets(search)...)
 	}
 	return t
 }
@@ -307,6 +310,11 @@ const handMarker = "<!-- Everything below this line is written by hand; `go run 
 // writeMarkdown writes BENCHMARKS.md to path, keeping the hand-written part
 // of the file already there.
 func writeMarkdown(path string, o options, m machine, tables []table) error {
+	if o.partial() {
+		if merged, err := mergeMarkdown(path, m, tables); merged {
+			return err
+		}
+	}
 	var kept string
 	if old, err := os.ReadFile(path); err == nil {
 		if _, after, ok := strings.Cut(string(old), handMarker); ok {

@@ -14,6 +14,11 @@ import (
 // analyzer settings must serve an index and its queries. An analyzer is
 // not safe for concurrent use (its cache).
 type analyzer struct {
+	// raw keeps words as written, lower-cased: no camel-case split, stop
+	// words or stems (NewRawBaseline's textbook BM25).
+	raw bool
+	// camel is what becomes of a word written in camel case.
+	camel camelMode
 	// phrases joins the word pairs of phraseTerms ("pull request" becomes
 	// "pr") before stop words are dropped.
 	phrases bool
@@ -32,7 +37,13 @@ type wordInfo struct {
 
 // appendTerms appends the terms of s to dst.
 func (a *analyzer) appendTerms(dst []string, s string) []string {
-	a.words = splitWords(a.words[:0], s)
+	if a.raw {
+		for _, w := range strings.FieldsFunc(s, notAlnum) {
+			dst = append(dst, strings.ToLower(w))
+		}
+		return dst
+	}
+	a.words = a.split(a.words[:0], s)
 	words := a.words
 	for i := 0; i < len(words); i++ {
 		w := a.info(words[i])
@@ -75,6 +86,76 @@ func (a *analyzer) term(w string) string {
 		return t
 	}
 	return stem(w)
+}
+
+// camelMode says what the analyzer makes of a word in camel case.
+type camelMode int
+
+const (
+	// camelSplit: its parts ("getFileContents": get, file, contents).
+	camelSplit camelMode = iota
+	// camelBoth: its parts and the whole word, for an index, so that
+	// "GitHub" in a description meets "github" in a request or a server
+	// name, and "getFile" meets "get file".
+	camelBoth
+	// camelWhole: the whole word, for a request: a user who writes
+	// "GitHub" or "JavaScript" means the one word, not git or java.
+	camelWhole
+)
+
+// split appends the lower-case words of s to dst, treating camel case
+// as a.camel says.
+func (a *analyzer) split(dst []string, s string) []string {
+	if a.camel == camelSplit || !hasCamel(s) {
+		return splitWords(dst, s)
+	}
+	start := -1
+	for i, r := range s {
+		switch {
+		case !notAlnum(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			dst = a.splitRun(dst, s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		dst = a.splitRun(dst, s[start:])
+	}
+	return dst
+}
+
+// splitRun appends the words of one run of letters and digits: its parts
+// and, where camel case split it, the whole as a.camel says.
+func (a *analyzer) splitRun(dst []string, run string) []string {
+	n := len(dst)
+	dst = splitWords(dst, run)
+	if len(dst)-n < 2 {
+		return dst
+	}
+	whole := strings.ToLower(run)
+	if a.camel == camelWhole {
+		return append(dst[:n], whole)
+	}
+	return append(dst, whole)
+}
+
+func notAlnum(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// hasCamel reports whether s has an upper-case letter right after a
+// letter or digit: the only place where splitWords may split a word
+// other than at a non-alphanumeric.
+func hasCamel(s string) bool {
+	var prev rune
+	for _, r := range s {
+		if unicode.IsUpper(r) && prev != 0 && (unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev)) {
+			return true
+		}
+		prev = r
+	}
+	return false
 }
 
 // stem is the Porter2 (Snowball English) stem of the lower-case word w.

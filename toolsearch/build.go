@@ -32,6 +32,16 @@ type config struct {
 	merged  bool // one bag of words: public name, description, parameter names
 	phrases bool // join multi-word aliases ("pull request")
 	expand  bool // aliases and prefix completions at query time
+	whole   bool // camel-case words also whole (see camelMode)
+	raw     bool // words as written (see analyzer.raw)
+}
+
+// camel returns mode when c keeps camel-case words whole, else camelSplit.
+func (c *config) camel(mode camelMode) camelMode {
+	if c.whole {
+		return mode
+	}
+	return camelSplit
 }
 
 // rankerConfig is New's ranking. A name says what a tool does in two or
@@ -50,6 +60,7 @@ var rankerConfig = config{
 	k1:      1.2,
 	phrases: true,
 	expand:  true,
+	whole:   true,
 }
 
 // baselineConfig is NewBaseline's plain BM25: everything in one field.
@@ -58,6 +69,13 @@ var baselineConfig = config{
 	k1:     1.2,
 	merged: true,
 }
+
+// rawBaselineConfig is NewRawBaseline's: baselineConfig on raw words.
+var rawBaselineConfig = func() config {
+	c := baselineConfig
+	c.raw = true
+	return c
+}()
 
 // Query-side expansion.
 const (
@@ -124,13 +142,16 @@ type builder struct {
 }
 
 func build(tools []tool.Tool, cfg *config) *Index {
-	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32)}
-	b := &builder{x: x, a: analyzer{phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
+	x := &Index{cfg: cfg, docs: make([]doc, len(tools)), terms: make(map[string]int32), servers: servers{byTerm: map[string][]int32{}}}
+	b := &builder{x: x, a: analyzer{raw: cfg.raw, camel: cfg.camel(camelBoth), phrases: cfg.phrases, cache: make(map[string]wordInfo)}}
+	serverIDs := map[string]int32{}
 	// First pass: every field's terms, and the fields' average lengths.
 	docTerms := make([][numFields][]int32, len(tools))
 	var avg [numFields]float64
 	for i, t := range tools {
-		x.docs[i] = doc{name: t.Name, description: t.Description}
+		server, _ := splitName(t)
+		x.docs[i] = doc{name: t.Name, description: t.Description, server: b.addServer(serverIDs, server)}
+		x.servers.tools[x.docs[i].server]++
 		for f, texts := range cfg.texts(t) {
 			docTerms[i][f] = b.intern(texts)
 			avg[f] += float64(len(docTerms[i][f]))

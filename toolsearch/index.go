@@ -26,11 +26,13 @@ type Index struct {
 	postings [][]posting      // by term id, each sorted by doc
 	byText   []int32          // term ids sorted by term, for prefix look-ups
 	vocab    []string         // by term id
+	servers  servers          // which words name which servers
 	scratch  sync.Pool        // *scores
 }
 
 type doc struct {
 	name, description string
+	server            int32 // id in servers
 }
 
 // posting is one tool that contains a term, with the term's BM25F pseudo
@@ -50,9 +52,15 @@ func New(tools []tool.Tool) *Index { return build(tools, &rankerConfig) }
 
 // NewBaseline indexes tools for plain BM25 (k1 = 1.2, b = 0.75) over one
 // bag of words per tool (its public name, description and parameter names)
-// with the same tokenizer as New but without fields, phrases, aliases or
-// prefix matching: the reference for measuring what New's additions buy.
+// with New's stop words and stems, camel-case words split only, and
+// without fields, phrases, aliases, prefix matching, literals or server
+// boosts: the reference for measuring what New's additions buy.
 func NewBaseline(tools []tool.Tool) *Index { return build(tools, &baselineConfig) }
+
+// NewRawBaseline is NewBaseline on words as written: lower-cased runs of
+// letters and digits, without camel-case splits, stop words or stems,
+// the textbook BM25 that a retrieval library gives by default.
+func NewRawBaseline(tools []tool.Tool) *Index { return build(tools, &rawBaselineConfig) }
 
 // Search returns the k tools that match query best, best first; k <= 0
 // returns every tool that matches. A tool matches when it shares at least
@@ -71,6 +79,7 @@ func (x *Index) Search(query string, k int) []Match {
 	for _, c := range concepts {
 		x.scoreConcept(c, s)
 	}
+	x.boostNamed(s, x.named(concepts))
 	top := x.top(s, k)
 	for _, d := range s.touched {
 		s.total[d] = 0
@@ -108,6 +117,7 @@ type variant struct {
 // concept is one distinct term of a query: the index terms it matches,
 // and how much it counts.
 type concept struct {
+	term     string // the query's own term
 	variants []variant
 	boost    float64
 }
@@ -118,14 +128,17 @@ type concept struct {
 // tells tools that work on the same things apart, so with expansion on
 // the query's first term counts firstTermBoost times.
 func (x *Index) concepts(query string) []concept {
-	a := analyzer{phrases: x.cfg.phrases}
+	a := analyzer{raw: x.cfg.raw, camel: x.cfg.camel(camelWhole), phrases: x.cfg.phrases}
 	var out []concept
+	if x.cfg.expand {
+		query = replaceLiterals(query)
+	}
 	terms := a.appendTerms(nil, query)
 	for i, t := range terms {
 		if slices.Contains(terms[:i], t) {
 			continue
 		}
-		c := concept{variants: x.variants(t), boost: 1}
+		c := concept{term: t, variants: x.variants(t), boost: 1}
 		if i == 0 && x.cfg.expand {
 			c.boost = firstTermBoost
 		}

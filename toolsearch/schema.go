@@ -1,7 +1,6 @@
 package toolsearch
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 )
@@ -15,19 +14,6 @@ const (
 	maxSchemaBytes = 64 << 10
 )
 
-// schemaNode is the part of a JSON Schema that describes parameters. A
-// member of another type than expected is left out, not an error.
-type schemaNode struct {
-	Description string                     `json:"description"`
-	Title       string                     `json:"title"`
-	Properties  map[string]json.RawMessage `json:"properties"`
-	Items       json.RawMessage            `json:"items"`
-	Enum        []json.RawMessage          `json:"enum"`
-	AnyOf       []json.RawMessage          `json:"anyOf"`
-	OneOf       []json.RawMessage          `json:"oneOf"`
-	AllOf       []json.RawMessage          `json:"allOf"`
-}
-
 // schemaWords is what an input schema says about a tool's parameters.
 type schemaWords struct {
 	names []string // property names, at any depth
@@ -35,39 +21,44 @@ type schemaWords struct {
 }
 
 // paramWords walks the "properties" of an input schema, recursively and
-// within the bounds above. Property names are visited in sorted order so
-// that the bounds cut the same ones every time.
+// within the bounds above. The schema is decoded once; a member of
+// another type than a schema gives it (a "properties" that is not an
+// object, a "description" that is not a string) is left out, not an
+// error. Property names are visited in sorted order so that the bounds
+// cut the same ones every time.
 func paramWords(schema json.RawMessage) schemaWords {
 	var w schemaWords
 	if len(schema) == 0 || len(schema) > maxSchemaBytes {
 		return w
 	}
-	w.walk(schema, 0)
+	var v any
+	if json.Unmarshal(schema, &v) != nil {
+		return w
+	}
+	w.walk(v, 0)
 	return w
 }
 
-func (w *schemaWords) walk(raw json.RawMessage, depth int) {
-	raw = bytes.TrimSpace(raw)
-	if depth >= maxSchemaDepth || len(raw) == 0 {
+func (w *schemaWords) walk(v any, depth int) {
+	if depth >= maxSchemaDepth {
 		return
 	}
-	if raw[0] == '[' { // "items" as a tuple
-		var list []json.RawMessage
-		_ = json.Unmarshal(raw, &list)
+	if list, ok := v.([]any); ok { // "items" as a tuple
 		w.walkEach(list, depth)
 		return
 	}
-	if raw[0] != '{' { // true, false, or not a schema
+	n, ok := v.(map[string]any)
+	if !ok { // true, false, or not a schema
 		return
 	}
-	var n schemaNode
-	_ = json.Unmarshal(raw, &n) // a member of an unexpected type is skipped
 	if depth > 0 {
-		w.texts = appendNonEmpty(w.texts, n.Title, n.Description)
-		w.texts = appendEnum(w.texts, n.Enum)
+		w.texts = appendNonEmpty(w.texts, str(n["title"]), str(n["description"]))
+		enum, _ := n["enum"].([]any)
+		w.texts = appendEnum(w.texts, enum)
 	}
-	names := make([]string, 0, len(n.Properties))
-	for name := range n.Properties {
+	props, _ := n["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for name := range props {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -76,19 +67,26 @@ func (w *schemaWords) walk(raw json.RawMessage, depth int) {
 			return
 		}
 		w.names = append(w.names, name)
-		w.walk(n.Properties[name], depth+1)
+		w.walk(props[name], depth+1)
 	}
-	w.walk(n.Items, depth+1)
-	w.walkEach(n.AnyOf, depth)
-	w.walkEach(n.OneOf, depth)
-	w.walkEach(n.AllOf, depth)
+	w.walk(n["items"], depth+1)
+	for _, key := range []string{"anyOf", "oneOf", "allOf"} {
+		list, _ := n[key].([]any)
+		w.walkEach(list, depth)
+	}
 }
 
 // walkEach walks the schemas of list one level down.
-func (w *schemaWords) walkEach(list []json.RawMessage, depth int) {
+func (w *schemaWords) walkEach(list []any, depth int) {
 	for _, sub := range list {
 		w.walk(sub, depth+1)
 	}
+}
+
+// str is v if it is a string, else "".
+func str(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 func appendNonEmpty(dst []string, ss ...string) []string {
@@ -100,13 +98,12 @@ func appendNonEmpty(dst []string, ss ...string) []string {
 	return dst
 }
 
-func appendEnum(dst []string, enum []json.RawMessage) []string {
+func appendEnum(dst []string, enum []any) []string {
 	for i, v := range enum {
 		if i == maxEnumValues {
 			break
 		}
-		var s string
-		if json.Unmarshal(v, &s) == nil {
+		if s, ok := v.(string); ok {
 			dst = append(dst, s)
 		}
 	}
