@@ -168,6 +168,9 @@ func TestThirtyServersOneSearch(t *testing.T) {
 		{"refund the last payment from customer acme", "mcp__stripe__create_refund"},
 		{"send an email to bob about the meeting", "mcp__gmail__send_email"},
 		{"commit my changes with the message fix typo", "mcp__git__git_commit"},
+		// No word in common with the tool: the lexicon relates them.
+		{"is it going to rain in Lisbon today", "mcp__weather__get_forecast"},
+		{"remind me to renew my passport next week", "mcp__todoist__add_task"},
 	} {
 		args, _ := json.Marshal(map[string]string{"query": c.request})
 		res, err := reg.Execute(context.Background(), toolview.SearchName, args)
