@@ -29,8 +29,11 @@
 //     read and not yet answered, which its Close would drop
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
-//     [LockedWriter]); and the requests whose handlers park until
-//     cancelled ([ParksUntilCancelled]).
+//     [LockedWriter]); the requests whose handlers park until
+//     cancelled ([ParksUntilCancelled]); and requests answered beneath the
+//     server session, on its connection ([TakingTransport]), with params
+//     read and results written as the SDK's server does ([ReadCallParams],
+//     [CallResultJSON], [TakesCalls]).
 //
 // # Assumptions
 //
@@ -137,4 +140,28 @@
 //     request without Authorization (the 401 then leads to a new
 //     authorization); any other token source error fails the request
 //     unsent. TestContractOAuthHandler.
+//  22. On a server session opened with initialize at a protocol before
+//     2026-07-28 ([TakesCalls]), the SDK sends the result a tools/call
+//     handler returns through [RawCallResult] as {"content":…} (the raw
+//     array), then "isError":true when set, then "structuredContent" with
+//     its HTML characters escaped (json.Marshal of the typed result), and
+//     nothing else; the connection's encoding compacts it. At 2026-07-28
+//     or later it adds resultType (and _meta on per-request sessions).
+//     TestContractTakenCallResult.
+//  23. The SDK's server hands a tools/call handler the params
+//     {name, arguments, _meta} as [ReadCallParams] reads them: the name,
+//     the arguments byte for byte as the client wrote them, the _meta
+//     decoded as encoding/json decodes a map (a repeated key keeps the
+//     last value). TestContractCallParams.
+//  24. A server session needs to see none of the calls its connection
+//     answers itself ([TakingTransport]): it keeps serving the other
+//     requests, the body's notifications and requests through the session
+//     reach the client (a notification written before the response
+//     arrives before it), and the SDK's canceller ignores a
+//     notifications/cancelled it was not given. The session closes its
+//     connection from inside the jsonrpc2 connection's state lock, which
+//     its notifications also take, so the connection's Close must not
+//     wait for the calls it took; the SDK cancels its own calls and drops
+//     their replies when reading fails, and the taken ones get the same.
+//     TestContractTakenCalls, TestContractTakenCallsEnd.
 package sdkwire
