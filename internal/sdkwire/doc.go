@@ -44,10 +44,14 @@
 //     reaches Connection.Write with the request, values intact.
 //     TestContractContextReachesWrite.
 //  2. The SDK decodes the message Connection.Read returns, so a wrapping
-//     connection may change a *jsonrpc.Response's Result in place.
-//     TestContractReadIsDecoded.
-//  3. The SDK decodes {"content":[]} as an empty tools/call result, without
-//     error. TestContractEmptyCallResult.
+//     connection may change a *jsonrpc.Response in place (its Result, or
+//     its Result for an Error). TestContractReadIsDecoded.
+//  3. CallTool returns a tools/call answered with an error response as an
+//     error wrapping that *jsonrpc.Error (errors.As finds it), on either
+//     protocol, without decoding anything (a result is decoded twice over
+//     with a fresh 32 KiB-buffer decoder), and the session goes on: so
+//     [CapturedCall] hands the SDK an error in place of a captured result.
+//     TestContractCapturedCall.
 //  4. The Streamable HTTP client POSTs each request with its call's context,
 //     values intact, and one JSON-RPC message as the body.
 //     TestContractHTTPPost.
