@@ -79,7 +79,7 @@ func TestFastPathSameBytes(t *testing.T) {
 		`{"name":"mcp__r__legacy"}`,
 		`{"name":"mcp__steps__steps","arguments":{},"_meta":{"progressToken":"p-1"}}`,
 		`{"name":"mcp__steps__steps","_meta":{"progressToken":7,"other":{"a":[1]}}}`,
-		`{"name":"nope","arguments":{}}`,                // unknown: the SDK answers on both
+		`{"name":"nope","arguments":{}}`,              // unknown: the SDK answers on both
 		`{"name":"ec\u0068o","arguments":{"e":true}}`, // escaped: the SDK reads it on both
 	}
 	for i, params := range calls {
