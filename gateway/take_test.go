@@ -103,25 +103,10 @@ func TestFastPathSameBytes(t *testing.T) {
 // come back to the backend (the defaults of its form filled in).
 func TestFastPathAsksTheClient(t *testing.T) {
 	reg := tool.NewRegistry()
-	asker := mcppeer.Asker()
-	b, err := mcpclient.Start(mcpclient.Config{ServerName: "asker", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", AllowSampling: true},
-		mcpclient.Options{Registry: reg, Elicit: true, Sample: true, NewTransport: func() (mcp.Transport, error) {
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := asker.Connect(context.Background(), st, nil)
-			if err == nil {
-				t.Cleanup(func() { ss.Close() })
-			}
-			return ct, err
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	startMemBackendWith(t, mcpclient.Config{ServerName: "asker", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", AllowSampling: true},
+		mcpclient.Options{Registry: reg, Elicit: true, Sample: true}, mcppeer.Asker())
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	g := newGateway(t, reg, Options{})
 	ct, st := mcp.NewInMemoryTransports()
 	go g.ServeTransport(ctx, st)
