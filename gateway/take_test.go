@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,7 +85,7 @@ func TestFastPathSameBytes(t *testing.T) {
 	}
 	for i, params := range calls {
 		id := `"c` + string(rune('a'+i)) + `"`
-		line := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+		line := callLine(id, params)
 		want, got := sc.exchange(line, id), fc.exchange(line, id)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: lines differ (-SDK path +fast path):\n%s", params, diff)
@@ -136,4 +137,40 @@ func TestFastPathAsksTheClient(t *testing.T) {
 	if n := g.taken.Load(); n != 2 {
 		t.Errorf("the fast path answered %d calls, want 2", n)
 	}
+}
+
+// A call that arrives before the backends are ready waits for them (the
+// SDK's path, which brings the tool list up to date first) and finds a
+// tool registered meanwhile; once ready, calls take the fast path.
+func TestFastPathWaitsForReady(t *testing.T) {
+	reg := tool.NewRegistry()
+	ready := make(chan struct{})
+	g := newGateway(t, reg, Options{Ready: ready})
+	c := connectRaw(t, g)
+	c.send(callLine(`"early"`, `{"name":"late","arguments":{}}`))
+	select {
+	case line := <-c.lines:
+		t.Fatalf("answered before ready: %s", line)
+	case <-time.After(50 * time.Millisecond): // a bound on a negative; the positive below needs no timing
+	}
+	if _, err := reg.Register(goTool("late", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	for _, id := range []string{`"early"`, `"after"`} {
+		if id == `"after"` {
+			c.send(callLine(id, `{"name":"late","arguments":{}}`))
+		}
+		if res := c.response(id); res.Error != nil || !strings.Contains(string(res.Result), `"text":"ok"`) {
+			t.Errorf("call %s: %+v %s", id, res.Error, res.Result)
+		}
+	}
+	if n := g.taken.Load(); n != 1 {
+		t.Errorf("the fast path answered %d calls, want the one after ready", n)
+	}
+}
+
+// callLine is a tools/call request line.
+func callLine(id, params string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 }
