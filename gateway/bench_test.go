@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -27,33 +29,84 @@ func BenchmarkStdioCall(b *testing.B) {
 		benchCalls(b, reg, "echo")
 	})
 	b.Run("child", func(b *testing.B) {
-		reg := tool.NewRegistry()
-		script := mcppeer.RawScript{
-			Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("echo", "echo")}}},
-			Results: map[string]json.RawMessage{"echo": json.RawMessage(`{"content":[{"type":"text","text":"echo"}]}`)},
-		}
-		cmd, args, env := mcptest.ChildCommand(b, "raw", mcppeer.RawScriptEnv+"="+mcptest.WriteRawScript(b, script))
-		srv, err := mcpclient.Start(mcpclient.Config{ServerName: "bench", Transport: mcpclient.TransportStdio, Command: cmd, Args: args, Env: env},
-			mcpclient.Options{Registry: reg})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer srv.Close()
-		if err := srv.WaitReady(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		benchCalls(b, reg, "mcp__bench__echo")
+		benchCalls(b, echoChild(b), "mcp__bench__echo")
 	})
 }
 
-// benchCalls measures calls of name through a gateway on reg over stdio.
-func benchCalls(b *testing.B, reg *tool.Registry, name string) {
+// echoChild starts a raw stdio child whose tool echo answers "echo",
+// behind an mcpclient bridge under serverName bench (closed when b ends),
+// and returns the registry it fills.
+func echoChild(b *testing.B) *tool.Registry {
+	reg := tool.NewRegistry()
+	script := mcppeer.RawScript{
+		Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("echo", "echo")}}},
+		Results: map[string]json.RawMessage{"echo": json.RawMessage(`{"content":[{"type":"text","text":"echo"}]}`)},
+	}
+	cmd, args, env := mcptest.ChildCommand(b, "raw", mcppeer.RawScriptEnv+"="+mcptest.WriteRawScript(b, script))
+	srv, err := mcpclient.Start(mcpclient.Config{ServerName: "bench", Transport: mcpclient.TransportStdio, Command: cmd, Args: args, Env: env},
+		mcpclient.Options{Registry: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	if err := srv.WaitReady(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// BenchmarkStdioCallLean is BenchmarkStdioCall/child with a client that
+// writes and reads bare JSON-RPC lines: what is allocated per call is the
+// gateway's and its bridge's alone.
+func BenchmarkStdioCallLean(b *testing.B) {
+	cr, cw := stdioGateway(b, echoChild(b))
+	in := bufio.NewReader(cr)
+	send := func(line string) {
+		if _, err := io.WriteString(cw, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	answer := func() []byte {
+		out, err := in.ReadBytes('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+	answer()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcp__bench__echo","arguments":{"message":"hi"}}}`
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		send(call)
+		if out := answer(); !bytes.Contains(out, []byte(`"text":"echo"`)) {
+			b.Fatalf("answered %s", out)
+		}
+	}
+	b.StopTimer()
+}
+
+// stdioGateway serves a gateway over reg on pipes until b ends, and
+// returns the client's ends.
+func stdioGateway(b *testing.B, reg *tool.Registry) (io.ReadCloser, io.WriteCloser) {
 	g := New(reg, Options{})
-	defer g.Close()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- g.ServeStdio(context.Background(), sr, sw) }()
+	b.Cleanup(func() {
+		cw.Close()
+		<-done
+		g.Close()
+	})
+	return cr, cw
+}
+
+// benchCalls measures calls of name through a gateway on reg over stdio.
+func benchCalls(b *testing.B, reg *tool.Registry, name string) {
+	cr, cw := stdioGateway(b, reg)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.IOTransport{Reader: cr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -69,8 +122,6 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 	}
 	b.StopTimer()
 	cs.Close()
-	cw.Close()
-	<-done
 }
 
 // BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's

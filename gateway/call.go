@@ -58,14 +58,28 @@ func (g *Gateway) handler(name string) mcp.ToolHandler {
 // Registry.Execute, the one call path. The error is non-nil only for a
 // protocol error (the tool is gone).
 func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolRequest) (result, error) {
-	if !g.admitCall(req.Session) {
-		limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
-		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
+	if err := g.admit(req.Session); err != nil {
+		return result{}, err
 	}
 	defer g.releaseCall(req.Session)
+	return g.run(ctx, name, req.Session, streamOf(req.Extra), req.Params)
+}
+
+// admit takes one of session's call slots, or says why not.
+func (g *Gateway) admit(session *mcp.ServerSession) error {
+	if g.admitCall(session) {
+		return nil
+	}
+	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
+}
+
+// run is call once the call has its slot; stream is the HTTP request
+// stream it arrived on, "" on stdio.
+func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, stream string, params *mcp.CallToolParamsRaw) (result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := &inflight{session: req.Session, cancel: cancel, stream: streamOf(req.Extra)}
+	c := &inflight{session: session, cancel: cancel, stream: stream}
 	if !g.track(c) {
 		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
 		if g.isClosed() {
@@ -78,23 +92,23 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 		cancel(errStreamGone) // queued while its client left
 	}
 
-	if req.Session != nil {
-		fwd := newForwarder(ctx, req.Session, g.log)
+	if session != nil {
+		fwd := newForwarder(ctx, session, g.log)
 		defer fwd.stop()
-		if tok := req.Params.GetProgressToken(); tok != nil {
+		if tok := params.GetProgressToken(); tok != nil {
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
-		ctx = tool.WithAsk(ctx, g.asker(req.Session))
+		ctx = tool.WithAsk(ctx, g.asker(session))
 	}
 	if g.opts.CallContext != nil {
-		ctx = g.opts.CallContext(ctx, req.Params.Meta)
+		ctx = g.opts.CallContext(ctx, params.Meta)
 	}
 	var ended func(tool.Result, bool)
 	if g.opts.Observer != nil {
 		ended = g.opts.Observer.CallStarted(name)
 	}
-	res, err := g.reg.Execute(ctx, name, req.Params.Arguments)
+	res, err := g.reg.Execute(ctx, name, params.Arguments)
 	if ended != nil {
 		ended(res, ctx.Err() != nil)
 	}
@@ -273,6 +287,18 @@ func mustJSON(v any) json.RawMessage {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// seen notes a request of method on session: the session's activity (a
+// new one may evict the one idle longest) and the Observer.
+func (g *Gateway) seen(session *mcp.ServerSession, method string) {
+	if g.touch(session) {
+		g.log.Debug("client session started", "session", session.ID())
+		g.evictIdle(session)
+	}
+	if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {
+		g.opts.Observer.Request(method)
+	}
+}
+
 // middleware runs around every request the server receives. For
 // tools/call it puts the handler's raw content array on the wire in place
 // of the SDK's typed content (sdkwire.RawCallResult), so blocks reach the
@@ -285,13 +311,8 @@ func mustJSON(v any) json.RawMessage {
 // (sdkwire.ParksUntilCancelled).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, _ := req.GetSession().(*mcp.ServerSession); g.touch(ss) {
-			g.log.Debug("client session started", "session", ss.ID())
-			g.evictIdle(ss)
-		}
-		if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {
-			g.opts.Observer.Request(method)
-		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		g.seen(ss, method)
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}

@@ -164,9 +164,15 @@ func TestHandlerDirect(t *testing.T) {
 // Close answers the calls in flight (cancelled at the backend) and ends
 // every session; a session ended by its own ctx does the same for its calls.
 func TestShutdownAnswersCallsInFlight(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+		t.Run("version "+version, func(t *testing.T) { shutdownAnswersCallsInFlight(t, version) })
+	}
+}
+
+func shutdownAnswersCallsInFlight(t *testing.T, version string) {
 	t.Run("Close", func(t *testing.T) {
 		_, g, bs := twoBackends(t, Options{})
-		c := connectInMemory(t, g)
+		c := connectInMemoryAt(t, g, version)
 		res := slowCallUntil(t, c, func() {
 			if err := g.Close(); err != nil {
 				t.Errorf("Close: %v", err)
@@ -185,6 +191,9 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 		if err := g.Close(); err != nil {
 			t.Errorf("second Close = %v", err)
 		}
+		if taken := g.taken.Load() > 0; taken != (version != "") {
+			t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+		}
 	})
 	t.Run("session ctx", func(t *testing.T) {
 		_, g, bs := twoBackends(t, Options{})
@@ -194,7 +203,7 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 		served := make(chan error, 1)
 		go func() { served <- g.ServeTransport(ctx, st) }()
 		c := &client{}
-		cs, err := newSDKClient(c).Connect(context.Background(), ct, nil)
+		cs, err := newSDKClient(c).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,6 +249,12 @@ func slowCallUntil(t *testing.T, c *client, stop func()) *mcp.CallToolResult {
 // A tool that ignores cancellation makes Close give up after the timeout,
 // with an error saying so.
 func TestCloseIsBounded(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+		t.Run("version "+version, func(t *testing.T) { closeIsBounded(t, version) })
+	}
+}
+
+func closeIsBounded(t *testing.T, version string) {
 	reg := tool.NewRegistry()
 	entered, release := make(chan struct{}), make(chan struct{})
 	if _, err := reg.Register(goTool("stubborn", func(context.Context, json.RawMessage) (tool.Output, error) {
@@ -253,7 +268,7 @@ func TestCloseIsBounded(t *testing.T) {
 	ct, st := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- g.ServeTransport(context.Background(), st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +284,9 @@ func TestCloseIsBounded(t *testing.T) {
 	}
 	close(release)
 	waitSignal(t, called, "the stubborn call to end")
+	if taken := g.taken.Load() > 0; taken != (version != "") {
+		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+	}
 	if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
 		t.Errorf("ServeTransport = %v", err)
 	}

@@ -25,6 +25,17 @@
 // catalog (deferred loading, package toolview): its search_tools calls
 // load tools for it alone, with a list_changed to it alone; see [View].
 //
+// On stdio-like sessions (ServeStdio, ServeTransport) the gateway answers
+// tools/call itself, beneath the SDK's server session
+// (sdkwire.TakingTransport): the SDK's server would decode each request's
+// params twice with a fresh 32 KiB decoder, pass it through two
+// goroutines and marshal the result twice, most of a forwarded call's
+// cost. The fast path runs the same call path with the same bytes on the
+// wire; it takes only calls of sessions opened with initialize below
+// protocol 2026-07-28, once the backends are ready, of a served tool, with
+// plain params, and leaves everything else (the handshake, other methods,
+// notifications, the 2026-07-28 protocol, Streamable HTTP) to the SDK.
+//
 // The same Gateway serves any number of sessions at once: [Gateway.ServeStdio]
 // for one client on a pair of pipes, [Gateway.Handler] for Streamable HTTP at
 // /mcp (plus /healthz), with the safety checks a local tool server needs:

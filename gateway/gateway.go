@@ -226,6 +226,11 @@ type Gateway struct {
 	syncDone      chan struct{} // closed when the watch goroutine returned
 
 	views viewState // the client sessions' views (Options.NewView)
+
+	// The fast path of tools/call (take.go).
+	callable atomic.Pointer[map[string]string] // served name → registry name
+	sdkOnly  bool                              // serve every request through the SDK's session (tests compare the paths)
+	taken    atomic.Uint64                     // tools/call requests the fast path answered
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -394,6 +399,7 @@ func (g *Gateway) sync() {
 	if len(gone) > 0 {
 		g.server.RemoveTools(gone...)
 	}
+	g.publishCallable()
 }
 
 // reportShadowed logs each raw name not served because another server
@@ -625,10 +631,13 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 		unanswered.done()
 		g.answering.done()
 	}}
-	ss, err := g.server.Connect(ctx, tt, nil)
+	var session atomic.Pointer[mcp.ServerSession]
+	taking := &sdkwire.TakingTransport{Transport: tt, Take: g.take(&session)}
+	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
 	}
+	session.Store(ss)
 	// Close snapshots the sessions after marking itself closed: a session
 	// connected after the snapshot sees the mark here.
 	if g.isClosed() { // untested: needs Close to run between the two checks
@@ -649,7 +658,7 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 		if err != nil {
 			g.log.Debug("client session ended", "err", err)
 		}
-		return nil
+		return g.stillRunning(taking, time.Now().Add(g.timeout))
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
@@ -658,6 +667,6 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 			return err
 		}
 		<-ended
-		return nil
+		return g.stillRunning(taking, deadline)
 	}
 }

@@ -155,8 +155,14 @@ func TestResultsPassThrough(t *testing.T) {
 }
 
 func TestCancellationAndProgressReachTheBackend(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+		t.Run("version "+version, func(t *testing.T) { cancellationAndProgressReachTheBackend(t, version) })
+	}
+}
+
+func cancellationAndProgressReachTheBackend(t *testing.T, version string) {
 	_, g, bs := twoBackends(t, Options{})
-	c := connectInMemory(t, g)
+	c := connectInMemoryAt(t, g, version)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -182,6 +188,9 @@ func TestCancellationAndProgressReachTheBackend(t *testing.T) {
 	case <-bs["a"].cancelled:
 		t.Error("backend a saw a cancellation")
 	default:
+	}
+	if taken := g.taken.Load() > 0; taken != (version != "") {
+		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
 	}
 }
 

@@ -123,19 +123,20 @@ func newSDKClient(c *client) *mcp.Client {
 // served by ServeTransport until the end of the test.
 func connectInMemory(t *testing.T, g *Gateway) *client {
 	t.Helper()
-	return connectInMemoryAt(t, g, nil)
+	return connectInMemoryAt(t, g, "")
 }
 
-// connectInMemoryAt is connectInMemory with session options (a protocol
-// version; nil: the SDK's default).
-func connectInMemoryAt(t *testing.T, g *Gateway, opts *mcp.ClientSessionOptions) *client {
+// connectInMemoryAt is connectInMemory at the protocol version given (""
+// negotiates the newest; before 2026-07-28 the gateway's fast path answers
+// tools/call).
+func connectInMemoryAt(t *testing.T, g *Gateway, version string) *client {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- g.ServeTransport(ctx, st) }()
 	c := &client{}
-	cs, err := newSDKClient(c).Connect(ctx, ct, opts)
+	cs, err := newSDKClient(c).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		stop()
 		<-served

@@ -47,14 +47,21 @@ func startDocBackend(t *testing.T, reg *tool.Registry, name string, srv *mcp.Ser
 // waits for its first start.
 func startMemBackend(t *testing.T, reg *tool.Registry, cfg mcpclient.Config, srv *mcp.Server) {
 	t.Helper()
-	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
+	startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg}, srv)
+}
+
+// startMemBackendWith is startMemBackend with opts (the registry in them).
+func startMemBackendWith(t *testing.T, cfg mcpclient.Config, opts mcpclient.Options, srv *mcp.Server) {
+	t.Helper()
+	opts.NewTransport = func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
 		if err == nil {
 			t.Cleanup(func() { ss.Close() })
 		}
 		return ct, err
-	}})
+	}
+	b, err := mcpclient.Start(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

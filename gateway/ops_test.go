@@ -157,8 +157,14 @@ func countOf(list []string, s string) int {
 type metaKey struct{}
 
 // CallContext derives each call's context from the request's _meta; the
-// tool body runs in it.
+// tool body runs in it; the Observer hears of the request and the call.
 func TestCallContext(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+		t.Run("version "+version, func(t *testing.T) { callContext(t, version) })
+	}
+}
+
+func callContext(t *testing.T, version string) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("seen", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
 		v, _ := ctx.Value(metaKey{}).(string)
@@ -166,11 +172,12 @@ func TestCallContext(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	g := newGateway(t, reg, Options{CallContext: func(ctx context.Context, meta map[string]any) context.Context {
+	obs := &observed{}
+	g := newGateway(t, reg, Options{Observer: obs, CallContext: func(ctx context.Context, meta map[string]any) context.Context {
 		v, _ := meta["traceparent"].(string)
 		return context.WithValue(ctx, metaKey{}, "from meta: "+v)
 	}})
-	c := connectInMemory(t, g)
+	c := connectInMemoryAt(t, g, version)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: "seen", Meta: mcp.Meta{"traceparent": "00-abc"}})
@@ -179,5 +186,13 @@ func TestCallContext(t *testing.T) {
 	}
 	if got := texts(res); !slices.Equal(got, []string{"from meta: 00-abc"}) {
 		t.Errorf("the body saw %v", got)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if countOf(obs.requests, "tools/call") != 1 || !slices.Equal(obs.calls, []string{"seen", "ok"}) {
+		t.Errorf("observed requests %v, calls %v; want one tools/call, seen ok", obs.requests, obs.calls)
+	}
+	if taken := g.taken.Load() > 0; taken != (version != "") {
+		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
 	}
 }

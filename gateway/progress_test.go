@@ -59,7 +59,21 @@ func stepsBackend(t *testing.T, reg *tool.Registry) {
 func TestProgressForwardedBeforeResult(t *testing.T) {
 	reg := tool.NewRegistry()
 	stepsBackend(t, reg)
-	c := connectRaw(t, newGateway(t, reg, Options{}))
+	for _, sdkOnly := range []bool{false, true} { // the fast path, the SDK's
+		t.Run(fmt.Sprint("sdkOnly ", sdkOnly), func(t *testing.T) {
+			g := newGateway(t, reg, Options{})
+			g.sdkOnly = sdkOnly
+			progressBeforeResult(t, connectRaw(t, g))
+			if taken := g.taken.Load() > 0; taken == sdkOnly {
+				t.Errorf("the fast path answered: %v", taken)
+			}
+		})
+	}
+}
+
+// progressBeforeResult makes 50 calls of steps on c and checks that each
+// one's five progress notifications arrive, in order, before its response.
+func progressBeforeResult(t *testing.T, c *rawClient) {
 	want := []string{"step 1", "step 2", "step 3", "step 4", "step 5"}
 	for call := 1; call <= 50; call++ {
 		id := strconv.Itoa(1000 + call)

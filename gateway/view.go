@@ -104,16 +104,23 @@ func (g *Gateway) viewMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		res, err := next(sv.view.Bind(ctx), method, req)
-		if sv.view.Grown() {
-			sv.mu.Lock()
-			sv.grown = true
-			sv.mu.Unlock()
-			if call, ok := req.(*mcp.CallToolRequest); ok {
-				g.announceGrowth(call.Params.Name)
-			}
+		if call, ok := req.(*mcp.CallToolRequest); ok {
+			g.noteGrowth(sv, call.Params.Name)
 		}
 		return res, err
 	}
+}
+
+// noteGrowth owes sv's session a tools list_changed when the call of
+// the tool served as name grew its view, and sends it.
+func (g *Gateway) noteGrowth(sv *sessionView, name string) {
+	if !sv.view.Grown() {
+		return
+	}
+	sv.mu.Lock()
+	sv.grown = true
+	sv.mu.Unlock()
+	g.announceGrowth(name)
 }
 
 // narrow keeps in list the tools view shows (a view shows registry tools

@@ -109,8 +109,7 @@ func TestViewPerSession(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			reg, g := searchGateway(t)
-			opts := &mcp.ClientSessionOptions{ProtocolVersion: version}
-			a, b := connectInMemoryAt(t, g, opts), connectInMemoryAt(t, g, opts)
+			a, b := connectInMemoryAt(t, g, version), connectInMemoryAt(t, g, version)
 			if got := a.session.InitializeResult().ProtocolVersion; got != version {
 				t.Fatalf("the session speaks %s", got)
 			}

@@ -182,6 +182,9 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	}
 	_, err := gen.session.CallTool(withCapture(callCtx, slot), params)
 	gen.table.forget(slot)
+	if captured(err) {
+		err = nil // the slot holds the result, or says why not
+	}
 	if err != nil {
 		switch cause := context.Cause(callCtx); {
 		case ctx.Err() != nil:

@@ -15,7 +15,7 @@ import (
 
 // captureSlot asks for the raw result of one call.
 type captureSlot struct {
-	replace bool // tools/call: hand the SDK an empty result (sdkwire.EmptyCallResult)
+	replace bool // tools/call: hand the SDK an error in place of the result (sdkwire.CapturedCall)
 
 	slot *sdkwire.Slot // set by withCapture
 }
@@ -25,7 +25,7 @@ type captureSlot struct {
 func withCapture(ctx context.Context, slot *captureSlot) context.Context {
 	mode := sdkwire.PassResult
 	if slot.replace {
-		mode = sdkwire.EmptyCallResult
+		mode = sdkwire.CapturedCall
 	}
 	slot.slot = sdkwire.NewSlot(mode)
 	return sdkwire.WithSlot(ctx, slot.slot)
@@ -34,6 +34,10 @@ func withCapture(ctx context.Context, slot *captureSlot) context.Context {
 func (s *captureSlot) result() (json.RawMessage, bool) { return s.slot.Result() }
 
 func (s *captureSlot) refused() error { return s.slot.Refused() }
+
+// captured reports whether err is how the SDK returns a tools/call whose
+// result a replacing slot took (sdkwire.CapturedCall).
+func captured(err error) bool { return sdkwire.Captured(err) }
 
 // captureTable is the capture table of one connection.
 type captureTable struct{ *sdkwire.Table }

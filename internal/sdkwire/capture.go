@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,11 +26,13 @@ type Mode uint8
 const (
 	// PassResult hands the SDK the result as it came.
 	PassResult Mode = iota
-	// EmptyCallResult hands the SDK {"content":[]} instead of a tools/call
-	// result: its typed decoding, which rejects a whole result for one
-	// unknown content block, never runs and never costs anything. A result
-	// over the Table's limit is refused (Slot.Refused).
-	EmptyCallResult
+	// CapturedCall hands the SDK an error response in place of a
+	// tools/call result, which CallTool returns as an error Captured
+	// recognizes, decoding nothing (assumption 3): neither the SDK's typed
+	// decoding, which rejects a whole result for one unknown content block,
+	// nor its 32 KiB-buffer decoders ever run. A result over the Table's
+	// limit is refused (Slot.Refused).
+	CapturedCall
 	// HeaderToolsPage hands the SDK the tools/list page with only the tools
 	// that may carry x-mcp-header annotations (HeaderCandidate), every other
 	// member of the page as sent: the SDK then drops the invalid ones and
@@ -52,9 +55,19 @@ func InputRequired(result json.RawMessage) bool {
 	return json.Unmarshal(result, &top) == nil && top.ResultType == "input_required"
 }
 
-// emptyCallResult is what the SDK decodes in place of a captured tools/call
-// result (assumption 3: it decodes without error).
-var emptyCallResult = json.RawMessage(`{"content":[]}`)
+// capturedError is the error response the SDK is handed in place of a
+// captured tools/call result (assumption 3). Its code is outside the range
+// JSON-RPC reserves; only a response the Table answered this way has it
+// with a filled slot.
+var capturedError = &jsonrpc.Error{Code: 1_000_003, Message: "mcpbridge: result captured beneath the SDK"}
+
+// Captured reports whether err, from an SDK call made with a CapturedCall
+// slot, is the response the Table handed the SDK for its captured result
+// (the slot then holds the result, or says why it refused it).
+func Captured(err error) bool {
+	var wire *jsonrpc.Error
+	return errors.As(err, &wire) && wire.Code == capturedError.Code && wire.Message == capturedError.Message
+}
 
 // Slot receives the raw result of one request. Its methods are safe for
 // concurrent use.
@@ -180,7 +193,7 @@ func (t *Table) OnRequest(fn func(method string, params json.RawMessage)) {
 }
 
 // NewTable returns an empty table. limit bounds a result captured with
-// EmptyCallResult, in bytes; 0 means no bound.
+// CapturedCall, in bytes; 0 means no bound.
 func NewTable(limit int64) *Table {
 	return &Table{pending: make(map[jsonrpc.ID]*Slot), limit: max(limit, 0)}
 }
@@ -251,12 +264,12 @@ func (t *Table) Received(msg jsonrpc.Message) bool {
 	defer slot.mu.Unlock()
 	slot.raw, slot.set = resp.Result, true
 	switch slot.mode {
-	case EmptyCallResult:
+	case CapturedCall:
 		if t.limit > 0 && int64(len(resp.Result)) > t.limit {
 			slot.raw, slot.set = nil, false
 			slot.err = fmt.Errorf("the tools/call result of %d bytes exceeds the bridge's limit of %d bytes (MaxResultBytes)", len(resp.Result), t.limit)
 		}
-		resp.Result = emptyCallResult
+		resp.Result, resp.Error = nil, capturedError
 		return true
 	case HeaderToolsPage:
 		page, changed := headerToolsPage(resp.Result)

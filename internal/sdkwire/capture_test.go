@@ -42,12 +42,12 @@ func TestSSEFilter(t *testing.T) {
 		{
 			name: "captured response",
 			in:   "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[{\"type\":\"video\"}]}}\n\n",
-			want: "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n", captured: `{"content":[{"type":"video"}]}`,
+			want: "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1000003,\"message\":\"mcpbridge: result captured beneath the SDK\"}}\n\n", captured: `{"content":[{"type":"video"}]}`,
 		},
 		{
 			name: "multi-line data and CRLF",
 			in:   "data: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":7,\"result\":{\"content\":[1]}}\r\n\r\n",
-			want: "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n", captured: `{"content":[1]}`,
+			want: "data: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1000003,\"message\":\"mcpbridge: result captured beneath the SDK\"}}\n\n", captured: `{"content":[1]}`,
 		},
 		{
 			name: "other messages pass through",
@@ -72,7 +72,7 @@ func TestSSEFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			table, slot := captureFixture(t, EmptyCallResult, 0)
+			table, slot := captureFixture(t, CapturedCall, 0)
 			got := readString(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table, 1<<20))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("stream (-want +got):\n%.2000s", diff)
@@ -88,7 +88,7 @@ func TestSSEFilter(t *testing.T) {
 // An event larger than the limit ends the stream with an error instead of
 // being buffered whole.
 func TestSSEFilterLimit(t *testing.T) {
-	table, _ := captureFixture(t, EmptyCallResult, 0)
+	table, _ := captureFixture(t, CapturedCall, 0)
 	in := "data: " + strings.Repeat("z", 10000) + "\n\n"
 	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000))
 	if !contains(err, "exceeds the frame limit of 1000 bytes") {
@@ -99,7 +99,7 @@ func TestSSEFilterLimit(t *testing.T) {
 // Responses without a waiting slot, errors and forgotten slots leave the
 // message alone.
 func TestTable(t *testing.T) {
-	table, slot := captureFixture(t, EmptyCallResult, 0)
+	table, slot := captureFixture(t, CapturedCall, 0)
 	id7, _ := jsonrpc.MakeID(float64(7))
 	id9, _ := jsonrpc.MakeID(float64(9))
 	if table.Received(&jsonrpc.Request{Method: "notifications/x"}) {
@@ -123,7 +123,7 @@ func TestTable(t *testing.T) {
 	if _, ok := slot.Result(); ok {
 		t.Error("an error response filled the slot")
 	}
-	table2, slot2 := captureFixture(t, EmptyCallResult, 0)
+	table2, slot2 := captureFixture(t, CapturedCall, 0)
 	table2.Forget(slot2)
 	if table2.Received(&jsonrpc.Response{ID: id7, Result: json.RawMessage(`{"content":[]}`)}) {
 		t.Error("a forgotten slot still captured")
@@ -149,8 +149,8 @@ func TestTableModes(t *testing.T) {
 		refused string
 	}{
 		{"pass", PassResult, 0, `{"content":[1]}`, false, `{"content":[1]}`, ""},
-		{"empty call result", EmptyCallResult, 0, `{"content":[1]}`, true, `{"content":[]}`, ""},
-		{"over the limit", EmptyCallResult, 5, `{"content":[1]}`, true, `{"content":[]}`, "the tools/call result of 15 bytes exceeds the bridge's limit of 5 bytes"},
+		{"captured call", CapturedCall, 0, `{"content":[1]}`, true, "captured", ""},
+		{"over the limit", CapturedCall, 5, `{"content":[1]}`, true, "captured", "the tools/call result of 15 bytes exceeds the bridge's limit of 5 bytes"},
 		{"header tools page", HeaderToolsPage, 0, page, true, `{"tools":[],"nextCursor":"c"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,8 +159,12 @@ func TestTableModes(t *testing.T) {
 			if got := table.Received(resp); got != tc.changed {
 				t.Errorf("changed = %v", got)
 			}
-			if string(resp.Result) != tc.sdk {
-				t.Errorf("the SDK sees %s, want %s", resp.Result, tc.sdk)
+			sees := string(resp.Result)
+			if Captured(resp.Error) && resp.Result == nil {
+				sees = "captured"
+			}
+			if sees != tc.sdk {
+				t.Errorf("the SDK sees %s (error %v), want %s", resp.Result, resp.Error, tc.sdk)
 			}
 			raw, ok := slot.Result()
 			if err := slot.Refused(); tc.refused != "" {

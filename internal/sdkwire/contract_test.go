@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,24 +89,30 @@ func TestContractReadIsDecoded(t *testing.T) {
 	}
 }
 
-// Assumption 3, through CaptureTransport (which also relies on 1 and 2).
-func TestContractEmptyCallResult(t *testing.T) {
-	table := NewTable(0)
-	cs := connectInMemory(t, newServer(nil), nil, nil, func(tr mcp.Transport) mcp.Transport {
-		return &CaptureTransport{Transport: tr, Table: table}
-	})
-	slot := NewSlot(EmptyCallResult)
-	res, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "echo"})
-	table.Forget(slot)
-	if err != nil {
-		t.Fatalf("CallTool with the empty result: %v", err)
+// Assumption 3, through CaptureTransport (which also relies on 1 and 2):
+// CallTool returns the captured call's error response as an error Captured
+// recognizes, on either protocol, and the session goes on.
+func TestContractCapturedCall(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} { // "": negotiated, 2026-07-28
+		table := NewTable(0)
+		cs := connectInMemory(t, newServer(nil), nil, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(tr mcp.Transport) mcp.Transport {
+			return &CaptureTransport{Transport: tr, Table: table}
+		})
+		for range 2 {
+			slot := NewSlot(CapturedCall)
+			res, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "echo"})
+			table.Forget(slot)
+			if !Captured(err) || res != nil {
+				t.Fatalf("version %q: CallTool = %+v, %v; want the captured error", version, res, err)
+			}
+			raw, ok := slot.Result()
+			if !ok || !strings.Contains(string(raw), `"text":"echo"`) {
+				t.Errorf("version %q: captured %s (%v), want the server's result", version, raw, ok)
+			}
+		}
 	}
-	if len(res.Content) != 0 || res.IsError || res.StructuredContent != nil {
-		t.Errorf("the SDK decoded %+v, want an empty result", res)
-	}
-	raw, ok := slot.Result()
-	if !ok || !strings.Contains(string(raw), `"text":"echo"`) {
-		t.Errorf("captured %s (%v), want the server's result", raw, ok)
+	if Captured(errors.New("mcpbridge: result captured beneath the SDK")) || Captured(nil) {
+		t.Error("Captured took an error that is not the capture's")
 	}
 }
 
@@ -225,14 +232,11 @@ func TestContractHTTPResponseBodies(t *testing.T) {
 			})
 			table := NewTable(0)
 			cs := connectHTTP(t, tc.url, &CaptureRoundTripper{Base: base, Table: table}, nil)
-			slot := NewSlot(EmptyCallResult)
-			res, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "echo"})
+			slot := NewSlot(CapturedCall)
+			_, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "echo"})
 			table.Forget(slot)
-			if err != nil {
-				t.Fatalf("CallTool: %v", err)
-			}
-			if len(res.Content) != 0 {
-				t.Errorf("the SDK decoded %d blocks, want the rewritten empty result", len(res.Content))
+			if !Captured(err) {
+				t.Fatalf("CallTool: %v, want the captured error", err)
 			}
 			if _, ok := slot.Result(); !ok {
 				t.Error("nothing captured")

@@ -29,9 +29,12 @@
 //     read and not yet answered, which its Close would drop
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
-//     [LockedWriter]); and the requests whose handlers park until
+//     [LockedWriter]); the requests whose handlers park until
 //     cancelled ([ParksUntilCancelled]); tools list_changed kept from the
-//     sessions not owed one ([DropNotification]).
+//     sessions not owed one ([DropNotification]); and requests answered
+//     beneath the server session, on its connection ([TakingTransport]),
+//     with params read and results written as the SDK's server does
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]).
 //
 // # Assumptions
 //
@@ -42,10 +45,14 @@
 //     reaches Connection.Write with the request, values intact.
 //     TestContractContextReachesWrite.
 //  2. The SDK decodes the message Connection.Read returns, so a wrapping
-//     connection may change a *jsonrpc.Response's Result in place.
-//     TestContractReadIsDecoded.
-//  3. The SDK decodes {"content":[]} as an empty tools/call result, without
-//     error. TestContractEmptyCallResult.
+//     connection may change a *jsonrpc.Response in place (its Result, or
+//     its Result for an Error). TestContractReadIsDecoded.
+//  3. CallTool returns a tools/call answered with an error response as an
+//     error wrapping that *jsonrpc.Error (errors.As finds it), on either
+//     protocol, without decoding anything (a result is decoded twice over
+//     with a fresh 32 KiB-buffer decoder), and the session goes on: so
+//     [CapturedCall] hands the SDK an error in place of a captured result.
+//     TestContractCapturedCall.
 //  4. The Streamable HTTP client POSTs each request with its call's context,
 //     values intact, and one JSON-RPC message as the body.
 //     TestContractHTTPPost.
@@ -147,4 +154,28 @@
 //     alone. The gateway tells one client session that its tool view grew
 //     this way (the SDK has no call that notifies one session).
 //     TestContractToolListChangedPerSession.
+//  23. On a server session opened with initialize at a protocol before
+//     2026-07-28 ([TakesCalls]), the SDK sends the result a tools/call
+//     handler returns through [RawCallResult] as {"content":…} (the raw
+//     array), then "isError":true when set, then "structuredContent" with
+//     its HTML characters escaped (json.Marshal of the typed result), and
+//     nothing else; the connection's encoding compacts it. At 2026-07-28
+//     or later it adds resultType (and _meta on per-request sessions).
+//     TestContractTakenCallResult.
+//  24. The SDK's server hands a tools/call handler the params
+//     {name, arguments, _meta} as [ReadCallParams] reads them: the name,
+//     the arguments byte for byte as the client wrote them, the _meta
+//     decoded as encoding/json decodes a map (a repeated key keeps the
+//     last value). TestContractCallParams.
+//  24. A server session needs to see none of the calls its connection
+//     answers itself ([TakingTransport]): it keeps serving the other
+//     requests, the body's notifications and requests through the session
+//     reach the client (a notification written before the response
+//     arrives before it), and the SDK's canceller ignores a
+//     notifications/cancelled it was not given. The session closes its
+//     connection from inside the jsonrpc2 connection's state lock, which
+//     its notifications also take, so the connection's Close must not
+//     wait for the calls it took; the SDK cancels its own calls and drops
+//     their replies when reading fails, and the taken ones get the same.
+//     TestContractTakenCalls, TestContractTakenCallsEnd.
 package sdkwire

@@ -67,10 +67,10 @@ func TestContractRawCallResult(t *testing.T) {
 			if modern != (version == "") {
 				t.Fatalf("negotiated %s", cs.InitializeResult().ProtocolVersion)
 			}
-			slot := NewSlot(EmptyCallResult)
+			slot := NewSlot(CapturedCall)
 			_, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "raw"})
 			table.Forget(slot)
-			if err != nil {
+			if !Captured(err) {
 				t.Fatal(err)
 			}
 			raw, _ := slot.Result()

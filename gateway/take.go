@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// The fast path of tools/call on stdio-like sessions (ServeStdio,
+// ServeTransport). The go-sdk's server decodes a request's params twice
+// with a fresh 32 KiB decoder each time, hands the request through two
+// goroutines, and marshals the result twice over; for the one request a
+// gateway serves most, the gateway answers on the connection itself
+// (sdkwire.TakingTransport) and runs the same call path (run: readiness,
+// the session's call cap, progress and log notices forwarded before the
+// result, elicitation and sampling through the session, cancellation,
+// CallContext, the Observer), with the same bytes on the wire as the
+// SDK's path. Everything else stays with the SDK: the handshake, every
+// other method, notifications, responses to the gateway's own requests,
+// and the calls whose shape or session the fast path does not take (see
+// take).
+
+// take returns the body that answers req beneath the SDK's session, or
+// nil to leave req to the SDK: anything but tools/call; a session not
+// (yet) opened with initialize below protocol 2026-07-28, where the SDK
+// adds to results (sdkwire.TakesCalls); before the backends are ready or
+// while the tool list lags the registry (the SDK path waits and syncs);
+// params of a shape the lean reader leaves to the SDK; a name the gateway
+// does not serve from the registry (the SDK answers it).
+func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall {
+	return func(req *jsonrpc.Request) sdkwire.TakenCall {
+		ss := session.Load()
+		if req.Method != "tools/call" || g.sdkOnly || ss == nil || !sdkwire.TakesCalls(ss) ||
+			!g.isReady() || g.reg.Version() != g.syncedVersion.Load() {
+			return nil
+		}
+		p, ok := sdkwire.ReadCallParams(req.Params)
+		if !ok {
+			return nil
+		}
+		name, ok := (*g.callable.Load())[p.Name]
+		if !ok {
+			return nil
+		}
+		g.seen(ss, req.Method)
+		if err := g.admit(ss); err != nil {
+			return func(context.Context) (json.RawMessage, error) { return nil, err }
+		}
+		g.taken.Add(1)
+		params := &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}
+		return func(ctx context.Context) (json.RawMessage, error) {
+			defer g.releaseCall(ss)
+			if sv := g.viewOf(ss); sv != nil && sv.view != nil {
+				// As viewMiddleware does on the SDK's path.
+				ctx = sv.view.Bind(ctx)
+				defer g.noteGrowth(sv, p.Name)
+			}
+			res, err := g.run(ctx, name, ss, "", params)
+			if err != nil {
+				return nil, err
+			}
+			return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+		}
+	}
+}
+
+// publishCallable makes the fast path's table of served names (served
+// name → registry name) what the server lists now. syncMu must be held.
+func (g *Gateway) publishCallable() {
+	m := make(map[string]string, len(g.advertised))
+	for served, ad := range g.advertised {
+		if ad.ok {
+			m[served] = ad.public
+		}
+	}
+	g.callable.Store(&m)
+}
+
+// stillRunning waits for the calls the fast path took on a session that
+// ended (they were cancelled), and reports those that outlive deadline.
+func (g *Gateway) stillRunning(taking *sdkwire.TakingTransport, deadline time.Time) error {
+	done := make(chan struct{})
+	go func() {
+		taking.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("gateway: tool calls still running when the shutdown timeout (%v) passed: a tool ignores cancellation", g.timeout)
+	}
+}

@@ -1,0 +1,176 @@
+//lint:file-ignore SA1019 sampling is deprecated as of MCP 2026-07-28 but carried by the gateway; the test samples the 2025-11-25 way.
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// exchange sends line and returns every line the gateway sends until the
+// response with id, that response included.
+func (c *rawClient) exchange(line, id string) []string {
+	c.t.Helper()
+	c.send(line)
+	var out []string
+	for {
+		got := waitSignal(c.t, c.lines, "the response to "+line)
+		out = append(out, string(got))
+		var m wireMessage
+		if err := json.Unmarshal(got, &m); err != nil {
+			c.t.Fatalf("gateway sent invalid JSON %q: %v", got, err)
+		}
+		if string(m.ID) == id && m.Method == "" {
+			return out
+		}
+	}
+}
+
+// The fast path answers tools/call with the bytes the SDK's path sends:
+// the same lines (progress notifications, then the response) for Go tools
+// and MCP backends, results the SDK cannot decode, HTML characters,
+// arguments as the client wrote them, errors; and it does answer them.
+func TestFastPathSameBytes(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(
+		goTool("html", func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text("<b>&amp;</b>\u2028")}, Value: json.RawMessage(`{"h" : "<i>&</i>\u2028", "n":1.50}`)}, nil
+		}),
+		goTool("echo", func(_ context.Context, args json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text(string(args))}}, nil
+		}),
+		goTool("fail", func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{}, errors.New("it <failed>")
+		}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	startRawBackend(t, reg, "r", mcppeer.RawScript{
+		Pages: []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("odd", ""), mcppeer.RawTool("legacy", "")}}},
+		Results: map[string]json.RawMessage{
+			"odd":    json.RawMessage(`{"isError":true,"content":[{"type":"text","text":"a <b>", "x-extra":{"k" : 1}},{"type":"video","uri":"x"},42],"structuredContent":{"n":12345678901234567890, "s":"&"}}`),
+			"legacy": json.RawMessage(`{"toolResult":{"x":"<1>"}}`),
+		},
+	})
+	stepsBackend(t, reg)
+
+	fast := newGateway(t, reg, Options{})
+	sdk := New(reg, Options{})
+	sdk.sdkOnly = true
+	t.Cleanup(func() { sdk.Close() })
+	fc, sc := connectRaw(t, fast), connectRaw(t, sdk)
+
+	calls := []string{
+		`{"name":"html","arguments":{}}`,
+		`{"name":"echo","arguments":{ "x" :  "<y>" , "n" : 1.50, "u":"\u00e9" }}`,
+		`{"name":"echo"}`,
+		`{"name":"fail","arguments":{}}`,
+		`{"name":"mcp__r__odd","arguments":{}}`,
+		`{"name":"mcp__r__legacy"}`,
+		`{"name":"mcp__steps__steps","arguments":{},"_meta":{"progressToken":"p-1"}}`,
+		`{"name":"mcp__steps__steps","_meta":{"progressToken":7,"other":{"a":[1]}}}`,
+		`{"name":"nope","arguments":{}}`,              // unknown: the SDK answers on both
+		`{"name":"ec\u0068o","arguments":{"e":true}}`, // escaped: the SDK reads it on both
+	}
+	for i, params := range calls {
+		id := `"c` + string(rune('a'+i)) + `"`
+		line := callLine(id, params)
+		want, got := sc.exchange(line, id), fc.exchange(line, id)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: lines differ (-SDK path +fast path):\n%s", params, diff)
+		}
+	}
+	if n := fast.taken.Load(); n != uint64(len(calls)-2) {
+		t.Errorf("the fast path answered %d calls, want %d", n, len(calls)-2)
+	}
+	if n := sdk.taken.Load(); n != 0 {
+		t.Errorf("the fast path answered %d calls of the SDK-only gateway", n)
+	}
+}
+
+// A backend's elicitation and sampling in the middle of a fast-path call
+// reach the client that made it, through its session, and their answers
+// come back to the backend (the defaults of its form filled in).
+func TestFastPathAsksTheClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	startMemBackendWith(t, mcpclient.Config{ServerName: "asker", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", AllowSampling: true},
+		mcpclient.Options{Registry: reg, Elicit: true, Sample: true}, mcppeer.Asker())
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	g := newGateway(t, reg, Options{})
+	ct, st := mcp.NewInMemoryTransports()
+	go g.ServeTransport(ctx, st)
+	client := mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "size": "l"}}, nil
+		},
+		CreateMessageWithToolsHandler: func(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return &mcp.CreateMessageWithToolsResult{Model: "m", StopReason: "endTurn", Role: "assistant",
+				Content: []mcp.Content{&mcp.TextContent{Text: "asked " + strings.TrimSpace(req.Params.SystemPrompt)}}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for name, want := range map[string]string{
+		"mcp__asker__order":   `accept {"gift":false,"name":"Ada","quantity":1,"size":"l"}`,
+		"mcp__asker__weather": "model m (endTurn): asked You answer briefly.",
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"city": "Oslo"}})
+		if err != nil || res.IsError || len(texts(res)) != 1 || texts(res)[0] != want {
+			t.Errorf("%s: %q (isError %v), %v; want %q", name, texts(res), res.IsError, err, want)
+		}
+	}
+	if n := g.taken.Load(); n != 2 {
+		t.Errorf("the fast path answered %d calls, want 2", n)
+	}
+}
+
+// A call that arrives before the backends are ready waits for them (the
+// SDK's path, which brings the tool list up to date first) and finds a
+// tool registered meanwhile; once ready, calls take the fast path.
+func TestFastPathWaitsForReady(t *testing.T) {
+	reg := tool.NewRegistry()
+	ready := make(chan struct{})
+	g := newGateway(t, reg, Options{Ready: ready})
+	c := connectRaw(t, g)
+	c.send(callLine(`"early"`, `{"name":"late","arguments":{}}`))
+	select {
+	case line := <-c.lines:
+		t.Fatalf("answered before ready: %s", line)
+	case <-time.After(50 * time.Millisecond): // a bound on a negative; the positive below needs no timing
+	}
+	if _, err := reg.Register(goTool("late", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	for _, id := range []string{`"early"`, `"after"`} {
+		if id == `"after"` {
+			c.send(callLine(id, `{"name":"late","arguments":{}}`))
+		}
+		if res := c.response(id); res.Error != nil || !strings.Contains(string(res.Result), `"text":"ok"`) {
+			t.Errorf("call %s: %+v %s", id, res.Error, res.Result)
+		}
+	}
+	if n := g.taken.Load(); n != 1 {
+		t.Errorf("the fast path answered %d calls, want the one after ready", n)
+	}
+}
+
+// callLine is a tools/call request line.
+func callLine(id, params string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+}

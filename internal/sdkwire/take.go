@@ -1,0 +1,304 @@
+package sdkwire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/projection"
+)
+
+// Requests answered beneath the SDK's server session (assumptions 23–25 of
+// the package doc): the SDK's server decodes every request's params two
+// times over with a fresh 32 KiB-buffer decoder, hands it through two
+// goroutines, and marshals the result twice. A server whose hot request is
+// simple (a gateway's tools/call) answers it on the connection itself, and
+// leaves the rest (the handshake, other methods, responses to the
+// server's own requests, notifications) to the SDK.
+
+// TakenCall is the body of a request taken from the SDK: it runs on a
+// goroutine of its own with a context that ends when the client cancels
+// the request (notifications/cancelled), the connection's read side ends,
+// or the connection closes; it returns the response's result, or its
+// error (a *jsonrpc.Error keeps its code).
+type TakenCall func(ctx context.Context) (json.RawMessage, error)
+
+// TakingTransport wraps the server side of a transport whose one
+// connection carries a whole session (stdio, in-memory; not Streamable
+// HTTP) and offers Take every request read from it: a request Take takes
+// never reaches the SDK's session.
+type TakingTransport struct {
+	Transport mcp.Transport
+	// Take returns the body that answers req, or nil to leave req to the
+	// SDK. It runs on the connection's read loop: it must be quick. req is
+	// a call (it has an id); its params are valid JSON.
+	Take func(req *jsonrpc.Request) TakenCall
+
+	mu    sync.Mutex
+	conns []*takingConn
+}
+
+// Connect connects the wrapped transport and takes requests on its
+// connection.
+func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	tc := &takingConn{Connection: c, take: t.Take, base: base, stop: stop, calls: make(map[jsonrpc.ID]context.CancelCauseFunc)}
+	t.mu.Lock()
+	t.conns = append(t.conns, tc)
+	t.mu.Unlock()
+	return tc, nil
+}
+
+// SupportsProtocolVersion keeps the wrapped transport's answer visible to
+// the SDK; a transport without one supports every version.
+func (t *TakingTransport) SupportsProtocolVersion(version string) bool {
+	if s, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
+		return s.SupportsProtocolVersion(version)
+	}
+	return true
+}
+
+// Wait waits until the taken calls of every connection have returned.
+// The connection's Close cancels them but cannot wait (the SDK closes a
+// connection under a lock its session's notifications take, assumption
+// 25): the server waits here once its session is over.
+func (t *TakingTransport) Wait() {
+	t.mu.Lock()
+	conns := t.conns
+	t.mu.Unlock()
+	for _, c := range conns {
+		c.wg.Wait()
+	}
+}
+
+// errClosed ends the taken calls of a closed connection.
+var errClosed = errors.New("the connection is closed")
+
+// takingConn is a connection whose Read hands taken requests to their
+// bodies.
+type takingConn struct {
+	mcp.Connection
+	take func(*jsonrpc.Request) TakenCall
+	base context.Context // parent of the calls' contexts
+	stop context.CancelCauseFunc
+	wg   sync.WaitGroup
+
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]context.CancelCauseFunc // taken calls running; guarded by mu
+	ended bool                                   // the read side ended or Close ran: replies are dropped, as the SDK's are; guarded by mu
+}
+
+// Read returns the next message the SDK serves.
+func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			// The SDK cancels its own calls when reading fails.
+			c.end(err)
+			return nil, err
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case req.IsCall():
+			if run := c.take(req); run != nil {
+				c.start(req, run)
+				continue
+			}
+		case req.Method == "notifications/cancelled":
+			if c.cancel(req.Params) {
+				continue
+			}
+		}
+		return msg, nil
+	}
+}
+
+// start runs a taken call, unless its id is in use by another.
+func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
+	ctx, cancel := context.WithCancelCause(c.base)
+	c.mu.Lock()
+	_, dup := c.calls[req.ID]
+	if !dup {
+		c.calls[req.ID] = cancel
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if dup {
+		cancel(nil)
+		// The SDK's answer to a repeated id.
+		c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
+		return
+	}
+	go func() {
+		defer c.wg.Done()
+		result, err := run(ctx)
+		c.mu.Lock()
+		delete(c.calls, req.ID)
+		c.mu.Unlock()
+		cancel(nil)
+		c.reply(req.ID, result, err)
+	}()
+}
+
+// reply writes the response to a taken call, unless the connection ended.
+func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
+	c.mu.Lock()
+	ended := c.ended
+	c.mu.Unlock()
+	if ended {
+		return
+	}
+	resp := &jsonrpc.Response{ID: id, Result: result}
+	if err != nil {
+		resp.Result = nil
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		resp.Error = wire
+	}
+	// A failed write is the session's to notice on its next read or write.
+	c.Connection.Write(c.base, resp)
+}
+
+// cancel cancels the taken call a notifications/cancelled names, and
+// reports whether there was one.
+func (c *takingConn) cancel(params json.RawMessage) bool {
+	if len(params) == 0 || params[0] != '{' {
+		return false
+	}
+	for key, val := range projection.Members(params) {
+		if !projection.KeyIs(key, "requestId") {
+			continue
+		}
+		id, ok := plainID(val)
+		if !ok || !id.IsValid() {
+			return false
+		}
+		c.mu.Lock()
+		cancel, found := c.calls[id]
+		c.mu.Unlock()
+		if found {
+			cancel(errors.New("the client cancelled the request"))
+		}
+		return found
+	}
+	return false
+}
+
+// end cancels the taken calls with cause and drops their replies.
+func (c *takingConn) end(cause error) {
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
+	c.stop(cause)
+}
+
+// Close cancels the taken calls and closes the connection. It does not
+// wait for them: see TakingTransport.Wait.
+func (c *takingConn) Close() error {
+	c.end(errClosed)
+	return c.Connection.Close()
+}
+
+// CallParams are the params of a tools/call request as the SDK's server
+// decodes them (mcp.CallToolParamsRaw), for the shapes ReadCallParams
+// takes.
+type CallParams struct {
+	Name      string
+	Arguments json.RawMessage // nil when absent
+	Meta      map[string]any  // nil when absent
+}
+
+// ReadCallParams reads the params of a tools/call request, valid JSON,
+// without the SDK's decoder, and reports false for what it leaves to the
+// SDK's server: params that are not an object, a member other than name,
+// arguments and _meta (or one spelled with escapes or another case, which
+// the SDK's decoder also matches), a repeated member, a name that is not a
+// plain string, arguments that are not an object, a _meta that is not an
+// object or names a key of the protocol's own ("io.modelcontextprotocol/",
+// which selects the 2026-07-28 protocol for the request). Assumption 24:
+// what it reads equals what the SDK's handler gets.
+func ReadCallParams(params json.RawMessage) (CallParams, bool) {
+	var p CallParams
+	if len(params) == 0 || params[0] != '{' {
+		return p, false
+	}
+	var seen [3]bool
+	for key, val := range projection.Members(params) {
+		var ok bool
+		switch string(key) {
+		case `"name"`:
+			var plain bool
+			p.Name, plain = plainString(val)
+			ok = plain && !seen[0]
+			seen[0] = true
+		case `"arguments"`:
+			ok = !seen[1] && val[0] == '{'
+			seen[1] = true
+			p.Arguments = val
+		case `"_meta"`:
+			ok = !seen[2] && val[0] == '{'
+			seen[2] = true
+			ok = ok && readMeta(val, &p.Meta)
+		}
+		if !ok {
+			return p, false
+		}
+	}
+	return p, seen[0]
+}
+
+// readMeta decodes a _meta object into m, reporting false for one that
+// names a protocol key.
+func readMeta(obj json.RawMessage, m *map[string]any) bool {
+	for key := range projection.Members(obj) {
+		if strings.HasPrefix(projection.DecodeString(key), "io.modelcontextprotocol/") {
+			return false
+		}
+	}
+	return json.Unmarshal(obj, m) == nil
+}
+
+// TakesCalls reports whether the SDK's server adds nothing of its own to
+// a tools/call result of session (assumption 23): the session was opened
+// with initialize at a protocol before 2026-07-28, so the SDK neither
+// stamps resultType and _meta on the result nor runs multi round-trip.
+func TakesCalls(session *mcp.ServerSession) bool {
+	p := session.InitializeParams()
+	return p != nil && p.ProtocolVersion < "2026-07-28"
+}
+
+// CallResultJSON returns the result a tools/call handler's result makes
+// on the wire through RawCallResult on a session TakesCalls accepts: the
+// content array as is, isError when true, and structuredContent (absent
+// when nil) with the HTML characters escaped, as the SDK's
+// marshaling of the typed result leaves it (assumption 23). The
+// connection's encoding compacts it as it does the SDK's.
+func CallResultJSON(isError bool, content, structured json.RawMessage) json.RawMessage {
+	out := make([]byte, 0, len(content)+len(structured)+48)
+	out = append(out, `{"content":`...)
+	out = append(out, content...)
+	if isError {
+		out = append(out, `,"isError":true`...)
+	}
+	if structured != nil {
+		out = append(out, `,"structuredContent":`...)
+		buf := bytes.NewBuffer(out)
+		json.HTMLEscape(buf, structured)
+		out = buf.Bytes()
+	}
+	return append(out, '}')
+}

@@ -1,0 +1,115 @@
+package sdkwire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ReadCallParams leaves to the SDK every shape it does not read as the
+// SDK does.
+func TestReadCallParamsRefuses(t *testing.T) {
+	for _, params := range []string{
+		``,
+		`null`,
+		`[]`,
+		`{}`,
+		`{"arguments":{}}`,
+		`{"name":5}`,
+		`{"name":"r\u0065c"}`,
+		`{"name":"rec","name":"rec"}`,
+		`{"name":"rec","Name":"other"}`,
+		`{"nam\u0065":"rec"}`,
+		`{"name":"rec","arguments":null}`,
+		`{"name":"rec","arguments":[1]}`,
+		`{"name":"rec","arguments":{},"arguments":{}}`,
+		`{"name":"rec","_meta":null}`,
+		`{"name":"rec","_meta":{},"_meta":{}}`,
+		`{"name":"rec","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"name":"rec","_meta":{"io.modelcontextprotocol\/logLevel":"debug"}}`,
+		`{"name":"rec","inputResponses":{}}`,
+		`{"name":"rec","requestState":"s"}`,
+	} {
+		if p, ok := ReadCallParams(json.RawMessage(params)); ok {
+			t.Errorf("ReadCallParams(%s) = %+v, want it left to the SDK", params, p)
+		}
+	}
+}
+
+func TestCallResultJSON(t *testing.T) {
+	for _, c := range []struct {
+		isError             bool
+		content, structured string
+		want                string
+	}{
+		{content: `[]`, want: `{"content":[]}`},
+		{isError: true, content: `[{"type":"text","text":"<"}]`, want: `{"content":[{"type":"text","text":"<"}],"isError":true}`},
+		{content: `[]`, structured: `{"a":"<&>"}`, want: `{"content":[],"structuredContent":{"a":"\u003c\u0026\u003e"}}`},
+	} {
+		var structured json.RawMessage
+		if c.structured != "" {
+			structured = json.RawMessage(c.structured)
+		}
+		if got := CallResultJSON(c.isError, json.RawMessage(c.content), structured); string(got) != c.want {
+			t.Errorf("CallResultJSON(%v, %s, %s) = %s, want %s", c.isError, c.content, c.structured, got, c.want)
+		}
+	}
+}
+
+// The edges of a TakingTransport's connection: a taken call whose id is in
+// use is refused; a failing body's error is a JSON-RPC error (internal
+// error unless it is one); a notifications/cancelled that names no taken
+// call reaches the SDK; Connect's failure and the version check are the
+// wrapped transport's.
+func TestTakingTransportEdges(t *testing.T) {
+	release := make(chan struct{})
+	srv := newServer(nil)
+	_, peer, _ := takingServer(t, srv, func(ctx context.Context, _ *mcp.ServerSession, p CallParams) (json.RawMessage, error) {
+		switch p.Meta["do"] {
+		case "hold":
+			<-release
+			return textResult("held"), nil
+		case "fail":
+			return nil, errors.New("body failed")
+		}
+		return textResult("ok"), nil
+	})
+	peer.initialize("2025-11-25")
+	peer.send(callLine("1", `{"name":"taken","_meta":{"do":"hold"}}`))
+	for line, want := range map[string]string{
+		callLine("1", `{"name":"taken"}`):                       `"error":{"code":-32600,"message":"invalid request: request ID 1 already in use"}`,
+		callLine("2", `{"name":"taken","_meta":{"do":"fail"}}`): `"error":{"code":-32603,"message":"body failed"}`,
+	} {
+		var id struct{ ID json.RawMessage }
+		json.Unmarshal([]byte(line), &id)
+		if got := peer.call(line, string(id.ID)); !strings.Contains(string(got), want) {
+			t.Errorf("%s: answered %s, want %s", line, got, want)
+		}
+	}
+	close(release)
+	if got := peer.response("1"); !strings.Contains(string(got), `"text":"held"`) {
+		t.Errorf("the held call: %s", got)
+	}
+	for _, params := range []string{`{"requestId":99}`, `{"requestId":{"x":1}}`, `{"reason":"none"}`, `[]`} {
+		peer.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}`)
+	}
+	if got := peer.call(callLine("3", `{"name":"echo"}`), "3"); !strings.Contains(string(got), `"text":"echo"`) {
+		t.Errorf("the session after stray cancellations: %s", got)
+	}
+
+	fails := &TakingTransport{Transport: stubTransport{err: errors.New("no pipe")}}
+	if _, err := fails.Connect(context.Background()); err == nil || err.Error() != "no pipe" {
+		t.Errorf("Connect = %v, want the wrapped transport's error", err)
+	}
+	if !fails.SupportsProtocolVersion("2025-11-25") {
+		t.Error("a transport without a version check refused a version")
+	}
+	only := &TakingTransport{Transport: versionTransport{only: "2025-06-18"}}
+	if only.SupportsProtocolVersion("2025-11-25") || !only.SupportsProtocolVersion("2025-06-18") {
+		t.Error("the wrapped transport's version check was not passed on")
+	}
+}
