@@ -93,6 +93,8 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, kee
 	if node != nil {
 		vs = append(vs, &callVariant{key: "fx-node", server: "go-sdk fixture", client: "Node TS SDK",
 			start: func(context.Context) (caller, error) { return startNode(*node, fx) }})
+		vs = append(vs, &callVariant{key: "raw-node", server: "raw responder", client: "Node TS SDK",
+			start: func(context.Context) (caller, error) { return startNode(*node, raw) }})
 		for i, peer := range peerGateways() {
 			vs = append(vs, &callVariant{key: "peer-" + strconv.Itoa(i+1), server: "raw responder", client: "raw go-sdk → " + peer.name + " (Node)", inProc: true,
 				start: func(ctx context.Context) (caller, error) { return peerCaller(ctx, *node, peer, raw) }})
@@ -122,6 +124,8 @@ func callComparisons() []callComparison {
 		{a: "raw-bridge", b: "raw-sdk", what: "bridge / raw go-sdk (raw responder)", target: 1.05},
 		{a: "fx-bridge", b: "fx-node", what: "bridge / Node TS SDK (go-sdk fixture, negotiated protocol)", target: 0.6},
 		{a: "fx-bridge-pin", b: "fx-node", what: "bridge, pinned / Node TS SDK (go-sdk fixture, both 2025-11-25)", target: 0.6},
+		{a: "raw-bridge", b: "raw-node", what: "bridge / Node TS SDK (raw responder)", target: 0.6},
+		{a: "serve-stdio", b: "raw-node", what: "mcpbridge serve --stdio / Node TS SDK direct (raw responder), for reference"},
 		{a: "fx-sdk", b: "fx-node", what: "raw go-sdk / Node TS SDK (go-sdk fixture), for reference"},
 		{a: "fx-floor", b: "fx-node", what: "pipe floor / Node TS SDK (go-sdk fixture): the best any client can do"},
 		{a: "fx-bridge-pin", b: "fx-floor", what: "bridge, pinned / pipe floor (go-sdk fixture)"},

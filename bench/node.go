@@ -74,7 +74,7 @@ type nodeReply struct {
 
 func startNode(n nodeSetup, spec childSpec) (*nodeCaller, error) {
 	childEnv, _ := json.Marshal(spec.env) // a map of strings always encodes
-	cmd := exec.Command(n.bin, n.script, n.nodeModules, spec.exe)
+	cmd := exec.Command(n.bin, append([]string{n.script, n.nodeModules, spec.exe}, spec.args...)...)
 	cmd.Env = append(cleanEnviron(), "BENCH_NODE_CHILD_ENV="+string(childEnv))
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
