@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +174,39 @@ func TestFastPathWaitsForReady(t *testing.T) {
 // callLine is a tools/call request line.
 func callLine(id, params string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
+}
+
+// A call whose id is in use by a call in flight is refused as the SDK
+// refuses it, and holds none of the session's call slots.
+func TestFastPathRepeatedID(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release := make(chan struct{}, 10), make(chan struct{})
+	if _, err := reg.Register(goTool("wait", func(context.Context, json.RawMessage) (tool.Output, error) {
+		entered <- struct{}{}
+		<-release
+		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{MaxCallsPerSession: 2})
+	c := connectRaw(t, g)
+	c.send(callLine(`"a"`, `{"name":"wait"}`))
+	waitSignal(t, entered, "the first call to start")
+	c.send(callLine(`"a"`, `{"name":"wait"}`))
+	if res := c.response(`"a"`); res.Error == nil || !strings.Contains(res.Error.Message, `request ID a already in use`) {
+		t.Fatalf("the repeated id: %+v %s", res.Error, res.Result)
+	}
+	close(release)
+	if res := c.response(`"a"`); res.Error != nil {
+		t.Fatalf("the first call: %+v", res.Error)
+	}
+	g.mu.Lock()
+	held := maps.Clone(g.perSession)
+	g.mu.Unlock()
+	if len(held) != 0 {
+		t.Errorf("call slots held after every call ended: %v", held)
+	}
+	if n := g.taken.Load(); n != 1 {
+		t.Errorf("the fast path ran %d calls, want the first", n)
+	}
 }

@@ -112,6 +112,12 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		switch {
 		case !ok:
 		case req.IsCall():
+			if c.inUse(req.ID) {
+				// The SDK's answer to a repeated id; checked before take,
+				// which may hold resources for the call it returns.
+				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
+				continue
+			}
 			if run := c.take(req); run != nil {
 				c.start(req, run)
 				continue
@@ -125,22 +131,22 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// start runs a taken call, unless its id is in use by another.
+// inUse reports whether a taken call in flight has id. Only the read loop
+// adds calls, so a false answer holds until its next start.
+func (c *takingConn) inUse(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.calls[id]
+	return ok
+}
+
+// start runs a taken call (its id is not in use: see inUse).
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 	ctx, cancel := context.WithCancelCause(c.base)
 	c.mu.Lock()
-	_, dup := c.calls[req.ID]
-	if !dup {
-		c.calls[req.ID] = cancel
-		c.wg.Add(1)
-	}
+	c.calls[req.ID] = cancel
+	c.wg.Add(1)
 	c.mu.Unlock()
-	if dup {
-		cancel(nil)
-		// The SDK's answer to a repeated id.
-		c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
-		return
-	}
 	go func() {
 		defer c.wg.Done()
 		result, err := run(ctx)
