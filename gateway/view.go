@@ -78,7 +78,8 @@ func (g *Gateway) viewOf(ss *mcp.ServerSession) *sessionView {
 			delete(g.views.byPeer, s)
 		}
 	}
-	sv := &sessionView{view: g.opts.NewView()}
+	// Told of nothing yet: its first tools/list is current.
+	sv := &sessionView{view: g.opts.NewView(), seen: g.views.epoch.Load() &^ 1}
 	g.views.byPeer[ss] = sv
 	return sv
 }
@@ -196,5 +197,10 @@ func (g *Gateway) owesToolsChanged(s mcp.Session) bool {
 	defer sv.mu.Unlock()
 	owed := sv.grown || sv.seen < epoch
 	sv.grown, sv.seen = false, epoch
+	if epoch%2 == 1 {
+		// A sync is running: its changes may come after this notice, so
+		// the session is still owed the one that follows the sync.
+		sv.seen = epoch - 1
+	}
 	return owed
 }
