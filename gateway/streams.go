@@ -43,6 +43,17 @@ type vanishing struct {
 	// that starts only now (its request was queued) is cancelled at once;
 	// guarded by mu.
 	gone map[string]bool
+	// timer runs f after d (time.AfterFunc; tests fire graces by hand).
+	timer func(d time.Duration, f func())
+}
+
+// after runs f after d.
+func (v *vanishing) after(d time.Duration, f func()) {
+	if v.timer != nil {
+		v.timer(d, f)
+		return
+	}
+	time.AfterFunc(d, f)
 }
 
 // goneFor is how long a given-up stream is remembered: far longer than a
@@ -53,11 +64,21 @@ const goneFor = time.Minute
 // the stream a POST opens: when its client disconnects before the
 // response, the calls it carried are cancelled, at once if the stream
 // cannot be resumed, else after Options.ResumeGrace unless the client
-// resumed a stream of its session by then.
+// resumed a stream of its session by then (and if the resuming GET drops
+// too, after another grace).
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(streamHeader)
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
-		g.resumed(r.Header.Get("Mcp-Session-Id"))
+		session := r.Header.Get("Mcp-Session-Id")
+		spared := g.resumed(session)
+		stop := context.AfterFunc(r.Context(), func() {
+			for _, stream := range spared {
+				g.awaitGrace(session, stream)
+			}
+		})
+		g.http.ServeHTTP(w, r)
+		stop()
+		return
 	}
 	if r.Method != http.MethodPost {
 		g.http.ServeHTTP(w, r)
@@ -67,20 +88,22 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set(streamHeader, stream)
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
-	stop := context.AfterFunc(r.Context(), func() { g.dropped(r, stream) })
+	stop := context.AfterFunc(r.Context(), func() {
+		if g.resumable(r) {
+			g.awaitGrace(r.Header.Get("Mcp-Session-Id"), stream)
+		} else {
+			g.giveUp(stream)
+		}
+	})
 	g.http.ServeHTTP(w, r)
 	stop() // answered: its calls have ended
 }
 
-// dropped handles the end of POST r's stream before its response.
-func (g *Gateway) dropped(r *http.Request, stream string) {
-	if !g.resumable(r) {
-		g.giveUp(stream)
-		return
-	}
-	session := r.Header.Get("Mcp-Session-Id")
+// awaitGrace gives up on stream of session after Options.ResumeGrace,
+// unless its client resumes a stream of the session by then.
+func (g *Gateway) awaitGrace(session, stream string) {
 	g.awaitResume(session, stream)
-	time.AfterFunc(cmp.Or(g.opts.ResumeGrace, DefaultResumeGrace), func() {
+	g.vanish.after(cmp.Or(g.opts.ResumeGrace, DefaultResumeGrace), func() {
 		if g.forget(session, stream) {
 			g.giveUp(stream)
 		}
@@ -117,11 +140,14 @@ func (g *Gateway) awaitResume(session, stream string) {
 	g.vanish.awaiting[session] = append(g.vanish.awaiting[session], stream)
 }
 
-// resumed spares the dropped streams of session: its client is back.
-func (g *Gateway) resumed(session string) {
+// resumed spares the dropped streams of session, and returns them: its
+// client is back.
+func (g *Gateway) resumed(session string) []string {
 	g.vanish.mu.Lock()
 	defer g.vanish.mu.Unlock()
+	spared := g.vanish.awaiting[session]
 	delete(g.vanish.awaiting, session)
+	return spared
 }
 
 // forget removes stream from those awaiting a resume and reports whether

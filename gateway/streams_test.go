@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -103,8 +104,12 @@ func waitingTool(t *testing.T, reg *tool.Registry) (entered chan struct{}, relea
 		entered <- struct{}{}
 		select {
 		case <-release:
-			exited <- nil
-			return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+			if ctx.Err() == nil { // released while still running
+				exited <- nil
+				return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+			}
+			exited <- context.Cause(ctx)
+			return tool.Output{}, ctx.Err()
 		case <-ctx.Done():
 			exited <- context.Cause(ctx)
 			return tool.Output{}, ctx.Err()
@@ -117,23 +122,26 @@ func waitingTool(t *testing.T, reg *tool.Registry) (entered chan struct{}, relea
 
 const waitCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait"}}`
 
+// graces makes g's resume graces fire only when the test calls them.
+func graces(g *Gateway) <-chan func() {
+	ch := make(chan func(), 10)
+	g.vanish.timer = func(_ time.Duration, f func()) { ch <- f }
+	return ch
+}
+
 // An HTTP client that vanishes mid-call without notifications/cancelled:
 // its call is cancelled (a backend gets notifications/cancelled) once it
-// can no longer get the result: at once in stateless mode, after the
-// resume grace on a resumable stream.
+// can no longer get the result: at once in stateless mode, when the
+// resume grace ends on a resumable stream.
 func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		opts Options
-	}{
-		{"resumable stream, after the grace", Options{ResumeGrace: 50 * time.Millisecond}},
-		{"stateless, at once", Options{Stateless: true, ResumeGrace: time.Hour}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
 			reg := tool.NewRegistry()
 			entered, _, exited := waitingTool(t, reg)
-			g := newGateway(t, reg, tt.opts)
-			s := openHTTPSession(t, serveHTTP(t, g, tt.opts))
+			opts := Options{Stateless: stateless}
+			g := newGateway(t, reg, opts)
+			graces := graces(g)
+			s := openHTTPSession(t, serveHTTP(t, g, opts))
 			ctx, leave := context.WithCancel(context.Background())
 			// The response may not begin before the result: post it aside.
 			go func() {
@@ -143,6 +151,13 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 			}()
 			waitSignal(t, entered, "the call to start")
 			leave()
+			if !stateless {
+				grace := waitSignal(t, graces, "the resume grace to start")
+				if len(exited) != 0 {
+					t.Fatal("the call ended before its grace did")
+				}
+				grace()
+			}
 			if cause := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(cause, errStreamGone) {
 				t.Errorf("the call ended with cause %v, want %v", cause, errStreamGone)
 			}
@@ -151,45 +166,56 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 }
 
 // A client whose stream drops but who resumes it (GET with Last-Event-ID)
-// within the grace keeps its call, and gets the result on the resumed
-// stream.
+// within the grace keeps its call and gets the result on the resumed
+// stream; if the resumed stream drops too, the call is cancelled after
+// another grace.
 func TestResumedHTTPStreamKeepsItsCall(t *testing.T) {
-	const grace = 100 * time.Millisecond
-	reg := tool.NewRegistry()
-	entered, release, exited := waitingTool(t, reg)
-	opts := Options{ResumeGrace: grace}
-	g := newGateway(t, reg, opts)
-	s := openHTTPSession(t, serveHTTP(t, g, opts))
-	ctx, leave := context.WithCancel(context.Background())
-	resp := s.post(ctx, waitCall)
-	primed := sseField(t, bufio.NewReader(resp.Body), "id")
-	waitSignal(t, entered, "the call to start")
-	leave()
-	resp.Body.Close()
+	for _, dropsAgain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dropsAgain=%v", dropsAgain), func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, release, exited := waitingTool(t, reg)
+			g := newGateway(t, reg, Options{})
+			graces := graces(g)
+			s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+			ctx, leave := context.WithCancel(context.Background())
+			resp := s.post(ctx, waitCall)
+			primed := sseField(t, bufio.NewReader(resp.Body), "id")
+			waitSignal(t, entered, "the call to start")
+			leave()
+			resp.Body.Close()
+			grace := waitSignal(t, graces, "the resume grace to start")
 
-	get, err := http.NewRequest(http.MethodGet, s.endpoint, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get.Header.Set("Accept", "text/event-stream")
-	get.Header.Set("Mcp-Session-Id", s.id)
-	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	get.Header.Set("Last-Event-ID", primed)
-	waitFor(t, "the drop to be noticed", func() bool { return awaiting(g, s.id) == 1 })
-	got := make(chan *http.Response, 1)
-	go func() { got <- s.do(get) }()
-	waitFor(t, "the stream to be resumed", func() bool { return awaiting(g, s.id) == 0 })
-	time.Sleep(3 * grace) // the grace runs out while the call goes on
-	select {
-	case cause := <-exited:
-		t.Fatalf("the resumed call ended before its release, cause %v", cause)
-	default:
-	}
-	close(release)
-	resumed := waitSignal(t, got, "the resumed stream")
-	defer resumed.Body.Close()
-	if data := sseField(t, bufio.NewReader(resumed.Body), "data"); !strings.Contains(data, `"released"`) {
-		t.Errorf("resumed stream carried %s, want the call's result", data)
+			getCtx, leaveAgain := context.WithCancel(context.Background())
+			defer leaveAgain()
+			get := s.newRequest(getCtx, http.MethodGet, "")
+			get.Header.Set("Accept", "text/event-stream")
+			get.Header.Set("Last-Event-ID", primed)
+			got := make(chan *http.Response, 1)
+			go func() {
+				if resp, err := http.DefaultClient.Do(get); err == nil {
+					got <- resp
+				}
+			}()
+			waitFor(t, "the stream to be resumed", func() bool { return awaiting(g, s.id) == 0 })
+			grace() // the first grace ends after the resume: nothing to give up
+			if dropsAgain {
+				leaveAgain()
+				waitSignal(t, graces, "a new grace for the dropped resume")()
+				if cause := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(cause, errStreamGone) {
+					t.Errorf("the call ended with cause %v, want %v", cause, errStreamGone)
+				}
+				return
+			}
+			close(release)
+			if cause := waitSignal(t, exited, "the call to end"); cause != nil {
+				t.Fatalf("the resumed call was cancelled: %v", cause)
+			}
+			resumed := waitSignal(t, got, "the resumed stream")
+			defer resumed.Body.Close()
+			if data := sseField(t, bufio.NewReader(resumed.Body), "data"); !strings.Contains(data, `"released"`) {
+				t.Errorf("resumed stream carried %s, want the call's result", data)
+			}
+		})
 	}
 }
 
