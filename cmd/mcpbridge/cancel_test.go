@@ -44,8 +44,7 @@ func TestOneShotCallCancelReachesServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		if interrupt {
-			waitForLine(t, trace, "received notifications/initialized")
-			time.Sleep(200 * time.Millisecond) // the call is on its way
+			waitForLine(t, trace, "received tools/call")
 			cmd.Process.Signal(syscall.SIGINT)
 		}
 		if err := cmd.Wait(); err == nil {

@@ -25,7 +25,7 @@ const (
 	// RawScriptEnv names the JSON file with the [RawScript] for kind "raw".
 	RawScriptEnv = "MCPTEST_RAW_SCRIPT"
 	// NotifyTraceEnv, when not empty, makes a "fixture" child print
-	// "received <method>" for every notification it reads: to stderr when
+	// "received <method>" for every notification and tools/call it reads: to stderr when
 	// it is "1", else appended to the file it names (which outlives a
 	// parent that stops reading the child's stderr when it exits).
 	NotifyTraceEnv = "MCPTEST_NOTIFY_TRACE"
@@ -129,7 +129,7 @@ func runFixtureChild(ctx context.Context, trace io.Writer, stdin io.ReadCloser, 
 	if trace != nil {
 		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if strings.HasPrefix(method, "notifications/") {
+				if strings.HasPrefix(method, "notifications/") || method == "tools/call" {
 					fmt.Fprintln(trace, "received", method)
 				}
 				return next(ctx, method, req)
