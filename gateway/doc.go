@@ -4,7 +4,8 @@
 //
 // A Gateway is a go-sdk mcp.Server whose tool set mirrors the registry: same
 // public names, descriptions, schema bytes and order (sorted by name,
-// paginated). It watches the registry and applies each change as a diff, so
+// paginated; with Options.NewView each session lists its own view of it,
+// see below). It watches the registry and applies each change as a diff, so
 // a tool that stays is never removed and re-added, and the SDK debounces a
 // burst of changes into one notifications/tools/list_changed per session.
 //

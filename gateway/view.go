@@ -21,9 +21,11 @@ import (
 // when a call grew the view, the gateway sends
 // notifications/tools/list_changed to that session (and not to the
 // others), and its next tools/list has the new tools. Every tool stays
-// callable by name whether the session lists it or not: hiding a tool
-// saves the model's context, it is not access control, and a client that
-// learned a name from a search result may call it at once.
+// callable by its served name whether the session lists it or not: hiding
+// a tool saves the model's context, it is not access control, and a
+// client that learned a name from a search result may call it at once
+// (with Options.RawNames, by the raw name: search results carry public
+// names).
 type View interface {
 	// Tools returns the registry tools the session lists now.
 	Tools() ([]tool.Tool, error)

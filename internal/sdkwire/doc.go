@@ -167,7 +167,7 @@
 //     the arguments byte for byte as the client wrote them, the _meta
 //     decoded as encoding/json decodes a map (a repeated key keeps the
 //     last value). TestContractCallParams.
-//  24. A server session needs to see none of the calls its connection
+//  25. A server session needs to see none of the calls its connection
 //     answers itself ([TakingTransport]): it keeps serving the other
 //     requests, the body's notifications and requests through the session
 //     reach the client (a notification written before the response
