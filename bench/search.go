@@ -33,6 +33,7 @@ type budgetResults struct {
 	offTools, offTokens int
 	onTools, onTokens   int
 	afterSearch         []float64 // tokens visible after one search_tools call, per query
+	afterTools          []float64 // tools visible after one search_tools call, per query
 }
 
 // latencyResult is one ranking on one catalog size.
@@ -117,11 +118,12 @@ func measureBudget(tools []tool.Tool, qs []retrieval.Query) (budgetResults, erro
 		return b, err
 	}
 	for _, q := range qs {
-		_, tok, err := visible(toolview.ModeOn, q.Text)
+		n, tok, err := visible(toolview.ModeOn, q.Text)
 		if err != nil {
 			return b, err
 		}
 		b.afterSearch = append(b.afterSearch, float64(tok))
+		b.afterTools = append(b.afterTools, float64(n))
 	}
 	return b, nil
 }
@@ -204,7 +206,7 @@ func budgetTable(o options, r *searchResults) table {
 	t.rows = append(t.rows,
 		[]string{"search off", strconv.Itoa(b.offTools), strconv.Itoa(b.offTokens), "–"},
 		[]string{"search on, before any search", strconv.Itoa(b.onTools), strconv.Itoa(b.onTokens), fewer(float64(b.onTokens), float64(b.offTokens))},
-		[]string{"search on, after one search (5 loaded)", strconv.Itoa(b.onTools + toolview.DefaultLimit),
+		[]string{"search on, after one search (5 loaded)", fmt.Sprintf("%.0f", median(b.afterTools)),
 			fmt.Sprintf("%.0f [%.0f–%.0f]", after, lo, hi), fewer(after, float64(b.offTokens))},
 	)
 	return t
