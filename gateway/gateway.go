@@ -305,23 +305,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
-	httpOpts := &mcp.StreamableHTTPOptions{
-		Logger: sdkLog,
-		// Clients that vanish without a DELETE do not pile up sessions
-		// (and list_changed fan-out) for the life of the gateway.
-		SessionTimeout: sessionTimeout,
-		Stateless:      opts.Stateless,
-		// A 2026-07-28 request lives as long as its POST: a client that
-		// leaves has its calls cancelled (older ones: see serveMCP).
-		PropagateRequestCancellation: true,
-	}
-	if !opts.Stateless {
-		// Resumable SSE streams (bounded to 10 MiB): a client whose
-		// stream drops mid-call reconnects and still gets its result.
-		// Stateless streams end with their request: nothing to resume.
-		httpOpts.EventStore = mcp.NewMemoryEventStore(nil)
-	}
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
+	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOptions(sdkLog, opts.Stateless))
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()
@@ -329,6 +313,27 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.sync()
 	go g.follow(changed)
 	return g
+}
+
+// httpOptions are the Streamable HTTP handler's options.
+func httpOptions(sdkLog *slog.Logger, stateless bool) *mcp.StreamableHTTPOptions {
+	o := &mcp.StreamableHTTPOptions{
+		Logger: sdkLog,
+		// Clients that vanish without a DELETE do not pile up sessions
+		// (and list_changed fan-out) for the life of the gateway.
+		SessionTimeout: sessionTimeout,
+		Stateless:      stateless,
+		// A 2026-07-28 request lives as long as its POST: a client that
+		// leaves has its calls cancelled (older ones: see serveMCP).
+		PropagateRequestCancellation: true,
+	}
+	if !stateless {
+		// Resumable SSE streams (bounded to 10 MiB): a client whose
+		// stream drops mid-call reconnects and still gets its result.
+		// Stateless streams end with their request: nothing to resume.
+		o.EventStore = mcp.NewMemoryEventStore(nil)
+	}
+	return o
 }
 
 // follow re-syncs after every registry change until Close. The registry
