@@ -568,6 +568,7 @@ func (g *Gateway) Close() error {
 		g.stopWatch()
 		<-g.syncDone
 		g.cancelCalls(nil, errClosing)
+		g.vanish.stop()
 		// A session's Close drops the replies it has not written yet, so
 		// the answers to the cancelled calls go out first.
 		answered := g.unanswered(g.answering.wait(deadline))

@@ -43,17 +43,53 @@ type vanishing struct {
 	// that starts only now (its request was queued) is cancelled at once;
 	// guarded by mu.
 	gone map[string]bool
-	// timer runs f after d (time.AfterFunc; tests fire graces by hand).
+	// timer, when set, runs graces in place of later (tests fire them by
+	// hand).
 	timer func(d time.Duration, f func())
+	// timers are those pending, stopped by stop; guarded by mu.
+	timers  map[*time.Timer]struct{}
+	stopped bool // guarded by mu
 }
 
-// after runs f after d.
+// after runs the grace f after d.
 func (v *vanishing) after(d time.Duration, f func()) {
 	if v.timer != nil {
 		v.timer(d, f)
 		return
 	}
-	time.AfterFunc(d, f)
+	v.later(d, f)
+}
+
+// later runs f after d unless stop comes first.
+func (v *vanishing) later(d time.Duration, f func()) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.stopped {
+		return
+	}
+	if v.timers == nil {
+		v.timers = make(map[*time.Timer]struct{})
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		v.mu.Lock()
+		delete(v.timers, t)
+		v.mu.Unlock()
+		f()
+	})
+	v.timers[t] = struct{}{}
+}
+
+// stop stops the pending timers and refuses new ones (the gateway is
+// closing: its calls are cancelled anyway).
+func (v *vanishing) stop() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stopped = true
+	for t := range v.timers {
+		t.Stop()
+	}
+	clear(v.timers)
 }
 
 // goneFor is how long a given-up stream is remembered: far longer than a
@@ -178,7 +214,7 @@ func (g *Gateway) giveUp(stream string) {
 	}
 	g.vanish.gone[stream] = true
 	g.vanish.mu.Unlock()
-	time.AfterFunc(goneFor, func() {
+	g.vanish.later(goneFor, func() {
 		g.vanish.mu.Lock()
 		delete(g.vanish.gone, stream)
 		g.vanish.mu.Unlock()

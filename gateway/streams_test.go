@@ -257,3 +257,26 @@ func TestNewProtocolClientLeavesMidCall(t *testing.T) {
 		t.Error("CallTool succeeded after its context was cancelled")
 	}
 }
+
+// Close stops the timers of dropped streams and starts no more.
+func TestCloseStopsStreamTimers(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{})
+	ran := make(chan struct{}, 2)
+	g.vanish.later(time.Hour, func() { ran <- struct{}{} })
+	g.giveUp("s") // remembers s for a minute, by a timer
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.vanish.later(0, func() { ran <- struct{}{} })
+	g.vanish.mu.Lock()
+	left := len(g.vanish.timers)
+	g.vanish.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d timers pending after Close", left)
+	}
+	select {
+	case <-ran:
+		t.Error("a timer ran after Close")
+	case <-time.After(50 * time.Millisecond): // a bound on a negative
+	}
+}
