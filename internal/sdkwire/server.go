@@ -134,7 +134,13 @@ func (t *CountingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 // SupportsProtocolVersion keeps the wrapped transport's answer visible to
 // the SDK; a transport without one supports every version.
 func (t *CountingTransport) SupportsProtocolVersion(version string) bool {
-	if s, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
+	return supportsVersion(t.Transport, version)
+}
+
+// supportsVersion is transport's answer to the SDK's version check, true
+// when it has none.
+func supportsVersion(transport mcp.Transport, version string) bool {
+	if s, ok := transport.(mcp.ProtocolVersionSupporter); ok {
 		return s.SupportsProtocolVersion(version)
 	}
 	return true

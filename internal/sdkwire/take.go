@@ -63,10 +63,7 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 // SupportsProtocolVersion keeps the wrapped transport's answer visible to
 // the SDK; a transport without one supports every version.
 func (t *TakingTransport) SupportsProtocolVersion(version string) bool {
-	if s, ok := t.Transport.(mcp.ProtocolVersionSupporter); ok {
-		return s.SupportsProtocolVersion(version)
-	}
-	return true
+	return supportsVersion(t.Transport, version)
 }
 
 // Wait waits until the taken calls of every connection have returned.
