@@ -186,37 +186,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		err = nil // the slot holds the result, or says why not
 	}
 	if err != nil {
-		switch cause := context.Cause(callCtx); {
-		case ctx.Err() != nil:
-			gen.table.ExpectCancel() // the SDK tells the server on a goroutine of its own
-			return nil, fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
-		case errors.Is(cause, errCallTimeout):
-			gen.table.ExpectCancel()
-			return nil, &timeoutError{fmt.Sprintf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}
-		case errors.Is(cause, errServerClosing):
-			return nil, fmt.Errorf("server %q is closing", s.cfg.ServerName)
-		}
-		var wire *jsonrpc.Error
-		if errors.As(err, &wire) {
-			return nil, describeCallError(err)
-		}
-		// Anything else is the transport failing under the call: the
-		// session ends a moment later, and then says why (for stdio, the
-		// child's exit status). When the bridge itself ended the
-		// generation (an HTTP connection found lost), the SDK reports only
-		// a cancellation: the generation knows the reason.
-		if gen.ctx.Err() != nil {
-			err = context.Cause(gen.ctx)
-		}
-		select {
-		case <-gen.done:
-		case <-time.After(time.Second):
-			return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, redact.Error(err))
-		}
-		if connectionGone(err) {
-			err = gen.err
-		}
-		return nil, fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, redact.Error(err))
+		return nil, s.callFailed(ctx, callCtx, gen, rawName, err)
 	}
 	if err := slot.refused(); err != nil {
 		return nil, fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
@@ -226,6 +196,43 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		return nil, fmt.Errorf("server %q: tools/call result was not captured", s.cfg.ServerName)
 	}
 	return raw, nil
+}
+
+// callFailed says why a tools/call of rawName on gen failed with err:
+// the caller's cancellation, toolCallTimeoutMs, the server closing, a
+// JSON-RPC error, or the connection lost under it.
+func (s *Server) callFailed(ctx, callCtx context.Context, gen *generation, rawName string, err error) error {
+	switch cause := context.Cause(callCtx); {
+	case ctx.Err() != nil:
+		gen.table.ExpectCancel() // the SDK tells the server on a goroutine of its own
+		return fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
+	case errors.Is(cause, errCallTimeout):
+		gen.table.ExpectCancel()
+		return &timeoutError{fmt.Sprintf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}
+	case errors.Is(cause, errServerClosing):
+		return fmt.Errorf("server %q is closing", s.cfg.ServerName)
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return describeCallError(err)
+	}
+	// Anything else is the transport failing under the call: the
+	// session ends a moment later, and then says why (for stdio, the
+	// child's exit status). When the bridge itself ended the
+	// generation (an HTTP connection found lost), the SDK reports only
+	// a cancellation: the generation knows the reason.
+	if gen.ctx.Err() != nil {
+		err = context.Cause(gen.ctx)
+	}
+	select {
+	case <-gen.done:
+	case <-time.After(time.Second):
+		return fmt.Errorf("server %q: %w", s.cfg.ServerName, redact.Error(err))
+	}
+	if connectionGone(err) {
+		err = gen.err
+	}
+	return fmt.Errorf("server %q connection lost during the call: %w", s.cfg.ServerName, redact.Error(err))
 }
 
 // connectionGone reports whether err only says that the connection ended,
