@@ -16,17 +16,33 @@ var (
 	explainCatalog = flag.String("explain-catalog", "", "rank this retrieval catalog (testdata/toolcatalog/catalog.json) instead of the test catalog")
 )
 
-// TestExplain prints, for -explain QUERY, each top tool's score by query
-// concept: a tuning aid, skipped otherwise.
+// TestExplain checks the tuning aid on a request of the test catalog:
+// the concepts of the request, then the top tools with each concept's
+// share of their score. With -explain QUERY it prints that query's
+// explanation instead (and -explain-catalog ranks a retrieval catalog).
 func TestExplain(t *testing.T) {
-	if *explainQuery == "" {
-		t.Skip("no -explain query")
+	if *explainQuery != "" {
+		tools := catalog()
+		if *explainCatalog != "" {
+			tools = loadCatalog(t, *explainCatalog)
+		}
+		t.Log(explain(New(tools), *explainQuery, 8))
+		return
 	}
-	tools := catalog()
-	if *explainCatalog != "" {
-		tools = loadCatalog(t, *explainCatalog)
+	out := explain(New(catalog()), "open a ticket in our GitLab project", 3)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var ranked []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "concept ") {
+			ranked = append(ranked, l)
+		}
 	}
-	t.Log(explain(New(tools), *explainQuery, 8))
+	if len(ranked) != 3 || !strings.HasPrefix(ranked[0], "mcp__gitlab__create_issue ") || !strings.Contains(ranked[0], " gitlab=") {
+		t.Errorf("explain: want mcp__gitlab__create_issue first with a gitlab share, got:\n%s", out)
+	}
+	if !strings.Contains(out, "concept ") {
+		t.Errorf("explain lists no concept:\n%s", out)
+	}
 }
 
 // explain shows the contribution of each concept of query to the top k.
