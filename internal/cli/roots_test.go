@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,15 +26,7 @@ func TestServerFilesystemUsesRoots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(rootDir, filepath.Base(rootDir)+".txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeConfig(t, fmt.Sprintf(`- id: fs
-  name: mcp-client
-  config:
-    serverName: filesystem
-    transport: stdio
-    command: %s
-    args: [%q]
-    roots: [%q]
-`, bin, argDir, rootDir))
+	cfg := filesystemConfig(t, bin, argDir, rootDir)
 	list := func(dir string) run {
 		args, _ := json.Marshal(map[string]string{"path": dir})
 		return mcpbridge(t, "", "call", "-v", "--config", cfg, "mcp__filesystem__list_directory", string(args))

@@ -95,21 +95,27 @@ func TestServerEverything(t *testing.T) {
 	}
 }
 
-func TestServerFilesystem(t *testing.T) {
-	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := writeConfig(t, fmt.Sprintf(`- id: fs
+// filesystemConfig is a config with the npm filesystem server bin, given
+// the directory dir in its args and root as its roots.
+func filesystemConfig(t *testing.T, bin, dir, root string) string {
+	return writeConfig(t, fmt.Sprintf(`- id: fs
   name: mcp-client
   config:
     serverName: filesystem
     transport: stdio
     command: %s
     args: [%q]
-    roots: [%[2]q]
-`, bin, dir))
+    roots: [%q]
+`, bin, dir, root))
+}
+
+func TestServerFilesystem(t *testing.T) {
+	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filesystemConfig(t, bin, dir, dir)
 	file := filepath.Join(dir, "note.txt")
 	args, _ := json.Marshal(map[string]string{"path": file, "content": "written through mcpbridge"})
 	if r := mcpbridge(t, "", "call", "--config", cfg, "mcp__filesystem__write_file", string(args)); r.code != 0 {
