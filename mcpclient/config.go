@@ -143,6 +143,10 @@ type Config struct {
 	// of the backend shares the one server, so what one client offers
 	// widens it for all. At most one of Roots and RootsFromClient is set.
 	RootsFromClient bool `json:",omitempty"`
+	// Pin (pin) says what a definition that differs from its pin (see
+	// Options.Pins) does: PinHold ("", the default) withholds it, PinWarn
+	// publishes it and reports it, PinOff does not check.
+	Pin string `json:",omitempty"`
 	// AllowSampling (allowSampling) lets the server ask for model
 	// completions (sampling), when the consumer can answer them.
 	AllowSampling bool
@@ -175,7 +179,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
 	}
 }
 
@@ -266,6 +270,7 @@ func (c Config) check(report reportFunc) {
 		c.checkReconnect,
 		c.checkToolFilters,
 		c.checkRoots,
+		c.checkPin,
 		c.checkOAuth,
 		c.checkLogLevel,
 	} {
@@ -417,6 +422,19 @@ func (c Config) checkRoots(report reportFunc) {
 	}
 }
 
+// The values of pin.
+const (
+	PinHold = "hold"
+	PinWarn = "warn"
+	PinOff  = "off"
+)
+
+func (c Config) checkPin(report reportFunc) {
+	if c.Pin != "" && c.Pin != PinHold && c.Pin != PinWarn && c.Pin != PinOff {
+		report(fmt.Sprintf("must be one of hold, warn, off, got %q", c.Pin), "pin")
+	}
+}
+
 func validDelay(d time.Duration) bool {
 	return d > 0 && d <= maxMs*time.Millisecond
 }
@@ -537,6 +555,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
+	c.Pin, _ = m.String("pin")
 }
 
 // rootsFromClient is the scalar value of roots that passes the calling

@@ -187,8 +187,8 @@ disabledTools: [dangerous]
 		},
 		{
 			name: "roots from the calling client",
-			src:  "{serverName: s, transport: stdio, command: c, roots: client}",
-			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", RootsFromClient: true},
+			src:  "{serverName: s, transport: stdio, command: c, roots: client, pin: warn}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", RootsFromClient: true, Pin: "warn"},
 		},
 		{
 			name: "initialDelayMs equal to maxDelayMs",
@@ -343,6 +343,11 @@ func TestDecodeConfigErrors(t *testing.T) {
 			`4:17: config.roots[1]: must be a string, got the integer 1 (quote it: "1")`},
 		{"roots an empty path", ok + "roots: ['']",
 			`4:9: config.roots[0]: root paths must not be empty (write "." for the working directory)`},
+
+		{"pin unknown", ok + "pin: sometimes",
+			`4:6: config.pin: must be one of hold, warn, off, got "sometimes"`},
+		{"pin not a string", ok + "pin: false",
+			`4:6: config.pin: must be a string, got the boolean false (quote it: "false")`},
 
 		// env, args, headers and expansion.
 		{"env number value", ok + "env: {PORT: 8080}",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -103,6 +105,10 @@ type Options struct {
 	// server is told it may make them: elicitation (forms and URLs), and
 	// sampling (only for entries with allowSampling).
 	Elicit, Sample bool
+	// Pins decides which of the server's tools and prompts may be
+	// published (see Config.Pin); shared by the servers of a host. nil
+	// publishes them all.
+	Pins *pin.Book
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }
@@ -228,6 +234,7 @@ func (s *Server) Status() host.Status {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Tools = s.src.Len()
+	st.PinNotes = slices.Clone(st.PinNotes)
 	return st
 }
 
