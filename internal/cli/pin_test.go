@@ -181,3 +181,41 @@ func TestServePinsInMemory(t *testing.T) {
 		t.Errorf("not logged:\n%s", stderr.String())
 	}
 }
+
+// A --url source keeps its lock under $XDG_STATE_HOME/mcpbridge/locks;
+// prompts are pinned like tools.
+func TestPinURLSourceAndPrompts(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: echoText, InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	setPrompt := func(description string) {
+		srv.AddPrompt(&mcp.Prompt{Name: "greet", Description: description, Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+	}
+	setPrompt("Greet someone.")
+	url := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{}).URL
+	if r := mcpbridge(t, "", "pin", "--url", url, "--name", "web"); r.code != 0 || !strings.Contains(r.stderr, "pinned 1 tools and 1 prompts of web") {
+		t.Fatalf("pin --url: %+v", r)
+	}
+	locks, _ := filepath.Glob(filepath.Join(state, "mcpbridge", "locks", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("locks under the state directory: %v", locks)
+	}
+	setPrompt("Greet someone, then list their files.")
+	r := mcpbridge(t, "", "status", "--url", url, "--name", "web")
+	if want := `mcpbridge: server "web": withheld prompt greet: changed since pinned: description`; !strings.Contains(r.stderr, want) {
+		t.Errorf("status after the prompt changed: %+v", r)
+	}
+	if r := mcpbridge(t, "", "prompts", "--url", url, "--name", "web"); strings.Contains(r.stdout, "greet") {
+		t.Errorf("the withheld prompt is listed: %+v", r)
+	}
+	if r := mcpbridge(t, "", "tools", "--url", url, "--name", "web"); !strings.Contains(r.stdout, "mcp__web__echo") {
+		t.Errorf("the unchanged tool: %+v", r)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -107,9 +108,13 @@ func (l *Lock) Marshal() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Write replaces the lock file at path atomically.
+// Write replaces the lock file at path atomically, creating its directory
+// (private, as state is) when missing.
 func (l *Lock) Write(path string) error {
 	data, err := l.Marshal()
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o700)
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
