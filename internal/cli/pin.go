@@ -17,14 +17,16 @@ import (
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
-const pinHelp = `Records each tool's and prompt's definition (canonical JSON and its SHA-256) in
-mcpbridge.lock beside the config file (for --url: under $XDG_STATE_HOME/mcpbridge/locks).
-While a lock exists, a definition that differs from its pin, or is not in the lock, is
-withheld: not listed, not callable, not served; status and tools say which and why.
-  SERVER...   pin only these servers (accepting their changes); the others' pins stay
+const pinHelp = `  SERVER...   pin only these servers (accepting their changes); the others' pins stay
   --diff      show what changed since pinned instead of writing; exit 1 when anything did
-Per entry, pin: hold (default) | warn (publish, report) | off. Without a lock, serve pins
-the first definitions it sees in memory and withholds later changes until restarted.`
+
+The lock holds each definition's canonical JSON and SHA-256, beside the config file (for
+--url: under $XDG_STATE_HOME/mcpbridge/locks). While a lock exists, a definition that
+differs from its pin, or is not in the lock, is withheld: not listed, not callable, not
+served; tools, call and status say which and why. Per entry, pin: hold (default) | warn
+(publish, report) | off. Without a lock, serve pins the first definitions it sees in
+memory and withholds later changes until restarted.
+`
 
 // pinBook returns the Book every server of this run checks against.
 func (e *env) pinBook() *pin.Book {

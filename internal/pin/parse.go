@@ -139,7 +139,7 @@ func jsonKind(goKind string) string {
 	case "map", "ptr", "struct":
 		return "an object"
 	case "slice":
-		return "a JSON value"
+		return "a list"
 	}
 	return "a " + goKind
 }
