@@ -540,6 +540,8 @@ func TestValidate(t *testing.T) {
 			"toolCallTimeoutMs: must be between 1 and 2147483647 milliseconds (0 means the default)"},
 		{"protocol version", stdio(func(c *mcpclient.Config) { c.ProtocolVersion = "latest" }),
 			`protocolVersion: "latest" is not a supported MCP protocol version (use one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, or leave it empty to negotiate)`},
+		{"roots both ways", stdio(func(c *mcpclient.Config) { c.Roots, c.RootsFromClient = []string{"/data"}, true }),
+			`roots: roots is either a list of paths or "client", not both`},
 		{"tool lists", stdio(func(c *mcpclient.Config) {
 			c.EnabledTools, c.DisabledTools = []string{"a", ""}, []string{""}
 		}),

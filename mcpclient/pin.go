@@ -51,7 +51,7 @@ func checkPins[T any](book *pin.Book, server string, items []T, def func(T) (pin
 	for _, it := range items {
 		d, err := def(it)
 		if err != nil {
-			note("definition", err.Error())
+			note(fmt.Sprintf("%s %s", d.Kind, d.Name), "cannot be pinned: "+err.Error())
 			if !hold {
 				kept = append(kept, it)
 			}

@@ -167,7 +167,7 @@ func currentDefs(b *bridge) (map[string][]pin.Def, error) {
 			return
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %q: %w", server, err))
+			errs = append(errs, fmt.Errorf("server %q: %s %s: %w", server, d.Kind, d.Name, err)) // untested: the bridge passes only valid JSON
 			return
 		}
 		out[server] = append(out[server], d)

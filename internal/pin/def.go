@@ -44,11 +44,7 @@ func ToolDef(t tool.Tool) (Def, error) {
 func PromptDef(p tool.Prompt) (Def, error) {
 	var args json.RawMessage
 	if len(p.Arguments) > 0 {
-		b, err := json.Marshal(p.Arguments)
-		if err != nil {
-			return Def{}, fmt.Errorf("prompt %q: %w", p.Origin.Name, err)
-		}
-		args = b
+		args, _ = json.Marshal(p.Arguments) // strings and a bool always marshal
 	}
 	return newDef(KindPrompt, p.Origin.Name, map[string]any{
 		"name": p.Origin.Name, "title": p.Title, "description": p.Description, "arguments": args,
@@ -57,7 +53,9 @@ func PromptDef(p tool.Prompt) (Def, error) {
 
 // newDef drops the empty fields of fields (so that a server that starts
 // sending "title": "" does not change its pin) and canonicalizes the rest.
+// On error the Def still names its kind and name.
 func newDef(kind Kind, name string, fields map[string]any) (Def, error) {
+	d := Def{Kind: kind, Name: name}
 	obj := map[string]any{}
 	for k, v := range fields {
 		switch v := v.(type) {
@@ -66,9 +64,14 @@ func newDef(kind Kind, name string, fields map[string]any) (Def, error) {
 				obj[k] = v
 			}
 		case json.RawMessage:
-			if len(bytes.TrimSpace(v)) > 0 && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-				obj[k] = v
+			trimmed := bytes.TrimSpace(v)
+			if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+				continue
 			}
+			if !json.Valid(trimmed) {
+				return d, fmt.Errorf("its %s is not valid JSON", k)
+			}
+			obj[k] = json.RawMessage(trimmed)
 		}
 	}
 	b, err := json.Marshal(obj)
@@ -76,9 +79,10 @@ func newDef(kind Kind, name string, fields map[string]any) (Def, error) {
 		b, err = Canonical(b)
 	}
 	if err != nil {
-		return Def{}, fmt.Errorf("%s %q: %w", kind, name, err)
+		return d, err // untested: valid parts always marshal
 	}
-	return Def{Kind: kind, Name: name, Canonical: b, SHA256: digest(b)}, nil
+	d.Canonical, d.SHA256 = b, digest(b)
+	return d, nil
 }
 
 // Canonical returns the JSON text raw in canonical form: no insignificant

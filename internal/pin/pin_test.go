@@ -52,7 +52,7 @@ func TestToolDefCanonical(t *testing.T) {
 	}
 	bad := echoTool("x")
 	bad.InputSchema = json.RawMessage(`{"type":`)
-	if _, err := pin.ToolDef(bad); err == nil || !strings.Contains(err.Error(), `tool "echo"`) {
+	if d, err := pin.ToolDef(bad); err == nil || err.Error() != "its inputSchema is not valid JSON" || d.Name != "echo" || d.Kind != pin.KindTool {
 		t.Errorf("invalid schema: %v", err)
 	}
 }
