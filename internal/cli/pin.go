@@ -80,6 +80,16 @@ func (e *env) lockPath(src *source, f *flags) (string, error) {
 	return filepath.Join(dir, "locks", hex.EncodeToString(sum[:8])+".lock"), nil
 }
 
+// checkLock reads src's lock, if it has one, for its errors alone.
+func checkLock(e *env, src *source, f *flags) error {
+	path, err := e.lockPath(src, f)
+	if err != nil || path == "" {
+		return nil
+	}
+	_, err = pin.Read(path)
+	return err
+}
+
 // reportPinNotes prints, on stderr, each definition a server withheld (or
 // published with pin: warn) and why.
 func (e *env) reportPinNotes(b *bridge) {

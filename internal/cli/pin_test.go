@@ -103,6 +103,11 @@ func TestPinBetweenRuns(t *testing.T) {
 	if r := mcpbridge(t, "", "status", "--config", cfg); !strings.Contains(r.stderr, withheldEcho) {
 		t.Errorf("status: %+v", r)
 	}
+	if r := mcpbridge(t, "", "status", "--json", "--config", cfg); !strings.Contains(r.stdout, `"pinNotes": [
+        "withheld tool echo: changed since pinned: description"
+      ]`) {
+		t.Errorf("status --json: %+v", r)
+	}
 	r = mcpbridge(t, "", "pin", "--diff", "--config", cfg)
 	wantDiff := "~ tool rug/echo: changed since pinned: description\n" +
 		`    - description: "Echo the text back."` + "\n" +
@@ -139,7 +144,7 @@ func TestPinCorruptLock(t *testing.T) {
 	if err := os.WriteFile(lock, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"tools"}, {"call", "mcp__rug__add", "{}"}, {"pin"}} {
+	for _, args := range [][]string{{"tools"}, {"call", "mcp__rug__add", "{}"}, {"pin"}, {"validate"}} {
 		r := mcpbridge(t, "", append(args[:1:1], append([]string{"--config", cfg}, args[1:]...)...)...)
 		if r.code == 0 || !strings.Contains(r.stderr, lock+":") || !strings.Contains(r.stderr, "servers.rug.tools.echo.sha256: does not match the definition") || strings.Contains(r.stdout, "mcp__rug__add") {
 			t.Errorf("%v with a corrupt lock: %+v", args, r)
