@@ -4,21 +4,30 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// pinned withholds from o the tools and prompts whose definitions differ
-// from their pins (Options.Pins, Config.Pin), before anything reaches the
-// registry, and records what it found for Status; a definition newly found
-// different (a change mid-session) is logged.
+// Pins decides which of a server's tools and prompts may be published: for
+// each, why it may not ("" when it may), such as "changed since pinned:
+// description". The CLI's is a lock of pinned definitions
+// (internal/pin); one Pins serves every server of a host, so it is safe
+// for concurrent use.
+type Pins interface {
+	CheckTools(server string, tools []tool.Tool) []string
+	CheckPrompts(server string, prompts []tool.Prompt) []string
+}
+
+// pinned withholds from o the tools and prompts its pins refuse
+// (Options.Pins, Config.Pin), before anything reaches the registry, and
+// records what it found for Status; a refusal newly found (a change
+// mid-session) is logged.
 func (s *Server) pinned(o tool.Offer) tool.Offer {
 	var notes []string
-	if s.opts.Pins != nil && s.cfg.Pin != PinOff {
+	if p := s.opts.Pins; p != nil && s.cfg.Pin != PinOff {
 		hold := s.cfg.Pin != PinWarn
 		var tn, pn []string
-		o.Tools, tn = checkPins(s.opts.Pins, s.cfg.ServerName, o.Tools, pin.ToolDef, hold)
-		o.Prompts, pn = checkPins(s.opts.Pins, s.cfg.ServerName, o.Prompts, pin.PromptDef, hold)
+		o.Tools, tn = withhold(o.Tools, p.CheckTools(s.cfg.ServerName, o.Tools), func(t tool.Tool) string { return "tool " + t.Origin.Name }, hold)
+		o.Prompts, pn = withhold(o.Prompts, p.CheckPrompts(s.cfg.ServerName, o.Prompts), func(p tool.Prompt) string { return "prompt " + p.Origin.Name }, hold)
 		notes = append(tn, pn...)
 	}
 	s.mu.Lock()
@@ -33,38 +42,20 @@ func (s *Server) pinned(o tool.Offer) tool.Offer {
 	return o
 }
 
-// checkPins returns the items of server that book lets through (all of
-// them unless hold) and a note for each that differs from its pin. An item
-// whose definition cannot be pinned (not JSON) never passes a hold.
-func checkPins[T any](book *pin.Book, server string, items []T, def func(T) (pin.Def, error), hold bool) ([]T, []string) {
-	var defs []pin.Def
+// withhold returns the items whose why is "" (all of them unless hold), in
+// a new slice, and a note for each refused one, named by name.
+func withhold[T any](items []T, why []string, name func(T) string, hold bool) ([]T, []string) {
 	var kept []T
 	var notes []string
-	note := func(what, why string) {
-		if hold {
-			notes = append(notes, fmt.Sprintf("withheld %s: %s", what, why))
-		} else {
-			notes = append(notes, fmt.Sprintf("published %s (pin: warn): %s", what, why))
-		}
-	}
-	ok := items[:0:0]
-	for _, it := range items {
-		d, err := def(it)
-		if err != nil {
-			note(fmt.Sprintf("%s %s", d.Kind, d.Name), "cannot be pinned: "+err.Error())
-			if !hold {
-				kept = append(kept, it)
-			}
-			continue
-		}
-		defs, ok = append(defs, d), append(ok, it)
-	}
-	for i, why := range book.Check(server, defs) {
-		if why != "" {
-			note(fmt.Sprintf("%s %s", defs[i].Kind, defs[i].Name), why)
-		}
-		if why == "" || !hold {
-			kept = append(kept, ok[i])
+	for i, it := range items {
+		switch {
+		case why[i] == "":
+			kept = append(kept, it)
+		case hold:
+			notes = append(notes, fmt.Sprintf("withheld %s: %s", name(it), why[i]))
+		default:
+			kept = append(kept, it)
+			notes = append(notes, fmt.Sprintf("published %s (pin: warn): %s", name(it), why[i]))
 		}
 	}
 	return kept, notes

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
-	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -108,7 +107,7 @@ type Options struct {
 	// Pins decides which of the server's tools and prompts may be
 	// published (see Config.Pin); shared by the servers of a host. nil
 	// publishes them all.
-	Pins *pin.Book
+	Pins Pins
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }

@@ -28,6 +28,8 @@ served; tools, call and status say which and why. Per entry, pin: hold (default)
 memory and withholds later changes until restarted.
 `
 
+var _ mcpclient.Pins = (*pin.Book)(nil)
+
 // pinBook returns the Book every server of this run checks against.
 func (e *env) pinBook() *pin.Book {
 	if e.pins == nil {

@@ -1,6 +1,10 @@
 package pin
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
 
 // Book decides, for the servers of one run, which definitions may be
 // published: those that match the lock when there is one; with none and
@@ -64,4 +68,47 @@ func (b *Book) Load(lock *Lock, inMemory bool) {
 	if lock == nil && inMemory {
 		b.memory = NewLock()
 	}
+}
+
+// CheckTools is Check for a server's tools, each named by its raw name; a
+// tool whose definition cannot be pinned (a schema that is not JSON) is
+// refused as such whenever the Book checks anything.
+func (b *Book) CheckTools(server string, tools []tool.Tool) []string {
+	return checkAll(b, server, tools, ToolDef)
+}
+
+// CheckPrompts is CheckTools for prompts.
+func (b *Book) CheckPrompts(server string, prompts []tool.Prompt) []string {
+	return checkAll(b, server, prompts, PromptDef)
+}
+
+func checkAll[T any](b *Book, server string, items []T, def func(T) (Def, error)) []string {
+	why := make([]string, len(items))
+	if !b.active() {
+		return why
+	}
+	var defs []Def
+	var at []int
+	for i, it := range items {
+		d, err := def(it)
+		if err != nil {
+			why[i] = "cannot be pinned: " + err.Error()
+			continue
+		}
+		defs, at = append(defs, d), append(at, i)
+	}
+	for j, w := range b.Check(server, defs) {
+		why[at[j]] = w
+	}
+	return why
+}
+
+// active reports whether b checks anything.
+func (b *Book) active() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lock != nil || b.memory != nil
 }

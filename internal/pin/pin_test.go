@@ -215,3 +215,22 @@ func TestDiffLines(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// A definition that cannot be pinned (its schema is not JSON) is refused
+// whenever the Book checks anything, and passes when it does not.
+func TestBookUnpinnable(t *testing.T) {
+	bad := echoTool("x")
+	bad.InputSchema = json.RawMessage(`{"type":`)
+	tools := []tool.Tool{bad, echoTool("Echo")}
+	got := pin.NewBook(nil, true).CheckTools("s", tools)
+	if diff := cmp.Diff([]string{"cannot be pinned: its inputSchema is not valid JSON", ""}, got); diff != "" {
+		t.Errorf("in memory (-want +got):\n%s", diff)
+	}
+	if got := pin.NewBook(nil, false).CheckTools("s", tools); got[0] != "" || got[1] != "" {
+		t.Errorf("checking nothing: %q", got)
+	}
+	prompts := []tool.Prompt{{Origin: tool.Origin{Name: "greet"}}}
+	if got := pin.NewBook(pin.NewLock(), false).CheckPrompts("s", prompts); got[0] != "not pinned" {
+		t.Errorf("a prompt against an empty lock: %q", got)
+	}
+}
