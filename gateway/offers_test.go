@@ -215,9 +215,34 @@ func TestNodeClientResources(t *testing.T) {
 }
 
 // A backend's roots/list in the middle of a call is answered with the
-// roots of the client that made the call; a call from the gateway's own
-// side (no client roots) gets the entry's configured roots.
+// roots of the client that made the call only when its entry says roots:
+// client (none without a client); any other entry gets its configured
+// roots, whatever the client offers: a client never widens a server.
 func TestGatewayPassesClientRoots(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		cfg            func(*mcpclient.Config)
+		viaGW, withOut string
+	}{
+		{"roots: client", func(c *mcpclient.Config) { c.RootsFromClient = true }, "file:///from-client", ""},
+		{"roots: [paths]", func(c *mcpclient.Config) { c.Roots = []string{"/configured"} }, "file:///configured", "file:///configured"},
+		{"no roots", func(*mcpclient.Config) {}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := mcpclient.Config{ServerName: "rooted", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25"}
+			c.cfg(&cfg)
+			viaGW, withOut := rootsSeen(t, cfg)
+			if viaGW != c.viaGW || withOut != c.withOut {
+				t.Errorf("roots through the gateway %q, without a client %q; want %q, %q", viaGW, withOut, c.viaGW, c.withOut)
+			}
+		})
+	}
+}
+
+// rootsSeen returns the roots a backend of cfg lists in the middle of a
+// call, made by a gateway's client offering file:///from-client and
+// directly on the registry.
+func rootsSeen(t *testing.T, cfg mcpclient.Config) (viaGW, withOut string) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "rooted", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -232,8 +257,7 @@ func TestGatewayPassesClientRoots(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, " ")}}}, nil
 		})
 	reg := tool.NewRegistry()
-	startMemBackend(t, reg, mcpclient.Config{ServerName: "rooted", Transport: mcpclient.TransportStdio, Command: "unused",
-		ProtocolVersion: "2025-11-25", Roots: []string{"/configured"}}, srv)
+	startMemBackend(t, reg, cfg, srv)
 	ctx := context.Background()
 	g := newGateway(t, reg, Options{})
 	ct, st := mcp.NewInMemoryTransports()
@@ -247,11 +271,12 @@ func TestGatewayPassesClientRoots(t *testing.T) {
 	}
 	t.Cleanup(func() { cs.Close() })
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__rooted__roots", Arguments: map[string]any{}})
-	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "file:///from-client" {
-		t.Errorf("through the gateway: %+v, %v; want the client's root", res, err)
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("through the gateway: %+v, %v", res, err)
 	}
-	direct, _ := reg.Execute(ctx, "mcp__rooted__roots", nil)
-	if direct.Text() != "file:///configured" {
-		t.Errorf("without a client: %q, want the configured root", direct.Text())
+	direct, err := reg.Execute(ctx, "mcp__rooted__roots", nil)
+	if err != nil {
+		t.Fatalf("without a client: %v", err)
 	}
+	return res.Content[0].(*mcp.TextContent).Text, direct.Text()
 }

@@ -211,4 +211,8 @@ type Status struct {
 	// handshake, took; Discover how long listing and registering the tools
 	// took (both of the current connection).
 	Connect, Discover time.Duration
+	// PinNotes are the definitions that differ from their pins (or have
+	// none while a lock exists), one line each: "withheld tool NAME: why",
+	// or "published tool NAME (pin: warn): why".
+	PinNotes []string `json:",omitempty"`
 }

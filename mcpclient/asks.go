@@ -136,8 +136,8 @@ func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
 			return res, s.ask(ctx, tool.AskSample, req.Params, res)
 		}
 	}
-	// Roots always: an empty list tells a server that would take them
-	// (server-filesystem) to keep its own settings.
+	// Roots always: an empty list (an entry without roots) tells a server
+	// that would take them (server-filesystem) to keep its own settings.
 	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	opts.Capabilities = caps
 }
@@ -233,12 +233,13 @@ func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
 	return client
 }
 
-// callersRoots answers roots/list with the roots of the consumer of the
-// call in flight when it has some (a gateway's client), else with the
-// configured roots.
+// callersRoots answers roots/list, for an entry with roots: client, with
+// the roots of the consumer of the call in flight (a gateway's client), or
+// none when it has none to give. Other entries get their configured roots
+// from the SDK's responder: a calling client never widens them.
 func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != tool.AskRoots {
+		if method != tool.AskRoots || !s.cfg.RootsFromClient {
 			return next(ctx, method, req)
 		}
 		fn := tool.AskFrom(ctx)
@@ -253,17 +254,15 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		}
+		s.log.Info("roots: client, but no calling client gives roots; offering none")
 		return next(ctx, method, req)
 	}
 }
 
 // rootsOf turns configured root paths into roots: file URIs of absolute
-// paths, relative ones taken from the working directory. nil paths mean
-// the working directory alone.
+// paths, relative ones taken from the working directory. No paths, no
+// roots.
 func rootsOf(paths []string) ([]*mcp.Root, error) {
-	if paths == nil {
-		paths = []string{"."}
-	}
 	out := make([]*mcp.Root, 0, len(paths))
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)

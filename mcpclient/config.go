@@ -130,12 +130,23 @@ type Config struct {
 	// tool.Tool.AlwaysLoad: with deferred loading (a tool-search entry)
 	// the model sees them all from the start, without a search.
 	AlwaysLoad bool
-	// Roots (roots) are the directories the server may work in, offered
-	// as file:// roots; relative paths are taken from the working
-	// directory. nil means the working directory; an empty list offers
-	// none, which tells a server that would use them to keep its own
-	// settings (server-filesystem keeps the directories of its args).
+	// Roots (roots: [paths]) are the directories the server may work in,
+	// offered as file:// roots; relative paths are taken from the working
+	// directory. Empty offers none, which tells a server that would use
+	// them to keep its own settings (server-filesystem keeps the
+	// directories of its args): roots never widen what a server was
+	// started with unless the config says so.
 	Roots []string
+	// RootsFromClient (roots: client) answers the server's roots/list with
+	// the roots of the consumer of the call in flight (a gateway's client),
+	// and with none when there is no such consumer (the CLI). Every client
+	// of the backend shares the one server, so what one client offers
+	// widens it for all. At most one of Roots and RootsFromClient is set.
+	RootsFromClient bool `json:",omitempty"`
+	// Pin (pin) says what a definition that differs from its pin (see
+	// Options.Pins) does: PinHold ("", the default) withholds it, PinWarn
+	// publishes it and reports it, PinOff does not check.
+	Pin string `json:",omitempty"`
 	// AllowSampling (allowSampling) lets the server ask for model
 	// completions (sampling), when the consumer can answer them.
 	AllowSampling bool
@@ -168,7 +179,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
 	}
 }
 
@@ -258,6 +269,8 @@ func (c Config) check(report reportFunc) {
 		c.checkProtocolVersion,
 		c.checkReconnect,
 		c.checkToolFilters,
+		c.checkRoots,
+		c.checkPin,
 		c.checkOAuth,
 		c.checkLogLevel,
 	} {
@@ -395,6 +408,33 @@ func (c Config) checkToolFilters(report reportFunc) {
 	}
 }
 
+// checkRoots refuses an empty root path (it would be the working
+// directory, which roots no longer offer by default) and roots that are
+// both paths and the client's.
+func (c Config) checkRoots(report reportFunc) {
+	if c.RootsFromClient && len(c.Roots) > 0 {
+		report(`roots is either a list of paths or "client", not both`, "roots")
+	}
+	for i, p := range c.Roots {
+		if p == "" {
+			report(`root paths must not be empty (write "." for the working directory)`, fmt.Sprintf("roots[%d]", i))
+		}
+	}
+}
+
+// The values of pin.
+const (
+	PinHold = "hold"
+	PinWarn = "warn"
+	PinOff  = "off"
+)
+
+func (c Config) checkPin(report reportFunc) {
+	if c.Pin != "" && c.Pin != PinHold && c.Pin != PinWarn && c.Pin != PinOff {
+		report(fmt.Sprintf("must be one of hold, warn, off, got %q", c.Pin), "pin")
+	}
+}
+
 func validDelay(d time.Duration) bool {
 	return d > 0 && d <= maxMs*time.Millisecond
 }
@@ -511,15 +551,32 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	if show, ok := m.Bool("resourceTools"); ok {
 		c.HideResources = !show
 	}
-	if m.Value("roots") != nil {
-		c.Roots, _ = m.ExpandStringList("roots")
-		if c.Roots == nil {
-			c.Roots = []string{} // roots: [] offers none; absent means the default
-		}
-	}
+	decodeRoots(m, c)
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
+	c.Pin, _ = m.String("pin")
+}
+
+// rootsFromClient is the scalar value of roots that passes the calling
+// client's roots through.
+const rootsFromClient = "client"
+
+// decodeRoots reads roots: a list of paths, or "client".
+func decodeRoots(m *yamlconf.Map, c *Config) {
+	n := m.Value("roots")
+	if yamlconf.IsNull(n) {
+		return
+	}
+	if r := yamlconf.Resolve(n); r.Kind == yaml.ScalarNode && r.ShortTag() == "!!str" && r.Value == rootsFromClient {
+		c.RootsFromClient = true
+		return
+	}
+	if yamlconf.Resolve(n).Kind != yaml.SequenceNode {
+		m.Errorf("roots", "must be a list of paths or %q, got %s", rootsFromClient, yamlconf.Describe(n))
+		return
+	}
+	c.Roots, _ = m.ExpandStringList("roots")
 }
 
 // checkTransportKeys reports each key only another transport takes, even

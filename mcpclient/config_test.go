@@ -181,6 +181,16 @@ disabledTools: [dangerous]
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Roots: []string{}},
 		},
 		{
+			name: "roots absent offers none",
+			src:  "{serverName: s, transport: stdio, command: c, roots: ~}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c"},
+		},
+		{
+			name: "roots from the calling client",
+			src:  "{serverName: s, transport: stdio, command: c, roots: client, pin: warn}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", RootsFromClient: true, Pin: "warn"},
+		},
+		{
 			name: "initialDelayMs equal to maxDelayMs",
 			src:  "{serverName: s, transport: stdio, command: c, reconnect: {initialDelayMs: 2147483647, maxDelayMs: 2147483647}}",
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Reconnect: policy(true, 2147483647, 2147483647, 10)},
@@ -321,6 +331,23 @@ func TestDecodeConfigErrors(t *testing.T) {
 			`4:19: config.enabledTools[1]: tool names must not be empty`},
 		{"tool name not a string", ok + "disabledTools: [1]",
 			`4:17: config.disabledTools[0]: must be a string, got the integer 1 (quote it: "1")`},
+
+		// roots: a list of paths or client, nothing else.
+		{"roots a number", ok + "roots: 5",
+			`4:8: config.roots: must be a list of paths or "client", got the integer 5`},
+		{"roots another word", ok + "roots: cwd",
+			`4:8: config.roots: must be a list of paths or "client", got a string`},
+		{"roots a mapping", ok + "roots: {read: /}",
+			`4:8: config.roots: must be a list of paths or "client", got a mapping`},
+		{"roots a quoted client in a list", ok + "roots: [client, 1]",
+			`4:17: config.roots[1]: must be a string, got the integer 1 (quote it: "1")`},
+		{"roots an empty path", ok + "roots: ['']",
+			`4:9: config.roots[0]: root paths must not be empty (write "." for the working directory)`},
+
+		{"pin unknown", ok + "pin: sometimes",
+			`4:6: config.pin: must be one of hold, warn, off, got "sometimes"`},
+		{"pin not a string", ok + "pin: false",
+			`4:6: config.pin: must be a string, got the boolean false (quote it: "false")`},
 
 		// env, args, headers and expansion.
 		{"env number value", ok + "env: {PORT: 8080}",
@@ -513,6 +540,8 @@ func TestValidate(t *testing.T) {
 			"toolCallTimeoutMs: must be between 1 and 2147483647 milliseconds (0 means the default)"},
 		{"protocol version", stdio(func(c *mcpclient.Config) { c.ProtocolVersion = "latest" }),
 			`protocolVersion: "latest" is not a supported MCP protocol version (use one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, or leave it empty to negotiate)`},
+		{"roots both ways", stdio(func(c *mcpclient.Config) { c.Roots, c.RootsFromClient = []string{"/data"}, true }),
+			`roots: roots is either a list of paths or "client", not both`},
 		{"tool lists", stdio(func(c *mcpclient.Config) {
 			c.EnabledTools, c.DisabledTools = []string{"a", ""}, []string{""}
 		}),

@@ -9,8 +9,9 @@ import (
 )
 
 // server-filesystem takes the roots it is offered in place of the
-// directories of its args; offered none, it keeps them. Either way it no
-// longer warns that the client lacks roots.
+// directories of its args; offered none (roots: [] or no roots key: the
+// roots capability with an empty roots/list), it keeps them. Either way it
+// no longer warns that the client lacks roots.
 func TestServerFilesystemRoots(t *testing.T) {
 	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
 	args, err := filepath.EvalSymlinks(t.TempDir())
@@ -28,6 +29,7 @@ func TestServerFilesystemRoots(t *testing.T) {
 	}{
 		{"roots given", []string{root}, root},
 		{"no roots", []string{}, args},
+		{"roots absent", nil, args},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{ServerName: "fs", Transport: TransportStdio, Command: bin, Args: []string{args}, Roots: c.roots}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,6 +104,10 @@ type Options struct {
 	// server is told it may make them: elicitation (forms and URLs), and
 	// sampling (only for entries with allowSampling).
 	Elicit, Sample bool
+	// Pins decides which of the server's tools and prompts may be
+	// published (see Config.Pin); shared by the servers of a host. nil
+	// publishes them all.
+	Pins Pins
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }
@@ -228,6 +233,7 @@ func (s *Server) Status() host.Status {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Tools = s.src.Len()
+	st.PinNotes = slices.Clone(st.PinNotes)
 	return st
 }
 

@@ -94,7 +94,9 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kind
 	if gen.ended() {
 		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
 	}
-	return s.publish(s.offer(capabilities(gen)), strict)
+	o := s.offer(capabilities(gen))
+	o = s.pinned(o)
+	return s.publish(o, strict)
 }
 
 // fetchTools lists the server's tools as registry definitions.

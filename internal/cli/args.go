@@ -46,6 +46,7 @@ type flags struct {
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
 	saveDir      string   // --save-dir (call)
+	diff         bool     // --diff (pin)
 	args         []string // positional arguments
 }
 
@@ -60,6 +61,7 @@ type flagSpec struct {
 	edit    bool // add: --url, --header, --env, --transport
 	save    bool // --save-dir
 	server  bool // --server (read)
+	diff    bool // --diff (pin)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -195,6 +197,7 @@ func flagDefs() []flagDef {
 		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
 		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
 		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
+		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff })},
 	}
 }
 

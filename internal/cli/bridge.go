@@ -39,6 +39,9 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.OAuthOptions) (*bridge, error) {
 	e.elicitMode = f.elicit
 	e.sampling = hasSampling(src.plan)
+	if err := e.loadPins(src, f, false); err != nil {
+		return nil, err
+	}
 	reg := tool.NewRegistry()
 	cat := e.catalogOAuth(true, o)
 	h, err := host.New(host.Options{

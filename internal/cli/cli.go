@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -51,6 +52,10 @@ type env struct {
 	// is offered when the command's config has one.
 	sampler  *sampling.Provider
 	sampling bool
+	// pins is the Book every server checks its definitions against
+	// (pin.go); pinning (the pin command) loads no lock into it.
+	pins    *pin.Book
+	pinning bool
 }
 
 func (e *env) getenv(k string) string {

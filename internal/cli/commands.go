@@ -25,6 +25,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	e.reportFailures(b)
+	e.reportPinNotes(b)
 	list, err := b.modelTools()
 	if err != nil {
 		return fmt.Errorf("tools: %w", err)
@@ -106,6 +107,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	defer b.close()
 	if _, ok := b.reg.Get(name); !ok {
 		e.reportFailures(b)
+		e.reportPinNotes(b)
 		e.suggestTool(name, b)
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)

@@ -1,12 +1,20 @@
+//lint:file-ignore SA1019 the test client offers roots, deprecated as of MCP 2026-07-28 but carried by the bridge.
+
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -41,5 +49,154 @@ func TestServerFilesystemUsesRoots(t *testing.T) {
 	}, "the root never listed: %v", &last)
 	if !strings.Contains(last.stdout, filepath.Base(rootDir)+".txt") || strings.Contains(last.stderr, "Client does not support MCP Roots") {
 		t.Errorf("the root:\n%s%s", last.stdout, last.stderr)
+	}
+}
+
+// confinedFS is server-filesystem given one argument directory (dir, with
+// inside.txt) and a secret outside it.
+type confinedFS struct {
+	bin, dir, inside, outside string
+}
+
+func newConfinedFS(t *testing.T) confinedFS {
+	t.Helper()
+	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := confinedFS{bin: bin, dir: filepath.Join(base, "confined"), outside: filepath.Join(base, "secret.txt")}
+	fs.inside = filepath.Join(fs.dir, "inside.txt")
+	if err := os.Mkdir(fs.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, text := range map[string]string{fs.inside: "inside text", fs.outside: "outside secret"} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fs
+}
+
+// readArgs is the arguments of read_text_file for path.
+func readArgs(path string) string {
+	b, _ := json.Marshal(map[string]string{"path": path})
+	return string(b)
+}
+
+// widened is what server-filesystem logs when it takes the roots offered
+// in place of its argument directories.
+const widened = "Updated allowed directories from MCP roots"
+
+// callFromRoot runs the real command as `mcpbridge call -v` from the
+// directory /, as MCP clients often launch servers.
+func callFromRoot(t *testing.T, cfg, name, args string) run {
+	t.Helper()
+	cmd := mcpbridgeCommand(t, "call", "-v", "--config", cfg, name, args)
+	cmd.Dir = "/"
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running mcpbridge: %v", err)
+	}
+	return run{cmd.ProcessState.ExitCode(), out.String(), errOut.String()}
+}
+
+// assertConfinedCalls reads inside and outside fs's directory through
+// `mcpbridge call` from / with cfg: only the inside read works, and the
+// server never reports having taken other directories from roots.
+func assertConfinedCalls(t *testing.T, cfg string, fs confinedFS) {
+	t.Helper()
+	in := callFromRoot(t, cfg, "mcp__fs__read_text_file", readArgs(fs.inside))
+	if in.code != 0 || !strings.Contains(in.stdout, "inside text") {
+		t.Errorf("inside its directory: %+v", in)
+	}
+	out := callFromRoot(t, cfg, "mcp__fs__read_text_file", readArgs(fs.outside))
+	if out.code != 1 || strings.Contains(out.stdout, "outside secret") || !strings.Contains(out.stdout, "Access denied") {
+		t.Errorf("outside its directory: %+v", out)
+	}
+	for _, r := range []run{in, out} {
+		if strings.Contains(r.stderr, widened) {
+			t.Errorf("the server was offered roots:\n%s", r.stderr)
+		}
+	}
+}
+
+// An entry without roots, run from /, leaves server-filesystem in its
+// argument directory (it used to be offered the working directory, /).
+func TestRootsNeverWidenCall(t *testing.T) {
+	fs := newConfinedFS(t)
+	cfg := writeConfig(t, fmt.Sprintf(`- id: fs
+  name: mcp-client
+  config:
+    serverName: fs
+    transport: stdio
+    command: %s
+    args: [%q]
+`, fs.bin, fs.dir))
+	assertConfinedCalls(t, cfg, fs)
+}
+
+// An unmodified Claude Desktop config (mcpServers JSON) keeps its meaning:
+// the server works in its argument directory only.
+func TestRootsNeverWidenImported(t *testing.T) {
+	fs := newConfinedFS(t)
+	desktop, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fs": map[string]any{"command": fs.bin, "args": []string{fs.dir}},
+	}})
+	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	if err := os.WriteFile(cfg, desktop, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertConfinedCalls(t, cfg, fs)
+}
+
+// `mcpbridge serve --stdio` launched from / by a client that itself offers
+// the root / does not pass that root, or its own working directory, to a
+// server whose entry has no roots.
+func TestRootsNeverWidenServe(t *testing.T) {
+	fs := newConfinedFS(t)
+	cfg := writeConfig(t, fmt.Sprintf(`- id: fs
+  name: mcp-client
+  config:
+    serverName: fs
+    transport: stdio
+    command: %s
+    args: [%q]
+    protocolVersion: "2025-11-25"
+`, fs.bin, fs.dir))
+	client := mcp.NewClient(&mcp.Implementation{Name: "wide-client", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///", Name: "everything"})
+	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
+	cmd.Dir = "/"
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	waitTools(t, cs, "mcp__fs__read_text_file")
+	// The server settles its roots once, after its handshake: it says so
+	// either way.
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		s := stderr.String()
+		return strings.Contains(s, widened) || strings.Contains(s, "No valid root directories provided by client")
+	}, "server-filesystem never settled its roots")
+	if text, isErr := callText(t, cs, "mcp__fs__read_text_file", readArgs(fs.inside)); isErr || !strings.Contains(text, "inside text") {
+		t.Errorf("inside its directory: %q %v", text, isErr)
+	}
+	if text, isErr := callText(t, cs, "mcp__fs__read_text_file", readArgs(fs.outside)); !isErr || strings.Contains(text, "outside secret") {
+		t.Errorf("outside its directory: %q %v", text, isErr)
+	}
+	if text, _ := callText(t, cs, "mcp__fs__list_allowed_directories", `{}`); !strings.Contains(text, fs.dir) || strings.Contains(text, "\n/\n") {
+		t.Errorf("allowed directories: %q", text)
+	}
+	if strings.Contains(stderr.String(), widened) {
+		t.Errorf("the server was offered roots:\n%s", stderr.String())
 	}
 }

@@ -35,6 +35,9 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if err := e.loadPins(src, f, true); err != nil {
+		return err
+	}
 	opts, applied := withReadiness(opts, f, src)
 	r, err := e.newServeRun(f, cat, opts)
 	if err != nil {

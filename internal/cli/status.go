@@ -62,6 +62,9 @@ type serverStatusJSON struct {
 	// Tokens sums the tokens (o200k_base) of the definitions of the
 	// server's tools as the model sees them (see tools --tokens).
 	Tokens int `json:"tokens"`
+	// PinNotes are the definitions that differ from their pins, and
+	// whether they were withheld (see pin).
+	PinNotes []string `json:"pinNotes,omitempty"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -112,6 +115,7 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 		ProtocolVersion: st.ProtocolVersion,
 		Tools:           st.Tools,
 		Timings:         timingsJSON{ConnectMs: st.Connect.Milliseconds(), DiscoverMs: st.Discover.Milliseconds()},
+		PinNotes:        st.PinNotes,
 	}
 	if st.PeerName != "" || st.PeerVersion != "" {
 		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
@@ -128,6 +132,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		return err
 	}
 	defer b.close()
+	e.reportPinNotes(b)
 	tok, err := serverTokens(b.reg.List())
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
