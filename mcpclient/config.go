@@ -130,6 +130,10 @@ type Config struct {
 	// tool.Tool.AlwaysLoad: with deferred loading (a tool-search entry)
 	// the model sees them all from the start, without a search.
 	AlwaysLoad bool
+	// Trusted (trusted) says the server's annotations are believed: the
+	// agent runs its tools marked readOnlyHint without asking. Annotations
+	// of other servers are only hints from a stranger.
+	Trusted bool
 	// Roots (roots) are the directories the server may work in, offered
 	// as file:// roots; relative paths are taken from the working
 	// directory. nil means the working directory; an empty list offers
@@ -169,6 +173,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"trusted",
 	}
 }
 
@@ -520,6 +525,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
+	c.Trusted, _ = m.Bool("trusted")
 }
 
 // checkTransportKeys reports each key only another transport takes, even
