@@ -133,7 +133,7 @@ type Config struct {
 	// Trusted (trusted) says the server's annotations are believed: the
 	// agent runs its tools marked readOnlyHint without asking. Annotations
 	// of other servers are only hints from a stranger.
-	Trusted bool
+	Trusted bool `json:",omitempty"`
 	// Roots (roots) are the directories the server may work in, offered
 	// as file:// roots; relative paths are taken from the working
 	// directory. nil means the working directory; an empty list offers
