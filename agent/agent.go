@@ -218,6 +218,10 @@ func (a *Agent) request() (*Request, bool, error) {
 	return req, strict, nil
 }
 
+// Tools returns the tools the model sees now, as the next request will
+// send them.
+func (a *Agent) Tools() ([]tool.Tool, error) { return a.tools() }
+
 // tools returns the tools the model sees now.
 func (a *Agent) tools() ([]tool.Tool, error) {
 	if a.opts.Tools != nil {

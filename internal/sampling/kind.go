@@ -160,3 +160,10 @@ func (in *instance) Close() error {
 	in.provider.clear(in)
 	return nil
 }
+
+// ModelSpec returns the spec of a model entry with cfg, as Decode would
+// have made it: for a command that settles its model from flags.
+func ModelSpec(cfg Config) host.Spec {
+	return host.Spec{Config: cfg, Name: ModelKind, Summary: "chat-completions " + cfg.Model,
+		Claims: []host.Claim{{Key: "name", Value: ModelKind}}}
+}

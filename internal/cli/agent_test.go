@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+)
+
+// agentEnv sets what an agent run reads: the key and a sessions
+// directory of the test's own; it returns the sessions directory.
+func agentEnv(t *testing.T) string {
+	t.Helper()
+	state := t.TempDir()
+	t.Setenv("DEEPSEEK_API_KEY", chattest.Key)
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Chdir(t.TempDir()) // the embedded default: the demo server
+	return filepath.Join(state, "mcpbridge", "sessions")
+}
+
+// jsonLines decodes agent --json's output.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q", sc.Text())
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// kinds are the event types, text and reasoning pieces run together.
+func kinds(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		k := ev["type"].(string)
+		if len(out) > 0 && (k == "text" || k == "reasoning") && out[len(out)-1] == k {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// A headless multi-tool task over the demo server: -p prints the answer;
+// --json prints the documented events, the last a result with usage
+// totals; the session is saved, and --continue resumes it with its
+// history (the tools are not called again).
+func TestAgentHeadless(t *testing.T) {
+	sessions := agentEnv(t)
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Reasoning: "Add, and the weather.", Text: "Let me check.", Calls: []chattest.Call{
+			{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}, {Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}}},
+		chattest.Turn{Text: "2+3 is 5; Paris is mild."},
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":4,"b":4}`}}},
+		chattest.Turn{Text: "8."},
+	))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Add 2 and 3, and the weather in Paris.", "--yes")
+	if r.code != 0 || r.stdout != "2+3 is 5; Paris is mild.\n" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	second := srv.Requests()[1].Messages
+	if second[0].Role != "system" || second[2].ReasoningContent != "Add, and the weather." || second[3].Content != "5" || !strings.Contains(second[4].Content.(string), "Paris") {
+		t.Errorf("second request %+v", second)
+	}
+
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--json", "--continue", "-p", "And 4+4?", "--yes")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	evs := jsonLines(t, r.stdout)
+	want := []string{"session", "reasoning", "usage", "tool_call", "tool_result", "reasoning", "text", "usage", "result"}
+	if d := cmp.Diff(want, kinds(evs)); d != "" {
+		t.Errorf("events (-want +got):\n%s\n%s", d, r.stdout)
+	}
+	last := evs[len(evs)-1]
+	if last["text"] != "8." || last["total"].(map[string]any)["total_tokens"].(float64) == 0 || last["steps"] != 2.0 {
+		t.Errorf("result %v", last)
+	}
+	for _, ev := range evs {
+		if ev["type"] == "tool_result" && (ev["name"] != "mcp__demo__add" || ev["text"] != "8" || ev["id"] != "call_3_0") {
+			t.Errorf("tool result %v", ev)
+		}
+	}
+	resumed := srv.Requests()[2].Messages
+	if len(resumed) != 7 || resumed[6].Content != "And 4+4?" || resumed[5].Content != "2+3 is 5; Paris is mild." {
+		t.Errorf("resumed conversation: %+v", resumed)
+	}
+	files, _ := filepath.Glob(filepath.Join(sessions, "*.jsonl"))
+	if len(files) != 1 || evs[0]["session"] != strings.TrimSuffix(filepath.Base(files[0]), ".jsonl") {
+		t.Errorf("sessions %v, first event %v", files, evs[0])
+	}
+	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 9 || strings.Contains(string(b), chattest.Key) {
+		t.Errorf("saved session:\n%s", b)
+	}
+}
