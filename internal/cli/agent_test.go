@@ -20,7 +20,6 @@ func agentEnv(t *testing.T) string {
 	state := t.TempDir()
 	t.Setenv("DEEPSEEK_API_KEY", chattest.Key)
 	t.Setenv("XDG_STATE_HOME", state)
-	t.Chdir(t.TempDir()) // the embedded default: the demo server
 	return filepath.Join(state, "mcpbridge", "sessions")
 }
 
@@ -59,6 +58,7 @@ func kinds(evs []map[string]any) []string {
 // history (the tools are not called again).
 func TestAgentHeadless(t *testing.T) {
 	sessions := agentEnv(t)
+	t.Chdir(t.TempDir()) // the embedded default: the demo server
 	srv := chattest.New(t, chattest.Turns(
 		chattest.Turn{Reasoning: "Add, and the weather.", Text: "Let me check.", Calls: []chattest.Call{
 			{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}, {Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}}},

@@ -138,9 +138,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		apiError(w, fault.Status, fault.Message)
 	case s.Thinking && missingReasoning(&req):
 		apiError(w, 400, "The reasoning_content in the thinking mode must be passed back to the API.")
+	case !req.Stream:
+		s.whole(w, &req, s.script(n, &req))
 	default:
 		s.stream(w, &req, s.script(n, &req))
 	}
+}
+
+// whole answers a request without stream (sampling's) in one body.
+func (s *Server) whole(w http.ResponseWriter, req *chatapi.Request, t Turn) {
+	msg := map[string]any{"role": "assistant", "content": t.Text}
+	var calls []any
+	for i, c := range t.Calls {
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", s.count(), i), "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}})
+	}
+	finish := "stop"
+	if len(calls) > 0 {
+		msg["tool_calls"], finish = calls, "tool_calls"
+	}
+	if s.Thinking {
+		msg["reasoning_content"] = t.Reasoning
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": len(mustJSON(req.Messages)) / 4, "completion_tokens": len(t.Text) / 4}})
 }
 
 // missingReasoning reports an assistant turn with tool calls but no
