@@ -165,3 +165,19 @@ func TestBeta(t *testing.T) {
 		t.Error("another API was sent to a beta endpoint")
 	}
 }
+
+// The scripted API refuses, as DeepSeek does in thinking mode, a
+// tool-call turn sent back without its reasoning: the loop's tests
+// passing against it proves the loop sends the reasoning back.
+func TestScriptedAPIWantsReasoning(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "ok"}))
+	msgs := []chatapi.Message{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []chatapi.ToolCall{{ID: "1", Type: "function", Function: chatapi.FunctionCall{Name: "f", Arguments: "{}"}}}}, {Role: "tool", ToolCallID: "1", Content: "x"}}
+	_, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: msgs}, nil)
+	if err == nil || !strings.Contains(err.Error(), "answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API.") {
+		t.Errorf("without reasoning: %v", err)
+	}
+	msgs[1].ReasoningContent = "because"
+	if _, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: msgs}, nil); err != nil {
+		t.Errorf("with reasoning: %v", err)
+	}
+}

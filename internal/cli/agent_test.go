@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 )
 
@@ -103,5 +104,67 @@ func TestAgentHeadless(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 9 || strings.Contains(string(b), chattest.Key) {
 		t.Errorf("saved session:\n%s", b)
+	}
+}
+
+// The ways an agent run ends: --max-steps (3, resumable), a model
+// failure shown as the API wrote it without the key (1), tools denied
+// without --yes under -p (the model is told, the person too), and usage
+// mistakes (2) before any server starts.
+func TestAgentExits(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	loop := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}))
+	r := mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "2", "-p", "loop")
+	if r.code != ExitMaxSteps || !strings.Contains(r.stderr, "stopped after 2 steps (--max-steps); continue with --resume ") || r.stdout != "" {
+		t.Errorf("max steps: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "1", "--json", "-p", "loop")
+	if evs := jsonLines(t, r.stdout); r.code != ExitMaxSteps || evs[len(evs)-1]["error"] != agent.ErrMaxSteps.Error() {
+		t.Errorf("max steps --json: exit %d\n%s", r.code, r.stdout)
+	}
+
+	failing := chattest.New(t, chattest.Turns(chattest.Turn{Text: "never"}))
+	failing.Fail(chattest.Fault{Status: 402, Message: "Insufficient Balance for key " + chattest.Key})
+	r = mcpbridge(t, "", "agent", "--base-url", failing.URL, "-p", "hi")
+	if want := "answered 402 Payment Required: Insufficient Balance for key [redacted]"; r.code != ExitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, chattest.Key) {
+		t.Errorf("model failure: exit %d\nstderr %s", r.code, r.stderr)
+	}
+
+	denied := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}, chattest.Turn{Text: "I could not add."}))
+	r = mcpbridge(t, "", "agent", "--base-url", denied.URL, "-p", "-")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "the prompt on stdin is empty") {
+		t.Errorf("-p - with nothing: exit %d %s", r.code, r.stderr)
+	}
+	r = mcpbridge(t, "add one and one", "agent", "--base-url", denied.URL, "-p", "-")
+	if r.code != 0 || r.stdout != "I could not add.\n" || !strings.Contains(r.stderr, "tool mcp__demo__add was not run: with -p tools run only with --yes") {
+		t.Errorf("without --yes: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if msgs := denied.Requests()[1].Messages; msgs[1].Content != "add one and one" || !strings.Contains(msgs[3].Content.(string), "the user denied this tool call") {
+		t.Errorf("the model was not told: %+v", msgs)
+	}
+
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"agent"}, "", "without -p stdin must be a terminal"},
+		{[]string{"agent", "-p", "x", "--resume", "a", "--continue"}, "", "--resume and --continue cannot be used together"},
+		{[]string{"agent", "-p", "x", "--max-steps", "0"}, "", "--max-steps must be a whole number of at least 1"},
+		{[]string{"agent", "-p", "x", "--base-url", "ftp://x"}, "", "--base-url must be an absolute http(s) URL"},
+		{[]string{"agent", "-p", "x", "--resume", "../etc"}, "", `--resume: "../etc" is not a session id`},
+		{[]string{"agent", "-p", "x", "--resume", "20260101-000000-00000000"}, "", "--resume: no saved session 20260101-000000-00000000"},
+		{[]string{"agent", "-p", "x", "stray"}, "", `unexpected argument "stray"`},
+		{[]string{"agent", "-p"}, "", "flag -p needs a value"},
+		{[]string{"agent", "-p", "x"}, "unset", "the API key variable DEEPSEEK_API_KEY is not set"},
+	} {
+		if c.env == "unset" {
+			t.Setenv("DEEPSEEK_API_KEY", "")
+		}
+		r := mcpbridge(t, "", c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
 	}
 }
