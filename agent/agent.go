@@ -142,6 +142,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 		if err := a.runCalls(ctx, c.Message.ToolCalls); err != nil {
 			return a.done(res), err
 		}
+		if err := ctx.Err(); err != nil {
+			return a.done(res), err // the turn was cancelled while its calls ran
+		}
 	}
 	return a.done(res), ErrMaxSteps
 }

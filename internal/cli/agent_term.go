@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
 // console is the person's line editor: golang.org/x/term's Terminal
@@ -126,7 +129,7 @@ func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-ch
 }
 
 func (r *agentRun) banner() {
-	all := r.b.reg.List()
+	all := r.catalog()
 	servers := map[string]bool{}
 	for _, t := range all {
 		servers[t.Origin.Server] = true
@@ -175,7 +178,12 @@ func (r *agentRun) showTools() {
 		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
 	}
 	tw.Flush()
-	fmt.Fprintf(r.e.Stderr, "the model sees %d of %d tools\n", len(shown), len(r.b.reg.List()))
+	fmt.Fprintf(r.e.Stderr, "the model sees %d of %d tools\n", len(shown), len(r.catalog()))
+}
+
+// catalog is every tool but search_tools, which only stands for them.
+func (r *agentRun) catalog() []tool.Tool {
+	return slices.DeleteFunc(r.b.reg.List(), func(t tool.Tool) bool { return t.Name == toolview.SearchName })
 }
 
 // askApproval asks the person whether c runs. Ctrl-C or Ctrl-D cancels
