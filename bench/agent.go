@@ -42,7 +42,7 @@ type agentResults struct {
 type benchModel struct {
 	tool   string
 	n      int
-	encode bool
+	encode func(*agent.Request) ([]byte, error)
 	first  *agent.Request
 }
 
@@ -50,8 +50,8 @@ func (m *benchModel) Stream(_ context.Context, req *agent.Request, _ func(agent.
 	if m.first == nil {
 		m.first = req
 	}
-	if m.encode {
-		if _, err := json.Marshal(req); err != nil {
+	if m.encode != nil {
+		if _, err := m.encode(req); err != nil {
 			return nil, err
 		}
 	}
@@ -113,8 +113,13 @@ func stepCost(tools []tool.Tool, runs int, encode bool) (time.Duration, error) {
 		return 0, err
 	}
 	var per []time.Duration
+	client := &chatapi.Client{}
 	for range runs {
-		a, err := agent.New(agent.Options{Model: &benchModel{tool: tools[0].Name, encode: encode}, Registry: reg, System: "bench", Approver: &agent.Policy{All: true}})
+		m := &benchModel{tool: tools[0].Name}
+		if encode {
+			m.encode = client.Encode
+		}
+		a, err := agent.New(agent.Options{Model: m, Registry: reg, System: "bench", Approver: &agent.Policy{All: true}})
 		if err != nil {
 			return 0, err
 		}
@@ -164,7 +169,7 @@ func agentTable(o options, r *agentResults) table {
 		header:  []string{"measure", "value", "target", "verdict"},
 		rows: [][]string{
 			{fmt.Sprintf("loop cost per step, %d tools bridged", r.tools), us(r.perStep), "≤ 1 ms", verdict(r.perStep.Seconds(), 0.001)},
-			{fmt.Sprintf("  the same with each request JSON-encoded (%d tools)", r.tools), us(r.perStepEncoded), "–", "–"},
+			{fmt.Sprintf("the same, each request encoded as the API client sends it (%d tools)", r.tools), us(r.perStepEncoded), "≤ 1 ms", verdict(r.perStepEncoded.Seconds(), 0.001)},
 			{fmt.Sprintf("request tokens, tool search off (%d of %d tools)", r.offTools, r.catalog), strconv.Itoa(r.offTokens), "–", "–"},
 			{fmt.Sprintf("request tokens, tool search on (%d tools)", r.onTools), strconv.Itoa(r.onTokens), "–", fewer(float64(r.onTokens), float64(r.offTokens))},
 		},

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,6 +58,8 @@ type Client struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Log receives a line per retry; nil: none.
 	Log *slog.Logger
+
+	tools atomic.Pointer[encodedTools] // the last tools sent, encoded
 }
 
 // APIError is an answer with a status other than 2xx: the API's own
@@ -101,12 +105,13 @@ func (c *Client) Beta() *Client {
 	if !IsDeepSeek(c.BaseURL) {
 		return c
 	}
-	b := *c
 	u, _ := url.Parse(c.BaseURL)
 	u.Path = "/" + BetaPath
-	b.BaseURL = u.String()
-	b.BaseURLWritten = strings.TrimSuffix(c.where0(), "/") + "/" + BetaPath
-	return &b
+	return &Client{
+		BaseURL: u.String(), BaseURLWritten: strings.TrimSuffix(c.where0(), "/") + "/" + BetaPath,
+		Model: c.Model, APIKeyEnv: c.APIKeyEnv, Lookup: c.Lookup, Timeout: c.Timeout, Attempts: c.Attempts,
+		HTTP: c.HTTP, Sleep: c.Sleep, Log: c.Log,
+	}
 }
 
 func (c *Client) where0() string {
@@ -161,7 +166,7 @@ func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) er
 	if key == "" {
 		return fmt.Errorf("%s: the API key variable %s is not set", c.Where(), c.APIKeyEnv)
 	}
-	body, err := json.Marshal(req)
+	body, err := c.Encode(req)
 	if err != nil {
 		return err
 	}
@@ -225,6 +230,48 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 		return -1, fmt.Errorf("%s: %s", c.Where(), redact(err.Error(), key))
 	}
 	return -1, nil
+}
+
+// encodedTools is a tools array and its JSON.
+type encodedTools struct {
+	tools []Tool
+	json  []byte
+}
+
+// Encode returns the body sent for req. Its tools are encoded once for as long as
+// they stay the same: an agent sends the same hundreds of schemas at every
+// step, and encoding/json checks each byte of each schema again.
+func (c *Client) Encode(req *Request) ([]byte, error) {
+	if len(req.Tools) == 0 {
+		return json.Marshal(req)
+	}
+	enc := c.tools.Load()
+	if enc == nil || !sameTools(enc.tools, req.Tools) {
+		b, err := json.Marshal(req.Tools)
+		if err != nil {
+			return nil, err
+		}
+		enc = &encodedTools{tools: slices.Clone(req.Tools), json: b}
+		c.tools.Store(enc)
+	}
+	r := *req
+	r.Tools = nil
+	head, err := json.Marshal(&r)
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, 0, len(head)+len(enc.json)+10)
+	body = append(body, head[:len(head)-1]...)
+	body = append(body, `,"tools":`...)
+	body = append(body, enc.json...)
+	return append(body, '}'), nil
+}
+
+func sameTools(a, b []Tool) bool {
+	return slices.EqualFunc(a, b, func(x, y Tool) bool {
+		return x.Type == y.Type && x.Function.Name == y.Function.Name && x.Function.Description == y.Function.Description &&
+			x.Function.Strict == y.Function.Strict && bytes.Equal(x.Function.Parameters, y.Function.Parameters)
+	})
 }
 
 func retryable(status int) bool { return status == http.StatusTooManyRequests || status >= 500 }

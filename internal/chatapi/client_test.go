@@ -2,6 +2,7 @@ package chatapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -179,5 +180,24 @@ func TestScriptedAPIWantsReasoning(t *testing.T) {
 	msgs[1].ReasoningContent = "because"
 	if _, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: msgs}, nil); err != nil {
 		t.Errorf("with reasoning: %v", err)
+	}
+}
+
+// A request's body is the request's JSON, its tools encoded once while
+// they stay the same and again when they change.
+func TestEncode(t *testing.T) {
+	c := &chatapi.Client{}
+	tools := []chatapi.Tool{{Type: "function", Function: chatapi.Function{Name: "a", Parameters: json.RawMessage(`{ "type" : "object" }`)}}}
+	req := &chatapi.Request{Model: "m", Messages: []chatapi.Message{{Role: "user", Content: "hi"}}, Tools: tools}
+	for i, change := range []func(){func() {}, func() {}, func() { tools[0].Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`) }} {
+		change()
+		got, err := c.Encode(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(req)
+		if !json.Valid(got) || string(got) != string(want) {
+			t.Errorf("%d: body\n%s\nwant\n%s", i, got, want)
+		}
 	}
 }
