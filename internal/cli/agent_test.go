@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,5 +167,62 @@ func TestAgentExits(t *testing.T) {
 		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// With tool search on, the model sees search_tools and the tools the
+// prompt names; a search (run without --yes: search_tools only looks)
+// loads more for the next step.
+func TestAgentToolSearch(t *testing.T) {
+	agentEnv(t)
+	cfg := writeConfig(t, `- id: demo
+  name: mcp-client
+  config:
+    serverName: demo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+- id: search
+  name: tool-search
+  config: {mode: on}
+`)
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "search_tools", Args: `{"query":"weather in a city"}`}}},
+		chattest.Turn{Text: "found it"},
+	))
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "-p", "Echo with mcp__demo__echo, then find a weather tool.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	names := func(i int) []string {
+		var out []string
+		for _, tl := range srv.Requests()[i].Tools {
+			out = append(out, tl.Function.Name)
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"mcp__demo__echo", "search_tools"}, names(0)); d != "" {
+		t.Errorf("first request's tools (-want +got):\n%s", d)
+	}
+	if got := names(1); !slices.Contains(got, "mcp__demo__weather") || !slices.Contains(got, "mcp__demo__echo") {
+		t.Errorf("after the search: %v", got)
+	}
+}
+
+// A smoke test of the real DeepSeek API: it runs only when
+// DEEPSEEK_API_KEY is set (never in CI, which has no key) and does a
+// two-tool task over the demo server.
+func TestAgentDeepSeekSmoke(t *testing.T) {
+	key := os.Getenv("DEEPSEEK_API_KEY")
+	if key == "" {
+		t.Skip("DEEPSEEK_API_KEY is not set: the real API is not tried")
+	}
+	agentEnv(t)
+	t.Setenv("DEEPSEEK_API_KEY", key)
+	t.Chdir(t.TempDir())
+	r := mcpbridge(t, "", "agent", "--yes", "--json", "-p", "Use the tools to add 19 and 23, and to get the weather in Paris. Reply with the sum and the temperature.")
+	evs := jsonLines(t, r.stdout)
+	if r.code != 0 || len(evs) == 0 || !strings.Contains(evs[len(evs)-1]["text"].(string), "42") || !slices.Contains(kinds(evs), "tool_result") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }
