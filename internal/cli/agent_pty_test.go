@@ -160,3 +160,29 @@ func TestAgentCtrlCOnPTY(t *testing.T) {
 		t.Errorf("results sent after the cancelled turn: %v", res)
 	}
 }
+
+// A server's elicitation during a turn is asked at the terminal, field by
+// field, between the line editor's prompts; ":decline" declines it.
+func TestAgentElicitOnPTY(t *testing.T) {
+	cfg := everythingConfig(t)
+	agentEnv(t)
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__everything__trigger-elicitation-request", Args: `{}`}}},
+		chattest.Turn{Text: "You declined."},
+	))
+	ptmx, scr, wait := agentOnPTY(t, "--config", cfg, "--base-url", srv.URL, "--yes")
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "ask me\r")
+	at = expect(t, scr, at, `Server "everything" asks`)
+	at = expect(t, scr, at, "text: ")
+	io.WriteString(ptmx, ":decline\r")
+	at = expect(t, scr, at, "You declined.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "\x04")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+	if res := toolResults(srv.Requests()[1]); !strings.Contains(res["call_1_0"], "decline") {
+		t.Errorf("result %v", res)
+	}
+}

@@ -132,7 +132,9 @@ func (r *agentRun) banner() {
 	all := r.catalog()
 	servers := map[string]bool{}
 	for _, t := range all {
-		servers[t.Origin.Server] = true
+		if t.Origin.Server != "" {
+			servers[t.Origin.Server] = true
+		}
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge agent: %s at %s, %d tools from %d servers, session %s\n",
 		r.cfg.Model, r.cfg.BaseURLWritten, len(all), len(servers), r.session.ID)
