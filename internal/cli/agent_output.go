@@ -29,6 +29,7 @@ type agentOutput struct {
 	showDetails bool // reasoning and calls on stderr
 	color       bool
 	inReasoning bool
+	textOpen    bool // streamed text has no line end yet
 	progressOn  bool
 }
 
@@ -64,10 +65,15 @@ func (o *agentOutput) event(ev agent.Event) {
 		o.endReasoning()
 		if o.streamText {
 			fmt.Fprint(o.stdout, termsafe.Text(ev.Text))
+			o.textOpen = !strings.HasSuffix(ev.Text, "\n")
 		}
 		return
 	}
 	o.endReasoning()
+	if o.textOpen && ev.Type != agent.EventUsage {
+		fmt.Fprintln(o.stdout)
+		o.textOpen = false
+	}
 	o.detail(ev)
 }
 

@@ -116,7 +116,6 @@ func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-ch
 	res, err := r.ag.Run(ctx, line)
 	close(done)
 	wg.Wait()
-	fmt.Fprintln(r.e.Stdout)
 	r.out.event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
