@@ -229,3 +229,43 @@ func TestStrictSchema(t *testing.T) {
 		}
 	}
 }
+
+// A session is saved a message a line; reopened, it gives the messages
+// back, less a last turn whose calls were not all answered (the run was
+// killed mid-turn), and goes on appending; Latest finds the newest.
+func TestSessions(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
+	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
+		if err := s.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	later, _ := agent.NewSession(dir, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	later.Close()
+	if id, err := agent.Latest(dir); err != nil || id != later.ID {
+		t.Errorf("latest %q %v, want %q", id, err, later.ID)
+	}
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if d := cmp.Diff([]agent.Message{{Role: "user", Content: "hi"}}, re.Messages()); d != "" {
+		t.Errorf("reopened (-want +got):\n%s", d)
+	}
+	if err := os.WriteFile(dir+"/bad.jsonl", []byte("{\"role\":\"user\"}\nnot json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.OpenSession(dir, "bad"); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2: not a saved message") {
+		t.Errorf("bad session: %v", err)
+	}
+	if _, err := agent.Latest(t.TempDir()); !errors.Is(err, agent.ErrNoSession) {
+		t.Errorf("empty dir: %v", err)
+	}
+}
