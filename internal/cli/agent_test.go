@@ -99,11 +99,16 @@ func TestAgentHeadless(t *testing.T) {
 	if len(resumed) != 7 || resumed[6].Content != "And 4+4?" || resumed[5].Content != "2+3 is 5; Paris is mild." {
 		t.Errorf("resumed conversation: %+v", resumed)
 	}
+	id := evs[0]["session"].(string)
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--resume", id, "-p", "Thanks.")
+	if last := srv.Requests()[len(srv.Requests())-1].Messages; r.code != 0 || len(last) != 11 || last[10].Content != "Thanks." || last[9].Content != "8." {
+		t.Errorf("--resume %s: exit %d, %d messages\n%s", id, r.code, len(last), r.stderr)
+	}
 	files, _ := filepath.Glob(filepath.Join(sessions, "*.jsonl"))
 	if len(files) != 1 || evs[0]["session"] != strings.TrimSuffix(filepath.Base(files[0]), ".jsonl") {
 		t.Errorf("sessions %v, first event %v", files, evs[0])
 	}
-	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 9 || strings.Contains(string(b), chattest.Key) {
+	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 11 || strings.Contains(string(b), chattest.Key) {
 		t.Errorf("saved session:\n%s", b)
 	}
 }
