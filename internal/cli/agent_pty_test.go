@@ -113,7 +113,7 @@ func TestAgentApprovalOnPTY(t *testing.T) {
 	at = expect(t, scr, at, "Echo refused.")
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "/tools\r")
-	at = expect(t, scr, at, "the model sees 3 of 3 tools")
+	expect(t, scr, at, "the model sees 3 of 3 tools")
 	io.WriteString(ptmx, "/exit\r")
 	if code := wait(); code != 0 {
 		t.Errorf("exit %d:\n%s", code, scr.String())
@@ -149,7 +149,7 @@ func TestAgentCtrlCOnPTY(t *testing.T) {
 	io.WriteString(ptmx, "run it again\r")
 	at = expect(t, scr, at, "trigger-long-running-operation 1/60")
 	io.WriteString(ptmx, "\x03")
-	at = expect(t, scr, at, "Ctrl-C again to exit")
+	expect(t, scr, at, "Ctrl-C again to exit")
 	io.WriteString(ptmx, "\x03")
 	if code := wait(); code != 0 {
 		t.Errorf("exit %d after two Ctrl-C:\n%s", code, scr.String())
