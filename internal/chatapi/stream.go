@@ -36,8 +36,12 @@ type chunk struct {
 	} `json:"error"`
 }
 
-// maxToolCalls bounds the tool calls of one answer.
-const maxToolCalls = 128
+// Bounds of one streamed answer: its tool calls, and the bytes of its
+// text, reasoning and arguments together.
+const (
+	maxToolCalls   = 128
+	maxAnswerBytes = 4 * maxResponseBytes
+)
 
 // assembler puts a stream's chunks together.
 type assembler struct {
@@ -47,6 +51,7 @@ type assembler struct {
 	calls     []*ToolCall
 	args      []*strings.Builder
 	on        func(Delta)
+	size      int // bytes of text, reasoning and arguments so far
 }
 
 // readStream reads server-sent events ("data: {…}" lines, "data: [DONE]"
@@ -87,6 +92,9 @@ func readStream(body io.Reader, on func(Delta)) (*Completion, error) {
 }
 
 func (a *assembler) add(c *chunk) error {
+	if a.size > maxAnswerBytes {
+		return fmt.Errorf("the answer is over %d MiB", maxAnswerBytes>>20)
+	}
 	if c.Error != nil {
 		return fmt.Errorf("the stream ended with an error: %s", c.Error.Message)
 	}
@@ -103,10 +111,12 @@ func (a *assembler) add(c *chunk) error {
 		d := ch.Delta
 		if d.ReasoningContent != nil && *d.ReasoningContent != "" {
 			a.reasoning.WriteString(*d.ReasoningContent)
+			a.size += len(*d.ReasoningContent)
 			a.emit(Delta{Reasoning: *d.ReasoningContent})
 		}
 		if d.Content != nil && *d.Content != "" {
 			a.text.WriteString(*d.Content)
+			a.size += len(*d.Content)
 			a.emit(Delta{Text: *d.Content})
 		}
 		for _, tc := range d.ToolCalls {
@@ -144,8 +154,12 @@ func (a *assembler) toolCall(index int, id, typ, name, args string) error {
 	if typ != "" {
 		tc.Type = typ
 	}
+	if len(tc.Function.Name)+len(name) > 256 {
+		return fmt.Errorf("the stream holds a tool name over 256 bytes")
+	}
 	tc.Function.Name += name
 	a.args[index].WriteString(args)
+	a.size += len(args)
 	if started {
 		c := *tc
 		a.emit(Delta{ToolCall: &c})
