@@ -184,7 +184,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" {
-		return usagef("agent: the API key variable %s is not set (the model entry's apiKeyEnv names another)", r.cfg.APIKeyEnv)
+		return usagef("agent: the API key variable %s is not set (a model entry's apiKeyEnv can name another)", r.cfg.APIKeyEnv)
 	}
 	if r.session, err = r.openSession(); err != nil {
 		return err

@@ -235,8 +235,8 @@ deepseek-flash); its key is read from DEEPSEEK_API_KEY or the variable the entry
   -p PROMPT         run headless: print the final answer on stdout ("-" reads the prompt from stdin)
   --json            with -p, JSON lines: session, reasoning, text, tool_call, tool_result, usage,
                     notice, and a last result line with the answer and the usage totals
-  --yes, -y         run every tool call without asking (with -p, only these run, and read-only
-                    tools of servers marked trusted: true)
+  --yes, -y         run every tool call without asking; with -p nothing else runs but the
+                    read-only tools of servers marked trusted: true
   --model M         the model instead of the entry's
   --base-url URL    an OpenAI-compatible API instead of the entry's
   --max-steps N     at most N model requests per prompt (default 50); exit status 3 when reached
