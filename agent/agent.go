@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,6 +96,10 @@ type Agent struct {
 	total   Usage
 	strict  *strictCache
 	emitMu  sync.Mutex
+	// rank is the order tools were first sent in: a tool that appears
+	// later (a search loaded it) goes after them, so the prefix of the
+	// tools, and DeepSeek's prompt cache with it, stays.
+	rank map[string]int
 }
 
 // New returns an agent with an empty conversation.
@@ -102,7 +107,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Model == nil || opts.Registry == nil {
 		return nil, errors.New("agent: Options.Model and Options.Registry are required")
 	}
-	return &Agent{opts: opts, strict: newStrictCache()}, nil
+	return &Agent{opts: opts, strict: newStrictCache(), rank: map[string]int{}}, nil
 }
 
 // History returns the conversation so far (not the system prompt).
@@ -206,6 +211,7 @@ func (a *Agent) request() (*Request, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("listing the tools: %w", err)
 	}
+	tools = a.stableOrder(tools)
 	req := &Request{Model: a.opts.ModelName, Messages: make([]Message, 0, len(a.history)+1)}
 	if a.opts.System != "" {
 		req.Messages = append(req.Messages, Message{Role: "system", Content: a.opts.System})
@@ -224,6 +230,24 @@ func (a *Agent) request() (*Request, bool, error) {
 // Tools returns the tools the model sees now, as the next request will
 // send them.
 func (a *Agent) Tools() ([]tool.Tool, error) { return a.tools() }
+
+// stableOrder sorts tools in the order they were first sent, the new ones
+// last in the order given.
+func (a *Agent) stableOrder(tools []tool.Tool) []tool.Tool {
+	sorted := true
+	for i, t := range tools {
+		if _, ok := a.rank[t.Name]; !ok {
+			a.rank[t.Name] = len(a.rank)
+		}
+		sorted = sorted && (i == 0 || a.rank[tools[i-1].Name] < a.rank[t.Name])
+	}
+	if sorted {
+		return tools
+	}
+	out := slices.Clone(tools)
+	slices.SortFunc(out, func(x, y tool.Tool) int { return a.rank[x.Name] - a.rank[y.Name] })
+	return out
+}
 
 // tools returns the tools the model sees now.
 func (a *Agent) tools() ([]tool.Tool, error) {

@@ -269,3 +269,37 @@ func TestSessions(t *testing.T) {
 		t.Errorf("empty dir: %v", err)
 	}
 }
+
+// Tools keep the order they were first sent in; a tool that appears later
+// (a search loaded it) comes last, so the request's prefix stays.
+func TestToolOrderStable(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "b", Args: `{}`}}}, chattest.Turn{Text: "ok"}))
+	reg := tool.NewRegistry()
+	noop := func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }
+	for _, n := range []string{"a", "b", "c"} {
+		reg.Register(tool.Tool{Name: n, Execute: noop})
+	}
+	step := 0
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: reg, Tools: func() ([]tool.Tool, error) {
+		step++
+		all := reg.List()
+		if step == 1 {
+			return all[1:], nil // b, c: a not loaded yet
+		}
+		return all, nil
+	}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, r := range srv.Requests() {
+		var names []string
+		for _, tl := range r.Tools {
+			names = append(names, tl.Function.Name)
+		}
+		got = append(got, names)
+	}
+	if d := cmp.Diff([][]string{{"b", "c"}, {"b", "c", "a"}}, got); d != "" {
+		t.Errorf("tool order (-want +got):\n%s", d)
+	}
+}
