@@ -196,10 +196,20 @@ func (r *agentRun) setup(ctx context.Context) error {
 		r.session.Close()
 		return err
 	}
-	if !r.f.json {
-		e.reportFailures(r.b)
-	}
+	r.reportFailures()
 	return r.newAgent()
+}
+
+// reportFailures says which servers failed: lines on stderr, or notices
+// with --json (a script reads those).
+func (r *agentRun) reportFailures() {
+	if !r.f.json {
+		r.e.reportFailures(r.b)
+		return
+	}
+	for _, st := range r.b.failed {
+		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
+	}
 }
 
 // modelConfig is the model of the config's model entry (else its sampling

@@ -130,6 +130,12 @@ func TestAgentExits(t *testing.T) {
 		t.Errorf("max steps --json: exit %d\n%s", r.code, r.stdout)
 	}
 
+	broken := writeConfig(t, "- {id: gone, name: mcp-client, config: {serverName: gone, transport: stdio, command: /nonexistent/server}}\n")
+	r = mcpbridge(t, "", "agent", "--config", broken, "--base-url", loop.URL, "--json", "--max-steps", "1", "-p", "hi")
+	if evs := jsonLines(t, r.stdout); len(evs) < 2 || evs[1]["type"] != "notice" || !strings.Contains(evs[1]["text"].(string), `server "gone"`) {
+		t.Errorf("a failed server under --json:\n%s", r.stdout)
+	}
+
 	failing := chattest.New(t, chattest.Turns(chattest.Turn{Text: "never"}))
 	failing.Fail(chattest.Fault{Status: 402, Message: "Insufficient Balance for key " + chattest.Key})
 	r = mcpbridge(t, "", "agent", "--base-url", failing.URL, "-p", "hi")
