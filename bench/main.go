@@ -32,7 +32,7 @@ func mainStatus() int {
 
 // rowGroups are the values of -only, in run order.
 func rowGroups() []string {
-	return []string{"calls", "startup", "catalog", "memory", "replicas", "search"}
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent"}
 }
 
 // options are the parsed flags.
@@ -394,6 +394,7 @@ func (r *benchRun) rows() []benchRow {
 		{"memory", r.memoryRow},
 		{"replicas", r.replicasRow},
 		{"search", r.searchRow},
+		{"agent", r.agentRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},
@@ -449,6 +450,11 @@ func (r *benchRun) catalogRow() (_ []table, err error) {
 func (r *benchRun) searchRow() (_ []table, err error) {
 	r.search, err = runSearch(r.root, r.o, r.logf)
 	return tablesOr(err, func() []table { return searchTables(r.o, r.search) })
+}
+
+func (r *benchRun) agentRow() ([]table, error) {
+	res, err := runAgent(r.root, r.o, r.logf)
+	return tablesOr(err, func() []table { return []table{agentTable(r.o, res)} })
 }
 
 func (r *benchRun) replicasRow() ([]table, error) {

@@ -130,6 +130,10 @@ type Config struct {
 	// tool.Tool.AlwaysLoad: with deferred loading (a tool-search entry)
 	// the model sees them all from the start, without a search.
 	AlwaysLoad bool
+	// Trusted (trusted) says the server's annotations are believed: the
+	// agent runs its tools marked readOnlyHint without asking. Annotations
+	// of other servers are only hints from a stranger.
+	Trusted bool `json:",omitempty"`
 	// Roots (roots: [paths]) are the directories the server may work in,
 	// offered as file:// roots; relative paths are taken from the working
 	// directory. Empty offers none, which tells a server that would use
@@ -180,6 +184,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
+		"trusted",
 	}
 }
 
@@ -556,6 +561,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
 	c.Pin, _ = m.String("pin")
+	c.Trusted, _ = m.Bool("trusted")
 }
 
 // rootsFromClient is the scalar value of roots that passes the calling

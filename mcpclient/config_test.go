@@ -176,6 +176,11 @@ disabledTools: [dangerous]
 				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true, AlwaysLoad: true},
 		},
 		{
+			name: "trusted",
+			src:  "{serverName: s, transport: stdio, command: c, trusted: true}",
+			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Trusted: true},
+		},
+		{
 			name: "no roots at all",
 			src:  "{serverName: s, transport: stdio, command: c, roots: []}",
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Roots: []string{}},

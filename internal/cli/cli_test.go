@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-			StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))})
+			StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())), StdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd()))})
 		stop()
 		os.Exit(code)
 	}

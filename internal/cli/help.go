@@ -31,6 +31,7 @@ func commands() []command {
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
 		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
+		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"pin", "pin [SOURCE] [--diff] [SERVER...]", "record the tools' and prompts' definitions in mcpbridge.lock; withhold any that change", pinHelp, (*env).pinCmd},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
@@ -228,6 +229,22 @@ model would see; exit status 1 when the call fails.
                     (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
   --elicit MODE     how to answer a server that asks for input during the call: decline (the
                     default), cancel, or defaults (accept with each field's schema default)
+`
+
+const agentHelp = `The model is the config's model entry (else its sampling entry, else DeepSeek's API with
+deepseek-flash); its key is read from DEEPSEEK_API_KEY or the variable the entry names in apiKeyEnv.
+  -p PROMPT         run headless: print the final answer on stdout ("-" reads the prompt from stdin)
+  --json            with -p, JSON lines: session, reasoning, text, tool_call, tool_result, usage,
+                    notice, and a last result line with the answer and the usage totals
+  --yes, -y         run every tool call without asking; with -p nothing else runs but the
+                    read-only tools of servers marked trusted: true
+  --model M         the model instead of the entry's
+  --base-url URL    an OpenAI-compatible API instead of the entry's
+  --max-steps N     at most N model requests per prompt (default 50); exit status 3 when reached
+  --resume ID       continue a saved session ($XDG_STATE_HOME/mcpbridge/sessions/ID.jsonl)
+  --continue        continue the newest session
+  --elicit MODE     answer servers' questions without asking (decline, cancel, defaults)
+Exit status: 0 done, 1 a model or tool failure, 2 usage, 3 --max-steps reached.
 `
 
 const searchHelp = `Ranks the tools for a request in plain language. "-" reads one query per line of stdin

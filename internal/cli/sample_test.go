@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/sampling"
 )
 
 // askerConfig is a config with the asker server (this test binary) and the
@@ -86,7 +87,7 @@ func TestSamplingThroughCall(t *testing.T) {
 	if len(api.requests) != 2 || !strings.HasPrefix(api.requests[0], "Bearer "+key+" ") || !strings.Contains(api.requests[0], `"tools":[{"type":"function","function":{"name":"get_weather"`) {
 		t.Errorf("requests: %q", api.requests)
 	}
-	if n := strings.Count(r.stderr, `msg="sampling request" entry=model server=asker model=deepseek-chat`); n != 2 || strings.Contains(r.stderr, key) {
+	if n := strings.Count(r.stderr, `msg="sampling request" entry=model server=asker model=`+sampling.DefaultModel); n != 2 || strings.Contains(r.stderr, key) {
 		t.Errorf("%d sampling requests logged with their server (want 2), key shown: %v\n%s", n, strings.Contains(r.stderr, key), r.stderr)
 	}
 	for _, c := range []struct{ name, keys, entries string }{

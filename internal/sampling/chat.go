@@ -8,81 +8,16 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 )
-
-// The chat-completions wire shapes (OpenAI's, which DeepSeek and most
-// other providers accept).
-
-type chatRequest struct {
-	Model       string        `json:"model"`
-	Messages    []chatMessage `json:"messages"`
-	MaxTokens   int64         `json:"max_tokens,omitempty"`
-	Temperature *float64      `json:"temperature,omitempty"`
-	Stop        []string      `json:"stop,omitempty"`
-	Tools       []chatTool    `json:"tools,omitempty"`
-	ToolChoice  string        `json:"tool_choice,omitempty"`
-}
-
-type chatMessage struct {
-	Role       string     `json:"role"`
-	Content    any        `json:"content"` // a string, parts, or null beside tool calls
-	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-}
-
-type chatPart struct {
-	Type     string    `json:"type"`
-	Text     string    `json:"text,omitempty"`
-	ImageURL *imageURL `json:"image_url,omitempty"`
-}
-
-type imageURL struct {
-	URL string `json:"url"`
-}
-
-type toolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function functionCall `json:"function"`
-}
-
-type functionCall struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"` // JSON text
-}
-
-type chatTool struct {
-	Type     string       `json:"type"`
-	Function toolFunction `json:"function"`
-}
-
-type toolFunction struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Parameters  any    `json:"parameters"`
-}
-
-type chatResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   *string    `json:"content"`
-			ToolCalls []toolCall `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-}
 
 // toChat maps a sampling request to a chat-completions request for model:
 // the system prompt first, each message's blocks as chat messages (a
 // tool_use is the assistant's tool call, a tool_result a "tool" message),
 // the tools as functions, toolChoice's mode as tool_choice.
-func toChat(p *mcp.CreateMessageWithToolsParams, model string, maxTokens int64) (*chatRequest, error) {
-	req := &chatRequest{Model: model, MaxTokens: p.MaxTokens, Stop: p.StopSequences}
+func toChat(p *mcp.CreateMessageWithToolsParams, model string, maxTokens int64) (*chatapi.Request, error) {
+	req := &chatapi.Request{Model: model, MaxTokens: p.MaxTokens, Stop: p.StopSequences}
 	if maxTokens > 0 && (req.MaxTokens == 0 || req.MaxTokens > maxTokens) {
 		req.MaxTokens = maxTokens
 	}
@@ -90,7 +25,7 @@ func toChat(p *mcp.CreateMessageWithToolsParams, model string, maxTokens int64) 
 		req.Temperature = &p.Temperature
 	}
 	if p.SystemPrompt != "" {
-		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: p.SystemPrompt})
+		req.Messages = append(req.Messages, chatapi.Message{Role: "system", Content: p.SystemPrompt})
 	}
 	for i, m := range p.Messages {
 		msgs, err := chatMessages(m)
@@ -100,7 +35,11 @@ func toChat(p *mcp.CreateMessageWithToolsParams, model string, maxTokens int64) 
 		req.Messages = append(req.Messages, msgs...)
 	}
 	for _, t := range p.Tools {
-		req.Tools = append(req.Tools, chatTool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}})
+		schema, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		req.Tools = append(req.Tools, chatapi.Tool{Type: "function", Function: chatapi.Function{Name: t.Name, Description: t.Description, Parameters: schema}})
 	}
 	if p.ToolChoice != nil && len(req.Tools) > 0 {
 		req.ToolChoice = p.ToolChoice.Mode
@@ -111,30 +50,30 @@ func toChat(p *mcp.CreateMessageWithToolsParams, model string, maxTokens int64) 
 // chatMessages maps one sampling message: its tool results first (a
 // chat API wants them right after the assistant's tool calls), then its
 // text and images as one message of its role, with its tool calls.
-func chatMessages(m *mcp.SamplingMessageV2) ([]chatMessage, error) {
-	var out []chatMessage
-	var parts []chatPart
-	var calls []toolCall
+func chatMessages(m *mcp.SamplingMessageV2) ([]chatapi.Message, error) {
+	var out []chatapi.Message
+	var parts []chatapi.Part
+	var calls []chatapi.ToolCall
 	for _, c := range m.Content {
 		switch c := c.(type) {
 		case *mcp.TextContent:
-			parts = append(parts, chatPart{Type: "text", Text: c.Text})
+			parts = append(parts, chatapi.Part{Type: "text", Text: c.Text})
 		case *mcp.ImageContent:
-			parts = append(parts, chatPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + c.MIMEType + ";base64," + encodeBase64(c.Data)}})
+			parts = append(parts, chatapi.Part{Type: "image_url", ImageURL: &chatapi.ImageURL{URL: "data:" + c.MIMEType + ";base64," + encodeBase64(c.Data)}})
 		case *mcp.ToolUseContent:
 			args, err := json.Marshal(c.Input)
 			if err != nil {
 				return nil, err
 			}
-			calls = append(calls, toolCall{ID: c.ID, Type: "function", Function: functionCall{Name: c.Name, Arguments: string(args)}})
+			calls = append(calls, chatapi.ToolCall{ID: c.ID, Type: "function", Function: chatapi.FunctionCall{Name: c.Name, Arguments: string(args)}})
 		case *mcp.ToolResultContent:
-			out = append(out, chatMessage{Role: "tool", ToolCallID: c.ToolUseID, Content: toolResultText(c)})
+			out = append(out, chatapi.Message{Role: "tool", ToolCallID: c.ToolUseID, Content: toolResultText(c)})
 		default:
 			return nil, fmt.Errorf("%T content cannot be sent to a chat-completions model", c)
 		}
 	}
 	if len(parts) > 0 || len(calls) > 0 {
-		out = append(out, chatMessage{Role: string(m.Role), Content: partsContent(parts), ToolCalls: calls})
+		out = append(out, chatapi.Message{Role: string(m.Role), Content: partsContent(parts), ToolCalls: calls})
 	}
 	return out, nil
 }
@@ -142,7 +81,7 @@ func chatMessages(m *mcp.SamplingMessageV2) ([]chatMessage, error) {
 // partsContent is a message's content: plain text when it is only text
 // (what every provider takes), parts when it has images, null when empty
 // (an assistant message with only tool calls).
-func partsContent(parts []chatPart) any {
+func partsContent(parts []chatapi.Part) any {
 	var text []string
 	for _, p := range parts {
 		if p.Type != "text" {
@@ -181,7 +120,7 @@ var stopReasons = map[string]string{"stop": "endTurn", "length": "maxTokens", "t
 
 // fromChat maps the first choice of a chat response to a sampling result:
 // its text, and each tool call as a tool_use block.
-func fromChat(resp *chatResponse, model string) (*mcp.CreateMessageWithToolsResult, error) {
+func fromChat(resp *chatapi.Response, model string) (*mcp.CreateMessageWithToolsResult, error) {
 	if len(resp.Choices) == 0 {
 		return nil, fmt.Errorf("the model's answer has no choices")
 	}

@@ -9,25 +9,32 @@
 package sampling
 
 import (
-	"fmt"
-	"net/url"
-	"strings"
+	"log/slog"
+	"net/http"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
-// KindName selects the kind in a config file entry (`name: sampling`).
-const KindName = "sampling"
-
-// Defaults of a sampling entry: DeepSeek's API.
+// Kind names: the older `name: sampling` entry, and the `name: model`
+// entry that configures the agent's model too (docs/config.md).
 const (
-	DefaultBaseURL   = "https://api.deepseek.com"
-	DefaultModel     = "deepseek-chat"
-	DefaultAPIKeyEnv = "DEEPSEEK_API_KEY"
-	DefaultTimeout   = 120 * time.Second
+	KindName  = "sampling"
+	ModelKind = "model"
+)
+
+// Defaults of an entry: DeepSeek's API (package chatapi says which model
+// and why). A model entry waits longer, since the agent streams whole
+// answers with their reasoning.
+const (
+	DefaultBaseURL      = chatapi.DefaultBaseURL
+	DefaultModel        = chatapi.DefaultModel
+	DefaultAPIKeyEnv    = chatapi.DefaultAPIKeyEnv
+	DefaultTimeout      = 120 * time.Second
+	DefaultModelTimeout = 600 * time.Second
 )
 
 // Config is a sampling entry's config, defaults filled in.
@@ -45,27 +52,40 @@ type Config struct {
 	MaxTokens int64 `json:"maxTokens"`
 	// Timeout (timeoutMs) bounds one request to the API.
 	Timeout time.Duration `json:"timeoutMs"`
+	// Strict (strict, model entries only) asks the agent for strict
+	// function calling where the tools' schemas allow it.
+	Strict bool `json:"strict"`
 	// BaseURLWritten is baseURL as written, for messages when ${VAR}
 	// expansion changed it (the expanded value may hold a secret).
 	BaseURLWritten string `json:"-"`
 }
 
-func yamlKeys() []string { return []string{"baseURL", "model", "apiKeyEnv", "maxTokens", "timeoutMs"} }
+func yamlKeys(kind string) []string {
+	keys := []string{"baseURL", "model", "apiKeyEnv", "maxTokens", "timeoutMs"}
+	if kind == ModelKind {
+		keys = append(keys, "strict")
+	}
+	return keys
+}
 
-// Decode strictly decodes a sampling entry's config (none at all means
-// every default), expanding ${VAR} in baseURL and model.
-func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
+// Decode strictly decodes the config of a sampling entry (kind KindName)
+// or a model entry (ModelKind); none at all means every default. ${VAR}
+// is expanded in baseURL and model.
+func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Config, error) {
 	c := Config{BaseURL: DefaultBaseURL, Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, Timeout: DefaultTimeout}
+	if kind == ModelKind {
+		c.Timeout = DefaultModelTimeout
+	}
 	d := yamlconf.NewDecoder(lookup)
 	m, ok := d.Map(n, "config")
 	if !ok {
 		c.BaseURLWritten = c.BaseURL
 		return c, d.Err()
 	}
-	m.Reject(yamlKeys()...)
+	m.Reject(yamlKeys(kind)...)
 	if v, ok := m.ExpandString("baseURL"); ok && v != "" {
 		c.BaseURL = v
-		if problem := checkBaseURL(v); problem != "" {
+		if problem := chatapi.CheckBaseURL(v); problem != "" {
 			m.Errorf("baseURL", "%s", problem)
 		}
 	}
@@ -88,24 +108,8 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	if v, ok := m.Int("timeoutMs", 1, 1<<31-1); ok {
 		c.Timeout = time.Duration(v) * time.Millisecond
 	}
+	c.Strict, _ = m.Bool("strict")
 	return c, d.Err()
-}
-
-// checkBaseURL says what is wrong with an API base URL, without quoting
-// it (it may come from a variable); "" when nothing is.
-func checkBaseURL(s string) string {
-	u, err := url.Parse(s)
-	switch {
-	case err != nil:
-		return "must be an absolute http(s) URL (it does not parse as a URL)"
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "must be an absolute http(s) URL (the scheme is not http or https)"
-	case u.Host == "":
-		return "must be an absolute http(s) URL (it has no host)"
-	case u.User != nil:
-		return "must not hold credentials: name the key's variable in apiKeyEnv"
-	}
-	return ""
 }
 
 func isEnvName(s string) bool {
@@ -117,21 +121,12 @@ func isEnvName(s string) bool {
 	return s != ""
 }
 
-// endpoint is the chat-completions URL of c.
-func (c Config) endpoint() string {
-	u, _ := url.Parse(c.BaseURL) // checked by Decode
-	return u.JoinPath("chat", "completions").String()
-}
-
-// where names the API in messages: baseURL as written.
-func (c Config) where() string { return fmt.Sprintf("%s (%s)", c.BaseURLWritten, c.Model) }
-
-// hideHost removes the host of an expanded baseURL from an error's text
-// (a dial error quotes it); a baseURL written out is left as it is.
-func (c Config) hideHost(s string) string {
-	u, err := url.Parse(c.BaseURL)
-	if c.BaseURLWritten == c.BaseURL || err != nil || u.Host == "" {
-		return s
+// Client returns the chat-completions client of c: its key read with
+// lookup at each request, sent with hc (nil: http.DefaultClient), retries
+// logged to log (nil: not logged).
+func (c Config) Client(lookup func(string) (string, bool), hc *http.Client, log *slog.Logger) *chatapi.Client {
+	return &chatapi.Client{
+		BaseURL: c.BaseURL, BaseURLWritten: c.BaseURLWritten, Model: c.Model,
+		APIKeyEnv: c.APIKeyEnv, Lookup: lookup, Timeout: c.Timeout, HTTP: hc, Log: log,
 	}
-	return strings.ReplaceAll(s, u.Host, "[host]")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -39,9 +40,13 @@ func (p *Provider) Sample(ctx context.Context, server string, params json.RawMes
 	return cur.client.sample(ctx, server, params)
 }
 
+// set makes in the provider's entry, unless it is a sampling entry and a
+// model entry runs: the model entry is the newer form and wins.
 func (p *Provider) set(in *instance) {
 	p.mu.Lock()
-	p.cur = in
+	if p.cur == nil || p.cur.kind != ModelKind || in.kind == ModelKind {
+		p.cur = in
+	}
 	p.mu.Unlock()
 }
 
@@ -63,37 +68,49 @@ type KindOptions struct {
 	Lookup func(string) (string, bool)
 	// HTTPClient sends the requests; nil: a client of its own.
 	HTTPClient *http.Client
+	// Sleep waits between the retries of a busy API; nil: a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Kind is the sampling plugin kind for a host.Catalog.
-type Kind struct{ opts KindOptions }
+// Kind is the sampling or the model plugin kind for a host.Catalog.
+type Kind struct {
+	opts KindOptions
+	name string
+}
 
-// NewKind returns the sampling kind.
-func NewKind(opts KindOptions) *Kind {
+// NewKind returns the sampling kind (`name: sampling`).
+func NewKind(opts KindOptions) *Kind { return newKind(opts, KindName) }
+
+// NewModelKind returns the model kind (`name: model`): the same config
+// plus strict, answering sampling like a sampling entry (and in its place
+// when a file has both) and configuring the agent's model.
+func NewModelKind(opts KindOptions) *Kind { return newKind(opts, ModelKind) }
+
+func newKind(opts KindOptions, name string) *Kind {
 	if opts.Lookup == nil {
 		opts.Lookup = func(string) (string, bool) { return "", false }
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{}
 	}
-	return &Kind{opts: opts}
+	return &Kind{opts: opts, name: name}
 }
 
-// Name returns KindName.
-func (k *Kind) Name() string { return KindName }
+// Name returns KindName or ModelKind.
+func (k *Kind) Name() string { return k.name }
 
-// Decode reads an entry's config. The entry claims the name "sampling",
-// so a file holds one.
+// Decode reads an entry's config. The entry claims its kind's name, so a
+// file holds one of each.
 func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Spec, error) {
-	cfg, err := Decode(n, lookup)
+	cfg, err := Decode(n, lookup, k.name)
 	if err != nil {
 		return host.Spec{}, err
 	}
 	return host.Spec{
 		Config:  cfg,
-		Name:    KindName,
+		Name:    k.name,
 		Summary: "chat-completions " + cfg.Model,
-		Claims:  []host.Claim{{Key: "name", Value: KindName}},
+		Claims:  []host.Claim{{Key: "name", Value: k.name}},
 	}, nil
 }
 
@@ -104,9 +121,12 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 	if !ok {
 		return nil, errors.New("sampling: the spec was not decoded by this kind")
 	}
+	api := cfg.Client(k.opts.Lookup, k.opts.HTTPClient, env.Logger)
+	api.Sleep = k.opts.Sleep
 	in := &instance{
 		provider: k.opts.Provider,
-		client:   &client{cfg: cfg, lookup: k.opts.Lookup, http: k.opts.HTTPClient, log: env.Logger},
+		kind:     k.name,
+		client:   &client{cfg: cfg, api: api, lookup: k.opts.Lookup, log: env.Logger},
 		ready:    make(chan struct{}),
 	}
 	close(in.ready)
@@ -117,6 +137,7 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 // instance is one running sampling entry.
 type instance struct {
 	provider *Provider
+	kind     string
 	client   *client
 	ready    chan struct{}
 	isClosed atomic.Bool
@@ -127,7 +148,7 @@ func (in *instance) StartErr() error        { return nil }
 
 // Status shows the model that answers.
 func (in *instance) Status() host.Status {
-	st := host.Status{State: host.StateReady, Name: KindName, Transport: "chat-completions", PeerName: in.client.cfg.Model}
+	st := host.Status{State: host.StateReady, Name: in.kind, Transport: "chat-completions", PeerName: in.client.cfg.Model}
 	if in.isClosed.Load() {
 		st.State = host.StateClosed
 	}
@@ -138,4 +159,11 @@ func (in *instance) Close() error {
 	in.isClosed.Store(true)
 	in.provider.clear(in)
 	return nil
+}
+
+// ModelSpec returns the spec of a model entry with cfg, as Decode would
+// have made it: for a command that settles its model from flags.
+func ModelSpec(cfg Config) host.Spec {
+	return host.Spec{Config: cfg, Name: ModelKind, Summary: "chat-completions " + cfg.Model,
+		Claims: []host.Claim{{Key: "name", Value: ModelKind}}}
 }

@@ -77,7 +77,7 @@ func started(t *testing.T, config string, env map[string]string) (*Provider, *mc
 	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	p := NewProvider()
-	k := NewKind(KindOptions{Provider: p, Lookup: lookup})
+	k := NewKind(KindOptions{Provider: p, Lookup: lookup, Sleep: noWait})
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(config), &n); err != nil {
 		t.Fatal(err)
@@ -98,6 +98,8 @@ func started(t *testing.T, config string, env map[string]string) (*Provider, *mc
 	}
 	return p, log
 }
+
+func noWait(context.Context, time.Duration) error { return nil }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
 	t.Helper()
@@ -143,7 +145,7 @@ func TestSampleRoundTrip(t *testing.T) {
 		t.Errorf("result\n%s\nwant\n%s", got, want)
 	}
 	wantReq := map[string]any{
-		"model": "deepseek-chat", "max_tokens": 1000.0, "temperature": 0.5, "stop": []any{"END"}, "tool_choice": "required",
+		"model": DefaultModel, "max_tokens": 1000.0, "temperature": 0.5, "stop": []any{"END"}, "tool_choice": "required",
 		"messages": []any{
 			map[string]any{"role": "system", "content": "Be brief."},
 			map[string]any{"role": "user", "content": []any{
@@ -169,7 +171,7 @@ func TestSampleRoundTrip(t *testing.T) {
 	// An empty answer is still one (empty) text block; an unknown finish
 	// reason is passed on; the model defaults to the configured one.
 	got, err = p.Sample(context.Background(), "weather", mustJSON(t, &mcp.CreateMessageWithToolsParams{MaxTokens: 10, Messages: []*mcp.SamplingMessageV2{{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}}}))
-	if want := `{"content":{"type":"text","text":""},"model":"deepseek-chat","role":"assistant","stopReason":"content_filter"}`; err != nil || string(got) != want {
+	if want := `{"content":{"type":"text","text":""},"model":"` + DefaultModel + `","role":"assistant","stopReason":"content_filter"}`; err != nil || string(got) != want {
 		t.Errorf("empty answer: %s, %v; want %s", got, err, want)
 	}
 	if _, ok := api.request(1)["tools"]; ok || api.request(1)["max_tokens"] != 10.0 {
@@ -212,7 +214,9 @@ func TestSampleErrors(t *testing.T) {
 		{"unreachable", reply{}, closed.URL, nil, hi, "connection refused"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			api := newFakeAPI(t, c.reply)
+			// A busy API is asked again (chatapi's retries): the last
+			// answer is the one reported.
+			api := newFakeAPI(t, c.reply, c.reply, c.reply, c.reply)
 			env := c.env
 			if env == nil {
 				env = map[string]string{DefaultAPIKeyEnv: testKey}
@@ -314,5 +318,36 @@ func TestToolResultText(t *testing.T) {
 		if got := toolResultText(c.in); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A model entry takes the sampling entry's keys and strict, waits longer
+// by default, and answers sampling in the sampling entry's place.
+func TestModelEntry(t *testing.T) {
+	p := NewProvider()
+	cat := host.NewCatalog(NewKind(KindOptions{Provider: p}), NewModelKind(KindOptions{Provider: p}))
+	plan, err := cat.Parse("f.yaml", []byte("- id: m\n  name: model\n  config:\n    model: deepseek-pro\n    strict: true\n- id: s\n  name: sampling\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{BaseURL: DefaultBaseURL, Model: "deepseek-pro", APIKeyEnv: DefaultAPIKeyEnv, Timeout: DefaultModelTimeout, Strict: true, BaseURLWritten: DefaultBaseURL}
+	if d := cmp.Diff(want, plan.Entries[0].Spec.Config); d != "" {
+		t.Errorf("model entry (-want +got):\n%s", d)
+	}
+	if _, err := cat.Parse("f.yaml", []byte("- id: s\n  name: sampling\n  config:\n    strict: true\n"), nil); err == nil || !strings.Contains(err.Error(), `unknown key "strict"`) {
+		t.Errorf("strict in a sampling entry: %v", err)
+	}
+	start := func(k *Kind, i int) host.Instance {
+		in, err := k.Start(context.Background(), plan.Entries[i].Spec, host.Env{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.Close() })
+		return in
+	}
+	model := start(NewModelKind(KindOptions{Provider: p}), 0)
+	start(NewKind(KindOptions{Provider: p}), 1)
+	if p.cur.client.cfg.Model != "deepseek-pro" || model.Status().Name != ModelKind {
+		t.Errorf("the sampling entry took the model entry's place: %+v", p.cur.client.cfg)
 	}
 }

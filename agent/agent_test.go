@@ -1,0 +1,305 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+func TestMain(m *testing.M) { mcptest.VerifyTestMain(m) }
+
+func model(url string) *chatapi.Client {
+	return &chatapi.Client{BaseURL: url, Model: "m", APIKeyEnv: "K",
+		Lookup: func(string) (string, bool) { return chattest.Key, true }}
+}
+
+// rendezvous is a pair of tools that each wait for the other to start:
+// they finish only when the loop runs them at the same time.
+func rendezvous(t *testing.T) *tool.Registry {
+	reg := tool.NewRegistry()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	body := func(name string) tool.Func {
+		return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
+			wg.Done()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return tool.Output{}, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return tool.Output{}, errors.New("the other call never started")
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(name + " got " + string(args))}}, nil
+		}
+	}
+	for _, n := range []string{"zeta", "alpha"} {
+		if _, err := reg.Register(tool.Tool{Name: n, Description: n + " tool", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`), Execute: body(n)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// Two calls of one turn run concurrently and go back in the calls' order
+// under their ids; the reasoning of the tool-call turn goes back with it
+// (the scripted API refuses the conversation otherwise), the final
+// answer's is dropped; tools are sent in a stable order; events come in
+// order.
+func TestParallelCallsAndReasoning(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Reasoning: "Both at once.", Calls: []chattest.Call{{Name: "zeta", Args: `{"x":1}`}, {Name: "alpha", Args: `{"x":2}`}}},
+		chattest.Turn{Reasoning: "Done.", Text: "zeta and alpha answered."},
+	))
+	var events []agent.Event
+	var msgs []agent.Message
+	a, err := agent.New(agent.Options{Model: model(srv.URL), ModelName: "m", Registry: rendezvous(t), System: "Be brief.",
+		Events: func(e agent.Event) { events = append(events, e) },
+		Record: func(m agent.Message) error { msgs = append(msgs, m); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Run(context.Background(), "Call both.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "zeta and alpha answered." || res.Steps != 2 || res.Usage.TotalTokens == 0 || res.Total != res.Usage {
+		t.Errorf("result %+v", res)
+	}
+	reqs := srv.Requests()
+	second := reqs[1].Messages
+	want := []agent.Message{
+		{Role: "system", Content: "Be brief."},
+		{Role: "user", Content: "Call both."},
+		{Role: "assistant", ReasoningContent: "Both at once.", ToolCalls: []agent.ToolCall{
+			{ID: "call_1_0", Type: "function", Function: chatapi.FunctionCall{Name: "zeta", Arguments: `{"x":1}`}},
+			{ID: "call_1_1", Type: "function", Function: chatapi.FunctionCall{Name: "alpha", Arguments: `{"x":2}`}}}},
+		{Role: "tool", ToolCallID: "call_1_0", Content: `zeta got {"x":1}`},
+		{Role: "tool", ToolCallID: "call_1_1", Content: `alpha got {"x":2}`},
+	}
+	if d := cmp.Diff(want, second); d != "" {
+		t.Errorf("second request (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(append(want[1:], agent.Message{Role: "assistant", Content: "zeta and alpha answered."}), msgs); d != "" {
+		t.Errorf("recorded (-want +got):\n%s", d)
+	}
+	for _, r := range reqs {
+		if len(r.Tools) != 2 || r.Tools[0].Function.Name != "alpha" || r.Tools[1].Function.Name != "zeta" || r.Tools[0].Function.Strict {
+			t.Errorf("tools %+v", r.Tools)
+		}
+	}
+	var kinds []string
+	var reasoning strings.Builder
+	for _, e := range events {
+		if e.Type == agent.EventReasoning {
+			reasoning.WriteString(e.Text)
+			continue
+		}
+		if e.Type != agent.EventText || kinds[len(kinds)-1] != agent.EventText {
+			kinds = append(kinds, e.Type)
+		}
+	}
+	if d := cmp.Diff([]string{"usage", "tool_call", "tool_call", "tool_result", "tool_result", "text", "usage"}, kinds); d != "" || reasoning.String() != "Both at once.Done." {
+		t.Errorf("events (-want +got):\n%s\nreasoning %q", d, reasoning.String())
+	}
+}
+
+// A result over the token cap is cut, the whole of it is in a file named
+// to the model; the loop stops at --max-steps with ErrMaxSteps, every
+// call answered.
+func TestSpillAndMaxSteps(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "huge", Args: `{}`}}}))
+	reg := tool.NewRegistry()
+	big := strings.Repeat("line of a very large result ", 2000)
+	reg.Register(tool.Tool{Name: "huge", Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text(big)}}, nil
+	}})
+	dir := t.TempDir()
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: reg, ResultTokens: 100, SpillDir: dir, MaxSteps: 2})
+	_, err := a.Run(context.Background(), "go")
+	if !errors.Is(err, agent.ErrMaxSteps) {
+		t.Fatalf("error %v", err)
+	}
+	h := a.History()
+	if len(h) != 5 || h[4].Role != "tool" {
+		t.Fatalf("history %+v", h)
+	}
+	text := h[4].Content.(string)
+	path := dir + "/huge-call_2_0.txt"
+	if !strings.Contains(text, "result cut at 100 of its") || !strings.Contains(text, path) || len(text) > 1000 {
+		t.Errorf("cut result: %q", text)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != big {
+		t.Errorf("spilled file: %v", err)
+	}
+}
+
+// deny refuses every call and counts the asks.
+type deny struct{ asked []string }
+
+func (d *deny) Approve(_ context.Context, c agent.Call) (bool, error) {
+	d.asked = append(d.asked, c.Name)
+	return false, nil
+}
+
+// A denied call does not run; the model reads the refusal.
+func TestDenied(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "boom", Args: `{}`}}}, chattest.Turn{Text: "ok"}))
+	reg := tool.NewRegistry()
+	ran := false
+	reg.Register(tool.Tool{Name: "boom", Execute: func(context.Context, json.RawMessage) (tool.Output, error) { ran = true; return tool.Output{}, nil }})
+	d := &deny{}
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: reg, Approver: d})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if ran || len(d.asked) != 1 || !strings.Contains(a.History()[2].Content.(string), "the user denied this tool call") {
+		t.Errorf("ran %v, asked %v, history %+v", ran, d.asked, a.History())
+	}
+}
+
+// With strict, tools whose schemas allow it are strict (closed) and sent
+// to the strict model; the others go as they are, and a notice says so
+// once.
+func TestStrict(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "ok"}))
+	beta := chattest.New(t, chattest.Turns(chattest.Turn{Text: "ok"}))
+	reg := tool.NewRegistry()
+	noop := func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }
+	reg.Register(
+		tool.Tool{Name: "closed", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`), Execute: noop},
+		tool.Tool{Name: "optional", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`), Execute: noop},
+	)
+	var notices []string
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), StrictModel: model(beta.URL), Strict: true, Registry: reg,
+		Events: func(e agent.Event) {
+			if e.Type == agent.EventNotice {
+				notices = append(notices, e.Text)
+			}
+		}})
+	for range 2 {
+		if _, err := a.Run(context.Background(), "go"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(srv.Requests()) != 0 || len(beta.Requests()) != 2 {
+		t.Fatalf("requests: %d plain, %d strict", len(srv.Requests()), len(beta.Requests()))
+	}
+	tools := beta.Requests()[0].Tools
+	if !tools[0].Function.Strict || string(tools[0].Function.Parameters) != `{"additionalProperties":false,"properties":{"a":{"type":"string"}},"required":["a"],"type":"object"}` || tools[1].Function.Strict {
+		t.Errorf("tools %+v", tools)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "1 of 2 tools are sent without strict") || !strings.Contains(notices[0], "optional") {
+		t.Errorf("notices %q", notices)
+	}
+}
+
+// Schemas strict calling can take, and those it cannot without changing
+// what the tool accepts.
+func TestStrictSchema(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{`{"type":"object"}`, true},
+		{`{"type":"object","properties":{"o":{"type":"object","properties":{"b":{"type":"boolean"}},"required":["b"]}},"required":["o"]}`, true},
+		{`{"type":"object","properties":{"o":{"type":"object","properties":{"b":{"type":"boolean"}}}},"required":["o"]}`, false},
+		{`{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}},"required":["m"]}`, false},
+		{`{"type":"object","properties":{"l":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"object","properties":{},"required":[]}]}}},"required":["l"]}`, true},
+		{`{"type":"object","properties":{"a":{"type":"string"}},"required":[1]}`, false},
+		{`[1]`, false},
+		{`{"type":"string"}`, false},
+	} {
+		if _, ok := agent.StrictSchema(json.RawMessage(c.in)); ok != c.ok {
+			t.Errorf("%s: %v, want %v", c.in, ok, c.ok)
+		}
+	}
+}
+
+// A session is saved a message a line; reopened, it gives the messages
+// back, less a last turn whose calls were not all answered (the run was
+// killed mid-turn), and goes on appending; Latest finds the newest.
+func TestSessions(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
+	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
+		if err := s.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	later, _ := agent.NewSession(dir, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	later.Close()
+	if id, err := agent.Latest(dir); err != nil || id != later.ID {
+		t.Errorf("latest %q %v, want %q", id, err, later.ID)
+	}
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if d := cmp.Diff([]agent.Message{{Role: "user", Content: "hi"}}, re.Messages()); d != "" {
+		t.Errorf("reopened (-want +got):\n%s", d)
+	}
+	if err := os.WriteFile(dir+"/bad.jsonl", []byte("{\"role\":\"user\"}\nnot json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.OpenSession(dir, "bad"); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2: not a saved message") {
+		t.Errorf("bad session: %v", err)
+	}
+	if _, err := agent.Latest(t.TempDir()); !errors.Is(err, agent.ErrNoSession) {
+		t.Errorf("empty dir: %v", err)
+	}
+}
+
+// Tools keep the order they were first sent in; a tool that appears later
+// (a search loaded it) comes last, so the request's prefix stays.
+func TestToolOrderStable(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "b", Args: `{}`}}}, chattest.Turn{Text: "ok"}))
+	reg := tool.NewRegistry()
+	noop := func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }
+	for _, n := range []string{"a", "b", "c"} {
+		reg.Register(tool.Tool{Name: n, Execute: noop})
+	}
+	step := 0
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: reg, Tools: func() ([]tool.Tool, error) {
+		step++
+		all := reg.List()
+		if step == 1 {
+			return all[1:], nil // b, c: a not loaded yet
+		}
+		return all, nil
+	}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for _, r := range srv.Requests() {
+		var names []string
+		for _, tl := range r.Tools {
+			names = append(names, tl.Function.Name)
+		}
+		got = append(got, names)
+	}
+	if d := cmp.Diff([][]string{{"b", "c"}, {"b", "c", "a"}}, got); d != "" {
+		t.Errorf("tool order (-want +got):\n%s", d)
+	}
+}

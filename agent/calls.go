@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Call is one tool call of the model, as an Approver sees it.
+type Call struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+	// Tool is the registered tool (Name empty when none has the name).
+	Tool tool.Tool
+}
+
+// Approver decides whether a call runs. An error ends the turn (the
+// person cancelled, say); false sends the model a refusal.
+type Approver interface {
+	Approve(ctx context.Context, c Call) (bool, error)
+}
+
+// deniedText is what the model reads of a call the person refused.
+const deniedText = "Error: the user denied this tool call. Do not call it again unless the user asks; answer with what you have."
+
+// outcome is one call's result, as sent back.
+type outcome struct {
+	text    string
+	isError bool
+	denied  bool
+	spilled string
+}
+
+// runCalls asks approval for each call in order, runs the approved ones
+// concurrently, and adds their results in the calls' order. A failed
+// approval (ctx ended) still adds a result for every call, so the
+// conversation stays one the API accepts.
+func (a *Agent) runCalls(ctx context.Context, calls []ToolCall) error {
+	out := make([]outcome, len(calls))
+	approved := make([]Call, len(calls))
+	var approveErr error
+	for i, tc := range calls {
+		c := Call{ID: tc.ID, Name: tc.Function.Name, Args: args(tc.Function.Arguments)}
+		c.Tool, _ = a.opts.Registry.Get(c.Name)
+		a.emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: jsonOrString(c.Args)})
+		ok := approveErr == nil
+		if ok && a.opts.Approver != nil {
+			ok, approveErr = a.opts.Approver.Approve(ctx, c)
+			ok = ok && approveErr == nil
+		}
+		if !ok {
+			out[i] = outcome{text: deniedText, isError: true, denied: true}
+			continue
+		}
+		approved[i] = c
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		if out[i].denied || approveErr != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = a.call(ctx, approved[i])
+		}()
+	}
+	wg.Wait()
+	for i, tc := range calls {
+		if out[i].denied {
+			a.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Function.Name, Text: out[i].text, IsError: true, Denied: true})
+		}
+		if err := a.add(Message{Role: "tool", ToolCallID: tc.ID, Content: out[i].text}); err != nil {
+			return err
+		}
+	}
+	return approveErr
+}
+
+// call runs one approved call and reports its result.
+func (a *Agent) call(ctx context.Context, c Call) outcome {
+	cctx := ctx
+	if a.opts.CallContext != nil {
+		cctx = a.opts.CallContext(ctx, c)
+	}
+	start := a.now()
+	res, _ := a.opts.Registry.Execute(cctx, c.Name, c.Args) // an unknown name is a result too
+	o := outcome{text: res.Text(), isError: res.IsError}
+	o.text, o.spilled = a.capResult(c, o.text)
+	a.emit(Event{Type: EventToolResult, ID: c.ID, Name: c.Name, Text: o.text, IsError: o.isError,
+		DurationMs: a.now().Sub(start).Milliseconds(), Spilled: o.spilled})
+	return o
+}
+
+// jsonOrString is a call's arguments for an event: as they are when JSON,
+// else as a JSON string (the model may write anything).
+func jsonOrString(b json.RawMessage) json.RawMessage {
+	if json.Valid(b) {
+		return b
+	}
+	s, _ := json.Marshal(string(b))
+	return s
+}

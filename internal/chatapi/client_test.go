@@ -1,0 +1,203 @@
+package chatapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+func TestMain(m *testing.M) { mcptest.VerifyTestMain(m) }
+
+// sleeps records the waits of a client instead of waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return nil
+}
+
+func client(url string, s *sleeps) *chatapi.Client {
+	return &chatapi.Client{
+		BaseURL: url, Model: "m", APIKeyEnv: "K",
+		Lookup: func(k string) (string, bool) { return chattest.Key, k == "K" },
+		Sleep:  s.sleep,
+	}
+}
+
+// A stream split as DeepSeek splits it is put together: reasoning apart
+// from the text, tool calls in index order with their argument pieces
+// joined, the usage of the last chunk; each piece is reported as it comes.
+func TestStream(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{
+		Reasoning: "Two files to read, héhé.",
+		Text:      "Reading both.",
+		Calls:     []chattest.Call{{Name: "read", Args: `{"path":"/a/long/path.txt"}`}, {Name: "list", Args: `{}`}},
+	}))
+	var reasoning, text strings.Builder
+	var started []string
+	got, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: []chatapi.Message{{Role: "user", Content: "hi"}}},
+		func(d chatapi.Delta) {
+			reasoning.WriteString(d.Reasoning)
+			text.WriteString(d.Text)
+			if d.ToolCall != nil {
+				started = append(started, d.ToolCall.Function.Name)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := chatapi.Message{Role: "assistant", Content: "Reading both.", ReasoningContent: "Two files to read, héhé.", ToolCalls: []chatapi.ToolCall{
+		{ID: "call_1_0", Type: "function", Function: chatapi.FunctionCall{Name: "read", Arguments: `{"path":"/a/long/path.txt"}`}},
+		{ID: "call_1_1", Type: "function", Function: chatapi.FunctionCall{Name: "list", Arguments: `{}`}},
+	}}
+	if d := cmp.Diff(want, got.Message); d != "" {
+		t.Errorf("message (-want +got):\n%s", d)
+	}
+	if got.FinishReason != "tool_calls" || got.Usage.TotalTokens == 0 || got.Model != "m" {
+		t.Errorf("completion %+v", got)
+	}
+	if reasoning.String() != want.ReasoningContent || text.String() != "Reading both." || strings.Join(started, ",") != "read,list" {
+		t.Errorf("deltas: %q %q %v", reasoning.String(), text.String(), started)
+	}
+	req := srv.Requests()[0]
+	if !req.Stream || req.StreamOpts == nil || !req.StreamOpts.IncludeUsage || srv.Paths()[0] != "/chat/completions" {
+		t.Errorf("request %+v to %s", req, srv.Paths()[0])
+	}
+}
+
+// 429 and 5xx are retried after the API's Retry-After (seconds or a
+// date), else with a doubling backoff; other errors are not; the API's
+// message is shown as it wrote it, the key never.
+func TestRetries(t *testing.T) {
+	ok := chattest.Turns(chattest.Turn{Text: "done"})
+	for _, c := range []struct {
+		name   string
+		faults []chattest.Fault
+		waits  []time.Duration
+		err    string
+	}{
+		{"429 with Retry-After", []chattest.Fault{{Status: 429, RetryAfter: "3", Message: "Rate Limit Reached"}}, []time.Duration{3 * time.Second}, ""},
+		{"500 once", []chattest.Fault{{Status: 500, Message: "Server Error"}}, []time.Duration{time.Second}, ""},
+		{"503 then 429", []chattest.Fault{{Status: 503, Message: "busy"}, {Status: 429, Message: "slow down"}}, []time.Duration{time.Second, 2 * time.Second}, ""},
+		{"Retry-After capped", []chattest.Fault{{Status: 429, RetryAfter: "86400", Message: "x"}}, []time.Duration{time.Minute}, ""},
+		{"gives up", []chattest.Fault{{Status: 500, Message: "a"}, {Status: 500, Message: "b"}, {Status: 500, Message: "c"}, {Status: 502, Message: "d, key " + chattest.Key}},
+			[]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, "answered 502 Bad Gateway: d, key [redacted]"},
+		{"400 not retried", []chattest.Fault{{Status: 400, Message: "The reasoning_content in the thinking mode must be passed back to the API."}}, nil,
+			"(m) answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := chattest.New(t, ok)
+			srv.Fail(c.faults...)
+			s := &sleeps{}
+			got, err := client(srv.URL, s).Stream(context.Background(), &chatapi.Request{Model: "m"}, nil)
+			if c.err != "" {
+				var ae *chatapi.APIError
+				if err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &ae) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+			} else if err != nil || got.Message.Content != "done" {
+				t.Fatalf("%v %+v", err, got)
+			}
+			if d := cmp.Diff(c.waits, s.d); d != "" {
+				t.Errorf("waits (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// Do reads a whole answer; a missing key, a stream cut short and an
+// unreachable API are clear errors without the key.
+func TestErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/cut/chat/completions" {
+			w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n"))
+			return
+		}
+		w.Write([]byte(`{"model":"m","choices":[{"message":{"content":"whole"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3}}`))
+	}))
+	defer srv.Close()
+	c := client(srv.URL, &sleeps{})
+	resp, err := c.Do(context.Background(), &chatapi.Request{Model: "m"})
+	if err != nil || *resp.Choices[0].Message.Content != "whole" || resp.Usage.PromptTokens != 3 {
+		t.Fatalf("Do: %v %+v", err, resp)
+	}
+	if _, err := client(srv.URL+"/cut", &sleeps{}).Stream(context.Background(), &chatapi.Request{}, nil); err == nil || !strings.Contains(err.Error(), "the stream ended before the answer did") {
+		t.Errorf("cut stream: %v", err)
+	}
+	noKey := client(srv.URL, &sleeps{})
+	noKey.Lookup = nil
+	if _, err := noKey.Do(context.Background(), &chatapi.Request{}); err == nil || !strings.Contains(err.Error(), "the API key variable K is not set") {
+		t.Errorf("no key: %v", err)
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	hidden := client(closed.URL, &sleeps{})
+	hidden.BaseURLWritten = "${API}"
+	_, err = hidden.Do(context.Background(), &chatapi.Request{})
+	if err == nil || !strings.Contains(err.Error(), "${API} (m): ") || strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("unreachable: %v", err)
+	}
+}
+
+// Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
+func TestBeta(t *testing.T) {
+	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}
+	if b := c.Beta(); b.BaseURL != "https://api.deepseek.com/beta" || b.Where() != "https://api.deepseek.com/beta (m)" {
+		t.Errorf("beta %q %q", b.BaseURL, b.Where())
+	}
+	if o := (&chatapi.Client{BaseURL: "https://api.openai.com/v1"}); o.Beta() != o {
+		t.Error("another API was sent to a beta endpoint")
+	}
+}
+
+// The scripted API refuses, as DeepSeek does in thinking mode, a
+// tool-call turn sent back without its reasoning: the loop's tests
+// passing against it proves the loop sends the reasoning back.
+func TestScriptedAPIWantsReasoning(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "ok"}))
+	msgs := []chatapi.Message{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []chatapi.ToolCall{{ID: "1", Type: "function", Function: chatapi.FunctionCall{Name: "f", Arguments: "{}"}}}}, {Role: "tool", ToolCallID: "1", Content: "x"}}
+	_, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: msgs}, nil)
+	if err == nil || !strings.Contains(err.Error(), "answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API.") {
+		t.Errorf("without reasoning: %v", err)
+	}
+	msgs[1].ReasoningContent = "because"
+	if _, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m", Messages: msgs}, nil); err != nil {
+		t.Errorf("with reasoning: %v", err)
+	}
+}
+
+// A request's body is the request's JSON, its tools encoded once while
+// they stay the same and again when they change.
+func TestEncode(t *testing.T) {
+	c := &chatapi.Client{}
+	tools := []chatapi.Tool{{Type: "function", Function: chatapi.Function{Name: "a", Parameters: json.RawMessage(`{ "type" : "object" }`)}}}
+	req := &chatapi.Request{Model: "m", Messages: []chatapi.Message{{Role: "user", Content: "hi"}}, Tools: tools}
+	for i, change := range []func(){func() {}, func() {}, func() { tools[0].Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`) }} {
+		change()
+		got, err := c.Encode(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(req)
+		if !json.Valid(got) || string(got) != string(want) {
+			t.Errorf("%d: body\n%s\nwant\n%s", i, got, want)
+		}
+	}
+}

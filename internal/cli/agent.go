@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+// ExitMaxSteps is agent's exit status when --max-steps ended the run.
+const ExitMaxSteps = 3
+
+// maxPromptBytes bounds a prompt read from stdin (-p -).
+const maxPromptBytes = 16 << 20
+
+// systemPrompt is what the agent's model is told first.
+const systemPrompt = "You are mcpbridge's agent. The tools are MCP servers' tools under their public names " +
+	"(mcp__<server>__<tool>); use them to do the user's task, several at once when they do not depend on each other, " +
+	"and answer concisely. When search_tools is offered, search it for tools you need that you do not see."
+
+// agentFlags are the flags only agent takes.
+type agentFlags struct {
+	prompt    string
+	hasPrompt bool
+	yes       bool
+	model     string
+	baseURL   string
+	maxSteps  int
+	resume    string
+	cont      bool
+}
+
+// cutAgentFlags takes agent's own flags out of argv (as search does
+// --limit), leaving the common ones for parseFlags.
+func cutAgentFlags(argv []string) (*agentFlags, []string, error) {
+	af := &agentFlags{}
+	var rest []string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			rest = append(rest, argv[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		take := func() (string, error) {
+			if hasValue {
+				return value, nil
+			}
+			if i+1 >= len(argv) {
+				return "", usagef("agent: flag %s needs a value", a)
+			}
+			i++
+			return argv[i], nil
+		}
+		var err error
+		switch name {
+		case "p", "prompt":
+			af.prompt, err = take()
+			af.hasPrompt = true
+		case "y", "yes":
+			af.yes = true
+		case "model":
+			af.model, err = take()
+		case "base-url":
+			af.baseURL, err = take()
+		case "resume":
+			af.resume, err = take()
+		case "continue":
+			af.cont = true
+		case "max-steps":
+			var v string
+			if v, err = take(); err == nil {
+				af.maxSteps, err = strconv.Atoi(v)
+				if err != nil || af.maxSteps < 1 {
+					err = usagef("agent: --max-steps must be a whole number of at least 1, got %q", v)
+				}
+			}
+		default:
+			rest = append(rest, a)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if af.resume != "" && af.cont {
+		return nil, nil, usagef("agent: --resume and --continue cannot be used together")
+	}
+	return af, rest, nil
+}
+
+// agentRun is one agent command: what it was asked and what it opened.
+type agentRun struct {
+	e       *env
+	af      *agentFlags
+	f       *flags
+	cfg     sampling.Config
+	b       *bridge
+	session *agent.Session
+	ag      *agent.Agent
+	out     *agentOutput
+	trusted map[string]bool
+	named   map[string]bool // tools the person named: always shown
+	con     *console        // interactive: the line editor
+}
+
+// agent runs the model with every bridged tool, headless (-p) or at a
+// terminal.
+func (e *env) agent(ctx context.Context, argv []string) error {
+	af, rest, err := cutAgentFlags(argv)
+	if err != nil {
+		return err
+	}
+	f, err := parseFlags("agent", flagSpec{source: true, json: true}, rest)
+	if err != nil {
+		return err
+	}
+	if len(f.args) > 0 {
+		return usagef("agent: unexpected argument %q (the prompt goes after -p)", f.args[0])
+	}
+	interactive := !af.hasPrompt
+	if interactive && (!e.StdinIsTerminal || f.json) {
+		return usagef("agent: give a prompt with -p PROMPT (or -p - to read it from stdin); without -p stdin must be a terminal, and --json needs -p")
+	}
+	prompt, err := e.agentPrompt(af)
+	if err != nil {
+		return err
+	}
+	r := &agentRun{e: e, af: af, f: f, named: map[string]bool{}}
+	if err := r.setup(ctx); err != nil {
+		return err
+	}
+	defer r.close()
+	if interactive {
+		return r.interactive(ctx)
+	}
+	return r.headless(ctx, prompt)
+}
+
+// agentPrompt is -p's prompt: the text, or stdin for "-".
+func (e *env) agentPrompt(af *agentFlags) (string, error) {
+	if af.prompt != "-" {
+		if af.hasPrompt && strings.TrimSpace(af.prompt) == "" {
+			return "", usagef("agent: the prompt of -p is empty")
+		}
+		return af.prompt, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(e.Stdin, maxPromptBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("agent: reading the prompt from stdin: %w", err)
+	}
+	if len(b) > maxPromptBytes {
+		return "", usagef("agent: the prompt on stdin is larger than %d MiB", maxPromptBytes>>20)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usagef("agent: the prompt on stdin is empty")
+	}
+	return string(b), nil
+}
+
+// setup loads the config, settles the model, opens the session and starts
+// the servers.
+func (r *agentRun) setup(ctx context.Context) error {
+	e := r.e
+	src, err := e.loadSource(r.f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	if r.cfg, err = r.modelConfig(src.plan); err != nil {
+		return err
+	}
+	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" {
+		return usagef("agent: the API key variable %s is not set (a model entry's apiKeyEnv can name another)", r.cfg.APIKeyEnv)
+	}
+	if r.session, err = r.openSession(); err != nil {
+		return err
+	}
+	r.trusted = trustedServers(src.plan)
+	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
+	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model})
+	if r.b, err = e.open(ctx, src, r.f); err != nil {
+		r.session.Close()
+		return err
+	}
+	r.reportFailures()
+	return r.newAgent()
+}
+
+// reportFailures says which servers failed: lines on stderr, or notices
+// with --json (a script reads those).
+func (r *agentRun) reportFailures() {
+	if !r.f.json {
+		r.e.reportFailures(r.b)
+		return
+	}
+	for _, st := range r.b.failed {
+		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
+	}
+}
+
+// modelConfig is the model of the config's model entry (else its sampling
+// entry, else DeepSeek's defaults) with --model and --base-url applied;
+// the plan's model and sampling entries are replaced by one model entry
+// of it, so that servers are sampled through the same model.
+func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
+	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
+		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
+	found := ""
+	kept := plan.Entries[:0:0]
+	for _, pe := range plan.Entries {
+		if pe.Entry.Name != sampling.ModelKind && pe.Entry.Name != sampling.KindName {
+			kept = append(kept, pe)
+			continue
+		}
+		if c, ok := pe.Spec.Config.(sampling.Config); ok && !pe.Entry.Disabled && found != sampling.ModelKind {
+			cfg, found = c, pe.Entry.Name
+		}
+	}
+	if r.af.model != "" {
+		cfg.Model = r.af.model
+	}
+	if r.af.baseURL != "" {
+		if problem := chatapi.CheckBaseURL(r.af.baseURL); problem != "" {
+			return cfg, usagef("agent: --base-url %s", problem)
+		}
+		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
+	}
+	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: sampling.ModelKind}, Spec: sampling.ModelSpec(cfg)})
+	return cfg, nil
+}
+
+// trustedServers are the servers of entries marked trusted: true.
+func trustedServers(plan *host.Plan) map[string]bool {
+	out := map[string]bool{}
+	for _, pe := range plan.Enabled() {
+		if c, ok := pe.Spec.Config.(mcpclient.Config); ok && c.Trusted {
+			out[c.ServerName] = true
+		}
+	}
+	return out
+}
+
+// sessionsDir is $XDG_STATE_HOME/mcpbridge/sessions (~/.local/state when
+// unset).
+func (e *env) sessionsDir() (string, error) {
+	state := e.getenv("XDG_STATE_HOME")
+	if state == "" {
+		home := e.getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return "", fmt.Errorf("agent: no directory for sessions: set XDG_STATE_HOME or HOME")
+			}
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "mcpbridge", "sessions"), nil
+}
+
+// openSession creates the run's session, or opens the one --resume or
+// --continue names.
+func (r *agentRun) openSession() (*agent.Session, error) {
+	dir, err := r.e.sessionsDir()
+	if err != nil {
+		return nil, err
+	}
+	id := r.af.resume
+	if r.af.cont {
+		if id, err = agent.Latest(dir); err != nil {
+			return nil, usagef("agent: --continue: %v", err)
+		}
+	}
+	if id == "" {
+		return agent.NewSession(dir, time.Now())
+	}
+	return resumeSession(dir, id)
+}
+
+// agentNewSession starts a new session in the run's directory (/clear).
+func agentNewSession(r *agentRun) (*agent.Session, error) {
+	dir, err := r.e.sessionsDir()
+	if err != nil {
+		return nil, err
+	}
+	return agent.NewSession(dir, time.Now())
+}
+
+// resumeSession opens session id of dir; a missing or unreadable one is
+// the command line's mistake.
+func resumeSession(dir, id string) (*agent.Session, error) {
+	s, err := agent.OpenSession(dir, id)
+	if err != nil {
+		return nil, usagef("agent: --resume: %v", err)
+	}
+	return s, nil
+}
+
+func (r *agentRun) close() {
+	if r.b != nil {
+		r.b.close()
+	}
+	r.session.Close()
+}
+
+// result reports the end of a headless run and its exit status.
+func (r *agentRun) result(res *agent.Result, err error) error {
+	ev := agent.Event{Type: agent.EventResult, Text: res.Text, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps, Session: r.session.ID}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	r.out.event(ev)
+	switch {
+	case errors.Is(err, agent.ErrMaxSteps):
+		if !r.f.json {
+			fmt.Fprintf(r.e.Stderr, "mcpbridge: agent: stopped after %d steps (--max-steps); continue with --resume %s\n", res.Steps, r.session.ID)
+		}
+		return &exitError{ExitMaxSteps}
+	case err != nil && r.f.json:
+		return &exitError{ExitFailed}
+	case err != nil:
+		return fmt.Errorf("agent: %w", err)
+	}
+	return nil
+}
+
+// headless runs one prompt and prints the answer (or JSON lines).
+func (r *agentRun) headless(ctx context.Context, prompt string) error {
+	r.noteNamed(prompt)
+	res, err := r.ag.Run(ctx, prompt)
+	if err == nil && !r.f.json {
+		fmt.Fprintln(r.e.Stdout, strings.TrimRight(res.Text, "\n"))
+	}
+	return r.result(res, err)
+}

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+)
+
+// ANSI styles of the terminal view.
+const (
+	dim   = "\033[2m"
+	reset = "\033[0m"
+)
+
+// agentOutput shows the events of a run: JSON lines on stdout (--json);
+// else the answer streamed on stdout at a terminal (only the final answer
+// with -p, printed by headless) and the rest, reasoning dim, on stderr.
+type agentOutput struct {
+	mu          sync.Mutex
+	json        *json.Encoder
+	stdout      io.Writer
+	stderr      io.Writer
+	streamText  bool // interactive: the answer as it comes
+	showDetails bool // reasoning and calls on stderr
+	color       bool
+	inReasoning bool
+	textOpen    bool // streamed text has no line end yet
+	progressOn  bool
+}
+
+func newAgentOutput(e *env, asJSON, interactive bool) *agentOutput {
+	o := &agentOutput{stdout: e.Stdout, stderr: e.Stderr, streamText: interactive,
+		showDetails: interactive || e.StderrIsTerminal, color: e.StderrIsTerminal}
+	if asJSON {
+		o.json = json.NewEncoder(e.Stdout)
+		o.json.SetEscapeHTML(false)
+	}
+	return o
+}
+
+// event shows one event (safe for concurrent use).
+func (o *agentOutput) event(ev agent.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.json != nil {
+		o.json.Encode(ev)
+		return
+	}
+	o.clearProgress()
+	switch ev.Type {
+	case agent.EventReasoning:
+		if o.showDetails {
+			if !o.inReasoning {
+				o.inReasoning = true
+			}
+			o.styled(o.stderr, dim, termsafe.Text(ev.Text))
+		}
+		return
+	case agent.EventText:
+		o.endReasoning()
+		if o.streamText {
+			fmt.Fprint(o.stdout, termsafe.Text(ev.Text))
+			o.textOpen = !strings.HasSuffix(ev.Text, "\n")
+		}
+		return
+	}
+	o.endReasoning()
+	if o.textOpen && ev.Type != agent.EventUsage {
+		fmt.Fprintln(o.stdout)
+		o.textOpen = false
+	}
+	o.detail(ev)
+}
+
+// detail shows calls, results and notices on stderr.
+func (o *agentOutput) detail(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventNotice:
+		fmt.Fprintf(o.stderr, "mcpbridge: %s\n", termsafe.Line(ev.Text))
+	case agent.EventToolCall:
+		if o.showDetails {
+			fmt.Fprintf(o.stderr, "● %s %s\n", termsafe.Line(ev.Name), termsafe.Line(short(string(ev.Arguments), 200)))
+		}
+	case agent.EventToolResult:
+		if !o.showDetails {
+			return
+		}
+		mark, note := "✓", fmt.Sprintf("%d ms", ev.DurationMs)
+		if ev.IsError {
+			mark, note = "✗", short(ev.Text, 200)
+		}
+		if ev.Spilled != "" {
+			note += ", cut; whole result in " + ev.Spilled
+		}
+		o.styled(o.stderr, dim, fmt.Sprintf("  %s %s (%s)\n", mark, termsafe.Line(ev.Name), termsafe.Line(note)))
+	case agent.EventResult:
+		if o.streamText && ev.Usage != nil {
+			o.styled(o.stderr, dim, fmt.Sprintf("\n[%d steps, %d tokens in (%d cached), %d out]\n", ev.Steps,
+				ev.Usage.PromptTokens, ev.Usage.PromptCacheHitTokens, ev.Usage.CompletionTokens))
+		}
+	}
+}
+
+func (o *agentOutput) endReasoning() {
+	if o.inReasoning {
+		o.inReasoning = false
+		fmt.Fprintln(o.stderr)
+	}
+}
+
+func (o *agentOutput) styled(w io.Writer, style, s string) {
+	if o.color {
+		s = style + s + reset
+	}
+	fmt.Fprint(w, s)
+}
+
+// progress shows one live line of a call's progress on stderr.
+func (o *agentOutput) progress(line string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(o.stderr, "\r\033[K%s", line)
+	o.progressOn = true
+}
+
+func (o *agentOutput) clearProgress() {
+	if o.progressOn {
+		fmt.Fprint(o.stderr, "\r\033[K")
+		o.progressOn = false
+	}
+}
+
+// short is s on one line, cut to n runes.
+func short(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// screen is what a program wrote on its pseudo-terminal.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// agentOnPTY runs `mcpbridge agent args...` on a new pseudo-terminal
+// (stdin, stdout, stderr, and its controlling terminal, so Ctrl-C is
+// SIGINT); the returned function waits for it and returns its exit code.
+func agentOnPTY(t *testing.T, args ...string) (*os.File, *screen, func() int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"agent"}, args...)...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	ptmx, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scr := &screen{}
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(scr, ptmx) // until the terminal closes (EIO)
+		close(copied)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		ptmx.Close()
+		<-copied
+	})
+	wait := func() int {
+		cmd.Wait()
+		return cmd.ProcessState.ExitCode()
+	}
+	return ptmx, scr, wait
+}
+
+// expect waits until the screen shows want after the first from bytes;
+// it returns where want ends.
+func expect(t *testing.T, scr *screen, from int, want string) int {
+	t.Helper()
+	end := -1
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		s := scr.String()
+		if i := strings.Index(s[min(from, len(s)):], want); i >= 0 {
+			end = from + i + len(want)
+			return true
+		}
+		return false
+	}, "the terminal did not show %q:\n%q", want, scr.String())
+	return end
+}
+
+// At a terminal the person approves calls: always this tool (not asked
+// again), deny (the tool does not run, the model is told), the answer is
+// streamed; /tools lists what the model sees, /exit ends.
+func TestAgentApprovalOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
+	echo := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"secret"}`}}}
+	srv := chattest.New(t, chattest.Turns(add, chattest.Turn{Text: "It is 5."}, add, chattest.Turn{Text: "Still 5."}, echo, chattest.Turn{Text: "Echo refused."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add 2 and 3\r")
+	at = expect(t, scr, at, "Run mcp__demo__add")
+	at = expect(t, scr, at, "[s]erver, [n]o: ")
+	io.WriteString(ptmx, "t\r")
+	at = expect(t, scr, at, "It is 5.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "again\r")
+	at = expect(t, scr, at, "Still 5.")
+	if strings.Contains(scr.String()[at-200:], "Run mcp__demo__add") {
+		t.Errorf("asked again after always this tool:\n%q", scr.String())
+	}
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "echo it\r")
+	at = expect(t, scr, at, "Run mcp__demo__echo")
+	at = expect(t, scr, at, "[n]o: ")
+	io.WriteString(ptmx, "n\r")
+	at = expect(t, scr, at, "Echo refused.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/tools\r")
+	expect(t, scr, at, "the model sees 3 of 3 tools")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+	reqs := srv.Requests()
+	if got := toolResults(reqs[5]); !strings.Contains(got["call_5_0"], "the user denied this tool call") || toolResults(reqs[3])["call_3_0"] != "5" {
+		t.Errorf("results: %v / %v", toolResults(reqs[3]), got)
+	}
+}
+
+// Ctrl-C during a long call cancels the turn (the call is cancelled and
+// the model is not asked again); the session goes on; a second Ctrl-C
+// exits (the turn has ended by then: at the prompt Ctrl-C ends the
+// session as Ctrl-D does).
+func TestAgentCtrlCOnPTY(t *testing.T) {
+	cfg := everythingConfig(t)
+	agentEnv(t)
+	long := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__everything__trigger-long-running-operation", Args: `{"duration":60,"steps":60}`}}}
+	srv := chattest.New(t, chattest.Turns(long, chattest.Turn{Text: "Hi."}, long))
+	ptmx, scr, wait := agentOnPTY(t, "--config", cfg, "--base-url", srv.URL, "--yes")
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "run it\r")
+	at = expect(t, scr, at, "trigger-long-running-operation 1/60")
+	io.WriteString(ptmx, "\x03")
+	at = expect(t, scr, at, "turn cancelled")
+	at = expect(t, scr, at, "› ")
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+	io.WriteString(ptmx, "hello\r")
+	at = expect(t, scr, at, "Hi.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "run it again\r")
+	at = expect(t, scr, at, "trigger-long-running-operation 1/60")
+	io.WriteString(ptmx, "\x03")
+	expect(t, scr, at, "Ctrl-C again to exit")
+	io.WriteString(ptmx, "\x03")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d after two Ctrl-C:\n%s", code, scr.String())
+	}
+	// The cancelled turn's call got a result, so the conversation stays
+	// one the API takes (the second prompt was answered).
+	if res := toolResults(srv.Requests()[1]); len(res) != 1 {
+		t.Errorf("results sent after the cancelled turn: %v", res)
+	}
+}
+
+// A server's elicitation during a turn is asked at the terminal, field by
+// field, between the line editor's prompts; ":decline" declines it.
+func TestAgentElicitOnPTY(t *testing.T) {
+	cfg := everythingConfig(t)
+	agentEnv(t)
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__everything__trigger-elicitation-request", Args: `{}`}}},
+		chattest.Turn{Text: "You declined."},
+	))
+	ptmx, scr, wait := agentOnPTY(t, "--config", cfg, "--base-url", srv.URL, "--yes")
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "ask me\r")
+	at = expect(t, scr, at, `Server "everything" asks`)
+	at = expect(t, scr, at, "text: ")
+	io.WriteString(ptmx, ":decline\r")
+	at = expect(t, scr, at, "You declined.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "\x04")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+	if res := toolResults(srv.Requests()[1]); !strings.Contains(res["call_1_0"], "decline") {
+		t.Errorf("result %v", res)
+	}
+}

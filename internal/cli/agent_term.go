@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolview"
+)
+
+// console is the person's line editor: golang.org/x/term's Terminal
+// (history, editing keys) in raw mode only while a line is read, so that
+// between lines the terminal is as usual (Ctrl-C interrupts, and an
+// elicitation reads plain lines from the same stdin). docs/decisions.md
+// says why this one.
+type console struct {
+	mu sync.Mutex
+	fd int // -1 when stdin is no file (no raw mode)
+	t  *term.Terminal
+}
+
+func newConsole(in io.Reader, out io.Writer) *console {
+	c := &console{fd: -1, t: term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, "")}
+	if f, ok := in.(*os.File); ok {
+		c.fd = int(f.Fd())
+	}
+	return c
+}
+
+// readLine reads one line after prompt; io.EOF on Ctrl-D or Ctrl-C.
+func (c *console) readLine(prompt string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd >= 0 {
+		if old, err := term.MakeRaw(c.fd); err == nil {
+			defer term.Restore(c.fd, old)
+		}
+	}
+	c.t.SetPrompt(prompt)
+	return c.t.ReadLine()
+}
+
+// interactive is the agent at a terminal: one prompt after the other,
+// the answer streamed, slash commands, approvals asked. Ctrl-C cancels
+// the turn in progress (its calls cancelled); a second one exits.
+func (r *agentRun) interactive(ctx context.Context) error {
+	r.con = newConsole(r.e.Stdin, r.e.Stderr)
+	intr := make(chan os.Signal, 2)
+	signal.Notify(intr, os.Interrupt)
+	defer signal.Stop(intr)
+	// The first interrupt also ends ctx (main's): the session outlives it.
+	base, quit := context.WithCancel(context.WithoutCancel(ctx))
+	defer quit()
+	r.banner()
+	for base.Err() == nil {
+		line, err := r.con.readLine("› ")
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(r.e.Stderr)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("agent: reading the terminal: %w", err)
+		}
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "/"):
+			if r.slash(line) {
+				return nil
+			}
+		default:
+			r.turn(base, quit, intr, line)
+		}
+	}
+	return &exitError{ExitFailed}
+}
+
+// turn runs one prompt; an interrupt cancels it, a second quits.
+func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-chan os.Signal, line string) {
+	r.noteNamed(line)
+	ctx, cancel := context.WithCancel(base)
+	defer cancel()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-intr:
+		case <-done:
+			return
+		}
+		fmt.Fprintln(r.e.Stderr, "\n^C cancelling the turn (Ctrl-C again to exit)")
+		cancel()
+		select {
+		case <-intr:
+			quit()
+		case <-done:
+		}
+	}()
+	res, err := r.ag.Run(ctx, line)
+	close(done)
+	wg.Wait()
+	r.out.event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
+	switch {
+	case errors.Is(err, agent.ErrMaxSteps):
+		fmt.Fprintf(r.e.Stderr, "mcpbridge: stopped after %d steps (--max-steps); say \"go on\" to continue\n", res.Steps)
+	case ctx.Err() != nil:
+		fmt.Fprintln(r.e.Stderr, "mcpbridge: turn cancelled")
+	case err != nil:
+		fmt.Fprintf(r.e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
+	}
+}
+
+func (r *agentRun) banner() {
+	all := r.catalog()
+	servers := map[string]bool{}
+	for _, t := range all {
+		if t.Origin.Server != "" {
+			servers[t.Origin.Server] = true
+		}
+	}
+	fmt.Fprintf(r.e.Stderr, "mcpbridge agent: %s at %s, %d tools from %d servers, session %s\n",
+		r.cfg.Model, r.cfg.BaseURLWritten, len(all), len(servers), r.session.ID)
+	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /clear, /exit; Ctrl-C cancels a turn, Ctrl-D exits")
+}
+
+// slash runs a slash command; true means exit.
+func (r *agentRun) slash(line string) bool {
+	switch strings.Fields(line)[0] {
+	case "/exit", "/quit":
+		return true
+	case "/tools":
+		r.showTools()
+	case "/servers":
+		tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
+		for _, st := range r.b.h.Status() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(st.Name), stateText(st.State), termsafe.Line(st.Err))
+		}
+		tw.Flush()
+	case "/clear":
+		r.ag.Clear()
+		if s, err := agentNewSession(r); err == nil {
+			r.session.Close()
+			r.session = s
+			fmt.Fprintf(r.e.Stderr, "new conversation, session %s\n", s.ID)
+		} else {
+			fmt.Fprintf(r.e.Stderr, "mcpbridge: %v\n", err)
+		}
+	default:
+		fmt.Fprintf(r.e.Stderr, "unknown command %s: /tools, /servers, /clear, /exit\n", termsafe.Line(line))
+	}
+	return false
+}
+
+func (r *agentRun) showTools() {
+	shown, err := r.ag.Tools()
+	if err != nil {
+		fmt.Fprintf(r.e.Stderr, "mcpbridge: %v\n", err)
+		return
+	}
+	tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
+	for _, t := range shown {
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
+	}
+	tw.Flush()
+	fmt.Fprintf(r.e.Stderr, "the model sees %d of %d tools\n", len(shown), len(r.catalog()))
+}
+
+// catalog is every tool but search_tools, which only stands for them.
+func (r *agentRun) catalog() []tool.Tool {
+	return slices.DeleteFunc(r.b.reg.List(), func(t tool.Tool) bool { return t.Name == toolview.SearchName })
+}
+
+// askApproval asks the person whether c runs. Ctrl-C or Ctrl-D cancels
+// the turn.
+func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer, error) {
+	server := c.Tool.Origin.Server
+	r.out.mu.Lock()
+	r.out.clearProgress()
+	r.out.mu.Unlock()
+	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), termsafe.Line(short(string(c.Args), 300)))
+	choices := "[y]es once, always this [t]ool, always this [s]erver, [n]o: "
+	if server == "" {
+		choices = "[y]es once, always this [t]ool, [n]o: "
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return agent.Deny, err
+		}
+		line, err := r.con.readLine(choices)
+		if err != nil {
+			return agent.Deny, context.Canceled
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return agent.Once, nil
+		case "t", "tool":
+			return agent.AlwaysTool, nil
+		case "s", "server":
+			if server != "" {
+				return agent.AlwaysServer, nil
+			}
+		case "n", "no":
+			return agent.Deny, nil
+		}
+	}
+}

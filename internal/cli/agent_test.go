@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+)
+
+// agentEnv sets what an agent run reads: the key and a sessions
+// directory of the test's own; it returns the sessions directory.
+func agentEnv(t *testing.T) string {
+	t.Helper()
+	state := t.TempDir()
+	t.Setenv("DEEPSEEK_API_KEY", chattest.Key)
+	t.Setenv("XDG_STATE_HOME", state)
+	return filepath.Join(state, "mcpbridge", "sessions")
+}
+
+// jsonLines decodes agent --json's output.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not a JSON line: %q", sc.Text())
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// kinds are the event types, text and reasoning pieces run together.
+func kinds(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		k := ev["type"].(string)
+		if len(out) > 0 && (k == "text" || k == "reasoning") && out[len(out)-1] == k {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// A headless multi-tool task over the demo server: -p prints the answer;
+// --json prints the documented events, the last a result with usage
+// totals; the session is saved, and --continue resumes it with its
+// history (the tools are not called again).
+func TestAgentHeadless(t *testing.T) {
+	sessions := agentEnv(t)
+	t.Chdir(t.TempDir()) // the embedded default: the demo server
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Reasoning: "Add, and the weather.", Text: "Let me check.", Calls: []chattest.Call{
+			{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}, {Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}}},
+		chattest.Turn{Text: "2+3 is 5; Paris is mild."},
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":4,"b":4}`}}},
+		chattest.Turn{Text: "8."},
+	))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Add 2 and 3, and the weather in Paris.", "--yes")
+	if r.code != 0 || r.stdout != "2+3 is 5; Paris is mild.\n" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	second := srv.Requests()[1].Messages
+	if second[0].Role != "system" || second[2].ReasoningContent != "Add, and the weather." || second[3].Content != "5" || !strings.Contains(second[4].Content.(string), "Paris") {
+		t.Errorf("second request %+v", second)
+	}
+
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--json", "--continue", "-p", "And 4+4?", "--yes")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	evs := jsonLines(t, r.stdout)
+	want := []string{"session", "reasoning", "usage", "tool_call", "tool_result", "reasoning", "text", "usage", "result"}
+	if d := cmp.Diff(want, kinds(evs)); d != "" {
+		t.Errorf("events (-want +got):\n%s\n%s", d, r.stdout)
+	}
+	last := evs[len(evs)-1]
+	if last["text"] != "8." || last["total"].(map[string]any)["total_tokens"].(float64) == 0 || last["steps"] != 2.0 {
+		t.Errorf("result %v", last)
+	}
+	for _, ev := range evs {
+		if ev["type"] == "tool_result" && (ev["name"] != "mcp__demo__add" || ev["text"] != "8" || ev["id"] != "call_3_0") {
+			t.Errorf("tool result %v", ev)
+		}
+	}
+	resumed := srv.Requests()[2].Messages
+	if len(resumed) != 7 || resumed[6].Content != "And 4+4?" || resumed[5].Content != "2+3 is 5; Paris is mild." {
+		t.Errorf("resumed conversation: %+v", resumed)
+	}
+	id := evs[0]["session"].(string)
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--resume", id, "-p", "Thanks.")
+	if last := srv.Requests()[len(srv.Requests())-1].Messages; r.code != 0 || len(last) != 11 || last[10].Content != "Thanks." || last[9].Content != "8." {
+		t.Errorf("--resume %s: exit %d, %d messages\n%s", id, r.code, len(last), r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(sessions, "*.jsonl"))
+	if len(files) != 1 || evs[0]["session"] != strings.TrimSuffix(filepath.Base(files[0]), ".jsonl") {
+		t.Errorf("sessions %v, first event %v", files, evs[0])
+	}
+	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 11 || strings.Contains(string(b), chattest.Key) {
+		t.Errorf("saved session:\n%s", b)
+	}
+}
+
+// The ways an agent run ends: --max-steps (3, resumable), a model
+// failure shown as the API wrote it without the key (1), tools denied
+// without --yes under -p (the model is told, the person too), and usage
+// mistakes (2) before any server starts.
+func TestAgentExits(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	loop := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}))
+	r := mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "2", "-p", "loop")
+	if r.code != ExitMaxSteps || !strings.Contains(r.stderr, "stopped after 2 steps (--max-steps); continue with --resume ") || r.stdout != "" {
+		t.Errorf("max steps: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "1", "--json", "-p", "loop")
+	if evs := jsonLines(t, r.stdout); r.code != ExitMaxSteps || evs[len(evs)-1]["error"] != agent.ErrMaxSteps.Error() {
+		t.Errorf("max steps --json: exit %d\n%s", r.code, r.stdout)
+	}
+
+	broken := writeConfig(t, "- {id: gone, name: mcp-client, config: {serverName: gone, transport: stdio, command: /nonexistent/server}}\n")
+	r = mcpbridge(t, "", "agent", "--config", broken, "--base-url", loop.URL, "--json", "--max-steps", "1", "-p", "hi")
+	if evs := jsonLines(t, r.stdout); len(evs) < 2 || evs[1]["type"] != "notice" || !strings.Contains(evs[1]["text"].(string), `server "gone"`) {
+		t.Errorf("a failed server under --json:\n%s", r.stdout)
+	}
+
+	failing := chattest.New(t, chattest.Turns(chattest.Turn{Text: "never"}))
+	failing.Fail(chattest.Fault{Status: 402, Message: "Insufficient Balance for key " + chattest.Key})
+	r = mcpbridge(t, "", "agent", "--base-url", failing.URL, "-p", "hi")
+	if want := "answered 402 Payment Required: Insufficient Balance for key [redacted]"; r.code != ExitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, chattest.Key) {
+		t.Errorf("model failure: exit %d\nstderr %s", r.code, r.stderr)
+	}
+
+	denied := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}, chattest.Turn{Text: "I could not add."}))
+	r = mcpbridge(t, "", "agent", "--base-url", denied.URL, "-p", "-")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "the prompt on stdin is empty") {
+		t.Errorf("-p - with nothing: exit %d %s", r.code, r.stderr)
+	}
+	r = mcpbridge(t, "add one and one", "agent", "--base-url", denied.URL, "-p", "-")
+	if r.code != 0 || r.stdout != "I could not add.\n" || !strings.Contains(r.stderr, "tool mcp__demo__add was not run: with -p tools run only with --yes") {
+		t.Errorf("without --yes: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if msgs := denied.Requests()[1].Messages; msgs[1].Content != "add one and one" || !strings.Contains(msgs[3].Content.(string), "the user denied this tool call") {
+		t.Errorf("the model was not told: %+v", msgs)
+	}
+
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"agent"}, "", "without -p stdin must be a terminal"},
+		{[]string{"agent", "-p", "x", "--resume", "a", "--continue"}, "", "--resume and --continue cannot be used together"},
+		{[]string{"agent", "-p", "x", "--max-steps", "0"}, "", "--max-steps must be a whole number of at least 1"},
+		{[]string{"agent", "-p", "x", "--base-url", "ftp://x"}, "", "--base-url must be an absolute http(s) URL"},
+		{[]string{"agent", "-p", "x", "--resume", "../etc"}, "", `--resume: "../etc" is not a session id`},
+		{[]string{"agent", "-p", "x", "--resume", "20260101-000000-00000000"}, "", "--resume: no saved session 20260101-000000-00000000"},
+		{[]string{"agent", "-p", "x", "stray"}, "", `unexpected argument "stray"`},
+		{[]string{"agent", "-p"}, "", "flag -p needs a value"},
+		{[]string{"agent", "-p", "x"}, "unset", "the API key variable DEEPSEEK_API_KEY is not set"},
+	} {
+		if c.env == "unset" {
+			t.Setenv("DEEPSEEK_API_KEY", "")
+		}
+		r := mcpbridge(t, "", c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
+
+// With tool search on, the model sees search_tools and the tools the
+// prompt names; a search (run without --yes: search_tools only looks)
+// loads more for the next step.
+func TestAgentToolSearch(t *testing.T) {
+	agentEnv(t)
+	cfg := writeConfig(t, `- id: demo
+  name: mcp-client
+  config:
+    serverName: demo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+- id: search
+  name: tool-search
+  config: {mode: on}
+`)
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "search_tools", Args: `{"query":"weather in a city"}`}}},
+		chattest.Turn{Text: "found it"},
+	))
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "-p", "Echo with mcp__demo__echo, then find a weather tool.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	names := func(i int) []string {
+		var out []string
+		for _, tl := range srv.Requests()[i].Tools {
+			out = append(out, tl.Function.Name)
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"mcp__demo__echo", "search_tools"}, names(0)); d != "" {
+		t.Errorf("first request's tools (-want +got):\n%s", d)
+	}
+	if got := names(1); !slices.Contains(got, "mcp__demo__weather") || !slices.Contains(got, "mcp__demo__echo") {
+		t.Errorf("after the search: %v", got)
+	}
+}
+
+// A smoke test of the real DeepSeek API: it runs only when
+// DEEPSEEK_API_KEY is set (never in CI, which has no key) and does a
+// two-tool task over the demo server.
+func TestAgentDeepSeekSmoke(t *testing.T) {
+	key := os.Getenv("DEEPSEEK_API_KEY")
+	if key == "" {
+		t.Skip("DEEPSEEK_API_KEY is not set: the real API is not tried")
+	}
+	agentEnv(t)
+	t.Setenv("DEEPSEEK_API_KEY", key)
+	t.Chdir(t.TempDir())
+	r := mcpbridge(t, "", "agent", "--yes", "--json", "-p", "Use the tools to add 19 and 23, and to get the weather in Paris. Reply with the sum and the temperature.")
+	evs := jsonLines(t, r.stdout)
+	if r.code != 0 || len(evs) == 0 || !strings.Contains(evs[len(evs)-1]["text"].(string), "42") || !slices.Contains(kinds(evs), "tool_result") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}

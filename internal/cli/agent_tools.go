@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolview"
+)
+
+// newAgent builds the loop over the bridge: the model of the run (strict
+// calls to DeepSeek's beta endpoint), the tools the view shows plus those
+// the person named, approvals, progress on a terminal, the session.
+func (r *agentRun) newAgent() error {
+	e := r.e
+	model := r.cfg.Client(e.lookup, nil, e.logger(r.f))
+	view := r.b.view()
+	if view == nil {
+		// No tool-search entry: search turns on by itself when the
+		// catalog is over the budget (toolview's default).
+		v, err := toolview.New(r.b.reg, toolview.Config{})
+		if err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		view = v
+	}
+	opts := agent.Options{
+		Model: model, ModelName: r.cfg.Model, StrictModel: model.Beta(), Strict: r.cfg.Strict,
+		Registry: r.b.reg, Tools: func() ([]tool.Tool, error) { return r.tools(view) },
+		System: systemPrompt, MaxSteps: r.af.maxSteps, SpillDir: r.session.SpillDir(),
+		Approver: r.policy(), CallContext: r.callContext, Events: r.out.event,
+		Record: func(m agent.Message) error { return r.session.Append(m) }, // /clear swaps the session
+	}
+	ag, err := agent.New(opts)
+	if err != nil {
+		return err // untested: the options above are complete
+	}
+	ag.Resume(r.session.Messages())
+	r.ag = ag
+	return nil
+}
+
+// tools are the view's tools and the ones the person named, in the
+// registry's order.
+func (r *agentRun) tools(view *toolview.View) ([]tool.Tool, error) {
+	shown, err := view.Tools()
+	if err != nil || len(r.named) == 0 {
+		return shown, err
+	}
+	for _, t := range r.b.reg.List() {
+		if r.named[t.Name] && !slices.ContainsFunc(shown, func(s tool.Tool) bool { return s.Name == t.Name }) {
+			shown = append(shown, t)
+		}
+	}
+	slices.SortFunc(shown, func(a, b tool.Tool) int { return compareNames(a.Name, b.Name) })
+	return shown, nil
+}
+
+func compareNames(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// publicNames finds public tool names in a prompt.
+var publicNames = regexp.MustCompile(`mcp__[A-Za-z0-9_-]+`)
+
+// noteNamed pins the tools a prompt names, so deferred loading never
+// hides them.
+func (r *agentRun) noteNamed(prompt string) {
+	for _, n := range publicNames.FindAllString(prompt, -1) {
+		if _, ok := r.b.reg.Get(n); ok {
+			r.named[n] = true
+		}
+	}
+}
+
+// policy is the run's approvals: --yes approves all; at a terminal the
+// person is asked; with -p the rest is denied.
+func (r *agentRun) policy() *agent.Policy {
+	p := &agent.Policy{All: r.af.yes, Trusted: func(s string) bool { return r.trusted[s] }}
+	if !r.af.hasPrompt {
+		p.Ask = r.askApproval
+	} else if !r.af.yes {
+		var once sync.Once
+		p.Ask = func(_ context.Context, c agent.Call) (agent.Answer, error) {
+			once.Do(func() {
+				r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
+			})
+			return agent.Deny, nil
+		}
+	}
+	return p
+}
+
+// callContext shows a call's progress on a terminal.
+func (r *agentRun) callContext(ctx context.Context, c agent.Call) context.Context {
+	if !r.e.StderrIsTerminal || r.f.json {
+		return ctx
+	}
+	return tool.WithProgress(ctx, func(p tool.Progress) {
+		r.out.progress(fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p)))
+	})
+}
