@@ -31,7 +31,7 @@ const DefaultShutdownTimeout = 5 * time.Second
 const DefaultMaxConnections = 1024
 
 // DefaultHeaderTimeout is Options.HeaderTimeout's default.
-const DefaultHeaderTimeout = 10 * time.Second
+const DefaultHeaderTimeout = 2 * time.Second
 
 // DefaultMaxCallsPerSession is Options.MaxCallsPerSession's default.
 const DefaultMaxCallsPerSession = 256
@@ -85,12 +85,26 @@ type Options struct {
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
 	// MaxConnections bounds the HTTP connections ServeListener serves at
-	// once; more wait to be accepted. 0 means DefaultMaxConnections.
+	// once. A new connection past it closes the one that has waited
+	// longest without a request (sent none yet, or idle between two), or
+	// is refused with 503 when every connection serves a request. 0 means
+	// DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnsPerAddr bounds, the same way, the connections from one
+	// client IP address; 0 means DefaultMaxConnsPerAddr.
+	MaxConnsPerAddr int
+	// MaxStreams bounds the SSE GET streams open at once (more are
+	// refused with 503), so they never take every connection; 0 means
+	// half of MaxConnections.
+	MaxStreams int
 	// HeaderTimeout is how long an HTTP connection may take to send a
-	// request's headers before it is closed; 0 means
-	// DefaultHeaderTimeout.
+	// request's headers, from accept or its first byte, before it is
+	// closed; 0 means DefaultHeaderTimeout.
 	HeaderTimeout time.Duration
+	// BodyTimeout is how long a request's body may take to arrive once its
+	// headers are read; a slower one is refused (408) and its connection
+	// closed. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// MaxSessions bounds the client sessions open at once: a new session
 	// past it closes the one idle longest, so thousands of clients that
 	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
 
@@ -87,7 +85,7 @@ func (g *Gateway) Health() Health {
 // share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", g.serveMCP)
+	mux.Handle("/mcp", g.streamBudget(g.screen(http.HandlerFunc(g.serveMCP))))
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -95,7 +93,7 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("/metrics", g.opts.Metrics)
 	}
-	return g.guard(mux)
+	return g.bodyDeadline(g.guard(mux))
 }
 
 // Sessions returns the number of client sessions open now (with
@@ -157,15 +155,15 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 		}
 		g.mu.Unlock()
 		if closed {
-			http.Error(w, "Service Unavailable: the gateway is shutting down", http.StatusServiceUnavailable)
+			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway is shutting down")
 			return
 		}
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackHost(hostOnly(local.String())) && !isLoopbackHost(hostOnly(r.Host)) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
 			return
 		}
 		if g.opts.BearerToken != "" {
@@ -175,10 +173,10 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			// where the token differs and of its length.
 			if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
-				// An unauthorized client keeps no connection open: a flood of
-				// them must not hold the gateway's file descriptors.
-				w.Header().Set("Connection", "close")
-				http.Error(w, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required", http.StatusUnauthorized)
+				// An unauthorized client keeps no connection open, whatever
+				// body it declared: a flood of them must not hold the
+				// gateway's connections.
+				refuse(w, http.StatusUnauthorized, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required")
 				return
 			}
 		}
@@ -262,20 +260,27 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // returns nil after a clean shutdown.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
-	// Bounded: a flood of connections waits to be accepted rather than
-	// taking file descriptors without end.
-	ln = netutil.LimitListener(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections))
+	// Bounded without blocking accept: a flood of connections that send
+	// nothing is shed, oldest first (see connGate).
+	gate := newConnGate(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections), cmp.Or(g.opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr), g.log)
 	srv := &http.Server{
-		Handler:           g.Handler(),
+		Handler: g.Handler(),
+		// From accept (or a keep-alive request's first byte) to the end of
+		// the headers; the body has Options.BodyTimeout of its own.
 		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
 		// A keep-alive connection idle this long is closed (an open SSE
-		// stream is a request in progress, not idle).
+		// stream is a request in progress, not idle); under pressure the
+		// gate sheds idle ones sooner.
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		ConnState:   active.track,
+		ConnState: func(c net.Conn, s http.ConnState) {
+			gate.track(c, s)
+			active.track(c, s)
+		},
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(gate) }()
 	var serveErr error
 	select {
 	case <-ctx.Done():
