@@ -138,9 +138,66 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		if !isBatch(body) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cw := &capWriter{ResponseWriter: w, left: cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), stall: cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)}
+		next.ServeHTTP(cw, r)
+		if !cw.cut {
+			// The connection may serve another request, with no deadline.
+			http.NewResponseController(w).SetWriteDeadline(time.Time{})
+			return
+		}
+		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", r.Header.Get("Mcp-Session-Id"))
 	})
 }
+
+// isBatch reports whether the valid JSON frame is an array.
+func isBatch(frame []byte) bool {
+	frame = bytes.TrimLeft(frame, " \t\r\n")
+	return len(frame) > 0 && frame[0] == '['
+}
+
+// DefaultMaxBatchResponse is Options.MaxBatchResponse's default.
+const DefaultMaxBatchResponse = 16 << 20
+
+// errBatchTooLarge is what the SDK's writes get once a batch's answer is
+// cut off.
+var errBatchTooLarge = errors.New("gateway: the batch's answer is over the limit")
+
+// capWriter bounds the answer to one batch: past left bytes, or when a
+// write makes no progress for stall (a client that does not read), the
+// answer ends and its connection closes, rather than the answers of up to
+// MaxBatch requests piling up. The SDK writes a stream's events one at a
+// time, so Write is never concurrent with itself.
+type capWriter struct {
+	http.ResponseWriter
+	left  int
+	stall time.Duration
+	cut   bool
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	rc := http.NewResponseController(c.ResponseWriter)
+	if !c.cut && len(p) > c.left {
+		c.cut = true
+		// Expired deadlines end the connection: the client sees the
+		// answer end, and the request's context ends with it.
+		rc.SetWriteDeadline(time.Now())
+		rc.SetReadDeadline(time.Now())
+	}
+	if c.cut {
+		return 0, errBatchTooLarge
+	}
+	c.left -= len(p)
+	rc.SetWriteDeadline(time.Now().Add(c.stall))
+	return c.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (the SDK
+// flushes each event through it).
+func (c *capWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // errorFrame is a JSON-RPC error response; id is echoed when it is a string
 // or a number, else null.

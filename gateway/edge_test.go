@@ -412,3 +412,38 @@ func TestEdgeScreen(t *testing.T) {
 		})
 	}
 }
+
+// The answer to one batch is bounded: 200 tools/list of a 20 KB catalog
+// (4 MB) against a 256 KiB limit end at the limit, with the connection,
+// and the gateway serves on.
+func TestEdgeBatchAnswerBounded(t *testing.T) {
+	const limit = 256 << 10
+	reg := tool.NewRegistry()
+	big := goTool("big", textBody("ok"))
+	big.Description = strings.Repeat("d", 20<<10)
+	if _, err := reg.Register(big, goTool("hello", textBody("hi"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{BearerToken: attackToken, MaxBatchResponse: limit}
+	addr := strings.TrimPrefix(serveHTTP(t, newGateway(t, reg, opts), opts), "http://")
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	session := initSession(t, hc, addr)
+	msgs := make([]string, 200)
+	for i := range msgs {
+		msgs[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/list"}`
+	}
+	resp, err := hc.Do(mcpPost(t, addr, session, "["+strings.Join(msgs, ",")+"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	answers := strings.Count(string(body), "\ndata: ")
+	t.Logf("read %d KiB, %d answers, then %v", len(body)>>10, answers, err)
+	if len(body) > limit || answers >= len(msgs) {
+		t.Errorf("read %d bytes (%d answers of %d), want at most %d", len(body), answers, len(msgs), limit)
+	}
+	checkAuthorized(t, addr)
+}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
@@ -35,6 +36,9 @@ const DefaultHeaderTimeout = 2 * time.Second
 
 // DefaultMaxCallsPerSession is Options.MaxCallsPerSession's default.
 const DefaultMaxCallsPerSession = 256
+
+// DefaultMaxCalls is Options.MaxCalls's default.
+const DefaultMaxCalls = 2048
 
 // ErrClosed is returned by the Serve methods when the Gateway is closed.
 var ErrClosed = errors.New("gateway is closed")
@@ -114,6 +118,14 @@ type Options struct {
 	// error, so a flood costs neither goroutines nor memory. 0 means
 	// DefaultMaxCallsPerSession.
 	MaxCallsPerSession int
+	// MaxBatchResponse bounds the bytes of the answer to one JSON-RPC
+	// batch over HTTP; past it the answer ends and its connection closes.
+	// 0 means DefaultMaxBatchResponse.
+	MaxBatchResponse int
+	// MaxCalls bounds the tools/call requests in flight on the whole
+	// gateway, whatever their sessions; past it a call is refused at once
+	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls.
+	MaxCalls int
 	// RawNames serves each tool under its server's own name
 	// (tool.Origin.Name) instead of its public name: for a gateway in front
 	// of one server, or clients that expect a server's own names. A raw
@@ -218,6 +230,7 @@ type Gateway struct {
 	// perSession counts the tools/call requests in flight by session;
 	// guarded by mu.
 	perSession map[*mcp.ServerSession]int
+	inFlight   int // the sum of perSession
 	// lastActive is when each session last sent a request, for evicting
 	// the one idle longest; guarded by mu.
 	lastActive map[*mcp.ServerSession]time.Time
@@ -503,23 +516,35 @@ func (g *Gateway) track(c *inflight) bool {
 	return true
 }
 
-// admitCall takes one of session's call slots; false when it has
-// MaxCallsPerSession calls in flight already.
-func (g *Gateway) admitCall(session *mcp.ServerSession) bool {
-	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+// admitCall takes one of session's call slots, or says why not: the
+// session has MaxCallsPerSession calls in flight already, or the gateway
+// MaxCalls.
+func (g *Gateway) admitCall(session *mcp.ServerSession) error {
+	perSession := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.perSession[session] >= limit {
-		return false
+	switch {
+	case g.perSession[session] >= perSession:
+		return tooManyCalls("on this session", perSession)
+	case g.inFlight >= total:
+		return tooManyCalls("on the gateway", total)
 	}
 	g.perSession[session]++
-	return true
+	g.inFlight++
+	return nil
+}
+
+// tooManyCalls is the JSON-RPC error refusing a call over a limit.
+func tooManyCalls(where string, limit int) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight %s (the gateway's limit is %d); retry when some have ended", where, limit)}
 }
 
 // releaseCall gives back a slot taken by admitCall.
 func (g *Gateway) releaseCall(session *mcp.ServerSession) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.inFlight--
 	if g.perSession[session]--; g.perSession[session] <= 0 {
 		delete(g.perSession, session)
 	}
