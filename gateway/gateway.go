@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -247,6 +248,7 @@ type Gateway struct {
 	syncMu        sync.Mutex
 	advertised    map[string]advertisement // what the server lists, by served name; guarded by syncMu
 	shadowed      map[shadowed]bool        // raw names not served; guarded by syncMu
+	unsafeRaw     map[string]bool          // public names served for unsafe raw ones; guarded by syncMu
 	offers        offerState               // resources, templates and prompts served; guarded by syncMu
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
@@ -399,6 +401,7 @@ func (g *Gateway) sync() {
 	g.syncOffers(order)
 	served, lost := listings(tools, g.opts.RawNames, order)
 	g.reportShadowed(lost)
+	g.reportUnsafeRaw(served)
 	present := make(map[string]bool, len(served))
 	for _, l := range served {
 		present[l.served] = true
@@ -446,6 +449,23 @@ func (g *Gateway) reportShadowed(lost []shadowed) {
 		}
 	}
 	g.shadowed = now
+}
+
+// reportUnsafeRaw logs, once each, the tools served under their public
+// names because their raw names are not safe to show.
+func (g *Gateway) reportUnsafeRaw(served []listing) {
+	now := make(map[string]bool)
+	for _, l := range served {
+		if l.unsafeRaw == "" {
+			continue
+		}
+		now[l.served] = true
+		if !g.unsafeRaw[l.served] {
+			g.log.Warn("tool served under its public name: its raw name has characters other than A-Z, a-z, 0-9, _, . and -",
+				"tool", l.served, "raw_name", strconv.QuoteToASCII(l.unsafeRaw))
+		}
+	}
+	g.unsafeRaw = now
 }
 
 // addTool lists t on the server, or replaces its listing.
