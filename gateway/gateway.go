@@ -74,6 +74,13 @@ type Options struct {
 	// "Authorization: Bearer <token>" (else 401). It also lets Listen bind
 	// a non-loopback address.
 	BearerToken string
+	// Authenticate, when set, replaces the BearerToken check: it returns
+	// who an HTTP request is from (a stable name, never a secret), or an
+	// error, which is answered 401 with its text. Each session is bound to
+	// the identity that opened it: a request of another identity
+	// presenting its id gets 404. It must be safe for concurrent use and
+	// must not read the body.
+	Authenticate func(*http.Request) (identity string, err error)
 	// AllowedOrigins lists browser origins ("https://app.example.com")
 	// allowed besides loopback ones. A request whose Origin header is
 	// neither is refused with 403 (DNS rebinding protection); a request
@@ -242,6 +249,8 @@ type Gateway struct {
 	answering pending
 	// vanish follows HTTP request streams dropped mid-call.
 	vanish vanishing
+	// owners binds HTTP sessions to the identity that opened them.
+	owners sessionOwners
 
 	readyBy time.Time // New + Options.ReadyTimeout
 

@@ -81,11 +81,12 @@ func (g *Gateway) Health() Health {
 // first passes the safety checks, in this order: 503 once the gateway is
 // closed; 403 for a non-loopback Host on a loopback connection, or an
 // Origin that is neither loopback nor in Options.AllowedOrigins (DNS
-// rebinding); 401 without the configured bearer token. All Handler values
-// share the gateway's sessions.
+// rebinding); 401 without the configured bearer token (or when
+// Options.Authenticate refuses); 404 for a session opened by another
+// identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.streamBudget(g.screen(http.HandlerFunc(g.serveMCP))))
+	mux.Handle("/mcp", g.streamBudget(g.screen(g.bindSessions(http.HandlerFunc(g.serveMCP)))))
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -166,22 +167,41 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
 			return
 		}
-		if g.opts.BearerToken != "" {
-			given, ok := bearer(r.Header.Get("Authorization"))
-			sum := sha256.Sum256([]byte(given))
-			// Comparing fixed-size digests keeps the time independent of
-			// where the token differs and of its length.
-			if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
-				// An unauthorized client keeps no connection open, whatever
-				// body it declared: a flood of them must not hold the
-				// gateway's connections.
-				refuse(w, http.StatusUnauthorized, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required")
-				return
-			}
+		identity, err := g.authenticate(r, tokenSum)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
+			// An unauthorized client keeps no connection open, whatever
+			// body it declared: a flood of them must not hold the
+			// gateway's connections.
+			refuse(w, http.StatusUnauthorized, "Unauthorized: "+err.Error())
+			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity)))
 	})
+}
+
+// errNoToken is why a request without the configured bearer token is
+// refused.
+var errNoToken = errors.New(`a valid "Authorization: Bearer <token>" header is required`)
+
+// authenticate returns who r is from: Options.Authenticate's answer, else
+// "bearer" for the holders of Options.BearerToken, else "" (no
+// authentication); an error means 401.
+func (g *Gateway) authenticate(r *http.Request, tokenSum [sha256.Size]byte) (string, error) {
+	switch {
+	case g.opts.Authenticate != nil:
+		return g.opts.Authenticate(r)
+	case g.opts.BearerToken == "":
+		return "", nil
+	}
+	given, ok := bearer(r.Header.Get("Authorization"))
+	sum := sha256.Sum256([]byte(given))
+	// Comparing fixed-size digests keeps the time independent of where
+	// the token differs and of its length.
+	if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
+		return "", errNoToken
+	}
+	return "bearer", nil
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" value.
@@ -234,14 +254,14 @@ var ErrNotLoopback = errors.New("it is not a loopback address")
 
 // Listen opens a TCP listener on addr for Streamable HTTP. It refuses an
 // address that is not loopback (including an empty host, which means every
-// interface) unless opts.BearerToken is set or opts.InsecureAllowNonLoopback
+// interface) unless opts.BearerToken or opts.Authenticate is set, or opts.InsecureAllowNonLoopback
 // is true, so the gateway is never reachable from the network by accident.
 func Listen(addr string, opts Options) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: listen address %q is not host:port: %w", addr, err)
 	}
-	if !isLoopbackHost(host) && opts.BearerToken == "" && !opts.InsecureAllowNonLoopback {
+	if !isLoopbackHost(host) && opts.BearerToken == "" && opts.Authenticate == nil && !opts.InsecureAllowNonLoopback {
 		return nil, fmt.Errorf("gateway: refusing to listen on %q: %w and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr, ErrNotLoopback)
 	}
 	ln, err := net.Listen("tcp", addr)
