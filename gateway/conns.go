@@ -27,9 +27,11 @@ type connGate struct {
 	max, perAddr int
 	log          *slog.Logger
 
-	mu     sync.Mutex
-	conns  map[*gateConn]struct{} // guarded by mu
-	byAddr map[string]int         // guarded by mu
+	mu       sync.Mutex
+	conns    map[*gateConn]struct{} // guarded by mu
+	byAddr   map[string]int         // guarded by mu
+	refused  int                    // since the last warning; guarded by mu
+	warnedAt time.Time              // guarded by mu
 }
 
 // gateConn is a connection the gate admitted.
@@ -40,8 +42,9 @@ type gateConn struct {
 	once sync.Once
 
 	// guarded by gate.mu
-	busy  bool      // serving a request (or hijacked)
-	since time.Time // when it was accepted or last became idle
+	busy   bool      // serving a request (or hijacked)
+	served bool      // has served a request
+	since  time.Time // when it was accepted or last became idle
 }
 
 func newConnGate(ln net.Listener, max, perAddr int, log *slog.Logger) *connGate {
@@ -79,11 +82,27 @@ func (g *connGate) admit(c net.Conn) *gateConn {
 		g.log.Debug("HTTP connection shed for a new one", "client", victim.addr, "idle", time.Since(victim.since).Round(time.Millisecond))
 	}
 	if !ok {
-		g.log.Warn("HTTP connection refused: every connection slot is serving a request", "client", gc.addr, "max_connections", g.max, "max_connections_per_address", g.perAddr)
+		g.warnRefused(gc.addr)
 		refuseConn(c)
 		return nil
 	}
 	return gc
+}
+
+// warnRefused logs a refused connection, at most once a second with the
+// count since the last line: a flood must not flood the log too.
+func (g *connGate) warnRefused(addr string) {
+	g.mu.Lock()
+	g.refused++
+	n, now := g.refused, time.Now()
+	warn := now.Sub(g.warnedAt) >= time.Second
+	if warn {
+		g.refused, g.warnedAt = 0, now
+	}
+	g.mu.Unlock()
+	if warn {
+		g.log.Warn("HTTP connections refused: every connection slot is serving a request", "refused", n, "last_client", addr, "max_connections", g.max, "max_connections_per_address", g.perAddr)
+	}
 }
 
 // makeRoom decides, under mu, whether a connection from addr may be served:
@@ -104,19 +123,29 @@ func (g *connGate) makeRoom(addr string) (victim *gateConn, ok bool) {
 	return victim, true
 }
 
-// oldestIdle returns the connection not serving a request that has waited
-// longest, from addr ("" for any address); nil when there is none.
+// oldestIdle returns the connection to shed, from addr ("" for any
+// address): of those not serving a request, one that never sent a request
+// before a keep-alive one that did (a client's), the one waiting longest
+// first; nil when there is none.
 func (g *connGate) oldestIdle(addr string) *gateConn {
 	var oldest *gateConn
 	for c := range g.conns {
 		if c.busy || (addr != "" && c.addr != addr) {
 			continue
 		}
-		if oldest == nil || c.since.Before(oldest.since) {
+		if oldest == nil || shedBefore(c, oldest) {
 			oldest = c
 		}
 	}
 	return oldest
+}
+
+// shedBefore reports whether a is to be shed before b.
+func shedBefore(a, b *gateConn) bool {
+	if a.served != b.served {
+		return !a.served
+	}
+	return a.since.Before(b.since)
 }
 
 func (g *connGate) forgetLocked(c *gateConn) {
@@ -139,7 +168,7 @@ func (g *connGate) track(c net.Conn, state http.ConnState) {
 	defer g.mu.Unlock()
 	switch state {
 	case http.StateActive, http.StateHijacked:
-		gc.busy = true
+		gc.busy, gc.served = true, true
 	case http.StateIdle:
 		gc.busy, gc.since = false, time.Now()
 	case http.StateClosed:

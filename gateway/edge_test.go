@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"strconv"
 	"strings"
@@ -446,4 +447,36 @@ func TestEdgeBatchAnswerBounded(t *testing.T) {
 		t.Errorf("read %d bytes (%d answers of %d), want at most %d", len(body), answers, len(msgs), limit)
 	}
 	checkAuthorized(t, addr)
+}
+
+// Under a flood of silent sockets, an authorized client's idle keep-alive
+// connection is kept: connections that never sent a request are shed
+// first, so the client's next request reuses its connection.
+func TestEdgeKeepAliveOutlivesFlood(t *testing.T) {
+	addr := attackGateway(t, Options{HeaderTimeout: time.Minute})
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	reused := func() bool {
+		var got bool
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i.Reused }})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/livez", nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return got
+	}
+	reused()
+	silent := dialMany(t, addr, 1100, "")
+	// Once the 75th silent one is shed, every one has been accepted: 76
+	// had to go for 1,101 connections to fit in 1,024 slots.
+	if _, ok := closedWithin(silent[74], 5*time.Second); !ok {
+		t.Fatal("no silent connection was shed")
+	}
+	if !reused() {
+		t.Error("the authorized client's idle connection was shed for silent ones")
+	}
 }
