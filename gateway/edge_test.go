@@ -480,3 +480,19 @@ func TestEdgeKeepAliveOutlivesFlood(t *testing.T) {
 		t.Error("the authorized client's idle connection was shed for silent ones")
 	}
 }
+
+// On stdio, a request whose id would be answered under another (1.5 as 1,
+// 2^64+1 as -2^63) is refused with -32600 under the id it sent, and the
+// session goes on.
+func TestStdioInexactIDs(t *testing.T) {
+	c := connectRaw(t, newGateway(t, tool.NewRegistry(), Options{}))
+	for _, id := range []string{"1.5", "18446744073709551617", "9007199254740993"} {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		if m := c.response(id); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "cannot be answered exactly") {
+			t.Errorf("id %s: %+v %s, want -32600", id, m.Error, m.Result)
+		}
+	}
+	if m := c.request("ping", `{}`); m.Error != nil {
+		t.Errorf("ping after: %+v", m.Error)
+	}
+}
