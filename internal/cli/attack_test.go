@@ -60,6 +60,55 @@ func TestServeUnderAttack(t *testing.T) {
 	attackClose(conns)
 }
 
+// Four parallel JSON-RPC batches of 40,000 tools/list (protocol
+// 2025-03-26) are refused whole, and serve's memory stays where it was.
+func TestServeBatchesUnderAttack(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	hc := &http.Client{Transport: attackBearer{"s3cret", http.DefaultTransport}}
+	post := func(session, body string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	resp, _ := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	session := resp.Header.Get("Mcp-Session-Id")
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	msgs := make([]string, 40000)
+	for i := range msgs {
+		msgs[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/list"}`
+	}
+	batch := "[" + strings.Join(msgs, ",") + "]"
+	before := procStatusKiB(t, p.pid, "VmRSS")
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			resp, body := post(session, batch)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"code":-32600`) {
+				t.Errorf("a 40,000-message batch: status %d, %.200s; want 400 and -32600", resp.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	peak := procStatusKiB(t, p.pid, "VmHWM")
+	t.Logf("4 parallel batches of 40,000 tools/list: answered in %v, serve's RSS %d MiB -> peak %d MiB", time.Since(start).Round(time.Millisecond), before>>10, peak>>10)
+	if grown := peak - before; grown > 100<<10 {
+		t.Errorf("serve's peak RSS grew by %d MiB, want under 100 MiB", grown>>10)
+	}
+}
+
 // servedUnderAttack checks, within 5 s, that a client with the token reaches
 // /livez, connects and calls a tool.
 func servedUnderAttack(t *testing.T, p *servingProcess) {
