@@ -254,8 +254,9 @@ var ErrNotLoopback = errors.New("it is not a loopback address")
 
 // Listen opens a TCP listener on addr for Streamable HTTP. It refuses an
 // address that is not loopback (including an empty host, which means every
-// interface) unless opts.BearerToken or opts.Authenticate is set, or opts.InsecureAllowNonLoopback
-// is true, so the gateway is never reachable from the network by accident.
+// interface) unless opts.BearerToken or opts.Authenticate is set, or
+// opts.InsecureAllowNonLoopback is true, so the gateway is never reachable
+// from the network by accident.
 func Listen(addr string, opts Options) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -277,11 +278,14 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // which ends the SSE streams), waits for the HTTP requests still running,
 // and drops the connections left (idle ones, and new ones that never sent a
 // request, which http.Server.Shutdown would wait for). It closes ln and
-// returns nil after a clean shutdown.
+// returns nil after a clean shutdown. Besides Handler's checks, it bounds
+// connections as Options.MaxConnections and MaxConnsPerAddr say (accept
+// never blocks), and headers to HeaderTimeout and 64 KiB: Handler alone,
+// on a server of the caller's, has neither.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
 	// Bounded without blocking accept: a flood of connections that send
-	// nothing is shed, oldest first (see connGate).
+	// nothing is shed (see connGate).
 	gate := newConnGate(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections), cmp.Or(g.opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr), g.log)
 	srv := &http.Server{
 		Handler: g.Handler(),
