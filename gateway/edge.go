@@ -195,6 +195,10 @@ func (c *capWriter) Write(p []byte) (int, error) {
 	return c.ResponseWriter.Write(p)
 }
 
+// Flush flushes the answer so far, for handlers that look for
+// http.Flusher.
+func (c *capWriter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
+
 // Unwrap lets http.ResponseController reach the connection (the SDK
 // flushes each event through it).
 func (c *capWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
