@@ -9,9 +9,6 @@ import (
 	"time"
 )
 
-// DefaultMaxConnsPerAddr is Options.MaxConnsPerAddr's default.
-const DefaultMaxConnsPerAddr = 512
-
 // connGate is the listener ServeListener serves on: it bounds the
 // connections served at once, in total and per client address, without ever
 // blocking accept. A connection that has sent no request yet, or sits idle

@@ -101,12 +101,19 @@ func (g *Gateway) streamBudget(next http.Handler) http.Handler {
 	})
 }
 
+// maxConns is Options.MaxConnections or its default.
+func (g *Gateway) maxConns() int { return cmp.Or(g.opts.MaxConnections, DefaultMaxConnections) }
+
 // maxStreams is Options.MaxStreams or its default, half the connections.
-func (g *Gateway) maxStreams() int {
-	if g.opts.MaxStreams > 0 {
-		return g.opts.MaxStreams
-	}
-	return max(1, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections)/2)
+func (g *Gateway) maxStreams() int { return cmp.Or(g.opts.MaxStreams, max(1, g.maxConns()/2)) }
+
+// maxConnsPerAddr is Options.MaxConnsPerAddr or its default, three
+// quarters of the connections: above the stream budget, so that a client
+// address whose streams take every stream slot (all local clients share
+// 127.0.0.1) still has slots for its POSTs, and below the total, so that
+// one address never holds every slot with requests it keeps open.
+func (g *Gateway) maxConnsPerAddr() int {
+	return cmp.Or(g.opts.MaxConnsPerAddr, max(1, g.maxConns()*3/4))
 }
 
 // screen reads a POST's body (bounded, under the body deadline) and refuses

@@ -496,3 +496,22 @@ func TestStdioInexactIDs(t *testing.T) {
 		t.Errorf("ping after: %+v", m.Error)
 	}
 }
+
+// With the default limits, local clients (all on 127.0.0.1) holding every
+// stream slot still leave a new local client room for its POSTs: the
+// per-address cap is above the stream budget.
+func TestEdgeStreamsFromOneAddress(t *testing.T) {
+	addr := attackGateway(t, Options{})
+	needFDs(t, 4*DefaultMaxConnections)
+	opened := 0
+	for opened <= DefaultMaxConnections {
+		if openStream(t, addr) != http.StatusOK {
+			break
+		}
+		opened++
+	}
+	if opened != DefaultMaxConnections/2 {
+		t.Errorf("%d streams opened, want the budget, %d", opened, DefaultMaxConnections/2)
+	}
+	checkAuthorized(t, addr)
+}

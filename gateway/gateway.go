@@ -103,7 +103,7 @@ type Options struct {
 	// DefaultMaxConnections.
 	MaxConnections int
 	// MaxConnsPerAddr bounds, the same way, the connections from one
-	// client IP address; 0 means DefaultMaxConnsPerAddr.
+	// client IP address; 0 means three quarters of MaxConnections.
 	MaxConnsPerAddr int
 	// MaxStreams bounds the SSE GET streams open at once (more are
 	// refused with 503), so they never take every connection; 0 means

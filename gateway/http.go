@@ -286,7 +286,7 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
 	// Bounded without blocking accept: a flood of connections that send
 	// nothing is shed (see connGate).
-	gate := newConnGate(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections), cmp.Or(g.opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr), g.log)
+	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.log)
 	srv := &http.Server{
 		Handler: g.Handler(),
 		// From accept (or a keep-alive request's first byte) to the end of
