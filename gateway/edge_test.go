@@ -28,8 +28,11 @@ import (
 const attackToken = "s3cret-token"
 
 // authorizedBound is how long an authorized client may take, under attack,
-// to reach /livez, connect and call a tool.
-const authorizedBound = 3 * time.Second
+// to reach /livez, connect and call a tool: tens of milliseconds here,
+// with room for a loaded machine and the race detector. Before the edge
+// was hardened, each attack kept it out for at least the header timeout
+// (a minute in these tests) or for good.
+const authorizedBound = 10 * time.Second
 
 // attackGateway serves a gateway with the tool "hello" and a bearer token,
 // and returns its host:port.
@@ -136,9 +139,9 @@ func TestEdgeRefusedBodiesClose(t *testing.T) {
 	conns := dialMany(t, addr, 1100, unauthorizedBody)
 	checkAuthorized(t, addr)
 	for i, c := range conns {
-		sent, ok := closedWithin(c, 2*time.Second)
+		sent, ok := closedWithin(c, 5*time.Second)
 		if !ok {
-			t.Fatalf("attacker connection %d is still open 2 s after its 401 (sent %q)", i, sent)
+			t.Fatalf("attacker connection %d is still open 5 s after its 401 (sent %q)", i, sent)
 		}
 		if !strings.HasPrefix(sent, "HTTP/1.1 401 ") && !strings.HasPrefix(sent, "HTTP/1.1 503 ") {
 			t.Fatalf("attacker connection %d got %q, want a 401 (or a 503 at accept)", i, sent)
@@ -164,13 +167,14 @@ func TestEdgeSilentSocketsShed(t *testing.T) {
 	}
 }
 
-// A connection that has not finished its headers is closed within 2 s even
-// when no slot is needed: the wait for a request is short.
+// A connection that has not finished its headers is closed after 2 s even
+// when no slot is needed: the wait for a request is short. (The bound
+// leaves room for a loaded machine; the old header timeout was 10 s.)
 func TestEdgeFirstByteTimeout(t *testing.T) {
 	addr := attackGateway(t, Options{})
 	c := dialMany(t, addr, 1, "GET /livez HTTP/1.1\r\n")[0]
 	start := time.Now()
-	if _, ok := closedWithin(c, 2500*time.Millisecond); !ok {
+	if _, ok := closedWithin(c, 5*time.Second); !ok {
 		t.Fatalf("a connection with unfinished headers is open after %v", time.Since(start).Round(time.Millisecond))
 	}
 }
@@ -185,11 +189,11 @@ func TestEdgeSlowBody(t *testing.T) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() { dribble(c, stop) })
-		sent, ok := closedWithin(c, 3*time.Second)
+		sent, ok := closedWithin(c, 8*time.Second)
 		close(stop)
 		wg.Wait()
 		if !ok {
-			t.Fatalf("a slow body (authorized: %v) still holds its connection after 3 s", auth != "")
+			t.Fatalf("a slow body (authorized: %v) still holds its connection after 8 s", auth != "")
 		}
 		want := "HTTP/1.1 401 "
 		if auth != "" {
