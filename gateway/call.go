@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,13 +65,7 @@ func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolReques
 }
 
 // admit takes one of session's call slots, or says why not.
-func (g *Gateway) admit(session *mcp.ServerSession) error {
-	if g.admitCall(session) {
-		return nil
-	}
-	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
-}
+func (g *Gateway) admit(session *mcp.ServerSession) error { return g.admitCall(session) }
 
 // run is call once the call has its slot; stream is the HTTP request
 // stream it arrived on, "" on stdio.
