@@ -1,0 +1,166 @@
+package toolscan
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// reportFunc receives one match of a rule in one string.
+type reportFunc func(sev Severity, rule, excerpt string)
+
+// maxNesting bounds how deep hidden or encoded text is decoded and scanned
+// again (base64 inside base64 inside tag characters).
+const maxNesting = 2
+
+// scanText runs every rule on s; depth counts the decodings that led to s.
+func scanText(s string, depth int, report reportFunc) {
+	hidden(s, depth, report)
+	padding(s, report)
+	f := fold(s)
+	for _, r := range textRules() {
+		for _, p := range r.patterns {
+			if m := p.find(f.text); m != nil {
+				report(p.sev, r.name, f.excerpt(s, m[0], m[1]))
+				break // one finding per rule and string: the strongest pattern first
+			}
+		}
+	}
+	if depth < maxNesting {
+		encoded(s, depth, report)
+	}
+}
+
+// pattern is one way a rule matches, on folded text (lower case, one
+// space between words, look-alikes read as Latin).
+type pattern struct {
+	sev Severity
+	re  *regexp.Regexp
+	// unless, when set, rejects a match whose preceding text (up to
+	// lookBehind bytes) it matches: a negation ("do not include any API
+	// keys") is advice, not a request.
+	unless *regexp.Regexp
+	// triggers: the pattern can only match text containing one of them.
+	triggers []string
+}
+
+// lookBehind is how far before a match unless looks.
+const lookBehind = 24
+
+// maxTries bounds the matches of one pattern tried against unless.
+const maxTries = 8
+
+// find returns the first match of p in s that unless does not reject.
+func (p pattern) find(s string) []int {
+	if !slices.ContainsFunc(p.triggers, func(t string) bool { return strings.Contains(s, t) }) {
+		return nil
+	}
+	if p.unless == nil {
+		return p.re.FindStringIndex(s)
+	}
+	for _, m := range p.re.FindAllStringIndex(s, maxTries) {
+		if !p.unless.MatchString(s[max(0, m[0]-lookBehind):m[0]]) {
+			return m
+		}
+	}
+	return nil
+}
+
+// negated matches text that ends in a negation.
+var negated = regexp.MustCompile(`(\bnot|\bnever|n't|\bavoid|\bwithout|\bno|不要|请勿|切勿|不得|禁止)\s*(\S+\s*)?$`)
+
+func pUnless(sev Severity, expr string, triggers ...string) pattern {
+	pt := p(sev, expr, triggers...)
+	pt.unless = negated
+	return pt
+}
+
+// textRule is a rule matched by patterns, strongest first.
+type textRule struct {
+	name     string
+	patterns []pattern
+}
+
+// Rule names, as findings carry them.
+const (
+	RuleHiddenText  = "hidden-text"     // Unicode tag characters, variation-selector runs
+	RuleBidi        = "bidi-control"    // bidi overrides and isolates
+	RuleZeroWidth   = "zero-width"      // zero-width characters
+	RuleConfusable  = "confusable"      // Latin words written with look-alikes
+	RuleTagBlock    = "tag-block"       // <IMPORTANT>, <system>, [INST]
+	RuleSecrets     = "secrets"         // ~/.ssh/id_rsa, .env, API keys
+	RuleHide        = "hide-from-user"  // do not tell the user
+	RuleOverride    = "override"        // ignore previous instructions
+	RuleShadowing   = "shadowing"       // when send_email is called, ...
+	RuleExfil       = "exfiltration"    // markdown images, URLs with placeholders
+	RuleEncoded     = "encoded-payload" // base64 that decodes to text
+	RulePadding     = "padding"         // runs of blank space or lines
+	RuleCommand     = "command"         // curl | sh, rm -rf
+	RuleInstruction = "model-directive" // you must first read ..., otherwise the tool will not work
+)
+
+// p is a pattern that is tried only on text containing one of triggers
+// (folded): a cheap test that spares most strings the regular expression.
+func p(sev Severity, expr string, triggers ...string) pattern {
+	return pattern{sev: sev, re: regexp.MustCompile(expr), triggers: triggers}
+}
+
+// pathHints are literals of the secret paths, their patterns' triggers.
+var pathHints = []string{".ssh", "id_", "/etc/", ".aws", ".git-cred", ".netrc", ".npmrc", ".pypirc", ".pgpass", ".kube", ".docker", ".gnupg", "mcp.json", "claude_desktop", "wallet.dat", "_history", "cookies.sqlite", ".env"}
+
+// rules is built once: the patterns are immutable after compiling.
+var rules = buildRules()
+
+func textRules() []textRule { return rules }
+
+func buildRules() []textRule {
+	return []textRule{
+		{RuleTagBlock, []pattern{
+			p(High, `<\s*/?\s*(important|system|system[ _-]?(prompt|message|instructions?)|instructions?|secret|hidden|admin|override|critical|urgent|(assistant|ai|model|llm)[ _-]?(note|instructions?)|note[ _-]?to[ _-]?(the[ _-]?)?(ai|assistant|model|llm)|im_start|im_end|\|im_start\||\|system\||重要|系统|指令|秘密|隐藏|系统提示)(\s[^<>]{0,40})?\s*>`, "<"),
+			p(High, `\[/?inst\]|<<\s*/?sys\s*>>`, "[inst", "<<"),
+		}},
+		{RuleOverride, []pattern{
+			p(High, `\b(ignore|disregard|forget|override|bypass)\b[^.\n]{0,30}\b(previous|prior|above|earlier|preceding|all|any|other|system|your|original)\b[^.\n]{0,20}\b(instructions?|rules|directions|guidelines|prompts?|constraints|polic(y|ies))\b`, "ignore", "disregard", "forget", "override", "bypass"),
+			p(High, `\byou are now\b|\bfrom now on,? you\b|\bnew (system )?instructions?:|\b(reveal|print|output|repeat) (your|the) (system prompt|instructions)`, "you are now", "from now on", "instruction", "system prompt"),
+			p(High, `(忽略|无视|忘记|忘掉|不要理会|覆盖)[^。\n]{0,10}(之前|以前|先前|上面|上述|前面|所有|系统|原有)[^。\n]{0,6}(指令|指示|说明|规则|提示)`, "忽略", "无视", "忘记", "忘掉", "不要理会", "覆盖"),
+			p(High, `你现在是|从现在开始，?你|新的?指令[:：]`, "你现在是", "从现在开始", "指令"),
+		}},
+		{RuleSecrets, []pattern{
+			pUnless(High, `\b(read|send|cat|open|include|upload|pass|attach|copy|fetch|load|get|access|print|output|dump|provide|append|embed|leak|exfiltrate|forward|contents? of)\b[^.\n]{0,80}(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints...),
+			p(High, `(读取|读|发送|上传|打开|获取|复制|附上|包含|输出|传递|提供)[^。\n]{0,30}(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints...),
+			pUnless(Medium, `\b(read|send|include|attach|upload|forward|share|collect|extract|copy|dump|print|output|reveal|leak|exfiltrate|transmit|append|paste|embed|cat)\b[^.;!?\n]{0,30}?\b(the |your |all |any |their |user'?s |the user'?s |my |these |those |every )(api[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|passwords?|passphrases?|credentials|access[ _-]?tokens?|auth(entication)?[ _-]?tokens?|bearer tokens?|session (cookies|tokens?)|seed phrases?|mnemonic|ssh keys?|environment variables|env vars)\b`, "key", "password", "passphrase", "credential", "token", "cookie", "seed phrase", "mnemonic", "environment variable", "env var"),
+			p(Medium, `(读取|读|发送|上传|提供|包含|附上|附加|复制|输出|泄露|获取|收集|转发|传给|发给|打印)[^。；!\n]{0,20}(密钥|私钥|密码|口令|凭据|凭证|令牌|token|api ?key|环境变量|助记词|cookie)`, "密钥", "私钥", "密码", "口令", "凭据", "凭证", "令牌", "token", "api", "环境变量", "助记词", "cookie"),
+			p(Low, `(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints...),
+		}},
+		{RuleHide, []pattern{
+			p(High, `\b(do not|don't|dont|never|must not|should not|shouldn't|no need to)\b (ever )?(tell|inform|notify|alert|mention|reveal|disclose|show|let|explain|say|warn)\b[^.\n]{0,40}\b(user|them|anyone|human)\b`, "not", "never", "n't", "dont", "no need"),
+			p(High, `\b(do not|don't|never)\s+(mention|reveal|disclose)\b|\bwithout (telling|informing|notifying|alerting|asking|showing|warning) (the )?(user|them)\b`, "mention", "reveal", "disclose", "without"),
+			p(High, `\b(hide|conceal|keep)\b[^.\n]{0,30}\bfrom the user\b|\bthe user (must|should|will|may) (not|never) (know|see|notice|be (told|informed|aware))|\b(user|they) (does|do|will|should) not need to know\b|\bnot (be )?(visible|shown|displayed) to the user\b|\bmere implementation detail\b`, "user", "implementation detail"),
+			p(High, `\b(silently|secretly|covertly|quietly)\b (send|read|include|add|copy|forward|upload|call|run|execute|attach|collect|exfiltrate|transmit|pass|bcc)`, "silently", "secretly", "covertly", "quietly"),
+			p(High, `(不要|别|切勿|不得|不能|请勿|绝对不要|千万不要)[^。\n]{0,6}(告诉|告知|通知|提醒|透露|提及|提到|显示给|让)[^。\n]{0,6}(用户|使用者)|对用户(隐瞒|保密)|(向|对)用户隐藏|用户(不需要|无需|不必|不应)(知道|了解|看到)|(悄悄|偷偷|秘密)地?(读取|发送|上传|复制|调用|执行|转发|添加)|不要提及|不要提到`, "用户", "悄悄", "偷偷", "秘密", "不要提"),
+		}},
+		{RuleShadowing, []pattern{
+			p(High, `\b(side effects? on|affects?|modif(y|ies)|changes?|overrides?|replaces?|intercepts?|hijacks?)\b (the )?(behaviou?r of )?(the )?(also present|other|all|any|every)\b[^.\n]{0,30}\btools?\b`, "tool"),
+			p(High, "\\bwhen (the |any )?[`'\"]?[a-z0-9_.-]*[_.-][a-z0-9_.-]*[`'\"]? (tool|function) (is )?(called|invoked|used|executed|run)\\b", "tool", "function"),
+			p(High, `\b(before|prior to|after) (using|calling|invoking|running|executing) (any|every|all|each|other|another)\b[^.\n]{0,20}\btools?\b`, "tool"),
+			p(High, `\b(must|should|always) (also )?(be )?(send|sent|forward|forwarded|redirect|redirected|bcc|cc|copy|copied)\b[^.\n]{0,40}\bto\b[^.\n]{0,10}[a-z0-9._+-]+@[a-z0-9-]+\.[a-z.]+`, "@"),
+			p(High, `当[^。\n]{0,20}(工具|函数)[^。\n]{0,6}(被)?(调用|使用|执行)(时|后|前)|(调用|使用)(任何|其他|所有|别的)[^。\n]{0,6}工具(之前|前|时|后)|(其他|所有)[^。\n]{0,10}工具[^。\n]{0,10}(必须|应该|都要)|(发送|转发|抄送)(到|给)[^。\n]{0,5}[a-z0-9._+-]+@`, "工具", "@"),
+			p(Medium, "\\b(instead of|rather than) (using |calling )?(the )?[`'\"]?[a-z0-9_.-]+[`'\"]? tool\\b|\\bwhen this tool is (available|present|loaded)\\b", "tool"),
+		}},
+		{RuleExfil, []pattern{
+			p(High, `!\[[^\]\n]{0,100}\]\(\s*<?https?://[^\s)]*\?[^\s)]*\)|<img\b[^>]*\bsrc\s*=\s*["']?https?://[^"'\s>]*\?`, "![", "<img"),
+			p(High, `https?://[^\s"'<>]*[?&][a-z0-9_.-]+=(\{\{?[^}\s]*\}|\$\{[^}\s]*\}|<[^>\s]*>|%7b|\[[^\]\s]*\])[^\s]*`, "http"),
+			p(High, `\b(send|post|upload|forward|transmit|leak|exfiltrate|report|append|encode)\b[^.\n]{0,40}\b(the )?(conversation|chat history|message history|previous messages|entire context|full context|system prompt|full prompt|all messages|user'?s messages)\b`, "conversation", "history", "messages", "context", "system prompt", "full prompt"),
+			p(High, `(发送|上传|转发|提交|附加)[^。\n]{0,10}(对话|聊天记录|历史消息|上下文|系统提示)|(对话|聊天记录|历史消息|上下文|系统提示)[^。\n]{0,10}(发送|上传|转发|提交)(到|给)`, "对话", "聊天记录", "历史消息", "上下文", "系统提示"),
+			p(Low, `!\[[^\]\n]{0,100}\]\(\s*<?https?://`, "!["),
+		}},
+		{RuleCommand, []pattern{
+			p(High, `\b(curl|wget)\s[^\n|]{0,200}\|\s*(sudo\s+)?(ba|z|da)?sh\b|\brm\s+-rf\s+[~/$]|\bbase64\s+(-d|--decode)[^\n|]{0,40}\|\s*(ba)?sh\b`, "curl", "wget", "rm ", "base64"),
+		}},
+		{RuleInstruction, []pattern{
+			p(Medium, `\b(you|the assistant|the ai|the model|the llm|claude|the agent)\s+(must|should|need to|are required to|have to)\s+(first\s+|also\s+|always\s+)?(read|send|fetch|upload|email|forward|include the (contents?|content))\b`, "must", "should", "need to", "required to", "have to"),
+			p(Medium, `\botherwise (the )?(tool|system|application|server|data) will (not work|fail|crash|break|be (lost|deleted|corrupted))`, "otherwise"),
+			p(Medium, `(你|助手|模型)(必须|需要|应该)(先|首先)?(读取|发送|调用|执行|上传)|否则[^。\n]{0,6}(工具|系统|数据)[^。\n]{0,6}(无法|不能|将)(工作|运行|丢失|崩溃)`, "必须", "需要", "应该", "否则"),
+		}},
+	}
+}
