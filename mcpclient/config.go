@@ -139,6 +139,10 @@ type Config struct {
 	// AllowSampling (allowSampling) lets the server ask for model
 	// completions (sampling), when the consumer can answer them.
 	AllowSampling bool
+	// Scan (scan) is what the definition scan does with the server's
+	// tools and prompts at every sync (docs/scan.md): ScanWarn (the
+	// default, ""), ScanHold or ScanOff.
+	Scan ScanMode `json:",omitempty"`
 	// LogLevel (logLevel) is the level the server is asked to log from
 	// (logging/setLevel), for servers that offer logging; "" means
 	// DefaultLogLevel.
@@ -168,7 +172,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "scan",
 	}
 }
 
@@ -260,6 +264,7 @@ func (c Config) check(report reportFunc) {
 		c.checkToolFilters,
 		c.checkOAuth,
 		c.checkLogLevel,
+		c.checkScan,
 	} {
 		check(report)
 	}
@@ -520,6 +525,8 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
+	scan, _ := m.String("scan")
+	c.Scan = ScanMode(scan)
 }
 
 // checkTransportKeys reports each key only another transport takes, even

@@ -94,7 +94,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kind
 	if gen.ended() {
 		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
 	}
-	return s.publish(s.offer(capabilities(gen)), strict)
+	return s.publish(s.screen(s.offer(capabilities(gen))), strict)
 }
 
 // fetchTools lists the server's tools as registry definitions.
