@@ -219,11 +219,11 @@ type Status struct {
 // ScanReport is what the definition scan (docs/scan.md) found in an entry's
 // tools and prompts.
 type ScanReport struct {
-	// Findings, strongest first.
-	Findings []ScanFinding
+	// Findings, each definition's strongest first.
+	Findings []ScanFinding `json:"findings"`
 	// Held names the tools and prompts withheld for their findings
 	// (scan: hold), as the server lists them.
-	Held []string
+	Held []string `json:"held,omitempty"`
 }
 
 // ScanFinding is one finding of the definition scan: in Tool (a prompt when

@@ -51,6 +51,9 @@ type env struct {
 	// is offered when the command's config has one.
 	sampler  *sampling.Provider
 	sampling bool
+	// scanAll is set by the scan command: every server's definitions are
+	// scanned and none is withheld (mcpclient.Options.ScanAll).
+	scanAll bool
 }
 
 func (e *env) getenv(k string) string {

@@ -32,6 +32,7 @@ func commands() []command {
 		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
+		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},

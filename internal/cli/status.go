@@ -62,6 +62,9 @@ type serverStatusJSON struct {
 	// Tokens sums the tokens (o200k_base) of the definitions of the
 	// server's tools as the model sees them (see tools --tokens).
 	Tokens int `json:"tokens"`
+	// Scan is what the definition scan found (docs/scan.md); absent when
+	// nothing.
+	Scan *host.ScanReport `json:"scan,omitempty"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -112,6 +115,7 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 		ProtocolVersion: st.ProtocolVersion,
 		Tools:           st.Tools,
 		Timings:         timingsJSON{ConnectMs: st.Connect.Milliseconds(), DiscoverMs: st.Discover.Milliseconds()},
+		Scan:            st.Scan,
 	}
 	if st.PeerName != "" || st.PeerVersion != "" {
 		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
@@ -153,6 +157,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	} else {
 		writeStatusTable(e.Stdout, b.statuses, tok)
 		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		e.reportScan(b.statuses)
 		enabled := len(src.plan.Enabled())
 		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
 		if off := len(src.plan.Entries) - enabled; off > 0 {

@@ -124,13 +124,19 @@ func escape(s string, before, after bool) string {
 	if before {
 		b.WriteString("…")
 	}
-	n := 0
+	n, spaces := 0, 0
 	for _, r := range s {
 		if n == excerptRunes {
 			after = true
 			break
 		}
 		n++
+		if r == ' ' {
+			spaces++
+			continue
+		}
+		b.WriteString(spaceRun(spaces))
+		spaces = 0
 		switch {
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -148,8 +154,18 @@ func escape(s string, before, after bool) string {
 			fmt.Fprintf(&b, `\u%04X`, r)
 		}
 	}
+	b.WriteString(spaceRun(spaces))
 	if after {
 		b.WriteString("…")
 	}
 	return b.String()
+}
+
+// spaceRun writes n spaces, a long run as a count so that padding does not
+// fill the excerpt.
+func spaceRun(n int) string {
+	if n <= 3 {
+		return strings.Repeat(" ", n)
+	}
+	return fmt.Sprintf(" [%d spaces] ", n)
 }
