@@ -200,6 +200,9 @@ const (
 // encoded decodes base64 runs that decode to text and scans that text:
 // an instruction the other rules would catch, encoded to pass them.
 func encoded(s string, depth int, report reportFunc) {
+	if !hasBase64Run(s) {
+		return
+	}
 	for _, m := range base64Run.FindAllString(s, maxCandidates) {
 		if len(m) > maxEncoded {
 			m = m[:maxEncoded]
@@ -248,4 +251,21 @@ func isText(s string) bool {
 		}
 	}
 	return words && printable*100 >= total*95
+}
+
+// hasBase64Run is base64Run's cheap test: a run of 24 bytes of either
+// alphabet.
+func hasBase64Run(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
+			if n++; n >= 24 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
 }

@@ -1,9 +1,7 @@
 package toolscan
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,12 +109,12 @@ func New(opts Options) *Scanner {
 // (Origin.Name) when it has one.
 func (s *Scanner) Tool(t tool.Tool) []Finding {
 	w := s.walker(t.Origin.Server, cmpOr(t.Origin.Name, t.Name), "")
-	w.text("/name", cmpOr(t.Origin.Name, t.Name))
-	w.text("/title", t.Title)
-	w.text("/description", t.Description)
-	w.raw("/inputSchema", t.InputSchema)
-	w.raw("/outputSchema", t.OutputSchema)
-	w.raw("/annotations", t.Annotations)
+	w.textAt("name", cmpOr(t.Origin.Name, t.Name))
+	w.textAt("title", t.Title)
+	w.textAt("description", t.Description)
+	w.rawAt("inputSchema", t.InputSchema)
+	w.rawAt("outputSchema", t.OutputSchema)
+	w.rawAt("annotations", t.Annotations)
 	return w.done()
 }
 
@@ -124,23 +122,24 @@ func (s *Scanner) Tool(t tool.Tool) []Finding {
 // name, title and description.
 func (s *Scanner) Prompt(p tool.Prompt) []Finding {
 	w := s.walker(p.Origin.Server, cmpOr(p.Origin.Name, p.Name), "prompt")
-	w.text("/name", cmpOr(p.Origin.Name, p.Name))
-	w.text("/title", p.Title)
-	w.text("/description", p.Description)
+	w.textAt("name", cmpOr(p.Origin.Name, p.Name))
+	w.textAt("title", p.Title)
+	w.textAt("description", p.Description)
 	for i, a := range p.Arguments {
-		at := "/arguments/" + strconv.Itoa(i)
-		w.text(at+"/name", a.Name)
-		w.text(at+"/title", a.Title)
-		w.text(at+"/description", a.Description)
+		w.push("arguments", strconv.Itoa(i))
+		w.textAt("name", a.Name)
+		w.textAt("title", a.Title)
+		w.textAt("description", a.Description)
+		w.pop(2)
 	}
 	return w.done()
 }
 
-// Text scans one string as the field of a definition; for tests and the
-// benchmark, which score rules on bare text.
+// Text scans one string as the field (one key) of a definition; for tests,
+// which score rules on bare text.
 func (s *Scanner) Text(field, text string) []Finding {
 	w := s.walker("", "", "")
-	w.text(field, text)
+	w.textAt(strings.TrimPrefix(field, "/"), text)
 	return w.done()
 }
 
@@ -155,21 +154,45 @@ func cmpOr(a, b string) string {
 type walker struct {
 	s            *Scanner
 	base         Finding // Tool, Kind, Server
+	path         []string
 	out          []Finding
 	seen         map[string]bool // rule+field already reported
 	scanned      int             // bytes of text scanned so far
 	full, capped bool            // MaxFindings reached; MaxDefinitionBytes reached
+	report       reportFunc      // w.here, made once
 }
 
 func (s *Scanner) walker(server, name, kind string) *walker {
-	return &walker{s: s, base: Finding{Tool: name, Kind: kind, Server: server}, seen: map[string]bool{}}
+	w := &walker{s: s, base: Finding{Tool: name, Kind: kind, Server: server}}
+	w.report = w.here
+	return w
 }
 
-// add records a finding, once per rule and field, up to MaxFindings.
-func (w *walker) add(sev Severity, rule, field, excerpt string) {
-	key := rule + "\x00" + field
-	if w.seen[key] || w.full {
+func (w *walker) push(keys ...string) { w.path = append(w.path, keys...) }
+func (w *walker) pop(n int)           { w.path = w.path[:len(w.path)-n] }
+
+// field is the JSON pointer of where the walk is.
+func (w *walker) field() string {
+	var b strings.Builder
+	for _, k := range w.path {
+		b.WriteByte('/')
+		b.WriteString(pointerEscape(k))
+	}
+	return b.String()
+}
+
+// here records a finding at the current field.
+func (w *walker) here(sev Severity, rule, excerpt string) {
+	if w.full {
 		return
+	}
+	field := w.field()
+	key := rule + "\x00" + field
+	if w.seen[key] {
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
 	}
 	w.seen[key] = true
 	if len(w.out) == w.s.opts.MaxFindings {
@@ -192,49 +215,10 @@ func (w *walker) done() []Finding {
 	return w.out
 }
 
-// raw scans a JSON value: schemas and annotations as sent.
-func (w *walker) raw(field string, b json.RawMessage) {
-	if len(b) == 0 || string(b) == "null" {
-		return
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return // not JSON: the client refuses such a definition before this
-	}
-	w.value(field, v, 0)
-}
-
-// maxDepth bounds the walk of nested schemas; a deeper value is reported.
-const maxDepth = 64
-
-// skipKeys are schema keywords whose strings are machine syntax, not text
-// for the model (types, references, regular expressions, property names).
-var skipKeys = map[string]bool{"type": true, "$schema": true, "$id": true, "$ref": true, "$anchor": true, "$dynamicRef": true, "pattern": true, "format": true, "required": true, "contentEncoding": true, "contentMediaType": true}
-
-func (w *walker) value(field string, v any, depth int) {
-	if depth > maxDepth {
-		w.add(Medium, "limit", field, fmt.Sprintf("nested deeper than %d levels, not scanned", maxDepth))
-		return
-	}
-	switch v := v.(type) {
-	case string:
-		w.text(field, v)
-	case []any:
-		for i, e := range v {
-			w.value(field+"/"+strconv.Itoa(i), e, depth+1)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			at := field + "/" + pointerEscape(k)
-			if strings.HasSuffix(field, "/properties") {
-				w.text(at, k) // a property's name is read by the model too
-			}
-			if skipKeys[k] && !strings.HasSuffix(field, "/properties") {
-				continue
-			}
-			w.value(at, v[k], depth+1)
-		}
-	}
+func (w *walker) textAt(key, s string) {
+	w.push(key)
+	w.text(s)
+	w.pop(1)
 }
 
 // pointerEscape escapes a key for a JSON pointer (RFC 6901).
@@ -243,25 +227,25 @@ func pointerEscape(k string) string {
 }
 
 // text scans one string within the per-string and per-definition limits.
-func (w *walker) text(field, s string) {
+func (w *walker) text(s string) {
 	if s == "" || w.full || w.capped {
 		return
 	}
 	if w.scanned+min(len(s), w.s.opts.MaxStringBytes) > w.s.opts.MaxDefinitionBytes {
 		w.capped = true
-		w.add(Medium, "limit", field, fmt.Sprintf("definition has more than %d bytes of text; the rest is not scanned", w.s.opts.MaxDefinitionBytes))
+		w.here(Medium, "limit", fmt.Sprintf("definition has more than %d bytes of text; the rest is not scanned", w.s.opts.MaxDefinitionBytes))
 		return
 	}
 	if max := w.s.opts.MaxStringBytes; len(s) > max {
-		w.add(Medium, "truncated", field, fmt.Sprintf("%d bytes, only the first and last %d scanned", len(s), max/2))
+		w.here(Medium, "truncated", fmt.Sprintf("%d bytes, only the first and last %d scanned", len(s), max/2))
 		head, tail := cutValid(s, max/2, false), cutValid(s, max/2, true)
 		w.scanned += len(head) + len(tail)
-		w.scanString(field, head)
-		w.scanString(field, tail)
+		scanText(head, 0, w.report)
+		scanText(tail, 0, w.report)
 		return
 	}
 	w.scanned += len(s)
-	w.scanString(field, s)
+	scanText(s, 0, w.report)
 }
 
 // cutValid returns about n bytes of s from its start (or end), cut on a
@@ -281,8 +265,3 @@ func cutValid(s string, n int, tail bool) string {
 }
 
 func runeStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// scanString runs every rule on s.
-func (w *walker) scanString(field, s string) {
-	scanText(s, 0, func(sev Severity, rule, excerpt string) { w.add(sev, rule, field, excerpt) })
-}

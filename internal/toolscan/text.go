@@ -9,12 +9,13 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// folded is a string prepared for the text rules, with the byte offset in
-// the original of each of its bytes, so that an excerpt quotes what the
-// server sent.
+// folded is a string prepared for the text rules and, once a rule
+// matched, the byte offset in the original of each of its bytes, so that
+// an excerpt quotes what the server sent.
 type folded struct {
 	text string
-	offs []int // len(text)+1 entries
+	offs []int // len(text)+1 entries; nil until offsets is called
+	orig string
 }
 
 // fold prepares s for matching: invisible format characters and variation
@@ -23,33 +24,85 @@ type folded struct {
 // and Greek look-alikes read as Latin, lower case, and each run of white
 // space one space.
 func fold(s string) folded {
-	var b strings.Builder
-	offs := make([]int, 0, len(s)+1)
+	if plain(s) {
+		return folded{text: s, orig: s}
+	}
+	return folded{text: foldTo(s, nil), orig: s}
+}
+
+// plain reports whether s is its own folding: ASCII without capitals or
+// runs of white space.
+func plain(s string) bool {
 	space := false
-	for i, r := range s {
-		if invisible(r) {
-			continue
-		}
-		if unicode.IsSpace(r) {
-			if !space {
-				b.WriteByte(' ')
-				offs = append(offs, i)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf || 'A' <= c && c <= 'Z':
+			return false
+		case asciiSpace(c):
+			if space || c != ' ' {
+				return false
 			}
 			space = true
-			continue
+		default:
+			space = false
 		}
-		space = false
-		for _, c := range norm.NFKC.String(string(r)) {
-			c = unicode.ToLower(latin(c))
-			n := b.Len()
-			b.WriteRune(c)
-			for range b.Len() - n {
-				offs = append(offs, i)
+	}
+	return true
+}
+
+// offsets fills f.offs (matches are rare: most strings never need them).
+func (f *folded) offsets() {
+	if f.offs == nil {
+		f.offs = make([]int, 0, len(f.text)+1)
+		foldTo(f.orig, &f.offs)
+		f.offs = append(f.offs, len(f.orig))
+	}
+}
+
+// foldTo folds s, appending to offs, when not nil, the original offset of
+// each byte written.
+func foldTo(s string, offs *[]int) string {
+	b := make([]byte, 0, len(s))
+	space := false
+	var buf [utf8.UTFMax]byte
+	for i, r := range s {
+		n := len(b)
+		switch {
+		case r < utf8.RuneSelf && asciiSpace(byte(r)):
+			if !space {
+				b = append(b, ' ')
+			}
+			space = true
+		case r < utf8.RuneSelf:
+			c := byte(r)
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b, space = append(b, c), false
+		case invisible(r):
+		case unicode.IsSpace(r):
+			if !space {
+				b = append(b, ' ')
+			}
+			space = true
+		default:
+			space = false
+			for _, c := range string(norm.NFKC.Append(nil, buf[:utf8.EncodeRune(buf[:], r)]...)) {
+				b = utf8.AppendRune(b, unicode.ToLower(latin(c)))
+			}
+		}
+		if offs != nil {
+			for range len(b) - n {
+				*offs = append(*offs, i)
 			}
 		}
 	}
-	offs = append(offs, len(s))
-	return folded{text: b.String(), offs: offs}
+	return string(b)
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // invisible reports characters that render as nothing: format characters
@@ -81,7 +134,8 @@ func latin(r rune) rune {
 
 // excerpt quotes the original text of the folded match [i, j), with a
 // little context, escaped and at most excerptRunes long.
-func (f folded) excerpt(orig string, i, j int) string {
+func (f *folded) excerpt(orig string, i, j int) string {
+	f.offsets()
 	start, end := f.offs[i], f.offs[j]
 	if j > 0 && j < len(f.offs) && f.offs[j] == f.offs[j-1] {
 		end = nextRune(orig, end)
