@@ -3,7 +3,6 @@ package toolscan
 import (
 	"encoding/base64"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -187,10 +186,6 @@ func firstRunes(s string, n int) string {
 	return s
 }
 
-// base64Run finds candidate base64 (standard or URL alphabet) long enough
-// to hold a sentence.
-var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{24,}={0,2}|[A-Za-z0-9_-]{24,}={0,2}`)
-
 // Bounds of the encoded-payload rule per string.
 const (
 	maxCandidates = 16
@@ -200,10 +195,7 @@ const (
 // encoded decodes base64 runs that decode to text and scans that text:
 // an instruction the other rules would catch, encoded to pass them.
 func encoded(s string, depth int, report reportFunc) {
-	if !hasBase64Run(s) {
-		return
-	}
-	for _, m := range base64Run.FindAllString(s, maxCandidates) {
+	for _, m := range base64Runs(s, maxCandidates) {
 		if len(m) > maxEncoded {
 			m = m[:maxEncoded]
 		}
@@ -253,19 +245,31 @@ func isText(s string) bool {
 	return words && printable*100 >= total*95
 }
 
-// hasBase64Run is base64Run's cheap test: a run of 24 bytes of either
-// alphabet.
-func hasBase64Run(s string) bool {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' {
-			if n++; n >= 24 {
-				return true
+// base64Runs returns up to n runs of s, each of at least 24 bytes of the
+// base64 alphabets (standard and URL) with its padding: candidates long
+// enough to hold a sentence.
+func base64Runs(s string, n int) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s) && len(out) < n; i++ {
+		if i < len(s) && isBase64Byte(s[i]) {
+			if start < 0 {
+				start = i
 			}
-		} else {
-			n = 0
+			continue
 		}
+		if start >= 0 && i-start >= 24 {
+			end := i
+			for end < len(s) && end-i < 2 && s[end] == '=' {
+				end++
+			}
+			out = append(out, s[start:end])
+		}
+		start = -1
 	}
-	return false
+	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
 }

@@ -111,7 +111,10 @@ const lookBehind = 24
 // maxTries bounds the matches of one pattern tried against unless.
 const maxTries = 8
 
-// find returns the first match of p in s that unless does not reject.
+// find returns the first match of p in the text that unless does not
+// reject. A long text is matched only in windows around the words of the
+// pattern's first need group, which every match contains: the regular
+// expressions are linear, but slow on pages of text.
 func (p pattern) find(words *presence) []int {
 	for _, ids := range p.needIDs {
 		if !words.hasAny(ids) {
@@ -119,12 +122,48 @@ func (p pattern) find(words *presence) []int {
 		}
 	}
 	s := words.text
-	if p.unless == nil {
-		return p.re.FindStringIndex(s)
+	if len(s) <= windowBefore+windowAfter || len(p.need) == 0 {
+		return p.match(s, s, 0)
 	}
-	for _, m := range p.re.FindAllStringIndex(s, maxTries) {
-		if !p.unless.MatchString(s[max(0, m[0]-lookBehind):m[0]]) {
-			return m
+	tries := 0
+	for _, w := range p.need[0] {
+		for at := 0; tries < maxWindows; tries++ {
+			i := strings.Index(s[at:], w)
+			if i < 0 {
+				break
+			}
+			i += at
+			lo, hi := max(0, i-windowBefore), min(len(s), i+len(w)+windowAfter)
+			if m := p.match(s, s[lo:hi], lo); m != nil {
+				return m
+			}
+			at = i + len(w)
+		}
+	}
+	return nil
+}
+
+// The window around an anchor word: wider than any pattern's reach (the
+// longest, a URL, is cut at windowAfter bytes), and how many are tried.
+const (
+	windowBefore = 256
+	windowAfter  = 512
+	maxWindows   = 16
+)
+
+// match finds p in window, which starts at offset off of s, and returns
+// the match's offsets in s.
+func (p pattern) match(s, window string, off int) []int {
+	if p.unless == nil {
+		if m := p.re.FindStringIndex(window); m != nil {
+			return []int{m[0] + off, m[1] + off}
+		}
+		return nil
+	}
+	for _, m := range p.re.FindAllStringIndex(window, maxTries) {
+		m0, m1 := m[0]+off, m[1]+off
+		if !p.unless.MatchString(s[max(0, m0-lookBehind):m0]) {
+			return []int{m0, m1}
 		}
 	}
 	return nil
@@ -233,22 +272,25 @@ func buildRules() []textRule {
 			pUnless(High, `\b(read|send|cat|open|include|upload|pass|attach|copy|fetch|load|get|access|print|output|dump|provide|append|embed|leak|exfiltrate|forward|contents? of)\b[^.\n]{0,80}(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints),
 			p(High, `(读取|读|发送|上传|打开|获取|复制|附上|包含|输出|传递|提供)[^。\n]{0,30}(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints),
 			pUnless(Medium, `\b(read|send|include|attach|upload|forward|share|collect|extract|copy|dump|print|output|reveal|leak|exfiltrate|transmit|append|paste|embed|cat)\b[^.;!?\n]{0,30}?\b(the |your |all |any |their |user'?s |the user'?s |my |these |those |every )(api[ _-]?keys?|secret[ _-]?keys?|private[ _-]?keys?|passwords?|passphrases?|credentials|access[ _-]?tokens?|auth(entication)?[ _-]?tokens?|bearer tokens?|session (cookies|tokens?)|seed phrases?|mnemonic|ssh keys?|environment variables|env vars)\b`, secretWords, oneOf("read", "send", "include", "attach", "upload", "forward", "share", "collect", "extract", "copy", "dump", "print", "output", "reveal", "leak", "exfiltrate", "transmit", "append", "paste", "embed", "cat")),
-			p(Medium, `(读取|读|发送|上传|提供|包含|附上|附加|复制|输出|泄露|获取|收集|转发|传给|发给|打印)[^。；!\n]{0,20}(密钥|私钥|密码|口令|凭据|凭证|令牌|token|api ?key|环境变量|助记词|cookie)`, oneOf("密钥", "私钥", "密码", "口令", "凭据", "凭证", "令牌", "token", "api", "环境变量", "助记词", "cookie")),
+			p(Medium, `(读取|读|发送|上传|提供|包含|附上|附加|复制|输出|泄露|获取|收集|转发|传给|发给|打印)[^。；!\n]{0,20}(密钥|私钥|密码|口令|凭据|凭证|令牌|token|api ?key|环境变量|助记词|cookie)`, oneOf("读取", "读", "发送", "上传", "提供", "包含", "附上", "附加", "复制", "输出", "泄露", "获取", "收集", "转发", "传给", "发给", "打印"), oneOf("密钥", "私钥", "密码", "口令", "凭据", "凭证", "令牌", "token", "api", "环境变量", "助记词", "cookie")),
 			p(Low, `(~/\.ssh|\.ssh/|\bid_(rsa|ed25519|ecdsa|dsa)\b|/etc/(passwd|shadow|sudoers)|\.aws/credentials|\.git-credentials|(^|[\s'"(/~])\.(netrc|npmrc|pypirc|pgpass)\b|\.kube/config|\.docker/config\.json|\.gnupg|\bmcp\.json\b|claude_desktop_config|wallet\.dat|\.bash_history|\.zsh_history|cookies\.sqlite|(^|[\s'"(/~])\.env(\.[a-z]+)?\b)`, pathHints),
 		}},
 		{RuleHide, []pattern{
-			p(High, `\b(do not|don't|dont|never|must not|should not|shouldn't|no need to)\b (ever )?(tell|inform|notify|alert|mention|reveal|disclose|show|let|explain|say|warn)\b[^.\n]{0,40}\b(user|them|anyone|human)\b`, oneOf("not", "never", "n't", "dont", "no need"), oneOf("tell", "inform", "notify", "alert", "mention", "reveal", "disclose", "show", "let", "explain", "say", "warn")),
+			p(High, `\b(do not|don't|dont|never|must not|should not|shouldn't|no need to)\b (ever )?(tell|inform|notify|alert|mention|reveal|disclose|show|let|explain|say|warn)\b[^.\n]{0,40}\b(user|them|anyone|human)\b`, oneOf("tell", "inform", "notify", "alert", "mention", "reveal", "disclose", "show", "let", "explain", "say", "warn"), oneOf("not", "never", "n't", "dont", "no need")),
 			p(High, `\b(do not|don't|never)\s+(mention|reveal|disclose)\b|\bwithout (telling|informing|notifying|alerting|asking|showing|warning) (the )?(user|them)\b`, oneOf("mention", "reveal", "disclose", "without")),
-			p(High, `\b(hide|conceal|keep)\b[^.\n]{0,30}\bfrom the user\b|\bthe user (must|should|will|may) (not|never) (know|see|notice|be (told|informed|aware))|\b(user|they) (does|do|will|should) not need to know\b|\bnot (be )?(visible|shown|displayed) to the user\b|\bmere implementation detail\b`, oneOf("user", "implementation detail"), oneOf("hide", "conceal", "keep", "must", "should", "will", "may", "need to know", "visible", "shown", "displayed", "implementation detail")),
+			p(High, `\b(hide|conceal|keep)\b[^.\n]{0,30}\bfrom the user\b`, oneOf("from the user")),
+			p(High, `\bthe user (must|should|will|may) (not|never) (know|see|notice|be (told|informed|aware))`, oneOf("the user"), oneOf("not", "never")),
+			p(High, `\b(user|they) (does|do|will|should) not need to know\b|\bmere implementation detail\b`, oneOf("need to know", "implementation detail")),
+			p(High, `\bnot (be )?(visible|shown|displayed) to the user\b`, oneOf("to the user")),
 			p(High, `\b(silently|secretly|covertly|quietly)\b (send|read|include|add|copy|forward|upload|call|run|execute|attach|collect|exfiltrate|transmit|pass|bcc)`, oneOf("silently", "secretly", "covertly", "quietly")),
-			p(High, `(不要|别|切勿|不得|不能|请勿|绝对不要|千万不要)[^。\n]{0,6}(告诉|告知|通知|提醒|透露|提及|提到|显示给|让)[^。\n]{0,6}(用户|使用者)|对用户(隐瞒|保密)|(向|对)用户隐藏|用户(不需要|无需|不必|不应)(知道|了解|看到)|(悄悄|偷偷|秘密)地?(读取|发送|上传|复制|调用|执行|转发|添加)|不要提及|不要提到`, oneOf("用户", "悄悄", "偷偷", "秘密", "不要提")),
+			p(High, `(不要|别|切勿|不得|不能|请勿|绝对不要|千万不要)[^。\n]{0,6}(告诉|告知|通知|提醒|透露|提及|提到|显示给|让)[^。\n]{0,6}(用户|使用者)|对用户(隐瞒|保密)|(向|对)用户隐藏|用户(不需要|无需|不必|不应)(知道|了解|看到)|(悄悄|偷偷|秘密)地?(读取|发送|上传|复制|调用|执行|转发|添加)|不要提及|不要提到`, oneOf("用户", "使用者", "悄悄", "偷偷", "秘密", "不要提")),
 		}},
 		{RuleShadowing, []pattern{
-			p(High, `\b(side effects? on|affects?|modif(y|ies)|changes?|overrides?|replaces?|intercepts?|hijacks?)\b (the )?(behaviou?r of )?(the )?(also present|other|all|any|every)\b[^.\n]{0,30}\btools?\b`, oneOf("tool"), oneOf("side effect", "affect", "modif", "change", "overrid", "replac", "intercept", "hijack"), oneOf("also present", "other", "all", "any", "every")),
+			p(High, `\b(side effects? on|affects?|modif(y|ies)|changes?|overrides?|replaces?|intercepts?|hijacks?)\b (the )?(behaviou?r of )?(the )?(also present|other|all|any|every)\b[^.\n]{0,30}\btools?\b`, oneOf("side effect", "affect", "modif", "change", "overrid", "replac", "intercept", "hijack"), oneOf("tool"), oneOf("also present", "other", "all", "any", "every")),
 			p(High, "\\bwhen (the |any )?[`'\"]?[a-z0-9_.-]*[_.-][a-z0-9_.-]*[`'\"]? (tool|function) (is )?(called|invoked|used|executed|run)\\b", oneOf("when"), oneOf("tool", "function"), oneOf("called", "invoked", "used", "executed", "run")),
 			p(High, `\b(before|prior to|after) (using|calling|invoking|running|executing) (any|every|all|each|other|another)\b[^.\n]{0,20}\btools?\b`, oneOf("tool"), oneOf("before", "prior to", "after"), oneOf("any", "every", "all", "each", "other", "another")),
 			p(High, `\b(must|should|always) (also )?(be )?(send|sent|forward|forwarded|redirect|redirected|bcc|cc|copy|copied)\b[^.\n]{0,40}\bto\b[^.\n]{0,10}[a-z0-9._+-]+@[a-z0-9-]+\.[a-z.]+`, oneOf("@"), oneOf("send", "sent", "forward", "redirect", "bcc", "cc", "cop")),
-			p(High, `当[^。\n]{0,20}(工具|函数)[^。\n]{0,6}(被)?(调用|使用|执行)(时|后|前)|(调用|使用)(任何|其他|所有|别的)[^。\n]{0,6}工具(之前|前|时|后)|(其他|所有)[^。\n]{0,10}工具[^。\n]{0,10}(必须|应该|都要)|(发送|转发|抄送)(到|给)[^。\n]{0,5}[a-z0-9._+-]+@`, oneOf("工具", "@")),
+			p(High, `当[^。\n]{0,20}(工具|函数)[^。\n]{0,6}(被)?(调用|使用|执行)(时|后|前)|(调用|使用)(任何|其他|所有|别的)[^。\n]{0,6}工具(之前|前|时|后)|(其他|所有)[^。\n]{0,10}工具[^。\n]{0,10}(必须|应该|都要)|(发送|转发|抄送)(到|给)[^。\n]{0,5}[a-z0-9._+-]+@`, oneOf("工具", "函数", "@")),
 			p(Medium, "\\b(instead of|rather than) (using |calling )?(the )?[`'\"]?[a-z0-9_.-]+[`'\"]? tool\\b|\\bwhen this tool is (available|present|loaded)\\b", oneOf("tool"), oneOf("instead of", "rather than", "when this tool is")),
 		}},
 		{RuleExfil, []pattern{
@@ -262,7 +304,7 @@ func buildRules() []textRule {
 			p(High, `\b(curl|wget)\s[^\n|]{0,200}\|\s*(sudo\s+)?(ba|z|da)?sh\b|\brm\s+-rf\s+[~/$]|\bbase64\s+(-d|--decode)[^\n|]{0,40}\|\s*(ba)?sh\b`, oneOf("curl", "wget", "rm ", "base64")),
 		}},
 		{RuleInstruction, []pattern{
-			p(Medium, `\b(you|the assistant|the ai|the model|the llm|claude|the agent)\s+(must|should|need to|are required to|have to)\s+(first\s+|also\s+|always\s+)?(read|send|fetch|upload|email|forward|include the (contents?|content))\b`, oneOf("must", "should", "need to", "required to", "have to"), oneOf("you", "assistant", "the ai", "model", "llm", "claude", "agent"), oneOf("read", "send", "fetch", "upload", "email", "forward", "include the content")),
+			p(Medium, `\b(you|the assistant|the ai|the model|the llm|claude|the agent)\s+(must|should|need to|are required to|have to)\s+(first\s+|also\s+|always\s+)?(read|send|fetch|upload|email|forward|include the (contents?|content))\b`, oneOf("read", "send", "fetch", "upload", "email", "forward", "include the content"), oneOf("must", "should", "need to", "required to", "have to"), oneOf("you", "assistant", "the ai", "model", "llm", "claude", "agent")),
 			p(Medium, `\botherwise (the )?(tool|system|application|server|data) will (not work|fail|crash|break|be (lost|deleted|corrupted))`, oneOf("otherwise")),
 			p(Medium, `(你|助手|模型)(必须|需要|应该)(先|首先)?(读取|发送|调用|执行|上传)|否则[^。\n]{0,6}(工具|系统|数据)[^。\n]{0,6}(无法|不能|将)(工作|运行|丢失|崩溃)`, oneOf("必须", "需要", "应该", "否则")),
 		}},
