@@ -136,7 +136,11 @@ func (e *env) reportScan(statuses []host.Status) {
 				names[f.Tool] = true
 			}
 		}
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s: the definition scan flagged %d tools or prompts", st.ID, len(names))
+		what := "definitions"
+		if len(names) == 1 {
+			what = "definition"
+		}
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s: the definition scan flagged %d %s", st.ID, len(names), what)
 		if len(st.Scan.Held) > 0 {
 			fmt.Fprintf(e.Stderr, ", withheld (scan: hold): %s", termsafe.Line(strings.Join(st.Scan.Held, ", ")))
 		}

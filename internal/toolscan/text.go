@@ -215,10 +215,10 @@ func escape(s string, before, after bool) string {
 	return b.String()
 }
 
-// spaceRun writes n spaces, a long run as a count so that padding does not
-// fill the excerpt.
+// spaceRun writes n spaces, a run longer than indentation as a count so
+// that padding does not fill the excerpt.
 func spaceRun(n int) string {
-	if n <= 3 {
+	if n <= 8 {
 		return strings.Repeat(" ", n)
 	}
 	return fmt.Sprintf(" [%d spaces] ", n)
