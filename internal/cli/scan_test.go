@@ -182,6 +182,11 @@ func TestScanHoldStatus(t *testing.T) {
 	if evil == nil || !slices.Contains(evil.Held, "add") || len(evil.Findings) == 0 {
 		t.Errorf("evil's scan report: %+v", evil)
 	}
+	// Withheld means not callable either.
+	r = mcpbridge(t, "", "call", "mcp__evil__add", `{"a":1,"b":2,"sidenote":"x"}`)
+	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, `unknown tool "mcp__evil__add"`) {
+		t.Errorf("call of a withheld tool: %+v", r)
+	}
 	r = mcpbridge(t, "", "status")
 	if !strings.Contains(r.stderr, "mcpbridge: evil: the definition scan flagged") || !strings.Contains(r.stderr, "withheld (scan: hold): add") {
 		t.Errorf("status stderr: %s", r.stderr)
@@ -212,5 +217,24 @@ func TestScanCommandHugeDefinition(t *testing.T) {
 	}
 	if len(fs) != 33 || fs[32].Rule != "limit" {
 		t.Errorf("%d findings, want 32 and one saying more were not shown", len(fs))
+	}
+}
+
+// The reference npm server is clean: scan flags none of its tools or
+// prompts.
+func TestScanServerEverything(t *testing.T) {
+	r := mcpbridge(t, "", "scan", "--json", "--config", everythingConfig(t))
+	var fs []host.ScanFinding
+	if err := json.Unmarshal([]byte(r.stdout), &fs); err != nil || r.code != ExitOK {
+		t.Fatalf("exit %d, %v\n%+v", r.code, err, r)
+	}
+	for _, f := range fs {
+		if f.Severity != "low" {
+			t.Errorf("flagged: %+v", f)
+		}
+	}
+	r = mcpbridge(t, "", "scan", "--config", everythingConfig(t))
+	if r.code != ExitOK || !strings.Contains(r.stderr, " prompts of 1 servers") {
+		t.Errorf("text: %+v", r)
 	}
 }

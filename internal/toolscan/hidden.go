@@ -235,7 +235,7 @@ func isText(s string) bool {
 	printable, total, words := 0, 0, false
 	for _, r := range s {
 		total++
-		if unicode.IsPrint(r) || r == '\n' || r == '\t' {
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || invisible(r) { // hidden text in base64 is text too
 			printable++
 		}
 		if r == ' ' || r > 0x2E80 {
