@@ -291,6 +291,8 @@ func buildRules() []textRule {
 			p(High, `\b(before|prior to|after) (using|calling|invoking|running|executing) (any|every|all|each|other|another)\b[^.\n]{0,20}\btools?\b`, oneOf("tool"), oneOf("before", "prior to", "after"), oneOf("any", "every", "all", "each", "other", "another")),
 			p(High, `\b(must|should|always) (also )?(be )?(send|sent|forward|forwarded|redirect|redirected|bcc|cc|copy|copied)\b[^.\n]{0,40}\bto\b[^.\n]{0,10}[a-z0-9._+-]+@[a-z0-9-]+\.[a-z.]+`, oneOf("@"), oneOf("send", "sent", "forward", "redirect", "bcc", "cc", "cop")),
 			p(High, `当[^。\n]{0,20}(工具|函数)[^。\n]{0,6}(被)?(调用|使用|执行)(时|后|前)|(调用|使用)(任何|其他|所有|别的)[^。\n]{0,6}工具(之前|前|时|后)|(其他|所有)[^。\n]{0,10}工具[^。\n]{0,10}(必须|应该|都要)|(发送|转发|抄送)(到|给)[^。\n]{0,5}[a-z0-9._+-]+@`, oneOf("工具", "函数", "@")),
+			p(High, `\beven (when|if) the user (names|asks for|chooses|picks|requests|wants|prefers|specifies) (another|a different|other|some other)\b`, oneOf("even when", "even if"), oneOf("the user")),
+			p(Medium, `\b(prefer|choose|use|pick) (this|it) (tool )?(over|instead of|rather than) (any|all|every|each) (other )?[^.\n]{0,20}\btools?\b`, oneOf("prefer", "choose", "use", "pick"), oneOf("over", "instead of", "rather than"), oneOf("tool")),
 			p(Medium, "\\b(instead of|rather than) (using |calling )?(the )?[`'\"]?[a-z0-9_.-]+[`'\"]? tool\\b|\\bwhen this tool is (available|present|loaded)\\b", oneOf("tool"), oneOf("instead of", "rather than", "when this tool is")),
 		}},
 		{RuleExfil, []pattern{
