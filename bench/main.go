@@ -32,7 +32,7 @@ func mainStatus() int {
 
 // rowGroups are the values of -only, in run order.
 func rowGroups() []string {
-	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent"}
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent", "scan"}
 }
 
 // options are the parsed flags.
@@ -328,6 +328,7 @@ type benchRun struct {
 	startup *startupResults
 	catalog *catalogResults
 	search  *searchResults
+	scan    *scanResults
 }
 
 // setUp finds the module, this executable and Node, and builds what the
@@ -395,6 +396,7 @@ func (r *benchRun) rows() []benchRow {
 		{"replicas", r.replicasRow},
 		{"search", r.searchRow},
 		{"agent", r.agentRow},
+		{"scan", r.scanRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},
@@ -423,7 +425,11 @@ func (r *benchRun) runRows() ([]table, error) {
 		}
 		tables = append(tables, ts...)
 	}
-	return append([]table{targetsTable(r.o, r.calls, r.startup, r.catalog, r.search)}, tables...), nil
+	targets := targetsTable(r.o, r.calls, r.startup, r.catalog, r.search)
+	if r.scan != nil {
+		targets.rows = append(targets.rows, scanTargets(r.scan)...)
+	}
+	return append([]table{targets}, tables...), nil
 }
 
 func (r *benchRun) callsRow() (_ []table, err error) {
@@ -455,6 +461,11 @@ func (r *benchRun) searchRow() (_ []table, err error) {
 func (r *benchRun) agentRow() ([]table, error) {
 	res, err := runAgent(r.root, r.o, r.logf)
 	return tablesOr(err, func() []table { return []table{agentTable(r.o, res)} })
+}
+
+func (r *benchRun) scanRow() (_ []table, err error) {
+	r.scan, err = runScan(r.root, r.o, r.logf)
+	return tablesOr(err, func() []table { return []table{scanTable(r.o, r.scan)} })
 }
 
 func (r *benchRun) replicasRow() ([]table, error) {

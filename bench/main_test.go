@@ -64,6 +64,7 @@ func TestSmoke(t *testing.T) {
 		"## Tool search: retrieval on real MCP servers' tools", "| held out | 68 |", "## Tool search: model-visible tokens", "| search off | 312 |",
 		"## Tool search: latency", "| ranker | 10000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
+		"## Definition scan: poisoned corpus and real tools", "| definition scan: real tools flagged medium or high ≤ 1% |",
 		handMarker + hand,
 	} {
 		if !strings.Contains(string(report), want) {

@@ -215,4 +215,31 @@ type Status struct {
 	// none while a lock exists), one line each: "withheld tool NAME: why",
 	// or "published tool NAME (pin: warn): why".
 	PinNotes []string `json:",omitempty"`
+	// Scan is what the definition scan found at the last sync; nil when
+	// it found nothing or is off.
+	Scan *ScanReport
+}
+
+// ScanReport is what the definition scan (docs/scan.md) found in an entry's
+// tools and prompts.
+type ScanReport struct {
+	// Findings, each definition's strongest first.
+	Findings []ScanFinding `json:"findings"`
+	// Held names the tools and prompts withheld for their findings
+	// (scan: hold), as the server lists them.
+	Held []string `json:"held,omitempty"`
+}
+
+// ScanFinding is one finding of the definition scan: in Tool (a prompt when
+// Kind is "prompt") of Server, at Field (a JSON pointer into the
+// definition), Rule matched Excerpt (escaped) with Severity low, medium or
+// high.
+type ScanFinding struct {
+	Tool     string `json:"tool"`
+	Kind     string `json:"kind,omitempty"`
+	Server   string `json:"server"`
+	Severity string `json:"severity"`
+	Rule     string `json:"rule"`
+	Field    string `json:"field"`
+	Excerpt  string `json:"excerpt"`
 }

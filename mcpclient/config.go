@@ -154,6 +154,10 @@ type Config struct {
 	// AllowSampling (allowSampling) lets the server ask for model
 	// completions (sampling), when the consumer can answer them.
 	AllowSampling bool
+	// Scan (scan) is what the definition scan does with the server's
+	// tools and prompts at every sync (docs/scan.md): ScanWarn (the
+	// default, ""), ScanHold or ScanOff.
+	Scan ScanMode `json:",omitempty"`
 	// LogLevel (logLevel) is the level the server is asked to log from
 	// (logging/setLevel), for servers that offer logging; "" means
 	// DefaultLogLevel.
@@ -184,7 +188,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
-		"trusted",
+		"trusted", "scan",
 	}
 }
 
@@ -278,6 +282,7 @@ func (c Config) check(report reportFunc) {
 		c.checkPin,
 		c.checkOAuth,
 		c.checkLogLevel,
+		c.checkScan,
 	} {
 		check(report)
 	}
@@ -562,6 +567,8 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
 	c.Pin, _ = m.String("pin")
 	c.Trusted, _ = m.Bool("trusted")
+	scan, _ := m.String("scan")
+	c.Scan = ScanMode(scan)
 }
 
 // rootsFromClient is the scalar value of roots that passes the calling

@@ -18,4 +18,9 @@
 // ("mcp-client(<S>): connection lost; reconnecting in <d>ms (attempt
 // <n>/<M>)"): the messages keep upstream's wording and its advice to the
 // operator, and the values are attributes, which tests match.
+//
+// Before a sync publishes, the definition scan (internal/toolscan,
+// docs/scan.md) reads every tool and prompt: Config.Scan says whether its
+// findings are only reported (Status.Scan, "definition scan finding" log
+// records) or also withhold the flagged definitions.
 package mcpclient

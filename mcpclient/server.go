@@ -108,6 +108,10 @@ type Options struct {
 	// published (see Config.Pin); shared by the servers of a host. nil
 	// publishes them all.
 	Pins Pins
+	// ScanAll runs the definition scan on every server, whatever its
+	// scan setting, and withholds nothing: the scan command reports what
+	// each would flag.
+	ScanAll bool
 
 	closeTimeout time.Duration // tests shorten the close barrier
 }
@@ -144,6 +148,7 @@ type Server struct {
 	callers callers       // calls in flight whose consumer listens
 	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
+	scanned scanMemo      // the definition scan's last results; supervisor goroutine only
 }
 
 // Start validates cfg and starts connecting in the background. Use

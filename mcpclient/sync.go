@@ -94,7 +94,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kind
 	if gen.ended() {
 		return fmt.Errorf("connection ended during tool discovery: %w", gen.endErr())
 	}
-	o := s.offer(capabilities(gen))
+	o := s.screen(s.offer(capabilities(gen)))
 	o = s.pinned(o)
 	return s.publish(o, strict)
 }

@@ -56,6 +56,9 @@ type env struct {
 	// (pin.go); pinning (the pin command) loads no lock into it.
 	pins    *pin.Book
 	pinning bool
+	// scanAll is set by the scan command: every server's definitions are
+	// scanned and none is withheld (mcpclient.Options.ScanAll).
+	scanAll bool
 }
 
 func (e *env) getenv(k string) string {

@@ -48,7 +48,7 @@ func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog
 // gateway (serve) forwards elicitation and sampling to the client that
 // made the call; a one-shot command answers elicitation itself (--elicit).
 func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Options {
-	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o, Tracer: e.tracer, Pins: e.pinBook()}
+	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o, Tracer: e.tracer, Pins: e.pinBook(), ScanAll: e.scanAll}
 	if oneShot {
 		opts.Ask = e.answer
 		opts.Sample = e.sampling

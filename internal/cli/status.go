@@ -65,6 +65,9 @@ type serverStatusJSON struct {
 	// PinNotes are the definitions that differ from their pins, and
 	// whether they were withheld (see pin).
 	PinNotes []string `json:"pinNotes,omitempty"`
+	// Scan is what the definition scan found (docs/scan.md); absent when
+	// nothing.
+	Scan *host.ScanReport `json:"scan,omitempty"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -116,6 +119,7 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 		Tools:           st.Tools,
 		Timings:         timingsJSON{ConnectMs: st.Connect.Milliseconds(), DiscoverMs: st.Discover.Milliseconds()},
 		PinNotes:        st.PinNotes,
+		Scan:            st.Scan,
 	}
 	if st.PeerName != "" || st.PeerVersion != "" {
 		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
@@ -158,6 +162,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	} else {
 		writeStatusTable(e.Stdout, b.statuses, tok)
 		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		e.reportScan(b.statuses)
 		enabled := len(src.plan.Enabled())
 		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
 		if off := len(src.plan.Entries) - enabled; off > 0 {

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+)
+
+const scanHelp = `Starts the servers and scans every tool and prompt definition (titles,
+descriptions, every schema string, enum values, defaults, prompt
+arguments) for text aimed at the model: hidden characters, <IMPORTANT>
+blocks, requests for keys or files, instructions to keep things from the
+user, shadowing of other tools, exfiltration links, base64 payloads and
+padding (docs/scan.md). Every entry is scanned, whatever its scan: setting.
+
+Flags:
+  --json    the findings as a JSON array of
+            {"tool","server","severity","rule","field","excerpt"}
+            (field is a JSON pointer into the definition; prompts add "kind": "prompt")
+
+Exit status: 1 when a finding is medium or high, or a server could not be
+scanned; 0 otherwise; 2 on a usage or config error.
+`
+
+// scan starts the servers with every definition scanned and prints the
+// findings.
+func (e *env) scan(ctx context.Context, argv []string) error {
+	f, err := parseFlags("scan", flagSpec{source: true, json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) > 0 {
+		return usagef("scan: unexpected argument %q", f.args[0])
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	e.scanAll = true
+	b, err := e.open(ctx, src, f)
+	if b == nil {
+		return err
+	}
+	defer b.close()
+	e.reportFailures(b)
+	findings := scanFindings(b.statuses)
+	if f.json {
+		if err := printJSON(e.Stdout, findings); err != nil {
+			return fmt.Errorf("scan: writing JSON: %w", err)
+		}
+	} else {
+		writeFindings(e.Stdout, findings)
+		e.scanSummary(b, findings)
+	}
+	if flagged(findings) || len(b.failed) > 0 {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// scanFindings gathers the servers' findings in config order; never nil,
+// so that --json prints [] for none.
+func scanFindings(statuses []host.Status) []host.ScanFinding {
+	out := []host.ScanFinding{}
+	for _, st := range statuses {
+		if st.Scan != nil {
+			out = append(out, st.Scan.Findings...)
+		}
+	}
+	return out
+}
+
+func flagged(fs []host.ScanFinding) bool {
+	for _, f := range fs {
+		if f.Severity != "low" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFindings prints one row per finding; a server's text is escaped.
+func writeFindings(w io.Writer, fs []host.ScanFinding) {
+	if len(fs) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEVERITY\tSERVER\tTOOL\tRULE\tFIELD\tEXCERPT")
+	for _, f := range fs {
+		name := f.Tool
+		if f.Kind != "" {
+			name += " (" + f.Kind + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Severity, f.Server, cell(name), f.Rule, cell(f.Field), termsafe.Line(f.Excerpt))
+	}
+	tw.Flush()
+}
+
+// scanSummary counts the findings by severity on stderr.
+func (e *env) scanSummary(b *bridge, fs []host.ScanFinding) {
+	n := map[string]int{}
+	for _, f := range fs {
+		n[f.Severity]++
+	}
+	tools, scanned := 0, 0
+	for _, st := range b.statuses {
+		if st.State == host.StateReady {
+			tools += st.Tools
+			scanned++
+		}
+	}
+	prompts := len(b.reg.Prompts())
+	if len(fs) == 0 {
+		fmt.Fprintf(e.Stderr, "no findings in %d tools and %d prompts of %d servers\n", tools, prompts, scanned)
+		return
+	}
+	fmt.Fprintf(e.Stderr, "%d findings (%d high, %d medium, %d low) in %d tools and %d prompts of %d servers\n",
+		len(fs), n["high"], n["medium"], n["low"], tools, prompts, scanned)
+}
+
+// reportScan says on stderr, for each server whose definitions the scan
+// flagged, how many and which are withheld, pointing at the scan command.
+func (e *env) reportScan(statuses []host.Status) {
+	for _, st := range statuses {
+		if st.Scan == nil || !flagged(st.Scan.Findings) {
+			continue
+		}
+		names := map[string]bool{}
+		for _, f := range st.Scan.Findings {
+			if f.Severity != "low" {
+				names[f.Tool] = true
+			}
+		}
+		what := "definitions"
+		if len(names) == 1 {
+			what = "definition"
+		}
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s: the definition scan flagged %d %s", st.ID, len(names), what)
+		if len(st.Scan.Held) > 0 {
+			fmt.Fprintf(e.Stderr, ", withheld (scan: hold): %s", termsafe.Line(strings.Join(st.Scan.Held, ", ")))
+		}
+		fmt.Fprintln(e.Stderr, "; 'mcpbridge scan' shows the findings")
+	}
+}

@@ -1,0 +1,170 @@
+package toolscan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// maxDepth bounds the walk of nested schemas; a deeper value is reported.
+const maxDepth = 64
+
+// skipKeys are schema keywords whose strings are machine syntax, not text
+// for the model (types, references, regular expressions, property names).
+var skipKeys = map[string]bool{"type": true, "$schema": true, "$id": true, "$ref": true, "$anchor": true, "$dynamicRef": true, "pattern": true, "format": true, "required": true, "contentEncoding": true, "contentMediaType": true}
+
+// errJSON stops the walk of a value that is not valid JSON.
+var errJSON = errors.New("invalid JSON")
+
+// jsonWalk visits every string of a JSON document (schemas, annotations as
+// sent) in document order, with its path, without decoding the rest:
+// decoding whole schemas into maps cost more than the rules themselves.
+type jsonWalk struct {
+	b []byte
+	i int
+	w *walker
+}
+
+// rawAt scans the strings of a JSON value: schemas and annotations as sent.
+func (w *walker) rawAt(key string, b json.RawMessage) {
+	if len(b) == 0 || string(b) == "null" {
+		return
+	}
+	w.push(key)
+	j := jsonWalk{b: b, w: w}
+	_ = j.value(0, true) // not JSON: the client refuses such a definition before this
+	w.pop(1)
+}
+
+func (j *jsonWalk) ws() {
+	for j.i < len(j.b) && (j.b[j.i] == ' ' || j.b[j.i] == '\t' || j.b[j.i] == '\n' || j.b[j.i] == '\r') {
+		j.i++
+	}
+}
+
+// value walks one value; emit false skips it (keywords like type and
+// pattern are syntax, not text).
+func (j *jsonWalk) value(depth int, emit bool) error {
+	if depth > maxDepth {
+		if emit {
+			j.w.here(Medium, "limit", fmt.Sprintf("nested deeper than %d levels, not scanned", maxDepth))
+		}
+		emit = false
+	}
+	j.ws()
+	if j.i >= len(j.b) {
+		return errJSON
+	}
+	switch j.b[j.i] {
+	case '{':
+		return j.object(depth, emit)
+	case '[':
+		return j.array(depth, emit)
+	case '"':
+		s, err := j.str()
+		if err == nil && emit {
+			j.w.text(s)
+		}
+		return err
+	}
+	for j.i < len(j.b) && !isDelim(j.b[j.i]) {
+		j.i++ // number, true, false, null
+	}
+	return nil
+}
+
+func isDelim(c byte) bool {
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func (j *jsonWalk) object(depth int, emit bool) error {
+	props := emit && len(j.w.path) > 0 && j.w.path[len(j.w.path)-1] == "properties"
+	j.i++
+	for {
+		j.ws()
+		if j.i < len(j.b) && j.b[j.i] == '}' {
+			j.i++
+			return nil
+		}
+		key, err := j.str()
+		if err != nil {
+			return err
+		}
+		if j.ws(); j.i >= len(j.b) || j.b[j.i] != ':' {
+			return errJSON
+		}
+		j.i++
+		j.w.push(key)
+		if props {
+			j.w.text(key) // a property's name is read by the model too
+		}
+		err = j.value(depth+1, emit && (props || !skipKeys[key]))
+		j.w.pop(1)
+		if err != nil {
+			return err
+		}
+		if err := j.next('}'); err != nil {
+			return err
+		}
+	}
+}
+
+func (j *jsonWalk) array(depth int, emit bool) error {
+	j.i++
+	for n := 0; ; n++ {
+		j.ws()
+		if j.i < len(j.b) && j.b[j.i] == ']' {
+			j.i++
+			return nil
+		}
+		j.w.push(strconv.Itoa(n))
+		err := j.value(depth+1, emit)
+		j.w.pop(1)
+		if err != nil {
+			return err
+		}
+		if err := j.next(']'); err != nil {
+			return err
+		}
+	}
+}
+
+// next consumes the comma between members, leaving the closing byte.
+func (j *jsonWalk) next(closing byte) error {
+	j.ws()
+	switch {
+	case j.i < len(j.b) && j.b[j.i] == ',':
+		j.i++
+		return nil
+	case j.i < len(j.b) && j.b[j.i] == closing:
+		return nil
+	}
+	return errJSON
+}
+
+// str reads a string; only one with escapes is decoded by encoding/json.
+func (j *jsonWalk) str() (string, error) {
+	if j.i >= len(j.b) || j.b[j.i] != '"' {
+		return "", errJSON
+	}
+	start, escaped := j.i, false
+	for j.i++; j.i < len(j.b); j.i++ {
+		switch j.b[j.i] {
+		case '\\':
+			escaped = true
+			j.i++
+		case '"':
+			j.i++
+			if !escaped {
+				return string(j.b[start+1 : j.i-1]), nil
+			}
+			var s string
+			if err := json.Unmarshal(j.b[start:j.i], &s); err != nil {
+				return "", errJSON
+			}
+			return s, nil
+		}
+	}
+	return "", errJSON
+}
