@@ -213,7 +213,7 @@ func TestConfigAndUsageErrors(t *testing.T) {
 		args []string
 		has  []string
 	}{
-		{[]string{"tools", "--config", bad}, []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`}},
+		{[]string{"validate", "--config", bad}, []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`}},
 		{[]string{"tools", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"does not exist"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
 		{[]string{"tools", "--bogus"}, []string{"unknown flag --bogus"}},
@@ -235,6 +235,14 @@ func TestConfigAndUsageErrors(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "help"); r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
 		t.Errorf("help: %+v", r)
+	}
+	// A command that starts servers starts none of these invalid entries,
+	// reports each with file:line, and exits 1 (see TestInvalidEntryFailsAlone).
+	r := mcpbridge(t, "", "tools", "--config", bad)
+	for _, h := range []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`, "0 tools from 0 of 3 servers"} {
+		if r.code != ExitFailed || !strings.Contains(r.stderr, h) {
+			t.Errorf("tools: exit %d, want 1; stderr lacks %q?\n%s", r.code, h, r.stderr)
+		}
 	}
 }
 

@@ -53,9 +53,14 @@ func TestMCPServersJSONAsConfig(t *testing.T) {
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", "{\"mcpServers\": {\n  \"web\": {\"type\": \"http\",\n    \"url\": \"ftp://example.com\"}}}")
-	r := mcpbridge(t, "", "tools", "--config", cfg)
-	if want := cfg + `:3:12: entry "web": config.url: must be an absolute http`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
-		t.Errorf("exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	want := cfg + `:3:12: entry "web": config.url: must be an absolute http`
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	r = mcpbridge(t, "", "tools", "--config", cfg)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `server "web" failed: `+want) {
+		t.Errorf("tools: exit %d, want 1 and %q:\n%s", r.code, want, r.stderr)
 	}
 	bad := writeFile(t, "bad.json", "{\"mcpServers\": {\"a\": }}")
 	if r := mcpbridge(t, "", "tools", "--config", bad); r.code != ExitUsage || !strings.Contains(r.stderr, bad+":1:22: invalid JSON") {

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
@@ -12,16 +15,43 @@ import (
 // parseConfig validates the config file read from path with cat's kinds:
 // mcpbridge YAML, or another client's config converted to it (with its
 // errors at the positions of the file as written).
+//
+// An entry whose config is invalid fails alone (host.Catalog.ParseIsolated):
+// it stays in the plan with its problems, and the others run.
 func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Plan, error) {
 	data, conv, err := e.foreign(path, data)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
+	plan, err := cat.ParseIsolated(path, data, e.lookup)
 	if err != nil {
 		return nil, relocate(conv, err)
 	}
+	for i := range plan.Entries {
+		if pe := &plan.Entries[i]; pe.Err != nil {
+			pe.Err = relocate(conv, pe.Err)
+		}
+	}
 	return plan, nil
+}
+
+// invalidErrors returns the problems of plan's invalid entries, in file
+// order, or nil when every entry is valid.
+func invalidErrors(plan *host.Plan) error {
+	var errs host.ConfigErrors
+	for _, pe := range plan.Invalid() {
+		var ces host.ConfigErrors
+		if errors.As(pe.Err, &ces) {
+			errs = append(errs, ces...)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(errs, func(a, b *host.ConfigError) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return errs
 }
 
 // foreign turns the config of another client (importconf) read from path

@@ -24,6 +24,9 @@ func (e *env) validate(argv []string) error {
 	if err != nil {
 		return err
 	}
+	if err := invalidErrors(src.plan); err != nil {
+		return &configError{err}
+	}
 	entries := src.plan.Entries
 	enabled := len(src.plan.Enabled())
 	fmt.Fprintf(e.Stdout, "%s: OK, %d %s (%d enabled, %d disabled)\n", src.name, len(entries), plural(len(entries), "entry", "entries"), enabled, len(entries)-enabled)
