@@ -28,6 +28,9 @@ type Entry struct {
 	// Config is the raw config mapping, for the plugin to decode (nil if
 	// absent or null).
 	Config *yaml.Node
+	// File is the name of the file the entry came from, as the caller of
+	// ParseEntries (or Catalog.Parse) gave it.
+	File string
 	// Line and Column are the position of the entry in the file (1-based).
 	Line, Column int
 	// Node is the entry's whole mapping, so that errors about any of its
@@ -233,6 +236,7 @@ func parseEntries(filename string, data []byte) (entries []PlanEntry, fileErrs C
 		item = yamlconf.Resolve(item)
 		d := yamlconf.NewDecoder(nil)
 		e, idOK := parseEntry(d, item, firstLine)
+		e.File = filename
 		errs := entryErrors(filename, d.Err(), e.ID, idOK, i+1)
 		switch {
 		case len(errs) == 0:

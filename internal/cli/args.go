@@ -45,6 +45,7 @@ type flags struct {
 	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
+	scope        string   // --scope (add, remove)
 	saveDir      string   // --save-dir (call)
 	args         []string // positional arguments
 }
@@ -60,6 +61,7 @@ type flagSpec struct {
 	edit    bool // add: --url, --header, --env, --transport
 	save    bool // --save-dir
 	server  bool // --server (read)
+	scope   bool // --scope (add, remove)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -178,8 +180,9 @@ func flagDefs() []flagDef {
 		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config })},
 		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url })},
 		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},
-		{[]string{"header"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers })},
-		{[]string{"env"}, edit, appendValue(func(f *flags) *[]string { return &f.env })},
+		{[]string{"header", "H"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers })},
+		{[]string{"env", "e"}, edit, appendValue(func(f *flags) *[]string { return &f.env })},
+		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope })},
 		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport })},
 		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir })},
 		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},

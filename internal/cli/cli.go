@@ -51,6 +51,9 @@ type env struct {
 	// is offered when the command's config has one.
 	sampler  *sampling.Provider
 	sampling bool
+	// quiet leaves out the notice that the embedded default is in use
+	// (the completion scripts' helper).
+	quiet bool
 }
 
 func (e *env) getenv(k string) string {

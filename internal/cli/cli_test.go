@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	// No test reads the user config of the machine it runs on; those
+	// about the user scope set their own.
+	os.Setenv("XDG_CONFIG_HOME", "/dev/null/mcpbridge-tests") // never a directory, even for root
 	mcptest.VerifyTestMain(m)
 }
 

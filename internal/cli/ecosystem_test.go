@@ -175,10 +175,11 @@ func TestAddRemoveRoundTrip(t *testing.T) {
 	}
 }
 
-// add creates the file when missing (./mcpbridge.yaml by default).
+// add --scope project creates ./mcpbridge.yaml when missing.
 func TestAddCreates(t *testing.T) {
 	t.Chdir(t.TempDir())
-	if r := mcpbridge(t, "", "add", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server"); r.code != ExitOK {
+	r := mcpbridge(t, "", "add", "--scope", "project", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server")
+	if r.code != ExitOK || r.stdout != "Added stdio server \"demo\" to mcpbridge.yaml (project scope)\n" {
 		t.Fatalf("add: %+v", r)
 	}
 	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 1}`); r.code != ExitOK || r.stdout != "2\n" {
@@ -220,13 +221,13 @@ func TestAddRemoveRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"add", "--config", cfg, "demo", "--", "x"}, `already has a server "demo" (line 2)`},
-		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, `was left unchanged: the result would not be valid:`},
+		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, "server \"bad__name\" not added, it would not be valid:\nconfig.serverName: "},
 		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `config.url: must be an absolute`},
 		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
 		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
-		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either --url or a command`},
+		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either a URL or a command`},
 		{[]string{"add", "--config", cfg, "x", "--env", "A=1", "--url", "http://x"}, `--env is for a command`},
-		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `--header and --transport go with --url`},
+		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `-H/--header goes with a remote server's URL`},
 		{[]string{"add", "--config", cfg, "x", "--header", "bad", "--url", "http://x"}, `want 'Name: value'`},
 		{[]string{"add", "--config", cfg, "x", "--env", "novalue", "--", "cmd"}, `want NAME=value`},
 		{[]string{"remove", "--config", cfg, "nope"}, `has no server "nope"`},

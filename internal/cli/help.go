@@ -36,8 +36,8 @@ func commands() []command {
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--config FILE] NAME (-- COMMAND [ARGS...] | --url URL)", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
-		{"remove", "remove [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"remove", "remove [--scope user|project] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
@@ -266,13 +266,17 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
 before it is written, and it is replaced atomically.
-  --config FILE   the file (default: $MCPBRIDGE_CONFIG, else ./mcpbridge.yaml)
+  --scope S          user ($XDG_CONFIG_HOME/mcpbridge/config.yaml) or project (./mcpbridge.yaml,
+                     found up to the repository root); default: project when that file exists, else
+                     user (remove: the file that has NAME)
+  --config FILE      this file instead (also $MCPBRIDGE_CONFIG)
 `
 
-const addHelp = editHelp + `  --env K=V       an environment variable of a stdio server (repeatable)
-  --url URL       a remote server instead of a command
-  --header 'K: V' an HTTP header of a remote server (repeatable)
-  --transport T   streamable-http (default) or sse, the legacy HTTP+SSE transport
+const addHelp = editHelp + `  -e, --env K=V      an environment variable of a stdio server (repeatable)
+  -H, --header 'K: V' an HTTP header of a remote server (repeatable)
+  --transport T      stdio (with a command), http (Streamable HTTP, the default with a URL) or sse,
+                     the legacy HTTP+SSE transport
+  --url URL          the server's URL (also accepted after NAME)
 `
 
 const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI

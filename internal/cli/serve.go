@@ -139,8 +139,9 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	log := e.newLogger(f, level)
 	reg := tool.NewRegistry()
+	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
-		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
+		Parse: func(string, []byte) (*host.Plan, error) { return e.readScopes(e.configFiles(f), cat, true) }})
 	if err != nil {
 		return nil, err
 	}
@@ -194,12 +195,18 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
 	if r.applied != nil {
 		close(r.applied)
 	}
-	if src.path == "" || ctx.Err() != nil {
+	if len(src.files) == 0 || ctx.Err() != nil {
 		return
 	}
-	if err := r.h.WatchFile(ctx, src.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
-		r.log.Error("mcpbridge: watching " + src.path + ": " + err.Error())
+	var wg sync.WaitGroup
+	for _, cf := range src.files {
+		wg.Go(func() {
+			if err := r.h.WatchFile(ctx, cf.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
+				r.log.Error("mcpbridge: watching " + cf.path + ": " + err.Error())
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // serveTransport serves the gateway on stdio or HTTP until ctx ends (or
