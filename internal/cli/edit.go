@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -396,7 +397,11 @@ func (e *env) editConfig(path, id string, change func(data []byte, doc, list *ya
 // was; a flow list ([] or [...]) is rewritten from the node tree, which
 // keeps comments and order.
 func appendEntry(data []byte, doc, list, entry *yaml.Node) ([]byte, error) {
-	if len(list.Content) == 0 || list.Style&yaml.FlowStyle != 0 {
+	if len(list.Content) == 0 && onlyComments(data) {
+		// A file of comments (a header written before any entry) has no
+		// node to keep them on: the entry goes after them as text.
+		list = &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{{Column: 3}}}
+	} else if len(list.Content) == 0 || list.Style&yaml.FlowStyle != 0 {
 		list.Style = 0
 		list.Content = append(list.Content, entry)
 		return encodeYAML(doc)
@@ -407,16 +412,54 @@ func appendEntry(data []byte, doc, list, entry *yaml.Node) ([]byte, error) {
 	}
 	// The new item's dash goes where the first item's is.
 	indent := strings.Repeat(" ", max(0, list.Content[0].Column-3))
+	body, tail := splitTail(string(data), len(indent))
 	var b bytes.Buffer
-	b.Write(data)
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	b.WriteString(body)
+	if len(body) > 0 && body[len(body)-1] != '\n' {
 		b.WriteByte('\n')
 	}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(text), "\n"), "\n") {
 		b.WriteString(indent + line)
 	}
 	b.WriteByte('\n')
+	b.WriteString(tail)
 	return b.Bytes(), nil
+}
+
+// splitTail splits a file's text before its trailing comments: the
+// blank lines and the comments no deeper than the list's dashes (at
+// indent) that end it. They stay at the end, after an added entry, so
+// that removing the entry again gives the file back as it was. A file of
+// comments alone is all body.
+func splitTail(text string, indent int) (body, tail string) {
+	if onlyComments([]byte(text)) {
+		return text, ""
+	}
+	lines := strings.SplitAfter(text, "\n")
+	i := len(lines)
+	for i > 0 {
+		l := lines[i-1]
+		t := strings.TrimSpace(l)
+		if t != "" && !(strings.HasPrefix(t, "#") && len(l)-len(strings.TrimLeft(l, " ")) <= indent) {
+			break
+		}
+		i--
+	}
+	return strings.Join(lines[:i], ""), strings.Join(lines[i:], "")
+}
+
+// onlyComments reports whether data holds nothing but comments and blank
+// lines (and is not empty).
+func onlyComments(data []byte) bool {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
 }
 
 // removeEntry removes item i of a block list as text: its lines, and the
@@ -434,8 +477,11 @@ func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 		return t == "" || strings.HasPrefix(t, "#")
 	}
 	dash := list.Content[i].Line - 1 // 0-based index of the dash's line
+	dashIndent := max(0, list.Content[i].Column-3)
 	start := dash
-	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") {
+	// Comments deeper than the dash are the previous entry's.
+	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") &&
+		len(lines[start-1])-len(strings.TrimLeft(lines[start-1], " ")) <= dashIndent {
 		start--
 	}
 	if start == 0 {
@@ -529,4 +575,40 @@ func writeAtomic(path string, data []byte) error {
 		mode = st.Mode().Perm()
 	}
 	return atomicfile.Write(path, data, mode)
+}
+
+// addJSON adds a server given as Claude Code's JSON for one server
+// ({"type": "stdio", "command": …} or {"type": "http", "url": …}), as
+// `claude mcp add-json NAME JSON` does, converted as import converts an
+// mcpServers file.
+func (e *env) addJSON(argv []string) error {
+	f, err := parseFlags("add-json", flagSpec{config: true, scope: true}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) != 2 {
+		return usagef("add-json: want NAME JSON, got %d arguments", len(f.args))
+	}
+	name, raw := f.args[0], strings.TrimSpace(f.args[1])
+	if !json.Valid([]byte(raw)) {
+		return usagef("add-json: the server is not valid JSON: %s", describeJSONError([]byte(raw)))
+	}
+	if !strings.HasPrefix(raw, "{") {
+		return usagef(`add-json: want a JSON object, like '{"type": "http", "url": "https://…"}', got %s`, jsonKind(raw[0]))
+	}
+	wrapped, _ := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: json.RawMessage(raw)}})
+	res, err := importconf.Convert("JSON", wrapped)
+	if err != nil {
+		return usagef("add-json: %v", err)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %s: %s\n", strings.TrimPrefix(n.Path, "mcpServers."+name+"."), n.Msg)
+	}
+	_, list, err := entryList("JSON", res.YAML)
+	if err != nil || len(list.Content) != 1 {
+		return usagef("add-json: the JSON does not describe one server")
+	}
+	entry := list.Content[0]
+	entry.HeadComment, entry.LineComment, entry.FootComment = "", "", ""
+	return e.addEntry(f, name, entry)
 }

@@ -28,8 +28,14 @@ func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Pl
 		return nil, relocate(conv, err)
 	}
 	for i := range plan.Entries {
-		if pe := &plan.Entries[i]; pe.Err != nil {
+		pe := &plan.Entries[i]
+		if pe.Err != nil {
 			pe.Err = relocate(conv, pe.Err)
+		}
+		if conv != nil { // where list and get say the entry comes from
+			if p, ok := conv.Position(pe.Entry.Line, pe.Entry.Column); ok {
+				pe.Entry.Line, pe.Entry.Column = p.Line, p.Column
+			}
 		}
 	}
 	return plan, nil
