@@ -46,6 +46,8 @@ type flags struct {
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
 	scope        string   // --scope (add, remove)
+	callArgs     []string // --arg K=V (call)
+	timeout      string   // --timeout D (call), as given
 	saveDir      string   // --save-dir (call)
 	args         []string // positional arguments
 }
@@ -59,7 +61,7 @@ type flagSpec struct {
 	tokens  bool // --tokens
 	serve   bool // --stdio, --http
 	edit    bool // add: --url, --header, --env, --transport
-	save    bool // --save-dir
+	save    bool // call: --save-dir, --arg, --timeout
 	server  bool // --server (read)
 	scope   bool // --scope (add, remove)
 }
@@ -185,6 +187,8 @@ func flagDefs() []flagDef {
 		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope })},
 		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport })},
 		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir })},
+		{[]string{"arg"}, func(s flagSpec) bool { return s.save }, appendValue(func(f *flags) *[]string { return &f.callArgs })},
+		{[]string{"timeout"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.timeout })},
 		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},
 		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
 		{[]string{"http"}, serve, setHTTP},

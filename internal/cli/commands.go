@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tokens"
@@ -85,7 +87,11 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return err
 	}
 	if len(f.args) == 0 || len(f.args) > 2 {
-		return usagef("call: want NAME [ARGS_JSON | -], got %d arguments", len(f.args))
+		return usagef("call: want NAME [ARGS_JSON | -] [--arg K=V]..., got %d arguments", len(f.args))
+	}
+	timeout, err := callTimeout(f.timeout)
+	if err != nil {
+		return err
 	}
 	name := f.args[0]
 	args := json.RawMessage(`{}`)
@@ -104,13 +110,24 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return err
 	}
 	defer b.close()
-	if _, ok := b.reg.Get(name); !ok {
+	t, ok := b.reg.Get(name)
+	if !ok {
 		e.reportFailures(b)
 		e.suggestTool(name, b)
+	} else if args, err = applyArgs(name, t.InputSchema, args, f.callArgs); err != nil {
+		return err
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
+	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s gave no result within --timeout %s; the call was cancelled\n", name, timeout)
+	}
 	if f.json {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -127,6 +144,19 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// callTimeout parses --timeout; 0 when absent (the server's
+// toolCallTimeoutMs alone bounds the call).
+func callTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usagef("call: --timeout %q: want a duration such as 30s or 1m30s", v)
+	}
+	return d, nil
 }
 
 // maxCallArgsBytes bounds the arguments of call: 16 MiB, the size of the

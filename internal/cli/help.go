@@ -25,7 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
-		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] NAME [ARGS_JSON | -]", "call a tool by its public name", callHelp, (*env).call},
+		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] [--timeout D] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
@@ -225,6 +225,10 @@ const toolsHelp = `  --json      the chat-completions "tools" array
 
 const callHelp = `ARGS_JSON is a JSON object ('{"a": 1}'); "-" reads it from stdin. Prints the text the
 model would see; exit status 1 when the call fails.
+  --arg K=V         one argument (repeatable, over ARGS_JSON), typed by the tool's input schema:
+                    a number, a boolean, JSON for an object or an array; an unknown key or a value
+                    of the wrong type is refused before the call
+  --timeout D       cancel the call after D (e.g. 30s)
   --json            the registry result: isError, content, value (the raw MCP result), error
   --save-dir DIR    where images and audio of the result are saved, named by content hash
                     (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
