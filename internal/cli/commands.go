@@ -82,7 +82,7 @@ func firstLine(s string) string {
 
 // call calls one tool by its public name and prints what the model sees.
 func (e *env) call(ctx context.Context, argv []string) error {
-	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true}, argv)
+	f, err := parseFlags("call", specOf("call"), argv)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func serverOf(public string) string {
 // A nil bridge comes with an error, or with nil after --help printed the
 // usage.
 func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flags, *source, *bridge, error) {
-	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true, tokens: cmd == "tools"}, argv)
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -23,7 +23,7 @@ import (
 // add adds a server to a config file: a stdio command after "--", or a
 // remote server by URL (Claude Code's `claude mcp add` forms, and --url).
 func (e *env) add(argv []string) error {
-	f, err := parseFlags("add", flagSpec{config: true, edit: true, scope: true}, argv)
+	f, err := parseFlags("add", specOf("add"), argv)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (e *env) scopePath(scope string) (string, error) {
 // that has it: --config's, --scope's, else the project file, then the
 // user file.
 func (e *env) remove(argv []string) error {
-	f, err := parseFlags("remove", flagSpec{config: true, scope: true}, argv)
+	f, err := parseFlags("remove", specOf("remove"), argv)
 	if err != nil {
 		return err
 	}
@@ -582,7 +582,7 @@ func writeAtomic(path string, data []byte) error {
 // `claude mcp add-json NAME JSON` does, converted as import converts an
 // mcpServers file.
 func (e *env) addJSON(argv []string) error {
-	f, err := parseFlags("add-json", flagSpec{config: true, scope: true}, argv)
+	f, err := parseFlags("add-json", specOf("add-json"), argv)
 	if err != nil {
 		return err
 	}

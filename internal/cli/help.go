@@ -25,7 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
-		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] [--timeout D] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
+		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
@@ -35,7 +35,7 @@ func commands() []command {
 		{"list", "list [--config FILE] [--json]", "list the configured servers and where each comes from, starting nothing", "", noContext((*env).list)},
 		{"get", "get [--config FILE] [--json] NAME", "show one configured server (env and header names, never values), starting nothing", "", noContext((*env).get)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
 		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
@@ -46,6 +46,57 @@ func commands() []command {
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
 		{"version", "version", "print the version and the commit it was built from (also --version)", "", noContext((*env).version)},
 	}
+}
+
+// commandSpecs are the flags of each command that takes any beyond the
+// global ones: parseFlags reads them here, and help and the completion
+// scripts list them, so a flag is added in one place.
+func commandSpecs() map[string]flagSpec {
+	oneShot := flagSpec{source: true, json: true, timings: true}
+	browse := flagSpec{source: true, json: true}
+	return map[string]flagSpec{
+		"tools":     {source: true, json: true, timings: true, tokens: true},
+		"call":      {source: true, json: true, save: true},
+		"search":    {source: true, json: true, limit: true},
+		"resources": browse,
+		"read":      {source: true, json: true, server: true},
+		"prompts":   browse,
+		"prompt":    browse,
+		"status":    oneShot,
+		"list":      {config: true, json: true},
+		"get":       {config: true, json: true},
+		"validate":  {config: true},
+		"serve":     {source: true, serve: true},
+		"login":     {source: true},
+		"logout":    {source: true},
+		"add":       {config: true, edit: true, scope: true},
+		"add-json":  {config: true, scope: true},
+		"remove":    {config: true, scope: true},
+	}
+}
+
+// specOf is the flag spec of the command called name (no flags of its
+// own when it has none in commandSpecs).
+func specOf(name string) flagSpec { return commandSpecs()[name] }
+
+// flagsOf lists the flags the command called name accepts, global ones
+// included, as "--name" (and "-x" for a one-letter alias), with the
+// value each takes ("" for none).
+func flagsOf(name string) (names []string, values []string) {
+	spec := specOf(name)
+	for _, def := range flagDefs() {
+		if !def.accept(spec) {
+			continue
+		}
+		for _, n := range def.names {
+			dash := "--"
+			if len(n) == 1 {
+				dash = "-"
+			}
+			names, values = append(names, dash+n), append(values, def.value)
+		}
+	}
+	return names, values
 }
 
 // noContext adapts a command that needs no context.
@@ -104,6 +155,9 @@ const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the
   --oauth-headless                authorize OAuth servers without a browser: take the code from the
                                   authorization server's redirect (servers that approve without a
                                   person: test and CI servers)
+  --elicit decline|cancel|defaults
+                                  how a server that asks for input (elicitation) is answered without a
+                                  person at the terminal (default decline; defaults: each field's default)
 `
 
 const globalHelp = `Flags (before or after the command):
@@ -134,7 +188,7 @@ func (c command) helpText() string {
 	if c.details != "" {
 		b.WriteString("\n" + c.details)
 	}
-	if strings.Contains(c.synopsis, "[SOURCE]") {
+	if specOf(c.name).source {
 		b.WriteString("\n" + sourceHelp)
 	}
 	b.WriteString("\n" + globalHelp)
@@ -288,12 +342,14 @@ const addHelp = editHelp + `  -e, --env K=V      an environment variable of a st
 
 const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI
 (settings.json), or Codex's config.toml, and prints the same servers as mcpbridge YAML. Fields
-mcpbridge does not use are named in comments and on stderr. --config takes these files as they
-are; import is for moving to mcpbridge's own format.
+mcpbridge does not use are named in comments and on stderr. The other commands read these files
+as they are (as a SOURCE); import is for moving to mcpbridge's own format.
 `
 
-const completionHelp = `Prints a completion script for the shell; tool names after 'call' are completed from the
-config (its servers are started to list them). For example:
+const completionHelp = `Prints a completion script for the shell, made for the name this binary runs as: each
+command's own flags and their values, tool names after 'call', prompt names after 'prompt' and
+URIs after 'read' from the config on the line (its servers are started to list them), entry
+names after 'get' and 'remove'. For example:
   bash:  source <(mcpbridge completion bash)
   zsh:   source <(mcpbridge completion zsh)
   fish:  mcpbridge completion fish | source

@@ -50,7 +50,7 @@ type entryDetailJSON struct {
 // list shows the configured entries and where each comes from, starting
 // nothing.
 func (e *env) list(argv []string) error {
-	f, err := parseFlags("list", flagSpec{config: true, json: true}, argv)
+	f, err := parseFlags("list", specOf("list"), argv)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (e *env) list(argv []string) error {
 
 // get shows one entry, by id or serverName, starting nothing.
 func (e *env) get(argv []string) error {
-	f, err := parseFlags("get", flagSpec{config: true, json: true}, argv)
+	f, err := parseFlags("get", specOf("get"), argv)
 	if err != nil {
 		return err
 	}

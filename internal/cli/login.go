@@ -54,7 +54,7 @@ func shellQuote(s string) string {
 // loginTarget resolves the server of login and logout: NAME in SOURCE
 // (serverName or entry id), or the --url server.
 func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient.Config, error) {
-	f, err := parseFlags(cmd, flagSpec{source: true}, argv)
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return nil, nil, mcpclient.Config{}, err
 	}

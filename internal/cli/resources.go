@@ -13,13 +13,11 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// withBridge parses cmd's flags (SOURCE and --json, plus --server when
-// server is set), starts the servers, and runs fn on them with the
-// positional arguments. A server that failed to start is reported and
-// makes the exit status 1 once fn succeeded.
-func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []string, fn func(b *bridge, f *flags) error) error {
-	spec.source, spec.json = true, true
-	f, err := parseFlags(cmd, spec, argv)
+// withBridge parses cmd's flags (commandSpecs), starts the servers, and
+// runs fn on them with the positional arguments. A server that failed to
+// start is reported and makes the exit status 1 once fn succeeded.
+func (e *env) withBridge(ctx context.Context, cmd string, argv []string, fn func(b *bridge, f *flags) error) error {
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return err
 	}
@@ -45,7 +43,7 @@ func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []
 // resources lists every server's resources and templates:
 // `resources [SOURCE] [--json]`.
 func (e *env) resources(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "resources", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "resources", argv, func(b *bridge, f *flags) error {
 		if len(f.args) > 0 {
 			return usagef("resources: unexpected argument %q", f.args[0])
 		}
@@ -107,7 +105,7 @@ func withServer(server string, wire json.RawMessage, fallback any) json.RawMessa
 
 // read prints one resource: `read [SOURCE] [--json] [--server NAME] URI`.
 func (e *env) read(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "read", flagSpec{server: true}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "read", argv, func(b *bridge, f *flags) error {
 		if len(f.args) != 1 {
 			return usagef("read: want one URI (see 'mcpbridge help')")
 		}
@@ -187,7 +185,7 @@ type promptEntry struct {
 // prompts lists the prompts under their public names:
 // `prompts [SOURCE] [--json]`.
 func (e *env) prompts(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "prompts", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "prompts", argv, func(b *bridge, f *flags) error {
 		if len(f.args) > 0 {
 			return usagef("prompts: unexpected argument %q", f.args[0])
 		}
@@ -230,7 +228,7 @@ func printJSON(w io.Writer, v any) error {
 // prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]`,
 // ARGS_JSON an object of strings.
 func (e *env) prompt(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "prompt", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "prompt", argv, func(b *bridge, f *flags) error {
 		if len(f.args) < 1 || len(f.args) > 2 {
 			return usagef("prompt: want NAME [ARGS_JSON] (see 'mcpbridge help')")
 		}

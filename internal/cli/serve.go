@@ -20,7 +20,7 @@ import (
 // server, over stdio or Streamable HTTP, kept live with hot reload, until
 // the context ends (SIGINT/SIGTERM) or, on stdio, the client leaves.
 func (e *env) serve(ctx context.Context, argv []string) error {
-	f, err := parseFlags("serve", flagSpec{source: true, serve: true}, argv)
+	f, err := parseFlags("serve", specOf("serve"), argv)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // from ${VAR} expansion: the summary shows ids, plugins, serverNames and
 // transports, none of which is expanded.
 func (e *env) validate(argv []string) error {
-	f, err := parseFlags("validate", flagSpec{config: true}, argv)
+	f, err := parseFlags("validate", specOf("validate"), argv)
 	if err != nil {
 		return err
 	}
