@@ -253,7 +253,9 @@ func fishFlag(def flagDef) string {
 	return b.String()
 }
 
-func fishQuote(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func fishQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
 
 // completeNames is the hidden '__complete KIND [WORDS...]' the scripts
 // run: for KIND tools, prompts or uris, those of the SOURCE among WORDS
