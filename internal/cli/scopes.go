@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,13 +104,23 @@ func (e *env) configFiles(f *flags) []configFile {
 }
 
 // defaultNotice says, on stderr, that no config file was found and where
-// mcpbridge looked.
-func (e *env) defaultNotice() {
+// mcpbridge looked: a line, or a log record with --log-format json. With
+// --json it says nothing (stderr stays quiet for scripts; status --json
+// names the source).
+func (e *env) defaultNotice(f *flags) {
+	if f.json {
+		return
+	}
 	where := "mcpbridge.yaml (here, or up to the repository root)"
 	if p := e.userConfigPath(); p != "" {
 		where += " or " + p
 	}
-	fmt.Fprintf(e.Stderr, "mcpbridge: no config file found (looked for %s): using the embedded demo config; 'mcpbridge add' creates one\n", where)
+	const msg = "no config file found: using the embedded demo config; 'mcpbridge add' creates one"
+	if f.ops.logFormat == "json" {
+		e.newLogger(f, slog.LevelInfo).Warn(msg, "looked for", where)
+		return
+	}
+	fmt.Fprintf(e.Stderr, "mcpbridge: %s (looked for %s)\n", msg, where)
 }
 
 // readScopes reads and parses files and merges them into one plan: see

@@ -64,7 +64,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	files := e.configFiles(f)
 	if len(files) == 0 {
 		if !e.quiet {
-			e.defaultNotice()
+			e.defaultNotice(f)
 		}
 		plan, err := cat.Parse("embedded default", defaultConfig, e.lookup)
 		if err != nil {
