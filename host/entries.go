@@ -339,10 +339,10 @@ func validID(id string) bool {
 }
 
 // syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
-// expected key") into a positioned ConfigError. The line is yaml.v3's: often
+// expected key") into a positioned ConfigError. yaml.v3's line is often
 // where the enclosing construct starts, and for some parser errors one line
-// early; yaml.v3 gives no column, and leaves the line out for a problem on
-// the first line, which is line 1 here. The errors yaml.v3 gives without a
+// early; it gives no column, and leaves the line out for a problem on the
+// first line. yamlconf.PinpointSyntaxError puts it right, with a column. The errors yaml.v3 gives without a
 // line (invalid UTF-8, a control character, an alias of an unknown anchor)
 // are located in data, with line and column.
 func syntaxError(filename string, data []byte, err error) *ConfigError {
@@ -360,6 +360,11 @@ func syntaxError(filename string, data []byte, err error) *ConfigError {
 		ce.Line, ce.Column, ok = yamlconf.LocateSyntaxError(data, msg)
 		if !ok && yamlconf.OnFirstLine(msg) {
 			ce.Line = 1 // yaml.v3 leaves out "line 1: " (see OnFirstLine)
+		}
+	}
+	if ce.Column == 0 {
+		if line, col, ok := yamlconf.PinpointSyntaxError(data, ce.Line, msg); ok {
+			ce.Line, ce.Column = line, col
 		}
 	}
 	ce.Msg = "invalid YAML: " + msg

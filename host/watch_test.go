@@ -137,7 +137,7 @@ func TestReload(t *testing.T) {
 	// never with the expanded secret.
 	write("- id: a\n  name: [fake\n")
 	fh.reload(ctx, path)
-	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:1: invalid YAML: did not find expected`))
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:2:9: invalid YAML: did not find expected`))
 	if fh.Version() != 2 || len(fh.kind.takeEvents()) != 0 {
 		t.Errorf("an invalid file changed something (version %d)", fh.Version())
 	}
