@@ -32,6 +32,9 @@ func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Pl
 		if pe.Err != nil {
 			pe.Err = relocate(conv, pe.Err)
 		}
+		if err := mistakes(path, conv, pe.Entry.ID); err != nil {
+			pe.Err, pe.Spec = err, host.Spec{Name: pe.Spec.Name}
+		}
 		if conv != nil { // where list and get say the entry comes from
 			if p, ok := conv.Position(pe.Entry.Line, pe.Entry.Column); ok {
 				pe.Entry.Line, pe.Entry.Column = p.Line, p.Column
@@ -72,9 +75,30 @@ func (e *env) foreign(path string, data []byte) ([]byte, *importconf.Result, err
 		return nil, nil, err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+		if !n.Mistake { // a mistake is the entry's problem (mistakes)
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+		}
 	}
 	return res.YAML, res, nil
+}
+
+// mistakes are the problems of the entry id that its conversion found
+// (importconf.Note.Mistake, like a misspelt "comand"), in place of those
+// the entry would have without the misspelt field; nil when none.
+func mistakes(path string, conv *importconf.Result, id string) error {
+	if conv == nil {
+		return nil
+	}
+	var errs host.ConfigErrors
+	for _, n := range conv.Notes {
+		if n.Mistake && n.Entry == id {
+			errs = append(errs, &host.ConfigError{File: path, Line: n.Line, Column: n.Column, EntryID: id, Path: n.Path, Msg: n.Msg})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 // relocate points the config errors found in a converted file at the

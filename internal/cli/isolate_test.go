@@ -91,3 +91,21 @@ func TestServeWithInvalidEntry(t *testing.T) {
 		t.Errorf("the broken entry was not reported:\n%s", stderr.String())
 	}
 }
+
+// A misspelt field of an mcpServers JSON config is one message, at the
+// field, with the name meant; the entry fails alone.
+func TestJSONConfigMisspeltField(t *testing.T) {
+	cfg := writeFile(t, "mcp.json", `{"mcpServers": {
+  "a": {"comand": "x"},
+  "b": {"url": "https://example.com/mcp", "headres": {"A": "b"}},
+  "c": {"command": "y", "alwaysAllow": []}
+}}`)
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	want := "mcpbridge: " + cfg + ":4:25: mcpServers.c.alwaysAllow: not used by mcpbridge (left out)\n" +
+		"mcpbridge: invalid config:\n" +
+		cfg + `:2:9: entry "a": mcpServers.a.comand: unknown field: did you mean "command"?` + "\n" +
+		cfg + `:3:43: entry "b": mcpServers.b.headres: unknown field: did you mean "headers"?` + "\n"
+	if r.code != ExitUsage || r.stderr != want {
+		t.Errorf("validate: exit %d\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+}

@@ -50,7 +50,7 @@ func (c *converter) note(s *server, n *yaml.Node, key, format string, args ...an
 	if key != "" {
 		path = yamlconf.JoinKey(path, key)
 	}
-	note := Note{Server: s.key, Path: path, Msg: fmt.Sprintf(format, args...)}
+	note := Note{Server: s.key, Entry: s.id, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		note.Line, note.Column = n.Line, n.Column
 	}
@@ -101,7 +101,7 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		return s
 	}
 	get := func(k string) *yaml.Node { return lookup(v, k) }
-	transport, endpoint := c.jsonTransport(s, v)
+	transport, endpoint := c.jsonTransport(s, v, hasMisspelt(v))
 	s.set("transport", at(str(transport), get("command"), get("type"), key))
 	switch transport {
 	case "stdio":
@@ -117,20 +117,53 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		s.disabled = true
 	}
 	c.toolFilter(s, get("includeTools"), get("excludeTools"), "excludeTools")
+	c.unknownFields(s, v)
+	return s
+}
+
+// unknownFields notes the keys of v that map to nothing: one close to a
+// field mcpbridge reads ("comand") is a mistake, the others are left out.
+func (c *converter) unknownFields(s *server, v *yaml.Node) {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k := v.Content[i]
-		if !slices.Contains(jsonFields, k.Value) {
+		switch m := misspelt(v, k); {
+		case slices.Contains(jsonFields, k.Value):
+		case m != "":
+			c.note(s, k, k.Value, "unknown field: did you mean %q?", m)
+			c.notes[len(c.notes)-1].Mistake = true
+		default:
 			c.note(s, k, k.Value, "not used by mcpbridge (left out)")
 		}
 	}
-	return s
+}
+
+// hasMisspelt reports whether a key of the server object v is misspelt.
+func hasMisspelt(v *yaml.Node) bool {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if misspelt(v, v.Content[i]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// misspelt is the field key (of the server object v) misspells, when it is
+// close to one that v does not have; "" otherwise.
+func misspelt(v, key *yaml.Node) string {
+	if key.Kind != yaml.ScalarNode || slices.Contains(jsonFields, key.Value) {
+		return ""
+	}
+	if m := yamlconf.Suggest(key.Value, jsonFields); m != "" && lookup(v, m) == nil {
+		return m
+	}
+	return ""
 }
 
 // jsonTransport picks the transport of a server object and, for HTTP, the
 // URL node. command means stdio; httpUrl is Streamable HTTP (Gemini CLI);
 // url (serverUrl in Windsurf) follows type, and without one a path ending
 // in /sse is the legacy transport, anything else Streamable HTTP.
-func (c *converter) jsonTransport(s *server, v *yaml.Node) (string, *yaml.Node) {
+func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (string, *yaml.Node) {
 	typ := lookup(v, "type")
 	if typ == nil {
 		typ = lookup(v, "transport")
@@ -149,7 +182,9 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node) (string, *yaml.Node) 
 		u = lookup(v, "serverUrl")
 	}
 	if u == nil {
-		c.note(s, v, "", "has neither command nor url: the entry has no transport")
+		if !mistaken { // a misspelt command or url says it better
+			c.note(s, v, "", "has neither command nor url: the entry has no transport")
+		}
 		return "", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str"}
 	}
 	if typ != nil {
