@@ -55,8 +55,8 @@ type Note struct {
 	// misspelt "comand": the entry is invalid, with this note as its one
 	// problem.
 	Mistake bool
-	Path   string // like mcpServers.github.autoApprove
-	Msg    string
+	Path    string // like mcpServers.github.autoApprove
+	Msg     string
 }
 
 // Format renders the note as file:line:col: path: msg.
