@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -132,7 +135,7 @@ func (e *env) read(ctx context.Context, argv []string) error {
 // template.
 func resourceServer(b *bridge, named, uri string) (string, error) {
 	if named != "" {
-		return named, nil
+		return named, knownServer(b, named)
 	}
 	cands := b.reg.ResourceServers(uri)
 	if len(cands) == 0 {
@@ -239,6 +242,9 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 			}
 		}
 		res, err := b.reg.GetPrompt(ctx, f.args[0], args)
+		if errors.Is(err, tool.ErrUnknownPrompt) {
+			return unknownPrompt(b, f.args[0], err)
+		}
 		if err != nil {
 			return err
 		}
@@ -253,4 +259,44 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 		}
 		return nil
 	})
+}
+
+// unknownPrompt is err for a prompt name nobody offers, with the name
+// meant: the one whose raw name is name, else the closest.
+func unknownPrompt(b *bridge, name string, err error) error {
+	var names []string
+	for _, p := range b.reg.Prompts() {
+		if strings.HasSuffix(p.Name, "__"+name) {
+			return fmt.Errorf("%w: did you mean %s?", err, p.Name)
+		}
+		names = append(names, p.Name)
+	}
+	if m := yamlconf.Suggest(name, names); m != "" {
+		return fmt.Errorf("%w: did you mean %s?", err, m)
+	}
+	return err
+}
+
+// knownServer checks --server NAME: a server of the config that offers
+// resources. A server that exists but offers none is told apart from a
+// name nobody has (which gets the name meant).
+func knownServer(b *bridge, name string) error {
+	var names []string
+	for _, st := range b.statuses {
+		if st.Name == name {
+			if st.State != host.StateReady {
+				return fmt.Errorf("--server %s: the server is %s: %s", name, stateText(st.State), st.Err)
+			}
+			if !slices.ContainsFunc(b.reg.Resources(), func(r tool.Resource) bool { return r.Server == name }) &&
+				!slices.ContainsFunc(b.reg.ResourceTemplates(), func(r tool.ResourceTemplate) bool { return r.Server == name }) {
+				return fmt.Errorf("--server %s: the server offers no resources", name)
+			}
+			return nil
+		}
+		names = append(names, st.Name)
+	}
+	if m := yamlconf.Suggest(name, names); m != "" {
+		return usagef("--server %s: no such server in the config: did you mean %q?", name, m)
+	}
+	return usagef("--server %s: no such server in the config (servers: %s)", name, strings.Join(names, ", "))
 }

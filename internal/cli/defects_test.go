@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// A mistyped prompt name gets the name meant; a server's JSON-RPC error
+// reads "MCP error -32602:" once.
+func TestPromptErrors(t *testing.T) {
+	cfg := everythingConfig(t)
+	r := mcpbridge(t, "", "prompt", "--config", cfg, "mcp__everything__simple-promt")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `unknown prompt "mcp__everything__simple-promt": did you mean mcp__everything__simple-prompt?`) {
+		t.Errorf("a typo: %+v", r)
+	}
+	r = mcpbridge(t, "", "prompt", "--config", cfg, "simple-prompt")
+	if !strings.Contains(r.stderr, "did you mean mcp__everything__simple-prompt?") {
+		t.Errorf("a raw name: %+v", r)
+	}
+	r = mcpbridge(t, "", "prompt", "--config", cfg, "mcp__everything__args-prompt", "{}")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "prompts/get: MCP error -32602: Invalid arguments") || strings.Count(r.stderr, "MCP error") != 1 {
+		t.Errorf("invalid arguments: %+v", r)
+	}
+}
+
+// read --server says whether the server is missing (with the name meant)
+// or offers no resources.
+func TestReadServerFlag(t *testing.T) {
+	inDir(t, demoEntry)
+	r := mcpbridge(t, "", "read", "--server", "demo", "demo://x")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "--server demo: the server offers no resources") {
+		t.Errorf("a server without resources: %+v", r)
+	}
+	r = mcpbridge(t, "", "read", "--server", "dmeo", "demo://x")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `--server dmeo: no such server in the config: did you mean "demo"?`) {
+		t.Errorf("a typo: %+v", r)
+	}
+}
