@@ -52,12 +52,12 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
 		}
 		tw.Flush()
-		n := len(src.plan.Enabled())
+		ready, n := b.serverCount(src.plan)
 		note, err := b.viewNote(list)
 		if err != nil {
 			return fmt.Errorf("tools: %w", err)
 		}
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), n-len(b.failed), n, note)
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), ready, n, note)
 	}
 	if f.timings {
 		e.printTimings(b)

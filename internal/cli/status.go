@@ -153,8 +153,9 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	} else {
 		writeStatusTable(e.Stdout, b.statuses, tok)
 		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		ready, servers := b.serverCount(src.plan)
 		enabled := len(src.plan.Enabled())
-		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
+		fmt.Fprintf(e.Stderr, "%d of %d servers ready", ready, servers)
 		if off := len(src.plan.Entries) - enabled; off > 0 {
 			fmt.Fprintf(e.Stderr, " (%d disabled)", off)
 		}
