@@ -224,7 +224,8 @@ func (r *serveRun) serveTransport(ctx context.Context) (serveErr, listenErr erro
 	ln, err := gateway.Listen(addr, r.opts)
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotLoopback) {
-			err = usagef("serve: %v", err)
+			err = usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
+				"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
 		}
 		return nil, err
 	}
