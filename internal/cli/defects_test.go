@@ -36,3 +36,21 @@ func TestReadServerFlag(t *testing.T) {
 		t.Errorf("a typo: %+v", r)
 	}
 }
+
+// ~/.claude.json's per-project servers are named on stderr, not ignored
+// silently; its top-level servers are read.
+func TestClaudeJSONProjectServers(t *testing.T) {
+	cfg := writeFile(t, "claude.json", `{
+  "numStartups": 3,
+  "mcpServers": {"demo": {"command": "${MCPBRIDGE_EXE}", "args": ["demo-server"]}},
+  "projects": {
+    "/home/u/app": {"mcpServers": {"db": {"command": "db-mcp"}, "web": {"url": "https://example.com/mcp"}}},
+    "/home/u/other": {"mcpServers": {}}
+  }
+}`)
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	want := cfg + `:5:35: projects["/home/u/app"].mcpServers: 2 servers of this project (Claude Code's local scope) not read`
+	if r.code != ExitOK || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "other") || !strings.Contains(r.stdout, "OK, 1 entry") {
+		t.Errorf("validate: %+v\nwant stderr %q", r, want)
+	}
+}

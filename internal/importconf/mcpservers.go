@@ -24,19 +24,49 @@ func fromMCPServers(filename string, data []byte) ([]*server, []Note, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("%s:%d:%d: a JSON config must be an object with \"mcpServers\"", filename, root.Line, root.Column)
 	}
+	projectNotes := projectServers(root)
 	servers := lookup(root, "mcpServers")
+	if servers == nil && len(projectNotes) > 0 {
+		servers = &yaml.Node{Kind: yaml.MappingNode}
+	}
 	if servers == nil {
 		return nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
 	}
 	if servers.Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
 	}
-	c := &converter{root: "mcpServers"}
+	c := &converter{root: "mcpServers", notes: projectNotes}
 	var out []*server
 	for i := 0; i+1 < len(servers.Content); i += 2 {
 		out = append(out, c.jsonServer(servers.Content[i], servers.Content[i+1]))
 	}
 	return out, c.notes, nil
+}
+
+// projectServers notes the servers of ~/.claude.json's projects
+// (projects.<path>.mcpServers, Claude Code's local scope), which are not
+// read: they belong to one project each, and would clash by name.
+func projectServers(root *yaml.Node) []Note {
+	projects := lookup(root, "projects")
+	if projects == nil || projects.Kind != yaml.MappingNode {
+		return nil
+	}
+	var notes []Note
+	for i := 0; i+1 < len(projects.Content); i += 2 {
+		servers := lookup(projects.Content[i+1], "mcpServers")
+		if servers == nil || servers.Kind != yaml.MappingNode || len(servers.Content) == 0 {
+			continue
+		}
+		path := yamlconf.JoinKey(yamlconf.JoinKey("projects", projects.Content[i].Value), "mcpServers")
+		n := fmt.Sprintf("%d servers", len(servers.Content)/2)
+		if n == "1 servers" {
+			n = "1 server"
+		}
+		notes = append(notes, Note{Pos: Pos{servers.Line, servers.Column}, Path: path, Msg: n +
+			" of this project (Claude Code's local scope) not read: only the top-level mcpServers are; " +
+			"copy them into the project's mcpbridge.yaml (mcpbridge add-json NAME JSON)"})
+	}
+	return notes
 }
 
 // converter collects the notes of one file.
