@@ -54,3 +54,14 @@ func TestClaudeJSONProjectServers(t *testing.T) {
 		t.Errorf("validate: %+v\nwant stderr %q", r, want)
 	}
 }
+
+// login and logout suggest the server meant.
+func TestLoginSuggestsServer(t *testing.T) {
+	inDir(t, demoEntry)
+	for _, cmd := range []string{"login", "logout"} {
+		r := mcpbridge(t, "", cmd, "dmeo")
+		if r.code != ExitUsage || !strings.Contains(r.stderr, `no enabled server named "dmeo" in mcpbridge.yaml: did you mean "demo"?`) {
+			t.Errorf("%s: %+v", cmd, r)
+		}
+	}
+}
