@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
 // Catalog is the set of plugin kinds a host can run, by name. Build it in
@@ -58,8 +62,24 @@ type Plan struct {
 type PlanEntry struct {
 	Entry Entry
 	// Spec is the entry's decoded config; zero for a disabled entry, whose
-	// config is not read.
+	// config is not read, and for an invalid one.
 	Spec Spec
+	// Err is why the entry's config is invalid (ConfigErrors, positioned),
+	// in a plan of ParseIsolated; nil otherwise. The host does not start an
+	// invalid entry: it shows it failed with Err, or keeps the entry's
+	// running instance (make before break).
+	Err error
+}
+
+// Invalid returns the entries whose config is invalid (Err set), in order.
+func (p *Plan) Invalid() []PlanEntry {
+	var out []PlanEntry
+	for _, e := range p.Entries {
+		if e.Err != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Enabled returns the entries that are not disabled, in order.
@@ -81,48 +101,81 @@ func (p *Plan) Enabled() []PlanEntry {
 // runs half a file. Disabled entries are kept but their name and config are
 // not checked: disabling is how one parks a half-written entry.
 func (c *Catalog) Parse(filename string, data []byte, lookup func(name string) (string, bool)) (*Plan, error) {
-	entries, errs := parseEntries(filename, data)
-	plan := &Plan{Source: filename}
-	add := func(err error) { errs = append(errs, err.(ConfigErrors)...) } // EntryError and FormatErrors return ConfigErrors
-	claimed := map[claimKey]Entry{}                                       // who holds each claim
-	for _, e := range entries {
-		pe := PlanEntry{Entry: e}
-		if e.Disabled {
-			plan.Entries = append(plan.Entries, pe)
-			continue
-		}
-		k, ok := c.kinds[e.Name]
-		if !ok {
-			add(EntryError(filename, e, "name", fmt.Sprintf("unknown plugin %q (known: %s)", e.Name, strings.Join(c.names, ", "))))
-			continue
-		}
-		spec, err := k.Decode(e.Config, lookup)
-		if err != nil {
-			add(FormatErrors(filename, e, err))
-			continue
-		}
-		dup := false
-		for _, cl := range spec.Claims {
-			key := claimKey{e.Name, cl}
-			if prev, taken := claimed[key]; taken {
-				add(EntryError(filename, e, "config."+cl.Key, fmt.Sprintf(
-					"%s %q is already used by entry %q (line %d); pick a unique %s for each entry", cl.Key, cl.Value, prev.ID, prev.Line, cl.Key)))
-				dup = true
-				continue
-			}
-			claimed[key] = e
-		}
-		if dup {
-			continue
-		}
-		pe.Spec = spec
-		plan.Entries = append(plan.Entries, pe)
+	plan, fileErrs := c.parse(filename, data, lookup)
+	errs := slices.Clone(fileErrs)
+	for _, pe := range plan.Invalid() {
+		errs = append(errs, pe.Err.(ConfigErrors)...)
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
 		return nil, errs
 	}
 	return plan, nil
+}
+
+// ParseIsolated is Parse where an entry whose config is invalid fails
+// alone: it stays in the plan with its problems in PlanEntry.Err, and the
+// other entries run. Only a problem that leaves the file without a usable
+// list of ids is an error: invalid YAML, a file that is not a list, an
+// entry without a valid id, an id used twice. Such an error holds every
+// problem of the file, as Parse's.
+func (c *Catalog) ParseIsolated(filename string, data []byte, lookup func(name string) (string, bool)) (*Plan, error) {
+	plan, fileErrs := c.parse(filename, data, lookup)
+	if len(fileErrs) > 0 {
+		return c.Parse(filename, data, lookup)
+	}
+	return plan, nil
+}
+
+// parse builds the plan of a file: the invalid entries with their
+// problems (PlanEntry.Err), and apart the problems that concern no single
+// usable entry (fileErrs).
+func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (string, bool)) (plan *Plan, fileErrs ConfigErrors) {
+	entries, fileErrs := parseEntries(filename, data)
+	plan = &Plan{Source: filename}
+	claimed := map[claimKey]Entry{} // who holds each claim
+	for _, pe := range entries {
+		if !pe.Entry.Disabled && pe.Err == nil {
+			pe.Spec, pe.Err = c.decode(filename, pe.Entry, lookup, claimed)
+		}
+		if pe.Err != nil && pe.Spec.Name == "" {
+			pe.Spec.Name = displayName(pe.Entry)
+		}
+		plan.Entries = append(plan.Entries, pe)
+	}
+	return plan, fileErrs
+}
+
+// decode checks one enabled entry: its kind, its config, and its claims
+// against those of the entries before it (recorded in claimed).
+func (c *Catalog) decode(filename string, e Entry, lookup func(name string) (string, bool), claimed map[claimKey]Entry) (Spec, error) {
+	k, ok := c.kinds[e.Name]
+	if !ok {
+		return Spec{}, EntryError(filename, e, "name", fmt.Sprintf("unknown plugin %q (known: %s)", e.Name, strings.Join(c.names, ", ")))
+	}
+	spec, err := k.Decode(e.Config, lookup)
+	if err != nil {
+		return Spec{}, FormatErrors(filename, e, err)
+	}
+	for _, cl := range spec.Claims {
+		if prev, taken := claimed[claimKey{e.Name, cl}]; taken {
+			return Spec{}, EntryError(filename, e, "config."+cl.Key, fmt.Sprintf(
+				"%s %q is already used by entry %q (line %d); pick a unique %s for each entry", cl.Key, cl.Value, prev.ID, prev.Line, cl.Key))
+		}
+	}
+	for _, cl := range spec.Claims {
+		claimed[claimKey{e.Name, cl}] = e
+	}
+	return spec, nil
+}
+
+// displayName names an invalid entry in listings: its config's serverName
+// as written, when it is a plain string, else its id.
+func displayName(e Entry) string {
+	if n := yamlconf.Locate(e.Node, "config.serverName"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && !strings.Contains(n.Value, "${") {
+		return n.Value
+	}
+	return e.ID
 }
 
 // claimKey scopes a claim to its kind: two kinds may use the same names.

@@ -137,10 +137,14 @@ func decide(old []oldEntry, entries []PlanEntry) decision {
 func (d *decision) entry(o *oldEntry, pe PlanEntry) *action {
 	id := pe.Entry.ID
 	running := o != nil && !o.Disabled
-	if pe.Entry.Disabled {
-		if running {
-			d.Stop = append(d.Stop, action{ID: id, Why: "disabled"})
-		}
+	switch {
+	case pe.Entry.Disabled && running:
+		d.Stop = append(d.Stop, action{ID: id, Why: "disabled"})
+		return nil
+	case pe.Err != nil && running: // a broken instance: a working one is kept (keepInvalid)
+		d.Stop = append(d.Stop, action{ID: id, Why: "invalid"})
+		return nil
+	case pe.Entry.Disabled, pe.Err != nil:
 		return nil
 	}
 	fp := fingerprint(pe.Entry.Name, pe.Spec.Config)

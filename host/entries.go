@@ -28,6 +28,9 @@ type Entry struct {
 	// Config is the raw config mapping, for the plugin to decode (nil if
 	// absent or null).
 	Config *yaml.Node
+	// File is the name of the file the entry came from, as the caller of
+	// ParseEntries (or Catalog.Parse) gave it.
+	File string
 	// Line and Column are the position of the entry in the file (1-based).
 	Line, Column int
 	// Node is the entry's whole mapping, so that errors about any of its
@@ -180,17 +183,28 @@ func entryKeys() []string { return []string{"id", "name", "config", "disabled"} 
 // must be a mapping when present; unknown keys are errors. config itself is
 // not interpreted: the plugin named by name decodes it.
 func ParseEntries(filename string, data []byte) ([]Entry, error) {
-	entries, errs := parseEntries(filename, data)
+	pes, errs := parseEntries(filename, data)
+	entries := make([]Entry, 0, len(pes))
+	for _, pe := range pes {
+		if pe.Err != nil {
+			errs = append(errs, pe.Err.(ConfigErrors)...)
+		}
+		entries = append(entries, pe.Entry)
+	}
 	if len(errs) > 0 {
+		sortErrors(errs)
 		return nil, errs
 	}
 	return entries, nil
 }
 
-// parseEntries is ParseEntries returning, beside every problem, the
-// entries that are fine, so that Catalog.Parse can go on to check their
-// configs and report every problem of the file at once.
-func parseEntries(filename string, data []byte) ([]Entry, ConfigErrors) {
+// parseEntries is ParseEntries returning every entry that has a usable id,
+// the invalid ones with their problems in Err, and apart the problems that
+// concern no such entry (fileErrs): invalid YAML, a file that is not a
+// list, an entry without a valid id, an id used twice. Catalog.Parse goes
+// on to check the configs and reports every problem at once;
+// Catalog.ParseIsolated runs the valid entries.
+func parseEntries(filename string, data []byte) (entries []PlanEntry, fileErrs ConfigErrors) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -216,29 +230,41 @@ func parseEntries(filename string, data []byte) ([]Entry, ConfigErrors) {
 			Msg: fmt.Sprintf("the file must be a YAML list of entries (- id: …, name: …, config: …), got %s", yamlconf.Describe(root))}}
 	}
 
-	var errs ConfigErrors
-	entries := make([]Entry, 0, len(root.Content))
+	entries = make([]PlanEntry, 0, len(root.Content))
 	firstLine := map[string]int{} // id → line of the entry that has it
 	for i, item := range root.Content {
 		item = yamlconf.Resolve(item)
 		d := yamlconf.NewDecoder(nil)
 		e, idOK := parseEntry(d, item, firstLine)
-		if err := d.Err(); err != nil {
-			for _, p := range yamlconf.AsErrors(err) {
-				ce := &ConfigError{File: filename, Line: p.Line, Column: p.Column, Path: p.Path, Msg: p.Msg}
-				if idOK {
-					ce.EntryID = e.ID
-				} else {
-					ce.EntryIndex = i + 1
-				}
-				errs = append(errs, ce)
-			}
-			continue
+		e.File = filename
+		errs := entryErrors(filename, d.Err(), e.ID, idOK, i+1)
+		switch {
+		case len(errs) == 0:
+			entries = append(entries, PlanEntry{Entry: e})
+		case idOK && !d.Failed("id"):
+			entries = append(entries, PlanEntry{Entry: e, Err: errs})
+		default: // no id to run the others by
+			fileErrs = append(fileErrs, errs...)
 		}
-		entries = append(entries, e)
 	}
-	sortErrors(errs)
-	return entries, errs
+	sortErrors(fileErrs)
+	return entries, fileErrs
+}
+
+// entryErrors positions the problems a decoder found in the entry at
+// index (1-based), named by id when idOK.
+func entryErrors(filename string, err error, id string, idOK bool, index int) ConfigErrors {
+	var errs ConfigErrors
+	for _, p := range yamlconf.AsErrors(err) {
+		ce := &ConfigError{File: filename, Line: p.Line, Column: p.Column, Path: p.Path, Msg: p.Msg}
+		if idOK {
+			ce.EntryID = id
+		} else {
+			ce.EntryIndex = index
+		}
+		errs = append(errs, ce)
+	}
+	return errs
 }
 
 // sortErrors puts problems in file order.
@@ -313,10 +339,10 @@ func validID(id string) bool {
 }
 
 // syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
-// expected key") into a positioned ConfigError. The line is yaml.v3's: often
+// expected key") into a positioned ConfigError. yaml.v3's line is often
 // where the enclosing construct starts, and for some parser errors one line
-// early; yaml.v3 gives no column, and leaves the line out for a problem on
-// the first line, which is line 1 here. The errors yaml.v3 gives without a
+// early; it gives no column, and leaves the line out for a problem on the
+// first line. yamlconf.PinpointSyntaxError puts it right, with a column. The errors yaml.v3 gives without a
 // line (invalid UTF-8, a control character, an alias of an unknown anchor)
 // are located in data, with line and column.
 func syntaxError(filename string, data []byte, err error) *ConfigError {
@@ -334,6 +360,11 @@ func syntaxError(filename string, data []byte, err error) *ConfigError {
 		ce.Line, ce.Column, ok = yamlconf.LocateSyntaxError(data, msg)
 		if !ok && yamlconf.OnFirstLine(msg) {
 			ce.Line = 1 // yaml.v3 leaves out "line 1: " (see OnFirstLine)
+		}
+	}
+	if ce.Column == 0 {
+		if line, col, ok := yamlconf.PinpointSyntaxError(data, ce.Line, msg); ok {
+			ce.Line, ce.Column = line, col
 		}
 	}
 	ce.Msg = "invalid YAML: " + msg

@@ -38,10 +38,10 @@ func TestParseEntries(t *testing.T) {
 		t.Fatalf("ParseEntries: %v", err)
 	}
 	want := []host.Entry{
-		{ID: "github", Name: "mcp-client", Line: 2, Column: 3},
-		{ID: "web.1", Name: "mcp-client", Disabled: true, Line: 6, Column: 3},
-		{ID: "A-b_c.d", Name: "other", Line: 7, Column: 3},
-		{ID: "aliased", Name: "mcp-client", Line: 11, Column: 3},
+		{ID: "github", Name: "mcp-client", File: "mcpbridge.yaml", Line: 2, Column: 3},
+		{ID: "web.1", Name: "mcp-client", Disabled: true, File: "mcpbridge.yaml", Line: 6, Column: 3},
+		{ID: "A-b_c.d", Name: "other", File: "mcpbridge.yaml", Line: 7, Column: 3},
+		{ID: "aliased", Name: "mcp-client", File: "mcpbridge.yaml", Line: 11, Column: 3},
 	}
 	if diff := cmp.Diff(want, got, ignoreNodes); diff != "" {
 		t.Fatalf("entries (-want +got):\n%s", diff)
@@ -83,12 +83,12 @@ func TestParseEntriesErrors(t *testing.T) {
 		// The line is yaml.v3's: where the enclosing construct starts, and
 		// for some parser errors one line early.
 		{"syntax error", "- id: a\n  name: [x",
-			`f.yaml:1: invalid YAML: did not find expected ',' or ']'`},
+			`f.yaml:2:9: invalid YAML: did not find expected ',' or ']'`},
 		// yaml.v3 leaves the line out on the first line.
 		{"syntax error on the first line", `"`,
-			`f.yaml:1: invalid YAML: found unexpected end of stream`},
+			`f.yaml:1:1: invalid YAML: found unexpected end of stream`},
 		{"scanner error", "- id: a\n  name: x\n  bad: @x",
-			`f.yaml:3: invalid YAML: found character that cannot start any token`},
+			`f.yaml:3:8: invalid YAML: found character that cannot start any token`},
 		// yaml.v3 gives these no line; the host finds line and column.
 		{"control character", "- id: \"a\x01\"",
 			`f.yaml:1:9: invalid YAML: control characters are not allowed`},
@@ -103,7 +103,7 @@ func TestParseEntriesErrors(t *testing.T) {
 		{"second document", "- id: a\n  name: x\n---\n- id: b\n  name: x",
 			`f.yaml:3:1: found a second YAML document (---): the file must hold exactly one list of entries`},
 		{"syntax error in second document", "- id: a\n  name: x\n---\n- [",
-			`f.yaml:4: invalid YAML: did not find expected node content`},
+			`f.yaml:4:3: invalid YAML: did not find expected node content`},
 		{"id missing", "- name: mcp-client",
 			`f.yaml:1:3: entry #1: id: is required: a unique name for this entry, used to match it across reloads (like "github")`},
 		{"id not a string", "- id: [a]\n  name: mcp-client",
@@ -274,4 +274,21 @@ func ExampleParseEntries() {
 	fmt.Println(err)
 	// Output:
 	// mcpbridge.yaml:5:7: entry "github": id: duplicate id "github": the entry at line 2 already uses it, and ids must be unique
+}
+
+// YAML syntax errors carry the line and column of the mistake, not
+// yaml.v3's line of the enclosing construct.
+func TestSyntaxErrorPlace(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		// An entry's key dedented by one: yaml.v3 says line 4.
+		{"- id: a\n  name: mcp-client\n  config:\n    serverName: a\n   transport: stdio\n", "f.yaml:5:4: invalid YAML: did not find expected key"},
+		// A key indented too far continues the value above it.
+		{"- id: a\n  name: mcp-client\n  config:\n    transport: stdio\n      command: x\n", "f.yaml:5:14: invalid YAML: mapping values are not allowed in this context"},
+		{"- id: a\n\tname: x\n", "f.yaml:2:1: invalid YAML: found a tab character that violates indentation"},
+	} {
+		_, err := host.ParseEntries("f.yaml", []byte(c.src))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q:\n got %v\nwant %s", c.src, err, c.want)
+		}
+	}
 }

@@ -38,8 +38,8 @@ type Options struct {
 	// Lookup expands ${VAR} when WatchFile re-reads the file; nil means no
 	// variable is set.
 	Lookup func(name string) (string, bool)
-	// Parse reads the file WatchFile re-reads; nil means Catalog.Parse
-	// with Lookup. A program that takes other config formats converts
+	// Parse reads the file WatchFile re-reads; nil means
+	// Catalog.ParseIsolated with Lookup (an invalid entry fails alone). A program that takes other config formats converts
 	// them here.
 	Parse func(path string, data []byte) (*Plan, error)
 	// ShutdownTimeout bounds disposing of one instance; 0 means
@@ -207,7 +207,7 @@ func (h *Host) check(plan *Plan) error {
 			errs = append(errs, fmt.Errorf("entry %q appears twice", id))
 		}
 		seen[id] = true
-		if _, ok := h.opts.Catalog.Kind(pe.Entry.Name); !ok && !pe.Entry.Disabled {
+		if _, ok := h.opts.Catalog.Kind(pe.Entry.Name); !ok && !pe.Entry.Disabled && pe.Err == nil {
 			errs = append(errs, fmt.Errorf("entry %q: unknown plugin %q (known: %s)", id, pe.Entry.Name, strings.Join(h.opts.Catalog.Names(), ", ")))
 		}
 	}

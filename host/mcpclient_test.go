@@ -243,7 +243,7 @@ func TestHotReloadScenarios(t *testing.T) {
 
 	pids := children(t)
 	dupServerName := fmt.Sprintf(`%s:%d:17: entry "m": config.serverName: serverName "alpha" is already used by entry "a3" (line 1); pick a unique serverName for each entry`,
-		r.path, strings.Count(child(t, "a3", "alpha"), "\n")+4)
+		r.path, strings.Count(child(t, "a3", "alpha", "toolCallTimeoutMs: 5000"), "\n")+4)
 	steps := []struct {
 		name     string
 		src      string
@@ -318,12 +318,14 @@ func TestHotReloadScenarios(t *testing.T) {
 		children: []string{"a3"},
 		kept:     []string{"a3"},
 	}, {
-		name:     "a duplicate serverName changes nothing, with file:line",
-		src:      child(t, "a3", "alpha") + memory("m", "alpha"),
-		logWait:  logError(notReloaded, "config", r.path, "entry", "m", "err", dupServerName),
+		name:     "a duplicate serverName fails alone, with file:line: the entry keeps its previous config",
+		src:      child(t, "a3", "alpha", "toolCallTimeoutMs: 5000") + memory("m", "alpha"),
+		applied:  true,
 		tools:    []string{"mcp__alpha__add", "mcp__alpha__greet", "mcp__mem__add"},
 		children: []string{"a3"},
 		kept:     []string{"a3"},
+		states:   map[string]string{"a3": "ready", "m": "ready"},
+		logHas:   []logRec{logError("the new config did not start, the previous config keeps running", "entry", "m", "err", dupServerName)},
 	}, {
 		name:     "a failing new config leaves the old one running",
 		src:      strings.Replace(child(t, "a3", "alpha", "failOnStartupError: true"), "command: ", "command: /no/such/server", 1) + memory("m", "mem"),

@@ -82,6 +82,10 @@ func (e *StartError) record() (msg string, attrs []any) {
 //     instance, Spec.Strict, is waited for until it settles, at most
 //     ShutdownTimeout more); one that fails for good is a *StartError and
 //     its status says why; one that is slow keeps trying in the background;
+//   - an invalid entry (PlanEntry.Err, see Catalog.ParseIsolated) does not
+//     start: its working instance, if it has one, keeps running its
+//     previous config, else its status is failed with the entry's
+//     problems; either way it is a *StartError (Kept says which);
 //   - two running entries never hold the same claim: a new instance that
 //     needs a claim which another entry gives up in the same plan starts
 //     only once that entry's replacement has taken over and its old
@@ -112,10 +116,14 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
 
-	r := h.prepare(ctx, plan, current)
+	run, invalid := keepInvalid(plan, current)
+	r := h.prepare(ctx, run, current)
 	r.stopFirst()
-	r.install(plan)
+	r.install(plan, run)
 	r.refuse()
+	for _, err := range invalid {
+		r.report(err)
+	}
 	for _, wave := range r.waves {
 		r.run(wave)
 	}
@@ -168,6 +176,9 @@ func (h *Host) prepare(ctx context.Context, plan *Plan, current []*unit) *rollou
 // one for a kept entry (or a refused change), else a new one.
 func (r *rollout) slot(pe PlanEntry, a action, acting bool) *unit {
 	id := pe.Entry.ID
+	if pe.Err != nil {
+		return &unit{pe: pe, failure: &Status{State: StateFailed, Err: pe.Err.Error(), Name: pe.Spec.Name}}
+	}
 	if !acting && !pe.Entry.Disabled { // decide keeps only a running, unchanged entry
 		o := r.old[id]
 		r.h.mu.Lock()
@@ -201,6 +212,8 @@ func (r *rollout) stopFirst() {
 			r.h.log.Info("removed, stopping", "entry", a.ID)
 		case "disabled":
 			r.h.log.Info("disabled, stopping", "entry", a.ID)
+		case "invalid":
+			r.h.log.Info("config invalid, stopping its failed instance", "entry", a.ID)
 		}
 		if o := r.old[a.ID]; o != nil && !o.pe.Entry.Disabled {
 			stopping = append(stopping, o)
@@ -217,13 +230,45 @@ func (r *rollout) stopFirst() {
 	}
 }
 
-// install makes the new plan the host's.
-func (r *rollout) install(plan *Plan) {
+// install makes the new plan the host's: run is plan with the running
+// instances kept in place of invalid entries (keepInvalid).
+func (r *rollout) install(plan, run *Plan) {
 	r.h.mu.Lock()
 	r.h.units = r.next
-	r.h.source = plan.Source
+	r.h.source = run.Source
 	r.h.planKey = planKey(plan)
 	r.h.mu.Unlock()
+}
+
+// keepInvalid returns the plan to run in place of plan: an invalid entry
+// (PlanEntry.Err) whose running instance works is replaced by the running
+// entry, so that it keeps serving (make before break); the other invalid
+// entries stay, to be shown failed. It returns the error of every invalid
+// entry, saying which ones keep their previous config.
+func keepInvalid(plan *Plan, current []*unit) (*Plan, []*StartError) {
+	if len(plan.Invalid()) == 0 {
+		return plan, nil
+	}
+	running := map[string]*unit{}
+	for _, u := range current {
+		if !u.pe.Entry.Disabled && u.pe.Err == nil && u.failure == nil {
+			running[u.pe.Entry.ID] = u
+		}
+	}
+	run := &Plan{Source: plan.Source, Entries: slices.Clone(plan.Entries)}
+	var errs []*StartError
+	for i, pe := range run.Entries {
+		if pe.Err == nil {
+			continue
+		}
+		err := &StartError{ID: pe.Entry.ID, Err: pe.Err}
+		if u := running[pe.Entry.ID]; u != nil {
+			run.Entries[i] = u.pe
+			err.Kept = pe.Entry.ID
+		}
+		errs = append(errs, err)
+	}
+	return run, errs
 }
 
 // refuse reports the changes decide refused: their old instances keep

@@ -124,7 +124,9 @@ func (h *Host) reload(ctx context.Context, path string) {
 	}
 	parse := h.opts.Parse
 	if parse == nil {
-		parse = func(path string, data []byte) (*Plan, error) { return h.opts.Catalog.Parse(path, data, h.opts.Lookup) }
+		parse = func(path string, data []byte) (*Plan, error) {
+			return h.opts.Catalog.ParseIsolated(path, data, h.opts.Lookup)
+		}
 	}
 	plan, err := parse(path, data)
 	if err != nil {
@@ -156,7 +158,9 @@ func planKey(plan *Plan) string {
 	b.WriteString(plan.Source)
 	for _, pe := range plan.Entries {
 		fmt.Fprintf(&b, "\n%s %t", pe.Entry.ID, pe.Entry.Disabled)
-		if !pe.Entry.Disabled {
+		if pe.Err != nil {
+			b.WriteString(" invalid " + pe.Err.Error())
+		} else if !pe.Entry.Disabled {
 			b.WriteString(" " + fingerprint(pe.Entry.Name, pe.Spec.Config))
 		}
 	}

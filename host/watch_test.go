@@ -125,16 +125,21 @@ func TestReload(t *testing.T) {
 		t.Errorf("a comment caused an Apply (version %d)", fh.Version())
 	}
 
+	// An invalid entry fails alone, with file:line: a, unchanged, runs on.
+	write("- {id: a, name: fake, config: {value: \"1\", secret: \"${S}\"}}\n- {id: b, name: nope}\n")
+	fh.reload(ctx, path)
+	fh.log.WaitForRecord(t, slog.LevelError, "failed to start", "entry", "b", "err", mcptest.Contains(path+`:2:17: entry "b": name: unknown plugin "nope"`))
+	want := map[string]string{"a": "ready", "b": "failed: " + path + `:2:17: entry "b": name: unknown plugin "nope" (known: fake)`}
+	if diff := cmp.Diff(want, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
 	// Invalid YAML: nothing changes, the problem is logged with file:line,
 	// never with the expanded secret.
-	write("- {id: a, name: fake, config: {value: \"2\", secret: \"${S}\"}}\n- {id: b, name: nope}\n")
-	fh.reload(ctx, path)
-	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "entry", "b", "err", mcptest.Contains(path+`:2:17: entry "b": name: unknown plugin "nope"`))
 	write("- id: a\n  name: [fake\n")
 	fh.reload(ctx, path)
-	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:1: invalid YAML: did not find expected`))
-	if fh.Version() != 1 || len(fh.kind.takeEvents()) != 0 {
-		t.Errorf("an invalid file changed something")
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:2:9: invalid YAML: did not find expected`))
+	if fh.Version() != 2 || len(fh.kind.takeEvents()) != 0 {
+		t.Errorf("an invalid file changed something (version %d)", fh.Version())
 	}
 
 	// Deleted: everything keeps running, with a warning.

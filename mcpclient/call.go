@@ -265,7 +265,13 @@ func describeCallError(err error) error {
 	if wire.Code == codeRejectedByTransport && wire.Message == "rejected by transport" && err.Error() != wire.Error() {
 		return fmt.Errorf("MCP error %d: request rejected by the HTTP transport: %w", wire.Code, redact.Error(err))
 	}
-	return fmt.Errorf("MCP error %d: %s", wire.Code, wire.Message)
+	prefix := fmt.Sprintf("MCP error %d: ", wire.Code)
+	if strings.HasPrefix(wire.Message, prefix) {
+		// A TypeScript server's McpError puts the prefix in the message
+		// it sends already.
+		return errors.New(wire.Message)
+	}
+	return errors.New(prefix + wire.Message)
 }
 
 // codeRejectedByTransport is the code of the go-sdk's jsonrpc2.ErrRejected.

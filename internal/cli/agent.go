@@ -125,7 +125,7 @@ func (e *env) agent(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := parseFlags("agent", flagSpec{source: true, json: true}, rest)
+	f, err := parseFlags("agent", specOf("agent"), rest)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,10 @@ type flags struct {
 	ops          opsFlags // --log-format, --metrics-addr, --stateless (observe.go)
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
+	scope        string   // --scope (add, remove)
+	callArgs     []string // --arg K=V (call)
+	timeout      string   // --timeout D (call), as given
+	limit        string   // --limit K (search: cutLimit takes it first)
 	saveDir      string   // --save-dir (call)
 	diff         bool     // --diff (pin)
 	args         []string // positional arguments
@@ -59,9 +63,12 @@ type flagSpec struct {
 	tokens  bool // --tokens
 	serve   bool // --stdio, --http
 	edit    bool // add: --url, --header, --env, --transport
-	save    bool // --save-dir
+	save    bool // call: --save-dir, --arg, --timeout
 	server  bool // --server (read)
 	diff    bool // --diff (pin)
+	scope   bool // --scope (add, remove)
+	limit   bool // --limit (search)
+	agent   bool // agent: -p, --yes, --model, … (cutAgentFlags takes them first)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -163,6 +170,9 @@ type flagDef struct {
 	names  []string
 	accept func(flagSpec) bool
 	apply  func(*flags, *flagUse) error
+	// value names the flag's value in completions ("FILE", "DIR" complete
+	// file names); "" for a flag that takes none (or only after "=").
+	value string
 }
 
 // flagDefs are every command's flags.
@@ -171,33 +181,45 @@ func flagDefs() []flagDef {
 	source := func(s flagSpec) bool { return s.source }
 	edit := func(s flagSpec) bool { return s.edit }
 	serve := func(s flagSpec) bool { return s.serve }
+	agentFlag := func(s flagSpec) bool { return s.agent }
 	return []flagDef{
-		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help })},
-		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose })},
-		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json })},
-		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings })},
-		{[]string{"tokens"}, func(s flagSpec) bool { return s.tokens }, setTrue(func(f *flags) *bool { return &f.tokens })},
-		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config })},
-		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url })},
-		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name })},
-		{[]string{"header"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers })},
-		{[]string{"env"}, edit, appendValue(func(f *flags) *[]string { return &f.env })},
-		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport })},
-		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir })},
-		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless })},
-		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio })},
-		{[]string{"http"}, serve, setHTTP},
-		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv })},
-		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins })},
-		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure })},
-		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames })},
-		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout })},
-		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat })},
-		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr })},
-		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless })},
-		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
-		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
-		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff })},
+		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help }), ""},
+		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose }), ""},
+		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json }), ""},
+		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings }), ""},
+		{[]string{"tokens"}, func(s flagSpec) bool { return s.tokens }, setTrue(func(f *flags) *bool { return &f.tokens }), ""},
+		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config }), "FILE"},
+		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url }), "URL"},
+		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name }), "NAME"},
+		{[]string{"header", "H"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers }), "'K: V'"},
+		{[]string{"env", "e"}, edit, appendValue(func(f *flags) *[]string { return &f.env }), "K=V"},
+		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope }), "S"},
+		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport }), "T"},
+		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir }), "DIR"},
+		{[]string{"arg"}, func(s flagSpec) bool { return s.save }, appendValue(func(f *flags) *[]string { return &f.callArgs }), "K=V"},
+		{[]string{"timeout"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.timeout }), "D"},
+		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless }), ""},
+		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio }), ""},
+		{[]string{"http"}, serve, setHTTP, ""},
+		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv }), "NAME"},
+		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins }), "ORIGIN"},
+		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure }), ""},
+		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames }), ""},
+		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout }), "D"},
+		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat }), "FORMAT"},
+		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr }), "ADDR"},
+		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless }), ""},
+		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server }), "NAME"},
+		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit }), "MODE"},
+		{[]string{"limit"}, func(s flagSpec) bool { return s.limit }, setValue(func(f *flags) *string { return &f.limit }), "K"}, // taken out by cutLimit; listed for help and completion
+		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff }), ""},
+		{[]string{"p", "prompt"}, agentFlag, cutEarlier, "PROMPT"},
+		{[]string{"y", "yes"}, agentFlag, cutEarlier, ""},
+		{[]string{"model"}, agentFlag, cutEarlier, "M"},
+		{[]string{"base-url"}, agentFlag, cutEarlier, "URL"},
+		{[]string{"max-steps"}, agentFlag, cutEarlier, "N"},
+		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
+		{[]string{"continue"}, agentFlag, cutEarlier, ""},
 	}
 }
 
@@ -209,6 +231,13 @@ func lookupFlag(name string, spec flagSpec) (flagDef, bool) {
 		}
 	}
 	return flagDef{}, false
+}
+
+// cutEarlier is the apply of a flag that its command takes off the line
+// before parseFlags (the agent's, by cutAgentFlags): such a flag is in
+// flagDefs for help and completion, and never reaches parseFlags.
+func cutEarlier(_ *flags, u *flagUse) error {
+	return usagef("%s: flag --%s is not understood here", u.cmd, u.name)
 }
 
 // setTrue makes a boolean flag; a value after "=" is ignored.

@@ -129,3 +129,21 @@ func (e *env) progress(h *host.Host, total int) func() {
 		<-finished
 	}
 }
+
+// serverCount counts the enabled entries of plan that are MCP servers
+// (not a tool-search or sampling entry), and those of them that are
+// ready.
+func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
+	for _, pe := range plan.Enabled() {
+		if pe.Entry.Name == mcpclient.PluginName {
+			total++
+		}
+	}
+	ready = total
+	for _, st := range b.failed {
+		if st.Plugin == mcpclient.PluginName {
+			ready--
+		}
+	}
+	return ready, total
+}

@@ -37,6 +37,9 @@ type IO struct {
 	// StdinIsTerminal, with StderrIsTerminal, lets a one-shot command ask
 	// the person a server's elicitation (unless --elicit says otherwise).
 	StdinIsTerminal bool
+	// Prog is the name the binary was run as, for the completion scripts;
+	// "" means the base name of os.Args[0].
+	Prog string
 }
 
 // env is one run's context.
@@ -59,6 +62,9 @@ type env struct {
 	// scanAll is set by the scan command: every server's definitions are
 	// scanned and none is withheld (mcpclient.Options.ScanAll).
 	scanAll bool
+	// quiet leaves out the notice that the embedded default is in use
+	// (the completion scripts' helper).
+	quiet bool
 }
 
 func (e *env) getenv(k string) string {
@@ -99,7 +105,7 @@ func Main(ctx context.Context, io IO) int {
 	case "--version":
 		err = e.version(rest)
 	case "__complete": // the completion scripts' helper, not listed
-		err = e.completeTools(ctx, rest)
+		err = e.completeNames(ctx, rest)
 	default:
 		cmd, ok := findCommand(name)
 		switch {

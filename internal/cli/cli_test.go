@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	// No test reads the user config of the machine it runs on; those
+	// about the user scope set their own.
+	os.Setenv("XDG_CONFIG_HOME", "/dev/null/mcpbridge-tests") // never a directory, even for root
 	mcptest.VerifyTestMain(m)
 }
 
@@ -213,7 +216,7 @@ func TestConfigAndUsageErrors(t *testing.T) {
 		args []string
 		has  []string
 	}{
-		{[]string{"tools", "--config", bad}, []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`}},
+		{[]string{"validate", "--config", bad}, []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`}},
 		{[]string{"tools", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"does not exist"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
 		{[]string{"tools", "--bogus"}, []string{"unknown flag --bogus"}},
@@ -235,6 +238,15 @@ func TestConfigAndUsageErrors(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "help"); r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
 		t.Errorf("help: %+v", r)
+	}
+	// A command that starts servers starts none of these invalid entries,
+	// reports each with file:line, and exits 1 (see TestInvalidEntryFailsAlone);
+	// the entry of an unknown plugin is no server.
+	r := mcpbridge(t, "", "tools", "--config", bad)
+	for _, h := range []string{bad + ":7:", `entry "a"`, "toolCallTimeoutMs", bad + ":9:", "no-such-plugin", `SURELY_UNSET_VAR_123`, "0 tools from 0 of 2 servers"} {
+		if r.code != ExitFailed || !strings.Contains(r.stderr, h) {
+			t.Errorf("tools: exit %d, want 1; stderr lacks %q?\n%s", r.code, h, r.stderr)
+		}
 	}
 }
 

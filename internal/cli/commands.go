@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tokens"
@@ -51,12 +53,12 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
 		}
 		tw.Flush()
-		n := len(src.plan.Enabled())
+		ready, n := b.serverCount(src.plan)
 		note, err := b.viewNote(list)
 		if err != nil {
 			return fmt.Errorf("tools: %w", err)
 		}
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), n-len(b.failed), n, note)
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), ready, n, note)
 	}
 	if f.timings {
 		e.printTimings(b)
@@ -81,12 +83,16 @@ func firstLine(s string) string {
 
 // call calls one tool by its public name and prints what the model sees.
 func (e *env) call(ctx context.Context, argv []string) error {
-	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true}, argv)
+	f, err := parseFlags("call", specOf("call"), argv)
 	if err != nil {
 		return err
 	}
 	if len(f.args) == 0 || len(f.args) > 2 {
-		return usagef("call: want NAME [ARGS_JSON | -], got %d arguments", len(f.args))
+		return usagef("call: want NAME [ARGS_JSON | -] [--arg K=V]..., got %d arguments", len(f.args))
+	}
+	timeout, err := callTimeout(f.timeout)
+	if err != nil {
+		return err
 	}
 	name := f.args[0]
 	args := json.RawMessage(`{}`)
@@ -105,14 +111,25 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return err
 	}
 	defer b.close()
-	if _, ok := b.reg.Get(name); !ok {
+	t, ok := b.reg.Get(name)
+	if !ok {
 		e.reportFailures(b)
 		e.reportPinNotes(b)
 		e.suggestTool(name, b)
+	} else if args, err = applyArgs(name, t.InputSchema, args, f.callArgs); err != nil {
+		return err
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
+	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s gave no result within --timeout %s; the call was cancelled\n", name, timeout)
+	}
 	if f.json {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -129,6 +146,19 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		return &exitError{ExitFailed}
 	}
 	return nil
+}
+
+// callTimeout parses --timeout; 0 when absent (the server's
+// toolCallTimeoutMs alone bounds the call).
+func callTimeout(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usagef("call: --timeout %q: want a duration such as 30s or 1m30s", v)
+	}
+	return d, nil
 }
 
 // maxCallArgsBytes bounds the arguments of call: 16 MiB, the size of the
@@ -204,7 +234,7 @@ func serverOf(public string) string {
 // A nil bridge comes with an error, or with nil after --help printed the
 // usage.
 func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flags, *source, *bridge, error) {
-	f, err := parseFlags(cmd, flagSpec{source: true, json: true, timings: true, tokens: cmd == "tools"}, argv)
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return nil, nil, nil, err
 	}

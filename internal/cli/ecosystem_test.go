@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,9 +55,14 @@ func TestMCPServersJSONAsConfig(t *testing.T) {
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", "{\"mcpServers\": {\n  \"web\": {\"type\": \"http\",\n    \"url\": \"ftp://example.com\"}}}")
-	r := mcpbridge(t, "", "tools", "--config", cfg)
-	if want := cfg + `:3:12: entry "web": config.url: must be an absolute http`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
-		t.Errorf("exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	want := cfg + `:3:12: entry "web": config.url: must be an absolute http`
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	r = mcpbridge(t, "", "tools", "--config", cfg)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `server "web" failed: `+want) {
+		t.Errorf("tools: exit %d, want 1 and %q:\n%s", r.code, want, r.stderr)
 	}
 	bad := writeFile(t, "bad.json", "{\"mcpServers\": {\"a\": }}")
 	if r := mcpbridge(t, "", "tools", "--config", bad); r.code != ExitUsage || !strings.Contains(r.stderr, bad+":1:22: invalid JSON") {
@@ -170,10 +177,11 @@ func TestAddRemoveRoundTrip(t *testing.T) {
 	}
 }
 
-// add creates the file when missing (./mcpbridge.yaml by default).
+// add --scope project creates ./mcpbridge.yaml when missing.
 func TestAddCreates(t *testing.T) {
 	t.Chdir(t.TempDir())
-	if r := mcpbridge(t, "", "add", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server"); r.code != ExitOK {
+	r := mcpbridge(t, "", "add", "--scope", "project", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server")
+	if r.code != ExitOK || r.stdout != "Added stdio server \"demo\" to mcpbridge.yaml (project scope)\n" {
 		t.Fatalf("add: %+v", r)
 	}
 	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 1}`); r.code != ExitOK || r.stdout != "2\n" {
@@ -215,13 +223,13 @@ func TestAddRemoveRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"add", "--config", cfg, "demo", "--", "x"}, `already has a server "demo" (line 2)`},
-		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, `was left unchanged: the result would not be valid:`},
+		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, "server \"bad__name\" not added, it would not be valid:\nconfig.serverName: "},
 		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `config.url: must be an absolute`},
 		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
 		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
-		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either --url or a command`},
+		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either a URL or a command`},
 		{[]string{"add", "--config", cfg, "x", "--env", "A=1", "--url", "http://x"}, `--env is for a command`},
-		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `--header and --transport go with --url`},
+		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `-H/--header goes with a remote server's URL`},
 		{[]string{"add", "--config", cfg, "x", "--header", "bad", "--url", "http://x"}, `want 'Name: value'`},
 		{[]string{"add", "--config", cfg, "x", "--env", "novalue", "--", "cmd"}, `want NAME=value`},
 		{[]string{"remove", "--config", cfg, "nope"}, `has no server "nope"`},
@@ -272,7 +280,7 @@ func TestHelpVersionAndSuggestions(t *testing.T) {
 		{[]string{"version", "x"}, `version: unexpected argument "x"`},
 		{[]string{"completion"}, `want bash, zsh or fish`},
 		{[]string{"completion", "tcsh"}, `unknown shell "tcsh"`},
-		{[]string{"__complete", "x"}, `want tools`},
+		{[]string{"__complete", "x"}, `want tools, prompts, uris, entries`},
 		{[]string{"__complete", "tools", "--config", "nope.yaml"}, `nope.yaml does not exist`},
 	} {
 		if r := mcpbridge(t, "", c.args...); r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
@@ -292,67 +300,81 @@ func TestHelpVersionAndSuggestions(t *testing.T) {
 	}
 }
 
-// Each shell's script, loaded by the real shell, completes commands,
-// flags, and tool names after call from the config on the line. zsh's
+// Each shell's script, loaded by the real shell, completes commands, each
+// command's own flags and their values, tool names after call, prompt names
+// after prompt, URIs after read and entry names after get, all from the
+// config on the line, under whatever name the binary is installed as. zsh's
 // completion system needs a terminal, so its builtins are stood in for by
 // functions that print what they are given.
 func TestShellCompletion(t *testing.T) {
 	exe, _ := os.Executable()
-	bin := t.TempDir()
-	wrapper := "#!/bin/sh\nCLITEST_RUN_MAIN=1 MCPBRIDGE_EXE=" + exe + " exec " + exe + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "mcpbridge"), []byte(wrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cfg := writeConfig(t, commentedConfig)
-	for _, c := range []struct {
-		shell  string
-		args   []string
-		script string
-		want   string
-	}{
-		{"bash", []string{"--norc", "-c"}, `source <(mcpbridge completion bash)
-complete_line() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _mcpbridge; echo "${COMPREPLY[*]}"; }
-complete_line mcpbridge to
-complete_line mcpbridge -v ca
-complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
-complete_line mcpbridge completion z
-complete_line mcpbridge tools --js
-`, "tools\ncall\nmcp__demo__echo\nzsh\n--json\n"},
-		{"zsh", []string{"-f", "-c"}, `compdef() { :; }
-compadd() { if [[ $1 == -a ]]; then print -l -- ${(P)2}; else [[ $1 == -- ]] && shift; print -l -- "$@"; fi }
-_describe() { print -l -- ${(P)2}; }
-_files() { print FILES; }
-source <(mcpbridge completion zsh)
-complete_line() { words=("$@"); CURRENT=$#; _mcpbridge | grep -- "^${words[CURRENT]}" | tr '\n' ' '; echo; }
-complete_line mcpbridge to
-complete_line mcpbridge call --config ` + cfg + ` mcp__demo__e
-complete_line mcpbridge completion z
-complete_line mcpbridge tools --js
-complete_line mcpbridge call --config ''
-`, "tools:list the tools under their public names \nmcp__demo__echo \nzsh \n--json \nFILES \n"},
-		{"fish", []string{"--no-config", "-c"}, `mcpbridge completion fish | source
-complete -C "mcpbridge to"
-complete -C "mcpbridge call --config ` + cfg + ` mcp__demo__e"
-complete -C "mcpbridge completion z"
-complete -C "mcpbridge --js"
-`, "tools\tlist the tools under their public names\nmcp__demo__echo\nzsh\n--json\tmachine-readable output\n"},
-	} {
-		t.Run(c.shell, func(t *testing.T) {
-			sh, err := exec.LookPath(c.shell)
-			if err != nil {
-				// make test installs it (scripts/install-shells.sh).
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("no %s on this machine", c.shell)
+	everything := everythingConfig(t) // it offers prompts and resources
+	for _, prog := range []string{"mcpbridge", "mcpb-dev"} {
+		bin := t.TempDir()
+		wrapper := "#!/bin/bash\nCLITEST_RUN_MAIN=1 MCPBRIDGE_EXE=" + exe + " exec -a " + prog + " " + exe + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(bin, prog), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		lines := []string{
+			prog + " to",
+			prog + " -v ca",
+			prog + " call --config " + cfg + " mcp__demo__e",
+			prog + " completion z",
+			prog + " tools --to",
+			prog + " call --ti",
+			prog + " add --sc",
+			prog + " add --scope ",
+			prog + " get --config " + cfg + " pa",
+			prog + " prompt --config " + everything + " mcp__everything__simple",
+			prog + " read --config " + everything + " demo://resource/static/document/f",
+			prog + " serve --metr",
+		}
+		want := []string{"tools", "call", "mcp__demo__echo", "zsh", "--tokens", "--timeout", "--scope",
+			"project user", "parked", "mcp__everything__simple-prompt", "demo://resource/static/document/features.md", "--metrics-addr"}
+		if prog != "mcpbridge" { // the prompts and URIs once are enough (each starts the server)
+			lines, want = slices.Delete(lines, 9, 11), slices.Delete(want, 9, 11)
+		}
+		fn := funcName(prog)
+		for _, c := range []struct {
+			shell, script string
+			args          []string
+			line          func(string) string
+		}{
+			{"bash", "source <(" + prog + " completion bash)\n" +
+				"complete_line() { COMP_WORDS=($1); [[ $1 == *' ' ]] && COMP_WORDS+=(''); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); " + fn + "; echo \"${COMPREPLY[*]}\"; }\n",
+				[]string{"--norc", "-c"}, func(l string) string { return "complete_line '" + l + "'" }},
+			{"zsh", "compdef() { :; }\n" +
+				"compadd() { if [[ $1 == -a ]]; then print -l -- ${(P)2}; else [[ $1 == -- ]] && shift; print -l -- \"$@\"; fi }\n" +
+				"_describe() { print -l -- ${(P)2%%:*}; }\n_files() { print FILES; }\n" +
+				"source <(" + prog + " completion zsh)\n" +
+				"complete_line() { words=(${(z)1}); [[ $1 == *' ' ]] && words+=(''); CURRENT=${#words}; " + fn + " | grep -- \"^${words[CURRENT]}\" | tr '\\n' ' ' | sed 's/ $//'; echo; }\n",
+				[]string{"-f", "-c"}, func(l string) string { return "complete_line '" + l + "'" }},
+			{"fish", prog + " completion fish | source\n", []string{"--no-config", "-c"},
+				func(l string) string { return "complete -C '" + l + "' | cut -f1 | sort | string join ' '; true" }},
+		} {
+			t.Run(prog+"/"+c.shell, func(t *testing.T) {
+				sh, err := exec.LookPath(c.shell)
+				if err != nil {
+					// make test installs it (scripts/install-shells.sh).
+					if os.Getenv("CI") == "true" {
+						t.Fatalf("no %s on this machine", c.shell)
+					}
+					t.Skipf("no %s on this machine", c.shell)
 				}
-				t.Skipf("no %s on this machine", c.shell)
-			}
-			cmd := exec.Command(sh, append(c.args, c.script)...)
-			cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
-			out, err := cmd.CombinedOutput()
-			if err != nil || string(out) != c.want {
-				t.Errorf("%s: %v\n%q\nwant\n%q", c.shell, err, out, c.want)
-			}
-		})
+				script := c.script
+				for _, l := range lines {
+					script += c.line(l) + "\n"
+				}
+				cmd := exec.Command(sh, append(c.args, script)...)
+				cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+				out, err := cmd.CombinedOutput()
+				got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+				if err != nil || !cmp.Equal(got, want) {
+					t.Errorf("%s: %v\n%s", c.shell, err, cmp.Diff(want, got))
+				}
+			})
+		}
 	}
 }
 

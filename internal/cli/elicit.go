@@ -35,7 +35,11 @@ func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		if e.asksPerson() {
 			return e.elicitPerson(ctx, mcpclient.AskingServer(ctx), a.Params)
 		}
-		return elicitWithoutPerson(e.elicitMode, a.Params)
+		ans, why, err := elicitWithoutPerson(e.elicitMode, a.Params)
+		if why != "" {
+			fmt.Fprintf(e.Stderr, "mcpbridge: server %q asked for input; declined: %s\n", mcpclient.AskingServer(ctx), why)
+		}
+		return ans, err
 	case tool.AskSample:
 		if e.sampler != nil {
 			return e.sampler.Sample(ctx, mcpclient.AskingServer(ctx), a.Params)
@@ -47,24 +51,28 @@ func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 // elicitWithoutPerson answers an elicitation by mode: decline, cancel, or
 // accept with each requested field's schema default (fields without one
 // are left out). What needs a person is declined: a URL elicitation, and a
-// form the defaults do not fill (a required field without one).
-func elicitWithoutPerson(mode string, params json.RawMessage) (json.RawMessage, error) {
+// form the defaults do not fill (a required field without one). why says
+// why --elicit defaults declined ("" when it did not, or was not asked to
+// accept).
+func elicitWithoutPerson(mode string, params json.RawMessage) (answer json.RawMessage, why string, err error) {
 	var req struct {
 		Mode   string          `json:"mode"`
 		Schema json.RawMessage `json:"requestedSchema"`
 	}
 	if err := json.Unmarshal(params, &req); err != nil {
-		return nil, fmt.Errorf("invalid elicitation request: %w", err)
+		return nil, "", fmt.Errorf("invalid elicitation request: %w", err)
 	}
 	switch {
 	case mode == elicitCancel:
-		return answerCancel, nil
-	case mode != elicitDefaults || req.Mode == "url":
-		return answerDecline, nil
+		return answerCancel, "", nil
+	case mode != elicitDefaults:
+		return answerDecline, "", nil
+	case req.Mode == "url":
+		return answerDecline, "--elicit defaults cannot open a URL (it asks a person to visit one)", nil
 	}
 	f, err := parseForm(req.Schema)
 	if err != nil {
-		return answerDecline, nil
+		return answerDecline, fmt.Sprintf("--elicit defaults cannot read the requested form: %v", err), nil
 	}
 	content := map[string]any{}
 	for _, field := range f.fields {
@@ -72,8 +80,9 @@ func elicitWithoutPerson(mode string, params json.RawMessage) (json.RawMessage, 
 			content[field.name] = field.def
 		}
 	}
-	if f.check.Validate(content) != nil {
-		return answerDecline, nil
+	if err := f.check.Validate(content); err != nil {
+		return answerDecline, fmt.Sprintf("--elicit defaults: the form's defaults do not make a valid answer (%v); a field without a default needs a person", err), nil
 	}
-	return json.Marshal(map[string]any{"action": "accept", "content": content})
+	answer, err = json.Marshal(map[string]any{"action": "accept", "content": content})
+	return answer, "", err
 }

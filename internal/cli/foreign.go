@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
@@ -12,16 +15,52 @@ import (
 // parseConfig validates the config file read from path with cat's kinds:
 // mcpbridge YAML, or another client's config converted to it (with its
 // errors at the positions of the file as written).
+//
+// An entry whose config is invalid fails alone (host.Catalog.ParseIsolated):
+// it stays in the plan with its problems, and the others run.
 func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Plan, error) {
 	data, conv, err := e.foreign(path, data)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := cat.Parse(path, data, e.lookup)
+	plan, err := cat.ParseIsolated(path, data, e.lookup)
 	if err != nil {
 		return nil, relocate(conv, err)
 	}
+	for i := range plan.Entries {
+		pe := &plan.Entries[i]
+		if pe.Err != nil {
+			pe.Err = relocate(conv, pe.Err)
+		}
+		if err := mistakes(path, conv, pe.Entry.ID); err != nil {
+			pe.Err, pe.Spec = err, host.Spec{Name: pe.Spec.Name}
+		}
+		if conv != nil { // where list and get say the entry comes from
+			if p, ok := conv.Position(pe.Entry.Line, pe.Entry.Column); ok {
+				pe.Entry.Line, pe.Entry.Column = p.Line, p.Column
+			}
+		}
+	}
 	return plan, nil
+}
+
+// invalidErrors returns the problems of plan's invalid entries, in file
+// order, or nil when every entry is valid.
+func invalidErrors(plan *host.Plan) error {
+	var errs host.ConfigErrors
+	for _, pe := range plan.Invalid() {
+		var ces host.ConfigErrors
+		if errors.As(pe.Err, &ces) {
+			errs = append(errs, ces...)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(errs, func(a, b *host.ConfigError) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return errs
 }
 
 // foreign turns the config of another client (importconf) read from path
@@ -36,9 +75,30 @@ func (e *env) foreign(path string, data []byte) ([]byte, *importconf.Result, err
 		return nil, nil, err
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+		if !n.Mistake { // a mistake is the entry's problem (mistakes)
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+		}
 	}
 	return res.YAML, res, nil
+}
+
+// mistakes are the problems of the entry id that its conversion found
+// (importconf.Note.Mistake, like a misspelt "comand"), in place of those
+// the entry would have without the misspelt field; nil when none.
+func mistakes(path string, conv *importconf.Result, id string) error {
+	if conv == nil {
+		return nil
+	}
+	var errs host.ConfigErrors
+	for _, n := range conv.Notes {
+		if n.Mistake && n.Entry == id {
+			errs = append(errs, &host.ConfigError{File: path, Line: n.Line, Column: n.Column, EntryID: id, Path: n.Path, Msg: n.Msg})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 // relocate points the config errors found in a converted file at the

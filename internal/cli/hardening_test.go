@@ -141,7 +141,7 @@ func TestTerminalEscapes(t *testing.T) {
 func TestTerminalEscapesInErrors(t *testing.T) {
 	st := host.Status{ID: "x", Name: "x", State: host.StateFailed, Err: "tools/list: boom\x1b]0;t\x07\nsecond line", Transport: "stdio"}
 	var out bytes.Buffer
-	writeStatusTable(&out, []host.Status{st}, nil)
+	writeStatusTable(&out, []host.Status{st}, nil, nil)
 	want := "x: failed: tools/list: boom\\x1b]0;t\\x07\\nsecond line\n"
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("status table:\n%q\nwant it to end with %q", out.String(), want)

@@ -25,7 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
-		{"call", "call [SOURCE] [--json] [--elicit decline|cancel|defaults] [--save-dir DIR] NAME [ARGS_JSON | -]", "call a tool by its public name", callHelp, (*env).call},
+		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
@@ -33,19 +33,76 @@ func commands() []command {
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
 		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
+		{"list", "list [--config FILE] [--json]", "list the configured servers and where each comes from, starting nothing", "", noContext((*env).list)},
+		{"get", "get [--config FILE] [--json] NAME", "show one configured server (env and header names, never values), starting nothing", "", noContext((*env).get)},
 		{"pin", "pin [SOURCE] [--diff] [SERVER...]", "record the tools' and prompts' definitions in mcpbridge.lock; withhold any that change", pinHelp, (*env).pinCmd},
 		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--config FILE] NAME (-- COMMAND [ARGS...] | --url URL)", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
-		{"remove", "remove [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"add-json", "add-json [--scope user|project] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
+		{"remove", "remove [--scope user|project] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
 		{"version", "version", "print the version and the commit it was built from (also --version)", "", noContext((*env).version)},
 	}
+}
+
+// commandSpecs are the flags of each command that takes any beyond the
+// global ones: parseFlags reads them here, and help and the completion
+// scripts list them, so a flag is added in one place.
+func commandSpecs() map[string]flagSpec {
+	oneShot := flagSpec{source: true, json: true, timings: true}
+	browse := flagSpec{source: true, json: true}
+	return map[string]flagSpec{
+		"tools":     {source: true, json: true, timings: true, tokens: true},
+		"call":      {source: true, json: true, save: true},
+		"search":    {source: true, json: true, limit: true},
+		"resources": browse,
+		"read":      {source: true, json: true, server: true},
+		"prompts":   browse,
+		"prompt":    browse,
+		"status":    oneShot,
+		"list":      {config: true, json: true},
+		"get":       {config: true, json: true},
+		"validate":  {config: true},
+		"serve":     {source: true, serve: true},
+		"login":     {source: true},
+		"logout":    {source: true},
+		"add":       {config: true, edit: true, scope: true},
+		"add-json":  {config: true, scope: true},
+		"remove":    {config: true, scope: true},
+		"agent":     {source: true, json: true, agent: true},
+		"pin":       {source: true, diff: true},
+		"scan":      {source: true, json: true},
+	}
+}
+
+// specOf is the flag spec of the command called name (no flags of its
+// own when it has none in commandSpecs).
+func specOf(name string) flagSpec { return commandSpecs()[name] }
+
+// flagsOf lists the flags the command called name accepts, global ones
+// included, as "--name" (and "-x" for a one-letter alias), with the
+// value each takes ("" for none).
+func flagsOf(name string) (names []string, values []string) {
+	spec := specOf(name)
+	for _, def := range flagDefs() {
+		if !def.accept(spec) {
+			continue
+		}
+		for _, n := range def.names {
+			dash := "--"
+			if len(n) == 1 {
+				dash = "-"
+			}
+			names, values = append(names, dash+n), append(values, def.value)
+		}
+	}
+	return names, values
 }
 
 // noContext adapts a command that needs no context.
@@ -104,6 +161,9 @@ const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the
   --oauth-headless                authorize OAuth servers without a browser: take the code from the
                                   authorization server's redirect (servers that approve without a
                                   person: test and CI servers)
+  --elicit decline|cancel|defaults
+                                  how a server that asks for input (elicitation) is answered without a
+                                  person at the terminal (default decline; defaults: each field's default)
 `
 
 const globalHelp = `Flags (before or after the command):
@@ -134,7 +194,7 @@ func (c command) helpText() string {
 	if c.details != "" {
 		b.WriteString("\n" + c.details)
 	}
-	if strings.Contains(c.synopsis, "[SOURCE]") {
+	if specOf(c.name).source {
 		b.WriteString("\n" + sourceHelp)
 	}
 	b.WriteString("\n" + globalHelp)
@@ -225,6 +285,10 @@ const toolsHelp = `  --json      the chat-completions "tools" array
 
 const callHelp = `ARGS_JSON is a JSON object ('{"a": 1}'); "-" reads it from stdin. Prints the text the
 model would see; exit status 1 when the call fails.
+  --arg K=V         one argument (repeatable, over ARGS_JSON), typed by the tool's input schema:
+                    a number, a boolean, JSON for an object or an array; an unknown key or a value
+                    of the wrong type is refused before the call
+  --timeout D       cancel the call after D (e.g. 30s)
   --json            the registry result: isError, content, value (the raw MCP result), error
   --save-dir DIR    where images and audio of the result are saved, named by content hash
                     (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
@@ -285,23 +349,29 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
 before it is written, and it is replaced atomically.
-  --config FILE   the file (default: $MCPBRIDGE_CONFIG, else ./mcpbridge.yaml)
+  --scope S          user ($XDG_CONFIG_HOME/mcpbridge/config.yaml) or project (./mcpbridge.yaml,
+                     found up to the repository root); default: project when that file exists, else
+                     user (remove: the file that has NAME)
+  --config FILE      this file instead (also $MCPBRIDGE_CONFIG)
 `
 
-const addHelp = editHelp + `  --env K=V       an environment variable of a stdio server (repeatable)
-  --url URL       a remote server instead of a command
-  --header 'K: V' an HTTP header of a remote server (repeatable)
-  --transport T   streamable-http (default) or sse, the legacy HTTP+SSE transport
+const addHelp = editHelp + `  -e, --env K=V      an environment variable of a stdio server (repeatable)
+  -H, --header 'K: V' an HTTP header of a remote server (repeatable)
+  --transport T      stdio (with a command), http (Streamable HTTP, the default with a URL) or sse,
+                     the legacy HTTP+SSE transport
+  --url URL          the server's URL (also accepted after NAME)
 `
 
 const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI
 (settings.json), or Codex's config.toml, and prints the same servers as mcpbridge YAML. Fields
-mcpbridge does not use are named in comments and on stderr. --config takes these files as they
-are; import is for moving to mcpbridge's own format.
+mcpbridge does not use are named in comments and on stderr. The other commands read these files
+as they are (as a SOURCE); import is for moving to mcpbridge's own format.
 `
 
-const completionHelp = `Prints a completion script for the shell; tool names after 'call' are completed from the
-config (its servers are started to list them). For example:
+const completionHelp = `Prints a completion script for the shell, made for the name this binary runs as: each
+command's own flags and their values, tool names after 'call', prompt names after 'prompt' and
+URIs after 'read' from the config on the line (its servers are started to list them), entry
+names after 'get' and 'remove'. For example:
   bash:  source <(mcpbridge completion bash)
   zsh:   source <(mcpbridge completion zsh)
   fish:  mcpbridge completion fish | source

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -54,7 +55,7 @@ func shellQuote(s string) string {
 // loginTarget resolves the server of login and logout: NAME in SOURCE
 // (serverName or entry id), or the --url server.
 func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient.Config, error) {
-	f, err := parseFlags(cmd, flagSpec{source: true}, argv)
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return nil, nil, mcpclient.Config{}, err
 	}
@@ -83,6 +84,13 @@ func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient
 			return nil, nil, cfg, usagef("%s: server %q is not a streamable-http server: only those use OAuth", cmd, name)
 		}
 		return f, src.only(pe.Spec.Name), cfg, nil
+	}
+	var names []string
+	for _, pe := range src.plan.Enabled() {
+		names = append(names, pe.Entry.ID, pe.Spec.Name)
+	}
+	if m := yamlconf.Suggest(name, names); m != "" {
+		return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s: did you mean %q?", cmd, name, src.name, m)
 	}
 	return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s", cmd, name, src.name)
 }

@@ -68,8 +68,8 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 // lockPath is where src's lock lives: beside its config file; for --url
 // under the state directory, one per URL; "" for the embedded default.
 func (e *env) lockPath(src *source, f *flags) (string, error) {
-	if src.path != "" {
-		return filepath.Join(filepath.Dir(src.path), pin.FileName), nil
+	if file := src.mainFile(); file != "" {
+		return filepath.Join(filepath.Dir(file), pin.FileName), nil
 	}
 	if f.url == "" {
 		return "", nil
@@ -105,7 +105,7 @@ func (e *env) reportPinNotes(b *bridge) {
 // pinCmd is `mcpbridge pin`: record, or with --diff compare, the servers'
 // definitions.
 func (e *env) pinCmd(ctx context.Context, argv []string) error {
-	f, err := parseFlags("pin", flagSpec{source: true, diff: true}, argv)
+	f, err := parseFlags("pin", specOf("pin"), argv)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func narrowTo(src *source, servers []string) (*source, error) {
 			return nil, usagef("pin: no enabled server %q in %s", s, src.name)
 		}
 	}
-	return &source{name: src.name, path: src.path, plan: &host.Plan{Source: src.plan.Source, Entries: keep}}, nil
+	return &source{name: src.name, files: src.files, plan: &host.Plan{Source: src.plan.Source, Entries: keep}}, nil
 }
 
 // currentDefs are the definitions of every ready server, by server.

@@ -3,23 +3,24 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// withBridge parses cmd's flags (SOURCE and --json, plus --server when
-// server is set), starts the servers, and runs fn on them with the
-// positional arguments. A server that failed to start is reported and
-// makes the exit status 1 once fn succeeded.
-func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []string, fn func(b *bridge, f *flags) error) error {
-	spec.source, spec.json = true, true
-	f, err := parseFlags(cmd, spec, argv)
+// withBridge parses cmd's flags (commandSpecs), starts the servers, and
+// runs fn on them with the positional arguments. A server that failed to
+// start is reported and makes the exit status 1 once fn succeeded.
+func (e *env) withBridge(ctx context.Context, cmd string, argv []string, fn func(b *bridge, f *flags) error) error {
+	f, err := parseFlags(cmd, specOf(cmd), argv)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func (e *env) withBridge(ctx context.Context, cmd string, spec flagSpec, argv []
 // resources lists every server's resources and templates:
 // `resources [SOURCE] [--json]`.
 func (e *env) resources(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "resources", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "resources", argv, func(b *bridge, f *flags) error {
 		if len(f.args) > 0 {
 			return usagef("resources: unexpected argument %q", f.args[0])
 		}
@@ -107,7 +108,7 @@ func withServer(server string, wire json.RawMessage, fallback any) json.RawMessa
 
 // read prints one resource: `read [SOURCE] [--json] [--server NAME] URI`.
 func (e *env) read(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "read", flagSpec{server: true}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "read", argv, func(b *bridge, f *flags) error {
 		if len(f.args) != 1 {
 			return usagef("read: want one URI (see 'mcpbridge help')")
 		}
@@ -134,7 +135,7 @@ func (e *env) read(ctx context.Context, argv []string) error {
 // template.
 func resourceServer(b *bridge, named, uri string) (string, error) {
 	if named != "" {
-		return named, nil
+		return named, knownServer(b, named)
 	}
 	cands := b.reg.ResourceServers(uri)
 	if len(cands) == 0 {
@@ -187,7 +188,7 @@ type promptEntry struct {
 // prompts lists the prompts under their public names:
 // `prompts [SOURCE] [--json]`.
 func (e *env) prompts(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "prompts", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "prompts", argv, func(b *bridge, f *flags) error {
 		if len(f.args) > 0 {
 			return usagef("prompts: unexpected argument %q", f.args[0])
 		}
@@ -230,7 +231,7 @@ func printJSON(w io.Writer, v any) error {
 // prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]`,
 // ARGS_JSON an object of strings.
 func (e *env) prompt(ctx context.Context, argv []string) error {
-	return e.withBridge(ctx, "prompt", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "prompt", argv, func(b *bridge, f *flags) error {
 		if len(f.args) < 1 || len(f.args) > 2 {
 			return usagef("prompt: want NAME [ARGS_JSON] (see 'mcpbridge help')")
 		}
@@ -241,6 +242,9 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 			}
 		}
 		res, err := b.reg.GetPrompt(ctx, f.args[0], args)
+		if errors.Is(err, tool.ErrUnknownPrompt) {
+			return unknownPrompt(b, f.args[0], err)
+		}
 		if err != nil {
 			return err
 		}
@@ -255,4 +259,44 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 		}
 		return nil
 	})
+}
+
+// unknownPrompt is err for a prompt name nobody offers, with the name
+// meant: the one whose raw name is name, else the closest.
+func unknownPrompt(b *bridge, name string, err error) error {
+	var names []string
+	for _, p := range b.reg.Prompts() {
+		if strings.HasSuffix(p.Name, "__"+name) {
+			return fmt.Errorf("%w: did you mean %s?", err, p.Name)
+		}
+		names = append(names, p.Name)
+	}
+	if m := yamlconf.Suggest(name, names); m != "" {
+		return fmt.Errorf("%w: did you mean %s?", err, m)
+	}
+	return err
+}
+
+// knownServer checks --server NAME: a server of the config that offers
+// resources. A server that exists but offers none is told apart from a
+// name nobody has (which gets the name meant).
+func knownServer(b *bridge, name string) error {
+	var names []string
+	for _, st := range b.statuses {
+		if st.Name == name {
+			if st.State != host.StateReady {
+				return fmt.Errorf("--server %s: the server is %s: %s", name, stateText(st.State), st.Err)
+			}
+			if !slices.ContainsFunc(b.reg.Resources(), func(r tool.Resource) bool { return r.Server == name }) &&
+				!slices.ContainsFunc(b.reg.ResourceTemplates(), func(r tool.ResourceTemplate) bool { return r.Server == name }) {
+				return fmt.Errorf("--server %s: the server offers no resources", name)
+			}
+			return nil
+		}
+		names = append(names, st.Name)
+	}
+	if m := yamlconf.Suggest(name, names); m != "" {
+		return usagef("--server %s: no such server in the config: did you mean %q?", name, m)
+	}
+	return usagef("--server %s: no such server in the config (servers: %s)", name, strings.Join(names, ", "))
 }

@@ -30,7 +30,7 @@ scanned; 0 otherwise; 2 on a usage or config error.
 // scan starts the servers with every definition scanned and prints the
 // findings.
 func (e *env) scan(ctx context.Context, argv []string) error {
-	f, err := parseFlags("scan", flagSpec{source: true, json: true}, argv)
+	f, err := parseFlags("scan", specOf("scan"), argv)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (e *env) search(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withBridge(ctx, "search", flagSpec{}, argv, func(b *bridge, f *flags) error {
+	return e.withBridge(ctx, "search", argv, func(b *bridge, f *flags) error {
 		query, fromStdin, err := searchQuery(f.args)
 		if err != nil {
 			return err

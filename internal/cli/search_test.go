@@ -67,7 +67,7 @@ func TestSearchOnEmbeddedDefault(t *testing.T) {
 }
 
 func TestSearchJSON(t *testing.T) {
-	t.Chdir(t.TempDir())
+	inDir(t, demoEntry) // a config: no notice of the embedded default on stderr
 	r := mcpbridge(t, "", "search", "--json", "--limit", "2", "weather in Paris")
 	if r.code != ExitOK || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)

@@ -20,7 +20,7 @@ import (
 // server, over stdio or Streamable HTTP, kept live with hot reload, until
 // the context ends (SIGINT/SIGTERM) or, on stdio, the client leaves.
 func (e *env) serve(ctx context.Context, argv []string) error {
-	f, err := parseFlags("serve", flagSpec{source: true, serve: true}, argv)
+	f, err := parseFlags("serve", specOf("serve"), argv)
 	if err != nil {
 		return err
 	}
@@ -142,8 +142,9 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	}
 	log := e.newLogger(f, level)
 	reg := tool.NewRegistry()
+	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
-		Parse: func(path string, data []byte) (*host.Plan, error) { return e.parseConfig(path, data, cat) }})
+		Parse: func(string, []byte) (*host.Plan, error) { return e.readScopes(e.configFiles(f), cat, true) }})
 	if err != nil {
 		return nil, err
 	}
@@ -197,12 +198,18 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
 	if r.applied != nil {
 		close(r.applied)
 	}
-	if src.path == "" || ctx.Err() != nil {
+	if len(src.files) == 0 || ctx.Err() != nil {
 		return
 	}
-	if err := r.h.WatchFile(ctx, src.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
-		r.log.Error("mcpbridge: watching " + src.path + ": " + err.Error())
+	var wg sync.WaitGroup
+	for _, cf := range src.files {
+		wg.Go(func() {
+			if err := r.h.WatchFile(ctx, cf.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
+				r.log.Error("mcpbridge: watching " + cf.path + ": " + err.Error())
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // serveTransport serves the gateway on stdio or HTTP until ctx ends (or
@@ -220,7 +227,8 @@ func (r *serveRun) serveTransport(ctx context.Context) (serveErr, listenErr erro
 	ln, err := gateway.Listen(addr, r.opts)
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotLoopback) {
-			err = usagef("serve: %v", err)
+			err = usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
+				"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
 		}
 		return nil, err
 	}

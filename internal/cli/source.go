@@ -2,10 +2,6 @@ package cli
 
 import (
 	_ "embed"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -18,15 +14,24 @@ import (
 //go:embed default.yaml
 var defaultConfig []byte
 
-// defaultConfigPath is read when neither --config nor MCPBRIDGE_CONFIG is
-// given.
+// defaultConfigPath is the project scope's file name (scopes.go).
 const defaultConfigPath = "mcpbridge.yaml"
 
 // source is where the servers come from.
 type source struct {
-	name string // file name, "--url", or "embedded default", for messages
-	path string // the file, to watch for changes; "" when not a file
-	plan *host.Plan
+	name  string       // file names, "--url", or "embedded default", for messages
+	files []configFile // the files, to watch for changes; none when not a file
+	plan  *host.Plan
+}
+
+// mainFile is the config file the lock (pin.go) lives beside: the last
+// of the files, so the project file when the user file is read too; ""
+// when src is no file.
+func (s *source) mainFile() string {
+	if len(s.files) == 0 {
+		return ""
+	}
+	return s.files[len(s.files)-1].path
 }
 
 // catalog is the set of plugin kinds this command runs, built per run (no
@@ -58,22 +63,30 @@ func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Op
 	return opts
 }
 
-// loadSource resolves SOURCE: --url, --config, MCPBRIDGE_CONFIG,
-// ./mcpbridge.yaml, or the embedded default, in that order, and validates
-// it with cat's kinds. Nothing is started.
+// loadSource resolves SOURCE: --url, --config, MCPBRIDGE_CONFIG, the user
+// and project files (scopes.go), or the embedded default, in that order,
+// and validates it with cat's kinds. Nothing is started. An entry whose
+// config is invalid stays in the plan, to fail alone.
 func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if f.url != "" {
 		return urlSource(f)
 	}
-	path := e.configPath(f)
-	if path == "" {
+	files := e.configFiles(f)
+	if len(files) == 0 {
+		if !e.quiet {
+			e.defaultNotice(f)
+		}
 		plan, err := cat.Parse("embedded default", defaultConfig, e.lookup)
 		if err != nil {
 			return nil, &configError{err} // untested: the embedded default is tested valid
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
-	return e.fileSource(path, cat)
+	plan, err := e.readScopes(files, cat, false)
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return &source{name: plan.Source, files: files, plan: plan}, nil
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.
@@ -101,37 +114,6 @@ func urlSource(f *flags) (*source, error) {
 	}}}}, nil
 }
 
-// configPath is the config file to read: --config, MCPBRIDGE_CONFIG, or
-// ./mcpbridge.yaml when it exists; "" for the embedded default.
-func (e *env) configPath(f *flags) string {
-	if f.config != "" {
-		return f.config
-	}
-	if path := e.getenv("MCPBRIDGE_CONFIG"); path != "" {
-		return path
-	}
-	if _, err := os.Stat(defaultConfigPath); err == nil {
-		return defaultConfigPath
-	}
-	return ""
-}
-
-// fileSource reads and validates the config file at path.
-func (e *env) fileSource(path string, cat *host.Catalog) (*source, error) {
-	data, err := host.ReadConfigFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &configError{fmt.Errorf("config file %s does not exist", path)}
-		}
-		return nil, &configError{err}
-	}
-	plan, err := e.parseConfig(path, data, cat)
-	if err != nil {
-		return nil, &configError{err}
-	}
-	return &source{name: path, path: path, plan: plan}, nil
-}
-
 // configError is a bad config file: exit status 2.
 type configError struct{ err error }
 
@@ -157,5 +139,5 @@ func (src *source) only(server string) *source {
 		return src
 	}
 	plan := &host.Plan{Source: src.plan.Source, Entries: keep}
-	return &source{name: src.name, path: src.path, plan: plan}
+	return &source{name: src.name, files: src.files, plan: plan}
 }

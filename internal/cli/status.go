@@ -68,6 +68,8 @@ type serverStatusJSON struct {
 	// Scan is what the definition scan found (docs/scan.md); absent when
 	// nothing.
 	Scan *host.ScanReport `json:"scan,omitempty"`
+	// Origin is where the entry is written, file:line ("" for --url).
+	Origin string `json:"origin"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -148,6 +150,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 			sj := toStatusJSON(st)
 			sj.Resources, sj.Prompts = counts[st.Name][0], counts[st.Name][1]
 			sj.Tokens = tok[st.Name]
+			sj.Origin = origins(src.plan)[st.ID]
 			out.Servers = append(out.Servers, sj)
 		}
 		for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
@@ -160,11 +163,12 @@ func (e *env) status(ctx context.Context, argv []string) error {
 			return fmt.Errorf("status: writing JSON: %w", err)
 		}
 	} else {
-		writeStatusTable(e.Stdout, b.statuses, tok)
+		writeStatusTable(e.Stdout, b.statuses, tok, origins(src.plan))
 		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
 		e.reportScan(b.statuses)
+		ready, servers := b.serverCount(src.plan)
 		enabled := len(src.plan.Enabled())
-		fmt.Fprintf(e.Stderr, "%d of %d servers ready", enabled-len(b.failed), enabled)
+		fmt.Fprintf(e.Stderr, "%d of %d servers ready", ready, servers)
 		if off := len(src.plan.Entries) - enabled; off > 0 {
 			fmt.Fprintf(e.Stderr, " (%d disabled)", off)
 		}
@@ -179,11 +183,24 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	return nil
 }
 
+// origins maps each entry of plan to where it is written, file:line; a
+// plan not read from a file has none.
+func origins(plan *host.Plan) map[string]string {
+	out := map[string]string{}
+	for _, pe := range plan.Entries {
+		if pe.Entry.File != "" {
+			out[pe.Entry.ID] = fmt.Sprintf("%s:%d", pe.Entry.File, pe.Entry.Line)
+		}
+	}
+	return out
+}
+
 // writeStatusTable prints one row per entry, then each failure's reason;
-// tok holds each server's tokens by name.
-func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int) {
+// tok holds each server's tokens by name, origin each entry's file:line by
+// id.
+func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int, origin map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tTOKENS\tCONNECT\tDISCOVER")
+	fmt.Fprintln(tw, "ID\tSERVER\tSTATE\tTRANSPORT\tPEER\tPROTOCOL\tTOOLS\tTOKENS\tCONNECT\tDISCOVER\tORIGIN")
 	for _, st := range statuses {
 		// What the server says about itself may hold anything: a
 		// newline (a broken table), escape sequences (a terminal
@@ -199,8 +216,8 @@ func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int) {
 		if st.Connect > 0 || st.Discover > 0 {
 			connect, discover = ms(st.Connect), ms(st.Discover)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
-			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, ntok, connect, discover)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
+			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, ntok, connect, discover, cell(origin[st.ID]))
 	}
 	tw.Flush()
 	first := true

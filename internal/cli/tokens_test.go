@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -116,6 +117,10 @@ func TestToolsShowsTheView(t *testing.T) {
 		note := regexp.MustCompile(`tool search on: the model sees \d+ tokens of the catalog's 249 \(o200k_base\)`)
 		if r.code != ExitOK || note.MatchString(r.stderr) != c.note {
 			t.Errorf("mode %s: exit %d, stderr %q", c.mode, r.code, r.stderr)
+		}
+		// The tool-search entry is no server.
+		if !strings.Contains(r.stderr, fmt.Sprintf("%d tools from 1 of 1 servers", len(c.want))) {
+			t.Errorf("mode %s: the summary counts the tool-search entry: %q", c.mode, r.stderr)
 		}
 	}
 }

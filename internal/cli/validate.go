@@ -13,7 +13,7 @@ import (
 // from ${VAR} expansion: the summary shows ids, plugins, serverNames and
 // transports, none of which is expanded.
 func (e *env) validate(argv []string) error {
-	f, err := parseFlags("validate", flagSpec{config: true}, argv)
+	f, err := parseFlags("validate", specOf("validate"), argv)
 	if err != nil {
 		return err
 	}
@@ -23,6 +23,9 @@ func (e *env) validate(argv []string) error {
 	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
 		return err
+	}
+	if err := invalidErrors(src.plan); err != nil {
+		return &configError{err}
 	}
 	if err := checkLock(e, src, f); err != nil {
 		return &configError{err}

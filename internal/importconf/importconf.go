@@ -49,8 +49,14 @@ type Pos struct{ Line, Column int }
 type Note struct {
 	Pos
 	Server string // the server's key in the source, "" for the file
-	Path   string // like mcpServers.github.autoApprove
-	Msg    string
+	// Entry is the id of the entry made of the server.
+	Entry string
+	// Mistake marks a field that is not left out but wrong, like a
+	// misspelt "comand": the entry is invalid, with this note as its one
+	// problem.
+	Mistake bool
+	Path    string // like mcpServers.github.autoApprove
+	Msg     string
 }
 
 // Format renders the note as file:line:col: path: msg.

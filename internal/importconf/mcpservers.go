@@ -24,19 +24,49 @@ func fromMCPServers(filename string, data []byte) ([]*server, []Note, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("%s:%d:%d: a JSON config must be an object with \"mcpServers\"", filename, root.Line, root.Column)
 	}
+	projectNotes := projectServers(root)
 	servers := lookup(root, "mcpServers")
+	if servers == nil && len(projectNotes) > 0 {
+		servers = &yaml.Node{Kind: yaml.MappingNode}
+	}
 	if servers == nil {
 		return nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
 	}
 	if servers.Kind != yaml.MappingNode {
 		return nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
 	}
-	c := &converter{root: "mcpServers"}
+	c := &converter{root: "mcpServers", notes: projectNotes}
 	var out []*server
 	for i := 0; i+1 < len(servers.Content); i += 2 {
 		out = append(out, c.jsonServer(servers.Content[i], servers.Content[i+1]))
 	}
 	return out, c.notes, nil
+}
+
+// projectServers notes the servers of ~/.claude.json's projects
+// (projects.<path>.mcpServers, Claude Code's local scope), which are not
+// read: they belong to one project each, and would clash by name.
+func projectServers(root *yaml.Node) []Note {
+	projects := lookup(root, "projects")
+	if projects == nil || projects.Kind != yaml.MappingNode {
+		return nil
+	}
+	var notes []Note
+	for i := 0; i+1 < len(projects.Content); i += 2 {
+		servers := lookup(projects.Content[i+1], "mcpServers")
+		if servers == nil || servers.Kind != yaml.MappingNode || len(servers.Content) == 0 {
+			continue
+		}
+		path := yamlconf.JoinKey(yamlconf.JoinKey("projects", projects.Content[i].Value), "mcpServers")
+		n := fmt.Sprintf("%d servers", len(servers.Content)/2)
+		if n == "1 servers" {
+			n = "1 server"
+		}
+		notes = append(notes, Note{Pos: Pos{servers.Line, servers.Column}, Path: path, Msg: n +
+			" of this project (Claude Code's local scope) not read: only the top-level mcpServers are; " +
+			"copy them into the project's mcpbridge.yaml (mcpbridge add-json NAME JSON)"})
+	}
+	return notes
 }
 
 // converter collects the notes of one file.
@@ -50,7 +80,7 @@ func (c *converter) note(s *server, n *yaml.Node, key, format string, args ...an
 	if key != "" {
 		path = yamlconf.JoinKey(path, key)
 	}
-	note := Note{Server: s.key, Path: path, Msg: fmt.Sprintf(format, args...)}
+	note := Note{Server: s.key, Entry: s.id, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		note.Line, note.Column = n.Line, n.Column
 	}
@@ -101,7 +131,7 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		return s
 	}
 	get := func(k string) *yaml.Node { return lookup(v, k) }
-	transport, endpoint := c.jsonTransport(s, v)
+	transport, endpoint := c.jsonTransport(s, v, hasMisspelt(v))
 	s.set("transport", at(str(transport), get("command"), get("type"), key))
 	switch transport {
 	case "stdio":
@@ -117,20 +147,53 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		s.disabled = true
 	}
 	c.toolFilter(s, get("includeTools"), get("excludeTools"), "excludeTools")
+	c.unknownFields(s, v)
+	return s
+}
+
+// unknownFields notes the keys of v that map to nothing: one close to a
+// field mcpbridge reads ("comand") is a mistake, the others are left out.
+func (c *converter) unknownFields(s *server, v *yaml.Node) {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k := v.Content[i]
-		if !slices.Contains(jsonFields, k.Value) {
+		switch m := misspelt(v, k); {
+		case slices.Contains(jsonFields, k.Value):
+		case m != "":
+			c.note(s, k, k.Value, "unknown field: did you mean %q?", m)
+			c.notes[len(c.notes)-1].Mistake = true
+		default:
 			c.note(s, k, k.Value, "not used by mcpbridge (left out)")
 		}
 	}
-	return s
+}
+
+// hasMisspelt reports whether a key of the server object v is misspelt.
+func hasMisspelt(v *yaml.Node) bool {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if misspelt(v, v.Content[i]) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// misspelt is the field key (of the server object v) misspells, when it is
+// close to one that v does not have; "" otherwise.
+func misspelt(v, key *yaml.Node) string {
+	if key.Kind != yaml.ScalarNode || slices.Contains(jsonFields, key.Value) {
+		return ""
+	}
+	if m := yamlconf.Suggest(key.Value, jsonFields); m != "" && lookup(v, m) == nil {
+		return m
+	}
+	return ""
 }
 
 // jsonTransport picks the transport of a server object and, for HTTP, the
 // URL node. command means stdio; httpUrl is Streamable HTTP (Gemini CLI);
 // url (serverUrl in Windsurf) follows type, and without one a path ending
 // in /sse is the legacy transport, anything else Streamable HTTP.
-func (c *converter) jsonTransport(s *server, v *yaml.Node) (string, *yaml.Node) {
+func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (string, *yaml.Node) {
 	typ := lookup(v, "type")
 	if typ == nil {
 		typ = lookup(v, "transport")
@@ -149,7 +212,9 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node) (string, *yaml.Node) 
 		u = lookup(v, "serverUrl")
 	}
 	if u == nil {
-		c.note(s, v, "", "has neither command nor url: the entry has no transport")
+		if !mistaken { // a misspelt command or url says it better
+			c.note(s, v, "", "has neither command nor url: the entry has no transport")
+		}
 		return "", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str"}
 	}
 	if typ != nil {

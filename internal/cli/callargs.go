@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// argSchema is what --arg needs of a tool's input schema: each property's
+// JSON type, and whether other keys are allowed.
+type argSchema struct {
+	Properties           map[string]propSchema `json:"properties"`
+	AdditionalProperties *json.RawMessage      `json:"additionalProperties"`
+}
+
+type propSchema struct {
+	Type json.RawMessage `json:"type"` // a string, or a list of them
+}
+
+// types are the JSON types a property accepts, [] for any.
+func (p propSchema) types() []string {
+	var one string
+	if json.Unmarshal(p.Type, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	_ = json.Unmarshal(p.Type, &many)
+	return many
+}
+
+// applyArgs sets each --arg K=V of pairs in args (a JSON object), V typed
+// by the tool's input schema: a number, an integer, a boolean, null, JSON
+// for an object or an array, else the string as given. A key the schema
+// does not know (when it lists its properties) or a value of the wrong
+// type is a usage error, before any call.
+func applyArgs(tool string, schema json.RawMessage, args json.RawMessage, pairs []string) (json.RawMessage, error) {
+	if len(pairs) == 0 {
+		return args, nil
+	}
+	var s argSchema
+	_ = json.Unmarshal(schema, &s) // a schema that does not parse types nothing
+	obj := map[string]json.RawMessage{}
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return nil, usagef("call: arguments: %v", err) // untested: callArgs checked it is an object
+	}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("call: --arg %q: want KEY=VALUE", kv)
+		}
+		prop, known := s.Properties[k]
+		if !known && len(s.Properties) > 0 && !allowsOthers(s) {
+			names := slices.Sorted(maps.Keys(s.Properties))
+			msg := fmt.Sprintf("call: --arg %s: %s has no argument %q (its arguments: %s)", kv, tool, k, strings.Join(names, ", "))
+			if m := yamlconf.Suggest(k, names); m != "" {
+				msg = fmt.Sprintf("call: --arg %s: %s has no argument %q: did you mean %q?", kv, tool, k, m)
+			}
+			return nil, usagef("%s", msg)
+		}
+		raw, err := typedValue(v, prop.types())
+		if err != nil {
+			return nil, usagef("call: --arg %s: %v", kv, err)
+		}
+		obj[k] = raw
+	}
+	return json.Marshal(obj)
+}
+
+// allowsOthers reports whether the schema takes keys beyond its
+// properties: additionalProperties absent (JSON Schema's default) counts as
+// no, since MCP tools list the arguments they take and a typo should not
+// reach the server.
+func allowsOthers(s argSchema) bool {
+	return s.AdditionalProperties != nil && string(*s.AdditionalProperties) != "false"
+}
+
+// typedValue is v as the first of types it fits, in the order the schema
+// gives them; with no type, JSON when v parses as JSON, else the string.
+func typedValue(v string, types []string) (json.RawMessage, error) {
+	if len(types) == 0 {
+		if json.Valid([]byte(v)) {
+			return json.RawMessage(v), nil
+		}
+		return json.Marshal(v)
+	}
+	for _, t := range types {
+		if raw, ok := asType(v, t); ok {
+			return raw, nil
+		}
+	}
+	return nil, fmt.Errorf("want %s, got %q", strings.Join(types, " or "), v)
+}
+
+// asType is v as a JSON value of type t, if it is one.
+func asType(v, t string) (json.RawMessage, bool) {
+	switch t {
+	case "string":
+		raw, _ := json.Marshal(v)
+		return raw, true
+	case "integer":
+		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return json.RawMessage(v), true
+		}
+	case "number":
+		if _, err := strconv.ParseFloat(v, 64); err == nil && json.Valid([]byte(v)) {
+			return json.RawMessage(v), true
+		}
+	case "boolean":
+		if v == "true" || v == "false" {
+			return json.RawMessage(v), true
+		}
+	case "null":
+		if v == "null" {
+			return json.RawMessage(v), true
+		}
+	case "object", "array":
+		open := map[string]byte{"object": '{', "array": '['}[t]
+		if s := strings.TrimSpace(v); s != "" && s[0] == open && json.Valid([]byte(s)) {
+			return json.RawMessage(s), true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// list shows every entry and where it comes from, starting nothing (the
+// broken command would fail to start).
+func TestList(t *testing.T) {
+	inDir(t, demoEntry+brokenEntry+`- id: parked
+  name: mcp-client
+  disabled: true
+  config: {serverName: parked, transport: stdio, command: no-such-server-xyz}
+`)
+	r := mcpbridge(t, "", "list")
+	want := `ID      SERVER  TRANSPORT  STATE     ORIGIN
+demo    demo    stdio      enabled   mcpbridge.yaml:1
+github  github  stdio      invalid   mcpbridge.yaml:8
+parked  parked  stdio      disabled  mcpbridge.yaml:16
+`
+	if r.code != ExitOK || r.stdout != want || !strings.Contains(r.stderr, brokenAt) {
+		t.Errorf("list: exit %d\n%s\nwant:\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
+	}
+	r = mcpbridge(t, "", "list", "--json")
+	var got []entryJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 3 {
+		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+	if got[1].State != "invalid" || got[1].Origin != "mcpbridge.yaml:8" || !strings.HasPrefix(got[1].Error, brokenAt) {
+		t.Errorf("list --json: %+v", got[1])
+	}
+}
+
+// get shows one entry: its transport, command or URL as written, and the
+// names of its headers and env, never their values.
+func TestGet(t *testing.T) {
+	t.Setenv("GET_TEST_SECRET", "hunter2")
+	inDir(t, `- id: web
+  name: mcp-client
+  config:
+    serverName: web
+    transport: streamable-http
+    url: https://${GET_TEST_HOST:-example.com}/mcp
+    headers: {Authorization: "Bearer ${GET_TEST_SECRET}", X-Plain: visible-but-not-shown}
+    roots: [/srv/data]
+- id: cmd
+  name: mcp-client
+  config: {serverName: tool, transport: stdio, command: run-it, args: [--key, "${GET_TEST_SECRET}"], env: {TOKEN: "${GET_TEST_SECRET}"}}
+`)
+	r := mcpbridge(t, "", "get", "web")
+	want := `id:         web
+plugin:     mcp-client
+serverName: web
+state:      enabled
+origin:     mcpbridge.yaml:1
+transport:  streamable-http
+url:        https://${GET_TEST_HOST:-example.com}/mcp
+headers:    Authorization, X-Plain
+roots:      ["/srv/data"]
+`
+	if r.code != ExitOK || r.stdout != want {
+		t.Errorf("get web: exit %d\n%s\nwant:\n%s\n%s", r.code, r.stdout, want, r.stderr)
+	}
+	r = mcpbridge(t, "", "get", "--json", "tool")
+	var got entryDetailJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, r.stdout)
+	}
+	if diff := cmp.Diff([]string{"--key", "${GET_TEST_SECRET}"}, got.Args); diff != "" || got.Command != "run-it" || !cmp.Equal(got.Env, []string{"TOKEN"}) {
+		t.Errorf("get --json: %+v %s", got, diff)
+	}
+	for _, out := range []string{r.stdout, mcpbridge(t, "", "get", "web").stdout} {
+		if strings.Contains(out, "hunter2") || strings.Contains(out, "visible-but-not-shown") {
+			t.Errorf("get shows a value:\n%s", out)
+		}
+	}
+	r = mcpbridge(t, "", "get", "tol")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `no server "tol" in mcpbridge.yaml: did you mean "tool"?`) {
+		t.Errorf("get tol: %+v", r)
+	}
+}
+
+// add-json takes Claude Code's JSON for one server.
+func TestAddJSON(t *testing.T) {
+	userScope(t)
+	inDir(t, "# my servers\n")
+	r := mcpbridge(t, "", "add-json", "demo", `{"type": "stdio", "command": "${MCPBRIDGE_EXE}", "args": ["demo-server"], "env": {"K": "v"}}`)
+	if r.code != ExitOK || r.stdout != "Added stdio server \"demo\" to mcpbridge.yaml (project scope)\n" {
+		t.Fatalf("add-json: %+v", r)
+	}
+	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 4}`); r.code != ExitOK || r.stdout != "5\n" {
+		t.Errorf("call: %+v", r)
+	}
+	r = mcpbridge(t, "", "add-json", "web", `{"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${T}"}, "alwaysAllow": []}`)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "alwaysAllow: not used by mcpbridge") {
+		t.Errorf("add-json http: %+v", r)
+	}
+	if data, _ := os.ReadFile("mcpbridge.yaml"); !strings.HasPrefix(string(data), "# my servers\n") || !strings.Contains(string(data), "transport: streamable-http") {
+		t.Errorf("the file:\n%s", data)
+	}
+	for _, bad := range []string{`[1]`, `{"type":`, `{"type": "http", "url": "ftp://x"}`} {
+		if r := mcpbridge(t, "", "add-json", "x", bad); r.code != ExitUsage {
+			t.Errorf("add-json %s: %+v", bad, r)
+		}
+	}
+}

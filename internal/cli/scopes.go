@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
+// The config scopes (docs/decisions.md §7): a user file, a project file
+// found from the working directory up to the repository root, or one file
+// named by --config or MCPBRIDGE_CONFIG, which replaces both.
+const (
+	scopeUser    = "user"
+	scopeProject = "project"
+)
+
+// configFile is one config file a command reads, and its scope ("" for
+// --config and MCPBRIDGE_CONFIG).
+type configFile struct {
+	path, scope string
+}
+
+// userConfigPath is the user scope's file: $XDG_CONFIG_HOME/mcpbridge/
+// config.yaml, else ~/.config/mcpbridge/config.yaml; "" without a home.
+func (e *env) userConfigPath() string {
+	if dir := e.getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "mcpbridge", "config.yaml")
+	}
+	if home := e.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "mcpbridge", "config.yaml")
+	}
+	return ""
+}
+
+// projectConfigPath is the project scope's file: the first mcpbridge.yaml
+// from the working directory up to the repository root (the directory
+// holding .git), or in the working directory alone outside a repository.
+// It is relative when in the working directory ("mcpbridge.yaml", as
+// messages have always named it); "" when there is none.
+func projectConfigPath() string {
+	if exists(defaultConfigPath) {
+		return defaultConfigPath
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	root := repoRoot(wd)
+	if root == "" {
+		return ""
+	}
+	for dir := wd; dir != root; {
+		dir = filepath.Dir(dir)
+		if p := filepath.Join(dir, defaultConfigPath); exists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// repoRoot is the nearest directory from dir up that holds .git, or "".
+func repoRoot(dir string) string {
+	for {
+		if exists(filepath.Join(dir, ".git")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// configFiles are the files a command reads: --config or MCPBRIDGE_CONFIG
+// alone, else the user and the project file that exist (none: the
+// embedded default).
+func (e *env) configFiles(f *flags) []configFile {
+	if f.config != "" {
+		return []configFile{{path: f.config}}
+	}
+	if path := e.getenv("MCPBRIDGE_CONFIG"); path != "" {
+		return []configFile{{path: path}}
+	}
+	var out []configFile
+	if p := e.userConfigPath(); p != "" && exists(p) {
+		out = append(out, configFile{p, scopeUser})
+	}
+	if p := projectConfigPath(); p != "" {
+		out = append(out, configFile{p, scopeProject})
+	}
+	return out
+}
+
+// defaultNotice says, on stderr, that no config file was found and where
+// mcpbridge looked: a line, or a log record with --log-format json. With
+// --json it says nothing (stderr stays quiet for scripts; status --json
+// names the source).
+func (e *env) defaultNotice(f *flags) {
+	if f.json {
+		return
+	}
+	where := "mcpbridge.yaml (here, or up to the repository root)"
+	if p := e.userConfigPath(); p != "" {
+		where += " or " + p
+	}
+	const msg = "no config file found: using the embedded demo config; 'mcpbridge add' creates one"
+	if f.ops.logFormat == "json" {
+		e.newLogger(f, slog.LevelInfo).Warn(msg, "looked for", where)
+		return
+	}
+	fmt.Fprintf(e.Stderr, "mcpbridge: %s (looked for %s)\n", msg, where)
+}
+
+// readScopes reads and parses files and merges them into one plan: see
+// mergePlans. A file that cannot be read or is not a config at all stops
+// everything (host.ConfigErrors, or the reading error); an invalid entry
+// fails alone. skipMissing leaves out a file that is gone (a reload).
+func (e *env) readScopes(files []configFile, cat *host.Catalog, skipMissing bool) (*host.Plan, error) {
+	var plans []*host.Plan
+	for _, cf := range files {
+		data, err := host.ReadConfigFile(cf.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && skipMissing:
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("config file %s does not exist", cf.path)
+		case err != nil:
+			return nil, err
+		}
+		plan, err := e.parseConfig(cf.path, data, cat)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, plan)
+	}
+	return mergePlans(plans), nil
+}
+
+// mergePlans merges the plans of the scopes, lowest first, by id: an entry
+// of a later file replaces the one of an earlier file with its id, in the
+// later file's place. An entry that claims a name (a serverName) that a
+// kept entry of an earlier file holds is invalid, its message naming both
+// places.
+func mergePlans(plans []*host.Plan) *host.Plan {
+	if len(plans) == 1 {
+		return plans[0]
+	}
+	merged := &host.Plan{}
+	var sources []string
+	for i, p := range plans {
+		sources = append(sources, p.Source)
+		later := map[string]bool{}
+		for _, q := range plans[i+1:] {
+			for _, pe := range q.Entries {
+				later[pe.Entry.ID] = true
+			}
+		}
+		for _, pe := range p.Entries {
+			if later[pe.Entry.ID] {
+				continue
+			}
+			if clash := claimClash(merged.Entries, pe); clash != nil {
+				pe.Err, pe.Spec = clash, host.Spec{Name: pe.Spec.Name}
+			}
+			merged.Entries = append(merged.Entries, pe)
+		}
+	}
+	merged.Source = strings.Join(sources, " + ")
+	return merged
+}
+
+// claimClash is the problem of pe, from a later file, whose claim an
+// entry of an earlier file (in kept) holds; nil when there is none.
+func claimClash(kept []host.PlanEntry, pe host.PlanEntry) error {
+	if pe.Err != nil || pe.Entry.Disabled {
+		return nil
+	}
+	for _, k := range kept {
+		if k.Err != nil || k.Entry.Disabled || k.Entry.Name != pe.Entry.Name {
+			continue
+		}
+		for _, cl := range pe.Spec.Claims {
+			for _, kc := range k.Spec.Claims {
+				if cl == kc {
+					return host.EntryError(pe.Entry.File, pe.Entry, "config."+cl.Key, fmt.Sprintf(
+						"%s %q is already used by entry %q in %s:%d; pick another %s, or give this entry the id %q to replace that one",
+						cl.Key, cl.Value, k.Entry.ID, k.Entry.File, k.Entry.Line, cl.Key, k.Entry.ID))
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// userScope points XDG_CONFIG_HOME at a fresh directory and returns the
+// user config's path there.
+func userScope(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	return filepath.Join(dir, "mcpbridge", "config.yaml")
+}
+
+func writeFileAt(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server added to the user scope works from any directory, and add says
+// what it wrote where.
+func TestUserScopeFromAnyDirectory(t *testing.T) {
+	user := userScope(t)
+	t.Chdir(t.TempDir())
+	r := mcpbridge(t, "", "add", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server")
+	if want := "Added stdio server \"demo\" to " + user + " (user scope)\n"; r.code != ExitOK || r.stdout != want {
+		t.Fatalf("add: %+v\nwant stdout %q", r, want)
+	}
+	t.Chdir(t.TempDir())
+	r = mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 2}`)
+	if r.code != ExitOK || r.stdout != "3\n" || strings.Contains(r.stderr, "embedded") {
+		t.Errorf("call from another directory: %+v", r)
+	}
+}
+
+// The project file is found from a subdirectory up to the repository
+// root; its entries replace the user's of the same id; a serverName used
+// by both files under two ids is refused, naming both places.
+func TestProjectScopeMerge(t *testing.T) {
+	user := userScope(t)
+	writeFileAt(t, user, `- id: demo
+  name: mcp-client
+  config: {serverName: demo, transport: stdio, command: no-such-server-xyz}
+- id: mine
+  name: mcp-client
+  config: {serverName: shared, transport: stdio, command: no-such-server-xyz}
+`)
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(repo, "mcpbridge.yaml")
+	writeFileAt(t, project, `- id: demo
+  name: mcp-client
+  config: {serverName: demo, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+- id: theirs
+  name: mcp-client
+  config: {serverName: shared, transport: stdio, command: no-such-server-xyz}
+`)
+	sub := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 2, "b": 2}`)
+	if r.code != ExitOK || r.stdout != "4\n" {
+		t.Errorf("call of the project's demo: %+v", r)
+	}
+	r = mcpbridge(t, "", "validate")
+	want := project + `:6:24: entry "theirs": config.serverName: serverName "shared" is already used by entry "mine" in ` + user + `:4`
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 2 and\n%s\ngot:\n%s", r.code, want, r.stderr)
+	}
+}
+
+// Outside a repository only the working directory is looked in; with no
+// file at all, the embedded default runs and says so.
+func TestEmbeddedDefaultNotice(t *testing.T) {
+	userScope(t)
+	parent := t.TempDir()
+	writeFileAt(t, filepath.Join(parent, "mcpbridge.yaml"), "- {id: x, name: nope}\n")
+	dir := filepath.Join(parent, "sub")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	r := mcpbridge(t, "", "tools")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "mcpbridge: no config file found: using the embedded demo config; 'mcpbridge add' creates one (looked for mcpbridge.yaml (here, or up to the repository root) or ") {
+		t.Errorf("tools: %+v", r)
+	}
+	// With a file, no notice.
+	writeFileAt(t, "mcpbridge.yaml", demoEntry)
+	if r := mcpbridge(t, "", "tools"); r.code != ExitOK || strings.Contains(r.stderr, "embedded") {
+		t.Errorf("tools with a file: %+v", r)
+	}
+}
+
+// headerRecorder serves h and keeps the headers of every request.
+type headerRecorder struct {
+	h  http.Handler
+	mu sync.Mutex
+	hs []http.Header
+}
+
+func (rec *headerRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec.mu.Lock()
+	rec.hs = append(rec.hs, r.Header.Clone())
+	rec.mu.Unlock()
+	rec.h.ServeHTTP(w, r)
+}
+
+func (rec *headerRecorder) sawHeader(k, v string) bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, h := range rec.hs {
+		if h.Get(k) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Claude Code's `claude mcp add` lines, with mcpbridge in place of
+// claude, add stdio (with env), Streamable HTTP and SSE servers (with
+// headers) that then work.
+func TestAddClaudeForms(t *testing.T) {
+	userScope(t)
+	t.Chdir(t.TempDir())
+	httpSrv := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	fixture := mcppeer.Fixture(mcppeer.FixtureOptions{})
+	sse := &headerRecorder{h: mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return fixture }, nil)}
+	sseSrv := httptest.NewServer(sse)
+	t.Cleanup(sseSrv.Close)
+	t.Setenv("ADD_TEST_TOKEN", "s3cret")
+
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"add", "--scope", "project", "--transport", "stdio", "-e", "DEMO_KEY=${ADD_TEST_TOKEN}", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server"},
+			`Added stdio server "demo" to mcpbridge.yaml (project scope)`},
+		{[]string{"add", "--transport", "http", "web", httpSrv.URL, "-H", "Authorization: Bearer ${ADD_TEST_TOKEN}"},
+			`Added streamable-http server "web" to mcpbridge.yaml (project scope)`},
+		{[]string{"add", "--transport", "sse", "--header", "X-Api-Key: ${ADD_TEST_TOKEN}", "old", sseSrv.URL},
+			`Added sse server "old" to mcpbridge.yaml (project scope)`},
+	} {
+		if r := mcpbridge(t, "", c.args...); r.code != ExitOK || r.stdout != c.out+"\n" {
+			t.Fatalf("%v: %+v", c.args, r)
+		}
+	}
+	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 1}`); r.code != ExitOK || r.stdout != "2\n" {
+		t.Errorf("stdio: %+v", r)
+	}
+	if r := mcpbridge(t, "", "call", "mcp__web__add", `{"a": 1, "b": 2}`); r.code != ExitOK || r.stdout != "3\n" {
+		t.Errorf("http: %+v", r)
+	}
+	if !sawHeader(httpSrv.Headers(), "Authorization", "Bearer s3cret") {
+		t.Errorf("http: the header was not sent")
+	}
+	if r := mcpbridge(t, "", "call", "mcp__old__add", `{"a": 2, "b": 2}`); r.code != ExitOK || r.stdout != "4\n" {
+		t.Errorf("sse: %+v", r)
+	}
+	if !sse.sawHeader("X-Api-Key", "s3cret") {
+		t.Errorf("sse: the header was not sent")
+	}
+	data, _ := os.ReadFile("mcpbridge.yaml")
+	if strings.Contains(string(data), "s3cret") || !strings.Contains(string(data), "DEMO_KEY: ${ADD_TEST_TOKEN}") {
+		t.Errorf("the file:\n%s", data)
+	}
+}
+
+func sawHeader(hs []http.Header, k, v string) bool {
+	for _, h := range hs {
+		if h.Get(k) == v {
+			return true
+		}
+	}
+	return false
+}
+
+// add refuses what Claude Code would refuse, before writing anything, and
+// names no file it did not write.
+func TestAddRefusedWritesNothing(t *testing.T) {
+	userScope(t)
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "--scope", "project", "--transport", "http", "web"}, "--transport http needs the server's URL"},
+		{[]string{"add", "--scope", "project", "--transport", "stdio", "web", "https://x"}, "--transport stdio runs a command"},
+		{[]string{"add", "--scope", "project", "--transport", "ws", "web", "https://x"}, `--transport "ws": want stdio, http or sse`},
+		{[]string{"add", "--scope", "team", "web", "https://x"}, `--scope "team": want user or project`},
+		{[]string{"add", "--scope", "project", "web", "https://x", "-H", "X: ${UNSET_IN_TEST_XYZ"}, `server "web" not added, it would not be valid:`},
+	} {
+		r := mcpbridge(t, "", c.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "mcpbridge.yaml") {
+			t.Errorf("%v: exit %d, want 2 and %q (and no file named)\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+	if _, err := os.Stat("mcpbridge.yaml"); err == nil {
+		t.Errorf("a refused add wrote mcpbridge.yaml")
+	}
+}
+
+// remove suggests the name meant.
+func TestRemoveSuggests(t *testing.T) {
+	inDir(t, demoEntry)
+	r := mcpbridge(t, "", "remove", "dmeo")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `has no server "dmeo": did you mean "demo"?`) {
+		t.Errorf("remove: %+v", r)
+	}
+}
+
+// serve watches every file in use: an edit of the user file reloads it,
+// merged with the project file.
+func TestServeWatchesEveryScope(t *testing.T) {
+	user := userScope(t)
+	writeFileAt(t, user, fixtureEntries(t, "a"))
+	t.Chdir(t.TempDir())
+	writeFileAt(t, "mcpbridge.yaml", fixtureEntries(t, "b"))
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cmd := mcpbridgeCommand(t, "serve", "--stdio")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
+	writeFileAt(t, user, fixtureEntries(t, "a", "c"))
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet", "mcp__c__greet")
+}
