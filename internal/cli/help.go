@@ -298,7 +298,8 @@ model would see; exit status 1 when the call fails.
 
 const agentHelp = `The model is the config's model entry (else its sampling entry, else DeepSeek's API with
 deepseek-flash); its key is read from DEEPSEEK_API_KEY or the variable the entry names in apiKeyEnv.
-  -p PROMPT         run headless: print the final answer on stdout ("-" reads the prompt from stdin)
+  -p, --prompt PROMPT  run headless: print the final answer on stdout ("-" reads the prompt
+                    from stdin)
   --json            with -p, JSON lines: session, reasoning, text, tool_call, tool_result, usage,
                     notice, and a last result line with the answer and the usage totals
   --yes, -y         run every tool call without asking; with -p nothing else runs but the

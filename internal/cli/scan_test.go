@@ -140,10 +140,15 @@ func TestScanCommandText(t *testing.T) {
 }
 
 func TestScanCommandErrors(t *testing.T) {
+	// A bad value fails its entry alone (a server failed: exit 1), with
+	// its position; validate refuses the file.
 	inDir(t, scanConfig("http://127.0.0.1:1/mcp", "block"))
 	r := mcpbridge(t, "", "scan")
-	if r.code != ExitUsage || !strings.Contains(r.stderr, `mcpbridge.yaml:6:`) || !strings.Contains(r.stderr, `config.scan: must be "warn", "hold" or "off", got "block"`) {
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `mcpbridge.yaml:6:`) || !strings.Contains(r.stderr, `config.scan: must be "warn", "hold" or "off", got "block"`) {
 		t.Errorf("bad scan value: %+v", r)
+	}
+	if r := mcpbridge(t, "", "validate"); r.code != ExitUsage || !strings.Contains(r.stderr, `config.scan: must be "warn", "hold" or "off", got "block"`) {
+		t.Errorf("validate, bad scan value: %+v", r)
 	}
 	r = mcpbridge(t, "", "scan", "extra")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, `scan: unexpected argument "extra"`) {
