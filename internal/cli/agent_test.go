@@ -169,6 +169,8 @@ func TestAgentExits(t *testing.T) {
 		{[]string{"agent", "-p", "x", "--resume", "20260101-000000-00000000"}, "", "--resume: no saved session 20260101-000000-00000000"},
 		{[]string{"agent", "-p", "x", "stray"}, "", `unexpected argument "stray"`},
 		{[]string{"agent", "-p"}, "", "flag -p needs a value"},
+		{[]string{"agent", "-p", "x", "--yes=false"}, "", "agent: flag --yes=false takes no value"},
+		{[]string{"agent", "-p", "x", "--continue=no"}, "", "agent: flag --continue=no takes no value"},
 		{[]string{"agent", "-p", "x"}, "unset", "the API key variable DEEPSEEK_API_KEY is not set"},
 	} {
 		if c.env == "unset" {
