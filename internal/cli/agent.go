@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -360,7 +361,7 @@ func (r *agentRun) headless(ctx context.Context, prompt string) error {
 	r.noteNamed(prompt)
 	res, err := r.ag.Run(ctx, prompt)
 	if err == nil && !r.f.json {
-		fmt.Fprintln(r.e.Stdout, strings.TrimRight(res.Text, "\n"))
+		fmt.Fprintln(r.e.Stdout, termsafe.Text(strings.TrimRight(res.Text, "\n")))
 	}
 	return r.result(res, err)
 }

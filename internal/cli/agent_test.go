@@ -113,6 +113,19 @@ func TestAgentHeadless(t *testing.T) {
 	}
 }
 
+// -p prints the answer as call prints a result: control characters that a
+// tool's output could have led the model to repeat (an OSC 52 write to the
+// clipboard, a screen clear) are shown escaped, never sent to the terminal.
+func TestAgentHeadlessAnswerEscaped(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Done.\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\nBye."}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "hi")
+	if want := "Done.\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\nBye.\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d\nstdout %q, want %q\nstderr %s", r.code, r.stdout, want, r.stderr)
+	}
+}
+
 // The ways an agent run ends: --max-steps (3, resumable), a model
 // failure shown as the API wrote it without the key (1), tools denied
 // without --yes under -p (the model is told, the person too), and usage
