@@ -252,3 +252,21 @@ func TestAgentDeepSeekSmoke(t *testing.T) {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The person approving a call reads its arguments whole: a model that pads
+// them cannot push what matters out of view (they were cut at 300
+// characters, runs of spaces squeezed), and a cut, past 4,000 characters,
+// says how much is hidden.
+func TestApprovalArgs(t *testing.T) {
+	padded := `{"note":"` + strings.Repeat("fine ", 100) + `","command":"rm -rf ~"}`
+	for _, c := range []struct{ args, want string }{
+		{`{"a":  1}`, `{"a":  1}`},
+		{padded, padded},
+		{"{\"x\":\"\x1b[2J\"}", `{"x":"\x1b[2J"}`},
+		{`"` + strings.Repeat("é", 4001) + `"`, `"` + strings.Repeat("é", 3999) + "… [3 more characters not shown]"},
+	} {
+		if got := approvalArgs([]byte(c.args)); got != c.want {
+			t.Errorf("approvalArgs(%.60q…) = %.80q…, want %.80q…", c.args, got, c.want)
+		}
+	}
+}
