@@ -265,6 +265,12 @@ func TestSessions(t *testing.T) {
 	if _, err := agent.OpenSession(dir, "bad"); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2: not a saved message") {
 		t.Errorf("bad session: %v", err)
 	}
+	if err := os.WriteFile(dir+"/norole.jsonl", []byte("{\"content\":\"hi\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.OpenSession(dir, "norole"); err == nil || !strings.HasSuffix(err.Error(), "norole.jsonl:1: not a saved message: it has no role") {
+		t.Errorf("session line without a role: %v", err)
+	}
 	if _, err := agent.Latest(t.TempDir()); !errors.Is(err, agent.ErrNoSession) {
 		t.Errorf("empty dir: %v", err)
 	}

@@ -94,8 +94,11 @@ func readSession(path string) ([]Message, error) {
 	sc.Buffer(nil, maxSessionLine)
 	for line := 1; sc.Scan(); line++ {
 		var m Message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil || m.Role == "" {
-			return nil, fmt.Errorf("%s:%d: not a saved message: %v", path, line, err)
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a saved message: %w", path, line, err)
+		}
+		if m.Role == "" {
+			return nil, fmt.Errorf("%s:%d: not a saved message: it has no role", path, line)
 		}
 		msgs = append(msgs, m)
 	}

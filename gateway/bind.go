@@ -33,23 +33,41 @@ func identityOf(r *http.Request) string {
 // concurrent use.
 type sessionOwners struct {
 	mu    sync.Mutex
-	owner map[string]string // session id -> identity
+	owner map[string]binding // session id -> who opened it
+	binds uint64             // bindings made so far
 }
 
-// bind records that identity opened session; open holds the ids of the
-// sessions still open.
-func (o *sessionOwners) bind(session, identity string, open map[string]bool) {
+// binding is who opened a session, and when (the count of bindings then).
+type binding struct {
+	identity string
+	seq      uint64
+}
+
+// mark returns the count of bindings so far. Taken before listing the open
+// sessions, it tells bind which bindings that list can speak for: a session
+// bound after it may be missing from the list without having ended.
+func (o *sessionOwners) mark() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.binds
+}
+
+// bind records that identity opened session. open holds the ids of the
+// sessions still open, listed after mark was taken; bindings made since
+// are kept whatever it says, since an unbound session is open to anyone.
+func (o *sessionOwners) bind(session, identity string, mark uint64, open map[string]bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.owner == nil {
-		o.owner = make(map[string]string)
+		o.owner = make(map[string]binding)
 	}
-	for id := range o.owner {
-		if !open[id] {
+	for id, b := range o.owner {
+		if b.seq <= mark && !open[id] {
 			delete(o.owner, id)
 		}
 	}
-	o.owner[session] = identity
+	o.binds++
+	o.owner[session] = binding{identity: identity, seq: o.binds}
 }
 
 // allowed reports whether identity may use session: it opened it, or the
@@ -57,8 +75,8 @@ func (o *sessionOwners) bind(session, identity string, open map[string]bool) {
 func (o *sessionOwners) allowed(session, identity string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	owner, bound := o.owner[session]
-	return !bound || owner == identity
+	b, bound := o.owner[session]
+	return !bound || b.identity == identity
 }
 
 // bindSessions refuses a request that presents a session opened by another
@@ -78,7 +96,8 @@ func (g *Gateway) bindSessions(next http.Handler) http.Handler {
 			return
 		}
 		next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(session string) {
-			g.owners.bind(session, identity, g.openSessions())
+			mark := g.owners.mark()
+			g.owners.bind(session, identity, mark, g.openSessions())
 		}}, r)
 	})
 }

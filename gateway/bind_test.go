@@ -89,12 +89,39 @@ func TestSessionOwnersBounded(t *testing.T) {
 		if i > 0 {
 			open["a"] = true // a stays open, the others end
 		}
-		o.bind(id, "x", open)
+		o.bind(id, "x", o.mark(), open)
 	}
-	if diff := cmp.Diff(map[string]string{"a": "x", "c": "x"}, o.owner); diff != "" {
+	if diff := cmp.Diff(map[string]string{"a": "x", "c": "x"}, o.identities()); diff != "" {
 		t.Errorf("bindings (-want +got):\n%s", diff)
 	}
 	if !o.allowed("a", "x") || o.allowed("a", "y") || !o.allowed("unknown", "y") {
 		t.Error("allowed: the owner only, unknown ids left to the SDK")
 	}
+}
+
+// Two sessions opened at once: the bind that listed the open sessions
+// before the other session existed keeps that session's binding (dropping
+// it would leave the session open to every identity).
+func TestSessionOwnersConcurrentOpen(t *testing.T) {
+	var o sessionOwners
+	alicesMark := o.mark() // alice's initialize lists the open sessions: bob's is not there yet
+	o.bind("bob-session", "bob", o.mark(), map[string]bool{"bob-session": true})
+	o.bind("alice-session", "alice", alicesMark, map[string]bool{"alice-session": true})
+	if o.allowed("bob-session", "alice") {
+		t.Error("alice may use bob's session: its binding was dropped as ended")
+	}
+	if diff := cmp.Diff(map[string]string{"alice-session": "alice", "bob-session": "bob"}, o.identities()); diff != "" {
+		t.Errorf("bindings (-want +got):\n%s", diff)
+	}
+}
+
+// identities returns who opened each bound session.
+func (o *sessionOwners) identities() map[string]string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := make(map[string]string, len(o.owner))
+	for id, b := range o.owner {
+		m[id] = b.identity
+	}
+	return m
 }

@@ -21,19 +21,7 @@ import (
 // refused at once with a JSON-RPC error naming the limit; once one ends,
 // calls are admitted again.
 func TestCallsPerSessionBounded(t *testing.T) {
-	reg := tool.NewRegistry()
-	release := make(chan struct{})
-	started := make(chan struct{}, 10)
-	if _, err := reg.Register(goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
-	}), goTool("quick", textBody("ok"))); err != nil {
-		t.Fatal(err)
-	}
+	reg, release, started := blockingTools(t)
 	c := connectRaw(t, newGateway(t, reg, Options{MaxCallsPerSession: 2}))
 	for id := 101; id <= 102; id++ {
 		c.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"block"}}`)
@@ -65,19 +53,7 @@ func TestCallsPerSessionBounded(t *testing.T) {
 // sessions, a call is refused at once with a JSON-RPC error naming the
 // limit, never queued; the slots come back as calls end.
 func TestCallsBoundedOverall(t *testing.T) {
-	reg := tool.NewRegistry()
-	release := make(chan struct{})
-	started := make(chan struct{}, 10)
-	if _, err := reg.Register(goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
-	}), goTool("quick", textBody("ok"))); err != nil {
-		t.Fatal(err)
-	}
+	reg, release, started := blockingTools(t)
 	g := newGateway(t, reg, Options{MaxCalls: 3, MaxCallsPerSession: 2})
 	a, b := connectRaw(t, g), connectRaw(t, g)
 	for _, send := range []struct {
@@ -321,4 +297,24 @@ func TestCallFloodBounded(t *testing.T) {
 		t.Error("more calls parked than MaxCallsPerSession")
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// blockingTools is a registry of "quick", which answers at once, and
+// "block", which signals started and answers once release is closed (or
+// its call is cancelled).
+func blockingTools(t *testing.T) (reg *tool.Registry, release chan struct{}, started chan struct{}) {
+	t.Helper()
+	reg = tool.NewRegistry()
+	release, started = make(chan struct{}), make(chan struct{}, 10)
+	if _, err := reg.Register(goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+	}), goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	return reg, release, started
 }

@@ -11,13 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -340,21 +340,7 @@ func mcpPost(t *testing.T, addr, session, body string) *http.Request {
 // socket count is two descriptors in this process: client and server end).
 func needFDs(t *testing.T, n uint64) {
 	t.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	want := n + 512
-	if lim.Cur >= want {
-		return
-	}
-	if lim.Max < want {
-		t.Fatalf("the open-file limit is %d, the test needs %d", lim.Max, want)
-	}
-	lim.Cur = want
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
+	mcptest.RaiseFDLimit(t, n+512)
 }
 
 // One client address cannot take every slot with requests it keeps open:

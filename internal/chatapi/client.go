@@ -225,11 +225,20 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 	}
 	if err := read(resp.Body); err != nil {
 		if ctx.Err() != nil {
-			return -1, ctx.Err()
+			return -1, c.ended(ctx)
 		}
 		return -1, fmt.Errorf("%s: %s", c.Where(), redact(err.Error(), key))
 	}
 	return -1, nil
+}
+
+// ended is the error of an answer cut off by ctx: the caller's
+// cancellation as it is, or the attempt's Timeout said with where.
+func (c *Client) ended(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.Timeout > 0 {
+		return fmt.Errorf("%s: the answer did not end within the timeout of %v: %w", c.Where(), c.Timeout, ctx.Err())
+	}
+	return ctx.Err()
 }
 
 // encodedTools is a tools array and its JSON.

@@ -156,6 +156,23 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// An answer that stops arriving ends at the attempt's timeout with an
+// error that says where and which timeout, not a bare context error.
+func TestStreamTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"par\"}}]}\n\n"))
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done() // the rest never comes
+	}))
+	defer srv.Close()
+	c := client(srv.URL, &sleeps{})
+	c.Timeout = 50 * time.Millisecond
+	_, err := c.Stream(context.Background(), &chatapi.Request{}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), srv.URL+" (m): the answer did not end within the timeout of 50ms") {
+		t.Errorf("stalled stream: %v", err)
+	}
+}
+
 // Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
 func TestBeta(t *testing.T) {
 	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -52,11 +53,11 @@ func cutAgentFlags(argv []string) (*agentFlags, []string, error) {
 			rest = append(rest, argv[i:]...)
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			rest = append(rest, a)
 			continue
 		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		take := func() (string, error) {
 			if hasValue {
 				return value, nil
@@ -67,40 +68,58 @@ func cutAgentFlags(argv []string) (*agentFlags, []string, error) {
 			i++
 			return argv[i], nil
 		}
-		var err error
-		switch name {
-		case "p", "prompt":
-			af.prompt, err = take()
-			af.hasPrompt = true
-		case "y", "yes":
-			af.yes = true
-		case "model":
-			af.model, err = take()
-		case "base-url":
-			af.baseURL, err = take()
-		case "resume":
-			af.resume, err = take()
-		case "continue":
-			af.cont = true
-		case "max-steps":
-			var v string
-			if v, err = take(); err == nil {
-				af.maxSteps, err = strconv.Atoi(v)
-				if err != nil || af.maxSteps < 1 {
-					err = usagef("agent: --max-steps must be a whole number of at least 1, got %q", v)
-				}
-			}
-		default:
-			rest = append(rest, a)
-		}
+		ours, err := af.set(a, name, hasValue, take)
 		if err != nil {
 			return nil, nil, err
+		}
+		if !ours {
+			rest = append(rest, a)
 		}
 	}
 	if af.resume != "" && af.cont {
 		return nil, nil, usagef("agent: --resume and --continue cannot be used together")
 	}
 	return af, rest, nil
+}
+
+// set applies the flag a (named name) when it is one of agent's own, and
+// reports whether it was. A switch given a value is refused: --yes=false
+// must not approve every call.
+func (af *agentFlags) set(a, name string, hasValue bool, take func() (string, error)) (ours bool, err error) {
+	switch name {
+	case "y", "yes":
+		af.yes, err = true, noValue(a, hasValue)
+	case "continue":
+		af.cont, err = true, noValue(a, hasValue)
+	case "p", "prompt":
+		af.prompt, err = take()
+		af.hasPrompt = true
+	case "model":
+		af.model, err = take()
+	case "base-url":
+		af.baseURL, err = take()
+	case "resume":
+		af.resume, err = take()
+	case "max-steps":
+		var v string
+		if v, err = take(); err == nil {
+			af.maxSteps, err = strconv.Atoi(v)
+			if err != nil || af.maxSteps < 1 {
+				err = usagef("agent: --max-steps must be a whole number of at least 1, got %q", v)
+			}
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// noValue refuses a value given to the switch a.
+func noValue(a string, hasValue bool) error {
+	if hasValue {
+		return usagef("agent: flag %s takes no value", a)
+	}
+	return nil
 }
 
 // agentRun is one agent command: what it was asked and what it opened.
@@ -342,7 +361,7 @@ func (r *agentRun) headless(ctx context.Context, prompt string) error {
 	r.noteNamed(prompt)
 	res, err := r.ag.Run(ctx, prompt)
 	if err == nil && !r.f.json {
-		fmt.Fprintln(r.e.Stdout, strings.TrimRight(res.Text, "\n"))
+		fmt.Fprintln(r.e.Stdout, termsafe.Text(strings.TrimRight(res.Text, "\n")))
 	}
 	return r.result(res, err)
 }

@@ -55,9 +55,7 @@ func (o *agentOutput) event(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventReasoning:
 		if o.showDetails {
-			if !o.inReasoning {
-				o.inReasoning = true
-			}
+			o.inReasoning = true
 			o.styled(o.stderr, dim, termsafe.Text(ev.Text))
 		}
 		return

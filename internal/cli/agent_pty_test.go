@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,22 +15,7 @@ import (
 )
 
 // screen is what a program wrote on its pseudo-terminal.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+type screen = lockedBuffer
 
 // agentOnPTY runs `mcpbridge agent args...` on a new pseudo-terminal
 // (stdin, stdout, stderr, and its controlling terminal, so Ctrl-C is

@@ -194,7 +194,7 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 	r.out.mu.Lock()
 	r.out.clearProgress()
 	r.out.mu.Unlock()
-	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), termsafe.Line(short(string(c.Args), 300)))
+	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), approvalArgs(c.Args))
 	choices := "[y]es once, always this [t]ool, always this [s]erver, [n]o: "
 	if server == "" {
 		choices = "[y]es once, always this [t]ool, [n]o: "
@@ -220,4 +220,20 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 			return agent.Deny, nil
 		}
 	}
+}
+
+// maxApprovalArgs bounds the arguments shown when a call is asked about.
+const maxApprovalArgs = 4000
+
+// approvalArgs is a call's arguments as the person approving it reads
+// them: whole, spaces and all, on one line. Past maxApprovalArgs
+// characters it says how much is not shown, so that nothing a model padded
+// its arguments to hide passes for the whole call.
+func approvalArgs(args []byte) string {
+	s := termsafe.Line(string(args))
+	r := []rune(s)
+	if len(r) <= maxApprovalArgs {
+		return s
+	}
+	return fmt.Sprintf("%s… [%d more characters not shown]", string(r[:maxApprovalArgs]), len(r)-maxApprovalArgs)
 }

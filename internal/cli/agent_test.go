@@ -113,6 +113,19 @@ func TestAgentHeadless(t *testing.T) {
 	}
 }
 
+// -p prints the answer as call prints a result: control characters that a
+// tool's output could have led the model to repeat (an OSC 52 write to the
+// clipboard, a screen clear) are shown escaped, never sent to the terminal.
+func TestAgentHeadlessAnswerEscaped(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Done.\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\nBye."}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "hi")
+	if want := "Done.\\x1b]52;c;cm0gLXJmIH4=\\x07\\x1b[2J\nBye.\n"; r.code != 0 || r.stdout != want {
+		t.Errorf("exit %d\nstdout %q, want %q\nstderr %s", r.code, r.stdout, want, r.stderr)
+	}
+}
+
 // The ways an agent run ends: --max-steps (3, resumable), a model
 // failure shown as the API wrote it without the key (1), tools denied
 // without --yes under -p (the model is told, the person too), and usage
@@ -169,6 +182,8 @@ func TestAgentExits(t *testing.T) {
 		{[]string{"agent", "-p", "x", "--resume", "20260101-000000-00000000"}, "", "--resume: no saved session 20260101-000000-00000000"},
 		{[]string{"agent", "-p", "x", "stray"}, "", `unexpected argument "stray"`},
 		{[]string{"agent", "-p"}, "", "flag -p needs a value"},
+		{[]string{"agent", "-p", "x", "--yes=false"}, "", "agent: flag --yes=false takes no value"},
+		{[]string{"agent", "-p", "x", "--continue=no"}, "", "agent: flag --continue=no takes no value"},
 		{[]string{"agent", "-p", "x"}, "unset", "the API key variable DEEPSEEK_API_KEY is not set"},
 	} {
 		if c.env == "unset" {
@@ -235,5 +250,23 @@ func TestAgentDeepSeekSmoke(t *testing.T) {
 	evs := jsonLines(t, r.stdout)
 	if r.code != 0 || len(evs) == 0 || !strings.Contains(evs[len(evs)-1]["text"].(string), "42") || !slices.Contains(kinds(evs), "tool_result") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The person approving a call reads its arguments whole: a model that pads
+// them cannot push what matters out of view (they were cut at 300
+// characters, runs of spaces squeezed), and a cut, past 4,000 characters,
+// says how much is hidden.
+func TestApprovalArgs(t *testing.T) {
+	padded := `{"note":"` + strings.Repeat("fine ", 100) + `","command":"rm -rf ~"}`
+	for _, c := range []struct{ args, want string }{
+		{`{"a":  1}`, `{"a":  1}`},
+		{padded, padded},
+		{"{\"x\":\"\x1b[2J\"}", `{"x":"\x1b[2J"}`},
+		{`"` + strings.Repeat("é", 4001) + `"`, `"` + strings.Repeat("é", 3999) + "… [3 more characters not shown]"},
+	} {
+		if got := approvalArgs([]byte(c.args)); got != c.want {
+			t.Errorf("approvalArgs(%.60q…) = %.80q…, want %.80q…", c.args, got, c.want)
+		}
 	}
 }

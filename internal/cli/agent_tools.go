@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/agent"
@@ -57,18 +58,8 @@ func (r *agentRun) tools(view *toolview.View) ([]tool.Tool, error) {
 			shown = append(shown, t)
 		}
 	}
-	slices.SortFunc(shown, func(a, b tool.Tool) int { return compareNames(a.Name, b.Name) })
+	slices.SortFunc(shown, func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return shown, nil
-}
-
-func compareNames(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // publicNames finds public tool names in a prompt.

@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // `mcpbridge serve --http --token-env` under the attacks of the HTTP
@@ -22,7 +23,7 @@ import (
 // unauthenticated sockets declaring bodies they never send must not lock
 // an authorized client out.
 func TestServeUnderAttack(t *testing.T) {
-	attackFDLimit(t, 4096)
+	mcptest.RaiseFDLimit(t, 4096) // inherited by the serve child
 	cfg := writeConfig(t, fixtureEntries(t, "a"))
 	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
 	addr := strings.TrimPrefix(p.base(), "http://")
@@ -184,24 +185,4 @@ func procStatusKiB(t *testing.T, pid int, field string) int {
 	}
 	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
-}
-
-// attackFDLimit raises the soft open-file limit to at least n (inherited by
-// the serve child).
-func attackFDLimit(t *testing.T, n uint64) {
-	t.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	if lim.Cur >= n {
-		return
-	}
-	if lim.Max < n {
-		t.Fatalf("the open-file limit is %d, the test needs %d", lim.Max, n)
-	}
-	lim.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,12 +15,14 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 )
 
-// Provider answers sampling requests with the sampling entry that runs
-// (the latest to start, so a reloaded entry takes over at once). Build one
-// per host and hand it to NewKind; it is safe for concurrent use.
+// Provider answers sampling requests with the entry that runs: a model
+// entry before a sampling entry (the newer form wins when a file has
+// both), and of the same kind the latest to start, so a reloaded entry
+// takes over at once. Build one per host and hand it to NewKind; it is
+// safe for concurrent use.
 type Provider struct {
-	mu  sync.Mutex
-	cur *instance
+	mu   sync.Mutex
+	live []*instance // started and not closed, in the order they started
 }
 
 // NewProvider returns a Provider with no entry running.
@@ -31,31 +34,39 @@ var ErrNotConfigured = errors.New("sampling is not configured: add a `name: samp
 // Sample answers the sampling/createMessage request of server (its params
 // as sent) with the model of the running entry.
 func (p *Provider) Sample(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
-	p.mu.Lock()
-	cur := p.cur
-	p.mu.Unlock()
+	cur := p.current()
 	if cur == nil {
 		return nil, ErrNotConfigured
 	}
 	return cur.client.sample(ctx, server, params)
 }
 
-// set makes in the provider's entry, unless it is a sampling entry and a
-// model entry runs: the model entry is the newer form and wins.
+// current is the entry that answers: the newest model entry, else the
+// newest sampling entry; nil when none runs.
+func (p *Provider) current() *instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var cur *instance
+	for _, in := range p.live {
+		if cur == nil || in.kind == ModelKind || cur.kind != ModelKind {
+			cur = in
+		}
+	}
+	return cur
+}
+
+// set adds in to the entries that run.
 func (p *Provider) set(in *instance) {
 	p.mu.Lock()
-	if p.cur == nil || p.cur.kind != ModelKind || in.kind == ModelKind {
-		p.cur = in
-	}
+	p.live = append(p.live, in)
 	p.mu.Unlock()
 }
 
-// clear forgets in unless a newer entry took its place.
+// clear removes in: the entry that answers is then the best of the others,
+// such as the sampling entry that stays when a reload drops the model entry.
 func (p *Provider) clear(in *instance) {
 	p.mu.Lock()
-	if p.cur == in {
-		p.cur = nil
-	}
+	p.live = slices.DeleteFunc(p.live, func(x *instance) bool { return x == in })
 	p.mu.Unlock()
 }
 

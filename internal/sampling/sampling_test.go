@@ -254,8 +254,8 @@ func TestProviderEntries(t *testing.T) {
 	old, _ := k.Start(context.Background(), host.Spec{Config: Config{Model: "a", Timeout: time.Second}}, host.Env{Logger: slog.New(slog.DiscardHandler)})
 	repl, _ := k.Start(context.Background(), host.Spec{Config: Config{Model: "b", Timeout: time.Second}}, host.Env{Logger: slog.New(slog.DiscardHandler)})
 	old.Close()
-	if p.cur == nil || p.cur.client.cfg.Model != "b" || old.Status().State != host.StateClosed {
-		t.Errorf("after the old entry closed: %+v, old %v", p.cur, old.Status().State)
+	if cur := p.current(); cur == nil || cur.client.cfg.Model != "b" || old.Status().State != host.StateClosed {
+		t.Errorf("after the old entry closed: %+v, old %v", cur, old.Status().State)
 	}
 	repl.Close()
 	if _, err := p.Sample(context.Background(), "s", nil); err != ErrNotConfigured {
@@ -347,7 +347,13 @@ func TestModelEntry(t *testing.T) {
 	}
 	model := start(NewModelKind(KindOptions{Provider: p}), 0)
 	start(NewKind(KindOptions{Provider: p}), 1)
-	if p.cur.client.cfg.Model != "deepseek-pro" || model.Status().Name != ModelKind {
-		t.Errorf("the sampling entry took the model entry's place: %+v", p.cur.client.cfg)
+	if cur := p.current(); cur.client.cfg.Model != "deepseek-pro" || model.Status().Name != ModelKind {
+		t.Errorf("the sampling entry took the model entry's place: %+v", cur.client.cfg)
+	}
+	// A reload that drops the model entry leaves the sampling entry
+	// answering (it used to leave sampling unconfigured).
+	model.Close()
+	if cur := p.current(); cur == nil || cur.kind != KindName || cur.client.cfg.Model != DefaultModel {
+		t.Errorf("after the model entry closed, the sampling entry does not answer: %+v", cur)
 	}
 }
