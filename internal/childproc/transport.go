@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
@@ -89,6 +90,17 @@ type Transport struct {
 	// mcp.DefaultMaxLineLength and a negative value disables the bound
 	// (both as in mcp.IOTransport).
 	MaxLineLength int
+	// Sandbox, when not nil, confines the child (docs/sandbox.md): a
+	// re-execution of SandboxExe restricts itself with Landlock and
+	// resource limits, and enters a network namespace of its own unless
+	// the spec allows the network, then execs the command. A path of the
+	// spec that does not exist, or a kernel without Landlock (unless
+	// BestEffort), fails Connect before anything starts.
+	Sandbox *sandbox.Spec
+	// SandboxExe is the mcpbridge executable re-executed to confine the
+	// child; "" means os.Executable(). Its main (or a test's TestMain)
+	// must call sandbox.RunIfExec first.
+	SandboxExe string
 
 	// stderrDrain overrides defaultStderrDrain; tests raise it so a slow
 	// machine cannot make them lose lines.
@@ -199,6 +211,12 @@ func (t *Transport) start() (*Process, error) {
 		Stdout:      writes[1],
 		SysProcAttr: sysProcAttr(),
 	}
+	plan, err := t.confine(cmd)
+	if err != nil {
+		closeAll(reads[:])
+		closeAll(writes[:])
+		return nil, err
+	}
 	if t.Stderr != nil {
 		// Only when used: a nil *os.File in the interface would not mean "discard".
 		cmd.Stderr = writes[2]
@@ -222,6 +240,7 @@ func (t *Transport) start() (*Process, error) {
 		closeGrace:  orDefault(t.CloseGrace, DefaultCloseGrace),
 		termGrace:   orDefault(t.TermGrace, DefaultTermGrace),
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
+		sandbox:     plan,
 		done:        make(chan struct{}),
 	}
 	// Before the first Stderr call, which may ask Process for the PID.
@@ -235,6 +254,31 @@ func (t *Transport) start() (*Process, error) {
 	}
 	go p.wait()
 	return p, nil
+}
+
+// confine turns cmd, when t has a Sandbox, into the re-execution of
+// mcpbridge that confines itself and execs the command, and returns the
+// plan it follows (nil without a Sandbox).
+func (t *Transport) confine(cmd *exec.Cmd) (*sandbox.Plan, error) {
+	if t.Sandbox == nil {
+		return nil, nil
+	}
+	plan, err := sandbox.Prepare(*t.Sandbox, sandbox.Start{Path: cmd.Path, Command: t.Command, Dir: t.Dir, Env: cmd.Env})
+	if err != nil {
+		return nil, err
+	}
+	self := t.SandboxExe
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox: finding mcpbridge's executable: %w", err) // untested: needs a broken /proc
+		}
+	}
+	if cmd.Args, err = plan.Command(self, cmd.Path, cmd.Args); err != nil {
+		return nil, err
+	}
+	cmd.Path = self
+	plan.SysProcAttr(cmd.SysProcAttr)
+	return &plan, nil
 }
 
 func (t *Transport) commandText() string { return cmp.Or(t.CommandText, t.Command) }
@@ -280,6 +324,7 @@ type Process struct {
 	stderr                *os.File // our read end of the child's stderr; nil if discarded
 	closeGrace, termGrace time.Duration
 	stderrDrain           time.Duration
+	sandbox               *sandbox.Plan // nil when not sandboxed
 
 	// sigMu orders group signals against reaping: while the child is not
 	// reaped its PID (the group ID) cannot be reused, so a signal sent
@@ -297,6 +342,10 @@ type Process struct {
 
 // PID returns the child's process ID, which is also its process group ID.
 func (p *Process) PID() int { return p.pid }
+
+// Sandbox returns the plan that confines the child (its Landlock ABI and
+// whether it has the network), or nil when it is not sandboxed.
+func (p *Process) Sandbox() *sandbox.Plan { return p.sandbox }
 
 // Exited is closed once the child has exited (on its own or by Close), the
 // rest of its process group has been SIGKILLed and every stderr line has

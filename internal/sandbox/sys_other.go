@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// SysProcAttr does nothing: off Linux no sandboxed child starts.
+func (p Plan) SysProcAttr(*syscall.SysProcAttr) {}
