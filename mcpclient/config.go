@@ -143,6 +143,10 @@ type Config struct {
 	// (logging/setLevel), for servers that offer logging; "" means
 	// DefaultLogLevel.
 	LogLevel string
+	// Sandbox (sandbox) confines a stdio server with Landlock, resource
+	// limits and, without network, a network namespace of its own
+	// (docs/sandbox.md); nil runs it with all of the user's rights.
+	Sandbox *Sandbox `json:",omitempty"`
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -169,6 +173,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"sandbox",
 	}
 }
 
@@ -225,6 +230,7 @@ func (c Config) WithDefaults() Config {
 	out.DisabledTools = slices.Clone(c.DisabledTools)
 	out.OAuth = cloneOAuth(c.OAuth)
 	out.Roots = slices.Clone(c.Roots)
+	out.Sandbox = cloneSandbox(c.Sandbox)
 	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
 		out.ToolCallTimeout = DefaultToolCallTimeout
@@ -260,6 +266,7 @@ func (c Config) check(report reportFunc) {
 		c.checkToolFilters,
 		c.checkOAuth,
 		c.checkLogLevel,
+		c.checkSandbox,
 	} {
 		check(report)
 	}
@@ -501,6 +508,7 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	c.DisabledTools, _ = m.StringList("disabledTools")
 	c.OAuth = decodeOAuth(d, m)
 	decodeClientFeatures(m, &c)
+	c.Sandbox = decodeSandbox(d, m)
 	return c
 }
 
@@ -530,7 +538,7 @@ func checkTransportKeys(d *yamlconf.Decoder, m *yamlconf.Map, t Transport) {
 	case TransportStdio:
 		keys = []string{"url", "headers", "oauth"}
 	case TransportStreamableHTTP, TransportSSE:
-		keys = []string{"command", "args", "env", "cwd"}
+		keys = []string{"command", "args", "env", "cwd", "sandbox"}
 	}
 	for _, k := range keys {
 		if m.Value(k) != nil && !d.Failed(m.Path(k)) {

@@ -467,6 +467,7 @@ func (s *Server) setDown(err error) {
 	s.mu.Lock()
 	s.cur = nil
 	s.status.PID = 0
+	s.status.Sandbox = nil
 	if err != nil {
 		s.status.Err = downText(err)
 	}
