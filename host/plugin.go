@@ -209,8 +209,8 @@ type Status struct {
 	// PID is the instance's child process (and process group) ID, 0 when
 	// it has none or it is down.
 	PID int
-	// Sandbox says how the instance's child is confined; nil when it is
-	// not sandboxed or not running.
+	// Sandbox says how the instance's child is (or, while it is not
+	// running, would be) confined; nil when the entry has no sandbox.
 	Sandbox *SandboxStatus
 	// Tools is the number of tools registered for the entry.
 	Tools int

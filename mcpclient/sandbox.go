@@ -33,7 +33,9 @@ func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
 	if !ok {
 		return nil
 	}
-	b.Reject(sandboxKeys()...)
+	b.RejectFunc(sandboxKeys(), func(k string) string {
+		return fmt.Sprintf("%q is not a sandbox key (valid keys: %s)", k, strings.Join(sandboxKeys(), ", "))
+	})
 	var s Sandbox
 	s.Read, _ = b.ExpandStringList("read")
 	s.Write, _ = b.ExpandStringList("write")

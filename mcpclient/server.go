@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -228,6 +229,10 @@ func (s *Server) Status() host.Status {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Tools = s.src.Len()
+	if st.Sandbox == nil && s.cfg.Sandbox != nil {
+		// Not running: what a start would confine it with.
+		st.Sandbox = &host.SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}
+	}
 	return st
 }
 

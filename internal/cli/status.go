@@ -62,7 +62,7 @@ type serverStatusJSON struct {
 	// Tokens sums the tokens (o200k_base) of the definitions of the
 	// server's tools as the model sees them (see tools --tokens).
 	Tokens int `json:"tokens"`
-	// Sandbox is present only for a running sandboxed stdio server.
+	// Sandbox is present only for an entry with a sandbox block.
 	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
 }
 

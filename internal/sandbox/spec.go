@@ -75,18 +75,18 @@ func Prepare(spec Spec, st Start) (Plan, error) {
 		Network: spec.Network, BestEffort: spec.BestEffort, ABI: abi,
 		MemoryMiB: spec.MemoryMiB, Processes: spec.Processes, OpenFiles: spec.OpenFiles,
 	}
-	var errs []error
+	var missing []string // one line of status each: joined with "; "
 	add := func(key string, paths []string, dirs, files *[]string, must bool) {
 		for i, path := range paths {
 			if err := classify(absFrom(st.Dir, path), dirs, files); err != nil && must {
-				errs = append(errs, fmt.Errorf("sandbox.%s[%d] %q: %w", key, i, path, errors.Unwrap(err)))
+				missing = append(missing, fmt.Sprintf("sandbox.%s[%d] %q: %v", key, i, path, errors.Unwrap(err)))
 			}
 		}
 	}
 	add("read", spec.Read, &p.ReadDirs, &p.ReadFiles, true)
 	add("write", spec.Write, &p.WriteDirs, &p.WriteFiles, true)
-	if err := errors.Join(errs...); err != nil {
-		return Plan{}, err
+	if len(missing) > 0 {
+		return Plan{}, errors.New(strings.Join(missing, "; "))
 	}
 	home, _ := lookupEnv(st.Env, "HOME")
 	add("system", systemReadPaths(), &p.ReadDirs, &p.ReadFiles, false)

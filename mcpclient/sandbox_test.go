@@ -1,0 +1,71 @@
+package mcpclient_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+func TestDecodeSandbox(t *testing.T) {
+	const stdio = "{serverName: s, transport: stdio, command: c, "
+	base := func(sb *mcpclient.Sandbox) mcpclient.Config {
+		return mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Sandbox: sb}
+	}
+	tests := []struct {
+		name, src string
+		want      mcpclient.Config
+	}{
+		{"absent", stdio + "}", base(nil)},
+		{"null", stdio + "sandbox: null}", base(nil)},
+		{"empty: every default", stdio + "sandbox: {}}", base(&mcpclient.Sandbox{})},
+		{"every key, paths expanded", stdio + "sandbox: {read: [/data, '${WORKDIR}/in'], write: [./out], network: true, bestEffort: true, memoryMiB: 512, processes: 64, openFiles: 256}}",
+			base(&mcpclient.Sandbox{Read: []string{"/data", "/srv/work/in"}, Write: []string{"./out"}, Network: true, BestEffort: true,
+				MemoryMiB: 512, Processes: 64, OpenFiles: 256})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, errs := decodeYAML(t, tt.src)
+			if errs != "" {
+				t.Fatalf("DecodeConfig failed:\n%s", errs)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("DecodeConfig (-want +got):\n%s", diff)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("a decoded config does not pass Validate:\n%v", err)
+			}
+		})
+	}
+}
+
+func TestDecodeSandboxErrors(t *testing.T) {
+	const ok = "serverName: srv\ntransport: stdio\ncommand: echo\n" // lines 1-3
+	tests := []struct{ name, src, want string }{
+		{"not a mapping", ok + "sandbox: true",
+			`4:10: config.sandbox: must be a mapping of keys to values, got the boolean true`},
+		{"unknown key", ok + "sandbox: {exec: [/bin]}",
+			`4:11: config.sandbox.exec: "exec" is not a sandbox key (valid keys: read, write, network, bestEffort, memoryMiB, processes, openFiles)`},
+		{"read not a list", ok + "sandbox: {read: /data}",
+			`4:17: config.sandbox.read: must be a list of strings, got a string`},
+		{"a path not a string", ok + "sandbox:\n  write: [/ok, 7]",
+			`5:16: config.sandbox.write[1]: must be a string, got the integer 7 (quote it: "7")`},
+		{"an empty path", ok + "sandbox:\n  read: ['']",
+			`5:10: config.sandbox.read[0]: must be a path: not empty, without NUL characters`},
+		{"network not a bool", ok + "sandbox: {network: no}",
+			`4:20: config.sandbox.network: must be true or false, got a string`},
+		{"limit zero", ok + "sandbox: {memoryMiB: 0}",
+			`4:22: config.sandbox.memoryMiB: must be between 1 and 1073741824, got 0`},
+		{"on an HTTP server", "serverName: srv\ntransport: streamable-http\nurl: http://h/mcp\nsandbox: {}",
+			`4:10: config.sandbox: sandbox is only valid with transport: stdio`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := decodeYAML(t, tt.src)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("DecodeConfig errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
