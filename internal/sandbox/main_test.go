@@ -6,10 +6,12 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
@@ -70,6 +72,20 @@ func serveProbe() int {
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "signal"}, func(_ context.Context, _ *mcp.CallToolRequest, a pidArgs) (*mcp.CallToolResult, any, error) {
 		return answer(strconv.Itoa(a.PID), syscall.Kill(a.PID, 0))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "limits"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		var out []string
+		for _, l := range []struct {
+			name     string
+			resource int
+		}{{"data", syscall.RLIMIT_DATA}, {"nproc", unix.RLIMIT_NPROC}, {"nofile", syscall.RLIMIT_NOFILE}} {
+			var r syscall.Rlimit
+			if err := syscall.Getrlimit(l.resource, &r); err != nil {
+				return answer("", err)
+			}
+			out = append(out, fmt.Sprintf("%s=%d/%d", l.name, r.Cur, r.Max))
+		}
+		return answer(strings.Join(out, " "), nil)
 	})
 	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)

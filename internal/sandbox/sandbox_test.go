@@ -165,3 +165,26 @@ func TestSandboxConfinesServer(t *testing.T) {
 		})
 	}
 }
+
+// network: true leaves the network alone, and the resource limits reach
+// the server, soft and hard, so that it cannot raise them again.
+func TestSandboxNetworkAndLimits(t *testing.T) {
+	a := newAttack(t)
+	spec := a.spec()
+	spec.Network = true
+	spec.MemoryMiB, spec.Processes, spec.OpenFiles = 2048, 4096, 64
+	cs, tr := startProbe(t, spec)
+	if got := probe(t, cs, "dial", map[string]any{"network": "tcp", "addr": a.tcp}); got != "ok " {
+		t.Errorf("connect with network: true: %q", got)
+	}
+	if got := probe(t, cs, "read", map[string]any{"path": a.secret}); !strings.HasPrefix(got, "error") {
+		t.Errorf("read outside read with network: true: %q", got)
+	}
+	const want = "ok data=2147483648/2147483648 nproc=4096/4096 nofile=64/64"
+	if got := probe(t, cs, "limits", nil); got != want {
+		t.Errorf("limits = %q, want %q", got, want)
+	}
+	if p := tr.Process().Sandbox(); p == nil || !p.Network || p.ABI != sandbox.ABI() {
+		t.Errorf("Process().Sandbox() = %+v, want network and ABI %d", p, sandbox.ABI())
+	}
+}
