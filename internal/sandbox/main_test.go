@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,8 +16,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
-
-	"testing"
 )
 
 // probeEnv makes the re-executed test binary serve the probe: tools that
