@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -61,7 +62,7 @@ func probe(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any
 // attack is what a hostile server tries, and what the test sets up for it.
 type attack struct {
 	secret, allowed, writable, outside string // files and a directory
-	tcp, udp                           string // listeners' addresses
+	tcp, udp, unix                     string // listeners' addresses
 	udpGot                             chan struct{}
 }
 
@@ -88,15 +89,7 @@ func newAttack(t *testing.T) *attack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go serveConns(ln)
 	a.tcp = ln.Addr().String()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -113,7 +106,31 @@ func newAttack(t *testing.T) *attack {
 		}
 	}()
 	a.udp = pc.LocalAddr().String()
+	// A daemon's pathname socket, as the Docker socket is: reachable by
+	// path whatever the file rules say before Landlock ABI 9.
+	a.unix = filepath.Join(secretDir, "daemon.sock")
+	ul, err := net.Listen("unix", a.unix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ul.Close() })
+	go serveConns(ul)
 	return a
+}
+
+// serveConns reads each connection until the peer closes it, so that the
+// probe's write after connecting never meets a closed socket.
+func serveConns(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			_, _ = io.Copy(io.Discard, c)
+			c.Close()
+		}()
+	}
 }
 
 func (a *attack) spec() *sandbox.Spec {
@@ -149,6 +166,7 @@ func TestSandboxConfinesServer(t *testing.T) {
 			check("write outside write", probe(t, cs, "write", map[string]any{"path": planted}), !confined)
 			check("write in read", probe(t, cs, "write", map[string]any{"path": a.allowed}), !confined)
 			check("connect to a local TCP port", probe(t, cs, "dial", map[string]any{"network": "tcp", "addr": a.tcp}), !confined)
+			check("connect to a daemon's UNIX socket", probe(t, cs, "dial", map[string]any{"network": "unix", "addr": a.unix}), !confined)
 			check("signal mcpbridge", probe(t, cs, "signal", map[string]any{"pid": os.Getpid()}), !confined)
 			if _, err := os.Stat(planted); confined && !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the file written outside write exists (stat: %v)", err)
