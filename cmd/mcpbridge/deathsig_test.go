@@ -20,6 +20,7 @@ import (
 // of its stdio servers behind, sandboxed or not: the kernel kills them with
 // it (Pdeathsig), also through the sandbox's re-execution.
 func TestKilledServeLeavesNoServer(t *testing.T) {
+	mcptest.RequireLandlock(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

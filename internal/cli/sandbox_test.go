@@ -7,17 +7,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sandbox"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // status shows which entries are sandboxed, at which Landlock ABI; an
 // entry whose sandbox names a path that does not exist fails alone, with
 // the path as written, while the others keep working.
 func TestStatusShowsSandbox(t *testing.T) {
-	abi := sandbox.ABI()
-	if abi == 0 {
-		t.Fatal("this kernel has no Landlock; the sandbox tests need it")
-	}
+	abi := mcptest.RequireLandlock(t)
 	entry := func(id, extra string) string {
 		return "- id: " + id + "\n  name: mcp-client\n  config:\n    serverName: " + id +
 			"\n    transport: stdio\n    command: ${MCPBRIDGE_EXE}\n    args: [demo-server]\n" + extra

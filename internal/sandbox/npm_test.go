@@ -19,6 +19,7 @@ import (
 // starts sandboxed with nothing but its directory named, and serves it: its
 // runtime (node_modules, node) is readable by default.
 func TestNPMFilesystemServerSandboxed(t *testing.T) {
+	mcptest.RequireLandlock(t)
 	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello from the sandbox"), 0o600); err != nil {

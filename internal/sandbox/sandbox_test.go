@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 )
 
@@ -22,6 +23,9 @@ import (
 // when it is not nil, and returns a session to it.
 func startProbe(t *testing.T, spec *sandbox.Spec) (*mcp.ClientSession, *childproc.Transport) {
 	t.Helper()
+	if spec != nil {
+		mcptest.RequireLandlock(t)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
