@@ -227,6 +227,9 @@ func (t *Transport) start() (*Process, error) {
 	closeAll([]*os.File{reads[0], writes[1], writes[2]})
 	if err != nil {
 		closeAll([]*os.File{writes[0], reads[1], reads[2]})
+		if plan != nil {
+			return nil, plan.StartError(err)
+		}
 		return nil, t.written(err, path)
 	}
 

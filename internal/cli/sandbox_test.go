@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -58,5 +59,20 @@ func TestStatusShowsSandbox(t *testing.T) {
 	r = mcpbridge(t, "", "status", "--config", cfg)
 	if want := "stdio (sandbox, Landlock "; !strings.Contains(r.stdout, want) {
 		t.Errorf("the status table does not show the sandbox (%q):\n%s", want, r.stdout)
+	}
+}
+
+func TestTransportText(t *testing.T) {
+	for _, tt := range []struct {
+		st   host.Status
+		want string
+	}{
+		{host.Status{Transport: "stdio"}, "stdio"},
+		{host.Status{Transport: "stdio", Sandbox: &host.SandboxStatus{LandlockABI: 7}}, "stdio (sandbox, Landlock 7)"},
+		{host.Status{Transport: "stdio", Sandbox: &host.SandboxStatus{}}, "stdio (sandbox, no Landlock)"},
+	} {
+		if got := transportText(tt.st); got != tt.want {
+			t.Errorf("transportText(%+v) = %q, want %q", tt.st.Sandbox, got, tt.want)
+		}
 	}
 }

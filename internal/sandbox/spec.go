@@ -67,7 +67,11 @@ var ErrNoLandlock = errors.New("this kernel has no Landlock (set sandbox.bestEff
 //
 //	sandbox.read[1] "/no/such": no such file or directory
 func Prepare(spec Spec, st Start) (Plan, error) {
-	abi := ABI()
+	return prepare(spec, st, ABI())
+}
+
+// prepare is Prepare on a kernel whose Landlock ABI is abi (0: none).
+func prepare(spec Spec, st Start, abi int) (Plan, error) {
 	if abi == 0 && !spec.BestEffort {
 		return Plan{}, ErrNoLandlock
 	}
