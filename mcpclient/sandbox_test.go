@@ -1,6 +1,7 @@
 package mcpclient_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,4 +69,24 @@ func TestDecodeSandboxErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A harness confines a stdio server by setting Sandbox; Validate checks
+// the block as DecodeConfig does.
+func ExampleSandbox() {
+	cfg := mcpclient.Config{
+		ServerName: "fs",
+		Transport:  mcpclient.TransportStdio,
+		Command:    "npx",
+		Args:       []string{"-y", "@modelcontextprotocol/server-filesystem@2025.8.21", "/srv/notes"},
+		Env:        map[string]string{"npm_config_offline": "true"},
+		Sandbox:    &mcpclient.Sandbox{Write: []string{"/srv/notes"}, MemoryMiB: 1024},
+	}
+	fmt.Println(cfg.Validate())
+
+	cfg.Sandbox.Read = []string{""}
+	fmt.Println(cfg.Validate())
+	// Output:
+	// <nil>
+	// sandbox.read[0]: must be a path: not empty, without NUL characters
 }
