@@ -32,10 +32,8 @@ func confineAndExec(p Plan, path string, argv []string) error {
 	if err := restrict(p); err != nil {
 		return err
 	}
-	if !p.Network {
-		if err := denyUnixSockets(); err != nil {
-			return err
-		}
+	if err := installFilter(p.Network); err != nil {
+		return err
 	}
 	err := syscall.Exec(path, argv, os.Environ())
 	return fmt.Errorf("exec %q: %w", argv[0], err)

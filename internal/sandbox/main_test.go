@@ -72,6 +72,10 @@ func serveProbe() int {
 	mcp.AddTool(srv, &mcp.Tool{Name: "signal"}, func(_ context.Context, _ *mcp.CallToolRequest, a pidArgs) (*mcp.CallToolResult, any, error) {
 		return answer(strconv.Itoa(a.PID), syscall.Kill(a.PID, 0))
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "keyring"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		id, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, false)
+		return answer(strconv.Itoa(id), err)
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "limits"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		var out []string
 		for _, l := range []struct {

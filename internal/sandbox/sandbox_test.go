@@ -171,6 +171,7 @@ func TestSandboxConfinesServer(t *testing.T) {
 			check("write in read", probe(t, cs, "write", map[string]any{"path": a.allowed}), !confined)
 			check("connect to a local TCP port", probe(t, cs, "dial", map[string]any{"network": "tcp", "addr": a.tcp}), !confined)
 			check("connect to a daemon's UNIX socket", probe(t, cs, "dial", map[string]any{"network": "unix", "addr": a.unix}), !confined)
+			check("reach the user's kernel keyring", probe(t, cs, "keyring", nil), !confined)
 			check("signal mcpbridge", probe(t, cs, "signal", map[string]any{"pid": os.Getpid()}), !confined)
 			if _, err := os.Stat(planted); confined && !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the file written outside write exists (stat: %v)", err)
@@ -201,6 +202,9 @@ func TestSandboxNetworkAndLimits(t *testing.T) {
 	}
 	if got := probe(t, cs, "read", map[string]any{"path": a.secret}); !strings.HasPrefix(got, "error") {
 		t.Errorf("read outside read with network: true: %q", got)
+	}
+	if got := probe(t, cs, "keyring", nil); !strings.HasPrefix(got, "error") {
+		t.Errorf("the keyring with network: true: %q", got)
 	}
 	const want = "ok data=2147483648/2147483648 nproc=4096/4096 nofile=64/64"
 	if got := probe(t, cs, "limits", nil); got != want {

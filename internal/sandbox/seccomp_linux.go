@@ -10,35 +10,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// denyUnixSockets installs a seccomp filter, on every thread, that makes
-// socket(AF_UNIX, ...) and io_uring_setup fail with EACCES. Without
-// network the server must not reach a daemon through a pathname UNIX socket
-// (the Docker socket, the session bus), which Landlock restricts only from
-// ABI 9 and a network namespace not at all. socketpair stays allowed: it
-// connects nothing outside, and runtimes use it for their children's
-// stdio. io_uring could create sockets past the filter. Syscalls of another
-// architecture (32-bit, x32) are refused whole: they would bypass the
-// checks by number.
-func denyUnixSockets() error {
+// installFilter installs, on every thread, a seccomp filter that makes
+// syscalls Landlock does not cover fail with EACCES:
+//
+//   - always, the kernel keyrings (keyctl, add_key, request_key): the
+//     user's keyring holds what other programs stored for the user;
+//   - without network, socket(AF_UNIX, ...) and io_uring_setup: a network
+//     namespace does not separate pathname UNIX sockets (the Docker socket,
+//     the session bus) and Landlock restricts them only from ABI 9;
+//     io_uring could create sockets past the filter. socketpair stays
+//     allowed: it connects nothing outside, and runtimes use it for their
+//     children's stdio.
+//
+// Syscalls of another architecture (32-bit, x32) are refused whole: they
+// would bypass the checks by number.
+func installFilter(network bool) error {
 	if auditArch == 0 {
-		return fmt.Errorf("no seccomp filter for this architecture; pathname UNIX sockets stay reachable") // untested: amd64 and arm64 have one
+		return fmt.Errorf("no seccomp filter is written for this architecture") // untested: amd64 and arm64 have one
 	}
-	const (
-		deny  = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-		allow = unix.SECCOMP_RET_ALLOW
-	)
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipFalse: 7},
-		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
-		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: x32Bit, SkipTrue: 5},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_IO_URING_SETUP, SkipTrue: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SYS_SOCKET, SkipFalse: 2},
-		bpf.LoadAbsolute{Off: 16, Size: 4}, // the low half of args[0], the domain
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
-		bpf.RetConstant{Val: allow},
-		bpf.RetConstant{Val: deny},
-	})
+	prog, err := bpf.Assemble(filterProgram(network))
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err) // untested: the program is fixed
 	}
@@ -55,4 +45,61 @@ func denyUnixSockets() error {
 		return fmt.Errorf("seccomp: %w", errno)
 	}
 	return nil
+}
+
+// filterProgram is the BPF program of installFilter. Its last two
+// instructions are "allow" and "deny"; every check jumps to one of them
+// or falls through to the next.
+func filterProgram(network bool) []bpf.Instruction {
+	denied := []uint32{unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY}
+	if !network {
+		denied = append(denied, unix.SYS_IO_URING_SETUP)
+	}
+	type jump struct {
+		cond     bpf.JumpTest
+		val      uint32
+		toDeny   bool // on true: deny; on false: fall through
+		elseDeny bool // on false: deny; on true: fall through
+		orAllow  bool // on false: allow
+	}
+	var body []any // bpf.Instruction or jump
+	body = append(body,
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		jump{cond: bpf.JumpEqual, val: auditArch, elseDeny: true},
+		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
+		jump{cond: bpf.JumpGreaterOrEqual, val: x32Bit, toDeny: true},
+	)
+	for _, nr := range denied {
+		body = append(body, jump{cond: bpf.JumpEqual, val: nr, toDeny: true})
+	}
+	if !network {
+		body = append(body,
+			jump{cond: bpf.JumpEqual, val: unix.SYS_SOCKET, orAllow: true},
+			bpf.LoadAbsolute{Off: 16, Size: 4}, // the low half of args[0], the domain
+			jump{cond: bpf.JumpEqual, val: unix.AF_UNIX, toDeny: true},
+		)
+	}
+	allow, deny := len(body), len(body)+1
+	out := make([]bpf.Instruction, 0, len(body)+2)
+	for i, b := range body {
+		j, ok := b.(jump)
+		if !ok {
+			out = append(out, b.(bpf.Instruction))
+			continue
+		}
+		in := bpf.JumpIf{Cond: j.cond, Val: j.val}
+		next := i + 1
+		switch {
+		case j.toDeny:
+			in.SkipTrue = uint8(deny - next)
+		case j.elseDeny:
+			in.SkipFalse = uint8(deny - next)
+		case j.orAllow:
+			in.SkipFalse = uint8(allow - next)
+		}
+		out = append(out, in)
+	}
+	return append(out,
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)})
 }
