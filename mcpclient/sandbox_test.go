@@ -90,3 +90,34 @@ func ExampleSandbox() {
 	// <nil>
 	// sandbox.read[0]: must be a path: not empty, without NUL characters
 }
+
+// A Config built in Go gets the rules DecodeConfig applies to YAML.
+func TestValidateSandbox(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  mcpclient.Config
+		want string
+	}{
+		{"on an HTTP server", mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStreamableHTTP, URL: "http://h/mcp", Sandbox: &mcpclient.Sandbox{}},
+			"sandbox: sandbox is only valid with transport: stdio (it confines a child process)"},
+		{"a negative limit", mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Sandbox: &mcpclient.Sandbox{Processes: -1}},
+			"sandbox.processes: must be between 1 and 1073741824 (0 or absent: no limit)"},
+		{"a NUL in a path", mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c", Sandbox: &mcpclient.Sandbox{Write: []string{"/a\x00b"}}},
+			"sandbox.write[0]: must be a path: not empty, without NUL characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Validate() = %v, want %s", err, tt.want)
+			}
+		})
+	}
+	// WithDefaults copies the block: changing the copy leaves the original.
+	orig := mcpclient.Config{Sandbox: &mcpclient.Sandbox{Read: []string{"/a"}}}
+	c := orig.WithDefaults()
+	c.Sandbox.Read[0] = "/changed"
+	if orig.Sandbox.Read[0] != "/a" {
+		t.Error("WithDefaults shares the sandbox block with its receiver")
+	}
+}
