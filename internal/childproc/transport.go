@@ -91,9 +91,9 @@ type Transport struct {
 	// (both as in mcp.IOTransport).
 	MaxLineLength int
 	// Sandbox, when not nil, confines the child (docs/sandbox.md): a
-	// re-execution of SandboxExe restricts itself with Landlock and
-	// resource limits, and enters a network namespace of its own unless
-	// the spec allows the network, then execs the command. A path of the
+	// re-execution of SandboxExe restricts itself with Landlock, a seccomp
+	// filter and resource limits, and enters a network namespace of its
+	// own unless the spec allows the network, then execs the command. A path of the
 	// spec that does not exist, or a kernel without Landlock (unless
 	// BestEffort), fails Connect before anything starts.
 	Sandbox *sandbox.Spec

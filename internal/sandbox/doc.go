@@ -1,6 +1,6 @@
-// Package sandbox confines a stdio MCP server with Landlock, resource
-// limits and, when it may not use the network, a network namespace of its
-// own (docs/sandbox.md).
+// Package sandbox confines a stdio MCP server with Landlock, a seccomp
+// filter, resource limits and, when it may not use the network, a network
+// namespace of its own (docs/sandbox.md).
 //
 // The confinement is applied in a re-execution of mcpbridge itself, just
 // before it execs the server: the parent ([Prepare], [Plan.Command],

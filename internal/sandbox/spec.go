@@ -18,7 +18,8 @@ type Spec struct {
 	// write (and read); the package caches of npx and uvx are added.
 	Write []string
 	// Network (network) lets the server connect and listen; false gives it
-	// a network namespace with only a loopback interface that is down.
+	// a network namespace with only a loopback interface that is down, and
+	// no UNIX sockets (seccomp).
 	Network bool
 	// BestEffort (bestEffort) starts the server unconfined by Landlock on a
 	// kernel without it, instead of failing the entry.
