@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -115,9 +116,9 @@ var _ mcp.Transport = (*Transport)(nil)
 // Connect starts the child and returns the connection to it.
 //
 // The child runs in its own process group and, on Linux, gets SIGKILL when
-// the thread that started it exits (Pdeathsig), which in practice means
-// when mcpbridge dies: do not call Connect from a goroutine that locked its
-// OS thread and will exit. The ctx only aborts a Connect that has not
+// mcpbridge dies (Pdeathsig): it is started from a thread kept for it
+// until it is reaped, since the kernel sends the signal when the starting
+// thread ends, whichever goroutine called Connect. The ctx only aborts a Connect that has not
 // started the child yet; it is never tied to the child's lifetime.
 //
 // Closing the connection runs the shutdown ladder of [Process.Close] and
@@ -221,7 +222,8 @@ func (t *Transport) start() (*Process, error) {
 		// Only when used: a nil *os.File in the interface would not mean "discard".
 		cmd.Stderr = writes[2]
 	}
-	err = cmd.Start()
+	release := make(chan struct{}) // closed once the child is reaped
+	err = startOnOwnThread(cmd, release)
 	// The child holds its own copies now; ours would keep the pipes from
 	// reporting EOF.
 	closeAll([]*os.File{reads[0], writes[1], writes[2]})
@@ -244,6 +246,7 @@ func (t *Transport) start() (*Process, error) {
 		termGrace:   orDefault(t.TermGrace, DefaultTermGrace),
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
 		sandbox:     plan,
+		release:     release,
 		done:        make(chan struct{}),
 	}
 	// Before the first Stderr call, which may ask Process for the PID.
@@ -282,6 +285,27 @@ func (t *Transport) confine(cmd *exec.Cmd) (*sandbox.Plan, error) {
 	cmd.Path = self
 	plan.SysProcAttr(cmd.SysProcAttr)
 	return &plan, nil
+}
+
+// startOnOwnThread starts cmd from a goroutine locked to its OS thread,
+// which keeps the thread until release is closed. The kernel sends the
+// parent-death signal (Pdeathsig) when the thread that forked the child
+// ends, not the process, and Go ends a thread whenever a goroutine that
+// locked it exits: started from any other thread, a child could be killed
+// by an unrelated goroutine's exit. The cost is one parked thread per
+// running child.
+func startOnOwnThread(cmd *exec.Cmd, release <-chan struct{}) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-release
+		}
+	}()
+	return <-started
 }
 
 func (t *Transport) commandText() string { return cmp.Or(t.CommandText, t.Command) }
@@ -328,6 +352,7 @@ type Process struct {
 	closeGrace, termGrace time.Duration
 	stderrDrain           time.Duration
 	sandbox               *sandbox.Plan // nil when not sandboxed
+	release               chan struct{} // closed when reaped: frees the thread that started the child
 
 	// sigMu orders group signals against reaping: while the child is not
 	// reaped its PID (the group ID) cannot be reused, so a signal sent
@@ -443,6 +468,7 @@ func (p *Process) wait() {
 	err := p.cmd.Wait()                     // returns at once: the child is a zombie and no copy goroutines exist
 	p.reaped = true
 	p.sigMu.Unlock()
+	close(p.release)
 
 	if p.stderrDone != nil {
 		timer := time.NewTimer(p.stderrDrain)
