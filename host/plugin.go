@@ -180,6 +180,17 @@ const (
 	StateClosed State = "closed"
 )
 
+// SandboxStatus describes a sandboxed child (docs/sandbox.md).
+type SandboxStatus struct {
+	// LandlockABI is the kernel's Landlock ABI version the child is
+	// confined at; 0 when the kernel has none and the entry allowed a
+	// best effort (it then runs unconfined by Landlock).
+	LandlockABI int
+	// Network reports whether the child may use the network; without it,
+	// the child has a network namespace of its own.
+	Network bool
+}
+
 // Status is a snapshot of one entry for display and health checks. Fields a
 // kind does not know stay zero.
 type Status struct {
@@ -198,6 +209,9 @@ type Status struct {
 	// PID is the instance's child process (and process group) ID, 0 when
 	// it has none or it is down.
 	PID int
+	// Sandbox says how the instance's child is (or, while it is not
+	// running, would be) confined; nil when the entry has no sandbox.
+	Sandbox *SandboxStatus
 	// Tools is the number of tools registered for the entry.
 	Tools int
 	// Attempt is the current reconnect attempt of MaxAttempts (0 when

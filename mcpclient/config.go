@@ -162,6 +162,10 @@ type Config struct {
 	// (logging/setLevel), for servers that offer logging; "" means
 	// DefaultLogLevel.
 	LogLevel string
+	// Sandbox (sandbox) confines a stdio server with Landlock, resource
+	// limits and, without network, a network namespace of its own
+	// (docs/sandbox.md); nil runs it with all of the user's rights.
+	Sandbox *Sandbox `json:",omitempty"`
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -188,7 +192,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
-		"trusted", "scan",
+		"trusted", "scan", "sandbox",
 	}
 }
 
@@ -245,6 +249,7 @@ func (c Config) WithDefaults() Config {
 	out.DisabledTools = slices.Clone(c.DisabledTools)
 	out.OAuth = cloneOAuth(c.OAuth)
 	out.Roots = slices.Clone(c.Roots)
+	out.Sandbox = cloneSandbox(c.Sandbox)
 	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
 		out.ToolCallTimeout = DefaultToolCallTimeout
@@ -283,6 +288,7 @@ func (c Config) check(report reportFunc) {
 		c.checkOAuth,
 		c.checkLogLevel,
 		c.checkScan,
+		c.checkSandbox,
 	} {
 		check(report)
 	}
@@ -551,6 +557,7 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	c.DisabledTools, _ = m.StringList("disabledTools")
 	c.OAuth = decodeOAuth(d, m)
 	decodeClientFeatures(m, &c)
+	c.Sandbox = decodeSandbox(d, m)
 	return c
 }
 
@@ -600,7 +607,7 @@ func checkTransportKeys(d *yamlconf.Decoder, m *yamlconf.Map, t Transport) {
 	case TransportStdio:
 		keys = []string{"url", "headers", "oauth"}
 	case TransportStreamableHTTP, TransportSSE:
-		keys = []string{"command", "args", "env", "cwd"}
+		keys = []string{"command", "args", "env", "cwd", "sandbox"}
 	}
 	for _, k := range keys {
 		if m.Value(k) != nil && !d.Failed(m.Path(k)) {

@@ -164,6 +164,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	s.status.Attempt = 0
 	if p := gen.process(); p != nil {
 		s.status.PID = p.PID()
+		s.status.Sandbox = sandboxStatus(p.Sandbox())
 	}
 	s.status.Connect = connected.Sub(start)
 	s.status.Discover = time.Since(connected)
@@ -292,6 +293,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			CloseGrace:    s.opts.CloseGrace,
 			TermGrace:     s.opts.TermGrace,
 			MaxLineLength: s.frameLimit(),
+			Sandbox:       s.cfg.Sandbox,
 		}
 		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
 		child.Stderr = func(line string) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -239,6 +240,10 @@ func (s *Server) Status() host.Status {
 	st := s.status
 	st.Tools = s.src.Len()
 	st.PinNotes = slices.Clone(st.PinNotes)
+	if st.Sandbox == nil && s.cfg.Sandbox != nil {
+		// Not running: what a start would confine it with.
+		st.Sandbox = &host.SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}
+	}
 	return st
 }
 
@@ -478,6 +483,7 @@ func (s *Server) setDown(err error) {
 	s.mu.Lock()
 	s.cur = nil
 	s.status.PID = 0
+	s.status.Sandbox = nil
 	if err != nil {
 		s.status.Err = downText(err)
 	}

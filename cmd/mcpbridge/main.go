@@ -11,9 +11,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpbridge/mcpbridge/internal/cli"
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 )
 
 func main() {
+	// A sandboxed server's start passes through here; nothing else may
+	// run before it confines itself.
+	sandbox.RunIfExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.IO{
 		Args:             os.Args[1:],

@@ -9,7 +9,8 @@
 // member of the group survives, whichever way the child ended.
 //
 // [Env] builds the scrubbed child environment (docs/decisions.md §5); [Transport] is
-// the mcp.Transport; [Process] reports a child's PID and exit.
+// the mcp.Transport, which also starts a child sandboxed (internal/sandbox)
+// when asked; [Process] reports a child's PID, exit and sandbox.
 //
 // Process control is implemented for Linux only; elsewhere Connect fails.
 package childproc

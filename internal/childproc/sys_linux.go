@@ -15,7 +15,8 @@ func supported() error { return nil }
 
 // sysProcAttr puts the child in its own process group, so the ladder can
 // signal every descendant that stays in it, and asks the kernel to SIGKILL
-// the child if the thread that started it dies (our process crashing).
+// the child if the thread that started it dies, which startOnOwnThread
+// keeps alive as long as the child: so only when our process dies.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

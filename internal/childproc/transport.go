@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
@@ -89,6 +91,17 @@ type Transport struct {
 	// mcp.DefaultMaxLineLength and a negative value disables the bound
 	// (both as in mcp.IOTransport).
 	MaxLineLength int
+	// Sandbox, when not nil, confines the child (docs/sandbox.md): a
+	// re-execution of SandboxExe restricts itself with Landlock, a seccomp
+	// filter and resource limits, and enters a network namespace of its
+	// own unless the spec allows the network, then execs the command. A path of the
+	// spec that does not exist, or a kernel without Landlock (unless
+	// BestEffort), fails Connect before anything starts.
+	Sandbox *sandbox.Spec
+	// SandboxExe is the mcpbridge executable re-executed to confine the
+	// child; "" means os.Executable(). Its main (or a test's TestMain)
+	// must call sandbox.RunIfExec first.
+	SandboxExe string
 
 	// stderrDrain overrides defaultStderrDrain; tests raise it so a slow
 	// machine cannot make them lose lines.
@@ -103,9 +116,9 @@ var _ mcp.Transport = (*Transport)(nil)
 // Connect starts the child and returns the connection to it.
 //
 // The child runs in its own process group and, on Linux, gets SIGKILL when
-// the thread that started it exits (Pdeathsig), which in practice means
-// when mcpbridge dies: do not call Connect from a goroutine that locked its
-// OS thread and will exit. The ctx only aborts a Connect that has not
+// mcpbridge dies (Pdeathsig): it is started from a thread kept for it
+// until it is reaped, since the kernel sends the signal when the starting
+// thread ends, whichever goroutine called Connect. The ctx only aborts a Connect that has not
 // started the child yet; it is never tied to the child's lifetime.
 //
 // Closing the connection runs the shutdown ladder of [Process.Close] and
@@ -199,16 +212,26 @@ func (t *Transport) start() (*Process, error) {
 		Stdout:      writes[1],
 		SysProcAttr: sysProcAttr(),
 	}
+	plan, err := t.confine(cmd)
+	if err != nil {
+		closeAll(reads[:])
+		closeAll(writes[:])
+		return nil, err
+	}
 	if t.Stderr != nil {
 		// Only when used: a nil *os.File in the interface would not mean "discard".
 		cmd.Stderr = writes[2]
 	}
-	err = cmd.Start()
+	release := make(chan struct{}) // closed once the child is reaped
+	err = startOnOwnThread(cmd, release)
 	// The child holds its own copies now; ours would keep the pipes from
 	// reporting EOF.
 	closeAll([]*os.File{reads[0], writes[1], writes[2]})
 	if err != nil {
 		closeAll([]*os.File{writes[0], reads[1], reads[2]})
+		if plan != nil {
+			return nil, plan.StartError(err)
+		}
 		return nil, t.written(err, path)
 	}
 
@@ -222,6 +245,8 @@ func (t *Transport) start() (*Process, error) {
 		closeGrace:  orDefault(t.CloseGrace, DefaultCloseGrace),
 		termGrace:   orDefault(t.TermGrace, DefaultTermGrace),
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
+		sandbox:     plan,
+		release:     release,
 		done:        make(chan struct{}),
 	}
 	// Before the first Stderr call, which may ask Process for the PID.
@@ -235,6 +260,52 @@ func (t *Transport) start() (*Process, error) {
 	}
 	go p.wait()
 	return p, nil
+}
+
+// confine turns cmd, when t has a Sandbox, into the re-execution of
+// mcpbridge that confines itself and execs the command, and returns the
+// plan it follows (nil without a Sandbox).
+func (t *Transport) confine(cmd *exec.Cmd) (*sandbox.Plan, error) {
+	if t.Sandbox == nil {
+		return nil, nil
+	}
+	plan, err := sandbox.Prepare(*t.Sandbox, sandbox.Start{Path: cmd.Path, Command: t.Command, Dir: t.Dir, Env: cmd.Env})
+	if err != nil {
+		return nil, err
+	}
+	self := t.SandboxExe
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox: finding mcpbridge's executable: %w", err) // untested: needs a broken /proc
+		}
+	}
+	if cmd.Args, err = plan.Command(self, cmd.Path, cmd.Args); err != nil {
+		return nil, err
+	}
+	cmd.Path = self
+	plan.SysProcAttr(cmd.SysProcAttr)
+	return &plan, nil
+}
+
+// startOnOwnThread starts cmd from a goroutine locked to its OS thread,
+// which keeps the thread until release is closed. The kernel sends the
+// parent-death signal (Pdeathsig) when the thread that forked the child
+// ends, not the process, and Go ends a thread whenever a goroutine that
+// locked it exits: started from any other thread, a child could be killed
+// by an unrelated goroutine's exit. The cost is one parked thread per
+// running child.
+func startOnOwnThread(cmd *exec.Cmd, release <-chan struct{}) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-release
+		}
+	}()
+	return <-started
 }
 
 func (t *Transport) commandText() string { return cmp.Or(t.CommandText, t.Command) }
@@ -280,6 +351,8 @@ type Process struct {
 	stderr                *os.File // our read end of the child's stderr; nil if discarded
 	closeGrace, termGrace time.Duration
 	stderrDrain           time.Duration
+	sandbox               *sandbox.Plan // nil when not sandboxed
+	release               chan struct{} // closed when reaped: frees the thread that started the child
 
 	// sigMu orders group signals against reaping: while the child is not
 	// reaped its PID (the group ID) cannot be reused, so a signal sent
@@ -297,6 +370,10 @@ type Process struct {
 
 // PID returns the child's process ID, which is also its process group ID.
 func (p *Process) PID() int { return p.pid }
+
+// Sandbox returns the plan that confines the child (its Landlock ABI and
+// whether it has the network), or nil when it is not sandboxed.
+func (p *Process) Sandbox() *sandbox.Plan { return p.sandbox }
 
 // Exited is closed once the child has exited (on its own or by Close), the
 // rest of its process group has been SIGKILLed and every stderr line has
@@ -391,6 +468,7 @@ func (p *Process) wait() {
 	err := p.cmd.Wait()                     // returns at once: the child is a zombie and no copy goroutines exist
 	p.reaped = true
 	p.sigMu.Unlock()
+	close(p.release)
 
 	if p.stderrDone != nil {
 		timer := time.NewTimer(p.stderrDrain)

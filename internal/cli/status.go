@@ -70,6 +70,16 @@ type serverStatusJSON struct {
 	Scan *host.ScanReport `json:"scan,omitempty"`
 	// Origin is where the entry is written, file:line ("" for --url).
 	Origin string `json:"origin"`
+	// Sandbox is present only for an entry with a sandbox block.
+	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
+}
+
+// sandboxJSON is how a sandboxed server is confined (docs/sandbox.md):
+// landlockABI 0 means the kernel has no Landlock and the entry allowed a
+// best effort.
+type sandboxJSON struct {
+	LandlockABI int  `json:"landlockABI"`
+	Network     bool `json:"network"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -126,7 +136,23 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 	if st.PeerName != "" || st.PeerVersion != "" {
 		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
 	}
+	if sb := st.Sandbox; sb != nil {
+		out.Sandbox = &sandboxJSON{LandlockABI: sb.LandlockABI, Network: sb.Network}
+	}
 	return out
+}
+
+// transportText is the TRANSPORT cell: the transport, and for a sandboxed
+// server the Landlock ABI it is confined at.
+func transportText(st host.Status) string {
+	switch {
+	case st.Sandbox == nil:
+		return st.Transport
+	case st.Sandbox.LandlockABI == 0:
+		return st.Transport + " (sandbox, no Landlock)"
+	default:
+		return fmt.Sprintf("%s (sandbox, Landlock %d)", st.Transport, st.Sandbox.LandlockABI)
+	}
 }
 
 // status starts the servers, waits for readiness, and shows each one's
@@ -217,7 +243,7 @@ func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int, o
 			connect, discover = ms(st.Connect), ms(st.Discover)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.ID, dash(st.Name), stateText(st.State),
-			cell(st.Transport), cell(peer), cell(st.ProtocolVersion), tools, ntok, connect, discover, cell(origin[st.ID]))
+			cell(transportText(st)), cell(peer), cell(st.ProtocolVersion), tools, ntok, connect, discover, cell(origin[st.ID]))
 	}
 	tw.Flush()
 	first := true

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 )
 
 // Environment variables of a child process that serves a peer. The bridge
@@ -58,7 +60,12 @@ func ChildKinds() []string { return []string{"fixture", "raw", "asker"} }
 // file named by RawScriptEnv. Either exits 0 when stdin closes; a bad kind
 // or script exits 2 and a failed session 1, with the reason on stderr.
 // Without ChildEnv, RunIfChild returns at once.
+//
+// It first lets a sandboxed start of such a child confine itself
+// ([sandbox.RunIfExec]): the bridge re-executes the binary for that, with
+// the child's environment.
 func RunIfChild() {
+	sandbox.RunIfExec()
 	kind := os.Getenv(ChildEnv)
 	if kind == "" {
 		return

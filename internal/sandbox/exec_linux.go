@@ -1,0 +1,93 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// ABI returns the kernel's Landlock ABI version, 0 when it has none (or it
+// is disabled).
+func ABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// confineAndExec applies p to this process and execs path; it returns only
+// on failure.
+func confineAndExec(p Plan, path string, argv []string) error {
+	if err := setLimits(p); err != nil {
+		return err
+	}
+	if err := restrict(p); err != nil {
+		return err
+	}
+	if err := installFilter(p.Network); err != nil {
+		return err
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	return fmt.Errorf("exec %q: %w", argv[0], err)
+}
+
+// restrict applies the Landlock rules of p to every thread: the server is
+// exec'd from one of them and its descendants inherit the domain.
+func restrict(p Plan) error {
+	if ABI() == 0 {
+		if p.BestEffort {
+			return nil
+		}
+		return ErrNoLandlock // the kernel changed since Prepare; untested
+	}
+	// The newest rules this library knows, narrowed to the kernel's ABI:
+	// bestEffort only decides what happens without Landlock at all.
+	cfg := landlock.V11.BestEffort()
+	if p.Network {
+		cfg.HandledAccessNet = 0
+		cfg.Scoped &^= landlock.ScopedSet(llsys.ScopeAbstractUnixSocket)
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs(p.ReadDirs...),
+		landlock.ROFiles(p.ReadFiles...),
+		landlock.RWDirs(p.WriteDirs...).WithRefer(),
+		landlock.RWFiles(p.WriteFiles...),
+	}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// setLimits applies the resource limits of p, soft and hard: the server
+// cannot raise them again.
+func setLimits(p Plan) error {
+	var errs []error
+	for _, l := range []struct {
+		name     string
+		resource int
+		value    int64
+		unit     uint64
+	}{
+		{"memoryMiB", unix.RLIMIT_DATA, p.MemoryMiB, 1 << 20},
+		{"processes", unix.RLIMIT_NPROC, p.Processes, 1},
+		{"openFiles", unix.RLIMIT_NOFILE, p.OpenFiles, 1},
+	} {
+		if l.value <= 0 {
+			continue
+		}
+		v := uint64(l.value) * l.unit
+		if err := unix.Setrlimit(l.resource, &unix.Rlimit{Cur: v, Max: v}); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.%s: setrlimit: %w", l.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package sandbox
+
+import "syscall"
+
+// SysProcAttr does nothing: off Linux no sandboxed child starts.
+func (p Plan) SysProcAttr(*syscall.SysProcAttr) {}
+
+// StartError returns err.
+func (p Plan) StartError(err error) error { return err }

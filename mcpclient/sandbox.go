@@ -1,0 +1,96 @@
+package mcpclient
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// Sandbox is the sandbox block of a stdio entry (docs/sandbox.md): what
+// the server may read and write besides the system and its own runtime,
+// whether it has the network, whether a kernel without Landlock may run
+// it unconfined, and its resource limits.
+type Sandbox = sandbox.Spec
+
+// sandboxKeys are the keys of the sandbox block, in documentation order.
+func sandboxKeys() []string {
+	return []string{"read", "write", "network", "bestEffort", "memoryMiB", "processes", "openFiles"}
+}
+
+// maxLimit bounds each resource limit: far above any sensible value, far
+// below an overflow when MiB become bytes.
+const maxLimit = 1 << 30
+
+// decodeSandbox reads the sandbox block; nil when absent or null. Whether
+// its paths exist is checked when the server starts, so that one entry's
+// missing directory fails that entry alone.
+func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
+	b, ok := d.Map(m.Value("sandbox"), m.Path("sandbox"))
+	if !ok {
+		return nil
+	}
+	b.RejectFunc(sandboxKeys(), func(k string) string {
+		return fmt.Sprintf("%q is not a sandbox key (valid keys: %s)", k, strings.Join(sandboxKeys(), ", "))
+	})
+	var s Sandbox
+	s.Read, _ = b.ExpandStringList("read")
+	s.Write, _ = b.ExpandStringList("write")
+	s.Network, _ = b.Bool("network")
+	s.BestEffort, _ = b.Bool("bestEffort")
+	s.MemoryMiB, _ = b.Int("memoryMiB", 1, maxLimit)
+	s.Processes, _ = b.Int("processes", 1, maxLimit)
+	s.OpenFiles, _ = b.Int("openFiles", 1, maxLimit)
+	return &s
+}
+
+// checkSandbox checks a sandbox block: stdio only, paths not empty and
+// free of NUL, limits in range.
+func (c Config) checkSandbox(report reportFunc) {
+	s := c.Sandbox
+	if s == nil {
+		return
+	}
+	if c.Transport != TransportStdio && c.Transport != "" {
+		report("sandbox is only valid with transport: stdio (it confines a child process)", "sandbox")
+	}
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"read", s.Read}, {"write", s.Write}} {
+		for i, p := range list.paths {
+			if p == "" || strings.ContainsRune(p, 0) {
+				report("must be a path: not empty, without NUL characters", fmt.Sprintf("sandbox.%s[%d]", list.key, i))
+			}
+		}
+	}
+	for _, l := range []struct {
+		key   string
+		value int64
+	}{{"memoryMiB", s.MemoryMiB}, {"processes", s.Processes}, {"openFiles", s.OpenFiles}} {
+		if l.value < 0 || l.value > maxLimit {
+			report(fmt.Sprintf("must be between 1 and %d (0 or absent: no limit)", maxLimit), "sandbox."+l.key)
+		}
+	}
+}
+
+// cloneSandbox returns a deep copy of s.
+func cloneSandbox(s *Sandbox) *Sandbox {
+	if s == nil {
+		return nil
+	}
+	out := *s
+	out.Read, out.Write = slices.Clone(s.Read), slices.Clone(s.Write)
+	return &out
+}
+
+// sandboxStatus is what status shows of a child's sandbox plan.
+func sandboxStatus(p *sandbox.Plan) *host.SandboxStatus {
+	if p == nil {
+		return nil
+	}
+	return &host.SandboxStatus{LandlockABI: p.ABI, Network: p.Network}
+}
