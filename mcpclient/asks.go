@@ -18,30 +18,27 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// caller is one call in flight whose consumer answers the server's
-// requests or takes its log messages.
+// caller is one call in flight and what its consumer takes of the
+// server's requests and log messages (nil when it takes none).
 type caller struct {
 	ask tool.AskFunc
 	log tool.LogFunc
 }
 
-// callers are the server's calls in flight with a consumer listening, in
-// the order they started. On protocol 2025-11-25 a request or log message
-// of the server names no call, so it goes to the latest one: exact
-// whenever one call is in flight, the usual case for a person at a
-// terminal or an agent's sequential calls.
+// callers are the server's calls in flight, every one of them. On
+// protocol 2025-11-25 a request or log message of the server names no
+// call, so it belongs to a call for certain only when that call is the
+// only one in flight: handing it to the latest call instead would let a
+// gateway client answer, or read, what another client's call started
+// (README.md, "Servers that ask").
 type callers struct {
 	mu   sync.Mutex
 	list []*caller
 }
 
-// enter records the call of ctx, if its consumer listens, and returns the
-// function that ends it.
+// enter records the call of ctx and returns the function that ends it.
 func (c *callers) enter(ctx context.Context) func() {
 	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
-	if cl.ask == nil && cl.log == nil {
-		return func() {}
-	}
 	c.mu.Lock()
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
@@ -54,28 +51,43 @@ func (c *callers) enter(ctx context.Context) func() {
 	}
 }
 
-// latest returns the latest call's function chosen by pick, or nil.
-func latest[F any](c *callers, pick func(*caller) F, none func(F) bool) F {
+// sole returns the only call in flight, or nil when there is none or more
+// than one.
+func (c *callers) sole() *caller {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cl := range slices.Backward(c.list) {
-		if fn := pick(cl); !none(fn) {
-			return fn
-		}
+	if len(c.list) != 1 {
+		return nil
 	}
-	var zero F
-	return zero
+	return c.list[0]
 }
 
-// asker returns who answers a request of the server that arrived with ctx:
-// the consumer of the call that made it (ctx carries it on protocol
-// 2026-07-28, where a request is part of its call's result), else the
-// latest call's, else Options.Ask; nil when no one can.
-func (s *Server) asker(ctx context.Context) tool.AskFunc {
+// ambiguous reports whether more than one call is in flight.
+func (c *callers) ambiguous() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.list) > 1
+}
+
+// callersAsk is the AskFunc of the call a request arriving with ctx
+// certainly belongs to: the one ctx names (protocol 2026-07-28, where a
+// request is part of its call's result), else the only call in flight;
+// nil when none is certain or its consumer takes no requests.
+func (s *Server) callersAsk(ctx context.Context) tool.AskFunc {
 	if fn := tool.AskFrom(ctx); fn != nil {
 		return fn
 	}
-	if fn := latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil }); fn != nil {
+	if cl := s.callers.sole(); cl != nil {
+		return cl.ask
+	}
+	return nil
+}
+
+// asker returns who answers a request of the server that arrived with ctx:
+// the consumer of the call it certainly belongs to, else Options.Ask; nil
+// when no one can.
+func (s *Server) asker(ctx context.Context) tool.AskFunc {
+	if fn := s.callersAsk(ctx); fn != nil {
 		return fn
 	}
 	return s.opts.Ask
@@ -94,11 +106,20 @@ func AskingServer(ctx context.Context) string {
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
+// declined is the answer to an elicitation no consumer can take.
+var declined = json.RawMessage(`{"action":"decline"}`)
+
 // ask puts one request of the server to its consumer and decodes the
-// answer into out. Every request is logged with its method.
+// answer into out. Every request is logged with its method. An
+// elicitation that could belong to more than one call is declined; other
+// requests no one can answer fail.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
 	s.log.Info("server request", "method", method)
 	fn := s.asker(ctx)
+	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
+		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
+		return json.Unmarshal(declined, out)
+	}
 	if fn == nil {
 		return errNoOneToAsk
 	}
@@ -234,18 +255,14 @@ func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
 }
 
 // callersRoots answers roots/list with the roots of the consumer of the
-// call in flight when it has some (a gateway's client), else with the
-// configured roots.
+// call it certainly belongs to when that consumer has some (a gateway's
+// client), else with the entry's own roots.
 func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != tool.AskRoots {
 			return next(ctx, method, req)
 		}
-		fn := tool.AskFrom(ctx)
-		if fn == nil {
-			fn = latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil })
-		}
-		if fn != nil {
+		if fn := s.callersAsk(ctx); fn != nil {
 			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
@@ -284,7 +301,8 @@ var logLevels = map[string]slog.Level{
 }
 
 // logged handles a notifications/message the connection read: to the log
-// at its level, and to the latest call's consumer that listens.
+// at its level, and to the consumer of the only call in flight when it
+// listens (a message names no call; see callers).
 func (s *Server) logged(params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
@@ -299,8 +317,8 @@ func (s *Server) logged(params json.RawMessage) {
 		level = slog.LevelInfo
 	}
 	s.log.Log(context.Background(), level, "server log message", "level", m.Level, "logger", m.Logger, "data", string(m.Data))
-	if fn := latest(&s.callers, func(c *caller) tool.LogFunc { return c.log }, func(f tool.LogFunc) bool { return f == nil }); fn != nil {
-		fn(params)
+	if cl := s.callers.sole(); cl != nil && cl.log != nil {
+		cl.log(params)
 	}
 }
 

@@ -136,7 +136,7 @@ type Server struct {
 
 	listed  listed        // the last good lists; supervisor goroutine only
 	subs    subscriptions // resource URIs consumers subscribed to
-	callers callers       // calls in flight whose consumer listens
+	callers callers       // calls in flight, for attributing the server's requests
 	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
 }
