@@ -193,6 +193,7 @@ type Gateway struct {
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
 	timeout time.Duration
+	asks    askSlots // backends' requests waiting for each client
 
 	closeOnce sync.Once
 	closeErr  error

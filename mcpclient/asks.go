@@ -21,8 +21,9 @@ import (
 // caller is one call in flight and what its consumer takes of the
 // server's requests and log messages (nil when it takes none).
 type caller struct {
-	ask tool.AskFunc
-	log tool.LogFunc
+	ask   tool.AskFunc
+	log   tool.LogFunc
+	ended context.Context // done when the call returns: its requests end with it
 }
 
 // callers are the server's calls in flight, every one of them. On
@@ -38,11 +39,13 @@ type callers struct {
 
 // enter records the call of ctx and returns the function that ends it.
 func (c *callers) enter(ctx context.Context) func() {
-	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
+	ended, end := context.WithCancel(context.Background())
+	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx), ended: ended}
 	c.mu.Lock()
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
 	return func() {
+		end()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if i := slices.Index(c.list, cl); i >= 0 {
@@ -72,25 +75,26 @@ func (c *callers) ambiguous() bool {
 // callersAsk is the AskFunc of the call a request arriving with ctx
 // certainly belongs to: the one ctx names (protocol 2026-07-28, where a
 // request is part of its call's result), else the only call in flight;
-// nil when none is certain or its consumer takes no requests.
-func (s *Server) callersAsk(ctx context.Context) tool.AskFunc {
+// nil when none is certain or its consumer takes no requests. ended is
+// done when that call returns (nil when ctx is the call's own).
+func (s *Server) callersAsk(ctx context.Context) (fn tool.AskFunc, ended context.Context) {
 	if fn := tool.AskFrom(ctx); fn != nil {
-		return fn
+		return fn, nil
 	}
-	if cl := s.callers.sole(); cl != nil {
-		return cl.ask
+	if cl := s.callers.sole(); cl != nil && cl.ask != nil {
+		return cl.ask, cl.ended
 	}
-	return nil
+	return nil, nil
 }
 
 // asker returns who answers a request of the server that arrived with ctx:
 // the consumer of the call it certainly belongs to, else Options.Ask; nil
-// when no one can.
-func (s *Server) asker(ctx context.Context) tool.AskFunc {
-	if fn := s.callersAsk(ctx); fn != nil {
-		return fn
+// when no one can. ended is as for callersAsk.
+func (s *Server) asker(ctx context.Context) (fn tool.AskFunc, ended context.Context) {
+	if fn, ended := s.callersAsk(ctx); fn != nil {
+		return fn, ended
 	}
-	return s.opts.Ask
+	return s.opts.Ask, nil
 }
 
 type askingKey struct{}
@@ -111,11 +115,12 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 
 // ask puts one request of the server to its consumer and decodes the
 // answer into out. Every request is logged with its method. An
-// elicitation that could belong to more than one call is declined; other
-// requests no one can answer fail.
+// elicitation that could belong to more than one call, or that finds
+// maxPendingAsks waiting already, is declined; other requests no one can
+// answer fail.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
 	s.log.Info("server request", "method", method)
-	fn := s.asker(ctx)
+	fn, ended := s.asker(ctx)
 	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
 		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
 		return json.Unmarshal(declined, out)
@@ -130,7 +135,10 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
 	}
-	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
+	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw})
+	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
+		answer, err = declined, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -262,8 +270,8 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != tool.AskRoots {
 			return next(ctx, method, req)
 		}
-		if fn := s.callersAsk(ctx); fn != nil {
-			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
+		if fn, ended := s.callersAsk(ctx); fn != nil {
+			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
 					return res, nil

@@ -137,6 +137,7 @@ type Server struct {
 	listed  listed        // the last good lists; supervisor goroutine only
 	subs    subscriptions // resource URIs consumers subscribed to
 	callers callers       // calls in flight, for attributing the server's requests
+	asks    pendingAsks   // the server's requests waiting for an answer
 	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
 }
