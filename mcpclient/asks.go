@@ -310,16 +310,18 @@ var logLevels = map[string]slog.Level{
 
 // logged handles a notifications/message the connection read: to the log
 // at its level, and to the consumer of the only call in flight when it
-// listens (a message names no call; see callers).
+// listens (a message names no call; see callers); within the server's
+// rate limit (logLimit).
 func (s *Server) logged(params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
 		Logger string          `json:"logger"`
 		Data   json.RawMessage `json:"data"`
 	}
-	if json.Unmarshal(params, &m) != nil {
+	if !s.logs.allow() || json.Unmarshal(params, &m) != nil {
 		return
 	}
+	s.logs.report(s.log)
 	level, ok := logLevels[m.Level]
 	if !ok {
 		level = slog.LevelInfo

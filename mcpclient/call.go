@@ -67,6 +67,7 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 		s.inflight.enter()
 		defer s.inflight.leave()
 		defer s.callers.enter(ctx)()
+		defer s.logs.report(s.log)
 		ctx, end := s.trace(ctx, OpCall, rt.raw)
 		out, err := s.execute(ctx, rt, args)
 		end(err)

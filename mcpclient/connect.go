@@ -278,7 +278,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.probed(&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}), nil
+		return s.probed(quietTransport{&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}}), nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -301,7 +301,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			stderr.Info("child output", "line", line)
 		}
 		gen.child = child
-		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
+		return s.probed(quietTransport{&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}}), nil
 	case TransportStreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,

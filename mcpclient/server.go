@@ -138,6 +138,7 @@ type Server struct {
 	subs    subscriptions // resource URIs consumers subscribed to
 	callers callers       // calls in flight, for attributing the server's requests
 	asks    pendingAsks   // the server's requests waiting for an answer
+	logs    *logLimit     // the rate limit of the server's log messages
 	sent    sentAsks      // the server's latest elicitations as written
 	roots   rootList      // offered to the server; from Config.Roots
 }
@@ -179,6 +180,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		logs:   newLogLimit(),
 		roots:  roots,
 		cfg:    cfg,
 		policy: *cfg.Reconnect,
