@@ -32,6 +32,14 @@ const DefaultMaxResultBytes = 16 << 20
 // the tools of the previous discovery stay registered.
 const DefaultMaxCatalogBytes = 64 << 20
 
+// DefaultMaxTools bounds how many tools one server may list. Every tool
+// costs the bridge memory of its own (its definition, its registration,
+// its entry in a gateway's catalog), which the catalog's byte limit alone
+// would let reach gigabytes in small tools; a discovery listing more fails
+// with an error naming the server and the limit, and the tools of the
+// previous discovery stay registered.
+const DefaultMaxTools = 50_000
+
 // MaxDescriptionBytes bounds one tool's description: a longer one is cut at
 // a UTF-8 boundary within the bound and ends with DescriptionTruncatedMarker
 // (the tool is kept, and a warning names it).
@@ -76,6 +84,9 @@ type Options struct {
 	// means no bound but the page count's. Over it the discovery fails
 	// naming the limit, and the previous tools stay.
 	MaxCatalogBytes int64
+	// MaxTools bounds the tools of one discovery; 0 means DefaultMaxTools,
+	// a negative value means no bound but MaxCatalogBytes.
+	MaxTools int
 	// CloseGrace and TermGrace override the stdio shutdown ladder
 	// (docs/decisions.md §4: 2 s each). Tests shorten them.
 	CloseGrace, TermGrace time.Duration
@@ -173,6 +184,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if opts.MaxCatalogBytes == 0 {
 		opts.MaxCatalogBytes = DefaultMaxCatalogBytes
+	}
+	if opts.MaxTools == 0 {
+		opts.MaxTools = DefaultMaxTools
 	}
 	roots, err := rootsOf(cfg.Roots)
 	if err != nil {
