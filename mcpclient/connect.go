@@ -204,6 +204,9 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 			s.logged(params) // at read time too: a call's log lines come before its result
 		}
 	})
+	// The bridge sets no SDK handler for these two: the SDK need not queue
+	// them (a server flooding them grew its queue without bound).
+	gen.table.Consume("notifications/message", "notifications/progress")
 
 	transport, err := s.transport(gen)
 	if err != nil {
@@ -278,7 +281,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.probed(quietTransport{&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}), nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -301,7 +304,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			stderr.Info("child output", "line", line)
 		}
 		gen.child = child
-		return s.probed(quietTransport{&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,

@@ -123,6 +123,7 @@ type Table struct {
 	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
 	notify  func(method string, params json.RawMessage)
 	request func(method string, params json.RawMessage)
+	consume map[string]bool // notifications OnNotification takes for itself
 
 	// notifications/cancelled the bridge expects the SDK to send (it sends
 	// them on goroutines of its own) and those written so far.
@@ -182,6 +183,25 @@ func (t *Table) FlushCancels(d time.Duration) bool {
 // fn must not block. Call it before the connection is used.
 func (t *Table) OnNotification(fn func(method string, params json.RawMessage)) {
 	t.notify = fn
+}
+
+// Consume makes the notifications of methods OnNotification's alone: the
+// connection never hands them to the SDK, which queues what it reads
+// without bound for handlers that run one at a time, so a peer flooding
+// notifications the SDK has no handler for grew that queue by hundreds of
+// MiB. Call it, with OnNotification, before the connection is used.
+func (t *Table) Consume(methods ...string) {
+	t.consume = make(map[string]bool, len(methods))
+	for _, m := range methods {
+		t.consume[m] = true
+	}
+}
+
+// consumed reports whether msg is a notification Consume keeps from the
+// SDK, once Received has handed it over.
+func (t *Table) consumed(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && t.notify != nil && t.consume[req.Method]
 }
 
 // OnRequest makes the table hand every request of the peer (a call that

@@ -90,7 +90,7 @@ func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, 
 	if rt.MaxMessage > 0 && len(body) > rt.MaxMessage {
 		return nil, fmt.Errorf("the server's JSON response exceeds the frame limit of %d bytes", rt.MaxMessage)
 	}
-	body = filterMessage(rt.Table, body)
+	body, _ = filterMessage(rt.Table, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Del("Content-Length")
@@ -98,17 +98,20 @@ func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, 
 }
 
 // filterMessage applies the table to one JSON-RPC message, returning the
-// bytes to hand to the SDK.
-func filterMessage(t *Table, data []byte) []byte {
+// bytes to hand to the SDK, or consumed when the SDK is not to see it
+// (Table.Consume).
+func filterMessage(t *Table, data []byte) (out []byte, consumed bool) {
 	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil || !t.Received(msg) {
-		return data
-	}
-	out, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return data
+		return data, false
 	}
-	return out
+	if !t.Received(msg) {
+		return data, t.consumed(msg)
+	}
+	if out, err = jsonrpc.EncodeMessage(msg); err != nil {
+		return data, false
+	}
+	return out, false
 }
 
 // MaxTransportFailures is how many HTTP requests failing in a row at the

@@ -67,7 +67,8 @@ func endsWithLine(event, line []byte) bool {
 }
 
 // rewrite returns event, with its data replaced when it is a captured
-// response.
+// response, and left out when the table consumes it (its id stays: the SDK
+// skips an event without data but resumes after its id).
 func (f *sseFilter) rewrite(event []byte) []byte {
 	var data []byte
 	var other [][]byte
@@ -88,17 +89,20 @@ func (f *sseFilter) rewrite(event []byte) []byte {
 	if data == nil {
 		return event
 	}
-	replaced := filterMessage(f.table, data)
-	if bytes.Equal(replaced, data) {
+	replaced, consumed := filterMessage(f.table, data)
+	if !consumed && bytes.Equal(replaced, data) {
 		return event
 	}
 	var b bytes.Buffer
 	for _, line := range other {
 		b.Write(line)
 	}
-	b.WriteString("data: ")
-	b.Write(replaced)
-	b.WriteString("\n\n")
+	if !consumed {
+		b.WriteString("data: ")
+		b.Write(replaced)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	return b.Bytes()
 }
 
