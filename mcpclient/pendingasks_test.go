@@ -7,9 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -66,4 +70,48 @@ func TestPendingAsksBounded(t *testing.T) {
 	cancel()
 	<-done
 	waitFor(t, "the held requests to end with the call", func() bool { return returned.Load() == n && held.Load() == 0 })
+}
+
+// A server's request that no call is waiting for goes to Options.Ask, and
+// waits for its answer at most the entry's toolCallTimeoutMs: a consumer
+// that never answers does not hold it (and its goroutine) for good.
+func TestAskDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcppeer.Flooder()
+		cfg := stdioConfig("flood")
+		cfg.ProtocolVersion, cfg.ToolCallTimeout = "2025-11-25", 5*time.Second
+		var held, ended atomic.Int64
+		never := func(ctx context.Context, _ tool.Ask) (json.RawMessage, error) {
+			held.Add(1)
+			<-ctx.Done()
+			ended.Add(1)
+			return nil, ctx.Err()
+		}
+		h := &harness{t: t, reg: newRegistry(), log: mcptest.NewLog()}
+		s, err := Start(cfg, Options{Registry: h.reg, Logger: h.log.Logger(), Elicit: true, Ask: never, NewTransport: func() (mcp.Transport, error) {
+			ct, st := mcp.NewInMemoryTransports()
+			_, err := srv.Connect(context.Background(), st, nil)
+			return ct, err
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		args, _ := json.Marshal(mcppeer.FloodArgs{N: 3, Kind: "elicit"})
+		if res, _ := h.reg.Execute(context.Background(), "mcp__flood__flood", args); res.Text() != "flooded" {
+			t.Fatalf("the flood: %q", res.Text())
+		}
+		synctest.Wait()
+		if held.Load() != 3 || ended.Load() != 0 {
+			t.Fatalf("%d requests put to the consumer, %d ended; want 3 waiting", held.Load(), ended.Load())
+		}
+		time.Sleep(cfg.ToolCallTimeout)
+		synctest.Wait()
+		if ended.Load() != 3 {
+			t.Errorf("%d of 3 requests ended after toolCallTimeoutMs", ended.Load())
+		}
+	})
 }
