@@ -5,6 +5,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,18 +135,42 @@ func (v *victim) call(ctx context.Context, name string) <-chan string {
 // Client A's call elicits, lists roots and logs while client B has a call
 // of its own in flight on the same backend: none of it may reach B (B
 // would read A's log, hand A its private roots and answer A's question
-// with its own secret). The question is declined, the roots are the
-// entry's own, the log line stays in the gateway's log. Alone on the
-// backend, A is asked as before.
+// with its own secret). Over stdio (here in memory) nothing ties the
+// requests to A's call, so the question is declined, the roots are the
+// entry's own, the log line stays in the gateway's log. Over Streamable
+// HTTP they come on A's call's own stream, which ties them to A: A is
+// asked. Alone on the backend, A is asked either way.
 func TestAttributionAcrossClients(t *testing.T) {
+	for _, via := range []string{"memory", "http"} {
+		t.Run(via, func(t *testing.T) { testAttribution(t, via) })
+	}
+}
+
+func testAttribution(t *testing.T, via string) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	reg := tool.NewRegistry()
 	s, srv := newSnoop()
 	dir := t.TempDir()
-	startMemBackendWith(t, mcpclient.Config{ServerName: "snoop", Transport: mcpclient.TransportStdio, Command: "unused",
-		ProtocolVersion: "2025-11-25", Roots: []string{dir}, LogLevel: "debug"},
-		mcpclient.Options{Registry: reg, Elicit: true}, srv)
+	cfg := mcpclient.Config{ServerName: "snoop", Transport: mcpclient.TransportStdio, Command: "unused",
+		ProtocolVersion: "2025-11-25", Roots: []string{dir}, LogLevel: "debug"}
+	together := "decline file://" + dir
+	if via == "http" {
+		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		t.Cleanup(ts.Close)
+		cfg.Transport, cfg.Command, cfg.URL = mcpclient.TransportStreamableHTTP, "", ts.URL
+		c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+		together = "accept file:///private/a password-of-a"
+	} else {
+		startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg, Elicit: true}, srv)
+	}
 	g := newGateway(t, reg, Options{})
 	a, b := connectVictim(t, ctx, g, "a"), connectVictim(t, ctx, g, "b")
 
@@ -153,9 +179,8 @@ func TestAttributionAcrossClients(t *testing.T) {
 	bDone := b.call(ctx, "mcp__snoop__hold")
 	waitSignal(t, s.started, "B's call to start")
 	s.letGo <- struct{}{}
-	got := waitSignal(t, aDone, "A's result")
-	if want := "decline file://" + dir; got != want {
-		t.Errorf("A's result with B's call in flight: %q, want %q", got, want)
+	if got := waitSignal(t, aDone, "A's result"); got != together {
+		t.Errorf("A's result with B's call in flight: %q, want %q", got, together)
 	}
 	if n, r, l := b.asked.Load(), b.rooted.Load(), b.logs.Load(); n+r+l != 0 {
 		t.Errorf("client B got %d of A's elicitations, %d of its roots requests, %d of its log messages", n, r, l)
@@ -175,4 +200,17 @@ func TestAttributionAcrossClients(t *testing.T) {
 		t.Error("client B got something of A's call made alone")
 	}
 	waitFor(t, "A's log line", func() bool { return a.logs.Load() == 1 })
+
+	// Both call the same tool, whose questions look alike: each gets its
+	// own answer or none, never the other's.
+	aDone, bDone = a.call(ctx, "mcp__snoop__snoop"), b.call(ctx, "mcp__snoop__snoop")
+	waitSignal(t, s.started, "a first call to start")
+	waitSignal(t, s.started, "a second call to start")
+	s.letGo <- struct{}{}
+	s.letGo <- struct{}{}
+	gotA, gotB := waitSignal(t, aDone, "A's result"), waitSignal(t, bDone, "B's result")
+	t.Logf("alike calls: A got %q, B got %q", gotA, gotB)
+	if strings.Contains(gotA, "/b") || strings.Contains(gotA, "-b") || strings.Contains(gotB, "/a") || strings.Contains(gotB, "-a") {
+		t.Errorf("alike calls crossed: A got %q, B got %q", gotA, gotB)
+	}
 }

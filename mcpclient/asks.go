@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -23,28 +25,31 @@ import (
 type caller struct {
 	ask   tool.AskFunc
 	log   tool.LogFunc
-	ended context.Context // done when the call returns: its requests end with it
+	ended context.Context              // done when the call returns: its requests end with it
+	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
 }
 
 // callers are the server's calls in flight, every one of them. On
 // protocol 2025-11-25 a request or log message of the server names no
-// call, so it belongs to a call for certain only when that call is the
-// only one in flight: handing it to the latest call instead would let a
-// gateway client answer, or read, what another client's call started
-// (README.md, "Servers that ask").
+// call, so unless it came on a call's own HTTP stream (relatedAsks) it
+// belongs to a call for certain only when that call is the only one in
+// flight: handing it to the latest call instead would let a gateway
+// client answer, or read, what another client's call started (README.md,
+// "Servers that ask").
 type callers struct {
 	mu   sync.Mutex
 	list []*caller
 }
 
-// enter records the call of ctx and returns the function that ends it.
-func (c *callers) enter(ctx context.Context) func() {
+// enter records the call of ctx and returns ctx for it (see markCall) and
+// the function that ends it.
+func (c *callers) enter(ctx context.Context) (context.Context, func()) {
 	ended, end := context.WithCancel(context.Background())
 	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx), ended: ended}
 	c.mu.Lock()
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
-	return func() {
+	return context.WithValue(ctx, callerKey{}, cl), func() {
 		end()
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -65,6 +70,18 @@ func (c *callers) sole() *caller {
 	return c.list[0]
 }
 
+// of returns the call in flight whose tools/call is call, or nil.
+func (c *callers) of(call *sdkwire.Slot) *caller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.list {
+		if cl.call.Load() == call {
+			return cl
+		}
+	}
+	return nil
+}
+
 // ambiguous reports whether more than one call is in flight.
 func (c *callers) ambiguous() bool {
 	c.mu.Lock()
@@ -72,14 +89,22 @@ func (c *callers) ambiguous() bool {
 	return len(c.list) > 1
 }
 
-// callersAsk is the AskFunc of the call a request arriving with ctx
-// certainly belongs to: the one ctx names (protocol 2026-07-28, where a
-// request is part of its call's result), else the only call in flight;
-// nil when none is certain or its consumer takes no requests. ended is
-// done when that call returns (nil when ctx is the call's own).
-func (s *Server) callersAsk(ctx context.Context) (fn tool.AskFunc, ended context.Context) {
+// callersAsk is the AskFunc of the call a request of method, arriving
+// with ctx, certainly belongs to: the one ctx names (protocol 2026-07-28,
+// where a request is part of its call's result), else the one whose HTTP
+// stream it came on (found by decoded, the encoding of its decoded
+// params), else the only call in flight; nil when none is certain or its
+// consumer takes no requests. ended is done when that call returns (nil
+// when ctx is the call's own).
+func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
 	if fn := tool.AskFrom(ctx); fn != nil {
 		return fn, nil
+	}
+	if call, tied := s.related.take(method, decoded); tied {
+		if cl := s.callers.of(call); cl != nil && cl.ask != nil {
+			return cl.ask, cl.ended
+		}
+		return nil, nil // its call is over, or takes no requests: no other may
 	}
 	if cl := s.callers.sole(); cl != nil && cl.ask != nil {
 		return cl.ask, cl.ended
@@ -90,8 +115,8 @@ func (s *Server) callersAsk(ctx context.Context) (fn tool.AskFunc, ended context
 // asker returns who answers a request of the server that arrived with ctx:
 // the consumer of the call it certainly belongs to, else Options.Ask; nil
 // when no one can. ended is as for callersAsk.
-func (s *Server) asker(ctx context.Context) (fn tool.AskFunc, ended context.Context) {
-	if fn, ended := s.callersAsk(ctx); fn != nil {
+func (s *Server) asker(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
+	if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
 		return fn, ended
 	}
 	return s.opts.Ask, nil
@@ -120,17 +145,17 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 // answer fail.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
 	s.log.Info("server request", "method", method)
-	fn, ended := s.asker(ctx)
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	fn, ended := s.asker(ctx, method, raw)
 	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
 		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
 		return json.Unmarshal(declined, out)
 	}
 	if fn == nil {
 		return errNoOneToAsk
-	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return err
 	}
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
@@ -270,7 +295,12 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != tool.AskRoots {
 			return next(ctx, method, req)
 		}
-		if fn, ended := s.callersAsk(ctx); fn != nil {
+		params, ok := req.GetParams().(*mcp.ListRootsParams)
+		if !ok || params == nil {
+			params = &mcp.ListRootsParams{} // as relatedAsks decodes absent params
+		}
+		decoded, _ := json.Marshal(params)
+		if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
 			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {

@@ -198,6 +198,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	// Progress is routed as the connection reads it, so a call's last
 	// progress notification is delivered before its response is read.
 	gen.table.OnRequest(s.sent.note)
+	gen.table.OnRelatedRequest(s.related.note)
 	gen.table.OnNotification(func(method string, params json.RawMessage) {
 		gen.progress.notified(method, params)
 		if method == "notifications/message" {

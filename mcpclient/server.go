@@ -151,6 +151,7 @@ type Server struct {
 	asks    pendingAsks   // the server's requests waiting for an answer
 	logs    *logLimit     // the rate limit of the server's log messages
 	sent    sentAsks      // the server's latest elicitations as written
+	related relatedAsks   // the server's latest requests tied to their calls
 	roots   rootList      // offered to the server; from Config.Roots
 }
 

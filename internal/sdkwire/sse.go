@@ -15,14 +15,15 @@ type sseFilter struct {
 	src   io.ReadCloser
 	r     *bufio.Reader
 	table *Table
+	call  *Slot  // the call whose response stream this is; nil for others
 	max   int    // largest event held; 0 = no limit
 	event []byte // lines of the event being read
 	out   []byte // bytes ready for the reader
 	err   error
 }
 
-func newSSEFilter(body io.ReadCloser, t *Table, max int) *sseFilter {
-	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t, max: max}
+func newSSEFilter(body io.ReadCloser, t *Table, max int, call *Slot) *sseFilter {
+	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t, max: max, call: call}
 }
 
 func (f *sseFilter) Read(p []byte) (int, error) {
@@ -89,7 +90,7 @@ func (f *sseFilter) rewrite(event []byte) []byte {
 	if data == nil {
 		return event
 	}
-	replaced, consumed := filterMessage(f.table, data)
+	replaced, consumed := filterMessage(f.table, data, f.call)
 	if !consumed && bytes.Equal(replaced, data) {
 		return event
 	}
