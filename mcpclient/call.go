@@ -66,6 +66,9 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		s.inflight.enter()
 		defer s.inflight.leave()
+		if session := tool.SessionFrom(ctx); session != nil && s.cfg.Share == ShareSession {
+			return s.callInSession(ctx, session, rt, args)
+		}
 		ctx, leave := s.callers.enter(ctx)
 		defer leave()
 		defer s.logs.report(s.log)

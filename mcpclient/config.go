@@ -143,6 +143,9 @@ type Config struct {
 	// (logging/setLevel), for servers that offer logging; "" means
 	// DefaultLogLevel.
 	LogLevel string
+	// Share (share) is "session" (ShareSession) for one instance of the
+	// server per gateway client session; "" shares one instance.
+	Share string
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -168,7 +171,7 @@ func yamlKeys() []string {
 	return []string{
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
-		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad",
+		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "share",
 	}
 }
 
@@ -260,6 +263,7 @@ func (c Config) check(report reportFunc) {
 		c.checkToolFilters,
 		c.checkOAuth,
 		c.checkLogLevel,
+		c.checkShare,
 	} {
 		check(report)
 	}
@@ -367,6 +371,12 @@ func (c Config) checkReconnect(report reportFunc) {
 	}
 	if initialOK && maxOK && p.InitialDelay > p.MaxDelay {
 		report(prefix+".initialDelayMs must be less than or equal to maxDelayMs", "reconnect.initialDelayMs", "reconnect.maxDelayMs")
+	}
+}
+
+func (c Config) checkShare(report reportFunc) {
+	if c.Share != "" && c.Share != ShareSession {
+		report(fmt.Sprintf("must be %q (one instance of the server per gateway client session) or absent, got %q", ShareSession, c.Share), "share")
 	}
 }
 
@@ -520,6 +530,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.AllowSampling, _ = m.Bool("allowSampling")
 	c.LogLevel, _ = m.String("logLevel")
 	c.AlwaysLoad, _ = m.Bool("alwaysLoad")
+	c.Share, _ = m.String("share")
 }
 
 // checkTransportKeys reports each key only another transport takes, even

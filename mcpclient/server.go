@@ -145,14 +145,15 @@ type Server struct {
 
 	inflight inflight // calls in flight, for Drain
 
-	listed  listed        // the last good lists; supervisor goroutine only
-	subs    subscriptions // resource URIs consumers subscribed to
-	callers callers       // calls in flight, for attributing the server's requests
-	asks    pendingAsks   // the server's requests waiting for an answer
-	logs    *logLimit     // the rate limit of the server's log messages
-	sent    sentAsks      // the server's latest elicitations as written
-	related relatedAsks   // the server's latest requests tied to their calls
-	roots   rootList      // offered to the server; from Config.Roots
+	listed  listed           // the last good lists; supervisor goroutine only
+	subs    subscriptions    // resource URIs consumers subscribed to
+	callers callers          // calls in flight, for attributing the server's requests
+	asks    pendingAsks      // the server's requests waiting for an answer
+	logs    *logLimit        // the rate limit of the server's log messages
+	sent    sentAsks         // the server's latest elicitations as written
+	related relatedAsks      // the server's latest requests tied to their calls
+	shared  sessionInstances // share: session: the instances by session
+	roots   rootList         // offered to the server; from Config.Roots
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -259,6 +260,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		<-s.done
+		s.shared.reaper.Wait()
 		s.mu.Lock()
 		s.status.State = host.StateClosed
 		s.mu.Unlock()
