@@ -93,6 +93,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
 		ctx = tool.WithAsk(ctx, g.asker(session))
+		ctx = tool.WithSession(ctx, clientSession{g, session})
 	}
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)

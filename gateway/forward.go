@@ -148,35 +148,84 @@ func (f *forwarder) stop() {
 // declined is the answer to an elicitation the client cannot take.
 var declined = json.RawMessage(`{"action":"decline"}`)
 
+// MaxAsksPerSession bounds the backends' requests (elicitation, sampling,
+// roots) waiting for one client's answer at once: past it an elicitation
+// is declined and the others fail, so backends cannot pile requests on a
+// client that does not answer.
+const MaxAsksPerSession = 16
+
+// askSlots counts the requests waiting for each session's answer. The
+// zero value is ready to use.
+type askSlots struct {
+	mu sync.Mutex
+	n  map[*mcp.ServerSession]int // guarded by mu
+}
+
+// take takes one of session's slots, or reports there is none left.
+func (a *askSlots) take(session *mcp.ServerSession) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n[session] >= MaxAsksPerSession {
+		return false
+	}
+	if a.n == nil {
+		a.n = make(map[*mcp.ServerSession]int)
+	}
+	a.n[session]++
+	return true
+}
+
+func (a *askSlots) release(session *mcp.ServerSession) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n[session]--; a.n[session] <= 0 {
+		delete(a.n, session)
+	}
+}
+
 // asker returns the tool.AskFunc of a call by session: a backend's
-// elicitation and sampling requests go to the client that made the call.
-// An elicitation the client cannot take (no capability, or a 2026-07-28
-// session, where the gateway cannot ask in the middle of a call) is
-// declined; sampling without the capability fails.
+// elicitation and sampling requests go to the client that made the call,
+// at most MaxAsksPerSession at once. An elicitation the client cannot take
+// (no capability, a 2026-07-28 session, where the gateway cannot ask in
+// the middle of a call, or no slot left) is declined; sampling without the
+// capability fails.
 func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
-		caps := clientCapabilities(session)
-		switch a.Method {
-		case tool.AskElicit:
-			if caps == nil || caps.Elicitation == nil {
+		if !g.asks.take(session) {
+			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
+			if a.Method == tool.AskElicit {
 				return declined, nil
 			}
-			return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
-				g.log.Debug("elicitation declined: the client could not be asked", "err", err)
-				return declined, nil
-			})
-		case tool.AskSample:
-			if caps == nil || caps.Sampling == nil {
-				return nil, errors.New("the gateway's client offers no sampling")
-			}
-			return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
-		case tool.AskRoots:
-			// A client without roots fails it: the backend then gets its
-			// entry's configured roots.
-			return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
+			return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 		}
-		return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
+		defer g.asks.release(session)
+		return g.ask(ctx, session, a)
 	}
+}
+
+// ask forwards a to the client of session.
+func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.Ask) (json.RawMessage, error) {
+	caps := clientCapabilities(session)
+	switch a.Method {
+	case tool.AskElicit:
+		if caps == nil || caps.Elicitation == nil {
+			return declined, nil
+		}
+		return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
+			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
+			return declined, nil
+		})
+	case tool.AskSample:
+		if caps == nil || caps.Sampling == nil {
+			return nil, errors.New("the gateway's client offers no sampling")
+		}
+		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+	case tool.AskRoots:
+		// A client without roots fails it: the backend then gets its
+		// entry's configured roots.
+		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
+	}
+	return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
 }
 
 // forward decodes params, sends them to the client with send, and encodes

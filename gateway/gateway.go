@@ -227,6 +227,8 @@ type Gateway struct {
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
 	timeout time.Duration
+	asks    askSlots    // backends' requests waiting for each client
+	ends    sessionEnds // closed when client sessions end, for share: session
 
 	closeOnce sync.Once
 	closeErr  error

@@ -12,40 +12,45 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// caller is one call in flight whose consumer answers the server's
-// requests or takes its log messages.
+// caller is one call in flight and what its consumer takes of the
+// server's requests and log messages (nil when it takes none).
 type caller struct {
-	ask tool.AskFunc
-	log tool.LogFunc
+	ask   tool.AskFunc
+	log   tool.LogFunc
+	ended context.Context              // done when the call returns: its requests end with it
+	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
 }
 
-// callers are the server's calls in flight with a consumer listening, in
-// the order they started. On protocol 2025-11-25 a request or log message
-// of the server names no call, so it goes to the latest one: exact
-// whenever one call is in flight, the usual case for a person at a
-// terminal or an agent's sequential calls.
+// callers are the server's calls in flight, every one of them. On
+// protocol 2025-11-25 a request or log message of the server names no
+// call, so unless it came on a call's own HTTP stream (relatedAsks) it
+// belongs to a call for certain only when that call is the only one in
+// flight: handing it to the latest call instead would let a gateway
+// client answer, or read, what another client's call started (README.md,
+// "Servers that ask").
 type callers struct {
 	mu   sync.Mutex
 	list []*caller
 }
 
-// enter records the call of ctx, if its consumer listens, and returns the
-// function that ends it.
-func (c *callers) enter(ctx context.Context) func() {
-	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
-	if cl.ask == nil && cl.log == nil {
-		return func() {}
-	}
+// enter records the call of ctx and returns ctx for it (see markCall) and
+// the function that ends it.
+func (c *callers) enter(ctx context.Context) (context.Context, func()) {
+	ended, end := context.WithCancel(context.Background())
+	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx), ended: ended}
 	c.mu.Lock()
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
-	return func() {
+	return context.WithValue(ctx, callerKey{}, cl), func() {
+		end()
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if i := slices.Index(c.list, cl); i >= 0 {
@@ -54,31 +59,67 @@ func (c *callers) enter(ctx context.Context) func() {
 	}
 }
 
-// latest returns the latest call's function chosen by pick, or nil.
-func latest[F any](c *callers, pick func(*caller) F, none func(F) bool) F {
+// sole returns the only call in flight, or nil when there is none or more
+// than one.
+func (c *callers) sole() *caller {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cl := range slices.Backward(c.list) {
-		if fn := pick(cl); !none(fn) {
-			return fn
+	if len(c.list) != 1 {
+		return nil
+	}
+	return c.list[0]
+}
+
+// of returns the call in flight whose tools/call is call, or nil.
+func (c *callers) of(call *sdkwire.Slot) *caller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.list {
+		if cl.call.Load() == call {
+			return cl
 		}
 	}
-	var zero F
-	return zero
+	return nil
+}
+
+// ambiguous reports whether more than one call is in flight.
+func (c *callers) ambiguous() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.list) > 1
+}
+
+// callersAsk is the AskFunc of the call a request of method, arriving
+// with ctx, certainly belongs to: the one ctx names (protocol 2026-07-28,
+// where a request is part of its call's result), else the one whose HTTP
+// stream it came on (found by decoded, the encoding of its decoded
+// params), else the only call in flight; nil when none is certain or its
+// consumer takes no requests. ended is done when that call returns (nil
+// when ctx is the call's own).
+func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
+	if fn := tool.AskFrom(ctx); fn != nil {
+		return fn, nil
+	}
+	if call, tied := s.related.take(method, decoded); tied {
+		if cl := s.callers.of(call); cl != nil && cl.ask != nil {
+			return cl.ask, cl.ended
+		}
+		return nil, nil // its call is over, or takes no requests: no other may
+	}
+	if cl := s.callers.sole(); cl != nil && cl.ask != nil {
+		return cl.ask, cl.ended
+	}
+	return nil, nil
 }
 
 // asker returns who answers a request of the server that arrived with ctx:
-// the consumer of the call that made it (ctx carries it on protocol
-// 2026-07-28, where a request is part of its call's result), else the
-// latest call's, else Options.Ask; nil when no one can.
-func (s *Server) asker(ctx context.Context) tool.AskFunc {
-	if fn := tool.AskFrom(ctx); fn != nil {
-		return fn
+// the consumer of the call it certainly belongs to, else Options.Ask; nil
+// when no one can. ended is as for callersAsk.
+func (s *Server) asker(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
+	if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
+		return fn, ended
 	}
-	if fn := latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil }); fn != nil {
-		return fn
-	}
-	return s.opts.Ask
+	return s.opts.Ask, nil
 }
 
 type askingKey struct{}
@@ -94,22 +135,35 @@ func AskingServer(ctx context.Context) string {
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
+// declined is the answer to an elicitation no consumer can take.
+var declined = json.RawMessage(`{"action":"decline"}`)
+
 // ask puts one request of the server to its consumer and decodes the
-// answer into out. Every request is logged with its method.
+// answer into out. Every request is logged with its method. An
+// elicitation that could belong to more than one call, or that finds
+// maxPendingAsks waiting already, is declined; other requests no one can
+// answer fail.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
 	s.log.Info("server request", "method", method)
-	fn := s.asker(ctx)
-	if fn == nil {
-		return errNoOneToAsk
-	}
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
+	fn, ended := s.asker(ctx, method, raw)
+	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
+		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
+		return json.Unmarshal(declined, out)
+	}
+	if fn == nil {
+		return errNoOneToAsk
+	}
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
 	}
-	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
+	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw})
+	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
+		answer, err = declined, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -234,20 +288,22 @@ func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
 }
 
 // callersRoots answers roots/list, for an entry with roots: client, with
-// the roots of the consumer of the call in flight (a gateway's client), or
-// none when it has none to give. Other entries get their configured roots
-// from the SDK's responder: a calling client never widens them.
+// the roots of the consumer of the call the request certainly belongs to
+// (a gateway's client), else with the entry's own (none). Other entries
+// get their configured roots from the SDK's responder: a calling client
+// never widens them.
 func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != tool.AskRoots || !s.cfg.RootsFromClient {
 			return next(ctx, method, req)
 		}
-		fn := tool.AskFrom(ctx)
-		if fn == nil {
-			fn = latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil })
+		params, ok := req.GetParams().(*mcp.ListRootsParams)
+		if !ok || params == nil {
+			params = &mcp.ListRootsParams{} // as relatedAsks decodes absent params
 		}
-		if fn != nil {
-			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
+		decoded, _ := json.Marshal(params)
+		if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
+			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
 					return res, nil
@@ -283,23 +339,26 @@ var logLevels = map[string]slog.Level{
 }
 
 // logged handles a notifications/message the connection read: to the log
-// at its level, and to the latest call's consumer that listens.
+// at its level, and to the consumer of the only call in flight when it
+// listens (a message names no call; see callers); within the server's
+// rate limit (logLimit).
 func (s *Server) logged(params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
 		Logger string          `json:"logger"`
 		Data   json.RawMessage `json:"data"`
 	}
-	if json.Unmarshal(params, &m) != nil {
+	if !s.logs.allow() || json.Unmarshal(params, &m) != nil {
 		return
 	}
+	s.logs.report(s.log)
 	level, ok := logLevels[m.Level]
 	if !ok {
 		level = slog.LevelInfo
 	}
 	s.log.Log(context.Background(), level, "server log message", "level", m.Level, "logger", m.Logger, "data", string(m.Data))
-	if fn := latest(&s.callers, func(c *caller) tool.LogFunc { return c.log }, func(f tool.LogFunc) bool { return f == nil }); fn != nil {
-		fn(params)
+	if cl := s.callers.sole(); cl != nil && cl.log != nil {
+		cl.log(params)
 	}
 }
 

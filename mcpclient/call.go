@@ -66,7 +66,12 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 	return func(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 		s.inflight.enter()
 		defer s.inflight.leave()
-		defer s.callers.enter(ctx)()
+		if session := tool.SessionFrom(ctx); session != nil && s.cfg.Share == ShareSession {
+			return s.callInSession(ctx, session, rt, args)
+		}
+		ctx, leave := s.callers.enter(ctx)
+		defer leave()
+		defer s.logs.report(s.log)
 		ctx, end := s.trace(ctx, OpCall, rt.raw)
 		out, err := s.execute(ctx, rt, args)
 		end(err)
@@ -180,7 +185,9 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 		defer done()
 		params.SetProgressToken(tok)
 	}
-	_, err := gen.session.CallTool(withCapture(callCtx, slot), params)
+	capCtx := withCapture(callCtx, slot)
+	markCall(ctx, slot.slot)
+	_, err := gen.session.CallTool(capCtx, params)
 	gen.table.forget(slot)
 	if captured(err) {
 		err = nil // the slot holds the result, or says why not

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,5 +134,33 @@ func TestToolSizeBounds(t *testing.T) {
 	}
 	if !h.log.HasRecord(slog.LevelWarn, "tool description truncated", "tool", "long") {
 		t.Errorf("no truncation record:\n%.2000s", h.log.Text())
+	}
+}
+
+// A server's tools are bounded in number: a discovery listing more than
+// MaxTools fails with an error naming the server and the limit, and a
+// failed re-sync leaves the previous tools registered.
+func TestToolCountCap(t *testing.T) {
+	page := func(n int) []mcppeer.RawPage {
+		tools := make([]json.RawMessage, n)
+		for i := range tools {
+			tools[i] = mcppeer.RawTool("t"+strconv.Itoa(i), "d")
+		}
+		return []mcppeer.RawPage{{Tools: tools[:n/2]}, {Tools: tools[n/2:]}}
+	}
+	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: page(4)})
+	var read atomic.Int64
+	h := mustStart(t, stdioConfig("few"), Options{MaxTools: 4, NewTransport: countingPipe(t, raw, &read)})
+	if got := len(h.names()); got != 4 {
+		t.Fatalf("at the limit: %d tools", got)
+	}
+	raw.SetScript(mcppeer.RawScript{Pages: page(6)})
+	if err := raw.NotifyToolsChanged(); err != nil {
+		t.Fatal(err)
+	}
+	const want = "mcp-client(few): the server lists more than 4 tools, the bridge's limit per server (MaxTools)"
+	waitFor(t, "the failed re-sync", func() bool { return strings.Contains(h.log.Text(), want) })
+	if got := len(h.names()); got != 4 {
+		t.Errorf("after the failed re-sync: %d tools, want the previous 4", got)
 	}
 }

@@ -166,6 +166,9 @@ type Config struct {
 	// limits and, without network, a network namespace of its own
 	// (docs/sandbox.md); nil runs it with all of the user's rights.
 	Sandbox *Sandbox `json:",omitempty"`
+	// Share (share) is "session" (ShareSession) for one instance of the
+	// server per gateway client session; "" shares one instance.
+	Share string
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -192,7 +195,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
-		"trusted", "scan", "sandbox",
+		"trusted", "scan", "sandbox", "share",
 	}
 }
 
@@ -289,6 +292,7 @@ func (c Config) check(report reportFunc) {
 		c.checkLogLevel,
 		c.checkScan,
 		c.checkSandbox,
+		c.checkShare,
 	} {
 		check(report)
 	}
@@ -396,6 +400,12 @@ func (c Config) checkReconnect(report reportFunc) {
 	}
 	if initialOK && maxOK && p.InitialDelay > p.MaxDelay {
 		report(prefix+".initialDelayMs must be less than or equal to maxDelayMs", "reconnect.initialDelayMs", "reconnect.maxDelayMs")
+	}
+}
+
+func (c Config) checkShare(report reportFunc) {
+	if c.Share != "" && c.Share != ShareSession {
+		report(fmt.Sprintf("must be %q (one instance of the server per gateway client session) or absent, got %q", ShareSession, c.Share), "share")
 	}
 }
 
@@ -576,6 +586,7 @@ func decodeClientFeatures(m *yamlconf.Map, c *Config) {
 	c.Trusted, _ = m.Bool("trusted")
 	scan, _ := m.String("scan")
 	c.Scan = ScanMode(scan)
+	c.Share, _ = m.String("share")
 }
 
 // rootsFromClient is the scalar value of roots that passes the calling

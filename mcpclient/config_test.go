@@ -171,9 +171,9 @@ disabledTools: [dangerous]
 		},
 		{
 			name: "client features: roots, sampling, log level, resource tools, always load",
-			src:  "{serverName: s, transport: stdio, command: c, roots: [/data, ./here], allowSampling: true, logLevel: debug, resourceTools: false, alwaysLoad: true}",
+			src:  "{serverName: s, transport: stdio, command: c, roots: [/data, ./here], allowSampling: true, logLevel: debug, resourceTools: false, alwaysLoad: true, share: session}",
 			want: mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "c",
-				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true, AlwaysLoad: true},
+				Roots: []string{"/data", "./here"}, AllowSampling: true, LogLevel: "debug", HideResources: true, AlwaysLoad: true, Share: "session"},
 		},
 		{
 			name: "trusted",
@@ -543,6 +543,8 @@ func TestValidate(t *testing.T) {
 				"startupTimeoutMs: must be between 1 and 2147483647 milliseconds (0 means the default)"},
 		{"sub-millisecond timeout", stdio(func(c *mcpclient.Config) { c.ToolCallTimeout = time.Microsecond }),
 			"toolCallTimeoutMs: must be between 1 and 2147483647 milliseconds (0 means the default)"},
+		{"share", stdio(func(c *mcpclient.Config) { c.Share = "client" }),
+			`share: must be "session" (one instance of the server per gateway client session) or absent, got "client"`},
 		{"protocol version", stdio(func(c *mcpclient.Config) { c.ProtocolVersion = "latest" }),
 			`protocolVersion: "latest" is not a supported MCP protocol version (use one of 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28, or leave it empty to negotiate)`},
 		{"roots both ways", stdio(func(c *mcpclient.Config) { c.Roots, c.RootsFromClient = []string{"/data"}, true }),

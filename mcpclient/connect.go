@@ -199,12 +199,16 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	// Progress is routed as the connection reads it, so a call's last
 	// progress notification is delivered before its response is read.
 	gen.table.OnRequest(s.sent.note)
+	gen.table.OnRelatedRequest(s.related.note)
 	gen.table.OnNotification(func(method string, params json.RawMessage) {
 		gen.progress.notified(method, params)
 		if method == "notifications/message" {
 			s.logged(params) // at read time too: a call's log lines come before its result
 		}
 	})
+	// The bridge sets no SDK handler for these two: the SDK need not queue
+	// them (a server flooding them grew its queue without bound).
+	gen.table.Consume("notifications/message", "notifications/progress")
 
 	transport, err := s.transport(gen)
 	if err != nil {

@@ -281,7 +281,8 @@ func (s *Server) roundTrip(ctx context.Context, gen *generation, method string, 
 func (s *Server) request(ctx context.Context, method string, do func(gen *generation, ctx context.Context) (any, error)) (json.RawMessage, error) {
 	s.inflight.enter()
 	defer s.inflight.leave()
-	defer s.callers.enter(ctx)()
+	ctx, leave := s.callers.enter(ctx)
+	defer leave()
 	gen, err := s.current()
 	if err != nil {
 		return nil, err

@@ -34,6 +34,14 @@ const DefaultMaxResultBytes = 16 << 20
 // the tools of the previous discovery stay registered.
 const DefaultMaxCatalogBytes = 64 << 20
 
+// DefaultMaxTools bounds how many tools one server may list. Every tool
+// costs the bridge memory of its own (its definition, its registration,
+// its entry in a gateway's catalog), which the catalog's byte limit alone
+// would let reach gigabytes in small tools; a discovery listing more fails
+// with an error naming the server and the limit, and the tools of the
+// previous discovery stay registered.
+const DefaultMaxTools = 50_000
+
 // MaxDescriptionBytes bounds one tool's description: a longer one is cut at
 // a UTF-8 boundary within the bound and ends with DescriptionTruncatedMarker
 // (the tool is kept, and a warning names it).
@@ -78,6 +86,9 @@ type Options struct {
 	// means no bound but the page count's. Over it the discovery fails
 	// naming the limit, and the previous tools stay.
 	MaxCatalogBytes int64
+	// MaxTools bounds the tools of one discovery; 0 means DefaultMaxTools,
+	// a negative value means no bound but MaxCatalogBytes.
+	MaxTools int
 	// CloseGrace and TermGrace override the stdio shutdown ladder
 	// (docs/decisions.md §4: 2 s each). Tests shorten them.
 	CloseGrace, TermGrace time.Duration
@@ -144,12 +155,16 @@ type Server struct {
 
 	inflight inflight // calls in flight, for Drain
 
-	listed  listed        // the last good lists; supervisor goroutine only
-	subs    subscriptions // resource URIs consumers subscribed to
-	callers callers       // calls in flight whose consumer listens
-	sent    sentAsks      // the server's latest elicitations as written
-	roots   rootList      // offered to the server; from Config.Roots
-	scanned scanMemo      // the definition scan's last results; supervisor goroutine only
+	listed  listed           // the last good lists; supervisor goroutine only
+	subs    subscriptions    // resource URIs consumers subscribed to
+	callers callers          // calls in flight, for attributing the server's requests
+	asks    pendingAsks      // the server's requests waiting for an answer
+	logs    *logLimit        // the rate limit of the server's log messages
+	sent    sentAsks         // the server's latest elicitations as written
+	related relatedAsks      // the server's latest requests tied to their calls
+	shared  sessionInstances // share: session: the instances by session
+	roots   rootList         // offered to the server; from Config.Roots
+	scanned scanMemo         // the definition scan's last results; supervisor goroutine only
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -183,12 +198,16 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	if opts.MaxCatalogBytes == 0 {
 		opts.MaxCatalogBytes = DefaultMaxCatalogBytes
 	}
+	if opts.MaxTools == 0 {
+		opts.MaxTools = DefaultMaxTools
+	}
 	roots, err := rootsOf(cfg.Roots)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.ServerName, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		logs:   newLogLimit(),
 		roots:  roots,
 		cfg:    cfg,
 		policy: *cfg.Reconnect,
@@ -257,6 +276,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		<-s.done
+		s.shared.reaper.Wait()
 		s.mu.Lock()
 		s.status.State = host.StateClosed
 		s.mu.Unlock()

@@ -173,6 +173,9 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 		if limit := s.opts.MaxCatalogBytes; limit > 0 && total > limit {
 			return nil, fmt.Errorf("%s: tools/list pages exceed the catalog limit of %d bytes (MaxCatalogBytes) after %d pages — giving up on this list", s.prefix, limit, page)
 		}
+		if limit := s.opts.MaxTools; limit > 0 && len(byName)+len(tools) > limit {
+			return nil, fmt.Errorf("%s: the server lists more than %d tools, the bridge's limit per server (MaxTools) — giving up on this list", s.prefix, limit)
+		}
 		for _, wt := range tools {
 			if !s.boundTool(&wt) {
 				continue
@@ -220,9 +223,12 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 		return nil, "", 0, fmt.Errorf("tools/list: %w", describeCallError(redact.Error(err)))
 	}
 	raw, ok := slot.Result()
-	if ok {
-		gen.pages[cursor] = raw
-	} else if raw, ok = gen.pages[cursor]; !ok {
+	if ok && listens(gen) {
+		gen.pages[cursor] = raw // only 2026-07-28 caches: kept, a large catalog costs its size twice
+	} else if !ok {
+		raw, ok = gen.pages[cursor]
+	}
+	if !ok {
 		// Answered from the SDK's cache (newer protocol, server-set TTL),
 		// which only holds pages this generation fetched: gen.pages has it.
 		return nil, "", 0, fmt.Errorf("tools/list: the SDK answered page %q from its cache, which this connection never fetched", cursor)

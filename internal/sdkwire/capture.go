@@ -123,6 +123,8 @@ type Table struct {
 	limit   int64 // largest tools/call result accepted, in bytes; 0 = unlimited
 	notify  func(method string, params json.RawMessage)
 	request func(method string, params json.RawMessage)
+	consume map[string]bool // notifications OnNotification takes for itself
+	related func(method string, params json.RawMessage, call *Slot)
 
 	// notifications/cancelled the bridge expects the SDK to send (it sends
 	// them on goroutines of its own) and those written so far.
@@ -182,6 +184,43 @@ func (t *Table) FlushCancels(d time.Duration) bool {
 // fn must not block. Call it before the connection is used.
 func (t *Table) OnNotification(fn func(method string, params json.RawMessage)) {
 	t.notify = fn
+}
+
+// Consume makes the notifications of methods OnNotification's alone: the
+// connection never hands them to the SDK, which queues what it reads
+// without bound for handlers that run one at a time, so a peer flooding
+// notifications the SDK has no handler for grew that queue by hundreds of
+// MiB. Call it, with OnNotification, before the connection is used.
+func (t *Table) Consume(methods ...string) {
+	t.consume = make(map[string]bool, len(methods))
+	for _, m := range methods {
+		t.consume[m] = true
+	}
+}
+
+// consumed reports whether msg is a notification Consume keeps from the
+// SDK, once Received has handed it over.
+func (t *Table) consumed(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && t.notify != nil && t.consume[req.Method]
+}
+
+// OnRelatedRequest makes the table hand fn every request of the peer that
+// arrives on the response stream of a call made with a Slot, with its
+// params as written and that call's slot: over Streamable HTTP a server
+// sends the requests a call causes on that call's stream, which ties them
+// to it. fn runs before the SDK decodes the request and must not block.
+// Call it before the connection is used.
+func (t *Table) OnRelatedRequest(fn func(method string, params json.RawMessage, call *Slot)) {
+	t.related = fn
+}
+
+// relate hands msg to OnRelatedRequest's fn when it is a request of the
+// peer that arrived on call's stream.
+func (t *Table) relate(msg jsonrpc.Message, call *Slot) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && call != nil && t.related != nil {
+		t.related(req.Method, req.Params, call)
+	}
 }
 
 // OnRequest makes the table hand every request of the peer (a call that

@@ -73,7 +73,7 @@ func TestSSEFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			table, slot := captureFixture(t, CapturedCall, 0)
-			got := readString(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table, 1<<20))
+			got := readString(t, newSSEFilter(io.NopCloser(strings.NewReader(tc.in)), table, 1<<20, nil))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("stream (-want +got):\n%.2000s", diff)
 			}
@@ -90,7 +90,7 @@ func TestSSEFilter(t *testing.T) {
 func TestSSEFilterLimit(t *testing.T) {
 	table, _ := captureFixture(t, CapturedCall, 0)
 	in := "data: " + strings.Repeat("z", 10000) + "\n\n"
-	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000))
+	_, err := io.ReadAll(newSSEFilter(io.NopCloser(strings.NewReader(in)), table, 1000, nil))
 	if !contains(err, "exceeds the frame limit of 1000 bytes") {
 		t.Errorf("err = %v", err)
 	}

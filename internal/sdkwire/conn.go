@@ -43,9 +43,14 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err == nil {
-		c.table.Received(msg)
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err == nil {
+			c.table.Received(msg)
+			if c.table.consumed(msg) {
+				continue
+			}
+		}
+		return msg, err
 	}
-	return msg, err
 }

@@ -50,7 +50,11 @@ func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = newSSEFilter(resp.Body, rt.Table, rt.MaxMessage)
+		var call *Slot // a POST's stream carries what its call causes
+		if req.Method == http.MethodPost {
+			call = SlotFrom(req.Context())
+		}
+		resp.Body = newSSEFilter(resp.Body, rt.Table, rt.MaxMessage, call)
 	case strings.HasPrefix(ct, "application/json") && req.Method == http.MethodPost:
 		return rt.filterJSON(resp)
 	}
@@ -90,7 +94,7 @@ func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, 
 	if rt.MaxMessage > 0 && len(body) > rt.MaxMessage {
 		return nil, fmt.Errorf("the server's JSON response exceeds the frame limit of %d bytes", rt.MaxMessage)
 	}
-	body = filterMessage(rt.Table, body)
+	body, _ = filterMessage(rt.Table, body, nil)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header.Del("Content-Length")
@@ -98,17 +102,22 @@ func (rt *CaptureRoundTripper) filterJSON(resp *http.Response) (*http.Response, 
 }
 
 // filterMessage applies the table to one JSON-RPC message, returning the
-// bytes to hand to the SDK.
-func filterMessage(t *Table, data []byte) []byte {
+// bytes to hand to the SDK, or consumed when the SDK is not to see it
+// (Table.Consume). call is the slot of the call whose response stream
+// data came on, if any (Table.OnRelatedRequest).
+func filterMessage(t *Table, data []byte, call *Slot) (out []byte, consumed bool) {
 	msg, err := jsonrpc.DecodeMessage(data)
-	if err != nil || !t.Received(msg) {
-		return data
-	}
-	out, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return data
+		return data, false
 	}
-	return out
+	t.relate(msg, call)
+	if !t.Received(msg) {
+		return data, t.consumed(msg)
+	}
+	if out, err = jsonrpc.EncodeMessage(msg); err != nil {
+		return data, false
+	}
+	return out, false
 }
 
 // MaxTransportFailures is how many HTTP requests failing in a row at the

@@ -15,14 +15,15 @@ type sseFilter struct {
 	src   io.ReadCloser
 	r     *bufio.Reader
 	table *Table
+	call  *Slot  // the call whose response stream this is; nil for others
 	max   int    // largest event held; 0 = no limit
 	event []byte // lines of the event being read
 	out   []byte // bytes ready for the reader
 	err   error
 }
 
-func newSSEFilter(body io.ReadCloser, t *Table, max int) *sseFilter {
-	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t, max: max}
+func newSSEFilter(body io.ReadCloser, t *Table, max int, call *Slot) *sseFilter {
+	return &sseFilter{src: body, r: bufio.NewReaderSize(body, 64<<10), table: t, max: max, call: call}
 }
 
 func (f *sseFilter) Read(p []byte) (int, error) {
@@ -67,7 +68,8 @@ func endsWithLine(event, line []byte) bool {
 }
 
 // rewrite returns event, with its data replaced when it is a captured
-// response.
+// response, and left out when the table consumes it (its id stays: the SDK
+// skips an event without data but resumes after its id).
 func (f *sseFilter) rewrite(event []byte) []byte {
 	var data []byte
 	var other [][]byte
@@ -88,17 +90,20 @@ func (f *sseFilter) rewrite(event []byte) []byte {
 	if data == nil {
 		return event
 	}
-	replaced := filterMessage(f.table, data)
-	if bytes.Equal(replaced, data) {
+	replaced, consumed := filterMessage(f.table, data, f.call)
+	if !consumed && bytes.Equal(replaced, data) {
 		return event
 	}
 	var b bytes.Buffer
 	for _, line := range other {
 		b.Write(line)
 	}
-	b.WriteString("data: ")
-	b.Write(replaced)
-	b.WriteString("\n\n")
+	if !consumed {
+		b.WriteString("data: ")
+		b.Write(replaced)
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 	return b.Bytes()
 }
 

@@ -1,0 +1,53 @@
+package gateway
+
+import (
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// clientSession is the tool.Session of a client's calls: a source that
+// keeps state per session (mcpclient's share: session) keys it by this
+// value and lets it go when Done closes.
+type clientSession struct {
+	g       *Gateway
+	session *mcp.ServerSession
+}
+
+var _ tool.Session = clientSession{}
+
+// Done returns a channel closed when the session ends. The watch starts
+// with the first call to Done for the session: most calls never ask.
+func (c clientSession) Done() <-chan struct{} { return c.g.ends.of(c.session) }
+
+// sessionEnds are the channels closed when sessions end. The zero value
+// is ready to use.
+type sessionEnds struct {
+	mu   sync.Mutex
+	byID map[*mcp.ServerSession]chan struct{} // guarded by mu
+}
+
+// of returns session's channel, watching it on first use: a goroutine
+// waits for the session to end, closes the channel and forgets it.
+func (e *sessionEnds) of(session *mcp.ServerSession) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ch, ok := e.byID[session]; ok {
+		return ch
+	}
+	if e.byID == nil {
+		e.byID = make(map[*mcp.ServerSession]chan struct{})
+	}
+	ch := make(chan struct{})
+	e.byID[session] = ch
+	go func() {
+		_ = session.Wait()
+		e.mu.Lock()
+		delete(e.byID, session)
+		e.mu.Unlock()
+		close(ch)
+	}()
+	return ch
+}

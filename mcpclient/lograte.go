@@ -1,0 +1,44 @@
+package mcpclient
+
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"golang.org/x/time/rate"
+)
+
+// A server's log messages are taken at most logLinesPerSecond on average,
+// logLineBurst at once: past that they are dropped, and counted, so a
+// server flooding them costs neither memory nor a terminal full of lines.
+const (
+	logLinesPerSecond = 50
+	logLineBurst      = 200
+)
+
+// logLimit is the rate limit of one server's log messages.
+type logLimit struct {
+	lim     *rate.Limiter
+	dropped atomic.Int64 // since the last report
+}
+
+func newLogLimit() *logLimit {
+	return &logLimit{lim: rate.NewLimiter(logLinesPerSecond, logLineBurst)}
+}
+
+// allow reports whether one more message may be taken now, counting it as
+// dropped when not.
+func (l *logLimit) allow() bool {
+	if l.lim.Allow() {
+		return true
+	}
+	l.dropped.Add(1)
+	return false
+}
+
+// report logs how many messages were dropped since the last report, if
+// any: before the next message taken, and when a call ends.
+func (l *logLimit) report(log *slog.Logger) {
+	if n := l.dropped.Swap(0); n > 0 {
+		log.Warn("server log messages dropped: over the rate limit", "dropped", n, "perSecond", logLinesPerSecond, "burst", logLineBurst)
+	}
+}
