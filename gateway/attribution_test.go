@@ -151,10 +151,11 @@ func testAttribution(t *testing.T, via string) {
 	defer cancel()
 	reg := tool.NewRegistry()
 	s, srv := newSnoop()
-	dir := t.TempDir()
+	// roots: client, so that a roots/list reaches a gateway client at all;
+	// a call that is not certain gets the entry's own roots: none.
 	cfg := mcpclient.Config{ServerName: "snoop", Transport: mcpclient.TransportStdio, Command: "unused",
-		ProtocolVersion: "2025-11-25", Roots: []string{dir}, LogLevel: "debug"}
-	together := "decline file://" + dir
+		ProtocolVersion: "2025-11-25", RootsFromClient: true, LogLevel: "debug"}
+	together := "decline "
 	if via == "http" {
 		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		t.Cleanup(ts.Close)
