@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
@@ -144,6 +145,9 @@ type Options struct {
 	// view of the catalog (deferred loading: see View); a nil View, or a
 	// nil NewView, lists every tool to the session.
 	NewView func() View
+	// Gate, when set, is consulted on every tools/call before it runs
+	// (who is calling, may they, record it); nil lets every call through.
+	Gate Gate
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -227,10 +231,9 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
-	// The fast path of tools/call (take.go).
-	callable atomic.Pointer[map[string]string] // served name → registry name
-	sdkOnly  bool                              // serve every request through the SDK's session (tests compare the paths)
-	taken    atomic.Uint64                     // tools/call requests the fast path answered
+	// callable is what tools/call serves: served name → registry name.
+	callable atomic.Pointer[map[string]string]
+	gate     Gate // Options.Gate, or openGate
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -289,6 +292,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		advertised: make(map[string]advertisement),
 		syncDone:   make(chan struct{}),
 		readyBy:    time.Now().Add(opts.ReadyTimeout),
+		gate:       opts.Gate,
+	}
+	if g.gate == nil {
+		g.gate = openGate{}
 	}
 	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
 	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
@@ -443,7 +450,7 @@ func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 			err = fmt.Errorf("the MCP SDK refused its definition: %v", r)
 		}
 	}()
-	g.server.AddTool(mt, g.handler(t.Name))
+	g.server.AddTool(mt, g.handleCall)
 	return nil
 }
 
@@ -624,6 +631,13 @@ func (g *Gateway) closeSessions(sessions []*mcp.ServerSession, deadline time.Tim
 // closed before the session started; an error when the session could not
 // start or did not close in time.
 func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
+	return g.serveTransport(ctx, t, g.take)
+}
+
+// serveTransport is ServeTransport with the fast path's take (nil: every
+// request goes through the SDK's session, as tests comparing the paths
+// want).
+func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func(*atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall) error {
 	if g.isClosed() {
 		return ErrClosed
 	}
@@ -638,7 +652,10 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 		g.answering.done()
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: tt, Take: g.take(&session)}
+	taking := &sdkwire.TakingTransport{Transport: tt, Take: noTake}
+	if take != nil {
+		taking.Take = take(&session)
+	}
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
