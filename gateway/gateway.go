@@ -231,6 +231,11 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
+	updates     *updateQueue       // resource updates to send (sendUpdates)
+	endUpdates  context.CancelFunc // stops sendUpdates
+	updatesDone chan struct{}      // closed when sendUpdates returned
+	evicting    sync.WaitGroup     // sessions evictIdle is closing
+
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
 	gate     Gate // Options.Gate, or openGate
@@ -280,19 +285,21 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	}
 	opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
 	g := &Gateway{
-		reg:        reg,
-		opts:       opts,
-		log:        log.With("component", "gateway"), // the SDK server logs through log untagged
-		timeout:    timeout,
-		done:       make(chan struct{}),
-		calls:      make(map[*inflight]struct{}),
-		perSession: make(map[*mcp.ServerSession]int),
-		lastActive: make(map[*mcp.ServerSession]time.Time),
-		closing:    make(map[*mcp.ServerSession]bool),
-		advertised: make(map[string]advertisement),
-		syncDone:   make(chan struct{}),
-		readyBy:    time.Now().Add(opts.ReadyTimeout),
-		gate:       opts.Gate,
+		reg:         reg,
+		opts:        opts,
+		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
+		timeout:     timeout,
+		done:        make(chan struct{}),
+		calls:       make(map[*inflight]struct{}),
+		perSession:  make(map[*mcp.ServerSession]int),
+		lastActive:  make(map[*mcp.ServerSession]time.Time),
+		closing:     make(map[*mcp.ServerSession]bool),
+		advertised:  make(map[string]advertisement),
+		syncDone:    make(chan struct{}),
+		readyBy:     time.Now().Add(opts.ReadyTimeout),
+		gate:        opts.Gate,
+		updates:     newUpdateQueue(),
+		updatesDone: make(chan struct{}),
 	}
 	if g.gate == nil {
 		g.gate = openGate{}
@@ -319,6 +326,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.stopWatch = stop
 	g.sync()
 	go g.follow(changed)
+	updatesCtx, endUpdates := context.WithCancel(context.Background())
+	g.endUpdates = endUpdates
+	go g.sendUpdates(updatesCtx)
 	return g
 }
 
@@ -562,8 +572,10 @@ func (g *Gateway) isClosed() bool {
 // every call in flight, waits until each of those calls has been answered
 // on the wire (an isError result saying the gateway is shutting down), and
 // then closes every session over every transport; all of it within
-// Options.ShutdownTimeout. It is idempotent and returns the first call's
-// result: an error says what did not finish in time (a tool that ignores
+// Options.ShutdownTimeout. It then cancels the gateway's resource
+// subscriptions, each backend told at once (best effort, bounded by the
+// registry). It is idempotent and returns the first call's result: an
+// error says what did not finish in time (a tool that ignores
 // cancellation), which is then left to end on its own.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
@@ -583,7 +595,10 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.endUpdates()
+		<-g.updatesDone
+		g.dropSubscriptions()
 	})
 	return g.closeErr
 }

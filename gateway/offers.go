@@ -257,22 +257,26 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if subscribed {
 		return nil
 	}
-	cancel, err := g.reg.SubscribeResource(ctx, server, uri, func(uri string) {
-		go g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
-	})
+	cancel, err := g.reg.SubscribeResource(ctx, server, uri, g.updates.add)
 	if err != nil {
 		return err
 	}
 	g.syncMu.Lock()
-	defer g.syncMu.Unlock()
-	if _, raced := g.offers.subs[uri]; raced {
-		cancel()
-		return nil
+	_, raced := g.offers.subs[uri]
+	closed := g.isClosed() // after Close took the subscriptions, nobody cancels a new one
+	if !raced && !closed {
+		if g.offers.subs == nil {
+			g.offers.subs = map[string]func(){}
+		}
+		g.offers.subs[uri] = cancel
 	}
-	if g.offers.subs == nil {
-		g.offers.subs = map[string]func(){}
+	g.syncMu.Unlock()
+	if raced || closed {
+		cancel() // outside syncMu: it may tell the server
 	}
-	g.offers.subs[uri] = cancel
+	if closed {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
+	}
 	return nil
 }
 
