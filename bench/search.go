@@ -11,7 +11,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolsearch"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
