@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/naming"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -130,7 +129,7 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 		s.src.Clear()
 		s.mu.Lock()
 		s.conflict = "tool registration failed, no tools registered: " + err.Error()
-		s.status.State = host.StateFailed
+		s.status.State = StateFailed
 		s.status.Err = s.conflict
 		s.mu.Unlock()
 		s.log.Error("tool registration failed, no tools registered", "err", err)
@@ -140,8 +139,8 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 		return nil
 	}
 	s.mu.Lock()
-	if s.conflict != "" && s.status.State == host.StateFailed {
-		s.status.State = host.StateReady
+	if s.conflict != "" && s.status.State == StateFailed {
+		s.status.State = StateReady
 		s.status.Err = ""
 	}
 	s.conflict = ""

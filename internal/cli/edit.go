@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // add adds a server to the config file: a stdio command after "--", or a
@@ -105,7 +106,7 @@ func newEntry(f *flags) (*yaml.Node, error) {
 	default:
 		return nil, usagef("add: want a command after -- (mcpbridge add %s -- npx -y some-server) or --url URL", name)
 	}
-	entry := mapping("id", name, "name", mcpclient.PluginName)
+	entry := mapping("id", name, "name", clientkind.PluginName)
 	appendNode(entry, "config", cfg)
 	return entry, nil
 }
