@@ -63,6 +63,10 @@ type options struct {
 	skipNode       bool
 	nodeSkipReason string
 
+	peersDir         string // the peer gateways' sources (-peers)
+	tbxark           string // TBXark/mcp-proxy built from them, "" when absent
+	tbxarkSkipReason string
+
 	profileDir string
 	variants   []string // call variant keys to run; nil means all
 	quiet      bool
@@ -136,6 +140,7 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
 	fs.IntVar(&o.searchPasses, "search-passes", 20, "passes over the retrieval queries that the search latency row times")
 	fs.IntVar(&o.searchTools, "search-tools", 10000, "tools of the search latency row's large catalog (the real one replicated)")
+	fs.StringVar(&o.peersDir, "peers", "../shared/peers", "folder of the peer gateways' sources (TBXark/mcp-proxy), relative to the module root; its row is skipped when absent")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
@@ -359,7 +364,26 @@ func (r *benchRun) setUp() (cleanup func(), err error) {
 		cleanup()
 		return nil, err // untested here: buildResponder's failure is tested on its own
 	}
+	if err := r.setUpTBXark(); err != nil {
+		cleanup()
+		return nil, err
+	}
 	return cleanup, nil
+}
+
+// setUpTBXark builds TBXark/mcp-proxy for the calls rows when its source
+// is there (-peers), else notes why its row is left out.
+func (r *benchRun) setUpTBXark() (err error) {
+	if !r.o.runs("calls") {
+		return nil
+	}
+	dir := r.o.peersDir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.root, dir)
+	}
+	r.logf("calls: building TBXark/mcp-proxy from %s", dir)
+	r.o.tbxark, r.o.tbxarkSkipReason, err = buildTBXark(dir, r.dir)
+	return err
 }
 
 // setUpNode finds Node for the calls rows; without it the run fails, or
