@@ -169,7 +169,8 @@ func (r *Registry) leave(key subKey, sub *subscription, l *listener) {
 }
 
 // renewSubscriptions asks src's server for the subscriptions another
-// source of the same server held (src took it over), in the background.
+// source of the same server held (src took it over), in the background,
+// until src closes. src.mu must be held.
 func (r *Registry) renewSubscriptions(src *Source, o *Offer) {
 	if o == nil || o.Subscribe == nil {
 		return
@@ -183,7 +184,11 @@ func (r *Registry) renewSubscriptions(src *Source, o *Offer) {
 	if !stale {
 		return
 	}
-	go func() {
+	if src.renewCtx == nil {
+		src.renewCtx, src.stopRenew = context.WithCancel(context.Background())
+	}
+	life := src.renewCtx
+	src.renewals.Go(func() {
 		var uris []string
 		r.mu.Lock()
 		for key, sub := range r.subs {
@@ -194,11 +199,11 @@ func (r *Registry) renewSubscriptions(src *Source, o *Offer) {
 		}
 		r.mu.Unlock()
 		for _, uri := range uris {
-			ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+			ctx, cancel := context.WithTimeout(life, unsubscribeTimeout)
 			_ = o.Subscribe(ctx, uri) // best effort, as a reconnect's
 			cancel()
 		}
-	}()
+	})
 }
 
 // ResourceUpdated tells the subscribers of uri, a resource of the source's

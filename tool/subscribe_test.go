@@ -407,3 +407,32 @@ func TestSlowServerStallsOnlyItsResource(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A successor's renewal of its predecessor's subscriptions belongs to the
+// successor: its Close ends a renewal the server leaves unanswered, and
+// waits for it.
+func TestRenewalEndsWithItsSource(t *testing.T) {
+	r := tool.NewRegistry()
+	old := &subServer{}
+	src := mustPublishOffer(t, r, old.offer("files"))
+	var u updates
+	cancel := mustSubscribe(t, r, "files", "file:///a", &u)
+	defer cancel()
+	entered, returned := make(chan struct{}), make(chan struct{})
+	hung := old.offer("files")
+	hung.Subscribe = func(ctx context.Context, _ string) error {
+		close(entered)
+		<-ctx.Done() // never answers
+		close(returned)
+		return ctx.Err()
+	}
+	next := src.Successor()
+	publishOrFail(t, next, hung)
+	<-entered
+	next.Close()
+	select {
+	case <-returned:
+	default:
+		t.Error("Close returned with the renewal still running")
+	}
+}
