@@ -10,9 +10,9 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 

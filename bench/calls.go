@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -63,7 +64,7 @@ func (r *callResults) variant(key string) *callVariant {
 // callVariants lists the variants of rows 1–3. node is nil when the peer
 // client is skipped.
 // keep selects variants by key (nil keeps all).
-func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, keep []string) []*callVariant {
+func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSetup, keep []string) []*callVariant {
 	fx := fixtureChild(exe)
 	raw := responderChild(responder, 0, 1)
 	vs := []*callVariant{
@@ -102,6 +103,10 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, kee
 				start: func(ctx context.Context) (caller, error) { return peerCaller(ctx, *node, peer, raw) }})
 		}
 	}
+	if tbxark != "" {
+		vs = append(vs, &callVariant{key: "peer-tbxark", server: "raw responder", client: "raw go-sdk → TBXark/mcp-proxy (Go)", inProc: true,
+			start: func(ctx context.Context) (caller, error) { return tbxarkCaller(ctx, tbxark, filepath.Dir(tbxark), raw) }})
+	}
 	if keep != nil {
 		vs = slices.DeleteFunc(vs, func(v *callVariant) bool { return !slices.Contains(keep, v.key) })
 	}
@@ -111,7 +116,7 @@ func callVariants(exe, responder string, serve *serveSetup, node *nodeSetup, kee
 // variantKeys lists the keys of every call variant.
 func variantKeys() []string {
 	var keys []string
-	for _, v := range callVariants("", "", &serveSetup{}, &nodeSetup{}, nil) {
+	for _, v := range callVariants("", "", "tbxark", &serveSetup{}, &nodeSetup{}, nil) {
 		keys = append(keys, v.key)
 	}
 	return keys
@@ -137,6 +142,7 @@ func callComparisons() []callComparison {
 		// which cannot be installed here: 1.9× a direct call.
 		{a: "serve-stdio", b: "raw-sdk", what: "mcpbridge serve --stdio / direct raw go-sdk (raw responder)", target: 2, costTarget: 1.9},
 		{a: "serve-http", b: "raw-sdk", what: "mcpbridge serve --http / direct raw go-sdk (raw responder)", target: 3, costTarget: 1.9},
+		{a: "serve-http", b: "peer-tbxark", what: "mcpbridge serve --http / TBXark/mcp-proxy (Go), the same responder", target: 1, costTarget: 1},
 		{a: "gw-stdio", b: "raw-sdk", what: "gateway over stdio / direct raw go-sdk (raw responder)"},
 		{a: "gw-http", b: "raw-sdk", what: "gateway over HTTP / direct raw go-sdk (raw responder)"},
 		{a: "fx-bridge", b: "fx-bridge-pin", what: "bridge: negotiated 2026-07-28 / pinned 2025-11-25"},
@@ -150,11 +156,14 @@ func callComparisons() []callComparison {
 // machine noise hits all of them alike.
 func runCalls(ctx context.Context, o options, exe, responder string, serve *serveSetup, node *nodeSetup, logf func(string, ...any)) (res *callResults, err error) {
 	res = &callResults{
-		variants: callVariants(exe, responder, serve, node, o.variants), comparisons: callComparisons(),
+		variants: callVariants(exe, responder, o.tbxark, serve, node, o.variants), comparisons: callComparisons(),
 		seqCalls: o.seqCalls, rounds: o.rounds, concCalls: o.concCalls, concRounds: o.concRounds, workers: o.workers,
 	}
 	if node == nil {
 		res.skipped = append(res.skipped, "Node TS SDK client: "+o.nodeSkipReason)
+	}
+	if o.tbxarkSkipReason != "" {
+		res.skipped = append(res.skipped, o.tbxarkSkipReason)
 	}
 	defer func() {
 		for _, v := range res.variants {

@@ -30,5 +30,9 @@
 // minimal newline-delimited JSON-RPC responder that the driver builds with
 // `go build` at start. The peer-client row needs Node and the pinned
 // @modelcontextprotocol/sdk from testdata/thirdparty
-// (scripts/install-thirdparty.sh); -skip-node leaves it out.
+// (scripts/install-thirdparty.sh); -skip-node leaves it out. The
+// TBXark/mcp-proxy row builds that Go gateway from its source archive in
+// the -peers folder (default ../shared/peers, outside the repository; its
+// dependencies come from the module proxy) and is left out, with a note,
+// when the folder is absent.
 package main

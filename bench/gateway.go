@@ -19,6 +19,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -112,7 +113,7 @@ func hostStartup(ctx context.Context, spec childSpec, n, tools int) (elapsed tim
 			i, i, spec.exe, strings.Join(quoteAll(spec.args), ", "))
 	}
 	reg := tool.NewRegistry()
-	catalog := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{Server: mcpclient.Options{Environ: cleanEnviron()}}))
+	catalog := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{Server: mcpclient.Options{Environ: cleanEnviron()}}))
 	h, err := host.New(host.Options{Catalog: catalog, Registry: reg})
 	if err != nil {
 		return 0, err // untested: the options are complete
@@ -157,6 +158,12 @@ func newServeSetup(root, dir string, spec childSpec) (serveSetup, error) {
 	if err != nil {
 		return serveSetup{}, err
 	}
+	return serveConfig(bin, dir, spec)
+}
+
+// serveConfig writes, in dir, the config of an mcpbridge binary bin
+// serving the server spec starts.
+func serveConfig(bin, dir string, spec childSpec) (serveSetup, error) {
 	config := filepath.Join(dir, "serve.yaml")
 	var env []string
 	for k, v := range spec.env {

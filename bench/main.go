@@ -57,10 +57,15 @@ type options struct {
 	replicaCalls, replicaRounds int
 
 	searchPasses int // passes over the queries of the search latency row
+	searchTools  int // tools of the search latency row's large catalog
 
 	nodeBin        string
 	skipNode       bool
 	nodeSkipReason string
+
+	peersDir         string // the peer gateways' sources (-peers)
+	tbxark           string // TBXark/mcp-proxy built from them, "" when absent
+	tbxarkSkipReason string
 
 	profileDir string
 	variants   []string // call variant keys to run; nil means all
@@ -75,7 +80,7 @@ func smokeDefaults() map[string]string {
 		"tools": "250", "catalog-rounds": "1",
 		"mem-servers": "2", "mem-rounds": "1",
 		"replicas": "1,2", "replica-calls": "40", "replica-rounds": "1",
-		"search-passes": "1",
+		"search-passes": "1", "search-tools": "1000",
 	}
 }
 
@@ -134,6 +139,8 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.IntVar(&o.replicaCalls, "replica-calls", 3000, "calls per round of the replicas row")
 	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
 	fs.IntVar(&o.searchPasses, "search-passes", 20, "passes over the retrieval queries that the search latency row times")
+	fs.IntVar(&o.searchTools, "search-tools", 10000, "tools of the search latency row's large catalog (the real one replicated)")
+	fs.StringVar(&o.peersDir, "peers", "../shared/peers", "folder of the peer gateways' sources (TBXark/mcp-proxy), relative to the module root; its row is skipped when absent")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
@@ -243,7 +250,7 @@ func checkOptions(o options) error {
 		{"workers", o.workers}, {"startup-rounds", o.startupRounds}, {"startup-tools", o.startupTools},
 		{"tools", o.tools}, {"page", o.pageSize}, {"catalog-rounds", o.catalogRounds},
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
-		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses},
+		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses}, {"search-tools", o.searchTools},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
@@ -358,7 +365,26 @@ func (r *benchRun) setUp() (cleanup func(), err error) {
 		cleanup()
 		return nil, err // untested here: buildResponder's failure is tested on its own
 	}
+	if err := r.setUpTBXark(); err != nil {
+		cleanup()
+		return nil, err
+	}
 	return cleanup, nil
+}
+
+// setUpTBXark builds TBXark/mcp-proxy for the calls rows when its source
+// is there (-peers), else notes why its row is left out.
+func (r *benchRun) setUpTBXark() (err error) {
+	if !r.o.runs("calls") {
+		return nil
+	}
+	dir := r.o.peersDir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(r.root, dir)
+	}
+	r.logf("calls: building TBXark/mcp-proxy from %s", dir)
+	r.o.tbxark, r.o.tbxarkSkipReason, err = buildTBXark(dir, r.dir)
+	return err
 }
 
 // setUpNode finds Node for the calls rows; without it the run fails, or

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 	"github.com/mcpbridge/mcpbridge/internal/toolscan"
 	"github.com/mcpbridge/mcpbridge/tool"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
 )
 
 // scanCorpus is the poisoned corpus the scan row scores, from the module

@@ -31,11 +31,16 @@
 // (sdkwire.TakingTransport): the SDK's server would decode each request's
 // params twice with a fresh 32 KiB decoder, pass it through two
 // goroutines and marshal the result twice, most of a forwarded call's
-// cost. The fast path runs the same call path with the same bytes on the
-// wire; it takes only calls of sessions opened with initialize below
-// protocol 2026-07-28, once the backends are ready, of a served tool, with
-// plain params, and leaves everything else (the handshake, other methods,
+// cost. Whichever way a tools/call arrives, it goes one call path (the
+// session's slot, readiness, the Gate, the view, the run), with the same
+// bytes on the wire; the fast path takes only calls of sessions opened
+// with initialize below protocol 2026-07-28, of a served tool, with plain
+// params, and leaves everything else (the handshake, other methods,
 // notifications, the 2026-07-28 protocol, Streamable HTTP) to the SDK.
+//
+// With Options.Gate every tools/call is first put to the Gate (who is
+// calling, may they, record it): the seam where identity, policy, audit
+// and rate limits plug in; see [Gate].
 //
 // The same Gateway serves any number of sessions at once: [Gateway.ServeStdio]
 // for one client on a pair of pipes, [Gateway.Handler] for Streamable HTTP at

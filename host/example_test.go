@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -88,7 +88,7 @@ func ExampleHost() {
 }
 
 func ExampleCatalog_Parse() {
-	catalog := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{}))
+	catalog := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}))
 	_, err := catalog.Parse("mcpbridge.yaml", []byte(`
 - id: github
   name: mcp-client

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // fuzzSecret is what every set variable expands to in FuzzParse: it must
@@ -58,7 +58,7 @@ func FuzzParse(f *testing.F) {
 		}
 		return fuzzSecret, true
 	}
-	cat := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{}))
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const file = "fuzz.yaml"
 		plan, err := cat.Parse(file, data, lookup)

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -62,7 +63,7 @@ func newRig(t *testing.T, oneShot bool) *rig {
 	t.Helper()
 	r := &rig{t: t, reg: tool.NewRegistry(), log: mcptest.NewLog(), inMemory: map[string]*mcp.Server{}}
 	r.path = filepath.Join(t.TempDir(), "mcpbridge.yaml")
-	kind := mcpclient.NewKind(mcpclient.KindOptions{
+	kind := clientkind.NewKind(clientkind.KindOptions{
 		Server: mcpclient.Options{OneShot: oneShot, CloseGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond},
 		NewTransport: func(cfg mcpclient.Config) func() (mcp.Transport, error) {
 			r.mu.Lock()
@@ -157,7 +158,7 @@ func (r *rig) write(src string) {
 // load parses the file and applies it.
 func (r *rig) load() error {
 	r.t.Helper()
-	plan, err := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{})).Parse(r.path, mustRead(r.t, r.path), nil)
+	plan, err := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{})).Parse(r.path, mustRead(r.t, r.path), nil)
 	if err != nil {
 		r.t.Fatalf("Parse: %v", err)
 	}

@@ -122,16 +122,6 @@ func (s *Server) asker(ctx context.Context, method string, decoded []byte) (fn t
 	return s.opts.Ask, nil
 }
 
-type askingKey struct{}
-
-// AskingServer returns, in the context of a tool.AskFunc answering a
-// server's request, the serverName of that server ("" elsewhere): a
-// terminal names who asks, a sampler logs whom it answered.
-func AskingServer(ctx context.Context) string {
-	name, _ := ctx.Value(askingKey{}).(string)
-	return name
-}
-
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
@@ -160,7 +150,7 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
 	}
-	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw})
+	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw, Server: s.cfg.ServerName})
 	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
 		answer, err = declined, nil
 	}
@@ -303,7 +293,7 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		decoded, _ := json.Marshal(params)
 		if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
-			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
+			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}"), Server: s.cfg.ServerName}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
 					return res, nil

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -56,7 +55,7 @@ func TestDiscoveryRegistersPublicNames(t *testing.T) {
 		t.Errorf("description = %q", add.Description)
 	}
 	st := h.srv.Status()
-	if st.State != host.StateReady || st.Tools != len(want) || st.PeerName != "fixture-server" || st.ProtocolVersion == "" {
+	if st.State != StateReady || st.Tools != len(want) || st.PeerName != "fixture-server" || st.ProtocolVersion == "" {
 		t.Errorf("status = %+v", st)
 	}
 }
@@ -217,7 +216,7 @@ func TestRegistrationConflict(t *testing.T) {
 			if !h.log.HasRecord(slog.LevelError, "tool registration failed, no tools registered", "server", "fixture", "err", mcptest.Contains("mcp__fixture__add")) {
 				t.Errorf("log:\n%s", h.log.Text())
 			}
-			if st := h.srv.Status(); !strict && (st.State != host.StateFailed || !strings.Contains(st.Err, "mcp__fixture__add")) {
+			if st := h.srv.Status(); !strict && (st.State != StateFailed || !strings.Contains(st.Err, "mcp__fixture__add")) {
 				t.Errorf("status = %+v", st)
 			}
 		})
@@ -236,7 +235,7 @@ func TestCloseUnregisters(t *testing.T) {
 	if got := h.names(); len(got) != 0 {
 		t.Errorf("after Close: %v", got)
 	}
-	if st := h.srv.Status(); st.State != host.StateClosed {
+	if st := h.srv.Status(); st.State != StateClosed {
 		t.Errorf("state = %s", st.State)
 	}
 	res, _ := h.reg.Execute(context.Background(), "mcp__fixture__add", nil)

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -50,7 +49,7 @@ func (s *Server) current() (*generation, error) {
 		return s.cur, nil
 	}
 	name := s.cfg.ServerName
-	if s.status.State == host.StateReconnecting {
+	if s.status.State == StateReconnecting {
 		return nil, fmt.Errorf("server %q is reconnecting (attempt %d/%d)", name, s.status.Attempt, s.status.MaxAttempts)
 	}
 	if s.status.Err != "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // The -update flag rewrites golden files. It is looked up rather than owned,
@@ -607,7 +608,7 @@ func decodeFile(filename string, data []byte, lookup func(string) (string, bool)
 		if e.Disabled {
 			continue
 		}
-		if e.Name != mcpclient.PluginName {
+		if e.Name != clientkind.PluginName {
 			errs = append(errs, host.EntryError(filename, e, "name", fmt.Sprintf("unknown plugin %q", e.Name)))
 			continue
 		}

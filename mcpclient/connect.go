@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -153,12 +152,12 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	init := gen.session.InitializeResult()
 	s.mu.Lock()
 	s.cur = gen
-	s.status.State = host.StateReady
+	s.status.State = StateReady
 	s.status.Err = ""
 	if s.conflict != "" {
 		// Connected, but the tools could not be registered (docs/decisions.md §8:
 		// never silent).
-		s.status.State = host.StateFailed
+		s.status.State = StateFailed
 		s.status.Err = s.conflict
 	}
 	s.status.Attempt = 0

@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -28,7 +27,7 @@ func TestCallDuringBackoffFailsFast(t *testing.T) {
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
 	h := mustStart(t, cfg, Options{NewTransport: mem.transport})
 	mem.crash(1)
-	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == host.StateReconnecting })
+	waitFor(t, "the backoff", func() bool { return h.srv.Status().State == StateReconnecting })
 	start := time.Now()
 	if got := h.call("mcp__srv__add", `{"a":1,"b":2}`).Text(); got != `Error: server "srv" is reconnecting (attempt 1/3)` {
 		t.Errorf("call during backoff: %q", got)
@@ -245,7 +244,7 @@ func testReconnectBudgetReset(t *testing.T) {
 	time.Sleep(40 * time.Millisecond) // fake clock: an uptime longer than maxDelay resets the budget
 	crash(2)
 	waitFor(t, "second connection", func() bool { return mem.connections() == 3 })
-	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == host.StateReady })
+	waitFor(t, "second recovery", func() bool { return h.srv.Status().State == StateReady })
 	if h.log.HasRecord(slog.LevelError, msgGiveUp) {
 		t.Fatalf("gave up although the budget should have reset:\n%s", h.log.Text())
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
@@ -92,7 +91,7 @@ func TestHTTPServerRestart(t *testing.T) {
 			before := h.names()
 			rs.stop()
 			start := time.Now()
-			waitFor(t, "the loss to be noticed", func() bool { return h.srv.Status().State == host.StateReconnecting })
+			waitFor(t, "the loss to be noticed", func() bool { return h.srv.Status().State == StateReconnecting })
 			lost := time.Since(start)
 			if got := h.call("mcp__web__greet", `{"name":"x"}`).Text(); !strings.HasPrefix(got, `Error: server "web" is reconnecting`) {
 				t.Errorf("call while down: %q", got)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
@@ -28,7 +27,7 @@ func TestOAuthNeedsLoginThenHeadless(t *testing.T) {
 	dir := t.TempDir()
 	h, err := start(t, oauthConfig(as.URL), Options{OneShot: true, OAuth: OAuthOptions{StateDir: dir}})
 	st := h.srv.Status()
-	if err == nil || st.State != host.StateNeedsLogin || st.Err != "run mcpbridge login guarded" || len(h.names()) != 0 {
+	if err == nil || st.State != StateNeedsLogin || st.Err != "run mcpbridge login guarded" || len(h.names()) != 0 {
 		t.Fatalf("without a login: %v; status %s %q, tools %v", err, st.State, st.Err, h.names())
 	}
 	h = mustStart(t, oauthConfig(as.URL), Options{OneShot: true, OAuth: OAuthOptions{StateDir: dir, Mode: oauth.ModeHeadless}})
@@ -51,7 +50,7 @@ func TestOAuthOwnHeader(t *testing.T) {
 	cfg := oauthConfig(as.URL)
 	cfg.Headers = map[string]string{"authorization": "Bearer wrong"}
 	h, err := start(t, cfg, Options{OneShot: true, OAuth: OAuthOptions{Mode: oauth.ModeHeadless}})
-	if st := h.srv.Status(); err == nil || st.State != host.StateFailed || !strings.Contains(st.Err, "Unauthorized") {
+	if st := h.srv.Status(); err == nil || st.State != StateFailed || !strings.Contains(st.Err, "Unauthorized") {
 		t.Errorf("status %s %q (%v)", st.State, st.Err, err)
 	}
 	if n := as.Registrations(); n != 0 {
@@ -70,10 +69,10 @@ func TestOAuthRecoversAfterLogin(t *testing.T) {
 	h, _ := start(t, cfg, Options{OAuth: OAuthOptions{StateDir: dir}})
 	waitFor(t, "needs-login while retrying", func() bool {
 		st := h.srv.Status()
-		return st.State == host.StateNeedsLogin && st.Attempt > 0
+		return st.State == StateNeedsLogin && st.Attempt > 0
 	})
 	mustStart(t, oauthConfig(as.URL), Options{OneShot: true, OAuth: OAuthOptions{StateDir: dir, Mode: oauth.ModeHeadless}})
-	waitFor(t, "ready after the login", func() bool { return h.srv.Status().State == host.StateReady })
+	waitFor(t, "ready after the login", func() bool { return h.srv.Status().State == StateReady })
 	if !slices.Contains(h.names(), "mcp__guarded__echo") {
 		t.Errorf("tools %v", h.names())
 	}
@@ -85,7 +84,7 @@ func TestOAuthHandlerError(t *testing.T) {
 	cfg := oauthConfig("http://127.0.0.1:1/mcp")
 	cfg.OAuth = &OAuthConfig{Grant: oauth.GrantClientCredentials, ClientID: "c", PrivateKeyFile: t.TempDir() + "/gone.pem"}
 	h, err := start(t, cfg, Options{OneShot: true})
-	if st := h.srv.Status(); err == nil || st.State != host.StateFailed || !strings.Contains(st.Err, "privateKeyFile") {
+	if st := h.srv.Status(); err == nil || st.State != StateFailed || !strings.Contains(st.Err, "privateKeyFile") {
 		t.Errorf("status %s %q (%v)", st.State, st.Err, err)
 	}
 }

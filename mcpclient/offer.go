@@ -120,42 +120,27 @@ func keepOrLog[T any](s *Server, method string, last []T, fetch func() ([]T, err
 type pageFunc func(ctx context.Context, cursor string) (any, error)
 
 // listAll fetches every page of a list method and returns the raw items
-// under field, bounded like tools/list: by page count, repeated cursors
-// and MaxCatalogBytes.
+// under field, bounded as tools/list is (paginate).
 func (s *Server) listAll(ctx context.Context, gen *generation, method, field string, page pageFunc) ([]json.RawMessage, error) {
-	var (
-		items   []json.RawMessage
-		cursor  string
-		cursors = map[string]bool{}
-		total   int64
-	)
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return nil, fmt.Errorf("%s returned more than %d pages — giving up on this list", method, maxPages)
-		}
+	var items []json.RawMessage
+	err := paginate(s, method, func(cursor string) ([]json.RawMessage, string, int64, error) {
 		raw, err := s.roundTrip(ctx, gen, method, func(ctx context.Context) (any, error) { return page(ctx, cursor) })
 		if err != nil {
-			return nil, err
-		}
-		if total += int64(len(raw)); s.opts.MaxCatalogBytes > 0 && total > s.opts.MaxCatalogBytes {
-			return nil, fmt.Errorf("%s pages exceed the catalog limit of %d bytes (MaxCatalogBytes)", method, s.opts.MaxCatalogBytes)
+			return nil, "", 0, err
 		}
 		var p map[string]json.RawMessage
 		var list []json.RawMessage
 		if err := json.Unmarshal(raw, &p); err != nil || json.Unmarshal(p[field], &list) != nil {
-			return nil, fmt.Errorf("%s: invalid result: no %q array", method, field)
+			return nil, "", 0, fmt.Errorf("%s: invalid result: no %q array", method, field)
 		}
-		items = append(items, list...)
 		var next string
 		_ = json.Unmarshal(p["nextCursor"], &next) // absent or not a string: the last page
-		if next == "" {
-			return items, nil
-		}
-		if cursors[next] {
-			return nil, fmt.Errorf("%s returned the cursor %q twice — the server's pagination does not advance", method, next)
-		}
-		cursors[next], cursor = true, next
-	}
+		return list, next, int64(len(raw)), nil
+	}, func(list []json.RawMessage) error {
+		items = append(items, list...)
+		return nil
+	})
+	return items, err
 }
 
 // wireResource holds the fields of a resource or template the bridge reads.
@@ -169,45 +154,56 @@ type wireResource struct {
 }
 
 func (s *Server) fetchResources(ctx context.Context, gen *generation) ([]tool.Resource, error) {
-	items, err := s.listAll(ctx, gen, "resources/list", "resources", func(ctx context.Context, c string) (any, error) {
+	seen := map[string]bool{}
+	return fetchList(s, ctx, gen, "resources/list", "resources", func(ctx context.Context, c string) (any, error) {
 		return gen.session.ListResources(ctx, &mcp.ListResourcesParams{Cursor: c})
+	}, func(w wireResource, ok bool, raw json.RawMessage) (tool.Resource, bool) {
+		if !ok || w.URI == "" || seen[w.URI] {
+			s.ignored("resource", "resource", "not an object with a unique uri", raw)
+			return tool.Resource{}, false
+		}
+		seen[w.URI] = true
+		return tool.Resource{Server: s.cfg.ServerName, URI: w.URI, Name: w.Name, Title: w.Title,
+			Description: w.Description, MIMEType: w.MIMEType, Wire: raw}, true
 	})
+}
+
+func (s *Server) fetchTemplates(ctx context.Context, gen *generation) ([]tool.ResourceTemplate, error) {
+	return fetchList(s, ctx, gen, "resources/templates/list", "resourceTemplates", func(ctx context.Context, c string) (any, error) {
+		return gen.session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
+	}, func(w wireResource, ok bool, raw json.RawMessage) (tool.ResourceTemplate, bool) {
+		if !ok || w.URITemplate == "" {
+			s.ignored("resource template", "template", "not an object with a uriTemplate", raw)
+			return tool.ResourceTemplate{}, false
+		}
+		return tool.ResourceTemplate{Server: s.cfg.ServerName, URITemplate: w.URITemplate, Name: w.Name,
+			Title: w.Title, Description: w.Description, MIMEType: w.MIMEType, Wire: raw}, true
+	})
+}
+
+// fetchList lists every item of method (under field in each page) and
+// keeps those build accepts: build gets each decoded into W (ok false when
+// it is not one) and logs why it leaves one out.
+func fetchList[W, T any](s *Server, ctx context.Context, gen *generation, method, field string, page pageFunc, build func(w W, ok bool, raw json.RawMessage) (T, bool)) ([]T, error) {
+	items, err := s.listAll(ctx, gen, method, field, page)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]tool.Resource, 0, len(items))
-	seen := map[string]bool{}
+	out := make([]T, 0, len(items))
 	for _, raw := range items {
-		var w wireResource
-		if json.Unmarshal(raw, &w) != nil || w.URI == "" || seen[w.URI] {
-			s.log.Warn("resource ignored: not an object with a unique uri", "resource", string(raw[:min(len(raw), 200)]))
-			continue
+		var w W
+		ok := json.Unmarshal(raw, &w) == nil
+		if it, keep := build(w, ok, raw); keep {
+			out = append(out, it)
 		}
-		seen[w.URI] = true
-		out = append(out, tool.Resource{Server: s.cfg.ServerName, URI: w.URI, Name: w.Name, Title: w.Title,
-			Description: w.Description, MIMEType: w.MIMEType, Wire: raw})
 	}
 	return out, nil
 }
 
-func (s *Server) fetchTemplates(ctx context.Context, gen *generation) ([]tool.ResourceTemplate, error) {
-	items, err := s.listAll(ctx, gen, "resources/templates/list", "resourceTemplates", func(ctx context.Context, c string) (any, error) {
-		return gen.session.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: c})
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]tool.ResourceTemplate, 0, len(items))
-	for _, raw := range items {
-		var w wireResource
-		if json.Unmarshal(raw, &w) != nil || w.URITemplate == "" {
-			s.log.Warn("resource template ignored: not an object with a uriTemplate", "template", string(raw[:min(len(raw), 200)]))
-			continue
-		}
-		out = append(out, tool.ResourceTemplate{Server: s.cfg.ServerName, URITemplate: w.URITemplate, Name: w.Name,
-			Title: w.Title, Description: w.Description, MIMEType: w.MIMEType, Wire: raw})
-	}
-	return out, nil
+// ignored logs an item of the server's lists left out (under key, its
+// first 200 bytes), and why.
+func (s *Server) ignored(kind, key, why string, raw json.RawMessage) {
+	s.log.Warn(kind+" ignored: "+why, key, string(raw[:min(len(raw), 200)]))
 }
 
 // wirePrompt holds the fields of a prompt the bridge reads.
@@ -219,30 +215,23 @@ type wirePrompt struct {
 }
 
 func (s *Server) fetchPrompts(ctx context.Context, gen *generation) ([]tool.Prompt, error) {
-	items, err := s.listAll(ctx, gen, "prompts/list", "prompts", func(ctx context.Context, c string) (any, error) {
-		return gen.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: c})
-	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]tool.Prompt, 0, len(items))
 	byName := map[string]string{}
-	for _, raw := range items {
-		var w wirePrompt
-		if json.Unmarshal(raw, &w) != nil || w.Name == "" {
-			s.log.Warn("prompt ignored: not an object with a name", "prompt", string(raw[:min(len(raw), 200)]))
-			continue
+	return fetchList(s, ctx, gen, "prompts/list", "prompts", func(ctx context.Context, c string) (any, error) {
+		return gen.session.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: c})
+	}, func(w wirePrompt, ok bool, raw json.RawMessage) (tool.Prompt, bool) {
+		if !ok || w.Name == "" {
+			s.ignored("prompt", "prompt", "not an object with a name", raw)
+			return tool.Prompt{}, false
 		}
 		public := naming.Public(s.cfg.ServerName, w.Name)
 		if prev, dup := byName[public]; dup {
 			s.log.Warn("prompt ignored: its public name is taken by another of the server's prompts", "prompt", w.Name, "kept", prev, "public", public)
-			continue
+			return tool.Prompt{}, false
 		}
 		byName[public] = w.Name
-		out = append(out, tool.Prompt{Name: public, Origin: tool.Origin{Server: s.cfg.ServerName, Name: w.Name},
-			Title: w.Title, Description: w.Description, Arguments: w.Arguments, Get: s.prompter(w.Name), Wire: raw})
-	}
-	return out, nil
+		return tool.Prompt{Name: public, Origin: tool.Origin{Server: s.cfg.ServerName, Name: w.Name},
+			Title: w.Title, Description: w.Description, Arguments: w.Arguments, Get: s.prompter(w.Name), Wire: raw}, true
+	})
 }
 
 // roundTrip sends one request of the server's current connection through

@@ -46,5 +46,5 @@ func (s *Server) consult(ctx context.Context, fn tool.AskFunc, ended context.Con
 	if ended != nil {
 		defer context.AfterFunc(ended, cancel)()
 	}
-	return fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), a)
+	return fn(ctx, a)
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
@@ -88,9 +87,9 @@ func cloneSandbox(s *Sandbox) *Sandbox {
 }
 
 // sandboxStatus is what status shows of a child's sandbox plan.
-func sandboxStatus(p *sandbox.Plan) *host.SandboxStatus {
+func sandboxStatus(p *sandbox.Plan) *SandboxStatus {
 	if p == nil {
 		return nil
 	}
-	return &host.SandboxStatus{LandlockABI: p.ABI, Network: p.Network}
+	return &SandboxStatus{LandlockABI: p.ABI, Network: p.Network}
 }

@@ -5,7 +5,6 @@ import (
 	"hash/maphash"
 	"log/slog"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/toolscan"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -136,13 +135,13 @@ func (s *Server) logFindings(fs []toolscan.Finding) {
 }
 
 // report turns findings into what Status shows; nil when there are none.
-func report(fs []toolscan.Finding, held map[string]bool) *host.ScanReport {
+func report(fs []toolscan.Finding, held map[string]bool) *ScanReport {
 	if len(fs) == 0 {
 		return nil
 	}
-	r := &host.ScanReport{Findings: make([]host.ScanFinding, len(fs))}
+	r := &ScanReport{Findings: make([]ScanFinding, len(fs))}
 	for i, f := range fs {
-		r.Findings[i] = host.ScanFinding{Tool: f.Tool, Kind: f.Kind, Server: f.Server, Severity: f.Severity.String(), Rule: f.Rule, Field: f.Field, Excerpt: f.Excerpt}
+		r.Findings[i] = ScanFinding{Tool: f.Tool, Kind: f.Kind, Server: f.Server, Severity: f.Severity.String(), Rule: f.Rule, Field: f.Field, Excerpt: f.Excerpt}
 	}
 	listed := map[string]bool{}
 	for _, f := range fs {
@@ -154,7 +153,7 @@ func report(fs []toolscan.Finding, held map[string]bool) *host.ScanReport {
 	return r
 }
 
-func (s *Server) setScan(r *host.ScanReport) {
+func (s *Server) setScan(r *ScanReport) {
 	s.mu.Lock()
 	s.status.Scan = r
 	s.mu.Unlock()

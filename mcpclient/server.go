@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -147,7 +146,7 @@ type Server struct {
 	mu        sync.Mutex
 	cur       *generation  // nil while down
 	src       *tool.Source // the server's registration; never nil
-	status    host.Status
+	status    Status
 	startErr  error
 	conflict  string // why the last sync registered nothing, if it did
 	closeOnce sync.Once
@@ -219,10 +218,10 @@ func Start(cfg Config, opts Options) (*Server, error) {
 		done:   make(chan struct{}),
 		ready:  make(chan struct{}),
 		src:    src,
-		status: host.Status{
+		status: Status{
 			Name:        cfg.ServerName,
 			Transport:   string(cfg.Transport),
-			State:       host.StateStarting,
+			State:       StateStarting,
 			MaxAttempts: cfg.Reconnect.MaxAttempts,
 		},
 	}
@@ -253,7 +252,7 @@ func (s *Server) WaitReady(ctx context.Context) error {
 
 // Status returns a snapshot of the connection in the host's vocabulary
 // (ID and Plugin are left to the host).
-func (s *Server) Status() host.Status {
+func (s *Server) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
@@ -261,7 +260,7 @@ func (s *Server) Status() host.Status {
 	st.PinNotes = slices.Clone(st.PinNotes)
 	if st.Sandbox == nil && s.cfg.Sandbox != nil {
 		// Not running: what a start would confine it with.
-		st.Sandbox = &host.SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}
+		st.Sandbox = &SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}
 	}
 	return st
 }
@@ -278,7 +277,7 @@ func (s *Server) Close() error {
 		<-s.done
 		s.shared.reaper.Wait()
 		s.mu.Lock()
-		s.status.State = host.StateClosed
+		s.status.State = StateClosed
 		s.mu.Unlock()
 		s.src.Close()
 	})
@@ -421,7 +420,7 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 			s.log.Error("connection failed and reconnect is disabled — no tools were registered; reload the config or restart mcpbridge to connect", "err", err)
 		}
 		if lost {
-			s.setState(host.StateFailed, 0)
+			s.setState(StateFailed, 0)
 		} else {
 			s.setState(failedState(err), 0)
 		}
@@ -430,7 +429,7 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 		s.unregisterAll()
 		s.log.Error("giving up after consecutive failed reconnect attempts — tools unregistered; reload the config or restart mcpbridge to reconnect",
 			"max_attempts", s.policy.MaxAttempts, "err", err)
-		s.setState(host.StateFailed, 0)
+		s.setState(StateFailed, 0)
 		return false
 	}
 	msg := "connection failed; retrying"
@@ -441,24 +440,24 @@ func (s *Server) follow(next step, lost bool, err error) bool {
 	if needsLogin(err) {
 		// The next attempt reads the token store again: a login meanwhile
 		// brings the server back.
-		s.setState(host.StateNeedsLogin, next.failures)
+		s.setState(StateNeedsLogin, next.failures)
 		return true
 	}
-	s.setState(host.StateReconnecting, next.failures)
+	s.setState(StateReconnecting, next.failures)
 	return true
 }
 
 // failedState is the final state after a failed connection attempt:
 // needs-login when the server wants a person to log in, timed out when
 // startupTimeoutMs ran out, else failed.
-func failedState(err error) host.State {
+func failedState(err error) State {
 	if needsLogin(err) {
-		return host.StateNeedsLogin
+		return StateNeedsLogin
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return host.StateTimedOut
+		return StateTimedOut
 	}
-	return host.StateFailed
+	return StateFailed
 }
 
 // sleep waits d, or until the server closes (then it reports false).
@@ -489,11 +488,11 @@ func (s *Server) settleStartup(err error) {
 	close(s.ready)
 }
 
-func (s *Server) setState(st host.State, attempt int) {
+func (s *Server) setState(st State, attempt int) {
 	s.mu.Lock()
 	s.status.State = st
 	s.status.Attempt = attempt
-	if st == host.StateReconnecting {
+	if st == StateReconnecting {
 		s.status.Reconnects++
 	}
 	s.mu.Unlock()
@@ -579,7 +578,7 @@ func (s *Server) closeGeneration(gen *generation) bool {
 	} else {
 		s.log.Error("failed generation did not close in time — reconnect stopped to avoid overlapping server processes; reload the config or restart mcpbridge to retry", "timeout", s.opts.closeTimeout)
 		s.unregisterAll()
-		s.setState(host.StateFailed, 0)
+		s.setState(StateFailed, 0)
 	}
 	<-closed // the close ladder always ends: it SIGKILLs the process group
 	return false

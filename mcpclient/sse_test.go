@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 )
 
@@ -36,7 +35,7 @@ func TestSSE(t *testing.T) {
 	if got := h.call("mcp__legacy__greet", `{"name":"old"}`).Text(); got != "Hello, old!" {
 		t.Errorf("greet = %q", got)
 	}
-	if st := h.srv.Status(); st.Transport != "sse" || st.State != host.StateReady {
+	if st := h.srv.Status(); st.Transport != "sse" || st.State != StateReady {
 		t.Errorf("status = %+v", st)
 	}
 	ts.CloseClientConnections() // the GET stream ends: the session is gone

@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -103,7 +102,7 @@ func TestStdioStartupFailures(t *testing.T) {
 		t.Errorf("missing command: %v", err)
 	}
 	// Ready wakes a caller only once the outcome is in Status.
-	if st := h.srv.Status(); st.State != host.StateFailed || !strings.Contains(st.Err, "no-such-mcp-server-xyz") {
+	if st := h.srv.Status(); st.State != StateFailed || !strings.Contains(st.Err, "no-such-mcp-server-xyz") {
 		t.Errorf("status after a strict startup failure: %+v", st)
 	}
 
@@ -112,7 +111,7 @@ func TestStdioStartupFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no answer within startupTimeoutMs (300ms)") {
 		t.Errorf("mute child: %v", err)
 	}
-	if st := h.srv.Status(); st.State != host.StateTimedOut {
+	if st := h.srv.Status(); st.State != StateTimedOut {
 		t.Errorf("state = %s", st.State)
 	}
 	if res, err := h.reg.Execute(context.Background(), "mcp__mute__x", nil); err == nil || res.Text() != `Error: unknown tool "mcp__mute__x"` {
@@ -163,7 +162,7 @@ func TestReconnectGivesUp(t *testing.T) {
 	if n := h.reg.Len(); n != 0 {
 		t.Errorf("%d tools still registered after give-up", n)
 	}
-	if st := h.srv.Status(); st.State != host.StateFailed {
+	if st := h.srv.Status(); st.State != StateFailed {
 		t.Errorf("state = %s", st.State)
 	}
 }

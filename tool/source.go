@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"errors"
 	"sync"
 )
@@ -22,6 +23,13 @@ type Source struct {
 	handle     *Handle // the tools now registered; nil before the first Publish
 	prev       *Source // taken over on the first Publish; nil after
 	superseded bool    // a successor took over, or Close ran
+
+	// renewals are the subscribes renewing, on this source's server, the
+	// subscriptions a predecessor held; Close cancels (renewCtx) and
+	// waits for them.
+	renewals  sync.WaitGroup
+	renewCtx  context.Context    // guarded by mu; nil before the first renewal
+	stopRenew context.CancelFunc // guarded by mu
 }
 
 // NewSource returns an empty Source of r.
@@ -90,7 +98,12 @@ func (s *Source) Close() {
 	s.mu.Lock()
 	h := s.handle
 	s.handle, s.prev, s.superseded = nil, nil, true
+	stop := s.stopRenew
 	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	s.renewals.Wait()
 	h.Unregister()
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 var manifests = []string{"configmap.yaml", "deployment.yaml", "service.yaml", "hpa.yaml"}
@@ -98,7 +98,7 @@ func TestDeploymentShape(t *testing.T) {
 	if !ok {
 		t.Fatalf("the ConfigMap has no %s", filepath.Base(configPath))
 	}
-	cat := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{}))
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}))
 	lookup := func(k string) (string, bool) { return "/mcpbridge", k == "MCPBRIDGE_EXE" }
 	if _, err := cat.Parse(configPath, []byte(config), lookup); err != nil {
 		t.Errorf("the ConfigMap's config: %v", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/resourcetools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -135,13 +136,13 @@ func (e *env) progress(h *host.Host, total int) func() {
 // ready.
 func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name == mcpclient.PluginName {
+		if pe.Entry.Name == clientkind.PluginName {
 			total++
 		}
 	}
 	ready = total
 	for _, st := range b.failed {
-		if st.Plugin == mcpclient.PluginName {
+		if st.Plugin == clientkind.PluginName {
 			ready--
 		}
 	}

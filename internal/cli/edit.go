@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // add adds a server to a config file: a stdio command after "--", or a
@@ -225,7 +226,7 @@ func newEntry(f *flags) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := mapping("id", name, "name", mcpclient.PluginName)
+	entry := mapping("id", name, "name", clientkind.PluginName)
 	appendNode(entry, "config", cfg)
 	return entry, nil
 }

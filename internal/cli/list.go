@@ -13,6 +13,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // entryJSON is one configured entry as list --json shows it (a stable
@@ -144,7 +145,7 @@ func describeEntry(pe host.PlanEntry) entryJSON {
 	}
 	if cfg, ok := pe.Spec.Config.(mcpclient.Config); ok {
 		ej.Transport = string(cfg.Transport)
-	} else if pe.Entry.Name == mcpclient.PluginName {
+	} else if pe.Entry.Name == clientkind.PluginName {
 		ej.Transport = writtenString(pe, "transport")
 		if ej.ServerName == "" {
 			ej.ServerName = writtenString(pe, "serverName")

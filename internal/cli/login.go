@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // loginTimeout bounds a login: a person has this long to approve.
@@ -125,7 +126,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 	}
 	// A person needs longer than a server's startup timeout.
 	cfg.StartupTimeout = loginTimeout
-	spec, err := mcpclient.NewSpec(cfg)
+	spec, err := clientkind.NewSpec(cfg)
 	if err != nil {
 		return err // untested: the config was validated when loaded
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 const pinHelp = `  SERVER...   pin only these servers (accepting their changes); the others' pins stay
@@ -153,12 +154,12 @@ func narrowTo(src *source, servers []string) (*source, error) {
 	}
 	var keep []host.PlanEntry
 	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name != mcpclient.PluginName || slices.Contains(servers, pe.Spec.Name) {
+		if pe.Entry.Name != clientkind.PluginName || slices.Contains(servers, pe.Spec.Name) {
 			keep = append(keep, pe)
 		}
 	}
 	for _, s := range servers {
-		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == mcpclient.PluginName }) {
+		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.PluginName }) {
 			return nil, usagef("pin: no enabled server %q in %s", s, src.name)
 		}
 	}
@@ -169,7 +170,7 @@ func narrowTo(src *source, servers []string) (*source, error) {
 func currentDefs(b *bridge) (map[string][]pin.Def, error) {
 	out := map[string][]pin.Def{}
 	for _, st := range b.statuses {
-		if st.State == host.StateReady && st.Plugin == mcpclient.PluginName {
+		if st.State == host.StateReady && st.Plugin == clientkind.PluginName {
 			out[st.Name] = []pin.Def{}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/toolview/viewkind"
 )
 
@@ -44,7 +45,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 // catalogOAuth is catalog with the OAuth settings of the command (see
 // oauthOptions).
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
-	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
+	return host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{
 		Server: e.serverOptions(oneShot, o),
 	}), e.samplingKind(), e.modelKind(), viewkind.NewKind())
 }
@@ -99,7 +100,7 @@ func urlSource(f *flags) (*source, error) {
 	if name == "" {
 		name = "remote"
 	}
-	spec, err := mcpclient.NewSpec(mcpclient.Config{
+	spec, err := clientkind.NewSpec(mcpclient.Config{
 		ServerName: name,
 		Transport:  mcpclient.TransportStreamableHTTP,
 		URL:        f.url,
@@ -109,7 +110,7 @@ func urlSource(f *flags) (*source, error) {
 		return nil, usagef("--url: %v", err)
 	}
 	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-		Entry: host.Entry{ID: name, Name: mcpclient.PluginName},
+		Entry: host.Entry{ID: name, Name: clientkind.PluginName},
 		Spec:  spec,
 	}}}}, nil
 }
@@ -129,7 +130,7 @@ func (src *source) only(server string) *source {
 	found := false
 	for _, pe := range src.plan.Enabled() {
 		switch {
-		case pe.Entry.Name != mcpclient.PluginName:
+		case pe.Entry.Name != clientkind.PluginName:
 			keep = append(keep, pe)
 		case pe.Spec.Name == server && !found:
 			keep, found = append(keep, pe), true

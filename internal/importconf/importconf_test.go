@@ -12,13 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // catalog parses converted configs as mcpbridge does.
-func catalog() *host.Catalog { return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{})) }
+func catalog() *host.Catalog { return host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{})) }
 
 // env is the environment the converted files expand with.
 func env(name string) (string, bool) {

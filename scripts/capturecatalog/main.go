@@ -20,9 +20,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
 )
 
 // spec is one server of servers.json. In args and env values, {tmp} is a

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
@@ -190,7 +191,7 @@ func TestThirtyServersOneSearch(t *testing.T) {
 func startHost(t *testing.T, src string) (*tool.Registry, *Kind, *host.Host) {
 	t.Helper()
 	k := NewKind()
-	cat := host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{Server: mcpclient.Options{Environ: os.Environ()}}), k)
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{Server: mcpclient.Options{Environ: os.Environ()}}), k)
 	reg := tool.NewRegistry()
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg})
 	if err != nil {

@@ -1,10 +1,12 @@
-package mcpclient
+package clientkind
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -32,13 +35,13 @@ func TestNewSpec(t *testing.T) {
 		Name:           "gh",
 		Summary:        "stdio",
 		Claims:         []host.Claim{{Key: "serverName", Value: "gh"}},
-		StartupTimeout: DefaultStartupTimeout,
+		StartupTimeout: mcpclient.DefaultStartupTimeout,
 		Strict:         true,
 	}
 	if diff := cmp.Diff(want, spec); diff != "" {
 		t.Errorf("NewSpec (-want +got):\n%s", diff)
 	}
-	if _, err := NewSpec(Config{ServerName: "a__b"}); err == nil || !strings.Contains(err.Error(), `must not contain "__"`) {
+	if _, err := NewSpec(mcpclient.Config{ServerName: "a__b"}); err == nil || !strings.Contains(err.Error(), `must not contain "__"`) {
 		t.Errorf("NewSpec of a bad config = %v", err)
 	}
 }
@@ -56,7 +59,7 @@ func TestKindDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := spec.Config.(Config); c.Command != "the-server" || c.ToolCallTimeout != DefaultToolCallTimeout || spec.Name != "s" {
+	if c := spec.Config.(mcpclient.Config); c.Command != "the-server" || c.ToolCallTimeout != mcpclient.DefaultToolCallTimeout || spec.Name != "s" {
 		t.Errorf("decoded %+v", spec)
 	}
 	if _, err := k.Decode(nil, nil); err == nil || !strings.Contains(err.Error(), "is required") {
@@ -65,7 +68,7 @@ func TestKindDecode(t *testing.T) {
 }
 
 // startInstance starts cfg through the kind, against srv in memory.
-func startInstance(t *testing.T, k *Kind, cfg Config) host.Instance {
+func startInstance(t *testing.T, k *Kind, cfg mcpclient.Config) host.Instance {
 	t.Helper()
 	spec, err := NewSpec(cfg)
 	if err != nil {
@@ -96,7 +99,7 @@ func TestKindInstance(t *testing.T) {
 	hung := mcppeer.Fixture(mcppeer.FixtureOptions{})
 	mcptest.HoldHandshake(hung, mcptest.Hang(release))
 	transports := map[string]*mcp.Server{"ok": srv, "hung": hung, "hung2": hung}
-	k := NewKind(KindOptions{Server: Options{OneShot: true}, NewTransport: func(cfg Config) func() (mcp.Transport, error) {
+	k := NewKind(KindOptions{Server: mcpclient.Options{OneShot: true}, NewTransport: func(cfg mcpclient.Config) func() (mcp.Transport, error) {
 		if s := transports[cfg.ServerName]; s != nil {
 			return inMemory(t, s)
 		}
@@ -146,7 +149,7 @@ func TestKindInstance(t *testing.T) {
 	}
 
 	// A failure that is not a timeout.
-	cfg = Config{ServerName: "gone", Transport: TransportStdio, Command: "/no/such/server"}
+	cfg = mcpclient.Config{ServerName: "gone", Transport: mcpclient.TransportStdio, Command: "/no/such/server"}
 	in = startInstance(t, k, cfg)
 	waitReady(t, in)
 	if st := in.Status(); st.State != host.StateFailed || !strings.Contains(st.Err, "/no/such/server") {
@@ -155,7 +158,7 @@ func TestKindInstance(t *testing.T) {
 
 	// Serving (not one-shot), a failed first attempt retries.
 	serving := NewKind(KindOptions{})
-	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
+	cfg.Reconnect = &mcpclient.ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 3}
 	in = startInstance(t, serving, cfg)
 	waitReady(t, in)
 	// From Ready on it shows as reconnecting: at once, from the first
@@ -163,7 +166,7 @@ func TestKindInstance(t *testing.T) {
 	if st := in.Status(); st.State != host.StateReconnecting || !strings.Contains(st.Err, "/no/such/server") {
 		t.Errorf("status once ready: %+v", st)
 	}
-	waitFor(t, "the first retry scheduled", func() bool { return in.Status().Attempt == 1 })
+	mcptest.Eventually(t, 20*time.Second, func() bool { return in.Status().Attempt == 1 }, "the first retry scheduled")
 	if st := in.Status(); st.State != host.StateReconnecting || st.MaxAttempts != 3 || st.Reconnects != 1 {
 		t.Errorf("reconnecting status %+v, want 1 reconnect of 3", st)
 	}
@@ -175,19 +178,19 @@ func TestKindStartErrors(t *testing.T) {
 	if _, err := k.Start(context.Background(), host.Spec{Config: "nope"}, env); err == nil || !strings.Contains(err.Error(), "the entry's config is a string, not an mcpclient.Config") {
 		t.Errorf("Start with a foreign config = %v", err)
 	}
-	if _, err := k.Start(context.Background(), host.Spec{Config: Config{}}, env); err == nil || !strings.Contains(err.Error(), "serverName is required") {
+	if _, err := k.Start(context.Background(), host.Spec{Config: mcpclient.Config{}}, env); err == nil || !strings.Contains(err.Error(), "serverName is required") {
 		t.Errorf("Start with an invalid config = %v", err)
 	}
 }
 
-// The kind's shared Options reach every server it starts, with the
+// The kind's shared mcpclient.Options reach every server it starts, with the
 // registry, source and logger of the entry's host.Env instead of the
-// Options' own; NewTransport(cfg) overrides Server.NewTransport, and
+// mcpclient.Options' own; NewTransport(cfg) overrides Server.NewTransport, and
 // returning nil falls back to it.
 func TestKindServerOptions(t *testing.T) {
 	foreignReg, foreignLog := newRegistry(), mcptest.NewLog()
 	k := NewKind(KindOptions{
-		Server: Options{
+		Server: mcpclient.Options{
 			Registry: foreignReg,
 			Logger:   foreignLog.Logger(),
 			OneShot:  true,
@@ -195,7 +198,7 @@ func TestKindServerOptions(t *testing.T) {
 				return nil, errors.New("server gone")
 			},
 		},
-		NewTransport: func(cfg Config) func() (mcp.Transport, error) {
+		NewTransport: func(cfg mcpclient.Config) func() (mcp.Transport, error) {
 			if cfg.ServerName == "ok" {
 				return inMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 			}
@@ -221,7 +224,7 @@ func TestKindServerOptions(t *testing.T) {
 		t.Errorf("ok: %+v", st)
 	}
 	if _, found := reg.Get("mcp__ok__add"); !found || foreignReg.Len() != 0 {
-		t.Errorf("tools registered in the host's registry %v, in Options.Registry %d", found, foreignReg.Len())
+		t.Errorf("tools registered in the host's registry %v, in mcpclient.Options.Registry %d", found, foreignReg.Len())
 	}
 	// One-shot (Server.OneShot) and connected by Server.NewTransport.
 	if st := start("gone").Status(); st.State != host.StateFailed || st.Err != "server gone" {
@@ -235,9 +238,9 @@ func TestKindServerOptions(t *testing.T) {
 // Not one-shot, a server logs through the entry's logger, tagged with the
 // entry (by the host) and the server.
 func TestKindLogsTagged(t *testing.T) {
-	k := NewKind(KindOptions{Server: Options{NewTransport: func() (mcp.Transport, error) { return nil, errors.New("server gone") }}})
+	k := NewKind(KindOptions{Server: mcpclient.Options{NewTransport: func() (mcp.Transport, error) { return nil, errors.New("server gone") }}})
 	cfg := stdioConfig("gone")
-	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 1}
+	cfg.Reconnect = &mcpclient.ReconnectPolicy{Enabled: true, InitialDelay: time.Hour, MaxDelay: time.Hour, MaxAttempts: 1}
 	spec, err := NewSpec(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +259,7 @@ func TestKindLogsTagged(t *testing.T) {
 // none is, until the last one returns otherwise, or until ctx ends. The
 // instance is a host.Drainer.
 func TestDrain(t *testing.T) {
-	k := NewKind(KindOptions{NewTransport: func(Config) func() (mcp.Transport, error) {
+	k := NewKind(KindOptions{NewTransport: func(mcpclient.Config) func() (mcp.Transport, error) {
 		return inMemory(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 	}})
 	reg := newRegistry()
@@ -327,5 +330,55 @@ func TestDrain(t *testing.T) {
 	// Drain does not stop anything: the server still serves.
 	if res, err := reg.Execute(context.Background(), "mcp__d__add", json.RawMessage(`{"a": 1, "b": 2}`)); err != nil || res.Text() != "3" {
 		t.Errorf("add after Drain: %q, %v", res.Text(), err)
+	}
+}
+
+func stdioConfig(serverName string) mcpclient.Config {
+	return mcpclient.Config{ServerName: serverName, Transport: mcpclient.TransportStdio, Command: "unused"}
+}
+
+func newRegistry() *tool.Registry { return tool.NewRegistry() }
+
+// inMemory connects every attempt to srv over in-memory pipes; the server
+// sides close when the test ends.
+func inMemory(t *testing.T, srv *mcp.Server) func() (mcp.Transport, error) {
+	return func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { ss.Close() })
+		return ct, nil
+	}
+}
+
+// Every field of mcpclient.Status reaches the host's Status under the
+// same name, with its value.
+func TestHostStatusKeepsEveryField(t *testing.T) {
+	var s mcpclient.Status
+	v := reflect.ValueOf(&s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("v" + v.Type().Field(i).Name)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		default:
+			t.Fatalf("field %s of kind %s: extend the test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	h := reflect.ValueOf(hostStatus(s))
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		got := h.FieldByName(name)
+		if !got.IsValid() {
+			t.Errorf("host.Status has no field %s", name)
+			continue
+		}
+		if fmt.Sprint(got.Interface()) != fmt.Sprint(v.Field(i).Interface()) {
+			t.Errorf("%s: host %v, mcpclient %v", name, got.Interface(), v.Field(i).Interface())
+		}
 	}
 }

@@ -1,4 +1,9 @@
-package mcpclient
+// Package clientkind is the mcp-client plugin kind of a host.Catalog:
+// each entry `name: mcp-client` of a config file becomes one
+// mcpclient.Server. It is apart from mcpclient so that a program using
+// the client alone links neither the plugin host nor its file watching,
+// as toolview/viewkind is apart from toolview.
+package clientkind
 
 import (
 	"context"
@@ -8,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // PluginName is the name that selects this plugin in a composition file
@@ -21,16 +27,17 @@ type KindOptions struct {
 	// (Environ, OneShot, MaxResultBytes, CloseGrace, TermGrace,
 	// NewTransport). Its Registry, Source and Logger are ignored: the kind
 	// fills them for each entry from host.Env.
-	Server Options
+	Server mcpclient.Options
 	// NewTransport, when set, may connect a server somewhere else than its
 	// Config says (tests: in-process servers): it returns the
 	// Options.NewTransport for cfg's server, or nil for Server.NewTransport
 	// (nil too: the Config's transport).
-	NewTransport func(cfg Config) func() (mcp.Transport, error)
+	NewTransport func(cfg mcpclient.Config) func() (mcp.Transport, error)
 }
 
 // Kind is the mcp-client plugin kind for a host.Catalog: each entry
-// `name: mcp-client` becomes one Server. Build it in main with NewKind.
+// `name: mcp-client` becomes one mcpclient.Server. Build it in main with
+// NewKind.
 type Kind struct {
 	opts KindOptions
 }
@@ -41,10 +48,11 @@ func NewKind(opts KindOptions) *Kind { return &Kind{opts: opts} }
 // Name returns PluginName.
 func (k *Kind) Name() string { return PluginName }
 
-// Decode decodes and validates an entry's config with DecodeConfig; it
+// Decode decodes and validates an entry's config with
+// mcpclient.DecodeConfig; it
 // starts nothing.
 func (k *Kind) Decode(config *yaml.Node, lookup func(name string) (string, bool)) (host.Spec, error) {
-	cfg, err := DecodeConfig(config, lookup)
+	cfg, err := mcpclient.DecodeConfig(config, lookup)
 	if err != nil {
 		return host.Spec{}, err
 	}
@@ -55,7 +63,7 @@ func (k *Kind) Decode(config *yaml.Node, lookup func(name string) (string, bool)
 // in Go rather than in a file (the CLI's --url). The Spec's Config is cfg
 // with its defaults filled in, so spelling out a default is not a change on
 // reload; its claim is the serverName, unique per host.
-func NewSpec(cfg Config) (host.Spec, error) {
+func NewSpec(cfg mcpclient.Config) (host.Spec, error) {
 	if err := cfg.Validate(); err != nil {
 		return host.Spec{}, err
 	}
@@ -70,14 +78,14 @@ func NewSpec(cfg Config) (host.Spec, error) {
 	}, nil
 }
 
-// Start starts a Server for spec (from Decode or NewSpec) and returns at
+// Start starts a mcpclient.Server for spec (from Decode or NewSpec) and returns at
 // once; it connects in the background. The server publishes its tools
 // through env.Tools (a host hands a replacement the old instance's
 // Successor, so the new tools take the old ones' place in one swap) and
 // closes it on Close; without env.Tools it registers in env.Registry.
 // lifetime is not needed: the host always Closes the instance.
 func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
-	cfg, ok := spec.Config.(Config)
+	cfg, ok := spec.Config.(mcpclient.Config)
 	if !ok {
 		return nil, fmt.Errorf("mcp-client: the entry's config is a %T, not an mcpclient.Config (build the spec with mcpclient.NewSpec)", spec.Config)
 	}
@@ -88,16 +96,16 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 			opts.NewTransport = nt
 		}
 	}
-	srv, err := Start(cfg, opts)
+	srv, err := mcpclient.Start(cfg, opts)
 	if err != nil {
 		return nil, err
 	}
 	return &instance{srv: srv}, nil
 }
 
-// instance adapts a Server to host.Instance and host.Drainer.
+// instance adapts a mcpclient.Server to host.Instance and host.Drainer.
 type instance struct {
-	srv *Server
+	srv *mcpclient.Server
 }
 
 func (in *instance) Ready() <-chan struct{} { return in.srv.Ready() }
@@ -123,9 +131,32 @@ func (in *instance) StartErr() error {
 }
 
 // Status is the server's status; the host fills ID and Plugin.
-func (in *instance) Status() host.Status { return in.srv.Status() }
+func (in *instance) Status() host.Status { return hostStatus(in.srv.Status()) }
 
-// Drain waits for the server's calls in flight (Server.Drain): the host
+// hostStatus is s as a host shows it (the states' values are the same).
+func hostStatus(s mcpclient.Status) host.Status {
+	return host.Status{
+		State: host.State(s.State), Err: s.Err, Name: s.Name, Transport: s.Transport,
+		PeerName: s.PeerName, PeerVersion: s.PeerVersion, ProtocolVersion: s.ProtocolVersion,
+		PID: s.PID, Tools: s.Tools, Attempt: s.Attempt, MaxAttempts: s.MaxAttempts,
+		Reconnects: s.Reconnects, Connect: s.Connect, Discover: s.Discover,
+		PinNotes: s.PinNotes, Scan: hostScan(s.Scan), Sandbox: (*host.SandboxStatus)(s.Sandbox),
+	}
+}
+
+// hostScan is r as a host shows it.
+func hostScan(r *mcpclient.ScanReport) *host.ScanReport {
+	if r == nil {
+		return nil
+	}
+	out := &host.ScanReport{Held: r.Held, Findings: make([]host.ScanFinding, len(r.Findings))}
+	for i, f := range r.Findings {
+		out.Findings[i] = host.ScanFinding(f)
+	}
+	return out
+}
+
+// Drain waits for the server's calls in flight (mcpclient.Server.Drain): the host
 // calls it once a replacement has taken over the instance's tools, so that
 // calls still running on it finish rather than being cut off by Close.
 func (in *instance) Drain(ctx context.Context) error { return in.srv.Drain(ctx) }
