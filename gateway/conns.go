@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,8 +18,10 @@ import (
 // header-dribbling sockets cannot keep an authorized client out. Only when
 // every slot serves a request is the new connection refused, with a 503.
 //
-// Its track method is the http.Server's ConnState hook; the gate learns from
-// it which connections serve a request. Safe for concurrent use.
+// A connection serves a request from when its handler starts (serving) to
+// when it is idle again (track, the http.Server's ConnState hook): one
+// still sending its headers, or being answered 431 and closed, holds no
+// request and may be shed. Safe for concurrent use.
 type connGate struct {
 	net.Listener
 	max, perAddr int
@@ -164,13 +167,39 @@ func (g *connGate) track(c net.Conn, state http.ConnState) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch state {
-	case http.StateActive, http.StateHijacked:
+	case http.StateHijacked:
 		gc.busy, gc.served = true, true
 	case http.StateIdle:
 		gc.busy, gc.since = false, time.Now()
 	case http.StateClosed:
 		g.forgetLocked(gc)
 	}
+}
+
+type gateConnKey struct{}
+
+// connContext is the http.Server's ConnContext hook: a request's context
+// names its connection, for serving.
+func (g *connGate) connContext(ctx context.Context, c net.Conn) context.Context {
+	if gc, ok := c.(*gateConn); ok {
+		return context.WithValue(ctx, gateConnKey{}, gc)
+	}
+	return ctx
+}
+
+// serving marks a connection busy while its handler runs: its headers are
+// in, so it holds a request. net/http's StateActive comes earlier, when
+// the headers have been read or refused, and a connection refused 431
+// lingers in it while it is closed.
+func (g *connGate) serving(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gc, ok := r.Context().Value(gateConnKey{}).(*gateConn); ok {
+			g.mu.Lock()
+			gc.busy, gc.served = true, true
+			g.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Close frees the connection's slot and closes it.

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -68,4 +70,30 @@ func TestConnGateMakeRoom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A connection that net/http reports active has not necessarily a request
+// to serve: its headers may have been refused (431), and it lingers while
+// it is closed. Only a running handler makes it busy, so a flood of such
+// connections is shed for a new client rather than refusing it.
+func TestConnGateBusyOnlyWhileServing(t *testing.T) {
+	g := newConnGate(nil, 1, 1, nil)
+	refused := &gateConn{gate: g, addr: "x", since: time.Unix(1000, 0)}
+	g.conns[refused] = struct{}{}
+	g.byAddr["x"]++
+	g.track(refused, http.StateActive)
+	if victim, ok := g.makeRoom("y"); victim != refused || !ok {
+		t.Fatalf("a connection active without a handler: makeRoom = %v, %v; want it shed", victim, ok)
+	}
+
+	serving := &gateConn{gate: g, addr: "x", since: time.Unix(1000, 0)}
+	g.conns[serving] = struct{}{}
+	g.byAddr["x"]++
+	req := httptest.NewRequest(http.MethodGet, "/livez", nil)
+	req = req.WithContext(g.connContext(req.Context(), serving))
+	g.serving(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		if victim, ok := g.makeRoom("y"); victim != nil || ok {
+			t.Errorf("a connection whose handler runs: makeRoom = %v, %v; want a refusal", victim, ok)
+		}
+	})).ServeHTTP(httptest.NewRecorder(), req)
 }

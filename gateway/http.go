@@ -288,7 +288,8 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	// nothing is shed (see connGate).
 	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.log)
 	srv := &http.Server{
-		Handler: g.Handler(),
+		Handler:     gate.serving(g.Handler()),
+		ConnContext: gate.connContext,
 		// From accept (or a keep-alive request's first byte) to the end of
 		// the headers; the body has Options.BodyTimeout of its own.
 		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),

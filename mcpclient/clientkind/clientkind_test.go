@@ -361,6 +361,8 @@ func TestHostStatusKeepsEveryField(t *testing.T) {
 	for i := range v.NumField() {
 		f := v.Field(i)
 		switch f.Kind() {
+		case reflect.Struct:
+			continue // StatusDetails: TestHostStatusKeepsDetails
 		case reflect.String:
 			f.SetString("v" + v.Type().Field(i).Name)
 		case reflect.Int, reflect.Int64:
@@ -372,6 +374,9 @@ func TestHostStatusKeepsEveryField(t *testing.T) {
 	h := reflect.ValueOf(hostStatus(s))
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
+		if v.Field(i).Kind() == reflect.Struct {
+			continue
+		}
 		got := h.FieldByName(name)
 		if !got.IsValid() {
 			t.Errorf("host.Status has no field %s", name)
@@ -380,5 +385,31 @@ func TestHostStatusKeepsEveryField(t *testing.T) {
 		if fmt.Sprint(got.Interface()) != fmt.Sprint(v.Field(i).Interface()) {
 			t.Errorf("%s: host %v, mcpclient %v", name, got.Interface(), v.Field(i).Interface())
 		}
+	}
+}
+
+// The trust details of mcpclient.Status (pins, the definition scan, the
+// sandbox) reach the host's Status whole.
+func TestHostStatusKeepsDetails(t *testing.T) {
+	var s mcpclient.Status
+	s.PinNotes = []string{"withheld tool echo: changed since pinned: description"}
+	s.Scan = &mcpclient.ScanReport{Held: []string{"add"}, Findings: []mcpclient.ScanFinding{
+		{Tool: "add", Kind: "tool", Server: "evil", Severity: "high", Rule: "secrets", Field: "/description", Excerpt: "~/.ssh/id_rsa"},
+	}}
+	s.Sandbox = &mcpclient.SandboxStatus{LandlockABI: 7, Network: true}
+	if n := reflect.TypeOf(s.StatusDetails).NumField(); n != 3 {
+		t.Fatalf("StatusDetails has %d fields: extend the test", n)
+	}
+	h := hostStatus(s)
+	want := host.Status{
+		PinNotes: s.PinNotes,
+		Scan: &host.ScanReport{Held: []string{"add"}, Findings: []host.ScanFinding{
+			{Tool: "add", Kind: "tool", Server: "evil", Severity: "high", Rule: "secrets", Field: "/description", Excerpt: "~/.ssh/id_rsa"},
+		}},
+		Sandbox: &host.SandboxStatus{LandlockABI: 7, Network: true},
+	}
+	got := host.Status{PinNotes: h.PinNotes, Scan: h.Scan, Sandbox: h.Sandbox}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("details (-want +got):\n%s", diff)
 	}
 }
