@@ -373,7 +373,7 @@ func TestServeFailures(t *testing.T) {
 	_, err = serveCaller(ctx, down, true)
 	wantErr(t, "serve --http without its backend", err, "not healthy within 300ms")
 	// A backend that answers wrong: every call says so.
-	wrong, err := newServeSetup(root, t.TempDir(), echoAnswering(t, `{"content":[{"type":"text","text":"wrong"}]}`))
+	wrong, err := serveConfig(down.mcpbridge, t.TempDir(), echoAnswering(t, `{"content":[{"type":"text","text":"wrong"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,6 +157,12 @@ func newServeSetup(root, dir string, spec childSpec) (serveSetup, error) {
 	if err != nil {
 		return serveSetup{}, err
 	}
+	return serveConfig(bin, dir, spec)
+}
+
+// serveConfig writes, in dir, the config of an mcpbridge binary bin
+// serving the server spec starts.
+func serveConfig(bin, dir string, spec childSpec) (serveSetup, error) {
 	config := filepath.Join(dir, "serve.yaml")
 	var env []string
 	for k, v := range spec.env {

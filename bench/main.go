@@ -57,6 +57,7 @@ type options struct {
 	replicaCalls, replicaRounds int
 
 	searchPasses int // passes over the queries of the search latency row
+	searchTools  int // tools of the search latency row's large catalog
 
 	nodeBin        string
 	skipNode       bool
@@ -75,7 +76,7 @@ func smokeDefaults() map[string]string {
 		"tools": "250", "catalog-rounds": "1",
 		"mem-servers": "2", "mem-rounds": "1",
 		"replicas": "1,2", "replica-calls": "40", "replica-rounds": "1",
-		"search-passes": "1",
+		"search-passes": "1", "search-tools": "1000",
 	}
 }
 
@@ -134,6 +135,7 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.IntVar(&o.replicaCalls, "replica-calls", 3000, "calls per round of the replicas row")
 	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
 	fs.IntVar(&o.searchPasses, "search-passes", 20, "passes over the retrieval queries that the search latency row times")
+	fs.IntVar(&o.searchTools, "search-tools", 10000, "tools of the search latency row's large catalog (the real one replicated)")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
@@ -243,7 +245,7 @@ func checkOptions(o options) error {
 		{"workers", o.workers}, {"startup-rounds", o.startupRounds}, {"startup-tools", o.startupTools},
 		{"tools", o.tools}, {"page", o.pageSize}, {"catalog-rounds", o.catalogRounds},
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
-		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses},
+		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses}, {"search-tools", o.searchTools},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)

@@ -62,7 +62,7 @@ func TestSmoke(t *testing.T) {
 		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
 		"Row 7: memory", "Row 8: stateless replicas", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
 		"## Tool search: retrieval on real MCP servers' tools", "| held out | 68 |", "## Tool search: model-visible tokens", "| search off | 312 |",
-		"## Tool search: latency", "| ranker | 10000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
+		"## Tool search: latency", "| ranker | 1000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		handMarker + hand,
 	} {
@@ -152,12 +152,12 @@ func TestParseOptions(t *testing.T) {
 		check func(o options) string
 	}{
 		{"full defaults", nil, func(o options) string {
-			return cmp.Diff([]any{2000, 40, 64, []int{1, 10, 30}, 10000, 100, 30, "BENCHMARKS.md", rowGroups(), "go run ./bench -only calls"},
-				[]any{o.seqCalls, o.rounds, o.workers, o.servers, o.tools, o.pageSize, o.memServers, o.out, o.only, o.command("calls")})
+			return cmp.Diff([]any{2000, 40, 64, []int{1, 10, 30}, 10000, 100, 30, 10000, "BENCHMARKS.md", rowGroups(), "go run ./bench -only calls"},
+				[]any{o.seqCalls, o.rounds, o.workers, o.servers, o.tools, o.pageSize, o.memServers, o.searchTools, o.out, o.only, o.command("calls")})
 		}},
 		{"smoke defaults write nothing", []string{"-smoke"}, func(o options) string {
-			return cmp.Diff([]any{40, 2, []int{1, 3}, 250, 2, "", "go run ./bench -smoke"},
-				[]any{o.seqCalls, o.rounds, o.servers, o.tools, o.memServers, o.out, o.command("")})
+			return cmp.Diff([]any{40, 2, []int{1, 3}, 250, 2, 1000, "", "go run ./bench -smoke"},
+				[]any{o.seqCalls, o.rounds, o.servers, o.tools, o.memServers, o.searchTools, o.out, o.command("")})
 		}},
 		{"explicit flags beat smoke defaults", []string{"-smoke", "-calls", "60", "-out", "x.md", "-skip-node", "-only", "calls, memory"}, func(o options) string {
 			return cmp.Diff([]any{60, "x.md", []string{"calls", "memory"}, "go run ./bench -smoke -calls=60 -skip-node -only memory"},

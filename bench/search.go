@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -8,16 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolsearch"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
-
-// largeCatalog is the tool count of the latency row's large catalog: the
-// real catalog replicated under distinct server names, cut to this size.
-const largeCatalog = 10_000
 
 // searchResults is what the search rows measured.
 type searchResults struct {
@@ -26,6 +24,7 @@ type searchResults struct {
 	scores  map[string][3]retrieval.Scores // by split ("" is all): ranker, baseline, raw baseline
 	budget  budgetResults
 	latency []latencyResult
+	large   int // tools of the latency row's large catalog
 }
 
 // budgetResults are the model-visible tokens of the catalog.
@@ -71,7 +70,9 @@ func runSearch(root string, o options, logf func(string, ...any)) (*searchResult
 		return nil, err
 	}
 	logf("search: budget measured")
-	large := cat.Replicas(largeCatalog/cat.Len() + 1)[:largeCatalog]
+	// The real catalog replicated under distinct server names, cut to size.
+	res.large = o.searchTools
+	large := cat.Replicas(res.large/cat.Len() + 1)[:res.large]
 	for _, c := range []struct {
 		kind string
 		new  func([]tool.Tool) *toolsearch.Index
@@ -85,40 +86,42 @@ func runSearch(root string, o options, logf func(string, ...any)) (*searchResult
 }
 
 // measureBudget counts the tokens the model sees of the catalog: search
-// off, search on before any search, and after one search_tools call.
+// off, search on before any search, and after one search_tools call. One
+// view serves every query, each search in a fresh session of it (as a
+// gateway's client has its own), so the index is built once; each tool's
+// tokens are counted once.
 func measureBudget(tools []tool.Tool, qs []retrieval.Query) (budgetResults, error) {
 	var b budgetResults
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(tools...); err != nil {
 		return b, err
 	}
-	visible := func(mode toolview.Mode, query string) (n, tok int, err error) {
-		v, err := toolview.New(reg, toolview.Config{Mode: mode})
-		if err != nil {
-			return 0, 0, err
-		}
-		defer v.Close()
-		if query != "" {
-			if _, err := v.Search(query, toolview.DefaultLimit); err != nil {
-				return 0, 0, err
-			}
-		}
-		ts, err := v.Tools()
-		if err != nil {
-			return 0, 0, err
-		}
-		tok, err = tokens.Total(ts)
-		return len(ts), tok, err
-	}
+	count := tokenCounter()
 	var err error
-	if b.offTools, b.offTokens, err = visible(toolview.ModeOff, ""); err != nil {
+	off, err := toolview.New(reg, toolview.Config{Mode: toolview.ModeOff})
+	if err != nil {
 		return b, err
 	}
-	if b.onTools, b.onTokens, err = visible(toolview.ModeOn, ""); err != nil {
+	defer off.Close()
+	if b.offTools, b.offTokens, err = visibleCost(off.Tools, count); err != nil {
+		return b, err
+	}
+	off.Close() // one view at a time: each registers its search tool
+	on, err := toolview.New(reg, toolview.Config{Mode: toolview.ModeOn})
+	if err != nil {
+		return b, err
+	}
+	defer on.Close()
+	if b.onTools, b.onTokens, err = visibleCost(on.Tools, count); err != nil {
 		return b, err
 	}
 	for _, q := range qs {
-		n, tok, err := visible(toolview.ModeOn, q.Text)
+		s := on.NewSession()
+		args, _ := json.Marshal(map[string]any{"query": q.Text, "limit": toolview.DefaultLimit})
+		if res, err := reg.Execute(s.Bind(context.Background()), toolview.SearchName, args); err != nil || res.IsError {
+			return b, fmt.Errorf("searching %q: %v %s", q.Text, err, res.Text())
+		}
+		n, tok, err := visibleCost(s.Tools, count)
 		if err != nil {
 			return b, err
 		}
@@ -126,6 +129,39 @@ func measureBudget(tools []tool.Tool, qs []retrieval.Query) (budgetResults, erro
 		b.afterTools = append(b.afterTools, float64(n))
 	}
 	return b, nil
+}
+
+// visibleCost returns how many tools list returns and their tokens.
+func visibleCost(list func() ([]tool.Tool, error), count func(tool.Tool) (int, error)) (n, tok int, err error) {
+	ts, err := list()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, t := range ts {
+		c, err := count(t)
+		if err != nil {
+			return 0, 0, err
+		}
+		tok += c
+	}
+	return len(ts), tok, nil
+}
+
+// tokenCounter returns tokens.Tool remembering each tool's count by its
+// definition.
+func tokenCounter() func(tool.Tool) (int, error) {
+	seen := map[string]int{}
+	return func(t tool.Tool) (int, error) {
+		key := t.Name + "\x00" + t.Description + "\x00" + string(t.InputSchema)
+		if n, ok := seen[key]; ok {
+			return n, nil
+		}
+		n, err := tokens.Tool(t)
+		if err == nil {
+			seen[key] = n
+		}
+		return n, err
+	}
 }
 
 // measureLatency times building an index of tools and answering every
@@ -216,7 +252,7 @@ func latencyTable(o options, r *searchResults) table {
 	t := table{title: "Tool search: latency", command: o.command("search")}
 	t.header = []string{"ranking", "tools", "index build (median)", "query p50", "query p99", "slowest query (its best pass)"}
 	t.notes = []string{
-		fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process, after a GC (the index builds' garbage is not the queries' cost). On a shared machine the p99 is mostly the scheduler: a query that is descheduled takes milliseconds, and a slower ranking is caught more often; the slowest query's best pass is the cost of the worst request without that noise. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, largeCatalog),
+		fmt.Sprintf("Each query of queries.tsv answered %d times (top 5), one at a time, in this process, after a GC (the index builds' garbage is not the queries' cost). On a shared machine the p99 is mostly the scheduler: a query that is descheduled takes milliseconds, and a slower ranking is caught more often; the slowest query's best pass is the cost of the worst request without that noise. The %d-tool catalog is the real one replicated under distinct server names (github-1, github-2, …), so its words are real and its look-alikes many.", o.searchPasses, o.searchTools),
 	}
 	for _, l := range r.latency {
 		t.rows = append(t.rows, []string{l.kind, strconv.Itoa(l.tools), fmtDur(l.build), fmtDur(l.p50), fmtDur(l.p99), fmtDur(l.slowest)})
@@ -233,7 +269,7 @@ func searchTargets(r *searchResults) [][]string {
 	cut := 1 - float64(r.budget.onTokens)/off
 	var p99 time.Duration
 	for _, l := range r.latency {
-		if l.kind == "ranker" && l.tools == largeCatalog {
+		if l.kind == "ranker" && l.tools == r.large {
 			p99 = l.p99
 		}
 	}
@@ -241,7 +277,7 @@ func searchTargets(r *searchResults) [][]string {
 		{"tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points", fmt.Sprintf("%+.1f points", 100*d5), metIf(d5 >= 0.05)},
 		{"tool search recall@1: ranker > plain BM25 (the better of the two)", fmt.Sprintf("%+.1f points", 100*d1), metIf(d1 > 0)},
 		{"model-visible tokens with search on ≥ 90% fewer", fmt.Sprintf("%.1f%% fewer", 100*cut), metIf(cut >= 0.9)},
-		{fmt.Sprintf("search of %d tools in milliseconds (p99 < 10 ms)", largeCatalog), fmtDur(p99), verdict(p99.Seconds(), 0.010)},
+		{fmt.Sprintf("search of %d tools in milliseconds (p99 < 10 ms)", r.large), fmtDur(p99), verdict(p99.Seconds(), 0.010)},
 	}
 }
 

@@ -65,7 +65,7 @@ func TestMarkdownPartialRunWithoutReport(t *testing.T) {
 }
 
 func TestSearchRowNeedsTheRetrievalSet(t *testing.T) {
-	_, err := runSearch(t.TempDir(), options{searchPasses: 1}, t.Logf)
+	_, err := runSearch(t.TempDir(), options{searchPasses: 1, searchTools: 400}, t.Logf)
 	if err == nil || !strings.Contains(err.Error(), "catalog.json") {
 		t.Errorf("runSearch without testdata: %v, want an error naming catalog.json", err)
 	}

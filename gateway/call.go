@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,43 +27,107 @@ type result struct {
 	structured json.RawMessage
 }
 
-// handler returns the server-side body of the tool listed as name. It looks
-// the tool up at call time, so a definition replaced in the registry is
-// called as it is now.
-func (g *Gateway) handler(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := g.call(ctx, name, req)
-		if err != nil {
-			return nil, err
-		}
-		out := &mcp.CallToolResult{IsError: res.isError, Content: []mcp.Content{}}
-		if res.structured != nil {
-			out.StructuredContent = res.structured // json.RawMessage: re-emitted as is
-		}
-		if sdkwire.SetRawContent(ctx, res.content) {
-			return out, nil
-		}
-		// Only reached when the handler runs without the middleware (a test
-		// calling it directly): decode the blocks into the SDK's types, which
-		// the sanitized content always allows.
-		var typed mcp.CallToolResult
-		if err := json.Unmarshal(append(append([]byte(`{"content":`), res.content...), '}'), &typed); err != nil {
-			return nil, fmt.Errorf("gateway: decoding the content of tool %q: %w", name, err)
-		}
-		out.Content = typed.Content
-		return out, nil
-	}
+// callRequest is one tools/call, whichever path read it.
+type callRequest struct {
+	session *mcp.ServerSession // nil when called without one (tests)
+	header  http.Header        // the HTTP request's headers; nil off HTTP
+	params  *mcp.CallToolParamsRaw
 }
 
-// call executes the registry tool name for one tools/call request through
-// Registry.Execute, the one call path. The error is non-nil only for a
-// protocol error (the tool is gone).
-func (g *Gateway) call(ctx context.Context, name string, req *mcp.CallToolRequest) (result, error) {
-	if err := g.admit(req.Session); err != nil {
+// serveCall is the gateway's one path for a tools/call, whichever way it
+// arrived (the SDK's middleware, the stdio fast path): the session's
+// activity, one of its call slots, the backends' readiness, the served
+// name, the Gate, the session's view bound to the call (a search loads
+// its matches there) and its growth announced, the run, and the result in
+// wire form. Slot before readiness: calls parked until the backends are
+// ready are bounded by the session's cap like running ones. The error is
+// non-nil only for a protocol error (a name not served, the cap reached,
+// ctx ended while waiting for readiness).
+func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error) {
+	ss, p := req.session, req.params
+	g.seen(ss, "tools/call")
+	if err := g.admit(ss); err != nil {
 		return result{}, err
 	}
-	defer g.releaseCall(req.Session)
-	return g.run(ctx, name, req.Session, streamOf(req.Extra), req.Params)
+	defer g.releaseCall(ss)
+	if !g.awaitReady(ctx, "tools/call") {
+		return result{}, ctx.Err()
+	}
+	name, ok := (*g.callable.Load())[p.Name]
+	if !ok {
+		return result{}, unknownTool(p.Name)
+	}
+	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	if err != nil {
+		return refused(err)
+	}
+	if sv := g.viewOf(ss); sv != nil && sv.view != nil {
+		ctx = sv.view.Bind(ctx)
+		defer g.noteGrowth(sv, p.Name)
+	}
+	res, err := g.run(ctx, name, ss, req.header.Get(streamHeader), p)
+	ended(Outcome{IsError: res.isError, Failed: err != nil})
+	return res, err
+}
+
+// unknownTool is the SDK's error for a tool the server does not list, as
+// the MCP spec has it.
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// refused answers a call the Gate refused with err.
+func refused(err error) (result, error) {
+	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return result{}, wire
+	}
+	return errorResult("tool call refused: " + err.Error()), nil
+}
+
+// sessionID is ss's ID, "" without a session.
+func sessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
+}
+
+// sdkCall serves a tools/call the SDK's session read (see middleware).
+func (g *Gateway) sdkCall(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	call, _ := req.(*mcp.CallToolRequest)
+	params := call.Params
+	if params == nil {
+		params = &mcp.CallToolParamsRaw{}
+	}
+	var header http.Header
+	if call.Extra != nil {
+		header = call.Extra.Header
+	}
+	res, err := g.serveCall(ctx, callRequest{session: call.Session, header: header, params: params})
+	if err != nil {
+		return nil, err
+	}
+	return sdkwire.RawResult(call.Session, res.isError, res.content, res.structured), nil
+}
+
+// handleCall is the handler every listed tool has on the SDK's server.
+// The middleware answers tools/call before the SDK's dispatch reaches it,
+// so it runs only when called directly (without a middleware): it then
+// returns the blocks typed, which the sanitized content always allows.
+func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := g.serveCall(ctx, callRequest{session: req.Session, params: req.Params})
+	if err != nil {
+		return nil, err
+	}
+	var typed mcp.CallToolResult
+	if err := json.Unmarshal(append(append([]byte(`{"content":`), res.content...), '}'), &typed); err != nil {
+		return nil, fmt.Errorf("gateway: decoding the content of tool %q: %w", req.Params.Name, err)
+	}
+	out := &mcp.CallToolResult{IsError: res.isError, Content: typed.Content}
+	if res.structured != nil {
+		out.StructuredContent = res.structured
+	}
+	return out, nil
 }
 
 // admit takes one of session's call slots, or says why not.
@@ -74,8 +139,9 @@ func (g *Gateway) admit(session *mcp.ServerSession) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
 }
 
-// run is call once the call has its slot; stream is the HTTP request
-// stream it arrived on, "" on stdio.
+// run executes the registry tool name for a call that holds its slot,
+// through Registry.Execute; stream is the HTTP request stream it arrived
+// on, "" off HTTP.
 func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, stream string, params *mcp.CallToolParamsRaw) (result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -114,7 +180,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 	if err != nil {
 		// Listed a moment ago, unregistered since (the next sync removes it).
-		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+		return result{}, unknownTool(name)
 	}
 	return g.toWire(ctx, name, res), nil
 }
@@ -299,18 +365,22 @@ func (g *Gateway) seen(session *mcp.ServerSession, method string) {
 	}
 }
 
-// middleware runs around every request the server receives. For
-// tools/call it puts the handler's raw content array on the wire in place
-// of the SDK's typed content (sdkwire.RawCallResult), so blocks reach the
-// client byte for byte (unknown fields, key order, number digits); the
-// SDK's own fields (_meta, resultType, isError, structuredContent) are
-// marshaled by the SDK. A request whose handler parks until cancelled (a
-// subscriptions/listen stream) is tracked like a call, so closing a session
-// always ends it: the SDK's own cancellation misses a listen that arrives
-// while the session closes, and its Close then waits forever
+// middleware runs around every request the server receives. A tools/call
+// goes the gateway's one call path (serveCall) instead of the SDK's
+// dispatch, its result's content array put on the wire as is
+// (sdkwire.RawResult), so blocks reach the client byte for byte (unknown
+// fields, key order, number digits); the SDK's own fields (_meta,
+// resultType, isError, structuredContent) are marshaled by the SDK. A
+// request whose handler parks until cancelled (a subscriptions/listen
+// stream) is tracked like a call, so closing a session always ends it:
+// the SDK's own cancellation misses a listen that arrives while the
+// session closes, and its Close then waits forever
 // (sdkwire.ParksUntilCancelled).
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			return g.sdkCall(ctx, req)
+		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		g.seen(ss, method)
 		if !g.awaitReady(ctx, method) {
@@ -321,18 +391,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
 			return res, err
-		case method == "tools/call":
-			ctx, raw := sdkwire.WithRawContent(ctx)
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			return sdkwire.RawCallResult(res, raw), nil
 		case sdkwire.ParksUntilCancelled(method):
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
-			session, _ := req.GetSession().(*mcp.ServerSession)
-			c := &inflight{session: session, cancel: cancel, stream: streamOf(req.GetExtra())}
+			c := &inflight{session: ss, cancel: cancel, stream: streamOf(req.GetExtra())}
 			if !g.track(c) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session is closing"}
 			}

@@ -125,7 +125,7 @@ func TestHandlerDirect(t *testing.T) {
 	}
 
 	// Without the middleware, the blocks come back typed.
-	res, err := g.handler("img")(context.Background(), req("img"))
+	res, err := g.handleCall(context.Background(), req("img"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestHandlerDirect(t *testing.T) {
 
 	// Listed but no longer registered: a JSON-RPC error, as for any name
 	// the server does not know.
-	_, err = g.handler("gone")(context.Background(), req("gone"))
+	_, err = g.handleCall(context.Background(), req("gone"))
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams || wire.Message != `unknown tool "gone"` {
 		t.Errorf("gone tool: %v, want JSON-RPC -32602 unknown tool", err)
@@ -147,7 +147,7 @@ func TestHandlerDirect(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err = g.handler("img")(ctx, req("img"))
+	res, err = g.handleCall(ctx, req("img"))
 	if err != nil || !res.IsError || cmp.Diff([]string{"Error: tool call aborted before dispatch"}, texts(res)) != "" {
 		t.Errorf("cancelled before dispatch: %v %v %v", err, res.IsError, texts(res))
 	}
@@ -155,7 +155,7 @@ func TestHandlerDirect(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res, err = g.handler("img")(context.Background(), req("img"))
+	res, err = g.handleCall(context.Background(), req("img"))
 	if err != nil || !res.IsError || cmp.Diff([]string{"Error: tool call refused: the gateway is shutting down"}, texts(res)) != "" {
 		t.Errorf("after Close: %v %v %v", err, res.IsError, texts(res))
 	}
@@ -172,6 +172,7 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 func shutdownAnswersCallsInFlight(t *testing.T, version string) {
 	t.Run("Close", func(t *testing.T) {
 		_, g, bs := twoBackends(t, Options{})
+		viaSDK := sdkCalls(g)
 		c := connectInMemoryAt(t, g, version)
 		res := slowCallUntil(t, c, func() {
 			if err := g.Close(); err != nil {
@@ -191,7 +192,7 @@ func shutdownAnswersCallsInFlight(t *testing.T, version string) {
 		if err := g.Close(); err != nil {
 			t.Errorf("second Close = %v", err)
 		}
-		if taken := g.taken.Load() > 0; taken != (version != "") {
+		if taken := viaSDK.Load() == 0; taken != (version != "") {
 			t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
 		}
 	})
@@ -265,6 +266,7 @@ func closeIsBounded(t *testing.T, version string) {
 		t.Fatal(err)
 	}
 	g := New(reg, Options{ShutdownTimeout: 50 * time.Millisecond})
+	viaSDK := sdkCalls(g)
 	ct, st := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- g.ServeTransport(context.Background(), st) }()
@@ -284,7 +286,7 @@ func closeIsBounded(t *testing.T, version string) {
 	}
 	close(release)
 	waitSignal(t, called, "the stubborn call to end")
-	if taken := g.taken.Load() > 0; taken != (version != "") {
+	if taken := viaSDK.Load() == 0; taken != (version != "") {
 		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
 	}
 	if err := waitSignal(t, served, "ServeTransport to return"); err != nil {

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
@@ -144,6 +145,9 @@ type Options struct {
 	// view of the catalog (deferred loading: see View); a nil View, or a
 	// nil NewView, lists every tool to the session.
 	NewView func() View
+	// Gate, when set, is consulted on every tools/call before it runs
+	// (who is calling, may they, record it); nil lets every call through.
+	Gate Gate
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -227,10 +231,14 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
-	// The fast path of tools/call (take.go).
-	callable atomic.Pointer[map[string]string] // served name → registry name
-	sdkOnly  bool                              // serve every request through the SDK's session (tests compare the paths)
-	taken    atomic.Uint64                     // tools/call requests the fast path answered
+	updates     *updateQueue       // resource updates to send (sendUpdates)
+	endUpdates  context.CancelFunc // stops sendUpdates
+	updatesDone chan struct{}      // closed when sendUpdates returned
+	evicting    sync.WaitGroup     // sessions evictIdle is closing
+
+	// callable is what tools/call serves: served name → registry name.
+	callable atomic.Pointer[map[string]string]
+	gate     Gate // Options.Gate, or openGate
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -277,18 +285,24 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	}
 	opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
 	g := &Gateway{
-		reg:        reg,
-		opts:       opts,
-		log:        log.With("component", "gateway"), // the SDK server logs through log untagged
-		timeout:    timeout,
-		done:       make(chan struct{}),
-		calls:      make(map[*inflight]struct{}),
-		perSession: make(map[*mcp.ServerSession]int),
-		lastActive: make(map[*mcp.ServerSession]time.Time),
-		closing:    make(map[*mcp.ServerSession]bool),
-		advertised: make(map[string]advertisement),
-		syncDone:   make(chan struct{}),
-		readyBy:    time.Now().Add(opts.ReadyTimeout),
+		reg:         reg,
+		opts:        opts,
+		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
+		timeout:     timeout,
+		done:        make(chan struct{}),
+		calls:       make(map[*inflight]struct{}),
+		perSession:  make(map[*mcp.ServerSession]int),
+		lastActive:  make(map[*mcp.ServerSession]time.Time),
+		closing:     make(map[*mcp.ServerSession]bool),
+		advertised:  make(map[string]advertisement),
+		syncDone:    make(chan struct{}),
+		readyBy:     time.Now().Add(opts.ReadyTimeout),
+		gate:        opts.Gate,
+		updates:     newUpdateQueue(),
+		updatesDone: make(chan struct{}),
+	}
+	if g.gate == nil {
+		g.gate = openGate{}
 	}
 	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
 	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
@@ -312,6 +326,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.stopWatch = stop
 	g.sync()
 	go g.follow(changed)
+	updatesCtx, endUpdates := context.WithCancel(context.Background())
+	g.endUpdates = endUpdates
+	go g.sendUpdates(updatesCtx)
 	return g
 }
 
@@ -443,7 +460,7 @@ func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 			err = fmt.Errorf("the MCP SDK refused its definition: %v", r)
 		}
 	}()
-	g.server.AddTool(mt, g.handler(t.Name))
+	g.server.AddTool(mt, g.handleCall)
 	return nil
 }
 
@@ -555,8 +572,10 @@ func (g *Gateway) isClosed() bool {
 // every call in flight, waits until each of those calls has been answered
 // on the wire (an isError result saying the gateway is shutting down), and
 // then closes every session over every transport; all of it within
-// Options.ShutdownTimeout. It is idempotent and returns the first call's
-// result: an error says what did not finish in time (a tool that ignores
+// Options.ShutdownTimeout. It then cancels the gateway's resource
+// subscriptions, each backend told at once (best effort, bounded by the
+// registry). It is idempotent and returns the first call's result: an
+// error says what did not finish in time (a tool that ignores
 // cancellation), which is then left to end on its own.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
@@ -576,7 +595,10 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.endUpdates()
+		<-g.updatesDone
+		g.dropSubscriptions()
 	})
 	return g.closeErr
 }
@@ -624,6 +646,13 @@ func (g *Gateway) closeSessions(sessions []*mcp.ServerSession, deadline time.Tim
 // closed before the session started; an error when the session could not
 // start or did not close in time.
 func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
+	return g.serveTransport(ctx, t, g.take)
+}
+
+// serveTransport is ServeTransport with the fast path's take (nil: every
+// request goes through the SDK's session, as tests comparing the paths
+// want).
+func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func(*atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall) error {
 	if g.isClosed() {
 		return ErrClosed
 	}
@@ -638,7 +667,10 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 		g.answering.done()
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: tt, Take: g.take(&session)}
+	taking := &sdkwire.TakingTransport{Transport: tt, Take: noTake}
+	if take != nil {
+		taking.Take = take(&session)
+	}
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)

@@ -307,12 +307,41 @@ func connectRaw(t *testing.T, g *Gateway) *rawClient {
 
 // connectRawAt is connectRaw at the protocol version given.
 func connectRawAt(t *testing.T, g *Gateway, version string) *rawClient {
+	return connectRawWith(t, version, g.ServeStdio)
+}
+
+// connectRawSDK is connectRaw with every request going through the SDK's
+// session (no fast path), to compare the two.
+func connectRawSDK(t *testing.T, g *Gateway) *rawClient {
+	return connectRawWith(t, "2025-11-25", func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+		return g.serveTransport(ctx, stdioTransport(in, out), nil)
+	})
+}
+
+// sdkCalls counts the tools/call requests that reach g's SDK sessions
+// (those the fast path did not take).
+func sdkCalls(g *Gateway) *atomic.Int64 {
+	var n atomic.Int64
+	g.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				n.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return &n
+}
+
+// connectRawWith serves a stdio session on pipes with serve and
+// initializes it at version.
+func connectRawWith(t *testing.T, version string, serve func(context.Context, io.ReadCloser, io.WriteCloser) error) *rawClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- g.ServeStdio(ctx, inR, outW) }()
+	go func() { served <- serve(ctx, inR, outW) }()
 	c := &rawClient{t: t, w: inW, lines: make(chan []byte, 100)}
 	read := make(chan struct{})
 	go func() {

@@ -69,51 +69,60 @@ func (g *Gateway) reportLost(kind, key, server, keptBy string) {
 }
 
 func (g *Gateway) syncResources(rank func(a, b string) int) {
-	kept := firstOffer(g, "resource", g.reg.Resources(), func(r tool.Resource) (string, string) { return r.URI, r.Server }, rank)
-	now := make(map[string]string, len(kept))
-	uriServer := make(map[string]string, len(kept))
-	for uri, r := range kept {
-		def := r.Server + "\x00" + string(r.Wire)
-		now[uri], uriServer[uri] = def, r.Server
-		if g.offers.resources[uri] == def {
-			continue
-		}
-		res := &mcp.Resource{}
-		if json.Unmarshal(r.Wire, res) != nil {
-			res = &mcp.Resource{}
-		}
-		res.URI, res.Name, res.Title, res.Description, res.MIMEType = r.URI, r.Name, r.Title, r.Description, r.MIMEType
-		if err := guard(func() { g.server.AddResource(res, g.reader(r.Server)) }); err != nil {
-			g.log.Warn("resource not served", "resource", uri, "server", r.Server, "err", err)
-			delete(now, uri)
-		}
-	}
-	g.server.RemoveResources(gone(g.offers.resources, now)...)
-	g.offers.resources, g.offers.uriServer = now, uriServer
+	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", g.reg.Resources(), g.offers.resources, rank,
+		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
+		func(r tool.Resource) {
+			res := &mcp.Resource{}
+			if json.Unmarshal(r.Wire, res) != nil {
+				res = &mcp.Resource{}
+			}
+			res.URI, res.Name, res.Title, res.Description, res.MIMEType = r.URI, r.Name, r.Title, r.Description, r.MIMEType
+			g.server.AddResource(res, g.reader(r.Server))
+		}, g.server.RemoveResources)
 }
 
 func (g *Gateway) syncTemplates(rank func(a, b string) int) {
-	kept := firstOffer(g, "resource template", g.reg.ResourceTemplates(), func(t tool.ResourceTemplate) (string, string) { return t.URITemplate, t.Server }, rank)
-	now := make(map[string]string, len(kept))
-	tplServer := make(map[string]string, len(kept))
-	for uri, t := range kept {
-		def := t.Server + "\x00" + string(t.Wire)
-		now[uri], tplServer[uri] = def, t.Server
-		if g.offers.templates[uri] == def {
+	g.offers.templates, g.offers.tplServer = syncByURI(g, "resource template", g.reg.ResourceTemplates(), g.offers.templates, rank,
+		func(t tool.ResourceTemplate) (string, string, json.RawMessage) {
+			return t.URITemplate, t.Server, t.Wire
+		},
+		func(t tool.ResourceTemplate) {
+			rt := &mcp.ResourceTemplate{}
+			if json.Unmarshal(t.Wire, rt) != nil {
+				rt = &mcp.ResourceTemplate{}
+			}
+			rt.URITemplate, rt.Name, rt.Title, rt.Description, rt.MIMEType = t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType
+			g.server.AddResourceTemplate(rt, g.reader(t.Server))
+		}, g.server.RemoveResourceTemplates)
+}
+
+// syncByURI makes the server's items of one kind served by URI (resources,
+// or templates by URI template) equal items, by a diff against was (the
+// definitions listed, by URI): add lists a new or changed item (the SDK
+// may refuse it by panicking: the item is then not served, and the log
+// says why), remove drops the gone ones. It returns the definitions now
+// listed and each URI's server.
+func syncByURI[T any](g *Gateway, kind string, items []T, was map[string]string, rank func(a, b string) int,
+	of func(T) (uri, server string, wire json.RawMessage), add func(T), remove func(...string)) (now, servers map[string]string) {
+	kept := firstOffer(g, kind, items, func(it T) (string, string) {
+		uri, server, _ := of(it)
+		return uri, server
+	}, rank)
+	now, servers = make(map[string]string, len(kept)), make(map[string]string, len(kept))
+	for uri, it := range kept {
+		_, server, wire := of(it)
+		def := server + "\x00" + string(wire)
+		now[uri], servers[uri] = def, server
+		if was[uri] == def {
 			continue
 		}
-		rt := &mcp.ResourceTemplate{}
-		if json.Unmarshal(t.Wire, rt) != nil {
-			rt = &mcp.ResourceTemplate{}
-		}
-		rt.URITemplate, rt.Name, rt.Title, rt.Description, rt.MIMEType = t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType
-		if err := guard(func() { g.server.AddResourceTemplate(rt, g.reader(t.Server)) }); err != nil {
-			g.log.Warn("resource template not served", "template", uri, "server", t.Server, "err", err)
+		if err := guard(func() { add(it) }); err != nil {
+			g.log.Warn(kind+" not served", "uri", uri, "server", server, "err", err)
 			delete(now, uri)
 		}
 	}
-	g.server.RemoveResourceTemplates(gone(g.offers.templates, now)...)
-	g.offers.templates, g.offers.tplServer = now, tplServer
+	remove(gone(was, now)...)
+	return now, servers
 }
 
 func (g *Gateway) syncPrompts(order []string) {
@@ -257,22 +266,26 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if subscribed {
 		return nil
 	}
-	cancel, err := g.reg.SubscribeResource(ctx, server, uri, func(uri string) {
-		go g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
-	})
+	cancel, err := g.reg.SubscribeResource(ctx, server, uri, g.updates.add)
 	if err != nil {
 		return err
 	}
 	g.syncMu.Lock()
-	defer g.syncMu.Unlock()
-	if _, raced := g.offers.subs[uri]; raced {
-		cancel()
-		return nil
+	_, raced := g.offers.subs[uri]
+	closed := g.isClosed() // after Close took the subscriptions, nobody cancels a new one
+	if !raced && !closed {
+		if g.offers.subs == nil {
+			g.offers.subs = map[string]func(){}
+		}
+		g.offers.subs[uri] = cancel
 	}
-	if g.offers.subs == nil {
-		g.offers.subs = map[string]func(){}
+	g.syncMu.Unlock()
+	if raced || closed {
+		cancel() // outside syncMu: it may tell the server
 	}
-	g.offers.subs[uri] = cancel
+	if closed {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
+	}
 	return nil
 }
 

@@ -62,9 +62,13 @@ func TestProgressForwardedBeforeResult(t *testing.T) {
 	for _, sdkOnly := range []bool{false, true} { // the fast path, the SDK's
 		t.Run(fmt.Sprint("sdkOnly ", sdkOnly), func(t *testing.T) {
 			g := newGateway(t, reg, Options{})
-			g.sdkOnly = sdkOnly
-			progressBeforeResult(t, connectRaw(t, g))
-			if taken := g.taken.Load() > 0; taken == sdkOnly {
+			viaSDK := sdkCalls(g)
+			c := connectRaw
+			if sdkOnly {
+				c = connectRawSDK
+			}
+			progressBeforeResult(t, c(t, g))
+			if taken := viaSDK.Load() == 0; taken == sdkOnly {
 				t.Errorf("the fast path answered: %v", taken)
 			}
 		})

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -60,7 +61,24 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		// Its calls and listen stream end first: a session's Close waits
 		// for its handlers.
 		g.cancelCalls(ss, errSessionClosed)
-		go ss.Close()
+		g.evicting.Go(func() { ss.Close() })
+	}
+}
+
+// evicted waits until deadline for the sessions evictIdle is closing.
+func (g *Gateway) evicted(deadline time.Time) error {
+	done := make(chan struct{})
+	go func() {
+		g.evicting.Wait()
+		close(done)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("gateway: evicted sessions still closing when the shutdown timeout (%v) passed", g.timeout)
 	}
 }
 

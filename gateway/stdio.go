@@ -20,13 +20,18 @@ import (
 // JSON, -32600 otherwise) and the session goes on, where the SDK's own
 // stdio reader would end the session at the first such line.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return g.ServeTransport(ctx, stdioTransport(in, out))
+}
+
+// stdioTransport is the server transport of a stdio session on in and out.
+func stdioTransport(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 	w := sdkwire.NewLockedWriter(out) // the replies never cut into the SDK's frames
 	r := &lineFilter{src: in, in: bufio.NewReader(in), out: w, max: mcp.DefaultMaxLineLength}
 	// A lean connection reads what the filter admits (the SDK's own stdio
 	// connection would decode each message three times over).
-	return g.ServeTransport(ctx, &sdkwire.LeanTransport{R: r, W: w, MaxLine: mcp.DefaultMaxLineLength, Close: func() error {
+	return &sdkwire.LeanTransport{R: r, W: w, MaxLine: mcp.DefaultMaxLineLength, Close: func() error {
 		return errors.Join(r.Close(), w.Close())
-	}})
+	}}
 }
 
 // lineFilter is the reading side of a stdio session: the SDK reads the

@@ -18,11 +18,8 @@ import (
 // with a fresh 32 KiB decoder each time, hands the request through two
 // goroutines, and marshals the result twice over; for the one request a
 // gateway serves most, the gateway answers on the connection itself
-// (sdkwire.TakingTransport) and runs the same call path (run: readiness,
-// the session's call cap, progress and log notices forwarded before the
-// result, elicitation and sampling through the session, cancellation,
-// CallContext, the Observer), with the same bytes on the wire as the
-// SDK's path. Everything else stays with the SDK: the handshake, every
+// (sdkwire.TakingTransport) and runs the one call path (serveCall), with
+// the same bytes on the wire as the SDK's path. Everything else stays with the SDK: the handshake, every
 // other method, notifications, responses to the gateway's own requests,
 // and the calls whose shape or session the fast path does not take (see
 // take).
@@ -30,39 +27,26 @@ import (
 // take returns the body that answers req beneath the SDK's session, or
 // nil to leave req to the SDK: anything but tools/call; a session not
 // (yet) opened with initialize below protocol 2026-07-28, where the SDK
-// adds to results (sdkwire.TakesCalls); before the backends are ready or
-// while the tool list lags the registry (the SDK path waits and syncs);
-// params of a shape the lean reader leaves to the SDK; a name the gateway
-// does not serve from the registry (the SDK answers it).
+// adds to results (sdkwire.TakesCalls); params of a shape the lean reader
+// leaves to the SDK; a name the gateway does not serve (the SDK's path
+// answers it). The body is the one call path, serveCall, as on the SDK's
+// path.
 func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
 		ss := session.Load()
-		if req.Method != "tools/call" || g.sdkOnly || ss == nil || !sdkwire.TakesCalls(ss) ||
-			!g.isReady() || g.reg.Version() != g.syncedVersion.Load() {
+		if req.Method != "tools/call" || ss == nil || !sdkwire.TakesCalls(ss) {
 			return nil
 		}
 		p, ok := sdkwire.ReadCallParams(req.Params)
 		if !ok {
 			return nil
 		}
-		name, ok := (*g.callable.Load())[p.Name]
-		if !ok {
+		if _, ok := (*g.callable.Load())[p.Name]; !ok {
 			return nil
 		}
-		g.seen(ss, req.Method)
-		if err := g.admit(ss); err != nil {
-			return func(context.Context) (json.RawMessage, error) { return nil, err }
-		}
-		g.taken.Add(1)
 		params := &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}
 		return func(ctx context.Context) (json.RawMessage, error) {
-			defer g.releaseCall(ss)
-			if sv := g.viewOf(ss); sv != nil && sv.view != nil {
-				// As viewMiddleware does on the SDK's path.
-				ctx = sv.view.Bind(ctx)
-				defer g.noteGrowth(sv, p.Name)
-			}
-			res, err := g.run(ctx, name, ss, "", params)
+			res, err := g.serveCall(ctx, callRequest{session: ss, params: params})
 			if err != nil {
 				return nil, err
 			}
@@ -70,6 +54,9 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 		}
 	}
 }
+
+// noTake leaves every request to the SDK.
+func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 
 // publishCallable makes the fast path's table of served names (served
 // name → registry name) what the server lists now. syncMu must be held.

@@ -66,11 +66,9 @@ func TestFastPathSameBytes(t *testing.T) {
 	})
 	stepsBackend(t, reg)
 
-	fast := newGateway(t, reg, Options{})
-	sdk := New(reg, Options{})
-	sdk.sdkOnly = true
-	t.Cleanup(func() { sdk.Close() })
-	fc, sc := connectRaw(t, fast), connectRaw(t, sdk)
+	fast, sdk := newGateway(t, reg, Options{}), newGateway(t, reg, Options{})
+	fastSDK, sdkSDK := sdkCalls(fast), sdkCalls(sdk)
+	fc, sc := connectRaw(t, fast), connectRawSDK(t, sdk)
 
 	calls := []string{
 		`{"name":"html","arguments":{}}`,
@@ -92,11 +90,11 @@ func TestFastPathSameBytes(t *testing.T) {
 			t.Errorf("%s: lines differ (-SDK path +fast path):\n%s", params, diff)
 		}
 	}
-	if n := fast.taken.Load(); n != uint64(len(calls)-2) {
-		t.Errorf("the fast path answered %d calls, want %d", n, len(calls)-2)
+	if n := fastSDK.Load(); n != 2 {
+		t.Errorf("the SDK's session read %d calls, want the 2 the fast path leaves it", n)
 	}
-	if n := sdk.taken.Load(); n != 0 {
-		t.Errorf("the fast path answered %d calls of the SDK-only gateway", n)
+	if n := sdkSDK.Load(); n != int64(len(calls)) {
+		t.Errorf("the SDK's session read %d calls of the SDK-only session, want %d", n, len(calls))
 	}
 }
 
@@ -110,6 +108,7 @@ func TestFastPathAsksTheClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	g := newGateway(t, reg, Options{})
+	viaSDK := sdkCalls(g)
 	ct, st := mcp.NewInMemoryTransports()
 	go g.ServeTransport(ctx, st)
 	client := mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, &mcp.ClientOptions{
@@ -135,8 +134,8 @@ func TestFastPathAsksTheClient(t *testing.T) {
 			t.Errorf("%s: %q (isError %v), %v; want %q", name, texts(res), res.IsError, err, want)
 		}
 	}
-	if n := g.taken.Load(); n != 2 {
-		t.Errorf("the fast path answered %d calls, want 2", n)
+	if n := viaSDK.Load(); n != 0 {
+		t.Errorf("the SDK's session read %d calls, want none", n)
 	}
 }
 
@@ -147,6 +146,7 @@ func TestFastPathWaitsForReady(t *testing.T) {
 	reg := tool.NewRegistry()
 	ready := make(chan struct{})
 	g := newGateway(t, reg, Options{Ready: ready})
+	viaSDK := sdkCalls(g)
 	c := connectRaw(t, g)
 	c.send(callLine(`"early"`, `{"name":"late","arguments":{}}`))
 	select {
@@ -166,8 +166,8 @@ func TestFastPathWaitsForReady(t *testing.T) {
 			t.Errorf("call %s: %+v %s", id, res.Error, res.Result)
 		}
 	}
-	if n := g.taken.Load(); n != 1 {
-		t.Errorf("the fast path answered %d calls, want the one after ready", n)
+	if n := viaSDK.Load(); n != 1 {
+		t.Errorf("the SDK's session read %d calls, want the one before ready", n)
 	}
 }
 
@@ -189,6 +189,7 @@ func TestFastPathRepeatedID(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGateway(t, reg, Options{MaxCallsPerSession: 2})
+	viaSDK := sdkCalls(g)
 	c := connectRaw(t, g)
 	c.send(callLine(`"a"`, `{"name":"wait"}`))
 	waitSignal(t, entered, "the first call to start")
@@ -206,7 +207,7 @@ func TestFastPathRepeatedID(t *testing.T) {
 	if len(held) != 0 {
 		t.Errorf("call slots held after every call ended: %v", held)
 	}
-	if n := g.taken.Load(); n != 1 {
-		t.Errorf("the fast path ran %d calls, want the first", n)
+	if n := viaSDK.Load(); n != 0 {
+		t.Errorf("the SDK's session read %d calls, want none", n)
 	}
 }

@@ -86,29 +86,18 @@ func (g *Gateway) viewOf(ss *mcp.ServerSession) *sessionView {
 	return sv
 }
 
-// viewMiddleware narrows tools/list to the session's view, and runs
-// tools/call with the view bound, telling the session when the call grew
-// its view.
+// viewMiddleware narrows tools/list to the session's view. (A tools/call
+// binds the view in serveCall.)
 func (g *Gateway) viewMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/list" && method != "tools/call" {
+		if method != "tools/list" {
 			return next(ctx, method, req)
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		sv := g.viewOf(ss)
-		if sv == nil || sv.view == nil {
-			return next(ctx, method, req)
-		}
-		if method == "tools/list" {
-			res, err := next(ctx, method, req)
-			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
-				g.narrow(list, sv.view)
-			}
-			return res, err
-		}
-		res, err := next(sv.view.Bind(ctx), method, req)
-		if call, ok := req.(*mcp.CallToolRequest); ok {
-			g.noteGrowth(sv, call.Params.Name)
+		res, err := next(ctx, method, req)
+		if list, ok := res.(*mcp.ListToolsResult); ok && err == nil && sv != nil && sv.view != nil {
+			g.narrow(list, sv.view)
 		}
 		return res, err
 	}

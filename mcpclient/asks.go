@@ -81,16 +81,6 @@ func (s *Server) asker(ctx context.Context) tool.AskFunc {
 	return s.opts.Ask
 }
 
-type askingKey struct{}
-
-// AskingServer returns, in the context of a tool.AskFunc answering a
-// server's request, the serverName of that server ("" elsewhere): a
-// terminal names who asks, a sampler logs whom it answered.
-func AskingServer(ctx context.Context) string {
-	name, _ := ctx.Value(askingKey{}).(string)
-	return name
-}
-
 // errNoOneToAsk refuses a request no consumer can answer.
 var errNoOneToAsk = errors.New("no client is there to answer this request")
 
@@ -109,7 +99,7 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
 	}
-	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
+	answer, err := fn(ctx, tool.Ask{Method: method, Params: raw, Server: s.cfg.ServerName})
 	if err != nil {
 		return err
 	}
@@ -247,7 +237,7 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 			fn = latest(&s.callers, func(c *caller) tool.AskFunc { return c.ask }, func(f tool.AskFunc) bool { return f == nil })
 		}
 		if fn != nil {
-			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}")}); err == nil {
+			if answer, err := fn(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}"), Server: s.cfg.ServerName}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
 					return res, nil

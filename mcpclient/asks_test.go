@@ -92,7 +92,7 @@ type answer struct {
 
 func (a *answer) ask(ctx context.Context, q tool.Ask) (json.RawMessage, error) {
 	a.mu.Lock()
-	a.asked = append(a.asked, AskingServer(ctx)+":"+q.Method)
+	a.asked = append(a.asked, q.Server+":"+q.Method)
 	a.mu.Unlock()
 	switch q.Method {
 	case tool.AskElicit:

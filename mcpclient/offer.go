@@ -120,42 +120,27 @@ func keepOrLog[T any](s *Server, method string, last []T, fetch func() ([]T, err
 type pageFunc func(ctx context.Context, cursor string) (any, error)
 
 // listAll fetches every page of a list method and returns the raw items
-// under field, bounded like tools/list: by page count, repeated cursors
-// and MaxCatalogBytes.
+// under field, bounded as tools/list is (paginate).
 func (s *Server) listAll(ctx context.Context, gen *generation, method, field string, page pageFunc) ([]json.RawMessage, error) {
-	var (
-		items   []json.RawMessage
-		cursor  string
-		cursors = map[string]bool{}
-		total   int64
-	)
-	for n := 1; ; n++ {
-		if n > maxPages {
-			return nil, fmt.Errorf("%s returned more than %d pages — giving up on this list", method, maxPages)
-		}
+	var items []json.RawMessage
+	err := paginate(s, method, func(cursor string) ([]json.RawMessage, string, int64, error) {
 		raw, err := s.roundTrip(ctx, gen, method, func(ctx context.Context) (any, error) { return page(ctx, cursor) })
 		if err != nil {
-			return nil, err
-		}
-		if total += int64(len(raw)); s.opts.MaxCatalogBytes > 0 && total > s.opts.MaxCatalogBytes {
-			return nil, fmt.Errorf("%s pages exceed the catalog limit of %d bytes (MaxCatalogBytes)", method, s.opts.MaxCatalogBytes)
+			return nil, "", 0, err
 		}
 		var p map[string]json.RawMessage
 		var list []json.RawMessage
 		if err := json.Unmarshal(raw, &p); err != nil || json.Unmarshal(p[field], &list) != nil {
-			return nil, fmt.Errorf("%s: invalid result: no %q array", method, field)
+			return nil, "", 0, fmt.Errorf("%s: invalid result: no %q array", method, field)
 		}
-		items = append(items, list...)
 		var next string
 		_ = json.Unmarshal(p["nextCursor"], &next) // absent or not a string: the last page
-		if next == "" {
-			return items, nil
-		}
-		if cursors[next] {
-			return nil, fmt.Errorf("%s returned the cursor %q twice — the server's pagination does not advance", method, next)
-		}
-		cursors[next], cursor = true, next
-	}
+		return list, next, int64(len(raw)), nil
+	}, func(list []json.RawMessage) error {
+		items = append(items, list...)
+		return nil
+	})
+	return items, err
 }
 
 // wireResource holds the fields of a resource or template the bridge reads.

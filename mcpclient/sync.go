@@ -154,52 +154,66 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 // fetch lists every page of the server's tools and turns them into
 // remoteTools with their public names. Any problem fails the whole fetch.
 func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
-	var (
-		out     []*remoteTool
-		cursor  string
-		cursors = map[string]bool{}
-		byName  = map[string]*remoteTool{}
-		total   int64
-	)
-	for page := 1; ; page++ {
-		if page > maxPages {
-			return nil, fmt.Errorf("%s: tools/list returned more than %d pages — giving up on this list", s.prefix, maxPages)
-		}
-		tools, next, size, err := s.listPage(ctx, gen, cursor)
-		if err != nil {
-			return nil, err
-		}
-		total += size
-		if limit := s.opts.MaxCatalogBytes; limit > 0 && total > limit {
-			return nil, fmt.Errorf("%s: tools/list pages exceed the catalog limit of %d bytes (MaxCatalogBytes) after %d pages — giving up on this list", s.prefix, limit, page)
-		}
+	var out []*remoteTool
+	byName := map[string]*remoteTool{}
+	err := paginate(s, s.prefix+": tools/list", func(cursor string) ([]wireTool, string, int64, error) {
+		return s.listPage(ctx, gen, cursor)
+	}, func(tools []wireTool) error {
 		for _, wt := range tools {
 			if !s.boundTool(&wt) {
 				continue
 			}
 			rt, err := s.remoteTool(wt)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if prev, dup := byName[rt.public]; dup {
 				if prev.raw == rt.raw {
-					return nil, fmt.Errorf("%s: server listed tool %q more than once — invalid tool list", s.prefix, rt.raw)
+					return fmt.Errorf("%s: server listed tool %q more than once — invalid tool list", s.prefix, rt.raw)
 				}
-				return nil, fmt.Errorf("%s: server listed tools %q and %q, which both map to the public name %q — invalid tool list", s.prefix, prev.raw, rt.raw, rt.public)
+				return fmt.Errorf("%s: server listed tools %q and %q, which both map to the public name %q — invalid tool list", s.prefix, prev.raw, rt.raw, rt.public)
 			}
 			byName[rt.public] = rt
 			if s.enabled(rt.raw) {
 				out = append(out, rt)
 			}
 		}
+		return nil
+	})
+	return out, err
+}
+
+// paginate fetches every page of a list method (named by what, for
+// errors) through page, from the first, and hands each page's items to
+// each. It is bounded, as docs/decisions.md §8 has it: at most maxPages
+// pages, no cursor twice, at most MaxCatalogBytes of raw pages in all.
+func paginate[T any](s *Server, what string, page func(cursor string) (items []T, next string, size int64, err error), each func([]T) error) error {
+	var (
+		cursor  string
+		cursors = map[string]bool{}
+		total   int64
+	)
+	for n := 1; ; n++ {
+		if n > maxPages {
+			return fmt.Errorf("%s returned more than %d pages — giving up on this list", what, maxPages)
+		}
+		items, next, size, err := page(cursor)
+		if err != nil {
+			return err
+		}
+		if total += size; s.opts.MaxCatalogBytes > 0 && total > s.opts.MaxCatalogBytes {
+			return fmt.Errorf("%s pages exceed the catalog limit of %d bytes (MaxCatalogBytes) after %d pages — giving up on this list", what, s.opts.MaxCatalogBytes, n)
+		}
+		if err := each(items); err != nil {
+			return err
+		}
 		if next == "" {
-			return out, nil
+			return nil
 		}
 		if cursors[next] {
-			return nil, fmt.Errorf("%s: tools/list returned the cursor %q twice — the server's pagination does not advance", s.prefix, next)
+			return fmt.Errorf("%s returned the cursor %q twice — the server's pagination does not advance", what, next)
 		}
-		cursors[next] = true
-		cursor = next
+		cursors[next], cursor = true, next
 	}
 }
 

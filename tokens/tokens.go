@@ -20,6 +20,7 @@ import (
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -47,30 +48,15 @@ func Count(s string) (int, error) {
 	return len(enc.EncodeOrdinary(s)), nil
 }
 
-// ChatTool is one entry of a chat-completions "tools" array, the shape
-// DeepSeek and OpenAI accept as is.
-type ChatTool struct {
-	Type     string       `json:"type"`
-	Function ChatFunction `json:"function"`
-}
+// ChatTool is chattools.Tool, the form Tool counts.
+type ChatTool = chattools.Tool
 
-// ChatFunction is the function a ChatTool offers.
-type ChatFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
+// ChatFunction is chattools.Function.
+type ChatFunction = chattools.Function
 
-// Chat returns t as a chat-completions tool: its public name, description
-// and input schema ({"type":"object"} when the server sent none, as the
-// chat APIs require an object).
-func Chat(t tool.Tool) ChatTool {
-	params := t.InputSchema
-	if len(bytes.TrimSpace(params)) == 0 {
-		params = json.RawMessage(`{"type":"object"}`)
-	}
-	return ChatTool{Type: "function", Function: ChatFunction{Name: t.Name, Description: t.Description, Parameters: params}}
-}
+// Chat is chattools.Of: a harness that needs only the shape imports
+// chattools, without this package's tokenizer data.
+func Chat(t tool.Tool) ChatTool { return chattools.Of(t) }
 
 // Tool returns the tokens of t's definition: its Chat form as compact JSON,
 // as a request body carries it (encoding/json compacts the schema's bytes
@@ -79,7 +65,7 @@ func Tool(t tool.Tool) (int, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Chat(t)); err != nil {
+	if err := enc.Encode(chattools.Of(t)); err != nil {
 		return 0, fmt.Errorf("tokens: tool %s: %w", t.Name, err)
 	}
 	return Count(string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))

@@ -14,6 +14,10 @@ import (
 type Ask struct {
 	Method string
 	Params json.RawMessage
+	// Server names the server that asks (its source's server name), so
+	// a terminal can say who asks and a sampler whom it answered; "" when
+	// the source has no server.
+	Server string
 }
 
 // The methods of Ask a consumer may be asked.

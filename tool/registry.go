@@ -21,7 +21,7 @@ type Registry struct {
 	servers  map[string]*Handle         // sources publishing resources or prompts, by Offer.Server; guarded by mu
 	prompts  map[string]promptEntry     // by public name; guarded by mu
 	subs     map[subKey]*subscription   // resource subscriptions; guarded by mu
-	subCalls sync.Mutex                 // serializes the subscribe and unsubscribe calls to servers
+	leaving  map[subKey]chan struct{}   // unsubscribes on their way, closed when answered; guarded by mu
 	sorted   []Tool                     // cache for List, valid iff sortedOK; guarded by mu
 	sortedOK bool                       // guarded by mu
 	watchers map[chan struct{}]struct{} // guarded by mu

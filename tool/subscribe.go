@@ -22,6 +22,10 @@ type subscription struct {
 	// asked is the source whose server holds the subscription; a
 	// successor taking the server over is asked again.
 	asked *Source
+	// settled is closed once the server answered the subscribe; err is
+	// its refusal, set before.
+	settled chan struct{}
+	err     error
 }
 
 // listener is one subscriber's callback.
@@ -30,14 +34,16 @@ type listener struct{ fn func(uri string) }
 // SubscribeResource asks server for update notifications of uri and calls
 // fn with the URI on each one until cancel (idempotent) is called. The
 // server is asked once however many subscribe, told to stop when the last
-// one cancels, and asked again when a successor source takes it over. fn
-// runs on the producer's goroutine: it must not block.
+// one cancels (cancel returns once it answered, at most 5 s later), and
+// asked again when a successor source takes it over. fn runs on the
+// producer's goroutine: it must not block.
+//
+// Each resource's subscribe and unsubscribe reach its server in order (a
+// subscribe waits for the unsubscribe before it), so the registry never
+// believes in a subscription the server does not hold; no lock is held
+// across a call to a server, so one slow server stalls only its own
+// resources.
 func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn func(uri string)) (cancel func(), err error) {
-	// The server's subscribe and unsubscribe calls run one at a time, so a
-	// refused subscribe or a late unsubscribe never leaves the registry
-	// believing in a subscription the server does not hold.
-	r.subCalls.Lock()
-	defer r.subCalls.Unlock()
 	h, err := r.serverHandle(server)
 	if err != nil {
 		return nil, err
@@ -47,24 +53,67 @@ func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn
 		return nil, fmt.Errorf("server %q: resource subscriptions are %w", server, ErrUnsupported)
 	}
 	key, l := subKey{server, uri}, &listener{fn: fn}
+	for {
+		sub, first, leaving := r.join(key, l, h.src)
+		if first {
+			r.ask(ctx, o, key, sub, leaving)
+		}
+		select {
+		case <-sub.settled:
+		case <-ctx.Done():
+			r.leave(key, sub, l)
+			return nil, ctx.Err()
+		}
+		if sub.err == nil {
+			return sync.OnceFunc(func() { r.leave(key, sub, l) }), nil
+		}
+		if first {
+			return nil, sub.err
+		}
+		// Joined a subscription the server refused: ask again.
+	}
+}
+
+// join adds l to key's subscription, made (first) when there is none;
+// leaving is the unsubscribe of key on its way, nil when none is.
+func (r *Registry) join(key subKey, l *listener, src *Source) (sub *subscription, first bool, leaving <-chan struct{}) {
 	r.mu.Lock()
-	sub, known := r.subs[key]
-	if !known {
+	defer r.mu.Unlock()
+	sub = r.subs[key]
+	if sub == nil {
 		if r.subs == nil {
 			r.subs = make(map[subKey]*subscription)
 		}
-		sub = &subscription{listeners: make(map[*listener]struct{}), asked: h.src}
+		sub = &subscription{listeners: make(map[*listener]struct{}), asked: src, settled: make(chan struct{})}
 		r.subs[key] = sub
+		first = true
 	}
 	sub.listeners[l] = struct{}{}
-	r.mu.Unlock()
-	if !known {
-		if err := o.Subscribe(ctx, uri); err != nil {
-			r.forget(key, l)
-			return nil, err
+	return sub, first, r.leaving[key]
+}
+
+// ask sends the subscribe of sub, once the unsubscribe leaving (if any)
+// was answered, and settles sub with the answer; a refused subscription is
+// forgotten.
+func (r *Registry) ask(ctx context.Context, o *Offer, key subKey, sub *subscription, leaving <-chan struct{}) {
+	var err error
+	if leaving != nil {
+		select {
+		case <-leaving:
+		case <-ctx.Done():
+			err = ctx.Err()
 		}
 	}
-	return sync.OnceFunc(func() { r.unsubscribe(key, l) }), nil
+	if err == nil {
+		err = o.Subscribe(ctx, key.uri)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sub.err = err
+	if err != nil && r.subs[key] == sub {
+		delete(r.subs, key)
+	}
+	close(sub.settled)
 }
 
 // serverHandle returns the handle publishing server.
@@ -78,25 +127,38 @@ func (r *Registry) serverHandle(server string) (*Handle, error) {
 	return h, nil
 }
 
-// forget removes l from key's subscription and reports whether it was the
-// last one (the subscription is then gone).
-func (r *Registry) forget(key subKey, l *listener) bool {
+// leave removes l from sub, key's subscription, and when it was the last
+// one of a subscription the server holds, tells the server (outside any
+// lock) before a new subscribe of key may go.
+func (r *Registry) leave(key subKey, sub *subscription, l *listener) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	sub := r.subs[key]
 	delete(sub.listeners, l)
-	if len(sub.listeners) > 0 {
-		return false
+	last := len(sub.listeners) == 0 && r.subs[key] == sub
+	var done chan struct{}
+	if last {
+		delete(r.subs, key)
+		done = make(chan struct{})
+		if r.leaving == nil {
+			r.leaving = make(map[subKey]chan struct{})
+		}
+		r.leaving[key] = done
 	}
-	delete(r.subs, key)
-	return true
-}
-
-// unsubscribe removes l, and tells the server when it was the last.
-func (r *Registry) unsubscribe(key subKey, l *listener) {
-	r.subCalls.Lock()
-	defer r.subCalls.Unlock()
-	if !r.forget(key, l) {
+	r.mu.Unlock()
+	if !last {
+		return
+	}
+	defer func() {
+		r.mu.Lock()
+		if r.leaving[key] == done {
+			delete(r.leaving, key)
+		}
+		r.mu.Unlock()
+		close(done)
+	}()
+	// A subscriber that gives up waiting leaves a subscribe in flight:
+	// its answer decides whether there is anything to undo.
+	<-sub.settled
+	if sub.err != nil {
 		return
 	}
 	if o, err := r.offerOf(key.server); err == nil && o.Unsubscribe != nil {
@@ -122,8 +184,6 @@ func (r *Registry) renewSubscriptions(src *Source, o *Offer) {
 		return
 	}
 	go func() {
-		r.subCalls.Lock()
-		defer r.subCalls.Unlock()
 		var uris []string
 		r.mu.Lock()
 		for key, sub := range r.subs {

@@ -370,3 +370,40 @@ func TestSubscriptionsRenewedWithSuccessor(t *testing.T) {
 	publishOrFail(t, next, fresh.offer("files")) // a re-publish asks nothing again
 	fresh.check(t, "after a re-publish")
 }
+
+// A server that never answers a subscribe or an unsubscribe stalls only
+// its own resource: another server's subscriptions come and go meanwhile,
+// and so do the hung server's other resources.
+func TestSlowServerStallsOnlyItsResource(t *testing.T) {
+	r := tool.NewRegistry()
+	hung := newGatedServer()
+	ho := hung.offer("hung")
+	ho.Subscribe = func(ctx context.Context, uri string) error {
+		if uri == "file:///stuck" {
+			hung.hold()
+		}
+		return hung.subscribe(ctx, uri)
+	}
+	mustPublishOffer(t, r, ho)
+	var other subServer
+	mustPublishOffer(t, r, other.offer("other"))
+
+	stuck := make(chan error)
+	go func() {
+		cancel, err := r.SubscribeResource(context.Background(), "hung", "file:///stuck", func(string) {})
+		if err == nil {
+			cancel()
+		}
+		stuck <- err
+	}()
+	<-hung.entered // the subscribe is on the wire, unanswered
+	var u updates
+	mustSubscribe(t, r, "other", "file:///a", &u)()
+	other.check(t, "the other server's calls while the first hangs", "subscribe file:///a", "unsubscribe file:///a")
+	mustSubscribe(t, r, "hung", "file:///b", &u)()
+	hung.check(t, "the hung server's other resource", "subscribe file:///b", "unsubscribe file:///b")
+	close(hung.release)
+	if err := <-stuck; err != nil {
+		t.Fatal(err)
+	}
+}

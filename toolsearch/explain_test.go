@@ -72,7 +72,7 @@ func explain(x *Index, query string, k int) string {
 	return b.String()
 }
 
-// loadCatalog reads a retrieval catalog's tools (the toolsearch/retrieval
+// loadCatalog reads a retrieval catalog's tools (the internal/retrieval
 // package imports this one, so its loader cannot serve here).
 func loadCatalog(t *testing.T, path string) []tool.Tool {
 	b, err := os.ReadFile(path)

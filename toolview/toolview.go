@@ -34,6 +34,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolsearch"
@@ -339,7 +340,7 @@ func (v *View) searchFor(sel *selection, query string, limit int) (found []Found
 		if !ok {
 			continue // gone since the index was built
 		}
-		c := tokens.Chat(t).Function
+		c := chattools.Of(t).Function
 		found = append(found, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
 		grew = grew || !sel.loaded[t.Name] && !sel.shown[t.Name]
 		sel.loaded[t.Name] = true

@@ -9,13 +9,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
-	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
 // DeepSeek and OpenAI accept as is.
-type chatTool = tokens.ChatTool
+type chatTool = chattools.Tool
 
 // tools lists every tool under its public name.
 func (e *env) tools(ctx context.Context, argv []string) error {
@@ -35,10 +35,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			return fmt.Errorf("tools: %w", err)
 		}
 	} else if f.json {
-		out := make([]chatTool, len(list))
-		for i, t := range list {
-			out[i] = tokens.Chat(t)
-		}
+		out := chattools.All(list)
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -33,12 +32,12 @@ func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 	switch a.Method {
 	case tool.AskElicit:
 		if e.asksPerson() {
-			return e.elicitPerson(ctx, mcpclient.AskingServer(ctx), a.Params)
+			return e.elicitPerson(ctx, a.Server, a.Params)
 		}
 		return elicitWithoutPerson(e.elicitMode, a.Params)
 	case tool.AskSample:
 		if e.sampler != nil {
-			return e.sampler.Sample(ctx, mcpclient.AskingServer(ctx), a.Params)
+			return e.sampler.Sample(ctx, a.Server, a.Params)
 		}
 	}
 	return nil, fmt.Errorf("mcpbridge does not answer %s here", a.Method)

@@ -23,9 +23,8 @@
 //   - [LeanConn], a stdio connection that reads as the SDK's does at a
 //     fraction of its cost;
 //   - on the server side (the gateway's work beneath the SDK, under the
-//     same rule): tools/call results whose content goes on the wire as the
-//     handler's raw bytes ([WithRawContent], [SetRawContent],
-//     [RawCallResult]); the count of requests a session's connection has
+//     same rule): tools/call results whose content goes on the wire as
+//     raw bytes ([RawResult]); the count of requests a session's connection has
 //     read and not yet answered, which its Close would drop
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
@@ -102,7 +101,7 @@
 //     MarshalJSON decides its bytes; on protocol 2026-07-28 it stamps
 //     resultType and _meta (serverInfo) on that result through methods a
 //     type embedding *mcp.CallToolResult inherits, so they land on the
-//     embedded value. TestContractRawCallResult.
+//     embedded value. TestContractRawResult.
 //  15. A server session reads every request through Connection.Read and
 //     writes its response through Connection.Write with the request's id,
 //     whether the handler succeeds, fails with a protocol error or was
@@ -156,7 +155,7 @@
 //     TestContractToolListChangedPerSession.
 //  23. On a server session opened with initialize at a protocol before
 //     2026-07-28 ([TakesCalls]), the SDK sends the result a tools/call
-//     handler returns through [RawCallResult] as {"content":…} (the raw
+//     middleware returns as [RawResult] as {"content":…} (the raw
 //     array), then "isError":true when set, then "structuredContent" with
 //     its HTML characters escaped (json.Marshal of the typed result), and
 //     nothing else; the connection's encoding compacts it. At 2026-07-28
@@ -178,4 +177,9 @@
 //     wait for the calls it took; the SDK cancels its own calls and drops
 //     their replies when reading fails, and the taken ones get the same.
 //     TestContractTakenCalls, TestContractTakenCallsEnd.
+//  26. The SDK's tools/call dispatch stamps "resultType":"complete" on a
+//     handler's final result exactly on the sessions [TakesCalls] refuses
+//     (2026-07-28 or later, or no initialize), and a receiving middleware
+//     that answers tools/call itself skips that dispatch: [RawResult]
+//     stamps it in its place. TestContractResultType.
 package sdkwire

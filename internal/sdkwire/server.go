@@ -17,59 +17,29 @@ import (
 // of requests a session's connection has read and not yet answered, and
 // the requests whose handlers park until cancelled.
 
-// RawContent carries the content array a tools/call handler wants on the
-// wire from the handler to the receiving middleware that runs it, through
-// the request's context. The middleware calls the handler on its own
-// goroutine, so it needs no lock.
-type RawContent struct {
-	content json.RawMessage
-}
-
-type rawContentKey struct{}
-
-// WithRawContent returns ctx for the tools/call handler a receiving
-// middleware is about to run, and the RawContent that handler fills with
-// SetRawContent. The middleware returns RawCallResult of what the handler
-// returned.
-func WithRawContent(ctx context.Context) (context.Context, *RawContent) {
-	rc := &RawContent{}
-	return context.WithValue(ctx, rawContentKey{}, rc), rc
-}
-
-// SetRawContent hands content, a JSON array of content blocks, to the
-// middleware that runs the handler whose ctx this is, and reports whether
-// one waits for it. When none does (the handler was called directly), the
-// handler must return its content typed.
-func SetRawContent(ctx context.Context, content json.RawMessage) bool {
-	rc, ok := ctx.Value(rawContentKey{}).(*RawContent)
-	if ok {
-		rc.content = content
+// RawResult returns what a receiving middleware that answers a
+// tools/call of session itself returns for the result whose content
+// array is content: a result the SDK marshals as a CallToolResult with
+// isError and structuredContent (absent when nil), with content's bytes in
+// place of typed content, so blocks reach the client byte for byte
+// (unknown fields, key order, number digits). The SDK stamps _meta on it
+// (assumption 14); the resultType its own tools/call dispatch would stamp
+// (on a session TakesCalls refuses, assumption 26) is stamped here.
+func RawResult(session *mcp.ServerSession, isError bool, content, structured json.RawMessage) mcp.Result {
+	typed := &mcp.CallToolResult{IsError: isError, Content: []mcp.Content{}}
+	if structured != nil {
+		typed.StructuredContent = structured
 	}
-	return ok
-}
-
-// RawCallResult returns what a receiving middleware returns for res, the
-// result of a tools/call handler run with rc: a result the SDK marshals as
-// res with rc's raw content in place of res.Content, so content blocks
-// reach the client byte for byte (unknown fields, key order, number
-// digits); res itself when it is not a *mcp.CallToolResult or the handler
-// set no raw content. Everything else is still the SDK's: it stamps _meta
-// and resultType on res and marshals isError and structuredContent
-// (assumption 14).
-func RawCallResult(res mcp.Result, rc *RawContent) mcp.Result {
-	typed, ok := res.(*mcp.CallToolResult)
-	if !ok || rc == nil || rc.content == nil {
-		return res
-	}
-	return &rawCallResult{CallToolResult: typed, content: rc.content}
+	return &rawCallResult{CallToolResult: typed, content: content, complete: session == nil || !TakesCalls(session)}
 }
 
 // rawCallResult is a CallToolResult whose content is marshaled from raw
 // bytes. Embedding keeps it an mcp.Result whose unexported methods are the
-// embedded value's, so the SDK stamps _meta and resultType on that value.
+// embedded value's, so the SDK stamps _meta on that value.
 type rawCallResult struct {
 	*mcp.CallToolResult
-	content json.RawMessage
+	content  json.RawMessage
+	complete bool // stamp "resultType":"complete"
 }
 
 // MarshalJSON marshals the SDK's result and swaps in the raw content.
@@ -83,6 +53,9 @@ func (r *rawCallResult) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("re-reading tools/call result: %w", err) // unreachable: the SDK marshals an object
 	}
 	members["content"] = r.content
+	if r.complete {
+		members["resultType"] = json.RawMessage(`"complete"`)
+	}
 	return marshalUnescaped(members)
 }
 

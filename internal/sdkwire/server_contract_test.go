@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/google/go-cmp/cmp"
 	"testing"
 	"time"
 
@@ -25,38 +27,34 @@ import (
 // after an SDK upgrade means the assumption broke and the code relying on
 // it must change, not the test.
 
-// rawContentMiddleware runs every tools/call handler with WithRawContent
-// and returns RawCallResult, as a server using the raw content does.
-func rawContentMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
+// rawResultMiddleware answers every tools/call with RawResult of what
+// answer returns, as a server that answers tools/call itself does.
+func rawResultMiddleware(answer func() (isError bool, content, structured string)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			isError, content, structured := answer()
+			var s json.RawMessage
+			if structured != "" {
+				s = json.RawMessage(structured)
+			}
+			session, _ := req.GetSession().(*mcp.ServerSession)
+			return RawResult(session, isError, json.RawMessage(content), s), nil
 		}
-		ctx, raw := WithRawContent(ctx)
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		return RawCallResult(res, raw), nil
 	}
 }
 
 // Assumption 14: the raw content reaches the client byte for byte, and the
 // SDK still stamps and marshals the rest of the result.
-func TestContractRawCallResult(t *testing.T) {
+func TestContractRawResult(t *testing.T) {
 	// An unknown block (the SDK's client would refuse it), keys out of
 	// order, digits a typed round trip would change, HTML characters.
 	const content = `[{"type":"video","z":1,"a":1.50},{"type":"text","text":"<b>&amp;</b>","annotations":{"priority":1.0}}]`
 	const structured = `{"n":1.50,"b":[]}`
 	srv := newServer(nil)
-	srv.AddTool(&mcp.Tool{Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if !SetRawContent(ctx, json.RawMessage(content)) {
-				return nil, errors.New("no middleware waits for the raw content")
-			}
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{}, StructuredContent: json.RawMessage(structured)}, nil
-		})
-	srv.AddReceivingMiddleware(rawContentMiddleware)
+	srv.AddReceivingMiddleware(rawResultMiddleware(func() (bool, string, string) { return true, content, structured }))
 	for _, version := range []string{"", "2025-11-25"} { // "": negotiated, 2026-07-28
 		t.Run("version "+version, func(t *testing.T) {
 			table := NewTable(0)
@@ -97,6 +95,48 @@ func TestContractRawCallResult(t *testing.T) {
 			}
 			if got.ResultType != "complete" || got.Meta[mcp.MetaKeyServerInfo].Name != "contract" {
 				t.Errorf("resultType %q, _meta %v: the SDK no longer stamps a result that embeds *mcp.CallToolResult; result %s", got.ResultType, got.Meta, raw)
+			}
+		})
+	}
+}
+
+// Assumption 26: the SDK's own dispatch stamps resultType "complete"
+// exactly where RawResult does.
+func TestContractResultType(t *testing.T) {
+	srv := newServer(nil)
+	srv.AddTool(&mcp.Tool{Name: "typed", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}, nil
+		})
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		t.Run("version "+version, func(t *testing.T) {
+			table := NewTable(0)
+			var session *mcp.ServerSession
+			cs := connectInMemory(t, srv, nil, &mcp.ClientSessionOptions{ProtocolVersion: version}, func(tr mcp.Transport) mcp.Transport {
+				return &CaptureTransport{Transport: tr, Table: table}
+			})
+			for ss := range srv.Sessions() {
+				session = ss // one session at a time: each subtest closes its own
+			}
+			slot := NewSlot(CapturedCall)
+			_, err := cs.CallTool(WithSlot(context.Background(), slot), &mcp.CallToolParams{Name: "typed"})
+			table.Forget(slot)
+			if !Captured(err) {
+				t.Fatal(err)
+			}
+			raw, _ := slot.Result()
+			var sdk, ours struct {
+				ResultType *string `json:"resultType"`
+			}
+			mine, err := json.Marshal(RawResult(session, false, json.RawMessage(`[]`), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(json.Unmarshal(raw, &sdk), json.Unmarshal(mine, &ours)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(sdk.ResultType, ours.ResultType); diff != "" {
+				t.Errorf("resultType (-SDK's dispatch +RawResult):\n%s\nthe SDK sent %s", diff, raw)
 			}
 		})
 	}

@@ -16,42 +16,26 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func TestRawCallResult(t *testing.T) {
-	if SetRawContent(context.Background(), json.RawMessage(`[]`)) {
-		t.Error("SetRawContent without WithRawContent reported a middleware waiting")
-	}
-
-	ctx, rc := WithRawContent(context.Background())
-	typed := &mcp.CallToolResult{Content: []mcp.Content{}, IsError: true}
-	if got := RawCallResult(typed, rc); got != mcp.Result(typed) {
-		t.Errorf("without raw content: %T, want the handler's result", got)
-	}
-	other := &mcp.ListToolsResult{}
-	if got := RawCallResult(other, rc); got != mcp.Result(other) {
-		t.Errorf("another result: %T, want it as is", got)
-	}
-	if got := RawCallResult(typed, nil); got != mcp.Result(typed) {
-		t.Errorf("no RawContent: %T, want the handler's result", got)
-	}
-
+func TestRawResult(t *testing.T) {
 	const content = `[{"type":"video","b":2,"a":"<&>"}]`
-	if !SetRawContent(ctx, json.RawMessage(content)) {
-		t.Fatal("SetRawContent found no RawContent in its context")
-	}
-	res := RawCallResult(typed, rc)
-	if _, ok := res.(*rawCallResult); !ok {
-		t.Fatalf("RawCallResult = %T, want the raw result", res)
-	}
+	res := RawResult(nil, true, json.RawMessage(content), nil)
 	res.SetMeta(mcp.Meta{"k": "v"}) // what the SDK does on newer protocols
-	if got := typed.GetMeta()["k"]; got != "v" {
+	if got := res.(*rawCallResult).GetMeta()["k"]; got != "v" {
 		t.Errorf("_meta set on the raw result did not reach the embedded one: %v", got)
 	}
 	b, err := marshalUnescaped(res) // as the SDK marshals results
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"_meta":{"k":"v"},"content":` + content + `,"isError":true}`
+	want := `{"_meta":{"k":"v"},"content":` + content + `,"isError":true,"resultType":"complete"}`
 	if string(b) != want {
+		t.Errorf("marshaled\n %s\nwant\n %s", b, want)
+	}
+	b, err = marshalUnescaped(RawResult(nil, false, json.RawMessage(`[]`), json.RawMessage(`{"n":1.50}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[],"resultType":"complete","structuredContent":{"n":1.50}}`; string(b) != want {
 		t.Errorf("marshaled\n %s\nwant\n %s", b, want)
 	}
 }

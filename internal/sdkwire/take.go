@@ -285,7 +285,7 @@ func TakesCalls(session *mcp.ServerSession) bool {
 }
 
 // CallResultJSON returns the result a tools/call handler's result makes
-// on the wire through RawCallResult on a session TakesCalls accepts: the
+// on the wire through RawResult on a session TakesCalls accepts: the
 // content array as is, isError when true, and structuredContent (absent
 // when nil) with the HTML characters escaped, as the SDK's
 // marshaling of the typed result leaves it (assumption 23). The

@@ -42,17 +42,10 @@ func TestContractTakenCallResult(t *testing.T) {
 	}
 	var current atomic.Int64
 	srv := newServer(nil)
-	srv.AddTool(&mcp.Tool{Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r := results[current.Load()]
-			SetRawContent(ctx, json.RawMessage(r.content))
-			out := &mcp.CallToolResult{IsError: r.isError, Content: []mcp.Content{}}
-			if r.structured != "" {
-				out.StructuredContent = json.RawMessage(r.structured)
-			}
-			return out, nil
-		})
-	srv.AddReceivingMiddleware(rawContentMiddleware)
+	srv.AddReceivingMiddleware(rawResultMiddleware(func() (bool, string, string) {
+		r := results[current.Load()]
+		return r.isError, r.content, r.structured
+	}))
 	for _, version := range []string{"2025-11-25", "2025-03-26", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			ss, peer := serveStdio(t, srv, leanStdio)

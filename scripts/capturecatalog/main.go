@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 )
 
 // spec is one server of servers.json. In args and env values, {tmp} is a

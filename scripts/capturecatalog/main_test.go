@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/toolsearch/retrieval"
+	"github.com/mcpbridge/mcpbridge/internal/retrieval"
 )
 
 func writeSpecs(t *testing.T, specs string) string {

@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// Gate is consulted by the gateway's one call path (serveCall) on every
+// tools/call of a tool it serves, once the call holds its session slot
+// and before the tool runs: who is calling, may they, and what came of
+// it. Identity, policy, audit and rate limits implement it outside the
+// gateway (Options.Gate), so that the gateway stays free of them.
+//
+// Enter runs on the call's goroutine, so it must be safe for concurrent
+// use; it must not call the Gateway. It returns the context the call runs
+// in (ctx, or one derived from it that keeps its cancellation) and a
+// function the gateway calls exactly once when the call ends; or an error
+// that refuses the call: a *jsonrpc.Error is the response as is, any other
+// error an isError result saying the call was refused and why.
+type Gate interface {
+	Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error)
+}
+
+// Call is one tools/call as a Gate sees it.
+type Call struct {
+	// Tool is the name the client called (the served name); Public is the
+	// registry tool it runs.
+	Tool, Public string
+	// Session is the client session's ID, "" for a session without one
+	// (stdio, in-memory).
+	Session string
+	// Header holds the HTTP request's headers; nil off HTTP.
+	Header http.Header
+	// Meta is the request's _meta; Arguments its arguments as received.
+	// Neither may be modified.
+	Meta      map[string]any
+	Arguments json.RawMessage
+}
+
+// Outcome is how an admitted call ended.
+type Outcome struct {
+	// IsError reports an isError result; Failed a JSON-RPC error (the
+	// tool was gone by the time it ran).
+	IsError, Failed bool
+}
+
+// openGate lets every call through: the default Gate.
+type openGate struct{}
+
+func (openGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
+	return ctx, func(Outcome) {}, nil
+}
+
+var _ Gate = openGate{}

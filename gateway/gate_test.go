@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// recordingGate refuses "deny" (an isError result) and "forbid" (a
+// JSON-RPC error), lets the rest through with a value on the context, and
+// records what it was asked and told.
+type recordingGate struct {
+	mu  sync.Mutex
+	log []string
+}
+
+type gateKey struct{}
+
+func (r *recordingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	r.add("enter " + c.Tool + " as " + c.Public + " header " + c.Header.Get("X-Who"))
+	switch c.Tool {
+	case "deny":
+		return nil, nil, errors.New("not for you")
+	case "forbid":
+		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "forbidden"}
+	}
+	return context.WithValue(ctx, gateKey{}, "admitted"), func(o Outcome) {
+		r.add("ended " + c.Tool + " isError " + map[bool]string{true: "yes", false: "no"}[o.IsError])
+	}, nil
+}
+
+func (r *recordingGate) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, s)
+}
+
+func (r *recordingGate) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.log
+	r.log = nil
+	return got
+}
+
+// headerTransport sets X-Who on every request.
+type headerTransport struct{}
+
+func (headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("X-Who", "ada")
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// The Gate is consulted on every path a tools/call takes (the SDK's
+// session over memory and HTTP, the stdio fast path): it sees the call,
+// its refusal answers the call without running the tool, the context it
+// returns reaches the tool, and it is told of the outcome.
+func TestGateOnEveryPath(t *testing.T) {
+	reg := tool.NewRegistry()
+	ran := make(chan string, 10)
+	body := func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		v, _ := ctx.Value(gateKey{}).(string)
+		ran <- v
+		return tool.Output{Content: []tool.Content{tool.Text(v)}}, nil
+	}
+	for _, name := range []string{"ok", "deny", "forbid"} {
+		if _, err := reg.Register(goTool(name, body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := map[string]func(t *testing.T, g *Gateway) *client{
+		"SDK in memory": func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "") },
+		"fast path":     func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "2025-11-25") },
+		"SDK over HTTP": func(t *testing.T, g *Gateway) *client {
+			return connectHTTP(t, serveHTTP(t, g, Options{}), &http.Client{Transport: headerTransport{}})
+		},
+	}
+	for name, connect := range paths {
+		t.Run(name, func(t *testing.T) {
+			gate := &recordingGate{}
+			g := newGateway(t, reg, Options{Gate: gate})
+			viaSDK := sdkCalls(g)
+			c := connect(t, g)
+			who := ""
+			if strings.Contains(name, "HTTP") {
+				who = "ada"
+			}
+			if res := c.call(t, "ok", ""); res.IsError || cmp.Diff([]string{"admitted"}, texts(res)) != "" {
+				t.Errorf("ok: isError %v, %q", res.IsError, texts(res))
+			}
+			if res := c.call(t, "deny", ""); !res.IsError || cmp.Diff([]string{"Error: tool call refused: not for you"}, texts(res)) != "" {
+				t.Errorf("deny: isError %v, %q", res.IsError, texts(res))
+			}
+			_, err := c.session.CallTool(context.Background(), callParams("forbid"))
+			if wire, ok := errors.AsType[*jsonrpc.Error](err); !ok || wire.Code != -32001 || wire.Message != "forbidden" {
+				t.Errorf("forbid: %v, want the Gate's JSON-RPC error", err)
+			}
+			want := []string{"enter ok as ok header " + who, "ended ok isError no", "enter deny as deny header " + who, "enter forbid as forbid header " + who}
+			if diff := cmp.Diff(want, gate.take()); diff != "" {
+				t.Errorf("the Gate's record (-want +got):\n%s", diff)
+			}
+			if len(ran) != 1 {
+				t.Errorf("the tools ran %d times, want only ok's", len(ran))
+			}
+			<-ran
+			if fast := viaSDK.Load() == 0; fast != (name == "fast path") {
+				t.Errorf("the fast path answered: %v", fast)
+			}
+		})
+	}
+}
+
+// callParams calls name without arguments.
+func callParams(name string) *mcp.CallToolParams { return &mcp.CallToolParams{Name: name} }
