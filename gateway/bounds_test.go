@@ -61,6 +61,58 @@ func TestCallsPerSessionBounded(t *testing.T) {
 	}
 }
 
+// Past MaxCalls calls in flight on the whole gateway, whatever their
+// sessions, a call is refused at once with a JSON-RPC error naming the
+// limit, never queued; the slots come back as calls end.
+func TestCallsBoundedOverall(t *testing.T) {
+	reg := tool.NewRegistry()
+	release := make(chan struct{})
+	started := make(chan struct{}, 10)
+	if _, err := reg.Register(goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
+	}), goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{MaxCalls: 3, MaxCallsPerSession: 2})
+	a, b := connectRaw(t, g), connectRaw(t, g)
+	for _, send := range []struct {
+		c  *rawClient
+		id string
+	}{{a, "101"}, {a, "102"}, {b, "201"}} {
+		send.c.send(`{"jsonrpc":"2.0","id":` + send.id + `,"method":"tools/call","params":{"name":"block"}}`)
+		waitSignal(t, started, "a blocking call to start")
+	}
+	refused := b.request("tools/call", `{"name":"quick"}`)
+	if refused.Error == nil || !strings.Contains(refused.Error.Message, "too many tool calls in flight on the gateway (the gateway's limit is 3)") {
+		t.Fatalf("fourth call: %+v, want a JSON-RPC error naming the gateway's limit", refused)
+	}
+	close(release)
+	b.response("201")
+	if m := b.request("tools/call", `{"name":"quick"}`); m.Error != nil {
+		t.Errorf("a call after one ended: %+v", m.Error)
+	}
+	for answered := map[string]bool{}; len(answered) < 2; {
+		var m wireMessage
+		if err := json.Unmarshal(waitSignal(t, a.lines, "the blocked calls' answers"), &m); err != nil {
+			t.Fatal(err)
+		}
+		if id := string(m.ID); id == "101" || id == "102" {
+			answered[id] = true
+		}
+	}
+	g.mu.Lock()
+	left := g.inFlight
+	g.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d call slots held after every call ended", left)
+	}
+}
+
 // Abusive connections are all closed within 20 s while an authorized
 // client is served: 300 that never finish their headers (closed at
 // HeaderTimeout) and 200 keep-alive ones that got 401 (closed at once,

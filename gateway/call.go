@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -131,13 +130,7 @@ func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 }
 
 // admit takes one of session's call slots, or says why not.
-func (g *Gateway) admit(session *mcp.ServerSession) error {
-	if g.admitCall(session) {
-		return nil
-	}
-	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight on this session (the gateway's limit is %d); retry when some have ended", limit)}
-}
+func (g *Gateway) admit(session *mcp.ServerSession) error { return g.admitCall(session) }
 
 // run executes the registry tool name for a call that holds its slot,
 // through Registry.Execute; stream is the HTTP request stream it arrived

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,10 +33,13 @@ const DefaultShutdownTimeout = 5 * time.Second
 const DefaultMaxConnections = 1024
 
 // DefaultHeaderTimeout is Options.HeaderTimeout's default.
-const DefaultHeaderTimeout = 10 * time.Second
+const DefaultHeaderTimeout = 2 * time.Second
 
 // DefaultMaxCallsPerSession is Options.MaxCallsPerSession's default.
 const DefaultMaxCallsPerSession = 256
+
+// DefaultMaxCalls is Options.MaxCalls's default.
+const DefaultMaxCalls = 2048
 
 // ErrClosed is returned by the Serve methods when the Gateway is closed.
 var ErrClosed = errors.New("gateway is closed")
@@ -70,6 +74,13 @@ type Options struct {
 	// "Authorization: Bearer <token>" (else 401). It also lets Listen bind
 	// a non-loopback address.
 	BearerToken string
+	// Authenticate, when set, replaces the BearerToken check: it returns
+	// who an HTTP request is from (a stable name, never a secret), or an
+	// error, which is answered 401 with its text. Each session is bound to
+	// the identity that opened it: a request of another identity
+	// presenting its id gets 404. It must be safe for concurrent use and
+	// must not read the body.
+	Authenticate func(*http.Request) (identity string, err error)
 	// AllowedOrigins lists browser origins ("https://app.example.com")
 	// allowed besides loopback ones. A request whose Origin header is
 	// neither is refused with 403 (DNS rebinding protection); a request
@@ -86,12 +97,26 @@ type Options struct {
 	// New; 0 means as long as it takes.
 	ReadyTimeout time.Duration
 	// MaxConnections bounds the HTTP connections ServeListener serves at
-	// once; more wait to be accepted. 0 means DefaultMaxConnections.
+	// once. A new connection past it closes the one that has waited
+	// longest without a request (sent none yet, or idle between two), or
+	// is refused with 503 when every connection serves a request. 0 means
+	// DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnsPerAddr bounds, the same way, the connections from one
+	// client IP address; 0 means DefaultMaxConnsPerAddr.
+	MaxConnsPerAddr int
+	// MaxStreams bounds the SSE GET streams open at once (more are
+	// refused with 503), so they never take every connection; 0 means
+	// half of MaxConnections.
+	MaxStreams int
 	// HeaderTimeout is how long an HTTP connection may take to send a
-	// request's headers before it is closed; 0 means
-	// DefaultHeaderTimeout.
+	// request's headers, from accept or its first byte, before it is
+	// closed; 0 means DefaultHeaderTimeout.
 	HeaderTimeout time.Duration
+	// BodyTimeout is how long a request's body may take to arrive once its
+	// headers are read; a slower one is refused (408) and its connection
+	// closed. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// MaxSessions bounds the client sessions open at once: a new session
 	// past it closes the one idle longest, so thousands of clients that
 	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.
@@ -101,6 +126,14 @@ type Options struct {
 	// error, so a flood costs neither goroutines nor memory. 0 means
 	// DefaultMaxCallsPerSession.
 	MaxCallsPerSession int
+	// MaxBatchResponse bounds the bytes of the answer to one JSON-RPC
+	// batch over HTTP; past it the answer ends and its connection closes.
+	// 0 means DefaultMaxBatchResponse.
+	MaxBatchResponse int
+	// MaxCalls bounds the tools/call requests in flight on the whole
+	// gateway, whatever their sessions; past it a call is refused at once
+	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls.
+	MaxCalls int
 	// RawNames serves each tool under its server's own name
 	// (tool.Origin.Name) instead of its public name: for a gateway in front
 	// of one server, or clients that expect a server's own names. A raw
@@ -208,6 +241,7 @@ type Gateway struct {
 	// perSession counts the tools/call requests in flight by session;
 	// guarded by mu.
 	perSession map[*mcp.ServerSession]int
+	inFlight   int // the sum of perSession
 	// lastActive is when each session last sent a request, for evicting
 	// the one idle longest; guarded by mu.
 	lastActive map[*mcp.ServerSession]time.Time
@@ -218,12 +252,15 @@ type Gateway struct {
 	answering pending
 	// vanish follows HTTP request streams dropped mid-call.
 	vanish vanishing
+	// owners binds HTTP sessions to the identity that opened them.
+	owners sessionOwners
 
 	readyBy time.Time // New + Options.ReadyTimeout
 
 	syncMu        sync.Mutex
 	advertised    map[string]advertisement // what the server lists, by served name; guarded by syncMu
 	shadowed      map[shadowed]bool        // raw names not served; guarded by syncMu
+	unsafeRaw     map[string]bool          // public names served for unsafe raw ones; guarded by syncMu
 	offers        offerState               // resources, templates and prompts served; guarded by syncMu
 	syncedVersion atomic.Uint64            // the registry version the last sync read
 	stopWatch     func()
@@ -389,6 +426,7 @@ func (g *Gateway) sync() {
 	g.syncOffers(order)
 	served, lost := listings(tools, g.opts.RawNames, order)
 	g.reportShadowed(lost)
+	g.reportUnsafeRaw(served)
 	present := make(map[string]bool, len(served))
 	for _, l := range served {
 		present[l.served] = true
@@ -436,6 +474,23 @@ func (g *Gateway) reportShadowed(lost []shadowed) {
 		}
 	}
 	g.shadowed = now
+}
+
+// reportUnsafeRaw logs, once each, the tools served under their public
+// names because their raw names are not safe to show.
+func (g *Gateway) reportUnsafeRaw(served []listing) {
+	now := make(map[string]bool)
+	for _, l := range served {
+		if l.unsafeRaw == "" {
+			continue
+		}
+		now[l.served] = true
+		if !g.unsafeRaw[l.served] {
+			g.log.Warn("tool served under its public name: its raw name has characters other than A-Z, a-z, 0-9, _, . and -",
+				"tool", l.served, "raw_name", strconv.QuoteToASCII(l.unsafeRaw))
+		}
+	}
+	g.unsafeRaw = now
 }
 
 // addTool lists t on the server, or replaces its listing.
@@ -506,23 +561,35 @@ func (g *Gateway) track(c *inflight) bool {
 	return true
 }
 
-// admitCall takes one of session's call slots; false when it has
-// MaxCallsPerSession calls in flight already.
-func (g *Gateway) admitCall(session *mcp.ServerSession) bool {
-	limit := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+// admitCall takes one of session's call slots, or says why not: the
+// session has MaxCallsPerSession calls in flight already, or the gateway
+// MaxCalls.
+func (g *Gateway) admitCall(session *mcp.ServerSession) error {
+	perSession := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
+	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.perSession[session] >= limit {
-		return false
+	switch {
+	case g.perSession[session] >= perSession:
+		return tooManyCalls("on this session", perSession)
+	case g.inFlight >= total:
+		return tooManyCalls("on the gateway", total)
 	}
 	g.perSession[session]++
-	return true
+	g.inFlight++
+	return nil
+}
+
+// tooManyCalls is the JSON-RPC error refusing a call over a limit.
+func tooManyCalls(where string, limit int) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many tool calls in flight %s (the gateway's limit is %d); retry when some have ended", where, limit)}
 }
 
 // releaseCall gives back a slot taken by admitCall.
 func (g *Gateway) releaseCall(session *mcp.ServerSession) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.inFlight--
 	if g.perSession[session]--; g.perSession[session] <= 0 {
 		delete(g.perSession, session)
 	}

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
 
@@ -83,11 +81,12 @@ func (g *Gateway) Health() Health {
 // first passes the safety checks, in this order: 503 once the gateway is
 // closed; 403 for a non-loopback Host on a loopback connection, or an
 // Origin that is neither loopback nor in Options.AllowedOrigins (DNS
-// rebinding); 401 without the configured bearer token. All Handler values
-// share the gateway's sessions.
+// rebinding); 401 without the configured bearer token (or when
+// Options.Authenticate refuses); 404 for a session opened by another
+// identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", g.serveMCP)
+	mux.Handle("/mcp", g.streamBudget(g.screen(g.bindSessions(http.HandlerFunc(g.serveMCP)))))
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -95,7 +94,7 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("/metrics", g.opts.Metrics)
 	}
-	return g.guard(mux)
+	return g.bodyDeadline(g.guard(mux))
 }
 
 // Sessions returns the number of client sessions open now (with
@@ -157,33 +156,52 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 		}
 		g.mu.Unlock()
 		if closed {
-			http.Error(w, "Service Unavailable: the gateway is shutting down", http.StatusServiceUnavailable)
+			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway is shutting down")
 			return
 		}
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackHost(hostOnly(local.String())) && !isLoopbackHost(hostOnly(r.Host)) {
-			http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
-			http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin), http.StatusForbidden)
+			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
 			return
 		}
-		if g.opts.BearerToken != "" {
-			given, ok := bearer(r.Header.Get("Authorization"))
-			sum := sha256.Sum256([]byte(given))
-			// Comparing fixed-size digests keeps the time independent of
-			// where the token differs and of its length.
-			if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
-				// An unauthorized client keeps no connection open: a flood of
-				// them must not hold the gateway's file descriptors.
-				w.Header().Set("Connection", "close")
-				http.Error(w, "Unauthorized: a valid \"Authorization: Bearer <token>\" header is required", http.StatusUnauthorized)
-				return
-			}
+		identity, err := g.authenticate(r, tokenSum)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
+			// An unauthorized client keeps no connection open, whatever
+			// body it declared: a flood of them must not hold the
+			// gateway's connections.
+			refuse(w, http.StatusUnauthorized, "Unauthorized: "+err.Error())
+			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity)))
 	})
+}
+
+// errNoToken is why a request without the configured bearer token is
+// refused.
+var errNoToken = errors.New(`a valid "Authorization: Bearer <token>" header is required`)
+
+// authenticate returns who r is from: Options.Authenticate's answer, else
+// "bearer" for the holders of Options.BearerToken, else "" (no
+// authentication); an error means 401.
+func (g *Gateway) authenticate(r *http.Request, tokenSum [sha256.Size]byte) (string, error) {
+	switch {
+	case g.opts.Authenticate != nil:
+		return g.opts.Authenticate(r)
+	case g.opts.BearerToken == "":
+		return "", nil
+	}
+	given, ok := bearer(r.Header.Get("Authorization"))
+	sum := sha256.Sum256([]byte(given))
+	// Comparing fixed-size digests keeps the time independent of where
+	// the token differs and of its length.
+	if !ok || subtle.ConstantTimeCompare(sum[:], tokenSum[:]) != 1 {
+		return "", errNoToken
+	}
+	return "bearer", nil
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" value.
@@ -236,14 +254,15 @@ var ErrNotLoopback = errors.New("it is not a loopback address")
 
 // Listen opens a TCP listener on addr for Streamable HTTP. It refuses an
 // address that is not loopback (including an empty host, which means every
-// interface) unless opts.BearerToken is set or opts.InsecureAllowNonLoopback
-// is true, so the gateway is never reachable from the network by accident.
+// interface) unless opts.BearerToken or opts.Authenticate is set, or
+// opts.InsecureAllowNonLoopback is true, so the gateway is never reachable
+// from the network by accident.
 func Listen(addr string, opts Options) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: listen address %q is not host:port: %w", addr, err)
 	}
-	if !isLoopbackHost(host) && opts.BearerToken == "" && !opts.InsecureAllowNonLoopback {
+	if !isLoopbackHost(host) && opts.BearerToken == "" && opts.Authenticate == nil && !opts.InsecureAllowNonLoopback {
 		return nil, fmt.Errorf("gateway: refusing to listen on %q: %w and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr, ErrNotLoopback)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -259,23 +278,33 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // which ends the SSE streams), waits for the HTTP requests still running,
 // and drops the connections left (idle ones, and new ones that never sent a
 // request, which http.Server.Shutdown would wait for). It closes ln and
-// returns nil after a clean shutdown.
+// returns nil after a clean shutdown. Besides Handler's checks, it bounds
+// connections as Options.MaxConnections and MaxConnsPerAddr say (accept
+// never blocks), and headers to HeaderTimeout and 64 KiB: Handler alone,
+// on a server of the caller's, has neither.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
-	// Bounded: a flood of connections waits to be accepted rather than
-	// taking file descriptors without end.
-	ln = netutil.LimitListener(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections))
+	// Bounded without blocking accept: a flood of connections that send
+	// nothing is shed (see connGate).
+	gate := newConnGate(ln, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections), cmp.Or(g.opts.MaxConnsPerAddr, DefaultMaxConnsPerAddr), g.log)
 	srv := &http.Server{
-		Handler:           g.Handler(),
+		Handler: g.Handler(),
+		// From accept (or a keep-alive request's first byte) to the end of
+		// the headers; the body has Options.BodyTimeout of its own.
 		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
 		// A keep-alive connection idle this long is closed (an open SSE
-		// stream is a request in progress, not idle).
+		// stream is a request in progress, not idle); under pressure the
+		// gate sheds idle ones sooner.
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		ConnState:   active.track,
+		ConnState: func(c net.Conn, s http.ConnState) {
+			gate.track(c, s)
+			active.track(c, s)
+		},
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(gate) }()
 	var serveErr error
 	select {
 	case <-ctx.Done():

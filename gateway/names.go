@@ -10,6 +10,9 @@ import (
 type listing struct {
 	served string    // the name clients see
 	tool   tool.Tool // the registry's tool (called by its public Name)
+	// unsafeRaw is the tool's raw name when it was not served under it
+	// (see safeName).
+	unsafeRaw string
 }
 
 // shadowed is a tool not served because another server's tool took its
@@ -47,13 +50,34 @@ func listings(tools []tool.Tool, raw bool, order []string) ([]listing, []shadowe
 			lost = append(lost, shadowed{tool: name, server: t.Origin.Server, keptBy: kept.Origin.Server})
 			continue
 		}
-		out = append(out, listing{served: name, tool: t})
+		l := listing{served: name, tool: t}
+		if name == t.Name && t.Origin.Name != "" && t.Origin.Name != t.Name {
+			l.unsafeRaw = t.Origin.Name
+		}
+		out = append(out, l)
 	}
 	return out, lost
 }
 
 // rawName is the name t has at its source, or its public name for a tool
-// written in Go.
+// written in Go or whose raw name is not safeName.
 func rawName(t tool.Tool) string {
-	return cmp.Or(t.Origin.Name, t.Name)
+	if !safeName(t.Origin.Name) {
+		return t.Name
+	}
+	return t.Origin.Name
+}
+
+// safeName reports whether name is non-empty and made of [A-Za-z0-9_.-]
+// only, the characters the MCP specification recommends for tool names. A
+// server's own name is shown to clients and models as is: control
+// characters, bidirectional overrides or zero-width characters in it could
+// hide what a tool is.
+func safeName(name string) bool {
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
 }

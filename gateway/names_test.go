@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,6 +90,45 @@ func TestRawNames(t *testing.T) {
 	}
 	if got := texts(c.call(t, "greet", `{"name":"x"}`)); !slices.Equal(got, []string{"Hello, x!"}) {
 		t.Errorf("greet: %v", got)
+	}
+}
+
+// With RawNames, a raw name with characters outside [A-Za-z0-9_.-] (ESC,
+// C1, DEL, newline, a right-to-left override, a zero-width space) is not
+// shown to clients: the tool is served under its public name, and the log
+// says so once.
+func TestRawNamesUnsafe(t *testing.T) {
+	reg := tool.NewRegistry()
+	unsafe := []string{"clear\x1b[2J", "c1\u009b", "del\x7f", "two\nlines", "txt.exe\u202egpj", "zero\u200bwidth", "sp ace", "ünï"}
+	var want []string
+	for i, raw := range unsafe {
+		public := "mcp__s__t" + strconv.Itoa(i)
+		want = append(want, public)
+		tl := goTool(public, textBody("ok"))
+		tl.Origin = tool.Origin{Server: "s", Name: raw}
+		if _, err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	safe := goTool("mcp__s__fine", textBody("ok"))
+	safe.Origin = tool.Origin{Server: "s", Name: "fine-1.0_x"}
+	if _, err := reg.Register(safe); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "fine-1.0_x")
+	logs := mcptest.NewLog()
+	g := newGateway(t, reg, Options{RawNames: true, Logger: logs.Logger()})
+	c := connectInMemory(t, g)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, c.names(t)); diff != "" {
+		t.Fatalf("tools/list (-want +got):\n%s", diff)
+	}
+	if !logs.HasRecord(slog.LevelWarn, "tool served under its public name: its raw name has characters other than A-Z, a-z, 0-9, _, . and -",
+		"component", "gateway", "tool", "mcp__s__t4", "raw_name", `"txt.exe\u202egpj"`) {
+		t.Errorf("no record of the unsafe raw name; log:\n%s", logs.Text())
+	}
+	if got := texts(c.call(t, "mcp__s__t0", `{}`)); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("a call by the public name: %v", got)
 	}
 }
 

@@ -58,17 +58,5 @@ func (f *lineFilter) Close() error { return f.src.Close() }
 // response; id is echoed when it is a string or a number, else null. A
 // failed write is the session's to notice on its next frame.
 func (f *lineFilter) reply(id json.RawMessage, why *jsonrpc.Error) {
-	if len(id) == 0 || (id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9')) {
-		id = json.RawMessage("null")
-	}
-	type wireError struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
-	}
-	frame := mustJSON(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   wireError       `json:"error"`
-	}{"2.0", id, wireError{why.Code, why.Message}})
-	f.out.Write(append(frame, '\n'))
+	f.out.Write(append(errorFrame(id, why), '\n'))
 }

@@ -30,6 +30,7 @@ func TestLineFilter(t *testing.T) {
 			`[{"jsonrpc":"2.0","method":"a"}]` + "\n", "-32600 \"x\""},
 		{"only bad members", `[{"id":"x"},3]` + "\n", "", "-32600 \"x\""},
 		{"object id is not echoed", `{"id":{"a":1}}` + "\n", "", "-32600 null"},
+		{"an id answered under another is refused", `{"jsonrpc":"2.0","id":1.5,"method":"a"}` + "\n", "", "-32600 1.5"},
 		{"too long", strings.Repeat("x", 90) + "\n" + `{"jsonrpc":"2.0","method":"a"}` + "\n", "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n",
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: message longer than 80 bytes"}}` + "\n"},
 	}

@@ -114,7 +114,7 @@ func (f *LineFilter) admit(line []byte) []byte {
 		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: an empty batch"})
 		return nil
 	case len(batch) > MaxBatch:
-		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: a batch of %d messages is over the limit of %d", len(batch), MaxBatch)})
+		f.reject(nil, batchTooLong(len(batch)))
 		return nil
 	}
 	kept := batch[:0]
@@ -133,8 +133,8 @@ func (f *LineFilter) admit(line []byte) []byte {
 	return out
 }
 
-// valid reports whether m is one JSON-RPC message, and rejects it when it
-// is not.
+// valid reports whether m is one JSON-RPC message whose id can be answered
+// exactly (ScreenFrame), and rejects it when it is not.
 func (f *LineFilter) valid(m []byte) bool {
 	if _, err := decodeMessage(m); err != nil {
 		var probe struct {
@@ -142,6 +142,10 @@ func (f *LineFilter) valid(m []byte) bool {
 		}
 		json.Unmarshal(m, &probe) // a non-object leaves ID empty
 		f.reject(probe.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: " + err.Error()})
+		return false
+	}
+	if r := screenMessage(m); r != nil {
+		f.reject(r.ID, r.Err)
 		return false
 	}
 	return true

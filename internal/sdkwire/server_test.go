@@ -67,6 +67,11 @@ func TestLineFilter(t *testing.T) {
 		{"too long, spanning chunks", strings.Repeat("x", 90) + "\n" + msg + "\n", msg + "\n",
 			[]rejection{{"", jsonrpc.CodeInvalidRequest, "Invalid Request: message longer than 80 bytes"}}},
 		{"exactly the limit", exact + "\n", exact + "\n", nil},
+		{"an id answered under another is refused", `{"jsonrpc":"2.0","id":1.5,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":18446744073709551617,"method":"a"}` + "\n", "",
+			[]rejection{{"1.5", jsonrpc.CodeInvalidRequest, "Invalid Request: id 1.5 cannot be answered exactly; an id is a string or an integer from -2^53 to 2^53"},
+				{"18446744073709551617", jsonrpc.CodeInvalidRequest, "Invalid Request: id 18446744073709551617 cannot be answered exactly; an id is a string or an integer from -2^53 to 2^53"}}},
+		{"a batch loses only its inexact member", "[" + msg + `,{"jsonrpc":"2.0","id":1e2,"method":"a"}]` + "\n", "[" + msg + "]\n",
+			[]rejection{{"1e2", jsonrpc.CodeInvalidRequest, "Invalid Request: id 1e2 cannot be answered exactly; an id is a string or an integer from -2^53 to 2^53"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"sync"
+)
+
+// Sessions are bound to the identity that opened them: the id in
+// Mcp-Session-Id is a handle, not a credential, so a client presenting
+// another's id must not act in that session (answer its elicitations, read
+// its results). Today the identity is the bearer token's (one for every
+// holder) unless Options.Authenticate tells clients apart.
+
+// identityKey is the context key of the request's identity.
+type identityKey struct{}
+
+// withIdentity returns ctx carrying who the request is from.
+func withIdentity(ctx context.Context, identity string) context.Context {
+	return context.WithValue(ctx, identityKey{}, identity)
+}
+
+// identityOf returns who the request is from; "" when the gateway has no
+// authentication (every client is the same anonymous one).
+func identityOf(r *http.Request) string {
+	id, _ := r.Context().Value(identityKey{}).(string)
+	return id
+}
+
+// sessionOwners maps each open session's id to the identity that opened
+// it. Entries of ended sessions are dropped when a new session is bound,
+// so it holds no more than the open sessions and the new one. Safe for
+// concurrent use.
+type sessionOwners struct {
+	mu    sync.Mutex
+	owner map[string]string // session id -> identity
+}
+
+// bind records that identity opened session; open holds the ids of the
+// sessions still open.
+func (o *sessionOwners) bind(session, identity string, open map[string]bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.owner == nil {
+		o.owner = make(map[string]string)
+	}
+	for id := range o.owner {
+		if !open[id] {
+			delete(o.owner, id)
+		}
+	}
+	o.owner[session] = identity
+}
+
+// allowed reports whether identity may use session: it opened it, or the
+// session is not bound (unknown ids are the SDK's to refuse).
+func (o *sessionOwners) allowed(session, identity string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	owner, bound := o.owner[session]
+	return !bound || owner == identity
+}
+
+// bindSessions refuses a request that presents a session opened by another
+// identity with 404, as the SDK answers an unknown session (a probe learns
+// nothing about which ids exist), and binds each new session to the
+// identity whose initialize opened it.
+func (g *Gateway) bindSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		identity := identityOf(r)
+		if session := r.Header.Get("Mcp-Session-Id"); session != "" {
+			if !g.owners.allowed(session, identity) {
+				g.log.Warn("HTTP request refused: its session was opened by another identity", "session", session)
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(session string) {
+			g.owners.bind(session, identity, g.openSessions())
+		}}, r)
+	})
+}
+
+// openSessions returns the ids of the sessions the SDK serves now.
+func (g *Gateway) openSessions() map[string]bool {
+	open := make(map[string]bool)
+	for ss := range g.server.Sessions() {
+		open[ss.ID()] = true
+	}
+	return open
+}
+
+// bindingWriter binds the session a response opens before the response
+// (and with it the session id) leaves.
+type bindingWriter struct {
+	http.ResponseWriter
+	bind  func(session string)
+	wrote bool
+}
+
+func (b *bindingWriter) WriteHeader(code int) {
+	if !b.wrote {
+		b.wrote = true
+		if session := b.Header().Get("Mcp-Session-Id"); session != "" {
+			b.bind(session)
+		}
+	}
+	b.ResponseWriter.WriteHeader(code)
+}
+
+func (b *bindingWriter) Write(p []byte) (int, error) {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	return b.ResponseWriter.Write(p)
+}
+
+// Flush binds the session first, as Write does: a flush sends the
+// headers.
+func (b *bindingWriter) Flush() {
+	if !b.wrote {
+		b.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(b.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (b *bindingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }

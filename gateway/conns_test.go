@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"testing"
+	"time"
+)
+
+// gateConnSpec describes a connection of the gate in TestConnGateMakeRoom.
+type gateConnSpec struct {
+	name, addr   string
+	busy, served bool
+	age          int // seconds before the test's time
+}
+
+// countAddr counts the connections from addr.
+func countAddr(cs []gateConnSpec, addr string) int {
+	n := 0
+	for _, c := range cs {
+		if c.addr == addr {
+			n++
+		}
+	}
+	return n
+}
+
+// Which connection makes room for a new one: of the connections not
+// serving a request, one of the new one's address when that address is at
+// its cap, one that never sent a request before a keep-alive one, the
+// oldest first; none (refused) when every candidate is busy.
+func TestConnGateMakeRoom(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	tests := []struct {
+		name      string
+		max, per  int
+		conns     []gateConnSpec
+		addr      string
+		want      string // the victim; "" for none
+		wantAdmit bool
+	}{
+		{"room left", 3, 3, []gateConnSpec{{name: "a", addr: "x"}}, "x", "", true},
+		{"global cap: never-served before keep-alive", 2, 5,
+			[]gateConnSpec{{name: "keepalive", addr: "x", served: true, age: 9}, {name: "silent", addr: "y", age: 1}}, "z", "silent", true},
+		{"global cap: the oldest of a kind", 3, 5,
+			[]gateConnSpec{{name: "old", addr: "x", age: 9}, {name: "new", addr: "y", age: 1}, {name: "busy", addr: "z", busy: true, age: 20}}, "z", "old", true},
+		{"address cap: only that address's", 10, 2,
+			[]gateConnSpec{{name: "other", addr: "y", age: 9}, {name: "mine-ka", addr: "x", served: true, age: 5}, {name: "mine-busy", addr: "x", busy: true, age: 1}}, "x", "mine-ka", true},
+		{"address cap, all of it busy: refused", 10, 1,
+			[]gateConnSpec{{name: "other", addr: "y", age: 9}, {name: "mine", addr: "x", busy: true}}, "x", "", false},
+		{"global cap, all busy: refused", 2, 5,
+			[]gateConnSpec{{name: "a", addr: "x", busy: true}, {name: "b", addr: "y", busy: true}}, "z", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newConnGate(nil, tt.max, tt.per, nil)
+			names := map[*gateConn]string{}
+			for _, c := range tt.conns {
+				gc := &gateConn{gate: g, addr: c.addr, busy: c.busy, served: c.served, since: t0.Add(-time.Duration(c.age) * time.Second)}
+				g.conns[gc] = struct{}{}
+				g.byAddr[c.addr]++
+				names[gc] = c.name
+			}
+			victim, ok := g.makeRoom(tt.addr)
+			if got := names[victim]; got != tt.want || ok != tt.wantAdmit {
+				t.Errorf("makeRoom = %q, %v; want %q, %v", got, ok, tt.want, tt.wantAdmit)
+			}
+			if victim != nil && (len(g.conns) != len(tt.conns)-1 || g.byAddr[victim.addr] != countAddr(tt.conns, victim.addr)-1) {
+				t.Errorf("the victim is still counted: %d conns, %d from %s", len(g.conns), g.byAddr[victim.addr], victim.addr)
+			}
+		})
+	}
+}

@@ -1,0 +1,221 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// The HTTP edge: what every request meets before the gateway serves it.
+// Nothing here reads a body before the request is authorized, no body read
+// waits without a deadline, and a refused request's connection closes at
+// once.
+
+// DefaultBodyTimeout is Options.BodyTimeout's default.
+const DefaultBodyTimeout = 10 * time.Second
+
+// maxHeaderBytes caps a request's headers; net/http allows 4 KiB more, so
+// a request never holds more than 64 KiB of headers.
+const maxHeaderBytes = 60 << 10
+
+// maxBody bounds a POST body to /mcp: the SDK's own limit, enforced before
+// the SDK reads it.
+const maxBody = mcp.DefaultMaxRequestBodyBytes
+
+// refuse answers a request the gateway will not serve and closes its
+// connection at once. The expired read deadline matters: after the handler
+// returns, net/http drains up to 256 KiB of a body the client declared but
+// never sent, waiting for it without bound.
+func refuse(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, status)
+	http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// bodyDeadline bounds the time a request's body may take to arrive, from
+// the moment its headers are read: a client dribbling its body cannot hold
+// a connection (and a handler) for longer.
+func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
+	timeout := cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			rc := http.NewResponseController(w)
+			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts the read deadline once the body is read to its end:
+// a response streamed for long after it (SSE) must not have its request
+// cancelled by net/http's background read timing out.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.done {
+		b.done = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// streamBudget bounds the SSE GET streams open at once to Options.MaxStreams,
+// so that they never take every connection slot: a new client always finds
+// one for its POSTs.
+func (g *Gateway) streamBudget(next http.Handler) http.Handler {
+	limit := int64(g.maxStreams())
+	var open atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if open.Add(1) > limit {
+			open.Add(-1)
+			w.Header().Set("Retry-After", "5")
+			refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("Service Unavailable: %d event streams are open, the gateway's limit; retry later", limit))
+			return
+		}
+		defer open.Add(-1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// maxStreams is Options.MaxStreams or its default, half the connections.
+func (g *Gateway) maxStreams() int {
+	if g.opts.MaxStreams > 0 {
+		return g.opts.MaxStreams
+	}
+	return max(1, cmp.Or(g.opts.MaxConnections, DefaultMaxConnections)/2)
+}
+
+// screen reads a POST's body (bounded, under the body deadline) and refuses
+// what the SDK must not see: a body over the SDK's limit, a batch over
+// sdkwire.MaxBatch messages, an id that cannot be answered exactly. The
+// body is handed on in memory, as the SDK would have read it.
+func (g *Gateway) screen(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body did not arrive within %v", cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)))
+			return
+		case err != nil:
+			refuse(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
+			return
+		case len(body) > maxBody:
+			refuse(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large: a body is at most "+strconv.Itoa(maxBody)+" bytes")
+			return
+		}
+		if ref := sdkwire.ScreenFrame(body); ref != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(errorFrame(ref.ID, ref.Err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !isBatch(body) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cw := &capWriter{ResponseWriter: w, left: cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), stall: cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)}
+		next.ServeHTTP(cw, r)
+		if !cw.cut {
+			// The connection may serve another request, with no deadline.
+			http.NewResponseController(w).SetWriteDeadline(time.Time{})
+			return
+		}
+		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", r.Header.Get("Mcp-Session-Id"))
+	})
+}
+
+// isBatch reports whether the valid JSON frame is an array.
+func isBatch(frame []byte) bool {
+	frame = bytes.TrimLeft(frame, " \t\r\n")
+	return len(frame) > 0 && frame[0] == '['
+}
+
+// DefaultMaxBatchResponse is Options.MaxBatchResponse's default.
+const DefaultMaxBatchResponse = 16 << 20
+
+// errBatchTooLarge is what the SDK's writes get once a batch's answer is
+// cut off.
+var errBatchTooLarge = errors.New("gateway: the batch's answer is over the limit")
+
+// capWriter bounds the answer to one batch: past left bytes, or when a
+// write makes no progress for stall (a client that does not read), the
+// answer ends and its connection closes, rather than the answers of up to
+// MaxBatch requests piling up. The SDK writes a stream's events one at a
+// time, so Write is never concurrent with itself.
+type capWriter struct {
+	http.ResponseWriter
+	left  int
+	stall time.Duration
+	cut   bool
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	rc := http.NewResponseController(c.ResponseWriter)
+	if !c.cut && len(p) > c.left {
+		c.cut = true
+		// Expired deadlines end the connection: the client sees the
+		// answer end, and the request's context ends with it.
+		rc.SetWriteDeadline(time.Now())
+		rc.SetReadDeadline(time.Now())
+	}
+	if c.cut {
+		return 0, errBatchTooLarge
+	}
+	c.left -= len(p)
+	rc.SetWriteDeadline(time.Now().Add(c.stall))
+	return c.ResponseWriter.Write(p)
+}
+
+// Flush flushes the answer so far, for handlers that look for
+// http.Flusher.
+func (c *capWriter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection (the SDK
+// flushes each event through it).
+func (c *capWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// errorFrame is a JSON-RPC error response; id is echoed when it is a string
+// or a number, else null.
+func errorFrame(id json.RawMessage, why *jsonrpc.Error) []byte {
+	if len(id) == 0 || (id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9')) {
+		id = json.RawMessage("null")
+	}
+	type wireError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	return mustJSON(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{why.Code, why.Message}})
+}
