@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"io"
 	"log/slog"
 	"os"
@@ -56,6 +57,8 @@ type env struct {
 	// (pin.go); pinning (the pin command) loads no lock into it.
 	pins    *pin.Book
 	pinning bool
+	// keeper applies the gateway entry (serve only; nil otherwise).
+	keeper *gatewayauth.Keeper
 }
 
 func (e *env) getenv(k string) string {

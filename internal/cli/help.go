@@ -33,6 +33,7 @@ func commands() []command {
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"pin", "pin [SOURCE] [--diff] [SERVER...]", "record the tools' and prompts' definitions in mcpbridge.lock; withhold any that change", pinHelp, (*env).pinCmd},
+		{"audit", "audit verify FILE", "check that a gateway audit trail's hash chain is intact", auditHelp, noContext((*env).auditCmd)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},

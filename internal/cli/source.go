@@ -41,7 +41,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(mcpclient.NewKind(mcpclient.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), e.samplingKind(), viewkind.NewKind())
+	}), e.samplingKind(), viewkind.NewKind(), e.gatewayKind())
 }
 
 // serverOptions are the options of every server a command starts. A

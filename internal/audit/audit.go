@@ -1,0 +1,172 @@
+// Package audit writes and verifies the gateway's audit trail: one JSON
+// line per call, appended with O_APPEND, each carrying the SHA-256 of the
+// line before it, so that an edited, removed or reordered line breaks the
+// chain (Verify). A line torn by a crash (no trailing newline) is skipped
+// by readers and the chain continues from the last whole line.
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Genesis is the prev value of a file's first line.
+const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Entry is one audited request. Prev is filled by Log.Write.
+type Entry struct {
+	Time     time.Time       `json:"time"`
+	Identity string          `json:"identity"`
+	Client   string          `json:"client,omitempty"`
+	Session  string          `json:"session,omitempty"`
+	Method   string          `json:"method"`
+	Name     string          `json:"name"`
+	Server   string          `json:"server,omitempty"`
+	Outcome  string          `json:"outcome"`
+	Reason   string          `json:"reason,omitempty"`
+	Duration float64         `json:"durationMs"`
+	TraceID  string          `json:"traceId,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgKeys  []string        `json:"argKeys,omitempty"`
+	ArgsHash string          `json:"argsHash,omitempty"`
+	Prev     string          `json:"prev"`
+}
+
+// Log appends entries to one file (or a writer). Safe for concurrent use:
+// the chain needs each line written in the order its hash was taken.
+type Log struct {
+	mu   sync.Mutex
+	w    io.Writer
+	f    *os.File // nil for a writer the caller owns
+	prev string
+}
+
+// Open opens path for appending (created 0600 if absent) and continues the
+// chain from its last whole line. "-" writes to stdout.
+func Open(path string, stdout io.Writer) (*Log, error) {
+	if path == "-" {
+		return &Log{w: stdout, prev: Genesis}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: opening %s: %w", path, err)
+	}
+	prev, err := lastHash(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
+	}
+	return &Log{w: f, f: f, prev: prev}, nil
+}
+
+// lastHash returns the hash of r's last whole line, Genesis when it has
+// none. Only the file's tail is read: lines are far shorter than 1 MiB.
+func lastHash(f *os.File) (string, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	const tail = 1 << 20
+	off := max(0, st.Size()-tail)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		return Genesis, nil
+	}
+	start := bytes.LastIndexByte(buf[:end], '\n') + 1
+	return hashOf(buf[start:end]), nil
+}
+
+func hashOf(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+// Write appends e as one line chained to the previous one. A failed write
+// is returned (the caller fails closed) and the chain does not advance.
+func (l *Log) Write(e Entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.Prev = l.prev
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit: encoding an entry: %w", err)
+	}
+	if _, err := l.w.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("audit: writing: %w", err)
+	}
+	l.prev = hashOf(line)
+	return nil
+}
+
+// Close closes the file; a Log on stdout has nothing to close.
+func (l *Log) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+// Report is what Verify found.
+type Report struct {
+	// Lines is the number of whole lines checked.
+	Lines int
+	// Torn reports a last line without its newline (a crash mid-write),
+	// skipped.
+	Torn bool
+}
+
+// BrokenError says which line breaks the chain.
+type BrokenError struct {
+	Line int
+	Msg  string
+}
+
+func (e *BrokenError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Verify reads an audit trail and checks that every whole line is a JSON
+// object whose prev is the hash of the line before it (Genesis for the
+// first). The first line of a file may continue a rotated one: its prev is
+// taken as given.
+func Verify(r io.Reader) (Report, error) {
+	var rep Report
+	br := bufio.NewReaderSize(r, 64<<10)
+	prev := ""
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] != '\n' {
+			rep.Torn = true
+			return rep, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, fmt.Errorf("audit: reading: %w", err)
+		}
+		line = line[:len(line)-1]
+		rep.Lines++
+		var e struct {
+			Prev *string `json:"prev"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil || e.Prev == nil {
+			return rep, &BrokenError{Line: rep.Lines, Msg: "not an audit entry (a JSON object with prev)"}
+		}
+		if prev != "" && *e.Prev != prev {
+			return rep, &BrokenError{Line: rep.Lines, Msg: "its prev is not the hash of line " + fmt.Sprint(rep.Lines-1) + ": a line was edited, removed or inserted"}
+		}
+		prev = hashOf(line)
+	}
+}
