@@ -14,7 +14,7 @@ func (e *env) gatewayKind() *gatewayauth.Kind { return gatewayauth.NewKind(e.kee
 
 // keeperLinks reach the run's gateway and metrics, made after the Keeper.
 type keeperLinks struct {
-	gw  atomic.Pointer[gateway.Gateway]
+	gw atomic.Pointer[gateway.Gateway]
 	// refused counts refusals in /metrics once the run has metrics.
 	refused atomic.Pointer[func(string)]
 }
