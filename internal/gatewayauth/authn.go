@@ -15,7 +15,6 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/time/rate"
 )
 
@@ -101,7 +100,7 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 	}
 	client := o.Client
 	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+		client = defaultClient()
 	}
 	log := o.Logger
 	if log == nil {
@@ -109,14 +108,10 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 	}
 	jwks := a.JWKSURL
 	if jwks == "" {
-		meta, err := auth.GetAuthServerMetadata(ctx, a.Issuer, client)
-		if err != nil {
-			return nil, fmt.Errorf("gateway auth: discovering the issuer %s: %w", a.Issuer, err)
+		var err error
+		if jwks, err = discoverJWKS(ctx, a.Issuer, client); err != nil {
+			return nil, fmt.Errorf("gateway auth: discovering the JWKS of %s (or set auth.jwksUrl): %w", a.Issuer, err)
 		}
-		if meta == nil || meta.JWKSURI == "" {
-			return nil, fmt.Errorf("gateway auth: the issuer %s publishes no jwks_uri (RFC 8414 or OpenID Connect discovery); set auth.jwksUrl", a.Issuer)
-		}
-		jwks = meta.JWKSURI
 	}
 	limiter := o.RefreshUnknownKID
 	if limiter == nil {

@@ -25,11 +25,13 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// JSON-RPC error codes of refused requests (the server-defined range).
+// JSON-RPC error codes of refused requests: server-defined, clear of the
+// codes the go-sdk and MCP give meanings (-32000 to -32005, -32002,
+// -32020 to -32022, -32042).
 const (
-	CodeDenied      = -32003
-	CodeRateLimited = -32029
-	CodeUnaudited   = -32030
+	CodeDenied      = -32030
+	CodeRateLimited = -32031
+	CodeUnaudited   = -32032
 )
 
 // Options are what a Keeper needs besides the config.
