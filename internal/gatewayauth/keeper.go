@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/time/rate"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/audit"
@@ -54,6 +55,9 @@ type Options struct {
 	Changed func()
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// RefreshUnknownKID bounds the JWKS refreshes that tokens with an
+	// unknown kid cause; 0 means one per 10 s.
+	RefreshUnknownKID rate.Limit
 }
 
 // Keeper is the gateway's Gate, Screen and Authenticate: who is calling
@@ -171,7 +175,7 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		a.TokenValues = withToken(a.TokenValues, "bearer", k.opts.BearerToken)
 	}
 	var err error
-	if st.verifier, err = NewVerifier(ctx, a, VerifierOptions{Client: k.opts.Client, Logger: k.log, Now: k.now}); err != nil {
+	if st.verifier, err = NewVerifier(ctx, a, VerifierOptions{Client: k.opts.Client, Logger: k.log, Now: k.now, RefreshUnknownKID: k.refreshLimiter()}); err != nil {
 		stop()
 		return nil, err
 	}
@@ -189,6 +193,14 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		}
 	}
 	return st, nil
+}
+
+// refreshLimiter is a new config's bound on unknown-kid refreshes.
+func (k *Keeper) refreshLimiter() *rate.Limiter {
+	if k.opts.RefreshUnknownKID == 0 {
+		return nil
+	}
+	return rate.NewLimiter(k.opts.RefreshUnknownKID, 1)
 }
 
 func withToken(m map[string]string, name, tok string) map[string]string {
