@@ -60,7 +60,11 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening %s: %w", path, err)
 	}
-	prev, err := lastHash(f)
+	prev, torn, err := lastHash(f)
+	if err == nil && torn {
+		// End the torn line, so the next one is whole.
+		_, err = f.Write([]byte{'\n'})
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
@@ -68,25 +72,38 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 	return &Log{w: f, f: f, prev: prev}, nil
 }
 
-// lastHash returns the hash of r's last whole line, Genesis when it has
-// none. Only the file's tail is read: lines are far shorter than 1 MiB.
-func lastHash(f *os.File) (string, error) {
+// lastHash returns the hash of f's last whole entry (Genesis when it has
+// none) and whether f ends in a torn line. Only the tail is read: lines
+// are far shorter than 1 MiB.
+func lastHash(f *os.File) (string, bool, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	const tail = 1 << 20
 	off := max(0, st.Size()-tail)
 	buf := make([]byte, st.Size()-off)
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return "", err
+		return "", false, err
 	}
-	end := bytes.LastIndexByte(buf, '\n')
-	if end < 0 {
-		return Genesis, nil
+	torn := len(buf) > 0 && buf[len(buf)-1] != '\n'
+	lines := bytes.Split(buf, []byte{'\n'})
+	lines = lines[:len(lines)-1] // after the last newline: "" or the torn line
+	for i := len(lines) - 1; i >= 0; i-- {
+		if isEntry(lines[i]) {
+			return hashOf(lines[i]), torn, nil
+		}
 	}
-	start := bytes.LastIndexByte(buf[:end], '\n') + 1
-	return hashOf(buf[start:end]), nil
+	return Genesis, torn, nil
+}
+
+// isEntry reports whether line is an audit entry: a JSON object with a
+// prev; anything else is a line torn by a crash.
+func isEntry(line []byte) bool {
+	var e struct {
+		Prev *string `json:"prev"`
+	}
+	return json.Unmarshal(line, &e) == nil && e.Prev != nil
 }
 
 func hashOf(line []byte) string {
@@ -121,11 +138,12 @@ func (l *Log) Close() error {
 
 // Report is what Verify found.
 type Report struct {
-	// Lines is the number of whole lines checked.
+	// Lines is the number of entries checked.
 	Lines int
-	// Torn reports a last line without its newline (a crash mid-write),
-	// skipped.
-	Torn bool
+	// Torn counts the lines skipped as torn by a crash: a last line
+	// without its newline, or a line that is not an entry (a torn line a
+	// later run ended).
+	Torn int
 }
 
 // BrokenError says which line breaks the chain.
@@ -136,18 +154,19 @@ type BrokenError struct {
 
 func (e *BrokenError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
-// Verify reads an audit trail and checks that every whole line is a JSON
-// object whose prev is the hash of the line before it (Genesis for the
-// first). The first line of a file may continue a rotated one: its prev is
-// taken as given.
+// Verify reads an audit trail and checks that every entry's prev is the
+// hash of the entry before it (the first entry's is taken as given: a
+// file may continue a rotated one). Torn lines are skipped; the chain
+// continues over them, so a line replaced by garbage is still found by
+// the next entry's prev.
 func Verify(r io.Reader) (Report, error) {
 	var rep Report
 	br := bufio.NewReaderSize(r, 64<<10)
-	prev := ""
+	prev, n := "", 0
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] != '\n' {
-			rep.Torn = true
+			rep.Torn++
 			return rep, nil
 		}
 		if errors.Is(err, io.EOF) {
@@ -156,16 +175,18 @@ func Verify(r io.Reader) (Report, error) {
 		if err != nil {
 			return rep, fmt.Errorf("audit: reading: %w", err)
 		}
+		n++
 		line = line[:len(line)-1]
-		rep.Lines++
 		var e struct {
-			Prev *string `json:"prev"`
+			Prev string `json:"prev"`
 		}
-		if err := json.Unmarshal(line, &e); err != nil || e.Prev == nil {
-			return rep, &BrokenError{Line: rep.Lines, Msg: "not an audit entry (a JSON object with prev)"}
+		if !isEntry(line) || json.Unmarshal(line, &e) != nil {
+			rep.Torn++
+			continue
 		}
-		if prev != "" && *e.Prev != prev {
-			return rep, &BrokenError{Line: rep.Lines, Msg: "its prev is not the hash of line " + fmt.Sprint(rep.Lines-1) + ": a line was edited, removed or inserted"}
+		rep.Lines++
+		if prev != "" && e.Prev != prev {
+			return rep, &BrokenError{Line: n, Msg: "its prev is not the hash of the entry before it: an entry was edited, removed or inserted"}
 		}
 		prev = hashOf(line)
 	}

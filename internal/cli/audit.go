@@ -10,7 +10,7 @@ import (
 
 const auditHelp = `Checks the hash chain of a gateway audit trail (the gateway entry's audit.file): every
 line must carry the SHA-256 of the line before it, so an edited, removed or inserted line
-is found (exit 1, naming the line). A last line torn by a crash is reported and skipped.
+is found (exit 1, naming the line). Lines torn by a crash are reported and skipped.
 `
 
 // auditCmd runs "audit verify FILE".
@@ -32,9 +32,9 @@ func (e *env) auditCmd(argv []string) error {
 		return fmt.Errorf("audit verify: %s: %w", argv[1], err)
 	}
 	torn := ""
-	if rep.Torn {
-		torn = " (a torn last line was skipped)"
+	if rep.Torn > 0 {
+		torn = fmt.Sprintf(" (%d torn lines skipped)", rep.Torn)
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d lines, chain intact%s\n", argv[1], rep.Lines, torn)
+	fmt.Fprintf(e.Stdout, "%s: %d entries, chain intact%s\n", argv[1], rep.Lines, torn)
 	return nil
 }
