@@ -36,11 +36,11 @@ func TestIdentitiesSeeAndCallWhatPolicyAllows(t *testing.T) {
 	s := newServed(t, Options{})
 	s.apply(t, policyConfig, map[string]string{"CI_TOKEN": "ci-secret-token"})
 	aud := s.resource()
-	alice := s.connect(t, s.is.sign(t, s.is.claims("alice", aud, nil)), nil)
-	bob := s.connect(t, s.is.signEC(t, s.is.claims("bob", aud, jwt.MapClaims{"groups": []string{"readers"}})), nil)
-	admin := s.connect(t, s.is.sign(t, s.is.claims("dana", aud, jwt.MapClaims{"scope": "read admin"})), nil)
+	alice := s.connect(t, s.is.Sign(t, s.is.Claims("alice", aud, nil)), nil)
+	bob := s.connect(t, s.is.SignEC(t, s.is.Claims("bob", aud, jwt.MapClaims{"groups": []string{"readers"}})), nil)
+	admin := s.connect(t, s.is.Sign(t, s.is.Claims("dana", aud, jwt.MapClaims{"scope": "read admin"})), nil)
 	ci := s.connect(t, "ci-secret-token", nil)
-	nobody := s.connect(t, s.is.sign(t, s.is.claims("mallory", aud, nil)), nil)
+	nobody := s.connect(t, s.is.Sign(t, s.is.Claims("mallory", aud, nil)), nil)
 
 	all := []string{"mcp__github__delete_repo", "mcp__github__get_issue", "mcp__time__now"}
 	for _, c := range []struct {

@@ -75,7 +75,7 @@ func TestReplayAfterExpiryIsRefused(t *testing.T) {
 	clk := &clock{t: time.Now()}
 	s := newServed(t, Options{Now: clk.Now})
 	s.apply(t, scopedConfig, nil)
-	tok := "Bearer " + s.is.sign(t, s.is.claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools", "exp": clk.Now().Add(time.Minute).Unix()}))
+	tok := "Bearer " + s.is.Sign(t, s.is.Claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools", "exp": clk.Now().Add(time.Minute).Unix()}))
 	for i := range 2 {
 		if status, _ := s.post(t, tok); status != 200 {
 			t.Fatalf("use %d: %d, want 200", i+1, status)
@@ -93,31 +93,31 @@ func TestReplayAfterExpiryIsRefused(t *testing.T) {
 func TestJWKSRefreshAndOutage(t *testing.T) {
 	s := newServed(t, Options{RefreshUnknownKID: rate.Every(time.Hour)})
 	s.apply(t, scopedConfig, nil)
-	if n := s.is.fetches.Load(); n != 1 {
+	if n := s.is.Fetches.Load(); n != 1 {
 		t.Fatalf("JWKS fetched %d times at start, want 1", n)
 	}
-	rotated := s.is.rotate(t)
-	claims := s.is.claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools"})
-	if status, _ := s.post(t, "Bearer "+signWith(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); status != 200 {
+	rotated := s.is.Rotate(t)
+	claims := s.is.Claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools"})
+	if status, _ := s.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); status != 200 {
 		t.Fatalf("a token of the rotated key: %d, want 200", status)
 	}
 	for range 20 {
-		if status, _ := s.post(t, "Bearer "+signWith(t, jwt.SigningMethodRS256, rotated, "rsa9", claims)); status != 401 {
+		if status, _ := s.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa9", claims)); status != 401 {
 			t.Fatalf("an unknown kid: %d, want 401", status)
 		}
 	}
-	if n := s.is.fetches.Load(); n != 2 {
+	if n := s.is.Fetches.Load(); n != 2 {
 		t.Fatalf("JWKS fetched %d times, want 2: once at start, once for rsa2, none for the flood", n)
 	}
 
 	s2 := newServed(t, Options{RefreshUnknownKID: rate.Inf})
 	s2.apply(t, scopedConfig, nil)
-	s2.is.down.Store(true)
-	claims = s2.is.claims("alice", s2.resource(), jwt.MapClaims{"scope": "mcp:tools"})
-	if status, _ := s2.post(t, "Bearer "+signWith(t, jwt.SigningMethodRS256, s2.is.rotate(t), "rsa2", claims)); status != 401 {
+	s2.is.Down.Store(true)
+	claims = s2.is.Claims("alice", s2.resource(), jwt.MapClaims{"scope": "mcp:tools"})
+	if status, _ := s2.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, s2.is.Rotate(t), "rsa2", claims)); status != 401 {
 		t.Fatalf("a new kid while the issuer is down: %d, want 401", status)
 	}
-	if status, _ := s2.post(t, "Bearer "+s2.is.signEC(t, claims)); status != 200 {
+	if status, _ := s2.post(t, "Bearer "+s2.is.SignEC(t, claims)); status != 200 {
 		t.Fatalf("a cached key while the issuer is down: %d, want 200", status)
 	}
 	if !strings.Contains(s2.logs.String(), "refreshing the JWKS failed; the cached keys stay in use") {
@@ -136,7 +136,7 @@ func TestRateLimitPerIdentity(t *testing.T) {
 		}
 	}})
 	s.apply(t, policyConfig+"rateLimit: {perIdentity: 2/m, burst: 2}\n", map[string]string{"CI_TOKEN": "ci-secret-token"})
-	alice := s.connect(t, s.is.sign(t, s.is.claims("alice", s.resource(), nil)), nil)
+	alice := s.connect(t, s.is.Sign(t, s.is.Claims("alice", s.resource(), nil)), nil)
 	ci := s.connect(t, "ci-secret-token", nil)
 	for range 2 {
 		if code, err := callCode(t, alice, "mcp__time__now"); code != 0 {
@@ -186,7 +186,7 @@ func TestPolicyReloadAppliesToOpenSessions(t *testing.T) {
 	s := newServed(t, Options{})
 	s.apply(t, policyConfig, map[string]string{"CI_TOKEN": "x"})
 	changed := make(chan struct{}, 1)
-	bob := s.connect(t, s.is.signEC(t, s.is.claims("bob", s.resource(), jwt.MapClaims{"groups": []string{"readers"}})), changed)
+	bob := s.connect(t, s.is.SignEC(t, s.is.Claims("bob", s.resource(), jwt.MapClaims{"groups": []string{"readers"}})), changed)
 	if d := cmp.Diff([]string{"mcp__github__get_issue"}, toolNames(t, bob)); d != "" {
 		t.Fatalf("before (-want +got):\n%s", d)
 	}

@@ -21,13 +21,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // served is a gateway over real HTTP on 127.0.0.1 with a Keeper in front,
 // and a registry of Go tools that count their calls.
 type served struct {
-	is     *issuer
+	is     *mcptest.Issuer
 	gw     *gateway.Gateway
 	srv    *httptest.Server
 	keeper *Keeper
@@ -64,7 +65,7 @@ var servedTools = []tool.Tool{
 // newServed starts the gateway; apply gives it a config.
 func newServed(t *testing.T, o Options) *served {
 	t.Helper()
-	s := &served{is: newIssuer(t), ran: map[string]*atomic.Int32{}, logs: &syncBuffer{}, dir: t.TempDir()}
+	s := &served{is: mcptest.NewIssuer(t), ran: map[string]*atomic.Int32{}, logs: &syncBuffer{}, dir: t.TempDir()}
 	reg := tool.NewRegistry()
 	s.reg = reg
 	for _, tl := range servedTools {

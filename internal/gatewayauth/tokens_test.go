@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 const scopedConfig = `
@@ -54,7 +56,7 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 	s.apply(t, scopedConfig, nil)
 	is, aud := s.is, s.resource()
 	good := func(extra jwt.MapClaims) jwt.MapClaims {
-		c := is.claims("alice", aud, jwt.MapClaims{"scope": "mcp:tools"})
+		c := is.Claims("alice", aud, jwt.MapClaims{"scope": "mcp:tools"})
 		for k, v := range extra {
 			c[k] = v
 			if v == nil {
@@ -67,7 +69,7 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := x509.MarshalPKIXPublicKey(&is.rsa.PublicKey)
+	pub, _ := x509.MarshalPKIXPublicKey(&is.RSA.PublicKey)
 	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
 	now := time.Now()
 	meta := fmt.Sprintf(`resource_metadata=%q`, s.srv.URL+"/.well-known/oauth-protected-resource/mcp")
@@ -80,23 +82,23 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 	}{
 		{"no token", "", 401, unauthorized},
 		{"not bearer", "Basic YWxpY2U6cHc=", 401, unauthorized},
-		{"expired", "Bearer " + is.sign(t, good(jwt.MapClaims{"exp": now.Add(-time.Hour).Unix()})), 401, invalid},
-		{"not yet valid", "Bearer " + is.sign(t, good(jwt.MapClaims{"nbf": now.Add(time.Hour).Unix()})), 401, invalid},
-		{"no exp", "Bearer " + is.sign(t, good(jwt.MapClaims{"exp": nil})), 401, invalid},
-		{"wrong audience", "Bearer " + is.sign(t, good(jwt.MapClaims{"aud": "https://other.example.com/mcp"})), 401, invalid},
-		{"wrong issuer", "Bearer " + is.sign(t, good(jwt.MapClaims{"iss": "https://evil.example.com"})), 401, invalid},
-		{"no subject", "Bearer " + is.sign(t, good(jwt.MapClaims{"sub": nil})), 401, invalid},
-		{"unknown key", "Bearer " + signWith(t, jwt.SigningMethodRS256, stranger, "rsa9", good(nil)), 401, invalid},
-		{"known kid, other key", "Bearer " + signWith(t, jwt.SigningMethodRS256, stranger, "rsa1", good(nil)), 401, invalid},
-		{"alg none", "Bearer " + signWith(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "rsa1", good(nil)), 401, invalid},
-		{"HMAC with the public key as secret", "Bearer " + signWith(t, jwt.SigningMethodHS256, pubPEM, "rsa1", good(nil)), 401, invalid},
-		{"HMAC without kid", "Bearer " + signWith(t, jwt.SigningMethodHS256, pubPEM, "", good(nil)), 401, invalid},
+		{"expired", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": now.Add(-time.Hour).Unix()})), 401, invalid},
+		{"not yet valid", "Bearer " + is.Sign(t, good(jwt.MapClaims{"nbf": now.Add(time.Hour).Unix()})), 401, invalid},
+		{"no exp", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": nil})), 401, invalid},
+		{"wrong audience", "Bearer " + is.Sign(t, good(jwt.MapClaims{"aud": "https://other.example.com/mcp"})), 401, invalid},
+		{"wrong issuer", "Bearer " + is.Sign(t, good(jwt.MapClaims{"iss": "https://evil.example.com"})), 401, invalid},
+		{"no subject", "Bearer " + is.Sign(t, good(jwt.MapClaims{"sub": nil})), 401, invalid},
+		{"unknown key", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodRS256, stranger, "rsa9", good(nil)), 401, invalid},
+		{"known kid, other key", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodRS256, stranger, "rsa1", good(nil)), 401, invalid},
+		{"alg none", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "rsa1", good(nil)), 401, invalid},
+		{"HMAC with the public key as secret", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "rsa1", good(nil)), 401, invalid},
+		{"HMAC without kid", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "", good(nil)), 401, invalid},
 		{"malformed", "Bearer not.a.jwt", 401, invalid},
-		{"over 16 KiB", "Bearer " + is.sign(t, good(jwt.MapClaims{"pad": strings.Repeat("x", MaxTokenBytes)})), 401, invalid},
-		{"missing scope", "Bearer " + is.sign(t, good(jwt.MapClaims{"scope": "read"})), 403, "Bearer " + meta + `, error="insufficient_scope", scope="mcp:tools"`},
-		{"good RS256", "Bearer " + is.sign(t, good(nil)), 200, ""},
-		{"good ES256", "Bearer " + is.signEC(t, good(nil)), 200, ""},
-		{"expired within the leeway", "Bearer " + is.sign(t, good(jwt.MapClaims{"exp": now.Add(-Leeway / 2).Unix()})), 200, ""},
+		{"over 16 KiB", "Bearer " + is.Sign(t, good(jwt.MapClaims{"pad": strings.Repeat("x", MaxTokenBytes)})), 401, invalid},
+		{"missing scope", "Bearer " + is.Sign(t, good(jwt.MapClaims{"scope": "read"})), 403, "Bearer " + meta + `, error="insufficient_scope", scope="mcp:tools"`},
+		{"good RS256", "Bearer " + is.Sign(t, good(nil)), 200, ""},
+		{"good ES256", "Bearer " + is.SignEC(t, good(nil)), 200, ""},
+		{"expired within the leeway", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": now.Add(-Leeway / 2).Unix()})), 200, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

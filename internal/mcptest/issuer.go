@@ -1,4 +1,4 @@
-package gatewayauth
+package mcptest
 
 import (
 	"crypto/ecdsa"
@@ -18,28 +18,33 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// issuer is a real OAuth authorization server on 127.0.0.1, as far as a
-// resource server sees one: RFC 8414 metadata, a JWKS with an RS256 and
-// an ES256 key, and tokens it signs. It can go down and rotate keys.
-type issuer struct {
-	srv     *httptest.Server
-	rsa     *rsa.PrivateKey
-	ec      *ecdsa.PrivateKey
-	down    atomic.Bool
-	fetches atomic.Int32
+// Issuer is a real OAuth authorization server on 127.0.0.1, as far as a
+// resource server sees one: RFC 8414 metadata, a JWKS with an RS256 key
+// (kid rsa1) and an ES256 key (kid ec1), and the tokens it signs. It can
+// go down (Down) and rotate keys in (Rotate).
+type Issuer struct {
+	srv *httptest.Server
+	// RSA and EC are the signing keys.
+	RSA *rsa.PrivateKey
+	EC  *ecdsa.PrivateKey
+	// Down makes the JWKS endpoint answer 503.
+	Down atomic.Bool
+	// Fetches counts the JWKS served.
+	Fetches atomic.Int32
 
 	mu    sync.Mutex
 	extra *rsa.PrivateKey // a key published once rotated in
 }
 
-func newIssuer(t *testing.T) *issuer {
+// NewIssuer starts an Issuer, closed when the test ends.
+func NewIssuer(t testing.TB) *Issuer {
 	t.Helper()
-	is := &issuer{}
+	is := &Issuer{}
 	var err error
-	if is.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+	if is.RSA, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
 		t.Fatal(err)
 	}
-	if is.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+	if is.EC, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
@@ -47,11 +52,11 @@ func newIssuer(t *testing.T) *issuer {
 		json.NewEncoder(w).Encode(map[string]any{"issuer": is.URL(), "jwks_uri": is.URL() + "/jwks", "token_endpoint": is.URL() + "/token"})
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		if is.down.Load() {
+		if is.Down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
-		is.fetches.Add(1)
+		is.Fetches.Add(1)
 		json.NewEncoder(w).Encode(is.jwks())
 	})
 	is.srv = httptest.NewServer(mux)
@@ -59,7 +64,8 @@ func newIssuer(t *testing.T) *issuer {
 	return is
 }
 
-func (is *issuer) URL() string { return is.srv.URL }
+// URL is the issuer identifier.
+func (is *Issuer) URL() string { return is.srv.URL }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
@@ -67,12 +73,12 @@ func rsaJWK(k *rsa.PublicKey, kid string) map[string]any {
 	return map[string]any{"kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig", "n": b64(k.N.Bytes()), "e": b64(big.NewInt(int64(k.E)).Bytes())}
 }
 
-func (is *issuer) jwks() map[string]any {
+func (is *Issuer) jwks() map[string]any {
 	x, y := make([]byte, 32), make([]byte, 32)
-	is.ec.X.FillBytes(x)
-	is.ec.Y.FillBytes(y)
+	is.EC.X.FillBytes(x)
+	is.EC.Y.FillBytes(y)
 	keys := []any{
-		rsaJWK(&is.rsa.PublicKey, "rsa1"),
+		rsaJWK(&is.RSA.PublicKey, "rsa1"),
 		map[string]any{"kty": "EC", "kid": "ec1", "alg": "ES256", "use": "sig", "crv": "P-256", "x": b64(x), "y": b64(y)},
 	}
 	is.mu.Lock()
@@ -83,8 +89,8 @@ func (is *issuer) jwks() map[string]any {
 	return map[string]any{"keys": keys}
 }
 
-// rotate publishes a new RSA key, kid rsa2, and returns it.
-func (is *issuer) rotate(t *testing.T) *rsa.PrivateKey {
+// Rotate publishes a new RSA key, kid rsa2, and returns it.
+func (is *Issuer) Rotate(t testing.TB) *rsa.PrivateKey {
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -95,27 +101,32 @@ func (is *issuer) rotate(t *testing.T) *rsa.PrivateKey {
 	return k
 }
 
-// claims are a valid token's claims for sub, for the audience aud.
-func (is *issuer) claims(sub, aud string, extra jwt.MapClaims) jwt.MapClaims {
+// Claims are a valid token's claims for sub and the audience aud, valid
+// for an hour, with extra added (a nil value removes a claim).
+func (is *Issuer) Claims(sub, aud string, extra jwt.MapClaims) jwt.MapClaims {
 	now := time.Now()
 	c := jwt.MapClaims{"iss": is.URL(), "aud": aud, "sub": sub, "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 	for k, v := range extra {
 		c[k] = v
+		if v == nil {
+			delete(c, k)
+		}
 	}
 	return c
 }
 
-// sign signs claims with the RSA key (RS256, kid rsa1).
-func (is *issuer) sign(t *testing.T, c jwt.MapClaims) string {
-	return signWith(t, jwt.SigningMethodRS256, is.rsa, "rsa1", c)
+// Sign signs claims with the RSA key (RS256, kid rsa1).
+func (is *Issuer) Sign(t testing.TB, c jwt.MapClaims) string {
+	return SignJWT(t, jwt.SigningMethodRS256, is.RSA, "rsa1", c)
 }
 
-// signEC signs claims with the EC key (ES256, kid ec1).
-func (is *issuer) signEC(t *testing.T, c jwt.MapClaims) string {
-	return signWith(t, jwt.SigningMethodES256, is.ec, "ec1", c)
+// SignEC signs claims with the EC key (ES256, kid ec1).
+func (is *Issuer) SignEC(t testing.TB, c jwt.MapClaims) string {
+	return SignJWT(t, jwt.SigningMethodES256, is.EC, "ec1", c)
 }
 
-func signWith(t *testing.T, m jwt.SigningMethod, key any, kid string, c jwt.MapClaims) string {
+// SignJWT signs claims with key by m, with kid in the header unless "".
+func SignJWT(t testing.TB, m jwt.SigningMethod, key any, kid string, c jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(m, c)
 	if kid != "" {
