@@ -8,8 +8,10 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/audit"
+	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
 const policyConfig = `
@@ -104,5 +106,38 @@ func TestIdentitiesSeeAndCallWhatPolicyAllows(t *testing.T) {
 	}
 	if strings.Contains(readFile(t, auditPath(s)), "s3cret") {
 		t.Error("args: keys wrote an argument's value to the trail")
+	}
+}
+
+// With tool search on, search_tools finds only the tools the caller may
+// use, and the session lists only those it may use.
+func TestSearchFindsOnlyAllowedTools(t *testing.T) {
+	s := newServed(t, Options{})
+	view, err := toolview.New(s.reg, toolview.Config{Mode: toolview.ModeOn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	s.apply(t, `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - groups: [readers]
+    allow: [search_tools, "mcp__github__get_*"]
+`, nil)
+	bob := s.connect(t, s.is.SignEC(t, s.is.Claims("bob", s.resource(), jwt.MapClaims{"groups": []string{"readers"}})), nil)
+	res, err := bob.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "github repo issue delete", "limit": 5}})
+	if err != nil || res.IsError {
+		t.Fatalf("search_tools: %v %+v", err, res)
+	}
+	var found struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &found); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range found.Tools {
+		names = append(names, f.Name)
+	}
+	if d := cmp.Diff([]string{"mcp__github__get_issue"}, names); d != "" {
+		t.Errorf("search_tools found (-want +got):\n%s", d)
 	}
 }

@@ -328,6 +328,10 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	if err := k.admit(st, who.Name, c.Public); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
 	}
+	if st.cfg.HasPolicy {
+		// A search run by this call finds only what the caller may use.
+		ctx = tool.WithVisible(ctx, func(name string) bool { return st.policy.Decide(who, Tool, name).Allow })
+	}
 	start := k.now()
 	return ctx, func(o gateway.Outcome) {
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
