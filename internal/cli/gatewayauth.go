@@ -71,3 +71,27 @@ func (r *serveRun) link(links *keeperLinks) {
 		links.refused.Store(&f)
 	}
 }
+
+// scrubGatewayTokens takes the variables of the gateway entry's static
+// tokens out of the environment the servers inherit, as serveOptions does
+// --token-env's: the catalog and source are made again without them.
+// token variable first named by a reload reaches servers started later.)
+func (e *env) scrubGatewayTokens(f *flags, cat *host.Catalog, src *source) (*host.Catalog, *source, error) {
+	var vars []string
+	for _, pe := range src.plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok {
+			for _, v := range cfg.Auth.Tokens {
+				vars = append(vars, v)
+			}
+		}
+	}
+	if len(vars) == 0 {
+		return cat, src, nil
+	}
+	for _, v := range vars {
+		e.Environ = withoutVar(e.Environ, v)
+	}
+	cat = e.catalogOAuth(false, e.oauthOptions(f))
+	src, err := e.loadSource(f, cat)
+	return cat, src, err
+}

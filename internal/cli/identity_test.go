@@ -27,7 +27,7 @@ const identityConfig = `- id: gh
 - id: gw
   name: gateway
   config:
-    auth: {issuer: %s, audience: %s, tokens: {ci: GW_CI_TOKEN}}
+    auth: {issuer: %s, audience: %s, tokens: {ci: GW_CI_AUTH}}
     policy:
       - subjects: [alice]
         allow: ["*"]
@@ -76,8 +76,9 @@ func TestServeGatewayIdentity(t *testing.T) {
 	backend := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
 	trail := filepath.Join(t.TempDir(), "audit.jsonl")
 	const aud = "https://mcp.example.com/mcp"
-	cfg := writeConfig(t, fmt.Sprintf(identityConfig, backend.URL, is.URL(), aud, `"mcp__gh__greet"`, trail))
-	p := startServing(t, []string{"GW_CI_TOKEN=ci-static-token"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	fixture := fixtureEntries(t, "fx")
+	cfg := writeConfig(t, fixture+fmt.Sprintf(identityConfig, backend.URL, is.URL(), aud, `"mcp__gh__greet"`, trail))
+	p := startServing(t, []string{"GW_CI_AUTH=ci-static-token"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	jwt := is.Sign(t, is.Claims("alice", aud, nil))
 
 	aliceTools, code := nodeBearer(t, p.url, jwt, "mcp__gh__add", `{"a":1,"b":2}`)
@@ -87,6 +88,16 @@ func TestServeGatewayIdentity(t *testing.T) {
 	ciTools, code := nodeBearer(t, p.url, "ci-static-token", "mcp__gh__add", `{"a":1,"b":2}`)
 	if d := cmp.Diff([]string{"mcp__gh__greet"}, ciTools); d != "" || code != -32030 {
 		t.Fatalf("ci: call error %d (want -32030), tools (-want +got):\n%s", code, d)
+	}
+	kids := childrenOf(p.pid)
+	if len(kids) != 1 {
+		t.Errorf("serve has children %v, want the fixture server", kids)
+	}
+	for _, pid := range kids {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || strings.Contains(string(env), "ci-static-token") || strings.Contains(string(env), "GW_CI_AUTH") {
+			t.Errorf("server %d's environment holds the static token (%v)", pid, err)
+		}
 	}
 	for _, h := range backend.Headers() {
 		if v := h.Get("Authorization"); v != "" {
@@ -118,7 +129,7 @@ func TestServeGatewayIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, identityConfig, backend.URL, is.URL(), aud, `"mcp__gh__greet", "mcp__gh__add"`, trail), 0o644); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf([]byte(fixture), identityConfig, backend.URL, is.URL(), aud, `"mcp__gh__greet", "mcp__gh__add"`, trail), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waitTools(t, cs, "mcp__gh__greet", "mcp__gh__add")

@@ -37,6 +37,9 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if cat, src, err = e.scrubGatewayTokens(f, cat, src); err != nil {
+		return err
+	}
 	if err := e.loadPins(src, f, true); err != nil {
 		return err
 	}
