@@ -75,7 +75,7 @@ func (r *serveRun) link(links *keeperLinks) {
 // scrubGatewayTokens takes the variables of the gateway entry's static
 // tokens out of the environment the servers inherit, as serveOptions does
 // --token-env's: the catalog and source are made again without them.
-// token variable first named by a reload reaches servers started later.)
+// A token variable first named by a reload is not taken out.
 func (e *env) scrubGatewayTokens(f *flags, cat *host.Catalog, src *source) (*host.Catalog, *source, error) {
 	var vars []string
 	for _, pe := range src.plan.Enabled() {
