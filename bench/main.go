@@ -32,7 +32,7 @@ func mainStatus() int {
 
 // rowGroups are the values of -only, in run order.
 func rowGroups() []string {
-	return []string{"calls", "startup", "catalog", "memory", "replicas", "search"}
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "identity"}
 }
 
 // options are the parsed flags.
@@ -396,6 +396,7 @@ func (r *benchRun) rows() []benchRow {
 		{"memory", r.memoryRow},
 		{"replicas", r.replicasRow},
 		{"search", r.searchRow},
+		{"identity", r.identityRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},

@@ -79,8 +79,8 @@ type state struct {
 	verifier *Verifier
 	policy   *Policy
 	limits   *limiter
-	trail    *audit.Log // nil: no audit
-	broken   atomic.Bool
+	trail    *audit.Queue // nil: no audit
+	logged   atomic.Bool  // the trail's failure was logged
 	stop     context.CancelFunc
 	metaURL  string
 	tools    *tool.Registry // names a tool's server in the audit; may be nil
@@ -187,10 +187,12 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		st.limits = newLimiter(*cfg.RateLimit, k.now)
 	}
 	if cfg.Audit != nil {
-		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
+		l, err := audit.Open(cfg.Audit.File, k.opts.Stdout)
+		if err != nil {
 			stop()
 			return nil, fmt.Errorf("gateway audit: %w", err)
 		}
+		st.trail = audit.NewQueue(l, auditQueue)
 	}
 	return st, nil
 }
@@ -202,6 +204,10 @@ func (k *Keeper) refreshLimiter() *rate.Limiter {
 	}
 	return rate.NewLimiter(k.opts.RefreshUnknownKID, 1)
 }
+
+// auditQueue bounds the audit lines waiting for the disk; calls wait past
+// it.
+const auditQueue = 4096
 
 func withToken(m map[string]string, name, tok string) map[string]string {
 	out := make(map[string]string, len(m)+1)
@@ -307,12 +313,8 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		return nil, nil, k.refuse(st, rec, "unauthenticated", err.Error(), &jsonrpc.Error{Code: CodeDenied, Message: "the caller could not be authenticated: " + err.Error()})
 	}
 	rec.Identity = who.Name
-	if st.trail != nil && st.broken.Load() && !st.cfg.Audit.FailOpen {
-		// Refusing is only honest once this refusal is on record: a
-		// trail that took it is healthy again.
-		if k.refuse(st, rec, "refused", "the audit trail could not be written", nil); st.broken.Load() {
-			return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"}
-		}
+	if k.unaudited(st, rec) {
+		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"}
 	}
 	kind, subject := Tool, c.Public
 	switch c.Method {
@@ -445,19 +447,46 @@ func traceID(meta map[string]any) string {
 	return ""
 }
 
-// write appends e to the trail; a failure marks the trail broken (calls
-// are then refused unless failOpen) and is logged.
+// unaudited reports whether a call must be refused because the trail
+// cannot be written (fail closed): its last write failed and failOpen is
+// off. The refusal is queued too: once a line can be written again, calls
+// are served again. The failure is logged once per outage.
+func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
+	if st.trail == nil {
+		return false
+	}
+	err := st.trail.Err()
+	if err == nil {
+		if st.logged.Swap(false) {
+			k.log.Info("gateway audit: the trail is written again")
+		}
+		return false
+	}
+	if !st.logged.Swap(true) {
+		k.log.Error("gateway audit: the trail cannot be written", "error", err, "failOpen", st.cfg.Audit.FailOpen)
+	}
+	if st.cfg.Audit.FailOpen {
+		return false
+	}
+	k.refuse(st, rec, "refused", "the audit trail could not be written", nil)
+	return true
+}
+
+// write queues e for the trail.
 func (k *Keeper) write(st *state, e audit.Entry) {
 	if st.trail == nil {
 		return
 	}
-	if err := st.trail.Write(e); err != nil {
-		if !st.broken.Swap(true) {
-			k.log.Error("gateway audit: the trail cannot be written", "error", err, "failOpen", st.cfg.Audit.FailOpen)
-		}
-		return
+	if err := st.trail.Append(e); err != nil {
+		// The config was replaced while the call ran: its line goes to
+		// the new trail's log instead.
+		k.log.Warn("gateway audit: a line for a replaced trail was not written", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
 	}
-	if st.broken.Swap(false) {
-		k.log.Info("gateway audit: the trail is written again")
+}
+
+// Sync waits until the audit lines of the calls that ended are written.
+func (k *Keeper) Sync() {
+	if st := k.state.Load(); st != nil && st.trail != nil {
+		st.trail.Sync()
 	}
 }
