@@ -34,8 +34,8 @@ type Call struct {
 	// Server is a resource's server; "" otherwise.
 	Server string
 	// Session is the client session's ID, "" for a session without one
-	// (stdio, in-memory).
-	Session string
+	// (stdio, in-memory); Client the name the client gave in initialize.
+	Session, Client string
 	// Header holds the HTTP request's headers; nil off HTTP.
 	Header http.Header
 	// Meta is the request's _meta; Arguments its arguments as received.

@@ -99,7 +99,18 @@ func (g *Gateway) enterOffer(ctx context.Context, method, name, server string, s
 	if extra != nil {
 		header = extra.Header
 	}
-	return g.gate.Enter(ctx, Call{Method: method, Tool: name, Public: name, Server: server, Session: sessionID(ss), Header: header})
+	return g.gate.Enter(ctx, Call{Method: method, Tool: name, Public: name, Server: server, Session: sessionID(ss), Client: clientName(ss), Header: header})
+}
+
+// clientName is the name ss's client gave in initialize, "" without one.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		return p.ClientInfo.Name
+	}
+	return ""
 }
 
 // Rescreen tells every session that its tools list may have changed

@@ -84,8 +84,8 @@ func TestIdentitiesSeeAndCallWhatPolicyAllows(t *testing.T) {
 		t.Fatalf("audit verify: %+v, %v; want 4 lines intact", rep, err)
 	}
 	type line struct {
-		Identity, Name, Server, Outcome string
-		ArgKeys                         []string
+		Identity, Client, Name, Server, Outcome string
+		ArgKeys                                 []string
 	}
 	var got []line
 	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
@@ -97,10 +97,10 @@ func TestIdentitiesSeeAndCallWhatPolicyAllows(t *testing.T) {
 	}
 	keys := []string{"repo", "secret"}
 	want := []line{
-		{"bob", "mcp__github__get_issue", "github", "ok", keys},
-		{"bob", "mcp__github__delete_repo", "github", "denied", keys},
-		{"mallory", "mcp__time__now", "time", "denied", keys},
-		{"alice", "mcp__github__delete_repo", "github", "ok", keys},
+		{"bob", "test-client", "mcp__github__get_issue", "github", "ok", keys},
+		{"bob", "test-client", "mcp__github__delete_repo", "github", "denied", keys},
+		{"mallory", "test-client", "mcp__time__now", "time", "denied", keys},
+		{"alice", "test-client", "mcp__github__delete_repo", "github", "ok", keys},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("audit lines (-want +got):\n%s", d)

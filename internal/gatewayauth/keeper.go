@@ -393,7 +393,7 @@ func (k *Keeper) refuse(st *state, rec audit.Entry, outcome, reason string, err 
 
 // record is the audit entry of c so far.
 func (k *Keeper) record(st *state, c gateway.Call) audit.Entry {
-	e := audit.Entry{Time: k.now().UTC(), Session: c.Session, Method: cmpOr(c.Method, "tools/call"), Name: c.Public, Server: c.Server, TraceID: traceID(c.Meta)}
+	e := audit.Entry{Time: k.now().UTC(), Session: c.Session, Client: c.Client, Method: cmpOr(c.Method, "tools/call"), Name: c.Public, Server: c.Server, TraceID: traceID(c.Meta)}
 	if e.Server == "" && c.Method == "" && st.tools != nil {
 		if t, ok := st.tools.Get(c.Public); ok {
 			e.Server = t.Origin.Server
