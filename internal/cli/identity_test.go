@@ -155,3 +155,16 @@ func TestServeGatewayIdentity(t *testing.T) {
 		t.Errorf("audit verify of an edited trail: %d %q", r.code, r.stderr)
 	}
 }
+
+// Commands other than serve take a gateway entry as valid and ignore it.
+func TestGatewayEntryIgnoredOutsideServe(t *testing.T) {
+	t.Setenv("GW_IGNORED_AUTH", "x")
+	cfg := writeConfig(t, fixtureEntries(t, "fx")+"- {id: gw, name: gateway, config: {auth: {tokens: {ci: GW_IGNORED_AUTH}}, policy: [{subjects: [nobody], allow: [none]}]}}\n")
+	if r := mcpbridge(t, "", "validate", "--config", cfg); r.code != 0 {
+		t.Fatalf("validate: %d %s", r.code, r.stderr)
+	}
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__fx__greet", `{"name":"cli"}`)
+	if r.code != 0 || !strings.Contains(r.stdout, "Hello, cli!") {
+		t.Fatalf("call with a policy that would deny it: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
