@@ -114,9 +114,9 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	if g, ok := a.String("groupsClaim"); ok {
 		out.GroupsClaim = g
 	}
-	for _, k := range []string{"issuer", "jwksUrl"} {
-		if v := map[string]string{"issuer": out.Issuer, "jwksUrl": out.JWKSURL}[k]; v != "" && !httpURL(v) {
-			a.Errorf(k, "must be an https URL (http only for a loopback host), got %q", v)
+	for key, v := range map[string]string{"issuer": out.Issuer, "jwksUrl": out.JWKSURL} {
+		if v != "" && !httpURL(v) {
+			a.Errorf(key, "must be an https URL (http only for a loopback host), got %q", v)
 		}
 	}
 	if out.Issuer == "" && (out.Audience != "" || out.JWKSURL != "" || len(out.Scopes) > 0) {

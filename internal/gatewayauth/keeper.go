@@ -70,6 +70,9 @@ type Keeper struct {
 	log   *slog.Logger
 	salt  []byte
 	state atomic.Pointer[state] // nil: no gateway entry
+	// fallback checks requests while no gateway entry is applied: the
+	// --token-env token only, or nothing at all.
+	fallback *Verifier
 	mu    sync.Mutex            // serializes Apply
 }
 
@@ -91,8 +94,9 @@ var (
 	_ gateway.Screen = (*Keeper)(nil)
 )
 
-// NewKeeper returns a Keeper with no config: it lets everything through
-// (but the --token-env token, when set) until Apply.
+// NewKeeper returns a Keeper with no config: its Gate lets every call
+// through, and its Authenticate accepts only the --token-env token (none
+// without one), until Apply.
 func NewKeeper(o Options) *Keeper {
 	k := &Keeper{opts: o, now: o.Now, log: o.Logger, salt: make([]byte, 32)}
 	if k.now == nil {
@@ -102,6 +106,11 @@ func NewKeeper(o Options) *Keeper {
 		k.log = slog.New(slog.DiscardHandler)
 	}
 	rand.Read(k.salt)
+	static := map[string]string{}
+	if o.BearerToken != "" {
+		static["bearer"] = o.BearerToken
+	}
+	k.fallback, _ = NewVerifier(context.Background(), Auth{TokenValues: static}, VerifierOptions{}) // no issuer: nothing to fetch
 	return k
 }
 
@@ -222,14 +231,12 @@ func withToken(m map[string]string, name, tok string) map[string]string {
 // identity, or a *gateway.Challenge saying how to refuse it.
 func (k *Keeper) Authenticate(r *http.Request) (string, error) {
 	st := k.state.Load()
-	var v *Verifier
+	v := k.fallback
 	if st != nil {
 		v = st.verifier
-	} else if k.opts.BearerToken != "" {
-		v, _ = NewVerifier(r.Context(), Auth{TokenValues: map[string]string{"bearer": k.opts.BearerToken}}, VerifierOptions{})
-	} else {
-		return "", nil
 	}
+	// Authenticate is wired only when serve started with a token to
+	// require: a gateway entry removed since does not open the gateway.
 	p, err := v.Request(r)
 	if err == nil {
 		return p.Name, nil

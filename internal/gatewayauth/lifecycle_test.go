@@ -225,3 +225,25 @@ func TestCELErrorIsPositioned(t *testing.T) {
 		t.Fatalf("Parse: %v; want a positioned error at config.policy[1].when", err)
 	}
 }
+
+// Removing the gateway entry from a gateway that required tokens does not
+// open it: without the entry, requests without the --token-env token are
+// refused.
+func TestRemovedEntryKeepsAuthRequired(t *testing.T) {
+	s := newServed(t, Options{BearerToken: "cli-token"})
+	s.apply(t, scopedConfig, nil)
+	s.keeper.Clear(s.keeper.Current())
+	if status, _ := s.post(t, ""); status != 401 {
+		t.Errorf("no token, entry removed: %d, want 401", status)
+	}
+	if status, _ := s.post(t, "Bearer cli-token"); status != 200 {
+		t.Errorf("the --token-env token, entry removed: %d, want 200", status)
+	}
+	// Without --token-env, serve wired Authenticate for the entry's auth.
+	s2 := newServed(t, Options{})
+	s2.apply(t, scopedConfig, nil)
+	s2.keeper.Clear(s2.keeper.Current())
+	if status, _ := s2.post(t, ""); status != 401 {
+		t.Errorf("no token, entry removed, no --token-env: %d, want 401", status)
+	}
+}
