@@ -73,7 +73,7 @@ type Keeper struct {
 	// fallback checks requests while no gateway entry is applied: the
 	// --token-env token only, or nothing at all.
 	fallback *Verifier
-	mu    sync.Mutex            // serializes Apply
+	mu       sync.Mutex // serializes Apply
 }
 
 // state is one applied config.
