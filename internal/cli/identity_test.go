@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -135,6 +136,17 @@ func TestServeGatewayIdentity(t *testing.T) {
 	waitTools(t, cs, "mcp__gh__greet", "mcp__gh__add")
 	if got, isErr := callText(t, cs, "mcp__gh__add", `{"a":1,"b":2}`); isErr {
 		t.Errorf("ci's call after the reload: %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodGet, p.base()+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer ci-static-token")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), `mcpbridge_gateway_refused_total{reason="denied"} 1`) {
+		t.Errorf("/metrics does not count ci's denied call:\n%s", metrics)
 	}
 	cs.Close()
 	p.stop(t)
