@@ -30,7 +30,8 @@ import (
 
 // identityResults is what the identity row measured.
 type identityResults struct {
-	static, full  []time.Duration // per-call latencies of the two setups
+	static, full  []time.Duration // per-call latencies: static token; JWT, rules and audit
+	noAudit       []time.Duration // JWT and rules, no audit
 	firstVerify   time.Duration   // per token, first seen: signature checked against the cached JWKS
 	cachedVerify  time.Duration   // per request, a token seen before
 	auditPerSec   float64
@@ -155,12 +156,16 @@ func runIdentity(ctx context.Context, o options, dir, responder string, logf fun
 	}
 	lifetime, stop := context.WithCancel(ctx)
 	defer stop()
-	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
-	if err := keeper.Apply(lifetime, cfg, nil); err != nil {
-		return nil, err
+	keeper, quiet := gatewayauth.NewKeeper(gatewayauth.Options{}), gatewayauth.NewKeeper(gatewayauth.Options{})
+	unaudited := cfg
+	unaudited.Audit = nil
+	for k, c := range map[*gatewayauth.Keeper]gatewayauth.Config{keeper: cfg, quiet: unaudited} {
+		if err := k.Apply(lifetime, c, nil); err != nil {
+			return nil, err
+		}
+		defer k.Clear(k.Current())
 	}
-	defer keeper.Clear(keeper.Current())
-	if err := measureCalls(ctx, o, res, is, keeper, responderChild(responder, 0, 1)); err != nil {
+	if err := measureCalls(ctx, o, res, is, [2]*gatewayauth.Keeper{keeper, quiet}, responderChild(responder, 0, 1)); err != nil {
 		return nil, err
 	}
 	logf("identity: calls measured")
@@ -172,7 +177,7 @@ func runIdentity(ctx context.Context, o options, dir, responder string, logf fun
 
 // measureCalls times calls with a static token and with the whole entry,
 // their rounds interleaved so that drift hits both alike.
-func measureCalls(ctx context.Context, o options, res *identityResults, is *jwksIssuer, keeper *gatewayauth.Keeper, spec childSpec) (err error) {
+func measureCalls(ctx context.Context, o options, res *identityResults, is *jwksIssuer, keepers [2]*gatewayauth.Keeper, spec childSpec) (err error) {
 	tok, err := is.token("bench", benchAudience, 0)
 	if err != nil {
 		return err
@@ -182,12 +187,17 @@ func measureCalls(ctx context.Context, o options, res *identityResults, is *jwks
 		return err
 	}
 	defer func() { err = errors.Join(err, static.close()) }()
-	full, err := authCaller(ctx, spec, keeper, tok)
+	full, err := authCaller(ctx, spec, keepers[0], tok)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, full.close()) }()
-	for _, c := range []*goCaller{static, full} {
+	noAudit, err := authCaller(ctx, spec, keepers[1], tok)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, noAudit.close()) }()
+	for _, c := range []*goCaller{static, full, noAudit} {
 		if _, err := c.seq(ctx, o.warmup); err != nil {
 			return err
 		}
@@ -196,7 +206,7 @@ func measureCalls(ctx context.Context, o options, res *identityResults, is *jwks
 		for _, c := range []struct {
 			c   *goCaller
 			out *[]time.Duration
-		}{{static, &res.static}, {full, &res.full}} {
+		}{{static, &res.static}, {full, &res.full}, {noAudit, &res.noAudit}} {
 			lat, err := c.c.seq(ctx, o.seqCalls)
 			if err != nil {
 				return err
@@ -267,6 +277,7 @@ func identityTable(o options, r *identityResults) table {
 		header:  []string{"measure", "value"},
 		rows: [][]string{
 			{"call p50, static token (--token-env)", fmtDur(p50s)},
+			{"call p50, JWT + 100 rules (no audit)", fmtDur(percentile(r.noAudit, 50))},
 			{"call p50, JWT + 100 rules + audit", fmtDur(p50f)},
 			{"added at p50", fmt.Sprintf("%+.1f%%", added)},
 			{"call p99, static / JWT + rules + audit", fmtDur(percentile(r.static, 99)) + " / " + fmtDur(percentile(r.full, 99))},
