@@ -44,11 +44,16 @@ type Entry struct {
 // Log appends entries to one file (or a writer). Safe for concurrent use:
 // the chain needs each line written in the order its hash was taken.
 type Log struct {
-	mu   sync.Mutex
-	w    io.Writer
-	f    *os.File // nil for a writer the caller owns
-	prev string
+	mu     sync.Mutex
+	w      io.Writer
+	f      *os.File // nil for a writer the caller owns
+	prev   string
+	err    error // the last write's, nil once one succeeds
+	closed bool
 }
+
+// ErrClosed is Write's error after Close.
+var ErrClosed = errors.New("audit: the trail is closed")
 
 // Open opens path for appending (created 0600 if absent) and continues the
 // chain from its last whole line. "-" writes to stdout.
@@ -113,26 +118,44 @@ func hashOf(line []byte) string {
 
 // Write appends e as one line chained to the previous one. A failed write
 // is returned (the caller fails closed) and the chain does not advance.
+// The write is synchronous: handing lines to a goroutine of their own
+// cost a call more (a wake-up per line) than the write itself.
 func (l *Log) Write(e Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
 	e.Prev = l.prev
 	line, err := json.Marshal(e)
 	if err != nil {
-		return fmt.Errorf("audit: encoding an entry: %w", err)
+		return fmt.Errorf("audit: encoding an entry: %w", err) // untested: an Entry always marshals
 	}
 	if _, err := l.w.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("audit: writing: %w", err)
+		l.err = fmt.Errorf("audit: writing: %w", err)
+		return l.err
 	}
-	l.prev = hashOf(line)
+	l.prev, l.err = hashOf(line), nil
 	return nil
 }
 
-// Close closes the file; a Log on stdout has nothing to close.
+// Err returns the last write's error: nil once a write succeeds again.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Close closes the file (a Log on stdout has nothing to close); later
+// writes fail with ErrClosed. Idempotent.
 func (l *Log) Close() error {
-	if l.f == nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.f == nil {
+		l.closed = true
 		return nil
 	}
+	l.closed = true
 	return l.f.Close()
 }
 

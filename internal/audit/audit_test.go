@@ -96,33 +96,16 @@ func readAll(t *testing.T, path string) string {
 	return string(b)
 }
 
-// A Queue writes entries in the order appended, chained; Sync waits for
-// them; after Close, Append says so and nothing is lost before it.
-func TestQueue(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, nil)
+// After Close, Write says so; Close is idempotent.
+func TestWriteAfterClose(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueue(l, 2)
-	for i := range 50 {
-		if err := q.Append(Entry{Name: string(rune('a' + i%26)), Outcome: "ok"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	q.Sync()
-	if rep, err := verifyFile(t, path); err != nil || rep.Lines != 50 {
-		t.Fatalf("after Sync: %+v, %v; want 50 entries", rep, err)
-	}
-	q.Append(Entry{Name: "last"})
-	if err := errors.Join(q.Close(), q.Close()); err != nil {
+	if err := errors.Join(l.Close(), l.Close()); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Append(Entry{Name: "late"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Append after Close: %v", err)
-	}
-	q.Sync() // returns at once
-	if rep, err := verifyFile(t, path); err != nil || rep.Lines != 51 {
-		t.Fatalf("after Close: %+v, %v; want 51 entries", rep, err)
+	if err := l.Write(Entry{Name: "late"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write after Close: %v", err)
 	}
 }

@@ -82,8 +82,8 @@ type state struct {
 	verifier *Verifier
 	policy   *Policy
 	limits   *limiter
-	trail    *audit.Queue // nil: no audit
-	logged   atomic.Bool  // the trail's failure was logged
+	trail    *audit.Log  // nil: no audit
+	logged   atomic.Bool // the trail's failure was logged
 	stop     context.CancelFunc
 	metaURL  string
 	tools    *tool.Registry // names a tool's server in the audit; may be nil
@@ -196,12 +196,10 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		st.limits = newLimiter(*cfg.RateLimit, k.now)
 	}
 	if cfg.Audit != nil {
-		l, err := audit.Open(cfg.Audit.File, k.opts.Stdout)
-		if err != nil {
+		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
 			stop()
 			return nil, fmt.Errorf("gateway audit: %w", err)
 		}
-		st.trail = audit.NewQueue(l, auditQueue)
 	}
 	return st, nil
 }
@@ -213,10 +211,6 @@ func (k *Keeper) refreshLimiter() *rate.Limiter {
 	}
 	return rate.NewLimiter(k.opts.RefreshUnknownKID, 1)
 }
-
-// auditQueue bounds the audit lines waiting for the disk; calls wait past
-// it.
-const auditQueue = 4096
 
 func withToken(m map[string]string, name, tok string) map[string]string {
 	out := make(map[string]string, len(m)+1)
@@ -456,8 +450,8 @@ func traceID(meta map[string]any) string {
 
 // unaudited reports whether a call must be refused because the trail
 // cannot be written (fail closed): its last write failed and failOpen is
-// off. The refusal is queued too: once a line can be written again, calls
-// are served again. The failure is logged once per outage.
+// off. The refusal is written too: once a line can be written again,
+// calls are served again. The failure is logged once per outage.
 func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
 	if st.trail == nil {
 		return false
@@ -479,21 +473,14 @@ func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
 	return true
 }
 
-// write queues e for the trail.
+// write appends e to the trail; a failure is seen by the next call
+// (unaudited).
 func (k *Keeper) write(st *state, e audit.Entry) {
 	if st.trail == nil {
 		return
 	}
-	if err := st.trail.Append(e); err != nil {
-		// The config was replaced while the call ran: its line goes to
-		// the new trail's log instead.
+	if err := st.trail.Write(e); errors.Is(err, audit.ErrClosed) {
+		// The config was replaced while the call ran.
 		k.log.Warn("gateway audit: a line for a replaced trail was not written", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
-	}
-}
-
-// Sync waits until the audit lines of the calls that ended are written.
-func (k *Keeper) Sync() {
-	if st := k.state.Load(); st != nil && st.trail != nil {
-		st.trail.Sync()
 	}
 }

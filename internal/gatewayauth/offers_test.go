@@ -83,7 +83,6 @@ audit: {file: DIR/audit.jsonl}
 			t.Errorf("a denied %s: %v, want code %d", name, err, CodeDenied)
 		}
 	}
-	s.keeper.Sync()
 	if data := readFile(t, auditPath(s)); !containsAll(data, `"method":"prompts/get"`, `"method":"resources/read"`, `"server":"secret"`, `"outcome":"denied"`) {
 		t.Errorf("the trail lacks the prompt gets and resource reads:\n%s", data)
 	}
