@@ -231,6 +231,9 @@ func TestCELErrorIsPositioned(t *testing.T) {
 func TestRemovedEntryKeepsAuthRequired(t *testing.T) {
 	s := newServed(t, Options{BearerToken: "cli-token"})
 	s.apply(t, scopedConfig, nil)
+	if status, _ := s.post(t, "Bearer cli-token"); status != 200 {
+		t.Errorf("the --token-env token beside the entry's auth: %d, want 200", status)
+	}
 	s.keeper.Clear(s.keeper.Current())
 	if status, _ := s.post(t, ""); status != 401 {
 		t.Errorf("no token, entry removed: %d, want 401", status)
