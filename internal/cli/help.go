@@ -264,6 +264,9 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz, /livez
                                   alone on ADDR, without auth (for the scraper and the kubelet; /metrics is
                                   on the --http listener too, behind its checks)
+
+A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
+says who may call and what, and records it; see docs/operations.md §9.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
