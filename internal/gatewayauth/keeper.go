@@ -268,11 +268,10 @@ func (st *state) principal(ctx context.Context, header http.Header) (*Principal,
 	if header == nil {
 		return &Principal{Name: "stdio"}, nil
 	}
-	authz := header.Get("Authorization")
-	if authz == "" && len(st.verifier.static) == 0 && !st.cfg.Auth.JWT() {
-		return &Principal{Name: "anonymous"}, nil
+	if len(st.verifier.static) == 0 && !st.cfg.Auth.JWT() {
+		return &Principal{Name: "anonymous"}, nil // whatever header it sent: nothing checks it
 	}
-	return st.verifier.Verify(ctx, authz)
+	return st.verifier.Verify(ctx, header.Get("Authorization"))
 }
 
 // Screen implements gateway.Screen: what the caller's policy lets it see.

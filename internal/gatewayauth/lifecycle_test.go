@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/time/rate"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -247,5 +248,22 @@ func TestRemovedEntryKeepsAuthRequired(t *testing.T) {
 	s2.keeper.Clear(s2.keeper.Current())
 	if status, _ := s2.post(t, ""); status != 401 {
 		t.Errorf("no token, entry removed, no --token-env: %d, want 401", status)
+	}
+}
+
+// Without auth configured, every HTTP caller is "anonymous", whatever
+// Authorization header it sends, and the policy decides for that name.
+func TestNoAuthIsAnonymous(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, "policy: [{subjects: [anonymous], allow: [\"mcp__time__*\"]}]\n", nil)
+	header := http.Header{"Authorization": {"Bearer some-leftover-token"}}
+	for name, want := range map[string]bool{"mcp__time__now": true, "mcp__github__get_issue": false} {
+		_, ended, err := s.keeper.Enter(t.Context(), gateway.Call{Tool: name, Public: name, Header: header})
+		if (err == nil) != want {
+			t.Errorf("%s: %v, want allowed %v", name, err, want)
+		}
+		if ended != nil {
+			ended(gateway.Outcome{})
+		}
 	}
 }
