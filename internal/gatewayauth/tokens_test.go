@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -94,6 +95,8 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 		{"HMAC with the public key as secret", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "rsa1", good(nil)), 401, invalid},
 		{"HMAC without kid", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "", good(nil)), 401, invalid},
 		{"malformed", "Bearer not.a.jwt", 401, invalid},
+		{"unknown algorithm", "Bearer " + withAlg(is.Sign(t, good(nil)), "RS1024"), 401, invalid},
+		{"RS256 token relabelled PS256", "Bearer " + withAlg(is.Sign(t, good(nil)), "PS256"), 401, invalid},
 		{"over 16 KiB", "Bearer " + is.Sign(t, good(jwt.MapClaims{"pad": strings.Repeat("x", MaxTokenBytes)})), 401, invalid},
 		{"missing scope", "Bearer " + is.Sign(t, good(jwt.MapClaims{"scope": "read"})), 403, "Bearer " + meta + `, error="insufficient_scope", scope="mcp:tools"`},
 		{"good RS256", "Bearer " + is.Sign(t, good(nil)), 200, ""},
@@ -108,4 +111,11 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withAlg returns tok with its header's alg replaced, signature kept.
+func withAlg(tok, alg string) string {
+	parts := strings.SplitN(tok, ".", 2)
+	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"` + alg + `","kid":"rsa1","typ":"JWT"}`))
+	return header + "." + parts[1]
 }
