@@ -35,7 +35,9 @@ type Auth struct {
 	// holding it; TokenValues holds the values, never encoded.
 	Tokens      map[string]string `json:"tokens,omitempty"`
 	TokenValues map[string]string `json:"-"`
-	// Fingerprint changes when a token's value does, so a reload sees it.
+	// Fingerprint changes when a token's value does, so a reload sees
+	// it: an HMAC under the Kind's random key (see Kind.Decode), never
+	// the values themselves.
 	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
@@ -127,7 +129,6 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	}
 	out.Tokens, _ = a.StringMap("tokens")
 	out.TokenValues = map[string]string{}
-	var fp strings.Builder
 	for name, env := range out.Tokens {
 		v, ok := lookup(env)
 		if !ok || v == "" {
@@ -135,10 +136,6 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 			continue
 		}
 		out.TokenValues[name] = v
-		fp.WriteString(name + "\x00" + v + "\x00")
-	}
-	if fp.Len() > 0 {
-		out.Fingerprint = strconv.FormatUint(fnv(fp.String()), 16)
 	}
 	return out
 }
@@ -151,14 +148,6 @@ func httpURL(s string) bool {
 	}
 	h := u.Hostname()
 	return u.Scheme == "https" || (u.Scheme == "http" && (h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"))
-}
-
-func fnv(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * 1099511628211
-	}
-	return h
 }
 
 func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {

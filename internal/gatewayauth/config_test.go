@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/mcpbridge/mcpbridge/host"
 )
 
@@ -62,5 +64,26 @@ func TestLimiterPerTool(t *testing.T) {
 	now = now.Add(time.Second)
 	if ok, _ := l.allow("alice\x00a"); !ok {
 		t.Error("a second later the bucket has not refilled")
+	}
+}
+
+// A static token's new value changes the entry's fingerprint, so a reload
+// applies it; the fingerprint holds no token.
+func TestTokenFingerprint(t *testing.T) {
+	k := NewKind(nil)
+	fp := func(value string) string {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte("auth: {tokens: {ci: CI}}"), &n); err != nil {
+			t.Fatal(err)
+		}
+		spec, err := k.Decode(n.Content[0], func(string) (string, bool) { return value, true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.Config.(Config).Auth.Fingerprint
+	}
+	a, b, c := fp("token-one"), fp("token-one"), fp("token-two")
+	if a == "" || a != b || a == c || strings.Contains(a, "token") {
+		t.Errorf("fingerprints %q %q %q: want equal for equal tokens only, and no token in them", a, b, c)
 	}
 }

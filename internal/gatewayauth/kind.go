@@ -2,6 +2,12 @@ package gatewayauth
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -15,10 +21,17 @@ const Name = "gateway"
 // gateway), validated with the file like every entry, hot-reloaded. Its
 // instance applies the config to the Keeper of a serve run; for other
 // commands (nil Keeper) it does nothing.
-type Kind struct{ keeper *Keeper }
+type Kind struct {
+	keeper *Keeper
+	key    []byte // keys the tokens' fingerprint, per process
+}
 
 // NewKind returns the kind; keeper is nil for commands that do not serve.
-func NewKind(keeper *Keeper) *Kind { return &Kind{keeper: keeper} }
+func NewKind(keeper *Keeper) *Kind {
+	k := &Kind{keeper: keeper, key: make([]byte, 32)}
+	rand.Read(k.key)
+	return k
+}
 
 // Name implements host.Kind.
 func (k *Kind) Name() string { return Name }
@@ -29,6 +42,7 @@ func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Sp
 	if err != nil {
 		return host.Spec{}, err
 	}
+	cfg.Auth.Fingerprint = k.fingerprint(cfg.Auth.TokenValues)
 	summary := "no auth"
 	switch {
 	case cfg.Auth.JWT():
@@ -75,4 +89,17 @@ func (in *instance) Close() error {
 		in.keeper.Clear(in.cfg)
 	}
 	return nil
+}
+
+// fingerprint is an HMAC of the static tokens, "" without any.
+func (k *Kind) fingerprint(tokens map[string]string) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(tokens))
+	mac := hmac.New(sha256.New, k.key)
+	for _, n := range names {
+		mac.Write([]byte(n + "\x00" + tokens[n] + "\x00"))
+	}
+	return hex.EncodeToString(mac.Sum(nil))
 }
