@@ -137,6 +137,20 @@ func TestServeGatewayIdentity(t *testing.T) {
 	if got, isErr := callText(t, cs, "mcp__gh__add", `{"a":1,"b":2}`); isErr {
 		t.Errorf("ci's call after the reload: %q", got)
 	}
+	// A policy whose CEL does not compile is refused where it is; the
+	// running policy stays.
+	broken := strings.Replace(string(fmt.Appendf([]byte(fixture), identityConfig, backend.URL, is.URL(), aud, `"mcp__gh__greet"`, trail)),
+		"      - subjects: [ci]\n", "      - when: 'claims.scope.contains('\n        allow: [\"*\"]\n      - subjects: [ci]\n", 1)
+	if err := os.WriteFile(cfg, []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 30*time.Second, func() bool { return strings.Contains(p.stderr.String(), "does not compile") }, "the reload to report the CEL error")
+	if !strings.Contains(p.stderr.String(), "config.policy[1].when: does not compile") {
+		t.Errorf("the reload's error is not positioned:\n%s", p.stderr.String())
+	}
+	if got, isErr := callText(t, cs, "mcp__gh__add", `{"a":1,"b":2}`); isErr {
+		t.Errorf("ci's call after a broken reload: %q (the old policy should stay)", got)
+	}
 	req, _ := http.NewRequest(http.MethodGet, p.base()+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer ci-static-token")
 	resp, err = http.DefaultClient.Do(req)
