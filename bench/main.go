@@ -32,7 +32,7 @@ func mainStatus() int {
 
 // rowGroups are the values of -only, in run order.
 func rowGroups() []string {
-	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent", "scan"}
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent", "scan", "identity"}
 }
 
 // options are the parsed flags.
@@ -423,6 +423,7 @@ func (r *benchRun) rows() []benchRow {
 		{"search", r.searchRow},
 		{"agent", r.agentRow},
 		{"scan", r.scanRow},
+		{"identity", r.identityRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},

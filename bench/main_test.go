@@ -65,6 +65,7 @@ func TestSmoke(t *testing.T) {
 		"Row 7: memory", "Row 8: stateless replicas", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
 		"## Tool search: retrieval on real MCP servers' tools", "| held out | 68 |", "## Tool search: model-visible tokens", "| search off | 312 |",
 		"## Tool search: latency", "| ranker | 1000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
+		"## Identity: JWT auth, a 100-rule policy and the audit trail on a call", "| audit lines per second (O_APPEND, chained) |",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		"## Definition scan: poisoned corpus and real tools", "| definition scan: real tools flagged medium or high ≤ 1% |",
 		"TBXark/mcp-proxy (Go): skipped",

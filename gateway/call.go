@@ -56,7 +56,7 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 	if !ok {
 		return result{}, unknownTool(p.Name)
 	}
-	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: clientName(ss), Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
 	if err != nil {
 		return refused(err)
 	}

@@ -24,12 +24,18 @@ type Gate interface {
 
 // Call is one tools/call as a Gate sees it.
 type Call struct {
+	// Method is "" for a tools/call; MethodGetPrompt or MethodReadResource
+	// for a Gate that is also a Screen.
+	Method string
 	// Tool is the name the client called (the served name); Public is the
-	// registry tool it runs.
+	// registry tool it runs. For a prompt both are its public name; for a
+	// resource, its URI.
 	Tool, Public string
+	// Server is a resource's server; "" otherwise.
+	Server string
 	// Session is the client session's ID, "" for a session without one
-	// (stdio, in-memory).
-	Session string
+	// (stdio, in-memory); Client the name the client gave in initialize.
+	Session, Client string
 	// Header holds the HTTP request's headers; nil off HTTP.
 	Header http.Header
 	// Meta is the request's _meta; Arguments its arguments as received.

@@ -81,6 +81,12 @@ type Options struct {
 	// presenting its id gets 404. It must be safe for concurrent use and
 	// must not read the body.
 	Authenticate func(*http.Request) (identity string, err error)
+	// WellKnown, when set, serves every path under /.well-known/ without
+	// authentication (after the Host and Origin checks): the OAuth
+	// Protected Resource Metadata a client reads before it has a token.
+	// An Authenticate error that is a *Challenge chooses the status and
+	// WWW-Authenticate header of the refusal.
+	WellKnown http.Handler
 	// AllowedOrigins lists browser origins ("https://app.example.com")
 	// allowed besides loopback ones. A request whose Origin header is
 	// neither is refused with 403 (DNS rebinding protection); a request
@@ -356,6 +362,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		UnsubscribeHandler: g.unsubscribe,
 	})
 	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
+	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOptions(sdkLog, opts.Stateless))

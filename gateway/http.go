@@ -167,13 +167,13 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
 			return
 		}
+		if g.wellKnown(r) {
+			g.opts.WellKnown.ServeHTTP(w, r)
+			return
+		}
 		identity, err := g.authenticate(r, tokenSum)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpbridge"`)
-			// An unauthorized client keeps no connection open, whatever
-			// body it declared: a flood of them must not hold the
-			// gateway's connections.
-			refuse(w, http.StatusUnauthorized, "Unauthorized: "+err.Error())
+			challenge(w, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity)))

@@ -186,7 +186,12 @@ func guard(add func()) (err error) {
 // reader serves resources/read for server's resources and templates.
 func (g *Gateway) reader(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		ctx, ended, err := g.enterOffer(ctx, MethodReadResource, req.Params.URI, server, req.Session, req.Extra)
+		if err != nil {
+			return nil, err
+		}
 		res, err := g.reg.ReadResource(ctx, server, req.Params.URI)
+		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +206,12 @@ func (g *Gateway) reader(server string) mcp.ResourceHandler {
 // prompter serves prompts/get for the prompt public.
 func (g *Gateway) prompter(public string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		ctx, ended, err := g.enterOffer(ctx, MethodGetPrompt, public, "", req.Session, req.Extra)
+		if err != nil {
+			return nil, err
+		}
 		res, err := g.reg.GetPrompt(ctx, public, req.Params.Arguments)
+		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}

@@ -315,13 +315,14 @@ type Found struct {
 // limit best matches and returns them, best first. limit <= 0 means
 // DefaultLimit; more than MaxLimit is MaxLimit.
 func (v *View) Search(query string, limit int) ([]Found, error) {
-	found, _, err := v.searchFor(&v.sel, query, limit)
+	found, _, err := v.searchFor(&v.sel, query, limit, nil)
 	return found, err
 }
 
 // searchFor is Search loading into sel; grew reports a match sel had
-// neither loaded nor been shown.
-func (v *View) searchFor(sel *selection, query string, limit int) (found []Found, grew bool, err error) {
+// neither loaded nor been shown. allowed, when not nil, leaves out the
+// tools the caller may not use (tool.Visible), before the limit applies.
+func (v *View) searchFor(sel *selection, query string, limit int, allowed func(string) bool) (found []Found, grew bool, err error) {
 	if query == "" {
 		return nil, false, errors.New("query is empty: describe the tool you need")
 	}
@@ -335,10 +336,17 @@ func (v *View) searchFor(sel *selection, query string, limit int) (found []Found
 		v.index, v.indexed = toolsearch.New(v.catalogLocked()), ver
 	}
 	found = []Found{}
-	for _, m := range v.index.Search(query, limit) {
+	ranked := limit
+	if allowed != nil {
+		ranked = v.reg.Len() // rank them all: the best allowed may rank low
+	}
+	for _, m := range v.index.Search(query, ranked) {
 		t, ok := v.reg.Get(m.Name)
-		if !ok {
-			continue // gone since the index was built
+		if !ok || allowed != nil && !allowed(t.Name) {
+			continue // gone since the index was built, or not the caller's
+		}
+		if len(found) == limit {
+			break
 		}
 		c := chattools.Of(t).Function
 		found = append(found, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
@@ -382,9 +390,9 @@ func (v *View) execute(ctx context.Context, args json.RawMessage) (tool.Output, 
 	var found []Found
 	var err error
 	if s, ok := ctx.Value(sessionKey{}).(*Session); ok {
-		found, err = s.search(v, in.Query, in.Limit)
+		found, err = s.search(v, in.Query, in.Limit, tool.Visible(ctx))
 	} else {
-		found, err = v.Search(in.Query, in.Limit)
+		found, _, err = v.searchFor(&v.sel, in.Query, in.Limit, tool.Visible(ctx))
 	}
 	if err != nil {
 		return tool.Output{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"io"
 	"log/slog"
 	"os"
@@ -65,6 +66,8 @@ type env struct {
 	// quiet leaves out the notice that the embedded default is in use
 	// (the completion scripts' helper).
 	quiet bool
+	// keeper applies the gateway entry (serve only; nil otherwise).
+	keeper *gatewayauth.Keeper
 }
 
 func (e *env) getenv(k string) string {

@@ -37,6 +37,7 @@ func commands() []command {
 		{"get", "get [--config FILE] [--json] NAME", "show one configured server (env and header names, never values), starting nothing", "", noContext((*env).get)},
 		{"pin", "pin [SOURCE] [--diff] [SERVER...]", "record the tools' and prompts' definitions in mcpbridge.lock; withhold any that change", pinHelp, (*env).pinCmd},
 		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
+		{"audit", "audit verify FILE", "check that a gateway audit trail's hash chain is intact", auditHelp, noContext((*env).auditCmd)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
@@ -346,6 +347,9 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --metrics-addr ADDR             also serve /metrics (Prometheus) and the probes /healthz, /readyz, /livez
                                   alone on ADDR, without auth (for the scraper and the kubelet; /metrics is
                                   on the --http listener too, behind its checks)
+
+A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
+says who may call and what, and records it; see docs/operations.md §9.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated

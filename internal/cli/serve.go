@@ -28,6 +28,8 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	links := &keeperLinks{}
+	e.keeper = e.newKeeper(opts, links)
 	// The catalog comes after serveOptions, which takes the token out of
 	// the children's environment.
 	cat := e.catalogOAuth(false, e.oauthOptions(f))
@@ -35,14 +37,18 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if cat, src, err = e.scrubGatewayTokens(f, cat, src); err != nil {
+		return err
+	}
 	if err := e.loadPins(src, f, true); err != nil {
 		return err
 	}
-	opts, applied := withReadiness(opts, f, src)
+	opts, applied := withReadiness(withKeeper(opts, e.keeper, src.plan), f, src)
 	r, err := e.newServeRun(f, cat, opts)
 	if err != nil {
 		return err
 	}
+	r.link(links)
 	r.applied = applied
 	return r.run(ctx, src)
 }

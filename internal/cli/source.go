@@ -47,7 +47,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), e.samplingKind(), e.modelKind(), viewkind.NewKind())
+	}), e.samplingKind(), e.modelKind(), viewkind.NewKind(), e.gatewayKind())
 }
 
 // serverOptions are the options of every server a command starts. A

@@ -60,6 +60,7 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	requests *prometheus.CounterVec
 	inFlight prometheus.Gauge
+	refused  *prometheus.CounterVec
 }
 
 var _ gateway.Observer = (*Metrics)(nil)
@@ -91,8 +92,12 @@ func New(opts Options) *Metrics {
 			Name: "mcpbridge_gateway_calls_in_flight",
 			Help: "Tool calls being served now.",
 		}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpbridge_gateway_refused_total",
+			Help: "Requests the gateway's policy or rate limits refused, by reason (denied, rate_limited).",
+		}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight,
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight, m.refused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&serverCollector{servers: opts.Servers})
 	if opts.Sessions != nil {
@@ -108,6 +113,10 @@ func New(opts Options) *Metrics {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
+
+// Refused counts one request refused by the gateway's policy or rate
+// limits (reason: denied, rate_limited).
+func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
 
 // Request counts one request of a client.
 func (m *Metrics) Request(method string) {

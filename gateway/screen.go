@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Screen is implemented by a Gate that also decides what each client may
+// see and use beyond tools/call: the lists a session gets are narrowed to
+// what its caller may use, and prompts/get and resources/read pass the
+// Gate's Enter like a call (Call.Method says which). Access control, unlike
+// a View: a tool the Screen hides is also refused by Enter.
+type Screen interface {
+	// Screen returns, for one list request, whether its caller (by its
+	// HTTP headers, nil off HTTP) may see an item of kind: a tool or prompt
+	// by public name, a resource or template by its server. It runs on the
+	// request's goroutine and must not call the Gateway.
+	Screen(ctx context.Context, header http.Header, session string) func(kind Offer, name string) bool
+}
+
+// Offer is the kind of item a Screen decides on.
+type Offer int
+
+const (
+	OfferTool Offer = iota
+	OfferPrompt
+	OfferResource
+)
+
+// Methods a Gate's Enter sees in Call.Method besides tools/call (whose
+// Method is empty).
+const (
+	MethodGetPrompt    = "prompts/get"
+	MethodReadResource = "resources/read"
+)
+
+// screenMiddleware narrows the lists to what the Screen lets the session
+// see. It runs outside viewMiddleware, on the list the view left.
+func (g *Gateway) screenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	scr, ok := g.gate.(Screen)
+	if !ok {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch res.(type) {
+		case *mcp.ListToolsResult, *mcp.ListPromptsResult, *mcp.ListResourcesResult, *mcp.ListResourceTemplatesResult:
+		default:
+			return res, err
+		}
+		var header http.Header
+		if ex := req.GetExtra(); ex != nil {
+			header = ex.Header
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		g.screenList(res, scr.Screen(ctx, header, sessionID(ss)))
+		return res, nil
+	}
+}
+
+// screenList keeps in res the items may lets through.
+func (g *Gateway) screenList(res mcp.Result, may func(Offer, string) bool) {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	switch list := res.(type) {
+	case *mcp.ListToolsResult:
+		list.Tools = keep(list.Tools, func(t *mcp.Tool) bool { return may(OfferTool, g.advertised[t.Name].public) })
+	case *mcp.ListPromptsResult:
+		list.Prompts = keep(list.Prompts, func(p *mcp.Prompt) bool { return may(OfferPrompt, g.offers.byServed[p.Name]) })
+	case *mcp.ListResourcesResult:
+		list.Resources = keep(list.Resources, func(r *mcp.Resource) bool { return may(OfferResource, g.offers.uriServer[r.URI]) })
+	case *mcp.ListResourceTemplatesResult:
+		list.ResourceTemplates = keep(list.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
+			return may(OfferResource, g.offers.tplServer[t.URITemplate])
+		})
+	}
+}
+
+func keep[T any](items []T, ok func(T) bool) []T {
+	out := items[:0:0]
+	for _, it := range items {
+		if ok(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// enterOffer passes a prompts/get or resources/read through the Gate, as
+// serveCall does a tools/call: name is the prompt's public name or the
+// resource's URI, server its server ("" for a prompt).
+func (g *Gateway) enterOffer(ctx context.Context, method, name, server string, ss *mcp.ServerSession, extra *mcp.RequestExtra) (context.Context, func(Outcome), error) {
+	var header http.Header
+	if extra != nil {
+		header = extra.Header
+	}
+	return g.gate.Enter(ctx, Call{Method: method, Tool: name, Public: name, Server: server, Session: sessionID(ss), Client: clientName(ss), Header: header})
+}
+
+// clientName is the name ss's client gave in initialize, "" without one.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		return p.ClientInfo.Name
+	}
+	return ""
+}
+
+// Rescreen tells every session that its tools list may have changed
+// (notifications/tools/list_changed), for a Screen whose decisions changed:
+// a new policy applies to the sessions already open.
+func (g *Gateway) Rescreen() {
+	g.syncMu.Lock()
+	defer g.syncMu.Unlock()
+	g.views.epoch.Add(2) // every session with a view is owed it too
+	for name, ad := range g.advertised {
+		if t, ok := g.reg.Get(ad.public); ad.ok && ok {
+			if err := g.addTool(name, t); err == nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,216 @@
+// Package audit writes and verifies the gateway's audit trail: one JSON
+// line per call, appended with O_APPEND, each carrying the SHA-256 of the
+// line before it, so that an edited, removed or reordered line breaks the
+// chain (Verify). A line torn by a crash (no trailing newline) is skipped
+// by readers and the chain continues from the last whole line.
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Genesis is the prev value of a file's first line.
+const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Entry is one audited request. Prev is filled by Log.Write.
+type Entry struct {
+	Time     time.Time       `json:"time"`
+	Identity string          `json:"identity"`
+	Client   string          `json:"client,omitempty"`
+	Session  string          `json:"session,omitempty"`
+	Method   string          `json:"method"`
+	Name     string          `json:"name"`
+	Server   string          `json:"server,omitempty"`
+	Outcome  string          `json:"outcome"`
+	Reason   string          `json:"reason,omitempty"`
+	Duration float64         `json:"durationMs"`
+	TraceID  string          `json:"traceId,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgKeys  []string        `json:"argKeys,omitempty"`
+	ArgsHash string          `json:"argsHash,omitempty"`
+	Prev     string          `json:"prev"`
+}
+
+// Log appends entries to one file (or a writer). Safe for concurrent use:
+// the chain needs each line written in the order its hash was taken.
+type Log struct {
+	mu     sync.Mutex
+	w      io.Writer
+	f      *os.File // nil for a writer the caller owns
+	prev   string
+	err    error // the last write's, nil once one succeeds
+	closed bool
+}
+
+// ErrClosed is Write's error after Close.
+var ErrClosed = errors.New("audit: the trail is closed")
+
+// Open opens path for appending (created 0600 if absent) and continues the
+// chain from its last whole line. "-" writes to stdout.
+func Open(path string, stdout io.Writer) (*Log, error) {
+	if path == "-" {
+		return &Log{w: stdout, prev: Genesis}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit: opening %s: %w", path, err)
+	}
+	prev, torn, err := lastHash(f)
+	if err == nil && torn {
+		// End the torn line, so the next one is whole.
+		_, err = f.Write([]byte{'\n'})
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
+	}
+	return &Log{w: f, f: f, prev: prev}, nil
+}
+
+// lastHash returns the hash of f's last whole entry (Genesis when it has
+// none) and whether f ends in a torn line. Only the tail is read: lines
+// are far shorter than 1 MiB.
+func lastHash(f *os.File) (string, bool, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	const tail = 1 << 20
+	off := max(0, st.Size()-tail)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return "", false, err
+	}
+	torn := len(buf) > 0 && buf[len(buf)-1] != '\n'
+	lines := bytes.Split(buf, []byte{'\n'})
+	lines = lines[:len(lines)-1] // after the last newline: "" or the torn line
+	for i := len(lines) - 1; i >= 0; i-- {
+		if isEntry(lines[i]) {
+			return hashOf(lines[i]), torn, nil
+		}
+	}
+	return Genesis, torn, nil
+}
+
+// isEntry reports whether line is an audit entry: a JSON object with a
+// prev; anything else is a line torn by a crash.
+func isEntry(line []byte) bool {
+	var e struct {
+		Prev *string `json:"prev"`
+	}
+	return json.Unmarshal(line, &e) == nil && e.Prev != nil
+}
+
+func hashOf(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+// Write appends e as one line chained to the previous one. A failed write
+// is returned (the caller fails closed) and the chain does not advance.
+// The write is synchronous: handing lines to a goroutine of their own
+// cost a call more (a wake-up per line) than the write itself.
+func (l *Log) Write(e Entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	e.Prev = l.prev
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("audit: encoding an entry: %w", err) // untested: an Entry always marshals
+	}
+	if _, err := l.w.Write(append(line, '\n')); err != nil {
+		l.err = fmt.Errorf("audit: writing: %w", err)
+		return l.err
+	}
+	l.prev, l.err = hashOf(line), nil
+	return nil
+}
+
+// Err returns the last write's error: nil once a write succeeds again.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Close closes the file (a Log on stdout has nothing to close); later
+// writes fail with ErrClosed. Idempotent.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.f == nil {
+		l.closed = true
+		return nil
+	}
+	l.closed = true
+	return l.f.Close()
+}
+
+// Report is what Verify found.
+type Report struct {
+	// Lines is the number of entries checked.
+	Lines int
+	// Torn counts the lines skipped as torn by a crash: a last line
+	// without its newline, or a line that is not an entry (a torn line a
+	// later run ended).
+	Torn int
+}
+
+// BrokenError says which line breaks the chain.
+type BrokenError struct {
+	Line int
+	Msg  string
+}
+
+func (e *BrokenError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Verify reads an audit trail and checks that every entry's prev is the
+// hash of the entry before it (the first entry's is taken as given: a
+// file may continue a rotated one). Torn lines are skipped; the chain
+// continues over them, so a line replaced by garbage is still found by
+// the next entry's prev.
+func Verify(r io.Reader) (Report, error) {
+	var rep Report
+	br := bufio.NewReaderSize(r, 64<<10)
+	prev, n := "", 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] != '\n' {
+			rep.Torn++
+			return rep, nil
+		}
+		if errors.Is(err, io.EOF) {
+			return rep, nil
+		}
+		if err != nil {
+			return rep, fmt.Errorf("audit: reading: %w", err)
+		}
+		n++
+		line = line[:len(line)-1]
+		var e struct {
+			Prev string `json:"prev"`
+		}
+		if !isEntry(line) || json.Unmarshal(line, &e) != nil {
+			rep.Torn++
+			continue
+		}
+		rep.Lines++
+		if prev != "" && e.Prev != prev {
+			return rep, &BrokenError{Line: n, Msg: "its prev is not the hash of the entry before it: an entry was edited, removed or inserted"}
+		}
+		prev = hashOf(line)
+	}
+}

@@ -1,0 +1,111 @@
+package audit
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func writeN(t *testing.T, path string, names ...string) {
+	t.Helper()
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, n := range names {
+		if err := l.Write(Entry{Time: time.Unix(0, 0).UTC(), Identity: "alice", Method: "tools/call", Name: n, Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A trail written in two runs verifies as one chain; a torn last line (a
+// crash mid-write) is skipped and the next run chains past it.
+func TestChainAcrossRunsAndTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeN(t, path, "a", "b")
+	writeN(t, path, "c")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"time":"1970-01-01T00:00:00Z","identity":"al`)
+	f.Close()
+	rep, err := verifyFile(t, path)
+	if err != nil || rep.Lines != 3 || rep.Torn != 1 {
+		t.Fatalf("Verify: %+v, %v; want 3 entries and a torn line", rep, err)
+	}
+	writeN(t, path, "d")
+	if rep, err := verifyFile(t, path); err != nil || rep.Lines != 4 || rep.Torn != 1 {
+		t.Fatalf("Verify after the next run: %+v, %v; want 4 entries chained past the torn line", rep, err)
+	}
+	if !strings.Contains(readAll(t, path), `"prev":"`+Genesis+`"`) {
+		t.Error("the first line does not chain to Genesis")
+	}
+}
+
+// Editing, removing or inserting a line breaks the chain at the line
+// after it, and Verify names that line.
+func TestVerifyFindsTampering(t *testing.T) {
+	for name, tamper := range map[string]func([]string) []string{
+		"edited":   func(l []string) []string { l[1] = strings.Replace(l[1], `"alice"`, `"bob"`, 1); return l },
+		"garbled":  func(l []string) []string { l[1] = "garbage"; return l },
+		"removed":  func(l []string) []string { return append(l[:1], l[2:]...) },
+		"inserted": func(l []string) []string { return append(l[:2], append([]string{l[0]}, l[2:]...)...) },
+		"reordered": func(l []string) []string {
+			l[1], l[2] = l[2], l[1]
+			return l
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			writeN(t, path, "a", "b", "c", "d")
+			lines := strings.Split(strings.TrimSuffix(readAll(t, path), "\n"), "\n")
+			os.WriteFile(path, []byte(strings.Join(tamper(lines), "\n")+"\n"), 0o600)
+			_, err := verifyFile(t, path)
+			var be *BrokenError
+			if !errors.As(err, &be) || be.Line < 2 || be.Line > 3 {
+				t.Fatalf("Verify: %v; want the chain broken at line 2 or 3", err)
+			}
+		})
+	}
+}
+
+func verifyFile(t *testing.T, path string) (Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return Verify(f)
+}
+
+func readAll(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// After Close, Write says so; Close is idempotent.
+func TestWriteAfterClose(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(l.Close(), l.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(Entry{Name: "late"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Write after Close: %v", err)
+	}
+}

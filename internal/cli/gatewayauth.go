@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"sync/atomic"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+)
+
+// gatewayKind is the config's gateway entry kind: applied to serve's
+// Keeper, ignored by the other commands (no Keeper).
+func (e *env) gatewayKind() *gatewayauth.Kind { return gatewayauth.NewKind(e.keeper) }
+
+// keeperLinks reach the run's gateway and metrics, made after the Keeper.
+type keeperLinks struct {
+	gw atomic.Pointer[gateway.Gateway]
+	// refused counts refusals in /metrics once the run has metrics.
+	refused atomic.Pointer[func(string)]
+}
+
+// newKeeper makes serve's Keeper: who calls (the gateway entry's auth,
+// plus the --token-env token as the identity "bearer"), may they, and the
+// audit trail.
+func (e *env) newKeeper(opts gateway.Options, links *keeperLinks) *gatewayauth.Keeper {
+	return gatewayauth.NewKeeper(gatewayauth.Options{
+		Stdout:      e.Stdout,
+		BearerToken: opts.BearerToken,
+		Refused: func(reason string) {
+			if f := links.refused.Load(); f != nil {
+				(*f)(reason)
+			}
+		},
+		Changed: func() {
+			if gw := links.gw.Load(); gw != nil {
+				gw.Rescreen()
+			}
+		},
+	})
+}
+
+// withKeeper makes the Keeper the gateway's Gate and, over HTTP when a
+// token is required (--token-env, or the config's gateway entry has auth),
+// its Authenticate. Without either the gateway stays open to loopback
+// clients as before, and Listen keeps refusing a network address.
+func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan) gateway.Options {
+	opts.Gate = k
+	opts.WellKnown = k.WellKnown()
+	if opts.BearerToken != "" || planHasAuth(plan) {
+		opts.Authenticate = k.Authenticate
+	}
+	return opts
+}
+
+// planHasAuth reports whether plan's gateway entry asks for tokens.
+func planHasAuth(plan *host.Plan) bool {
+	for _, pe := range plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// link points the Keeper's hooks at the run's gateway, registry and
+// metrics.
+func (r *serveRun) link(links *keeperLinks) {
+	links.gw.Store(r.gw)
+	if r.metrics != nil {
+		f := r.metrics.Refused
+		links.refused.Store(&f)
+	}
+}
+
+// scrubGatewayTokens takes the variables of the gateway entry's static
+// tokens out of the environment the servers inherit, as serveOptions does
+// --token-env's: the catalog and source are made again without them.
+// A token variable first named by a reload is not taken out.
+func (e *env) scrubGatewayTokens(f *flags, cat *host.Catalog, src *source) (*host.Catalog, *source, error) {
+	var vars []string
+	for _, pe := range src.plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok {
+			for _, v := range cfg.Auth.Tokens {
+				vars = append(vars, v)
+			}
+		}
+	}
+	if len(vars) == 0 {
+		return cat, src, nil
+	}
+	for _, v := range vars {
+		e.Environ = withoutVar(e.Environ, v)
+	}
+	cat = e.catalogOAuth(false, e.oauthOptions(f))
+	src, err := e.loadSource(f, cat)
+	return cat, src, err
+}

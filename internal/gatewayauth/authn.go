@@ -1,0 +1,273 @@
+package gatewayauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+)
+
+// MaxTokenBytes bounds a bearer token: a longer one is refused before it
+// is parsed (a JWT of a real issuer is a few KiB at most).
+const MaxTokenBytes = 16 << 10
+
+// Leeway is the clock skew allowed on exp, nbf and iat.
+const Leeway = 30 * time.Second
+
+// algorithms are the signature algorithms accepted: asymmetric only, so a
+// public key can never be used as an HMAC secret, and never "none".
+var algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// Principal is who a request is from.
+type Principal struct {
+	// Name is the identity: the token's sub, or a static token's name.
+	Name   string
+	Groups []string
+	Scopes []string
+	Claims map[string]any
+	// Expiry is when the token stops being valid; zero for a static one.
+	Expiry time.Time
+}
+
+// Errors of Verify; a *ScopeError means authenticated but short of scopes.
+var (
+	ErrNoToken  = errors.New(`a valid "Authorization: Bearer <token>" header is required`)
+	ErrTooLarge = fmt.Errorf("the bearer token is over %d bytes", MaxTokenBytes)
+)
+
+// ScopeError is a valid token without the scopes the gateway requires.
+type ScopeError struct{ Missing []string }
+
+func (e *ScopeError) Error() string {
+	return "the token lacks the required scope " + strings.Join(e.Missing, " ")
+}
+
+// Verifier checks bearer tokens: named static tokens, and JWTs of one
+// issuer signed by a key of its JWKS. Safe for concurrent use.
+type Verifier struct {
+	auth   Auth
+	static map[[sha256.Size]byte]string
+	keys   keyfunc.Keyfunc // nil without JWT
+	parser *jwt.Parser
+	now    func() time.Time
+
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]*Principal // valid JWTs, by hash, bounded
+}
+
+// maxCached bounds the verified tokens remembered.
+const maxCached = 4096
+
+// VerifierOptions are what a Verifier needs besides its config.
+type VerifierOptions struct {
+	// Client fetches discovery and the JWKS; nil means a client with a
+	// 10 s timeout.
+	Client *http.Client
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// RefreshUnknownKID bounds the JWKS refreshes an unknown kid causes;
+	// nil means one per 10 s.
+	RefreshUnknownKID *rate.Limiter
+}
+
+// NewVerifier builds a Verifier. With an issuer, it discovers the JWKS URL
+// (RFC 8414, then OpenID Connect discovery) unless a.JWKSURL is set, and
+// fetches the keys; the JWKS is refreshed hourly and when an unknown kid
+// appears, until ctx ends. A JWKS that cannot be fetched later leaves the
+// cached keys in use (logged).
+func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, error) {
+	v := &Verifier{auth: a, static: map[[sha256.Size]byte]string{}, now: o.Now, cache: map[[sha256.Size]byte]*Principal{}}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	for name, tok := range a.TokenValues {
+		v.static[sha256.Sum256([]byte(tok))] = name
+	}
+	if !a.JWT() {
+		return v, nil
+	}
+	client := o.Client
+	if client == nil {
+		client = defaultClient()
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	jwks := a.JWKSURL
+	if jwks == "" {
+		var err error
+		if jwks, err = discoverJWKS(ctx, a.Issuer, client); err != nil {
+			return nil, fmt.Errorf("gateway auth: discovering the JWKS of %s (or set auth.jwksUrl): %w", a.Issuer, err)
+		}
+	}
+	limiter := o.RefreshUnknownKID
+	if limiter == nil {
+		limiter = rate.NewLimiter(rate.Every(10*time.Second), 1)
+	}
+	strict := false
+	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{jwks}, keyfunc.Override{
+		Client:                    client,
+		NoErrorReturnFirstHTTPReq: &strict,
+		RefreshUnknownKID:         limiter,
+		RateLimitWaitMax:          time.Millisecond, // never hold a request for a refresh
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(_ context.Context, err error) {
+				log.Warn("gateway auth: refreshing the JWKS failed; the cached keys stay in use", "url", u, "error", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway auth: fetching the JWKS %s: %w", jwks, err)
+	}
+	v.keys = kf
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(algorithms),
+		jwt.WithIssuer(a.Issuer),
+		jwt.WithAudience(a.Audience),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(Leeway),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(v.now),
+	)
+	return v, nil
+}
+
+// Request returns who r is from, by its Authorization header.
+func (v *Verifier) Request(r *http.Request) (*Principal, error) {
+	return v.Verify(r.Context(), r.Header.Get("Authorization"))
+}
+
+// Verify checks an Authorization header value.
+func (v *Verifier) Verify(ctx context.Context, header string) (*Principal, error) {
+	if len(header) > MaxTokenBytes+len("Bearer ") {
+		return nil, ErrTooLarge
+	}
+	scheme, tok, ok := strings.Cut(header, " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return nil, ErrNoToken
+	}
+	sum := sha256.Sum256([]byte(tok))
+	if name, ok := v.staticName(sum); ok {
+		return &Principal{Name: name}, nil
+	}
+	if v.keys == nil {
+		return nil, ErrNoToken
+	}
+	p, err := v.jwt(ctx, tok, sum)
+	if err != nil {
+		return nil, err
+	}
+	if missing := missingScopes(v.auth.Scopes, p.Scopes); len(missing) > 0 {
+		return p, &ScopeError{Missing: missing}
+	}
+	return p, nil
+}
+
+// staticName looks sum up among the static tokens, comparing every one in
+// constant time.
+func (v *Verifier) staticName(sum [sha256.Size]byte) (string, bool) {
+	found := ""
+	for k, name := range v.static {
+		if subtle.ConstantTimeCompare(k[:], sum[:]) == 1 {
+			found = name
+		}
+	}
+	return found, found != ""
+}
+
+func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (*Principal, error) {
+	v.mu.Lock()
+	p, ok := v.cache[sum]
+	v.mu.Unlock()
+	if ok && v.now().Before(p.Expiry.Add(Leeway)) {
+		return p, nil
+	}
+	claims := jwt.MapClaims{}
+	if _, err := v.parser.ParseWithClaims(tok, claims, v.keys.KeyfuncCtx(ctx)); err != nil {
+		return nil, fmt.Errorf("invalid token: %w", err)
+	}
+	p, err := principalOf(claims, v.auth.GroupsClaim)
+	if err != nil {
+		return nil, err
+	}
+	v.remember(sum, p)
+	return p, nil
+}
+
+// remember caches p, dropping expired entries (then any) when full.
+func (v *Verifier) remember(sum [sha256.Size]byte, p *Principal) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.cache) >= maxCached {
+		now := v.now()
+		for k, c := range v.cache {
+			if now.After(c.Expiry) {
+				delete(v.cache, k)
+			}
+		}
+		for k := range v.cache {
+			if len(v.cache) < maxCached {
+				break
+			}
+			delete(v.cache, k)
+		}
+	}
+	v.cache[sum] = p
+}
+
+func principalOf(claims jwt.MapClaims, groupsClaim string) (*Principal, error) {
+	sub, _ := claims.GetSubject()
+	if sub == "" {
+		return nil, errors.New("invalid token: it has no sub claim")
+	}
+	exp, _ := claims.GetExpirationTime()
+	p := &Principal{Name: sub, Claims: claims, Expiry: exp.Time}
+	p.Groups = strings_(claims[groupsClaim])
+	if s, ok := claims["scope"].(string); ok {
+		p.Scopes = strings.Fields(s)
+	} else {
+		p.Scopes = strings_(claims["scp"])
+	}
+	return p, nil
+}
+
+// strings_ reads a claim that is a list of strings (or one string).
+func strings_(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return strings.Fields(v)
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func missingScopes(required, have []string) []string {
+	var out []string
+	for _, s := range required {
+		if !slices.Contains(have, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

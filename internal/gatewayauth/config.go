@@ -1,0 +1,240 @@
+package gatewayauth
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+)
+
+// Config is a gateway entry's config, decoded and validated.
+type Config struct {
+	Auth      Auth       `json:"auth"`
+	Policy    []Rule     `json:"policy,omitempty"`
+	HasPolicy bool       `json:"hasPolicy"`
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	Audit     *Audit     `json:"audit,omitempty"`
+}
+
+// Auth says who may call: JWTs of one issuer, named static tokens, or
+// both.
+type Auth struct {
+	Issuer      string   `json:"issuer,omitempty"`
+	Audience    string   `json:"audience,omitempty"`
+	JWKSURL     string   `json:"jwksUrl,omitempty"`
+	Scopes      []string `json:"scopes,omitempty"`
+	GroupsClaim string   `json:"groupsClaim"`
+	// Tokens maps a static token's name (its identity) to the variable
+	// holding it; TokenValues holds the values, never encoded.
+	Tokens      map[string]string `json:"tokens,omitempty"`
+	TokenValues map[string]string `json:"-"`
+	// Fingerprint changes when a token's value does, so a reload sees
+	// it: an HMAC under the Kind's random key (see Kind.Decode), never
+	// the values themselves.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// JWT reports whether bearer JWTs are accepted.
+func (a Auth) JWT() bool { return a.Issuer != "" }
+
+// Rule is one policy rule: it matches a caller whose subject is in
+// Subjects, or who is in one of Groups, and for whom When holds (each
+// given condition must hold; a rule with none matches everyone). Allow
+// lists globs over public tool and prompt names; Resources lists servers
+// whose resources may be read.
+type Rule struct {
+	Subjects  []string `json:"subjects,omitempty"`
+	Groups    []string `json:"groups,omitempty"`
+	When      string   `json:"when,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	Line      int      `json:"line"`
+}
+
+// RateLimit bounds each identity's calls: Rate per second, Burst at once;
+// PerTool applies the same bound to each (identity, tool) pair instead.
+type RateLimit struct {
+	Spec    string  `json:"perIdentity"`
+	Rate    float64 `json:"rate"`
+	Burst   int     `json:"burst"`
+	PerTool bool    `json:"perTool,omitempty"`
+}
+
+// Audit says where the audit trail goes and how arguments appear in it.
+type Audit struct {
+	File string `json:"file"`
+	Args string `json:"args"`
+	// FailOpen serves calls when the trail cannot be written (logged);
+	// the default refuses them.
+	FailOpen bool `json:"failOpen,omitempty"`
+}
+
+// Decode reads a gateway entry's config mapping; every problem is reported
+// at its file position. CEL expressions are compiled here, so a policy
+// that does not compile never replaces a running one.
+func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
+	cfg := Config{Auth: Auth{GroupsClaim: "groups"}}
+	d := yamlconf.NewDecoder(lookup)
+	m, ok := d.Map(n, "config")
+	if !ok {
+		if d.Err() == nil {
+			d.Errorf(n, "config", "is required: auth, policy, rateLimit or audit")
+		}
+		return cfg, d.Err()
+	}
+	m.Reject("auth", "policy", "rateLimit", "audit")
+	if a, ok := d.Map(m.Value("auth"), m.Path("auth")); ok {
+		cfg.Auth = decodeAuth(d, a, lookup)
+	}
+	if m.Has("policy") {
+		cfg.HasPolicy = true
+		cfg.Policy = decodePolicy(d, m.Value("policy"), m.Path("policy"))
+	}
+	if r, ok := d.Map(m.Value("rateLimit"), m.Path("rateLimit")); ok {
+		cfg.RateLimit = decodeRate(r)
+	}
+	if a, ok := d.Map(m.Value("audit"), m.Path("audit")); ok {
+		cfg.Audit = decodeAudit(a)
+	}
+	return cfg, d.Err()
+}
+
+func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (string, bool)) Auth {
+	out := Auth{GroupsClaim: "groups"}
+	a.Reject("issuer", "audience", "jwksUrl", "scopes", "groupsClaim", "tokens")
+	out.Issuer, _ = a.ExpandString("issuer")
+	out.Audience, _ = a.ExpandString("audience")
+	out.JWKSURL, _ = a.ExpandString("jwksUrl")
+	out.Scopes, _ = a.StringList("scopes")
+	if g, ok := a.String("groupsClaim"); ok {
+		out.GroupsClaim = g
+	}
+	for key, v := range map[string]string{"issuer": out.Issuer, "jwksUrl": out.JWKSURL} {
+		if v != "" && !httpURL(v) {
+			a.Errorf(key, "must be an https URL (http only for a loopback host), got %q", v)
+		}
+	}
+	if out.Issuer == "" && (out.Audience != "" || out.JWKSURL != "" || len(out.Scopes) > 0) {
+		a.Errorf("issuer", "is required with audience, jwksUrl or scopes")
+	}
+	if out.Issuer != "" && out.Audience == "" {
+		a.Errorf("audience", "is required with issuer: this gateway's resource URL, the aud its tokens must carry")
+	}
+	out.Tokens, _ = a.StringMap("tokens")
+	out.TokenValues = map[string]string{}
+	for name, env := range out.Tokens {
+		v, ok := lookup(env)
+		if !ok || v == "" {
+			a.Errorf("tokens", "token %q: the variable %s is unset or empty", name, env)
+			continue
+		}
+		out.TokenValues[name] = v
+	}
+	return out
+}
+
+// httpURL reports whether s is an https URL, or http to a loopback host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	h := u.Hostname()
+	return u.Scheme == "https" || (u.Scheme == "http" && (h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"))
+}
+
+func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, p, "must be a list of rules, got %s", yamlconf.Describe(n))
+		return nil
+	}
+	rules := make([]Rule, 0, len(n.Content))
+	for i, item := range n.Content {
+		rp := fmt.Sprintf("%s[%d]", p, i)
+		m, ok := d.Map(item, rp)
+		if !ok {
+			if d.Err() == nil {
+				d.Errorf(item, rp, "must be a rule (subjects, groups, when, allow, resources)")
+			}
+			continue
+		}
+		m.Reject("subjects", "groups", "when", "allow", "resources")
+		r := Rule{Line: item.Line}
+		r.Subjects, _ = m.StringList("subjects")
+		r.Groups, _ = m.StringList("groups")
+		r.Allow, _ = m.StringList("allow")
+		r.Resources, _ = m.StringList("resources")
+		for _, g := range r.Allow {
+			if _, err := path.Match(g, ""); err != nil {
+				m.Errorf("allow", "%q is not a valid glob", g)
+			}
+		}
+		if w, ok := m.String("when"); ok {
+			r.When = w
+			if _, err := compileWhen(w); err != nil {
+				m.Errorf("when", "does not compile: %s", oneLine(err.Error()))
+			}
+		}
+		rules = append(rules, r)
+	}
+	return rules
+}
+
+var spaces = regexp.MustCompile(`\s+`)
+
+func oneLine(s string) string { return spaces.ReplaceAllString(strings.TrimSpace(s), " ") }
+
+// rateSpec matches "120/m": a count per second, minute or hour.
+var rateSpec = regexp.MustCompile(`^([1-9][0-9]{0,8})/(s|m|h)$`)
+
+func decodeRate(r *yamlconf.Map) *RateLimit {
+	r.Reject("perIdentity", "burst", "perTool")
+	out := &RateLimit{}
+	s, ok := r.String("perIdentity")
+	if !ok {
+		r.Errorf("perIdentity", `is required: calls per identity, such as "120/m" (per s, m or h)`)
+		return out
+	}
+	out.Spec = s
+	sub := rateSpec.FindStringSubmatch(s)
+	if sub == nil {
+		r.Errorf("perIdentity", `must be a count per s, m or h, such as "120/m", got %q`, s)
+		return out
+	}
+	n, _ := strconv.Atoi(sub[1])
+	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[sub[2]]
+	out.Rate = float64(n) / per.Seconds()
+	out.Burst = max(1, min(n, 20))
+	if b, ok := r.Int("burst", 1, 1_000_000); ok {
+		out.Burst = int(b)
+	}
+	out.PerTool, _ = r.Bool("perTool")
+	return out
+}
+
+func decodeAudit(a *yamlconf.Map) *Audit {
+	a.Reject("file", "args", "failOpen")
+	out := &Audit{Args: "keys"}
+	f, ok := a.String("file")
+	if !ok || f == "" {
+		a.Errorf("file", `is required: a file path, or "-" for stdout`)
+	}
+	out.File = f
+	if s, ok := a.String("args"); ok {
+		switch s {
+		case "none", "keys", "hash", "full":
+			out.Args = s
+		default:
+			a.Errorf("args", "must be none, keys, hash or full, got %q", s)
+		}
+	}
+	out.FailOpen, _ = a.Bool("failOpen")
+	return out
+}

@@ -1,0 +1,89 @@
+package gatewayauth
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
+// Every bad gateway entry is an error at its file position naming the
+// field; a second gateway entry is refused (one per file).
+func TestDecodeErrors(t *testing.T) {
+	lookup := func(k string) (string, bool) {
+		if k == "SET" {
+			return "v", true
+		}
+		return "", false
+	}
+	for _, c := range []struct{ name, config, want string }{
+		{"unknown key", "{polcy: []}", `gw.yaml:4:6: entry "gw": config.polcy: unknown key "polcy" (did you mean "policy"?)`},
+		{"audience without issuer", "{auth: {audience: https://a/mcp}}", "config.auth.issuer: is required with audience"},
+		{"issuer without audience", "{auth: {issuer: https://idp}}", "config.auth.audience: is required with issuer"},
+		{"plain http issuer", "{auth: {issuer: http://idp.example.com, audience: x}}", "config.auth.issuer: must be an https URL"},
+		{"unset token variable", "{auth: {tokens: {ci: UNSET}}}", "token \"ci\": the variable UNSET is unset or empty"},
+		{"policy not a list", "{policy: {allow: x}}", "config.policy: must be a list of rules"},
+		{"bad glob", `{policy: [{allow: ["mcp__[x"]}]}`, `is not a valid glob`},
+		{"CEL not a bool", `{policy: [{when: '"yes"', allow: ["*"]}]}`, "config.policy[0].when: does not compile: it is a string, want a bool"},
+		{"CEL unknown variable", `{policy: [{when: 'user == "a"', allow: ["*"]}]}`, "undeclared reference to 'user'"},
+		{"bad rate", "{rateLimit: {perIdentity: 120/day}}", `config.rateLimit.perIdentity: must be a count per s, m or h`},
+		{"no rate", "{rateLimit: {burst: 2}}", "config.rateLimit.perIdentity: is required"},
+		{"bad args mode", "{audit: {file: x, args: some}}", "config.audit.args: must be none, keys, hash or full"},
+		{"no audit file", "{audit: {args: full}}", "config.audit.file: is required"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := "- id: gw\n  name: gateway\n  config:\n    " + strings.ReplaceAll(c.config, "\n", "\n    ") + "\n"
+			_, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), lookup)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse: %v\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+	two := "- {id: a, name: gateway, config: {auth: {tokens: {x: SET}}}}\n- {id: b, name: gateway, config: {auth: {tokens: {y: SET}}}}\n"
+	if _, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(two), lookup); err == nil || !strings.Contains(err.Error(), `is already used by entry "a"`) {
+		t.Errorf("two gateway entries: %v", err)
+	}
+}
+
+// Per-tool limits keep one tool's calls from using another's bucket; an
+// identity's buckets are independent of another's.
+func TestLimiterPerTool(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newLimiter(RateLimit{Rate: 1, Burst: 1, PerTool: true}, func() time.Time { return now })
+	for _, c := range []struct {
+		key  string
+		want bool
+	}{{"alice\x00a", true}, {"alice\x00a", false}, {"alice\x00b", true}, {"bob\x00a", true}} {
+		if got, _ := l.allow(c.key); got != c.want {
+			t.Errorf("allow(%q) = %v, want %v", c.key, got, c.want)
+		}
+	}
+	now = now.Add(time.Second)
+	if ok, _ := l.allow("alice\x00a"); !ok {
+		t.Error("a second later the bucket has not refilled")
+	}
+}
+
+// A static token's new value changes the entry's fingerprint, so a reload
+// applies it; the fingerprint holds no token.
+func TestTokenFingerprint(t *testing.T) {
+	k := NewKind(nil)
+	fp := func(value string) string {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte("auth: {tokens: {ci: CI}}"), &n); err != nil {
+			t.Fatal(err)
+		}
+		spec, err := k.Decode(n.Content[0], func(string) (string, bool) { return value, true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return spec.Config.(Config).Auth.Fingerprint
+	}
+	a, b, c := fp("token-one"), fp("token-one"), fp("token-two")
+	if a == "" || a != b || a == c || strings.Contains(a, "token") {
+		t.Errorf("fingerprints %q %q %q: want equal for equal tokens only, and no token in them", a, b, c)
+	}
+}

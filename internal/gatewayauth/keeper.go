@@ -1,0 +1,485 @@
+package gatewayauth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/time/rate"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/audit"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// JSON-RPC error codes of refused requests: server-defined, clear of the
+// codes the go-sdk and MCP give meanings (-32000 to -32005, -32002,
+// -32020 to -32022, -32042).
+const (
+	CodeDenied      = -32030
+	CodeRateLimited = -32031
+	CodeUnaudited   = -32032
+)
+
+// Options are what a Keeper needs besides the config.
+type Options struct {
+	Logger *slog.Logger
+	// Stdout receives an audit trail configured as "-".
+	Stdout io.Writer
+	// Client fetches the issuer's metadata and JWKS; nil means a client
+	// with a 10 s timeout.
+	Client *http.Client
+	// BearerToken is serve's --token-env token: a static token named
+	// "bearer", accepted whatever the config says.
+	BearerToken string
+	// Refused is called for each request refused, with the audit outcome
+	// (denied, rate_limited, unauthenticated, refused): a metric; nil
+	// counts nothing.
+	Refused func(reason string)
+	// Changed is called after a new policy took effect (the gateway's
+	// Rescreen); nil does nothing.
+	Changed func()
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// RefreshUnknownKID bounds the JWKS refreshes that tokens with an
+	// unknown kid cause; 0 means one per 10 s.
+	RefreshUnknownKID rate.Limit
+}
+
+// Keeper is the gateway's Gate, Screen and Authenticate: who is calling
+// (static tokens and JWTs), may they (the policy, the rate limits), and
+// the record (the audit trail). Apply swaps its config as a whole, so a
+// reload applies to open sessions. Safe for concurrent use.
+type Keeper struct {
+	opts  Options
+	now   func() time.Time
+	log   *slog.Logger
+	salt  []byte
+	state atomic.Pointer[state] // nil: no gateway entry
+	// fallback checks requests while no gateway entry is applied: the
+	// --token-env token only, or nothing at all.
+	fallback *Verifier
+	mu       sync.Mutex // serializes Apply
+}
+
+// state is one applied config.
+type state struct {
+	cfg      Config
+	verifier *Verifier
+	policy   *Policy
+	limits   *limiter
+	trail    *audit.Log  // nil: no audit
+	logged   atomic.Bool // the trail's failure was logged
+	stop     context.CancelFunc
+	metaURL  string
+	tools    *tool.Registry // names a tool's server in the audit; may be nil
+}
+
+var (
+	_ gateway.Gate   = (*Keeper)(nil)
+	_ gateway.Screen = (*Keeper)(nil)
+)
+
+// NewKeeper returns a Keeper with no config: its Gate lets every call
+// through, and its Authenticate accepts only the --token-env token (none
+// without one), until Apply.
+func NewKeeper(o Options) *Keeper {
+	k := &Keeper{opts: o, now: o.Now, log: o.Logger, salt: make([]byte, 32)}
+	if k.now == nil {
+		k.now = time.Now
+	}
+	if k.log == nil {
+		k.log = slog.New(slog.DiscardHandler)
+	}
+	rand.Read(k.salt)
+	static := map[string]string{}
+	if o.BearerToken != "" {
+		static["bearer"] = o.BearerToken
+	}
+	k.fallback, _ = NewVerifier(context.Background(), Auth{TokenValues: static}, VerifierOptions{}) // no issuer: nothing to fetch
+	return k
+}
+
+// Apply builds cfg (discovering the issuer, fetching its JWKS, opening the
+// audit trail) and, once all of it worked, puts it in place of the
+// previous config, which it then closes: a config that cannot be applied
+// leaves the old one serving. The JWKS is refreshed until lifetime ends;
+// tools, when not nil, names each called tool's server in the audit.
+func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registry) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st, err := k.build(lifetime, cfg)
+	if err != nil {
+		return err
+	}
+	st.tools = tools
+	old := k.state.Swap(st)
+	k.release(old)
+	if k.opts.Changed != nil && (old == nil || !samePolicy(old.cfg, cfg)) {
+		k.opts.Changed()
+	}
+	return nil
+}
+
+// Clear removes the config (its entry was removed) if it is still cfg.
+func (k *Keeper) Clear(cfg *Config) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st := k.state.Load()
+	if st == nil || &st.cfg != cfg {
+		return
+	}
+	k.state.Store(nil)
+	k.release(st)
+	if k.opts.Changed != nil {
+		k.opts.Changed()
+	}
+}
+
+// Current returns the applied config, nil when none.
+func (k *Keeper) Current() *Config {
+	if st := k.state.Load(); st != nil {
+		return &st.cfg
+	}
+	return nil
+}
+
+func (k *Keeper) release(st *state) {
+	if st == nil {
+		return
+	}
+	st.stop()
+	if st.trail != nil {
+		if err := st.trail.Close(); err != nil {
+			k.log.Warn("gateway audit: closing the trail", "error", err)
+		}
+	}
+}
+
+func samePolicy(a, b Config) bool {
+	ja, _ := json.Marshal(a.Policy)
+	jb, _ := json.Marshal(b.Policy)
+	return a.HasPolicy == b.HasPolicy && string(ja) == string(jb)
+}
+
+func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
+	ctx, stop := context.WithCancel(lifetime)
+	st := &state{cfg: cfg, stop: stop, metaURL: metadataURL(cfg.Auth.Audience)}
+	a := cfg.Auth
+	if k.opts.BearerToken != "" {
+		a.TokenValues = withToken(a.TokenValues, "bearer", k.opts.BearerToken)
+	}
+	var err error
+	if st.verifier, err = NewVerifier(ctx, a, VerifierOptions{Client: k.opts.Client, Logger: k.log, Now: k.now, RefreshUnknownKID: k.refreshLimiter()}); err != nil {
+		stop()
+		return nil, err
+	}
+	if st.policy, err = NewPolicy(cfg.Policy, cfg.HasPolicy); err != nil {
+		stop()
+		return nil, err
+	}
+	if cfg.RateLimit != nil {
+		st.limits = newLimiter(*cfg.RateLimit, k.now)
+	}
+	if cfg.Audit != nil {
+		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
+			stop()
+			return nil, fmt.Errorf("gateway audit: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// refreshLimiter is a new config's bound on unknown-kid refreshes.
+func (k *Keeper) refreshLimiter() *rate.Limiter {
+	if k.opts.RefreshUnknownKID == 0 {
+		return nil
+	}
+	return rate.NewLimiter(k.opts.RefreshUnknownKID, 1)
+}
+
+func withToken(m map[string]string, name, tok string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for n, v := range m {
+		out[n] = v
+	}
+	out[name] = tok
+	return out
+}
+
+// Authenticate is the gateway's Options.Authenticate: a request's
+// identity, or a *gateway.Challenge saying how to refuse it.
+func (k *Keeper) Authenticate(r *http.Request) (string, error) {
+	st := k.state.Load()
+	v := k.fallback
+	if st != nil {
+		v = st.verifier
+	}
+	// Authenticate is wired only when serve started with a token to
+	// require: a gateway entry removed since does not open the gateway.
+	p, err := v.Request(r)
+	if err == nil {
+		return p.Name, nil
+	}
+	return "", k.challenge(st, r, err)
+}
+
+// challenge is the refusal of a request whose token failed with err, as
+// the MCP authorization spec has it: 401 with the resource metadata's URL,
+// or 403 insufficient_scope naming the scopes for step-up.
+func (k *Keeper) challenge(st *state, r *http.Request, err error) error {
+	k.log.Info("HTTP request refused: authentication failed", "error", err, "remote", r.RemoteAddr)
+	var params []string
+	status := http.StatusUnauthorized
+	var se *ScopeError
+	switch {
+	case errors.As(err, &se):
+		status = http.StatusForbidden
+		params = append(params, `error="insufficient_scope"`, fmt.Sprintf("scope=%q", strings.Join(st.cfg.Auth.Scopes, " ")))
+	case !errors.Is(err, ErrNoToken):
+		params = append(params, `error="invalid_token"`)
+	}
+	if st != nil && st.metaURL != "" && st.cfg.Auth.JWT() {
+		params = append([]string{fmt.Sprintf("resource_metadata=%q", st.metaURL)}, params...)
+	} else {
+		params = append([]string{`realm="mcpbridge"`}, params...)
+	}
+	return &gateway.Challenge{Status: status, WWWAuthenticate: "Bearer " + strings.Join(params, ", "), Err: err}
+}
+
+// principal is who a call is from, by its request's headers: nil headers
+// (stdio) are the local user "stdio"; without authentication, everyone is
+// "anonymous".
+func (st *state) principal(ctx context.Context, header http.Header) (*Principal, error) {
+	if header == nil {
+		return &Principal{Name: "stdio"}, nil
+	}
+	if len(st.verifier.static) == 0 && !st.cfg.Auth.JWT() {
+		return &Principal{Name: "anonymous"}, nil // whatever header it sent: nothing checks it
+	}
+	return st.verifier.Verify(ctx, header.Get("Authorization"))
+}
+
+// Screen implements gateway.Screen: what the caller's policy lets it see.
+func (k *Keeper) Screen(ctx context.Context, header http.Header, _ string) func(gateway.Offer, string) bool {
+	st := k.state.Load()
+	if st == nil || !st.cfg.HasPolicy {
+		return func(gateway.Offer, string) bool { return true }
+	}
+	who, err := st.principal(ctx, header)
+	if err != nil {
+		return func(gateway.Offer, string) bool { return false }
+	}
+	return func(kind gateway.Offer, name string) bool {
+		return st.policy.Decide(who, kindOf(kind), name).Allow
+	}
+}
+
+func kindOf(o gateway.Offer) Target {
+	switch o {
+	case gateway.OfferPrompt:
+		return Prompt
+	case gateway.OfferResource:
+		return Resource
+	}
+	return Tool
+}
+
+// Enter implements gateway.Gate: the policy decides, the rate limit
+// admits, and the audit trail records the call when it ends (or its
+// refusal at once).
+func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome), error) {
+	st := k.state.Load()
+	if st == nil {
+		return ctx, func(gateway.Outcome) {}, nil
+	}
+	rec := k.record(st, c)
+	who, err := st.principal(ctx, c.Header)
+	if err != nil {
+		return nil, nil, k.refuse(st, rec, "unauthenticated", err.Error(), &jsonrpc.Error{Code: CodeDenied, Message: "the caller could not be authenticated: " + err.Error()})
+	}
+	rec.Identity = who.Name
+	if k.unaudited(st, rec) {
+		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"}
+	}
+	kind, subject := Tool, c.Public
+	switch c.Method {
+	case gateway.MethodGetPrompt:
+		kind = Prompt
+	case gateway.MethodReadResource:
+		kind, subject = Resource, c.Server
+	}
+	if d := st.policy.Decide(who, kind, subject); !d.Allow {
+		msg := fmt.Sprintf("%s %q is not allowed for %q by the gateway's policy", kindName(kind), c.Public, who.Name)
+		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), &jsonrpc.Error{Code: CodeDenied, Message: msg})
+	}
+	if err := k.admit(st, who.Name, c.Public); err != nil {
+		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
+	}
+	if st.cfg.HasPolicy {
+		// A search run by this call finds only what the caller may use.
+		ctx = tool.WithVisible(ctx, func(name string) bool { return st.policy.Decide(who, Tool, name).Allow })
+	}
+	start := k.now()
+	return ctx, func(o gateway.Outcome) {
+		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
+		rec.Outcome = outcome(o)
+		k.write(st, rec)
+	}, nil
+}
+
+func kindName(k Target) string {
+	return [...]string{"tool", "prompt", "resource"}[k]
+}
+
+func ruleReason(d Decision) string {
+	if d.Line == 0 {
+		return "no policy rule matches"
+	}
+	return fmt.Sprintf("policy rule at line %d", d.Line)
+}
+
+func outcome(o gateway.Outcome) string {
+	switch {
+	case o.Failed:
+		return "failed"
+	case o.IsError:
+		return "error"
+	}
+	return "ok"
+}
+
+// admit applies the rate limit; the error says when to retry.
+func (k *Keeper) admit(st *state, identity, public string) *jsonrpc.Error {
+	if st.limits == nil {
+		return nil
+	}
+	key := identity
+	if st.limits.cfg.PerTool {
+		key += "\x00" + public
+	}
+	ok, wait := st.limits.allow(key)
+	if ok {
+		return nil
+	}
+	retry := wait.Round(time.Millisecond)
+	data, _ := json.Marshal(map[string]any{"retryAfterMs": retry.Milliseconds()})
+	return &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf("rate limit %s for %q reached; retry in %v", st.limits.cfg.Spec, identity, retry), Data: data}
+}
+
+// refuse records a refusal and returns err (nil: only record it).
+func (k *Keeper) refuse(st *state, rec audit.Entry, outcome, reason string, err error) error {
+	rec.Outcome, rec.Reason = outcome, reason
+	k.write(st, rec)
+	if err != nil && k.opts.Refused != nil {
+		k.opts.Refused(outcome)
+	}
+	return err
+}
+
+// record is the audit entry of c so far.
+func (k *Keeper) record(st *state, c gateway.Call) audit.Entry {
+	e := audit.Entry{Time: k.now().UTC(), Session: c.Session, Client: c.Client, Method: cmpOr(c.Method, "tools/call"), Name: c.Public, Server: c.Server, TraceID: traceID(c.Meta)}
+	if e.Server == "" && c.Method == "" && st.tools != nil {
+		if t, ok := st.tools.Get(c.Public); ok {
+			e.Server = t.Origin.Server
+		}
+	}
+	if st.cfg.Audit != nil {
+		k.args(&e, st.cfg.Audit.Args, c.Arguments)
+	}
+	return e
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// args puts the call's arguments in e as mode says: their keys, an HMAC
+// of the bytes under the process's random salt, or the values.
+func (k *Keeper) args(e *audit.Entry, mode string, raw json.RawMessage) {
+	if len(raw) == 0 {
+		return
+	}
+	switch mode {
+	case "keys":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) == nil {
+			e.ArgKeys = make([]string, 0, len(m))
+			for key := range m {
+				e.ArgKeys = append(e.ArgKeys, key)
+			}
+			slices.Sort(e.ArgKeys)
+		}
+	case "hash":
+		mac := hmac.New(sha256.New, k.salt)
+		mac.Write(raw)
+		e.ArgsHash = hex.EncodeToString(mac.Sum(nil))
+	case "full":
+		e.Args = raw
+	}
+}
+
+// traceID is the trace id of a W3C traceparent in _meta, "" without one.
+func traceID(meta map[string]any) string {
+	tp, _ := meta["traceparent"].(string)
+	parts := strings.Split(tp, "-")
+	if len(parts) == 4 && len(parts[1]) == 32 {
+		return parts[1]
+	}
+	return ""
+}
+
+// unaudited reports whether a call must be refused because the trail
+// cannot be written (fail closed): its last write failed and failOpen is
+// off. The refusal is written too: once a line can be written again,
+// calls are served again. The failure is logged once per outage.
+func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
+	if st.trail == nil {
+		return false
+	}
+	err := st.trail.Err()
+	if err == nil {
+		if st.logged.Swap(false) {
+			k.log.Info("gateway audit: the trail is written again")
+		}
+		return false
+	}
+	if !st.logged.Swap(true) {
+		k.log.Error("gateway audit: the trail cannot be written", "error", err, "failOpen", st.cfg.Audit.FailOpen)
+	}
+	if st.cfg.Audit.FailOpen {
+		return false
+	}
+	k.refuse(st, rec, "refused", "the audit trail could not be written", nil)
+	return true
+}
+
+// write appends e to the trail; a failure is seen by the next call
+// (unaudited).
+func (k *Keeper) write(st *state, e audit.Entry) {
+	if st.trail == nil {
+		return
+	}
+	if err := st.trail.Write(e); errors.Is(err, audit.ErrClosed) {
+		// The config was replaced while the call ran.
+		k.log.Warn("gateway audit: a line for a replaced trail was not written", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
+	}
+}

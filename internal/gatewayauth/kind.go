@@ -1,0 +1,105 @@
+package gatewayauth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
+// Name is the entry name of the gateway kind.
+const Name = "gateway"
+
+// Kind is the gateway entry kind: one per file (it claims the name
+// gateway), validated with the file like every entry, hot-reloaded. Its
+// instance applies the config to the Keeper of a serve run; for other
+// commands (nil Keeper) it does nothing.
+type Kind struct {
+	keeper *Keeper
+	key    []byte // keys the tokens' fingerprint, per process
+}
+
+// NewKind returns the kind; keeper is nil for commands that do not serve.
+func NewKind(keeper *Keeper) *Kind {
+	k := &Kind{keeper: keeper, key: make([]byte, 32)}
+	rand.Read(k.key)
+	return k
+}
+
+// Name implements host.Kind.
+func (k *Kind) Name() string { return Name }
+
+// Decode implements host.Kind.
+func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Spec, error) {
+	cfg, err := Decode(n, lookup)
+	if err != nil {
+		return host.Spec{}, err
+	}
+	cfg.Auth.Fingerprint = k.fingerprint(cfg.Auth.TokenValues)
+	summary := "no auth"
+	switch {
+	case cfg.Auth.JWT():
+		summary = "oauth " + cfg.Auth.Issuer
+	case len(cfg.Auth.Tokens) > 0:
+		summary = "static tokens"
+	}
+	return host.Spec{Config: cfg, Name: Name, Summary: summary, Claims: []host.Claim{{Key: "name", Value: Name}}}, nil
+}
+
+// Start implements host.Kind: the config is applied before Start returns,
+// so a config that cannot be (an issuer that cannot be discovered, an
+// audit file that cannot be opened) fails the entry and the old config
+// keeps serving.
+func (k *Kind) Start(lifetime context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
+	in := &instance{keeper: k.keeper, ready: make(chan struct{})}
+	close(in.ready)
+	if k.keeper == nil {
+		return in, nil
+	}
+	if err := k.keeper.Apply(lifetime, spec.Config.(Config), env.Registry); err != nil {
+		env.Logger.Error("gateway entry not applied; the previous one stays", "error", err)
+		return nil, err
+	}
+	in.cfg = k.keeper.Current()
+	return in, nil
+}
+
+type instance struct {
+	keeper *Keeper
+	cfg    *Config
+	ready  chan struct{}
+}
+
+func (in *instance) Ready() <-chan struct{} { return in.ready }
+func (in *instance) StartErr() error        { return nil }
+func (in *instance) Status() host.Status {
+	return host.Status{State: host.StateReady, Name: Name, Transport: "builtin"}
+}
+
+// Close removes the config unless a successor replaced it.
+func (in *instance) Close() error {
+	if in.keeper != nil && in.cfg != nil {
+		in.keeper.Clear(in.cfg)
+	}
+	return nil
+}
+
+// fingerprint is an HMAC of the static tokens, "" without any.
+func (k *Kind) fingerprint(tokens map[string]string) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(tokens))
+	mac := hmac.New(sha256.New, k.key)
+	for _, n := range names {
+		mac.Write([]byte(n + "\x00" + tokens[n] + "\x00"))
+	}
+	return hex.EncodeToString(mac.Sum(nil))
+}

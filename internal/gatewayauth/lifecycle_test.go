@@ -1,0 +1,269 @@
+package gatewayauth
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/time/rate"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// clock is a test clock that moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// The Protected Resource Metadata is served to anyone at both RFC 9728
+// paths, and names the issuer.
+func TestProtectedResourceMetadata(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, scopedConfig, nil)
+	want := oauthex.ProtectedResourceMetadata{Resource: s.resource(), AuthorizationServers: []string{s.is.URL()}, ScopesSupported: []string{"mcp:tools"}, BearerMethodsSupported: []string{"header"}, ResourceName: "mcpbridge"}
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		resp, err := http.Get(s.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got oauthex.ProtectedResourceMetadata
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || err != nil {
+			t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("GET %s (-want +got):\n%s", path, d)
+		}
+	}
+	resp, err := http.Get(s.srv.URL + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another well-known path: %d, want 404", resp.StatusCode)
+	}
+}
+
+// A bearer token can be replayed by whoever holds it until it expires:
+// without jti tracking, that is what a bearer token is. What the gateway
+// guarantees is that a replay after exp (and the leeway) is refused, even
+// though the token was verified, and cached, before.
+func TestReplayAfterExpiryIsRefused(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	s := newServed(t, Options{Now: clk.Now})
+	s.apply(t, scopedConfig, nil)
+	tok := "Bearer " + s.is.Sign(t, s.is.Claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools", "exp": clk.Now().Add(time.Minute).Unix()}))
+	for i := range 2 {
+		if status, _ := s.post(t, tok); status != 200 {
+			t.Fatalf("use %d: %d, want 200", i+1, status)
+		}
+	}
+	clk.Add(time.Minute + Leeway + time.Second)
+	if status, header := s.post(t, tok); status != 401 || !strings.Contains(header, `error="invalid_token"`) {
+		t.Fatalf("replayed after expiry: %d %q, want 401 invalid_token", status, header)
+	}
+}
+
+// A new kid makes the gateway fetch the JWKS again, but a flood of unknown
+// kids does not make it fetch more than its limit allows; with the issuer
+// down, cached keys keep working and the log says the refresh failed.
+func TestJWKSRefreshAndOutage(t *testing.T) {
+	s := newServed(t, Options{RefreshUnknownKID: rate.Every(time.Hour)})
+	s.apply(t, scopedConfig, nil)
+	if n := s.is.Fetches.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times at start, want 1", n)
+	}
+	rotated := s.is.Rotate(t)
+	claims := s.is.Claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools"})
+	if status, _ := s.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); status != 200 {
+		t.Fatalf("a token of the rotated key: %d, want 200", status)
+	}
+	for range 20 {
+		if status, _ := s.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa9", claims)); status != 401 {
+			t.Fatalf("an unknown kid: %d, want 401", status)
+		}
+	}
+	if n := s.is.Fetches.Load(); n != 2 {
+		t.Fatalf("JWKS fetched %d times, want 2: once at start, once for rsa2, none for the flood", n)
+	}
+
+	s2 := newServed(t, Options{RefreshUnknownKID: rate.Inf})
+	s2.apply(t, scopedConfig, nil)
+	s2.is.Down.Store(true)
+	claims = s2.is.Claims("alice", s2.resource(), jwt.MapClaims{"scope": "mcp:tools"})
+	if status, _ := s2.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, s2.is.Rotate(t), "rsa2", claims)); status != 401 {
+		t.Fatalf("a new kid while the issuer is down: %d, want 401", status)
+	}
+	if status, _ := s2.post(t, "Bearer "+s2.is.SignEC(t, claims)); status != 200 {
+		t.Fatalf("a cached key while the issuer is down: %d, want 200", status)
+	}
+	if !strings.Contains(s2.logs.String(), "refreshing the JWKS failed; the cached keys stay in use") {
+		t.Errorf("the log does not say the refresh failed:\n%s", s2.logs.String())
+	}
+}
+
+// Calls past an identity's rate are refused at once with when to retry,
+// counted, and admitted again once the bucket refills.
+func TestRateLimitPerIdentity(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	var refused atomic.Int32
+	s := newServed(t, Options{Now: clk.Now, Refused: func(r string) {
+		if r == "rate_limited" {
+			refused.Add(1)
+		}
+	}})
+	s.apply(t, policyConfig+"rateLimit: {perIdentity: 2/m, burst: 2}\n", map[string]string{"CI_TOKEN": "ci-secret-token"})
+	alice := s.connect(t, s.is.Sign(t, s.is.Claims("alice", s.resource(), nil)), nil)
+	ci := s.connect(t, "ci-secret-token", nil)
+	for range 2 {
+		if code, err := callCode(t, alice, "mcp__time__now"); code != 0 {
+			t.Fatal(err)
+		}
+	}
+	code, err := callCode(t, alice, "mcp__time__now")
+	if code != CodeRateLimited || !strings.Contains(err.Error(), "retry in 30s") {
+		t.Fatalf("third call: %d %v, want %d saying retry in 30s", code, err, CodeRateLimited)
+	}
+	if code, err := callCode(t, ci, "mcp__time__now"); code != 0 {
+		t.Fatalf("another identity is limited by alice's calls: %v", err)
+	}
+	clk.Add(30 * time.Second)
+	if code, err := callCode(t, alice, "mcp__time__now"); code != 0 {
+		t.Fatalf("after 30s: %v", err)
+	}
+	if n := refused.Load(); n != 1 {
+		t.Errorf("rate-limited calls counted: %d, want 1", n)
+	}
+	if n := s.ran["mcp__time__now"].Load(); n != 4 {
+		t.Errorf("the tool ran %d times, want 4", n)
+	}
+}
+
+// An audit trail that cannot be written stops the calls (fail closed),
+// with a log line saying so; failOpen keeps serving.
+func TestAuditUnwritableFailsClosed(t *testing.T) {
+	for _, failOpen := range []bool{false, true} {
+		s := newServed(t, Options{})
+		s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\naudit: {file: /dev/full, failOpen: "+map[bool]string{false: "false", true: "true"}[failOpen]+"}\n", map[string]string{"CI_TOKEN": "tok"})
+		ci := s.connect(t, "tok", nil)
+		callCode(t, ci, "mcp__time__now") // its line fails: the trail is broken
+		code, _ := callCode(t, ci, "mcp__time__now")
+		if want := map[bool]int64{false: CodeUnaudited, true: 0}[failOpen]; code != want {
+			t.Errorf("failOpen %v: the call after a failed write: code %d, want %d", failOpen, code, want)
+		}
+		if !strings.Contains(s.logs.String(), "the trail cannot be written") {
+			t.Errorf("failOpen %v: the log does not say the trail failed:\n%s", failOpen, s.logs.String())
+		}
+	}
+}
+
+// A new policy applies to the sessions already open: they are told their
+// tools list changed, and their next list and calls follow it.
+func TestPolicyReloadAppliesToOpenSessions(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, policyConfig, map[string]string{"CI_TOKEN": "x"})
+	changed := make(chan struct{}, 1)
+	bob := s.connect(t, s.is.SignEC(t, s.is.Claims("bob", s.resource(), jwt.MapClaims{"groups": []string{"readers"}})), changed)
+	if d := cmp.Diff([]string{"mcp__github__get_issue"}, toolNames(t, bob)); d != "" {
+		t.Fatalf("before (-want +got):\n%s", d)
+	}
+	s.apply(t, strings.Replace(policyConfig, `allow: ["mcp__github__get_*", "mcp__github__list_*"]`, `allow: ["mcp__time__*"]`, 1), map[string]string{"CI_TOKEN": "x"})
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		select {
+		case <-changed:
+			return true
+		default:
+			return false
+		}
+	}, "bob's session to get tools list_changed")
+	if d := cmp.Diff([]string{"mcp__time__now"}, toolNames(t, bob)); d != "" {
+		t.Errorf("after (-want +got):\n%s", d)
+	}
+	if code, _ := callCode(t, bob, "mcp__github__get_issue"); code != CodeDenied {
+		t.Errorf("a call the new policy denies: code %d, want %d", code, CodeDenied)
+	}
+}
+
+// A CEL rule that does not compile is a positioned error of the file: the
+// host never applies it, so the running policy stays.
+func TestCELErrorIsPositioned(t *testing.T) {
+	file := `- id: gw
+  name: gateway
+  config:
+    policy:
+      - subjects: [alice]
+        allow: ["*"]
+      - when: 'claims.scope.contains('
+        allow: ["*"]
+`
+	_, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "gw.yaml:7:") || !strings.Contains(err.Error(), "config.policy[1].when: does not compile") {
+		t.Fatalf("Parse: %v; want a positioned error at config.policy[1].when", err)
+	}
+}
+
+// Removing the gateway entry from a gateway that required tokens does not
+// open it: without the entry, requests without the --token-env token are
+// refused.
+func TestRemovedEntryKeepsAuthRequired(t *testing.T) {
+	s := newServed(t, Options{BearerToken: "cli-token"})
+	s.apply(t, scopedConfig, nil)
+	if status, _ := s.post(t, "Bearer cli-token"); status != 200 {
+		t.Errorf("the --token-env token beside the entry's auth: %d, want 200", status)
+	}
+	s.keeper.Clear(s.keeper.Current())
+	if status, _ := s.post(t, ""); status != 401 {
+		t.Errorf("no token, entry removed: %d, want 401", status)
+	}
+	if status, _ := s.post(t, "Bearer cli-token"); status != 200 {
+		t.Errorf("the --token-env token, entry removed: %d, want 200", status)
+	}
+	// Without --token-env, serve wired Authenticate for the entry's auth.
+	s2 := newServed(t, Options{})
+	s2.apply(t, scopedConfig, nil)
+	s2.keeper.Clear(s2.keeper.Current())
+	if status, _ := s2.post(t, ""); status != 401 {
+		t.Errorf("no token, entry removed, no --token-env: %d, want 401", status)
+	}
+}
+
+// Without auth configured, every HTTP caller is "anonymous", whatever
+// Authorization header it sends, and the policy decides for that name.
+func TestNoAuthIsAnonymous(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, "policy: [{subjects: [anonymous], allow: [\"mcp__time__*\"]}]\n", nil)
+	header := http.Header{"Authorization": {"Bearer some-leftover-token"}}
+	for name, want := range map[string]bool{"mcp__time__now": true, "mcp__github__get_issue": false} {
+		_, ended, err := s.keeper.Enter(t.Context(), gateway.Call{Tool: name, Public: name, Header: header})
+		if (err == nil) != want {
+			t.Errorf("%s: %v, want allowed %v", name, err, want)
+		}
+		if ended != nil {
+			ended(gateway.Outcome{})
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package gatewayauth
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+const scopedConfig = `
+auth:
+  issuer: ISSUER
+  audience: RESOURCE
+  scopes: [mcp:tools]
+`
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+
+// post sends an initialize with the Authorization value authz ("" for
+// none) and returns the status and WWW-Authenticate header.
+func (s *served) post(t *testing.T, authz string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.resource(), strings.NewReader(initialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
+// Every bad token gets 401 with the resource metadata's URL, as the MCP
+// authorization spec requires; a token short of the required scope gets
+// 403 insufficient_scope (step-up), and a good one gets in.
+func TestBadTokensAre401WithMetadata(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, scopedConfig, nil)
+	is, aud := s.is, s.resource()
+	good := func(extra jwt.MapClaims) jwt.MapClaims {
+		c := is.Claims("alice", aud, jwt.MapClaims{"scope": "mcp:tools"})
+		for k, v := range extra {
+			c[k] = v
+			if v == nil {
+				delete(c, k)
+			}
+		}
+		return c
+	}
+	stranger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := x509.MarshalPKIXPublicKey(&is.RSA.PublicKey)
+	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})
+	now := time.Now()
+	meta := fmt.Sprintf(`resource_metadata=%q`, s.srv.URL+"/.well-known/oauth-protected-resource/mcp")
+	unauthorized := "Bearer " + meta
+	invalid := "Bearer " + meta + `, error="invalid_token"`
+	cases := []struct {
+		name, authz string
+		status      int
+		header      string
+	}{
+		{"no token", "", 401, unauthorized},
+		{"not bearer", "Basic YWxpY2U6cHc=", 401, unauthorized},
+		{"expired", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": now.Add(-time.Hour).Unix()})), 401, invalid},
+		{"not yet valid", "Bearer " + is.Sign(t, good(jwt.MapClaims{"nbf": now.Add(time.Hour).Unix()})), 401, invalid},
+		{"no exp", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": nil})), 401, invalid},
+		{"wrong audience", "Bearer " + is.Sign(t, good(jwt.MapClaims{"aud": "https://other.example.com/mcp"})), 401, invalid},
+		{"wrong issuer", "Bearer " + is.Sign(t, good(jwt.MapClaims{"iss": "https://evil.example.com"})), 401, invalid},
+		{"no subject", "Bearer " + is.Sign(t, good(jwt.MapClaims{"sub": nil})), 401, invalid},
+		{"unknown key", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodRS256, stranger, "rsa9", good(nil)), 401, invalid},
+		{"known kid, other key", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodRS256, stranger, "rsa1", good(nil)), 401, invalid},
+		{"alg none", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "rsa1", good(nil)), 401, invalid},
+		{"HMAC with the public key as secret", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "rsa1", good(nil)), 401, invalid},
+		{"HMAC without kid", "Bearer " + mcptest.SignJWT(t, jwt.SigningMethodHS256, pubPEM, "", good(nil)), 401, invalid},
+		{"malformed", "Bearer not.a.jwt", 401, invalid},
+		{"unknown algorithm", "Bearer " + withAlg(is.Sign(t, good(nil)), "RS1024"), 401, invalid},
+		{"RS256 token relabelled PS256", "Bearer " + withAlg(is.Sign(t, good(nil)), "PS256"), 401, invalid},
+		{"over 16 KiB", "Bearer " + is.Sign(t, good(jwt.MapClaims{"pad": strings.Repeat("x", MaxTokenBytes)})), 401, invalid},
+		{"missing scope", "Bearer " + is.Sign(t, good(jwt.MapClaims{"scope": "read"})), 403, "Bearer " + meta + `, error="insufficient_scope", scope="mcp:tools"`},
+		{"good RS256", "Bearer " + is.Sign(t, good(nil)), 200, ""},
+		{"good ES256", "Bearer " + is.SignEC(t, good(nil)), 200, ""},
+		{"expired within the leeway", "Bearer " + is.Sign(t, good(jwt.MapClaims{"exp": now.Add(-Leeway / 2).Unix()})), 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, header := s.post(t, c.authz)
+			if status != c.status || header != c.header {
+				t.Errorf("got %d %q\nwant %d %q", status, header, c.status, c.header)
+			}
+		})
+	}
+}
+
+// withAlg returns tok with its header's alg replaced, signature kept.
+func withAlg(tok, alg string) string {
+	parts := strings.SplitN(tok, ".", 2)
+	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"` + alg + `","kid":"rsa1","typ":"JWT"}`))
+	return header + "." + parts[1]
+}
