@@ -34,7 +34,9 @@
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]).
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]);
+//   - requests the SDK has no method for, sent as rewritten CallTool
+//     requests ([Rewrite], [NewRewriteSlot]).
 //
 // # Assumptions
 //
@@ -178,4 +180,12 @@
 //     wait for the calls it took; the SDK cancels its own calls and drops
 //     their replies when reading fails, and the taken ones get the same.
 //     TestContractTakenCalls, TestContractTakenCallsEnd.
+//  26. A request CallTool sends may be rewritten beneath the SDK into
+//     another method with other params ([NewRewriteSlot]: tasks/get,
+//     tasks/result, tasks/cancel, and tools/call with a "task" field, none
+//     of which go-sdk sends), keeping the _meta the SDK wrote and, over
+//     Streamable HTTP, with Mcp-Method naming the new method: the
+//     captured result reaches the slot, the SDK decodes none of it, and
+//     the session goes on. TestContractRewrittenRequest,
+//     TestContractRewrittenRequestHTTP.
 package sdkwire
