@@ -40,6 +40,7 @@ type remoteTool struct {
 	outputSchema json.RawMessage
 	annotations  json.RawMessage // as sent; nil when absent or not an object
 	taskRequired bool
+	taskOptional bool
 	output       *outputValidator // nil without an outputSchema
 }
 
@@ -295,6 +296,7 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 		description:  wt.Description,
 		inputSchema:  wt.InputSchema,
 		taskRequired: wt.Execution != nil && wt.Execution.TaskSupport == "required",
+		taskOptional: wt.Execution != nil && wt.Execution.TaskSupport == "optional",
 	}
 	if isJSONObject(wt.Annotations) {
 		rt.annotations = wt.Annotations

@@ -47,6 +47,7 @@ type flags struct {
 	transport    string   // --transport (add)
 	saveDir      string   // --save-dir (call)
 	diff         bool     // --diff (pin)
+	task         bool     // --task (call): optional task tools as tasks
 	args         []string // positional arguments
 }
 
@@ -62,6 +63,7 @@ type flagSpec struct {
 	save    bool // --save-dir
 	server  bool // --server (read)
 	diff    bool // --diff (pin)
+	task    bool // --task (call)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -198,6 +200,7 @@ func flagDefs() []flagDef {
 		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server })},
 		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit })},
 		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff })},
+		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task })},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
@@ -81,7 +82,7 @@ func firstLine(s string) string {
 
 // call calls one tool by its public name and prints what the model sees.
 func (e *env) call(ctx context.Context, argv []string) error {
-	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true}, argv)
+	f, err := parseFlags("call", flagSpec{source: true, json: true, save: true, task: true}, argv)
 	if err != nil {
 		return err
 	}
@@ -111,6 +112,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		e.suggestTool(name, b)
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)
+	if f.task {
+		callCtx = tool.WithBackground(callCtx)
+	}
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
 	if f.json {
