@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
-	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/tokens"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
