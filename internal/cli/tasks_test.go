@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,24 @@ func TestCallTaskAsks(t *testing.T) {
 		if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: "+c.want) {
 			t.Fatalf("--elicit %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.elicit, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// On a terminal, the task's status shows as progress does, on one line
+// erased at the end.
+func TestCallTaskStatusOnTerminal(t *testing.T) {
+	cfg := everythingConfig(t)
+	var stdout, stderr lockedBuffer
+	args := []string{"call", "--config", cfg, "mcp__everything__simulate-research-query", `{"topic":"tides"}`}
+	code := Main(context.Background(), IO{Args: args, Stdout: &stdout, Stderr: &stderr, StderrIsTerminal: true})
+	if code != ExitOK || !strings.Contains(stdout.String(), "# Research Report: tides") {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	// Which stages a poll sees depends on timing; that one is shown does not.
+	if want := "\r\x1b[Kmcp__everything__simulate-research-query task working: "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+	if !strings.HasSuffix(stderr.String(), "\r\x1b[K") {
+		t.Errorf("the status line is not erased: %q", stderr.String())
 	}
 }
