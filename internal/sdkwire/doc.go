@@ -188,4 +188,11 @@
 //     captured result reaches the slot, the SDK decodes none of it, and
 //     the session goes on. TestContractRewrittenRequest,
 //     TestContractRewrittenRequestHTTP.
+//  27. The client writes initialize through Connection.Write with its
+//     capabilities under params.capabilities, and a server reads the
+//     capabilities a wrapping connection adds there ([CapabilityTransport]:
+//     the 2025-11-25 "tasks" capability, which ClientCapabilities lacks).
+//     The same wrapper over [TakingTransport] on the client side answers
+//     the server's requests beneath the client session.
+//     TestContractCapabilityAdded.
 package sdkwire

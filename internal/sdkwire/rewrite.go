@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Requests the SDK has no method for (assumption 26 of the package doc).
@@ -90,4 +91,60 @@ func sentRewritten(ctx context.Context, msg jsonrpc.Message) (bool, error) {
 		return false, nil
 	}
 	return true, slot.rewrite.apply(req)
+}
+
+// CapabilityTransport adds client capabilities go-sdk has no field for
+// (the 2025-11-25 "tasks" capability) to the initialize request its
+// client writes (assumption 27). Like CaptureTransport, it wraps only
+// transports whose connections carry no SDK-private state.
+type CapabilityTransport struct {
+	Transport mcp.Transport
+	// Add are capabilities set on params.capabilities, by name.
+	Add map[string]json.RawMessage
+}
+
+// Connect connects the wrapped transport.
+func (t *CapabilityTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &capabilityConn{Connection: conn, add: t.Add}, nil
+}
+
+type capabilityConn struct {
+	mcp.Connection
+	add map[string]json.RawMessage
+}
+
+func (c *capabilityConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
+		if err := addCapabilities(req, c.add); err != nil {
+			return err
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// addCapabilities sets add on the params.capabilities of req.
+func addCapabilities(req *jsonrpc.Request, add map[string]json.RawMessage) error {
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(req.Params, &params); err != nil {
+		return fmt.Errorf("adding capabilities to initialize: %w", err)
+	}
+	caps := map[string]json.RawMessage{}
+	if raw, ok := params["capabilities"]; ok {
+		if err := json.Unmarshal(raw, &caps); err != nil {
+			return fmt.Errorf("adding capabilities to initialize: %w", err)
+		}
+	}
+	for k, v := range add {
+		caps[k] = v
+	}
+	var err error
+	if params["capabilities"], err = json.Marshal(caps); err != nil {
+		return err
+	}
+	req.Params, err = json.Marshal(params)
+	return err
 }

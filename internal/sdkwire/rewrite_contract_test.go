@@ -124,3 +124,58 @@ func TestContractRewrittenRequestHTTP(t *testing.T) {
 		})
 	}
 }
+
+// Assumption 27: the capabilities CapabilityTransport adds reach the
+// server in initialize, beside the SDK's own; over TakingTransport on the
+// client side, a server's request is answered beneath the client session.
+func TestContractCapabilityAdded(t *testing.T) {
+	var mu sync.Mutex
+	var initParams json.RawMessage
+	srv := newServer(nil)
+	st, ct := mcp.NewInMemoryTransports()
+	spy := &spyTransport{Transport: st, read: func(msg jsonrpc.Message) {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+			mu.Lock()
+			initParams = req.Params
+			mu.Unlock()
+		}
+	}}
+	ssCh := make(chan *mcp.ServerSession, 1)
+	go func() {
+		ss, err := srv.Connect(context.Background(), spy, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		ssCh <- ss
+	}()
+	take := &TakingTransport{
+		Transport: &CapabilityTransport{Transport: ct, Add: map[string]json.RawMessage{"tasks": json.RawMessage(`{"requests":{"elicitation":{"create":{}}}}`)}},
+		Take: func(req *jsonrpc.Request) TakenCall {
+			if req.Method != "roots/list" {
+				return nil
+			}
+			return func(context.Context) (json.RawMessage, error) {
+				return json.RawMessage(`{"roots":[{"uri":"file:///taken","name":"taken"}]}`), nil
+			}
+		},
+	}
+	opts := &mcp.ClientOptions{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, opts).Connect(context.Background(), take, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := <-ssCh
+	defer take.Wait()
+	defer cs.Close()
+	defer ss.Close()
+	mu.Lock()
+	got := string(initParams)
+	mu.Unlock()
+	if !strings.Contains(got, `"tasks":{"requests":{"elicitation":{"create":{}}}}`) || !strings.Contains(got, `"roots"`) {
+		t.Errorf("initialize params: %s", got)
+	}
+	res, err := ss.ListRoots(context.Background(), nil)
+	if err != nil || len(res.Roots) != 1 || res.Roots[0].URI != "file:///taken" {
+		t.Fatalf("ListRoots = %+v, %v", res, err)
+	}
+}
