@@ -97,11 +97,6 @@ var errNoOneToAsk = errors.New("no client is there to answer this request")
 // ask puts one request of the server to its consumer and decodes the
 // answer into out. Every request is logged with its method.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
-	s.log.Info("server request", "method", method)
-	fn := s.asker(ctx)
-	if fn == nil {
-		return errNoOneToAsk
-	}
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
@@ -109,7 +104,7 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 	if sent, ok := s.sent.take(method, raw); ok {
 		raw = sent // as the server wrote it: the order of a form's fields
 	}
-	answer, err := fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: raw})
+	answer, err := s.askRaw(ctx, method, raw)
 	if err != nil {
 		return err
 	}
@@ -117,6 +112,17 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 		return fmt.Errorf("the answer to %s is not a valid result: %w", method, err)
 	}
 	return nil
+}
+
+// askRaw puts one request of the server, params as written, to its
+// consumer and returns the answer as the consumer wrote it.
+func (s *Server) askRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	s.log.Info("server request", "method", method)
+	fn := s.asker(ctx)
+	if fn == nil {
+		return nil, errNoOneToAsk
+	}
+	return fn(context.WithValue(ctx, askingKey{}, s.cfg.ServerName), tool.Ask{Method: method, Params: params})
 }
 
 // clientFeatures sets what the bridge offers the server in opts: handlers

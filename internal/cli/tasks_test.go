@@ -51,3 +51,15 @@ func TestCallTaskStatusOnTerminal(t *testing.T) {
 		t.Errorf("the status line is not erased: %q", stderr.String())
 	}
 }
+
+// server-everything's trigger-elicitation-request-async asks for its
+// elicitation to run as a task on the client: the bridge answers with a
+// task, asks --elicit meanwhile, and answers the server's tasks/get and
+// tasks/result (a client without tasks would not be offered the tool).
+func TestCallServedElicitationTask(t *testing.T) {
+	cfg := everythingConfig(t)
+	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "decline", "mcp__everything__trigger-elicitation-request-async", `{}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "[DECLINED] User declined to provide the requested information.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -38,6 +38,7 @@ type Store struct {
 
 	mu    sync.Mutex
 	tasks map[string]*run
+	wg    sync.WaitGroup // the tasks' goroutines
 }
 
 type run struct {
@@ -88,8 +89,10 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		return nil, &Error{CodeInvalidParams, fmt.Sprintf("too many tasks in flight (at most %d)", s.max)}
 	}
 	s.tasks[id] = r
+	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
+		defer s.wg.Done()
 		res, err := fn(rctx)
 		s.mu.Lock()
 		r.result, r.err = res, err
@@ -171,14 +174,15 @@ func (s *Store) list() (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": out})
 }
 
-// Close cancels every task.
+// Close cancels every task and waits for their goroutines to return.
 func (s *Store) Close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for id, r := range s.tasks {
 		r.cancel()
 		delete(s.tasks, id)
 	}
+	s.mu.Unlock()
+	s.wg.Wait()
 }
 
 // wire is t as the peer reads it (SEP-1686's Task).
