@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -145,6 +146,8 @@ func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
 	// Roots always: an empty list (an entry without roots) tells a server
 	// that would take them (server-filesystem) to keep its own settings.
 	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	// Tasks the server makes of a call are followed (internal/tasks).
+	caps.Extensions = map[string]any{tasks.Extension: map[string]any{}}
 	opts.Capabilities = caps
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -187,6 +188,11 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	raw, ok := slot.result()
 	if !ok {
 		return nil, fmt.Errorf("server %q: tools/call result was not captured", s.cfg.ServerName)
+	}
+	if tasks.IsExtensionTask(raw) {
+		// Under the tasks extension (2026-07-28) the server decides per
+		// call whether it becomes a task.
+		return s.followTask(ctx, callCtx, gen, rawName, raw)
 	}
 	return raw, nil
 }

@@ -29,6 +29,12 @@ func (s *Server) callTask(ctx context.Context, gen *generation, rawName string, 
 	if err != nil {
 		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
 	}
+	return s.followTask(ctx, callCtx, gen, rawName, raw)
+}
+
+// followTask returns raw, the result of tools/call rawName, when it is final,
+// and else follows the task it created to its result, within callCtx.
+func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawName string, raw json.RawMessage) (json.RawMessage, error) {
 	task, err := tasks.Created(raw)
 	if err != nil {
 		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.cfg.ServerName, rawName, err)
@@ -37,7 +43,12 @@ func (s *Server) callTask(ctx context.Context, gen *generation, rawName string, 
 		return raw, nil // answered at once
 	}
 	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
-	raw, err = tasks.Await(callCtx, send, *task, tasks.Options{OnStatus: taskStatus(ctx)})
+	raw, err = tasks.Await(callCtx, &taskSender{s: s, gen: gen}, *task, tasks.Options{
+		OnStatus: taskStatus(ctx),
+		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return s.askRaw(ctx, method, params)
+		},
+	})
 	if err != nil {
 		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
 	}

@@ -27,6 +27,8 @@ type taskPeer struct {
 	gets      int
 	cancelled []string
 	status    string // what tasks/get answers for slow; "" = working
+	seenExt   bool   // a request declared the tasks extension
+	responses string // the inputResponses of tasks/update
 }
 
 func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
@@ -41,6 +43,12 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 	_ = json.Unmarshal(req.Params, &params)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if strings.Contains(string(req.Params), `"io.modelcontextprotocol/tasks":{}`) {
+		p.seenExt = true
+	}
+	if r := p.extension(req.Method, params.Name, params.TaskID, req.Params); r != "" {
+		return answer(r)
+	}
 	switch req.Method {
 	case "tools/list":
 		return answer(`{"tools":[{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
@@ -64,6 +72,29 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 		return answer(taskJSON(params.TaskID, "cancelled", ""))
 	}
 	return nil
+}
+
+// extension answers as a server of the 2026-07-28 tasks extension for
+// the tool "ext": its call becomes a task (resultType "task"), which asks
+// one question (inputRequests) and then completes with its result inline.
+func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
+	switch {
+	case method == "tools/list":
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
+	case method == "tools/call" && name == "ext":
+		return `{"resultType":"task","taskId":"ext","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tasks/update" && id == "ext":
+		var u struct{ InputResponses json.RawMessage }
+		_ = json.Unmarshal(params, &u)
+		p.responses = string(u.InputResponses)
+		return `{}`
+	case method == "tasks/get" && id == "ext" && p.responses == "":
+		return `{"taskId":"ext","status":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object","properties":{}}}}}}`
+	case method == "tasks/get" && id == "ext":
+		return `{"taskId":"ext","status":"completed","result":{"content":[{"type":"text","text":"ext done"}]}}`
+	}
+	return ""
 }
 
 func cmpOr(a, b string) string {
@@ -168,5 +199,33 @@ func TestTaskBadEnds(t *testing.T) {
 		if got := h.call("mcp__tk__slow", `{}`).Text(); !strings.Contains(got, want) {
 			t.Errorf("%s: %q, want %q", status, got, want)
 		}
+	}
+}
+
+// Under the 2026-07-28 tasks extension, which the bridge declares, the
+// server makes a task of a plain call: the bridge follows it, answers its
+// inputRequests through the call's consumer (tasks/update), and takes the
+// result inline.
+func TestTaskExtension(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+	var asked []string
+	ctx := tool.WithAsk(context.Background(), func(_ context.Context, a tool.Ask) (json.RawMessage, error) {
+		asked = append(asked, a.Method+" "+string(a.Params))
+		return json.RawMessage(`{"action":"accept","content":{}}`), nil
+	})
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__ext", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "ext done" {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], `elicitation/create {"message":"sure?"`) {
+		t.Errorf("asked %q", asked)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.responses != `{"q1":{"action":"accept","content":{}}}` || !p.seenExt {
+		t.Errorf("inputResponses %s; extension declared: %v", p.responses, p.seenExt)
 	}
 }

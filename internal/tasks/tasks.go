@@ -10,6 +10,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,13 +38,31 @@ const (
 // cancelWait bounds tasks/cancel sent after the caller gave up.
 const cancelWait = 5 * time.Second
 
-// Task is the state of a task as the server reports it.
+// Task is the state of a task as the server reports it: the 2025-11-25
+// shape, or the 2026-07-28 extension's (io.modelcontextprotocol/tasks),
+// which names the interval pollIntervalMs and carries a terminal task's
+// result or error, and the requests of an input_required one, inline.
 type Task struct {
-	TaskID        string  `json:"taskId"`
-	Status        string  `json:"status"`
-	StatusMessage string  `json:"statusMessage,omitempty"`
-	PollInterval  float64 `json:"pollInterval,omitempty"` // milliseconds; 0: not given
+	TaskID         string  `json:"taskId"`
+	Status         string  `json:"status"`
+	StatusMessage  string  `json:"statusMessage,omitempty"`
+	PollInterval   float64 `json:"pollInterval,omitempty"`   // milliseconds; 0: not given
+	PollIntervalMs float64 `json:"pollIntervalMs,omitempty"` // the extension's name for it
+
+	Result        json.RawMessage            `json:"result,omitempty"`
+	Error         *WireError                 `json:"error,omitempty"`
+	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 }
+
+// WireError is a JSON-RPC error as a failed task carries it.
+type WireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// Extension is the name of the 2026-07-28 tasks extension, which a client
+// declares under capabilities.extensions.
+const Extension = "io.modelcontextprotocol/tasks"
 
 // Sender sends one request to the server and returns its raw result; a
 // JSON-RPC error comes back as an error. params are the request's fields.
@@ -57,23 +76,47 @@ func Augment(ttl time.Duration) map[string]json.RawMessage {
 	return map[string]json.RawMessage{"task": json.RawMessage(fmt.Sprintf(`{"ttl":%d}`, ttl.Milliseconds()))}
 }
 
-// Created reads the result of a task-augmented request: the task it
-// created, or nil when the server answered with the final result at once
-// (a server may run an optional task synchronously).
+// Created reads the result of a request that may have created a task:
+// the task, or nil when the server answered with the final result (a
+// server may run an optional task at once; under the extension it decides
+// per request). A 2025-11-25 task is {"task":{...}}; the extension's has
+// "resultType":"task", its fields at the top or under "task".
 func Created(result json.RawMessage) (*Task, error) {
+	if !bytes.Contains(result, []byte(`"task`)) {
+		return nil, nil // the common case, without decoding
+	}
 	var top struct {
-		Task *Task `json:"task"`
+		ResultType string `json:"resultType"`
+		Task       *Task  `json:"task"`
 	}
 	if err := json.Unmarshal(result, &top); err != nil {
 		return nil, fmt.Errorf("reading the created task: %w", err)
 	}
-	if top.Task == nil {
+	if top.Task == nil && top.ResultType == "task" {
+		top.Task = &Task{}
+		if err := json.Unmarshal(result, top.Task); err != nil {
+			return nil, fmt.Errorf("reading the created task: %w", err)
+		}
+	}
+	if top.Task == nil || top.ResultType != "" && top.ResultType != "task" {
 		return nil, nil
 	}
 	if err := top.Task.check(); err != nil {
 		return nil, fmt.Errorf("the created task: %w", err)
 	}
 	return top.Task, nil
+}
+
+// IsExtensionTask reports whether result is the task the extension's
+// server made of a request ("resultType":"task").
+func IsExtensionTask(result json.RawMessage) bool {
+	if !bytes.Contains(result, []byte(`"task"`)) {
+		return false // the common case, without decoding
+	}
+	var top struct {
+		ResultType string `json:"resultType"`
+	}
+	return json.Unmarshal(result, &top) == nil && top.ResultType == "task"
 }
 
 func (t *Task) check() error {
@@ -89,10 +132,11 @@ func (t *Task) check() error {
 
 // poll is how long to wait before asking for t's status again.
 func (t *Task) poll() time.Duration {
-	if t.PollInterval <= 0 {
+	ms := max(t.PollInterval, t.PollIntervalMs)
+	if ms <= 0 {
 		return DefaultPoll
 	}
-	return min(max(time.Duration(t.PollInterval*float64(time.Millisecond)), MinPoll), MaxPoll)
+	return min(max(time.Duration(ms*float64(time.Millisecond)), MinPoll), MaxPoll)
 }
 
 // Options tune Await. The zero value is ready to use.
@@ -100,46 +144,114 @@ type Options struct {
 	// OnStatus is told each status the task reports (the first included),
 	// when status or message changed. It must return quickly.
 	OnStatus func(Task)
+	// Answer answers one of the inputRequests of an extension task
+	// waiting for input (method and params as the server wrote them);
+	// nil declines them all.
+	Answer func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// After waits d; nil is time.After (tests inject a clock).
 	After func(d time.Duration) <-chan time.Time
 }
 
-// Await follows task t until it ends and returns the result tasks/result
-// gives. When ctx ends first, it cancels the task (tasks/cancel, on a
-// context of its own) and returns ctx's cause.
+// Await follows task t until it ends and returns its result: inline
+// (the extension), or from tasks/result (2025-11-25). When ctx ends
+// first, it cancels the task (tasks/cancel, on a context of its own) and
+// returns ctx's cause.
 func Await(ctx context.Context, s Sender, t Task, opts Options) (json.RawMessage, error) {
 	after := opts.After
 	if after == nil {
 		after = time.After
 	}
-	var last Task
+	answered := map[string]bool{}
+	var shown [2]string // the status and message last reported
 	for {
-		if t != last && opts.OnStatus != nil {
+		if now := [2]string{t.Status, t.StatusMessage}; now != shown && opts.OnStatus != nil {
 			opts.OnStatus(t)
+			shown = now
 		}
-		last = t
-		switch t.Status {
-		case Completed, Failed, InputRequired:
+		if raw, err, done := inline(t); done {
+			return raw, err
+		}
+		switch {
+		case t.Status == InputRequired && len(t.InputRequests) > 0:
+			if err := update(ctx, s, t, opts.Answer, answered); err != nil {
+				return nil, err
+			}
+		case t.Status == Completed, t.Status == Failed, t.Status == InputRequired:
 			// tasks/result blocks while the task waits for input: the
 			// server's questions arrive meanwhile, as requests to the client.
 			return result(ctx, s, t)
-		case Cancelled:
+		case t.Status == Cancelled:
 			return nil, fmt.Errorf("task %s was cancelled by the server%s", t.TaskID, suffix(t.StatusMessage))
 		}
-		select {
-		case <-ctx.Done():
-			return nil, cancel(ctx, s, t.TaskID)
-		case <-after(t.poll()):
-		}
-		next, err := get(ctx, s, t.TaskID)
+		next, err := poll(ctx, s, t, after)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, cancel(ctx, s, t.TaskID)
-			}
 			return nil, err
 		}
 		t = next
 	}
+}
+
+// poll waits t's interval and gets its state; a caller who gave up
+// meanwhile cancels the task.
+func poll(ctx context.Context, s Sender, t Task, after func(time.Duration) <-chan time.Time) (Task, error) {
+	select {
+	case <-ctx.Done():
+		return Task{}, cancel(ctx, s, t.TaskID)
+	case <-after(t.poll()):
+	}
+	next, err := get(ctx, s, t.TaskID)
+	if err != nil && ctx.Err() != nil {
+		return Task{}, cancel(ctx, s, t.TaskID)
+	}
+	return next, err
+}
+
+// inline returns the result or error an extension task carries, and
+// whether it carried one.
+func inline(t Task) (json.RawMessage, error, bool) {
+	switch {
+	case t.Status == Completed && len(t.Result) > 0:
+		return t.Result, nil, true
+	case t.Status == Failed && t.Error != nil:
+		return nil, fmt.Errorf("task %s failed: MCP error %d: %s", t.TaskID, t.Error.Code, t.Error.Message), true
+	}
+	return nil, nil, false
+}
+
+// update answers the inputRequests of t not answered yet, and sends the
+// answers with tasks/update (the extension's way to give a task input).
+func update(ctx context.Context, s Sender, t Task, answer func(context.Context, string, json.RawMessage) (json.RawMessage, error), answered map[string]bool) error {
+	responses := map[string]json.RawMessage{}
+	for key, raw := range t.InputRequests {
+		if answered[key] {
+			continue
+		}
+		var req struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(raw, &req); err != nil || req.Method == "" {
+			return fmt.Errorf("task %s: input request %q is not a request", t.TaskID, key)
+		}
+		res := json.RawMessage(`{"action":"decline"}`)
+		if answer != nil {
+			var err error
+			if res, err = answer(ctx, req.Method, req.Params); err != nil {
+				return fmt.Errorf("task %s: answering %s: %w", t.TaskID, req.Method, err)
+			}
+		}
+		responses[key] = res
+		answered[key] = true
+	}
+	if len(responses) == 0 {
+		return nil
+	}
+	params := idParams(t.TaskID)
+	params["inputResponses"], _ = json.Marshal(responses)
+	if _, err := s.Send(ctx, "tasks/update", params); err != nil {
+		return fmt.Errorf("tasks/update %s: %w", t.TaskID, err)
+	}
+	return nil
 }
 
 func get(ctx context.Context, s Sender, id string) (Task, error) {
