@@ -90,6 +90,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	}
 	s.tasks[id] = r
 	s.wg.Add(1)
+	created := r.wire(r.task) // before the body can change it
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
@@ -107,7 +108,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		close(r.done)
 		cancel()
 	}()
-	return json.Marshal(map[string]any{"task": r.wire(r.task)})
+	return json.Marshal(map[string]any{"task": created})
 }
 
 // Answer answers a tasks/* request of the peer (Handles).
