@@ -89,7 +89,7 @@ func TestStoreBoundedAndCancel(t *testing.T) {
 // Created reads both shapes, and leaves final results alone.
 func TestCreated(t *testing.T) {
 	for raw, want := range map[string]string{
-		`{"task":{"taskId":"a","status":"working","pollInterval":5}}`:             "a working",
+		`{"task":{"taskId":"a","status":"working","pollInterval":5}}`:              "a working",
 		`{"resultType":"task","taskId":"b","status":"working","pollIntervalMs":5}`: "b working",
 		`{"resultType":"task","task":{"taskId":"c","status":"input_required"}}`:    "c input_required",
 		`{"content":[{"type":"text","text":"\"task\""}]}`:                          "",
