@@ -2,8 +2,14 @@ package cli
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // A task-required tool of server-everything (execution.taskSupport
@@ -61,5 +67,33 @@ func TestCallServedElicitationTask(t *testing.T) {
 	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "decline", "mcp__everything__trigger-elicitation-request-async", `{}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "[DECLINED] User declined to provide the requested information.") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The TypeScript SDK client through `serve --stdio` calls the task tool
+// as a plain tool: the gateway runs it as a task on the backend and
+// answers with the report.
+func TestServeTaskNodeClient(t *testing.T) {
+	node := mcptest.ThirdPartyBin(t, "node")
+	script, err := filepath.Abs(filepath.Join("testdata", "node_first_list.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"tides"}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(string(out), "# Research Report: tides") || strings.Contains(string(out), `"isError":true`) {
+		t.Errorf("node client printed %s\n%s", out, stderr.String())
 	}
 }
