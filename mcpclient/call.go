@@ -87,14 +87,14 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 	}
 	raw, err := call(ctx, gen, rt.raw, objectArgs(args))
 	if err != nil {
-		return tool.Output{}, err
+		return tool.Output{}, s.hintOldAsk(gen, err)
 	}
 	p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
 	if err != nil {
 		return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
 	}
 	if p.IsError {
-		return tool.Output{}, &tool.ToolError{Message: p.Text, Wire: raw}
+		return tool.Output{}, s.hintOldAsk(gen, &tool.ToolError{Message: p.Text, Wire: raw})
 	}
 	if rt.output != nil {
 		if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
