@@ -97,3 +97,32 @@ func TestServeTaskNodeClient(t *testing.T) {
 		t.Errorf("node client printed %s\n%s", out, stderr.String())
 	}
 }
+
+// Through `serve`, a task waiting for input asks the gateway's client:
+// the TypeScript SDK client answers the research tool's question, and
+// the report carries its answer.
+func TestServeTaskAsksNodeClient(t *testing.T) {
+	node := mcptest.ThirdPartyBin(t, "node")
+	script, err := filepath.Abs(filepath.Join("testdata", "node_task_elicit.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
+		`{"action":"accept","content":{"interpretation":"snake"}}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(string(out), `could have multiple interpretations`) || !strings.Contains(string(out), "**Clarification**: snake") {
+		t.Errorf("node client printed %s\n%s", out, stderr.String())
+	}
+}
