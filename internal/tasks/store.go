@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,9 +37,10 @@ const storePoll = 500 * time.Millisecond
 type Store struct {
 	max int
 
-	mu    sync.Mutex
-	tasks map[string]*run
-	wg    sync.WaitGroup // the tasks' goroutines
+	mu     sync.Mutex
+	tasks  map[string]*run
+	closed bool
+	wg     sync.WaitGroup // the tasks' goroutines
 }
 
 type run struct {
@@ -83,9 +85,13 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	rctx, cancel := context.WithCancel(ctx)
 	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: time.Now(), done: make(chan struct{}), cancel: cancel}
 	s.mu.Lock()
-	if len(s.tasks) >= s.max {
+	if s.closed || len(s.tasks) >= s.max {
+		closed := s.closed
 		s.mu.Unlock()
 		cancel()
+		if closed {
+			return nil, errors.New("the connection is closing")
+		}
 		return nil, &Error{CodeInvalidParams, fmt.Sprintf("too many tasks in flight (at most %d)", s.max)}
 	}
 	s.tasks[id] = r
@@ -175,9 +181,11 @@ func (s *Store) list() (json.RawMessage, error) {
 	return json.Marshal(map[string]any{"tasks": out})
 }
 
-// Close cancels every task and waits for their goroutines to return.
+// Close cancels every task and waits for their goroutines to return;
+// Start refuses new ones from then on.
 func (s *Store) Close() {
 	s.mu.Lock()
+	s.closed = true
 	for id, r := range s.tasks {
 		r.cancel()
 		delete(s.tasks, id)

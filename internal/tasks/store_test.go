@@ -110,3 +110,12 @@ func TestCreated(t *testing.T) {
 		}
 	}
 }
+
+// A closed store starts nothing: its tasks' goroutines are all waited for.
+func TestStoreClosed(t *testing.T) {
+	s := NewStore(2)
+	s.Close()
+	if _, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil {
+		t.Error("Start after Close succeeded")
+	}
+}
