@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -124,5 +126,26 @@ func TestServeTaskAsksNodeClient(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `could have multiple interpretations`) || !strings.Contains(string(out), "**Clarification**: snake") {
 		t.Errorf("node client printed %s\n%s", out, stderr.String())
+	}
+}
+
+// A go-sdk client on protocol 2026-07-28 (serve --http --stateless) gets
+// the task tool's report as a plain result.
+func TestServeStatelessTask(t *testing.T) {
+	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: p.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated protocol %q, want 2026-07-28", v)
+	}
+	waitTools(t, cs, "mcp__everything__simulate-research-query")
+	if got, isErr := callText(t, cs, "mcp__everything__simulate-research-query", `{"topic":"tides"}`); isErr || !strings.Contains(got, "# Research Report: tides") {
+		t.Errorf("call: %q (isError %v)", got, isErr)
 	}
 }
