@@ -35,6 +35,10 @@ const (
 	MaxPoll     = 10 * time.Second
 )
 
+// maxInputRequests bounds the questions one tasks/get may ask: each goes
+// to a person or a model.
+const maxInputRequests = 16
+
 // cancelWait bounds tasks/cancel sent after the caller gave up.
 const cancelWait = 5 * time.Second
 
@@ -221,6 +225,9 @@ func inline(t Task) (json.RawMessage, error, bool) {
 // update answers the inputRequests of t not answered yet, and sends the
 // answers with tasks/update (the extension's way to give a task input).
 func update(ctx context.Context, s Sender, t Task, answer func(context.Context, string, json.RawMessage) (json.RawMessage, error), answered map[string]bool) error {
+	if len(t.InputRequests) > maxInputRequests {
+		return fmt.Errorf("task %s asks %d questions at once, more than the %d a client answers", t.TaskID, len(t.InputRequests), maxInputRequests)
+	}
 	responses := map[string]json.RawMessage{}
 	for key, raw := range t.InputRequests {
 		if answered[key] {
