@@ -149,3 +149,14 @@ func TestServeStatelessTask(t *testing.T) {
 		t.Errorf("call: %q (isError %v)", got, isErr)
 	}
 }
+
+// Over Streamable HTTP the task's requests go out as POSTs of their own
+// (tasks/get, tasks/result): server-everything's HTTP mode answers them.
+func TestCallTaskHTTP(t *testing.T) {
+	base := startEverything(t, "streamableHttp")
+	r := mcpbridge(t, "", "call", "--url", base+"/mcp", "--name", "everything", "--elicit", "decline",
+		"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
