@@ -302,6 +302,7 @@ type inflight struct {
 // definition changes).
 type advertisement struct {
 	public, title, description, input, output, annotations string
+	icons                                                  string // iconsKey
 	ok                                                     bool
 }
 
@@ -441,7 +442,7 @@ func (g *Gateway) sync() {
 		present[l.served] = true
 		t := l.tool
 		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
-			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations)}
+			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons)}
 		old, known := g.advertised[l.served]
 		if known && old.same(ad) {
 			continue
@@ -516,6 +517,7 @@ func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 	if out := bytes.TrimSpace(t.OutputSchema); len(out) > 0 && string(out) != "null" {
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
+	mt.Icons = mcpIcons(t.Icons)
 	// The SDK validates a tool by panicking (for example on an x-mcp-header
 	// annotation it rejects) before it takes any lock; one bad backend
 	// schema must not take the gateway down.

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -134,26 +135,11 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 // maxPendingAsks waiting already, is declined; other requests no one can
 // answer fail.
 func (s *Server) ask(ctx context.Context, method string, params any, out any) error {
-	s.log.Info("server request", "method", method)
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return err
 	}
-	fn, ended := s.asker(ctx, method, raw)
-	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
-		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
-		return json.Unmarshal(declined, out)
-	}
-	if fn == nil {
-		return errNoOneToAsk
-	}
-	if sent, ok := s.sent.take(method, raw); ok {
-		raw = sent // as the server wrote it: the order of a form's fields
-	}
-	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw, Server: s.cfg.ServerName})
-	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
-		answer, err = declined, nil
-	}
+	answer, err := s.askRaw(ctx, method, raw)
 	if err != nil {
 		return err
 	}
@@ -161,6 +147,31 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 		return fmt.Errorf("the answer to %s is not a valid result: %w", method, err)
 	}
 	return nil
+}
+
+// askRaw puts one request of the server, params as written, to the
+// consumer of the call it certainly belongs to (else the server's own
+// consumer), and returns the answer as written: ask for the SDK's
+// handlers, and the tasks beneath the SDK (internal/tasks), which read
+// and write raw JSON.
+func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
+	s.log.Info("server request", "method", method)
+	fn, ended := s.asker(ctx, method, raw)
+	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
+		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")
+		return declined, nil
+	}
+	if fn == nil {
+		return nil, errNoOneToAsk
+	}
+	if sent, ok := s.sent.take(method, raw); ok {
+		raw = sent // as the server wrote it: the order of a form's fields
+	}
+	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw, Server: s.cfg.ServerName})
+	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
+		return declined, nil
+	}
+	return answer, err
 }
 
 // clientFeatures sets what the bridge offers the server in opts: handlers
@@ -183,6 +194,8 @@ func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
 	// Roots always: an empty list (an entry without roots) tells a server
 	// that would take them (server-filesystem) to keep its own settings.
 	caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	// Tasks the server makes of a call are followed (internal/tasks).
+	caps.Extensions = map[string]any{tasks.Extension: map[string]any{}}
 	opts.Capabilities = caps
 }
 

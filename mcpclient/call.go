@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -80,24 +81,24 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 
 // execute is the body of rt's tool: the call and its result mapping.
 func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessage) (tool.Output, error) {
-	if rt.taskRequired {
-		//lint:ignore ST1005 upstream's exact model-visible text (docs/upstream.md §4.1)
-		return tool.Output{}, fmt.Errorf("Tool %q requires task-based execution, which this bridge does not support", rt.raw)
-	}
 	gen, err := s.current()
 	if err != nil {
 		return tool.Output{}, err
 	}
-	raw, err := s.call(ctx, gen, rt.raw, objectArgs(args))
+	call := s.call
+	if rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx) {
+		call = s.callTask
+	}
+	raw, err := call(ctx, gen, rt.raw, objectArgs(args))
 	if err != nil {
-		return tool.Output{}, err
+		return tool.Output{}, s.hintOldAsk(gen, err)
 	}
 	p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
 	if err != nil {
 		return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
 	}
 	if p.IsError {
-		return tool.Output{}, &tool.ToolError{Message: p.Text, Wire: raw}
+		return tool.Output{}, s.hintOldAsk(gen, &tool.ToolError{Message: p.Text, Wire: raw})
 	}
 	if rt.output != nil {
 		if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
@@ -168,15 +169,8 @@ func (f *inflight) wait(ctx context.Context) error {
 // call sends tools/call on gen and returns the raw result. The call ends
 // with the caller's context, toolCallTimeoutMs, or the connection.
 func (s *Server) call(ctx context.Context, gen *generation, rawName string, args json.RawMessage) (json.RawMessage, error) {
-	// One context for the three ways a call ends (the caller, the timeout,
-	// the generation): a timer and an AfterFunc instead of a timerCtx and a
-	// merged cancelCtx, 7 allocations fewer per call.
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(errCallDone)
-	timer := time.AfterFunc(s.cfg.ToolCallTimeout, func() { cancel(errCallTimeout) })
-	defer timer.Stop()
-	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
-	defer stop()
+	callCtx, end := s.callContext(ctx, gen)
+	defer end()
 	slot := &captureSlot{replace: true}
 	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withTraceMeta(ctx, s.requestMeta(gen))}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
@@ -201,7 +195,27 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	if !ok {
 		return nil, fmt.Errorf("server %q: tools/call result was not captured", s.cfg.ServerName)
 	}
+	if tasks.IsExtensionTask(raw) {
+		// Under the tasks extension (2026-07-28) the server decides per
+		// call whether it becomes a task.
+		return s.followTask(ctx, callCtx, gen, rawName, raw)
+	}
 	return raw, nil
+}
+
+// callContext returns the one context for the three ways a call ends (the
+// caller, toolCallTimeoutMs, the generation), and the function that
+// releases it: a timer and an AfterFunc instead of a timerCtx and a merged
+// cancelCtx, 7 allocations fewer per call.
+func (s *Server) callContext(ctx context.Context, gen *generation) (context.Context, func()) {
+	callCtx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(s.cfg.ToolCallTimeout, func() { cancel(errCallTimeout) })
+	stop := context.AfterFunc(gen.ctx, func() { cancel(context.Cause(gen.ctx)) })
+	return callCtx, func() {
+		stop()
+		timer.Stop()
+		cancel(errCallDone)
+	}
 }
 
 // callFailed says why a tools/call of rawName on gen failed with err:

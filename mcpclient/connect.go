@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 )
 
 // generation is one connection attempt: a fresh transport, client and
@@ -29,6 +30,11 @@ type generation struct {
 	resync   chan struct{}              // list_changed arrived (buffer 1: pending re-syncs coalesce)
 	dirty    atomic.Uint32              // the listKinds changed since the last re-sync
 	pages    map[string]json.RawMessage // raw tools/list pages by cursor; supervisor goroutine only
+
+	// The server's tasks the bridge runs (servedtasks.go); nil when it
+	// offers none.
+	served *tasks.Store
+	taking *sdkwire.TakingTransport
 
 	// ctx is cancelled when the generation ends, which aborts its calls.
 	ctx    context.Context
@@ -102,6 +108,10 @@ func (g *generation) close() {
 		g.cancel(errServerClosing)
 		if g.session != nil {
 			g.session.Close()
+		}
+		if g.served != nil {
+			g.served.Close()
+			g.taking.Wait()
 		}
 	})
 }
@@ -282,7 +292,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.probed(&sdkwire.CaptureTransport{Transport: t, Table: gen.table.Table}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, t), Table: gen.table.Table}), nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -306,7 +316,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			stderr.Info("child output", "line", line)
 		}
 		gen.child = child
-		return s.probed(&sdkwire.CaptureTransport{Transport: gen.child, Table: gen.table.Table}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
 		t := &mcp.StreamableClientTransport{
 			Endpoint:     s.cfg.URL,

@@ -39,6 +39,8 @@ type remoteTool struct {
 	outputSchema json.RawMessage
 	annotations  json.RawMessage // as sent; nil when absent or not an object
 	taskRequired bool
+	taskOptional bool
+	icons        []tool.Icon
 	output       *outputValidator // nil without an outputSchema
 }
 
@@ -49,6 +51,7 @@ type wireTool struct {
 	Title        string          `json:"title"`
 	Description  string          `json:"description"`
 	Annotations  json.RawMessage `json:"annotations"`
+	Icons        json.RawMessage `json:"icons"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
 	Execution    *struct {
@@ -115,6 +118,7 @@ func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, 
 			Origin:       tool.Origin{Server: s.cfg.ServerName, Name: rt.raw},
 			Title:        rt.title,
 			Annotations:  rt.annotations,
+			Icons:        rt.icons,
 			AlwaysLoad:   s.cfg.AlwaysLoad,
 		})
 	}
@@ -314,6 +318,8 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 		description:  wt.Description,
 		inputSchema:  wt.InputSchema,
 		taskRequired: wt.Execution != nil && wt.Execution.TaskSupport == "required",
+		taskOptional: wt.Execution != nil && wt.Execution.TaskSupport == "optional",
+		icons:        s.icons(wt.Name, wt.Icons),
 	}
 	if isJSONObject(wt.Annotations) {
 		rt.annotations = wt.Annotations

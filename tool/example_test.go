@@ -105,3 +105,20 @@ func ExampleResult_Text() {
 	// line one
 	// line two
 }
+
+// A consumer that can wait asks for background work; a source that offers
+// it (an MCP server's optional task tool) runs the call as a task, and
+// one that does not runs it as usual.
+func ExampleWithBackground() {
+	r := tool.NewRegistry()
+	r.Register(tool.Tool{
+		Name:        "report",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text(fmt.Sprint("background: ", tool.BackgroundFrom(ctx)))}}, nil
+		},
+	})
+	res, _ := r.Execute(tool.WithBackground(context.Background()), "report", nil)
+	fmt.Println(res.Text())
+	// Output: background: true
+}

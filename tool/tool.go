@@ -66,6 +66,8 @@ type Tool struct {
 	// (readOnlyHint, destructiveHint, …), passed through untouched;
 	// optional. If set it must be valid JSON.
 	Annotations json.RawMessage
+	// Icons are the source's images for the tool; optional.
+	Icons []Icon
 	// AlwaysLoad asks that the model always see the tool, even when
 	// deferred loading (package toolview) hides the rest of the catalog
 	// until a search finds it: set on every tool of an mcp-client entry

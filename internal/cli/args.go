@@ -51,6 +51,7 @@ type flags struct {
 	limit        string   // --limit K (search: cutLimit takes it first)
 	saveDir      string   // --save-dir (call)
 	diff         bool     // --diff (pin)
+	task         bool     // --task (call): optional task tools as tasks
 	args         []string // positional arguments
 }
 
@@ -69,6 +70,7 @@ type flagSpec struct {
 	scope   bool // --scope (add, remove)
 	limit   bool // --limit (search)
 	agent   bool // agent: -p, --yes, --model, … (cutAgentFlags takes them first)
+	task    bool // --task (call)
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -220,6 +222,7 @@ func flagDefs() []flagDef {
 		{[]string{"max-steps"}, agentFlag, cutEarlier, "N"},
 		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
 		{[]string{"continue"}, agentFlag, cutEarlier, ""},
+		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
 	}
 }
 

@@ -40,8 +40,12 @@ func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.
 	}
 }
 
-// progressText is "3/5 (60%) message", or "3 message" without a total.
+// progressText is "3/5 (60%) message", or "3 message" without a total,
+// or the message alone when there is no count at all (a task's status).
 func progressText(p tool.Progress) string {
+	if p.Progress == 0 && p.Total == 0 && p.Message != "" {
+		return termsafe.Line(p.Message)
+	}
 	s := number(p.Progress)
 	if p.Total > 0 {
 		s += fmt.Sprintf("/%s (%d%%)", number(p.Total), int(100*p.Progress/p.Total))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // chatTool is one entry of a chat-completions "tools" array, the shape
@@ -122,6 +123,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		defer cancel()
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)
+	if f.task {
+		callCtx = tool.WithBackground(callCtx)
+	}
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
 	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {

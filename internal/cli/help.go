@@ -25,7 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
-		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
+		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] [--task] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
@@ -60,7 +60,7 @@ func commandSpecs() map[string]flagSpec {
 	browse := flagSpec{source: true, json: true}
 	return map[string]flagSpec{
 		"tools":     {source: true, json: true, timings: true, tokens: true},
-		"call":      {source: true, json: true, save: true},
+		"call":      {source: true, json: true, save: true, task: true},
 		"search":    {source: true, json: true, limit: true},
 		"resources": browse,
 		"read":      {source: true, json: true, server: true},
@@ -295,6 +295,8 @@ model would see; exit status 1 when the call fails.
                     (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
   --elicit MODE     how to answer a server that asks for input during the call: decline (the
                     default), cancel, or defaults (accept with each field's schema default)
+  --task            run a tool whose taskSupport is optional as an MCP task (required ones
+                    always are): polled until done, its status on the progress line
 `
 
 const agentHelp = `The model is the config's model entry (else its sampling entry, else DeepSeek's API with

@@ -143,4 +143,12 @@ func TestSamplingServerEverything(t *testing.T) {
 			t.Errorf("exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	}
+	// As a task on the client (MCP 2025-11-25): the bridge answers with a
+	// task, samples meanwhile, and answers tasks/get and tasks/result.
+	r = mcpbridge(t, "", "call", "--config", cfg, "mcp__everything__trigger-sampling-request-async", `{"prompt":"hi"}`)
+	for _, want := range []string{"[COMPLETED] Async sampling completed!", `"model": "deepseek-chat"`, "user said: Resource trigger-sampling-request-async context: hi"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("async: exit %d, stdout lacks %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
 }

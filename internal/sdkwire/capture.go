@@ -72,7 +72,8 @@ func Captured(err error) bool {
 // Slot receives the raw result of one request. Its methods are safe for
 // concurrent use.
 type Slot struct {
-	mode Mode
+	mode    Mode
+	rewrite *Rewrite // set by NewRewriteSlot; read-only after
 
 	mu  sync.Mutex
 	id  jsonrpc.ID

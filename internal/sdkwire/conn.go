@@ -36,6 +36,9 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if _, err := sentRewritten(ctx, msg); err != nil {
+		return err
+	}
 	c.table.Sent(ctx, msg)
 	err := c.Connection.Write(ctx, msg)
 	c.table.Written(msg)

@@ -33,7 +33,9 @@
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]).
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]);
+//   - requests the SDK has no method for, sent as rewritten CallTool
+//     requests ([Rewrite], [NewRewriteSlot]).
 //
 // # Assumptions
 //
@@ -182,4 +184,19 @@
 //     (2026-07-28 or later, or no initialize), and a receiving middleware
 //     that answers tools/call itself skips that dispatch: [RawResult]
 //     stamps it in its place. TestContractResultType.
+//  27. A request CallTool sends may be rewritten beneath the SDK into
+//     another method with other params ([NewRewriteSlot]: tasks/get,
+//     tasks/result, tasks/cancel, and tools/call with a "task" field, none
+//     of which go-sdk sends), keeping the _meta the SDK wrote and, over
+//     Streamable HTTP, with Mcp-Method naming the new method: the
+//     captured result reaches the slot, the SDK decodes none of it, and
+//     the session goes on. TestContractRewrittenRequest,
+//     TestContractRewrittenRequestHTTP.
+//  28. The client writes initialize through Connection.Write with its
+//     capabilities under params.capabilities, and a server reads the
+//     capabilities a wrapping connection adds there ([CapabilityTransport]:
+//     the 2025-11-25 "tasks" capability, which ClientCapabilities lacks).
+//     The same wrapper over [TakingTransport] on the client side answers
+//     the server's requests beneath the client session.
+//     TestContractCapabilityAdded.
 package sdkwire

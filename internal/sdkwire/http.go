@@ -76,6 +76,16 @@ func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, jsonrpc
 	if err != nil {
 		return req, nil, nil
 	}
+	if changed, err := sentRewritten(req.Context(), msg); err != nil {
+		return nil, nil, err
+	} else if changed {
+		if body, err = jsonrpc.EncodeMessage(msg); err != nil {
+			return nil, nil, fmt.Errorf("encoding a rewritten request: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		rewriteHeaders(req.Header, msg.(*jsonrpc.Request).Method)
+	}
 	rt.Table.Sent(req.Context(), msg)
 	return req, msg, nil
 }

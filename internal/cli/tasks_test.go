@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// A task-required tool of server-everything (execution.taskSupport
+// "required") is called as a task: created, polled at the server's
+// interval, its result fetched; the report is what the call prints.
+func TestCallTaskRequired(t *testing.T) {
+	cfg := everythingConfig(t)
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__everything__simulate-research-query", `{"topic":"tides"}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "# Research Report: tides") || !strings.Contains(r.stdout, "Stage 4: Generating report ✓") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// An ambiguous query makes the task input_required: the server's question
+// arrives during tasks/result and reaches --elicit, whose answer the
+// report names.
+func TestCallTaskAsks(t *testing.T) {
+	cfg := everythingConfig(t)
+	for _, c := range []struct{ elicit, want string }{
+		{"decline", "User declined - using default interpretation"},
+		{"cancel", "User cancelled - using default interpretation"},
+	} {
+		r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", c.elicit, "mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+		if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: "+c.want) {
+			t.Fatalf("--elicit %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.elicit, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// On a terminal, the task's status shows as progress does, on one line
+// erased at the end.
+func TestCallTaskStatusOnTerminal(t *testing.T) {
+	cfg := everythingConfig(t)
+	var stdout, stderr lockedBuffer
+	args := []string{"call", "--config", cfg, "mcp__everything__simulate-research-query", `{"topic":"tides"}`}
+	code := Main(context.Background(), IO{Args: args, Stdout: &stdout, Stderr: &stderr, StderrIsTerminal: true})
+	if code != ExitOK || !strings.Contains(stdout.String(), "# Research Report: tides") {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	// Which stages a poll sees depends on timing; that one is shown does not.
+	if want := "\r\x1b[Kmcp__everything__simulate-research-query task working: "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q lacks %q", stderr.String(), want)
+	}
+	if !strings.HasSuffix(stderr.String(), "\r\x1b[K") {
+		t.Errorf("the status line is not erased: %q", stderr.String())
+	}
+}
+
+// server-everything's trigger-elicitation-request-async asks for its
+// elicitation to run as a task on the client: the bridge answers with a
+// task, asks --elicit meanwhile, and answers the server's tasks/get and
+// tasks/result (a client without tasks would not be offered the tool).
+func TestCallServedElicitationTask(t *testing.T) {
+	cfg := everythingConfig(t)
+	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "decline", "mcp__everything__trigger-elicitation-request-async", `{}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "[DECLINED] User declined to provide the requested information.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The TypeScript SDK client through `serve --stdio` calls the task tool
+// as a plain tool: the gateway runs it as a task on the backend and
+// answers with the report.
+func TestServeTaskNodeClient(t *testing.T) {
+	node := mcptest.ThirdPartyBin(t, "node")
+	script, err := filepath.Abs(filepath.Join("testdata", "node_first_list.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"tides"}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(string(out), "# Research Report: tides") || strings.Contains(string(out), `"isError":true`) {
+		t.Errorf("node client printed %s\n%s", out, stderr.String())
+	}
+}
+
+// Through `serve`, a task waiting for input asks the gateway's client:
+// the TypeScript SDK client answers the research tool's question, and
+// the report carries its answer.
+func TestServeTaskAsksNodeClient(t *testing.T) {
+	node := mcptest.ThirdPartyBin(t, "node")
+	script, err := filepath.Abs(filepath.Join("testdata", "node_task_elicit.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
+		`{"action":"accept","content":{"interpretation":"snake"}}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(string(out), `could have multiple interpretations`) || !strings.Contains(string(out), "**Clarification**: snake") {
+		t.Errorf("node client printed %s\n%s", out, stderr.String())
+	}
+}
+
+// A go-sdk client on protocol 2026-07-28 (serve --http --stateless) gets
+// the task tool's report as a plain result.
+func TestServeStatelessTask(t *testing.T) {
+	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: p.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated protocol %q, want 2026-07-28", v)
+	}
+	waitTools(t, cs, "mcp__everything__simulate-research-query")
+	if got, isErr := callText(t, cs, "mcp__everything__simulate-research-query", `{"topic":"tides"}`); isErr || !strings.Contains(got, "# Research Report: tides") {
+		t.Errorf("call: %q (isError %v)", got, isErr)
+	}
+}
+
+// Over Streamable HTTP the task's requests go out as POSTs of their own
+// (tasks/get, tasks/result): server-everything's HTTP mode answers them.
+func TestCallTaskHTTP(t *testing.T) {
+	base := startEverything(t, "streamableHttp")
+	r := mcpbridge(t, "", "call", "--url", base+"/mcp", "--name", "everything", "--elicit", "decline",
+		"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

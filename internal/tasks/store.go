@@ -1,0 +1,221 @@
+package tasks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// The receiving side: a Store runs the task-augmented requests of the
+// peer (a server's elicitation/create or sampling/createMessage with a
+// "task" field) as tasks, and answers the peer's tasks/get, tasks/result,
+// tasks/cancel and tasks/list about them.
+
+// CodeInvalidParams is JSON-RPC's code for a request naming no task of
+// the store, or a store that is full.
+const CodeInvalidParams = -32602
+
+// Error is a JSON-RPC error to answer a request with.
+type Error struct {
+	Code    int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// storePoll is the poll interval the store asks its peer for.
+const storePoll = 500 * time.Millisecond
+
+// Store holds the tasks run for the peer. It holds at most max tasks; one
+// leaves when its result has been fetched or it was cancelled. Safe for
+// concurrent use.
+type Store struct {
+	max int
+
+	mu     sync.Mutex
+	tasks  map[string]*run
+	closed bool
+	wg     sync.WaitGroup // the tasks' goroutines
+}
+
+type run struct {
+	task    Task
+	created time.Time
+	result  json.RawMessage
+	err     error
+	done    chan struct{}
+	cancel  context.CancelFunc
+}
+
+// NewStore returns an empty store of at most max tasks.
+func NewStore(max int) *Store {
+	return &Store{max: max, tasks: map[string]*run{}}
+}
+
+// Handles reports whether method is a request Answer answers.
+func Handles(method string) bool {
+	switch method {
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+		return true
+	}
+	return false
+}
+
+// IsAugmented reports whether params ask for the request to run as a task.
+func IsAugmented(params json.RawMessage) bool {
+	var top struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(params, &top) == nil && len(top.Task) > 0 && string(top.Task) != "null"
+}
+
+// Start runs fn as a new task on a goroutine of its own, with a context
+// that ends when the task is cancelled or ctx ends, and returns the
+// CreateTaskResult to answer with.
+func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	id, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: time.Now(), done: make(chan struct{}), cancel: cancel}
+	s.mu.Lock()
+	if s.closed || len(s.tasks) >= s.max {
+		closed := s.closed
+		s.mu.Unlock()
+		cancel()
+		if closed {
+			return nil, errors.New("the connection is closing")
+		}
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("too many tasks in flight (at most %d)", s.max)}
+	}
+	s.tasks[id] = r
+	s.wg.Add(1)
+	created := r.wire(r.task) // before the body can change it
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		res, err := fn(rctx)
+		s.mu.Lock()
+		r.result, r.err = res, err
+		switch {
+		case r.task.Status == Cancelled:
+		case err != nil:
+			r.task.Status, r.task.StatusMessage = Failed, err.Error()
+		default:
+			r.task.Status = Completed
+		}
+		s.mu.Unlock()
+		close(r.done)
+		cancel()
+	}()
+	return json.Marshal(map[string]any{"task": created})
+}
+
+// Answer answers a tasks/* request of the peer (Handles).
+func (s *Store) Answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method == "tasks/list" {
+		return s.list()
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("%s: %v", method, err)}
+	}
+	s.mu.Lock()
+	r, ok := s.tasks[p.TaskID]
+	var t Task
+	if ok {
+		t = r.task
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("%s: no task %q", method, p.TaskID)}
+	}
+	switch method {
+	case "tasks/get":
+		return json.Marshal(r.wire(t))
+	case "tasks/cancel":
+		s.finish(p.TaskID, Cancelled)
+		r.cancel()
+		t.Status = Cancelled
+		return json.Marshal(r.wire(t))
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	delete(s.tasks, p.TaskID)
+	s.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.result, nil
+}
+
+// finish sets the status of task id, and forgets it.
+func (s *Store) finish(id, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.tasks[id]; ok {
+		r.task.Status = status
+		delete(s.tasks, id)
+	}
+}
+
+func (s *Store) list() (json.RawMessage, error) {
+	s.mu.Lock()
+	out := make([]map[string]any, 0, len(s.tasks))
+	for _, r := range s.tasks {
+		out = append(out, r.wire(r.task))
+	}
+	s.mu.Unlock()
+	return json.Marshal(map[string]any{"tasks": out})
+}
+
+// Close cancels every task and waits for their goroutines to return;
+// Start refuses new ones from then on.
+func (s *Store) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for id, r := range s.tasks {
+		r.cancel()
+		delete(s.tasks, id)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// wire is t as the peer reads it (SEP-1686's Task).
+func (r *run) wire(t Task) map[string]any {
+	m := map[string]any{
+		"taskId":        t.TaskID,
+		"status":        t.Status,
+		"ttl":           nil,
+		"createdAt":     r.created.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt": time.Now().UTC().Format(time.RFC3339Nano),
+		"pollInterval":  t.PollInterval,
+	}
+	if t.StatusMessage != "" {
+		m["statusMessage"] = t.StatusMessage
+	}
+	return m
+}
+
+// newID returns an unguessable task id: a peer can only name tasks it was
+// told of.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a task id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,121 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+func TestMain(m *testing.M) {
+	mcptest.VerifyTestMain(m)
+}
+
+func createdID(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	task, err := Created(raw)
+	if err != nil || task == nil {
+		t.Fatalf("Created(%s) = %v, %v", raw, task, err)
+	}
+	return task.TaskID
+}
+
+// A peer can only name tasks it was told of: a guessed or replayed id
+// (one already fetched) is refused with invalid params, and ids are
+// unguessable (128 random bits).
+func TestStoreRefusesOtherIDs(t *testing.T) {
+	s := NewStore(4)
+	defer s.Close()
+	raw, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"decline"}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := createdID(t, raw)
+	if len(id) != 32 {
+		t.Errorf("id %q is not 128 bits of hex", id)
+	}
+	got, err := s.Answer(context.Background(), "tasks/result", json.RawMessage(`{"taskId":"`+id+`"}`))
+	if err != nil || string(got) != `{"action":"decline"}` {
+		t.Fatalf("tasks/result = %s, %v", got, err)
+	}
+	for _, params := range []string{`{"taskId":"` + id + `"}`, `{"taskId":"0"}`, `{"taskId":""}`, `{}`, `[]`} {
+		for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+			_, err := s.Answer(context.Background(), method, json.RawMessage(params))
+			var te *Error
+			if !errors.As(err, &te) || te.Code != CodeInvalidParams {
+				t.Errorf("%s %s = %v, want invalid params", method, params, err)
+			}
+		}
+	}
+}
+
+// The store holds at most max tasks; a cancelled one leaves, and its
+// body's context ends.
+func TestStoreBoundedAndCancel(t *testing.T) {
+	s := NewStore(1)
+	defer s.Close()
+	ended := make(chan struct{})
+	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		close(ended)
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := createdID(t, raw)
+	if _, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "too many tasks in flight (at most 1)") {
+		t.Errorf("second Start: %v", err)
+	}
+	list, _ := s.Answer(context.Background(), "tasks/list", nil)
+	if !strings.Contains(string(list), id) {
+		t.Errorf("tasks/list: %s", list)
+	}
+	got, err := s.Answer(context.Background(), "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`))
+	if err != nil || !strings.Contains(string(got), `"status":"cancelled"`) {
+		t.Errorf("tasks/cancel = %s, %v", got, err)
+	}
+	<-ended
+	if _, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`)); err == nil {
+		t.Error("a cancelled task is still there")
+	}
+}
+
+// Created reads both shapes, and leaves final results alone.
+func TestCreated(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"task":{"taskId":"a","status":"working","pollInterval":5}}`:              "a working",
+		`{"resultType":"task","taskId":"b","status":"working","pollIntervalMs":5}`: "b working",
+		`{"resultType":"task","task":{"taskId":"c","status":"input_required"}}`:    "c input_required",
+		`{"content":[{"type":"text","text":"\"task\""}]}`:                          "",
+		`{"resultType":"complete","task":{"taskId":"d","status":"working"}}`:       "",
+	} {
+		task, err := Created(json.RawMessage(raw))
+		got := ""
+		if task != nil {
+			got = task.TaskID + " " + task.Status
+		}
+		if err != nil || got != want {
+			t.Errorf("Created(%s) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	for _, raw := range []string{`{"task":{"status":"working"}}`, `{"task":{"taskId":"x","status":"paused"}}`, `{"task":7}`} {
+		if _, err := Created(json.RawMessage(raw)); err == nil {
+			t.Errorf("Created(%s) accepted", raw)
+		}
+	}
+}
+
+// A closed store starts nothing: its tasks' goroutines are all waited for.
+func TestStoreClosed(t *testing.T) {
+	s := NewStore(2)
+	s.Close()
+	if _, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil {
+		t.Error("Start after Close succeeded")
+	}
+}

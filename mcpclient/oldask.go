@@ -1,0 +1,47 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// On protocol 2026-07-28 a server asks its client only through
+// input-required results (multi round-trip); one written for 2025-11-25
+// that sends elicitation/create, sampling/createMessage or roots/list in
+// the middle of a call fails with its SDK's error, which names the method
+// but not the fix. The bridge adds it: the entry's protocolVersion.
+
+// oldAskMethods are the requests 2026-07-28 no longer lets a server send.
+var oldAskMethods = []string{"elicitation/create", "sampling/createMessage", "roots/list"}
+
+// asksOldWay reports whether msg, the failure of a call on a session of
+// protocol 2026-07-28 or later, says the server tried to ask the old way.
+func asksOldWay(msg string) bool {
+	for _, m := range oldAskMethods {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// protocolHint is the fix an entry's user can make.
+func (s *Server) protocolHint() string {
+	return fmt.Sprintf(" (server %q asked its client mid-call the 2025-11-25 way, which protocol 2026-07-28 does not allow: set protocolVersion: \"2025-11-25\" on its entry)", s.cfg.ServerName)
+}
+
+// hintOldAsk adds protocolHint to err, a failed call on gen, when the
+// server asked the old way on the newer protocol.
+func (s *Server) hintOldAsk(gen *generation, err error) error {
+	if err == nil || !listens(gen) || !asksOldWay(err.Error()) {
+		return err
+	}
+	var te *tool.ToolError
+	if errors.As(err, &te) {
+		return &tool.ToolError{Message: te.Message + s.protocolHint(), Wire: te.Wire}
+	}
+	return fmt.Errorf("%w%s", err, s.protocolHint())
+}

@@ -1,0 +1,121 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// callTask calls rawName as a task (execution.taskSupport "required", or
+// "optional" when the consumer asks for background work): the tools/call
+// creates it, internal/tasks follows it to its result, which comes back
+// as a tools/call result would. The whole task is bounded by
+// toolCallTimeoutMs; a task the caller gives up on is cancelled.
+func (s *Server) callTask(ctx context.Context, gen *generation, rawName string, args json.RawMessage) (json.RawMessage, error) {
+	callCtx, end := s.callContext(ctx, gen)
+	defer end()
+	send := &taskSender{s: s, gen: gen}
+	params := tasks.Augment(s.cfg.ToolCallTimeout)
+	params["name"], _ = json.Marshal(rawName)
+	params["arguments"] = args
+	raw, err := send.send(callCtx, "tools/call", params, false)
+	if err != nil {
+		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
+	}
+	return s.followTask(ctx, callCtx, gen, rawName, raw)
+}
+
+// followTask returns raw, the result of tools/call rawName, when it is final,
+// and else follows the task it created to its result, within callCtx.
+func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawName string, raw json.RawMessage) (json.RawMessage, error) {
+	task, err := tasks.Created(raw)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: tools/call %q: %w", s.cfg.ServerName, rawName, err)
+	}
+	if task == nil {
+		return raw, nil // answered at once
+	}
+	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
+	raw, err = tasks.Await(callCtx, &taskSender{s: s, gen: gen}, *task, tasks.Options{
+		OnStatus: taskStatus(ctx),
+		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			return s.askRaw(ctx, method, params)
+		},
+	})
+	if err != nil {
+		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
+	}
+	return raw, nil
+}
+
+// taskStatus shows a task's status to the call's progress listener, as a
+// progress message (a terminal prints it as it prints progress).
+func taskStatus(ctx context.Context) func(tasks.Task) {
+	fn := tool.ProgressFrom(ctx)
+	if fn == nil {
+		return nil
+	}
+	return func(t tasks.Task) {
+		msg := "task " + t.Status
+		if t.StatusMessage != "" {
+			msg += ": " + t.StatusMessage
+		}
+		fn(tool.Progress{Message: msg})
+	}
+}
+
+// taskFailed says why a task call ended early, as callFailed does for a
+// plain call.
+func (s *Server) taskFailed(ctx, callCtx context.Context, gen *generation, rawName string, err error) error {
+	if errors.Is(context.Cause(callCtx), errCallTimeout) && ctx.Err() == nil {
+		return &timeoutError{fmt.Sprintf("server %q did not finish the task of tools/call %q within toolCallTimeoutMs (%dms); the task was cancelled", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}
+	}
+	if callCtx.Err() != nil {
+		return s.callFailed(ctx, callCtx, gen, rawName, err)
+	}
+	return fmt.Errorf("server %q: %w", s.cfg.ServerName, err)
+}
+
+// taskSender sends the requests of tasks beneath the SDK, which has no
+// methods for them (internal/sdkwire, assumption 27).
+type taskSender struct {
+	s   *Server
+	gen *generation
+}
+
+var _ tasks.Sender = (*taskSender)(nil)
+
+func (t *taskSender) Send(ctx context.Context, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
+	return t.send(ctx, method, params, true)
+}
+
+// send sends method with params (replacing the vehicle's, or added to a
+// tools/call's own) and returns the captured result.
+func (t *taskSender) send(ctx context.Context, method string, params map[string]json.RawMessage, replace bool) (json.RawMessage, error) {
+	slot := sdkwire.NewRewriteSlot(sdkwire.Rewrite{Method: method, Params: params, Replace: replace})
+	var name string
+	_ = json.Unmarshal(params["name"], &name)
+	_, err := t.gen.session.CallTool(sdkwire.WithSlot(ctx, slot), &mcp.CallToolParams{Name: name, Meta: t.s.requestMeta(t.gen)})
+	t.gen.table.Forget(slot)
+	if err != nil && !sdkwire.Captured(err) {
+		if ctx.Err() != nil {
+			t.gen.table.ExpectCancel() // the SDK tells the server on a goroutine of its own
+		}
+		return nil, describeCallError(err)
+	}
+	if err := slot.Refused(); err != nil {
+		return nil, err
+	}
+	raw, ok := slot.Result()
+	if !ok {
+		return nil, fmt.Errorf("the %s result was not captured", method)
+	}
+	return raw, nil
+}

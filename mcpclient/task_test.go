@@ -1,0 +1,231 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// taskPeer is a go-sdk server with tasks beneath it (the SDK has none):
+// tools/list, tools/call and tasks/* are answered on its connection. "opt"
+// (taskSupport optional) runs at once, or as a task that reports working
+// once and then completes; "slow" (required) works forever.
+type taskPeer struct {
+	mu        sync.Mutex
+	created   []string // tools called as tasks
+	gets      int
+	cancelled []string
+	status    string // what tasks/get answers for slow; "" = working
+	seenExt   bool   // a request declared the tasks extension
+	responses string // the inputResponses of tasks/update
+}
+
+func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
+	answer := func(v string) sdkwire.TakenCall {
+		return func(context.Context) (json.RawMessage, error) { return json.RawMessage(v), nil }
+	}
+	var params struct {
+		Name   string          `json:"name"`
+		Task   json.RawMessage `json:"task"`
+		TaskID string          `json:"taskId"`
+	}
+	_ = json.Unmarshal(req.Params, &params)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if strings.Contains(string(req.Params), `"io.modelcontextprotocol/tasks":{}`) {
+		p.seenExt = true
+	}
+	if r := p.extension(req.Method, params.Name, params.TaskID, req.Params); r != "" {
+		return answer(r)
+	}
+	switch req.Method {
+	case "tools/list":
+		return answer(`{"tools":[{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`)
+	case "tools/call":
+		if params.Task == nil {
+			return answer(`{"content":[{"type":"text","text":"ran at once"}]}`)
+		}
+		p.created = append(p.created, params.Name)
+		return answer(taskJSON(params.Name, "working", "started"))
+	case "tasks/get":
+		p.gets++
+		if params.TaskID == "opt" {
+			return answer(taskJSON("opt", []string{"working", "completed"}[min(p.gets-1, 1)], "half way"))
+		}
+		return answer(taskJSON("slow", cmpOr(p.status, "working"), "still"))
+	case "tasks/result":
+		return answer(`{"content":[{"type":"text","text":"done as a task"}]}`)
+	case "tasks/cancel":
+		p.cancelled = append(p.cancelled, params.TaskID)
+		return answer(taskJSON(params.TaskID, "cancelled", ""))
+	}
+	return nil
+}
+
+// extension answers as a server of the 2026-07-28 tasks extension for
+// the tool "ext": its call becomes a task (resultType "task"), which asks
+// one question (inputRequests) and then completes with its result inline.
+func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
+	switch {
+	case method == "tools/list":
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
+	case method == "tools/call" && name == "ext":
+		return `{"resultType":"task","taskId":"ext","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tasks/update" && id == "ext":
+		var u struct{ InputResponses json.RawMessage }
+		_ = json.Unmarshal(params, &u)
+		p.responses = string(u.InputResponses)
+		return `{}`
+	case method == "tasks/get" && id == "ext" && p.responses == "":
+		return `{"taskId":"ext","status":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":{"message":"sure?","requestedSchema":{"type":"object","properties":{}}}}}}`
+	case method == "tasks/get" && id == "ext":
+		return `{"taskId":"ext","status":"completed","result":{"content":[{"type":"text","text":"ext done"}]}}`
+	}
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// taskJSON is a task whose id is its tool's name, polled every 1 ms (which
+// the client raises to tasks.MinPoll).
+func taskJSON(id, status, msg string) string {
+	return fmt.Sprintf(`{"task":{"taskId":%q,"status":%q,"statusMessage":%q,"pollInterval":1,"ttl":1000,"createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z"},"taskId":%[1]q,"status":%[2]q,"statusMessage":%[3]q}`, id, status, msg)
+}
+
+func (p *taskPeer) transport(t *testing.T) func() (mcp.Transport, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "0"}, nil)
+	return func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		take := &sdkwire.TakingTransport{Transport: st, Take: p.take}
+		ss, err := srv.Connect(context.Background(), take, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() {
+			ss.Close()
+			take.Wait()
+		})
+		return ct, nil
+	}
+}
+
+func (p *taskPeer) snapshot() (created, cancelled []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.created), slices.Clone(p.cancelled)
+}
+
+// An optional task tool runs at once unless the consumer asks for
+// background work; then it is a task, followed to its result, and each
+// status reaches the progress listener.
+func TestTaskOptional(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+	if got := h.call("mcp__tk__opt", `{}`).Text(); got != "ran at once" {
+		t.Fatalf("plain call: %q", got)
+	}
+	var mu sync.Mutex
+	var seen []string
+	ctx := tool.WithProgress(tool.WithBackground(context.Background()), func(pr tool.Progress) {
+		mu.Lock()
+		seen = append(seen, pr.Message)
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__opt", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "done as a task" {
+		t.Fatalf("background call: %q, %v", res.Text(), err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"task working: started", "task working: half way", "task completed: half way"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("statuses %q, want %q", seen, want)
+	}
+	if created, _ := p.snapshot(); !slices.Equal(created, []string{"opt"}) {
+		t.Errorf("tasks created for %v", created)
+	}
+}
+
+// A task that outlives toolCallTimeoutMs is cancelled on the server
+// (tasks/cancel), and the call says why; so is one whose caller gives up.
+func TestTaskCancelled(t *testing.T) {
+	p := &taskPeer{}
+	cfg := stdioConfig("tk")
+	cfg.ToolCallTimeout = 200 * time.Millisecond
+	h := mustStart(t, cfg, Options{NewTransport: p.transport(t)})
+	got := h.call("mcp__tk__slow", `{}`).Text()
+	if !strings.Contains(got, `did not finish the task of tools/call "slow" within toolCallTimeoutMs (200ms); the task was cancelled`) {
+		t.Errorf("timed out: %q", got)
+	}
+	if _, cancelled := p.snapshot(); !slices.Equal(cancelled, []string{"slow"}) {
+		t.Errorf("cancelled %v", cancelled)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, _ := h.reg.Execute(ctx, "mcp__tk__slow", json.RawMessage(`{}`)); !res.IsError {
+		t.Errorf("a cancelled call: %q", res.Text())
+	}
+}
+
+// A server that cancels the task, or answers with a status MCP does not
+// define, fails the call with a message saying so.
+func TestTaskBadEnds(t *testing.T) {
+	for status, want := range map[string]string{
+		"cancelled": "task slow was cancelled by the server: still",
+		"sleeping":  `task "slow" has the unknown status "sleeping"`,
+	} {
+		p := &taskPeer{status: status}
+		h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+		if got := h.call("mcp__tk__slow", `{}`).Text(); !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", status, got, want)
+		}
+	}
+}
+
+// Under the 2026-07-28 tasks extension, which the bridge declares, the
+// server makes a task of a plain call: the bridge follows it, answers its
+// inputRequests through the call's consumer (tasks/update), and takes the
+// result inline.
+func TestTaskExtension(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+	var asked []string
+	ctx := tool.WithAsk(context.Background(), func(_ context.Context, a tool.Ask) (json.RawMessage, error) {
+		asked = append(asked, a.Method+" "+string(a.Params))
+		return json.RawMessage(`{"action":"accept","content":{}}`), nil
+	})
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__ext", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "ext done" {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], `elicitation/create {"message":"sure?"`) {
+		t.Errorf("asked %q", asked)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.responses != `{"q1":{"action":"accept","content":{}}}` || !p.seenExt {
+		t.Errorf("inputResponses %s; extension declared: %v", p.responses, p.seenExt)
+	}
+}
