@@ -220,6 +220,10 @@ func measureCalls(ctx context.Context, o options, res *identityResults, is *jwks
 // measureVerify times a token's first check (signature against the cached
 // JWKS) and a request with a token seen before.
 func measureVerify(ctx context.Context, res *identityResults, is *jwksIssuer, cfg gatewayauth.Config) error {
+	// The verifier's JWKS refresh lives as long as the context it is made
+	// with: this measurement's, not the run's.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	v, err := gatewayauth.NewVerifier(ctx, cfg.Auth, gatewayauth.VerifierOptions{})
 	if err != nil {
 		return err
