@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -63,6 +64,47 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		g.cancelCalls(ss, errSessionClosed)
 		g.evicting.Go(func() { ss.Close() })
 	}
+}
+
+// serveDelete ends the session a client's DELETE names. Its calls in
+// flight are cancelled first (their backends are told): the SDK's Close
+// waits for its handlers, so a call left running would hold the DELETE's
+// answer until it ended on its own. Once the session is gone, the gateway
+// forgets it at once rather than at the next initialize.
+func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
+	ss := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	if ss != nil {
+		g.cancelCalls(ss, errSessionClosed)
+	}
+	g.http.ServeHTTP(w, r)
+	if ss != nil {
+		g.forgetEnded(ss)
+	}
+}
+
+// sessionByID returns the open session called id, or nil.
+func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
+	if id == "" {
+		return nil
+	}
+	for ss := range g.server.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// forgetEnded drops what the gateway keeps of ss once it is no longer
+// open.
+func (g *Gateway) forgetEnded(ss *mcp.ServerSession) {
+	if g.sessionByID(ss.ID()) != nil {
+		return
+	}
+	g.mu.Lock()
+	delete(g.lastActive, ss)
+	delete(g.closing, ss)
+	g.mu.Unlock()
 }
 
 // evicted waits until deadline for the sessions evictIdle is closing.

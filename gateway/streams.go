@@ -116,6 +116,10 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		stop()
 		return
 	}
+	if r.Method == http.MethodDelete {
+		g.serveDelete(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		g.http.ServeHTTP(w, r)
 		return
