@@ -26,6 +26,10 @@ func scrape(ctx context.Context, url string) (gauges, error) {
 	if err != nil {
 		return gauges{}, err
 	}
+	// Uncompressed: a gzip writer kept for the next scrape would be a
+	// megabyte or two of serve's heap that only the soak's reading put
+	// there.
+	req.Header.Set("Accept-Encoding", "identity")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return gauges{}, fmt.Errorf("scraping %s: %w", url, err)
