@@ -148,6 +148,7 @@ type client struct {
 	url, token string
 	servers    []string
 	hangBound  time.Duration
+	slow       time.Duration // how long the slow calls that get cancelled would run
 	tally      *tally
 	rnd        *rand.Rand
 }
@@ -229,7 +230,7 @@ func (c *client) operate(sess *mcp.ClientSession) (cancelled bool) {
 		c.timed("cancelled call", func(ctx context.Context) (outcome, error) {
 			ctx, cancel := context.WithTimeout(ctx, after)
 			defer cancel()
-			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: mcpclient.PublicToolName(server, "slow"), Arguments: map[string]any{"ms": 10000}})
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: mcpclient.PublicToolName(server, "slow"), Arguments: map[string]any{"ms": c.slow.Milliseconds()}})
 			if errors.Is(err, context.DeadlineExceeded) {
 				return okay, nil // cancelled mid-call, as meant
 			}

@@ -65,7 +65,7 @@ func runIfChild() {
 // options are the soak's parsed flags.
 type options struct {
 	duration, idle, hangBound, grace time.Duration
-	reloadEvery, killEvery           time.Duration
+	reloadEvery, killEvery, slow     time.Duration
 	clients, backends                int
 	mcpbridge                        string
 	heapTolerance                    float64
@@ -83,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.grace, "grace", 15*time.Second, "how long serve may take to exit after SIGTERM")
 	fs.DurationVar(&o.reloadEvery, "reload-every", 3*time.Second, "how often the config file is rewritten")
 	fs.DurationVar(&o.killEvery, "kill-every", 5*time.Second, "how often a backend process is killed with SIGKILL")
+	fs.DurationVar(&o.slow, "slow", 10*time.Second, "how long the slow calls that clients cancel would run")
 	fs.IntVar(&o.clients, "clients", 16, "concurrent clients")
 	fs.IntVar(&o.backends, "backends", 4, "stdio backends in the config (some come and go with reloads)")
 	fs.StringVar(&o.mcpbridge, "mcpbridge", "", `the mcpbridge program to serve with; "" builds ./cmd/mcpbridge, "self" runs this program as mcpbridge`)
@@ -96,8 +97,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("soak: unexpected arguments %q", fs.Args())
-	case o.duration <= 0 || o.idle < 0 || o.hangBound <= 0 || o.grace <= 0 || o.reloadEvery <= 0 || o.killEvery <= 0:
-		return o, errors.New("soak: -duration, -hang-bound, -grace, -reload-every and -kill-every must be positive, -idle not negative")
+	case o.duration <= 0 || o.idle < 0 || o.hangBound <= 0 || o.grace <= 0 || o.reloadEvery <= 0 || o.killEvery <= 0 || o.slow < time.Second:
+		return o, errors.New("soak: -duration, -hang-bound, -grace, -reload-every and -kill-every must be positive, -slow at least 1s, -idle not negative")
 	case o.clients < 1 || o.backends < 1:
 		return o, errors.New("soak: -clients and -backends must be at least 1")
 	case o.heapTolerance < 0 || o.heapSlack < 0:

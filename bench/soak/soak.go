@@ -117,7 +117,7 @@ func load(ctx context.Context, o options, w world, p *serveProc, res *result, ch
 	wg.Go(func() { ch.watch(loadCtx, servePid, 500*time.Millisecond) })
 	wg.Go(func() { res.peak = follow(loadCtx, p.metricsURL, res.tally, logf) })
 	for i := range o.clients {
-		c := &client{url: p.mcpURL, token: p.token, servers: w.serverNames(), hangBound: o.hangBound,
+		c := &client{url: p.mcpURL, token: p.token, servers: w.serverNames(), hangBound: o.hangBound, slow: o.slow,
 			tally: res.tally, rnd: rand.New(rand.NewPCG(seed, uint64(10+i)))}
 		wg.Go(func() { c.run(loadCtx) })
 	}
