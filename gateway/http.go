@@ -284,26 +284,7 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // on a server of the caller's, has neither.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	var active activeRequests
-	// Bounded without blocking accept: a flood of connections that send
-	// nothing is shed (see connGate).
-	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.log)
-	srv := &http.Server{
-		Handler:     gate.serving(g.Handler()),
-		ConnContext: gate.connContext,
-		// From accept (or a keep-alive request's first byte) to the end of
-		// the headers; the body has Options.BodyTimeout of its own.
-		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
-		MaxHeaderBytes:    maxHeaderBytes,
-		// A keep-alive connection idle this long is closed (an open SSE
-		// stream is a request in progress, not idle); under pressure the
-		// gate sheds idle ones sooner.
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		ConnState: func(c net.Conn, s http.ConnState) {
-			gate.track(c, s)
-			active.track(c, s)
-		},
-	}
+	srv, gate := g.edgeServer(ln, g.Handler(), active.track)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(gate) }()
 	var serveErr error
@@ -330,6 +311,71 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 		serveErr = fmt.Errorf("gateway: serving HTTP on %s: %w", ln.Addr(), serveErr)
 	}
 	return errors.Join(serveErr, closeErr, dropErr)
+}
+
+// edgeServer is an http.Server for h with the edge's bounds, and the
+// listener to serve it on: connections bounded without blocking accept (a
+// flood of connections that send nothing is shed, see connGate), headers
+// bounded in time and size. also, if not nil, follows the connections'
+// states too.
+func (g *Gateway) edgeServer(ln net.Listener, h http.Handler, also func(net.Conn, http.ConnState)) (*http.Server, net.Listener) {
+	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.log)
+	srv := &http.Server{
+		Handler:     gate.serving(h),
+		ConnContext: gate.connContext,
+		// From accept (or a keep-alive request's first byte) to the end of
+		// the headers; the body has Options.BodyTimeout of its own.
+		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
+		MaxHeaderBytes:    maxHeaderBytes,
+		// A keep-alive connection idle this long is closed (an open SSE
+		// stream is a request in progress, not idle); under pressure the
+		// gate sheds idle ones sooner.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		ConnState: func(c net.Conn, s http.ConnState) {
+			gate.track(c, s)
+			if also != nil {
+				also(c, s)
+			}
+		},
+	}
+	return srv, gate
+}
+
+// ServeReadOnly serves h on ln, for GET and HEAD requests only, behind the
+// same edge as ServeListener (connections bounded, shedding silent ones;
+// headers bounded in time and size), until ctx is done, the gateway closed
+// or not; then it closes ln and every connection and returns nil. Any
+// other method is refused with 405 and its connection closed at once, so a
+// body declared and never sent holds nothing. It is for listeners of their
+// own next to the gateway's, such as serve's --metrics-addr (metrics and
+// probes), which never read a body. It does not close the gateway.
+func (g *Gateway) ServeReadOnly(ctx context.Context, ln net.Listener, h http.Handler) error {
+	readOnly := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			refuse(w, http.StatusMethodNotAllowed, "Method Not Allowed: this listener serves GET and HEAD")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv, gated := g.edgeServer(ln, readOnly, nil)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(gated) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+		served = nil
+	}
+	srv.Close()
+	if served != nil {
+		err = <-served
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("gateway: serving HTTP on %s: %w", ln.Addr(), err)
 }
 
 // activeRequests counts the connections serving a request, from the

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
@@ -100,12 +99,13 @@ func (r *serveRun) serveMetrics() (stop func(), err error) {
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(r.log.Handler(), slog.LevelWarn)}
+	// The gateway's edge: a scraper or a kubelet is never locked out by
+	// silent sockets or big headers on this port either.
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := r.gw.ServeReadOnly(ctx, ln, mux); err != nil {
 			r.log.Error("serving metrics failed", "addr", addr, "err", err)
 		}
 	}()
@@ -115,7 +115,7 @@ func (r *serveRun) serveMetrics() (stop func(), err error) {
 		fmt.Fprintf(r.e.Stderr, "mcpbridge: serving metrics on http://%s/metrics\n", ln.Addr())
 	}
 	return func() {
-		srv.Close()
+		cancel()
 		<-done
 	}, nil
 }
