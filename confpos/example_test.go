@@ -78,3 +78,16 @@ func ExampleErrors() {
 	// 4:11: config.port: must be a port number, 1 to 65535
 	// config.name: is required
 }
+
+// The host fills in the file and the entry of a kind's problem; the same
+// type renders both.
+func ExampleError() {
+	fromKind := &confpos.Error{Line: 4, Column: 11, Path: "config.port", Msg: "must be a port number, 1 to 65535"}
+	placed := *fromKind
+	placed.File, placed.EntryID = "listeners.yaml", "web"
+	fmt.Println(fromKind)
+	fmt.Println(&placed)
+	// Output:
+	// 4:11: config.port: must be a port number, 1 to 65535
+	// listeners.yaml:4:11: entry "web": config.port: must be a port number, 1 to 65535
+}

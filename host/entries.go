@@ -38,70 +38,14 @@ type Entry struct {
 	Node *yaml.Node
 }
 
-// ConfigError is one problem in a composition file. It renders as
+// ConfigError is one problem in a composition file: the [confpos.Error] a
+// plugin kind reports, with the file and entry filled in. It renders as
 // "<file>:<line>:<col>: entry "<id>": <path>: <message>", leaving out the
 // parts that do not apply (a file-level problem has no entry).
-type ConfigError struct {
-	// File is the name the caller gave for the composition file.
-	File string
-	// Line and Column are 1-based; 0 when unknown (yaml.v3 syntax errors
-	// have no column).
-	Line, Column int
-	// EntryID is the id of the entry concerned; when the entry has no usable
-	// id, EntryIndex (1-based position in the list) names it instead.
-	EntryID    string
-	EntryIndex int
-	// Path is the field, like config.reconnect.maxAttempts.
-	Path string
-	// Msg says what is wrong.
-	Msg string
-}
-
-// Error renders the problem on one line.
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-		if e.Column > 0 {
-			fmt.Fprintf(&b, ":%d", e.Column)
-		}
-	}
-	b.WriteString(": ")
-	switch {
-	case e.EntryID != "":
-		fmt.Fprintf(&b, "entry %q: ", e.EntryID)
-	case e.EntryIndex > 0:
-		fmt.Fprintf(&b, "entry #%d: ", e.EntryIndex)
-	}
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+type ConfigError = confpos.Error
 
 // ConfigErrors is every problem found, in file order, one per line.
-type ConfigErrors []*ConfigError
-
-// Error renders one problem per line.
-func (es ConfigErrors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap exposes the individual problems to errors.As.
-func (es ConfigErrors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
+type ConfigErrors = confpos.Errors
 
 // FormatErrors puts filename and entry in front of the problems a plugin
 // found in entry's config (the confpos.Errors of a Kind's Decode, such as
@@ -112,13 +56,12 @@ func FormatErrors(filename string, entry Entry, err error) error {
 	if err == nil {
 		return nil
 	}
-	var done ConfigErrors
-	if errors.As(err, &done) {
-		return done
-	}
 	es := confpos.AsErrors(err)
 	if es == nil {
 		es = confpos.Errors{{Msg: err.Error()}}
+	}
+	if placed(es) {
+		return es
 	}
 	out := make(ConfigErrors, len(es))
 	for i, e := range es {
@@ -129,6 +72,12 @@ func FormatErrors(filename string, entry Entry, err error) error {
 		out[i] = ce
 	}
 	return out
+}
+
+// placed reports whether the host has already put es in its file: a
+// Kind's errors name none.
+func placed(es confpos.Errors) bool {
+	return !slices.ContainsFunc(es, func(e *confpos.Error) bool { return e.File == "" })
 }
 
 // EntryError reports a problem found outside the YAML decoding, such as a

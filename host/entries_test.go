@@ -212,6 +212,10 @@ func TestFormatErrors(t *testing.T) {
 			`m.yaml:2:3: entry "github": plugin exploded`},
 		{"already formatted passes through", host.ConfigErrors{{File: "other.yaml", Line: 1, Msg: "x"}},
 			`other.yaml:1: x`},
+		{"a wrapped formatted one passes through", fmt.Errorf("checking: %w", &host.ConfigError{File: "other.yaml", Line: 1, EntryID: "o", Msg: "x"}),
+			`other.yaml:1: entry "o": x`},
+		{"a kind's entry fields give way to the host's", yamlconf.Errors{{Line: 5, Column: 17, EntryID: "spoof", EntryIndex: 9, Msg: "x"}},
+			`m.yaml:5:17: entry "github": x`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

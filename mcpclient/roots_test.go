@@ -34,6 +34,12 @@ func TestServerFilesystemRoots(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{ServerName: "fs", Transport: TransportStdio, Command: bin, Args: []string{args}, Roots: c.roots}
 			h := mustStart(t, cfg, Options{})
+			// It applies roots after the handshake, on its own time: what
+			// it allows is read once it has said it dealt with them.
+			waitFor(t, "the server settling its roots", func() bool {
+				return strings.Contains(h.log.Text(), "Updated allowed directories from MCP roots") ||
+					strings.Contains(h.log.Text(), "No valid root directories provided by client")
+			})
 			waitFor(t, "allowed directories "+c.want, func() bool {
 				res := h.call("mcp__fs__list_allowed_directories", `{}`)
 				return !res.IsError && strings.TrimSpace(strings.TrimPrefix(res.Text(), "Allowed directories:")) == c.want

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if bin := os.Getenv(conformanceEnv); bin != "" {
 		os.Exit(runConformanceClient(bin))
 	}
+	if os.Getenv(rootsGateEnv) == "1" {
+		os.Exit(runRootsGate(os.Args[1:]))
+	}
 	if os.Getenv(mainEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,

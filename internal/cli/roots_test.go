@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,8 @@ func callFromRoot(t *testing.T, cfg, name, args string) run {
 
 // assertConfinedCalls reads inside and outside fs's directory through
 // `mcpbridge call` from / with cfg: only the inside read works, and the
-// server never reports having taken other directories from roots.
+// server settled its roots before each call (cfg runs it behind the roots
+// gate) without taking other directories from them.
 func assertConfinedCalls(t *testing.T, cfg string, fs confinedFS) {
 	t.Helper()
 	in := callFromRoot(t, cfg, "mcp__fs__read_text_file", readArgs(fs.inside))
@@ -121,30 +123,51 @@ func assertConfinedCalls(t *testing.T, cfg string, fs confinedFS) {
 		if strings.Contains(r.stderr, widened) {
 			t.Errorf("the server was offered roots:\n%s", r.stderr)
 		}
+		if !slices.ContainsFunc(rootsSettled, func(s string) bool { return strings.Contains(r.stderr, s) }) {
+			t.Errorf("the server never settled its roots:\n%s", r.stderr)
+		}
 	}
+}
+
+// gated returns the command and arguments that run fs's server behind the
+// roots gate (rootsGateEnv), and the environment that makes it one.
+func gated(t *testing.T, fs confinedFS) (command string, args []string, env map[string]string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe, []string{fs.bin, fs.dir}, map[string]string{rootsGateEnv: "1"}
 }
 
 // An entry without roots, run from /, leaves server-filesystem in its
 // argument directory (it used to be offered the working directory, /).
+// Each call reaches the server only once it has settled its roots.
 func TestRootsNeverWidenCall(t *testing.T) {
 	fs := newConfinedFS(t)
+	command, args, env := gated(t, fs)
+	argsJSON, _ := json.Marshal(args)
+	envJSON, _ := json.Marshal(env)
 	cfg := writeConfig(t, fmt.Sprintf(`- id: fs
   name: mcp-client
   config:
     serverName: fs
     transport: stdio
     command: %s
-    args: [%q]
-`, fs.bin, fs.dir))
+    args: %s
+    env: %s
+`, command, argsJSON, envJSON))
 	assertConfinedCalls(t, cfg, fs)
 }
 
 // An unmodified Claude Desktop config (mcpServers JSON) keeps its meaning:
-// the server works in its argument directory only.
+// the server works in its argument directory only. The gate in front of
+// the server changes no message.
 func TestRootsNeverWidenImported(t *testing.T) {
 	fs := newConfinedFS(t)
+	command, args, env := gated(t, fs)
 	desktop, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"fs": map[string]any{"command": fs.bin, "args": []string{fs.dir}},
+		"fs": map[string]any{"command": command, "args": args, "env": env},
 	}})
 	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
 	if err := os.WriteFile(cfg, desktop, 0o644); err != nil {
