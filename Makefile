@@ -25,7 +25,7 @@ lint:
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 -timeout 10m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
 
 # Deliberately uncovered in mcpclient (about 3%): a tools/list page the SDK
 # answered from its TTL cache (only a 2026-07-28 server that sets ttlMs and

@@ -25,7 +25,7 @@ import (
 func TestServeUnderAttack(t *testing.T) {
 	mcptest.RaiseFDLimit(t, 4096) // inherited by the serve child
 	cfg := writeConfig(t, fixtureEntries(t, "a"))
-	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	p := startServingCmd(t, measuredCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH"), []string{"GW_AUTH=s3cret"})
 	addr := strings.TrimPrefix(p.base(), "http://")
 	servedUnderAttack(t, p)
 	before := procStatusKiB(t, p.pid, "VmRSS")

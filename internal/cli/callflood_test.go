@@ -10,7 +10,7 @@ import (
 // would take if queued (1,000,000 took 674 MiB before the bound; 28 MiB
 // after).
 func TestCallLogFloodBounded(t *testing.T) {
-	cmd := mcpbridgeCommand(t, "call", "--config", flooderConfig(t), "mcp__flooder__flood", `{"n":500000,"kind":"notify"}`)
+	cmd := measuredCommand(t, "call", "--config", flooderConfig(t), "mcp__flooder__flood", `{"n":500000,"kind":"notify"}`)
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != "flooded\n" {
 		t.Fatalf("call: %v\n%.2000s", err, out)

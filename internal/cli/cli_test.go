@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 	// No test reads the user config of the machine it runs on; those
 	// about the user scope set their own.
 	os.Setenv("XDG_CONFIG_HOME", "/dev/null/mcpbridge-tests") // never a directory, even for root
+	defer removePlainBinary()                                 // runs only when VerifyTestMain returns; see its exit below
 	mcptest.VerifyTestMain(m)
 }
 

@@ -55,7 +55,7 @@ func vmRSS(t *testing.T, pid int) int {
 // resident set.
 func TestServeManyTools(t *testing.T) {
 	cfg := writeConfig(t, rawToolsEntry(t, "many", mcpclient.DefaultMaxTools, 5000)+rawToolsEntry(t, "toomany", 300_000, 10_000))
-	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	p := startServingCmd(t, measuredCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH"), []string{"GW_AUTH=s3cret"})
 	want := fmt.Sprintf(`mcp-client(toomany): the server lists more than %d tools, the bridge's limit per server (MaxTools)`, mcpclient.DefaultMaxTools)
 	mcptest.Eventually(t, 60*time.Second, func() bool { return strings.Contains(p.stderr.String(), want) }, "the refusal of toomany")
 	mcptest.Eventually(t, 60*time.Second, func() bool { return backendState(t, p, "many") == "ready" }, "many to be ready")

@@ -23,8 +23,8 @@ import (
 func TestMetricsListenerUnderAttack(t *testing.T) {
 	mcptest.RaiseFDLimit(t, 4096)
 	cfg := writeConfig(t, fixtureEntries(t, "a"))
-	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg,
-		"--token-env", "GW_AUTH", "--metrics-addr", "127.0.0.1:0")
+	p := startServingCmd(t, measuredCommand(t, "serve", "--http", "127.0.0.1:0", "--config", cfg,
+		"--token-env", "GW_AUTH", "--metrics-addr", "127.0.0.1:0"), []string{"GW_AUTH=s3cret"})
 	if p.metricsURL == "" {
 		t.Fatalf("no metrics listener announced:\n%s", p.stderr)
 	}

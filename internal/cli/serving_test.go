@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"io"
+	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -30,7 +31,13 @@ var servingURL = regexp.MustCompile(`(?:serving (?:MCP|metrics) on |"url":")(htt
 // It is stopped with SIGTERM at the end of the test if still running.
 func startServing(t *testing.T, env []string, args ...string) *servingProcess {
 	t.Helper()
-	cmd := mcpbridgeCommand(t, args...)
+	return startServingCmd(t, mcpbridgeCommand(t, args...), env)
+}
+
+// startServingCmd is startServing with the command given (measuredCommand's,
+// for a test that measures serve's memory).
+func startServingCmd(t *testing.T, cmd *exec.Cmd, env []string) *servingProcess {
+	t.Helper()
 	cmd.Env = append(cmd.Env, env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

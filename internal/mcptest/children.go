@@ -93,15 +93,18 @@ func GroupMembers(pgid int) []int {
 
 // VerifyTestMain runs m's tests, then fails the run when a goroutine leaked
 // (goleak) or a child process survived (VerifyNoChildren, waiting up to 10
-// s), and exits. Call it last in TestMain, after RunIfChild.
+// s), runs cleanups, and exits. Call it last in TestMain, after RunIfChild.
 //
 // It also arms the watchdog (watchdog.go): shortly before go test's
 // -timeout, the goroutines of this process and of its live children are
 // dumped to stderr.
-func VerifyTestMain(m *testing.M) {
+func VerifyTestMain(m *testing.M, cleanups ...func()) {
 	stop := startWatchdog(os.Stderr)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		stop()
+		for _, c := range cleanups {
+			c()
+		}
 		if dir := dumpDir(); dir != "" {
 			os.RemoveAll(dir)
 		}
