@@ -362,6 +362,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
+		SetCacheable:       setCacheable,
 	})
 	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
