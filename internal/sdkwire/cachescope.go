@@ -22,17 +22,17 @@ func uncachedPrivate(result json.RawMessage) (json.RawMessage, bool) {
 	if !bytes.Contains(result, []byte(`"private"`)) {
 		return nil, false // the cheap common case: no private scope anywhere
 	}
+	// The two fields first: the rest of a large result is skipped, not copied.
+	var fields struct {
+		TTLMs      float64 `json:"ttlMs"`
+		CacheScope string  `json:"cacheScope"`
+	}
+	if json.Unmarshal(result, &fields) != nil || fields.CacheScope != "private" || fields.TTLMs <= 0 {
+		return nil, false // the SDK keeps nothing without a positive ttlMs
+	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(result, &top) != nil {
 		return nil, false
-	}
-	var scope string
-	if json.Unmarshal(top["cacheScope"], &scope) != nil || scope != "private" {
-		return nil, false
-	}
-	var ttl float64
-	if json.Unmarshal(top["ttlMs"], &ttl) != nil || ttl <= 0 {
-		return nil, false // the SDK keeps nothing without a positive ttlMs
 	}
 	top["ttlMs"] = json.RawMessage("0")
 	out, err := json.Marshal(top)
