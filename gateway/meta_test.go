@@ -56,3 +56,36 @@ func compactJSON(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+// A tool whose _meta alone changes (an app moved to another ui://
+// resource) is listed anew: the client is told and sees the new _meta.
+func TestGatewayMetaChangeRelisted(t *testing.T) {
+	reg := tool.NewRegistry()
+	withMeta := func(uri string) tool.Tool {
+		tl := goTool("app", textBody("ok"))
+		tl.Meta = json.RawMessage(`{"ui":{"resourceUri":"` + uri + `"}}`)
+		return tl
+	}
+	h, err := reg.Register(withMeta("ui://app/v1.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{})
+	c := connectInMemory(t, g)
+	uri := func() any {
+		res, err := c.session.ListTools(context.Background(), nil)
+		if err != nil || len(res.Tools) != 1 {
+			t.Fatalf("list: %v %+v", err, res)
+		}
+		ui, _ := res.Tools[0].Meta["ui"].(map[string]any)
+		return ui["resourceUri"]
+	}
+	if got := uri(); got != "ui://app/v1.html" {
+		t.Fatalf("resourceUri %v", got)
+	}
+	if _, err := reg.Replace(h, withMeta("ui://app/v2.html")); err != nil {
+		t.Fatal(err)
+	}
+	waitSignal(t, c.changed, "list_changed for the new _meta")
+	waitFor(t, "the new _meta listed", func() bool { return uri() == "ui://app/v2.html" })
+}
