@@ -219,6 +219,10 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.As
 		if caps == nil || caps.Sampling == nil {
 			return nil, errors.New("the gateway's client offers no sampling")
 		}
+		if caps.Sampling.Tools == nil && samplesWithTools(a.Params) {
+			// MCP 2025-11-25: tools only to a client that declares sampling.tools.
+			return nil, errors.New("the gateway's client offers sampling without tools (no sampling.tools capability), and this request has tools or toolChoice")
+		}
 		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
 	case tool.AskRoots:
 		// A client without roots fails it: the backend then gets its
@@ -226,6 +230,20 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.As
 		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 	}
 	return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
+}
+
+// samplesWithTools reports whether sampling params carry tools or a
+// toolChoice.
+func samplesWithTools(params json.RawMessage) bool {
+	var p struct {
+		Tools      json.RawMessage `json:"tools"`
+		ToolChoice json.RawMessage `json:"toolChoice"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false // forward's decoding says what is wrong
+	}
+	present := func(r json.RawMessage) bool { return len(r) > 0 && string(r) != "null" }
+	return present(p.Tools) || present(p.ToolChoice)
 }
 
 // forward decodes params, sends them to the client with send, and encodes

@@ -303,6 +303,7 @@ type inflight struct {
 type advertisement struct {
 	public, title, description, input, output, annotations string
 	icons                                                  string // iconsKey
+	meta                                                   string
 	ok                                                     bool
 }
 
@@ -361,6 +362,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
+		SetCacheable:       setCacheable,
 	})
 	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
@@ -442,7 +444,8 @@ func (g *Gateway) sync() {
 		present[l.served] = true
 		t := l.tool
 		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
-			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons)}
+			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons),
+			meta: string(t.Meta)}
 		old, known := g.advertised[l.served]
 		if known && old.same(ad) {
 			continue
@@ -518,6 +521,7 @@ func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 		mt.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
 	mt.Icons = mcpIcons(t.Icons)
+	mt.Meta = mcpMeta(t.Meta)
 	// The SDK validates a tool by panicking (for example on an x-mcp-header
 	// annotation it rejects) before it takes any lock; one bad backend
 	// schema must not take the gateway down.
@@ -528,6 +532,21 @@ func (g *Gateway) addTool(served string, t tool.Tool) (err error) {
 	}()
 	g.server.AddTool(mt, g.handleCall)
 	return nil
+}
+
+// mcpMeta is a tool's _meta for the SDK; nil for none or not an object.
+// Numbers stay json.Number so that they are sent back as written.
+func mcpMeta(raw json.RawMessage) mcp.Meta {
+	if len(raw) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m mcp.Meta
+	if dec.Decode(&m) != nil {
+		return nil
+	}
+	return m
 }
 
 // inputSchema returns the schema to advertise for a registry input schema:

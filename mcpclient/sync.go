@@ -38,6 +38,7 @@ type remoteTool struct {
 	inputSchema  json.RawMessage
 	outputSchema json.RawMessage
 	annotations  json.RawMessage // as sent; nil when absent or not an object
+	meta         json.RawMessage // _meta as sent; nil when absent or not an object
 	taskRequired bool
 	taskOptional bool
 	icons        []tool.Icon
@@ -52,6 +53,7 @@ type wireTool struct {
 	Description  string          `json:"description"`
 	Annotations  json.RawMessage `json:"annotations"`
 	Icons        json.RawMessage `json:"icons"`
+	Meta         json.RawMessage `json:"_meta"`
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
 	Execution    *struct {
@@ -119,6 +121,7 @@ func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, 
 			Title:        rt.title,
 			Annotations:  rt.annotations,
 			Icons:        rt.icons,
+			Meta:         rt.meta,
 			AlwaysLoad:   s.cfg.AlwaysLoad,
 		})
 	}
@@ -323,6 +326,11 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 	}
 	if isJSONObject(wt.Annotations) {
 		rt.annotations = wt.Annotations
+	}
+	if len(wt.Meta) > MaxSchemaBytes {
+		s.log.Warn("tool _meta dropped: too large", "tool", wt.Name, "bytes", len(wt.Meta), "limit", MaxSchemaBytes)
+	} else if isJSONObject(wt.Meta) {
+		rt.meta = wt.Meta
 	}
 	if len(wt.OutputSchema) > 0 && string(wt.OutputSchema) != "null" {
 		rt.outputSchema = wt.OutputSchema

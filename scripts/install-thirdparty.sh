@@ -14,7 +14,7 @@ dir="$root/testdata/thirdparty"
 lock="$dir/package-lock.json"
 # npm writes this hidden lockfile last, so its mtime marks a finished install.
 stamp="$dir/node_modules/.package-lock.json"
-bins=(mcp-server-everything mcp-server-filesystem mcp-server-memory conformance node supergateway mcp-proxy)
+bins=(mcp-server-everything mcp-server-filesystem mcp-server-memory mcp-server-basic-vanillajs conformance node supergateway mcp-proxy)
 
 [ -f "$dir/package.json" ] || die "missing $dir/package.json"
 [ -f "$lock" ] || die "missing $lock (npm ci needs the lockfile)"

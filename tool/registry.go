@@ -180,6 +180,9 @@ func checkDefinitions(tools []Tool) error {
 		if err := checkJSON(t.Annotations); err != nil {
 			return fmt.Errorf("tool %q: Annotations is not valid JSON: %w", t.Name, err)
 		}
+		if err := checkJSON(t.Meta); err != nil {
+			return fmt.Errorf("tool %q: Meta is not valid JSON: %w", t.Name, err)
+		}
 		if _, dup := seen[t.Name]; dup {
 			return &ConflictError{Name: t.Name}
 		}

@@ -68,6 +68,10 @@ type Tool struct {
 	Annotations json.RawMessage
 	// Icons are the source's images for the tool; optional.
 	Icons []Icon
+	// Meta is the source's _meta object, passed through untouched so that
+	// extensions reach the consumer as sent (an MCP Apps tool names its
+	// ui:// resource in _meta.ui); optional. If set it must be valid JSON.
+	Meta json.RawMessage
 	// AlwaysLoad asks that the model always see the tool, even when
 	// deferred loading (package toolview) hides the rest of the catalog
 	// until a search finds it: set on every tool of an mcp-client entry

@@ -316,6 +316,10 @@ func (t *Table) Received(msg jsonrpc.Message) bool {
 		resp.Result = page
 		return changed
 	default:
-		return false
+		uncached, changed := uncachedPrivate(resp.Result)
+		if changed {
+			resp.Result = uncached
+		}
+		return changed
 	}
 }

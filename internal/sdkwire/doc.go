@@ -199,4 +199,9 @@
 //     The same wrapper over [TakingTransport] on the client side answers
 //     the server's requests beneath the client session.
 //     TestContractCapabilityAdded.
+//  29. On protocol 2026-07-28 the client answers a list or resources/read
+//     request from its cache while the last result's ttlMs lasts, whatever
+//     its cacheScope, and keeps nothing of a result with ttlMs 0: a
+//     private result handed to the SDK with ttlMs 0 is read again on the
+//     next request ([PassResult] slots). TestContractPrivateNotCached.
 package sdkwire
