@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -170,19 +171,24 @@ func attackClose(conns []net.Conn) {
 // procStatusKiB reads a field (in kB) of /proc/PID/status.
 func procStatusKiB(t *testing.T, pid int, field string) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	n, err := readProcStatusKiB(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// readProcStatusKiB is procStatusKiB's reading, for a process that may
+// have exited.
+func readProcStatusKiB(pid int, field string) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
 	for line := range strings.Lines(string(b)) {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 		}
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
