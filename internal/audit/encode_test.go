@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -86,5 +87,47 @@ func TestWriteRefusesUnencodable(t *testing.T) {
 	}
 	if rep, err := Verify(strings.NewReader(sb.String())); err != nil || rep.Lines != 2 || rep.Torn != 0 {
 		t.Errorf("Verify: %+v, %v; want the 2 good lines chained\n%s", rep, err, sb.String())
+	}
+}
+
+// failing fails its writes while fail is set.
+type failing struct {
+	strings.Builder
+	fail bool
+}
+
+func (f *failing) Write(p []byte) (int, error) {
+	if f.fail {
+		return 0, errors.New("disk full")
+	}
+	return f.Builder.Write(p)
+}
+
+// A failed write is returned and kept by Err until a write succeeds, and
+// does not advance the chain; a line too long to keep its buffer is still
+// written whole; arguments that are not JSON are refused.
+func TestWriteFailuresAndLongLines(t *testing.T) {
+	w := &failing{}
+	l := newLog(w, nil, Genesis)
+	w.fail = true
+	if err := l.Write(Entry{Name: "lost"}); err == nil || l.Err() == nil {
+		t.Fatalf("Write to a failing writer: %v, Err %v", err, l.Err())
+	}
+	w.fail = false
+	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", 2*maxKeptBuf) + `"}`)
+	for _, e := range []Entry{{Name: "a"}, {Name: "big", Args: big}, {Name: "b"}} {
+		if err := l.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.Err() != nil || cap(l.buf) > maxKeptBuf {
+		t.Errorf("after good writes: Err %v, kept buffer %d bytes", l.Err(), cap(l.buf))
+	}
+	if err := l.Write(Entry{Name: "bad", Args: json.RawMessage(`{"a":`)}); err == nil {
+		t.Error("arguments that are not JSON were written")
+	}
+	rep, err := Verify(strings.NewReader(w.String()))
+	if err != nil || rep.Lines != 3 || strings.Contains(w.String(), "lost") {
+		t.Errorf("Verify: %+v, %v; want the 3 written lines chained", rep, err)
 	}
 }
