@@ -182,3 +182,43 @@ policy:
 		t.Error("bob got a prompt the new policy denies")
 	}
 }
+
+// A gateway that serves only resource templates tells open sessions of a
+// new policy with resources/list_changed too, and no prompts/list_changed
+// (it serves no prompts).
+func TestPolicyReloadRelistsTemplates(t *testing.T) {
+	s := newServed(t, Options{})
+	read := func(context.Context, string) (tool.ReadResult, error) { return tool.ReadResult{}, nil }
+	if err := s.reg.NewSource().PublishOffer(tool.Offer{Server: "files", Read: read,
+		Templates: []tool.ResourceTemplate{{Server: "files", URITemplate: "file:///{path}", Name: "file"}}}); err != nil {
+		t.Fatal(err)
+	}
+	const before = `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - subjects: [bob]
+    allow: ["*"]
+`
+	s.apply(t, before, nil)
+	var saw listChanges
+	bob := s.connectWith(t, s.is.Sign(t, s.is.Claims("bob", s.resource(), nil)), saw.options())
+	templates := func() int {
+		res, err := bob.ListResourceTemplates(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.ResourceTemplates)
+	}
+	if n := templates(); n != 0 {
+		t.Fatalf("before: %d templates, want none (no resources allowed)", n)
+	}
+	s.apply(t, before+"    resources: [files]\n", nil)
+	mcptest.Eventually(t, 10*time.Second, func() bool { return saw.tools.Load() > 0 && saw.resources.Load() > 0 },
+		"bob's session to get tools and resources list_changed")
+	if n := saw.prompts.Load(); n != 0 {
+		t.Errorf("%d prompts/list_changed from a gateway without prompts", n)
+	}
+	if n := templates(); n != 1 {
+		t.Errorf("after: %d templates, want the one now allowed", n)
+	}
+}
