@@ -233,6 +233,8 @@ func interleave(ctx context.Context, n int, callers []*goCaller, outs []*[]time.
 // measureVerify times a token's first check (signature against the cached
 // JWKS) and a request with a token seen before.
 func measureVerify(ctx context.Context, res *identityResults, is *jwksIssuer, cfg gatewayauth.Config) error {
+	ctx, stop := context.WithCancel(ctx) // ends the Verifier's JWKS refreshing
+	defer stop()
 	v, err := gatewayauth.NewVerifier(ctx, cfg.Auth, gatewayauth.VerifierOptions{})
 	if err != nil {
 		return err
