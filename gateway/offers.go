@@ -71,14 +71,18 @@ func (g *Gateway) reportLost(kind, key, server, keptBy string) {
 func (g *Gateway) syncResources(rank func(a, b string) int) {
 	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", g.reg.Resources(), g.offers.resources, rank,
 		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
-		func(r tool.Resource) {
-			res := &mcp.Resource{}
-			if json.Unmarshal(r.Wire, res) != nil {
-				res = &mcp.Resource{}
-			}
-			res.URI, res.Name, res.Title, res.Description, res.MIMEType = r.URI, r.Name, r.Title, r.Description, r.MIMEType
-			g.server.AddResource(res, g.reader(r.Server))
-		}, g.server.RemoveResources)
+		g.serveResource, g.server.RemoveResources)
+}
+
+// serveResource lists r (or lists it again: the SDK then tells every
+// session that the resources list changed).
+func (g *Gateway) serveResource(r tool.Resource) {
+	res := &mcp.Resource{}
+	if json.Unmarshal(r.Wire, res) != nil {
+		res = &mcp.Resource{}
+	}
+	res.URI, res.Name, res.Title, res.Description, res.MIMEType = r.URI, r.Name, r.Title, r.Description, r.MIMEType
+	g.server.AddResource(res, g.reader(r.Server))
 }
 
 func (g *Gateway) syncTemplates(rank func(a, b string) int) {
@@ -86,14 +90,17 @@ func (g *Gateway) syncTemplates(rank func(a, b string) int) {
 		func(t tool.ResourceTemplate) (string, string, json.RawMessage) {
 			return t.URITemplate, t.Server, t.Wire
 		},
-		func(t tool.ResourceTemplate) {
-			rt := &mcp.ResourceTemplate{}
-			if json.Unmarshal(t.Wire, rt) != nil {
-				rt = &mcp.ResourceTemplate{}
-			}
-			rt.URITemplate, rt.Name, rt.Title, rt.Description, rt.MIMEType = t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType
-			g.server.AddResourceTemplate(rt, g.reader(t.Server))
-		}, g.server.RemoveResourceTemplates)
+		g.serveTemplate, g.server.RemoveResourceTemplates)
+}
+
+// serveTemplate lists t, as serveResource does a resource.
+func (g *Gateway) serveTemplate(t tool.ResourceTemplate) {
+	rt := &mcp.ResourceTemplate{}
+	if json.Unmarshal(t.Wire, rt) != nil {
+		rt = &mcp.ResourceTemplate{}
+	}
+	rt.URITemplate, rt.Name, rt.Title, rt.Description, rt.MIMEType = t.URITemplate, t.Name, t.Title, t.Description, t.MIMEType
+	g.server.AddResourceTemplate(rt, g.reader(t.Server))
 }
 
 // syncByURI makes the server's items of one kind served by URI (resources,
@@ -111,7 +118,7 @@ func syncByURI[T any](g *Gateway, kind string, items []T, was map[string]string,
 	now, servers = make(map[string]string, len(kept)), make(map[string]string, len(kept))
 	for uri, it := range kept {
 		_, server, wire := of(it)
-		def := server + "\x00" + string(wire)
+		def := offerDef(server, wire)
 		now[uri], servers[uri] = def, server
 		if was[uri] == def {
 			continue
@@ -141,17 +148,12 @@ func (g *Gateway) syncPrompts(order []string) {
 	byServed := make(map[string]string, len(list))
 	for _, l := range list {
 		p := byPublic[l.tool.Name]
-		def := p.Name + "\x00" + string(p.Wire)
+		def := promptDef(p)
 		now[l.served], byServed[l.served] = def, p.Name
 		if g.offers.prompts[l.served] == def {
 			continue
 		}
-		mp := &mcp.Prompt{}
-		if json.Unmarshal(p.Wire, mp) != nil {
-			mp = &mcp.Prompt{}
-		}
-		mp.Name, mp.Title, mp.Description = l.served, p.Title, p.Description
-		if err := guard(func() { g.server.AddPrompt(mp, g.prompter(p.Name)) }); err != nil {
+		if err := guard(func() { g.servePrompt(l.served, p) }); err != nil {
 			g.log.Warn("prompt not served", "prompt", l.served, "err", err)
 			delete(now, l.served)
 		}
@@ -159,6 +161,23 @@ func (g *Gateway) syncPrompts(order []string) {
 	g.server.RemovePrompts(gone(g.offers.prompts, now)...)
 	g.offers.prompts, g.offers.byServed = now, byServed
 }
+
+// servePrompt lists p as served (or lists it again: the SDK then tells
+// every session that the prompts list changed).
+func (g *Gateway) servePrompt(served string, p tool.Prompt) {
+	mp := &mcp.Prompt{}
+	if json.Unmarshal(p.Wire, mp) != nil {
+		mp = &mcp.Prompt{}
+	}
+	mp.Name, mp.Title, mp.Description = served, p.Title, p.Description
+	g.server.AddPrompt(mp, g.prompter(p.Name))
+}
+
+// offerDef and promptDef are an item's definition as listed, to diff
+// syncs against.
+func offerDef(server string, wire json.RawMessage) string { return server + "\x00" + string(wire) }
+
+func promptDef(p tool.Prompt) string { return p.Name + "\x00" + string(p.Wire) }
 
 // gone returns the keys of was that are not in now.
 func gone(was, now map[string]string) []string {

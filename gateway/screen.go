@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // Screen is implemented by a Gate that also decides what each client may
@@ -113,18 +115,58 @@ func clientName(ss *mcp.ServerSession) string {
 	return ""
 }
 
-// Rescreen tells every session that its tools list may have changed
-// (notifications/tools/list_changed), for a Screen whose decisions changed:
-// a new policy applies to the sessions already open.
+// Rescreen tells every session that its lists may have changed, for a
+// Screen whose decisions changed: a new policy applies to the sessions
+// already open. Each session gets notifications/tools/list_changed, and
+// prompts/list_changed and resources/list_changed when the gateway serves
+// any prompt or resource. Every session is told, not only those whose
+// lists changed: the gateway cannot screen a session's lists without its
+// request's headers.
 func (g *Gateway) Rescreen() {
 	g.syncMu.Lock()
 	defer g.syncMu.Unlock()
 	g.views.epoch.Add(2) // every session with a view is owed it too
+	g.relistTool()
+	g.relistPrompt()
+	g.relistResource()
+}
+
+// The relist functions list one served item again, as it is served: the
+// SDK then sends its kind's list_changed to every session (debounced).
+// syncMu must be held.
+
+func (g *Gateway) relistTool() {
 	for name, ad := range g.advertised {
 		if t, ok := g.reg.Get(ad.public); ad.ok && ok {
 			if err := g.addTool(name, t); err == nil {
 				return
 			}
+		}
+	}
+}
+
+func (g *Gateway) relistPrompt() {
+	byName := map[string]tool.Prompt{}
+	for _, p := range g.reg.Prompts() {
+		byName[p.Name] = p
+	}
+	for served, public := range g.offers.byServed {
+		p, ok := byName[public]
+		if ok && g.offers.prompts[served] == promptDef(p) && guard(func() { g.servePrompt(served, p) }) == nil {
+			return
+		}
+	}
+}
+
+func (g *Gateway) relistResource() {
+	for _, r := range g.reg.Resources() {
+		if g.offers.resources[r.URI] == offerDef(r.Server, r.Wire) && guard(func() { g.serveResource(r) }) == nil {
+			return
+		}
+	}
+	for _, t := range g.reg.ResourceTemplates() {
+		if g.offers.templates[t.URITemplate] == offerDef(t.Server, t.Wire) && guard(func() { g.serveTemplate(t) }) == nil {
+			return
 		}
 	}
 }

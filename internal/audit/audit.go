@@ -22,7 +22,8 @@ import (
 // Genesis is the prev value of a file's first line.
 const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// Entry is one audited request. Prev is filled by Log.Write.
+// Entry is one audited request. Log.Write ignores Prev and writes the
+// previous line's hash; Prev is there for readers.
 type Entry struct {
 	Time     time.Time       `json:"time"`
 	Identity string          `json:"identity"`
@@ -46,9 +47,10 @@ type Entry struct {
 type Log struct {
 	mu     sync.Mutex
 	w      io.Writer
-	f      *os.File // nil for a writer the caller owns
-	prev   string
-	err    error // the last write's, nil once one succeeds
+	f      *os.File              // nil for a writer the caller owns
+	prev   [sha256.Size * 2]byte // the last line's hash, hex
+	buf    []byte                // the last line's, reused
+	err    error                 // the last write's, nil once one succeeds
 	closed bool
 }
 
@@ -59,7 +61,7 @@ var ErrClosed = errors.New("audit: the trail is closed")
 // chain from its last whole line. "-" writes to stdout.
 func Open(path string, stdout io.Writer) (*Log, error) {
 	if path == "-" {
-		return &Log{w: stdout, prev: Genesis}, nil
+		return newLog(stdout, nil, Genesis), nil
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -74,7 +76,13 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 		f.Close()
 		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
 	}
-	return &Log{w: f, f: f, prev: prev}, nil
+	return newLog(f, f, prev), nil
+}
+
+func newLog(w io.Writer, f *os.File, prev string) *Log {
+	l := &Log{w: w, f: f}
+	copy(l.prev[:], prev)
+	return l
 }
 
 // lastHash returns the hash of f's last whole entry (Genesis when it has
@@ -116,28 +124,41 @@ func hashOf(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Write appends e as one line chained to the previous one. A failed write
-// is returned (the caller fails closed) and the chain does not advance.
-// The write is synchronous: handing lines to a goroutine of their own
-// cost a call more (a wake-up per line) than the write itself.
+// Write appends e as one line chained to the previous one, in one
+// write(2) to the file opened with O_APPEND, before it returns: a line
+// Write returned nil for is in the kernel's hands, so a crash of the
+// process loses none (a crash of the machine loses what the kernel had
+// not yet flushed: no fsync per line). A failed write is returned (the
+// caller fails closed) and the chain does not advance. The write is
+// synchronous: handing lines to a goroutine of their own cost a call more
+// (a wake-up per line) than the write itself.
 func (l *Log) Write(e Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
-	e.Prev = l.prev
-	line, err := json.Marshal(e)
+	line, err := appendEntry(l.buf[:0], &e, l.prev[:])
 	if err != nil {
-		return fmt.Errorf("audit: encoding an entry: %w", err) // untested: an Entry always marshals
+		return fmt.Errorf("audit: encoding an entry: %w", err)
 	}
-	if _, err := l.w.Write(append(line, '\n')); err != nil {
+	line = append(line, '\n')
+	if cap(line) <= maxKeptBuf {
+		l.buf = line // kept for the next line: one allocation less per call
+	}
+	if _, err := l.w.Write(line); err != nil {
 		l.err = fmt.Errorf("audit: writing: %w", err)
 		return l.err
 	}
-	l.prev, l.err = hashOf(line), nil
+	sum := sha256.Sum256(line[:len(line)-1])
+	hex.Encode(l.prev[:], sum[:])
+	l.err = nil
 	return nil
 }
+
+// maxKeptBuf bounds the buffer a Log keeps between lines: a line with
+// large arguments (args: full) is not kept in memory.
+const maxKeptBuf = 16 << 10
 
 // Err returns the last write's error: nil once a write succeeds again.
 func (l *Log) Err() error {

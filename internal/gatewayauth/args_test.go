@@ -2,6 +2,7 @@ package gatewayauth
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,5 +36,46 @@ func TestAuditArgsModes(t *testing.T) {
 	}
 	if h := NewKeeper(Options{}); func() string { var e audit.Entry; h.args(&e, "hash", raw); return e.ArgsHash }() == h1 {
 		t.Error("hash: two processes' salts gave the same hash")
+	}
+}
+
+// argKeys finds the names unmarshalling into a map would, for any input.
+func FuzzArgKeys(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":{"x":[1,{"y":2}]},"c":"{\"d\":1}"}`, `{}`, `[1]`, `"s"`, ` {"a\"b":1, "a\"b":2}`, `{"\u00e9":1,"\ud800":2}`, "{\"\xff\":1}", `{"a":1`, `null`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want []string
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(s), &m) == nil && m != nil {
+			want = []string{}
+			for k := range m {
+				want = append(want, k)
+			}
+			slices.Sort(want)
+		}
+		if d := cmp.Diff(want, argKeys(json.RawMessage(s))); d != "" {
+			t.Errorf("argKeys(%q) (-map +got):\n%s", s, d)
+		}
+	})
+}
+
+// The audit's trace id is a W3C traceparent's, and nothing else.
+func TestTraceID(t *testing.T) {
+	const id = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for tp, want := range map[any]string{
+		"00-" + id + "-00f067aa0ba902b7-01":     id,
+		"00-" + id + "-00f067aa0ba902b7":        "",
+		"00-" + id + "-00f067aa0ba902b7-01-xx":  "",
+		"00-" + id[1:] + "-00f067aa0ba902b7-01": "",
+		"":                                      "",
+		42:                                      "",
+	} {
+		if got := traceID(map[string]any{"traceparent": tp}); got != want {
+			t.Errorf("traceID(%v) = %q, want %q", tp, got, want)
+		}
+	}
+	if got := traceID(nil); got != "" {
+		t.Errorf("traceID(nil) = %q", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -420,14 +419,7 @@ func (k *Keeper) args(e *audit.Entry, mode string, raw json.RawMessage) {
 	}
 	switch mode {
 	case "keys":
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) == nil {
-			e.ArgKeys = make([]string, 0, len(m))
-			for key := range m {
-				e.ArgKeys = append(e.ArgKeys, key)
-			}
-			slices.Sort(e.ArgKeys)
-		}
+		e.ArgKeys = argKeys(raw)
 	case "hash":
 		mac := hmac.New(sha256.New, k.salt)
 		mac.Write(raw)
@@ -440,9 +432,12 @@ func (k *Keeper) args(e *audit.Entry, mode string, raw json.RawMessage) {
 // traceID is the trace id of a W3C traceparent in _meta, "" without one.
 func traceID(meta map[string]any) string {
 	tp, _ := meta["traceparent"].(string)
-	parts := strings.Split(tp, "-")
-	if len(parts) == 4 && len(parts[1]) == 32 {
-		return parts[1]
+	if strings.Count(tp, "-") != 3 { // version-traceid-parentid-flags
+		return ""
+	}
+	_, rest, _ := strings.Cut(tp, "-")
+	if id, _, _ := strings.Cut(rest, "-"); len(id) == 32 {
+		return id
 	}
 	return ""
 }

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -97,4 +100,125 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// listChanges counts the list_changed notifications one client gets.
+type listChanges struct{ tools, prompts, resources atomic.Int32 }
+
+func (n *listChanges) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { n.tools.Add(1) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { n.prompts.Add(1) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { n.resources.Add(1) },
+	}
+}
+
+// offerNames lists a session's prompts and resources, sorted.
+func offerNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		names = append(names, p.Name)
+	}
+	for _, r := range resources.Resources {
+		names = append(names, r.URI)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A new policy reaches the prompts and resources of open sessions: each
+// session is told (prompts/list_changed, resources/list_changed, as for
+// tools) and lists again what its own identity may now use.
+func TestPolicyReloadRelistsPromptsAndResources(t *testing.T) {
+	s := newServed(t, Options{})
+	publish(t, s.reg, "docs")
+	publish(t, s.reg, "secret")
+	const before = `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - subjects: [alice]
+    allow: ["*"]
+    resources: ["*"]
+  - groups: [readers]
+    allow: ["mcp__docs__*"]
+    resources: [docs]
+`
+	s.apply(t, before, nil)
+	var aliceSaw, bobSaw listChanges
+	alice := s.connectWith(t, s.is.Sign(t, s.is.Claims("alice", s.resource(), nil)), aliceSaw.options())
+	bob := s.connectWith(t, s.is.SignEC(t, s.is.Claims("bob", s.resource(), jwt.MapClaims{"groups": []string{"readers"}})), bobSaw.options())
+	all := []string{"docs://a", "mcp__docs__summarize", "mcp__secret__summarize", "secret://a"}
+	if d := cmp.Diff(all, offerNames(t, alice)); d != "" {
+		t.Fatalf("alice before (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"docs://a", "mcp__docs__summarize"}, offerNames(t, bob)); d != "" {
+		t.Fatalf("bob before (-want +got):\n%s", d)
+	}
+
+	s.apply(t, strings.Replace(before, `allow: ["mcp__docs__*"]
+    resources: [docs]`, `allow: ["mcp__secret__*"]
+    resources: [secret]`, 1), nil)
+	for who, saw := range map[string]*listChanges{"alice": &aliceSaw, "bob": &bobSaw} {
+		mcptest.Eventually(t, 10*time.Second, func() bool {
+			return saw.tools.Load() > 0 && saw.prompts.Load() > 0 && saw.resources.Load() > 0
+		}, "%s's session to get tools, prompts and resources list_changed", who)
+	}
+	if d := cmp.Diff(all, offerNames(t, alice)); d != "" {
+		t.Errorf("alice after (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"mcp__secret__summarize", "secret://a"}, offerNames(t, bob)); d != "" {
+		t.Errorf("bob after (-want +got):\n%s", d)
+	}
+	if _, err := bob.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "mcp__docs__summarize"}); err == nil {
+		t.Error("bob got a prompt the new policy denies")
+	}
+}
+
+// A gateway that serves only resource templates tells open sessions of a
+// new policy with resources/list_changed too, and no prompts/list_changed
+// (it serves no prompts).
+func TestPolicyReloadRelistsTemplates(t *testing.T) {
+	s := newServed(t, Options{})
+	read := func(context.Context, string) (tool.ReadResult, error) { return tool.ReadResult{}, nil }
+	if err := s.reg.NewSource().PublishOffer(tool.Offer{Server: "files", Read: read,
+		Templates: []tool.ResourceTemplate{{Server: "files", URITemplate: "file:///{path}", Name: "file"}}}); err != nil {
+		t.Fatal(err)
+	}
+	const before = `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - subjects: [bob]
+    allow: ["*"]
+`
+	s.apply(t, before, nil)
+	var saw listChanges
+	bob := s.connectWith(t, s.is.Sign(t, s.is.Claims("bob", s.resource(), nil)), saw.options())
+	templates := func() int {
+		res, err := bob.ListResourceTemplates(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(res.ResourceTemplates)
+	}
+	if n := templates(); n != 0 {
+		t.Fatalf("before: %d templates, want none (no resources allowed)", n)
+	}
+	s.apply(t, before+"    resources: [files]\n", nil)
+	mcptest.Eventually(t, 10*time.Second, func() bool { return saw.tools.Load() > 0 && saw.resources.Load() > 0 },
+		"bob's session to get tools and resources list_changed")
+	if n := saw.prompts.Load(); n != 0 {
+		t.Errorf("%d prompts/list_changed from a gateway without prompts", n)
+	}
+	if n := templates(); n != 1 {
+		t.Errorf("after: %d templates, want the one now allowed", n)
+	}
 }

@@ -149,6 +149,12 @@ func (s *served) connect(t *testing.T, token string, notified chan<- struct{}) *
 			}
 		}
 	}
+	return s.connectWith(t, token, opts)
+}
+
+// connectWith opens an MCP session with token and the client's opts.
+func (s *served) connectWith(t *testing.T, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
 	tr := &mcp.StreamableClientTransport{Endpoint: s.resource(), HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
 	cs, err := c.Connect(t.Context(), tr, nil)
