@@ -39,7 +39,7 @@ const DefaultMaxCatalogBytes = 64 << 20
 // would let reach gigabytes in small tools; a discovery listing more fails
 // with an error naming the server and the limit, and the tools of the
 // previous discovery stay registered.
-const DefaultMaxTools = 50_000
+const DefaultMaxTools = 20_000
 
 // MaxDescriptionBytes bounds one tool's description: a longer one is cut at
 // a UTF-8 boundary within the bound and ends with DescriptionTruncatedMarker

@@ -51,7 +51,7 @@ func vmRSS(t *testing.T, pid int) int {
 
 // serve with a server listing 300,000 small tools (under the 64 MiB
 // catalog limit) refuses them with an error naming the server and the
-// limit, and serves another at the limit (50,000 tools) within a bounded
+// limit, and serves another at the limit (20,000 tools) within a bounded
 // resident set.
 func TestServeManyTools(t *testing.T) {
 	cfg := writeConfig(t, rawToolsEntry(t, "many", mcpclient.DefaultMaxTools, 5000)+rawToolsEntry(t, "toomany", 300_000, 10_000))
