@@ -243,9 +243,13 @@ func cutEarlier(_ *flags, u *flagUse) error {
 	return usagef("%s: flag --%s is not understood here", u.cmd, u.name)
 }
 
-// setTrue makes a boolean flag; a value after "=" is ignored.
+// setTrue makes a boolean flag. A value after "=" is refused: read as
+// "on" whatever it said, --json=false would turn JSON on.
 func setTrue(field func(*flags) *bool) func(*flags, *flagUse) error {
-	return func(f *flags, _ *flagUse) error {
+	return func(f *flags, u *flagUse) error {
+		if u.hasValue {
+			return usagef("%s: flag --%s takes no value (give it alone, or leave it out)", u.cmd, u.name)
+		}
 		*field(f) = true
 		return nil
 	}

@@ -224,6 +224,8 @@ func TestConfigAndUsageErrors(t *testing.T) {
 		{[]string{"tools", "--config", filepath.Join(t.TempDir(), "missing.yaml")}, []string{"does not exist"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
 		{[]string{"tools", "--bogus"}, []string{"unknown flag --bogus"}},
+		{[]string{"tools", "--json=false"}, []string{"tools: flag --json takes no value"}},
+		{[]string{"serve", "--stdio=no"}, []string{"serve: flag --stdio takes no value"}},
 		{[]string{"tools", "--url", "http://x", "--config", bad}, []string{"cannot be used together"}},
 		{[]string{"tools", "--url", "ftp://x"}, []string{"--url"}},
 		{[]string{"tools", "--url", "http://127.0.0.1:1/mcp", "--header", "nocolon"}, []string{"want 'Name: value'"}},
