@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -36,21 +31,7 @@ type appsView struct {
 // runNodeApps runs testdata/node_apps.mjs against the stdio server cmd.
 func runNodeApps(t *testing.T, cmd ...string) appsView {
 	t.Helper()
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_apps.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, node, append([]string{script}, cmd...)...)
-	c.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
-	var stderr strings.Builder
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
+	out, _ := runNodeScript(t, "node_apps.mjs", cmd...)
 	var v appsView
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("node client printed %d bytes, not its view: %v\n%.2000s", len(out), err, out)

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,21 +38,7 @@ const identityConfig = `- id: gh
 // nodeBearer runs the TypeScript SDK's client with token against url.
 func nodeBearer(t *testing.T, url, token, tool, args string) (tools []string, callErr int) {
 	t.Helper()
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_bearer.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, url, token, tool, args)
-	cmd.Env = append(os.Environ(), "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
+	out, _ := runNodeScript(t, "node_bearer.mjs", url, token, tool, args)
 	var got struct {
 		Tools     []string `json:"tools"`
 		CallError struct {

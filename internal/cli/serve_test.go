@@ -333,26 +333,8 @@ func TestServeReadyBeforeAnswering(t *testing.T) {
 // server whose start takes 1.5 s, lists that server's tools in its first
 // tools/list and calls one at once.
 func TestServeReadyNodeClient(t *testing.T) {
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_first_list.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := writeConfig(t, fixtureEntries(t, "fast")+slowEntry(t, "slow", 1500*time.Millisecond))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, "mcp__slow__greet", `{"name":"ts"}`, exe, "serve", "--stdio", "--config", cfg)
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
+	out, _ := runNodeScript(t, "node_first_list.mjs", append([]string{"mcp__slow__greet", `{"name":"ts"}`}, serveStdioLine(t, cfg)...)...)
 	var got struct {
 		Tools []string `json:"tools"`
 		Call  struct {

@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // A task-required tool of server-everything (execution.taskSupport
@@ -76,27 +71,9 @@ func TestCallServedElicitationTask(t *testing.T) {
 // as a plain tool: the gateway runs it as a task on the backend and
 // answers with the report.
 func TestServeTaskNodeClient(t *testing.T) {
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_first_list.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"tides"}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
+	out, stderr := runNodeScript(t, "node_first_list.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"tides"}`}, serveStdioLine(t, everythingConfig(t))...)...)
 	if !strings.Contains(string(out), "# Research Report: tides") || strings.Contains(string(out), `"isError":true`) {
-		t.Errorf("node client printed %s\n%s", out, stderr.String())
+		t.Errorf("node client printed %s\n%s", out, stderr)
 	}
 }
 
@@ -104,28 +81,10 @@ func TestServeTaskNodeClient(t *testing.T) {
 // the TypeScript SDK client answers the research tool's question, and
 // the report carries its answer.
 func TestServeTaskAsksNodeClient(t *testing.T) {
-	node := mcptest.ThirdPartyBin(t, "node")
-	script, err := filepath.Abs(filepath.Join("testdata", "node_task_elicit.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, "mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
-		`{"action":"accept","content":{"interpretation":"snake"}}`, exe, "serve", "--stdio", "--config", everythingConfig(t))
-	cmd.Env = append(os.Environ(), mainEnv+"=1", "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
-	}
+	out, stderr := runNodeScript(t, "node_task_elicit.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
+		`{"action":"accept","content":{"interpretation":"snake"}}`}, serveStdioLine(t, everythingConfig(t))...)...)
 	if !strings.Contains(string(out), `could have multiple interpretations`) || !strings.Contains(string(out), "**Clarification**: snake") {
-		t.Errorf("node client printed %s\n%s", out, stderr.String())
+		t.Errorf("node client printed %s\n%s", out, stderr)
 	}
 }
 
