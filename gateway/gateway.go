@@ -255,6 +255,9 @@ type Gateway struct {
 	lastActive map[*mcp.ServerSession]time.Time
 	// closing marks the sessions ServeTransport is closing; guarded by mu.
 	closing map[*mcp.ServerSession]bool
+	// evictedOpen are the sessions evictIdle closed that may not have
+	// ended yet; guarded by mu.
+	evictedOpen map[*mcp.ServerSession]bool
 	// answering counts the tools/call requests read on stdio-like
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending

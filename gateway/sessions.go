@@ -37,6 +37,15 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		open[ss] = true
 	}
 	g.mu.Lock()
+	// A session evicted earlier may still be closing: it is no longer
+	// counted, or a burst of new sessions would evict recent ones for it.
+	for ss := range g.evictedOpen {
+		if open[ss] {
+			delete(open, ss)
+		} else {
+			delete(g.evictedOpen, ss)
+		}
+	}
 	for ss := range g.lastActive {
 		if !open[ss] {
 			delete(g.lastActive, ss) // ended: forget it
@@ -55,6 +64,10 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		}
 		evict = append(evict, oldest)
 		delete(g.lastActive, oldest)
+		if g.evictedOpen == nil {
+			g.evictedOpen = make(map[*mcp.ServerSession]bool)
+		}
+		g.evictedOpen[oldest] = true
 	}
 	g.mu.Unlock()
 	for _, ss := range evict {
