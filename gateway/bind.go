@@ -70,6 +70,13 @@ func (o *sessionOwners) bind(session, identity string, mark uint64, open map[str
 	o.owner[session] = binding{identity: identity, seq: o.binds}
 }
 
+// forget drops session's binding: it has ended.
+func (o *sessionOwners) forget(session string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.owner, session)
+}
+
 // allowed reports whether identity may use session: it opened it, or the
 // session is not bound (unknown ids are the SDK's to refuse).
 func (o *sessionOwners) allowed(session, identity string) bool {

@@ -354,6 +354,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	if g.gate == nil {
 		g.gate = openGate{}
 	}
+	g.ends.ended = g.forgetSession
 	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
 	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{

@@ -27,10 +27,14 @@ func (c clientSession) Done() <-chan struct{} { return c.g.ends.of(c.session) }
 type sessionEnds struct {
 	mu   sync.Mutex
 	byID map[*mcp.ServerSession]chan struct{} // guarded by mu
+	// ended, when set, runs once a watched session has ended, before its
+	// channel closes.
+	ended func(*mcp.ServerSession)
 }
 
 // of returns session's channel, watching it on first use: a goroutine
-// waits for the session to end, closes the channel and forgets it.
+// waits for the session to end, runs ended, closes the channel and
+// forgets it.
 func (e *sessionEnds) of(session *mcp.ServerSession) <-chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -44,6 +48,9 @@ func (e *sessionEnds) of(session *mcp.ServerSession) <-chan struct{} {
 	e.byID[session] = ch
 	go func() {
 		_ = session.Wait()
+		if e.ended != nil {
+			e.ended(session)
+		}
 		e.mu.Lock()
 		delete(e.byID, session)
 		e.mu.Unlock()

@@ -82,17 +82,13 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 // serveDelete ends the session a client's DELETE names. Its calls in
 // flight are cancelled first (their backends are told): the SDK's Close
 // waits for its handlers, so a call left running would hold the DELETE's
-// answer until it ended on its own. Once the session is gone, the gateway
-// forgets it at once rather than at the next initialize.
+// answer until it ended on its own.
 func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ss := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
 	if ss != nil {
 		g.cancelCalls(ss, errSessionClosed)
 	}
 	g.http.ServeHTTP(w, r)
-	if ss != nil {
-		g.forgetEnded(ss)
-	}
 }
 
 // sessionByID returns the open session called id, or nil.
@@ -108,16 +104,21 @@ func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
 	return nil
 }
 
-// forgetEnded drops what the gateway keeps of ss once it is no longer
-// open.
-func (g *Gateway) forgetEnded(ss *mcp.ServerSession) {
-	if g.sessionByID(ss.ID()) != nil {
-		return
-	}
+// forgetSession drops everything the gateway keeps of ss once it has
+// ended, whichever way it ended (DELETE, eviction, the SDK's idle
+// timeout, a closed transport): left for the next client's initialize to
+// prune, a thousand ended sessions held their views, bindings and SDK
+// state for as long as no client came.
+func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	g.mu.Lock()
 	delete(g.lastActive, ss)
 	delete(g.closing, ss)
+	delete(g.evictedOpen, ss)
 	g.mu.Unlock()
+	g.views.mu.Lock()
+	delete(g.views.byPeer, ss)
+	g.views.mu.Unlock()
+	g.owners.forget(ss.ID())
 }
 
 // evicted waits until deadline for the sessions evictIdle is closing.

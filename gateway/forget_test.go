@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"testing"
+)
+
+// books counts what the gateway keeps per client session, by kind.
+func (g *Gateway) books() map[string]int {
+	g.mu.Lock()
+	n := map[string]int{"lastActive": len(g.lastActive), "closing": len(g.closing),
+		"evictedOpen": len(g.evictedOpen), "perSession": len(g.perSession)}
+	g.mu.Unlock()
+	g.views.mu.Lock()
+	n["views"] = len(g.views.byPeer)
+	g.views.mu.Unlock()
+	g.owners.mu.Lock()
+	n["owners"] = len(g.owners.owner)
+	g.owners.mu.Unlock()
+	g.ends.mu.Lock()
+	n["ends"] = len(g.ends.byID)
+	g.ends.mu.Unlock()
+	return n
+}
+
+// Clients that come and go, their sessions ended every way a session
+// ends (evicted, DELETE), leave nothing behind once the last one is gone,
+// with no new client to prune the books. Each kept its view, its binding
+// and the SDK session itself (connection, request headers) until a later
+// client initialized: a 4-minute soak's heap after idle was 9.3 MiB
+// against 2.7 MiB at its start.
+func TestEndedSessionsForgotten(t *testing.T) {
+	reg, v, err := searchRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{MaxSessions: 4, NewView: func() View { return v.NewSession() }}
+	g := newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	var clients []*client
+	for range 12 { // the first 8 are evicted
+		c := connectHTTP(t, base, nil)
+		c.names(t)
+		c.call(t, "quick", `{}`)
+		clients = append(clients, c)
+	}
+	if n := g.books()["views"]; n < 4 {
+		t.Fatalf("%d views kept while 4 sessions are open", n)
+	}
+	for _, c := range clients {
+		c.session.Close() // a DELETE, for those still open
+	}
+	var left map[string]int
+	defer func() {
+		if t.Failed() {
+			t.Logf("kept: %v", left)
+		}
+	}()
+	waitFor(t, "the gateway to forget every ended session", func() bool {
+		left = g.books()
+		for _, n := range left {
+			if n != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
