@@ -205,8 +205,8 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		shown:  s.cfg.shownHost,
 	}
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
-	// Progress is routed as the connection reads it, so a call's last
-	// progress notification is delivered before its response is read.
+	// Progress is queued for its call as the connection reads it, before
+	// the response, and the call returns once its queue is handed over.
 	gen.table.OnRequest(s.sent.note)
 	gen.table.OnRelatedRequest(s.related.note)
 	gen.table.OnNotification(func(method string, params json.RawMessage) {
