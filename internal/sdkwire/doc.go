@@ -204,4 +204,11 @@
 //     its cacheScope, and keeps nothing of a result with ttlMs 0: a
 //     private result handed to the SDK with ttlMs 0 is read again on the
 //     next request ([PassResult] slots). TestContractPrivateNotCached.
+//  30. The server reads initialize through Connection.Read and writes its
+//     result through Connection.Write with the request's id, its
+//     capabilities an object under result.capabilities; a client reads
+//     the capabilities a wrapping connection adds there
+//     ([ServerCapabilityTransport]: the 2025-11-25 "tasks" capability,
+//     which ServerCapabilities lacks), and the session goes on.
+//     TestContractServerCapabilityAdded.
 package sdkwire
