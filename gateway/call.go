@@ -158,7 +158,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
-		ctx = tool.WithAsk(ctx, g.asker(session))
+		ctx = tool.WithAsk(ctx, markAsks(ctx, g.asker(session)))
 		ctx = tool.WithSession(ctx, clientSession{g, session})
 	}
 	if g.opts.CallContext != nil {

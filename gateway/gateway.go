@@ -767,10 +767,12 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.answering.done()
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: tt, Take: noTake}
+	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: tt, Add: taskCapability}, Take: noTake}
 	if take != nil {
 		taking.Take = take(&session)
 	}
+	st := newSessionTasks(ctx)
+	taking.Take = g.takeTasks(&session, st, taking.Take)
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
@@ -796,7 +798,8 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		if err != nil {
 			g.log.Debug("client session ended", "err", err)
 		}
-		return g.stillRunning(taking, time.Now().Add(g.timeout))
+		deadline := time.Now().Add(g.timeout)
+		return errors.Join(st.close(deadline), g.stillRunning(taking, deadline))
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
@@ -805,6 +808,6 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 			return err
 		}
 		<-ended
-		return g.stillRunning(taking, deadline)
+		return errors.Join(st.close(deadline), g.stillRunning(taking, deadline))
 	}
 }

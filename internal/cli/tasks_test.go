@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,41 @@ func TestCallTaskHTTP(t *testing.T) {
 		"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The TypeScript SDK client through `serve --stdio` calls the research
+// tool as a task of its own (its tasks API): the gateway creates the
+// task, the client polls it, the question of the ambiguous query reaches
+// the client naming the task, and tasks/result brings the report with
+// the client's answer.
+func TestServeTaskAsTaskNodeClient(t *testing.T) {
+	out, stderr := runNodeScript(t, "node_task_stream.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
+		`{"action":"accept","content":{"interpretation":"snake"}}`}, serveStdioLine(t, everythingConfig(t))...)...)
+	var got struct {
+		TaskID string `json:"taskId"`
+		Asked  []struct {
+			Message string `json:"message"`
+			Meta    struct {
+				Related struct {
+					TaskID string `json:"taskId"`
+				} `json:"io.modelcontextprotocol/related-task"`
+			} `json:"_meta"`
+		} `json:"asked"`
+		Statuses []string        `json:"statuses"`
+		Result   json.RawMessage `json:"result"`
+		Error    string          `json:"error"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node client printed %s: %v\n%s", out, err, stderr)
+	}
+	if got.TaskID == "" || got.Error != "" || !strings.Contains(string(got.Result), "**Clarification**: snake") {
+		t.Fatalf("node client printed %s\n%s", out, stderr)
+	}
+	if len(got.Asked) != 1 || got.Asked[0].Meta.Related.TaskID != got.TaskID || !strings.Contains(got.Asked[0].Message, "multiple interpretations") {
+		t.Errorf("questions %+v (task %s)", got.Asked, got.TaskID)
+	}
+	if len(got.Statuses) == 0 || got.Statuses[0] != "working" {
+		t.Errorf("statuses %v", got.Statuses)
 	}
 }
