@@ -279,6 +279,8 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
+	httpTasksBook httpTaskBook // the tasks of HTTP sessions (taskhttp.go)
+
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates
 	updatesDone chan struct{}      // closed when sendUpdates returned
@@ -696,6 +698,7 @@ func (g *Gateway) Close() error {
 			sessions = append(sessions, ss)
 		}
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,8 @@ import (
 )
 
 // Tasks through the gateway (MCP 2025-11-25, SEP-1686), on stdio-like
-// sessions (ServeStdio, ServeTransport). A client that calls a tool as a
+// sessions (ServeStdio, ServeTransport) and stateful Streamable HTTP
+// sessions (taskhttp.go). A client that calls a tool as a
 // task ("task" in the tools/call params) gets a task of the gateway's at
 // once; the call runs the one call path (serveCall) in the background,
 // where the backend's own task is created and followed (mcpclient,
@@ -78,43 +80,52 @@ func (st *sessionTasks) close(deadline time.Time) error {
 	}
 }
 
-// takeTasks returns next with the requests of tasks taken first: tasks/*
-// on every session, a tools/call as a task on the sessions whose calls
-// the fast path takes (sdkwire.TakesCalls; elsewhere the SDK runs it as
-// a plain call, as a receiver without tasks does).
+// takeTasks returns next with the requests of tasks taken first (see
+// taskBody).
 func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		ss := session.Load()
-		if ss == nil {
-			return next(req)
-		}
-		if tasks.Handles(req.Method) {
-			method, params := req.Method, append(json.RawMessage(nil), req.Params...)
-			return func(ctx context.Context) (json.RawMessage, error) {
-				g.seen(ss, method)
-				return jsonrpcErr(st.store.Answer(ctx, method, params))
+		if ss := session.Load(); ss != nil {
+			if run := g.taskBody(ss, st, req, nil); run != nil {
+				return run
 			}
 		}
-		if req.Method != "tools/call" || !sdkwire.TakesCalls(ss) {
-			return next(req)
-		}
-		p, ok := taskCall(req.Params)
-		if !ok {
-			return next(req)
-		}
+		return next(req)
+	}
+}
+
+// taskBody returns the body that answers req, a request of client session
+// ss, when it is one of tasks: tasks/* on every session, a tools/call as
+// a task on the sessions whose calls the gateway answers itself
+// (sdkwire.TakesCalls; elsewhere the SDK runs it as a plain call, as a
+// receiver without tasks does). header is the HTTP request's, nil off
+// HTTP. nil leaves req to the SDK.
+func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if tasks.Handles(req.Method) {
+		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
 		return func(ctx context.Context) (json.RawMessage, error) {
-			// As serveCall does (which the task runs, and which notes the
-			// request as seen): a name is known once the backends are ready.
-			if !g.awaitReady(ctx, "tools/call") {
-				return nil, ctx.Err()
-			}
-			if _, ok := (*g.callable.Load())[p.Name]; !ok {
-				return nil, unknownTool(p.Name)
-			}
-			return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
-				return g.runTask(ctx, ss, st.store, p)
-			}))
+			g.seen(ss, method)
+			return jsonrpcErr(st.store.Answer(ctx, method, params))
 		}
+	}
+	if req.Method != "tools/call" || !sdkwire.TakesCalls(ss) {
+		return nil
+	}
+	p, ok := taskCall(req.Params)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		// As serveCall does (which the task runs, and which notes the
+		// request as seen): a name is known once the backends are ready.
+		if !g.awaitReady(ctx, "tools/call") {
+			return nil, ctx.Err()
+		}
+		if _, ok := (*g.callable.Load())[p.Name]; !ok {
+			return nil, unknownTool(p.Name)
+		}
+		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
+			return g.runTask(ctx, callRequest{session: ss, header: header, params: p}, st.store)
+		}))
 	}
 }
 
@@ -144,10 +155,10 @@ func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 // runTask is the body of a task: the call, as background work where its
 // source offers it, its questions to the client marking the task
 // input_required, and its result naming the task.
-func (g *Gateway) runTask(ctx context.Context, ss *mcp.ServerSession, store *tasks.Store, p *mcp.CallToolParamsRaw) (json.RawMessage, error) {
+func (g *Gateway) runTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
 	id := tasks.IDFrom(ctx)
 	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id})
-	res, err := g.serveCall(ctx, callRequest{session: ss, params: p})
+	res, err := g.serveCall(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -211,4 +211,10 @@
 //     ([ServerCapabilityTransport]: the 2025-11-25 "tasks" capability,
 //     which ServerCapabilities lacks), and the session goes on.
 //     TestContractServerCapabilityAdded.
+//  31. The Streamable HTTP handler writes its answer to an initialize POST
+//     in that POST's response, as one JSON body or as an event stream
+//     whose data line is the response, and ends the response there, so a
+//     writer that holds it whole may add to its capabilities
+//     ([CapabilityWriter]); the session goes on.
+//     TestContractHTTPCapabilityAdded.
 package sdkwire
