@@ -394,6 +394,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			defer g.untrack(c)
 			return next(ctx, method, req)
+		case method == "tools/list":
+			res, err := next(ctx, method, req)
+			return g.withTaskSupport(ss, res, err)
 		}
 		return next(ctx, method, req)
 	}

@@ -289,6 +289,9 @@ type Gateway struct {
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
 	gate     Gate // Options.Gate, or openGate
+
+	// taskTools are the served names listed as supporting tasks.
+	taskTools atomic.Pointer[map[string]bool]
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -309,6 +312,7 @@ type advertisement struct {
 	public, title, description, input, output, annotations string
 	icons                                                  string // iconsKey
 	meta                                                   string
+	background                                             bool // listed as supporting tasks
 	ok                                                     bool
 }
 
@@ -450,7 +454,7 @@ func (g *Gateway) sync() {
 		t := l.tool
 		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
 			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons),
-			meta: string(t.Meta)}
+			meta: string(t.Meta), background: t.Background}
 		old, known := g.advertised[l.served]
 		if known && old.same(ad) {
 			continue

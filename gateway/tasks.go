@@ -47,6 +47,23 @@ var taskCapability = map[string]json.RawMessage{
 	"tasks": json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
 }
 
+// optionalTask is the execution of a tool the gateway lists as
+// supporting tasks: "optional" whatever the backend says, since the
+// gateway runs it either way (a plain call of a task-required tool is
+// followed to its result).
+var optionalTask = json.RawMessage(`{"taskSupport":"optional"}`)
+
+// withTaskSupport lists, on a session where the gateway offers tasks, the
+// tools whose source runs them as background work as supporting tasks.
+func (g *Gateway) withTaskSupport(ss *mcp.ServerSession, res mcp.Result, err error) (mcp.Result, error) {
+	list, ok := res.(*mcp.ListToolsResult)
+	names := g.taskTools.Load()
+	if err != nil || !ok || names == nil || ss == nil || !sdkwire.TakesCalls(ss) {
+		return res, err
+	}
+	return sdkwire.ToolsWithExecution(list, *names, optionalTask), nil
+}
+
 // relatedTask is the _meta key naming the task a message belongs to.
 const relatedTask = "io.modelcontextprotocol/related-task"
 

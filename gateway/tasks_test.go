@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -155,5 +157,49 @@ func TestGatewayTasksBoundedAndEndWithTheirSession(t *testing.T) {
 	c.w.Close() // the client leaves
 	for i := range maxSessionTasks {
 		waitSignal(t, ended, fmt.Sprintf("task %d cancelled", i))
+	}
+}
+
+// On a session where the gateway offers tasks, a tool its backend runs as
+// a task (execution.taskSupport "required" or "optional") is listed as
+// supporting tasks, "optional" since a plain call still gets its result;
+// other tools, and every tool on a 2026-07-28 session, list none.
+func TestGatewayListsTaskSupport(t *testing.T) {
+	withExecution := func(name, support string) json.RawMessage {
+		return json.RawMessage(`{"name":"` + name + `","inputSchema":{"type":"object"},"execution":{"taskSupport":"` + support + `"}}`)
+	}
+	script := mcppeer.RawScript{Pages: []mcppeer.RawPage{{Tools: []json.RawMessage{
+		withExecution("must", "required"), withExecution("may", "optional"), withExecution("never", "forbidden"), mcppeer.RawTool("plain", ""),
+	}}}}
+	reg := tool.NewRegistry()
+	startRawBackend(t, reg, "tk", script)
+	g := newGateway(t, reg, Options{})
+	listed := func(c *rawClient) map[string]string {
+		var res struct {
+			Tools []struct {
+				Name      string          `json:"name"`
+				Execution json.RawMessage `json:"execution"`
+			} `json:"tools"`
+		}
+		m := c.request("tools/list", `{}`)
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatalf("tools/list: %s %+v", m.Result, m.Error)
+		}
+		out := map[string]string{}
+		for _, tl := range res.Tools {
+			out[tl.Name] = string(tl.Execution)
+		}
+		return out
+	}
+	const optional = `{"taskSupport":"optional"}`
+	want := map[string]string{"mcp__tk__must": optional, "mcp__tk__may": optional, "mcp__tk__never": "", "mcp__tk__plain": ""}
+	c := connectRaw(t, g)
+	waitFor(t, "the backend's tools listed", func() bool { return len(listed(c)) == 4 })
+	if diff := cmp.Diff(want, listed(c)); diff != "" {
+		t.Errorf("2025-11-25 (-want +got):\n%s", diff)
+	}
+	none := map[string]string{"mcp__tk__must": "", "mcp__tk__may": "", "mcp__tk__never": "", "mcp__tk__plain": ""}
+	if diff := cmp.Diff(none, listed(connectRawAt(t, g, "2026-07-28"))); diff != "" {
+		t.Errorf("2026-07-28 (-want +got):\n%s", diff)
 	}
 }

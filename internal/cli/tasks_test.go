@@ -122,8 +122,9 @@ func TestCallTaskHTTP(t *testing.T) {
 }
 
 // The TypeScript SDK client through `serve --stdio` calls the research
-// tool as a task of its own (its tasks API): the gateway creates the
-// task, the client polls it, the question of the ambiguous query reaches
+// tool with its tasks API, which makes the call a task since the gateway
+// declares tasks and lists the tool as supporting them: the gateway
+// creates the task, the client polls it, the question of the ambiguous query reaches
 // the client naming the task, and tasks/result brings the report with
 // the client's answer.
 func TestServeTaskAsTaskNodeClient(t *testing.T) {

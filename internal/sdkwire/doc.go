@@ -103,7 +103,9 @@
 //     MarshalJSON decides its bytes; on protocol 2026-07-28 it stamps
 //     resultType and _meta (serverInfo) on that result through methods a
 //     type embedding *mcp.CallToolResult inherits, so they land on the
-//     embedded value. TestContractRawResult.
+//     embedded value. TestContractRawResult. The same holds for a
+//     tools/list result ([ToolsWithExecution]).
+//     TestContractToolsWithExecution.
 //  15. A server session reads every request through Connection.Read and
 //     writes its response through Connection.Write with the request's id,
 //     whether the handler succeeds, fails with a protocol error or was

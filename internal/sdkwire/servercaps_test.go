@@ -102,3 +102,59 @@ func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return msg, err
 }
+
+// Assumption 14, for tools/list: the result a receiving middleware
+// returns as ToolsWithExecution reaches the client with execution on the
+// named tools alone and the SDK's own fields kept, on either protocol,
+// and the client decodes it.
+func TestContractToolsWithExecution(t *testing.T) {
+	for _, version := range []string{"2025-11-25", ""} { // "": negotiated, 2026-07-28
+		srv := newServer(nil)
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				res, err := next(ctx, method, req)
+				if list, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+					return ToolsWithExecution(list, map[string]bool{"geo": true}, json.RawMessage(`{"taskSupport":"optional"}`)), nil
+				}
+				return res, err
+			}
+		})
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recordingTransport{Transport: ct}
+		cs, err := newClient(nil).Connect(context.Background(), rec, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil || len(res.Tools) != 2 {
+			t.Fatalf("%q: ListTools = %v, %v", version, res, err)
+		}
+		rec.mu.Lock()
+		raw := rec.results[len(rec.results)-1]
+		rec.mu.Unlock()
+		var got struct {
+			ResultType string `json:"resultType"`
+			Tools      []struct {
+				Name      string          `json:"name"`
+				Execution json.RawMessage `json:"execution"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range got.Tools {
+			if want := map[string]string{"geo": `{"taskSupport":"optional"}`}[tl.Name]; string(tl.Execution) != want {
+				t.Errorf("%q: tool %s has execution %s, want %q", version, tl.Name, tl.Execution, want)
+			}
+		}
+		if version == "" && got.ResultType != "complete" {
+			t.Errorf("2026-07-28: resultType %q lost: %s", got.ResultType, raw)
+		}
+		cs.Close()
+		ss.Close()
+	}
+}

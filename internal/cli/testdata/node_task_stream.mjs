@@ -1,8 +1,10 @@
 // A client from the pinned TypeScript SDK that calls a tool as a task:
 // `node node_task_stream.mjs TOOL ARGS_JSON ANSWER_JSON COMMAND [ARGS...]`
-// launches COMMAND over stdio, calls TOOL with its tasks API
-// (experimental.tasks.callToolStream, task-augmented tools/call, then
-// tasks/get and tasks/result), answers every elicitation/create with
+// launches COMMAND over stdio, lists the tools, calls TOOL with its tasks
+// API (experimental.tasks.callToolStream, which makes the call a task when
+// the server declares tasks and the tool's execution.taskSupport allows
+// it: task-augmented tools/call, then tasks/get and tasks/result; a plain
+// call otherwise), answers every elicitation/create with
 // ANSWER_JSON, and prints {"asked":[{message,_meta}],"statuses":[…],
 // "result":{…},"error":"…"}. NODE_MODULES names the node_modules directory.
 import { createRequire } from 'node:module';
@@ -21,7 +23,8 @@ client.setRequestHandler(ElicitRequestSchema, (req) => {
   return JSON.parse(answerJSON);
 });
 await client.connect(transport);
-const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: JSON.parse(argsJSON) }, CallToolResultSchema, { task: { ttl: 60000 } });
+await client.listTools();
+const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: JSON.parse(argsJSON) }, CallToolResultSchema);
 for await (const message of stream) {
   switch (message.type) {
     case 'taskCreated':
