@@ -812,7 +812,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.cancelCalls(ss, errSessionClosed)
 		err := errors.Join(g.unanswered(unanswered.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
 		if err != nil {
-			return err
+			return errors.Join(err, st.close(deadline))
 		}
 		<-ended
 		return errors.Join(st.close(deadline), g.stillRunning(taking, deadline))
