@@ -38,6 +38,7 @@ type Store struct {
 	max  int
 	keep time.Duration
 	now  func() time.Time
+	ext  bool // the 2026-07-28 extension's shapes (StoreOptions.Extension)
 
 	mu     sync.Mutex
 	tasks  map[string]*run
@@ -53,6 +54,8 @@ type run struct {
 	err     error
 	done    chan struct{}
 	cancel  context.CancelFunc
+	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
+	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 }
 
 // NewStore returns an empty store of at most max tasks, kept until
@@ -69,6 +72,12 @@ type StoreOptions struct {
 	Keep time.Duration
 	// Now tells the time; nil is time.Now (tests inject a clock).
 	Now func() time.Time
+	// Extension answers in the shapes of the 2026-07-28 tasks extension
+	// (io.modelcontextprotocol/tasks): a created task is a result of
+	// "resultType":"task", tasks/get carries an ended task's result or
+	// error and a waiting task's inputRequests (Ask), and tasks/update
+	// brings the answers.
+	Extension bool
 }
 
 // NewStoreWith returns an empty store configured by opts.
@@ -77,7 +86,7 @@ func NewStoreWith(opts StoreOptions) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{max: opts.Max, keep: opts.Keep, now: now, tasks: map[string]*run{}}
+	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, tasks: map[string]*run{}}
 }
 
 type idKey struct{}
@@ -171,13 +180,20 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		close(r.done)
 		cancel()
 	}()
+	if s.ext {
+		created["resultType"] = "task"
+		return json.Marshal(created)
+	}
 	return json.Marshal(map[string]any{"task": created})
 }
 
 // Answer answers a tasks/* request of the peer (Handles).
 func (s *Store) Answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method == "tasks/list" {
+	switch method {
+	case "tasks/list":
 		return s.list()
+	case "tasks/update":
+		return s.update(params)
 	}
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -189,8 +205,9 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	s.sweep()
 	r, ok := s.tasks[p.TaskID]
 	var t Task
+	var got map[string]any
 	if ok {
-		t = r.task
+		t, got = r.task, s.wire(r, r.task)
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -198,12 +215,15 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	}
 	switch method {
 	case "tasks/get":
-		return json.Marshal(s.wire(r, t))
+		return json.Marshal(got)
 	case "tasks/cancel":
 		s.finish(p.TaskID, Cancelled)
 		r.cancel()
 		t.Status = Cancelled
-		return json.Marshal(s.wire(r, t))
+		s.mu.Lock()
+		got = s.wire(r, t)
+		s.mu.Unlock()
+		return json.Marshal(got)
 	}
 	select {
 	case <-r.done:
@@ -253,8 +273,13 @@ func (s *Store) Close() {
 	s.wg.Wait()
 }
 
-// wire is t, the state of r, as the peer reads it (SEP-1686's Task).
+// wire is t, the state of r, as the peer reads it (SEP-1686's Task; with
+// the extension, its names and what it carries inline). s.mu must be held
+// for the extension's.
 func (s *Store) wire(r *run, t Task) map[string]any {
+	if s.ext {
+		return s.extWire(r, t)
+	}
 	var ttl any // null: kept until collected
 	if s.keep > 0 {
 		ttl = s.keep.Milliseconds()
