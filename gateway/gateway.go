@@ -778,7 +778,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	if take != nil {
 		taking.Take = take(&session)
 	}
-	st := newSessionTasks(ctx)
+	st := newSessionTasks(ctx, false)
 	taking.Take = g.takeTasks(&session, st, taking.Take)
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -349,6 +351,14 @@ func (g *Gateway) capabilities(caps *mcp.ServerCapabilities) {
 		subscribe = subscribe || o.Subscribe
 		prompts = prompts || o.Prompts
 		complete = complete || o.Complete
+	}
+	if g.opts.Stateless { // taskext.go; a copy: the SDK's map may be shared
+		ext := maps.Clone(caps.Extensions)
+		if ext == nil {
+			ext = map[string]any{}
+		}
+		ext[tasks.Extension] = map[string]any{}
+		caps.Extensions = ext
 	}
 	caps.Resources, caps.Prompts, caps.Completions = nil, nil, nil
 	if resources {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -22,21 +23,22 @@ import (
 // JSON body, from the store of the session the request names. The
 // session is the caller's: bindSessions, which runs first, refuses an id
 // presented by another identity. initialize's answer gets the "tasks"
-// capability (sdkwire.CapabilityWriter). In stateless mode nothing is
-// taken: a call runs as a plain call, as on a receiver without tasks.
+// capability (sdkwire.CapabilityWriter). Stateless mode has the
+// 2026-07-28 extension instead (taskext.go).
 
-// httpTaskBook holds the tasks of the HTTP sessions that have some. The
-// zero value is ready to use.
+// httpTaskBook holds the tasks of the HTTP sessions (or, in stateless
+// mode, identities) that have some. The zero value is ready to use.
 type httpTaskBook struct {
-	mu   sync.Mutex
-	byID map[*mcp.ServerSession]*sessionTasks // guarded by mu
-	wg   sync.WaitGroup                       // the watchers that close them
+	mu      sync.Mutex
+	byID    map[*mcp.ServerSession]*sessionTasks // guarded by mu
+	byOwner map[string]*sessionTasks             // stateless mode's, by identity (taskext.go); guarded by mu
+	wg      sync.WaitGroup                       // the watchers that close them
 }
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).
 func (g *Gateway) httpTasks(next http.Handler) http.Handler {
 	if g.opts.Stateless {
-		return next
+		return g.statelessTasks(next)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := taskRequest(r)
@@ -64,7 +66,7 @@ func taskRequest(r *http.Request) *jsonrpc.Request {
 	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || !bytes.Contains(body, []byte(`"task`)) && !bytes.Contains(body, []byte(`"initialize"`)) {
+	if err != nil || !mayBeTaskRequest(body) {
 		return nil // the common case, without decoding
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
@@ -76,6 +78,12 @@ func taskRequest(r *http.Request) *jsonrpc.Request {
 		return nil
 	}
 	return req
+}
+
+// mayBeTaskRequest reports whether body may hold a request of tasks: a
+// tasks/* method, a "task" param, the extension's name, or initialize.
+func mayBeTaskRequest(body []byte) bool {
+	return bytes.Contains(body, []byte(`"task`)) || bytes.Contains(body, []byte(tasks.Extension)) || bytes.Contains(body, []byte(`"initialize"`))
 }
 
 // serveTaskPOST answers req, posted in r, when it is one of tasks of the
@@ -93,7 +101,12 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		return
 	}
 	raw, err := run(r.Context())
-	resp := &jsonrpc.Response{ID: req.ID, Result: raw}
+	writeAnswer(w, req.ID, raw, err)
+}
+
+// writeAnswer writes the JSON-RPC response to request id: raw, or err.
+func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err error) {
+	resp := &jsonrpc.Response{ID: id, Result: raw}
 	if err != nil {
 		wire, ok := errors.AsType[*jsonrpc.Error](err)
 		if !ok {
@@ -126,7 +139,7 @@ func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessi
 	if b.byID == nil {
 		b.byID = map[*mcp.ServerSession]*sessionTasks{}
 	}
-	st := newSessionTasks(ctx)
+	st := newSessionTasks(ctx, false)
 	b.byID[ss] = st
 	ended := g.ends.of(ss)
 	b.wg.Go(func() {

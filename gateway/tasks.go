@@ -73,9 +73,11 @@ type sessionTasks struct {
 	base  context.Context // parent of the tasks' contexts: the session's values, no cancellation
 }
 
-func newSessionTasks(ctx context.Context) *sessionTasks {
+// newSessionTasks returns an empty store of tasks, in the shapes of the
+// 2026-07-28 extension when ext.
+func newSessionTasks(ctx context.Context, ext bool) *sessionTasks {
 	return &sessionTasks{
-		store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep}),
+		store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext}),
 		base:  context.WithoutCancel(ctx),
 	}
 }

@@ -157,3 +157,17 @@ func TestServeTaskAsTaskNodeClient(t *testing.T) {
 		t.Errorf("statuses %v", got.Statuses)
 	}
 }
+
+// The bridge's own client through `serve --http --stateless` (protocol
+// 2026-07-28, the tasks extension): the gateway makes the research call a
+// task of its own, the backend's question during it reaches the calling
+// client as an inputRequest, --elicit answers it (tasks/update), and the
+// report names the answer.
+func TestServeStatelessExtensionTaskAsks(t *testing.T) {
+	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
+	r := mcpbridge(t, "", "call", "--url", p.url, "--name", "gw", "--elicit", "decline",
+		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

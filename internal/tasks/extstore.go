@@ -18,16 +18,15 @@ type pendingAsk struct {
 	answer  chan json.RawMessage
 }
 
-// Ask puts a question (method, params) to the peer through the task the
-// body that ctx was given runs (Start): the task is input_required, with
-// the question among its inputRequests, until the peer answers it with
+// Ask puts a question (method, params) to the peer through task id (a
+// body knows its own: IDFrom): the task is input_required, with the
+// question among its inputRequests, until the peer answers it with
 // tasks/update, or ctx ends. At most maxInputRequests wait at once.
-func (s *Store) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessage) (json.RawMessage, error) {
 	request, err := json.Marshal(map[string]any{"method": method, "params": params})
 	if err != nil {
 		return nil, fmt.Errorf("asking %s: %w", method, err)
 	}
-	id := IDFrom(ctx)
 	ask := &pendingAsk{request: request, answer: make(chan json.RawMessage, 1)}
 	s.mu.Lock()
 	r, ok := s.tasks[id]

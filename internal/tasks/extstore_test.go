@@ -25,7 +25,7 @@ func TestExtensionStoreRoundTrip(t *testing.T) {
 	s := NewStoreWith(StoreOptions{Max: 2, Keep: time.Minute, Extension: true})
 	defer s.Close()
 	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
-		answer, err := s.Ask(ctx, "elicitation/create", json.RawMessage(`{"message":"which one?"}`))
+		answer, err := s.Ask(ctx, IDFrom(ctx), "elicitation/create", json.RawMessage(`{"message":"which one?"}`))
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func TestExtensionStoreFailedAndStrayAnswers(t *testing.T) {
 	if _, err := NewStore(1).Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+task.TaskID+`"}`)); err == nil {
 		t.Error("another store took the answer")
 	}
-	if _, err := s.Ask(context.Background(), "elicitation/create", nil); err == nil {
+	if _, err := s.Ask(context.Background(), "", "elicitation/create", nil); err == nil {
 		t.Error("asked outside a task")
 	}
 }
