@@ -67,7 +67,7 @@ func (g *Gateway) extBody(ctx context.Context, owner string, none *sessionTasks,
 			if method == "tasks/list" && owner == "" {
 				return json.RawMessage(`{"tasks":[]}`), nil
 			}
-			st := g.ownerTasks(ctx, owner, false)
+			st := g.ownerTasks(owner, false)
 			if st == nil {
 				st = none
 			}
@@ -79,7 +79,7 @@ func (g *Gateway) extBody(ctx context.Context, owner string, none *sessionTasks,
 		return nil // a plain call
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		st := g.ownerTasks(ctx, owner, true)
+		st := g.ownerTasks(owner, true)
 		if st == nil {
 			return nil, errTooManyOwners
 		}
@@ -135,7 +135,7 @@ func (g *Gateway) runExtTask(ctx context.Context, req callRequest, store *tasks.
 // ownerTasks returns the extension tasks of owner, made when create and
 // there are fewer than maxTaskOwners; else nil. A watcher closes them
 // when the gateway closes.
-func (g *Gateway) ownerTasks(ctx context.Context, owner string, create bool) *sessionTasks {
+func (g *Gateway) ownerTasks(owner string, create bool) *sessionTasks {
 	b := &g.httpTasksBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -148,7 +148,7 @@ func (g *Gateway) ownerTasks(ctx context.Context, owner string, create bool) *se
 	if b.byOwner == nil {
 		b.byOwner = map[string]*sessionTasks{}
 	}
-	st := newSessionTasks(ctx, true)
+	st := newSessionTasks(context.Background(), true) // the owner's, not one request's
 	b.byOwner[owner] = st
 	b.wg.Go(func() {
 		<-g.done
