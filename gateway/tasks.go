@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,7 +153,8 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc
 // and reports false for any other (or params the fast path leaves to the
 // SDK).
 func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	if !tasks.IsAugmented(params) {
+	if !bytes.Contains(params, []byte(`"task"`)) || !tasks.IsAugmented(params) {
+		// The common call is told apart without decoding its params.
 		return nil, false
 	}
 	var members map[string]json.RawMessage
