@@ -182,3 +182,50 @@ func TestGatewayHTTPTasksEndWithTheirSession(t *testing.T) {
 	resp.Body.Close()
 	waitSignal(t, ended, "the task cancelled")
 }
+
+// Over stateful HTTP, a task's question reaches its client on the
+// session's stream (the call's own POST was answered long before), and
+// the answer reaches the tool.
+func TestGatewayHTTPTaskAsksItsClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", false)); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{BearerToken: "tok"}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "tok"}
+	m, resp := c.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m.Error != nil {
+		t.Fatalf("initialize: %+v", m.Error)
+	}
+	c.session = resp.Header.Get("Mcp-Session-Id")
+	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	get, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Authorization", "Bearer tok")
+	get.Header.Set("Mcp-Session-Id", c.session)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	stream, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+
+	id := taskOf(t, c.request("tools/call", `{"name":"ask","arguments":{},"task":{}}`))
+	var q wireMessage
+	if err := json.Unmarshal([]byte(sseField(t, bufio.NewReader(stream.Body), "data")), &q); err != nil || q.Method != "elicitation/create" {
+		t.Fatalf("the stream carried %+v, %v", q, err)
+	}
+	if !strings.Contains(string(q.Params), `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+		t.Errorf("the question names no task: %s", q.Params)
+	}
+	if st := c.request("tasks/get", idParams(id)); !strings.Contains(string(st.Result), `"status":"input_required"`) {
+		t.Errorf("tasks/get while asking: %s", st.Result)
+	}
+	c.post(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"result":{"action":"accept","content":{"pick":"heron"}}}`)
+	if res := c.request("tasks/result", idParams(id)); !strings.Contains(string(res.Result), "heron") {
+		t.Errorf("tasks/result: %s %+v", res.Result, res.Error)
+	}
+}
