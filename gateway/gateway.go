@@ -778,8 +778,8 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	if take != nil {
 		taking.Take = take(&session)
 	}
-	st := newSessionTasks(ctx, false)
-	taking.Take = g.takeTasks(&session, st, taking.Take)
+	st, ext := newSessionTasks(ctx, false), newSessionTasks(ctx, true)
+	taking.Take = g.takeTasks(&session, st, ext, taking.Take)
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
@@ -806,15 +806,15 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 			g.log.Debug("client session ended", "err", err)
 		}
 		deadline := time.Now().Add(g.timeout)
-		return errors.Join(st.close(deadline), g.stillRunning(taking, deadline))
+		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
 		err := errors.Join(g.unanswered(unanswered.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
 		if err != nil {
-			return errors.Join(err, st.close(deadline))
+			return errors.Join(err, st.close(deadline), ext.close(deadline))
 		}
 		<-ended
-		return errors.Join(st.close(deadline), g.stillRunning(taking, deadline))
+		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
 	}
 }

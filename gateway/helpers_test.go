@@ -285,7 +285,8 @@ type rawClient struct {
 	w      io.WriteCloser
 	lines  chan []byte
 	nextID int
-	asked  []wireMessage // the gateway's requests read while waiting for a response
+	asked  []wireMessage   // the gateway's requests read while waiting for a response
+	init   json.RawMessage // the initialize result
 }
 
 // wireMessage is one JSON-RPC message as received.
@@ -341,7 +342,9 @@ func connectRawWith(t *testing.T, version string, serve func(context.Context, io
 	return connectRawInit(t, `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`, serve)
 }
 
-// connectRawInit is connectRawWith with the initialize params given.
+// connectRawInit is connectRawWith with the initialize params given;
+// with none, the client sends no initialize (a 2026-07-28 client opens
+// with server/discover, or not at all).
 func connectRawInit(t *testing.T, init string, serve func(context.Context, io.ReadCloser, io.WriteCloser) error) *rawClient {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -368,8 +371,10 @@ func connectRawInit(t *testing.T, init string, serve func(context.Context, io.Re
 		outR.Close()
 		<-read
 	})
-	c.request("initialize", init)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if init != "" {
+		c.init = c.request("initialize", init).Result
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
 	return c
 }
 

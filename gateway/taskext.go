@@ -48,7 +48,13 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		owner := identityOf(r)
-		run := g.extBody(r.Context(), owner, none, req, r.Header.Clone())
+		x := extTasks{listable: owner != "", tasks: func(create bool) *sessionTasks {
+			if st := g.ownerTasks(owner, create); st != nil || create {
+				return st
+			}
+			return none
+		}}
+		run := g.extBody(x, req, r.Header.Clone())
 		if run == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -58,41 +64,53 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 	})
 }
 
-// extBody returns the body that answers req for owner, or nil to leave
-// it to the SDK. none answers for an owner that holds no tasks.
-func (g *Gateway) extBody(ctx context.Context, owner string, none *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+// extTasks is where the extension's tasks of a request are kept.
+type extTasks struct {
+	// tasks returns the store, made if need be when create; nil when
+	// create and none can be made (maxTaskOwners).
+	tasks func(create bool) *sessionTasks
+	// listable is false where tasks/list must list nothing (anonymous
+	// stateless clients, who share one store).
+	listable bool
+	// session is the client session on a stream connection, nil in
+	// stateless mode.
+	session *mcp.ServerSession
+}
+
+// extBody returns the body that answers req with the extension's tasks
+// of x, or nil to leave it to the SDK (a plain call). It does not block:
+// it may run on a connection's read loop.
+func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) || req.Method == "tasks/update" {
 		method, params := req.Method, req.Params
 		return func(ctx context.Context) (json.RawMessage, error) {
-			if method == "tasks/list" && owner == "" {
+			if method == "tasks/list" && !x.listable {
 				return json.RawMessage(`{"tasks":[]}`), nil
 			}
-			st := g.ownerTasks(owner, false)
-			if st == nil {
-				st = none
-			}
-			return jsonrpcErr(st.store.Answer(ctx, method, params))
+			return jsonrpcErr(x.tasks(false).store.Answer(ctx, method, params))
 		}
 	}
-	p, ok := extCall(req)
-	if !ok || !g.awaitReady(ctx, "tools/call") || !(*g.taskTools.Load())[p.Name] {
-		return nil // a plain call
+	p, ok := extCall(req, x.session)
+	if !ok || !(*g.taskTools.Load())[p.Name] {
+		return nil // a plain call (as every call is before the backends are ready)
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		st := g.ownerTasks(owner, true)
+		st := x.tasks(true)
 		if st == nil {
 			return nil, errTooManyOwners
 		}
 		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
-			return g.runExtTask(ctx, callRequest{header: header, params: p}, st.store)
+			return g.runExtTask(ctx, callRequest{session: x.session, header: header, params: p}, st.store)
 		}))
 	}
 }
 
-// extCall reads a tools/call from a client that declares the extension,
-// and reports false for any other request.
-func extCall(req *jsonrpc.Request) (*mcp.CallToolParamsRaw, bool) {
-	if req.Method != "tools/call" || !bytes.Contains(req.Params, []byte(tasks.Extension)) {
+// extCall reads a tools/call from a client that declares the extension
+// (in the request's _meta, or when it opened session), and reports false
+// for any other request.
+func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolParamsRaw, bool) {
+	declared := sessionDeclaresExtension(session)
+	if req.Method != "tools/call" || !declared && !bytes.Contains(req.Params, []byte(tasks.Extension)) {
 		return nil, false
 	}
 	var p struct {
@@ -100,7 +118,7 @@ func extCall(req *jsonrpc.Request) (*mcp.CallToolParamsRaw, bool) {
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      map[string]any  `json:"_meta"`
 	}
-	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declaresExtension(p.Meta) {
+	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
 		return nil, false
 	}
 	if len(p.Arguments) == 0 {
@@ -118,13 +136,28 @@ func declaresExtension(meta map[string]any) bool {
 	return ok
 }
 
+// sessionDeclaresExtension reports whether the client of session (nil in
+// stateless mode) declared the tasks extension when it opened it.
+func sessionDeclaresExtension(session *mcp.ServerSession) bool {
+	if session == nil {
+		return false
+	}
+	caps := clientCapabilities(session)
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasks.Extension]
+	return ok
+}
+
 // runExtTask is the body of an extension task: the call, as background
-// work, its questions put to the client as the task's inputRequests.
+// work, its questions put to the client as the task's inputRequests
+// (markAsks).
 func (g *Gateway) runExtTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
-	id := tasks.IDFrom(ctx)
-	ctx = tool.WithAsk(tool.WithBackground(ctx), func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
-		return store.Ask(ctx, id, a.Method, a.Params)
-	})
+	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
+	if req.session == nil {
+		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
+	}
 	res, err := g.serveCall(ctx, req)
 	if err != nil {
 		return nil, err

@@ -110,3 +110,50 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 		t.Errorf("alice's result: %s", got.Result)
 	}
 }
+
+// meta2026 is the _meta of a 2026-07-28 request from a client that
+// declares the tasks extension.
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+	`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+// On a stdio connection at 2026-07-28 (server/discover, then requests
+// that carry the client's capabilities), the gateway declares the
+// extension, a task tool's call from a client that declares it becomes a
+// task, its question an inputRequest answered with tasks/update, and its
+// result comes inline in tasks/get; another connection's tasks/get of it
+// gets what a made-up id gets.
+func TestGatewayStdioExtensionTasks(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{})
+	c := connectRawInit(t, "", g.ServeStdio)
+	if d := c.request("server/discover", `{`+meta2026+`}`); !strings.Contains(string(d.Result), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("server/discover declares no tasks extension: %s %+v", d.Result, d.Error)
+	}
+	waitFor(t, "the tool served", func() bool {
+		return strings.Contains(string(c.request("tools/list", `{`+meta2026+`}`).Result), `"ask"`)
+	})
+	created := c.request("tools/call", `{"name":"ask","arguments":{},`+meta2026+`}`)
+	var task struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("created: %s %+v", created.Result, created.Error)
+	}
+	waitFor(t, "the task asking", func() bool {
+		return strings.Contains(string(c.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":{"method":"elicitation/create"`)
+	})
+	other := connectRawInit(t, "", g.ServeStdio)
+	m, want := other.request("tasks/get", idParams(task.TaskID)), other.request("tasks/get", idParams("0123456789abcdef0123456789abcdef"))
+	if m.Error == nil || want.Error == nil || strings.ReplaceAll(m.Error.Message, task.TaskID, "0123456789abcdef0123456789abcdef") != want.Error.Message {
+		t.Errorf("another connection's tasks/get: %s %+v; a made-up id: %+v", m.Result, m.Error, want.Error)
+	}
+	c.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"wren"}}}}`)
+	waitFor(t, "the task completed", func() bool {
+		got := c.request("tasks/get", idParams(task.TaskID))
+		return strings.Contains(string(got.Result), `"status":"completed"`) && strings.Contains(string(got.Result), `\"pick\":\"wren\"`)
+	})
+}

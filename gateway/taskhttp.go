@@ -108,13 +108,20 @@ func mayBeTaskRequest(body []byte) bool {
 // session r names; else next does.
 func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, next http.Handler) {
 	ss := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
-	if ss == nil || !tasks.Handles(req.Method) && !(req.Method == "tools/call" && tasks.IsAugmented(req.Params)) {
+	if ss == nil || !tasks.Handles(req.Method) && req.Method != "tasks/update" && req.Method != "tools/call" {
 		next.ServeHTTP(w, r)
 		return
 	}
 	st := g.httpTasksOf(r.Context(), ss)
+	if st == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
 	run := g.taskBody(ss, st, req, r.Header.Clone())
-	if st == nil || run == nil {
+	if !sdkwire.TakesCalls(ss) { // 2026-07-28: the extension's tasks (taskext.go)
+		run = g.extBody(extTasks{tasks: func(bool) *sessionTasks { return st }, listable: true, session: ss}, req, r.Header.Clone())
+	}
+	if run == nil {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -157,7 +164,7 @@ func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessi
 	if b.byID == nil {
 		b.byID = map[*mcp.ServerSession]*sessionTasks{}
 	}
-	st := newSessionTasks(ctx, false)
+	st := newSessionTasks(ctx, !sdkwire.TakesCalls(ss)) // a session's protocol is fixed
 	b.byID[ss] = st
 	ended := g.ends.of(ss)
 	b.wg.Go(func() {

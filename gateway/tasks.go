@@ -102,12 +102,19 @@ func (st *sessionTasks) close(deadline time.Time) error {
 
 // takeTasks returns next with the requests of tasks taken first (see
 // taskBody).
-func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
+func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st, ext *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		if ss := session.Load(); ss != nil {
-			if run := g.taskBody(ss, st, req, nil); run != nil {
-				return run
-			}
+		ss := session.Load()
+		var run sdkwire.TakenCall
+		switch {
+		case ss == nil:
+		case sdkwire.TakesCalls(ss):
+			run = g.taskBody(ss, st, req, nil)
+		default: // 2026-07-28: the extension's tasks (taskext.go)
+			run = g.extBody(extTasks{tasks: func(bool) *sessionTasks { return ext }, listable: true, session: ss}, req, nil)
+		}
+		if run != nil {
+			return run
 		}
 		return next(req)
 	}
@@ -191,6 +198,7 @@ func (g *Gateway) runTask(ctx context.Context, req callRequest, store *tasks.Sto
 type taskMark struct {
 	store *tasks.Store
 	id    string
+	ext   bool // the extension's: questions go to the task's inputRequests
 
 	mu     sync.Mutex
 	asking int // questions waiting for the client; guarded by mu
@@ -204,11 +212,17 @@ func withTaskMark(ctx context.Context, m *taskMark) context.Context {
 
 // markAsks returns ask, which on a task's call also marks the task
 // input_required while a question waits for the client, and names the
-// task in the question's _meta.
+// task in the question's _meta; on an extension task's call, questions
+// go to the task's inputRequests instead (tasks.Store.Ask).
 func markAsks(ctx context.Context, ask tool.AskFunc) tool.AskFunc {
 	m, _ := ctx.Value(taskMarkKey{}).(*taskMark)
-	if m == nil {
+	switch {
+	case m == nil:
 		return ask
+	case m.ext:
+		return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+			return m.store.Ask(ctx, m.id, a.Method, a.Params)
+		}
 	}
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		m.note(+1, a.Method)
