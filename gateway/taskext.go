@@ -15,17 +15,19 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks) in
-// stateless mode, the way 2026-07-28 clients reach the gateway. A
-// request carries its client's capabilities in its _meta: a tools/call
+// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks): in
+// stateless mode, the way 2026-07-28 clients reach the gateway over HTTP,
+// and on 2026-07-28 sessions of stdio-like connections (takeTasks) and
+// HTTP (serveTaskPOST), where the tasks are the session's. A request
+// carries its client's capabilities in its _meta: a tools/call
 // from a client that declares the extension, of a tool the gateway lists
 // as supporting tasks (a backend's task tool), is answered with a task of
 // the gateway's ("resultType":"task"), whose call runs in the
 // background. tasks/get carries its result when it ends; a backend's
 // question meanwhile becomes one of its inputRequests, which the client
 // answers with tasks/update (the gateway cannot ask a stateless client in
-// the middle of a call). There are no sessions: a task belongs to the
-// identity that made it, and another identity gets the "no task" of an
+// the middle of a call). In stateless mode there are no sessions: a
+// task belongs to the identity that made it, and another identity gets the "no task" of an
 // unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it, and tasks/list
 // lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
