@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +170,32 @@ func TestServeStatelessExtensionTaskAsks(t *testing.T) {
 	r := mcpbridge(t, "", "call", "--url", p.url, "--name", "gw", "--elicit", "decline",
 		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The bridge's own client through `serve --stdio` (protocol 2026-07-28,
+// opened with server/discover): the research call becomes a task of the
+// gateway's under the tasks extension, its question reaches --elicit as
+// an inputRequest, and the report names the answer.
+func TestServeStdioExtensionTaskAsks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`- id: gw
+  name: mcp-client
+  config:
+    serverName: gw
+    transport: stdio
+    command: %s
+    args: [serve, --stdio, --config, %s]
+    env: {%s: "1"}
+    toolCallTimeoutMs: 30000
+`, exe, everythingConfig(t), mainEnv))
+	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "cancel",
+		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User cancelled - using default interpretation") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
