@@ -117,10 +117,7 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		next.ServeHTTP(w, r)
 		return
 	}
-	run := g.taskBody(ss, st, req, r.Header.Clone())
-	if !sdkwire.TakesCalls(ss) { // 2026-07-28: the extension's tasks (taskext.go)
-		run = g.extBody(extTasks{tasks: func(bool) *sessionTasks { return st }, listable: true, session: ss}, req, r.Header.Clone())
-	}
+	run := g.sessionTaskBody(ss, st, st, req, r.Header.Clone())
 	if run == nil {
 		next.ServeHTTP(w, r)
 		return

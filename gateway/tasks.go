@@ -101,31 +101,35 @@ func (st *sessionTasks) close(deadline time.Time) error {
 }
 
 // takeTasks returns next with the requests of tasks taken first (see
-// taskBody).
+// sessionTaskBody); st and ext are the connection's tasks before and at
+// 2026-07-28.
 func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st, ext *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		ss := session.Load()
-		var run sdkwire.TakenCall
-		switch {
-		case ss == nil:
-		case sdkwire.TakesCalls(ss):
-			run = g.taskBody(ss, st, req, nil)
-		default: // 2026-07-28: the extension's tasks (taskext.go)
-			run = g.extBody(extTasks{tasks: func(bool) *sessionTasks { return ext }, listable: true, session: ss}, req, nil)
-		}
-		if run != nil {
-			return run
+		if ss := session.Load(); ss != nil {
+			if run := g.sessionTaskBody(ss, st, ext, req, nil); run != nil {
+				return run
+			}
 		}
 		return next(req)
 	}
 }
 
+// sessionTaskBody returns the body that answers req of client session ss
+// with its tasks, or nil to leave req to the SDK: st's on a session
+// before 2026-07-28 (taskBody), ext's under the 2026-07-28 extension
+// (extBody, taskext.go).
+func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if sdkwire.TakesCalls(ss) {
+		return g.taskBody(ss, st, req, header)
+	}
+	return g.extBody(extTasks{tasks: func(bool) *sessionTasks { return ext }, listable: true, session: ss}, req, header)
+}
+
 // taskBody returns the body that answers req, a request of client session
 // ss, when it is one of tasks: tasks/* on every session, a tools/call as
 // a task on the sessions whose calls the gateway answers itself
-// (sdkwire.TakesCalls; elsewhere the SDK runs it as a plain call, as a
-// receiver without tasks does). header is the HTTP request's, nil off
-// HTTP. nil leaves req to the SDK.
+// (sdkwire.TakesCalls: before 2026-07-28, whose shapes these are). header
+// is the HTTP request's, nil off HTTP. nil leaves req to the SDK.
 func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) {
 		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
