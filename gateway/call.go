@@ -158,7 +158,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
-		ctx = tool.WithAsk(ctx, g.asker(session))
+		ctx = tool.WithAsk(ctx, markAsks(ctx, g.asker(session)))
 		ctx = tool.WithSession(ctx, clientSession{g, session})
 	}
 	if g.opts.CallContext != nil {
@@ -395,6 +395,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			defer g.untrack(c)
 			return next(ctx, method, req)
+		case method == "tools/list":
+			res, err := next(ctx, method, req)
+			return g.withTaskSupport(ss, res, err)
 		}
 		return next(ctx, method, req)
 	}

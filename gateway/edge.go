@@ -144,7 +144,7 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			w.Write(errorFrame(ref.ID, ref.Err))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
 		if !isBatch(body) {
 			next.ServeHTTP(w, r)
 			return

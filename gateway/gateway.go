@@ -279,6 +279,8 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
+	httpTasksBook httpTaskBook // the tasks of HTTP sessions (taskhttp.go)
+
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates
 	updatesDone chan struct{}      // closed when sendUpdates returned
@@ -287,6 +289,9 @@ type Gateway struct {
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
 	gate     Gate // Options.Gate, or openGate
+
+	// taskTools are the served names listed as supporting tasks.
+	taskTools atomic.Pointer[map[string]bool]
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -307,6 +312,7 @@ type advertisement struct {
 	public, title, description, input, output, annotations string
 	icons                                                  string // iconsKey
 	meta                                                   string
+	background                                             bool // listed as supporting tasks
 	ok                                                     bool
 }
 
@@ -449,7 +455,7 @@ func (g *Gateway) sync() {
 		t := l.tool
 		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
 			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons),
-			meta: string(t.Meta)}
+			meta: string(t.Meta), background: t.Background}
 		old, known := g.advertised[l.served]
 		if known && old.same(ad) {
 			continue
@@ -697,6 +703,7 @@ func (g *Gateway) Close() error {
 			sessions = append(sessions, ss)
 		}
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()
@@ -768,10 +775,12 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.answering.done()
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: tt, Take: noTake}
+	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: tt, Add: taskCapability}, Take: noTake}
 	if take != nil {
 		taking.Take = take(&session)
 	}
+	st, ext := newSessionTasks(ctx, false), newSessionTasks(ctx, true)
+	taking.Take = g.takeTasks(&session, st, ext, taking.Take)
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
@@ -797,15 +806,16 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		if err != nil {
 			g.log.Debug("client session ended", "err", err)
 		}
-		return g.stillRunning(taking, time.Now().Add(g.timeout))
+		deadline := time.Now().Add(g.timeout)
+		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
 		err := errors.Join(g.unanswered(unanswered.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
 		if err != nil {
-			return err
+			return errors.Join(err, st.close(deadline), ext.close(deadline))
 		}
 		<-ended
-		return g.stillRunning(taking, deadline)
+		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
 	}
 }

@@ -285,6 +285,8 @@ type rawClient struct {
 	w      io.WriteCloser
 	lines  chan []byte
 	nextID int
+	asked  []wireMessage   // the gateway's requests read while waiting for a response
+	init   json.RawMessage // the initialize result
 }
 
 // wireMessage is one JSON-RPC message as received.
@@ -337,6 +339,14 @@ func sdkCalls(g *Gateway) *atomic.Int64 {
 // initializes it at version.
 func connectRawWith(t *testing.T, version string, serve func(context.Context, io.ReadCloser, io.WriteCloser) error) *rawClient {
 	t.Helper()
+	return connectRawInit(t, `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`, serve)
+}
+
+// connectRawInit is connectRawWith with the initialize params given;
+// with none, the client sends no initialize (a 2026-07-28 client opens
+// with server/discover, or not at all).
+func connectRawInit(t *testing.T, init string, serve func(context.Context, io.ReadCloser, io.WriteCloser) error) *rawClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, stop := context.WithCancel(context.Background())
@@ -361,8 +371,10 @@ func connectRawWith(t *testing.T, version string, serve func(context.Context, io
 		outR.Close()
 		<-read
 	})
-	c.request("initialize", `{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if init != "" {
+		c.init = c.request("initialize", init).Result
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
 	return c
 }
 
@@ -393,6 +405,31 @@ func (c *rawClient) response(id string) wireMessage {
 			c.t.Fatalf("gateway sent invalid JSON %q: %v", line, err)
 		}
 		if string(m.ID) == id && m.Method == "" {
+			return m
+		}
+		if m.Method != "" && len(m.ID) > 0 {
+			c.asked = append(c.asked, m)
+		}
+	}
+}
+
+// serverRequest returns the gateway's next request of method, read now
+// or while waiting for a response.
+func (c *rawClient) serverRequest(method string) wireMessage {
+	c.t.Helper()
+	for i, m := range c.asked {
+		if m.Method == method {
+			c.asked = slices.Delete(c.asked, i, i+1)
+			return m
+		}
+	}
+	for {
+		line := waitSignal(c.t, c.lines, "a "+method+" request")
+		var m wireMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			c.t.Fatalf("gateway sent invalid JSON %q: %v", line, err)
+		}
+		if m.Method == method && len(m.ID) > 0 {
 			return m
 		}
 	}

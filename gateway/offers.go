@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -329,9 +331,28 @@ func (g *Gateway) setCapabilities(res mcp.Result) {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
 		g.capabilities(r.Capabilities)
+		if r.ProtocolVersion >= "2026-07-28" {
+			declareTaskExtension(r.Capabilities)
+		}
 	case *mcp.DiscoverResult:
 		g.capabilities(r.Capabilities)
+		declareTaskExtension(r.Capabilities)
 	}
+}
+
+// declareTaskExtension declares the 2026-07-28 tasks extension
+// (taskext.go) in caps, on a copy of its extensions: the SDK's map may be
+// shared.
+func declareTaskExtension(caps *mcp.ServerCapabilities) {
+	if caps == nil {
+		return
+	}
+	ext := maps.Clone(caps.Extensions)
+	if ext == nil {
+		ext = map[string]any{}
+	}
+	ext[tasks.Extension] = map[string]any{}
+	caps.Extensions = ext
 }
 
 // capabilities sets what the gateway says it offers besides tools: what

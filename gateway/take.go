@@ -62,12 +62,17 @@ func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 // name → registry name) what the server lists now. syncMu must be held.
 func (g *Gateway) publishCallable() {
 	m := make(map[string]string, len(g.advertised))
+	background := map[string]bool{}
 	for served, ad := range g.advertised {
 		if ad.ok {
 			m[served] = ad.public
 		}
+		if ad.ok && ad.background {
+			background[served] = true
+		}
 	}
 	g.callable.Store(&m)
+	g.taskTools.Store(&background)
 }
 
 // stillRunning waits for the calls the fast path took on a session that

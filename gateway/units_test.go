@@ -27,9 +27,11 @@ func TestImplementation(t *testing.T) {
 		if got := c.session.InitializeResult().ServerInfo.Name; got != tt.want {
 			t.Errorf("server name %q, want %q", got, tt.want)
 		}
-		// Tools only: no logging, prompts or resources are forwarded.
+		// Tools only: no logging, prompts or resources are forwarded; and
+		// (protocol 2026-07-28) the tasks extension, which the gateway serves.
 		caps := remarshal(t, c.session.InitializeResult().Capabilities)
-		if diff := cmp.Diff(map[string]any{"tools": map[string]any{"listChanged": true}}, caps); diff != "" {
+		want := map[string]any{"tools": map[string]any{"listChanged": true}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+		if diff := cmp.Diff(want, caps); diff != "" {
 			t.Errorf("capabilities (-want +got):\n%s", diff)
 		}
 	}

@@ -122,6 +122,7 @@ func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, 
 			Annotations:  rt.annotations,
 			Icons:        rt.icons,
 			Meta:         rt.meta,
+			Background:   rt.taskRequired || rt.taskOptional,
 			AlwaysLoad:   s.cfg.AlwaysLoad,
 		})
 	}

@@ -72,6 +72,11 @@ type Tool struct {
 	// extensions reach the consumer as sent (an MCP Apps tool names its
 	// ui:// resource in _meta.ui); optional. If set it must be valid JSON.
 	Meta json.RawMessage
+	// Background reports that the source can run a call of the tool as
+	// background work (WithBackground; for an MCP server, a tool whose
+	// execution.taskSupport is "optional" or "required"): a consumer may
+	// say so to its own clients (a gateway lists it as supporting tasks).
+	Background bool
 	// AlwaysLoad asks that the model always see the tool, even when
 	// deferred loading (package toolview) hides the rest of the catalog
 	// until a search finds it: set on every tool of an mcp-client entry

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +119,83 @@ func TestCallTaskHTTP(t *testing.T) {
 	r := mcpbridge(t, "", "call", "--url", base+"/mcp", "--name", "everything", "--elicit", "decline",
 		"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The TypeScript SDK client through `serve --stdio` calls the research
+// tool with its tasks API, which makes the call a task since the gateway
+// declares tasks and lists the tool as supporting them: the gateway
+// creates the task, the client polls it, the question of the ambiguous query reaches
+// the client naming the task, and tasks/result brings the report with
+// the client's answer.
+func TestServeTaskAsTaskNodeClient(t *testing.T) {
+	out, stderr := runNodeScript(t, "node_task_stream.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
+		`{"action":"accept","content":{"interpretation":"snake"}}`}, serveStdioLine(t, everythingConfig(t))...)...)
+	var got struct {
+		TaskID string `json:"taskId"`
+		Asked  []struct {
+			Message string `json:"message"`
+			Meta    struct {
+				Related struct {
+					TaskID string `json:"taskId"`
+				} `json:"io.modelcontextprotocol/related-task"`
+			} `json:"_meta"`
+		} `json:"asked"`
+		Statuses []string        `json:"statuses"`
+		Result   json.RawMessage `json:"result"`
+		Error    string          `json:"error"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node client printed %s: %v\n%s", out, err, stderr)
+	}
+	if got.TaskID == "" || got.Error != "" || !strings.Contains(string(got.Result), "**Clarification**: snake") {
+		t.Fatalf("node client printed %s\n%s", out, stderr)
+	}
+	if len(got.Asked) != 1 || got.Asked[0].Meta.Related.TaskID != got.TaskID || !strings.Contains(got.Asked[0].Message, "multiple interpretations") {
+		t.Errorf("questions %+v (task %s)", got.Asked, got.TaskID)
+	}
+	if len(got.Statuses) == 0 || got.Statuses[0] != "working" {
+		t.Errorf("statuses %v", got.Statuses)
+	}
+}
+
+// The bridge's own client through `serve --http --stateless` (protocol
+// 2026-07-28, the tasks extension): the gateway makes the research call a
+// task of its own, the backend's question during it reaches the calling
+// client as an inputRequest, --elicit answers it (tasks/update), and the
+// report names the answer.
+func TestServeStatelessExtensionTaskAsks(t *testing.T) {
+	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
+	r := mcpbridge(t, "", "call", "--url", p.url, "--name", "gw", "--elicit", "decline",
+		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User declined - using default interpretation") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The bridge's own client through `serve --stdio` (protocol 2026-07-28,
+// opened with server/discover): the research call becomes a task of the
+// gateway's under the tasks extension, its question reaches --elicit as
+// an inputRequest, and the report names the answer.
+func TestServeStdioExtensionTaskAsks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`- id: gw
+  name: mcp-client
+  config:
+    serverName: gw
+    transport: stdio
+    command: %s
+    args: [serve, --stdio, --config, %s]
+    env: {%s: "1"}
+    toolCallTimeoutMs: 30000
+`, exe, everythingConfig(t), mainEnv))
+	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "cancel",
+		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: User cancelled - using default interpretation") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -103,7 +103,9 @@
 //     MarshalJSON decides its bytes; on protocol 2026-07-28 it stamps
 //     resultType and _meta (serverInfo) on that result through methods a
 //     type embedding *mcp.CallToolResult inherits, so they land on the
-//     embedded value. TestContractRawResult.
+//     embedded value. TestContractRawResult. The same holds for a
+//     tools/list result ([ToolsWithExecution]).
+//     TestContractToolsWithExecution.
 //  15. A server session reads every request through Connection.Read and
 //     writes its response through Connection.Write with the request's id,
 //     whether the handler succeeds, fails with a protocol error or was
@@ -204,4 +206,17 @@
 //     its cacheScope, and keeps nothing of a result with ttlMs 0: a
 //     private result handed to the SDK with ttlMs 0 is read again on the
 //     next request ([PassResult] slots). TestContractPrivateNotCached.
+//  30. The server reads initialize through Connection.Read and writes its
+//     result through Connection.Write with the request's id, its
+//     capabilities an object under result.capabilities; a client reads
+//     the capabilities a wrapping connection adds there
+//     ([ServerCapabilityTransport]: the 2025-11-25 "tasks" capability,
+//     which ServerCapabilities lacks), and the session goes on.
+//     TestContractServerCapabilityAdded.
+//  31. The Streamable HTTP handler writes its answer to an initialize POST
+//     in that POST's response, as one JSON body or as an event stream
+//     whose data line is the response, and ends the response there, so a
+//     writer that holds it whole may add to its capabilities
+//     ([CapabilityWriter]); the session goes on.
+//     TestContractHTTPCapabilityAdded.
 package sdkwire

@@ -32,10 +32,13 @@ func (e *Error) Error() string { return e.Message }
 const storePoll = 500 * time.Millisecond
 
 // Store holds the tasks run for the peer. It holds at most max tasks; one
-// leaves when its result has been fetched or it was cancelled. Safe for
-// concurrent use.
+// leaves when its result has been fetched, it was cancelled, or (with
+// StoreOptions.Keep) it ended longer ago than Keep. Safe for concurrent use.
 type Store struct {
-	max int
+	max  int
+	keep time.Duration
+	now  func() time.Time
+	ext  bool // the 2026-07-28 extension's shapes (StoreOptions.Extension)
 
 	mu     sync.Mutex
 	tasks  map[string]*run
@@ -46,15 +49,77 @@ type Store struct {
 type run struct {
 	task    Task
 	created time.Time
+	ended   time.Time // when the body returned; zero while it runs
 	result  json.RawMessage
 	err     error
 	done    chan struct{}
 	cancel  context.CancelFunc
+	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
+	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 }
 
-// NewStore returns an empty store of at most max tasks.
-func NewStore(max int) *Store {
-	return &Store{max: max, tasks: map[string]*run{}}
+// NewStore returns an empty store of at most max tasks, kept until
+// collected.
+func NewStore(max int) *Store { return NewStoreWith(StoreOptions{Max: max}) }
+
+// StoreOptions configure a Store.
+type StoreOptions struct {
+	// Max bounds the tasks held, running or ended and not yet collected.
+	Max int
+	// Keep is how long an ended task waits to be collected before it is
+	// forgotten (the task's ttl, as the peer reads it); 0 keeps it until
+	// collected, cancelled or the store closes.
+	Keep time.Duration
+	// Now tells the time; nil is time.Now (tests inject a clock).
+	Now func() time.Time
+	// Extension answers in the shapes of the 2026-07-28 tasks extension
+	// (io.modelcontextprotocol/tasks): a created task is a result of
+	// "resultType":"task", tasks/get carries an ended task's result or
+	// error and a waiting task's inputRequests (Ask), and tasks/update
+	// brings the answers.
+	Extension bool
+}
+
+// NewStoreWith returns an empty store configured by opts.
+func NewStoreWith(opts StoreOptions) *Store {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, tasks: map[string]*run{}}
+}
+
+type idKey struct{}
+
+// IDFrom returns the id of the task whose body runs with ctx (Start), ""
+// outside one.
+func IDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(idKey{}).(string)
+	return id
+}
+
+// SetStatus sets the status of the running task id (a body that waits
+// for its peer's input says so with InputRequired, and Working after);
+// a task that ended or is unknown is left alone.
+func (s *Store) SetStatus(id, status, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.tasks[id]; ok && r.ended.IsZero() && r.task.Status != Cancelled {
+		r.task.Status, r.task.StatusMessage = status, message
+	}
+}
+
+// sweep forgets the ended tasks kept longer than keep. s.mu must be held.
+func (s *Store) sweep() {
+	if s.keep <= 0 {
+		return
+	}
+	cutoff := s.now().Add(-s.keep)
+	for id, r := range s.tasks {
+		if !r.ended.IsZero() && r.ended.Before(cutoff) {
+			delete(s.tasks, id)
+		}
+	}
 }
 
 // Handles reports whether method is a request Answer answers.
@@ -82,9 +147,10 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: time.Now(), done: make(chan struct{}), cancel: cancel}
+	rctx, cancel := context.WithCancel(context.WithValue(ctx, idKey{}, id))
+	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel}
 	s.mu.Lock()
+	s.sweep()
 	if s.closed || len(s.tasks) >= s.max {
 		closed := s.closed
 		s.mu.Unlock()
@@ -96,13 +162,13 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	}
 	s.tasks[id] = r
 	s.wg.Add(1)
-	created := r.wire(r.task) // before the body can change it
+	created := s.wire(r, r.task) // before the body can change it
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		res, err := fn(rctx)
 		s.mu.Lock()
-		r.result, r.err = res, err
+		r.result, r.err, r.ended = res, err, s.now()
 		switch {
 		case r.task.Status == Cancelled:
 		case err != nil:
@@ -114,13 +180,20 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		close(r.done)
 		cancel()
 	}()
+	if s.ext {
+		created["resultType"] = "task"
+		return json.Marshal(created)
+	}
 	return json.Marshal(map[string]any{"task": created})
 }
 
 // Answer answers a tasks/* request of the peer (Handles).
 func (s *Store) Answer(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if method == "tasks/list" {
+	switch method {
+	case "tasks/list":
 		return s.list()
+	case "tasks/update":
+		return s.update(params)
 	}
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -129,10 +202,12 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 		return nil, &Error{CodeInvalidParams, fmt.Sprintf("%s: %v", method, err)}
 	}
 	s.mu.Lock()
+	s.sweep()
 	r, ok := s.tasks[p.TaskID]
 	var t Task
+	var got map[string]any
 	if ok {
-		t = r.task
+		t, got = r.task, s.wire(r, r.task)
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -140,12 +215,15 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	}
 	switch method {
 	case "tasks/get":
-		return json.Marshal(r.wire(t))
+		return json.Marshal(got)
 	case "tasks/cancel":
 		s.finish(p.TaskID, Cancelled)
 		r.cancel()
 		t.Status = Cancelled
-		return json.Marshal(r.wire(t))
+		s.mu.Lock()
+		got = s.wire(r, t)
+		s.mu.Unlock()
+		return json.Marshal(got)
 	}
 	select {
 	case <-r.done:
@@ -173,9 +251,10 @@ func (s *Store) finish(id, status string) {
 
 func (s *Store) list() (json.RawMessage, error) {
 	s.mu.Lock()
+	s.sweep()
 	out := make([]map[string]any, 0, len(s.tasks))
 	for _, r := range s.tasks {
-		out = append(out, r.wire(r.task))
+		out = append(out, s.wire(r, r.task))
 	}
 	s.mu.Unlock()
 	return json.Marshal(map[string]any{"tasks": out})
@@ -194,14 +273,23 @@ func (s *Store) Close() {
 	s.wg.Wait()
 }
 
-// wire is t as the peer reads it (SEP-1686's Task).
-func (r *run) wire(t Task) map[string]any {
+// wire is t, the state of r, as the peer reads it (SEP-1686's Task; with
+// the extension, its names and what it carries inline). s.mu must be held
+// for the extension's.
+func (s *Store) wire(r *run, t Task) map[string]any {
+	if s.ext {
+		return s.extWire(r, t)
+	}
+	var ttl any // null: kept until collected
+	if s.keep > 0 {
+		ttl = s.keep.Milliseconds()
+	}
 	m := map[string]any{
 		"taskId":        t.TaskID,
 		"status":        t.Status,
-		"ttl":           nil,
+		"ttl":           ttl,
 		"createdAt":     r.created.UTC().Format(time.RFC3339Nano),
-		"lastUpdatedAt": time.Now().UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt": s.now().UTC().Format(time.RFC3339Nano),
 		"pollInterval":  t.PollInterval,
 	}
 	if t.StatusMessage != "" {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -117,5 +119,90 @@ func TestStoreClosed(t *testing.T) {
 	s.Close()
 	if _, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil {
 		t.Error("Start after Close succeeded")
+	}
+}
+
+// An ended task waits Keep to be collected and is then forgotten (its
+// ttl says so), making room for new ones; a running task is not.
+func TestStoreKeep(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	s := NewStoreWith(StoreOptions{Max: 2, Keep: time.Minute, Now: clock})
+	defer s.Close()
+	ended, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ended), `"ttl":60000`) {
+		t.Errorf("created %s, want ttl 60000", ended)
+	}
+	release := make(chan struct{})
+	running, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		<-release
+		return json.RawMessage(`{}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	id := createdID(t, ended)
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		got, _ := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		return strings.Contains(string(got), `"completed"`)
+	}, "the first task ended")
+	if _, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil {
+		t.Fatal("a third task was started in a store of two")
+	}
+	advance(time.Minute + time.Millisecond)
+	if _, err := s.Answer(context.Background(), "tasks/result", json.RawMessage(`{"taskId":"`+id+`"}`)); err == nil {
+		t.Error("an expired task's result was still served")
+	}
+	if _, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+createdID(t, running)+`"}`)); err != nil {
+		t.Errorf("the running task expired: %v", err)
+	}
+	third, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+	if err != nil {
+		t.Fatalf("no room after the ended task expired: %v", err)
+	}
+	createdID(t, third)
+}
+
+// A body knows its task's id and can say it waits for input; an ended
+// task's status stays.
+func TestStoreSetStatus(t *testing.T) {
+	s := NewStore(1)
+	defer s.Close()
+	ids := make(chan string, 1)
+	release := make(chan struct{})
+	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		ids <- IDFrom(ctx)
+		<-release
+		return json.RawMessage(`{}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := createdID(t, raw)
+	if got := <-ids; got != id {
+		t.Fatalf("IDFrom = %q, want %q", got, id)
+	}
+	s.SetStatus(id, InputRequired, "asking")
+	got, _ := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+	if !strings.Contains(string(got), `"status":"input_required"`) || !strings.Contains(string(got), `"statusMessage":"asking"`) {
+		t.Errorf("tasks/get = %s", got)
+	}
+	close(release)
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		got, _ := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		return strings.Contains(string(got), `"completed"`)
+	}, "the task ended")
+	s.SetStatus(id, Working, "")
+	if got, _ := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`)); !strings.Contains(string(got), `"completed"`) {
+		t.Errorf("an ended task's status changed: %s", got)
+	}
+	if IDFrom(context.Background()) != "" {
+		t.Error("IDFrom outside a task")
 	}
 }

@@ -1,0 +1,195 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks): in
+// stateless mode, the way 2026-07-28 clients reach the gateway over HTTP,
+// and on 2026-07-28 sessions of stdio-like connections (takeTasks) and
+// HTTP (serveTaskPOST), where the tasks are the session's. A request
+// carries its client's capabilities in its _meta: a tools/call
+// from a client that declares the extension, of a tool the gateway lists
+// as supporting tasks (a backend's task tool), is answered with a task of
+// the gateway's ("resultType":"task"), whose call runs in the
+// background. tasks/get carries its result when it ends; a backend's
+// question meanwhile becomes one of its inputRequests, which the client
+// answers with tasks/update (the gateway cannot ask a stateless client in
+// the middle of a call). In stateless mode there are no sessions: a
+// task belongs to the identity that made it, and another identity gets the "no task" of an
+// unknown id. Without authentication every client is the same anonymous
+// one: a task's 128-bit id is then the only key to it, and tasks/list
+// lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
+// for at most maxTaskOwners identities; Close cancels them all.
+
+// maxTaskOwners bounds the identities holding tasks in stateless mode.
+const maxTaskOwners = 1024
+
+// errTooManyOwners refuses a task when maxTaskOwners identities hold some.
+var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many identities hold tasks on this gateway; try again later"}
+
+// statelessTasks answers the requests of the extension's tasks before
+// next (the SDK's handler).
+func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
+	none := newSessionTasks(context.Background(), true) // answers ids of no owner: "no task"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := taskRequest(r)
+		if req == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		owner := identityOf(r)
+		x := extTasks{listable: owner != "", tasks: func(create bool) *sessionTasks {
+			if st := g.ownerTasks(owner, create); st != nil || create {
+				return st
+			}
+			return none
+		}}
+		run := g.extBody(x, req, r.Header.Clone())
+		if run == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		raw, err := run(r.Context())
+		writeAnswer(w, req.ID, raw, err)
+	})
+}
+
+// extTasks is where the extension's tasks of a request are kept.
+type extTasks struct {
+	// tasks returns the store, made if need be when create; nil when
+	// create and none can be made (maxTaskOwners).
+	tasks func(create bool) *sessionTasks
+	// listable is false where tasks/list must list nothing (anonymous
+	// stateless clients, who share one store).
+	listable bool
+	// session is the client session on a stream connection, nil in
+	// stateless mode.
+	session *mcp.ServerSession
+}
+
+// extBody returns the body that answers req with the extension's tasks
+// of x, or nil to leave it to the SDK (a plain call). It does not block:
+// it may run on a connection's read loop.
+func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if tasks.Handles(req.Method) || req.Method == "tasks/update" {
+		method, params := req.Method, req.Params
+		return func(ctx context.Context) (json.RawMessage, error) {
+			if method == "tasks/list" && !x.listable {
+				return json.RawMessage(`{"tasks":[]}`), nil
+			}
+			return jsonrpcErr(x.tasks(false).store.Answer(ctx, method, params))
+		}
+	}
+	p, ok := extCall(req, x.session)
+	if !ok || !(*g.taskTools.Load())[p.Name] {
+		return nil // a plain call (as every call is before the backends are ready)
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		st := x.tasks(true)
+		if st == nil {
+			return nil, errTooManyOwners
+		}
+		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
+			return g.runExtTask(ctx, callRequest{session: x.session, header: header, params: p}, st.store)
+		}))
+	}
+}
+
+// extCall reads a tools/call from a client that declares the extension
+// (in the request's _meta, or when it opened session), and reports false
+// for any other request.
+func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolParamsRaw, bool) {
+	declared := sessionDeclaresExtension(session)
+	if req.Method != "tools/call" || !declared && !bytes.Contains(req.Params, []byte(tasks.Extension)) {
+		return nil, false
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
+		return nil, false
+	}
+	if len(p.Arguments) == 0 {
+		p.Arguments = json.RawMessage(`{}`)
+	}
+	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, true
+}
+
+// declaresExtension reports whether a request's _meta names a client
+// that declares the tasks extension.
+func declaresExtension(meta map[string]any) bool {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[tasks.Extension]
+	return ok
+}
+
+// sessionDeclaresExtension reports whether the client of session (nil in
+// stateless mode) declared the tasks extension when it opened it.
+func sessionDeclaresExtension(session *mcp.ServerSession) bool {
+	if session == nil {
+		return false
+	}
+	caps := clientCapabilities(session)
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasks.Extension]
+	return ok
+}
+
+// runExtTask is the body of an extension task: the call, as background
+// work, its questions put to the client as the task's inputRequests
+// (markAsks).
+func (g *Gateway) runExtTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
+	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
+	if req.session == nil {
+		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
+	}
+	res, err := g.serveCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+}
+
+// ownerTasks returns the extension tasks of owner, made when create and
+// there are fewer than maxTaskOwners; else nil. A watcher closes them
+// when the gateway closes.
+func (g *Gateway) ownerTasks(owner string, create bool) *sessionTasks {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st, ok := b.byOwner[owner]; ok || !create {
+		return st
+	}
+	if g.isClosed() || len(b.byOwner) >= maxTaskOwners {
+		return nil
+	}
+	if b.byOwner == nil {
+		b.byOwner = map[string]*sessionTasks{}
+	}
+	st := newSessionTasks(context.Background(), true) // the owner's, not one request's
+	b.byOwner[owner] = st
+	b.wg.Go(func() {
+		<-g.done
+		if err := st.close(time.Now().Add(g.timeout)); err != nil {
+			g.log.Warn("closing the tasks of an identity", "err", err)
+		}
+	})
+	return st
+}

@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// askingTool is a registry tool that asks one question and answers with
+// the reply; background says whether it runs as background work (as a
+// backend's task tool does). It asks on a context of its own, as a
+// backend's question arrives.
+func askingTool(name string, background bool) tool.Tool {
+	t := goTool(name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		askCtx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		answer, err := tool.AskFrom(ctx)(askCtx, tool.Ask{Method: tool.AskElicit, Params: json.RawMessage(`{"message":"which one?","requestedSchema":{"type":"object","properties":{"pick":{"type":"string"}}}}`)})
+		if err != nil {
+			return tool.Output{}, err
+		}
+		return tool.Output{Content: []tool.Content{tool.Text("answer " + string(answer))}}, nil
+	})
+	t.Background = background
+	return t
+}
+
+// A 2026-07-28 client through the stateless gateway (the bridge's own
+// client, which declares the tasks extension): a task tool's call becomes
+// a task of the gateway's, whose question reaches the client as an
+// inputRequest and is answered with tasks/update, so the tool gets the
+// client's answer (a plain call's question is declined: the stateless
+// gateway cannot ask in the middle of a call). Another identity naming
+// the task gets what a made-up id gets.
+func TestGatewayStatelessExtensionTasks(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true), askingTool("plain", false)); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer alice-secret":
+			return "alice", nil
+		case "Bearer bob-secret":
+			return "bob", nil
+		}
+		return "", errors.New("unknown credential")
+	}}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+
+	creg := tool.NewRegistry()
+	c, err := mcpclient.Start(mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStreamableHTTP, URL: base + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer alice-secret"}}, mcpclient.Options{Registry: creg, Elicit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Status().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("client negotiated %q", v)
+	}
+	answer := tool.WithAsk(ctx, func(context.Context, tool.Ask) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"accept","content":{"pick":"snake"}}`), nil
+	})
+	for name, want := range map[string]string{"ask": `"pick":"snake"`, "plain": `"action":"decline"`} {
+		res, err := creg.Execute(answer, "mcp__gw__"+name, json.RawMessage(`{}`))
+		if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, want) {
+			t.Errorf("%s: %+v, %v; want %s", name, res, err, want)
+		}
+	}
+
+	call := `{"name":"ask","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}`
+	alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret"}
+	created := alice.request("tools/call", call)
+	var task struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("created: %s %+v", created.Result, created.Error)
+	}
+	waitFor(t, "alice's task asking", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":`)
+	})
+	bob := &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret"}
+	const madeUp = "0123456789abcdef0123456789abcdef"
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel", "tasks/result"} {
+		m, want := bob.request(method, idParams(task.TaskID)), bob.request(method, idParams(madeUp))
+		if m.Error == nil || want.Error == nil || m.Error.Code != want.Error.Code || strings.ReplaceAll(m.Error.Message, task.TaskID, madeUp) != want.Error.Message {
+			t.Errorf("bob's %s: result %s, error %+v; a made-up id: %+v", method, m.Result, m.Error, want.Error)
+		}
+	}
+	if list := bob.request("tasks/list", `{}`); string(list.Result) != `{"tasks":[]}` {
+		t.Errorf("bob's tasks/list: %s %+v", list.Result, list.Error)
+	}
+	alice.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"owl"}}}}`)
+	waitFor(t, "alice's task completed", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(task.TaskID)).Result), `"status":"completed"`)
+	})
+	if got := alice.request("tasks/get", idParams(task.TaskID)); !strings.Contains(string(got.Result), `\"pick\":\"owl\"`) {
+		t.Errorf("alice's result: %s", got.Result)
+	}
+}
+
+// meta2026 is the _meta of a 2026-07-28 request from a client that
+// declares the tasks extension.
+const meta2026 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+	`"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+// On a stdio connection at 2026-07-28 (server/discover, then requests
+// that carry the client's capabilities), the gateway declares the
+// extension, a task tool's call from a client that declares it becomes a
+// task, its question an inputRequest answered with tasks/update, and its
+// result comes inline in tasks/get; another connection's tasks/get of it
+// gets what a made-up id gets.
+func TestGatewayStdioExtensionTasks(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{})
+	c := connectRawInit(t, "", g.ServeStdio)
+	if d := c.request("server/discover", `{`+meta2026+`}`); !strings.Contains(string(d.Result), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("server/discover declares no tasks extension: %s %+v", d.Result, d.Error)
+	}
+	waitFor(t, "the tool served", func() bool {
+		return strings.Contains(string(c.request("tools/list", `{`+meta2026+`}`).Result), `"ask"`)
+	})
+	created := c.request("tools/call", `{"name":"ask","arguments":{},`+meta2026+`}`)
+	var task struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("created: %s %+v", created.Result, created.Error)
+	}
+	waitFor(t, "the task asking", func() bool {
+		return strings.Contains(string(c.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":{"method":"elicitation/create"`)
+	})
+	other := connectRawInit(t, "", g.ServeStdio)
+	m, want := other.request("tasks/get", idParams(task.TaskID)), other.request("tasks/get", idParams("0123456789abcdef0123456789abcdef"))
+	if m.Error == nil || want.Error == nil || strings.ReplaceAll(m.Error.Message, task.TaskID, "0123456789abcdef0123456789abcdef") != want.Error.Message {
+		t.Errorf("another connection's tasks/get: %s %+v; a made-up id: %+v", m.Result, m.Error, want.Error)
+	}
+	c.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"wren"}}}}`)
+	waitFor(t, "the task completed", func() bool {
+		got := c.request("tasks/get", idParams(task.TaskID))
+		return strings.Contains(string(got.Result), `"status":"completed"`) && strings.Contains(string(got.Result), `\"pick\":\"wren\"`)
+	})
+}

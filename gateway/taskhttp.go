@@ -1,0 +1,180 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
+)
+
+// Tasks on stateful Streamable HTTP sessions. The SDK's handler answers
+// no method it does not know, and its server would drop a tools/call's
+// "task": the requests of tasks are answered here, before it, with a
+// JSON body, from the store of the session the request names. The
+// session is the caller's: bindSessions, which runs first, refuses an id
+// presented by another identity. initialize's answer gets the "tasks"
+// capability (sdkwire.CapabilityWriter). Stateless mode has the
+// 2026-07-28 extension instead (taskext.go).
+
+// httpTaskBook holds the tasks of the HTTP sessions (or, in stateless
+// mode, identities) that have some. The zero value is ready to use.
+type httpTaskBook struct {
+	mu      sync.Mutex
+	byID    map[*mcp.ServerSession]*sessionTasks // guarded by mu
+	byOwner map[string]*sessionTasks             // stateless mode's, by identity (taskext.go); guarded by mu
+	wg      sync.WaitGroup                       // the watchers that close them
+}
+
+// httpTasks answers the requests of tasks before next (the SDK's handler).
+func (g *Gateway) httpTasks(next http.Handler) http.Handler {
+	if g.opts.Stateless {
+		return g.statelessTasks(next)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := taskRequest(r)
+		switch {
+		case req == nil:
+			next.ServeHTTP(w, r)
+		case req.Method == "initialize":
+			cw := sdkwire.NewCapabilityWriter(w, taskCapability)
+			next.ServeHTTP(cw, r)
+			if err := cw.Finish(); err != nil {
+				g.log.Debug("answering initialize", "err", err)
+			}
+		default:
+			g.serveTaskPOST(w, r, req, next)
+		}
+	})
+}
+
+// taskRequest returns the request r posts when it may be one of tasks
+// (or an initialize without a session), nil for any other. The body is
+// in memory (screen read it) and stays readable.
+func taskRequest(r *http.Request) *jsonrpc.Request {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	body, err := bodyOf(r)
+	if err != nil || !mayBeTaskRequest(body) {
+		return nil // the common case, without decoding
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || !req.IsCall() {
+		return nil
+	}
+	if req.Method == "initialize" && r.Header.Get("Mcp-Session-Id") != "" {
+		return nil
+	}
+	return req
+}
+
+// screenedBody is a POST's body as screen read it, kept in memory.
+type screenedBody struct {
+	*bytes.Reader
+	body []byte
+}
+
+func (*screenedBody) Close() error { return nil }
+
+// bodyOf returns r's body, leaving it readable: screen's bytes without a
+// copy, or read (any other body, as when a test serves without screen).
+func bodyOf(r *http.Request) ([]byte, error) {
+	if sb, ok := r.Body.(*screenedBody); ok {
+		return sb.body, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
+}
+
+// mayBeTaskRequest reports whether body may hold a request of tasks: a
+// tasks/* method, a "task" param, the extension's name, or initialize.
+func mayBeTaskRequest(body []byte) bool {
+	return bytes.Contains(body, []byte(`"task`)) || bytes.Contains(body, []byte(tasks.Extension)) || bytes.Contains(body, []byte(`"initialize"`))
+}
+
+// serveTaskPOST answers req, posted in r, when it is one of tasks of the
+// session r names; else next does.
+func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, next http.Handler) {
+	ss := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	if ss == nil || !tasks.Handles(req.Method) && req.Method != "tasks/update" && req.Method != "tools/call" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	st := g.httpTasksOf(r.Context(), ss)
+	if st == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	run := g.sessionTaskBody(ss, st, st, req, r.Header.Clone())
+	if run == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	raw, err := run(r.Context())
+	writeAnswer(w, req.ID, raw, err)
+}
+
+// writeAnswer writes the JSON-RPC response to request id: raw, or err.
+func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err error) {
+	resp := &jsonrpc.Response{ID: id, Result: raw}
+	if err != nil {
+		wire, ok := errors.AsType[*jsonrpc.Error](err)
+		if !ok {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		resp.Result, resp.Error = nil, wire
+	}
+	frame, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		http.Error(w, "encoding the answer: "+err.Error(), http.StatusInternalServerError) // unreachable: raw is valid JSON
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(frame)
+}
+
+// httpTasksOf returns the tasks of HTTP session ss, made on first use;
+// nil once the gateway is closed. A watcher closes them when the session
+// ends or the gateway closes.
+func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessionTasks {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st, ok := b.byID[ss]; ok {
+		return st
+	}
+	if g.isClosed() {
+		return nil
+	}
+	if b.byID == nil {
+		b.byID = map[*mcp.ServerSession]*sessionTasks{}
+	}
+	st := newSessionTasks(ctx, !sdkwire.TakesCalls(ss)) // a session's protocol is fixed
+	b.byID[ss] = st
+	ended := g.ends.of(ss)
+	b.wg.Go(func() {
+		select {
+		case <-ended:
+		case <-g.done:
+		}
+		if err := st.close(time.Now().Add(g.timeout)); err != nil {
+			g.log.Warn("closing a session's tasks", "session", ss.ID(), "err", err)
+		}
+		b.mu.Lock()
+		delete(b.byID, ss)
+		b.mu.Unlock()
+	})
+	return st
+}

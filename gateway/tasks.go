@@ -1,0 +1,283 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// Tasks through the gateway (MCP 2025-11-25, SEP-1686), on stdio-like
+// sessions (ServeStdio, ServeTransport) and stateful Streamable HTTP
+// sessions (taskhttp.go). A client that calls a tool as a
+// task ("task" in the tools/call params) gets a task of the gateway's at
+// once; the call runs the one call path (serveCall) in the background,
+// where the backend's own task is created and followed (mcpclient,
+// internal/tasks: a tool with execution.taskSupport "optional" is called
+// as a task too). The client's tasks/get, tasks/result, tasks/cancel and
+// tasks/list are answered from its session's own store: the ids are
+// 128 random bits, known only to the session that created them, so
+// another session (and so another identity: sessions are bound to the
+// one that opened them, bind.go) guessing, replaying or listing gets the
+// "no task" any unknown id gets. The backend's task id never leaves the
+// gateway. A task the client never collects is forgotten taskKeep after
+// it ends; a session holds at most maxSessionTasks; its end cancels the
+// tasks still running (and so the backends' tasks). A client that does
+// not ask for a task gets the result as before.
+
+// Bounds on the tasks of one client session.
+const (
+	maxSessionTasks = 16
+	taskKeep        = 10 * time.Minute
+)
+
+// taskCapability is the gateway's 2025-11-25 "tasks" server capability:
+// tools/call as a task, tasks/list and tasks/cancel.
+var taskCapability = map[string]json.RawMessage{
+	"tasks": json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`),
+}
+
+// optionalTask is the execution of a tool the gateway lists as
+// supporting tasks: "optional" whatever the backend says, since the
+// gateway runs it either way (a plain call of a task-required tool is
+// followed to its result).
+var optionalTask = json.RawMessage(`{"taskSupport":"optional"}`)
+
+// withTaskSupport lists, on a session where the gateway offers tasks, the
+// tools whose source runs them as background work as supporting tasks.
+func (g *Gateway) withTaskSupport(ss *mcp.ServerSession, res mcp.Result, err error) (mcp.Result, error) {
+	list, ok := res.(*mcp.ListToolsResult)
+	names := g.taskTools.Load()
+	if err != nil || !ok || names == nil || ss == nil || !sdkwire.TakesCalls(ss) {
+		return res, err
+	}
+	return sdkwire.ToolsWithExecution(list, *names, optionalTask), nil
+}
+
+// relatedTask is the _meta key naming the task a message belongs to.
+const relatedTask = "io.modelcontextprotocol/related-task"
+
+// sessionTasks are the tasks of one client session.
+type sessionTasks struct {
+	store *tasks.Store
+	base  context.Context // parent of the tasks' contexts: the session's values, no cancellation
+}
+
+// newSessionTasks returns an empty store of tasks, in the shapes of the
+// 2026-07-28 extension when ext.
+func newSessionTasks(ctx context.Context, ext bool) *sessionTasks {
+	return &sessionTasks{
+		store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext}),
+		base:  context.WithoutCancel(ctx),
+	}
+}
+
+// close cancels the session's tasks and waits for them until deadline.
+func (st *sessionTasks) close(deadline time.Time) error {
+	done := make(chan struct{})
+	go func() {
+		st.store.Close()
+		close(done)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+		return errors.New("gateway: tasks still running when the shutdown timeout passed: a tool ignores cancellation")
+	}
+}
+
+// takeTasks returns next with the requests of tasks taken first (see
+// sessionTaskBody); st and ext are the connection's tasks before and at
+// 2026-07-28.
+func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st, ext *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
+	return func(req *jsonrpc.Request) sdkwire.TakenCall {
+		if ss := session.Load(); ss != nil {
+			if run := g.sessionTaskBody(ss, st, ext, req, nil); run != nil {
+				return run
+			}
+		}
+		return next(req)
+	}
+}
+
+// sessionTaskBody returns the body that answers req of client session ss
+// with its tasks, or nil to leave req to the SDK: st's on a session
+// before 2026-07-28 (taskBody), ext's under the 2026-07-28 extension
+// (extBody, taskext.go).
+func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if sdkwire.TakesCalls(ss) {
+		return g.taskBody(ss, st, req, header)
+	}
+	return g.extBody(extTasks{tasks: func(bool) *sessionTasks { return ext }, listable: true, session: ss}, req, header)
+}
+
+// taskBody returns the body that answers req, a request of client session
+// ss, when it is one of tasks: tasks/* on every session, a tools/call as
+// a task on the sessions whose calls the gateway answers itself
+// (sdkwire.TakesCalls: before 2026-07-28, whose shapes these are). header
+// is the HTTP request's, nil off HTTP. nil leaves req to the SDK.
+func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if tasks.Handles(req.Method) {
+		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
+		return func(ctx context.Context) (json.RawMessage, error) {
+			g.seen(ss, method)
+			return jsonrpcErr(st.store.Answer(ctx, method, params))
+		}
+	}
+	if req.Method != "tools/call" || !sdkwire.TakesCalls(ss) {
+		return nil
+	}
+	p, ok := taskCall(req.Params)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		// As serveCall does (which the task runs, and which notes the
+		// request as seen): a name is known once the backends are ready.
+		if !g.awaitReady(ctx, "tools/call") {
+			return nil, ctx.Err()
+		}
+		if _, ok := (*g.callable.Load())[p.Name]; !ok {
+			return nil, unknownTool(p.Name)
+		}
+		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
+			return g.runTask(ctx, callRequest{session: ss, header: header, params: p}, st.store)
+		}))
+	}
+}
+
+// taskCall reads the params of a tools/call that asks to run as a task,
+// and reports false for any other (or params the fast path leaves to the
+// SDK).
+func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
+	if !bytes.Contains(params, []byte(`"task"`)) || !tasks.IsAugmented(params) {
+		// The common call is told apart without decoding its params.
+		return nil, false
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(params, &members) != nil {
+		return nil, false
+	}
+	delete(members, "task")
+	rest, err := json.Marshal(members)
+	if err != nil {
+		return nil, false
+	}
+	p, ok := sdkwire.ReadCallParams(rest)
+	if !ok {
+		return nil, false
+	}
+	return &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, true
+}
+
+// runTask is the body of a task: the call, as background work where its
+// source offers it, its questions to the client marking the task
+// input_required, and its result naming the task.
+func (g *Gateway) runTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
+	id := tasks.IDFrom(ctx)
+	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id})
+	res, err := g.serveCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return withMeta(sdkwire.CallResultJSON(res.isError, res.content, res.structured), relatedTask, taskRef(id)), nil
+}
+
+// taskMark is the task a call runs for, so that its questions to the
+// client mark it input_required while they wait.
+type taskMark struct {
+	store *tasks.Store
+	id    string
+	ext   bool // the extension's: questions go to the task's inputRequests
+
+	mu     sync.Mutex
+	asking int // questions waiting for the client; guarded by mu
+}
+
+type taskMarkKey struct{}
+
+func withTaskMark(ctx context.Context, m *taskMark) context.Context {
+	return context.WithValue(ctx, taskMarkKey{}, m)
+}
+
+// markAsks returns ask, which on a task's call also marks the task
+// input_required while a question waits for the client, and names the
+// task in the question's _meta; on an extension task's call, questions
+// go to the task's inputRequests instead (tasks.Store.Ask).
+func markAsks(ctx context.Context, ask tool.AskFunc) tool.AskFunc {
+	m, _ := ctx.Value(taskMarkKey{}).(*taskMark)
+	switch {
+	case m == nil:
+		return ask
+	case m.ext:
+		return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+			return m.store.Ask(ctx, m.id, a.Method, a.Params)
+		}
+	}
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		m.note(+1, a.Method)
+		defer m.note(-1, "")
+		a.Params = withMeta(a.Params, relatedTask, taskRef(m.id))
+		return ask(ctx, a)
+	}
+}
+
+// note counts a question asked (+1) or answered (-1), and sets the task's
+// status when the first starts or the last ends.
+func (m *taskMark) note(delta int, method string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.asking += delta
+	switch {
+	case delta > 0 && m.asking == 1:
+		m.store.SetStatus(m.id, tasks.InputRequired, "waiting for the client's answer to "+method)
+	case delta < 0 && m.asking == 0:
+		m.store.SetStatus(m.id, tasks.Working, "")
+	}
+}
+
+func taskRef(id string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"taskId": id})
+	return b
+}
+
+// withMeta returns the JSON object obj with _meta[key] set to value, the
+// rest kept; obj itself when it is not an object.
+func withMeta(obj json.RawMessage, key string, value json.RawMessage) json.RawMessage {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(obj, &members) != nil || members == nil {
+		return obj
+	}
+	meta := map[string]json.RawMessage{}
+	if raw, ok := members["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return obj
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[key] = value
+	members["_meta"] = mustJSON(meta)
+	return mustJSON(members)
+}
+
+// jsonrpcErr makes a tasks.Error the JSON-RPC error it stands for.
+func jsonrpcErr(raw json.RawMessage, err error) (json.RawMessage, error) {
+	if te, ok := errors.AsType[*tasks.Error](err); ok {
+		return nil, &jsonrpc.Error{Code: int64(te.Code), Message: te.Message}
+	}
+	return raw, err
+}

@@ -1,0 +1,131 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The 2026-07-28 extension's side of a Store (StoreOptions.Extension):
+// a body's questions go to the peer as the task's inputRequests, and the
+// peer's tasks/update brings the answers.
+
+// pendingAsk is one question of a task waiting for the peer's answer.
+type pendingAsk struct {
+	request json.RawMessage // {"method":…,"params":…}
+	answer  chan json.RawMessage
+}
+
+// Ask puts a question (method, params) to the peer through task id (a
+// body knows its own: IDFrom): the task is input_required, with the
+// question among its inputRequests, until the peer answers it with
+// tasks/update, or ctx ends. At most maxInputRequests wait at once.
+func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessage) (json.RawMessage, error) {
+	request, err := json.Marshal(map[string]any{"method": method, "params": params})
+	if err != nil {
+		return nil, fmt.Errorf("asking %s: %w", method, err)
+	}
+	ask := &pendingAsk{request: request, answer: make(chan json.RawMessage, 1)}
+	s.mu.Lock()
+	r, ok := s.tasks[id]
+	switch {
+	case !s.ext || !ok:
+		s.mu.Unlock()
+		return nil, errors.New("no task of the peer to ask through")
+	case len(r.asks) >= maxInputRequests:
+		s.mu.Unlock()
+		return nil, fmt.Errorf("task %s has %d questions waiting already", id, maxInputRequests)
+	}
+	if r.asks == nil {
+		r.asks = map[string]*pendingAsk{}
+	}
+	r.asked++
+	key := fmt.Sprintf("q%d", r.asked)
+	r.asks[key] = ask
+	if r.task.Status == Working {
+		r.task.Status = InputRequired
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(r.asks, key)
+		if len(r.asks) == 0 && r.task.Status == InputRequired {
+			r.task.Status = Working
+		}
+		s.mu.Unlock()
+	}()
+	select {
+	case a := <-ask.answer:
+		return a, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// update delivers the answers of a tasks/update to the questions waiting.
+// An answer to no waiting question is ignored.
+func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		TaskID         string                     `json:"taskId"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/update: %v", err)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.tasks[p.TaskID]
+	if !ok || !s.ext {
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/update: no task %q", p.TaskID)}
+	}
+	for key, answer := range p.InputResponses {
+		if ask, ok := r.asks[key]; ok {
+			select {
+			case ask.answer <- answer:
+			default: // answered already
+			}
+		}
+	}
+	return json.RawMessage(`{}`), nil
+}
+
+// extWire is t, the state of r, in the extension's shape: an ended task
+// carries its result or error, a waiting one its questions. s.mu must be
+// held.
+func (s *Store) extWire(r *run, t Task) map[string]any {
+	m := map[string]any{
+		"taskId":         t.TaskID,
+		"status":         t.Status,
+		"createdAt":      r.created.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt":  s.now().UTC().Format(time.RFC3339Nano),
+		"pollIntervalMs": t.PollInterval,
+	}
+	if s.keep > 0 {
+		m["ttlMs"] = s.keep.Milliseconds()
+	}
+	if t.StatusMessage != "" {
+		m["statusMessage"] = t.StatusMessage
+	}
+	switch {
+	case t.Status == Completed:
+		m["result"] = r.result
+	case t.Status == Failed:
+		code := CodeInternalError
+		if te, ok := errors.AsType[*Error](r.err); ok {
+			code = te.Code
+		}
+		m["error"] = WireError{Code: code, Message: t.StatusMessage}
+	case t.Status == InputRequired && len(r.asks) > 0:
+		reqs := make(map[string]json.RawMessage, len(r.asks))
+		for key, ask := range r.asks {
+			reqs[key] = ask.request
+		}
+		m["inputRequests"] = reqs
+	}
+	return m
+}
+
+// CodeInternalError is JSON-RPC's code for a failure of the receiver.
+const CodeInternalError = -32603

@@ -1,0 +1,88 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// storeSender sends a client's requests to a store, as a server holding
+// it would answer them.
+type storeSender struct{ s *Store }
+
+func (ss storeSender) Send(ctx context.Context, method string, params map[string]json.RawMessage) (json.RawMessage, error) {
+	raw, _ := json.Marshal(params)
+	return ss.s.Answer(ctx, method, raw)
+}
+
+// An extension store's task, followed by this package's own client side
+// (Await): created as "resultType":"task", its question reaches the
+// client as an inputRequest, the answer comes back through tasks/update
+// to the body, and the result arrives inline in tasks/get.
+func TestExtensionStoreRoundTrip(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 2, Keep: time.Minute, Extension: true})
+	defer s.Close()
+	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		answer, err := s.Ask(ctx, IDFrom(ctx), "elicitation/create", json.RawMessage(`{"message":"which one?"}`))
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": "got " + string(answer)}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsExtensionTask(raw) || !strings.Contains(string(raw), `"ttlMs":60000`) {
+		t.Fatalf("created %s", raw)
+	}
+	task, err := Created(raw)
+	if err != nil || task == nil {
+		t.Fatalf("Created(%s) = %v, %v", raw, task, err)
+	}
+	var asked []string
+	res, err := Await(context.Background(), storeSender{s}, *task, Options{
+		Answer: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			asked = append(asked, method+" "+string(params))
+			return json.RawMessage(`{"action":"accept","content":{"pick":"snake"}}`), nil
+		},
+		After: func(time.Duration) <-chan time.Time { return time.After(time.Millisecond) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != `elicitation/create {"message":"which one?"}` {
+		t.Errorf("asked %q", asked)
+	}
+	if !strings.Contains(string(res), `got {\"action\":\"accept\",\"content\":{\"pick\":\"snake\"}}`) {
+		t.Errorf("result %s", res)
+	}
+}
+
+// A failed extension task carries its error inline; an answer to no
+// waiting question, or to another store's task, changes nothing.
+func TestExtensionStoreFailedAndStrayAnswers(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
+	defer s.Close()
+	raw, err := s.Start(context.Background(), func(context.Context) (json.RawMessage, error) {
+		return nil, &Error{CodeInvalidParams, "unknown tool \"x\""}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := Created(raw)
+	if _, err := Await(context.Background(), storeSender{s}, *task, Options{After: func(time.Duration) <-chan time.Time { return time.After(time.Millisecond) }}); err == nil ||
+		!strings.Contains(err.Error(), `MCP error -32602: unknown tool "x"`) {
+		t.Errorf("Await = %v", err)
+	}
+	if got, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+task.TaskID+`","inputResponses":{"q9":{}}}`)); err != nil || string(got) != `{}` {
+		t.Errorf("a stray answer: %s, %v", got, err)
+	}
+	if _, err := NewStore(1).Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+task.TaskID+`"}`)); err == nil {
+		t.Error("another store took the answer")
+	}
+	if _, err := s.Ask(context.Background(), "", "elicitation/create", nil); err == nil {
+		t.Error("asked outside a task")
+	}
+}
