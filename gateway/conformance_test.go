@@ -40,11 +40,7 @@ type scenarioResult struct {
 func TestConformanceServerScenarios(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	dir := t.TempDir()
-	server := filepath.Join(dir, "everything-server")
-	build := exec.Command("go", "build", "-o", server, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the go-sdk conformance everything-server: %v\n%s", err, out)
-	}
+	server := buildEverythingServer(t)
 	reg := tool.NewRegistry()
 	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: server, AllowSampling: true,
 		// The server elicits and samples from inside its tools, which protocol
