@@ -5,11 +5,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -181,4 +184,172 @@ func TestQuestionsEveryPairing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startConfirmBackend starts backend "ask", a go-sdk server at 2025-11-25
+// whose tool "confirm" asks its client (elicitation/create in the middle
+// of the call) whether to go on with arguments.what; the returned channel
+// receives a value each time the tool's question ends without an answer
+// (cancelled, or failed by the bridge).
+func startConfirmBackend(t *testing.T, reg *tool.Registry) <-chan struct{} {
+	t.Helper()
+	ended := make(chan struct{}, 16)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "confirm", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ What string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on with " + args.What + "?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
+			if err != nil {
+				ended <- struct{}{}
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
+		})
+	cfg := mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25"}
+	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { ss.Close() })
+		return ct, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ended
+}
+
+// withAuthorization is an http.RoundTripper that sends the Authorization
+// header it holds.
+type withAuthorization string
+
+func (a withAuthorization) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", string(a))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// manualClient connects to base+"/mcp" as a 2026-07-28 client that
+// offers elicitation and answers input-required results itself (the
+// SDK's multi round-trip middleware off), sending credential as its
+// Authorization header.
+func manualClient(t *testing.T, base, credential string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("the client was asked in the middle of a call")
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: withAuthorization(credential)}}
+	cs, err := c.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// askedFor calls confirm with what and returns the input-required
+// result's only request key and its requestState.
+func askedFor(t *testing.T, cs *mcp.ClientSession, what string) (key, state string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": what}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || len(res.InputRequests) != 1 || !strings.HasPrefix(res.RequestState, "mcpbridge.") {
+		t.Fatalf("got %+v, want an input-required result with one request and the gateway's requestState", res)
+	}
+	for key, req := range res.InputRequests {
+		if p, ok := req.(*mcp.ElicitParams); !ok || p.Message != "Go on with "+what+"?" {
+			t.Fatalf("input request %q is %#v, want the backend's elicitation", key, req)
+		}
+		return key, res.RequestState
+	}
+	return "", ""
+}
+
+// answerWith calls confirm with what again, with answer to key and state.
+func answerWith(cs *mcp.ClientSession, what, key, state string) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": what}, RequestState: state,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}}})
+}
+
+// A requestState is good once, for the client it was given to, for the
+// call it was given for: forged, altered, replayed or presented by
+// another client (another credential) or for other arguments, it is
+// refused with the same clear error, which says nothing of whose it is,
+// and the call it names stays parked for its own client.
+func TestQuestionsRequestStateAttacks(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg)
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	alice := manualClient(t, base, "Bearer alice")
+	mallory := manualClient(t, base, "Bearer mallory")
+
+	key, state := askedFor(t, alice, "deploy")
+	refused := func(name string, cs *mcp.ClientSession, what, state string) {
+		t.Helper()
+		res, err := answerWith(cs, what, key, state)
+		if err == nil || !strings.Contains(err.Error(), "requestState is not one this gateway holds for this call") {
+			t.Errorf("%s: got %+v, %v; want the requestState refused", name, res, err)
+		}
+	}
+	refused("forged", alice, "deploy", "mcpbridge."+strings.Repeat("A", 32))
+	refused("altered", alice, "deploy", state[:len(state)-1]+"x")
+	refused("another client", mallory, "deploy", state)
+	refused("other arguments", alice, "delete", state)
+
+	res, err := answerWith(alice, "deploy", key, state)
+	if err != nil || res.IsError || strings.Join(texts(res), "") != "accept deploy true" {
+		t.Fatalf("the client's own answer: got %+v, %v; want the call completed with it", res, err)
+	}
+	refused("replayed", alice, "deploy", state)
+}
+
+// A parked call whose client never comes back is cancelled after
+// Options.QuestionWait (the backend's question ends unanswered) and
+// forgotten; a parked call is cancelled by Close too.
+func TestQuestionsParkedCallsEnd(t *testing.T) {
+	t.Run("client never comes back", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		cancelled := startConfirmBackend(t, reg)
+		g := newGateway(t, reg, Options{Stateless: true, QuestionWait: time.Millisecond})
+		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
+		key, state := askedFor(t, alice, "deploy")
+		waitSignal(t, cancelled, "the backend's question ended")
+		waitFor(t, "no call parked", func() bool { return g.parked.parkedNow() == 0 })
+		if _, err := answerWith(alice, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one") {
+			t.Errorf("an answer after the wait: got %v, want the requestState refused", err)
+		}
+	})
+	t.Run("gateway closes", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		cancelled := startConfirmBackend(t, reg)
+		g := New(reg, Options{Stateless: true})
+		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
+		askedFor(t, alice, "deploy")
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		waitSignal(t, cancelled, "the backend's question ended")
+	})
 }
