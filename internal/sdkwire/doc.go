@@ -24,7 +24,8 @@
 //     fraction of its cost;
 //   - on the server side (the gateway's work beneath the SDK, under the
 //     same rule): tools/call results whose content goes on the wire as
-//     raw bytes ([RawResult]); the count of requests a session's connection has
+//     raw bytes ([RawResult]) and input-required results that ask the
+//     client ([InputRequiredResult]); the count of requests a session's connection has
 //     read and not yet answered, which its Close would drop
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
@@ -204,4 +205,13 @@
 //     its cacheScope, and keeps nothing of a result with ttlMs 0: a
 //     private result handed to the SDK with ttlMs 0 is read again on the
 //     next request ([PassResult] slots). TestContractPrivateNotCached.
+//  30. A receiving middleware that answers a tools/call of a 2026-07-28
+//     session with [InputRequiredResult] reaches the client as an
+//     input-required result (resultType, inputRequests as written,
+//     requestState, no content); the client's multi round-trip middleware
+//     answers its requests through the client's handlers and calls again
+//     with the answers under the same keys and the requestState, which
+//     the server's middleware reads from CallToolParamsRaw
+//     (InputResponses decoded by their shape). The gateway asks its
+//     2026-07-28 clients this way. TestContractInputRequiredResult.
 package sdkwire
