@@ -38,10 +38,13 @@ const (
 	// DefaultQuestionWait is how long a parked call waits for its client
 	// to call again with the answers, when Options.QuestionWait is 0.
 	DefaultQuestionWait = 5 * time.Minute
-	// MaxParkedCalls bounds the calls parked at once on the gateway: past
-	// it a backend's questions are refused (an elicitation declined, the
-	// others failed), as when its client cannot be asked.
-	MaxParkedCalls = 256
+	// MaxParkedCalls bounds the calls parked at once on the gateway, and
+	// MaxParkedPerClient those of one client (a session, or in stateless
+	// mode a credential): past either, a backend's questions are refused
+	// (an elicitation declined, the others failed), as when its client
+	// cannot be asked, so one client cannot hold every place.
+	MaxParkedCalls     = 256
+	MaxParkedPerClient = 8
 )
 
 // errQuestionExpired ends a parked call whose client did not come back.
@@ -69,13 +72,18 @@ type question struct {
 	answer chan answer // buffer 1: the answer is never waited for
 }
 
-// callOwner is who may resume a parked call: the same session (stateful
-// serving), credential and call.
+// callOwner is who may resume a parked call: the same caller and call.
 type callOwner struct {
+	caller
+	tool string   // the served name called
+	args [32]byte // of the arguments, canonical
+}
+
+// caller is who called: the same session (stateful serving) and
+// credential.
+type caller struct {
 	session    *mcp.ServerSession // nil in stateless mode: each request has its own
 	credential [32]byte           // of the Authorization header
-	tool       string             // the served name called
-	args       [32]byte           // of the arguments, canonical
 }
 
 // parkedCall is one call of a client asked through input-required
@@ -101,6 +109,7 @@ type parkedCalls struct {
 	mu      sync.Mutex
 	byState map[string]*parkedCall      // guarded by mu
 	expiry  map[*parkedCall]*time.Timer // guarded by mu
+	of      map[caller]int              // parked calls by caller; guarded by mu
 	closed  bool                        // guarded by mu
 	calls   sync.WaitGroup              // the parkable calls' goroutines
 }
@@ -129,9 +138,9 @@ func offersRoots(caps *mcp.ClientCapabilities) bool {
 // ownerOf is who made the call req.
 func (g *Gateway) ownerOf(req callRequest) callOwner {
 	o := callOwner{
-		credential: sha256.Sum256([]byte(req.header.Get("Authorization"))),
-		tool:       req.params.Name,
-		args:       sha256.Sum256(canonical(req.params.Arguments)),
+		caller: caller{credential: sha256.Sum256([]byte(req.header.Get("Authorization")))},
+		tool:   req.params.Name,
+		args:   sha256.Sum256(canonical(req.params.Arguments)),
 	}
 	if !g.opts.Stateless {
 		o.session = req.session
@@ -196,7 +205,7 @@ func (g *Gateway) round(ctx context.Context, pc *parkedCall) (result, error) {
 				g.log.Debug("call parked for its client's answers", "tool", pc.owner.tool)
 				return result{questions: pc.requests(), state: state}, nil
 			}
-			g.log.Warn("a backend's questions refused: too many calls wait for their clients' answers", "limit", MaxParkedCalls)
+			g.log.Warn("a backend's questions refused: too many calls wait for their clients' answers", "limit", MaxParkedCalls, "perClient", MaxParkedPerClient)
 			pc.refuseAll()
 		}
 		select {
@@ -355,13 +364,14 @@ func (p *parkedCalls) hold(pc *parkedCall, wait time.Duration, expire func(*park
 	state := newState()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.byState) >= MaxParkedCalls {
+	if p.closed || len(p.byState) >= MaxParkedCalls || p.of[pc.owner.caller] >= MaxParkedPerClient {
 		return "", false
 	}
 	if p.byState == nil {
-		p.byState, p.expiry = map[string]*parkedCall{}, map[*parkedCall]*time.Timer{}
+		p.byState, p.expiry, p.of = map[string]*parkedCall{}, map[*parkedCall]*time.Timer{}, map[caller]int{}
 	}
 	p.byState[state] = pc
+	p.of[pc.owner.caller]++
 	p.expiry[pc] = time.AfterFunc(wait, func() {
 		if p.drop(state, pc) {
 			expire(pc)
@@ -377,9 +387,18 @@ func (p *parkedCalls) drop(state string, pc *parkedCall) bool {
 	if p.byState[state] != pc {
 		return false
 	}
-	delete(p.byState, state)
-	delete(p.expiry, pc)
+	p.unpark(state, pc)
 	return true
+}
+
+// unpark forgets pc, parked under state; p.mu is held.
+func (p *parkedCalls) unpark(state string, pc *parkedCall) {
+	delete(p.byState, state)
+	p.expiry[pc].Stop()
+	delete(p.expiry, pc)
+	if p.of[pc.owner.caller]--; p.of[pc.owner.caller] <= 0 {
+		delete(p.of, pc.owner.caller)
+	}
 }
 
 // take returns, and unparks, the call parked under state for owner; nil
@@ -392,9 +411,7 @@ func (p *parkedCalls) take(state string, owner callOwner) *parkedCall {
 	if pc == nil || pc.owner != owner {
 		return nil
 	}
-	delete(p.byState, state)
-	p.expiry[pc].Stop()
-	delete(p.expiry, pc)
+	p.unpark(state, pc)
 	return pc
 }
 
@@ -407,7 +424,7 @@ func (p *parkedCalls) close() {
 	for _, timer := range p.expiry {
 		timer.Stop()
 	}
-	p.byState, p.expiry = nil, nil
+	p.byState, p.expiry, p.of = nil, nil, nil
 	p.mu.Unlock()
 	for _, pc := range parked {
 		pc.cancel(errClosing)

@@ -195,12 +195,13 @@ func TestQuestionsEveryPairing(t *testing.T) {
 	}
 }
 
-// startConfirmBackend starts backend "ask", a go-sdk server at 2025-11-25
-// whose tool "confirm" asks its client (elicitation/create in the middle
-// of the call) whether to go on with arguments.what; the returned channel
-// receives a value each time the tool's question ends without an answer
-// (cancelled, or failed by the bridge).
-func startConfirmBackend(t *testing.T, reg *tool.Registry) <-chan struct{} {
+// startConfirmBackend starts backend "ask", a go-sdk server at protocol
+// version ("" negotiates the newest) whose tool "confirm" asks its client
+// whether to go on with arguments.what: in the middle of the call before
+// 2026-07-28 (the returned channel then receives a value each time the
+// question ends without an answer: cancelled, or failed by the bridge),
+// by an input-required result from then on.
+func startConfirmBackend(t *testing.T, reg *tool.Registry, version string) <-chan struct{} {
 	t.Helper()
 	ended := make(chan struct{}, 16)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
@@ -208,15 +209,23 @@ func startConfirmBackend(t *testing.T, reg *tool.Registry) <-chan struct{} {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var args struct{ What string }
 			_ = json.Unmarshal(req.Params.Arguments, &args)
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on with " + args.What + "?",
-				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
+			question := &mcp.ElicitParams{Message: "Go on with " + args.What + "?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}
+			if req.Session.InitializeParams().ProtocolVersion >= "2026-07-28" {
+				res, ok := req.Params.InputResponses["ok"].(*mcp.ElicitResult)
+				if !ok {
+					return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"ok": question}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
+			}
+			res, err := req.Session.Elicit(ctx, question)
 			if err != nil {
 				ended <- struct{}{}
 				return nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
 		})
-	cfg := mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25"}
+	cfg := mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version}
 	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
@@ -309,7 +318,7 @@ func answerWith(cs *mcp.ClientSession, what, key, state string) (*mcp.CallToolRe
 // and the call it names stays parked for its own client.
 func TestQuestionsRequestStateAttacks(t *testing.T) {
 	reg := tool.NewRegistry()
-	startConfirmBackend(t, reg)
+	startConfirmBackend(t, reg, "2025-11-25")
 	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
 	alice := manualClient(t, base, "Bearer alice")
 	mallory := manualClient(t, base, "Bearer mallory")
@@ -340,7 +349,7 @@ func TestQuestionsRequestStateAttacks(t *testing.T) {
 func TestQuestionsParkedCallsEnd(t *testing.T) {
 	t.Run("client never comes back", func(t *testing.T) {
 		reg := tool.NewRegistry()
-		cancelled := startConfirmBackend(t, reg)
+		cancelled := startConfirmBackend(t, reg, "2025-11-25")
 		g := newGateway(t, reg, Options{Stateless: true, QuestionWait: time.Millisecond})
 		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
 		key, state := askedFor(t, alice, "deploy")
@@ -352,7 +361,7 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 	})
 	t.Run("gateway closes", func(t *testing.T) {
 		reg := tool.NewRegistry()
-		cancelled := startConfirmBackend(t, reg)
+		cancelled := startConfirmBackend(t, reg, "2025-11-25")
 		g := New(reg, Options{Stateless: true})
 		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
 		askedFor(t, alice, "deploy")
@@ -361,4 +370,26 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		}
 		waitSignal(t, cancelled, "the backend's question ended")
 	})
+}
+
+// One client parks at most MaxParkedPerClient calls: the backend's
+// question of one more is declined at once, and another client still
+// parks its own. The backend asks by input-required results: a
+// 2025-11-25 one's question of several calls in flight names none of
+// them, and the bridge declines it before the gateway sees it.
+func TestQuestionsParkedPerClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg, "")
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	alice := manualClient(t, base, "Bearer alice")
+	for i := range MaxParkedPerClient {
+		askedFor(t, alice, fmt.Sprint("step ", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "one more"}})
+	if err != nil || res.NeedsInput() || strings.Join(texts(res), "") != "decline one more <nil>" {
+		t.Errorf("one call more than MaxParkedPerClient: got %+v, %v; want its question declined", res, err)
+	}
+	askedFor(t, manualClient(t, base, "Bearer bob"), "deploy")
 }
