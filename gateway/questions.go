@@ -31,8 +31,8 @@ import (
 // parked, its question waiting, while the client's request is answered
 // input-required with the gateway's own requestState; the client's next
 // call with that state brings the answers to the waiting questions, and
-// waits again for the result or the next questions (docs/gateway.md,
-// "Questions").
+// waits again for the result or the next questions (README.md,
+// "Serving"; docs/operations.md §2 on replicas).
 
 const (
 	// DefaultQuestionWait is how long a parked call waits for its client
