@@ -702,7 +702,7 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline))
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates sampling and roots (SEP-2577) but keeps them working for at least a year; 2025-11-25 servers use them, and the bridge carries them.
+
 package gateway
 
 import (
@@ -111,7 +113,7 @@ type parkedCalls struct {
 	expiry  map[*parkedCall]*time.Timer // guarded by mu
 	of      map[caller]int              // parked calls by caller; guarded by mu
 	closed  bool                        // guarded by mu
-	calls   sync.WaitGroup              // the parkable calls' goroutines
+	calls   pending                     // the parkable calls' goroutines
 }
 
 // asksByResult reports whether the client of session is asked through
@@ -175,12 +177,33 @@ func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest)
 		return errorResult("tool call refused: " + errClosing.Error()), nil
 	}
 	go func() {
-		defer g.parked.calls.Done()
+		defer g.parked.calls.done()
 		defer cancel(nil)
+		if s := pc.owner.session; s != nil {
+			defer g.cancelAtEnd(s, pc)()
+		}
 		pc.res, pc.err = g.run(callCtx, name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true}, req.params)
 		close(pc.done)
 	}()
-	return g.round(ctx, pc)
+	return g.round(ctx, req, pc)
+}
+
+// cancelAtEnd cancels pc when session ends (no one is left to answer its
+// questions) and returns the function that stops watching and waits.
+func (g *Gateway) cancelAtEnd(session *mcp.ServerSession, pc *parkedCall) func() {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-g.ends.of(session):
+			pc.cancel(errSessionClosed)
+		case <-stop:
+		}
+	}()
+	return func() {
+		close(stop)
+		<-stopped
+	}
 }
 
 // resume brings the answers of req, a call again with a requestState, to
@@ -192,13 +215,28 @@ func (g *Gateway) resume(ctx context.Context, req callRequest) (result, error) {
 		return result{}, errUnknownState
 	}
 	pc.answered(req.params.InputResponses)
-	return g.round(ctx, pc)
+	return g.round(ctx, req, pc)
 }
 
 // round waits for what the call says next: its result, or questions,
-// which park it and answer the request input-required. A client that
-// leaves first cancels the call: no one is left to answer it.
-func (g *Gateway) round(ctx context.Context, pc *parkedCall) (result, error) {
+// which park it and answer the request req input-required. Meanwhile the
+// request is tracked as a call in flight, so the end of its session or
+// stream, or Close, cancels the call as it would any other; a client that
+// leaves first cancels it too: no one is left to answer it.
+func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (result, error) {
+	waiting := &inflight{session: req.session, cancel: pc.cancel, stream: req.header.Get(streamHeader)}
+	if g.track(waiting) {
+		defer g.untrack(waiting)
+	} else { // untested: a call arriving while its session or the gateway closes
+		why := errSessionClosed
+		if g.isClosed() {
+			why = errClosing
+		}
+		pc.cancel(why)
+	}
+	if g.streamGone(waiting.stream) {
+		pc.cancel(errStreamGone)
+	}
 	for {
 		if pc.unanswered() {
 			if state, ok := g.parked.hold(pc, cmp.Or(g.opts.QuestionWait, DefaultQuestionWait), g.expired); ok {
@@ -353,7 +391,7 @@ func (p *parkedCalls) start() bool {
 	if p.closed {
 		return false
 	}
-	p.calls.Add(1)
+	p.calls.add()
 	return true
 }
 
@@ -415,8 +453,8 @@ func (p *parkedCalls) take(state string, owner callOwner) *parkedCall {
 	return pc
 }
 
-// close cancels the parked calls and waits for every parkable call's
-// goroutine; those not parked are cancelled as calls in flight (Close).
+// close cancels the parked calls and refuses new ones; those not parked
+// are cancelled as calls in flight (Close). Then wait waits for them.
 func (p *parkedCalls) close() {
 	p.mu.Lock()
 	p.closed = true
@@ -429,7 +467,15 @@ func (p *parkedCalls) close() {
 	for _, pc := range parked {
 		pc.cancel(errClosing)
 	}
-	p.calls.Wait()
+}
+
+// wait waits until every parkable call has returned or deadline passes,
+// and says how many are left.
+func (p *parkedCalls) wait(deadline time.Time) error {
+	if left := p.calls.wait(deadline); left > 0 {
+		return fmt.Errorf("gateway: %d call(s) still running when the shutdown timeout passed: a tool ignores cancellation", left)
+	}
+	return nil
 }
 
 // parkedNow is how many calls are parked, for tests.
