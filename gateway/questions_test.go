@@ -345,7 +345,8 @@ func TestQuestionsRequestStateAttacks(t *testing.T) {
 
 // A parked call whose client never comes back is cancelled after
 // Options.QuestionWait (the backend's question ends unanswered) and
-// forgotten; a parked call is cancelled by Close too.
+// forgotten; a parked call is cancelled when its session ends (served
+// stateful, as on stdio) and by Close too.
 func TestQuestionsParkedCallsEnd(t *testing.T) {
 	t.Run("client never comes back", func(t *testing.T) {
 		reg := tool.NewRegistry()
@@ -357,6 +358,28 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		waitFor(t, "no call parked", func() bool { return g.parked.parkedNow() == 0 })
 		if _, err := answerWith(alice, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one") {
 			t.Errorf("an answer after the wait: got %v, want the requestState refused", err)
+		}
+	})
+	t.Run("session ends", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		ended := startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{})
+		ct, st := mcp.NewInMemoryTransports()
+		served := make(chan error, 1)
+		go func() { served <- g.ServeTransport(context.Background(), st) }()
+		c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		})
+		cs, err := c.Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		askedFor(t, cs, "deploy")
+		cs.Close()
+		waitSignal(t, ended, "the backend's question ended")
+		if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
+			t.Errorf("ServeTransport: %v", err)
 		}
 	})
 	t.Run("gateway closes", func(t *testing.T) {
