@@ -72,6 +72,7 @@ type question struct {
 	method string
 	params json.RawMessage
 	answer chan answer // buffer 1: the answer is never waited for
+	gone   atomic.Bool // its asker stopped waiting: no longer asked
 }
 
 // callOwner is who may resume a parked call: the same caller and call.
@@ -238,6 +239,11 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		pc.cancel(errStreamGone)
 	}
 	for {
+		select {
+		case <-pc.done: // its questions, if any are left, are moot
+			return pc.res, pc.err
+		default:
+		}
 		if pc.unanswered() {
 			if state, ok := g.parked.hold(pc, cmp.Or(g.opts.QuestionWait, DefaultQuestionWait), g.expired); ok {
 				g.log.Debug("call parked for its client's answers", "tool", pc.owner.tool)
@@ -288,13 +294,19 @@ func (pc *parkedCall) ask(ctx context.Context, a tool.Ask) (json.RawMessage, err
 	}
 	defer pc.open.Add(-1)
 	q := &question{method: a.Method, params: a.Params, answer: make(chan answer, 1)}
-	pc.asks <- q // room for every open question
+	select {
+	case pc.asks <- q:
+	default: // full of questions whose askers stopped waiting
+		return tooManyAsks(a.Method)
+	}
 	select {
 	case ans := <-q.answer:
 		return ans.raw, ans.err
 	case <-ctx.Done():
+		q.gone.Store(true)
 		return nil, context.Cause(ctx)
 	case <-pc.ctx.Done():
+		q.gone.Store(true)
 		return nil, context.Cause(pc.ctx)
 	}
 }
@@ -325,7 +337,7 @@ func (pc *parkedCall) put(q *question) {
 }
 
 // unanswered reports whether questions wait for the client, taking in
-// those queued.
+// those queued and dropping those no one waits for any more.
 func (pc *parkedCall) unanswered() bool {
 	select {
 	case q := <-pc.asks:
@@ -334,6 +346,11 @@ func (pc *parkedCall) unanswered() bool {
 	}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
+	for key, q := range pc.pending {
+		if q.gone.Load() {
+			delete(pc.pending, key)
+		}
+	}
 	return len(pc.pending) > 0
 }
 
