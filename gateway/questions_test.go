@@ -416,3 +416,83 @@ func TestQuestionsParkedPerClient(t *testing.T) {
 	}
 	askedFor(t, manualClient(t, base, "Bearer bob"), "deploy")
 }
+
+// A client that answers only some of the questions is asked the others
+// again, under the same keys, with a new requestState, until the call
+// completes.
+func TestQuestionsPartialAnswers(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "two", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "both", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, aok := req.Params.InputResponses["a"].(*mcp.ElicitResult)
+			b, bok := req.Params.InputResponses["b"].(*mcp.ElicitResult)
+			if aok && bok {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v %v", a.Content["v"], b.Content["v"])}}}, nil
+			}
+			schema := map[string]any{"type": "object", "properties": map[string]any{"v": map[string]any{"type": "string"}}}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"a": &mcp.ElicitParams{Message: "a?", RequestedSchema: schema},
+				"b": &mcp.ElicitParams{Message: "b?", RequestedSchema: schema},
+			}}, nil
+		})
+	reg := tool.NewRegistry()
+	c, err := mcpclient.Start(mcpclient.Config{ServerName: "two", Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(context.Background(), st, nil)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { ss.Close() })
+			return ct, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs := manualClient(t, serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true}), "")
+
+	params := &mcp.CallToolParams{Name: "mcp__two__both", Arguments: map[string]any{}}
+	asked := map[string]string{} // message by key, over every round
+	for round := 1; ; round++ {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !res.NeedsInput() {
+			if got := strings.Join(texts(res), ""); got != "a? b?" {
+				t.Errorf("the result is %q, want each question's own answer", got)
+			}
+			break
+		}
+		if round > 4 {
+			t.Fatalf("still asked after %d rounds: %+v", round, res.InputRequests)
+		}
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range res.InputRequests {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, k := range keys {
+			msg := res.InputRequests[k].(*mcp.ElicitParams).Message
+			if prev, ok := asked[k]; ok && prev != msg {
+				t.Fatalf("key %s asked %q, then %q", k, prev, msg)
+			}
+			asked[k] = msg
+		}
+		// Only the first question is answered, with its own message.
+		first := keys[0]
+		params = &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, RequestState: res.RequestState,
+			InputResponses: mcp.InputResponseMap{first: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"v": asked[first]}}}}
+	}
+	if len(asked) != 2 {
+		t.Errorf("asked %v, want both questions", asked)
+	}
+}
