@@ -24,6 +24,10 @@ type result struct {
 	content json.RawMessage
 	// structured is the structuredContent value, nil when absent.
 	structured json.RawMessage
+	// questions, when set, makes it an input-required result: the
+	// inputRequests object, and state the requestState (see runParkable).
+	questions json.RawMessage
+	state     string
 }
 
 // callRequest is one tools/call, whichever path read it.
@@ -64,9 +68,22 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 		ctx = sv.view.Bind(ctx)
 		defer g.noteGrowth(sv, p.Name)
 	}
-	res, err := g.run(ctx, name, ss, req.header.Get(streamHeader), p)
+	res, err := g.runCall(ctx, name, req)
 	ended(Outcome{IsError: res.isError, Failed: err != nil})
 	return res, err
+}
+
+// runCall runs the call req, or resumes the parked call its requestState
+// names: a client asked through input-required results calls again with
+// its answers (runParkable).
+func (g *Gateway) runCall(ctx context.Context, name string, req callRequest) (result, error) {
+	switch {
+	case req.params.RequestState != "":
+		return g.resume(ctx, req)
+	case asksByResult(req.session):
+		return g.runParkable(ctx, name, req)
+	}
+	return g.run(ctx, name, req.session, callHow{stream: req.header.Get(streamHeader)}, req.params)
 }
 
 // unknownTool is the SDK's error for a tool the server does not list, as
@@ -106,6 +123,9 @@ func (g *Gateway) sdkCall(ctx context.Context, req mcp.Request) (mcp.Result, err
 	if err != nil {
 		return nil, err
 	}
+	if res.questions != nil {
+		return sdkwire.InputRequiredResult(res.questions, res.state), nil
+	}
 	return sdkwire.RawResult(call.Session, res.isError, res.content, res.structured), nil
 }
 
@@ -117,6 +137,9 @@ func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	res, err := g.serveCall(ctx, callRequest{session: req.Session, params: req.Params})
 	if err != nil {
 		return nil, err
+	}
+	if res.questions != nil {
+		return nil, fmt.Errorf("gateway: tool %q asks its client, which only the gateway's middleware can put to it", req.Params.Name) // untested: every served session has the middleware
 	}
 	var typed mcp.CallToolResult
 	if err := json.Unmarshal(append(append([]byte(`{"content":`), res.content...), '}'), &typed); err != nil {
@@ -132,13 +155,27 @@ func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 // admit takes one of session's call slots, or says why not.
 func (g *Gateway) admit(session *mcp.ServerSession) error { return g.admitCall(session) }
 
+// callHow is how run serves a call.
+type callHow struct {
+	// stream is the HTTP request stream the call arrived on, "" off HTTP.
+	stream string
+	// ask answers the backend's requests; nil asks the client in the
+	// middle of the call (asker).
+	ask tool.AskFunc
+	// parked: the call may outlive its request (runParkable), so only
+	// Close cancels it, not the end of its session or stream.
+	parked bool
+}
+
 // run executes the registry tool name for a call that holds its slot,
-// through Registry.Execute; stream is the HTTP request stream it arrived
-// on, "" off HTTP.
-func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, stream string, params *mcp.CallToolParamsRaw) (result, error) {
+// through Registry.Execute.
+func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (result, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := &inflight{session: session, cancel: cancel, stream: stream}
+	c := &inflight{session: session, cancel: cancel, stream: how.stream}
+	if how.parked {
+		c.session = nil
+	}
 	if !g.track(c) {
 		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
 		if g.isClosed() {
@@ -158,7 +195,11 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
-		ctx = tool.WithAsk(ctx, markAsks(ctx, g.asker(session)))
+		ask := how.ask
+		if ask == nil {
+			ask = g.asker(session)
+		}
+		ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
 		ctx = tool.WithSession(ctx, clientSession{g, session})
 	}
 	if g.opts.CallContext != nil {

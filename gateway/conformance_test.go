@@ -40,11 +40,7 @@ type scenarioResult struct {
 func TestConformanceServerScenarios(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
 	dir := t.TempDir()
-	server := filepath.Join(dir, "everything-server")
-	build := exec.Command("go", "build", "-o", server, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the go-sdk conformance everything-server: %v\n%s", err, out)
-	}
+	server := buildEverythingServer(t)
 	reg := tool.NewRegistry()
 	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: server, AllowSampling: true,
 		// The server elicits and samples from inside its tools, which protocol
@@ -83,6 +79,30 @@ func TestConformanceServerScenarios(t *testing.T) {
 			}
 			if strings.HasPrefix(name, "prompts-get-") && (r.passed || !strings.Contains(strings.Join(r.failures, " "), "-32602: unknown prompt")) {
 				t.Errorf("%s: want a failure for the namespaced name (unknown prompt), got %+v", name, r)
+			}
+		}
+	})
+	// Run 3: stateless, as serve --stateless. The suite's client speaks
+	// 2025-11-25, which stateless serving cannot ask anything in the
+	// middle of a call (no stream carries a request back): the four
+	// scenarios that need it fail, and every other passes. Clients of
+	// 2026-07-28 are asked there (TestQuestionsEveryPairing).
+	t.Run("stateless", func(t *testing.T) {
+		results := runConformance(t, conformance, newGateway(t, reg, Options{RawNames: true, Stateless: true}), filepath.Join(dir, "stateless"))
+		asks := map[string]string{
+			"tools-call-elicitation": "did not request elicitation", "elicitation-sep1034-defaults": "did not request elicitation",
+			"elicitation-sep1330-enums": "did not request elicitation", "tools-call-sampling": "did not request sampling",
+		}
+		if len(results) < 32 {
+			t.Errorf("only %d scenarios ran, want the suite's 32", len(results))
+		}
+		for name, r := range results {
+			why, asked := asks[name]
+			switch {
+			case !asked && !r.passed:
+				t.Errorf("%s: want a pass through the stateless gateway, got %+v", name, r)
+			case asked && (r.passed || !strings.Contains(strings.Join(r.failures, " "), why)):
+				t.Errorf("%s: want the failure %q of a 2025-11-25 client served statelessly, got %+v", name, why, r)
 			}
 		}
 	})

@@ -205,31 +205,54 @@ func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
 
 // ask forwards a to the client of session.
 func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.Ask) (json.RawMessage, error) {
-	caps := clientCapabilities(session)
+	if r := refuseAsk(clientCapabilities(session), a); r != nil {
+		return r.answer, r.err
+	}
 	switch a.Method {
 	case tool.AskElicit:
-		if caps == nil || caps.Elicitation == nil {
-			return declined, nil
-		}
 		return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
 			return declined, nil
 		})
 	case tool.AskSample:
-		if caps == nil || caps.Sampling == nil {
-			return nil, errors.New("the gateway's client offers no sampling")
-		}
-		if caps.Sampling.Tools == nil && samplesWithTools(a.Params) {
-			// MCP 2025-11-25: tools only to a client that declares sampling.tools.
-			return nil, errors.New("the gateway's client offers sampling without tools (no sampling.tools capability), and this request has tools or toolChoice")
-		}
 		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
-	case tool.AskRoots:
+	default: // roots (refuseAsk lets nothing else through)
 		// A client without roots fails it: the backend then gets its
 		// entry's configured roots.
 		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 	}
-	return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
+}
+
+// refusal is the answer to a backend's request the client is not asked.
+type refusal struct {
+	answer json.RawMessage
+	err    error
+}
+
+// refuseAsk returns the answer to a backend's request a client with caps
+// cannot take: an elicitation without the capability is declined,
+// sampling without it (or with tools, without sampling.tools) fails, and
+// so does a method the gateway does not forward; nil when the client may
+// be asked.
+func refuseAsk(caps *mcp.ClientCapabilities, a tool.Ask) *refusal {
+	switch a.Method {
+	case tool.AskElicit:
+		if caps == nil || caps.Elicitation == nil {
+			return &refusal{answer: declined}
+		}
+	case tool.AskSample:
+		if caps == nil || caps.Sampling == nil {
+			return &refusal{err: errors.New("the gateway's client offers no sampling")}
+		}
+		if caps.Sampling.Tools == nil && samplesWithTools(a.Params) {
+			// MCP 2025-11-25: tools only to a client that declares sampling.tools.
+			return &refusal{err: errors.New("the gateway's client offers sampling without tools (no sampling.tools capability), and this request has tools or toolChoice")}
+		}
+	case tool.AskRoots:
+	default:
+		return &refusal{err: fmt.Errorf("the gateway does not forward %s", a.Method)}
+	}
+	return nil
 }
 
 // samplesWithTools reports whether sampling params carry tools or a

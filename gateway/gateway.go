@@ -168,6 +168,11 @@ type Options struct {
 	// (JSON responses, stateless mode, 2026-07-28) have their calls
 	// cancelled at once.
 	ResumeGrace time.Duration
+	// QuestionWait is how long a call whose client is asked through
+	// input-required results (protocol 2026-07-28) waits, parked, for the
+	// client to call again with its answers before it is cancelled; 0
+	// means DefaultQuestionWait.
+	QuestionWait time.Duration
 	// Observer, when set, is told of requests and tool calls, for
 	// metrics; nil observes nothing.
 	Observer Observer
@@ -237,6 +242,7 @@ type Gateway struct {
 	http    *mcp.StreamableHTTPHandler
 	timeout time.Duration
 	asks    askSlots    // backends' requests waiting for each client
+	parked  parkedCalls // calls waiting for their clients' answers
 	ends    sessionEnds // closed when client sessions end, for share: session
 
 	closeOnce sync.Once
@@ -694,6 +700,7 @@ func (g *Gateway) Close() error {
 		g.stopWatch()
 		<-g.syncDone
 		g.cancelCalls(nil, errClosing)
+		g.parked.close()
 		g.vanish.stop()
 		// A session's Close drops the replies it has not written yet, so
 		// the answers to the cancelled calls go out first.
@@ -702,7 +709,7 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline))
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
 		g.endUpdates()
 		<-g.updatesDone

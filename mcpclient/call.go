@@ -91,7 +91,7 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 	}
 	raw, err := call(ctx, gen, rt.raw, objectArgs(args))
 	if err != nil {
-		return tool.Output{}, s.hintOldAsk(gen, err)
+		return tool.Output{}, s.hintOldAsk(gen, s.hintRetries(err))
 	}
 	p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
 	if err != nil {

@@ -45,3 +45,14 @@ func (s *Server) hintOldAsk(gen *generation, err error) error {
 	}
 	return fmt.Errorf("%w%s", err, s.protocolHint())
 }
+
+// hintRetries says why a call failed with the SDK's multi round-trip
+// give-up (mcp/mrtr.go: ten rounds): the server asked again after every
+// answer, as a server that insists on an accepted form does when its
+// client declines, or cannot be asked and is declined for.
+func (s *Server) hintRetries(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "multi-round-trip: exceeded maximum") {
+		return err
+	}
+	return fmt.Errorf("%w (server %q asked for input again after every answer: its client declined, could not be asked, or gave answers the server does not accept)", err, s.cfg.ServerName)
+}

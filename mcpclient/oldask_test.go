@@ -50,3 +50,28 @@ func TestOldAskOnNewProtocol(t *testing.T) {
 		t.Errorf("pinned to 2025-11-25: %q", res.Text())
 	}
 }
+
+// A server that asks again after every answer (by input-required results,
+// protocol 2026-07-28) fails the call with the SDK's give-up, and the
+// message says what happened: the client declined every time.
+func TestInsistingServer(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "insist", Version: "0"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "name", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if res, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok && res.Action == "accept" {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "thanks"}}}, nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}}}}, nil
+		})
+	cfg := stdioConfig("insist")
+	cfg.ProtocolVersion = "2026-07-28"
+	h := mustStart(t, cfg, Options{Elicit: true, NewTransport: inMemory(t, srv)})
+	ctx := tool.WithAsk(context.Background(), func(context.Context, tool.Ask) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"decline"}`), nil
+	})
+	res, _ := h.reg.Execute(ctx, "mcp__insist__name", json.RawMessage(`{}`))
+	want := `server "insist" asked for input again after every answer: its client declined, could not be asked, or gave answers the server does not accept`
+	if !res.IsError || !strings.Contains(res.Text(), "exceeded maximum retries") || !strings.Contains(res.Text(), want) {
+		t.Errorf("got %q, want the give-up with %q", res.Text(), want)
+	}
+}

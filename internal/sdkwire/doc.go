@@ -24,7 +24,8 @@
 //     fraction of its cost;
 //   - on the server side (the gateway's work beneath the SDK, under the
 //     same rule): tools/call results whose content goes on the wire as
-//     raw bytes ([RawResult]); the count of requests a session's connection has
+//     raw bytes ([RawResult]) and input-required results that ask the
+//     client ([InputRequiredResult]); the count of requests a session's connection has
 //     read and not yet answered, which its Close would drop
 //     ([CountingTransport]); a stdio reader and writer that keep a session
 //     going past a line that is not a JSON-RPC message ([LineFilter],
@@ -219,4 +220,13 @@
 //     writer that holds it whole may add to its capabilities
 //     ([CapabilityWriter]); the session goes on.
 //     TestContractHTTPCapabilityAdded.
+//  32. A receiving middleware that answers a tools/call of a 2026-07-28
+//     session with [InputRequiredResult] reaches the client as an
+//     input-required result (resultType, inputRequests as written,
+//     requestState, no content); the client's multi round-trip middleware
+//     answers its requests through the client's handlers and calls again
+//     with the answers under the same keys and the requestState, which
+//     the server's middleware reads from CallToolParamsRaw
+//     (InputResponses decoded by their shape). The gateway asks its
+//     2026-07-28 clients this way. TestContractInputRequiredResult.
 package sdkwire

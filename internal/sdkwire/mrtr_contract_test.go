@@ -65,3 +65,54 @@ func TestInputRequired(t *testing.T) {
 		}
 	}
 }
+
+// Assumption 32: a receiving middleware that answers a tools/call with
+// InputRequiredResult reaches a 2026-07-28 client as an input-required
+// result: without the multi round-trip middleware the client sees it as
+// written (NeedsInput, the requests decoded, the requestState); with it,
+// the client answers through its handler and calls again with the
+// answers under the request's keys and the requestState, and a RawResult
+// ends the call.
+func TestContractInputRequiredResult(t *testing.T) {
+	srv := newServer(nil)
+	var again *mcp.CallToolParamsRaw
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if method != "tools/call" || !ok {
+				return next(ctx, method, req)
+			}
+			if p.RequestState == "" {
+				return InputRequiredResult(json.RawMessage(`{"q1":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}`), "state-1"), nil
+			}
+			again = p
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			return RawResult(ss, false, json.RawMessage(`[{"type":"text","text":"done"}]`), nil), nil
+		}
+	})
+	answer := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}
+	v2026 := &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}
+	ctx := context.Background()
+
+	manual := connectInMemory(t, srv, &mcp.ClientOptions{ElicitationHandler: answer, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}, v2026, nil)
+	res, err := manual.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := res.InputRequests["q1"].(*mcp.ElicitParams)
+	if !res.NeedsInput() || res.RequestState != "state-1" || len(res.InputRequests) != 1 || !ok || p.Message != "name?" || len(res.Content) != 0 {
+		t.Errorf("the client saw %+v, want the input-required result as written", res)
+	}
+
+	auto := connectInMemory(t, srv, &mcp.ClientOptions{ElicitationHandler: answer}, v2026, nil)
+	res, err = auto.CallTool(ctx, &mcp.CallToolParams{Name: "echo"})
+	if err != nil || res.NeedsInput() || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "done" {
+		t.Fatalf("CallTool: %+v, %v; want the final result", res, err)
+	}
+	got, ok := again.InputResponses["q1"].(*mcp.ElicitResult)
+	if again.RequestState != "state-1" || !ok || got.Action != "accept" || got.Content["name"] != "Ada" {
+		t.Errorf("the call again carried %+v, want the answer under q1 and the requestState", again)
+	}
+}

@@ -33,6 +33,17 @@ func RawResult(session *mcp.ServerSession, isError bool, content, structured jso
 	return &rawCallResult{CallToolResult: typed, content: content, complete: session == nil || !TakesCalls(session)}
 }
 
+// InputRequiredResult returns what a receiving middleware that answers a
+// tools/call itself returns to ask its client for input (multi round-trip,
+// protocol 2026-07-28): "resultType":"input_required" with inputRequests
+// (a JSON object of {method, params} by key, as written) and requestState,
+// the opaque state the client echoes when it calls again. The SDK stamps
+// _meta on it and the client's multi round-trip middleware answers it
+// (assumption 32).
+func InputRequiredResult(inputRequests json.RawMessage, state string) mcp.Result {
+	return &rawCallResult{CallToolResult: &mcp.CallToolResult{RequestState: state}, inputRequests: inputRequests}
+}
+
 // rawCallResult is a CallToolResult whose content is marshaled from raw
 // bytes. Embedding keeps it an mcp.Result whose unexported methods are the
 // embedded value's, so the SDK stamps _meta on that value.
@@ -40,6 +51,9 @@ type rawCallResult struct {
 	*mcp.CallToolResult
 	content  json.RawMessage
 	complete bool // stamp "resultType":"complete"
+	// inputRequests, when set, makes it an input-required result: no
+	// content, these requests instead.
+	inputRequests json.RawMessage
 }
 
 // MarshalJSON marshals the SDK's result and swaps in the raw content.
@@ -53,7 +67,11 @@ func (r *rawCallResult) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("re-reading tools/call result: %w", err) // unreachable: the SDK marshals an object
 	}
 	members["content"] = r.content
-	if r.complete {
+	if r.inputRequests != nil {
+		delete(members, "content")
+		members["inputRequests"] = r.inputRequests
+		members["resultType"] = json.RawMessage(`"input_required"`)
+	} else if r.complete {
 		members["resultType"] = json.RawMessage(`"complete"`)
 	}
 	return marshalUnescaped(members)

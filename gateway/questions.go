@@ -1,0 +1,511 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates sampling and roots (SEP-2577) but keeps them working for at least a year; 2025-11-25 servers use them, and the bridge carries them.
+
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// A client of protocol 2026-07-28 can be asked nothing in the middle of a
+// call: a server asks it by answering the call with an input-required
+// result, and the client calls again with its answers (multi round-trip,
+// SEP-2322). Backends ask the gateway either way: the 2025-11-25 way
+// (elicitation/create or sampling/createMessage in the middle of the
+// call) or with input-required results, which mcpclient answers through
+// the SDK's multi round-trip middleware. Both reach the call's
+// tool.AskFunc, so the gateway treats them alike: the call runs on,
+// parked, its question waiting, while the client's request is answered
+// input-required with the gateway's own requestState; the client's next
+// call with that state brings the answers to the waiting questions, and
+// waits again for the result or the next questions (README.md,
+// "Serving"; docs/operations.md §2 on replicas).
+
+const (
+	// DefaultQuestionWait is how long a parked call waits for its client
+	// to call again with the answers, when Options.QuestionWait is 0.
+	DefaultQuestionWait = 5 * time.Minute
+	// MaxParkedCalls bounds the calls parked at once on the gateway, and
+	// MaxParkedPerClient those of one client (a session, or in stateless
+	// mode a credential): past either, a backend's questions are refused
+	// (an elicitation declined, the others failed), as when its client
+	// cannot be asked, so one client cannot hold every place.
+	MaxParkedCalls     = 256
+	MaxParkedPerClient = 8
+)
+
+// errQuestionExpired ends a parked call whose client did not come back.
+var errQuestionExpired = errors.New("the client did not answer the server's questions in time")
+
+// errClientLeft ends a call whose client left while it waited for the
+// call's result or questions.
+var errClientLeft = errors.New("the client left before the call's result")
+
+// errUnknownState refuses a requestState the gateway does not hold for
+// the caller: forged, altered, used already, expired, issued to another
+// client or for another call, or by another replica.
+var errUnknownState = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState is not one this gateway holds for this call (forged, used already, expired, or issued by another gateway replica): call the tool again without requestState"}
+
+// answer is a client's answer to one question, or why there is none.
+type answer struct {
+	raw json.RawMessage
+	err error
+}
+
+// question is one backend request waiting for the client's answer.
+type question struct {
+	method string
+	params json.RawMessage
+	answer chan answer // buffer 1: the answer is never waited for
+	gone   atomic.Bool // its asker stopped waiting: no longer asked
+}
+
+// callOwner is who may resume a parked call: the same caller and call.
+type callOwner struct {
+	caller
+	tool string   // the served name called
+	args [32]byte // of the arguments, canonical
+}
+
+// caller is who called: the same session (stateful serving) and
+// credential.
+type caller struct {
+	session    *mcp.ServerSession // nil in stateless mode: each request has its own
+	credential [32]byte           // of the Authorization header
+}
+
+// parkedCall is one call of a client asked through input-required
+// results. Its goroutine is owned by parkedCalls.
+type parkedCall struct {
+	owner  callOwner
+	ctx    context.Context // the call's, outliving the request that started it
+	cancel context.CancelCauseFunc
+	asks   chan *question // the backend's questions; never full (see ask)
+	open   atomic.Int32   // questions asked and not yet answered or refused
+	done   chan struct{}  // closed when the call returned, res and err set
+	res    result
+	err    error
+
+	mu      sync.Mutex
+	pending map[string]*question // put to the client, unanswered; guarded by mu
+	seq     int                  // the last question's number; guarded by mu
+}
+
+// parkedCalls holds the calls waiting for their client to call again, by
+// the requestState the client was given. The zero value is ready to use.
+type parkedCalls struct {
+	mu      sync.Mutex
+	byState map[string]*parkedCall      // guarded by mu
+	expiry  map[*parkedCall]*time.Timer // guarded by mu
+	of      map[caller]int              // parked calls by caller; guarded by mu
+	closed  bool                        // guarded by mu
+	calls   pending                     // the parkable calls' goroutines
+}
+
+// asksByResult reports whether the client of session is asked through
+// input-required results (protocol 2026-07-28 or later) and offers
+// something a backend may ask (elicitation, sampling or roots): its calls
+// run parkable.
+func asksByResult(session *mcp.ServerSession) bool {
+	if session == nil {
+		return false
+	}
+	p := session.InitializeParams()
+	if p == nil || p.ProtocolVersion < "2026-07-28" || p.Capabilities == nil {
+		return false
+	}
+	c := p.Capabilities
+	return c.Elicitation != nil || c.Sampling != nil || offersRoots(c)
+}
+
+// offersRoots reports whether caps declares roots.
+func offersRoots(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && (caps.RootsV2 != nil || caps.Roots.ListChanged)
+}
+
+// ownerOf is who made the call req.
+func (g *Gateway) ownerOf(req callRequest) callOwner {
+	o := callOwner{
+		caller: caller{credential: sha256.Sum256([]byte(req.header.Get("Authorization")))},
+		tool:   req.params.Name,
+		args:   sha256.Sum256(canonical(req.params.Arguments)),
+	}
+	if !g.opts.Stateless {
+		o.session = req.session
+	}
+	return o
+}
+
+// canonical is args re-encoded (object keys sorted), so the same
+// arguments written in another order are the same call; args itself when
+// it is not JSON.
+func canonical(args json.RawMessage) []byte {
+	var v any
+	if len(args) == 0 || json.Unmarshal(args, &v) != nil {
+		return args
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return args // unreachable: decoded JSON encodes
+	}
+	return out
+}
+
+// runParkable runs a call whose client is asked through input-required
+// results (asksByResult): on a goroutine of its own, so that a question
+// answers this request while the call waits for the next one.
+func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest) (result, error) {
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	pc := &parkedCall{owner: g.ownerOf(req), ctx: callCtx, cancel: cancel,
+		asks: make(chan *question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
+	if !g.parked.start() {
+		cancel(errClosing)
+		return errorResult("tool call refused: " + errClosing.Error()), nil
+	}
+	go func() {
+		defer g.parked.calls.done()
+		defer cancel(nil)
+		if s := pc.owner.session; s != nil {
+			defer g.cancelAtEnd(s, pc)()
+		}
+		pc.res, pc.err = g.run(callCtx, name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true}, req.params)
+		close(pc.done)
+	}()
+	return g.round(ctx, req, pc)
+}
+
+// cancelAtEnd cancels pc when session ends (no one is left to answer its
+// questions) and returns the function that stops watching and waits.
+func (g *Gateway) cancelAtEnd(session *mcp.ServerSession, pc *parkedCall) func() {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-g.ends.of(session):
+			pc.cancel(errSessionClosed)
+		case <-stop:
+		}
+	}()
+	return func() {
+		close(stop)
+		<-stopped
+	}
+}
+
+// resume brings the answers of req, a call again with a requestState, to
+// the parked call that state names, and waits for what it says next.
+func (g *Gateway) resume(ctx context.Context, req callRequest) (result, error) {
+	pc := g.parked.take(req.params.RequestState, g.ownerOf(req))
+	if pc == nil {
+		g.log.Info("a call's requestState refused", "tool", req.params.Name, "err", errUnknownState.Message)
+		return result{}, errUnknownState
+	}
+	pc.answered(req.params.InputResponses)
+	return g.round(ctx, req, pc)
+}
+
+// round waits for what the call says next: its result, or questions,
+// which park it and answer the request req input-required. Meanwhile the
+// request is tracked as a call in flight, so the end of its session or
+// stream, or Close, cancels the call as it would any other; a client that
+// leaves first cancels it too: no one is left to answer it.
+func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (result, error) {
+	waiting := &inflight{session: req.session, cancel: pc.cancel, stream: req.header.Get(streamHeader)}
+	if g.track(waiting) {
+		defer g.untrack(waiting)
+	} else { // untested: a call arriving while its session or the gateway closes
+		why := errSessionClosed
+		if g.isClosed() {
+			why = errClosing
+		}
+		pc.cancel(why)
+	}
+	if g.streamGone(waiting.stream) {
+		pc.cancel(errStreamGone)
+	}
+	for {
+		select {
+		case <-pc.done: // its questions, if any are left, are moot
+			return pc.res, pc.err
+		default:
+		}
+		if pc.unanswered() {
+			if state, ok := g.parked.hold(pc, cmp.Or(g.opts.QuestionWait, DefaultQuestionWait), g.expired); ok {
+				g.log.Debug("call parked for its client's answers", "tool", pc.owner.tool)
+				return result{questions: pc.requests(), state: state}, nil
+			}
+			g.log.Warn("a backend's questions refused: too many calls wait for their clients' answers", "limit", MaxParkedCalls, "perClient", MaxParkedPerClient)
+			pc.refuseAll()
+		}
+		select {
+		case <-pc.done:
+			return pc.res, pc.err
+		case q := <-pc.asks:
+			pc.put(q)
+		case <-ctx.Done():
+			pc.cancel(errClientLeft)
+			return result{}, ctx.Err()
+		}
+	}
+}
+
+// expired ends a parked call whose client did not come back in time.
+func (g *Gateway) expired(pc *parkedCall) {
+	g.log.Info("a parked call cancelled: its client did not answer", "tool", pc.owner.tool)
+	pc.cancel(errQuestionExpired)
+}
+
+// asker is the call's tool.AskFunc: a backend's question is put to the
+// client with the next input-required result, when the client's
+// capabilities allow it (see refuseAsk).
+func (pc *parkedCall) asker(caps *mcp.ClientCapabilities) tool.AskFunc {
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		if r := refuseAsk(caps, a); r != nil {
+			return r.answer, r.err
+		}
+		if a.Method == tool.AskRoots && !offersRoots(caps) {
+			return nil, errors.New("the gateway's client offers no roots")
+		}
+		return pc.ask(ctx, a)
+	}
+}
+
+// ask queues a question for the client and waits for its answer, at most
+// MaxAsksPerSession at once.
+func (pc *parkedCall) ask(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+	if pc.open.Add(1) > MaxAsksPerSession {
+		pc.open.Add(-1)
+		return tooManyAsks(a.Method)
+	}
+	defer pc.open.Add(-1)
+	q := &question{method: a.Method, params: a.Params, answer: make(chan answer, 1)}
+	select {
+	case pc.asks <- q:
+	default: // full of questions whose askers stopped waiting
+		return tooManyAsks(a.Method)
+	}
+	select {
+	case ans := <-q.answer:
+		return ans.raw, ans.err
+	case <-ctx.Done():
+		q.gone.Store(true)
+		return nil, context.Cause(ctx)
+	case <-pc.ctx.Done():
+		q.gone.Store(true)
+		return nil, context.Cause(pc.ctx)
+	}
+}
+
+// tooManyAsks refuses a question past a bound: an elicitation is
+// declined, others fail.
+func tooManyAsks(method string) (json.RawMessage, error) {
+	if method == tool.AskElicit {
+		return declined, nil
+	}
+	return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
+}
+
+// put adds q, and every question queued behind it, to those the client
+// is asked.
+func (pc *parkedCall) put(q *question) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for {
+		pc.seq++
+		pc.pending["q"+strconv.Itoa(pc.seq)] = q
+		select {
+		case q = <-pc.asks:
+		default:
+			return
+		}
+	}
+}
+
+// unanswered reports whether questions wait for the client, taking in
+// those queued and dropping those no one waits for any more.
+func (pc *parkedCall) unanswered() bool {
+	select {
+	case q := <-pc.asks:
+		pc.put(q)
+	default:
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for key, q := range pc.pending {
+		if q.gone.Load() {
+			delete(pc.pending, key)
+		}
+	}
+	return len(pc.pending) > 0
+}
+
+// inputRequest is one question as an input-required result carries it.
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// requests is the inputRequests object of the questions waiting.
+func (pc *parkedCall) requests() json.RawMessage {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	out := make(map[string]inputRequest, len(pc.pending))
+	for key, q := range pc.pending {
+		out[key] = inputRequest{Method: q.method, Params: q.params}
+	}
+	return mustJSON(out)
+}
+
+// answered hands each waiting question its answer from responses; a
+// question left unanswered is asked again.
+func (pc *parkedCall) answered(responses mcp.InputResponseMap) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for key, q := range pc.pending {
+		resp, ok := responses[key]
+		if !ok || resp == nil {
+			continue
+		}
+		raw, err := json.Marshal(resp)
+		q.answer <- answer{raw: raw, err: err}
+		delete(pc.pending, key)
+	}
+}
+
+// refuseAll answers every waiting question with a refusal.
+func (pc *parkedCall) refuseAll() {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for key, q := range pc.pending {
+		raw, err := tooManyAsks(q.method)
+		if err != nil {
+			err = errors.New("the gateway holds too many calls waiting for their clients' answers")
+		}
+		q.answer <- answer{raw: raw, err: err}
+		delete(pc.pending, key)
+	}
+}
+
+// start counts a parkable call's goroutine, unless the gateway closed.
+func (p *parkedCalls) start() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.calls.add()
+	return true
+}
+
+// hold parks pc under a new requestState, which it returns, until the
+// client brings it back (take) or wait passes (then expire runs); false
+// when MaxParkedCalls are parked already.
+func (p *parkedCalls) hold(pc *parkedCall, wait time.Duration, expire func(*parkedCall)) (string, bool) {
+	state := newState()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.byState) >= MaxParkedCalls || p.of[pc.owner.caller] >= MaxParkedPerClient {
+		return "", false
+	}
+	if p.byState == nil {
+		p.byState, p.expiry, p.of = map[string]*parkedCall{}, map[*parkedCall]*time.Timer{}, map[caller]int{}
+	}
+	p.byState[state] = pc
+	p.of[pc.owner.caller]++
+	p.expiry[pc] = time.AfterFunc(wait, func() {
+		if p.drop(state, pc) {
+			expire(pc)
+		}
+	})
+	return state, true
+}
+
+// drop forgets pc, parked under state, and reports whether it was.
+func (p *parkedCalls) drop(state string, pc *parkedCall) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byState[state] != pc {
+		return false
+	}
+	p.unpark(state, pc)
+	return true
+}
+
+// unpark forgets pc, parked under state; p.mu is held.
+func (p *parkedCalls) unpark(state string, pc *parkedCall) {
+	delete(p.byState, state)
+	p.expiry[pc].Stop()
+	delete(p.expiry, pc)
+	if p.of[pc.owner.caller]--; p.of[pc.owner.caller] <= 0 {
+		delete(p.of, pc.owner.caller)
+	}
+}
+
+// take returns, and unparks, the call parked under state for owner; nil
+// when there is none (the state is then still good for its own owner).
+// A state is taken once: a replay finds nothing.
+func (p *parkedCalls) take(state string, owner callOwner) *parkedCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pc := p.byState[state]
+	if pc == nil || pc.owner != owner {
+		return nil
+	}
+	p.unpark(state, pc)
+	return pc
+}
+
+// close cancels the parked calls and refuses new ones; those not parked
+// are cancelled as calls in flight (Close). Then wait waits for them.
+func (p *parkedCalls) close() {
+	p.mu.Lock()
+	p.closed = true
+	parked := p.byState
+	for _, timer := range p.expiry {
+		timer.Stop()
+	}
+	p.byState, p.expiry, p.of = nil, nil, nil
+	p.mu.Unlock()
+	for _, pc := range parked {
+		pc.cancel(errClosing)
+	}
+}
+
+// wait waits until every parkable call has returned or deadline passes,
+// and says how many are left.
+func (p *parkedCalls) wait(deadline time.Time) error {
+	if left := p.calls.wait(deadline); left > 0 {
+		return fmt.Errorf("gateway: %d call(s) still running when the shutdown timeout passed: a tool ignores cancellation", left)
+	}
+	return nil
+}
+
+// parkedNow is how many calls are parked, for tests.
+func (p *parkedCalls) parkedNow() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byState)
+}
+
+// newState returns a requestState: 192 random bits, unguessable, so a
+// client can name only a state it was given.
+func newState() string {
+	var b [24]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return "mcpbridge." + base64.RawURLEncoding.EncodeToString(b[:])
+}

@@ -1,0 +1,498 @@
+//lint:file-ignore SA1019 the clients answer sampling, deprecated as of MCP 2026-07-28 but carried by the bridge.
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// buildEverythingServer builds the go-sdk conformance everything-server
+// into a temporary directory and returns its path.
+func buildEverythingServer(t *testing.T) string {
+	t.Helper()
+	server := filepath.Join(t.TempDir(), "everything-server")
+	build := exec.Command("go", "build", "-o", server, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the go-sdk conformance everything-server: %v\n%s", err, out)
+	}
+	return server
+}
+
+// startEverything starts the everything-server at path as backend name
+// (a stdio child) at protocol version ("" negotiates the newest), and
+// waits until its tools are registered in reg.
+func startEverything(t *testing.T, reg *tool.Registry, name, path, version string) *mcpclient.Server {
+	t.Helper()
+	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: path, AllowSampling: true, ProtocolVersion: version}
+	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// asked is a client that answers every elicitation by filling each string
+// property of the form with "ada", and every sampling request with
+// "Paris", and records what it was asked.
+type asked struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (a *asked) note(method string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.methods = append(a.methods, method)
+}
+
+func (a *asked) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.methods
+	a.methods = nil
+	return out
+}
+
+func (a *asked) client() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.note("elicitation/create")
+			var schema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			raw, _ := json.Marshal(req.Params.RequestedSchema)
+			_ = json.Unmarshal(raw, &schema)
+			content := map[string]any{}
+			for name := range schema.Properties {
+				content[name] = "ada"
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			a.note("sampling/createMessage")
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "Paris"}}, nil
+		},
+	})
+}
+
+// Every pairing of client and backend protocol versions: a backend's
+// elicitation and sampling request reach the client that made the call,
+// and the call completes with the client's answer. Backends: the go-sdk
+// conformance everything-server pinned to 2025-11-25 (it asks in the
+// middle of the call) and at 2026-07-28 (it answers input-required, and
+// the bridge's backend client answers it). Clients: 2025-11-25 through
+// the stateful gateway, the newest go-sdk client through the stateful
+// gateway over HTTP (which leads it to 2025-11-25), through the stateless
+// one and on a session of its own as serve --stdio has them (2026-07-28:
+// it is asked through input-required results, each carrying the
+// gateway's own requestState).
+func TestQuestionsEveryPairing(t *testing.T) {
+	server := buildEverythingServer(t)
+	reg := tool.NewRegistry()
+	old := startEverything(t, reg, "old", server, "2025-11-25")
+	current := startEverything(t, reg, "new", server, "")
+	for srv, want := range map[*mcpclient.Server]string{old: "2025-11-25", current: "2026-07-28"} {
+		if got := srv.Status().ProtocolVersion; got != want {
+			t.Fatalf("backend negotiated protocol %q, want %q", got, want)
+		}
+	}
+	g := newGateway(t, reg, Options{})
+	stateful := serveHTTP(t, g, Options{})
+	stateless := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	overHTTP := func(base string) func() mcp.Transport {
+		return func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"} }
+	}
+	inMemory := func() mcp.Transport {
+		ct, st := mcp.NewInMemoryTransports()
+		ctx, stop := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- g.ServeTransport(ctx, st) }()
+		t.Cleanup(func() {
+			stop()
+			if err := <-served; err != nil {
+				t.Errorf("ServeTransport: %v", err)
+			}
+		})
+		return ct
+	}
+
+	clients := []struct {
+		name                string
+		transport           func() mcp.Transport
+		version, negotiated string
+	}{
+		{"2025-11-25 client, stateful gateway", overHTTP(stateful), "2025-11-25", "2025-11-25"},
+		{"newest client, stateful gateway", overHTTP(stateful), "", "2025-11-25"},
+		{"2026-07-28 client, stateless gateway", overHTTP(stateless), "", "2026-07-28"},
+		{"2026-07-28 client, stdio-like session", inMemory, "", "2026-07-28"},
+	}
+	const elicit, sample = "elicitation/create", "sampling/createMessage"
+	calls := []struct {
+		name, tool, args string
+		asked            []string // sorted
+		want             string
+	}{
+		{"old-way elicitation", "mcp__old__test_elicitation", `{"message":"Your name?"}`, []string{elicit}, "Elicitation result: action=accept, content=map[username:ada]"},
+		{"old-way sampling", "mcp__old__test_sampling", `{"prompt":"Capital of France?"}`, []string{sample}, "LLM response: Paris"},
+		{"input-required elicitation", "mcp__new__test_input_required_result_elicitation", `{}`, []string{elicit}, "Hello, ada!"},
+		{"input-required sampling", "mcp__new__test_input_required_result_sampling", `{}`, []string{sample}, "Sampling response: Paris"},
+		// Two rounds, the backend's requestState carried between them.
+		{"input-required, two rounds", "mcp__new__test_input_required_result_multi_round", `{}`, []string{elicit, elicit}, "Multi-round complete: ada likes ada"},
+		// Roots are the bridge's to answer (the entry's, none).
+		{"input-required, three at once", "mcp__new__test_input_required_result_multiple_inputs", `{}`, []string{elicit, sample}, "Paris ada — 0 root(s) visible"},
+	}
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			a := &asked{}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			cs, err := a.client().Connect(ctx, c.transport(), &mcp.ClientSessionOptions{ProtocolVersion: c.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != c.negotiated {
+				t.Fatalf("negotiated protocol %q, want %q", got, c.negotiated)
+			}
+			for _, call := range calls {
+				t.Run(call.name, func(t *testing.T) {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.tool, Arguments: json.RawMessage(call.args)})
+					asked := a.take()
+					slices.Sort(asked)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := strings.Join(texts(res), "\n"); res.IsError || got != call.want {
+						t.Errorf("got %q (isError %v), want %q", got, res.IsError, call.want)
+					}
+					if !slices.Equal(asked, call.asked) {
+						t.Errorf("the client was asked %v, want %v", asked, call.asked)
+					}
+				})
+			}
+		})
+	}
+}
+
+// startConfirmBackend starts backend "ask", a go-sdk server at protocol
+// version ("" negotiates the newest) whose tool "confirm" asks its client
+// whether to go on with arguments.what: in the middle of the call before
+// 2026-07-28 (the returned channel then receives a value each time the
+// question ends without an answer: cancelled, or failed by the bridge),
+// by an input-required result from then on.
+func startConfirmBackend(t *testing.T, reg *tool.Registry, version string) <-chan struct{} {
+	t.Helper()
+	ended := make(chan struct{}, 16)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "confirm", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ What string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			question := &mcp.ElicitParams{Message: "Go on with " + args.What + "?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)}
+			if req.Session.InitializeParams().ProtocolVersion >= "2026-07-28" {
+				res, ok := req.Params.InputResponses["ok"].(*mcp.ElicitResult)
+				if !ok {
+					return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"ok": question}}, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
+			}
+			res, err := req.Session.Elicit(ctx, question)
+			if err != nil {
+				ended <- struct{}{}
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
+		})
+	cfg := mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version}
+	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { ss.Close() })
+		return ct, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ended
+}
+
+// withAuthorization is an http.RoundTripper that sends the Authorization
+// header it holds.
+type withAuthorization string
+
+func (a withAuthorization) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", string(a))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// manualClient connects to base+"/mcp" as a 2026-07-28 client that
+// offers elicitation and answers input-required results itself (the
+// SDK's multi round-trip middleware off), sending credential as its
+// Authorization header.
+func manualClient(t *testing.T, base, credential string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("the client was asked in the middle of a call")
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: withAuthorization(credential)}}
+	cs, err := c.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// askedFor calls confirm with what and returns the input-required
+// result's only request key and its requestState.
+func askedFor(t *testing.T, cs *mcp.ClientSession, what string) (key, state string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": what}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.NeedsInput() || len(res.InputRequests) != 1 || !strings.HasPrefix(res.RequestState, "mcpbridge.") {
+		t.Fatalf("got %+v, want an input-required result with one request and the gateway's requestState", res)
+	}
+	for key, req := range res.InputRequests {
+		if p, ok := req.(*mcp.ElicitParams); !ok || p.Message != "Go on with "+what+"?" {
+			t.Fatalf("input request %q is %#v, want the backend's elicitation", key, req)
+		}
+		return key, res.RequestState
+	}
+	return "", ""
+}
+
+// answerWith calls confirm with what again, with answer to key and state.
+func answerWith(cs *mcp.ClientSession, what, key, state string) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": what}, RequestState: state,
+		InputResponses: mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}}})
+}
+
+// A requestState is good once, for the client it was given to, for the
+// call it was given for: forged, altered, replayed or presented by
+// another client (another credential) or for other arguments, it is
+// refused with the same clear error, which says nothing of whose it is,
+// and the call it names stays parked for its own client.
+func TestQuestionsRequestStateAttacks(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg, "2025-11-25")
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	alice := manualClient(t, base, "Bearer alice")
+	mallory := manualClient(t, base, "Bearer mallory")
+
+	key, state := askedFor(t, alice, "deploy")
+	refused := func(name string, cs *mcp.ClientSession, what, state string) {
+		t.Helper()
+		res, err := answerWith(cs, what, key, state)
+		if err == nil || !strings.Contains(err.Error(), "requestState is not one this gateway holds for this call") {
+			t.Errorf("%s: got %+v, %v; want the requestState refused", name, res, err)
+		}
+	}
+	refused("forged", alice, "deploy", "mcpbridge."+strings.Repeat("A", 32))
+	refused("altered", alice, "deploy", state[:len(state)-1]+"x")
+	refused("another client", mallory, "deploy", state)
+	refused("other arguments", alice, "delete", state)
+
+	res, err := answerWith(alice, "deploy", key, state)
+	if err != nil || res.IsError || strings.Join(texts(res), "") != "accept deploy true" {
+		t.Fatalf("the client's own answer: got %+v, %v; want the call completed with it", res, err)
+	}
+	refused("replayed", alice, "deploy", state)
+}
+
+// A parked call whose client never comes back is cancelled after
+// Options.QuestionWait (the backend's question ends unanswered) and
+// forgotten; a parked call is cancelled when its session ends (served
+// stateful, as on stdio) and by Close too.
+func TestQuestionsParkedCallsEnd(t *testing.T) {
+	t.Run("client never comes back", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		cancelled := startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{Stateless: true, QuestionWait: time.Millisecond})
+		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
+		key, state := askedFor(t, alice, "deploy")
+		waitSignal(t, cancelled, "the backend's question ended")
+		waitFor(t, "no call parked", func() bool { return g.parked.parkedNow() == 0 })
+		if _, err := answerWith(alice, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one") {
+			t.Errorf("an answer after the wait: got %v, want the requestState refused", err)
+		}
+	})
+	t.Run("session ends", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		ended := startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{})
+		ct, st := mcp.NewInMemoryTransports()
+		served := make(chan error, 1)
+		go func() { served <- g.ServeTransport(context.Background(), st) }()
+		c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		})
+		cs, err := c.Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		askedFor(t, cs, "deploy")
+		cs.Close()
+		waitSignal(t, ended, "the backend's question ended")
+		if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
+			t.Errorf("ServeTransport: %v", err)
+		}
+	})
+	t.Run("gateway closes", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		cancelled := startConfirmBackend(t, reg, "2025-11-25")
+		g := New(reg, Options{Stateless: true})
+		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
+		askedFor(t, alice, "deploy")
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		waitSignal(t, cancelled, "the backend's question ended")
+	})
+}
+
+// One client parks at most MaxParkedPerClient calls: the backend's
+// question of one more is declined at once, and another client still
+// parks its own. The backend asks by input-required results: a
+// 2025-11-25 one's question of several calls in flight names none of
+// them, and the bridge declines it before the gateway sees it.
+func TestQuestionsParkedPerClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg, "")
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	alice := manualClient(t, base, "Bearer alice")
+	for i := range MaxParkedPerClient {
+		askedFor(t, alice, fmt.Sprint("step ", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "one more"}})
+	if err != nil || res.NeedsInput() || strings.Join(texts(res), "") != "decline one more <nil>" {
+		t.Errorf("one call more than MaxParkedPerClient: got %+v, %v; want its question declined", res, err)
+	}
+	askedFor(t, manualClient(t, base, "Bearer bob"), "deploy")
+}
+
+// A client that answers only some of the questions is asked the others
+// again, under the same keys, with a new requestState, until the call
+// completes.
+func TestQuestionsPartialAnswers(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "two", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "both", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, aok := req.Params.InputResponses["a"].(*mcp.ElicitResult)
+			b, bok := req.Params.InputResponses["b"].(*mcp.ElicitResult)
+			if aok && bok {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v %v", a.Content["v"], b.Content["v"])}}}, nil
+			}
+			schema := map[string]any{"type": "object", "properties": map[string]any{"v": map[string]any{"type": "string"}}}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"a": &mcp.ElicitParams{Message: "a?", RequestedSchema: schema},
+				"b": &mcp.ElicitParams{Message: "b?", RequestedSchema: schema},
+			}}, nil
+		})
+	reg := tool.NewRegistry()
+	c, err := mcpclient.Start(mcpclient.Config{ServerName: "two", Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(context.Background(), st, nil)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { ss.Close() })
+			return ct, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cs := manualClient(t, serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true}), "")
+
+	params := &mcp.CallToolParams{Name: "mcp__two__both", Arguments: map[string]any{}}
+	asked := map[string]string{} // message by key, over every round
+	for round := 1; ; round++ {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !res.NeedsInput() {
+			if got := strings.Join(texts(res), ""); got != "a? b?" {
+				t.Errorf("the result is %q, want each question's own answer", got)
+			}
+			break
+		}
+		if round > 4 {
+			t.Fatalf("still asked after %d rounds: %+v", round, res.InputRequests)
+		}
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range res.InputRequests {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, k := range keys {
+			msg := res.InputRequests[k].(*mcp.ElicitParams).Message
+			if prev, ok := asked[k]; ok && prev != msg {
+				t.Fatalf("key %s asked %q, then %q", k, prev, msg)
+			}
+			asked[k] = msg
+		}
+		// Only the first question is answered, with its own message.
+		first := keys[0]
+		params = &mcp.CallToolParams{Name: params.Name, Arguments: params.Arguments, RequestState: res.RequestState,
+			InputResponses: mcp.InputResponseMap{first: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"v": asked[first]}}}}
+	}
+	if len(asked) != 2 {
+		t.Errorf("asked %v, want both questions", asked)
+	}
+}
