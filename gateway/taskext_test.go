@@ -34,8 +34,8 @@ func askingTool(name string, background bool) tool.Tool {
 // client, which declares the tasks extension): a task tool's call becomes
 // a task of the gateway's, whose question reaches the client as an
 // inputRequest and is answered with tasks/update, so the tool gets the
-// client's answer (a plain call's question is declined: the stateless
-// gateway cannot ask in the middle of a call). Another identity naming
+// client's answer; a plain call's question reaches it as an
+// input-required result (gateway/questions.go). Another identity naming
 // the task gets what a made-up id gets.
 func TestGatewayStatelessExtensionTasks(t *testing.T) {
 	reg := tool.NewRegistry()
@@ -71,7 +71,7 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 	answer := tool.WithAsk(ctx, func(context.Context, tool.Ask) (json.RawMessage, error) {
 		return json.RawMessage(`{"action":"accept","content":{"pick":"snake"}}`), nil
 	})
-	for name, want := range map[string]string{"ask": `"pick":"snake"`, "plain": `"action":"decline"`} {
+	for name, want := range map[string]string{"ask": `"pick":"snake"`, "plain": `"pick":"snake"`} {
 		res, err := creg.Execute(answer, "mcp__gw__"+name, json.RawMessage(`{}`))
 		if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, want) {
 			t.Errorf("%s: %+v, %v; want %s", name, res, err, want)
