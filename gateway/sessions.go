@@ -123,19 +123,10 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 
 // evicted waits until deadline for the sessions evictIdle is closing.
 func (g *Gateway) evicted(deadline time.Time) error {
-	done := make(chan struct{})
-	go func() {
-		g.evicting.Wait()
-		close(done)
-	}()
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
+	if !waitUntil(deadline, g.evicting.Wait) {
 		return fmt.Errorf("gateway: evicted sessions still closing when the shutdown timeout (%v) passed", g.timeout)
 	}
+	return nil
 }
 
 // oldestIdleLocked returns the tracked session active longest ago, other

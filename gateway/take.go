@@ -78,17 +78,8 @@ func (g *Gateway) publishCallable() {
 // stillRunning waits for the calls the fast path took on a session that
 // ended (they were cancelled), and reports those that outlive deadline.
 func (g *Gateway) stillRunning(taking *sdkwire.TakingTransport, deadline time.Time) error {
-	done := make(chan struct{})
-	go func() {
-		taking.Wait()
-		close(done)
-	}()
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
+	if !waitUntil(deadline, taking.Wait) {
 		return fmt.Errorf("gateway: tool calls still running when the shutdown timeout (%v) passed: a tool ignores cancellation", g.timeout)
 	}
+	return nil
 }

@@ -85,19 +85,10 @@ func newSessionTasks(ctx context.Context, ext bool) *sessionTasks {
 
 // close cancels the session's tasks and waits for them until deadline.
 func (st *sessionTasks) close(deadline time.Time) error {
-	done := make(chan struct{})
-	go func() {
-		st.store.Close()
-		close(done)
-	}()
-	timer := time.NewTimer(time.Until(deadline))
-	defer timer.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-timer.C:
+	if !waitUntil(deadline, st.store.Close) {
 		return errors.New("gateway: tasks still running when the shutdown timeout passed: a tool ignores cancellation")
 	}
+	return nil
 }
 
 // takeTasks returns next with the requests of tasks taken first (see

@@ -31,6 +31,24 @@ func (p *pending) done() {
 	}
 }
 
+// waitUntil runs wait and reports whether it returned before deadline;
+// if not, it is left to return in the background.
+func waitUntil(deadline time.Time, wait func()) bool {
+	done := make(chan struct{})
+	go func() {
+		wait()
+		close(done)
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
 // wait waits until no operation is left or deadline passes, and returns
 // how many are left.
 func (p *pending) wait(deadline time.Time) int {
