@@ -33,7 +33,10 @@
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]);
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
+//     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
+//     response framed as the SDK's handler frames it ([ResponseJSON],
+//     [SetResponseHeaders], [AppendEvent], [EventID], [Primes]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -204,4 +207,13 @@
 //     its cacheScope, and keeps nothing of a result with ttlMs 0: a
 //     private result handed to the SDK with ttlMs 0 is read again on the
 //     next request ([PassResult] slots). TestContractPrivateNotCached.
+//  30. The Streamable HTTP handler answers a POST that carries one
+//     tools/call with the headers [SetResponseHeaders] sets and, as an SSE
+//     stream, [AppendEvent] frames: a priming event first where [Primes]
+//     says (an event store, 2025-11-25 up to 2026-07-28), event ids
+//     [EventID](stream, index) with an event store and none without, then
+//     the message [ResponseJSON] encodes; with JSONResponse, that message
+//     alone as the body. The result is [CallResultJSON] on the sessions
+//     [TakesCalls] accepts, stateful or stateless, as on stdio
+//     (assumption 23). TestContractHTTPCallResponse.
 package sdkwire

@@ -163,17 +163,8 @@ func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
 	if ended {
 		return
 	}
-	resp := &jsonrpc.Response{ID: id, Result: result}
-	if err != nil {
-		resp.Result = nil
-		var wire *jsonrpc.Error
-		if !errors.As(err, &wire) {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		resp.Error = wire
-	}
 	// A failed write is the session's to notice on its next read or write.
-	c.Connection.Write(c.base, resp)
+	c.Connection.Write(c.base, response(id, result, err))
 }
 
 // cancel cancels the taken call a notifications/cancelled names, and
