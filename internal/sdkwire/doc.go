@@ -36,7 +36,9 @@
 //     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
 //     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
 //     response framed as the SDK's handler frames it ([ResponseJSON],
-//     [SetResponseHeaders], [AppendEvent], [EventID], [Primes]);
+//     [NotificationJSON], [SetResponseHeaders], [AppendEvent], [EventID],
+//     [Primes]), a client's cancel read ([PeekCancelled]) and the session
+//     kept from timing out ([KeepAliveBody]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -216,4 +218,9 @@
 //     alone as the body. The result is [CallResultJSON] on the sessions
 //     [TakesCalls] accepts, stateful or stateless, as on stdio
 //     (assumption 23). TestContractHTTPCallResponse.
+//  31. The Streamable HTTP handler restarts a session's idle timer
+//     (SessionTimeout) only when it serves a POST of the session, and
+//     accepts [KeepAliveBody] with 202, changing nothing else: a server
+//     that answers a session's calls beneath the handler keeps the session
+//     open with it. TestContractKeepAlive.
 package sdkwire

@@ -3,6 +3,7 @@ package sdkwire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -40,12 +41,50 @@ func PeekCall(body []byte) (*jsonrpc.Request, bool) {
 	return req, true
 }
 
+// PeekCancelled returns the request a POST's whole body cancels, when it
+// is one notifications/cancelled naming a plain id: a server that answers
+// calls beneath the SDK cancels its own, and hands the body on to the SDK
+// still (the id may be one of the SDK's calls too).
+func PeekCancelled(body []byte) (jsonrpc.ID, bool) {
+	if len(body) == 0 || body[0] != '{' {
+		return jsonrpc.ID{}, false
+	}
+	msg, err := decodeMessage(body)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.IsCall() || req.Method != "notifications/cancelled" {
+		return jsonrpc.ID{}, false
+	}
+	return cancelledID(req.Params)
+}
+
+// KeepAliveBody is a POST body that resets the Streamable HTTP handler's
+// idle timer of the session it names and changes nothing else
+// (assumption 31): a notifications/cancelled naming a request the session
+// never had. The handler resets a session's timer only when it serves a
+// POST of the session, so a server that answers the session's calls
+// beneath it sends it this now and then.
+const KeepAliveBody = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcpbridge-keepalive","reason":"keep-alive"}}`
+
 // ResponseJSON returns the JSON-RPC response to the request id, with
 // result, or err's error when err is not nil (a *jsonrpc.Error keeps its
 // code; any other error is an internal error), encoded as the SDK's
 // connections encode it.
 func ResponseJSON(id jsonrpc.ID, result json.RawMessage, err error) ([]byte, error) {
 	return jsonrpc.EncodeMessage(response(id, result, err))
+}
+
+// NotificationJSON returns the JSON-RPC notification of method with
+// params, encoded as the SDK's session encodes what it sends (params
+// marshaled without HTML escaping).
+func NotificationJSON(method string, params any) ([]byte, error) {
+	raw, err := marshalUnescaped(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", method, err)
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
 }
 
 // response is the JSON-RPC response to the request id.
