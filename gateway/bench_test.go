@@ -126,7 +126,9 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 
 // BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's
 // Streamable HTTP handler on a loopback listener: its server-side cost over
-// HTTP, the client included.
+// HTTP, the client included. The client offers nothing (as the bridge's
+// own client): "fast" is the fast path's call, "sdk" the SDK's (its
+// session set a log level, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
@@ -141,12 +143,27 @@ func BenchmarkHTTPCall(b *testing.B) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go g.ServeListener(ctx, ln)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		b.Fatal(err)
+	for _, path := range []string{"fast", "sdk"} {
+		b.Run(path, func(b *testing.B) {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			if path == "sdk" {
+				//lint:ignore SA1019 a log level is what sends a session's calls the SDK's way
+				if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "emergency"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchHTTPCalls(b, cs)
+		})
 	}
-	defer cs.Close()
+}
+
+// benchHTTPCalls runs the benchmark's calls on cs.
+func benchHTTPCalls(b *testing.B, cs *mcp.ClientSession) {
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}
 	b.ReportAllocs()
 	b.ResetTimer()

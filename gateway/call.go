@@ -31,6 +31,8 @@ type callRequest struct {
 	session *mcp.ServerSession // nil when called without one (tests)
 	header  http.Header        // the HTTP request's headers; nil off HTTP
 	params  *mcp.CallToolParamsRaw
+	// out is the HTTP fast path's response stream, nil on the others.
+	out *fastStream
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -64,7 +66,7 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 		ctx = sv.view.Bind(ctx)
 		defer g.noteGrowth(sv, p.Name)
 	}
-	res, err := g.run(ctx, name, ss, req.header.Get(streamHeader), p)
+	res, err := g.run(ctx, name, req)
 	ended(Outcome{IsError: res.isError, Failed: err != nil})
 	return res, err
 }
@@ -133,12 +135,13 @@ func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 func (g *Gateway) admit(session *mcp.ServerSession) error { return g.admitCall(session) }
 
 // run executes the registry tool name for a call that holds its slot,
-// through Registry.Execute; stream is the HTTP request stream it arrived
-// on, "" off HTTP.
-func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, stream string, params *mcp.CallToolParamsRaw) (result, error) {
+// through Registry.Execute; it is tracked by the HTTP request stream it
+// arrived on (none off HTTP).
+func (g *Gateway) run(ctx context.Context, name string, req callRequest) (result, error) {
+	session, params := req.session, req.params
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := &inflight{session: session, cancel: cancel, stream: stream}
+	c := &inflight{session: session, cancel: cancel, stream: req.header.Get(streamHeader)}
 	if !g.track(c) {
 		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
 		if g.isClosed() {
@@ -152,13 +155,18 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 
 	if session != nil {
-		fwd := newForwarder(ctx, session, g.log)
+		var out notifier = session
+		ask := g.asker(session)
+		if req.out != nil {
+			out, ask = req.out, g.fastAsker(ask)
+		}
+		fwd := newForwarder(ctx, out, g.log)
 		defer fwd.stop()
 		if tok := params.GetProgressToken(); tok != nil {
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)
-		ctx = tool.WithAsk(ctx, g.asker(session))
+		ctx = tool.WithAsk(ctx, ask)
 		ctx = tool.WithSession(ctx, clientSession{g, session})
 	}
 	if g.opts.CallContext != nil {
@@ -377,6 +385,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		g.seen(ss, method)
+		if method == "logging/setLevel" {
+			g.noteLogLevel(ss)
+		}
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}

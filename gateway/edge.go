@@ -144,7 +144,7 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			w.Write(errorFrame(ref.ID, ref.Err))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
 		if !isBatch(body) {
 			next.ServeHTTP(w, r)
 			return
@@ -158,6 +158,24 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 		}
 		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", r.Header.Get("Mcp-Session-Id"))
 	})
+}
+
+// screenedBody is a POST's body as screen read it: the fast path peeks at
+// it without reading it (bodyOf), and the SDK reads it.
+type screenedBody struct {
+	*bytes.Reader
+	body []byte
+}
+
+func (*screenedBody) Close() error { return nil }
+
+// bodyOf returns the body screen read for r, nil when screen did not
+// (r is not a POST, or did not pass through Handler).
+func bodyOf(r *http.Request) []byte {
+	if b, ok := r.Body.(*screenedBody); ok && b.Len() == len(b.body) {
+		return b.body
+	}
+	return nil
 }
 
 // isBatch reports whether the valid JSON frame is an array.

@@ -34,7 +34,7 @@ type notice struct {
 // started with the first notice, sends the queue; stop sends what is left.
 type forwarder struct {
 	ctx     context.Context // the call's: it carries the request for HTTP routing
-	session *mcp.ServerSession
+	session notifier
 	log     *slog.Logger
 
 	mu      sync.Mutex
@@ -48,7 +48,14 @@ type forwarder struct {
 	done    chan struct{} // closed when run returned
 }
 
-func newForwarder(ctx context.Context, session *mcp.ServerSession, log *slog.Logger) *forwarder {
+// notifier sends a call's notifications to its client: the client's
+// session (*mcp.ServerSession), or the HTTP fast path's stream.
+type notifier interface {
+	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+	Log(context.Context, *mcp.LoggingMessageParams) error
+}
+
+func newForwarder(ctx context.Context, session notifier, log *slog.Logger) *forwarder {
 	// The channels and the goroutine come with the first notice: most
 	// calls have none, and this is every call's path.
 	return &forwarder{ctx: ctx, session: session, log: log}

@@ -284,6 +284,20 @@ type Gateway struct {
 	updatesDone chan struct{}      // closed when sendUpdates returned
 	evicting    sync.WaitGroup     // sessions evictIdle is closing
 
+	// logLevels marks the sessions whose client sent logging/setLevel
+	// (the HTTP fast path leaves their calls to the SDK); guarded by mu.
+	logLevels map[*mcp.ServerSession]bool
+	// byID are the sessions seen and not yet forgotten, by id, for the
+	// HTTP fast path; guarded by mu.
+	byID map[string]*mcp.ServerSession
+	// events is the SDK's event store of HTTP streams, nil when stateless.
+	events mcp.EventStore
+	// fast are the HTTP fast path's streams of calls running.
+	fast fastStreams
+	// keepAlive keeps the SDK from timing out sessions that only the fast
+	// path serves.
+	keepAlive *sdkKeepAlive
+
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
 	gate     Gate // Options.Gate, or openGate
@@ -344,6 +358,8 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		perSession:  make(map[*mcp.ServerSession]int),
 		lastActive:  make(map[*mcp.ServerSession]time.Time),
 		closing:     make(map[*mcp.ServerSession]bool),
+		logLevels:   make(map[*mcp.ServerSession]bool),
+		byID:        make(map[string]*mcp.ServerSession),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
@@ -371,7 +387,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOptions(sdkLog, opts.Stateless))
+	httpOpts := httpOptions(sdkLog, opts.Stateless)
+	g.events = httpOpts.EventStore
+	g.keepAlive = newKeepAlive(sessionTimeout/3, g.pokeSDK)
+	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

@@ -1,0 +1,334 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging, sampling and roots (SEP-2577) but keeps them working for at least a year; the fast path must know whether a client offers them.
+
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// The fast path of tools/call over Streamable HTTP (docs/http-fast-path.md).
+// The SDK's handler decodes each POST three times over with fresh 32 KiB
+// decoders; for the one request a gateway serves most, the gateway answers
+// the POST itself, beneath the SDK's handler and behind the same edge
+// (connection bounds, authentication, the session's owner, the body
+// screen), through the one call path (serveCall), and writes the response
+// with the bytes the SDK's handler would write (sdkwire assumption 30).
+// It takes only what it can answer exactly as the SDK would (fastTakes);
+// everything else, and any doubt, stays with the SDK.
+
+// legacyVersions are the protocol versions whose POSTs the fast path
+// takes: those a stateful session speaks (2026-07-28 needs a stateless
+// server).
+var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
+
+// fastCall is a POST the fast path takes.
+type fastCall struct {
+	session *mcp.ServerSession
+	id      jsonrpc.ID
+	params  *mcp.CallToolParamsRaw
+	version string // the stream's protocol version, as the SDK reads it
+}
+
+// fastTakes returns the call a POST carries when the fast path may answer
+// it, with body the POST's whole body: a stateful session's tools/call of a
+// served name, on a session opened below 2026-07-28 that has not set a
+// log level (the SDK then drops log messages, and so does the fast path)
+// and whose client offers neither elicitation, sampling nor roots (so no
+// question ever goes to it), in a request the SDK would accept as is.
+func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
+	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
+		return fastCall{}, false
+	}
+	req, ok := sdkwire.PeekCall(body)
+	if !ok {
+		return fastCall{}, false
+	}
+	p, ok := sdkwire.ReadCallParams(req.Params)
+	if !ok {
+		return fastCall{}, false
+	}
+	if _, ok := (*g.callable.Load())[p.Name]; !ok {
+		return fastCall{}, false
+	}
+	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
+	if ss == nil || !sdkwire.TakesCalls(ss) || !asksNothing(ss) || g.setsLogLevel(ss) {
+		return fastCall{}, false
+	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	if version == "" {
+		version = "2025-03-26" // the SDK's default for a stream
+	}
+	return fastCall{session: ss, id: req.ID, params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, version: version}, true
+}
+
+// openSession returns the open session called id that the gateway has
+// seen, or nil: without the SDK's sessions, whose listing copies them all.
+func (g *Gateway) openSession(id string) *mcp.ServerSession {
+	g.mu.Lock()
+	ss := g.byID[id]
+	g.mu.Unlock()
+	if ss == nil {
+		return nil
+	}
+	select {
+	case <-g.ends.of(ss):
+		return nil // ended; forgotten at the next session's start
+	default:
+		return ss
+	}
+}
+
+// fastHeaders reports whether a POST's headers are ones the SDK's handler
+// accepts without a word for a session's request: a session id, a legacy
+// protocol version (or none), a JSON body, an Accept of both JSON and SSE,
+// no Last-Event-ID, and none of the headers the SDK checks against the
+// body (Mcp-Method, Mcp-Name, Mcp-Param-*).
+func fastHeaders(h http.Header) bool {
+	if h.Get("Mcp-Session-Id") == "" || !legacyVersions[h.Get("Mcp-Protocol-Version")] || len(h.Values("Last-Event-Id")) > 0 {
+		return false
+	}
+	if ct := h.Values("Content-Type"); len(ct) != 1 || mediaType(ct[0]) != "application/json" {
+		return false
+	}
+	for key := range h {
+		if key == "Mcp-Method" || key == "Mcp-Name" || strings.HasPrefix(key, "Mcp-Param-") {
+			return false
+		}
+	}
+	return acceptsBoth(h.Values("Accept"))
+}
+
+// acceptsBoth reports whether Accept values name application/json and
+// text/event-stream.
+func acceptsBoth(values []string) bool {
+	var json, sse bool
+	for _, v := range values {
+		for token := range strings.SplitSeq(v, ",") {
+			switch mediaType(token) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				sse = true
+			}
+		}
+	}
+	return json && sse
+}
+
+// mediaType is a media type without parameters, in lower case.
+func mediaType(v string) string {
+	v, _, _ = strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
+// asksNothing reports whether the client of ss offers none of the
+// requests a backend may ask it mid-call.
+func asksNothing(ss *mcp.ServerSession) bool {
+	caps := clientCapabilities(ss)
+	return caps == nil || (caps.Elicitation == nil && caps.Sampling == nil && caps.RootsV2 == nil)
+}
+
+// setsLogLevel reports whether the client of ss sent logging/setLevel.
+func (g *Gateway) setsLogLevel(ss *mcp.ServerSession) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.logLevels[ss]
+}
+
+// noteLogLevel records that the client of ss sent logging/setLevel.
+func (g *Gateway) noteLogLevel(ss *mcp.ServerSession) {
+	if ss == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.logLevels[ss] = true
+}
+
+// fastStreams are the response streams of the fast path's calls still
+// running, by stream id (for a client that resumes one) and by session and
+// request id (the SDK refuses a request id in flight on the session, and a
+// client cancels a call by its id).
+type fastStreams struct {
+	mu    sync.Mutex
+	byID  map[string]*fastStream                // guarded by mu
+	calls map[string]map[jsonrpc.ID]*fastStream // by session id; guarded by mu
+}
+
+// open registers s, the stream of the call id, or reports that the id is
+// in flight on the session already.
+func (f *fastStreams) open(s *fastStream, id jsonrpc.ID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls[s.session][id] != nil {
+		return false
+	}
+	if f.byID == nil {
+		f.byID, f.calls = make(map[string]*fastStream), make(map[string]map[jsonrpc.ID]*fastStream)
+	}
+	if f.calls[s.session] == nil {
+		f.calls[s.session] = make(map[jsonrpc.ID]*fastStream)
+	}
+	f.calls[s.session][id] = s
+	f.byID[s.id] = s
+	return true
+}
+
+// close forgets a stream whose response was written: a client resuming it
+// now gets it replayed by the SDK, from the event store, as the SDK's own
+// finished streams.
+func (f *fastStreams) close(s *fastStream, id jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.byID, s.id)
+	delete(f.calls[s.session], id)
+	if len(f.calls[s.session]) == 0 {
+		delete(f.calls, s.session)
+	}
+}
+
+// get returns the running stream id of session, or nil.
+func (f *fastStreams) get(session, id string) *fastStream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.byID[id]; s != nil && s.session == session {
+		return s
+	}
+	return nil
+}
+
+// cancel cancels the running call id of session, if any.
+func (f *fastStreams) cancel(session string, id jsonrpc.ID) {
+	f.mu.Lock()
+	s := f.calls[session][id]
+	f.mu.Unlock()
+	if s != nil && s.cancel != nil {
+		s.cancel(sdkwire.ErrCancelled)
+	}
+}
+
+// newStreamID is a stream id as the SDK makes them: random, unique within
+// the session.
+func newStreamID() string { return rand.Text() }
+
+// serveFast answers call on w, and returns once the response is written,
+// the client left or the session ended. The call runs on a goroutine of
+// its own, counted by answering: a client that leaves mid-call may resume
+// the stream (see serveMCP), so the call outlives the POST; the resume
+// grace cancels it if the client does not come back.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel}
+	if !g.fast.open(s, call.id) {
+		cancel(nil)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		data, _ := sdkwire.ResponseJSON(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + idText(call.id)})
+		w.Write(data)
+		return
+	}
+	sdkwire.SetResponseHeaders(w.Header(), false)
+	s.prime(r.Context())
+	header := r.Header
+	g.answering.add()
+	go func() {
+		defer g.answering.done()
+		defer cancel(nil)
+		defer g.fast.close(s, call.id)
+		g.keepAlive.during(call.session, func() {
+			res, err := g.serveCall(ctx, callRequest{session: call.session, header: header, params: call.params, out: s})
+			data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
+			if encErr != nil {
+				g.log.Error("encoding a tools/call response", "err", encErr) // unreachable: the result is valid JSON
+				return
+			}
+			s.finish(ctx, data)
+		})
+	}()
+	g.hang(r.Context(), s, call.session)
+	s.detach(w)
+}
+
+// hang waits while a request holds s: until its response went out, the
+// client left or the session ended (the SDK ends its streams then).
+func (g *Gateway) hang(ctx context.Context, s *fastStream, ss *mcp.ServerSession) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	case <-g.ends.of(ss):
+	}
+}
+
+// resumeFast serves a GET that resumes (Last-Event-ID) the stream of a
+// fast-path call still running: the events after the client's last, then
+// the rest as they come. It reports false for anything else, which the
+// SDK serves (a finished stream is replayed from the event store).
+func (g *Gateway) resumeFast(w http.ResponseWriter, r *http.Request) bool {
+	stream, last, ok := parseEventID(r.Header.Get("Last-Event-ID"))
+	if !ok || len(r.Header.Values("Last-Event-ID")) != 1 || !acceptsSSE(r.Header.Values("Accept")) {
+		return false
+	}
+	session := r.Header.Get("Mcp-Session-Id")
+	s := g.fast.get(session, stream)
+	ss := g.openSession(session)
+	if s == nil || ss == nil {
+		return false
+	}
+	if s.resume(r.Context(), w, last) {
+		g.hang(r.Context(), s, ss)
+		s.detach(w)
+	}
+	return true
+}
+
+// parseEventID reads a Last-Event-ID in the SDK's format (sdkwire.EventID).
+func parseEventID(id string) (stream string, idx int, ok bool) {
+	stream, n, found := strings.Cut(id, "_")
+	if !found || strings.Contains(n, "_") {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(n)
+	return stream, idx, err == nil && idx >= 0
+}
+
+// acceptsSSE reports whether Accept values name text/event-stream.
+func acceptsSSE(values []string) bool {
+	for _, v := range values {
+		for token := range strings.SplitSeq(v, ",") {
+			if mediaType(token) == "text/event-stream" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fastAsker is the ask of a call on the fast path, whose client offers
+// nothing to ask (fastTakes): elicitation and sampling are answered
+// without the client as ask answers them; roots, which the SDK's path
+// would still send to such a client, fail as for a client without roots.
+func (g *Gateway) fastAsker(ask tool.AskFunc) tool.AskFunc {
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		if a.Method == tool.AskRoots {
+			return nil, errors.New("the gateway's client offers no roots")
+		}
+		return ask(ctx, a)
+	}
+}
+
+// idText is a request id as the SDK prints it in its errors.
+func idText(id jsonrpc.ID) string { return fmt.Sprint(id.Raw()) }

@@ -1,0 +1,143 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging, sampling and roots (SEP-2577) but keeps them working for at least a year; the fast path must know whether a client offers them.
+
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// fastStream is the response stream of a POST the fast path answers: SSE
+// events written as the SDK's handler writes them (sdkwire assumption 30)
+// and kept in the SDK's event store under the same session and ids, so a
+// client that loses the stream resumes it with Last-Event-ID as it would
+// one of the SDK's (serveMCP). It is the call's notifier: its progress
+// goes on the stream, before the result.
+type fastStream struct {
+	id, session string
+	version     string         // the POST's protocol version, as the SDK reads it
+	store       mcp.EventStore // nil: events have no ids
+
+	mu       sync.Mutex
+	w        http.ResponseWriter // the request writing the stream, nil when none; guarded by mu
+	next     int                 // the next event's index; guarded by mu
+	finished bool                // the response was written; guarded by mu
+	done     chan struct{}       // closed once the response is written
+	cancel   context.CancelCauseFunc
+}
+
+var _ notifier = (*fastStream)(nil)
+
+// stored reports whether the stream's events are kept for a resume and
+// carry ids: with an event store, below 2026-07-28.
+func (s *fastStream) stored() bool { return s.store != nil && s.version < "2026-07-28" }
+
+// prime opens the stream as the SDK does: the stream is opened in the
+// event store, and a priming event written where the SDK writes one.
+func (s *fastStream) prime(ctx context.Context) {
+	if !s.stored() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.store.Open(ctx, s.session, s.id) // the in-memory store never fails
+	if sdkwire.Primes(s.version, true) {
+		s.sendLocked(ctx, "prime", nil)
+	}
+}
+
+// sendLocked stores and writes one event. s.mu is held.
+func (s *fastStream) sendLocked(ctx context.Context, name string, data []byte) {
+	id := ""
+	if s.stored() {
+		id = sdkwire.EventID(s.id, s.next)
+		s.store.Append(ctx, s.session, s.id, data) // the in-memory store never fails
+	}
+	s.next++
+	if s.w == nil {
+		return
+	}
+	if _, err := s.w.Write(sdkwire.AppendEvent(nil, name, id, data)); err != nil {
+		return // the client left: its request's context ends too
+	}
+	http.NewResponseController(s.w).Flush()
+}
+
+// send sends one message on the stream, unless its response went out.
+func (s *fastStream) send(ctx context.Context, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.finished {
+		s.sendLocked(ctx, "message", data)
+	}
+}
+
+// finish sends the response, the stream's last message.
+func (s *fastStream) finish(ctx context.Context, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sendLocked(ctx, "message", data)
+	s.finished = true
+	close(s.done)
+}
+
+// detach ends the writing to w, the request that held the stream.
+func (s *fastStream) detach(w http.ResponseWriter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == w {
+		s.w = nil
+	}
+}
+
+// resume replays to w the events after index last and, if the response
+// has not gone out yet, makes w the stream's writer; it reports whether w
+// now holds the stream (the caller then waits for done).
+func (s *fastStream) resume(ctx context.Context, w http.ResponseWriter, last int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != nil {
+		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+		return false
+	}
+	sdkwire.SetResponseHeaders(w.Header(), false)
+	for data, err := range s.store.After(ctx, s.session, s.id, last) {
+		if err != nil {
+			http.Error(w, "failed to replay events", http.StatusBadRequest)
+			return false
+		}
+		if len(data) == 0 {
+			continue // the priming event is not replayed, nor counted (as the SDK does)
+		}
+		last++
+		if _, err := w.Write(sdkwire.AppendEvent(nil, "message", sdkwire.EventID(s.id, last), data)); err != nil {
+			return false
+		}
+	}
+	if s.finished {
+		return false
+	}
+	http.NewResponseController(w).Flush()
+	s.w = w
+	return true
+}
+
+// NotifyProgress sends a progress notification on the stream, as the
+// SDK's session sends one related to the stream's request.
+func (s *fastStream) NotifyProgress(ctx context.Context, p *mcp.ProgressNotificationParams) error {
+	data, err := sdkwire.NotificationJSON("notifications/progress", p)
+	if err != nil {
+		return err
+	}
+	s.send(ctx, data)
+	return nil
+}
+
+// Log drops the message: the fast path serves only sessions that set no
+// log level, for which the SDK sends none (fastTakes).
+func (s *fastStream) Log(context.Context, *mcp.LoggingMessageParams) error { return nil }
