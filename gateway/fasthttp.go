@@ -225,41 +225,34 @@ func (f *fastStreams) cancel(session string, id jsonrpc.ID) {
 // the session.
 func newStreamID() string { return rand.Text() }
 
-// serveFast answers call on w, and returns once the response is written,
-// the client left or the session ended. The call runs on a goroutine of
-// its own, counted by answering: a client that leaves mid-call may resume
-// the stream (see serveMCP), so the call outlives the POST; the resume
-// grace cancels it if the client does not come back.
+// serveFast answers call on w, and returns once the call has ended. The
+// call runs on the request's own goroutine (no hand-off): a client that
+// leaves mid-call may resume the stream (see serveMCP), so the call goes
+// on, its events kept, until it ends or the resume grace cancels it.
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
 	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel}
 	if !g.fast.open(s, call.id) {
-		cancel(nil)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		data, _ := sdkwire.ResponseJSON(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + idText(call.id)})
 		w.Write(data)
 		return
 	}
+	defer g.fast.close(s, call.id)
 	sdkwire.SetResponseHeaders(w.Header(), false)
 	s.prime(r.Context())
-	header := r.Header
-	g.answering.add()
-	go func() {
-		defer g.answering.done()
-		defer cancel(nil)
-		defer g.fast.close(s, call.id)
-		g.keepAlive.during(call.session, func() {
-			res, err := g.serveCall(ctx, callRequest{session: call.session, header: header, params: call.params, out: s})
-			data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
-			if encErr != nil {
-				g.log.Error("encoding a tools/call response", "err", encErr) // unreachable: the result is valid JSON
-				return
-			}
-			s.finish(ctx, data)
-		})
-	}()
-	g.hang(r.Context(), s, call.session)
+	left := context.AfterFunc(r.Context(), func() { s.detach(w) })
+	defer left()
+	g.keepAlive.during(call.session, func() {
+		res, err := g.serveCall(ctx, callRequest{session: call.session, header: r.Header, params: call.params, out: s})
+		data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
+		if encErr != nil {
+			data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
+		}
+		s.finish(ctx, data)
+	})
 	s.detach(w)
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,6 +29,7 @@ type fastStream struct {
 	next     int                 // the next event's index; guarded by mu
 	finished bool                // the response was written; guarded by mu
 	done     chan struct{}       // closed once the response is written
+	primer   *time.Timer         // flushes the priming event; guarded by mu
 	cancel   context.CancelCauseFunc
 }
 
@@ -47,12 +49,29 @@ func (s *fastStream) prime(ctx context.Context) {
 	defer s.mu.Unlock()
 	s.store.Open(ctx, s.session, s.id) // the in-memory store never fails
 	if sdkwire.Primes(s.version, true) {
-		s.sendLocked(ctx, "prime", nil)
+		// Sent with the result when it comes at once, in one write: the
+		// priming event only matters to a client whose stream drops
+		// before a message.
+		s.sendLocked(ctx, "prime", nil, false)
+		s.primer = time.AfterFunc(primeFlush, s.flush)
 	}
 }
 
-// sendLocked stores and writes one event. s.mu is held.
-func (s *fastStream) sendLocked(ctx context.Context, name string, data []byte) {
+// primeFlush is how long the priming event may wait for the result.
+const primeFlush = 10 * time.Millisecond
+
+// flush sends what the stream holds, unless the response went out.
+func (s *fastStream) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w != nil && !s.finished {
+		http.NewResponseController(s.w).Flush()
+	}
+}
+
+// sendLocked stores and writes one event, flushed when flush is set.
+// s.mu is held.
+func (s *fastStream) sendLocked(ctx context.Context, name string, data []byte, flush bool) {
 	id := ""
 	if s.stored() {
 		id = sdkwire.EventID(s.id, s.next)
@@ -65,7 +84,9 @@ func (s *fastStream) sendLocked(ctx context.Context, name string, data []byte) {
 	if _, err := s.w.Write(sdkwire.AppendEvent(nil, name, id, data)); err != nil {
 		return // the client left: its request's context ends too
 	}
-	http.NewResponseController(s.w).Flush()
+	if flush {
+		http.NewResponseController(s.w).Flush()
+	}
 }
 
 // send sends one message on the stream, unless its response went out.
@@ -73,15 +94,20 @@ func (s *fastStream) send(ctx context.Context, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.finished {
-		s.sendLocked(ctx, "message", data)
+		s.sendLocked(ctx, "message", data, true)
 	}
 }
 
-// finish sends the response, the stream's last message.
+// finish sends the response, the stream's last message. It is not
+// flushed: the request holding the stream returns at once, and the server
+// sends it with the end of the body, in one write.
 func (s *fastStream) finish(ctx context.Context, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sendLocked(ctx, "message", data)
+	if s.primer != nil {
+		s.primer.Stop()
+	}
+	s.sendLocked(ctx, "message", data, false)
 	s.finished = true
 	close(s.done)
 }
