@@ -241,7 +241,6 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 		return
 	}
 	defer g.fast.close(s, call.id)
-	sdkwire.SetResponseHeaders(w.Header(), false)
 	s.prime(r.Context())
 	left := context.AfterFunc(r.Context(), func() { s.detach(w) })
 	defer left()

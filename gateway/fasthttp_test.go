@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -61,40 +63,84 @@ func fastPathTools(t *testing.T) *tool.Registry {
 // eventIDs are an SSE body's event ids: random stream ids, then indexes.
 var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
 
-// The fast path answers a call with the bytes, headers included, that the
-// SDK's path writes for the same call: the result, and the progress before
-// it on the POST's own stream.
+// The fast path answers a call with the bytes the SDK writes for it: a
+// result ready before anything else was sent as the application/json body
+// the SDK writes with JSONResponse (its framing checked against the SDK in
+// sdkwire), the message the SDK's own path sends; a call with progress as
+// the SDK's SSE stream, byte for byte, headers included.
 func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 	g := newGateway(t, fastPathTools(t), Options{})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
-	calls := []string{
-		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`,
-		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`,
-		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`,
-		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`,
+	calls := []struct {
+		body   string
+		stream bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
+		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
 	}
 	for _, call := range calls {
 		before := sdk.Load()
-		got, gotHeader := postAll(t, fast, call)
+		got, gotHeader := postAll(t, fast, call.body)
 		if sdk.Load() != before {
-			t.Fatalf("the fast path left %s to the SDK", call)
+			t.Fatalf("the fast path left %s to the SDK", call.body)
 		}
-		want, wantHeader := postAll(t, slow, call)
+		want, wantHeader := postAll(t, slow, call.body)
 		if sdk.Load() != before+1 {
-			t.Fatalf("the SDK's path did not serve %s", call)
+			t.Fatalf("the SDK's path did not serve %s", call.body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call, diff)
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
 		}
 		for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
 			if gotHeader.Get(key) != wantHeader.Get(key) {
-				t.Errorf("%s: header %s = %q, the SDK's %q", call, key, gotHeader.Get(key), wantHeader.Get(key))
+				t.Errorf("%s: header %s = %q, the SDK's %q", call.body, key, gotHeader.Get(key), wantHeader.Get(key))
 			}
 		}
 	}
+}
+
+// A call that outlasts primeFlush is answered as the SDK's SSE stream,
+// byte for byte: the priming event first, then the result.
+func TestHTTPFastPathSlowCallStreams(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	base := serveHTTP(t, g, Options{})
+	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	resp := fast.post(context.Background(), waitCall)
+	var read strings.Builder
+	body := bufio.NewReader(io.TeeReader(resp.Body, &read))
+	sseField(t, body, "id") // the priming event, sent while the call runs
+	waitSignal(t, entered, "the call to start")
+	close(release)
+	io.Copy(io.Discard, body)
+	resp.Body.Close()
+	waitSignal(t, exited, "the call to end")
+	got := eventIDs.ReplaceAllString(read.String(), "id: STREAM_")
+	want, wantHeader := postAll(t, slow, waitCall)
+	waitSignal(t, exited, "the SDK's call to end")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the fast path's stream differs from the SDK's (-SDK +fast):\n%s", diff)
+	}
+	if resp.Header.Get("Content-Type") != wantHeader.Get("Content-Type") {
+		t.Errorf("Content-Type %q, the SDK's %q", resp.Header.Get("Content-Type"), wantHeader.Get("Content-Type"))
+	}
+}
+
+// lastData is the data of an SSE body's last event.
+func lastData(body string) string {
+	i := strings.LastIndex(body, "\ndata: ")
+	return strings.TrimSuffix(body[i+len("\ndata: "):], "\n\n")
 }
 
 // postAll posts body and returns the whole response body, its stream ids
