@@ -37,8 +37,9 @@
 //     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
 //     response framed as the SDK's handler frames it ([ResponseJSON],
 //     [NotificationJSON], [SetResponseHeaders], [AppendEvent], [EventID],
-//     [Primes]), a client's cancel read ([PeekCancelled]) and the session
-//     kept from timing out ([KeepAliveBody]);
+//     [Primes]), a client's cancel read ([PeekCancelled]), log messages
+//     filtered as the SDK's session filters them ([LogPasses]) and the
+//     session kept from timing out ([KeepAliveBody]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -223,4 +224,8 @@
 //     accepts [KeepAliveBody] with 202, changing nothing else: a server
 //     that answers a session's calls beneath the handler keeps the session
 //     open with it. TestContractKeepAlive.
+//  32. A server session (protocol before 2026-07-28) sends a log message
+//     through Log exactly when [LogPasses] says for its level and the one
+//     the client last set with logging/setLevel: none before the client
+//     sets one. TestContractLogPasses.
 package sdkwire

@@ -60,6 +60,18 @@ func PeekCancelled(body []byte) (jsonrpc.ID, bool) {
 	return cancelledID(req.Params)
 }
 
+// LogPasses reports whether the SDK's server session sends a log message
+// of level to a client whose session's level is session (assumption 32):
+// none before the client sets a level (session ""), then those at the
+// session's level or above, in syslog order, a level the SDK does not know
+// ranking as debug.
+func LogPasses(level, session string) bool {
+	return session != "" && logRank[level] >= logRank[session]
+}
+
+// logRank orders the levels; a missing one is 0, as debug.
+var logRank = map[string]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
+
 // KeepAliveBody is a POST body that resets the Streamable HTTP handler's
 // idle timer of the session it names and changes nothing else
 // (assumption 31): a notifications/cancelled naming a request the session

@@ -1,6 +1,9 @@
+//lint:file-ignore SA1019 the logging the gateway carries is deprecated in 2026-07-28 (SEP-2577) but works.
+
 package sdkwire
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -222,4 +225,51 @@ func TestContractKeepAlive(t *testing.T) {
 			t.Fatalf("tools/list after a minute without POSTs: %d, want 404 (session ended)", code)
 		}
 	})
+}
+
+// Assumption 32: the SDK's server session sends a log message to its
+// client exactly when LogPasses says, for every pair of levels.
+func TestContractLogPasses(t *testing.T) {
+	levels := []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "verbose"}
+	var sent atomic.Int64
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := newServer(nil).Connect(ctx, &spyTransport{Transport: st, write: func(_ context.Context, msg jsonrpc.Message) {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/message" {
+			sent.Add(1)
+		}
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := newClient(nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	// logged reports whether the session sent a message of level: its
+	// Log writes before it returns.
+	logged := func(level mcp.LoggingLevel) bool {
+		before := sent.Load()
+		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Data: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		return sent.Load() > before
+	}
+	for _, l := range levels {
+		if got := logged(l); got != LogPasses(string(l), "") {
+			t.Errorf("before any level: %s sent = %v, LogPasses = %v", l, got, LogPasses(string(l), ""))
+		}
+	}
+	for _, set := range levels[:8] {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: set}); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range levels {
+			if got := logged(l); got != LogPasses(string(l), string(set)) {
+				t.Errorf("session level %s: %s sent = %v, LogPasses = %v", set, l, got, LogPasses(string(l), string(set)))
+			}
+		}
+	}
 }
