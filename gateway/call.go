@@ -385,9 +385,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		g.seen(ss, method)
-		if method == "logging/setLevel" {
-			g.noteLogLevel(ss)
-		}
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}
@@ -395,6 +392,12 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case method == "initialize" || method == "server/discover":
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
+			return res, err
+		case method == "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				g.noteLogLevel(ss, req)
+			}
 			return res, err
 		case sdkwire.ParksUntilCancelled(method):
 			ctx, cancel := context.WithCancelCause(ctx)

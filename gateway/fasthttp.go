@@ -45,10 +45,9 @@ type fastCall struct {
 
 // fastTakes returns the call a POST carries when the fast path may answer
 // it, with body the POST's whole body: a stateful session's tools/call of a
-// served name, on a session opened below 2026-07-28 that has not set a
-// log level (the SDK then drops log messages, and so does the fast path)
-// and whose client offers neither elicitation, sampling nor roots (so no
-// question ever goes to it), in a request the SDK would accept as is.
+// served name, on a session opened below 2026-07-28 whose client offers
+// neither elicitation, sampling nor roots (so no question ever goes to
+// it), in a request the SDK would accept as is.
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
 		return fastCall{}, false
@@ -65,7 +64,7 @@ func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 		return fastCall{}, false
 	}
 	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
-	if ss == nil || !sdkwire.TakesCalls(ss) || !asksNothing(ss) || g.setsLogLevel(ss) {
+	if ss == nil || !sdkwire.TakesCalls(ss) || !asksNothing(ss) {
 		return fastCall{}, false
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
@@ -142,21 +141,23 @@ func asksNothing(ss *mcp.ServerSession) bool {
 	return caps == nil || (caps.Elicitation == nil && caps.Sampling == nil && caps.RootsV2 == nil)
 }
 
-// setsLogLevel reports whether the client of ss sent logging/setLevel.
-func (g *Gateway) setsLogLevel(ss *mcp.ServerSession) bool {
+// logLevel is the level the client of ss set, "" before it sets one.
+func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.logLevels[ss]
 }
 
-// noteLogLevel records that the client of ss sent logging/setLevel.
-func (g *Gateway) noteLogLevel(ss *mcp.ServerSession) {
-	if ss == nil {
+// noteLogLevel records the level a logging/setLevel request the SDK
+// served set for its session, as the session keeps it.
+func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
+	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
+	if ss == nil || !ok || p == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.logLevels[ss] = true
+	g.logLevels[ss] = string(p.Level)
 }
 
 // fastStreams are the response streams of the fast path's calls still
@@ -232,7 +233,8 @@ func newStreamID() string { return rand.Text() }
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
-	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel}
+	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel,
+		level: func() string { return g.logLevel(call.session) }}
 	if !g.fast.open(s, call.id) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)

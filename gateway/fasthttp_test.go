@@ -18,18 +18,25 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// setLevelCall makes a session's calls go the SDK's way: the fast path
-// leaves the sessions that set a log level to the SDK.
-const setLevelCall = `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"emergency"}}`
-
-// openSDKPathSession opens a raw session whose calls the SDK serves.
+// openSDKPathSession opens a raw session whose calls the SDK serves: its
+// client offers roots, which the fast path leaves to the SDK.
 func openSDKPathSession(t *testing.T, base string) *httpSession {
 	t.Helper()
-	s := openHTTPSession(t, base)
-	resp := s.post(context.Background(), setLevelCall)
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	return s
+}
+
+// setLevel sets the session's log level.
+func (s *httpSession) setLevel(level string) {
+	s.t.Helper()
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"`+level+`"}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 }
 
 // fastPathTools registers tools whose results exercise the wire: plain
@@ -45,6 +52,12 @@ func fastPathTools(t *testing.T) *tool.Registry {
 		}),
 		goTool("structured", func(context.Context, json.RawMessage) (tool.Output, error) {
 			return tool.Output{Content: []tool.Content{tool.Text("s")}, Value: json.RawMessage(`{"h":"<i>&</i>","n":1.50}`)}, nil
+		}),
+		goTool("logs", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			log := tool.LogFrom(ctx)
+			log(json.RawMessage(`{"level":"info","data":"below the session's level"}`))
+			log(json.RawMessage(`{"level":"error","logger":"l","data":{"m":"seen <&>"}}`))
+			return tool.Output{Content: []tool.Content{tool.Text("logged")}}, nil
 		}),
 		goTool("steps", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
 			tool.ReportProgress(ctx, tool.Progress{Progress: 1, Total: 2, Message: "half <&>"})
@@ -73,6 +86,8 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	fast.setLevel("warning")
+	slow.setLevel("warning")
 	calls := []struct {
 		body   string
 		stream bool
@@ -82,6 +97,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
 		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
 		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
 	}
 	for _, call := range calls {
 		before := sdk.Load()

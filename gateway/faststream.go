@@ -36,6 +36,7 @@ type fastStream struct {
 	done     chan struct{}       // closed once the response is written
 	primer   *time.Timer         // sends the priming event; guarded by mu
 	cancel   context.CancelCauseFunc
+	level    func() string // the level the session's client set, "" before it sets one
 }
 
 var _ notifier = (*fastStream)(nil)
@@ -194,6 +195,16 @@ func (s *fastStream) NotifyProgress(ctx context.Context, p *mcp.ProgressNotifica
 	return nil
 }
 
-// Log drops the message: the fast path serves only sessions that set no
-// log level, for which the SDK sends none (fastTakes).
-func (s *fastStream) Log(context.Context, *mcp.LoggingMessageParams) error { return nil }
+// Log sends a log message on the stream when the SDK's session would send
+// it, for the level the client set (sdkwire.LogPasses).
+func (s *fastStream) Log(ctx context.Context, p *mcp.LoggingMessageParams) error {
+	if !sdkwire.LogPasses(string(p.Level), s.level()) {
+		return nil
+	}
+	data, err := sdkwire.NotificationJSON("notifications/message", p)
+	if err != nil {
+		return err
+	}
+	s.send(ctx, data)
+	return nil
+}

@@ -284,9 +284,9 @@ type Gateway struct {
 	updatesDone chan struct{}      // closed when sendUpdates returned
 	evicting    sync.WaitGroup     // sessions evictIdle is closing
 
-	// logLevels marks the sessions whose client sent logging/setLevel
-	// (the HTTP fast path leaves their calls to the SDK); guarded by mu.
-	logLevels map[*mcp.ServerSession]bool
+	// logLevels are the levels the sessions' clients set with
+	// logging/setLevel, for the HTTP fast path; guarded by mu.
+	logLevels map[*mcp.ServerSession]string
 	// byID are the sessions seen and not yet forgotten, by id, for the
 	// HTTP fast path; guarded by mu.
 	byID map[string]*mcp.ServerSession
@@ -358,7 +358,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		perSession:  make(map[*mcp.ServerSession]int),
 		lastActive:  make(map[*mcp.ServerSession]time.Time),
 		closing:     make(map[*mcp.ServerSession]bool),
-		logLevels:   make(map[*mcp.ServerSession]bool),
+		logLevels:   make(map[*mcp.ServerSession]string),
 		byID:        make(map[string]*mcp.ServerSession),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
