@@ -36,8 +36,9 @@
 //     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
 //     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
 //     response framed as the SDK's handler frames it ([ResponseJSON],
-//     [NotificationJSON], [SetResponseHeaders], [AppendEvent], [EventID],
-//     [Primes]), a client's cancel read ([PeekCancelled]), log messages
+//     [NotificationJSON], [RequestJSON], [SetResponseHeaders],
+//     [AppendEvent], [EventID], [Primes]), a client's cancel and answers
+//     read ([PeekCancelled], [PeekResponse]), log messages
 //     filtered as the SDK's session filters them ([LogPasses]) and the
 //     session kept from timing out ([KeepAliveBody]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
@@ -218,7 +219,11 @@
 //     the message [ResponseJSON] encodes; with JSONResponse, that message
 //     alone as the body. The result is [CallResultJSON] on the sessions
 //     [TakesCalls] accepts, stateful or stateless, as on stdio
-//     (assumption 23). TestContractHTTPCallResponse.
+//     (assumption 23). TestContractHTTPCallResponse. The notifications
+//     and requests a session sends on a POST's stream are what
+//     [NotificationJSON] and [RequestJSON] encode, its own numeric ids
+//     apart (checked through the gateway, against the SDK's path:
+//     gateway.TestHTTPFastPathBytesAsSDK, gateway.TestHTTPFastPathQuestions).
 //  31. The Streamable HTTP handler restarts a session's idle timer
 //     (SessionTimeout) only when it serves a POST of the session, and
 //     accepts [KeepAliveBody] with 202, changing nothing else: a server

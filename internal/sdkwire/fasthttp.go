@@ -99,6 +99,31 @@ func NotificationJSON(method string, params any) ([]byte, error) {
 	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
 }
 
+// RequestJSON returns the JSON-RPC request id of method with params,
+// encoded as the SDK's session encodes the requests it sends.
+func RequestJSON(id jsonrpc.ID, method string, params any) ([]byte, error) {
+	raw, err := marshalUnescaped(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", method, err)
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: method, Params: raw})
+}
+
+// PeekResponse returns the response a POST's whole body holds, when it is
+// one JSON-RPC response (an answer to a request the server sent), and
+// false for anything else.
+func PeekResponse(body []byte) (*jsonrpc.Response, bool) {
+	if len(body) == 0 || body[0] != '{' {
+		return nil, false
+	}
+	msg, err := decodeMessage(body)
+	if err != nil {
+		return nil, false
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	return resp, ok
+}
+
 // response is the JSON-RPC response to the request id.
 func response(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Response {
 	if err == nil {

@@ -52,3 +52,21 @@ func TestResponseJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestPeekResponse(t *testing.T) {
+	tests := []struct {
+		body string
+		ok   bool
+	}{
+		{`{"jsonrpc":"2.0","id":"a","result":{"roots":[]}}`, true},
+		{`{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}`, true},
+		{`[{"jsonrpc":"2.0","id":"a","result":{}}]`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":`, false},
+	}
+	for _, tt := range tests {
+		if _, ok := PeekResponse([]byte(tt.body)); ok != tt.ok {
+			t.Errorf("PeekResponse(%s) = %v, want %v", tt.body, ok, tt.ok)
+		}
+	}
+}
