@@ -127,8 +127,8 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 // BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's
 // Streamable HTTP handler on a loopback listener: its server-side cost over
 // HTTP, the client included: "fast" is the fast path's call (the client
-// offers nothing, as the bridge's own), "sdk" the SDK's (the SDK's default
-// client offers roots, which the fast path leaves to the SDK).
+// offers nothing, as the bridge's own), "sdk" the SDK's (the client offers
+// elicitation, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
@@ -145,9 +145,11 @@ func BenchmarkHTTPCall(b *testing.B) {
 	go g.ServeListener(ctx, ln)
 	for _, path := range []string{"fast", "sdk"} {
 		b.Run(path, func(b *testing.B) {
-			var opts *mcp.ClientOptions // the SDK's default client offers roots
-			if path == "fast" {
-				opts = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+			if path == "sdk" {
+				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
 			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts).Connect(context.Background(),
 				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

@@ -156,10 +156,11 @@ func (g *Gateway) run(ctx context.Context, name string, req callRequest) (result
 
 	if session != nil {
 		var out notifier = session
-		ask := g.asker(session)
+		var to asked = session
 		if req.out != nil {
-			out, ask = req.out, g.fastAsker(ask)
+			out, to = req.out, req.out
 		}
+		ask := g.asker(session, to)
 		fwd := newForwarder(ctx, out, g.log)
 		defer fwd.stop()
 		if tok := params.GetProgressToken(); tok != nil {

@@ -5,8 +5,6 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
-	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // The fast path of tools/call over Streamable HTTP (docs/http-fast-path.md).
@@ -46,8 +43,7 @@ type fastCall struct {
 // fastTakes returns the call a POST carries when the fast path may answer
 // it, with body the POST's whole body: a stateful session's tools/call of a
 // served name, on a session opened below 2026-07-28 whose client offers
-// neither elicitation, sampling nor roots (so no question ever goes to
-// it), in a request the SDK would accept as is.
+// no elicitation, in a request the SDK would accept as is.
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
 		return fastCall{}, false
@@ -64,7 +60,7 @@ func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 		return fastCall{}, false
 	}
 	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
-	if ss == nil || !sdkwire.TakesCalls(ss) || !asksNothing(ss) {
+	if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
 		return fastCall{}, false
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
@@ -134,11 +130,12 @@ func mediaType(v string) string {
 	return strings.ToLower(strings.TrimSpace(v))
 }
 
-// asksNothing reports whether the client of ss offers none of the
-// requests a backend may ask it mid-call.
-func asksNothing(ss *mcp.ServerSession) bool {
+// elicitsNothing reports whether the client of ss offers no elicitation:
+// the SDK checks the answer to one against its schema, which the fast path
+// leaves to the SDK.
+func elicitsNothing(ss *mcp.ServerSession) bool {
 	caps := clientCapabilities(ss)
-	return caps == nil || (caps.Elicitation == nil && caps.Sampling == nil && caps.RootsV2 == nil)
+	return caps == nil || caps.Elicitation == nil
 }
 
 // logLevel is the level the client of ss set, "" before it sets one.
@@ -234,7 +231,7 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel,
-		level: func() string { return g.logLevel(call.session) }}
+		level: func() string { return g.logLevel(call.session) }, asks: &g.fastAsks}
 	if !g.fast.open(s, call.id) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -309,19 +306,6 @@ func acceptsSSE(values []string) bool {
 		}
 	}
 	return false
-}
-
-// fastAsker is the ask of a call on the fast path, whose client offers
-// nothing to ask (fastTakes): elicitation and sampling are answered
-// without the client as ask answers them; roots, which the SDK's path
-// would still send to such a client, fail as for a client without roots.
-func (g *Gateway) fastAsker(ask tool.AskFunc) tool.AskFunc {
-	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
-		if a.Method == tool.AskRoots {
-			return nil, errors.New("the gateway's client offers no roots")
-		}
-		return ask(ctx, a)
-	}
 }
 
 // idText is a request id as the SDK prints it in its errors.

@@ -19,11 +19,12 @@ import (
 )
 
 // openSDKPathSession opens a raw session whose calls the SDK serves: its
-// client offers roots, which the fast path leaves to the SDK.
+// client offers elicitation (besides roots and sampling), which the fast
+// path leaves to the SDK.
 func openSDKPathSession(t *testing.T, base string) *httpSession {
 	t.Helper()
 	s := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	s.id = resp.Header.Get("Mcp-Session-Id")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -180,7 +181,7 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	base := serveHTTP(t, g, Options{})
 	s := openHTTPSession(t, base)
 	asker := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := asker.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	resp := asker.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	asker.id = resp.Header.Get("Mcp-Session-Id")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -192,7 +193,7 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 		body   string
 		header map[string]string
 	}{
-		{name: "a client that offers roots", s: asker, body: call},
+		{name: "a client that offers elicitation", s: asker, body: call},
 		{name: "a batch", s: s, body: "[" + call + "]", header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"}},
 		{name: "an unknown tool", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nosuch"}}`},
 		{name: "an unknown member", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","task":{}}}`},
@@ -410,5 +411,185 @@ func TestHTTPFastPathEndedSession(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a call in an ended session: %s %s, want 404", resp.Status, b)
+	}
+}
+
+// A backend's questions during a fast-path call (roots, sampling) go to
+// the client on the call's own stream, as the SDK sends them (the ids
+// apart: the fast path's are its own strings), and the client's answers,
+// POSTed on its session, reach the backend.
+func TestHTTPFastPathQuestions(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, q := range []struct{ name, method, params string }{
+		{"roots", tool.AskRoots, `{}`},
+		{"sample", tool.AskSample, `{"messages":[{"role":"user","content":{"type":"text","text":"hi <&>"}}],"maxTokens":5}`},
+	} {
+		if _, err := reg.Register(goTool(q.name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: q.method, Params: json.RawMessage(q.params)})
+			if err != nil {
+				return tool.Output{}, err
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newGateway(t, reg, Options{})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	fast := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := fast.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	fast.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	fast.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	slow := openSDKPathSession(t, base)
+	for _, q := range []struct{ call, answer, asked, answered string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`, `{"roots":[{"uri":"file:///r","name":"r"}]}`,
+			`"method":"roots/list"`, `file:///r`},
+		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"sample"}}`, `{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}`,
+			`"method":"sampling/createMessage","params":{"maxTokens":5,"messages":[{"content":{"type":"text","text":"hi \u003c\u0026\u003e"},"role":"user"}]}`, `\"model\":\"m\"`},
+	} {
+		before := sdk.Load()
+		got := answerQuestions(t, fast, q.call, q.answer)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", q.call)
+		}
+		want := answerQuestions(t, slow, q.call, q.answer)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's stream differs from the SDK's (-SDK +fast):\n%s", q.call, diff)
+		}
+		if !strings.Contains(got, q.asked) || !strings.Contains(got, q.answered) {
+			t.Errorf("%s: want the question %s on the stream and the answer %s in the result, got\n%s", q.call, q.asked, q.answered, got)
+		}
+	}
+}
+
+// questionIDs are the ids of the requests in an SSE body.
+var questionIDs = regexp.MustCompile(`"id":("mcpbridge-ask-\d+"|\d+),"method"`)
+
+// answerQuestions posts call on s, answers every request on its stream
+// with answer, and returns the stream, its stream and request ids made
+// alike.
+func answerQuestions(t *testing.T, s *httpSession, call, answer string) string {
+	t.Helper()
+	resp := s.post(context.Background(), call)
+	defer resp.Body.Close()
+	var all strings.Builder
+	body := bufio.NewReader(resp.Body)
+	for {
+		line, err := body.ReadString('\n')
+		all.WriteString(line)
+		if err != nil {
+			break
+		}
+		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+		if m := questionIDs.FindStringSubmatch(data); ok && m != nil {
+			r, err := s.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":`+answer+`}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode != http.StatusAccepted {
+				t.Fatalf("the answer got %s", r.Status)
+			}
+		}
+	}
+	out := eventIDs.ReplaceAllString(all.String(), "id: STREAM_")
+	return questionIDs.ReplaceAllString(out, `"id":"Q","method"`)
+}
+
+// openAskingSession opens a raw session whose client offers roots, which
+// the fast path serves.
+func openAskingSession(t *testing.T, base string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return s
+}
+
+// rootsTool registers "roots", which asks the client for its roots and
+// answers them, or the ask's error.
+func rootsTool(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	if _, err := reg.Register(goTool("roots", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage(`{}`)})
+		if err != nil {
+			return tool.Output{}, err
+		}
+		return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nextData returns the data of the next SSE event that has some.
+func nextData(t *testing.T, body *bufio.Reader) string {
+	t.Helper()
+	for {
+		if data := sseField(t, body, "data"); data != "" {
+			return data
+		}
+	}
+}
+
+// Another session cannot answer a session's question, even knowing its
+// id: the answer goes to the SDK, and the question waits for its own
+// client's answer.
+func TestHTTPFastPathAnswerFromAnotherSession(t *testing.T) {
+	reg := tool.NewRegistry()
+	rootsTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	base := serveHTTP(t, g, Options{})
+	victim, intruder := openAskingSession(t, base), openAskingSession(t, base)
+	resp := victim.post(context.Background(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`)
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	m := questionIDs.FindStringSubmatch(nextData(t, body))
+	if m == nil {
+		t.Fatal("no question on the call's stream")
+	}
+	r, err := intruder.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":{"roots":[{"uri":"file:///evil"}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	r, err = victim.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":{"roots":[{"uri":"file:///mine"}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusAccepted {
+		t.Fatalf("the client's own answer got %s", r.Status)
+	}
+	if result := nextData(t, body); !strings.Contains(result, "file:///mine") || strings.Contains(result, "evil") {
+		t.Errorf("the call answered %s, want the client's own roots", result)
+	}
+}
+
+// A question pending when its call is cancelled is cancelled on the
+// call's stream, as the SDK cancels its own.
+func TestHTTPFastPathQuestionCancelled(t *testing.T) {
+	reg := tool.NewRegistry()
+	rootsTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	s := openAskingSession(t, serveHTTP(t, g, Options{}))
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`)
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	m := questionIDs.FindStringSubmatch(nextData(t, body))
+	if m == nil {
+		t.Fatal("no question on the call's stream")
+	}
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`).Body.Close()
+	if data := nextData(t, body); !strings.Contains(data, `"method":"notifications/cancelled","params":{"reason":"context canceled","requestId":`+m[1]+`}`) {
+		t.Errorf("after the cancel the stream carried %s, want the question cancelled", data)
+	}
+	if data := nextData(t, body); !strings.Contains(data, `"id":7,"result"`) {
+		t.Errorf("then %s, want the call's answer", data)
 	}
 }

@@ -37,9 +37,13 @@ type fastStream struct {
 	primer   *time.Timer         // sends the priming event; guarded by mu
 	cancel   context.CancelCauseFunc
 	level    func() string // the level the session's client set, "" before it sets one
+	asks     *fastAsks     // the gateway's questions awaiting answers
 }
 
-var _ notifier = (*fastStream)(nil)
+var (
+	_ notifier = (*fastStream)(nil)
+	_ asked    = (*fastStream)(nil)
+)
 
 // stored reports whether the stream's events are kept for a resume and
 // carry ids: with an event store, below 2026-07-28.

@@ -196,7 +196,9 @@ func (a *askSlots) release(session *mcp.ServerSession) {
 // (no capability, a 2026-07-28 session, where the gateway cannot ask in
 // the middle of a call, or no slot left) is declined; sampling without the
 // capability fails.
-func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
+// They are sent through to: session itself, or the HTTP fast path's stream
+// of the call.
+func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		if !g.asks.take(session) {
 			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
@@ -206,19 +208,27 @@ func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
 			return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 		}
 		defer g.asks.release(session)
-		return g.ask(ctx, session, a)
+		return g.ask(ctx, session, to, a)
 	}
 }
 
-// ask forwards a to the client of session.
-func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.Ask) (json.RawMessage, error) {
+// asked sends a backend's questions to a client: its session
+// (*mcp.ServerSession), or the HTTP fast path's stream of the call.
+type asked interface {
+	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+}
+
+// ask forwards a to the client of session, through to.
+func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked, a tool.Ask) (json.RawMessage, error) {
 	caps := clientCapabilities(session)
 	switch a.Method {
 	case tool.AskElicit:
 		if caps == nil || caps.Elicitation == nil {
 			return declined, nil
 		}
-		return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
+		return forward(ctx, a.Params, to.Elicit, func(err error) (json.RawMessage, error) {
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
 			return declined, nil
 		})
@@ -230,11 +240,11 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.As
 			// MCP 2025-11-25: tools only to a client that declares sampling.tools.
 			return nil, errors.New("the gateway's client offers sampling without tools (no sampling.tools capability), and this request has tools or toolChoice")
 		}
-		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, to.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
 	case tool.AskRoots:
 		// A client without roots fails it: the backend then gets its
 		// entry's configured roots.
-		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, to.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 	}
 	return nil, fmt.Errorf("the gateway does not forward %s", a.Method)
 }

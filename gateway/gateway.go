@@ -294,6 +294,8 @@ type Gateway struct {
 	events mcp.EventStore
 	// fast are the HTTP fast path's streams of calls running.
 	fast fastStreams
+	// fastAsks are the fast path's questions awaiting the client's answer.
+	fastAsks fastAsks
 	// keepAlive keeps the SDK from timing out sessions that only the fast
 	// path serves.
 	keepAlive *sdkKeepAlive

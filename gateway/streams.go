@@ -141,7 +141,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	})
 	if call, ok := g.fastTakes(r, bodyOf(r)); ok {
 		g.serveFast(w, r, call)
-	} else {
+	} else if !g.fastAnswer(w, r) {
 		g.toSDK(w, r)
 	}
 	stop() // answered: its calls have ended, or wait for a resume
