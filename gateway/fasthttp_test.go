@@ -593,3 +593,38 @@ func TestHTTPFastPathQuestionCancelled(t *testing.T) {
 		t.Errorf("then %s, want the call's answer", data)
 	}
 }
+
+// A client that comes back after its call ended gets the result from the
+// SDK's replay of the events the fast path kept, as it would get one of
+// the SDK's own streams.
+func TestHTTPFastPathEndedStreamReplayed(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	graces := graces(g)
+	sdk := sdkCalls(g)
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	ctx, leave := context.WithCancel(context.Background())
+	resp := s.post(ctx, waitCall)
+	primed := sseField(t, bufio.NewReader(resp.Body), "id")
+	waitSignal(t, entered, "the call to start")
+	leave()
+	resp.Body.Close()
+	grace := waitSignal(t, graces, "the resume grace to start")
+	close(release)
+	if cause := waitSignal(t, exited, "the call to end"); cause != nil {
+		t.Fatalf("the call was cancelled: %v", cause)
+	}
+	get := s.newRequest(context.Background(), http.MethodGet, "")
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Last-Event-ID", primed)
+	replayed := s.do(get)
+	defer replayed.Body.Close()
+	if data := sseField(t, bufio.NewReader(replayed.Body), "data"); !strings.Contains(data, `"id":7,"result"`) || !strings.Contains(data, "released") {
+		t.Errorf("the replayed stream carried %s, want the call's result", data)
+	}
+	grace()
+	if sdk.Load() != 0 {
+		t.Error("the call went the SDK's way")
+	}
+}
