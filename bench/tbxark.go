@@ -128,5 +128,16 @@ func tbxarkCaller(ctx context.Context, bin, dir string, spec childSpec) (caller,
 		return nil
 	}
 	return &goCaller{call: call, version: sess.InitializeResult().ProtocolVersion,
-		closer: func() error { return errors.Join(sess.Close(), stopProcess(proc)) }}, nil
+		closer: func() error {
+			closeErr, stopErr := sess.Close(), stopProcess(proc)
+			if _, ok := errors.AsType[*exec.ExitError](stopErr); ok && strings.Contains(out.String(), "Shutdown signal received") {
+				// Its shutdown waits 5 s for the streams it keeps open, then
+				// exits with status 1: an end we asked for, not a crash.
+				stopErr = nil
+			}
+			if err := errors.Join(closeErr, stopErr); err != nil {
+				return fmt.Errorf("TBXark/mcp-proxy: %w (output: %s)", err, out)
+			}
+			return nil
+		}}, nil
 }

@@ -126,7 +126,9 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 
 // BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's
 // Streamable HTTP handler on a loopback listener: its server-side cost over
-// HTTP, the client included.
+// HTTP, the client included: "fast" is the fast path's call (the client
+// offers nothing, as the bridge's own), "sdk" the SDK's (the client offers
+// elicitation, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
@@ -141,12 +143,27 @@ func BenchmarkHTTPCall(b *testing.B) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go g.ServeListener(ctx, ln)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		b.Fatal(err)
+	for _, path := range []string{"fast", "sdk"} {
+		b.Run(path, func(b *testing.B) {
+			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
+			if path == "sdk" {
+				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			benchHTTPCalls(b, cs)
+		})
 	}
-	defer cs.Close()
+}
+
+// benchHTTPCalls runs the benchmark's calls on cs.
+func benchHTTPCalls(b *testing.B, cs *mcp.ClientSession) {
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -35,6 +35,8 @@ type callRequest struct {
 	session *mcp.ServerSession // nil when called without one (tests)
 	header  http.Header        // the HTTP request's headers; nil off HTTP
 	params  *mcp.CallToolParamsRaw
+	// out is the HTTP fast path's response stream, nil on the others.
+	out *fastStream
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -83,7 +85,7 @@ func (g *Gateway) runCall(ctx context.Context, name string, req callRequest) (re
 	case asksByResult(req.session):
 		return g.runParkable(ctx, name, req)
 	}
-	return g.run(ctx, name, req.session, callHow{stream: req.header.Get(streamHeader)}, req.params)
+	return g.run(ctx, name, req.session, callHow{stream: req.header.Get(streamHeader), out: req.out}, req.params)
 }
 
 // unknownTool is the SDK's error for a tool the server does not list, as
@@ -165,6 +167,9 @@ type callHow struct {
 	// parked: the call may outlive its request (runParkable), so only
 	// Close cancels it, not the end of its session or stream.
 	parked bool
+	// out is the HTTP fast path's response stream of the call, which
+	// carries its notifications and questions; nil on the other paths.
+	out *fastStream
 }
 
 // run executes the registry tool name for a call that holds its slot,
@@ -189,7 +194,12 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 
 	if session != nil {
-		fwd := newForwarder(ctx, session, g.log)
+		var out notifier = session
+		var to asked = session
+		if how.out != nil {
+			out, to = how.out, how.out
+		}
+		fwd := newForwarder(ctx, out, g.log)
 		defer fwd.stop()
 		if tok := params.GetProgressToken(); tok != nil {
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
@@ -197,7 +207,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		ctx = tool.WithLog(ctx, fwd.logged)
 		ask := how.ask
 		if ask == nil {
-			ask = g.asker(session)
+			ask = g.asker(session, to)
 		}
 		ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
 		ctx = tool.WithSession(ctx, clientSession{g, session})
@@ -426,6 +436,12 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case method == "initialize" || method == "server/discover":
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
+			return res, err
+		case method == "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				g.noteLogLevel(ss, req)
+			}
 			return res, err
 		case sdkwire.ParksUntilCancelled(method):
 			ctx, cancel := context.WithCancelCause(ctx)

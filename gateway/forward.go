@@ -34,7 +34,7 @@ type notice struct {
 // started with the first notice, sends the queue; stop sends what is left.
 type forwarder struct {
 	ctx     context.Context // the call's: it carries the request for HTTP routing
-	session *mcp.ServerSession
+	session notifier
 	log     *slog.Logger
 
 	mu      sync.Mutex
@@ -48,7 +48,14 @@ type forwarder struct {
 	done    chan struct{} // closed when run returned
 }
 
-func newForwarder(ctx context.Context, session *mcp.ServerSession, log *slog.Logger) *forwarder {
+// notifier sends a call's notifications to its client: the client's
+// session (*mcp.ServerSession), or the HTTP fast path's stream.
+type notifier interface {
+	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+	Log(context.Context, *mcp.LoggingMessageParams) error
+}
+
+func newForwarder(ctx context.Context, session notifier, log *slog.Logger) *forwarder {
 	// The channels and the goroutine come with the first notice: most
 	// calls have none, and this is every call's path.
 	return &forwarder{ctx: ctx, session: session, log: log}
@@ -189,7 +196,9 @@ func (a *askSlots) release(session *mcp.ServerSession) {
 // (no capability, a 2026-07-28 session, where the gateway cannot ask in
 // the middle of a call, or no slot left) is declined; sampling without the
 // capability fails.
-func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
+// They are sent through to: session itself, or the HTTP fast path's stream
+// of the call.
+func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		if !g.asks.take(session) {
 			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
@@ -199,27 +208,35 @@ func (g *Gateway) asker(session *mcp.ServerSession) tool.AskFunc {
 			return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 		}
 		defer g.asks.release(session)
-		return g.ask(ctx, session, a)
+		return g.ask(ctx, session, to, a)
 	}
 }
 
-// ask forwards a to the client of session.
-func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, a tool.Ask) (json.RawMessage, error) {
+// asked sends a backend's questions to a client: its session
+// (*mcp.ServerSession), or the HTTP fast path's stream of the call.
+type asked interface {
+	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+}
+
+// ask forwards a to the client of session, through to.
+func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked, a tool.Ask) (json.RawMessage, error) {
 	if r := refuseAsk(clientCapabilities(session), a); r != nil {
 		return r.answer, r.err
 	}
 	switch a.Method {
 	case tool.AskElicit:
-		return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
+		return forward(ctx, a.Params, to.Elicit, func(err error) (json.RawMessage, error) {
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
 			return declined, nil
 		})
 	case tool.AskSample:
-		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, to.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
 	default: // roots (refuseAsk lets nothing else through)
 		// A client without roots fails it: the backend then gets its
 		// entry's configured roots.
-		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, to.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 	}
 }
 

@@ -63,7 +63,7 @@ func (headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // The Gate is consulted on every path a tools/call takes (the SDK's
-// session over memory and HTTP, the stdio fast path): it sees the call,
+// session over memory and HTTP, the stdio and HTTP fast paths): it sees the call,
 // its refusal answers the call without running the tool, the context it
 // returns reaches the tool, and it is told of the outcome.
 func TestGateOnEveryPath(t *testing.T) {
@@ -82,8 +82,22 @@ func TestGateOnEveryPath(t *testing.T) {
 	paths := map[string]func(t *testing.T, g *Gateway) *client{
 		"SDK in memory": func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "") },
 		"fast path":     func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "2025-11-25") },
-		"SDK over HTTP": func(t *testing.T, g *Gateway) *client {
+		"HTTP fast path": func(t *testing.T, g *Gateway) *client {
 			return connectHTTP(t, serveHTTP(t, g, Options{}), &http.Client{Transport: headerTransport{}})
+		},
+		"SDK over HTTP": func(t *testing.T, g *Gateway) *client {
+			// A client that offers elicitation goes the SDK's way.
+			elicits := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				},
+			})
+			cs, err := elicits.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, g, Options{}) + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			return &client{session: cs}
 		},
 	}
 	for name, connect := range paths {
@@ -114,7 +128,7 @@ func TestGateOnEveryPath(t *testing.T) {
 				t.Errorf("the tools ran %d times, want only ok's", len(ran))
 			}
 			<-ran
-			if fast := viaSDK.Load() == 0; fast != (name == "fast path") {
+			if fast := viaSDK.Load() == 0; fast != strings.Contains(name, "fast path") {
 				t.Errorf("the fast path answered: %v", fast)
 			}
 		})

@@ -292,6 +292,22 @@ type Gateway struct {
 	updatesDone chan struct{}      // closed when sendUpdates returned
 	evicting    sync.WaitGroup     // sessions evictIdle is closing
 
+	// logLevels are the levels the sessions' clients set with
+	// logging/setLevel, for the HTTP fast path; guarded by mu.
+	logLevels map[*mcp.ServerSession]string
+	// byID are the sessions seen and not yet forgotten, by id, for the
+	// HTTP fast path; guarded by mu.
+	byID map[string]*mcp.ServerSession
+	// events is the SDK's event store of HTTP streams, nil when stateless.
+	events mcp.EventStore
+	// fast are the HTTP fast path's streams of calls running.
+	fast fastStreams
+	// fastAsks are the fast path's questions awaiting the client's answer.
+	fastAsks fastAsks
+	// keepAlive keeps the SDK from timing out sessions that only the fast
+	// path serves.
+	keepAlive *sdkKeepAlive
+
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
 	gate     Gate // Options.Gate, or openGate
@@ -356,6 +372,8 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		perSession:  make(map[*mcp.ServerSession]int),
 		lastActive:  make(map[*mcp.ServerSession]time.Time),
 		closing:     make(map[*mcp.ServerSession]bool),
+		logLevels:   make(map[*mcp.ServerSession]string),
+		byID:        make(map[string]*mcp.ServerSession),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
@@ -384,7 +402,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOptions(sdkLog, opts.Stateless))
+	httpOpts := httpOptions(sdkLog, opts.Stateless)
+	g.events = httpOpts.EventStore
+	g.keepAlive = newKeepAlive(sessionTimeout/3, g.pokeSDK)
+	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

@@ -364,3 +364,25 @@ func mustRequest(t *testing.T, url string) *http.Request {
 	}
 	return req
 }
+
+// An initialize sent again on a session that has one is refused, and the
+// gateway goes on serving (its failed result once took the process down).
+func TestHTTPInitializeAgain(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("plain", textBody("plain"))); err != nil {
+		t.Fatal(err)
+	}
+	s := openHTTPSession(t, serveHTTP(t, newGateway(t, reg, Options{}), Options{}))
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"id":5,"error"`) {
+		t.Errorf("a second initialize got %s, want an error", b)
+	}
+	resp = s.post(context.Background(), `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"plain"}}`)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"text":"plain"`) {
+		t.Errorf("a call after it got %s", b)
+	}
+}

@@ -328,15 +328,21 @@ func (g *Gateway) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { 
 // setCapabilities adjusts the capabilities of an initialize or
 // server/discover result.
 func (g *Gateway) setCapabilities(res mcp.Result) {
+	// A failed handshake has a nil result of its type (an initialize sent
+	// again on a session that has one).
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		g.capabilities(r.Capabilities)
-		if r.ProtocolVersion >= "2026-07-28" {
-			declareTaskExtension(r.Capabilities)
+		if r != nil {
+			g.capabilities(r.Capabilities)
+			if r.ProtocolVersion >= "2026-07-28" {
+				declareTaskExtension(r.Capabilities)
+			}
 		}
 	case *mcp.DiscoverResult:
-		g.capabilities(r.Capabilities)
-		declareTaskExtension(r.Capabilities)
+		if r != nil {
+			g.capabilities(r.Capabilities)
+			declareTaskExtension(r.Capabilities)
+		}
 	}
 }
 

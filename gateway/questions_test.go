@@ -52,21 +52,21 @@ func startEverything(t *testing.T, reg *tool.Registry, name, path, version strin
 	return srv
 }
 
-// asked is a client that answers every elicitation by filling each string
+// answering is a client that answers every elicitation by filling each string
 // property of the form with "ada", and every sampling request with
 // "Paris", and records what it was asked.
-type asked struct {
+type answering struct {
 	mu      sync.Mutex
 	methods []string
 }
 
-func (a *asked) note(method string) {
+func (a *answering) note(method string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.methods = append(a.methods, method)
 }
 
-func (a *asked) take() []string {
+func (a *answering) take() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := a.methods
@@ -74,7 +74,7 @@ func (a *asked) take() []string {
 	return out
 }
 
-func (a *asked) client() *mcp.Client {
+func (a *answering) client() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			a.note("elicitation/create")
@@ -164,7 +164,7 @@ func TestQuestionsEveryPairing(t *testing.T) {
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
-			a := &asked{}
+			a := &answering{}
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
 			cs, err := a.client().Connect(ctx, c.transport(), &mcp.ClientSessionOptions{ProtocolVersion: c.version})

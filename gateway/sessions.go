@@ -24,6 +24,9 @@ func (g *Gateway) touch(session *mcp.ServerSession) (first bool) {
 	defer g.mu.Unlock()
 	_, seen := g.lastActive[session]
 	g.lastActive[session] = now
+	if !seen && session.ID() != "" {
+		g.byID[session.ID()] = session
+	}
 	return !seen
 }
 
@@ -49,6 +52,8 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	for ss := range g.lastActive {
 		if !open[ss] {
 			delete(g.lastActive, ss) // ended: forget it
+			delete(g.logLevels, ss)
+			delete(g.byID, ss.ID())
 		}
 	}
 	for ss := range g.closing {
@@ -114,6 +119,8 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	delete(g.lastActive, ss)
 	delete(g.closing, ss)
 	delete(g.evictedOpen, ss)
+	delete(g.logLevels, ss)
+	delete(g.byID, ss.ID())
 	g.mu.Unlock()
 	g.views.mu.Lock()
 	delete(g.views.byPeer, ss)

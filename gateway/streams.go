@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
 // DefaultResumeGrace is Options.ResumeGrace's default.
@@ -112,7 +114,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 				g.awaitGrace(session, stream)
 			}
 		})
-		g.http.ServeHTTP(w, r)
+		if !g.resumeFast(w, r) {
+			g.http.ServeHTTP(w, r)
+		}
 		stop()
 		return
 	}
@@ -135,8 +139,26 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 			g.giveUp(stream)
 		}
 	})
+	if call, ok := g.fastTakes(r, bodyOf(r)); ok {
+		g.serveFast(w, r, call)
+	} else if !g.fastAnswer(w, r) {
+		g.toSDK(w, r)
+	}
+	stop() // answered: its calls have ended, or wait for a resume
+}
+
+// toSDK hands a POST to the SDK's handler, after cancelling the fast
+// path's call it cancels, if any; the SDK's serving it keeps its session
+// from timing out.
+func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
+	session := r.Header.Get("Mcp-Session-Id")
+	if id, ok := sdkwire.PeekCancelled(bodyOf(r)); ok {
+		g.fast.cancel(session, id)
+	}
+	if session != "" {
+		g.keepAlive.seen(session)
+	}
 	g.http.ServeHTTP(w, r)
-	stop() // answered: its calls have ended
 }
 
 // awaitGrace gives up on stream of session after Options.ResumeGrace,

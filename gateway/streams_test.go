@@ -134,14 +134,16 @@ func graces(g *Gateway) <-chan func() {
 // can no longer get the result: at once in stateless mode, when the
 // resume grace ends on a resumable stream.
 func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
-	for _, stateless := range []bool{false, true} {
-		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
+	for _, mode := range []struct{ stateless, sdkPath bool }{{false, false}, {false, true}, {true, true}} {
+		stateless := mode.stateless
+		t.Run(fmt.Sprintf("stateless=%v,sdkPath=%v", stateless, mode.sdkPath), func(t *testing.T) {
 			reg := tool.NewRegistry()
 			entered, _, exited := waitingTool(t, reg)
 			opts := Options{Stateless: stateless}
 			g := newGateway(t, reg, opts)
 			graces := graces(g)
-			s := openHTTPSession(t, serveHTTP(t, g, opts))
+			sdk := sdkCalls(g)
+			s := openSessionOn(t, serveHTTP(t, g, opts), mode.sdkPath)
 			ctx, leave := context.WithCancel(context.Background())
 			// The response may not begin before the result: post it aside.
 			go func() {
@@ -161,8 +163,20 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 			if cause := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(cause, errStreamGone) {
 				t.Errorf("the call ended with cause %v, want %v", cause, errStreamGone)
 			}
+			if took := sdk.Load() == 1; took != mode.sdkPath {
+				t.Errorf("the SDK served the call: %v, want %v", took, mode.sdkPath)
+			}
 		})
 	}
+}
+
+// openSessionOn opens a raw session whose calls the HTTP fast path serves,
+// or with sdkPath one whose calls the SDK serves.
+func openSessionOn(t *testing.T, base string, sdkPath bool) *httpSession {
+	if sdkPath {
+		return openSDKPathSession(t, base)
+	}
+	return openHTTPSession(t, base)
 }
 
 // A client whose stream drops but who resumes it (GET with Last-Event-ID)
@@ -170,13 +184,15 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 // stream; if the resumed stream drops too, the call is cancelled after
 // another grace.
 func TestResumedHTTPStreamKeepsItsCall(t *testing.T) {
-	for _, dropsAgain := range []bool{false, true} {
-		t.Run(fmt.Sprintf("dropsAgain=%v", dropsAgain), func(t *testing.T) {
+	for _, mode := range []struct{ dropsAgain, sdkPath bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		dropsAgain := mode.dropsAgain
+		t.Run(fmt.Sprintf("dropsAgain=%v,sdkPath=%v", dropsAgain, mode.sdkPath), func(t *testing.T) {
 			reg := tool.NewRegistry()
 			entered, release, exited := waitingTool(t, reg)
 			g := newGateway(t, reg, Options{})
 			graces := graces(g)
-			s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+			sdk := sdkCalls(g)
+			s := openSessionOn(t, serveHTTP(t, g, Options{}), mode.sdkPath)
 			ctx, leave := context.WithCancel(context.Background())
 			resp := s.post(ctx, waitCall)
 			primed := sseField(t, bufio.NewReader(resp.Body), "id")
@@ -214,6 +230,9 @@ func TestResumedHTTPStreamKeepsItsCall(t *testing.T) {
 			defer resumed.Body.Close()
 			if data := sseField(t, bufio.NewReader(resumed.Body), "data"); !strings.Contains(data, `"released"`) {
 				t.Errorf("resumed stream carried %s, want the call's result", data)
+			}
+			if took := sdk.Load() == 1; took != mode.sdkPath {
+				t.Errorf("the SDK served the call: %v, want %v", took, mode.sdkPath)
 			}
 		})
 	}

@@ -64,7 +64,7 @@ func taskRequest(r *http.Request) *jsonrpc.Request {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil
 	}
-	body, err := bodyOf(r)
+	body, err := readBody(r)
 	if err != nil || !mayBeTaskRequest(body) {
 		return nil // the common case, without decoding
 	}
@@ -79,19 +79,12 @@ func taskRequest(r *http.Request) *jsonrpc.Request {
 	return req
 }
 
-// screenedBody is a POST's body as screen read it, kept in memory.
-type screenedBody struct {
-	*bytes.Reader
-	body []byte
-}
-
-func (*screenedBody) Close() error { return nil }
-
-// bodyOf returns r's body, leaving it readable: screen's bytes without a
-// copy, or read (any other body, as when a test serves without screen).
-func bodyOf(r *http.Request) ([]byte, error) {
-	if sb, ok := r.Body.(*screenedBody); ok {
-		return sb.body, nil
+// readBody returns r's body, leaving it readable: screen's bytes without
+// a copy (bodyOf), or read (any other body, as when a test serves without
+// screen).
+func readBody(r *http.Request) ([]byte, error) {
+	if body := bodyOf(r); body != nil {
+		return body, nil
 	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))

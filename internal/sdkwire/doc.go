@@ -34,7 +34,14 @@
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]);
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
+//     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
+//     response framed as the SDK's handler frames it ([ResponseJSON],
+//     [NotificationJSON], [RequestJSON], [SetResponseHeaders],
+//     [AppendEvent], [EventID], [Primes]), a client's cancel and answers
+//     read ([PeekCancelled], [PeekResponse]), log messages
+//     filtered as the SDK's session filters them ([LogPasses]) and the
+//     session kept from timing out ([KeepAliveBody]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -229,4 +236,26 @@
 //     the server's middleware reads from CallToolParamsRaw
 //     (InputResponses decoded by their shape). The gateway asks its
 //     2026-07-28 clients this way. TestContractInputRequiredResult.
+//  33. The Streamable HTTP handler answers a POST that carries one
+//     tools/call with the headers [SetResponseHeaders] sets and, as an SSE
+//     stream, [AppendEvent] frames: a priming event first where [Primes]
+//     says (an event store, 2025-11-25 up to 2026-07-28), event ids
+//     [EventID](stream, index) with an event store and none without, then
+//     the message [ResponseJSON] encodes; with JSONResponse, that message
+//     alone as the body. The result is [CallResultJSON] on the sessions
+//     [TakesCalls] accepts, stateful or stateless, as on stdio
+//     (assumption 23). TestContractHTTPCallResponse. The notifications
+//     and requests a session sends on a POST's stream are what
+//     [NotificationJSON] and [RequestJSON] encode, its own numeric ids
+//     apart (checked through the gateway, against the SDK's path:
+//     gateway.TestHTTPFastPathBytesAsSDK, gateway.TestHTTPFastPathQuestions).
+//  34. The Streamable HTTP handler restarts a session's idle timer
+//     (SessionTimeout) only when it serves a POST of the session, and
+//     accepts [KeepAliveBody] with 202, changing nothing else: a server
+//     that answers a session's calls beneath the handler keeps the session
+//     open with it. TestContractKeepAlive.
+//  35. A server session (protocol before 2026-07-28) sends a log message
+//     through Log exactly when [LogPasses] says for its level and the one
+//     the client last set with logging/setLevel: none before the client
+//     sets one. TestContractLogPasses.
 package sdkwire

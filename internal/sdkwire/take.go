@@ -163,42 +163,42 @@ func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
 	if ended {
 		return
 	}
-	resp := &jsonrpc.Response{ID: id, Result: result}
-	if err != nil {
-		resp.Result = nil
-		var wire *jsonrpc.Error
-		if !errors.As(err, &wire) {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		resp.Error = wire
-	}
 	// A failed write is the session's to notice on its next read or write.
-	c.Connection.Write(c.base, resp)
+	c.Connection.Write(c.base, response(id, result, err))
 }
 
 // cancel cancels the taken call a notifications/cancelled names, and
 // reports whether there was one.
 func (c *takingConn) cancel(params json.RawMessage) bool {
-	if len(params) == 0 || params[0] != '{' {
+	id, ok := cancelledID(params)
+	if !ok {
 		return false
 	}
-	for key, val := range projection.Members(params) {
-		if !projection.KeyIs(key, "requestId") {
-			continue
-		}
-		id, ok := plainID(val)
-		if !ok || !id.IsValid() {
-			return false
-		}
-		c.mu.Lock()
-		cancel, found := c.calls[id]
-		c.mu.Unlock()
-		if found {
-			cancel(errors.New("the client cancelled the request"))
-		}
-		return found
+	c.mu.Lock()
+	cancel, found := c.calls[id]
+	c.mu.Unlock()
+	if found {
+		cancel(ErrCancelled)
 	}
-	return false
+	return found
+}
+
+// ErrCancelled is why a call the client cancelled ends.
+var ErrCancelled = errors.New("the client cancelled the request")
+
+// cancelledID returns the request a notifications/cancelled's params
+// name, when it is a plain id.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	if len(params) == 0 || params[0] != '{' {
+		return jsonrpc.ID{}, false
+	}
+	for key, val := range projection.Members(params) {
+		if projection.KeyIs(key, "requestId") {
+			id, ok := plainID(val)
+			return id, ok && id.IsValid()
+		}
+	}
+	return jsonrpc.ID{}, false
 }
 
 // end cancels the taken calls with cause and drops their replies.

@@ -1,0 +1,312 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging, sampling and roots (SEP-2577) but keeps them working for at least a year; the fast path must know whether a client offers them.
+
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// The fast path of tools/call over Streamable HTTP (docs/http-fast-path.md).
+// The SDK's handler decodes each POST three times over with fresh 32 KiB
+// decoders; for the one request a gateway serves most, the gateway answers
+// the POST itself, beneath the SDK's handler and behind the same edge
+// (connection bounds, authentication, the session's owner, the body
+// screen), through the one call path (serveCall), and writes the response
+// with the bytes the SDK's handler would write (sdkwire assumption 33).
+// It takes only what it can answer exactly as the SDK would (fastTakes);
+// everything else, and any doubt, stays with the SDK.
+
+// legacyVersions are the protocol versions whose POSTs the fast path
+// takes: those a stateful session speaks (2026-07-28 needs a stateless
+// server).
+var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
+
+// fastCall is a POST the fast path takes.
+type fastCall struct {
+	session *mcp.ServerSession
+	id      jsonrpc.ID
+	params  *mcp.CallToolParamsRaw
+	version string // the stream's protocol version, as the SDK reads it
+}
+
+// fastTakes returns the call a POST carries when the fast path may answer
+// it, with body the POST's whole body: a stateful session's tools/call of a
+// served name, on a session opened below 2026-07-28 whose client offers
+// no elicitation, in a request the SDK would accept as is.
+func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
+	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
+		return fastCall{}, false
+	}
+	req, ok := sdkwire.PeekCall(body)
+	if !ok {
+		return fastCall{}, false
+	}
+	p, ok := sdkwire.ReadCallParams(req.Params)
+	if !ok {
+		return fastCall{}, false
+	}
+	if _, ok := (*g.callable.Load())[p.Name]; !ok {
+		return fastCall{}, false
+	}
+	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
+	if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
+		return fastCall{}, false
+	}
+	version := r.Header.Get("Mcp-Protocol-Version")
+	if version == "" {
+		version = "2025-03-26" // the SDK's default for a stream
+	}
+	return fastCall{session: ss, id: req.ID, params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, version: version}, true
+}
+
+// openSession returns the open session called id that the gateway has
+// seen, or nil: without the SDK's sessions, whose listing copies them all.
+func (g *Gateway) openSession(id string) *mcp.ServerSession {
+	g.mu.Lock()
+	ss := g.byID[id]
+	g.mu.Unlock()
+	if ss == nil {
+		return nil
+	}
+	select {
+	case <-g.ends.of(ss):
+		return nil // ended; forgotten at the next session's start
+	default:
+		return ss
+	}
+}
+
+// fastHeaders reports whether a POST's headers are ones the SDK's handler
+// accepts without a word for a session's request: a session id, a legacy
+// protocol version (or none), a JSON body, an Accept of both JSON and SSE,
+// no Last-Event-ID, and none of the headers the SDK checks against the
+// body (Mcp-Method, Mcp-Name, Mcp-Param-*).
+func fastHeaders(h http.Header) bool {
+	if h.Get("Mcp-Session-Id") == "" || !legacyVersions[h.Get("Mcp-Protocol-Version")] || len(h.Values("Last-Event-Id")) > 0 {
+		return false
+	}
+	if ct := h.Values("Content-Type"); len(ct) != 1 || mediaType(ct[0]) != "application/json" {
+		return false
+	}
+	for key := range h {
+		if key == "Mcp-Method" || key == "Mcp-Name" || strings.HasPrefix(key, "Mcp-Param-") {
+			return false
+		}
+	}
+	return acceptsBoth(h.Values("Accept"))
+}
+
+// acceptsBoth reports whether Accept values name application/json and
+// text/event-stream.
+func acceptsBoth(values []string) bool {
+	var json, sse bool
+	for _, v := range values {
+		for token := range strings.SplitSeq(v, ",") {
+			switch mediaType(token) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				sse = true
+			}
+		}
+	}
+	return json && sse
+}
+
+// mediaType is a media type without parameters, in lower case.
+func mediaType(v string) string {
+	v, _, _ = strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
+// elicitsNothing reports whether the client of ss offers no elicitation:
+// the SDK checks the answer to one against its schema, which the fast path
+// leaves to the SDK.
+func elicitsNothing(ss *mcp.ServerSession) bool {
+	caps := clientCapabilities(ss)
+	return caps == nil || caps.Elicitation == nil
+}
+
+// logLevel is the level the client of ss set, "" before it sets one.
+func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.logLevels[ss]
+}
+
+// noteLogLevel records the level a logging/setLevel request the SDK
+// served set for its session, as the session keeps it.
+func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
+	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
+	if ss == nil || !ok || p == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.logLevels[ss] = string(p.Level)
+}
+
+// fastStreams are the response streams of the fast path's calls still
+// running, by stream id (for a client that resumes one) and by session and
+// request id (the SDK refuses a request id in flight on the session, and a
+// client cancels a call by its id).
+type fastStreams struct {
+	mu    sync.Mutex
+	byID  map[string]*fastStream                // guarded by mu
+	calls map[string]map[jsonrpc.ID]*fastStream // by session id; guarded by mu
+}
+
+// open registers s, the stream of the call id, or reports that the id is
+// in flight on the session already.
+func (f *fastStreams) open(s *fastStream, id jsonrpc.ID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.calls[s.session][id] != nil {
+		return false
+	}
+	if f.byID == nil {
+		f.byID, f.calls = make(map[string]*fastStream), make(map[string]map[jsonrpc.ID]*fastStream)
+	}
+	if f.calls[s.session] == nil {
+		f.calls[s.session] = make(map[jsonrpc.ID]*fastStream)
+	}
+	f.calls[s.session][id] = s
+	f.byID[s.id] = s
+	return true
+}
+
+// close forgets a stream whose response was written: a client resuming it
+// now gets it replayed by the SDK, from the event store, as the SDK's own
+// finished streams.
+func (f *fastStreams) close(s *fastStream, id jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.byID, s.id)
+	delete(f.calls[s.session], id)
+	if len(f.calls[s.session]) == 0 {
+		delete(f.calls, s.session)
+	}
+}
+
+// get returns the running stream id of session, or nil.
+func (f *fastStreams) get(session, id string) *fastStream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.byID[id]; s != nil && s.session == session {
+		return s
+	}
+	return nil
+}
+
+// cancel cancels the running call id of session, if any.
+func (f *fastStreams) cancel(session string, id jsonrpc.ID) {
+	f.mu.Lock()
+	s := f.calls[session][id]
+	f.mu.Unlock()
+	if s != nil && s.cancel != nil {
+		s.cancel(sdkwire.ErrCancelled)
+	}
+}
+
+// newStreamID is a stream id as the SDK makes them: random, unique within
+// the session.
+func newStreamID() string { return rand.Text() }
+
+// serveFast answers call on w, and returns once the call has ended. The
+// call runs on the request's own goroutine (no hand-off): a client that
+// leaves mid-call may resume the stream (see serveMCP), so the call goes
+// on, its events kept, until it ends or the resume grace cancels it.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
+	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel,
+		level: func() string { return g.logLevel(call.session) }, asks: &g.fastAsks}
+	if !g.fast.open(s, call.id) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		data, _ := sdkwire.ResponseJSON(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + idText(call.id)})
+		w.Write(data)
+		return
+	}
+	defer g.fast.close(s, call.id)
+	s.prime(r.Context())
+	left := context.AfterFunc(r.Context(), func() { s.detach(w) })
+	defer left()
+	g.keepAlive.during(call.session, func() {
+		res, err := g.serveCall(ctx, callRequest{session: call.session, header: r.Header, params: call.params, out: s})
+		data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
+		if encErr != nil {
+			data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
+		}
+		s.finish(ctx, data)
+	})
+	s.detach(w)
+}
+
+// hang waits while a request holds s: until its response went out, the
+// client left or the session ended (the SDK ends its streams then).
+func (g *Gateway) hang(ctx context.Context, s *fastStream, ss *mcp.ServerSession) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	case <-g.ends.of(ss):
+	}
+}
+
+// resumeFast serves a GET that resumes (Last-Event-ID) the stream of a
+// fast-path call still running: the events after the client's last, then
+// the rest as they come. It reports false for anything else, which the
+// SDK serves (a finished stream is replayed from the event store).
+func (g *Gateway) resumeFast(w http.ResponseWriter, r *http.Request) bool {
+	stream, last, ok := parseEventID(r.Header.Get("Last-Event-ID"))
+	if !ok || len(r.Header.Values("Last-Event-ID")) != 1 || !acceptsSSE(r.Header.Values("Accept")) {
+		return false
+	}
+	session := r.Header.Get("Mcp-Session-Id")
+	s := g.fast.get(session, stream)
+	ss := g.openSession(session)
+	if s == nil || ss == nil {
+		return false
+	}
+	if s.resume(r.Context(), w, last) {
+		g.hang(r.Context(), s, ss)
+		s.detach(w)
+	}
+	return true
+}
+
+// parseEventID reads a Last-Event-ID in the SDK's format (sdkwire.EventID).
+func parseEventID(id string) (stream string, idx int, ok bool) {
+	stream, n, found := strings.Cut(id, "_")
+	if !found || strings.Contains(n, "_") {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(n)
+	return stream, idx, err == nil && idx >= 0
+}
+
+// acceptsSSE reports whether Accept values name text/event-stream.
+func acceptsSSE(values []string) bool {
+	for _, v := range values {
+		for token := range strings.SplitSeq(v, ",") {
+			if mediaType(token) == "text/event-stream" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idText is a request id as the SDK prints it in its errors.
+func idText(id jsonrpc.ID) string { return fmt.Sprint(id.Raw()) }

@@ -1,0 +1,630 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// openSDKPathSession opens a raw session whose calls the SDK serves: its
+// client offers elicitation (besides roots and sampling), which the fast
+// path leaves to the SDK.
+func openSDKPathSession(t *testing.T, base string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return s
+}
+
+// setLevel sets the session's log level.
+func (s *httpSession) setLevel(level string) {
+	s.t.Helper()
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"`+level+`"}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// fastPathTools registers tools whose results exercise the wire: plain
+// text, a failure, a structured value with HTML characters, progress
+// before the result.
+func fastPathTools(t *testing.T) *tool.Registry {
+	t.Helper()
+	reg := tool.NewRegistry()
+	tools := []tool.Tool{
+		goTool("plain", textBody("plain <b>&</b>")),
+		goTool("fails", func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{}, errors.New("it broke <here>")
+		}),
+		goTool("structured", func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text("s")}, Value: json.RawMessage(`{"h":"<i>&</i>","n":1.50}`)}, nil
+		}),
+		goTool("logs", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			log := tool.LogFrom(ctx)
+			log(json.RawMessage(`{"level":"info","data":"below the session's level"}`))
+			log(json.RawMessage(`{"level":"error","logger":"l","data":{"m":"seen <&>"}}`))
+			return tool.Output{Content: []tool.Content{tool.Text("logged")}}, nil
+		}),
+		goTool("steps", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			tool.ReportProgress(ctx, tool.Progress{Progress: 1, Total: 2, Message: "half <&>"})
+			tool.ReportProgress(ctx, tool.Progress{Progress: 2, Total: 2})
+			return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+		}),
+	}
+	for _, tl := range tools {
+		if _, err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// eventIDs are an SSE body's event ids: random stream ids, then indexes.
+var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
+
+// The fast path answers a call with the bytes the SDK writes for it: a
+// result ready before anything else was sent as the application/json body
+// the SDK writes with JSONResponse (its framing checked against the SDK in
+// sdkwire), the message the SDK's own path sends; a call with progress as
+// the SDK's SSE stream, byte for byte, headers included.
+func TestHTTPFastPathBytesAsSDK(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	fast.setLevel("warning")
+	slow.setLevel("warning")
+	calls := []struct {
+		body   string
+		stream bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
+		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
+	}
+	for _, call := range calls {
+		before := sdk.Load()
+		got, gotHeader := postAll(t, fast, call.body)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", call.body)
+		}
+		want, wantHeader := postAll(t, slow, call.body)
+		if sdk.Load() != before+1 {
+			t.Fatalf("the SDK's path did not serve %s", call.body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
+		}
+		for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
+			if gotHeader.Get(key) != wantHeader.Get(key) {
+				t.Errorf("%s: header %s = %q, the SDK's %q", call.body, key, gotHeader.Get(key), wantHeader.Get(key))
+			}
+		}
+	}
+}
+
+// A call that outlasts primeFlush is answered as the SDK's SSE stream,
+// byte for byte: the priming event first, then the result.
+func TestHTTPFastPathSlowCallStreams(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	base := serveHTTP(t, g, Options{})
+	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	resp := fast.post(context.Background(), waitCall)
+	var read strings.Builder
+	body := bufio.NewReader(io.TeeReader(resp.Body, &read))
+	sseField(t, body, "id") // the priming event, sent while the call runs
+	waitSignal(t, entered, "the call to start")
+	close(release)
+	io.Copy(io.Discard, body)
+	resp.Body.Close()
+	waitSignal(t, exited, "the call to end")
+	got := eventIDs.ReplaceAllString(read.String(), "id: STREAM_")
+	want, wantHeader := postAll(t, slow, waitCall)
+	waitSignal(t, exited, "the SDK's call to end")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the fast path's stream differs from the SDK's (-SDK +fast):\n%s", diff)
+	}
+	if resp.Header.Get("Content-Type") != wantHeader.Get("Content-Type") {
+		t.Errorf("Content-Type %q, the SDK's %q", resp.Header.Get("Content-Type"), wantHeader.Get("Content-Type"))
+	}
+}
+
+// lastData is the data of an SSE body's last event.
+func lastData(body string) string {
+	i := strings.LastIndex(body, "\ndata: ")
+	return strings.TrimSuffix(body[i+len("\ndata: "):], "\n\n")
+}
+
+// postAll posts body and returns the whole response body, its stream ids
+// made alike, and its header.
+func postAll(t *testing.T, s *httpSession, body string) (string, http.Header) {
+	t.Helper()
+	resp := s.post(context.Background(), body)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventIDs.ReplaceAllString(string(b), "id: STREAM_"), resp.Header
+}
+
+// The fast path leaves to the SDK what it cannot answer as the SDK would,
+// and the SDK answers it as before.
+func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	s := openHTTPSession(t, base)
+	asker := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := asker.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	asker.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	asker.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}}`
+	tests := []struct {
+		name   string
+		s      *httpSession
+		body   string
+		header map[string]string
+	}{
+		{name: "a client that offers elicitation", s: asker, body: call},
+		{name: "a batch", s: s, body: "[" + call + "]", header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"}},
+		{name: "an unknown tool", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nosuch"}}`},
+		{name: "an unknown member", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","someday":{}}}`},
+		{name: "a header the SDK checks", s: s, body: call, header: map[string]string{"Mcp-Method": "tools/call"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := tt.s.newRequest(context.Background(), http.MethodPost, tt.body)
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			before := sdk.Load()
+			resp := tt.s.do(req)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if sdk.Load() != before+1 {
+				t.Errorf("the SDK did not serve it (answer %s)", b)
+			}
+		})
+	}
+}
+
+func TestFastHeaders(t *testing.T) {
+	base := http.Header{
+		"Mcp-Session-Id":       {"S"},
+		"Mcp-Protocol-Version": {"2025-11-25"},
+		"Content-Type":         {"application/json"},
+		"Accept":               {"application/json, text/event-stream"},
+	}
+	tests := []struct {
+		name string
+		edit func(h http.Header)
+		want bool
+	}{
+		{"a session's POST", func(http.Header) {}, true},
+		{"no version header", func(h http.Header) { h.Del("Mcp-Protocol-Version") }, true},
+		{"Accept in two values", func(h http.Header) { h["Accept"] = []string{"application/json", "text/event-stream;q=1"} }, true},
+		{"no session", func(h http.Header) { h.Del("Mcp-Session-Id") }, false},
+		{"2026-07-28", func(h http.Header) { h.Set("Mcp-Protocol-Version", "2026-07-28") }, false},
+		{"an unknown version", func(h http.Header) { h.Set("Mcp-Protocol-Version", "1999-01-01") }, false},
+		{"Last-Event-ID", func(h http.Header) { h.Set("Last-Event-ID", "x_1") }, false},
+		{"a text body", func(h http.Header) { h.Set("Content-Type", "text/plain") }, false},
+		{"Accept without SSE", func(h http.Header) { h.Set("Accept", "application/json") }, false},
+		{"Accept of anything", func(h http.Header) { h.Set("Accept", "*/*") }, false},
+		{"Mcp-Name", func(h http.Header) { h.Set("Mcp-Name", "plain") }, false},
+		{"Mcp-Param-Region", func(h http.Header) { h.Set("Mcp-Param-Region", "eu") }, false},
+	}
+	for _, tt := range tests {
+		h := base.Clone()
+		tt.edit(h)
+		if got := fastHeaders(h); got != tt.want {
+			t.Errorf("%s: fastHeaders = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A client's notifications/cancelled ends the fast path's call, whose
+// answer then says it was cancelled.
+func TestHTTPFastPathCallCancelled(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, _, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	sdk := sdkCalls(g)
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := s.send(context.Background(), waitCall)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answered <- string(b)
+	}()
+	waitSignal(t, entered, "the call to start")
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	resp.Body.Close()
+	if cause := waitSignal(t, exited, "the call to be cancelled"); cause == nil {
+		t.Error("the call ended uncancelled")
+	}
+	if body := waitSignal(t, answered, "the answer"); !strings.Contains(body, `"id":7`) {
+		t.Errorf("answer %q, want the response to request 7", body)
+	}
+	if sdk.Load() != 0 {
+		t.Error("the call went the SDK's way")
+	}
+}
+
+// A request id in flight on the session is refused, as the SDK refuses
+// it, and the call in flight goes on.
+func TestHTTPFastPathDuplicateID(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	go func() {
+		if resp, err := s.send(context.Background(), waitCall); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitSignal(t, entered, "the call to start")
+	resp, err := s.send(context.Background(), waitCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "duplicate in-flight request ID 7") {
+		t.Errorf("a repeated id got %s %s, want 400 and the SDK's error", resp.Status, b)
+	}
+	close(release)
+	if cause := waitSignal(t, exited, "the first call to end"); cause != nil {
+		t.Errorf("the first call was cancelled: %v", cause)
+	}
+}
+
+// The fast path's calls pass the same edge as the SDK's: a caller without
+// credentials is refused before its body is read, and one who presents a
+// session another identity opened is told the session does not exist;
+// neither call runs.
+func TestHTTPFastPathBehindTheEdge(t *testing.T) {
+	reg := tool.NewRegistry()
+	var runs atomic.Int64
+	if _, err := reg.Register(goTool("hello", func(context.Context, json.RawMessage) (tool.Output, error) {
+		runs.Add(1)
+		return tool.Output{Content: []tool.Content{tool.Text("hi")}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Authenticate: func(r *http.Request) (string, error) {
+		switch r.Header.Get("Authorization") {
+		case "Bearer alice-secret":
+			return "alice", nil
+		case "Bearer bob-secret":
+			return "bob", nil
+		}
+		return "", errors.New("unknown credential")
+	}}
+	g := newGateway(t, reg, opts)
+	sdk := sdkCalls(g)
+	s := &httpSession{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp"}
+	as := func(who string, body string) *http.Request {
+		req := s.newRequest(context.Background(), http.MethodPost, body)
+		req.Header.Set("Authorization", "Bearer "+who+"-secret")
+		return req
+	}
+	resp := s.do(as("alice", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.do(as("alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)).Body.Close()
+	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"hello"}}`
+	for _, tt := range []struct {
+		who  string
+		want int
+	}{
+		{"bob", http.StatusNotFound},
+		{"nobody", http.StatusUnauthorized},
+		{"alice", http.StatusOK},
+	} {
+		resp, err := http.DefaultClient.Do(as(tt.who, call))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s's call in alice's session: status %d (%s), want %d", tt.who, resp.StatusCode, body, tt.want)
+		}
+	}
+	if runs.Load() != 1 || sdk.Load() != 0 {
+		t.Errorf("the tool ran %d times (want alice's call alone), the SDK served %d calls (want 0)", runs.Load(), sdk.Load())
+	}
+}
+
+// The session's cap on calls in flight holds on the fast path: the call
+// over it is refused with the JSON-RPC error naming the limit.
+func TestHTTPFastPathCallsBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, _ := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{MaxCallsPerSession: 1})
+	sdk := sdkCalls(g)
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	go func() {
+		if resp, err := s.send(context.Background(), waitCall); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitSignal(t, entered, "the call to start")
+	body, _ := postAll(t, s, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"wait"}}`)
+	if !strings.Contains(body, `"id":8,"error":{"code":-32603,"message":"too many tool calls in flight on this session (the gateway's limit is 1)`) {
+		t.Errorf("the call over the cap got %s", body)
+	}
+	close(release)
+	if sdk.Load() != 0 {
+		t.Error("a call went the SDK's way")
+	}
+}
+
+// A session that ended is not found, as the SDK says of it, and its call
+// does not run.
+func TestHTTPFastPathEndedSession(t *testing.T) {
+	reg := fastPathTools(t)
+	g := newGateway(t, reg, Options{})
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	s.request(context.Background(), http.MethodDelete, "").Body.Close()
+	resp, err := s.send(context.Background(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a call in an ended session: %s %s, want 404", resp.Status, b)
+	}
+}
+
+// A backend's questions during a fast-path call (roots, sampling) go to
+// the client on the call's own stream, as the SDK sends them (the ids
+// apart: the fast path's are its own strings), and the client's answers,
+// POSTed on its session, reach the backend.
+func TestHTTPFastPathQuestions(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, q := range []struct{ name, method, params string }{
+		{"roots", tool.AskRoots, `{}`},
+		{"sample", tool.AskSample, `{"messages":[{"role":"user","content":{"type":"text","text":"hi <&>"}}],"maxTokens":5}`},
+	} {
+		if _, err := reg.Register(goTool(q.name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: q.method, Params: json.RawMessage(q.params)})
+			if err != nil {
+				return tool.Output{}, err
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newGateway(t, reg, Options{})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	fast := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := fast.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	fast.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	fast.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	slow := openSDKPathSession(t, base)
+	for _, q := range []struct{ call, answer, asked, answered string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`, `{"roots":[{"uri":"file:///r","name":"r"}]}`,
+			`"method":"roots/list"`, `file:///r`},
+		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"sample"}}`, `{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}`,
+			`"method":"sampling/createMessage","params":{"maxTokens":5,"messages":[{"content":{"type":"text","text":"hi \u003c\u0026\u003e"},"role":"user"}]}`, `\"model\":\"m\"`},
+	} {
+		before := sdk.Load()
+		got := answerQuestions(t, fast, q.call, q.answer)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", q.call)
+		}
+		want := answerQuestions(t, slow, q.call, q.answer)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's stream differs from the SDK's (-SDK +fast):\n%s", q.call, diff)
+		}
+		if !strings.Contains(got, q.asked) || !strings.Contains(got, q.answered) {
+			t.Errorf("%s: want the question %s on the stream and the answer %s in the result, got\n%s", q.call, q.asked, q.answered, got)
+		}
+	}
+}
+
+// questionIDs are the ids of the requests in an SSE body.
+var questionIDs = regexp.MustCompile(`"id":("mcpbridge-ask-\d+"|\d+),"method"`)
+
+// answerQuestions posts call on s, answers every request on its stream
+// with answer, and returns the stream, its stream and request ids made
+// alike.
+func answerQuestions(t *testing.T, s *httpSession, call, answer string) string {
+	t.Helper()
+	resp := s.post(context.Background(), call)
+	defer resp.Body.Close()
+	var all strings.Builder
+	body := bufio.NewReader(resp.Body)
+	for {
+		line, err := body.ReadString('\n')
+		all.WriteString(line)
+		if err != nil {
+			break
+		}
+		data, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "data: ")
+		if m := questionIDs.FindStringSubmatch(data); ok && m != nil {
+			r, err := s.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":`+answer+`}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			if r.StatusCode != http.StatusAccepted {
+				t.Fatalf("the answer got %s", r.Status)
+			}
+		}
+	}
+	out := eventIDs.ReplaceAllString(all.String(), "id: STREAM_")
+	return questionIDs.ReplaceAllString(out, `"id":"Q","method"`)
+}
+
+// openAskingSession opens a raw session whose client offers roots, which
+// the fast path serves.
+func openAskingSession(t *testing.T, base string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	s.id = resp.Header.Get("Mcp-Session-Id")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return s
+}
+
+// rootsTool registers "roots", which asks the client for its roots and
+// answers them, or the ask's error.
+func rootsTool(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	if _, err := reg.Register(goTool("roots", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage(`{}`)})
+		if err != nil {
+			return tool.Output{}, err
+		}
+		return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nextData returns the data of the next SSE event that has some.
+func nextData(t *testing.T, body *bufio.Reader) string {
+	t.Helper()
+	for {
+		if data := sseField(t, body, "data"); data != "" {
+			return data
+		}
+	}
+}
+
+// Another session cannot answer a session's question, even knowing its
+// id: the answer goes to the SDK, and the question waits for its own
+// client's answer.
+func TestHTTPFastPathAnswerFromAnotherSession(t *testing.T) {
+	reg := tool.NewRegistry()
+	rootsTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	base := serveHTTP(t, g, Options{})
+	victim, intruder := openAskingSession(t, base), openAskingSession(t, base)
+	resp := victim.post(context.Background(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`)
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	m := questionIDs.FindStringSubmatch(nextData(t, body))
+	if m == nil {
+		t.Fatal("no question on the call's stream")
+	}
+	r, err := intruder.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":{"roots":[{"uri":"file:///evil"}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	r, err = victim.send(context.Background(), `{"jsonrpc":"2.0","id":`+m[1]+`,"result":{"roots":[{"uri":"file:///mine"}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusAccepted {
+		t.Fatalf("the client's own answer got %s", r.Status)
+	}
+	if result := nextData(t, body); !strings.Contains(result, "file:///mine") || strings.Contains(result, "evil") {
+		t.Errorf("the call answered %s, want the client's own roots", result)
+	}
+}
+
+// A question pending when its call is cancelled is cancelled on the
+// call's stream, as the SDK cancels its own.
+func TestHTTPFastPathQuestionCancelled(t *testing.T) {
+	reg := tool.NewRegistry()
+	rootsTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	s := openAskingSession(t, serveHTTP(t, g, Options{}))
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`)
+	defer resp.Body.Close()
+	body := bufio.NewReader(resp.Body)
+	m := questionIDs.FindStringSubmatch(nextData(t, body))
+	if m == nil {
+		t.Fatal("no question on the call's stream")
+	}
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`).Body.Close()
+	if data := nextData(t, body); !strings.Contains(data, `"method":"notifications/cancelled","params":{"reason":"context canceled","requestId":`+m[1]+`}`) {
+		t.Errorf("after the cancel the stream carried %s, want the question cancelled", data)
+	}
+	if data := nextData(t, body); !strings.Contains(data, `"id":7,"result"`) {
+		t.Errorf("then %s, want the call's answer", data)
+	}
+}
+
+// A client that comes back after its call ended gets the result from the
+// SDK's replay of the events the fast path kept, as it would get one of
+// the SDK's own streams.
+func TestHTTPFastPathEndedStreamReplayed(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	graces := graces(g)
+	sdk := sdkCalls(g)
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	ctx, leave := context.WithCancel(context.Background())
+	resp := s.post(ctx, waitCall)
+	primed := sseField(t, bufio.NewReader(resp.Body), "id")
+	waitSignal(t, entered, "the call to start")
+	leave()
+	resp.Body.Close()
+	grace := waitSignal(t, graces, "the resume grace to start")
+	close(release)
+	if cause := waitSignal(t, exited, "the call to end"); cause != nil {
+		t.Fatalf("the call was cancelled: %v", cause)
+	}
+	get := s.newRequest(context.Background(), http.MethodGet, "")
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Last-Event-ID", primed)
+	replayed := s.do(get)
+	defer replayed.Body.Close()
+	if data := sseField(t, bufio.NewReader(replayed.Body), "data"); !strings.Contains(data, `"id":7,"result"`) || !strings.Contains(data, "released") {
+		t.Errorf("the replayed stream carried %s, want the call's result", data)
+	}
+	grace()
+	if sdk.Load() != 0 {
+		t.Error("the call went the SDK's way")
+	}
+}
