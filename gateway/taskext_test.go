@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,4 +157,55 @@ func TestGatewayStdioExtensionTasks(t *testing.T) {
 		got := c.request("tasks/get", idParams(task.TaskID))
 		return strings.Contains(string(got.Result), `"status":"completed"`) && strings.Contains(string(got.Result), `\"pick\":\"wren\"`)
 	})
+}
+
+// In stateless mode, the bound on identities holding tasks counts those
+// that hold some now: once maxTaskOwners identities had each made a task
+// and collected it, no other identity got a task again until the
+// gateway restarted ("too many identities hold tasks").
+func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
+		if id, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			return id, nil
+		}
+		return "", errors.New("no credential")
+	}}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	call := `{"name":"job","arguments":{},` + meta2026 + `}`
+	taskOf := func(c *rawHTTP) (string, wireMessage) {
+		m := c.request("tools/call", call)
+		var task struct {
+			ResultType string `json:"resultType"`
+			TaskID     string `json:"taskId"`
+		}
+		if json.Unmarshal(m.Result, &task) != nil || task.ResultType != "task" {
+			return "", m
+		}
+		return task.TaskID, m
+	}
+	first := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-0"}
+	waitFor(t, "the task tool served", func() bool {
+		id, _ := taskOf(first)
+		return id != "" && first.request("tasks/result", idParams(id)).Error == nil
+	})
+	for i := 1; i < maxTaskOwners; i++ {
+		c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-" + strconv.Itoa(i)}
+		id, m := taskOf(c)
+		if id == "" {
+			t.Fatalf("identity %d: no task: %s %+v", i, m.Result, m.Error)
+		}
+		if got := c.request("tasks/result", idParams(id)); got.Error != nil {
+			t.Fatalf("identity %d: tasks/result: %+v", i, got.Error)
+		}
+	}
+	late := &rawHTTP{t: t, endpoint: base + "/mcp", token: "late"}
+	if id, m := taskOf(late); id == "" {
+		t.Fatalf("an identity after %d whose tasks are all collected: %s %+v", maxTaskOwners, m.Result, m.Error)
+	}
 }
