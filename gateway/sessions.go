@@ -133,6 +133,7 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	delete(g.views.byPeer, ss)
 	g.views.mu.Unlock()
 	g.owners.forget(ss.ID())
+	g.parked.forget(ss)
 }
 
 // evicted waits until deadline for the sessions evictIdle is closing.
