@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -176,6 +178,41 @@ func TestSessionsBounded(t *testing.T) {
 	for i, c := range clients[3:] {
 		if got := texts(c.call(t, "quick", `{}`)); len(got) != 1 || got[0] != "ok" {
 			t.Errorf("recent session %d: %v", i+3, got)
+		}
+	}
+}
+
+// A POST without a session that does not initialize one (a 2026-07-28
+// client's server/discover probe, a ping) gets a session of the SDK's
+// that lives for that request only. At MaxSessions, such a request
+// evicted the client session idle longest, though it leaves no session
+// behind: a stranger's probe closed a client's session, and each new
+// go-sdk client at the limit (which probes before it initializes)
+// evicted two.
+func TestSessionlessProbesEvictNothing(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{MaxSessions: 3}
+	g := newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	var clients []*client
+	for range 3 {
+		c := connectHTTP(t, base, nil)
+		c.names(t)
+		clients = append(clients, c)
+	}
+	stranger := &rawHTTP{t: t, endpoint: base + "/mcp"}
+	for range 3 {
+		stranger.request("server/discover", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
+		stranger.request("ping", `{}`)
+	}
+	g.evicting.Wait() // the sessions evicted, if any, are closed
+	for i, c := range clients {
+		res, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "quick", Arguments: map[string]any{}})
+		if err != nil || len(texts(res)) != 1 {
+			t.Errorf("client %d after the probes: %v, %v", i, res, err)
 		}
 	}
 }

@@ -470,6 +470,19 @@ func (p *parkedCalls) take(state string, owner callOwner) *parkedCall {
 	return pc
 }
 
+// forget unparks the calls of session, which ended: no one can bring
+// their requestStates back, and parked until QuestionWait passed they
+// held their places, and the session, for nothing.
+func (p *parkedCalls) forget(session *mcp.ServerSession) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for state, pc := range p.byState {
+		if pc.owner.session == session {
+			p.unpark(state, pc)
+		}
+	}
+}
+
 // close cancels the parked calls and refuses new ones; those not parked
 // are cancelled as calls in flight (Close). Then wait waits for them.
 func (p *parkedCalls) close() {

@@ -381,6 +381,9 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
 			t.Errorf("ServeTransport: %v", err)
 		}
+		// Its place (and the session) are given up at once, not when
+		// QuestionWait passes: no one can bring its requestState back.
+		waitFor(t, "the ended session's call unparked", func() bool { return g.parked.parkedNow() == 0 })
 	})
 	t.Run("gateway closes", func(t *testing.T) {
 		reg := tool.NewRegistry()

@@ -37,7 +37,9 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	limit := cmp.Or(g.opts.MaxSessions, DefaultMaxSessions)
 	open := map[*mcp.ServerSession]bool{}
 	for ss := range g.server.Sessions() {
-		open[ss] = true
+		if ss == keep || !oneRequest(ss, "") {
+			open[ss] = true
+		}
 	}
 	g.mu.Lock()
 	// A session evicted earlier may still be closing: it is no longer
@@ -84,6 +86,18 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	}
 }
 
+// oneRequest reports whether session lives for the request of method
+// only: over stateful HTTP, a POST without a session that does not
+// initialize one (a 2026-07-28 client's server/discover probe, a ping)
+// gets a session the SDK closes when that request ends (its
+// StreamableHTTPHandler, serveStatefulPOST). Such a session is neither
+// counted against MaxSessions nor may it evict one that is: each probe
+// closed the session idle longest. Sessions of other transports have no
+// id.
+func oneRequest(session *mcp.ServerSession, method string) bool {
+	return session != nil && session.ID() != "" && method != "initialize" && session.InitializeParams() == nil
+}
+
 // serveDelete ends the session a client's DELETE names. Its calls in
 // flight are cancelled first (their backends are told): the SDK's Close
 // waits for its handlers, so a call left running would hold the DELETE's
@@ -126,6 +140,7 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	delete(g.views.byPeer, ss)
 	g.views.mu.Unlock()
 	g.owners.forget(ss.ID())
+	g.parked.forget(ss)
 }
 
 // evicted waits until deadline for the sessions evictIdle is closing.

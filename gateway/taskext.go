@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -31,7 +32,8 @@ import (
 // unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it, and tasks/list
 // lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
-// for at most maxTaskOwners identities; Close cancels them all.
+// for at most maxTaskOwners identities holding tasks at once; Close
+// cancels them all.
 
 // maxTaskOwners bounds the identities holding tasks in stateless mode.
 const maxTaskOwners = 1024
@@ -50,12 +52,11 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		owner := identityOf(r)
-		x := extTasks{listable: owner != "", tasks: func(create bool) *sessionTasks {
-			if st := g.ownerTasks(owner, create); st != nil || create {
-				return st
-			}
-			return none
-		}}
+		x := extTasks{listable: owner != "",
+			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
+			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
+				return g.startOwnerTask(owner, start)
+			}}
 		run := g.extBody(x, req, r.Header.Clone())
 		if run == nil {
 			next.ServeHTTP(w, r)
@@ -68,9 +69,11 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 
 // extTasks is where the extension's tasks of a request are kept.
 type extTasks struct {
-	// tasks returns the store, made if need be when create; nil when
-	// create and none can be made (maxTaskOwners).
-	tasks func(create bool) *sessionTasks
+	// tasks returns the store the requests of existing tasks read.
+	tasks func() *sessionTasks
+	// start calls start with the store a new task goes to, made if need
+	// be.
+	start func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error)
 	// listable is false where tasks/list must list nothing (anonymous
 	// stateless clients, who share one store).
 	listable bool
@@ -89,7 +92,7 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			if method == "tasks/list" && !x.listable {
 				return json.RawMessage(`{"tasks":[]}`), nil
 			}
-			return jsonrpcErr(x.tasks(false).store.Answer(ctx, method, params))
+			return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
 		}
 	}
 	p, ok := extCall(req, x.session)
@@ -97,12 +100,10 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 		return nil // a plain call (as every call is before the backends are ready)
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		st := x.tasks(true)
-		if st == nil {
-			return nil, errTooManyOwners
-		}
-		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
-			return g.runExtTask(ctx, callRequest{session: x.session, header: header, params: p}, st.store)
+		return jsonrpcErr(x.start(func(st *sessionTasks) (json.RawMessage, error) {
+			return st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
+				return g.runExtTask(ctx, callRequest{session: x.session, header: header, params: p}, st.store)
+			})
 		}))
 	}
 }
@@ -167,29 +168,78 @@ func (g *Gateway) runExtTask(ctx context.Context, req callRequest, store *tasks.
 	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
 }
 
-// ownerTasks returns the extension tasks of owner, made when create and
-// there are fewer than maxTaskOwners; else nil. A watcher closes them
-// when the gateway closes.
-func (g *Gateway) ownerTasks(owner string, create bool) *sessionTasks {
+// ownerStore is the extension tasks of one identity in stateless mode.
+type ownerStore struct {
+	*sessionTasks
+	retired chan struct{} // closed when the identity is forgotten: its watcher closes the store
+}
+
+// ownerTasks returns the extension tasks of owner, nil when it holds
+// none.
+func (g *Gateway) ownerTasks(owner string) *sessionTasks {
 	b := &g.httpTasksBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if st, ok := b.byOwner[owner]; ok || !create {
-		return st
+	if st := b.byOwner[owner]; st != nil {
+		return st.sessionTasks
 	}
-	if g.isClosed() || len(b.byOwner) >= maxTaskOwners {
+	return nil
+}
+
+// startOwnerTask calls start with the extension tasks of owner, made if
+// need be, under the book's lock: an identity whose tasks are all gone
+// may be forgotten (retireIdleLocked), but not between finding its store
+// and starting a task in it.
+func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.byOwner[owner]
+	if st == nil {
+		if st = g.newOwnerLocked(owner); st == nil {
+			return nil, errTooManyOwners
+		}
+	}
+	return start(st.sessionTasks)
+}
+
+// newOwnerLocked makes the extension tasks of owner, unless the gateway
+// closed or maxTaskOwners identities hold tasks; a watcher closes them
+// when the gateway closes or the identity is forgotten. b.mu is held.
+func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
+	b := &g.httpTasksBook
+	if g.isClosed() || len(b.byOwner) >= maxTaskOwners && !b.retireIdleLocked() {
 		return nil
 	}
 	if b.byOwner == nil {
-		b.byOwner = map[string]*sessionTasks{}
+		b.byOwner = map[string]*ownerStore{}
 	}
-	st := newSessionTasks(context.Background(), true) // the owner's, not one request's
+	st := &ownerStore{sessionTasks: newSessionTasks(context.Background(), true), retired: make(chan struct{})} // the owner's, not one request's
 	b.byOwner[owner] = st
 	b.wg.Go(func() {
-		<-g.done
+		select {
+		case <-g.done:
+		case <-st.retired:
+		}
 		if err := st.close(time.Now().Add(g.timeout)); err != nil {
 			g.log.Warn("closing the tasks of an identity", "err", err)
 		}
 	})
 	return st
+}
+
+// retireIdleLocked forgets the identities that hold no task any more
+// (each collected, cancelled, or forgotten taskKeep after it ended), and
+// reports whether there were any: kept for good, the first
+// maxTaskOwners identities to make a task would have been the only ones
+// ever to get one again. b.mu is held.
+func (b *httpTaskBook) retireIdleLocked() bool {
+	n := len(b.byOwner)
+	for owner, st := range b.byOwner {
+		if st.store.Held() == 0 {
+			delete(b.byOwner, owner)
+			close(st.retired)
+		}
+	}
+	return len(b.byOwner) < n
 }

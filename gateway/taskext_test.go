@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,13 +93,7 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":`)
 	})
 	bob := &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret"}
-	const madeUp = "0123456789abcdef0123456789abcdef"
-	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel", "tasks/result"} {
-		m, want := bob.request(method, idParams(task.TaskID)), bob.request(method, idParams(madeUp))
-		if m.Error == nil || want.Error == nil || m.Error.Code != want.Error.Code || strings.ReplaceAll(m.Error.Message, task.TaskID, madeUp) != want.Error.Message {
-			t.Errorf("bob's %s: result %s, error %+v; a made-up id: %+v", method, m.Result, m.Error, want.Error)
-		}
-	}
+	answeredAsUnknown(t, "bob", bob, task.TaskID, "tasks/get", "tasks/update", "tasks/cancel", "tasks/result")
 	if list := bob.request("tasks/list", `{}`); string(list.Result) != `{"tasks":[]}` {
 		t.Errorf("bob's tasks/list: %s %+v", list.Result, list.Error)
 	}
@@ -147,13 +142,61 @@ func TestGatewayStdioExtensionTasks(t *testing.T) {
 		return strings.Contains(string(c.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":{"method":"elicitation/create"`)
 	})
 	other := connectRawInit(t, "", g.ServeStdio)
-	m, want := other.request("tasks/get", idParams(task.TaskID)), other.request("tasks/get", idParams("0123456789abcdef0123456789abcdef"))
-	if m.Error == nil || want.Error == nil || strings.ReplaceAll(m.Error.Message, task.TaskID, "0123456789abcdef0123456789abcdef") != want.Error.Message {
-		t.Errorf("another connection's tasks/get: %s %+v; a made-up id: %+v", m.Result, m.Error, want.Error)
-	}
+	answeredAsUnknown(t, "another connection", other, task.TaskID, "tasks/get")
 	c.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"wren"}}}}`)
 	waitFor(t, "the task completed", func() bool {
 		got := c.request("tasks/get", idParams(task.TaskID))
 		return strings.Contains(string(got.Result), `"status":"completed"`) && strings.Contains(string(got.Result), `\"pick\":\"wren\"`)
 	})
+}
+
+// In stateless mode, the bound on identities holding tasks counts those
+// that hold some now: once maxTaskOwners identities had each made a task
+// and collected it, no other identity got a task again until the
+// gateway restarted ("too many identities hold tasks").
+func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
+		if id, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			return id, nil
+		}
+		return "", errors.New("no credential")
+	}}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	call := `{"name":"job","arguments":{},` + meta2026 + `}`
+	taskOf := func(c *rawHTTP) (string, wireMessage) {
+		m := c.request("tools/call", call)
+		var task struct {
+			ResultType string `json:"resultType"`
+			TaskID     string `json:"taskId"`
+		}
+		if json.Unmarshal(m.Result, &task) != nil || task.ResultType != "task" {
+			return "", m
+		}
+		return task.TaskID, m
+	}
+	first := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-0"}
+	waitFor(t, "the task tool served", func() bool {
+		id, _ := taskOf(first)
+		return id != "" && first.request("tasks/result", idParams(id)).Error == nil
+	})
+	for i := 1; i < maxTaskOwners; i++ {
+		c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-" + strconv.Itoa(i)}
+		id, m := taskOf(c)
+		if id == "" {
+			t.Fatalf("identity %d: no task: %s %+v", i, m.Result, m.Error)
+		}
+		if got := c.request("tasks/result", idParams(id)); got.Error != nil {
+			t.Fatalf("identity %d: tasks/result: %+v", i, got.Error)
+		}
+	}
+	late := &rawHTTP{t: t, endpoint: base + "/mcp", token: "late"}
+	if id, m := taskOf(late); id == "" {
+		t.Fatalf("an identity after %d whose tasks are all collected: %s %+v", maxTaskOwners, m.Result, m.Error)
+	}
 }

@@ -31,7 +31,7 @@ import (
 type httpTaskBook struct {
 	mu      sync.Mutex
 	byID    map[*mcp.ServerSession]*sessionTasks // guarded by mu
-	byOwner map[string]*sessionTasks             // stateless mode's, by identity (taskext.go); guarded by mu
+	byOwner map[string]*ownerStore               // stateless mode's, by identity (taskext.go); guarded by mu
 	wg      sync.WaitGroup                       // the watchers that close them
 }
 

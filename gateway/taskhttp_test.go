@@ -126,16 +126,9 @@ func TestGatewayHTTPTasksStayWithTheirOwner(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
 	})
 
-	const madeUp = "0123456789abcdef0123456789abcdef"
 	for _, other := range []*rawHTTP{alice2, bob} {
 		for _, guess := range []string{id, secret} {
-			for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-				m, want := other.request(method, idParams(guess)), other.request(method, idParams(madeUp))
-				if m.Error == nil || want.Error == nil || len(m.Result) > 0 || m.Error.Code != want.Error.Code ||
-					strings.ReplaceAll(m.Error.Message, guess, madeUp) != want.Error.Message {
-					t.Errorf("%s's %s %s: result %s, error %+v; a made-up id: %+v", other.token, method, guess, m.Result, m.Error, want.Error)
-				}
-			}
+			answeredAsUnknown(t, other.token, other, guess, "tasks/get", "tasks/result", "tasks/cancel")
 		}
 		if list := other.request("tasks/list", `{}`); string(list.Result) != `{"tasks":[]}` {
 			t.Errorf("%s's tasks/list: %s %+v", other.token, list.Result, list.Error)

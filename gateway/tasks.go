@@ -113,7 +113,8 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, 
 	if sdkwire.TakesCalls(ss) {
 		return g.taskBody(ss, st, req, header)
 	}
-	return g.extBody(extTasks{tasks: func(bool) *sessionTasks { return ext }, listable: true, session: ss}, req, header)
+	return g.extBody(extTasks{tasks: func() *sessionTasks { return ext }, listable: true, session: ss,
+		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) { return start(ext) }}, req, header)
 }
 
 // taskBody returns the body that answers req, a request of client session

@@ -30,6 +30,26 @@ func taskOf(t *testing.T, m wireMessage) string {
 
 func idParams(id string) string { return `{"taskId":"` + id + `"}` }
 
+// requester is a raw client of any transport.
+type requester interface {
+	request(method, params string) wireMessage
+}
+
+// answeredAsUnknown fails t unless who's request of each method naming
+// id (another's task) is answered as one naming a made-up id is: the
+// same error, and nothing else.
+func answeredAsUnknown(t *testing.T, who string, c requester, id string, methods ...string) {
+	t.Helper()
+	const madeUp = "0123456789abcdef0123456789abcdef"
+	for _, method := range methods {
+		m, want := c.request(method, idParams(id)), c.request(method, idParams(madeUp))
+		if m.Error == nil || want.Error == nil || len(m.Result) > 0 || m.Error.Code != want.Error.Code ||
+			strings.ReplaceAll(m.Error.Message, id, madeUp) != want.Error.Message {
+			t.Errorf("%s's %s %s: result %s, error %+v; a made-up id: %+v", who, method, id, m.Result, m.Error, want.Error)
+		}
+	}
+}
+
 // The gateway passes tasks through: a call as a task gets a task of the
 // gateway's, whose id is not the backend's, and which only its session
 // can read. The backend's task id never reaches a client, and a second

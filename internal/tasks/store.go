@@ -122,6 +122,15 @@ func (s *Store) sweep() {
 	}
 }
 
+// Held reports how many tasks s holds: running, or ended and neither
+// collected nor forgotten yet (Keep).
+func (s *Store) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep()
+	return len(s.tasks)
+}
+
 // Handles reports whether method is a request Answer answers.
 func Handles(method string) bool {
 	switch method {
