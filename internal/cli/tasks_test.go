@@ -24,6 +24,7 @@ func TestCallTaskRequired(t *testing.T) {
 // arrives during tasks/result and reaches --elicit, whose answer the
 // report names.
 func TestCallTaskAsks(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	for _, c := range []struct{ elicit, want string }{
 		{"decline", "User declined - using default interpretation"},
