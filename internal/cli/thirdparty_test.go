@@ -151,11 +151,7 @@ func TestServerFilesystem(t *testing.T) {
 // of the pinned suite.
 func TestConformanceClient(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
-	bin := filepath.Join(t.TempDir(), "mcpbridge")
-	build := exec.Command("go", "build", "-o", bin, "github.com/mcpbridge/mcpbridge/cmd/mcpbridge")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building mcpbridge: %v\n%s", err, out)
-	}
+	bin := plainMcpbridge(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
