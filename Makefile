@@ -24,8 +24,11 @@ lint:
 	$(GO) vet $(PKGS)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck $(PKGS)
 
+# GORACE: a race-instrumented binary sleeps a second at a successful exit
+# (atexit_sleep_ms), once per package here; internal/mcptest does the same
+# for the processes the tests start.
 unit:
-	$(GO) test -race -count=1 -timeout 20m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
+	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 -timeout 20m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
 
 # Deliberately uncovered in mcpclient (about 3%): a tools/list page the SDK
 # answered from its TTL cache (only a 2026-07-28 server that sets ttlMs and

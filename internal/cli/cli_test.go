@@ -47,7 +47,11 @@ func TestMain(m *testing.M) {
 	// No test reads the user config of the machine it runs on; those
 	// about the user scope set their own.
 	os.Setenv("XDG_CONFIG_HOME", "/dev/null/mcpbridge-tests") // never a directory, even for root
-	defer removePlainBinary()                                 // runs only when VerifyTestMain returns; see its exit below
+	// The processes the tests start from this binary (the embedded
+	// default's demo server, ${MCPBRIDGE_EXE} in configs) act as mcpbridge.
+	// Set once here rather than per test, so tests can run in parallel.
+	os.Setenv(mainEnv, "1")
+	defer removePlainBinary() // runs only when VerifyTestMain returns; see its exit below
 	mcptest.VerifyTestMain(m)
 }
 
@@ -60,7 +64,6 @@ type run struct {
 // acting as mcpbridge; extraEnv adds variables for ${VAR} expansion.
 func mcpbridge(t *testing.T, stdin string, args ...string) run {
 	t.Helper()
-	t.Setenv(mainEnv, "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 // A mistyped prompt name gets the name meant; a server's JSON-RPC error
 // reads "MCP error -32602:" once.
 func TestPromptErrors(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	r := mcpbridge(t, "", "prompt", "--config", cfg, "mcp__everything__simple-promt")
 	if r.code != ExitFailed || !strings.Contains(r.stderr, `unknown prompt "mcp__everything__simple-promt": did you mean mcp__everything__simple-prompt?`) {

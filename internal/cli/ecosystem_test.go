@@ -307,6 +307,7 @@ func TestHelpVersionAndSuggestions(t *testing.T) {
 // completion system needs a terminal, so its builtins are stood in for by
 // functions that print what they are given.
 func TestShellCompletion(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	cfg := writeConfig(t, commentedConfig)
 	everything := everythingConfig(t) // it offers prompts and resources
@@ -354,6 +355,7 @@ func TestShellCompletion(t *testing.T) {
 				func(l string) string { return "complete -C '" + l + "' | cut -f1 | sort | string join ' '; true" }},
 		} {
 			t.Run(prog+"/"+c.shell, func(t *testing.T) {
+				t.Parallel() // each shell and its mcpbridge processes are its own
 				sh, err := exec.LookPath(c.shell)
 				if err != nil {
 					// make test installs it (scripts/install-shells.sh).

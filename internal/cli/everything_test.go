@@ -72,6 +72,7 @@ func startEverything(t *testing.T, mode string) string {
 // A server that speaks only the legacy HTTP+SSE transport, reached with
 // transport: sse: its tools are listed and called.
 func TestServerEverythingSSE(t *testing.T) {
+	t.Parallel()
 	base := startEverything(t, "sse")
 	cfg := writeConfig(t, fmt.Sprintf(`- id: legacy
   name: mcp-client
@@ -110,6 +111,7 @@ func runWithStderr(t *testing.T, w *os.File, args ...string) string {
 // On a real pseudo-terminal a long call shows its progress notifications
 // as a live line on stderr, erased at the end; through a pipe, nothing.
 func TestCallProgressOnPTY(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	args := []string{"call", "--config", cfg, "mcp__everything__trigger-long-running-operation", `{"duration": 1.5, "steps": 3}`}
 	ptmx, tty, err := pty.Open()

@@ -9,9 +9,10 @@ import (
 )
 
 // plainBinary is mcpbridge built without the race detector, for the tests
-// that measure a process's memory: under the detector (make test runs
-// with -race) a process takes several times the memory it takes for its
-// users, so a bound checked on the test binary would say nothing.
+// that measure a process's memory (under the detector, which make test
+// uses, a process takes several times the memory it takes for its users,
+// so a bound checked on the test binary would say nothing) and for the
+// conformance suite's client, which runs a real mcpbridge.
 var plainBinary struct {
 	once sync.Once
 	dir  string
@@ -21,12 +22,21 @@ var plainBinary struct {
 
 // measuredCommand is mcpbridgeCommand for a test that measures the
 // process's memory: the test binary itself without the race detector,
-// else mcpbridge built without it (once per test run).
+// else mcpbridge built without it (plainMcpbridge).
 func measuredCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	if !raceEnabled {
 		return mcpbridgeCommand(t, args...)
 	}
+	cmd := exec.Command(plainMcpbridge(t), args...)
+	cmd.Env = os.Environ()
+	return cmd
+}
+
+// plainMcpbridge returns the path of mcpbridge built from cmd/mcpbridge
+// without the race detector or coverage, once per test run.
+func plainMcpbridge(t *testing.T) string {
+	t.Helper()
 	plainBinary.once.Do(func() {
 		plainBinary.dir, plainBinary.err = os.MkdirTemp("", "mcpbridge-plain-")
 		if plainBinary.err != nil {
@@ -41,9 +51,7 @@ func measuredCommand(t *testing.T, args ...string) *exec.Cmd {
 	if plainBinary.err != nil {
 		t.Fatalf("building mcpbridge without the race detector: %v", plainBinary.err)
 	}
-	cmd := exec.Command(plainBinary.path, args...)
-	cmd.Env = os.Environ()
-	return cmd
+	return plainBinary.path
 }
 
 // removePlainBinary removes what measuredCommand built; TestMain calls it.

@@ -10,6 +10,7 @@ import (
 // server-everything's 7 resources, 2 templates and 4 prompts, through every
 // command that shows them and the model-facing resource tools.
 func TestServerEverythingResourcesAndPrompts(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	r := mcpbridge(t, "", "resources", "--json", "--config", cfg)
 	var listed struct {
@@ -47,7 +48,8 @@ func TestServerEverythingResourcesAndPrompts(t *testing.T) {
 		{[]string{"call", "read_mcp_resource", `{"server":"everything","uri":"demo://resource/dynamic/text/5"}`}, 0, []string{"Resource 5"}},
 		{[]string{"call", "list_mcp_resources", `{"server":"everything"}`}, 0, []string{`"uri":"demo://resource/static/document/architecture.md"`, `"uriTemplate":"demo://resource/dynamic/text/{resourceId}"`}},
 	}
-	for _, c := range cases {
+	sideBySide(4, len(cases), func(i int) {
+		c := cases[i]
 		r := mcpbridge(t, "", append([]string{c.args[0], "--config", cfg}, c.args[1:]...)...)
 		out := r.stdout + r.stderr
 		if r.code != c.code {
@@ -58,7 +60,7 @@ func TestServerEverythingResourcesAndPrompts(t *testing.T) {
 				t.Errorf("%v: output lacks %q:\n%s", c.args, h, out)
 			}
 		}
-	}
+	})
 
 	var prompts []struct {
 		Name      string
@@ -77,6 +79,7 @@ func TestServerEverythingResourcesAndPrompts(t *testing.T) {
 // resourceTools: false keeps the resources from the model, not from the
 // CLI.
 func TestResourceToolsOptOut(t *testing.T) {
+	t.Parallel()
 	written, err := os.ReadFile(everythingConfig(t))
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +99,7 @@ func TestResourceToolsOptOut(t *testing.T) {
 // status, resources and read say which resources of the second are not
 // used.
 func TestShadowedResources(t *testing.T) {
+	t.Parallel()
 	written, err := os.ReadFile(everythingConfig(t))
 	if err != nil {
 		t.Fatal(err)

@@ -228,6 +228,7 @@ func TestScanCommandHugeDefinition(t *testing.T) {
 // The reference npm server is clean: scan flags none of its tools or
 // prompts.
 func TestScanServerEverything(t *testing.T) {
+	t.Parallel()
 	r := mcpbridge(t, "", "scan", "--json", "--config", everythingConfig(t))
 	var fs []host.ScanFinding
 	if err := json.Unmarshal([]byte(r.stdout), &fs); err != nil || r.code != ExitOK {

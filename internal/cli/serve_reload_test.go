@@ -17,6 +17,7 @@ import (
 // takes over from the old one) never sees that entry's tools missing, nor
 // the other entry's.
 func TestServeReloadNeverHidesTools(t *testing.T) {
+	t.Parallel()
 	base := fixtureEntries(t, "steady")
 	edited := func(timeoutMs int) string {
 		return base + strings.Replace(fixtureEntries(t, "edited"), "    transport: stdio\n",

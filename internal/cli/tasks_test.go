@@ -16,6 +16,7 @@ import (
 // "required") is called as a task: created, polled at the server's
 // interval, its result fetched; the report is what the call prints.
 func TestCallTaskRequired(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__everything__simulate-research-query", `{"topic":"tides"}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "# Research Report: tides") || !strings.Contains(r.stdout, "Stage 4: Generating report ✓") {
@@ -27,21 +28,25 @@ func TestCallTaskRequired(t *testing.T) {
 // arrives during tasks/result and reaches --elicit, whose answer the
 // report names.
 func TestCallTaskAsks(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
-	for _, c := range []struct{ elicit, want string }{
+	cases := []struct{ elicit, want string }{
 		{"decline", "User declined - using default interpretation"},
 		{"cancel", "User cancelled - using default interpretation"},
-	} {
+	}
+	sideBySide(len(cases), len(cases), func(i int) {
+		c := cases[i]
 		r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", c.elicit, "mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
 		if r.code != ExitOK || !strings.Contains(r.stdout, "**Clarification**: "+c.want) {
-			t.Fatalf("--elicit %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.elicit, r.code, r.stdout, r.stderr)
+			t.Errorf("--elicit %s: exit %d\nstdout:\n%s\nstderr:\n%s", c.elicit, r.code, r.stdout, r.stderr)
 		}
-	}
+	})
 }
 
 // On a terminal, the task's status shows as progress does, on one line
 // erased at the end.
 func TestCallTaskStatusOnTerminal(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	var stdout, stderr lockedBuffer
 	args := []string{"call", "--config", cfg, "mcp__everything__simulate-research-query", `{"topic":"tides"}`}
@@ -63,6 +68,7 @@ func TestCallTaskStatusOnTerminal(t *testing.T) {
 // task, asks --elicit meanwhile, and answers the server's tasks/get and
 // tasks/result (a client without tasks would not be offered the tool).
 func TestCallServedElicitationTask(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	r := mcpbridge(t, "", "call", "--config", cfg, "--elicit", "decline", "mcp__everything__trigger-elicitation-request-async", `{}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "[DECLINED] User declined to provide the requested information.") {
@@ -74,6 +80,7 @@ func TestCallServedElicitationTask(t *testing.T) {
 // as a plain tool: the gateway runs it as a task on the backend and
 // answers with the report.
 func TestServeTaskNodeClient(t *testing.T) {
+	t.Parallel()
 	out, stderr := runNodeScript(t, "node_first_list.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"tides"}`}, serveStdioLine(t, everythingConfig(t))...)...)
 	if !strings.Contains(string(out), "# Research Report: tides") || strings.Contains(string(out), `"isError":true`) {
 		t.Errorf("node client printed %s\n%s", out, stderr)
@@ -84,6 +91,7 @@ func TestServeTaskNodeClient(t *testing.T) {
 // the TypeScript SDK client answers the research tool's question, and
 // the report carries its answer.
 func TestServeTaskAsksNodeClient(t *testing.T) {
+	t.Parallel()
 	out, stderr := runNodeScript(t, "node_task_elicit.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
 		`{"action":"accept","content":{"interpretation":"snake"}}`}, serveStdioLine(t, everythingConfig(t))...)...)
 	if !strings.Contains(string(out), `could have multiple interpretations`) || !strings.Contains(string(out), "**Clarification**: snake") {
@@ -94,6 +102,7 @@ func TestServeTaskAsksNodeClient(t *testing.T) {
 // A go-sdk client on protocol 2026-07-28 (serve --http --stateless) gets
 // the task tool's report as a plain result.
 func TestServeStatelessTask(t *testing.T) {
+	t.Parallel()
 	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -115,6 +124,7 @@ func TestServeStatelessTask(t *testing.T) {
 // Over Streamable HTTP the task's requests go out as POSTs of their own
 // (tasks/get, tasks/result): server-everything's HTTP mode answers them.
 func TestCallTaskHTTP(t *testing.T) {
+	t.Parallel()
 	base := startEverything(t, "streamableHttp")
 	r := mcpbridge(t, "", "call", "--url", base+"/mcp", "--name", "everything", "--elicit", "decline",
 		"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)

@@ -34,6 +34,7 @@ func everythingConfig(t *testing.T) string {
 }
 
 func TestServerEverything(t *testing.T) {
+	t.Parallel()
 	cfg := everythingConfig(t)
 	r := mcpbridge(t, "", "tools", "--json", "--config", cfg)
 	if r.code != 0 {
@@ -69,7 +70,8 @@ func TestServerEverything(t *testing.T) {
 		{"mcp__everything__get-tiny-image", `{}`, 0, []string{"[image saved: " + saveDir + "/"}},
 		{"mcp__everything__echo", `{}`, 1, []string{"Error: "}},
 	}
-	for _, c := range calls {
+	sideBySide(4, len(calls), func(i int) {
+		c := calls[i]
 		r := mcpbridge(t, "", "call", "--config", cfg, "--save-dir", saveDir, c.name, c.args)
 		if r.code != c.code {
 			t.Errorf("%s: exit %d, want %d\n%s%s", c.name, r.code, c.code, r.stdout, r.stderr)
@@ -79,7 +81,7 @@ func TestServerEverything(t *testing.T) {
 				t.Errorf("%s: stdout %q lacks %q", c.name, r.stdout, h)
 			}
 		}
-	}
+	})
 
 	// Structured output arrives in the canonical value, validated against
 	// the tool's outputSchema.
@@ -149,11 +151,7 @@ func TestServerFilesystem(t *testing.T) {
 // of the pinned suite.
 func TestConformanceClient(t *testing.T) {
 	conformance := mcptest.ThirdPartyBin(t, "conformance")
-	bin := filepath.Join(t.TempDir(), "mcpbridge")
-	build := exec.Command("go", "build", "-o", bin, "github.com/mcpbridge/mcpbridge/cmd/mcpbridge")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building mcpbridge: %v\n%s", err, out)
-	}
+	bin := plainMcpbridge(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

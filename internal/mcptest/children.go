@@ -97,8 +97,10 @@ func GroupMembers(pgid int) []int {
 //
 // It also arms the watchdog (watchdog.go): shortly before go test's
 // -timeout, the goroutines of this process and of its live children are
-// dumped to stderr.
+// dumped to stderr. The processes the tests start inherit a GORACE that
+// skips the race detector's pause at exit (quickRaceExit).
 func VerifyTestMain(m *testing.M, cleanups ...func()) {
+	quickRaceExit()
 	stop := startWatchdog(os.Stderr)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		stop()
