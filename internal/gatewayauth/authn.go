@@ -25,6 +25,10 @@ const MaxTokenBytes = 16 << 10
 // Leeway is the clock skew allowed on exp, nbf and iat.
 const Leeway = 30 * time.Second
 
+// refreshTimeout bounds a JWKS refresh for an unknown kid, the wait for
+// the refresh limiter included.
+const refreshTimeout = 10 * time.Second
+
 // algorithms are the signature algorithms accepted: asymmetric only, so a
 // public key can never be used as an HMAC secret, and never "none".
 var algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -122,7 +126,13 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 		Client:                    client,
 		NoErrorReturnFirstHTTPReq: &strict,
 		RefreshUnknownKID:         limiter,
-		RateLimitWaitMax:          time.Millisecond, // never hold a request for a refresh
+		// jwkset bounds the refresh itself by this too, not only the
+		// wait for the limiter: at 1 ms a refresh over any real network
+		// never finished, and a rotated key was refused until the hourly
+		// refresh. A flood waits no longer for it: a wait that would end
+		// past this fails at once (rate.Limiter.Wait), so at most one
+		// request per refresh interval waits, at most this long.
+		RateLimitWaitMax: refreshTimeout,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
 				log.Warn("gateway auth: refreshing the JWKS failed; the cached keys stay in use", "url", u, "error", err)

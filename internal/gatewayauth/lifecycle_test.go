@@ -97,6 +97,10 @@ func TestJWKSRefreshAndOutage(t *testing.T) {
 	if n := s.is.Fetches.Load(); n != 1 {
 		t.Fatalf("JWKS fetched %d times at start, want 1", n)
 	}
+	// A real issuer is milliseconds away: the refresh used to be bounded
+	// by the limiter's 1 ms wait, and the rotated key was refused until
+	// the hourly refresh (TestJWKSRefreshAndOutage failed under load).
+	s.is.Latency.Store(int64(20 * time.Millisecond))
 	rotated := s.is.Rotate(t)
 	claims := s.is.Claims("alice", s.resource(), jwt.MapClaims{"scope": "mcp:tools"})
 	if status, _ := s.post(t, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); status != 200 {

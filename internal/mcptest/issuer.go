@@ -31,6 +31,9 @@ type Issuer struct {
 	Down atomic.Bool
 	// Fetches counts the JWKS served.
 	Fetches atomic.Int32
+	// Latency delays each JWKS answer, as a network between the gateway
+	// and a real issuer does.
+	Latency atomic.Int64 // a time.Duration
 
 	mu    sync.Mutex
 	extra *rsa.PrivateKey // a key published once rotated in
@@ -56,6 +59,7 @@ func NewIssuer(t testing.TB) *Issuer {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
+		time.Sleep(time.Duration(is.Latency.Load()))
 		is.Fetches.Add(1)
 		json.NewEncoder(w).Encode(is.jwks())
 	})
