@@ -87,7 +87,9 @@ func (r *agentRun) interactive(ctx context.Context) error {
 			r.turn(base, quit, intr, line)
 		}
 	}
-	return &exitError{ExitFailed}
+	// A second Ctrl-C during a turn: the person's way out, as Ctrl-C at
+	// the prompt (which the line editor reads as end of input) is.
+	return nil
 }
 
 // turn runs one prompt; an interrupt cancels it, a second quits.
