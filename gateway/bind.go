@@ -15,16 +15,32 @@ import (
 // identityKey is the context key of the request's identity.
 type identityKey struct{}
 
-// withIdentity returns ctx carrying who the request is from.
-func withIdentity(ctx context.Context, identity string) context.Context {
-	return context.WithValue(ctx, identityKey{}, identity)
+// addressKey is the context key of the request's client address.
+type addressKey struct{}
+
+// withIdentity returns r's context carrying who the request is from, and
+// the address it came from.
+func withIdentity(r *http.Request, identity string) context.Context {
+	ctx := context.WithValue(r.Context(), identityKey{}, identity)
+	return context.WithValue(ctx, addressKey{}, hostOnly(r.RemoteAddr))
 }
 
 // identityOf returns who the request is from; "" when the gateway has no
 // authentication (every client is the same anonymous one).
-func identityOf(r *http.Request) string {
-	id, _ := r.Context().Value(identityKey{}).(string)
+func identityOf(r *http.Request) string { return identityIn(r.Context()) }
+
+// identityIn is identityOf for the context of a request's handling (the
+// SDK's sessions are connected with the HTTP request's context).
+func identityIn(ctx context.Context) string {
+	id, _ := ctx.Value(identityKey{}).(string)
 	return id
+}
+
+// addressIn returns the client address of the HTTP request ctx is of; ""
+// off HTTP.
+func addressIn(ctx context.Context) string {
+	addr, _ := ctx.Value(addressKey{}).(string)
+	return addr
 }
 
 // sessionOwners maps each open session's id to the identity that opened

@@ -176,7 +176,7 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			challenge(w, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), identity)))
+		next.ServeHTTP(w, r.WithContext(withIdentity(r, identity)))
 	})
 }
 

@@ -41,10 +41,10 @@ const (
 	// to call again with the answers, when Options.QuestionWait is 0.
 	DefaultQuestionWait = 5 * time.Minute
 	// MaxParkedCalls bounds the calls parked at once on the gateway, and
-	// MaxParkedPerClient those of one client (a session, or in stateless
-	// mode a credential): past either, a backend's questions are refused
-	// (an elicitation declined, the others failed), as when its client
-	// cannot be asked, so one client cannot hold every place.
+	// MaxParkedPerClient those of one client (see placeFor): past either,
+	// a backend's questions are refused (an elicitation declined, the
+	// others failed), as when its client cannot be asked, so one client
+	// cannot hold every place.
 	MaxParkedCalls     = 256
 	MaxParkedPerClient = 8
 )
@@ -82,17 +82,46 @@ type callOwner struct {
 	args [32]byte // of the arguments, canonical
 }
 
-// caller is who called: the same session (stateful serving) and
-// credential.
+// caller is who called: the same session (stateful serving), and the
+// same identity, or the same credential when the gateway has none. Bound
+// to the identity, a call survives its client's token refresh between
+// the input-required answer and the retry.
 type caller struct {
-	session    *mcp.ServerSession // nil in stateless mode: each request has its own
-	credential [32]byte           // of the Authorization header
+	session *mcp.ServerSession // nil in stateless mode: each request has its own
+	who     [32]byte           // of the identity, else of the Authorization header
+}
+
+// place is whose share of MaxParkedPerClient a parked call holds.
+type place struct {
+	session *mcp.ServerSession
+	key     string
+}
+
+// placeFor chooses whose share of MaxParkedPerClient a call takes. An
+// identity the gateway authenticated (Options.Authenticate) is one
+// client however many sessions or tokens it uses. Without one, nothing
+// a client sends tells clients apart: a session costs an initialize and
+// a credential is free text, so an attacker varying either would take
+// every place. A stateful session is still the key there (sessions are
+// capped by MaxSessions, and opening many already evicts others), but a
+// stateless request's only key the client cannot choose per request is
+// its address: clients behind one address (loopback, a proxy) share a
+// share, and an attacker gets no more than any one of them.
+func placeFor(identity, address string, session *mcp.ServerSession, identities bool) place {
+	switch {
+	case identities && identity != "":
+		return place{key: "identity " + identity}
+	case session != nil:
+		return place{session: session}
+	}
+	return place{key: "address " + address}
 }
 
 // parkedCall is one call of a client asked through input-required
 // results. Its goroutine is owned by parkedCalls.
 type parkedCall struct {
 	owner  callOwner
+	place  place
 	ctx    context.Context // the call's, outliving the request that started it
 	cancel context.CancelCauseFunc
 	asks   chan *question // the backend's questions; never full (see ask)
@@ -112,7 +141,7 @@ type parkedCalls struct {
 	mu      sync.Mutex
 	byState map[string]*parkedCall      // guarded by mu
 	expiry  map[*parkedCall]*time.Timer // guarded by mu
-	of      map[caller]int              // parked calls by caller; guarded by mu
+	of      map[place]int               // parked calls by place; guarded by mu
 	closed  bool                        // guarded by mu
 	calls   pending                     // the parkable calls' goroutines
 }
@@ -138,10 +167,14 @@ func offersRoots(caps *mcp.ClientCapabilities) bool {
 	return caps != nil && (caps.RootsV2 != nil || caps.Roots.ListChanged)
 }
 
-// ownerOf is who made the call req.
-func (g *Gateway) ownerOf(req callRequest) callOwner {
+// ownerOf is who made the call req, whose handling ctx is.
+func (g *Gateway) ownerOf(ctx context.Context, req callRequest) callOwner {
+	who := sha256.Sum256([]byte("credential " + req.header.Get("Authorization")))
+	if id := identityIn(ctx); g.opts.Authenticate != nil && id != "" {
+		who = sha256.Sum256([]byte("identity " + id))
+	}
 	o := callOwner{
-		caller: caller{credential: sha256.Sum256([]byte(req.header.Get("Authorization")))},
+		caller: caller{who: who},
 		tool:   req.params.Name,
 		args:   sha256.Sum256(canonical(req.params.Arguments)),
 	}
@@ -149,6 +182,15 @@ func (g *Gateway) ownerOf(req callRequest) callOwner {
 		o.session = req.session
 	}
 	return o
+}
+
+// placeOf is whose share of MaxParkedPerClient the call req takes.
+func (g *Gateway) placeOf(ctx context.Context, req callRequest) place {
+	session := req.session
+	if g.opts.Stateless {
+		session = nil
+	}
+	return placeFor(identityIn(ctx), addressIn(ctx), session, g.opts.Authenticate != nil)
 }
 
 // canonical is args re-encoded (object keys sorted), so the same
@@ -171,7 +213,7 @@ func canonical(args json.RawMessage) []byte {
 // answers this request while the call waits for the next one.
 func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest) (result, error) {
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	pc := &parkedCall{owner: g.ownerOf(req), ctx: callCtx, cancel: cancel,
+	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
 		asks: make(chan *question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
 	if !g.parked.start() {
 		cancel(errClosing)
@@ -210,7 +252,7 @@ func (g *Gateway) cancelAtEnd(session *mcp.ServerSession, pc *parkedCall) func()
 // resume brings the answers of req, a call again with a requestState, to
 // the parked call that state names, and waits for what it says next.
 func (g *Gateway) resume(ctx context.Context, req callRequest) (result, error) {
-	pc := g.parked.take(req.params.RequestState, g.ownerOf(req))
+	pc := g.parked.take(req.params.RequestState, g.ownerOf(ctx, req))
 	if pc == nil {
 		g.log.Info("a call's requestState refused", "tool", req.params.Name, "err", errUnknownState.Message)
 		return result{}, errUnknownState
@@ -419,14 +461,14 @@ func (p *parkedCalls) hold(pc *parkedCall, wait time.Duration, expire func(*park
 	state := newState()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || len(p.byState) >= MaxParkedCalls || p.of[pc.owner.caller] >= MaxParkedPerClient {
+	if p.closed || len(p.byState) >= MaxParkedCalls || p.of[pc.place] >= MaxParkedPerClient {
 		return "", false
 	}
 	if p.byState == nil {
-		p.byState, p.expiry, p.of = map[string]*parkedCall{}, map[*parkedCall]*time.Timer{}, map[caller]int{}
+		p.byState, p.expiry, p.of = map[string]*parkedCall{}, map[*parkedCall]*time.Timer{}, map[place]int{}
 	}
 	p.byState[state] = pc
-	p.of[pc.owner.caller]++
+	p.of[pc.place]++
 	p.expiry[pc] = time.AfterFunc(wait, func() {
 		if p.drop(state, pc) {
 			expire(pc)
@@ -451,8 +493,8 @@ func (p *parkedCalls) unpark(state string, pc *parkedCall) {
 	delete(p.byState, state)
 	p.expiry[pc].Stop()
 	delete(p.expiry, pc)
-	if p.of[pc.owner.caller]--; p.of[pc.owner.caller] <= 0 {
-		delete(p.of, pc.owner.caller)
+	if p.of[pc.place]--; p.of[pc.place] <= 0 {
+		delete(p.of, pc.place)
 	}
 }
 

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -225,7 +226,14 @@ func startConfirmBackend(t *testing.T, reg *tool.Registry, version string) <-cha
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
 		})
-	cfg := mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version}
+	connectBackend(t, reg, srv, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version})
+	return ended
+}
+
+// connectBackend serves srv in memory as backend cfg.ServerName, and
+// waits until its tools are registered in reg.
+func connectBackend(t *testing.T, reg *tool.Registry, srv *mcp.Server, cfg mcpclient.Config) {
+	t.Helper()
 	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
@@ -244,7 +252,6 @@ func startConfirmBackend(t *testing.T, reg *tool.Registry, version string) <-cha
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return ended
 }
 
 // withAuthorization is an http.RoundTripper that sends the Authorization
@@ -398,26 +405,89 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 	})
 }
 
-// One client parks at most MaxParkedPerClient calls: the backend's
-// question of one more is declined at once, and another client still
-// parks its own. The backend asks by input-required results: a
-// 2025-11-25 one's question of several calls in flight names none of
-// them, and the bridge declines it before the gateway sees it.
-func TestQuestionsParkedPerClient(t *testing.T) {
-	reg := tool.NewRegistry()
-	startConfirmBackend(t, reg, "")
-	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
-	alice := manualClient(t, base, "Bearer alice")
+// parkAll parks MaxParkedPerClient calls, the i-th made by clients(i), and
+// checks that one call more, by clients(MaxParkedPerClient), has its
+// question declined at once.
+func parkAll(t *testing.T, clients func(i int) *mcp.ClientSession) {
+	t.Helper()
 	for i := range MaxParkedPerClient {
-		askedFor(t, alice, fmt.Sprint("step ", i))
+		askedFor(t, clients(i), fmt.Sprint("step ", i))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "one more"}})
+	res, err := clients(MaxParkedPerClient).CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "one more"}})
 	if err != nil || res.NeedsInput() || strings.Join(texts(res), "") != "decline one more <nil>" {
 		t.Errorf("one call more than MaxParkedPerClient: got %+v, %v; want its question declined", res, err)
 	}
-	askedFor(t, manualClient(t, base, "Bearer bob"), "deploy")
+}
+
+// byToken authenticates "Bearer <name>-<anything>" as identity name, as
+// a token of name's that refreshes would be.
+func byToken(r *http.Request) (string, error) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return "", errors.New("no token")
+	}
+	name, _, _ := strings.Cut(token, "-")
+	return name, nil
+}
+
+// One identity parks at most MaxParkedPerClient calls, however many
+// tokens it spreads them over: the backend's question of one more is
+// declined at once, and another identity still parks its own. A parked
+// call is bound to the identity, not the token: a client whose token
+// refreshed before its retry gets its call back. (Only the stateless
+// gateway parks HTTP clients' calls: the stateful one leads them to
+// 2025-11-25, which is asked in the middle of the call.) The backend asks
+// by input-required results: a 2025-11-25 one's question of several
+// calls in flight names none of them, and the bridge declines it before
+// the gateway sees it.
+func TestQuestionsParkedPerIdentity(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg, "")
+	opts := Options{Stateless: true, Authenticate: byToken}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	parkAll(t, func(i int) *mcp.ClientSession { return manualClient(t, base, fmt.Sprint("Bearer alice-", i)) })
+
+	key, state := askedFor(t, manualClient(t, base, "Bearer bob-1"), "deploy")
+	res, err := answerWith(manualClient(t, base, "Bearer bob-2"), "deploy", key, state)
+	if err != nil || res.IsError || strings.Join(texts(res), "") != "accept deploy true" {
+		t.Errorf("the retry with a refreshed token: got %+v, %v; want the call completed", res, err)
+	}
+}
+
+// Without identities a stateless client is known by its address alone:
+// one varying its Authorization header, which any client can, takes no
+// more than MaxParkedPerClient places.
+func TestQuestionsParkedPerAddress(t *testing.T) {
+	reg := tool.NewRegistry()
+	startConfirmBackend(t, reg, "")
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	parkAll(t, func(i int) *mcp.ClientSession { return manualClient(t, base, fmt.Sprint("Bearer mallory-", i)) })
+}
+
+// placeFor keys a parked call by identity when the gateway authenticates
+// clients, else by session, else by address.
+func TestQuestionsPlaceFor(t *testing.T) {
+	session := &mcp.ServerSession{}
+	for _, c := range []struct {
+		name              string
+		identity, address string
+		session           *mcp.ServerSession
+		identities        bool
+		want              place
+	}{
+		{"identity, stateless", "alice", "10.0.0.1", nil, true, place{key: "identity alice"}},
+		{"identity, stateful", "alice", "10.0.0.1", session, true, place{key: "identity alice"}},
+		{"a shared token's holders: the session", "bearer", "10.0.0.1", session, false, place{session: session}},
+		{"anonymous, stateless", "", "10.0.0.1", nil, true, place{key: "address 10.0.0.1"}},
+		{"no authentication, stateless", "", "10.0.0.1", nil, false, place{key: "address 10.0.0.1"}},
+		{"stdio", "", "", session, false, place{session: session}},
+	} {
+		if got := placeFor(c.identity, c.address, c.session, c.identities); got != c.want {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
 }
 
 // A client that answers only some of the questions is asked the others
