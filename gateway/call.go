@@ -170,6 +170,12 @@ type callHow struct {
 	// out is the HTTP fast path's response stream of the call, which
 	// carries its notifications and questions; nil on the other paths.
 	out *fastStream
+	// notes, when set, takes the call's progress and log messages instead
+	// of the session or out: a parked call's relay, which sends them to
+	// the request waiting on the call now, under that request's progress
+	// token (so progress is asked of the backend whatever the first
+	// request's token).
+	notes notifier
 }
 
 // run executes the registry tool name for a call that holds its slot,
@@ -199,9 +205,12 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		if how.out != nil {
 			out, to = how.out, how.out
 		}
+		if how.notes != nil {
+			out = how.notes
+		}
 		fwd := newForwarder(ctx, out, g.log)
 		defer fwd.stop()
-		if tok := params.GetProgressToken(); tok != nil {
+		if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
 			ctx = tool.WithProgress(ctx, fwd.progress(tok))
 		}
 		ctx = tool.WithLog(ctx, fwd.logged)

@@ -122,6 +122,7 @@ func placeFor(identity, address string, session *mcp.ServerSession, identities b
 type parkedCall struct {
 	owner  callOwner
 	place  place
+	notes  relay           // where its progress and log messages go now
 	ctx    context.Context // the call's, outliving the request that started it
 	cancel context.CancelCauseFunc
 	asks   chan *question // the backend's questions; never full (see ask)
@@ -225,7 +226,7 @@ func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest)
 		if s := pc.owner.session; s != nil {
 			defer g.cancelAtEnd(s, pc)()
 		}
-		pc.res, pc.err = g.run(callCtx, name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true}, req.params)
+		pc.res, pc.err = g.run(callCtx, name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
 		close(pc.done)
 	}()
 	return g.round(ctx, req, pc)
@@ -280,6 +281,7 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 	if g.streamGone(waiting.stream) {
 		pc.cancel(errStreamGone)
 	}
+	defer pc.notes.waitedOnBy(ctx, notifierOf(req), req.params.GetProgressToken())()
 	for {
 		select {
 		case <-pc.done: // its questions, if any are left, are moot

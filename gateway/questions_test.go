@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -567,5 +568,87 @@ func TestQuestionsPartialAnswers(t *testing.T) {
 	}
 	if len(asked) != 2 {
 		t.Errorf("asked %v, want both questions", asked)
+	}
+}
+
+// startReportBackend starts backend "ask", whose tool "report" asks its
+// client (in the middle of the call, at 2025-11-25) and, once answered,
+// sends progress and a log message before its result.
+func startReportBackend(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ask", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "report", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on?", RequestedSchema: json.RawMessage(`{"type":"object"}`)}); err != nil {
+				return nil, err
+			}
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Message: "answered"})
+			}
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "answered"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	connectBackend(t, reg, srv, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", LogLevel: "debug"})
+}
+
+// The progress and log messages a parked call sends after its first
+// round reach the stateless client on the request waiting on the call
+// (its retry), under the retry's own progress token and log level; the
+// first request, answered already, gets none of them.
+func TestQuestionsLaterRoundsNotifications(t *testing.T) {
+	reg := tool.NewRegistry()
+	startReportBackend(t, reg)
+	base := serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true})
+	var mu sync.Mutex
+	var got []string
+	note := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, s)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			note(fmt.Sprintf("progress %v %s", req.Params.ProgressToken, req.Params.Message))
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			note(fmt.Sprintf("log %v", req.Params.Data))
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	first := &mcp.CallToolParams{Name: "mcp__ask__report", Arguments: map[string]any{}}
+	first.SetProgressToken("first")
+	res, err := cs.CallTool(ctx, first)
+	if err != nil || !res.NeedsInput() || len(res.InputRequests) != 1 {
+		t.Fatalf("the first round: got %+v, %v; want the backend's question", res, err)
+	}
+	retry := &mcp.CallToolParams{Name: first.Name, Arguments: first.Arguments, RequestState: res.RequestState,
+		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}, InputResponses: mcp.InputResponseMap{}}
+	for key := range res.InputRequests {
+		retry.InputResponses[key] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}
+	}
+	retry.SetProgressToken("second")
+	res, err = cs.CallTool(ctx, retry)
+	if err != nil || strings.Join(texts(res), "") != "done" {
+		t.Fatalf("the retry: got %+v, %v; want the call's result", res, err)
+	}
+	// In either order: the bridge hands a backend's progress and its log
+	// messages over on paths of their own (mcpclient).
+	want := []string{"log answered", "progress second answered"}
+	told := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	waitFor(t, fmt.Sprint("the client told ", want), func() bool { return len(told()) >= len(want) })
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(told()))); diff != "" {
+		t.Errorf("what the client was told (-want +got):\n%s", diff)
 	}
 }
