@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,17 +41,26 @@ type vanishing struct {
 	mu sync.Mutex
 	// awaiting holds, by session id, the dropped streams whose client may
 	// still resume them; guarded by mu.
-	awaiting map[string][]string
+	awaiting map[string][]awaited
 	// gone holds the streams given up on, for a minute: a call of theirs
 	// that starts only now (its request was queued) is cancelled at once;
 	// guarded by mu.
 	gone map[string]bool
+	// drops counts the drops awaited so far; guarded by mu.
+	drops uint64
 	// timer, when set, runs graces in place of later (tests fire them by
 	// hand).
 	timer func(d time.Duration, f func())
 	// timers are those pending, stopped by stop; guarded by mu.
 	timers  map[*time.Timer]struct{}
 	stopped bool // guarded by mu
+}
+
+// awaited is a dropped stream awaiting a resume, and which of its drops
+// (a grace of an earlier drop must not cut a later one's short).
+type awaited struct {
+	stream string
+	drop   uint64
 }
 
 // after runs the grace f after d.
@@ -109,15 +119,16 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 		session := r.Header.Get("Mcp-Session-Id")
 		spared := g.resumed(session)
-		stop := context.AfterFunc(r.Context(), func() {
-			for _, stream := range spared {
-				g.awaitGrace(session, stream)
-			}
-		})
 		if !g.resumeFast(w, r) {
 			g.http.ServeHTTP(w, r)
 		}
-		stop()
+		// However the resume ended (its client left, its stream ended, or
+		// the SDK refused it: 409 while the dropped POST's handler still
+		// holds the stream), the streams it spared get another grace, for
+		// a client that tries again; a grace finds an ended call gone.
+		for _, stream := range spared {
+			g.awaitGrace(session, stream)
+		}
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -130,21 +141,40 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
 	r.Header.Set(streamHeader, stream)
-	// Watched while served: in stateless mode the go-sdk returns only
-	// once the request's calls have ended.
-	stop := context.AfterFunc(r.Context(), func() {
+	dropped := func() {
 		if g.resumable(r) {
 			g.awaitGrace(r.Header.Get("Mcp-Session-Id"), stream)
 		} else {
 			g.giveUp(stream)
 		}
-	})
+	}
+	// Watched while served: in stateless mode the go-sdk returns only
+	// once the request's calls have ended.
+	stop := context.AfterFunc(r.Context(), dropped)
 	if call, ok := g.fastTakes(r, bodyOf(r)); ok {
 		g.serveFast(w, r, call)
 	} else if !g.fastAnswer(w, r) {
 		g.toSDK(w, r)
+		// The SDK's handler may end the response before the request's
+		// context (its write to a client that left failed first): calls
+		// still in flight then lost their stream all the same.
+		if stop() && g.inFlightOn(stream) {
+			dropped()
+		}
 	}
 	stop() // answered: its calls have ended, or wait for a resume
+}
+
+// inFlightOn reports whether a call that arrived on stream is in flight.
+func (g *Gateway) inFlightOn(stream string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for c := range g.calls {
+		if c.stream == stream {
+			return true
+		}
+	}
+	return false
 }
 
 // toSDK hands a POST to the SDK's handler, after cancelling the fast
@@ -164,9 +194,9 @@ func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
 // awaitGrace gives up on stream of session after Options.ResumeGrace,
 // unless its client resumes a stream of the session by then.
 func (g *Gateway) awaitGrace(session, stream string) {
-	g.awaitResume(session, stream)
+	drop := g.awaitResume(session, stream)
 	g.vanish.after(cmp.Or(g.opts.ResumeGrace, DefaultResumeGrace), func() {
-		if g.forget(session, stream) {
+		if g.forget(session, awaited{stream, drop}) {
 			g.giveUp(stream)
 		}
 	})
@@ -192,14 +222,17 @@ func streamOf(extra *mcp.RequestExtra) string {
 	return extra.Header.Get(streamHeader)
 }
 
-// awaitResume records that stream of session dropped before its results.
-func (g *Gateway) awaitResume(session, stream string) {
+// awaitResume records that stream of session dropped before its
+// results, and returns which drop this is.
+func (g *Gateway) awaitResume(session, stream string) uint64 {
 	g.vanish.mu.Lock()
 	defer g.vanish.mu.Unlock()
 	if g.vanish.awaiting == nil {
-		g.vanish.awaiting = map[string][]string{}
+		g.vanish.awaiting = map[string][]awaited{}
 	}
-	g.vanish.awaiting[session] = append(g.vanish.awaiting[session], stream)
+	g.vanish.drops++
+	g.vanish.awaiting[session] = append(g.vanish.awaiting[session], awaited{stream, g.vanish.drops})
+	return g.vanish.drops
 }
 
 // resumed spares the dropped streams of session, and returns them: its
@@ -207,29 +240,30 @@ func (g *Gateway) awaitResume(session, stream string) {
 func (g *Gateway) resumed(session string) []string {
 	g.vanish.mu.Lock()
 	defer g.vanish.mu.Unlock()
-	spared := g.vanish.awaiting[session]
+	var spared []string
+	for _, a := range g.vanish.awaiting[session] {
+		spared = append(spared, a.stream)
+	}
 	delete(g.vanish.awaiting, session)
 	return spared
 }
 
-// forget removes stream from those awaiting a resume and reports whether
-// it was still there (its client never came back).
-func (g *Gateway) forget(session, stream string) bool {
+// forget removes the drop a from those awaiting a resume and reports
+// whether it was still there (its client never came back).
+func (g *Gateway) forget(session string, a awaited) bool {
 	g.vanish.mu.Lock()
 	defer g.vanish.mu.Unlock()
-	streams := g.vanish.awaiting[session]
-	for i, s := range streams {
-		if s == stream {
-			streams = append(streams[:i], streams[i+1:]...)
-			if len(streams) == 0 {
-				delete(g.vanish.awaiting, session)
-			} else {
-				g.vanish.awaiting[session] = streams
-			}
-			return true
-		}
+	drops := g.vanish.awaiting[session]
+	i := slices.Index(drops, a)
+	if i < 0 {
+		return false
 	}
-	return false
+	if drops = slices.Delete(drops, i, i+1); len(drops) == 0 {
+		delete(g.vanish.awaiting, session)
+	} else {
+		g.vanish.awaiting[session] = drops
+	}
+	return true
 }
 
 // giveUp cancels the calls of stream, now and for a minute to come.
