@@ -23,11 +23,12 @@ import (
 // leaves the rest (the handshake, other methods, responses to the
 // server's own requests, notifications) to the SDK.
 
-// TakenCall is the body of a request taken from the SDK: it runs on a
-// goroutine of its own with a context that ends when the client cancels
-// the request (notifications/cancelled), the connection's read side ends,
-// or the connection closes; it returns the response's result, or its
-// error (a *jsonrpc.Error keeps its code).
+// TakenCall is the body of a request taken from the SDK: it runs off the
+// read loop (on a worker an earlier call left idle, else a new goroutine)
+// with a context that ends when the client cancels the request
+// (notifications/cancelled), the connection's read side ends, or the
+// connection closes; it returns the response's result, or its error (a
+// *jsonrpc.Error keeps its code).
 type TakenCall func(ctx context.Context) (json.RawMessage, error)
 
 // TakingTransport wraps the server side of a transport whose one
