@@ -124,6 +124,7 @@ func TestTakingTransportEdges(t *testing.T) {
 // the calls that follow, and they end with the connection.
 func TestTakingTransportWorkers(t *testing.T) {
 	const burst = maxIdleWorkers + 2
+	mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == 0 }, "the workers of earlier tests' connections to end")
 	release := make(chan struct{})
 	entered := make(chan struct{}, burst)
 	var mu sync.Mutex
@@ -156,16 +157,10 @@ func TestTakingTransportWorkers(t *testing.T) {
 	}
 	close(release)
 	peer.responses(ids...)
-	conn := taking.conns[0]
-	idle := func() int {
-		conn.mu.Lock()
-		defer conn.mu.Unlock()
-		return conn.idle
-	}
-	mcptest.Eventually(t, waitLimit, func() bool { return idle() == maxIdleWorkers }, "%d idle workers (now %d)", maxIdleWorkers, idle())
+	mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == maxIdleWorkers }, "%d idle workers (now %d)", maxIdleWorkers, idleWorkers())
 	for i := range 3 {
 		id := strconv.Itoa(burst + 1 + i)
-		mcptest.Eventually(t, waitLimit, func() bool { return idle() == maxIdleWorkers }, "the worker to be idle again")
+		mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == maxIdleWorkers }, "the worker to be idle again")
 		if got := peer.call(callLine(id, `{"name":"taken"}`), id); !strings.Contains(string(got), `"text":"reused"`) {
 			t.Fatalf("call %s: %s", id, got)
 		}
@@ -175,9 +170,24 @@ func TestTakingTransportWorkers(t *testing.T) {
 	}
 	ss.Close()
 	taking.Wait()
-	if n := idle(); n != 0 {
+	if n := idleWorkers(); n != 0 {
 		t.Errorf("%d workers still idle after Wait", n)
 	}
+}
+
+// idleWorkers counts the goroutines parked in takingConn.next's select:
+// workers a start can hand a call to (counting idle under the lock would
+// also count a worker not yet waiting, which a start would pass by).
+func idleWorkers() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, " [select]:") && strings.Contains(g, "sdkwire.(*takingConn).next(") {
+			n++
+		}
+	}
+	return n
 }
 
 // goroutineID is the number runtime.Stack gives the calling goroutine.
