@@ -157,14 +157,36 @@ func BenchmarkHTTPCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer cs.Close()
-			benchHTTPCalls(b, cs)
+			benchHTTPCalls(b, cs, "echo")
 		})
 	}
 }
 
-// benchHTTPCalls runs the benchmark's calls on cs.
-func benchHTTPCalls(b *testing.B, cs *mcp.ClientSession) {
-	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}
+// BenchmarkHTTPCallChild is BenchmarkHTTPCall/fast to a raw stdio child
+// behind an mcpclient bridge: the whole forwarding path of serve --http,
+// in one process.
+func BenchmarkHTTPCallChild(b *testing.B) {
+	g := New(echoChild(b), Options{})
+	defer g.Close()
+	ln, err := Listen("127.0.0.1:0", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go g.ServeListener(ctx, ln)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	benchHTTPCalls(b, cs, "mcp__bench__echo")
+}
+
+// benchHTTPCalls runs the benchmark's calls of the tool name on cs.
+func benchHTTPCalls(b *testing.B, cs *mcp.ClientSession, name string) {
+	params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"message": "hi"}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

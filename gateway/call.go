@@ -299,13 +299,13 @@ func hasSchema(b json.RawMessage) bool {
 // structuredContent kept unless null; a result without a content array
 // (the legacy toolResult shape, or none) becomes its projected text.
 func fromRaw(raw json.RawMessage, name string) (result, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return result{}, fmt.Errorf("tool %q: result is not a JSON object: %w", name, err)
+	members, err := resultMembers(raw)
+	if err != nil {
+		return result{}, fmt.Errorf("tool %q: %w", name, err)
 	}
 	var res result
-	res.isError = string(bytes.TrimSpace(members["isError"])) == "true"
-	if content := members["content"]; len(content) > 0 && content[0] == '[' {
+	res.isError = string(members.isError) == "true"
+	if content := members.content; len(content) > 0 && content[0] == '[' {
 		res.content = sanitize(content)
 	} else {
 		p, err := projection.Project(raw, projection.Options{RawName: name})
@@ -314,10 +314,40 @@ func fromRaw(raw json.RawMessage, name string) (result, error) {
 		}
 		res.content = textBlocks(p.Text)
 	}
-	if s := members["structuredContent"]; hasSchema(s) {
+	if s := members.structured; hasSchema(s) {
 		res.structured = s
 	}
 	return res, nil
+}
+
+// wireMembers are the members of a tools/call result fromRaw reads.
+type wireMembers struct{ isError, content, structured json.RawMessage }
+
+// resultMembers picks the members fromRaw reads out of raw, valid JSON
+// (the registry checks a source's Wire), as decoding it into a map would:
+// null is an object without members, the last of a repeated member counts.
+// The scanner allocates nothing; the map cost three allocations a member
+// on every forwarded call.
+func resultMembers(raw json.RawMessage) (wireMembers, error) {
+	var m wireMembers
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return m, nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return m, errors.New("result is not a JSON object")
+	}
+	for key, val := range projection.Members(raw) {
+		switch {
+		case projection.KeyIs(key, "isError"):
+			m.isError = val
+		case projection.KeyIs(key, "content"):
+			m.content = val
+		case projection.KeyIs(key, "structuredContent"):
+			m.structured = val
+		}
+	}
+	return m, nil
 }
 
 // sanitize returns content (a JSON array) with every block the go-sdk

@@ -318,3 +318,37 @@ func TestClientLeavesMidCall(t *testing.T) {
 	}
 	waitFor(t, "no call left to answer", func() bool { return g.answering.wait(time.Now()) == 0 })
 }
+
+// resultMembers reads the members fromRaw uses as decoding the result into
+// a map did: null has none, the last of a repeated member counts, keys
+// match after unescaping and exactly, whitespace is ignored, and what is
+// not an object is refused.
+func TestResultMembers(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"a"}],"isError":true,"structuredContent":{"a":1}}`,
+		` { "isError" : false , "content" : [ ] , "structuredContent" : null } `,
+		`{"isError":true,"isError":false,"content":[1],"content":"x"}`,
+		`{"is\u0045rror":true,"\u0063ontent":[2],"IsError":true,"Content":[3],"structuredcontent":{}}`,
+		`{}`, `null`, ` null `,
+	} {
+		got, err := resultMembers(json.RawMessage(raw))
+		if err != nil {
+			t.Errorf("%s: %v", raw, err)
+			continue
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		if string(got.isError) != string(want["isError"]) || string(got.content) != string(want["content"]) ||
+			string(got.structured) != string(want["structuredContent"]) {
+			t.Errorf("%s: read isError %s, content %s, structuredContent %s; a map decodes %s, %s, %s", raw,
+				got.isError, got.content, got.structured, want["isError"], want["content"], want["structuredContent"])
+		}
+	}
+	for _, raw := range []string{`[]`, `"x"`, `1`, `true`} {
+		if _, err := resultMembers(json.RawMessage(raw)); err == nil || err.Error() != "result is not a JSON object" {
+			t.Errorf("%s: err = %v, want it refused as not an object", raw, err)
+		}
+	}
+}

@@ -23,11 +23,12 @@ import (
 // leaves the rest (the handshake, other methods, responses to the
 // server's own requests, notifications) to the SDK.
 
-// TakenCall is the body of a request taken from the SDK: it runs on a
-// goroutine of its own with a context that ends when the client cancels
-// the request (notifications/cancelled), the connection's read side ends,
-// or the connection closes; it returns the response's result, or its
-// error (a *jsonrpc.Error keeps its code).
+// TakenCall is the body of a request taken from the SDK: it runs off the
+// read loop (on a worker an earlier call left idle, else a new goroutine)
+// with a context that ends when the client cancels the request
+// (notifications/cancelled), the connection's read side ends, or the
+// connection closes; it returns the response's result, or its error (a
+// *jsonrpc.Error keeps its code).
 type TakenCall func(ctx context.Context) (json.RawMessage, error)
 
 // TakingTransport wraps the server side of a transport whose one
@@ -53,7 +54,8 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	tc := &takingConn{Connection: c, take: t.Take, base: base, stop: stop, calls: make(map[jsonrpc.ID]context.CancelCauseFunc)}
+	tc := &takingConn{Connection: c, take: t.Take, base: base, stop: stop,
+		calls: make(map[jsonrpc.ID]context.CancelCauseFunc), jobs: make(chan takenJob)}
 	t.mu.Lock()
 	t.conns = append(t.conns, tc)
 	t.mu.Unlock()
@@ -76,6 +78,7 @@ func (t *TakingTransport) Wait() {
 	t.mu.Unlock()
 	for _, c := range conns {
 		c.wg.Wait()
+		c.workers.Wait()
 	}
 }
 
@@ -89,11 +92,30 @@ type takingConn struct {
 	take func(*jsonrpc.Request) TakenCall
 	base context.Context // parent of the calls' contexts
 	stop context.CancelCauseFunc
-	wg   sync.WaitGroup
+	wg   sync.WaitGroup // taken calls running
+
+	// Idle workers wait on jobs for the next taken call: a fresh goroutine
+	// per call grew its stack through the call's JSON encoding every time
+	// (runtime.copystack was a seventh of serve --stdio's CPU per call).
+	jobs    chan takenJob
+	workers sync.WaitGroup // workers alive; they exit once base ends
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelCauseFunc // taken calls running; guarded by mu
+	idle  int                                    // workers waiting on jobs; guarded by mu
 	ended bool                                   // the read side ended or Close ran: replies are dropped, as the SDK's are; guarded by mu
+}
+
+// maxIdleWorkers bounds the workers a connection keeps between calls; a
+// burst of more concurrent calls starts goroutines that end with it.
+const maxIdleWorkers = 4
+
+// takenJob is a taken call handed to a worker.
+type takenJob struct {
+	id     jsonrpc.ID
+	run    TakenCall
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // Read returns the next message the SDK serves.
@@ -137,22 +159,63 @@ func (c *takingConn) inUse(id jsonrpc.ID) bool {
 	return ok
 }
 
-// start runs a taken call (its id is not in use: see inUse).
+// start runs a taken call (its id is not in use: see inUse) on an idle
+// worker, or on a new one when none waits.
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 	ctx, cancel := context.WithCancelCause(c.base)
 	c.mu.Lock()
 	c.calls[req.ID] = cancel
 	c.wg.Add(1)
 	c.mu.Unlock()
-	go func() {
-		defer c.wg.Done()
-		result, err := run(ctx)
-		c.mu.Lock()
-		delete(c.calls, req.ID)
+	j := takenJob{id: req.ID, run: run, ctx: ctx, cancel: cancel}
+	select {
+	case c.jobs <- j:
+	default:
+		c.workers.Add(1)
+		go c.work(j)
+	}
+}
+
+// work runs j, then the calls handed to it while it waits idle.
+func (c *takingConn) work(j takenJob) {
+	defer c.workers.Done()
+	for ok := true; ok; j, ok = c.next() {
+		c.runJob(j)
+	}
+}
+
+// runJob runs a taken call and replies to it.
+func (c *takingConn) runJob(j takenJob) {
+	defer c.wg.Done()
+	result, err := j.run(j.ctx)
+	c.mu.Lock()
+	delete(c.calls, j.id)
+	c.mu.Unlock()
+	j.cancel(nil)
+	c.reply(j.id, result, err)
+}
+
+// next waits idle for the next call, and reports false when the worker
+// should end instead: enough others wait, or the connection ended.
+func (c *takingConn) next() (takenJob, bool) {
+	c.mu.Lock()
+	if c.ended || c.idle >= maxIdleWorkers {
 		c.mu.Unlock()
-		cancel(nil)
-		c.reply(req.ID, result, err)
+		return takenJob{}, false
+	}
+	c.idle++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.idle--
+		c.mu.Unlock()
 	}()
+	select {
+	case j := <-c.jobs:
+		return j, true
+	case <-c.base.Done():
+		return takenJob{}, false
+	}
 }
 
 // reply writes the response to a taken call, unless the connection ended.

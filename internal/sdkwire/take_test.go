@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // ReadCallParams leaves to the SDK every shape it does not read as the
@@ -112,4 +117,83 @@ func TestTakingTransportEdges(t *testing.T) {
 	if only.SupportsProtocolVersion("2025-11-25") || !only.SupportsProtocolVersion("2025-06-18") {
 		t.Error("the wrapped transport's version check was not passed on")
 	}
+}
+
+// A taken call runs on a worker an earlier call left idle: a burst of
+// calls starts a goroutine each, at most maxIdleWorkers of them stay for
+// the calls that follow, and they end with the connection.
+func TestTakingTransportWorkers(t *testing.T) {
+	const burst = maxIdleWorkers + 2
+	mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == 0 }, "the workers of earlier tests' connections to end")
+	release := make(chan struct{})
+	entered := make(chan struct{}, burst)
+	var mu sync.Mutex
+	ran := map[string]bool{} // goroutines that ran a call of the burst
+	ss, peer, taking := takingServer(t, newServer(nil), func(_ context.Context, _ *mcp.ServerSession, p CallParams) (json.RawMessage, error) {
+		g := goroutineID()
+		if p.Meta["do"] == "hold" {
+			mu.Lock()
+			ran[g] = true
+			mu.Unlock()
+			entered <- struct{}{}
+			<-release
+			return textResult("held"), nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !ran[g] {
+			return nil, errors.New("ran on goroutine " + g + ", not on an idle worker")
+		}
+		return textResult("reused"), nil
+	})
+	peer.initialize("2025-11-25")
+	var ids []string
+	for i := range burst {
+		ids = append(ids, strconv.Itoa(i+1))
+		peer.send(callLine(ids[i], `{"name":"taken","_meta":{"do":"hold"}}`))
+	}
+	for range burst {
+		awaitSignal(t, entered, "the burst's calls to start")
+	}
+	close(release)
+	peer.responses(ids...)
+	mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == maxIdleWorkers }, "%d idle workers (now %d)", maxIdleWorkers, idleWorkers())
+	for i := range 3 {
+		id := strconv.Itoa(burst + 1 + i)
+		mcptest.Eventually(t, waitLimit, func() bool { return idleWorkers() == maxIdleWorkers }, "the worker to be idle again")
+		if got := peer.call(callLine(id, `{"name":"taken"}`), id); !strings.Contains(string(got), `"text":"reused"`) {
+			t.Fatalf("call %s: %s", id, got)
+		}
+	}
+	if len(ran) != burst {
+		t.Errorf("the burst ran on %d goroutines, want %d", len(ran), burst)
+	}
+	ss.Close()
+	taking.Wait()
+	if n := idleWorkers(); n != 0 {
+		t.Errorf("%d workers still idle after Wait", n)
+	}
+}
+
+// idleWorkers counts the goroutines parked in takingConn.next's select:
+// workers a start can hand a call to (counting idle under the lock would
+// also count a worker not yet waiting, which a start would pass by).
+func idleWorkers() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for g := range strings.SplitSeq(string(buf), "\n\n") {
+		if strings.Contains(g, " [select]:") && strings.Contains(g, "sdkwire.(*takingConn).next(") {
+			n++
+		}
+	}
+	return n
+}
+
+// goroutineID is the number runtime.Stack gives the calling goroutine.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := strings.Fields(string(buf))
+	return f[1]
 }
