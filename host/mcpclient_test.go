@@ -486,7 +486,11 @@ func TestSlowServerDoesNotDelayOthers(t *testing.T) {
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- r.load() }()
-	waitFor(t, "the fast server's tools", func() bool { _, ok := r.reg.Get("mcp__fast__add"); return ok })
+	// Its tools are registered a moment before its state says ready.
+	waitFor(t, "the fast server to be ready", func() bool {
+		_, ok := r.reg.Get("mcp__fast__add")
+		return ok && r.states()["fast"] == "ready"
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("readiness completed (%v) before the slow server answered", err)
