@@ -440,7 +440,7 @@ func mustJSON(v any) json.RawMessage {
 // seen notes a request of method on session: the session's activity (a
 // new one may evict the one idle longest) and the Observer.
 func (g *Gateway) seen(session *mcp.ServerSession, method string) {
-	if !oneRequest(session, method) && g.touch(session) {
+	if !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.ends.of(session) // forgotten when it ends (forgetSession)
 		g.evictIdle(session)

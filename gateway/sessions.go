@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
 // DefaultMaxSessions is Options.MaxSessions's default.
@@ -37,7 +39,9 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	limit := cmp.Or(g.opts.MaxSessions, DefaultMaxSessions)
 	open := map[*mcp.ServerSession]bool{}
 	for ss := range g.server.Sessions() {
-		if ss == keep || !oneRequest(ss, "") {
+		// A session-less probe's session is not counted: each would
+		// evict the session idle longest.
+		if ss == keep || !sdkwire.OneRequestSession(ss, "") {
 			open[ss] = true
 		}
 	}
@@ -84,18 +88,6 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		g.cancelCalls(ss, errSessionClosed)
 		g.evicting.Go(func() { ss.Close() })
 	}
-}
-
-// oneRequest reports whether session lives for the request of method
-// only: over stateful HTTP, a POST without a session that does not
-// initialize one (a 2026-07-28 client's server/discover probe, a ping)
-// gets a session the SDK closes when that request ends (its
-// StreamableHTTPHandler, serveStatefulPOST). Such a session is neither
-// counted against MaxSessions nor may it evict one that is: each probe
-// closed the session idle longest. Sessions of other transports have no
-// id.
-func oneRequest(session *mcp.ServerSession, method string) bool {
-	return session != nil && session.ID() != "" && method != "initialize" && session.InitializeParams() == nil
 }
 
 // serveDelete ends the session a client's DELETE names. Its calls in

@@ -258,4 +258,9 @@
 //     through Log exactly when [LogPasses] says for its level and the one
 //     the client last set with logging/setLevel: none before the client
 //     sets one. TestContractLogPasses.
+//  36. Over stateful Streamable HTTP, a POST without Mcp-Session-Id that
+//     does not initialize is served on a session of its own, with an id
+//     and no initialize params, closed when that request ends
+//     ([OneRequestSession]: the gateway neither counts nor evicts for
+//     it). TestContractOneRequestSession.
 package sdkwire
