@@ -16,9 +16,15 @@ type LifetimeConnect struct {
 	End  func(error)
 }
 
-// Connect connects on Life, calling End if ctx ends before it returns.
+// Connect connects on Life, calling End if ctx ends before it returns;
+// then it fails, even when the connecting itself got through first (End
+// ends Life, and with it the connection, in a goroutine of its own).
 func (t *LifetimeConnect) Connect(ctx context.Context) (mcp.Connection, error) {
 	stop := context.AfterFunc(ctx, func() { t.End(context.Cause(ctx)) })
-	defer stop()
-	return t.Transport.Connect(t.Life)
+	conn, err := t.Transport.Connect(t.Life)
+	if !stop() && err == nil {
+		conn.Close()
+		return nil, context.Cause(ctx)
+	}
+	return conn, err
 }
