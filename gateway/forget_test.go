@@ -19,6 +19,9 @@ func (g *Gateway) books() map[string]int {
 	g.ends.mu.Lock()
 	n["ends"] = len(g.ends.byID)
 	g.ends.mu.Unlock()
+	g.keepAlive.mu.Lock()
+	n["keepAlive"] = len(g.keepAlive.last)
+	g.keepAlive.mu.Unlock()
 	return n
 }
 

@@ -50,6 +50,13 @@ func (k *sdkKeepAlive) seen(id string) {
 	k.pruneFrom = max(64, 2*len(k.last))
 }
 
+// forget drops session id's record: it has ended.
+func (k *sdkKeepAlive) forget(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.last, id)
+}
+
 // stale reports whether the SDK last served a POST of id longer ago than
 // every (or never, as far as the gateway knows).
 func (k *sdkKeepAlive) stale(id string) bool {

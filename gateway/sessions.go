@@ -132,6 +132,7 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	delete(g.views.byPeer, ss)
 	g.views.mu.Unlock()
 	g.owners.forget(ss.ID())
+	g.keepAlive.forget(ss.ID())
 	g.parked.forget(ss)
 }
 
