@@ -55,6 +55,8 @@ func TestKilledServeLeavesNoServer(t *testing.T) {
 // twoServerConfig writes a config with two fixture servers, one of them
 // sandboxed. Each outlives its stdin, as a server may: after the fixture
 // exits the shell becomes a sleep, so only the kernel ends it with serve.
+// (The sandboxed shell may not read the test binary, so its fixture fails
+// at once and it is a sleep from the start: what matters is the process.)
 func twoServerConfig(t *testing.T) string {
 	fixture, fixtureArgs, env := mcptest.ChildCommand(t, "fixture")
 	command := "/bin/sh"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 )
 
 // ExecArg is the first argument of the re-executed mcpbridge that confines
@@ -27,13 +28,27 @@ func (p Plan) Command(self, path string, argv []string) ([]string, error) {
 	return append([]string{self, ExecArg, string(b), path}, argv...), nil
 }
 
+// The confining step keeps main on the process's first thread, from init
+// on: the kernel keeps the parent-death signal mcpbridge starts servers
+// with on that thread only (new threads start without one), and an exec
+// from any other would start the server without it, to outlive a killed
+// mcpbridge.
+func init() {
+	if isExec() {
+		runtime.LockOSThread()
+	}
+}
+
+func isExec() bool { return len(os.Args) >= 2 && os.Args[1] == ExecArg }
+
 // RunIfExec turns the process into the confining step of a sandboxed
 // start when its first argument is ExecArg: it never returns then, and
 // exits with ExitSetup when it cannot confine itself or exec the server.
-// Call it first in main, and in the TestMain of packages whose tests start
+// Call it first in main (on the main goroutine, as init locked it to the
+// first thread), and in the TestMain of packages whose tests start
 // sandboxed children (they re-execute the test binary).
 func RunIfExec() {
-	if len(os.Args) < 2 || os.Args[1] != ExecArg {
+	if !isExec() {
 		return
 	}
 	os.Exit(run(os.Args[2:], os.Stderr))

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(probeEnv) != "" {
 		os.Exit(serveProbe())
 	}
+	if os.Getenv(deathSignalEnv) != "" {
+		os.Exit(printDeathSignal())
+	}
 	mcptest.VerifyTestMain(m)
 }
 
