@@ -118,7 +118,9 @@
 //     writes its response through Connection.Write with the request's id,
 //     whether the handler succeeds, fails with a protocol error or was
 //     cancelled by the client. ServerSession.Close waits for the handlers
-//     in flight and drops their replies: they never reach Write.
+//     in flight and drops their replies: they never reach Write (a write
+//     failing once Close began, such as a server ping's, also cancels the
+//     handlers in flight).
 //     TestContractCallsAnsweredOnConnection, TestContractCloseDropsReplies.
 //  16. mcp.IOTransport ends a server session at the first line that is not
 //     a JSON-RPC message or a non-empty batch of them (invalid JSON, a
