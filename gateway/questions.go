@@ -220,6 +220,8 @@ func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest)
 		cancel(errClosing)
 		return errorResult("tool call refused: " + errClosing.Error()), nil
 	}
+	// Waited on before it starts: its first progress may come at once.
+	defer g.waitOn(ctx, req, pc)()
 	go func() {
 		defer g.parked.calls.done()
 		defer cancel(nil)
@@ -258,12 +260,20 @@ func (g *Gateway) resume(ctx context.Context, req callRequest) (result, error) {
 		g.log.Info("a call's requestState refused", "tool", req.params.Name, "err", errUnknownState.Message)
 		return result{}, errUnknownState
 	}
-	pc.answered(req.params.InputResponses)
+	defer g.waitOn(ctx, req, pc)()
+	pc.answered(req.params.InputResponses) // the call may go on at once
 	return g.round(ctx, req, pc)
 }
 
+// waitOn makes req, handled under ctx, the request pc's notifications go
+// to, until the function it returns is called.
+func (g *Gateway) waitOn(ctx context.Context, req callRequest, pc *parkedCall) func() {
+	return pc.notes.waitedOnBy(ctx, notifierOf(req), req.params.GetProgressToken())
+}
+
 // round waits for what the call says next: its result, or questions,
-// which park it and answer the request req input-required. Meanwhile the
+// which park it and answer the request req input-required (whose caller
+// made req the one the call's notifications go to: waitOn). Meanwhile the
 // request is tracked as a call in flight, so the end of its session or
 // stream, or Close, cancels the call as it would any other; a client that
 // leaves first cancels it too: no one is left to answer it.
@@ -281,7 +291,6 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 	if g.streamGone(waiting.stream) {
 		pc.cancel(errStreamGone)
 	}
-	defer pc.notes.waitedOnBy(ctx, notifierOf(req), req.params.GetProgressToken())()
 	for {
 		select {
 		case <-pc.done: // its questions, if any are left, are moot
