@@ -438,9 +438,11 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // seen notes a request of method on session: the session's activity (a
-// new one may evict the one idle longest) and the Observer.
+// new one may evict the one idle longest) and the Observer. In stateless
+// mode every session lives for its request only: none counts against
+// MaxSessions or evicts another.
 func (g *Gateway) seen(session *mcp.ServerSession, method string) {
-	if !sdkwire.OneRequestSession(session, method) && g.touch(session) {
+	if !g.opts.Stateless && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.ends.of(session) // forgotten when it ends (forgetSession)
 		g.evictIdle(session)

@@ -149,7 +149,7 @@ func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 // served set for its session, as the session keeps it.
 func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
 	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
-	if ss == nil || !ok || p == nil {
+	if ss == nil || !ok || p == nil || g.opts.Stateless { // a stateless session ends with its request
 		return
 	}
 	g.mu.Lock()
