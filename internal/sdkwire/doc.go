@@ -263,4 +263,13 @@
 //     and no initialize params, closed when that request ends
 //     ([OneRequestSession]: the gateway neither counts nor evicts for
 //     it). TestContractOneRequestSession.
+//  37. Over stateless Streamable HTTP, a POST below 2026-07-28 that
+//     carries a call is served on a session made for it alone: no id
+//     (whatever Mcp-Session-Id says), initialize params of the POST's
+//     version only (no client info, no capabilities), log messages sent
+//     from [OneRequestLogLevel] up, every request to its client refused
+//     with [OneRequestAskError]; its response is the SSE stream of
+//     assumption 33 without an event store (no priming event, no event
+//     ids) and sets no Mcp-Session-Id. A server that answers such a call
+//     beneath the handler gives it no more. TestContractOneRequestStateless.
 package sdkwire
