@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -160,6 +161,52 @@ func BenchmarkHTTPCall(b *testing.B) {
 			benchHTTPCalls(b, cs, "echo")
 		})
 	}
+}
+
+// BenchmarkHTTPCallStateless is BenchmarkHTTPCall on a stateless gateway
+// (serve --http --stateless) and a 2025-11-25 client: each POST answered
+// beneath the SDK's handler, or by the SDK (its POSTs name a session,
+// which the fast path leaves to the SDK and the SDK's stateless handler
+// ignores).
+func BenchmarkHTTPCallStateless(b *testing.B) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
+		b.Fatal(err)
+	}
+	g := New(reg, Options{Stateless: true})
+	defer g.Close()
+	ln, err := Listen("127.0.0.1:0", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go g.ServeListener(ctx, ln)
+	for _, path := range []string{"fast", "sdk"} {
+		b.Run(path, func(b *testing.B) {
+			hc := &http.Client{}
+			if path == "sdk" {
+				hc.Transport = namedSession{}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			benchHTTPCalls(b, cs, "echo")
+		})
+	}
+}
+
+// namedSession sends every request with an Mcp-Session-Id, which takes a
+// stateless gateway's POSTs to the SDK's path.
+type namedSession struct{}
+
+func (namedSession) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Mcp-Session-Id", sdkPathSession)
+	return http.DefaultTransport.RoundTrip(req)
 }
 
 // BenchmarkHTTPCallChild is BenchmarkHTTPCall/fast to a raw stdio child

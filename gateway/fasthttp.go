@@ -28,24 +28,27 @@ import (
 // everything else, and any doubt, stays with the SDK.
 
 // legacyVersions are the protocol versions whose POSTs the fast path
-// takes: those a stateful session speaks (2026-07-28 needs a stateless
-// server).
+// takes: those a stateful session speaks. 2026-07-28 (stateless only)
+// stays with the SDK: its per-request metadata, headers and errors are
+// the SDK's to check.
 var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
 
 // fastCall is a POST the fast path takes.
 type fastCall struct {
-	session *mcp.ServerSession
+	session *mcp.ServerSession // nil in stateless mode: the POST is all there is
 	id      jsonrpc.ID
 	params  *mcp.CallToolParamsRaw
 	version string // the stream's protocol version, as the SDK reads it
 }
 
 // fastTakes returns the call a POST carries when the fast path may answer
-// it, with body the POST's whole body: a stateful session's tools/call of a
-// served name, on a session opened below 2026-07-28 whose client offers
-// no elicitation, in a request the SDK would accept as is.
+// it, with body the POST's whole body: a tools/call of a served name in a
+// request the SDK would accept as is, of a stateful session opened below
+// 2026-07-28 whose client offers no elicitation, or in stateless mode a
+// POST below 2026-07-28 without a session id (the session the SDK makes
+// for such a POST gives the call no client facts: assumption 37).
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
-	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
+	if !fastHeaders(r.Header, !g.opts.Stateless) || body == nil {
 		return fastCall{}, false
 	}
 	req, ok := sdkwire.PeekCall(body)
@@ -59,9 +62,12 @@ func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 	if _, ok := (*g.callable.Load())[p.Name]; !ok {
 		return fastCall{}, false
 	}
-	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
-	if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
-		return fastCall{}, false
+	var ss *mcp.ServerSession
+	if !g.opts.Stateless {
+		ss = g.openSession(r.Header.Get("Mcp-Session-Id"))
+		if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
+			return fastCall{}, false
+		}
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	if version == "" {
@@ -88,12 +94,17 @@ func (g *Gateway) openSession(id string) *mcp.ServerSession {
 }
 
 // fastHeaders reports whether a POST's headers are ones the SDK's handler
-// accepts without a word for a session's request: a session id, a legacy
+// accepts without a word: a session id when session (a stateful
+// session's request), else none (stateless: the SDK then reads none
+// whatever its compatibility settings, see assumption 37), a legacy
 // protocol version (or none), a JSON body, an Accept of both JSON and SSE,
 // no Last-Event-ID, and none of the headers the SDK checks against the
 // body (Mcp-Method, Mcp-Name, Mcp-Param-*).
-func fastHeaders(h http.Header) bool {
-	if h.Get("Mcp-Session-Id") == "" || !legacyVersions[h.Get("Mcp-Protocol-Version")] || len(h.Values("Last-Event-Id")) > 0 {
+func fastHeaders(h http.Header, session bool) bool {
+	if (h.Get("Mcp-Session-Id") != "") != session || len(h.Values("Mcp-Session-Id")) > 1 {
+		return false
+	}
+	if !legacyVersions[h.Get("Mcp-Protocol-Version")] || len(h.Values("Last-Event-Id")) > 0 {
 		return false
 	}
 	if ct := h.Values("Content-Type"); len(ct) != 1 || mediaType(ct[0]) != "application/json" {
@@ -224,14 +235,21 @@ func (f *fastStreams) cancel(session string, id jsonrpc.ID) {
 func newStreamID() string { return rand.Text() }
 
 // serveFast answers call on w, and returns once the call has ended. The
-// call runs on the request's own goroutine (no hand-off): a client that
-// leaves mid-call may resume the stream (see serveMCP), so the call goes
-// on, its events kept, until it ends or the resume grace cancels it.
+// call runs on the request's own goroutine (no hand-off): a stateful
+// session's client that leaves mid-call may resume the stream (see
+// serveMCP), so the call goes on, its events kept, until it ends or the
+// resume grace cancels it; a stateless client's call is cancelled at
+// once, as on the SDK's path.
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
-	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel,
-		level: func() string { return g.logLevel(call.session) }, asks: &g.fastAsks}
+	s := &fastStream{id: newStreamID(), version: call.version, w: w, done: make(chan struct{}), cancel: cancel}
+	if call.session == nil {
+		g.serveOneRequest(ctx, w, r, s, call)
+		return
+	}
+	s.session, s.store, s.asks = call.session.ID(), g.events, &g.fastAsks
+	s.level = func() string { return g.logLevel(call.session) }
 	if !g.fast.open(s, call.id) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -240,17 +258,37 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 		return
 	}
 	defer g.fast.close(s, call.id)
+	g.keepAlive.during(call.session, func() { g.answerFast(ctx, w, r, s, call) })
+}
+
+// serveOneRequest answers a stateless POST's call on s, as the SDK
+// answers it on the session it makes for that POST alone (assumption
+// 37): no session id, no event store (no priming, no event ids, nothing
+// to resume), log messages from "info" up, no question put to the client
+// (the SDK refuses a stateless session's requests), no id shared with
+// another POST. While it runs it counts as a session, as the SDK's does.
+func (g *Gateway) serveOneRequest(ctx context.Context, w http.ResponseWriter, r *http.Request, s *fastStream, call fastCall) {
+	s.level = oneRequestLevel
+	g.oneRequests.Add(1)
+	defer g.oneRequests.Add(-1)
+	g.answerFast(ctx, w, r, s, call)
+}
+
+// oneRequestLevel is the log level of a stateless POST's session.
+func oneRequestLevel() string { return sdkwire.OneRequestLogLevel }
+
+// answerFast runs call through the one call path and writes its response
+// on s, whose first writer is w.
+func (g *Gateway) answerFast(ctx context.Context, w http.ResponseWriter, r *http.Request, s *fastStream, call fastCall) {
 	s.prime(r.Context())
 	left := context.AfterFunc(r.Context(), func() { s.detach(w) })
 	defer left()
-	g.keepAlive.during(call.session, func() {
-		res, err := g.serveCall(ctx, callRequest{session: call.session, header: r.Header, params: call.params, out: s})
-		data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
-		if encErr != nil {
-			data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
-		}
-		s.finish(ctx, data)
-	})
+	res, err := g.serveCall(ctx, callRequest{session: call.session, header: r.Header, params: call.params, out: s, oneRequest: call.session == nil})
+	data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
+	if encErr != nil {
+		data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
+	}
+	s.finish(ctx, data)
 	s.detach(w)
 }
 

@@ -2,17 +2,23 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // sdkPathSession is the Mcp-Session-Id a stateless test POST sends to
-// have the SDK answer it: the SDK's stateless handler reads none.
+// have the SDK answer it: the fast path takes no stateless POST naming a
+// session, and the SDK's stateless handler reads none.
 const sdkPathSession = "sdk-path"
 
 // postStateless posts body to a stateless gateway at base as a 2025-11-25
@@ -56,8 +62,231 @@ func readStateless(t *testing.T, base, body string, sdkPath bool, header ...stri
 	return resp.StatusCode, string(b), resp.Header
 }
 
+// askingTools registers tools that put a backend's questions to the
+// client and answer what came back, or the error.
+func askingTools(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	for name, method := range map[string]string{"roots": tool.AskRoots, "sample": tool.AskSample, "elicit": tool.AskElicit} {
+		params := `{}`
+		if method == tool.AskSample {
+			params = `{"messages":[],"maxTokens":1}`
+		}
+		if method == tool.AskElicit {
+			params = `{"message":"m","requestedSchema":{"type":"object"}}`
+		}
+		if _, err := reg.Register(goTool(name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: method, Params: json.RawMessage(params)})
+			if err != nil {
+				return tool.Output{Content: []tool.Content{tool.Text("failed: " + err.Error())}}, nil
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A stateless gateway answers a legacy client's call beneath the SDK's
+// handler with the bytes the SDK writes for it: a result ready at once as
+// the application/json body the SDK writes with JSONResponse, the same
+// message; progress and log messages (from "info" up, the level of the
+// SDK's session for the POST) as the SDK's SSE stream without event ids,
+// byte for byte; a backend's questions answered as the SDK's session
+// answers them (the client offers nothing, and a stateless server asks
+// nothing).
+func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
+	reg := fastPathTools(t)
+	askingTools(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	calls := []struct {
+		body   string
+		stream bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
+		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"roots"}}`, false},
+		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sample"}}`, false},
+		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"elicit"}}`, false},
+	}
+	for _, call := range calls {
+		before := sdk.Load()
+		status, got, gotHeader := readStateless(t, base, call.body, false)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", call.body)
+		}
+		wantStatus, want, wantHeader := readStateless(t, base, call.body, true)
+		if sdk.Load() != before+1 {
+			t.Fatalf("the SDK's path did not serve %s", call.body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
+		}
+		if status != wantStatus {
+			t.Errorf("%s: status %d, the SDK's %d", call.body, status, wantStatus)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
+		}
+		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
+			if gotHeader.Get(key) != wantHeader.Get(key) {
+				t.Errorf("%s: header %s = %q, the SDK's %q", call.body, key, gotHeader.Get(key), wantHeader.Get(key))
+			}
+		}
+	}
+}
+
+// What the fast path cannot answer as the SDK would stays with the SDK in
+// stateless mode too, and the SDK answers it as before.
+func TestHTTPStatelessFastPathLeavesTheRestToSDK(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain"}}`
+	left := []struct {
+		name   string
+		body   string
+		header []string
+	}{
+		{"a session id", call, []string{"Mcp-Session-Id", "x"}},
+		{"a per-request protocol version", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, nil},
+		{"a task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{}}}`, nil},
+		{"Mcp-Name", call, []string{"Mcp-Name", "plain"}},
+	}
+	for _, tt := range left {
+		before := sdk.Load()
+		readStateless(t, base, tt.body, false, tt.header...)
+		if sdk.Load() != before+1 {
+			t.Errorf("%s: the fast path took the call", tt.name)
+		}
+	}
+}
+
+// callsGate records the Calls it lets through.
+type callsGate struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (c *callsGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call)
+	return ctx, func(Outcome) {}, nil
+}
+
+// The Gate sees a stateless call alike on both paths: no session, no
+// client name (the SDK's session for the POST has neither), the request's
+// headers, _meta and arguments.
+func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
+	gate := &callsGate{}
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	base := serveHTTP(t, g, Options{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v"}}}`
+	readStateless(t, base, body, false, "X-Trace", "t")
+	readStateless(t, base, body, true, "X-Trace", "t")
+	if len(gate.calls) != 2 {
+		t.Fatalf("the Gate saw %d calls, want 2", len(gate.calls))
+	}
+	for i := range gate.calls {
+		gate.calls[i].Header = gate.calls[i].Header.Clone()
+		gate.calls[i].Header.Del("Mcp-Session-Id") // how the test picks the SDK's path
+		gate.calls[i].Header.Del(streamHeader)     // each POST's own
+		gate.calls[i].Header.Del("Content-Length")
+	}
+	if diff := cmp.Diff(gate.calls[1], gate.calls[0]); diff != "" {
+		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+	}
+	if c := gate.calls[0]; c.Session != "" || c.Client != "" || c.Header.Get("X-Trace") != "t" || c.Tool != "plain" {
+		t.Errorf("the fast path's Call = %+v, want no session or client, the request's headers", c)
+	}
+}
+
+// A stateless client that leaves mid-call has the call cancelled, as on
+// the SDK's path (nothing to resume), and the call counts as a session
+// while it runs.
+func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, _, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	ctx, leave := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp := postStateless(ctx, t, base, waitCall, false); resp != nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitSignal(t, entered, "the call to start")
+	if n := g.Sessions(); n != 1 {
+		t.Errorf("Sessions() = %d while a stateless call runs, want 1", n)
+	}
+	leave()
+	if err := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(err, errStreamGone) {
+		t.Errorf("the call ended with %v, want %v", err, errStreamGone)
+	}
+	<-done
+	if sdk.Load() != 0 {
+		t.Error("the SDK served the call")
+	}
+}
+
+// Stateless POSTs on the fast path pass the same edge: refused without
+// the bearer token, and bounded by the gateway's call cap; but each has
+// a session's cap of its own, as on the SDK's path, and the same request
+// id in flight on two POSTs is no conflict.
+func TestHTTPStatelessFastPathBounds(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	if _, err := reg.Register(goTool("plain", textBody("ran"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, BearerToken: "secret", MaxCalls: 2, MaxCallsPerSession: 1}
+	g := newGateway(t, reg, opts)
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, opts)
+	plain := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plain"}}`
+	if status, body, _ := readStateless(t, base, plain, false); status != http.StatusUnauthorized || strings.Contains(body, "ran") {
+		t.Fatalf("a POST without the token: %d %s, want 401", status, body)
+	}
+	auth := []string{"Authorization", "Bearer secret"}
+	var wg sync.WaitGroup
+	for range 2 { // two calls in flight: within MaxCalls, each of its own session
+		wg.Go(func() {
+			_, body, _ := readStateless(t, base, waitCall, false, auth...)
+			if !strings.Contains(body, "released") {
+				t.Errorf("a waiting call answered %s", body)
+			}
+		})
+		waitSignal(t, entered, "a call to start")
+	}
+	for _, sdkPath := range []bool{false, true} {
+		_, body, _ := readStateless(t, base, plain, sdkPath, auth...)
+		if want := "too many tool calls in flight on the gateway"; !strings.Contains(body, want) {
+			t.Errorf("a third call (SDK path: %v) answered %s, want %q", sdkPath, body, want)
+		}
+	}
+	close(release)
+	waitSignal(t, exited, "a call to end")
+	waitSignal(t, exited, "a call to end")
+	wg.Wait()
+	if sdk.Load() != 1 {
+		t.Errorf("the SDK served %d calls, want the one sent its way", sdk.Load())
+	}
+}
+
 // In stateless mode a request is no session to count: calls in flight
-// beyond MaxSessions evict none of the others (each
+// beyond MaxSessions, on either path, evict none of the others (each
 // closed the request that began first, cancelling its call).
 func TestHTTPStatelessCallsEvictNothing(t *testing.T) {
 	reg := tool.NewRegistry()
@@ -81,4 +310,36 @@ func TestHTTPStatelessCallsEvictNothing(t *testing.T) {
 		}
 	}
 	wg.Wait()
+}
+
+// A stateless call belongs to a tool.Session of its own on either path
+// (a share: session backend keys its connection by it), which ends once
+// the call's response went out.
+func TestHTTPStatelessCallSessionEnds(t *testing.T) {
+	reg := tool.NewRegistry()
+	sessions := make(chan tool.Session, 4)
+	if _, err := reg.Register(goTool("session", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		sessions <- tool.SessionFrom(ctx)
+		return tool.Output{Content: []tool.Content{tool.Text("ok")}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{Stateless: true})
+	base := serveHTTP(t, g, Options{})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session"}}`
+	for _, sdkPath := range []bool{false, false, true} {
+		readStateless(t, base, call, sdkPath)
+	}
+	var seen []tool.Session
+	for range 3 {
+		s := waitSignal(t, sessions, "a call")
+		if s == nil {
+			t.Fatal("a call belongs to no session")
+		}
+		waitSignal(t, s.Done(), "the call's session to end")
+		seen = append(seen, s)
+	}
+	if seen[0] == seen[1] {
+		t.Error("two stateless calls share a session")
+	}
 }

@@ -37,7 +37,7 @@ type fastStream struct {
 	primer   *time.Timer         // sends the priming event; guarded by mu
 	cancel   context.CancelCauseFunc
 	level    func() string // the level the session's client set, "" before it sets one
-	asks     *fastAsks     // the gateway's questions awaiting answers
+	asks     *fastAsks     // the gateway's questions awaiting answers; nil: the client cannot be asked (stateless)
 }
 
 var (

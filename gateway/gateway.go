@@ -307,6 +307,9 @@ type Gateway struct {
 	// keepAlive keeps the SDK from timing out sessions that only the fast
 	// path serves.
 	keepAlive *sdkKeepAlive
+	// oneRequests counts the stateless POSTs the fast path is answering,
+	// each a session to Sessions as the SDK's one-request session is.
+	oneRequests atomic.Int64
 
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
@@ -630,19 +633,24 @@ func (g *Gateway) track(c *inflight) bool {
 
 // admitCall takes one of session's call slots, or says why not: the
 // session has MaxCallsPerSession calls in flight already, or the gateway
-// MaxCalls.
-func (g *Gateway) admitCall(session *mcp.ServerSession) error {
+// MaxCalls. A call without a session but its request (ofSession false)
+// takes a slot of the gateway's only: its request has one call, well
+// within a session's cap, as the one-request session the SDK's path
+// gives it.
+func (g *Gateway) admitCall(session *mcp.ServerSession, ofSession bool) error {
 	perSession := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case g.perSession[session] >= perSession:
+	case ofSession && g.perSession[session] >= perSession:
 		return tooManyCalls("on this session", perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
 	}
-	g.perSession[session]++
+	if ofSession {
+		g.perSession[session]++
+	}
 	g.inFlight++
 	return nil
 }
@@ -653,10 +661,13 @@ func tooManyCalls(where string, limit int) error {
 }
 
 // releaseCall gives back a slot taken by admitCall.
-func (g *Gateway) releaseCall(session *mcp.ServerSession) {
+func (g *Gateway) releaseCall(session *mcp.ServerSession, ofSession bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inFlight--
+	if !ofSession {
+		return
+	}
 	if g.perSession[session]--; g.perSession[session] <= 0 {
 		delete(g.perSession, session)
 	}
