@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
 // sdkPathSession is the Mcp-Session-Id a stateless test POST sends to
@@ -341,5 +343,44 @@ func TestHTTPStatelessCallSessionEnds(t *testing.T) {
 	}
 	if seen[0] == seen[1] {
 		t.Error("two stateless calls share a session")
+	}
+}
+
+// With a view per session (tool search), a stateless call on the fast
+// path gets a view of its own, as the SDK's path gives the POST's
+// session: the search answers alike on both paths, the found tool runs
+// by name, and no view is kept.
+func TestHTTPStatelessFastPathView(t *testing.T) {
+	reg, v, err := searchRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	var views atomic.Int64
+	opts := Options{Stateless: true, NewView: func() View { views.Add(1); return v.NewSession() }}
+	g := newGateway(t, reg, opts)
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, opts)
+	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + toolview.SearchName + `","arguments":{"query":"open an issue on GitLab","limit":1}}}`
+	_, got, _ := readStateless(t, base, search, false)
+	_, want, _ := readStateless(t, base, search, true)
+	if diff := cmp.Diff(lastData(want), got); diff != "" {
+		t.Errorf("the search answered otherwise on the fast path (-SDK +fast):\n%s", diff)
+	}
+	if !strings.Contains(got, glIssue) {
+		t.Errorf("the search found %s, want %s", got, glIssue)
+	}
+	_, ran, _ := readStateless(t, base, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+glIssue+`"}}`, false)
+	if !strings.Contains(ran, "ran "+glIssue) {
+		t.Errorf("the found tool answered %s", ran)
+	}
+	if sdk.Load() != 1 || views.Load() != 3 {
+		t.Errorf("the SDK served %d calls and %d views were made, want 1 and 3", sdk.Load(), views.Load())
+	}
+	g.views.mu.Lock()
+	n := len(g.views.byPeer)
+	g.views.mu.Unlock()
+	if n > 1 {
+		t.Errorf("%d views kept after three requests, one at a time", n)
 	}
 }
