@@ -272,4 +272,17 @@
 //     assumption 33 without an event store (no priming event, no event
 //     ids) and sets no Mcp-Session-Id. A server that answers such a call
 //     beneath the handler gives it no more. TestContractOneRequestStateless.
+//  38. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
+//     params [ReadPerRequestCall] reads (a client that offers nothing) is
+//     served on a session made for it alone, whose initialize params are
+//     what the request's _meta says ([ClientMeta]: the version, the
+//     clientInfo's name, empty capabilities); log messages go out from the
+//     _meta's level up (none without one), every request to the client
+//     is refused with [PerRequestAskError]; a [RawResult] reaches the
+//     client as [CallResultJSONPerRequest] names the server
+//     ([ServerInfoJSON]), on an SSE stream without priming or event ids;
+//     an error the handler maps to an HTTP status ([ErrorStatus]) is
+//     written as one application/json body with that status after the SSE
+//     headers, any other error on the stream as a result would be.
+//     TestContractPerRequestStateless.
 package sdkwire
