@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -164,10 +165,10 @@ func BenchmarkHTTPCall(b *testing.B) {
 }
 
 // BenchmarkHTTPCallStateless is BenchmarkHTTPCall on a stateless gateway
-// (serve --http --stateless) and a 2025-11-25 client: each POST answered
-// beneath the SDK's handler, or by the SDK (its POSTs name a session,
-// which the fast path leaves to the SDK and the SDK's stateless handler
-// ignores).
+// (serve --http --stateless), for a 2025-11-25 client and a 2026-07-28
+// one: each POST answered beneath the SDK's handler, or by the SDK (its
+// POSTs name a session, which the fast path leaves to the SDK and the
+// SDK's stateless handler ignores).
 func BenchmarkHTTPCallStateless(b *testing.B) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
@@ -182,14 +183,14 @@ func BenchmarkHTTPCallStateless(b *testing.B) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go g.ServeListener(ctx, ln)
-	for _, path := range []string{"fast", "sdk"} {
-		b.Run(path, func(b *testing.B) {
+	for _, path := range []struct{ name, version string }{{"fast", "2025-11-25"}, {"sdk", "2025-11-25"}, {"fast-2026", ""}, {"sdk-2026", ""}} {
+		b.Run(path.name, func(b *testing.B) {
 			hc := &http.Client{}
-			if path == "sdk" {
+			if strings.HasPrefix(path.name, "sdk") {
 				hc.Transport = namedSession{}
 			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -42,6 +42,9 @@ type callRequest struct {
 	// path in stateless mode): no call slots of a session, a view of its
 	// own, nothing kept.
 	oneRequest bool
+	// client is the name a oneRequest call's client gives in its request
+	// (2026-07-28 _meta), "" when it gives none.
+	client string
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -67,7 +70,11 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 	if !ok {
 		return result{}, unknownTool(p.Name)
 	}
-	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: clientName(ss), Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	client := clientName(ss)
+	if req.oneRequest {
+		client = req.client
+	}
+	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
 	if err != nil {
 		return refused(err)
 	}

@@ -216,6 +216,20 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	}
 }
 
+// perRequest edits headers into a stateless 2026-07-28 call's, then
+// applies more.
+func perRequest(more func(http.Header)) func(http.Header) {
+	return func(h http.Header) {
+		h.Del("Mcp-Session-Id")
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", "tools/call")
+		h.Set("Mcp-Name", "plain")
+		if more != nil {
+			more(h)
+		}
+	}
+}
+
 func TestFastHeaders(t *testing.T) {
 	base := http.Header{
 		"Mcp-Session-Id":       {"S"},
@@ -246,6 +260,12 @@ func TestFastHeaders(t *testing.T) {
 		{"Mcp-Param-Region", func(h http.Header) { h.Set("Mcp-Param-Region", "eu") }, false, false},
 		{"stateless 2026-07-28", func(h http.Header) { h.Del("Mcp-Session-Id"); h.Set("Mcp-Protocol-Version", "2026-07-28") }, false, true},
 		{"stateless Mcp-Method", func(h http.Header) { h.Del("Mcp-Session-Id"); h.Set("Mcp-Method", "tools/call") }, false, true},
+		{"stateless 2026-07-28 call", perRequest(nil), true, true},
+		{"2026-07-28 on a session", perRequest(func(h http.Header) { h.Set("Mcp-Session-Id", "S") }), false, false},
+		{"2026-07-28 without Mcp-Name", perRequest(func(h http.Header) { h.Del("Mcp-Name") }), false, true},
+		{"2026-07-28 of another method", perRequest(func(h http.Header) { h.Set("Mcp-Method", "tools/list") }), false, true},
+		{"2026-07-28 with two Mcp-Name", perRequest(func(h http.Header) { h.Add("Mcp-Name", "other") }), false, true},
+		{"2026-07-28 with Mcp-Param-Region", perRequest(func(h http.Header) { h.Set("Mcp-Param-Region", "eu") }), false, true},
 	}
 	for _, tt := range tests {
 		h := base.Clone()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -215,31 +217,39 @@ func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
 // the SDK's path (nothing to resume), and the call counts as a session
 // while it runs.
 func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
-	reg := tool.NewRegistry()
-	entered, _, exited := waitingTool(t, reg)
-	g := newGateway(t, reg, Options{Stateless: true})
-	sdk := sdkCalls(g)
-	base := serveHTTP(t, g, Options{})
-	ctx, leave := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if resp := postStateless(ctx, t, base, waitCall, false); resp != nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
-	waitSignal(t, entered, "the call to start")
-	if n := g.Sessions(); n != 1 {
-		t.Errorf("Sessions() = %d while a stateless call runs, want 1", n)
-	}
-	leave()
-	if err := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(err, errStreamGone) {
-		t.Errorf("the call ended with %v, want %v", err, errStreamGone)
-	}
-	<-done
-	if sdk.Load() != 0 {
-		t.Error("the SDK served the call")
+	perRequestCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","_meta":{` + perRequestMeta("") + `}}}`
+	for _, tt := range []struct {
+		name, body string
+		header     []string
+	}{{"2025-11-25", waitCall, nil}, {"2026-07-28", perRequestCall, perRequestHeaders("wait")}} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, _, exited := waitingTool(t, reg)
+			g := newGateway(t, reg, Options{Stateless: true})
+			sdk := sdkCalls(g)
+			base := serveHTTP(t, g, Options{})
+			ctx, leave := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp := postStateless(ctx, t, base, tt.body, false, tt.header...); resp != nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			waitSignal(t, entered, "the call to start")
+			if n := g.Sessions(); n != 1 {
+				t.Errorf("Sessions() = %d while a stateless call runs, want 1", n)
+			}
+			leave()
+			if err := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(err, errStreamGone) {
+				t.Errorf("the call ended with %v, want %v", err, errStreamGone)
+			}
+			<-done
+			if sdk.Load() != 0 {
+				t.Error("the SDK served the call")
+			}
+		})
 	}
 }
 
@@ -382,5 +392,156 @@ func TestHTTPStatelessFastPathView(t *testing.T) {
 	g.views.mu.Unlock()
 	if n > 1 {
 		t.Errorf("%d views kept after three requests, one at a time", n)
+	}
+}
+
+// perRequestMeta is a 2026-07-28 request's _meta members of a client that
+// offers nothing, with more.
+func perRequestMeta(more string) string {
+	return `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + more
+}
+
+// perRequestHeaders are the headers a 2026-07-28 call of name carries.
+func perRequestHeaders(name string) []string {
+	return []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name}
+}
+
+// A 2026-07-28 client's call to a stateless gateway, from a client that
+// offers nothing, is answered beneath the SDK's handler with the bytes
+// the SDK writes: the result stamped with the server's name and
+// "resultType":"complete", log messages at the level the request names
+// (none without), progress, and the backend's questions answered as the
+// SDK's session answers them.
+func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
+	reg := fastPathTools(t)
+	askingTools(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	info := `,"io.modelcontextprotocol/clientInfo":{"name":"c <&>","version":"1"}`
+	calls := []struct {
+		name, params string
+		stream       bool
+	}{
+		{"plain", `"arguments":{},"_meta":{` + perRequestMeta(info) + `}`, false},
+		{"fails", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"structured", `"_meta":{"k":"v",` + perRequestMeta(info) + `}`, false},
+		{"steps", `"_meta":{"progressToken":"tok",` + perRequestMeta("") + `}`, true},
+		{"logs", `"_meta":{` + perRequestMeta(`,"io.modelcontextprotocol/logLevel":"warning"`) + `}`, true},
+		{"logs", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"roots", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"sample", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"elicit", `"_meta":{` + perRequestMeta("") + `}`, false},
+	}
+	for i, call := range calls {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,%s}}`, i, call.name, call.params)
+		before := sdk.Load()
+		status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders(call.name)...)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", body)
+		}
+		wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders(call.name)...)
+		if sdk.Load() != before+1 {
+			t.Fatalf("the SDK's path did not serve %s", body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
+		}
+		if status != wantStatus {
+			t.Errorf("%s: status %d, the SDK's %d", body, status, wantStatus)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", body, diff)
+		}
+		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
+			if gotHeader.Get(key) != wantHeader.Get(key) {
+				t.Errorf("%s: header %s = %q, the SDK's %q", body, key, gotHeader.Get(key), wantHeader.Get(key))
+			}
+		}
+	}
+}
+
+// refusingGate refuses every call with its error, after recording it.
+type refusingGate struct {
+	callsGate
+	err error
+}
+
+func (r *refusingGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+	r.callsGate.Enter(ctx, call)
+	return ctx, nil, r.err
+}
+
+// The Gate sees a 2026-07-28 call alike on both paths (the client's name
+// from its request's _meta), and an error the SDK answers with an HTTP
+// status of its own (invalid params: 400) is answered so on the fast path.
+func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
+	gate := &refusingGate{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no <such> thing"}}
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v",` + perRequestMeta(`,"io.modelcontextprotocol/clientInfo":{"name":"cli","version":"2"}`) + `}}}`
+	status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders("plain")...)
+	wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders("plain")...)
+	if sdk.Load() != 1 {
+		t.Fatalf("the SDK served %d calls, want 1", sdk.Load())
+	}
+	if status != http.StatusBadRequest || status != wantStatus || got != want {
+		t.Errorf("the fast path answered %d %s, the SDK %d %s", status, got, wantStatus, want)
+	}
+	for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
+		if gotHeader.Get(key) != wantHeader.Get(key) {
+			t.Errorf("header %s = %q, the SDK's %q", key, gotHeader.Get(key), wantHeader.Get(key))
+		}
+	}
+	calls := gate.calls
+	if len(calls) != 2 {
+		t.Fatalf("the Gate saw %d calls, want 2", len(calls))
+	}
+	for i := range calls {
+		calls[i].Header = calls[i].Header.Clone()
+		calls[i].Header.Del("Mcp-Session-Id")
+		calls[i].Header.Del(streamHeader)
+	}
+	if diff := cmp.Diff(calls[1], calls[0]); diff != "" {
+		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+	}
+	if calls[0].Client != "cli" {
+		t.Errorf("the Gate's Client = %q, want the request's clientInfo name", calls[0].Client)
+	}
+}
+
+// 2026-07-28 calls the fast path cannot answer as the SDK would stay with
+// the SDK.
+func TestHTTPStatelessFastPathPerRequestLeavesTheRest(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	call := func(meta string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{` + meta + `}}}`
+	}
+	left := []struct {
+		name, body string
+		header     []string
+	}{
+		{"a client offering roots", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}`), perRequestHeaders("plain")},
+		{"no capabilities", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`), perRequestHeaders("plain")},
+		{"no version in _meta", call(`"io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},
+		{"another version in _meta", call(perRequestMeta("")[:51] + `2025-11-25","io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},
+		{"Mcp-Name of another tool", call(perRequestMeta("")), perRequestHeaders("fails")},
+		{"no Mcp-Method", call(perRequestMeta("")), []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Name", "plain"}},
+		{"a clientInfo with more", call(perRequestMeta(`,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`)), perRequestHeaders("plain")},
+		{"a log level not a string", call(perRequestMeta(`,"io.modelcontextprotocol/logLevel":1`)), perRequestHeaders("plain")},
+		{"another protocol key", call(perRequestMeta(`,"io.modelcontextprotocol/other":1`)), perRequestHeaders("plain")},
+		{"the tasks extension", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), perRequestHeaders("plain")},
+	}
+	for _, tt := range left {
+		before := sdk.Load()
+		// The SDK answers some before its dispatch, with an HTTP error.
+		if status, body, _ := readStateless(t, base, tt.body, false, tt.header...); sdk.Load() != before+1 && status < 400 {
+			t.Errorf("%s: the fast path took the call: %d %s", tt.name, status, body)
+		}
 	}
 }

@@ -317,6 +317,14 @@ type Gateway struct {
 
 	// taskTools are the served names listed as supporting tasks.
 	taskTools atomic.Pointer[map[string]bool]
+	// headerTools are the served names whose input schema may carry
+	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
+	// request's Mcp-Param-* headers: the fast path leaves their calls to
+	// it.
+	headerTools atomic.Pointer[map[string]bool]
+	// serverInfo is the server's Implementation as a 2026-07-28 result's
+	// _meta names it.
+	serverInfo json.RawMessage
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -368,6 +376,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g := &Gateway{
 		reg:         reg,
 		opts:        opts,
+		serverInfo:  sdkwire.ServerInfoJSON(impl),
 		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
 		timeout:     timeout,
 		done:        make(chan struct{}),
