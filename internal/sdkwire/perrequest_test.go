@@ -154,3 +154,35 @@ func clientNameOf(p *mcp.InitializeParams) string {
 	}
 	return p.ClientInfo.Name
 }
+
+func TestReadPerRequestCall(t *testing.T) {
+	const base = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	tests := []struct {
+		name, meta string
+		want       ClientMeta
+		ok         bool
+	}{
+		{"the least", base, ClientMeta{Version: "2026-07-28"}, true},
+		{"all it reads", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"debug","progressToken":3`, ClientMeta{Version: "2026-07-28", Client: "c", LogLevel: "debug"}, true},
+		{"no version", `"io.modelcontextprotocol/clientCapabilities":{}`, ClientMeta{}, false},
+		{"a version twice", base + `,"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
+		{"no capabilities", `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
+		{"a capability", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, ClientMeta{}, false},
+		{"capabilities with space", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }`, ClientMeta{}, false},
+		{"a clientInfo name not a string", base + `,"io.modelcontextprotocol/clientInfo":{"name":1}`, ClientMeta{}, false},
+		{"a clientInfo with icons", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`, ClientMeta{}, false},
+		{"a clientInfo with an escaped name", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c\u0041"}`, ClientMeta{}, false},
+		{"a clientInfo of null", base + `,"io.modelcontextprotocol/clientInfo":null`, ClientMeta{}, false},
+		{"a log level not a string", base + `,"io.modelcontextprotocol/logLevel":1`, ClientMeta{}, false},
+		{"another protocol key", base + `,"io.modelcontextprotocol/subscriptionId":"s"`, ClientMeta{}, false},
+	}
+	for _, tt := range tests {
+		p, got, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t","_meta":{` + tt.meta + `}}`))
+		if ok != tt.ok || ok && (got != tt.want || p.Name != "t" || p.Meta[mcp.MetaKeyProtocolVersion] != "2026-07-28") {
+			t.Errorf("%s: ReadPerRequestCall = %+v, %+v, %v; want %+v, %v", tt.name, p, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, _, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t"}`)); ok {
+		t.Error("params without _meta were read as a 2026-07-28 call")
+	}
+}
