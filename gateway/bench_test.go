@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -160,6 +162,52 @@ func BenchmarkHTTPCall(b *testing.B) {
 			benchHTTPCalls(b, cs, "echo")
 		})
 	}
+}
+
+// BenchmarkHTTPCallStateless is BenchmarkHTTPCall on a stateless gateway
+// (serve --http --stateless), for a 2025-11-25 client and a 2026-07-28
+// one: each POST answered beneath the SDK's handler, or by the SDK (its
+// POSTs name a session, which the fast path leaves to the SDK and the
+// SDK's stateless handler ignores).
+func BenchmarkHTTPCallStateless(b *testing.B) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
+		b.Fatal(err)
+	}
+	g := New(reg, Options{Stateless: true})
+	defer g.Close()
+	ln, err := Listen("127.0.0.1:0", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go g.ServeListener(ctx, ln)
+	for _, path := range []struct{ name, version string }{{"fast", "2025-11-25"}, {"sdk", "2025-11-25"}, {"fast-2026", ""}, {"sdk-2026", ""}} {
+		b.Run(path.name, func(b *testing.B) {
+			hc := &http.Client{}
+			if strings.HasPrefix(path.name, "sdk") {
+				hc.Transport = namedSession{}
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
+				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			benchHTTPCalls(b, cs, "echo")
+		})
+	}
+}
+
+// namedSession sends every request with an Mcp-Session-Id, which takes a
+// stateless gateway's POSTs to the SDK's path.
+type namedSession struct{}
+
+func (namedSession) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Mcp-Session-Id", sdkPathSession)
+	return http.DefaultTransport.RoundTrip(req)
 }
 
 // BenchmarkHTTPCallChild is BenchmarkHTTPCall/fast to a raw stdio child

@@ -32,11 +32,19 @@ type result struct {
 
 // callRequest is one tools/call, whichever path read it.
 type callRequest struct {
-	session *mcp.ServerSession // nil when called without one (tests)
+	session *mcp.ServerSession // nil when called without one (tests, the stateless fast path)
 	header  http.Header        // the HTTP request's headers; nil off HTTP
 	params  *mcp.CallToolParamsRaw
 	// out is the HTTP fast path's response stream, nil on the others.
 	out *fastStream
+	// oneRequest: the call has no session but its POST, as a stateless
+	// POST's on the SDK's path has one made for it alone (the HTTP fast
+	// path in stateless mode): no call slots of a session, a view of its
+	// own, nothing kept.
+	oneRequest bool
+	// client is the name a oneRequest call's client gives in its request
+	// (2026-07-28 _meta), "" when it gives none.
+	client string
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -51,10 +59,10 @@ type callRequest struct {
 func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error) {
 	ss, p := req.session, req.params
 	g.seen(ss, "tools/call")
-	if err := g.admit(ss); err != nil {
+	if err := g.admitCall(ss, !req.oneRequest); err != nil {
 		return result{}, err
 	}
-	defer g.releaseCall(ss)
+	defer g.releaseCall(ss, !req.oneRequest)
 	if !g.awaitReady(ctx, "tools/call") {
 		return result{}, ctx.Err()
 	}
@@ -62,11 +70,15 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 	if !ok {
 		return result{}, unknownTool(p.Name)
 	}
-	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: clientName(ss), Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	client := clientName(ss)
+	if req.oneRequest {
+		client = req.client
+	}
+	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
 	if err != nil {
 		return refused(err)
 	}
-	if sv := g.viewOf(ss); sv != nil && sv.view != nil {
+	if sv := g.callView(req); sv != nil && sv.view != nil {
 		ctx = sv.view.Bind(ctx)
 		defer g.noteGrowth(sv, p.Name)
 	}
@@ -154,9 +166,6 @@ func (g *Gateway) handleCall(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	return out, nil
 }
 
-// admit takes one of session's call slots, or says why not.
-func (g *Gateway) admit(session *mcp.ServerSession) error { return g.admitCall(session) }
-
 // callHow is how run serves a call.
 type callHow struct {
 	// stream is the HTTP request stream the call arrived on, "" off HTTP.
@@ -199,27 +208,10 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		cancel(errStreamGone) // queued while its client left
 	}
 
-	if session != nil {
-		var out notifier = session
-		var to asked = session
-		if how.out != nil {
-			out, to = how.out, how.out
-		}
-		if how.notes != nil {
-			out = how.notes
-		}
-		fwd := newForwarder(ctx, out, g.log)
-		defer fwd.stop()
-		if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
-			ctx = tool.WithProgress(ctx, fwd.progress(tok))
-		}
-		ctx = tool.WithLog(ctx, fwd.logged)
-		ask := how.ask
-		if ask == nil {
-			ask = g.asker(session, to)
-		}
-		ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
-		ctx = tool.WithSession(ctx, clientSession{g, session})
+	if session != nil || how.out != nil {
+		var stop func()
+		ctx, stop = g.relate(ctx, session, how, params)
+		defer stop()
 	}
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)
@@ -237,6 +229,37 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		return result{}, unknownTool(name)
 	}
 	return g.toWire(ctx, name, res), nil
+}
+
+// relate ties a call's context to its client: its progress, log messages
+// and the backend's questions go to the session, or to the HTTP fast
+// path's stream of the call (the only way to a stateless client), and the
+// call belongs to the session, or to its POST when it has none. stop
+// ends the forwarding once the call returned.
+func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
+	var out notifier = how.out
+	var to asked = how.out
+	var belongs tool.Session = requestSession{how.out}
+	if how.out == nil {
+		out, to = session, session
+	}
+	if session != nil {
+		belongs = clientSession{g, session}
+	}
+	if how.notes != nil {
+		out = how.notes
+	}
+	fwd := newForwarder(ctx, out, g.log)
+	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
+		ctx = tool.WithProgress(ctx, fwd.progress(tok))
+	}
+	ctx = tool.WithLog(ctx, fwd.logged)
+	ask := how.ask
+	if ask == nil {
+		ask = g.asker(session, to)
+	}
+	ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
+	return tool.WithSession(ctx, belongs), fwd.stop
 }
 
 // toWire maps a registry Result to the tools/call result served: the
@@ -438,9 +461,11 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // seen notes a request of method on session: the session's activity (a
-// new one may evict the one idle longest) and the Observer.
+// new one may evict the one idle longest) and the Observer. In stateless
+// mode every session lives for its request only, as the fast path's
+// calls, which have none: neither counts against MaxSessions nor evicts.
 func (g *Gateway) seen(session *mcp.ServerSession, method string) {
-	if !sdkwire.OneRequestSession(session, method) && g.touch(session) {
+	if !g.opts.Stateless && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.ends.of(session) // forgotten when it ends (forgetSession)
 		g.evictIdle(session)

@@ -80,7 +80,7 @@ func (a *fastAsks) answer(session string, resp *jsonrpc.Response) bool {
 // and reports whether it did: accepted with 202, as the SDK's handler
 // accepts a response.
 func (g *Gateway) fastAnswer(w http.ResponseWriter, r *http.Request) bool {
-	if !fastHeaders(r.Header) {
+	if !fastHeaders(r.Header, true) {
 		return false
 	}
 	resp, ok := sdkwire.PeekResponse(bodyOf(r))
@@ -93,8 +93,15 @@ func (g *Gateway) fastAnswer(w http.ResponseWriter, r *http.Request) bool {
 
 // request sends a question on the stream and returns the client's answer;
 // when ctx ends first the client is told the question is cancelled, as the
-// SDK tells it.
+// SDK tells it. A stateless POST's stream asks nothing: it fails as the
+// SDK's session of the POST fails (assumptions 37 and 38).
 func (s *fastStream) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if s.asks == nil {
+		if s.version >= sdkwire.PerRequestVersion {
+			return nil, sdkwire.PerRequestAskError(method, s.version)
+		}
+		return nil, sdkwire.OneRequestAskError(method)
+	}
 	id, answered := s.asks.open(s.session)
 	defer s.asks.close(s.session, id)
 	data, err := sdkwire.RequestJSON(id, method, params)

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -28,46 +29,72 @@ import (
 // everything else, and any doubt, stays with the SDK.
 
 // legacyVersions are the protocol versions whose POSTs the fast path
-// takes: those a stateful session speaks (2026-07-28 needs a stateless
-// server).
+// takes on a session: those a stateful session speaks. A stateless
+// gateway takes 2026-07-28 too (sdkwire.PerRequestVersion).
 var legacyVersions = map[string]bool{"": true, "2025-11-25": true, "2025-06-18": true, "2025-03-26": true, "2024-11-05": true}
 
 // fastCall is a POST the fast path takes.
 type fastCall struct {
-	session *mcp.ServerSession
+	session *mcp.ServerSession // nil in stateless mode: the POST is all there is
 	id      jsonrpc.ID
 	params  *mcp.CallToolParamsRaw
 	version string // the stream's protocol version, as the SDK reads it
+	// client is what a 2026-07-28 request's _meta says of its client, nil
+	// below.
+	client *sdkwire.ClientMeta
 }
 
 // fastTakes returns the call a POST carries when the fast path may answer
-// it, with body the POST's whole body: a stateful session's tools/call of a
-// served name, on a session opened below 2026-07-28 whose client offers
-// no elicitation, in a request the SDK would accept as is.
+// it, with body the POST's whole body: a tools/call of a served name in a
+// request the SDK would accept as is, of a stateful session opened below
+// 2026-07-28 whose client offers no elicitation, or in stateless mode a
+// POST without a session id, below 2026-07-28 (the session the SDK makes
+// for it gives the call no client facts: assumption 37) or of 2026-07-28
+// from a client that offers nothing (its facts are in the request's
+// _meta: assumption 38).
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
-	if g.opts.Stateless || !fastHeaders(r.Header) || body == nil {
+	if !fastHeaders(r.Header, !g.opts.Stateless) || body == nil {
 		return fastCall{}, false
 	}
 	req, ok := sdkwire.PeekCall(body)
 	if !ok {
 		return fastCall{}, false
 	}
-	p, ok := sdkwire.ReadCallParams(req.Params)
+	p, client, ok := g.readFastParams(r.Header, req.Params)
 	if !ok {
 		return fastCall{}, false
 	}
 	if _, ok := (*g.callable.Load())[p.Name]; !ok {
 		return fastCall{}, false
 	}
-	ss := g.openSession(r.Header.Get("Mcp-Session-Id"))
-	if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
-		return fastCall{}, false
+	var ss *mcp.ServerSession
+	if !g.opts.Stateless {
+		ss = g.openSession(r.Header.Get("Mcp-Session-Id"))
+		if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
+			return fastCall{}, false
+		}
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")
 	if version == "" {
 		version = "2025-03-26" // the SDK's default for a stream
 	}
-	return fastCall{session: ss, id: req.ID, params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, version: version}, true
+	return fastCall{session: ss, id: req.ID, params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, version: version, client: client}, true
+}
+
+// readFastParams reads the params of a tools/call POST with header h, and
+// for 2026-07-28 what its _meta says of the client, which must match the
+// headers the SDK checks against it (the version, Mcp-Name), of a tool
+// whose arguments the SDK checks against no Mcp-Param-* header.
+func (g *Gateway) readFastParams(h http.Header, params json.RawMessage) (sdkwire.CallParams, *sdkwire.ClientMeta, bool) {
+	if h.Get("Mcp-Protocol-Version") != sdkwire.PerRequestVersion {
+		p, ok := sdkwire.ReadCallParams(params)
+		return p, nil, ok
+	}
+	p, client, ok := sdkwire.ReadPerRequestCall(params)
+	if !ok || client.Version != sdkwire.PerRequestVersion || p.Name != h.Get("Mcp-Name") || (*g.headerTools.Load())[p.Name] {
+		return p, nil, false
+	}
+	return p, &client, true
 }
 
 // openSession returns the open session called id that the gateway has
@@ -88,21 +115,37 @@ func (g *Gateway) openSession(id string) *mcp.ServerSession {
 }
 
 // fastHeaders reports whether a POST's headers are ones the SDK's handler
-// accepts without a word for a session's request: a session id, a legacy
-// protocol version (or none), a JSON body, an Accept of both JSON and SSE,
-// no Last-Event-ID, and none of the headers the SDK checks against the
-// body (Mcp-Method, Mcp-Name, Mcp-Param-*).
-func fastHeaders(h http.Header) bool {
-	if h.Get("Mcp-Session-Id") == "" || !legacyVersions[h.Get("Mcp-Protocol-Version")] || len(h.Values("Last-Event-Id")) > 0 {
+// accepts without a word: a session id when session (a stateful
+// session's request), else none (stateless: the SDK then reads none
+// whatever its compatibility settings, see assumption 37), a legacy
+// protocol version (or none) or, stateless, 2026-07-28 with the
+// Mcp-Method (tools/call) and Mcp-Name headers it requires, a JSON body,
+// an Accept of both JSON and SSE, no Last-Event-ID, no Mcp-Param-*
+// header, and below 2026-07-28 no Mcp-Method or Mcp-Name (which the SDK
+// checks against the body).
+func fastHeaders(h http.Header, session bool) bool {
+	if (h.Get("Mcp-Session-Id") != "") != session || len(h.Values("Mcp-Session-Id")) > 1 || len(h.Values("Last-Event-Id")) > 0 {
+		return false
+	}
+	perRequest := !session && h.Get("Mcp-Protocol-Version") == sdkwire.PerRequestVersion
+	if !legacyVersions[h.Get("Mcp-Protocol-Version")] && !perRequest {
 		return false
 	}
 	if ct := h.Values("Content-Type"); len(ct) != 1 || mediaType(ct[0]) != "application/json" {
 		return false
 	}
-	for key := range h {
-		if key == "Mcp-Method" || key == "Mcp-Name" || strings.HasPrefix(key, "Mcp-Param-") {
+	for key, values := range h {
+		switch {
+		case key == "Mcp-Method" || key == "Mcp-Name":
+			if !perRequest || len(values) != 1 {
+				return false
+			}
+		case strings.HasPrefix(key, "Mcp-Param-"):
 			return false
 		}
+	}
+	if perRequest && (h.Get("Mcp-Method") != "tools/call" || h.Get("Mcp-Name") == "") {
+		return false
 	}
 	return acceptsBoth(h.Values("Accept"))
 }
@@ -149,7 +192,7 @@ func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 // served set for its session, as the session keeps it.
 func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
 	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
-	if ss == nil || !ok || p == nil {
+	if ss == nil || !ok || p == nil || g.opts.Stateless { // a stateless session ends with its request
 		return
 	}
 	g.mu.Lock()
@@ -224,14 +267,21 @@ func (f *fastStreams) cancel(session string, id jsonrpc.ID) {
 func newStreamID() string { return rand.Text() }
 
 // serveFast answers call on w, and returns once the call has ended. The
-// call runs on the request's own goroutine (no hand-off): a client that
-// leaves mid-call may resume the stream (see serveMCP), so the call goes
-// on, its events kept, until it ends or the resume grace cancels it.
+// call runs on the request's own goroutine (no hand-off): a stateful
+// session's client that leaves mid-call may resume the stream (see
+// serveMCP), so the call goes on, its events kept, until it ends or the
+// resume grace cancels it; a stateless client's call is cancelled at
+// once, as on the SDK's path.
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCall) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
-	s := &fastStream{id: newStreamID(), session: call.session.ID(), version: call.version, store: g.events, w: w, done: make(chan struct{}), cancel: cancel,
-		level: func() string { return g.logLevel(call.session) }, asks: &g.fastAsks}
+	s := &fastStream{id: newStreamID(), version: call.version, w: w, done: make(chan struct{}), cancel: cancel}
+	if call.session == nil {
+		g.serveOneRequest(ctx, w, r, s, call)
+		return
+	}
+	s.session, s.store, s.asks = call.session.ID(), g.events, &g.fastAsks
+	s.level = func() string { return g.logLevel(call.session) }
 	if !g.fast.open(s, call.id) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -240,17 +290,52 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 		return
 	}
 	defer g.fast.close(s, call.id)
+	g.keepAlive.during(call.session, func() { g.answerFast(ctx, w, r, s, call) })
+}
+
+// serveOneRequest answers a stateless POST's call on s, as the SDK
+// answers it on the session it makes for that POST alone (assumption
+// 37): no session id, no event store (no priming, no event ids, nothing
+// to resume), log messages from "info" up, no question put to the client
+// (the SDK refuses a stateless session's requests), no id shared with
+// another POST. While it runs it counts as a session, as the SDK's does.
+func (g *Gateway) serveOneRequest(ctx context.Context, w http.ResponseWriter, r *http.Request, s *fastStream, call fastCall) {
+	s.level = oneRequestLevel
+	if call.client != nil {
+		level := call.client.LogLevel
+		s.level = func() string { return level }
+	}
+	g.oneRequests.Add(1)
+	defer g.oneRequests.Add(-1)
+	g.answerFast(ctx, w, r, s, call)
+}
+
+// oneRequestLevel is the log level of a stateless POST's session.
+func oneRequestLevel() string { return sdkwire.OneRequestLogLevel }
+
+// answerFast runs call through the one call path and writes its response
+// on s, whose first writer is w.
+func (g *Gateway) answerFast(ctx context.Context, w http.ResponseWriter, r *http.Request, s *fastStream, call fastCall) {
 	s.prime(r.Context())
 	left := context.AfterFunc(r.Context(), func() { s.detach(w) })
 	defer left()
-	g.keepAlive.during(call.session, func() {
-		res, err := g.serveCall(ctx, callRequest{session: call.session, header: r.Header, params: call.params, out: s})
-		data, encErr := sdkwire.ResponseJSON(call.id, sdkwire.CallResultJSON(res.isError, res.content, res.structured), err)
-		if encErr != nil {
-			data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
+	req := callRequest{session: call.session, header: r.Header, params: call.params, out: s, oneRequest: call.session == nil}
+	status, wire := 0, sdkwire.CallResultJSON
+	if call.client != nil {
+		req.client = call.client.Client
+		wire = func(isError bool, content, structured json.RawMessage) json.RawMessage {
+			return sdkwire.CallResultJSONPerRequest(isError, content, structured, g.serverInfo)
 		}
-		s.finish(ctx, data)
-	})
+	}
+	res, err := g.serveCall(ctx, req)
+	if call.client != nil {
+		status = sdkwire.ErrorStatus(err)
+	}
+	data, encErr := sdkwire.ResponseJSON(call.id, wire(res.isError, res.content, res.structured), err)
+	if encErr != nil {
+		data, _ = sdkwire.ResponseJSON(call.id, nil, encErr) // unreachable: the result is valid JSON
+	}
+	s.finish(ctx, data, status)
 	s.detach(w)
 }
 

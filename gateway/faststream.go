@@ -37,7 +37,7 @@ type fastStream struct {
 	primer   *time.Timer         // sends the priming event; guarded by mu
 	cancel   context.CancelCauseFunc
 	level    func() string // the level the session's client set, "" before it sets one
-	asks     *fastAsks     // the gateway's questions awaiting answers
+	asks     *fastAsks     // the gateway's questions awaiting answers; nil: the client cannot be asked (stateless)
 }
 
 var (
@@ -126,8 +126,11 @@ func (s *fastStream) send(ctx context.Context, data []byte) {
 // finish sends the response, the stream's last message: the whole body
 // when nothing was sent before it, else its last event. It is not flushed:
 // the request holding the stream returns at once, and the server sends it
-// with the end of the body, in one write.
-func (s *fastStream) finish(ctx context.Context, data []byte) {
+// with the end of the body, in one write. A status (a 2026-07-28 error's,
+// sdkwire.ErrorStatus) writes data as the SDK writes it then: one
+// application/json body with that status, or when the stream had begun,
+// data as is.
+func (s *fastStream) finish(ctx context.Context, data []byte, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.primer != nil {
@@ -138,6 +141,13 @@ func (s *fastStream) finish(ctx context.Context, data []byte) {
 	close(s.done)
 	switch {
 	case s.w == nil:
+	case status != 0:
+		if !s.sse {
+			sdkwire.SetResponseHeaders(s.w.Header(), false)
+			s.w.Header().Set("Content-Type", "application/json")
+			s.w.WriteHeader(status)
+		}
+		s.w.Write(data)
 	case !s.sse:
 		sdkwire.SetResponseHeaders(s.w.Header(), true)
 		s.w.Write(data)

@@ -197,9 +197,14 @@ func (a *askSlots) release(session *mcp.ServerSession) {
 // the middle of a call, or no slot left) is declined; sampling without the
 // capability fails.
 // They are sent through to: session itself, or the HTTP fast path's stream
-// of the call.
+// of the call. A call without a session (stateless: its POST is all it
+// has) takes no slot: its client offers nothing, and to refuses at once
+// what refuseAsk lets through.
 func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		if session == nil {
+			return g.ask(ctx, session, to, a)
+		}
 		if !g.asks.take(session) {
 			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
 			if a.Method == tool.AskElicit {
@@ -302,6 +307,9 @@ func forward[P, R any](ctx context.Context, params json.RawMessage, send func(co
 
 // clientCapabilities returns what the client of session said it offers.
 func clientCapabilities(session *mcp.ServerSession) *mcp.ClientCapabilities {
+	if session == nil {
+		return nil // a stateless POST's: the SDK's path gives it none
+	}
 	if p := session.InitializeParams(); p != nil {
 		return p.Capabilities
 	}

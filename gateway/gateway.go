@@ -307,6 +307,9 @@ type Gateway struct {
 	// keepAlive keeps the SDK from timing out sessions that only the fast
 	// path serves.
 	keepAlive *sdkKeepAlive
+	// oneRequests counts the stateless POSTs the fast path is answering,
+	// each a session to Sessions as the SDK's one-request session is.
+	oneRequests atomic.Int64
 
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
@@ -314,6 +317,14 @@ type Gateway struct {
 
 	// taskTools are the served names listed as supporting tasks.
 	taskTools atomic.Pointer[map[string]bool]
+	// headerTools are the served names whose input schema may carry
+	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
+	// request's Mcp-Param-* headers: the fast path leaves their calls to
+	// it.
+	headerTools atomic.Pointer[map[string]bool]
+	// serverInfo is the server's Implementation as a 2026-07-28 result's
+	// _meta names it.
+	serverInfo json.RawMessage
 }
 
 // inflight is one tools/call (or subscriptions/listen stream) being
@@ -365,6 +376,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g := &Gateway{
 		reg:         reg,
 		opts:        opts,
+		serverInfo:  sdkwire.ServerInfoJSON(impl),
 		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
 		timeout:     timeout,
 		done:        make(chan struct{}),
@@ -630,19 +642,24 @@ func (g *Gateway) track(c *inflight) bool {
 
 // admitCall takes one of session's call slots, or says why not: the
 // session has MaxCallsPerSession calls in flight already, or the gateway
-// MaxCalls.
-func (g *Gateway) admitCall(session *mcp.ServerSession) error {
+// MaxCalls. A call without a session but its request (ofSession false)
+// takes a slot of the gateway's only: its request has one call, well
+// within a session's cap, as the one-request session the SDK's path
+// gives it.
+func (g *Gateway) admitCall(session *mcp.ServerSession, ofSession bool) error {
 	perSession := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case g.perSession[session] >= perSession:
+	case ofSession && g.perSession[session] >= perSession:
 		return tooManyCalls("on this session", perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
 	}
-	g.perSession[session]++
+	if ofSession {
+		g.perSession[session]++
+	}
 	g.inFlight++
 	return nil
 }
@@ -653,10 +670,13 @@ func tooManyCalls(where string, limit int) error {
 }
 
 // releaseCall gives back a slot taken by admitCall.
-func (g *Gateway) releaseCall(session *mcp.ServerSession) {
+func (g *Gateway) releaseCall(session *mcp.ServerSession, ofSession bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inFlight--
+	if !ofSession {
+		return
+	}
 	if g.perSession[session]--; g.perSession[session] <= 0 {
 		delete(g.perSession, session)
 	}

@@ -99,9 +99,9 @@ func (g *Gateway) Handler() http.Handler {
 
 // Sessions returns the number of client sessions open now (with
 // Options.Stateless, the requests being served: each has a session of its
-// own for its length).
+// own for its length, whichever path answers it).
 func (g *Gateway) Sessions() int {
-	n := 0
+	n := int(g.oneRequests.Load())
 	for range g.server.Sessions() {
 		n++
 	}

@@ -22,6 +22,17 @@ var _ tool.Session = clientSession{}
 // with the first call to Done for the session: most calls never ask.
 func (c clientSession) Done() <-chan struct{} { return c.g.ends.of(c.session) }
 
+// requestSession is the tool.Session of a call that has no session but
+// its POST (the stateless HTTP fast path): it ends when the call's
+// response went out, as the one-request session the SDK's path makes for
+// a stateless POST ends with the POST.
+type requestSession struct{ out *fastStream }
+
+var _ tool.Session = requestSession{}
+
+// Done returns a channel closed once the call's response was written.
+func (r requestSession) Done() <-chan struct{} { return r.out.done }
+
 // sessionEnds are the channels closed when sessions end. The zero value
 // is ready to use.
 type sessionEnds struct {

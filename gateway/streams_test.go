@@ -134,7 +134,7 @@ func graces(g *Gateway) <-chan func() {
 // can no longer get the result: at once in stateless mode, when the
 // resume grace ends on a resumable stream.
 func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
-	for _, mode := range []struct{ stateless, sdkPath bool }{{false, false}, {false, true}, {true, true}} {
+	for _, mode := range []struct{ stateless, sdkPath bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		stateless := mode.stateless
 		t.Run(fmt.Sprintf("stateless=%v,sdkPath=%v", stateless, mode.sdkPath), func(t *testing.T) {
 			reg := tool.NewRegistry()
@@ -171,12 +171,17 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 }
 
 // openSessionOn opens a raw session whose calls the HTTP fast path serves,
-// or with sdkPath one whose calls the SDK serves.
+// or with sdkPath one whose calls the SDK serves (stateless: whose POSTs
+// name a session, which the SDK's stateless handler ignores).
 func openSessionOn(t *testing.T, base string, sdkPath bool) *httpSession {
-	if sdkPath {
-		return openSDKPathSession(t, base)
+	if !sdkPath {
+		return openHTTPSession(t, base)
 	}
-	return openHTTPSession(t, base)
+	s := openSDKPathSession(t, base)
+	if s.id == "" {
+		s.id = sdkPathSession
+	}
+	return s
 }
 
 // A client whose stream drops but who resumes it (GET with Last-Event-ID)

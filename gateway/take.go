@@ -62,7 +62,7 @@ func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 // name → registry name) what the server lists now. syncMu must be held.
 func (g *Gateway) publishCallable() {
 	m := make(map[string]string, len(g.advertised))
-	background := map[string]bool{}
+	background, headers := map[string]bool{}, map[string]bool{}
 	for served, ad := range g.advertised {
 		if ad.ok {
 			m[served] = ad.public
@@ -70,9 +70,13 @@ func (g *Gateway) publishCallable() {
 		if ad.ok && ad.background {
 			background[served] = true
 		}
+		if ad.ok && sdkwire.HeaderCandidate([]byte(ad.input)) {
+			headers[served] = true
+		}
 	}
 	g.callable.Store(&m)
 	g.taskTools.Store(&background)
+	g.headerTools.Store(&headers)
 }
 
 // stillRunning waits for the calls the fast path took on a session that

@@ -57,6 +57,19 @@ type sessionView struct {
 	seen  uint64 // the epoch of the last list_changed the session got
 }
 
+// callView returns the view a call req binds: its session's, or for a
+// call with only its request a fresh one, as the SDK's path makes for the
+// one-request session of a stateless POST (forgotten with it).
+func (g *Gateway) callView(req callRequest) *sessionView {
+	if !req.oneRequest {
+		return g.viewOf(req.session)
+	}
+	if g.opts.NewView == nil {
+		return nil
+	}
+	return &sessionView{view: g.opts.NewView(), seen: g.views.epoch.Load() &^ 1}
+}
+
 // viewOf returns ss's view, made on its first request (nil when
 // Options.NewView is unset). Sessions that ended are forgotten then.
 func (g *Gateway) viewOf(ss *mcp.ServerSession) *sessionView {

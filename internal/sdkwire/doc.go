@@ -265,4 +265,26 @@
 //     and no initialize params, closed when that request ends
 //     ([OneRequestSession]: the gateway neither counts nor evicts for
 //     it). TestContractOneRequestSession.
+//  37. Over stateless Streamable HTTP, a POST below 2026-07-28 that
+//     carries a call is served on a session made for it alone: no id
+//     (whatever Mcp-Session-Id says), initialize params of the POST's
+//     version only (no client info, no capabilities), log messages sent
+//     from [OneRequestLogLevel] up, every request to its client refused
+//     with [OneRequestAskError]; its response is the SSE stream of
+//     assumption 33 without an event store (no priming event, no event
+//     ids) and sets no Mcp-Session-Id. A server that answers such a call
+//     beneath the handler gives it no more. TestContractOneRequestStateless.
+//  38. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
+//     params [ReadPerRequestCall] reads (a client that offers nothing) is
+//     served on a session made for it alone, whose initialize params are
+//     what the request's _meta says ([ClientMeta]: the version, the
+//     clientInfo's name, empty capabilities); log messages go out from the
+//     _meta's level up (none without one), every request to the client
+//     is refused with [PerRequestAskError]; a [RawResult] reaches the
+//     client as [CallResultJSONPerRequest] names the server
+//     ([ServerInfoJSON]), on an SSE stream without priming or event ids;
+//     an error the handler maps to an HTTP status ([ErrorStatus]) is
+//     written as one application/json body with that status after the SSE
+//     headers, any other error on the stream as a result would be.
+//     TestContractPerRequestStateless.
 package sdkwire

@@ -1,6 +1,10 @@
 package sdkwire
 
-import "github.com/modelcontextprotocol/go-sdk/mcp"
+import (
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
 
 // OneRequestSession reports whether session lives for its request of
 // method only (assumption 36): over stateful Streamable HTTP, a POST
@@ -10,4 +14,17 @@ import "github.com/modelcontextprotocol/go-sdk/mcp"
 // ends. Sessions of other transports have no id.
 func OneRequestSession(session *mcp.ServerSession, method string) bool {
 	return session != nil && session.ID() != "" && method != "initialize" && session.InitializeParams() == nil
+}
+
+// OneRequestLogLevel is the log level of the session the Streamable HTTP
+// handler makes for a stateless POST below 2026-07-28 (assumption 37):
+// the client sets none, and the session sends log messages from this
+// level up ([LogPasses]).
+const OneRequestLogLevel = "info"
+
+// OneRequestAskError is the error the session of a stateless POST
+// returns for a request of method it is asked to send its client
+// (assumption 37): it sends none.
+func OneRequestAskError(method string) error {
+	return fmt.Errorf("calling %q: rejected by transport: stateless servers cannot make requests", method)
 }

@@ -1,13 +1,18 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging and roots (SEP-2577) but keeps them working for at least a year; a stateless session before 2026-07-28 still logs and refuses roots.
+
 package sdkwire
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,5 +74,84 @@ func TestContractOneRequestSession(t *testing.T) {
 	mu.Unlock()
 	if initialized == ping || initialized.ID() == "" || OneRequestSession(initialized, "ping") {
 		t.Errorf("an initialized session's ping is taken for a one-request session")
+	}
+}
+
+// logLevels are levels below, at and above OneRequestLogLevel.
+var logLevels = []string{"debug", "info", "warning"}
+
+// Assumption 37: over stateless Streamable HTTP, a POST below 2026-07-28
+// that carries a call is served on a session made for it alone, with no
+// id (whatever Mcp-Session-Id says), initialize params of the POST's
+// version (2025-03-26 without the header) and nothing else (no client
+// info, no capabilities), log messages sent from OneRequestLogLevel up,
+// every request to the client refused with OneRequestAskError; its
+// response is an SSE stream without a priming event or event ids
+// (checked against AppendEvent), and it sets no Mcp-Session-Id.
+func TestContractOneRequestStateless(t *testing.T) {
+	type seen struct {
+		id     string
+		params *mcp.InitializeParams
+		askErr string
+	}
+	got := make(chan seen, 1)
+	srv := newServer(nil)
+	srv.AddTool(&mcp.Tool{Name: "probe", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ss := req.Session
+		for _, level := range logLevels {
+			ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+		}
+		_, err := ss.ListRoots(ctx, nil)
+		s := seen{id: ss.ID(), params: ss.InitializeParams()}
+		if err != nil {
+			s.askErr = err.Error()
+		}
+		got <- s
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	url := httpServer(t, srv, true)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"probe","arguments":{}}}`
+	for _, tt := range []struct{ session, version, want string }{
+		{"", "2025-11-25", "2025-11-25"},
+		{"", "", "2025-03-26"},
+		{"named", "2025-06-18", "2025-06-18"},
+	} {
+		resp := rawPost(t, url, tt.session, tt.version, call)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := <-got
+		if p := s.params; s.id != "" || p == nil || p.ProtocolVersion != tt.want || p.ClientInfo != nil || p.Capabilities != nil || p.Meta != nil {
+			t.Errorf("%+v: the session has id %q and initialize params %+v, want none and only version %s", tt, s.id, p, tt.want)
+		}
+		if wantErr := OneRequestAskError("roots/list").Error(); s.askErr != wantErr {
+			t.Errorf("%+v: ListRoots failed with %q, want %q", tt, s.askErr, wantErr)
+		}
+		var frames []byte
+		for _, level := range logLevels {
+			if !LogPasses(level, OneRequestLogLevel) {
+				continue
+			}
+			note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+			frames = AppendEvent(frames, "message", "", note)
+		}
+		id, _ := jsonrpc.MakeID(float64(1))
+		result, _ := ResponseJSON(id, CallResultJSON(false, json.RawMessage(`[{"type":"text","text":"ok"}]`), nil), nil)
+		frames = AppendEvent(frames, "message", "", result)
+		if string(body) != string(frames) {
+			t.Errorf("%+v: the response is\n%s\nwant\n%s", tt, body, frames)
+		}
+		h := http.Header{}
+		SetResponseHeaders(h, false)
+		for key := range h {
+			if resp.Header.Get(key) != h.Get(key) {
+				t.Errorf("%+v: header %s = %q, want %q", tt, key, resp.Header.Get(key), h.Get(key))
+			}
+		}
+		if v := resp.Header.Get("Mcp-Session-Id"); v != "" {
+			t.Errorf("%+v: Mcp-Session-Id %q set", tt, v)
+		}
 	}
 }

@@ -298,6 +298,11 @@ type CallParams struct {
 // which selects the 2026-07-28 protocol for the request). Assumption 24:
 // what it reads equals what the SDK's handler gets.
 func ReadCallParams(params json.RawMessage) (CallParams, bool) {
+	return readCallParams(params, readMeta)
+}
+
+// readCallParams is ReadCallParams with meta reading the _meta object.
+func readCallParams(params json.RawMessage, meta func(json.RawMessage, *map[string]any) bool) (CallParams, bool) {
 	var p CallParams
 	if len(params) == 0 || params[0] != '{' {
 		return p, false
@@ -318,7 +323,7 @@ func ReadCallParams(params json.RawMessage) (CallParams, bool) {
 		case `"_meta"`:
 			ok = !seen[2] && val[0] == '{'
 			seen[2] = true
-			ok = ok && readMeta(val, &p.Meta)
+			ok = ok && meta(val, &p.Meta)
 		}
 		if !ok {
 			return p, false
@@ -362,9 +367,15 @@ func CallResultJSON(isError bool, content, structured json.RawMessage) json.RawM
 	}
 	if structured != nil {
 		out = append(out, `,"structuredContent":`...)
-		buf := bytes.NewBuffer(out)
-		json.HTMLEscape(buf, structured)
-		out = buf.Bytes()
+		out = appendEscaped(out, structured)
 	}
 	return append(out, '}')
+}
+
+// appendEscaped appends v to out with the HTML characters escaped, as the
+// SDK's marshaling of a typed result leaves a raw value.
+func appendEscaped(out []byte, v json.RawMessage) []byte {
+	buf := bytes.NewBuffer(out)
+	json.HTMLEscape(buf, v)
+	return buf.Bytes()
 }

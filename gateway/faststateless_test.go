@@ -1,0 +1,547 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolview"
+)
+
+// sdkPathSession is the Mcp-Session-Id a stateless test POST sends to
+// have the SDK answer it: the fast path takes no stateless POST naming a
+// session, and the SDK's stateless handler reads none.
+const sdkPathSession = "sdk-path"
+
+// postStateless posts body to a stateless gateway at base as a 2025-11-25
+// client does, through the SDK's path when sdkPath; the response is the
+// caller's.
+func postStateless(ctx context.Context, t *testing.T, base, body string, sdkPath bool, header ...string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if sdkPath {
+		req.Header.Set("Mcp-Session-Id", sdkPathSession)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// readStateless posts body and returns the status, the whole body and
+// the header of the response.
+func readStateless(t *testing.T, base, body string, sdkPath bool, header ...string) (int, string, http.Header) {
+	t.Helper()
+	resp := postStateless(context.Background(), t, base, body, sdkPath, header...)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// askingTools registers tools that put a backend's questions to the
+// client and answer what came back, or the error.
+func askingTools(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	for name, method := range map[string]string{"roots": tool.AskRoots, "sample": tool.AskSample, "elicit": tool.AskElicit} {
+		params := `{}`
+		if method == tool.AskSample {
+			params = `{"messages":[],"maxTokens":1}`
+		}
+		if method == tool.AskElicit {
+			params = `{"message":"m","requestedSchema":{"type":"object"}}`
+		}
+		if _, err := reg.Register(goTool(name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			answer, err := tool.AskFrom(ctx)(ctx, tool.Ask{Method: method, Params: json.RawMessage(params)})
+			if err != nil {
+				return tool.Output{Content: []tool.Content{tool.Text("failed: " + err.Error())}}, nil
+			}
+			return tool.Output{Content: []tool.Content{tool.Text(string(answer))}}, nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A stateless gateway answers a legacy client's call beneath the SDK's
+// handler with the bytes the SDK writes for it: a result ready at once as
+// the application/json body the SDK writes with JSONResponse, the same
+// message; progress and log messages (from "info" up, the level of the
+// SDK's session for the POST) as the SDK's SSE stream without event ids,
+// byte for byte; a backend's questions answered as the SDK's session
+// answers them (the client offers nothing, and a stateless server asks
+// nothing).
+func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
+	reg := fastPathTools(t)
+	askingTools(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	calls := []struct {
+		body   string
+		stream bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
+		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
+		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
+		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"roots"}}`, false},
+		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sample"}}`, false},
+		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"elicit"}}`, false},
+	}
+	for _, call := range calls {
+		before := sdk.Load()
+		status, got, gotHeader := readStateless(t, base, call.body, false)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", call.body)
+		}
+		wantStatus, want, wantHeader := readStateless(t, base, call.body, true)
+		if sdk.Load() != before+1 {
+			t.Fatalf("the SDK's path did not serve %s", call.body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
+		}
+		if status != wantStatus {
+			t.Errorf("%s: status %d, the SDK's %d", call.body, status, wantStatus)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
+		}
+		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
+			if gotHeader.Get(key) != wantHeader.Get(key) {
+				t.Errorf("%s: header %s = %q, the SDK's %q", call.body, key, gotHeader.Get(key), wantHeader.Get(key))
+			}
+		}
+	}
+}
+
+// What the fast path cannot answer as the SDK would stays with the SDK in
+// stateless mode too, and the SDK answers it as before.
+func TestHTTPStatelessFastPathLeavesTheRestToSDK(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain"}}`
+	left := []struct {
+		name   string
+		body   string
+		header []string
+	}{
+		{"a session id", call, []string{"Mcp-Session-Id", "x"}},
+		{"a per-request protocol version", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, nil},
+		{"a task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{}}}`, nil},
+		{"Mcp-Name", call, []string{"Mcp-Name", "plain"}},
+	}
+	for _, tt := range left {
+		before := sdk.Load()
+		readStateless(t, base, tt.body, false, tt.header...)
+		if sdk.Load() != before+1 {
+			t.Errorf("%s: the fast path took the call", tt.name)
+		}
+	}
+}
+
+// callsGate records the Calls it lets through.
+type callsGate struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (c *callsGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call)
+	return ctx, func(Outcome) {}, nil
+}
+
+// The Gate sees a stateless call alike on both paths: no session, no
+// client name (the SDK's session for the POST has neither), the request's
+// headers, _meta and arguments.
+func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
+	gate := &callsGate{}
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	base := serveHTTP(t, g, Options{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v"}}}`
+	readStateless(t, base, body, false, "X-Trace", "t")
+	readStateless(t, base, body, true, "X-Trace", "t")
+	if len(gate.calls) != 2 {
+		t.Fatalf("the Gate saw %d calls, want 2", len(gate.calls))
+	}
+	for i := range gate.calls {
+		gate.calls[i].Header = gate.calls[i].Header.Clone()
+		gate.calls[i].Header.Del("Mcp-Session-Id") // how the test picks the SDK's path
+		gate.calls[i].Header.Del(streamHeader)     // each POST's own
+		gate.calls[i].Header.Del("Content-Length")
+	}
+	if diff := cmp.Diff(gate.calls[1], gate.calls[0]); diff != "" {
+		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+	}
+	if c := gate.calls[0]; c.Session != "" || c.Client != "" || c.Header.Get("X-Trace") != "t" || c.Tool != "plain" {
+		t.Errorf("the fast path's Call = %+v, want no session or client, the request's headers", c)
+	}
+}
+
+// A stateless client that leaves mid-call has the call cancelled, as on
+// the SDK's path (nothing to resume), and the call counts as a session
+// while it runs.
+func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
+	perRequestCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","_meta":{` + perRequestMeta("") + `}}}`
+	for _, tt := range []struct {
+		name, body string
+		header     []string
+	}{{"2025-11-25", waitCall, nil}, {"2026-07-28", perRequestCall, perRequestHeaders("wait")}} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, _, exited := waitingTool(t, reg)
+			g := newGateway(t, reg, Options{Stateless: true})
+			sdk := sdkCalls(g)
+			base := serveHTTP(t, g, Options{})
+			ctx, leave := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp := postStateless(ctx, t, base, tt.body, false, tt.header...); resp != nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			waitSignal(t, entered, "the call to start")
+			if n := g.Sessions(); n != 1 {
+				t.Errorf("Sessions() = %d while a stateless call runs, want 1", n)
+			}
+			leave()
+			if err := waitSignal(t, exited, "the call to be cancelled"); !errors.Is(err, errStreamGone) {
+				t.Errorf("the call ended with %v, want %v", err, errStreamGone)
+			}
+			<-done
+			if sdk.Load() != 0 {
+				t.Error("the SDK served the call")
+			}
+		})
+	}
+}
+
+// Stateless POSTs on the fast path pass the same edge: refused without
+// the bearer token, and bounded by the gateway's call cap; but each has
+// a session's cap of its own, as on the SDK's path, and the same request
+// id in flight on two POSTs is no conflict.
+func TestHTTPStatelessFastPathBounds(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	if _, err := reg.Register(goTool("plain", textBody("ran"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, BearerToken: "secret", MaxCalls: 2, MaxCallsPerSession: 1}
+	g := newGateway(t, reg, opts)
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, opts)
+	plain := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plain"}}`
+	if status, body, _ := readStateless(t, base, plain, false); status != http.StatusUnauthorized || strings.Contains(body, "ran") {
+		t.Fatalf("a POST without the token: %d %s, want 401", status, body)
+	}
+	auth := []string{"Authorization", "Bearer secret"}
+	var wg sync.WaitGroup
+	for range 2 { // two calls in flight: within MaxCalls, each of its own session
+		wg.Go(func() {
+			_, body, _ := readStateless(t, base, waitCall, false, auth...)
+			if !strings.Contains(body, "released") {
+				t.Errorf("a waiting call answered %s", body)
+			}
+		})
+		waitSignal(t, entered, "a call to start")
+	}
+	for _, sdkPath := range []bool{false, true} {
+		_, body, _ := readStateless(t, base, plain, sdkPath, auth...)
+		if want := "too many tool calls in flight on the gateway"; !strings.Contains(body, want) {
+			t.Errorf("a third call (SDK path: %v) answered %s, want %q", sdkPath, body, want)
+		}
+	}
+	close(release)
+	waitSignal(t, exited, "a call to end")
+	waitSignal(t, exited, "a call to end")
+	wg.Wait()
+	if sdk.Load() != 1 {
+		t.Errorf("the SDK served %d calls, want the one sent its way", sdk.Load())
+	}
+}
+
+// In stateless mode a request is no session to count: calls in flight
+// beyond MaxSessions, on either path, evict none of the others (each
+// closed the request that began first, cancelling its call).
+func TestHTTPStatelessCallsEvictNothing(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true, MaxSessions: 1})
+	base := serveHTTP(t, g, Options{})
+	var wg sync.WaitGroup
+	for _, sdkPath := range []bool{true, true, false} {
+		wg.Go(func() {
+			_, body, _ := readStateless(t, base, waitCall, sdkPath)
+			if !strings.Contains(body, "released") {
+				t.Errorf("a waiting call (SDK path: %v) answered %s", sdkPath, body)
+			}
+		})
+		waitSignal(t, entered, "a call to start")
+	}
+	close(release)
+	for range 3 {
+		if err := waitSignal(t, exited, "a call to end"); err != nil {
+			t.Errorf("a call ended with %v", err)
+		}
+	}
+	wg.Wait()
+}
+
+// A stateless call belongs to a tool.Session of its own on either path
+// (a share: session backend keys its connection by it), which ends once
+// the call's response went out.
+func TestHTTPStatelessCallSessionEnds(t *testing.T) {
+	reg := tool.NewRegistry()
+	sessions := make(chan tool.Session, 4)
+	if _, err := reg.Register(goTool("session", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		sessions <- tool.SessionFrom(ctx)
+		return tool.Output{Content: []tool.Content{tool.Text("ok")}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{Stateless: true})
+	base := serveHTTP(t, g, Options{})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session"}}`
+	for _, sdkPath := range []bool{false, false, true} {
+		readStateless(t, base, call, sdkPath)
+	}
+	var seen []tool.Session
+	for range 3 {
+		s := waitSignal(t, sessions, "a call")
+		if s == nil {
+			t.Fatal("a call belongs to no session")
+		}
+		waitSignal(t, s.Done(), "the call's session to end")
+		seen = append(seen, s)
+	}
+	if seen[0] == seen[1] {
+		t.Error("two stateless calls share a session")
+	}
+}
+
+// With a view per session (tool search), a stateless call on the fast
+// path gets a view of its own, as the SDK's path gives the POST's
+// session: the search answers alike on both paths, the found tool runs
+// by name, and no view is kept.
+func TestHTTPStatelessFastPathView(t *testing.T) {
+	reg, v, err := searchRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	var views atomic.Int64
+	opts := Options{Stateless: true, NewView: func() View { views.Add(1); return v.NewSession() }}
+	g := newGateway(t, reg, opts)
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, opts)
+	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + toolview.SearchName + `","arguments":{"query":"open an issue on GitLab","limit":1}}}`
+	_, got, _ := readStateless(t, base, search, false)
+	_, want, _ := readStateless(t, base, search, true)
+	if diff := cmp.Diff(lastData(want), got); diff != "" {
+		t.Errorf("the search answered otherwise on the fast path (-SDK +fast):\n%s", diff)
+	}
+	if !strings.Contains(got, glIssue) {
+		t.Errorf("the search found %s, want %s", got, glIssue)
+	}
+	_, ran, _ := readStateless(t, base, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+glIssue+`"}}`, false)
+	if !strings.Contains(ran, "ran "+glIssue) {
+		t.Errorf("the found tool answered %s", ran)
+	}
+	if sdk.Load() != 1 || views.Load() != 3 {
+		t.Errorf("the SDK served %d calls and %d views were made, want 1 and 3", sdk.Load(), views.Load())
+	}
+	g.views.mu.Lock()
+	n := len(g.views.byPeer)
+	g.views.mu.Unlock()
+	if n > 1 {
+		t.Errorf("%d views kept after three requests, one at a time", n)
+	}
+}
+
+// perRequestMeta is a 2026-07-28 request's _meta members of a client that
+// offers nothing, with more.
+func perRequestMeta(more string) string {
+	return `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + more
+}
+
+// perRequestHeaders are the headers a 2026-07-28 call of name carries.
+func perRequestHeaders(name string) []string {
+	return []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", name}
+}
+
+// A 2026-07-28 client's call to a stateless gateway, from a client that
+// offers nothing, is answered beneath the SDK's handler with the bytes
+// the SDK writes: the result stamped with the server's name and
+// "resultType":"complete", log messages at the level the request names
+// (none without), progress, and the backend's questions answered as the
+// SDK's session answers them.
+func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
+	reg := fastPathTools(t)
+	askingTools(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	info := `,"io.modelcontextprotocol/clientInfo":{"name":"c <&>","version":"1"}`
+	calls := []struct {
+		name, params string
+		stream       bool
+	}{
+		{"plain", `"arguments":{},"_meta":{` + perRequestMeta(info) + `}`, false},
+		{"fails", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"structured", `"_meta":{"k":"v",` + perRequestMeta(info) + `}`, false},
+		{"steps", `"_meta":{"progressToken":"tok",` + perRequestMeta("") + `}`, true},
+		{"logs", `"_meta":{` + perRequestMeta(`,"io.modelcontextprotocol/logLevel":"warning"`) + `}`, true},
+		{"logs", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"roots", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"sample", `"_meta":{` + perRequestMeta("") + `}`, false},
+		{"elicit", `"_meta":{` + perRequestMeta("") + `}`, false},
+	}
+	for i, call := range calls {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,%s}}`, i, call.name, call.params)
+		before := sdk.Load()
+		status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders(call.name)...)
+		if sdk.Load() != before {
+			t.Fatalf("the fast path left %s to the SDK", body)
+		}
+		wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders(call.name)...)
+		if sdk.Load() != before+1 {
+			t.Fatalf("the SDK's path did not serve %s", body)
+		}
+		if !call.stream {
+			want = lastData(want)
+			wantHeader = http.Header{}
+			sdkwire.SetResponseHeaders(wantHeader, true)
+		}
+		if status != wantStatus {
+			t.Errorf("%s: status %d, the SDK's %d", body, status, wantStatus)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", body, diff)
+		}
+		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
+			if gotHeader.Get(key) != wantHeader.Get(key) {
+				t.Errorf("%s: header %s = %q, the SDK's %q", body, key, gotHeader.Get(key), wantHeader.Get(key))
+			}
+		}
+	}
+}
+
+// refusingGate refuses every call with its error, after recording it.
+type refusingGate struct {
+	callsGate
+	err error
+}
+
+func (r *refusingGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+	r.callsGate.Enter(ctx, call)
+	return ctx, nil, r.err
+}
+
+// The Gate sees a 2026-07-28 call alike on both paths (the client's name
+// from its request's _meta), and an error the SDK answers with an HTTP
+// status of its own (invalid params: 400) is answered so on the fast path.
+func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
+	gate := &refusingGate{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no <such> thing"}}
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v",` + perRequestMeta(`,"io.modelcontextprotocol/clientInfo":{"name":"cli","version":"2"}`) + `}}}`
+	status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders("plain")...)
+	wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders("plain")...)
+	if sdk.Load() != 1 {
+		t.Fatalf("the SDK served %d calls, want 1", sdk.Load())
+	}
+	if status != http.StatusBadRequest || status != wantStatus || got != want {
+		t.Errorf("the fast path answered %d %s, the SDK %d %s", status, got, wantStatus, want)
+	}
+	for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
+		if gotHeader.Get(key) != wantHeader.Get(key) {
+			t.Errorf("header %s = %q, the SDK's %q", key, gotHeader.Get(key), wantHeader.Get(key))
+		}
+	}
+	calls := gate.calls
+	if len(calls) != 2 {
+		t.Fatalf("the Gate saw %d calls, want 2", len(calls))
+	}
+	for i := range calls {
+		calls[i].Header = calls[i].Header.Clone()
+		calls[i].Header.Del("Mcp-Session-Id")
+		calls[i].Header.Del(streamHeader)
+	}
+	if diff := cmp.Diff(calls[1], calls[0]); diff != "" {
+		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+	}
+	if calls[0].Client != "cli" {
+		t.Errorf("the Gate's Client = %q, want the request's clientInfo name", calls[0].Client)
+	}
+}
+
+// 2026-07-28 calls the fast path cannot answer as the SDK would stay with
+// the SDK.
+func TestHTTPStatelessFastPathPerRequestLeavesTheRest(t *testing.T) {
+	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	call := func(meta string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{` + meta + `}}}`
+	}
+	left := []struct {
+		name, body string
+		header     []string
+	}{
+		{"a client offering roots", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}`), perRequestHeaders("plain")},
+		{"no capabilities", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`), perRequestHeaders("plain")},
+		{"no version in _meta", call(`"io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},
+		{"another version in _meta", call(perRequestMeta("")[:51] + `2025-11-25","io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},
+		{"Mcp-Name of another tool", call(perRequestMeta("")), perRequestHeaders("fails")},
+		{"no Mcp-Method", call(perRequestMeta("")), []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Name", "plain"}},
+		{"a clientInfo with more", call(perRequestMeta(`,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`)), perRequestHeaders("plain")},
+		{"a log level not a string", call(perRequestMeta(`,"io.modelcontextprotocol/logLevel":1`)), perRequestHeaders("plain")},
+		{"another protocol key", call(perRequestMeta(`,"io.modelcontextprotocol/other":1`)), perRequestHeaders("plain")},
+		{"the tasks extension", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), perRequestHeaders("plain")},
+	}
+	for _, tt := range left {
+		before := sdk.Load()
+		// The SDK answers some before its dispatch, with an HTTP error.
+		if status, body, _ := readStateless(t, base, tt.body, false, tt.header...); sdk.Load() != before+1 && status < 400 {
+			t.Errorf("%s: the fast path took the call: %d %s", tt.name, status, body)
+		}
+	}
+}

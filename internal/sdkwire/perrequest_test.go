@@ -1,0 +1,188 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging and roots (SEP-2577) but keeps them working for at least a year; a 2026-07-28 session still logs and refuses roots.
+
+package sdkwire
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// postPerRequest posts a 2026-07-28 tools/call of name with the _meta
+// members meta to url.
+func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.Response {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"` + name + `","arguments":{},"_meta":{` + meta + `}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", PerRequestVersion)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// Assumption 38: over stateless Streamable HTTP, a 2026-07-28 tools/call
+// whose _meta ReadPerRequestCall reads is served on a session made for it
+// alone whose initialize params are what the _meta says (the version,
+// clientInfo's name, no capabilities when the client offers {}), log
+// messages sent from the _meta's level up (none without), every request
+// to the client refused with PerRequestAskError; a RawResult reaches the
+// client as CallResultJSONPerRequest names the server (ServerInfoJSON),
+// on an SSE stream without priming or event ids; an error the handler
+// maps to an HTTP status (ErrorStatus) is one application/json body with
+// that status, after the SSE headers, any other on the stream.
+func TestContractPerRequestStateless(t *testing.T) {
+	type seen struct {
+		params *mcp.InitializeParams
+		askErr string
+	}
+	got := make(chan seen, 1)
+	impl := &mcp.Implementation{Name: "contract <&>", Version: "0"}
+	srv := mcp.NewServer(impl, nil)
+	srv.AddTool(&mcp.Tool{Name: "probe", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, nil // answered by the middleware
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			ss := req.GetSession().(*mcp.ServerSession)
+			for _, level := range logLevels {
+				ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+			}
+			_, err := ss.ListRoots(ctx, nil)
+			s := seen{params: ss.InitializeParams()}
+			if err != nil {
+				s.askErr = err.Error()
+			}
+			got <- s
+			switch req.GetParams().(*mcp.CallToolParamsRaw).Meta["fail"] {
+			case "params":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad <params>"}
+			case "internal":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "broke"}
+			}
+			return RawResult(ss, true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`)), nil
+		}
+	})
+	url := httpServer(t, srv, true)
+	for i, tt := range []struct{ name, meta, level, fail string }{
+		{name: "", meta: ""},
+		{name: "cli", meta: `,"io.modelcontextprotocol/clientInfo":{"name":"cli","version":"1"},"io.modelcontextprotocol/logLevel":"info"`, level: "info"},
+		{meta: `,"fail":"params"`, fail: "params"},
+		{meta: `,"fail":"internal"`, fail: "internal"},
+	} {
+		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + tt.meta
+		p, client, ok := ReadPerRequestCall(json.RawMessage(`{"name":"probe","_meta":{` + meta + `}}`))
+		if !ok || client != (ClientMeta{Version: PerRequestVersion, Client: tt.name, LogLevel: tt.level}) || p.Name != "probe" {
+			t.Fatalf("%d: ReadPerRequestCall = %+v, %+v, %v", i, p, client, ok)
+		}
+		resp := postPerRequest(t, url, i, "probe", meta)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := <-got
+		if p := s.params; p == nil || p.ProtocolVersion != PerRequestVersion || clientNameOf(p) != client.Client || p.Capabilities == nil || p.Capabilities.Elicitation != nil || p.Capabilities.Sampling != nil || p.Capabilities.RootsV2 != nil {
+			t.Errorf("%d: the session's initialize params are %+v", i, s.params)
+		}
+		if want := PerRequestAskError("roots/list", PerRequestVersion).Error(); s.askErr != want {
+			t.Errorf("%d: ListRoots failed with %q, want %q", i, s.askErr, want)
+		}
+		id, _ := jsonrpc.MakeID(float64(i))
+		var frames []byte
+		for _, level := range logLevels {
+			if LogPasses(level, client.LogLevel) {
+				note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+				frames = AppendEvent(frames, "message", "", note)
+			}
+		}
+		var wantErr error
+		switch tt.fail {
+		case "params":
+			wantErr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad <params>"}
+		case "internal":
+			wantErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "broke"}
+		}
+		var result json.RawMessage
+		if wantErr == nil {
+			result = CallResultJSONPerRequest(true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`), ServerInfoJSON(impl))
+		}
+		message, _ := ResponseJSON(id, result, wantErr)
+		status := ErrorStatus(wantErr)
+		want, wantStatus := string(AppendEvent(frames, "message", "", message)), http.StatusOK
+		if status != 0 {
+			want, wantStatus = string(frames)+string(message), status
+		}
+		if string(body) != want || resp.StatusCode != wantStatus {
+			t.Errorf("%d: the response is %d\n%s\nwant %d\n%s", i, resp.StatusCode, body, wantStatus, want)
+		}
+		h := http.Header{}
+		SetResponseHeaders(h, false)
+		if status != 0 {
+			h.Set("Content-Type", "application/json")
+		}
+		for key := range h {
+			if resp.Header.Get(key) != h.Get(key) {
+				t.Errorf("%d: header %s = %q, want %q", i, key, resp.Header.Get(key), h.Get(key))
+			}
+		}
+	}
+}
+
+// clientNameOf is the name p's clientInfo gives, "" without one.
+func clientNameOf(p *mcp.InitializeParams) string {
+	if p.ClientInfo == nil {
+		return ""
+	}
+	return p.ClientInfo.Name
+}
+
+func TestReadPerRequestCall(t *testing.T) {
+	const base = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	tests := []struct {
+		name, meta string
+		want       ClientMeta
+		ok         bool
+	}{
+		{"the least", base, ClientMeta{Version: "2026-07-28"}, true},
+		{"all it reads", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"debug","progressToken":3`, ClientMeta{Version: "2026-07-28", Client: "c", LogLevel: "debug"}, true},
+		{"no version", `"io.modelcontextprotocol/clientCapabilities":{}`, ClientMeta{}, false},
+		{"a version twice", base + `,"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
+		{"no capabilities", `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
+		{"a capability", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, ClientMeta{}, false},
+		{"capabilities with space", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }`, ClientMeta{}, false},
+		{"a clientInfo name not a string", base + `,"io.modelcontextprotocol/clientInfo":{"name":1}`, ClientMeta{}, false},
+		{"a clientInfo with icons", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`, ClientMeta{}, false},
+		{"a clientInfo with an escaped name", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c\u0041"}`, ClientMeta{}, false},
+		{"a clientInfo of null", base + `,"io.modelcontextprotocol/clientInfo":null`, ClientMeta{}, false},
+		{"a log level not a string", base + `,"io.modelcontextprotocol/logLevel":1`, ClientMeta{}, false},
+		{"another protocol key", base + `,"io.modelcontextprotocol/subscriptionId":"s"`, ClientMeta{}, false},
+	}
+	for _, tt := range tests {
+		p, got, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t","_meta":{` + tt.meta + `}}`))
+		if ok != tt.ok || ok && (got != tt.want || p.Name != "t" || p.Meta[mcp.MetaKeyProtocolVersion] != "2026-07-28") {
+			t.Errorf("%s: ReadPerRequestCall = %+v, %+v, %v; want %+v, %v", tt.name, p, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, _, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t"}`)); ok {
+		t.Error("params without _meta were read as a 2026-07-28 call")
+	}
+}
