@@ -88,6 +88,8 @@ func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSe
 			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve, false) }},
 		{key: "serve-http", server: "raw responder", client: "raw go-sdk → mcpbridge serve --http", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve, true) }},
+		{key: "http-floor", server: "raw responder over HTTP", client: "raw go-sdk over HTTP (HTTP floor)", inProc: true,
+			start: func(ctx context.Context) (caller, error) { return httpFloorCaller(ctx, responder) }},
 		{key: "gw-stdio", server: "raw responder", client: "raw go-sdk → gateway (stdio) → bridge", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return gatewayCaller(ctx, raw, false) }},
 		{key: "gw-http", server: "raw responder", client: "raw go-sdk → gateway (HTTP) → bridge", inProc: true,
@@ -142,6 +144,8 @@ func callComparisons() []callComparison {
 		// which cannot be installed here: 1.9× a direct call.
 		{a: "serve-stdio", b: "raw-sdk", what: "mcpbridge serve --stdio / direct raw go-sdk (raw responder)", target: 2, costTarget: 1.9},
 		{a: "serve-http", b: "raw-sdk", what: "mcpbridge serve --http / direct raw go-sdk (raw responder)", target: 3, costTarget: 1.9},
+		{a: "http-floor", b: "raw-sdk", what: "HTTP floor / direct raw go-sdk: the least HTTP adds, before any gateway"},
+		{a: "serve-http", b: "http-floor", what: "mcpbridge serve --http / HTTP floor: what the gateway and its backend add"},
 		{a: "serve-http", b: "peer-tbxark", what: "mcpbridge serve --http / TBXark/mcp-proxy (Go), the same responder", target: 1, costTarget: 1},
 		{a: "gw-stdio", b: "raw-sdk", what: "gateway over stdio / direct raw go-sdk (raw responder)"},
 		{a: "gw-http", b: "raw-sdk", what: "gateway over HTTP / direct raw go-sdk (raw responder)"},

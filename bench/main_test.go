@@ -68,7 +68,7 @@ func TestSmoke(t *testing.T) {
 		"## Identity: JWT auth, a 100-rule policy and the audit trail on a call", "| audit lines per second (O_APPEND, chained) |",
 		"raw go-sdk → supergateway (Node)", "raw go-sdk → mcp-proxy (punkpeye) (Node)",
 		"## Definition scan: poisoned corpus and real tools", "| definition scan: real tools flagged medium or high ≤ 1% |",
-		"TBXark/mcp-proxy (Go): skipped",
+		"TBXark/mcp-proxy (Go): skipped", "raw go-sdk over HTTP (HTTP floor)", "| mcpbridge serve --http / HTTP floor: what the gateway and its backend add |",
 		handMarker + hand,
 	} {
 		if !strings.Contains(string(report), want) {

@@ -13,6 +13,12 @@
 // costs about 45 ms of CPU per start on a 2-core VM, mostly package
 // initialization; this one about 7).
 //
+// With -http ADDR it answers the same requests as POSTs over HTTP instead
+// (each body one request, each answer one application/json body, the
+// session id a constant), after printing the address it listens on: the
+// HTTP floor, what a go-sdk client's call over Streamable HTTP costs when
+// the server does nothing.
+//
 // The driver builds it with `go build`; it is not meant to be run by hand.
 package main
 
@@ -23,6 +29,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -35,8 +43,15 @@ const echoResult = `{"content":[{"type":"text","text":"Echo: hi"}]}`
 func main() {
 	delay := flag.Duration("delay", 0, "how long initialize takes")
 	tools := flag.Int("tools", 1, "how many tools tools/list returns (echo, then t1, t2, …)")
+	addr := flag.String("http", "", "answer over HTTP on this address instead of stdio")
 	flag.Parse()
-	if err := serve(os.Stdin, os.Stdout, *delay, toolList(*tools)); err != nil {
+	serveOn := serve
+	if *addr != "" {
+		serveOn = func(_ io.Reader, w io.Writer, delay time.Duration, list []byte) error {
+			return serveHTTP(*addr, w, delay, list)
+		}
+	}
+	if err := serveOn(os.Stdin, os.Stdout, *delay, toolList(*tools)); err != nil {
 		fmt.Fprintln(os.Stderr, "responder:", err) // untested: needs a stdout that fails
 		os.Exit(1)
 	}
@@ -121,4 +136,45 @@ func handle(line []byte, delay time.Duration, list []byte) []byte {
 func errorReply(id json.RawMessage, code int, msg string) []byte {
 	m, _ := json.Marshal(msg) // a string always marshals
 	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+}
+
+// serveHTTP answers POSTs on addr, after writing "listening ADDR" to w, until
+// the process ends.
+func serveHTTP(addr string, w io.Writer, delay time.Duration, list []byte) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "listening %s\n", ln.Addr())
+	return http.Serve(ln, httpHandler(delay, list))
+}
+
+// httpHandler answers each POST's one request as handle does, the answer
+// as an application/json body (202 and no body when none is due). It
+// refuses the GET stream (405), as the MCP spec lets a server, and accepts
+// a DELETE.
+func httpHandler(delay time.Duration, list []byte) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+		case http.MethodDelete:
+			return
+		default:
+			rw.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return // the client left
+		}
+		reply := handle(bytes.TrimSpace(body), delay, list)
+		if reply == nil {
+			rw.WriteHeader(http.StatusAccepted)
+			return
+		}
+		h := rw.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Mcp-Session-Id", "floor")
+		rw.Write(reply)
+	})
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +108,41 @@ func TestMainProgram(t *testing.T) {
 	}
 	if want := `{"jsonrpc":"2.0","id":1,"result":` + string(toolList(1)) + `}` + "\n"; string(b) != want {
 		t.Errorf("main wrote %q, want %q", b, want)
+	}
+}
+
+// TestHTTPHandler checks the HTTP floor's answers: each POST's request
+// answered as on stdio, as JSON with a session id; a notification accepted
+// without a body; the GET stream refused; a DELETE accepted.
+func TestHTTPHandler(t *testing.T) {
+	ts := httptest.NewServer(httpHandler(0, toolList(1)))
+	defer ts.Close()
+	for _, tc := range []struct {
+		method, body string
+		status       int
+		want         string
+	}{
+		{http.MethodPost, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}`,
+			200, `{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"Echo: hi"}]}}`},
+		{http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, ""},
+		{http.MethodGet, "", 405, ""},
+		{http.MethodDelete, "", 200, ""},
+	} {
+		req, err := http.NewRequest(tc.method, ts.URL+"/mcp", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || string(b) != tc.want {
+			t.Errorf("%s %s: %d %q, want %d %q", tc.method, tc.body, resp.StatusCode, b, tc.status, tc.want)
+		}
+		if tc.want != "" && (resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Mcp-Session-Id") == "") {
+			t.Errorf("%s %s: headers %v, want JSON and a session id", tc.method, tc.body, resp.Header)
+		}
 	}
 }
