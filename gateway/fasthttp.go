@@ -208,14 +208,17 @@ type fastStreams struct {
 	mu    sync.Mutex
 	byID  map[string]*fastStream                // guarded by mu
 	calls map[string]map[jsonrpc.ID]*fastStream // by session id; guarded by mu
+	// sdk counts the requests the SDK's handler serves, by session id
+	// and request id (enterSDK); guarded by mu.
+	sdk map[string]map[jsonrpc.ID]int
 }
 
 // open registers s, the stream of the call id, or reports that the id is
-// in flight on the session already.
+// in flight on the session already, on either path.
 func (f *fastStreams) open(s *fastStream, id jsonrpc.ID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.calls[s.session][id] != nil {
+	if f.calls[s.session][id] != nil || f.sdk[s.session][id] > 0 {
 		return false
 	}
 	if f.byID == nil {
@@ -240,6 +243,54 @@ func (f *fastStreams) close(s *fastStream, id jsonrpc.ID) {
 	if len(f.calls[s.session]) == 0 {
 		delete(f.calls, s.session)
 	}
+}
+
+// enterSDK notes ids, the requests of a POST of session that the SDK's
+// handler is to serve, until leaveSDK; or, when one of them is in flight
+// on the fast path, notes nothing and returns it: the SDK would refuse
+// the POST for it, had it the call in its own table.
+func (f *fastStreams) enterSDK(session string, ids []jsonrpc.ID) (jsonrpc.ID, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if f.calls[session][id] != nil {
+			return id, false
+		}
+	}
+	if f.sdk == nil {
+		f.sdk = make(map[string]map[jsonrpc.ID]int)
+	}
+	if f.sdk[session] == nil {
+		f.sdk[session] = make(map[jsonrpc.ID]int)
+	}
+	for _, id := range ids {
+		f.sdk[session][id]++
+	}
+	return jsonrpc.ID{}, true
+}
+
+// leaveSDK forgets ids, noted by enterSDK, once the SDK's handler served
+// their POST.
+func (f *fastStreams) leaveSDK(session string, ids []jsonrpc.ID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range ids {
+		if f.sdk[session][id]--; f.sdk[session][id] <= 0 {
+			delete(f.sdk[session], id)
+		}
+	}
+	if len(f.sdk[session]) == 0 {
+		delete(f.sdk, session)
+	}
+}
+
+// refuseDuplicate answers a POST carrying id, a request id in flight on
+// its session, as the SDK's handler does (sdkwire assumption 39).
+func refuseDuplicate(w http.ResponseWriter, id jsonrpc.ID) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	data, _ := sdkwire.ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + idText(id)})
+	w.Write(data)
 }
 
 // get returns the running stream id of session, or nil.
@@ -283,10 +334,7 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 	s.session, s.store, s.asks = call.session.ID(), g.events, &g.fastAsks
 	s.level = func() string { return g.logLevel(call.session) }
 	if !g.fast.open(s, call.id) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		data, _ := sdkwire.ResponseJSON(call.id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID " + idText(call.id)})
-		w.Write(data)
+		refuseDuplicate(w, call.id)
 		return
 	}
 	defer g.fast.close(s, call.id)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -188,7 +189,26 @@ func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
 	if session != "" {
 		g.keepAlive.seen(session)
 	}
+	// The session's ids are one table over both paths, as the SDK's are.
+	if ids := g.sdkRequestIDs(r, session); len(ids) > 0 {
+		if dup, ok := g.fast.enterSDK(session, ids); !ok {
+			refuseDuplicate(w, dup)
+			return
+		}
+		defer g.fast.leaveSDK(session, ids)
+	}
 	g.http.ServeHTTP(w, r)
+}
+
+// sdkRequestIDs returns the ids of the requests POST r of session takes to
+// the SDK, when the SDK's handler checks them against the session's
+// requests in flight (a stateful session's POST it accepts as is, at a
+// version the fast path takes), nil otherwise.
+func (g *Gateway) sdkRequestIDs(r *http.Request, session string) []jsonrpc.ID {
+	if g.opts.Stateless || session == "" || !fastHeaders(r.Header, true) || g.openSession(session) == nil {
+		return nil
+	}
+	return sdkwire.PeekRequestIDs(bodyOf(r))
 }
 
 // awaitGrace gives up on stream of session after Options.ResumeGrace,

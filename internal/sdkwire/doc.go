@@ -287,4 +287,10 @@
 //     written as one application/json body with that status after the SSE
 //     headers, any other error on the stream as a result would be.
 //     TestContractPerRequestStateless.
+//  39. Over stateful Streamable HTTP, the SDK's handler refuses a POST one
+//     of whose requests has the id of a request of the session still in
+//     flight, before serving any of them: status 400 and one
+//     application/json body, the error (invalid request) "duplicate
+//     in-flight request ID <id>" ([PeekRequestIDs] reads the ids a body
+//     holds). TestContractDuplicateIDRefused.
 package sdkwire

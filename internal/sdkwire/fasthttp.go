@@ -60,6 +60,39 @@ func PeekCancelled(body []byte) (jsonrpc.ID, bool) {
 	return cancelledID(req.Params)
 }
 
+// PeekRequestIDs returns the ids of the requests (not notifications or
+// responses) a POST's whole body holds, one message or a batch: those the
+// SDK's handler checks against the session's requests in flight before it
+// serves them (assumption 39). Nil for a body it cannot read, which the
+// SDK refuses anyway.
+func PeekRequestIDs(body []byte) []jsonrpc.ID {
+	if len(body) == 0 {
+		return nil
+	}
+	msgs := [][]byte{body}
+	if body[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil {
+			return nil
+		}
+		msgs = msgs[:0]
+		for _, m := range batch {
+			msgs = append(msgs, m)
+		}
+	}
+	var ids []jsonrpc.ID
+	for _, m := range msgs {
+		msg, err := decodeMessage(m)
+		if err != nil {
+			return nil
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			ids = append(ids, req.ID)
+		}
+	}
+	return ids
+}
+
 // LogPasses reports whether the SDK's server session sends a log message
 // of level to a client whose session's level is session (assumption 35):
 // none before the client sets a level (session ""), then those at the

@@ -151,8 +151,21 @@ func rawInitialize(t *testing.T, url, version string) string {
 	return session
 }
 
-// rawPost POSTs body as a Streamable HTTP client does.
+// rawPost POSTs body as a Streamable HTTP client does, and fails the test
+// unless it is answered 2xx.
 func rawPost(t *testing.T, url, session, version, body string) *http.Response {
+	t.Helper()
+	resp := rawSend(t, url, session, version, body)
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("POST %s: %s %s", body, resp.Status, b)
+	}
+	return resp
+}
+
+// rawSend POSTs body as a Streamable HTTP client does.
+func rawSend(t *testing.T, url, session, version, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -169,11 +182,6 @@ func rawPost(t *testing.T, url, session, version, body string) *http.Response {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("POST %s: %s %s", body, resp.Status, b)
 	}
 	return resp
 }
