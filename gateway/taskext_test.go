@@ -43,15 +43,7 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 	if _, err := reg.Register(askingTool("ask", true), askingTool("plain", false)); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer alice-secret":
-			return "alice", nil
-		case "Bearer bob-secret":
-			return "bob", nil
-		}
-		return "", errors.New("unknown credential")
-	}}
+	opts := Options{Stateless: true, Authenticate: aliceOrBob}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 
 	creg := tool.NewRegistry()
