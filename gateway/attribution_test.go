@@ -160,14 +160,7 @@ func testAttribution(t *testing.T, via string) {
 		ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 		t.Cleanup(ts.Close)
 		cfg.Transport, cfg.Command, cfg.URL = mcpclient.TransportStreamableHTTP, "", ts.URL
-		c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.WaitReady(ctx); err != nil {
-			t.Fatal(err)
-		}
+		startClient(t, cfg, mcpclient.Options{Registry: reg, Elicit: true})
 		together = "accept file:///private/a password-of-a"
 	} else {
 		startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg, Elicit: true}, srv)

@@ -45,15 +45,8 @@ func echoChild(b *testing.B) *tool.Registry {
 		Results: map[string]json.RawMessage{"echo": json.RawMessage(`{"content":[{"type":"text","text":"echo"}]}`)},
 	}
 	cmd, args, env := mcptest.ChildCommand(b, "raw", mcppeer.RawScriptEnv+"="+mcptest.WriteRawScript(b, script))
-	srv, err := mcpclient.Start(mcpclient.Config{ServerName: "bench", Transport: mcpclient.TransportStdio, Command: cmd, Args: args, Env: env},
+	startClient(b, mcpclient.Config{ServerName: "bench", Transport: mcpclient.TransportStdio, Command: cmd, Args: args, Env: env},
 		mcpclient.Options{Registry: reg})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Close() })
-	if err := srv.WaitReady(context.Background()); err != nil {
-		b.Fatal(err)
-	}
 	return reg
 }
 

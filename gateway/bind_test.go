@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -22,15 +21,7 @@ func TestSessionBoundToIdentity(t *testing.T) {
 	if _, err := reg.Register(goTool("hello", textBody("hi"))); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Authenticate: func(r *http.Request) (string, error) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer alice-secret":
-			return "alice", nil
-		case "Bearer bob-secret":
-			return "bob", nil
-		}
-		return "", errors.New("unknown credential")
-	}}
+	opts := Options{Authenticate: aliceOrBob}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 	alice := connectHTTP(t, base, &http.Client{Transport: bearerTransport{"alice-secret"}})
 	if diff := cmp.Diff([]string{"hi"}, texts(alice.call(t, "hello", `{}`))); diff != "" {

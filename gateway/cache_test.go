@@ -39,24 +39,7 @@ func startCacheBackend(t *testing.T, reg *tool.Registry) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	cfg := mcpclient.Config{ServerName: "cache", Transport: mcpclient.TransportStdio, Command: "unused"}
-	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		if err == nil {
-			t.Cleanup(func() { ss.Close() })
-		}
-		return ct, err
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := startMemBackend(t, reg, mcpclient.Config{ServerName: "cache", Transport: mcpclient.TransportStdio, Command: "unused"}, srv)
 	if v := c.Status().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("backend negotiated %q, want 2026-07-28", v)
 	}

@@ -46,16 +46,7 @@ func TestConformanceServerScenarios(t *testing.T) {
 		// The server elicits and samples from inside its tools, which protocol
 		// 2026-07-28 refuses (it wants multi round-trip results).
 		ProtocolVersion: "2025-11-25"}
-	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startClient(t, cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
 
 	always := []string{
 		"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection",

@@ -23,13 +23,7 @@ import (
 // path leaves to the SDK.
 func openSDKPathSession(t *testing.T, base string) *httpSession {
 	t.Helper()
-	s := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	s.id = resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
-	return s
+	return openHTTPSessionWith(t, base, `{"roots":{},"sampling":{},"elicitation":{}}`, "")
 }
 
 // setLevel sets the session's log level.
@@ -180,12 +174,7 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	s := openHTTPSession(t, base)
-	asker := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := asker.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	asker.id = resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	asker.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	asker := openHTTPSessionWith(t, base, `{"elicitation":{}}`, "")
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}}`
 	tests := []struct {
 		name   string
@@ -351,28 +340,15 @@ func TestHTTPFastPathBehindTheEdge(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Authenticate: func(r *http.Request) (string, error) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer alice-secret":
-			return "alice", nil
-		case "Bearer bob-secret":
-			return "bob", nil
-		}
-		return "", errors.New("unknown credential")
-	}}
+	opts := Options{Authenticate: aliceOrBob}
 	g := newGateway(t, reg, opts)
 	sdk := sdkCalls(g)
-	s := &httpSession{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp"}
+	s := openHTTPSessionWith(t, serveHTTP(t, g, opts), `{}`, "alice-secret")
 	as := func(who string, body string) *http.Request {
 		req := s.newRequest(context.Background(), http.MethodPost, body)
 		req.Header.Set("Authorization", "Bearer "+who+"-secret")
 		return req
 	}
-	resp := s.do(as("alice", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
-	s.id = resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	s.do(as("alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)).Body.Close()
 	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"hello"}}`
 	for _, tt := range []struct {
 		who  string
@@ -463,12 +439,7 @@ func TestHTTPFastPathQuestions(t *testing.T) {
 	g := newGateway(t, reg, Options{})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
-	fast := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := fast.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"sampling":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	fast.id = resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	fast.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	fast := openHTTPSessionWith(t, base, `{"roots":{},"sampling":{}}`, "")
 	slow := openSDKPathSession(t, base)
 	for _, q := range []struct{ call, answer, asked, answered string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`, `{"roots":[{"uri":"file:///r","name":"r"}]}`,
@@ -529,13 +500,7 @@ func answerQuestions(t *testing.T, s *httpSession, call, answer string) string {
 // the fast path serves.
 func openAskingSession(t *testing.T, base string) *httpSession {
 	t.Helper()
-	s := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	s.id = resp.Header.Get("Mcp-Session-Id")
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
-	return s
+	return openHTTPSessionWith(t, base, `{"roots":{}}`, "")
 }
 
 // rootsTool registers "roots", which asks the client for its roots and

@@ -41,42 +41,80 @@ func startBackend(t *testing.T, reg *tool.Registry, name string, opts mcppeer.Fi
 	b := &backend{name: name, cancelled: make(chan struct{}, 16)}
 	opts.OnCancel = func() { b.cancelled <- struct{}{} }
 	b.fixture = mcppeer.Fixture(opts)
+	mem := &memoryServer{srv: b.fixture}
+	b.kill = mem.kill
+	t.Cleanup(mem.kill)
 	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
-	var (
-		mu       sync.Mutex
-		sessions []*mcp.ServerSession
-	)
-	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := b.fixture.Connect(context.Background(), st, nil)
-		if err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct, nil
-	}})
+	b.client = startClient(t, cfg, mcpclient.Options{Registry: reg, NewTransport: mem.connect})
+	return b
+}
+
+// startMemBackend runs srv in memory as the backend cfg describes, and
+// waits for its first start.
+func startMemBackend(t *testing.T, reg *tool.Registry, cfg mcpclient.Config, srv *mcp.Server) *mcpclient.Server {
+	t.Helper()
+	return startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg}, srv)
+}
+
+// startMemBackendWith is startMemBackend with opts (the registry in them;
+// their NewTransport is the in-memory one).
+func startMemBackendWith(t *testing.T, cfg mcpclient.Config, opts mcpclient.Options, srv *mcp.Server) *mcpclient.Server {
+	t.Helper()
+	mem := &memoryServer{srv: srv}
+	// Registered before the client's: cleanups run last-in first-out, so
+	// the client closes first, then its server's sessions.
+	t.Cleanup(mem.kill)
+	opts.NewTransport = mem.connect
+	return startClient(t, cfg, opts)
+}
+
+// startClient starts the mcp-client server cfg describes, closes it when
+// the test ends, and waits until it is ready: its tools are registered in
+// opts.Registry.
+func startClient(t testing.TB, cfg mcpclient.Config, opts mcpclient.Options) *mcpclient.Server {
+	t.Helper()
+	c, err := mcpclient.Start(cfg, opts)
 	if err != nil {
-		t.Fatalf("starting backend %q: %v", name, err)
+		t.Fatalf("starting %q: %v", cfg.ServerName, err)
 	}
-	b.client = c
-	b.kill = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	}
-	// Cleanups run last-in first-out: the client first, then its server.
-	t.Cleanup(b.kill)
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := c.WaitReady(ctx); err != nil {
-		t.Fatalf("backend %q did not start: %v", name, err)
+		t.Fatalf("%q did not start: %v", cfg.ServerName, err)
 	}
-	return b
+	return c
+}
+
+// memoryServer serves a go-sdk server in memory to an mcp-client server,
+// a session for each connection it makes, and keeps the sessions so that
+// a test can end them.
+type memoryServer struct {
+	srv      *mcp.Server
+	mu       sync.Mutex
+	sessions []*mcp.ServerSession
+}
+
+// connect is an mcpclient.Options.NewTransport.
+func (m *memoryServer) connect() (mcp.Transport, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions = append(m.sessions, ss)
+	return ct, nil
+}
+
+// kill closes the server's sessions: the server "dies".
+func (m *memoryServer) kill() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ss := range m.sessions {
+		ss.Close()
+	}
 }
 
 // newGateway returns a gateway over reg that is closed (cleanly) at the end
@@ -245,8 +283,17 @@ func startRawBackend(t *testing.T, reg *tool.Registry, name string, script mcppe
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var closers []io.Closer
+	// Registered before the client's, to run after it.
+	t.Cleanup(func() {
+		mu.Lock()
+		for _, c := range closers {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}
-	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
+	return startClient(t, cfg, mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
 		cr, sw := io.Pipe()
 		sr, cw := io.Pipe()
 		mu.Lock()
@@ -258,24 +305,6 @@ func startRawBackend(t *testing.T, reg *tool.Registry, name string, script mcppe
 		})
 		return &mcp.IOTransport{Reader: cr, Writer: cw}, nil
 	}})
-	if err != nil {
-		t.Fatalf("starting raw backend %q: %v", name, err)
-	}
-	t.Cleanup(func() {
-		mu.Lock()
-		for _, c := range closers {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatalf("raw backend %q did not start: %v", name, err)
-	}
-	return c
 }
 
 // rawClient speaks newline-delimited JSON-RPC to a gateway over ServeStdio,

@@ -190,6 +190,19 @@ func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
+// aliceOrBob is an Options.Authenticate with two identities: the bearer
+// credential alice-secret is alice, bob-secret is bob, any other is
+// refused.
+func aliceOrBob(r *http.Request) (string, error) {
+	switch r.Header.Get("Authorization") {
+	case "Bearer alice-secret":
+		return "alice", nil
+	case "Bearer bob-secret":
+		return "bob", nil
+	}
+	return "", errors.New("unknown credential")
+}
+
 func TestListen(t *testing.T) {
 	tests := []struct {
 		addr    string

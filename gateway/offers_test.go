@@ -43,36 +43,6 @@ func startDocBackend(t *testing.T, reg *tool.Registry, name string, srv *mcp.Ser
 	startMemBackend(t, reg, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}, srv)
 }
 
-// startMemBackend runs srv in memory as the backend cfg describes, and
-// waits for its first start.
-func startMemBackend(t *testing.T, reg *tool.Registry, cfg mcpclient.Config, srv *mcp.Server) {
-	t.Helper()
-	startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg}, srv)
-}
-
-// startMemBackendWith is startMemBackend with opts (the registry in them).
-func startMemBackendWith(t *testing.T, cfg mcpclient.Config, opts mcpclient.Options, srv *mcp.Server) {
-	t.Helper()
-	opts.NewTransport = func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		if err == nil {
-			t.Cleanup(func() { ss.Close() })
-		}
-		return ct, err
-	}
-	b, err := mcpclient.Start(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func (c *client) resourceURIs(t *testing.T) []string {
 	t.Helper()
 	var out []string
@@ -168,16 +138,9 @@ func TestNodeClientResources(t *testing.T) {
 	everything := mcptest.ThirdPartyBin(t, "mcp-server-everything")
 	reg := tool.NewRegistry()
 	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: everything, Args: []string{"stdio"}}
-	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	startClient(t, cfg, mcpclient.Options{Registry: reg})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testTimeout)
 	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	base := serveHTTP(t, newGateway(t, reg, Options{}), Options{})
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "node_resources.mjs"), base+"/mcp")
 	cmd.Env = append(os.Environ(), "NODE_MODULES="+filepath.Dir(filepath.Dir(node)))

@@ -29,28 +29,7 @@ func stepsBackend(t *testing.T, reg *tool.Registry) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
-	var sessions []*mcp.ServerSession
-	c, err := mcpclient.Start(mcpclient.Config{ServerName: "steps", Transport: mcpclient.TransportStdio, Command: "unused"},
-		mcpclient.Options{Registry: reg, NewTransport: func() (mcp.Transport, error) {
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := srv.Connect(context.Background(), st, nil)
-			sessions = append(sessions, ss)
-			return ct, err
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	})
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startMemBackend(t, reg, mcpclient.Config{ServerName: "steps", Transport: mcpclient.TransportStdio, Command: "unused"}, srv)
 }
 
 // Every progress notification of a backend reaches the client that made

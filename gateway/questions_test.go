@@ -41,17 +41,7 @@ func buildEverythingServer(t *testing.T) string {
 func startEverything(t *testing.T, reg *tool.Registry, name, path, version string) *mcpclient.Server {
 	t.Helper()
 	cfg := mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: path, AllowSampling: true, ProtocolVersion: version}
-	srv, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return srv
+	return startClient(t, cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
 }
 
 // answering is a client that answers every elicitation by filling each string
@@ -227,32 +217,9 @@ func startConfirmBackend(t *testing.T, reg *tool.Registry, version string) <-cha
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %s %v", res.Action, args.What, res.Content["ok"])}}}, nil
 		})
-	connectBackend(t, reg, srv, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version})
+	startMemBackendWith(t, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: version},
+		mcpclient.Options{Registry: reg, Elicit: true}, srv)
 	return ended
-}
-
-// connectBackend serves srv in memory as backend cfg.ServerName, and
-// waits until its tools are registered in reg.
-func connectBackend(t *testing.T, reg *tool.Registry, srv *mcp.Server, cfg mcpclient.Config) {
-	t.Helper()
-	c, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		if err != nil {
-			return nil, err
-		}
-		t.Cleanup(func() { ss.Close() })
-		return ct, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // withAuthorization is an http.RoundTripper that sends the Authorization
@@ -510,25 +477,10 @@ func TestQuestionsPartialAnswers(t *testing.T) {
 			}}, nil
 		})
 	reg := tool.NewRegistry()
-	c, err := mcpclient.Start(mcpclient.Config{ServerName: "two", Transport: mcpclient.TransportStdio, Command: "unused"},
-		mcpclient.Options{Registry: reg, Elicit: true, NewTransport: func() (mcp.Transport, error) {
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := srv.Connect(context.Background(), st, nil)
-			if err != nil {
-				return nil, err
-			}
-			t.Cleanup(func() { ss.Close() })
-			return ct, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	startMemBackendWith(t, mcpclient.Config{ServerName: "two", Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg, Elicit: true}, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	cs := manualClient(t, serveHTTP(t, newGateway(t, reg, Options{Stateless: true}), Options{Stateless: true}), "")
 
 	params := &mcp.CallToolParams{Name: "mcp__two__both", Arguments: map[string]any{}}
@@ -588,7 +540,8 @@ func startReportBackend(t *testing.T, reg *tool.Registry) {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "answered"})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
-	connectBackend(t, reg, srv, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", LogLevel: "debug"})
+	startMemBackendWith(t, mcpclient.Config{ServerName: "ask", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", LogLevel: "debug"},
+		mcpclient.Options{Registry: reg, Elicit: true}, srv)
 }
 
 // The progress and log messages a parked call sends after its first

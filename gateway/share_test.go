@@ -51,16 +51,7 @@ func TestShareSession(t *testing.T) {
 	_, transport := counterServer(t, &open)
 	reg := tool.NewRegistry()
 	cfg := mcpclient.Config{ServerName: "ctr", Transport: mcpclient.TransportStdio, Command: "unused", Share: mcpclient.ShareSession}
-	b, err := mcpclient.Start(cfg, mcpclient.Options{Registry: reg, NewTransport: transport})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startClient(t, cfg, mcpclient.Options{Registry: reg, NewTransport: transport})
 	g := newGateway(t, reg, Options{})
 	a, c := connectInMemory(t, g), connectInMemory(t, g)
 	for i, want := range []struct {

@@ -23,17 +23,26 @@ type httpSession struct {
 	t        *testing.T
 	endpoint string
 	id       string // Mcp-Session-Id, "" in stateless mode
+	token    string // the bearer credential sent, none if ""
 }
 
+// openHTTPSession opens a raw session whose client offers nothing.
 func openHTTPSession(t *testing.T, base string) *httpSession {
 	t.Helper()
-	s := &httpSession{t: t, endpoint: base + "/mcp"}
-	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	return openHTTPSessionWith(t, base, `{}`, "")
+}
+
+// openHTTPSessionWith opens a raw session on base's endpoint whose client
+// offers capabilities (a JSON object), presenting token on each request
+// when it is not "": initialize, its session id, notifications/initialized.
+func openHTTPSessionWith(t *testing.T, base, capabilities, token string) *httpSession {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp", token: token}
+	resp := s.post(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+capabilities+`,"clientInfo":{"name":"raw","version":"1"}}}`)
 	s.id = resp.Header.Get("Mcp-Session-Id")
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	resp = s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	resp.Body.Close()
+	s.post(context.Background(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	return s
 }
 
@@ -61,6 +70,9 @@ func (s *httpSession) newRequest(ctx context.Context, method, body string) *http
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
 	return req
 }

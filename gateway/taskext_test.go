@@ -43,29 +43,14 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 	if _, err := reg.Register(askingTool("ask", true), askingTool("plain", false)); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer alice-secret":
-			return "alice", nil
-		case "Bearer bob-secret":
-			return "bob", nil
-		}
-		return "", errors.New("unknown credential")
-	}}
+	opts := Options{Stateless: true, Authenticate: aliceOrBob}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 
 	creg := tool.NewRegistry()
-	c, err := mcpclient.Start(mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStreamableHTTP, URL: base + "/mcp",
+	c := startClient(t, mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStreamableHTTP, URL: base + "/mcp",
 		Headers: map[string]string{"Authorization": "Bearer alice-secret"}}, mcpclient.Options{Registry: creg, Elicit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if v := c.Status().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("client negotiated %q", v)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -104,15 +103,7 @@ func TestGatewayHTTPTasksStayWithTheirOwner(t *testing.T) {
 	}
 	reg := tool.NewRegistry()
 	startRawBackend(t, reg, "tk", script)
-	opts := Options{Authenticate: func(r *http.Request) (string, error) {
-		switch r.Header.Get("Authorization") {
-		case "Bearer alice-secret":
-			return "alice", nil
-		case "Bearer bob-secret":
-			return "bob", nil
-		}
-		return "", errors.New("unknown credential")
-	}}
+	opts := Options{Authenticate: aliceOrBob}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 	alice, alice2, bob := openRawHTTP(t, base, "alice-secret"), openRawHTTP(t, base, "alice-secret"), openRawHTTP(t, base, "bob-secret")
 	if !strings.Contains(alice.initBody, `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`) {
