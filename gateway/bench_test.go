@@ -125,19 +125,7 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 // offers nothing, as the bridge's own), "sdk" the SDK's (the client offers
 // elicitation, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
-	reg := tool.NewRegistry()
-	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
-		b.Fatal(err)
-	}
-	g := New(reg, Options{})
-	defer g.Close()
-	ln, err := Listen("127.0.0.1:0", Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go g.ServeListener(ctx, ln)
+	addr := serveBench(b, echoRegistry(b), Options{})
 	for _, path := range []string{"fast", "sdk"} {
 		b.Run(path, func(b *testing.B) {
 			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
@@ -147,7 +135,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 				}
 			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -163,19 +151,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 // POSTs name a session, which the fast path leaves to the SDK and the
 // SDK's stateless handler ignores).
 func BenchmarkHTTPCallStateless(b *testing.B) {
-	reg := tool.NewRegistry()
-	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
-		b.Fatal(err)
-	}
-	g := New(reg, Options{Stateless: true})
-	defer g.Close()
-	ln, err := Listen("127.0.0.1:0", Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go g.ServeListener(ctx, ln)
+	addr := serveBench(b, echoRegistry(b), Options{Stateless: true})
 	for _, path := range []struct{ name, version string }{{"fast", "2025-11-25"}, {"sdk", "2025-11-25"}, {"fast-2026", ""}, {"sdk-2026", ""}} {
 		b.Run(path.name, func(b *testing.B) {
 			hc := &http.Client{}
@@ -183,7 +159,7 @@ func BenchmarkHTTPCallStateless(b *testing.B) {
 				hc.Transport = namedSession{}
 			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
+				&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -191,6 +167,30 @@ func BenchmarkHTTPCallStateless(b *testing.B) {
 			benchHTTPCalls(b, cs, "echo")
 		})
 	}
+}
+
+// echoRegistry is a registry of one tool, echo.
+func echoRegistry(b *testing.B) *tool.Registry {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("echo", textBody("echo"))); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+// serveBench serves a gateway of reg with opts on a loopback port until
+// the benchmark ends, and returns its address.
+func serveBench(b *testing.B, reg *tool.Registry, opts Options) string {
+	g := New(reg, opts)
+	b.Cleanup(func() { g.Close() })
+	ln, err := Listen("127.0.0.1:0", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	b.Cleanup(stop)
+	go g.ServeListener(ctx, ln)
+	return ln.Addr().String()
 }
 
 // namedSession sends every request with an Mcp-Session-Id, which takes a
@@ -207,17 +207,9 @@ func (namedSession) RoundTrip(req *http.Request) (*http.Response, error) {
 // behind an mcpclient bridge: the whole forwarding path of serve --http,
 // in one process.
 func BenchmarkHTTPCallChild(b *testing.B) {
-	g := New(echoChild(b), Options{})
-	defer g.Close()
-	ln, err := Listen("127.0.0.1:0", Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go g.ServeListener(ctx, ln)
+	addr := serveBench(b, echoChild(b), Options{})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,6 +68,26 @@ func fastPathTools(t *testing.T) *tool.Registry {
 	return reg
 }
 
+// wireCall is a call of fastPathTools whose answer the fast path and the
+// SDK's must write alike, and whether it is streamed (SSE) or one JSON
+// body.
+type wireCall struct {
+	body   string
+	stream bool
+}
+
+// wireCalls are the calls of fastPathTools every bytes test makes: a
+// result at once, a failure, structured content with HTML characters,
+// progress under a string and a number token, log messages.
+var wireCalls = []wireCall{
+	{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
+	{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
+	{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
+	{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
+	{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
+	{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
+}
+
 // eventIDs are an SSE body's event ids: random stream ids, then indexes.
 var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
 
@@ -83,18 +103,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
 	fast.setLevel("warning")
 	slow.setLevel("warning")
-	calls := []struct {
-		body   string
-		stream bool
-	}{
-		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
-		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
-		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
-		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
-		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
-	}
-	for _, call := range calls {
+	for _, call := range wireCalls {
 		before := sdk.Load()
 		got, gotHeader := postAll(t, fast, call.body)
 		if sdk.Load() != before {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,20 +105,11 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 	g := newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
-	calls := []struct {
-		body   string
-		stream bool
-	}{
-		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","arguments":{}}}`, false},
-		{`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"fails"}}`, false},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"structured","_meta":{"k":"v"}}}`, false},
-		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":"tok"}}}`, true},
-		{`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"steps","_meta":{"progressToken":5}}}`, true},
-		{`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"logs"}}`, true},
+	calls := append(slices.Clip(wireCalls), []wireCall{
 		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"roots"}}`, false},
 		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sample"}}`, false},
 		{`{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"elicit"}}`, false},
-	}
+	}...)
 	for _, call := range calls {
 		before := sdk.Load()
 		status, got, gotHeader := readStateless(t, base, call.body, false)
