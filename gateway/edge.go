@@ -126,16 +126,16 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		body, err := screenBody(r)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body did not arrive within %v", cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)))
 			return
+		case errors.Is(err, errBodyTooLarge):
+			refuse(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large: a body is at most "+strconv.Itoa(maxBody)+" bytes")
+			return
 		case err != nil:
 			refuse(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
-			return
-		case len(body) > maxBody:
-			refuse(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large: a body is at most "+strconv.Itoa(maxBody)+" bytes")
 			return
 		}
 		if ref := sdkwire.ScreenFrame(body); ref != nil {
@@ -158,6 +158,30 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 		}
 		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", r.Header.Get("Mcp-Session-Id"))
 	})
+}
+
+// errBodyTooLarge is screenBody's error for a body over maxBody.
+var errBodyTooLarge = errors.New("body over maxBody")
+
+// screenBody reads the body of POST r: at once into a buffer of its size
+// when the request declares one (most clients do), a declared size over
+// maxBody refused unread, an undeclared one (chunked) read as it comes,
+// up to maxBody.
+func screenBody(r *http.Request) ([]byte, error) {
+	n := r.ContentLength
+	switch {
+	case n > maxBody:
+		return nil, errBodyTooLarge
+	case n < 0:
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err == nil && len(body) > maxBody {
+			err = errBodyTooLarge
+		}
+		return body, err
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r.Body, body)
+	return body, err
 }
 
 // screenedBody is a POST's body as screen read it: the fast path peeks at

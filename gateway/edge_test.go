@@ -505,3 +505,45 @@ func TestEdgeStreamsFromOneAddress(t *testing.T) {
 	}
 	checkAuthorized(t, addr)
 }
+
+// A body over the SDK's 4 MiB is refused, 413, however it comes: one
+// that declares its size is refused before a byte of it is read (the
+// socket sends only headers, and the answer comes all the same), a chunked
+// one once the limit is passed; one shorter than it declared is a bad
+// request. An authorized client is served meanwhile.
+func TestEdgeBodyBounded(t *testing.T) {
+	addr := attackGateway(t, Options{BodyTimeout: 5 * time.Second})
+	auth := "Authorization: Bearer " + attackToken + "\r\n"
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+	for _, tc := range []struct{ name, request, want string }{
+		{"declared over the limit, unsent", head + "Content-Length: " + strconv.Itoa(maxBody+1) + "\r\n\r\n", "HTTP/1.1 413 "},
+		{"shorter than declared", head + "Content-Length: 100\r\nConnection: close\r\n\r\n{\"jsonrpc\":", "HTTP/1.1 400 "},
+	} {
+		c := dialMany(t, addr, 1, tc.request)[0]
+		if tc.want == "HTTP/1.1 400 " {
+			c.(*net.TCPConn).CloseWrite() // the body ends early
+		}
+		if sent, ok := closedWithin(c, 8*time.Second); !ok || !strings.HasPrefix(sent, tc.want) {
+			t.Errorf("%s: got %q (closed: %v), want %q… and the connection closed", tc.name, sent, ok, tc.want)
+		}
+	}
+
+	// Chunked, with no size declared: read up to the limit, then refused.
+	big := io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`), strings.NewReader(strings.Repeat("x", maxBody)), strings.NewReader(`"}}`))
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+attackToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if req.ContentLength != 0 || resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a chunked body over the limit (declared %d): %s, want 413", req.ContentLength, resp.Status)
+	}
+	checkAuthorized(t, addr)
+}
