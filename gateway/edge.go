@@ -163,24 +163,28 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 // errBodyTooLarge is screenBody's error for a body over maxBody.
 var errBodyTooLarge = errors.New("body over maxBody")
 
-// screenBody reads the body of POST r: at once into a buffer of its size
-// when the request declares one (most clients do), a declared size over
-// maxBody refused unread, an undeclared one (chunked) read as it comes,
-// up to maxBody.
+// exactBody is the largest declared body size read into a buffer of that
+// size at once; a larger one grows as its bytes arrive, so a client that
+// declares megabytes and sends them slowly holds no more than it sent.
+const exactBody = 64 << 10
+
+// screenBody reads the body of POST r: a declared size over maxBody is
+// refused unread, a small one (most calls) read into one buffer of its
+// size, any other read as it comes, up to maxBody.
 func screenBody(r *http.Request) ([]byte, error) {
 	n := r.ContentLength
 	switch {
 	case n > maxBody:
 		return nil, errBodyTooLarge
-	case n < 0:
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err == nil && len(body) > maxBody {
-			err = errBodyTooLarge
-		}
+	case n >= 0 && n <= exactBody:
+		body := make([]byte, n)
+		_, err := io.ReadFull(r.Body, body)
 		return body, err
 	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r.Body, body)
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err == nil && len(body) > maxBody {
+		err = errBodyTooLarge
+	}
 	return body, err
 }
 
