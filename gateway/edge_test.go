@@ -547,3 +547,19 @@ func TestEdgeBodyBounded(t *testing.T) {
 	}
 	checkAuthorized(t, addr)
 }
+
+// Clients that declare 4 MiB bodies and send them slowly hold no more
+// memory than they sent: 50 of them, authorized, each one byte in, leave
+// the live heap far below the 200 MiB their declared sizes add up to.
+func TestEdgeSlowBigBodiesBounded(t *testing.T) {
+	addr := attackGateway(t, Options{BodyTimeout: time.Minute})
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + attackToken + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: " + strconv.Itoa(maxBody) + "\r\n\r\n{"
+	before := liveHeap()
+	dialMany(t, addr, 50, head)
+	checkAuthorized(t, addr) // served after the 50 were read up to their bodies
+	grown := int64(liveHeap()) - int64(before)
+	t.Logf("live heap grew by %d MiB with 50 slow declared 4 MiB bodies", grown>>20)
+	if grown > 32<<20 {
+		t.Errorf("live heap grew by %d MiB with 50 slow declared 4 MiB bodies, want under 32 MiB", grown>>20)
+	}
+}
