@@ -72,13 +72,7 @@ func TestAskFloodIsBounded(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	go g.ServeTransport(ctx, st)
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _ := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	before := runtime.NumGoroutine()
 
 	callCtx, endCalls := context.WithCancel(ctx)

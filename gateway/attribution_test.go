@@ -95,24 +95,11 @@ func connectVictim(t *testing.T, ctx context.Context, g *Gateway, name string) *
 			return next(ctx, method, req)
 		}
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	sctx, stop := context.WithCancel(ctx)
-	go func() { served <- g.ServeTransport(sctx, st) }()
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		stop()
-		t.Fatalf("connecting %s: %v", name, err)
-	}
+	cs, _ := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatalf("%s: logging/setLevel: %v", name, err)
 	}
 	v.session = cs
-	t.Cleanup(func() {
-		cs.Close()
-		stop()
-		<-served
-	})
 	return v
 }
 

@@ -198,24 +198,15 @@ func shutdownAnswersCallsInFlight(t *testing.T, version string) {
 	})
 	t.Run("session ctx", func(t *testing.T) {
 		_, g, bs := twoBackends(t, Options{})
-		ct, st := mcp.NewInMemoryTransports()
-		ctx, stop := context.WithCancel(context.Background())
-		defer stop()
-		served := make(chan error, 1)
-		go func() { served <- g.ServeTransport(ctx, st) }()
 		c := &client{}
-		cs, err := newSDKClient(c).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		cs, s := connectClient(t, g, newSDKClient(c), &mcp.ClientSessionOptions{ProtocolVersion: version})
 		c.session = cs
-		res := slowCallUntil(t, c, stop)
+		res := slowCallUntil(t, c, s.stop)
 		if !res.IsError || cmp.Diff([]string{"Error: tool call cancelled: the client session is closing"}, texts(res)) != "" {
 			t.Errorf("call in flight at the session's end: isError %v, %q", res.IsError, texts(res))
 		}
 		waitSignal(t, bs["a"].cancelled, "the backend seeing the cancellation")
-		if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
+		if err := s.wait(t); err != nil {
 			t.Errorf("ServeTransport = %v", err)
 		}
 	})
@@ -267,20 +258,14 @@ func closeIsBounded(t *testing.T, version string) {
 	}
 	g := New(reg, Options{ShutdownTimeout: 50 * time.Millisecond})
 	viaSDK := sdkCalls(g)
-	ct, st := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	go func() { served <- g.ServeTransport(context.Background(), st) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, s := connectClient(t, g, mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil), &mcp.ClientSessionOptions{ProtocolVersion: version})
 	called := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "stubborn"})
 		called <- err
 	}()
 	waitSignal(t, entered, "the tool to run")
-	err = g.Close()
+	err := g.Close()
 	if err == nil || !strings.Contains(err.Error(), "1 call(s) still unanswered when the shutdown timeout (50ms) passed") {
 		t.Errorf("Close = %v, want the timeout error", err)
 	}
@@ -289,10 +274,9 @@ func closeIsBounded(t *testing.T, version string) {
 	if taken := viaSDK.Load() == 0; taken != (version != "") {
 		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
 	}
-	if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
+	if err := s.wait(t); err != nil {
 		t.Errorf("ServeTransport = %v", err)
 	}
-	cs.Close()
 }
 
 // A client that leaves mid-call: the call is cancelled (a backend would get

@@ -169,26 +169,66 @@ func connectInMemory(t *testing.T, g *Gateway) *client {
 // tools/call).
 func connectInMemoryAt(t *testing.T, g *Gateway, version string) *client {
 	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.ServeTransport(ctx, st) }()
 	c := &client{}
-	cs, err := newSDKClient(c).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	c.session, _ = connectClient(t, g, newSDKClient(c), &mcp.ClientSessionOptions{ProtocolVersion: version})
+	return c
+}
+
+// connectClient connects sdk to g over an in-memory pipe with opts, served
+// by ServeTransport until the end of the test. The test's cleanup closes
+// the client's session first, then stops serving and checks
+// ServeTransport's error; a test that wants the serving to end earlier
+// has the returned served.
+func connectClient(t testing.TB, g *Gateway, sdk *mcp.Client, opts *mcp.ClientSessionOptions) (*mcp.ClientSession, *served) {
+	t.Helper()
+	ct, s := serveInMemory(t, g)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	cs, err := sdk.Connect(ctx, ct, opts)
 	if err != nil {
-		stop()
-		<-served
 		t.Fatalf("connecting a client in memory: %v", err)
 	}
-	c.session = cs
+	// Registered after serveInMemory's cleanup, so it runs before it.
+	t.Cleanup(func() { cs.Close() })
+	return cs, s
+}
+
+// serveInMemory serves g on one end of an in-memory pipe and returns the
+// other. When the test ends it stops serving and fails the test if
+// ServeTransport returned an error.
+func serveInMemory(t testing.TB, g *Gateway) (mcp.Transport, *served) {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	s := &served{stop: stop, done: make(chan struct{})}
+	go func() {
+		s.err = g.ServeTransport(ctx, st)
+		close(s.done)
+	}()
 	t.Cleanup(func() {
-		cs.Close()
+		checked := s.waited // the test has had the error: not reported twice
 		stop()
-		if err := <-served; err != nil {
+		if err := s.wait(t); err != nil && !checked {
 			t.Errorf("ServeTransport: %v", err)
 		}
 	})
-	return c
+	return ct, s
+}
+
+// served is a ServeTransport running in the background.
+type served struct {
+	stop   func() // cancels ServeTransport's context
+	done   chan struct{}
+	err    error // ServeTransport's, once done is closed
+	waited bool  // wait has returned err
+}
+
+// wait waits for ServeTransport to return and gives its error.
+func (s *served) wait(t testing.TB) error {
+	t.Helper()
+	waitSignal(t, s.done, "ServeTransport to return")
+	s.waited = true
+	return s.err
 }
 
 // names lists the tools the client sees, in order, following pages.
@@ -240,7 +280,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // waitSignal waits for one value on ch or fails after testTimeout.
-func waitSignal[T any](t *testing.T, ch <-chan T, what string) T {
+func waitSignal[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:

@@ -223,16 +223,10 @@ func rootsSeen(t *testing.T, cfg mcpclient.Config) (viaGW, withOut string) {
 	startMemBackend(t, reg, cfg, srv)
 	ctx := context.Background()
 	g := newGateway(t, reg, Options{})
-	ct, st := mcp.NewInMemoryTransports()
-	go g.ServeTransport(ctx, st)
 	client := mcp.NewClient(&mcp.Implementation{Name: "rooted-client", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///from-client", Name: "client"})
 	// 2025-11-25: on 2026-07-28 a server cannot ask its client mid-call.
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _ := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__rooted__roots", Arguments: map[string]any{}})
 	if err != nil || len(res.Content) != 1 {
 		t.Fatalf("through the gateway: %+v, %v", res, err)

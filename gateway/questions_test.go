@@ -116,16 +116,7 @@ func TestQuestionsEveryPairing(t *testing.T) {
 		return func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: base + "/mcp"} }
 	}
 	inMemory := func() mcp.Transport {
-		ct, st := mcp.NewInMemoryTransports()
-		ctx, stop := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- g.ServeTransport(ctx, st) }()
-		t.Cleanup(func() {
-			stop()
-			if err := <-served; err != nil {
-				t.Errorf("ServeTransport: %v", err)
-			}
-		})
+		ct, _ := serveInMemory(t, g)
 		return ct
 	}
 
@@ -339,21 +330,15 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		reg := tool.NewRegistry()
 		ended := startConfirmBackend(t, reg, "2025-11-25")
 		g := newGateway(t, reg, Options{})
-		ct, st := mcp.NewInMemoryTransports()
-		served := make(chan error, 1)
-		go func() { served <- g.ServeTransport(context.Background(), st) }()
 		c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
 			MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
 		})
-		cs, err := c.Connect(context.Background(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs, s := connectClient(t, g, c, nil)
 		askedFor(t, cs, "deploy")
 		cs.Close()
 		waitSignal(t, ended, "the backend's question ended")
-		if err := waitSignal(t, served, "ServeTransport to return"); err != nil {
+		if err := s.wait(t); err != nil {
 			t.Errorf("ServeTransport: %v", err)
 		}
 		// Its place (and the session) are given up at once, not when

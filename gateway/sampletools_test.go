@@ -55,21 +55,7 @@ func TestGatewaySamplingWithTools(t *testing.T) {
 		mcpclient.Options{Registry: reg, Sample: true}, toolSampler())
 	g := newGateway(t, reg, Options{})
 	connect := func(opts *mcp.ClientOptions) *mcp.ClientSession {
-		ct, st := mcp.NewInMemoryTransports()
-		ctx, stop := context.WithCancel(context.Background())
-		served := make(chan error, 1)
-		go func() { served <- g.ServeTransport(ctx, st) }()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			stop()
-			<-served
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cs.Close()
-			stop()
-			<-served
-		})
+		cs, _ := connectClient(t, g, mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, opts), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		return cs
 	}
 	call := func(cs *mcp.ClientSession) (string, bool) {

@@ -109,8 +109,6 @@ func TestFastPathAsksTheClient(t *testing.T) {
 	defer cancel()
 	g := newGateway(t, reg, Options{})
 	viaSDK := sdkCalls(g)
-	ct, st := mcp.NewInMemoryTransports()
-	go g.ServeTransport(ctx, st)
 	client := mcp.NewClient(&mcp.Implementation{Name: "asked", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "size": "l"}}, nil
@@ -120,11 +118,7 @@ func TestFastPathAsksTheClient(t *testing.T) {
 				Content: []mcp.Content{&mcp.TextContent{Text: "asked " + strings.TrimSpace(req.Params.SystemPrompt)}}}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, _ := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	for name, want := range map[string]string{
 		"mcp__asker__order":   `accept {"gift":false,"name":"Ada","quantity":1,"size":"l"}`,
 		"mcp__asker__weather": "model m (endTurn): asked You answer briefly.",

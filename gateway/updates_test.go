@@ -66,14 +66,7 @@ func TestResourceSubscriptionsEndWithTheGateway(t *testing.T) {
 			updated <- req.Params.URI
 		},
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	served := make(chan error, 1)
-	go func() { served <- g.ServeTransport(context.Background(), st) }()
-	cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, s := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	for _, uri := range []string{"doc://a", "doc://b"} {
 		if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatalf("subscribe %s: %v", uri, err)
@@ -89,7 +82,7 @@ func TestResourceSubscriptionsEndWithTheGateway(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-served; err != nil {
+	if err := s.wait(t); err != nil {
 		t.Errorf("ServeTransport: %v", err)
 	}
 	want := []string{"subscribe doc://a", "subscribe doc://b", "unsubscribe doc://a", "unsubscribe doc://b"}

@@ -246,24 +246,16 @@ func BenchmarkViewList(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer v.Close()
+				// Cleanups, not defers: they run after the session's.
+				b.Cleanup(v.Close)
 				opts.NewView = func() View { return v.NewSession() }
 			}
 			g := New(reg, opts)
-			defer g.Close()
-			ct, st := mcp.NewInMemoryTransports()
-			ctx, stop := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- g.ServeTransport(ctx, st) }()
-			defer func() { stop(); <-served }()
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cs.Close()
+			b.Cleanup(func() { g.Close() })
+			cs, _ := connectClient(b, g, mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := cs.ListTools(ctx, nil); err != nil {
+				if _, err := cs.ListTools(context.Background(), nil); err != nil {
 					b.Fatal(err)
 				}
 			}
