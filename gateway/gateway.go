@@ -805,6 +805,17 @@ func (g *Gateway) ServeTransport(ctx context.Context, t mcp.Transport) error {
 	return g.serveTransport(ctx, t, g.take)
 }
 
+// afterConnect is take, deciding only once connected is closed: the SDK
+// reads the first request before Connect returns the session it is of,
+// and a request decided without it would go to the SDK, answered
+// otherwise than the same request a moment later.
+func afterConnect(connected <-chan struct{}, take func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
+	return func(req *jsonrpc.Request) sdkwire.TakenCall {
+		<-connected
+		return take(req)
+	}
+}
+
 // serveTransport is ServeTransport with the fast path's take (nil: every
 // request goes through the SDK's session, as tests comparing the paths
 // want).
@@ -823,17 +834,20 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.answering.done()
 	}}
 	var session atomic.Pointer[mcp.ServerSession]
+	connected := make(chan struct{}) // closed once session is stored, or Connect failed
 	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: tt, Add: taskCapability}, Take: noTake}
 	if take != nil {
 		taking.Take = take(&session)
 	}
 	st, ext := newSessionTasks(ctx, false), newSessionTasks(ctx, true)
-	taking.Take = g.takeTasks(&session, st, ext, taking.Take)
+	taking.Take = afterConnect(connected, g.takeTasks(&session, st, ext, taking.Take))
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
+		close(connected)
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
 	}
 	session.Store(ss)
+	close(connected)
 	// Close snapshots the sessions after marking itself closed: a session
 	// connected after the snapshot sees the mark here.
 	if g.isClosed() { // untested: needs Close to run between the two checks
