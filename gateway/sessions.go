@@ -100,6 +100,14 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 		g.cancelCalls(ss, errSessionClosed)
 	}
 	g.http.ServeHTTP(w, r)
+	if ss != nil && g.sessionByID(ss.ID()) == nil {
+		// Unknown to the fast path before the client hears of the end
+		// (net/http sends the answer after this returns): its next POST
+		// gets the SDK's 404, not a call refused on a closing session.
+		g.mu.Lock()
+		delete(g.byID, ss.ID())
+		g.mu.Unlock()
+	}
 }
 
 // sessionByID returns the open session called id, or nil.
