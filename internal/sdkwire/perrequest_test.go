@@ -47,40 +47,13 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 // maps to an HTTP status (ErrorStatus) is one application/json body with
 // that status, after the SSE headers, any other on the stream.
 func TestContractPerRequestStateless(t *testing.T) {
-	type seen struct {
-		params *mcp.InitializeParams
-		askErr string
-	}
-	got := make(chan seen, 1)
+	got := make(chan probeSeen, 1)
 	impl := &mcp.Implementation{Name: "contract <&>", Version: "0"}
 	srv := mcp.NewServer(impl, nil)
 	srv.AddTool(&mcp.Tool{Name: "probe", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, nil // answered by the middleware
 	})
-	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/call" {
-				return next(ctx, method, req)
-			}
-			ss := req.GetSession().(*mcp.ServerSession)
-			for _, level := range logLevels {
-				ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
-			}
-			_, err := ss.ListRoots(ctx, nil)
-			s := seen{params: ss.InitializeParams()}
-			if err != nil {
-				s.askErr = err.Error()
-			}
-			got <- s
-			switch req.GetParams().(*mcp.CallToolParamsRaw).Meta["fail"] {
-			case "params":
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad <params>"}
-			case "internal":
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "broke"}
-			}
-			return RawResult(ss, true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`)), nil
-		}
-	})
+	srv.AddReceivingMiddleware(perRequestProbe(got))
 	url := httpServer(t, srv, true)
 	for i, tt := range []struct{ name, meta, level, fail string }{
 		{name: "", meta: ""},
@@ -106,38 +79,9 @@ func TestContractPerRequestStateless(t *testing.T) {
 		if want := PerRequestAskError("roots/list", PerRequestVersion).Error(); s.askErr != want {
 			t.Errorf("%d: ListRoots failed with %q, want %q", i, s.askErr, want)
 		}
-		id, _ := jsonrpc.MakeID(float64(i))
-		var frames []byte
-		for _, level := range logLevels {
-			if LogPasses(level, client.LogLevel) {
-				note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
-				frames = AppendEvent(frames, "message", "", note)
-			}
-		}
-		var wantErr error
-		switch tt.fail {
-		case "params":
-			wantErr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad <params>"}
-		case "internal":
-			wantErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "broke"}
-		}
-		var result json.RawMessage
-		if wantErr == nil {
-			result = CallResultJSONPerRequest(true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`), ServerInfoJSON(impl))
-		}
-		message, _ := ResponseJSON(id, result, wantErr)
-		status := ErrorStatus(wantErr)
-		want, wantStatus := string(AppendEvent(frames, "message", "", message)), http.StatusOK
-		if status != 0 {
-			want, wantStatus = string(frames)+string(message), status
-		}
+		want, wantStatus, h := perRequestAnswer(i, client.LogLevel, probeFailure(tt.fail), impl)
 		if string(body) != want || resp.StatusCode != wantStatus {
 			t.Errorf("%d: the response is %d\n%s\nwant %d\n%s", i, resp.StatusCode, body, wantStatus, want)
-		}
-		h := http.Header{}
-		SetResponseHeaders(h, false)
-		if status != 0 {
-			h.Set("Content-Type", "application/json")
 		}
 		for key := range h {
 			if resp.Header.Get(key) != h.Get(key) {
@@ -145,6 +89,80 @@ func TestContractPerRequestStateless(t *testing.T) {
 			}
 		}
 	}
+}
+
+// probeSeen is what perRequestProbe saw of a call's session.
+type probeSeen struct {
+	params *mcp.InitializeParams
+	askErr string
+}
+
+// perRequestProbe answers tools/call for TestContractPerRequestStateless:
+// it sends a log message of every level, asks for roots, reports the
+// session's initialize params and the ask's error on got, and fails as
+// the call's _meta "fail" says (probeFailure), else answers a RawResult.
+func perRequestProbe(got chan<- probeSeen) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			ss := req.GetSession().(*mcp.ServerSession)
+			for _, level := range logLevels {
+				ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+			}
+			_, err := ss.ListRoots(ctx, nil)
+			s := probeSeen{params: ss.InitializeParams()}
+			if err != nil {
+				s.askErr = err.Error()
+			}
+			got <- s
+			fail, _ := req.GetParams().(*mcp.CallToolParamsRaw).Meta["fail"].(string)
+			if err := probeFailure(fail); err != nil {
+				return nil, err
+			}
+			return RawResult(ss, true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`)), nil
+		}
+	}
+}
+
+// probeFailure is the error perRequestProbe fails with for fail, nil for
+// none.
+func probeFailure(fail string) error {
+	switch fail {
+	case "params":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad <params>"}
+	case "internal":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "broke"}
+	}
+	return nil
+}
+
+// perRequestAnswer is the body, status and headers the SDK answers
+// perRequestProbe's call i with: the log messages from level up as SSE
+// events, then the result (or wantErr) as one more, or after them as one
+// JSON body with the error's status when the SDK maps it to one.
+func perRequestAnswer(i int, level string, wantErr error, impl *mcp.Implementation) (string, int, http.Header) {
+	id, _ := jsonrpc.MakeID(float64(i))
+	var frames []byte
+	for _, l := range logLevels {
+		if LogPasses(l, level) {
+			note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l), Data: l})
+			frames = AppendEvent(frames, "message", "", note)
+		}
+	}
+	var result json.RawMessage
+	if wantErr == nil {
+		result = CallResultJSONPerRequest(true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`), ServerInfoJSON(impl))
+	}
+	message, _ := ResponseJSON(id, result, wantErr)
+	h := http.Header{}
+	SetResponseHeaders(h, false)
+	if status := ErrorStatus(wantErr); status != 0 {
+		h.Set("Content-Type", "application/json")
+		return string(frames) + string(message), status, h
+	}
+	return string(AppendEvent(frames, "message", "", message)), http.StatusOK, h
 }
 
 // clientNameOf is the name p's clientInfo gives, "" without one.
