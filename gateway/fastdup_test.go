@@ -36,14 +36,7 @@ func TestHTTPDuplicateIDAcrossPaths(t *testing.T) {
 			g := newGateway(t, reg, Options{})
 			sdk := sdkCalls(g)
 			s := openHTTPSession(t, serveHTTP(t, g, Options{}))
-			firstDone := make(chan struct{})
-			go func() {
-				defer close(firstDone)
-				if resp, err := s.send(context.Background(), tc.first); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
-			}()
+			firstDone := s.sendAside(tc.first)
 			waitSignal(t, entered, "the first call to start")
 			if bySDK := sdk.Load() == 1; bySDK != tc.firstBySDK {
 				t.Fatalf("the first call went the SDK's way: %v, want %v", bySDK, tc.firstBySDK)

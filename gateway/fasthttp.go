@@ -153,7 +153,19 @@ func fastHeaders(h http.Header, session bool) bool {
 // acceptsBoth reports whether Accept values name application/json and
 // text/event-stream.
 func acceptsBoth(values []string) bool {
-	var json, sse bool
+	json, sse := accepts(values)
+	return json && sse
+}
+
+// acceptsSSE reports whether Accept values name text/event-stream.
+func acceptsSSE(values []string) bool {
+	_, sse := accepts(values)
+	return sse
+}
+
+// accepts reports which of application/json and text/event-stream Accept
+// values name.
+func accepts(values []string) (json, sse bool) {
 	for _, v := range values {
 		for token := range strings.SplitSeq(v, ",") {
 			switch mediaType(token) {
@@ -164,7 +176,7 @@ func acceptsBoth(values []string) bool {
 			}
 		}
 	}
-	return json && sse
+	return json, sse
 }
 
 // mediaType is a media type without parameters, in lower case.
@@ -427,18 +439,6 @@ func parseEventID(id string) (stream string, idx int, ok bool) {
 	}
 	idx, err := strconv.Atoi(n)
 	return stream, idx, err == nil && idx >= 0
-}
-
-// acceptsSSE reports whether Accept values name text/event-stream.
-func acceptsSSE(values []string) bool {
-	for _, v := range values {
-		for token := range strings.SplitSeq(v, ",") {
-			if mediaType(token) == "text/event-stream" {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // idText is a request id as the SDK prints it in its errors.

@@ -314,12 +314,7 @@ func TestHTTPFastPathDuplicateID(t *testing.T) {
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})
 	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
-	go func() {
-		if resp, err := s.send(context.Background(), waitCall); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
+	s.sendAside(waitCall)
 	waitSignal(t, entered, "the call to start")
 	resp, err := s.send(context.Background(), waitCall)
 	if err != nil {
@@ -390,12 +385,7 @@ func TestHTTPFastPathCallsBounded(t *testing.T) {
 	g := newGateway(t, reg, Options{MaxCallsPerSession: 1})
 	sdk := sdkCalls(g)
 	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
-	go func() {
-		if resp, err := s.send(context.Background(), waitCall); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
+	s.sendAside(waitCall)
 	waitSignal(t, entered, "the call to start")
 	body, _ := postAll(t, s, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"wait"}}`)
 	if !strings.Contains(body, `"id":8,"error":{"code":-32603,"message":"too many tool calls in flight on this session (the gateway's limit is 1)`) {

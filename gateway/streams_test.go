@@ -56,6 +56,20 @@ func (s *httpSession) send(ctx context.Context, body string) (*http.Response, er
 	return http.DefaultClient.Do(s.newRequest(ctx, http.MethodPost, body))
 }
 
+// sendAside posts body from a goroutine of its own and reads its answer
+// to the end; the channel is closed once it has (or the POST failed).
+func (s *httpSession) sendAside(body string) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := s.send(context.Background(), body); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	return done
+}
+
 func (s *httpSession) newRequest(ctx context.Context, method, body string) *http.Request {
 	var r io.Reader
 	if body != "" {

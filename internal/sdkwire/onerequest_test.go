@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -36,13 +35,7 @@ func TestContractOneRequestSession(t *testing.T) {
 	})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
-	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := rawSend(t, ts.URL, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}`)
 	resp.Body.Close()
 	mu.Lock()
 	ping := seen["ping"]
