@@ -427,6 +427,14 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("Suggest(%q) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
+	// Two letters swapped is one edit: the gateway entry's "audti" is
+	// "audit", not "auth" (two edits either way by Levenshtein's count).
+	gateway := []string{"auth", "policy", "rateLimit", "audit"}
+	for _, tt := range []struct{ key, want string }{{"audti", "audit"}, {"atuh", "auth"}, {"ploicy", "policy"}} {
+		if got := yamlconf.Suggest(tt.key, gateway); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
 }
 
 func TestLocate(t *testing.T) {
