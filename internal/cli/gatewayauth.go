@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -50,6 +51,47 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan) ga
 		opts.Authenticate = k.Authenticate
 	}
 	return opts
+}
+
+// requireGateway makes the run fail closed when plan has a gateway entry:
+// an invalid one stops serve before anything starts, with its positioned
+// error, and a valid one makes the Keeper refuse every call until it is
+// applied (Keeper.Require).
+func (e *env) requireGateway(plan *host.Plan) error {
+	for _, pe := range plan.Enabled() {
+		if pe.Entry.Name != gatewayauth.Name {
+			continue
+		}
+		if pe.Err != nil {
+			return &configError{fmt.Errorf("serve: the gateway entry guards every call and is invalid, so serve does not start: %w", pe.Err)}
+		}
+		e.keeper.Require()
+	}
+	return nil
+}
+
+// gatewayNotApplied is why serve stops after its first apply: the gateway
+// entry it requires did not start (an audit file that cannot be opened,
+// an issuer that cannot be discovered). nil when it did, or when there is
+// none.
+func gatewayNotApplied(k *gatewayauth.Keeper, plan *host.Plan, statuses []host.Status) error {
+	if k.Current() != nil {
+		return nil
+	}
+	for _, pe := range plan.Enabled() {
+		if pe.Entry.Name != gatewayauth.Name {
+			continue
+		}
+		why := "it did not start"
+		for _, st := range statuses {
+			if st.ID == pe.Entry.ID && st.Err != "" {
+				why = st.Err
+			}
+		}
+		return fmt.Errorf("serve: %s:%d: gateway entry %q could not be applied, so serve stops rather than serve calls unguarded: %s",
+			pe.Entry.File, pe.Entry.Line, pe.Entry.ID, why)
+	}
+	return nil
 }
 
 // planHasAuth reports whether plan's gateway entry asks for tokens.

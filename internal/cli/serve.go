@@ -40,6 +40,9 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if cat, src, err = e.scrubGatewayTokens(f, cat, src); err != nil {
 		return err
 	}
+	if err := e.requireGateway(src.plan); err != nil {
+		return err
+	}
 	if err := e.loadPins(src, f, true); err != nil {
 		return err
 	}
@@ -170,17 +173,21 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 // start once the first plan is applied. run returns when ctx ends
 // or, on stdio, the client leaves, after closing everything.
 func (r *serveRun) run(ctx context.Context, src *source) error {
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.applyAndWatch(runCtx, src) })
+	wg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
 
 	stopMetrics, listenErr := r.serveMetrics()
 	var serveErr error
 	if listenErr == nil {
 		serveErr, listenErr = r.serveTransport(runCtx)
 	}
-	stop()
+	stop(nil)
 	stopMetrics()
+	if failed := context.Cause(runCtx); failed != nil && !errors.Is(failed, context.Canceled) {
+		wg.Wait()
+		return errors.Join(failed, r.gw.Close(), r.h.Close())
+	}
 	if listenErr != nil {
 		wg.Wait()
 		return errors.Join(listenErr, r.gw.Close(), r.h.Close())
@@ -198,9 +205,13 @@ func (r *serveRun) run(ctx context.Context, src *source) error {
 
 // applyAndWatch runs src's plan, then applies its file whenever it
 // changes, until ctx ends. Failures are logged by the host, entry by
-// entry.
-func (r *serveRun) applyAndWatch(ctx context.Context, src *source) {
+// entry, except that of the gateway entry on the first apply: that one
+// stops the run (fail), since it guards every call.
+func (r *serveRun) applyAndWatch(ctx context.Context, src *source, fail context.CancelCauseFunc) {
 	_ = r.h.Apply(ctx, src.plan)
+	if err := gatewayNotApplied(r.e.keeper, src.plan, r.h.Status()); err != nil && ctx.Err() == nil {
+		fail(err)
+	}
 	if r.applied != nil {
 		close(r.applied)
 	}

@@ -72,6 +72,10 @@ type Keeper struct {
 	// fallback checks requests while no gateway entry is applied: the
 	// --token-env token only, or nothing at all.
 	fallback *Verifier
+	// required is set once a gateway entry is known to guard the run
+	// (Require, or any Apply): from then on, no applied config means no
+	// call is served, never every call.
+	required atomic.Bool
 	mu       sync.Mutex // serializes Apply
 }
 
@@ -94,8 +98,9 @@ var (
 )
 
 // NewKeeper returns a Keeper with no config: its Gate lets every call
-// through, and its Authenticate accepts only the --token-env token (none
-// without one), until Apply.
+// through (refuses every call once Require was called), and its
+// Authenticate accepts only the --token-env token (none without one),
+// until Apply.
 func NewKeeper(o Options) *Keeper {
 	k := &Keeper{opts: o, now: o.Now, log: o.Logger, salt: make([]byte, 32)}
 	if k.now == nil {
@@ -126,6 +131,7 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 		return err
 	}
 	st.tools = tools
+	k.required.Store(true)
 	old := k.state.Swap(st)
 	k.release(old)
 	if k.opts.Changed != nil && (old == nil || !samePolicy(old.cfg, cfg)) {
@@ -134,7 +140,16 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 	return nil
 }
 
+// Require makes the Keeper fail closed: until a config is applied, and
+// after one is cleared, its Gate refuses every call and its Screen hides
+// everything. serve calls it when its config has a gateway entry, so an
+// entry that fails to apply never leaves the gateway open. Apply implies
+// it.
+func (k *Keeper) Require() { k.required.Store(true) }
+
 // Clear removes the config (its entry was removed) if it is still cfg.
+// The gateway then serves no call (Require): removing the entry that
+// guarded a running gateway does not open it.
 func (k *Keeper) Clear(cfg *Config) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -142,6 +157,7 @@ func (k *Keeper) Clear(cfg *Config) {
 	if st == nil || &st.cfg != cfg {
 		return
 	}
+	k.log.Info("gateway entry stopped: until one is applied again, the gateway serves no call")
 	k.state.Store(nil)
 	k.release(st)
 	if k.opts.Changed != nil {
@@ -276,6 +292,9 @@ func (st *state) principal(ctx context.Context, header http.Header) (*Principal,
 // Screen implements gateway.Screen: what the caller's policy lets it see.
 func (k *Keeper) Screen(ctx context.Context, header http.Header, _ string) func(gateway.Offer, string) bool {
 	st := k.state.Load()
+	if st == nil && k.required.Load() {
+		return func(gateway.Offer, string) bool { return false }
+	}
 	if st == nil || !st.cfg.HasPolicy {
 		return func(gateway.Offer, string) bool { return true }
 	}
@@ -304,7 +323,7 @@ func kindOf(o gateway.Offer) Target {
 func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome), error) {
 	st := k.state.Load()
 	if st == nil {
-		return ctx, func(gateway.Outcome) {}, nil
+		return k.enterUnguarded(ctx)
 	}
 	rec := k.record(st, c)
 	who, err := st.principal(ctx, c.Header)
@@ -339,6 +358,18 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		rec.Outcome = outcome(o)
 		k.write(st, rec)
 	}, nil
+}
+
+// enterUnguarded is Enter without an applied config: every call passes
+// when no gateway entry guards the run, none when one should (Require).
+func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gateway.Outcome), error) {
+	if !k.required.Load() {
+		return ctx, func(gateway.Outcome) {}, nil
+	}
+	if k.opts.Refused != nil {
+		k.opts.Refused("refused")
+	}
+	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"}
 }
 
 func kindName(k Target) string {

@@ -64,7 +64,9 @@ func (k *Kind) Start(lifetime context.Context, spec host.Spec, env host.Env) (ho
 		return in, nil
 	}
 	if err := k.keeper.Apply(lifetime, spec.Config.(Config), env.Registry); err != nil {
-		env.Logger.Error("gateway entry not applied; the previous one stays", "error", err)
+		if k.keeper.Current() != nil {
+			env.Logger.Error("gateway entry not applied; the previous one stays", "error", err)
+		}
 		return nil, err
 	}
 	in.cfg = k.keeper.Current()

@@ -271,3 +271,47 @@ func TestNoAuthIsAnonymous(t *testing.T) {
 		}
 	}
 }
+
+// A gateway entry, once required, is the only way in: before it is
+// applied (serve's start, or an entry that failed to apply), and after it
+// is removed by a reload, no call passes the Gate and nothing is listed.
+// Without Require, no entry means an open gateway, as before.
+func TestRequiredEntryFailsClosed(t *testing.T) {
+	call := gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}
+	allowed := func(k *Keeper) bool {
+		_, ended, err := k.Enter(t.Context(), call)
+		if ended != nil {
+			ended(gateway.Outcome{})
+		}
+		listed := k.Screen(t.Context(), nil, "")(gateway.OfferTool, call.Public)
+		if (err == nil) != listed {
+			t.Errorf("Enter says %v but Screen lists it: %v", err, listed)
+		}
+		return err == nil
+	}
+	open := newServed(t, Options{})
+	if !allowed(open.keeper) {
+		t.Errorf("no gateway entry, none required: the call was refused")
+	}
+	s := newServed(t, Options{})
+	s.keeper.Require()
+	if allowed(s.keeper) {
+		t.Errorf("required, not yet applied: the call passed")
+	}
+	s.apply(t, "policy: [{subjects: [stdio], allow: [\"*\"]}]\n", nil)
+	if !allowed(s.keeper) {
+		t.Errorf("applied: the call was refused")
+	}
+	s.keeper.Clear(s.keeper.Current())
+	if allowed(s.keeper) {
+		t.Errorf("entry removed: the call passed")
+	}
+	// Apply alone makes it required: an entry added by a reload and
+	// removed by the next does not leave the gateway open.
+	added := newServed(t, Options{})
+	added.apply(t, "policy: [{subjects: [stdio], allow: [\"*\"]}]\n", nil)
+	added.keeper.Clear(added.keeper.Current())
+	if allowed(added.keeper) {
+		t.Errorf("added, then removed: the call passed")
+	}
+}

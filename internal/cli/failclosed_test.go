@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// stdioCall is a client's whole stdio session: initialize, then a call of
+// the fixture's greet, which the gateway entries below deny to everyone.
+const stdioCall = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__fx__greet","arguments":{"name":"intruder"}}}
+`
+
+// A gateway entry that guards every call fails closed: one that is
+// invalid (a misspelt key) stops serve before anything starts, naming the
+// entry and the key; one that is valid but cannot be applied (its audit
+// file cannot be opened) stops serve after its first apply. Neither
+// answers the call its policy would deny.
+func TestServeBrokenGatewayEntryAnswersNoCall(t *testing.T) {
+	denyAll := "    policy: [{subjects: [nobody], allow: [none]}]\n"
+	cases := []struct {
+		name, entry string
+		args        []string
+		want        []string
+	}{
+		{"misspelt key, stdio", "    audti: {file: -}\n" + denyAll, []string{"--stdio"},
+			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}},
+		{"misspelt key, http", "    audti: {file: -}\n" + denyAll, []string{"--http", "127.0.0.1:0"},
+			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}},
+		{"audit file cannot be opened", "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "dir", "audit.jsonl") + "}\n" + denyAll,
+			[]string{"--http", "127.0.0.1:0"}, []string{`gateway entry "gw" could not be applied`, "gateway audit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := writeConfig(t, fixtureEntries(t, "fx")+"- id: gw\n  name: gateway\n  config:\n"+c.entry)
+			r := mcpbridge(t, stdioCall, append(append([]string{"serve"}, c.args...), "--config", cfg)...)
+			if r.code == 0 {
+				t.Errorf("serve exited 0; want it refused")
+			}
+			if strings.Contains(r.stdout, "intruder") {
+				t.Errorf("the denied call was answered:\n%s", r.stdout)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}
