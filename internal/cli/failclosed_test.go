@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +49,25 @@ func TestServeBrokenGatewayEntryAnswersNoCall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// serve refuses a network address without a token before it starts any
+// server: nothing is spawned for a run that will not serve.
+func TestServeRefusedAddressStartsNoServer(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	cfg := writeConfig(t, `- id: s
+  name: mcp-client
+  config: {serverName: s, transport: stdio, command: sh, args: ["-c", "touch `+marker+`; sleep 5"]}
+`)
+	r := mcpbridge(t, "", "serve", "--http", "0.0.0.0:0", "--config", cfg)
+	if r.code != 2 || !strings.Contains(r.stderr, "is not a loopback address") {
+		t.Fatalf("serve on 0.0.0.0 without a token: %d %q; want 2 and the refusal", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "starting") {
+		t.Errorf("serve started servers before refusing:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the server was spawned before serve refused its address")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -170,30 +171,33 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 // run serves at once: initialize is answered while the servers start, and
 // other requests wait for the first plan to be applied (withReadiness), so
 // a client's first tools/list has every server that could start. Reloads
-// start once the first plan is applied. run returns when ctx ends
-// or, on stdio, the client leaves, after closing everything.
+// start once the first plan is applied. The addresses are listened on
+// before any server starts, so an address refused (not loopback, no
+// token) or taken starts nothing. run returns when ctx ends or, on stdio,
+// the client leaves, after closing everything.
 func (r *serveRun) run(ctx context.Context, src *source) error {
+	ln, err := r.listen()
+	if err != nil {
+		return errors.Join(err, r.gw.Close(), r.h.Close())
+	}
+	stopMetrics, err := r.serveMetrics()
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return errors.Join(err, r.gw.Close(), r.h.Close())
+	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
-
-	stopMetrics, listenErr := r.serveMetrics()
-	var serveErr error
-	if listenErr == nil {
-		serveErr, listenErr = r.serveTransport(runCtx)
-	}
+	serveErr := r.serveTransport(runCtx, ln)
 	stop(nil)
 	stopMetrics()
-	if failed := context.Cause(runCtx); failed != nil && !errors.Is(failed, context.Canceled) {
-		wg.Wait()
-		return errors.Join(failed, r.gw.Close(), r.h.Close())
-	}
-	if listenErr != nil {
-		wg.Wait()
-		return errors.Join(listenErr, r.gw.Close(), r.h.Close())
-	}
 	closeErr := errors.Join(r.gw.Close(), r.h.Close())
 	wg.Wait()
+	if failed := context.Cause(runCtx); !errors.Is(failed, context.Canceled) {
+		return errors.Join(failed, closeErr)
+	}
 	if serveErr != nil && !errors.Is(serveErr, context.Canceled) && !errors.Is(serveErr, gateway.ErrClosed) {
 		return errors.Join(serveErr, closeErr)
 	}
@@ -229,28 +233,31 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src *source, fail context.
 	wg.Wait()
 }
 
-// serveTransport serves the gateway on stdio or HTTP until ctx ends (or
-// the stdio client leaves) and returns why it stopped. listenErr is set
-// instead when the HTTP address could not be listened on: nothing was
-// served.
-func (r *serveRun) serveTransport(ctx context.Context) (serveErr, listenErr error) {
+// listen listens on serve's HTTP address; nil on stdio.
+func (r *serveRun) listen() (net.Listener, error) {
 	if r.f.stdio {
-		return r.gw.ServeStdio(ctx, io.NopCloser(r.e.Stdin), nopWriteCloser{r.e.Stdout}), nil
+		return nil, nil
 	}
 	addr := r.f.httpAddr
 	if addr == "" {
 		addr = gateway.DefaultHTTPAddr
 	}
 	ln, err := gateway.Listen(addr, r.opts)
-	if err != nil {
-		if errors.Is(err, gateway.ErrNotLoopback) {
-			err = usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
-				"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
-		}
-		return nil, err
+	if errors.Is(err, gateway.ErrNotLoopback) {
+		err = usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
+			"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
+	}
+	return ln, err
+}
+
+// serveTransport serves the gateway on ln, or on stdio when ln is nil,
+// until ctx ends (or the stdio client leaves) and returns why it stopped.
+func (r *serveRun) serveTransport(ctx context.Context, ln net.Listener) error {
+	if ln == nil {
+		return r.gw.ServeStdio(ctx, io.NopCloser(r.e.Stdin), nopWriteCloser{r.e.Stdout})
 	}
 	r.announce(ln.Addr())
-	return r.gw.ServeListener(ctx, ln), nil
+	return r.gw.ServeListener(ctx, ln)
 }
 
 // backendStates is /healthz's view of the host: no config, no secrets.
