@@ -317,5 +317,23 @@ func syntaxError(filename string, data []byte, err error) *ConfigError {
 		}
 	}
 	ce.Msg = "invalid YAML: " + msg
+	if !strings.Contains(msg, "tab") {
+		ce.Msg += tabHint(data, ce.Line)
+	}
 	return ce
+}
+
+// tabHint explains a syntax error on a line that a tab indents, the
+// commonest cause of yaml.v3's "found character that cannot start any
+// token"; "" for other lines.
+func tabHint(data []byte, line int) string {
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := lines[line-1]
+	if indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]; !strings.Contains(indent, "\t") {
+		return ""
+	}
+	return " (this line is indented with a tab: YAML indents with spaces only)"
 }

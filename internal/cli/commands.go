@@ -92,6 +92,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if err := swappedCallArgs(f.args); err != nil {
+		return err
+	}
 	name := f.args[0]
 	args := json.RawMessage(`{}`)
 	if len(f.args) == 2 {
@@ -183,13 +186,39 @@ func (e *env) callArgs(arg string) (json.RawMessage, error) {
 		return nil, usagef("call: the arguments are larger than %d MiB", maxCallArgsBytes>>20)
 	}
 	raw = bytes.TrimSpace(raw)
+	if k, _, ok := strings.Cut(string(raw), "="); ok && arg != "-" && isArgKey(k) {
+		return nil, usagef(`call: arguments %q are KEY=VALUE, not JSON: write --arg %s (one --arg per argument), or the JSON object '{"%s": ...}'`, arg, arg, k)
+	}
 	if !json.Valid(raw) {
-		return nil, usagef("call: arguments are not valid JSON: %s", describeJSONError(raw))
+		return nil, usagef(`call: arguments are not valid JSON: %s (want an object such as '{"a": 1}', or --arg K=V per argument)`, describeJSONError(raw))
 	}
 	if raw[0] != '{' {
 		return nil, usagef(`call: arguments must be a JSON object, like '{"a": 1}' or '{}', got %s`, jsonKind(raw[0]))
 	}
 	return raw, nil
+}
+
+// swappedCallArgs refuses call's arguments given before the tool's name,
+// which would otherwise read as a tool name that is not JSON.
+func swappedCallArgs(args []string) error {
+	if len(args) != 2 || !strings.HasPrefix(strings.TrimSpace(args[0]), "{") || json.Valid([]byte(args[1])) {
+		return nil
+	}
+	return usagef("call: the tool's name comes first, then its arguments: mcpbridge call %s '%s'", args[1], args[0])
+}
+
+// isArgKey reports whether k can be the KEY of a KEY=VALUE argument: a
+// word, not JSON.
+func isArgKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonKind names the kind of JSON value that starts with c.

@@ -124,11 +124,12 @@ func (e *env) remove(argv []string) error {
 	if err != nil {
 		return err
 	}
-	var known []string
+	var known, looked []string
 	for _, path := range files {
 		if !exists(path) {
 			continue
 		}
+		looked = append(looked, path)
 		data, err := host.ReadConfigFile(path)
 		if err != nil {
 			return &configError{err}
@@ -149,7 +150,10 @@ func (e *env) remove(argv []string) error {
 		}
 		return err
 	}
-	msg := fmt.Sprintf("remove: %s has no server %q", strings.Join(files, " or "), name)
+	if len(looked) == 0 {
+		return usagef("remove: there is no config file to remove %q from (looked for %s)", name, strings.Join(files, " and "))
+	}
+	msg := fmt.Sprintf("remove: %s has no server %q", strings.Join(looked, " or "), name)
 	if s := yamlconf.Suggest(name, known); s != "" {
 		msg += fmt.Sprintf(": did you mean %q?", s)
 	}
