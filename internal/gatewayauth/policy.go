@@ -188,3 +188,72 @@ func anyGlob(globs []string, name string) bool {
 	}
 	return false
 }
+
+// Warning is a class of offers a rule hides from all its callers, which
+// its writer may not have meant: to be logged once, when the policy is
+// applied, never per request.
+type Warning struct {
+	Line    int    // the rule's line
+	Callers string // whom: "every caller", "subjects alice, bob", ...
+	Msg     string // what is hidden, and how to grant it
+}
+
+// Warnings lists what p hides from whole classes of callers without a
+// list saying so: a rule that grants tools but, with no resources of its
+// own, covers no server (its callers read no resource), and a deny that
+// covers every server's names (its callers get none of their tools,
+// prompts or resources). An empty resources or prompts list says it, and
+// is not warned about.
+func (p *Policy) Warnings() []Warning {
+	if p == nil {
+		return nil
+	}
+	var out []Warning
+	for i := range p.rules {
+		r := &p.rules[i].Rule
+		switch {
+		case slices.ContainsFunc(r.Deny, coversEveryServer):
+			out = append(out, Warning{r.Line, r.callers(), "denies every tool, prompt and resource of every server"})
+		case len(r.Allow) > 0 && r.Resources == nil && !slices.ContainsFunc(r.Allow, coversSomeServer):
+			out = append(out, Warning{r.Line, r.callers(), "grants tools but no resource: no allow glob covers a whole server " +
+				`(such as "mcp__SERVER__*"); list the servers whose resources its callers may read in resources:, or write resources: [] to mean none`})
+		}
+	}
+	return out
+}
+
+// coversEveryServer reports whether glob covers every server's names:
+// two servers that no literal part of a glob names alike stand for all.
+func coversEveryServer(glob string) bool {
+	return coversServer(glob, "a") && coversServer(glob, "Z-9")
+}
+
+// coversSomeServer reports whether glob covers the names of any server:
+// one that its literal part names ("mcp__docs__*" names docs), or any
+// one when its literal part ends before a server is named.
+func coversSomeServer(glob string) bool {
+	lit := glob[:strings.IndexAny(glob+"*", `*?[\`)]
+	server := "a"
+	if rest, ok := strings.CutPrefix(lit, "mcp__"); ok && rest != "" {
+		server, _, _ = strings.Cut(rest, "__")
+	}
+	return coversServer(glob, server)
+}
+
+// callers says whom the rule applies to.
+func (r *Rule) callers() string {
+	var parts []string
+	if len(r.Subjects) > 0 {
+		parts = append(parts, "subjects "+strings.Join(r.Subjects, ", "))
+	}
+	if len(r.Groups) > 0 {
+		parts = append(parts, "groups "+strings.Join(r.Groups, ", "))
+	}
+	if r.When != "" {
+		parts = append(parts, "when "+r.When)
+	}
+	if len(parts) == 0 {
+		return "every caller"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -233,3 +233,45 @@ audit: {file: DIR/audit.jsonl}
 		t.Errorf("audit lines (-want +got):\n%s", d)
 	}
 }
+
+// What a policy hides from whole classes of callers without a list
+// saying so is a warning naming the rule, its callers and the fix; what
+// a list says (resources: []) is not.
+func TestPolicyWarnings(t *testing.T) {
+	const src = `policy:
+  - groups: [readers]
+    allow: ["mcp__github__get_*", search_tools]
+  - subjects: [alice]
+    allow: ["*"]
+  - subjects: [bob]
+    allow: ["mcp__docs__*"]
+  - subjects: [carol]
+    allow: [search_tools]
+    resources: []
+  - subjects: [mallory]
+  - subjects: [eve, ed]
+    deny: ["*"]
+  - when: 'claims.tier == "free"'
+    deny: ["mcp__*"]
+  - deny: ["mcp__secret__*", "mcp__*__delete_*"]
+`
+	got := compilePolicy(t, src).Warnings()
+	noResource := "grants tools but no resource"
+	want := []Warning{
+		{Line: lineOf(t, src, "readers"), Callers: "groups readers", Msg: noResource},
+		{Line: lineOf(t, src, "eve"), Callers: "subjects eve, ed", Msg: "denies every tool, prompt and resource of every server"},
+		{Line: lineOf(t, src, "when"), Callers: `when claims.tier == "free"`, Msg: "denies every tool, prompt and resource of every server"},
+	}
+	trim := cmp.Transformer("msg", func(w Warning) Warning {
+		if strings.HasPrefix(w.Msg, noResource) {
+			w.Msg = noResource
+		}
+		return w
+	})
+	if d := cmp.Diff(want, got, trim); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	if len(got) > 0 && !strings.Contains(got[0].Msg, "resources:") {
+		t.Errorf("the warning %q does not say how to grant resources", got[0].Msg)
+	}
+}
