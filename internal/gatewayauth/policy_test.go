@@ -151,6 +151,8 @@ func TestPromptsAndResourcesFollowAllow(t *testing.T) {
 	}
 }
 
+// A glob covers a server's resources only when it matches every public
+// name of the server, not some of them nor another server's.
 func TestCoversServer(t *testing.T) {
 	for _, c := range []struct {
 		glob, server string
