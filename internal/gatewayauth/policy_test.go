@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
 )
 
 // compilePolicy compiles the policy of a gateway config written in YAML.
@@ -275,5 +277,42 @@ func TestPolicyWarnings(t *testing.T) {
 	}
 	if len(got) > 0 && !strings.Contains(got[0].Msg, "resources:") {
 		t.Errorf("the warning %q does not say how to grant resources", got[0].Msg)
+	}
+}
+
+// The example gateway entry of docs/operations.md §9 is valid and means
+// what its comments say.
+func TestOperationsPolicyExample(t *testing.T) {
+	doc := readFile(t, "../../docs/operations.md")
+	_, section, _ := strings.Cut(doc, "## 9. Who is calling")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "ci-token", k == "CI_GATEWAY_TOKEN" })
+	if err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	cfg := plan.Entries[0].Spec.Config.(Config)
+	p, err := NewPolicy(cfg.Policy, cfg.HasPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &Principal{Name: "rita", Groups: []string{"readers"}}
+	for _, c := range []struct {
+		ask
+		want bool
+	}{
+		{ask{alice, Tool, "mcp__github__delete_repo"}, false},
+		{ask{alice, Tool, "mcp__time__now"}, true},
+		{ask{alice, Prompt, "mcp__docs__summarize"}, true},
+		{ask{alice, Resource, "github"}, true},
+		{ask{reader, Tool, "mcp__github__get_issue"}, true},
+		{ask{reader, Tool, "search_tools"}, true},
+		{ask{reader, Resource, "docs"}, true},
+		{ask{reader, Resource, "github"}, false},
+		{ask{reader, Prompt, "mcp__github__get_started"}, false},
+	} {
+		if got := p.Decide(c.who, c.kind, c.name).Allow; got != c.want {
+			t.Errorf("%s: allowed %v, want %v", c.ask, got, c.want)
+		}
 	}
 }
