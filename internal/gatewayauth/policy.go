@@ -103,7 +103,7 @@ func (p *Policy) Decide(who *Principal, kind Target, name string) Decision {
 	for i := range p.rules {
 		r := &p.rules[i]
 		// The glob first: it is cheap, and most rules deny nothing.
-		if r.Deny != nil && r.covers(r.Deny, kind, name) && r.matches(who, name, true) {
+		if r.Deny != nil && covers(r.Deny, kind, name) && r.matches(who, name, true) {
 			return Decision{Line: r.Line, Denied: true}
 		}
 	}
@@ -125,13 +125,13 @@ func (r *compiled) grants(kind Target, name string) bool {
 	case kind == Resource && r.Resources != nil:
 		return anyGlob(r.Resources, name)
 	}
-	return r.covers(r.Allow, kind, name)
+	return covers(r.Allow, kind, name)
 }
 
 // covers reports whether globs over public names cover name: a tool's or
 // prompt's by a glob matching it, a server's resources by a glob that
 // covers every name of the server.
-func (r *compiled) covers(globs []string, kind Target, name string) bool {
+func covers(globs []string, kind Target, name string) bool {
 	if kind != Resource {
 		return anyGlob(globs, name)
 	}
