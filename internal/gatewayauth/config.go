@@ -46,16 +46,31 @@ func (a Auth) JWT() bool { return a.Issuer != "" }
 
 // Rule is one policy rule: it matches a caller whose subject is in
 // Subjects, or who is in one of Groups, and for whom When holds (each
-// given condition must hold; a rule with none matches everyone). Allow
-// lists globs over public tool and prompt names; Resources lists servers
-// whose resources may be read.
+// given condition must hold; a rule with none matches everyone).
+//
+// Allow lists globs over public tool names, and over prompt names unless
+// Prompts lists its own; Resources lists the servers whose resources may
+// be read, and without it a server's resources follow Allow (a glob that
+// covers every name of the server, such as "*" or "mcp__docs__*", covers
+// its resources). Deny lists globs over the same names, refusing what any
+// matching rule allows. A nil list was not given; an empty one was given
+// empty, so the JSON keeps them apart (a reload from one to the other is
+// a change).
 type Rule struct {
 	Subjects  []string `json:"subjects,omitempty"`
 	Groups    []string `json:"groups,omitempty"`
 	When      string   `json:"when,omitempty"`
-	Allow     []string `json:"allow,omitempty"`
-	Resources []string `json:"resources,omitempty"`
+	Allow     []string `json:"allow"`
+	Prompts   []string `json:"prompts"`
+	Resources []string `json:"resources"`
+	Deny      []string `json:"deny"`
 	Line      int      `json:"line"`
+}
+
+// DenyOnly reports whether r only denies: it has deny and grants nothing
+// of its own, so it never decides what its callers may use.
+func (r *Rule) DenyOnly() bool {
+	return r.Deny != nil && r.Allow == nil && r.Prompts == nil && r.Resources == nil
 }
 
 // RateLimit bounds each identity's calls: Rate per second, Burst at once;
@@ -89,7 +104,7 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 		}
 		return cfg, d.Err()
 	}
-	m.Reject("auth", "policy", "rateLimit", "audit")
+	m.RejectListing("auth", "policy", "rateLimit", "audit")
 	if a, ok := d.Map(m.Value("auth"), m.Path("auth")); ok {
 		cfg.Auth = decodeAuth(d, a, lookup)
 	}
@@ -108,7 +123,7 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 
 func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (string, bool)) Auth {
 	out := Auth{GroupsClaim: "groups"}
-	a.Reject("issuer", "audience", "jwksUrl", "scopes", "groupsClaim", "tokens")
+	a.RejectListing("issuer", "audience", "jwksUrl", "scopes", "groupsClaim", "tokens")
 	out.Issuer, _ = a.ExpandString("issuer")
 	out.Audience, _ = a.ExpandString("audience")
 	out.JWKSURL, _ = a.ExpandString("jwksUrl")
@@ -150,6 +165,9 @@ func httpURL(s string) bool {
 	return u.Scheme == "https" || (u.Scheme == "http" && (h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"))
 }
 
+// ruleKeys are a policy rule's keys, in the order the docs list them.
+var ruleKeys = []string{"subjects", "groups", "when", "allow", "prompts", "resources", "deny"}
+
 func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {
 	if n.Kind != yaml.SequenceNode {
 		d.Errorf(n, p, "must be a list of rules, got %s", yamlconf.Describe(n))
@@ -161,30 +179,42 @@ func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {
 		m, ok := d.Map(item, rp)
 		if !ok {
 			if d.Err() == nil {
-				d.Errorf(item, rp, "must be a rule (subjects, groups, when, allow, resources)")
+				d.Errorf(item, rp, "must be a rule (%s)", strings.Join(ruleKeys, ", "))
 			}
 			continue
 		}
-		m.Reject("subjects", "groups", "when", "allow", "resources")
-		r := Rule{Line: item.Line}
-		r.Subjects, _ = m.StringList("subjects")
-		r.Groups, _ = m.StringList("groups")
-		r.Allow, _ = m.StringList("allow")
-		r.Resources, _ = m.StringList("resources")
-		for _, g := range r.Allow {
-			if _, err := path.Match(g, ""); err != nil {
-				m.Errorf("allow", "%q is not a valid glob", g)
-			}
-		}
-		if w, ok := m.String("when"); ok {
-			r.When = w
-			if _, err := compileWhen(w); err != nil {
-				m.Errorf("when", "does not compile: %s", oneLine(err.Error()))
-			}
-		}
-		rules = append(rules, r)
+		rules = append(rules, decodeRule(m, item.Line))
 	}
 	return rules
+}
+
+func decodeRule(m *yamlconf.Map, line int) Rule {
+	m.RejectListing(ruleKeys...)
+	r := Rule{Line: line}
+	r.Subjects, _ = m.StringList("subjects")
+	r.Groups, _ = m.StringList("groups")
+	r.Allow = globList(m, "allow")
+	r.Prompts = globList(m, "prompts")
+	r.Resources = globList(m, "resources")
+	r.Deny = globList(m, "deny")
+	if w, ok := m.String("when"); ok {
+		r.When = w
+		if _, err := compileWhen(w); err != nil {
+			m.Errorf("when", "does not compile: %s", oneLine(err.Error()))
+		}
+	}
+	return r
+}
+
+// globList reads key's list of globs, each checked to be one.
+func globList(m *yamlconf.Map, key string) []string {
+	globs, _ := m.StringList(key)
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			m.Errorf(key, "%q is not a valid glob", g)
+		}
+	}
+	return globs
 }
 
 var spaces = regexp.MustCompile(`\s+`)
@@ -195,7 +225,7 @@ func oneLine(s string) string { return spaces.ReplaceAllString(strings.TrimSpace
 var rateSpec = regexp.MustCompile(`^([1-9][0-9]{0,8})/(s|m|h)$`)
 
 func decodeRate(r *yamlconf.Map) *RateLimit {
-	r.Reject("perIdentity", "burst", "perTool")
+	r.RejectListing("perIdentity", "burst", "perTool")
 	out := &RateLimit{}
 	s, ok := r.String("perIdentity")
 	if !ok {
@@ -220,7 +250,7 @@ func decodeRate(r *yamlconf.Map) *RateLimit {
 }
 
 func decodeAudit(a *yamlconf.Map) *Audit {
-	a.Reject("file", "args", "failOpen")
+	a.RejectListing("file", "args", "failOpen")
 	out := &Audit{Args: "keys"}
 	f, ok := a.String("file")
 	if !ok || f == "" {

@@ -8,7 +8,8 @@
 //     issuer signed by a key of its JWKS (discovered by RFC 8414 or OpenID
 //     Connect, cached, refreshed on an unknown kid at a bounded rate);
 //   - Policy decides by ordered rules (subjects, groups, CEL over the
-//     claims and the name asked for), first match wins, deny by default;
+//     claims and the name asked for): a deny of any matching rule wins,
+//     then the first matching rule that grants, deny by default;
 //   - rate limits are token buckets per identity (or identity and tool);
 //   - the audit trail is package audit's hash-chained JSON lines.
 //

@@ -198,6 +198,7 @@ auth: {issuer: ISSUER, audience: RESOURCE}
 policy:
   - subjects: [bob]
     allow: ["*"]
+    resources: []
 `
 	s.apply(t, before, nil)
 	var saw listChanges
@@ -212,7 +213,7 @@ policy:
 	if n := templates(); n != 0 {
 		t.Fatalf("before: %d templates, want none (no resources allowed)", n)
 	}
-	s.apply(t, before+"    resources: [files]\n", nil)
+	s.apply(t, strings.Replace(before, "resources: []", "resources: [files]", 1), nil)
 	mcptest.Eventually(t, 10*time.Second, func() bool { return saw.tools.Load() > 0 && saw.resources.Load() > 0 },
 		"bob's session to get tools and resources list_changed")
 	if n := saw.prompts.Load(); n != 0 {

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/google/cel-go/cel"
+
+	"github.com/mcpbridge/mcpbridge/internal/naming"
 )
 
 // compileWhen compiles a rule's when expression: a CEL boolean over claims
@@ -34,6 +37,14 @@ func compileWhen(expr string) (cel.Program, error) {
 // Policy is a compiled, ordered rule list. The zero Policy (no policy
 // configured) allows everything; once rules exist, a name no rule allows
 // is denied.
+//
+// Deny comes first: a name that a deny glob of any rule matching the
+// caller covers is refused, wherever that rule stands in the list (to
+// exempt someone, narrow the deny rule's subjects, groups or when). Then
+// the first matching rule that grants (one with allow, prompts or
+// resources, or with no deny at all) decides; a rule with only deny never
+// does, so a deny rule for everyone can stand first without hiding the
+// rest.
 type Policy struct {
 	set   bool
 	rules []compiled
@@ -75,31 +86,76 @@ const (
 // Decision is the policy's answer and the rule behind it.
 type Decision struct {
 	Allow bool
-	// Line is the deciding rule's line, 0 when no rule matched.
+	// Line is the deciding rule's line (the denying rule's, for a deny),
+	// 0 when no rule matched.
 	Line int
+	// Denied says a deny glob refused it, whatever the rules allow.
+	Denied bool
 }
 
 // Decide returns whether who may use name (a public tool or prompt name,
-// or for a Resource its server). The first rule that matches who decides.
+// or for a Resource its server): refused by any matching rule's deny,
+// else decided by the first matching rule that grants.
 func (p *Policy) Decide(who *Principal, kind Target, name string) Decision {
 	if p == nil || !p.set {
 		return Decision{Allow: true}
 	}
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.matches(who, name) {
+		// The glob first: it is cheap, and most rules deny nothing.
+		if r.Deny != nil && covers(r.Deny, kind, name) && r.matches(who, name, true) {
+			return Decision{Line: r.Line, Denied: true}
+		}
+	}
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.DenyOnly() || !r.matches(who, name, false) {
 			continue
 		}
-		globs := r.Allow
-		if kind == Resource {
-			globs = r.Resources
-		}
-		return Decision{Allow: anyGlob(globs, name), Line: r.Line}
+		return Decision{Allow: r.grants(kind, name), Line: r.Line}
 	}
 	return Decision{}
 }
 
-func (r *compiled) matches(who *Principal, name string) bool {
+// grants reports whether the rule's own lists let its callers use name.
+func (r *compiled) grants(kind Target, name string) bool {
+	switch {
+	case kind == Prompt && r.Prompts != nil:
+		return anyGlob(r.Prompts, name)
+	case kind == Resource && r.Resources != nil:
+		return anyGlob(r.Resources, name)
+	}
+	return covers(r.Allow, kind, name)
+}
+
+// covers reports whether globs over public names cover name: a tool's or
+// prompt's by a glob matching it, a server's resources by a glob that
+// covers every name of the server.
+func covers(globs []string, kind Target, name string) bool {
+	if kind != Resource {
+		return anyGlob(globs, name)
+	}
+	return slices.ContainsFunc(globs, func(g string) bool { return coversServer(g, name) })
+}
+
+// coversServer reports whether glob matches every public name of server:
+// it ends in "*" and matches the names' common start, "mcp__SERVER__", so
+// its last "*" takes whatever follows ("*", "mcp__*", "mcp__docs__*"; not
+// "mcp__docs__get_*"). Public names hold no "/", which "*" would stop at.
+func coversServer(glob, server string) bool {
+	if !strings.HasSuffix(glob, "*") {
+		return false
+	}
+	ok, _ := path.Match(glob, naming.Public(server, ""))
+	return ok
+}
+
+// matches reports whether the rule applies to who asking for name;
+// failed is the answer when its when expression fails at run time (a
+// claim it reads is missing): false for a grant, which then does not
+// apply, true for a deny, which then still does, so a token cannot escape
+// a deny by leaving out the claim it tests.
+func (r *compiled) matches(who *Principal, name string, failed bool) bool {
 	if len(r.Subjects) > 0 && !slices.Contains(r.Subjects, who.Name) {
 		return false
 	}
@@ -115,10 +171,13 @@ func (r *compiled) matches(who *Principal, name string) bool {
 	}
 	out, _, err := r.when.Eval(map[string]any{"claims": claims, "subject": who.Name, "groups": who.Groups, "tool": name})
 	if err != nil {
-		return false // a claim the expression needs is missing: no match
+		return failed
 	}
 	b, ok := out.Value().(bool)
-	return ok && b
+	if !ok {
+		return failed
+	}
+	return b
 }
 
 func anyGlob(globs []string, name string) bool {
@@ -128,4 +187,73 @@ func anyGlob(globs []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// Warning is a class of offers a rule hides from all its callers, which
+// its writer may not have meant: to be logged once, when the policy is
+// applied, never per request.
+type Warning struct {
+	Line    int    // the rule's line
+	Callers string // whom: "every caller", "subjects alice, bob", ...
+	Msg     string // what is hidden, and how to grant it
+}
+
+// Warnings lists what p hides from whole classes of callers without a
+// list saying so: a rule that grants tools but, with no resources of its
+// own, covers no server (its callers read no resource), and a deny that
+// covers every server's names (its callers get none of their tools,
+// prompts or resources). An empty resources or prompts list says it, and
+// is not warned about.
+func (p *Policy) Warnings() []Warning {
+	if p == nil {
+		return nil
+	}
+	var out []Warning
+	for i := range p.rules {
+		r := &p.rules[i].Rule
+		switch {
+		case slices.ContainsFunc(r.Deny, coversEveryServer):
+			out = append(out, Warning{r.Line, r.callers(), "denies every tool, prompt and resource of every server"})
+		case len(r.Allow) > 0 && r.Resources == nil && !slices.ContainsFunc(r.Allow, coversSomeServer):
+			out = append(out, Warning{r.Line, r.callers(), "grants tools but no resource: no allow glob covers a whole server " +
+				`(such as "mcp__SERVER__*"); list the servers whose resources its callers may read in resources:, or write resources: [] to mean none`})
+		}
+	}
+	return out
+}
+
+// coversEveryServer reports whether glob covers every server's names:
+// two servers that no literal part of a glob names alike stand for all.
+func coversEveryServer(glob string) bool {
+	return coversServer(glob, "a") && coversServer(glob, "Z-9")
+}
+
+// coversSomeServer reports whether glob covers the names of any server:
+// one that its literal part names ("mcp__docs__*" names docs), or any
+// one when its literal part ends before a server is named.
+func coversSomeServer(glob string) bool {
+	lit := glob[:strings.IndexAny(glob+"*", `*?[\`)]
+	server := "a"
+	if rest, ok := strings.CutPrefix(lit, "mcp__"); ok && rest != "" {
+		server, _, _ = strings.Cut(rest, "__")
+	}
+	return coversServer(glob, server)
+}
+
+// callers says whom the rule applies to.
+func (r *Rule) callers() string {
+	var parts []string
+	if len(r.Subjects) > 0 {
+		parts = append(parts, "subjects "+strings.Join(r.Subjects, ", "))
+	}
+	if len(r.Groups) > 0 {
+		parts = append(parts, "groups "+strings.Join(r.Groups, ", "))
+	}
+	if r.When != "" {
+		parts = append(parts, "when "+r.When)
+	}
+	if len(parts) == 0 {
+		return "every caller"
+	}
+	return strings.Join(parts, "; ")
 }

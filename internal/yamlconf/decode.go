@@ -137,13 +137,24 @@ func (m *Map) Errorf(key, format string, args ...any) {
 // Reject records `unknown key "k"` for every key not in allowed, with a
 // suggestion when an allowed key is a likely typo of it.
 func (m *Map) Reject(allowed ...string) {
+	m.RejectFunc(allowed, func(key string) string { return unknownKey(key, allowed) })
+}
+
+// RejectListing is Reject whose message also lists the valid keys, for a
+// mapping whose keys a reader cannot guess from a typo's suggestion (a key
+// that does not exist yet, such as a policy rule's "deny" before it did).
+func (m *Map) RejectListing(allowed ...string) {
 	m.RejectFunc(allowed, func(key string) string {
-		msg := fmt.Sprintf("unknown key %q", key)
-		if s := Suggest(key, allowed); s != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		}
-		return msg
+		return unknownKey(key, allowed) + "; valid keys: " + strings.Join(allowed, ", ")
 	})
+}
+
+func unknownKey(key string, allowed []string) string {
+	msg := fmt.Sprintf("unknown key %q", key)
+	if s := Suggest(key, allowed); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
 }
 
 // RejectFunc is Reject with the caller's wording, for keys whose message is

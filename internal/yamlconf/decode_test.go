@@ -242,6 +242,26 @@ func TestMapStrictness(t *testing.T) {
 	}
 }
 
+// RejectListing names every valid key, with or without a suggestion, so
+// a key that was never valid still tells the reader what is.
+func TestRejectListing(t *testing.T) {
+	for src, want := range map[string]string{
+		"denyy: [x]": `1:1: denyy: unknown key "denyy" (did you mean "deny"?); valid keys: allow, deny`,
+		"block: [x]": `1:1: block: unknown key "block"; valid keys: allow, deny`,
+		"allow: [x]": "",
+	} {
+		d := yamlconf.NewDecoder(nil)
+		m, ok := d.Map(parse(t, src), "")
+		if !ok {
+			t.Fatalf("Map failed: %v", d.Err())
+		}
+		m.RejectListing("allow", "deny")
+		if diff := cmp.Diff(want, errText(d.Err())); diff != "" {
+			t.Errorf("%s: errors (-want +got):\n%s", src, diff)
+		}
+	}
+}
+
 func TestMapBasics(t *testing.T) {
 	d := yamlconf.NewDecoder(nil)
 	root := parse(t, "outer:\n  a: 1\n  b: ~\n  'c d': x\n  jitter: 2\n")

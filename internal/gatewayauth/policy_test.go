@@ -1,0 +1,318 @@
+package gatewayauth
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
+)
+
+// compilePolicy compiles the policy of a gateway config written in YAML.
+func compilePolicy(t *testing.T, src string) *Policy {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Decode(n.Content[0], nil)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	p, err := NewPolicy(cfg.Policy, cfg.HasPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lineOf is the 1-based line of src holding marker, as the decoder
+// numbers it.
+func lineOf(t *testing.T, src, marker string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line holds %q", marker)
+	return 0
+}
+
+type ask struct {
+	who  *Principal
+	kind Target
+	name string
+}
+
+func (a ask) String() string {
+	return fmt.Sprintf("%s %s %q", a.who.Name, kindName(a.kind), a.name)
+}
+
+var (
+	alice   = &Principal{Name: "alice"}
+	bob     = &Principal{Name: "bob", Groups: []string{"readers"}}
+	goldBob = &Principal{Name: "bob", Groups: []string{"readers"}, Claims: map[string]any{"tier": "gold"}}
+)
+
+// A deny refuses what allow grants, wherever its rule stands: before the
+// allowing rule, after it, or in it; a deny-only rule never decides, so
+// the rules after it still grant; a deny over a server's every name
+// covers its prompts and resources too.
+func TestDenyBeatsAllow(t *testing.T) {
+	const src = `policy:
+  - deny: ["mcp__github__delete_*"]          # first, for everyone
+  - subjects: [alice]
+    allow: ["*"]
+    deny: ["mcp__secret__*"]                 # in alice's own rule
+  - groups: [readers]
+    allow: ["*"]
+  - when: 'claims.tier != "gold"'
+    deny: ["mcp__docs__summarize"]           # last; a token without tier is denied too
+`
+	p := compilePolicy(t, src)
+	first, own, last := lineOf(t, src, "# first"), lineOf(t, src, "allow: [\"*\"]")-1, lineOf(t, src, "when:")
+	for _, c := range []struct {
+		ask
+		want Decision
+	}{
+		{ask{alice, Tool, "mcp__github__get_issue"}, Decision{Allow: true, Line: own}},
+		{ask{alice, Tool, "mcp__github__delete_repo"}, Decision{Line: first, Denied: true}},
+		{ask{bob, Tool, "mcp__github__delete_repo"}, Decision{Line: first, Denied: true}},
+		{ask{alice, Tool, "mcp__secret__leak"}, Decision{Line: own, Denied: true}},
+		{ask{alice, Prompt, "mcp__secret__summarize"}, Decision{Line: own, Denied: true}},
+		{ask{alice, Resource, "secret"}, Decision{Line: own, Denied: true}},
+		{ask{bob, Resource, "secret"}, Decision{Allow: true, Line: own + 3}},
+		// The CEL deny: a token without the claim it tests is denied.
+		{ask{bob, Prompt, "mcp__docs__summarize"}, Decision{Line: last, Denied: true}},
+		{ask{goldBob, Prompt, "mcp__docs__summarize"}, Decision{Allow: true, Line: own + 3}},
+		{ask{bob, Tool, "mcp__docs__summarize"}, Decision{Line: last, Denied: true}},
+		// A deny of one prompt leaves the server's resources alone.
+		{ask{bob, Resource, "docs"}, Decision{Allow: true, Line: own + 3}},
+		{ask{&Principal{Name: "mallory"}, Tool, "mcp__time__now"}, Decision{}},
+	} {
+		if got := p.Decide(c.who, c.kind, c.name); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.ask, got, c.want)
+		}
+	}
+}
+
+// Prompts and resources follow allow unless the rule lists its own: a
+// glob over every name of a server covers its resources, one over some
+// of its tools does not; an empty list grants none.
+func TestPromptsAndResourcesFollowAllow(t *testing.T) {
+	p := compilePolicy(t, `policy:
+  - subjects: [alice]
+    allow: ["*"]
+  - subjects: [bob]
+    allow: ["mcp__docs__*", "mcp__github__get_*"]
+  - subjects: [carol]
+    allow: ["*"]
+    prompts: []
+    resources: [files]
+  - subjects: [dave]
+    allow: ["mcp__doc*"]
+    prompts: ["mcp__time__*"]
+`)
+	carol, dave := &Principal{Name: "carol"}, &Principal{Name: "dave"}
+	for _, c := range []struct {
+		ask
+		want bool
+	}{
+		{ask{alice, Resource, "docs"}, true},
+		{ask{alice, Resource, "any-server_2"}, true},
+		{ask{alice, Prompt, "mcp__docs__summarize"}, true},
+		{ask{bob, Resource, "docs"}, true},
+		{ask{bob, Resource, "github"}, false},
+		{ask{bob, Resource, "docsearch"}, false},
+		{ask{bob, Prompt, "mcp__docs__summarize"}, true},
+		{ask{bob, Prompt, "mcp__github__get_started"}, true},
+		{ask{bob, Prompt, "mcp__time__now"}, false},
+		{ask{carol, Tool, "mcp__time__now"}, true},
+		{ask{carol, Prompt, "mcp__docs__summarize"}, false},
+		{ask{carol, Resource, "docs"}, false},
+		{ask{carol, Resource, "files"}, true},
+		{ask{dave, Resource, "docs"}, true},
+		{ask{dave, Resource, "doctor"}, true},
+		{ask{dave, Resource, "time"}, false},
+		{ask{dave, Prompt, "mcp__docs__summarize"}, false},
+		{ask{dave, Prompt, "mcp__time__greet"}, true},
+	} {
+		if got := p.Decide(c.who, c.kind, c.name).Allow; got != c.want {
+			t.Errorf("%s: allowed %v, want %v", c.ask, got, c.want)
+		}
+	}
+}
+
+// A glob covers a server's resources only when it matches every public
+// name of the server, not some of them nor another server's.
+func TestCoversServer(t *testing.T) {
+	for _, c := range []struct {
+		glob, server string
+		want         bool
+	}{
+		{"*", "docs", true},
+		{"mcp__*", "docs", true},
+		{"mcp__docs__*", "docs", true},
+		{"mcp__do?s__*", "docs", true},
+		{"mcp__docs_*", "docs", true},
+		{"mcp__docs__get_*", "docs", false},
+		{"mcp__docs__", "docs", false},
+		{"mcp__docs", "docs", false},
+		{"docs", "docs", false},
+		{"mcp__doc*", "docs", true},
+		{"mcp__docs__*", "docsearch", false},
+		{"*__summarize", "docs", false},
+	} {
+		if got := coversServer(c.glob, c.server); got != c.want {
+			t.Errorf("coversServer(%q, %q) = %v, want %v", c.glob, c.server, got, c.want)
+		}
+	}
+}
+
+// Over real HTTP, as a caller would probe it: a denied tool is neither
+// listed nor callable though allow is "*", a denied prompt and a denied
+// server's resource are neither listed nor served, none of it reaches a
+// backend, and each refusal's audit line names the deny rule's line.
+func TestDenyOverTheWire(t *testing.T) {
+	s := newServed(t, Options{})
+	publish(t, s.reg, "docs")
+	publish(t, s.reg, "secret")
+	const src = `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - subjects: [alice]
+    allow: ["*"]
+  - deny: ["mcp__github__delete_*", "mcp__docs__summarize"]
+  - subjects: [alice]
+    deny: ["mcp__secret__*"]
+audit: {file: DIR/audit.jsonl}
+`
+	s.apply(t, src, nil)
+	alice := s.connect(t, s.is.Sign(t, s.is.Claims("alice", s.resource(), nil)), nil)
+	if d := cmp.Diff([]string{"mcp__github__get_issue", "mcp__time__now"}, toolNames(t, alice)); d != "" {
+		t.Errorf("alice's tools (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"docs://a"}, offerNames(t, alice)); d != "" {
+		t.Errorf("alice's prompts and resources (-want +got):\n%s", d)
+	}
+	if code, err := callCode(t, alice, "mcp__github__delete_repo"); code != CodeDenied {
+		t.Errorf("a denied tool: code %d, %v; want %d", code, err, CodeDenied)
+	}
+	for name, err := range map[string]error{
+		"prompt":   second(alice.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "mcp__docs__summarize"})),
+		"resource": second(alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "secret://a"})),
+	} {
+		if we, ok := errors.AsType[*jsonrpc.Error](err); !ok || we.Code != CodeDenied {
+			t.Errorf("a denied %s: %v, want code %d", name, err, CodeDenied)
+		}
+	}
+	if n := s.ran["mcp__github__delete_repo"].Load(); n != 0 {
+		t.Errorf("the denied tool ran %d times", n)
+	}
+	everyone, hers := lineOf(t, src, "delete_*"), lineOf(t, src, "mcp__secret__*")-1
+	var reasons []string
+	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
+		var l struct{ Name, Outcome, Reason string }
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		reasons = append(reasons, l.Name+" "+l.Outcome+": "+l.Reason)
+	}
+	want := []string{
+		fmt.Sprintf("mcp__github__delete_repo denied: policy rule at line %d", everyone),
+		fmt.Sprintf("mcp__docs__summarize denied: policy rule at line %d", everyone),
+		fmt.Sprintf("secret://a denied: policy rule at line %d", hers),
+	}
+	if d := cmp.Diff(want, reasons, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
+		t.Errorf("audit lines (-want +got):\n%s", d)
+	}
+}
+
+// What a policy hides from whole classes of callers without a list
+// saying so is a warning naming the rule, its callers and the fix; what
+// a list says (resources: []) is not.
+func TestPolicyWarnings(t *testing.T) {
+	const src = `policy:
+  - groups: [readers]
+    allow: ["mcp__github__get_*", search_tools]
+  - subjects: [alice]
+    allow: ["*"]
+  - subjects: [bob]
+    allow: ["mcp__docs__*"]
+  - subjects: [carol]
+    allow: [search_tools]
+    resources: []
+  - subjects: [mallory]
+  - subjects: [eve, ed]
+    deny: ["*"]
+  - when: 'claims.tier == "free"'
+    deny: ["mcp__*"]
+  - deny: ["mcp__secret__*", "mcp__*__delete_*"]
+`
+	got := compilePolicy(t, src).Warnings()
+	noResource := "grants tools but no resource"
+	want := []Warning{
+		{Line: lineOf(t, src, "readers"), Callers: "groups readers", Msg: noResource},
+		{Line: lineOf(t, src, "eve"), Callers: "subjects eve, ed", Msg: "denies every tool, prompt and resource of every server"},
+		{Line: lineOf(t, src, "when"), Callers: `when claims.tier == "free"`, Msg: "denies every tool, prompt and resource of every server"},
+	}
+	trim := cmp.Transformer("msg", func(w Warning) Warning {
+		if strings.HasPrefix(w.Msg, noResource) {
+			w.Msg = noResource
+		}
+		return w
+	})
+	if d := cmp.Diff(want, got, trim); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	if len(got) > 0 && !strings.Contains(got[0].Msg, "resources:") {
+		t.Errorf("the warning %q does not say how to grant resources", got[0].Msg)
+	}
+}
+
+// The example gateway entry of docs/operations.md §9 is valid and means
+// what its comments say.
+func TestOperationsPolicyExample(t *testing.T) {
+	doc := readFile(t, "../../docs/operations.md")
+	_, section, _ := strings.Cut(doc, "## 9. Who is calling")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "ci-token", k == "CI_GATEWAY_TOKEN" })
+	if err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	cfg := plan.Entries[0].Spec.Config.(Config)
+	p, err := NewPolicy(cfg.Policy, cfg.HasPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &Principal{Name: "rita", Groups: []string{"readers"}}
+	for _, c := range []struct {
+		ask
+		want bool
+	}{
+		{ask{alice, Tool, "mcp__github__delete_repo"}, false},
+		{ask{alice, Tool, "mcp__time__now"}, true},
+		{ask{alice, Prompt, "mcp__docs__summarize"}, true},
+		{ask{alice, Resource, "github"}, true},
+		{ask{reader, Tool, "mcp__github__get_issue"}, true},
+		{ask{reader, Tool, "search_tools"}, true},
+		{ask{reader, Resource, "docs"}, true},
+		{ask{reader, Resource, "github"}, false},
+		{ask{reader, Prompt, "mcp__github__get_started"}, false},
+	} {
+		if got := p.Decide(c.who, c.kind, c.name).Allow; got != c.want {
+			t.Errorf("%s: allowed %v, want %v", c.ask, got, c.want)
+		}
+	}
+}
