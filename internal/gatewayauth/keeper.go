@@ -134,10 +134,21 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 	k.required.Store(true)
 	old := k.state.Swap(st)
 	k.release(old)
-	if k.opts.Changed != nil && (old == nil || !samePolicy(old.cfg, cfg)) {
-		k.opts.Changed()
+	if old == nil || !samePolicy(old.cfg, cfg) {
+		k.warnPolicy(st.policy)
+		if k.opts.Changed != nil {
+			k.opts.Changed()
+		}
 	}
 	return nil
+}
+
+// warnPolicy logs what a new policy hides without saying so, once per
+// policy taken into use (a reload that keeps it says nothing again).
+func (k *Keeper) warnPolicy(p *Policy) {
+	for _, w := range p.Warnings() {
+		k.log.Warn("gateway policy: "+w.Msg, "line", w.Line, "callers", w.Callers)
+	}
 }
 
 // Require makes the Keeper fail closed: until a config is applied, and

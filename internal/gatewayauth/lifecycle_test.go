@@ -315,3 +315,20 @@ func TestRequiredEntryFailsClosed(t *testing.T) {
 		t.Errorf("added, then removed: the call passed")
 	}
 }
+
+// A policy that hides every resource from its callers without a list
+// saying so is logged when it is taken into use, once: a reload that
+// keeps the policy says nothing again, one that fixes it says nothing.
+func TestPolicyWarningLoggedOnce(t *testing.T) {
+	s := newServed(t, Options{})
+	const hides = "policy: [{subjects: [alice], allow: [\"mcp__github__get_*\"]}]\n"
+	s.apply(t, hides, nil)
+	s.apply(t, hides, nil)
+	if n := strings.Count(s.logs.String(), "grants tools but no resource"); n != 1 {
+		t.Errorf("the warning was logged %d times, want once:\n%s", n, s.logs.String())
+	}
+	s.apply(t, "policy: [{subjects: [alice], allow: [\"mcp__github__get_*\"], resources: []}]\n", nil)
+	if n := strings.Count(s.logs.String(), "grants tools but no resource"); n != 1 {
+		t.Errorf("an explicit resources: [] was warned about:\n%s", s.logs.String())
+	}
+}
