@@ -266,7 +266,7 @@ func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error
 	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
 		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
 	if err := invalidModelEntries(plan); err != nil {
-		return cfg, &configError{fmt.Errorf("%w\nagent: nothing was sent: fix the entry above (the agent never uses another endpoint in its place)", err)}
+		return cfg, &configError{fmt.Errorf("%w\nagent: not started, nothing sent: the agent never puts another endpoint in the place of an invalid model or sampling entry", err)}
 	}
 	var disabled *host.PlanEntry
 	found := ""
@@ -284,8 +284,8 @@ func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error
 	}
 	if found == "" && disabled != nil && !baseURLGiven {
 		e := disabled.Entry
-		return cfg, usagef("agent: the %s entry %q (%s:%d) is disabled and no other names the model's endpoint: enable it, pass --base-url, or delete the entry to use DeepSeek's API",
-			e.Name, e.ID, e.File, e.Line)
+		return cfg, usagef("agent: %s:%d:%d: entry %q: the %s entry is disabled, and no other entry names the model's endpoint: enable it, pass --base-url, or delete it to use DeepSeek's API",
+			e.File, e.Line, e.Column, e.ID, e.Name)
 	}
 	return cfg, nil
 }
