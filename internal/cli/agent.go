@@ -211,7 +211,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 	}
 	r.trusted = trustedServers(src.plan)
 	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
-	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model})
+	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
 	if r.b, err = e.open(ctx, src, r.f); err != nil {
 		r.session.Close()

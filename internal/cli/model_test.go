@@ -156,7 +156,8 @@ func TestAgentKeylessEndpoint(t *testing.T) {
 }
 
 // The key sent over http:// to another machine is warned about, on
-// stderr and as a --json notice; https://, this machine (127.0.0.1,
+// stderr and as a --json notice after the session line that names the
+// endpoint; https://, this machine (127.0.0.1,
 // localhost) and an endpoint without a key are not.
 func TestAgentWarnsKeyInClear(t *testing.T) {
 	agentEnv(t)
@@ -176,7 +177,7 @@ func TestAgentWarnsKeyInClear(t *testing.T) {
 		t.Errorf("exit %d, stdout %q\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	r = mcpbridgeWith(t, via, "", "agent", "--base-url", "http://model.example/v1", "--json", "-p", "hi")
-	if evs := jsonLines(t, r.stdout); r.code != 0 || len(evs) < 2 || evs[1]["type"] != "notice" || evs[1]["text"] != warning {
+	if evs := jsonLines(t, r.stdout); r.code != 0 || len(evs) < 2 || evs[0]["endpoint"] != "http://model.example/v1" || evs[1]["type"] != "notice" || evs[1]["text"] != warning {
 		t.Errorf("--json: exit %d\n%s", r.code, r.stdout)
 	}
 	entry := writeConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: http://model.example/v1\n")
