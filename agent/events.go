@@ -7,7 +7,7 @@ import (
 
 // Event types, as `mcpbridge agent --json` prints them (README.md).
 const (
-	EventSession    = "session"     // the CLI's: the session id and model
+	EventSession    = "session"     // the CLI's: the session id, model and endpoint
 	EventReasoning  = "reasoning"   // a piece of the model's reasoning
 	EventText       = "text"        // a piece of the model's answer
 	EventToolCall   = "tool_call"   // a call the model made, before it runs
@@ -21,9 +21,11 @@ const (
 // set as the type needs.
 type Event struct {
 	Type string `json:"type"`
-	// Session and Model: EventSession.
-	Session string `json:"session,omitempty"`
-	Model   string `json:"model,omitempty"`
+	// Session, Model and Endpoint (the model's base URL as written, so a
+	// script sees where the conversation goes): EventSession.
+	Session  string `json:"session,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
 	// Text: reasoning, text and notice pieces, the result's answer, a
 	// tool result's text as the model sees it.
 	Text string `json:"text,omitempty"`

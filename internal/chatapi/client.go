@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -44,7 +45,8 @@ type Client struct {
 	// Model names the model in messages (each Request carries its own).
 	Model string
 	// APIKeyEnv names the variable holding the key, read by Lookup at each
-	// request.
+	// request; "" means the endpoint takes no key (a local model): no
+	// Authorization header is sent.
 	APIKeyEnv string
 	Lookup    func(string) (string, bool)
 	// Timeout bounds one attempt; 0: none (a stream can be long).
@@ -97,6 +99,23 @@ func CheckBaseURL(s string) string {
 func IsDeepSeek(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && u.Hostname() == "api.deepseek.com"
+}
+
+// InClear reports whether requests to base travel unencrypted across a
+// network: http:// to a host other than this machine (localhost or a
+// loopback address), where anyone on the path reads the key and the
+// conversation.
+func InClear(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return err != nil || !ip.IsLoopback()
 }
 
 // Beta returns c sending to DeepSeek's beta endpoint (strict function
@@ -163,7 +182,7 @@ func (c *Client) Stream(ctx context.Context, req *Request, on func(Delta)) (*Com
 // Errors say where as written and never carry the key.
 func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) error) error {
 	key, _ := c.lookup(c.APIKeyEnv)
-	if key == "" {
+	if key == "" && c.APIKeyEnv != "" {
 		return fmt.Errorf("%s: the API key variable %s is not set", c.Where(), c.APIKeyEnv)
 	}
 	body, err := c.Encode(req)
@@ -204,7 +223,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 		return -1, fmt.Errorf("%s: %w", c.Where(), err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := c.http().Do(hreq)
 	if err != nil {
 		// A *url.Error quotes the expanded URL: say where as written.

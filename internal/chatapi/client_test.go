@@ -218,3 +218,48 @@ func TestEncode(t *testing.T) {
 		}
 	}
 }
+
+// A client without a key variable talks to an endpoint that takes no
+// key: it sends no Authorization header and needs no key set. A client
+// with one still refuses to send without the key.
+func TestKeyless(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "local"}))
+	srv.Keyless = true
+	c := &chatapi.Client{BaseURL: srv.URL, Model: "m", Lookup: func(string) (string, bool) { return "ignored", true }}
+	got, err := c.Stream(context.Background(), &chatapi.Request{Model: "m", Messages: []chatapi.Message{{Role: "user", Content: "hi"}}}, nil)
+	if err != nil || got.Message.Content != "local" {
+		t.Fatalf("keyless: %+v, %v", got, err)
+	}
+	if auths := srv.Auths(); len(auths) != 1 || auths[0] != "" {
+		t.Errorf("Authorization sent: %q", auths)
+	}
+	c.APIKeyEnv = "UNSET_KEY"
+	c.Lookup = func(string) (string, bool) { return "", false }
+	if _, err := c.Stream(context.Background(), &chatapi.Request{Model: "m"}, nil); err == nil || !strings.Contains(err.Error(), "the API key variable UNSET_KEY is not set") {
+		t.Errorf("an unset key: %v", err)
+	}
+	if n := len(srv.Auths()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// The key travels in clear over http:// to another machine; https://
+// and this machine are safe.
+func TestInClear(t *testing.T) {
+	for base, want := range map[string]bool{
+		"http://model.example/v1":   true,
+		"http://10.0.0.7:11434/v1":  true,
+		"http://[fe80::1]:8080":     true,
+		"http://localhost:11434/v1": false,
+		"http://LocalHost:1":        false,
+		"http://127.0.0.1:8080":     false,
+		"http://127.9.9.9":          false,
+		"http://[::1]:8080/v1":      false,
+		"https://model.example/v1":  false,
+		"https://api.deepseek.com":  false,
+	} {
+		if got := chatapi.InClear(base); got != want {
+			t.Errorf("InClear(%q) = %v, want %v", base, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,7 +203,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 	if r.cfg, err = r.modelConfig(src.plan); err != nil {
 		return err
 	}
-	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" {
+	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" && r.cfg.APIKeyEnv != "" {
 		return usagef("agent: the API key variable %s is not set (a model entry's apiKeyEnv can name another)", r.cfg.APIKeyEnv)
 	}
 	if r.session, err = r.openSession(); err != nil {
@@ -210,7 +211,8 @@ func (r *agentRun) setup(ctx context.Context) error {
 	}
 	r.trusted = trustedServers(src.plan)
 	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
-	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model})
+	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
+	r.warnInClear()
 	if r.b, err = e.open(ctx, src, r.f); err != nil {
 		r.session.Close()
 		return err
@@ -231,23 +233,14 @@ func (r *agentRun) reportFailures() {
 	}
 }
 
-// modelConfig is the model of the config's model entry (else its sampling
-// entry, else DeepSeek's defaults) with --model and --base-url applied;
-// the plan's model and sampling entries are replaced by one model entry
-// of it, so that servers are sampled through the same model.
+// modelConfig is the model of the config's model entry (else its
+// sampling entry, else DeepSeek's defaults) with --model and --base-url
+// applied; the plan's model and sampling entries are replaced by one model
+// entry of it, so that servers are sampled through the same model.
 func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
-	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
-		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
-	found := ""
-	kept := plan.Entries[:0:0]
-	for _, pe := range plan.Entries {
-		if pe.Entry.Name != sampling.ModelKind && pe.Entry.Name != sampling.KindName {
-			kept = append(kept, pe)
-			continue
-		}
-		if c, ok := pe.Spec.Config.(sampling.Config); ok && !pe.Entry.Disabled && found != sampling.ModelKind {
-			cfg, found = c, pe.Entry.Name
-		}
+	cfg, err := configuredModel(plan, r.af.baseURL != "")
+	if err != nil {
+		return cfg, err
 	}
 	if r.af.model != "" {
 		cfg.Model = r.af.model
@@ -258,8 +251,55 @@ func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
 		}
 		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
 	}
+	kept := slices.DeleteFunc(slices.Clone(plan.Entries), isModelEntry)
 	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: sampling.ModelKind}, Spec: sampling.ModelSpec(cfg)})
 	return cfg, nil
+}
+
+// configuredModel is the config of plan's first model entry, else of its
+// last sampling entry, else DeepSeek's defaults: those only when the plan
+// has neither entry. An invalid entry of either kind stops the agent with
+// its positioned error, and a disabled one does unless the endpoint is
+// given (baseURLGiven): the entry may have been written to keep the
+// conversation on this machine, so nothing is sent elsewhere in its place.
+func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error) {
+	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
+		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
+	if err := invalidModelEntries(plan); err != nil {
+		return cfg, &configError{fmt.Errorf("%w\nagent: not started, nothing sent: the agent never puts another endpoint in the place of an invalid model or sampling entry", err)}
+	}
+	var disabled *host.PlanEntry
+	found := ""
+	for _, pe := range plan.Entries {
+		if !isModelEntry(pe) {
+			continue
+		}
+		c, ok := pe.Spec.Config.(sampling.Config)
+		switch {
+		case pe.Entry.Disabled:
+			disabled = &pe
+		case ok && found != sampling.ModelKind:
+			cfg, found = c, pe.Entry.Name
+		}
+	}
+	if found == "" && disabled != nil && !baseURLGiven {
+		e := disabled.Entry
+		return cfg, usagef("agent: %s:%d:%d: entry %q: the %s entry is disabled, and no other entry names the model's endpoint: enable it, pass --base-url, or delete it to use DeepSeek's API",
+			e.File, e.Line, e.Column, e.ID, e.Name)
+	}
+	return cfg, nil
+}
+
+// warnInClear warns, on stderr or as a --json notice, when the key is
+// sent unencrypted to another machine (http://): anyone on the path can
+// read it and the conversation.
+func (r *agentRun) warnInClear() {
+	if r.cfg.APIKeyEnv == "" || !chatapi.InClear(r.cfg.BaseURL) {
+		return
+	}
+	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+		"warning: the model's endpoint %s is http:// to another machine: the API key (%s) and the conversation travel in clear; use https://",
+		r.cfg.BaseURLWritten, r.cfg.APIKeyEnv)})
 }
 
 // trustedServers are the servers of entries marked trusted: true.

@@ -19,7 +19,7 @@ import (
 // the person named, approvals, progress on a terminal, the session.
 func (r *agentRun) newAgent() error {
 	e := r.e
-	model := r.cfg.Client(e.lookup, nil, e.logger(r.f))
+	model := r.cfg.Client(e.lookup, e.HTTPClient, e.logger(r.f))
 	view := r.b.view()
 	if view == nil {
 		// No tool-search entry: search turns on by itself when the

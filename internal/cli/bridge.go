@@ -39,7 +39,7 @@ func (e *env) open(ctx context.Context, src *source, f *flags) (*bridge, error) 
 // openOAuth is open with the given OAuth settings (a login's).
 func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.OAuthOptions) (*bridge, error) {
 	e.elicitMode = f.elicit
-	e.sampling = hasSampling(src.plan)
+	e.settleSampling(src.plan)
 	if err := e.loadPins(src, f, false); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/mcpbridge/mcpbridge/internal/pin"
@@ -38,6 +39,9 @@ type IO struct {
 	// StdinIsTerminal, with StderrIsTerminal, lets a one-shot command ask
 	// the person a server's elicitation (unless --elicit says otherwise).
 	StdinIsTerminal bool
+	// HTTPClient sends the model's requests (the agent's and sampling's);
+	// nil: a client of their own.
+	HTTPClient *http.Client
 	// Prog is the name the binary was run as, for the completion scripts;
 	// "" means the base name of os.Args[0].
 	Prog string

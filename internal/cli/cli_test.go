@@ -64,6 +64,13 @@ type run struct {
 // acting as mcpbridge; extraEnv adds variables for ${VAR} expansion.
 func mcpbridge(t *testing.T, stdin string, args ...string) run {
 	t.Helper()
+	return mcpbridgeWith(t, nil, stdin, args...)
+}
+
+// mcpbridgeWith is mcpbridge with the run's IO changed by edit (nil: as
+// it is) before it starts.
+func mcpbridgeWith(t *testing.T, edit func(*IO), stdin string, args ...string) run {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +78,7 @@ func mcpbridge(t *testing.T, stdin string, args ...string) run {
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	code := Main(ctx, IO{
+	io := IO{
 		Args:   args,
 		Stdin:  strings.NewReader(stdin),
 		Stdout: &out,
@@ -85,8 +92,11 @@ func mcpbridge(t *testing.T, stdin string, args ...string) run {
 			}
 			return os.LookupEnv(k)
 		},
-	})
-	return run{code, out.String(), errOut.String()}
+	}
+	if edit != nil {
+		edit(&io)
+	}
+	return run{Main(ctx, io), out.String(), errOut.String()}
 }
 
 func writeConfig(t *testing.T, yaml string) string {

@@ -1,32 +1,64 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 )
 
-// samplingKind is the sampling entry kind of this run: one-shot commands
-// answer servers' sampling with it (serve forwards sampling to its client).
-func (e *env) samplingKind() *sampling.Kind {
+// provider is the sampling provider of this run, made on first use.
+func (e *env) provider() *sampling.Provider {
 	if e.sampler == nil {
 		e.sampler = sampling.NewProvider()
 	}
-	return sampling.NewKind(sampling.KindOptions{Provider: e.sampler, Lookup: e.lookup})
+	return e.sampler
+}
+
+// samplingKind is the sampling entry kind of this run: one-shot commands
+// answer servers' sampling with it (serve forwards sampling to its client).
+func (e *env) samplingKind() *sampling.Kind {
+	return sampling.NewKind(sampling.KindOptions{Provider: e.provider(), Lookup: e.lookup, HTTPClient: e.HTTPClient})
 }
 
 // modelKind is the model entry kind of this run: it answers sampling as
 // a sampling entry does, and configures the agent's model.
 func (e *env) modelKind() *sampling.Kind {
-	e.samplingKind()
-	return sampling.NewModelKind(sampling.KindOptions{Provider: e.sampler, Lookup: e.lookup})
+	return sampling.NewModelKind(sampling.KindOptions{Provider: e.provider(), Lookup: e.lookup, HTTPClient: e.HTTPClient})
+}
+
+// settleSampling decides, before plan starts, whether servers are offered
+// sampling (plan has a sampling or a model entry, valid or not) and
+// whether it is refused: an invalid entry of either kind fails every
+// request with its positioned error rather than let another endpoint
+// answer in its place.
+func (e *env) settleSampling(plan *host.Plan) {
+	e.sampling = hasSampling(plan)
+	e.provider().Refuse(invalidModelEntries(plan))
 }
 
 // hasSampling reports whether plan runs a sampling or a model entry.
 func hasSampling(plan *host.Plan) bool {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name == sampling.KindName || pe.Entry.Name == sampling.ModelKind {
+		if isModelEntry(pe) {
 			return true
 		}
 	}
 	return false
+}
+
+func isModelEntry(pe host.PlanEntry) bool {
+	return pe.Entry.Name == sampling.ModelKind || pe.Entry.Name == sampling.KindName
+}
+
+// invalidModelEntries joins the positioned errors of plan's invalid model
+// and sampling entries; nil when there are none.
+func invalidModelEntries(plan *host.Plan) error {
+	var errs []error
+	for _, pe := range plan.Entries {
+		if isModelEntry(pe) && pe.Err != nil {
+			errs = append(errs, pe.Err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -30,7 +30,7 @@ func (c *client) sample(ctx context.Context, server string, params json.RawMessa
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, fmt.Errorf("invalid sampling request: %w", err)
 	}
-	if key, _ := c.lookup(c.cfg.APIKeyEnv); key == "" {
+	if key, _ := c.lookup(c.cfg.APIKeyEnv); key == "" && c.cfg.APIKeyEnv != "" {
 		return nil, fmt.Errorf("sampling is configured but the API key variable %s is not set", c.cfg.APIKeyEnv)
 	}
 	req, err := toChat(&p, c.cfg.Model, c.cfg.MaxTokens)

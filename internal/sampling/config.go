@@ -46,7 +46,9 @@ type Config struct {
 	// prefers (its modelPreferences are hints).
 	Model string `json:"model"`
 	// APIKeyEnv (apiKeyEnv) names the environment variable holding the
-	// API key, sent as a bearer token; read at each request.
+	// API key, sent as a bearer token; read at each request. "" (written
+	// apiKeyEnv: "" or apiKey: none) means the endpoint takes no key:
+	// none is required and no Authorization header is sent.
 	APIKeyEnv string `json:"apiKeyEnv"`
 	// MaxTokens (maxTokens) caps a request's maxTokens; 0: the server's.
 	MaxTokens int64 `json:"maxTokens"`
@@ -61,7 +63,7 @@ type Config struct {
 }
 
 func yamlKeys(kind string) []string {
-	keys := []string{"baseURL", "model", "apiKeyEnv", "maxTokens", "timeoutMs"}
+	keys := []string{"baseURL", "model", "apiKeyEnv", "apiKey", "maxTokens", "timeoutMs"}
 	if kind == ModelKind {
 		keys = append(keys, "strict")
 	}
@@ -71,6 +73,9 @@ func yamlKeys(kind string) []string {
 // Decode strictly decodes the config of a sampling entry (kind KindName)
 // or a model entry (ModelKind); none at all means every default. ${VAR}
 // is expanded in baseURL and model.
+//
+// Every mistake is an error at its position, never a default quietly in
+// its place: the endpoint decides where conversations and the key go.
 func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Config, error) {
 	c := Config{BaseURL: DefaultBaseURL, Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, Timeout: DefaultTimeout}
 	if kind == ModelKind {
@@ -83,9 +88,9 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Conf
 		return c, d.Err()
 	}
 	m.Reject(yamlKeys(kind)...)
-	if v, ok := m.ExpandString("baseURL"); ok && v != "" {
+	if v, ok := m.ExpandString("baseURL"); ok {
 		c.BaseURL = v
-		if problem := chatapi.CheckBaseURL(v); problem != "" {
+		if problem := checkBaseURL(v); problem != "" {
 			m.Errorf("baseURL", "%s", problem)
 		}
 	}
@@ -96,12 +101,7 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Conf
 	if v, ok := m.ExpandString("model"); ok && v != "" {
 		c.Model = v
 	}
-	if v, ok := m.String("apiKeyEnv"); ok {
-		c.APIKeyEnv = v
-		if !isEnvName(v) {
-			m.Errorf("apiKeyEnv", "must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), got %q", v)
-		}
-	}
+	c.APIKeyEnv = decodeKey(m, c.APIKeyEnv)
 	if v, ok := m.Int("maxTokens", 1, 1<<31-1); ok {
 		c.MaxTokens = v
 	}
@@ -110,6 +110,51 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Conf
 	}
 	c.Strict, _ = m.Bool("strict")
 	return c, d.Err()
+}
+
+// checkBaseURL says what is wrong with baseURL's value; an empty one
+// (a variable set to "") is refused rather than taken for the default.
+func checkBaseURL(v string) string {
+	if v == "" {
+		return "is empty (after ${VAR} expansion, if it has one): name the endpoint, or leave baseURL out for DeepSeek's API"
+	}
+	return chatapi.CheckBaseURL(v)
+}
+
+// noKey is apiKey's one value: the endpoint takes no key.
+const noKey = "none"
+
+// decodeKey reads apiKeyEnv and apiKey (only `none`), returning the key's
+// variable: def when neither is written, "" when the endpoint takes no
+// key. A keyless entry must name its baseURL: the default, DeepSeek's
+// API, needs a key, and an entry meant for a local model that forgot its
+// baseURL would otherwise send the conversation there.
+func decodeKey(m *yamlconf.Map, def string) string {
+	env, hasEnv := m.String("apiKeyEnv")
+	if hasEnv && env != "" && !isEnvName(env) {
+		m.Errorf("apiKeyEnv", `must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), or be "" for an endpoint that takes no key; got %q`, env)
+	}
+	if v, ok := m.String("apiKey"); ok {
+		switch {
+		case v != noKey:
+			m.Errorf("apiKey", `takes only "none" (the endpoint takes no key): a key is never written in the file; name the variable that holds it in apiKeyEnv`)
+		case hasEnv && env != "":
+			m.Errorf("apiKey", "none says the endpoint takes no key, but apiKeyEnv names %s: keep one of them", env)
+		default:
+			hasEnv, env = true, ""
+		}
+	}
+	if !hasEnv {
+		return def
+	}
+	if env == "" && !m.Has("baseURL") {
+		key := "apiKeyEnv"
+		if m.Has("apiKey") {
+			key = "apiKey"
+		}
+		m.Errorf(key, "no key needs a baseURL too: without one the requests go to DeepSeek's API (%s), which needs a key", DefaultBaseURL)
+	}
+	return env
 }
 
 func isEnvName(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -21,8 +22,9 @@ import (
 // takes over at once. Build one per host and hand it to NewKind; it is
 // safe for concurrent use.
 type Provider struct {
-	mu   sync.Mutex
-	live []*instance // started and not closed, in the order they started
+	mu      sync.Mutex
+	live    []*instance // started and not closed, in the order they started
+	refusal error       // set by Refuse: every request fails with it
 }
 
 // NewProvider returns a Provider with no entry running.
@@ -31,9 +33,29 @@ func NewProvider() *Provider { return &Provider{} }
 // ErrNotConfigured refuses a request when no sampling entry runs.
 var ErrNotConfigured = errors.New("sampling is not configured: add a `name: sampling` entry to the config file")
 
+// Refuse makes every request fail with err (nil: answer again), whatever
+// entry runs: the config has an invalid model or sampling entry (err
+// says where), and no other entry, nor a default, answers in its place,
+// since its endpoint may be where the user meant no data to go.
+func (p *Provider) Refuse(err error) {
+	p.mu.Lock()
+	p.refusal = err
+	p.mu.Unlock()
+}
+
+// refused is Refuse's error.
+func (p *Provider) refused() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refusal
+}
+
 // Sample answers the sampling/createMessage request of server (its params
 // as sent) with the model of the running entry.
 func (p *Provider) Sample(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
+	if err := p.refused(); err != nil {
+		return nil, fmt.Errorf("sampling is refused: the config's model or sampling entry is invalid, and no other endpoint answers in its place: %w", err)
+	}
 	cur := p.current()
 	if cur == nil {
 		return nil, ErrNotConfigured

@@ -287,6 +287,11 @@ func TestDecode(t *testing.T) {
 		{"typo", "- id: a\n  name: sampling\n  config:\n    modle: x\n", `unknown key "modle" (did you mean "model"?)`},
 		{"credentials", "- id: a\n  name: sampling\n  config:\n    baseURL: https://u:p@h\n    timeoutMs: 0\n", "must not hold credentials"},
 		{"not a mapping", "- id: a\n  name: sampling\n  config: [1]\n", "must be a mapping"},
+		{"empty baseURL", "- id: a\n  name: sampling\n  config:\n    baseURL: ${EMPTY:-}\n", `f.yaml:4:14: entry "a": config.baseURL: is empty (after ${VAR} expansion, if it has one): name the endpoint, or leave baseURL out for DeepSeek's API`},
+		{"no key without baseURL", "- id: a\n  name: sampling\n  config:\n    apiKeyEnv: \"\"\n", `f.yaml:4:16: entry "a": config.apiKeyEnv: no key needs a baseURL too: without one the requests go to DeepSeek's API (https://api.deepseek.com), which needs a key`},
+		{"apiKey none without baseURL", "- id: a\n  name: sampling\n  config:\n    apiKey: none\n", `f.yaml:4:13: entry "a": config.apiKey: no key needs a baseURL too`},
+		{"a key in the file", "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1\n    apiKey: sk-123\n", `f.yaml:5:13: entry "a": config.apiKey: takes only "none" (the endpoint takes no key): a key is never written in the file; name the variable that holds it in apiKeyEnv`},
+		{"no key and a key", "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1\n    apiKey: none\n    apiKeyEnv: K\n", `config.apiKey: none says the endpoint takes no key, but apiKeyEnv names K: keep one of them`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := cat.Parse("f.yaml", []byte(c.file), lookup)
@@ -301,6 +306,12 @@ func TestDecode(t *testing.T) {
 	good := "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1/v1\n    model: m\n    apiKeyEnv: K\n    maxTokens: 5\n    timeoutMs: 10\n"
 	if plan, err := cat.Parse("f.yaml", []byte(good), lookup); err != nil || plan.Entries[0].Spec.Config.(Config).Timeout != 10*time.Millisecond {
 		t.Errorf("a full config: %v", err)
+	}
+	for _, key := range []string{`apiKeyEnv: ""`, "apiKey: none", "apiKey: none\n    apiKeyEnv: \"\""} {
+		keyless := "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1/v1\n    " + key + "\n"
+		if plan, err := cat.Parse("f.yaml", []byte(keyless), lookup); err != nil || plan.Entries[0].Spec.Config.(Config).APIKeyEnv != "" {
+			t.Errorf("%s: %v", key, err)
+		}
 	}
 }
 

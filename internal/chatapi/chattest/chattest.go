@@ -51,6 +51,9 @@ type Server struct {
 	// Thinking makes the server want reasoning back (DeepSeek's thinking
 	// mode) and send reasoning with every turn.
 	Thinking bool
+	// Keyless makes the server a local endpoint without keys: it answers
+	// whatever Authorization a request has (Auths shows what was sent).
+	Keyless bool
 
 	srv    *httptest.Server
 	script Script
@@ -99,6 +102,14 @@ func (s *Server) Raw() [][]byte {
 	return append([][]byte(nil), s.raw...)
 }
 
+// Auths returns the Authorization headers of the requests, in order ("":
+// none was sent).
+func (s *Server) Auths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.auths...)
+}
+
 // Paths returns the paths the requests were sent to.
 func (s *Server) Paths() []string {
 	s.mu.Lock()
@@ -129,7 +140,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	switch {
-	case r.Header.Get("Authorization") != "Bearer "+Key:
+	case !s.Keyless && r.Header.Get("Authorization") != "Bearer "+Key:
 		apiError(w, 401, "Authentication Fails, Your api key is invalid")
 	case fault != nil:
 		if fault.RetryAfter != "" {
