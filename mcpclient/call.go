@@ -218,6 +218,25 @@ func (s *Server) callContext(ctx context.Context, gen *generation) (context.Cont
 	}
 }
 
+// cancelled says why the caller ended a call in words, not Go's: a
+// deadline or a cancellation of the caller's, or the cause it gave.
+// errors.Is still finds the cause.
+func cancelled(cause error) error {
+	switch {
+	case errors.Is(cause, context.DeadlineExceeded):
+		return fmt.Errorf("tool call cancelled: the caller's time limit passed%w", quiet{cause})
+	case errors.Is(cause, context.Canceled):
+		return fmt.Errorf("tool call cancelled by the caller%w", quiet{cause})
+	}
+	return fmt.Errorf("tool call cancelled: %w", cause)
+}
+
+// quiet wraps an error for errors.Is and As without adding to the message.
+type quiet struct{ err error }
+
+func (q quiet) Error() string { return "" }
+func (q quiet) Unwrap() error { return q.err }
+
 // callFailed says why a tools/call of rawName on gen failed with err:
 // the caller's cancellation, toolCallTimeoutMs, the server closing, a
 // JSON-RPC error, or the connection lost under it.
@@ -225,7 +244,7 @@ func (s *Server) callFailed(ctx, callCtx context.Context, gen *generation, rawNa
 	switch cause := context.Cause(callCtx); {
 	case ctx.Err() != nil:
 		gen.table.ExpectCancel() // the SDK tells the server on a goroutine of its own
-		return fmt.Errorf("tool call cancelled: %w", context.Cause(ctx))
+		return cancelled(context.Cause(ctx))
 	case errors.Is(cause, errCallTimeout):
 		gen.table.ExpectCancel()
 		return &timeoutError{fmt.Sprintf("server %q did not answer tools/call %q within toolCallTimeoutMs (%dms)", s.cfg.ServerName, rawName, s.cfg.ToolCallTimeout.Milliseconds())}

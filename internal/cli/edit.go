@@ -606,14 +606,24 @@ func (e *env) addJSON(argv []string) error {
 	if err != nil {
 		return usagef("add-json: %v", err)
 	}
-	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %s: %s\n", strings.TrimPrefix(n.Path, "mcpServers."+name+"."), n.Msg)
-	}
 	_, list, err := entryList("JSON", res.YAML)
 	if err != nil || len(list.Content) != 1 {
 		return usagef("add-json: the JSON does not describe one server")
 	}
 	entry := list.Content[0]
+	root := "mcpServers." + name
+	transport := yamlconf.Locate(entry, "config.transport")
+	refused := transport == nil || transport.Kind != yaml.ScalarNode || transport.Value == ""
+	for _, n := range res.Notes {
+		if refused && n.Path == root {
+			continue // the refusal below says it, with what to write
+		}
+		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %s: %s\n", strings.TrimPrefix(n.Path, root+"."), n.Msg)
+	}
+	if refused {
+		return usagef(`add-json: server %q not added: it has neither "command" (a stdio server) nor "url" (an HTTP server), `+
+			`like '{"type": "stdio", "command": "npx", "args": ["-y", "PACKAGE"]}' or '{"type": "http", "url": "https://…/mcp"}'`, name)
+	}
 	entry.HeadComment, entry.LineComment, entry.FootComment = "", "", ""
 	return e.addEntry(f, name, entry)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -117,6 +118,9 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 	}
 	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure, RawNames: f.rawNames, Stateless: f.ops.stateless}
 	if f.tokenEnv != "" {
+		if !yamlconf.IsVarName(f.tokenEnv) {
+			return gateway.Options{}, usagef("serve: --token-env takes the name of the variable that holds the token, not the token: export MCPBRIDGE_TOKEN=… and pass --token-env MCPBRIDGE_TOKEN")
+		}
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
 			return gateway.Options{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
 		}

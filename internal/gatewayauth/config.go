@@ -145,6 +145,10 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	out.Tokens, _ = a.StringMap("tokens")
 	out.TokenValues = map[string]string{}
 	for name, env := range out.Tokens {
+		if !yamlconf.IsVarName(env) {
+			a.Errorf("tokens", "token %q: the value is not a variable name (not shown: it may be the token itself): a token is never written in the file; put it in a variable (export CI_TOKEN=…) and name that variable here", name)
+			continue
+		}
 		v, ok := lookup(env)
 		if !ok || v == "" {
 			a.Errorf("tokens", "token %q: the variable %s is unset or empty", name, env)

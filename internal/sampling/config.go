@@ -131,7 +131,7 @@ const noKey = "none"
 // baseURL would otherwise send the conversation there.
 func decodeKey(m *yamlconf.Map, def string) string {
 	env, hasEnv := m.String("apiKeyEnv")
-	if hasEnv && env != "" && !isEnvName(env) {
+	if hasEnv && env != "" && !yamlconf.IsVarName(env) {
 		m.Errorf("apiKeyEnv", `must name an environment variable ([A-Za-z_][A-Za-z0-9_]*), or be "" for an endpoint that takes no key; got %q`, env)
 	}
 	if v, ok := m.String("apiKey"); ok {
@@ -155,15 +155,6 @@ func decodeKey(m *yamlconf.Map, def string) string {
 		m.Errorf(key, "no key needs a baseURL too: without one the requests go to DeepSeek's API (%s), which needs a key", DefaultBaseURL)
 	}
 	return env
-}
-
-func isEnvName(s string) bool {
-	for i, c := range s {
-		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // Client returns the chat-completions client of c: its key read with

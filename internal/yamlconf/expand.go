@@ -99,7 +99,7 @@ func (x *expander) reference(b *strings.Builder, i, depth int, eval bool) int {
 	}
 	name := s[i+2 : j]
 	hasDefault := strings.HasPrefix(s[j:], ":-")
-	if !validVarName(name) || !hasDefault && (j == len(s) || s[j] != '}') {
+	if !IsVarName(name) || !hasDefault && (j == len(s) || s[j] != '}') {
 		return x.unsupported(i)
 	}
 	if hasDefault && depth+1 > maxNesting {
@@ -183,7 +183,10 @@ func isNameByte(c byte) bool {
 	return c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
 }
 
-func validVarName(name string) bool {
+// IsVarName reports whether name can name an environment variable:
+// [A-Za-z_][A-Za-z0-9_]*. A config key that names one uses it to tell a
+// pasted secret from a name.
+func IsVarName(name string) bool {
 	if name == "" {
 		return false
 	}
