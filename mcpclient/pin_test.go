@@ -98,7 +98,7 @@ func TestPinLockWithholds(t *testing.T) {
 	}
 	lock := pin.NewLock()
 	lock.Set("s", []pin.Def{pinned})
-	h := mustStart(t, stdioConfig("s"), Options{NewTransport: inMemory(t, srv), Pins: pin.NewBook(lock, false)})
+	h := mustStart(t, stdioConfig("s"), Options{NewTransport: inMemory(t, srv), Pins: pin.NewBook(map[string]*pin.Lock{"s": lock}, false)})
 	if got := h.names(); len(got) != 0 {
 		t.Errorf("tools published: %v", got)
 	}

@@ -42,13 +42,24 @@ func rugScript(echo string) mcppeer.RawScript {
 func rugConfig(t *testing.T, extra string) (cfg, script string) {
 	t.Helper()
 	dir := t.TempDir()
+	cfg = filepath.Join(dir, "mcpbridge.yaml")
+	text, script := rugEntry(t, dir)
+	if err := os.WriteFile(cfg, []byte(text+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, script
+}
+
+// rugEntry is the config entry of the raw server "rug", whose script it
+// writes in dir.
+func rugEntry(t *testing.T, dir string) (text, script string) {
+	t.Helper()
 	script = filepath.Join(dir, "script.json")
 	writeScript(t, script, rugScript(echoText))
 	cmd, args, env := mcptest.ChildCommand(t, "raw", mcppeer.RawScriptEnv+"="+script)
 	argsJSON, _ := json.Marshal(args)
 	envJSON, _ := json.Marshal(env)
-	cfg = filepath.Join(dir, "mcpbridge.yaml")
-	text := fmt.Sprintf(`- id: rug
+	return fmt.Sprintf(`- id: rug
   name: mcp-client
   config:
     serverName: rug
@@ -56,11 +67,7 @@ func rugConfig(t *testing.T, extra string) (cfg, script string) {
     command: %s
     args: %s
     env: %s
-%s`, cmd, argsJSON, envJSON, extra)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, script
+`, cmd, argsJSON, envJSON), script
 }
 
 func writeScript(t *testing.T, path string, s mcppeer.RawScript) {
@@ -222,5 +229,47 @@ func TestPinURLSourceAndPrompts(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "tools", "--url", url, "--name", "web"); !strings.Contains(r.stdout, "mcp__web__echo") {
 		t.Errorf("the unchanged tool: %+v", r)
+	}
+}
+
+// A user's server keeps its pins in the user lock wherever the bridge
+// runs: inside a project with its own config and no lock, a changed tool
+// of the user's server is still withheld, and pin there writes the user
+// server's pins to the user lock and the project's to a project lock.
+func TestPinsFollowTheUser(t *testing.T) {
+	user := userScope(t)
+	entry, script := rugEntry(t, t.TempDir())
+	writeFileAt(t, user, entry)
+	t.Chdir(t.TempDir())
+	userLock := filepath.Join(filepath.Dir(user), "mcpbridge.lock")
+	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+userLock) {
+		t.Fatalf("pin outside a project: %+v", r)
+	}
+
+	project := t.TempDir()
+	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: local
+  name: mcp-client
+  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+`)
+	t.Chdir(project)
+	writeScript(t, script, rugScript(rugPull))
+	r := mcpbridge(t, "", "tools")
+	if strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stdout, "mcp__local__add") || !strings.Contains(r.stderr, withheldEcho) {
+		t.Errorf("tools in the project after the user server's change: %+v", r)
+	}
+
+	if r := mcpbridge(t, "", "pin"); r.code != 0 {
+		t.Fatalf("pin in the project: %+v", r)
+	}
+	if b, err := os.ReadFile(userLock); err != nil || !strings.Contains(string(b), rugPull) {
+		t.Errorf("the user lock after pin in the project: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(project, "mcpbridge.lock"))
+	if err != nil || strings.Contains(string(b), `"rug"`) || !strings.Contains(string(b), `"local"`) {
+		t.Errorf("the project lock: %v\n%s", err, b)
+	}
+	t.Chdir(t.TempDir())
+	if r := mcpbridge(t, "", "tools"); !strings.Contains(r.stdout, "mcp__rug__echo") || strings.Contains(r.stderr, "withheld") {
+		t.Errorf("tools outside the project after the change was pinned there: %+v", r)
 	}
 }
