@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
@@ -166,13 +167,34 @@ func checkLock(e *env, src *source, f *flags) error {
 }
 
 // reportPinNotes prints, on stderr, each definition a server withheld (or
-// published with pin: warn) and why.
-func (e *env) reportPinNotes(b *bridge) {
+// published with pin: warn) and why, then how many are withheld and how to
+// review and accept them. It returns that number: tools and status fail
+// while any definition is withheld.
+func (e *env) reportPinNotes(b *bridge) int {
+	held := 0
+	var servers []string
 	for _, st := range b.statuses {
 		for _, n := range st.PinNotes {
 			fmt.Fprintf(e.Stderr, "mcpbridge: server %q: %s\n", st.Name, termsafe.Line(n))
+			if strings.HasPrefix(n, "withheld ") { // host.Status.PinNotes
+				held++
+				servers = append(servers, st.Name)
+			}
 		}
 	}
+	if held > 0 {
+		servers = slices.Compact(servers)
+		fmt.Fprintf(e.Stderr, "mcpbridge: %d %s withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin %s\n",
+			held, plural(held, "definition", "definitions"), termsafe.Line(strings.Join(servers, " ")))
+	}
+	return held
+}
+
+// withheld reports whether a server withholds the tool name (its call
+// answers why; a "did you mean" would point elsewhere).
+func withheld(b *bridge, name string) bool {
+	_, ok := b.reg.Withheld(name)
+	return ok
 }
 
 // pinCmd is `mcpbridge pin`: record, or with --diff compare, the servers'

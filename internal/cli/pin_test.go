@@ -81,7 +81,10 @@ func writeScript(t *testing.T, path string, s mcppeer.RawScript) {
 	}
 }
 
-const withheldEcho = `mcpbridge: server "rug": withheld tool echo: changed since pinned: description`
+const (
+	withheldEcho  = `mcpbridge: server "rug": withheld tool echo: changed since pinned: description`
+	withheldCount = "mcpbridge: 1 definition withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin rug\n"
+)
 
 // Between runs: pin records the definitions; a description changed since
 // is withheld from tools, call and status, which say why; pin --diff shows
@@ -101,7 +104,7 @@ func TestPinBetweenRuns(t *testing.T) {
 
 	writeScript(t, script, rugScript(rugPull))
 	r := mcpbridge(t, "", "tools", "--config", cfg)
-	if r.code != 0 || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stderr, withheldEcho) {
+	if r.code != ExitFailed || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stderr, withheldEcho) {
 		t.Errorf("tools after the change: %+v", r)
 	}
 	if r := mcpbridge(t, "", "call", "--config", cfg, "mcp__rug__echo", `{}`); r.code == 0 || !strings.Contains(r.stderr, withheldEcho) {
@@ -254,8 +257,16 @@ func TestPinsFollowTheUser(t *testing.T) {
 	t.Chdir(project)
 	writeScript(t, script, rugScript(rugPull))
 	r := mcpbridge(t, "", "tools")
-	if strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stdout, "mcp__local__add") || !strings.Contains(r.stderr, withheldEcho) {
+	if r.code != ExitFailed || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stdout, "mcp__local__add") ||
+		!strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
 		t.Errorf("tools in the project after the user server's change: %+v", r)
+	}
+	if r := mcpbridge(t, "", "status"); r.code != ExitFailed || !strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
+		t.Errorf("status in the project: %+v", r)
+	}
+	r = mcpbridge(t, "", "call", "mcp__rug__echo", `{}`)
+	if want := `Error: tool "mcp__rug__echo" is withheld: changed since pinned: description; if the change is expected, review it with mcpbridge pin --diff rug, then accept it with mcpbridge pin rug`; r.code != ExitFailed || !strings.Contains(r.stdout, want) || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("call of the withheld tool: %+v\nwant stdout %s", r, want)
 	}
 
 	if r := mcpbridge(t, "", "pin"); r.code != 0 {

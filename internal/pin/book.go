@@ -79,7 +79,7 @@ func (b *Book) Load(locks map[string]*Lock, inMemory bool) {
 // once they have read what changed: the end of the answer to a call of a
 // withheld tool.
 func (b *Book) Advice(server string) string {
-	return "if the change is expected, see it with mcpbridge pin --diff " + server + " and accept it with mcpbridge pin " + server
+	return "if the change is expected, review it with mcpbridge pin --diff " + server + ", then accept it with mcpbridge pin " + server
 }
 
 // CheckTools is Check for a server's tools, each named by its raw name; a
