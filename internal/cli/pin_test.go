@@ -284,3 +284,30 @@ func TestPinsFollowTheUser(t *testing.T) {
 		t.Errorf("tools outside the project after the change was pinned there: %+v", r)
 	}
 }
+
+// A project entry that replaces a user entry (same id, another server)
+// does not cost the user's server its pins: pin in the project keeps them
+// in the user lock, so they still hold outside the project.
+func TestPinInProjectKeepsReplacedUserPins(t *testing.T) {
+	user := userScope(t)
+	entry, script := rugEntry(t, t.TempDir())
+	writeFileAt(t, user, entry)
+	t.Chdir(t.TempDir())
+	if r := mcpbridge(t, "", "pin"); r.code != 0 {
+		t.Fatalf("pin outside a project: %+v", r)
+	}
+	project := t.TempDir()
+	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: rug
+  name: mcp-client
+  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+`)
+	t.Chdir(project)
+	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "of local") || strings.Contains(r.stderr, "of rug") {
+		t.Fatalf("pin in the project: %+v", r)
+	}
+	t.Chdir(t.TempDir())
+	writeScript(t, script, rugScript(rugPull))
+	if r := mcpbridge(t, "", "tools"); r.code != ExitFailed || !strings.Contains(r.stderr, withheldEcho) {
+		t.Errorf("tools outside the project after the user server's change: %+v", r)
+	}
+}
