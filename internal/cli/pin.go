@@ -22,12 +22,15 @@ import (
 const pinHelp = `  SERVER...   pin only these servers (accepting their changes); the others' pins stay
   --diff      show what changed since pinned instead of writing; exit 1 when anything did
 
-The lock holds each definition's canonical JSON and SHA-256, beside the config file (for
---url: under $XDG_STATE_HOME/mcpbridge/locks). While a lock exists, a definition that
-differs from its pin, or is not in the lock, is withheld: not listed, not callable, not
-served; tools, call and status say which and why. Per entry, pin: hold (default) | warn
-(publish, report) | off. Without a lock, serve pins the first definitions it sees in
-memory and withholds later changes until restarted.
+Each server is pinned in the lock beside the config file that defines it: a user server in
+$XDG_CONFIG_HOME/mcpbridge/mcpbridge.lock, a project's in the project's mcpbridge.lock (for
+--url: under $XDG_STATE_HOME/mcpbridge/locks), so its pins hold in any directory. The lock
+holds each definition's canonical JSON and SHA-256. While a server's lock exists, a
+definition that differs from its pin, or is not in the lock, is withheld: not listed, not
+callable (a call says why and to run mcpbridge pin SERVER), not served; tools and status
+say which, how many, and exit 1. Per entry, pin: hold (default) | warn (publish, report) |
+off. Without a lock, serve pins the first definitions it sees in memory and withholds later
+changes until restarted.
 `
 
 var _ mcpclient.Pins = (*pin.Book)(nil)

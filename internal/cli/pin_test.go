@@ -240,21 +240,8 @@ func TestPinURLSourceAndPrompts(t *testing.T) {
 // of the user's server is still withheld, and pin there writes the user
 // server's pins to the user lock and the project's to a project lock.
 func TestPinsFollowTheUser(t *testing.T) {
-	user := userScope(t)
-	entry, script := rugEntry(t, t.TempDir())
-	writeFileAt(t, user, entry)
-	t.Chdir(t.TempDir())
-	userLock := filepath.Join(filepath.Dir(user), "mcpbridge.lock")
-	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+userLock) {
-		t.Fatalf("pin outside a project: %+v", r)
-	}
-
-	project := t.TempDir()
-	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: local
-  name: mcp-client
-  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
-`)
-	t.Chdir(project)
+	userLock, script := pinnedUserRug(t)
+	project := projectWith(t, "local")
 	writeScript(t, script, rugScript(rugPull))
 	r := mcpbridge(t, "", "tools")
 	if r.code != ExitFailed || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stdout, "mcp__local__add") ||
@@ -289,19 +276,8 @@ func TestPinsFollowTheUser(t *testing.T) {
 // does not cost the user's server its pins: pin in the project keeps them
 // in the user lock, so they still hold outside the project.
 func TestPinInProjectKeepsReplacedUserPins(t *testing.T) {
-	user := userScope(t)
-	entry, script := rugEntry(t, t.TempDir())
-	writeFileAt(t, user, entry)
-	t.Chdir(t.TempDir())
-	if r := mcpbridge(t, "", "pin"); r.code != 0 {
-		t.Fatalf("pin outside a project: %+v", r)
-	}
-	project := t.TempDir()
-	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: rug
-  name: mcp-client
-  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
-`)
-	t.Chdir(project)
+	_, script := pinnedUserRug(t)
+	projectWith(t, "rug")
 	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "of local") || strings.Contains(r.stderr, "of rug") {
 		t.Fatalf("pin in the project: %+v", r)
 	}
@@ -310,4 +286,33 @@ func TestPinInProjectKeepsReplacedUserPins(t *testing.T) {
 	if r := mcpbridge(t, "", "tools"); r.code != ExitFailed || !strings.Contains(r.stderr, withheldEcho) {
 		t.Errorf("tools outside the project after the user server's change: %+v", r)
 	}
+}
+
+// pinnedUserRug puts the server "rug" in a fresh user config and pins it
+// from a directory outside any project; it returns the user lock and
+// rug's script.
+func pinnedUserRug(t *testing.T) (userLock, script string) {
+	t.Helper()
+	user := userScope(t)
+	entry, script := rugEntry(t, t.TempDir())
+	writeFileAt(t, user, entry)
+	t.Chdir(t.TempDir())
+	userLock = filepath.Join(filepath.Dir(user), "mcpbridge.lock")
+	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+userLock) {
+		t.Fatalf("pin outside a project: %+v", r)
+	}
+	return userLock, script
+}
+
+// projectWith makes a project directory whose mcpbridge.yaml has one entry
+// of id id, the demo server "local", and no lock, and changes into it.
+func projectWith(t *testing.T, id string) string {
+	t.Helper()
+	project := t.TempDir()
+	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: `+id+`
+  name: mcp-client
+  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+`)
+	t.Chdir(project)
+	return project
 }
