@@ -71,8 +71,20 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 			byServer[server] = l
 		}
 	}
+	e.locks = ls.locks
 	e.pinBook().Load(byServer, inMemory)
 	return nil
+}
+
+// routePins checks each server of plan (a reload's) against the lock of
+// the file that now defines it, as that lock was read at the start: a
+// server added to a pinned file is not pinned, so it is withheld.
+func (e *env) routePins(plan *host.Plan) {
+	for _, pe := range plan.Enabled() {
+		if pe.Entry.Name == clientkind.PluginName && pe.Entry.File != "" {
+			e.pinBook().Route(pe.Spec.Name, e.locks[lockBeside(pe.Entry.File)])
+		}
+	}
 }
 
 // lockSet is the locks of a source: one beside each config file (for
@@ -367,4 +379,14 @@ func (e *env) pinDiff(ls *lockSet, now map[string][]pin.Def) error {
 		return nil
 	}
 	return &exitError{ExitFailed}
+}
+
+// reloadPlan is serve's reading of its files at a reload; its servers are
+// checked against their files' locks (routePins).
+func (e *env) reloadPlan(f *flags, cat *host.Catalog) (*host.Plan, error) {
+	plan, err := e.readScopes(e.configFiles(f), cat, true)
+	if err == nil {
+		e.routePins(plan)
+	}
+	return plan, err
 }

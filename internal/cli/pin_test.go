@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -315,4 +316,31 @@ func projectWith(t *testing.T, id string) string {
 `)
 	t.Chdir(project)
 	return project
+}
+
+// A server that a reload adds to a pinned config is checked against that
+// config's lock, as serve read it at its start: its definitions are not
+// pinned, so they are withheld, not trusted on first sight.
+func TestServeReloadAddsUnpinnedServer(t *testing.T) {
+	cfg, _ := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	cs, _, stderr := serveStdioClient(t, cfg)
+	defer cs.Close()
+	waitTools(t, cs, "mcp__rug__echo", "mcp__rug__add", "mcp__rug__flip")
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.ReplaceAll(string(text), ": rug\n", ": rug2\n")
+	if err := os.WriteFile(cfg, append(text, second...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "withheld tool echo: not pinned")
+	}, "rug2's echo withheld as not pinned")
+	if names := toolNames(t, cs); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__rug2__") }) {
+		t.Errorf("tools of the server added by the reload: %v", names)
+	}
 }

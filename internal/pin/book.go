@@ -75,6 +75,22 @@ func (b *Book) Load(locks map[string]*Lock, inMemory bool) {
 	}
 }
 
+// Route checks server against lock from now on (nil: the server has no
+// lock), keeping what b pinned in memory: for a server that a reload adds
+// or moves to another file.
+func (b *Book) Route(server string, lock *Lock) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if lock == nil {
+		delete(b.locks, server)
+		return
+	}
+	if b.locks == nil {
+		b.locks = map[string]*Lock{}
+	}
+	b.locks[server] = lock
+}
+
 // Advice says how the user accepts server's definitions as they are now,
 // once they have read what changed: the end of the answer to a call of a
 // withheld tool.

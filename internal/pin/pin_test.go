@@ -268,4 +268,15 @@ func TestBookLockPerServer(t *testing.T) {
 	if got := pin.NewBook(locks, false).CheckTools("none", []tool.Tool{echoTool("x")}); got[0] != "" {
 		t.Errorf("a server without a lock checked: %q", got[0])
 	}
+	b.Route("new", user) // a reload adds a server to the user's file
+	if got := b.Check("new", changed); got[0] != "not pinned" {
+		t.Errorf("a server routed to a lock: %q", got[0])
+	}
+	b.Route("u", nil) // a reload moves it to a file without a lock
+	if got := b.Check("u", changed); got[0] != "" {
+		t.Errorf("a server routed to no lock, in memory: %q", got[0])
+	}
+	if got := b.Check("none", changed); got[0] != "changed since pinned: description" {
+		t.Errorf("routing forgot what was pinned in memory: %q", got[0])
+	}
 }
