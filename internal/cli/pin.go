@@ -104,12 +104,7 @@ func (e *lockReadError) Error() string { return e.err.Error() }
 func (e *lockReadError) Unwrap() error { return e.err }
 
 // lockOf is server's lock; nil when its file has none (or it has no file).
-func (ls *lockSet) lockOf(server string) *pin.Lock {
-	if path, ok := ls.where[server]; ok {
-		return ls.locks[path]
-	}
-	return nil
-}
+func (ls *lockSet) lockOf(server string) *pin.Lock { return ls.locks[ls.where[server]] }
 
 // readLocks reads the locks of src (none for the embedded default).
 func (e *env) readLocks(src *source, f *flags) (*lockSet, error) {
