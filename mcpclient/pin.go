@@ -26,7 +26,11 @@ func (s *Server) pinned(o tool.Offer) tool.Offer {
 	if p := s.opts.Pins; p != nil && s.cfg.Pin != PinOff {
 		hold := s.cfg.Pin != PinWarn
 		var tn, pn []string
-		o.Tools, tn = withhold(o.Tools, p.CheckTools(s.cfg.ServerName, o.Tools), func(t tool.Tool) string { return "tool " + t.Origin.Name }, hold)
+		why := p.CheckTools(s.cfg.ServerName, o.Tools)
+		if hold {
+			o.Withheld = heldTools(o.Tools, why, advice(p, s.cfg.ServerName))
+		}
+		o.Tools, tn = withhold(o.Tools, why, func(t tool.Tool) string { return "tool " + t.Origin.Name }, hold)
 		o.Prompts, pn = withhold(o.Prompts, p.CheckPrompts(s.cfg.ServerName, o.Prompts), func(p tool.Prompt) string { return "prompt " + p.Origin.Name }, hold)
 		notes = append(tn, pn...)
 	}
@@ -40,6 +44,30 @@ func (s *Server) pinned(o tool.Offer) tool.Offer {
 		}
 	}
 	return o
+}
+
+// heldTools are the tools whose why is not "", by public name: why, and
+// then advice when there is one (the registry's answer to their calls).
+func heldTools(tools []tool.Tool, why []string, advice string) map[string]string {
+	held := map[string]string{}
+	for i, t := range tools {
+		if why[i] != "" {
+			held[t.Name] = why[i]
+			if advice != "" {
+				held[t.Name] += "; " + advice
+			}
+		}
+	}
+	return held
+}
+
+// advice is how the user accepts server's withheld definitions, when p
+// can say (the CLI's lock: "mcpbridge pin SERVER"); "" when it cannot.
+func advice(p Pins, server string) string {
+	if a, ok := p.(interface{ Advice(server string) string }); ok {
+		return a.Advice(server)
+	}
+	return ""
 }
 
 // withhold returns the items whose why is "" (all of them unless hold), in

@@ -77,6 +77,8 @@ func TestPinMidSession(t *testing.T) {
 			}
 			if _, err := h.reg.Execute(context.Background(), "mcp__s__echo", nil); err == nil {
 				t.Error("a withheld tool is callable")
+			} else if want := `tool "mcp__s__echo" is withheld: changed since pinned: description; if the change is expected, review it with mcpbridge pin --diff s, then accept it with mcpbridge pin s`; err.Error() != want {
+				t.Errorf("the call of a withheld tool: %v\nwant %s", err, want)
 			}
 			setEcho("Echo the text back.")
 			waitFor(t, "the pinned definition back", func() bool { _, ok := h.reg.Get("mcp__s__echo"); return ok })
@@ -98,7 +100,7 @@ func TestPinLockWithholds(t *testing.T) {
 	}
 	lock := pin.NewLock()
 	lock.Set("s", []pin.Def{pinned})
-	h := mustStart(t, stdioConfig("s"), Options{NewTransport: inMemory(t, srv), Pins: pin.NewBook(lock, false)})
+	h := mustStart(t, stdioConfig("s"), Options{NewTransport: inMemory(t, srv), Pins: pin.NewBook(map[string]*pin.Lock{"s": lock}, false)})
 	if got := h.names(); len(got) != 0 {
 		t.Errorf("tools published: %v", got)
 	}

@@ -37,6 +37,12 @@ type Offer struct {
 	// resource tools (an entry's resourceTools: false); other consumers
 	// still see them.
 	HideResources bool
+	// Withheld are tools the source knows but does not publish (a
+	// definition that changed since the user approved it), by public
+	// name: why, and what the user can do about it. They are not listed;
+	// Execute of one answers a *WithheldError with that text rather than
+	// a bare unknown tool.
+	Withheld map[string]string
 }
 
 // Resource is one resource a server lists.

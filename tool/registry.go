@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type Registry struct {
 	leaving  map[subKey]chan struct{}   // unsubscribes on their way, closed when answered; guarded by mu
 	sorted   []Tool                     // cache for List, valid iff sortedOK; guarded by mu
 	sortedOK bool                       // guarded by mu
+	held     map[string]*Handle         // tools withheld by their sources (Offer.Withheld), by public name; guarded by mu
 	watchers map[chan struct{}]struct{} // guarded by mu
 	version  atomic.Uint64              // written under mu, read without it
 }
@@ -41,10 +43,11 @@ func NewRegistry() *Registry { return &Registry{} }
 // Replace. Its methods are safe for concurrent use.
 type Handle struct {
 	r     *Registry
-	names []string // registration order; immutable
-	offer *Offer   // the rest of the offer (Tools nil); nil when it has none; immutable
-	src   *Source  // the source that published it; nil for Register and Replace
-	done  bool     // unregistered; guarded by r.mu
+	names []string          // registration order; immutable
+	offer *Offer            // the rest of the offer (Tools nil); nil when it has none; immutable
+	held  map[string]string // Offer.Withheld; immutable
+	src   *Source           // the source that published it; nil for Register and Replace
+	done  bool              // unregistered; guarded by r.mu
 }
 
 // Unregister removes the handle's tools and notifies watchers once. It is
@@ -112,7 +115,7 @@ func (r *Registry) replaceOffer(old *Handle, o Offer, src *Source) (*Handle, err
 	for i, t := range o.Tools {
 		names[i] = t.Name
 	}
-	h := &Handle{r: r, names: names, offer: rest, src: src}
+	h := &Handle{r: r, names: names, offer: rest, held: maps.Clone(o.Withheld), src: src}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -132,6 +135,7 @@ func (r *Registry) replaceOffer(old *Handle, o Offer, src *Source) (*Handle, err
 	if r.addOfferLocked(h) {
 		changed = true
 	}
+	r.holdLocked(h)
 	if changed {
 		r.changedLocked()
 	}
@@ -214,7 +218,43 @@ func (r *Registry) dropLocked(h *Handle) bool {
 	for _, name := range h.names {
 		delete(r.tools, name)
 	}
+	for name := range h.held {
+		if r.held[name] == h {
+			delete(r.held, name)
+		}
+	}
 	return r.dropOfferLocked(h) || len(h.names) > 0
+}
+
+// holdLocked records the tools h's source withholds. Nothing is listed
+// differently, so watchers are not told.
+func (r *Registry) holdLocked(h *Handle) {
+	if len(h.held) > 0 && r.held == nil {
+		r.held = make(map[string]*Handle, len(h.held))
+	}
+	for name := range h.held {
+		r.held[name] = h
+	}
+}
+
+// Withheld returns why a source withholds the tool named name (see
+// Offer.Withheld), and whether one does.
+func (r *Registry) Withheld(name string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if h := r.held[name]; h != nil {
+		return h.held[name], true
+	}
+	return "", false
+}
+
+// notFound is Execute's answer for a name no tool has.
+func (r *Registry) notFound(name string) (Result, error) {
+	var err error = fmt.Errorf("%w %q", ErrNotFound, name)
+	if why, ok := r.Withheld(name); ok {
+		err = &WithheldError{Name: name, Why: why}
+	}
+	return failure(err.Error(), CodeUnknownTool), err
 }
 
 // changedLocked records a change of the tool set and tells the watchers.
@@ -277,7 +317,9 @@ func (r *Registry) Len() int {
 // ErrNotFound, for callers that branch); every other failure is a Result
 // with IsError set and a nil error:
 //
-//   - unknown name: `Error: unknown tool "<name>"`, CodeUnknownTool;
+//   - unknown name: `Error: unknown tool "<name>"`, CodeUnknownTool; for a
+//     tool its source withholds, `Error: tool "<name>" is withheld: <why>`
+//     (a *WithheldError, also wrapping ErrNotFound), CodeUnknownTool;
 //   - args nil or empty mean `{}`; args that are not valid JSON:
 //     `Error: invalid arguments: <reason>`, CodeInvalidArguments. Valid JSON
 //     that is not an object is passed through: the tool decides;
@@ -303,8 +345,7 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	e, ok := r.tools[name]
 	r.mu.RUnlock()
 	if !ok {
-		err := fmt.Errorf("%w %q", ErrNotFound, name)
-		return failure(err.Error(), CodeUnknownTool), err
+		return r.notFound(name)
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")

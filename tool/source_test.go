@@ -223,3 +223,38 @@ func TestAnnotationsMustBeJSON(t *testing.T) {
 		t.Fatal("Register accepted annotations that are not JSON")
 	}
 }
+
+// A tool its source withholds is not listed, and a call of it says why
+// (still ErrNotFound, for callers that branch); once the source publishes
+// it again, or goes, the call is a plain one or a plain unknown tool.
+func TestWithheldToolAnswersWhy(t *testing.T) {
+	r := tool.NewRegistry()
+	s := r.NewSource()
+	why := "changed since pinned: description; accept it with mcpbridge pin s"
+	if err := s.PublishOffer(tool.Offer{Tools: defs("kept"), Withheld: map[string]string{"echo": why}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kept"}, listNames(r)); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+	res, err := r.Execute(context.Background(), "echo", nil)
+	want := `tool "echo" is withheld: ` + why
+	if we, ok := errors.AsType[*tool.WithheldError](err); !ok || we.Why != why || !errors.Is(err, tool.ErrNotFound) ||
+		res.Error == nil || res.Error.Message != want || res.Error.Code != tool.CodeUnknownTool {
+		t.Errorf("Execute of a withheld tool = %+v, %v; want %q", res, err, want)
+	}
+	if got, ok := r.Withheld("echo"); !ok || got != why {
+		t.Errorf("Withheld = %q, %v", got, ok)
+	}
+	mustPublish(t, s, defs("kept", "echo")...)
+	if _, ok := r.Withheld("echo"); ok {
+		t.Error("still withheld once published")
+	}
+	if err := s.PublishOffer(tool.Offer{Tools: defs("kept"), Withheld: map[string]string{"echo": why}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := r.Execute(context.Background(), "echo", nil); err == nil || err.Error() != `unknown tool "echo"` {
+		t.Errorf("Execute after the source closed: %v", err)
+	}
+}

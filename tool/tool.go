@@ -190,6 +190,18 @@ var ErrConflict = errors.New("tool name is already registered")
 // Its text reads as the start of the message: `unknown tool "<name>"`.
 var ErrNotFound = errors.New("unknown tool")
 
+// WithheldError is the error of Execute for a tool its source withholds
+// (Offer.Withheld): `tool "<name>" is withheld: <why>`. It wraps
+// ErrNotFound: no tool by that name is registered.
+type WithheldError struct {
+	Name, Why string
+}
+
+func (e *WithheldError) Error() string { return fmt.Sprintf("tool %q is withheld: %s", e.Name, e.Why) }
+
+// Unwrap returns ErrNotFound.
+func (e *WithheldError) Unwrap() error { return ErrNotFound }
+
 // ConflictError is the error of a registration whose name is already
 // registered (or appears twice in one call). It carries the name so a
 // producer can report which one without parsing text; it wraps ErrConflict.

@@ -64,6 +64,10 @@ type env struct {
 	// (pin.go); pinning (the pin command) loads no lock into it.
 	pins    *pin.Book
 	pinning bool
+	// locks are the locks as the run read them at its start, by path: a
+	// server a reload adds is checked against the lock of its file as it
+	// was then (serve reads its locks once).
+	locks map[string]*pin.Lock
 	// scanAll is set by the scan command: every server's definitions are
 	// scanned and none is withheld (mcpclient.Options.ScanAll).
 	scanAll bool

@@ -20,7 +20,8 @@ import (
 // DeepSeek and OpenAI accept as is.
 type chatTool = chattools.Tool
 
-// tools lists every tool under its public name.
+// tools lists every tool under its public name. Exit status 1 when an
+// enabled server is not ready, or a definition is withheld by its pin.
 func (e *env) tools(ctx context.Context, argv []string) error {
 	f, src, b, err := e.openCommand(ctx, "tools", argv)
 	if b == nil {
@@ -28,7 +29,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	e.reportFailures(b)
-	e.reportPinNotes(b)
+	held := e.reportPinNotes(b)
 	list, err := b.modelTools()
 	if err != nil {
 		return fmt.Errorf("tools: %w", err)
@@ -61,7 +62,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	if f.timings {
 		e.printTimings(b)
 	}
-	if len(b.failed) > 0 {
+	if len(b.failed) > 0 || held > 0 {
 		return &exitError{ExitFailed}
 	}
 	return nil
@@ -116,7 +117,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if !ok {
 		e.reportFailures(b)
 		e.reportPinNotes(b)
-		e.suggestTool(name, b)
+		if !withheld(b, name) {
+			e.suggestTool(name, b)
+		}
 	} else if args, err = applyArgs(name, t.InputSchema, args, f.callArgs); err != nil {
 		return err
 	}

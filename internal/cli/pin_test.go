@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,13 +43,24 @@ func rugScript(echo string) mcppeer.RawScript {
 func rugConfig(t *testing.T, extra string) (cfg, script string) {
 	t.Helper()
 	dir := t.TempDir()
+	cfg = filepath.Join(dir, "mcpbridge.yaml")
+	text, script := rugEntry(t, dir)
+	if err := os.WriteFile(cfg, []byte(text+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, script
+}
+
+// rugEntry is the config entry of the raw server "rug", whose script it
+// writes in dir.
+func rugEntry(t *testing.T, dir string) (text, script string) {
+	t.Helper()
 	script = filepath.Join(dir, "script.json")
 	writeScript(t, script, rugScript(echoText))
 	cmd, args, env := mcptest.ChildCommand(t, "raw", mcppeer.RawScriptEnv+"="+script)
 	argsJSON, _ := json.Marshal(args)
 	envJSON, _ := json.Marshal(env)
-	cfg = filepath.Join(dir, "mcpbridge.yaml")
-	text := fmt.Sprintf(`- id: rug
+	return fmt.Sprintf(`- id: rug
   name: mcp-client
   config:
     serverName: rug
@@ -56,11 +68,7 @@ func rugConfig(t *testing.T, extra string) (cfg, script string) {
     command: %s
     args: %s
     env: %s
-%s`, cmd, argsJSON, envJSON, extra)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, script
+`, cmd, argsJSON, envJSON), script
 }
 
 func writeScript(t *testing.T, path string, s mcppeer.RawScript) {
@@ -74,7 +82,10 @@ func writeScript(t *testing.T, path string, s mcppeer.RawScript) {
 	}
 }
 
-const withheldEcho = `mcpbridge: server "rug": withheld tool echo: changed since pinned: description`
+const (
+	withheldEcho  = `mcpbridge: server "rug": withheld tool echo: changed since pinned: description`
+	withheldCount = "mcpbridge: 1 definition withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin rug\n"
+)
 
 // Between runs: pin records the definitions; a description changed since
 // is withheld from tools, call and status, which say why; pin --diff shows
@@ -94,7 +105,7 @@ func TestPinBetweenRuns(t *testing.T) {
 
 	writeScript(t, script, rugScript(rugPull))
 	r := mcpbridge(t, "", "tools", "--config", cfg)
-	if r.code != 0 || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stderr, withheldEcho) {
+	if r.code != ExitFailed || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stderr, withheldEcho) {
 		t.Errorf("tools after the change: %+v", r)
 	}
 	if r := mcpbridge(t, "", "call", "--config", cfg, "mcp__rug__echo", `{}`); r.code == 0 || !strings.Contains(r.stderr, withheldEcho) {
@@ -222,5 +233,114 @@ func TestPinURLSourceAndPrompts(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "tools", "--url", url, "--name", "web"); !strings.Contains(r.stdout, "mcp__web__echo") {
 		t.Errorf("the unchanged tool: %+v", r)
+	}
+}
+
+// A user's server keeps its pins in the user lock wherever the bridge
+// runs: inside a project with its own config and no lock, a changed tool
+// of the user's server is still withheld, and pin there writes the user
+// server's pins to the user lock and the project's to a project lock.
+func TestPinsFollowTheUser(t *testing.T) {
+	userLock, script := pinnedUserRug(t)
+	project := projectWith(t, "local")
+	writeScript(t, script, rugScript(rugPull))
+	r := mcpbridge(t, "", "tools")
+	if r.code != ExitFailed || strings.Contains(r.stdout, "mcp__rug__echo") || !strings.Contains(r.stdout, "mcp__rug__add") || !strings.Contains(r.stdout, "mcp__local__add") ||
+		!strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
+		t.Errorf("tools in the project after the user server's change: %+v", r)
+	}
+	if r := mcpbridge(t, "", "status"); r.code != ExitFailed || !strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
+		t.Errorf("status in the project: %+v", r)
+	}
+	r = mcpbridge(t, "", "call", "mcp__rug__echo", `{}`)
+	if want := `Error: tool "mcp__rug__echo" is withheld: changed since pinned: description; if the change is expected, review it with mcpbridge pin --diff rug, then accept it with mcpbridge pin rug`; r.code != ExitFailed || !strings.Contains(r.stdout, want) || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("call of the withheld tool: %+v\nwant stdout %s", r, want)
+	}
+
+	if r := mcpbridge(t, "", "pin"); r.code != 0 {
+		t.Fatalf("pin in the project: %+v", r)
+	}
+	if b, err := os.ReadFile(userLock); err != nil || !strings.Contains(string(b), rugPull) {
+		t.Errorf("the user lock after pin in the project: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(project, "mcpbridge.lock"))
+	if err != nil || strings.Contains(string(b), `"rug"`) || !strings.Contains(string(b), `"local"`) {
+		t.Errorf("the project lock: %v\n%s", err, b)
+	}
+	t.Chdir(t.TempDir())
+	if r := mcpbridge(t, "", "tools"); !strings.Contains(r.stdout, "mcp__rug__echo") || strings.Contains(r.stderr, "withheld") {
+		t.Errorf("tools outside the project after the change was pinned there: %+v", r)
+	}
+}
+
+// A project entry that replaces a user entry (same id, another server)
+// does not cost the user's server its pins: pin in the project keeps them
+// in the user lock, so they still hold outside the project.
+func TestPinInProjectKeepsReplacedUserPins(t *testing.T) {
+	_, script := pinnedUserRug(t)
+	projectWith(t, "rug")
+	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "of local") || strings.Contains(r.stderr, "of rug") {
+		t.Fatalf("pin in the project: %+v", r)
+	}
+	t.Chdir(t.TempDir())
+	writeScript(t, script, rugScript(rugPull))
+	if r := mcpbridge(t, "", "tools"); r.code != ExitFailed || !strings.Contains(r.stderr, withheldEcho) {
+		t.Errorf("tools outside the project after the user server's change: %+v", r)
+	}
+}
+
+// pinnedUserRug puts the server "rug" in a fresh user config and pins it
+// from a directory outside any project; it returns the user lock and
+// rug's script.
+func pinnedUserRug(t *testing.T) (userLock, script string) {
+	t.Helper()
+	user := userScope(t)
+	entry, script := rugEntry(t, t.TempDir())
+	writeFileAt(t, user, entry)
+	t.Chdir(t.TempDir())
+	userLock = filepath.Join(filepath.Dir(user), "mcpbridge.lock")
+	if r := mcpbridge(t, "", "pin"); r.code != 0 || !strings.Contains(r.stderr, "wrote "+userLock) {
+		t.Fatalf("pin outside a project: %+v", r)
+	}
+	return userLock, script
+}
+
+// projectWith makes a project directory whose mcpbridge.yaml has one entry
+// of id id, the demo server "local", and no lock, and changes into it.
+func projectWith(t *testing.T, id string) string {
+	t.Helper()
+	project := t.TempDir()
+	writeFileAt(t, filepath.Join(project, "mcpbridge.yaml"), `- id: `+id+`
+  name: mcp-client
+  config: {serverName: local, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+`)
+	t.Chdir(project)
+	return project
+}
+
+// A server that a reload adds to a pinned config is checked against that
+// config's lock, as serve read it at its start: its definitions are not
+// pinned, so they are withheld, not trusted on first sight.
+func TestServeReloadAddsUnpinnedServer(t *testing.T) {
+	cfg, _ := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	cs, _, stderr := serveStdioClient(t, cfg)
+	defer cs.Close()
+	waitTools(t, cs, "mcp__rug__echo", "mcp__rug__add", "mcp__rug__flip")
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := strings.ReplaceAll(string(text), ": rug\n", ": rug2\n")
+	if err := os.WriteFile(cfg, append(text, second...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "withheld tool echo: not pinned")
+	}, "rug2's echo withheld as not pinned")
+	if names := toolNames(t, cs); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__rug2__") }) {
+		t.Errorf("tools of the server added by the reload: %v", names)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // The config scopes (docs/decisions.md §7): a user file, a project file
@@ -128,6 +129,16 @@ func (e *env) defaultNotice(f *flags) {
 // everything (host.ConfigErrors, or the reading error); an invalid entry
 // fails alone. skipMissing leaves out a file that is gone (a reload).
 func (e *env) readScopes(files []configFile, cat *host.Catalog, skipMissing bool) (*host.Plan, error) {
+	plans, err := e.readPlans(files, cat, skipMissing)
+	if err != nil {
+		return nil, err
+	}
+	return mergePlans(plans), nil
+}
+
+// readPlans reads and parses files, one plan each, as readScopes does
+// before it merges them.
+func (e *env) readPlans(files []configFile, cat *host.Catalog, skipMissing bool) ([]*host.Plan, error) {
 	var plans []*host.Plan
 	for _, cf := range files {
 		data, err := host.ReadConfigFile(cf.path)
@@ -145,7 +156,22 @@ func (e *env) readScopes(files []configFile, cat *host.Catalog, skipMissing bool
 		}
 		plans = append(plans, plan)
 	}
-	return mergePlans(plans), nil
+	return plans, nil
+}
+
+// serversByFile names, for each of plans (one a file), the servers its
+// entries define, whether a later file replaces them or not: the pins
+// the lock beside that file keeps.
+func serversByFile(plans []*host.Plan) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range plans {
+		for _, pe := range p.Entries {
+			if pe.Entry.Name == clientkind.PluginName && pe.Spec.Name != "" {
+				out[pe.Entry.File] = append(out[pe.Entry.File], pe.Spec.Name)
+			}
+		}
+	}
+	return out
 }
 
 // mergePlans merges the plans of the scopes, lowest first, by id: an entry

@@ -158,7 +158,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	reg := tool.NewRegistry()
 	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
-		Parse: func(string, []byte) (*host.Plan, error) { return e.readScopes(e.configFiles(f), cat, true) }})
+		Parse: func(string, []byte) (*host.Plan, error) { return e.reloadPlan(f, cat) }})
 	if err != nil {
 		return nil, err
 	}

@@ -96,14 +96,14 @@ func waitTools(t *testing.T, cs *mcp.ClientSession, want ...string) []string {
 // serveStdioClient launches `mcpbridge serve --stdio --config cfg` under a
 // go-sdk client that reports each tools list_changed on changed; stderr
 // fills with the command's.
-func serveStdioClient(t *testing.T, cfg string) (cs *mcp.ClientSession, changed chan struct{}, stderr *strings.Builder) {
+func serveStdioClient(t *testing.T, cfg string) (cs *mcp.ClientSession, changed chan struct{}, stderr *lockedBuffer) {
 	t.Helper()
 	changed = make(chan struct{}, 10)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	cmd := mcpbridgeCommand(t, "serve", "--stdio", "--config", cfg)
-	stderr = &strings.Builder{}
+	stderr = &lockedBuffer{} // read while the command writes
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -23,16 +23,9 @@ type source struct {
 	name  string       // file names, "--url", or "embedded default", for messages
 	files []configFile // the files, to watch for changes; none when not a file
 	plan  *host.Plan
-}
-
-// mainFile is the config file the lock (pin.go) lives beside: the last
-// of the files, so the project file when the user file is read too; ""
-// when src is no file.
-func (s *source) mainFile() string {
-	if len(s.files) == 0 {
-		return ""
-	}
-	return s.files[len(s.files)-1].path
+	// defines names, by config file, the servers its entries define, those
+	// a later file replaces included: the pins its lock keeps (pin.go).
+	defines map[string][]string
 }
 
 // catalog is the set of plugin kinds this command runs, built per run (no
@@ -83,11 +76,12 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
-	plan, err := e.readScopes(files, cat, false)
+	plans, err := e.readPlans(files, cat, false)
 	if err != nil {
 		return nil, &configError{err}
 	}
-	return &source{name: plan.Source, files: files, plan: plan}, nil
+	plan := mergePlans(plans)
+	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.
@@ -139,6 +133,12 @@ func (src *source) only(server string) *source {
 	if !found {
 		return src
 	}
-	plan := &host.Plan{Source: src.plan.Source, Entries: keep}
-	return &source{name: src.name, files: src.files, plan: plan}
+	return src.withEntries(keep)
+}
+
+// withEntries is src with only the plan entries keep.
+func (src *source) withEntries(keep []host.PlanEntry) *source {
+	out := *src
+	out.plan = &host.Plan{Source: src.plan.Source, Entries: keep}
+	return &out
 }

@@ -157,14 +157,14 @@ func transportText(st host.Status) string {
 
 // status starts the servers, waits for readiness, and shows each one's
 // state, identity, protocol, tool count and timings. Exit status 1 when an
-// enabled server is not ready.
+// enabled server is not ready, or a definition is withheld by its pin.
 func (e *env) status(ctx context.Context, argv []string) error {
 	f, src, b, err := e.openCommand(ctx, "status", argv)
 	if b == nil {
 		return err
 	}
 	defer b.close()
-	e.reportPinNotes(b)
+	held := e.reportPinNotes(b)
 	tok, err := serverTokens(b.reg.List())
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -203,7 +203,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	if f.timings {
 		e.printTimingSummary(b)
 	}
-	if len(b.failed) > 0 {
+	if len(b.failed) > 0 || held > 0 {
 		return &exitError{ExitFailed}
 	}
 	return nil

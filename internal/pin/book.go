@@ -1,28 +1,33 @@
 package pin
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // Book decides, for the servers of one run, which definitions may be
-// published: those that match the lock when there is one; with none and
-// in memory, those that match what each server offered first (trust on
+// published. Each server is checked against the lock of the file that
+// defines it (a user entry against the user lock, a project entry against
+// the project's), so that a server keeps its pins in whichever directory
+// the bridge runs: those that match its lock when there is one; with none
+// and in memory, those that match what the server offered first (trust on
 // first use for a long-running serve); with neither, all. Safe for
 // concurrent use: every server of a host checks against one Book.
 type Book struct {
 	mu     sync.Mutex
-	lock   *Lock // from the lock file; nil without one
-	memory *Lock // first sight per server; nil unless in memory
+	locks  map[string]*Lock // by server; a server without one has no lock file
+	memory *Lock            // first sight of the servers without a lock; nil unless in memory
 }
 
-// NewBook returns the Book of lock. A nil lock with inMemory pins each
-// server's first definitions for the life of the Book; a nil lock without
-// it publishes everything.
-func NewBook(lock *Lock, inMemory bool) *Book {
+// NewBook returns the Book of locks, each server's lock by its name (the
+// lock of the file that defines it; servers of one file share one). A
+// server with no lock is pinned in memory, its first definitions for the
+// life of the Book, with inMemory, and not checked without it.
+func NewBook(locks map[string]*Lock, inMemory bool) *Book {
 	b := &Book{}
-	b.Load(lock, inMemory)
+	b.Load(locks, inMemory)
 	return b
 }
 
@@ -37,13 +42,13 @@ func (b *Book) Check(server string, defs []Def) []string {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.lock == nil && b.memory == nil {
+	if lock := b.locks[server]; lock != nil {
+		for i, d := range defs {
+			why[i] = lock.Check(server, d)
+		}
 		return why
 	}
-	if b.lock != nil {
-		for i, d := range defs {
-			why[i] = b.lock.Check(server, d)
-		}
+	if b.memory == nil {
 		return why
 	}
 	if !b.memory.Has(server) {
@@ -59,20 +64,43 @@ func (b *Book) Check(server string, defs []Def) []string {
 	return why
 }
 
-// Load makes b check against lock from now on (see NewBook), forgetting
+// Load makes b check against locks from now on (see NewBook), forgetting
 // what it pinned in memory. Call it before the servers that use b start.
-func (b *Book) Load(lock *Lock, inMemory bool) {
+func (b *Book) Load(locks map[string]*Lock, inMemory bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.lock, b.memory = lock, nil
-	if lock == nil && inMemory {
+	b.locks, b.memory = maps.Clone(locks), nil
+	if inMemory {
 		b.memory = NewLock()
 	}
 }
 
+// Route checks server against lock from now on (nil: the server has no
+// lock), keeping what b pinned in memory: for a server that a reload adds
+// or moves to another file.
+func (b *Book) Route(server string, lock *Lock) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if lock == nil {
+		delete(b.locks, server)
+		return
+	}
+	if b.locks == nil {
+		b.locks = map[string]*Lock{}
+	}
+	b.locks[server] = lock
+}
+
+// Advice says how the user accepts server's definitions as they are now,
+// once they have read what changed: the end of the answer to a call of a
+// withheld tool.
+func (b *Book) Advice(server string) string {
+	return "if the change is expected, review it with mcpbridge pin --diff " + server + ", then accept it with mcpbridge pin " + server
+}
+
 // CheckTools is Check for a server's tools, each named by its raw name; a
 // tool whose definition cannot be pinned (a schema that is not JSON) is
-// refused as such whenever the Book checks anything.
+// refused as such whenever the Book checks the server.
 func (b *Book) CheckTools(server string, tools []tool.Tool) []string {
 	return checkAll(b, server, tools, ToolDef)
 }
@@ -84,7 +112,7 @@ func (b *Book) CheckPrompts(server string, prompts []tool.Prompt) []string {
 
 func checkAll[T any](b *Book, server string, items []T, def func(T) (Def, error)) []string {
 	why := make([]string, len(items))
-	if !b.active() {
+	if !b.checks(server) {
 		return why
 	}
 	var defs []Def
@@ -103,12 +131,12 @@ func checkAll[T any](b *Book, server string, items []T, def func(T) (Def, error)
 	return why
 }
 
-// active reports whether b checks anything.
-func (b *Book) active() bool {
+// checks reports whether b checks server's definitions.
+func (b *Book) checks(server string) bool {
 	if b == nil {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.lock != nil || b.memory != nil
+	return b.locks[server] != nil || b.memory != nil
 }

@@ -230,7 +230,53 @@ func TestBookUnpinnable(t *testing.T) {
 		t.Errorf("checking nothing: %q", got)
 	}
 	prompts := []tool.Prompt{{Origin: tool.Origin{Name: "greet"}}}
-	if got := pin.NewBook(pin.NewLock(), false).CheckPrompts("s", prompts); got[0] != "not pinned" {
+	if got := pin.NewBook(map[string]*pin.Lock{"s": pin.NewLock()}, false).CheckPrompts("s", prompts); got[0] != "not pinned" {
 		t.Errorf("a prompt against an empty lock: %q", got)
+	}
+}
+
+// Each server is checked against its own lock (the lock of the file that
+// defines it): a server whose file has no lock is not checked, or pinned
+// in memory, whatever the other files' locks hold.
+func TestBookLockPerServer(t *testing.T) {
+	user := pin.NewLock()
+	user.Set("u", []pin.Def{mustDef(t, echoTool("Echo"))})
+	project := pin.NewLock()
+	locks := map[string]*pin.Lock{"u": user, "u2": user, "p": project}
+	changed := []pin.Def{mustDef(t, echoTool("Echo, secretly"))}
+	for _, c := range []struct {
+		server   string
+		inMemory bool
+		want     string
+	}{
+		{"u", false, "changed since pinned: description"},
+		{"u2", false, "not pinned"}, // a lock holds every server of its file
+		{"p", false, "not pinned"},
+		{"none", false, ""},
+		{"none", true, ""}, // first sight, pinned in memory
+		{"u", true, "changed since pinned: description"},
+	} {
+		if got := pin.NewBook(locks, c.inMemory).Check(c.server, changed); got[0] != c.want {
+			t.Errorf("%s (in memory %v): %q, want %q", c.server, c.inMemory, got[0], c.want)
+		}
+	}
+	b := pin.NewBook(locks, true)
+	b.Check("none", []pin.Def{mustDef(t, echoTool("Echo"))})
+	if got := b.Check("none", changed); got[0] != "changed since pinned: description" {
+		t.Errorf("a server without a lock, changed after its first sight: %q", got[0])
+	}
+	if got := pin.NewBook(locks, false).CheckTools("none", []tool.Tool{echoTool("x")}); got[0] != "" {
+		t.Errorf("a server without a lock checked: %q", got[0])
+	}
+	b.Route("new", user) // a reload adds a server to the user's file
+	if got := b.Check("new", changed); got[0] != "not pinned" {
+		t.Errorf("a server routed to a lock: %q", got[0])
+	}
+	b.Route("u", nil) // a reload moves it to a file without a lock
+	if got := b.Check("u", changed); got[0] != "" {
+		t.Errorf("a server routed to no lock, in memory: %q", got[0])
+	}
+	if got := b.Check("none", changed); got[0] != "changed since pinned: description" {
+		t.Errorf("routing forgot what was pinned in memory: %q", got[0])
 	}
 }
