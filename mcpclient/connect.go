@@ -303,8 +303,9 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
 			Dir:           s.cfg.Cwd,
 			DirText:       s.cfg.Written.Cwd,
-			CloseGrace:    s.opts.CloseGrace,
+			CloseGrace:    closeGrace(s.opts),
 			TermGrace:     s.opts.TermGrace,
+			After:         s.opts.ladderAfter,
 			MaxLineLength: s.frameLimit(),
 			Sandbox:       s.cfg.Sandbox,
 		}
@@ -343,6 +344,19 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}
+}
+
+// closeGrace is how long a stdio child of a server with opts has to exit
+// after its stdin is closed: as set, else OneShotCloseGrace for a one-shot
+// server, else 0 (childproc's default).
+func closeGrace(opts Options) time.Duration {
+	switch {
+	case opts.CloseGrace > 0:
+		return opts.CloseGrace
+	case opts.OneShot:
+		return OneShotCloseGrace
+	}
+	return 0
 }
 
 // roundTripper is the HTTP stack of a Streamable HTTP attempt: the

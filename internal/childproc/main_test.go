@@ -124,6 +124,33 @@ func runHelper(behaviour string) int {
 		awaitEOF()
 		time.Sleep(time.Hour) // SIGTERM ends us first
 		return 0
+	case "report-term":
+		// Says on stderr when stdin ends and when SIGTERM comes, so a
+		// test sees the order of the ladder's steps from the child's side.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		notify("ready", helperMsg{})
+		awaitEOF()
+		fmt.Fprintln(os.Stderr, "stdin ended")
+		<-term
+		fmt.Fprintln(os.Stderr, "got SIGTERM")
+		return 0
+	case "cleanup-on-eof":
+		// Exits on stdin EOF after a cleanup of its own, reporting a
+		// SIGTERM if one interrupts it.
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		notify("ready", helperMsg{})
+		awaitEOF()
+		fmt.Fprintln(os.Stderr, "stdin ended")
+		select {
+		case <-term:
+			fmt.Fprintln(os.Stderr, "got SIGTERM")
+			return 1
+		case <-time.After(100 * time.Millisecond): // the cleanup
+		}
+		fmt.Fprintln(os.Stderr, "cleaned up")
+		return 0
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		notify("ready", helperMsg{})
