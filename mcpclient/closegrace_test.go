@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 func TestCloseGrace(t *testing.T) {
@@ -42,21 +40,11 @@ func wrappedFixture(t *testing.T, name, tail string) Config {
 }
 
 // startLadder starts cfg with the ladder on clock and the close grace
-// options leaves unset, and waits until it is ready.
+// options left unset, and waits until it is ready.
 func startLadder(t *testing.T, cfg Config, oneShot bool, clock *mcptest.HandClock) (*Server, *mcptest.Log) {
 	t.Helper()
-	log := mcptest.NewLog()
-	srv, err := Start(cfg, Options{Registry: tool.NewRegistry(), Logger: log.Logger(), OneShot: oneShot, ladderAfter: clock.After})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.WaitReady(ctx); err != nil {
-		t.Fatalf("not ready: %v\nlog:\n%s", err, log.Text())
-	}
-	return srv, log
+	h := mustStart(t, cfg, Options{OneShot: oneShot, ladderAfter: clock.After})
+	return h.srv, h.log
 }
 
 // childLines is what the child wrote on stderr, in order.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -48,19 +49,27 @@ func (s *stderrLines) await(t *testing.T, line string) {
 	}
 }
 
+// startOnHandClock starts the helper behaviour with a close grace of
+// 150ms on a HandClock, collecting its stderr, and waits until it is
+// ready.
+func startOnHandClock(t *testing.T, behaviour string) (mcp.Connection, *Process, *mcptest.HandClock, *stderrLines) {
+	t.Helper()
+	clock := mcptest.NewHandClock()
+	stderr := newStderrLines()
+	tr := helperTransport(t, behaviour)
+	tr.CloseGrace, tr.After, tr.Stderr = 150*time.Millisecond, clock.After, stderr.add
+	conn := connect(t, tr)
+	readNote(t, conn, "ready")
+	killLater(t, tr.Process().PID())
+	return conn, tr.Process(), clock, stderr
+}
+
 // A child that ignores stdin EOF is signalled when the close grace runs
 // out on the ladder's clock, not before, and not after a wait of any other
 // length: first the child sees EOF, then the ladder waits CloseGrace, then
 // SIGTERM comes.
 func TestLadderSignalsWhenCloseGraceRunsOut(t *testing.T) {
-	clock := mcptest.NewHandClock()
-	stderr := newStderrLines()
-	tr := helperTransport(t, "report-term")
-	tr.CloseGrace, tr.After, tr.Stderr = 150*time.Millisecond, clock.After, stderr.add
-	conn := connect(t, tr)
-	readNote(t, conn, "ready")
-	p := tr.Process()
-	killLater(t, p.PID())
+	conn, p, clock, stderr := startOnHandClock(t, "report-term")
 
 	closed := make(chan error, 1)
 	go func() { closed <- conn.Close() }()
@@ -86,13 +95,7 @@ func TestLadderSignalsWhenCloseGraceRunsOut(t *testing.T) {
 // A child that exits on stdin EOF, after a cleanup, is never signalled
 // while its grace lasts: the ladder only waits.
 func TestLadderLetsChildExitOnEOF(t *testing.T) {
-	clock := mcptest.NewHandClock()
-	stderr := newStderrLines()
-	tr := helperTransport(t, "cleanup-on-eof")
-	tr.CloseGrace, tr.After, tr.Stderr = 150*time.Millisecond, clock.After, stderr.add
-	conn := connect(t, tr)
-	readNote(t, conn, "ready")
-	killLater(t, tr.Process().PID())
+	conn, _, clock, stderr := startOnHandClock(t, "cleanup-on-eof")
 
 	if err := conn.Close(); err != nil { // the grace never runs out
 		t.Errorf("Close() = %v, want nil", err)
