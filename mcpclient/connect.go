@@ -341,7 +341,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			MaxLineLength: s.frameLimit(),
 			Sandbox:       s.cfg.Sandbox,
 		}
-		gen.stderr = newStderrTail(s.cfg)
+		gen.stderr = newStderrTail(s.cfg, errorBounds)
 		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
 		child.Stderr = func(line string) {
 			if stderr == nil {
@@ -349,6 +349,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			}
 			stderr.Info("child output", "line", line)
 			gen.stderr.add(line)
+			s.recent.add(line)
 		}
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}), nil

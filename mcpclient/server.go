@@ -181,6 +181,7 @@ type Server struct {
 	shared  sessionInstances // share: session: the instances by session
 	roots   rootList         // offered to the server; from Config.Roots
 	scanned scanMemo         // the definition scan's last results; supervisor goroutine only
+	recent  *stderrTail      // the stdio children's recent stderr, for Status
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -223,6 +224,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		recent: newStderrTail(cfg, recentBounds),
 		logs:   newLogLimit(),
 		roots:  roots,
 		cfg:    cfg,
@@ -275,6 +277,7 @@ func (s *Server) Status() Status {
 	st := s.status
 	st.Tools = s.src.Len()
 	st.PinNotes = slices.Clone(st.PinNotes)
+	st.Stderr = s.recent.Lines()
 	if st.Sandbox == nil && s.cfg.Sandbox != nil {
 		// Not running: what a start would confine it with.
 		st.Sandbox = &SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}

@@ -14,15 +14,21 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
-// Bounds of the stderr an error quotes: a server that fails to start or
-// dies usually says why on stderr (npm's "code ENOTCACHED", a traceback, a
-// runtime out of memory), while the connection only saw EOF. The last
-// lines hold the cause; more would drown the error they are appended to.
-const (
-	tailLines     = 10
-	tailLineBytes = 240
-	tailBytes     = 1500
-)
+// tailBounds bound the lines a stderrTail keeps: how many, how long each
+// (a longer one is cut), and how many bytes in all.
+type tailBounds struct{ lines, lineBytes, bytes int }
+
+// errorBounds bound the stderr an error quotes: a server that fails to
+// start or dies usually says why on stderr (npm's "code ENOTCACHED", a
+// traceback, a runtime out of memory), while the connection only saw EOF.
+// The last lines hold the cause; more would drown the error they end.
+var errorBounds = tailBounds{lines: 10, lineBytes: 240, bytes: 1500}
+
+// RecentStderrLines bounds Status.Stderr, a server's recent stderr (what
+// mcpbridge logs shows): its lines, each at most 4 KiB, 64 KiB in all.
+const RecentStderrLines = 200
+
+var recentBounds = tailBounds{lines: RecentStderrLines, lineBytes: 4 << 10, bytes: 64 << 10}
 
 // minSecretLen is the shortest env or header value of an entry that is
 // redacted from its child's stderr: shorter ones (ports, levels, flags)
@@ -34,18 +40,18 @@ const minSecretLen = 8
 // Safe for concurrent use: the child's stderr goroutine adds, the
 // supervisor reads.
 type stderrTail struct {
-	maxLines, maxLineBytes, maxBytes int
-	secrets                          []string // longest first
+	bounds  tailBounds
+	secrets []string // longest first
 
 	mu    sync.Mutex
 	lines []string
 	size  int // bytes in lines
 }
 
-// newStderrTail returns a tail within the error bounds that redacts the
-// values of cfg's env and headers.
-func newStderrTail(cfg Config) *stderrTail {
-	return &stderrTail{maxLines: tailLines, maxLineBytes: tailLineBytes, maxBytes: tailBytes, secrets: secretsOf(cfg)}
+// newStderrTail returns a tail within bounds that redacts the values of
+// cfg's env and headers.
+func newStderrTail(cfg Config, bounds tailBounds) *stderrTail {
+	return &stderrTail{bounds: bounds, secrets: secretsOf(cfg)}
 }
 
 // secretsOf returns the values of cfg's env and headers that may be
@@ -77,23 +83,23 @@ func (t *stderrTail) add(line string) {
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, line)
 	t.size += len(line)
-	for len(t.lines) > t.maxLines || t.size > t.maxBytes && len(t.lines) > 1 {
+	for len(t.lines) > t.bounds.lines || t.size > t.bounds.bytes && len(t.lines) > 1 {
 		t.size -= len(t.lines[0])
 		t.lines = t.lines[1:]
 	}
 }
 
 // shown is line as the tail keeps it: without the entry's secrets or the
-// paths and queries of URLs, on one line, at most maxLineBytes long.
+// paths and queries of URLs, on one line, at most bounds.lineBytes long.
 func (t *stderrTail) shown(line string) string {
 	for _, s := range t.secrets {
 		line = strings.ReplaceAll(line, s, "[redacted]")
 	}
 	line = termsafe.Line(redact.URLs(line))
-	if len(line) <= t.maxLineBytes {
+	if len(line) <= t.bounds.lineBytes {
 		return line
 	}
-	cut := t.maxLineBytes
+	cut := t.bounds.lineBytes
 	for cut > 0 && !utf8.RuneStart(line[cut]) {
 		cut--
 	}

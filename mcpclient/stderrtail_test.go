@@ -44,7 +44,7 @@ func TestStderrTail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tail := newStderrTail(cfg)
+			tail := newStderrTail(cfg, errorBounds)
 			for _, line := range tt.in {
 				tail.add(line)
 			}
@@ -90,6 +90,10 @@ func TestStartupFailureQuotesStderr(t *testing.T) {
 			if strings.Contains(text, scriptSecret) {
 				t.Errorf("%s quotes the secret: %q", what, text)
 			}
+		}
+		want := []string{"npm error code ENOTCACHED", "npm error request to https://registry.npmjs.org/… failed, key [redacted]", `bell\x07`}
+		if diff := cmp.Diff(want, h.srv.Status().Stderr); diff != "" {
+			t.Errorf("the recent stderr in Status (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("long-running", func(t *testing.T) {

@@ -6,14 +6,10 @@ import (
 	"testing"
 )
 
-// A server that fails to start says why in status, status --json and
-// call: the last lines of its stderr, secrets redacted, as npx prints for
-// a package that is not cached. Before, all three said only
-// `connection closed: calling "initialize": client is closing: EOF`.
-func TestStartFailureShowsStderr(t *testing.T) {
-	const secret = "sk-very-secret-token-123"
-	t.Setenv("MCPBRIDGE_TEST_TOKEN", secret)
-	cfg := writeConfig(t, `- id: typo
+// failingEntry is a server that fails to start as npx does for a package
+// that is not cached, with its entry's secret (from MCPBRIDGE_TEST_TOKEN),
+// a URL with a token and an escape sequence in what it prints.
+const failingEntry = `- id: typo
   name: mcp-client
   config:
     serverName: typo
@@ -23,12 +19,23 @@ func TestStartFailureShowsStderr(t *testing.T) {
       - -c
       - |
         echo 'npm error code ENOTCACHED' >&2
-        echo "npm error request to https://registry.npmjs.org/@x/server-everythng?token=abc failed, key $API_TOKEN" >&2
+        printf 'npm error request to https://registry.npmjs.org/@x/server-everythng?token=abc failed, key %s\033[2J\n' "$API_TOKEN" >&2
         exit 1
     env:
       API_TOKEN: ${MCPBRIDGE_TEST_TOKEN}
-`)
-	const cause = `exit status 1); stderr: npm error code ENOTCACHED | npm error request to https://registry.npmjs.org/… failed, key [redacted]`
+`
+
+// npxSecret is failingEntry's secret.
+const npxSecret = "sk-very-secret-token-123"
+
+// A server that fails to start says why in status, status --json and
+// call: the last lines of its stderr, secrets redacted, as npx prints for
+// a package that is not cached. Before, all three said only
+// `connection closed: calling "initialize": client is closing: EOF`.
+func TestStartFailureShowsStderr(t *testing.T) {
+	t.Setenv("MCPBRIDGE_TEST_TOKEN", npxSecret)
+	cfg := writeConfig(t, failingEntry)
+	const cause = `exit status 1); stderr: npm error code ENOTCACHED | npm error request to https://registry.npmjs.org/… failed, key [redacted]\x1b[2J`
 
 	status := mcpbridge(t, "", "status", "--config", cfg)
 	if status.code != ExitFailed || !strings.Contains(status.stdout, "typo: failed: ") || !strings.Contains(status.stdout, cause) {
@@ -51,7 +58,7 @@ func TestStartFailureShowsStderr(t *testing.T) {
 	}
 
 	for _, r := range []run{status, js, call} {
-		if strings.Contains(r.stdout+r.stderr, secret) {
+		if strings.Contains(r.stdout+r.stderr, npxSecret) {
 			t.Errorf("the secret is shown:\n%s%s", r.stdout, r.stderr)
 		}
 	}
