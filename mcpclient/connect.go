@@ -341,12 +341,13 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			MaxLineLength: s.frameLimit(),
 			Sandbox:       s.cfg.Sandbox,
 		}
-		gen.stderr = newStderrTail(s.cfg, errorBounds)
+		gen.stderr = newStderrTail(errorBounds)
 		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
 		child.Stderr = func(line string) {
 			if stderr == nil {
 				stderr = s.log.With("stream", "stderr", "pid", child.Process().PID())
 			}
+			line = s.redact.line(line) // the log, too, is read by others than the server's owner
 			stderr.Info("child output", "line", line)
 			gen.stderr.add(line)
 			s.recent.add(line)

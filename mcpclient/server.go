@@ -182,6 +182,7 @@ type Server struct {
 	roots   rootList         // offered to the server; from Config.Roots
 	scanned scanMemo         // the definition scan's last results; supervisor goroutine only
 	recent  *stderrTail      // the stdio children's recent stderr, for Status
+	redact  redactor         // the entry's secrets, out of its children's stderr
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -224,7 +225,8 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		recent: newStderrTail(cfg, recentBounds),
+		recent: newStderrTail(recentBounds),
+		redact: newRedactor(cfg),
 		logs:   newLogLimit(),
 		roots:  roots,
 		cfg:    cfg,

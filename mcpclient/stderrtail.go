@@ -35,29 +35,15 @@ var recentBounds = tailBounds{lines: RecentStderrLines, lineBytes: 4 << 10, byte
 // are not secrets worth shredding every line for.
 const minSecretLen = 8
 
-// stderrTail keeps the last lines a child wrote on stderr, cut to bounds
-// and with secrets replaced, each one line (control characters escaped).
-// Safe for concurrent use: the child's stderr goroutine adds, the
-// supervisor reads.
-type stderrTail struct {
-	bounds  tailBounds
-	secrets []string // longest first
-
-	mu    sync.Mutex
-	lines []string
-	size  int // bytes in lines
+// redactor removes an entry's secrets from what its child writes on
+// stderr, before the line is logged or kept.
+type redactor struct {
+	secrets []string // longest first, so a secret that holds another is replaced whole
 }
 
-// newStderrTail returns a tail within bounds that redacts the values of
-// cfg's env and headers.
-func newStderrTail(cfg Config, bounds tailBounds) *stderrTail {
-	return &stderrTail{bounds: bounds, secrets: secretsOf(cfg)}
-}
-
-// secretsOf returns the values of cfg's env and headers that may be
-// secrets (minSecretLen or longer), longest first, so a secret that holds
-// another is replaced whole.
-func secretsOf(cfg Config) []string {
+// newRedactor redacts the values of cfg's env and headers that may be
+// secrets (minSecretLen or longer).
+func newRedactor(cfg Config) redactor {
 	var out []string
 	for _, m := range []map[string]string{cfg.Env, cfg.Headers} {
 		for _, v := range slices.Sorted(maps.Values(m)) {
@@ -67,12 +53,35 @@ func secretsOf(cfg Config) []string {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	return out
+	return redactor{secrets: out}
 }
 
-// add keeps line, redacted and cut, dropping the oldest lines beyond the
-// bounds. Blank lines are skipped: they say nothing and push out lines
-// that do.
+// line returns line with each secret shown as "[redacted]" and every URL
+// cut to its scheme and host (redact.URLs).
+func (r redactor) line(line string) string {
+	for _, s := range r.secrets {
+		line = strings.ReplaceAll(line, s, "[redacted]")
+	}
+	return redact.URLs(line)
+}
+
+// stderrTail keeps the last lines a child wrote on stderr (redacted by the
+// caller), cut to bounds, each one line (control characters escaped).
+// Safe for concurrent use: the child's stderr goroutine adds, the
+// supervisor reads.
+type stderrTail struct {
+	bounds tailBounds
+
+	mu    sync.Mutex
+	lines []string
+	size  int // bytes in lines
+}
+
+func newStderrTail(bounds tailBounds) *stderrTail { return &stderrTail{bounds: bounds} }
+
+// add keeps line, a redacted line of stderr, escaped and cut, dropping the
+// oldest lines beyond the bounds. Blank lines are skipped: they say
+// nothing and push out lines that do.
 func (t *stderrTail) add(line string) {
 	line = strings.TrimSpace(line)
 	if line == "" {
@@ -89,13 +98,10 @@ func (t *stderrTail) add(line string) {
 	}
 }
 
-// shown is line as the tail keeps it: without the entry's secrets or the
-// paths and queries of URLs, on one line, at most bounds.lineBytes long.
+// shown is line as the tail keeps it: on one line, at most
+// bounds.lineBytes long.
 func (t *stderrTail) shown(line string) string {
-	for _, s := range t.secrets {
-		line = strings.ReplaceAll(line, s, "[redacted]")
-	}
-	line = termsafe.Line(redact.URLs(line))
+	line = termsafe.Line(line)
 	if len(line) <= t.bounds.lineBytes {
 		return line
 	}

@@ -44,9 +44,9 @@ func TestStderrTail(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tail := newStderrTail(cfg, errorBounds)
+			tail, r := newStderrTail(errorBounds), newRedactor(cfg)
 			for _, line := range tt.in {
-				tail.add(line)
+				tail.add(r.line(line))
 			}
 			if diff := cmp.Diff(tt.want, tail.Lines()); diff != "" {
 				t.Errorf("lines (-want +got):\n%s", diff)
@@ -102,6 +102,11 @@ func TestStartupFailureQuotesStderr(t *testing.T) {
 		h, _ := start(t, cfg, Options{})
 		if !h.log.HasRecord(slog.LevelWarn, "connection attempt failed", "server", "typo", "err", mcptest.Contains(wantFailingCause)) {
 			t.Errorf("no warning quotes the cause %q; log:\n%s", wantFailingCause, h.log.Text())
+		}
+		// The lines logged as they come are redacted too.
+		if !h.log.HasRecord(slog.LevelInfo, "child output", "line", "npm error request to https://registry.npmjs.org/… failed, key [redacted]") ||
+			strings.Contains(h.log.Text(), scriptSecret) {
+			t.Errorf("the child's lines are logged unredacted; log:\n%s", h.log.Text())
 		}
 	})
 }
