@@ -115,7 +115,11 @@ func (e *env) registrySearch(ctx context.Context, argv []string) error {
 	if len(found) == searchLimit {
 		more = " (the first ones; a longer QUERY narrows it)"
 	}
-	fmt.Fprintf(e.Stderr, "%d servers%s\n", len(found), more)
+	noun := "servers"
+	if len(found) == 1 {
+		noun = "server"
+	}
+	fmt.Fprintf(e.Stderr, "%d %s%s\n", len(found), noun, more)
 	return nil
 }
 
@@ -189,14 +193,18 @@ func writeServer(e *env, s registry.Server) {
 		}
 	}
 	if s.Repository != nil && s.Repository.URL != "" {
-		fmt.Fprintf(w, "  repository: %s\n", termsafe.Line(strings.TrimSuffix(s.Repository.URL+"/"+s.Repository.Subfolder, "/")))
+		sub := ""
+		if s.Repository.Subfolder != "" {
+			sub = " (in " + s.Repository.Subfolder + ")"
+		}
+		fmt.Fprintf(w, "  repository: %s\n", termsafe.Line(s.Repository.URL+sub))
 	}
 	for i, p := range s.Packages {
-		fmt.Fprintf(w, "package %d (--package %s): %s %s, %s\n", i+1, p.RegistryType, termsafe.Line(p.Identifier), termsafe.Line(p.Version), p.Transport.Type)
+		fmt.Fprintf(w, "package %d (--package %s): %s, %s\n", i+1, p.RegistryType, termsafe.Line(strings.TrimSpace(p.Identifier+" "+p.Version)), termsafe.Line(p.Transport.Type))
 		writeRunnable(e, s, registry.Choice{Package: p.RegistryType}, i == firstOfType(s, p.RegistryType))
 	}
 	for i, r := range s.Remotes {
-		fmt.Fprintf(w, "remote %d (--remote %d): %s %s\n", i+1, i+1, r.Type, termsafe.Line(r.URL))
+		fmt.Fprintf(w, "remote %d (--remote %d): %s %s\n", i+1, i+1, termsafe.Line(r.Type), termsafe.Line(r.URL))
 		writeRunnable(e, s, registry.Choice{Remote: i + 1}, true)
 	}
 	fmt.Fprintf(w, "Add it: mcpbridge add --from-registry %s@%s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))

@@ -289,6 +289,22 @@ func TestRegistryOutdated(t *testing.T) {
 	if !strings.Contains(r.stdout, "0.5.0 is published") {
 		t.Errorf("outdated: %+v", r)
 	}
+
+	// An entry whose server the registry no longer has cannot be checked:
+	// it says so, and the status says one check failed.
+	other := writeConfig(t, `- id: gone
+  name: mcp-client
+  config:
+    serverName: gone
+    transport: stdio
+    command: npx
+    args: [-y, gone@1.0.0]
+    registry: {name: io.github.nobody/gone, version: 1.0.0}
+`)
+	r = mcpbridge(t, "", "registry", "outdated", "--config", other)
+	if r.code != ExitFailed || !strings.Contains(r.stdout, `unknown: the registry at `+reg.URL+` has no server "io.github.nobody/gone"`) {
+		t.Errorf("outdated, a server the registry does not have: %+v", r)
+	}
 }
 
 // A registry that cannot be used says why and how to fix it.
