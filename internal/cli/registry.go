@@ -269,6 +269,10 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	if err := e.addEntry(f, name, registryEntry(name, built)); err != nil {
 		return err
 	}
+	// What the publisher's document makes run, shown before it first runs.
+	if built.Command != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: it runs: %s\n", termsafe.Line(strings.Join(append([]string{built.Command}, built.Args...), " ")))
+	}
 	for _, n := range built.Notes {
 		fmt.Fprintf(e.Stderr, "mcpbridge: add: %s\n", termsafe.Line(n))
 	}

@@ -94,7 +94,7 @@ func TestAddFromRegistryWritesEveryKind(t *testing.T) {
     args: [-y, '@modelcontextprotocol/server-brave-search@1.0.2']
     env:
       BRAVE_API_KEY: ${BRAVE_API_KEY}
-`, []string{"mcpbridge: add: set BRAVE_API_KEY: Brave Search API Key; a secret"}},
+`, []string{"mcpbridge: add: it runs: npx -y @modelcontextprotocol/server-brave-search@1.0.2\n", "mcpbridge: add: set BRAVE_API_KEY: Brave Search API Key; a secret"}},
 		{[]string{"--package", "pypi"}, `    transport: stdio
     command: uvx
     args: [weather-mcp-server==0.5.0]

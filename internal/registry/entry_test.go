@@ -218,6 +218,7 @@ func TestParseServerInvalid(t *testing.T) {
 		{`{"name": "io.github.a/b", "version": 2}`, "version must be a string, not a JSON number"},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x"}]}`, `"transport" is required`},
 		{`{"name": "b", "version": "1"}`, "reverse-DNS namespace"},
+		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "oci", "identifier": "--privileged", "transport": {"type": "stdio"}}]}`, `"identifier" "--privileged" must not start with "-"`},
 		{`{"name": "io.github.a/b", "version": "1", "remotes": [{"type": "stdio", "url": "x"}]}`, `remotes[0]: type "stdio" is not streamable-http or sse`},
 	} {
 		_, err := ParseServer([]byte(bad.data), "doc")

@@ -225,6 +225,9 @@ func (p Package) check() error {
 		return errors.New(`"registryType" is required (npm, pypi, oci, nuget or mcpb)`)
 	case p.Identifier == "":
 		return errors.New(`"identifier" is required`)
+	case strings.HasPrefix(p.Identifier, "-"):
+		// It would reach npx, uvx, docker or dnx as an option of theirs.
+		return fmt.Errorf(`"identifier" %q must not start with "-"`, p.Identifier)
 	case p.Version == "latest":
 		return errors.New(`"version" must be a specific version, not "latest"`)
 	}
