@@ -54,6 +54,7 @@ func TestAddFromRegistryStartsNPMServer(t *testing.T) {
 	reg.Publish(t, []byte(doc))
 	cfg := filepath.Join(t.TempDir(), "mcpbridge.yaml")
 	t.Chdir(filepath.Join(filepath.Dir(bin), "..", "..")) // testdata/thirdparty: npx resolves the package there
+	t.Setenv("npm_config_offline", "true")                // and never from the network, which passes the child on
 
 	r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", "io.github.modelcontextprotocol/server-everything", "everything")
 	if r.code != ExitOK {
