@@ -1,6 +1,7 @@
 package mcpclient_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -35,5 +36,19 @@ func TestDecodeConfigRegistry(t *testing.T) {
 		if !strings.Contains(errText, tt.want) {
 			t.Errorf("%s: %q, want %q in it", tt.src, errText, tt.want)
 		}
+	}
+}
+
+// The registry reference changes nothing in how the server runs: the
+// config a reload compares (its JSON) is the same with or without it, so
+// a reload that changes it alone restarts nothing.
+func TestRegistryRefNotCompared(t *testing.T) {
+	c := mcpclient.Config{ServerName: "s", Transport: mcpclient.TransportStdio, Command: "npx"}
+	with := c
+	with.Registry = &mcpclient.RegistryRef{Name: "io.github.owner/server", Version: "2.0.0"}
+	a, _ := json.Marshal(c)
+	b, _ := json.Marshal(with)
+	if string(a) != string(b) {
+		t.Errorf("the registry reference is part of the compared config:\n%s\n%s", a, b)
 	}
 }

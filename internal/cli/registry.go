@@ -123,6 +123,14 @@ func (e *env) registrySearch(ctx context.Context, argv []string) error {
 	return nil
 }
 
+// prefixed is s after sep, or "" when s is.
+func prefixed(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
+}
+
 func (e *env) registryShow(ctx context.Context, argv []string) error {
 	f, err := parseFlags("registry show", flagSpec{json: true}, argv)
 	if err != nil {
@@ -139,6 +147,9 @@ func (e *env) registryShow(ctx context.Context, argv []string) error {
 		return writeJSON(e.Stdout, resp)
 	}
 	writeServer(e, resp.Server)
+	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
+		fmt.Fprintf(e.Stdout, "The registry marks this version %s%s\n", termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
+	}
 	return nil
 }
 
@@ -268,6 +279,9 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	}
 	if err := e.addEntry(f, name, registryEntry(name, built)); err != nil {
 		return err
+	}
+	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: the registry marks %s %s %s%s\n", termsafe.Line(resp.Server.Name), termsafe.Line(resp.Server.Version), termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
 	}
 	// What the publisher's document makes run, shown before it first runs.
 	if built.Command != "" {

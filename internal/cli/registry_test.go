@@ -308,6 +308,22 @@ func TestRegistryOutdated(t *testing.T) {
 	}
 }
 
+// A version the registry marks deprecated is still added, with its
+// status and message said; show says it too.
+func TestAddFromRegistryDeprecated(t *testing.T) {
+	reg := useRegistry(t)
+	reg.Deprecate("io.github.example/weather-mcp", "0.5.0", "use io.github.example/weather-v2")
+	cfg := filepath.Join(t.TempDir(), "mcpbridge.yaml")
+	r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", "io.github.example/weather-mcp")
+	if want := "mcpbridge: add: the registry marks io.github.example/weather-mcp 0.5.0 deprecated: use io.github.example/weather-v2\n"; r.code != ExitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("add: %+v\nwant %q on stderr", r, want)
+	}
+	r = mcpbridge(t, "", "registry", "show", "io.github.example/weather-mcp")
+	if want := "The registry marks this version deprecated: use io.github.example/weather-v2\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("show: %+v", r)
+	}
+}
+
 // A registry that cannot be used says why and how to fix it.
 func TestRegistryErrors(t *testing.T) {
 	reg := useRegistry(t)

@@ -33,6 +33,7 @@ type Registry struct {
 	versions map[string][]json.RawMessage // by name, oldest first
 	order    []string                     // names, in the order first published
 	raw      map[string]rawAnswer         // by path, set by Answer
+	status   map[string][2]string         // by name@version: status, statusMessage (Deprecate)
 	requests []string                     // request URIs, in order
 	notMod   int                          // 304s sent
 }
@@ -48,7 +49,7 @@ type rawAnswer struct {
 // the test ends.
 func New(t testing.TB, dir string) *Registry {
 	t.Helper()
-	r := &Registry{PageSize: 30, versions: map[string][]json.RawMessage{}, raw: map[string]rawAnswer{}}
+	r := &Registry{PageSize: 30, versions: map[string][]json.RawMessage{}, raw: map[string]rawAnswer{}, status: map[string][2]string{}}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +81,14 @@ func (r *Registry) Publish(t testing.TB, doc []byte) {
 		r.order = append(r.order, s.Name)
 	}
 	r.versions[s.Name] = append(r.versions[s.Name], json.RawMessage(doc))
+}
+
+// Deprecate marks a version deprecated, with message, as the official
+// registry's _meta says.
+func (r *Registry) Deprecate(name, version, message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.status[name+"@"+version] = [2]string{"deprecated", message}
 }
 
 // Answer makes the registry answer GET path (as sent, escaped) with
@@ -152,7 +161,12 @@ func (r *Registry) find(name, version string) (map[string]any, bool) {
 		var s struct{ Version string }
 		json.Unmarshal(docs[i], &s)
 		if version == "latest" && i == len(docs)-1 || s.Version == version {
-			return wrap(docs[i], i == len(docs)-1), true
+			resp := wrap(docs[i], i == len(docs)-1)
+			if st, ok := r.status[name+"@"+s.Version]; ok {
+				official := resp["_meta"].(map[string]any)["io.modelcontextprotocol.registry/official"].(map[string]any)
+				official["status"], official["statusMessage"] = st[0], st[1]
+			}
+			return resp, true
 		}
 	}
 	return nil, false
