@@ -183,3 +183,23 @@ func TestCacheRevalidatesWithETag(t *testing.T) {
 		t.Errorf("%d answers kept, want MaxEntries 2", len(files))
 	}
 }
+
+// One server's broken document does not hide the others from a search;
+// it is refused when it is fetched to be added.
+func TestSearchListsPastABrokenDocument(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.New(t, "testdata/servers")
+	data, err := os.ReadFile("testdata/invalid/package-version-latest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Publish(t, data)
+	c := &registry.Client{BaseURL: reg.URL}
+	found, err := c.Search(context.Background(), "io.github", 0)
+	if err != nil || len(found) != 7 {
+		t.Fatalf("search: %d servers, %v", len(found), err)
+	}
+	if _, err := c.Get(context.Background(), "io.github.user/bad-version", ""); err == nil {
+		t.Error("the broken document was accepted by Get")
+	}
+}
