@@ -72,6 +72,10 @@ func TestAddFromRegistryStartsNPMServer(t *testing.T) {
 	if got := readFile(t, cfg); got != want {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
 	}
+	r = mcpbridge(t, "", "get", "--config", cfg, "everything")
+	if want := `registry: {"name":"io.github.modelcontextprotocol/server-everything","version":"` + installed.Version + `"}`; !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+		t.Errorf("get: %+v\nwant %q", r, want)
+	}
 	r = mcpbridge(t, "", "call", "--config", cfg, "mcp__everything__echo", `{"message": "from the registry"}`)
 	if r.code != ExitOK || !strings.Contains(r.stdout, "Echo: from the registry") {
 		t.Errorf("call through the added entry: %+v", r)
