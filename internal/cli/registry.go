@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,19 +45,20 @@ const registryTimeout = 30 * time.Second
 
 // registryCmd runs "registry search|show|outdated".
 func (e *env) registryCmd(ctx context.Context, argv []string) error {
-	if len(argv) == 0 || strings.HasPrefix(argv[0], "-") {
-		return usagef("registry: want search QUERY, show NAME[@VERSION] or outdated [SOURCE] (see 'mcpbridge help registry')")
+	subs := map[string]func(*env, context.Context, []string) error{
+		"search": (*env).registrySearch, "show": (*env).registryShow, "outdated": (*env).registryOutdated,
 	}
-	sub, rest := argv[0], argv[1:]
-	switch sub {
-	case "search":
-		return e.registrySearch(ctx, rest)
-	case "show":
-		return e.registryShow(ctx, rest)
-	case "outdated":
-		return e.registryOutdated(ctx, rest)
+	// The subcommand is the first word that names one, so that flags may
+	// stand before it (registry --json search x).
+	for i, a := range argv {
+		if run, ok := subs[a]; ok {
+			return run(e, ctx, slices.Concat(argv[:i], argv[i+1:]))
+		}
+		if !strings.HasPrefix(a, "-") {
+			return usagef("registry: unknown subcommand %q: want search, show or outdated", a)
+		}
 	}
-	return usagef("registry: unknown subcommand %q: want search, show or outdated", sub)
+	return usagef("registry: want search QUERY, show NAME[@VERSION] or outdated [SOURCE] (see 'mcpbridge help registry')")
 }
 
 // registryClient is the client of the registry the environment names.

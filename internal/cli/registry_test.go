@@ -255,7 +255,7 @@ func TestRegistrySearchAndShow(t *testing.T) {
 		}
 	}
 	before := reg.NotModified()
-	r = mcpbridge(t, "", "registry", "show", "--json", "io.github.mcpbridge/every-package-type")
+	r = mcpbridge(t, "", "registry", "--json", "show", "io.github.mcpbridge/every-package-type") // flags may stand before the subcommand
 	if r.code != ExitOK || !strings.Contains(r.stdout, `"registryType": "mcpb"`) {
 		t.Errorf("show --json: %+v", r)
 	}
