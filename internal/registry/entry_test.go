@@ -218,12 +218,90 @@ func TestParseServerInvalid(t *testing.T) {
 		{`{"name": "io.github.a/b", "version": 2}`, "version must be a string, not a JSON number"},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x"}]}`, `"transport" is required`},
 		{`{"name": "b", "version": "1"}`, "reverse-DNS namespace"},
+		{`{"name": "io.github.a/b"}`, `"version" is required`},
+		{`{"name": "io.github.a/b", "version": "1", "packages": [{"identifier": "x", "transport": {"type": "stdio"}}]}`, `"registryType" is required`},
+		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "transport": {"type": "stdio"}}]}`, `"identifier" is required`},
+		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x", "transport": {"type": "sse"}}]}`, `transport "sse" needs a "url"`},
+		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x", "transport": {"type": "websocket"}}]}`, `transport type "websocket" is not stdio`},
+		{`{"name": "io.github.a/b", "version": "1", "remotes": [{"type": "sse"}]}`, `remotes[0]: "url" is required`},
+		{`{"name": "io.github.a/b", "version": "1", "packages": {}}`, "packages must be an array"},
+		{`{"name": "io.github.a/b", "version": "1",`, "not valid JSON"},
+		{``, "(it is empty)"},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "oci", "identifier": "--privileged", "transport": {"type": "stdio"}}]}`, `"identifier" "--privileged" must not start with "-"`},
 		{`{"name": "io.github.a/b", "version": "1", "remotes": [{"type": "stdio", "url": "x"}]}`, `remotes[0]: type "stdio" is not streamable-http or sse`},
 	} {
 		_, err := ParseServer([]byte(bad.data), "doc")
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %q", bad.data, err, bad.want)
+		}
+	}
+}
+
+// The forms the captured documents do not show: an image named without
+// its tag gets the version; a package without a version runs unpinned;
+// a runtime other than the one the entry runs is noted; a server with
+// only remotes runs its first; one with neither says where to look.
+func TestBuildForms(t *testing.T) {
+	t.Parallel()
+	stdio := Transport{Type: "stdio"}
+	tests := []struct {
+		name string
+		s    Server
+		want Entry
+	}{
+		{"image without a tag", Server{Packages: []Package{{RegistryType: "oci", Identifier: "ghcr.io/acme/mcp", Version: "1.2.0", Transport: stdio}}},
+			Entry{Transport: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "ghcr.io/acme/mcp:1.2.0"}}},
+		{"image with a digest", Server{Packages: []Package{{RegistryType: "oci", Identifier: "ghcr.io/acme/mcp@sha256:abc", Version: "1.2.0", Transport: stdio}}},
+			Entry{Transport: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "ghcr.io/acme/mcp@sha256:abc"}}},
+		{"registry port, no tag", Server{Packages: []Package{{RegistryType: "oci", Identifier: "localhost:5000/mcp", Version: "2", Transport: stdio}}},
+			Entry{Transport: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm", "localhost:5000/mcp:2"}}},
+		{"npm without a version", Server{Packages: []Package{{RegistryType: "npm", Identifier: "mcp-thing", Transport: stdio, RuntimeHint: "bunx"}}},
+			Entry{Transport: "stdio", Command: "npx", Args: []string{"-y", "mcp-thing"}, Notes: []string{"the publisher suggests running it with bunx; the entry runs npx"}}},
+		{"remotes only", Server{Packages: []Package{{RegistryType: "cargo", Identifier: "thing", Transport: stdio}}, Remotes: []Transport{{Type: "sse", URL: "https://x.example/sse"}}},
+			Entry{Transport: "sse", URL: "https://x.example/sse"}},
+		{"a URL variable with a value and one with a default", Server{Remotes: []Transport{{Type: "streamable-http", URL: "https://{region}.example/{path}",
+			Variables: map[string]Input{"region": {Value: "eu"}, "path": {Default: "mcp"}}}}},
+			Entry{Transport: "streamable-http", URL: "https://eu.example/mcp"}},
+	}
+	for _, tt := range tests {
+		tt.s.Name, tt.s.Version = "io.github.acme/thing", "1.0.0"
+		got, err := Build(tt.s, Choice{})
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		tt.want.Name, tt.want.Version = tt.s.Name, tt.s.Version
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	for _, bad := range []struct {
+		s    Server
+		want string
+	}{
+		{Server{WebsiteURL: "https://acme.example/install"}, "lists neither packages nor remotes: its website says how to install it: https://acme.example/install"},
+		{Server{Packages: []Package{{RegistryType: "cargo", Identifier: "thing", Transport: stdio}}}, `does not know how to run "cargo" packages`},
+	} {
+		bad.s.Name, bad.s.Version = "io.github.acme/thing", "1.0.0"
+		if _, err := Build(bad.s, Choice{}); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: %v, want %q", bad.s, err, bad.want)
+		}
+	}
+}
+
+// A server.json is told from another client's config by its name and
+// version, or its schema.
+func TestLooksLikeServerJSON(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]bool{
+		`{"name": "io.github.a/b", "version": "1"}`:                                                   true,
+		`{"$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"}`: true,
+		`{"mcpServers": {"a": {"command": "x"}}, "name": "n", "version": "1"}`:                        false,
+		`{"servers": {}}`:   false,
+		`[model_providers]`: false,
+	} {
+		if got := LooksLikeServerJSON([]byte(doc)); got != want {
+			t.Errorf("%s: %v, want %v", doc, got, want)
 		}
 	}
 }
