@@ -43,9 +43,10 @@ func commands() []command {
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, (*env).add},
 		{"add-json", "add-json [--scope user|project] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
 		{"remove", "remove [--scope user|project] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"registry", "registry search [--json] QUERY | show [--json] NAME[@VERSION] | outdated [SOURCE] [--json]", "find servers in the MCP Registry, and entries with a newer version there", registryHelp, (*env).registryCmd},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
@@ -75,12 +76,13 @@ func commandSpecs() map[string]flagSpec {
 		"serve":     {source: true, serve: true},
 		"login":     {source: true},
 		"logout":    {source: true},
-		"add":       {config: true, edit: true, scope: true},
+		"add":       {config: true, edit: true, scope: true, reg: true},
 		"add-json":  {config: true, scope: true},
 		"remove":    {config: true, scope: true},
 		"agent":     {source: true, json: true, agent: true},
 		"pin":       {source: true, diff: true},
 		"scan":      {source: true, json: true},
+		"registry":  {source: true, json: true},
 	}
 }
 
@@ -372,6 +374,13 @@ const addHelp = editHelp + `  -e, --env K=V      an environment variable of a st
   --transport T      stdio (with a command), http (Streamable HTTP, the default with a URL) or sse,
                      the legacy HTTP+SSE transport
   --url URL          the server's URL (also accepted after NAME)
+  --from-registry NAME[@VERSION] | FILE
+                     the server as the MCP Registry describes it (or a server.json file, offline),
+                     in place of a URL or command; NAME after it names the entry (default: the
+                     registry name after its "/"). Required variables become ${VAR} references,
+                     listed on stderr; the entry records registry: {name, version}
+  --package TYPE     with --from-registry: its first package of TYPE (npm, pypi, oci, nuget)
+  --remote N         with --from-registry: its Nth remote (mcpbridge registry show numbers them)
 `
 
 const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI
