@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 
 	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
@@ -102,6 +103,9 @@ func Main(ctx context.Context, io IO) int {
 	if io.LookupEnv == nil {
 		io.LookupEnv = os.LookupEnv
 	}
+	// Logs, progress and notices reach stderr from several goroutines:
+	// one lock makes any writer safe for them, as a file is.
+	io.Stderr = &lockedWriter{w: io.Stderr}
 	e := &env{IO: io}
 	defer e.startTracing(ctx)()
 	args := hoist(io.Args)
@@ -167,4 +171,16 @@ func (e *env) logger(f *flags) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return e.newLogger(f, slog.LevelDebug)
+}
+
+// lockedWriter serializes the writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
