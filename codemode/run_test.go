@@ -21,7 +21,7 @@ import (
 // hang (waits for its context) and secret.
 type fixture struct {
 	reg      *tool.Registry
-	counted  atomic.Int64 // calls of count
+	counted  atomic.Int64  // calls of count
 	started  chan struct{} // a value per hang call started
 	hungDone atomic.Int64  // hang calls that saw their context end
 }
@@ -173,8 +173,8 @@ func TestRunCannotReachAToolTheViewHides(t *testing.T) {
 func TestRunSyntaxErrorHasItsPlace(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
-		program    string
-		line, col  int
+		program   string
+		line, col int
 	}{
 		{"const a = 1;\nconst b = ;\n", 2, 11},
 		{"return )", 1, 8},
