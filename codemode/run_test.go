@@ -214,6 +214,9 @@ func TestRunHangingCallEndsAtTheTimeLimit(t *testing.T) {
 	}
 }
 
+// TestRunCancelReachesEveryCallInFlight also shows the calls of
+// Promise.all run at once: each waits for its context, so one at a time
+// the second would never start.
 func TestRunCancelReachesEveryCallInFlight(t *testing.T) {
 	f := newFixture(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -233,24 +236,25 @@ func TestRunCancelReachesEveryCallInFlight(t *testing.T) {
 	}
 }
 
-func TestRunCallsRunConcurrently(t *testing.T) {
+func TestRunMaxConcurrentHoldsCallsBack(t *testing.T) {
 	f := newFixture(t)
-	// Each hang call waits for its context; the program's time limit ends
-	// them only if all three were in flight at once (one by one, the
-	// second would never start).
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for range 3 {
+		for range 2 {
 			<-f.started
 		}
 		cancel()
 	})
+	// Two calls fill the slots and wait; the third waits for a slot until
+	// the cancellation, and then is never dispatched.
 	_, err := codemode.Run(ctx, codemode.RegistryView(f.reg),
-		"await Promise.all([tools.slow.hang(), tools.slow.hang(), tools.slow.hang()])", codemode.Options{MaxConcurrent: 3})
+		"await Promise.all([tools.slow.hang(), tools.slow.hang(), tools.slow.hang()])", codemode.Options{MaxConcurrent: 2})
 	wg.Wait()
 	wantError(t, err, context.Canceled)
+	if got := len(f.started); got != 0 || f.hungDone.Load() != 2 {
+		t.Errorf("%d more calls started, %d ended; want 2 run and the third never started", got, f.hungDone.Load())
+	}
 }
 
 func TestRunTenThousandCallsStopAtTheLimit(t *testing.T) {
@@ -310,6 +314,7 @@ func TestRunUnboundedAllocationEnds(t *testing.T) {
 	} {
 		_, err := f.run(t, program, codemode.Options{MaxMemory: 64 << 20, Timeout: time.Minute})
 		wantError(t, err, codemode.ErrMemoryLimit)
+		t.Log(err)
 	}
 }
 

@@ -40,19 +40,18 @@ func (r *runner) harden() error {
 		return func(call goja.FunctionCall) goja.Value { return call.Argument(i) }
 	}
 	for _, proto := range []string{"Array.prototype", "String.prototype"} {
-		obj := r.path(proto)
-		for _, key := range obj.GetOwnPropertyNames() {
+		for _, key := range r.path(proto).GetOwnPropertyNames() {
 			if key != "constructor" {
-				r.guard(obj, key, self)
+				r.guard(proto, key, self)
 			}
 		}
 	}
-	r.guard(r.path("Array"), "from", arg(0))
-	r.guard(r.path("Function.prototype"), "apply", arg(1))
-	r.guard(r.path("Reflect"), "apply", arg(2))
-	r.guard(r.path("Reflect"), "construct", arg(1))
+	r.guard("Array", "from", arg(0))
+	r.guard("Function.prototype", "apply", arg(1))
+	r.guard("Reflect", "apply", arg(2))
+	r.guard("Reflect", "construct", arg(1))
 	for _, name := range []string{"all", "allSettled", "any", "race"} {
-		r.guard(r.path("Promise"), name, arg(0))
+		r.guard("Promise", name, arg(0))
 	}
 	if err := r.guardJSON(); err != nil {
 		return err
@@ -75,17 +74,19 @@ func (r *runner) path(p string) *goja.Object {
 	return v.ToObject(r.vm)
 }
 
-// guard replaces obj[key], when a function, with one that first refuses
-// an operand (what of picks from the call) whose length is over maxLen.
-func (r *runner) guard(obj *goja.Object, key string, of func(goja.FunctionCall) goja.Value) {
+// guard replaces obj[key] (obj at a dotted path), when a function, with
+// one that first refuses an operand (what of picks from the call) whose
+// length is over maxLen.
+func (r *runner) guard(path, key string, of func(goja.FunctionCall) goja.Value) {
+	obj := r.path(path)
 	orig, ok := goja.AssertFunction(obj.Get(key))
 	if !ok {
 		return
 	}
 	r.wrap(obj, key, orig, func(call goja.FunctionCall) {
 		if n := r.length(of(call)); n > r.maxLen {
-			panic(r.vm.NewGoError(fmt.Errorf("%w: %s on %d elements; the limit is %d: work on less at a time",
-				ErrMemoryLimit, key, n, r.maxLen)))
+			panic(r.vm.NewGoError(fmt.Errorf("%w: %s.%s on %d elements; the limit is %d: work on less at a time",
+				ErrMemoryLimit, path, key, n, r.maxLen)))
 		}
 	})
 }

@@ -145,7 +145,7 @@ func (w *typeWriter) bareType(s *schema, indent string, depth int) string {
 	case len(s.AnyOf) > 0 || len(s.OneOf) > 0:
 		return union(w.each(append(slices.Clone(s.AnyOf), s.OneOf...), indent, depth))
 	case len(s.AllOf) > 0:
-		return strings.Join(w.each(s.AllOf, indent, depth), " & ")
+		return intersection(w.each(s.AllOf, indent, depth))
 	}
 	names := s.typeNames()
 	if len(names) == 0 {
@@ -271,6 +271,16 @@ func union(types []string) string {
 		}
 	}
 	return strings.Join(out, " | ")
+}
+
+// intersection joins types with " & ", leaving out unknown (a member
+// that only constrains, such as {"minLength": 1}).
+func intersection(types []string) string {
+	types = slices.DeleteFunc(types, func(t string) bool { return t == "unknown" })
+	if len(types) == 0 {
+		return "unknown"
+	}
+	return strings.Join(types, " & ")
 }
 
 // arrayOf renders an array of elem.
