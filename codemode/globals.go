@@ -116,30 +116,38 @@ func (r *runner) jsonCall(method string, v goja.Value) (goja.Value, error) {
 }
 
 // toolResult is what a call's promise resolves to:
-// {text, structured, isError, content}.
+// {text, structured, isError, content}. A source's wire result (an MCP
+// server's) gives structuredContent and the content blocks as sent
+// (images too); a Go tool's result gives its Value and its text blocks.
 func (r *runner) toolResult(res tool.Result) goja.Value {
 	o := r.vm.NewObject()
 	_ = o.Set("text", res.Text())
 	_ = o.Set("isError", res.IsError)
-	_ = o.Set("structured", r.parse(res.Value))
-	content := r.parse(wireContent(res.Wire))
-	if goja.IsUndefined(content) {
-		b, _ := json.Marshal(res.Content) // text blocks: cannot fail
-		content = r.parse(b)
+	structured, content := res.Value, json.RawMessage(nil)
+	if w, ok := wireParts(res.Wire); ok {
+		structured, content = w.Structured, w.Content
 	}
-	_ = o.Set("content", content)
+	if len(content) == 0 || content[0] != '[' {
+		content, _ = json.Marshal(res.Content) // text blocks: cannot fail
+	}
+	_ = o.Set("structured", r.parse(structured))
+	_ = o.Set("content", r.parse(content))
 	return o
 }
 
-// wireContent returns the content array of a wire result, nil if none.
-func wireContent(wire json.RawMessage) json.RawMessage {
-	var w struct {
-		Content json.RawMessage `json:"content"`
+// wire is the part of an MCP tools/call result a program reads.
+type wire struct {
+	Content    json.RawMessage `json:"content"`
+	Structured json.RawMessage `json:"structuredContent"`
+}
+
+// wireParts decodes a wire result, false when there is none.
+func wireParts(raw json.RawMessage) (wire, bool) {
+	var w wire
+	if len(raw) == 0 || json.Unmarshal(raw, &w) != nil {
+		return wire{}, false
 	}
-	if len(wire) == 0 || json.Unmarshal(wire, &w) != nil || len(w.Content) == 0 || w.Content[0] != '[' {
-		return nil
-	}
-	return w.Content
+	return w, true
 }
 
 // parse returns JSON as a value of the VM, undefined for none.
