@@ -311,6 +311,10 @@ func TestRunUnboundedAllocationEnds(t *testing.T) {
 		"return new Array(2 ** 32 - 1).fill(0).length",
 		"return JSON.stringify(new Array(2 ** 32 - 1)).length",
 		"return Math.max.apply(null, {length: 2 ** 30})",
+		"return [].concat(new Array(2 ** 32 - 2)).length",
+		// Spread, for-of and new Set walk an array in Go: refused too.
+		"return Math.max(...new Array(2 ** 32 - 1))",
+		"return new Set(new Array(2 ** 32 - 1)).size",
 	} {
 		_, err := f.run(t, program, codemode.Options{MaxMemory: 64 << 20, Timeout: time.Minute})
 		wantError(t, err, codemode.ErrMemoryLimit)

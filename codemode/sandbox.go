@@ -35,16 +35,23 @@ func (r *runner) harden() error {
 			return err
 		}
 	}
-	self := func(call goja.FunctionCall) goja.Value { return call.This }
-	arg := func(i int) func(goja.FunctionCall) goja.Value {
-		return func(call goja.FunctionCall) goja.Value { return call.Argument(i) }
+	all := func(call goja.FunctionCall) []goja.Value { return append([]goja.Value{call.This}, call.Arguments...) }
+	arg := func(i int) func(goja.FunctionCall) []goja.Value {
+		return func(call goja.FunctionCall) []goja.Value { return []goja.Value{call.Argument(i)} }
 	}
 	for _, proto := range []string{"Array.prototype", "String.prototype"} {
 		for _, key := range r.path(proto).GetOwnPropertyNames() {
 			if key != "constructor" {
-				r.guard(proto, key, self)
+				r.guard(proto, key, all)
 			}
 		}
+	}
+	// Spread, for-of and new Set(…) walk an array in Go through its
+	// iterator: the guarded values() (and not the engine's own, which
+	// they would take a fast path for) refuses a long one.
+	arrays := r.path("Array.prototype")
+	if err := arrays.DefineDataPropertySymbol(goja.SymIterator, arrays.Get("values"), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		return err
 	}
 	r.guard("Array", "from", arg(0))
 	r.guard("Function.prototype", "apply", arg(1))
@@ -75,18 +82,20 @@ func (r *runner) path(p string) *goja.Object {
 }
 
 // guard replaces obj[key] (obj at a dotted path), when a function, with
-// one that first refuses an operand (what of picks from the call) whose
-// length is over maxLen.
-func (r *runner) guard(path, key string, of func(goja.FunctionCall) goja.Value) {
+// one that first refuses operands (what of picks from the call) longer
+// than maxLen.
+func (r *runner) guard(path, key string, of func(goja.FunctionCall) []goja.Value) {
 	obj := r.path(path)
 	orig, ok := goja.AssertFunction(obj.Get(key))
 	if !ok {
 		return
 	}
 	r.wrap(obj, key, orig, func(call goja.FunctionCall) {
-		if n := r.length(of(call)); n > r.maxLen {
-			panic(r.vm.NewGoError(fmt.Errorf("%w: %s.%s on %d elements; the limit is %d: work on less at a time",
-				ErrMemoryLimit, path, key, n, r.maxLen)))
+		for _, v := range of(call) {
+			if n := r.length(v); n > r.maxLen {
+				panic(r.vm.NewGoError(fmt.Errorf("%w: %s.%s on %d elements; the limit is %d: work on less at a time",
+					ErrMemoryLimit, path, key, n, r.maxLen)))
+			}
 		}
 	})
 }
