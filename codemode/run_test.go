@@ -214,43 +214,42 @@ func TestRunHangingCallEndsAtTheTimeLimit(t *testing.T) {
 	}
 }
 
-// TestRunCancelReachesEveryCallInFlight also shows the calls of
-// Promise.all run at once: each waits for its context, so one at a time
-// the second would never start.
-func TestRunCancelReachesEveryCallInFlight(t *testing.T) {
-	f := newFixture(t)
+// runHangs runs a program awaiting three hang calls at once, with the
+// caller cancelling once n of them have started.
+func (f *fixture) runHangs(t *testing.T, n int, opts codemode.Options) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for range 3 {
+		for range n {
 			<-f.started
 		}
 		cancel()
 	})
 	_, err := codemode.Run(ctx, codemode.RegistryView(f.reg),
-		"await Promise.all([tools.slow.hang(), tools.slow.hang(), tools.slow.hang()])", codemode.Options{})
+		"await Promise.all([tools.slow.hang(), tools.slow.hang(), tools.slow.hang()])", opts)
 	wg.Wait()
+	return err
+}
+
+// TestRunCancelReachesEveryCallInFlight also shows the calls of
+// Promise.all run at once: each waits for its context, so one at a time
+// the second would never start.
+func TestRunCancelReachesEveryCallInFlight(t *testing.T) {
+	f := newFixture(t)
+	err := f.runHangs(t, 3, codemode.Options{})
 	wantError(t, err, context.Canceled, "cancelled")
 	if got := f.hungDone.Load(); got != 3 {
 		t.Errorf("%d of 3 calls in flight saw the cancellation", got)
 	}
 }
 
+// TestRunMaxConcurrentHoldsCallsBack: two calls fill the slots and wait;
+// the third waits for a slot until the cancellation, and then is never
+// dispatched.
 func TestRunMaxConcurrentHoldsCallsBack(t *testing.T) {
 	f := newFixture(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for range 2 {
-			<-f.started
-		}
-		cancel()
-	})
-	// Two calls fill the slots and wait; the third waits for a slot until
-	// the cancellation, and then is never dispatched.
-	_, err := codemode.Run(ctx, codemode.RegistryView(f.reg),
-		"await Promise.all([tools.slow.hang(), tools.slow.hang(), tools.slow.hang()])", codemode.Options{MaxConcurrent: 2})
-	wg.Wait()
+	err := f.runHangs(t, 2, codemode.Options{MaxConcurrent: 2})
 	wantError(t, err, context.Canceled)
 	if got := len(f.started); got != 0 || f.hungDone.Load() != 2 {
 		t.Errorf("%d more calls started, %d ended; want 2 run and the third never started", got, f.hungDone.Load())
