@@ -100,7 +100,7 @@ func (a *API) Declaration() string {
 func (a *API) Namespace(name string) (string, error) {
 	s := a.byIdent[name]
 	if s == nil {
-		return "", fmt.Errorf("no namespace %q: the namespaces are %s", name, strings.Join(a.names(), ", "))
+		return "", fmt.Errorf("no namespace %q: the namespaces are %s", name, strings.Join(a.Names(), ", "))
 	}
 	var b strings.Builder
 	b.WriteString("declare namespace tools {\n")
@@ -109,8 +109,8 @@ func (a *API) Namespace(name string) (string, error) {
 	return b.String(), nil
 }
 
-// names returns the namespaces' names.
-func (a *API) names() []string {
+// Names returns the namespaces' names, sorted.
+func (a *API) Names() []string {
 	out := make([]string, len(a.spaces))
 	for i, s := range a.spaces {
 		out[i] = s.name

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dop251/goja"
 )
@@ -72,13 +73,14 @@ func (r *runner) harden() error {
 	return nil
 }
 
-// path returns the object at a dotted path from the global object.
+// path returns the object at a dotted path from the global object, one
+// of the engine's builtins.
 func (r *runner) path(p string) *goja.Object {
-	v, err := r.vm.RunString(p)
-	if err != nil {
-		panic(fmt.Sprintf("codemode: builtin %s: %v", p, err)) // the engine's own builtins: cannot fail
+	obj := r.vm.GlobalObject()
+	for name := range strings.SplitSeq(p, ".") {
+		obj = obj.Get(name).ToObject(r.vm)
 	}
-	return v.ToObject(r.vm)
+	return obj
 }
 
 // guard replaces obj[key] (obj at a dotted path), when a function, with
