@@ -146,6 +146,27 @@ func (a *API) Namespaces() string {
 	return b.String()
 }
 
+// Declare returns the declaration of the tools named (public names) and
+// only them, under the names the whole API gives them: what a search
+// answers. Names the API does not have are left out.
+func (a *API) Declare(public ...string) string {
+	var b strings.Builder
+	b.WriteString("declare namespace tools {\n")
+	for _, s := range a.spaces {
+		part := &namespace{name: s.name}
+		for _, f := range s.funcs {
+			if slices.Contains(public, f.tool.Name) {
+				part.funcs = append(part.funcs, f)
+			}
+		}
+		if len(part.funcs) > 0 {
+			part.write(&b)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
 // write appends the namespace's declaration (inside `tools`).
 func (s *namespace) write(b *strings.Builder) {
 	named := newNamedTypes()

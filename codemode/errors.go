@@ -75,6 +75,10 @@ func at(line, col int) (int, int) {
 	return line, max(col, 1)
 }
 
+// syntaxHint follows every syntax error: a model that read a TypeScript
+// declaration tends to write TypeScript.
+const syntaxHint = " (the program is plain JavaScript: no type annotations, no import or export)"
+
 // compile parses and compiles the program, reporting a syntax error with
 // its place.
 func compile(program string) (*goja.Program, error) {
@@ -83,7 +87,7 @@ func compile(program string) (*goja.Program, error) {
 		e := &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 		var list parser.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
-			e.Message = "syntax error: " + list[0].Message
+			e.Message = "syntax error: " + list[0].Message + syntaxHint
 			e.Line, e.Column = at(list[0].Position.Line, list[0].Position.Column)
 		}
 		return nil, e
@@ -92,7 +96,7 @@ func compile(program string) (*goja.Program, error) {
 	if err != nil {
 		e := &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 		if ce, ok := errors.AsType[*goja.CompilerSyntaxError](err); ok && ce.File != nil {
-			e.Message = "syntax error: " + ce.Message
+			e.Message = "syntax error: " + ce.Message + syntaxHint
 			p := ce.File.Position(ce.Offset)
 			e.Line, e.Column = at(p.Line, p.Column)
 		}

@@ -31,8 +31,10 @@ func (r *runner) install() error {
 		}
 	}
 	console := r.vm.NewObject()
-	if err := console.Set("log", r.log); err != nil {
-		return err
+	for _, name := range []string{"log", "info", "warn", "error"} { // one stream: the model reads them alike
+		if err := console.Set(name, r.log); err != nil {
+			return err
+		}
 	}
 	g := r.vm.GlobalObject()
 	for name, v := range map[string]any{"tools": tools, "console": console, "sleep": r.sleep} {
