@@ -222,6 +222,7 @@ func flagDefs() []flagDef {
 		{[]string{"max-steps"}, agentFlag, cutEarlier, "N"},
 		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
 		{[]string{"continue"}, agentFlag, cutEarlier, ""},
+		{[]string{"code-mode"}, agentFlag, cutEarlier, ""},
 		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
 	}
 }
