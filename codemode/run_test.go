@@ -349,4 +349,16 @@ func TestRunSleepAndStall(t *testing.T) {
 	}
 	_, err = f.run(t, `await new Promise(() => {})`, codemode.Options{})
 	wantError(t, err, codemode.ErrStalled)
+	// Each pending sleep is a goroutine: their number is bounded.
+	_, err = f.run(t, `const ps = []; for (let i = 0; i < 1000; i++) ps.push(sleep(1)); await Promise.all(ps)`, codemode.Options{})
+	wantError(t, err, codemode.ErrThrown, "more than 64 sleeps at once")
+}
+
+func TestRunDeepRecursionEnds(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.run(t, "function down(n) { return down(n + 1) + 1 }\nreturn down(0)", codemode.Options{})
+	e := wantError(t, err, codemode.ErrThrown, "deeper than 1024")
+	if e.Line != 1 {
+		t.Errorf("place %d:%d, want line 1", e.Line, e.Column)
+	}
 }
