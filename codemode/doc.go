@@ -22,4 +22,10 @@
 // memory a program may use are bounded (see [Options]); cancelling the
 // context ends the program and every call in flight. A failing program's
 // error ([*Error]) carries its line and column.
+//
+// [Tools] are search_api, describe_api and run_code over a view: what a
+// gateway or an agent lists in place of the tools themselves.
+//
+// See docs/codemode.md for the bounds, how memory is bounded, and why the
+// interpreter is goja.
 package codemode

@@ -52,3 +52,30 @@ return {sum: Number(a.text) + Number(b.text)};
 	// read 12 and 30
 	// {"sum":42}
 }
+
+func ExampleTools() {
+	reg := tool.NewRegistry()
+	_, err := reg.Register(tool.Tool{
+		Name: "mcp__time__now", Description: "The time.", Origin: tool.Origin{Server: "time", Name: "now"},
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text("12:00")}}, nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	// A registry of the code mode tools alone, as a gateway or an agent
+	// would list them; their calls reach the bridged tools through the view.
+	code := tool.NewRegistry()
+	if _, err := code.Register(codemode.Tools(codemode.RegistryView(reg), codemode.Options{})...); err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	page, _ := code.Execute(ctx, codemode.DescribeName, json.RawMessage(`{}`))
+	fmt.Print(page.Text()[strings.LastIndex(page.Text(), "\n// ")+1:])
+	res, _ := code.Execute(ctx, codemode.RunName, json.RawMessage(`{"code": "return 'it is ' + (await tools.time.now()).text"}`))
+	fmt.Println(res.Text())
+	// Output:
+	// // time (1): now
+	// "it is 12:00"
+}
