@@ -2,6 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,5 +70,45 @@ func TestAgentCodeModeInnerCallsNeedApproval(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "was not run") {
 		t.Errorf("stderr does not say the call was not run:\n%s", r.stderr)
+	}
+}
+
+// agent --code-mode over the real server-everything and server-filesystem:
+// one run_code call reads two files, adds their numbers with
+// server-everything's get-sum, and returns a summary; the declaration the
+// model read names both servers' tools.
+func TestAgentCodeModeEverything(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"a.txt": "12", "b.txt": "30"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := everythingAgentConfig(t, dir)
+	agentEnv(t)
+	program := fmt.Sprintf(`const [a, b] = await Promise.all(["a.txt", "b.txt"].map(f => tools.filesystem.read_text_file({path: %q + "/" + f})));
+const sum = await tools.everything.get_sum({a: Number(a.text), b: Number(b.text)});
+console.log("read", a.text, "and", b.text);
+return {a: a.text, b: b.text, sum: sum.text}`, dir)
+	args, _ := json.Marshal(map[string]string{"code": program})
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "run_code", Args: string(args)}}},
+		chattest.Turn{Text: "Done."},
+	))
+	r := mcpbridge(t, "", "agent", "--code-mode", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "Add the numbers in a.txt and b.txt.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	system := srv.Requests()[0].Messages[0].Content.(string)
+	for _, want := range []string{"namespace everything {", "function get_sum(", "namespace filesystem {", "function read_text_file("} {
+		if !strings.Contains(system, want) {
+			t.Errorf("the system prompt lacks %q", want)
+		}
+	}
+	result := srv.Requests()[1].Messages[3].Content.(string)
+	for _, want := range []string{"read 12 and 30", `"a":"12"`, `"b":"30"`, "42"} {
+		if !strings.Contains(result, want) {
+			t.Errorf("run_code answered %q, want it to hold %q", result, want)
+		}
 	}
 }
