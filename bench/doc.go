@@ -11,10 +11,11 @@
 //
 //	go run ./bench                  # full run (under 5 minutes on 2 cores), rewrites BENCHMARKS.md
 //	go run ./bench -smoke           # a few seconds, tiny counts: checks that every row still works
-//	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory, replicas, search, scan
+//	go run ./bench -only calls      # some row groups: calls, startup, catalog, memory, replicas, search, scan, codemode
 //	go run ./bench -only calls -variants raw-sdk,raw-bridge,floor   # some call variants
 //	go run ./bench -only search     # tool search: retrieval, tokens, latency (a few seconds)
 //	go run ./bench -only scan       # definition scan: recall, false positives, time (seconds)
+//	go run ./bench -only codemode   # code mode: the catalog's declaration in tokens, an inner call's cost (seconds)
 //	go run ./bench -profile DIR     # also pprof profiles of the bridge's call and discovery paths
 //
 // A run keeps the hand-written part of BENCHMARKS.md (below its marker line)

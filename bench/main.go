@@ -32,7 +32,7 @@ func mainStatus() int {
 
 // rowGroups are the values of -only, in run order.
 func rowGroups() []string {
-	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent", "scan", "identity"}
+	return []string{"calls", "startup", "catalog", "memory", "replicas", "search", "agent", "scan", "identity", "codemode"}
 }
 
 // options are the parsed flags.
@@ -59,6 +59,8 @@ type options struct {
 	searchPasses int // passes over the queries of the search latency row
 	searchTools  int // tools of the search latency row's large catalog
 
+	codemodeCalls int // calls of a round of the code mode rows
+
 	nodeBin        string
 	skipNode       bool
 	nodeSkipReason string
@@ -80,7 +82,7 @@ func smokeDefaults() map[string]string {
 		"tools": "250", "catalog-rounds": "1",
 		"mem-servers": "2", "mem-rounds": "1",
 		"replicas": "1,2", "replica-calls": "40", "replica-rounds": "1",
-		"search-passes": "1", "search-tools": "1000",
+		"search-passes": "1", "search-tools": "1000", "codemode-calls": "50",
 	}
 }
 
@@ -140,6 +142,7 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.IntVar(&o.replicaRounds, "replica-rounds", 5, "rounds of the replicas row")
 	fs.IntVar(&o.searchPasses, "search-passes", 20, "passes over the retrieval queries that the search latency row times")
 	fs.IntVar(&o.searchTools, "search-tools", 10000, "tools of the search latency row's large catalog (the real one replicated)")
+	fs.IntVar(&o.codemodeCalls, "codemode-calls", 5000, "calls of a round of the code mode rows (direct and from a program)")
 	fs.StringVar(&o.peersDir, "peers", "../shared/peers", "folder of the peer gateways' sources (TBXark/mcp-proxy), relative to the module root; its row is skipped when absent")
 	fs.StringVar(&o.nodeBin, "node", "", "node executable (default: testdata/thirdparty's Node, else node on PATH)")
 	fs.BoolVar(&o.skipNode, "skip-node", false, "leave out the Node TS SDK client instead of failing when it is not installed")
@@ -251,6 +254,7 @@ func checkOptions(o options) error {
 		{"tools", o.tools}, {"page", o.pageSize}, {"catalog-rounds", o.catalogRounds},
 		{"mem-servers", o.memServers}, {"mem-rounds", o.memRounds},
 		{"replica-calls", o.replicaCalls}, {"replica-rounds", o.replicaRounds}, {"search-passes", o.searchPasses}, {"search-tools", o.searchTools},
+		{"codemode-calls", o.codemodeCalls},
 	} {
 		if c.v < 1 {
 			return fmt.Errorf("-%s must be at least 1, got %d", c.name, c.v)
@@ -424,6 +428,7 @@ func (r *benchRun) rows() []benchRow {
 		{"agent", r.agentRow},
 		{"scan", r.scanRow},
 		{"identity", r.identityRow},
+		{"codemode", r.codemodeRow},
 		{"profile", func() ([]table, error) {
 			return nil, profile(r.ctx, r.o, r.exe, r.responder, r.catalogPath, r.logf)
 		}},
@@ -483,6 +488,11 @@ func (r *benchRun) catalogRow() (_ []table, err error) {
 func (r *benchRun) searchRow() (_ []table, err error) {
 	r.search, err = runSearch(r.root, r.o, r.logf)
 	return tablesOr(err, func() []table { return searchTables(r.o, r.search) })
+}
+
+func (r *benchRun) codemodeRow() ([]table, error) {
+	res, err := runCodemode(r.root, r.o, r.logf)
+	return tablesOr(err, func() []table { return codemodeTables(r.o, res) })
 }
 
 func (r *benchRun) agentRow() ([]table, error) {

@@ -41,6 +41,7 @@ type agentFlags struct {
 	maxSteps  int
 	resume    string
 	cont      bool
+	codeMode  bool
 }
 
 // cutAgentFlags takes agent's own flags out of argv (as search does
@@ -92,6 +93,8 @@ func (af *agentFlags) set(a, name string, hasValue bool, take func() (string, er
 		af.yes, err = true, noValue(a, hasValue)
 	case "continue":
 		af.cont, err = true, noValue(a, hasValue)
+	case "code-mode":
+		af.codeMode, err = true, noValue(a, hasValue)
 	case "p", "prompt":
 		af.prompt, err = take()
 		af.hasPrompt = true

@@ -37,6 +37,11 @@ func (r *agentRun) newAgent() error {
 		Approver: r.policy(), CallContext: r.callContext, Events: r.out.event,
 		Record: func(m agent.Message) error { return r.session.Append(m) }, // /clear swaps the session
 	}
+	if r.af.codeMode {
+		if err := r.codeMode(&opts); err != nil {
+			return err
+		}
+	}
 	ag, err := agent.New(opts)
 	if err != nil {
 		return err // untested: the options above are complete

@@ -227,6 +227,7 @@ func flagDefs() []flagDef {
 		{[]string{"max-steps"}, agentFlag, cutEarlier, "N"},
 		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
 		{[]string{"continue"}, agentFlag, cutEarlier, ""},
+		{[]string{"code-mode"}, agentFlag, cutEarlier, ""},
 		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
 		{[]string{"from-registry"}, fromReg, setValue(func(f *flags) *string { return &f.fromRegistry }), "NAME"},
 		{[]string{"package"}, fromReg, setValue(func(f *flags) *string { return &f.pkg }), "TYPE"},

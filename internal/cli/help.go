@@ -31,7 +31,7 @@ func commands() []command {
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
 		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
-		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
+		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue] [--code-mode]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"logs", "logs [SOURCE] NAME", "start one server and print what it wrote on stderr (escaped, secrets redacted)", logsHelp, (*env).logs},
 		{"list", "list [--config FILE] [--json]", "list the configured servers and where each comes from, starting nothing", "", noContext((*env).list)},
@@ -319,6 +319,9 @@ endpoint takes no key); sent over http:// to another machine, a warning says it 
   --max-steps N     at most N model requests per prompt (default 50); exit status 3 when reached
   --resume ID       continue a saved session ($XDG_STATE_HOME/mcpbridge/sessions/ID.jsonl)
   --continue        continue the newest session
+  --code-mode       the model writes programs against the tools as a TypeScript API (run_code,
+                    describe_api, search_api) instead of calling them one by one; each call a
+                    program makes is approved like a direct one (docs/codemode.md)
   --elicit MODE     answer servers' questions without asking (decline, cancel, defaults)
 Exit status: 0 done, 1 a model or tool failure, 2 usage, 3 --max-steps reached.
 `
