@@ -24,9 +24,10 @@ func sandboxKeys() []string {
 // below an overflow when MiB become bytes.
 const maxLimit = 1 << 30
 
-// decodeSandbox reads the sandbox block; nil when absent or null. Whether
-// its paths exist is checked when the server starts, so that one entry's
-// missing directory fails that entry alone.
+// decodeSandbox reads the sandbox block; nil when absent or null. Its
+// paths have ${VAR} and a leading ~ expanded. Whether they exist is
+// checked when the server starts, so that one entry's missing directory
+// fails that entry alone (and by validate, which starts nothing).
 func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
 	b, ok := d.Map(m.Value("sandbox"), m.Path("sandbox"))
 	if !ok {
@@ -36,14 +37,44 @@ func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
 		return fmt.Sprintf("%q is not a sandbox key (valid keys: %s)", k, strings.Join(sandboxKeys(), ", "))
 	})
 	var s Sandbox
-	s.Read, _ = b.ExpandStringList("read")
-	s.Write, _ = b.ExpandStringList("write")
+	s.Read = expandedPaths(d, b, "read")
+	s.Write = expandedPaths(d, b, "write")
 	s.Network, _ = b.Bool("network")
 	s.BestEffort, _ = b.Bool("bestEffort")
 	s.MemoryMiB, _ = b.Int("memoryMiB", 1, maxLimit)
 	s.Processes, _ = b.Int("processes", 1, maxLimit)
 	s.OpenFiles, _ = b.Int("openFiles", 1, maxLimit)
 	return &s
+}
+
+// expandedPaths reads the list of paths at key with ${VAR} expanded and,
+// as a shell does, a leading ~ (alone or before a /) replaced by the home
+// directory: only where the file writes it, not where a variable's value
+// starts with one. ~user is refused rather than looked up.
+func expandedPaths(d *yamlconf.Decoder, b *yamlconf.Map, key string) []string {
+	paths, ok := b.ExpandStringList(key)
+	if !ok {
+		return paths
+	}
+	items := yamlconf.Resolve(b.Value(key)).Content
+	for i, path := range paths {
+		item, at := yamlconf.Resolve(items[i]), fmt.Sprintf("%s[%d]", b.Path(key), i)
+		written := item.Value
+		if !strings.HasPrefix(written, "~") {
+			continue
+		}
+		if user, _, _ := strings.Cut(written, "/"); user != "~" {
+			d.Errorf(item, at, "%s: only ~ alone or before a / stands for the home directory (~user is not looked up): write the path in full", user)
+			continue
+		}
+		home, _ := d.Expand(item, at, "${HOME:-}")
+		if home == "" {
+			d.Errorf(item, at, "~ stands for the home directory, and HOME is not set: write the path in full")
+			continue
+		}
+		paths[i] = home + path[1:]
+	}
+	return paths
 }
 
 // checkSandbox checks a sandbox block: stdio only, paths not empty and

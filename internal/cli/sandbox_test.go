@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +18,9 @@ import (
 // the path as written, while the others keep working.
 func TestStatusShowsSandbox(t *testing.T) {
 	abi := mcptest.RequireLandlock(t)
-	entry := func(id, extra string) string {
-		return "- id: " + id + "\n  name: mcp-client\n  config:\n    serverName: " + id +
-			"\n    transport: stdio\n    command: ${MCPBRIDGE_EXE}\n    args: [demo-server]\n" + extra
-	}
-	cfg := writeConfig(t, entry("plain", "")+
-		entry("boxed", "    sandbox: {}\n")+
-		entry("missing", "    sandbox:\n      read: [/no/such/dir]\n"))
+	cfg := writeConfig(t, sandboxedDemo("plain", "")+
+		sandboxedDemo("boxed", "    sandbox: {}\n")+
+		sandboxedDemo("missing", "    sandbox:\n      read: [/no/such/dir]\n"))
 
 	r := mcpbridge(t, "", "status", "--json", "--config", cfg)
 	if r.code != ExitFailed {
@@ -59,6 +57,57 @@ func TestStatusShowsSandbox(t *testing.T) {
 	r = mcpbridge(t, "", "status", "--config", cfg)
 	if want := "stdio (sandbox, Landlock "; !strings.Contains(r.stdout, want) {
 		t.Errorf("the status table does not show the sandbox (%q):\n%s", want, r.stdout)
+	}
+}
+
+// sandboxedDemo is an entry running the demo server, with extra lines of its
+// config (indented by four spaces).
+func sandboxedDemo(id, extra string) string {
+	return "- id: " + id + "\n  name: mcp-client\n  config:\n    serverName: " + id +
+		"\n    transport: stdio\n    command: ${MCPBRIDGE_EXE}\n    args: [demo-server]\n" + extra
+}
+
+// ~ and ${HOME} in sandbox paths are the home directory, as in a shell: a
+// new user's read: [~/notes] starts its server confined (it failed with
+// sandbox.read[0] "~/notes": no such file or directory).
+func TestSandboxHomePaths(t *testing.T) {
+	abi := mcptest.RequireLandlock(t)
+	home := t.TempDir()
+	for _, dir := range []string{"notes", "out"} {
+		if err := os.Mkdir(filepath.Join(home, dir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	cfg := writeConfig(t, sandboxedDemo("boxed", "    sandbox:\n      read: [~/notes]\n      write: ['${HOME}/out']\n"))
+	r := mcpbridge(t, "", "status", "--json", "--config", cfg)
+	var out statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	if r.code != ExitOK || len(out.Servers) != 1 || out.Servers[0].State != "ready" || out.Servers[0].Sandbox == nil ||
+		out.Servers[0].Sandbox.LandlockABI != abi {
+		t.Errorf("exit %d, want a ready server sandboxed at Landlock %d:\n%s\n%s", r.code, abi, r.stdout, r.stderr)
+	}
+}
+
+// validate, which starts nothing, reports each sandbox path that does not
+// exist where the file writes it (it passed them, to fail at the start).
+func TestValidateSandboxPaths(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, "notes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	cfg := writeConfig(t, sandboxedDemo("boxed", "    sandbox:\n      read: [~/notes, ~/no-such]\n      write: [/no/such/dir]\n")+
+		sandboxedDemo("off", "    sandbox: {write: [/no/such]}\n")+"  disabled: true\n")
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	const why = ": no such file or directory: the sandbox can only allow a path that exists (create it, or correct the path)\n"
+	want := "mcpbridge: invalid config:\n" +
+		cfg + `:9:23: entry "boxed": config.sandbox.read[1]: "~/no-such"` + why +
+		cfg + `:10:15: entry "boxed": config.sandbox.write[0]: "/no/such/dir"` + why
+	if r.code != ExitUsage || r.stdout != "" || r.stderr != want {
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr:\n%s\nwant:\n%s", r.code, ExitUsage, r.stdout, r.stderr, want)
 	}
 }
 
