@@ -136,7 +136,9 @@ func prepare(spec Spec, st Start, abi int) (Plan, error) {
 	add(spec.Write, &p.WriteDirs, &p.WriteFiles)
 	home, _ := lookupEnv(st.Env, "HOME")
 	add(systemReadPaths(), &p.ReadDirs, &p.ReadFiles)
-	add(runtimeDirs(absFrom(st.Dir, st.Path), home), &p.ReadDirs, &p.ReadFiles)
+	path := absFrom(st.Dir, st.Path)
+	add(runtimeDirs(path, home), &p.ReadDirs, &p.ReadFiles)
+	add(managerRoots(path, st.Env, home), &p.ReadDirs, &p.ReadFiles)
 	caches := cacheDirs(st.Command, st.Env, home)
 	for _, dir := range caches {
 		_ = os.MkdirAll(dir, 0o700) // the tool would create it; Landlock needs it to exist
