@@ -248,7 +248,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
 		gen.end(err)
-		return nil, redact.Error(err)
+		return nil, gen.sandboxDenied(redact.Error(err))
 	}
 	gen.session = session
 	go func() {
@@ -258,7 +258,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 			// says more than the session's.
 			<-p.Exited()
 			if perr := p.ExitErr(); perr != nil {
-				err = perr
+				err = gen.sandboxDenied(perr)
 			}
 		}
 		gen.end(err)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
@@ -123,4 +124,62 @@ func sandboxStatus(p *sandbox.Plan) *SandboxStatus {
 		return nil
 	}
 	return &SandboxStatus{LandlockABI: p.ABI, Network: p.Network}
+}
+
+// withDenials returns st with what the sandbox has denied the running
+// child p so far (nil p: none), as one line each.
+func withDenials(st *SandboxStatus, p *childproc.Process) *SandboxStatus {
+	if st == nil || p == nil {
+		return st
+	}
+	out := *st
+	out.Denied = denialLines(p.SandboxDenials())
+	return &out
+}
+
+// sandboxDenied returns err, why a sandboxed child's connection failed or
+// ended, with what the sandbox denied the child, as its stderr said: the
+// cause that a bare EOF hides. The child has exited by then, its stderr
+// read (closing the connection waits for both); while it has not, err is
+// returned as it is.
+func (g *generation) sandboxDenied(err error) error {
+	p := g.process()
+	if err == nil || p == nil || p.Sandbox() == nil {
+		return err
+	}
+	select {
+	case <-p.Exited():
+	default:
+		return err
+	}
+	lines := denialLines(p.SandboxDenials())
+	if len(lines) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, strings.Join(lines, "; "))
+}
+
+// withDenial returns text, a tool's error, with a line saying what the
+// sandbox denied when it names a path the sandbox refused: beside the
+// server's bare EACCES, the user and the model read what to add to the
+// sandbox block (the wire result a gateway forwards is left as it is).
+// status keeps it too.
+func (g *generation) withDenial(text string) string {
+	p := g.process()
+	if p == nil {
+		return text
+	}
+	d, ok := p.ExplainDenial(text)
+	if !ok {
+		return text
+	}
+	return text + "\nmcpbridge: " + d.String()
+}
+
+func denialLines(ds []sandbox.Denial) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	return out
 }

@@ -246,6 +246,7 @@ func (t *Transport) start() (*Process, error) {
 		termGrace:   orDefault(t.TermGrace, DefaultTermGrace),
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
 		sandbox:     plan,
+		denied:      &denials{plan: plan, home: home(env)},
 		release:     release,
 		done:        make(chan struct{}),
 	}
@@ -256,7 +257,10 @@ func (t *Transport) start() (*Process, error) {
 	if t.Stderr != nil {
 		p.stderrDone = make(chan struct{})
 		stderr := t.Stderr
-		go p.readStderr(func(line string) { stderr(termsafe.Text(line)) })
+		go p.readStderr(func(line string) {
+			_, _ = p.denied.note(line)
+			stderr(termsafe.Text(line))
+		})
 	}
 	go p.wait()
 	return p, nil
@@ -352,6 +356,7 @@ type Process struct {
 	closeGrace, termGrace time.Duration
 	stderrDrain           time.Duration
 	sandbox               *sandbox.Plan // nil when not sandboxed
+	denied                *denials      // what the sandbox denied, as stderr said
 	release               chan struct{} // closed when reaped: frees the thread that started the child
 
 	// sigMu orders group signals against reaping: while the child is not

@@ -125,3 +125,64 @@ func TestTransportText(t *testing.T) {
 		}
 	}
 }
+
+// A server whose start the sandbox breaks (a script in home that execs a
+// program elsewhere in home) fails with what was denied and what to add,
+// not a bare EOF; adding it as said starts the server.
+func TestSandboxDenialSaysWhatToAdd(t *testing.T) {
+	mcptest.RequireLandlock(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	program, script := filepath.Join(home, "tools", "server"), filepath.Join(home, "bin", "server")
+	for _, dir := range []string{filepath.Dir(program), filepath.Dir(script)} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(exe, program); err != nil {
+		t.Fatal(err) // t.TempDir and the test binary share /tmp
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec \""+program+"\" \"$@\"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entry := func(sandbox string) string {
+		return "- id: tool\n  name: mcp-client\n  config:\n    serverName: tool\n    transport: stdio\n" +
+			"    command: " + script + "\n    args: [demo-server]\n    sandbox: " + sandbox + "\n"
+	}
+
+	r := mcpbridge(t, "", "status", "--json", "--config", writeConfig(t, entry("{}")))
+	var out statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	want := `the sandbox denied "` + program + `" (outside sandbox.read and sandbox.write): to allow it, add "` + program +
+		`" to sandbox.read, or to sandbox.write if the server is to change it`
+	if r.code != ExitFailed || len(out.Servers) != 1 || !strings.Contains(out.Servers[0].Error, want) {
+		t.Errorf("exit %d, want %d and an error saying\n%s\ngot:\n%s", r.code, ExitFailed, want, r.stdout)
+	}
+
+	r = mcpbridge(t, "", "status", "--json", "--config", writeConfig(t, entry("{read: [~/tools/server]}")))
+	if r.code != ExitOK {
+		t.Errorf("with the path added: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// What the sandbox denied a running server follows the table, one line
+// each, as a failure's reason does, and is in status --json.
+func TestStatusShowsDenials(t *testing.T) {
+	const denied = `the sandbox denied "/home/ann/.ssh/config" (outside sandbox.read and sandbox.write): to allow it, add "/home/ann/.ssh/config" to sandbox.read, or to sandbox.write if the server is to change it`
+	st := host.Status{ID: "fs", Name: "fs", State: host.StateReady, Transport: "stdio",
+		Sandbox: &host.SandboxStatus{LandlockABI: 7, Denied: []string{denied}}}
+	var b strings.Builder
+	writeStatusTable(&b, []host.Status{st}, nil, nil)
+	if want := "\nfs: sandbox: " + denied + "\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("status table:\n%s\nwant it to end with:%s", b.String(), want)
+	}
+	if got := toStatusJSON(st).Sandbox; got == nil || len(got.Denied) != 1 || got.Denied[0] != denied {
+		t.Errorf("status --json sandbox: %+v", got)
+	}
+}
