@@ -139,9 +139,9 @@ func withDenials(st *SandboxStatus, p *childproc.Process) *SandboxStatus {
 
 // sandboxDenied returns err, why a sandboxed child's connection failed or
 // ended, with what the sandbox denied the child, as its stderr said: the
-// cause that a bare EOF hides. The child has exited by then, its stderr
-// read (closing the connection waits for both); while it has not, err is
-// returned as it is.
+// cause that a bare EOF hides, and what to add to allow it. Once the child
+// has exited its stderr is read whole; while it runs, err is returned as
+// it is.
 func (g *generation) sandboxDenied(err error) error {
 	p := g.process()
 	if err == nil || p == nil || p.Sandbox() == nil {

@@ -29,6 +29,7 @@ func flagChoices() map[string]string {
 	return map[string]string{
 		"--transport": "http sse stdio", "--scope": "project user", "-s": "project user",
 		"--elicit": "cancel decline defaults", "--log-format": "json text",
+		"--package": "mcpb npm nuget oci pypi",
 	}
 }
 

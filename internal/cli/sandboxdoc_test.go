@@ -87,7 +87,7 @@ func recipeChecks() map[string]func(t *testing.T, cfg, notes string) {
 // confined: npx from npm's cache without network (the cache that
 // scripts/install-thirdparty.sh fills, as the doc says to), each server
 // serving the directory the recipe names. With npm's cache empty, the npx
-// recipe fails, as the doc warns.
+// recipe fails with npm's ENOTCACHED, as the doc warns.
 func TestSandboxDocRecipes(t *testing.T) {
 	mcptest.RequireLandlock(t)
 	recipes := docRecipes(t, "../../docs/sandbox.md")
@@ -126,8 +126,9 @@ func TestSandboxDocRecipes(t *testing.T) {
 		}
 		if strings.Contains(r.yaml, "command: npx") {
 			t.Setenv("npm_config_cache", t.TempDir())
-			if st := mcpbridge(t, "", "status", "--config", cfg); st.code != ExitFailed {
-				t.Errorf("recipe %d of docs/sandbox.md started with npm's cache empty: exit %d\n%s", i+1, st.code, st.stdout)
+			if st := mcpbridge(t, "", "status", "--config", cfg); st.code != ExitFailed || !strings.Contains(st.stdout, "ENOTCACHED") {
+				t.Errorf("recipe %d of docs/sandbox.md with npm's cache empty: exit %d, want %d and npm's ENOTCACHED, as the doc says\n%s",
+					i+1, st.code, ExitFailed, st.stdout)
 			}
 		}
 	}
