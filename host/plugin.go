@@ -189,6 +189,9 @@ type SandboxStatus struct {
 	// Network reports whether the child may use the network; without it,
 	// the child has a network namespace of its own.
 	Network bool
+	// Denied says, one line each, what the sandbox has denied the running
+	// child and what to add to the sandbox block to allow it.
+	Denied []string `json:",omitempty"`
 }
 
 // Status is a snapshot of one entry for display and health checks. Fields a

@@ -98,7 +98,7 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 		return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
 	}
 	if p.IsError {
-		return tool.Output{}, s.hintOldAsk(gen, &tool.ToolError{Message: p.Text, Wire: raw})
+		return tool.Output{}, s.hintOldAsk(gen, &tool.ToolError{Message: gen.withDenial(p.Text), Wire: raw})
 	}
 	if rt.output != nil {
 		if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {

@@ -45,6 +45,8 @@ func lookup(name string) (string, bool) {
 		"CRLF":      secret + "\r\nX-Injected: 1",
 		"WORKDIR":   "/srv/work",
 		"DASH_ARGS": "-y",
+		"HOME":      "/home/ann",
+		"TILDE":     "~/from-a-variable",
 	}[name]
 	return v, ok
 }

@@ -86,8 +86,8 @@ func (g *generation) requestResync(kinds listKind) {
 
 // failed returns err, why the generation failed or ended, with what its
 // stdio child said about it: its exit status when the connection saw
-// less, and the last lines of its stderr (complete once the child is gone;
-// while it runs, those so far).
+// less, what the sandbox denied it, and the last lines of its stderr
+// (complete once the child is gone; while it runs, those so far).
 func (g *generation) failed(err error) error {
 	p := g.process()
 	if p == nil || err == nil || hasStderr(err) {
@@ -100,7 +100,7 @@ func (g *generation) failed(err error) error {
 		err = withExit(err, p.Close())
 	default:
 	}
-	return g.stderr.annotate(err)
+	return g.stderr.annotate(g.sandboxDenied(err))
 }
 
 // errServerClosed is why a session ended that the server closed without

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
@@ -24,9 +25,10 @@ func sandboxKeys() []string {
 // below an overflow when MiB become bytes.
 const maxLimit = 1 << 30
 
-// decodeSandbox reads the sandbox block; nil when absent or null. Whether
-// its paths exist is checked when the server starts, so that one entry's
-// missing directory fails that entry alone.
+// decodeSandbox reads the sandbox block; nil when absent or null. Its
+// paths have ${VAR} and a leading ~ expanded. Whether they exist is
+// checked when the server starts, so that one entry's missing directory
+// fails that entry alone (and by validate, which starts nothing).
 func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
 	b, ok := d.Map(m.Value("sandbox"), m.Path("sandbox"))
 	if !ok {
@@ -36,14 +38,44 @@ func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
 		return fmt.Sprintf("%q is not a sandbox key (valid keys: %s)", k, strings.Join(sandboxKeys(), ", "))
 	})
 	var s Sandbox
-	s.Read, _ = b.ExpandStringList("read")
-	s.Write, _ = b.ExpandStringList("write")
+	s.Read = expandedPaths(d, b, "read")
+	s.Write = expandedPaths(d, b, "write")
 	s.Network, _ = b.Bool("network")
 	s.BestEffort, _ = b.Bool("bestEffort")
 	s.MemoryMiB, _ = b.Int("memoryMiB", 1, maxLimit)
 	s.Processes, _ = b.Int("processes", 1, maxLimit)
 	s.OpenFiles, _ = b.Int("openFiles", 1, maxLimit)
 	return &s
+}
+
+// expandedPaths reads the list of paths at key with ${VAR} expanded and,
+// as a shell does, a leading ~ (alone or before a /) replaced by the home
+// directory: only where the file writes it, not where a variable's value
+// starts with one. ~user is refused rather than looked up.
+func expandedPaths(d *yamlconf.Decoder, b *yamlconf.Map, key string) []string {
+	paths, ok := b.ExpandStringList(key)
+	if !ok {
+		return paths
+	}
+	items := yamlconf.Resolve(b.Value(key)).Content
+	for i, path := range paths {
+		item, at := yamlconf.Resolve(items[i]), fmt.Sprintf("%s[%d]", b.Path(key), i)
+		written := item.Value
+		if !strings.HasPrefix(written, "~") {
+			continue
+		}
+		if user, _, _ := strings.Cut(written, "/"); user != "~" {
+			d.Errorf(item, at, "%s: only ~ alone or before a / stands for the home directory (~user is not looked up): write the path in full", user)
+			continue
+		}
+		home, _ := d.Expand(item, at, "${HOME:-}")
+		if home == "" {
+			d.Errorf(item, at, "~ stands for the home directory, and HOME is not set: write the path in full")
+			continue
+		}
+		paths[i] = home + path[1:]
+	}
+	return paths
 }
 
 // checkSandbox checks a sandbox block: stdio only, paths not empty and
@@ -92,4 +124,62 @@ func sandboxStatus(p *sandbox.Plan) *SandboxStatus {
 		return nil
 	}
 	return &SandboxStatus{LandlockABI: p.ABI, Network: p.Network}
+}
+
+// withDenials returns st with what the sandbox has denied the running
+// child p so far (nil p: none), as one line each.
+func withDenials(st *SandboxStatus, p *childproc.Process) *SandboxStatus {
+	if st == nil || p == nil {
+		return st
+	}
+	out := *st
+	out.Denied = denialLines(p.SandboxDenials())
+	return &out
+}
+
+// sandboxDenied returns err, why a sandboxed child's connection failed or
+// ended, with what the sandbox denied the child, as its stderr said: the
+// cause that a bare EOF hides, and what to add to allow it. Once the child
+// has exited its stderr is read whole; while it runs, err is returned as
+// it is.
+func (g *generation) sandboxDenied(err error) error {
+	p := g.process()
+	if err == nil || p == nil || p.Sandbox() == nil {
+		return err
+	}
+	select {
+	case <-p.Exited():
+	default:
+		return err
+	}
+	lines := denialLines(p.SandboxDenials())
+	if len(lines) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; %s", err, strings.Join(lines, "; "))
+}
+
+// withDenial returns text, a tool's error, with a line saying what the
+// sandbox denied when it names a path the sandbox refused: beside the
+// server's bare EACCES, the user and the model read what to add to the
+// sandbox block (the wire result a gateway forwards is left as it is).
+// status keeps it too.
+func (g *generation) withDenial(text string) string {
+	p := g.process()
+	if p == nil {
+		return text
+	}
+	d, ok := p.ExplainDenial(text)
+	if !ok {
+		return text
+	}
+	return text + "\nmcpbridge: " + d.String()
+}
+
+func denialLines(ds []sandbox.Denial) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.String())
+	}
+	return out
 }

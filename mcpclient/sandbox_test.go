@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -24,6 +25,9 @@ func TestDecodeSandbox(t *testing.T) {
 		{"every key, paths expanded", stdio + "sandbox: {read: [/data, '${WORKDIR}/in'], write: [./out], network: true, bestEffort: true, memoryMiB: 512, processes: 64, openFiles: 256}}",
 			base(&mcpclient.Sandbox{Read: []string{"/data", "/srv/work/in"}, Write: []string{"./out"}, Network: true, BestEffort: true,
 				MemoryMiB: 512, Processes: 64, OpenFiles: 256})},
+		// As a shell does: ~ where the file writes it, not in a variable's value.
+		{"~ and ${HOME}", stdio + "sandbox: {read: [~/notes, '~', '${HOME}/.pyenv', '${TILDE}'], write: ['~/out/~']}}",
+			base(&mcpclient.Sandbox{Read: []string{"/home/ann/notes", "/home/ann", "/home/ann/.pyenv", "~/from-a-variable"}, Write: []string{"/home/ann/out/~"}})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +62,8 @@ func TestDecodeSandboxErrors(t *testing.T) {
 			`4:20: config.sandbox.network: must be true or false, got a string`},
 		{"limit zero", ok + "sandbox: {memoryMiB: 0}",
 			`4:22: config.sandbox.memoryMiB: must be between 1 and 1073741824, got 0`},
+		{"~user", ok + "sandbox:\n  read: [~bob/notes]",
+			`5:10: config.sandbox.read[0]: ~bob: only ~ alone or before a / stands for the home directory (~user is not looked up): write the path in full`},
 		{"on an HTTP server", "serverName: srv\ntransport: streamable-http\nurl: http://h/mcp\nsandbox: {}",
 			`4:10: config.sandbox: sandbox is only valid with transport: stdio`},
 	}
@@ -68,6 +74,19 @@ func TestDecodeSandboxErrors(t *testing.T) {
 				t.Errorf("DecodeConfig errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// ~ needs HOME; without it the path is refused where it is written.
+func TestDecodeSandboxTildeWithoutHome(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("{serverName: s, transport: stdio, command: c,\n sandbox: {write: [~/notes]}}"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	_, err := mcpclient.DecodeConfig(doc.Content[0], func(string) (string, bool) { return "", false })
+	const want = "2:20: config.sandbox.write[0]: ~ stands for the home directory, and HOME is not set: write the path in full"
+	if err == nil || err.Error() != want {
+		t.Errorf("DecodeConfig without HOME: %v, want %s", err, want)
 	}
 }
 

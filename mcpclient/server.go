@@ -284,6 +284,9 @@ func (s *Server) Status() Status {
 		// Not running: what a start would confine it with.
 		st.Sandbox = &SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}
 	}
+	if s.cur != nil && st.State == StateReady {
+		st.Sandbox = withDenials(st.Sandbox, s.cur.process())
+	}
 	return st
 }
 

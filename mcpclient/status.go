@@ -102,4 +102,8 @@ type SandboxStatus struct {
 	LandlockABI int
 	// Network reports whether the child may use the network.
 	Network bool
+	// Denied says, one line each, what the sandbox has denied the running
+	// child (as its stderr or a tool's error named it) and what to add to
+	// the sandbox block to allow it; at most eight.
+	Denied []string `json:",omitempty"`
 }

@@ -16,6 +16,28 @@ lock="$dir/package-lock.json"
 stamp="$dir/node_modules/.package-lock.json"
 bins=(mcp-server-everything mcp-server-filesystem mcp-server-memory mcp-server-basic-vanillajs conformance node supergateway mcp-proxy)
 
+# npx's own cache for the recipes of docs/sandbox.md, which run npx offline
+# in the sandbox (internal/cli's TestSandboxDocRecipes points
+# npm_config_cache here): npx must have fetched each package once.
+npx_cache="$dir/npm-cache"
+npx_packages=(@modelcontextprotocol/server-filesystem@2025.8.21)
+
+# warm_npx_cache has npx fetch each recipe package into npx_cache, once: a
+# run with a directory that does not exist fetches the package, then fails.
+warm_npx_cache() {
+	local stamp="$npx_cache/.warm" want="${npx_packages[*]}"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return
+	fi
+	command -v npx >/dev/null 2>&1 || die "npx not found in PATH (install Node.js >= 20 and npm)"
+	for p in "${npx_packages[@]}"; do
+		echo "install-thirdparty: fetching $p into $npx_cache"
+		npm_config_cache="$npx_cache" npx -y "$p" "$npx_cache/no-such-dir" </dev/null >/dev/null 2>&1 || true
+		[ -n "$(ls "$npx_cache/_npx" 2>/dev/null)" ] || die "npx could not fetch $p into $npx_cache"
+	done
+	echo "$want" >"$stamp"
+}
+
 [ -f "$dir/package.json" ] || die "missing $dir/package.json"
 [ -f "$lock" ] || die "missing $lock (npm ci needs the lockfile)"
 
@@ -36,6 +58,7 @@ else
 fi
 
 if [ -z "$reason" ]; then
+	warm_npx_cache
 	echo "install-thirdparty: $dir/node_modules is up to date; nothing to do"
 	exit 0
 fi
@@ -53,6 +76,7 @@ done
 # npm ci leaves the hidden lockfile's mtime as of install; make sure it is
 # newer than the inputs so the next run is a no-op even on coarse clocks.
 touch "$stamp"
+warm_npx_cache
 echo "install-thirdparty: done in $(( $(date +%s) - start )) s; bins in $dir/node_modules/.bin:"
 for b in "${bins[@]}"; do
 	echo "  $dir/node_modules/.bin/$b"

@@ -251,6 +251,7 @@ func (t *Transport) start() (*Process, error) {
 		after:       t.After,
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
 		sandbox:     plan,
+		denied:      &denials{plan: plan, home: home(env)},
 		release:     release,
 		done:        make(chan struct{}),
 	}
@@ -261,7 +262,10 @@ func (t *Transport) start() (*Process, error) {
 	if t.Stderr != nil {
 		p.stderrDone = make(chan struct{})
 		stderr := t.Stderr
-		go p.readStderr(func(line string) { stderr(termsafe.Text(line)) })
+		go p.readStderr(func(line string) {
+			_, _ = p.denied.note(line)
+			stderr(termsafe.Text(line))
+		})
 	}
 	go p.wait()
 	return p, nil
@@ -358,6 +362,7 @@ type Process struct {
 	after                 func(time.Duration) <-chan time.Time // nil: the real clock
 	stderrDrain           time.Duration
 	sandbox               *sandbox.Plan // nil when not sandboxed
+	denied                *denials      // what the sandbox denied, as stderr said
 	release               chan struct{} // closed when reaped: frees the thread that started the child
 
 	// sigMu orders group signals against reaping: while the child is not

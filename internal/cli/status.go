@@ -80,6 +80,9 @@ type serverStatusJSON struct {
 type sandboxJSON struct {
 	LandlockABI int  `json:"landlockABI"`
 	Network     bool `json:"network"`
+	// Denied is what the sandbox denied the running server and what to
+	// add to allow it, one line each; absent when nothing.
+	Denied []string `json:"denied,omitempty"`
 }
 
 // peerJSON is what the server reported about itself in the handshake.
@@ -137,7 +140,7 @@ func toStatusJSON(st host.Status) serverStatusJSON {
 		out.Server = &peerJSON{Name: st.PeerName, Version: st.PeerVersion}
 	}
 	if sb := st.Sandbox; sb != nil {
-		out.Sandbox = &sandboxJSON{LandlockABI: sb.LandlockABI, Network: sb.Network}
+		out.Sandbox = &sandboxJSON{LandlockABI: sb.LandlockABI, Network: sb.Network, Denied: sb.Denied}
 	}
 	return out
 }
@@ -247,15 +250,22 @@ func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int, o
 	}
 	tw.Flush()
 	first := true
-	for _, st := range statuses {
-		if st.Err == "" {
-			continue
-		}
+	note := func(id, what, text string) {
 		if first {
 			fmt.Fprintln(w)
 			first = false
 		}
-		fmt.Fprintf(w, "%s: %s: %s\n", st.ID, stateText(st.State), termsafe.Line(st.Err))
+		fmt.Fprintf(w, "%s: %s: %s\n", id, what, termsafe.Line(text))
+	}
+	for _, st := range statuses {
+		if st.Err != "" {
+			note(st.ID, stateText(st.State), st.Err)
+		}
+		if st.Sandbox != nil {
+			for _, d := range st.Sandbox.Denied {
+				note(st.ID, "sandbox", d)
+			}
+		}
 	}
 }
 

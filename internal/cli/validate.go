@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // validate parses and validates the config file with every plugin's rules,
@@ -25,6 +30,9 @@ func (e *env) validate(argv []string) error {
 		return err
 	}
 	if err := invalidErrors(src.plan); err != nil {
+		return &configError{err}
+	}
+	if err := sandboxPathErrors(src.plan); err != nil {
 		return &configError{err}
 	}
 	if err := checkLock(e, src, f); err != nil {
@@ -48,6 +56,32 @@ func (e *env) validate(argv []string) error {
 	}
 	tw.Flush()
 	return nil
+}
+
+// sandboxPathErrors reports each sandbox path of an enabled mcp-client
+// entry that does not exist, at the path as written: at run time it fails
+// that entry's start (Landlock can only allow what exists), so validate,
+// which starts nothing, checks it here.
+func sandboxPathErrors(plan *host.Plan) error {
+	var errs host.ConfigErrors
+	for _, pe := range plan.Enabled() {
+		cfg, ok := pe.Spec.Config.(mcpclient.Config)
+		if !ok || cfg.Sandbox == nil {
+			continue
+		}
+		for _, bad := range sandbox.CheckPaths(*cfg.Sandbox, cfg.Cwd) {
+			at := "config." + bad.Key()
+			msg := fmt.Sprintf("%v: the sandbox can only allow a path that exists (create it, or correct the path)", bad.Err)
+			if n := yamlconf.Locate(pe.Entry.Node, at); n != nil {
+				msg = fmt.Sprintf("%q: %s", n.Value, msg) // as written: never an expanded value
+			}
+			errs = append(errs, confpos.AsErrors(host.EntryError(pe.Entry.File, pe.Entry, at, msg))...)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 func plural(n int, one, many string) string {

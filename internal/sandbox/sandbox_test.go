@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,10 +31,22 @@ func startProbe(t *testing.T, spec *sandbox.Spec) (*mcp.ClientSession, *childpro
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startProbeAs(t, exe, nil, spec)
+}
+
+// startProbeAs is startProbe with the probe started as command (a script
+// that execs this test binary in the end), its environment changed by env.
+func startProbeAs(t *testing.T, command string, env map[string]string, spec *sandbox.Spec) (*mcp.ClientSession, *childproc.Transport) {
+	t.Helper()
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env[probeEnv] = "1"
 	tr := &childproc.Transport{
-		Command: exe,
+		Command: command,
 		Args:    []string{"-test.run=^$"},
-		Env:     childproc.Env(os.Environ(), map[string]string{probeEnv: "1"}),
+		Env:     childproc.Env(os.Environ(), env),
 		Sandbox: spec,
 		Stderr:  func(line string) { t.Logf("probe stderr: %s", line) },
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -71,37 +72,79 @@ func Prepare(spec Spec, st Start) (Plan, error) {
 	return prepare(spec, st, ABI())
 }
 
+// PathError is a path of a sandbox block that cannot be used: it does not
+// exist, or it cannot be reached.
+type PathError struct {
+	// List is the key of the list ("read" or "write"), Index the path's
+	// place in it and Path the path as the Spec holds it.
+	List  string
+	Index int
+	Path  string
+	// Err is why, as the kernel said it (fs.ErrNotExist for a missing
+	// path).
+	Err error
+}
+
+// Key names the path in the block, as in sandbox.read[1].
+func (e *PathError) Key() string { return fmt.Sprintf("sandbox.%s[%d]", e.List, e.Index) }
+
+func (e *PathError) Error() string { return fmt.Sprintf("%s %q: %v", e.Key(), e.Path, e.Err) }
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+// CheckPaths returns a PathError for each path of spec's read and write
+// lists that does not exist, relative paths taken from dir: Prepare
+// refuses such a spec (Landlock can only allow what exists), and validate
+// reports them before anything starts.
+func CheckPaths(spec Spec, dir string) []*PathError {
+	var out []*PathError
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"read", spec.Read}, {"write", spec.Write}} {
+		for i, path := range list.paths {
+			if _, err := os.Stat(absFrom(dir, path)); err != nil {
+				out = append(out, &PathError{List: list.key, Index: i, Path: path, Err: cmp.Or(errors.Unwrap(err), err)})
+			}
+		}
+	}
+	return out
+}
+
 // prepare is Prepare on a kernel whose Landlock ABI is abi (0: none).
 func prepare(spec Spec, st Start, abi int) (Plan, error) {
 	if abi == 0 && !spec.BestEffort {
 		return Plan{}, ErrNoLandlock
 	}
+	if bad := CheckPaths(spec, st.Dir); len(bad) > 0 {
+		errs := make([]string, len(bad)) // one line of status: joined with "; "
+		for i, e := range bad {
+			errs[i] = e.Error()
+		}
+		return Plan{}, errors.New(strings.Join(errs, "; "))
+	}
 	p := Plan{
 		Network: spec.Network, BestEffort: spec.BestEffort, ABI: abi,
 		MemoryMiB: spec.MemoryMiB, Processes: spec.Processes, OpenFiles: spec.OpenFiles,
 	}
-	var missing []string // one line of status each: joined with "; "
-	add := func(key string, paths []string, dirs, files *[]string, must bool) {
-		for i, path := range paths {
-			if err := classify(absFrom(st.Dir, path), dirs, files); err != nil && must {
-				missing = append(missing, fmt.Sprintf("sandbox.%s[%d] %q: %v", key, i, path, errors.Unwrap(err)))
-			}
+	add := func(paths []string, dirs, files *[]string) {
+		for _, path := range paths {
+			_ = classify(absFrom(st.Dir, path), dirs, files) // a default that does not exist is left out
 		}
 	}
-	add("read", spec.Read, &p.ReadDirs, &p.ReadFiles, true)
-	add("write", spec.Write, &p.WriteDirs, &p.WriteFiles, true)
-	if len(missing) > 0 {
-		return Plan{}, errors.New(strings.Join(missing, "; "))
-	}
+	add(spec.Read, &p.ReadDirs, &p.ReadFiles)
+	add(spec.Write, &p.WriteDirs, &p.WriteFiles)
 	home, _ := lookupEnv(st.Env, "HOME")
-	add("system", systemReadPaths(), &p.ReadDirs, &p.ReadFiles, false)
-	add("runtime", runtimeDirs(absFrom(st.Dir, st.Path), home), &p.ReadDirs, &p.ReadFiles, false)
+	add(systemReadPaths(), &p.ReadDirs, &p.ReadFiles)
+	path := absFrom(st.Dir, st.Path)
+	add(runtimeDirs(path, home), &p.ReadDirs, &p.ReadFiles)
+	add(managerRoots(path, st.Env, home), &p.ReadDirs, &p.ReadFiles)
 	caches := cacheDirs(st.Command, st.Env, home)
 	for _, dir := range caches {
 		_ = os.MkdirAll(dir, 0o700) // the tool would create it; Landlock needs it to exist
 	}
-	add("cache", caches, &p.WriteDirs, &p.WriteFiles, false)
-	add("device", writableDevices(), &p.WriteDirs, &p.WriteFiles, false)
+	add(caches, &p.WriteDirs, &p.WriteFiles)
+	add(writableDevices(), &p.WriteDirs, &p.WriteFiles)
 	return p, nil
 }
 

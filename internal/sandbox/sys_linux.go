@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // SysProcAttr adjusts attr, the attributes of the re-executed process, for
@@ -35,4 +38,17 @@ func (p Plan) StartError(err error) error {
 	// untested: needs a kernel that refuses unprivileged user namespaces
 	return fmt.Errorf("sandbox: network: false needs a user and a network namespace, and the kernel refused them "+
 		"(unprivileged user namespaces disabled or limited: kernel.unprivileged_userns_clone, user.max_user_namespaces, AppArmor): %w", err)
+}
+
+// userMay reports whether mcpbridge's user may read path (or write it, or
+// create it in its directory): only then did the sandbox, not the file's
+// permissions, refuse it.
+func userMay(path string, write bool) bool {
+	if !write {
+		return unix.Access(path, unix.R_OK) == nil
+	}
+	if _, err := os.Lstat(path); err != nil {
+		path = filepath.Dir(path)
+	}
+	return unix.Access(path, unix.W_OK) == nil
 }
