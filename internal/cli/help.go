@@ -24,7 +24,7 @@ type command struct {
 // commands is every subcommand, in the order help lists them.
 func commands() []command {
 	return []command{
-		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
+		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings] [NAME]", "list the tools under their public names, or show one in full", toolsHelp, (*env).tools},
 		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] [--task] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
@@ -133,24 +133,26 @@ func unknownCommand(name string) error {
 	return usagef("unknown command %q (see 'mcpbridge help')", name)
 }
 
-// suggestTool prints, for a tool name that is not there, the name meant:
-// the one whose raw name is name ("echo" for mcp__everything__echo), else
-// the closest within two typos.
+// suggestTool prints, for a tool name that is not there, the name meant
+// (toolMeant), if any.
 func (e *env) suggestTool(name string, b *bridge) {
+	if meant := toolMeant(name, b); meant != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
+	}
+}
+
+// toolMeant is, for a tool name that is not there, the name meant: the
+// one whose raw name is name ("echo" for mcp__everything__echo), else the
+// closest within two typos; "" when none is close.
+func toolMeant(name string, b *bridge) string {
 	var names []string
-	meant := ""
 	for _, t := range b.reg.List() {
-		if strings.HasSuffix(t.Name, "__"+name) && meant == "" {
-			meant = t.Name
+		if strings.HasSuffix(t.Name, "__"+name) {
+			return t.Name
 		}
 		names = append(names, t.Name)
 	}
-	if meant == "" {
-		meant = yamlconf.Suggest(name, names)
-	}
-	if meant != "" {
-		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
-	}
+	return yamlconf.Suggest(name, names)
 }
 
 const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
@@ -277,7 +279,9 @@ func (e *env) version(argv []string) error {
 	return nil
 }
 
-const toolsHelp = `  --json      the chat-completions "tools" array
+const toolsHelp = `The list shows the first line of each description; with NAME, that tool in full: its whole
+description, input and output schemas, title and annotations (only its server is started).
+  --json      the chat-completions "tools" array (with NAME: that tool's entry)
   --tokens    each tool definition's tokens (o200k_base), and each server's total; with
               --json an object {"encoding", "total", "tools": [{"name", "server", "tokens"}],
               "servers": [{"server", "tools", "tokens"}]} instead of the chat array

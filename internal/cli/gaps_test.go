@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// `tools NAME` shows one tool in full: the whole description the list cuts
+// to its first hundred characters, and its schemas; --json is its
+// chat-completions entry alone; a name nobody has gets the name meant.
+func TestToolsNameShowsOneInFull(t *testing.T) {
+	t.Chdir(t.TempDir()) // the embedded default: the demo server
+	const whole = "Returns made-up but deterministic current weather for a city, both as text and as structured content (demo data, not a forecast)."
+	list := mcpbridge(t, "", "tools")
+	if strings.Contains(list.stdout, whole) {
+		t.Fatalf("the list no longer cuts the description; this test needs a longer one:\n%s", list.stdout)
+	}
+	r := mcpbridge(t, "", "tools", "mcp__demo__weather")
+	for _, want := range []string{
+		`mcp__demo__weather  (server "demo", tool "weather")`,
+		"Title: Demo weather",
+		`Annotations: {"idempotentHint":true,`,
+		"\n" + whole + "\n",
+		"Input schema:\n{\n  \"type\": \"object\",",
+		`"description": "The city to report on, e.g. Paris."`,
+		"Output schema:\n{",
+		`"temperatureC": {`,
+	} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("tools mcp__demo__weather: exit %d, stdout:\n%s\nwant %q", r.code, r.stdout, want)
+		}
+	}
+
+	r = mcpbridge(t, "", "tools", "--json", "mcp__demo__weather")
+	var entry chatTool
+	if err := json.Unmarshal([]byte(r.stdout), &entry); err != nil || entry.Function.Name != "mcp__demo__weather" || entry.Function.Description != whole {
+		t.Errorf("tools --json NAME: exit %d, %v, stdout:\n%s\nwant the tool's chat-completions entry", r.code, err, r.stdout)
+	}
+
+	r = mcpbridge(t, "", "tools", "weather")
+	if want := `mcpbridge: tools: no tool "weather": did you mean mcp__demo__weather?`; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("tools weather: exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	r = mcpbridge(t, "", "tools", "mcp__demo__add", "mcp__demo__echo")
+	if want := "tools: want at most one tool NAME, got 2 arguments"; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("tools with two names: exit %d, stderr %q; want 2 and %q", r.code, r.stderr, want)
+	}
+}
