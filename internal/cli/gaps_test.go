@@ -47,3 +47,28 @@ func TestToolsNameShowsOneInFull(t *testing.T) {
 		t.Errorf("tools with two names: exit %d, stderr %q; want 2 and %q", r.code, r.stderr, want)
 	}
 }
+
+// prompt takes its arguments one by one with --arg, as call does, over
+// ARGS_JSON; a key the prompt does not list is refused with the name
+// meant.
+func TestPromptArg(t *testing.T) {
+	cfg := everythingConfig(t)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"mcp__everything__args-prompt", "--arg", "city=Paris", "--arg", "state=TX"}, 0, "Paris"},
+		{[]string{"mcp__everything__args-prompt", `{"city": "Rome"}`, "--arg", "city=Oslo"}, 0, "Oslo"},
+		{[]string{"mcp__everything__args-prompt", "--arg", "cty=Paris"}, 2,
+			`mcpbridge: prompt: --arg cty=Paris: mcp__everything__args-prompt has no argument "cty": did you mean "city"?`},
+		{[]string{"mcp__everything__args-prompt", "--arg", "Paris"}, 2, `mcpbridge: prompt: --arg "Paris": want KEY=VALUE`},
+	}
+	sideBySide(2, len(cases), func(i int) {
+		c := cases[i]
+		r := mcpbridge(t, "", append([]string{"prompt", "--config", cfg}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.want) {
+			t.Errorf("prompt %v: exit %d, output:\n%s%s\nwant exit %d and %q", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+		}
+	})
+}

@@ -30,7 +30,7 @@ func commands() []command {
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
 		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
-		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
+		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON] [--arg K=V]...", `render a prompt's messages ("role: text")`, promptHelp, (*env).prompt},
 		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"list", "list [--config FILE] [--json]", "list the configured servers and where each comes from, starting nothing", "", noContext((*env).list)},
@@ -60,12 +60,12 @@ func commandSpecs() map[string]flagSpec {
 	browse := flagSpec{source: true, json: true}
 	return map[string]flagSpec{
 		"tools":     {source: true, json: true, timings: true, tokens: true},
-		"call":      {source: true, json: true, save: true, task: true},
+		"call":      {source: true, json: true, save: true, arg: true, task: true},
 		"search":    {source: true, json: true, limit: true},
 		"resources": browse,
 		"read":      {source: true, json: true, server: true},
 		"prompts":   browse,
-		"prompt":    browse,
+		"prompt":    {source: true, json: true, arg: true},
 		"status":    oneShot,
 		"list":      {config: true, json: true},
 		"get":       {config: true, json: true},
@@ -333,6 +333,11 @@ const loginHelp = `Opens the authorization URL in a browser when there is one (a
 code on a loopback redirect, and stores the tokens under $XDG_STATE_HOME/mcpbridge/oauth
 (0700 directory, 0600 files). tools, call and serve never open a browser: a server that
 needs a login shows as needs-login in status, with this command to run.
+`
+
+const promptHelp = `ARGS_JSON is a JSON object of strings ('{"style": "short"}').
+  --arg K=V   one argument (repeatable, over ARGS_JSON); a key the prompt does not list is
+              refused before it is rendered
 `
 
 const readHelp = `  --server NAME   the server to read from, when more than one offers the URI

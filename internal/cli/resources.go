@@ -228,18 +228,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]`,
-// ARGS_JSON an object of strings.
+// prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]
+// [--arg K=V]...`, ARGS_JSON an object of strings.
 func (e *env) prompt(ctx context.Context, argv []string) error {
 	return e.withBridge(ctx, "prompt", argv, func(b *bridge, f *flags) error {
 		if len(f.args) < 1 || len(f.args) > 2 {
-			return usagef("prompt: want NAME [ARGS_JSON] (see 'mcpbridge help')")
+			return usagef("prompt: want NAME [ARGS_JSON] [--arg K=V]... (see 'mcpbridge help prompt')")
 		}
-		var args map[string]string
-		if len(f.args) == 2 {
-			if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
-				return usagef("prompt: ARGS_JSON must be a JSON object of strings: %v", err)
-			}
+		args, err := promptArgsOf(b, f)
+		if err != nil {
+			return err
 		}
 		res, err := b.reg.GetPrompt(ctx, f.args[0], args)
 		if errors.Is(err, tool.ErrUnknownPrompt) {
@@ -259,6 +257,45 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 		}
 		return nil
 	})
+}
+
+// promptArgsOf are the arguments of prompt's line: ARGS_JSON, then each
+// --arg K=V over it (nil when neither is given). A key the prompt does not
+// list is refused (when the prompt is known; an unknown one gets its own
+// error).
+func promptArgsOf(b *bridge, f *flags) (map[string]string, error) {
+	var args map[string]string
+	if len(f.args) == 2 {
+		if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
+			return nil, usagef(`prompt: ARGS_JSON must be a JSON object of strings, like '{"style": "short"}' (or --arg K=V per argument): %v`, err)
+		}
+	}
+	name := f.args[0]
+	ps := b.reg.Prompts()
+	i := slices.IndexFunc(ps, func(p tool.Prompt) bool { return p.Name == name })
+	for _, kv := range f.callArgs {
+		k, v, err := splitArg("prompt", kv)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 && !slices.ContainsFunc(ps[i].Arguments, func(a tool.PromptArgument) bool { return a.Name == k }) {
+			return nil, unknownArg("prompt", kv, name, k, promptArgNames(ps[i]))
+		}
+		if args == nil {
+			args = map[string]string{}
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// promptArgNames are the names of p's arguments.
+func promptArgNames(p tool.Prompt) []string {
+	var out []string
+	for _, a := range p.Arguments {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // unknownPrompt is err for a prompt name nobody offers, with the name
