@@ -105,3 +105,22 @@ func TestScanCountsPinWithheldTools(t *testing.T) {
 		t.Errorf("scan: exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
 }
+
+// A Streamable HTTP URL without its /mcp gets a 404 to the handshake, and
+// the message says where servers answer; a URL that has /mcp gets none.
+func TestMissingMCPPathHint(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	root := strings.TrimSuffix(mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{}).URL, "/mcp")
+	cases := []struct{ url, want string }{
+		{root, `sending "initialize": Not Found (no MCP endpoint at the URL's root: servers usually answer at /mcp; try ` + root + `/mcp)`},
+		{root + "/", `sending "initialize": Not Found (no MCP endpoint at the URL's root: servers usually answer at /mcp; try ` + root + `/mcp)`},
+		{root + "/v1", `sending "initialize": Not Found (no MCP endpoint at the URL's path: servers usually answer at a path ending in /mcp)`},
+		{root + "/v1/mcp", `sending "initialize": Not Found` + "\n"},
+	}
+	for _, c := range cases {
+		r := mcpbridge(t, "", "tools", "--url", c.url)
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("tools --url %s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.url, r.code, r.stderr, c.want)
+		}
+	}
+}
