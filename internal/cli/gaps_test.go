@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,5 +124,52 @@ func TestMissingMCPPathHint(t *testing.T) {
 		if r.code != 1 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("tools --url %s: exit %d, stderr:\n%s\nwant exit 1 and %q", c.url, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// add --scope local (Claude Code's default scope) adds a server for this
+// project that is the user's alone: kept with the user's config, never in
+// the project's files, read with the project's from anywhere in it, and
+// by no other project.
+func TestLocalScope(t *testing.T) {
+	user := userScope(t)
+	repo := t.TempDir()
+	writeFileAt(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFileAt(t, filepath.Join(repo, "mcpbridge.yaml"), demoEntry)
+	sub := filepath.Join(repo, "a")
+	writeFileAt(t, filepath.Join(sub, "x.txt"), "")
+	t.Chdir(sub)
+
+	r := mcpbridge(t, "", "add", "--scope", "local", "mine", "--", "${MCPBRIDGE_EXE}", "demo-server")
+	local := strings.TrimSuffix(strings.TrimPrefix(r.stdout, `Added stdio server "mine" to `), " (local scope)\n")
+	if r.code != 0 || local == r.stdout || !strings.HasPrefix(local, filepath.Join(filepath.Dir(user), "projects", filepath.Base(repo)+"-")) {
+		t.Fatalf("add --scope local: %+v\nwant it added to a file under %s", r, filepath.Join(filepath.Dir(user), "projects"))
+	}
+	if entries, _ := os.ReadDir(repo); len(entries) != 3 {
+		t.Errorf("the project directory changed: %v", entries)
+	}
+	r = mcpbridge(t, "", "tools")
+	if r.code != 0 || !strings.Contains(r.stdout, "mcp__mine__add") || !strings.Contains(r.stdout, "mcp__demo__add") {
+		t.Errorf("tools in the project: %+v\nwant the project's server and the local one", r)
+	}
+	r = mcpbridge(t, "", "list")
+	if !strings.Contains(r.stdout, local+":1") {
+		t.Errorf("list: %+v\nwant the local entry's origin %s:1", r, local)
+	}
+
+	other := t.TempDir()
+	writeFileAt(t, filepath.Join(other, "mcpbridge.yaml"), demoEntry)
+	t.Chdir(other)
+	if r := mcpbridge(t, "", "list"); strings.Contains(r.stdout, "mine") {
+		t.Errorf("another project lists the local server: %+v", r)
+	}
+
+	t.Chdir(repo)
+	if r := mcpbridge(t, "", "remove", "mine"); r.code != 0 || r.stdout != `Removed server "mine" from `+local+"\n" {
+		t.Errorf("remove: %+v", r)
+	}
+	r = mcpbridge(t, "", "add", "--scope", "workspace", "x", "--", "y")
+	if want := `--scope "workspace": want local (yours, this project only), project (shared with the project) or user (yours, every project)`; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("add --scope workspace: %+v\nwant %q", r, want)
 	}
 }

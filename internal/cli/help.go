@@ -39,12 +39,12 @@ func commands() []command {
 		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
 		{"audit", "audit verify FILE", "check that a gateway audit trail's hash chain is intact", auditHelp, noContext((*env).auditCmd)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
-		{"add-json", "add-json [--scope user|project] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
-		{"remove", "remove [--scope user|project] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | --url URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"add-json", "add-json [--scope local|project|user] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
+		{"remove", "remove [--scope local|project|user] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
@@ -155,7 +155,10 @@ func toolMeant(name string, b *bridge) string {
 	return yamlconf.Suggest(name, names)
 }
 
-const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
+const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG; else the user config $XDG_CONFIG_HOME/mcpbridge/config.yaml,
+the project's mcpbridge.yaml (here or up to the repository root) and your own config for the
+project (add's local scope), merged by id, the later replacing the earlier; else the embedded
+demo config):
   --config FILE                   a YAML file of server entries, or another client's config:
                                   an mcpServers JSON (Claude Desktop, Claude Code, Cursor, Gemini CLI)
                                   or a Codex config.toml
@@ -368,9 +371,12 @@ says who may call and what, and records it; see docs/operations.md §9.
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
 before it is written, and it is replaced atomically.
-  --scope S          user ($XDG_CONFIG_HOME/mcpbridge/config.yaml) or project (./mcpbridge.yaml,
-                     found up to the repository root); default: project when that file exists, else
-                     user (remove: the file that has NAME)
+  --scope S          project (./mcpbridge.yaml, found up to the repository root: shared with the
+                     project), user ($XDG_CONFIG_HOME/mcpbridge/config.yaml: yours, every project) or
+                     local (yours, this project only: $XDG_CONFIG_HOME/mcpbridge/projects/DIR-HASH/
+                     config.yaml, for the project file's directory, else the repository root, else
+                     here); default: project when that file exists, else user (remove: the file that
+                     has NAME)
   --config FILE      this file instead (also $MCPBRIDGE_CONFIG)
 `
 
