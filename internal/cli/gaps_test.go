@@ -88,7 +88,9 @@ func TestScanCountsPinWithheldTools(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
 	addTool := func(name, description string) {
 		srv.AddTool(&mcp.Tool{Name: name, Description: description, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	addTool("echo", echoText)
 	url := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{}).URL

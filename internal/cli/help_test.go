@@ -105,7 +105,9 @@ func TestSynopsisNamesEveryFlag(t *testing.T) {
 			for _, n := range def.names {
 				forms = append(forms, map[bool]string{true: "-", false: "--"}[len(n) == 1]+n)
 			}
-			in := func(set map[string]bool) bool { return slices.ContainsFunc(forms, func(f string) bool { return set[f] }) }
+			in := func(set map[string]bool) bool {
+				return slices.ContainsFunc(forms, func(f string) bool { return set[f] })
+			}
 			if in(global) || in(sourceFlags) && specOf(c.name).source || in(named) {
 				continue
 			}

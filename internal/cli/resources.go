@@ -146,12 +146,46 @@ func resourceServer(b *bridge, named, uri string) (string, error) {
 
 // reportShadowed says on stderr which resources of a server are not the
 // ones a reader gets, because a server earlier in the config offers the
-// same URI.
+// same URI: once for each pair of servers, with a count when there are
+// more than one (two copies of a server shadow all of each other's).
 func (e *env) reportShadowed(shadowed []tool.Shadowed) {
+	type pair struct{ server, keptBy string }
+	var order []pair
+	byPair := map[pair][]tool.Shadowed{}
 	for _, s := range shadowed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
-			s.Kind, termsafe.Line(s.Key), s.Server, s.KeptBy)
+		p := pair{s.Server, s.KeptBy}
+		if _, ok := byPair[p]; !ok {
+			order = append(order, p)
+		}
+		byPair[p] = append(byPair[p], s)
 	}
+	for _, p := range order {
+		if ss := byPair[p]; len(ss) == 1 {
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
+				ss[0].Kind, termsafe.Line(ss[0].Key), p.server, p.keptBy)
+		} else {
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s of server %q are not used: server %q offers the same URIs and comes first in the config (status --json lists them under \"shadowed\")\n",
+				shadowedCount(ss), p.server, p.keptBy)
+		}
+	}
+}
+
+// shadowedCount says how many resources and templates ss holds: "7
+// resources and 2 resource templates".
+func shadowedCount(ss []tool.Shadowed) string {
+	counts := map[string]int{}
+	var kinds []string
+	for _, s := range ss {
+		if counts[s.Kind] == 0 {
+			kinds = append(kinds, s.Kind)
+		}
+		counts[s.Kind]++
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], plural(counts[k], k, k+"s")))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // shadowedURI is what ShadowedResources says about uri.
