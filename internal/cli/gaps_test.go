@@ -175,3 +175,35 @@ func TestLocalScope(t *testing.T) {
 		t.Errorf("add --scope workspace: %+v\nwant %q", r, want)
 	}
 }
+
+// call starts only the server of the tool it calls: another entry's
+// invalid config does not touch it (exit 0), while a call of the invalid
+// entry's own tool reports the entry's problem (exit 1); the README says
+// so, where it says which commands an invalid entry fails.
+func TestCallIgnoresOtherInvalidEntry(t *testing.T) {
+	cfg := writeConfig(t, demoEntry+`- id: broken
+  name: mcp-client
+  config: {serverName: broken, transport: stdio, command: "${SURELY_UNSET_VAR_GAPS}"}
+`)
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__demo__add", `{"a": 1, "b": 2}`)
+	if r.code != 0 || r.stdout != "3\n" || r.stderr != "" {
+		t.Errorf("call of the valid entry's tool: %+v\nwant exit 0, 3 and nothing on stderr", r)
+	}
+	r = mcpbridge(t, "", "call", "--config", cfg, "mcp__broken__x", `{}`)
+	if r.code != 1 || !strings.Contains(r.stderr, `server "broken" failed: `) || !strings.Contains(r.stderr, "SURELY_UNSET_VAR_GAPS") {
+		t.Errorf("call of the invalid entry's tool: %+v\nwant exit 1 and the entry's problem", r)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(strings.Fields(string(readme)), " ")
+	for _, want := range []string{
+		"`status` shows it failed with `file:line:col` and the problem, and `tools` and `status` exit 1.",
+		"`call` starts only the server of the tool it calls, so another entry's problem does not touch it (exit 0); a call of the invalid entry's own tool reports its problem and exits 1.",
+	} {
+		if !strings.Contains(said, want) {
+			t.Errorf("README.md does not say: %s", want)
+		}
+	}
+}
