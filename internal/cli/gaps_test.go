@@ -207,3 +207,25 @@ func TestCallIgnoresOtherInvalidEntry(t *testing.T) {
 		}
 	}
 }
+
+// Help's SOURCE default names every file a command reads without one, as
+// it reads them: the user's and the project's servers together.
+func TestHelpSourceDefaultNamesEveryScope(t *testing.T) {
+	help := strings.Join(strings.Fields(sourceHelp), " ")
+	for _, want := range []string{
+		"SOURCE (default: $MCPBRIDGE_CONFIG; else the user config $XDG_CONFIG_HOME/mcpbridge/config.yaml,",
+		"the project's mcpbridge.yaml (here or up to the repository root)",
+		"your own config for the project (add's local scope), merged by id",
+		"else the embedded demo config",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help's SOURCE does not say %q:\n%s", want, sourceHelp)
+		}
+	}
+	user := userScope(t)
+	writeFileAt(t, user, strings.NewReplacer("id: demo", "id: mine", "serverName: demo", "serverName: mine").Replace(demoEntry))
+	inDir(t, demoEntry)
+	if r := mcpbridge(t, "", "tools"); r.code != 0 || !strings.Contains(r.stdout, "mcp__mine__add") || !strings.Contains(r.stdout, "mcp__demo__add") {
+		t.Errorf("tools: %+v\nwant the user's server and the project's", r)
+	}
+}
