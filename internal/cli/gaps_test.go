@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -227,5 +229,45 @@ func TestHelpSourceDefaultNamesEveryScope(t *testing.T) {
 	inDir(t, demoEntry)
 	if r := mcpbridge(t, "", "tools"); r.code != 0 || !strings.Contains(r.stdout, "mcp__mine__add") || !strings.Contains(r.stdout, "mcp__demo__add") {
 		t.Errorf("tools: %+v\nwant the user's server and the project's", r)
+	}
+}
+
+// Servers that offer the same resources (three copies of one server) are
+// reported once per server that loses them, with a count, not once per
+// URI: status and resources print two lines here, not twelve.
+func TestShadowedResourcesSaidOnce(t *testing.T) {
+	var cfg strings.Builder
+	for _, name := range []string{"first", "second", "third"} {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+		read := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "from " + name}}}, nil
+		}
+		for _, uri := range []string{"docs://a", "docs://b", "docs://c"} {
+			srv.AddResource(&mcp.Resource{URI: uri, Name: uri}, read)
+		}
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "docs://page/{n}", Name: "page"}, read)
+		url := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{}).URL
+		fmt.Fprintf(&cfg, "- {id: %s, name: mcp-client, config: {serverName: %s, transport: streamable-http, url: %q}}\n", name, name, url)
+	}
+	path := writeConfig(t, cfg.String())
+	want := []string{
+		`mcpbridge: 3 resources and 1 resource template of server "second" are not used: server "first" offers the same URIs and comes first in the config (status --json lists them under "shadowed")`,
+		`mcpbridge: 3 resources and 1 resource template of server "third" are not used: server "first" offers the same URIs and comes first in the config (status --json lists them under "shadowed")`,
+	}
+	for _, cmd := range []string{"status", "resources"} {
+		r := mcpbridge(t, "", cmd, "--config", path)
+		var got []string
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.Contains(line, "not used") {
+				got = append(got, line)
+			}
+		}
+		if diff := cmp.Diff(want, got); r.code != 0 || diff != "" {
+			t.Errorf("%s: exit %d, the lines about unused resources (-want +got):\n%s", cmd, r.code, diff)
+		}
+	}
+	r := mcpbridge(t, "", "read", "--config", path, "docs://b")
+	if want := `mcpbridge: resource "docs://b" of server "second" is not used: server "first" offers it too and comes first in the config`; r.code != 0 || r.stdout != "from first\n" || !strings.Contains(r.stderr, want) {
+		t.Errorf("read: %+v\nwant %q", r, want)
 	}
 }
