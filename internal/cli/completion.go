@@ -19,7 +19,7 @@ import (
 // __complete kind, or a fixed list.
 func dynamicArgs() map[string]string {
 	return map[string]string{
-		"call": "tools", "prompt": "prompts", "read": "uris",
+		"call": "tools", "tools": "tools", "prompt": "prompts", "read": "uris",
 		"get": "entries", "remove": "entries", "logout": "entries", "login": "entries",
 	}
 }

@@ -271,3 +271,15 @@ func TestShadowedResourcesSaidOnce(t *testing.T) {
 		t.Errorf("read: %+v\nwant %q", r, want)
 	}
 }
+
+// The completion scripts complete a tool's name after tools, as after
+// call, now that tools takes one.
+func TestCompletionOfToolsName(t *testing.T) {
+	if got := dynamicArgs()["tools"]; got != dynamicArgs()["call"] {
+		t.Errorf("tools NAME completes %q, call NAME %q", got, dynamicArgs()["call"])
+	}
+	r := mcpbridge(t, "", "completion", "bash")
+	if want := `tools) IFS=$'\n' COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete tools `; !strings.Contains(r.stdout, want) {
+		t.Errorf("the bash script does not complete tools' NAME:\n%s", r.stdout)
+	}
+}

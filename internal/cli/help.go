@@ -394,9 +394,9 @@ as they are (as a SOURCE); import is for moving to mcpbridge's own format.
 `
 
 const completionHelp = `Prints a completion script for the shell, made for the name this binary runs as: each
-command's own flags and their values, tool names after 'call', prompt names after 'prompt' and
-URIs after 'read' from the config on the line (its servers are started to list them), entry
-names after 'get' and 'remove'. For example:
+command's own flags and their values, tool names after 'call' and 'tools', prompt names after
+'prompt' and URIs after 'read' from the config on the line (its servers are started to list
+them), entry names after 'get' and 'remove'. For example:
   bash:  source <(mcpbridge completion bash)
   zsh:   source <(mcpbridge completion zsh)
   fish:  mcpbridge completion fish | source
