@@ -11,7 +11,8 @@ import (
 )
 
 // connGate is the listener ServeListener serves on: it bounds the
-// connections served at once, in total and per client address, without ever
+// connections served at once, in total and per owner (a client address, or
+// the identity its requests authenticated as: claim), without ever
 // blocking accept. A connection that has sent no request yet, or sits idle
 // between requests, holds a slot and nothing else, so when a new connection
 // finds no slot the oldest such one is shed: a flood of silent or
@@ -24,12 +25,12 @@ import (
 // request and may be shed. Safe for concurrent use.
 type connGate struct {
 	net.Listener
-	max, perAddr int
-	log          *slog.Logger
+	max, perAddr, perIdentity int
+	log                       *slog.Logger
 
 	mu       sync.Mutex
 	conns    map[*gateConn]struct{} // guarded by mu
-	byAddr   map[string]int         // guarded by mu
+	byOwner  map[string]int         // guarded by mu
 	refused  int                    // since the last warning; guarded by mu
 	warnedAt time.Time              // guarded by mu
 }
@@ -38,8 +39,10 @@ type connGate struct {
 type gateConn struct {
 	net.Conn
 	gate *connGate
-	addr string // the client's IP
-	once sync.Once
+	// owner is whom the connection counts against: its client's IP until
+	// a request on it is authenticated, then that identity (ownerOf).
+	owner string
+	once  sync.Once
 
 	// guarded by gate.mu
 	busy   bool      // serving a request (or hijacked)
@@ -47,10 +50,14 @@ type gateConn struct {
 	since  time.Time // when it was accepted or last became idle
 }
 
-func newConnGate(ln net.Listener, max, perAddr int, log *slog.Logger) *connGate {
-	return &connGate{Listener: ln, max: max, perAddr: perAddr, log: log,
-		conns: make(map[*gateConn]struct{}), byAddr: make(map[string]int)}
+func newConnGate(ln net.Listener, max, perAddr, perIdentity int, log *slog.Logger) *connGate {
+	return &connGate{Listener: ln, max: max, perAddr: perAddr, perIdentity: perIdentity, log: log,
+		conns: make(map[*gateConn]struct{}), byOwner: make(map[string]int)}
 }
+
+// ownerOf is the owner key of an authenticated identity; an IP never
+// starts so.
+func ownerOf(identity string) string { return "identity:" + identity }
 
 // Accept returns the next connection the gate admits; a connection it
 // refuses is answered and closed here.
@@ -69,20 +76,20 @@ func (g *connGate) Accept() (net.Conn, error) {
 // admit registers c, shedding an idle connection to make room if it must;
 // nil means c was refused (and closed).
 func (g *connGate) admit(c net.Conn) *gateConn {
-	gc := &gateConn{Conn: c, gate: g, addr: hostOnly(c.RemoteAddr().String()), since: time.Now()}
+	gc := &gateConn{Conn: c, gate: g, owner: hostOnly(c.RemoteAddr().String()), since: time.Now()}
 	g.mu.Lock()
-	victim, ok := g.makeRoom(gc.addr)
+	victim, ok := g.makeRoom(gc.owner)
 	if ok {
 		g.conns[gc] = struct{}{}
-		g.byAddr[gc.addr]++
+		g.countLocked(gc, +1)
 	}
 	g.mu.Unlock()
 	if victim != nil {
 		victim.Conn.Close()
-		g.log.Debug("HTTP connection shed for a new one", "client", victim.addr, "idle", time.Since(victim.since).Round(time.Millisecond))
+		g.log.Debug("HTTP connection shed for a new one", "client", victim.owner, "idle", time.Since(victim.since).Round(time.Millisecond))
 	}
 	if !ok {
-		g.warnRefused(gc.addr)
+		g.warnRefused(gc.owner)
 		refuseConn(c)
 		return nil
 	}
@@ -105,11 +112,12 @@ func (g *connGate) warnRefused(addr string) {
 	}
 }
 
-// makeRoom decides, under mu, whether a connection from addr may be served:
+// makeRoom decides, under mu, whether a connection from addr (not yet
+// authenticated: its owner is its address) may be served:
 // at once, or by shedding the returned victim (already forgotten).
 func (g *connGate) makeRoom(addr string) (victim *gateConn, ok bool) {
 	switch {
-	case g.byAddr[addr] >= g.perAddr:
+	case g.byOwner[addr] >= g.perAddr:
 		victim = g.oldestIdle(addr)
 	case len(g.conns) >= g.max:
 		victim = g.oldestIdle("")
@@ -123,14 +131,14 @@ func (g *connGate) makeRoom(addr string) (victim *gateConn, ok bool) {
 	return victim, true
 }
 
-// oldestIdle returns the connection to shed, from addr ("" for any
-// address): of those not serving a request, one that never sent a request
-// before a keep-alive one that did (a client's), the one waiting longest
-// first; nil when there is none.
-func (g *connGate) oldestIdle(addr string) *gateConn {
+// oldestIdle returns the connection to shed, of owner ("" for any): of
+// those not serving a request, one that never sent a request before a
+// keep-alive one that did (a client's), the one waiting longest first; nil
+// when there is none.
+func (g *connGate) oldestIdle(owner string) *gateConn {
 	var oldest *gateConn
 	for c := range g.conns {
-		if c.busy || (addr != "" && c.addr != addr) {
+		if c.busy || (owner != "" && c.owner != owner) {
 			continue
 		}
 		if oldest == nil || shedBefore(c, oldest) {
@@ -153,8 +161,50 @@ func (g *connGate) forgetLocked(c *gateConn) {
 		return
 	}
 	delete(g.conns, c)
-	if g.byAddr[c.addr]--; g.byAddr[c.addr] <= 0 {
-		delete(g.byAddr, c.addr)
+	g.countLocked(c, -1)
+}
+
+// claim moves the connection of r, whose request authenticated as
+// identity, from its address's count to the identity's: connections are
+// capped per identity once known, so clients behind one address (a
+// balancer, or every local client) are not capped together, and one
+// identity cannot take the slots of another. Past the identity's cap, its
+// oldest idle connection is shed; false means every one of them serves a
+// request, and r is to be refused. Without a gate (Handler served by
+// another server) or an identity, it does nothing.
+func claim(r *http.Request, identity string) bool {
+	gc, ok := r.Context().Value(gateConnKey{}).(*gateConn)
+	if !ok || identity == "" {
+		return true
+	}
+	g, owner := gc.gate, ownerOf(identity)
+	g.mu.Lock()
+	if gc.owner == owner {
+		g.mu.Unlock()
+		return true
+	}
+	var victim *gateConn
+	if g.byOwner[owner] >= g.perIdentity {
+		if victim = g.oldestIdle(owner); victim == nil {
+			g.mu.Unlock()
+			return false
+		}
+		g.forgetLocked(victim)
+	}
+	g.countLocked(gc, -1)
+	gc.owner = owner
+	g.countLocked(gc, +1)
+	g.mu.Unlock()
+	if victim != nil {
+		victim.Conn.Close()
+	}
+	return true
+}
+
+// countLocked adds n to the count of c's owner.
+func (g *connGate) countLocked(c *gateConn, n int) {
+	if g.byOwner[c.owner] += n; g.byOwner[c.owner] <= 0 {
+		delete(g.byOwner, c.owner)
 	}
 }
 

@@ -53,20 +53,20 @@ func TestConnGateMakeRoom(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newConnGate(nil, tt.max, tt.per, nil)
+			g := newConnGate(nil, tt.max, tt.per, tt.per, nil)
 			names := map[*gateConn]string{}
 			for _, c := range tt.conns {
-				gc := &gateConn{gate: g, addr: c.addr, busy: c.busy, served: c.served, since: t0.Add(-time.Duration(c.age) * time.Second)}
+				gc := &gateConn{gate: g, owner: c.addr, busy: c.busy, served: c.served, since: t0.Add(-time.Duration(c.age) * time.Second)}
 				g.conns[gc] = struct{}{}
-				g.byAddr[c.addr]++
+				g.byOwner[c.addr]++
 				names[gc] = c.name
 			}
 			victim, ok := g.makeRoom(tt.addr)
 			if got := names[victim]; got != tt.want || ok != tt.wantAdmit {
 				t.Errorf("makeRoom = %q, %v; want %q, %v", got, ok, tt.want, tt.wantAdmit)
 			}
-			if victim != nil && (len(g.conns) != len(tt.conns)-1 || g.byAddr[victim.addr] != countAddr(tt.conns, victim.addr)-1) {
-				t.Errorf("the victim is still counted: %d conns, %d from %s", len(g.conns), g.byAddr[victim.addr], victim.addr)
+			if victim != nil && (len(g.conns) != len(tt.conns)-1 || g.byOwner[victim.owner] != countAddr(tt.conns, victim.owner)-1) {
+				t.Errorf("the victim is still counted: %d conns, %d from %s", len(g.conns), g.byOwner[victim.owner], victim.owner)
 			}
 		})
 	}
@@ -77,18 +77,18 @@ func TestConnGateMakeRoom(t *testing.T) {
 // it is closed. Only a running handler makes it busy, so a flood of such
 // connections is shed for a new client rather than refusing it.
 func TestConnGateBusyOnlyWhileServing(t *testing.T) {
-	g := newConnGate(nil, 1, 1, nil)
-	refused := &gateConn{gate: g, addr: "x", since: time.Unix(1000, 0)}
+	g := newConnGate(nil, 1, 1, 1, nil)
+	refused := &gateConn{gate: g, owner: "x", since: time.Unix(1000, 0)}
 	g.conns[refused] = struct{}{}
-	g.byAddr["x"]++
+	g.byOwner["x"]++
 	g.track(refused, http.StateActive)
 	if victim, ok := g.makeRoom("y"); victim != refused || !ok {
 		t.Fatalf("a connection active without a handler: makeRoom = %v, %v; want it shed", victim, ok)
 	}
 
-	serving := &gateConn{gate: g, addr: "x", since: time.Unix(1000, 0)}
+	serving := &gateConn{gate: g, owner: "x", since: time.Unix(1000, 0)}
 	g.conns[serving] = struct{}{}
-	g.byAddr["x"]++
+	g.byOwner["x"]++
 	req := httptest.NewRequest(http.MethodGet, "/livez", nil)
 	req = req.WithContext(g.connContext(req.Context(), serving))
 	g.serving(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {

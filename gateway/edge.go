@@ -45,38 +45,72 @@ func refuse(w http.ResponseWriter, status int, msg string) {
 	http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
+// minBodyRate is the slowest a body may arrive on average, once
+// bodyGrace has passed: a body dribbled a byte at a time is cut within
+// seconds, not at BodyTimeout, so a client cannot hold connections (and
+// handlers) for long by sending slowly, whoever it is.
+const (
+	minBodyRate = 1 << 10 // bytes per second
+	bodyGrace   = 2 * time.Second
+)
+
 // bodyDeadline bounds the time a request's body may take to arrive, from
-// the moment its headers are read: a client dribbling its body cannot hold
-// a connection (and a handler) for longer.
+// the moment its headers are read: BodyTimeout in all, and bodyGrace plus
+// a second per minBodyRate bytes received so far.
 func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
 	timeout := cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+			b := &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w), start: time.Now(), timeout: timeout, length: r.ContentLength}
+			if b.extend() == nil {
+				r.Body = b
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// deadlineBody lifts the read deadline once the body is read to its end:
-// a response streamed for long after it (SSE) must not have its request
-// cancelled by net/http's background read timing out.
+// deadlineBody keeps its request's read deadline as bodyDeadline says
+// while the body arrives, and lifts it once the body is read to its end
+// (or to its declared length): a response streamed for long after it
+// (SSE) must not have its request cancelled by net/http's background read
+// timing out.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc       *http.ResponseController
+	start    time.Time
+	timeout  time.Duration
+	length   int64     // declared, -1 when unknown
+	got      int64     // bytes read so far
+	deadline time.Time // the one set
+	done     bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) && !b.done {
+	b.got += int64(n)
+	switch {
+	case b.done:
+	case errors.Is(err, io.EOF) || b.got == b.length:
 		b.done = true
 		b.rc.SetReadDeadline(time.Time{})
+	case n > 0:
+		b.extend()
 	}
 	return n, err
+}
+
+// extend moves the read deadline to what the bytes received so far earn,
+// when that is a quarter second or more past the one set (a deadline per
+// read would cost a timer reset for every small read).
+func (b *deadlineBody) extend() error {
+	earned := bodyGrace + time.Duration(b.got)*time.Second/minBodyRate
+	d := b.start.Add(min(earned, b.timeout))
+	if !b.deadline.IsZero() && d.Sub(b.deadline) < time.Second/4 {
+		return nil
+	}
+	b.deadline = d
+	return b.rc.SetReadDeadline(d)
 }
 
 // streamBudget bounds the SSE GET streams open at once to Options.MaxStreams,
@@ -116,6 +150,12 @@ func (g *Gateway) maxConnsPerAddr() int {
 	return cmp.Or(g.opts.MaxConnsPerAddr, max(1, g.maxConns()*3/4))
 }
 
+// maxConnsPerIdentity is Options.MaxConnsPerIdentity or its default, the
+// per-address cap.
+func (g *Gateway) maxConnsPerIdentity() int {
+	return cmp.Or(g.opts.MaxConnsPerIdentity, g.maxConnsPerAddr())
+}
+
 // screen reads a POST's body (bounded, under the body deadline) and refuses
 // what the SDK must not see: a body over the SDK's limit, a batch over
 // sdkwire.MaxBatch messages, an id that cannot be answered exactly. The
@@ -129,7 +169,8 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 		body, err := screenBody(r)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body did not arrive within %v", cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)))
+			refuse(w, http.StatusRequestTimeout, fmt.Sprintf("Request Timeout: the body did not arrive within %v, or arrived slower than %d bytes a second after the first %v",
+				cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout), minBodyRate, bodyGrace))
 			return
 		case errors.Is(err, errBodyTooLarge):
 			refuse(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large: a body is at most "+strconv.Itoa(maxBody)+" bytes")

@@ -50,14 +50,17 @@ func attackGateway(t *testing.T, opts Options) string {
 // checkAuthorized checks that a client with the token reaches /livez, then
 // connects and calls hello, all within authorizedBound, on connections of
 // its own.
-func checkAuthorized(t *testing.T, addr string) {
+func checkAuthorized(t *testing.T, addr string) { checkAuthorizedAs(t, addr, attackToken) }
+
+// checkAuthorizedAs is checkAuthorized with token.
+func checkAuthorizedAs(t *testing.T, addr, token string) {
 	t.Helper()
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), authorizedBound)
 	defer cancel()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	hc := &http.Client{Transport: bearerTransportOver{tr: tr, token: token}}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/livez", nil)
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -84,11 +87,20 @@ func checkAuthorized(t *testing.T, addr string) {
 }
 
 // bearerTransportOver adds the token to every request sent over tr.
-type bearerTransportOver struct{ tr http.RoundTripper }
+// bearerTransportOver sends token with every request over tr, attackToken
+// when token is "".
+type bearerTransportOver struct {
+	tr    http.RoundTripper
+	token string
+}
 
 func (b bearerTransportOver) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+attackToken)
+	token := b.token
+	if token == "" {
+		token = attackToken
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	return b.tr.RoundTrip(req)
 }
 
@@ -281,7 +293,7 @@ func openStream(t *testing.T, addr string) int {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	hc := &http.Client{Transport: bearerTransportOver{tr: tr}}
 	session := initSession(t, hc, addr)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/mcp", nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -343,21 +355,85 @@ func needFDs(t *testing.T, n uint64) {
 	mcptest.RaiseFDLimit(t, n+512)
 }
 
-// One client address cannot take every slot with requests it keeps open:
-// past MaxConnsPerAddr busy connections, a new one from that address is
-// refused at accept (its idle ones are shed first).
-func TestEdgePerAddressCap(t *testing.T) {
-	const perAddr = 4
-	addr := attackGateway(t, Options{MaxConnsPerAddr: perAddr, MaxStreams: 100})
-	for i := range perAddr {
-		if status := openStream(t, addr); status != http.StatusOK {
-			t.Fatalf("stream %d: status %d", i, status)
-		}
+// One client cannot take every slot with requests it keeps open. Without
+// authentication a client is its address: past MaxConnsPerAddr busy
+// connections, a new one from that address is refused at accept (its idle
+// ones are shed first). With it, a connection counts against its identity
+// once a request on it authenticates: past MaxConnsPerIdentity busy ones,
+// the identity's next request is refused with 429 (the address alone is
+// not held against it: every local client shares 127.0.0.1).
+func TestEdgePerClientCap(t *testing.T) {
+	const perClient = 4
+	for _, tc := range []struct {
+		name  string
+		token string
+		want  string
+	}{
+		{"no authentication: per address", "", "HTTP/1.1 503 "},
+		{"authenticated: per identity", attackToken, "HTTP/1.1 429 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{MaxConnsPerAddr: perClient, MaxStreams: 100, BearerToken: tc.token}
+			reg := tool.NewRegistry()
+			addr := strings.TrimPrefix(serveHTTP(t, newGateway(t, reg, opts), opts), "http://")
+			for i := range perClient {
+				if status := openStream(t, addr); status != http.StatusOK {
+					t.Fatalf("stream %d: status %d", i, status)
+				}
+			}
+			c := dialMany(t, addr, 1, "GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+attackToken+"\r\n\r\n")[0]
+			sent, ok := closedWithin(c, 2*time.Second)
+			if !ok || !strings.HasPrefix(sent, tc.want) {
+				t.Errorf("connection %d of one client: closed %v, got %q; want %q", perClient+1, ok, sent, tc.want)
+			}
+		})
 	}
-	c := dialMany(t, addr, 1, "GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+attackToken+"\r\n\r\n")[0]
-	sent, ok := closedWithin(c, 2*time.Second)
-	if !ok || !strings.HasPrefix(sent, "HTTP/1.1 503 ") {
-		t.Errorf("connection %d from one address: closed %v, got %q; want a 503", perAddr+1, ok, sent)
+}
+
+// A body that arrives slower than minBodyRate is cut after bodyGrace,
+// whoever sends it, however long BodyTimeout is (a minute here).
+func TestEdgeSlowBodyCutWhateverTimeout(t *testing.T) {
+	addr := attackGateway(t, Options{BodyTimeout: time.Minute})
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + attackToken + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200000\r\n\r\n"
+	c := dialMany(t, addr, 1, head)[0]
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { dribble(c, stop) }) // 20 bytes a second
+	sent, ok := closedWithin(c, 8*time.Second)
+	close(stop)
+	wg.Wait()
+	if !ok || !strings.HasPrefix(sent, "HTTP/1.1 408 ") {
+		t.Fatalf("an authorized body at 20 B/s: closed within 8 s %v, got %q; want a 408", ok, sent)
+	}
+}
+
+// twoIdentities authenticates bob and alice by their tokens.
+func twoIdentities(r *http.Request) (string, error) {
+	switch r.Header.Get("Authorization") {
+	case "Bearer bob-token":
+		return "bob", nil
+	case "Bearer alice-token":
+		return "alice", nil
+	}
+	return "", errNoToken
+}
+
+// 1,100 connections of one authorized identity that declare a body and
+// dribble it leave another identity served at once, every time: the
+// sender's connections count against its identity, not the address both
+// share, and past the identity's cap its requests are refused (they used
+// to take every slot of 127.0.0.1 until the body timeout).
+func TestEdgeSlowAuthorizedSendersLeaveOthersServed(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("hello", textBody("hi"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Authenticate: twoIdentities, BodyTimeout: time.Minute, InsecureAllowNonLoopback: true}
+	addr := strings.TrimPrefix(serveHTTP(t, newGateway(t, reg, opts), opts), "http://")
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer bob-token\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200000\r\n\r\n{"
+	for range 3 {
+		dialMany(t, addr, 1100, head)
+		checkAuthorizedAs(t, addr, "alice-token")
 	}
 }
 
@@ -368,7 +444,7 @@ func TestEdgeScreen(t *testing.T) {
 	addr := attackGateway(t, Options{})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	hc := &http.Client{Transport: bearerTransportOver{tr: tr}}
 	session := initSession(t, hc, addr)
 	pings := func(n int) string {
 		msgs := make([]string, n)
@@ -419,7 +495,7 @@ func TestEdgeBatchAnswerBounded(t *testing.T) {
 	addr := strings.TrimPrefix(serveHTTP(t, newGateway(t, reg, opts), opts), "http://")
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	hc := &http.Client{Transport: bearerTransportOver{tr: tr}}
 	session := initSession(t, hc, addr)
 	msgs := make([]string, 200)
 	for i := range msgs {
@@ -446,7 +522,7 @@ func TestEdgeKeepAliveOutlivesFlood(t *testing.T) {
 	addr := attackGateway(t, Options{HeaderTimeout: time.Minute})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearerTransportOver{tr}}
+	hc := &http.Client{Transport: bearerTransportOver{tr: tr}}
 	reused := func() bool {
 		var got bool
 		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i.Reused }})

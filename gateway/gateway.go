@@ -111,6 +111,13 @@ type Options struct {
 	// MaxConnsPerAddr bounds, the same way, the connections from one
 	// client IP address; 0 means three quarters of MaxConnections.
 	MaxConnsPerAddr int
+	// MaxConnsPerIdentity bounds, the same way, the connections of one
+	// authenticated identity: a connection counts against its address
+	// until a request on it authenticates, then against that identity, so
+	// clients behind one address are not capped together; a request past
+	// the cap, when none of the identity's connections is idle, is refused
+	// with 429. 0 means MaxConnsPerAddr.
+	MaxConnsPerIdentity int
 	// MaxStreams bounds the SSE GET streams open at once (more are
 	// refused with 503), so they never take every connection; 0 means
 	// half of MaxConnections.
@@ -121,7 +128,8 @@ type Options struct {
 	HeaderTimeout time.Duration
 	// BodyTimeout is how long a request's body may take to arrive once its
 	// headers are read; a slower one is refused (408) and its connection
-	// closed. 0 means DefaultBodyTimeout.
+	// closed, as is one that arrives slower than 1 KiB a second after its
+	// first 2 s, whatever BodyTimeout is. 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
 	// MaxSessions bounds the client sessions open at once: a new session
 	// past it closes the one idle longest, so thousands of clients that

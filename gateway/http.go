@@ -176,6 +176,11 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			challenge(w, err)
 			return
 		}
+		if !claim(r, identity) {
+			w.Header().Set("Retry-After", "1")
+			refuse(w, http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %q has %d connections serving requests, the most one identity may; retry when one ends", identity, g.maxConnsPerIdentity()))
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(withIdentity(r, identity)))
 	})
 }
@@ -319,7 +324,7 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 // bounded in time and size. also, if not nil, follows the connections'
 // states too.
 func (g *Gateway) edgeServer(ln net.Listener, h http.Handler, also func(net.Conn, http.ConnState)) (*http.Server, net.Listener) {
-	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.log)
+	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.maxConnsPerIdentity(), g.log)
 	srv := &http.Server{
 		Handler:     gate.serving(h),
 		ConnContext: gate.connContext,

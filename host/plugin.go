@@ -232,6 +232,10 @@ type Status struct {
 	// Scan is what the definition scan found at the last sync; nil when
 	// it found nothing or is off.
 	Scan *ScanReport
+	// Stderr is what the instance's child processes wrote on stderr
+	// lately, oldest first, one line each, escaped and with secrets
+	// redacted; nil when none (mcpbridge logs shows it).
+	Stderr []string `json:",omitempty"`
 }
 
 // ScanReport is what the definition scan (docs/scan.md) found in an entry's

@@ -169,6 +169,12 @@ type Config struct {
 	// Share (share) is "session" (ShareSession) for one instance of the
 	// server per gateway client session; "" shares one instance.
 	Share string
+	// Registry (registry: {name, version}) is the MCP Registry server and
+	// version the entry was made from (mcpbridge add --from-registry), for
+	// registry outdated to compare with the latest. It changes nothing in
+	// how the server runs, so a reload that changes it alone restarts
+	// nothing.
+	Registry *RegistryRef `json:"-"`
 	// Written is how Command, Cwd and URL were written in the config file
 	// where ${VAR} expansion changed them. Messages (status, /healthz, logs)
 	// name them by it, so that an expanded value, often a secret, is never
@@ -176,6 +182,14 @@ type Config struct {
 	// empty, and its values are shown as they are. It is display only: not
 	// part of the config a host compares on reload.
 	Written Written `json:"-"`
+}
+
+// RegistryRef names a server version in the MCP Registry.
+type RegistryRef struct {
+	// Name (name) is the server's name, like io.github.owner/server.
+	Name string
+	// Version (version) is the version the entry runs.
+	Version string
 }
 
 // Written holds fields of a Config as written before ${VAR} expansion; ""
@@ -195,7 +209,7 @@ func yamlKeys() []string {
 		"serverName", "transport", "command", "args", "env", "cwd", "url", "headers",
 		"toolCallTimeoutMs", "startupTimeoutMs", "failOnStartupError", "protocolVersion",
 		"reconnect", "enabledTools", "disabledTools", "resourceTools", "roots", "allowSampling", "logLevel", "oauth", "alwaysLoad", "pin",
-		"trusted", "scan", "sandbox", "share",
+		"trusted", "scan", "sandbox", "share", "registry",
 	}
 }
 
@@ -253,6 +267,10 @@ func (c Config) WithDefaults() Config {
 	out.OAuth = cloneOAuth(c.OAuth)
 	out.Roots = slices.Clone(c.Roots)
 	out.Sandbox = cloneSandbox(c.Sandbox)
+	if c.Registry != nil {
+		ref := *c.Registry
+		out.Registry = &ref
+	}
 	out.LogLevel = cmp.Or(c.LogLevel, DefaultLogLevel)
 	if out.ToolCallTimeout == 0 {
 		out.ToolCallTimeout = DefaultToolCallTimeout
@@ -568,7 +586,30 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	c.OAuth = decodeOAuth(d, m)
 	decodeClientFeatures(m, &c)
 	c.Sandbox = decodeSandbox(d, m)
+	c.Registry = decodeRegistry(d, m)
 	return c
+}
+
+// decodeRegistry reads registry: {name, version}, both required.
+func decodeRegistry(d *yamlconf.Decoder, m *yamlconf.Map) *RegistryRef {
+	r, ok := d.Map(m.Value("registry"), m.Path("registry"))
+	if !ok {
+		return nil
+	}
+	r.Reject("name", "version")
+	ref := &RegistryRef{}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"name", &ref.Name}, {"version", &ref.Version}} {
+		key, dst := f.key, f.dst
+		if !r.Has(key) && !d.Failed(r.Path(key)) {
+			d.Errorf(r.Node(), r.Path(key), "is required: the registry entry names the server and its version, like {name: io.github.owner/server, version: 1.0.0}")
+			continue
+		}
+		*dst, _ = r.String(key)
+	}
+	return ref
 }
 
 // decodeClientFeatures reads what the bridge offers the server (resource

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ import (
 type generation struct {
 	session  *mcp.ClientSession
 	child    *childproc.Transport // stdio only
+	stderr   *stderrTail          // the child's last stderr lines; stdio only
 	table    *captureTable
 	drops    *sdkwire.ToolDrops // why the SDK dropped tools from tools/list
 	progress progressRoutes
@@ -84,11 +86,34 @@ func (g *generation) requestResync(kinds listKind) {
 	}
 }
 
+// failed returns err, why the generation failed or ended, with what its
+// stdio child said about it: its exit status when the connection saw
+// less, and the last lines of its stderr (complete once the child is gone;
+// while it runs, those so far).
+func (g *generation) failed(err error) error {
+	p := g.process()
+	if p == nil || err == nil || hasStderr(err) {
+		return err
+	}
+	select {
+	case <-p.Exited():
+		// Close is instant now, and reports the exit unless the
+		// shutdown ladder's own signal caused it.
+		err = withExit(err, p.Close())
+	default:
+	}
+	return g.stderr.annotate(err)
+}
+
+// errServerClosed is why a session ended that the server closed without
+// an error of its own.
+var errServerClosed = errors.New("server closed the connection")
+
 // end records why the session ended; the first reason wins.
 func (g *generation) end(err error) {
 	g.endOnce.Do(func() {
 		if err == nil {
-			err = errors.New("server closed the connection")
+			err = errServerClosed
 		}
 		g.err = redact.Error(err)
 		if g.shown != nil {
@@ -159,7 +184,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		if !s.closeGeneration(gen) {
 			return nil, s.cfg.shownHost(fmt.Errorf("%w: %w", errGenerationStuck, err))
 		}
-		return nil, s.cfg.shownHost(err)
+		return nil, s.cfg.shownHost(gen.failed(err))
 	}
 	init := gen.session.InitializeResult()
 	s.mu.Lock()
@@ -249,6 +274,12 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 	client := s.newClient(copts)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})
 	if err != nil {
+		if p := gen.process(); p != nil {
+			// The SDK closes the connection on most failures, not all; the
+			// child's stderr is complete once it is gone.
+			_ = p.Close()
+		}
+		err = gen.failed(err)
 		gen.end(err)
 		return nil, s.cfg.mcpPathHint(redact.Error(err))
 	}
@@ -262,6 +293,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 			if perr := p.ExitErr(); perr != nil {
 				err = perr
 			}
+			err = gen.failed(cmp.Or(err, errServerClosed))
 		}
 		gen.end(err)
 	}()
@@ -323,17 +355,22 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
 			Dir:           s.cfg.Cwd,
 			DirText:       s.cfg.Written.Cwd,
-			CloseGrace:    s.opts.CloseGrace,
+			CloseGrace:    closeGrace(s.opts),
 			TermGrace:     s.opts.TermGrace,
+			After:         s.opts.ladderAfter,
 			MaxLineLength: s.frameLimit(),
 			Sandbox:       s.cfg.Sandbox,
 		}
+		gen.stderr = newStderrTail(errorBounds)
 		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
 		child.Stderr = func(line string) {
 			if stderr == nil {
 				stderr = s.log.With("stream", "stderr", "pid", child.Process().PID())
 			}
+			line = s.redact.line(line) // the log, too, is read by others than the server's owner
 			stderr.Info("child output", "line", line)
+			gen.stderr.add(line)
+			s.recent.add(line)
 		}
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}), nil
@@ -363,6 +400,19 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
 	}
+}
+
+// closeGrace is how long a stdio child of a server with opts has to exit
+// after its stdin is closed: as set, else OneShotCloseGrace for a one-shot
+// server, else 0 (childproc's default).
+func closeGrace(opts Options) time.Duration {
+	switch {
+	case opts.CloseGrace > 0:
+		return opts.CloseGrace
+	case opts.OneShot:
+		return OneShotCloseGrace
+	}
+	return 0
 }
 
 // roundTripper is the HTTP stack of a Streamable HTTP attempt: the

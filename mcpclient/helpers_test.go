@@ -42,7 +42,7 @@ func start(t *testing.T, cfg Config, opts Options) (*harness, error) {
 	}
 	opts.Registry = h.reg
 	opts.Logger = h.log.Logger()
-	if opts.CloseGrace == 0 {
+	if opts.CloseGrace == 0 && opts.ladderAfter == nil { // a test on its own clock keeps the graces
 		opts.CloseGrace, opts.TermGrace = 200*time.Millisecond, 200*time.Millisecond
 	}
 	srv, err := Start(cfg, opts)

@@ -54,6 +54,21 @@ const DescriptionTruncatedMarker = " …[description truncated by mcpbridge]"
 // a warning naming it.
 const MaxSchemaBytes = 1 << 20
 
+// OneShotCloseGrace is how long a one-shot server's child (Options.OneShot)
+// has to exit on its own once its stdin is closed, before the shutdown
+// ladder sends SIGTERM to its process group; SIGKILL still waits TermGrace
+// (2 s) after that. A long-running bridge keeps the full close grace
+// (childproc.DefaultCloseGrace, 2 s).
+//
+// Why shorter only for one-shot commands: a person waits at the prompt for
+// tools, call or status to end, and a server that ignores stdin EOF (such
+// as server-everything, which keeps a request to its client pending) held
+// every such command 2 s past its answer. A server that does exit on EOF
+// is not hurried by it: the node and Go servers the tests run exit within
+// about 10 ms of EOF, a tenth of this window, and one that needs longer
+// gets SIGTERM, the polite request, with TermGrace left to clean up.
+const OneShotCloseGrace = 100 * time.Millisecond
+
 // defaultCloseTimeout bounds how long closing one generation may take
 // before the bridge gives up on it (docs/upstream.md §3.4 close barrier).
 const defaultCloseTimeout = 5 * time.Second
@@ -89,7 +104,8 @@ type Options struct {
 	// a negative value means no bound but MaxCatalogBytes.
 	MaxTools int
 	// CloseGrace and TermGrace override the stdio shutdown ladder
-	// (docs/decisions.md §4: 2 s each). Tests shorten them.
+	// (docs/decisions.md §4: 2 s each; a OneShot server's CloseGrace is
+	// OneShotCloseGrace). Tests shorten them.
 	CloseGrace, TermGrace time.Duration
 	// NewTransport, when set, provides the transport of every connection
 	// attempt instead of the one the Config describes: in-process servers
@@ -124,7 +140,8 @@ type Options struct {
 	// each would flag.
 	ScanAll bool
 
-	closeTimeout time.Duration // tests shorten the close barrier
+	closeTimeout time.Duration                        // tests shorten the close barrier
+	ladderAfter  func(time.Duration) <-chan time.Time // the shutdown ladder's clock; nil: the real one
 }
 
 // Server is the bridge to one MCP server: it connects, registers the
@@ -164,6 +181,8 @@ type Server struct {
 	shared  sessionInstances // share: session: the instances by session
 	roots   rootList         // offered to the server; from Config.Roots
 	scanned scanMemo         // the definition scan's last results; supervisor goroutine only
+	recent  *stderrTail      // the stdio children's recent stderr, for Status
+	redact  redactor         // the entry's secrets, out of its children's stderr
 }
 
 // Start validates cfg and starts connecting in the background. Use
@@ -206,6 +225,8 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		recent: newStderrTail(recentBounds),
+		redact: newRedactor(cfg),
 		logs:   newLogLimit(),
 		roots:  roots,
 		cfg:    cfg,
@@ -258,6 +279,7 @@ func (s *Server) Status() Status {
 	st := s.status
 	st.Tools = s.src.Len()
 	st.PinNotes = slices.Clone(st.PinNotes)
+	st.Stderr = s.recent.Lines()
 	if st.Sandbox == nil && s.cfg.Sandbox != nil {
 		// Not running: what a start would confine it with.
 		st.Sandbox = &SandboxStatus{LandlockABI: sandbox.ABI(), Network: s.cfg.Sandbox.Network}

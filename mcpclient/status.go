@@ -70,6 +70,10 @@ type StatusDetails struct {
 	// Sandbox says how the server's child is (or, while it is not
 	// running, would be) confined; nil when the entry has no sandbox.
 	Sandbox *SandboxStatus
+	// Stderr is what the server's stdio children wrote on stderr lately,
+	// oldest first: at most RecentStderrLines lines, escaped and
+	// redacted as an error quotes them; nil when none (or not stdio).
+	Stderr []string
 }
 
 // ScanReport is what the definition scan (docs/scan.md) found in a

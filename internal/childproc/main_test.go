@@ -80,6 +80,33 @@ func startGrandchild(ownSession bool) int {
 	return cmd.Process.Pid
 }
 
+// reportTerm says on stderr when stdin ends and when SIGTERM comes, so a
+// test sees the ladder's steps from the child's side. With a cleanup, it
+// exits that long after stdin EOF (status 1 if SIGTERM interrupts it);
+// without, it ignores EOF and exits 0 on SIGTERM.
+func reportTerm(cleanup time.Duration) int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	notify("ready", helperMsg{})
+	awaitEOF()
+	fmt.Fprintln(os.Stderr, "stdin ended")
+	var cleaned <-chan time.Time // nil: never
+	if cleanup > 0 {
+		cleaned = time.After(cleanup)
+	}
+	select {
+	case <-term:
+		fmt.Fprintln(os.Stderr, "got SIGTERM")
+		if cleanup > 0 {
+			return 1
+		}
+		return 0
+	case <-cleaned:
+		fmt.Fprintln(os.Stderr, "cleaned up")
+		return 0
+	}
+}
+
 // runHelper is the child side of the tests; it returns the exit status.
 func runHelper(behaviour string) int {
 	switch behaviour {
@@ -124,6 +151,10 @@ func runHelper(behaviour string) int {
 		awaitEOF()
 		time.Sleep(time.Hour) // SIGTERM ends us first
 		return 0
+	case "report-term":
+		return reportTerm(0)
+	case "cleanup-on-eof":
+		return reportTerm(100 * time.Millisecond)
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		notify("ready", helperMsg{})

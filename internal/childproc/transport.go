@@ -87,6 +87,10 @@ type Transport struct {
 	// TermGrace is how long Close waits after SIGTERM before it sends
 	// SIGKILL to the process group; zero or negative means [DefaultTermGrace].
 	TermGrace time.Duration
+	// After is the clock of the shutdown ladder: each grace ends when the
+	// channel After returns for it delivers. Nil means the real clock;
+	// tests inject one to decide when a grace runs out.
+	After func(time.Duration) <-chan time.Time
 	// MaxLineLength bounds one inbound JSON-RPC frame in bytes; zero means
 	// mcp.DefaultMaxLineLength and a negative value disables the bound
 	// (both as in mcp.IOTransport).
@@ -244,6 +248,7 @@ func (t *Transport) start() (*Process, error) {
 		stderr:      reads[2],
 		closeGrace:  orDefault(t.CloseGrace, DefaultCloseGrace),
 		termGrace:   orDefault(t.TermGrace, DefaultTermGrace),
+		after:       t.After,
 		stderrDrain: orDefault(t.stderrDrain, defaultStderrDrain),
 		sandbox:     plan,
 		release:     release,
@@ -350,6 +355,7 @@ type Process struct {
 	stdout                *os.File // our read end of the child's stdout
 	stderr                *os.File // our read end of the child's stderr; nil if discarded
 	closeGrace, termGrace time.Duration
+	after                 func(time.Duration) <-chan time.Time // nil: the real clock
 	stderrDrain           time.Duration
 	sandbox               *sandbox.Plan // nil when not sandboxed
 	release               chan struct{} // closed when reaped: frees the thread that started the child
@@ -437,14 +443,21 @@ func (p *Process) shutdown() error {
 	return p.exitErr
 }
 
-// exitedWithin waits up to d for the child to be gone.
+// exitedWithin waits up to d, on the ladder's clock, for the child to be
+// gone.
 func (p *Process) exitedWithin(d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	var elapsed <-chan time.Time
+	if p.after != nil {
+		elapsed = p.after(d)
+	} else {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		elapsed = timer.C
+	}
 	select {
 	case <-p.done:
 		return true
-	case <-timer.C:
+	case <-elapsed:
 		return false
 	}
 }

@@ -52,6 +52,9 @@ type flags struct {
 	saveDir      string   // --save-dir (call)
 	diff         bool     // --diff (pin)
 	task         bool     // --task (call): optional task tools as tasks
+	fromRegistry string   // --from-registry NAME[@VERSION] or FILE (add)
+	pkg          string   // --package TYPE (add --from-registry)
+	remote       string   // --remote N (add --from-registry), as given
 	args         []string // positional arguments
 }
 
@@ -72,6 +75,7 @@ type flagSpec struct {
 	limit   bool // --limit (search)
 	agent   bool // agent: -p, --yes, --model, … (cutAgentFlags takes them first)
 	task    bool // --task (call)
+	reg     bool // add: --from-registry, --package, --remote
 }
 
 func parseFlags(cmd string, spec flagSpec, argv []string) (*flags, error) {
@@ -185,6 +189,7 @@ func flagDefs() []flagDef {
 	edit := func(s flagSpec) bool { return s.edit }
 	serve := func(s flagSpec) bool { return s.serve }
 	agentFlag := func(s flagSpec) bool { return s.agent }
+	fromReg := func(s flagSpec) bool { return s.reg }
 	return []flagDef{
 		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help }), ""},
 		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose }), ""},
@@ -224,6 +229,9 @@ func flagDefs() []flagDef {
 		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
 		{[]string{"continue"}, agentFlag, cutEarlier, ""},
 		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
+		{[]string{"from-registry"}, fromReg, setValue(func(f *flags) *string { return &f.fromRegistry }), "NAME"},
+		{[]string{"package"}, fromReg, setValue(func(f *flags) *string { return &f.pkg }), "TYPE"},
+		{[]string{"remote"}, fromReg, setValue(func(f *flags) *string { return &f.remote }), "N"},
 	}
 }
 

@@ -29,6 +29,7 @@ func flagChoices() map[string]string {
 	return map[string]string{
 		"--transport": "http sse stdio", "--scope": "local project user", "-s": "local project user",
 		"--elicit": "cancel decline defaults", "--log-format": "json text",
+		"--package": "mcpb npm nuget oci pypi",
 	}
 }
 

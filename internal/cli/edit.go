@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,10 +24,13 @@ import (
 
 // add adds a server to a config file: a stdio command after "--", or a
 // remote server by URL (Claude Code's `claude mcp add` forms, and --url).
-func (e *env) add(argv []string) error {
+func (e *env) add(ctx context.Context, argv []string) error {
 	f, err := parseFlags("add", specOf("add"), argv)
 	if err != nil {
 		return err
+	}
+	if f.fromRegistry != "" || f.pkg != "" || f.remote != "" {
+		return e.addFromRegistry(ctx, f)
 	}
 	entry, err := newEntry(f)
 	if err != nil {
@@ -288,11 +292,7 @@ func stdioConfig(cfg *yaml.Node, f *flags, command []string) error {
 	}
 	appendPairs(cfg, "transport", string(mcpclient.TransportStdio), "command", command[0])
 	if len(command) > 1 {
-		args := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-		for _, a := range command[1:] {
-			args.Content = append(args.Content, scalar(a))
-		}
-		appendNode(cfg, "args", args)
+		appendNode(cfg, "args", flowList(command[1:]))
 	}
 	env, err := envMap(f.env)
 	if err != nil {
@@ -328,6 +328,15 @@ func stringMap(items []string, split func(string) (string, string)) *yaml.Node {
 		appendPairs(m, k, v)
 	}
 	return m
+}
+
+// flowList is a list of strings on one line: [a, b].
+func flowList(items []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, it := range items {
+		n.Content = append(n.Content, scalar(it))
+	}
+	return n
 }
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

@@ -33,6 +33,7 @@ func commands() []command {
 		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON] [--arg K=V]...", `render a prompt's messages ("role: text")`, promptHelp, (*env).prompt},
 		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
+		{"logs", "logs [SOURCE] NAME", "start one server and print what it wrote on stderr (escaped, secrets redacted)", logsHelp, (*env).logs},
 		{"list", "list [--config FILE] [--json]", "list the configured servers and where each comes from, starting nothing", "", noContext((*env).list)},
 		{"get", "get [--config FILE] [--json] NAME", "show one configured server (env and header names, never values), starting nothing", "", noContext((*env).get)},
 		{"pin", "pin [SOURCE] [--diff] [SERVER...]", "record the tools' and prompts' definitions in mcpbridge.lock; withhold any that change", pinHelp, (*env).pinCmd},
@@ -42,9 +43,10 @@ func commands() []command {
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | --url URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, noContext((*env).add)},
+		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... (NAME (URL | --url URL | -- COMMAND [ARGS...]) | --from-registry NAME[@VERSION] [--package TYPE | --remote N] [NAME])", "add a server to a config file (created when missing)", addHelp, (*env).add},
 		{"add-json", "add-json [--scope local|project|user] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
 		{"remove", "remove [--scope local|project|user] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"registry", "registry search [--json] QUERY | show [--json] NAME[@VERSION] | outdated [SOURCE] [--json]", "find servers in the MCP Registry, and entries with a newer version there", registryHelp, (*env).registryCmd},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
 		{"demo-server", "demo-server", "run the built-in demo MCP server on stdio", "", func(_ *env, ctx context.Context, _ []string) error { return demo.Run(ctx) }},
@@ -67,18 +69,20 @@ func commandSpecs() map[string]flagSpec {
 		"prompts":   browse,
 		"prompt":    {source: true, json: true, arg: true},
 		"status":    oneShot,
+		"logs":      {source: true},
 		"list":      {config: true, json: true},
 		"get":       {config: true, json: true},
 		"validate":  {config: true},
 		"serve":     {source: true, serve: true},
 		"login":     {source: true},
 		"logout":    {source: true},
-		"add":       {config: true, edit: true, scope: true},
+		"add":       {config: true, edit: true, scope: true, reg: true},
 		"add-json":  {config: true, scope: true},
 		"remove":    {config: true, scope: true},
 		"agent":     {source: true, json: true, agent: true},
 		"pin":       {source: true, diff: true},
 		"scan":      {source: true, json: true},
+		"registry":  {source: true, json: true},
 	}
 }
 
@@ -385,6 +389,13 @@ const addHelp = editHelp + `  -e, --env K=V      an environment variable of a st
   --transport T      stdio (with a command), http (Streamable HTTP, the default with a URL) or sse,
                      the legacy HTTP+SSE transport
   --url URL          the server's URL (also accepted after NAME)
+  --from-registry NAME[@VERSION] | FILE
+                     the server as the MCP Registry describes it (or a server.json file, offline),
+                     in place of a URL or command; NAME after it names the entry (default: the
+                     registry name after its "/"). Required variables become ${VAR} references,
+                     listed on stderr; the entry records registry: {name, version}
+  --package TYPE     with --from-registry: its first package of TYPE (npm, pypi, oci, nuget)
+  --remote N         with --from-registry: its Nth remote (mcpbridge registry show numbers them)
 `
 
 const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.mcp.json), Cursor or Gemini CLI

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
+	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -29,6 +32,9 @@ func (e *env) importConfig(argv []string) error {
 	if err != nil {
 		return &configError{err}
 	}
+	if registry.LooksLikeServerJSON(data) {
+		return e.importServerJSON(path, data)
+	}
 	res, err := importconf.Convert(path, data)
 	if errors.Is(err, importconf.ErrNotForeign) {
 		return &configError{fmt.Errorf("%s is not an mcpServers JSON or a Codex config.toml (an mcpbridge YAML config needs no import)", path)}
@@ -39,6 +45,33 @@ func (e *env) importConfig(argv []string) error {
 	e.Stdout.Write(res.YAML)
 	for _, n := range res.Notes {
 		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+	}
+	return nil
+}
+
+// importServerJSON prints the entry add --from-registry FILE would write
+// for a server.json (its first package mcpbridge can start, else its
+// first remote), and on stderr what to set; no network.
+func (e *env) importServerJSON(path string, data []byte) error {
+	s, err := registry.ParseServer(data, path)
+	if err != nil {
+		return &configError{err}
+	}
+	built, err := registry.Build(s, registry.Choice{})
+	if err != nil {
+		return &configError{fmt.Errorf("%s: %w (mcpbridge registry show %s lists what it offers)", path, err, path)}
+	}
+	name, err := registryEntryName(&flags{}, s.Name)
+	if err != nil {
+		return err
+	}
+	out, err := encodeYAML(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{registryEntry(name, built)}})
+	if err != nil {
+		return err // untested: the entry was built above
+	}
+	e.Stdout.Write(out)
+	for _, n := range built.Notes {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s: %s\n", path, termsafe.Line(n))
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ type entryDetailJSON struct {
 	Roots   any      `json:"roots,omitempty"`
 	Sandbox any      `json:"sandbox,omitempty"`
 	Pin     any      `json:"pin,omitempty"`
+	// Registry is the MCP Registry server and version the entry was made
+	// from (add --from-registry).
+	Registry any `json:"registry,omitempty"`
 }
 
 // list shows the configured entries and where each comes from, starting
@@ -165,6 +168,7 @@ func detailEntry(pe host.PlanEntry) entryDetailJSON {
 		}
 	}
 	d.Roots, d.Sandbox, d.Pin = written(pe, "roots"), written(pe, "sandbox"), written(pe, "pin")
+	d.Registry = written(pe, "registry")
 	return d
 }
 
@@ -232,7 +236,7 @@ func writeDetail(e *env, d entryDetailJSON) {
 	for _, kv := range []struct {
 		k string
 		v any
-	}{{"roots", d.Roots}, {"sandbox", d.Sandbox}, {"pin", d.Pin}} {
+	}{{"roots", d.Roots}, {"sandbox", d.Sandbox}, {"pin", d.Pin}, {"registry", d.Registry}} {
 		if kv.v != nil {
 			b, _ := json.Marshal(kv.v)
 			line(kv.k, string(b))

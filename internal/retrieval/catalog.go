@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/internal/naming"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -103,7 +103,7 @@ func (t Tool) bridged(server string) tool.Tool {
 		schema.Write(t.InputSchema) // untested: a captured schema is valid JSON
 	}
 	return tool.Tool{
-		Name:        mcpclient.PublicToolName(server, t.Name),
+		Name:        naming.Public(server, t.Name),
 		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: schema.Bytes(),

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/internal/naming"
 )
 
 // The splits of a query file.
@@ -73,7 +73,7 @@ func parseQuery(line string, known map[string]bool) (Query, error) {
 		if !ok || !known[a] {
 			return q, fmt.Errorf("answer %q is not server:tool of a catalog tool", a)
 		}
-		q.Want = append(q.Want, mcpclient.PublicToolName(server, name))
+		q.Want = append(q.Want, naming.Public(server, name))
 	}
 	return q, nil
 }

@@ -141,6 +141,7 @@ func hostStatus(s mcpclient.Status) host.Status {
 		PID: s.PID, Tools: s.Tools, Attempt: s.Attempt, MaxAttempts: s.MaxAttempts,
 		Reconnects: s.Reconnects, Connect: s.Connect, Discover: s.Discover,
 		PinNotes: s.PinNotes, Scan: hostScan(s.Scan), Sandbox: (*host.SandboxStatus)(s.Sandbox),
+		Stderr: s.Stderr,
 	}
 }
 

@@ -388,8 +388,8 @@ func TestHostStatusKeepsEveryField(t *testing.T) {
 	}
 }
 
-// The trust details of mcpclient.Status (pins, the definition scan, the
-// sandbox) reach the host's Status whole.
+// The details of mcpclient.Status (pins, the definition scan, the
+// sandbox, the recent stderr) reach the host's Status whole.
 func TestHostStatusKeepsDetails(t *testing.T) {
 	var s mcpclient.Status
 	s.PinNotes = []string{"withheld tool echo: changed since pinned: description"}
@@ -397,7 +397,8 @@ func TestHostStatusKeepsDetails(t *testing.T) {
 		{Tool: "add", Kind: "tool", Server: "evil", Severity: "high", Rule: "secrets", Field: "/description", Excerpt: "~/.ssh/id_rsa"},
 	}}
 	s.Sandbox = &mcpclient.SandboxStatus{LandlockABI: 7, Network: true}
-	if n := reflect.TypeOf(s.StatusDetails).NumField(); n != 3 {
+	s.Stderr = []string{"npm error code ENOTCACHED"}
+	if n := reflect.TypeOf(s.StatusDetails).NumField(); n != 4 {
 		t.Fatalf("StatusDetails has %d fields: extend the test", n)
 	}
 	h := hostStatus(s)
@@ -407,8 +408,9 @@ func TestHostStatusKeepsDetails(t *testing.T) {
 			{Tool: "add", Kind: "tool", Server: "evil", Severity: "high", Rule: "secrets", Field: "/description", Excerpt: "~/.ssh/id_rsa"},
 		}},
 		Sandbox: &host.SandboxStatus{LandlockABI: 7, Network: true},
+		Stderr:  []string{"npm error code ENOTCACHED"},
 	}
-	got := host.Status{PinNotes: h.PinNotes, Scan: h.Scan, Sandbox: h.Sandbox}
+	got := host.Status{PinNotes: h.PinNotes, Scan: h.Scan, Sandbox: h.Sandbox, Stderr: h.Stderr}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+)
+
+// logsHelp is the help of logs beyond its synopsis.
+var logsHelp = fmt.Sprintf(`  NAME        the server's serverName (as in status)
+
+Starts that server alone, as call does, and prints what its stdio child
+wrote on stderr while it started, and until it ended if it failed: the last
+%d lines, control characters escaped, URL paths and queries cut and the
+entry's env and header values shown as [redacted]. Exit status 1 when the
+server did not start (its reason follows on stderr).
+`, mcpclient.RecentStderrLines)
+
+// logs shows one server's recent stderr (docs/decisions.md §7.2).
+func (e *env) logs(ctx context.Context, argv []string) error {
+	f, err := parseFlags("logs", specOf("logs"), argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) != 1 {
+		return usagef("logs: want NAME, the serverName of one server, got %d arguments", len(f.args))
+	}
+	name := f.args[0]
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	if err := hasServer(src, name); err != nil {
+		return err
+	}
+	b, err := e.open(ctx, src.only(name), f)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	for _, st := range b.statuses {
+		if st.Name != name {
+			continue
+		}
+		for _, line := range st.Stderr {
+			fmt.Fprintln(e.Stdout, line) // escaped and redacted by mcpclient
+		}
+		if len(st.Stderr) == 0 && !e.quiet {
+			fmt.Fprintf(e.Stderr, "mcpbridge: server %q wrote nothing on stderr\n", name)
+		}
+	}
+	e.reportFailures(b)
+	if len(b.failed) > 0 {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}
+
+// hasServer says, when src has no enabled server called name, which
+// servers it has.
+func hasServer(src *source, name string) error {
+	var names []string
+	for _, pe := range src.plan.Enabled() {
+		if pe.Entry.Name == clientkind.PluginName {
+			names = append(names, pe.Spec.Name)
+		}
+	}
+	if slices.Contains(names, name) {
+		return nil
+	}
+	if s := yamlconf.Suggest(name, names); s != "" {
+		return usagef("logs: no server %q in %s: did you mean %q?", name, src.name, s)
+	}
+	return usagef("logs: no server %q in %s (its servers: %v)", name, src.name, names)
+}

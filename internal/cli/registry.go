@@ -1,0 +1,460 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/registry"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+)
+
+const registryHelp = `Reads the MCP Registry: $MCPBRIDGE_REGISTRY_URL, default the official one
+(https://registry.modelcontextprotocol.io), API /v0.1. Answers are kept under the user cache
+directory ($XDG_CACHE_HOME/mcpbridge/registry) and revalidated with their ETag.
+  search QUERY        the servers whose name contains QUERY: name, version, description
+  show NAME[@VERSION] one server: its packages and remotes, numbered as add takes them, what
+                      each runs and the variables each needs
+  outdated [SOURCE]   each configured entry added from the registry, and whether a newer version
+                      is published (exit 1 when one could not be checked)
+  --json              search and show: the registry's answers; outdated: [{id, name, version,
+                      latest, outdated, error}]
+'mcpbridge help add' tells how to add a server the registry lists.
+`
+
+// searchLimit is how many servers registry search shows.
+const searchLimit = 50
+
+// registryTimeout bounds one request to the registry.
+const registryTimeout = 30 * time.Second
+
+// registryCmd runs "registry search|show|outdated".
+func (e *env) registryCmd(ctx context.Context, argv []string) error {
+	subs := map[string]func(*env, context.Context, []string) error{
+		"search": (*env).registrySearch, "show": (*env).registryShow, "outdated": (*env).registryOutdated,
+	}
+	// The subcommand is the first word that names one, so that flags may
+	// stand before it (registry --json search x).
+	for i, a := range argv {
+		if run, ok := subs[a]; ok {
+			return run(e, ctx, slices.Concat(argv[:i], argv[i+1:]))
+		}
+		if !strings.HasPrefix(a, "-") {
+			return usagef("registry: unknown subcommand %q: want search, show or outdated", a)
+		}
+	}
+	return usagef("registry: want search QUERY, show NAME[@VERSION] or outdated [SOURCE] (see 'mcpbridge help registry')")
+}
+
+// registryClient is the client of the registry the environment names.
+func (e *env) registryClient() (*registry.Client, error) {
+	base := e.getenv(registry.EnvURL)
+	if base != "" {
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usagef("%s=%q: want the registry's http(s) base URL, like %s", registry.EnvURL, base, registry.DefaultURL)
+		}
+	}
+	c := &registry.Client{BaseURL: base, HTTP: &http.Client{Timeout: registryTimeout}, UserAgent: "mcpbridge"}
+	if dir := e.cacheDir(); dir != "" {
+		c.Cache = &registry.Cache{Dir: filepath.Join(dir, "mcpbridge", "registry")}
+	}
+	return c, nil
+}
+
+// cacheDir is the user cache directory: $XDG_CACHE_HOME, else ~/.cache;
+// "" when neither is known (then nothing is cached).
+func (e *env) cacheDir() string {
+	if d := e.getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	if h := e.getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache")
+	}
+	return ""
+}
+
+func (e *env) registrySearch(ctx context.Context, argv []string) error {
+	f, err := parseFlags("registry search", flagSpec{json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) != 1 {
+		return usagef("registry search: want QUERY (a part of the server's name), got %d arguments", len(f.args))
+	}
+	c, err := e.registryClient()
+	if err != nil {
+		return err
+	}
+	found, err := c.Search(ctx, f.args[0], searchLimit)
+	if err != nil {
+		return fmt.Errorf("registry search: %w", err)
+	}
+	if f.json {
+		return writeJSON(e.Stdout, found)
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	for _, r := range found {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(r.Server.Name), termsafe.Line(r.Server.Version), termsafe.Line(firstLine(r.Server.Description)))
+	}
+	tw.Flush()
+	more := ""
+	if len(found) == searchLimit {
+		more = " (the first ones; a longer QUERY narrows it)"
+	}
+	noun := "servers"
+	if len(found) == 1 {
+		noun = "server"
+	}
+	fmt.Fprintf(e.Stderr, "%d %s%s\n", len(found), noun, more)
+	return nil
+}
+
+// prefixed is s after sep, or "" when s is.
+func prefixed(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
+}
+
+func (e *env) registryShow(ctx context.Context, argv []string) error {
+	f, err := parseFlags("registry show", flagSpec{json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) != 1 {
+		return usagef("registry show: want NAME[@VERSION], got %d arguments", len(f.args))
+	}
+	resp, err := e.fetchServer(ctx, "registry show", f.args[0])
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(e.Stdout, resp)
+	}
+	writeServer(e, resp.Server)
+	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
+		fmt.Fprintf(e.Stdout, "The registry marks this version %s%s\n", termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
+	}
+	return nil
+}
+
+// fetchServer reads NAME[@VERSION] from the registry, or a server.json
+// file (a path: it has no registry's name form).
+func (e *env) fetchServer(ctx context.Context, cmd, ref string) (registry.Response, error) {
+	if isServerFile(ref) {
+		data, err := os.ReadFile(ref)
+		if err != nil {
+			return registry.Response{}, usagef("%s: %v", cmd, err)
+		}
+		s, err := registry.ParseServer(data, ref)
+		if err != nil {
+			return registry.Response{}, usagef("%s: %v", cmd, err)
+		}
+		return registry.Response{Server: s}, nil
+	}
+	name, version := ref, ""
+	if i := strings.LastIndexByte(ref, '@'); i > 0 {
+		name, version = ref[:i], ref[i+1:]
+	}
+	c, err := e.registryClient()
+	if err != nil {
+		return registry.Response{}, err
+	}
+	resp, err := c.Get(ctx, name, version)
+	if err != nil {
+		return registry.Response{}, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return resp, nil
+}
+
+// isServerFile tells a server.json's path from a registry name (which
+// never starts with "." or "/", and never ends in ".json" unless the
+// file is there).
+func isServerFile(ref string) bool {
+	if strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) {
+		return true
+	}
+	_, err := os.Stat(ref)
+	return strings.HasSuffix(ref, ".json") && !errors.Is(err, fs.ErrNotExist)
+}
+
+// writeServer prints a server.json for a person: what it is, then each
+// way to run it, numbered as add's --package and --remote take them.
+func writeServer(e *env, s registry.Server) {
+	w := e.Stdout
+	fmt.Fprintf(w, "%s %s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))
+	for _, line := range []struct{ label, v string }{{"title", s.Title}, {"description", s.Description}, {"website", s.WebsiteURL}} {
+		if line.v != "" {
+			fmt.Fprintf(w, "  %s: %s\n", line.label, termsafe.Line(line.v))
+		}
+	}
+	if s.Repository != nil && s.Repository.URL != "" {
+		sub := ""
+		if s.Repository.Subfolder != "" {
+			sub = " (in " + s.Repository.Subfolder + ")"
+		}
+		fmt.Fprintf(w, "  repository: %s\n", termsafe.Line(s.Repository.URL+sub))
+	}
+	for i, p := range s.Packages {
+		fmt.Fprintf(w, "package %d (--package %s): %s, %s\n", i+1, p.RegistryType, termsafe.Line(strings.TrimSpace(p.Identifier+" "+p.Version)), termsafe.Line(p.Transport.Type))
+		writeRunnable(e, s, registry.Choice{Package: p.RegistryType}, i == firstOfType(s, p.RegistryType))
+	}
+	for i, r := range s.Remotes {
+		fmt.Fprintf(w, "remote %d (--remote %d): %s %s\n", i+1, i+1, termsafe.Line(r.Type), termsafe.Line(r.URL))
+		writeRunnable(e, s, registry.Choice{Remote: i + 1}, true)
+	}
+	fmt.Fprintf(w, "Add it: mcpbridge add --from-registry %s@%s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))
+}
+
+func firstOfType(s registry.Server, t string) int {
+	for i, p := range s.Packages {
+		if p.RegistryType == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeRunnable prints what add writes for choice: the command or URL
+// and the notes, or why it cannot; only for the first package of a type,
+// which is the one --package takes.
+func writeRunnable(e *env, s registry.Server, choice registry.Choice, chosen bool) {
+	if !chosen {
+		fmt.Fprintf(e.Stdout, "    (--package %s takes the first %s package)\n", choice.Package, choice.Package)
+		return
+	}
+	entry, err := registry.Build(s, choice)
+	if err != nil {
+		fmt.Fprintf(e.Stdout, "    not added by mcpbridge: %s\n", termsafe.Line(err.Error()))
+		return
+	}
+	if entry.Command != "" {
+		fmt.Fprintf(e.Stdout, "    runs: %s\n", termsafe.Line(strings.Join(append([]string{entry.Command}, entry.Args...), " ")))
+	}
+	for _, n := range entry.Notes {
+		fmt.Fprintf(e.Stdout, "    %s\n", termsafe.Line(n))
+	}
+}
+
+// addFromRegistry is add --from-registry: the entry made of a registry
+// server (or a server.json file, offline), written as add writes any.
+func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
+	if err := checkRegistryAdd(f); err != nil {
+		return err
+	}
+	choice := registry.Choice{Package: f.pkg}
+	if f.remote != "" {
+		n, err := strconv.Atoi(f.remote)
+		if err != nil || n < 1 {
+			return usagef("add: --remote %q: want the remote's number (1 for the first; mcpbridge registry show lists them)", f.remote)
+		}
+		choice.Remote = n
+	}
+	resp, err := e.fetchServer(ctx, "add", f.fromRegistry)
+	if err != nil {
+		return err
+	}
+	built, err := registry.Build(resp.Server, choice)
+	if err != nil {
+		return usagef("add: %v", err)
+	}
+	name, err := registryEntryName(f, resp.Server.Name)
+	if err != nil {
+		return err
+	}
+	if err := e.addEntry(f, name, registryEntry(name, built)); err != nil {
+		return err
+	}
+	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: the registry marks %s %s %s%s\n", termsafe.Line(resp.Server.Name), termsafe.Line(resp.Server.Version), termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
+	}
+	// What the publisher's document makes run, shown before it first runs.
+	if built.Command != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: it runs: %s\n", termsafe.Line(strings.Join(append([]string{built.Command}, built.Args...), " ")))
+	}
+	for _, n := range built.Notes {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: %s\n", termsafe.Line(n))
+	}
+	return nil
+}
+
+// checkRegistryAdd refuses what goes with a command or URL of one's own.
+func checkRegistryAdd(f *flags) error {
+	switch {
+	case f.fromRegistry == "" && (f.pkg != "" || f.remote != ""):
+		return usagef("add: --package and --remote go with --from-registry NAME[@VERSION]")
+	case f.pkg != "" && f.remote != "":
+		return usagef("add: give --package or --remote, not both")
+	case len(f.args) > 1, f.url != "", len(f.env) > 0, len(f.headers) > 0, f.transport != "":
+		return usagef("add: --from-registry writes the server's command or URL, environment and headers itself: give only [NAME] (the entry's name) besides it, and edit the entry afterwards")
+	}
+	return nil
+}
+
+// registryEntryName is the entry's name: NAME when given, else the part
+// of the registry name after its namespace, made a valid serverName.
+func registryEntryName(f *flags, registryName string) (string, error) {
+	if len(f.args) == 1 {
+		return f.args[0], nil
+	}
+	_, base, _ := strings.Cut(registryName, "/")
+	name := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '-'
+	}, base)
+	for strings.Contains(name, "__") {
+		name = strings.ReplaceAll(name, "__", "_")
+	}
+	name = strings.Trim(name[:min(len(name), 32)], "_-")
+	if why := mcpclient.ValidServerName(name); why != "" {
+		return "", usagef("add: no server name can be made of %q (%s): give one, as in mcpbridge add --from-registry %s NAME", registryName, why, registryName)
+	}
+	return name, nil
+}
+
+// registryEntry is the config entry of built, named name.
+func registryEntry(name string, built registry.Entry) *yaml.Node {
+	cfg := mapping("serverName", name, "transport", built.Transport)
+	if built.Command != "" {
+		appendPairs(cfg, "command", built.Command)
+		appendNode(cfg, "args", flowList(built.Args))
+	}
+	if built.URL != "" {
+		appendPairs(cfg, "url", built.URL)
+	}
+	for _, m := range []struct {
+		key   string
+		pairs []registry.Pair
+	}{{"env", built.Env}, {"headers", built.Headers}} {
+		if len(m.pairs) > 0 {
+			n := &yaml.Node{Kind: yaml.MappingNode}
+			for _, p := range m.pairs {
+				appendPairs(n, p.Key, p.Value)
+			}
+			appendNode(cfg, m.key, n)
+		}
+	}
+	ref := mapping("name", built.Name, "version", built.Version)
+	ref.Style = yaml.FlowStyle
+	appendNode(cfg, "registry", ref)
+	entry := mapping("id", name, "name", clientkind.PluginName)
+	appendNode(entry, "config", cfg)
+	return entry
+}
+
+// outdatedJSON is one line of registry outdated --json.
+type outdatedJSON struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Latest   string `json:"latest,omitempty"`
+	Outdated bool   `json:"outdated"`
+	Error    string `json:"error,omitempty"`
+}
+
+// registryOutdated asks the registry for the latest version of each
+// configured entry that records one.
+func (e *env) registryOutdated(ctx context.Context, argv []string) error {
+	f, err := parseFlags("registry outdated", flagSpec{source: true, json: true}, argv)
+	if err != nil {
+		return err
+	}
+	if len(f.args) > 0 {
+		return usagef("registry outdated: unexpected argument %q", f.args[0])
+	}
+	src, err := e.loadSource(f, e.catalog(true))
+	if err != nil {
+		return err
+	}
+	c, err := e.registryClient()
+	if err != nil {
+		return err
+	}
+	var out []outdatedJSON
+	for _, pe := range src.plan.Entries {
+		if o, ok := registryRef(pe); ok {
+			out = append(out, checkOutdated(ctx, c, o))
+		}
+	}
+	return e.writeOutdated(f, src.plan.Source, out)
+}
+
+// registryRef is the registry name and version an entry records, as
+// written (an entry invalid in this shell, for an unset ${VAR}, still
+// has them).
+func registryRef(pe host.PlanEntry) (outdatedJSON, bool) {
+	n := configNode(pe, "registry")
+	if n == nil || n.Kind != yaml.MappingNode {
+		return outdatedJSON{}, false
+	}
+	name, version := mapValue(n, "name"), mapValue(n, "version")
+	if name == nil || version == nil {
+		return outdatedJSON{}, false
+	}
+	return outdatedJSON{ID: pe.Entry.ID, Name: name.Value, Version: version.Value}, true
+}
+
+func checkOutdated(ctx context.Context, c *registry.Client, o outdatedJSON) outdatedJSON {
+	resp, err := c.Get(ctx, o.Name, "latest")
+	if err != nil {
+		o.Error = err.Error()
+		return o
+	}
+	o.Latest = resp.Server.Version
+	o.Outdated = o.Latest != o.Version
+	return o
+}
+
+func (e *env) writeOutdated(f *flags, source string, out []outdatedJSON) error {
+	failed := false
+	for _, o := range out {
+		failed = failed || o.Error != ""
+	}
+	if f.json {
+		if out == nil {
+			out = []outdatedJSON{} // [] for scripts, never null
+		}
+		if err := writeJSON(e.Stdout, out); err != nil {
+			return err
+		}
+	} else {
+		if len(out) == 0 {
+			fmt.Fprintf(e.Stderr, "no entry of %s was added from the registry (mcpbridge add --from-registry NAME records one)\n", source)
+		}
+		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+		for _, o := range out {
+			state := "up to date"
+			switch {
+			case o.Error != "":
+				state = "unknown: " + o.Error
+			case o.Outdated:
+				state = fmt.Sprintf("%s is published: mcpbridge remove %s, then mcpbridge add --from-registry %s", o.Latest, o.ID, o.Name)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.ID, termsafe.Line(o.Name), termsafe.Line(o.Version), termsafe.Line(state))
+		}
+		tw.Flush()
+	}
+	if failed {
+		return &exitError{ExitFailed}
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+package registry
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Choice says which of a server.json's ways to run the server an entry
+// uses. The zero Choice takes the first package mcpbridge can start (over
+// stdio), else the first remote.
+type Choice struct {
+	// Package is a registry type (npm, pypi, oci, nuget, mcpb): the first
+	// package of that type.
+	Package string
+	// Remote is a remote by its number, from 1; 0 for none.
+	Remote int
+}
+
+// Entry is an mcp-client config made from a server.json, as it is
+// written in a config file: what the user must give is a ${VAR}
+// reference, never a value, and literal text from the document has its
+// "$" escaped, so that it never expands a variable of the user's.
+type Entry struct {
+	Transport string // stdio, streamable-http or sse
+	Command   string
+	Args      []string
+	Env       []Pair
+	URL       string
+	Headers   []Pair
+	// Name and Version are the server's in the registry, recorded in the
+	// entry so that outdated can compare.
+	Name, Version string
+	// Notes say what to set before the server starts, and what else the
+	// document asks of the user.
+	Notes []string
+}
+
+// Pair is one environment variable or header.
+type Pair struct{ Key, Value string }
+
+// defaultCommands is the command that runs each registry type's packages.
+var defaultCommands = map[string]string{TypeNPM: "npx", TypePyPI: "uvx", TypeOCI: "docker", TypeNuGet: "dnx"}
+
+// Build makes the entry for s, running what c chooses.
+func Build(s Server, c Choice) (Entry, error) {
+	var e Entry
+	var err error
+	switch {
+	case c.Package != "" && c.Remote > 0:
+		return Entry{}, fmt.Errorf("choose a package or a remote, not both")
+	case c.Remote > 0:
+		if c.Remote > len(s.Remotes) {
+			return Entry{}, fmt.Errorf("%s has %s; %s", s.Name, count(len(s.Remotes), "remote"), s.offers())
+		}
+		e = buildRemote(s.Remotes[c.Remote-1])
+	case c.Package != "":
+		i := slices.IndexFunc(s.Packages, func(p Package) bool { return p.RegistryType == c.Package })
+		if i < 0 {
+			return Entry{}, fmt.Errorf("%s has no %s package; %s", s.Name, c.Package, s.offers())
+		}
+		e, err = buildPackage(s, s.Packages[i])
+	default:
+		e, err = buildDefault(s)
+	}
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Name, e.Version = s.Name, s.Version
+	return e, nil
+}
+
+// buildDefault runs the first package that mcpbridge can start, else the
+// first remote; else it says why the first package cannot be started.
+func buildDefault(s Server) (Entry, error) {
+	for _, p := range s.Packages {
+		if _, ok := defaultCommands[p.RegistryType]; ok && p.Transport.Type == TransportStdio {
+			return buildPackage(s, p)
+		}
+	}
+	if len(s.Remotes) > 0 {
+		return buildRemote(s.Remotes[0]), nil
+	}
+	if len(s.Packages) > 0 {
+		return buildPackage(s, s.Packages[0])
+	}
+	where := ""
+	if s.WebsiteURL != "" {
+		where = ": its website says how to install it: " + s.WebsiteURL
+	}
+	return Entry{}, fmt.Errorf("%s lists neither packages nor remotes%s", s.Name, where)
+}
+
+// offers says what the server offers, for an error about a choice it
+// does not have.
+func (s Server) offers() string {
+	var types []string
+	for _, p := range s.Packages {
+		if !slices.Contains(types, p.RegistryType) {
+			types = append(types, p.RegistryType)
+		}
+	}
+	var parts []string
+	if len(types) > 0 {
+		parts = append(parts, "--package "+strings.Join(types, ", "))
+	}
+	if n := len(s.Remotes); n == 1 {
+		parts = append(parts, "--remote 1")
+	} else if n > 1 {
+		parts = append(parts, fmt.Sprintf("--remote 1 to %d", n))
+	}
+	if len(parts) == 0 {
+		return "it offers nothing to run"
+	}
+	return "it offers " + strings.Join(parts, " or ") + " (mcpbridge registry show " + s.Name + ")"
+}
+
+func count(n int, what string) string {
+	switch n {
+	case 0:
+		return "no " + what + "s"
+	case 1:
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// buildPackage makes the command line that runs p.
+func buildPackage(s Server, p Package) (Entry, error) {
+	what := fmt.Sprintf("the %s package %s of %s", p.RegistryType, p.Identifier, s.Name)
+	if p.Transport.Type != TransportStdio {
+		return Entry{}, fmt.Errorf("%s serves %s at %s once started: mcpbridge connects to such a server but does not start it; start it yourself and add its URL (mcpbridge add NAME URL), or choose another package or a remote", what, p.Transport.Type, p.Transport.URL)
+	}
+	command, ok := defaultCommands[p.RegistryType]
+	switch {
+	case p.RegistryType == TypeMCPB:
+		return Entry{}, fmt.Errorf("%s is an MCP bundle (.mcpb), which an app such as Claude Desktop installs; mcpbridge does not unpack bundles: download %s, check its SHA-256 (%s), unpack it and add the command its manifest.json names (mcpbridge add NAME -- COMMAND), or choose another package or a remote", what, p.Identifier, p.FileSHA256)
+	case !ok:
+		return Entry{}, fmt.Errorf("%s: mcpbridge does not know how to run %q packages (it runs npm, pypi, oci and nuget); choose another package or a remote", what, p.RegistryType)
+	}
+	r := &resolver{}
+	e := Entry{Transport: TransportStdio, Command: command, Env: r.env(p.EnvironmentVariables)}
+	runtime, args := r.args(p.RuntimeArguments), r.args(p.PackageArguments)
+	switch p.RegistryType {
+	case TypeNPM:
+		e.Args = slices.Concat([]string{"-y"}, runtime, []string{literal(versioned(p, "@"))}, args)
+	case TypePyPI:
+		e.Args = slices.Concat(runtime, []string{literal(versioned(p, "=="))}, args)
+	case TypeOCI:
+		e.Args = slices.Concat([]string{"run", "-i", "--rm"}, runtime, dockerEnv(e.Env), []string{literal(image(p))}, args)
+	case TypeNuGet:
+		e.Args = slices.Concat(runtime, []string{literal(versioned(p, "@")), "--yes"})
+		if len(args) > 0 {
+			e.Args = slices.Concat(e.Args, []string{"--"}, args)
+		}
+	}
+	if p.RuntimeHint != "" && p.RuntimeHint != command {
+		r.note("the publisher suggests running it with %s; the entry runs %s", p.RuntimeHint, command)
+	}
+	e.Notes = r.notes
+	return e, nil
+}
+
+// versioned is the package with its version: name@1.2.3, name==1.2.3.
+func versioned(p Package, sep string) string {
+	if p.Version == "" {
+		return p.Identifier
+	}
+	return p.Identifier + sep + p.Version
+}
+
+// image is an OCI package's image reference, tagged with its version
+// when the identifier carries no tag or digest of its own.
+func image(p Package) string {
+	last := p.Identifier[strings.LastIndex(p.Identifier, "/")+1:]
+	if p.Version == "" || strings.ContainsAny(last, ":@") {
+		return p.Identifier
+	}
+	return p.Identifier + ":" + p.Version
+}
+
+// dockerEnv passes each variable of the entry's env on into the container
+// (docker run -e NAME takes its value from docker's own environment).
+func dockerEnv(env []Pair) []string {
+	var out []string
+	for _, kv := range env {
+		out = append(out, "-e", kv.Key)
+	}
+	return out
+}
+
+// buildRemote makes the entry that connects to r.
+func buildRemote(t Transport) Entry {
+	r := &resolver{}
+	e := Entry{Transport: t.Type, URL: r.template(t.URL, t.Variables)}
+	for _, h := range t.Headers {
+		if v, ok := r.value(h.Input, h.Name, varName(h.Name)); ok {
+			e.Headers = append(e.Headers, Pair{h.Name, v})
+		}
+	}
+	e.Notes = r.notes
+	return e
+}
+
+// resolver turns the document's inputs into config text, collecting the
+// notes of what the user must set.
+type resolver struct{ notes []string }
+
+func (r *resolver) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !slices.Contains(r.notes, msg) {
+		r.notes = append(r.notes, msg)
+	}
+}
+
+// env is the entry's environment: fixed values, and a reference for each
+// required variable. An optional one is left to the user's environment
+// (mcpbridge passes it on unless its name looks like a secret's).
+func (r *resolver) env(vars []KeyValue) []Pair {
+	var out []Pair
+	for _, kv := range vars {
+		if v, ok := r.value(kv.Input, kv.Name, kv.Name); ok {
+			out = append(out, Pair{kv.Name, v})
+		}
+	}
+	return out
+}
+
+// args are the command-line arguments of list, in order: a named one as
+// its flag and its value, a positional one as its value; one the user
+// need not give is left out.
+func (r *resolver) args(list []Argument) []string {
+	var out []string
+	for _, a := range list {
+		label, name := a.ValueHint, a.ValueHint
+		if a.Type == "named" {
+			label, name = a.Name, strings.TrimLeft(a.Name, "-")
+		}
+		v, ok := r.value(a.Input, label, varName(cmp.Or(name, "arg")))
+		if !ok {
+			continue
+		}
+		if a.Type != "named" {
+			out = append(out, v)
+			continue
+		}
+		switch {
+		case a.Format == "boolean" && v == "false":
+		case a.Format == "boolean" && v == "true", v == "":
+			out = append(out, literal(a.Name)) // a flag alone
+		default:
+			out = append(out, literal(a.Name), v)
+		}
+	}
+	return out
+}
+
+// value is the config text of an input called label: its fixed value
+// (its {variables} filled), else a ${VAR} reference (with its default
+// when it has one that is not secret) for a required input. An optional
+// input without a fixed value is left out (ok false): the server has its
+// own default.
+func (r *resolver) value(in Input, label, variable string) (string, bool) {
+	if in.Value != "" {
+		return r.template(in.Value, in.Variables), true
+	}
+	if !in.IsRequired {
+		if in.Description != "" || in.Default != "" {
+			r.note("optional: %s%s", label, describe(in))
+		}
+		return "", false
+	}
+	return r.reference(in, label, variable), true
+}
+
+// reference is ${VAR} for a required input, or ${VAR:-default} when it
+// has a default that can be written so; the note says what to set.
+func (r *resolver) reference(in Input, label, variable string) string {
+	if in.Default != "" && !in.IsSecret && !strings.ContainsAny(in.Default, "{}") {
+		if label != variable {
+			r.note("%s is ${%s}, %s unless you set it%s", label, variable, in.Default, describe(Input{Description: in.Description, Choices: in.Choices}))
+		}
+		return "${" + variable + ":-" + literal(in.Default) + "}"
+	}
+	if label == variable {
+		r.note("set %s%s", variable, describe(in))
+	} else {
+		r.note("set %s (%s)%s", variable, label, describe(in))
+	}
+	return "${" + variable + "}"
+}
+
+// template fills the {variables} of s: a fixed value or default of the
+// variable, else a ${VAR} reference. Text around them is literal. A
+// {name} without a variable stays as written, as the schema says.
+func (r *resolver) template(s string, vars map[string]Input) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholder.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(literal(s[last:m[0]]))
+		last = m[1]
+		name := s[m[2]:m[3]]
+		in, ok := vars[name]
+		switch {
+		case !ok:
+			b.WriteString(literal(s[m[0]:m[1]]))
+		case in.Value != "":
+			b.WriteString(r.template(in.Value, nil))
+		case in.Default != "" && !in.IsRequired:
+			b.WriteString(literal(in.Default))
+		default:
+			in.IsRequired = true
+			b.WriteString(r.reference(in, "{"+name+"}", varName(name)))
+		}
+	}
+	b.WriteString(literal(s[last:]))
+	return b.String()
+}
+
+// placeholder is a {name} in a value or URL template.
+var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.-]+)\}`)
+
+// describe is the note's tail: the input's description and what kind of
+// value it is.
+func describe(in Input) string {
+	var parts []string
+	if in.Description != "" {
+		parts = append(parts, in.Description)
+	}
+	if in.IsSecret {
+		parts = append(parts, "a secret")
+	}
+	if len(in.Choices) > 0 {
+		parts = append(parts, "one of "+strings.Join(in.Choices, ", "))
+	}
+	if in.Default != "" && !in.IsSecret {
+		parts = append(parts, "default "+in.Default)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+// literal is document text as config text: "$" doubled, so that a value
+// the publisher wrote never expands a variable of the user's.
+func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// shadowed are variables every shell sets: an input named like one gets
+// a prefix, so that its reference never reads the user's PATH or HOME.
+var shadowed = []string{"PATH", "HOME", "USER", "SHELL", "PWD", "TMPDIR", "LANG", "TERM", "HOST", "HOSTNAME", "LOGNAME"}
+
+// varName is the environment variable a named input is read from:
+// upper case, each character outside [A-Z0-9_] an underscore.
+func varName(name string) string {
+	v := strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_':
+			return r
+		}
+		return '_'
+	}, strings.Trim(name, "-"))
+	if v == "" || v[0] >= '0' && v[0] <= '9' || slices.Contains(shadowed, v) {
+		v = "MCP_" + v
+	}
+	return v
+}
