@@ -110,6 +110,11 @@ func TestScanCountsPinWithheldTools(t *testing.T) {
 	if want := " in 2 tools and 0 prompts of 1 servers\n"; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("scan: exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
+	// tools NAME of the withheld tool says why, not "no tool".
+	r = mcpbridge(t, "", "tools", "--url", url, "--name", "web", "mcp__web__notes")
+	if want := `mcpbridge: tools: tool "mcp__web__notes" is withheld: `; r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+		t.Errorf("tools NAME of a withheld tool: %+v\nwant exit 1 and %q", r, want)
+	}
 }
 
 // A Streamable HTTP URL without its /mcp gets a 404 to the handshake, and
