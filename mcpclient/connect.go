@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,7 +281,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		}
 		err = gen.failed(err)
 		gen.end(err)
-		return nil, redact.Error(err)
+		return nil, s.cfg.mcpPathHint(redact.Error(err))
 	}
 	gen.session = session
 	go func() {
@@ -296,6 +298,24 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		gen.end(err)
 	}()
 	return gen, nil
+}
+
+// mcpPathHint adds to err, a Streamable HTTP server's 404 to the
+// handshake at a URL whose path does not end in /mcp, where servers
+// usually answer: a URL copied without its /mcp is a common slip. Only
+// the scheme and host of the URL are quoted (its path may hold a key).
+func (c Config) mcpPathHint(err error) error {
+	if c.Transport != TransportStreamableHTTP || !strings.HasSuffix(err.Error(), ": "+http.StatusText(http.StatusNotFound)) {
+		return err
+	}
+	u, perr := url.Parse(c.URL)
+	if perr != nil || strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/mcp") {
+		return err
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		return fmt.Errorf("%w (no MCP endpoint at the URL's root: servers usually answer at /mcp; try %s://%s/mcp)", err, u.Scheme, u.Host)
+	}
+	return fmt.Errorf("%w (no MCP endpoint at the URL's path: servers usually answer at a path ending in /mcp)", err)
 }
 
 // discoverProbeBound is how long a stream connection waits for the answer

@@ -46,7 +46,7 @@ type flags struct {
 	env          []string // --env K=V (add)
 	transport    string   // --transport (add)
 	scope        string   // --scope (add, remove)
-	callArgs     []string // --arg K=V (call)
+	callArgs     []string // --arg K=V (call, prompt)
 	timeout      string   // --timeout D (call), as given
 	limit        string   // --limit K (search: cutLimit takes it first)
 	saveDir      string   // --save-dir (call)
@@ -67,7 +67,8 @@ type flagSpec struct {
 	tokens  bool // --tokens
 	serve   bool // --stdio, --http
 	edit    bool // add: --url, --header, --env, --transport
-	save    bool // call: --save-dir, --arg, --timeout
+	save    bool // call: --save-dir, --timeout
+	arg     bool // --arg K=V (call, prompt)
 	server  bool // --server (read)
 	diff    bool // --diff (pin)
 	scope   bool // --scope (add, remove)
@@ -203,7 +204,7 @@ func flagDefs() []flagDef {
 		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope }), "S"},
 		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport }), "T"},
 		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir }), "DIR"},
-		{[]string{"arg"}, func(s flagSpec) bool { return s.save }, appendValue(func(f *flags) *[]string { return &f.callArgs }), "K=V"},
+		{[]string{"arg"}, func(s flagSpec) bool { return s.arg }, appendValue(func(f *flags) *[]string { return &f.callArgs }), "K=V"},
 		{[]string{"timeout"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.timeout }), "D"},
 		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless }), ""},
 		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio }), ""},

@@ -49,18 +49,13 @@ func applyArgs(tool string, schema json.RawMessage, args json.RawMessage, pairs 
 		return nil, usagef("call: arguments: %v", err) // untested: callArgs checked it is an object
 	}
 	for _, kv := range pairs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, usagef("call: --arg %q: want KEY=VALUE", kv)
+		k, v, err := splitArg("call", kv)
+		if err != nil {
+			return nil, err
 		}
 		prop, known := s.Properties[k]
 		if !known && len(s.Properties) > 0 && !allowsOthers(s) {
-			names := slices.Sorted(maps.Keys(s.Properties))
-			msg := fmt.Sprintf("call: --arg %s: %s has no argument %q (its arguments: %s)", kv, tool, k, strings.Join(names, ", "))
-			if m := yamlconf.Suggest(k, names); m != "" {
-				msg = fmt.Sprintf("call: --arg %s: %s has no argument %q: did you mean %q?", kv, tool, k, m)
-			}
-			return nil, usagef("%s", msg)
+			return nil, unknownArg("call", kv, tool, k, slices.Sorted(maps.Keys(s.Properties)))
 		}
 		raw, err := typedValue(v, prop.types())
 		if err != nil {
@@ -69,6 +64,28 @@ func applyArgs(tool string, schema json.RawMessage, args json.RawMessage, pairs 
 		obj[k] = raw
 	}
 	return json.Marshal(obj)
+}
+
+// splitArg splits the K=V of cmd's --arg.
+func splitArg(cmd, kv string) (k, v string, err error) {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return "", "", usagef("%s: --arg %q: want KEY=VALUE", cmd, kv)
+	}
+	return k, v, nil
+}
+
+// unknownArg is the usage error of cmd's --arg kv, whose key k is none of
+// names, the arguments of owner (a tool or a prompt): the name meant, else
+// the list.
+func unknownArg(cmd, kv, owner, k string, names []string) error {
+	if m := yamlconf.Suggest(k, names); m != "" {
+		return usagef("%s: --arg %s: %s has no argument %q: did you mean %q?", cmd, kv, owner, k, m)
+	}
+	if len(names) == 0 {
+		return usagef("%s: --arg %s: %s takes no arguments", cmd, kv, owner)
+	}
+	return usagef("%s: --arg %s: %s has no argument %q (its arguments: %s)", cmd, kv, owner, k, strings.Join(names, ", "))
 }
 
 // allowsOthers reports whether the schema takes keys beyond its

@@ -20,10 +20,22 @@ import (
 // DeepSeek and OpenAI accept as is.
 type chatTool = chattools.Tool
 
-// tools lists every tool under its public name. Exit status 1 when an
-// enabled server is not ready, or a definition is withheld by its pin.
+// tools lists every tool under its public name, or with NAME shows that
+// tool in full. Exit status 1 when an enabled server is not ready, or a
+// definition is withheld by its pin.
 func (e *env) tools(ctx context.Context, argv []string) error {
-	f, src, b, err := e.openCommand(ctx, "tools", argv)
+	f, err := parseFlags("tools", specOf("tools"), argv)
+	if err != nil {
+		return err
+	}
+	switch len(f.args) {
+	case 0:
+	case 1:
+		return e.toolInFull(ctx, f, f.args[0])
+	default:
+		return usagef("tools: want at most one tool NAME, got %d arguments: %s", len(f.args), strings.Join(f.args, " "))
+	}
+	src, b, err := e.openSource(ctx, f)
 	if b == nil {
 		return err
 	}
@@ -274,10 +286,17 @@ func (e *env) openCommand(ctx context.Context, cmd string, argv []string) (*flag
 	if len(f.args) > 0 {
 		return nil, nil, nil, usagef("%s: unexpected argument %q", cmd, f.args[0])
 	}
+	src, b, err := e.openSource(ctx, f)
+	return f, src, b, err
+}
+
+// openSource loads the SOURCE of f and starts its servers; a nil bridge
+// comes with an error.
+func (e *env) openSource(ctx context.Context, f *flags) (*source, *bridge, error) {
 	src, err := e.loadSource(f, e.catalog(true))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	b, err := e.open(ctx, src, f)
-	return f, src, b, err
+	return src, b, err
 }

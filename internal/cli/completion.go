@@ -19,7 +19,7 @@ import (
 // __complete kind, or a fixed list.
 func dynamicArgs() map[string]string {
 	return map[string]string{
-		"call": "tools", "prompt": "prompts", "read": "uris",
+		"call": "tools", "tools": "tools", "prompt": "prompts", "read": "uris",
 		"get": "entries", "remove": "entries", "logout": "entries", "login": "entries",
 	}
 }
@@ -27,7 +27,7 @@ func dynamicArgs() map[string]string {
 // flagChoices are the values a flag takes, for completion.
 func flagChoices() map[string]string {
 	return map[string]string{
-		"--transport": "http sse stdio", "--scope": "project user", "-s": "project user",
+		"--transport": "http sse stdio", "--scope": "local project user", "-s": "local project user",
 		"--elicit": "cancel decline defaults", "--log-format": "json text",
 		"--package": "mcpb npm nuget oci pypi",
 	}

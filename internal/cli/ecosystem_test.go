@@ -332,7 +332,7 @@ func TestShellCompletion(t *testing.T) {
 			prog + " serve --metr",
 		}
 		want := []string{"tools", "call", "mcp__demo__echo", "zsh", "--tokens", "--timeout", "--scope",
-			"project user", "parked", "mcp__everything__simple-prompt", "demo://resource/static/document/features.md", "--metrics-addr"}
+			"local project user", "parked", "mcp__everything__simple-prompt", "demo://resource/static/document/features.md", "--metrics-addr"}
 		if prog != "mcpbridge" { // the prompts and URIs once are enough (each starts the server)
 			lines, want = slices.Delete(lines, 9, 11), slices.Delete(want, 9, 11)
 		}

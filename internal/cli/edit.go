@@ -107,8 +107,13 @@ func (e *env) scopePath(scope string) (string, error) {
 			return p, nil
 		}
 		return "", usagef("--scope user: neither XDG_CONFIG_HOME nor HOME is set")
+	case scopeLocal:
+		if p := e.localConfigPath(); p != "" {
+			return p, nil
+		}
+		return "", usagef("--scope local: neither XDG_CONFIG_HOME nor HOME is set")
 	default:
-		return "", usagef("--scope %q: want user or project", scope)
+		return "", usagef("--scope %q: want local (yours, this project only), project (shared with the project) or user (yours, every project)", scope)
 	}
 }
 
@@ -174,7 +179,7 @@ func (e *env) removeCandidates(f *flags) ([]string, error) {
 		return []string{p}, err
 	}
 	var out []string
-	for _, scope := range []string{scopeProject, scopeUser} {
+	for _, scope := range []string{scopeProject, scopeUser, scopeLocal} {
 		if p, err := e.scopePath(scope); err == nil {
 			out = append(out, p)
 		}

@@ -24,13 +24,13 @@ type command struct {
 // commands is every subcommand, in the order help lists them.
 func commands() []command {
 	return []command{
-		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings]", "list the tools under their public names", toolsHelp, (*env).tools},
+		{"tools", "tools [SOURCE] [--json] [--tokens] [--timings] [NAME]", "list the tools under their public names, or show one in full", toolsHelp, (*env).tools},
 		{"call", "call [SOURCE] [--json] [--elicit MODE] [--save-dir DIR] [--timeout D] [--task] NAME [ARGS_JSON | -] [--arg K=V]...", "call a tool by its public name", callHelp, (*env).call},
 		{"search", "search [SOURCE] [--json] [--limit K] QUERY | -", "the tools that fit a request, best first", searchHelp, (*env).search},
 		{"resources", "resources [SOURCE] [--json]", "list the servers' resources and resource templates", "", (*env).resources},
 		{"read", "read [SOURCE] [--json] [--server NAME] URI", "print a resource (a templated URI finds its server)", readHelp, (*env).read},
 		{"prompts", "prompts [SOURCE] [--json]", "list the prompts under their public names", "", (*env).prompts},
-		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON]", `render a prompt's messages ("role: text")`, "", (*env).prompt},
+		{"prompt", "prompt [SOURCE] [--json] NAME [ARGS_JSON] [--arg K=V]...", `render a prompt's messages ("role: text")`, promptHelp, (*env).prompt},
 		{"agent", "agent [SOURCE] [-p PROMPT | -p -] [--json] [--yes] [--model M] [--base-url URL] [--max-steps N] [--resume ID | --continue] [--code-mode]", "a model with every tool: headless with -p, else at the terminal", agentHelp, (*env).agent},
 		{"status", "status [SOURCE] [--json] [--timings]", "start the servers and show each one's state", statusHelp, (*env).status},
 		{"logs", "logs [SOURCE] NAME", "start one server and print what it wrote on stderr (escaped, secrets redacted)", logsHelp, (*env).logs},
@@ -40,12 +40,12 @@ func commands() []command {
 		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
 		{"audit", "audit verify FILE", "check that a gateway audit trail's hash chain is intact", auditHelp, noContext((*env).auditCmd)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
-		{"add", "add [--scope user|project] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... NAME (URL | -- COMMAND [ARGS...])", "add a server to a config file (created when missing)", addHelp, (*env).add},
-		{"add-json", "add-json [--scope user|project] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
-		{"remove", "remove [--scope user|project] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
+		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... (NAME (URL | --url URL | -- COMMAND [ARGS...]) | --from-registry NAME[@VERSION] [--package TYPE | --remote N] [NAME])", "add a server to a config file (created when missing)", addHelp, (*env).add},
+		{"add-json", "add-json [--scope local|project|user] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
+		{"remove", "remove [--scope local|project|user] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},
 		{"registry", "registry search [--json] QUERY | show [--json] NAME[@VERSION] | outdated [SOURCE] [--json]", "find servers in the MCP Registry, and entries with a newer version there", registryHelp, (*env).registryCmd},
 		{"import", "import FILE", "print another client's MCP config (mcpServers JSON, Codex TOML) as mcpbridge YAML", importHelp, noContext((*env).importConfig)},
 		{"completion", "completion bash|zsh|fish", "print a shell completion script", completionHelp, noContext((*env).completion)},
@@ -62,12 +62,12 @@ func commandSpecs() map[string]flagSpec {
 	browse := flagSpec{source: true, json: true}
 	return map[string]flagSpec{
 		"tools":     {source: true, json: true, timings: true, tokens: true},
-		"call":      {source: true, json: true, save: true, task: true},
+		"call":      {source: true, json: true, save: true, arg: true, task: true},
 		"search":    {source: true, json: true, limit: true},
 		"resources": browse,
 		"read":      {source: true, json: true, server: true},
 		"prompts":   browse,
-		"prompt":    browse,
+		"prompt":    {source: true, json: true, arg: true},
 		"status":    oneShot,
 		"logs":      {source: true},
 		"list":      {config: true, json: true},
@@ -137,27 +137,32 @@ func unknownCommand(name string) error {
 	return usagef("unknown command %q (see 'mcpbridge help')", name)
 }
 
-// suggestTool prints, for a tool name that is not there, the name meant:
-// the one whose raw name is name ("echo" for mcp__everything__echo), else
-// the closest within two typos.
+// suggestTool prints, for a tool name that is not there, the name meant
+// (toolMeant), if any.
 func (e *env) suggestTool(name string, b *bridge) {
-	var names []string
-	meant := ""
-	for _, t := range b.reg.List() {
-		if strings.HasSuffix(t.Name, "__"+name) && meant == "" {
-			meant = t.Name
-		}
-		names = append(names, t.Name)
-	}
-	if meant == "" {
-		meant = yamlconf.Suggest(name, names)
-	}
-	if meant != "" {
+	if meant := toolMeant(name, b); meant != "" {
 		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
 	}
 }
 
-const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG, ./mcpbridge.yaml, or the embedded demo config):
+// toolMeant is, for a tool name that is not there, the name meant: the
+// one whose raw name is name ("echo" for mcp__everything__echo), else the
+// closest within two typos; "" when none is close.
+func toolMeant(name string, b *bridge) string {
+	var names []string
+	for _, t := range b.reg.List() {
+		if strings.HasSuffix(t.Name, "__"+name) {
+			return t.Name
+		}
+		names = append(names, t.Name)
+	}
+	return yamlconf.Suggest(name, names)
+}
+
+const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG; else the user config $XDG_CONFIG_HOME/mcpbridge/config.yaml,
+the project's mcpbridge.yaml (here or up to the repository root) and your own config for the
+project (add's local scope), merged by id, the later replacing the earlier; else the embedded
+demo config):
   --config FILE                   a YAML file of server entries, or another client's config:
                                   an mcpServers JSON (Claude Desktop, Claude Code, Cursor, Gemini CLI)
                                   or a Codex config.toml
@@ -281,7 +286,9 @@ func (e *env) version(argv []string) error {
 	return nil
 }
 
-const toolsHelp = `  --json      the chat-completions "tools" array
+const toolsHelp = `The list shows the first line of each description; with NAME, that tool in full: its whole
+description, input and output schemas, title and annotations (only its server is started).
+  --json      the chat-completions "tools" array (with NAME: that tool's entry)
   --tokens    each tool definition's tokens (o200k_base), and each server's total; with
               --json an object {"encoding", "total", "tools": [{"name", "server", "tokens"}],
               "servers": [{"server", "tools", "tokens"}]} instead of the chat array
@@ -338,6 +345,11 @@ code on a loopback redirect, and stores the tokens under $XDG_STATE_HOME/mcpbrid
 needs a login shows as needs-login in status, with this command to run.
 `
 
+const promptHelp = `ARGS_JSON is a JSON object of strings ('{"style": "short"}').
+  --arg K=V   one argument (repeatable, over ARGS_JSON); a key the prompt does not list is
+              refused before it is rendered
+`
+
 const readHelp = `  --server NAME   the server to read from, when more than one offers the URI
 `
 
@@ -366,9 +378,12 @@ says who may call and what, and records it; see docs/operations.md §9.
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
 before it is written, and it is replaced atomically.
-  --scope S          user ($XDG_CONFIG_HOME/mcpbridge/config.yaml) or project (./mcpbridge.yaml,
-                     found up to the repository root); default: project when that file exists, else
-                     user (remove: the file that has NAME)
+  --scope S          project (./mcpbridge.yaml, found up to the repository root: shared with the
+                     project), user ($XDG_CONFIG_HOME/mcpbridge/config.yaml: yours, every project) or
+                     local (yours, this project only: $XDG_CONFIG_HOME/mcpbridge/projects/DIR-HASH/
+                     config.yaml, for the project file's directory, else the repository root, else
+                     here); default: project when that file exists, else user (remove: the file that
+                     has NAME)
   --config FILE      this file instead (also $MCPBRIDGE_CONFIG)
 `
 
@@ -393,9 +408,9 @@ as they are (as a SOURCE); import is for moving to mcpbridge's own format.
 `
 
 const completionHelp = `Prints a completion script for the shell, made for the name this binary runs as: each
-command's own flags and their values, tool names after 'call', prompt names after 'prompt' and
-URIs after 'read' from the config on the line (its servers are started to list them), entry
-names after 'get' and 'remove'. For example:
+command's own flags and their values, tool names after 'call' and 'tools', prompt names after
+'prompt' and URIs after 'read' from the config on the line (its servers are started to list
+them), entry names after 'get' and 'remove'. For example:
   bash:  source <(mcpbridge completion bash)
   zsh:   source <(mcpbridge completion zsh)
   fish:  mcpbridge completion fish | source

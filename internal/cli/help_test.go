@@ -82,3 +82,36 @@ func TestReadmeCommandReference(t *testing.T) {
 		t.Errorf("README.md's command reference (-help +README):\n%s", diff)
 	}
 }
+
+// Each command's synopsis (the README's command reference, which
+// TestReadmeCommandReference holds to help's) names every flag of the
+// command's own: only the flags every command takes, SOURCE's (which its
+// help explains under SOURCE) and a flag named by another of its names
+// are left out.
+func TestSynopsisNamesEveryFlag(t *testing.T) {
+	global := map[string]bool{"--help": true, "--verbose": true, "--log-format": true}
+	sourceFlags := map[string]bool{"--config": true, "--url": true, "--name": true, "--header": true, "--oauth-headless": true, "--elicit": true}
+	shortFlag := regexp.MustCompile(`(^|[\s\[(|])(-[a-zA-Z])\b`)
+	for _, c := range commands() {
+		named := map[string]bool{}
+		for _, m := range append(longFlag.FindAllStringSubmatch(c.synopsis, -1), shortFlag.FindAllStringSubmatch(c.synopsis, -1)...) {
+			named[m[2]] = true
+		}
+		for _, def := range flagDefs() {
+			if !def.accept(specOf(c.name)) {
+				continue
+			}
+			var forms []string
+			for _, n := range def.names {
+				forms = append(forms, map[bool]string{true: "-", false: "--"}[len(n) == 1]+n)
+			}
+			in := func(set map[string]bool) bool {
+				return slices.ContainsFunc(forms, func(f string) bool { return set[f] })
+			}
+			if in(global) || in(sourceFlags) && specOf(c.name).source || in(named) {
+				continue
+			}
+			t.Errorf("%s accepts %s, but its synopsis does not name it: mcpbridge %s", c.name, strings.Join(forms, "/"), c.synopsis)
+		}
+	}
+}

@@ -146,12 +146,46 @@ func resourceServer(b *bridge, named, uri string) (string, error) {
 
 // reportShadowed says on stderr which resources of a server are not the
 // ones a reader gets, because a server earlier in the config offers the
-// same URI.
+// same URI: once for each pair of servers, with a count when there are
+// more than one (two copies of a server shadow all of each other's).
 func (e *env) reportShadowed(shadowed []tool.Shadowed) {
+	type pair struct{ server, keptBy string }
+	var order []pair
+	byPair := map[pair][]tool.Shadowed{}
 	for _, s := range shadowed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
-			s.Kind, termsafe.Line(s.Key), s.Server, s.KeptBy)
+		p := pair{s.Server, s.KeptBy}
+		if _, ok := byPair[p]; !ok {
+			order = append(order, p)
+		}
+		byPair[p] = append(byPair[p], s)
 	}
+	for _, p := range order {
+		if ss := byPair[p]; len(ss) == 1 {
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s %q of server %q is not used: server %q offers it too and comes first in the config\n",
+				ss[0].Kind, termsafe.Line(ss[0].Key), p.server, p.keptBy)
+		} else {
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s of server %q are not used: server %q offers the same URIs and comes first in the config (status --json lists them under \"shadowed\")\n",
+				shadowedCount(ss), p.server, p.keptBy)
+		}
+	}
+}
+
+// shadowedCount says how many resources and templates ss holds: "7
+// resources and 2 resource templates".
+func shadowedCount(ss []tool.Shadowed) string {
+	counts := map[string]int{}
+	var kinds []string
+	for _, s := range ss {
+		if counts[s.Kind] == 0 {
+			kinds = append(kinds, s.Kind)
+		}
+		counts[s.Kind]++
+	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], plural(counts[k], k, k+"s")))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // shadowedURI is what ShadowedResources says about uri.
@@ -228,18 +262,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]`,
-// ARGS_JSON an object of strings.
+// prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]
+// [--arg K=V]...`, ARGS_JSON an object of strings.
 func (e *env) prompt(ctx context.Context, argv []string) error {
 	return e.withBridge(ctx, "prompt", argv, func(b *bridge, f *flags) error {
 		if len(f.args) < 1 || len(f.args) > 2 {
-			return usagef("prompt: want NAME [ARGS_JSON] (see 'mcpbridge help')")
+			return usagef("prompt: want NAME [ARGS_JSON] [--arg K=V]... (see 'mcpbridge help prompt')")
 		}
-		var args map[string]string
-		if len(f.args) == 2 {
-			if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
-				return usagef("prompt: ARGS_JSON must be a JSON object of strings: %v", err)
-			}
+		args, err := promptArgsOf(b, f)
+		if err != nil {
+			return err
 		}
 		res, err := b.reg.GetPrompt(ctx, f.args[0], args)
 		if errors.Is(err, tool.ErrUnknownPrompt) {
@@ -259,6 +291,45 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 		}
 		return nil
 	})
+}
+
+// promptArgsOf are the arguments of prompt's line: ARGS_JSON, then each
+// --arg K=V over it (nil when neither is given). A key the prompt does not
+// list is refused (when the prompt is known; an unknown one gets its own
+// error).
+func promptArgsOf(b *bridge, f *flags) (map[string]string, error) {
+	var args map[string]string
+	if len(f.args) == 2 {
+		if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
+			return nil, usagef(`prompt: ARGS_JSON must be a JSON object of strings, like '{"style": "short"}' (or --arg K=V per argument): %v`, err)
+		}
+	}
+	name := f.args[0]
+	ps := b.reg.Prompts()
+	i := slices.IndexFunc(ps, func(p tool.Prompt) bool { return p.Name == name })
+	for _, kv := range f.callArgs {
+		k, v, err := splitArg("prompt", kv)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 && !slices.ContainsFunc(ps[i].Arguments, func(a tool.PromptArgument) bool { return a.Name == k }) {
+			return nil, unknownArg("prompt", kv, name, k, promptArgNames(ps[i]))
+		}
+		if args == nil {
+			args = map[string]string{}
+		}
+		args[k] = v
+	}
+	return args, nil
+}
+
+// promptArgNames are the names of p's arguments.
+func promptArgNames(p tool.Prompt) []string {
+	var out []string
+	for _, a := range p.Arguments {
+		out = append(out, a.Name)
+	}
+	return out
 }
 
 // unknownPrompt is err for a prompt name nobody offers, with the name

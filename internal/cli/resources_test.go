@@ -121,4 +121,12 @@ func TestShadowedResources(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, `resource "demo://resource/static/document/features.md" of server "second" is not used: server "everything" offers it too`) {
 		t.Errorf("read: exit %d\n%s", r.code, r.stderr)
 	}
+	// status and resources say it once, with a count, not nine times.
+	const once = `mcpbridge: 7 resources and 2 resource templates of server "second" are not used: server "everything" offers the same URIs and comes first in the config (status --json lists them under "shadowed")` + "\n"
+	for _, cmd := range []string{"status", "resources"} {
+		r = mcpbridge(t, "", cmd, "--config", cfg)
+		if r.code != 0 || !strings.Contains(r.stderr, once) || strings.Count(r.stderr, "not used") != 1 {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant one line: %s", cmd, r.code, r.stderr, once)
+		}
+	}
 }

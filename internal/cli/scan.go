@@ -107,20 +107,37 @@ func (e *env) scanSummary(b *bridge, fs []host.ScanFinding) {
 	for _, f := range fs {
 		n[f.Severity]++
 	}
-	tools, scanned := 0, 0
-	for _, st := range b.statuses {
-		if st.State == host.StateReady {
-			tools += st.Tools
-			scanned++
-		}
-	}
-	prompts := len(b.reg.Prompts())
+	tools, prompts, scanned := scannedCounts(b.statuses)
+	prompts += len(b.reg.Prompts())
 	if len(fs) == 0 {
 		fmt.Fprintf(e.Stderr, "no findings in %d tools and %d prompts of %d servers\n", tools, prompts, scanned)
 		return
 	}
 	fmt.Fprintf(e.Stderr, "%d findings (%d high, %d medium, %d low) in %d tools and %d prompts of %d servers\n",
 		len(fs), n["high"], n["medium"], n["low"], tools, prompts, scanned)
+}
+
+// scannedCounts counts the ready servers, and the tools and prompts the
+// scan saw that the registry does not list: every published tool (a
+// server's Tools), and the definitions a pin withholds, which the scan
+// sees all the same (the registry's prompts are the caller's to add).
+func scannedCounts(statuses []host.Status) (tools, heldPrompts, servers int) {
+	for _, st := range statuses {
+		if st.State != host.StateReady {
+			continue
+		}
+		servers++
+		tools += st.Tools
+		for _, n := range st.PinNotes {
+			switch { // the notes' shape: mcpclient.StatusDetails.PinNotes
+			case strings.HasPrefix(n, "withheld tool "):
+				tools++
+			case strings.HasPrefix(n, "withheld prompt "):
+				heldPrompts++
+			}
+		}
+	}
+	return tools, heldPrompts, servers
 }
 
 // reportScan says on stderr, for each server whose definitions the scan

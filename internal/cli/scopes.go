@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,11 +17,13 @@ import (
 )
 
 // The config scopes (docs/decisions.md §7): a user file, a project file
-// found from the working directory up to the repository root, or one file
-// named by --config or MCPBRIDGE_CONFIG, which replaces both.
+// found from the working directory up to the repository root, the user's
+// own file for that project (local, Claude Code's default scope), or one
+// file named by --config or MCPBRIDGE_CONFIG, which replaces them all.
 const (
 	scopeUser    = "user"
 	scopeProject = "project"
+	scopeLocal   = "local"
 )
 
 // configFile is one config file a command reads, and its scope ("" for
@@ -65,6 +70,42 @@ func projectConfigPath() string {
 	return ""
 }
 
+// localConfigPath is the local scope's file: the user's servers for this
+// project alone, kept beside the user file (never in the project, so it is
+// neither committed nor shared, and its lock is the user's too), under
+// projects/ in a directory named for the project: its base name and a
+// hash of its path. "" without a home.
+func (e *env) localConfigPath() string {
+	user := e.userConfigPath()
+	if user == "" {
+		return ""
+	}
+	dir := projectDir()
+	sum := sha256.Sum256([]byte(dir))
+	name := filepath.Base(dir) + "-" + hex.EncodeToString(sum[:6])
+	return filepath.Join(filepath.Dir(user), "projects", name, "config.yaml")
+}
+
+// projectDir is the directory the local scope belongs to: the project
+// file's, else the repository root, else the working directory; absolute,
+// symbolic links resolved, so that one project has one local file however
+// it is reached.
+func projectDir() string {
+	dir := ""
+	if p := projectConfigPath(); p != "" {
+		dir = filepath.Dir(p)
+	} else if wd, err := os.Getwd(); err == nil {
+		dir = cmp.Or(repoRoot(wd), wd)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
+}
+
 // repoRoot is the nearest directory from dir up that holds .git, or "".
 func repoRoot(dir string) string {
 	for {
@@ -100,6 +141,9 @@ func (e *env) configFiles(f *flags) []configFile {
 	}
 	if p := projectConfigPath(); p != "" {
 		out = append(out, configFile{p, scopeProject})
+	}
+	if p := e.localConfigPath(); p != "" && exists(p) {
+		out = append(out, configFile{p, scopeLocal})
 	}
 	return out
 }
