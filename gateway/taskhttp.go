@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,7 +104,7 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		next.ServeHTTP(w, r)
 		return
 	}
-	st := g.httpTasksOf(r.Context(), ss)
+	st := g.httpTasksOf(ss)
 	if st == nil {
 		next.ServeHTTP(w, r)
 		return
@@ -141,7 +140,7 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err 
 // httpTasksOf returns the tasks of HTTP session ss, made on first use;
 // nil once the gateway is closed. A watcher closes them when the session
 // ends or the gateway closes.
-func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessionTasks {
+func (g *Gateway) httpTasksOf(ss *mcp.ServerSession) *sessionTasks {
 	b := &g.httpTasksBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,7 +153,7 @@ func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessi
 	if b.byID == nil {
 		b.byID = map[*mcp.ServerSession]*sessionTasks{}
 	}
-	st := newSessionTasks(ctx, !sdkwire.TakesCalls(ss)) // a session's protocol is fixed
+	st := newSessionTasks(!sdkwire.TakesCalls(ss)) // a session's protocol is fixed
 	b.byID[ss] = st
 	ended := g.ends.of(ss)
 	b.wg.Go(func() {
