@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,6 +76,9 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	}
 	gctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
 	if err != nil {
+		if errors.Is(err, ErrHidden) {
+			return nil, result{}, unknownTool(p.Name) // the Gate recorded the refusal
+		}
 		res, err := refused(err)
 		return nil, res, err
 	}

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +24,8 @@ const (
 
 // countingGate is a Gate that counts, by tool, the calls it admits and
 // the ends it is told of. It refuses "deny" with a JSON-RPC error, as a
-// policy does, and admits "limited" once, then refuses it as a rate
-// limit would: a token per admission.
+// policy does, hides "secret" (ErrHidden), and admits "limited" once,
+// then refuses it as a rate limit would: a token per admission.
 type countingGate struct {
 	mu      sync.Mutex
 	entered map[string]int
@@ -43,6 +45,8 @@ func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func
 	switch {
 	case c.Tool == "deny":
 		return nil, nil, &jsonrpc.Error{Code: codeDenied, Message: `tool "deny" is not allowed`}
+	case c.Tool == "secret":
+		return nil, nil, fmt.Errorf("policy: %w", ErrHidden)
 	case limited && left == 0:
 		return nil, nil, &jsonrpc.Error{Code: codeLimited, Message: `rate limit for "limited" reached`}
 	case limited:
@@ -97,13 +101,13 @@ func twiceTool(name string, background bool) tool.Tool {
 }
 
 // admissionRegistry holds the tools the admission tests call: work,
-// deny, limited (each returning "done") and twice (twiceTool), all run
+// deny, limited, secret (each returning "done") and twice (twiceTool), all run
 // as background work, so that they may be called as tasks of either
 // kind.
 func admissionRegistry(t *testing.T) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
-	for _, name := range []string{"work", "deny", "limited"} {
+	for _, name := range []string{"work", "deny", "limited", "secret"} {
 		tl := goTool(name, textBody("done"))
 		tl.Background = true
 		if _, err := reg.Register(tl); err != nil {
@@ -144,7 +148,7 @@ var taskPaths = []taskPath{
 	{name: "HTTP stateless, extension", call: extParams, ext: true, open: func(t *testing.T, opts Options) requester {
 		opts.Stateless, opts.Authenticate = true, aliceOrBob
 		base := serveHTTP(t, newGateway(t, admissionRegistry(t), opts), opts)
-		return &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret"}
+		return &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret", perRequest: true}
 	}},
 }
 
@@ -233,14 +237,7 @@ func TestAdmissionTaskGatedBeforeItExists(t *testing.T) {
 // stdio client of serve does.
 func manualInMemory(t *testing.T, g *Gateway) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			t.Error("the client was asked in the middle of a call")
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		},
-	})
-	cs, _ := connectClient(t, g, c, nil)
+	cs, _ := connectClient(t, g, manualSDK(t), nil)
 	return cs
 }
 
@@ -328,6 +325,48 @@ func TestAdmissionStatelessTaskSlotsPerCaller(t *testing.T) {
 	close(release)
 	awaitTask(t, alice, held, "completed")
 	awaitTask(t, bob, id, "completed")
+}
+
+// answeredAsNone fails t unless c's call of hidden (params call)
+// is answered exactly as its call of a tool that does not exist.
+func answeredAsNone(t *testing.T, c requester, call func(string) string, hidden string) {
+	t.Helper()
+	got, want := c.request("tools/call", call(hidden)), c.request("tools/call", call("nosuch"))
+	// An HTTP error's message is its body, which names the request's id.
+	ids := regexp.MustCompile(`"id":[0-9]+`)
+	if got.Error == nil || want.Error == nil || len(got.Result) > 0 || got.Error.Code != want.Error.Code ||
+		ids.ReplaceAllString(strings.ReplaceAll(got.Error.Message, hidden, "nosuch"), "") != ids.ReplaceAllString(want.Error.Message, "") {
+		t.Errorf("a call of hidden tool %s: result %s, error %+v; a tool that does not exist: %+v", hidden, got.Result, got.Error, want.Error)
+	}
+}
+
+// A tool the Gate hides from its caller (ErrHidden) is, to that caller,
+// a tool that does not exist, on every path a call takes, plain or as a
+// task: the same error, and no task. The Gate still sees the call, and
+// records its refusal.
+func TestAdmissionHiddenToolUnknown(t *testing.T) {
+	plain := func(name string) string { return `{"name":"` + name + `","arguments":{}}` }
+	for _, p := range append([]taskPath{
+		{name: "plain, stdio fast path", call: plain, open: func(t *testing.T, opts Options) requester {
+			return connectRaw(t, newGateway(t, admissionRegistry(t), opts))
+		}},
+		{name: "plain, stdio through the SDK", call: plain, open: func(t *testing.T, opts Options) requester {
+			return connectRawSDK(t, newGateway(t, admissionRegistry(t), opts))
+		}},
+		{name: "plain, HTTP session", call: plain, open: func(t *testing.T, opts Options) requester {
+			return openRawHTTP(t, serveHTTP(t, newGateway(t, admissionRegistry(t), opts), opts), "")
+		}},
+	}, taskPaths...) {
+		t.Run(p.name, func(t *testing.T) {
+			gate := newCountingGate()
+			c := p.open(t, Options{Gate: gate})
+			answeredAsNone(t, c, p.call, "secret")
+			gate.expect(t, "secret", counts{Entered: 1})
+			if list := c.request("tasks/list", `{}`); strings.Contains(string(list.Result), `"taskId"`) {
+				t.Errorf("tasks/list: %s; want no task", list.Result)
+			}
+		})
+	}
 }
 
 var _ Gate = (*countingGate)(nil)

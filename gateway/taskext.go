@@ -22,9 +22,10 @@ import (
 // HTTP (serveTaskPOST), where the tasks are the session's. A request
 // carries its client's capabilities in its _meta: a tools/call
 // from a client that declares the extension, of a tool the gateway lists
-// as supporting tasks (a backend's task tool), is answered with a task of
-// the gateway's ("resultType":"task"), whose call runs in the
-// background. tasks/get carries its result when it ends; a backend's
+// as supporting tasks (a backend's task tool), is admitted as a call is
+// (startTask), then answered with a task of the gateway's
+// ("resultType":"task"), whose call runs in the background; a refused
+// call gets the refusal and no task. tasks/get carries its result when it ends; a backend's
 // question meanwhile becomes one of its inputRequests, which the client
 // answers with tasks/update (the gateway cannot ask a stateless client in
 // the middle of a call). In stateless mode there are no sessions: a
@@ -32,8 +33,9 @@ import (
 // unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it, and tasks/list
 // lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
-// for at most maxTaskOwners identities holding tasks at once; Close
-// cancels them all.
+// for at most maxTaskOwners identities holding tasks at once; the calls
+// in flight of one identity's tasks (else of one address's) are bounded
+// as a session's (MaxCallsPerSession); Close cancels them all.
 
 // maxTaskOwners bounds the identities holding tasks in stateless mode.
 const maxTaskOwners = 1024
@@ -63,7 +65,7 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		raw, err := run(r.Context())
-		writeAnswer(w, req.ID, raw, err)
+		writeAnswer(w, r, req.ID, raw, err)
 	})
 }
 

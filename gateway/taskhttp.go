@@ -115,11 +115,14 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		return
 	}
 	raw, err := run(r.Context())
-	writeAnswer(w, req.ID, raw, err)
+	writeAnswer(w, r, req.ID, raw, err)
 }
 
-// writeAnswer writes the JSON-RPC response to request id: raw, or err.
-func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err error) {
+// writeAnswer writes the JSON-RPC response to request id, posted in r:
+// raw, or err, with the HTTP status the SDK's handler gives the error of
+// a 2026-07-28 request (sdkwire.ErrorStatus), so that an answer of the
+// gateway's reads as the SDK's would (an unknown tool's, above all).
+func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
 	resp := &jsonrpc.Response{ID: id, Result: raw}
 	if err != nil {
 		wire, ok := errors.AsType[*jsonrpc.Error](err)
@@ -134,6 +137,9 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err 
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if status := sdkwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == sdkwire.PerRequestVersion {
+		w.WriteHeader(status)
+	}
 	w.Write(frame)
 }
 

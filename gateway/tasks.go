@@ -22,7 +22,9 @@ import (
 // sessions (ServeStdio, ServeTransport) and stateful Streamable HTTP
 // sessions (taskhttp.go). A client that calls a tool as a
 // task ("task" in the tools/call params) gets a task of the gateway's at
-// once; the call runs the one call path (serveCall) in the background,
+// once, if the call is admitted (startTask: its slot, the caller's view
+// and the Gate, before the task exists; a refused call gets no task); the
+// admitted call runs in the background (ended when the task ends),
 // where the backend's own task is created and followed (mcpclient,
 // internal/tasks: a tool with execution.taskSupport "optional" is called
 // as a task too). The client's tasks/get, tasks/result, tasks/cancel and
