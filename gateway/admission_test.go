@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -24,7 +25,8 @@ const (
 
 // countingGate is a Gate that counts, by tool, the calls it admits and
 // the ends it is told of. It refuses "deny" with a JSON-RPC error, as a
-// policy does, hides "secret" (ErrHidden), and admits "limited" once,
+// policy does, refuses "refuse" with an isError result, hides "secret"
+// (ErrHidden), and admits "limited" once,
 // then refuses it as a rate limit would: a token per admission.
 type countingGate struct {
 	mu      sync.Mutex
@@ -47,6 +49,8 @@ func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func
 		return nil, nil, &jsonrpc.Error{Code: codeDenied, Message: `tool "deny" is not allowed`}
 	case c.Tool == "secret":
 		return nil, nil, fmt.Errorf("policy: %w", ErrHidden)
+	case c.Tool == "refuse":
+		return nil, nil, errors.New("not today")
 	case limited && left == 0:
 		return nil, nil, &jsonrpc.Error{Code: codeLimited, Message: `rate limit for "limited" reached`}
 	case limited:
@@ -57,6 +61,40 @@ func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func
 		defer g.mu.Unlock()
 		g.ended[c.Tool] = append(g.ended[c.Tool], o)
 	}, nil
+}
+
+// A task admitted but refused by its store (a session holds
+// maxSessionTasks) is ended at once, failed: its admission is not held
+// by a task that never runs.
+func TestAdmissionTaskRefusedByItsStore(t *testing.T) {
+	reg := tool.NewRegistry()
+	release := make(chan struct{})
+	if _, err := reg.Register(goTool("work", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	gate := newCountingGate()
+	g := newGateway(t, reg, Options{Gate: gate})
+	c := connectRaw(t, g)
+	for range maxSessionTasks {
+		taskOf(t, c.request("tools/call", taskParams("work")))
+	}
+	if over := c.request("tools/call", taskParams("work")); over.Error == nil || len(over.Result) > 0 {
+		t.Errorf("a task over the session's bound: result %s, error %+v", over.Result, over.Error)
+	}
+	gate.expect(t, "work", counts{Entered: maxSessionTasks + 1, Ended: []Outcome{{Failed: true}}})
+	close(release)
+	// The slots are given back as each task's body returns, after its end.
+	waitFor(t, "every task ended and its slot given back", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(gate.of("work").Ended) == maxSessionTasks+1 && len(g.perSession) == 0 && g.inFlight == 0
+	})
 }
 
 // counts is what g recorded of name: its admissions and refusals (every
@@ -101,13 +139,13 @@ func twiceTool(name string, background bool) tool.Tool {
 }
 
 // admissionRegistry holds the tools the admission tests call: work,
-// deny, limited, secret (each returning "done") and twice (twiceTool), all run
+// deny, refuse, limited, secret (each returning "done") and twice (twiceTool), all run
 // as background work, so that they may be called as tasks of either
 // kind.
 func admissionRegistry(t *testing.T) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
-	for _, name := range []string{"work", "deny", "limited", "secret"} {
+	for _, name := range []string{"work", "deny", "refuse", "limited", "secret"} {
 		tl := goTool(name, textBody("done"))
 		tl.Background = true
 		if _, err := reg.Register(tl); err != nil {
@@ -193,8 +231,9 @@ func awaitTask(t *testing.T, c requester, id, status string) wireMessage {
 // the task's whole life, on every path to tasks: an admitted task's
 // call enters once and is ended once, with its outcome, when the task
 // ends; a denied or rate-limited caller gets the Gate's JSON-RPC error
-// and no task (tasks/list lists only the admitted ones); an extension
-// task asked two questions, answered with tasks/update, enters once.
+// and no task, one refused with an isError result that result and no
+// task (tasks/list lists only the admitted ones); an extension task
+// asked two questions, answered with tasks/update, enters once.
 func TestAdmissionTaskGatedBeforeItExists(t *testing.T) {
 	for _, p := range taskPaths {
 		t.Run(p.name, func(t *testing.T) {
@@ -207,6 +246,12 @@ func TestAdmissionTaskGatedBeforeItExists(t *testing.T) {
 
 			refusedWith(t, "a denied call as a task", c.request("tools/call", p.call("deny")), codeDenied)
 			gate.expect(t, "deny", counts{Entered: 1})
+
+			plain := c.request("tools/call", p.call("refuse"))
+			if plain.Error != nil || !strings.Contains(string(plain.Result), `"isError":true`) || !strings.Contains(string(plain.Result), "tool call refused: not today") || strings.Contains(string(plain.Result), "taskId") {
+				t.Errorf("a call as a task refused with an isError result: result %s, error %+v; want that result and no task", plain.Result, plain.Error)
+			}
+			gate.expect(t, "refuse", counts{Entered: 1})
 
 			awaitTask(t, c, createdTask(t, c.request("tools/call", p.call("limited")), p.ext), "completed")
 			refusedWith(t, "a rate-limited call as a task", c.request("tools/call", p.call("limited")), codeLimited)
