@@ -45,59 +45,28 @@ type callRequest struct {
 	// client is the name a oneRequest call's client gives in its request
 	// (2026-07-28 _meta), "" when it gives none.
 	client string
+	// caller keys the call slots of a stateless extension task, which has
+	// neither a session nor a POST of its own (see share).
+	caller string
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
-// arrived (the SDK's middleware, the stdio fast path): the session's
-// activity, one of its call slots, the backends' readiness, the served
-// name, the Gate, the session's view bound to the call (a search loads
-// its matches there) and its growth announced, the run, and the result in
-// wire form. Slot before readiness: calls parked until the backends are
-// ready are bounded by the session's cap like running ones. The error is
-// non-nil only for a protocol error (a name not served, the cap reached,
-// ctx ended while waiting for readiness).
+// arrived (the SDK's middleware, the stdio fast path): admitted once
+// (admit: its slot, readiness, the caller's view, the Gate), then run and
+// ended with its outcome (admission.run). A call again with a
+// requestState brings answers to a call admitted in an earlier round
+// (serveRetry), which does not enter the Gate again. The error is non-nil
+// only for a protocol error (a name the caller is not served, the cap
+// reached, ctx ended while waiting for readiness).
 func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error) {
-	ss, p := req.session, req.params
-	g.seen(ss, "tools/call")
-	if err := g.admitCall(ss, !req.oneRequest); err != nil {
-		return result{}, err
+	if req.params.RequestState != "" {
+		return g.serveRetry(ctx, req)
 	}
-	defer g.releaseCall(ss, !req.oneRequest)
-	if !g.awaitReady(ctx, "tools/call") {
-		return result{}, ctx.Err()
+	a, res, err := g.admit(ctx, req)
+	if a == nil {
+		return res, err
 	}
-	name, ok := (*g.callable.Load())[p.Name]
-	if !ok {
-		return result{}, unknownTool(p.Name)
-	}
-	client := clientName(ss)
-	if req.oneRequest {
-		client = req.client
-	}
-	ctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(ss), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
-	if err != nil {
-		return refused(err)
-	}
-	if sv := g.callView(req); sv != nil && sv.view != nil {
-		ctx = sv.view.Bind(ctx)
-		defer g.noteGrowth(sv, p.Name)
-	}
-	res, err := g.runCall(ctx, name, req)
-	ended(Outcome{IsError: res.isError, Failed: err != nil})
-	return res, err
-}
-
-// runCall runs the call req, or resumes the parked call its requestState
-// names: a client asked through input-required results calls again with
-// its answers (runParkable).
-func (g *Gateway) runCall(ctx context.Context, name string, req callRequest) (result, error) {
-	switch {
-	case req.params.RequestState != "":
-		return g.resume(ctx, req)
-	case asksByResult(req.session):
-		return g.runParkable(ctx, name, req)
-	}
-	return g.run(ctx, name, req.session, callHow{stream: req.header.Get(streamHeader), out: req.out}, req.params)
+	return a.run(a.ctx)
 }
 
 // unknownTool is the SDK's error for a tool the server does not list, as

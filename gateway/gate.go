@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 )
 
@@ -12,15 +13,31 @@ import (
 // it. Identity, policy, audit and rate limits implement it outside the
 // gateway (Options.Gate), so that the gateway stays free of them.
 //
+// It is entered once per logical call (admission.go): a call as a task
+// before the task exists (a refused call gets no task), and a call parked
+// for its client's answers (input-required results) not again for the
+// retries that bring them. Its end comes when the call returns: a
+// task's when the task ends, a parked call's when it ends, not when it
+// parks.
+//
 // Enter runs on the call's goroutine, so it must be safe for concurrent
 // use; it must not call the Gateway. It returns the context the call runs
-// in (ctx, or one derived from it that keeps its cancellation) and a
-// function the gateway calls exactly once when the call ends; or an error
-// that refuses the call: a *jsonrpc.Error is the response as is, any other
-// error an isError result saying the call was refused and why.
+// in (ctx, or one derived from it that keeps its cancellation; a task
+// keeps its values, not its end) and a function the gateway calls exactly
+// once when the call ends; or an error that refuses the call: ErrHidden
+// answers it as an unknown tool, a *jsonrpc.Error is the response as is,
+// any other error an isError result saying the call was refused and why.
 type Gate interface {
 	Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error)
 }
+
+// ErrHidden, as (or wrapped in) the error of a Gate's Enter, refuses a
+// tools/call of a tool the caller may not see: the call is answered as
+// one of a tool that does not exist, on every path (plain, as a task,
+// under the tasks extension), so that no caller learns what is hidden
+// from it. Whether a refusal says "not allowed" or hides the tool is the
+// Gate's choice; the Gate still records the refusal.
+var ErrHidden = errors.New("gateway: the tool is hidden from its caller")
 
 // Call is one tools/call as a Gate sees it.
 type Call struct {

@@ -260,9 +260,9 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool                   // guarded by mu
 	calls  map[*inflight]struct{} // calls in flight; guarded by mu
-	// perSession counts the tools/call requests in flight by session;
-	// guarded by mu.
-	perSession map[*mcp.ServerSession]int
+	// perSession counts the tools/call requests in flight by session
+	// (or, without one, by caller: share); guarded by mu.
+	perSession map[share]int
 	inFlight   int // the sum of perSession
 	// lastActive is when each session last sent a request, for evicting
 	// the one idle longest; guarded by mu.
@@ -389,7 +389,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		timeout:     timeout,
 		done:        make(chan struct{}),
 		calls:       make(map[*inflight]struct{}),
-		perSession:  make(map[*mcp.ServerSession]int),
+		perSession:  make(map[share]int),
 		lastActive:  make(map[*mcp.ServerSession]time.Time),
 		closing:     make(map[*mcp.ServerSession]bool),
 		logLevels:   make(map[*mcp.ServerSession]string),
@@ -648,28 +648,36 @@ func (g *Gateway) track(c *inflight) bool {
 	return true
 }
 
-// admitCall takes one of session's call slots, or says why not: the
-// session has MaxCallsPerSession calls in flight already, or the gateway
-// MaxCalls. A call without a session but its request (ofSession false)
-// takes a slot of the gateway's only: its request has one call, well
-// within a session's cap, as the one-request session the SDK's path
-// gives it.
-func (g *Gateway) admitCall(session *mcp.ServerSession, ofSession bool) error {
+// admitCall takes one of the call slots of s (a session's, or a caller's:
+// see share), or says why not: s has MaxCallsPerSession calls in flight
+// already, or the gateway MaxCalls. A call without a session but its
+// request (ofSession false) takes a slot of the gateway's only: its
+// request has one call, well within a session's cap, as the one-request
+// session the SDK's path gives it.
+func (g *Gateway) admitCall(s share, ofSession bool) error {
 	perSession := cmp.Or(g.opts.MaxCallsPerSession, DefaultMaxCallsPerSession)
 	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case ofSession && g.perSession[session] >= perSession:
-		return tooManyCalls("on this session", perSession)
+	case ofSession && g.perSession[s] >= perSession:
+		return tooManyCalls(s.where(), perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
 	}
 	if ofSession {
-		g.perSession[session]++
+		g.perSession[s]++
 	}
 	g.inFlight++
 	return nil
+}
+
+// where names s in an error.
+func (s share) where() string {
+	if s.session == nil {
+		return "for this caller"
+	}
+	return "on this session"
 }
 
 // tooManyCalls is the JSON-RPC error refusing a call over a limit.
@@ -678,15 +686,15 @@ func tooManyCalls(where string, limit int) error {
 }
 
 // releaseCall gives back a slot taken by admitCall.
-func (g *Gateway) releaseCall(session *mcp.ServerSession, ofSession bool) {
+func (g *Gateway) releaseCall(s share, ofSession bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inFlight--
 	if !ofSession {
 		return
 	}
-	if g.perSession[session]--; g.perSession[session] <= 0 {
-		delete(g.perSession, session)
+	if g.perSession[s]--; g.perSession[s] <= 0 {
+		delete(g.perSession, s)
 	}
 }
 
@@ -847,7 +855,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	if take != nil {
 		taking.Take = take(&session)
 	}
-	st, ext := newSessionTasks(ctx, false), newSessionTasks(ctx, true)
+	st, ext := newSessionTasks(false), newSessionTasks(true)
 	taking.Take = afterConnect(connected, g.takeTasks(&session, st, ext, taking.Take))
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {

@@ -211,14 +211,18 @@ func canonical(args json.RawMessage) []byte {
 
 // runParkable runs a call whose client is asked through input-required
 // results (asksByResult): on a goroutine of its own, so that a question
-// answers this request while the call waits for the next one.
-func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest) (result, error) {
+// answers this request while the call waits for the next one. The call
+// keeps its admission a while it is parked, and ends it when it returns.
+func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error) {
+	req := a.req
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
 		asks: make(chan *question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
 	if !g.parked.start() {
 		cancel(errClosing)
-		return errorResult("tool call refused: " + errClosing.Error()), nil
+		res := errorResult("tool call refused: " + errClosing.Error())
+		a.end(res, nil)
+		return res, nil
 	}
 	// Waited on before it starts: its first progress may come at once.
 	defer g.waitOn(ctx, req, pc)()
@@ -228,7 +232,8 @@ func (g *Gateway) runParkable(ctx context.Context, name string, req callRequest)
 		if s := pc.owner.session; s != nil {
 			defer g.cancelAtEnd(s, pc)()
 		}
-		pc.res, pc.err = g.run(callCtx, name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
+		pc.res, pc.err = g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
+		a.end(pc.res, pc.err) // before its result can reach the client
 		close(pc.done)
 	}()
 	return g.round(ctx, req, pc)

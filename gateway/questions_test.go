@@ -223,19 +223,26 @@ func (a withAuthorization) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// manualClient connects to base+"/mcp" as a 2026-07-28 client that
-// offers elicitation and answers input-required results itself (the
-// SDK's multi round-trip middleware off), sending credential as its
-// Authorization header.
-func manualClient(t *testing.T, base, credential string) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
+// manualSDK is a client that offers elicitation and answers
+// input-required results itself (the SDK's multi round-trip middleware
+// off): asked in the middle of a call, it fails t.
+func manualSDK(t *testing.T) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "manual", Version: "1"}, &mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			t.Error("the client was asked in the middle of a call")
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
 	})
+}
+
+// manualClient connects to base+"/mcp" as a 2026-07-28 client that
+// offers elicitation and answers input-required results itself (the
+// SDK's multi round-trip middleware off), sending credential as its
+// Authorization header.
+func manualClient(t *testing.T, base, credential string) *mcp.ClientSession {
+	t.Helper()
+	c := manualSDK(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: withAuthorization(credential)}}

@@ -22,9 +22,10 @@ import (
 // HTTP (serveTaskPOST), where the tasks are the session's. A request
 // carries its client's capabilities in its _meta: a tools/call
 // from a client that declares the extension, of a tool the gateway lists
-// as supporting tasks (a backend's task tool), is answered with a task of
-// the gateway's ("resultType":"task"), whose call runs in the
-// background. tasks/get carries its result when it ends; a backend's
+// as supporting tasks (a backend's task tool), is admitted as a call is
+// (startTask), then answered with a task of the gateway's
+// ("resultType":"task"), whose call runs in the background; a refused
+// call gets the refusal and no task. tasks/get carries its result when it ends; a backend's
 // question meanwhile becomes one of its inputRequests, which the client
 // answers with tasks/update (the gateway cannot ask a stateless client in
 // the middle of a call). In stateless mode there are no sessions: a
@@ -32,8 +33,9 @@ import (
 // unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it, and tasks/list
 // lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
-// for at most maxTaskOwners identities holding tasks at once; Close
-// cancels them all.
+// for at most maxTaskOwners identities holding tasks at once; the calls
+// in flight of one identity's tasks (else of one address's) are bounded
+// as a session's (MaxCallsPerSession); Close cancels them all.
 
 // maxTaskOwners bounds the identities holding tasks in stateless mode.
 const maxTaskOwners = 1024
@@ -44,7 +46,7 @@ var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: 
 // statelessTasks answers the requests of the extension's tasks before
 // next (the SDK's handler).
 func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
-	none := newSessionTasks(context.Background(), true) // answers ids of no owner: "no task"
+	none := newSessionTasks(true) // answers ids of no owner: "no task"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := taskRequest(r)
 		if req == nil {
@@ -52,7 +54,7 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		owner := identityOf(r)
-		x := extTasks{listable: owner != "",
+		x := extTasks{listable: owner != "", caller: g.placeOf(r.Context(), callRequest{}).key,
 			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
 			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
 				return g.startOwnerTask(owner, start)
@@ -63,7 +65,7 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		raw, err := run(r.Context())
-		writeAnswer(w, req.ID, raw, err)
+		writeAnswer(w, r, req.ID, raw, err)
 	})
 }
 
@@ -80,6 +82,8 @@ type extTasks struct {
 	// session is the client session on a stream connection, nil in
 	// stateless mode.
 	session *mcp.ServerSession
+	// caller is whose call slots a stateless task takes (callRequest's).
+	caller string
 }
 
 // extBody returns the body that answers req with the extension's tasks
@@ -99,12 +103,15 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 	if !ok || !(*g.taskTools.Load())[p.Name] {
 		return nil // a plain call (as every call is before the backends are ready)
 	}
+	call := callRequest{session: x.session, header: header, params: p, caller: x.caller}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		return jsonrpcErr(x.start(func(st *sessionTasks) (json.RawMessage, error) {
-			return st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
-				return g.runExtTask(ctx, callRequest{session: x.session, header: header, params: p}, st.store)
+		// Admitted before the store is chosen: the owners' book is locked
+		// while a stateless identity's store is found and the task started.
+		return g.startTask(ctx, call, true, func(a *admission) (json.RawMessage, error) {
+			return x.start(func(st *sessionTasks) (json.RawMessage, error) {
+				return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runExtTask(ctx, a, st.store) })
 			})
-		}))
+		})
 	}
 }
 
@@ -153,15 +160,15 @@ func sessionDeclaresExtension(session *mcp.ServerSession) bool {
 	return ok
 }
 
-// runExtTask is the body of an extension task: the call, as background
-// work, its questions put to the client as the task's inputRequests
-// (markAsks).
-func (g *Gateway) runExtTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
+// runExtTask is the body of an extension task: the admitted call, as
+// background work, its questions put to the client as the task's
+// inputRequests (markAsks).
+func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
 	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
-	if req.session == nil {
+	if a.req.session == nil {
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}
-	res, err := g.serveCall(ctx, req)
+	res, err := a.run(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +221,7 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	if b.byOwner == nil {
 		b.byOwner = map[string]*ownerStore{}
 	}
-	st := &ownerStore{sessionTasks: newSessionTasks(context.Background(), true), retired: make(chan struct{})} // the owner's, not one request's
+	st := &ownerStore{sessionTasks: newSessionTasks(true), retired: make(chan struct{})} // the owner's, not one request's
 	b.byOwner[owner] = st
 	b.wg.Go(func() {
 		select {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,7 +104,7 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		next.ServeHTTP(w, r)
 		return
 	}
-	st := g.httpTasksOf(r.Context(), ss)
+	st := g.httpTasksOf(ss)
 	if st == nil {
 		next.ServeHTTP(w, r)
 		return
@@ -116,11 +115,14 @@ func (g *Gateway) serveTaskPOST(w http.ResponseWriter, r *http.Request, req *jso
 		return
 	}
 	raw, err := run(r.Context())
-	writeAnswer(w, req.ID, raw, err)
+	writeAnswer(w, r, req.ID, raw, err)
 }
 
-// writeAnswer writes the JSON-RPC response to request id: raw, or err.
-func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err error) {
+// writeAnswer writes the JSON-RPC response to request id, posted in r:
+// raw, or err, with the HTTP status the SDK's handler gives the error of
+// a 2026-07-28 request (sdkwire.ErrorStatus), so that an answer of the
+// gateway's reads as the SDK's would (an unknown tool's, above all).
+func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
 	resp := &jsonrpc.Response{ID: id, Result: raw}
 	if err != nil {
 		wire, ok := errors.AsType[*jsonrpc.Error](err)
@@ -135,13 +137,16 @@ func writeAnswer(w http.ResponseWriter, id jsonrpc.ID, raw json.RawMessage, err 
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if status := sdkwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == sdkwire.PerRequestVersion {
+		w.WriteHeader(status)
+	}
 	w.Write(frame)
 }
 
 // httpTasksOf returns the tasks of HTTP session ss, made on first use;
 // nil once the gateway is closed. A watcher closes them when the session
 // ends or the gateway closes.
-func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessionTasks {
+func (g *Gateway) httpTasksOf(ss *mcp.ServerSession) *sessionTasks {
 	b := &g.httpTasksBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,7 +159,7 @@ func (g *Gateway) httpTasksOf(ctx context.Context, ss *mcp.ServerSession) *sessi
 	if b.byID == nil {
 		b.byID = map[*mcp.ServerSession]*sessionTasks{}
 	}
-	st := newSessionTasks(ctx, !sdkwire.TakesCalls(ss)) // a session's protocol is fixed
+	st := newSessionTasks(!sdkwire.TakesCalls(ss)) // a session's protocol is fixed
 	b.byID[ss] = st
 	ended := g.ends.of(ss)
 	b.wg.Go(func() {

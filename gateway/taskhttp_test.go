@@ -15,12 +15,15 @@ import (
 )
 
 // rawHTTP is a raw Streamable HTTP client session (protocol 2025-11-25)
-// with a bearer token.
+// with a bearer token; with perRequest, a 2026-07-28 client without a
+// session, which names each request's protocol, method and name in its
+// headers as the SDK requires.
 type rawHTTP struct {
 	t                 *testing.T
 	endpoint, token   string
 	session, initBody string
 	nextID            int
+	perRequest        bool
 }
 
 func openRawHTTP(t *testing.T, base, token string) *rawHTTP {
@@ -39,15 +42,38 @@ func openRawHTTP(t *testing.T, base, token string) *rawHTTP {
 func (c *rawHTTP) request(method, params string) wireMessage {
 	c.t.Helper()
 	c.nextID++
-	m, _ := c.post(`{"jsonrpc":"2.0","id":` + strconv.Itoa(c.nextID) + `,"method":"` + method + `","params":` + params + `}`)
+	m, _ := c.postWith(`{"jsonrpc":"2.0","id":`+strconv.Itoa(c.nextID)+`,"method":"`+method+`","params":`+params+`}`, c.headersOf(method, params))
 	return m
+}
+
+// headersOf is the headers a perRequest client sends with a request of
+// method with params; nil for any other client.
+func (c *rawHTTP) headersOf(method, params string) http.Header {
+	if !c.perRequest {
+		return nil
+	}
+	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}}
+	var p struct{ Name string }
+	if json.Unmarshal([]byte(params), &p) == nil && p.Name != "" {
+		h.Set("Mcp-Name", p.Name)
+	}
+	return h
 }
 
 // post posts frame in c's session and reads the response to it, from a
 // JSON body or an event stream.
 func (c *rawHTTP) post(frame string) (wireMessage, *http.Response) {
 	c.t.Helper()
+	return c.postWith(frame, nil)
+}
+
+// postWith is post with the headers of header added.
+func (c *rawHTTP) postWith(frame string, header http.Header) (wireMessage, *http.Response) {
+	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(frame))
+	for key, values := range header {
+		req.Header[key] = values
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+c.token)

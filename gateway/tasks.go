@@ -22,7 +22,9 @@ import (
 // sessions (ServeStdio, ServeTransport) and stateful Streamable HTTP
 // sessions (taskhttp.go). A client that calls a tool as a
 // task ("task" in the tools/call params) gets a task of the gateway's at
-// once; the call runs the one call path (serveCall) in the background,
+// once, if the call is admitted (startTask: its slot, the caller's view
+// and the Gate, before the task exists; a refused call gets no task); the
+// admitted call runs in the background (ended when the task ends),
 // where the backend's own task is created and followed (mcpclient,
 // internal/tasks: a tool with execution.taskSupport "optional" is called
 // as a task too). The client's tasks/get, tasks/result, tasks/cancel and
@@ -71,16 +73,12 @@ const relatedTask = "io.modelcontextprotocol/related-task"
 // sessionTasks are the tasks of one client session.
 type sessionTasks struct {
 	store *tasks.Store
-	base  context.Context // parent of the tasks' contexts: the session's values, no cancellation
 }
 
 // newSessionTasks returns an empty store of tasks, in the shapes of the
 // 2026-07-28 extension when ext.
-func newSessionTasks(ctx context.Context, ext bool) *sessionTasks {
-	return &sessionTasks{
-		store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext}),
-		base:  context.WithoutCancel(ctx),
-	}
+func newSessionTasks(ext bool) *sessionTasks {
+	return &sessionTasks{store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext})}
 }
 
 // close cancels the session's tasks and waits for them until deadline.
@@ -137,19 +135,43 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc
 	if !ok {
 		return nil
 	}
+	call := callRequest{session: ss, header: header, params: p}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		// As serveCall does (which the task runs, and which notes the
-		// request as seen): a name is known once the backends are ready.
-		if !g.awaitReady(ctx, "tools/call") {
-			return nil, ctx.Err()
-		}
-		if _, ok := (*g.callable.Load())[p.Name]; !ok {
-			return nil, unknownTool(p.Name)
-		}
-		return jsonrpcErr(st.store.Start(st.base, func(ctx context.Context) (json.RawMessage, error) {
-			return g.runTask(ctx, callRequest{session: ss, header: header, params: p}, st.store)
-		}))
+		return g.startTask(ctx, call, false, func(a *admission) (json.RawMessage, error) {
+			return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runTask(ctx, a, st.store) })
+		})
 	}
+}
+
+// startTask admits req, a call as a task, and has start start its task,
+// whose body runs the admitted call. The task is gated before it exists:
+// a call the caller is not served, or that the Gate refuses, is answered
+// as a plain call would be, and gets no task (a refusal that is an
+// isError result is that result, in the shapes of the extension when
+// ext). The admission lasts the task's whole life: its body ends it.
+func (g *Gateway) startTask(ctx context.Context, req callRequest, ext bool, start func(*admission) (json.RawMessage, error)) (json.RawMessage, error) {
+	a, res, err := g.admit(ctx, req)
+	if a == nil {
+		if err != nil {
+			return nil, err
+		}
+		return g.refusedTask(res, ext), nil
+	}
+	raw, err := start(a)
+	if err != nil {
+		a.abandon(err) // no body will run it
+	}
+	return jsonrpcErr(raw, err)
+}
+
+// refusedTask is the answer to a call as a task that the Gate refused
+// with an isError result: that result, with no task; at 2026-07-28 (ext)
+// as the SDK's server stamps a complete result.
+func (g *Gateway) refusedTask(res result, ext bool) json.RawMessage {
+	if ext {
+		return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
+	}
+	return sdkwire.CallResultJSON(res.isError, res.content, res.structured)
 }
 
 // taskCall reads the params of a tools/call that asks to run as a task,
@@ -176,13 +198,13 @@ func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	return &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, true
 }
 
-// runTask is the body of a task: the call, as background work where its
-// source offers it, its questions to the client marking the task
-// input_required, and its result naming the task.
-func (g *Gateway) runTask(ctx context.Context, req callRequest, store *tasks.Store) (json.RawMessage, error) {
+// runTask is the body of a task: the admitted call, as background work
+// where its source offers it, its questions to the client marking the
+// task input_required, and its result naming the task.
+func (g *Gateway) runTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
 	id := tasks.IDFrom(ctx)
 	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id})
-	res, err := g.serveCall(ctx, req)
+	res, err := a.run(ctx)
 	if err != nil {
 		return nil, err
 	}

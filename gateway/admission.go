@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A tools/call is admitted once, whatever way it arrived and however
+// long it lives: a plain call, a task (gated before it exists, ended
+// when its body returns), or a call parked for its client's answers
+// (which keeps its admission: the retries that bring the answers enter
+// nothing again). One admission is one Gate.Enter, so one audit line
+// and one rate token, and one ended with the call's true outcome.
+
+// admission is a call admitted to run: its slot held, its Gate entered.
+// run (or abandon, for a task that could not start) releases both, once.
+type admission struct {
+	g     *Gateway
+	req   callRequest
+	name  string          // the registry tool
+	ctx   context.Context // the Gate's: the request's, with what the Gate added
+	ended func(Outcome)
+	once  sync.Once
+}
+
+// share is whose share of MaxCallsPerSession a call takes: its session's,
+// or, for a stateless extension task, which has none, its caller's (an
+// identity, else an address: placeFor). Keyed by the missing session
+// alone, every such task would count under one key, a cap that one
+// client could fill for all.
+type share struct {
+	session *mcp.ServerSession
+	caller  string
+}
+
+// share returns whose share of the per-session cap req takes, and false
+// for a oneRequest call, which takes a slot of the gateway's only.
+func (req callRequest) share() (share, bool) {
+	return share{session: req.session, caller: req.caller}, !req.oneRequest
+}
+
+// admit admits req, or returns what answers it instead: the session's
+// activity, one of its call slots, the backends' readiness, the served
+// name in the caller's view, the Gate. Slot before readiness: calls
+// parked until the backends are ready are bounded by the cap like running
+// ones.
+func (g *Gateway) admit(ctx context.Context, req callRequest) (*admission, result, error) {
+	g.seen(req.session, "tools/call")
+	s, ofSession := req.share()
+	if err := g.admitCall(s, ofSession); err != nil {
+		return nil, result{}, err
+	}
+	a, res, err := g.enter(ctx, req)
+	if a == nil {
+		g.releaseCall(s, ofSession)
+	}
+	return a, res, err
+}
+
+// enter is admit once the slot is held.
+func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, result, error) {
+	if !g.awaitReady(ctx, "tools/call") {
+		return nil, result{}, ctx.Err()
+	}
+	p := req.params
+	name, ok := (*g.callable.Load())[p.Name]
+	if !ok {
+		return nil, result{}, unknownTool(p.Name)
+	}
+	client := clientName(req.session)
+	if req.oneRequest {
+		client = req.client
+	}
+	gctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	if err != nil {
+		if errors.Is(err, ErrHidden) {
+			return nil, result{}, unknownTool(p.Name) // the Gate recorded the refusal
+		}
+		res, err := refused(err)
+		return nil, res, err
+	}
+	return &admission{g: g, req: req, name: name, ctx: gctx, ended: ended}, result{}, nil
+}
+
+// run runs the admitted call with ctx (a.ctx, or a task's context
+// carrying its values) bound to the session's view, releases its slot,
+// and ends it with its outcome: when it returns, or, for a call that
+// parks for its client's answers, when the parked call returns
+// (runParkable).
+func (a *admission) run(ctx context.Context) (result, error) {
+	g, req := a.g, a.req
+	defer g.releaseCall(req.share())
+	ctx, grown := g.bindView(ctx, req)
+	defer grown()
+	if asksByResult(req.session) {
+		return g.runParkable(ctx, a)
+	}
+	res, err := g.run(ctx, a.name, req.session, callHow{stream: req.header.Get(streamHeader), out: req.out}, req.params)
+	a.end(res, err)
+	return res, err
+}
+
+// end tells the Gate how the call ended; only the first end counts.
+func (a *admission) end(res result, err error) {
+	a.once.Do(func() { a.ended(Outcome{IsError: res.isError, Failed: err != nil}) })
+}
+
+// abandon ends an admitted call that will not run (its task could not
+// start): failed, its slot released.
+func (a *admission) abandon(err error) {
+	a.end(result{}, err)
+	a.g.releaseCall(a.req.share())
+}
+
+// detached is the parent of the admitted call's task: the Gate's values,
+// without the end of the request that made the task.
+func (a *admission) detached() context.Context { return context.WithoutCancel(a.ctx) }
+
+// serveRetry serves a call again with a requestState: its answers go to
+// the call parked under that state, which holds the Gate's admission of
+// its first round; the retry takes only a slot while it waits for what
+// the call says next. A state that names no call of this caller (it
+// ended, expired, or is another's) is refused at once (resume).
+func (g *Gateway) serveRetry(ctx context.Context, req callRequest) (result, error) {
+	g.seen(req.session, "tools/call")
+	s, ofSession := req.share()
+	if err := g.admitCall(s, ofSession); err != nil {
+		return result{}, err
+	}
+	defer g.releaseCall(s, ofSession)
+	ctx, grown := g.bindView(ctx, req)
+	defer grown()
+	return g.resume(ctx, req)
+}
+
+// bindView binds the view of req's session to ctx (a search loads its
+// matches there); done announces the view's growth once the call
+// returned.
+func (g *Gateway) bindView(ctx context.Context, req callRequest) (_ context.Context, done func()) {
+	sv := g.callView(req)
+	if sv == nil || sv.view == nil {
+		return ctx, func() {}
+	}
+	return sv.view.Bind(ctx), func() { g.noteGrowth(sv, req.params.Name) }
+}
