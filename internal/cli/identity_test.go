@@ -71,8 +71,10 @@ func TestServeGatewayIdentity(t *testing.T) {
 		t.Fatalf("alice: tools %v, call error %d; want every tool and the call served", aliceTools, code)
 	}
 	ciTools, code := nodeBearer(t, p.url, "ci-static-token", "mcp__gh__add", `{"a":1,"b":2}`)
-	if d := cmp.Diff([]string{"mcp__gh__greet"}, ciTools); d != "" || code != -32030 {
-		t.Fatalf("ci: call error %d (want -32030), tools (-want +got):\n%s", code, d)
+	// A tool the policy denies is hidden: its call is answered as one of
+	// a tool that does not exist (-32602).
+	if d := cmp.Diff([]string{"mcp__gh__greet"}, ciTools); d != "" || code != -32602 {
+		t.Fatalf("ci: call error %d (want -32602, as for an unknown tool), tools (-want +got):\n%s", code, d)
 	}
 	kids := childrenOf(p.pid)
 	if len(kids) != 1 {

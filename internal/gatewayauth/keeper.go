@@ -353,8 +353,7 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		kind, subject = Resource, c.Server
 	}
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
-		msg := fmt.Sprintf("%s %q is not allowed for %q by the gateway's policy", kindName(kind), c.Public, who.Name)
-		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), &jsonrpc.Error{Code: CodeDenied, Message: msg})
+		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), denial(kind, c.Public, who.Name))
 	}
 	if err := k.admit(st, who.Name, c.Public); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
@@ -381,6 +380,17 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 		k.opts.Refused("refused")
 	}
 	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"}
+}
+
+// denial is the answer to a call the policy denies. A tool the policy
+// denies is not in the caller's lists (Screen), so its call is answered
+// as one of a tool that does not exist (gateway.ErrHidden): the caller
+// learns nothing of it. The audit records the denial either way.
+func denial(kind Target, public, who string) error {
+	if kind == Tool {
+		return gateway.ErrHidden
+	}
+	return &jsonrpc.Error{Code: CodeDenied, Message: fmt.Sprintf("%s %q is not allowed for %q by the gateway's policy", kindName(kind), public, who)}
 }
 
 func kindName(k Target) string {

@@ -205,9 +205,7 @@ audit: {file: DIR/audit.jsonl}
 	if d := cmp.Diff([]string{"docs://a"}, offerNames(t, alice)); d != "" {
 		t.Errorf("alice's prompts and resources (-want +got):\n%s", d)
 	}
-	if code, err := callCode(t, alice, "mcp__github__delete_repo"); code != CodeDenied {
-		t.Errorf("a denied tool: code %d, %v; want %d", code, err, CodeDenied)
-	}
+	checkHidden(t, alice, "mcp__github__delete_repo")
 	for name, err := range map[string]error{
 		"prompt":   second(alice.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "mcp__docs__summarize"})),
 		"resource": second(alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "secret://a"})),

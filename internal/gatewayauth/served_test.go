@@ -193,6 +193,19 @@ func callCode(t *testing.T, cs *mcp.ClientSession, name string) (int64, error) {
 	return 0, err
 }
 
+// checkHidden checks that cs's call of name, which the policy denies, is
+// answered exactly as a call of a tool that does not exist: the caller
+// learns nothing of a tool hidden from it.
+func checkHidden(t *testing.T, cs *mcp.ClientSession, name string) {
+	t.Helper()
+	code, err := callCode(t, cs, name)
+	missingCode, missing := callCode(t, cs, "mcp__nowhere__nothing")
+	if err == nil || missing == nil || code != missingCode ||
+		err.Error() != strings.ReplaceAll(missing.Error(), "mcp__nowhere__nothing", name) {
+		t.Errorf("the denied call of %s: %d %v; want it answered as a tool that does not exist: %d %v", name, code, err, missingCode, missing)
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
