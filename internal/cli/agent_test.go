@@ -270,3 +270,29 @@ func TestApprovalArgs(t *testing.T) {
 		}
 	}
 }
+
+// Under -p without --yes every refused call is its own notice: two tools
+// the model wanted, two lines naming them (one notice stood for both).
+func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	both := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}, {Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}
+	nothing := chattest.Turn{Text: "Nothing ran."}
+	srv := chattest.New(t, chattest.Turns(both, nothing, both, nothing))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add and echo")
+	for _, name := range []string{"mcp__demo__add", "mcp__demo__echo"} {
+		if want := "tool " + name + " was not run: with -p tools run only with --yes"; r.code != 0 || strings.Count(r.stderr, want) != 1 {
+			t.Errorf("want one notice %q; exit %d\nstderr %s", want, r.code, r.stderr)
+		}
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--json", "-p", "add and echo")
+	notices := 0
+	for _, ev := range jsonLines(t, r.stdout) {
+		if ev["type"] == "notice" && strings.Contains(ev["text"].(string), "was not run") {
+			notices++
+		}
+	}
+	if notices != 2 {
+		t.Errorf("--json: %d notices of refused calls, want 2:\n%s", notices, r.stdout)
+	}
+}
