@@ -66,8 +66,9 @@ func expect(t *testing.T, scr *screen, from int, want string) int {
 	return end
 }
 
-// At a terminal the person approves calls: always this tool (not asked
-// again), deny (the tool does not run, the model is told), the answer is
+// At a terminal the person approves calls with one key, no Enter, the
+// prompt saying what each key does: always this tool (not asked again),
+// deny (the tool does not run, the model is told), the answer is
 // streamed; /tools lists what the model sees, /exit ends.
 func TestAgentApprovalOnPTY(t *testing.T) {
 	agentEnv(t)
@@ -79,8 +80,9 @@ func TestAgentApprovalOnPTY(t *testing.T) {
 	at := expect(t, scr, 0, "› ")
 	io.WriteString(ptmx, "add 2 and 3\r")
 	at = expect(t, scr, at, "Run mcp__demo__add")
-	at = expect(t, scr, at, "[s]erver, [n]o: ")
-	io.WriteString(ptmx, "t\r")
+	at = expect(t, scr, at, "[y]es once, always this [t]ool, always this [s]erver, [n]o (press the key, no Enter): ")
+	io.WriteString(ptmx, "t")
+	at = expect(t, scr, at, "yes, always this tool")
 	at = expect(t, scr, at, "It is 5.")
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "again\r")
@@ -91,8 +93,8 @@ func TestAgentApprovalOnPTY(t *testing.T) {
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "echo it\r")
 	at = expect(t, scr, at, "Run mcp__demo__echo")
-	at = expect(t, scr, at, "[n]o: ")
-	io.WriteString(ptmx, "n\r")
+	at = expect(t, scr, at, "[n]o (press the key, no Enter): ")
+	io.WriteString(ptmx, "n")
 	at = expect(t, scr, at, "Echo refused.")
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "/tools\r")

@@ -296,3 +296,17 @@ func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
 		t.Errorf("--json: %d notices of refused calls, want 2:\n%s", notices, r.stdout)
 	}
 }
+
+// A raw terminal's read answers with its first character; Enter and an
+// escape sequence (an arrow key) answer nothing.
+func TestPressedKey(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{{"y", "y", true}, {"tx", "t", true}, {"é", "é", true}, {"\x03", "\x03", true}, {"\r", "", false}, {"\x1b[A", "", false}, {"", "", false}} {
+		if got, ok := pressedKey([]byte(c.in)); got != c.want || ok != c.ok {
+			t.Errorf("pressedKey(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
