@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -169,5 +171,46 @@ func TestAgentElicitOnPTY(t *testing.T) {
 	}
 	if res := toolResults(srv.Requests()[1]); !strings.Contains(res["call_1_0"], "decline") {
 		t.Errorf("result %v", res)
+	}
+}
+
+// A tool's result is shown at the terminal, its first lines only; Ctrl-O
+// at the prompt, and /expand, show it whole (only "✓ tool (1 ms)" was
+// shown).
+func TestAgentResultShownOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	var rows []string
+	for i := 1; i <= 12; i++ {
+		rows = append(rows, fmt.Sprintf("row-%02d", i))
+	}
+	msg, _ := json.Marshal(map[string]string{"message": strings.Join(rows, "\n")})
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: string(msg)}}}, chattest.Turn{Text: "Echoed."},
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}, chattest.Turn{Text: "Added."},
+	))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL, "--yes")
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "echo the rows\r")
+	at = expect(t, scr, at, "✓ mcp__demo__echo")
+	shown := expect(t, scr, at, "… 6 more lines; Ctrl-O at the prompt (or /expand) shows the whole result")
+	if preview := scr.String()[at:shown]; !strings.Contains(preview, "Echo: row-01") || !strings.Contains(preview, "row-06") || strings.Contains(preview, "row-07") {
+		t.Errorf("preview:\n%s", preview)
+	}
+	at = expect(t, scr, shown, "Echoed.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "\x0f")
+	at = expect(t, scr, at, "mcp__demo__echo returned:")
+	at = expect(t, scr, at, "row-12")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "✓ mcp__demo__add")
+	at = expect(t, scr, at, "    5")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/expand\r")
+	at = expect(t, scr, at, "mcp__demo__add returned:")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
 	}
 }

@@ -105,6 +105,7 @@ func (c *console) readLine(prompt string) (string, error) {
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
 	r.con = newConsole(r.e.Stdin, r.e.Stderr)
+	r.con.t.AutoCompleteCallback = r.keyAtPrompt
 	intr := make(chan os.Signal, 2)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
@@ -174,6 +175,21 @@ func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-ch
 	}
 }
 
+// ctrlO expands the last tool result at the prompt (Claude Code's key
+// for the full transcript).
+const ctrlO = 0x0f
+
+// keyAtPrompt is the line editor's hook for keys it does not know:
+// Ctrl-O writes the last tool result whole above the line being typed,
+// which stays as it was.
+func (r *agentRun) keyAtPrompt(line string, pos int, key rune) (string, int, bool) {
+	if key != ctrlO {
+		return "", 0, false
+	}
+	r.con.t.Write([]byte(r.out.expandLast()))
+	return line, pos, true
+}
+
 func (r *agentRun) banner() {
 	all := r.catalog()
 	servers := map[string]bool{}
@@ -184,7 +200,7 @@ func (r *agentRun) banner() {
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge agent: %s at %s, %d tools from %d servers, session %s\n",
 		r.cfg.Model, r.cfg.BaseURLWritten, len(all), len(servers), r.session.ID)
-	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /clear, /exit; Ctrl-C cancels a turn, Ctrl-D exits")
+	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /expand, /clear, /exit; Ctrl-O shows the last tool result whole, Ctrl-C cancels a turn, Ctrl-D exits")
 }
 
 // slash runs a slash command; true means exit.
@@ -194,6 +210,8 @@ func (r *agentRun) slash(line string) bool {
 		return true
 	case "/tools":
 		r.showTools()
+	case "/expand":
+		fmt.Fprint(r.e.Stderr, r.out.expandLast())
 	case "/servers":
 		tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
 		for _, st := range r.b.h.Status() {
@@ -210,7 +228,7 @@ func (r *agentRun) slash(line string) bool {
 			fmt.Fprintf(r.e.Stderr, "mcpbridge: %v\n", err)
 		}
 	default:
-		fmt.Fprintf(r.e.Stderr, "unknown command %s: /tools, /servers, /clear, /exit\n", termsafe.Line(line))
+		fmt.Fprintf(r.e.Stderr, "unknown command %s: /tools, /servers, /expand, /clear, /exit\n", termsafe.Line(line))
 	}
 	return false
 }

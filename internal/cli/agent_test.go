@@ -310,3 +310,24 @@ func TestPressedKey(t *testing.T) {
 		}
 	}
 }
+
+// A result's preview: short text whole; past 6 lines or 160 characters a
+// line, what is left out, and at a terminal how to see it.
+func TestResultPreview(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	for _, c := range []struct {
+		text        string
+		interactive bool
+		want        string
+	}{
+		{"5", true, "    5\n"},
+		{"", true, ""},
+		{"a\x1b[2Jb\n", false, "    a\\x1b[2Jb\n"},
+		{"1\n2\n3\n4\n5\n6\n7\n8", false, "    1\n    2\n    3\n    4\n    5\n    6\n    … 2 more lines\n"},
+		{long, true, "    " + strings.Repeat("x", 159) + "…\n    … lines cut; Ctrl-O at the prompt (or /expand) shows the whole result\n"},
+	} {
+		if got := resultPreview(c.text, c.interactive); got != c.want {
+			t.Errorf("resultPreview(%.20q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
