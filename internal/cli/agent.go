@@ -134,6 +134,7 @@ type agentRun struct {
 	ag      *agent.Agent
 	out     *agentOutput
 	trusted map[string]bool
+	rules   agentRules      // the standing permissions (agent_perms.go)
 	named   map[string]bool // tools the person named: always shown
 	con     *console        // interactive: the line editor
 }
@@ -213,6 +214,10 @@ func (r *agentRun) setup(ctx context.Context) error {
 	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
 	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
+	if err := r.loadPermissions(src); err != nil {
+		r.session.Close()
+		return err
+	}
 	if r.b, err = e.open(ctx, src, r.f); err != nil {
 		r.session.Close()
 		return err

@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -212,5 +214,61 @@ func TestAgentResultShownOnPTY(t *testing.T) {
 	io.WriteString(ptmx, "/exit\r")
 	if code := wait(); code != 0 {
 		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+}
+
+// "Always" outlasts the run: the pattern is written to the user config's
+// permissions entry (the file's comments and entries kept; a second
+// answer goes into the same entry), and a later run, -p without --yes,
+// runs those tools without asking.
+func TestAgentAlwaysKeptOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	before := "# my servers\n- id: demo # the demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: " + exe + ", args: [demo-server]}\n# the end\n"
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	if err := os.WriteFile(user, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
+	echo := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}
+	weather := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}
+	srv := chattest.New(t, chattest.Turns(add, chattest.Turn{Text: "It is 5."}, echo, chattest.Turn{Text: "Echoed."}, weather, chattest.Turn{Text: "Mild, 2."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "t")
+	at = expect(t, scr, at, "mcp__demo__add is allowed from now on: kept in "+user+" (permissions.allow)")
+	at = expect(t, scr, at, "It is 5.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "echo\r")
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "s")
+	at = expect(t, scr, at, "mcp__demo__* is allowed from now on")
+	at = expect(t, scr, at, "Echoed.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, scr.String())
+	}
+	b, _ := os.ReadFile(user)
+	want := strings.TrimSuffix(before, "# the end\n") + "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add, mcp__demo__*]\n# the end\n"
+	if d := cmp.Diff(want, string(b)); d != "" {
+		t.Errorf("the user config (-want +got):\n%s", d)
+	}
+
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "weather and add")
+	if r.code != 0 || strings.Contains(r.stderr, "was not run") {
+		t.Errorf("second run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := toolResults(srv.Requests()[5]); !strings.Contains(got["call_5_0"], "Paris") || got["call_5_1"] != "2" {
+		t.Errorf("second run's results: %v", got)
 	}
 }

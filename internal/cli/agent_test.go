@@ -331,3 +331,49 @@ func TestResultPreview(t *testing.T) {
 		}
 	}
 }
+
+// The user config's deny patterns refuse a tool without asking, even
+// with --yes, and say which pattern in which file; they hold with
+// --config too. A project file may deny, but its allow list is not
+// used (a cloned repository would approve its own tools), and says so.
+// An invalid permissions entry stops the agent before anything runs.
+func TestAgentPermissionsDeny(t *testing.T) {
+	agentEnv(t)
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	os.WriteFile(user, []byte("- {id: perms, name: permissions, config: {deny: [mcp__demo__echo]}}\n"), 0o600)
+	const demo = "- id: demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: \"${MCPBRIDGE_EXE}\", args: [demo-server]}\n"
+	cfg := writeConfig(t, demo)
+	both := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":2}`}}}
+	srv := chattest.New(t, chattest.Turns(both, chattest.Turn{Text: "Added only."}, both, chattest.Turn{Text: "Nothing."}))
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "echo and add")
+	if want := `tool mcp__demo__echo was refused without asking: denied by "mcp__demo__echo" in ` + user + " (permissions.deny)"; r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, want %q in\n%s", r.code, want, r.stderr)
+	}
+	if got := toolResults(srv.Requests()[1]); !strings.Contains(got["call_1_0"], "the user denied this tool call") || got["call_1_1"] != "3" {
+		t.Errorf("results: %v", got)
+	}
+
+	project := t.TempDir()
+	t.Chdir(project)
+	os.WriteFile("mcpbridge.yaml", []byte(demo+
+		"- {id: perms, name: permissions, config: {allow: [mcp__demo__add, mcp__demo__echo], deny: [mcp__demo__weather]}}\n"), 0o644)
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "echo and add")
+	for _, want := range []string{
+		"mcpbridge.yaml: the allow list of a project's permissions entry is not used (a repository may not approve its own tools); its deny list is: put allow patterns in " + user,
+		"tool mcp__demo__echo was refused without asking",
+		"tool mcp__demo__add was not run: with -p tools run only with --yes",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("project file: want %q in\n%s", want, r.stderr)
+		}
+	}
+
+	os.WriteFile(user, []byte("- {id: perms, name: permissions, config: {deny: ['mcp__*__x']}}\n"), 0o600)
+	r = mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "hi")
+	if want := `config.deny[0]: "mcp__*__x" may hold * only at its end`; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "agent: not started") {
+		t.Errorf("invalid entry: exit %d, want %q in\n%s", r.code, want, r.stderr)
+	}
+}

@@ -77,7 +77,8 @@ func (r *agentRun) noteNamed(prompt string) {
 // policy is the run's approvals: --yes approves all; at a terminal the
 // person is asked; with -p the rest is denied.
 func (r *agentRun) policy() *agent.Policy {
-	p := &agent.Policy{All: r.af.yes, Trusted: func(s string) bool { return r.trusted[s] }}
+	p := &agent.Policy{All: r.af.yes, Trusted: func(s string) bool { return r.trusted[s] },
+		Rules: r.rules.Permissions, Refused: r.refused, Keep: r.keep}
 	if !r.af.hasPrompt {
 		p.Ask = r.askApproval
 	} else if !r.af.yes {

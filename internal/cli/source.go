@@ -3,6 +3,7 @@ package cli
 import (
 	_ "embed"
 
+	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
@@ -40,7 +41,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), e.samplingKind(), e.modelKind(), viewkind.NewKind(), e.gatewayKind())
+	}), e.samplingKind(), e.modelKind(), viewkind.NewKind(), e.gatewayKind(), permkind.Kind{})
 }
 
 // serverOptions are the options of every server a command starts. A
