@@ -377,3 +377,22 @@ func TestAgentPermissionsDeny(t *testing.T) {
 		t.Errorf("invalid entry: exit %d, want %q in\n%s", r.code, want, r.stderr)
 	}
 }
+
+// Someone trying the embedded demo who answers "always" gets a user
+// config holding only the permissions entry: the demo's servers stay on
+// the next run (the file replaced the default, and the allowed tool was
+// unknown), and the kept pattern lets its tool run under -p.
+func TestAgentPermissionsKeepTheDemo(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	os.WriteFile(user, []byte("- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add]\n"), 0o600)
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":2}`}}}, chattest.Turn{Text: "4."}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add")
+	if r.code != 0 || len(srv.Requests()) != 2 || toolResults(srv.Requests()[len(srv.Requests())-1])["call_1_0"] != "4" {
+		t.Fatalf("exit %d, %d model requests, the last's results %v\n%s", r.code, len(srv.Requests()), toolResults(srv.Requests()[len(srv.Requests())-1]), r.stderr)
+	}
+}

@@ -81,8 +81,32 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
+	if onlyPermissions(plans) {
+		// The agent's "always" wrote the first user config of someone
+		// trying the demo: the demo stays.
+		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
+		if err != nil {
+			return nil, &configError{err} // untested: the embedded default is tested valid
+		}
+		plans = append([]*host.Plan{def}, plans...)
+	}
 	plan := mergePlans(plans)
 	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
+}
+
+// onlyPermissions reports whether plans hold entries, all of them the
+// agent's permissions: no file names a server or anything else to run.
+func onlyPermissions(plans []*host.Plan) bool {
+	n := 0
+	for _, p := range plans {
+		for _, pe := range p.Entries {
+			if pe.Entry.Name != permkind.Name {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.
