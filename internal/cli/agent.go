@@ -134,9 +134,11 @@ type agentRun struct {
 	ag      *agent.Agent
 	out     *agentOutput
 	trusted map[string]bool
-	rules   agentRules      // the standing permissions (agent_perms.go)
-	named   map[string]bool // tools the person named: always shown
-	con     *console        // interactive: the line editor
+	rules   agentRules // the standing permissions (agent_perms.go)
+	// toldWhereKept: the first question said where "always" is kept.
+	toldWhereKept bool
+	named         map[string]bool // tools the person named: always shown
+	con           *console        // interactive: the line editor
 }
 
 // agent runs the model with every bridged tool, headless (-p) or at a

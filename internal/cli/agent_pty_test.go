@@ -243,6 +243,7 @@ func TestAgentAlwaysKeptOnPTY(t *testing.T) {
 	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
 	at := expect(t, scr, 0, "› ")
 	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "(\"always\" is kept for later runs in "+user+", permissions.allow)")
 	at = expect(t, scr, at, "(press the key, no Enter): ")
 	io.WriteString(ptmx, "t")
 	at = expect(t, scr, at, "mcp__demo__add is allowed from now on: kept in "+user+" (permissions.allow)")

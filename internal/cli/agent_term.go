@@ -46,10 +46,10 @@ func newConsole(in io.Reader, out io.Writer) *console {
 }
 
 // readKey writes prompt and reads one key press, in raw mode so that the
-// key alone answers (no Enter); it returns the key as a string, and
-// io.EOF on Ctrl-C or Ctrl-D. Escape sequences (arrow keys) and Enter are
-// skipped. A stdin that is no terminal has no keys: a line is read and
-// returned instead.
+// key alone answers (no Enter); it returns the key as a string (Ctrl-C
+// and Ctrl-D too: raw mode makes them keys). Escape sequences (arrow
+// keys) and Enter are skipped. A stdin that is no terminal has no keys: a
+// line is read and returned instead.
 func (c *console) readKey(prompt string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -260,6 +260,10 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 	r.out.clearProgress()
 	r.out.mu.Unlock()
 	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), approvalArgs(c.Args))
+	if path := r.e.userConfigPath(); path != "" && !r.toldWhereKept {
+		r.toldWhereKept = true // once a run: the person knows it then
+		fmt.Fprintf(r.e.Stderr, "(\"always\" is kept for later runs in %s, permissions.allow)\n", path)
+	}
 	choices := approvalChoices(server)
 	for {
 		if err := ctx.Err(); err != nil {
