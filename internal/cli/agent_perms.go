@@ -77,10 +77,13 @@ func (e *env) readUserPlan(path string) (*host.Plan, error) {
 		return &host.Plan{}, nil
 	}
 	data, err := host.ReadConfigFile(path)
-	if err != nil {
-		return nil, &configError{err}
+	if err == nil {
+		var plan *host.Plan
+		if plan, err = e.parseConfig(path, data, e.catalog(true)); err == nil {
+			return plan, nil
+		}
 	}
-	return e.parseConfig(path, data, e.catalog(true))
+	return nil, &configError{fmt.Errorf("%w\nagent: not started: the agent reads the permissions of the user config %s, whatever --config says", err, path)}
 }
 
 // fromPlan adds the enabled permissions entries of plan; mayAllow says

@@ -425,3 +425,19 @@ func TestAllowInList(t *testing.T) {
 		}
 	}
 }
+
+// With --config the user config is still read for its permissions: one
+// that does not parse stops the agent, saying why it was read.
+func TestAgentPermissionsUserConfigBroken(t *testing.T) {
+	agentEnv(t)
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	os.WriteFile(user, []byte("- id: p\n\tname: permissions\n"), 0o600)
+	cfg := writeConfig(t, "[]\n")
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", "http://127.0.0.1:1", "-p", "hi")
+	if want := "agent: not started: the agent reads the permissions of the user config " + user + ", whatever --config says"; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, user+":2") {
+		t.Errorf("exit %d, want %q in\n%s", r.code, want, r.stderr)
+	}
+}

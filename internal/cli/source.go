@@ -81,7 +81,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
-	if onlyPermissions(plans) {
+	if onlyPermissions(files, plans) {
 		// The agent's "always" wrote the first user config of someone
 		// trying the demo: the demo stays.
 		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
@@ -94,9 +94,13 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
 }
 
-// onlyPermissions reports whether plans hold entries, all of them the
-// agent's permissions: no file names a server or anything else to run.
-func onlyPermissions(plans []*host.Plan) bool {
+// onlyPermissions reports whether the user config is the one file read
+// (plans holds its plan) and its entries are all the agent's permissions:
+// it names no server nor anything else to run.
+func onlyPermissions(files []configFile, plans []*host.Plan) bool {
+	if len(files) != 1 || files[0].scope != scopeUser {
+		return false
+	}
 	n := 0
 	for _, p := range plans {
 		for _, pe := range p.Entries {
