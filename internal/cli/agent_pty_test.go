@@ -273,3 +273,26 @@ func TestAgentAlwaysKeptOnPTY(t *testing.T) {
 		t.Errorf("second run's results: %v", got)
 	}
 }
+
+// At a terminal a tool the user config denies is refused without a
+// question, the person told which pattern in which file refused it.
+func TestAgentDenyWithoutAskingOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	os.WriteFile(user, []byte("- {id: permissions, name: permissions, config: {deny: [mcp__demo]}}\n"), 0o600)
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}, chattest.Turn{Text: "Refused."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "echo\r")
+	at = expect(t, scr, at, `tool mcp__demo__echo was refused without asking: denied by "mcp__demo" in `+user)
+	at = expect(t, scr, at, "Refused.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "Run mcp__demo__echo") {
+		t.Errorf("exit %d, asked or not:\n%s", code, scr.String())
+	}
+}
