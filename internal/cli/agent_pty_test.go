@@ -14,6 +14,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -294,5 +295,40 @@ func TestAgentDenyWithoutAskingOnPTY(t *testing.T) {
 	io.WriteString(ptmx, "/exit\r")
 	if code := wait(); code != 0 || strings.Contains(scr.String(), "Run mcp__demo__echo") {
 		t.Errorf("exit %d, asked or not:\n%s", code, scr.String())
+	}
+}
+
+// A key typed during a turn, before the question shows, does not answer
+// it: "y" typed ahead is discarded, and the question waits for a key
+// pressed once it is asked.
+func TestAgentTypeAheadIgnoredOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	typed := make(chan struct{})
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
+	srv := chattest.New(t, func(n int, _ *chatapi.Request) chattest.Turn {
+		if n == 0 {
+			<-typed // the "y" is in the terminal's input before the question
+			return add
+		}
+		return chattest.Turn{Text: "Not added."}
+	})
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "add")
+	io.WriteString(ptmx, "y")
+	close(typed)
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "n")
+	at = expect(t, scr, at, "no\r\n")
+	at = expect(t, scr, at, "Not added.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "yes, once") {
+		t.Errorf("exit %d:\n%q", code, scr.String())
+	}
+	if got := toolResults(srv.Requests()[1]); !strings.Contains(got["call_1_0"], "the user denied this tool call") {
+		t.Errorf("results %v", got)
 	}
 }

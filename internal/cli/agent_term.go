@@ -47,9 +47,10 @@ func newConsole(in io.Reader, out io.Writer) *console {
 
 // readKey writes prompt and reads one key press, in raw mode so that the
 // key alone answers (no Enter); it returns the key as a string (Ctrl-C
-// and Ctrl-D too: raw mode makes them keys). Escape sequences (arrow
-// keys) and Enter are skipped. A stdin that is no terminal has no keys: a
-// line is read and returned instead.
+// and Ctrl-D too: raw mode makes them keys). What was typed before the
+// prompt is discarded, never taken for the answer. Escape sequences
+// (arrow keys) and Enter are skipped. A stdin that is no terminal has no
+// keys: a line is read and returned instead.
 func (c *console) readKey(prompt string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -63,6 +64,7 @@ func (c *console) readKey(prompt string) (string, error) {
 		return "", fmt.Errorf("reading a key: %w", err)
 	}
 	defer term.Restore(c.fd, old)
+	flushInput(c.fd) // best effort: where it fails, a typed-ahead key is read
 	buf := make([]byte, 64)
 	for {
 		n, err := c.in.Read(buf)
