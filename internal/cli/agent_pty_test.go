@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -229,14 +228,8 @@ func TestAgentAlwaysKeptOnPTY(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	user := filepath.Join(home, "mcpbridge", "config.yaml")
 	before := "# my servers\n- id: demo # the demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: " + exe + ", args: [demo-server]}\n# the end\n"
-	os.MkdirAll(filepath.Dir(user), 0o700)
-	if err := os.WriteFile(user, []byte(before), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	user := userConfig(t, before)
 	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
 	echo := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}
 	weather := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}
@@ -280,11 +273,7 @@ func TestAgentAlwaysKeptOnPTY(t *testing.T) {
 func TestAgentDenyWithoutAskingOnPTY(t *testing.T) {
 	agentEnv(t)
 	t.Chdir(t.TempDir())
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	user := filepath.Join(home, "mcpbridge", "config.yaml")
-	os.MkdirAll(filepath.Dir(user), 0o700)
-	os.WriteFile(user, []byte("- {id: permissions, name: permissions, config: {deny: [mcp__demo]}}\n"), 0o600)
+	user := userConfig(t, "- {id: permissions, name: permissions, config: {deny: [mcp__demo]}}\n")
 	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}, chattest.Turn{Text: "Refused."}))
 	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
 	at := expect(t, scr, 0, "› ")

@@ -25,6 +25,22 @@ func agentEnv(t *testing.T) string {
 	return filepath.Join(state, "mcpbridge", "sessions")
 }
 
+// userConfig makes the test's user config (XDG_CONFIG_HOME) hold data;
+// it returns the file's path.
+func userConfig(t *testing.T, data string) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return user
+}
+
 // jsonLines decodes agent --json's output.
 func jsonLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -339,11 +355,7 @@ func TestResultPreview(t *testing.T) {
 // An invalid permissions entry stops the agent before anything runs.
 func TestAgentPermissionsDeny(t *testing.T) {
 	agentEnv(t)
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	user := filepath.Join(home, "mcpbridge", "config.yaml")
-	os.MkdirAll(filepath.Dir(user), 0o700)
-	os.WriteFile(user, []byte("- {id: perms, name: permissions, config: {deny: [mcp__demo__echo]}}\n"), 0o600)
+	user := userConfig(t, "- {id: perms, name: permissions, config: {deny: [mcp__demo__echo]}}\n")
 	const demo = "- id: demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: \"${MCPBRIDGE_EXE}\", args: [demo-server]}\n"
 	cfg := writeConfig(t, demo)
 	both := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":2}`}}}
@@ -385,11 +397,7 @@ func TestAgentPermissionsDeny(t *testing.T) {
 func TestAgentPermissionsKeepTheDemo(t *testing.T) {
 	agentEnv(t)
 	t.Chdir(t.TempDir())
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	user := filepath.Join(home, "mcpbridge", "config.yaml")
-	os.MkdirAll(filepath.Dir(user), 0o700)
-	os.WriteFile(user, []byte("- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add]\n"), 0o600)
+	userConfig(t, "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add]\n")
 	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":2}`}}}, chattest.Turn{Text: "4."}))
 	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add")
 	if r.code != 0 || len(srv.Requests()) != 2 || toolResults(srv.Requests()[len(srv.Requests())-1])["call_1_0"] != "4" {
@@ -430,11 +438,7 @@ func TestAllowInList(t *testing.T) {
 // that does not parse stops the agent, saying why it was read.
 func TestAgentPermissionsUserConfigBroken(t *testing.T) {
 	agentEnv(t)
-	home := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", home)
-	user := filepath.Join(home, "mcpbridge", "config.yaml")
-	os.MkdirAll(filepath.Dir(user), 0o700)
-	os.WriteFile(user, []byte("- id: p\n\tname: permissions\n"), 0o600)
+	user := userConfig(t, "- id: p\n\tname: permissions\n")
 	cfg := writeConfig(t, "[]\n")
 	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", "http://127.0.0.1:1", "-p", "hi")
 	if want := "agent: not started: the agent reads the permissions of the user config " + user + ", whatever --config says"; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, user+":2") {
