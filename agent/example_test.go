@@ -45,3 +45,26 @@ func Example() {
 	// calling add {"a":2,"b":3}
 	// The sum is 5. 2 <nil>
 }
+
+// A harness keeps the person's standing answers as Claude Code does:
+// deny patterns first, then allow patterns; the rest is asked.
+func ExamplePolicy() {
+	p := &agent.Policy{
+		Rules: agent.Permissions{Allow: []string{"mcp__time__*"}, Deny: []string{"mcp__fs__delete"}},
+		Ask: func(_ context.Context, c agent.Call) (agent.Answer, error) {
+			fmt.Println("asked about", c.Name)
+			return agent.Deny, nil
+		},
+		Refused: func(c agent.Call, pattern string) { fmt.Println("refused", c.Name, "by", pattern) },
+	}
+	for _, name := range []string{"mcp__time__now", "mcp__fs__delete", "mcp__fs__read"} {
+		ok, _ := p.Approve(context.Background(), agent.Call{Name: name})
+		fmt.Println(name, ok)
+	}
+	// Output:
+	// mcp__time__now true
+	// refused mcp__fs__delete by mcp__fs__delete
+	// mcp__fs__delete false
+	// asked about mcp__fs__read
+	// mcp__fs__read false
+}

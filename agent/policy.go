@@ -19,25 +19,39 @@ const (
 	AlwaysServer               // every call of the tool's server
 )
 
-// Policy is the Approver of the CLI: it approves everything with All
-// (--yes); search_tools always; a tool marked readOnlyHint when its server
-// is trusted (annotations of other servers are not believed); what the
-// person allowed for good earlier; and asks Ask the rest (nil Ask: denied).
-// It is safe for concurrent use.
+// Policy is the Approver of the CLI. It refuses, before anything else, a
+// call a Rules.Deny pattern matches (telling Refused). It approves
+// everything else with All (--yes); search_tools always; a tool marked
+// readOnlyHint when its server is trusted (annotations of other servers
+// are not believed); a call Rules.Allow matches, or what the person
+// allowed for good earlier in the run; and asks Ask the rest (nil Ask:
+// denied). An "always" answer is told to Keep, to outlast the run. It is
+// safe for concurrent use; Rules is not changed.
 type Policy struct {
 	All     bool
 	Trusted func(server string) bool
 	Ask     func(ctx context.Context, c Call) (Answer, error)
+	Rules   Permissions
+	// Refused is told of each call a Deny pattern refused; nil: nothing.
+	Refused func(c Call, pattern string)
+	// Keep is told the Allow pattern of an "always" answer (the tool's
+	// name, or ServerPattern); nil: it lasts the run.
+	Keep func(c Call, pattern string)
 
 	mu      sync.Mutex
-	tools   map[string]bool
-	servers map[string]bool
+	allowed []string // patterns allowed for good during the run
 }
 
 var _ Approver = (*Policy)(nil)
 
 // Approve decides c.
 func (p *Policy) Approve(ctx context.Context, c Call) (bool, error) {
+	if pattern, ok := p.Rules.denies(c); ok {
+		if p.Refused != nil {
+			p.Refused(c, pattern)
+		}
+		return false, nil
+	}
 	if p.auto(c) {
 		return true, nil
 	}
@@ -48,13 +62,20 @@ func (p *Policy) Approve(ctx context.Context, c Call) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	p.remember(c, ans)
+	if pattern := alwaysPattern(c, ans); pattern != "" {
+		p.mu.Lock()
+		p.allowed = append(p.allowed, pattern)
+		p.mu.Unlock()
+		if p.Keep != nil {
+			p.Keep(c, pattern)
+		}
+	}
 	return ans != Deny, nil
 }
 
 // auto reports whether c is approved without asking.
 func (p *Policy) auto(c Call) bool {
-	if p.All || c.Name == toolview.SearchName {
+	if p.All || c.Name == toolview.SearchName || p.Rules.allows(c) {
 		return true
 	}
 	server := c.Tool.Origin.Server
@@ -63,24 +84,19 @@ func (p *Policy) auto(c Call) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.tools[c.Name] || server != "" && p.servers[server]
+	return Permissions{Allow: p.allowed}.allows(c)
 }
 
-func (p *Policy) remember(c Call, ans Answer) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// alwaysPattern is the Allow pattern of an answer: the tool's name, or
+// its server's pattern; "" for an answer that is not for good.
+func alwaysPattern(c Call, ans Answer) string {
 	switch {
 	case ans == AlwaysTool:
-		if p.tools == nil {
-			p.tools = map[string]bool{}
-		}
-		p.tools[c.Name] = true
+		return c.Name
 	case ans == AlwaysServer && c.Tool.Origin.Server != "":
-		if p.servers == nil {
-			p.servers = map[string]bool{}
-		}
-		p.servers[c.Tool.Origin.Server] = true
+		return ServerPattern(c.Tool.Origin.Server)
 	}
+	return ""
 }
 
 // readOnly reports readOnlyHint: true in a tool's annotations.

@@ -3,7 +3,10 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -54,5 +57,76 @@ func TestPolicy(t *testing.T) {
 	}
 	if ok, _ := (&agent.Policy{All: true}).Approve(context.Background(), call("mcp__a__x", "a", nil)); !ok {
 		t.Error("All did not approve")
+	}
+}
+
+// Standing permissions: a deny pattern refuses before anything else (even
+// All, even search_tools), without asking, and says which pattern; an
+// allow pattern runs without asking; a server's pattern (mcp__s__* or
+// Claude Code's mcp__s) covers its tools, by the name the server gives
+// them when the public one is hashed, and never another server's hashed
+// names that only look alike; an "always" answer is kept.
+func TestPolicyPermissions(t *testing.T) {
+	call := func(name, server, raw string) agent.Call {
+		return agent.Call{Name: name, Tool: tool.Tool{Name: name, Origin: tool.Origin{Server: server, Name: raw}}}
+	}
+	var asked, refused, kept []string
+	p := &agent.Policy{
+		All: false,
+		Rules: agent.Permissions{
+			Allow: []string{"mcp__fs__read", "mcp__web__*", "mcp__git", "mcp__a_b__*"},
+			Deny:  []string{"mcp__fs__delete", "mcp__web__post", "search_tools", "mcp__my_srv__*"},
+		},
+		Ask: func(_ context.Context, c agent.Call) (agent.Answer, error) {
+			asked = append(asked, c.Name)
+			if c.Name == "mcp__new__a" {
+				return agent.AlwaysServer, nil
+			}
+			return agent.Deny, nil
+		},
+		Refused: func(c agent.Call, pattern string) { refused = append(refused, c.Name+" by "+pattern) },
+		Keep:    func(_ agent.Call, pattern string) { kept = append(kept, pattern) },
+	}
+	for i, c := range []struct {
+		call  agent.Call
+		ok    bool
+		asked bool
+	}{
+		{call("mcp__fs__read", "fs", "read"), true, false},
+		{call("mcp__fs__write", "fs", "write"), false, true},
+		{call("mcp__fs__delete", "fs", "delete"), false, false},
+		{call("mcp__web__get", "web", "get"), true, false},
+		{call("mcp__web__post", "web", "post"), false, false},
+		{call("mcp__git__log", "git", "log"), true, false},
+		{call("search_tools", "", ""), false, false},
+		{call("mcp__my_srv__t_0123456789ab", "my.srv", "t"), false, false}, // denied loosely, by its public name
+		{call("mcp__a_b__x_0123456789ab", "a.b", "x"), false, true},        // mcp__a_b__* would not allow it
+		{call("mcp__new__a", "new", "a"), true, true},
+		{call("mcp__new__b", "new", "b"), true, false},
+	} {
+		before := len(asked)
+		ok, err := p.Approve(context.Background(), c.call)
+		if err != nil || ok != c.ok || (len(asked) > before) != c.asked {
+			t.Errorf("%d %s: approved %v (err %v), asked %v; want %v, asked %v", i, c.call.Name, ok, err, len(asked) > before, c.ok, c.asked)
+		}
+	}
+	want := []string{"mcp__fs__delete by mcp__fs__delete", "mcp__web__post by mcp__web__post", "search_tools by search_tools", "mcp__my_srv__t_0123456789ab by mcp__my_srv__*"}
+	if d := cmp.Diff(want, refused); d != "" {
+		t.Errorf("refused (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"mcp__new__*"}, kept); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
+	}
+	all := &agent.Policy{All: true, Rules: agent.Permissions{Deny: []string{"mcp__fs__*"}}}
+	if ok, _ := all.Approve(context.Background(), call("mcp__fs__read", "fs", "read")); ok {
+		t.Error("All ran a denied tool")
+	}
+}
+
+func TestCheckPattern(t *testing.T) {
+	for p, want := range map[string]string{"mcp__a__b": "", "mcp__a__*": "", "*": "", "mcp__a": "", " ": "is empty", "mcp__*__x": "may hold * only at its end"} {
+		if got := agent.CheckPattern(p); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("CheckPattern(%q) = %q, want %q…", p, got, want)
+		}
 	}
 }

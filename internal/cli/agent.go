@@ -137,8 +137,11 @@ type agentRun struct {
 	ag      *agent.Agent
 	out     *agentOutput
 	trusted map[string]bool
-	named   map[string]bool // tools the person named: always shown
-	con     *console        // interactive: the line editor
+	rules   agentRules // the standing permissions (agent_perms.go)
+	// toldWhereKept: the first question said where "always" is kept.
+	toldWhereKept bool
+	named         map[string]bool // tools the person named: always shown
+	con           *console        // interactive: the line editor
 }
 
 // agent runs the model with every bridged tool, headless (-p) or at a
@@ -216,6 +219,10 @@ func (r *agentRun) setup(ctx context.Context) error {
 	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
 	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
+	if err := r.loadPermissions(src); err != nil {
+		r.session.Close()
+		return err
+	}
 	if r.b, err = e.open(ctx, src, r.f); err != nil {
 		r.session.Close()
 		return err

@@ -31,7 +31,16 @@ type agentOutput struct {
 	inReasoning bool
 	textOpen    bool // streamed text has no line end yet
 	progressOn  bool
+	last        *agent.Event // the last tool result, for expandLast
 }
+
+// A tool result is previewed in its first resultLines lines, each cut at
+// resultWidth characters: enough to see what came back, never a screen
+// scrolled away; expandLast shows it whole.
+const (
+	resultLines = 6
+	resultWidth = 160
+)
 
 func newAgentOutput(e *env, asJSON, interactive bool) *agentOutput {
 	o := &agentOutput{stdout: e.Stdout, stderr: e.Stderr, streamText: interactive,
@@ -96,6 +105,12 @@ func (o *agentOutput) detail(ev agent.Event) {
 			note += ", cut; whole result in " + ev.Spilled
 		}
 		o.styled(o.stderr, dim, fmt.Sprintf("  %s %s (%s)\n", mark, termsafe.Line(ev.Name), termsafe.Line(note)))
+		if !ev.Denied {
+			o.last = &ev
+			if !ev.IsError { // an error's text is in its note
+				o.styled(o.stderr, dim, resultPreview(ev.Text, o.streamText))
+			}
+		}
 	case agent.EventResult:
 		if o.streamText && ev.Usage != nil {
 			o.styled(o.stderr, dim, fmt.Sprintf("\n[%d steps, %d tokens in (%d cached), %d out]\n", ev.Steps,
@@ -116,6 +131,54 @@ func (o *agentOutput) styled(w io.Writer, style, s string) {
 		s = style + s + reset
 	}
 	fmt.Fprint(w, s)
+}
+
+// resultPreview is the first lines of a result's text, indented, and
+// how much is left out; interactive says how to see the rest.
+func resultPreview(text string, interactive bool) string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	shown := lines[:min(len(lines), resultLines)]
+	cut := len(shown) < len(lines)
+	var b strings.Builder
+	for _, l := range shown {
+		r := []rune(termsafe.Line(l))
+		if len(r) > resultWidth {
+			r, cut = append(r[:resultWidth-1], '…'), true
+		}
+		fmt.Fprintf(&b, "    %s\n", string(r))
+	}
+	if !cut {
+		return b.String()
+	}
+	b.WriteString("    … ")
+	if more := len(lines) - len(shown); more > 0 {
+		fmt.Fprintf(&b, "%d more lines", more)
+	} else {
+		b.WriteString("lines cut")
+	}
+	if interactive {
+		b.WriteString("; Ctrl-O at the prompt (or /expand) shows the whole result")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// expandLast is the last tool result whole, as the model read it.
+func (o *agentOutput) expandLast() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.last == nil {
+		return "no tool has returned a result yet\n"
+	}
+	s := fmt.Sprintf("%s returned:\n%s\n", termsafe.Line(o.last.Name), termsafe.Text(strings.TrimRight(o.last.Text, "\n")))
+	if o.last.Spilled != "" {
+		s += "(cut for the model; the whole result is in " + termsafe.Line(o.last.Spilled) + ")\n"
+	}
+	return s
 }
 
 // progress shows one live line of a call's progress on stderr.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -9,7 +11,9 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -66,8 +70,9 @@ func expect(t *testing.T, scr *screen, from int, want string) int {
 	return end
 }
 
-// At a terminal the person approves calls: always this tool (not asked
-// again), deny (the tool does not run, the model is told), the answer is
+// At a terminal the person approves calls with one key, no Enter, the
+// prompt saying what each key does: always this tool (not asked again),
+// deny (the tool does not run, the model is told), the answer is
 // streamed; /tools lists what the model sees, /exit ends.
 func TestAgentApprovalOnPTY(t *testing.T) {
 	agentEnv(t)
@@ -79,8 +84,9 @@ func TestAgentApprovalOnPTY(t *testing.T) {
 	at := expect(t, scr, 0, "› ")
 	io.WriteString(ptmx, "add 2 and 3\r")
 	at = expect(t, scr, at, "Run mcp__demo__add")
-	at = expect(t, scr, at, "[s]erver, [n]o: ")
-	io.WriteString(ptmx, "t\r")
+	at = expect(t, scr, at, "[y]es once, always this [t]ool, always this [s]erver, [n]o (press the key, no Enter): ")
+	io.WriteString(ptmx, "t")
+	at = expect(t, scr, at, "yes, always this tool")
 	at = expect(t, scr, at, "It is 5.")
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "again\r")
@@ -91,8 +97,8 @@ func TestAgentApprovalOnPTY(t *testing.T) {
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "echo it\r")
 	at = expect(t, scr, at, "Run mcp__demo__echo")
-	at = expect(t, scr, at, "[n]o: ")
-	io.WriteString(ptmx, "n\r")
+	at = expect(t, scr, at, "[n]o (press the key, no Enter): ")
+	io.WriteString(ptmx, "n")
 	at = expect(t, scr, at, "Echo refused.")
 	at = expect(t, scr, at, "› ")
 	io.WriteString(ptmx, "/tools\r")
@@ -167,5 +173,151 @@ func TestAgentElicitOnPTY(t *testing.T) {
 	}
 	if res := toolResults(srv.Requests()[1]); !strings.Contains(res["call_1_0"], "decline") {
 		t.Errorf("result %v", res)
+	}
+}
+
+// A tool's result is shown at the terminal, its first lines only; Ctrl-O
+// at the prompt, and /expand, show it whole (only "✓ tool (1 ms)" was
+// shown).
+func TestAgentResultShownOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	var rows []string
+	for i := 1; i <= 12; i++ {
+		rows = append(rows, fmt.Sprintf("row-%02d", i))
+	}
+	msg, _ := json.Marshal(map[string]string{"message": strings.Join(rows, "\n")})
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: string(msg)}}}, chattest.Turn{Text: "Echoed."},
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}, chattest.Turn{Text: "Added."},
+	))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL, "--yes")
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "echo the rows\r")
+	at = expect(t, scr, at, "✓ mcp__demo__echo")
+	shown := expect(t, scr, at, "… 6 more lines; Ctrl-O at the prompt (or /expand) shows the whole result")
+	if preview := scr.String()[at:shown]; !strings.Contains(preview, "Echo: row-01") || !strings.Contains(preview, "row-06") || strings.Contains(preview, "row-07") {
+		t.Errorf("preview:\n%s", preview)
+	}
+	at = expect(t, scr, shown, "Echoed.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "\x0f")
+	at = expect(t, scr, at, "mcp__demo__echo returned:")
+	at = expect(t, scr, at, "row-12")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "✓ mcp__demo__add")
+	at = expect(t, scr, at, "    5")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/expand\r")
+	at = expect(t, scr, at, "mcp__demo__add returned:")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+}
+
+// "Always" outlasts the run: the pattern is written to the user config's
+// permissions entry (the file's comments and entries kept; a second
+// answer goes into the same entry), and a later run, -p without --yes,
+// runs those tools without asking.
+func TestAgentAlwaysKeptOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := "# my servers\n- id: demo # the demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: " + exe + ", args: [demo-server]}\n# the end\n"
+	user := userConfig(t, before)
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
+	echo := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}
+	weather := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}
+	srv := chattest.New(t, chattest.Turns(add, chattest.Turn{Text: "It is 5."}, echo, chattest.Turn{Text: "Echoed."}, weather, chattest.Turn{Text: "Mild, 2."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "(\"always\" is kept for later runs in "+user+", permissions.allow)")
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "t")
+	at = expect(t, scr, at, "mcp__demo__add is allowed from now on: kept in "+user+" (permissions.allow)")
+	at = expect(t, scr, at, "It is 5.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "echo\r")
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "s")
+	at = expect(t, scr, at, "mcp__demo__* is allowed from now on")
+	at = expect(t, scr, at, "Echoed.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, scr.String())
+	}
+	b, _ := os.ReadFile(user)
+	want := strings.TrimSuffix(before, "# the end\n") + "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add, mcp__demo__*]\n# the end\n"
+	if d := cmp.Diff(want, string(b)); d != "" {
+		t.Errorf("the user config (-want +got):\n%s", d)
+	}
+
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "weather and add")
+	if r.code != 0 || strings.Contains(r.stderr, "was not run") {
+		t.Errorf("second run: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := toolResults(srv.Requests()[5]); !strings.Contains(got["call_5_0"], "Paris") || got["call_5_1"] != "2" {
+		t.Errorf("second run's results: %v", got)
+	}
+}
+
+// At a terminal a tool the user config denies is refused without a
+// question, the person told which pattern in which file refused it.
+func TestAgentDenyWithoutAskingOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	user := userConfig(t, "- {id: permissions, name: permissions, config: {deny: [mcp__demo]}}\n")
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}, chattest.Turn{Text: "Refused."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "echo\r")
+	at = expect(t, scr, at, `tool mcp__demo__echo was refused without asking: denied by "mcp__demo" in `+user)
+	at = expect(t, scr, at, "Refused.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "Run mcp__demo__echo") {
+		t.Errorf("exit %d, asked or not:\n%s", code, scr.String())
+	}
+}
+
+// A key typed during a turn, before the question shows, does not answer
+// it: "y" typed ahead is discarded, and the question waits for a key
+// pressed once it is asked.
+func TestAgentTypeAheadIgnoredOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	typed := make(chan struct{})
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":3}`}}}
+	srv := chattest.New(t, func(n int, _ *chatapi.Request) chattest.Turn {
+		if n == 0 {
+			<-typed // the "y" is in the terminal's input before the question
+			return add
+		}
+		return chattest.Turn{Text: "Not added."}
+	})
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "add")
+	io.WriteString(ptmx, "y")
+	close(typed)
+	at = expect(t, scr, at, "(press the key, no Enter): ")
+	io.WriteString(ptmx, "n")
+	at = expect(t, scr, at, "no\r\n")
+	at = expect(t, scr, at, "Not added.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "yes, once") {
+		t.Errorf("exit %d:\n%q", code, scr.String())
+	}
+	if got := toolResults(srv.Requests()[1]); !strings.Contains(got["call_1_0"], "the user denied this tool call") {
+		t.Errorf("results %v", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -26,13 +27,15 @@ import (
 // elicitation reads plain lines from the same stdin). docs/decisions.md
 // says why this one.
 type console struct {
-	mu sync.Mutex
-	fd int // -1 when stdin is no file (no raw mode)
-	t  *term.Terminal
+	mu  sync.Mutex
+	fd  int // -1 when stdin is no file (no raw mode)
+	in  io.Reader
+	out io.Writer
+	t   *term.Terminal
 }
 
 func newConsole(in io.Reader, out io.Writer) *console {
-	c := &console{fd: -1, t: term.NewTerminal(struct {
+	c := &console{fd: -1, in: in, out: out, t: term.NewTerminal(struct {
 		io.Reader
 		io.Writer
 	}{in, out}, "")}
@@ -40,6 +43,50 @@ func newConsole(in io.Reader, out io.Writer) *console {
 		c.fd = int(f.Fd())
 	}
 	return c
+}
+
+// readKey writes prompt and reads one key press, in raw mode so that the
+// key alone answers (no Enter); it returns the key as a string (Ctrl-C
+// and Ctrl-D too: raw mode makes them keys). What was typed before the
+// prompt is discarded, never taken for the answer. Escape sequences
+// (arrow keys) and Enter are skipped. A stdin that is no terminal has no
+// keys: a line is read and returned instead.
+func (c *console) readKey(prompt string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd < 0 || !term.IsTerminal(c.fd) {
+		c.t.SetPrompt(prompt)
+		return c.t.ReadLine()
+	}
+	fmt.Fprint(c.out, prompt)
+	old, err := term.MakeRaw(c.fd)
+	if err != nil {
+		return "", fmt.Errorf("reading a key: %w", err)
+	}
+	defer term.Restore(c.fd, old)
+	flushInput(c.fd) // best effort: where it fails, a typed-ahead key is read
+	buf := make([]byte, 64)
+	for {
+		n, err := c.in.Read(buf)
+		if err != nil {
+			return "", err
+		}
+		if key, ok := pressedKey(buf[:n]); ok {
+			return key, nil
+		}
+	}
+}
+
+// pressedKey is the key a read from a raw terminal holds: its first
+// character; ok false for what answers nothing (Enter, an escape
+// sequence, nothing); io.EOF's keys (Ctrl-C, Ctrl-D) come back as "\x03"
+// and "\x04" for the caller to tell.
+func pressedKey(b []byte) (string, bool) {
+	if len(b) == 0 || b[0] == '\r' || b[0] == '\n' || b[0] == 0x1b {
+		return "", false
+	}
+	r, _ := utf8.DecodeRune(b)
+	return string(r), true
 }
 
 // readLine reads one line after prompt; io.EOF on Ctrl-D or Ctrl-C.
@@ -60,6 +107,7 @@ func (c *console) readLine(prompt string) (string, error) {
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
 	r.con = newConsole(r.e.Stdin, r.e.Stderr)
+	r.con.t.AutoCompleteCallback = r.keyAtPrompt
 	intr := make(chan os.Signal, 2)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
@@ -129,6 +177,21 @@ func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-ch
 	}
 }
 
+// ctrlO expands the last tool result at the prompt (Claude Code's key
+// for the full transcript).
+const ctrlO = 0x0f
+
+// keyAtPrompt is the line editor's hook for keys it does not know:
+// Ctrl-O writes the last tool result whole above the line being typed,
+// which stays as it was.
+func (r *agentRun) keyAtPrompt(line string, pos int, key rune) (string, int, bool) {
+	if key != ctrlO {
+		return "", 0, false
+	}
+	r.con.t.Write([]byte(r.out.expandLast()))
+	return line, pos, true
+}
+
 func (r *agentRun) banner() {
 	all := r.catalog()
 	servers := map[string]bool{}
@@ -139,7 +202,7 @@ func (r *agentRun) banner() {
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge agent: %s at %s, %d tools from %d servers, session %s\n",
 		r.cfg.Model, r.cfg.BaseURLWritten, len(all), len(servers), r.session.ID)
-	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /clear, /exit; Ctrl-C cancels a turn, Ctrl-D exits")
+	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /expand, /clear, /exit; Ctrl-O shows the last tool result whole, Ctrl-C cancels a turn, Ctrl-D exits")
 }
 
 // slash runs a slash command; true means exit.
@@ -149,6 +212,8 @@ func (r *agentRun) slash(line string) bool {
 		return true
 	case "/tools":
 		r.showTools()
+	case "/expand":
+		fmt.Fprint(r.e.Stderr, r.out.expandLast())
 	case "/servers":
 		tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
 		for _, st := range r.b.h.Status() {
@@ -165,7 +230,7 @@ func (r *agentRun) slash(line string) bool {
 			fmt.Fprintf(r.e.Stderr, "mcpbridge: %v\n", err)
 		}
 	default:
-		fmt.Fprintf(r.e.Stderr, "unknown command %s: /tools, /servers, /clear, /exit\n", termsafe.Line(line))
+		fmt.Fprintf(r.e.Stderr, "unknown command %s: /tools, /servers, /expand, /clear, /exit\n", termsafe.Line(line))
 	}
 	return false
 }
@@ -189,39 +254,76 @@ func (r *agentRun) catalog() []tool.Tool {
 	return slices.DeleteFunc(r.b.reg.List(), func(t tool.Tool) bool { return t.Name == toolview.SearchName })
 }
 
-// askApproval asks the person whether c runs. Ctrl-C or Ctrl-D cancels
-// the turn.
+// askApproval asks the person whether c runs, one key answering. Ctrl-C
+// or Ctrl-D cancels the turn.
 func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer, error) {
 	server := c.Tool.Origin.Server
 	r.out.mu.Lock()
 	r.out.clearProgress()
 	r.out.mu.Unlock()
 	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), approvalArgs(c.Args))
-	choices := "[y]es once, always this [t]ool, always this [s]erver, [n]o: "
-	if server == "" {
-		choices = "[y]es once, always this [t]ool, [n]o: "
+	if path := r.e.userConfigPath(); path != "" && !r.toldWhereKept {
+		r.toldWhereKept = true // once a run: the person knows it then
+		fmt.Fprintf(r.e.Stderr, "(\"always\" is kept for later runs in %s, permissions.allow)\n", path)
 	}
+	choices := approvalChoices(server)
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Deny, err
 		}
-		line, err := r.con.readLine(choices)
-		if err != nil {
+		key, err := r.con.readKey(choices)
+		if err != nil || key == "\x03" || key == "\x04" {
+			fmt.Fprintln(r.e.Stderr)
 			return agent.Deny, context.Canceled
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			return agent.Once, nil
-		case "t", "tool":
-			return agent.AlwaysTool, nil
-		case "s", "server":
-			if server != "" {
-				return agent.AlwaysServer, nil
-			}
-		case "n", "no":
-			return agent.Deny, nil
+		ans, ok := approvalAnswer(key, server != "")
+		if !ok {
+			fmt.Fprintf(r.e.Stderr, "%s: not an answer\n", termsafe.Line(key))
+			continue
 		}
+		fmt.Fprintln(r.e.Stderr, approvalEcho(ans))
+		return ans, nil
 	}
+}
+
+// approvalChoices is the question's last line: what each key does. The
+// server choice is there when the tool has a server.
+func approvalChoices(server string) string {
+	s := "[y]es once, always this [t]ool"
+	if server != "" {
+		s += ", always this [s]erver"
+	}
+	return s + ", [n]o (press the key, no Enter): "
+}
+
+// approvalAnswer is the answer of a key (or, from a stdin that is no
+// terminal, a line); ok false for none.
+func approvalAnswer(key string, hasServer bool) (agent.Answer, bool) {
+	switch strings.ToLower(strings.TrimSpace(key)) {
+	case "y", "yes":
+		return agent.Once, true
+	case "t", "tool":
+		return agent.AlwaysTool, true
+	case "s", "server":
+		return agent.AlwaysServer, hasServer
+	case "n", "no":
+		return agent.Deny, true
+	}
+	return agent.Deny, false
+}
+
+// approvalEcho is what the person chose, shown after the key (raw mode
+// echoes nothing).
+func approvalEcho(ans agent.Answer) string {
+	switch ans {
+	case agent.Once:
+		return "yes, once"
+	case agent.AlwaysTool:
+		return "yes, always this tool"
+	case agent.AlwaysServer:
+		return "yes, always this server"
+	}
+	return "no"
 }
 
 // maxApprovalArgs bounds the arguments shown when a call is asked about.

@@ -25,6 +25,22 @@ func agentEnv(t *testing.T) string {
 	return filepath.Join(state, "mcpbridge", "sessions")
 }
 
+// userConfig makes the test's user config (XDG_CONFIG_HOME) hold data;
+// it returns the file's path.
+func userConfig(t *testing.T, data string) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	user := filepath.Join(home, "mcpbridge", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(user), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return user
+}
+
 // jsonLines decodes agent --json's output.
 func jsonLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -268,5 +284,164 @@ func TestApprovalArgs(t *testing.T) {
 		if got := approvalArgs([]byte(c.args)); got != c.want {
 			t.Errorf("approvalArgs(%.60q…) = %.80q…, want %.80q…", c.args, got, c.want)
 		}
+	}
+}
+
+// Under -p without --yes every refused call is its own notice: two tools
+// the model wanted, two lines naming them (one notice stood for both).
+func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	both := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}, {Name: "mcp__demo__echo", Args: `{"message":"hi"}`}}}
+	nothing := chattest.Turn{Text: "Nothing ran."}
+	srv := chattest.New(t, chattest.Turns(both, nothing, both, nothing))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add and echo")
+	for _, name := range []string{"mcp__demo__add", "mcp__demo__echo"} {
+		if want := "tool " + name + " was not run: with -p tools run only with --yes"; r.code != 0 || strings.Count(r.stderr, want) != 1 {
+			t.Errorf("want one notice %q; exit %d\nstderr %s", want, r.code, r.stderr)
+		}
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--json", "-p", "add and echo")
+	notices := 0
+	for _, ev := range jsonLines(t, r.stdout) {
+		if ev["type"] == "notice" && strings.Contains(ev["text"].(string), "was not run") {
+			notices++
+		}
+	}
+	if notices != 2 {
+		t.Errorf("--json: %d notices of refused calls, want 2:\n%s", notices, r.stdout)
+	}
+}
+
+// A raw terminal's read answers with its first character; Enter and an
+// escape sequence (an arrow key) answer nothing.
+func TestPressedKey(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{{"y", "y", true}, {"tx", "t", true}, {"é", "é", true}, {"\x03", "\x03", true}, {"\r", "", false}, {"\x1b[A", "", false}, {"", "", false}} {
+		if got, ok := pressedKey([]byte(c.in)); got != c.want || ok != c.ok {
+			t.Errorf("pressedKey(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A result's preview: short text whole; past 6 lines or 160 characters a
+// line, what is left out, and at a terminal how to see it.
+func TestResultPreview(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	for _, c := range []struct {
+		text        string
+		interactive bool
+		want        string
+	}{
+		{"5", true, "    5\n"},
+		{"", true, ""},
+		{"a\x1b[2Jb\n", false, "    a\\x1b[2Jb\n"},
+		{"1\n2\n3\n4\n5\n6\n7\n8", false, "    1\n    2\n    3\n    4\n    5\n    6\n    … 2 more lines\n"},
+		{long, true, "    " + strings.Repeat("x", 159) + "…\n    … lines cut; Ctrl-O at the prompt (or /expand) shows the whole result\n"},
+	} {
+		if got := resultPreview(c.text, c.interactive); got != c.want {
+			t.Errorf("resultPreview(%.20q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// The user config's deny patterns refuse a tool without asking, even
+// with --yes, and say which pattern in which file; they hold with
+// --config too. A project file may deny, but its allow list is not
+// used (a cloned repository would approve its own tools), and says so.
+// An invalid permissions entry stops the agent before anything runs.
+func TestAgentPermissionsDeny(t *testing.T) {
+	agentEnv(t)
+	user := userConfig(t, "- {id: perms, name: permissions, config: {deny: [mcp__demo__echo]}}\n")
+	const demo = "- id: demo\n  name: mcp-client\n  config: {serverName: demo, transport: stdio, command: \"${MCPBRIDGE_EXE}\", args: [demo-server]}\n"
+	cfg := writeConfig(t, demo)
+	both := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__echo", Args: `{"message":"hi"}`}, {Name: "mcp__demo__add", Args: `{"a":1,"b":2}`}}}
+	srv := chattest.New(t, chattest.Turns(both, chattest.Turn{Text: "Added only."}, both, chattest.Turn{Text: "Nothing."}))
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "echo and add")
+	if want := `tool mcp__demo__echo was refused without asking: denied by "mcp__demo__echo" in ` + user + " (permissions.deny)"; r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d, want %q in\n%s", r.code, want, r.stderr)
+	}
+	if got := toolResults(srv.Requests()[1]); !strings.Contains(got["call_1_0"], "the user denied this tool call") || got["call_1_1"] != "3" {
+		t.Errorf("results: %v", got)
+	}
+
+	project := t.TempDir()
+	t.Chdir(project)
+	os.WriteFile("mcpbridge.yaml", []byte(demo+
+		"- {id: perms, name: permissions, config: {allow: [mcp__demo__add, mcp__demo__echo], deny: [mcp__demo__weather]}}\n"), 0o644)
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "echo and add")
+	for _, want := range []string{
+		"mcpbridge.yaml: the allow list of a project's permissions entry is not used (a repository may not approve its own tools); its deny list is: put allow patterns in " + user,
+		"tool mcp__demo__echo was refused without asking",
+		"tool mcp__demo__add was not run: with -p tools run only with --yes",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("project file: want %q in\n%s", want, r.stderr)
+		}
+	}
+
+	os.WriteFile(user, []byte("- {id: perms, name: permissions, config: {deny: ['mcp__*__x']}}\n"), 0o600)
+	r = mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "hi")
+	if want := `config.deny[0]: "mcp__*__x" may hold * only at its end`; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "agent: not started") {
+		t.Errorf("invalid entry: exit %d, want %q in\n%s", r.code, want, r.stderr)
+	}
+}
+
+// Someone trying the embedded demo who answers "always" gets a user
+// config holding only the permissions entry: the demo's servers stay on
+// the next run (the file replaced the default, and the allowed tool was
+// unknown), and the kept pattern lets its tool run under -p.
+func TestAgentPermissionsKeepTheDemo(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	userConfig(t, "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__demo__add]\n")
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":2,"b":2}`}}}, chattest.Turn{Text: "4."}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add")
+	if r.code != 0 || len(srv.Requests()) != 2 || toolResults(srv.Requests()[len(srv.Requests())-1])["call_1_0"] != "4" {
+		t.Fatalf("exit %d, %d model requests, the last's results %v\n%s", r.code, len(srv.Requests()), toolResults(srv.Requests()[len(srv.Requests())-1]), r.stderr)
+	}
+}
+
+// "Always" edits the user config as a person would: the pattern joins
+// the first enabled permissions entry's allow list (block or flow, once),
+// in place, the comments in and around it kept and every other line as
+// it was; without one an entry is appended.
+func TestAllowInList(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"new file", "", "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
+		{"block list, entry in the middle", "# top\n- id: a # server a\n  name: mcp-client\n\n# my rules\n- id: perms\n  name: permissions\n  config:\n    allow:\n      - mcp__b__y # old\n    deny: [mcp__c__*]\n\n# last\n- id: z\n  name: tool-search\n",
+			"# top\n- id: a # server a\n  name: mcp-client\n\n# my rules\n- id: perms\n  name: permissions\n  config:\n    allow:\n      - mcp__b__y # old\n      - mcp__a__x\n    deny: [mcp__c__*]\n\n# last\n- id: z\n  name: tool-search\n"},
+		{"flow entry, no config", "- {id: p, name: permissions}\n", "- {id: p, name: permissions, config: {allow: [mcp__a__x]}}\n"},
+		{"already there", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n"},
+		{"disabled one skipped", "- {id: p, name: permissions, disabled: true}\n",
+			"- {id: p, name: permissions, disabled: true}\n- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
+	} {
+		doc, list, err := entryList("config.yaml", []byte(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := allowInList([]byte(c.in), doc, list, "mcp__a__x")
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if d := cmp.Diff(c.want, string(out)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, d)
+		}
+	}
+}
+
+// With --config the user config is still read for its permissions: one
+// that does not parse stops the agent, saying why it was read.
+func TestAgentPermissionsUserConfigBroken(t *testing.T) {
+	agentEnv(t)
+	user := userConfig(t, "- id: p\n\tname: permissions\n")
+	cfg := writeConfig(t, "[]\n")
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", "http://127.0.0.1:1", "-p", "hi")
+	if want := "agent: not started: the agent reads the permissions of the user config " + user + ", whatever --config says"; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, user+":2") {
+		t.Errorf("exit %d, want %q in\n%s", r.code, want, r.stderr)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
@@ -83,15 +82,15 @@ func (r *agentRun) noteNamed(prompt string) {
 // policy is the run's approvals: --yes approves all; at a terminal the
 // person is asked; with -p the rest is denied.
 func (r *agentRun) policy() *agent.Policy {
-	p := &agent.Policy{All: r.af.yes, Trusted: func(s string) bool { return r.trusted[s] }}
+	p := &agent.Policy{All: r.af.yes, Trusted: func(s string) bool { return r.trusted[s] },
+		Rules: r.rules.Permissions, Refused: r.refused, Keep: r.keep}
 	if !r.af.hasPrompt {
 		p.Ask = r.askApproval
 	} else if !r.af.yes {
-		var once sync.Once
+		// Each refused call is told apart: a person reading the notices
+		// learns every tool the model wanted, not only the first.
 		p.Ask = func(_ context.Context, c agent.Call) (agent.Answer, error) {
-			once.Do(func() {
-				r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
-			})
+			r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
 			return agent.Deny, nil
 		}
 	}

@@ -437,12 +437,19 @@ func appendEntry(data []byte, doc, list, entry *yaml.Node) ([]byte, error) {
 	if len(body) > 0 && body[len(body)-1] != '\n' {
 		b.WriteByte('\n')
 	}
+	b.WriteString(indented(text, indent))
+	b.WriteString(tail)
+	return b.Bytes(), nil
+}
+
+// indented is encoded YAML text with indent before each line.
+func indented(text []byte, indent string) string {
+	var b strings.Builder
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(text), "\n"), "\n") {
 		b.WriteString(indent + line)
 	}
 	b.WriteByte('\n')
-	b.WriteString(tail)
-	return b.Bytes(), nil
+	return b.String()
 }
 
 // splitTail splits a file's text before its trailing comments: the
@@ -491,11 +498,7 @@ func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 		return encodeYAML(doc)
 	}
 	lines := strings.SplitAfter(string(data), "\n")
-	isBlankOrComment := func(l string) bool {
-		t := strings.TrimSpace(l)
-		return t == "" || strings.HasPrefix(t, "#")
-	}
-	dash := list.Content[i].Line - 1 // 0-based index of the dash's line
+	dash, end := entrySpan(lines, list, i)
 	dashIndent := max(0, list.Content[i].Column-3)
 	start := dash
 	// Comments deeper than the dash are the previous entry's.
@@ -506,14 +509,51 @@ func removeEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 	if start == 0 {
 		start = dash // comments from the top of the file are the file's
 	}
-	end := len(lines) // exclusive
+	return []byte(strings.Join(slices.Delete(lines, start, end), "")), nil
+}
+
+// entrySpan is where item i of a block list is among the file's lines
+// (0-based, end exclusive): from its dash's line to the next item, less
+// the blank lines and comments that end it (the next item's, or the
+// file's).
+func entrySpan(lines []string, list *yaml.Node, i int) (dash, end int) {
+	dash = list.Content[i].Line - 1
+	end = len(lines)
 	if i+1 < len(list.Content) {
 		end = list.Content[i+1].Line - 1
 	}
-	for end > start+1 && isBlankOrComment(lines[end-1]) {
+	for end > dash+1 {
+		if t := strings.TrimSpace(lines[end-1]); t != "" && !strings.HasPrefix(t, "#") {
+			break
+		}
 		end--
 	}
-	return []byte(strings.Join(slices.Delete(lines, start, end), "")), nil
+	return dash, end
+}
+
+// replaceEntry writes item i of a block list, changed in its node tree,
+// over its lines: the comments inside it are kept by the encoder, those
+// around it and every other line stay as they were. A flow list is
+// rewritten from the node tree.
+func replaceEntry(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
+	if list.Style&yaml.FlowStyle != 0 {
+		return encodeYAML(doc)
+	}
+	entry := list.Content[i]
+	head, foot := entry.HeadComment, entry.FootComment
+	entry.HeadComment, entry.FootComment = "", "" // they stay in the text around it
+	text, err := encodeYAML(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{entry}})
+	entry.HeadComment, entry.FootComment = head, foot
+	if err != nil {
+		return nil, err // untested: the entry was parsed from the file
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	dash, end := entrySpan(lines, list, i)
+	var b strings.Builder
+	b.WriteString(strings.Join(lines[:dash], ""))
+	b.WriteString(indented(text, strings.Repeat(" ", max(0, entry.Column-3))))
+	b.WriteString(strings.Join(lines[end:], ""))
+	return []byte(b.String()), nil
 }
 
 // editableList is entryList for a file add and remove may edit: mcpbridge

@@ -319,7 +319,8 @@ endpoint takes no key); sent over http:// to another machine, a warning says it 
                     from stdin)
   --json            with -p, JSON lines: session, reasoning, text, tool_call, tool_result, usage,
                     notice, and a last result line with the answer and the usage totals
-  --yes, -y         run every tool call without asking; with -p nothing else runs but the
+  --yes, -y         run every tool call without asking (permissions.deny still refuses); with -p
+                    nothing else runs but what the user config's permissions.allow lists and the
                     read-only tools of servers marked trusted: true
   --model M         the model instead of the entry's
   --base-url URL    an OpenAI-compatible API instead of the entry's

@@ -3,6 +3,7 @@ package cli
 import (
 	_ "embed"
 
+	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
@@ -40,7 +41,7 @@ func (e *env) catalog(oneShot bool) *host.Catalog {
 func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog {
 	return host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{
 		Server: e.serverOptions(oneShot, o),
-	}), e.samplingKind(), e.modelKind(), viewkind.NewKind(), e.gatewayKind())
+	}), e.samplingKind(), e.modelKind(), viewkind.NewKind(), e.gatewayKind(), permkind.Kind{})
 }
 
 // serverOptions are the options of every server a command starts. A
@@ -80,8 +81,36 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
+	if onlyPermissions(files, plans) {
+		// The agent's "always" wrote the first user config of someone
+		// trying the demo: the demo stays.
+		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
+		if err != nil {
+			return nil, &configError{err} // untested: the embedded default is tested valid
+		}
+		plans = append([]*host.Plan{def}, plans...)
+	}
 	plan := mergePlans(plans)
 	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
+}
+
+// onlyPermissions reports whether the user config is the one file read
+// (plans holds its plan) and its entries are all the agent's permissions:
+// it names no server nor anything else to run.
+func onlyPermissions(files []configFile, plans []*host.Plan) bool {
+	if len(files) != 1 || files[0].scope != scopeUser {
+		return false
+	}
+	n := 0
+	for _, p := range plans {
+		for _, pe := range p.Entries {
+			if pe.Entry.Name != permkind.Name {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.

@@ -1,0 +1,8 @@
+//go:build !linux && !darwin && !dragonfly && !freebsd && !netbsd && !openbsd
+
+package cli
+
+import "errors"
+
+// flushInput cannot discard typed-ahead keys on this system.
+func flushInput(int) error { return errors.ErrUnsupported }
