@@ -140,7 +140,7 @@ func allowInList(data []byte, doc, list *yaml.Node, pattern string) ([]byte, err
 	i := slices.IndexFunc(list.Content, isPermissionsEntry)
 	if i < 0 {
 		entry := mapping("id", permissionsID, "name", permkind.Name)
-		appendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("allow"), flowList(pattern)}})
+		appendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("allow"), flowList([]string{pattern})}})
 		return appendEntry(data, doc, list, entry)
 	}
 	entry := list.Content[i]
@@ -152,7 +152,7 @@ func allowInList(data []byte, doc, list *yaml.Node, pattern string) ([]byte, err
 	allow := mapValue(cfg, "allow")
 	switch {
 	case allow == nil || allow.Kind != yaml.SequenceNode:
-		setMapValue(cfg, "allow", flowList(pattern))
+		setMapValue(cfg, "allow", flowList([]string{pattern}))
 	case !slices.ContainsFunc(allow.Content, func(n *yaml.Node) bool { return n.Value == pattern }):
 		allow.Content = append(allow.Content, scalar(pattern))
 	}
@@ -166,15 +166,6 @@ func isPermissionsEntry(item *yaml.Node) bool {
 	}
 	name, disabled := mapValue(item, "name"), mapValue(item, "disabled")
 	return name != nil && name.Value == permkind.Name && (disabled == nil || disabled.Value != "true")
-}
-
-// flowList is [items...] on one line.
-func flowList(items ...string) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-	for _, it := range items {
-		n.Content = append(n.Content, scalar(it))
-	}
-	return n
 }
 
 // setMapValue sets key of the mapping m to v, replacing its value or
