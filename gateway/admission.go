@@ -5,7 +5,10 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // A tools/call is admitted once, whatever way it arrived and however
@@ -68,7 +71,7 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	p := req.params
 	name, ok := (*g.callable.Load())[p.Name]
 	if !ok {
-		return nil, result{}, unknownTool(p.Name)
+		return nil, result{}, g.notCallable(ctx, req)
 	}
 	client := clientName(req.session)
 	if req.oneRequest {
@@ -77,7 +80,7 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	gctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
 	if err != nil {
 		if errors.Is(err, ErrHidden) {
-			return nil, result{}, unknownTool(p.Name) // the Gate recorded the refusal
+			return nil, result{}, g.notCallable(ctx, req) // the Gate recorded the refusal
 		}
 		res, err := refused(err)
 		return nil, res, err
@@ -145,4 +148,20 @@ func (g *Gateway) bindView(ctx context.Context, req callRequest) (_ context.Cont
 		return ctx, func() {}
 	}
 	return sv.view.Bind(ctx), func() { g.noteGrowth(sv, req.params.Name) }
+}
+
+// notCallable answers a call of a name the gateway does not serve: why,
+// when a source withholds the tool (its pin changed) and the caller may
+// see it, so that the operator learns what to re-pin; else as a tool that
+// does not exist, so that no caller learns of a tool hidden from it.
+func (g *Gateway) notCallable(ctx context.Context, req callRequest) error {
+	name := req.params.Name
+	why, held := g.reg.Withheld(name)
+	if !held {
+		return unknownTool(name)
+	}
+	if scr, ok := g.gate.(Screen); ok && !scr.Screen(ctx, req.header, sessionID(req.session))(OfferTool, name) {
+		return unknownTool(name)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: (&tool.WithheldError{Name: name, Why: why}).Error()}
 }
