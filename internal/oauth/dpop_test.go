@@ -225,7 +225,7 @@ func TestDPoPStolenToken(t *testing.T) {
 	}
 }
 
-// post sends an initialize to the MCP server as an attacker would.
+// post sends a ping to the MCP server as an attacker would.
 func post(t *testing.T, u, auth, proof string) int {
 	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Authorization", auth)

@@ -69,16 +69,23 @@ func (rt *dpopResource) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	resp, err := rt.send(req, token)
-	if err != nil || !rt.nonceChallenge(resp) {
+	return withNonce(req, func(r *http.Request) (*http.Response, error) { return rt.send(r, token) }, rsNonceChallenge)
+}
+
+// withNonce sends req, and once more (with the nonce send has noted) when
+// the answer is a challenge to use one. Once: a server that wants yet
+// another nonce is refused, not looped on.
+func withNonce(req *http.Request, send func(*http.Request) (*http.Response, error), challenge func(*http.Response) bool) (*http.Response, error) {
+	resp, err := send(req)
+	if err != nil || !challenge(resp) {
 		return resp, err
 	}
 	retry, err := rewind(req)
 	if err != nil {
-		return resp, nil // untested: the SDK's requests can all be replayed
+		return resp, nil // untested: the SDK's and the oauth2 package's requests can all be replayed
 	}
 	drain(resp)
-	return rt.send(retry, token)
+	return send(retry)
 }
 
 // send sends req with the token under the DPoP scheme and a fresh proof.
@@ -97,9 +104,9 @@ func (rt *dpopResource) send(req *http.Request, token string) (*http.Response, e
 	return resp, err
 }
 
-// nonceChallenge reports a resource server's demand for a nonce (RFC 9449
-// §9): a 401 whose DPoP challenge says use_dpop_nonce, with the nonce.
-func (rt *dpopResource) nonceChallenge(resp *http.Response) bool {
+// rsNonceChallenge reports a resource server's demand for a nonce (RFC
+// 9449 §9): a 401 whose DPoP challenge says use_dpop_nonce, with the nonce.
+func rsNonceChallenge(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("DPoP-Nonce") == "" {
 		return false
 	}
@@ -120,16 +127,7 @@ func (rt *dpopTokens) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !rt.d.active() || !isTokenRequest(req) {
 		return rt.base.RoundTrip(req)
 	}
-	resp, err := rt.send(req)
-	if err != nil || !asNonceChallenge(resp) {
-		return resp, err
-	}
-	retry, err := rewind(req)
-	if err != nil {
-		return resp, nil // untested: the oauth2 package's requests can all be replayed
-	}
-	drain(resp)
-	return rt.send(retry)
+	return withNonce(req, rt.send, asNonceChallenge)
 }
 
 func (rt *dpopTokens) send(req *http.Request) (*http.Response, error) {
