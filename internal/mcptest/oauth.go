@@ -247,7 +247,7 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		ok = s.spendCode(r.PostForm)
 	case "refresh_token":
 		time.Sleep(s.opts.RefreshHold)
-		ok = r.PostForm.Get("resource") == s.URL && s.refreshKey(r.PostForm.Get("refresh_token")) == jkt && s.spendRefresh(r.PostForm.Get("refresh_token"))
+		ok = r.PostForm.Get("resource") == s.URL && s.refreshBoundTo(r.PostForm.Get("refresh_token"), jkt) && s.spendRefresh(r.PostForm.Get("refresh_token"))
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
 		ok = s.spendJAG(r) || (s.opts.WorkloadKey != nil && r.PostForm.Get("resource") == s.URL && s.checkWorkload(r.PostForm.Get("assertion")))
 	case "client_credentials":
@@ -280,12 +280,16 @@ func (s *OAuthServer) spendJAG(r *http.Request) bool {
 	return ok
 }
 
-// refreshKey is the thumbprint of the key a refresh token is bound to; ""
-// for a Bearer one.
-func (s *OAuthServer) refreshKey(refresh string) string {
+// refreshBoundTo reports whether a refresh token is bound to the key of
+// thumbprint jkt ("" for none: a Bearer one); a refusal is recorded.
+func (s *OAuthServer) refreshBoundTo(refresh, jkt string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.boundRefresh[refresh]
+	if s.boundRefresh[refresh] != jkt {
+		s.refusals = append(s.refusals, "token endpoint: a refresh token refreshed without a proof of the key it is bound to")
+		return false
+	}
+	return true
 }
 
 // spendCode checks an authorization code grant: the code once, its PKCE

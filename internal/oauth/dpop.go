@@ -137,7 +137,7 @@ type dpop struct {
 	forced bool // oauth.dpop: true
 
 	mu        sync.Mutex
-	requested bool // the MCP server challenged with the DPoP scheme
+	requested bool // the MCP server challenged with the DPoP scheme, or a stored token is bound
 	key       *dpopKey
 	nonces    map[string]string // by origin (scheme://host)
 	bound     []string          // access tokens issued as DPoP, newest last
@@ -172,13 +172,14 @@ func (d *dpop) signer() (*dpopKey, error) {
 	return d.key, nil
 }
 
-// adopt takes the key stored with a record's tokens.
+// adopt takes the key stored with a record's tokens; DPoP is on, as the
+// refresh of a token bound to it needs a proof.
 func (d *dpop) adopt(k *dpopKey) {
 	if d == nil || k == nil {
 		return
 	}
 	d.mu.Lock()
-	d.key = k
+	d.key, d.requested = k, true
 	d.mu.Unlock()
 }
 

@@ -243,18 +243,25 @@ func post(t *testing.T, u, auth, proof string) int {
 }
 
 // A DPoP-bound refresh token is refreshed with a proof of the stored key:
-// a later process, whose token expired, refreshes and carries on.
+// a later process, whose stored token has expired, refreshes before its
+// first request and carries on.
 func TestDPoPRefreshWithTheStoredKey(t *testing.T) {
-	srv := newServer(t, mcptest.OAuthOptions{DPoP: true, ExpiresIn: 1})
+	srv := newServer(t, mcptest.OAuthOptions{DPoP: true})
 	dir := t.TempDir()
 	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
 		t.Fatalf("headless login: %v", err)
 	}
+	rec := onlyRecord(t, dir)
+	rec.Token.Expiry = time.Now().Add(-time.Hour)
+	store, _ := OpenStore(dir)
+	if err := store.Save(Key(srv.URL, nil), rec); err != nil {
+		t.Fatal(err)
+	}
 	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
 		t.Fatalf("refreshing with the stored key: %v", err)
 	}
-	if srv.Refreshes() == 0 || srv.Authorizations() != 1 {
-		t.Errorf("%d refreshes, %d authorizations; want some, and 1", srv.Refreshes(), srv.Authorizations())
+	if srv.Refreshes() != 1 || srv.Authorizations() != 1 {
+		t.Errorf("%d refreshes, %d authorizations; want 1 each", srv.Refreshes(), srv.Authorizations())
 	}
 	if r := srv.DPoPRefusals(); len(r) != 0 {
 		t.Errorf("refused: %q", r)
