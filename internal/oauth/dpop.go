@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -30,7 +32,11 @@ import (
 // wire or out of a log is useless without the key.
 //
 // The bridge uses it when the entry says oauth.dpop: true, or when the
-// MCP server challenges with the DPoP scheme. A token the authorization
+// MCP server asks: it challenges with the DPoP scheme, or its protected
+// resource metadata requires DPoP-bound tokens. An authorization server
+// that merely supports DPoP (dpop_signing_alg_values_supported) does not
+// turn it on: its tokens would then be refused by a server that takes
+// Bearer tokens only. A token the authorization
 // server issued as token_type DPoP is presented with the DPoP scheme;
 // one it issued as Bearer (it ignored the proof) as Bearer.
 
@@ -137,7 +143,7 @@ type dpop struct {
 	forced bool // oauth.dpop: true
 
 	mu        sync.Mutex
-	requested bool // the MCP server challenged with the DPoP scheme, or a stored token is bound
+	requested bool // the MCP server asked (challenge, metadata), or a stored token is bound
 	key       *dpopKey
 	nonces    map[string]string // by origin (scheme://host)
 	bound     []string          // access tokens issued as DPoP, newest last
@@ -251,6 +257,31 @@ func (d *dpop) noteChallenge(resp *http.Response) {
 		return
 	}
 	if algs := strings.Fields(c.Params["algs"]); len(algs) > 0 && !slices.Contains(algs, "ES256") {
+		return
+	}
+	d.mu.Lock()
+	d.requested = true
+	d.mu.Unlock()
+}
+
+// noteResourceMetadata turns DPoP on when the MCP server's protected
+// resource metadata says it takes only DPoP-bound tokens
+// (dpop_bound_access_tokens_required, RFC 9449 §5.2) with an algorithm
+// the bridge signs with. The body is left for the caller, unconsumed.
+func (d *dpop) noteResourceMetadata(resp *http.Response) {
+	if resp.StatusCode != http.StatusOK {
+		return
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), resp.Body), resp.Body}
+	var m struct {
+		Required bool     `json:"dpop_bound_access_tokens_required"`
+		Algs     []string `json:"dpop_signing_alg_values_supported"`
+	}
+	if json.Unmarshal(data, &m) != nil || !m.Required || (len(m.Algs) > 0 && !slices.Contains(m.Algs, "ES256")) {
 		return
 	}
 	d.mu.Lock()

@@ -460,3 +460,32 @@ func (tp *tap) reset() {
 	tp.reqs, tp.bodies = nil, nil
 	tp.mu.Unlock()
 }
+
+// Protected resource metadata that requires DPoP-bound tokens turns DPoP
+// on (with an algorithm the bridge signs with), and its body still
+// reaches the discovery that asked for it.
+func TestDPoPRequiredByResourceMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		prm  string
+		want bool
+	}{
+		{`{"resource":"https://x/mcp","dpop_bound_access_tokens_required":true}`, true},
+		{`{"resource":"https://x/mcp","dpop_bound_access_tokens_required":true,"dpop_signing_alg_values_supported":["ES256","RS256"]}`, true},
+		{`{"resource":"https://x/mcp","dpop_bound_access_tokens_required":true,"dpop_signing_alg_values_supported":["RS256"]}`, false},
+		{`{"resource":"https://x/mcp","dpop_signing_alg_values_supported":["ES256"]}`, false},
+		{`not json`, false},
+	} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(tc.prm)) }))
+		d := newDPoP(false)
+		resp, err := (&http.Client{Transport: &dpopTokens{d: d, base: http.DefaultTransport}}).Get(ts.URL + "/.well-known/oauth-protected-resource/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Close()
+		if d.active() != tc.want || string(body) != tc.prm {
+			t.Errorf("%s: active %v (want %v), body %q", tc.prm, d.active(), tc.want, body)
+		}
+	}
+}

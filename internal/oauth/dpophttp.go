@@ -114,16 +114,24 @@ func rsNonceChallenge(resp *http.Response) bool {
 	return ok && c.Params["error"] == "use_dpop_nonce"
 }
 
-// dpopTokens is the transport of requests to authorization servers: while
-// DPoP is on, each token request carries a fresh proof, and an
-// authorization server's use_dpop_nonce answer is retried once, with its
-// nonce (RFC 9449 §5, §8).
+// dpopTokens is the transport of requests to authorization servers (and
+// for metadata): while DPoP is on, each token request carries a fresh
+// proof, and an authorization server's use_dpop_nonce answer is retried
+// once, with its nonce (RFC 9449 §5, §8). Protected resource metadata
+// that requires DPoP-bound tokens turns DPoP on.
 type dpopTokens struct {
 	d    *dpop
 	base http.RoundTripper
 }
 
 func (rt *dpopTokens) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/.well-known/oauth-protected-resource") {
+		resp, err := rt.base.RoundTrip(req)
+		if err == nil {
+			rt.d.noteResourceMetadata(resp)
+		}
+		return resp, err
+	}
 	if !rt.d.active() || !isTokenRequest(req) {
 		return rt.base.RoundTrip(req)
 	}
