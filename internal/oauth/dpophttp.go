@@ -69,7 +69,7 @@ func (rt *dpopResource) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	return withNonce(req, func(r *http.Request) (*http.Response, error) { return rt.send(r, token) }, rsNonceChallenge)
+	return withNonce(req, func(r *http.Request) (*http.Response, error) { return rt.d.send(rt.base, r, token) }, rsNonceChallenge)
 }
 
 // withNonce sends req, and once more (with the nonce send has noted) when
@@ -88,18 +88,22 @@ func withNonce(req *http.Request, send func(*http.Request) (*http.Response, erro
 	return send(retry)
 }
 
-// send sends req with the token under the DPoP scheme and a fresh proof.
-func (rt *dpopResource) send(req *http.Request, token string) (*http.Response, error) {
-	proof, err := rt.d.proof(req, token)
+// send sends req through base with a fresh proof, and with a resource
+// request's token under the DPoP scheme (token "" for a token request),
+// and notes the nonce the answer carries.
+func (d *dpop) send(base http.RoundTripper, req *http.Request, token string) (*http.Response, error) {
+	proof, err := d.proof(req, token)
 	if err != nil {
 		return nil, err
 	}
 	r := req.Clone(req.Context())
-	r.Header.Set("Authorization", dpopScheme+" "+token)
+	if token != "" {
+		r.Header.Set("Authorization", dpopScheme+" "+token)
+	}
 	r.Header.Set("DPoP", proof)
-	resp, err := rt.base.RoundTrip(r)
+	resp, err := base.RoundTrip(r)
 	if err == nil {
-		rt.d.noteNonce(req.URL, resp.Header)
+		d.noteNonce(req.URL, resp.Header)
 	}
 	return resp, err
 }
@@ -135,21 +139,7 @@ func (rt *dpopTokens) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !rt.d.active() || !isTokenRequest(req) {
 		return rt.base.RoundTrip(req)
 	}
-	return withNonce(req, rt.send, asNonceChallenge)
-}
-
-func (rt *dpopTokens) send(req *http.Request) (*http.Response, error) {
-	proof, err := rt.d.proof(req, "")
-	if err != nil {
-		return nil, err
-	}
-	r := req.Clone(req.Context())
-	r.Header.Set("DPoP", proof)
-	resp, err := rt.base.RoundTrip(r)
-	if err == nil {
-		rt.d.noteNonce(req.URL, resp.Header)
-	}
-	return resp, err
+	return withNonce(req, func(r *http.Request) (*http.Response, error) { return rt.d.send(rt.base, r, "") }, asNonceChallenge)
 }
 
 // isTokenRequest tells a token request (a form POST with a grant_type)
