@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
+	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
@@ -375,14 +376,15 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		gen.child = child
 		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}), nil
 	case TransportStreamableHTTP:
-		t := &mcp.StreamableClientTransport{
-			Endpoint:     s.cfg.URL,
-			MaxEventSize: s.frameLimit(),
-			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
-		}
 		h, err := s.oauthHandler()
 		if err != nil {
 			return nil, err
+		}
+		t := &mcp.StreamableClientTransport{
+			Endpoint:     s.cfg.URL,
+			MaxEventSize: s.frameLimit(),
+			// Beneath the rest: DPoP's nonce retry is one exchange to them.
+			HTTPClient: &http.Client{Transport: s.roundTripper(gen, oauth.Transport(h, http.DefaultTransport))},
 		}
 		if h != nil {
 			t.OAuthHandler = h
@@ -395,7 +397,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		return &sdkwire.LifetimeConnect{Transport: &mcp.SSEClientTransport{
 			Endpoint:     s.cfg.URL,
 			MaxEventSize: s.frameLimit(),
-			HTTPClient:   &http.Client{Transport: s.roundTripper(gen)},
+			HTTPClient:   &http.Client{Transport: s.roundTripper(gen, http.DefaultTransport)},
 		}, Life: gen.ctx, End: gen.end}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.cfg.Transport)
@@ -419,14 +421,14 @@ func closeGrace(opts Options) time.Duration {
 // configured headers, raw-result capture (the SDK's HTTP connection has
 // private hooks a wrapping connection would hide), and the signs of a lost
 // connection the SDK does not report (docs/sdk.md §2.2, §4; the
-// assumptions are listed in internal/sdkwire).
-func (s *Server) roundTripper(gen *generation) http.RoundTripper {
+// assumptions are listed in internal/sdkwire), over base.
+func (s *Server) roundTripper(gen *generation, base http.RoundTripper) http.RoundTripper {
 	lost := func(err error) {
 		if gen.ctx.Err() == nil { // not our own close
 			gen.end(err)
 		}
 	}
-	var rt http.RoundTripper = &sdkwire.FailureWatch{Base: http.DefaultTransport, Lost: lost}
+	var rt http.RoundTripper = &sdkwire.FailureWatch{Base: base, Lost: lost}
 	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: func() { gen.requestResync(allKinds) }}
 	rt = &sdkwire.CaptureRoundTripper{Base: rt, Table: gen.table.Table, MaxMessage: s.frameLimit()}
 	if len(s.cfg.Headers) == 0 {

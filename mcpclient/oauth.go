@@ -13,7 +13,8 @@ import (
 
 // OAuthConfig is an entry's oauth block (docs in internal/oauth.Config):
 // clientId, clientSecret, clientMetadataUrl, scopes, grant,
-// privateKeyFile, signingAlgorithm, callbackPort, idp.
+// privateKeyFile, signingAlgorithm, callbackPort, idp, dpop,
+// assertionFile, assertionEnv.
 type OAuthConfig = oauth.Config
 
 // OAuthIdP is the idp block of grant: cross_app_access.
@@ -54,6 +55,9 @@ func decodeOAuth(d *yamlconf.Decoder, m *yamlconf.Map) *OAuthConfig {
 	if v, ok := o.Int("callbackPort", 0, 65535); ok {
 		c.CallbackPort = int(v)
 	}
+	c.DPoP, _ = o.Bool("dpop")
+	c.AssertionFile, _ = o.ExpandString("assertionFile")
+	c.AssertionEnv, _ = o.String("assertionEnv")
 	if p, ok := d.Map(o.Value("idp"), o.Path("idp")); ok {
 		p.Reject(oauth.IdPKeys()...)
 		c.IdP = &OAuthIdP{}

@@ -88,3 +88,22 @@ func TestOAuthHandlerError(t *testing.T) {
 		t.Errorf("status %s %q (%v)", st.State, st.Err, err)
 	}
 }
+
+// A server that takes only DPoP-bound tokens: the server's HTTP stack
+// presents them with a proof per request, so its tools list and a call
+// work, and the token and its key are stored together for the next start.
+func TestOAuthDPoP(t *testing.T) {
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{DPoP: true, DPoPNonce: "n"})
+	dir := t.TempDir()
+	h := mustStart(t, oauthConfig(as.URL), Options{OneShot: true, OAuth: OAuthOptions{StateDir: dir, Mode: oauth.ModeHeadless}})
+	if res := h.call("mcp__guarded__echo", `{"message":"hi"}`); res.IsError {
+		t.Errorf("call: %+v", res)
+	}
+	mustStart(t, oauthConfig(as.URL), Options{OneShot: true, OAuth: OAuthOptions{StateDir: dir}})
+	if n, r := as.DPoPProofs(), as.DPoPRefusals(); n < 4 || len(r) != 0 {
+		t.Errorf("%d requests on proofs, refusals %q", n, r)
+	}
+	if n := as.Authorizations(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+}

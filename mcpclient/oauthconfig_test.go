@@ -37,12 +37,27 @@ func TestDecodeOAuth(t *testing.T) {
 		t.Error("WithDefaults must copy the oauth block")
 	}
 
+	got, errs = decodeYAML(t, http+`oauth:
+  grant: jwt_bearer
+  assertionFile: ${TOKEN}
+  dpop: true
+`)
+	if want := (&mcpclient.OAuthConfig{Grant: "jwt_bearer", AssertionFile: secret, DPoP: true}); errs != "" || !cmp.Equal(want, got.OAuth) {
+		t.Fatalf("workload block: %s (-want +got):\n%s", errs, cmp.Diff(want, got.OAuth))
+	}
+
 	for _, tc := range []struct{ name, src, want string }{
+		{"workload without its JWT", http + "oauth: {grant: jwt_bearer}",
+			`4:16: config.oauth.grant: jwt_bearer needs exactly one of assertionFile and assertionEnv (where the workload's JWT is)`},
+		{"assertion outside jwt_bearer", http + "oauth: {assertionEnv: MCP_TOKEN}", `4:23: config.oauth.assertionEnv: is only valid with grant: jwt_bearer`},
+		{"assertionEnv a reference", http + "oauth: {grant: jwt_bearer, assertionEnv: $MCP_TOKEN}",
+			`4:42: config.oauth.assertionEnv: must be the name of an environment variable (letters, digits and _, not starting with a digit)`},
+		{"dpop", http + "oauth: {dpop: sometimes}", `4:15: config.oauth.dpop: must be true or false, got a string`},
 		{"unknown key", http + "oauth:\n  clientID: x", `5:3: config.oauth.clientID: unknown key "clientID" (did you mean "clientId"?)`},
 		{"not a mapping", http + "oauth: yes", `4:8: config.oauth: must be a mapping of keys to values, got a string`},
 		{"secret in a bad place", http + "oauth:\n  clientMetadataUrl: http://${TOKEN}/x",
 			`5:22: config.oauth.clientMetadataUrl: must be an https:// URL with a path (a Client ID Metadata Document)`},
-		{"grant", http + "oauth: {grant: password}", `4:16: config.oauth.grant: must be one of authorization_code, client_credentials, cross_app_access`},
+		{"grant", http + "oauth: {grant: password}", `4:16: config.oauth.grant: must be one of authorization_code, client_credentials, cross_app_access, jwt_bearer`},
 		{"port", http + "oauth: {callbackPort: 99999}", `4:23: config.oauth.callbackPort: must be between 0 and 65535, got 99999`},
 		{"idp key", http + "oauth:\n  grant: cross_app_access\n  clientId: c\n  idp: {issuer: 'https://i.test', clientId: c, idToken: t, audience: x}",
 			`7:60: config.oauth.idp.audience: unknown key "audience"`},

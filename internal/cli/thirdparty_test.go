@@ -242,6 +242,7 @@ func conformanceConfig(dir, url, context string) (string, error) {
 	var c struct {
 		ClientID, ClientSecret, PrivateKeyPEM, SigningAlgorithm string
 		IdPClientID, IdPIDToken, IdPIssuer, IdPTokenEndpoint    string
+		WorkloadJWT                                             string
 	}
 	if context != "" {
 		var m map[string]any
@@ -251,6 +252,7 @@ func conformanceConfig(dir, url, context string) (string, error) {
 		get := func(k string) string { s, _ := m[k].(string); return s }
 		c.ClientID, c.ClientSecret, c.PrivateKeyPEM, c.SigningAlgorithm = get("client_id"), get("client_secret"), get("private_key_pem"), get("signing_algorithm")
 		c.IdPClientID, c.IdPIDToken, c.IdPIssuer, c.IdPTokenEndpoint = get("idp_client_id"), get("idp_id_token"), get("idp_issuer"), get("idp_token_endpoint")
+		c.WorkloadJWT = get("valid_jwt")
 	}
 	o := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
 	set := func(k, v string) {
@@ -264,6 +266,12 @@ func conformanceConfig(dir, url, context string) (string, error) {
 	case c.IdPIDToken != "":
 		o["grant"] = "cross_app_access"
 		o["idp"] = map[string]string{"issuer": c.IdPIssuer, "tokenEndpoint": c.IdPTokenEndpoint, "clientId": c.IdPClientID, "idToken": c.IdPIDToken}
+	case c.WorkloadJWT != "":
+		// As a platform projects it: a file the bridge reads.
+		o["grant"], o["assertionFile"] = "jwt_bearer", filepath.Join(dir, "workload.jwt")
+		if err := os.WriteFile(o["assertionFile"].(string), []byte(c.WorkloadJWT+"\n"), 0o600); err != nil {
+			return "", err
+		}
 	case strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "auth/client-credentials"):
 		o["grant"] = "client_credentials"
 		if c.PrivateKeyPEM != "" {

@@ -47,6 +47,19 @@ type OAuthOptions struct {
 	// resource metadata, and the root's authorization server metadata
 	// names another issuer (the root plus /oauth) than the root.
 	Legacy bool
+	// DPoP makes the MCP server take only DPoP-bound tokens (RFC 9449),
+	// challenging with the DPoP scheme, and the token endpoint bind a
+	// token to the key of the request's proof (token_type DPoP), a
+	// refresh token too: refreshing it takes a proof with that key. See
+	// dpop.go for the checks.
+	DPoP bool
+	// DPoPNonce, with DPoP, is the nonce the token endpoint demands in
+	// proofs (use_dpop_nonce until it is there); the MCP server demands it
+	// with "-mcp" appended.
+	DPoPNonce string
+	// WorkloadKey enables the jwt-bearer grant of workload identity (RFC
+	// 7523 §2.1): an assertion it signed, for the issuer, unexpired.
+	WorkloadKey crypto.PublicKey
 }
 
 // OAuthServer is an MCP server protected by OAuth 2.1 together with its
@@ -65,13 +78,19 @@ type OAuthServer struct {
 	opts OAuthOptions
 	ts   *httptest.Server
 
-	registrations, authorizations, refreshes atomic.Int32
+	registrations, authorizations, refreshes, proofs atomic.Int32
 
 	mu      sync.Mutex
 	codes   map[string]pendingCode
 	access  map[string]bool
 	refresh map[string]bool
 	jags    map[string]bool // ID-JAGs the IdP issued, not spent yet
+
+	jtis         map[string]bool   // DPoP proofs seen
+	bound        map[string]string // DPoP-bound access tokens: their key's thumbprint
+	boundRefresh map[string]string // and refresh tokens
+	refusals     []string          // why DPoP proofs were refused
+	workload     []string          // workload JWTs given
 }
 
 type pendingCode struct{ challenge, redirect string }
@@ -82,7 +101,8 @@ func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServ
 	if opts.ExpiresIn == 0 {
 		opts.ExpiresIn = 3600
 	}
-	s := &OAuthServer{opts: opts, codes: map[string]pendingCode{}, access: map[string]bool{}, refresh: map[string]bool{}, jags: map[string]bool{}}
+	s := &OAuthServer{opts: opts, codes: map[string]pendingCode{}, access: map[string]bool{}, refresh: map[string]bool{}, jags: map[string]bool{},
+		jtis: map[string]bool{}, bound: map[string]string{}, boundRefresh: map[string]string{}}
 	mux := http.NewServeMux()
 	s.ts = httptest.NewServer(mux)
 	s.URL, s.Issuer = s.ts.URL+"/mcp", s.ts.URL
@@ -102,7 +122,11 @@ func NewOAuthServer(t testing.TB, srv *mcp.Server, opts OAuthOptions) *OAuthServ
 	mux.HandleFunc("/authorize", s.authorize)
 	mux.HandleFunc("/token", s.token)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm})(mcpHandler))
+	var gate http.Handler = auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: prm})(mcpHandler)
+	if opts.DPoP {
+		gate = s.requireDPoP(gate)
+	}
+	mux.Handle("/mcp", gate)
 	t.Cleanup(func() {
 		s.ts.CloseClientConnections()
 		s.ts.Close()
@@ -150,7 +174,7 @@ func (s *OAuthServer) verify(_ context.Context, token string, _ *http.Request) (
 }
 
 func (s *OAuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	m := map[string]any{
 		"issuer":                                s.Issuer,
 		"authorization_endpoint":                s.ts.URL + "/authorize",
 		"token_endpoint":                        s.ts.URL + "/token",
@@ -160,7 +184,11 @@ func (s *OAuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "private_key_jwt"},
 		"scopes_supported":                      []string{"tools", "offline_access"},
-	})
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
+	}
+	writeJSON(w, http.StatusOK, m)
 }
 
 func (s *OAuthServer) register(w http.ResponseWriter, r *http.Request) {
@@ -206,19 +234,22 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 		return
 	}
+	var jkt string
+	if s.opts.DPoP {
+		var ok bool
+		if jkt, ok = s.tokenProof(w, r); !ok {
+			return
+		}
+	}
 	var ok bool
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		ok = s.spendCode(r.PostForm)
 	case "refresh_token":
 		time.Sleep(s.opts.RefreshHold)
-		ok = r.PostForm.Get("resource") == s.URL && s.spendRefresh(r.PostForm.Get("refresh_token"))
+		ok = r.PostForm.Get("resource") == s.URL && s.refreshBoundTo(r.PostForm.Get("refresh_token"), jkt) && s.spendRefresh(r.PostForm.Get("refresh_token"))
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
-		id, secret, basic := r.BasicAuth()
-		s.mu.Lock()
-		ok = basic && id == s.opts.ClientID && secret == s.opts.ClientSecret && s.jags[r.PostForm.Get("assertion")]
-		delete(s.jags, r.PostForm.Get("assertion"))
-		s.mu.Unlock()
+		ok = s.spendJAG(r) || (s.opts.WorkloadKey != nil && r.PostForm.Get("resource") == s.URL && s.checkWorkload(r.PostForm.Get("assertion")))
 	case "client_credentials":
 		ok = s.opts.ClientID != "" && r.PostForm.Get("resource") == s.URL && s.clientAuthenticated(r)
 	}
@@ -226,13 +257,39 @@ func (s *OAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
 	}
-	access, refresh := rand.Text(), rand.Text()
+	access, refresh, tokenType := rand.Text(), rand.Text(), "Bearer"
 	s.mu.Lock()
 	s.access[access], s.refresh[refresh] = true, true
+	if jkt != "" {
+		s.bound[access], s.boundRefresh[refresh], tokenType = jkt, jkt, "DPoP"
+	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": access, "token_type": "Bearer", "expires_in": s.opts.ExpiresIn, "refresh_token": refresh,
+		"access_token": access, "token_type": tokenType, "expires_in": s.opts.ExpiresIn, "refresh_token": refresh,
 	})
+}
+
+// spendJAG checks a cross-app access grant: an ID-JAG the IdP issued, once,
+// from the client in HTTP Basic.
+func (s *OAuthServer) spendJAG(r *http.Request) bool {
+	id, secret, basic := r.BasicAuth()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := basic && id == s.opts.ClientID && secret == s.opts.ClientSecret && s.jags[r.PostForm.Get("assertion")]
+	delete(s.jags, r.PostForm.Get("assertion"))
+	return ok
+}
+
+// refreshBoundTo reports whether a refresh token is bound to the key of
+// thumbprint jkt ("" for none: a Bearer one); a refusal is recorded.
+func (s *OAuthServer) refreshBoundTo(refresh, jkt string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.boundRefresh[refresh] != jkt {
+		s.refusals = append(s.refusals, "token endpoint: a refresh token refreshed without a proof of the key it is bound to")
+		return false
+	}
+	return true
 }
 
 // spendCode checks an authorization code grant: the code once, its PKCE

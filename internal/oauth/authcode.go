@@ -17,7 +17,7 @@ import (
 // Metadata Document first where the server supports one, then a
 // pre-registered client, then dynamic registration), PKCE S256, the
 // resource indicator, iss validation, scope selection and step-up.
-func newAuthorizationCode(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) {
+func newAuthorizationCode(cfg *Config, t Target, opts Options, d *dpop) (auth.OAuthHandler, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -34,7 +34,7 @@ func newAuthorizationCode(cfg *Config, t Target, opts Options) (auth.OAuthHandle
 	}
 	hc := codeConfig(cfg, redirect, fetch, opts.HTTPClient)
 	if opts.StateDir != "" {
-		if err := h.persist(hc, cfg, opts); err != nil {
+		if err := h.persist(hc, cfg, opts, d); err != nil {
 			return nil, err
 		}
 	}
@@ -155,21 +155,23 @@ func needsAuthorization(resp *http.Response) bool {
 }
 
 // persist makes the handler start from the stored token of (t.URL, the
-// configured client) and store the tokens it obtains.
-func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Config, opts Options) error {
+// configured client) and store the tokens it obtains, a DPoP-bound one
+// with its key.
+func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Config, opts Options, d *dpop) error {
 	store, err := OpenStore(opts.StateDir)
 	if err != nil {
 		return err
 	}
 	key := Key(h.target.URL, cfg)
 	src := func(rec *Record) *storedSource {
-		return &storedSource{store: store, key: key, client: opts.HTTPClient, log: opts.Logger, rec: rec}
+		return &storedSource{store: store, key: key, client: opts.HTTPClient, log: opts.Logger, dpop: d, rec: rec}
 	}
 	rec, err := store.Load(key)
 	if err != nil {
 		return err
 	}
 	if rec != nil {
+		d.adopt(rec.DPoPKey)
 		hc.InitialTokenSource = src(rec)
 	}
 	hc.NewTokenSource = func(_ context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
@@ -177,7 +179,7 @@ func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Conf
 			Resource: h.target.URL, Client: cfg.clientIdentity(),
 			ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 			TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
-			Scopes: c.Scopes, Token: tok,
+			Scopes: c.Scopes, Token: tok, DPoPKey: d.keyFor(tok),
 		}
 		if err := store.Save(key, rec); err != nil {
 			opts.Logger.Warn("storing the OAuth token failed; it lasts for this connection only", "error", err)

@@ -3,6 +3,7 @@ package oauth
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,6 +21,10 @@ const (
 	// GrantCrossAppAccess: an enterprise IdP's ID token exchanged for an
 	// ID-JAG, then for an access token (SEP-990).
 	GrantCrossAppAccess Grant = "cross_app_access"
+	// GrantJWTBearer: a workload's JWT (a Kubernetes service account
+	// token, a cloud's workload identity) spent as an RFC 7523 jwt-bearer
+	// grant (workload identity federation, SEP-1933).
+	GrantJWTBearer Grant = "jwt_bearer"
 )
 
 // Config is an entry's oauth block. Every field is optional: without one,
@@ -50,6 +55,17 @@ type Config struct {
 	CallbackPort int
 	// IdP (idp) is the enterprise identity provider of cross_app_access.
 	IdP *IdP
+	// DPoP (dpop) binds tokens to a key of the bridge (RFC 9449) with
+	// every authorization server; false still does where the MCP server
+	// challenges with the DPoP scheme.
+	DPoP bool
+	// AssertionFile (assertionFile) holds the workload JWT of jwt_bearer,
+	// read again for every token request, so a token the platform rotates
+	// in place (as Kubernetes does a projected one) is picked up.
+	AssertionFile string
+	// AssertionEnv (assertionEnv) names the environment variable that
+	// holds it instead.
+	AssertionEnv string
 }
 
 // IdP is the identity provider of the cross_app_access grant.
@@ -70,7 +86,7 @@ type IdP struct {
 // Keys are the keys of the YAML oauth block and of its idp block.
 func Keys() []string {
 	return []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "grant",
-		"privateKeyFile", "signingAlgorithm", "callbackPort", "idp"}
+		"privateKeyFile", "signingAlgorithm", "callbackPort", "idp", "dpop", "assertionFile", "assertionEnv"}
 }
 
 // IdPKeys are the keys of the idp block.
@@ -80,7 +96,7 @@ func IdPKeys() []string {
 
 // Grants are the valid grant values.
 func Grants() []Grant {
-	return []Grant{GrantAuthorizationCode, GrantClientCredentials, GrantCrossAppAccess}
+	return []Grant{GrantAuthorizationCode, GrantClientCredentials, GrantCrossAppAccess, GrantJWTBearer}
 }
 
 // signingAlgorithms are the JWS algorithms a private_key_jwt may use.
@@ -136,6 +152,13 @@ func (c *Config) checkGrant(report func(msg, key string)) {
 	if g != GrantCrossAppAccess && c.IdP != nil {
 		report("is only valid with grant: cross_app_access", "idp")
 	}
+	if g != GrantJWTBearer {
+		for _, f := range []struct{ key, value string }{{"assertionFile", c.AssertionFile}, {"assertionEnv", c.AssertionEnv}} {
+			if f.value != "" {
+				report("is only valid with grant: jwt_bearer", f.key)
+			}
+		}
+	}
 	switch g {
 	case GrantClientCredentials:
 		if c.ClientID == "" {
@@ -149,8 +172,18 @@ func (c *Config) checkGrant(report func(msg, key string)) {
 			report("is required with grant: cross_app_access (the client at the MCP server's authorization server)", "clientId")
 		}
 		c.checkIdP(report)
+	case GrantJWTBearer:
+		if (c.AssertionFile == "") == (c.AssertionEnv == "") {
+			report("jwt_bearer needs exactly one of assertionFile and assertionEnv (where the workload's JWT is)", "grant")
+		}
+		if c.AssertionEnv != "" && !envName.MatchString(c.AssertionEnv) {
+			report("must be the name of an environment variable (letters, digits and _, not starting with a digit)", "assertionEnv")
+		}
 	}
 }
+
+// envName is the form of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (c *Config) checkIdP(report func(msg, key string)) {
 	if c.IdP == nil {

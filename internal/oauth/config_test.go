@@ -28,7 +28,7 @@ func TestConfigCheck(t *testing.T) {
 	}{
 		{"empty", Config{}, nil},
 		{"pre-registered", Config{ClientID: "c", ClientSecret: "s", Scopes: []string{"a", "b"}}, nil},
-		{"bad grant", Config{Grant: "implicit"}, []string{"grant: must be one of authorization_code, client_credentials, cross_app_access"}},
+		{"bad grant", Config{Grant: "implicit"}, []string{"grant: must be one of authorization_code, client_credentials, cross_app_access, jwt_bearer"}},
 		{"cimd", Config{ClientMetadataURL: "http://x.example/c.json"}, []string{"clientMetadataUrl: must be an https:// URL with a path"}},
 		{"cimd root", Config{ClientMetadataURL: "https://x.example/"}, []string{"clientMetadataUrl: must be an https:// URL with a path"}},
 		{"port", Config{CallbackPort: 70000}, []string{"callbackPort: must be a port number"}},
@@ -43,6 +43,14 @@ func TestConfigCheck(t *testing.T) {
 		{"xaa idp", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{TokenEndpoint: "ftp://x"}}, []string{"idp.clientId: is required", "idp.idToken: is required", "idp.tokenEndpoint: must be an absolute"}},
 		{"xaa none", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{}}, []string{"idp: needs issuer or tokenEndpoint", "idp.clientId: is required", "idp.idToken: is required"}},
 		{"xaa ok", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: idp}, nil},
+		{"wif bare", Config{Grant: GrantJWTBearer}, []string{"grant: jwt_bearer needs exactly one of assertionFile and assertionEnv"}},
+		{"wif both", Config{Grant: GrantJWTBearer, AssertionFile: "/t", AssertionEnv: "T"}, []string{"grant: jwt_bearer needs exactly one"}},
+		{"wif env name", Config{Grant: GrantJWTBearer, AssertionEnv: "$TOKEN"}, []string{"assertionEnv: must be the name of an environment variable"}},
+		{"wif with a key", Config{Grant: GrantJWTBearer, AssertionEnv: "T", PrivateKeyFile: "k"}, []string{"privateKeyFile: is only valid with grant: client_credentials"}},
+		{"assertion outside wif", Config{AssertionFile: "/t", AssertionEnv: "T"}, []string{"assertionFile: is only valid with grant: jwt_bearer", "assertionEnv: is only valid with grant: jwt_bearer"}},
+		{"assertion with cc", Config{Grant: GrantClientCredentials, ClientID: "c", ClientSecret: "s", AssertionFile: "/t"}, []string{"assertionFile: is only valid with grant: jwt_bearer"}},
+		{"wif ok", Config{Grant: GrantJWTBearer, ClientID: "w", AssertionFile: "/var/run/secrets/tokens/mcp", DPoP: true}, nil},
+		{"dpop with any grant", Config{Grant: GrantClientCredentials, ClientID: "c", ClientSecret: "s", DPoP: true}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
@@ -63,7 +71,7 @@ func TestKeys(t *testing.T) {
 	if diff := cmp.Diff([]string{"issuer", "tokenEndpoint", "clientId", "clientSecret", "idToken"}, IdPKeys()); diff != "" {
 		t.Error(diff)
 	}
-	if len(Keys()) != 9 {
+	if len(Keys()) != 12 {
 		t.Errorf("Keys: %v", Keys())
 	}
 }

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -22,8 +23,9 @@ type grantHandler struct {
 	what       string   // the grant, for messages
 	tokenStart func(d *discovery) oauth2.TokenSource
 
-	mu sync.Mutex
-	ts oauth2.TokenSource
+	mu      sync.Mutex
+	ts      oauth2.TokenSource
+	refused error // the authorization server's refusal of this attempt's grant
 }
 
 var _ auth.OAuthHandler = (*grantHandler)(nil)
@@ -42,13 +44,27 @@ func (h *grantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	if !needsAuthorization(resp) {
 		return nil // a plain 403: the request is retried and fails as it is
 	}
+	h.mu.Lock()
+	refused := h.refused
+	h.mu.Unlock()
+	if refused != nil {
+		// The SDK authorizes each request that meets a 401 (its connect
+		// sends two); a grant refused once is not spent again.
+		return refused
+	}
 	d, err := discover(ctx, h.client, h.target.URL, resp, h.scopes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.what, err)
 	}
 	ts := oauth2.ReuseTokenSource(nil, h.tokenStart(d))
 	if _, err := ts.Token(); err != nil {
-		return fmt.Errorf("%s: %w", h.what, err)
+		err = fmt.Errorf("%s: %w", h.what, err)
+		if re := (*oauth2.RetrieveError)(nil); errors.As(err, &re) {
+			h.mu.Lock()
+			h.refused = err
+			h.mu.Unlock()
+		}
+		return err
 	}
 	h.mu.Lock()
 	h.ts = ts

@@ -3,6 +3,7 @@ package oauth
 import (
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -39,6 +40,9 @@ type Options struct {
 	// Logger receives warnings (a failed refresh, a failed store); nil
 	// discards them.
 	Logger *slog.Logger
+	// LookupEnv reads the environment (oauth.assertionEnv); nil means
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Target is the server being authorized.
@@ -68,7 +72,9 @@ const redirectHeadless = "http://127.0.0.1/callback"
 const authTimeout = 30 * time.Second
 
 // NewHandler builds the OAuth handler of one connection attempt to t,
-// following cfg (nil: discovery and dynamic registration only).
+// following cfg (nil: discovery and dynamic registration only). The
+// connection's HTTP stack goes through Transport(handler, ...), which
+// presents DPoP-bound tokens.
 func NewHandler(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: authTimeout}
@@ -76,11 +82,32 @@ func NewHandler(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	d := newDPoP(cfg != nil && cfg.DPoP)
+	base := opts.HTTPClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	client := *opts.HTTPClient
+	client.Transport = &dpopTokens{d: d, base: base}
+	opts.HTTPClient = &client
+	h, err := newGrant(cfg, t, opts, d)
+	if err != nil {
+		return nil, err
+	}
+	return &dpopHandler{OAuthHandler: h, d: d}, nil
+}
+
+func newGrant(cfg *Config, t Target, opts Options, d *dpop) (auth.OAuthHandler, error) {
 	switch cfg.grant() {
 	case GrantClientCredentials:
 		return newClientCredentials(cfg, t, opts)
 	case GrantCrossAppAccess:
 		return newCrossApp(cfg, t, opts.HTTPClient), nil
+	case GrantJWTBearer:
+		return newJWTBearer(cfg, t, opts), nil
 	}
-	return newAuthorizationCode(cfg, t, opts)
+	return newAuthorizationCode(cfg, t, opts, d)
 }

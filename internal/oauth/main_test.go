@@ -29,8 +29,15 @@ func TestMain(m *testing.M) {
 const waitLimit = 30 * time.Second
 
 // connect connects a go-sdk client to srv with the handler opts build,
-// and calls echo once.
+// through the handler's Transport as mcpclient does, and calls echo once.
 func connect(t *testing.T, srv *mcptest.OAuthServer, cfg *Config, opts Options) error {
+	t.Helper()
+	return connectVia(t, srv, cfg, opts, nil)
+}
+
+// connectVia is connect with base beneath the handler's Transport (nil:
+// http.DefaultTransport).
+func connectVia(t *testing.T, srv *mcptest.OAuthServer, cfg *Config, opts Options, base http.RoundTripper) error {
 	t.Helper()
 	h, err := NewHandler(cfg, Target{ServerName: "srv", URL: srv.URL}, opts)
 	if err != nil {
@@ -39,7 +46,8 @@ func connect(t *testing.T, srv *mcptest.OAuthServer, cfg *Config, opts Options) 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, OAuthHandler: h}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, OAuthHandler: h,
+		HTTPClient: &http.Client{Transport: Transport(h, base)}}, nil)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type storedSource struct {
 	key    string
 	client *http.Client // for the token endpoint
 	log    *slog.Logger
+	dpop   *dpop // takes the key of a record another process stored
 
 	mu  sync.Mutex
 	rec *Record
@@ -48,6 +49,7 @@ func (s *storedSource) Token() (*oauth2.Token, error) {
 	defer unlock()
 	if rec, err := s.store.Load(s.key); err == nil && rec != nil {
 		s.rec = rec // another process may have refreshed, or logged in again
+		s.dpop.adopt(rec.DPoPKey)
 		if rec.Token.Valid() {
 			return rec.Token, nil
 		}

@@ -68,6 +68,9 @@ type Record struct {
 	AuthStyle    oauth2.AuthStyle `json:"authStyle"`
 	Scopes       []string         `json:"scopes,omitempty"`
 	Token        *oauth2.Token    `json:"token"`
+	// DPoPKey is the key a DPoP-bound Token (and its refresh token) is
+	// bound to; nil for a Bearer token.
+	DPoPKey *dpopKey `json:"dpopKey,omitempty"`
 	// Saved is when the record was written.
 	Saved time.Time `json:"saved"`
 }
