@@ -82,4 +82,4 @@ func (l codeListing) Tools() ([]tool.Tool, error) {
 }
 
 func (codeListing) Bind(ctx context.Context) context.Context { return ctx }
-func (codeListing) Grown() bool                               { return false }
+func (codeListing) Grown() bool                              { return false }
