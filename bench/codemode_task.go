@@ -156,7 +156,7 @@ func taskTable(o options, direct, code taskResult) table {
 		rows: [][]string{
 			{"direct: one call a turn", strconv.Itoa(direct.turns), strconv.Itoa(direct.tokens), ms(direct.wall)},
 			{"code mode: one run_code", strconv.Itoa(code.turns), strconv.Itoa(code.tokens), ms(code.wall)},
-			{"code mode against direct", fmt.Sprintf("%+d", code.turns-direct.turns), fewer(float64(code.tokens), float64(direct.tokens)), ms(code.wall - direct.wall)},
+			{"code mode against direct", fmt.Sprintf("%+d", code.turns-direct.turns), fewer(float64(code.tokens), float64(direct.tokens)), fmt.Sprintf("%+.2f ms", float64((code.wall-direct.wall).Microseconds())/1e3)},
 		},
 		notes: []string{
 			fmt.Sprintf("agent.Agent.Run with a scripted model that answers at once, over %d tools of one server of testdata/toolcatalog, each answering %d bytes of text the task needs only the length of. Direct: the model sees the %d tools and calls one a turn (each call needs the one before), then answers. Code mode: the model sees run_code, describe_api and search_api, the system prompt carries the tools' TypeScript declaration (as agent --code-mode's does when it fits), and one run_code program makes the %d calls and returns {bytes}. Request tokens: every request's JSON body (system prompt, tools, conversation) counted in o200k_base and summed. Wall time: median of %d runs, in process (no network, no model latency: a real model's turns cost seconds each).", taskCalls, taskResultBytes, taskCalls, taskCalls, o.taskRuns()),
