@@ -11,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mcpbridge/mcpbridge/attach"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -92,6 +93,13 @@ type Options struct {
 	// unknown, as it does a direct call. false: code mode refuses it as
 	// an unknown tool without calling the view.
 	CallUnlisted bool
+	// Attachments, when set, keeps the images and audio of the results a
+	// program reads: each such block of a result's content is stored
+	// there and read as {type, mimeType, saved: where} (attach.Blocks),
+	// and its text names it ("[image saved: PATH (…)]"), so that a
+	// program passes on a path, not kilobytes of base64. nil: the blocks
+	// as the source sent them.
+	Attachments attach.Store
 }
 
 func (o Options) withDefaults() Options {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -110,5 +111,41 @@ return {a: a.text, b: b.text, sum: sum.text}`, dir)
 		if !strings.Contains(result, want) {
 			t.Errorf("run_code answered %q, want it to hold %q", result, want)
 		}
+	}
+}
+
+// agent --code-mode: an image an inner call returns (server-everything's
+// tiny image) is saved beside the session's cut results, and the program
+// reads its path, in the block and the text, not its base64.
+func TestAgentCodeModeSavesImages(t *testing.T) {
+	cfg := everythingAgentConfig(t, t.TempDir())
+	agentEnv(t)
+	program := `const img = await tools.everything.get_tiny_image({});
+const blocks = img.content.filter(b => b.type === "image");
+return {saved: blocks.map(b => b.saved), data: blocks.some(b => "data" in b), text: img.text}`
+	args, _ := json.Marshal(map[string]string{"code": program})
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "run_code", Args: string(args)}}},
+		chattest.Turn{Text: "Done."},
+	))
+	r := mcpbridge(t, "", "agent", "--code-mode", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "Show me the tiny image.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	result := srv.Requests()[1].Messages[3].Content.(string)
+	var got struct {
+		Saved []string
+		Data  bool
+		Text  string
+	}
+	if err := json.Unmarshal([]byte(result), &got); err != nil || len(got.Saved) != 1 || got.Data {
+		t.Fatalf("run_code answered %q (%v), want one image block with its path and no data", result, err)
+	}
+	data, err := os.ReadFile(got.Saved[0])
+	if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("the saved image %s: %v (%d bytes)", got.Saved[0], err, len(data))
+	}
+	if !strings.Contains(got.Text, "[image saved: "+got.Saved[0]) {
+		t.Errorf("the result's text %q does not name %s", got.Text, got.Saved[0])
 	}
 }
