@@ -54,12 +54,8 @@ func Text(ctx context.Context, s Store, res tool.Result) string {
 	}
 	var b strings.Builder
 	for _, raw := range value.Content {
-		var blk struct {
-			Type     string `json:"type"`
-			MimeType string `json:"mimeType"`
-			Data     string `json:"data"`
-		}
-		if json.Unmarshal(raw, &blk) != nil || blk.Type != "image" && blk.Type != "audio" {
+		blk, ok := media(raw)
+		if !ok {
 			continue
 		}
 		diag := diagnostic(blk.Type, blk.MimeType)
@@ -73,6 +69,22 @@ func Text(ctx context.Context, s Store, res tool.Result) string {
 	}
 	b.WriteString(text)
 	return b.String()
+}
+
+// mediaBlock is the part of an image or audio block Text and Blocks read.
+type mediaBlock struct {
+	Type     string `json:"type"`
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+// media decodes raw as an image or audio block; false for any other.
+func media(raw json.RawMessage) (mediaBlock, bool) {
+	var blk mediaBlock
+	if json.Unmarshal(raw, &blk) != nil || blk.Type != "image" && blk.Type != "audio" {
+		return blk, false
+	}
+	return blk, true
 }
 
 // diagnostic is the text the projection gives a valid image or an audio
@@ -118,12 +130,8 @@ func Blocks(ctx context.Context, s Store, content json.RawMessage) json.RawMessa
 	}
 	changed := false
 	for i, raw := range blocks {
-		var blk struct {
-			Type     string `json:"type"`
-			MimeType string `json:"mimeType"`
-			Data     string `json:"data"`
-		}
-		if json.Unmarshal(raw, &blk) != nil || blk.Type != "image" && blk.Type != "audio" {
+		blk, ok := media(raw)
+		if !ok {
 			continue
 		}
 		out := map[string]string{"type": blk.Type, "mimeType": blk.MimeType}

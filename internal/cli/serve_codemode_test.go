@@ -27,21 +27,25 @@ const codeModeGateway = `- id: gw
     audit: {file: %s}
 `
 
+// nodeListCall is what a node client script prints: the tools it was
+// listed and the result of its call.
+type nodeListCall struct {
+	Tools []string `json:"tools"`
+	Call  struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"call"`
+}
+
 // nodeRunCode runs one run_code call of program with the TypeScript SDK's
 // client, and returns the tools it was listed and the call's text.
 func nodeRunCode(t *testing.T, url, token, program string) (tools []string, text string) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"code": program})
 	out, _ := runNodeScript(t, "node_bearer.mjs", url, token, "run_code", string(args))
-	var got struct {
-		Tools []string `json:"tools"`
-		Call  struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"call"`
-	}
+	var got nodeListCall
 	if err := json.Unmarshal(out, &got); err != nil || len(got.Call.Content) != 1 {
 		t.Fatalf("node client printed %q: %v", out, err)
 	}
@@ -72,10 +76,7 @@ func TestServeCodeModeEverything(t *testing.T) {
 	}
 	p := startServing(t, []string{"GW_CODE_AUTH=code-token"}, "serve", "--http", "127.0.0.1:0", "--code-mode", "--config", cfg)
 
-	tools, text := nodeRunCode(t, p.url, "code-token", fmt.Sprintf(`const [a, b] = await Promise.all(["a.txt", "b.txt"].map(f => tools.filesystem.read_text_file({path: %q + "/" + f})));
-const sum = await tools.everything.get_sum({a: Number(a.text), b: Number(b.text)});
-console.log("read", a.text, "and", b.text);
-return {a: a.text, b: b.text, sum: sum.text}`, dir))
+	tools, text := nodeRunCode(t, p.url, "code-token", sumProgram(dir))
 	if d := cmp.Diff([]string{"describe_api", "run_code", "search_api"}, tools); d != "" {
 		t.Errorf("serve --code-mode lists (-want +got):\n%s", d)
 	}
