@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -53,12 +54,8 @@ func Text(ctx context.Context, s Store, res tool.Result) string {
 	}
 	var b strings.Builder
 	for _, raw := range value.Content {
-		var blk struct {
-			Type     string `json:"type"`
-			MimeType string `json:"mimeType"`
-			Data     string `json:"data"`
-		}
-		if json.Unmarshal(raw, &blk) != nil || blk.Type != "image" && blk.Type != "audio" {
+		blk, ok := media(raw)
+		if !ok {
 			continue
 		}
 		diag := diagnostic(blk.Type, blk.MimeType)
@@ -74,6 +71,22 @@ func Text(ctx context.Context, s Store, res tool.Result) string {
 	return b.String()
 }
 
+// mediaBlock is the part of an image or audio block Text and Blocks read.
+type mediaBlock struct {
+	Type     string `json:"type"`
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+// media decodes raw as an image or audio block; false for any other.
+func media(raw json.RawMessage) (mediaBlock, bool) {
+	var blk mediaBlock
+	if json.Unmarshal(raw, &blk) != nil || blk.Type != "image" && blk.Type != "audio" {
+		return blk, false
+	}
+	return blk, true
+}
+
 // diagnostic is the text the projection gives a valid image or an audio
 // block when no attachment store is mounted (docs/upstream.md §4.6, §4.7).
 func diagnostic(kind, mediaType string) string {
@@ -85,15 +98,56 @@ func diagnostic(kind, mediaType string) string {
 
 // store puts one block in s and says where it went.
 func store(ctx context.Context, s Store, kind, mediaType, data string) string {
-	raw, err := base64.StdEncoding.DecodeString(data)
-	if err != nil {
-		return fmt.Sprintf("[%s not saved: %s; the data is not base64]", kind, mediaType)
-	}
-	where, err := s.Put(ctx, Attachment{Kind: kind, MediaType: mediaType, Data: raw})
+	where, n, err := put(ctx, s, kind, mediaType, data)
 	if err != nil {
 		return fmt.Sprintf("[%s not saved: %s; %v]", kind, mediaType, err)
 	}
-	return fmt.Sprintf("[%s saved: %s (%s, %s)]", kind, where, mediaType, Size(len(raw)))
+	return fmt.Sprintf("[%s saved: %s (%s, %s)]", kind, where, mediaType, Size(n))
+}
+
+// put decodes one block's base64 data and puts it in s: where it went
+// and its size.
+func put(ctx context.Context, s Store, kind, mediaType, data string) (string, int, error) {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return "", 0, errors.New("the data is not base64")
+	}
+	where, err := s.Put(ctx, Attachment{Kind: kind, MediaType: mediaType, Data: raw})
+	return where, len(raw), err
+}
+
+// Blocks returns content, a JSON array of MCP content blocks, with every
+// image and audio block stored in s and its data replaced by where it
+// went: {"type": "image", "mimeType": "image/png", "saved": PATH}, or
+// "notSaved": why, when it could not be stored. For a program that reads
+// a result's blocks (code mode) and should pass on a path, not kilobytes
+// of base64. Other blocks, and content that is not an array, are kept as
+// they are.
+func Blocks(ctx context.Context, s Store, content json.RawMessage) json.RawMessage {
+	var blocks []json.RawMessage
+	if json.Unmarshal(content, &blocks) != nil {
+		return content
+	}
+	changed := false
+	for i, raw := range blocks {
+		blk, ok := media(raw)
+		if !ok {
+			continue
+		}
+		out := map[string]string{"type": blk.Type, "mimeType": blk.MimeType}
+		if where, _, err := put(ctx, s, blk.Type, blk.MimeType, blk.Data); err != nil {
+			out["notSaved"] = err.Error()
+		} else {
+			out["saved"] = where
+		}
+		blocks[i], _ = json.Marshal(out) // strings: cannot fail
+		changed = true
+	}
+	if !changed {
+		return content
+	}
+	b, _ := json.Marshal(blocks) // valid blocks: cannot fail
+	return b
 }
 
 // Size writes a byte count as a person reads it: 95 B, 1.2 KB, 3.4 MB

@@ -28,6 +28,8 @@ type codemodeResults struct {
 	// making calls in sequence; a whole Run of one call.
 	direct, inner, oneRun time.Duration
 	calls                 int
+	// The six-call task run by the agent, direct and in code mode.
+	taskDirect, taskCode taskResult
 }
 
 // runCodemode measures the declaration's tokens on the 312-tool catalog
@@ -46,6 +48,17 @@ func runCodemode(root string, o options, logf func(string, ...any)) (*codemodeRe
 		return nil, err
 	}
 	logf("codemode: inner calls timed")
+	six, err := taskTools(cat.Tools())
+	if err != nil {
+		return nil, err
+	}
+	if res.taskDirect, err = runTask(six, false, o.taskRuns()); err != nil {
+		return nil, err
+	}
+	if res.taskCode, err = runTask(six, true, o.taskRuns()); err != nil {
+		return nil, err
+	}
+	logf("codemode: the six-call task run")
 	return res, nil
 }
 
@@ -150,5 +163,5 @@ func codemodeTables(o options, r *codemodeResults) []table {
 			{"a program of one call (whole Run)", fmtDur(r.oneRun), fmt.Sprintf("+%s", fmtDur(r.oneRun-r.direct))},
 		},
 	}
-	return []table{tok, calls}
+	return []table{tok, calls, taskTable(o, r.taskDirect, r.taskCode)}
 }

@@ -7,13 +7,14 @@ import (
 
 // TestCodemodeRows runs the code mode rows on the real catalog with few
 // calls: the declaration costs fewer tokens than the schemas, its first
-// page far fewer, and every call timed.
+// page far fewer, and every call timed; the six-call task takes two model
+// turns in code mode against seven direct.
 func TestCodemodeRows(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := options{codemodeCalls: 20, rounds: 2}
+	o := options{codemodeCalls: 20, rounds: 2, smoke: true}
 	res, err := runCodemode(root, o, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +25,11 @@ func TestCodemodeRows(t *testing.T) {
 	if res.direct <= 0 || res.inner <= 0 || res.oneRun <= 0 {
 		t.Errorf("times: direct %v, inner %v, one run %v", res.direct, res.inner, res.oneRun)
 	}
+	if d, c := res.taskDirect, res.taskCode; d.turns != 7 || c.turns != 2 || c.tokens >= d.tokens || d.wall <= 0 || c.wall <= 0 {
+		t.Errorf("six-call task: direct %+v, code mode %+v", d, c)
+	}
 	tables := codemodeTables(o, res)
-	if len(tables) != 2 || !strings.HasPrefix(tables[0].title, "Code mode: tokens") || len(tables[1].rows) != 3 {
+	if len(tables) != 3 || !strings.HasPrefix(tables[0].title, "Code mode: tokens") || len(tables[1].rows) != 3 || len(tables[2].rows) != 3 {
 		t.Errorf("tables: %+v", tables)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mcpbridge/mcpbridge/attach"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -49,6 +50,9 @@ func (r *runner) install() error {
 func (r *runner) callByName(call goja.FunctionCall) goja.Value {
 	name := call.Argument(0).String()
 	f := r.api.lookup(name)
+	if f == nil && r.opts.CallUnlisted {
+		f = &function{tool: tool.Tool{Name: name}} // the view says whether it exists
+	}
 	if f == nil {
 		panic(r.vm.NewTypeError(fmt.Sprintf("unknown tool %q: this program may call only the tools of its declaration", name)))
 	}
@@ -74,6 +78,9 @@ func (r *runner) call(f *function, argv goja.Value) goja.Value {
 	name := f.tool.Name
 	r.wg.Go(func() {
 		res, err := r.invoke(name, args)
+		if err == nil && r.opts.Attachments != nil {
+			res = r.keepAttachments(res)
+		}
 		r.post(func() error {
 			r.pending--
 			if err != nil && res.Content == nil && !res.IsError {
@@ -94,6 +101,30 @@ func (r *runner) invoke(name string, args json.RawMessage) (tool.Result, error) 
 		return r.view.Call(r.ctx, name, args) // cancelled: the view says so as it would for any call
 	}
 	return r.view.Call(r.ctx, name, args)
+}
+
+// keepAttachments stores the images and audio of res in
+// Options.Attachments: its text names where each went (attach.Text), the
+// blocks of its wire result hold the paths instead of the data
+// (attach.Blocks). Runs on the call's goroutine, off the program's loop.
+func (r *runner) keepAttachments(res tool.Result) tool.Result {
+	w, ok := wireParts(res.Wire)
+	if !ok {
+		return res
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(res.Wire, &members) != nil {
+		return res // untested: wireParts decoded it
+	}
+	store := r.opts.Attachments
+	text := attach.Text(r.ctx, store, res)
+	members["content"] = attach.Blocks(r.ctx, store, w.Content)
+	wire, err := json.Marshal(members)
+	if err != nil {
+		return res // untested: members are JSON
+	}
+	res.Wire, res.Content = wire, []tool.Content{tool.Text(text)}
+	return res
 }
 
 // stringify returns JSON.stringify(v), throwing what it throws.

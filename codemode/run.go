@@ -11,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/mcpbridge/mcpbridge/attach"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -22,6 +23,23 @@ import (
 type View interface {
 	Tools() ([]tool.Tool, error)
 	Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error)
+}
+
+// CallerView is a View whose tools depend on who calls: a gateway's,
+// which shows each caller only what its policy lets it see. Code mode
+// asks it with ToolsFor and the context of the call that runs the
+// program (or describes the API) instead of Tools.
+type CallerView interface {
+	View
+	ToolsFor(ctx context.Context) ([]tool.Tool, error)
+}
+
+// toolsOf returns the tools view lists to the caller of ctx.
+func toolsOf(ctx context.Context, view View) ([]tool.Tool, error) {
+	if cv, ok := view.(CallerView); ok {
+		return cv.ToolsFor(ctx)
+	}
+	return view.Tools()
 }
 
 // RegistryView returns reg as a View: every tool it lists, called with
@@ -69,6 +87,19 @@ type Options struct {
 	// API is the view's API when the caller has it already (NewAPI of the
 	// view's tools); nil: Run builds it.
 	API *API
+	// CallUnlisted passes tools.call of a name the declaration does not
+	// have to the view, whose Call answers it: a gateway's, whose Gate
+	// records the attempt and answers a tool hidden from the caller as
+	// unknown, as it does a direct call. false: code mode refuses it as
+	// an unknown tool without calling the view.
+	CallUnlisted bool
+	// Attachments, when set, keeps the images and audio of the results a
+	// program reads: each such block of a result's content is stored
+	// there and read as {type, mimeType, saved: where} (attach.Blocks),
+	// and its text names it ("[image saved: PATH (…)]"), so that a
+	// program passes on a path, not kilobytes of base64. nil: the blocks
+	// as the source sent them.
+	Attachments attach.Store
 }
 
 func (o Options) withDefaults() Options {
@@ -127,7 +158,7 @@ func Run(ctx context.Context, view View, program string, opts Options) (Result, 
 	opts = opts.withDefaults()
 	api := opts.API
 	if api == nil {
-		tools, err := view.Tools()
+		tools, err := toolsOf(ctx, view)
 		if err != nil {
 			return Result{}, fmt.Errorf("code mode: list the tools: %w", err)
 		}

@@ -76,16 +76,16 @@ type codeTools struct {
 	opts Options
 }
 
-// api returns the view's API now.
-func (c *codeTools) api() (*API, error) {
-	tools, err := c.view.Tools()
+// api returns the view's API now, as ctx's caller sees it.
+func (c *codeTools) api(ctx context.Context) (*API, error) {
+	tools, err := toolsOf(ctx, c.view)
 	if err != nil {
 		return nil, fmt.Errorf("list the tools: %w", err)
 	}
 	return NewAPI(tools), nil
 }
 
-func (c *codeTools) search(_ context.Context, args json.RawMessage) (tool.Output, error) {
+func (c *codeTools) search(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -100,7 +100,7 @@ func (c *codeTools) search(_ context.Context, args json.RawMessage) (tool.Output
 	if limit == 0 {
 		limit = defaultSearchLimit
 	}
-	tools, err := c.view.Tools()
+	tools, err := toolsOf(ctx, c.view)
 	if err != nil {
 		return tool.Output{}, fmt.Errorf("list the tools: %w", err)
 	}
@@ -114,14 +114,14 @@ func (c *codeTools) search(_ context.Context, args json.RawMessage) (tool.Output
 	return text(NewAPI(tools).Declare(names...)), nil
 }
 
-func (c *codeTools) describe(_ context.Context, args json.RawMessage) (tool.Output, error) {
+func (c *codeTools) describe(ctx context.Context, args json.RawMessage) (tool.Output, error) {
 	var in struct {
 		Namespace string `json:"namespace"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
 		return tool.Output{}, fmt.Errorf("invalid arguments: %w", err)
 	}
-	api, err := c.api()
+	api, err := c.api(ctx)
 	if err != nil {
 		return tool.Output{}, err
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/codemode"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -116,5 +119,58 @@ func TestDescribeAndSearchAPI(t *testing.T) {
 	found := execute(t, t.Context(), reg, codemode.SearchName, `{"query": "add two numbers", "limit": 1}`).Text()
 	if !strings.Contains(found, "namespace calc {") || !strings.Contains(found, "function add(") || strings.Contains(found, "namespace text") {
 		t.Errorf("search_api:\n%s", found)
+	}
+}
+
+// byCaller is a CallerView that hides vault's tools from every caller but
+// "root" (the caller in the context), and records the calls it is asked.
+type byCaller struct {
+	codemode.View
+
+	mu    sync.Mutex
+	calls []string
+}
+
+func (v *byCaller) ToolsFor(ctx context.Context) ([]tool.Tool, error) {
+	all, err := v.View.Tools()
+	if who, _ := ctx.Value(callerKey{}).(string); who == "root" {
+		return all, err
+	}
+	return slices.DeleteFunc(all, func(t tool.Tool) bool { return strings.HasPrefix(t.Name, "mcp__vault__") }), err
+}
+
+func (v *byCaller) Call(ctx context.Context, name string, args json.RawMessage) (tool.Result, error) {
+	v.mu.Lock()
+	v.calls = append(v.calls, name)
+	v.mu.Unlock()
+	if t, _ := v.ToolsFor(ctx); !slices.ContainsFunc(t, func(t tool.Tool) bool { return t.Name == name }) {
+		return tool.Result{}, fmt.Errorf("unknown tool %q", name)
+	}
+	return v.View.Call(ctx, name, args)
+}
+
+// A CallerView's tools are what each caller's program and API hold; with
+// CallUnlisted, tools.call of a name outside them reaches the view, which
+// refuses it (a gateway's Gate records it so).
+func TestCallerViewAndCallUnlisted(t *testing.T) {
+	f := newFixture(t)
+	view := &byCaller{View: codemode.RegistryView(f.reg)}
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(codemode.Tools(view, codemode.Options{CallUnlisted: true})...); err != nil {
+		t.Fatal(err)
+	}
+	alice := context.WithValue(t.Context(), callerKey{}, "alice")
+	if page := execute(t, alice, reg, codemode.DescribeName, `{}`).Text(); strings.Contains(page, "vault") {
+		t.Errorf("alice's API names vault:\n%s", page)
+	}
+	if page := execute(t, context.WithValue(t.Context(), callerKey{}, "root"), reg, codemode.DescribeName, `{}`).Text(); !strings.Contains(page, "// vault (1): secret") {
+		t.Errorf("root's API lacks vault:\n%s", page)
+	}
+	res := execute(t, alice, reg, codemode.RunName, `{"code": "let e = ''; try { await tools.call('mcp__vault__secret') } catch (x) { e = String(x) }\nreturn {e, ns: typeof tools.vault}"}`)
+	if !strings.Contains(res.Text(), `unknown tool \"mcp__vault__secret\"`) || !strings.Contains(res.Text(), `"ns":"undefined"`) {
+		t.Errorf("alice's program: %s", res.Text())
+	}
+	if d := cmp.Diff([]string{"mcp__vault__secret"}, view.calls); d != "" {
+		t.Errorf("calls the view was asked (-want +got):\n%s", d)
 	}
 }

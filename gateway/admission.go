@@ -26,6 +26,7 @@ type admission struct {
 	name  string          // the registry tool
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
 	ended func(Outcome)
+	gcall Call // what the Gate was told
 	once  sync.Once
 }
 
@@ -77,7 +78,8 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	if req.oneRequest {
 		client = req.client
 	}
-	gctx, ended, err := g.gate.Enter(ctx, Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments})
+	c := Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments, Parent: req.inner.call()}
+	gctx, ended, err := g.gate.Enter(ctx, c)
 	if err != nil {
 		if errors.Is(err, ErrHidden) {
 			return nil, result{}, g.notCallable(ctx, req) // the Gate recorded the refusal
@@ -85,7 +87,7 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 		res, err := refused(err)
 		return nil, res, err
 	}
-	return &admission{g: g, req: req, name: name, ctx: gctx, ended: ended}, result{}, nil
+	return &admission{g: g, req: req, name: name, ctx: gctx, ended: ended, gcall: c}, result{}, nil
 }
 
 // run runs the admitted call with ctx (a.ctx, or a task's context
@@ -96,7 +98,7 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 func (a *admission) run(ctx context.Context) (result, error) {
 	g, req := a.g, a.req
 	defer g.releaseCall(req.share())
-	ctx, grown := g.bindView(ctx, req)
+	ctx, grown := g.bindView(a.running(ctx), req)
 	defer grown()
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)

@@ -48,6 +48,9 @@ type callRequest struct {
 	// caller keys the call slots of a stateless extension task, which has
 	// neither a session nor a POST of its own (see share).
 	caller string
+	// inner, for a call a served tool makes for its caller (CallFor), is
+	// the call of that tool; nil for a client's call.
+	inner *admission
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -154,6 +157,9 @@ type callHow struct {
 	// token (so progress is asked of the backend whatever the first
 	// request's token).
 	notes notifier
+	// keep, when set, receives the registry's Result of the call (an
+	// inner call's: CallFor).
+	keep *tool.Result
 }
 
 // run executes the registry tool name for a call that holds its slot,
@@ -192,6 +198,9 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	res, err := g.reg.Execute(ctx, name, params.Arguments)
 	if ended != nil {
 		ended(res, ctx.Err() != nil)
+	}
+	if how.keep != nil {
+		*how.keep = res
 	}
 	if err != nil {
 		// Listed a moment ago, unregistered since (the next sync removes it).

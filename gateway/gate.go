@@ -59,6 +59,12 @@ type Call struct {
 	// Neither may be modified.
 	Meta      map[string]any
 	Arguments json.RawMessage
+	// Parent, for a call a served tool makes for its caller (code mode's
+	// run_code running a program: Gateway.CallFor), is the call of that
+	// tool as the Gate saw it; nil for a client's call. The Gate's
+	// context for such a call derives from the one its Enter returned for
+	// Parent.
+	Parent *Call
 }
 
 // Outcome is how an admitted call ended.

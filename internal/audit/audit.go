@@ -39,7 +39,13 @@ type Entry struct {
 	Args     json.RawMessage `json:"args,omitempty"`
 	ArgKeys  []string        `json:"argKeys,omitempty"`
 	ArgsHash string          `json:"argsHash,omitempty"`
-	Prev     string          `json:"prev"`
+	// Call and Parent tie the calls a program made (code mode's run_code)
+	// to the call that ran it: Call, on a call whose tool made calls for
+	// its caller, is an id that each of those carries as Parent. (Its
+	// line comes after theirs: it is written when it ends.)
+	Call   string `json:"call,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	Prev   string `json:"prev"`
 }
 
 // Log appends entries to one file (or a writer). Safe for concurrent use:

@@ -49,6 +49,8 @@ func appendEntry(b []byte, e *Entry, prev []byte) ([]byte, error) {
 		b = append(b, ']')
 	}
 	b = appendOmitEmpty(b, `,"argsHash":`, e.ArgsHash)
+	b = appendOmitEmpty(b, `,"call":`, e.Call)
+	b = appendOmitEmpty(b, `,"parent":`, e.Parent)
 	b = append(append(b, `,"prev":"`...), prev...)
 	return append(b, '"', '}'), nil
 }

@@ -32,6 +32,8 @@ func TestAppendEntryIsJSONMarshal(t *testing.T) {
 		"zone":     {Time: at, Duration: 1234567.5},
 		"refusal":  {Identity: "mallory", Method: "prompts/get", Outcome: "denied", Reason: "policy rule at line 12"},
 		"hash":     {ArgsHash: strings.Repeat("ab", 32)},
+		"program":  {Name: "run_code", Call: "9f86d081884c7d65"},
+		"inner":    {Name: "mcp__fs__read", ArgsHash: "ab", Parent: "9f86d081884c7d65"},
 		"full":     {Args: json.RawMessage("{ \"a\" : [1, 2,\n3], \"h\":\"<b>&</b>\" }")},
 		"escapes":  {Identity: "q\"b\\s/\n\r\t\b\f\x00\x1f\x7f<>&", Name: "\u2028\u2029 é 日本 🎉", Client: "bad\xffutf8\xc3"},
 		"tiny":     {Duration: 1e-7},

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/attach"
 	"github.com/mcpbridge/mcpbridge/codemode"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -29,11 +30,17 @@ const codeModeLarge = "\nThe API is large: below is the list of its namespaces; 
 // describe_api and search_api, run in a registry of their own, and the
 // declaration (or, over the context budget, its namespaces page) in the
 // system prompt. Every call a program makes passes the run's approvals
-// and shows its progress as a direct call would.
+// and shows its progress as a direct call would; the images and audio it
+// reads are saved beside the run's cut results, and named by path.
 func (r *agentRun) codeMode(opts *agent.Options) error {
 	view := &approvedView{reg: r.b.reg, approver: opts.Approver, callContext: r.callContext}
 	reg := tool.NewRegistry()
-	if _, err := reg.Register(codemode.Tools(view, codemode.Options{})...); err != nil {
+	// Images and audio of inner calls go where the run's cut results go.
+	var store attach.Store
+	if opts.SpillDir != "" {
+		store = attach.Dir(opts.SpillDir)
+	}
+	if _, err := reg.Register(codemode.Tools(view, codemode.Options{Attachments: store})...); err != nil {
 		return fmt.Errorf("agent: code mode: %w", err) // untested: the three names are distinct
 	}
 	api := codemode.NewAPI(view.list())

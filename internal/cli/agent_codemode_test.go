@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -86,29 +87,68 @@ func TestAgentCodeModeEverything(t *testing.T) {
 	}
 	cfg := everythingAgentConfig(t, dir)
 	agentEnv(t)
-	program := fmt.Sprintf(`const [a, b] = await Promise.all(["a.txt", "b.txt"].map(f => tools.filesystem.read_text_file({path: %q + "/" + f})));
-const sum = await tools.everything.get_sum({a: Number(a.text), b: Number(b.text)});
-console.log("read", a.text, "and", b.text);
-return {a: a.text, b: b.text, sum: sum.text}`, dir)
-	args, _ := json.Marshal(map[string]string{"code": program})
-	srv := chattest.New(t, chattest.Turns(
-		chattest.Turn{Calls: []chattest.Call{{Name: "run_code", Args: string(args)}}},
-		chattest.Turn{Text: "Done."},
-	))
-	r := mcpbridge(t, "", "agent", "--code-mode", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", "Add the numbers in a.txt and b.txt.")
-	if r.code != 0 {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
-	}
-	system := srv.Requests()[0].Messages[0].Content.(string)
+	system, result := agentRunCode(t, cfg, sumProgram(dir), "Add the numbers in a.txt and b.txt.")
 	for _, want := range []string{"namespace everything {", "function get_sum(", "namespace filesystem {", "function read_text_file("} {
 		if !strings.Contains(system, want) {
 			t.Errorf("the system prompt lacks %q", want)
 		}
 	}
-	result := srv.Requests()[1].Messages[3].Content.(string)
 	for _, want := range []string{"read 12 and 30", `"a":"12"`, `"b":"30"`, "42"} {
 		if !strings.Contains(result, want) {
 			t.Errorf("run_code answered %q, want it to hold %q", result, want)
 		}
 	}
+}
+
+// agent --code-mode: an image an inner call returns (server-everything's
+// tiny image) is saved beside the session's cut results, and the program
+// reads its path, in the block and the text, not its base64.
+func TestAgentCodeModeSavesImages(t *testing.T) {
+	cfg := everythingAgentConfig(t, t.TempDir())
+	agentEnv(t)
+	program := `const img = await tools.everything.get_tiny_image({});
+const blocks = img.content.filter(b => b.type === "image");
+return {saved: blocks.map(b => b.saved), data: blocks.some(b => "data" in b), text: img.text}`
+	_, result := agentRunCode(t, cfg, program, "Show me the tiny image.")
+	var got struct {
+		Saved []string
+		Data  bool
+		Text  string
+	}
+	if err := json.Unmarshal([]byte(result), &got); err != nil || len(got.Saved) != 1 || got.Data {
+		t.Fatalf("run_code answered %q (%v), want one image block with its path and no data", result, err)
+	}
+	data, err := os.ReadFile(got.Saved[0])
+	if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Errorf("the saved image %s: %v (%d bytes)", got.Saved[0], err, len(data))
+	}
+	if !strings.Contains(got.Text, "[image saved: "+got.Saved[0]) {
+		t.Errorf("the result's text %q does not name %s", got.Text, got.Saved[0])
+	}
+}
+
+// sumProgram reads a.txt and b.txt of dir with server-filesystem, adds
+// their numbers with server-everything's get-sum, and returns a summary.
+func sumProgram(dir string) string {
+	return fmt.Sprintf(`const [a, b] = await Promise.all(["a.txt", "b.txt"].map(f => tools.filesystem.read_text_file({path: %q + "/" + f})));
+const sum = await tools.everything.get_sum({a: Number(a.text), b: Number(b.text)});
+console.log("read", a.text, "and", b.text);
+return {a: a.text, b: b.text, sum: sum.text}`, dir)
+}
+
+// agentRunCode runs agent --code-mode over cfg with a model that runs
+// program with run_code, then answers; it returns the system prompt and
+// what run_code answered.
+func agentRunCode(t *testing.T, cfg, program, prompt string) (system, result string) {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"code": program})
+	srv := chattest.New(t, chattest.Turns(
+		chattest.Turn{Calls: []chattest.Call{{Name: "run_code", Args: string(args)}}},
+		chattest.Turn{Text: "Done."},
+	))
+	r := mcpbridge(t, "", "agent", "--code-mode", "--config", cfg, "--base-url", srv.URL, "--yes", "-p", prompt)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	return srv.Requests()[0].Messages[0].Content.(string), srv.Requests()[1].Messages[3].Content.(string)
 }

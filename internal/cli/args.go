@@ -36,6 +36,7 @@ type flags struct {
 	insecure bool   // --insecure-no-auth-on-network
 	origins  []string
 	rawNames bool   // --raw-names
+	codeMode bool   // serve --code-mode
 	server   string // --server: the server to read a resource from
 	elicit   string // --elicit: decline, cancel or defaults
 	// oauthHeadless is --oauth-headless: authorize without a browser.
@@ -229,6 +230,7 @@ func flagDefs() []flagDef {
 		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
 		{[]string{"continue"}, agentFlag, cutEarlier, ""},
 		{[]string{"code-mode"}, agentFlag, cutEarlier, ""},
+		{[]string{"code-mode"}, serve, setTrue(func(f *flags) *bool { return &f.codeMode }), ""},
 		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
 		{[]string{"from-registry"}, fromReg, setValue(func(f *flags) *string { return &f.fromRegistry }), "NAME"},
 		{[]string{"package"}, fromReg, setValue(func(f *flags) *string { return &f.pkg }), "TYPE"},

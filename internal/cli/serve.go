@@ -166,9 +166,16 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
 	opts.NewView = sessionViews(cat, reg)
+	code := &gatewayCode{}
+	if f.codeMode {
+		if opts, err = withCodeMode(opts, reg, code); err != nil {
+			return nil, errors.Join(err, h.Close())
+		}
+	}
 	r := &serveRun{e: e, f: f, log: log, h: h}
 	r.opts = e.withTraceContext(r.observe(opts, reg))
 	r.gw = gateway.New(reg, r.opts)
+	code.gw = r.gw
 	return r, nil
 }
 

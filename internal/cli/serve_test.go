@@ -335,15 +335,7 @@ func TestServeReadyBeforeAnswering(t *testing.T) {
 func TestServeReadyNodeClient(t *testing.T) {
 	cfg := writeConfig(t, fixtureEntries(t, "fast")+slowEntry(t, "slow", 1500*time.Millisecond))
 	out, _ := runNodeScript(t, "node_first_list.mjs", append([]string{"mcp__slow__greet", `{"name":"ts"}`}, serveStdioLine(t, cfg)...)...)
-	var got struct {
-		Tools []string `json:"tools"`
-		Call  struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"call"`
-	}
+	var got nodeListCall
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node client printed %q: %v", out, err)
 	}

@@ -337,6 +337,7 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		return k.enterUnguarded(ctx)
 	}
 	rec := k.record(st, c)
+	rec.Parent = parentID(ctx, c)
 	who, err := st.principal(ctx, c.Header)
 	if err != nil {
 		return nil, nil, k.refuse(st, rec, "unauthenticated", err.Error(), &jsonrpc.Error{Code: CodeDenied, Message: "the caller could not be authenticated: " + err.Error()})
@@ -363,9 +364,11 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		ctx = tool.WithVisible(ctx, func(name string) bool { return st.policy.Decide(who, Tool, name).Allow })
 	}
 	start := k.now()
+	ctx, link := withLink(ctx)
 	return ctx, func(o gateway.Outcome) {
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
 		rec.Outcome = outcome(o)
+		rec.Call = link.made()
 		k.write(st, rec)
 	}, nil
 }

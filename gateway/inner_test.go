@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// parentGate hides "hidden" and records each call it enters with the
+// call that made it.
+type parentGate struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (p *parentGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	parent := "-"
+	if c.Parent != nil {
+		parent = c.Parent.Tool
+	}
+	p.mu.Lock()
+	p.log = append(p.log, c.Tool+" from "+parent)
+	p.mu.Unlock()
+	if c.Tool == "hidden" {
+		return nil, nil, ErrHidden
+	}
+	return ctx, func(Outcome) {}, nil
+}
+
+// A served tool's calls for its caller (CallFor) take the gateway's call
+// path: each enters the Gate with Parent set to the tool's call, a hidden
+// or unserved tool is unknown, each takes a slot of the session, and
+// ToolsFor lists what the caller is served. Outside a served call both
+// refuse.
+func TestCallForTakesTheCallPath(t *testing.T) {
+	reg := tool.NewRegistry()
+	var g *Gateway
+	inner := func(ctx context.Context, names ...string) string {
+		var out []string
+		for _, name := range names {
+			res, err := g.CallFor(ctx, name, json.RawMessage(`{}`))
+			out = append(out, fmt.Sprintf("%s: %q %v", name, res.Text(), err))
+		}
+		return strings.Join(out, "\n")
+	}
+	tools := []tool.Tool{
+		goTool("ok", textBody("fine")),
+		goTool("hidden", textBody("secret")),
+		goTool("outer", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			listed, err := g.ToolsFor(ctx)
+			var names []string
+			for _, t := range listed {
+				names = append(names, t.Name)
+			}
+			text := inner(ctx, "ok", "hidden", "nope", "middle") + fmt.Sprintf("\nlisted %v %v", names, err)
+			return tool.Output{Content: []tool.Content{tool.Text(text)}}, nil
+		}),
+		goTool("middle", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text(inner(ctx, "ok"))}}, nil
+		}),
+	}
+	if _, err := reg.Register(tools...); err != nil {
+		t.Fatal(err)
+	}
+	gate := &parentGate{}
+	g = newGateway(t, reg, Options{Gate: gate, MaxCallsPerSession: 2})
+	c := connectInMemory(t, g)
+
+	got := strings.Join(texts(c.call(t, "outer", `{}`)), "\n")
+	want := strings.Join([]string{
+		`ok: "fine" <nil>`,
+		`hidden: "" unknown tool "hidden"`,
+		`nope: "" unknown tool "nope"`,
+		// outer, middle and its call would be three slots, over the cap.
+		`middle: "ok: \"\" too many tool calls in flight on this session (the gateway's limit is 2); retry when some have ended"` + " <nil>",
+		`listed [hidden middle ok outer] <nil>`,
+	}, "\n")
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("outer answered (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"outer from -", "ok from outer", "hidden from outer", "middle from outer"}, gate.log); d != "" {
+		t.Errorf("the Gate saw (-want +got):\n%s", d)
+	}
+	if _, err := g.CallFor(t.Context(), "ok", nil); !errors.Is(err, errNoCaller) {
+		t.Errorf("CallFor outside a call: %v", err)
+	}
+	if _, err := g.ToolsFor(t.Context()); !errors.Is(err, errNoCaller) {
+		t.Errorf("ToolsFor outside a call: %v", err)
+	}
+}
