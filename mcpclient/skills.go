@@ -60,7 +60,6 @@ type wireSkill struct {
 func (s *Server) fetchSkills(ctx context.Context, gen *generation) ([]tool.Skill, error) {
 	send := &taskSender{s: s, gen: gen}
 	var out []tool.Skill
-	seen := map[string]bool{}
 	err := paginate(s, "skills/list", func(cursor string) ([]json.RawMessage, string, int64, error) {
 		params := map[string]json.RawMessage{}
 		if cursor != "" {
@@ -87,20 +86,52 @@ func (s *Server) fetchSkills(ctx context.Context, gen *generation) ([]tool.Skill
 				s.ignored("skill", "skill", err.Error(), raw)
 				continue
 			}
-			if seen[sk.Name] {
-				s.log.Warn("skill ignored: its public name is taken by another of the server's skills", "skill", sk.Origin.Name, "uri", sk.URI)
-				continue
-			}
-			seen[sk.Name] = true
 			out = append(out, sk)
 		}
 		return nil
 	})
-	return out, err
+	return s.nameSkills(out), err
 }
 
-// skillEntry turns one listed entry into a registry skill, or says why
-// the entry is unusable.
+// nameSkills gives each skill its public name: mcp__server__name, or,
+// for a name more than one of the server's skills share (a listing may
+// repeat a name; a gateway's does for its backends), the skill's path
+// with "_" for "/" in place of the name. A URI listed twice keeps its
+// first entry.
+func (s *Server) nameSkills(skills []tool.Skill) []tool.Skill {
+	count := map[string]int{}
+	for _, sk := range skills {
+		count[sk.Origin.Name]++
+	}
+	out := skills[:0]
+	seen := map[string]bool{}
+	for _, sk := range skills {
+		name := sk.Origin.Name
+		if count[name] > 1 {
+			name = strings.ReplaceAll(strings.TrimPrefix(skillDir(sk.URI), skillSchemeOf(sk.URI)), "/", "_")
+		}
+		sk.Name = naming.Public(s.cfg.ServerName, name)
+		if seen[sk.Name] {
+			s.log.Warn("skill ignored: its public name is taken by another of the server's skills", "skill", sk.Origin.Name, "uri", sk.URI, "public", sk.Name)
+			continue
+		}
+		seen[sk.Name] = true
+		sk.Read = s.skillReader(sk)
+		out = append(out, sk)
+	}
+	return out
+}
+
+// skillSchemeOf is the "scheme://" that starts uri, or "".
+func skillSchemeOf(uri string) string {
+	if i := strings.Index(uri, "://"); i >= 0 {
+		return uri[:i+3]
+	}
+	return ""
+}
+
+// skillEntry turns one listed entry into a registry skill (without its
+// public name and reader: nameSkills), or says why the entry is unusable.
 func (s *Server) skillEntry(raw json.RawMessage) (tool.Skill, error) {
 	var w wireSkill
 	if err := json.Unmarshal(raw, &w); err != nil {
@@ -120,12 +151,10 @@ func (s *Server) skillEntry(raw json.RawMessage) (tool.Skill, error) {
 	if err != nil {
 		return tool.Skill{}, err
 	}
-	sk := tool.Skill{
-		Name: naming.Public(s.cfg.ServerName, fm.Name), Origin: tool.Origin{Server: s.cfg.ServerName, Name: fm.Name},
-		URI: w.URI, Description: fm.Description, Frontmatter: w.Frontmatter, Files: files, Dynamic: dynamic, Wire: raw,
-	}
-	sk.Read = s.skillReader(sk)
-	return sk, nil
+	return tool.Skill{
+		Origin: tool.Origin{Server: s.cfg.ServerName, Name: fm.Name},
+		URI:    w.URI, Description: fm.Description, Frontmatter: w.Frontmatter, Files: files, Dynamic: dynamic, Wire: raw,
+	}, nil
 }
 
 // skillFiles decodes an entry's resources: the files with their digests
