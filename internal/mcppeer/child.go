@@ -107,7 +107,7 @@ func runChild(ctx context.Context, kind string, getenv func(string) string, stdi
 	case "flooder":
 		return serveStdio(ctx, Flooder(), stdin, stdout, stderr)
 	case "skills":
-		return runSkillsChild(ctx, stdin, stdout, stderr)
+		return runSkillsChild(ctx, getenv, stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "mcptest: %s=%q is not a child kind (want one of %v)\n", ChildEnv, kind, ChildKinds())
 		return 2

@@ -166,9 +166,12 @@ func (s *Skills) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 	return ss, take, err
 }
 
+// SkillsTamperEnv sets SkillsOptions.Tamper of a "skills" child.
+const SkillsTamperEnv = "MCPTEST_SKILLS_TAMPER"
+
 // runSkillsChild is the "skills" child: the fixture on stdio.
-func runSkillsChild(ctx context.Context, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
-	ss, take, err := NewSkills(SkillsOptions{}).Connect(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
+func runSkillsChild(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
+	ss, take, err := NewSkills(SkillsOptions{Tamper: getenv(SkillsTamperEnv)}).Connect(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcptest skills child: %v\n", err)
 		return 1
