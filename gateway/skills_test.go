@@ -18,22 +18,8 @@ import (
 // startSkillsBackend starts an mcp-client of the skills fixture (skills/list
 // beneath a real SDK server) named name, in memory.
 func startSkillsBackend(t *testing.T, reg *tool.Registry, name string) {
-	fx := mcppeer.NewSkills(mcppeer.SkillsOptions{})
-	startClient(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"}, mcpclient.Options{
-		Registry: reg,
-		NewTransport: func() (mcp.Transport, error) {
-			ct, st := mcp.NewInMemoryTransports()
-			ss, take, err := fx.Connect(context.Background(), st)
-			if err != nil {
-				return nil, err
-			}
-			t.Cleanup(func() {
-				ss.Close()
-				take.Wait()
-			})
-			return ct, nil
-		},
-	})
+	startClient(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg, NewTransport: mcppeer.NewSkills(mcppeer.SkillsOptions{}).NewTransport(t.Cleanup)})
 }
 
 // The gateway serves every backend's skills, each namespaced by its

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -26,18 +25,7 @@ func skillsHarness(t *testing.T, tamper string) (*harness, func() []string) {
 		reads = append(reads, uri)
 		mu.Unlock()
 	}})
-	h := mustStart(t, stdioConfig("sk"), Options{NewTransport: func() (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, take, err := fx.Connect(context.Background(), st)
-		if err != nil {
-			return nil, err
-		}
-		t.Cleanup(func() {
-			ss.Close()
-			take.Wait()
-		})
-		return ct, nil
-	}})
+	h := mustStart(t, stdioConfig("sk"), Options{NewTransport: fx.NewTransport(t.Cleanup)})
 	return h, func() []string {
 		mu.Lock()
 		defer mu.Unlock()

@@ -166,6 +166,24 @@ func (s *Skills) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 	return ss, take, err
 }
 
+// NewTransport returns an mcpclient NewTransport that serves the fixture
+// in memory, a session for each connection; cleanup (a test's Cleanup) is
+// given what ends each session.
+func (s *Skills) NewTransport(cleanup func(func())) func() (mcp.Transport, error) {
+	return func() (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, take, err := s.Connect(context.Background(), st)
+		if err != nil {
+			return nil, err
+		}
+		cleanup(func() {
+			ss.Close()
+			take.Wait()
+		})
+		return ct, nil
+	}
+}
+
 // SkillsTamperEnv sets SkillsOptions.Tamper of a "skills" child.
 const SkillsTamperEnv = "MCPTEST_SKILLS_TAMPER"
 
