@@ -25,8 +25,10 @@ type offerState struct {
 	tplServer map[string]string // URI template → its server (completion routing)
 	uriServer map[string]string // resource URI → its server (subscriptions)
 	subs      map[string]func() // subscribed URI → cancels the registry subscription
-	// skills.go: each SKILL.md and skill file template served, as listed.
+	// skills.go: each SKILL.md and skill file template served, as listed,
+	// and each one's server (screening).
 	skillFiles, skillTpls map[string]string
+	skillServer           map[string]string
 }
 
 // syncOffers makes the server's resources, templates and prompts equal the

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,21 +81,44 @@ func skillEntry(s tool.Skill) json.RawMessage {
 }
 
 // skillsBody answers skills/list and skills/get; nil for any other
-// method.
-func (g *Gateway) skillsBody(req *jsonrpc.Request) sdkwire.TakenCall {
+// method. The caller (its HTTP header, nil off HTTP, and session) sees
+// the skills of the servers whose resources the Gate's Screen shows it.
+func (g *Gateway) skillsBody(req *jsonrpc.Request, header http.Header, session string) sdkwire.TakenCall {
 	switch req.Method {
 	case "skills/list":
-		return func(context.Context) (json.RawMessage, error) { return g.listSkills(), nil }
+		return func(ctx context.Context) (json.RawMessage, error) {
+			return g.listSkills(g.skillScreen(ctx, header, session)), nil
+		}
 	case "skills/get":
-		return func(context.Context) (json.RawMessage, error) { return g.getSkill(req.Params) }
+		return func(ctx context.Context) (json.RawMessage, error) {
+			return g.getSkill(req.Params, g.skillScreen(ctx, header, session))
+		}
 	}
 	return nil
 }
 
-// listSkills is the skills/list result: every skill in one page (an
-// entry is never split, and the registry holds them all already).
-func (g *Gateway) listSkills() json.RawMessage {
+// skillScreen returns whether the caller may see the skills of a server:
+// when it may see the server's resources (a Screen's OfferResource), or
+// always without a Screen.
+func (g *Gateway) skillScreen(ctx context.Context, header http.Header, session string) func(server string) bool {
+	scr, ok := g.gate.(Screen)
+	if !ok {
+		return func(string) bool { return true }
+	}
+	see := scr.Screen(ctx, header, session)
+	return func(server string) bool { return see(OfferResource, server) }
+}
+
+// visibleSkills are the registry's skills of the servers visible says.
+func (g *Gateway) visibleSkills(visible func(server string) bool) []tool.Skill {
 	skills := g.reg.Skills()
+	return slices.DeleteFunc(skills, func(s tool.Skill) bool { return !visible(s.Origin.Server) })
+}
+
+// listSkills is the skills/list result: every visible skill in one page
+// (an entry is never split, and the registry holds them all already).
+func (g *Gateway) listSkills(visible func(server string) bool) json.RawMessage {
+	skills := g.visibleSkills(visible)
 	entries := make([]json.RawMessage, len(skills))
 	for i, s := range skills {
 		entries[i] = skillEntry(s)
@@ -103,15 +128,16 @@ func (g *Gateway) listSkills() json.RawMessage {
 }
 
 // getSkill is the skills/get result for params' uri, or -32602 when no
-// skill of the gateway has that URI.
-func (g *Gateway) getSkill(params json.RawMessage) (json.RawMessage, error) {
+// visible skill of the gateway has that URI (a hidden one is answered as
+// one that does not exist).
+func (g *Gateway) getSkill(params json.RawMessage, visible func(server string) bool) (json.RawMessage, error) {
 	var p struct {
 		URI string `json:"uri"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.URI == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `skills/get: params need a "uri" string naming a skill's SKILL.md`}
 	}
-	for _, s := range g.reg.Skills() {
+	for _, s := range g.visibleSkills(visible) {
 		if servedSkillURI(s.Origin.Server, s.URI) == p.URI {
 			raw, _ := json.Marshal(map[string]any{"skill": skillEntry(s), "resultType": "complete", "ttlMs": 0, "cacheScope": "private"})
 			return raw, nil
@@ -130,7 +156,7 @@ func (g *Gateway) httpSkills(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		raw, err := g.skillsBody(req)(r.Context())
+		raw, err := g.skillsBody(req, r.Header, r.Header.Get("Mcp-Session-Id"))(r.Context())
 		writeAnswer(w, r, req.ID, raw, err)
 	})
 }
@@ -220,18 +246,21 @@ func withoutSkillFiles(res []tool.Resource, skills []tool.Skill) []tool.Resource
 // registry's skills. syncMu must be held.
 func (g *Gateway) syncSkills(rank func(a, b string) int) {
 	skills := g.reg.Skills()
-	g.offers.skillFiles, _ = syncByURI(g, "skill", skillResources(skills), g.offers.skillFiles, rank,
+	var files, tpls map[string]string
+	g.offers.skillFiles, files = syncByURI(g, "skill", skillResources(skills), g.offers.skillFiles, rank,
 		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
 		func(r tool.Resource) {
 			g.server.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType}, g.skillReader(r.Server))
 		}, g.server.RemoveResources)
-	g.offers.skillTpls, _ = syncByURI(g, "skill template", skillTemplates(skills), g.offers.skillTpls, rank,
+	g.offers.skillTpls, tpls = syncByURI(g, "skill template", skillTemplates(skills), g.offers.skillTpls, rank,
 		func(t tool.ResourceTemplate) (string, string, json.RawMessage) {
 			return t.URITemplate, t.Server, t.Wire
 		},
 		func(t tool.ResourceTemplate) {
 			g.server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description}, g.skillReader(t.Server))
 		}, g.server.RemoveResourceTemplates)
+	maps.Copy(files, tpls)
+	g.offers.skillServer = files
 }
 
 // skillReader reads server's skill files by their served URIs: the read
@@ -264,9 +293,9 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 
 // takeSkills returns next with skills/list and skills/get taken first,
 // on connections that carry a whole session (stdio, in memory).
-func (g *Gateway) takeSkills(next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
+func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		if body := g.skillsBody(req); body != nil {
+		if body := g.skillsBody(req, nil, sessionID(session.Load())); body != nil {
 			return body
 		}
 		return next(req)

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +126,49 @@ func TestGatewaySkillsHTTP(t *testing.T) {
 				t.Errorf("FORMS.md over HTTP: %q, %v", body, err)
 			}
 		})
+	}
+}
+
+// hideServer is a Gate whose Screen hides one server's resources and
+// whose Enter refuses them.
+type hideServer struct{ hidden string }
+
+func (h hideServer) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	if c.Server == h.hidden {
+		return nil, nil, errors.New("not allowed")
+	}
+	return ctx, func(Outcome) {}, nil
+}
+
+func (h hideServer) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(k Offer, name string) bool { return k != OfferResource || name != h.hidden }
+}
+
+// A caller sees the skills of the servers whose resources it may see: a
+// hidden server's skills are neither listed, nor got (answered as
+// unknown), nor in resources/list, nor readable.
+func TestGatewaySkillsScreened(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	startSkillsBackend(t, reg, "beta")
+	g := newGateway(t, reg, Options{Gate: hideServer{hidden: "beta"}})
+
+	raw := connectRaw(t, g)
+	list := raw.request("skills/list", `{}`)
+	if list.Error != nil || strings.Contains(string(list.Result), "skill://beta/") || !strings.Contains(string(list.Result), "skill://alpha/pdf-processing/SKILL.md") {
+		t.Errorf("skills/list: %+v %s", list.Error, list.Result)
+	}
+	if got := raw.request("skills/get", `{"uri":"skill://beta/pdf-processing/SKILL.md"}`); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("skills/get of a hidden skill: %+v %s, want -32602", got.Error, got.Result)
+	}
+	c := connectInMemory(t, g)
+	uris := c.resourceURIs(t)
+	if slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "skill://beta/") }) || !slices.Contains(uris, "skill://alpha/pdf-processing/SKILL.md") {
+		t.Errorf("resources/list: %v", uris)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://beta/pdf-processing/SKILL.md"}); err == nil {
+		t.Error("read of a hidden skill's SKILL.md succeeded")
 	}
 }
