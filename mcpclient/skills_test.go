@@ -132,3 +132,29 @@ func TestSkillEntryRefused(t *testing.T) {
 		})
 	}
 }
+
+// A dynamic skill lists no files: any file of its directory may be read
+// (there is no digest to check), nothing outside it, and its SKILL.md's
+// frontmatter is still compared with the listing.
+func TestSkillDynamic(t *testing.T) {
+	s := &Server{cfg: Config{ServerName: "sk"}}
+	sk, err := s.skillEntry([]byte(`{"uri":"skill://a/SKILL.md","frontmatter":{"name":"a","description":"d"},"resources":"dynamic"}`))
+	if err != nil || !sk.Dynamic {
+		t.Fatalf("entry: %+v, %v", sk, err)
+	}
+	for uri, want := range map[string]bool{"skill://a/SKILL.md": true, "skill://a/x/y.md": true, "skill://b/SKILL.md": false, "skill://ab/SKILL.md": false} {
+		if _, ok := skillFile(sk, uri); ok != want {
+			t.Errorf("skillFile(%s) = %v, want %v", uri, ok, want)
+		}
+	}
+	manifest, _ := skillFile(sk, sk.URI)
+	if err := verifySkillFile(sk, manifest, []byte("---\nname: a\ndescription: d\n---\nbody\n")); err != nil {
+		t.Errorf("matching SKILL.md: %v", err)
+	}
+	if err := verifySkillFile(sk, manifest, []byte("---\nname: a\ndescription: other\n---\nbody\n")); !errors.Is(err, errSkillUnverified) {
+		t.Errorf("SKILL.md with another description: %v", err)
+	}
+	if err := verifySkillFile(sk, manifest, []byte("no frontmatter\n")); !errors.Is(err, errSkillUnverified) || !strings.Contains(err.Error(), "no leading --- delimited YAML frontmatter") {
+		t.Errorf("SKILL.md without frontmatter: %v", err)
+	}
+}
