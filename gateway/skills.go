@@ -18,8 +18,9 @@ import (
 )
 
 // Skills over MCP (the skills extension, SEP-2640 draft). The gateway
-// declares io.modelcontextprotocol/skills when a backend offers skills,
-// answers skills/list and skills/get beneath the SDK (which has neither)
+// declares io.modelcontextprotocol/skills (with directoryRead) when a
+// backend offers skills, answers skills/list, skills/get and
+// resources/directory/read beneath the SDK (which has none of them)
 // from the registry's skills, and serves their files as resources. As a
 // tool is namespaced by its server, so is a skill: the backend's
 // skill://<path> is skill://<server>/<path> here, whose last path segment
@@ -80,7 +81,7 @@ func skillEntry(s tool.Skill) json.RawMessage {
 	return raw
 }
 
-// skillsBody answers skills/list and skills/get; nil for any other
+// skillsBody answers skills/list, skills/get and resources/directory/read; nil for any other
 // method. The caller (its HTTP header, nil off HTTP, and session) sees
 // the skills of the servers whose resources the Gate's Screen shows it.
 func (g *Gateway) skillsBody(req *jsonrpc.Request, header http.Header, session string) sdkwire.TakenCall {
@@ -93,8 +94,66 @@ func (g *Gateway) skillsBody(req *jsonrpc.Request, header http.Header, session s
 		return func(ctx context.Context) (json.RawMessage, error) {
 			return g.getSkill(req.Params, g.skillScreen(ctx, header, session))
 		}
+	case methodDirectoryRead:
+		return func(ctx context.Context) (json.RawMessage, error) {
+			return g.readSkillDirectory(req.Params, g.skillScreen(ctx, header, session))
+		}
 	}
 	return nil
+}
+
+// methodDirectoryRead lists a directory's children (the extension's
+// directoryRead, which the gateway declares): the directories of the
+// skills whose files are listed.
+const methodDirectoryRead = "resources/directory/read"
+
+// readSkillDirectory is the resources/directory/read result for params'
+// uri: the direct children of a directory of the visible listed skills'
+// files (a subdirectory with mimeType inode/directory), all in one page;
+// -32602 for a URI that is no such directory.
+func (g *Gateway) readSkillDirectory(params json.RawMessage, visible func(server string) bool) (json.RawMessage, error) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.URI == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: methodDirectoryRead + `: params need a "uri" string naming a directory`}
+	}
+	var files []string
+	for _, s := range g.visibleSkills(visible) {
+		for _, f := range s.Files {
+			files = append(files, servedSkillURI(s.Origin.Server, f.URI))
+		}
+	}
+	children := directoryChildren(strings.TrimSuffix(p.URI, "/"), files)
+	if children == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: methodDirectoryRead + ": " + p.URI + " is not a directory of a listed skill's files"}
+	}
+	raw, _ := json.Marshal(map[string]any{"resources": children, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"})
+	return raw, nil
+}
+
+// directoryChildren are the direct children of dir among files (URIs),
+// each once, in the order first met; nil when no file is under dir.
+func directoryChildren(dir string, files []string) []map[string]string {
+	var out []map[string]string
+	seen := map[string]bool{}
+	for _, f := range files {
+		rest, ok := strings.CutPrefix(f, dir+"/")
+		if !ok || rest == "" {
+			continue
+		}
+		child := map[string]string{"uri": f, "name": rest, "mimeType": "text/markdown"}
+		if name, _, sub := strings.Cut(rest, "/"); sub {
+			child = map[string]string{"uri": dir + "/" + name, "name": name, "mimeType": "inode/directory"}
+		} else if !strings.HasSuffix(rest, ".md") {
+			delete(child, "mimeType")
+		}
+		if !seen[child["uri"]] {
+			seen[child["uri"]] = true
+			out = append(out, child)
+		}
+	}
+	return out
 }
 
 // skillScreen returns whether the caller may see the skills of a server:
@@ -146,7 +205,7 @@ func (g *Gateway) getSkill(params json.RawMessage, visible func(server string) b
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "skills/get: no skill has the URI " + p.URI + " (skills/list lists them)"}
 }
 
-// httpSkills answers skills/list and skills/get posted over HTTP before
+// httpSkills answers the skills requests (skillsRequest) posted over HTTP before
 // next (the SDK's handler, which knows neither); a stateful request must
 // name a live session of its caller (bindSessions ran first).
 func (g *Gateway) httpSkills(next http.Handler) http.Handler {
@@ -161,18 +220,19 @@ func (g *Gateway) httpSkills(next http.Handler) http.Handler {
 	})
 }
 
-// skillsRequest returns the skills request r posts, nil for any other.
+// skillsRequest returns the skills request (skills/list, skills/get, or
+// resources/directory/read) r posts, nil for any other.
 func skillsRequest(r *http.Request) *jsonrpc.Request {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return nil
 	}
 	body, err := readBody(r)
-	if err != nil || !bytes.Contains(body, []byte(`"skills/`)) {
+	if err != nil || !bytes.Contains(body, []byte(`"skills/`)) && !bytes.Contains(body, []byte(methodDirectoryRead)) {
 		return nil // the common case, without decoding
 	}
 	msg, err := jsonrpc.DecodeMessage(body)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || !req.IsCall() || (req.Method != "skills/list" && req.Method != "skills/get") {
+	if err != nil || !ok || !req.IsCall() || (req.Method != "skills/list" && req.Method != "skills/get" && req.Method != methodDirectoryRead) {
 		return nil
 	}
 	return req
@@ -189,7 +249,7 @@ func (g *Gateway) declareSkillsExtension(caps *mcp.ServerCapabilities) {
 	if ext == nil {
 		ext = map[string]any{}
 	}
-	ext[skillsExtension] = map[string]any{}
+	ext[skillsExtension] = map[string]any{"directoryRead": true}
 	caps.Extensions = ext
 }
 
@@ -291,7 +351,7 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 	}
 }
 
-// takeSkills returns next with skills/list and skills/get taken first,
+// takeSkills returns next with the skills requests taken first,
 // on connections that carry a whole session (stdio, in memory).
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {

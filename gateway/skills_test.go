@@ -172,3 +172,38 @@ func TestGatewaySkillsScreened(t *testing.T) {
 		t.Error("read of a hidden skill's SKILL.md succeeded")
 	}
 }
+
+// resources/directory/read lists a skill directory's direct children,
+// a subdirectory as inode/directory; a file or an unknown URI is -32602.
+// The extension is declared with directoryRead.
+func TestGatewaySkillDirectory(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	g := newGateway(t, reg, Options{})
+	raw := connectRaw(t, g)
+	for _, tc := range []struct{ uri, want string }{
+		{"skill://alpha/pdf-processing", `[{"mimeType":"text/markdown","name":"SKILL.md","uri":"skill://alpha/pdf-processing/SKILL.md"},` +
+			`{"mimeType":"inode/directory","name":"references","uri":"skill://alpha/pdf-processing/references"}]`},
+		{"skill://alpha/pdf-processing/references/", `[{"mimeType":"text/markdown","name":"FORMS.md","uri":"skill://alpha/pdf-processing/references/FORMS.md"}]`},
+		{"skill://alpha/pdf-processing/SKILL.md", "-32602"},
+		{"skill://pdf-processing", "-32602"},
+	} {
+		got := raw.request("resources/directory/read", `{"uri":"`+tc.uri+`"}`)
+		if tc.want == "-32602" {
+			if got.Error == nil || got.Error.Code != -32602 {
+				t.Errorf("%s: %+v %s, want -32602", tc.uri, got.Error, got.Result)
+			}
+			continue
+		}
+		var res struct {
+			Resources json.RawMessage `json:"resources"`
+		}
+		if got.Error != nil || json.Unmarshal(got.Result, &res) != nil || string(res.Resources) != tc.want {
+			t.Errorf("%s: %+v %s\nwant resources %s", tc.uri, got.Error, got.Result, tc.want)
+		}
+	}
+	c := connectInMemory(t, g)
+	if ext := c.session.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/skills"]; !cmp.Equal(ext, map[string]any{"directoryRead": true}) {
+		t.Errorf("extension settings %v", ext)
+	}
+}

@@ -18,13 +18,14 @@ import (
 // SkillsExtension is the skills extension's identifier (SEP-2640 draft).
 const SkillsExtension = "io.modelcontextprotocol/skills"
 
-// SkillFiles are the files of the skills fixture by URI: two skills, one
+// SkillFiles are the files of the skills fixture by URI: two skills, each
 // with a file in a subdirectory.
 var SkillFiles = map[string]string{
 	"skill://pdf-processing/SKILL.md": "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\n" +
 		"# PDF processing\n\nRead references/FORMS.md before filling a form.\n",
 	"skill://pdf-processing/references/FORMS.md": "# Forms\n\nFill every field.\n",
 	"skill://code-review/SKILL.md":               "---\nname: code-review\ndescription: Review a change for bugs\nmetadata:\n  version: \"2\"\n---\n\nRead the diff twice.\n",
+	"skill://code-review/checklists/SECURITY.md": "# Security\n\nLook for injection.\n",
 }
 
 // SkillsOptions change what the skills fixture serves.
@@ -72,7 +73,7 @@ func (s *Skills) Server() *mcp.Server {
 
 // skillURIs are the fixture's file URIs in a fixed order.
 func skillURIs() []string {
-	return []string{"skill://code-review/SKILL.md", "skill://pdf-processing/SKILL.md", "skill://pdf-processing/references/FORMS.md"}
+	return []string{"skill://code-review/SKILL.md", "skill://code-review/checklists/SECURITY.md", "skill://pdf-processing/SKILL.md", "skill://pdf-processing/references/FORMS.md"}
 }
 
 // skillOf is the name and description of the skill whose SKILL.md is uri.
@@ -124,7 +125,7 @@ func (s *Skills) entries() []map[string]any {
 		return map[string]any{"uri": manifest, "frontmatter": fm, "resources": res}
 	}
 	return []map[string]any{
-		skill("code-review", map[string]any{"name": "code-review", "description": "Review a change for bugs", "metadata": map[string]any{"version": "2"}}),
+		skill("code-review", map[string]any{"name": "code-review", "description": "Review a change for bugs", "metadata": map[string]any{"version": "2"}}, "skill://code-review/checklists/SECURITY.md"),
 		skill("pdf-processing", map[string]any{"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents"}, "skill://pdf-processing/references/FORMS.md"),
 	}
 }
