@@ -856,7 +856,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		taking.Take = take(&session)
 	}
 	st, ext := newSessionTasks(false), newSessionTasks(true)
-	taking.Take = afterConnect(connected, g.takeTasks(&session, st, ext, taking.Take))
+	taking.Take = afterConnect(connected, g.takeTasks(&session, st, ext, g.takeSkills(&session, taking.Take)))
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		close(connected)

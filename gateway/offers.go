@@ -25,6 +25,10 @@ type offerState struct {
 	tplServer map[string]string // URI template → its server (completion routing)
 	uriServer map[string]string // resource URI → its server (subscriptions)
 	subs      map[string]func() // subscribed URI → cancels the registry subscription
+	// skills.go: each SKILL.md and skill file template served, as listed,
+	// and each one's server (screening).
+	skillFiles, skillTpls map[string]string
+	skillServer           map[string]string
 }
 
 // syncOffers makes the server's resources, templates and prompts equal the
@@ -34,6 +38,7 @@ func (g *Gateway) syncOffers(order []string) {
 	g.syncResources(rank)
 	g.syncTemplates(rank)
 	g.syncPrompts(order)
+	g.syncSkills(rank)
 }
 
 // firstOffer keeps, for each key, the item of the server first by rank, and
@@ -71,7 +76,7 @@ func (g *Gateway) reportLost(kind, key, server, keptBy string) {
 }
 
 func (g *Gateway) syncResources(rank func(a, b string) int) {
-	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", g.reg.Resources(), g.offers.resources, rank,
+	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", withoutSkillFiles(g.reg.Resources(), g.reg.Skills()), g.offers.resources, rank,
 		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
 		g.serveResource, g.server.RemoveResources)
 }
@@ -334,6 +339,7 @@ func (g *Gateway) setCapabilities(res mcp.Result) {
 	case *mcp.InitializeResult:
 		if r != nil {
 			g.capabilities(r.Capabilities)
+			g.declareSkillsExtension(r.Capabilities)
 			if r.ProtocolVersion >= "2026-07-28" {
 				declareTaskExtension(r.Capabilities)
 			}
@@ -341,6 +347,7 @@ func (g *Gateway) setCapabilities(res mcp.Result) {
 	case *mcp.DiscoverResult:
 		if r != nil {
 			g.capabilities(r.Capabilities)
+			g.declareSkillsExtension(r.Capabilities)
 			declareTaskExtension(r.Capabilities)
 		}
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 
@@ -75,10 +76,12 @@ func (g *Gateway) screenList(res mcp.Result, may func(Offer, string) bool) {
 	case *mcp.ListPromptsResult:
 		list.Prompts = keep(list.Prompts, func(p *mcp.Prompt) bool { return may(OfferPrompt, g.offers.byServed[p.Name]) })
 	case *mcp.ListResourcesResult:
-		list.Resources = keep(list.Resources, func(r *mcp.Resource) bool { return may(OfferResource, g.offers.uriServer[r.URI]) })
+		list.Resources = keep(list.Resources, func(r *mcp.Resource) bool {
+			return may(OfferResource, cmp.Or(g.offers.uriServer[r.URI], g.offers.skillServer[r.URI]))
+		})
 	case *mcp.ListResourceTemplatesResult:
 		list.ResourceTemplates = keep(list.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
-			return may(OfferResource, g.offers.tplServer[t.URITemplate])
+			return may(OfferResource, cmp.Or(g.offers.tplServer[t.URITemplate], g.offers.skillServer[t.URITemplate]))
 		})
 	}
 }

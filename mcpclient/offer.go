@@ -50,6 +50,7 @@ type listed struct {
 	resources []tool.Resource
 	templates []tool.ResourceTemplate
 	prompts   []tool.Prompt
+	skills    []tool.Skill // skills.go
 }
 
 // offer is what the server publishes now: its lists and the functions
@@ -58,7 +59,7 @@ func (s *Server) offer(caps *mcp.ServerCapabilities) tool.Offer {
 	o := tool.Offer{
 		Tools: s.listed.tools, Server: s.cfg.ServerName,
 		Resources: s.listed.resources, Templates: s.listed.templates, Prompts: s.listed.prompts,
-		HideResources: s.cfg.HideResources,
+		Skills: s.listed.skills, HideResources: s.cfg.HideResources,
 	}
 	if caps == nil {
 		return o
@@ -95,6 +96,12 @@ func (s *Server) fetchOthers(ctx context.Context, gen *generation, kinds listKin
 		} else {
 			s.listed.resources = keepOrLog(s, "resources/list", s.listed.resources, func() ([]tool.Resource, error) { return s.fetchResources(ctx, gen) })
 			s.listed.templates = keepOrLog(s, "resources/templates/list", s.listed.templates, func() ([]tool.ResourceTemplate, error) { return s.fetchTemplates(ctx, gen) })
+		}
+		// Skill files are resources: their listing follows the resources'.
+		if caps != nil && caps.Resources != nil && offersSkills(gen) {
+			s.listed.skills = keepOrLog(s, "skills/list", s.listed.skills, func() ([]tool.Skill, error) { return s.fetchSkills(ctx, gen) })
+		} else {
+			s.listed.skills = nil
 		}
 	}
 	if kinds&kindPrompts != 0 {

@@ -22,6 +22,8 @@ type Offer struct {
 	Templates []ResourceTemplate
 	// Prompts are the server's prompts under their public names.
 	Prompts []Prompt
+	// Skills are the server's skills under their public names (skill.go).
+	Skills []Skill
 	// Read reads one of the server's resources by URI (listed, matched by
 	// a template, or neither: the server decides). Required with Resources
 	// or Templates.

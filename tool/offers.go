@@ -20,7 +20,7 @@ type promptEntry struct {
 // checkOffer checks the non-tool part of o and returns it (Tools nil), or
 // nil when o has none.
 func checkOffer(o Offer) (*Offer, error) {
-	if len(o.Resources) == 0 && len(o.Templates) == 0 && len(o.Prompts) == 0 && o.Complete == nil {
+	if len(o.Resources) == 0 && len(o.Templates) == 0 && len(o.Prompts) == 0 && len(o.Skills) == 0 && o.Complete == nil {
 		return nil, nil
 	}
 	if o.Server == "" {
@@ -46,6 +46,10 @@ func checkOffer(o Offer) (*Offer, error) {
 		return nil, err
 	}
 	rest.Prompts = slices.Clone(o.Prompts) // the registry drops them by these names later
+	if err := checkSkills(o.Server, o.Skills); err != nil {
+		return nil, err
+	}
+	rest.Skills = slices.Clone(o.Skills)
 	return &rest, nil
 }
 

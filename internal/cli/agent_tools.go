@@ -40,6 +40,8 @@ func (r *agentRun) newAgent() error {
 		if err := r.codeMode(&opts); err != nil {
 			return err
 		}
+	} else if err := r.addSkills(&opts); err != nil {
+		return err
 	}
 	ag, err := agent.New(opts)
 	if err != nil {

@@ -1,0 +1,209 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// startSkillsBackend starts an mcp-client of the skills fixture (skills/list
+// beneath a real SDK server) named name, in memory.
+func startSkillsBackend(t *testing.T, reg *tool.Registry, name string) {
+	startClient(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg, NewTransport: mcppeer.NewSkills(mcppeer.SkillsOptions{}).NewTransport(t.Cleanup)})
+}
+
+// The gateway serves every backend's skills, each namespaced by its
+// server (skill://<server>/<path>), with the backend's frontmatter,
+// digests and sizes; a client of the gateway lists them and reads them
+// verified, so what it reads through the gateway is exactly what the
+// backend listed. The backends' own skill resources are not listed again.
+func TestGatewaySkills(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	startSkillsBackend(t, reg, "beta")
+	g := newGateway(t, reg, Options{})
+
+	raw := connectRaw(t, g)
+	list := raw.request("skills/list", `{}`)
+	var page struct {
+		Skills []struct {
+			URI       string           `json:"uri"`
+			Resources []tool.SkillFile `json:"resources"`
+		} `json:"skills"`
+	}
+	if list.Error != nil || json.Unmarshal(list.Result, &page) != nil {
+		t.Fatalf("skills/list: %+v %s", list.Error, list.Result)
+	}
+	var uris []string
+	for _, s := range page.Skills {
+		uris = append(uris, s.URI)
+		for _, f := range s.Resources {
+			back, _ := strings.CutPrefix(f.URI, "skill://"+strings.Split(strings.TrimPrefix(s.URI, "skill://"), "/")[0]+"/")
+			if want := mcppeer.Digest(mcppeer.SkillFiles["skill://"+back]); f.Digest != want {
+				t.Errorf("%s: digest %s, want the backend's %s", f.URI, f.Digest, want)
+			}
+		}
+	}
+	want := []string{"skill://alpha/code-review/SKILL.md", "skill://alpha/pdf-processing/SKILL.md", "skill://beta/code-review/SKILL.md", "skill://beta/pdf-processing/SKILL.md"}
+	if diff := cmp.Diff(want, uris); diff != "" {
+		t.Errorf("skills/list URIs (-want +got):\n%s", diff)
+	}
+	if got := raw.request("skills/get", `{"uri":"skill://pdf-processing/SKILL.md"}`); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("skills/get of a backend's own URI: %+v, want -32602", got.Error)
+	}
+	if got := raw.request("skills/get", `{"uri":"skill://beta/pdf-processing/SKILL.md"}`); got.Error != nil || !strings.Contains(string(got.Result), `"uri":"skill://beta/pdf-processing/SKILL.md"`) {
+		t.Errorf("skills/get: %+v %s", got.Error, got.Result)
+	}
+
+	// A bridge in front of the gateway: the skills arrive verified.
+	front := tool.NewRegistry()
+	ct, _ := serveInMemory(t, g)
+	startClient(t, mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: front, NewTransport: func() (mcp.Transport, error) { return ct, nil }})
+	var names []string
+	for _, s := range front.Skills() {
+		names = append(names, s.Name)
+	}
+	// One server (the gateway) lists two skills of each name: their paths
+	// tell them apart.
+	wantNames := []string{"mcp__gw__alpha_code-review", "mcp__gw__alpha_pdf-processing", "mcp__gw__beta_code-review", "mcp__gw__beta_pdf-processing"}
+	if diff := cmp.Diff(wantNames, names); diff != "" {
+		t.Errorf("skills through the gateway (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for _, s := range front.Skills() {
+		for _, f := range s.Files {
+			if _, err := s.Read(ctx, f.URI); err != nil {
+				t.Errorf("read %s through the gateway: %v", f.URI, err)
+			}
+		}
+	}
+	var listed []string
+	for _, r := range front.Resources() {
+		listed = append(listed, r.URI)
+	}
+	if slices.Contains(listed, "skill://pdf-processing/SKILL.md") || !slices.Contains(listed, "skill://alpha/pdf-processing/SKILL.md") {
+		t.Errorf("resources through the gateway: %v", listed)
+	}
+}
+
+// Over Streamable HTTP, stateful and stateless, a bridge in front of the
+// gateway lists the skills and reads them verified.
+func TestGatewaySkillsHTTP(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
+			reg := tool.NewRegistry()
+			startSkillsBackend(t, reg, "alpha")
+			opts := Options{Stateless: stateless}
+			g := newGateway(t, reg, opts)
+			base := serveHTTP(t, g, opts)
+			front := tool.NewRegistry()
+			startClient(t, mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStreamableHTTP, URL: base + "/mcp"}, mcpclient.Options{Registry: front})
+			var names []string
+			for _, s := range front.Skills() {
+				names = append(names, s.Name)
+			}
+			if diff := cmp.Diff([]string{"mcp__gw__code-review", "mcp__gw__pdf-processing"}, names); diff != "" {
+				t.Fatalf("skills (-want +got):\n%s", diff)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			body, err := front.ReadSkill(ctx, "mcp__gw__pdf-processing", "skill://alpha/pdf-processing/references/FORMS.md")
+			if err != nil || string(body) != mcppeer.SkillFiles["skill://pdf-processing/references/FORMS.md"] {
+				t.Errorf("FORMS.md over HTTP: %q, %v", body, err)
+			}
+		})
+	}
+}
+
+// hideServer is a Gate whose Screen hides one server's resources and
+// whose Enter refuses them.
+type hideServer struct{ hidden string }
+
+func (h hideServer) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	if c.Server == h.hidden {
+		return nil, nil, errors.New("not allowed")
+	}
+	return ctx, func(Outcome) {}, nil
+}
+
+func (h hideServer) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(k Offer, name string) bool { return k != OfferResource || name != h.hidden }
+}
+
+// A caller sees the skills of the servers whose resources it may see: a
+// hidden server's skills are neither listed, nor got (answered as
+// unknown), nor in resources/list, nor readable.
+func TestGatewaySkillsScreened(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	startSkillsBackend(t, reg, "beta")
+	g := newGateway(t, reg, Options{Gate: hideServer{hidden: "beta"}})
+
+	raw := connectRaw(t, g)
+	list := raw.request("skills/list", `{}`)
+	if list.Error != nil || strings.Contains(string(list.Result), "skill://beta/") || !strings.Contains(string(list.Result), "skill://alpha/pdf-processing/SKILL.md") {
+		t.Errorf("skills/list: %+v %s", list.Error, list.Result)
+	}
+	if got := raw.request("skills/get", `{"uri":"skill://beta/pdf-processing/SKILL.md"}`); got.Error == nil || got.Error.Code != -32602 {
+		t.Errorf("skills/get of a hidden skill: %+v %s, want -32602", got.Error, got.Result)
+	}
+	c := connectInMemory(t, g)
+	uris := c.resourceURIs(t)
+	if slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "skill://beta/") }) || !slices.Contains(uris, "skill://alpha/pdf-processing/SKILL.md") {
+		t.Errorf("resources/list: %v", uris)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if _, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://beta/pdf-processing/SKILL.md"}); err == nil {
+		t.Error("read of a hidden skill's SKILL.md succeeded")
+	}
+}
+
+// resources/directory/read lists a skill directory's direct children,
+// a subdirectory as inode/directory; a file or an unknown URI is -32602.
+// The extension is declared with directoryRead.
+func TestGatewaySkillDirectory(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	g := newGateway(t, reg, Options{})
+	raw := connectRaw(t, g)
+	for _, tc := range []struct{ uri, want string }{
+		{"skill://alpha/pdf-processing", `[{"mimeType":"text/markdown","name":"SKILL.md","uri":"skill://alpha/pdf-processing/SKILL.md"},` +
+			`{"mimeType":"inode/directory","name":"references","uri":"skill://alpha/pdf-processing/references"}]`},
+		{"skill://alpha/pdf-processing/references/", `[{"mimeType":"text/markdown","name":"FORMS.md","uri":"skill://alpha/pdf-processing/references/FORMS.md"}]`},
+		{"skill://alpha/pdf-processing/SKILL.md", "-32602"},
+		{"skill://pdf-processing", "-32602"},
+	} {
+		got := raw.request("resources/directory/read", `{"uri":"`+tc.uri+`"}`)
+		if tc.want == "-32602" {
+			if got.Error == nil || got.Error.Code != -32602 {
+				t.Errorf("%s: %+v %s, want -32602", tc.uri, got.Error, got.Result)
+			}
+			continue
+		}
+		var res struct {
+			Resources json.RawMessage `json:"resources"`
+		}
+		if got.Error != nil || json.Unmarshal(got.Result, &res) != nil || string(res.Resources) != tc.want {
+			t.Errorf("%s: %+v %s\nwant resources %s", tc.uri, got.Error, got.Result, tc.want)
+		}
+	}
+	c := connectInMemory(t, g)
+	if ext := c.session.InitializeResult().Capabilities.Extensions["io.modelcontextprotocol/skills"]; !cmp.Equal(ext, map[string]any{"directoryRead": true}) {
+		t.Errorf("extension settings %v", ext)
+	}
+}
