@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -21,7 +21,7 @@ import (
 // beneath a real SDK server) named name, in memory.
 func startSkillsBackend(t *testing.T, reg *tool.Registry, name string) {
 	startClient(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"},
-		mcpclient.Options{Registry: reg, NewTransport: mcppeer.NewSkills(mcppeer.SkillsOptions{}).NewTransport(t.Cleanup)})
+		mcpclient.Options{Registry: reg, NewTransport: skillpeer.NewSkills(skillpeer.SkillsOptions{}).NewTransport(t.Cleanup)})
 }
 
 // The gateway serves every backend's skills, each namespaced by its
@@ -51,7 +51,7 @@ func TestGatewaySkills(t *testing.T) {
 		uris = append(uris, s.URI)
 		for _, f := range s.Resources {
 			back, _ := strings.CutPrefix(f.URI, "skill://"+strings.Split(strings.TrimPrefix(s.URI, "skill://"), "/")[0]+"/")
-			if want := mcppeer.Digest(mcppeer.SkillFiles["skill://"+back]); f.Digest != want {
+			if want := skillpeer.Digest(skillpeer.SkillFiles["skill://"+back]); f.Digest != want {
 				t.Errorf("%s: digest %s, want the backend's %s", f.URI, f.Digest, want)
 			}
 		}
@@ -122,7 +122,7 @@ func TestGatewaySkillsHTTP(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
 			body, err := front.ReadSkill(ctx, "mcp__gw__pdf-processing", "skill://alpha/pdf-processing/references/FORMS.md")
-			if err != nil || string(body) != mcppeer.SkillFiles["skill://pdf-processing/references/FORMS.md"] {
+			if err != nil || string(body) != skillpeer.SkillFiles["skill://pdf-processing/references/FORMS.md"] {
 				t.Errorf("FORMS.md over HTTP: %q, %v", body, err)
 			}
 		})

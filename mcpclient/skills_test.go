@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -20,7 +20,7 @@ import (
 func skillsHarness(t *testing.T, tamper string) (*harness, func() []string) {
 	var mu sync.Mutex
 	var reads []string
-	fx := mcppeer.NewSkills(mcppeer.SkillsOptions{Tamper: tamper, OnRead: func(uri string) {
+	fx := skillpeer.NewSkills(skillpeer.SkillsOptions{Tamper: tamper, OnRead: func(uri string) {
 		mu.Lock()
 		reads = append(reads, uri)
 		mu.Unlock()
@@ -62,14 +62,14 @@ func TestSkillReadVerified(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	body, err := h.reg.ReadSkill(ctx, "mcp__sk__pdf-processing", "")
-	if err != nil || string(body) != mcppeer.SkillFiles["skill://pdf-processing/SKILL.md"] {
+	if err != nil || string(body) != skillpeer.SkillFiles["skill://pdf-processing/SKILL.md"] {
 		t.Fatalf("SKILL.md: %q, %v", body, err)
 	}
 	if diff := cmp.Diff([]string{"skill://pdf-processing/SKILL.md"}, reads()); diff != "" {
 		t.Errorf("reads (-want +got):\n%s", diff)
 	}
 	forms := "skill://pdf-processing/references/FORMS.md"
-	if body, err := h.reg.ReadSkill(ctx, "mcp__sk__pdf-processing", forms); err != nil || string(body) != mcppeer.SkillFiles[forms] {
+	if body, err := h.reg.ReadSkill(ctx, "mcp__sk__pdf-processing", forms); err != nil || string(body) != skillpeer.SkillFiles[forms] {
 		t.Errorf("FORMS.md: %q, %v", body, err)
 	}
 	if body, err := h.reg.ReadSkill(ctx, "mcp__sk__code-review", ""); err != nil || !strings.Contains(string(body), "Read the diff twice.") {
@@ -117,7 +117,7 @@ func TestSkillVerificationFailsClosed(t *testing.T) {
 // skill, or SKILL.md has no entry of its own.
 func TestSkillEntryRefused(t *testing.T) {
 	s := &Server{cfg: Config{ServerName: "sk"}}
-	good := `"digest":"` + mcppeer.Digest("x") + `","size":1`
+	good := `"digest":"` + skillpeer.Digest("x") + `","size":1`
 	for _, tc := range []struct{ name, entry, want string }{
 		{"name", `{"uri":"skill://a/SKILL.md","frontmatter":{"name":"b","description":"d"},"resources":"dynamic"}`, `last path segment "a" is not the frontmatter name "b"`},
 		{"digest", `{"uri":"skill://a/SKILL.md","frontmatter":{"name":"a"},"resources":[{"uri":"skill://a/SKILL.md","digest":"md5:1","size":1}]}`, "is not sha256:"},

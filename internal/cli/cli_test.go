@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 )
 
 // mainEnv makes a re-executed test binary behave as the mcpbridge command,
@@ -26,7 +27,8 @@ const mainEnv = "CLITEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	// A fixture child of a re-executed mcpbridge inherits mainEnv too, so
-	// the fixture check comes first.
+	// the fixture checks come first.
+	skillpeer.RunIfChild()
 	mcppeer.RunIfChild()
 	if os.Getenv(browserEnv) == "1" && len(os.Args) == 2 && strings.HasPrefix(os.Args[1], "http") {
 		os.Exit(runBrowser())

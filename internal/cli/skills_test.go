@@ -7,14 +7,13 @@ import (
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
-	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 )
 
 // skillsConfig is a config of one skills fixture child, serverName sk,
 // serving a SKILL.md tampered as tamper says ("" for none).
 func skillsConfig(t *testing.T, tamper string) string {
-	cmd, args, env := mcptest.ChildCommand(t, "skills", mcppeer.SkillsTamperEnv+"="+tamper)
+	cmd, args, env := skillpeer.ChildCommand(t, tamper)
 	argsJSON, _ := json.Marshal(args)
 	envJSON, _ := json.Marshal(env)
 	return writeConfig(t, fmt.Sprintf(`- id: sk
@@ -43,7 +42,7 @@ func TestSkillsCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 2 || len(listed[1].Files) != 2 || listed[1].Skill != "pdf-processing" {
 		t.Errorf("skills --json: %v\n%s", err, r.stdout)
 	}
-	body := strings.TrimRight(mcppeer.SkillFiles["skill://pdf-processing/SKILL.md"], "\n") + "\n"
+	body := strings.TrimRight(skillpeer.SkillFiles["skill://pdf-processing/SKILL.md"], "\n") + "\n"
 	for _, name := range []string{"mcp__sk__pdf-processing", "pdf-processing"} {
 		if r := mcpbridge(t, "", "skill", "--config", cfg, name); r.code != 0 || r.stdout != body {
 			t.Errorf("skill %s: exit %d\n%q\n%s", name, r.code, r.stdout, r.stderr)
@@ -83,7 +82,7 @@ func TestAgentSkills(t *testing.T) {
 		t.Errorf("system prompt:\n%v", first[0].Content)
 	}
 	second := srv.Requests()[1].Messages
-	if got, _ := second[len(second)-1].Content.(string); got != mcppeer.SkillFiles["skill://pdf-processing/SKILL.md"] {
+	if got, _ := second[len(second)-1].Content.(string); got != skillpeer.SkillFiles["skill://pdf-processing/SKILL.md"] {
 		t.Errorf("load_skill result %q", got)
 	}
 }

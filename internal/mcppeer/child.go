@@ -43,7 +43,7 @@ const (
 const CrashExitStatus = 7
 
 // ChildKinds returns the values ChildEnv may take.
-func ChildKinds() []string { return []string{"fixture", "raw", "asker", "flooder", "skills"} }
+func ChildKinds() []string { return []string{"fixture", "raw", "asker", "flooder"} }
 
 // RunIfChild turns the process into an MCP server when ChildEnv is set, so
 // that a test binary (or the bench driver) can re-execute itself as a stdio
@@ -54,7 +54,7 @@ func ChildKinds() []string { return []string{"fixture", "raw", "asker", "flooder
 //		goleak.VerifyTestMain(m)
 //	}
 //
-// Kind "asker" serves [Asker] on stdio, "flooder" [Flooder], "skills" [Skills]. Kind "fixture" serves [Fixture] on stdio, exits with CrashExitStatus
+// Kind "asker" serves [Asker] on stdio, "flooder" [Flooder]. Kind "fixture" serves [Fixture] on stdio, exits with CrashExitStatus
 // after its crash tool replies and prints "cancelled" to stderr when a slow
 // call is cancelled. Kind "raw" serves [RawServer] with the script in the
 // file named by RawScriptEnv. Either exits 0 when stdin closes; a bad kind
@@ -106,8 +106,6 @@ func runChild(ctx context.Context, kind string, getenv func(string) string, stdi
 		return serveStdio(ctx, Asker(), stdin, stdout, stderr)
 	case "flooder":
 		return serveStdio(ctx, Flooder(), stdin, stdout, stderr)
-	case "skills":
-		return runSkillsChild(ctx, getenv, stdin, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "mcptest: %s=%q is not a child kind (want one of %v)\n", ChildEnv, kind, ChildKinds())
 		return 2

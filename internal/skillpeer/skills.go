@@ -1,4 +1,8 @@
-package mcppeer
+// Package skillpeer is a test server of the skills extension (SEP-2640
+// draft): skills/list and skills/get answered beneath the SDK, the files
+// as resources. It stands apart from mcppeer, whose raw servers
+// internal/sdkwire's own tests use, since it needs sdkwire itself.
+package skillpeer
 
 import (
 	"context"
@@ -7,11 +11,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
@@ -188,8 +195,33 @@ func (s *Skills) NewTransport(cleanup func(func())) func() (mcp.Transport, error
 // SkillsTamperEnv sets SkillsOptions.Tamper of a "skills" child.
 const SkillsTamperEnv = "MCPTEST_SKILLS_TAMPER"
 
-// runSkillsChild is the "skills" child: the fixture on stdio.
-func runSkillsChild(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
+// ChildKind is the value of mcppeer.ChildEnv that makes a test binary
+// the skills fixture on stdio (RunIfChild).
+const ChildKind = "skills"
+
+// RunIfChild turns the process into the skills fixture on stdio when
+// mcppeer.ChildEnv is ChildKind, and exits; otherwise it returns. A test
+// binary that spawns the fixture (ChildCommand) calls it first in TestMain.
+func RunIfChild() {
+	if os.Getenv(mcppeer.ChildEnv) != ChildKind {
+		return
+	}
+	os.Exit(runChild(context.Background(), os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// ChildCommand is mcptest.ChildCommand for the skills fixture, its
+// SKILL.md tampered as tamper says ("" for none).
+func ChildCommand(t testing.TB, tamper string) (command string, args []string, env map[string]string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("skillpeer.ChildCommand: finding the test binary: %v", err)
+	}
+	return exe, []string{"-test.run=^$"}, map[string]string{mcppeer.ChildEnv: ChildKind, SkillsTamperEnv: tamper}
+}
+
+// runChild is the "skills" child: the fixture on stdio.
+func runChild(ctx context.Context, getenv func(string) string, stdin io.ReadCloser, stdout io.WriteCloser, stderr io.Writer) int {
 	ss, take, err := NewSkills(SkillsOptions{Tamper: getenv(SkillsTamperEnv)}).Connect(ctx, &mcp.IOTransport{Reader: stdin, Writer: stdout})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcptest skills child: %v\n", err)
