@@ -163,7 +163,7 @@ func newFixture(t *testing.T) *fixture {
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: ts.URL + "/mcp", Traffic: tracker, Poll: 50 * time.Millisecond})
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (c *Console) call(ctx context.Context, si *signin, name string, args json.R
 	}
 	start := c.now()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge-console", Version: buildinfo.Version}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: c.opts.MCPURL, DisableStandaloneSSE: true, MaxRetries: -1,
+	tr := &mcp.StreamableClientTransport{Endpoint: c.opts.MCPURL(), DisableStandaloneSSE: true, MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: bearerTransport{token: token}}}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {

@@ -44,9 +44,10 @@ type Options struct {
 	// Token is the console's own token, accepted (with both grants) only
 	// while the gateway configures no identities; "" accepts none.
 	Token string
-	// MCPURL is the gateway's MCP endpoint, which tried tools are called
-	// through; "" disables trying tools.
-	MCPURL string
+	// MCPURL returns the gateway's MCP endpoint, which tried tools are
+	// called through ("" while it is not listening); nil disables trying
+	// tools.
+	MCPURL func() string
 	// BearerToken is sent on tried calls of a viewer signed in with the
 	// console token (serve's --token-env token); viewers signed in with a
 	// token of their own send that one.

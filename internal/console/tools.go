@@ -142,7 +142,7 @@ func (c *Console) toolData(t tool.Tool, si *signin) toolData {
 	n, _ := tokens.Tool(t)
 	return toolData{toolRow: rowOf(t), Schema: indent(t.InputSchema), Output: indent(t.OutputSchema),
 		Annotations: indent(t.Annotations), Tokens: n, Fields: fieldsOf(t.InputSchema),
-		CanTry: si.viewer.Try && c.opts.MCPURL != ""}
+		CanTry: si.viewer.Try && c.opts.MCPURL != nil}
 }
 
 func (c *Console) toolPage(w http.ResponseWriter, r *http.Request, si *signin) {
