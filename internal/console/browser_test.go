@@ -105,7 +105,8 @@ func (f *fixture) statuses() []host.Status {
 	defer f.mu.Unlock()
 	st := f.every.Status()
 	return append([]host.Status{{Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
-		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools}}, f.status...)
+		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, Connect: st.Connect, Discover: st.Discover,
+		PeerName: st.PeerName, PeerVersion: st.PeerVersion}}, f.status...)
 }
 
 const gatewayConfig = `
