@@ -78,8 +78,10 @@ func newTab(t *testing.T) context.Context {
 }
 
 // Tokens of the test's identities: alice and bob are granted the console
-// and trying tools, bob's policy denies get-sum, eve is granted nothing.
+// and trying tools, bob's policy denies get-sum, carol may only look, eve
+// is granted nothing.
 const (
+	carolToken = "carol-token-0123456789"
 	aliceToken = "alice-token-0123456789"
 	bobToken   = "bob-token-0123456789"
 	eveToken   = "eve-token-0123456789"
@@ -111,9 +113,9 @@ func (f *fixture) statuses() []host.Status {
 
 const gatewayConfig = `
 auth:
-  tokens: {alice: ALICE, bob: BOB, eve: EVE}
+  tokens: {alice: ALICE, bob: BOB, carol: CAROL, eve: EVE}
 policy:
-  - subjects: [alice, eve]
+  - subjects: [alice, carol, eve]
     allow: ["*"]
   - subjects: [bob]
     allow: ["*"]
@@ -121,7 +123,7 @@ policy:
 audit:
   file: %s
 console:
-  allow: {subjects: [alice, bob]}
+  allow: {subjects: [alice, bob, carol]}
   tryIt: {subjects: [alice, bob]}
 `
 
@@ -151,7 +153,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := yaml.Unmarshal(fmt.Appendf(nil, gatewayConfig, f.audit), &n); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"ALICE": aliceToken, "BOB": bobToken, "EVE": eveToken}
+	env := map[string]string{"ALICE": aliceToken, "BOB": bobToken, "CAROL": carolToken, "EVE": eveToken}
 	cfg, err := gatewayauth.Decode(n.Content[0], func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -257,13 +259,17 @@ func tryIt(t *testing.T, ctx context.Context, base, name string, args map[string
 	return text(t, ctx, "main")
 }
 
-func getSum(t *testing.T, f *fixture) string {
+func getSum(t *testing.T, f *fixture) string { return f.tool(t, "get-sum") }
+
+// tool is the public name of server-everything's tool raw.
+func (f *fixture) tool(t *testing.T, raw string) string {
+	t.Helper()
 	for _, tt := range f.reg.List() {
-		if tt.Origin.Name == "get-sum" {
+		if tt.Origin.Name == raw {
 			return tt.Name
 		}
 	}
-	t.Fatal("server-everything has no get-sum tool")
+	t.Fatalf("server-everything has no %s tool", raw)
 	return ""
 }
 
@@ -359,5 +365,74 @@ func TestCrossSiteFormRefused(t *testing.T) {
 	}
 	if trail, _ := os.ReadFile(f.audit); len(trail) != 0 {
 		t.Errorf("the cross-site form called the tool:\n%s", trail)
+	}
+}
+
+// A tool that returns an image shows it, from a data: URL the page's CSP
+// allows.
+func TestTryImage(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	tryIt(t, ctx, f.URL, f.tool(t, "get-tiny-image"), nil)
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const i = document.querySelector("#result img"); return !!i && i.complete && i.naturalWidth > 0 && i.src.startsWith("data:image/png;base64,") })()`))
+	if err != nil || !loaded {
+		t.Errorf("get-tiny-image: the result shows no loaded image (%v); the page says %q", err, text(t, ctx, "main"))
+	}
+}
+
+// A viewer granted the console but not tryIt gets no form, and a form
+// built on the console's own page with a valid CSRF token is still
+// refused, calling nothing.
+func TestTryItNeedsItsGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, carolToken)
+	name := getSum(t, f)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/"+name))
+	if body := text(t, ctx, "main"); strings.Contains(body, "Try it") || !strings.Contains(body, "needs the console.tryIt grant") {
+		t.Errorf("carol's page of %s: %q, want no try-it form", name, body)
+	}
+	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
+		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ["arg.a", "1"], ["arg.b", "2"]]) {
+			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
+		document.body.appendChild(f); f.submit(); return true })()`, "/console/tools/"+name)
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
+		t.Fatal(err)
+	}
+	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to carol") {
+		t.Errorf("carol's forged try-it: %q, want it refused", body)
+	}
+	if trail, _ := os.ReadFile(f.audit); len(trail) != 0 {
+		t.Errorf("carol's forged try-it called the tool:\n%s", trail)
+	}
+}
+
+// A call in flight shows on the traffic page with its identity and tool.
+func TestTrafficShowsCallInFlight(t *testing.T) {
+	f := newFixture(t)
+	caller := newTab(t)
+	signIn(t, caller, f.URL, aliceToken)
+	name := f.tool(t, "trigger-long-running-operation")
+	do(t, caller, chromedp.Navigate(f.URL+"/console/tools/"+name), chromedp.SendKeys(chromedp.ID("arg-duration"), "30"), chromedp.SendKeys(chromedp.ID("arg-steps"), "30"))
+	calling := make(chan error, 1)
+	go func() {
+		_, err := chromedp.Run(caller, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("call"))))
+		calling <- err
+	}()
+	watcher := newTab(t)
+	signIn(t, watcher, f.URL, aliceToken)
+	var body string
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		do(t, watcher, chromedp.Navigate(f.URL+"/console/traffic"))
+		body = text(t, watcher, "main")
+		return strings.Contains(body, name)
+	}, "the call on the traffic page")
+	if !strings.Contains(body, "alice") {
+		t.Errorf("the traffic page says %q, want alice's call of %s", body, name)
+	}
+	f.every.Close() // ends the call
+	if err := <-calling; err != nil {
+		t.Fatal(err)
 	}
 }
