@@ -45,6 +45,7 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err := e.requireGateway(src.plan); err != nil {
 		return err
 	}
+	f.console = f.console || (f.http && planHasConsole(src.plan))
 	if err := e.loadPins(src, f, true); err != nil {
 		return err
 	}
@@ -128,9 +129,9 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 		// whatever its name.
 		e.Environ = withoutVar(e.Environ, f.tokenEnv)
 	}
-	if f.console {
-		e.Environ = withoutVar(e.Environ, consoleTokenVar)
-	}
+	// The console's token is never a child's business, whether or not
+	// the console is on (the gateway entry may turn it on).
+	e.Environ = withoutVar(e.Environ, consoleTokenVar)
 	return opts, nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
 	webconsole "github.com/mcpbridge/mcpbridge/internal/console"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 )
 
 // consoleTokenVar holds the console's token, used when the gateway entry
@@ -58,6 +60,17 @@ func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
 	r.console = sc
 	opts.Gate, opts.Console = tracker, con
 	return opts, nil
+}
+
+// planHasConsole reports whether plan's gateway entry has a console
+// block, which turns the console on as --console does (with --http).
+func planHasConsole(plan *host.Plan) bool {
+	for _, pe := range plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && cfg.Console != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // announceConsole says where the console is, and the console token when

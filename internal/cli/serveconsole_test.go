@@ -69,3 +69,29 @@ func do(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 	}
 	return resp.StatusCode, string(b)
 }
+
+// A gateway entry's console block turns the console on without --console:
+// its granted identity signs in with its own token, and one not granted
+// is refused.
+func TestServeConsoleFromGatewayEntry(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a")+"- {id: gw, name: gateway, config: {auth: {tokens: {ops: GW_OPS, ci: GW_CI}}, console: {allow: {subjects: [ops]}}}}\n")
+	p := startServing(t, []string{"GW_OPS=ops-token", "GW_CI=ci-token"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	login := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, p.base()+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", p.base())
+		return do(t, c, req)
+	}
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		_, body := login("ci-token")
+		return !strings.Contains(body, "not in force")
+	}, "the gateway entry in force")
+	if code, body := login("ci-token"); code != http.StatusUnauthorized || !strings.Contains(body, "not granted the console") {
+		t.Errorf("ci's token: %d %q, want 401, not granted", code, body)
+	}
+	if code, body := login("ops-token"); code != http.StatusOK || !strings.Contains(body, `data-server="a"`) {
+		t.Errorf("ops's token: %d %q, want the servers page", code, body)
+	}
+}

@@ -183,10 +183,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *signin) {
 // come from the console's own origin and carry the sign-in's CSRF token.
 func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var si *signin
-		if ck, err := r.Cookie(cookieName); err == nil {
-			si = c.signins.get(ck.Value)
-		}
+		si := c.current(r)
 		if si == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, gateway.ConsolePath+"/login", http.StatusSeeOther)
@@ -201,6 +198,29 @@ func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin))
 		}
 		next(w, r, si)
 	}
+}
+
+// current is r's sign-in with its grants checked again now, so a reload
+// that revokes a grant (or a token) takes effect at the next request; nil
+// when r is not signed in or no longer may be.
+func (c *Console) current(r *http.Request) *signin {
+	ck, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil
+	}
+	si := c.signins.get(ck.Value)
+	if si == nil {
+		return nil
+	}
+	v, err := c.authorize(r, si.token)
+	if err != nil {
+		c.log.Info("console sign-in ended: its grant no longer holds", "identity", si.viewer.Name, "error", err)
+		c.signins.remove(ck.Value)
+		return nil
+	}
+	now := *si
+	now.viewer = v
+	return &now
 }
 
 func validCSRF(r *http.Request, si *signin) bool {

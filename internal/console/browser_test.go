@@ -100,6 +100,24 @@ type fixture struct {
 	status []host.Status
 	every  *mcpclient.Server
 	reg    *tool.Registry
+	keeper *gatewayauth.Keeper
+}
+
+// apply puts a gateway entry's config in force, as a reload does.
+func (f *fixture) apply(t *testing.T, config string) {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(config), &n); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ALICE": aliceToken, "BOB": bobToken, "CAROL": carolToken, "EVE": eveToken}
+	cfg, err := gatewayauth.Decode(n.Content[0], func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.keeper.Apply(t.Context(), cfg, f.reg); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fixture) statuses() []host.Status {
@@ -149,18 +167,8 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
-	var n yaml.Node
-	if err := yaml.Unmarshal(fmt.Appendf(nil, gatewayConfig, f.audit), &n); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ALICE": aliceToken, "BOB": bobToken, "CAROL": carolToken, "EVE": eveToken}
-	cfg, err := gatewayauth.Decode(n.Content[0], func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := keeper.Apply(t.Context(), cfg, reg); err != nil {
-		t.Fatal(err)
-	}
+	f.keeper = keeper
+	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
 	t.Cleanup(func() { keeper.Clear(keeper.Current()) })
 	tracker := console.NewTracker(keeper, nil)
 	var handler http.Handler
@@ -434,5 +442,18 @@ func TestTrafficShowsCallInFlight(t *testing.T) {
 	f.every.Close() // ends the call
 	if err := <-calling; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A reload that takes a viewer out of console.allow ends their sign-in at
+// their next request.
+func TestRevokedGrantEndsSignIn(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	f.apply(t, strings.Replace(fmt.Sprintf(gatewayConfig, f.audit), "allow: {subjects: [alice, bob, carol]}", "allow: {subjects: [bob]}", 1))
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"))
+	if body := text(t, ctx, "main"); !strings.Contains(body, "Sign in") || strings.Contains(body, "get-sum") {
+		t.Errorf("after alice's grant was revoked, /console/tools says %q, want the sign-in page", body)
 	}
 }

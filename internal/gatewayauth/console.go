@@ -61,12 +61,22 @@ type Viewer struct {
 // token instead.
 var ErrNoIdentities = errors.New("the gateway configures no identities")
 
+// ErrNotInForce is ConsoleViewer's error while the gateway entry that
+// guards the run is not applied.
+var ErrNotInForce = errors.New("the config's gateway entry is not in force (see serve's log): no one signs in until it is")
+
 // ConsoleViewer checks a bearer token as the gateway would and says what
 // its holder may do in the console, by the gateway entry's console grants.
 // Authentication fails as Verify does; a valid token of an identity
 // granted nothing is a Viewer with neither grant.
 func (k *Keeper) ConsoleViewer(ctx context.Context, token string) (Viewer, error) {
 	st := k.state.Load()
+	if st == nil && k.required.Load() {
+		// A gateway entry guards the run but is not in force (yet, or
+		// any more): its identities decide, so nothing signs in, least of
+		// all the console token.
+		return Viewer{}, ErrNotInForce
+	}
 	if st == nil || (len(st.verifier.static) == 0 && !st.cfg.Auth.JWT()) {
 		return Viewer{}, ErrNoIdentities
 	}

@@ -51,6 +51,11 @@ func TestConsoleViewer(t *testing.T) {
 	if v, err := none.ConsoleViewer(t.Context(), "tok-a"); err != nil || v.View || v.Try {
 		t.Errorf("without a console block alice got %+v, %v; want no grant", v, err)
 	}
+	pending := NewKeeper(Options{})
+	pending.Require()
+	if _, err := pending.ConsoleViewer(t.Context(), "anything"); !errors.Is(err, ErrNotInForce) {
+		t.Errorf("before the gateway entry is applied: %v, want ErrNotInForce (not the console token's turn)", err)
+	}
 	open := keeper(t, `{audit: {file: "-"}}`)
 	if _, err := open.ConsoleViewer(t.Context(), "tok-a"); !errors.Is(err, ErrNoIdentities) {
 		t.Errorf("without identities: %v, want ErrNoIdentities", err)
