@@ -39,6 +39,14 @@ func TestScreenshots(t *testing.T) {
 	}
 	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "2", "b": "40"})
 	shot(t, ctx, dir, "tool")
+	// At a phone's width the page fits without scrolling sideways.
+	do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil || wide {
+		t.Errorf("at 390 px the tools page scrolls sideways (%v)", err)
+	}
+	shot(t, ctx, dir, "tools-phone")
 }
 
 func shot(t *testing.T, ctx context.Context, dir, name string) {
