@@ -87,6 +87,10 @@ type Options struct {
 	// An Authenticate error that is a *Challenge chooses the status and
 	// WWW-Authenticate header of the refusal.
 	WellKnown http.Handler
+	// Console, when set, serves the web console at ConsolePath and under
+	// it, after the Host and Origin checks and without authentication:
+	// it signs its viewers in itself.
+	Console http.Handler
 	// AllowedOrigins lists browser origins ("https://app.example.com")
 	// allowed besides loopback ones. A request whose Origin header is
 	// neither is refused with 403 (DNS rebinding protection); a request

@@ -171,6 +171,10 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			g.opts.WellKnown.ServeHTTP(w, r)
 			return
 		}
+		if g.console(r) {
+			g.opts.Console.ServeHTTP(w, r)
+			return
+		}
 		identity, err := g.authenticate(r, tokenSum)
 		if err != nil {
 			challenge(w, err)

@@ -37,6 +37,7 @@ type flags struct {
 	origins  []string
 	rawNames bool   // --raw-names
 	codeMode bool   // serve --code-mode
+	console  bool   // --console
 	server   string // --server: the server to read a resource from
 	elicit   string // --elicit: decline, cancel or defaults
 	// oauthHeadless is --oauth-headless: authorize without a browser.
@@ -214,6 +215,7 @@ func flagDefs() []flagDef {
 		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins }), "ORIGIN"},
 		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure }), ""},
 		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames }), ""},
+		{[]string{"console"}, serve, setTrue(func(f *flags) *bool { return &f.console }), ""},
 		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout }), "D"},
 		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat }), "FORMAT"},
 		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr }), "ADDR"},

@@ -42,7 +42,7 @@ func commands() []command {
 		{"scan", "scan [SOURCE] [--json]", "scan the tool and prompt definitions for instructions aimed at the model", scanHelp, (*env).scan},
 		{"audit", "audit verify FILE", "check that a gateway audit trail's hash chain is intact", auditHelp, noContext((*env).auditCmd)},
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
-		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR] [--code-mode]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
+		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR] [--code-mode] [--console]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
 		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
 		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... (NAME (URL | --url URL | -- COMMAND [ARGS...]) | --from-registry NAME[@VERSION] [--package TYPE | --remote N] [NAME])", "add a server to a config file (created when missing)", addHelp, (*env).add},
@@ -379,6 +379,10 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --code-mode                     list search_api, describe_api and run_code instead of the tools: clients
                                   write one program against the tools as a TypeScript API; each call it
                                   makes is the caller's, gated and audited (docs/codemode.md)
+  --console                       (--http) a web console at /console: servers, tools (try them), traffic,
+                                  audit; sign in with a token the gateway entry's console grants, or, with
+                                  no identities, $MCPBRIDGE_CONSOLE_TOKEN (else serve prints one it made);
+                                  see docs/console.md
 
 A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
 says who may call and what, and records it; see docs/operations.md §9.

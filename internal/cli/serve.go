@@ -45,6 +45,7 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err := e.requireGateway(src.plan); err != nil {
 		return err
 	}
+	f.console = f.console || (f.http && planHasConsole(src.plan))
 	if err := e.loadPins(src, f, true); err != nil {
 		return err
 	}
@@ -66,8 +67,8 @@ func checkServeFlags(f *flags) error {
 	if f.stdio == f.http {
 		return usagef("serve: say how to serve: --stdio, or --http [ADDR] (default %s)", gateway.DefaultHTTPAddr)
 	}
-	if f.stdio && (f.tokenEnv != "" || f.insecure || len(f.origins) > 0) {
-		return usagef("serve: --token-env, --allow-origin and --insecure-no-auth-on-network go with --http")
+	if f.stdio && (f.tokenEnv != "" || f.insecure || len(f.origins) > 0 || f.console) {
+		return usagef("serve: --token-env, --allow-origin, --insecure-no-auth-on-network and --console go with --http")
 	}
 	if _, err := readyTimeout(f.readyTimeout); err != nil {
 		return err
@@ -128,6 +129,9 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 		// whatever its name.
 		e.Environ = withoutVar(e.Environ, f.tokenEnv)
 	}
+	// The console's token is never a child's business, whether or not
+	// the console is on (the gateway entry may turn it on).
+	e.Environ = withoutVar(e.Environ, consoleTokenVar)
 	return opts, nil
 }
 
@@ -145,6 +149,9 @@ type serveRun struct {
 	applied chan struct{}
 	// metrics are the run's Prometheus metrics, nil when not served.
 	metrics *metrics.Metrics
+	reg     *tool.Registry
+	// console is --console's web console, nil without it.
+	console *serveConsole
 }
 
 // newServeRun builds the run; nothing starts yet.
@@ -172,7 +179,10 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 			return nil, errors.Join(err, h.Close())
 		}
 	}
-	r := &serveRun{e: e, f: f, log: log, h: h}
+	r := &serveRun{e: e, f: f, log: log, h: h, reg: reg}
+	if opts, err = r.withConsole(opts); err != nil {
+		return nil, errors.Join(err, h.Close())
+	}
 	r.opts = e.withTraceContext(r.observe(opts, reg))
 	r.gw = gateway.New(reg, r.opts)
 	code.gw = r.gw
@@ -268,6 +278,12 @@ func (r *serveRun) serveTransport(ctx context.Context, ln net.Listener) error {
 		return r.gw.ServeStdio(ctx, io.NopCloser(r.e.Stdin), nopWriteCloser{r.e.Stdout})
 	}
 	r.announce(ln.Addr())
+	r.announceConsole(ln.Addr())
+	if r.console != nil {
+		// The console's live streams end with the run, so the server's
+		// shutdown does not wait for them.
+		defer context.AfterFunc(ctx, r.console.con.Close)()
+	}
 	return r.gw.ServeListener(ctx, ln)
 }
 

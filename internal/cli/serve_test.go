@@ -240,6 +240,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--stdio", "--http"}, "--stdio, or --http"},
 		{[]string{"serve", "--http", "--token-env", "SURELY_UNSET_VAR_123"}, "unset or empty"},
 		{[]string{"serve", "--stdio", "--token-env", "X"}, "go with --http"},
+		{[]string{"serve", "--stdio", "--console"}, "--console go with --http"},
 		{[]string{"serve", "--http", "0.0.0.0:0"}, "serve: --http 0.0.0.0:0 is not a loopback address, and no token is required: add --token-env NAME"},
 		{[]string{"serve", "--http", "extra"}, `unexpected argument "extra"`},
 		{[]string{"serve", "--stdio", "--ready-timeout", "soon"}, `--ready-timeout "soon": want a duration`},

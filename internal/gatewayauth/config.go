@@ -21,6 +21,7 @@ type Config struct {
 	HasPolicy bool       `json:"hasPolicy"`
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	Audit     *Audit     `json:"audit,omitempty"`
+	Console   *Console   `json:"console,omitempty"`
 }
 
 // Auth says who may call: JWTs of one issuer, named static tokens, or
@@ -104,7 +105,7 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 		}
 		return cfg, d.Err()
 	}
-	m.RejectListing("auth", "policy", "rateLimit", "audit")
+	m.RejectListing("auth", "policy", "rateLimit", "audit", "console")
 	if a, ok := d.Map(m.Value("auth"), m.Path("auth")); ok {
 		cfg.Auth = decodeAuth(d, a, lookup)
 	}
@@ -117,6 +118,9 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	}
 	if a, ok := d.Map(m.Value("audit"), m.Path("audit")); ok {
 		cfg.Audit = decodeAudit(a)
+	}
+	if c, ok := d.Map(m.Value("console"), m.Path("console")); ok {
+		cfg.Console = decodeConsole(d, c)
 	}
 	return cfg, d.Err()
 }

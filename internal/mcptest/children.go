@@ -1,8 +1,6 @@
 package mcptest
 
 import (
-	"testing"
-
 	"fmt"
 	"go.uber.org/goleak"
 	"os"
@@ -99,7 +97,10 @@ func GroupMembers(pgid int) []int {
 // -timeout, the goroutines of this process and of its live children are
 // dumped to stderr. The processes the tests start inherit a GORACE that
 // skips the race detector's pause at exit (quickRaceExit).
-func VerifyTestMain(m *testing.M, cleanups ...func()) {
+//
+// m is a *testing.M, or one wrapped to stop what the whole binary shares
+// (a browser) once the tests ran, before the checks.
+func VerifyTestMain(m interface{ Run() int }, cleanups ...func()) {
 	quickRaceExit()
 	stop := startWatchdog(os.Stderr)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {

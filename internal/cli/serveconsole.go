@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"sync/atomic"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	webconsole "github.com/mcpbridge/mcpbridge/internal/console"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+)
+
+// consoleTokenVar holds the console's token, used when the gateway entry
+// configures no identities; without it serve makes one and prints it.
+// serveOptions takes it out of the children's environment.
+const consoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
+
+// serveConsole is serve --console's part of a run: the console, the
+// Tracker in front of the Gate that lists the calls in flight, and the
+// address tried tools are called through once serve listens.
+type serveConsole struct {
+	con     *webconsole.Console
+	token   string // printed when made here; "" when from consoleTokenVar
+	address atomic.Pointer[string]
+}
+
+// withConsole adds the console to opts when --console was given. Its
+// viewers sign in with a gateway identity's token that the gateway
+// entry's console grants, or, when it configures none, the console token.
+func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
+	if !r.f.console {
+		return opts, nil
+	}
+	sc := &serveConsole{}
+	token := r.e.getenv(consoleTokenVar)
+	if token == "" {
+		b := make([]byte, 24)
+		rand.Read(b)
+		token = hex.EncodeToString(b)
+		sc.token = token
+	}
+	tracker := webconsole.NewTracker(opts.Gate, nil)
+	con, err := webconsole.New(webconsole.Options{
+		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
+		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Logger: r.log,
+		MCPURL: func() string {
+			if a := sc.address.Load(); a != nil {
+				return "http://" + *a + "/mcp"
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		return opts, err
+	}
+	sc.con = con
+	r.console = sc
+	opts.Gate, opts.Console = tracker, con
+	return opts, nil
+}
+
+// planHasConsole reports whether plan's gateway entry has a console
+// block, which turns the console on as --console does (with --http).
+func planHasConsole(plan *host.Plan) bool {
+	for _, pe := range plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && cfg.Console != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// announceConsole says where the console is, and the console token when
+// serve made it (the operator has no other way to learn it).
+func (r *serveRun) announceConsole(addr net.Addr) {
+	if r.console == nil {
+		return
+	}
+	a := addr.String()
+	r.console.address.Store(&a)
+	url := fmt.Sprintf("http://%s%s", a, gateway.ConsolePath)
+	if r.console.token == "" {
+		r.log.Info("serving the console", "url", url)
+		return
+	}
+	fmt.Fprintf(r.e.Stderr, "mcpbridge: console on %s (sign in with a granted identity's token, or, while the config names no identities, the console token %s; set %s to choose it)\n", url, r.console.token, consoleTokenVar)
+}

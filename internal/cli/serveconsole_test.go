@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// serve --http --console with no identities takes the console token from
+// MCPBRIDGE_CONSOLE_TOKEN (it prints one it made without it); the console
+// refuses another token, signs its holder in, lists the config's
+// server, and tries a tool through the gateway it runs in. The browser
+// tests of internal/console cover the pages themselves.
+func TestServeConsole(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	const token = "chosen-console-token"
+	p := startServing(t, []string{consoleTokenVar + "=" + token}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--console")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	base := p.base() + "/console"
+	post := func(path string, form url.Values) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", p.base())
+		return do(t, c, req)
+	}
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		return do(t, c, req)
+	}
+	if code, body := post("/login", url.Values{"token": {"wrong"}}); code != http.StatusUnauthorized || !strings.Contains(body, "not the console&#39;s token") {
+		t.Errorf("a wrong token: %d %q, want 401 saying it is not the console's token", code, body)
+	}
+	if code, body := post("/login", url.Values{"token": {token}}); code != http.StatusOK || !strings.Contains(body, `data-server="a"`) {
+		t.Fatalf("the console token: %d %q, want the servers page listing a", code, body)
+	}
+	var code int
+	var page string
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		code, page = get("/tools/mcp__a__greet")
+		return code != http.StatusNotFound
+	}, "server a's tools registered")
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if code != http.StatusOK || csrf == nil {
+		t.Fatalf("greet's page: %d %q, want its try-it form", code, page)
+	}
+	if code, body := post("/tools/mcp__a__greet", url.Values{"csrf": {csrf[1]}, "arg.name": {"console"}}); code != http.StatusOK || !strings.Contains(body, "Hello, console!") {
+		t.Errorf("trying greet: %d %q, want its greeting", code, body)
+	}
+}
+
+func do(t *testing.T, c *http.Client, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("%s %s: Content-Security-Policy %q, want the console's", req.Method, req.URL.Path, csp)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// A gateway entry's console block turns the console on without --console:
+// its granted identity signs in with its own token, and one not granted
+// is refused.
+func TestServeConsoleFromGatewayEntry(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a")+"- {id: gw, name: gateway, config: {auth: {tokens: {ops: GW_OPS, ci: GW_CI}}, console: {allow: {subjects: [ops]}}}}\n")
+	p := startServing(t, []string{"GW_OPS=ops-token", "GW_CI=ci-token"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	login := func(token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, p.base()+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", p.base())
+		return do(t, c, req)
+	}
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		_, body := login("ci-token")
+		return !strings.Contains(body, "not in force")
+	}, "the gateway entry in force")
+	if code, body := login("ci-token"); code != http.StatusUnauthorized || !strings.Contains(body, "not granted the console") {
+		t.Errorf("ci's token: %d %q, want 401, not granted", code, body)
+	}
+	if code, body := login("ops-token"); code != http.StatusOK || !strings.Contains(body, `data-server="a"`) {
+		t.Errorf("ops's token: %d %q, want the servers page", code, body)
+	}
+}

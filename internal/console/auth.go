@@ -1,0 +1,235 @@
+package console
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+)
+
+// cookieName is the sign-in cookie: an opaque random id, never a token.
+const cookieName = "mcpbridge_console"
+
+// signinTTL is how long a sign-in lasts.
+const signinTTL = 8 * time.Hour
+
+// maxSignins bounds the sign-ins kept; past it the oldest is dropped.
+const maxSignins = 1000
+
+// signin is one viewer signed in: who, what they may do, and the token
+// their tried calls carry (kept here, never sent to the browser).
+type signin struct {
+	viewer  gatewayauth.Viewer
+	token   string
+	csrf    string
+	expires time.Time
+}
+
+// signins are the console's viewers signed in, by cookie id.
+type signins struct {
+	mu  sync.Mutex
+	now func() time.Time
+	key []byte // binds CSRF tokens to their sign-in
+	by  map[string]*signin
+}
+
+func newSignins(now func() time.Time) *signins {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return &signins{now: now, key: key, by: map[string]*signin{}}
+}
+
+// add signs v in and returns the cookie id.
+func (s *signins) add(v gatewayauth.Viewer, token string) string {
+	id := randomHex()
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write([]byte(id))
+	si := &signin{viewer: v, token: token, csrf: hex.EncodeToString(mac.Sum(nil)), expires: s.now().Add(signinTTL)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.by) >= maxSignins {
+		s.dropOldestLocked()
+	}
+	s.by[id] = si
+	return id
+}
+
+func (s *signins) dropOldestLocked() {
+	var oldest string
+	for id, si := range s.by {
+		if oldest == "" || si.expires.Before(s.by[oldest].expires) {
+			oldest = id
+		}
+	}
+	delete(s.by, oldest)
+}
+
+// get returns the sign-in of a cookie id, nil when unknown or expired.
+func (s *signins) get(id string) *signin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	si := s.by[id]
+	if si != nil && s.now().After(si.expires) {
+		delete(s.by, id)
+		return nil
+	}
+	return si
+}
+
+func (s *signins) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.by, id)
+}
+
+func randomHex() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// errNoGrant is why a signed-in identity granted nothing sees no page.
+var errNoGrant = errors.New("this identity is not granted the console: add it to the gateway entry's console.allow (subjects, groups or scopes)")
+
+// authorize checks a sign-in token: by the gateway's identities and the
+// console grants, or, while the gateway configures none, against the
+// console token.
+func (c *Console) authorize(r *http.Request, token string) (gatewayauth.Viewer, error) {
+	if token == "" {
+		return gatewayauth.Viewer{}, errors.New("enter a token")
+	}
+	if c.opts.Access != nil {
+		v, err := c.opts.Access.ConsoleViewer(r.Context(), token)
+		if !errors.Is(err, gatewayauth.ErrNoIdentities) {
+			if err == nil && !v.View {
+				err = errNoGrant
+			}
+			return v, err
+		}
+	}
+	if c.opts.Token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(c.opts.Token)) != 1 {
+		return gatewayauth.Viewer{}, errors.New("the token is not the console's token (serve printed it when it started)")
+	}
+	return gatewayauth.Viewer{Name: "console", View: true, Try: true}, nil
+}
+
+// sameOrigin reports whether a state-changing request comes from the
+// console's own pages: its Origin (or, without one, its Referer) is the
+// console's scheme and host. The gateway lets any loopback origin through;
+// another port on the same machine is another origin here.
+func sameOrigin(r *http.Request) bool {
+	src := r.Header.Get("Origin")
+	if src == "" {
+		src = r.Header.Get("Referer")
+	}
+	if src == "" {
+		return r.Header.Get("Sec-Fetch-Site") == "" // a non-browser client
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, r, http.StatusOK, "login", page{Title: "Sign in"})
+}
+
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		c.refuseCrossSite(w, r)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	v, err := c.authorize(r, token)
+	if err != nil {
+		c.log.Info("console sign-in refused", "error", err, "remote", r.RemoteAddr)
+		c.render(w, r, http.StatusUnauthorized, "login", page{Title: "Sign in", Error: "Sign-in refused: " + err.Error()})
+		return
+	}
+	id := c.signins.add(v, token)
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: gateway.ConsolePath, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(signinTTL.Seconds())})
+	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try)
+	http.Redirect(w, r, gateway.ConsolePath, http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *signin) {
+	if ck, err := r.Cookie(cookieName); err == nil {
+		c.signins.remove(ck.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: gateway.ConsolePath, MaxAge: -1, HttpOnly: true})
+	http.Redirect(w, r, gateway.ConsolePath+"/login", http.StatusSeeOther)
+}
+
+// viewer wraps a page that needs a signed-in viewer: without one, a GET is
+// sent to the sign-in page and anything else refused; a POST must also
+// come from the console's own origin and carry the sign-in's CSRF token.
+func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		si := c.current(r)
+		if si == nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, gateway.ConsolePath+"/login", http.StatusSeeOther)
+				return
+			}
+			http.Error(w, "Unauthorized: sign in to the console first", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && (!sameOrigin(r) || !validCSRF(r, si)) {
+			c.refuseCrossSite(w, r)
+			return
+		}
+		next(w, r, si)
+	}
+}
+
+// current is r's sign-in with its grants checked again now, so a reload
+// that revokes a grant (or a token) takes effect at the next request; nil
+// when r is not signed in or no longer may be.
+func (c *Console) current(r *http.Request) *signin {
+	ck, err := r.Cookie(cookieName)
+	if err != nil {
+		return nil
+	}
+	si := c.signins.get(ck.Value)
+	if si == nil {
+		return nil
+	}
+	v, err := c.authorize(r, si.token)
+	if err != nil {
+		c.log.Info("console sign-in ended: its grant no longer holds", "identity", si.viewer.Name, "error", err)
+		c.signins.remove(ck.Value)
+		return nil
+	}
+	now := *si
+	now.viewer = v
+	return &now
+}
+
+func validCSRF(r *http.Request, si *signin) bool {
+	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(si.csrf)) == 1
+}
+
+func (c *Console) refuseCrossSite(w http.ResponseWriter, r *http.Request) {
+	c.log.Warn("console request refused: cross-site", "path", r.URL.Path, "origin", r.Header.Get("Origin"), "remote", r.RemoteAddr)
+	http.Error(w, "Forbidden: this form was not sent from the console's own page (cross-site request refused)", http.StatusForbidden)
+}

@@ -1,0 +1,459 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/console"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// browser is the one headless Chromium the test binary shares; each test
+// has a browser context of its own (its own cookies).
+var browser struct {
+	ctx    context.Context
+	err    error
+	cancel func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+var startBrowser sync.Once
+
+// newTab returns a tab in a fresh browser context. Without chromium the
+// test skips, and fails under CI=true, where it must be installed
+// (scripts/install-chromium.sh, run by make deps).
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	startBrowser.Do(func() {
+		path, err := exec.LookPath("chromium")
+		if err != nil {
+			browser.err = fmt.Errorf("chromium is not installed (run scripts/install-chromium.sh): %w", err)
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+			chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(alloc)
+		if err := chromedp.Do(ctx); err != nil {
+			browser.err = fmt.Errorf("starting chromium: %w", err)
+		}
+		browser.ctx, browser.cancel = ctx, func() { cancelCtx(); cancelAlloc() }
+	})
+	if browser.err != nil {
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+			t.Fatalf("%v (fatal because CI=%s)", browser.err, ci)
+		}
+		t.Skip(browser.err)
+	}
+	ctx, cancel := chromedp.NewContext(browser.ctx, chromedp.WithNewBrowserContext())
+	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel() })
+	return ctx
+}
+
+// Tokens of the test's identities: alice and bob are granted the console
+// and trying tools, bob's policy denies get-sum, carol may only look, eve
+// is granted nothing.
+const (
+	carolToken = "carol-token-0123456789"
+	aliceToken = "alice-token-0123456789"
+	bobToken   = "bob-token-0123456789"
+	eveToken   = "eve-token-0123456789"
+)
+
+// hostile is a tool description that tries to run script, load an image
+// and reverse the text around it.
+const hostile = `<script>document.title="pwned"</script><img src=x onerror="document.title='pwned'"> harmless` + "\u202Eexe.txt"
+
+// fixture is a gateway with server-everything, a tool of hostile
+// description, identities, a policy and an audit trail, with its console.
+type fixture struct {
+	URL    string
+	audit  string
+	mu     sync.Mutex
+	status []host.Status
+	every  *mcpclient.Server
+	reg    *tool.Registry
+	keeper *gatewayauth.Keeper
+}
+
+// apply puts a gateway entry's config in force, as a reload does.
+func (f *fixture) apply(t *testing.T, config string) {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(config), &n); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ALICE": aliceToken, "BOB": bobToken, "CAROL": carolToken, "EVE": eveToken}
+	cfg, err := gatewayauth.Decode(n.Content[0], func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.keeper.Apply(t.Context(), cfg, f.reg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) statuses() []host.Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.every.Status()
+	return append([]host.Status{{Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
+		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, Connect: st.Connect, Discover: st.Discover,
+		PeerName: st.PeerName, PeerVersion: st.PeerVersion}}, f.status...)
+}
+
+const gatewayConfig = `
+auth:
+  tokens: {alice: ALICE, bob: BOB, carol: CAROL, eve: EVE}
+policy:
+  - subjects: [alice, carol, eve]
+    allow: ["*"]
+  - subjects: [bob]
+    allow: ["*"]
+    deny: ["*get-sum*"]
+audit:
+  file: %s
+console:
+  allow: {subjects: [alice, bob, carol]}
+  tryIt: {subjects: [alice, bob]}
+`
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	everything := mcptest.ThirdPartyBin(t, "mcp-server-everything")
+	reg := tool.NewRegistry()
+	f := &fixture{audit: filepath.Join(t.TempDir(), "audit.jsonl")}
+	srv, err := mcpclient.Start(mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: everything, Args: []string{"stdio"}},
+		mcpclient.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := srv.WaitReady(ctx); err != nil {
+		t.Fatalf("server-everything did not start: %v", err)
+	}
+	f.every, f.reg = srv, reg
+	if _, err := reg.Register(tool.Tool{Name: "hostile", Description: hostile, InputSchema: []byte(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
+	f.keeper = keeper
+	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
+	t.Cleanup(func() { keeper.Clear(keeper.Current()) })
+	tracker := console.NewTracker(keeper, nil)
+	var handler http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(con.Close)
+	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con})
+	t.Cleanup(func() { gw.Close() })
+	handler = gw.Handler()
+	f.URL = ts.URL
+	return f
+}
+
+// click clicks the element of id and waits for the page it loads.
+func click(t *testing.T, ctx context.Context, id string) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID(id)))); err != nil {
+		t.Fatalf("clicking #%s: %v", id, err)
+	}
+}
+
+func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func text(t *testing.T, ctx context.Context, css string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", css, err)
+	}
+	return s
+}
+
+// signIn signs in with token and returns the page's text.
+func signIn(t *testing.T, ctx context.Context, base, token string) string {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(base+"/console/login"), chromedp.WaitVisible(chromedp.ID("token")), chromedp.SendKeys(chromedp.ID("token"), token))
+	click(t, ctx, "signin")
+	return text(t, ctx, "body")
+}
+
+func TestLoginRefusedAndAllowed(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	for _, tc := range []struct{ token, want string }{
+		{"not-a-token", "Sign-in refused"},
+		{eveToken, "not granted the console"},
+	} {
+		if body := signIn(t, ctx, f.URL, tc.token); !strings.Contains(body, tc.want) {
+			t.Errorf("signing in with %q: the page says %q, want %q", tc.token, body, tc.want)
+		}
+	}
+	body := signIn(t, ctx, f.URL, aliceToken)
+	if !strings.Contains(body, "Servers") || !strings.Contains(body, "everything") || !strings.Contains(body, "alice") {
+		t.Errorf("signed in as alice, the page says %q, want the servers page", body)
+	}
+}
+
+// A server going down shows on the open servers page within 2 s, without
+// a reload.
+func TestServerDownShowsLive(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	row := `tr[data-server="everything"] .state`
+	if got := text(t, ctx, row); got != "ready" {
+		t.Fatalf("everything's state is %q, want ready", got)
+	}
+	f.every.Close()
+	down, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := chromedp.Do(down, chromedp.WaitVisible(chromedp.CSS(`tr[data-server="everything"].state-closed`))); err != nil {
+		t.Fatalf("the page did not show everything closed within 2 s (it says %q): %v", text(t, ctx, row), err)
+	}
+}
+
+// tryIt opens a tool's page, fills its form and calls it.
+func tryIt(t *testing.T, ctx context.Context, base, name string, args map[string]string) string {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(base+"/console/tools/"+name))
+	if body := text(t, ctx, "main"); !strings.Contains(body, "Try it") {
+		t.Fatalf("%s's page has no try-it form: %q", name, body)
+	}
+	for k, v := range args {
+		do(t, ctx, chromedp.SendKeys(chromedp.ID("arg-"+k), v))
+	}
+	click(t, ctx, "call")
+	return text(t, ctx, "main")
+}
+
+func getSum(t *testing.T, f *fixture) string { return f.tool(t, "get-sum") }
+
+// tool is the public name of server-everything's tool raw.
+func (f *fixture) tool(t *testing.T, raw string) string {
+	t.Helper()
+	for _, tt := range f.reg.List() {
+		if tt.Origin.Name == raw {
+			return tt.Name
+		}
+	}
+	t.Fatalf("server-everything has no %s tool", raw)
+	return ""
+}
+
+func TestTryGetSum(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	got := tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "2", "b": "40"})
+	if !strings.Contains(got, "42") || strings.Contains(got, "Refused") {
+		t.Errorf("get-sum 2 + 40: the page says %q, want 42", got)
+	}
+}
+
+// A try-it the policy denies shows the denial, and the audit trail gains
+// a denied line for the viewer.
+func TestTryDeniedIsAudited(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, bobToken)
+	got := tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	if !strings.Contains(got, "Refused") {
+		t.Errorf("bob's get-sum: the page says %q, want the refusal", got)
+	}
+	trail, _ := os.ReadFile(f.audit)
+	if !strings.Contains(string(trail), `"identity":"bob"`) || !strings.Contains(string(trail), `"outcome":"denied"`) {
+		t.Errorf("the audit trail has no denied line for bob:\n%s", trail)
+	}
+}
+
+func TestAuditFilter(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, bobToken)
+	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	signIn(t, ctx, f.URL, aliceToken)
+	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "2"})
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/audit"), chromedp.WaitVisible(chromedp.ID("audit-filter")))
+	if got := text(t, ctx, "#matched"); got != "2" {
+		t.Errorf("unfiltered, %s entries match, want 2", got)
+	}
+	if got := text(t, ctx, "#chain"); !strings.Contains(got, "chain holds") {
+		t.Errorf("the chain's state says %q, want it holds", got)
+	}
+	do(t, ctx, chromedp.SendKeys(chromedp.ID("f-identity"), "bob"))
+	click(t, ctx, "filter")
+	table := text(t, ctx, "#audit tbody")
+	if got := text(t, ctx, "#matched"); got != "1" || !strings.Contains(table, "denied") || strings.Contains(table, "alice") {
+		t.Errorf("filtered by bob: %s match, table %q; want bob's one denied line", got, table)
+	}
+}
+
+// A tool description with script, an image that runs script and a bidi
+// override renders as text: no script runs, no image loads, and the
+// override is shown as a code.
+func TestHostileDescriptionInert(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	for _, path := range []string{"/console/tools", "/console/tools/hostile", "/console/tools?q=harmless"} {
+		do(t, ctx, chromedp.Navigate(f.URL+path), chromedp.WaitVisible(chromedp.CSS("main")))
+		title, err := chromedp.Run(ctx, chromedp.Title())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main script, main img").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := text(t, ctx, "main")
+		if strings.Contains(title, "pwned") || n != 0 || !strings.Contains(body, "<script>") || !strings.Contains(body, "⟨U+202E⟩") || strings.ContainsRune(body, 0x202E) {
+			t.Errorf("%s: title %q, %d script or img elements, text %q; want the description as inert text", path, title, n, body)
+		}
+	}
+}
+
+// A form posted from another origin (another port on the same loopback
+// host, same site for the cookie) is refused, and calls nothing.
+func TestCrossSiteFormRefused(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	name := getSum(t, f)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<form id="f" method="post" action="%s/console/tools/%s"><input name="arg.a" value="1"><input name="arg.b" value="2"><input name="csrf" value="guess"><button id="go">win a prize</button></form>`, f.URL, name)
+	}))
+	defer evil.Close()
+	do(t, ctx, chromedp.Navigate(evil.URL))
+	click(t, ctx, "go")
+	body := text(t, ctx, "body")
+	if !strings.Contains(body, "cross-site request refused") {
+		t.Errorf("the cross-site form got %q, want it refused", body)
+	}
+	if trail, _ := os.ReadFile(f.audit); len(trail) != 0 {
+		t.Errorf("the cross-site form called the tool:\n%s", trail)
+	}
+}
+
+// A tool that returns an image shows it, from a data: URL the page's CSP
+// allows.
+func TestTryImage(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	tryIt(t, ctx, f.URL, f.tool(t, "get-tiny-image"), nil)
+	loaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const i = document.querySelector("#result img"); return !!i && i.complete && i.naturalWidth > 0 && i.src.startsWith("data:image/png;base64,") })()`))
+	if err != nil || !loaded {
+		t.Errorf("get-tiny-image: the result shows no loaded image (%v); the page says %q", err, text(t, ctx, "main"))
+	}
+}
+
+// A viewer granted the console but not tryIt gets no form, and a form
+// built on the console's own page with a valid CSRF token is still
+// refused, calling nothing.
+func TestTryItNeedsItsGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, carolToken)
+	name := getSum(t, f)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/"+name))
+	if body := text(t, ctx, "main"); strings.Contains(body, "Try it") || !strings.Contains(body, "needs the console.tryIt grant") {
+		t.Errorf("carol's page of %s: %q, want no try-it form", name, body)
+	}
+	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
+		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ["arg.a", "1"], ["arg.b", "2"]]) {
+			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
+		document.body.appendChild(f); f.submit(); return true })()`, "/console/tools/"+name)
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
+		t.Fatal(err)
+	}
+	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to carol") {
+		t.Errorf("carol's forged try-it: %q, want it refused", body)
+	}
+	if trail, _ := os.ReadFile(f.audit); len(trail) != 0 {
+		t.Errorf("carol's forged try-it called the tool:\n%s", trail)
+	}
+}
+
+// A call in flight shows on the traffic page with its identity and tool.
+func TestTrafficShowsCallInFlight(t *testing.T) {
+	f := newFixture(t)
+	caller := newTab(t)
+	signIn(t, caller, f.URL, aliceToken)
+	name := f.tool(t, "trigger-long-running-operation")
+	do(t, caller, chromedp.Navigate(f.URL+"/console/tools/"+name), chromedp.SendKeys(chromedp.ID("arg-duration"), "30"), chromedp.SendKeys(chromedp.ID("arg-steps"), "30"))
+	calling := make(chan error, 1)
+	go func() {
+		_, err := chromedp.Run(caller, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.ID("call"))))
+		calling <- err
+	}()
+	watcher := newTab(t)
+	signIn(t, watcher, f.URL, aliceToken)
+	var body string
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		do(t, watcher, chromedp.Navigate(f.URL+"/console/traffic"))
+		body = text(t, watcher, "main")
+		return strings.Contains(body, name)
+	}, "the call on the traffic page")
+	if !strings.Contains(body, "alice") {
+		t.Errorf("the traffic page says %q, want alice's call of %s", body, name)
+	}
+	f.every.Close() // ends the call
+	if err := <-calling; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A reload that takes a viewer out of console.allow ends their sign-in at
+// their next request.
+func TestRevokedGrantEndsSignIn(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	f.apply(t, strings.Replace(fmt.Sprintf(gatewayConfig, f.audit), "allow: {subjects: [alice, bob, carol]}", "allow: {subjects: [bob]}", 1))
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"))
+	if body := text(t, ctx, "main"); !strings.Contains(body, "Sign in") || strings.Contains(body, "get-sum") {
+		t.Errorf("after alice's grant was revoked, /console/tools says %q, want the sign-in page", body)
+	}
+}

@@ -1,0 +1,116 @@
+package console
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+)
+
+// callTimeout bounds one tried call.
+const callTimeout = 60 * time.Second
+
+// callResult is a tried call's result as the tool page shows it.
+type callResult struct {
+	Elapsed    time.Duration
+	Refused    string // the gateway's JSON-RPC error, or why the call failed
+	IsError    bool
+	Texts      []string
+	Structured string
+	Images     []template.URL // data: URLs of raster images only
+	Links      []string       // resource links' URIs, shown as text
+	Other      []string       // other blocks' types
+}
+
+// call calls a tool through the gateway's MCP endpoint with the viewer's
+// token, so the Gate decides and audits it as the viewer's call.
+func (c *Console) call(ctx context.Context, si *signin, name string, args json.RawMessage) callResult {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	token := si.token
+	if si.viewer.Name == "console" && si.token == c.opts.Token {
+		token = c.opts.BearerToken
+	}
+	start := c.now()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge-console", Version: buildinfo.Version}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: c.opts.MCPURL(), DisableStandaloneSSE: true, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearerTransport{token: token}}}
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		return callResult{Elapsed: c.now().Sub(start), Refused: "connecting to the gateway: " + err.Error()}
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	out := callResult{Elapsed: c.now().Sub(start).Round(time.Millisecond)}
+	if err != nil {
+		c.log.Info("console try-it refused", "identity", si.viewer.Name, "tool", name, "error", err)
+		out.Refused = err.Error()
+		return out
+	}
+	c.log.Info("console try-it", "identity", si.viewer.Name, "tool", name, "isError", res.IsError)
+	project(&out, res)
+	return out
+}
+
+// project fills out from res's content blocks.
+func project(out *callResult, res *mcp.CallToolResult) {
+	out.IsError = res.IsError
+	if res.StructuredContent != nil {
+		if b, err := json.MarshalIndent(res.StructuredContent, "", "  "); err == nil {
+			out.Structured = string(b)
+		}
+	}
+	for _, block := range res.Content {
+		switch b := block.(type) {
+		case *mcp.TextContent:
+			out.Texts = append(out.Texts, b.Text)
+		case *mcp.ImageContent:
+			if u, ok := imageURL(b.MIMEType, b.Data); ok {
+				out.Images = append(out.Images, u)
+			} else {
+				out.Other = append(out.Other, "image ("+b.MIMEType+", not shown)")
+			}
+		case *mcp.ResourceLink:
+			out.Links = append(out.Links, b.URI)
+		default:
+			out.Other = append(out.Other, typeName(block))
+		}
+	}
+}
+
+// imageURL is a data: URL of a raster image, which cannot run script;
+// other types (SVG among them) are not shown.
+func imageURL(mime string, data []byte) (template.URL, bool) {
+	switch mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)), true
+	}
+	return "", false
+}
+
+func typeName(block mcp.Content) string {
+	b, _ := json.Marshal(block)
+	var t struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(b, &t)
+	return t.Type
+}
+
+// bearerTransport sends a bearer token on every request.
+type bearerTransport struct{ token string }
+
+func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.token == "" {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return http.DefaultTransport.RoundTrip(r)
+}

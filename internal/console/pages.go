@@ -1,0 +1,143 @@
+package console
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+)
+
+// page is what every template gets: the frame's fields and the page's own
+// Data.
+type page struct {
+	Title  string
+	Nav    string // the navigation entry to mark current
+	Viewer *gatewayauth.Viewer
+	CSRF   string
+	Error  string
+	Data   any
+}
+
+// pageNames are the templates, each rendered inside layout.html.
+var pageNames = []string{"login", "servers", "server", "tools", "tool", "traffic", "audit"}
+
+var funcs = template.FuncMap{
+	"ms": func(d time.Duration) string {
+		if d == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000)
+	},
+	"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"short":   short,
+	"visible": visible,
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/rows.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console: parsing the %s page: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// render writes a page; a template that fails is a bug, logged and
+// answered 500 without a half page.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	var buf bytes.Buffer
+	if err := c.pages[name].Execute(&buf, p); err != nil {
+		c.log.Error("console: rendering a page", "page", name, "error", err)
+		http.Error(w, "Internal Server Error: the page could not be rendered (see serve's log)", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// framed is a page with the frame's fields filled for si.
+func framed(si *signin, nav, title string, data any) page {
+	v := si.viewer
+	return page{Title: title, Nav: nav, Viewer: &v, CSRF: si.csrf, Data: data}
+}
+
+// serverRow is one entry on the servers page: its status, without its
+// config (which may hold secrets).
+type serverRow struct {
+	host.Status
+	Prompts int
+}
+
+// Held counts the definitions withheld by the pin or the scan.
+func (s serverRow) Held() int {
+	n := 0
+	for _, note := range s.PinNotes {
+		if strings.HasPrefix(note, "withheld") {
+			n++
+		}
+	}
+	if s.Scan != nil {
+		n += len(s.Scan.Held)
+	}
+	return n
+}
+
+// Findings counts the scan's findings.
+func (s serverRow) Findings() int {
+	if s.Scan == nil {
+		return 0
+	}
+	return len(s.Scan.Findings)
+}
+
+// Label is the entry's name, or its id when it has none.
+func (s serverRow) Label() string { return cmpOr(s.Name, s.ID) }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// servers is the host's entries as the servers page lists them (the
+// gateway entry and other kinds that are no server included: their state
+// matters as much).
+func (c *Console) servers() []serverRow {
+	prompts := map[string]int{}
+	for _, p := range c.opts.Registry.Prompts() {
+		prompts[p.Origin.Server]++
+	}
+	var out []serverRow
+	for _, st := range c.opts.Status() {
+		out = append(out, serverRow{Status: st, Prompts: prompts[st.Name]})
+	}
+	return out
+}
+
+func (c *Console) serversPage(w http.ResponseWriter, r *http.Request, si *signin) {
+	c.render(w, r, http.StatusOK, "servers", framed(si, "servers", "Servers", c.servers()))
+}
+
+func (c *Console) serverPage(w http.ResponseWriter, r *http.Request, si *signin) {
+	name := r.PathValue("name")
+	rows := c.servers()
+	i := slices.IndexFunc(rows, func(s serverRow) bool { return s.Label() == name })
+	if i < 0 {
+		c.render(w, r, http.StatusNotFound, "server", page{Title: "No such server", Nav: "servers", Viewer: &si.viewer, CSRF: si.csrf,
+			Error: fmt.Sprintf("No server is named %q: the servers page lists them.", name)})
+		return
+	}
+	row := rows[i]
+	c.render(w, r, http.StatusOK, "server", framed(si, "servers", "Server "+row.Label(), row))
+}
