@@ -17,6 +17,7 @@ test: deps lint unit cover
 deps:
 	./scripts/install-thirdparty.sh
 	./scripts/install-shells.sh
+	./scripts/install-redis.sh
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 lint:
