@@ -163,7 +163,13 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 		return nil, err
 	}
 	opts.Logger = log
-	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
+	opts.Health = func() []gateway.BackendState {
+		b := backendStates(h.Status())
+		if s := storeState(context.Background(), e.keeper); s != nil {
+			b = append(b, *s)
+		}
+		return b
+	}
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
 	opts.NewView = sessionViews(cat, reg)
 	r := &serveRun{e: e, f: f, log: log, h: h}
