@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -28,8 +29,9 @@ type keeperLinks struct {
 // newKeeper makes serve's Keeper: who calls (the gateway entry's auth,
 // plus the --token-env token as the identity "bearer"), may they, and the
 // audit trail.
-func (e *env) newKeeper(opts gateway.Options, links *keeperLinks) *gatewayauth.Keeper {
+func (e *env) newKeeper(opts gateway.Options, links *keeperLinks, log *slog.Logger) *gatewayauth.Keeper {
 	return gatewayauth.NewKeeper(gatewayauth.Options{
+		Logger:      log,
 		Stdout:      e.Stdout,
 		BearerToken: opts.BearerToken,
 		Refused: func(reason string) {

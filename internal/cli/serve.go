@@ -31,7 +31,7 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 		return err
 	}
 	links := &keeperLinks{}
-	e.keeper = e.newKeeper(opts, links)
+	e.keeper = e.newKeeper(opts, links, e.serveLogger(f))
 	// The catalog comes after serveOptions, which takes the token out of
 	// the children's environment.
 	cat := e.catalogOAuth(false, e.oauthOptions(f))
@@ -147,14 +147,19 @@ type serveRun struct {
 	metrics *metrics.Metrics
 }
 
-// newServeRun builds the run; nothing starts yet.
-func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
-	// stdout may be the protocol: logs go to stderr, always.
+// serveLogger is serve's logger: stdout may be the protocol, so logs go
+// to stderr, always.
+func (e *env) serveLogger(f *flags) *slog.Logger {
 	level := slog.LevelInfo
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	log := e.newLogger(f, level)
+	return e.newLogger(f, level)
+}
+
+// newServeRun builds the run; nothing starts yet.
+func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
+	log := e.serveLogger(f)
 	reg := tool.NewRegistry()
 	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,

@@ -52,7 +52,8 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 		return nil, fmt.Errorf("the store's url (%s): %w", redact.URLs(opts.URL), redact.Error(err))
 	}
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, ioTimeout
-	ro.MaxRetries = -1 // a failed call falls back at once; the next one tries again
+	// A failed call falls back at once, and a later one tries again.
+	ro.MaxRetries, ro.DialerRetries = -1, 1
 	ro.DisableIdentity = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	r := &Redis{client: redis.NewClient(ro), prefix: cmpOr(opts.KeyPrefix, "mcpbridge:"), addr: ro.Addr, observe: opts.Observe}
