@@ -96,6 +96,9 @@ func TestServeReplicasShareRateLimit(t *testing.T) {
 		if w := "rate limits fall back to this replica's own buckets"; !strings.Contains(p.stderr.String(), w) {
 			t.Errorf("a replica's log lacks %q:\n%s", w, p.stderr)
 		}
+		if strings.Contains(p.stderr.String(), "\nredis: ") {
+			t.Errorf("go-redis wrote past the structured log:\n%s", p.stderr)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/mcpbridge/mcpbridge/internal/redact"
@@ -47,6 +48,11 @@ type Redis struct {
 // a store that cannot be reached at start is an error naming its host and
 // port (never its password).
 func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
+	// go-redis prints its own lines to stderr (a failed dial, each time),
+	// past the structured log and into --log-format json's stream; the
+	// store's callers log and count every error it returns instead. The
+	// switch is go-redis's, process-wide, and always set the same way.
+	logging.Disable()
 	ro, err := redis.ParseURL(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("the store's url (%s): %w", redact.URLs(opts.URL), redact.Error(err))
