@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -191,23 +190,7 @@ func storeCounts(t *testing.T, p *servingProcess) (failed, fellBack float64) {
 // storeHealth is the state /healthz gives the store named name.
 func storeHealth(t *testing.T, p *servingProcess, name string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, p.base()+"/healthz", nil)
-	req.Header.Set("Authorization", "Bearer ci-static-token")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var health struct {
-		Backends []struct{ Name, State string } `json:"backends"`
-	}
-	json.NewDecoder(resp.Body).Decode(&health)
-	for _, b := range health.Backends {
-		if b.Name == name {
-			return b.State
-		}
-	}
-	return ""
+	return healthState(t, p, "ci-static-token", name)
 }
 
 // serve with a store that cannot be reached does not start: it says
