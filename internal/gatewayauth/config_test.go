@@ -114,11 +114,21 @@ func TestDecodeStoreURLSecret(t *testing.T) {
 			t.Errorf("%s: %v; want a url error without the password", cfg, err)
 		}
 	}
-	spec, err := NewKind(nil).Decode(mapping(t, "{store: {redis: {url: 'redis://:${PW}@r:6379'}}}"), lookup)
+	k := NewKind(nil)
+	spec, err := k.Decode(mapping(t, "{store: {redis: {url: 'redis://:${PW}@r:6379'}}}"), lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := spec.Config.(Config).Store
+	for url, same := range map[string]bool{"redis://:pw-not-shown@r:6379": true, "redis://:another@r:6379": false} {
+		other, err := k.Decode(mapping(t, "{store: {redis: {url: '"+url+"'}}}"), lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := other.Config.(Config).Store.Fingerprint == st.Fingerprint; got != same {
+			t.Errorf("%s: same fingerprint %v, want %v (a new password must reach a reload)", url, got, same)
+		}
+	}
 	if st.URL != "redis://:pw-not-shown@r:6379" || st.Addr != "r:6379" || st.KeyPrefix != "mcpbridge:" || st.Fingerprint == "" || strings.Contains(st.Fingerprint, "pw") {
 		t.Errorf("decoded store %+v", st)
 	}
