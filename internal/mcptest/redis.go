@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,3 +78,10 @@ func (r *RedisServer) Stop() {
 	r.cmd.Wait()
 	r.cmd = nil
 }
+
+// Freeze stops the server's process (SIGSTOP) without closing its
+// connections: a server that hangs. Thaw lets it go on.
+func (r *RedisServer) Freeze() { r.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT).
+func (r *RedisServer) Thaw() { r.cmd.Process.Signal(syscall.SIGCONT) }

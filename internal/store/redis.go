@@ -60,6 +60,9 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, ioTimeout
 	// A failed call falls back at once, and a later one tries again.
 	ro.MaxRetries, ro.DialerRetries = -1, 1
+	// The caller's deadline bounds the socket's too: a server that hangs
+	// holds a call only as long as its caller allows.
+	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	r := &Redis{client: redis.NewClient(ro), prefix: cmpOr(opts.KeyPrefix, "mcpbridge:"), addr: ro.Addr, observe: opts.Observe}

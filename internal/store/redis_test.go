@@ -97,3 +97,22 @@ func open(t *testing.T, opts store.RedisOptions) *store.Redis {
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// A server that hangs holds a call no longer than the caller's context:
+// the caller falls back on time.
+func TestRedisHungServerHonoursContext(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	r := open(t, store.RedisOptions{URL: srv.URL()})
+	srv.Freeze()
+	defer srv.Thaw()
+	// The deadline is a tenth of the store's own read timeout (500 ms),
+	// which alone would end the call otherwise: which of the two ended
+	// it is the question, not how fast the machine is.
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := r.Take(ctx, "alice", 10, 1)
+	if took := time.Since(start); err == nil || took >= 500*time.Millisecond {
+		t.Fatalf("Take on a hung server: %v after %v, want an error at the context's deadline (50ms)", err, took)
+	}
+}
