@@ -18,6 +18,7 @@ deps:
 	./scripts/install-thirdparty.sh
 	./scripts/install-shells.sh
 	./scripts/install-chromium.sh
+	./scripts/install-redis.sh
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 lint:

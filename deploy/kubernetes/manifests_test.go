@@ -4,6 +4,7 @@
 package kubernetes_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,11 +15,12 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
-var manifests = []string{"configmap.yaml", "deployment.yaml", "service.yaml", "hpa.yaml"}
+var manifests = []string{"configmap.yaml", "deployment.yaml", "service.yaml", "hpa.yaml", "redis-deployment.yaml", "redis-service.yaml"}
 
 // Every manifest is valid against the Kubernetes OpenAPI schema (types,
 // required fields), checked offline by the pinned kubernetes-models
@@ -36,7 +38,7 @@ func TestManifestsValidate(t *testing.T) {
 		t.Fatalf("validation: %v\n%s", err, out)
 	}
 	broken := filepath.Join(t.TempDir(), "deployment.yaml")
-	data := strings.Replace(string(read(t, "deployment.yaml")), "replicas: 2", "replicas: two", 1)
+	data := strings.Replace(string(read(t, "deployment.yaml")), "replicas: 3", "replicas: two", 1)
 	if err := os.WriteFile(broken, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +52,7 @@ func TestManifestsValidate(t *testing.T) {
 func TestDeploymentShape(t *testing.T) {
 	var dep struct {
 		Spec struct {
+			Replicas int `yaml:"replicas"`
 			Template struct {
 				Spec struct {
 					SecurityContext struct {
@@ -98,11 +101,38 @@ func TestDeploymentShape(t *testing.T) {
 	if !ok {
 		t.Fatalf("the ConfigMap has no %s", filepath.Base(configPath))
 	}
-	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}))
-	lookup := func(k string) (string, bool) { return "/mcpbridge", k == "MCPBRIDGE_EXE" }
-	if _, err := cat.Parse(configPath, []byte(config), lookup); err != nil {
-		t.Errorf("the ConfigMap's config: %v", err)
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}), gatewayauth.NewKind(nil))
+	env := map[string]string{"MCPBRIDGE_EXE": "/mcpbridge", "REDIS_PASSWORD": "pw"}
+	plan, err := cat.Parse(configPath, []byte(config), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("the ConfigMap's config: %v", err)
 	}
+	checkStore(t, plan, dep.Spec.Replicas)
+}
+
+// checkStore checks that the replicas share a store, the one the manifests
+// run: the gateway entry's store is the Redis Service's address.
+func checkStore(t *testing.T, plan *host.Plan, replicas int) {
+	t.Helper()
+	if replicas != 3 {
+		t.Errorf("the Deployment runs %d replicas, want 3", replicas)
+	}
+	var svc struct {
+		Metadata struct{ Name string } `yaml:"metadata"`
+		Spec     struct {
+			Ports []struct{ Port int } `yaml:"ports"`
+		} `yaml:"spec"`
+	}
+	decode(t, "redis-service.yaml", &svc)
+	for _, pe := range plan.Enabled() {
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && cfg.Store != nil {
+			if want := fmt.Sprintf("%s:%d", svc.Metadata.Name, svc.Spec.Ports[0].Port); cfg.Store.Addr != want {
+				t.Errorf("the gateway entry's store is %s, want the Redis Service %s", cfg.Store.Addr, want)
+			}
+			return
+		}
+	}
+	t.Error("the ConfigMap's gateway entry has no store: each replica would keep its own limits")
 }
 
 type probe struct {

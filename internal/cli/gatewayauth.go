@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	"github.com/mcpbridge/mcpbridge/internal/metrics"
 )
 
 // gatewayKind is the config's gateway entry kind: applied to serve's
@@ -18,18 +21,32 @@ type keeperLinks struct {
 	gw atomic.Pointer[gateway.Gateway]
 	// refused counts refusals in /metrics once the run has metrics.
 	refused atomic.Pointer[func(string)]
+	// metrics counts the store's calls and fallbacks once the run has
+	// metrics.
+	metrics atomic.Pointer[metrics.Metrics]
 }
 
 // newKeeper makes serve's Keeper: who calls (the gateway entry's auth,
 // plus the --token-env token as the identity "bearer"), may they, and the
 // audit trail.
-func (e *env) newKeeper(opts gateway.Options, links *keeperLinks) *gatewayauth.Keeper {
+func (e *env) newKeeper(opts gateway.Options, links *keeperLinks, log *slog.Logger) *gatewayauth.Keeper {
 	return gatewayauth.NewKeeper(gatewayauth.Options{
+		Logger:      log,
 		Stdout:      e.Stdout,
 		BearerToken: opts.BearerToken,
 		Refused: func(reason string) {
 			if f := links.refused.Load(); f != nil {
 				(*f)(reason)
+			}
+		},
+		StoreObserve: func(op string, err error) {
+			if m := links.metrics.Load(); m != nil {
+				m.StoreCall(op, err)
+			}
+		},
+		StoreFallback: func() {
+			if m := links.metrics.Load(); m != nil {
+				m.StoreFallback()
 			}
 		},
 		Changed: func() {
@@ -111,6 +128,7 @@ func (r *serveRun) link(links *keeperLinks) {
 	if r.metrics != nil {
 		f := r.metrics.Refused
 		links.refused.Store(&f)
+		links.metrics.Store(r.metrics)
 	}
 }
 
@@ -136,4 +154,23 @@ func (e *env) scrubGatewayTokens(f *flags, cat *host.Catalog, src *source) (*hos
 	cat = e.catalogOAuth(false, e.oauthOptions(f))
 	src, err := e.loadSource(f, cat)
 	return cat, src, err
+}
+
+// storeState is /healthz's entry for the gateway entry's store, nil
+// without one: "ready" when it answers a ping now, "degraded" when not
+// (calls are still served; see docs/operations.md).
+func storeState(ctx context.Context, k *gatewayauth.Keeper) *gateway.BackendState {
+	if k == nil {
+		return nil
+	}
+	addr, err, ok := k.StoreHealth(ctx)
+	if !ok {
+		return nil
+	}
+	state, errText := "ready", ""
+	if err != nil {
+		state, errText = "degraded", err.Error()
+	}
+	b := gateway.NewBackendState("store (redis "+addr+")", state, err == nil, 0, errText)
+	return &b
 }

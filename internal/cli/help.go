@@ -385,7 +385,8 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
                                   see docs/console.md
 
 A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
-says who may call and what, and records it; see docs/operations.md §9.
+says who may call and what, and records it; see docs/operations.md §9. Its store (redis: url,
+keyPrefix) makes one rate limit hold across replicas; see §11.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated

@@ -69,8 +69,14 @@ func TestServeManyTools(t *testing.T) {
 
 // backendState is the state /healthz gives the backend name.
 func backendState(t *testing.T, p *servingProcess, name string) string {
+	return healthState(t, p, "s3cret", name)
+}
+
+// healthState is the state p's /healthz, asked with token, gives the
+// backend name ("" when it lists none of that name).
+func healthState(t *testing.T, p *servingProcess, token, name string) string {
 	req, _ := http.NewRequest(http.MethodGet, p.base()+"/healthz", nil)
-	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 		return err
 	}
 	links := &keeperLinks{}
-	e.keeper = e.newKeeper(opts, links)
+	e.keeper = e.newKeeper(opts, links, e.serveLogger(f))
 	// The catalog comes after serveOptions, which takes the token out of
 	// the children's environment.
 	cat := e.catalogOAuth(false, e.oauthOptions(f))
@@ -154,14 +154,19 @@ type serveRun struct {
 	console *serveConsole
 }
 
-// newServeRun builds the run; nothing starts yet.
-func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
-	// stdout may be the protocol: logs go to stderr, always.
+// serveLogger is serve's logger: stdout may be the protocol, so logs go
+// to stderr, always.
+func (e *env) serveLogger(f *flags) *slog.Logger {
 	level := slog.LevelInfo
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	log := e.newLogger(f, level)
+	return e.newLogger(f, level)
+}
+
+// newServeRun builds the run; nothing starts yet.
+func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
+	log := e.serveLogger(f)
 	reg := tool.NewRegistry()
 	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
@@ -170,7 +175,13 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 		return nil, err
 	}
 	opts.Logger = log
-	opts.Health = func() []gateway.BackendState { return backendStates(h.Status()) }
+	opts.Health = func() []gateway.BackendState {
+		b := backendStates(h.Status())
+		if s := storeState(context.Background(), e.keeper); s != nil {
+			b = append(b, *s)
+		}
+		return b
+	}
 	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
 	opts.NewView = sessionViews(cat, reg)
 	code := &gatewayCode{}

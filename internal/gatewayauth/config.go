@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
@@ -22,6 +24,20 @@ type Config struct {
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 	Audit     *Audit     `json:"audit,omitempty"`
 	Console   *Console   `json:"console,omitempty"`
+	Store     *Store     `json:"store,omitempty"`
+}
+
+// Store is where the state replicas share is kept (the rate limits'
+// buckets): a Redis server. Nil keeps it in the process.
+type Store struct {
+	// URL is redis:// or rediss://, expanded; never encoded, since it may
+	// hold a password. Addr is its host:port, what messages name.
+	URL       string `json:"-"`
+	Addr      string `json:"addr"`
+	KeyPrefix string `json:"keyPrefix"`
+	// Fingerprint changes when the URL does, so a reload sees a new
+	// password: an HMAC under the Kind's random key, as Auth's.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Auth says who may call: JWTs of one issuer, named static tokens, or
@@ -101,11 +117,11 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	m, ok := d.Map(n, "config")
 	if !ok {
 		if d.Err() == nil {
-			d.Errorf(n, "config", "is required: auth, policy, rateLimit or audit")
+			d.Errorf(n, "config", "is required: auth, policy, rateLimit, audit or store")
 		}
 		return cfg, d.Err()
 	}
-	m.RejectListing("auth", "policy", "rateLimit", "audit", "console")
+	m.RejectListing("auth", "policy", "rateLimit", "audit", "console", "store")
 	if a, ok := d.Map(m.Value("auth"), m.Path("auth")); ok {
 		cfg.Auth = decodeAuth(d, a, lookup)
 	}
@@ -122,7 +138,41 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	if c, ok := d.Map(m.Value("console"), m.Path("console")); ok {
 		cfg.Console = decodeConsole(d, c)
 	}
+	if sm, ok := d.Map(m.Value("store"), m.Path("store")); ok {
+		cfg.Store = decodeStore(d, sm)
+	}
 	return cfg, d.Err()
+}
+
+// decodeStore reads store: {redis: {url, keyPrefix}}. The URL is checked
+// here, so a reload with a broken one keeps the old config; it is shown
+// only redacted (host and port), as it may hold a password.
+func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
+	sm.RejectListing("redis")
+	r, ok := d.Map(sm.Value("redis"), sm.Path("redis"))
+	if !ok {
+		if d.Err() == nil {
+			sm.Errorf("redis", "is required: {url: redis://HOST:PORT, keyPrefix: ...}")
+		}
+		return nil
+	}
+	r.RejectListing("url", "keyPrefix")
+	out := &Store{KeyPrefix: "mcpbridge:"}
+	if p, ok := r.String("keyPrefix"); ok {
+		out.KeyPrefix = p
+	}
+	u, ok := r.ExpandString("url")
+	if !ok || u == "" {
+		r.Errorf("url", `is required: redis://HOST:PORT or rediss:// for TLS; put a password in a variable: url: "redis://:${REDIS_PASSWORD}@redis:6379"`)
+		return out
+	}
+	ro, err := redis.ParseURL(u)
+	if err != nil {
+		r.Errorf("url", "must be redis://[user:password@]HOST:PORT[/DB] or rediss://…, got %s: %s", redact.URLs(u), redact.URLs(err.Error()))
+		return out
+	}
+	out.URL, out.Addr = u, ro.Addr
+	return out
 }
 
 func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (string, bool)) Auth {

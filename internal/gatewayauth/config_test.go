@@ -33,10 +33,15 @@ func TestDecodeErrors(t *testing.T) {
 			`config.policy[0].denyy: unknown key "denyy" (did you mean "deny"?); valid keys: subjects, groups, when, allow, prompts, resources, deny`},
 		{"rule key that never was", `{policy: [{allow: ["*"], block: [x]}]}`,
 			`config.policy[0].block: unknown key "block"; valid keys: subjects, groups, when, allow, prompts, resources, deny`},
-		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console`},
+		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store`},
 		{"console key", "{console: {alow: {subjects: [a]}}}", `config.console.alow: unknown key "alow" (did you mean "allow"?); valid keys: allow, tryIt`},
 		{"console grant key", "{console: {tryIt: {subject: [a]}}}", `config.console.tryIt.subject: unknown key "subject" (did you mean "subjects"?); valid keys: subjects, groups, scopes`},
 		{"console grant not a list", "{console: {allow: {groups: ops}}}", `config.console.allow.groups`},
+		{"store without redis", "{store: {}}", "config.store.redis: is required: {url: redis://HOST:PORT"},
+		{"store key", "{store: {memcached: {}}}", `config.store.memcached: unknown key "memcached"; valid keys: redis`},
+		{"redis key", "{store: {redis: {url: redis://r:6379, prefix: x}}}", `config.store.redis.prefix: unknown key "prefix"; valid keys: url, keyPrefix`},
+		{"redis without url", "{store: {redis: {keyPrefix: x}}}", "config.store.redis.url: is required: redis://HOST:PORT"},
+		{"redis url not redis", "{store: {redis: {url: 'http://u:pw-not-shown@r:6379/x'}}}", "config.store.redis.url: must be redis://[user:password@]HOST:PORT[/DB] or rediss://…, got http://r:6379/…"},
 		{"auth key", "{auth: {issuer: https://idp, audience: x, jwks: y}}", `config.auth.jwks: unknown key "jwks"; valid keys: issuer, audience, jwksUrl, scopes, groupsClaim, tokens`},
 		{"rate key", "{rateLimit: {perIdentity: 1/s, perUser: true}}", `config.rateLimit.perUser: unknown key "perUser"; valid keys: perIdentity, burst, perTool`},
 		{"audit key", "{audit: {file: x, path: y}}", `config.audit.path: unknown key "path"; valid keys: file, args, failOpen`},
@@ -70,12 +75,12 @@ func TestLimiterPerTool(t *testing.T) {
 		key  string
 		want bool
 	}{{"alice\x00a", true}, {"alice\x00a", false}, {"alice\x00b", true}, {"bob\x00a", true}} {
-		if got, _ := l.allow(c.key); got != c.want {
+		if got, _ := l.allow(t.Context(), c.key); got != c.want {
 			t.Errorf("allow(%q) = %v, want %v", c.key, got, c.want)
 		}
 	}
 	now = now.Add(time.Second)
-	if ok, _ := l.allow("alice\x00a"); !ok {
+	if ok, _ := l.allow(t.Context(), "alice\x00a"); !ok {
 		t.Error("a second later the bucket has not refilled")
 	}
 }
@@ -99,4 +104,44 @@ func TestTokenFingerprint(t *testing.T) {
 	if a == "" || a != b || a == c || strings.Contains(a, "token") {
 		t.Errorf("fingerprints %q %q %q: want equal for equal tokens only, and no token in them", a, b, c)
 	}
+}
+
+// A bad store URL is reported without its password, even when it came
+// from a variable.
+func TestDecodeStoreURLSecret(t *testing.T) {
+	lookup := func(k string) (string, bool) { return "pw-not-shown", k == "PW" }
+	for _, cfg := range []string{"{store: {redis: {url: 'redis://:${PW}@r:notaport'}}}", "{store: {redis: {url: 'redis://:pw-not-shown@r:6379/db9x'}}}"} {
+		file := "- id: gw\n  name: gateway\n  config: " + cfg + "\n"
+		_, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), lookup)
+		if err == nil || !strings.Contains(err.Error(), "config.store.redis.url:") || strings.Contains(err.Error(), "pw-not-shown") {
+			t.Errorf("%s: %v; want a url error without the password", cfg, err)
+		}
+	}
+	k := NewKind(nil)
+	spec, err := k.Decode(mapping(t, "{store: {redis: {url: 'redis://:${PW}@r:6379'}}}"), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := spec.Config.(Config).Store
+	for url, same := range map[string]bool{"redis://:pw-not-shown@r:6379": true, "redis://:another@r:6379": false} {
+		other, err := k.Decode(mapping(t, "{store: {redis: {url: '"+url+"'}}}"), lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := other.Config.(Config).Store.Fingerprint == st.Fingerprint; got != same {
+			t.Errorf("%s: same fingerprint %v, want %v (a new password must reach a reload)", url, got, same)
+		}
+	}
+	if st.URL != "redis://:pw-not-shown@r:6379" || st.Addr != "r:6379" || st.KeyPrefix != "mcpbridge:" || st.Fingerprint == "" || strings.Contains(st.Fingerprint, "pw") {
+		t.Errorf("decoded store %+v", st)
+	}
+}
+
+func mapping(t *testing.T, src string) *yaml.Node {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n.Content[0]
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/audit"
+	"github.com/mcpbridge/mcpbridge/internal/store"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -54,6 +55,11 @@ type Options struct {
 	Changed func()
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// StoreObserve is told of each call to the store and its error (nil
+	// when it worked); StoreFallback of each call a replica's own rate
+	// limit decided because the store failed. Metrics; nil counts nothing.
+	StoreObserve  func(op string, err error)
+	StoreFallback func()
 	// RefreshUnknownKID bounds the JWKS refreshes that tokens with an
 	// unknown kid cause; 0 means one per 10 s.
 	RefreshUnknownKID rate.Limit
@@ -85,8 +91,9 @@ type state struct {
 	verifier *Verifier
 	policy   *Policy
 	limits   *limiter
-	trail    *audit.Log  // nil: no audit
-	logged   atomic.Bool // the trail's failure was logged
+	store    *store.Redis // nil: no store; what limits share
+	trail    *audit.Log   // nil: no audit
+	logged   atomic.Bool  // the trail's failure was logged
 	stop     context.CancelFunc
 	metaURL  string
 	tools    *tool.Registry // names a tool's server in the audit; may be nil
@@ -194,6 +201,11 @@ func (k *Keeper) release(st *state) {
 			k.log.Warn("gateway audit: closing the trail", "error", err)
 		}
 	}
+	if st.store != nil {
+		if err := st.store.Close(); err != nil {
+			k.log.Warn("gateway store: closing", "error", err)
+		}
+	}
 }
 
 func samePolicy(a, b Config) bool {
@@ -218,16 +230,36 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		stop()
 		return nil, err
 	}
-	if cfg.RateLimit != nil {
-		st.limits = newLimiter(*cfg.RateLimit, k.now)
-	}
 	if cfg.Audit != nil {
 		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
 			stop()
 			return nil, fmt.Errorf("gateway audit: %w", err)
 		}
 	}
+	if cfg.Store != nil {
+		if st.store, err = store.OpenRedis(ctx, store.RedisOptions{URL: cfg.Store.URL, KeyPrefix: cfg.Store.KeyPrefix, Observe: k.opts.StoreObserve}); err != nil {
+			k.release(st)
+			return nil, fmt.Errorf("gateway store: %w", err)
+		}
+	}
+	if cfg.RateLimit != nil {
+		st.limits = k.limiter(*cfg.RateLimit, st.store)
+	}
 	return st, nil
+}
+
+// limiter is a new config's rate limiter: shared by the replicas through
+// the store when there is one.
+func (k *Keeper) limiter(cfg RateLimit, shared *store.Redis) *limiter {
+	l := newLimiter(cfg, k.now)
+	l.log = k.log
+	if shared != nil {
+		l.shared = shared
+	}
+	if k.opts.StoreFallback != nil {
+		l.fellBack = k.opts.StoreFallback
+	}
+	return l
 }
 
 // refreshLimiter is a new config's bound on unknown-kid refreshes.
@@ -356,7 +388,7 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
 		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), denial(kind, c.Public, who.Name))
 	}
-	if err := k.admit(st, who.Name, c.Public); err != nil {
+	if err := k.admit(ctx, st, who.Name, c.Public); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
 	}
 	if st.cfg.HasPolicy {
@@ -418,7 +450,7 @@ func outcome(o gateway.Outcome) string {
 }
 
 // admit applies the rate limit; the error says when to retry.
-func (k *Keeper) admit(st *state, identity, public string) *jsonrpc.Error {
+func (k *Keeper) admit(ctx context.Context, st *state, identity, public string) *jsonrpc.Error {
 	if st.limits == nil {
 		return nil
 	}
@@ -426,7 +458,7 @@ func (k *Keeper) admit(st *state, identity, public string) *jsonrpc.Error {
 	if st.limits.cfg.PerTool {
 		key += "\x00" + public
 	}
-	ok, wait := st.limits.allow(key)
+	ok, wait := st.limits.allow(ctx, key)
 	if ok {
 		return nil
 	}
@@ -532,4 +564,18 @@ func (k *Keeper) write(st *state, e audit.Entry) {
 		// The config was replaced while the call ran.
 		k.log.Warn("gateway audit: a line for a replaced trail was not written", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
 	}
+}
+
+// StoreHealth is the applied config's store as /healthz reports it: its
+// address and whether it answers a ping now (err). present is false
+// without a store: the state then lives in the process and needs no
+// check.
+func (k *Keeper) StoreHealth(ctx context.Context) (addr string, err error, present bool) {
+	st := k.state.Load()
+	if st == nil || st.store == nil {
+		return "", nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	return st.store.Addr(), st.store.Ping(ctx), true
 }

@@ -43,6 +43,9 @@ func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Sp
 		return host.Spec{}, err
 	}
 	cfg.Auth.Fingerprint = k.fingerprint(cfg.Auth.TokenValues)
+	if cfg.Store != nil {
+		cfg.Store.Fingerprint = k.fingerprint(map[string]string{"url": cfg.Store.URL})
+	}
 	summary := "no auth"
 	switch {
 	case cfg.Auth.JWT():
@@ -93,7 +96,8 @@ func (in *instance) Close() error {
 	return nil
 }
 
-// fingerprint is an HMAC of the static tokens, "" without any.
+// fingerprint is an HMAC of named secrets (the static tokens, the
+// store's URL), "" without any.
 func (k *Kind) fingerprint(tokens map[string]string) string {
 	if len(tokens) == 0 {
 		return ""

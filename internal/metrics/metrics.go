@@ -61,6 +61,8 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	inFlight prometheus.Gauge
 	refused  *prometheus.CounterVec
+	store    *prometheus.CounterVec
+	fallback prometheus.Counter
 }
 
 var _ gateway.Observer = (*Metrics)(nil)
@@ -96,8 +98,16 @@ func New(opts Options) *Metrics {
 			Name: "mcpbridge_gateway_refused_total",
 			Help: "Requests the gateway's policy or rate limits refused, by reason (denied, rate_limited).",
 		}, []string{"reason"}),
+		store: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcpbridge_store_calls_total",
+			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take) and outcome (ok, error).",
+		}, []string{"op", "outcome"}),
+		fallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcpbridge_store_fallbacks_total",
+			Help: "Calls whose rate limit this replica decided alone because the store failed or was resting after a failure.",
+		}),
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight, m.refused,
+	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight, m.refused, m.store, m.fallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&serverCollector{servers: opts.Servers})
 	if opts.Sessions != nil {
@@ -117,6 +127,19 @@ func (m *Metrics) Handler() http.Handler {
 // Refused counts one request refused by the gateway's policy or rate
 // limits (reason: denied, rate_limited).
 func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
+
+// StoreCall counts one call to the store and its outcome.
+func (m *Metrics) StoreCall(op string, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.store.WithLabelValues(op, outcome).Inc()
+}
+
+// StoreFallback counts one call whose rate limit was decided without the
+// store.
+func (m *Metrics) StoreFallback() { m.fallback.Inc() }
 
 // Request counts one request of a client.
 func (m *Metrics) Request(method string) {

@@ -1,0 +1,117 @@
+package gatewayauth
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+const storeLimited = "auth: {tokens: {ci: CI_TOKEN}}\nrateLimit: {perIdentity: 3/m, burst: 3}\nstore: {redis: {url: REDIS, keyPrefix: PREFIX}}\n"
+
+// Two replicas sharing a store share an identity's bucket: three calls
+// a minute across both, not three each. When the store goes, each falls
+// back to its own bucket (logged, counted); when it comes back, the
+// bucket is shared again.
+func TestRateLimitSharedByReplicas(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	clk := &clock{t: time.Now()}
+	var fellBack, storeErrs atomic.Int32
+	opts := Options{Now: clk.Now, StoreFallback: func() { fellBack.Add(1) }, StoreObserve: func(_ string, err error) {
+		if err != nil {
+			storeErrs.Add(1)
+		}
+	}}
+	cfg := strings.NewReplacer("REDIS", srv.URL(), "PREFIX", t.Name()+":").Replace(storeLimited)
+	env := map[string]string{"CI_TOKEN": "ci-secret-token"}
+	a, b := newServed(t, opts), newServed(t, opts)
+	a.apply(t, cfg, env)
+	b.apply(t, cfg, env)
+	replicas := [2]*served{a, b}
+	calls := func(n int) (ok int) {
+		for i := range n {
+			s := replicas[i%2]
+			if code, _ := callCode(t, s.connect(t, "ci-secret-token", nil), "mcp__time__now"); code == 0 {
+				ok++
+			} else if code != CodeRateLimited {
+				t.Fatalf("call %d: code %d", i, code)
+			}
+		}
+		return ok
+	}
+	if got := calls(6); got != 3 {
+		t.Fatalf("two replicas served %d of 6 calls of an identity limited to 3/m, want 3", got)
+	}
+	if fellBack.Load() != 0 || storeErrs.Load() != 0 {
+		t.Fatalf("the store answering: %d fallbacks, %d errors", fellBack.Load(), storeErrs.Load())
+	}
+
+	srv.Stop()
+	if got := calls(2); got != 2 {
+		t.Fatalf("with the store down, %d of 2 calls (one per replica) were served, want each replica's own bucket to serve one", got)
+	}
+	if fellBack.Load() != 2 || storeErrs.Load() == 0 {
+		t.Errorf("with the store down: %d fallbacks, %d store errors; want 2 and some", fellBack.Load(), storeErrs.Load())
+	}
+	for _, s := range replicas {
+		if !strings.Contains(s.logs.String(), "rate limits fall back to this replica's own buckets") {
+			t.Errorf("a replica's log does not say it fell back:\n%s", s.logs.String())
+		}
+		if _, err, ok := s.keeper.StoreHealth(t.Context()); !ok || err == nil || !strings.Contains(err.Error(), srv.Addr()) {
+			t.Errorf("StoreHealth with the store down: %v %v", err, ok)
+		}
+	}
+
+	srv.Start() // empty: the shared bucket is full again
+	for _, s := range replicas {
+		mcptest.Eventually(t, 10*time.Second, func() bool {
+			_, err, _ := s.keeper.StoreHealth(context.Background())
+			return err == nil
+		}, "the store to answer the replica again")
+	}
+	clk.Add(storeRetry) // the replicas try the store again
+	if got := calls(6); got != 3 {
+		t.Fatalf("after the store came back, the replicas served %d of 6 calls, want 3 (shared again)", got)
+	}
+	for _, s := range replicas {
+		if !strings.Contains(s.logs.String(), "rate limits are shared by the replicas again") {
+			t.Errorf("a replica's log does not say the limits are shared again:\n%s", s.logs.String())
+		}
+	}
+}
+
+// A store that cannot be reached leaves the config unapplied, with an
+// error naming its address and not its password: the old config serves.
+func TestStoreUnreachableAtApply(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	srv.Stop()
+	s := newServed(t, Options{})
+	url := strings.Replace(srv.URL(), "redis://", "redis://:pw-not-shown@", 1)
+	err := s.keeper.Apply(t.Context(), s.config(t, strings.NewReplacer("REDIS", url, "PREFIX", "x").Replace(storeLimited), map[string]string{"CI_TOKEN": "t"}), s.reg)
+	if err == nil || !strings.Contains(err.Error(), "gateway store: the store at redis "+srv.Addr()+" does not answer") || strings.Contains(err.Error(), "pw-not-shown") {
+		t.Fatalf("Apply with the store down: %v", err)
+	}
+	if s.keeper.Current() != nil {
+		t.Error("a config whose store is down was applied")
+	}
+}
+
+// The example entry of docs/operations.md §11 is valid: its store is
+// the host and port its URL names, the password from its variable.
+func TestOperationsStoreExample(t *testing.T) {
+	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 11. The store")
+	_, block, _ := strings.Cut(section, "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
+	if err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	cfg := plan.Entries[0].Spec.Config.(Config)
+	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil {
+		t.Errorf("the example's config: %+v", cfg)
+	}
+}
