@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates roots (SEP-2577) but keeps them working for at least a year; the long sessions are 2025-11-25 clients that declare them, as the gateway must carry.
 package main
 
 import (

@@ -22,8 +22,9 @@ type result struct {
 	writes, kills              int
 	reloads, applied, warnings int
 	start, peak, held, end     gauges
-	ended                      int // abandoned sessions the soak ended with a DELETE
-	kept                       int // long sessions held open through the idle
+	closed                     gauges // with -long-sessions: once the sessions closed, after end
+	ended                      int    // abandoned sessions the soak ended with a DELETE
+	kept                       int    // long sessions held open through the idle
 	stopTook                   time.Duration
 	stopErr                    error
 	survivors                  []proc
@@ -111,9 +112,14 @@ func drive(ctx context.Context, o options, w world, p *serveProc, pr profiler, l
 	if err := pr.take(ctx, "idle"); err != nil {
 		return nil, err
 	}
-	res.kept = len(long)
-	closeAll(long)
-	long = nil
+	if res.kept = len(long); res.kept > 0 {
+		closeAll(long)
+		long = nil
+		// Whether what the sessions held went with them.
+		if res.closed, err = lowest(ctx, p.metricsURL, 3*time.Second, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 	res.peak.heap = max(res.peak.heap, res.start.heap, res.held.heap, res.end.heap)
 	ch.note(p.cmd.Process.Pid)
 	res.stopTook, res.stopErr = p.stop(o.grace)
