@@ -70,20 +70,13 @@ func newEventStore() *eventStore {
 func (s *eventStore) Open(_ context.Context, session, stream string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.streamLocked(session, stream)
-	return nil
-}
-
-// streamLocked returns the stream, opening it (and dropping the session's
-// oldest past eventStreamsPerSession) if it is new. s.mu must be held.
-func (s *eventStore) streamLocked(session, stream string) (*sessionEvents, *streamEvents) {
 	se := s.sessions[session]
 	if se == nil {
 		se = &sessionEvents{streams: make(map[string]*streamEvents)}
 		s.sessions[session] = se
 	}
-	if st := se.streams[stream]; st != nil {
-		return se, st
+	if se.streams[stream] != nil {
+		return nil
 	}
 	s.opened++
 	st := &streamEvents{id: stream, opened: s.opened}
@@ -92,7 +85,7 @@ func (s *eventStore) streamLocked(session, stream string) (*sessionEvents, *stre
 	for len(se.order) > eventStreamsPerSession {
 		s.dropOldestLocked(se)
 	}
-	return se, st
+	return nil
 }
 
 // dropOldestLocked drops the session's oldest stream. s.mu must be held.
@@ -105,11 +98,17 @@ func (s *eventStore) dropOldestLocked(se *sessionEvents) {
 	s.bytes -= old.bytes
 }
 
-// Append implements mcp.EventStore.
+// Append implements mcp.EventStore. Every stream is opened first (the SDK
+// and the fast path do): one not open was dropped, or its session ended,
+// and its event is not kept, as it could not be numbered right.
 func (s *eventStore) Append(_ context.Context, session, stream string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	se, st := s.streamLocked(session, stream)
+	se := s.sessions[session]
+	if se == nil || se.streams[stream] == nil {
+		return nil
+	}
+	st := se.streams[stream]
 	st.data = append(st.data, data)
 	st.bytes += len(data)
 	se.bytes += len(data)

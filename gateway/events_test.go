@@ -81,6 +81,36 @@ func TestEventStoreKeepsAStreamsLastEvents(t *testing.T) {
 	}
 }
 
+// A call still running on a stream dropped meanwhile (its session made
+// eventStreamsPerSession requests since) ends with an event that is not
+// kept: kept, it would be numbered as the stream's first, and a resume
+// would replay the wrong events. Nor is an event kept for a session that
+// ended: it would stay for good.
+func TestEventStoreKeepsNoEventOfADroppedStream(t *testing.T) {
+	s := newEventStore()
+	ctx := context.Background()
+	s.Open(ctx, "a", "long")
+	s.Append(ctx, "a", "long", nil) // priming: event 0
+	for i := range eventStreamsPerSession {
+		s.Open(ctx, "a", fmt.Sprint("r", i))
+	}
+	s.Append(ctx, "a", "long", []byte("result")) // event 1, of a stream dropped
+	if _, err := s.replay("a", "long", 0); !errors.Is(err, mcp.ErrEventsPurged) {
+		t.Errorf("resuming the dropped stream after its priming event: %v; want %v", err, mcp.ErrEventsPurged)
+	}
+	if streams, _, _ := s.counts("a"); streams != eventStreamsPerSession {
+		t.Errorf("the session keeps %d streams; want %d", streams, eventStreamsPerSession)
+	}
+	s.SessionClosed(ctx, "a")
+	s.Append(ctx, "a", "r1", []byte("late"))
+	s.mu.Lock()
+	left := len(s.sessions)
+	s.mu.Unlock()
+	if left != 0 {
+		t.Errorf("an event after the session ended left %d sessions", left)
+	}
+}
+
 // Large results: a session keeps at most eventBytesPerSession of them,
 // the newest (even alone over the bound) always; every session together at
 // most eventBytesTotal.
@@ -89,12 +119,14 @@ func TestEventStoreBoundsBytes(t *testing.T) {
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("x"), 100<<10)
 	for i := range 30 {
+		s.Open(ctx, "a", fmt.Sprint("r", i))
 		s.Append(ctx, "a", fmt.Sprint("r", i), big)
 	}
 	if _, _, n := s.counts("a"); n > eventBytesPerSession {
 		t.Errorf("a session keeps %d bytes; want at most %d", n, eventBytesPerSession)
 	}
 	huge := bytes.Repeat([]byte("y"), 2*eventBytesPerSession)
+	s.Open(ctx, "a", "huge")
 	s.Append(ctx, "a", "huge", huge)
 	if got, err := s.replay("a", "huge", -1); err != nil || len(got) != 1 || len(got[0]) != len(huge) {
 		t.Errorf("a result over the bound alone: replayed %d events, %v; want it", len(got), err)
@@ -102,6 +134,7 @@ func TestEventStoreBoundsBytes(t *testing.T) {
 	for i := range 40 {
 		session := fmt.Sprint("s", i)
 		for j := range 10 {
+			s.Open(ctx, session, fmt.Sprint("r", j))
 			s.Append(ctx, session, fmt.Sprint("r", j), big)
 		}
 	}
