@@ -455,10 +455,11 @@ func httpOptions(sdkLog *slog.Logger, stateless bool) *mcp.StreamableHTTPOptions
 		PropagateRequestCancellation: true,
 	}
 	if !stateless {
-		// Resumable SSE streams (bounded to 10 MiB): a client whose
-		// stream drops mid-call reconnects and still gets its result.
-		// Stateless streams end with their request: nothing to resume.
-		o.EventStore = mcp.NewMemoryEventStore(nil)
+		// Resumable SSE streams (bounded per session, see eventStore): a
+		// client whose stream drops mid-call reconnects and still gets its
+		// result. Stateless streams end with their request: nothing to
+		// resume.
+		o.EventStore = newEventStore()
 	}
 	return o
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -142,6 +143,11 @@ func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
 	g.owners.forget(ss.ID())
 	g.keepAlive.forget(ss.ID())
 	g.parked.forget(ss)
+	if g.events != nil {
+		// The SDK ends the session's streams as its connection closes; an
+		// event the fast path stored after that is dropped here.
+		g.events.SessionClosed(context.Background(), ss.ID())
+	}
 }
 
 // evicted waits until deadline for the sessions evictIdle is closing.

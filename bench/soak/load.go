@@ -245,11 +245,16 @@ func (c *client) operate(sess *mcp.ClientSession) (cancelled bool) {
 
 // timed runs op with the hang bound as its deadline and records it.
 func (c *client) timed(kind string, op func(ctx context.Context) (outcome, error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.hangBound)
+	return c.tally.timed(kind, c.hangBound, op)
+}
+
+// timed runs op with hangBound as its deadline and records it.
+func (t *tally) timed(kind string, hangBound time.Duration, op func(ctx context.Context) (outcome, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
 	defer cancel()
 	start := time.Now()
 	how, err := op(ctx)
-	c.tally.record(kind, time.Since(start), c.hangBound, how, err)
+	t.record(kind, time.Since(start), hangBound, how, err)
 	if how != okay && err == nil {
 		err = errors.New(kind + " failed")
 	}

@@ -11,6 +11,7 @@
 //
 //	go run ./bench/soak                        # 10 minutes of load, then 2m30s idle
 //	go run ./bench/soak -duration 30s -idle 5s # a quick look
+//	go run ./bench/soak -long-sessions         # one session per client for the whole run
 //
 // It exits 1 on a hang (an operation that took -hang-bound or more), an
 // orphan, serve not exiting 0 within -grace of SIGTERM, or serve's heap
@@ -55,6 +56,10 @@ func runIfChild() {
 	if os.Getenv(selfEnv) != "1" {
 		return
 	}
+	if err := serveHeapProfiles(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())), StdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd()))})
@@ -71,6 +76,13 @@ type options struct {
 	heapTolerance                    float64
 	heapSlack                        int64
 	quiet                            bool
+	// longSessions holds each client to one session (see long.go), calling
+	// rate times a second in all.
+	longSessions bool
+	rate         float64
+	// profileDir, when set, receives heap profiles of serve (see
+	// profile.go).
+	profileDir string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -90,8 +102,22 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.heapTolerance, "heap-tolerance", 0.25, "allowed growth of serve's heap after idle, as a fraction of its start")
 	heapSlackMiB := fs.Int64("heap-slack", 4, "allowed growth of serve's heap after idle, in MiB, on top of -heap-tolerance")
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines")
+	fs.BoolVar(&o.longSessions, "long-sessions", false, "each client keeps one 2025-11-25 session (declaring roots) for the whole run, calling at -rate; "+
+		"reloads every 5s and kills every 7s unless -reload-every or -kill-every say otherwise; the sessions stay open through the idle")
+	fs.Float64Var(&o.rate, "rate", 400, "with -long-sessions: calls per second, all clients together")
+	fs.StringVar(&o.profileDir, "heap-profiles", "", "a directory to write serve's heap profiles to (start, end of load, after idle); needs -mcpbridge self")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.longSessions {
+		set := make(map[string]bool)
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["reload-every"] {
+			o.reloadEvery = longReloadEvery
+		}
+		if !set["kill-every"] {
+			o.killEvery = longKillEvery
+		}
 	}
 	o.heapSlack = *heapSlackMiB << 20
 	switch {
@@ -103,6 +129,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("soak: -clients and -backends must be at least 1")
 	case o.heapTolerance < 0 || o.heapSlack < 0:
 		return o, errors.New("soak: -heap-tolerance and -heap-slack must not be negative")
+	case o.rate <= 0:
+		return o, errors.New("soak: -rate must be positive (calls per second, all clients together)")
+	case o.profileDir != "" && o.mcpbridge != "self":
+		return o, errors.New("soak: -heap-profiles needs -mcpbridge self (only the soak's own serve can write them)")
 	}
 	return o, nil
 }

@@ -92,6 +92,10 @@ func (r *result) print(w io.Writer) {
 		r.writes, r.reloads, r.applied, r.kills, r.warnings)
 	fmt.Fprintf(w, "serve after the load: heap %s, %.0f goroutines, %.0f sessions, RSS %s; %d sessions left without a DELETE were then ended\n",
 		mib(r.held.heap), r.held.goroutines, r.held.sessions, mib(r.held.rss), r.ended)
+	if r.kept > 0 {
+		fmt.Fprintf(w, "long sessions: %d held open from the load through the idle; once closed: heap %s, %.0f goroutines, %.0f sessions\n",
+			r.kept, mib(r.closed.heap), r.closed.goroutines, r.closed.sessions)
+	}
 	fmt.Fprintf(w, "serve heap: %s at start, %s at peak, %s after idle; goroutines %.0f → %.0f; RSS %s → %s; sessions after idle %.0f\n",
 		mib(r.start.heap), mib(r.peak.heap), mib(r.end.heap), r.start.goroutines, r.end.goroutines, mib(r.start.rss), mib(r.end.rss), r.end.sessions)
 	fmt.Fprintf(w, "serve exit after SIGTERM: %v in %v; processes left behind: %d\n", exitText(r.stopErr), r.stopTook.Round(time.Millisecond), len(r.survivors))

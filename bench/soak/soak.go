@@ -22,7 +22,9 @@ type result struct {
 	writes, kills              int
 	reloads, applied, warnings int
 	start, peak, held, end     gauges
-	ended                      int // abandoned sessions the soak ended with a DELETE
+	closed                     gauges // with -long-sessions: once the sessions closed, after end
+	ended                      int    // abandoned sessions the soak ended with a DELETE
+	kept                       int    // long sessions held open through the idle
 	stopTook                   time.Duration
 	stopErr                    error
 	survivors                  []proc
@@ -41,6 +43,8 @@ func soak(ctx context.Context, o options, logf func(string, ...any)) (*result, e
 	if err != nil {
 		return nil, err
 	}
+	pr := newProfiler(o.profileDir, dir)
+	prog.env = append(prog.env, pr.env()...)
 	webURL, stopWeb, err := serveWeb()
 	if err != nil {
 		return nil, err
@@ -58,7 +62,7 @@ func soak(ctx context.Context, o options, logf func(string, ...any)) (*result, e
 	if err != nil {
 		return nil, err
 	}
-	res, err := drive(ctx, o, w, p, logf)
+	res, err := drive(ctx, o, w, p, pr, logf)
 	if err != nil {
 		p.kill()
 		return nil, err
@@ -67,7 +71,7 @@ func soak(ctx context.Context, o options, logf func(string, ...any)) (*result, e
 }
 
 // drive warms serve up, loads it, lets it idle and stops it.
-func drive(ctx context.Context, o options, w world, p *serveProc, logf func(string, ...any)) (*result, error) {
+func drive(ctx context.Context, o options, w world, p *serveProc, pr profiler, logf func(string, ...any)) (*result, error) {
 	if err := awaitTools(ctx, p, w.serverNames()); err != nil {
 		return nil, err
 	}
@@ -76,10 +80,17 @@ func drive(ctx context.Context, o options, w world, p *serveProc, logf func(stri
 	if res.start, err = lowest(ctx, p.metricsURL, 2*time.Second, 250*time.Millisecond); err != nil {
 		return nil, err
 	}
+	if err := pr.take(ctx, "start"); err != nil {
+		return nil, err
+	}
 	logf("serve is up (%s); heap %s; %d clients for %v", p.mcpURL, mib(res.start.heap), o.clients, o.duration)
 	began := time.Now()
 	var ch chaos
-	if err := load(ctx, o, w, p, res, &ch, logf); err != nil {
+	long, err := load(ctx, o, w, p, res, &ch, logf)
+	// The long sessions stay open through the idle: what serve keeps for
+	// a session that lives on is what the heap after idle measures.
+	defer func() { closeAll(long) }() // on an error; else once measured
+	if err != nil {
 		return nil, err
 	}
 	res.elapsed = time.Since(began)
@@ -88,12 +99,26 @@ func drive(ctx context.Context, o options, w world, p *serveProc, logf func(stri
 	if res.held, err = lowest(ctx, p.metricsURL, 3*time.Second, 500*time.Millisecond); err != nil {
 		return nil, err
 	}
+	if err := pr.take(ctx, "load"); err != nil {
+		return nil, err
+	}
 	if res.ended, err = endSessions(ctx, p, res.tally.abandoned); err != nil {
 		return nil, err
 	}
 	logf("load over after %v; %d abandoned sessions ended; idling %v", res.elapsed.Round(time.Second), res.ended, o.idle)
 	if res.end, err = lowest(ctx, p.metricsURL, o.idle, time.Second); err != nil {
 		return nil, err
+	}
+	if err := pr.take(ctx, "idle"); err != nil {
+		return nil, err
+	}
+	if res.kept = len(long); res.kept > 0 {
+		closeAll(long)
+		long = nil
+		// Whether what the sessions held went with them.
+		if res.closed, err = lowest(ctx, p.metricsURL, 3*time.Second, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
 	}
 	res.peak.heap = max(res.peak.heap, res.start.heap, res.held.heap, res.end.heap)
 	ch.note(p.cmd.Process.Pid)
@@ -104,8 +129,9 @@ func drive(ctx context.Context, o options, w world, p *serveProc, logf func(stri
 	return res, nil
 }
 
-// load runs the clients and the chaos for o.duration.
-func load(ctx context.Context, o options, w world, p *serveProc, res *result, ch *chaos, logf func(string, ...any)) error {
+// load runs the clients and the chaos for o.duration. With
+// -long-sessions it returns the clients, their sessions still open.
+func load(ctx context.Context, o options, w world, p *serveProc, res *result, ch *chaos, logf func(string, ...any)) ([]*longClient, error) {
 	loadCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	seed := uint64(time.Now().UnixNano())
@@ -116,13 +142,21 @@ func load(ctx context.Context, o options, w world, p *serveProc, res *result, ch
 	wg.Go(func() { ch.kill(loadCtx, servePid, o.killEvery, rand.New(rand.NewPCG(seed, 2))) })
 	wg.Go(func() { ch.watch(loadCtx, servePid, 500*time.Millisecond) })
 	wg.Go(func() { res.peak = follow(loadCtx, p.metricsURL, res.tally, logf) })
-	for i := range o.clients {
-		c := &client{url: p.mcpURL, token: p.token, servers: w.serverNames(), hangBound: o.hangBound, slow: o.slow,
-			tally: res.tally, rnd: rand.New(rand.NewPCG(seed, uint64(10+i)))}
-		wg.Go(func() { c.run(loadCtx) })
+	var long []*longClient
+	if o.longSessions {
+		long = longClients(o, w, p, res.tally, seed)
+		for _, c := range long {
+			wg.Go(func() { c.run(loadCtx) })
+		}
+	} else {
+		for i := range o.clients {
+			c := &client{url: p.mcpURL, token: p.token, servers: w.serverNames(), hangBound: o.hangBound, slow: o.slow,
+				tally: res.tally, rnd: rand.New(rand.NewPCG(seed, uint64(10+i)))}
+			wg.Go(func() { c.run(loadCtx) })
+		}
 	}
 	wg.Wait()
-	return reloadErr
+	return long, reloadErr
 }
 
 // follow scrapes serve every few seconds during the load, logs progress,

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -41,6 +44,34 @@ func TestShortSoak(t *testing.T) {
 	t.Log(out)
 }
 
+// TestShortLongSoak runs the long-session mode for a few seconds: each
+// client's one session stays open through the idle and is closed at the
+// end, and the heap profiles are written.
+func TestShortLongSoak(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-mcpbridge", "self", "-q", "-long-sessions", "-duration", "3s", "-idle", "1s", "-clients", "3", "-backends", "2",
+		"-rate", "60", "-reload-every", "700ms", "-kill-every", "900ms", "-hang-bound", "20s", "-heap-slack", "64", "-heap-profiles", dir}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("soak %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"call echo", "connect 2025-11-25", "close 2025-11-25", "long sessions: 3 held open", "processes left behind: 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "cancelled call") || strings.Contains(out, "2026-07-28") {
+		t.Errorf("the long-session mode made the default mode's operations:\n%s", out)
+	}
+	for _, name := range []string{"start", "load", "idle"} {
+		if st, err := os.Stat(filepath.Join(dir, name+".heap.pprof")); err != nil || st.Size() == 0 {
+			t.Errorf("the %s heap profile: %v", name, err)
+		}
+	}
+	t.Log(out)
+}
+
 func TestFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -50,6 +81,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-clients", "0"}, "at least 1"},
 		{[]string{"-heap-tolerance", "-1"}, "must not be negative"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-long-sessions", "-rate", "0"}, "-rate must be positive"},
+		{[]string{"-heap-profiles", "/tmp/x"}, "needs -mcpbridge self"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
@@ -109,6 +142,24 @@ func TestParseStat(t *testing.T) {
 		got, ok := parseStat([]byte(tc.line))
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("parseStat(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// -long-sessions reloads every 5s and kills every 7s, unless told
+// otherwise.
+func TestLongSessionDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		reload, killer time.Duration
+	}{
+		{[]string{"-long-sessions"}, 5 * time.Second, 7 * time.Second},
+		{[]string{"-long-sessions", "-reload-every", "2s"}, 2 * time.Second, 7 * time.Second},
+		{nil, 3 * time.Second, 5 * time.Second},
+	} {
+		o, err := parseFlags(tc.args, io.Discard)
+		if err != nil || o.reloadEvery != tc.reload || o.killEvery != tc.killer {
+			t.Errorf("soak %q: reload every %v, kill every %v, %v; want %v, %v", tc.args, o.reloadEvery, o.killEvery, err, tc.reload, tc.killer)
 		}
 	}
 }
