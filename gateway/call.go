@@ -197,7 +197,22 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		// Listed a moment ago, unregistered since (the next sync removes it).
 		return result{}, unknownTool(name)
 	}
+	if wire := backendError(res); wire != nil {
+		return result{}, wire
+	}
 	return g.toWire(ctx, name, res), nil
+}
+
+// backendError is the JSON-RPC error a backend answered the call with, to
+// be the client's answer as sent (a -32021 asks the client for a
+// capability; an isError result would hide it), or nil. The SDK's own
+// "rejected by transport" (-32005) is a local failure, not an answer.
+func backendError(res tool.Result) *jsonrpc.Error {
+	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
+	if !ok || wire.Code == -32005 {
+		return nil
+	}
+	return wire
 }
 
 // relate ties a call's context to its client: its progress, log messages

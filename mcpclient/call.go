@@ -308,10 +308,23 @@ func describeCallError(err error) error {
 	if strings.HasPrefix(wire.Message, prefix) {
 		// A TypeScript server's McpError puts the prefix in the message
 		// it sends already.
-		return errors.New(wire.Message)
+		return &serverError{wire.Message, wire}
 	}
-	return errors.New(prefix + wire.Message)
+	return &serverError{prefix + wire.Message, wire}
 }
+
+// serverError is a JSON-RPC error the server answered a request with:
+// its text as describeCallError renders it, and the error as sent, which
+// a gateway forwards (errors.As finds it).
+type serverError struct {
+	text string
+	wire *jsonrpc.Error
+}
+
+func (e *serverError) Error() string { return e.text }
+
+// Unwrap returns the error as the server sent it.
+func (e *serverError) Unwrap() error { return e.wire }
 
 // codeRejectedByTransport is the code of the go-sdk's jsonrpc2.ErrRejected.
 const codeRejectedByTransport = -32005
