@@ -52,3 +52,50 @@ func TestBackendRPCErrorRelayed(t *testing.T) {
 	}
 }
 
+// elicitingBackend registers, in reg, a 2025-11-25 backend whose tool
+// "ask" elicits a field p in the middle of the call and answers with the
+// action and p.
+func elicitingBackend(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "p?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"p":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		p, _ := res.Content["p"].(string)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action + " " + p}}}, nil
+	})
+	cfg := mcpclient.Config{ServerName: "b", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25"}
+	startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg, Elicit: true}, srv)
+}
+
+// A call left input-required by a client that never calls again blocks
+// no other client's question: its backend call waits for that answer, so
+// a 2025-11-25 backend's next question (which names no call) can only be
+// the other call's, and reaches that client, instead of being declined
+// as one that could belong to either.
+func TestAbandonedRoundBlocksNoOtherQuestion(t *testing.T) {
+	reg := tool.NewRegistry()
+	elicitingBackend(t, reg)
+	g := newGateway(t, reg, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+
+	abandons := manualInMemory(t, g)
+	first, err := abandons.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__b__ask", Arguments: map[string]any{}})
+	if err != nil || !first.NeedsInput() {
+		t.Fatalf("the first client's call: %+v, %v; want it input-required", first, err)
+	}
+
+	answers := mcp.NewClient(&mcp.Implementation{Name: "answers", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"p": "bob"}}, nil
+		},
+	})
+	other, _ := connectClient(t, g, answers, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__b__ask", Arguments: map[string]any{}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "accept bob" {
+		t.Errorf("the other client's call while the first is parked: %+v, %v; want its own answer, accept bob", res, err)
+	}
+}

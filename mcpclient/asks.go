@@ -28,6 +28,19 @@ type caller struct {
 	log   tool.LogFunc
 	ended context.Context              // done when the call returns: its requests end with it
 	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
+	// waiting counts its requests put to its consumer and not answered
+	// yet (asking): a call whose server waits for an answer is not the
+	// one a new request of the server comes from.
+	waiting atomic.Int32
+}
+
+// asking is cl.ask, counted in cl.waiting while it waits for the answer.
+func (cl *caller) asking() tool.AskFunc {
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		cl.waiting.Add(1)
+		defer cl.waiting.Add(-1)
+		return cl.ask(ctx, a)
+	}
 }
 
 // callers are the server's calls in flight, every one of them. On
@@ -83,6 +96,31 @@ func (c *callers) of(call *sdkwire.Slot) *caller {
 	return nil
 }
 
+// asker returns the call a request of the server that names no call can
+// only come from: the only call in flight, else the only one whose server
+// waits for no answer of its consumer (a call whose question is
+// outstanding, parked at a gateway client that may never answer, does
+// not ask again meanwhile; README.md, "Servers that ask"); nil when no
+// or more than one call qualifies.
+func (c *callers) asker() *caller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.list) == 1 {
+		return c.list[0]
+	}
+	var free *caller
+	for _, cl := range c.list {
+		if cl.waiting.Load() > 0 {
+			continue
+		}
+		if free != nil {
+			return nil
+		}
+		free = cl
+	}
+	return free
+}
+
 // ambiguous reports whether more than one call is in flight.
 func (c *callers) ambiguous() bool {
 	c.mu.Lock()
@@ -94,7 +132,8 @@ func (c *callers) ambiguous() bool {
 // with ctx, certainly belongs to: the one ctx names (protocol 2026-07-28,
 // where a request is part of its call's result), else the one whose HTTP
 // stream it came on (found by decoded, the encoding of its decoded
-// params), else the only call in flight; nil when none is certain or its
+// params), else the only call in flight that can ask (callers.asker);
+// nil when none is certain or its
 // consumer takes no requests. ended is done when that call returns (nil
 // when ctx is the call's own).
 func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
@@ -103,12 +142,12 @@ func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) 
 	}
 	if call, tied := s.related.take(method, decoded); tied {
 		if cl := s.callers.of(call); cl != nil && cl.ask != nil {
-			return cl.ask, cl.ended
+			return cl.asking(), cl.ended
 		}
 		return nil, nil // its call is over, or takes no requests: no other may
 	}
-	if cl := s.callers.sole(); cl != nil && cl.ask != nil {
-		return cl.ask, cl.ended
+	if cl := s.callers.asker(); cl != nil && cl.ask != nil {
+		return cl.asking(), cl.ended
 	}
 	return nil, nil
 }
