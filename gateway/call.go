@@ -185,6 +185,9 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)
 	}
+	if caller := perRequestCaller(params.Meta); caller != nil {
+		ctx = tool.WithCaller(ctx, caller)
+	}
 	var ended func(tool.Result, bool)
 	if g.opts.Observer != nil {
 		ended = g.opts.Observer.CallStarted(name)
@@ -201,6 +204,21 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		return result{}, wire
 	}
 	return g.toWire(ctx, name, res), nil
+}
+
+// perRequestCaller is the description a 2026-07-28 request's _meta gives
+// of its client (clientInfo, clientCapabilities), for the backend to judge
+// the caller by (tool.WithCaller); nil for a request without one.
+func perRequestCaller(meta map[string]any) map[string]any {
+	caps, ok := meta[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return nil
+	}
+	caller := map[string]any{mcp.MetaKeyClientCapabilities: caps}
+	if info, ok := meta[mcp.MetaKeyClientInfo]; ok {
+		caller[mcp.MetaKeyClientInfo] = info
+	}
+	return caller
 }
 
 // backendError is the JSON-RPC error a backend answered the call with, to

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -97,5 +98,52 @@ func TestAbandonedRoundBlocksNoOtherQuestion(t *testing.T) {
 	res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__b__ask", Arguments: map[string]any{}})
 	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "accept bob" {
 		t.Errorf("the other client's call while the first is parked: %+v, %v; want its own answer, accept bob", res, err)
+	}
+}
+
+// samplingBackend registers, in reg, a 2026-07-28 backend whose tool
+// "needs" refuses with -32021 a request whose client declares no
+// sampling, and otherwise answers with the client's name, as a server
+// judges each request by its _meta (SEP-2575).
+func samplingBackend(t *testing.T, reg *tool.Registry) {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "judge", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "needs", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if caps := req.ClientCapabilities(); caps == nil || caps.Sampling == nil {
+			return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "declare sampling"}
+		}
+		info, _ := req.Params.Meta[mcp.MetaKeyClientInfo].(map[string]any)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("for ", info["name"])}}}, nil
+	})
+	cfg := mcpclient.Config{ServerName: "judge", Transport: mcpclient.TransportStdio, Command: "unused", AllowSampling: true}
+	c := startMemBackendWith(t, cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true}, srv)
+	if v := c.Status().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("backend negotiated %q, want 2026-07-28", v)
+	}
+}
+
+// A 2026-07-28 request's own clientCapabilities and clientInfo reach the
+// backend, not the gateway's: a caller that declares no sampling is
+// refused by a backend whose tool needs it (the backend's -32021, with
+// HTTP 400), although the gateway itself may sample for it; one that
+// declares sampling is served, and the backend sees its name.
+func TestCallerCapabilitiesReachBackend(t *testing.T) {
+	reg := tool.NewRegistry()
+	samplingBackend(t, reg)
+	opts := Options{Stateless: true}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	c := &rawHTTP{t: t, endpoint: base + "/mcp", perRequest: true}
+	callAs := func(caps string) (wireMessage, *http.Response) {
+		params := `{"name":"mcp__judge__needs","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"caller-7","version":"1"},"io.modelcontextprotocol/clientCapabilities":` + caps + `}}`
+		return c.postWith(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`, c.headersOf("tools/call", params))
+	}
+	m, resp := callAs(`{}`)
+	if in := inBody(m); resp.StatusCode != http.StatusBadRequest || in.Error == nil || in.Error.Code != -32021 {
+		t.Errorf("a caller without sampling: HTTP %d, %+v; want the backend's -32021 with 400", resp.StatusCode, m)
+	}
+	m, _ = callAs(`{"sampling":{}}`)
+	if m.Error != nil || !strings.Contains(string(m.Result), "for caller-7") {
+		t.Errorf("a caller with sampling: %s %+v; want the backend to see caller-7", m.Result, m.Error)
 	}
 }

@@ -425,3 +425,35 @@ func (s *Server) setLogLevel(ctx context.Context, gen *generation) {
 		s.log.Warn("logging/setLevel failed; the server's log level is its own", "level", s.cfg.LogLevel, "err", err)
 	}
 }
+
+// withCallerMeta adds to meta, for a server of protocol 2026-07-28, the
+// per-request description of the consumer's own client (tool.CallerFrom:
+// a gateway's caller): its clientInfo, and its clientCapabilities limited
+// to what the bridge relays to it (elicitation, sampling where the entry
+// allows it, roots) plus the bridge's own extensions (it follows the
+// server's tasks itself). A server then refuses, with -32021, what the
+// caller cannot answer, instead of running a tool for a client it
+// believes can.
+func (s *Server) withCallerMeta(ctx context.Context, gen *generation, meta mcp.Meta) mcp.Meta {
+	caller := tool.CallerFrom(ctx)
+	init := gen.session.InitializeResult()
+	if caller == nil || init == nil || init.ProtocolVersion != sdkwire.PerRequestVersion {
+		return meta
+	}
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	if info, ok := caller[mcp.MetaKeyClientInfo]; ok {
+		meta[mcp.MetaKeyClientInfo] = info
+	}
+	declared, _ := caller[mcp.MetaKeyClientCapabilities].(map[string]any)
+	relayed := map[string]bool{"elicitation": s.opts.Elicit, "sampling": s.samples(), "roots": true}
+	caps := map[string]any{"extensions": map[string]any{tasks.Extension: map[string]any{}}}
+	for key, v := range declared {
+		if relayed[key] {
+			caps[key] = v
+		}
+	}
+	meta[mcp.MetaKeyClientCapabilities] = caps
+	return meta
+}

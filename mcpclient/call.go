@@ -172,7 +172,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	callCtx, end := s.callContext(ctx, gen)
 	defer end()
 	slot := &captureSlot{replace: true}
-	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withTraceMeta(ctx, s.requestMeta(gen))}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withCallerMeta(ctx, gen, s.withTraceMeta(ctx, s.requestMeta(gen)))}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()
