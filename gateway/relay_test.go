@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -147,5 +148,26 @@ func TestCallerCapabilitiesReachBackend(t *testing.T) {
 	m, _ = callAs(`{"sampling":{}}`)
 	if m.Error != nil || !strings.Contains(string(m.Result), "for caller-7") {
 		t.Errorf("a caller with sampling: %s %+v; want the backend to see caller-7", m.Result, m.Error)
+	}
+}
+
+// A backend written for 2025-11-25 that elicits mid-call on a 2026-07-28
+// session fails the call with a JSON-RPC error: the gateway's client gets
+// that error, its message ending with the fix the direct CLI names (the
+// entry's protocolVersion).
+func TestOldAskFixReachesClient(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "old", Version: "0"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "hard", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "hi", RequestedSchema: map[string]any{"type": "object"}}); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{}, nil
+	})
+	hs := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{Stateless: true})
+	reg := tool.NewRegistry()
+	startClient(t, mcpclient.Config{ServerName: "old", Transport: mcpclient.TransportStreamableHTTP, URL: hs.URL}, mcpclient.Options{Registry: reg, Elicit: true})
+	got := connectRaw(t, newGateway(t, reg, Options{})).request("tools/call", `{"name":"mcp__old__hard","arguments":{}}`)
+	if got.Error == nil || !strings.HasSuffix(got.Error.Message, `set protocolVersion: "2025-11-25" on its entry)`) {
+		t.Errorf("result %s, error %+v; want the backend's error with the fix", got.Result, got.Error)
 	}
 }
