@@ -257,10 +257,10 @@ func TestAdmissionTaskGatedBeforeItExists(t *testing.T) {
 			refusedWith(t, "a rate-limited call as a task", c.request("tools/call", p.call("limited")), codeLimited)
 			gate.expect(t, "limited", counts{Entered: 2, Ended: okOutcome})
 
-			if list := c.request("tasks/list", `{}`); strings.Count(string(list.Result), `"taskId"`) != 2 {
-				t.Errorf("tasks/list: %s %+v; want the 2 admitted tasks only", list.Result, list.Error)
-			}
 			if !p.ext {
+				if list := c.request("tasks/list", `{}`); strings.Count(string(list.Result), `"taskId"`) != 2 {
+					t.Errorf("tasks/list: %s %+v; want the 2 admitted tasks only", list.Result, list.Error)
+				}
 				return
 			}
 			id = createdTask(t, c.request("tools/call", p.call("twice")), p.ext)
@@ -269,7 +269,7 @@ func TestAdmissionTaskGatedBeforeItExists(t *testing.T) {
 					return strings.Contains(string(c.request("tasks/get", idParams(id)).Result), `"inputRequests":{"`+key+`":`)
 				})
 				gate.expect(t, "twice", counts{Entered: 1})
-				c.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"`+key+`":{"action":"accept","content":{"v":"`+key+`"}}}}`)
+				c.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"`+key+`":{"action":"accept","content":{"v":"`+key+`"}}},`+declaresTasks+`}`)
 			}
 			awaitTask(t, c, id, "completed")
 			gate.expect(t, "twice", counts{Entered: 1, Ended: okOutcome})
@@ -407,7 +407,7 @@ func TestAdmissionHiddenToolUnknown(t *testing.T) {
 			c := p.open(t, Options{Gate: gate})
 			answeredAsNone(t, c, p.call, "secret")
 			gate.expect(t, "secret", counts{Entered: 1})
-			if list := c.request("tasks/list", `{}`); strings.Contains(string(list.Result), `"taskId"`) {
+			if list := c.request("tasks/list", `{}`); !p.ext && strings.Contains(string(list.Result), `"taskId"`) {
 				t.Errorf("tasks/list: %s; want no task", list.Result)
 			}
 		})

@@ -191,6 +191,9 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)
 	}
+	if caller := perRequestCaller(params.Meta); caller != nil {
+		ctx = tool.WithCaller(ctx, caller)
+	}
 	var ended func(tool.Result, bool)
 	if g.opts.Observer != nil {
 		ended = g.opts.Observer.CallStarted(name)
@@ -206,7 +209,37 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		// Listed a moment ago, unregistered since (the next sync removes it).
 		return result{}, unknownTool(name)
 	}
+	if wire := backendError(res); wire != nil {
+		return result{}, wire
+	}
 	return g.toWire(ctx, name, res), nil
+}
+
+// perRequestCaller is the description a 2026-07-28 request's _meta gives
+// of its client (clientInfo, clientCapabilities), for the backend to judge
+// the caller by (tool.WithCaller); nil for a request without one.
+func perRequestCaller(meta map[string]any) map[string]any {
+	caps, ok := meta[mcp.MetaKeyClientCapabilities]
+	if !ok {
+		return nil
+	}
+	caller := map[string]any{mcp.MetaKeyClientCapabilities: caps}
+	if info, ok := meta[mcp.MetaKeyClientInfo]; ok {
+		caller[mcp.MetaKeyClientInfo] = info
+	}
+	return caller
+}
+
+// backendError is the JSON-RPC error a backend answered the call with, to
+// be the client's answer as sent (a -32021 asks the client for a
+// capability; an isError result would hide it), or nil. The SDK's own
+// "rejected by transport" (-32005) is a local failure, not an answer.
+func backendError(res tool.Result) *jsonrpc.Error {
+	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
+	if !ok || wire.Code == -32005 {
+		return nil
+	}
+	return wire
 }
 
 // relate ties a call's context to its client: its progress, log messages

@@ -114,14 +114,16 @@ func TestConformanceServerScenarios(t *testing.T) {
 
 // runConformance serves g over HTTP, runs every server scenario against
 // it, logs a per-scenario table and returns the results.
-func runConformance(t *testing.T, conformance string, g *Gateway, out string) map[string]scenarioResult {
+func runConformance(t *testing.T, conformance string, g *Gateway, out string, args ...string) map[string]scenarioResult {
 	t.Helper()
+	if len(args) == 0 {
+		args = []string{"--suite", "all"}
+	}
 	base := serveHTTP(t, g, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
 	defer cancel()
-	run := exec.CommandContext(ctx, conformance, "server", "--suite", "all", "--url", base+"/mcp", "-o", out)
-	// The suite needs Node 22, installed next to it.
-	run.Env = append(os.Environ(), "PATH="+filepath.Dir(conformance)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	run := exec.CommandContext(ctx, conformance, append([]string{"server", "--url", base + "/mcp", "-o", out}, args...)...)
+	run.Env = node22Env(t)
 	output, err := run.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("conformance suite did not finish: %v\n%s", err, output)
@@ -195,4 +197,75 @@ func mustPass(t *testing.T, results map[string]scenarioResult, names []string) {
 			t.Errorf("scenario %s: want a pass, got %+v (ran: %v)", name, r, ok)
 		}
 	}
+}
+
+// node22Env is the environment of a conformance suite's process: Node 22,
+// which the lockfile ships beside the suites, first on PATH.
+func node22Env(t *testing.T) []string {
+	node := mcptest.ThirdPartyBin(t, "node")
+	return append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// conformanceNext returns the entry point of the conformance suite 0.2
+// (package.json's alias conformance-next), whose requirement sets are
+// frozen per spec revision. Missing, the test fails under CI and is
+// skipped otherwise, as mcptest.ThirdPartyBin does.
+func conformanceNext(t *testing.T) string {
+	t.Helper()
+	node := mcptest.ThirdPartyBin(t, "node")
+	path := filepath.Join(filepath.Dir(filepath.Dir(node)), "conformance-next", "dist", "index.js")
+	if _, err := os.Stat(path); err != nil {
+		msg := fmt.Sprintf("conformance 0.2 is not installed (%v); run scripts/install-thirdparty.sh", err)
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+			t.Fatalf("%s (fatal because CI=%s)", msg, ci)
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
+// requiredServerScenarios lists the server scenarios the suite at path
+// requires for spec revision rev (conformance list --requirements).
+func requiredServerScenarios(t *testing.T, path, rev string) []string {
+	t.Helper()
+	list := exec.Command(path, "list", "--server", "--requirements", rev)
+	list.Env = node22Env(t)
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("conformance list --requirements %s: %v", rev, err)
+	}
+	// The server section's lines, "  - name", up to the next heading.
+	var names []string
+	server := false
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimRight(line, "\n")
+		if line != "" && !strings.HasPrefix(line, " ") {
+			server = strings.HasPrefix(line, "Server scenarios")
+			continue
+		}
+		if name, ok := strings.CutPrefix(line, "  - "); ok && server {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("conformance list --requirements %s listed no scenario:\n%s", rev, out)
+	}
+	return names
+}
+
+// The requirement set of 2025-11-25 (conformance 0.2, frozen at the
+// revision's release: 30 server scenarios), in one run against one
+// gateway in the default mode (sessions) with raw names, in front of the
+// go-sdk everything-server pinned to 2025-11-25: every scenario the set
+// requires passes, as against the backend alone.
+func TestConformanceRequirements20251125(t *testing.T) {
+	suite := conformanceNext(t)
+	required := requiredServerScenarios(t, suite, "2025-11-25")
+	if len(required) < 30 {
+		t.Fatalf("the 2025-11-25 set requires %d server scenarios, want 30: %v", len(required), required)
+	}
+	reg := tool.NewRegistry()
+	startEverything(t, reg, "everything", buildEverythingServer(t), "2025-11-25")
+	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2025-11-25")
+	mustPass(t, results, required)
 }

@@ -31,8 +31,8 @@ import (
 // the middle of a call). In stateless mode there are no sessions: a
 // task belongs to the identity that made it, and another identity gets the "no task" of an
 // unknown id. Without authentication every client is the same anonymous
-// one: a task's 128-bit id is then the only key to it, and tasks/list
-// lists nothing. Bounds as for a session's tasks (16, kept 10 minutes),
+// one: a task's 128-bit id is then the only key to it (the extension has
+// no tasks/list). Bounds as for a session's tasks (16, kept 10 minutes),
 // for at most maxTaskOwners identities holding tasks at once; the calls
 // in flight of one identity's tasks (else of one address's) are bounded
 // as a session's (MaxCallsPerSession); Close cancels them all.
@@ -54,7 +54,7 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		owner := identityOf(r)
-		x := extTasks{listable: owner != "", caller: g.placeOf(r.Context(), callRequest{}).key,
+		x := extTasks{caller: g.placeOf(r.Context(), callRequest{}).key,
 			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
 			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
 				return g.startOwnerTask(owner, start)
@@ -76,9 +76,6 @@ type extTasks struct {
 	// start calls start with the store a new task goes to, made if need
 	// be.
 	start func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error)
-	// listable is false where tasks/list must list nothing (anonymous
-	// stateless clients, who share one store).
-	listable bool
 	// session is the client session on a stream connection, nil in
 	// stateless mode.
 	session *mcp.ServerSession
@@ -92,10 +89,10 @@ type extTasks struct {
 func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) || req.Method == "tasks/update" {
 		method, params := req.Method, req.Params
+		if err := extTasksRefusal(method, params, x.session); err != nil {
+			return func(context.Context) (json.RawMessage, error) { return nil, err }
+		}
 		return func(ctx context.Context) (json.RawMessage, error) {
-			if method == "tasks/list" && !x.listable {
-				return json.RawMessage(`{"tasks":[]}`), nil
-			}
 			return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
 		}
 	}
@@ -113,6 +110,33 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			})
 		})
 	}
+}
+
+// extTasksRefusal is the error that answers a tasks request of the
+// extension before any task is looked up, nil for one to answer: the
+// methods the extension removed (2025-11-25's tasks/list and blocking
+// tasks/result) are not found (-32601), as they are on a backend that
+// speaks it, and a client that declared the extension neither in its
+// session nor in the request's _meta gets -32021, the capability it must
+// declare in the error's data.
+func extTasksRefusal(method string, params json.RawMessage, session *mcp.ServerSession) error {
+	if method == "tasks/list" || method == "tasks/result" {
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: method + " was removed by the tasks extension of 2026-07-28 (" + tasks.Extension + "): poll tasks/get for a task's status and result"}
+	}
+	if sessionDeclaresExtension(session) {
+		return nil
+	}
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) == nil && declaresExtension(p.Meta) {
+		return nil
+	}
+	// Not mcp.ClientCapabilities, which would add an empty roots.
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasks.Extension: map[string]any{}}}})
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: data,
+		Message: method + " needs the client capability extensions[\"" + tasks.Extension + "\"]: declare it in the request's _meta clientCapabilities"}
 }
 
 // extCall reads a tools/call from a client that declares the extension

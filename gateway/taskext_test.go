@@ -78,11 +78,8 @@ func TestGatewayStatelessExtensionTasks(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(task.TaskID)).Result), `"inputRequests":{"q1":`)
 	})
 	bob := &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret"}
-	answeredAsUnknown(t, "bob", bob, task.TaskID, "tasks/get", "tasks/update", "tasks/cancel", "tasks/result")
-	if list := bob.request("tasks/list", `{}`); string(list.Result) != `{"tasks":[]}` {
-		t.Errorf("bob's tasks/list: %s %+v", list.Result, list.Error)
-	}
-	alice.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"owl"}}}}`)
+	answeredAsUnknown(t, "bob", bob, task.TaskID, "tasks/get", "tasks/update", "tasks/cancel")
+	alice.request("tasks/update", `{"taskId":"`+task.TaskID+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"owl"}}},`+declaresTasks+`}`)
 	waitFor(t, "alice's task completed", func() bool {
 		return strings.Contains(string(alice.request("tasks/get", idParams(task.TaskID)).Result), `"status":"completed"`)
 	})
@@ -168,7 +165,7 @@ func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
 	first := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-0"}
 	waitFor(t, "the task tool served", func() bool {
 		id, _ := taskOf(first)
-		return id != "" && first.request("tasks/result", idParams(id)).Error == nil
+		return id != "" && first.request("tasks/cancel", idParams(id)).Error == nil
 	})
 	for i := 1; i < maxTaskOwners; i++ {
 		c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-" + strconv.Itoa(i)}
@@ -176,12 +173,61 @@ func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
 		if id == "" {
 			t.Fatalf("identity %d: no task: %s %+v", i, m.Result, m.Error)
 		}
-		if got := c.request("tasks/result", idParams(id)); got.Error != nil {
-			t.Fatalf("identity %d: tasks/result: %+v", i, got.Error)
+		if got := c.request("tasks/cancel", idParams(id)); got.Error != nil {
+			t.Fatalf("identity %d: tasks/cancel: %+v", i, got.Error)
 		}
 	}
 	late := &rawHTTP{t: t, endpoint: base + "/mcp", token: "late"}
 	if id, m := taskOf(late); id == "" {
 		t.Fatalf("an identity after %d whose tasks are all collected: %s %+v", maxTaskOwners, m.Result, m.Error)
 	}
+}
+
+// The wire of the tasks extension as a 2026-07-28 client meets it: the
+// methods the extension removed (tasks/list, the blocking tasks/result)
+// are not found (-32601), as on a backend that speaks it, on every path
+// of the extension; a stateless request of tasks/get, tasks/update or
+// tasks/cancel from a client that did not declare the extension gets
+// -32021, with HTTP 400 and the capability it lacks in the error's data,
+// even for its own task; declared, the same request is answered.
+func TestExtensionTasksWire(t *testing.T) {
+	for _, p := range taskPaths {
+		if !p.ext {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			c := p.open(t, Options{})
+			id := createdTask(t, c.request("tools/call", p.call("work")), true)
+			awaitTask(t, c, id, "completed")
+			for _, method := range []string{"tasks/list", "tasks/result"} {
+				refusedWith(t, method, inBody(c.request(method, idParams(id))), -32601)
+			}
+		})
+	}
+	opts := Options{Stateless: true, Authenticate: aliceOrBob}
+	base := serveHTTP(t, newGateway(t, admissionRegistry(t), opts), opts)
+	alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret", perRequest: true}
+	id := createdTask(t, alice.request("tools/call", extParams("work")), true)
+	awaitTask(t, alice, id, "completed")
+	bare := `{"taskId":"` + id + `"}`
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		m, resp := alice.postWith(`{"jsonrpc":"2.0","id":9,"method":"`+method+`","params":`+bare+`}`, alice.headersOf(method, bare))
+		refusedWith(t, method+" of a client that did not declare the extension", inBody(m), -32021)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(m.Error.Message, `"data":{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`) {
+			t.Errorf("%s undeclared: HTTP %d, error %+v; want 400 naming the capability", method, resp.StatusCode, m.Error)
+		}
+	}
+	if got := alice.request("tasks/get", idParams(id)); got.Error != nil || !strings.Contains(string(got.Result), `"status":"completed"`) {
+		t.Errorf("tasks/get declared: %s %+v", got.Result, got.Error)
+	}
+}
+
+// inBody returns the JSON-RPC response an HTTP error status carried in
+// its body (rawHTTP reports it as an error of that status), else m.
+func inBody(m wireMessage) wireMessage {
+	var in wireMessage
+	if m.Error != nil && m.Error.Code >= 400 && m.Error.Code < 600 && json.Unmarshal([]byte(m.Error.Message), &in) == nil {
+		return in
+	}
+	return m
 }

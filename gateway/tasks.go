@@ -111,7 +111,7 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, 
 	if sdkwire.TakesCalls(ss) {
 		return g.taskBody(ss, st, req, header)
 	}
-	return g.extBody(extTasks{tasks: func() *sessionTasks { return ext }, listable: true, session: ss,
+	return g.extBody(extTasks{tasks: func() *sessionTasks { return ext }, session: ss,
 		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) { return start(ext) }}, req, header)
 }
 

@@ -28,7 +28,12 @@ func taskOf(t *testing.T, m wireMessage) string {
 	return r.Task.TaskID
 }
 
-func idParams(id string) string { return `{"taskId":"` + id + `"}` }
+func idParams(id string) string { return `{"taskId":"` + id + `",` + declaresTasks + `}` }
+
+// declaresTasks is the _meta of a request from a client that declares the
+// tasks extension, which a tasks request of the extension must carry (on
+// a 2025-11-25 session the _meta is ignored).
+const declaresTasks = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
 
 // requester is a raw client of any transport.
 type requester interface {

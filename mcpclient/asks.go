@@ -28,6 +28,19 @@ type caller struct {
 	log   tool.LogFunc
 	ended context.Context              // done when the call returns: its requests end with it
 	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
+	// waiting counts its requests put to its consumer and not answered
+	// yet (asking): a call whose server waits for an answer is not the
+	// one a new request of the server comes from.
+	waiting atomic.Int32
+}
+
+// asking is cl.ask, counted in cl.waiting while it waits for the answer.
+func (cl *caller) asking() tool.AskFunc {
+	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
+		cl.waiting.Add(1)
+		defer cl.waiting.Add(-1)
+		return cl.ask(ctx, a)
+	}
 }
 
 // callers are the server's calls in flight, every one of them. On
@@ -83,6 +96,31 @@ func (c *callers) of(call *sdkwire.Slot) *caller {
 	return nil
 }
 
+// asker returns the call a request of the server that names no call can
+// only come from: the only call in flight, else the only one whose server
+// waits for no answer of its consumer (a call whose question is
+// outstanding, parked at a gateway client that may never answer, does
+// not ask again meanwhile; README.md, "Servers that ask"); nil when no
+// or more than one call qualifies.
+func (c *callers) asker() *caller {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.list) == 1 {
+		return c.list[0]
+	}
+	var free *caller
+	for _, cl := range c.list {
+		if cl.waiting.Load() > 0 {
+			continue
+		}
+		if free != nil {
+			return nil
+		}
+		free = cl
+	}
+	return free
+}
+
 // ambiguous reports whether more than one call is in flight.
 func (c *callers) ambiguous() bool {
 	c.mu.Lock()
@@ -94,7 +132,8 @@ func (c *callers) ambiguous() bool {
 // with ctx, certainly belongs to: the one ctx names (protocol 2026-07-28,
 // where a request is part of its call's result), else the one whose HTTP
 // stream it came on (found by decoded, the encoding of its decoded
-// params), else the only call in flight; nil when none is certain or its
+// params), else the only call in flight that can ask (callers.asker);
+// nil when none is certain or its
 // consumer takes no requests. ended is done when that call returns (nil
 // when ctx is the call's own).
 func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) (fn tool.AskFunc, ended context.Context) {
@@ -103,12 +142,12 @@ func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) 
 	}
 	if call, tied := s.related.take(method, decoded); tied {
 		if cl := s.callers.of(call); cl != nil && cl.ask != nil {
-			return cl.ask, cl.ended
+			return cl.asking(), cl.ended
 		}
 		return nil, nil // its call is over, or takes no requests: no other may
 	}
-	if cl := s.callers.sole(); cl != nil && cl.ask != nil {
-		return cl.ask, cl.ended
+	if cl := s.callers.asker(); cl != nil && cl.ask != nil {
+		return cl.asking(), cl.ended
 	}
 	return nil, nil
 }
@@ -385,4 +424,36 @@ func (s *Server) setLogLevel(ctx context.Context, gen *generation) {
 	if err != nil {
 		s.log.Warn("logging/setLevel failed; the server's log level is its own", "level", s.cfg.LogLevel, "err", err)
 	}
+}
+
+// withCallerMeta adds to meta, for a server of protocol 2026-07-28, the
+// per-request description of the consumer's own client (tool.CallerFrom:
+// a gateway's caller): its clientInfo, and its clientCapabilities limited
+// to what the bridge relays to it (elicitation, sampling where the entry
+// allows it, roots) plus the bridge's own extensions (it follows the
+// server's tasks itself). A server then refuses, with -32021, what the
+// caller cannot answer, instead of running a tool for a client it
+// believes can.
+func (s *Server) withCallerMeta(ctx context.Context, gen *generation, meta mcp.Meta) mcp.Meta {
+	caller := tool.CallerFrom(ctx)
+	init := gen.session.InitializeResult()
+	if caller == nil || init == nil || init.ProtocolVersion != sdkwire.PerRequestVersion {
+		return meta
+	}
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	if info, ok := caller[mcp.MetaKeyClientInfo]; ok {
+		meta[mcp.MetaKeyClientInfo] = info
+	}
+	declared, _ := caller[mcp.MetaKeyClientCapabilities].(map[string]any)
+	relayed := map[string]bool{"elicitation": s.opts.Elicit, "sampling": s.samples(), "roots": true}
+	caps := map[string]any{"extensions": map[string]any{tasks.Extension: map[string]any{}}}
+	for key, v := range declared {
+		if relayed[key] {
+			caps[key] = v
+		}
+	}
+	meta[mcp.MetaKeyClientCapabilities] = caps
+	return meta
 }

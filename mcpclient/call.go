@@ -172,7 +172,7 @@ func (s *Server) call(ctx context.Context, gen *generation, rawName string, args
 	callCtx, end := s.callContext(ctx, gen)
 	defer end()
 	slot := &captureSlot{replace: true}
-	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withTraceMeta(ctx, s.requestMeta(gen))}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: args, Meta: s.withCallerMeta(ctx, gen, s.withTraceMeta(ctx, s.requestMeta(gen)))}
 	if fn := tool.ProgressFrom(ctx); fn != nil {
 		tok, done := gen.progress.add(fn)
 		defer done()
@@ -308,10 +308,23 @@ func describeCallError(err error) error {
 	if strings.HasPrefix(wire.Message, prefix) {
 		// A TypeScript server's McpError puts the prefix in the message
 		// it sends already.
-		return errors.New(wire.Message)
+		return &serverError{wire.Message, wire}
 	}
-	return errors.New(prefix + wire.Message)
+	return &serverError{prefix + wire.Message, wire}
 }
+
+// serverError is a JSON-RPC error the server answered a request with:
+// its text as describeCallError renders it, and the error as sent, which
+// a gateway forwards (errors.As finds it).
+type serverError struct {
+	text string
+	wire *jsonrpc.Error
+}
+
+func (e *serverError) Error() string { return e.text }
+
+// Unwrap returns the error as the server sent it.
+func (e *serverError) Unwrap() error { return e.wire }
 
 // codeRejectedByTransport is the code of the go-sdk's jsonrpc2.ErrRejected.
 const codeRejectedByTransport = -32005

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -42,6 +44,11 @@ func (s *Server) hintOldAsk(gen *generation, err error) error {
 	var te *tool.ToolError
 	if errors.As(err, &te) {
 		return &tool.ToolError{Message: te.Message + s.protocolHint(), Wire: te.Wire}
+	}
+	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		// The server's error with the fix in its message: a gateway
+		// forwards it, and its client reads the fix too.
+		return &serverError{err.Error() + s.protocolHint(), &jsonrpc.Error{Code: wire.Code, Message: wire.Message + s.protocolHint(), Data: wire.Data}}
 	}
 	return fmt.Errorf("%w%s", err, s.protocolHint())
 }

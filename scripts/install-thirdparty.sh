@@ -15,6 +15,10 @@ lock="$dir/package-lock.json"
 # npm writes this hidden lockfile last, so its mtime marks a finished install.
 stamp="$dir/node_modules/.package-lock.json"
 bins=(mcp-server-everything mcp-server-filesystem mcp-server-memory mcp-server-basic-vanillajs conformance node supergateway mcp-proxy)
+# The 0.2 conformance suite (its requirement sets per spec revision) is
+# installed beside 0.1.16 under the npm alias conformance-next. Both declare
+# the bin "conformance", which stays 0.1.16's; the alias runs by its path.
+next_bin="node_modules/conformance-next/dist/index.js"
 
 # npx's own cache for the recipes of docs/sandbox.md, which run npx offline
 # in the sandbox (internal/cli's TestSandboxDocRecipes points
@@ -55,6 +59,7 @@ else
 			break
 		fi
 	done
+	[ -n "$reason" ] || [ -f "$dir/$next_bin" ] || reason="$next_bin is missing"
 fi
 
 if [ -z "$reason" ]; then
@@ -73,6 +78,11 @@ start=$(date +%s)
 for b in "${bins[@]}"; do
 	[ -x "$dir/node_modules/.bin/$b" ] || die "npm ci finished but node_modules/.bin/$b is missing"
 done
+[ -f "$dir/$next_bin" ] || die "npm ci finished but $next_bin is missing (package.json's conformance-next alias)"
+case "$(readlink "$dir/node_modules/.bin/conformance")" in
+*@modelcontextprotocol/conformance/*) ;;
+*) die "node_modules/.bin/conformance does not point at @modelcontextprotocol/conformance (0.1.16); remove node_modules and run again" ;;
+esac
 # npm ci leaves the hidden lockfile's mtime as of install; make sure it is
 # newer than the inputs so the next run is a no-op even on coarse clocks.
 touch "$stamp"
@@ -81,3 +91,4 @@ echo "install-thirdparty: done in $(( $(date +%s) - start )) s; bins in $dir/nod
 for b in "${bins[@]}"; do
 	echo "  $dir/node_modules/.bin/$b"
 done
+echo "  $dir/$next_bin (conformance 0.2; run it with node_modules/.bin first on PATH for Node 22)"

@@ -358,6 +358,7 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	out, err := e.tool.Execute(ctx, args)
 	if err != nil {
 		res := failure(err.Error(), "")
+		res.Cause = err
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			res.Error.Code = CodeTimeout
 		}

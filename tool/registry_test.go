@@ -712,6 +712,11 @@ func TestExecute(t *testing.T) {
 				cancel()
 			}
 			got, err := r.Execute(ctx, tt.tool, tt.args)
+			// A body's error is the failure's Cause, as the body returned it.
+			if body.called && got.Cause != body.err {
+				t.Errorf("Cause = %v, want the body's error %v", got.Cause, body.err)
+			}
+			got.Cause = nil
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Result mismatch (-want +got):\n%s", diff)
 			}

@@ -140,6 +140,11 @@ type Result struct {
 	// printed. A consumer that forwards results (a gateway) serves it and
 	// IsError instead of Content.
 	Wire json.RawMessage `json:"-"`
+	// Cause is the body's error when the call failed with one, never
+	// printed: a consumer that forwards results tells failures apart by
+	// it (a gateway answers an MCP backend's JSON-RPC error with that
+	// error, not with a result).
+	Cause error `json:"-"`
 }
 
 // Text joins the texts of Content with "\n": what a CLI prints and what a
