@@ -156,29 +156,65 @@ func TestConformanceClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenarios := []struct{ name, command string }{
+	scenarios := []clientScenario{
 		{"initialize", bin + " tools --url"},
 		{"tools_call", bin + ` call mcp__remote__add_numbers '{"a":2,"b":3}' --url`},
 		{"sse-retry", bin + " call mcp__remote__test_reconnection --url"},
 		{"elicitation-sep1034-client-defaults", bin + ` call --name c --elicit defaults mcp__c__test_client_elicitation_defaults '{}' --url`},
 	}
 	for _, name := range conformanceAuthScenarios() {
-		scenarios = append(scenarios, struct{ name, command string }{name, exe})
+		scenarios = append(scenarios, clientScenario{name, exe})
 	}
+	runClientScenarios(t, []string{conformance}, bin, scenarios)
+}
+
+// The conformance suite 0.2's client scenarios of what the fourth wave
+// added, in no requirement set yet: DPoP and workload identity (auth, as
+// TestConformanceClient's), and skills over MCP (SEP-2640: listed without
+// prefetching, each file checked against its digest, size and frontmatter
+// before use; the verify scenarios serve a tampered file, which mcpbridge
+// refuses).
+func TestConformanceClientNext(t *testing.T) {
+	node := mcptest.ThirdPartyBin(t, "node")
+	suite := filepath.Join(filepath.Dir(filepath.Dir(node)), "conformance-next", "dist", "index.js")
+	if _, err := os.Stat(suite); err != nil {
+		t.Fatalf("conformance 0.2 is not installed (%v); run scripts/install-thirdparty.sh", err)
+	}
+	bin := plainMcpbridge(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios := []clientScenario{
+		{"auth/dpop", exe}, {"auth/dpop-nonce", exe}, {"auth/wif-jwt-bearer", exe},
+		{"sep-2640-client-no-prefetch", bin + " skills --url"},
+	}
+	for _, check := range []string{"digest", "size", "frontmatter"} {
+		scenarios = append(scenarios, clientScenario{"sep-2640-client-verify-" + check, bin + " skill pdf-processing --url"})
+	}
+	runClientScenarios(t, []string{node, suite}, bin, scenarios)
+}
+
+// clientScenario is one client scenario of the suite and the command it
+// runs (the suite appends the server's URL).
+type clientScenario struct{ name, command string }
+
+// runClientScenarios runs each scenario with the suite (its command line:
+// the bin, or node and the entry point), side by side but for sse-retry,
+// which times the client's reconnection and runs first, alone; bin is the
+// mcpbridge an auth scenario's re-executed test binary runs.
+func runClientScenarios(t *testing.T, suite []string, bin string, scenarios []clientScenario) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			// Each scenario is a suite process with its own servers on
-			// ports of their own: they run side by side, but for
-			// sse-retry, which times the client's reconnection and runs
-			// first, alone.
 			if sc.name != "sse-retry" {
 				t.Parallel()
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, conformance, "client", "--command", sc.command, "--scenario", sc.name)
+			args := append(suite[1:len(suite):len(suite)], "client", "--command", sc.command, "--scenario", sc.name)
+			cmd := exec.CommandContext(ctx, suite[0], args...)
 			// The suite needs Node 22, which the lockfile ships beside it.
-			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(conformance)+string(os.PathListSeparator)+os.Getenv("PATH"),
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(suite[0])+string(os.PathListSeparator)+os.Getenv("PATH"),
 				conformanceEnv+"="+bin)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
