@@ -207,3 +207,20 @@ func TestGatewaySkillDirectory(t *testing.T) {
 		t.Errorf("extension settings %v", ext)
 	}
 }
+
+// The conformance suite 0.2's server scenarios of skills over MCP
+// (SEP-2640: the skills directory, enumeration and the manifest), each
+// through a gateway in front of the skills fixture: the gateway serves
+// the backend's skills as the extension's draft has them. The suite
+// speaks 2026-07-28, so the gateway serves statelessly.
+func TestConformanceSkillsServer(t *testing.T) {
+	suite := conformanceNext(t)
+	for _, name := range []string{"sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest"} {
+		t.Run(name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			startSkillsBackend(t, reg, "skills")
+			results := runConformance(t, suite, newGateway(t, reg, Options{Stateless: true}), t.TempDir(), "--scenario", name)
+			mustPass(t, results, []string{name})
+		})
+	}
+}
