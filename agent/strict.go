@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
-	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -130,7 +130,7 @@ func (s *strictCache) chatTools(tools []tool.Tool, strict bool) (out []chatapi.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, t := range tools {
-		ct := tokens.Chat(t)
+		ct := chattools.Of(t)
 		out[i] = chatapi.Tool{Type: "function", Function: chatapi.Function{Name: ct.Function.Name, Description: ct.Function.Description, Parameters: ct.Function.Parameters}}
 		if !strict {
 			continue

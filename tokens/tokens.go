@@ -48,16 +48,6 @@ func Count(s string) (int, error) {
 	return len(enc.EncodeOrdinary(s)), nil
 }
 
-// ChatTool is chattools.Tool, the form Tool counts.
-type ChatTool = chattools.Tool
-
-// ChatFunction is chattools.Function.
-type ChatFunction = chattools.Function
-
-// Chat is chattools.Of: a harness that needs only the shape imports
-// chattools, without this package's tokenizer data.
-func Chat(t tool.Tool) ChatTool { return chattools.Of(t) }
-
 // Tool returns the tokens of t's definition: its Chat form as compact JSON,
 // as a request body carries it (encoding/json compacts the schema's bytes
 // and leaves <, > and & as they are).

@@ -73,10 +73,3 @@ func TestTotal(t *testing.T) {
 		t.Error("Total of an invalid schema: no error")
 	}
 }
-
-func TestChat(t *testing.T) {
-	c := Chat(tool.Tool{Name: "x", Description: "d", InputSchema: json.RawMessage(" ")})
-	if c.Type != "function" || c.Function.Name != "x" || c.Function.Description != "d" || string(c.Function.Parameters) != `{"type":"object"}` {
-		t.Errorf("Chat = %+v", c)
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tokens"
 )
@@ -104,7 +105,7 @@ func TestToolsShowsTheView(t *testing.T) {
 		{"auto", []string{"mcp__demo__add", "mcp__demo__echo", "mcp__demo__weather"}, false}, // below 12,800 tokens
 	} {
 		inDir(t, strings.Replace(searchConfig, "MODE", c.mode, 1))
-		var chat []tokens.ChatTool
+		var chat []chattools.Tool
 		runJSON(t, &chat, "tools", "--json")
 		var got []string
 		for _, ct := range chat {
@@ -131,7 +132,7 @@ func TestToolsShowsTheView(t *testing.T) {
 func TestToolsThirtyServers(t *testing.T) {
 	entries, _ := mcptest.CatalogEntries(t, "time")
 	cfg := writeConfig(t, entries+"- {id: search, name: tool-search, config: {mode: on, pinned: [mcp__github__create_issue]}}\n")
-	var chat []tokens.ChatTool
+	var chat []chattools.Tool
 	runJSON(t, &chat, "tools", "--json", "--config", cfg)
 	var got []string
 	for _, ct := range chat {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -38,9 +39,9 @@ type chatFunction struct {
 
 // chatRequest is a DeepSeek (OpenAI-compatible) chat-completions request.
 type chatRequest struct {
-	Model    string            `json:"model"`
-	Messages []chatMessage     `json:"messages"`
-	Tools    []tokens.ChatTool `json:"tools"`
+	Model    string           `json:"model"`
+	Messages []chatMessage    `json:"messages"`
+	Tools    []chattools.Tool `json:"tools"`
 }
 
 // thirtyConfig is the config of the thirty catalog servers, time always
@@ -114,7 +115,7 @@ func requestTools(t *testing.T, k *Kind, req *chatRequest) []string {
 	req.Tools = req.Tools[:0]
 	var names []string
 	for _, tl := range tools {
-		req.Tools = append(req.Tools, tokens.Chat(tl))
+		req.Tools = append(req.Tools, chattools.Of(tl))
 		names = append(names, tl.Name)
 	}
 	if _, err := json.Marshal(req); err != nil {
