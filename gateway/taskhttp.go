@@ -31,7 +31,10 @@ type httpTaskBook struct {
 	mu      sync.Mutex
 	byID    map[*mcp.ServerSession]*sessionTasks // guarded by mu
 	byOwner map[string]*ownerStore               // stateless mode's, by identity (taskext.go); guarded by mu
-	wg      sync.WaitGroup                       // the watchers that close them
+	wg      sync.WaitGroup                       // the watchers that close them, and the leases' renewer
+	// renewOnce starts the renewer of the leases of shared tasks
+	// (taskshare.go).
+	renewOnce sync.Once
 }
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).

@@ -161,6 +161,14 @@ func (s *Store) tell(snap *pendingSnapshot) error {
 	return s.changed(snap.Snapshot)
 }
 
+// Holds reports whether s holds task id (running, or ended and kept).
+func (s *Store) Holds(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.tasks[id]
+	return ok
+}
+
 // Running returns the ids of the tasks whose body has not returned.
 func (s *Store) Running() []string {
 	s.mu.Lock()

@@ -1,0 +1,139 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/store"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// sharedGate lets every call through and shares tasks in a store, as the
+// gateway entry's Keeper does with a store configured.
+type sharedGate struct {
+	ts    TaskStore
+	lease time.Duration
+}
+
+func (sharedGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
+	return ctx, func(Outcome) {}, nil
+}
+
+func (s sharedGate) Tasks() (TaskStore, time.Duration) { return s.ts, s.lease }
+
+// twoReplicas serves reg from two stateless gateways sharing tasks in a
+// real redis-server, with lease; it returns their base URLs and the store.
+func twoReplicas(t *testing.T, reg *tool.Registry, lease time.Duration) (a, b string, ts *store.Redis) {
+	srv := mcptest.StartRedis(t)
+	var bases []string
+	for range 2 {
+		r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		ts = r
+		opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: lease}}
+		bases = append(bases, serveHTTP(t, newGateway(t, reg, opts), opts))
+	}
+	return bases[0], bases[1], ts
+}
+
+// createTask calls name as a task of the extension through c and returns
+// the task's id.
+func createTask(t *testing.T, c *rawHTTP, name string) string {
+	t.Helper()
+	created := c.request("tools/call", `{"name":"`+name+`","arguments":{},`+declaresTasks+`}`)
+	var task struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(created.Result, &task); err != nil || task.ResultType != "task" || task.TaskID == "" {
+		t.Fatalf("created: %s %+v", created.Result, created.Error)
+	}
+	return task.TaskID
+}
+
+// A task made through one replica is read through the other: its
+// question, then its result once the replica running it got the answer;
+// another identity gets what a made-up id gets, on either replica. An
+// answer sent to the other replica is refused, saying where it goes.
+func TestGatewaySharedTasksAcrossReplicas(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	a, b, _ := twoReplicas(t, reg, time.Minute)
+	aliceA := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
+	id := createTask(t, aliceA, "ask")
+	waitFor(t, "the question read through the other replica", func() bool {
+		return strings.Contains(string(aliceB.request("tasks/get", idParams(id)).Result), `"inputRequests":{"q1":{"method":"elicitation/create"`)
+	})
+	for _, base := range []string{a, b} {
+		answeredAsUnknown(t, "bob", &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret"}, id, "tasks/get", "tasks/update", "tasks/cancel")
+	}
+	answer := `{"taskId":"` + id + `","inputResponses":{"q1":{"action":"accept","content":{"pick":"owl"}}},` + declaresTasks + `}`
+	if m := aliceB.request("tasks/update", answer); m.Error == nil || !strings.Contains(m.Error.Message, "runs on another replica") {
+		t.Errorf("an answer sent to the other replica: %s %+v", m.Result, m.Error)
+	}
+	if m := aliceA.request("tasks/update", answer); m.Error != nil {
+		t.Fatalf("the answer: %+v", m.Error)
+	}
+	waitFor(t, "the result read through the other replica", func() bool {
+		got := string(aliceB.request("tasks/get", idParams(id)).Result)
+		return strings.Contains(got, `"status":"completed"`) && strings.Contains(got, `\"pick\":\"owl\"`)
+	})
+}
+
+// A task cancelled through another replica than the one running it is
+// cancelled for every reader at once, and its call stops on its replica
+// at the next renewal of the leases.
+func TestGatewaySharedTaskCancelledElsewhere(t *testing.T) {
+	stopped := make(chan struct{})
+	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		<-ctx.Done()
+		close(stopped)
+		return tool.Output{}, ctx.Err()
+	})
+	block.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(block); err != nil {
+		t.Fatal(err)
+	}
+	a, b, _ := twoReplicas(t, reg, 300*time.Millisecond)
+	aliceA := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
+	id := createTask(t, aliceA, "block")
+	if m := aliceB.request("tasks/cancel", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
+		t.Fatalf("tasks/cancel through the other replica: %s %+v", m.Result, m.Error)
+	}
+	if m := aliceA.request("tasks/get", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
+		t.Errorf("the running replica reads %s %+v", m.Result, m.Error)
+	}
+	waitSignal(t, stopped, "the call to stop on the replica running it")
+}
+
+// A task still working whose lease lapsed (the replica running it
+// stopped without a word) reads as failed, saying why, on any replica.
+func TestGatewaySharedTaskOfStoppedReplica(t *testing.T) {
+	a, _, ts := twoReplicas(t, tool.NewRegistry(), 2*time.Second)
+	const id = "0123456789abcdef0123456789abcdee"
+	wire := `{"taskId":"` + id + `","status":"working","pollIntervalMs":500}`
+	if _, err := ts.PutTask(t.Context(), store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 1, Wire: []byte(wire)}, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	alice := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	var got string
+	waitFor(t, "the task to fail", func() bool {
+		got = string(alice.request("tasks/get", idParams(id)).Result)
+		return strings.Contains(got, `"status":"failed"`)
+	})
+	if !strings.Contains(got, "the gateway replica running this task stopped before it ended (its 2s lease was not renewed)") || !strings.Contains(got, `"error":{"code":-32603`) {
+		t.Errorf("the failed task: %s", got)
+	}
+}
