@@ -44,7 +44,7 @@ func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Sp
 	}
 	cfg.Auth.Fingerprint = k.fingerprint(cfg.Auth.TokenValues)
 	if cfg.Store != nil {
-		cfg.Store.Fingerprint = k.fingerprint(map[string]string{"url": cfg.Store.URL})
+		cfg.Store.Fingerprint = k.fingerprint(storeSecrets(*cfg.Store))
 	}
 	summary := "no auth"
 	switch {
@@ -108,4 +108,14 @@ func (k *Kind) fingerprint(tokens map[string]string) string {
 		mac.Write([]byte(n + "\x00" + tokens[n] + "\x00"))
 	}
 	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// storeSecrets is what a store's fingerprint covers that its encoding
+// does not show: the URL (its password) and the CA's bytes.
+func storeSecrets(s Store) map[string]string {
+	m := map[string]string{"url": s.URL}
+	if s.TLS != nil {
+		m["ca"] = string(s.TLS.CA)
+	}
+	return m
 }
