@@ -242,7 +242,9 @@ func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.R
 
 // newOwnerLocked makes the extension tasks of owner, unless the gateway
 // closed or maxTaskOwners identities hold tasks; a watcher closes them
-// when the gateway closes or the identity is forgotten. b.mu is held.
+// when the gateway closes or the identity is forgotten. A task made
+// while the config has a store is shared (taskshare.go); one made
+// without costs nothing more than the process's memory. b.mu is held.
 func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	b := &g.httpTasksBook
 	if g.isClosed() || len(b.byOwner) >= maxTaskOwners && !b.retireIdleLocked() {
@@ -251,7 +253,10 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	if b.byOwner == nil {
 		b.byOwner = map[string]*ownerStore{}
 	}
-	st := &ownerStore{sessionTasks: newTasksTelling(true, g.shareChanges(owner)), retired: make(chan struct{})} // the owner's, not one request's
+	st := &ownerStore{retired: make(chan struct{})} // the owner's, not one request's
+	// A task whose end is in the task store is forgotten here: reads go
+	// there.
+	st.sessionTasks = g.sharingTasks(owner, func(id string) { st.store.Forget(id) })
 	b.byOwner[owner] = st
 	b.wg.Go(func() {
 		select {

@@ -77,12 +77,12 @@ type sessionTasks struct {
 
 // newSessionTasks returns an empty store of tasks, in the shapes of the
 // 2026-07-28 extension when ext.
-func newSessionTasks(ext bool) *sessionTasks { return newTasksTelling(ext, nil) }
+func newSessionTasks(ext bool) *sessionTasks { return newTasksWith(tasks.StoreOptions{Extension: ext}) }
 
-// newTasksTelling is newSessionTasks whose store tells changed each
-// change (tasks.StoreOptions.Changed; nil: none).
-func newTasksTelling(ext bool, changed func(tasks.Snapshot) error) *sessionTasks {
-	return &sessionTasks{store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext, Changed: changed})}
+// newTasksWith is newSessionTasks of opts, bounded as a session's.
+func newTasksWith(opts tasks.StoreOptions) *sessionTasks {
+	opts.Max, opts.Keep = maxSessionTasks, taskKeep
+	return &sessionTasks{store: tasks.NewStoreWith(opts)}
 }
 
 // close cancels the session's tasks and waits for them until deadline.

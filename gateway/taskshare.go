@@ -62,9 +62,19 @@ func (g *Gateway) sharedTasks() (TaskStore, time.Duration) {
 // identity is "").
 func recordOwner(owner string) string { return "identity:" + owner }
 
+// sharingTasks returns the extension tasks of owner, each shared when
+// it starts while the config has a store (shareChanges).
+func (g *Gateway) sharingTasks(owner string, forget func(id string)) *sessionTasks {
+	return newTasksWith(tasks.StoreOptions{Extension: true, Changed: g.shareChanges(owner, forget),
+		Tells: func() bool { ts, _ := g.sharedTasks(); return ts != nil }})
+}
+
 // shareChanges returns the Changed of owner's tasks: each change written
-// to the task store when there is one (started renewing the leases).
-func (g *Gateway) shareChanges(owner string) func(tasks.Snapshot) error {
+// to the task store when there is one (started renewing the leases), and
+// a task whose end is written there forgotten (forget), so that a
+// replica holds only the tasks it runs (and those whose end it could not
+// write yet: renewAll writes them again).
+func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.Snapshot) error {
 	return func(snap tasks.Snapshot) error {
 		ts, lease := g.sharedTasks()
 		if ts == nil {
@@ -88,6 +98,9 @@ func (g *Gateway) shareChanges(owner string) func(tasks.Snapshot) error {
 		if err != nil {
 			g.log.Warn("gateway store: writing a task", "task", snap.ID, "err", err)
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
+		}
+		if snap.Ended {
+			forget(snap.ID)
 		}
 		return nil
 	}
@@ -120,6 +133,10 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeWait)
 	defer cancel()
+	if st := g.unsharedTask(owner, p.TaskID); st != nil {
+		// Made before the config had a store: it is answered here.
+		return jsonrpcErr(st.store.Answer(ctx, method, params))
+	}
 	rec, err := g.readShared(ctx, ts, owner, method, p.TaskID)
 	if err != nil {
 		return nil, err
@@ -139,6 +156,19 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 		return nil, err
 	}
 	return rec.Wire, nil
+}
+
+// unsharedTask returns the tasks of owner when they hold task id and do
+// not tell the task store of it (made before the config had a store).
+func (g *Gateway) unsharedTask(owner, id string) *sessionTasks {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	st := b.byOwner[owner]
+	b.mu.Unlock()
+	if st == nil || !st.store.Untold(id) {
+		return nil
+	}
+	return st.sessionTasks
 }
 
 // readShared reads task id of owner: another identity's is "no task".
@@ -180,8 +210,12 @@ func (g *Gateway) updateShared(ctx context.Context, ts TaskStore, owner string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeWait)
 	defer cancel()
-	if _, err := g.readShared(ctx, ts, owner, "tasks/update", id); err != nil {
+	rec, err := g.readShared(ctx, ts, owner, "tasks/update", id)
+	switch {
+	case err != nil:
 		return nil, err
+	case rec.Ended:
+		return json.RawMessage(`{}`), nil // an ended task takes no answers, as on its replica
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 		Message: fmt.Sprintf("tasks/update: task %q runs on another replica of the gateway, which alone can give it the answers; send them again (a balancer that sends one client to one replica avoids this)", id)}
@@ -222,13 +256,18 @@ func (g *Gateway) renewAll() {
 	}
 	b := &g.httpTasksBook
 	running := map[string]string{} // task → owner
+	var stores []*tasks.Store
 	b.mu.Lock()
 	for owner, st := range b.byOwner {
 		for _, id := range st.store.Running() {
 			running[id] = owner
 		}
+		stores = append(stores, st.store)
 	}
 	b.mu.Unlock()
+	for _, st := range stores {
+		st.Retell() // the ends not written yet (the store was down)
+	}
 	ids := make([]string, 0, len(running))
 	for id := range running {
 		ids = append(ids, id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -135,5 +136,60 @@ func TestGatewaySharedTaskOfStoppedReplica(t *testing.T) {
 	})
 	if !strings.Contains(got, "the gateway replica running this task stopped before it ended (its 2s lease was not renewed)") || !strings.Contains(got, `"error":{"code":-32603`) {
 		t.Errorf("the failed task: %s", got)
+	}
+}
+
+// switchGate shares tasks in a store once one is set, as a Keeper does
+// after a reload that adds the store.
+type switchGate struct {
+	sharedGate
+	on *atomic.Bool
+}
+
+func (s switchGate) Tasks() (TaskStore, time.Duration) {
+	if !s.on.Load() {
+		return nil, 0
+	}
+	return s.sharedGate.Tasks()
+}
+
+// A task made before the config had a store is still answered by its
+// replica once it has one; the identity's next task is shared.
+func TestGatewaySharedTasksAfterReload(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	srv := mcptest.StartRedis(t)
+	r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var on atomic.Bool
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: switchGate{sharedGate{ts: r, lease: time.Minute}, &on}}
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
+	before := createTask(t, alice, "ask")
+	on.Store(true)
+	waitFor(t, "the task made before the store to ask", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(before)).Result), `"inputRequests"`)
+	})
+	if _, ok, _ := r.GetTask(t.Context(), before); ok {
+		t.Error("a task made before the store is in it")
+	}
+	after := createTask(t, alice, "ask")
+	if rec, ok, err := r.GetTask(t.Context(), after); !ok || err != nil || rec.Owner != recordOwner("alice") {
+		t.Errorf("the task made with the store: %+v %v %v", rec, ok, err)
+	}
+	for _, id := range []string{before, after} {
+		waitFor(t, "the task to ask", func() bool {
+			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"inputRequests"`)
+		})
+		if m := alice.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"q1":{"action":"decline"}},`+declaresTasks+`}`); m.Error != nil {
+			t.Errorf("answering %s: %+v", id, m.Error)
+		}
+		waitFor(t, "the task to complete", func() bool {
+			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+		})
 	}
 }

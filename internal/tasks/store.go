@@ -41,6 +41,7 @@ type Store struct {
 	ext  bool // the 2026-07-28 extension's shapes (StoreOptions.Extension)
 
 	changed func(Snapshot) error // StoreOptions.Changed; nil: none
+	tells   func() bool          // StoreOptions.Tells; nil: always
 
 	mu      sync.Mutex
 	tasks   map[string]*run
@@ -59,6 +60,7 @@ type run struct {
 	cancel  context.CancelFunc
 	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
+	told    bool                   // its changes are told to Changed
 }
 
 // NewStore returns an empty store of at most max tasks, kept until
@@ -88,6 +90,10 @@ type StoreOptions struct {
 	// is the newer. An error telling a task's creation refuses the task
 	// (Start returns it); a later one is the Changed's to report.
 	Changed func(Snapshot) error
+	// Tells, when set, says as a task starts whether Changed is told of
+	// it (the gateway's config may gain or lose the store tasks are kept
+	// in); nil tells of every task.
+	Tells func() bool
 }
 
 // Snapshot is a task's state after a change (StoreOptions.Changed).
@@ -104,7 +110,7 @@ func NewStoreWith(opts StoreOptions) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, changed: opts.Changed, tasks: map[string]*run{}}
+	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, changed: opts.Changed, tells: opts.Tells, tasks: map[string]*run{}}
 }
 
 type idKey struct{}
@@ -140,7 +146,7 @@ type pendingSnapshot struct {
 // snapLocked is t, r's state after a change, for Changed; nil without
 // one. s.mu must be held.
 func (s *Store) snapLocked(r *run, t Task) *pendingSnapshot {
-	if s.changed == nil {
+	if !r.told {
 		return nil
 	}
 	s.version++
@@ -167,6 +173,40 @@ func (s *Store) Holds(id string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.tasks[id]
 	return ok
+}
+
+// Untold reports whether s holds task id and Changed is not told of it
+// (Tells said no as it started).
+func (s *Store) Untold(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.tasks[id]
+	return ok && !r.told
+}
+
+// Forget forgets task id: a task whose state is kept elsewhere once it
+// ended (Changed) need not be kept here too. A running task goes on; it
+// is no longer answered for.
+func (s *Store) Forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.tasks, id)
+}
+
+// Retell tells Changed again of every task that ended and is still held
+// (one whose telling failed, when its Changed forgets those it told).
+func (s *Store) Retell() {
+	s.mu.Lock()
+	var snaps []*pendingSnapshot
+	for _, r := range s.tasks {
+		if snap := s.snapLocked(r, r.task); snap != nil && !r.ended.IsZero() {
+			snaps = append(snaps, snap)
+		}
+	}
+	s.mu.Unlock()
+	for _, snap := range snaps {
+		s.tell(snap)
+	}
 }
 
 // Running returns the ids of the tasks whose body has not returned.
@@ -236,7 +276,8 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, idKey{}, id))
-	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel}
+	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel,
+		told: s.changed != nil && (s.tells == nil || s.tells())}
 	s.mu.Lock()
 	s.sweep()
 	if s.closed || len(s.tasks) >= s.max {
