@@ -193,3 +193,47 @@ func TestGatewaySharedTasksAfterReload(t *testing.T) {
 		})
 	}
 }
+
+// With the store down, a new task is refused, saying why, and none is
+// kept; a read fails the same way; once the store is back, tasks
+// are made and read again.
+func TestGatewaySharedTasksStoreDown(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	srv := mcptest.StartRedis(t)
+	r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: time.Minute}}
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
+	srv.Stop()
+	for range maxSessionTasks + 1 { // more than an identity's tasks: none is kept
+		m := alice.request("tools/call", `{"name":"ask","arguments":{},`+declaresTasks+`}`)
+		if m.Error == nil || !strings.Contains(m.Error.Message, "the gateway's task store cannot be reached") {
+			t.Fatalf("a task with the store down: %s %+v", m.Result, m.Error)
+		}
+	}
+	if m := alice.request("tasks/get", idParams("0123456789abcdef0123456789abcdef")); m.Error == nil || !strings.Contains(m.Error.Message, "the gateway's task store cannot be reached") {
+		t.Errorf("tasks/get with the store down: %s %+v", m.Result, m.Error)
+	}
+	srv.Start()
+	var id string
+	waitFor(t, "a task once the store is back", func() bool {
+		m := alice.request("tools/call", `{"name":"ask","arguments":{},`+declaresTasks+`}`)
+		var task struct{ TaskID string }
+		json.Unmarshal(m.Result, &task)
+		id = task.TaskID
+		return id != ""
+	})
+	waitFor(t, "the task to ask", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"inputRequests"`)
+	})
+	alice.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"q1":{"action":"decline"}},`+declaresTasks+`}`)
+	waitFor(t, "the task to complete", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+	})
+}
