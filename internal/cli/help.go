@@ -386,7 +386,8 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
 
 A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
 says who may call and what, and records it; see docs/operations.md §9. Its store (redis: url,
-keyPrefix) makes one rate limit hold across replicas; see §11.
+keyPrefix, tls; taskLease) makes one rate limit hold across replicas, and any --stateless
+replica answer a task's tasks/get and tasks/cancel; see §11.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated
