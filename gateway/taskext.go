@@ -258,6 +258,10 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	// there.
 	st.sessionTasks = g.sharingTasks(owner, func(id string) { st.store.Forget(id) })
 	b.byOwner[owner] = st
+	if !b.renewing {
+		b.renewing = true
+		b.wg.Go(g.renewLoop)
+	}
 	b.wg.Go(func() {
 		select {
 		case <-g.done:

@@ -45,6 +45,10 @@ type SharedTasks interface {
 // storeWait bounds one exchange with the task store on a request's path.
 const storeWait = 2 * time.Second
 
+// defaultLease is how often (a third of it) the leases are looked at
+// while the config has no store.
+const defaultLease = 15 * time.Second
+
 // endedVersion is the version of a record another replica ended: newer
 // than any the running replica writes.
 const endedVersion = math.MaxInt64
@@ -70,7 +74,7 @@ func (g *Gateway) sharingTasks(owner string, forget func(id string)) *sessionTas
 }
 
 // shareChanges returns the Changed of owner's tasks: each change written
-// to the task store when there is one (started renewing the leases), and
+// to the task store when there is one, and
 // a task whose end is written there forgotten (forget), so that a
 // replica holds only the tasks it runs (and those whose end it could not
 // write yet: renewAll writes them again).
@@ -80,7 +84,6 @@ func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.
 		if ts == nil {
 			return nil
 		}
-		g.renewLeases()
 		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire}
 		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
 		if snap.Ended {
@@ -228,24 +231,20 @@ func (g *Gateway) cancelLocal(owner, id string) {
 	}
 }
 
-// renewLeases starts, once, the goroutine that renews the leases of the
-// tasks this replica runs, every third of the lease, and stops those
-// another replica ended. It stops when the gateway closes.
-func (g *Gateway) renewLeases() {
-	b := &g.httpTasksBook
-	b.renewOnce.Do(func() {
-		b.wg.Go(func() {
-			for {
-				_, lease := g.sharedTasks()
-				select {
-				case <-g.done:
-					return
-				case <-time.After(cmpPositive(lease, 15*time.Second) / 3):
-				}
-				g.renewAll()
-			}
-		})
-	})
+// renewLoop renews, every third of the lease, the leases of the tasks
+// this replica runs, and stops those another replica ended, until the
+// gateway closes. newOwnerLocked starts it with the first identity's
+// tasks; without a store it only waits.
+func (g *Gateway) renewLoop() {
+	for {
+		_, lease := g.sharedTasks()
+		select {
+		case <-g.done:
+			return
+		case <-time.After(cmpPositive(lease, defaultLease) / 3):
+		}
+		g.renewAll()
+	}
 }
 
 // renewAll renews the leases of the running tasks of every identity.
