@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/internal/store"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -25,12 +23,7 @@ func BenchmarkStatelessTask(b *testing.B) {
 	if _, err := reg.Register(echo); err != nil {
 		b.Fatal(err)
 	}
-	srv := mcptest.StartRedis(b)
-	r, err := store.OpenRedis(b.Context(), store.RedisOptions{URL: srv.URL()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { r.Close() })
+	_, r := openTaskStore(b)
 	for _, c := range []struct {
 		name string
 		gate Gate

@@ -29,15 +29,17 @@ func (s sharedGate) Tasks() (TaskStore, time.Duration) { return s.ts, s.lease }
 // twoReplicas serves reg from two stateless gateways sharing tasks in a
 // real redis-server, with lease; it returns their base URLs and the store.
 func twoReplicas(t *testing.T, reg *tool.Registry, lease time.Duration) (a, b string, ts *store.Redis) {
-	srv := mcptest.StartRedis(t)
+	srv, ts := openTaskStore(t)
 	var bases []string
-	for range 2 {
-		r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
-		if err != nil {
-			t.Fatal(err)
+	for i := range 2 {
+		r := ts // the second replica has a client of its own
+		if i == 1 {
+			var err error
+			if r, err = store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close() })
 		}
-		t.Cleanup(func() { r.Close() })
-		ts = r
 		opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: lease}}
 		bases = append(bases, serveHTTP(t, newGateway(t, reg, opts), opts))
 	}
@@ -156,16 +158,8 @@ func (s switchGate) Tasks() (TaskStore, time.Duration) {
 // A task made before the config had a store is still answered by its
 // replica once it has one; the identity's next task is shared.
 func TestGatewaySharedTasksAfterReload(t *testing.T) {
-	reg := tool.NewRegistry()
-	if _, err := reg.Register(askingTool("ask", true)); err != nil {
-		t.Fatal(err)
-	}
-	srv := mcptest.StartRedis(t)
-	r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	reg := askRegistry(t)
+	_, r := openTaskStore(t)
 	var on atomic.Bool
 	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: switchGate{sharedGate{ts: r, lease: time.Minute}, &on}}
 	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
@@ -182,32 +176,52 @@ func TestGatewaySharedTasksAfterReload(t *testing.T) {
 		t.Errorf("the task made with the store: %+v %v %v", rec, ok, err)
 	}
 	for _, id := range []string{before, after} {
-		waitFor(t, "the task to ask", func() bool {
-			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"inputRequests"`)
-		})
-		if m := alice.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"q1":{"action":"decline"}},`+declaresTasks+`}`); m.Error != nil {
-			t.Errorf("answering %s: %+v", id, m.Error)
-		}
-		waitFor(t, "the task to complete", func() bool {
-			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
-		})
+		declineToCompletion(t, alice, id)
 	}
+}
+
+// declineToCompletion declines the question of c's task id, once it
+// asks, and waits for the task to complete.
+func declineToCompletion(t *testing.T, c *rawHTTP, id string) {
+	t.Helper()
+	waitFor(t, "the task to ask", func() bool {
+		return strings.Contains(string(c.request("tasks/get", idParams(id)).Result), `"inputRequests"`)
+	})
+	if m := c.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"q1":{"action":"decline"}},`+declaresTasks+`}`); m.Error != nil {
+		t.Errorf("answering %s: %+v", id, m.Error)
+	}
+	waitFor(t, "the task to complete", func() bool {
+		return strings.Contains(string(c.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+	})
+}
+
+// askRegistry is a registry of one task tool that asks, ask.
+func askRegistry(t *testing.T) *tool.Registry {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// openTaskStore starts a redis-server and opens a store in it, closed
+// when the test ends.
+func openTaskStore(t testing.TB) (*mcptest.RedisServer, *store.Redis) {
+	srv := mcptest.StartRedis(t)
+	r, err := store.OpenRedis(context.Background(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return srv, r
 }
 
 // With the store down, a new task is refused, saying why, and none is
 // kept; a read fails the same way; once the store is back, tasks
 // are made and read again.
 func TestGatewaySharedTasksStoreDown(t *testing.T) {
-	reg := tool.NewRegistry()
-	if _, err := reg.Register(askingTool("ask", true)); err != nil {
-		t.Fatal(err)
-	}
-	srv := mcptest.StartRedis(t)
-	r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
+	reg := askRegistry(t)
+	srv, r := openTaskStore(t)
 	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: time.Minute}}
 	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
 	srv.Stop()
@@ -229,11 +243,5 @@ func TestGatewaySharedTasksStoreDown(t *testing.T) {
 		id = task.TaskID
 		return id != ""
 	})
-	waitFor(t, "the task to ask", func() bool {
-		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"inputRequests"`)
-	})
-	alice.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"q1":{"action":"decline"}},`+declaresTasks+`}`)
-	waitFor(t, "the task to complete", func() bool {
-		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
-	})
+	declineToCompletion(t, alice, id)
 }
