@@ -74,10 +74,10 @@ func (g *Gateway) sharingTasks(owner string, forget func(id string)) *sessionTas
 }
 
 // shareChanges returns the Changed of owner's tasks: each change written
-// to the task store when there is one, and
-// a task whose end is written there forgotten (forget), so that a
-// replica holds only the tasks it runs (and those whose end it could not
-// write yet: renewAll writes them again).
+// to the task store when there is one, and a task whose end is written
+// there forgotten (forget), so that a replica holds only the tasks it
+// runs (and those whose end it could not write yet: renewAll writes
+// them again).
 func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.Snapshot) error {
 	return func(snap tasks.Snapshot) error {
 		ts, lease := g.sharedTasks()
@@ -100,7 +100,7 @@ func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.
 		}
 		if err != nil {
 			g.log.Warn("gateway store: writing a task", "task", snap.ID, "err", err)
-			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
+			return storeDown(err)
 		}
 		if snap.Ended {
 			forget(snap.ID)
@@ -180,7 +180,7 @@ func (g *Gateway) readShared(ctx context.Context, ts TaskStore, owner, method, i
 	switch {
 	case err != nil:
 		g.log.Warn("gateway store: reading a task", "task", id, "err", err)
-		return rec, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
+		return rec, storeDown(err)
 	case !ok || rec.Owner != recordOwner(owner):
 		_, err := jsonrpcErr(nil, tasks.NoTask(method, id))
 		return rec, err
@@ -195,7 +195,7 @@ func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRec
 	rec.Version, rec.Ended = endedVersion, true
 	if _, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep, NoLease: noLease}); err != nil {
 		g.log.Warn("gateway store: ending a task", "task", rec.ID, "err", err)
-		return rec, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
+		return rec, storeDown(err)
 	}
 	owner := rec.Owner
 	got, ok, err := ts.GetTask(ctx, rec.ID)
@@ -224,11 +224,15 @@ func (g *Gateway) updateShared(ctx context.Context, ts TaskStore, owner string, 
 		Message: fmt.Sprintf("tasks/update: task %q runs on another replica of the gateway, which alone can give it the answers; send them again (a balancer that sends one client to one replica avoids this)", id)}
 }
 
-// cancelLocal cancels task id of owner if this replica runs it.
-func (g *Gateway) cancelLocal(owner, id string) {
-	if st := g.ownerTasks(owner); st != nil && st.store.Holds(id) {
-		st.store.Answer(context.Background(), "tasks/cancel", taskRef(id))
+// cancelLocal cancels task id of owner if this replica holds it, and
+// reports whether it did.
+func (g *Gateway) cancelLocal(owner, id string) bool {
+	st := g.ownerTasks(owner)
+	if st == nil || !st.store.Holds(id) {
+		return false
 	}
+	_, err := st.store.Answer(context.Background(), "tasks/cancel", taskRef(id))
+	return err == nil
 }
 
 // renewLoop renews, every third of the lease, the leases of the tasks
@@ -279,9 +283,15 @@ func (g *Gateway) renewAll() {
 		return
 	}
 	for _, id := range gone {
-		g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
-		g.cancelLocal(running[id], id)
+		if g.cancelLocal(running[id], id) { // else it ended here meanwhile
+			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
+		}
 	}
+}
+
+// storeDown is the answer to a request the task store failed with err.
+func storeDown(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
 }
 
 // failedWire is the task wire, failed with msg.
