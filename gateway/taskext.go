@@ -254,9 +254,9 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 		b.byOwner = map[string]*ownerStore{}
 	}
 	st := &ownerStore{retired: make(chan struct{})} // the owner's, not one request's
-	// A task whose end is in the task store is forgotten here: reads go
-	// there.
-	st.sessionTasks = g.sharingTasks(owner, func(id string) { st.store.Forget(id) })
+	// A task whose end is in the task store keeps no result here: reads
+	// go there.
+	st.sessionTasks = g.sharingTasks(owner, func(id string) { st.store.Kept(id) })
 	b.byOwner[owner] = st
 	if !b.renewing {
 		b.renewing = true

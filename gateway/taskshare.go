@@ -68,17 +68,19 @@ func recordOwner(owner string) string { return "identity:" + owner }
 
 // sharingTasks returns the extension tasks of owner, each shared when
 // it starts while the config has a store (shareChanges).
-func (g *Gateway) sharingTasks(owner string, forget func(id string)) *sessionTasks {
-	return newTasksWith(tasks.StoreOptions{Extension: true, Changed: g.shareChanges(owner, forget),
+func (g *Gateway) sharingTasks(owner string, kept func(id string)) *sessionTasks {
+	return newTasksWith(tasks.StoreOptions{Extension: true, Changed: g.shareChanges(owner, kept),
 		Tells: func() bool { ts, _ := g.sharedTasks(); return ts != nil }})
 }
 
 // shareChanges returns the Changed of owner's tasks: each change written
 // to the task store when there is one, and a task whose end is written
-// there forgotten (forget), so that a replica holds only the tasks it
-// runs (and those whose end it could not write yet: renewAll writes
-// them again).
-func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.Snapshot) error {
+// there told so (kept), so that a replica keeps no result the store has
+// (it writes again, at each renewal, the ends it could not write). An
+// ended task still counts against the identity's tasks on the replica
+// that ran it until it is dismissed or its ttl passes, as without a
+// store: an identity cannot fill the store with results.
+func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Snapshot) error {
 	return func(snap tasks.Snapshot) error {
 		ts, lease := g.sharedTasks()
 		if ts == nil {
@@ -103,7 +105,7 @@ func (g *Gateway) shareChanges(owner string, forget func(id string)) func(tasks.
 			return storeDown(err)
 		}
 		if snap.Ended {
-			forget(snap.ID)
+			kept(snap.ID)
 		}
 		return nil
 	}
@@ -145,10 +147,14 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 		return nil, err
 	}
 	switch {
-	case method == "tasks/cancel" && !rec.Ended:
-		rec.Wire = cancelledWire(rec.Wire)
-		rec, err = g.endShared(ctx, ts, rec, false)
+	case method == "tasks/cancel":
+		if !rec.Ended {
+			rec.Wire = cancelledWire(rec.Wire)
+			rec, err = g.endShared(ctx, ts, rec, false)
+		}
 		if err == nil {
+			// Stopped at once when it runs here, and, ended or not, no
+			// longer counted against its identity's tasks.
 			g.cancelLocal(owner, p.TaskID)
 		}
 	case !rec.Ended && !rec.Leased:

@@ -245,3 +245,34 @@ func TestGatewaySharedTasksStoreDown(t *testing.T) {
 	})
 	declineToCompletion(t, alice, id)
 }
+
+// Shared or not, an identity holds at most maxSessionTasks tasks on a
+// replica, ended ones included until dismissed: it cannot fill the store
+// with results. A dismissed task (tasks/cancel) frees its place, and its
+// record reads as it ended.
+func TestGatewaySharedTasksBounded(t *testing.T) {
+	quick := goTool("quick", textBody("done"))
+	quick.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(quick); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := twoReplicas(t, reg, time.Minute)
+	alice := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	var ids []string
+	for range maxSessionTasks {
+		id := createTask(t, alice, "quick")
+		waitFor(t, "the task to complete", func() bool {
+			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+		})
+		ids = append(ids, id)
+	}
+	call := `{"name":"quick","arguments":{},` + declaresTasks + `}`
+	if m := alice.request("tools/call", call); m.Error == nil || !strings.Contains(m.Error.Message, "too many tasks in flight (at most 16)") {
+		t.Fatalf("a task more than an identity holds: %s %+v", m.Result, m.Error)
+	}
+	if m := alice.request("tasks/cancel", idParams(ids[0])); !strings.Contains(string(m.Result), `"status":"completed"`) {
+		t.Errorf("dismissing a completed task: %s %+v", m.Result, m.Error)
+	}
+	createTask(t, alice, "quick")
+}

@@ -61,6 +61,7 @@ type run struct {
 	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 	told    bool                   // its changes are told to Changed
+	kept    bool                   // its end is kept elsewhere (Kept); guarded by Store.mu
 }
 
 // NewStore returns an empty store of at most max tasks, kept until
@@ -184,22 +185,29 @@ func (s *Store) Untold(id string) bool {
 	return ok && !r.told
 }
 
-// Forget forgets task id: a task whose state is kept elsewhere once it
-// ended (Changed) need not be kept here too. A running task goes on; it
-// is no longer answered for.
-func (s *Store) Forget(id string) {
+// Kept tells s that the end of task id is kept elsewhere (Changed wrote
+// it): its result is dropped here, and Retell no longer tells it. The
+// task still counts against Max, as an ended task not collected does,
+// until it is cancelled or Keep passes: kept elsewhere or not, a peer
+// holds at most Max tasks of the store's.
+func (s *Store) Kept(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.tasks, id)
+	if r, ok := s.tasks[id]; ok && !r.ended.IsZero() {
+		r.result, r.kept = nil, true
+	}
 }
 
-// Retell tells Changed again of every task that ended and is still held
-// (one whose telling failed, when its Changed forgets those it told).
+// Retell tells Changed again of every task that ended and whose end is
+// not Kept elsewhere (its telling failed).
 func (s *Store) Retell() {
 	s.mu.Lock()
 	var snaps []*pendingSnapshot
 	for _, r := range s.tasks {
-		if snap := s.snapLocked(r, r.task); snap != nil && !r.ended.IsZero() {
+		if r.ended.IsZero() || r.kept {
+			continue
+		}
+		if snap := s.snapLocked(r, r.task); snap != nil {
 			snaps = append(snaps, snap)
 		}
 	}
