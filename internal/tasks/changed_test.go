@@ -73,3 +73,42 @@ func mustGet(t *testing.T, s *Store, id string) json.RawMessage {
 	}
 	return raw
 }
+
+// An end Changed could not take is told again by Retell, until the
+// store is told it is Kept elsewhere: then its result is dropped here,
+// and the task still counts against Max.
+func TestStoreRetellUntilKept(t *testing.T) {
+	var mu sync.Mutex
+	var ends int
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true, Changed: func(snap Snapshot) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if snap.Ended {
+			ends++
+			return errors.New("the store is down")
+		}
+		return nil
+	}})
+	defer s.Close()
+	created, err := s.Start(t.Context(), func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var task Task
+	json.Unmarshal(created, &task)
+	mcptest.Eventually(t, 10*time.Second, func() bool { return len(s.Running()) == 0 }, "the task to end")
+	s.Retell()
+	s.Kept(task.TaskID)
+	s.Retell()
+	mu.Lock()
+	defer mu.Unlock()
+	if ends != 2 {
+		t.Errorf("the end was told %d times, want twice (once as it ended, once retold before Kept)", ends)
+	}
+	if got := string(mustGet(t, s, task.TaskID)); strings.Contains(got, "content") {
+		t.Errorf("a kept task's result is still here: %s", got)
+	}
+	if _, err := s.Start(t.Context(), func(context.Context) (json.RawMessage, error) { return nil, nil }); err == nil {
+		t.Error("a kept task does not count against Max")
+	}
+}
