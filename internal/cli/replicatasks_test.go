@@ -70,6 +70,12 @@ func TestServeReplicasShareTasks(t *testing.T) {
 	if !strings.Contains(string(got), "# Research Report: tides") {
 		t.Errorf("the completed task: %s", got)
 	}
+	if n := storeOps(t, replicas[0])["put_task"]; n < 2 {
+		t.Errorf("the running replica counts %v writes of tasks, want one per change (made, stages, completed)", n)
+	}
+	if n := storeOps(t, replicas[1])["get_task"]; n < 1 {
+		t.Errorf("another replica counts %v reads of tasks", n)
+	}
 
 	id = createdTask(t, replicas[0].url, call)
 	if err := replicas[0].signal(syscall.SIGKILL); err != nil {
@@ -133,4 +139,25 @@ func rawCall(t *testing.T, url, token, method, params string) (json.RawMessage, 
 		return nil, m.Error.Message
 	}
 	return m.Result, ""
+}
+
+// storeOps are p's counts of store calls that worked, by operation.
+func storeOps(t *testing.T, p *servingProcess) map[string]float64 {
+	t.Helper()
+	ops := map[string]float64{}
+	for _, c := range scrape(t, p.base()+"/metrics", "ci-static-token")["mcpbridge_store_calls_total"].GetMetric() {
+		var op, outcome string
+		for _, l := range c.GetLabel() {
+			switch l.GetName() {
+			case "op":
+				op = l.GetValue()
+			case "outcome":
+				outcome = l.GetValue()
+			}
+		}
+		if outcome == "ok" {
+			ops[op] += c.GetCounter().GetValue()
+		}
+	}
+	return ops
 }
