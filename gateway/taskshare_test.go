@@ -276,3 +276,46 @@ func TestGatewaySharedTasksBounded(t *testing.T) {
 	}
 	createTask(t, alice, "quick")
 }
+
+// Redis lost, then back empty: a task that ended meanwhile is written
+// again at the next renewal and reads completed; a task still running,
+// whose record is gone, is cancelled by its replica at the next renewal
+// (its call stops) and reads cancelled, never unknown for good.
+func TestGatewaySharedTasksRedisRestarted(t *testing.T) {
+	release, stopped := make(chan struct{}), make(chan struct{})
+	finish := goTool("finish", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		select {
+		case <-release:
+			return tool.Output{Content: []tool.Content{tool.Text("finished")}}, nil
+		case <-ctx.Done():
+			return tool.Output{}, ctx.Err()
+		}
+	})
+	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		<-ctx.Done()
+		close(stopped)
+		return tool.Output{}, ctx.Err()
+	})
+	finish.Background, block.Background = true, true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(finish, block); err != nil {
+		t.Fatal(err)
+	}
+	srv, r := openTaskStore(t)
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: 600 * time.Millisecond}}
+	g := newGateway(t, reg, opts)
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp", token: "alice-secret"}
+	ended, running := createTask(t, alice, "finish"), createTask(t, alice, "block")
+	srv.Stop()
+	close(release)
+	waitFor(t, "the task to end with Redis down", func() bool { return len(g.ownerTasks("alice").store.Running()) == 1 })
+	srv.Start()
+	waitFor(t, "the task that ended while Redis was down to read completed", func() bool {
+		got := string(alice.request("tasks/get", idParams(ended)).Result)
+		return strings.Contains(got, `"status":"completed"`) && strings.Contains(got, "finished")
+	})
+	waitSignal(t, stopped, "the running task's call to stop")
+	waitFor(t, "the running task to read cancelled", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(running)).Result), `"status":"cancelled"`)
+	})
+}
