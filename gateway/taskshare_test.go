@@ -319,3 +319,25 @@ func TestGatewaySharedTasksRedisRestarted(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(running)).Result), `"status":"cancelled"`)
 	})
 }
+
+// A result larger than the store keeps ends the task failed, saying so,
+// on every replica: never a record that some replicas cannot read.
+func TestGatewaySharedTaskResultTooLarge(t *testing.T) {
+	big := goTool("big", textBody(strings.Repeat("x", store.MaxTaskRecord)))
+	big.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(big); err != nil {
+		t.Fatal(err)
+	}
+	a, b, _ := twoReplicas(t, reg, time.Minute)
+	id := createTask(t, &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}, "big")
+	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
+	var got string
+	waitFor(t, "the task to end", func() bool {
+		got = string(aliceB.request("tasks/get", idParams(id)).Result)
+		return !strings.Contains(got, `"status":"working"`)
+	})
+	if !strings.Contains(got, `"status":"failed"`) || !strings.Contains(got, "is larger than the gateway's store keeps (1048576 bytes)") || len(got) > 4096 {
+		t.Errorf("the task whose result is too large: %.300s", got)
+	}
+}
