@@ -191,7 +191,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 		}
 	}
 	r := &serveRun{e: e, f: f, log: log, h: h, reg: reg}
-	if opts, err = r.withConsole(opts); err != nil {
+	if opts, err = r.withConsole(opts, cat); err != nil {
 		return nil, errors.Join(err, h.Close())
 	}
 	r.opts = e.withTraceContext(r.observe(opts, reg))

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -30,7 +32,7 @@ type serveConsole struct {
 // withConsole adds the console to opts when --console was given. Its
 // viewers sign in with a gateway identity's token that the gateway
 // entry's console grants, or, when it configures none, the console token.
-func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
+func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway.Options, error) {
 	if !r.f.console {
 		return opts, nil
 	}
@@ -46,6 +48,7 @@ func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
 	con, err := webconsole.New(webconsole.Options{
 		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
 		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Logger: r.log,
+		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
 		MCPURL: func() string {
 			if a := sc.address.Load(); a != nil {
 				return "http://" + *a + "/mcp"
@@ -87,4 +90,21 @@ func (r *serveRun) announceConsole(addr net.Addr) {
 		return
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge: console on %s (sign in with a granted identity's token, or, while the config names no identities, the console token %s; set %s to choose it)\n", url, r.console.token, consoleTokenVar)
+}
+
+// manage is the console's restart or reload of the entry of id: a restart
+// starts it again as it runs; a reload re-reads the config files, as a
+// change of one does, and applies that entry's config from them alone.
+func (r *serveRun) manage(ctx context.Context, cat *host.Catalog, id, action string) error {
+	if action == webconsole.ActionRestart {
+		return r.h.Restart(ctx, id)
+	}
+	if len(r.e.configFiles(r.f)) == 0 {
+		return errors.New("serve runs the embedded default config: there is no file to reload (restart the entry instead)")
+	}
+	plan, err := r.e.reloadPlan(r.f, cat)
+	if err != nil {
+		return fmt.Errorf("reading the config: %w", err)
+	}
+	return r.h.ApplyEntry(ctx, plan, id)
 }

@@ -120,7 +120,7 @@ func (c *Console) authorize(r *http.Request, token string) (gatewayauth.Viewer, 
 	if c.opts.Token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(c.opts.Token)) != 1 {
 		return gatewayauth.Viewer{}, errors.New("the token is not the console's token (serve printed it when it started)")
 	}
-	return gatewayauth.Viewer{Name: "console", View: true, Try: true}, nil
+	return gatewayauth.Viewer{Name: "console", View: true, Try: true, Manage: true}, nil
 }
 
 // sameOrigin reports whether a state-changing request comes from the

@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"gopkg.in/yaml.v3"
@@ -101,6 +103,25 @@ type fixture struct {
 	every  *mcpclient.Server
 	reg    *tool.Registry
 	keeper *gatewayauth.Keeper
+	// managed lists the restarts and reloads asked for: "entry action".
+	managed []string
+}
+
+// manage records a restart or reload; the host's own (host.Restart,
+// host.ApplyEntry) are tested in package host.
+func (f *fixture) manage(_ context.Context, entry, action string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.managed = append(f.managed, entry+" "+action)
+	return nil
+}
+
+func (f *fixture) takeManaged() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.managed
+	f.managed = nil
+	return out
 }
 
 // apply puts a gateway entry's config in force, as a reload does.
@@ -124,7 +145,7 @@ func (f *fixture) statuses() []host.Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.every.Status()
-	return append([]host.Status{{Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
+	return append([]host.Status{{ID: "everything", Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
 		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, Connect: st.Connect, Discover: st.Discover,
 		PeerName: st.PeerName, PeerVersion: st.PeerVersion}}, f.status...)
 }
@@ -143,6 +164,7 @@ audit:
 console:
   allow: {subjects: [alice, bob, carol]}
   tryIt: {subjects: [alice, bob]}
+  manage: {subjects: [alice]}
 `
 
 func newFixture(t *testing.T) *fixture {
@@ -174,7 +196,7 @@ func newFixture(t *testing.T) *fixture {
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond})
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,13 +423,7 @@ func TestTryItNeedsItsGrant(t *testing.T) {
 	if body := text(t, ctx, "main"); strings.Contains(body, "Try it") || !strings.Contains(body, "needs the console.tryIt grant") {
 		t.Errorf("carol's page of %s: %q, want no try-it form", name, body)
 	}
-	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
-		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ["arg.a", "1"], ["arg.b", "2"]]) {
-			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
-		document.body.appendChild(f); f.submit(); return true })()`, "/console/tools/"+name)
-	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
-		t.Fatal(err)
-	}
+	forgePost(t, ctx, "/console/tools/"+name, [2]string{"arg.a", "1"}, [2]string{"arg.b", "2"})
 	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to carol") {
 		t.Errorf("carol's forged try-it: %q, want it refused", body)
 	}
@@ -455,5 +471,70 @@ func TestRevokedGrantEndsSignIn(t *testing.T) {
 	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"))
 	if body := text(t, ctx, "main"); !strings.Contains(body, "Sign in") || strings.Contains(body, "get-sum") {
 		t.Errorf("after alice's grant was revoked, /console/tools says %q, want the sign-in page", body)
+	}
+}
+
+// forgePost submits, from the console's own page, a form to path with the
+// page's valid CSRF token and fields, and waits for the answer.
+func forgePost(t *testing.T, ctx context.Context, path string, fields ...[2]string) {
+	t.Helper()
+	pairs, _ := json.Marshal(append([][2]string{}, fields...))
+	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
+		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ...%s]) {
+			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
+		document.body.appendChild(f); f.submit(); return true })()`, path, pairs)
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A viewer granted console.manage restarts an entry from its page, and
+// the trail records it; one not granted sees no button, and a form forged
+// on the console's own page with a valid CSRF token is refused (403),
+// restarts nothing and is recorded as denied.
+func TestRestartNeedsItsGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/servers/everything"), chromedp.WaitVisible(chromedp.ID("restart")))
+	click(t, ctx, "restart")
+	if got := text(t, ctx, "main"); !strings.Contains(got, "everything: restarted") {
+		t.Errorf("after alice's restart the page says %q, want it restarted", got)
+	}
+	if got := f.takeManaged(); !slices.Equal(got, []string{"everything restart"}) {
+		t.Errorf("alice's restart asked for %q, want everything restart", got)
+	}
+	signIn(t, ctx, f.URL, bobToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/servers/everything"), chromedp.WaitVisible(chromedp.ID("state")))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#restart, #reload").length`)); err != nil || n != 0 {
+		t.Errorf("bob's page of everything has %d restart or reload buttons (%v), want none", n, err)
+	}
+	statuses := make(chan int64, 8)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if r, ok := ev.(*network.EventResponseReceived); ok && strings.HasSuffix(r.Response.URL, "/reload") {
+			select {
+			case statuses <- r.Response.Status:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	forgePost(t, ctx, "/console/servers/everything/reload")
+	status := <-statuses
+	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to bob") || status != http.StatusForbidden {
+		t.Errorf("bob's forged reload: %d %q, want 403 and it refused", status, body)
+	}
+	if got := f.takeManaged(); len(got) != 0 {
+		t.Errorf("bob's forged reload asked for %q, want nothing", got)
+	}
+	trail, _ := os.ReadFile(f.audit)
+	for _, want := range []string{
+		`"identity":"alice","method":"console/restart","name":"everything","outcome":"ok"`,
+		`"identity":"bob","method":"console/reload","name":"everything","outcome":"denied"`,
+	} {
+		if !strings.Contains(string(trail), want) {
+			t.Errorf("the audit trail has no line with %s:\n%s", want, trail)
+		}
 	}
 }

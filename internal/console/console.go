@@ -52,6 +52,10 @@ type Options struct {
 	// console token (serve's --token-env token); viewers signed in with a
 	// token of their own send that one.
 	BearerToken string
+	// Manage restarts (ActionRestart) or reloads (ActionReload) the
+	// entry of an id, for viewers with the manage grant; nil offers
+	// neither.
+	Manage func(ctx context.Context, entry, action string) error
 	// Sessions reports the gateway's client sessions open now.
 	Sessions func() int
 	// Traffic, when set, lists the calls in flight (see Tracker).
@@ -121,6 +125,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"", c.viewer(c.serversPage))
 	mux.HandleFunc("GET "+p+"/{$}", c.viewer(c.serversPage))
 	mux.HandleFunc("GET "+p+"/servers/{name}", c.viewer(c.serverPage))
+	mux.HandleFunc("POST "+p+"/servers/{name}/{action}", c.viewer(c.manage))
 	mux.HandleFunc("GET "+p+"/events", c.viewer(c.events))
 	mux.HandleFunc("GET "+p+"/tools", c.viewer(c.toolsPage))
 	mux.HandleFunc("GET "+p+"/tools/{name}", c.viewer(c.toolPage))
