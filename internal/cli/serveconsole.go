@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
