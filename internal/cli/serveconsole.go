@@ -21,7 +21,8 @@ import (
 const consoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
 
 // serveConsole is serve --console's part of a run: the console, the
-// Tracker in front of the Gate that lists the calls in flight, and the
+// Tracker in front of the Gate that lists the calls in flight, the Rates
+// in front of the metrics' Observer that the traffic page charts, and the
 // address tried tools are called through once serve listens.
 type serveConsole struct {
 	con     *webconsole.Console
@@ -45,9 +46,10 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 		sc.token = token
 	}
 	tracker := webconsole.NewTracker(opts.Gate, nil)
+	rates := webconsole.NewRates(opts.Observer, nil)
 	con, err := webconsole.New(webconsole.Options{
 		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
-		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Logger: r.log,
+		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Rates: rates, Logger: r.log,
 		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
 		MCPURL: func() string {
 			if a := sc.address.Load(); a != nil {
@@ -61,7 +63,7 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 	}
 	sc.con = con
 	r.console = sc
-	opts.Gate, opts.Console = tracker, con
+	opts.Gate, opts.Console, opts.Observer = tracker, con, rates
 	return opts, nil
 }
 

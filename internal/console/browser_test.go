@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -188,20 +189,25 @@ func newFixture(t *testing.T) *fixture {
 		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := reg.Register(tool.Tool{Name: "flaky", Description: "Always fails.", InputSchema: []byte(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, errors.New("flaky failed") }}); err != nil {
+		t.Fatal(err)
+	}
 	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
 	f.keeper = keeper
 	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
 	t.Cleanup(func() { keeper.Clear(keeper.Current()) })
 	tracker := console.NewTracker(keeper, nil)
+	rates := console.NewRates(nil, nil)
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage})
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage, Rates: rates})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(con.Close)
-	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con})
+	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con, Observer: rates})
 	t.Cleanup(func() { gw.Close() })
 	handler = gw.Handler()
 	f.URL = ts.URL
@@ -536,5 +542,41 @@ func TestRestartNeedsItsGrant(t *testing.T) {
 		if !strings.Contains(string(trail), want) {
 			t.Errorf("the audit trail has no line with %s:\n%s", want, trail)
 		}
+	}
+}
+
+// The traffic page charts each tool's last hour: calls a minute, error
+// rate and latency percentiles, drawn as inline SVG the strict CSP lets
+// render.
+func TestTrafficCharts(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	sum := getSum(t, f)
+	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "1", "b": "2"})
+	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "3", "b": "4"})
+	tryIt(t, ctx, f.URL, "flaky", nil)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("charts")))
+	row := func(tool, css string) string { return text(t, ctx, fmt.Sprintf(`#charts tr[data-tool=%q] %s`, tool, css)) }
+	if got := row(sum, ".calls-total"); got != "2 calls" {
+		t.Errorf("%s's calls: %q, want 2 calls", sum, got)
+	}
+	if got := row(sum, ".error-rate"); !strings.HasPrefix(got, "0 % errors") {
+		t.Errorf("%s's errors: %q, want none", sum, got)
+	}
+	if got := row("flaky", ".error-rate"); !strings.HasPrefix(got, "100 % errors (1)") {
+		t.Errorf("flaky's errors: %q, want 100 %%", got)
+	}
+	if got := row(sum, ".latency"); !strings.Contains(got, "p50 ") || strings.Contains(got, "–") {
+		t.Errorf("%s's latency: %q, want its percentiles", sum, got)
+	}
+	// The bars and lines are drawn: sized, coloured by the console's own
+	// stylesheet (no inline style, which the CSP refuses).
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+		const r = document.querySelector('#charts tr[data-tool=%q]');
+		const bar = r.querySelector('rect.calls'), err = document.querySelector('#charts tr[data-tool="flaky"] rect.errors'), line = r.querySelector('polyline.p95');
+		return bar.getBBox().height > 0 && err.getBBox().height > 0 && line.points.length > 0 && getComputedStyle(bar).fill !== getComputedStyle(err).fill })()`, sum)))
+	if err != nil || !drawn {
+		t.Errorf("the charts are not drawn (%v): %q", err, text(t, ctx, "#charts"))
 	}
 }

@@ -60,6 +60,9 @@ type Options struct {
 	Sessions func() int
 	// Traffic, when set, lists the calls in flight (see Tracker).
 	Traffic *Tracker
+	// Rates, when set, are the per-tool rates the traffic page charts
+	// (see Rates).
+	Rates *Rates
 	// Logger receives the console's log lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.

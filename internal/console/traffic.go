@@ -96,6 +96,8 @@ type trafficData struct {
 	Sessions int
 	Calls    []trafficRow
 	Tracked  bool
+	Charts   []toolChart
+	Charted  bool // Rates are kept
 }
 
 func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin) {
@@ -108,6 +110,12 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 		now := c.now()
 		for _, f := range c.opts.Traffic.Flights() {
 			d.Calls = append(d.Calls, trafficRow{Flight: f, Elapsed: now.Sub(f.Started).Round(time.Millisecond)})
+		}
+	}
+	if c.opts.Rates != nil {
+		d.Charted = true
+		for _, t := range c.opts.Rates.Snapshot() {
+			d.Charts = append(d.Charts, chartOf(t))
 		}
 	}
 	c.render(w, r, http.StatusOK, "traffic", framed(si, "traffic", "Traffic", d))
