@@ -190,7 +190,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	if _, err := reg.Register(tool.Tool{Name: "flaky", Description: "Always fails.", InputSchema: []byte(`{"type":"object"}`),
-		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, errors.New("flaky failed") }}); err != nil {
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{}, errors.New("flaky failed")
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
@@ -557,7 +559,9 @@ func TestTrafficCharts(t *testing.T) {
 	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "3", "b": "4"})
 	tryIt(t, ctx, f.URL, "flaky", nil)
 	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("charts")))
-	row := func(tool, css string) string { return text(t, ctx, fmt.Sprintf(`#charts tr[data-tool=%q] %s`, tool, css)) }
+	row := func(tool, css string) string {
+		return text(t, ctx, fmt.Sprintf(`#charts tr[data-tool=%q] %s`, tool, css))
+	}
 	if got := row(sum, ".calls-total"); got != "2 calls" {
 		t.Errorf("%s's calls: %q, want 2 calls", sum, got)
 	}

@@ -20,11 +20,11 @@ type bar struct{ X, Y, H int }
 // and error rate as bars, latency percentiles as lines.
 type toolChart struct {
 	ToolRates
-	ErrorPct         string
+	ErrorPct          string
 	CallBars, ErrBars []bar
-	P50Line, P95Line string // polyline points
-	PeakCalls        int
-	PeakLatency      time.Duration
+	P50Line, P95Line  string // polyline points
+	PeakCalls         int
+	PeakLatency       time.Duration
 }
 
 // chartOf draws t: bars scaled to the hour's busiest minute (error rate
