@@ -195,7 +195,7 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 	if opts, err = r.withConsole(r.observe(opts, reg), cat); err != nil {
 		return nil, errors.Join(err, h.Close())
 	}
-	r.opts = e.withTraceContext(opts)
+	r.opts = r.consoleCalls(e.withTraceContext(opts))
 	r.gw = gateway.New(reg, r.opts)
 	code.gw = r.gw
 	return r, nil

@@ -26,6 +26,7 @@ const consoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
 // address tried tools are called through once serve listens.
 type serveConsole struct {
 	con     *webconsole.Console
+	tracker *webconsole.Tracker
 	token   string // printed when made here; "" when from consoleTokenVar
 	address atomic.Pointer[string]
 }
@@ -51,6 +52,7 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
 		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Rates: rates, Logger: r.log,
 		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
+		Parked: func(key any) []gateway.ParkedCall { return r.gw.ParkedCalls(key) },
 		MCPURL: func() string {
 			if a := sc.address.Load(); a != nil {
 				return "http://" + *a + "/mcp"
@@ -61,10 +63,19 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 	if err != nil {
 		return opts, err
 	}
-	sc.con = con
+	sc.con, sc.tracker = con, tracker
 	r.console = sc
 	opts.Gate, opts.Console, opts.Observer = tracker, con, rates
 	return opts, nil
+}
+
+// consoleCalls lets the console's Tracker see which calls run as tasks
+// (their running context names the task), before opts' own CallContext.
+func (r *serveRun) consoleCalls(opts gateway.Options) gateway.Options {
+	if r.console != nil {
+		opts.CallContext = r.console.tracker.CallContext(opts.CallContext)
+	}
+	return opts
 }
 
 // planHasConsole reports whether plan's gateway entry has a console

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -106,6 +108,39 @@ type fixture struct {
 	keeper *gatewayauth.Keeper
 	// managed lists the restarts and reloads asked for: "entry action".
 	managed []string
+	tracker *console.Tracker
+	// gateways serve the registry behind the tracker: the fixture's, and
+	// any a test adds (serveStateless).
+	gateways []*gateway.Gateway
+}
+
+// parked is the console's Options.Parked: the calls parked on each of the
+// fixture's gateways.
+func (f *fixture) parked(key any) []gateway.ParkedCall {
+	f.mu.Lock()
+	gws := slices.Clone(f.gateways)
+	f.mu.Unlock()
+	var out []gateway.ParkedCall
+	for _, g := range gws {
+		out = append(out, g.ParkedCalls(key)...)
+	}
+	return out
+}
+
+// serveStateless serves the fixture's registry on a stateless gateway of
+// its own, behind the same tracker and identities (a replica, as serve
+// --stateless runs): its 2026-07-28 clients are asked through
+// input-required results, so their calls park.
+func (f *fixture) serveStateless(t *testing.T) string {
+	opts := gateway.Options{Stateless: true, Gate: f.tracker, Authenticate: f.keeper.Authenticate, CallContext: f.tracker.CallContext(nil)}
+	g := gateway.New(f.reg, opts)
+	t.Cleanup(func() { g.Close() })
+	ts := httptest.NewServer(g.Handler())
+	t.Cleanup(ts.Close)
+	f.mu.Lock()
+	f.gateways = append(f.gateways, g)
+	f.mu.Unlock()
+	return ts.URL
 }
 
 // manage records a restart or reload; the host's own (host.Restart,
@@ -174,7 +209,7 @@ func newFixture(t *testing.T) *fixture {
 	reg := tool.NewRegistry()
 	f := &fixture{audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 	srv, err := mcpclient.Start(mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: everything, Args: []string{"stdio"}},
-		mcpclient.Options{Registry: reg})
+		mcpclient.Options{Registry: reg, Elicit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +239,17 @@ func newFixture(t *testing.T) *fixture {
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage, Rates: rates})
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage, Rates: rates, Parked: f.parked})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(con.Close)
-	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con, Observer: rates})
+	f.tracker = tracker
+	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con, Observer: rates,
+		CallContext: tracker.CallContext(nil)})
 	t.Cleanup(func() { gw.Close() })
 	handler = gw.Handler()
+	f.gateways = []*gateway.Gateway{gw}
 	f.URL = ts.URL
 	return f
 }
@@ -583,4 +621,112 @@ func TestTrafficCharts(t *testing.T) {
 	if err != nil || !drawn {
 		t.Errorf("the charts are not drawn (%v): %q", err, text(t, ctx, "#charts"))
 	}
+}
+
+// post sends one JSON-RPC message to the gateway's MCP endpoint as
+// token's holder and returns the session id and the answer's body.
+func post(t *testing.T, base, token, session, msg string) (string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(msg))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("POST %s: %s %s", msg, resp.Status, body)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), string(body)
+}
+
+// A call run as a task and a call parked for its client's answers show on
+// the traffic page apart from plain calls: who, which tool, status, age.
+func TestTrafficTasksAndParked(t *testing.T) {
+	f := newFixture(t)
+	// bob's client (2026-07-28, stateless) is asked a question, and
+	// answers only when the test lets it: meanwhile its call is parked.
+	asked, answer := make(chan struct{}, 1), make(chan struct{})
+	defer close(answer)
+	client := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			select {
+			case <-answer:
+			case <-ctx.Done():
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.serveStateless(t) + "/mcp", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearer(bobToken)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	elicit := f.tool(t, "trigger-elicitation-request")
+	called := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: elicit, Arguments: map[string]any{}})
+		if err == nil && !strings.Contains(fmt.Sprint(texts(res)), "declined") {
+			err = fmt.Errorf("the result says %q, want bob's answer (declined)", texts(res))
+		}
+		called <- err
+	}()
+	select {
+	case <-asked:
+	case err := <-called:
+		t.Fatalf("%s ended without asking: %v", elicit, err)
+	}
+	// Then alice runs a long operation as a task (protocol 2025-11-25):
+	// after bob's question, which the backend could not tell from the
+	// task's while both ran.
+	session, _ := post(t, f.URL, aliceToken, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasker","version":"1"}}}`)
+	post(t, f.URL, aliceToken, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	long := f.tool(t, "trigger-long-running-operation")
+	if _, body := post(t, f.URL, aliceToken, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{"duration":30,"steps":30},"task":{"ttl":60000}}}`, long)); !strings.Contains(body, "taskId") {
+		t.Fatalf("the call as a task: %s, want a task", body)
+	}
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("parked")))
+	tasks, parked := text(t, ctx, "#tasks tbody"), text(t, ctx, "#parked tbody")
+	if !strings.Contains(tasks, "alice") || !strings.Contains(tasks, long) || !strings.Contains(tasks, "working") {
+		t.Errorf("the tasks table says %q, want alice's %s working", tasks, long)
+	}
+	if !strings.Contains(parked, "bob") || !strings.Contains(parked, elicit) || !strings.Contains(parked, "input required: 1 question for the client") {
+		t.Errorf("the parked table says %q, want bob's %s waiting for one answer", parked, elicit)
+	}
+	if calls := text(t, ctx, "main"); strings.Contains(calls, "No call waits") || strings.Contains(calls, "No task running") {
+		t.Errorf("the traffic page says %q", calls)
+	}
+	answer <- struct{}{}
+	if err := <-called; err != nil {
+		t.Errorf("bob's call after its answer: %v", err)
+	}
+}
+
+// bearer sends a bearer token on every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
 }

@@ -60,6 +60,10 @@ type Options struct {
 	Sessions func() int
 	// Traffic, when set, lists the calls in flight (see Tracker).
 	Traffic *Tracker
+	// Parked, when set, lists the calls parked for their clients'
+	// answers, each with its context's value for key
+	// (gateway.Gateway.ParkedCalls); the traffic page asks for FlightKey.
+	Parked func(key any) []gateway.ParkedCall
 	// Rates, when set, are the per-tool rates the traffic page charts
 	// (see Rates).
 	Rates *Rates
