@@ -24,6 +24,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/console"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
@@ -729,4 +730,40 @@ func texts(res *mcp.CallToolResult) []string {
 		}
 	}
 	return out
+}
+
+// The audit page shows a page of matches, newest first, and its Older
+// link goes on from there with the same filter, to the trail's start.
+func TestAuditOlderPages(t *testing.T) {
+	f := newFixture(t)
+	l, err := audit.Open(f.audit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 250 {
+		if err := l.Write(audit.Entry{Time: time.Now().UTC(), Identity: []string{"alice", "bob"}[i%2], Method: "tools/call", Name: fmt.Sprintf("n-%03d", i), Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/audit?identity=bob"), chromedp.WaitVisible(chromedp.ID("audit")))
+	first := func() string { return text(t, ctx, "#audit tbody tr:first-child td:nth-child(4)") }
+	if got, n := first(), text(t, ctx, "#matched"); got != "n-249" || n != "100" {
+		t.Errorf("bob's newest page starts at %s with %s entries, want n-249 and 100", got, n)
+	}
+	if href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("export").href`)); err != nil || !strings.HasSuffix(href, "/console/audit/export?identity=bob") {
+		t.Errorf("the export link is %q (%v), want bob's matches", href, err)
+	}
+	click(t, ctx, "older")
+	if got, n := first(), text(t, ctx, "#matched"); got != "n-049" || n != "25" {
+		t.Errorf("bob's older page starts at %s with %s entries, want n-049 and 25", got, n)
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("f-identity"))); err != nil || v != "bob" {
+		t.Errorf("the older page's filter is %q (%v), want bob kept", v, err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#older").length`)); err != nil || n != 0 {
+		t.Errorf("the oldest page has an Older link (%d, %v)", n, err)
+	}
 }
