@@ -221,10 +221,10 @@ type auditData struct {
 	File   string
 	Chain  chainState
 	Page   pageBack
-	None   string // why there is no trail to show
+	None   string       // why there is no trail to show
 	Export template.URL // the export link
 	Older  template.URL // the older page's link, "" when there is none
-	Newest bool   // the page starts at the trail's end
+	Newest bool         // the page starts at the trail's end
 }
 
 // auditLink is a link to the audit page (or under it) with query q: built

@@ -24,8 +24,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
-	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/internal/console"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
