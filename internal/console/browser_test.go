@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -360,13 +361,24 @@ func TestTryGetSum(t *testing.T) {
 	}
 }
 
-// A try-it the policy denies shows the denial, and the audit trail gains
+// tryHidden posts a try-it of a tool the viewer's console does not offer
+// (the policy hides it), as a viewer who knows its name would, from the
+// tools page with its CSRF token, and returns the page's text.
+func tryHidden(t *testing.T, ctx context.Context, base, name string, fields ...[2]string) string {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(base+"/console/tools"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	forgePost(t, ctx, "/console/tools/"+name, fields...)
+	return text(t, ctx, "main")
+}
+
+// A try-it the policy denies (of a tool hidden from the viewer, posted
+// by one who knows its name) shows the denial, and the audit trail gains
 // a denied line for the viewer.
 func TestTryDeniedIsAudited(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, bobToken)
-	got := tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	got := tryHidden(t, ctx, f.URL, getSum(t, f), [2]string{"arg.a", "1"}, [2]string{"arg.b", "1"})
 	if !strings.Contains(got, "Refused") {
 		t.Errorf("bob's get-sum: the page says %q, want the refusal", got)
 	}
@@ -380,7 +392,7 @@ func TestAuditFilter(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, bobToken)
-	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	tryHidden(t, ctx, f.URL, getSum(t, f), [2]string{"arg.a", "1"}, [2]string{"arg.b", "1"})
 	signIn(t, ctx, f.URL, aliceToken)
 	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "2"})
 	do(t, ctx, chromedp.Navigate(f.URL+"/console/audit"), chromedp.WaitVisible(chromedp.ID("audit-filter")))
@@ -765,5 +777,37 @@ func TestAuditOlderPages(t *testing.T) {
 	}
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#older").length`)); err != nil || n != 0 {
 		t.Errorf("the oldest page has an Older link (%d, %v)", n, err)
+	}
+}
+
+// A viewer sees exactly the tools the policy lets them call: bob's
+// policy hides get-sum, so his tools page, search and tool pages have no
+// trace of it, and a try-it of it answers as one of a tool that does not
+// exist. alice sees it.
+func TestViewerSeesOnlyTheirTools(t *testing.T) {
+	f := newFixture(t)
+	sum := getSum(t, f)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, bobToken)
+	for _, path := range []string{"/console/tools", "/console/tools?q=" + url.QueryEscape("add two numbers")} {
+		do(t, ctx, chromedp.Navigate(f.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		if body := text(t, ctx, "main"); strings.Contains(body, "get-sum") || !strings.Contains(body, "echo") && path == "/console/tools" {
+			t.Errorf("bob's %s: %q, want every tool but get-sum", path, body)
+		}
+	}
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/"+sum), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if body := text(t, ctx, "main"); !strings.Contains(body, fmt.Sprintf("No tool is named %q", sum)) || strings.Contains(body, "numbers") {
+		t.Errorf("bob's page of %s: %q, want it unknown", sum, body)
+	}
+	// A hidden tool's try-it and a made-up one's read the same.
+	hidden := tryHidden(t, ctx, f.URL, sum)
+	madeUp := tryHidden(t, ctx, f.URL, "mcp__everything__no-such-tool")
+	if strings.ReplaceAll(hidden, sum, "NAME") != strings.ReplaceAll(madeUp, "mcp__everything__no-such-tool", "NAME") || !strings.Contains(hidden, "unknown tool") {
+		t.Errorf("a hidden tool's try-it says %q, a made-up one's %q; want the same unknown tool", hidden, madeUp)
+	}
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if body := text(t, ctx, "main"); !strings.Contains(body, sum) {
+		t.Errorf("alice's tools page: %q, want %s", body, sum)
 	}
 }
