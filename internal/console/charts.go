@@ -16,6 +16,9 @@ const (
 // bar is one minute's bar of a chart.
 type bar struct{ X, Y, H int }
 
+// dot is one minute's point of a line: a minute alone draws no line.
+type dot struct{ X, Y int }
+
 // toolChart is a tool's last hour as the traffic page draws it: calls
 // and error rate as bars, latency percentiles as lines.
 type toolChart struct {
@@ -23,6 +26,7 @@ type toolChart struct {
 	ErrorPct          string
 	CallBars, ErrBars []bar
 	P50Line, P95Line  string // polyline points
+	P50Dots, P95Dots  []dot
 	PeakCalls         int
 	PeakLatency       time.Duration
 }
@@ -45,8 +49,9 @@ func chartOf(t ToolRates) toolChart {
 		if m.Errors > 0 {
 			c.ErrBars = append(c.ErrBars, barOf(x, m.Errors, m.Calls))
 		}
-		p50 = append(p50, point(x, m.P50, c.PeakLatency))
-		p95 = append(p95, point(x, m.P95, c.PeakLatency))
+		d50, d95 := point(x, m.P50, c.PeakLatency), point(x, m.P95, c.PeakLatency)
+		c.P50Dots, c.P95Dots = append(c.P50Dots, d50), append(c.P95Dots, d95)
+		p50, p95 = append(p50, fmt.Sprintf("%d,%d", d50.X, d50.Y)), append(p95, fmt.Sprintf("%d,%d", d95.X, d95.Y))
 	}
 	c.P50Line, c.P95Line = strings.Join(p50, " "), strings.Join(p95, " ")
 	return c
@@ -58,9 +63,9 @@ func barOf(x, n, peak int) bar {
 	return bar{X: x, Y: chartHeight - h, H: h}
 }
 
-func point(x int, d, peak time.Duration) string {
-	y := chartHeight - int(int64(d)*int64(chartHeight-2)/int64(max(peak, 1))) - 1
-	return fmt.Sprintf("%d,%d", x+1, y)
+// point is a latency's place on a line scaled to peak.
+func point(x int, d, peak time.Duration) dot {
+	return dot{X: x + 1, Y: chartHeight - int(int64(d)*int64(chartHeight-4)/int64(max(peak, 1))) - 2}
 }
 
 func pct(n, of int) string {
