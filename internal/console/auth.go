@@ -166,7 +166,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	id := c.signins.add(v, token)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: gateway.ConsolePath, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(signinTTL.Seconds())})
-	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try)
+	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try, "manage", v.Manage)
 	http.Redirect(w, r, gateway.ConsolePath, http.StatusSeeOther)
 }
 
