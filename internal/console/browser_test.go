@@ -687,8 +687,10 @@ func TestTrafficTasksAndParked(t *testing.T) {
 	called := make(chan error, 1)
 	go func() {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: elicit, Arguments: map[string]any{}})
-		if err == nil && !strings.Contains(fmt.Sprint(texts(res)), "declined") {
-			err = fmt.Errorf("the result says %q, want bob's answer (declined)", texts(res))
+		if err == nil {
+			if b, _ := json.Marshal(res.Content); !strings.Contains(string(b), "declined") {
+				err = fmt.Errorf("the result says %s, want bob's answer (declined)", b)
+			}
 		}
 		called <- err
 	}()
@@ -732,16 +734,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
-}
-
-func texts(res *mcp.CallToolResult) []string {
-	var out []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			out = append(out, tc.Text)
-		}
-	}
-	return out
 }
 
 // The audit page shows a page of matches, newest first, and its Older
