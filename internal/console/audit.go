@@ -262,7 +262,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, si *signin) 
 // fillAudit verifies the chain and reads the page that ends at before
 // ("" for the trail's end).
 func (c *Console) fillAudit(d *auditData, before string) error {
-	file, err := c.openAudit(d.File)
+	file, err := openAudit(d.File)
 	if err != nil {
 		return fmt.Errorf("reading the audit trail %s: %w", d.File, err)
 	}
@@ -306,7 +306,7 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, si *signin
 		http.Error(w, "Not Found: the gateway entry writes no audit trail to a file", http.StatusNotFound)
 		return
 	}
-	file, err := c.openAudit(path)
+	file, err := openAudit(path)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("Internal Server Error: reading the audit trail %s: %v", path, err), http.StatusInternalServerError)
 		return

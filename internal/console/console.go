@@ -88,8 +88,6 @@ type Console struct {
 	mux     *http.ServeMux
 	// chain is the audit trail's verification so far.
 	chain chainCache
-	// openAudit opens the audit trail (tests count what is read).
-	openAudit func(path string) (auditFile, error)
 	// done ends the live streams when the console is closed.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -100,7 +98,7 @@ func New(o Options) (*Console, error) {
 	if o.Status == nil || o.Registry == nil {
 		return nil, errors.New("console: Status and Registry are required")
 	}
-	c := &Console{opts: o, log: o.Logger, now: o.Now, done: make(chan struct{}), openAudit: openAudit}
+	c := &Console{opts: o, log: o.Logger, now: o.Now, done: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
