@@ -6,6 +6,10 @@ import (
 	"slices"
 )
 
+// restartMark, before a running unit's fingerprint, asks decide to start
+// it again (Restart).
+const restartMark = "restart:"
+
 // Restart starts entry id again with the config it runs, making before
 // breaking as a changed entry does: the new instance starts while the old
 // one serves, takes its place once ready, and the old one is closed; if
@@ -21,10 +25,10 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 		return err
 	}
 	h.log.Info("restart requested", "entry", id)
-	// A fingerprint no config has makes decide see the entry as changed:
-	// the one path that replaces a running instance make-before-break.
+	// The mark makes decide succeed the entry by itself, as a changed
+	// one: the one path that replaces a running instance make-before-break.
 	fp := u.fp
-	u.fp = "restart:" + fp
+	u.fp = restartMark + fp
 	err = h.applyLocked(ctx, plan)
 	h.mu.Lock()
 	if slices.Contains(h.units, u) {

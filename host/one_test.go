@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -27,6 +28,10 @@ func TestRestartOneEntry(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"start a/1", "close a/1"}, fh.kind.takeEvents()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if !fh.log.HasRecord(slog.LevelInfo, "restart asked for, starting it again (the running instance serves until the new one is ready)", "entry", "a") ||
+		!fh.log.HasRecord(slog.LevelInfo, "applied", "config", "f.yaml", "restart", "a") {
+		t.Errorf("the log does not say a restarted; log:\n%s", fh.log.Text())
 	}
 	if diff := cmp.Diff(map[string]int{"a/1": 1, "b/1": 1}, fh.kind.running()); diff != "" {
 		t.Errorf("running (-want +got):\n%s", diff)

@@ -62,7 +62,7 @@ func TestServeConsole(t *testing.T) {
 			t.Errorf("%s of a: %d %q, want it done and a ready", action, code, body)
 		}
 	}
-	if log := p.stderr.String(); !strings.Contains(log, "config changed, starting it (the previous config serves until it is ready)") {
+	if log := p.stderr.String(); !strings.Contains(log, "restart asked for, starting it again (the running instance serves until the new one is ready)") {
 		t.Errorf("the restart started no new instance of a; log:\n%s", log)
 	}
 }
