@@ -34,7 +34,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"rule key that never was", `{policy: [{allow: ["*"], block: [x]}]}`,
 			`config.policy[0].block: unknown key "block"; valid keys: subjects, groups, when, allow, prompts, resources, deny`},
 		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store`},
-		{"console key", "{console: {alow: {subjects: [a]}}}", `config.console.alow: unknown key "alow" (did you mean "allow"?); valid keys: allow, tryIt`},
+		{"console key", "{console: {alow: {subjects: [a]}}}", `config.console.alow: unknown key "alow" (did you mean "allow"?); valid keys: allow, tryIt, manage`},
 		{"console grant key", "{console: {tryIt: {subject: [a]}}}", `config.console.tryIt.subject: unknown key "subject" (did you mean "subjects"?); valid keys: subjects, groups, scopes`},
 		{"console grant not a list", "{console: {allow: {groups: ops}}}", `config.console.allow.groups`},
 		{"store without redis", "{store: {}}", "config.store.redis: is required: {url: redis://HOST:PORT"},
