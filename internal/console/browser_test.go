@@ -232,6 +232,11 @@ func newFixture(t *testing.T) *fixture {
 		}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := reg.Register(tool.Tool{Name: "iconic", Description: "Has icons.", InputSchema: []byte(`{"type":"object"}`),
+		Icons: []tool.Icon{{Src: "data:image/png;base64," + tinyPNG}, {Src: svgIcon}, {Src: "https://icons.example/tracker.png"}},
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
 	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
 	f.keeper = keeper
 	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
@@ -459,6 +464,37 @@ func TestCrossSiteFormRefused(t *testing.T) {
 
 // A tool that returns an image shows it, from a data: URL the page's CSP
 // allows.
+// tinyPNG is a 1×1 PNG, base64; svgIcon an SVG icon that would run script
+// if it were ever loaded as a document.
+const (
+	tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+	svgIcon = `data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="document.title='pwned'"/>`
+)
+
+// A tool's icons: a data: raster image is shown; an SVG is not; an
+// https: icon is named but never fetched (the CSP would refuse it, and
+// the page does not ask).
+func TestToolIcons(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/iconic"), chromedp.WaitVisible(chromedp.CSS("#icons")))
+	srcs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main img")].filter(i => i.complete && i.naturalWidth > 0).map(i => i.src)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || srcs[0] != "data:image/png;base64,"+tinyPNG {
+		t.Errorf("loaded images %q; want only the PNG icon", srcs)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main img").length`))
+	if err != nil || n != 1 {
+		t.Errorf("%d img elements (%v); want 1: neither the SVG nor the https icon is an image", n, err)
+	}
+	if body := text(t, ctx, "#icons"); !strings.Contains(body, "https://icons.example/tracker.png") {
+		t.Errorf("icons say %q; want the https icon named", body)
+	}
+}
+
 func TestTryImage(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)

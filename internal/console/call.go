@@ -115,9 +115,15 @@ func project(out *callResult, res *mcp.CallToolResult) {
 // imageURL is a data: URL of a raster image, which cannot run script;
 // other types (SVG among them) are not shown.
 func imageURL(mime string, data []byte) (template.URL, bool) {
+	return rasterURL(mime, "data:"+mime+";base64,"+base64.StdEncoding.EncodeToString(data))
+}
+
+// rasterURL is url, a data: URL, trusted by the page's template when mime
+// is a raster image type.
+func rasterURL(mime, url string) (template.URL, bool) {
 	switch mime {
 	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)), true
+		return template.URL(url), true
 	}
 	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"sort"
 	"strconv"
@@ -109,6 +110,8 @@ type toolData struct {
 	toolRow
 	Schema, Output, Annotations string
 	Tokens                      int
+	Icons                       []template.URL // data: raster icons, shown
+	IconLinks                   []string       // https: icons, named, never fetched
 	Fields                      []field
 	CanTry                      bool
 	Result                      *callResult
@@ -171,9 +174,29 @@ func indent(raw json.RawMessage) string {
 
 func (c *Console) toolData(t tool.Tool, si *signin) toolData {
 	n, _ := tokens.Tool(t)
-	return toolData{toolRow: rowOf(t), Schema: indent(t.InputSchema), Output: indent(t.OutputSchema),
+	d := toolData{toolRow: rowOf(t), Schema: indent(t.InputSchema), Output: indent(t.OutputSchema),
 		Annotations: indent(t.Annotations), Tokens: n, Fields: fieldsOf(t.InputSchema),
 		CanTry: si.viewer.Try && c.opts.MCPURL != nil}
+	d.Icons, d.IconLinks = iconsOf(t.Icons)
+	return d
+}
+
+// iconsOf splits a tool's icons into the data: raster images the page
+// shows and the https: ones it only names: loading those would tell a
+// server's host who looks at the console, and when (a tracking pixel).
+// A data: image of another type (SVG among them) is left out.
+func iconsOf(icons []tool.Icon) (shown []template.URL, named []string) {
+	for _, ic := range icons {
+		if rest, ok := strings.CutPrefix(ic.Src, "data:"); ok {
+			mime, _, _ := strings.Cut(rest, ";")
+			if u, ok := rasterURL(mime, ic.Src); ok && strings.Contains(rest, ";base64,") {
+				shown = append(shown, u)
+			}
+			continue
+		}
+		named = append(named, ic.Src)
+	}
+	return shown, named
 }
 
 func (c *Console) toolPage(w http.ResponseWriter, r *http.Request, si *signin) {
