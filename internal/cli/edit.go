@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
@@ -610,7 +611,7 @@ func (e *env) checkEdited(path string, data []byte, id string) error {
 		if pe.Entry.ID != id {
 			continue
 		}
-		var ces host.ConfigErrors
+		var ces confpos.Errors
 		errors.As(pe.Err, &ces)
 		var msgs []string
 		for _, ce := range ces {

@@ -170,7 +170,7 @@ func (e *env) defaultNotice(f *flags) {
 
 // readScopes reads and parses files and merges them into one plan: see
 // mergePlans. A file that cannot be read or is not a config at all stops
-// everything (host.ConfigErrors, or the reading error); an invalid entry
+// everything (confpos.Errors, or the reading error); an invalid entry
 // fails alone. skipMissing leaves out a file that is gone (a reload).
 func (e *env) readScopes(files []configFile, cat *host.Catalog, skipMissing bool) (*host.Plan, error) {
 	plans, err := e.readPlans(files, cat, skipMissing)
