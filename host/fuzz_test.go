@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 // fuzzSecret is what every set variable expands to in FuzzParse: it must

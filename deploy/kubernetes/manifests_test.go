@@ -16,8 +16,8 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 var manifests = []string{"configmap.yaml", "deployment.yaml", "service.yaml", "hpa.yaml", "redis-deployment.yaml", "redis-service.yaml"}

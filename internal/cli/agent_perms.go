@@ -7,8 +7,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/agent"
-	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // logsHelp is the help of logs beyond its synopsis.

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 // The config scopes (docs/decisions.md §7): a user file, a project file

@@ -3,11 +3,11 @@ package cli
 import (
 	_ "embed"
 
-	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
+	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
-	"github.com/mcpbridge/mcpbridge/toolview/viewkind"
 )
 
 // defaultConfig runs the demo server inside this binary, so mcpbridge does

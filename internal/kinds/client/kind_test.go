@@ -1,4 +1,4 @@
-package clientkind
+package client
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-// Package clientkind is the mcp-client plugin kind of a host.Catalog:
-// each entry `name: mcp-client` of a config file becomes one
-// mcpclient.Server. It is apart from mcpclient so that a program using
-// the client alone links neither the plugin host nor its file watching,
-// as toolview/viewkind is apart from toolview.
-package clientkind
+// Package client is the mcp-client entry kind of a host.Catalog: each
+// entry `name: mcp-client` of a config file becomes one mcpclient.Server.
+// Like every entry kind (internal/kinds), it is the adapter between the
+// host and a library package, so that the library (here the client)
+// stands without the plugin host and its file watching.
+package client
 
 import (
 	"context"
