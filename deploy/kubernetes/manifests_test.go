@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -101,7 +102,7 @@ func TestDeploymentShape(t *testing.T) {
 	if !ok {
 		t.Fatalf("the ConfigMap has no %s", filepath.Base(configPath))
 	}
-	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}), gatewayauth.NewKind(nil))
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}), gatewaykind.NewKind(nil))
 	env := map[string]string{"MCPBRIDGE_EXE": "/mcpbridge", "REDIS_PASSWORD": "pw"}
 	plan, err := cat.Parse(configPath, []byte(config), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
