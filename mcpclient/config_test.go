@@ -610,7 +610,7 @@ func decodeFile(filename string, data []byte, lookup func(string) (string, bool)
 		if e.Disabled {
 			continue
 		}
-		if e.Name != clientkind.PluginName {
+		if e.Name != clientkind.Name {
 			errs = append(errs, host.EntryError(filename, e, "name", fmt.Sprintf("unknown plugin %q", e.Name)))
 			continue
 		}

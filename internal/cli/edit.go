@@ -240,7 +240,7 @@ func newEntry(f *flags) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := mapping("id", name, "name", clientkind.PluginName)
+	entry := mapping("id", name, "name", clientkind.Name)
 	appendNode(entry, "config", cfg)
 	return entry, nil
 }

@@ -148,7 +148,7 @@ func describeEntry(pe host.PlanEntry) entryJSON {
 	}
 	if cfg, ok := pe.Spec.Config.(mcpclient.Config); ok {
 		ej.Transport = string(cfg.Transport)
-	} else if pe.Entry.Name == clientkind.PluginName {
+	} else if pe.Entry.Name == clientkind.Name {
 		ej.Transport = writtenString(pe, "transport")
 		if ej.ServerName == "" {
 			ej.ServerName = writtenString(pe, "serverName")

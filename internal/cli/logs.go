@@ -65,7 +65,7 @@ func (e *env) logs(ctx context.Context, argv []string) error {
 func hasServer(src *source, name string) error {
 	var names []string
 	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name == clientkind.PluginName {
+		if pe.Entry.Name == clientkind.Name {
 			names = append(names, pe.Spec.Name)
 		}
 	}

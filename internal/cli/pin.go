@@ -81,7 +81,7 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 // server added to a pinned file is not pinned, so it is withheld.
 func (e *env) routePins(plan *host.Plan) {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name == clientkind.PluginName && pe.Entry.File != "" {
+		if pe.Entry.Name == clientkind.Name && pe.Entry.File != "" {
 			e.pinBook().Route(pe.Spec.Name, e.locks[lockBeside(pe.Entry.File)])
 		}
 	}
@@ -146,7 +146,7 @@ func (e *env) placeLocks(ls *lockSet, src *source, f *flags) error {
 		ls.keeps[path] = append(ls.keeps[path], src.defines[cf.path]...)
 	}
 	for _, pe := range src.plan.Enabled() {
-		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.PluginName {
+		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.Name {
 			ls.where[pe.Spec.Name] = lockBeside(pe.Entry.File)
 		}
 	}
@@ -257,12 +257,12 @@ func narrowTo(src *source, servers []string) (*source, error) {
 	}
 	var keep []host.PlanEntry
 	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name != clientkind.PluginName || slices.Contains(servers, pe.Spec.Name) {
+		if pe.Entry.Name != clientkind.Name || slices.Contains(servers, pe.Spec.Name) {
 			keep = append(keep, pe)
 		}
 	}
 	for _, s := range servers {
-		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.PluginName }) {
+		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.Name }) {
 			return nil, usagef("pin: no enabled server %q in %s", s, src.name)
 		}
 	}
@@ -273,7 +273,7 @@ func narrowTo(src *source, servers []string) (*source, error) {
 func currentDefs(b *bridge) (map[string][]pin.Def, error) {
 	out := map[string][]pin.Def{}
 	for _, st := range b.statuses {
-		if st.State == host.StateReady && st.Plugin == clientkind.PluginName {
+		if st.State == host.StateReady && st.Plugin == clientkind.Name {
 			out[st.Name] = []pin.Def{}
 		}
 	}

@@ -356,7 +356,7 @@ func registryEntry(name string, built registry.Entry) *yaml.Node {
 	ref := mapping("name", built.Name, "version", built.Version)
 	ref.Style = yaml.FlowStyle
 	appendNode(cfg, "registry", ref)
-	entry := mapping("id", name, "name", clientkind.PluginName)
+	entry := mapping("id", name, "name", clientkind.Name)
 	appendNode(entry, "config", cfg)
 	return entry
 }

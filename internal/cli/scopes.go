@@ -210,7 +210,7 @@ func serversByFile(plans []*host.Plan) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range plans {
 		for _, pe := range p.Entries {
-			if pe.Entry.Name == clientkind.PluginName && pe.Spec.Name != "" {
+			if pe.Entry.Name == clientkind.Name && pe.Spec.Name != "" {
 				out[pe.Entry.File] = append(out[pe.Entry.File], pe.Spec.Name)
 			}
 		}

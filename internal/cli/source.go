@@ -133,7 +133,7 @@ func urlSource(f *flags) (*source, error) {
 		return nil, usagef("--url: %v", err)
 	}
 	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-		Entry: host.Entry{ID: name, Name: clientkind.PluginName},
+		Entry: host.Entry{ID: name, Name: clientkind.Name},
 		Spec:  spec,
 	}}}}, nil
 }
@@ -153,7 +153,7 @@ func (src *source) only(server string) *source {
 	found := false
 	for _, pe := range src.plan.Enabled() {
 		switch {
-		case pe.Entry.Name != clientkind.PluginName:
+		case pe.Entry.Name != clientkind.Name:
 			keep = append(keep, pe)
 		case pe.Spec.Name == server && !found:
 			keep, found = append(keep, pe), true

@@ -16,9 +16,9 @@ import (
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
-// PluginName is the name that selects this plugin in a composition file
+// Name is the name that selects this kind in a config file
 // entry (`name: mcp-client`).
-const PluginName = "mcp-client"
+const Name = "mcp-client"
 
 // KindOptions configure the mcp-client plugin kind. The zero value is
 // useful.
@@ -45,8 +45,8 @@ type Kind struct {
 // NewKind returns the mcp-client kind. opts is copied.
 func NewKind(opts KindOptions) *Kind { return &Kind{opts: opts} }
 
-// Name returns PluginName.
-func (k *Kind) Name() string { return PluginName }
+// Name returns Name.
+func (k *Kind) Name() string { return Name }
 
 // Decode decodes and validates an entry's config with
 // mcpclient.DecodeConfig; it
