@@ -90,7 +90,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		plans = append([]*host.Plan{def}, plans...)
 	}
-	plan := mergePlans(plans)
+	plan := host.Merge(plans...)
 	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
 }
 
