@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
@@ -177,7 +178,7 @@ func configNode(pe host.PlanEntry, key string) *yaml.Node {
 	if pe.Entry.Config == nil {
 		return nil
 	}
-	if n := mapValue(pe.Entry.Config, key); n != nil {
+	if n := confedit.Value(pe.Entry.Config, key); n != nil {
 		return yamlconf.Resolve(n)
 	}
 	return nil
