@@ -446,7 +446,7 @@ func (r *rollout) logError(err error) {
 	}
 }
 
-// split returns the errors joined in err (errors.Join, ConfigErrors), or
+// split returns the errors joined in err (errors.Join, confpos.Errors), or
 // err alone.
 func split(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -108,11 +107,10 @@ func TestOperationsStoreExample(t *testing.T) {
 	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 11. The store")
 	_, block, _ := strings.Cut(section, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
+	cfg, err := decodeEntry(t, block, func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
 	if err != nil {
-		t.Fatalf("the example does not parse: %v", err)
+		t.Fatalf("the example does not decode: %v", err)
 	}
-	cfg := plan.Entries[0].Spec.Config.(Config)
 	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil {
 		t.Errorf("the example's config: %+v", cfg)
 	}
