@@ -233,7 +233,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	if _, err := reg.Register(tool.Tool{Name: "iconic", Description: "Has icons.", InputSchema: []byte(`{"type":"object"}`),
-		Icons: []tool.Icon{{Src: "data:image/png;base64," + tinyPNG}, {Src: svgIcon}, {Src: "https://icons.example/tracker.png"}},
+		Icons:   []tool.Icon{{Src: "data:image/png;base64," + tinyPNG}, {Src: svgIcon}, {Src: "https://icons.example/tracker.png"}},
 		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
 		t.Fatal(err)
 	}
