@@ -54,7 +54,9 @@ type callRequest struct {
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
-// arrived (the SDK's middleware, the stdio fast path): admitted once
+// arrived (the SDK's middleware, the stdio fast path, the HTTP fast path;
+// a task's call, on stdio, stateful HTTP or the stateless extension, and a
+// served tool's inner call (CallFor) enter at admit): admitted once
 // (admit: its slot, readiness, the caller's view, the Gate), then run and
 // ended with its outcome (admission.run). A call again with a
 // requestState brings answers to a call admitted in an earlier round
