@@ -103,16 +103,16 @@ func (g *Gateway) readFastParams(h http.Header, params json.RawMessage) (sdkwire
 // seen, or nil: without the SDK's sessions, whose listing copies them all.
 func (g *Gateway) openSession(id string) *mcp.ServerSession {
 	g.mu.Lock()
-	ss := g.byID[id]
+	st := g.byID[id]
 	g.mu.Unlock()
-	if ss == nil {
+	if st == nil {
 		return nil
 	}
 	select {
-	case <-g.ends.of(ss):
-		return nil // ended; forgotten at the next session's start
+	case <-st.ended:
+		return nil
 	default:
-		return ss
+		return st.ss
 	}
 }
 
@@ -200,7 +200,10 @@ func elicitsNothing(ss *mcp.ServerSession) bool {
 func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.logLevels[ss]
+	if st := g.stateLocked(ss); st != nil {
+		return st.logLevel
+	}
+	return ""
 }
 
 // noteLogLevel records the level a logging/setLevel request the SDK
@@ -212,7 +215,9 @@ func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.logLevels[ss] = string(p.Level)
+	if st := g.stateLocked(ss); st != nil {
+		st.logLevel = string(p.Level)
+	}
 }
 
 // fastStreams are the response streams of the fast path's calls still

@@ -253,7 +253,6 @@ type Gateway struct {
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
 	timeout time.Duration
-	asks    askSlots    // backends' requests waiting for each client
 	parked  parkedCalls // calls waiting for their clients' answers
 	ends    sessionEnds // closed when client sessions end, for share: session
 
@@ -264,18 +263,22 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool                   // guarded by mu
 	calls  map[*inflight]struct{} // calls in flight; guarded by mu
-	// perSession counts the tools/call requests in flight by session
-	// (or, without one, by caller: share); guarded by mu.
-	perSession map[share]int
-	inFlight   int // the sum of perSession
-	// lastActive is when each session last sent a request, for evicting
-	// the one idle longest; guarded by mu.
-	lastActive map[*mcp.ServerSession]time.Time
-	// closing marks the sessions ServeTransport is closing; guarded by mu.
-	closing map[*mcp.ServerSession]bool
-	// evictedOpen are the sessions evictIdle closed that may not have
-	// ended yet; guarded by mu.
-	evictedOpen map[*mcp.ServerSession]bool
+	// sessions are the client sessions served with state, each one value
+	// (session.go); guarded by mu.
+	sessions map[*mcp.ServerSession]*sessionState
+	// byID indexes sessions by id, for the HTTP fast path; guarded by mu.
+	byID map[string]*sessionState
+	// watching owns the goroutines that end sessions (openLocked,
+	// sessionEnds); Close waits for them.
+	watching sync.WaitGroup
+	// shares counts the tools/call requests in flight of callers without
+	// a session's state (share: a stateless extension task's caller, a
+	// one-request session); guarded by mu.
+	shares   map[share]int
+	inFlight int // the calls in flight, whatever their share
+	// asks counts the backends' requests waiting for the answer of each
+	// session without state (one-request sessions); guarded by mu.
+	asks map[*mcp.ServerSession]int
 	// answering counts the tools/call requests read on stdio-like
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending
@@ -304,12 +307,6 @@ type Gateway struct {
 	updatesDone chan struct{}      // closed when sendUpdates returned
 	evicting    sync.WaitGroup     // sessions evictIdle is closing
 
-	// logLevels are the levels the sessions' clients set with
-	// logging/setLevel, for the HTTP fast path; guarded by mu.
-	logLevels map[*mcp.ServerSession]string
-	// byID are the sessions seen and not yet forgotten, by id, for the
-	// HTTP fast path; guarded by mu.
-	byID map[string]*mcp.ServerSession
 	// events is the SDK's event store of HTTP streams, nil when stateless.
 	events mcp.EventStore
 	// fast are the HTTP fast path's streams of calls running.
@@ -393,11 +390,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		timeout:     timeout,
 		done:        make(chan struct{}),
 		calls:       make(map[*inflight]struct{}),
-		perSession:  make(map[share]int),
-		lastActive:  make(map[*mcp.ServerSession]time.Time),
-		closing:     make(map[*mcp.ServerSession]bool),
-		logLevels:   make(map[*mcp.ServerSession]string),
-		byID:        make(map[string]*mcp.ServerSession),
+		sessions:    make(map[*mcp.ServerSession]*sessionState),
+		byID:        make(map[string]*sessionState),
+		shares:      make(map[share]int),
+		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
@@ -408,7 +404,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	if g.gate == nil {
 		g.gate = openGate{}
 	}
-	g.ends.ended = g.forgetSession
+	g.ends.g = g
 	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
 	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
@@ -646,7 +642,7 @@ func inputSchema(s json.RawMessage) (json.RawMessage, error) {
 func (g *Gateway) track(c *inflight) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed || g.closing[c.session] {
+	if g.closed || g.stateLocked(c.session) != nil && g.stateLocked(c.session).closing {
 		return false
 	}
 	g.calls[c] = struct{}{}
@@ -664,14 +660,23 @@ func (g *Gateway) admitCall(s share, ofSession bool) error {
 	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	st := g.stateLocked(s.session)
+	n := g.shares[s]
+	if st != nil {
+		n = st.calls
+	}
 	switch {
-	case ofSession && g.perSession[s] >= perSession:
+	case ofSession && n >= perSession:
 		return tooManyCalls(s.where(), perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
 	}
-	if ofSession {
-		g.perSession[s]++
+	switch {
+	case !ofSession:
+	case st != nil:
+		st.calls++
+	default:
+		g.shares[s]++
 	}
 	g.inFlight++
 	return nil
@@ -698,8 +703,12 @@ func (g *Gateway) releaseCall(s share, ofSession bool) {
 	if !ofSession {
 		return
 	}
-	if g.perSession[s]--; g.perSession[s] <= 0 {
-		delete(g.perSession, s)
+	if st := g.stateLocked(s.session); st != nil {
+		st.calls--
+		return
+	}
+	if g.shares[s]--; g.shares[s] <= 0 {
+		delete(g.shares, s)
 	}
 }
 
@@ -713,8 +722,8 @@ func (g *Gateway) untrack(c *inflight) {
 // session is nil) with cause, and refuses the session's new ones.
 func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	g.mu.Lock()
-	if session != nil {
-		g.closing[session] = true
+	if st := g.stateLocked(session); st != nil {
+		st.closing = true
 	}
 	g.mu.Unlock()
 	g.cancelWhere(func(c *inflight) bool { return session == nil || c.session == session }, cause)
@@ -759,9 +768,12 @@ func (g *Gateway) Close() error {
 		g.closed = true
 		g.mu.Unlock()
 		close(g.done)
+		g.ends.close()
 		g.stopWatch()
 		<-g.syncDone
 		g.cancelCalls(nil, errClosing)
+		tasksClosed := make(chan struct{})
+		go func() { g.closeTasks(deadline); close(tasksClosed) }()
 		g.parked.close()
 		g.vanish.stop()
 		// A session's Close drops the replies it has not written yet, so
@@ -771,7 +783,8 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
+		<-tasksClosed
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
 		g.endUpdates()
 		<-g.updatesDone
@@ -875,11 +888,6 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.closeSessions([]*mcp.ServerSession{ss}, time.Now().Add(g.timeout))
 		return ErrClosed
 	}
-	defer func() {
-		g.mu.Lock()
-		delete(g.closing, ss)
-		g.mu.Unlock()
-	}()
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
 	select {
