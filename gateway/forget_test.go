@@ -26,7 +26,7 @@ func quickRegistry(t *testing.T) (reg *tool.Registry, newView func() View) {
 func (g *Gateway) books() map[string]int {
 	g.mu.Lock()
 	n := map[string]int{"sessions": len(g.sessions), "byID": len(g.byID),
-		"shares": len(g.shares), "asks": len(g.asks)}
+		"shares": len(g.shares), "asks": len(g.asks), "calls": len(g.calls), "gatewaySlots": g.inFlight}
 	for _, st := range g.sessions {
 		if st.view != nil {
 			n["views"]++

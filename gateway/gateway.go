@@ -204,6 +204,10 @@ type Options struct {
 	// Gate, when set, is consulted on every tools/call before it runs
 	// (who is calling, may they, record it); nil lets every call through.
 	Gate Gate
+
+	// idleTimeout replaces sessionTimeout when set (tests that end a
+	// session by its idle timeout).
+	idleTimeout time.Duration
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -422,9 +426,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
-	httpOpts := httpOptions(sdkLog, opts.Stateless)
+	idle := cmp.Or(opts.idleTimeout, sessionTimeout)
+	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore
-	g.keepAlive = newKeepAlive(sessionTimeout/3, g.pokeSDK)
+	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
 
 	// Watch before the first sync, so no change falls in between.
@@ -439,12 +444,12 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 }
 
 // httpOptions are the Streamable HTTP handler's options.
-func httpOptions(sdkLog *slog.Logger, stateless bool) *mcp.StreamableHTTPOptions {
+func httpOptions(sdkLog *slog.Logger, stateless bool, idle time.Duration) *mcp.StreamableHTTPOptions {
 	o := &mcp.StreamableHTTPOptions{
 		Logger: sdkLog,
 		// Clients that vanish without a DELETE do not pile up sessions
 		// (and list_changed fan-out) for the life of the gateway.
-		SessionTimeout: sessionTimeout,
+		SessionTimeout: idle,
 		Stateless:      stateless,
 		// A 2026-07-28 request lives as long as its POST: a client that
 		// leaves has its calls cancelled (older ones: see serveMCP).

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,6 +21,7 @@ import (
 // headers as the SDK requires.
 type rawHTTP struct {
 	t                 *testing.T
+	hc                *http.Client // nil: http.DefaultClient
 	endpoint, token   string
 	session, initBody string
 	nextID            int
@@ -81,7 +83,7 @@ func (c *rawHTTP) postWith(frame string, header http.Header) (wireMessage, *http
 		req.Header.Set("Mcp-Session-Id", c.session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := cmp.Or(c.hc, http.DefaultClient).Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
