@@ -480,7 +480,6 @@ func mustJSON(v any) json.RawMessage {
 func (g *Gateway) seen(session *mcp.ServerSession, method string) {
 	if !g.opts.Stateless && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
-		g.ends.of(session) // forgotten when it ends (forgetSession)
 		g.evictIdle(session)
 	}
 	if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {

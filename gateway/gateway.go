@@ -666,9 +666,11 @@ func (g *Gateway) admitCall(s share, ofSession bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	st := g.stateLocked(s.session)
-	n := g.shares[s]
+	var n int
 	if st != nil {
 		n = st.calls
+	} else if ofSession {
+		n = g.shares[s]
 	}
 	switch {
 	case ofSession && n >= perSession:
