@@ -71,14 +71,7 @@ func initialize(t *testing.T, c *rawHTTP) {
 // it ends.
 func subscribe(t *testing.T, c *rawHTTP) <-chan struct{} {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, c.endpoint, nil)
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", c.session)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := c.do(http.MethodGet)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the subscription: status %d", resp.StatusCode)
 	}
@@ -106,12 +99,7 @@ func TestSessionEndLeavesNothing(t *testing.T) {
 		left map[string]int
 	}{
 		{name: "DELETE", end: func(t *testing.T, _ *Gateway, s *busySession) {
-			req, _ := http.NewRequest(http.MethodDelete, s.endpoint, nil)
-			req.Header.Set("Mcp-Session-Id", s.session)
-			resp, err := s.hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := s.do(http.MethodDelete)
 			resp.Body.Close()
 			if resp.StatusCode >= 300 {
 				t.Fatalf("DELETE: status %d", resp.StatusCode)
