@@ -647,7 +647,7 @@ func inputSchema(s json.RawMessage) (json.RawMessage, error) {
 func (g *Gateway) track(c *inflight) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed || g.stateLocked(c.session) != nil && g.stateLocked(c.session).closing {
+	if st := g.stateLocked(c.session); g.closed || st != nil && st.closing {
 		return false
 	}
 	g.calls[c] = struct{}{}
@@ -888,6 +888,11 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
 	}
 	session.Store(ss)
+	// Kept from the start, stateless mode or not: a stdio-like session
+	// is one client's for as long as it lasts.
+	g.mu.Lock()
+	g.keepLocked(ss)
+	g.mu.Unlock()
 	close(connected)
 	// Close snapshots the sessions after marking itself closed: a session
 	// connected after the snapshot sees the mark here.

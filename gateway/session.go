@@ -13,8 +13,9 @@ import (
 
 // sessionState is everything the gateway keeps of one client session it
 // serves with state (a stdio-like session, a stateful HTTP session; not
-// the one-request sessions of stateless serving and probes): made on the
-// session's first request (touch), held in Gateway.sessions, and let go
+// the one-request sessions of stateless serving and probes): made as a
+// stdio-like session connects (serveTransport) or on an HTTP session's
+// first request (touch), held in Gateway.sessions, and let go
 // in one place, end, however the session ended (a DELETE, eviction past
 // MaxSessions, the SDK's idle timeout, a closed transport, Close). What
 // is keyed by the session's id elsewhere (its owner, the SDK keep-alive,
@@ -51,6 +52,15 @@ func (g *Gateway) stateOf(ss *mcp.ServerSession) *sessionState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.stateLocked(ss)
+}
+
+// keepLocked returns ss's state, made when the gateway had none; nil
+// once the gateway is closed. g.mu must be held.
+func (g *Gateway) keepLocked(ss *mcp.ServerSession) *sessionState {
+	if st := g.sessions[ss]; st != nil {
+		return st
+	}
+	return g.openLocked(ss)
 }
 
 // openLocked makes ss's state and starts the watcher that ends it, owned

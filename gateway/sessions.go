@@ -23,13 +23,11 @@ func (g *Gateway) touch(session *mcp.ServerSession) (first bool) {
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := g.sessions[session]
+	st := g.keepLocked(session)
 	if st == nil {
-		if st = g.openLocked(session); st == nil {
-			return false // closed
-		}
-		first = true
+		return false // closed
 	}
+	first = st.lastActive.IsZero() // a stdio-like session's is kept from its connection
 	st.lastActive = now
 	return first
 }
@@ -119,11 +117,12 @@ func (g *Gateway) evicted(deadline time.Time) error {
 }
 
 // oldestIdleLocked returns the session active longest ago among those
-// open, other than keep and those evicted already. g.mu must be held.
+// open, other than keep, those evicted already and those that sent no
+// request yet. g.mu must be held.
 func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, open map[*mcp.ServerSession]bool) *sessionState {
 	var oldest *sessionState
 	for ss, st := range g.sessions {
-		if ss == keep || st.evicted || !open[ss] {
+		if ss == keep || st.evicted || !open[ss] || st.lastActive.IsZero() {
 			continue
 		}
 		if oldest == nil || st.lastActive.Before(oldest.lastActive) {
