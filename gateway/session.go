@@ -87,7 +87,8 @@ func (g *Gateway) openLocked(ss *mcp.ServerSession) *sessionState {
 // whichever way it ended: left for the next client to prune, a thousand
 // ended sessions held their views, bindings and SDK state for as long as
 // no client came. Its tasks are cancelled and waited for (within the
-// shutdown timeout); its parked calls are cancelled.
+// shutdown timeout; at Close, Close does that); its parked calls are
+// cancelled.
 func (g *Gateway) end(st *sessionState) {
 	g.mu.Lock()
 	if g.sessions[st.ss] == st {
@@ -97,6 +98,9 @@ func (g *Gateway) end(st *sessionState) {
 		delete(g.byID, st.id)
 	}
 	tasks := st.tasks
+	if g.closed {
+		tasks = nil // Close cancels and waits for them (closeTasks)
+	}
 	g.mu.Unlock()
 	if st.id != "" {
 		g.owners.forget(st.id)
