@@ -93,7 +93,7 @@ func TestAdmissionTaskRefusedByItsStore(t *testing.T) {
 	waitFor(t, "every task ended and its slot given back", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return len(gate.of("work").Ended) == maxSessionTasks+1 && len(g.perSession) == 0 && g.inFlight == 0
+		return len(gate.of("work").Ended) == maxSessionTasks+1 && g.slotsTaken() == 0 && g.inFlight == 0
 	})
 }
 

@@ -54,7 +54,9 @@ type callRequest struct {
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
-// arrived (the SDK's middleware, the stdio fast path): admitted once
+// arrived (the SDK's middleware, the stdio fast path, the HTTP fast path;
+// a task's call, on stdio, stateful HTTP or the stateless extension, and a
+// served tool's inner call (CallFor) enter at admit): admitted once
 // (admit: its slot, readiness, the caller's view, the Gate), then run and
 // ended with its outcome (admission.run). A call again with a
 // requestState brings answers to a call admitted in an earlier round
@@ -478,7 +480,6 @@ func mustJSON(v any) json.RawMessage {
 func (g *Gateway) seen(session *mcp.ServerSession, method string) {
 	if !g.opts.Stateless && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
-		g.ends.of(session) // forgotten when it ends (forgetSession)
 		g.evictIdle(session)
 	}
 	if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {

@@ -94,7 +94,8 @@ func (g *Gateway) fastAnswer(w http.ResponseWriter, r *http.Request) bool {
 // request sends a question on the stream and returns the client's answer;
 // when ctx ends first the client is told the question is cancelled, as the
 // SDK tells it. A stateless POST's stream asks nothing: it fails as the
-// SDK's session of the POST fails (assumptions 37 and 38).
+// SDK's session of the POST fails (sdkwire's TestContractOneRequestStateless
+// and TestContractPerRequestStateless).
 func (s *fastStream) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if s.asks == nil {
 		if s.version >= sdkwire.PerRequestVersion {

@@ -24,7 +24,8 @@ import (
 // the POST itself, beneath the SDK's handler and behind the same edge
 // (connection bounds, authentication, the session's owner, the body
 // screen), through the one call path (serveCall), and writes the response
-// with the bytes the SDK's handler would write (sdkwire assumption 33).
+// with the bytes the SDK's handler would write (sdkwire's
+// TestContractHTTPCallResponse).
 // It takes only what it can answer exactly as the SDK would (fastTakes);
 // everything else, and any doubt, stays with the SDK.
 
@@ -49,9 +50,10 @@ type fastCall struct {
 // request the SDK would accept as is, of a stateful session opened below
 // 2026-07-28 whose client offers no elicitation, or in stateless mode a
 // POST without a session id, below 2026-07-28 (the session the SDK makes
-// for it gives the call no client facts: assumption 37) or of 2026-07-28
-// from a client that offers nothing (its facts are in the request's
-// _meta: assumption 38).
+// for it gives the call no client facts: sdkwire's
+// TestContractOneRequestStateless) or of 2026-07-28 from a client that
+// offers nothing (its facts are in the request's _meta:
+// TestContractPerRequestStateless).
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 	if !fastHeaders(r.Header, !g.opts.Stateless) || body == nil {
 		return fastCall{}, false
@@ -101,23 +103,24 @@ func (g *Gateway) readFastParams(h http.Header, params json.RawMessage) (sdkwire
 // seen, or nil: without the SDK's sessions, whose listing copies them all.
 func (g *Gateway) openSession(id string) *mcp.ServerSession {
 	g.mu.Lock()
-	ss := g.byID[id]
+	st := g.byID[id]
 	g.mu.Unlock()
-	if ss == nil {
+	if st == nil {
 		return nil
 	}
 	select {
-	case <-g.ends.of(ss):
-		return nil // ended; forgotten at the next session's start
+	case <-st.ended:
+		return nil
 	default:
-		return ss
+		return st.ss
 	}
 }
 
 // fastHeaders reports whether a POST's headers are ones the SDK's handler
 // accepts without a word: a session id when session (a stateful
 // session's request), else none (stateless: the SDK then reads none
-// whatever its compatibility settings, see assumption 37), a legacy
+// whatever its compatibility settings, see sdkwire's
+// TestContractOneRequestStateless), a legacy
 // protocol version (or none) or, stateless, 2026-07-28 with the
 // Mcp-Method (tools/call) and Mcp-Name headers it requires, a JSON body,
 // an Accept of both JSON and SSE, no Last-Event-ID, no Mcp-Param-*
@@ -197,7 +200,10 @@ func elicitsNothing(ss *mcp.ServerSession) bool {
 func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.logLevels[ss]
+	if st := g.stateLocked(ss); st != nil {
+		return st.logLevel
+	}
+	return ""
 }
 
 // noteLogLevel records the level a logging/setLevel request the SDK
@@ -209,7 +215,9 @@ func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.logLevels[ss] = string(p.Level)
+	if st := g.stateLocked(ss); st != nil {
+		st.logLevel = string(p.Level)
+	}
 }
 
 // fastStreams are the response streams of the fast path's calls still
@@ -297,7 +305,8 @@ func (f *fastStreams) leaveSDK(session string, ids []jsonrpc.ID) {
 }
 
 // refuseDuplicate answers a POST carrying id, a request id in flight on
-// its session, as the SDK's handler does (sdkwire assumption 39).
+// its session, as the SDK's handler does (sdkwire's
+// TestContractDuplicateIDRefused).
 func refuseDuplicate(w http.ResponseWriter, id jsonrpc.ID) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
@@ -354,9 +363,9 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, call fastCal
 }
 
 // serveOneRequest answers a stateless POST's call on s, as the SDK
-// answers it on the session it makes for that POST alone (assumption
-// 37): no session id, no event store (no priming, no event ids, nothing
-// to resume), log messages from "info" up, no question put to the client
+// answers it on the session it makes for that POST alone (sdkwire's
+// TestContractOneRequestStateless): no session id, no event store (no
+// priming, no event ids, nothing to resume), log messages from "info" up, no question put to the client
 // (the SDK refuses a stateless session's requests), no id shared with
 // another POST. While it runs it counts as a session, as the SDK's does.
 func (g *Gateway) serveOneRequest(ctx context.Context, w http.ResponseWriter, r *http.Request, s *fastStream, call fastCall) {

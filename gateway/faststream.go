@@ -14,14 +14,15 @@ import (
 )
 
 // fastStream is the response stream of a POST the fast path answers,
-// framed as the SDK's handler frames its responses (sdkwire assumption
-// 30): a call answered before anything else was sent goes out as one
-// application/json body, as the SDK answers with JSONResponse; otherwise
-// the response is an SSE stream, as the SDK's default (a priming event
-// sent once the call has run primeFlush, progress before the result).
-// Every event is kept in the SDK's event store under the same session and
-// ids, so a client that loses the stream resumes it with Last-Event-ID as
-// it would one of the SDK's (serveMCP). It is the call's notifier.
+// framed as the SDK's handler frames its responses (sdkwire's
+// TestContractHTTPCallResponse): a call answered before anything else
+// was sent goes out as one application/json body, as the SDK answers
+// with JSONResponse; otherwise the response is an SSE stream, as the
+// SDK's default (a priming event sent once the call has run primeFlush,
+// progress before the result). Every event is kept in the SDK's event
+// store under the same session and ids, so a client that loses the
+// stream resumes it with Last-Event-ID as it would one of the SDK's
+// (serveMCP). It is the call's notifier.
 type fastStream struct {
 	id, session string
 	version     string         // the POST's protocol version, as the SDK reads it

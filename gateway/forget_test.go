@@ -21,15 +21,23 @@ func quickRegistry(t *testing.T) (reg *tool.Registry, newView func() View) {
 	return reg, func() View { return v.NewSession() }
 }
 
-// books counts what the gateway keeps per client session, by kind.
+// books counts what the gateway keeps per client session, by kind: the
+// sessions' states and every table keyed by a session or its id.
 func (g *Gateway) books() map[string]int {
 	g.mu.Lock()
-	n := map[string]int{"lastActive": len(g.lastActive), "closing": len(g.closing),
-		"evictedOpen": len(g.evictedOpen), "perSession": len(g.perSession)}
+	n := map[string]int{"sessions": len(g.sessions), "byID": len(g.byID),
+		"shares": len(g.shares), "asks": len(g.asks), "calls": len(g.calls), "gatewaySlots": g.inFlight}
+	for _, st := range g.sessions {
+		if st.view != nil {
+			n["views"]++
+		}
+		if st.tasks != nil {
+			n["tasks"]++
+		}
+		n["slots"] += st.calls
+		n["asks"] += st.asks
+	}
 	g.mu.Unlock()
-	g.views.mu.Lock()
-	n["views"] = len(g.views.byPeer)
-	g.views.mu.Unlock()
 	g.owners.mu.Lock()
 	n["owners"] = len(g.owners.owner)
 	g.owners.mu.Unlock()
@@ -39,6 +47,9 @@ func (g *Gateway) books() map[string]int {
 	g.keepAlive.mu.Lock()
 	n["keepAlive"] = len(g.keepAlive.last)
 	g.keepAlive.mu.Unlock()
+	g.parked.mu.Lock()
+	n["parked"] = len(g.parked.byState) + len(g.parked.of) + len(g.parked.expiry)
+	g.parked.mu.Unlock()
 	return n
 }
 
@@ -81,4 +92,14 @@ func TestEndedSessionsForgotten(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// slotsTaken counts the call slots sessions and callers hold. g.mu must
+// be held.
+func (g *Gateway) slotsTaken() int {
+	n := len(g.shares)
+	for _, st := range g.sessions {
+		n += st.calls
+	}
+	return n
 }

@@ -161,35 +161,6 @@ var declined = json.RawMessage(`{"action":"decline"}`)
 // client that does not answer.
 const MaxAsksPerSession = 16
 
-// askSlots counts the requests waiting for each session's answer. The
-// zero value is ready to use.
-type askSlots struct {
-	mu sync.Mutex
-	n  map[*mcp.ServerSession]int // guarded by mu
-}
-
-// take takes one of session's slots, or reports there is none left.
-func (a *askSlots) take(session *mcp.ServerSession) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.n[session] >= MaxAsksPerSession {
-		return false
-	}
-	if a.n == nil {
-		a.n = make(map[*mcp.ServerSession]int)
-	}
-	a.n[session]++
-	return true
-}
-
-func (a *askSlots) release(session *mcp.ServerSession) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.n[session]--; a.n[session] <= 0 {
-		delete(a.n, session)
-	}
-}
-
 // asker returns the tool.AskFunc of a call by session: a backend's
 // elicitation and sampling requests go to the client that made the call,
 // at most MaxAsksPerSession at once. An elicitation the client cannot take
@@ -205,14 +176,14 @@ func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 		if session == nil {
 			return g.ask(ctx, session, to, a)
 		}
-		if !g.asks.take(session) {
+		if !g.takeAsk(session) {
 			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
 			if a.Method == tool.AskElicit {
 				return declined, nil
 			}
 			return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 		}
-		defer g.asks.release(session)
+		defer g.releaseAsk(session)
 		return g.ask(ctx, session, to, a)
 	}
 }

@@ -204,6 +204,10 @@ type Options struct {
 	// Gate, when set, is consulted on every tools/call before it runs
 	// (who is calling, may they, record it); nil lets every call through.
 	Gate Gate
+
+	// idleTimeout replaces sessionTimeout when set (tests that end a
+	// session by its idle timeout).
+	idleTimeout time.Duration
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -253,7 +257,6 @@ type Gateway struct {
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
 	timeout time.Duration
-	asks    askSlots    // backends' requests waiting for each client
 	parked  parkedCalls // calls waiting for their clients' answers
 	ends    sessionEnds // closed when client sessions end, for share: session
 
@@ -264,18 +267,22 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool                   // guarded by mu
 	calls  map[*inflight]struct{} // calls in flight; guarded by mu
-	// perSession counts the tools/call requests in flight by session
-	// (or, without one, by caller: share); guarded by mu.
-	perSession map[share]int
-	inFlight   int // the sum of perSession
-	// lastActive is when each session last sent a request, for evicting
-	// the one idle longest; guarded by mu.
-	lastActive map[*mcp.ServerSession]time.Time
-	// closing marks the sessions ServeTransport is closing; guarded by mu.
-	closing map[*mcp.ServerSession]bool
-	// evictedOpen are the sessions evictIdle closed that may not have
-	// ended yet; guarded by mu.
-	evictedOpen map[*mcp.ServerSession]bool
+	// sessions are the client sessions served with state, each one value
+	// (session.go); guarded by mu.
+	sessions map[*mcp.ServerSession]*sessionState
+	// byID indexes sessions by id, for the HTTP fast path; guarded by mu.
+	byID map[string]*sessionState
+	// watching owns the goroutines that end sessions (openLocked,
+	// sessionEnds); Close waits for them.
+	watching sync.WaitGroup
+	// shares counts the tools/call requests in flight of callers without
+	// a session's state (share: a stateless extension task's caller, a
+	// one-request session); guarded by mu.
+	shares   map[share]int
+	inFlight int // the calls in flight, whatever their share
+	// asks counts the backends' requests waiting for the answer of each
+	// session without state (one-request sessions); guarded by mu.
+	asks map[*mcp.ServerSession]int
 	// answering counts the tools/call requests read on stdio-like
 	// sessions and the HTTP POSTs that have not been answered yet.
 	answering pending
@@ -304,12 +311,6 @@ type Gateway struct {
 	updatesDone chan struct{}      // closed when sendUpdates returned
 	evicting    sync.WaitGroup     // sessions evictIdle is closing
 
-	// logLevels are the levels the sessions' clients set with
-	// logging/setLevel, for the HTTP fast path; guarded by mu.
-	logLevels map[*mcp.ServerSession]string
-	// byID are the sessions seen and not yet forgotten, by id, for the
-	// HTTP fast path; guarded by mu.
-	byID map[string]*mcp.ServerSession
 	// events is the SDK's event store of HTTP streams, nil when stateless.
 	events mcp.EventStore
 	// fast are the HTTP fast path's streams of calls running.
@@ -393,11 +394,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		timeout:     timeout,
 		done:        make(chan struct{}),
 		calls:       make(map[*inflight]struct{}),
-		perSession:  make(map[share]int),
-		lastActive:  make(map[*mcp.ServerSession]time.Time),
-		closing:     make(map[*mcp.ServerSession]bool),
-		logLevels:   make(map[*mcp.ServerSession]string),
-		byID:        make(map[string]*mcp.ServerSession),
+		sessions:    make(map[*mcp.ServerSession]*sessionState),
+		byID:        make(map[string]*sessionState),
+		shares:      make(map[share]int),
+		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
@@ -408,7 +408,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	if g.gate == nil {
 		g.gate = openGate{}
 	}
-	g.ends.ended = g.forgetSession
+	g.ends.g = g
 	// The SDK's own lines per session at debug level (sdkwire.ServerLogger).
 	sdkLog := slog.New(sdkwire.ServerLogger(log.Handler()))
 	g.server = mcp.NewServer(impl, &mcp.ServerOptions{
@@ -426,9 +426,10 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
 	g.server.AddSendingMiddleware(g.viewSending)
-	httpOpts := httpOptions(sdkLog, opts.Stateless)
+	idle := cmp.Or(opts.idleTimeout, sessionTimeout)
+	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore
-	g.keepAlive = newKeepAlive(sessionTimeout/3, g.pokeSDK)
+	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
 
 	// Watch before the first sync, so no change falls in between.
@@ -443,12 +444,12 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 }
 
 // httpOptions are the Streamable HTTP handler's options.
-func httpOptions(sdkLog *slog.Logger, stateless bool) *mcp.StreamableHTTPOptions {
+func httpOptions(sdkLog *slog.Logger, stateless bool, idle time.Duration) *mcp.StreamableHTTPOptions {
 	o := &mcp.StreamableHTTPOptions{
 		Logger: sdkLog,
 		// Clients that vanish without a DELETE do not pile up sessions
 		// (and list_changed fan-out) for the life of the gateway.
-		SessionTimeout: sessionTimeout,
+		SessionTimeout: idle,
 		Stateless:      stateless,
 		// A 2026-07-28 request lives as long as its POST: a client that
 		// leaves has its calls cancelled (older ones: see serveMCP).
@@ -646,7 +647,7 @@ func inputSchema(s json.RawMessage) (json.RawMessage, error) {
 func (g *Gateway) track(c *inflight) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.closed || g.closing[c.session] {
+	if st := g.stateLocked(c.session); g.closed || st != nil && st.closing {
 		return false
 	}
 	g.calls[c] = struct{}{}
@@ -664,14 +665,25 @@ func (g *Gateway) admitCall(s share, ofSession bool) error {
 	total := cmp.Or(g.opts.MaxCalls, DefaultMaxCalls)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	st := g.stateLocked(s.session)
+	var n int
+	if st != nil {
+		n = st.calls
+	} else if ofSession {
+		n = g.shares[s]
+	}
 	switch {
-	case ofSession && g.perSession[s] >= perSession:
+	case ofSession && n >= perSession:
 		return tooManyCalls(s.where(), perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
 	}
-	if ofSession {
-		g.perSession[s]++
+	switch {
+	case !ofSession:
+	case st != nil:
+		st.calls++
+	default:
+		g.shares[s]++
 	}
 	g.inFlight++
 	return nil
@@ -698,8 +710,12 @@ func (g *Gateway) releaseCall(s share, ofSession bool) {
 	if !ofSession {
 		return
 	}
-	if g.perSession[s]--; g.perSession[s] <= 0 {
-		delete(g.perSession, s)
+	if st := g.stateLocked(s.session); st != nil {
+		st.calls--
+		return
+	}
+	if g.shares[s]--; g.shares[s] <= 0 {
+		delete(g.shares, s)
 	}
 }
 
@@ -713,8 +729,8 @@ func (g *Gateway) untrack(c *inflight) {
 // session is nil) with cause, and refuses the session's new ones.
 func (g *Gateway) cancelCalls(session *mcp.ServerSession, cause error) {
 	g.mu.Lock()
-	if session != nil {
-		g.closing[session] = true
+	if st := g.stateLocked(session); st != nil {
+		st.closing = true
 	}
 	g.mu.Unlock()
 	g.cancelWhere(func(c *inflight) bool { return session == nil || c.session == session }, cause)
@@ -759,9 +775,12 @@ func (g *Gateway) Close() error {
 		g.closed = true
 		g.mu.Unlock()
 		close(g.done)
+		g.ends.close()
 		g.stopWatch()
 		<-g.syncDone
 		g.cancelCalls(nil, errClosing)
+		tasksClosed := make(chan struct{})
+		go func() { g.closeTasks(deadline); close(tasksClosed) }()
 		g.parked.close()
 		g.vanish.stop()
 		// A session's Close drops the replies it has not written yet, so
@@ -771,7 +790,8 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			sessions = append(sessions, ss)
 		}
-		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline))
+		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
+		<-tasksClosed
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
 		g.endUpdates()
 		<-g.updatesDone
@@ -868,6 +888,11 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		return fmt.Errorf("gateway: connecting a client session: %w", err)
 	}
 	session.Store(ss)
+	// Kept from the start, stateless mode or not: a stdio-like session
+	// is one client's for as long as it lasts.
+	g.mu.Lock()
+	g.keepLocked(ss)
+	g.mu.Unlock()
 	close(connected)
 	// Close snapshots the sessions after marking itself closed: a session
 	// connected after the snapshot sees the mark here.
@@ -875,11 +900,6 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		g.closeSessions([]*mcp.ServerSession{ss}, time.Now().Add(g.timeout))
 		return ErrClosed
 	}
-	defer func() {
-		g.mu.Lock()
-		delete(g.closing, ss)
-		g.mu.Unlock()
-	}()
 	ended := make(chan error, 1)
 	go func() { ended <- ss.Wait() }()
 	select {

@@ -14,9 +14,9 @@ import (
 
 // sdkKeepAlive keeps the SDK's idle timer of an HTTP session from
 // closing a session whose calls the fast path answers. The SDK resets the
-// timer only when its handler serves a POST of the session (sdkwire
-// assumption 34), so when it has seen none for a while, or while a long
-// call runs, the gateway hands it a POST that changes nothing: a
+// timer only when its handler serves a POST of the session (sdkwire's
+// TestContractKeepAlive), so when it has seen none for a while, or while
+// a long call runs, the gateway hands it a POST that changes nothing: a
 // notifications/cancelled naming no request. The zero value is not ready:
 // see newKeepAlive.
 type sdkKeepAlive struct {

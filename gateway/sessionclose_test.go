@@ -47,12 +47,12 @@ func TestDeleteEndsTheSessionsCalls(t *testing.T) {
 	waitFor(t, "the session to be forgotten", func() bool {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		for ss := range g.lastActive {
+		for ss := range g.sessions {
 			if ss.ID() == id {
 				return false
 			}
 		}
-		return g.sessionByID(id) == nil
+		return g.byID[id] == nil && g.sessionByID(id) == nil
 	})
 	<-called // the client's call ends one way or another with its session
 }

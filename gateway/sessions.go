@@ -2,10 +2,8 @@ package gateway
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,12 +23,13 @@ func (g *Gateway) touch(session *mcp.ServerSession) (first bool) {
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	_, seen := g.lastActive[session]
-	g.lastActive[session] = now
-	if !seen && session.ID() != "" {
-		g.byID[session.ID()] = session
+	st := g.keepLocked(session)
+	if st == nil {
+		return false // closed
 	}
-	return !seen
+	first = st.lastActive.IsZero() // a stdio-like session's is kept from its connection
+	st.lastActive = now
+	return first
 }
 
 // evictIdle closes the least recently active sessions while more than
@@ -49,37 +48,19 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	g.mu.Lock()
 	// A session evicted earlier may still be closing: it is no longer
 	// counted, or a burst of new sessions would evict recent ones for it.
-	for ss := range g.evictedOpen {
-		if open[ss] {
+	for ss, st := range g.sessions {
+		if st.evicted {
 			delete(open, ss)
-		} else {
-			delete(g.evictedOpen, ss)
-		}
-	}
-	for ss := range g.lastActive {
-		if !open[ss] {
-			delete(g.lastActive, ss) // ended: forget it
-			delete(g.logLevels, ss)
-			delete(g.byID, ss.ID())
-		}
-	}
-	for ss := range g.closing {
-		if !open[ss] {
-			delete(g.closing, ss)
 		}
 	}
 	var evict []*mcp.ServerSession
 	for len(open)-len(evict) > limit {
-		oldest := g.oldestIdleLocked(keep, evict)
+		oldest := g.oldestIdleLocked(keep, open)
 		if oldest == nil {
 			break
 		}
-		evict = append(evict, oldest)
-		delete(g.lastActive, oldest)
-		if g.evictedOpen == nil {
-			g.evictedOpen = make(map[*mcp.ServerSession]bool)
-		}
-		g.evictedOpen[oldest] = true
+		oldest.evicted = true
+		evict = append(evict, oldest.ss)
 	}
 	g.mu.Unlock()
 	for _, ss := range evict {
@@ -105,8 +86,11 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 		// Unknown to the fast path before the client hears of the end
 		// (net/http sends the answer after this returns): its next POST
 		// gets the SDK's 404, not a call refused on a closing session.
+		// The rest ends with the session (end).
 		g.mu.Lock()
-		delete(g.byID, ss.ID())
+		if st := g.byID[ss.ID()]; st != nil && st.ss == ss {
+			delete(g.byID, ss.ID())
+		}
 		g.mu.Unlock()
 	}
 }
@@ -124,32 +108,6 @@ func (g *Gateway) sessionByID(id string) *mcp.ServerSession {
 	return nil
 }
 
-// forgetSession drops everything the gateway keeps of ss once it has
-// ended, whichever way it ended (DELETE, eviction, the SDK's idle
-// timeout, a closed transport): left for the next client's initialize to
-// prune, a thousand ended sessions held their views, bindings and SDK
-// state for as long as no client came.
-func (g *Gateway) forgetSession(ss *mcp.ServerSession) {
-	g.mu.Lock()
-	delete(g.lastActive, ss)
-	delete(g.closing, ss)
-	delete(g.evictedOpen, ss)
-	delete(g.logLevels, ss)
-	delete(g.byID, ss.ID())
-	g.mu.Unlock()
-	g.views.mu.Lock()
-	delete(g.views.byPeer, ss)
-	g.views.mu.Unlock()
-	g.owners.forget(ss.ID())
-	g.keepAlive.forget(ss.ID())
-	g.parked.forget(ss)
-	if g.events != nil {
-		// The SDK ends the session's streams as its connection closes; an
-		// event the fast path stored after that is dropped here.
-		g.events.SessionClosed(context.Background(), ss.ID())
-	}
-}
-
 // evicted waits until deadline for the sessions evictIdle is closing.
 func (g *Gateway) evicted(deadline time.Time) error {
 	if !waitUntil(deadline, g.evicting.Wait) {
@@ -158,17 +116,17 @@ func (g *Gateway) evicted(deadline time.Time) error {
 	return nil
 }
 
-// oldestIdleLocked returns the tracked session active longest ago, other
-// than keep and those in skip. g.mu must be held.
-func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, skip []*mcp.ServerSession) *mcp.ServerSession {
-	var oldest *mcp.ServerSession
-	var at time.Time
-	for ss, t := range g.lastActive {
-		if ss == keep || slices.Contains(skip, ss) {
+// oldestIdleLocked returns the session active longest ago among those
+// open, other than keep, those evicted already and those that sent no
+// request yet. g.mu must be held.
+func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, open map[*mcp.ServerSession]bool) *sessionState {
+	var oldest *sessionState
+	for ss, st := range g.sessions {
+		if ss == keep || st.evicted || !open[ss] || st.lastActive.IsZero() {
 			continue
 		}
-		if oldest == nil || t.Before(at) {
-			oldest, at = ss, t
+		if oldest == nil || st.lastActive.Before(oldest.lastActive) {
+			oldest = st
 		}
 	}
 	return oldest

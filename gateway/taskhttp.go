@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,14 +24,14 @@ import (
 // capability (sdkwire.CapabilityWriter). Stateless mode has the
 // 2026-07-28 extension instead (taskext.go).
 
-// httpTaskBook holds the tasks of the HTTP sessions (or, in stateless
-// mode, identities) that have some. The zero value is ready to use.
+// httpTaskBook holds the tasks of stateless mode's identities that have
+// some (a stateful session's are in its state). The zero value is ready
+// to use.
 type httpTaskBook struct {
 	mu       sync.Mutex
-	byID     map[*mcp.ServerSession]*sessionTasks // guarded by mu
-	byOwner  map[string]*ownerStore               // stateless mode's, by identity (taskext.go); guarded by mu
-	wg       sync.WaitGroup                       // the watchers that close them, and the leases' renewer
-	renewing bool                                 // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
+	byOwner  map[string]*ownerStore // by identity (taskext.go); guarded by mu
+	wg       sync.WaitGroup         // the watchers that close them, and the leases' renewer
+	renewing bool                   // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
 }
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).
@@ -145,35 +144,17 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json
 }
 
 // httpTasksOf returns the tasks of HTTP session ss, made on first use;
-// nil once the gateway is closed. A watcher closes them when the session
-// ends or the gateway closes.
+// nil once the gateway is closed, or for a session the gateway keeps no
+// state of. They end with the session (end), or at Close.
 func (g *Gateway) httpTasksOf(ss *mcp.ServerSession) *sessionTasks {
-	b := &g.httpTasksBook
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if st, ok := b.byID[ss]; ok {
-		return st
-	}
-	if g.isClosed() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.stateLocked(ss)
+	if st == nil || g.closed {
 		return nil
 	}
-	if b.byID == nil {
-		b.byID = map[*mcp.ServerSession]*sessionTasks{}
+	if st.tasks == nil {
+		st.tasks = newSessionTasks(!sdkwire.TakesCalls(ss)) // a session's protocol is fixed
 	}
-	st := newSessionTasks(!sdkwire.TakesCalls(ss)) // a session's protocol is fixed
-	b.byID[ss] = st
-	ended := g.ends.of(ss)
-	b.wg.Go(func() {
-		select {
-		case <-ended:
-		case <-g.done:
-		}
-		if err := st.close(time.Now().Add(g.timeout)); err != nil {
-			g.log.Warn("closing a session's tasks", "session", ss.ID(), "err", err)
-		}
-		b.mu.Lock()
-		delete(b.byID, ss)
-		b.mu.Unlock()
-	})
-	return st
+	return st.tasks
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,6 +21,7 @@ import (
 // headers as the SDK requires.
 type rawHTTP struct {
 	t                 *testing.T
+	hc                *http.Client // nil: http.DefaultClient
 	endpoint, token   string
 	session, initBody string
 	nextID            int
@@ -60,6 +62,22 @@ func (c *rawHTTP) headersOf(method, params string) http.Header {
 	return h
 }
 
+// do sends a request of method without a body (a GET stream, a DELETE)
+// in c's session and returns its response.
+func (c *rawHTTP) do(method string) *http.Response {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.endpoint, nil)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := cmp.Or(c.hc, http.DefaultClient).Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
+}
+
 // post posts frame in c's session and reads the response to it, from a
 // JSON body or an event stream.
 func (c *rawHTTP) post(frame string) (wireMessage, *http.Response) {
@@ -81,7 +99,7 @@ func (c *rawHTTP) postWith(frame string, header http.Header) (wireMessage, *http
 		req.Header.Set("Mcp-Session-Id", c.session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := cmp.Or(c.hc, http.DefaultClient).Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -181,15 +199,7 @@ func TestGatewayHTTPTasksEndWithTheirSession(t *testing.T) {
 	c := openRawHTTP(t, base, "tok")
 	taskOf(t, c.request("tools/call", `{"name":"hold","arguments":{},"task":{}}`))
 	waitSignal(t, started, "the task running")
-	req, _ := http.NewRequest(http.MethodDelete, c.endpoint, nil)
-	req.Header.Set("Authorization", "Bearer tok")
-	req.Header.Set("Mcp-Session-Id", c.session)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	c.do(http.MethodDelete).Body.Close()
 	waitSignal(t, ended, "the task cancelled")
 }
 

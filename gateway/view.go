@@ -36,10 +36,9 @@ type View interface {
 	Grown() bool
 }
 
-// viewState is the client sessions' views; the zero value is ready.
+// viewState is what the client sessions' views (each kept in its
+// session's state) are told; the zero value is ready.
 type viewState struct {
-	mu     sync.Mutex
-	byPeer map[*mcp.ServerSession]*sessionView // guarded by mu
 	// epoch counts the syncs with the registry, bumped as each starts and
 	// as it ends: a session told before a bump is owed the next tools
 	// list_changed. (The SDK sends it at least 10 ms after the sync's last
@@ -71,32 +70,31 @@ func (g *Gateway) callView(req callRequest) *sessionView {
 }
 
 // viewOf returns ss's view, made on its first request (nil when
-// Options.NewView is unset). Sessions that ended are forgotten then.
+// Options.NewView is unset); a session served without state (a
+// one-request session) has one of its own for its one request.
 func (g *Gateway) viewOf(ss *mcp.ServerSession) *sessionView {
 	if g.opts.NewView == nil || ss == nil {
 		return nil
 	}
-	g.views.mu.Lock()
-	defer g.views.mu.Unlock()
-	if sv, ok := g.views.byPeer[ss]; ok {
+	g.mu.Lock()
+	st := g.stateLocked(ss)
+	if st != nil && st.view != nil {
+		defer g.mu.Unlock()
+		return st.view
+	}
+	g.mu.Unlock()
+	// Told of nothing yet: its first tools/list is current. Made without
+	// g.mu held: NewView is the caller's code.
+	sv := &sessionView{view: g.opts.NewView(), seen: g.views.epoch.Load() &^ 1}
+	if st == nil {
 		return sv
 	}
-	if g.views.byPeer == nil {
-		g.views.byPeer = make(map[*mcp.ServerSession]*sessionView)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st.view == nil {
+		st.view = sv
 	}
-	open := make(map[*mcp.ServerSession]bool, len(g.views.byPeer)+1)
-	for s := range g.server.Sessions() {
-		open[s] = true
-	}
-	for s := range g.views.byPeer {
-		if !open[s] {
-			delete(g.views.byPeer, s)
-		}
-	}
-	// Told of nothing yet: its first tools/list is current.
-	sv := &sessionView{view: g.opts.NewView(), seen: g.views.epoch.Load() &^ 1}
-	g.views.byPeer[ss] = sv
-	return sv
+	return st.view
 }
 
 // viewMiddleware narrows tools/list to the session's view. (A tools/call
@@ -190,9 +188,12 @@ func (g *Gateway) viewSending(next mcp.MethodHandler) mcp.MethodHandler {
 // it or the registry changed since it was last told.
 func (g *Gateway) owesToolsChanged(s mcp.Session) bool {
 	ss, _ := s.(*mcp.ServerSession)
-	g.views.mu.Lock()
-	sv := g.views.byPeer[ss]
-	g.views.mu.Unlock()
+	var sv *sessionView
+	g.mu.Lock()
+	if st := g.stateLocked(ss); st != nil {
+		sv = st.view
+	}
+	g.mu.Unlock()
 	if sv == nil || sv.view == nil {
 		return true
 	}
