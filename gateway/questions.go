@@ -38,8 +38,13 @@ import (
 
 const (
 	// DefaultQuestionWait is how long a parked call waits for its client
-	// to call again with the answers, when Options.QuestionWait is 0.
-	DefaultQuestionWait = 5 * time.Minute
+	// to call again with the answers, when neither the Gate
+	// (QuestionWaiter) nor Options.QuestionWait says. Short: a client
+	// answers a question it can answer within seconds, and an abandoned
+	// call holds its backend call, its place among MaxParkedCalls and, on
+	// a 2025-11-25 backend, a question that makes the backend's next
+	// question harder to attribute.
+	DefaultQuestionWait = 30 * time.Second
 	// MaxParkedCalls bounds the calls parked at once on the gateway, and
 	// MaxParkedPerClient those of one client (see placeFor): past either,
 	// a backend's questions are refused (an elicitation declined, the
@@ -48,6 +53,23 @@ const (
 	MaxParkedCalls     = 256
 	MaxParkedPerClient = 8
 )
+
+// QuestionWaiter is a Gate that also says how long a parked call waits
+// for its client's answers (serve's Keeper: the gateway entry's
+// questionWaitMs); 0 leaves it to Options.QuestionWait. Asked at each
+// park, so a reload changes the wait of the next round.
+type QuestionWaiter interface {
+	QuestionWait() time.Duration
+}
+
+// questionWait is how long a call parked now waits for its client.
+func (g *Gateway) questionWait() time.Duration {
+	var d time.Duration
+	if w, ok := g.gate.(QuestionWaiter); ok {
+		d = w.QuestionWait()
+	}
+	return cmp.Or(d, g.opts.QuestionWait, DefaultQuestionWait)
+}
 
 // errQuestionExpired ends a parked call whose client did not come back.
 var errQuestionExpired = errors.New("the client did not answer the server's questions in time")
@@ -303,7 +325,7 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		default:
 		}
 		if pc.unanswered() {
-			if state, ok := g.parked.hold(pc, cmp.Or(g.opts.QuestionWait, DefaultQuestionWait), g.expired); ok {
+			if state, ok := g.parked.hold(pc, g.questionWait(), g.expired); ok {
 				g.log.Debug("call parked for its client's answers", "tool", pc.owner.tool)
 				return result{questions: pc.requests(), state: state}, nil
 			}

@@ -33,7 +33,7 @@ func TestDecodeErrors(t *testing.T) {
 			`config.policy[0].denyy: unknown key "denyy" (did you mean "deny"?); valid keys: subjects, groups, when, allow, prompts, resources, deny`},
 		{"rule key that never was", `{policy: [{allow: ["*"], block: [x]}]}`,
 			`config.policy[0].block: unknown key "block"; valid keys: subjects, groups, when, allow, prompts, resources, deny`},
-		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store`},
+		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store, questionWaitMs`},
 		{"console key", "{console: {alow: {subjects: [a]}}}", `config.console.alow: unknown key "alow" (did you mean "allow"?); valid keys: allow, tryIt`},
 		{"console grant key", "{console: {tryIt: {subject: [a]}}}", `config.console.tryIt.subject: unknown key "subject" (did you mean "subjects"?); valid keys: subjects, groups, scopes`},
 		{"console grant not a list", "{console: {allow: {groups: ops}}}", `config.console.allow.groups`},
@@ -51,6 +51,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"no rate", "{rateLimit: {burst: 2}}", "config.rateLimit.perIdentity: is required"},
 		{"bad args mode", "{audit: {file: x, args: some}}", "config.audit.args: must be none, keys, hash or full"},
 		{"no audit file", "{audit: {args: full}}", "config.audit.file: is required"},
+		{"question wait zero", "{questionWaitMs: 0}", `gw.yaml:4:22: entry "gw": config.questionWaitMs: must be between 1 and 3600000, got 0`},
+		{"question wait over an hour", "{questionWaitMs: 3600001}", "config.questionWaitMs: must be between 1 and 3600000, got 3600001"},
+		{"question wait as a duration", "{questionWaitMs: 30s}", "config.questionWaitMs: "},
+		{"question wait fractional", "{questionWaitMs: 1.5}", "config.questionWaitMs: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := "- id: gw\n  name: gateway\n  config:\n    " + strings.ReplaceAll(c.config, "\n", "\n    ") + "\n"
@@ -144,4 +148,39 @@ func mapping(t *testing.T, src string) *yaml.Node {
 		t.Fatal(err)
 	}
 	return n.Content[0]
+}
+
+// questionWaitMs is the gateway's wait for a parked call's answers, and
+// the Keeper says it once the entry is applied; without it, the gateway
+// keeps its own default (0).
+func TestDecodeQuestionWait(t *testing.T) {
+	for config, want := range map[string]time.Duration{
+		"{questionWaitMs: 2500}":            2500 * time.Millisecond,
+		"{audit: {file: '-'}}":              0,
+		"{questionWaitMs: 3600000}":         time.Hour,
+		"{questionWaitMs: 1, policy: []}":   time.Millisecond,
+		"{rateLimit: {perIdentity: 1/s}}":   0,
+		"{questionWaitMs: 30000, store: ~}": 30 * time.Second,
+	} {
+		file := "- id: gw\n  name: gateway\n  config: " + config + "\n"
+		plan, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("%s: %v", config, err)
+		}
+		cfg := plan.Entries[0].Spec.Config.(Config)
+		if cfg.QuestionWait != want {
+			t.Errorf("%s: QuestionWait %v, want %v", config, cfg.QuestionWait, want)
+		}
+		k := NewKeeper(Options{})
+		if got := k.QuestionWait(); got != 0 {
+			t.Errorf("a Keeper with no entry applied says %v, want 0 (the gateway's default)", got)
+		}
+		if err := k.Apply(t.Context(), cfg, nil); err != nil {
+			t.Fatalf("%s: Apply: %v", config, err)
+		}
+		if got := k.QuestionWait(); got != want {
+			t.Errorf("%s: the Keeper says %v, want %v", config, got, want)
+		}
+		k.Clear(k.Current())
+	}
 }
