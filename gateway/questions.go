@@ -91,6 +91,7 @@ type answer struct {
 
 // question is one backend request waiting for the client's answer.
 type question struct {
+	key    string // the backend's own key for it (a round's), "" for none
 	method string
 	params json.RawMessage
 	answer chan answer // buffer 1: the answer is never waited for
@@ -147,9 +148,9 @@ type parkedCall struct {
 	notes  relay           // where its progress and log messages go now
 	ctx    context.Context // the call's, outliving the request that started it
 	cancel context.CancelCauseFunc
-	asks   chan *question // the backend's questions; never full (see ask)
-	open   atomic.Int32   // questions asked and not yet answered or refused
-	done   chan struct{}  // closed when the call returned, res and err set
+	asks   chan []*question // the backend's questions, a round at once; never full (see ask)
+	open   atomic.Int32     // questions asked and not yet answered or refused
+	done   chan struct{}    // closed when the call returned, res and err set
 	res    result
 	err    error
 
@@ -239,7 +240,7 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 	req := a.req
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
-		asks: make(chan *question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
+		asks: make(chan []*question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
 	if !g.parked.start() {
 		cancel(errClosing)
 		res := errorResult("tool call refused: " + errClosing.Error())
@@ -254,6 +255,7 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 		if s := pc.owner.session; s != nil {
 			defer g.cancelAtEnd(s, pc)()
 		}
+		callCtx := tool.WithInputs(callCtx, pc.inputs(clientCapabilities(req.session)))
 		pc.res, pc.err = g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
 		a.end(pc.res, pc.err) // before its result can reach the client
 		close(pc.done)
@@ -335,8 +337,8 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		select {
 		case <-pc.done:
 			return pc.res, pc.err
-		case q := <-pc.asks:
-			pc.put(q)
+		case qs := <-pc.asks:
+			pc.put(qs)
 		case <-ctx.Done():
 			pc.cancel(errClientLeft)
 			return result{}, ctx.Err()
@@ -375,10 +377,15 @@ func (pc *parkedCall) ask(ctx context.Context, a tool.Ask) (json.RawMessage, err
 	defer pc.open.Add(-1)
 	q := &question{method: a.Method, params: a.Params, answer: make(chan answer, 1)}
 	select {
-	case pc.asks <- q:
+	case pc.asks <- []*question{q}:
 	default: // full of questions whose askers stopped waiting
 		return tooManyAsks(a.Method)
 	}
+	return pc.await(ctx, q)
+}
+
+// await waits for q's answer, or for the asker or the call to give up.
+func (pc *parkedCall) await(ctx context.Context, q *question) (json.RawMessage, error) {
 	select {
 	case ans := <-q.answer:
 		return ans.raw, ans.err
@@ -400,18 +407,35 @@ func tooManyAsks(method string) (json.RawMessage, error) {
 	return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 }
 
-// put adds q, and every question queued behind it, to those the client
-// is asked.
-func (pc *parkedCall) put(q *question) {
+// put adds qs, and every question queued behind them, to those the
+// client is asked: each under the backend's own key when it has one that
+// is free, else under a number of the gateway's.
+func (pc *parkedCall) put(qs []*question) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	for {
-		pc.seq++
-		pc.pending["q"+strconv.Itoa(pc.seq)] = q
+		for _, q := range qs {
+			pc.pending[pc.keyFor(q)] = q
+		}
 		select {
-		case q = <-pc.asks:
+		case qs = <-pc.asks:
 		default:
 			return
+		}
+	}
+}
+
+// keyFor is the key q is asked under: the backend's own when it is free,
+// else the next free number of the gateway's; pc.mu is held.
+func (pc *parkedCall) keyFor(q *question) string {
+	if _, taken := pc.pending[q.key]; q.key != "" && !taken {
+		return q.key
+	}
+	for {
+		pc.seq++
+		key := "q" + strconv.Itoa(pc.seq)
+		if _, taken := pc.pending[key]; !taken {
+			return key
 		}
 	}
 }
@@ -420,8 +444,8 @@ func (pc *parkedCall) put(q *question) {
 // those queued and dropping those no one waits for any more.
 func (pc *parkedCall) unanswered() bool {
 	select {
-	case q := <-pc.asks:
-		pc.put(q)
+	case qs := <-pc.asks:
+		pc.put(qs)
 	default:
 	}
 	pc.mu.Lock()

@@ -4,6 +4,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -110,10 +111,18 @@ func retried(req mcp.Request, responses mcp.InputResponseMap, state string) (mcp
 	return &mcp.ClientRequest[mcp.Params]{Session: cs, Params: params}, nil
 }
 
-// answerInputs answers every request of one round at once (a consumer
-// that collects a call's questions, a gateway's parked call, then sees
-// them together), each under its key.
+// answerInputs answers every request of one round, each under its key:
+// the round at once to a consumer that takes rounds (tool.InputsFrom: a
+// gateway passes it to its client as it came), else each request alone.
 func (s *Server) answerInputs(ctx context.Context, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	if fn := tool.InputsFrom(ctx); fn != nil {
+		return s.relayInputs(ctx, fn, requests)
+	}
+	return s.answerEach(ctx, requests)
+}
+
+// answerEach answers every request of one round at once, each alone.
+func (s *Server) answerEach(ctx context.Context, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
 	var (
 		mu        sync.Mutex
 		wg        sync.WaitGroup
@@ -178,4 +187,101 @@ func withTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
 	return &mcp.CreateMessageWithToolsParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens,
 		Messages: msgs, Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences,
 		SystemPrompt: p.SystemPrompt, Temperature: p.Temperature}
+}
+
+// relayInputs puts the requests of one round that the consumer answers to
+// fn at once, under the server's keys, and answers the others itself as
+// in the middle of a call: roots for an entry without roots: client
+// (its own roots), and what the entry does not let through (refused).
+func (s *Server) relayInputs(ctx context.Context, fn tool.InputsFunc, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	responses := make(mcp.InputResponseMap, len(requests))
+	round := make(map[string]tool.Ask, len(requests))
+	for key, ir := range requests {
+		a, err := s.relayed(ir)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("answering the server's input request %q: %w", key, err)
+		case a.Method == "":
+			responses[key] = s.rootsFor(ctx, &mcp.ListRootsParams{})
+		default:
+			round[key] = a
+		}
+	}
+	if len(round) == 0 {
+		return responses, nil
+	}
+	s.log.Info("server input requests", "count", len(round))
+	raw, err := s.consult(ctx, func(ctx context.Context, _ tool.Ask) (json.RawMessage, error) {
+		answers, err := fn(ctx, round)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(answers)
+	}, nil, tool.Ask{Method: "inputRequests", Server: s.cfg.ServerName})
+	if err != nil {
+		return nil, err
+	}
+	var answers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &answers); err != nil {
+		return nil, err
+	}
+	for key, a := range round {
+		resp, err := decodeInput(a.Method, answers[key])
+		if err != nil {
+			return nil, fmt.Errorf("the answer to the server's input request %q: %w", key, err)
+		}
+		responses[key] = resp
+	}
+	return responses, nil
+}
+
+// relayed is ir as the consumer is asked it; its Method is "" for a
+// request the bridge answers itself (roots of an entry without roots:
+// client), and the error refuses what the entry does not let through.
+func (s *Server) relayed(ir mcp.InputRequest) (tool.Ask, error) {
+	var method string
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		if !s.opts.Elicit {
+			return tool.Ask{}, errors.New("the bridge's consumer takes no elicitation")
+		}
+		method = tool.AskElicit
+	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+		if !s.samples() {
+			return tool.Ask{}, errors.New("sampling is not allowed for this server (allowSampling), or its consumer takes none")
+		}
+		method = tool.AskSample
+	case *mcp.ListRootsParams:
+		if !s.cfg.RootsFromClient {
+			return tool.Ask{}, nil
+		}
+		method = tool.AskRoots
+	default:
+		return tool.Ask{}, fmt.Errorf("unknown input request %T", p)
+	}
+	params, err := json.Marshal(ir)
+	if err != nil {
+		return tool.Ask{}, err
+	}
+	return tool.Ask{Method: method, Params: params, Server: s.cfg.ServerName}, nil
+}
+
+// decodeInput decodes the consumer's answer to a request of method.
+func decodeInput(method string, raw json.RawMessage) (mcp.InputResponse, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("the client gave no answer")
+	}
+	var out mcp.InputResponse
+	switch method {
+	case tool.AskElicit:
+		out = &mcp.ElicitResult{}
+	case tool.AskSample:
+		out = &mcp.CreateMessageWithToolsResult{}
+	default:
+		out = &mcp.ListRootsResult{}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
