@@ -238,14 +238,31 @@ func canonical(args json.RawMessage) []byte {
 // keeps its admission a while it is parked, and ends it when it returns.
 func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error) {
 	req := a.req
+	caps := clientCapabilities(req.session)
+	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		callCtx = tool.WithInputs(callCtx, pc.inputs(caps))
+		res, err := g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(caps), parked: true, notes: &pc.notes}, req.params)
+		a.end(res, err) // before its result can reach the client
+		return res, err
+	})
+	if !ran {
+		res = errorResult("tool call refused: " + errClosing.Error())
+		a.end(res, nil)
+		return res, nil
+	}
+	return res, err
+}
+
+// park runs body, the backend request of req, parkable (see
+// runParkable), and waits for its first round; ran is false when the
+// gateway closed first and body never ran.
+func (g *Gateway) park(ctx context.Context, req callRequest, body func(context.Context, *parkedCall) (result, error)) (res result, ran bool, err error) {
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
 		asks: make(chan []*question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
 	if !g.parked.start() {
 		cancel(errClosing)
-		res := errorResult("tool call refused: " + errClosing.Error())
-		a.end(res, nil)
-		return res, nil
+		return result{}, false, nil
 	}
 	// Waited on before it starts: its first progress may come at once.
 	defer g.waitOn(ctx, req, pc)()
@@ -255,12 +272,11 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 		if s := pc.owner.session; s != nil {
 			defer g.cancelAtEnd(s, pc)()
 		}
-		callCtx := tool.WithInputs(callCtx, pc.inputs(clientCapabilities(req.session)))
-		pc.res, pc.err = g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
-		a.end(pc.res, pc.err) // before its result can reach the client
+		pc.res, pc.err = body(callCtx, pc)
 		close(pc.done)
 	}()
-	return g.round(ctx, req, pc)
+	res, err = g.round(ctx, req, pc)
+	return res, true, err
 }
 
 // cancelAtEnd cancels pc when session ends (no one is left to answer its
