@@ -40,13 +40,9 @@ func TestInputRequiredRootsReachClient(t *testing.T) {
 	a := &answering{}
 	c := a.client()
 	c.AddRoots(&mcp.Root{URI: "file:///clients/project", Name: "project"})
+	cs := sdkOverHTTP(t, c, base)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	if got := cs.InitializeResult().ProtocolVersion; got != "2026-07-28" {
 		t.Fatalf("negotiated %q, want 2026-07-28", got)
 	}
@@ -125,6 +121,13 @@ func roundClient(t *testing.T, base string) *mcp.ClientSession {
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///clients/project"})
+	return sdkOverHTTP(t, c, base)
+}
+
+// sdkOverHTTP connects c to the gateway at base+"/mcp" over Streamable
+// HTTP, for the rest of the test.
+func sdkOverHTTP(t *testing.T, c *mcp.Client, base string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
