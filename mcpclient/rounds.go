@@ -51,8 +51,12 @@ func (s *Server) multiRoundTrip(next mcp.MethodHandler) mcp.MethodHandler {
 			if len(requests) == 0 {
 				empty++
 			}
-			if empty >= maxEmptyRounds || round >= maxRounds {
-				return nil, fmt.Errorf("server %q still asks for input after %d rounds of a %s: giving up", s.cfg.ServerName, round, method)
+			// Worded as the SDK's own give-up, which hintRetries explains.
+			if empty >= maxEmptyRounds {
+				return nil, fmt.Errorf("multi-round-trip: exceeded maximum load-shedding retries (%d)", maxEmptyRounds)
+			}
+			if round >= maxRounds {
+				return nil, fmt.Errorf("multi-round-trip: exceeded maximum retries (%d)", maxRounds)
 			}
 			responses, err := s.answerInputs(ctx, requests)
 			if err != nil {
