@@ -13,7 +13,12 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// The chat-completions shapes the loop speaks (package chatapi's).
+// The chat-completions shapes the loop speaks. They are the agent's
+// public API (a harness's own Model takes and returns them) and are
+// defined in internal/chatapi, which sampling shares without depending on
+// the agent. They are aliases by decision, not left over from a move: so
+// *chatapi.Client, what NewModel returns, is a Model without an adapter,
+// and no public package is added only to hold six struct types.
 type (
 	Message    = chatapi.Message
 	ToolCall   = chatapi.ToolCall

@@ -54,7 +54,7 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 			return
 		}
 		owner := identityOf(r)
-		x := extTasks{caller: g.placeOf(r.Context(), callRequest{}).key,
+		x := extTasks{caller: g.placeOf(r.Context(), callRequest{}).key, answer: g.sharedAnswer(owner),
 			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
 			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
 				return g.startOwnerTask(owner, start)
@@ -81,6 +81,9 @@ type extTasks struct {
 	session *mcp.ServerSession
 	// caller is whose call slots a stateless task takes (callRequest's).
 	caller string
+	// answer, when set, answers the requests of existing tasks instead of
+	// tasks' store: the tasks the replicas share (taskshare.go).
+	answer func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // extBody returns the body that answers req with the extension's tasks
@@ -93,6 +96,9 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			return func(context.Context) (json.RawMessage, error) { return nil, err }
 		}
 		return func(ctx context.Context) (json.RawMessage, error) {
+			if x.answer != nil {
+				return x.answer(ctx, method, params)
+			}
 			return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
 		}
 	}
@@ -236,7 +242,9 @@ func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.R
 
 // newOwnerLocked makes the extension tasks of owner, unless the gateway
 // closed or maxTaskOwners identities hold tasks; a watcher closes them
-// when the gateway closes or the identity is forgotten. b.mu is held.
+// when the gateway closes or the identity is forgotten. A task made
+// while the config has a store is shared (taskshare.go); one made
+// without costs nothing more than the process's memory. b.mu is held.
 func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	b := &g.httpTasksBook
 	if g.isClosed() || len(b.byOwner) >= maxTaskOwners && !b.retireIdleLocked() {
@@ -245,8 +253,15 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	if b.byOwner == nil {
 		b.byOwner = map[string]*ownerStore{}
 	}
-	st := &ownerStore{sessionTasks: newSessionTasks(true), retired: make(chan struct{})} // the owner's, not one request's
+	st := &ownerStore{retired: make(chan struct{})} // the owner's, not one request's
+	// A task whose end is in the task store keeps no result here: reads
+	// go there.
+	st.sessionTasks = g.sharingTasks(owner, func(id string) { st.store.Kept(id) })
 	b.byOwner[owner] = st
+	if !b.renewing {
+		b.renewing = true
+		b.wg.Go(g.renewLoop)
+	}
 	b.wg.Go(func() {
 		select {
 		case <-g.done:

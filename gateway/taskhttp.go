@@ -28,10 +28,11 @@ import (
 // httpTaskBook holds the tasks of the HTTP sessions (or, in stateless
 // mode, identities) that have some. The zero value is ready to use.
 type httpTaskBook struct {
-	mu      sync.Mutex
-	byID    map[*mcp.ServerSession]*sessionTasks // guarded by mu
-	byOwner map[string]*ownerStore               // stateless mode's, by identity (taskext.go); guarded by mu
-	wg      sync.WaitGroup                       // the watchers that close them
+	mu       sync.Mutex
+	byID     map[*mcp.ServerSession]*sessionTasks // guarded by mu
+	byOwner  map[string]*ownerStore               // stateless mode's, by identity (taskext.go); guarded by mu
+	wg       sync.WaitGroup                       // the watchers that close them, and the leases' renewer
+	renewing bool                                 // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
 }
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).

@@ -77,8 +77,12 @@ type sessionTasks struct {
 
 // newSessionTasks returns an empty store of tasks, in the shapes of the
 // 2026-07-28 extension when ext.
-func newSessionTasks(ext bool) *sessionTasks {
-	return &sessionTasks{store: tasks.NewStoreWith(tasks.StoreOptions{Max: maxSessionTasks, Keep: taskKeep, Extension: ext})}
+func newSessionTasks(ext bool) *sessionTasks { return newTasksWith(tasks.StoreOptions{Extension: ext}) }
+
+// newTasksWith is newSessionTasks of opts, bounded as a session's.
+func newTasksWith(opts tasks.StoreOptions) *sessionTasks {
+	opts.Max, opts.Keep = maxSessionTasks, taskKeep
+	return &sessionTasks{store: tasks.NewStoreWith(opts)}
 }
 
 // close cancels the session's tasks and waits for them until deadline.

@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
@@ -64,7 +65,7 @@ type PlanEntry struct {
 	// Spec is the entry's decoded config; zero for a disabled entry, whose
 	// config is not read, and for an invalid one.
 	Spec Spec
-	// Err is why the entry's config is invalid (ConfigErrors, positioned),
+	// Err is why the entry's config is invalid ([confpos.Errors], positioned),
 	// in a plan of ParseIsolated; nil otherwise. The host does not start an
 	// invalid entry: it shows it failed with Err, or keeps the entry's
 	// running instance (make before break).
@@ -96,7 +97,7 @@ func (p *Plan) Enabled() []PlanEntry {
 // Parse reads and validates a composition file without side effects:
 // ParseEntries, then each enabled entry's kind Decodes its config, then
 // claims (like serverName) must be unique across entries. Every problem of
-// the file is returned at once as ConfigErrors in file order, each with
+// the file is returned at once as [confpos.Errors] in file order, each with
 // file:line:col and entry; nothing is returned on error, so a caller never
 // runs half a file. Disabled entries are kept but their name and config are
 // not checked: disabling is how one parks a half-written entry.
@@ -104,7 +105,7 @@ func (c *Catalog) Parse(filename string, data []byte, lookup func(name string) (
 	plan, fileErrs := c.parse(filename, data, lookup)
 	errs := slices.Clone(fileErrs)
 	for _, pe := range plan.Invalid() {
-		errs = append(errs, pe.Err.(ConfigErrors)...)
+		errs = append(errs, pe.Err.(confpos.Errors)...)
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
@@ -130,7 +131,7 @@ func (c *Catalog) ParseIsolated(filename string, data []byte, lookup func(name s
 // parse builds the plan of a file: the invalid entries with their
 // problems (PlanEntry.Err), and apart the problems that concern no single
 // usable entry (fileErrs).
-func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (string, bool)) (plan *Plan, fileErrs ConfigErrors) {
+func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (string, bool)) (plan *Plan, fileErrs confpos.Errors) {
 	entries, fileErrs := parseEntries(filename, data)
 	plan = &Plan{Source: filename}
 	claimed := map[claimKey]Entry{} // who holds each claim

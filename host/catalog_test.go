@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/confpos"
 )
 
 func TestNewCatalogPanics(t *testing.T) {
@@ -90,11 +92,11 @@ func TestParseErrors(t *testing.T) {
 - {id: f, name: fake, config: {secret: "${UNSET}"}}
 `
 	_, err := c.Parse("f.yaml", []byte(src), func(k string) (string, bool) { return "hunter2", k == "SECRET" })
-	var es ConfigErrors
+	var es confpos.Errors
 	if err == nil {
 		t.Fatal("Parse accepted a bad file")
 	}
-	es, _ = err.(ConfigErrors)
+	es, _ = err.(confpos.Errors)
 	want := []string{
 		`f.yaml:5:12: entry "b": config.claim: claim "S" is already used by entry "a" (line 1); pick a unique claim for each entry`,
 		`f.yaml:6:17: entry "c": name: unknown plugin "nope" (known: fake)`,

@@ -23,8 +23,8 @@ type action struct {
 	// added (or enabled, or restarted) entry takes over, like an id
 	// renamed.
 	Pred string
-	// Why is what happens to the entry: added, enabled, changed or
-	// restarted; for a stop, removed, disabled, changed or restarted (a
+	// Why is what happens to the entry: added, enabled, changed,
+	// restarted (after a failure) or restart (Host.Restart); for a stop, removed, disabled, changed or restarted (a
 	// failed instance stopped before its entry starts again).
 	Why string
 	// Wave is the round a start or succession runs in: each round starts
@@ -57,6 +57,8 @@ func (a action) starting() (msg string, attrs []any) {
 		verb = "config changed, restarting"
 	}
 	switch {
+	case a.Pred == a.ID && a.Why == "restart":
+		return "restart asked for, starting it again (the running instance serves until the new one is ready)", attrs
 	case a.Pred == a.ID:
 		return "config changed, starting it (the previous config serves until it is ready)", attrs
 	case a.Pred != "":
@@ -148,14 +150,17 @@ func (d *decision) entry(o *oldEntry, pe PlanEntry) *action {
 		return nil
 	}
 	fp := fingerprint(pe.Entry.Name, pe.Spec.Config)
+	asked := running && o.FP == restartMark+fp // Host.Restart
 	switch {
 	case running && o.Broken:
 		why := "changed"
-		if o.FP == fp {
+		if o.FP == fp || asked {
 			why = "restarted"
 		}
 		d.Stop = append(d.Stop, action{ID: id, Why: why})
 		return &action{ID: id, Why: why}
+	case asked:
+		d.Succeed = append(d.Succeed, action{ID: id, Pred: id, Why: "restart"})
 	case running && o.FP == fp:
 		d.Keep = append(d.Keep, id)
 	case running:

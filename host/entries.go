@@ -38,20 +38,11 @@ type Entry struct {
 	Node *yaml.Node
 }
 
-// ConfigError is one problem in a composition file: the [confpos.Error] a
-// plugin kind reports, with the file and entry filled in. It renders as
-// "<file>:<line>:<col>: entry "<id>": <path>: <message>", leaving out the
-// parts that do not apply (a file-level problem has no entry).
-type ConfigError = confpos.Error
-
-// ConfigErrors is every problem found, in file order, one per line.
-type ConfigErrors = confpos.Errors
-
 // FormatErrors puts filename and entry in front of the problems a plugin
 // found in entry's config (the confpos.Errors of a Kind's Decode, such as
 // those of mcpclient.DecodeConfig), keeping their positions; a problem
 // without one, or an error that is not a confpos error, is placed at the
-// entry. It returns ConfigErrors, or nil for a nil err.
+// entry. It returns [confpos.Errors], or nil for a nil err.
 func FormatErrors(filename string, entry Entry, err error) error {
 	if err == nil {
 		return nil
@@ -63,9 +54,9 @@ func FormatErrors(filename string, entry Entry, err error) error {
 	if placed(es) {
 		return es
 	}
-	out := make(ConfigErrors, len(es))
+	out := make(confpos.Errors, len(es))
 	for i, e := range es {
-		ce := &ConfigError{File: filename, Line: e.Line, Column: e.Column, EntryID: entry.ID, Path: e.Path, Msg: e.Msg}
+		ce := &confpos.Error{File: filename, Line: e.Line, Column: e.Column, EntryID: entry.ID, Path: e.Path, Msg: e.Msg}
 		if ce.Line == 0 {
 			ce.Line, ce.Column = entry.Line, entry.Column
 		}
@@ -88,7 +79,7 @@ func EntryError(filename string, entry Entry, path, msg string) error {
 	if n := yamlconf.Locate(entry.Node, path); n != nil {
 		line, col = n.Line, n.Column
 	}
-	return ConfigErrors{{File: filename, Line: line, Column: col, EntryID: entry.ID, Path: path, Msg: msg}}
+	return confpos.Errors{{File: filename, Line: line, Column: col, EntryID: entry.ID, Path: path, Msg: msg}}
 }
 
 // MaxConfigBytes is the size of the largest composition file
@@ -124,7 +115,7 @@ func entryKeys() []string { return []string{"id", "name", "config", "disabled"} 
 // ParseEntries parses a composition file: a YAML list of entries
 // {id, name, config, disabled}. filename is used only in error messages. An
 // empty file, a file of comments and [] all mean no entries. Every problem of
-// every entry is returned at once, as ConfigErrors; on error no entries are
+// every entry is returned at once, as [confpos.Errors]; on error no entries are
 // returned, so a caller never runs half a file.
 //
 // id is required (entries are diffed by id on reload), must match
@@ -136,7 +127,7 @@ func ParseEntries(filename string, data []byte) ([]Entry, error) {
 	entries := make([]Entry, 0, len(pes))
 	for _, pe := range pes {
 		if pe.Err != nil {
-			errs = append(errs, pe.Err.(ConfigErrors)...)
+			errs = append(errs, pe.Err.(confpos.Errors)...)
 		}
 		entries = append(entries, pe.Entry)
 	}
@@ -153,29 +144,29 @@ func ParseEntries(filename string, data []byte) ([]Entry, error) {
 // list, an entry without a valid id, an id used twice. Catalog.Parse goes
 // on to check the configs and reports every problem at once;
 // Catalog.ParseIsolated runs the valid entries.
-func parseEntries(filename string, data []byte) (entries []PlanEntry, fileErrs ConfigErrors) {
+func parseEntries(filename string, data []byte) (entries []PlanEntry, fileErrs confpos.Errors) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, ConfigErrors{syntaxError(filename, data, err)}
+		return nil, confpos.Errors{syntaxError(filename, data, err)}
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
-		return nil, ConfigErrors{{File: filename, Line: extra.Line, Column: extra.Column,
+		return nil, confpos.Errors{{File: filename, Line: extra.Line, Column: extra.Column,
 			Msg: "found a second YAML document (---): the file must hold exactly one list of entries"}}
 	case !errors.Is(err, io.EOF):
-		return nil, ConfigErrors{syntaxError(filename, data, err)}
+		return nil, confpos.Errors{syntaxError(filename, data, err)}
 	}
 	root := yamlconf.Resolve(doc.Content[0])
 	if yamlconf.IsNull(root) {
 		return nil, nil
 	}
 	if root.Kind != yaml.SequenceNode {
-		return nil, ConfigErrors{{File: filename, Line: root.Line, Column: root.Column,
+		return nil, confpos.Errors{{File: filename, Line: root.Line, Column: root.Column,
 			Msg: fmt.Sprintf("the file must be a YAML list of entries (- id: …, name: …, config: …), got %s", yamlconf.Describe(root))}}
 	}
 
@@ -202,10 +193,10 @@ func parseEntries(filename string, data []byte) (entries []PlanEntry, fileErrs C
 
 // entryErrors positions the problems a decoder found in the entry at
 // index (1-based), named by id when idOK.
-func entryErrors(filename string, err error, id string, idOK bool, index int) ConfigErrors {
-	var errs ConfigErrors
+func entryErrors(filename string, err error, id string, idOK bool, index int) confpos.Errors {
+	var errs confpos.Errors
 	for _, p := range yamlconf.AsErrors(err) {
-		ce := &ConfigError{File: filename, Line: p.Line, Column: p.Column, Path: p.Path, Msg: p.Msg}
+		ce := &confpos.Error{File: filename, Line: p.Line, Column: p.Column, Path: p.Path, Msg: p.Msg}
 		if idOK {
 			ce.EntryID = id
 		} else {
@@ -217,8 +208,8 @@ func entryErrors(filename string, err error, id string, idOK bool, index int) Co
 }
 
 // sortErrors puts problems in file order.
-func sortErrors(errs ConfigErrors) {
-	slices.SortStableFunc(errs, func(a, b *ConfigError) int {
+func sortErrors(errs confpos.Errors) {
+	slices.SortStableFunc(errs, func(a, b *confpos.Error) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 }
@@ -288,15 +279,15 @@ func validID(id string) bool {
 }
 
 // syntaxError turns a yaml.v3 syntax error ("yaml: line 3: did not find
-// expected key") into a positioned ConfigError. yaml.v3's line is often
+// expected key") into a positioned [confpos.Error]. yaml.v3's line is often
 // where the enclosing construct starts, and for some parser errors one line
 // early; it gives no column, and leaves the line out for a problem on the
 // first line. yamlconf.PinpointSyntaxError puts it right, with a column. The errors yaml.v3 gives without a
 // line (invalid UTF-8, a control character, an alias of an unknown anchor)
 // are located in data, with line and column.
-func syntaxError(filename string, data []byte, err error) *ConfigError {
+func syntaxError(filename string, data []byte, err error) *confpos.Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	ce := &ConfigError{File: filename}
+	ce := &confpos.Error{File: filename}
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, text, ok := strings.Cut(rest, ": "); ok {
 			if line, err := strconv.Atoi(num); err == nil {

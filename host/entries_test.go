@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
@@ -155,9 +156,9 @@ func TestParseEntriesErrors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
-			var ce *host.ConfigError
+			var ce *confpos.Error
 			if !errors.As(err, &ce) || ce.File != "f.yaml" {
-				t.Errorf("error %T does not unwrap to a *host.ConfigError for f.yaml", err)
+				t.Errorf("error %T does not unwrap to a *confpos.Error for f.yaml", err)
 			}
 		})
 	}
@@ -165,14 +166,14 @@ func TestParseEntriesErrors(t *testing.T) {
 
 func TestConfigErrorRendering(t *testing.T) {
 	tests := []struct {
-		e    host.ConfigError
+		e    confpos.Error
 		want string
 	}{
-		{host.ConfigError{File: "m.yaml", Line: 12, Column: 5, EntryID: "github", Path: "config", Msg: "bad"},
+		{confpos.Error{File: "m.yaml", Line: 12, Column: 5, EntryID: "github", Path: "config", Msg: "bad"},
 			`m.yaml:12:5: entry "github": config: bad`},
-		{host.ConfigError{File: "m.yaml", Line: 12, EntryIndex: 3, Msg: "bad"}, `m.yaml:12: entry #3: bad`},
-		{host.ConfigError{File: "m.yaml", Msg: "bad"}, `m.yaml: bad`},
-		{host.ConfigError{File: "m.yaml", Line: 1, Column: 1, EntryID: "a", EntryIndex: 1, Msg: "bad"}, `m.yaml:1:1: entry "a": bad`},
+		{confpos.Error{File: "m.yaml", Line: 12, EntryIndex: 3, Msg: "bad"}, `m.yaml:12: entry #3: bad`},
+		{confpos.Error{File: "m.yaml", Msg: "bad"}, `m.yaml: bad`},
+		{confpos.Error{File: "m.yaml", Line: 1, Column: 1, EntryID: "a", EntryIndex: 1, Msg: "bad"}, `m.yaml:1:1: entry "a": bad`},
 	}
 	for _, tt := range tests {
 		if got := tt.e.Error(); got != tt.want {
@@ -210,9 +211,9 @@ func TestFormatErrors(t *testing.T) {
 			`m.yaml:5:17: entry "github": config.serverName: is bad`},
 		{"plain error goes at the entry", errors.New("plugin exploded"),
 			`m.yaml:2:3: entry "github": plugin exploded`},
-		{"already formatted passes through", host.ConfigErrors{{File: "other.yaml", Line: 1, Msg: "x"}},
+		{"already formatted passes through", confpos.Errors{{File: "other.yaml", Line: 1, Msg: "x"}},
 			`other.yaml:1: x`},
-		{"a wrapped formatted one passes through", fmt.Errorf("checking: %w", &host.ConfigError{File: "other.yaml", Line: 1, EntryID: "o", Msg: "x"}),
+		{"a wrapped formatted one passes through", fmt.Errorf("checking: %w", &confpos.Error{File: "other.yaml", Line: 1, EntryID: "o", Msg: "x"}),
 			`other.yaml:1: entry "o": x`},
 		{"a kind's entry fields give way to the host's", yamlconf.Errors{{Line: 5, Column: 17, EntryID: "spoof", EntryIndex: 9, Msg: "x"}},
 			`m.yaml:5:17: entry "github": x`},
@@ -255,9 +256,9 @@ func TestEntryError(t *testing.T) {
 }
 
 func TestConfigErrorsUnwrap(t *testing.T) {
-	a := &host.ConfigError{File: "f", Msg: "a"}
-	b := &host.ConfigError{File: "f", Msg: "b"}
-	es := host.ConfigErrors{a, b}
+	a := &confpos.Error{File: "f", Msg: "a"}
+	b := &confpos.Error{File: "f", Msg: "b"}
+	es := confpos.Errors{a, b}
 	if diff := cmp.Diff([]error{a, b}, es.Unwrap()); diff != "" {
 		t.Errorf("Unwrap (-want +got):\n%s", diff)
 	}

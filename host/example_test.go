@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -100,4 +100,29 @@ func ExampleCatalog_Parse() {
 	fmt.Println(err)
 	// Output:
 	// mcpbridge.yaml:7:24: entry "web": config.serverName: serverName "gh" is already used by entry "github" (line 2); pick a unique serverName for each entry
+}
+
+// Merge layers a project's file over a user's: an entry of the project
+// with a user entry's id replaces it; one that claims what a user entry
+// claims is invalid, and the rest run.
+func ExampleMerge() {
+	catalog := host.NewCatalog(echoKind{})
+	user, _ := catalog.Parse("user.yaml", []byte(`
+- {id: greet, name: echo, config: {word: hello}}
+- {id: part, name: echo, config: {word: bye}}
+`), nil)
+	project, _ := catalog.Parse("mcpbridge.yaml", []byte(`
+- {id: greet, name: echo, config: {word: hi}}
+- {id: leave, name: echo, config: {word: bye}}
+`), nil)
+	plan := host.Merge(user, project)
+	fmt.Println(plan.Source)
+	for _, pe := range plan.Entries {
+		fmt.Printf("%s from %s: %v %v\n", pe.Entry.ID, pe.Entry.File, pe.Spec.Config, pe.Err)
+	}
+	// Output:
+	// user.yaml + mcpbridge.yaml
+	// part from user.yaml: bye <nil>
+	// greet from mcpbridge.yaml: hi <nil>
+	// leave from mcpbridge.yaml: <nil> mcpbridge.yaml:3:42: entry "leave": config.word: word "bye" is already used by entry "part" in user.yaml:3; pick another word, or give this entry the id "part" to replace that one
 }

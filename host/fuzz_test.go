@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 // fuzzSecret is what every set variable expands to in FuzzParse: it must
@@ -17,7 +18,7 @@ const fuzzSecret = "Zq7kSECRETvalue9xW"
 
 // FuzzParse decodes arbitrary bytes as a whole composition file with the
 // mcp-client kind, as `mcpbridge validate` does: it must not panic, it
-// returns a plan or ConfigErrors, never both or neither, every problem is
+// returns a plan or confpos.Errors, never both or neither, every problem is
 // positioned (a yaml.v3 syntax error may have no column) and names the
 // file, and no expanded ${VAR} value shows in any message.
 func FuzzParse(f *testing.F) {
@@ -100,9 +101,9 @@ func checkConfigErrors(t *testing.T, file string, data []byte, err error) {
 	if err == nil {
 		return
 	}
-	var ces host.ConfigErrors
+	var ces confpos.Errors
 	if !errors.As(err, &ces) || len(ces) == 0 {
-		t.Fatalf("error is not ConfigErrors: %T %v", err, err)
+		t.Fatalf("error is not confpos.Errors: %T %v", err, err)
 	}
 	input := string(data)
 	for _, ce := range ces {

@@ -106,6 +106,11 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	}
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
+	return h.applyLocked(ctx, plan)
+}
+
+// applyLocked is Apply once plan is checked, with applyMu held.
+func (h *Host) applyLocked(ctx context.Context, plan *Plan) error {
 	h.mu.Lock()
 	closed, current := h.closed, h.units
 	h.mu.Unlock()
@@ -441,7 +446,7 @@ func (r *rollout) logError(err error) {
 	}
 }
 
-// split returns the errors joined in err (errors.Join, ConfigErrors), or
+// split returns the errors joined in err (errors.Join, confpos.Errors), or
 // err alone.
 func split(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpbridge/mcpbridge/confpos"
 )
 
 // DefaultDebounce is how long WatchFile waits after the last change of the
@@ -132,7 +134,7 @@ func (h *Host) reload(ctx context.Context, path string) {
 	if err != nil {
 		for _, e := range split(err) {
 			attrs := []any{"config", path, "err", e}
-			if ce, ok := errors.AsType[*ConfigError](e); ok && ce.EntryID != "" {
+			if ce, ok := errors.AsType[*confpos.Error](e); ok && ce.EntryID != "" {
 				attrs = append(attrs, "entry", ce.EntryID)
 			}
 			h.log.Error(notReloaded, attrs...)

@@ -15,8 +15,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // The -update flag rewrites golden files. It is looked up rather than owned,
@@ -610,7 +610,7 @@ func decodeFile(filename string, data []byte, lookup func(string) (string, bool)
 		if e.Disabled {
 			continue
 		}
-		if e.Name != clientkind.PluginName {
+		if e.Name != clientkind.Name {
 			errs = append(errs, host.EntryError(filename, e, "name", fmt.Sprintf("unknown plugin %q", e.Name)))
 			continue
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // Using the client alone links neither the plugin host nor its file
-// watching: the plugin kind is in package clientkind.
+// watching: its entry kind is in internal/kinds/client.
 func TestNoHostDependency(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

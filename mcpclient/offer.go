@@ -362,7 +362,8 @@ type subscriptions struct {
 }
 
 // subscribe asks the server for updates of uri. On protocol 2026-07-28 the
-// SDK holds a subscriptions/listen stream open for it, in the background.
+// SDK holds a subscriptions/listen stream open for it, in the background,
+// until Unsubscribe or the session's end.
 func (s *Server) subscribe(ctx context.Context, uri string) error {
 	s.subs.mu.Lock()
 	if s.subs.uris == nil {
@@ -380,8 +381,10 @@ func (s *Server) subscribe(ctx context.Context, uri string) error {
 // subscribeOn subscribes to uri on gen.
 func (s *Server) subscribeOn(ctx context.Context, gen *generation, uri string) error {
 	if listens(gen) {
-		go func() { _ = gen.session.Subscribe(gen.ctx, &mcp.SubscribeParams{URI: uri}) }()
-		return nil
+		// The SDK sends subscriptions/listen and returns; it owns the
+		// stream, which ends with Unsubscribe or the session's Close. The
+		// call is the caller's, not a goroutine's nobody waits for.
+		return gen.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	}
 	_, err := s.roundTrip(ctx, gen, "resources/subscribe", func(ctx context.Context) (any, error) {
 		return struct{}{}, gen.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -289,4 +292,91 @@ func TestOfferToolsOnly(t *testing.T) {
 	if len(h.reg.Servers()) != 0 || len(h.reg.Resources()) != 0 || len(h.reg.Prompts()) != 0 {
 		t.Errorf("servers = %+v", h.reg.Servers())
 	}
+}
+
+// Subscribing on 2026-07-28 writes the subscriptions/listen request on
+// the caller's goroutine, not one nobody waits for: here the request is
+// held in its write until the test lets it go, and SubscribeResource must
+// not return before. Close then ends the stream with the session.
+func TestOfferListenRequestIsTheCallers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := newOfferServer()
+		mem := newMemServer(t, o.srv)
+		held := &heldListen{release: make(chan struct{})}
+		newTransport := func() (mcp.Transport, error) {
+			tr, err := mem.transport()
+			return &heldListenTransport{Transport: tr, held: held}, err
+		}
+		cfg := stdioConfig("mem")
+		cfg.ProtocolVersion = "2026-07-28"
+		reg := newRegistry()
+		s, err := Start(cfg, Options{Registry: reg, Logger: mcptest.NewLog().Logger(), NewTransport: newTransport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		subscribed := make(chan error, 1)
+		go func() {
+			_, err := reg.SubscribeResource(context.Background(), "mem", "mem://text", func(string) {})
+			subscribed <- err
+		}()
+		synctest.Wait() // everything is blocked: the request in its write
+		if !held.seen.Load() {
+			t.Error("no subscriptions/listen request for mem://text was written")
+		}
+		var subErr error
+		returned := false
+		select {
+		case subErr = <-subscribed:
+			returned = true
+			t.Error("SubscribeResource returned while its request was still being written on another goroutine")
+		default:
+		}
+		close(held.release)
+		if !returned {
+			subErr = <-subscribed
+		}
+		if subErr != nil {
+			t.Error(subErr)
+		}
+		s.Close()
+		for i := 1; i <= mem.connections(); i++ {
+			mem.crash(i) // the server's side ends in the bubble too
+		}
+		synctest.Wait()
+	})
+}
+
+// heldListen holds the write of a resource's subscriptions/listen
+// request until release is closed.
+type heldListen struct {
+	release chan struct{}
+	seen    atomic.Bool
+}
+
+type heldListenTransport struct {
+	mcp.Transport
+	held *heldListen
+}
+
+func (t *heldListenTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	return &heldListenConn{Connection: c, held: t.held}, err
+}
+
+type heldListenConn struct {
+	mcp.Connection
+	held *heldListen
+}
+
+func (c *heldListenConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	// The SDK's own listen stream (list changes) opens at connect; the
+	// one a subscription opens names its resource.
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "subscriptions/listen" && strings.Contains(string(req.Params), "mem://text") {
+		c.held.seen.Store(true)
+		<-c.held.release
+	}
+	return c.Connection.Write(ctx, msg)
 }

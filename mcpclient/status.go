@@ -3,7 +3,7 @@ package mcpclient
 import "time"
 
 // State is where a Server stands. Its values are those of host.State, so
-// a host shows them as they are (package clientkind converts).
+// a host shows them as they are (internal/kinds/client converts).
 type State string
 
 // The states of a Server.
@@ -58,7 +58,7 @@ type Status struct {
 
 // StatusDetails are the parts of a Status that say what the trust
 // features found and did: pins, the definition scan, the sandbox. A host
-// shows them as host.Status does (package clientkind converts).
+// shows them as host.Status does (internal/kinds/client converts).
 type StatusDetails struct {
 	// PinNotes are the definitions that differ from their pins (or have
 	// none while a lock exists), one line each: "withheld tool NAME: why",

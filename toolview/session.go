@@ -23,7 +23,7 @@ type Session struct {
 
 // NewSession returns a session over the view current returns at each use,
 // so that it follows a tool-search entry through config reloads (pass
-// viewkind.Kind.View). While current returns nil (no tool-search entry)
+// internal/kinds/view's Kind.View). While current returns nil (no tool-search entry)
 // the session sees reg's whole catalog; what it loaded stays for when a
 // view comes back.
 func NewSession(reg *tool.Registry, current func() *View) *Session {

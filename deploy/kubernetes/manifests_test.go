@@ -16,8 +16,9 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 var manifests = []string{"configmap.yaml", "deployment.yaml", "service.yaml", "hpa.yaml", "redis-deployment.yaml", "redis-service.yaml"}
@@ -101,7 +102,7 @@ func TestDeploymentShape(t *testing.T) {
 	if !ok {
 		t.Fatalf("the ConfigMap has no %s", filepath.Base(configPath))
 	}
-	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}), gatewayauth.NewKind(nil))
+	cat := host.NewCatalog(clientkind.NewKind(clientkind.KindOptions{}), gatewaykind.NewKind(nil))
 	env := map[string]string{"MCPBRIDGE_EXE": "/mcpbridge", "REDIS_PASSWORD": "pw"}
 	plan, err := cat.Parse(configPath, []byte(config), func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {

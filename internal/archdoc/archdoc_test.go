@@ -111,3 +111,23 @@ func TestGatewayDependenciesAsDocumented(t *testing.T) {
 		t.Errorf("the gateway's module dependencies (-go list +docs/architecture.md):\n%s", diff)
 	}
 }
+
+// hostUsers are the packages that may depend on the plugin host: the host,
+// the entry kinds (each the adapter between the host and one library),
+// the programs, and serve's readers of the host's Status. A library
+// package (the client, the tool view, the agent, sampling, the gateway's
+// identity) stands without the host.
+var hostUsers = []string{"host", "internal/kinds/", "internal/cli", "cmd/", "bench",
+	"internal/console", "internal/metrics"}
+
+func TestOnlyKindsAndProgramsUseTheHost(t *testing.T) {
+	for line := range strings.Lines(strings.Join(goList(t, "-f", "{{.ImportPath}}:{{join .Deps \",\"}}", "./..."), "\n")) {
+		pkg, deps, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if !slices.Contains(strings.Split(deps, ","), module+"host") {
+			continue
+		}
+		if !slices.ContainsFunc(hostUsers, func(u string) bool { return pkg == u || strings.HasPrefix(pkg, u) }) {
+			t.Errorf("%s depends on the plugin host; an entry kind in internal/kinds should adapt it instead", pkg)
+		}
+	}
+}

@@ -210,34 +210,72 @@ func (e *BrokenError) Error() string { return fmt.Sprintf("line %d: %s", e.Line,
 // continues over them, so a line replaced by garbage is still found by
 // the next entry's prev.
 func Verify(r io.Reader) (Report, error) {
-	var rep Report
+	var c Chain
+	tail, err := c.Continue(r)
+	if tail > 0 {
+		c.Torn++
+	}
+	return c.Report, err
+}
+
+// Chain is a verification in progress (Verify's state), so that a trail
+// that grows is read once: each Continue reads only what was appended
+// since. The zero value starts at the trail's first byte.
+type Chain struct {
+	// Offset is how far the trail is verified: the byte after the last
+	// complete line read.
+	Offset int64
+	Report
+	// Broken is the first break found; once set, Continue reads nothing.
+	Broken *BrokenError
+	prev   string // the hash of the last entry; "" before the first
+	line   int    // lines read
+}
+
+// Continue verifies r, the trail's bytes from c.Offset on, as Verify
+// does, and advances c over every complete line. A last line without its
+// newline is left unread (it may be a write still in progress): tail is
+// its length, counted torn by Verify and read again by the next Continue.
+// The error is c.Broken, or why r could not be read.
+func (c *Chain) Continue(r io.Reader) (tail int, err error) {
+	if c.Broken != nil {
+		return 0, c.Broken
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
-	prev, n := "", 0
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] != '\n' {
-			rep.Torn++
-			return rep, nil
+			return len(line), nil
 		}
 		if errors.Is(err, io.EOF) {
-			return rep, nil
+			return 0, nil
 		}
 		if err != nil {
-			return rep, fmt.Errorf("audit: reading: %w", err)
+			return 0, fmt.Errorf("audit: reading: %w", err)
 		}
-		n++
-		line = line[:len(line)-1]
-		var e struct {
-			Prev string `json:"prev"`
+		c.line++
+		if broken := c.entry(line[:len(line)-1]); broken != nil {
+			c.Broken = broken
+			return 0, broken
 		}
-		if !isEntry(line) || json.Unmarshal(line, &e) != nil {
-			rep.Torn++
-			continue
-		}
-		rep.Lines++
-		if prev != "" && e.Prev != prev {
-			return rep, &BrokenError{Line: n, Msg: "its prev is not the hash of the entry before it: an entry was edited, removed or inserted"}
-		}
-		prev = hashOf(line)
+		c.Offset += int64(len(line))
 	}
+}
+
+// entry checks one complete line (without its newline) against the
+// chain so far.
+func (c *Chain) entry(line []byte) *BrokenError {
+	var e struct {
+		Prev string `json:"prev"`
+	}
+	if !isEntry(line) || json.Unmarshal(line, &e) != nil {
+		c.Torn++
+		return nil
+	}
+	c.Lines++
+	if c.prev != "" && e.Prev != c.prev {
+		return &BrokenError{Line: c.line, Msg: "its prev is not the hash of the entry before it: an entry was edited, removed or inserted"}
+	}
+	c.prev = hashOf(line)
+	return nil
 }

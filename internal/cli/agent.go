@@ -15,6 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -262,7 +263,7 @@ func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
 		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
 	}
 	kept := slices.DeleteFunc(slices.Clone(plan.Entries), isModelEntry)
-	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: sampling.ModelKind}, Spec: sampling.ModelSpec(cfg)})
+	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: modelkind.Name}, Spec: modelkind.Spec(cfg)})
 	return cfg, nil
 }
 
@@ -288,7 +289,7 @@ func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error
 		switch {
 		case pe.Entry.Disabled:
 			disabled = &pe
-		case ok && found != sampling.ModelKind:
+		case ok && found != modelkind.Name:
 			cfg, found = c, pe.Entry.Name
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/agent"
-	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -139,24 +140,24 @@ func (r *agentRun) keep(_ agent.Call, pattern string) {
 func allowInList(data []byte, doc, list *yaml.Node, pattern string) ([]byte, error) {
 	i := slices.IndexFunc(list.Content, isPermissionsEntry)
 	if i < 0 {
-		entry := mapping("id", permissionsID, "name", permkind.Name)
-		appendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("allow"), flowList([]string{pattern})}})
-		return appendEntry(data, doc, list, entry)
+		entry := confedit.Mapping("id", permissionsID, "name", permkind.Name)
+		confedit.AppendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{confedit.Scalar("allow"), confedit.FlowList([]string{pattern})}})
+		return confedit.Append(data, doc, list, entry)
 	}
 	entry := list.Content[i]
-	cfg := mapValue(entry, "config")
+	cfg := confedit.Value(entry, "config")
 	if cfg == nil || cfg.Kind != yaml.MappingNode {
 		cfg = &yaml.Node{Kind: yaml.MappingNode}
-		setMapValue(entry, "config", cfg)
+		confedit.SetValue(entry, "config", cfg)
 	}
-	allow := mapValue(cfg, "allow")
+	allow := confedit.Value(cfg, "allow")
 	switch {
 	case allow == nil || allow.Kind != yaml.SequenceNode:
-		setMapValue(cfg, "allow", flowList([]string{pattern}))
+		confedit.SetValue(cfg, "allow", confedit.FlowList([]string{pattern}))
 	case !slices.ContainsFunc(allow.Content, func(n *yaml.Node) bool { return n.Value == pattern }):
-		allow.Content = append(allow.Content, scalar(pattern))
+		allow.Content = append(allow.Content, confedit.Scalar(pattern))
 	}
-	return replaceEntry(data, doc, list, i)
+	return confedit.Replace(data, doc, list, i)
 }
 
 // isPermissionsEntry reports an enabled permissions entry of a list.
@@ -164,18 +165,6 @@ func isPermissionsEntry(item *yaml.Node) bool {
 	if item.Kind != yaml.MappingNode {
 		return false
 	}
-	name, disabled := mapValue(item, "name"), mapValue(item, "disabled")
+	name, disabled := confedit.Value(item, "name"), confedit.Value(item, "disabled")
 	return name != nil && name.Value == permkind.Name && (disabled == nil || disabled.Value != "true")
-}
-
-// setMapValue sets key of the mapping m to v, replacing its value or
-// appending the pair.
-func setMapValue(m *yaml.Node, key string, v *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content[i+1] = v
-			return
-		}
-	}
-	appendNode(m, key, v)
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/resourcetools"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -136,13 +136,13 @@ func (e *env) progress(h *host.Host, total int) func() {
 // ready.
 func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name == clientkind.PluginName {
+		if pe.Entry.Name == clientkind.Name {
 			total++
 		}
 	}
 	ready = total
 	for _, st := range b.failed {
-		if st.Plugin == clientkind.PluginName {
+		if st.Plugin == clientkind.Name {
 			ready--
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mcpbridge/mcpbridge/internal/elicitform"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -69,17 +70,12 @@ func elicitWithoutPerson(mode string, params json.RawMessage) (answer json.RawMe
 	case req.Mode == "url":
 		return answerDecline, "--elicit defaults cannot open a URL (it asks a person to visit one)", nil
 	}
-	f, err := parseForm(req.Schema)
+	f, err := elicitform.Parse(req.Schema)
 	if err != nil {
 		return answerDecline, fmt.Sprintf("--elicit defaults cannot read the requested form: %v", err), nil
 	}
-	content := map[string]any{}
-	for _, field := range f.fields {
-		if field.def != nil {
-			content[field.name] = field.def
-		}
-	}
-	if err := f.check.Validate(content); err != nil {
+	content := f.Defaults()
+	if err := f.Validate(content); err != nil {
 		return answerDecline, fmt.Sprintf("--elicit defaults: the form's defaults do not make a valid answer (%v); a field without a default needs a person", err), nil
 	}
 	answer, err = json.Marshal(map[string]any{"action": "accept", "content": content})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpbridge/mcpbridge/internal/elicitform"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -121,7 +122,7 @@ func (p *prompter) url(server, message, url string) (json.RawMessage, error) {
 
 // form asks each field of schema, then whether to send the answers.
 func (p *prompter) form(server, message string, schema json.RawMessage) (json.RawMessage, error) {
-	f, err := parseForm(schema)
+	f, err := elicitform.Parse(schema)
 	if err != nil {
 		fmt.Fprintf(p.out, "\nServer %q asked for a form mcpbridge cannot show (declined): %s\n", termsafe.Line(server), termsafe.Line(err.Error()))
 		return answerDecline, nil
@@ -133,7 +134,7 @@ func (p *prompter) form(server, message string, schema json.RawMessage) (json.Ra
 		if err != nil {
 			return nil, err
 		}
-		if err := f.check.Validate(content); err != nil {
+		if err := f.Validate(content); err != nil {
 			fmt.Fprintf(p.out, "  not accepted: %s; once more:\n", termsafe.Line(err.Error()))
 			continue
 		}
@@ -142,22 +143,22 @@ func (p *prompter) form(server, message string, schema json.RawMessage) (json.Ra
 }
 
 // fields asks every field until each answer is valid.
-func (p *prompter) fields(f *form) (map[string]any, error) {
+func (p *prompter) fields(f *elicitform.Form) (map[string]any, error) {
 	content := map[string]any{}
-	for _, field := range f.fields {
+	for _, field := range f.Fields {
 		p.describe(field)
 		for {
-			line, err := p.ask("  " + termsafe.Line(field.hint()) + ": ")
+			line, err := p.ask("  " + termsafe.Line(field.Hint()) + ": ")
 			if err != nil {
 				return nil, err
 			}
-			v, ok, err := field.read(line)
+			v, ok, err := field.Read(line)
 			if err != nil {
 				fmt.Fprintf(p.out, "  not accepted: %s\n", termsafe.Line(err.Error()))
 				continue
 			}
 			if ok {
-				content[field.name] = v
+				content[field.Name] = v
 			}
 			break
 		}
@@ -166,17 +167,17 @@ func (p *prompter) fields(f *form) (map[string]any, error) {
 }
 
 // describe prints a field's title, description and choices.
-func (p *prompter) describe(f *formField) {
-	head := termsafe.Line(f.title)
-	if f.required {
+func (p *prompter) describe(f *elicitform.Field) {
+	head := termsafe.Line(f.Title)
+	if f.Required {
 		head += " (required)"
 	}
-	if f.description != "" {
-		head += ": " + termsafe.Line(f.description)
+	if f.Description != "" {
+		head += ": " + termsafe.Line(f.Description)
 	}
 	fmt.Fprintln(p.out, head)
-	for i, c := range f.choices {
-		fmt.Fprintf(p.out, "  %d) %s\n", i+1, termsafe.Line(c.title))
+	for i, c := range f.Options {
+		fmt.Fprintf(p.out, "  %d) %s\n", i+1, termsafe.Line(c.Title))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
@@ -47,9 +48,9 @@ func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Pl
 // invalidErrors returns the problems of plan's invalid entries, in file
 // order, or nil when every entry is valid.
 func invalidErrors(plan *host.Plan) error {
-	var errs host.ConfigErrors
+	var errs confpos.Errors
 	for _, pe := range plan.Invalid() {
-		var ces host.ConfigErrors
+		var ces confpos.Errors
 		if errors.As(pe.Err, &ces) {
 			errs = append(errs, ces...)
 		}
@@ -57,7 +58,7 @@ func invalidErrors(plan *host.Plan) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(errs, func(a, b *host.ConfigError) int {
+	slices.SortStableFunc(errs, func(a, b *confpos.Error) int {
 		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return errs
@@ -89,10 +90,10 @@ func mistakes(path string, conv *importconf.Result, id string) error {
 	if conv == nil {
 		return nil
 	}
-	var errs host.ConfigErrors
+	var errs confpos.Errors
 	for _, n := range conv.Notes {
 		if n.Mistake && n.Entry == id {
-			errs = append(errs, &host.ConfigError{File: path, Line: n.Line, Column: n.Column, EntryID: id, Path: n.Path, Msg: n.Msg})
+			errs = append(errs, &confpos.Error{File: path, Line: n.Line, Column: n.Column, EntryID: id, Path: n.Path, Msg: n.Msg})
 		}
 	}
 	if len(errs) == 0 {
@@ -105,11 +106,11 @@ func mistakes(path string, conv *importconf.Result, id string) error {
 // source file's lines and columns (or, where a field was made up by the
 // conversion, at its server).
 func relocate(res *importconf.Result, err error) error {
-	var ces host.ConfigErrors
+	var ces confpos.Errors
 	if res == nil || !errors.As(err, &ces) {
 		return err
 	}
-	out := make(host.ConfigErrors, len(ces))
+	out := make(confpos.Errors, len(ces))
 	for i, ce := range ces {
 		c := *ce
 		if p, ok := res.Position(ce.Line, ce.Column); ok {

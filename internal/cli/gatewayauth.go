@@ -9,12 +9,13 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
 )
 
 // gatewayKind is the config's gateway entry kind: applied to serve's
 // Keeper, ignored by the other commands (no Keeper).
-func (e *env) gatewayKind() *gatewayauth.Kind { return gatewayauth.NewKind(e.keeper) }
+func (e *env) gatewayKind() *gatewaykind.Kind { return gatewaykind.NewKind(e.keeper) }
 
 // keeperLinks reach the run's gateway and metrics, made after the Keeper.
 type keeperLinks struct {
@@ -76,7 +77,7 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan) ga
 // applied (Keeper.Require).
 func (e *env) requireGateway(plan *host.Plan) error {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name != gatewayauth.Name {
+		if pe.Entry.Name != gatewaykind.Name {
 			continue
 		}
 		if pe.Err != nil {
@@ -96,7 +97,7 @@ func gatewayNotApplied(k *gatewayauth.Keeper, plan *host.Plan, statuses []host.S
 		return nil
 	}
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name != gatewayauth.Name {
+		if pe.Entry.Name != gatewaykind.Name {
 			continue
 		}
 		why := "it did not start"

@@ -379,14 +379,16 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --code-mode                     list search_api, describe_api and run_code instead of the tools: clients
                                   write one program against the tools as a TypeScript API; each call it
                                   makes is the caller's, gated and audited (docs/codemode.md)
-  --console                       (--http) a web console at /console: servers, tools (try them), traffic,
-                                  audit; sign in with a token the gateway entry's console grants, or, with
+  --console                       (--http) a web console at /console: servers (restart, reload), tools
+                                  (try them), traffic (calls, tasks, parked calls, per-tool charts), audit;
+                                  sign in with a token the gateway entry's console grants, or, with
                                   no identities, $MCPBRIDGE_CONSOLE_TOKEN (else serve prints one it made);
                                   see docs/console.md
 
 A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
 says who may call and what, and records it; see docs/operations.md §9. Its store (redis: url,
-keyPrefix) makes one rate limit hold across replicas; see §11.
+keyPrefix, tls; taskLease) makes one rate limit hold across replicas, and any --stateless
+replica answer a task's tasks/get and tasks/cancel; see §11.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated

@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
@@ -65,7 +66,7 @@ func (e *env) importServerJSON(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	out, err := encodeYAML(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{registryEntry(name, built)}})
+	out, err := confedit.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{registryEntry(name, built)}})
 	if err != nil {
 		return err // untested: the entry was built above
 	}

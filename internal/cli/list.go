@@ -10,10 +10,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // entryJSON is one configured entry as list --json shows it (a stable
@@ -148,7 +149,7 @@ func describeEntry(pe host.PlanEntry) entryJSON {
 	}
 	if cfg, ok := pe.Spec.Config.(mcpclient.Config); ok {
 		ej.Transport = string(cfg.Transport)
-	} else if pe.Entry.Name == clientkind.PluginName {
+	} else if pe.Entry.Name == clientkind.Name {
 		ej.Transport = writtenString(pe, "transport")
 		if ej.ServerName == "" {
 			ej.ServerName = writtenString(pe, "serverName")
@@ -177,7 +178,7 @@ func configNode(pe host.PlanEntry, key string) *yaml.Node {
 	if pe.Entry.Config == nil {
 		return nil
 	}
-	if n := mapValue(pe.Entry.Config, key); n != nil {
+	if n := confedit.Value(pe.Entry.Config, key); n != nil {
 		return yamlconf.Resolve(n)
 	}
 	return nil

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 // logsHelp is the help of logs beyond its synopsis.
@@ -65,7 +65,7 @@ func (e *env) logs(ctx context.Context, argv []string) error {
 func hasServer(src *source, name string) error {
 	var names []string
 	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name == clientkind.PluginName {
+		if pe.Entry.Name == clientkind.Name {
 			names = append(names, pe.Spec.Name)
 		}
 	}

@@ -6,17 +6,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 const pinHelp = `  SERVER...   pin only these servers (accepting their changes); the others' pins stay
@@ -60,19 +59,13 @@ func (e *env) loadPins(src *source, f *flags, inMemory bool) error {
 func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 	ls, err := e.readLocks(src, f)
 	if err != nil {
-		if _, bad := errors.AsType[*lockReadError](err); bad {
+		if _, bad := errors.AsType[*pin.ReadError](err); bad {
 			return fmt.Errorf("the lock cannot be trusted, so nothing was started (fix it, or delete it and run mcpbridge pin):\n%w", err)
 		}
-		ls = &lockSet{} // no place for a lock (no state directory): nothing pinned on disk
+		ls = pin.NewSet() // no place for a lock (no state directory): nothing pinned on disk
 	}
-	byServer := map[string]*pin.Lock{}
-	for server := range ls.where {
-		if l := ls.lockOf(server); l != nil {
-			byServer[server] = l
-		}
-	}
-	e.locks = ls.locks
-	e.pinBook().Load(byServer, inMemory)
+	e.locks = ls.Locks()
+	e.pinBook().Load(ls.ByServer(), inMemory)
 	return nil
 }
 
@@ -81,43 +74,20 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 // server added to a pinned file is not pinned, so it is withheld.
 func (e *env) routePins(plan *host.Plan) {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name == clientkind.PluginName && pe.Entry.File != "" {
-			e.pinBook().Route(pe.Spec.Name, e.locks[lockBeside(pe.Entry.File)])
+		if pe.Entry.Name == clientkind.Name && pe.Entry.File != "" {
+			e.pinBook().Route(pe.Spec.Name, e.locks[pin.Beside(pe.Entry.File)])
 		}
 	}
 }
 
-// lockSet is the locks of a source: one beside each config file (for
-// --url, one under the state directory), each pinning the servers its
-// file defines, so that a server keeps its pins wherever the bridge runs.
-type lockSet struct {
-	paths []string             // every lock's path, in the order of the config files
-	locks map[string]*pin.Lock // by path, as read; nil where there is none yet
-	where map[string]string    // by server: the path of its lock
-	keeps map[string][]string  // by path: the servers whose pins the lock keeps
-}
-
-// lockReadError is a lock that exists but cannot be read or trusted.
-type lockReadError struct{ err error }
-
-func (e *lockReadError) Error() string { return e.err.Error() }
-func (e *lockReadError) Unwrap() error { return e.err }
-
-// lockOf is server's lock; nil when its file has none (or it has no file).
-func (ls *lockSet) lockOf(server string) *pin.Lock { return ls.locks[ls.where[server]] }
-
 // readLocks reads the locks of src (none for the embedded default).
-func (e *env) readLocks(src *source, f *flags) (*lockSet, error) {
-	ls := &lockSet{locks: map[string]*pin.Lock{}, where: map[string]string{}, keeps: map[string][]string{}}
+func (e *env) readLocks(src *source, f *flags) (*pin.Set, error) {
+	ls := pin.NewSet()
 	if err := e.placeLocks(ls, src, f); err != nil {
 		return nil, err
 	}
-	for _, path := range ls.paths {
-		l, err := pin.Read(path)
-		if err != nil {
-			return nil, &lockReadError{err}
-		}
-		ls.locks[path] = l
+	if err := ls.Read(); err != nil {
+		return nil, err
 	}
 	return ls, nil
 }
@@ -125,36 +95,29 @@ func (e *env) readLocks(src *source, f *flags) (*lockSet, error) {
 // placeLocks fills in where ls's locks are and which servers each pins:
 // beside each config file, those its entries define; for --url, one per
 // URL under the state directory.
-func (e *env) placeLocks(ls *lockSet, src *source, f *flags) error {
+func (e *env) placeLocks(ls *pin.Set, src *source, f *flags) error {
 	if f.url != "" {
 		path, err := e.urlLockPath(f.url)
 		if err != nil {
 			return err
 		}
-		ls.paths = []string{path}
+		ls.Keep(path)
 		for _, pe := range src.plan.Enabled() {
-			ls.where[pe.Spec.Name] = path
-			ls.keeps[path] = append(ls.keeps[path], pe.Spec.Name)
+			ls.Assign(pe.Spec.Name, path)
+			ls.Keep(path, pe.Spec.Name)
 		}
 		return nil
 	}
 	for _, cf := range src.files {
-		path := lockBeside(cf.path)
-		if _, ok := ls.keeps[path]; !ok {
-			ls.paths = append(ls.paths, path)
-		}
-		ls.keeps[path] = append(ls.keeps[path], src.defines[cf.path]...)
+		ls.Keep(pin.Beside(cf.path), src.defines[cf.path]...)
 	}
 	for _, pe := range src.plan.Enabled() {
-		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.PluginName {
-			ls.where[pe.Spec.Name] = lockBeside(pe.Entry.File)
+		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.Name {
+			ls.Assign(pe.Spec.Name, pin.Beside(pe.Entry.File))
 		}
 	}
 	return nil
 }
-
-// lockBeside is the lock of the config file at path.
-func lockBeside(path string) string { return filepath.Join(filepath.Dir(path), pin.FileName) }
 
 // urlLockPath is the lock of a --url source: under the state directory,
 // one per URL.
@@ -170,7 +133,7 @@ func (e *env) urlLockPath(url string) (string, error) {
 // checkLock reads src's locks, for their errors alone.
 func checkLock(e *env, src *source, f *flags) error {
 	_, err := e.readLocks(src, f)
-	if _, bad := errors.AsType[*lockReadError](err); bad {
+	if _, bad := errors.AsType[*pin.ReadError](err); bad {
 		return err
 	}
 	return nil
@@ -219,13 +182,13 @@ func (e *env) pinCmd(ctx context.Context, argv []string) error {
 		return err
 	}
 	ls, err := e.readLocks(src, f)
-	if _, bad := errors.AsType[*lockReadError](err); bad {
+	if _, bad := errors.AsType[*pin.ReadError](err); bad {
 		return fmt.Errorf("pin: the lock cannot be read; fix it, or delete it and run mcpbridge pin again:\n%w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("pin: %w", err)
 	}
-	if len(ls.paths) == 0 {
+	if len(ls.Paths()) == 0 {
 		return usagef("pin: the embedded default config has no lock; give a config file (--config) or --url")
 	}
 	src, err = narrowTo(src, f.args)
@@ -257,12 +220,12 @@ func narrowTo(src *source, servers []string) (*source, error) {
 	}
 	var keep []host.PlanEntry
 	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name != clientkind.PluginName || slices.Contains(servers, pe.Spec.Name) {
+		if pe.Entry.Name != clientkind.Name || slices.Contains(servers, pe.Spec.Name) {
 			keep = append(keep, pe)
 		}
 	}
 	for _, s := range servers {
-		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.PluginName }) {
+		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.Name }) {
 			return nil, usagef("pin: no enabled server %q in %s", s, src.name)
 		}
 	}
@@ -271,60 +234,24 @@ func narrowTo(src *source, servers []string) (*source, error) {
 
 // currentDefs are the definitions of every ready server, by server.
 func currentDefs(b *bridge) (map[string][]pin.Def, error) {
-	out := map[string][]pin.Def{}
+	var servers []string
 	for _, st := range b.statuses {
-		if st.State == host.StateReady && st.Plugin == clientkind.PluginName {
-			out[st.Name] = []pin.Def{}
+		if st.State == host.StateReady && st.Plugin == clientkind.Name {
+			servers = append(servers, st.Name)
 		}
 	}
-	var errs []error
-	add := func(server string, d pin.Def, err error) {
-		if _, ok := out[server]; !ok {
-			return
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("server %q: %s %s: %w", server, d.Kind, d.Name, err)) // untested: the bridge passes only valid JSON
-			return
-		}
-		out[server] = append(out[server], d)
-	}
-	for _, t := range b.reg.List() {
-		d, err := pin.ToolDef(t)
-		add(t.Origin.Server, d, err)
-	}
-	for _, p := range b.reg.Prompts() {
-		d, err := pin.PromptDef(p)
-		add(p.Origin.Server, d, err)
-	}
-	return out, errors.Join(errs...)
+	return pin.Current(b.reg, servers)
 }
 
-// pinWrite records now's servers, each in its own lock (the other pins of
-// a lock stay). With prune (every server pinned, none failed), a lock
-// forgets the servers its config file no longer defines. A lock is written
-// when it has servers to pin or already exists.
-func (e *env) pinWrite(ls *lockSet, now map[string][]pin.Def, prune, failed bool) error {
-	for _, path := range ls.paths {
-		servers := ls.serversAt(path, now)
-		lock := ls.locks[path]
-		if len(servers) == 0 && (lock == nil || !prune) {
-			continue
-		}
-		if lock == nil {
-			lock = pin.NewLock()
-		}
-		if prune {
-			maps.DeleteFunc(lock.Servers, func(s string, _ *pin.ServerPins) bool { return !slices.Contains(ls.keeps[path], s) })
-		}
-		for _, s := range servers {
-			lock.Set(s, now[s])
-			tools, prompts := countKinds(now[s])
-			fmt.Fprintf(e.Stderr, "pinned %d tools and %d prompts of %s\n", tools, prompts, s)
-		}
-		if err := lock.Write(path); err != nil {
-			return fmt.Errorf("pin: %w", err)
-		}
-		fmt.Fprintf(e.Stderr, "wrote %s\n", path)
+// pinWrite records now's servers, each in its own lock (pin.Set.Record),
+// saying what it pinned and wrote. With prune (every server pinned, none
+// failed), a lock forgets the servers its config file no longer defines.
+func (e *env) pinWrite(ls *pin.Set, now map[string][]pin.Def, prune, failed bool) error {
+	err := ls.Record(now, prune, func(server string, tools, prompts int) {
+		fmt.Fprintf(e.Stderr, "pinned %d tools and %d prompts of %s\n", tools, prompts, server)
+	}, func(path string) { fmt.Fprintf(e.Stderr, "wrote %s\n", path) })
+	if err != nil {
+		return fmt.Errorf("pin: %w", err)
 	}
 	if failed {
 		return &exitError{ExitFailed} // their pins were kept as they were
@@ -332,44 +259,14 @@ func (e *env) pinWrite(ls *lockSet, now map[string][]pin.Def, prune, failed bool
 	return nil
 }
 
-// serversAt are the servers of now pinned in the lock at path, sorted.
-func (ls *lockSet) serversAt(path string, now map[string][]pin.Def) []string {
-	var out []string
-	for s := range now {
-		if ls.where[s] == path {
-			out = append(out, s)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func countKinds(defs []pin.Def) (tools, prompts int) {
-	for _, d := range defs {
-		if d.Kind == pin.KindPrompt {
-			prompts++
-		} else {
-			tools++
-		}
-	}
-	return tools, prompts
-}
-
 // pinDiff prints what differs between the lock and now, server by server;
 // exit status 1 when anything does.
-func (e *env) pinDiff(ls *lockSet, now map[string][]pin.Def) error {
-	changed := false
-	for _, s := range slices.Sorted(maps.Keys(now)) {
-		lock := ls.lockOf(s)
-		if lock == nil {
-			lock = pin.NewLock()
-		}
-		for _, line := range pin.DiffLines(lock, s, now[s]) {
-			fmt.Fprintln(e.Stdout, termsafe.Line(line))
-			changed = true
-		}
+func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def) error {
+	lines := ls.Diff(now)
+	for _, line := range lines {
+		fmt.Fprintln(e.Stdout, termsafe.Line(line))
 	}
-	if !changed {
+	if len(lines) == 0 {
 		fmt.Fprintln(e.Stderr, "no changes since pinned")
 		return nil
 	}

@@ -18,10 +18,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 )
 
 const registryHelp = `Reads the MCP Registry: $MCPBRIDGE_REGISTRY_URL, default the official one
@@ -333,13 +334,13 @@ func registryEntryName(f *flags, registryName string) (string, error) {
 
 // registryEntry is the config entry of built, named name.
 func registryEntry(name string, built registry.Entry) *yaml.Node {
-	cfg := mapping("serverName", name, "transport", built.Transport)
+	cfg := confedit.Mapping("serverName", name, "transport", built.Transport)
 	if built.Command != "" {
-		appendPairs(cfg, "command", built.Command)
-		appendNode(cfg, "args", flowList(built.Args))
+		confedit.AppendPairs(cfg, "command", built.Command)
+		confedit.AppendNode(cfg, "args", confedit.FlowList(built.Args))
 	}
 	if built.URL != "" {
-		appendPairs(cfg, "url", built.URL)
+		confedit.AppendPairs(cfg, "url", built.URL)
 	}
 	for _, m := range []struct {
 		key   string
@@ -348,16 +349,16 @@ func registryEntry(name string, built registry.Entry) *yaml.Node {
 		if len(m.pairs) > 0 {
 			n := &yaml.Node{Kind: yaml.MappingNode}
 			for _, p := range m.pairs {
-				appendPairs(n, p.Key, p.Value)
+				confedit.AppendPairs(n, p.Key, p.Value)
 			}
-			appendNode(cfg, m.key, n)
+			confedit.AppendNode(cfg, m.key, n)
 		}
 	}
-	ref := mapping("name", built.Name, "version", built.Version)
+	ref := confedit.Mapping("name", built.Name, "version", built.Version)
 	ref.Style = yaml.FlowStyle
-	appendNode(cfg, "registry", ref)
-	entry := mapping("id", name, "name", clientkind.PluginName)
-	appendNode(entry, "config", cfg)
+	confedit.AppendNode(cfg, "registry", ref)
+	entry := confedit.Mapping("id", name, "name", clientkind.Name)
+	confedit.AppendNode(entry, "config", cfg)
 	return entry
 }
 
@@ -406,7 +407,7 @@ func registryRef(pe host.PlanEntry) (outdatedJSON, bool) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return outdatedJSON{}, false
 	}
-	name, version := mapValue(n, "name"), mapValue(n, "version")
+	name, version := confedit.Value(n, "name"), confedit.Value(n, "version")
 	if name == nil || version == nil {
 		return outdatedJSON{}, false
 	}

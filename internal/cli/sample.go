@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
+	samplingkind "github.com/mcpbridge/mcpbridge/internal/kinds/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 )
 
@@ -15,16 +17,21 @@ func (e *env) provider() *sampling.Provider {
 	return e.sampler
 }
 
+// samplingOptions are the options of this run's sampling and model kinds.
+func (e *env) samplingOptions() samplingkind.KindOptions {
+	return samplingkind.KindOptions{Provider: e.provider(), Options: sampling.Options{Lookup: e.lookup, HTTPClient: e.HTTPClient}}
+}
+
 // samplingKind is the sampling entry kind of this run: one-shot commands
 // answer servers' sampling with it (serve forwards sampling to its client).
-func (e *env) samplingKind() *sampling.Kind {
-	return sampling.NewKind(sampling.KindOptions{Provider: e.provider(), Lookup: e.lookup, HTTPClient: e.HTTPClient})
+func (e *env) samplingKind() *samplingkind.Kind {
+	return samplingkind.NewKind(e.samplingOptions())
 }
 
 // modelKind is the model entry kind of this run: it answers sampling as
 // a sampling entry does, and configures the agent's model.
-func (e *env) modelKind() *sampling.Kind {
-	return sampling.NewModelKind(sampling.KindOptions{Provider: e.provider(), Lookup: e.lookup, HTTPClient: e.HTTPClient})
+func (e *env) modelKind() *samplingkind.Kind {
+	return modelkind.NewKind(e.samplingOptions())
 }
 
 // settleSampling decides, before plan starts, whether servers are offered
@@ -48,7 +55,7 @@ func hasSampling(plan *host.Plan) bool {
 }
 
 func isModelEntry(pe host.PlanEntry) bool {
-	return pe.Entry.Name == sampling.ModelKind || pe.Entry.Name == sampling.KindName
+	return pe.Entry.Name == modelkind.Name || pe.Entry.Name == samplingkind.Name
 }
 
 // invalidModelEntries joins the positioned errors of plan's invalid model

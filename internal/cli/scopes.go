@@ -10,10 +10,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 // The config scopes (docs/decisions.md §7): a user file, a project file
@@ -168,16 +167,16 @@ func (e *env) defaultNotice(f *flags) {
 	fmt.Fprintf(e.Stderr, "mcpbridge: %s (looked for %s)\n", msg, where)
 }
 
-// readScopes reads and parses files and merges them into one plan: see
-// mergePlans. A file that cannot be read or is not a config at all stops
-// everything (host.ConfigErrors, or the reading error); an invalid entry
+// readScopes reads and parses files and merges them into one plan
+// (host.Merge: a later scope's entry replaces an earlier one's of its id). A file that cannot be read or is not a config at all stops
+// everything (confpos.Errors, or the reading error); an invalid entry
 // fails alone. skipMissing leaves out a file that is gone (a reload).
 func (e *env) readScopes(files []configFile, cat *host.Catalog, skipMissing bool) (*host.Plan, error) {
 	plans, err := e.readPlans(files, cat, skipMissing)
 	if err != nil {
 		return nil, err
 	}
-	return mergePlans(plans), nil
+	return host.Merge(plans...), nil
 }
 
 // readPlans reads and parses files, one plan each, as readScopes does
@@ -210,66 +209,10 @@ func serversByFile(plans []*host.Plan) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range plans {
 		for _, pe := range p.Entries {
-			if pe.Entry.Name == clientkind.PluginName && pe.Spec.Name != "" {
+			if pe.Entry.Name == clientkind.Name && pe.Spec.Name != "" {
 				out[pe.Entry.File] = append(out[pe.Entry.File], pe.Spec.Name)
 			}
 		}
 	}
 	return out
-}
-
-// mergePlans merges the plans of the scopes, lowest first, by id: an entry
-// of a later file replaces the one of an earlier file with its id, in the
-// later file's place. An entry that claims a name (a serverName) that a
-// kept entry of an earlier file holds is invalid, its message naming both
-// places.
-func mergePlans(plans []*host.Plan) *host.Plan {
-	if len(plans) == 1 {
-		return plans[0]
-	}
-	merged := &host.Plan{}
-	var sources []string
-	for i, p := range plans {
-		sources = append(sources, p.Source)
-		later := map[string]bool{}
-		for _, q := range plans[i+1:] {
-			for _, pe := range q.Entries {
-				later[pe.Entry.ID] = true
-			}
-		}
-		for _, pe := range p.Entries {
-			if later[pe.Entry.ID] {
-				continue
-			}
-			if clash := claimClash(merged.Entries, pe); clash != nil {
-				pe.Err, pe.Spec = clash, host.Spec{Name: pe.Spec.Name}
-			}
-			merged.Entries = append(merged.Entries, pe)
-		}
-	}
-	merged.Source = strings.Join(sources, " + ")
-	return merged
-}
-
-// claimClash is the problem of pe, from a later file, whose claim an
-// entry of an earlier file (in kept) holds; nil when there is none.
-func claimClash(kept []host.PlanEntry, pe host.PlanEntry) error {
-	if pe.Err != nil || pe.Entry.Disabled {
-		return nil
-	}
-	for _, k := range kept {
-		if k.Err != nil || k.Entry.Disabled || k.Entry.Name != pe.Entry.Name {
-			continue
-		}
-		for _, cl := range pe.Spec.Claims {
-			for _, kc := range k.Spec.Claims {
-				if cl == kc {
-					return host.EntryError(pe.Entry.File, pe.Entry, "config."+cl.Key, fmt.Sprintf(
-						"%s %q is already used by entry %q in %s:%d; pick another %s, or give this entry the id %q to replace that one",
-						cl.Key, cl.Value, k.Entry.ID, k.Entry.File, k.Entry.Line, cl.Key, k.Entry.ID))
-				}
-			}
-		}
-	}
-	return nil
 }

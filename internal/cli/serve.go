@@ -191,10 +191,11 @@ func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*s
 		}
 	}
 	r := &serveRun{e: e, f: f, log: log, h: h, reg: reg}
-	if opts, err = r.withConsole(opts); err != nil {
+	// The console charts what the metrics observe: it wraps their Observer.
+	if opts, err = r.withConsole(r.observe(opts, reg), cat); err != nil {
 		return nil, errors.Join(err, h.Close())
 	}
-	r.opts = e.withTraceContext(r.observe(opts, reg))
+	r.opts = r.consoleCalls(e.withTraceContext(opts))
 	r.gw = gateway.New(reg, r.opts)
 	code.gw = r.gw
 	return r, nil

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -19,10 +21,12 @@ import (
 const consoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
 
 // serveConsole is serve --console's part of a run: the console, the
-// Tracker in front of the Gate that lists the calls in flight, and the
+// Tracker in front of the Gate that lists the calls in flight, the Rates
+// in front of the metrics' Observer that the traffic page charts, and the
 // address tried tools are called through once serve listens.
 type serveConsole struct {
 	con     *webconsole.Console
+	tracker *webconsole.Tracker
 	token   string // printed when made here; "" when from consoleTokenVar
 	address atomic.Pointer[string]
 }
@@ -30,7 +34,7 @@ type serveConsole struct {
 // withConsole adds the console to opts when --console was given. Its
 // viewers sign in with a gateway identity's token that the gateway
 // entry's console grants, or, when it configures none, the console token.
-func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
+func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway.Options, error) {
 	if !r.f.console {
 		return opts, nil
 	}
@@ -43,9 +47,12 @@ func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
 		sc.token = token
 	}
 	tracker := webconsole.NewTracker(opts.Gate, nil)
+	rates := webconsole.NewRates(opts.Observer, nil)
 	con, err := webconsole.New(webconsole.Options{
 		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
-		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Logger: r.log,
+		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Rates: rates, Logger: r.log,
+		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
+		Parked: func(key any) []gateway.ParkedCall { return r.gw.ParkedCalls(key) },
 		MCPURL: func() string {
 			if a := sc.address.Load(); a != nil {
 				return "http://" + *a + "/mcp"
@@ -56,10 +63,19 @@ func (r *serveRun) withConsole(opts gateway.Options) (gateway.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	sc.con = con
+	sc.con, sc.tracker = con, tracker
 	r.console = sc
-	opts.Gate, opts.Console = tracker, con
+	opts.Gate, opts.Console, opts.Observer = tracker, con, rates
 	return opts, nil
+}
+
+// consoleCalls lets the console's Tracker see which calls run as tasks
+// (their running context names the task), before opts' own CallContext.
+func (r *serveRun) consoleCalls(opts gateway.Options) gateway.Options {
+	if r.console != nil {
+		opts.CallContext = r.console.tracker.CallContext(opts.CallContext)
+	}
+	return opts
 }
 
 // planHasConsole reports whether plan's gateway entry has a console
@@ -87,4 +103,21 @@ func (r *serveRun) announceConsole(addr net.Addr) {
 		return
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge: console on %s (sign in with a granted identity's token, or, while the config names no identities, the console token %s; set %s to choose it)\n", url, r.console.token, consoleTokenVar)
+}
+
+// manage is the console's restart or reload of the entry of id: a restart
+// starts it again as it runs; a reload re-reads the config files, as a
+// change of one does, and applies that entry's config from them alone.
+func (r *serveRun) manage(ctx context.Context, cat *host.Catalog, id, action string) error {
+	if action == webconsole.ActionRestart {
+		return r.h.Restart(ctx, id)
+	}
+	if len(r.e.configFiles(r.f)) == 0 {
+		return errors.New("serve runs the embedded default config: there is no file to reload (restart the entry instead)")
+	}
+	plan, err := r.e.reloadPlan(r.f, cat)
+	if err != nil {
+		return fmt.Errorf("reading the config: %w", err)
+	}
+	return r.h.ApplyEntry(ctx, plan, id)
 }

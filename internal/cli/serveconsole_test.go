@@ -16,7 +16,8 @@ import (
 // serve --http --console with no identities takes the console token from
 // MCPBRIDGE_CONSOLE_TOKEN (it prints one it made without it); the console
 // refuses another token, signs its holder in, lists the config's
-// server, and tries a tool through the gateway it runs in. The browser
+// server, tries a tool through the gateway it runs in, and restarts and
+// reloads the server. The browser
 // tests of internal/console cover the pages themselves.
 func TestServeConsole(t *testing.T) {
 	cfg := writeConfig(t, fixtureEntries(t, "a"))
@@ -53,6 +54,16 @@ func TestServeConsole(t *testing.T) {
 	}
 	if code, body := post("/tools/mcp__a__greet", url.Values{"csrf": {csrf[1]}, "arg.name": {"console"}}); code != http.StatusOK || !strings.Contains(body, "Hello, console!") {
 		t.Errorf("trying greet: %d %q, want its greeting", code, body)
+	}
+	// The console token's holder may restart and reload an entry: the
+	// host starts it again and it is ready when the page answers.
+	for _, action := range []string{"restart", "reload"} {
+		if code, body := post("/servers/a/"+action, url.Values{"csrf": {csrf[1]}}); code != http.StatusOK || !strings.Contains(body, "a: "+action+"ed, now ready") {
+			t.Errorf("%s of a: %d %q, want it done and a ready", action, code, body)
+		}
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "restart asked for, starting it again (the running instance serves until the new one is ready)") {
+		t.Errorf("the restart started no new instance of a; log:\n%s", log)
 	}
 }
 

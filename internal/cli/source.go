@@ -3,11 +3,11 @@ package cli
 import (
 	_ "embed"
 
-	"github.com/mcpbridge/mcpbridge/agent/permkind"
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
+	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
-	"github.com/mcpbridge/mcpbridge/toolview/viewkind"
 )
 
 // defaultConfig runs the demo server inside this binary, so mcpbridge does
@@ -90,7 +90,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		plans = append([]*host.Plan{def}, plans...)
 	}
-	plan := mergePlans(plans)
+	plan := host.Merge(plans...)
 	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
 }
 
@@ -133,7 +133,7 @@ func urlSource(f *flags) (*source, error) {
 		return nil, usagef("--url: %v", err)
 	}
 	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-		Entry: host.Entry{ID: name, Name: clientkind.PluginName},
+		Entry: host.Entry{ID: name, Name: clientkind.Name},
 		Spec:  spec,
 	}}}}, nil
 }
@@ -153,7 +153,7 @@ func (src *source) only(server string) *source {
 	found := false
 	for _, pe := range src.plan.Enabled() {
 		switch {
-		case pe.Entry.Name != clientkind.PluginName:
+		case pe.Entry.Name != clientkind.Name:
 			keep = append(keep, pe)
 		case pe.Spec.Name == server && !found:
 			keep, found = append(keep, pe), true

@@ -63,7 +63,7 @@ func (e *env) validate(argv []string) error {
 // that entry's start (Landlock can only allow what exists), so validate,
 // which starts nothing, checks it here.
 func sandboxPathErrors(plan *host.Plan) error {
-	var errs host.ConfigErrors
+	var errs confpos.Errors
 	for _, pe := range plan.Enabled() {
 		cfg, ok := pe.Spec.Config.(mcpclient.Config)
 		if !ok || cfg.Sandbox == nil {

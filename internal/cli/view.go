@@ -5,10 +5,10 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
+	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
-	"github.com/mcpbridge/mcpbridge/toolview/viewkind"
 )
 
 // view returns the view of the config's tool-search entry, or nil when

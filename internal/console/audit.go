@@ -6,18 +6,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/audit"
 )
 
-// maxAuditShown bounds the entries the audit page shows, newest first;
-// export has no bound.
-const maxAuditShown = 500
+// Bounds of the audit page: it reads the trail backwards from its end (or
+// from where the previous page stopped) in chunks, until a page is full
+// or maxAuditScan bytes were read; the chain is verified once, then only
+// in what the trail gained since (chainCache).
+const (
+	auditPageSize = 100
+	auditChunk    = 64 << 10
+	maxAuditScan  = 16 << 20
+)
 
 // auditFilter is the audit page's query: each field given must match.
 type auditFilter struct {
@@ -40,6 +53,17 @@ func filterOf(r *http.Request) (auditFilter, error) {
 	return f, err
 }
 
+// query is f as a URL query, for the export and older links.
+func (f auditFilter) query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"identity": f.Identity, "tool": f.Tool, "outcome": f.Outcome, "since": f.Since, "until": f.Until} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
 func parseTime(what, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
@@ -60,113 +84,260 @@ func (f auditFilter) match(e audit.Entry) bool {
 		(f.until.IsZero() || e.Time.Before(f.until))
 }
 
-// trail is the audit file read once: its entries that match, and the
-// chain's state.
-type trail struct {
-	File     string
-	Entries  []audit.Entry
-	Matched  int
-	Lines    int
-	Torn     int
-	Broken   string // the first broken line, "" when the chain holds
-	Outcomes []string
+// entryOf decodes an audit line; false for a line that is no entry (torn).
+func entryOf(line []byte) (audit.Entry, bool) {
+	var e audit.Entry
+	return e, json.Unmarshal(line, &e) == nil && e.Method != ""
 }
 
-// readTrail reads and verifies the audit file, keeping the entries f
-// matches, oldest first.
-func readTrail(path string, f auditFilter) (trail, error) {
-	t := trail{File: path}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return t, fmt.Errorf("reading the audit trail %s: %w", path, err)
+// auditFile is the trail as a request reads it: an *os.File (tests count
+// what is read through a wrapper).
+type auditFile interface {
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+func openAudit(path string) (auditFile, error) { return os.Open(path) }
+
+// pageBack is a page of the trail read backwards.
+type pageBack struct {
+	Entries  []audit.Entry // newest first
+	Older    int64         // where an older page ends; -1 when none is left
+	Scanned  int64         // bytes read
+	Outcomes []string      // seen among the lines read, for the filter's list
+}
+
+// readBack reads the entries keep takes from the lines of f that end
+// before end, newest first, in chunks from end backwards, until want are
+// found, maxScan bytes are read, or the trail's start. A last line
+// without its newline (a write in progress, or torn) is left out. Memory
+// is bounded by a chunk and the longest line, whatever f's size.
+func readBack(f io.ReaderAt, end int64, keep func(audit.Entry) bool, want int, maxScan int64) (pageBack, error) {
+	p := pageBack{Older: -1}
+	seen := map[string]bool{}
+	var carry []byte // the end of a line that starts before pos, its newline included
+	for pos, first := end, true; pos > 0; first = false {
+		start := max(0, pos-auditChunk)
+		buf := make([]byte, int(pos-start)+len(carry))
+		if _, err := f.ReadAt(buf[:pos-start], start); err != nil && !errors.Is(err, io.EOF) {
+			return p, fmt.Errorf("reading the audit trail: %w", err)
+		}
+		copy(buf[pos-start:], carry)
+		p.Scanned += pos - start
+		if first { // leave out a line still being written
+			buf = buf[:bytes.LastIndexByte(buf, '\n')+1]
+		}
+		// Complete lines are those after the chunk's first newline, or
+		// all of them at the trail's start.
+		head := 0
+		if start > 0 {
+			head = bytes.IndexByte(buf, '\n') + 1
+			if head == 0 { // one line longer than the chunk: read on
+				carry, pos = buf, start
+				continue
+			}
+		}
+		lineEnd := len(buf)
+		for lineEnd > head {
+			lineStart := bytes.LastIndexByte(buf[:lineEnd-1], '\n') + 1
+			lineStart = max(lineStart, head)
+			if e, ok := entryOf(buf[lineStart : lineEnd-1]); ok {
+				seen[e.Outcome] = true
+				if keep(e) {
+					p.Entries = append(p.Entries, e)
+				}
+			}
+			lineEnd = lineStart
+			if len(p.Entries) == want {
+				p.Older = start + int64(lineStart)
+				break
+			}
+		}
+		carry, pos = slices.Clone(buf[:head]), start
+		if p.Older < 0 && pos > 0 && p.Scanned >= maxScan {
+			p.Older = start + int64(head) // not full: the next page goes on from here
+		}
+		if p.Older >= 0 {
+			break
+		}
 	}
-	rep, err := audit.Verify(bytes.NewReader(data))
-	t.Lines, t.Torn = rep.Lines, rep.Torn
+	if p.Older == 0 {
+		p.Older = -1
+	}
+	for o := range seen {
+		p.Outcomes = append(p.Outcomes, o)
+	}
+	slices.Sort(p.Outcomes)
+	return p, nil
+}
+
+// chainCache is the verification of the audit trail so far: each page
+// verifies only what the trail gained since the last one. A trail
+// replaced (rotated) or shorter than what was verified is verified again
+// from its start. Safe for concurrent use.
+type chainCache struct {
+	mu    sync.Mutex
+	path  string
+	info  fs.FileInfo
+	chain audit.Chain
+}
+
+// chainState is the chain's verification as the page shows it.
+type chainState struct {
+	Lines, Torn int
+	Broken      string // the first broken line, "" when the chain holds
+	Read        int64  // bytes read to verify it this time
+}
+
+// verify brings the verification of path, open as f, up to f's end.
+func (cc *chainCache) verify(path string, f auditFile) (chainState, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return chainState{}, fmt.Errorf("reading the audit trail %s: %w", path, err)
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if path != cc.path || cc.info == nil || !os.SameFile(info, cc.info) || info.Size() < cc.chain.Offset {
+		cc.path, cc.chain = path, audit.Chain{}
+	}
+	cc.info = info
+	from := cc.chain.Offset
+	tail, err := cc.chain.Continue(io.NewSectionReader(f, from, info.Size()-from))
+	st := chainState{Lines: cc.chain.Lines, Torn: cc.chain.Torn, Read: info.Size() - from}
+	if tail > 0 {
+		st.Torn++ // a line still being written, or torn by a crash
+	}
 	var broken *audit.BrokenError
 	if errors.As(err, &broken) {
-		t.Broken = broken.Error()
-	} else if err != nil {
-		return t, err
+		st.Broken, err = broken.Error(), nil
 	}
-	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e audit.Entry
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Method == "" {
-			continue
-		}
-		seen[e.Outcome] = true
-		if f.match(e) {
-			t.Entries = append(t.Entries, e)
-		}
-	}
-	t.Matched = len(t.Entries)
-	for o := range seen {
-		t.Outcomes = append(t.Outcomes, o)
-	}
-	slices.Sort(t.Outcomes)
-	return t, nil
+	return st, err
 }
 
+// auditData is the audit page.
 type auditData struct {
 	Filter auditFilter
-	Trail  trail
-	None   string // why there is no trail to show
-	Export string // the export link's query
+	File   string
+	Chain  chainState
+	Page   pageBack
+	None   string       // why there is no trail to show
+	Export template.URL // the export link
+	Older  template.URL // the older page's link, "" when there is none
+	Newest bool         // the page starts at the trail's end
+}
+
+// auditLink is a link to the audit page (or under it) with query q: built
+// here from values escaped by Encode, so the template takes it as it is
+// (it would escape the query's own & and =).
+func auditLink(under string, q url.Values) template.URL {
+	return template.URL(gateway.ConsolePath + "/audit" + under + "?" + q.Encode())
+}
+
+// auditPath is the trail's file, "" when the gateway writes none.
+func (c *Console) auditPath() string {
+	if c.opts.Access == nil {
+		return ""
+	}
+	return c.opts.Access.AuditFile()
 }
 
 func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, si *signin) {
-	d := auditData{Export: r.URL.RawQuery}
 	f, err := filterOf(r)
-	d.Filter = f
-	p := framed(si, "audit", "Audit", &d)
-	path := ""
-	if c.opts.Access != nil {
-		path = c.opts.Access.AuditFile()
-	}
+	d := &auditData{Filter: f, Export: auditLink("/export", f.query()), File: c.auditPath()}
+	p := framed(si, "audit", "Audit", d)
 	switch {
 	case err != nil:
 		p.Error = err.Error()
-	case path == "":
+	case d.File == "":
 		d.None = "The gateway entry writes no audit trail to a file: add audit: {file: PATH} to it."
 	default:
-		if d.Trail, err = readTrail(path, f); err != nil {
+		if err := c.fillAudit(d, r.URL.Query().Get("before")); err != nil {
 			p.Error = err.Error()
 		}
-		// Newest first, the most recent maxAuditShown.
-		slices.Reverse(d.Trail.Entries)
-		d.Trail.Entries = d.Trail.Entries[:min(len(d.Trail.Entries), maxAuditShown)]
 	}
 	c.render(w, r, http.StatusOK, "audit", p)
 }
 
-// auditExport sends the entries the filter matches as JSON lines, oldest
-// first, as a download.
+// fillAudit verifies the chain and reads the page that ends at before
+// ("" for the trail's end).
+func (c *Console) fillAudit(d *auditData, before string) error {
+	file, err := openAudit(d.File)
+	if err != nil {
+		return fmt.Errorf("reading the audit trail %s: %w", d.File, err)
+	}
+	defer file.Close()
+	if d.Chain, err = c.chain.verify(d.File, file); err != nil {
+		return err
+	}
+	info, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	end := info.Size()
+	d.Newest = before == ""
+	if !d.Newest {
+		if end, err = strconv.ParseInt(before, 10, 64); err != nil || end < 0 || end > info.Size() {
+			return fmt.Errorf("before=%q is not a place in the audit trail (0 to %d): follow the page's Older link", before, info.Size())
+		}
+	}
+	if d.Page, err = readBack(file, end, d.Filter.match, auditPageSize, maxAuditScan); err != nil {
+		return err
+	}
+	if d.Page.Older >= 0 {
+		q := d.Filter.query()
+		q.Set("before", strconv.FormatInt(d.Page.Older, 10))
+		d.Older = auditLink("", q)
+	}
+	return nil
+}
+
+// auditExport streams the entries the filter matches, oldest first, as
+// the trail's own lines (so the export verifies as a chain where it is
+// whole), reading the trail forwards a buffer at a time.
 func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, si *signin) {
 	f, err := filterOf(r)
 	if err != nil {
 		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	path := ""
-	if c.opts.Access != nil {
-		path = c.opts.Access.AuditFile()
-	}
+	path := c.auditPath()
 	if path == "" {
 		http.Error(w, "Not Found: the gateway entry writes no audit trail to a file", http.StatusNotFound)
 		return
 	}
-	t, err := readTrail(path, f)
+	file, err := openAudit(path)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("Internal Server Error: reading the audit trail %s: %v", path, err), http.StatusInternalServerError)
+		return
+	}
+	defer file.Close()
+	info, err := file.Stat()
 	if err != nil {
 		http.Error(w, "Internal Server Error: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	c.log.Info("console audit export", "identity", si.viewer.Name, "entries", len(t.Entries))
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", `attachment; filename="audit.jsonl"`)
-	enc := json.NewEncoder(w)
-	for _, e := range t.Entries {
-		enc.Encode(e)
+	n, err := exportLines(w, io.NewSectionReader(file, 0, info.Size()), f.match)
+	c.log.Info("console audit export", "identity", si.viewer.Name, "entries", n, "error", err)
+}
+
+// exportLines writes the complete lines of r that are entries keep takes,
+// and returns how many.
+func exportLines(w io.Writer, r io.Reader, keep func(audit.Entry) bool) (int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxAuditScan)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	n := 0
+	for sc.Scan() {
+		if e, ok := entryOf(sc.Bytes()); ok && keep(e) {
+			bw.Write(sc.Bytes())
+			if err := bw.WriteByte('\n'); err != nil {
+				return n, err
+			}
+			n++
+		}
 	}
+	return n, errors.Join(sc.Err(), bw.Flush())
 }

@@ -120,7 +120,7 @@ func (c *Console) authorize(r *http.Request, token string) (gatewayauth.Viewer, 
 	if c.opts.Token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(c.opts.Token)) != 1 {
 		return gatewayauth.Viewer{}, errors.New("the token is not the console's token (serve printed it when it started)")
 	}
-	return gatewayauth.Viewer{Name: "console", View: true, Try: true}, nil
+	return gatewayauth.Viewer{Name: "console", View: true, Try: true, Manage: true}, nil
 }
 
 // sameOrigin reports whether a state-changing request comes from the
@@ -166,7 +166,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	id := c.signins.add(v, token)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: gateway.ConsolePath, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(signinTTL.Seconds())})
-	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try)
+	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try, "manage", v.Manage)
 	http.Redirect(w, r, gateway.ConsolePath, http.StatusSeeOther)
 }
 

@@ -3,23 +3,30 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/internal/console"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -101,6 +108,58 @@ type fixture struct {
 	every  *mcpclient.Server
 	reg    *tool.Registry
 	keeper *gatewayauth.Keeper
+	// managed lists the restarts and reloads asked for: "entry action".
+	managed []string
+	tracker *console.Tracker
+	// gateways serve the registry behind the tracker: the fixture's, and
+	// any a test adds (serveStateless).
+	gateways []*gateway.Gateway
+}
+
+// parked is the console's Options.Parked: the calls parked on each of the
+// fixture's gateways.
+func (f *fixture) parked(key any) []gateway.ParkedCall {
+	f.mu.Lock()
+	gws := slices.Clone(f.gateways)
+	f.mu.Unlock()
+	var out []gateway.ParkedCall
+	for _, g := range gws {
+		out = append(out, g.ParkedCalls(key)...)
+	}
+	return out
+}
+
+// serveStateless serves the fixture's registry on a stateless gateway of
+// its own, behind the same tracker and identities (a replica, as serve
+// --stateless runs): its 2026-07-28 clients are asked through
+// input-required results, so their calls park.
+func (f *fixture) serveStateless(t *testing.T) string {
+	opts := gateway.Options{Stateless: true, Gate: f.tracker, Authenticate: f.keeper.Authenticate, CallContext: f.tracker.CallContext(nil)}
+	g := gateway.New(f.reg, opts)
+	t.Cleanup(func() { g.Close() })
+	ts := httptest.NewServer(g.Handler())
+	t.Cleanup(ts.Close)
+	f.mu.Lock()
+	f.gateways = append(f.gateways, g)
+	f.mu.Unlock()
+	return ts.URL
+}
+
+// manage records a restart or reload; the host's own (host.Restart,
+// host.ApplyEntry) are tested in package host.
+func (f *fixture) manage(_ context.Context, entry, action string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.managed = append(f.managed, entry+" "+action)
+	return nil
+}
+
+func (f *fixture) takeManaged() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.managed
+	f.managed = nil
+	return out
 }
 
 // apply puts a gateway entry's config in force, as a reload does.
@@ -124,7 +183,7 @@ func (f *fixture) statuses() []host.Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.every.Status()
-	return append([]host.Status{{Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
+	return append([]host.Status{{ID: "everything", Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
 		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, Connect: st.Connect, Discover: st.Discover,
 		PeerName: st.PeerName, PeerVersion: st.PeerVersion}}, f.status...)
 }
@@ -143,6 +202,7 @@ audit:
 console:
   allow: {subjects: [alice, bob, carol]}
   tryIt: {subjects: [alice, bob]}
+  manage: {subjects: [alice]}
 `
 
 func newFixture(t *testing.T) *fixture {
@@ -151,7 +211,7 @@ func newFixture(t *testing.T) *fixture {
 	reg := tool.NewRegistry()
 	f := &fixture{audit: filepath.Join(t.TempDir(), "audit.jsonl")}
 	srv, err := mcpclient.Start(mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: everything, Args: []string{"stdio"}},
-		mcpclient.Options{Registry: reg})
+		mcpclient.Options{Registry: reg, Elicit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,22 +226,37 @@ func newFixture(t *testing.T) *fixture {
 		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := reg.Register(tool.Tool{Name: "flaky", Description: "Always fails.", InputSchema: []byte(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{}, errors.New("flaky failed")
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(tool.Tool{Name: "iconic", Description: "Has icons.", InputSchema: []byte(`{"type":"object"}`),
+		Icons:   []tool.Icon{{Src: "data:image/png;base64," + tinyPNG}, {Src: svgIcon}, {Src: "https://icons.example/tracker.png"}},
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
 	keeper := gatewayauth.NewKeeper(gatewayauth.Options{})
 	f.keeper = keeper
 	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
 	t.Cleanup(func() { keeper.Clear(keeper.Current()) })
 	tracker := console.NewTracker(keeper, nil)
+	rates := console.NewRates(nil, nil)
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond})
+	con, err := console.New(console.Options{Status: f.statuses, Registry: reg, Access: keeper, MCPURL: func() string { return ts.URL + "/mcp" }, Traffic: tracker, Poll: 50 * time.Millisecond, Manage: f.manage, Rates: rates, Parked: f.parked})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(con.Close)
-	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con})
+	f.tracker = tracker
+	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con, Observer: rates,
+		CallContext: tracker.CallContext(nil)})
 	t.Cleanup(func() { gw.Close() })
 	handler = gw.Handler()
+	f.gateways = []*gateway.Gateway{gw}
 	f.URL = ts.URL
 	return f
 }
@@ -291,13 +366,24 @@ func TestTryGetSum(t *testing.T) {
 	}
 }
 
-// A try-it the policy denies shows the denial, and the audit trail gains
+// tryHidden posts a try-it of a tool the viewer's console does not offer
+// (the policy hides it), as a viewer who knows its name would, from the
+// tools page with its CSRF token, and returns the page's text.
+func tryHidden(t *testing.T, ctx context.Context, base, name string, fields ...[2]string) string {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(base+"/console/tools"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	forgePost(t, ctx, "/console/tools/"+name, fields...)
+	return text(t, ctx, "main")
+}
+
+// A try-it the policy denies (of a tool hidden from the viewer, posted
+// by one who knows its name) shows the denial, and the audit trail gains
 // a denied line for the viewer.
 func TestTryDeniedIsAudited(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, bobToken)
-	got := tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	got := tryHidden(t, ctx, f.URL, getSum(t, f), [2]string{"arg.a", "1"}, [2]string{"arg.b", "1"})
 	if !strings.Contains(got, "Refused") {
 		t.Errorf("bob's get-sum: the page says %q, want the refusal", got)
 	}
@@ -311,7 +397,7 @@ func TestAuditFilter(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, bobToken)
-	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "1"})
+	tryHidden(t, ctx, f.URL, getSum(t, f), [2]string{"arg.a", "1"}, [2]string{"arg.b", "1"})
 	signIn(t, ctx, f.URL, aliceToken)
 	tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "1", "b": "2"})
 	do(t, ctx, chromedp.Navigate(f.URL+"/console/audit"), chromedp.WaitVisible(chromedp.ID("audit-filter")))
@@ -378,6 +464,37 @@ func TestCrossSiteFormRefused(t *testing.T) {
 
 // A tool that returns an image shows it, from a data: URL the page's CSP
 // allows.
+// tinyPNG is a 1×1 PNG, base64; svgIcon an SVG icon that would run script
+// if it were ever loaded as a document.
+const (
+	tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+	svgIcon = `data:image/svg+xml,<svg xmlns="http://www.w3.org/2000/svg" onload="document.title='pwned'"/>`
+)
+
+// A tool's icons: a data: raster image is shown; an SVG is not; an
+// https: icon is named but never fetched (the CSP would refuse it, and
+// the page does not ask).
+func TestToolIcons(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/iconic"), chromedp.WaitVisible(chromedp.CSS("#icons")))
+	srcs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("main img")].filter(i => i.complete && i.naturalWidth > 0).map(i => i.src)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || srcs[0] != "data:image/png;base64,"+tinyPNG {
+		t.Errorf("loaded images %q; want only the PNG icon", srcs)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("main img").length`))
+	if err != nil || n != 1 {
+		t.Errorf("%d img elements (%v); want 1: neither the SVG nor the https icon is an image", n, err)
+	}
+	if body := text(t, ctx, "#icons"); !strings.Contains(body, "https://icons.example/tracker.png") {
+		t.Errorf("icons say %q; want the https icon named", body)
+	}
+}
+
 func TestTryImage(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
@@ -401,13 +518,7 @@ func TestTryItNeedsItsGrant(t *testing.T) {
 	if body := text(t, ctx, "main"); strings.Contains(body, "Try it") || !strings.Contains(body, "needs the console.tryIt grant") {
 		t.Errorf("carol's page of %s: %q, want no try-it form", name, body)
 	}
-	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
-		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ["arg.a", "1"], ["arg.b", "2"]]) {
-			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
-		document.body.appendChild(f); f.submit(); return true })()`, "/console/tools/"+name)
-	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
-		t.Fatal(err)
-	}
+	forgePost(t, ctx, "/console/tools/"+name, [2]string{"arg.a", "1"}, [2]string{"arg.b", "2"})
 	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to carol") {
 		t.Errorf("carol's forged try-it: %q, want it refused", body)
 	}
@@ -455,5 +566,276 @@ func TestRevokedGrantEndsSignIn(t *testing.T) {
 	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"))
 	if body := text(t, ctx, "main"); !strings.Contains(body, "Sign in") || strings.Contains(body, "get-sum") {
 		t.Errorf("after alice's grant was revoked, /console/tools says %q, want the sign-in page", body)
+	}
+}
+
+// forgePost submits, from the console's own page, a form to path with the
+// page's valid CSRF token and fields, and waits for the answer.
+func forgePost(t *testing.T, ctx context.Context, path string, fields ...[2]string) {
+	t.Helper()
+	pairs, _ := json.Marshal(append([][2]string{}, fields...))
+	forge := fmt.Sprintf(`(() => { const f = document.createElement("form"); f.method = "post"; f.action = %q;
+		for (const [k, v] of [["csrf", document.querySelector("input[name=csrf]").value], ...%s]) {
+			const i = document.createElement("input"); i.name = k; i.value = v; f.appendChild(i) }
+		document.body.appendChild(f); f.submit(); return true })()`, path, pairs)
+	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Evaluate[bool](forge))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A viewer granted console.manage restarts an entry from its page, and
+// the trail records it; one not granted sees no button, and a form forged
+// on the console's own page with a valid CSRF token is refused (403),
+// restarts nothing and is recorded as denied.
+func TestRestartNeedsItsGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/servers/everything"), chromedp.WaitVisible(chromedp.ID("restart")))
+	click(t, ctx, "restart")
+	if got := text(t, ctx, "main"); !strings.Contains(got, "everything: restarted") {
+		t.Errorf("after alice's restart the page says %q, want it restarted", got)
+	}
+	if got := f.takeManaged(); !slices.Equal(got, []string{"everything restart"}) {
+		t.Errorf("alice's restart asked for %q, want everything restart", got)
+	}
+	signIn(t, ctx, f.URL, bobToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/servers/everything"), chromedp.WaitVisible(chromedp.ID("state")))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#restart, #reload").length`)); err != nil || n != 0 {
+		t.Errorf("bob's page of everything has %d restart or reload buttons (%v), want none", n, err)
+	}
+	statuses := make(chan int64, 8)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if r, ok := ev.(*network.EventResponseReceived); ok && strings.HasSuffix(r.Response.URL, "/reload") {
+			select {
+			case statuses <- r.Response.Status:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	forgePost(t, ctx, "/console/servers/everything/reload")
+	status := <-statuses
+	if body := text(t, ctx, "main"); !strings.Contains(body, "not granted to bob") || status != http.StatusForbidden {
+		t.Errorf("bob's forged reload: %d %q, want 403 and it refused", status, body)
+	}
+	if got := f.takeManaged(); len(got) != 0 {
+		t.Errorf("bob's forged reload asked for %q, want nothing", got)
+	}
+	trail, _ := os.ReadFile(f.audit)
+	for _, want := range []string{
+		`"identity":"alice","method":"console/restart","name":"everything","outcome":"ok"`,
+		`"identity":"bob","method":"console/reload","name":"everything","outcome":"denied"`,
+	} {
+		if !strings.Contains(string(trail), want) {
+			t.Errorf("the audit trail has no line with %s:\n%s", want, trail)
+		}
+	}
+}
+
+// The traffic page charts each tool's last hour: calls a minute, error
+// rate and latency percentiles, drawn as inline SVG the strict CSP lets
+// render.
+func TestTrafficCharts(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	sum := getSum(t, f)
+	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "1", "b": "2"})
+	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "3", "b": "4"})
+	tryIt(t, ctx, f.URL, "flaky", nil)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("charts")))
+	row := func(tool, css string) string {
+		return text(t, ctx, fmt.Sprintf(`#charts tr[data-tool=%q] %s`, tool, css))
+	}
+	if got := row(sum, ".calls-total"); got != "2 calls" {
+		t.Errorf("%s's calls: %q, want 2 calls", sum, got)
+	}
+	if got := row(sum, ".error-rate"); !strings.HasPrefix(got, "0 % errors") {
+		t.Errorf("%s's errors: %q, want none", sum, got)
+	}
+	if got := row("flaky", ".error-rate"); !strings.HasPrefix(got, "100 % errors (1)") {
+		t.Errorf("flaky's errors: %q, want 100 %%", got)
+	}
+	if got := row(sum, ".latency"); !strings.Contains(got, "p50 ") || strings.Contains(got, "–") {
+		t.Errorf("%s's latency: %q, want its percentiles", sum, got)
+	}
+	// The bars and lines are drawn: sized, coloured by the console's own
+	// stylesheet (no inline style, which the CSP refuses).
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+		const r = document.querySelector('#charts tr[data-tool=%q]');
+		const bar = r.querySelector('rect.calls'), err = document.querySelector('#charts tr[data-tool="flaky"] rect.errors'), line = r.querySelector('polyline.p95');
+		return bar.getBBox().height > 0 && err.getBBox().height > 0 && line.points.length > 0 && getComputedStyle(bar).fill !== getComputedStyle(err).fill })()`, sum)))
+	if err != nil || !drawn {
+		t.Errorf("the charts are not drawn (%v): %q", err, text(t, ctx, "#charts"))
+	}
+}
+
+// post sends one JSON-RPC message to the gateway's MCP endpoint as
+// token's holder and returns the session id and the answer's body.
+func post(t *testing.T, base, token, session, msg string) (string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(msg))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("POST %s: %s %s", msg, resp.Status, body)
+	}
+	return resp.Header.Get("Mcp-Session-Id"), string(body)
+}
+
+// A call run as a task and a call parked for its client's answers show on
+// the traffic page apart from plain calls: who, which tool, status, age.
+func TestTrafficTasksAndParked(t *testing.T) {
+	f := newFixture(t)
+	// bob's client (2026-07-28, stateless) is asked a question, and
+	// answers only when the test lets it: meanwhile its call is parked.
+	asked, answer := make(chan struct{}, 1), make(chan struct{})
+	defer close(answer)
+	client := mcp.NewClient(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			select {
+			case <-answer:
+			case <-ctx.Done():
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.serveStateless(t) + "/mcp", MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: bearer(bobToken)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	elicit := f.tool(t, "trigger-elicitation-request")
+	called := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: elicit, Arguments: map[string]any{}})
+		if err == nil {
+			if b, _ := json.Marshal(res.Content); !strings.Contains(string(b), "declined") {
+				err = fmt.Errorf("the result says %s, want bob's answer (declined)", b)
+			}
+		}
+		called <- err
+	}()
+	select {
+	case <-asked:
+	case err := <-called:
+		t.Fatalf("%s ended without asking: %v", elicit, err)
+	}
+	// Then alice runs a long operation as a task (protocol 2025-11-25):
+	// after bob's question, which the backend could not tell from the
+	// task's while both ran.
+	session, _ := post(t, f.URL, aliceToken, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasker","version":"1"}}}`)
+	post(t, f.URL, aliceToken, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	long := f.tool(t, "trigger-long-running-operation")
+	if _, body := post(t, f.URL, aliceToken, session, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":%q,"arguments":{"duration":30,"steps":30},"task":{"ttl":60000}}}`, long)); !strings.Contains(body, "taskId") {
+		t.Fatalf("the call as a task: %s, want a task", body)
+	}
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("parked")))
+	tasks, parked := text(t, ctx, "#tasks tbody"), text(t, ctx, "#parked tbody")
+	if !strings.Contains(tasks, "alice") || !strings.Contains(tasks, long) || !strings.Contains(tasks, "working") {
+		t.Errorf("the tasks table says %q, want alice's %s working", tasks, long)
+	}
+	if !strings.Contains(parked, "bob") || !strings.Contains(parked, elicit) || !strings.Contains(parked, "input required: 1 question for the client") {
+		t.Errorf("the parked table says %q, want bob's %s waiting for one answer", parked, elicit)
+	}
+	if calls := text(t, ctx, "main"); strings.Contains(calls, "No call waits") || strings.Contains(calls, "No task running") {
+		t.Errorf("the traffic page says %q", calls)
+	}
+	answer <- struct{}{}
+	if err := <-called; err != nil {
+		t.Errorf("bob's call after its answer: %v", err)
+	}
+}
+
+// bearer sends a bearer token on every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The audit page shows a page of matches, newest first, and its Older
+// link goes on from there with the same filter, to the trail's start.
+func TestAuditOlderPages(t *testing.T) {
+	f := newFixture(t)
+	l, err := audit.Open(f.audit, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 250 {
+		if err := l.Write(audit.Entry{Time: time.Now().UTC(), Identity: []string{"alice", "bob"}[i%2], Method: "tools/call", Name: fmt.Sprintf("n-%03d", i), Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/audit?identity=bob"), chromedp.WaitVisible(chromedp.ID("audit")))
+	first := func() string { return text(t, ctx, "#audit tbody tr:first-child td:nth-child(4)") }
+	if got, n := first(), text(t, ctx, "#matched"); got != "n-249" || n != "100" {
+		t.Errorf("bob's newest page starts at %s with %s entries, want n-249 and 100", got, n)
+	}
+	if href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("export").href`)); err != nil || !strings.HasSuffix(href, "/console/audit/export?identity=bob") {
+		t.Errorf("the export link is %q (%v), want bob's matches", href, err)
+	}
+	click(t, ctx, "older")
+	if got, n := first(), text(t, ctx, "#matched"); got != "n-049" || n != "25" {
+		t.Errorf("bob's older page starts at %s with %s entries, want n-049 and 25", got, n)
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("f-identity"))); err != nil || v != "bob" {
+		t.Errorf("the older page's filter is %q (%v), want bob kept", v, err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#older").length`)); err != nil || n != 0 {
+		t.Errorf("the oldest page has an Older link (%d, %v)", n, err)
+	}
+}
+
+// A viewer sees exactly the tools the policy lets them call: bob's
+// policy hides get-sum, so his tools page, search and tool pages have no
+// trace of it, and a try-it of it answers as one of a tool that does not
+// exist. alice sees it.
+func TestViewerSeesOnlyTheirTools(t *testing.T) {
+	f := newFixture(t)
+	sum := getSum(t, f)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, bobToken)
+	for _, path := range []string{"/console/tools", "/console/tools?q=" + url.QueryEscape("add two numbers")} {
+		do(t, ctx, chromedp.Navigate(f.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		if body := text(t, ctx, "main"); strings.Contains(body, "get-sum") || !strings.Contains(body, "echo") && path == "/console/tools" {
+			t.Errorf("bob's %s: %q, want every tool but get-sum", path, body)
+		}
+	}
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/"+sum), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if body := text(t, ctx, "main"); !strings.Contains(body, fmt.Sprintf("No tool is named %q", sum)) || strings.Contains(body, "numbers") {
+		t.Errorf("bob's page of %s: %q, want it unknown", sum, body)
+	}
+	// A hidden tool's try-it and a made-up one's read the same.
+	hidden := tryHidden(t, ctx, f.URL, sum)
+	madeUp := tryHidden(t, ctx, f.URL, "mcp__everything__no-such-tool")
+	if strings.ReplaceAll(hidden, sum, "NAME") != strings.ReplaceAll(madeUp, "mcp__everything__no-such-tool", "NAME") || !strings.Contains(hidden, "unknown tool") {
+		t.Errorf("a hidden tool's try-it says %q, a made-up one's %q; want the same unknown tool", hidden, madeUp)
+	}
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if body := text(t, ctx, "main"); !strings.Contains(body, sum) {
+		t.Errorf("alice's tools page: %q, want %s", body, sum)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 )
 
@@ -33,10 +34,7 @@ type callResult struct {
 func (c *Console) call(ctx context.Context, si *signin, name string, args json.RawMessage) callResult {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	token := si.token
-	if si.viewer.Name == "console" && si.token == c.opts.Token {
-		token = c.opts.BearerToken
-	}
+	token := c.callToken(si)
 	start := c.now()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge-console", Version: buildinfo.Version}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: c.opts.MCPURL(), DisableStandaloneSSE: true, MaxRetries: -1,
@@ -56,6 +54,36 @@ func (c *Console) call(ctx context.Context, si *signin, name string, args json.R
 	c.log.Info("console try-it", "identity", si.viewer.Name, "tool", name, "isError", res.IsError)
 	project(&out, res)
 	return out
+}
+
+// callToken is the bearer token si's tried calls carry: the viewer's
+// own, or, for the console token's holder, serve's --token-env token.
+func (c *Console) callToken(si *signin) string {
+	if si.viewer.Name == "console" && si.token == c.opts.Token {
+		return c.opts.BearerToken
+	}
+	return si.token
+}
+
+// screen is the Access's view of what a caller may see: *gatewayauth.Keeper's
+// gateway.Screen.
+type screen interface {
+	Screen(ctx context.Context, header http.Header, session string) func(gateway.Offer, string) bool
+}
+
+// visible says which tools si may see: those the gateway lists to a call
+// carrying si's token (the policy's Screen); every tool without one.
+func (c *Console) visible(ctx context.Context, si *signin) func(name string) bool {
+	s, ok := c.opts.Access.(screen)
+	if !ok {
+		return func(string) bool { return true }
+	}
+	h := http.Header{}
+	if token := c.callToken(si); token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	sees := s.Screen(ctx, h, "")
+	return func(name string) bool { return sees(gateway.OfferTool, name) }
 }
 
 // project fills out from res's content blocks.
@@ -87,9 +115,15 @@ func project(out *callResult, res *mcp.CallToolResult) {
 // imageURL is a data: URL of a raster image, which cannot run script;
 // other types (SVG among them) are not shown.
 func imageURL(mime string, data []byte) (template.URL, bool) {
+	return rasterURL(mime, "data:"+mime+";base64,"+base64.StdEncoding.EncodeToString(data))
+}
+
+// rasterURL is url, a data: URL, trusted by the page's template when mime
+// is a raster image type.
+func rasterURL(mime, url string) (template.URL, bool) {
 	switch mime {
 	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)), true
+		return template.URL(url), true
 	}
 	return "", false
 }

@@ -52,10 +52,21 @@ type Options struct {
 	// console token (serve's --token-env token); viewers signed in with a
 	// token of their own send that one.
 	BearerToken string
+	// Manage restarts (ActionRestart) or reloads (ActionReload) the
+	// entry of an id, for viewers with the manage grant; nil offers
+	// neither.
+	Manage func(ctx context.Context, entry, action string) error
 	// Sessions reports the gateway's client sessions open now.
 	Sessions func() int
 	// Traffic, when set, lists the calls in flight (see Tracker).
 	Traffic *Tracker
+	// Parked, when set, lists the calls parked for their clients'
+	// answers, each with its context's value for key
+	// (gateway.Gateway.ParkedCalls); the traffic page asks for FlightKey.
+	Parked func(key any) []gateway.ParkedCall
+	// Rates, when set, are the per-tool rates the traffic page charts
+	// (see Rates).
+	Rates *Rates
 	// Logger receives the console's log lines; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -75,6 +86,8 @@ type Console struct {
 	static  http.Handler
 	signins *signins
 	mux     *http.ServeMux
+	// chain is the audit trail's verification so far.
+	chain chainCache
 	// done ends the live streams when the console is closed.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -121,6 +134,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+p+"", c.viewer(c.serversPage))
 	mux.HandleFunc("GET "+p+"/{$}", c.viewer(c.serversPage))
 	mux.HandleFunc("GET "+p+"/servers/{name}", c.viewer(c.serverPage))
+	mux.HandleFunc("POST "+p+"/servers/{name}/{action}", c.viewer(c.manage))
 	mux.HandleFunc("GET "+p+"/events", c.viewer(c.events))
 	mux.HandleFunc("GET "+p+"/tools", c.viewer(c.toolsPage))
 	mux.HandleFunc("GET "+p+"/tools/{name}", c.viewer(c.toolPage))

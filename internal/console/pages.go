@@ -139,5 +139,6 @@ func (c *Console) serverPage(w http.ResponseWriter, r *http.Request, si *signin)
 		return
 	}
 	row := rows[i]
-	c.render(w, r, http.StatusOK, "server", framed(si, "servers", "Server "+row.Label(), row))
+	d := serverData{serverRow: row, CanManage: si.viewer.Manage && c.opts.Manage != nil}
+	c.render(w, r, http.StatusOK, "server", framed(si, "servers", "Server "+row.Label(), &d))
 }

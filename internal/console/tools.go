@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
 	"sort"
 	"strconv"
@@ -30,7 +31,7 @@ type toolsData struct {
 // toolsPage lists the tools, or those a ?q= search finds with the
 // gateway's own tool search, best first.
 func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, si *signin) {
-	all := c.opts.Registry.List()
+	all := c.viewOf(r, si)
 	d := toolsData{Query: strings.TrimSpace(r.URL.Query().Get("q")), Total: len(all)}
 	byName := map[string]tool.Tool{}
 	for _, t := range all {
@@ -46,6 +47,37 @@ func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, si *signin) 
 		}
 	}
 	c.render(w, r, http.StatusOK, "tools", framed(si, "tools", "Tools", d))
+}
+
+// viewOf is the registry's tools si may see (visible), in its order.
+func (c *Console) viewOf(r *http.Request, si *signin) []tool.Tool {
+	sees := c.visible(r.Context(), si)
+	var out []tool.Tool
+	for _, t := range c.opts.Registry.List() {
+		if sees(t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolOf is the tool named in r's path when si may see it: a tool hidden
+// from si is as unknown as one that does not exist.
+func (c *Console) toolOf(r *http.Request, si *signin) (tool.Tool, bool) {
+	t, ok := c.opts.Registry.Get(r.PathValue("name"))
+	if !ok || !c.visible(r.Context(), si)(t.Name) {
+		return tool.Tool{}, false
+	}
+	return t, true
+}
+
+// unknownTool is the tool page of a name si finds no tool by.
+func (c *Console) unknownTool(w http.ResponseWriter, r *http.Request, si *signin, refused string) {
+	msg := fmt.Sprintf("No tool is named %q: the tools page lists them.", r.PathValue("name"))
+	if refused != "" {
+		msg = "Refused: " + refused
+	}
+	c.render(w, r, http.StatusNotFound, "tool", page{Title: "No such tool", Nav: "tools", Viewer: &si.viewer, CSRF: si.csrf, Error: msg})
 }
 
 func rowOf(t tool.Tool) toolRow {
@@ -78,6 +110,8 @@ type toolData struct {
 	toolRow
 	Schema, Output, Annotations string
 	Tokens                      int
+	Icons                       []template.URL // data: raster icons, shown
+	IconLinks                   []string       // https: icons, named, never fetched
 	Fields                      []field
 	CanTry                      bool
 	Result                      *callResult
@@ -140,16 +174,35 @@ func indent(raw json.RawMessage) string {
 
 func (c *Console) toolData(t tool.Tool, si *signin) toolData {
 	n, _ := tokens.Tool(t)
-	return toolData{toolRow: rowOf(t), Schema: indent(t.InputSchema), Output: indent(t.OutputSchema),
+	d := toolData{toolRow: rowOf(t), Schema: indent(t.InputSchema), Output: indent(t.OutputSchema),
 		Annotations: indent(t.Annotations), Tokens: n, Fields: fieldsOf(t.InputSchema),
 		CanTry: si.viewer.Try && c.opts.MCPURL != nil}
+	d.Icons, d.IconLinks = iconsOf(t.Icons)
+	return d
+}
+
+// iconsOf splits a tool's icons into the data: raster images the page
+// shows and the https: ones it only names: loading those would tell a
+// server's host who looks at the console, and when (a tracking pixel).
+// A data: image of another type (SVG among them) is left out.
+func iconsOf(icons []tool.Icon) (shown []template.URL, named []string) {
+	for _, ic := range icons {
+		if rest, ok := strings.CutPrefix(ic.Src, "data:"); ok {
+			mime, _, _ := strings.Cut(rest, ";")
+			if u, ok := rasterURL(mime, ic.Src); ok && strings.Contains(rest, ";base64,") {
+				shown = append(shown, u)
+			}
+			continue
+		}
+		named = append(named, ic.Src)
+	}
+	return shown, named
 }
 
 func (c *Console) toolPage(w http.ResponseWriter, r *http.Request, si *signin) {
-	t, ok := c.opts.Registry.Get(r.PathValue("name"))
+	t, ok := c.toolOf(r, si)
 	if !ok {
-		c.render(w, r, http.StatusNotFound, "tool", page{Title: "No such tool", Nav: "tools", Viewer: &si.viewer, CSRF: si.csrf,
-			Error: fmt.Sprintf("No tool is named %q: the tools page lists them.", r.PathValue("name"))})
+		c.unknownTool(w, r, si, "")
 		return
 	}
 	c.render(w, r, http.StatusOK, "tool", framed(si, "tools", "Tool "+t.Name, c.toolData(t, si)))
@@ -207,9 +260,9 @@ func fieldValue(f field) (any, error) {
 // tryTool calls a tool with the form's arguments through the gateway, as
 // the viewer, and shows the result on the tool's page.
 func (c *Console) tryTool(w http.ResponseWriter, r *http.Request, si *signin) {
-	t, ok := c.opts.Registry.Get(r.PathValue("name"))
+	t, ok := c.toolOf(r, si)
 	if !ok {
-		http.Error(w, fmt.Sprintf("Not Found: no tool is named %q", r.PathValue("name")), http.StatusNotFound)
+		c.tryUnknown(w, r, si)
 		return
 	}
 	d := c.toolData(t, si)
@@ -231,4 +284,19 @@ func (c *Console) tryTool(w http.ResponseWriter, r *http.Request, si *signin) {
 	res := c.call(r.Context(), si, t.Name, args)
 	d.Result = &res
 	c.render(w, r, http.StatusOK, "tool", framed(si, "tools", "Tool "+t.Name, d))
+}
+
+// tryUnknown answers a try-it of a tool si cannot see, whether the policy
+// hides it from si or it does not exist: it is called through the
+// gateway all the same (without arguments), which answers both alike,
+// as an unknown tool, and whose audit trail records the denial of a
+// hidden one. The page shows that answer and nothing of the tool.
+func (c *Console) tryUnknown(w http.ResponseWriter, r *http.Request, si *signin) {
+	name := r.PathValue("name")
+	if !si.viewer.Try || c.opts.MCPURL == nil {
+		c.unknownTool(w, r, si, "")
+		return
+	}
+	res := c.call(r.Context(), si, name, json.RawMessage(`{}`))
+	c.unknownTool(w, r, si, cmpOr(res.Refused, fmt.Sprintf("unknown tool %q", name)))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 )
 
 // Tracker is a gateway.Gate that keeps the calls its inner Gate admitted
@@ -21,11 +22,23 @@ type Tracker struct {
 	calls map[uint64]*Flight
 }
 
-// Flight is one call in flight.
+// Flight is one call in flight: a plain call, a task (Task set), or a
+// call parked for its client's answers (see Options.Parked).
 type Flight struct {
 	Identity, Tool, Session, Client string
 	Started                         time.Time
+	// Task is the id of the task the call runs as, "" for a call that
+	// is none.
+	Task string
+	id   uint64
 }
+
+// flightKey is the key of a Flight's id in the context of its call.
+type flightKey struct{}
+
+// FlightKey is the key under which the contexts of the calls the Tracker
+// admitted hold their Flight's id: Options.Parked is asked for it.
+var FlightKey any = flightKey{}
 
 var _ gateway.Gate = (*Tracker)(nil)
 
@@ -52,14 +65,36 @@ func (t *Tracker) Enter(ctx context.Context, c gateway.Call) (context.Context, f
 	t.mu.Lock()
 	t.next++
 	id := t.next
+	f.id = id
 	t.calls[id] = f
 	t.mu.Unlock()
-	return ctx, func(o gateway.Outcome) {
+	return context.WithValue(ctx, flightKey{}, id), func(o gateway.Outcome) {
 		t.mu.Lock()
 		delete(t.calls, id)
 		t.mu.Unlock()
 		end(o)
 	}, nil
+}
+
+// CallContext returns a gateway.Options.CallContext that notes which
+// calls run as tasks (their running context names the task) and then
+// derives the context as next does (nil: the context as it is).
+func (t *Tracker) CallContext(next func(context.Context, map[string]any) context.Context) func(context.Context, map[string]any) context.Context {
+	return func(ctx context.Context, meta map[string]any) context.Context {
+		if id, ok := ctx.Value(flightKey{}).(uint64); ok {
+			if task := tasks.IDFrom(ctx); task != "" {
+				t.mu.Lock()
+				if f := t.calls[id]; f != nil {
+					f.Task = task
+				}
+				t.mu.Unlock()
+			}
+		}
+		if next == nil {
+			return ctx
+		}
+		return next(ctx, meta)
+	}
 }
 
 // identityOf is who a call is from as the gateway authenticated it; the
@@ -89,13 +124,20 @@ func (t *Tracker) Flights() []Flight {
 // trafficRow is a call in flight as the page shows it.
 type trafficRow struct {
 	Flight
-	Elapsed time.Duration
+	Elapsed   time.Duration
+	Questions int // a parked call's, unanswered
 }
 
+// trafficData is the traffic page: the calls in flight, split into plain
+// calls, tasks and calls parked for their clients' answers.
 type trafficData struct {
 	Sessions int
 	Calls    []trafficRow
+	Tasks    []trafficRow
+	Parked   []trafficRow
 	Tracked  bool
+	Charts   []toolChart
+	Charted  bool // Rates are kept
 }
 
 func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin) {
@@ -105,9 +147,12 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 	}
 	if c.opts.Traffic != nil {
 		d.Tracked = true
-		now := c.now()
-		for _, f := range c.opts.Traffic.Flights() {
-			d.Calls = append(d.Calls, trafficRow{Flight: f, Elapsed: now.Sub(f.Started).Round(time.Millisecond)})
+		c.flights(&d)
+	}
+	if c.opts.Rates != nil {
+		d.Charted = true
+		for _, t := range c.opts.Rates.Snapshot() {
+			d.Charts = append(d.Charts, chartOf(t))
 		}
 	}
 	c.render(w, r, http.StatusOK, "traffic", framed(si, "traffic", "Traffic", d))
@@ -119,4 +164,31 @@ func short(s string) string {
 		return s[:12] + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// flights sorts the calls in flight into d: parked (Options.Parked names
+// them), tasks, and the rest.
+func (c *Console) flights(d *trafficData) {
+	parked := map[uint64]int{}
+	if c.opts.Parked != nil {
+		for _, p := range c.opts.Parked(FlightKey) {
+			if id, ok := p.Value.(uint64); ok {
+				parked[id] = p.Questions
+			}
+		}
+	}
+	now := c.now()
+	for _, f := range c.opts.Traffic.Flights() {
+		row := trafficRow{Flight: f, Elapsed: now.Sub(f.Started).Round(time.Millisecond)}
+		q, isParked := parked[f.id]
+		switch {
+		case isParked:
+			row.Questions = q
+			d.Parked = append(d.Parked, row)
+		case f.Task != "":
+			d.Tasks = append(d.Tasks, row)
+		default:
+			d.Calls = append(d.Calls, row)
+		}
+	}
 }

@@ -1,8 +1,10 @@
 package gatewayauth
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net/url"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -36,13 +38,21 @@ type Config struct {
 const MaxQuestionWait = time.Hour
 
 // Store is where the state replicas share is kept (the rate limits'
-// buckets): a Redis server. Nil keeps it in the process.
+// buckets, stateless mode's tasks): a Redis server. Nil keeps it in the
+// process.
 type Store struct {
 	// URL is redis:// or rediss://, expanded; never encoded, since it may
 	// hold a password. Addr is its host:port, what messages name.
 	URL       string `json:"-"`
 	Addr      string `json:"addr"`
 	KeyPrefix string `json:"keyPrefix"`
+	// TLS, for a rediss:// URL, is the CA that signs the server's
+	// certificate (none: the system's roots) and the name the certificate
+	// must carry (none: the URL's host).
+	TLS *StoreTLS `json:"tls,omitempty"`
+	// TaskLease is how long a replica holds a task it runs before it must
+	// renew its lease; a task whose replica missed it ends failed.
+	TaskLease time.Duration `json:"taskLease"`
 	// Fingerprint changes when the URL does, so a reload sees a new
 	// password: an HMAC under the Kind's random key, as Auth's.
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -155,11 +165,28 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	return cfg, d.Err()
 }
 
-// decodeStore reads store: {redis: {url, keyPrefix}}. The URL is checked
-// here, so a reload with a broken one keeps the old config; it is shown
-// only redacted (host and port), as it may hold a password.
+// StoreTLS is the TLS of a rediss:// store.
+type StoreTLS struct {
+	CAFile     string `json:"caFile,omitempty"`
+	ServerName string `json:"serverName,omitempty"`
+	// CA is CAFile's PEM, read at decode, so a file that cannot be read
+	// is a config error and a reload sees a new CA.
+	CA []byte `json:"-"`
+}
+
+// Bounds and default of store.taskLease.
+const (
+	defaultTaskLease = 15 * time.Second
+	minTaskLease     = 500 * time.Millisecond
+	maxTaskLease     = time.Hour
+)
+
+// decodeStore reads store: {redis: {url, keyPrefix, tls}, taskLease}.
+// The URL is checked here, so a reload with a broken one keeps the old
+// config; it is shown only redacted (host and port), as it may hold a
+// password.
 func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
-	sm.RejectListing("redis")
+	sm.RejectListing("redis", "taskLease")
 	r, ok := d.Map(sm.Value("redis"), sm.Path("redis"))
 	if !ok {
 		if d.Err() == nil {
@@ -167,8 +194,8 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 		}
 		return nil
 	}
-	r.RejectListing("url", "keyPrefix")
-	out := &Store{KeyPrefix: "mcpbridge:"}
+	r.RejectListing("url", "keyPrefix", "tls")
+	out := &Store{KeyPrefix: "mcpbridge:", TaskLease: decodeTaskLease(sm)}
 	if p, ok := r.String("keyPrefix"); ok {
 		out.KeyPrefix = p
 	}
@@ -183,7 +210,49 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 		return out
 	}
 	out.URL, out.Addr = u, ro.Addr
+	if t, ok := d.Map(r.Value("tls"), r.Path("tls")); ok {
+		out.TLS = decodeStoreTLS(t, r, ro.TLSConfig != nil)
+	}
 	return out
+}
+
+// decodeStoreTLS reads store.redis.tls: {caFile, serverName}, of a URL
+// that is rediss:// (secure) or not.
+func decodeStoreTLS(t, r *yamlconf.Map, secure bool) *StoreTLS {
+	t.RejectListing("caFile", "serverName")
+	if !secure {
+		r.Errorf("tls", "needs a rediss:// url (redis:// is plain TCP): write the url as rediss://HOST:PORT")
+		return nil
+	}
+	out := &StoreTLS{}
+	out.ServerName, _ = t.ExpandString("serverName")
+	out.CAFile, _ = t.ExpandString("caFile")
+	if out.CAFile == "" {
+		return out
+	}
+	ca, err := os.ReadFile(out.CAFile)
+	switch {
+	case err != nil:
+		t.Errorf("caFile", "cannot be read: %v", err)
+	case !x509.NewCertPool().AppendCertsFromPEM(ca):
+		t.Errorf("caFile", "%s holds no PEM certificate: give the CA that signs the store's certificate", out.CAFile)
+	}
+	out.CA = ca
+	return out
+}
+
+// decodeTaskLease reads store.taskLease, a duration ("15s").
+func decodeTaskLease(sm *yamlconf.Map) time.Duration {
+	v, ok := sm.String("taskLease")
+	if !ok || v == "" {
+		return defaultTaskLease
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < minTaskLease || d > maxTaskLease {
+		sm.Errorf("taskLease", "must be a duration from %v to %v, like 15s; got %q", minTaskLease, maxTaskLease, v)
+		return defaultTaskLease
+	}
+	return d
 }
 
 func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (string, bool)) Auth {

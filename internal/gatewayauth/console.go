@@ -5,15 +5,18 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
 // Console says who may use the web console (serve --console): Allow
-// grants its read-only views, TryIt the calling of tools from it. A grant
-// not given grants no one: the console fails closed.
+// grants its read-only views, TryIt the calling of tools from it, Manage
+// the restart and reload of one entry from it. A grant not given grants
+// no one: the console fails closed.
 type Console struct {
-	Allow Grant `json:"allow"`
-	TryIt Grant `json:"tryIt"`
+	Allow  Grant `json:"allow"`
+	TryIt  Grant `json:"tryIt"`
+	Manage Grant `json:"manage"`
 }
 
 // Grant names identities by subject, group or scope; a caller named by
@@ -35,9 +38,9 @@ func (g Grant) holds(who *Principal) bool {
 var grantKeys = []string{"subjects", "groups", "scopes"}
 
 func decodeConsole(d *yamlconf.Decoder, m *yamlconf.Map) *Console {
-	m.RejectListing("allow", "tryIt")
+	m.RejectListing("allow", "tryIt", "manage")
 	out := &Console{}
-	for key, g := range map[string]*Grant{"allow": &out.Allow, "tryIt": &out.TryIt} {
+	for key, g := range map[string]*Grant{"allow": &out.Allow, "tryIt": &out.TryIt, "manage": &out.Manage} {
 		gm, ok := d.Map(m.Value(key), m.Path(key))
 		if !ok {
 			continue
@@ -50,10 +53,11 @@ func decodeConsole(d *yamlconf.Decoder, m *yamlconf.Map) *Console {
 	return out
 }
 
-// Viewer is who signed in to the console and what they may do there.
+// Viewer is who signed in to the console and what they may do there:
+// view its pages, try tools, restart and reload entries (Manage).
 type Viewer struct {
-	Name      string
-	View, Try bool
+	Name              string
+	View, Try, Manage bool
 }
 
 // ErrNoIdentities is ConsoleViewer's error when the gateway configures no
@@ -86,7 +90,7 @@ func (k *Keeper) ConsoleViewer(ctx context.Context, token string) (Viewer, error
 	}
 	v := Viewer{Name: who.Name}
 	if c := st.cfg.Console; c != nil {
-		v.View, v.Try = c.Allow.holds(who), c.TryIt.holds(who)
+		v.View, v.Try, v.Manage = c.Allow.holds(who), c.TryIt.holds(who), c.Manage.holds(who)
 	}
 	return v, nil
 }
@@ -98,4 +102,17 @@ func (k *Keeper) AuditFile() string {
 		return st.cfg.Audit.File
 	}
 	return ""
+}
+
+// AuditConsole writes an action taken from the console (a restart or
+// reload of an entry, or its refusal) to the applied audit trail, as the
+// gateway writes a call: chained, with the time set now. Without a trail
+// it does nothing.
+func (k *Keeper) AuditConsole(e audit.Entry) {
+	st := k.state.Load()
+	if st == nil {
+		return
+	}
+	e.Time = k.now().UTC()
+	k.write(st, e)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // The console's grants are the gateway entry's console block: allow and
-// tryIt apart, by subject, group or scope, and nothing granted without
+// tryIt and manage apart, by subject, group or scope, and nothing granted without
 // it; a gateway with no identities leaves sign-in to the console token.
 func TestConsoleViewer(t *testing.T) {
 	env := map[string]string{"A": "tok-a", "B": "tok-b", "C": "tok-c"}
@@ -30,10 +30,10 @@ func TestConsoleViewer(t *testing.T) {
 		t.Cleanup(func() { k.Clear(k.Current()) })
 		return k
 	}
-	k := keeper(t, `{auth: {tokens: {alice: A, bob: B, carol: C}}, console: {allow: {subjects: [alice, bob]}, tryIt: {subjects: [alice]}}}`)
+	k := keeper(t, `{auth: {tokens: {alice: A, bob: B, carol: C}}, console: {allow: {subjects: [alice, bob]}, tryIt: {subjects: [alice]}, manage: {subjects: [bob]}}}`)
 	for token, want := range map[string]Viewer{
 		"tok-a": {Name: "alice", View: true, Try: true},
-		"tok-b": {Name: "bob", View: true},
+		"tok-b": {Name: "bob", View: true, Manage: true},
 		"tok-c": {Name: "carol"},
 	} {
 		got, err := k.ConsoleViewer(t.Context(), token)
@@ -48,7 +48,7 @@ func TestConsoleViewer(t *testing.T) {
 		t.Error("a forged token signed in")
 	}
 	none := keeper(t, `{auth: {tokens: {alice: A}}}`)
-	if v, err := none.ConsoleViewer(t.Context(), "tok-a"); err != nil || v.View || v.Try {
+	if v, err := none.ConsoleViewer(t.Context(), "tok-a"); err != nil || v.View || v.Try || v.Manage {
 		t.Errorf("without a console block alice got %+v, %v; want no grant", v, err)
 	}
 	pending := NewKeeper(Options{})

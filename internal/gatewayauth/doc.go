@@ -1,4 +1,4 @@
-// Package gatewayauth is the gateway entry kind of a config file: who may
+// Package gatewayauth is what the gateway entry of a config file sets: who may
 // call `mcpbridge serve`, what each caller may see and use, how often,
 // and the record of it. The gateway defines the seams (gateway.Gate,
 // gateway.Screen, Options.Authenticate, Options.WellKnown); Keeper fills
@@ -13,7 +13,8 @@
 //   - rate limits are token buckets per identity (or identity and tool);
 //   - the audit trail is package audit's hash-chained JSON lines.
 //
-// Kind applies each decoded entry to the Keeper as a whole (Apply), so a
+// Decode reads an entry's config. The entry kind (internal/kinds/gateway)
+// applies each decoded entry to the Keeper as a whole (Apply), so a
 // reload reaches open sessions, and a config that cannot be applied
 // leaves the running one in place.
 package gatewayauth

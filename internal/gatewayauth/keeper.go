@@ -102,6 +102,7 @@ type state struct {
 var (
 	_ gateway.Gate           = (*Keeper)(nil)
 	_ gateway.Screen         = (*Keeper)(nil)
+	_ gateway.SharedTasks    = (*Keeper)(nil)
 	_ gateway.QuestionWaiter = (*Keeper)(nil)
 )
 
@@ -247,7 +248,7 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		}
 	}
 	if cfg.Store != nil {
-		if st.store, err = store.OpenRedis(ctx, store.RedisOptions{URL: cfg.Store.URL, KeyPrefix: cfg.Store.KeyPrefix, Observe: k.opts.StoreObserve}); err != nil {
+		if st.store, err = store.OpenRedis(ctx, redisOptions(*cfg.Store, k.opts.StoreObserve)); err != nil {
 			k.release(st)
 			return nil, fmt.Errorf("gateway store: %w", err)
 		}
@@ -256,6 +257,25 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		st.limits = k.limiter(*cfg.RateLimit, st.store)
 	}
 	return st, nil
+}
+
+// redisOptions are the options of cfg's Redis.
+func redisOptions(cfg Store, observe func(string, error)) store.RedisOptions {
+	o := store.RedisOptions{URL: cfg.URL, KeyPrefix: cfg.KeyPrefix, Observe: observe}
+	if cfg.TLS != nil {
+		o.CA, o.ServerName = cfg.TLS.CA, cfg.TLS.ServerName
+	}
+	return o
+}
+
+// Tasks implements gateway.SharedTasks: the applied config's store and
+// task lease; nil without a store (tasks stay in the process).
+func (k *Keeper) Tasks() (gateway.TaskStore, time.Duration) {
+	st := k.state.Load()
+	if st == nil || st.store == nil {
+		return nil, 0
+	}
+	return st.store, st.cfg.Store.TaskLease
 }
 
 // limiter is a new config's rate limiter: shared by the replicas through

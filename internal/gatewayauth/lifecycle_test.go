@@ -15,7 +15,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -208,24 +207,6 @@ func TestPolicyReloadAppliesToOpenSessions(t *testing.T) {
 		t.Errorf("after (-want +got):\n%s", d)
 	}
 	checkHidden(t, bob, "mcp__github__get_issue") // the new policy denies it
-}
-
-// A CEL rule that does not compile is a positioned error of the file: the
-// host never applies it, so the running policy stays.
-func TestCELErrorIsPositioned(t *testing.T) {
-	file := `- id: gw
-  name: gateway
-  config:
-    policy:
-      - subjects: [alice]
-        allow: ["*"]
-      - when: 'claims.scope.contains('
-        allow: ["*"]
-`
-	_, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), func(string) (string, bool) { return "", false })
-	if err == nil || !strings.Contains(err.Error(), "gw.yaml:7:") || !strings.Contains(err.Error(), "config.policy[1].when: does not compile") {
-		t.Fatalf("Parse: %v; want a positioned error at config.policy[1].when", err)
-	}
 }
 
 // Removing the gateway entry from a gateway that required tokens does not

@@ -13,8 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcpbridge/mcpbridge/host"
 )
 
 // compilePolicy compiles the policy of a gateway config written in YAML.
@@ -285,11 +283,10 @@ func TestOperationsPolicyExample(t *testing.T) {
 	_, section, _ := strings.Cut(doc, "## 9. Who is calling")
 	_, block, _ := strings.Cut(section, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "ci-token", k == "CI_GATEWAY_TOKEN" })
+	cfg, err := decodeEntry(t, block, func(k string) (string, bool) { return "ci-token", k == "CI_GATEWAY_TOKEN" })
 	if err != nil {
-		t.Fatalf("the example does not parse: %v", err)
+		t.Fatalf("the example does not decode: %v", err)
 	}
-	cfg := plan.Entries[0].Spec.Config.(Config)
 	p, err := NewPolicy(cfg.Policy, cfg.HasPolicy)
 	if err != nil {
 		t.Fatal(err)

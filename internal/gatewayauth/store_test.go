@@ -2,12 +2,13 @@ package gatewayauth
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -106,12 +107,34 @@ func TestOperationsStoreExample(t *testing.T) {
 	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 11. The store")
 	_, block, _ := strings.Cut(section, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	plan, err := host.NewCatalog(NewKind(nil)).Parse("operations.md", []byte(block), func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
+	cfg, err := decodeEntry(t, block, func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
 	if err != nil {
-		t.Fatalf("the example does not parse: %v", err)
+		t.Fatalf("the example does not decode: %v", err)
 	}
-	cfg := plan.Entries[0].Spec.Config.(Config)
 	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil {
 		t.Errorf("the example's config: %+v", cfg)
+	}
+}
+
+// A gateway entry's rediss:// store with its CA file and server name is
+// reached over TLS: applied, it answers /healthz's ping, and it is the
+// store tasks are shared in, with the entry's lease (default 15s).
+func TestStoreTLSApplied(t *testing.T) {
+	srv := mcptest.StartRedisTLS(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, srv.CA, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := strings.Replace(srv.URL(), "127.0.0.1", "localhost", 1) // not on the certificate: serverName is
+	s := newServed(t, Options{})
+	if ts, _ := s.keeper.Tasks(); ts != nil {
+		t.Fatal("tasks are shared before any store is configured")
+	}
+	s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\nstore: {redis: {url: '"+url+"', tls: {caFile: '"+ca+"', serverName: redis.test}}, taskLease: 2s}\n", map[string]string{"CI_TOKEN": "t"})
+	if _, err, ok := s.keeper.StoreHealth(t.Context()); !ok || err != nil {
+		t.Fatalf("StoreHealth over TLS: %v %v", err, ok)
+	}
+	if ts, lease := s.keeper.Tasks(); ts == nil || lease != 2*time.Second {
+		t.Errorf("Tasks: %v %v, want the store and 2s", ts, lease)
 	}
 }

@@ -11,8 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -129,7 +130,7 @@ func TestPositionMapsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = catalog().Parse("f", res.YAML, env)
-			var ces host.ConfigErrors
+			var ces confpos.Errors
 			if !errors.As(err, &ces) || len(ces) != 1 {
 				t.Fatalf("want one config error, got %v\n%s", err, res.YAML)
 			}

@@ -100,7 +100,7 @@ func New(opts Options) *Metrics {
 		}, []string{"reason"}),
 		store: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpbridge_store_calls_total",
-			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take) and outcome (ok, error).",
+			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take, put_task, get_task, renew_tasks) and outcome (ok, error).",
 		}, []string{"op", "outcome"}),
 		fallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcpbridge_store_fallbacks_total",

@@ -2,6 +2,7 @@ package pin_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -278,5 +279,64 @@ func TestBookLockPerServer(t *testing.T) {
 	}
 	if got := b.Check("none", changed); got[0] != "changed since pinned: description" {
 		t.Errorf("routing forgot what was pinned in memory: %q", got[0])
+	}
+}
+
+// Each server is pinned in its own lock; with prune a lock forgets the
+// servers its file no longer keeps, without prune it keeps them; a lock
+// that cannot be trusted is a *pin.ReadError.
+func TestSetRecordAndPrune(t *testing.T) {
+	dir := t.TempDir()
+	user, project := filepath.Join(dir, "user", "mcpbridge.lock"), filepath.Join(dir, "mcpbridge.lock")
+	os.MkdirAll(filepath.Dir(user), 0o700)
+	def := mustDef(t, echoTool("Echo"))
+	set := func(keepsOld bool) *pin.Set {
+		s := pin.NewSet()
+		s.Keep(user, "a")
+		if keepsOld {
+			s.Keep(user, "old")
+		}
+		s.Keep(project, "b")
+		s.Assign("a", user)
+		s.Assign("b", project)
+		if err := s.Read(); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	nop := func(string) {}
+	count := func(string, int, int) {}
+	if err := set(true).Record(map[string][]pin.Def{"a": {def}, "old": {def}, "b": {def}}, true, count, nop); err != nil {
+		t.Fatal(err)
+	}
+	// "old" has no lock assigned: it is pinned nowhere.
+	s := set(true)
+	if s.LockOf("a") == nil || !s.LockOf("a").Has("a") || s.LockOf("a").Has("b") || !s.LockOf("b").Has("b") {
+		t.Fatalf("locks: user %v, project %v", s.LockOf("a"), s.LockOf("b"))
+	}
+	s.LockOf("a").Set("old", []pin.Def{def})
+	if err := s.LockOf("a").Write(user); err != nil {
+		t.Fatal(err)
+	}
+	if err := set(true).Record(map[string][]pin.Def{"a": {def}}, false, count, nop); err != nil {
+		t.Fatal(err)
+	}
+	if !set(true).LockOf("a").Has("old") {
+		t.Error("without prune, a pin of a server the file keeps was forgotten")
+	}
+	if err := set(false).Record(map[string][]pin.Def{"a": {def}}, true, count, nop); err != nil {
+		t.Fatal(err)
+	}
+	if set(false).LockOf("a").Has("old") {
+		t.Error("with prune, the pin of a server the file no longer defines stayed")
+	}
+	if d := set(false).Diff(map[string][]pin.Def{"a": {def}, "b": {}}); len(d) != 1 || !strings.HasPrefix(d[0], "- ") {
+		t.Errorf("diff with b's tool gone: %q", d)
+	}
+	os.WriteFile(project, []byte("not: [a lock"), 0o600)
+	s = pin.NewSet()
+	s.Keep(project, "b")
+	if _, ok := errors.AsType[*pin.ReadError](s.Read()); !ok {
+		t.Errorf("a corrupt lock read as %v", s.Read())
 	}
 }

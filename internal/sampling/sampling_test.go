@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gopkg.in/yaml.v3"
 
-	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -71,30 +70,25 @@ func (f *fakeAPI) request(i int) map[string]any {
 	return f.bodies[i]
 }
 
-// started runs a sampling entry (config YAML) through the kind, as a host
+// started runs a sampling entry (config YAML) of a provider, as its kind
 // would, with the key set in its environment.
 func started(t *testing.T, config string, env map[string]string) (*Provider, *mcptest.Log) {
 	t.Helper()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	p := NewProvider()
-	k := NewKind(KindOptions{Provider: p, Lookup: lookup, Sleep: noWait})
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(config), &n); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := k.Decode(n.Content[0], lookup)
+	cfg, err := Decode(n.Content[0], lookup, KindName)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := NewProvider()
 	log := mcptest.NewLog()
-	in, err := k.Start(context.Background(), spec, host.Env{ID: "sampling", Logger: log.Logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close() })
-	<-in.Ready()
-	if st := in.Status(); st.State != host.StateReady || st.PeerName == "" || in.StartErr() != nil {
-		t.Errorf("status %+v", st)
+	e := p.Start(KindName, cfg, Options{Lookup: lookup, Sleep: noWait}, log.Logger())
+	t.Cleanup(e.Close)
+	if e.Kind() != KindName || e.Model() == "" || e.Closed() {
+		t.Errorf("entry %s of %q, closed %v", e.Kind(), e.Model(), e.Closed())
 	}
 	return p, log
 }
@@ -250,68 +244,16 @@ func TestProviderEntries(t *testing.T) {
 	if _, err := p.Sample(context.Background(), "s", nil); err != ErrNotConfigured {
 		t.Errorf("without an entry: %v", err)
 	}
-	k := NewKind(KindOptions{Provider: p})
-	old, _ := k.Start(context.Background(), host.Spec{Config: Config{Model: "a", Timeout: time.Second}}, host.Env{Logger: slog.New(slog.DiscardHandler)})
-	repl, _ := k.Start(context.Background(), host.Spec{Config: Config{Model: "b", Timeout: time.Second}}, host.Env{Logger: slog.New(slog.DiscardHandler)})
+	discard := slog.New(slog.DiscardHandler)
+	old := p.Start(KindName, Config{Model: "a", Timeout: time.Second}, Options{}, discard)
+	repl := p.Start(KindName, Config{Model: "b", Timeout: time.Second}, Options{}, discard)
 	old.Close()
-	if cur := p.current(); cur == nil || cur.client.cfg.Model != "b" || old.Status().State != host.StateClosed {
-		t.Errorf("after the old entry closed: %+v, old %v", cur, old.Status().State)
+	if cur := p.current(); cur == nil || cur.client.cfg.Model != "b" || !old.Closed() {
+		t.Errorf("after the old entry closed: %+v, old closed %v", cur, old.Closed())
 	}
 	repl.Close()
 	if _, err := p.Sample(context.Background(), "s", nil); err != ErrNotConfigured {
 		t.Errorf("after both closed: %v", err)
-	}
-	if _, err := k.Start(context.Background(), host.Spec{Config: "x"}, host.Env{}); err == nil {
-		t.Error("a foreign spec was started")
-	}
-}
-
-// A config file holds one sampling entry; its fields are checked with
-// their positions; defaults are DeepSeek's.
-func TestDecode(t *testing.T) {
-	cat := host.NewCatalog(NewKind(KindOptions{Provider: NewProvider()}))
-	lookup := func(k string) (string, bool) { return map[string]string{"URL": "ftp://x"}[k], k == "URL" }
-	plan, err := cat.Parse("f.yaml", []byte("- id: s\n  name: sampling\n"), lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Config{BaseURL: DefaultBaseURL, Model: DefaultModel, APIKeyEnv: DefaultAPIKeyEnv, Timeout: DefaultTimeout, BaseURLWritten: DefaultBaseURL}
-	if d := cmp.Diff(want, plan.Entries[0].Spec.Config); d != "" {
-		t.Errorf("defaults (-want +got):\n%s", d)
-	}
-	for _, c := range []struct{ name, file, want string }{
-		{"two entries", "- id: a\n  name: sampling\n- id: b\n  name: sampling\n", `name "sampling" is already used by entry "a"`},
-		{"bad fields", "- id: a\n  name: sampling\n  config:\n    baseURL: ${URL}\n    apiKeyEnv: 'MY KEY'\n    maxTokens: 0\n    modle: x\n",
-			"f.yaml:4:14: entry \"a\": config.baseURL: must be an absolute http(s) URL (the scheme is not http or https)"},
-		{"bad key name", "- id: a\n  name: sampling\n  config:\n    apiKeyEnv: 'MY KEY'\n", `config.apiKeyEnv: must name an environment variable`},
-		{"typo", "- id: a\n  name: sampling\n  config:\n    modle: x\n", `unknown key "modle" (did you mean "model"?)`},
-		{"credentials", "- id: a\n  name: sampling\n  config:\n    baseURL: https://u:p@h\n    timeoutMs: 0\n", "must not hold credentials"},
-		{"not a mapping", "- id: a\n  name: sampling\n  config: [1]\n", "must be a mapping"},
-		{"empty baseURL", "- id: a\n  name: sampling\n  config:\n    baseURL: ${EMPTY:-}\n", `f.yaml:4:14: entry "a": config.baseURL: is empty (after ${VAR} expansion, if it has one): name the endpoint, or leave baseURL out for DeepSeek's API`},
-		{"no key without baseURL", "- id: a\n  name: sampling\n  config:\n    apiKeyEnv: \"\"\n", `f.yaml:4:16: entry "a": config.apiKeyEnv: no key needs a baseURL too: without one the requests go to DeepSeek's API (https://api.deepseek.com), which needs a key`},
-		{"apiKey none without baseURL", "- id: a\n  name: sampling\n  config:\n    apiKey: none\n", `f.yaml:4:13: entry "a": config.apiKey: no key needs a baseURL too`},
-		{"a key in the file", "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1\n    apiKey: sk-123\n", `f.yaml:5:13: entry "a": config.apiKey: takes only "none" (the endpoint takes no key): a key is never written in the file; name the variable that holds it in apiKeyEnv`},
-		{"no key and a key", "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1\n    apiKey: none\n    apiKeyEnv: K\n", `config.apiKey: none says the endpoint takes no key, but apiKeyEnv names K: keep one of them`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := cat.Parse("f.yaml", []byte(c.file), lookup)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want %q", err, c.want)
-			}
-			if err != nil && strings.Contains(err.Error(), "ftp://x") {
-				t.Errorf("an expanded value was quoted: %v", err)
-			}
-		})
-	}
-	good := "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1/v1\n    model: m\n    apiKeyEnv: K\n    maxTokens: 5\n    timeoutMs: 10\n"
-	if plan, err := cat.Parse("f.yaml", []byte(good), lookup); err != nil || plan.Entries[0].Spec.Config.(Config).Timeout != 10*time.Millisecond {
-		t.Errorf("a full config: %v", err)
-	}
-	for _, key := range []string{`apiKeyEnv: ""`, "apiKey: none", "apiKey: none\n    apiKeyEnv: \"\""} {
-		keyless := "- id: a\n  name: sampling\n  config:\n    baseURL: http://127.0.0.1:1/v1\n    " + key + "\n"
-		if plan, err := cat.Parse("f.yaml", []byte(keyless), lookup); err != nil || plan.Entries[0].Spec.Config.(Config).APIKeyEnv != "" {
-			t.Errorf("%s: %v", key, err)
-		}
 	}
 }
 
@@ -335,30 +277,34 @@ func TestToolResultText(t *testing.T) {
 // A model entry takes the sampling entry's keys and strict, waits longer
 // by default, and answers sampling in the sampling entry's place.
 func TestModelEntry(t *testing.T) {
-	p := NewProvider()
-	cat := host.NewCatalog(NewKind(KindOptions{Provider: p}), NewModelKind(KindOptions{Provider: p}))
-	plan, err := cat.Parse("f.yaml", []byte("- id: m\n  name: model\n  config:\n    model: deepseek-pro\n    strict: true\n- id: s\n  name: sampling\n"), nil)
+	decode := func(kind, src string) (Config, error) {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+			t.Fatal(err)
+		}
+		return Decode(n.Content[0], func(string) (string, bool) { return "", false }, kind)
+	}
+	cfg, err := decode(ModelKind, "model: deepseek-pro\nstrict: true\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{BaseURL: DefaultBaseURL, Model: "deepseek-pro", APIKeyEnv: DefaultAPIKeyEnv, Timeout: DefaultModelTimeout, Strict: true, BaseURLWritten: DefaultBaseURL}
-	if d := cmp.Diff(want, plan.Entries[0].Spec.Config); d != "" {
+	if d := cmp.Diff(want, cfg); d != "" {
 		t.Errorf("model entry (-want +got):\n%s", d)
 	}
-	if _, err := cat.Parse("f.yaml", []byte("- id: s\n  name: sampling\n  config:\n    strict: true\n"), nil); err == nil || !strings.Contains(err.Error(), `unknown key "strict"`) {
+	if _, err := decode(KindName, "strict: true\n"); err == nil || !strings.Contains(err.Error(), `unknown key "strict"`) {
 		t.Errorf("strict in a sampling entry: %v", err)
 	}
-	start := func(k *Kind, i int) host.Instance {
-		in, err := k.Start(context.Background(), plan.Entries[i].Spec, host.Env{Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { in.Close() })
-		return in
+	samplingCfg, err := decode(KindName, "{}")
+	if err != nil {
+		t.Fatal(err)
 	}
-	model := start(NewModelKind(KindOptions{Provider: p}), 0)
-	start(NewKind(KindOptions{Provider: p}), 1)
-	if cur := p.current(); cur.client.cfg.Model != "deepseek-pro" || model.Status().Name != ModelKind {
+	p := NewProvider()
+	discard := slog.New(slog.DiscardHandler)
+	model := p.Start(ModelKind, cfg, Options{}, discard)
+	t.Cleanup(model.Close)
+	t.Cleanup(p.Start(KindName, samplingCfg, Options{}, discard).Close)
+	if cur := p.current(); cur.client.cfg.Model != "deepseek-pro" || model.Kind() != ModelKind {
 		t.Errorf("the sampling entry took the model entry's place: %+v", cur.client.cfg)
 	}
 	// A reload that drops the model entry leaves the sampling entry

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math"
@@ -30,6 +31,12 @@ type RedisOptions struct {
 	// gateway share keys and other users of the server are left alone;
 	// "" is "mcpbridge:".
 	KeyPrefix string
+	// CA, for a rediss:// URL, is the PEM of the CA that signs the
+	// server's certificate; nil trusts the system's roots.
+	CA []byte
+	// ServerName, for a rediss:// URL, is the name the server's
+	// certificate must carry; "" is the URL's host.
+	ServerName string
 	// Observe is told of each call to Redis: its operation and its error
 	// (nil when it worked); a metric. Nil observes nothing.
 	Observe func(op string, err error)
@@ -57,6 +64,9 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the store's url (%s): %w", redact.URLs(opts.URL), redact.Error(err))
 	}
+	if err := withTLS(ro, opts); err != nil {
+		return nil, err
+	}
 	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.PoolTimeout = dialTimeout, ioTimeout, ioTimeout, ioTimeout
 	// A failed call falls back at once, and a later one tries again.
 	ro.MaxRetries, ro.DialerRetries = -1, 1
@@ -75,6 +85,29 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 		return nil, errors.Join(err, r.client.Close())
 	}
 	return r, nil
+}
+
+// withTLS sets the CA and server name of opts on ro, a rediss:// URL's
+// options; they are an error on a redis:// one, which would send them
+// nowhere.
+func withTLS(ro *redis.Options, opts RedisOptions) error {
+	if len(opts.CA) == 0 && opts.ServerName == "" {
+		return nil
+	}
+	if ro.TLSConfig == nil {
+		return fmt.Errorf("the store at redis %s: a CA or server name needs a rediss:// url", ro.Addr)
+	}
+	if len(opts.CA) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(opts.CA) {
+			return fmt.Errorf("the store at redis %s: its CA holds no PEM certificate", ro.Addr)
+		}
+		ro.TLSConfig.RootCAs = pool
+	}
+	if opts.ServerName != "" {
+		ro.TLSConfig.ServerName = opts.ServerName
+	}
+	return nil
 }
 
 // Addr is the server's host:port.

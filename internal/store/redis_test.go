@@ -116,3 +116,27 @@ func TestRedisHungServerHonoursContext(t *testing.T) {
 		t.Fatalf("Take on a hung server: %v after %v, want an error at the context's deadline (50ms)", err, took)
 	}
 }
+
+// A rediss:// store is reached over TLS with the CA given, and by the
+// server name given when the URL's host is not on the certificate; a
+// server whose certificate the CA does not sign, or a CA on a plain
+// redis:// URL, is refused, saying which.
+func TestRedisTLS(t *testing.T) {
+	srv := mcptest.StartRedisTLS(t)
+	r := open(t, store.RedisOptions{URL: srv.URL(), CA: srv.CA})
+	if ok, _, err := r.Take(t.Context(), "alice", 10, 1); err != nil || !ok {
+		t.Fatalf("Take over TLS: %v %v", ok, err)
+	}
+	byName := strings.Replace(srv.URL(), "127.0.0.1", "localhost", 1) // not on the certificate
+	open(t, store.RedisOptions{URL: byName, CA: srv.CA, ServerName: "redis.test"})
+	if _, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: byName, CA: srv.CA}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a host not on the certificate: %v", err)
+	}
+	other := mcptest.StartRedisTLS(t)
+	if _, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), CA: other.CA}); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("a CA that did not sign the server's certificate: %v", err)
+	}
+	if _, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: strings.Replace(srv.URL(), "rediss:", "redis:", 1), CA: srv.CA}); err == nil || !strings.Contains(err.Error(), "needs a rediss:// url") {
+		t.Errorf("a CA on a redis:// url: %v", err)
+	}
+}

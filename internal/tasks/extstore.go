@@ -47,14 +47,18 @@ func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessa
 	if r.task.Status == Working {
 		r.task.Status = InputRequired
 	}
+	snap := s.snapLocked(r, r.task)
 	s.mu.Unlock()
+	s.tell(snap)
 	defer func() {
 		s.mu.Lock()
 		delete(r.asks, key)
 		if len(r.asks) == 0 && r.task.Status == InputRequired {
 			r.task.Status = Working
 		}
+		snap := s.snapLocked(r, r.task)
 		s.mu.Unlock()
+		s.tell(snap)
 	}()
 	select {
 	case a := <-ask.answer:
@@ -78,7 +82,7 @@ func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 	defer s.mu.Unlock()
 	r, ok := s.tasks[p.TaskID]
 	if !ok || !s.ext {
-		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/update: no task %q", p.TaskID)}
+		return nil, NoTask("tasks/update", p.TaskID)
 	}
 	for key, answer := range p.InputResponses {
 		if ask, ok := r.asks[key]; ok {

@@ -40,10 +40,14 @@ type Store struct {
 	now  func() time.Time
 	ext  bool // the 2026-07-28 extension's shapes (StoreOptions.Extension)
 
-	mu     sync.Mutex
-	tasks  map[string]*run
-	closed bool
-	wg     sync.WaitGroup // the tasks' goroutines
+	changed func(Snapshot) error // StoreOptions.Changed; nil: none
+	tells   func() bool          // StoreOptions.Tells; nil: always
+
+	mu      sync.Mutex
+	tasks   map[string]*run
+	closed  bool
+	version int64          // counts the changes told to changed; guarded by mu
+	wg      sync.WaitGroup // the tasks' goroutines
 }
 
 type run struct {
@@ -56,6 +60,8 @@ type run struct {
 	cancel  context.CancelFunc
 	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
+	told    bool                   // its changes are told to Changed
+	kept    bool                   // its end is kept elsewhere (Kept); guarded by Store.mu
 }
 
 // NewStore returns an empty store of at most max tasks, kept until
@@ -78,6 +84,25 @@ type StoreOptions struct {
 	// error and a waiting task's inputRequests (Ask), and tasks/update
 	// brings the answers.
 	Extension bool
+	// Changed, when set, is told each change of a task's state, in a
+	// Snapshot, outside the store's lock: a record of the tasks kept
+	// elsewhere (the gateway's replicas share them). Two changes of one
+	// task may be told in either order: the one with the greater Version
+	// is the newer. An error telling a task's creation refuses the task
+	// (Start returns it); a later one is the Changed's to report.
+	Changed func(Snapshot) error
+	// Tells, when set, says as a task starts whether Changed is told of
+	// it (the gateway's config may gain or lose the store tasks are kept
+	// in); nil tells of every task.
+	Tells func() bool
+}
+
+// Snapshot is a task's state after a change (StoreOptions.Changed).
+type Snapshot struct {
+	ID      string
+	Version int64           // greater for each later change of the store
+	Ended   bool            // completed, failed or cancelled
+	Wire    json.RawMessage // the task as tasks/get answers it
 }
 
 // NewStoreWith returns an empty store configured by opts.
@@ -86,7 +111,7 @@ func NewStoreWith(opts StoreOptions) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, tasks: map[string]*run{}}
+	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, changed: opts.Changed, tells: opts.Tells, tasks: map[string]*run{}}
 }
 
 type idKey struct{}
@@ -103,10 +128,112 @@ func IDFrom(ctx context.Context) string {
 // a task that ended or is unknown is left alone.
 func (s *Store) SetStatus(id, status, message string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var snap *pendingSnapshot
 	if r, ok := s.tasks[id]; ok && r.ended.IsZero() && r.task.Status != Cancelled {
 		r.task.Status, r.task.StatusMessage = status, message
+		snap = s.snapLocked(r, r.task)
 	}
+	s.mu.Unlock()
+	s.tell(snap)
+}
+
+// pendingSnapshot is a Snapshot taken under the lock, its wire not yet
+// encoded.
+type pendingSnapshot struct {
+	Snapshot
+	wire map[string]any
+}
+
+// snapLocked is t, r's state after a change, for Changed; nil without
+// one. s.mu must be held.
+func (s *Store) snapLocked(r *run, t Task) *pendingSnapshot {
+	if !r.told {
+		return nil
+	}
+	s.version++
+	ended := !r.ended.IsZero() || t.Status == Cancelled
+	return &pendingSnapshot{Snapshot: Snapshot{ID: t.TaskID, Version: s.version, Ended: ended}, wire: s.wire(r, t)}
+}
+
+// tell tells Changed of snap (nil: nothing to tell), outside the lock.
+func (s *Store) tell(snap *pendingSnapshot) error {
+	if snap == nil {
+		return nil
+	}
+	wire, err := json.Marshal(snap.wire)
+	if err != nil {
+		return fmt.Errorf("encoding task %s: %w", snap.ID, err)
+	}
+	snap.Wire = wire
+	return s.changed(snap.Snapshot)
+}
+
+// Holds reports whether s holds task id (running, or ended and kept).
+func (s *Store) Holds(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.tasks[id]
+	return ok
+}
+
+// Untold reports whether s holds task id and Changed is not told of it
+// (Tells said no as it started).
+func (s *Store) Untold(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.tasks[id]
+	return ok && !r.told
+}
+
+// Kept tells s that the end of task id is kept elsewhere (Changed wrote
+// it): its result is dropped here, and Retell no longer tells it. The
+// task still counts against Max, as an ended task not collected does,
+// until it is cancelled or Keep passes: kept elsewhere or not, a peer
+// holds at most Max tasks of the store's.
+func (s *Store) Kept(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.tasks[id]; ok && !r.ended.IsZero() {
+		r.result, r.kept = nil, true
+	}
+}
+
+// Retell tells Changed again of every task that ended and whose end is
+// not Kept elsewhere (its telling failed).
+func (s *Store) Retell() {
+	s.mu.Lock()
+	var snaps []*pendingSnapshot
+	for _, r := range s.tasks {
+		if r.ended.IsZero() || r.kept {
+			continue
+		}
+		if snap := s.snapLocked(r, r.task); snap != nil {
+			snaps = append(snaps, snap)
+		}
+	}
+	s.mu.Unlock()
+	for _, snap := range snaps {
+		s.tell(snap)
+	}
+}
+
+// Running returns the ids of the tasks whose body has not returned.
+func (s *Store) Running() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, r := range s.tasks {
+		if r.ended.IsZero() && r.task.Status != Cancelled {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// NoTask is the error that answers method for a task id the store does
+// not hold: any other holder of tasks answers an unknown id the same way.
+func NoTask(method, id string) *Error {
+	return &Error{CodeInvalidParams, fmt.Sprintf("%s: no task %q", method, id)}
 }
 
 // sweep forgets the ended tasks kept longer than keep. s.mu must be held.
@@ -157,7 +284,8 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, idKey{}, id))
-	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel}
+	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel,
+		told: s.changed != nil && (s.tells == nil || s.tells())}
 	s.mu.Lock()
 	s.sweep()
 	if s.closed || len(s.tasks) >= s.max {
@@ -172,7 +300,16 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	s.tasks[id] = r
 	s.wg.Add(1)
 	created := s.wire(r, r.task) // before the body can change it
+	snap := s.snapLocked(r, r.task)
 	s.mu.Unlock()
+	if err := s.tell(snap); err != nil {
+		s.mu.Lock()
+		delete(s.tasks, id)
+		s.mu.Unlock()
+		s.wg.Done()
+		cancel()
+		return nil, err
+	}
 	go func() {
 		defer s.wg.Done()
 		res, err := fn(rctx)
@@ -185,7 +322,9 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		default:
 			r.task.Status = Completed
 		}
+		snap := s.snapLocked(r, r.task)
 		s.mu.Unlock()
+		s.tell(snap) // an error is Changed's to report
 		close(r.done)
 		cancel()
 	}()
@@ -220,7 +359,7 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	}
 	s.mu.Unlock()
 	if !ok {
-		return nil, &Error{CodeInvalidParams, fmt.Sprintf("%s: no task %q", method, p.TaskID)}
+		return nil, NoTask(method, p.TaskID)
 	}
 	switch method {
 	case "tasks/get":
@@ -231,7 +370,9 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 		t.Status = Cancelled
 		s.mu.Lock()
 		got = s.wire(r, t)
+		snap := s.snapLocked(r, t)
 		s.mu.Unlock()
+		s.tell(snap)
 		return json.Marshal(got)
 	}
 	select {

@@ -1,4 +1,4 @@
-package clientkind
+package client
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func TestNewSpec(t *testing.T) {
 
 func TestKindDecode(t *testing.T) {
 	k := NewKind(KindOptions{})
-	if k.Name() != PluginName {
+	if k.Name() != Name {
 		t.Errorf("Name = %q", k.Name())
 	}
 	var doc yaml.Node

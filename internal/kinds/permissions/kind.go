@@ -1,4 +1,4 @@
-// Package permkind is the permissions entry kind: the agent's standing
+// Package permissions is the permissions entry kind: the agent's standing
 // approvals, in Claude Code's shape, kept in the user's config file.
 //
 //   - id: permissions
@@ -10,7 +10,7 @@
 // Patterns are those of [agent.Permissions]. The entry starts nothing: the
 // agent reads it at its start (Decode gives the agent.Permissions), and
 // writes to it when the person answers "always". Several entries add up.
-package permkind
+package permissions
 
 import (
 	"context"

@@ -1,9 +1,9 @@
-// Package clientkind is the mcp-client plugin kind of a host.Catalog:
-// each entry `name: mcp-client` of a config file becomes one
-// mcpclient.Server. It is apart from mcpclient so that a program using
-// the client alone links neither the plugin host nor its file watching,
-// as toolview/viewkind is apart from toolview.
-package clientkind
+// Package client is the mcp-client entry kind of a host.Catalog: each
+// entry `name: mcp-client` of a config file becomes one mcpclient.Server.
+// Like every entry kind (internal/kinds), it is the adapter between the
+// host and a library package, so that the library (here the client)
+// stands without the plugin host and its file watching.
+package client
 
 import (
 	"context"
@@ -16,9 +16,9 @@ import (
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
-// PluginName is the name that selects this plugin in a composition file
+// Name is the name that selects this kind in a config file
 // entry (`name: mcp-client`).
-const PluginName = "mcp-client"
+const Name = "mcp-client"
 
 // KindOptions configure the mcp-client plugin kind. The zero value is
 // useful.
@@ -45,8 +45,8 @@ type Kind struct {
 // NewKind returns the mcp-client kind. opts is copied.
 func NewKind(opts KindOptions) *Kind { return &Kind{opts: opts} }
 
-// Name returns PluginName.
-func (k *Kind) Name() string { return PluginName }
+// Name returns Name.
+func (k *Kind) Name() string { return Name }
 
 // Decode decodes and validates an entry's config with
 // mcpclient.DecodeConfig; it

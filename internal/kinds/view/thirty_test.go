@@ -1,4 +1,4 @@
-package viewkind
+package view
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/mcpclient/clientkind"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"

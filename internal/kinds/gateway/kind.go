@@ -1,4 +1,10 @@
-package gatewayauth
+// Package gateway is the gateway entry kind: serve's identity, policy,
+// rate limits, store and audit (package gatewayauth) read from a config
+// file's `name: gateway` entry and applied to serve's gatewayauth.Keeper
+// on every reload. Like every entry kind (internal/kinds), it is the
+// adapter between the host and its library, so gatewayauth stands
+// without the host.
+package gateway
 
 import (
 	"context"
@@ -12,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 )
 
 // Name is the entry name of the gateway kind.
@@ -22,12 +29,12 @@ const Name = "gateway"
 // instance applies the config to the Keeper of a serve run; for other
 // commands (nil Keeper) it does nothing.
 type Kind struct {
-	keeper *Keeper
+	keeper *gatewayauth.Keeper
 	key    []byte // keys the tokens' fingerprint, per process
 }
 
 // NewKind returns the kind; keeper is nil for commands that do not serve.
-func NewKind(keeper *Keeper) *Kind {
+func NewKind(keeper *gatewayauth.Keeper) *Kind {
 	k := &Kind{keeper: keeper, key: make([]byte, 32)}
 	rand.Read(k.key)
 	return k
@@ -38,13 +45,13 @@ func (k *Kind) Name() string { return Name }
 
 // Decode implements host.Kind.
 func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Spec, error) {
-	cfg, err := Decode(n, lookup)
+	cfg, err := gatewayauth.Decode(n, lookup)
 	if err != nil {
 		return host.Spec{}, err
 	}
 	cfg.Auth.Fingerprint = k.fingerprint(cfg.Auth.TokenValues)
 	if cfg.Store != nil {
-		cfg.Store.Fingerprint = k.fingerprint(map[string]string{"url": cfg.Store.URL})
+		cfg.Store.Fingerprint = k.fingerprint(storeSecrets(*cfg.Store))
 	}
 	summary := "no auth"
 	switch {
@@ -66,7 +73,7 @@ func (k *Kind) Start(lifetime context.Context, spec host.Spec, env host.Env) (ho
 	if k.keeper == nil {
 		return in, nil
 	}
-	if err := k.keeper.Apply(lifetime, spec.Config.(Config), env.Registry); err != nil {
+	if err := k.keeper.Apply(lifetime, spec.Config.(gatewayauth.Config), env.Registry); err != nil {
 		if k.keeper.Current() != nil {
 			env.Logger.Error("gateway entry not applied; the previous one stays", "error", err)
 		}
@@ -77,8 +84,8 @@ func (k *Kind) Start(lifetime context.Context, spec host.Spec, env host.Env) (ho
 }
 
 type instance struct {
-	keeper *Keeper
-	cfg    *Config
+	keeper *gatewayauth.Keeper
+	cfg    *gatewayauth.Config
 	ready  chan struct{}
 }
 
@@ -108,4 +115,14 @@ func (k *Kind) fingerprint(tokens map[string]string) string {
 		mac.Write([]byte(n + "\x00" + tokens[n] + "\x00"))
 	}
 	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// storeSecrets is what a store's fingerprint covers that its encoding
+// does not show: the URL (its password) and the CA's bytes.
+func storeSecrets(s gatewayauth.Store) map[string]string {
+	m := map[string]string{"url": s.URL}
+	if s.TLS != nil {
+		m["ca"] = string(s.TLS.CA)
+	}
+	return m
 }

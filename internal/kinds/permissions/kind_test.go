@@ -1,4 +1,4 @@
-package permkind_test
+package permissions_test
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/agent"
-	"github.com/mcpbridge/mcpbridge/agent/permkind"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 )
 
 // A permissions entry's config: the patterns as written; a mistake is

@@ -1,4 +1,12 @@
-package cli
+// Package elicitform reads an MCP elicitation's requestedSchema as a form
+// a person fills in: its fields in the order the server wrote them, how
+// each is asked (text, number, y/n, numbered choices of the SEP-1330 enum
+// shapes), each answer checked against its own schema as it is typed, and
+// the whole answer against the whole schema. The CLI's terminal prompts
+// and its --elicit defaults answer with it; it is internal because its
+// reading of typed lines is a terminal's, which a harness with its own
+// interface would not share.
+package elicitform
 
 import (
 	"bytes"
@@ -12,44 +20,56 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// A form is an elicitation's requestedSchema as a person fills it in: its
-// fields in the order the server wrote them, each checked against its own
-// schema as it is typed, and the whole answer against the whole schema.
-
-// fieldKind is how a field is asked and its answer read.
-type fieldKind int
+// Kind is how a field is asked and its answer read.
+type Kind int
 
 const (
-	kindText    fieldKind = iota // a string
-	kindNumber                   // "number"
-	kindInteger                  // "integer"
-	kindBool                     // y or n
-	kindChoice                   // one of numbered choices (SEP-1330 single-select)
-	kindChoices                  // some of numbered choices (multi-select)
+	Text    Kind = iota // a string
+	Number              // "number"
+	Integer             // "integer"
+	Bool                // y or n
+	Choice              // one of numbered choices (SEP-1330 single-select)
+	Choices             // some of numbered choices (multi-select)
 )
 
-// choice is one value of an enum with its title (the value when untitled).
-type choice struct{ value, title string }
+// Option is one value of an enum with its title (the value when untitled).
+type Option struct{ Value, Title string }
 
-// formField is one property of the requested schema.
-type formField struct {
-	name, title, description string
-	kind                     fieldKind
-	required                 bool
-	def                      any // the schema default, nil when none
-	choices                  []choice
+// Field is one property of the requested schema.
+type Field struct {
+	Name, Title, Description string // Title is Name when the schema has none
+	Kind                     Kind
+	Required                 bool
+	Default                  any                  // the schema default, nil when none
+	Options                  []Option             // of a Choice or Choices field
 	check                    *jsonschema.Resolved // the property's own schema
 }
 
-// form is a requested schema ready to ask.
-type form struct {
-	fields []*formField
+// Form is a requested schema ready to ask.
+type Form struct {
+	Fields []*Field
 	check  *jsonschema.Resolved // the whole schema
 }
 
-// parseForm reads a requestedSchema: a flat object of primitive properties
+// Validate checks a whole answer (the fields' values by name) against the
+// whole schema.
+func (f *Form) Validate(content map[string]any) error { return f.check.Validate(content) }
+
+// Defaults is the answer the fields' defaults make (a field without one
+// is left out); Validate tells whether it is a valid answer.
+func (f *Form) Defaults() map[string]any {
+	content := map[string]any{}
+	for _, field := range f.Fields {
+		if field.Default != nil {
+			content[field.Name] = field.Default
+		}
+	}
+	return content
+}
+
+// Parse reads a requestedSchema: a flat object of primitive properties
 // (MCP elicitation), each compiled to validate the answers.
-func parseForm(raw json.RawMessage) (*form, error) {
+func Parse(raw json.RawMessage) (*Form, error) {
 	var whole jsonschema.Schema
 	if err := json.Unmarshal(raw, &whole); err != nil {
 		return nil, fmt.Errorf("the requested schema does not parse: %w", err)
@@ -62,13 +82,13 @@ func parseForm(raw json.RawMessage) (*form, error) {
 		Properties json.RawMessage `json:"properties"`
 	}
 	_ = json.Unmarshal(raw, &props) // it parsed as a schema above
-	f := &form{check: check}
+	f := &Form{check: check}
 	for _, name := range objectKeys(props.Properties) {
 		field, err := newField(name, whole.Properties[name], slices.Contains(whole.Required, name))
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", name, err)
 		}
-		f.fields = append(f.fields, field)
+		f.Fields = append(f.Fields, field)
 	}
 	return f, nil
 }
@@ -95,65 +115,65 @@ func objectKeys(raw json.RawMessage) []string {
 	return keys
 }
 
-func newField(name string, s *jsonschema.Schema, required bool) (*formField, error) {
+func newField(name string, s *jsonschema.Schema, required bool) (*Field, error) {
 	check, err := s.Resolve(nil)
 	if err != nil {
 		return nil, err
 	}
-	f := &formField{name: name, title: s.Title, description: s.Description, required: required, check: check}
-	if f.title == "" {
-		f.title = name
+	f := &Field{Name: name, Title: s.Title, Description: s.Description, Required: required, check: check}
+	if f.Title == "" {
+		f.Title = name
 	}
 	if len(s.Default) > 0 {
-		if err := json.Unmarshal(s.Default, &f.def); err != nil {
+		if err := json.Unmarshal(s.Default, &f.Default); err != nil {
 			return nil, fmt.Errorf("default: %w", err)
 		}
 	}
-	f.kind, f.choices = kindOf(s)
+	f.Kind, f.Options = kindOf(s)
 	return f, nil
 }
 
 // kindOf tells how a property is asked: the SEP-1330 enum shapes (enum,
 // legacy enumNames, oneOf/anyOf of const+title, arrays of those) become
 // choices.
-func kindOf(s *jsonschema.Schema) (fieldKind, []choice) {
+func kindOf(s *jsonschema.Schema) (Kind, []Option) {
 	switch s.Type {
 	case "boolean":
-		return kindBool, nil
+		return Bool, nil
 	case "number":
-		return kindNumber, nil
+		return Number, nil
 	case "integer":
-		return kindInteger, nil
+		return Integer, nil
 	case "array":
 		if s.Items != nil {
 			if c := choicesOf(s.Items); len(c) > 0 {
-				return kindChoices, c
+				return Choices, c
 			}
 		}
 	}
 	if c := choicesOf(s); len(c) > 0 {
-		return kindChoice, c
+		return Choice, c
 	}
-	return kindText, nil
+	return Text, nil
 }
 
 // choicesOf returns the enum of s: enum (titled by a legacy enumNames),
 // or oneOf / anyOf of {const, title}.
-func choicesOf(s *jsonschema.Schema) []choice {
-	var out []choice
+func choicesOf(s *jsonschema.Schema) []Option {
+	var out []Option
 	names, _ := s.Extra["enumNames"].([]any)
 	for i, v := range s.Enum {
-		c := choice{value: fmt.Sprint(v), title: fmt.Sprint(v)}
+		c := Option{Value: fmt.Sprint(v), Title: fmt.Sprint(v)}
 		if i < len(names) {
-			c.title = fmt.Sprint(names[i])
+			c.Title = fmt.Sprint(names[i])
 		}
 		out = append(out, c)
 	}
 	for _, sub := range append(slices.Clone(s.OneOf), s.AnyOf...) {
 		if sub.Const != nil {
-			c := choice{value: fmt.Sprint(*sub.Const), title: sub.Title}
-			if c.title == "" {
-				c.title = c.value
+			c := Option{Value: fmt.Sprint(*sub.Const), Title: sub.Title}
+			if c.Title == "" {
+				c.Title = c.Value
 			}
 			out = append(out, c)
 		}
@@ -161,20 +181,20 @@ func choicesOf(s *jsonschema.Schema) []choice {
 	return out
 }
 
-// errRequired is the answer to an empty line for a required field with no
+// ErrRequired is Read's answer to an empty line for a required field with no
 // default.
-var errRequired = errors.New("this field is required")
+var ErrRequired = errors.New("this field is required")
 
-// read turns a typed line into the field's value, checked against its
+// Read turns a typed line into the field's value, checked against its
 // schema; ok is false when the field is left out (an empty line, no
 // default, not required).
-func (f *formField) read(line string) (value any, ok bool, err error) {
+func (f *Field) Read(line string) (value any, ok bool, err error) {
 	if strings.TrimSpace(line) == "" {
 		switch {
-		case f.def != nil:
-			return f.def, true, nil
-		case f.required:
-			return nil, false, errRequired
+		case f.Default != nil:
+			return f.Default, true, nil
+		case f.Required:
+			return nil, false, ErrRequired
 		}
 		return nil, false, nil
 	}
@@ -188,26 +208,26 @@ func (f *formField) read(line string) (value any, ok bool, err error) {
 }
 
 // parse reads a non-empty line by the field's kind.
-func (f *formField) parse(line string) (any, error) {
+func (f *Field) parse(line string) (any, error) {
 	s := strings.TrimSpace(line)
-	switch f.kind {
-	case kindNumber:
+	switch f.Kind {
+	case Number:
 		n, err := strconv.ParseFloat(s, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a number", s)
 		}
 		return n, nil
-	case kindInteger:
+	case Integer:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a whole number", s)
 		}
 		return float64(n), nil // JSON's number, as the validator and encoder take it
-	case kindBool:
+	case Bool:
 		return parseYesNo(s)
-	case kindChoice:
+	case Choice:
 		return f.pick(s)
-	case kindChoices:
+	case Choices:
 		return f.pickSome(s)
 	}
 	return line, nil
@@ -224,20 +244,20 @@ func parseYesNo(s string) (bool, error) {
 }
 
 // pick reads one choice: its number, value or title.
-func (f *formField) pick(s string) (string, error) {
-	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.choices) {
-		return f.choices[n-1].value, nil
+func (f *Field) pick(s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.Options) {
+		return f.Options[n-1].Value, nil
 	}
-	for _, c := range f.choices {
-		if strings.EqualFold(s, c.value) || strings.EqualFold(s, c.title) {
-			return c.value, nil
+	for _, c := range f.Options {
+		if strings.EqualFold(s, c.Value) || strings.EqualFold(s, c.Title) {
+			return c.Value, nil
 		}
 	}
-	return "", fmt.Errorf("%q is not one of the choices: type a number from 1 to %d", s, len(f.choices))
+	return "", fmt.Errorf("%q is not one of the choices: type a number from 1 to %d", s, len(f.Options))
 }
 
 // pickSome reads choices separated by commas or spaces, each once.
-func (f *formField) pickSome(s string) ([]any, error) {
+func (f *Field) pickSome(s string) ([]any, error) {
 	out := []any{}
 	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
 		v, err := f.pick(item)
@@ -251,32 +271,32 @@ func (f *formField) pickSome(s string) ([]any, error) {
 	return out, nil
 }
 
-// hint is what the prompt says to type.
-func (f *formField) hint() string {
+// Hint is what a prompt says to type, with the default in brackets.
+func (f *Field) Hint() string {
 	var h string
-	switch f.kind {
-	case kindNumber:
+	switch f.Kind {
+	case Number:
 		h = "a number"
-	case kindInteger:
+	case Integer:
 		h = "a whole number"
-	case kindBool:
+	case Bool:
 		h = "y/n"
-	case kindChoice:
-		h = fmt.Sprintf("1-%d", len(f.choices))
-	case kindChoices:
-		h = fmt.Sprintf("some of 1-%d, comma-separated", len(f.choices))
+	case Choice:
+		h = fmt.Sprintf("1-%d", len(f.Options))
+	case Choices:
+		h = fmt.Sprintf("some of 1-%d, comma-separated", len(f.Options))
 	default:
 		h = "text"
 	}
-	if f.def != nil {
+	if f.Default != nil {
 		h += " [" + f.showDefault() + "]"
 	}
 	return h
 }
 
 // showDefault shows the default as the person would type it.
-func (f *formField) showDefault() string {
-	switch d := f.def.(type) {
+func (f *Field) showDefault() string {
+	switch d := f.Default.(type) {
 	case bool:
 		return map[bool]string{true: "y", false: "n"}[d]
 	case string:
@@ -288,6 +308,6 @@ func (f *formField) showDefault() string {
 		}
 		return strings.Join(parts, ",")
 	}
-	b, _ := json.Marshal(f.def)
+	b, _ := json.Marshal(f.Default)
 	return string(b)
 }

@@ -1,4 +1,4 @@
-package viewkind
+package view
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package viewkind is the tool-search entry kind: the entry of a config
+// Package view is the tool-search entry kind: the entry of a config
 // file that turns on deferred loading (package toolview) for its host.
 //
 //   - id: search
@@ -17,7 +17,7 @@
 // publishes search_tools through the Source the host gives it, so a
 // reload swaps it like any entry's tools; the harness reads the view with
 // [Kind.View].
-package viewkind
+package view
 
 import (
 	"context"

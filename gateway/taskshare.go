@@ -1,0 +1,336 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpbridge/mcpbridge/internal/store"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
+)
+
+// Tasks shared by the replicas of a stateless gateway. When the Gate has
+// a store (SharedTasks: the gateway entry's store), each extension task
+// of stateless mode is written there as it changes, by the replica that
+// runs it (its owner's tasks.Store tells each change), with the identity
+// that owns it; tasks/get and tasks/cancel are answered from there by
+// any replica, and another identity's task is "no task", as an unknown
+// id is. The running replica renews a lease on its tasks; a replica that
+// finds a task still working whose lease lapsed ends it failed (its
+// replica stopped: the backend's task, a child of that replica, is gone
+// with it). A task that another replica ended (cancelled) is stopped by
+// its running replica at its next renewal. A question of a task is still
+// answered (tasks/update) by the replica running it. Without a store,
+// tasks stay in the process, as before.
+
+// TaskStore keeps the tasks' records the replicas share (store.Redis).
+type TaskStore interface {
+	PutTask(ctx context.Context, rec store.TaskRecord, opts store.PutOptions) (bool, error)
+	GetTask(ctx context.Context, id string) (store.TaskRecord, bool, error)
+	RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error)
+}
+
+// SharedTasks is implemented by a Gate whose config shares tasks across
+// replicas: Tasks returns the store and the lease a running replica
+// holds a task for, or nil when tasks stay in the process.
+type SharedTasks interface {
+	Tasks() (TaskStore, time.Duration)
+}
+
+// storeWait bounds one exchange with the task store on a request's path.
+const storeWait = 2 * time.Second
+
+// defaultLease is how often (a third of it) the leases are looked at
+// while the config has no store.
+const defaultLease = 15 * time.Second
+
+// endedVersion is the version of a record another replica ended: newer
+// than any the running replica writes.
+const endedVersion = math.MaxInt64
+
+// sharedTasks returns the Gate's task store and lease, nil when it has
+// none.
+func (g *Gateway) sharedTasks() (TaskStore, time.Duration) {
+	if s, ok := g.gate.(SharedTasks); ok {
+		return s.Tasks()
+	}
+	return nil, 0
+}
+
+// recordOwner is owner as a record names it: never empty (the anonymous
+// identity is "").
+func recordOwner(owner string) string { return "identity:" + owner }
+
+// sharingTasks returns the extension tasks of owner, each shared when
+// it starts while the config has a store (shareChanges).
+func (g *Gateway) sharingTasks(owner string, kept func(id string)) *sessionTasks {
+	return newTasksWith(tasks.StoreOptions{Extension: true, Changed: g.shareChanges(owner, kept),
+		Tells: func() bool { ts, _ := g.sharedTasks(); return ts != nil }})
+}
+
+// shareChanges returns the Changed of owner's tasks: each change written
+// to the task store when there is one, and a task whose end is written
+// there told so (kept), so that a replica keeps no result the store has
+// (it writes again, at each renewal, the ends it could not write). An
+// ended task still counts against the identity's tasks on the replica
+// that ran it until it is dismissed or its ttl passes, as without a
+// store: an identity cannot fill the store with results.
+func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Snapshot) error {
+	return func(snap tasks.Snapshot) error {
+		ts, lease := g.sharedTasks()
+		if ts == nil {
+			return nil
+		}
+		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire}
+		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
+		if snap.Ended {
+			opts.Lease = 0
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+		defer cancel()
+		_, err := ts.PutTask(ctx, rec, opts)
+		if errors.Is(err, store.ErrTooLarge) {
+			// The record that says why its result is not there.
+			rec.Wire = failedWire(snap.Wire, fmt.Sprintf("the task's result (%d bytes) is larger than the gateway's store keeps (%d bytes)", len(snap.Wire), store.MaxTaskRecord))
+			rec.Ended = true
+			_, err = ts.PutTask(ctx, rec, opts)
+		}
+		if err != nil {
+			g.log.Warn("gateway store: writing a task", "task", snap.ID, "err", err)
+			return storeDown(err)
+		}
+		if snap.Ended {
+			kept(snap.ID)
+		}
+		return nil
+	}
+}
+
+// sharedAnswer returns what answers owner's requests of existing tasks
+// when the replicas share them, nil when they stay in the process.
+func (g *Gateway) sharedAnswer(owner string) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	ts, lease := g.sharedTasks()
+	if ts == nil {
+		return nil
+	}
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		return g.answerShared(ctx, ts, lease, owner, method, params)
+	}
+}
+
+// answerShared answers method (tasks/get, tasks/cancel or tasks/update)
+// about a task of owner from the task store ts; lease is how long a
+// running replica holds one.
+func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Duration, owner, method string, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, &jsonrpc.Error{Code: tasks.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", method, err)}
+	}
+	if method == "tasks/update" {
+		return g.updateShared(ctx, ts, owner, params, p.TaskID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	if st := g.unsharedTask(owner, p.TaskID); st != nil {
+		// Made before the config had a store: it is answered here.
+		return jsonrpcErr(st.store.Answer(ctx, method, params))
+	}
+	rec, err := g.readShared(ctx, ts, owner, method, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case method == "tasks/cancel":
+		if !rec.Ended {
+			rec.Wire = cancelledWire(rec.Wire)
+			rec, err = g.endShared(ctx, ts, rec, false)
+		}
+		if err == nil {
+			// Stopped at once when it runs here, and, ended or not, no
+			// longer counted against its identity's tasks.
+			g.cancelLocal(owner, p.TaskID)
+		}
+	case !rec.Ended && !rec.Leased:
+		rec.Wire = failedWire(rec.Wire, fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease))
+		rec, err = g.endShared(ctx, ts, rec, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rec.Wire, nil
+}
+
+// unsharedTask returns the tasks of owner when they hold task id and do
+// not tell the task store of it (made before the config had a store).
+func (g *Gateway) unsharedTask(owner, id string) *sessionTasks {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	st := b.byOwner[owner]
+	b.mu.Unlock()
+	if st == nil || !st.store.Untold(id) {
+		return nil
+	}
+	return st.sessionTasks
+}
+
+// readShared reads task id of owner: another identity's is "no task".
+func (g *Gateway) readShared(ctx context.Context, ts TaskStore, owner, method, id string) (store.TaskRecord, error) {
+	rec, ok, err := ts.GetTask(ctx, id)
+	switch {
+	case err != nil:
+		g.log.Warn("gateway store: reading a task", "task", id, "err", err)
+		return rec, storeDown(err)
+	case !ok || rec.Owner != recordOwner(owner):
+		_, err := jsonrpcErr(nil, tasks.NoTask(method, id))
+		return rec, err
+	}
+	return rec, nil
+}
+
+// endShared ends rec as it now reads (cancelled, or failed when its
+// replica stopped: noLease) and returns the record as stored: its own
+// end, or one that came first.
+func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRecord, noLease bool) (store.TaskRecord, error) {
+	rec.Version, rec.Ended = endedVersion, true
+	if _, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep, NoLease: noLease}); err != nil {
+		g.log.Warn("gateway store: ending a task", "task", rec.ID, "err", err)
+		return rec, storeDown(err)
+	}
+	owner := rec.Owner
+	got, ok, err := ts.GetTask(ctx, rec.ID)
+	if err != nil || !ok || got.Owner != owner {
+		return rec, nil // ended; forgotten since, or unreadable now: what was written stands
+	}
+	return got, nil
+}
+
+// updateShared delivers a tasks/update to the task when this replica
+// runs it; a task of owner running elsewhere is refused, saying so.
+func (g *Gateway) updateShared(ctx context.Context, ts TaskStore, owner string, params json.RawMessage, id string) (json.RawMessage, error) {
+	if st := g.ownerTasks(owner); st != nil && st.store.Holds(id) {
+		return jsonrpcErr(st.store.Answer(ctx, "tasks/update", params))
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	rec, err := g.readShared(ctx, ts, owner, "tasks/update", id)
+	switch {
+	case err != nil:
+		return nil, err
+	case rec.Ended:
+		return json.RawMessage(`{}`), nil // an ended task takes no answers, as on its replica
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("tasks/update: task %q runs on another replica of the gateway, which alone can give it the answers; send them again (a balancer that sends one client to one replica avoids this)", id)}
+}
+
+// cancelLocal cancels task id of owner if this replica holds it, and
+// reports whether it did.
+func (g *Gateway) cancelLocal(owner, id string) bool {
+	st := g.ownerTasks(owner)
+	if st == nil || !st.store.Holds(id) {
+		return false
+	}
+	_, err := st.store.Answer(context.Background(), "tasks/cancel", taskRef(id))
+	return err == nil
+}
+
+// renewLoop renews, every third of the lease, the leases of the tasks
+// this replica runs, and stops those another replica ended, until the
+// gateway closes. newOwnerLocked starts it with the first identity's
+// tasks; without a store it only waits.
+func (g *Gateway) renewLoop() {
+	for {
+		_, lease := g.sharedTasks()
+		select {
+		case <-g.done:
+			return
+		case <-time.After(cmpPositive(lease, defaultLease) / 3):
+		}
+		g.renewAll()
+	}
+}
+
+// renewAll renews the leases of the running tasks of every identity.
+func (g *Gateway) renewAll() {
+	ts, lease := g.sharedTasks()
+	if ts == nil {
+		return
+	}
+	b := &g.httpTasksBook
+	running := map[string]string{} // task → owner
+	var stores []*tasks.Store
+	b.mu.Lock()
+	for owner, st := range b.byOwner {
+		for _, id := range st.store.Running() {
+			running[id] = owner
+		}
+		stores = append(stores, st.store)
+	}
+	b.mu.Unlock()
+	for _, st := range stores {
+		st.Retell() // the ends not written yet (the store was down)
+	}
+	ids := make([]string, 0, len(running))
+	for id := range running {
+		ids = append(ids, id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	gone, err := ts.RenewTasks(ctx, ids, lease, taskKeep)
+	if err != nil {
+		g.log.Warn("gateway store: renewing the tasks' leases", "tasks", len(ids), "err", err)
+		return
+	}
+	for _, id := range gone {
+		if g.cancelLocal(running[id], id) { // else it ended here meanwhile
+			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
+		}
+	}
+}
+
+// storeDown is the answer to a request the task store failed with err.
+func storeDown(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's task store cannot be reached: " + err.Error()}
+}
+
+// failedWire is the task wire, failed with msg.
+func failedWire(wire json.RawMessage, msg string) json.RawMessage {
+	return rewire(wire, map[string]any{"status": tasks.Failed, "statusMessage": msg,
+		"error": tasks.WireError{Code: tasks.CodeInternalError, Message: msg}})
+}
+
+// cancelledWire is the task wire, cancelled.
+func cancelledWire(wire json.RawMessage) json.RawMessage {
+	return rewire(wire, map[string]any{"status": tasks.Cancelled})
+}
+
+// rewire returns the task wire with set's members set, its questions,
+// result and error gone, and updated now.
+func rewire(wire json.RawMessage, set map[string]any) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(wire, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	for _, k := range []string{"inputRequests", "result", "error", "statusMessage"} {
+		delete(m, k)
+	}
+	set["lastUpdatedAt"] = time.Now().UTC().Format(time.RFC3339Nano)
+	for k, v := range set {
+		m[k] = mustJSON(v)
+	}
+	return mustJSON(m)
+}
+
+func cmpPositive(d, fallback time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return fallback
+}

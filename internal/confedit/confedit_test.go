@@ -1,0 +1,50 @@
+package confedit
+
+import (
+	"strings"
+	"testing"
+)
+
+// What is not a list of entries is refused where it is; an empty file,
+// or one of comments alone, is a new list that an entry is added to
+// after the comments; a flow list becomes a block list.
+func TestParseAndAppendEdges(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"mapping", "a: 1\n", "f.yaml:1:1: the config must be a YAML list of entries"},
+		{"syntax", "- [\n", "f.yaml: yaml: line"},
+	} {
+		if _, _, err := Parse("f.yaml", []byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	entry := Mapping("id", "x", "name", "mcp-client")
+	for _, c := range []struct{ name, in, want string }{
+		{"empty", "", "- id: x\n  name: mcp-client\n"},
+		{"comments", "# header\n\n", "# header\n\n- id: x\n  name: mcp-client\n"},
+		{"flow", "[]\n", "- id: x\n  name: mcp-client\n"},
+		{"flow with one", "[{id: a, name: b}]\n", "- {id: a, name: b}\n- id: x\n  name: mcp-client\n"},
+	} {
+		doc, list, err := Parse("f.yaml", []byte(c.in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := Append([]byte(c.in), doc, list, entry)
+		if err != nil || string(out) != c.want {
+			t.Errorf("%s: %q %v, want %q", c.name, out, err, c.want)
+		}
+	}
+}
+
+// Find and Names know an entry by id or by config.serverName.
+func TestFindAndNames(t *testing.T) {
+	_, list, err := Parse("f.yaml", []byte("- {id: a, name: mcp-client, config: {serverName: srv}}\n- {id: b}\n- just text\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(list, "a") != 0 || Find(list, "srv") != 0 || Find(list, "b") != 1 || Find(list, "c") != -1 {
+		t.Errorf("Find: %d %d %d %d", Find(list, "a"), Find(list, "srv"), Find(list, "b"), Find(list, "c"))
+	}
+	if got := strings.Join(Names(list), ","); got != "a,srv,b" {
+		t.Errorf("Names: %s", got)
+	}
+}

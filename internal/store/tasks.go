@@ -1,0 +1,177 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpbridge/mcpbridge/internal/redact"
+)
+
+// Tasks in the store: one record per task, written by the replica running
+// it and read by any. A record is the task's state as its client reads it
+// (Wire, the task's JSON), the identity that owns it, a version that only
+// grows, and whether it ended. Beside it, a lease the running replica
+// renews: a record that has not ended and whose lease is gone belongs to
+// a replica that stopped, and any replica may end it (PutTask with
+// NoLease).
+
+// MaxTaskRecord bounds a task's record (its result included): a bigger
+// one is refused with ErrTooLarge, and the caller keeps a smaller one.
+const MaxTaskRecord = 1 << 20
+
+// ErrTooLarge is PutTask's refusal of a record over MaxTaskRecord.
+var ErrTooLarge = errors.New("the task's record is larger than the store keeps")
+
+// TaskRecord is a task as the store keeps it.
+type TaskRecord struct {
+	ID      string
+	Owner   string // the identity that made it
+	Version int64  // grows with each change the running replica writes
+	Ended   bool   // completed, failed or cancelled: the record is final
+	Wire    []byte // the task as its client reads it (JSON)
+	// Leased reports, on a record read, that the running replica renewed
+	// its lease in time; an ended record has none.
+	Leased bool
+}
+
+// PutOptions say when PutTask writes.
+type PutOptions struct {
+	// Keep is how long the record lives without a renewal (the task's
+	// ttl): an ended task is forgotten Keep after it ended.
+	Keep time.Duration
+	// Lease is how long the running replica holds a task that has not
+	// ended before it must renew it (RenewTasks); 0 for an ended one.
+	Lease time.Duration
+	// NoLease writes only over a record whose lease is gone: another
+	// replica ending a task whose replica stopped.
+	NoLease bool
+}
+
+// putTask writes a record unless the stored one ended already, has a
+// version at least as new, belongs to another owner, or (ARGV[7] = 1)
+// still has its lease. KEYS: the record, its lease. ARGV: owner, version,
+// ended (0/1), wire, keep (ms), lease (ms), noLease (0/1). It returns 1
+// when it wrote.
+var putTask = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'version', 'ended')
+if cur[1] then
+  if cur[1] ~= ARGV[1] or cur[3] == '1' or tonumber(cur[2]) >= tonumber(ARGV[2]) then return 0 end
+  if ARGV[7] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+elseif ARGV[7] == '1' then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'version', ARGV[2], 'ended', ARGV[3], 'wire', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+if ARGV[3] == '1' or tonumber(ARGV[6]) <= 0 then
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[6])
+end
+return 1
+`)
+
+// PutTask writes rec when the stored record allows it (see putTask and
+// opts), and reports whether it did. A record over MaxTaskRecord is
+// refused with ErrTooLarge.
+func (r *Redis) PutTask(ctx context.Context, rec TaskRecord, opts PutOptions) (bool, error) {
+	if len(rec.Wire) > MaxTaskRecord {
+		return false, fmt.Errorf("task %s: %w (%d bytes, at most %d)", rec.ID, ErrTooLarge, len(rec.Wire), MaxTaskRecord)
+	}
+	n, err := putTask.Run(ctx, r.client, r.taskKeys(rec.ID), rec.Owner, rec.Version, flag(rec.Ended), rec.Wire,
+		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease)).Int()
+	r.observe("put_task", err)
+	if err != nil {
+		return false, fmt.Errorf("writing task %s to the store at redis %s: %w", rec.ID, r.addr, redact.Error(err))
+	}
+	return n == 1, nil
+}
+
+// GetTask reads task id's record; ok is false when there is none (never
+// made, or forgotten).
+func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool, err error) {
+	keys := r.taskKeys(id)
+	var fields *redis.SliceCmd
+	var leased *redis.IntCmd
+	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		fields = p.HMGet(ctx, keys[0], "owner", "version", "ended", "wire")
+		leased = p.Exists(ctx, keys[1])
+		return nil
+	})
+	r.observe("get_task", err)
+	if err != nil {
+		return TaskRecord{}, false, fmt.Errorf("reading task %s from the store at redis %s: %w", id, r.addr, redact.Error(err))
+	}
+	v := fields.Val()
+	owner, _ := v[0].(string)
+	if owner == "" {
+		return TaskRecord{}, false, nil
+	}
+	version, _ := v[1].(string)
+	ended, _ := v[2].(string)
+	wire, _ := v[3].(string)
+	rec = TaskRecord{ID: id, Owner: owner, Ended: ended == "1", Wire: []byte(wire), Leased: leased.Val() == 1}
+	rec.Version, _ = strconv.ParseInt(version, 10, 64)
+	return rec, true, nil
+}
+
+// renewTasks renews the lease of each task in KEYS (record, lease,
+// record, lease, …) that has not ended, for ARGV[1] ms, its record kept
+// ARGV[2] ms more; it returns the positions (from 1) of those that ended
+// or were forgotten, whose running replica must stop them.
+var renewTasks = redis.NewScript(`
+local gone = {}
+for i = 1, #KEYS, 2 do
+  local ended = redis.call('HGET', KEYS[i], 'ended')
+  if ended == '0' then
+    redis.call('SET', KEYS[i+1], '1', 'PX', ARGV[1])
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  else
+    table.insert(gone, (i + 1) / 2)
+  end
+end
+return gone
+`)
+
+// RenewTasks renews the leases of the tasks ids this replica runs, for
+// lease, and keeps their records keep more; it returns the ids that ended
+// meanwhile (another replica cancelled them, or ended them as stopped) or
+// were forgotten: the caller stops running them.
+func (r *Redis) RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		keys = append(keys, r.taskKeys(id)...)
+	}
+	gone, err := renewTasks.Run(ctx, r.client, keys, lease.Milliseconds(), keep.Milliseconds()).Int64Slice()
+	r.observe("renew_tasks", err)
+	if err != nil {
+		return nil, fmt.Errorf("renewing %d tasks' leases in the store at redis %s: %w", len(ids), r.addr, redact.Error(err))
+	}
+	out := make([]string, 0, len(gone))
+	for _, i := range gone {
+		if i >= 1 && int(i) <= len(ids) {
+			out = append(out, ids[i-1])
+		}
+	}
+	return out, nil
+}
+
+// taskKeys are task id's record and lease.
+func (r *Redis) taskKeys(id string) []string {
+	k := r.prefix + "task:" + id
+	return []string{k, k + ":lease"}
+}
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

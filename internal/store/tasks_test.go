@@ -1,0 +1,107 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/store"
+)
+
+// A task's record as two replicas see it: the running one writes newer
+// versions, an older write or one over an ended record changes nothing,
+// another owner cannot write it, and the lease says whether the running
+// replica is still there.
+func TestRedisTaskRecords(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	b := open(t, store.RedisOptions{URL: srv.URL()})
+	keep := time.Minute
+	running := store.PutOptions{Keep: keep, Lease: time.Minute}
+	put := func(s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
+		t.Helper()
+		ok, err := s.PutTask(ctx, rec, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	get := func(id string) (store.TaskRecord, bool) {
+		t.Helper()
+		rec, ok, err := b.GetTask(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec, ok
+	}
+	if _, ok := get("t1"); ok {
+		t.Fatal("a task never written is found")
+	}
+	if !put(a, store.TaskRecord{ID: "t1", Owner: "alice", Version: 2, Wire: []byte(`{"status":"input_required"}`)}, running) {
+		t.Fatal("the first write was refused")
+	}
+	if put(a, store.TaskRecord{ID: "t1", Owner: "alice", Version: 1, Wire: []byte(`{"status":"working"}`)}, running) {
+		t.Error("an older version overwrote a newer one")
+	}
+	if put(b, store.TaskRecord{ID: "t1", Owner: "mallory", Version: 9, Ended: true, Wire: []byte(`{}`)}, store.PutOptions{Keep: keep}) {
+		t.Error("another owner overwrote alice's task")
+	}
+	if put(b, store.TaskRecord{ID: "t1", Owner: "alice", Version: 9, Ended: true, Wire: []byte(`{"status":"failed"}`)}, store.PutOptions{Keep: keep, NoLease: true}) {
+		t.Error("a task whose lease holds was ended as stopped")
+	}
+	rec, ok := get("t1")
+	want := store.TaskRecord{ID: "t1", Owner: "alice", Version: 2, Wire: []byte(`{"status":"input_required"}`), Leased: true}
+	if diff := cmp.Diff(want, rec); !ok || diff != "" {
+		t.Fatalf("the record read by another replica (-want +got):\n%s", diff)
+	}
+
+	// The running replica renews; a task another replica ended is
+	// reported so that the running one stops it.
+	put(a, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1, Wire: []byte(`{}`)}, running)
+	put(b, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1 << 62, Ended: true, Wire: []byte(`{"status":"cancelled"}`)}, store.PutOptions{Keep: keep})
+	gone, err := a.RenewTasks(ctx, []string{"t1", "t2", "t3"}, 50*time.Millisecond, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"t2", "t3"}, gone); diff != "" {
+		t.Errorf("tasks to stop (-want +got):\n%s", diff)
+	}
+	if put(a, store.TaskRecord{ID: "t2", Owner: "alice", Version: 2, Ended: true, Wire: []byte(`{"status":"completed"}`)}, store.PutOptions{Keep: keep}) {
+		t.Error("an ended record was overwritten")
+	}
+
+	// Once the lease is gone (50 ms, not renewed), another replica may
+	// end the task, and only then.
+	mcptest.Eventually(t, 5*time.Second, func() bool { r, _ := get("t1"); return !r.Leased }, "t1's lease to lapse")
+	if !put(b, store.TaskRecord{ID: "t1", Owner: "alice", Version: 1 << 62, Ended: true, Wire: []byte(`{"status":"failed"}`)}, store.PutOptions{Keep: keep, NoLease: true}) {
+		t.Fatal("a task whose lease lapsed could not be ended")
+	}
+	if rec, _ := get("t1"); !rec.Ended || string(rec.Wire) != `{"status":"failed"}` {
+		t.Errorf("the ended record: %+v", rec)
+	}
+	if put(b, store.TaskRecord{ID: "t9", Owner: "alice", Version: 1, Ended: true, Wire: []byte(`{}`)}, store.PutOptions{Keep: keep, NoLease: true}) {
+		t.Error("a task that was never written was ended as stopped")
+	}
+
+	big := store.TaskRecord{ID: "t4", Owner: "alice", Version: 1, Wire: []byte(`"` + strings.Repeat("x", store.MaxTaskRecord) + `"`)}
+	if _, err := a.PutTask(ctx, big, running); err == nil || !strings.Contains(err.Error(), "larger than the store keeps") {
+		t.Errorf("a record over the bound: %v", err)
+	}
+}
+
+// A record lives Keep: an ended task is forgotten once it passed.
+func TestRedisTaskRecordExpires(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	if _, err := a.PutTask(t.Context(), store.TaskRecord{ID: "t", Owner: "o", Version: 1, Ended: true, Wire: []byte(`{}`)}, store.PutOptions{Keep: 30 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 5*time.Second, func() bool {
+		_, ok, err := a.GetTask(t.Context(), "t")
+		return err == nil && !ok
+	}, "the ended task to be forgotten")
+}
