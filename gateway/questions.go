@@ -27,10 +27,11 @@ import (
 // result, and the client calls again with its answers (multi round-trip,
 // SEP-2322). Backends ask the gateway either way: the 2025-11-25 way
 // (elicitation/create or sampling/createMessage in the middle of the
-// call) or with input-required results, which mcpclient answers through
-// the SDK's multi round-trip middleware. Both reach the call's
-// tool.AskFunc, so the gateway treats them alike: the call runs on,
-// parked, its question waiting, while the client's request is answered
+// call) or with input-required results, which mcpclient's multi
+// round-trip loop hands over a round at once (tool.InputsFunc,
+// questionrounds.go). Both reach the parked call, so the gateway treats
+// them alike: the call runs on, its questions waiting, while the client's
+// request is answered
 // input-required with the gateway's own requestState; the client's next
 // call with that state brings the answers to the waiting questions, and
 // waits again for the result or the next questions (README.md,
