@@ -28,6 +28,9 @@ type result struct {
 	// inputRequests object, and state the requestState (see runParkable).
 	questions json.RawMessage
 	state     string
+	// wire is a parked prompts/get's or resources/read's result as the
+	// backend sent it (parkedOffer); a tools/call's has none.
+	wire json.RawMessage
 }
 
 // callRequest is one tools/call, whichever path read it.

@@ -183,7 +183,8 @@ type Options struct {
 	// QuestionWait is how long a call whose client is asked through
 	// input-required results (protocol 2026-07-28) waits, parked, for the
 	// client to call again with its answers before it is cancelled; 0
-	// means DefaultQuestionWait.
+	// means DefaultQuestionWait. A Gate that is a QuestionWaiter overrides
+	// it.
 	QuestionWait time.Duration
 	// Observer, when set, is told of requests and tool calls, for
 	// metrics; nil observes nothing.

@@ -216,13 +216,21 @@ func (g *Gateway) reader(server string) mcp.ResourceHandler {
 		if err != nil {
 			return nil, err
 		}
-		res, err := g.reg.ReadResource(ctx, server, req.Params.URI)
+		p := req.Params
+		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodReadResource, p.URI, nil, p.RequestState, p.InputResponses},
+			func(ctx context.Context) (json.RawMessage, error) {
+				res, err := g.reg.ReadResource(ctx, server, p.URI)
+				return res.Wire, err
+			})
 		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}
+		if questions != nil {
+			return &mcp.ReadResourceResult{InputRequests: questions.requests, RequestState: questions.state}, nil
+		}
 		out := &mcp.ReadResourceResult{}
-		if err := json.Unmarshal(res.Wire, out); err != nil {
+		if err := json.Unmarshal(wire, out); err != nil {
 			return nil, fmt.Errorf("server %q returned a resources/read result the gateway cannot forward: %w", server, err)
 		}
 		return out, nil
@@ -236,13 +244,21 @@ func (g *Gateway) prompter(public string) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		res, err := g.reg.GetPrompt(ctx, public, req.Params.Arguments)
+		p := req.Params
+		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodGetPrompt, public, p.Arguments, p.RequestState, p.InputResponses},
+			func(ctx context.Context) (json.RawMessage, error) {
+				res, err := g.reg.GetPrompt(ctx, public, p.Arguments)
+				return res.Wire, err
+			})
 		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}
+		if questions != nil {
+			return &mcp.GetPromptResult{InputRequests: questions.requests, RequestState: questions.state}, nil
+		}
 		out := &mcp.GetPromptResult{}
-		if err := json.Unmarshal(res.Wire, out); err != nil {
+		if err := json.Unmarshal(wire, out); err != nil {
 			return nil, fmt.Errorf("prompts/get %q: the result cannot be forwarded: %w", public, err)
 		}
 		return out, nil

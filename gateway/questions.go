@@ -27,10 +27,11 @@ import (
 // result, and the client calls again with its answers (multi round-trip,
 // SEP-2322). Backends ask the gateway either way: the 2025-11-25 way
 // (elicitation/create or sampling/createMessage in the middle of the
-// call) or with input-required results, which mcpclient answers through
-// the SDK's multi round-trip middleware. Both reach the call's
-// tool.AskFunc, so the gateway treats them alike: the call runs on,
-// parked, its question waiting, while the client's request is answered
+// call) or with input-required results, which mcpclient's multi
+// round-trip loop hands over a round at once (tool.InputsFunc,
+// questionrounds.go). Both reach the parked call, so the gateway treats
+// them alike: the call runs on, its questions waiting, while the client's
+// request is answered
 // input-required with the gateway's own requestState; the client's next
 // call with that state brings the answers to the waiting questions, and
 // waits again for the result or the next questions (README.md,
@@ -38,8 +39,13 @@ import (
 
 const (
 	// DefaultQuestionWait is how long a parked call waits for its client
-	// to call again with the answers, when Options.QuestionWait is 0.
-	DefaultQuestionWait = 5 * time.Minute
+	// to call again with the answers, when neither the Gate
+	// (QuestionWaiter) nor Options.QuestionWait says. Short: a client
+	// answers a question it can answer within seconds, and an abandoned
+	// call holds its backend call, its place among MaxParkedCalls and, on
+	// a 2025-11-25 backend, a question that makes the backend's next
+	// question harder to attribute.
+	DefaultQuestionWait = 30 * time.Second
 	// MaxParkedCalls bounds the calls parked at once on the gateway, and
 	// MaxParkedPerClient those of one client (see placeFor): past either,
 	// a backend's questions are refused (an elicitation declined, the
@@ -48,6 +54,23 @@ const (
 	MaxParkedCalls     = 256
 	MaxParkedPerClient = 8
 )
+
+// QuestionWaiter is a Gate that also says how long a parked call waits
+// for its client's answers (serve's Keeper: the gateway entry's
+// questionWaitMs); 0 leaves it to Options.QuestionWait. Asked at each
+// park, so a reload changes the wait of the next round.
+type QuestionWaiter interface {
+	QuestionWait() time.Duration
+}
+
+// questionWait is how long a call parked now waits for its client.
+func (g *Gateway) questionWait() time.Duration {
+	var d time.Duration
+	if w, ok := g.gate.(QuestionWaiter); ok {
+		d = w.QuestionWait()
+	}
+	return cmp.Or(d, g.opts.QuestionWait, DefaultQuestionWait)
+}
 
 // errQuestionExpired ends a parked call whose client did not come back.
 var errQuestionExpired = errors.New("the client did not answer the server's questions in time")
@@ -69,6 +92,7 @@ type answer struct {
 
 // question is one backend request waiting for the client's answer.
 type question struct {
+	key    string // the backend's own key for it (a round's), "" for none
 	method string
 	params json.RawMessage
 	answer chan answer // buffer 1: the answer is never waited for
@@ -125,9 +149,9 @@ type parkedCall struct {
 	notes  relay           // where its progress and log messages go now
 	ctx    context.Context // the call's, outliving the request that started it
 	cancel context.CancelCauseFunc
-	asks   chan *question // the backend's questions; never full (see ask)
-	open   atomic.Int32   // questions asked and not yet answered or refused
-	done   chan struct{}  // closed when the call returned, res and err set
+	asks   chan []*question // the backend's questions, a round at once; never full (see ask)
+	open   atomic.Int32     // questions asked and not yet answered or refused
+	done   chan struct{}    // closed when the call returned, res and err set
 	res    result
 	err    error
 
@@ -215,14 +239,31 @@ func canonical(args json.RawMessage) []byte {
 // keeps its admission a while it is parked, and ends it when it returns.
 func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error) {
 	req := a.req
-	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
-		asks: make(chan *question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
-	if !g.parked.start() {
-		cancel(errClosing)
-		res := errorResult("tool call refused: " + errClosing.Error())
+	caps := clientCapabilities(req.session)
+	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		callCtx = tool.WithInputs(callCtx, pc.inputs(caps))
+		res, err := g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(caps), parked: true, notes: &pc.notes}, req.params)
+		a.end(res, err) // before its result can reach the client
+		return res, err
+	})
+	if !ran {
+		res = errorResult("tool call refused: " + errClosing.Error())
 		a.end(res, nil)
 		return res, nil
+	}
+	return res, err
+}
+
+// park runs body, the backend request of req, parkable (see
+// runParkable), and waits for its first round; ran is false when the
+// gateway closed first and body never ran.
+func (g *Gateway) park(ctx context.Context, req callRequest, body func(context.Context, *parkedCall) (result, error)) (res result, ran bool, err error) {
+	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
+		asks: make(chan []*question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
+	if !g.parked.start() {
+		cancel(errClosing)
+		return result{}, false, nil
 	}
 	// Waited on before it starts: its first progress may come at once.
 	defer g.waitOn(ctx, req, pc)()
@@ -232,11 +273,11 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 		if s := pc.owner.session; s != nil {
 			defer g.cancelAtEnd(s, pc)()
 		}
-		pc.res, pc.err = g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(clientCapabilities(req.session)), parked: true, notes: &pc.notes}, req.params)
-		a.end(pc.res, pc.err) // before its result can reach the client
+		pc.res, pc.err = body(callCtx, pc)
 		close(pc.done)
 	}()
-	return g.round(ctx, req, pc)
+	res, err = g.round(ctx, req, pc)
+	return res, true, err
 }
 
 // cancelAtEnd cancels pc when session ends (no one is left to answer its
@@ -303,7 +344,7 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		default:
 		}
 		if pc.unanswered() {
-			if state, ok := g.parked.hold(pc, cmp.Or(g.opts.QuestionWait, DefaultQuestionWait), g.expired); ok {
+			if state, ok := g.parked.hold(pc, g.questionWait(), g.expired); ok {
 				g.log.Debug("call parked for its client's answers", "tool", pc.owner.tool)
 				return result{questions: pc.requests(), state: state}, nil
 			}
@@ -313,8 +354,8 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		select {
 		case <-pc.done:
 			return pc.res, pc.err
-		case q := <-pc.asks:
-			pc.put(q)
+		case qs := <-pc.asks:
+			pc.put(qs)
 		case <-ctx.Done():
 			pc.cancel(errClientLeft)
 			return result{}, ctx.Err()
@@ -353,10 +394,15 @@ func (pc *parkedCall) ask(ctx context.Context, a tool.Ask) (json.RawMessage, err
 	defer pc.open.Add(-1)
 	q := &question{method: a.Method, params: a.Params, answer: make(chan answer, 1)}
 	select {
-	case pc.asks <- q:
+	case pc.asks <- []*question{q}:
 	default: // full of questions whose askers stopped waiting
 		return tooManyAsks(a.Method)
 	}
+	return pc.await(ctx, q)
+}
+
+// await waits for q's answer, or for the asker or the call to give up.
+func (pc *parkedCall) await(ctx context.Context, q *question) (json.RawMessage, error) {
 	select {
 	case ans := <-q.answer:
 		return ans.raw, ans.err
@@ -378,18 +424,35 @@ func tooManyAsks(method string) (json.RawMessage, error) {
 	return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 }
 
-// put adds q, and every question queued behind it, to those the client
-// is asked.
-func (pc *parkedCall) put(q *question) {
+// put adds qs, and every question queued behind them, to those the
+// client is asked: each under the backend's own key when it has one that
+// is free, else under a number of the gateway's.
+func (pc *parkedCall) put(qs []*question) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	for {
-		pc.seq++
-		pc.pending["q"+strconv.Itoa(pc.seq)] = q
+		for _, q := range qs {
+			pc.pending[pc.keyFor(q)] = q
+		}
 		select {
-		case q = <-pc.asks:
+		case qs = <-pc.asks:
 		default:
 			return
+		}
+	}
+}
+
+// keyFor is the key q is asked under: the backend's own when it is free,
+// else the next free number of the gateway's; pc.mu is held.
+func (pc *parkedCall) keyFor(q *question) string {
+	if _, taken := pc.pending[q.key]; q.key != "" && !taken {
+		return q.key
+	}
+	for {
+		pc.seq++
+		key := "q" + strconv.Itoa(pc.seq)
+		if _, taken := pc.pending[key]; !taken {
+			return key
 		}
 	}
 }
@@ -398,8 +461,8 @@ func (pc *parkedCall) put(q *question) {
 // those queued and dropping those no one waits for any more.
 func (pc *parkedCall) unanswered() bool {
 	select {
-	case q := <-pc.asks:
-		pc.put(q)
+	case qs := <-pc.asks:
+		pc.put(qs)
 	default:
 	}
 	pc.mu.Lock()

@@ -236,6 +236,9 @@ func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
 	// Tasks the server makes of a call are followed (internal/tasks).
 	caps.Extensions = map[string]any{tasks.Extension: map[string]any{}}
 	opts.Capabilities = caps
+	// Input-required results are answered by the bridge's own loop
+	// (multiRoundTrip), which asks a consumer for roots too.
+	opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 }
 
 // elicitAsIs hands an elicitation/create request to the consumer before
@@ -323,17 +326,16 @@ func (s *Server) newClient(opts *mcp.ClientOptions) *mcp.Client {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: Version}, opts)
 	client.AddRoots(s.roots...)
 	client.AddReceivingMiddleware(s.callersRoots)
+	client.AddSendingMiddleware(s.multiRoundTrip)
 	if s.opts.Elicit {
 		client.AddReceivingMiddleware(s.elicitAsIs)
 	}
 	return client
 }
 
-// callersRoots answers roots/list, for an entry with roots: client, with
-// the roots of the consumer of the call the request certainly belongs to
-// (a gateway's client), else with the entry's own (none). Other entries
-// get their configured roots from the SDK's responder: a calling client
-// never widens them.
+// callersRoots answers roots/list in the middle of a call, for an entry
+// with roots: client (rootsFor). Other entries get their configured roots
+// from the SDK's responder: a calling client never widens them.
 func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != tool.AskRoots || !s.cfg.RootsFromClient {
@@ -343,18 +345,29 @@ func (s *Server) callersRoots(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || params == nil {
 			params = &mcp.ListRootsParams{} // as relatedAsks decodes absent params
 		}
+		return s.rootsFor(ctx, params), nil
+	}
+}
+
+// rootsFor answers a roots/list request of the server that arrived with
+// ctx (in the middle of a call, or in a call's input-required result):
+// for an entry with roots: client, the roots of the consumer of the call
+// the request certainly belongs to (a gateway's client), else the entry's
+// own roots (none for roots: client).
+func (s *Server) rootsFor(ctx context.Context, params *mcp.ListRootsParams) *mcp.ListRootsResult {
+	if s.cfg.RootsFromClient {
 		decoded, _ := json.Marshal(params)
-		if fn, ended := s.callersAsk(ctx, method, decoded); fn != nil {
+		if fn, ended := s.callersAsk(ctx, tool.AskRoots, decoded); fn != nil {
 			if answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: tool.AskRoots, Params: json.RawMessage("{}"), Server: s.cfg.ServerName}); err == nil {
 				res := &mcp.ListRootsResult{}
 				if json.Unmarshal(answer, res) == nil && res.Roots != nil {
-					return res, nil
+					return res
 				}
 			}
 		}
 		s.log.Info("roots: client, but no calling client gives roots; offering none")
-		return next(ctx, method, req)
 	}
+	return &mcp.ListRootsResult{Roots: append(rootList{}, s.roots...)}
 }
 
 // rootsOf turns configured root paths into roots: file URIs of absolute

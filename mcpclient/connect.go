@@ -268,9 +268,10 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		},
 	}
 	// Capabilities: only what the consumers answer (elicitation,
-	// sampling) and the roots. On protocol 2026-07-28 the SDK's multi
-	// round-trip middleware answers a call's input requests through the
-	// same handlers, in the call's context.
+	// sampling) and the roots. On protocol 2026-07-28 the bridge's multi
+	// round-trip middleware (multiRoundTrip) answers a call's input
+	// requests as the same requests in the middle of a call, in the
+	// call's context.
 	s.clientFeatures(copts)
 	client := s.newClient(copts)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.ProtocolVersion})

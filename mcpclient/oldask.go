@@ -53,8 +53,8 @@ func (s *Server) hintOldAsk(gen *generation, err error) error {
 	return fmt.Errorf("%w%s", err, s.protocolHint())
 }
 
-// hintRetries says why a call failed with the SDK's multi round-trip
-// give-up (mcp/mrtr.go: ten rounds): the server asked again after every
+// hintRetries says why a call failed with the multi round-trip give-up
+// (multiRoundTrip: ten rounds): the server asked again after every
 // answer, as a server that insists on an accepted form does when its
 // client declines, or cannot be asked and is declined for.
 func (s *Server) hintRetries(err error) error {

@@ -64,3 +64,27 @@ func LogFrom(ctx context.Context) LogFunc {
 	fn, _ := ctx.Value(logKey{}).(LogFunc)
 	return fn
 }
+
+// InputsFunc answers a whole round of a source's requests made at once
+// (for an MCP server of protocol 2026-07-28, the inputRequests of an
+// input-required result), each under the source's own key: the answers
+// under the same keys. A consumer that passes a round on as it is, keys
+// and all (a gateway to a client it asks by input-required results
+// too), sets one with WithInputs; without one, a source asks each
+// request alone through the AskFunc. Like an AskFunc it may block until
+// ctx ends.
+type InputsFunc func(ctx context.Context, round map[string]Ask) (map[string]json.RawMessage, error)
+
+type inputsKey struct{}
+
+// WithInputs returns a context whose tool calls put a round of their
+// sources' requests to fn at once.
+func WithInputs(ctx context.Context, fn InputsFunc) context.Context {
+	return context.WithValue(ctx, inputsKey{}, fn)
+}
+
+// InputsFrom returns the InputsFunc of ctx, or nil.
+func InputsFrom(ctx context.Context) InputsFunc {
+	fn, _ := ctx.Value(inputsKey{}).(InputsFunc)
+	return fn
+}

@@ -27,7 +27,15 @@ type Config struct {
 	Audit     *Audit     `json:"audit,omitempty"`
 	Console   *Console   `json:"console,omitempty"`
 	Store     *Store     `json:"store,omitempty"`
+	// QuestionWait (questionWaitMs) is how long a call whose client is
+	// asked through input-required results waits for the client's call
+	// again with the answers; 0 leaves it to the gateway's default.
+	QuestionWait time.Duration `json:"questionWaitMs,omitempty"`
 }
+
+// MaxQuestionWait bounds questionWaitMs: a client that has not answered
+// in an hour will not, and meanwhile its call holds a backend call.
+const MaxQuestionWait = time.Hour
 
 // Store is where the state replicas share is kept (the rate limits'
 // buckets, stateless mode's tasks): a Redis server. Nil keeps it in the
@@ -127,11 +135,11 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	m, ok := d.Map(n, "config")
 	if !ok {
 		if d.Err() == nil {
-			d.Errorf(n, "config", "is required: auth, policy, rateLimit, audit or store")
+			d.Errorf(n, "config", "is required: auth, policy, rateLimit, audit, store or questionWaitMs")
 		}
 		return cfg, d.Err()
 	}
-	m.RejectListing("auth", "policy", "rateLimit", "audit", "console", "store")
+	m.RejectListing("auth", "policy", "rateLimit", "audit", "console", "store", "questionWaitMs")
 	if a, ok := d.Map(m.Value("auth"), m.Path("auth")); ok {
 		cfg.Auth = decodeAuth(d, a, lookup)
 	}
@@ -150,6 +158,9 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 	}
 	if sm, ok := d.Map(m.Value("store"), m.Path("store")); ok {
 		cfg.Store = decodeStore(d, sm)
+	}
+	if ms, ok := m.Int("questionWaitMs", 1, MaxQuestionWait.Milliseconds()); ok {
+		cfg.QuestionWait = time.Duration(ms) * time.Millisecond
 	}
 	return cfg, d.Err()
 }

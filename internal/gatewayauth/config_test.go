@@ -39,3 +39,37 @@ func decodeEntry(t *testing.T, file string, lookup func(string) (string, bool)) 
 	}
 	return Decode(&entries[0].Config, lookup)
 }
+
+// questionWaitMs is the gateway's wait for a parked call's answers, and
+// the Keeper says it once the entry is applied; without it, the gateway
+// keeps its own default (0).
+func TestDecodeQuestionWait(t *testing.T) {
+	for config, want := range map[string]time.Duration{
+		"{questionWaitMs: 2500}":            2500 * time.Millisecond,
+		"{audit: {file: '-'}}":              0,
+		"{questionWaitMs: 3600000}":         time.Hour,
+		"{questionWaitMs: 1, policy: []}":   time.Millisecond,
+		"{rateLimit: {perIdentity: 1/s}}":   0,
+		"{questionWaitMs: 30000, store: ~}": 30 * time.Second,
+	} {
+		file := "- id: gw\n  name: gateway\n  config: " + config + "\n"
+		cfg, err := decodeEntry(t, file, func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatalf("%s: %v", config, err)
+		}
+		if cfg.QuestionWait != want {
+			t.Errorf("%s: QuestionWait %v, want %v", config, cfg.QuestionWait, want)
+		}
+		k := NewKeeper(Options{})
+		if got := k.QuestionWait(); got != 0 {
+			t.Errorf("a Keeper with no entry applied says %v, want 0 (the gateway's default)", got)
+		}
+		if err := k.Apply(t.Context(), cfg, nil); err != nil {
+			t.Fatalf("%s: Apply: %v", config, err)
+		}
+		if got := k.QuestionWait(); got != want {
+			t.Errorf("%s: the Keeper says %v, want %v", config, got, want)
+		}
+		k.Clear(k.Current())
+	}
+}

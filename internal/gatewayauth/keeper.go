@@ -100,9 +100,10 @@ type state struct {
 }
 
 var (
-	_ gateway.Gate        = (*Keeper)(nil)
-	_ gateway.Screen      = (*Keeper)(nil)
-	_ gateway.SharedTasks = (*Keeper)(nil)
+	_ gateway.Gate           = (*Keeper)(nil)
+	_ gateway.Screen         = (*Keeper)(nil)
+	_ gateway.SharedTasks    = (*Keeper)(nil)
+	_ gateway.QuestionWaiter = (*Keeper)(nil)
 )
 
 // NewKeeper returns a Keeper with no config: its Gate lets every call
@@ -182,6 +183,15 @@ func (k *Keeper) Clear(cfg *Config) {
 	if k.opts.Changed != nil {
 		k.opts.Changed()
 	}
+}
+
+// QuestionWait is the applied entry's questionWaitMs, 0 without one
+// (gateway.QuestionWaiter).
+func (k *Keeper) QuestionWait() time.Duration {
+	if cfg := k.Current(); cfg != nil {
+		return cfg.QuestionWait
+	}
+	return 0
 }
 
 // Current returns the applied config, nil when none.

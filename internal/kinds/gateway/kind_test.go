@@ -33,7 +33,7 @@ func TestDecodeErrors(t *testing.T) {
 			`config.policy[0].denyy: unknown key "denyy" (did you mean "deny"?); valid keys: subjects, groups, when, allow, prompts, resources, deny`},
 		{"rule key that never was", `{policy: [{allow: ["*"], block: [x]}]}`,
 			`config.policy[0].block: unknown key "block"; valid keys: subjects, groups, when, allow, prompts, resources, deny`},
-		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store`},
+		{"entry key", "{limits: {}}", `config.limits: unknown key "limits"; valid keys: auth, policy, rateLimit, audit, console, store, questionWaitMs`},
 		{"console key", "{console: {alow: {subjects: [a]}}}", `config.console.alow: unknown key "alow" (did you mean "allow"?); valid keys: allow, tryIt, manage`},
 		{"console grant key", "{console: {tryIt: {subject: [a]}}}", `config.console.tryIt.subject: unknown key "subject" (did you mean "subjects"?); valid keys: subjects, groups, scopes`},
 		{"console grant not a list", "{console: {allow: {groups: ops}}}", `config.console.allow.groups`},
@@ -57,6 +57,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"no rate", "{rateLimit: {burst: 2}}", "config.rateLimit.perIdentity: is required"},
 		{"bad args mode", "{audit: {file: x, args: some}}", "config.audit.args: must be none, keys, hash or full"},
 		{"no audit file", "{audit: {args: full}}", "config.audit.file: is required"},
+		{"question wait zero", "{questionWaitMs: 0}", `gw.yaml:4:22: entry "gw": config.questionWaitMs: must be between 1 and 3600000, got 0`},
+		{"question wait over an hour", "{questionWaitMs: 3600001}", "config.questionWaitMs: must be between 1 and 3600000, got 3600001"},
+		{"question wait as a duration", "{questionWaitMs: 30s}", "config.questionWaitMs: "},
+		{"question wait fractional", "{questionWaitMs: 1.5}", "config.questionWaitMs: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := "- id: gw\n  name: gateway\n  config:\n    " + strings.ReplaceAll(c.config, "\n", "\n    ") + "\n"
