@@ -386,7 +386,9 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
                                   see docs/console.md
 
 A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rateLimit, audit)
-says who may call and what, and records it; see docs/operations.md §9. Its store (redis: url,
+says who may call and what, and records it; see docs/operations.md §9. Its questionWaitMs
+(default 30000) is how long a call parked for a 2026-07-28 client's answers waits for them
+before it is cancelled. Its store (redis: url,
 keyPrefix, tls; taskLease) makes one rate limit hold across replicas, and any --stateless
 replica answer a task's tasks/get and tasks/cancel; see §11.
 `
