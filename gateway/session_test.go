@@ -124,8 +124,9 @@ func TestSessionEndLeavesNothing(t *testing.T) {
 			reg, newView := quickRegistry(t)
 			way.opts.NewView = newView
 			questionEnded := startConfirmBackend(t, reg, "2025-11-25")
-			taskCancelled := make(chan struct{})
+			taskStarted, taskCancelled := make(chan struct{}), make(chan struct{})
 			job := goTool("job", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+				close(taskStarted)
 				<-ctx.Done()
 				close(taskCancelled)
 				return tool.Output{}, ctx.Err()
@@ -139,6 +140,8 @@ func TestSessionEndLeavesNothing(t *testing.T) {
 			g := newGateway(t, reg, way.opts)
 			base := serveHTTP(t, g, way.opts)
 			s := openBusySession(t, reg, g, base, hc, questionEnded, taskCancelled)
+			// A task cancelled before it ran would never say so.
+			waitSignal(t, taskStarted, "the task started")
 
 			way.end(t, g, s)
 			waitSignal(t, s.questionEnded, "the parked call's question ended")
