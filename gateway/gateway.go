@@ -252,6 +252,7 @@ type Gateway struct {
 	log     *slog.Logger
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
+	engine  http.Handler // the spike of docs/engine.md; nil unless built with its tag
 	timeout time.Duration
 	asks    askSlots    // backends' requests waiting for each client
 	parked  parkedCalls // calls waiting for their clients' answers
@@ -430,6 +431,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.events = httpOpts.EventStore
 	g.keepAlive = newKeepAlive(sessionTimeout/3, g.pokeSDK)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
+	if !opts.Stateless {
+		g.engine = spikeEngine(g)
+	}
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

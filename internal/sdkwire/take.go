@@ -162,7 +162,7 @@ func (c *takingConn) inUse(id jsonrpc.ID) bool {
 // start runs a taken call (its id is not in use: see inUse) on an idle
 // worker, or on a new one when none waits.
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
-	ctx, cancel := context.WithCancelCause(c.base)
+	ctx, cancel := context.WithCancelCause(context.WithValue(c.base, takenKey{}, req.ID))
 	c.mu.Lock()
 	c.calls[req.ID] = cancel
 	c.wg.Add(1)
@@ -244,6 +244,18 @@ func (c *takingConn) cancel(params json.RawMessage) bool {
 		cancel(ErrCancelled)
 	}
 	return found
+}
+
+// takenKey keys the id of the taken call a context belongs to.
+type takenKey struct{}
+
+// TakenRequest returns the id of the taken call whose body ctx (or a
+// context derived from it) belongs to: a connection that routes a
+// message by the request it relates to (an HTTP stream) reads it in
+// Write, where the SDK's own request key is out of reach.
+func TakenRequest(ctx context.Context) (jsonrpc.ID, bool) {
+	id, ok := ctx.Value(takenKey{}).(jsonrpc.ID)
+	return id, ok
 }
 
 // ErrCancelled is why a call the client cancelled ends.

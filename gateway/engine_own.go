@@ -1,0 +1,264 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// The second design of the spike (docs/engine.md, design D): Streamable
+// HTTP by an mcp.Transport of the gateway's own. The SDK's ServerSession
+// is the one session engine (initialize, every method, its own requests);
+// the connection's Read decodes each POST once (sdkwire.DecodeMessage) and
+// the take serve --stdio uses answers tools/call beneath the session; the
+// connection's Write routes every message to the POST of the request it
+// answers or belongs to. The SDK's StreamableHTTPHandler and transport are
+// not used at all. A prototype for measurement: stateful sessions, one
+// message per POST, no GET stream (405, which clients accept), no event
+// store, no header checks; docs/engine.md lists the rest.
+
+// ownEngine serves the stateful Streamable HTTP sessions of a gateway.
+type ownEngine struct {
+	g *Gateway
+
+	mu       sync.Mutex
+	sessions map[string]*ownSession // by session id; guarded by mu
+}
+
+// ownSession is one client session: its connection and the SDK's session
+// on it.
+type ownSession struct {
+	conn    *ownConn
+	session *mcp.ServerSession
+}
+
+func newOwnEngine(g *Gateway) *ownEngine {
+	return &ownEngine{g: g, sessions: make(map[string]*ownSession)}
+}
+
+// ServeHTTP routes a request to its session; a POST without a session id
+// opens one.
+func (e *ownEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if r.Method == http.MethodGet {
+		w.Header().Set("Allow", "POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if id == "" && r.Method == http.MethodPost {
+		e.open(w, r)
+		return
+	}
+	e.mu.Lock()
+	s := e.sessions[id]
+	e.mu.Unlock()
+	switch {
+	case s == nil:
+		http.Error(w, "session not found", http.StatusNotFound)
+	case r.Method == http.MethodDelete:
+		s.session.Close()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		s.conn.servePOST(w, r, false)
+	}
+}
+
+// open connects a session on a new connection, through the take, and
+// serves its first POST.
+func (e *ownEngine) open(w http.ResponseWriter, r *http.Request) {
+	c := &ownConn{id: rand.Text(), incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}),
+		posts: make(map[jsonrpc.ID]*ownPost)}
+	var current atomic.Pointer[mcp.ServerSession]
+	taking := &sdkwire.TakingTransport{Transport: ownTransport{c}, Take: e.g.take(&current)}
+	ss, err := e.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
+	if err != nil {
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	current.Store(ss)
+	e.mu.Lock()
+	e.sessions[c.id] = &ownSession{conn: c, session: ss}
+	e.mu.Unlock()
+	go func() {
+		ss.Wait()
+		e.mu.Lock()
+		delete(e.sessions, c.id)
+		e.mu.Unlock()
+	}()
+	c.servePOST(w, r, true)
+	if ss.InitializeParams() == nil {
+		ss.Close()
+	}
+}
+
+// ownTransport hands Server.Connect its connection.
+type ownTransport struct{ c *ownConn }
+
+func (t ownTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// ownConn is a session's connection: messages from its POSTs in, and out
+// to the POST each belongs to.
+type ownConn struct {
+	id       string
+	incoming chan jsonrpc.Message
+	done     chan struct{}
+	once     sync.Once
+
+	mu    sync.Mutex
+	posts map[jsonrpc.ID]*ownPost // the POST of each request in flight; guarded by mu
+}
+
+// ownPost is a POST waiting for what its request brings: related
+// messages, then the response (final).
+type ownPost struct{ out chan ownOut }
+
+type ownOut struct {
+	data  []byte
+	final bool
+}
+
+var errOwnClosed = errors.New("session closed")
+
+func (c *ownConn) SessionID() string { return c.id }
+
+func (c *ownConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+func (c *ownConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write sends msg on the POST of the request it answers or, for a taken
+// call's notifications and requests, belongs to; anything else would go
+// on the session's GET stream, which the prototype has not.
+func (c *ownConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	resp, final := msg.(*jsonrpc.Response)
+	var id jsonrpc.ID
+	if final {
+		id = resp.ID
+	} else if id, _ = sdkwire.TakenRequest(ctx); !id.IsValid() {
+		return nil
+	}
+	c.mu.Lock()
+	p := c.posts[id]
+	if final {
+		delete(c.posts, id)
+	}
+	c.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case p.out <- ownOut{data, final}:
+		return nil
+	case <-c.done:
+		return errOwnClosed
+	}
+}
+
+// servePOST hands the POST's message to the session and writes what it
+// brings back: the response alone as one JSON body, else an SSE stream.
+func (c *ownConn) servePOST(w http.ResponseWriter, r *http.Request, initialize bool) {
+	body := bodyOf(r)
+	if body == nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+			return
+		}
+	}
+	msg, err := sdkwire.DecodeMessage(body)
+	if err != nil {
+		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		if !c.deliver(msg) {
+			http.Error(w, "session is closing", http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	p := &ownPost{out: make(chan ownOut, 4)}
+	c.mu.Lock()
+	_, dup := c.posts[req.ID]
+	if !dup {
+		c.posts[req.ID] = p
+	}
+	c.mu.Unlock()
+	if dup {
+		http.Error(w, "duplicate in-flight request ID", http.StatusBadRequest)
+		return
+	}
+	req.Extra = &mcp.RequestExtra{Header: r.Header}
+	if !c.deliver(req) {
+		http.Error(w, "session is closing", http.StatusNotFound)
+		return
+	}
+	if initialize {
+		w.Header().Set("Mcp-Session-Id", c.id)
+	}
+	c.answer(w, r, p)
+}
+
+// deliver hands msg to the session, reporting false once it has ended.
+func (c *ownConn) deliver(msg jsonrpc.Message) bool {
+	select {
+	case c.incoming <- msg:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// answer writes what p receives until its response.
+func (c *ownConn) answer(w http.ResponseWriter, r *http.Request, p *ownPost) {
+	var out []byte
+	for sse := false; ; sse = true {
+		select {
+		case m := <-p.out:
+			if m.final && !sse {
+				sdkwire.SetResponseHeaders(w.Header(), true)
+				w.Write(m.data)
+				return
+			}
+			if !sse {
+				sdkwire.SetResponseHeaders(w.Header(), false)
+			}
+			out = sdkwire.AppendEvent(out[:0], "message", "", m.data)
+			w.Write(out)
+			if m.final {
+				return
+			}
+			http.NewResponseController(w).Flush()
+		case <-r.Context().Done():
+			return
+		case <-c.done:
+			return
+		}
+	}
+}
