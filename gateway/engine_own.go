@@ -78,7 +78,7 @@ func (e *ownEngine) open(w http.ResponseWriter, r *http.Request) {
 	c := &ownConn{id: rand.Text(), incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}),
 		posts: make(map[jsonrpc.ID]*ownPost)}
 	var current atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: ownTransport{c}, Take: e.g.take(&current)}
+	taking := &sdkwire.TakingTransport{Transport: ownTransport{c}, Take: e.g.take(&current), Routes: true}
 	ss, err := e.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
 	if err != nil {
 		http.Error(w, "failed connection", http.StatusInternalServerError)
