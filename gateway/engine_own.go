@@ -105,6 +105,10 @@ type ownTransport struct{ c *ownConn }
 
 func (t ownTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
 
+// SupportsProtocolVersion refuses 2026-07-28 and later on a stateful
+// session, as the SDK's transport does (SEP-2575 is per request).
+func (ownTransport) SupportsProtocolVersion(version string) bool { return version < "2026-07-28" }
+
 // ownConn is a session's connection: messages from its POSTs in, and out
 // to the POST each belongs to.
 type ownConn struct {
