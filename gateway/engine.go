@@ -36,49 +36,68 @@ func spikeEngine(g *Gateway) http.Handler {
 	return nil
 }
 
-// sdkEngine serves the stateful Streamable HTTP sessions of a gateway.
-type sdkEngine struct {
-	g *Gateway
-
-	mu       sync.Mutex
-	sessions map[string]*engineSession // by session id; guarded by mu
+// spikeSessions is a spike engine's table of sessions by id.
+type spikeSessions struct {
+	mu sync.Mutex
+	m  map[string]spikeSession // guarded by mu
 }
 
-// engineSession is one client session: its transport and the SDK's
-// session on it.
-type engineSession struct {
-	transport *mcp.StreamableServerTransport
-	session   *mcp.ServerSession
+// spikeSession is one client session: the SDK's session, and what serves
+// its requests after the first.
+type spikeSession struct {
+	session *mcp.ServerSession
+	serve   http.HandlerFunc
 }
 
-func newSDKEngine(g *Gateway) *sdkEngine {
-	return &sdkEngine{g: g, sessions: make(map[string]*engineSession)}
+// add keeps s under id until its session ends.
+func (t *spikeSessions) add(id string, s spikeSession) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[string]spikeSession)
+	}
+	t.m[id] = s
+	t.mu.Unlock()
+	go func() {
+		s.session.Wait()
+		t.mu.Lock()
+		delete(t.m, id)
+		t.mu.Unlock()
+	}()
 }
 
-// ServeHTTP routes a request to its session's transport; a POST without a
-// session id opens a session.
-func (e *sdkEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// route serves r on the session it names (404 for none; DELETE ends it);
+// a POST naming none goes to open.
+func (t *spikeSessions) route(w http.ResponseWriter, r *http.Request, open http.HandlerFunc) {
 	id := r.Header.Get("Mcp-Session-Id")
-	if id == "" {
-		if r.Method != http.MethodPost {
-			http.Error(w, "Bad Request: Mcp-Session-Id header required", http.StatusBadRequest)
-			return
-		}
-		e.open(w, r)
+	if id == "" && r.Method == http.MethodPost {
+		open(w, r)
 		return
 	}
-	e.mu.Lock()
-	s := e.sessions[id]
-	e.mu.Unlock()
+	t.mu.Lock()
+	s, ok := t.m[id]
+	t.mu.Unlock()
 	switch {
-	case s == nil:
+	case !ok:
 		http.Error(w, "session not found", http.StatusNotFound)
 	case r.Method == http.MethodDelete:
 		s.session.Close()
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		s.transport.ServeHTTP(w, r)
+		s.serve(w, r)
 	}
+}
+
+// sdkEngine serves the stateful Streamable HTTP sessions of a gateway
+// through the SDK's transport (design C).
+type sdkEngine struct {
+	g        *Gateway
+	sessions spikeSessions
+}
+
+func newSDKEngine(g *Gateway) *sdkEngine { return &sdkEngine{g: g} }
+
+func (e *sdkEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.sessions.route(w, r, e.open)
 }
 
 // open connects a new session through the take and serves its first POST.
@@ -93,15 +112,7 @@ func (e *sdkEngine) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	current.Store(ss)
-	e.mu.Lock()
-	e.sessions[t.SessionID] = &engineSession{transport: t, session: ss}
-	e.mu.Unlock()
-	go func() {
-		ss.Wait()
-		e.mu.Lock()
-		delete(e.sessions, t.SessionID)
-		e.mu.Unlock()
-	}()
+	e.sessions.add(t.SessionID, spikeSession{session: ss, serve: t.ServeHTTP})
 	t.ServeHTTP(w, r)
 	if ss.InitializeParams() == nil {
 		ss.Close()

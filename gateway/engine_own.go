@@ -28,48 +28,21 @@ import (
 
 // ownEngine serves the stateful Streamable HTTP sessions of a gateway.
 type ownEngine struct {
-	g *Gateway
-
-	mu       sync.Mutex
-	sessions map[string]*ownSession // by session id; guarded by mu
+	g        *Gateway
+	sessions spikeSessions
 }
 
-// ownSession is one client session: its connection and the SDK's session
-// on it.
-type ownSession struct {
-	conn    *ownConn
-	session *mcp.ServerSession
-}
-
-func newOwnEngine(g *Gateway) *ownEngine {
-	return &ownEngine{g: g, sessions: make(map[string]*ownSession)}
-}
+func newOwnEngine(g *Gateway) *ownEngine { return &ownEngine{g: g} }
 
 // ServeHTTP routes a request to its session; a POST without a session id
 // opens one.
 func (e *ownEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := r.Header.Get("Mcp-Session-Id")
 	if r.Method == http.MethodGet {
 		w.Header().Set("Allow", "POST, DELETE")
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if id == "" && r.Method == http.MethodPost {
-		e.open(w, r)
-		return
-	}
-	e.mu.Lock()
-	s := e.sessions[id]
-	e.mu.Unlock()
-	switch {
-	case s == nil:
-		http.Error(w, "session not found", http.StatusNotFound)
-	case r.Method == http.MethodDelete:
-		s.session.Close()
-		w.WriteHeader(http.StatusNoContent)
-	default:
-		s.conn.servePOST(w, r, false)
-	}
+	e.sessions.route(w, r, e.open)
 }
 
 // open connects a session on a new connection, through the take, and
@@ -85,15 +58,7 @@ func (e *ownEngine) open(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	current.Store(ss)
-	e.mu.Lock()
-	e.sessions[c.id] = &ownSession{conn: c, session: ss}
-	e.mu.Unlock()
-	go func() {
-		ss.Wait()
-		e.mu.Lock()
-		delete(e.sessions, c.id)
-		e.mu.Unlock()
-	}()
+	e.sessions.add(c.id, spikeSession{session: ss, serve: func(w http.ResponseWriter, r *http.Request) { c.servePOST(w, r, false) }})
 	c.servePOST(w, r, true)
 	if ss.InitializeParams() == nil {
 		ss.Close()
