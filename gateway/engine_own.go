@@ -30,9 +30,27 @@ import (
 type ownEngine struct {
 	g        *Gateway
 	sessions spikeSessions
+	// requests maps the RequestExtra of each request in flight to its id,
+	// for tag (the SDK's own request id is out of reach).
+	requests sync.Map // *mcp.RequestExtra → jsonrpc.ID
 }
 
-func newOwnEngine(g *Gateway) *ownEngine { return &ownEngine{g: g} }
+func newOwnEngine(g *Gateway) *ownEngine {
+	e := &ownEngine{g: g}
+	g.server.AddReceivingMiddleware(e.tag)
+	return e
+}
+
+// tag gives a request the SDK serves its id in the context, so that what
+// its handler sends reaches its POST (ownConn.Write), as a taken call's.
+func (e *ownEngine) tag(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if id, ok := e.requests.Load(req.GetExtra()); ok {
+			ctx = sdkwire.WithRequest(ctx, id.(jsonrpc.ID))
+		}
+		return next(ctx, method, req)
+	}
+}
 
 // ServeHTTP routes a request to its session; a POST without a session id
 // opens one.
@@ -48,7 +66,7 @@ func (e *ownEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // open connects a session on a new connection, through the take, and
 // serves its first POST.
 func (e *ownEngine) open(w http.ResponseWriter, r *http.Request) {
-	c := &ownConn{id: rand.Text(), incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}),
+	c := &ownConn{id: rand.Text(), requests: &e.requests, incoming: make(chan jsonrpc.Message, 1), done: make(chan struct{}),
 		posts: make(map[jsonrpc.ID]*ownPost)}
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: ownTransport{c}, Take: e.g.take(&current), Routes: true}
@@ -78,6 +96,7 @@ func (ownTransport) SupportsProtocolVersion(version string) bool { return versio
 // to the POST each belongs to.
 type ownConn struct {
 	id       string
+	requests *sync.Map // the engine's requests in flight, for its tag
 	incoming chan jsonrpc.Message
 	done     chan struct{}
 	once     sync.Once
@@ -183,12 +202,15 @@ func (c *ownConn) servePOST(w http.ResponseWriter, r *http.Request, initialize b
 		http.Error(w, "duplicate in-flight request ID", http.StatusBadRequest)
 		return
 	}
-	req.Extra = &mcp.RequestExtra{Header: r.Header}
+	extra := &mcp.RequestExtra{Header: r.Header}
+	req.Extra = extra
+	c.requests.Store(extra, req.ID)
+	defer c.requests.Delete(extra)
 	if !c.deliver(req) {
 		http.Error(w, "session is closing", http.StatusNotFound)
 		return
 	}
-	if initialize {
+	if initialize && req.Method == "initialize" {
 		w.Header().Set("Mcp-Session-Id", c.id)
 	}
 	c.answer(w, r, p)

@@ -169,7 +169,7 @@ func (c *takingConn) inUse(id jsonrpc.ID) bool {
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 	parent := c.base
 	if c.routes {
-		parent = context.WithValue(parent, takenKey{}, req.ID)
+		parent = WithRequest(parent, req.ID)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	c.mu.Lock()
@@ -265,6 +265,14 @@ type takenKey struct{}
 func TakenRequest(ctx context.Context) (jsonrpc.ID, bool) {
 	id, ok := ctx.Value(takenKey{}).(jsonrpc.ID)
 	return id, ok
+}
+
+// WithRequest returns ctx carrying the request id TakenRequest reads: a
+// receiving middleware tags a request the SDK serves with it, so that a
+// routing connection finds what its handler sends as it finds a taken
+// call's.
+func WithRequest(ctx context.Context, id jsonrpc.ID) context.Context {
+	return context.WithValue(ctx, takenKey{}, id)
 }
 
 // ErrCancelled is why a call the client cancelled ends.
