@@ -125,9 +125,21 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 // offers nothing, as the bridge's own), "sdk" the SDK's (the client offers
 // elicitation, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
-	addr := serveBench(b, echoRegistry(b), Options{})
-	for _, path := range []string{"fast", "sdk"} {
+	reg := echoRegistry(b)
+	addr := serveBench(b, reg, Options{})
+	// "engine-sdk" and "engine-own" are the spike's designs
+	// (docs/engine.md): the SDK's transport per session, and one of the
+	// gateway's own, each with the take serve --stdio uses.
+	engines := map[string]string{
+		"engine-sdk": serveGateway(b, withEngine(New(reg, Options{}), "sdk")),
+		"engine-own": serveGateway(b, withEngine(New(reg, Options{}), "own")),
+	}
+	for _, path := range []string{"fast", "sdk", "engine-sdk", "engine-own"} {
 		b.Run(path, func(b *testing.B) {
+			addr := addr
+			if a, ok := engines[path]; ok {
+				addr = a
+			}
 			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
 			if path == "sdk" {
 				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -181,7 +193,20 @@ func echoRegistry(b *testing.B) *tool.Registry {
 // serveBench serves a gateway of reg with opts on a loopback port until
 // the benchmark ends, and returns its address.
 func serveBench(b *testing.B, reg *tool.Registry, opts Options) string {
-	g := New(reg, opts)
+	return serveGateway(b, New(reg, opts))
+}
+
+// withEngine turns a design of the engine spike (engine.go) on for g.
+func withEngine(g *Gateway, design string) *Gateway {
+	engineDefault = design
+	defer func() { engineDefault = "" }()
+	g.engine = spikeEngine(g)
+	return g
+}
+
+// serveGateway serves g on a loopback port until the benchmark ends, and
+// returns its address.
+func serveGateway(b *testing.B, g *Gateway) string {
 	b.Cleanup(func() { g.Close() })
 	ln, err := Listen("127.0.0.1:0", Options{})
 	if err != nil {

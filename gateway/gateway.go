@@ -257,6 +257,7 @@ type Gateway struct {
 	log     *slog.Logger
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
+	engine  http.Handler // the spike of docs/engine.md; nil unless built with its tag
 	timeout time.Duration
 	parked  parkedCalls // calls waiting for their clients' answers
 	ends    sessionEnds // closed when client sessions end, for share: session
@@ -432,6 +433,9 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.events = httpOpts.EventStore
 	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
 	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
+	if !opts.Stateless {
+		g.engine = spikeEngine(g)
+	}
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

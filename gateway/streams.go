@@ -117,6 +117,10 @@ const goneFor = time.Minute
 // too, after another grace).
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(streamHeader)
+	if g.engine != nil {
+		g.engine.ServeHTTP(w, r)
+		return
+	}
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 		session := r.Header.Get("Mcp-Session-Id")
 		spared := g.resumed(session)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -45,8 +46,12 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 			return nil
 		}
 		params := &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}
+		var header http.Header // an HTTP transport's request headers, for the Gate
+		if extra, ok := req.Extra.(*mcp.RequestExtra); ok {
+			header = extra.Header
+		}
 		return func(ctx context.Context) (json.RawMessage, error) {
-			res, err := g.serveCall(ctx, callRequest{session: ss, params: params})
+			res, err := g.serveCall(ctx, callRequest{session: ss, header: header, params: params})
 			if err != nil {
 				return nil, err
 			}

@@ -24,6 +24,11 @@ import (
 // (defaultMaxDepth in the SDK's internal/json).
 const maxDepth = 1000
 
+// DecodeMessage decodes one JSON-RPC message exactly as
+// jsonrpc.DecodeMessage does, without its 32 KiB decoder for the plain
+// shapes (assumption 12).
+func DecodeMessage(b []byte) (jsonrpc.Message, error) { return decodeMessage(b) }
+
 // decodeMessage decodes one JSON-RPC message exactly as
 // jsonrpc.DecodeMessage does.
 func decodeMessage(b []byte) (jsonrpc.Message, error) {

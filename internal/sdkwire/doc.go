@@ -293,4 +293,10 @@
 //     application/json body, the error (invalid request) "duplicate
 //     in-flight request ID <id>" ([PeekRequestIDs] reads the ids a body
 //     holds). TestContractDuplicateIDRefused.
+//  40. A server session writes what a handler sends with a context (a
+//     notification, a request to the client) through Connection.Write
+//     with a context derived from the handler's, so a connection that
+//     routes by request finds a taken call there ([TakenRequest], with
+//     [TakingTransport].Routes). The engine spike's own HTTP transport
+//     routes so (docs/engine.md). TestContractTakenCallRoutes.
 package sdkwire

@@ -41,6 +41,10 @@ type TakingTransport struct {
 	// SDK. It runs on the connection's read loop: it must be quick. req is
 	// a call (it has an id); its params are valid JSON.
 	Take func(req *jsonrpc.Request) TakenCall
+	// Routes: the connection routes what a call sends by the request it
+	// belongs to (an HTTP stream per POST), so each taken call's context
+	// carries its id (TakenRequest). Off on stdio, which has one stream.
+	Routes bool
 
 	mu    sync.Mutex
 	conns []*takingConn
@@ -54,7 +58,7 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	tc := &takingConn{Connection: c, take: t.Take, base: base, stop: stop,
+	tc := &takingConn{Connection: c, take: t.Take, routes: t.Routes, base: base, stop: stop,
 		calls: make(map[jsonrpc.ID]context.CancelCauseFunc), jobs: make(chan takenJob)}
 	t.mu.Lock()
 	t.conns = append(t.conns, tc)
@@ -89,10 +93,11 @@ var errClosed = errors.New("the connection is closed")
 // bodies.
 type takingConn struct {
 	mcp.Connection
-	take func(*jsonrpc.Request) TakenCall
-	base context.Context // parent of the calls' contexts
-	stop context.CancelCauseFunc
-	wg   sync.WaitGroup // taken calls running
+	take   func(*jsonrpc.Request) TakenCall
+	routes bool            // the calls' contexts carry their ids
+	base   context.Context // parent of the calls' contexts
+	stop   context.CancelCauseFunc
+	wg     sync.WaitGroup // taken calls running
 
 	// Idle workers wait on jobs for the next taken call: a fresh goroutine
 	// per call grew its stack through the call's JSON encoding every time
@@ -162,7 +167,11 @@ func (c *takingConn) inUse(id jsonrpc.ID) bool {
 // start runs a taken call (its id is not in use: see inUse) on an idle
 // worker, or on a new one when none waits.
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
-	ctx, cancel := context.WithCancelCause(c.base)
+	parent := c.base
+	if c.routes {
+		parent = WithRequest(parent, req.ID)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
 	c.mu.Lock()
 	c.calls[req.ID] = cancel
 	c.wg.Add(1)
@@ -244,6 +253,26 @@ func (c *takingConn) cancel(params json.RawMessage) bool {
 		cancel(ErrCancelled)
 	}
 	return found
+}
+
+// takenKey keys the id of the taken call a context belongs to.
+type takenKey struct{}
+
+// TakenRequest returns the id of the taken call whose body ctx (or a
+// context derived from it) belongs to: a connection that routes a
+// message by the request it relates to (an HTTP stream) reads it in
+// Write, where the SDK's own request key is out of reach.
+func TakenRequest(ctx context.Context) (jsonrpc.ID, bool) {
+	id, ok := ctx.Value(takenKey{}).(jsonrpc.ID)
+	return id, ok
+}
+
+// WithRequest returns ctx carrying the request id TakenRequest reads: a
+// receiving middleware tags a request the SDK serves with it, so that a
+// routing connection finds what its handler sends as it finds a taken
+// call's.
+func WithRequest(ctx context.Context, id jsonrpc.ID) context.Context {
+	return context.WithValue(ctx, takenKey{}, id)
 }
 
 // ErrCancelled is why a call the client cancelled ends.

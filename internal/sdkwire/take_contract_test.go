@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -237,5 +238,90 @@ func TestContractTakenCallsEnd(t *testing.T) {
 			default:
 			}
 		})
+	}
+}
+
+// routeRecorder records, for each message its connection writes, the
+// taken call TakenRequest finds in the Write's context.
+type routeRecorder struct {
+	mcp.Transport
+	mu     sync.Mutex
+	routes map[string]jsonrpc.ID // method (or "response") → taken call
+}
+
+func (r *routeRecorder) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := r.Transport.Connect(ctx)
+	return &routeConn{Connection: c, r: r}, err
+}
+
+type routeConn struct {
+	mcp.Connection
+	r *routeRecorder
+}
+
+func (c *routeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	key := "response"
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		key = req.Method
+	}
+	id, _ := TakenRequest(ctx)
+	c.r.mu.Lock()
+	c.r.routes[key] = id
+	c.r.mu.Unlock()
+	return c.Connection.Write(ctx, msg)
+}
+
+// Assumption 40: what a taken call sends through the session (a progress
+// notification, an elicitation) reaches Connection.Write with a context
+// derived from the call's, so a connection that routes by request (an
+// HTTP stream per POST) finds the call with TakenRequest; without Routes
+// the context carries nothing.
+func TestContractTakenCallRoutes(t *testing.T) {
+	for _, routes := range []bool{true, false} {
+		st, ct := mcp.NewInMemoryTransports()
+		rec := &routeRecorder{Transport: st, routes: map[string]jsonrpc.ID{}}
+		var session atomic.Pointer[mcp.ServerSession]
+		taking := &TakingTransport{Transport: rec, Routes: routes, Take: func(req *jsonrpc.Request) TakenCall {
+			if req.Method != "tools/call" {
+				return nil
+			}
+			return func(ctx context.Context) (json.RawMessage, error) {
+				ss := session.Load()
+				if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "p", Progress: 1}); err != nil {
+					return nil, err
+				}
+				if _, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: "ok?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{}}`)}); err != nil {
+					return nil, err
+				}
+				return textResult("done"), nil
+			}
+		}}
+		ss, err := newServer(nil).Connect(context.Background(), taking, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		session.Store(ss)
+		client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+			}})
+		cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "any", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		cs.Close()
+		ss.Wait()
+		taking.Wait()
+		rec.mu.Lock()
+		for _, method := range []string{"notifications/progress", "elicitation/create"} {
+			id, ok := rec.routes[method]
+			if want := routes; !ok || id.IsValid() != want {
+				t.Errorf("Routes %v: %s written with taken call %v (written: %v), want one: %v", routes, method, id.Raw(), ok, want)
+			}
+		}
+		rec.mu.Unlock()
 	}
 }

@@ -1,0 +1,8 @@
+//go:build mcpbridge_engine
+
+package gateway
+
+// Built with -tags mcpbridge_engine, every stateful gateway serves HTTP
+// through the engine spike's own transport (engine_own.go), for
+// side-by-side measurement with a binary built without it.
+func init() { engineDefault = "own" }
