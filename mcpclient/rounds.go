@@ -162,9 +162,10 @@ func (s *Server) answerInput(ctx context.Context, ir mcp.InputRequest) (mcp.Inpu
 		}
 		res := &mcp.ElicitResult{}
 		return res, s.ask(ctx, tool.AskElicit, p, res)
-	case *mcp.CreateMessageParams:
-		return s.answerSampling(ctx, withTools(p))
 	case *mcp.CreateMessageWithToolsParams:
+		// The SDK decodes every sampling request of a round in this
+		// shape (InputRequestMap.UnmarshalJSON); another would be refused
+		// below as unknown, never answered wrong.
 		return s.answerSampling(ctx, p)
 	case *mcp.ListRootsParams:
 		return s.rootsFor(ctx, p), nil
@@ -179,18 +180,6 @@ func (s *Server) answerSampling(ctx context.Context, p *mcp.CreateMessageWithToo
 	}
 	res := &mcp.CreateMessageWithToolsResult{}
 	return res, s.ask(ctx, tool.AskSample, p, res)
-}
-
-// withTools is a sampling request of the plain shape in the shape with
-// tools, which the consumer is handed.
-func withTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
-	msgs := make([]*mcp.SamplingMessageV2, 0, len(p.Messages))
-	for _, m := range p.Messages {
-		msgs = append(msgs, &mcp.SamplingMessageV2{Content: []mcp.Content{m.Content}, Role: m.Role})
-	}
-	return &mcp.CreateMessageWithToolsParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens,
-		Messages: msgs, Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences,
-		SystemPrompt: p.SystemPrompt, Temperature: p.Temperature}
 }
 
 // relayInputs puts the requests of one round that the consumer answers to
@@ -250,7 +239,7 @@ func (s *Server) relayed(ir mcp.InputRequest) (tool.Ask, error) {
 			return tool.Ask{}, errors.New("the bridge's consumer takes no elicitation")
 		}
 		method = tool.AskElicit
-	case *mcp.CreateMessageParams, *mcp.CreateMessageWithToolsParams:
+	case *mcp.CreateMessageWithToolsParams:
 		if !s.samples() {
 			return tool.Ask{}, errors.New("sampling is not allowed for this server (allowSampling), or its consumer takes none")
 		}
