@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/chattools"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -132,8 +133,8 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		if !withheld(b, name) {
 			e.suggestTool(name, b)
 		}
-	} else if args, err = applyArgs(name, t.InputSchema, args, f.callArgs); err != nil {
-		return err
+	} else if args, err = callargs.Apply(name, t.InputSchema, args, f.callArgs); err != nil {
+		return usagef("call: %v", err)
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
