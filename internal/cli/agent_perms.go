@@ -8,14 +8,9 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
-
-// permissionsID is the id of the permissions entry the agent adds to the
-// user config when it has none.
-const permissionsID = "permissions"
 
 // agentRules are the standing permissions of a run and, for notices, the
 // file each pattern comes from.
@@ -122,8 +117,8 @@ func (r *agentRun) keep(_ agent.Call, pattern string) {
 		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits: with neither XDG_CONFIG_HOME nor HOME set there is no user config to keep it in", pattern)})
 		return
 	}
-	err := r.e.editConfig(path, permissionsID, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
-		return allowInList(data, doc, list, pattern)
+	err := r.e.editConfig(path, permkind.ID, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
+		return permkind.Allow(data, doc, list, pattern)
 	})
 	if err != nil {
 		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits; it could not be kept in %s: %v", pattern, path, err)})
@@ -131,40 +126,4 @@ func (r *agentRun) keep(_ agent.Call, pattern string) {
 	}
 	r.rules.add(path, []string{pattern}, nil)
 	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed from now on: kept in %s (permissions.allow)", termsafe.Line(pattern), path)})
-}
-
-// allowInList adds pattern to the allow list of the list's first enabled
-// permissions entry, or appends an entry with it. An existing entry is
-// rewritten in place from its node tree (its comments kept); every other
-// line of the file stays as it was.
-func allowInList(data []byte, doc, list *yaml.Node, pattern string) ([]byte, error) {
-	i := slices.IndexFunc(list.Content, isPermissionsEntry)
-	if i < 0 {
-		entry := confedit.Mapping("id", permissionsID, "name", permkind.Name)
-		confedit.AppendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{confedit.Scalar("allow"), confedit.FlowList([]string{pattern})}})
-		return confedit.Append(data, doc, list, entry)
-	}
-	entry := list.Content[i]
-	cfg := confedit.Value(entry, "config")
-	if cfg == nil || cfg.Kind != yaml.MappingNode {
-		cfg = &yaml.Node{Kind: yaml.MappingNode}
-		confedit.SetValue(entry, "config", cfg)
-	}
-	allow := confedit.Value(cfg, "allow")
-	switch {
-	case allow == nil || allow.Kind != yaml.SequenceNode:
-		confedit.SetValue(cfg, "allow", confedit.FlowList([]string{pattern}))
-	case !slices.ContainsFunc(allow.Content, func(n *yaml.Node) bool { return n.Value == pattern }):
-		allow.Content = append(allow.Content, confedit.Scalar(pattern))
-	}
-	return confedit.Replace(data, doc, list, i)
-}
-
-// isPermissionsEntry reports an enabled permissions entry of a list.
-func isPermissionsEntry(item *yaml.Node) bool {
-	if item.Kind != yaml.MappingNode {
-		return false
-	}
-	name, disabled := confedit.Value(item, "name"), confedit.Value(item, "disabled")
-	return name != nil && name.Value == permkind.Name && (disabled == nil || disabled.Value != "true")
 }
