@@ -9,6 +9,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -53,7 +54,7 @@ func (r *agentRun) loadPermissions(src *source) error {
 	}
 	project := map[string]bool{}
 	for _, cf := range src.files {
-		project[cf.path] = cf.scope == scopeProject
+		project[cf.path] = cf.scope == scopes.Project
 	}
 	others := &host.Plan{Entries: slices.DeleteFunc(slices.Clone(src.plan.Entries), func(pe host.PlanEntry) bool { return pe.Entry.File == user })}
 	return r.rules.fromPlan(others, func(file string) bool {
