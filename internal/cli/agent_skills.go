@@ -33,7 +33,7 @@ func skillsSection(skills []tool.Skill) string {
 	var b strings.Builder
 	b.WriteString(skillsPrompt)
 	for _, s := range skills {
-		fmt.Fprintf(&b, "\n- %s: %s", s.Name, termsafe.Line(firstLine(s.Description)))
+		fmt.Fprintf(&b, "\n- %s: %s", s.Name, termsafe.Summary(s.Description))
 	}
 	return b.String()
 }

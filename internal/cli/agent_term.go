@@ -243,7 +243,7 @@ func (r *agentRun) showTools() {
 	}
 	tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
 	for _, t := range shown {
-		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Summary(t.Description))
 	}
 	tw.Flush()
 	fmt.Fprintf(r.e.Stderr, "the model sees %d of %d tools\n", len(shown), len(r.catalog()))

@@ -62,7 +62,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	} else {
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 		for _, t := range list {
-			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
+			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Summary(t.Description))
 		}
 		tw.Flush()
 		ready, n := b.serverCount(src.plan)
@@ -79,18 +79,6 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		return &exitError{ExitFailed}
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	const max = 100
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max-1]) + "…"
-	}
-	return s
 }
 
 // call calls one tool by its public name and prints what the model sees.

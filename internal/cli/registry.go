@@ -110,7 +110,7 @@ func (e *env) registrySearch(ctx context.Context, argv []string) error {
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	for _, r := range found {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(r.Server.Name), termsafe.Line(r.Server.Version), termsafe.Line(firstLine(r.Server.Description)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(r.Server.Name), termsafe.Line(r.Server.Version), termsafe.Summary(r.Server.Description))
 	}
 	tw.Flush()
 	more := ""

@@ -237,7 +237,7 @@ func (e *env) prompts(ctx context.Context, argv []string) error {
 		}
 		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		for _, p := range ps {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Line(firstLine(p.Description)))
+			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Summary(p.Description))
 		}
 		return w.Flush()
 	})
