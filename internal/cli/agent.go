@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -142,7 +143,7 @@ type agentRun struct {
 	// toldWhereKept: the first question said where "always" is kept.
 	toldWhereKept bool
 	named         map[string]bool // tools the person named: always shown
-	con           *console        // interactive: the line editor
+	con           *termio.Console // interactive: the line editor
 }
 
 // agent runs the model with every bridged tool, headless (-p) or at a

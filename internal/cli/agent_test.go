@@ -313,20 +313,6 @@ func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
 	}
 }
 
-// A raw terminal's read answers with its first character; Enter and an
-// escape sequence (an arrow key) answer nothing.
-func TestPressedKey(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want string
-		ok   bool
-	}{{"y", "y", true}, {"tx", "t", true}, {"é", "é", true}, {"\x03", "\x03", true}, {"\r", "", false}, {"\x1b[A", "", false}, {"", "", false}} {
-		if got, ok := pressedKey([]byte(c.in)); got != c.want || ok != c.ok {
-			t.Errorf("pressedKey(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // A result's preview: short text whole; past 6 lines or 160 characters a
 // line, what is left out, and at a terminal how to see it.
 func TestResultPreview(t *testing.T) {
