@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
 	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
@@ -139,7 +140,7 @@ type agentRun struct {
 	ag      *agent.Agent
 	out     *agentOutput
 	trusted map[string]bool
-	rules   agentRules // the standing permissions (agent_perms.go)
+	rules   permkind.Rules // the standing permissions (agent_perms.go)
 	// toldWhereKept: the first question said where "always" is kept.
 	toldWhereKept bool
 	named         map[string]bool // tools the person named: always shown

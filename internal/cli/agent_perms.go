@@ -13,28 +13,6 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
-// agentRules are the standing permissions of a run and, for notices, the
-// file each pattern comes from.
-type agentRules struct {
-	agent.Permissions
-	from map[string]string // pattern: file
-}
-
-func (ar *agentRules) add(file string, allow, deny []string) {
-	if ar.from == nil {
-		ar.from = map[string]string{}
-	}
-	for _, list := range [][]string{allow, deny} {
-		for _, p := range list {
-			if _, ok := ar.from[p]; !ok {
-				ar.from[p] = file
-			}
-		}
-	}
-	ar.Allow = append(ar.Allow, allow...)
-	ar.Deny = append(ar.Deny, deny...)
-}
-
 // loadPermissions reads the run's standing permissions: the user config's
 // permissions entries, whatever --config says (they are the person's, as
 // Claude Code's settings are), and those of the source's other files. A
@@ -48,7 +26,7 @@ func (r *agentRun) loadPermissions(src *source) error {
 		if err != nil {
 			return err
 		}
-		if err := r.rules.fromPlan(plan, func(string) bool { return true }); err != nil {
+		if err := r.addPermissions(plan, func(string) bool { return true }); err != nil {
 			return err
 		}
 	}
@@ -57,7 +35,7 @@ func (r *agentRun) loadPermissions(src *source) error {
 		project[cf.path] = cf.scope == scopes.Project
 	}
 	others := &host.Plan{Entries: slices.DeleteFunc(slices.Clone(src.plan.Entries), func(pe host.PlanEntry) bool { return pe.Entry.File == user })}
-	return r.rules.fromPlan(others, func(file string) bool {
+	return r.addPermissions(others, func(file string) bool {
 		if project[file] {
 			r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 				"%s: the allow list of a project's permissions entry is not used (a repository may not approve its own tools); its deny list is: put allow patterns in %s", file, user)})
@@ -83,22 +61,11 @@ func (e *env) readUserPlan(path string) (*host.Plan, error) {
 	return nil, &configError{fmt.Errorf("%w\nagent: not started: the agent reads the permissions of the user config %s, whatever --config says", err, path)}
 }
 
-// fromPlan adds the enabled permissions entries of plan; mayAllow says
-// whether a file's allow patterns count.
-func (ar *agentRules) fromPlan(plan *host.Plan, mayAllow func(file string) bool) error {
-	for _, pe := range plan.Entries {
-		if pe.Entry.Name != permkind.Name || pe.Entry.Disabled {
-			continue
-		}
-		if pe.Err != nil {
-			return &configError{fmt.Errorf("%w\nagent: not started: its permissions cannot be read", pe.Err)}
-		}
-		ps, _ := pe.Spec.Config.(agent.Permissions)
-		allow := ps.Allow
-		if len(allow) > 0 && !mayAllow(pe.Entry.File) {
-			allow = nil
-		}
-		ar.add(pe.Entry.File, allow, ps.Deny)
+// addPermissions adds plan's permissions entries to the run's rules; one
+// that cannot be read stops the agent, as an invalid guard does.
+func (r *agentRun) addPermissions(plan *host.Plan, mayAllow func(file string) bool) error {
+	if err := r.rules.AddPlan(plan, mayAllow); err != nil {
+		return &configError{fmt.Errorf("%w\nagent: not started: its permissions cannot be read", err)}
 	}
 	return nil
 }
@@ -106,7 +73,7 @@ func (ar *agentRules) fromPlan(plan *host.Plan, mayAllow func(file string) bool)
 // refused tells the person that a deny pattern refused c.
 func (r *agentRun) refused(c agent.Call, pattern string) {
 	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was refused without asking: denied by %q in %s (permissions.deny)",
-		c.Name, pattern, r.rules.from[pattern])})
+		c.Name, pattern, r.rules.From[pattern])})
 }
 
 // keep writes an "always" answer's pattern to the user config's
@@ -125,6 +92,6 @@ func (r *agentRun) keep(_ agent.Call, pattern string) {
 		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits; it could not be kept in %s: %v", pattern, path, err)})
 		return
 	}
-	r.rules.add(path, []string{pattern}, nil)
+	r.rules.Add(path, []string{pattern}, nil)
 	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed from now on: kept in %s (permissions.allow)", termsafe.Line(pattern), path)})
 }

@@ -3,6 +3,8 @@ package permissions_test
 import (
 	"fmt"
 
+	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 )
@@ -25,4 +27,17 @@ func ExampleAllow() {
 	//   config:
 	//     allow: [mcp__demo__add, mcp__demo__echo] # safe
 	// <nil>
+}
+
+// A harness's agent gathers the standing permissions of a config, a
+// project's file allowed only to deny.
+func ExampleRules_AddPlan() {
+	plan := &host.Plan{Entries: []host.PlanEntry{{
+		Entry: host.Entry{ID: "perms", Name: permkind.Name, File: "mcpbridge.yaml"},
+		Spec:  host.Spec{Config: agent.Permissions{Allow: []string{"mcp__demo__*"}, Deny: []string{"mcp__demo__rm"}}},
+	}}}
+	var r permkind.Rules
+	err := r.AddPlan(plan, func(file string) bool { return file != "mcpbridge.yaml" })
+	fmt.Println(r.Allow, r.Deny, r.From["mcp__demo__rm"], err)
+	// Output: [] [mcp__demo__rm] mcpbridge.yaml <nil>
 }
