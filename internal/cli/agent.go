@@ -16,7 +16,9 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
+	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -138,11 +140,11 @@ type agentRun struct {
 	ag      *agent.Agent
 	out     *agentOutput
 	trusted map[string]bool
-	rules   agentRules // the standing permissions (agent_perms.go)
+	rules   permkind.Rules // the standing permissions (agent_perms.go)
 	// toldWhereKept: the first question said where "always" is kept.
 	toldWhereKept bool
 	named         map[string]bool // tools the person named: always shown
-	con           *console        // interactive: the line editor
+	con           *termio.Console // interactive: the line editor
 }
 
 // agent runs the model with every bridged tool, headless (-p) or at a

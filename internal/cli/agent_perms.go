@@ -8,36 +8,10 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
-
-// permissionsID is the id of the permissions entry the agent adds to the
-// user config when it has none.
-const permissionsID = "permissions"
-
-// agentRules are the standing permissions of a run and, for notices, the
-// file each pattern comes from.
-type agentRules struct {
-	agent.Permissions
-	from map[string]string // pattern: file
-}
-
-func (ar *agentRules) add(file string, allow, deny []string) {
-	if ar.from == nil {
-		ar.from = map[string]string{}
-	}
-	for _, list := range [][]string{allow, deny} {
-		for _, p := range list {
-			if _, ok := ar.from[p]; !ok {
-				ar.from[p] = file
-			}
-		}
-	}
-	ar.Allow = append(ar.Allow, allow...)
-	ar.Deny = append(ar.Deny, deny...)
-}
 
 // loadPermissions reads the run's standing permissions: the user config's
 // permissions entries, whatever --config says (they are the person's, as
@@ -52,16 +26,16 @@ func (r *agentRun) loadPermissions(src *source) error {
 		if err != nil {
 			return err
 		}
-		if err := r.rules.fromPlan(plan, func(string) bool { return true }); err != nil {
+		if err := r.addPermissions(plan, func(string) bool { return true }); err != nil {
 			return err
 		}
 	}
 	project := map[string]bool{}
 	for _, cf := range src.files {
-		project[cf.path] = cf.scope == scopeProject
+		project[cf.path] = cf.scope == scopes.Project
 	}
 	others := &host.Plan{Entries: slices.DeleteFunc(slices.Clone(src.plan.Entries), func(pe host.PlanEntry) bool { return pe.Entry.File == user })}
-	return r.rules.fromPlan(others, func(file string) bool {
+	return r.addPermissions(others, func(file string) bool {
 		if project[file] {
 			r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 				"%s: the allow list of a project's permissions entry is not used (a repository may not approve its own tools); its deny list is: put allow patterns in %s", file, user)})
@@ -87,22 +61,11 @@ func (e *env) readUserPlan(path string) (*host.Plan, error) {
 	return nil, &configError{fmt.Errorf("%w\nagent: not started: the agent reads the permissions of the user config %s, whatever --config says", err, path)}
 }
 
-// fromPlan adds the enabled permissions entries of plan; mayAllow says
-// whether a file's allow patterns count.
-func (ar *agentRules) fromPlan(plan *host.Plan, mayAllow func(file string) bool) error {
-	for _, pe := range plan.Entries {
-		if pe.Entry.Name != permkind.Name || pe.Entry.Disabled {
-			continue
-		}
-		if pe.Err != nil {
-			return &configError{fmt.Errorf("%w\nagent: not started: its permissions cannot be read", pe.Err)}
-		}
-		ps, _ := pe.Spec.Config.(agent.Permissions)
-		allow := ps.Allow
-		if len(allow) > 0 && !mayAllow(pe.Entry.File) {
-			allow = nil
-		}
-		ar.add(pe.Entry.File, allow, ps.Deny)
+// addPermissions adds plan's permissions entries to the run's rules; one
+// that cannot be read stops the agent, as an invalid guard does.
+func (r *agentRun) addPermissions(plan *host.Plan, mayAllow func(file string) bool) error {
+	if err := r.rules.AddPlan(plan, mayAllow); err != nil {
+		return &configError{fmt.Errorf("%w\nagent: not started: its permissions cannot be read", err)}
 	}
 	return nil
 }
@@ -110,7 +73,7 @@ func (ar *agentRules) fromPlan(plan *host.Plan, mayAllow func(file string) bool)
 // refused tells the person that a deny pattern refused c.
 func (r *agentRun) refused(c agent.Call, pattern string) {
 	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was refused without asking: denied by %q in %s (permissions.deny)",
-		c.Name, pattern, r.rules.from[pattern])})
+		c.Name, pattern, r.rules.From[pattern])})
 }
 
 // keep writes an "always" answer's pattern to the user config's
@@ -122,49 +85,13 @@ func (r *agentRun) keep(_ agent.Call, pattern string) {
 		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits: with neither XDG_CONFIG_HOME nor HOME set there is no user config to keep it in", pattern)})
 		return
 	}
-	err := r.e.editConfig(path, permissionsID, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
-		return allowInList(data, doc, list, pattern)
+	err := r.e.editConfig(path, permkind.ID, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
+		return permkind.Allow(data, doc, list, pattern)
 	})
 	if err != nil {
 		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits; it could not be kept in %s: %v", pattern, path, err)})
 		return
 	}
-	r.rules.add(path, []string{pattern}, nil)
+	r.rules.Add(path, []string{pattern}, nil)
 	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed from now on: kept in %s (permissions.allow)", termsafe.Line(pattern), path)})
-}
-
-// allowInList adds pattern to the allow list of the list's first enabled
-// permissions entry, or appends an entry with it. An existing entry is
-// rewritten in place from its node tree (its comments kept); every other
-// line of the file stays as it was.
-func allowInList(data []byte, doc, list *yaml.Node, pattern string) ([]byte, error) {
-	i := slices.IndexFunc(list.Content, isPermissionsEntry)
-	if i < 0 {
-		entry := confedit.Mapping("id", permissionsID, "name", permkind.Name)
-		confedit.AppendNode(entry, "config", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{confedit.Scalar("allow"), confedit.FlowList([]string{pattern})}})
-		return confedit.Append(data, doc, list, entry)
-	}
-	entry := list.Content[i]
-	cfg := confedit.Value(entry, "config")
-	if cfg == nil || cfg.Kind != yaml.MappingNode {
-		cfg = &yaml.Node{Kind: yaml.MappingNode}
-		confedit.SetValue(entry, "config", cfg)
-	}
-	allow := confedit.Value(cfg, "allow")
-	switch {
-	case allow == nil || allow.Kind != yaml.SequenceNode:
-		confedit.SetValue(cfg, "allow", confedit.FlowList([]string{pattern}))
-	case !slices.ContainsFunc(allow.Content, func(n *yaml.Node) bool { return n.Value == pattern }):
-		allow.Content = append(allow.Content, confedit.Scalar(pattern))
-	}
-	return confedit.Replace(data, doc, list, i)
-}
-
-// isPermissionsEntry reports an enabled permissions entry of a list.
-func isPermissionsEntry(item *yaml.Node) bool {
-	if item.Kind != yaml.MappingNode {
-		return false
-	}
-	name, disabled := confedit.Value(item, "name"), confedit.Value(item, "disabled")
-	return name != nil && name.Value == permkind.Name && (disabled == nil || disabled.Value != "true")
 }

@@ -11,103 +11,19 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
-	"unicode/utf8"
-
-	"golang.org/x/term"
 
 	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
-// console is the person's line editor: golang.org/x/term's Terminal
-// (history, editing keys) in raw mode only while a line is read, so that
-// between lines the terminal is as usual (Ctrl-C interrupts, and an
-// elicitation reads plain lines from the same stdin). docs/decisions.md
-// says why this one.
-type console struct {
-	mu  sync.Mutex
-	fd  int // -1 when stdin is no file (no raw mode)
-	in  io.Reader
-	out io.Writer
-	t   *term.Terminal
-}
-
-func newConsole(in io.Reader, out io.Writer) *console {
-	c := &console{fd: -1, in: in, out: out, t: term.NewTerminal(struct {
-		io.Reader
-		io.Writer
-	}{in, out}, "")}
-	if f, ok := in.(*os.File); ok {
-		c.fd = int(f.Fd())
-	}
-	return c
-}
-
-// readKey writes prompt and reads one key press, in raw mode so that the
-// key alone answers (no Enter); it returns the key as a string (Ctrl-C
-// and Ctrl-D too: raw mode makes them keys). What was typed before the
-// prompt is discarded, never taken for the answer. Escape sequences
-// (arrow keys) and Enter are skipped. A stdin that is no terminal has no
-// keys: a line is read and returned instead.
-func (c *console) readKey(prompt string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd < 0 || !term.IsTerminal(c.fd) {
-		c.t.SetPrompt(prompt)
-		return c.t.ReadLine()
-	}
-	fmt.Fprint(c.out, prompt)
-	old, err := term.MakeRaw(c.fd)
-	if err != nil {
-		return "", fmt.Errorf("reading a key: %w", err)
-	}
-	defer term.Restore(c.fd, old)
-	flushInput(c.fd) // best effort: where it fails, a typed-ahead key is read
-	buf := make([]byte, 64)
-	for {
-		n, err := c.in.Read(buf)
-		if err != nil {
-			return "", err
-		}
-		if key, ok := pressedKey(buf[:n]); ok {
-			return key, nil
-		}
-	}
-}
-
-// pressedKey is the key a read from a raw terminal holds: its first
-// character; ok false for what answers nothing (Enter, an escape
-// sequence, nothing); io.EOF's keys (Ctrl-C, Ctrl-D) come back as "\x03"
-// and "\x04" for the caller to tell.
-func pressedKey(b []byte) (string, bool) {
-	if len(b) == 0 || b[0] == '\r' || b[0] == '\n' || b[0] == 0x1b {
-		return "", false
-	}
-	r, _ := utf8.DecodeRune(b)
-	return string(r), true
-}
-
-// readLine reads one line after prompt; io.EOF on Ctrl-D or Ctrl-C.
-func (c *console) readLine(prompt string) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fd >= 0 {
-		if old, err := term.MakeRaw(c.fd); err == nil {
-			defer term.Restore(c.fd, old)
-		}
-	}
-	c.t.SetPrompt(prompt)
-	return c.t.ReadLine()
-}
-
 // interactive is the agent at a terminal: one prompt after the other,
 // the answer streamed, slash commands, approvals asked. Ctrl-C cancels
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
-	r.con = newConsole(r.e.Stdin, r.e.Stderr)
-	r.con.t.AutoCompleteCallback = r.keyAtPrompt
+	r.con = termio.NewConsole(r.e.Stdin, r.e.Stderr, r.keyAtPrompt)
 	intr := make(chan os.Signal, 2)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
@@ -116,7 +32,7 @@ func (r *agentRun) interactive(ctx context.Context) error {
 	defer quit()
 	r.banner()
 	for base.Err() == nil {
-		line, err := r.con.readLine("› ")
+		line, err := r.con.ReadLine("› ")
 		if errors.Is(err, io.EOF) {
 			fmt.Fprintln(r.e.Stderr)
 			return nil
@@ -188,7 +104,7 @@ func (r *agentRun) keyAtPrompt(line string, pos int, key rune) (string, int, boo
 	if key != ctrlO {
 		return "", 0, false
 	}
-	r.con.t.Write([]byte(r.out.expandLast()))
+	r.con.Write([]byte(r.out.expandLast()))
 	return line, pos, true
 }
 
@@ -243,7 +159,7 @@ func (r *agentRun) showTools() {
 	}
 	tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
 	for _, t := range shown {
-		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Summary(t.Description))
 	}
 	tw.Flush()
 	fmt.Fprintf(r.e.Stderr, "the model sees %d of %d tools\n", len(shown), len(r.catalog()))
@@ -271,7 +187,7 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 		if err := ctx.Err(); err != nil {
 			return agent.Deny, err
 		}
-		key, err := r.con.readKey(choices)
+		key, err := r.con.ReadKey(choices)
 		if err != nil || key == "\x03" || key == "\x04" {
 			fmt.Fprintln(r.e.Stderr)
 			return agent.Deny, context.Canceled

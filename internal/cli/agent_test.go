@@ -313,20 +313,6 @@ func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
 	}
 }
 
-// A raw terminal's read answers with its first character; Enter and an
-// escape sequence (an arrow key) answer nothing.
-func TestPressedKey(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want string
-		ok   bool
-	}{{"y", "y", true}, {"tx", "t", true}, {"é", "é", true}, {"\x03", "\x03", true}, {"\r", "", false}, {"\x1b[A", "", false}, {"", "", false}} {
-		if got, ok := pressedKey([]byte(c.in)); got != c.want || ok != c.ok {
-			t.Errorf("pressedKey(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // A result's preview: short text whole; past 6 lines or 160 characters a
 // line, what is left out, and at a terminal how to see it.
 func TestResultPreview(t *testing.T) {
@@ -402,35 +388,6 @@ func TestAgentPermissionsKeepTheDemo(t *testing.T) {
 	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add")
 	if r.code != 0 || len(srv.Requests()) != 2 || toolResults(srv.Requests()[len(srv.Requests())-1])["call_1_0"] != "4" {
 		t.Fatalf("exit %d, %d model requests, the last's results %v\n%s", r.code, len(srv.Requests()), toolResults(srv.Requests()[len(srv.Requests())-1]), r.stderr)
-	}
-}
-
-// "Always" edits the user config as a person would: the pattern joins
-// the first enabled permissions entry's allow list (block or flow, once),
-// in place, the comments in and around it kept and every other line as
-// it was; without one an entry is appended.
-func TestAllowInList(t *testing.T) {
-	for _, c := range []struct{ name, in, want string }{
-		{"new file", "", "- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
-		{"block list, entry in the middle", "# top\n- id: a # server a\n  name: mcp-client\n\n# my rules\n- id: perms\n  name: permissions\n  config:\n    allow:\n      - mcp__b__y # old\n    deny: [mcp__c__*]\n\n# last\n- id: z\n  name: tool-search\n",
-			"# top\n- id: a # server a\n  name: mcp-client\n\n# my rules\n- id: perms\n  name: permissions\n  config:\n    allow:\n      - mcp__b__y # old\n      - mcp__a__x\n    deny: [mcp__c__*]\n\n# last\n- id: z\n  name: tool-search\n"},
-		{"flow entry, no config", "- {id: p, name: permissions}\n", "- {id: p, name: permissions, config: {allow: [mcp__a__x]}}\n"},
-		{"already there", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n"},
-		{"disabled one skipped", "- {id: p, name: permissions, disabled: true}\n",
-			"- {id: p, name: permissions, disabled: true}\n- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
-	} {
-		doc, list, err := entryList("config.yaml", []byte(c.in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := allowInList([]byte(c.in), doc, list, "mcp__a__x")
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
-			continue
-		}
-		if d := cmp.Diff(c.want, string(out)); d != "" {
-			t.Errorf("%s (-want +got):\n%s", c.name, d)
-		}
 	}
 }
 

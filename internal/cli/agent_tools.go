@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/agentext"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
@@ -37,11 +38,13 @@ func (r *agentRun) newAgent() error {
 		Record: func(m agent.Message) error { return r.session.Append(m) }, // /clear swaps the session
 	}
 	if r.af.codeMode {
-		if err := r.codeMode(&opts); err != nil {
-			return err
+		if err := agentext.CodeMode(&opts); err != nil {
+			return fmt.Errorf("agent: %w", err)
 		}
-	} else if err := r.addSkills(&opts); err != nil {
-		return err
+	} else if skills, err := agentext.Skills(&opts, r.b.reg); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	} else if skills {
+		r.named[agentext.LoadSkillName] = true // deferred loading never hides it
 	}
 	ag, err := agent.New(opts)
 	if err != nil {

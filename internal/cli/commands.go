@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/chattools"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -61,7 +62,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	} else {
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 		for _, t := range list {
-			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Line(firstLine(t.Description)))
+			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Summary(t.Description))
 		}
 		tw.Flush()
 		ready, n := b.serverCount(src.plan)
@@ -78,18 +79,6 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		return &exitError{ExitFailed}
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	const max = 100
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max-1]) + "…"
-	}
-	return s
 }
 
 // call calls one tool by its public name and prints what the model sees.
@@ -132,8 +121,8 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		if !withheld(b, name) {
 			e.suggestTool(name, b)
 		}
-	} else if args, err = applyArgs(name, t.InputSchema, args, f.callArgs); err != nil {
-		return err
+	} else if args, err = callargs.Apply(name, t.InputSchema, args, f.callArgs); err != nil {
+		return usagef("call: %v", err)
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc

@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/completion"
 )
 
-// The completion scripts are generated from the command table (commands,
-// commandSpecs, flagDefs): each command's own flags, and the names only a
-// running config knows (tools, prompts, resource URIs, entries) from the
-// hidden '__complete KIND WORDS...'. They register for the name the binary
-// was run as and call back the command as typed.
+// The completion scripts (internal/completion) are generated from the
+// command table (commands, commandSpecs, flagDefs): each command's own
+// flags, and the names only a running config knows (tools, prompts,
+// resource URIs, entries) from the hidden '__complete KIND WORDS...'.
 
 // dynamicArgs says what completes the arguments of a command: a
 // __complete kind, or a fixed list.
@@ -38,14 +39,14 @@ func (e *env) completion(argv []string) error {
 	if len(argv) != 1 {
 		return usagef("completion: want bash, zsh or fish")
 	}
-	prog := e.progName()
+	spec := completionSpec(e.progName())
 	switch argv[0] {
 	case "bash":
-		fmt.Fprint(e.Stdout, bashScript(prog))
+		fmt.Fprint(e.Stdout, completion.Bash(spec))
 	case "zsh":
-		fmt.Fprint(e.Stdout, zshScript(prog))
+		fmt.Fprint(e.Stdout, completion.Zsh(spec))
 	case "fish":
-		fmt.Fprint(e.Stdout, fishScript(prog))
+		fmt.Fprint(e.Stdout, completion.Fish(spec))
 	default:
 		return usagef("completion: unknown shell %q (want bash, zsh or fish)", argv[0])
 	}
@@ -60,160 +61,26 @@ func (e *env) progName() string {
 	return filepath.Base(os.Args[0])
 }
 
-// funcName is a shell function name made of prog.
-func funcName(prog string) string {
-	return "_" + strings.Map(func(r rune) rune {
-		if r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
-			return r
-		}
-		return '_'
-	}, prog)
-}
-
-// allFlags is every flag of every command, "|"-joined, by whether it
-// takes a value (for the scripts' case patterns); files are those whose
-// value is a file or directory.
-func allFlags() (valued, files []string) {
-	for _, def := range flagDefs() {
-		for _, n := range def.names {
-			name := "--" + n
-			if len(n) == 1 {
-				name = "-" + n
-			}
-			switch def.value {
-			case "":
-			case "FILE", "DIR":
-				files = append(files, name)
-				valued = append(valued, name)
-			default:
-				valued = append(valued, name)
-			}
-		}
-	}
-	return valued, files
-}
-
-// commandFlagWords is, per command ("" for none yet), the flags to offer.
-func commandFlagWords() map[string]string {
-	out := map[string]string{}
+// completionSpec is the command table (commands, commandSpecs, flagDefs)
+// as the completion scripts offer it, for the name prog.
+func completionSpec(prog string) completion.Spec {
+	spec := completion.Spec{Prog: prog, Choices: flagChoices(), Dynamic: dynamicArgs()}
 	for _, c := range commands() {
 		names, _ := flagsOf(c.name)
-		out[c.name] = strings.Join(names, " ")
+		spec.Commands = append(spec.Commands, completion.Command{Name: c.name, Summary: c.summary, Flags: names})
 	}
 	global, _ := flagsOf("")
-	out[""] = strings.Join(append(global, "--version"), " ")
-	return out
-}
-
-func commandNames() []string {
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
-	}
-	return names
-}
-
-// sortedKeys returns m's keys in order, so the scripts are stable.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func bashScript(prog string) string {
-	valued, files := allFlags()
-	var b strings.Builder
-	fn := funcName(prog)
-	fmt.Fprintf(&b, "# bash completion for %s: source <(%s completion bash)\n%s() {\n", prog, prog, fn)
-	b.WriteString(`  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" cmd="" i words IFS=$' \t\n'` + "\n")
-	fmt.Fprintf(&b, "  for ((i = 1; i < COMP_CWORD; i++)); do\n    case \"${COMP_WORDS[i]}\" in\n      %s) ((i++)) ;;\n      -*) ;;\n      *) cmd=\"${COMP_WORDS[i]}\"; break ;;\n    esac\n  done\n", strings.Join(valued, "|"))
-	fmt.Fprintf(&b, "  case \"$prev\" in\n    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", strings.Join(files, "|"))
-	for _, f := range sortedKeys(flagChoices()) {
-		fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", f, flagChoices()[f])
-	}
-	fmt.Fprintf(&b, "    %s) return ;;\n  esac\n", strings.Join(valued, "|"))
-	b.WriteString("  if [[ \"$cur\" == -* ]]; then\n    case \"$cmd\" in\n")
-	words := commandFlagWords()
-	for _, c := range sortedKeys(words) {
-		if c != "" {
-			fmt.Fprintf(&b, "      %s) words=%q ;;\n", c, words[c])
-		}
-	}
-	fmt.Fprintf(&b, "      *) words=%q ;;\n    esac\n    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\")); return\n  fi\n", words[""])
-	b.WriteString("  case \"$cmd\" in\n")
-	fmt.Fprintf(&b, "    \"\" | help) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(commandNames(), " "))
-	b.WriteString("    completion) COMPREPLY=($(compgen -W \"bash zsh fish\" -- \"$cur\")) ;;\n")
-	dyn := dynamicArgs()
-	for _, c := range sortedKeys(dyn) {
-		fmt.Fprintf(&b, "    %s) IFS=$'\\n' COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __complete %s \"${COMP_WORDS[@]:1:COMP_CWORD-1}\" 2>/dev/null)\" -- \"$cur\")) ;;\n", c, dyn[c])
-	}
-	fmt.Fprintf(&b, "    *) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n  esac\n}\ncomplete -F %s %s\n", fn, prog)
-	return b.String()
-}
-
-func zshScript(prog string) string {
-	valued, files := allFlags()
-	fn := funcName(prog)
-	var b strings.Builder
-	fmt.Fprintf(&b, "#compdef %s\n# zsh completion for %s: source <(%s completion zsh)\n%s() {\n  local -a cmds vals\n  local cmd=\"\" i\n  cmds=(", prog, prog, prog, fn)
-	for i, c := range commands() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "'%s:%s'", c.name, strings.ReplaceAll(c.summary, "'", ""))
-	}
-	fmt.Fprintf(&b, ")\n  case \"${words[CURRENT-1]}\" in\n    %s) _files; return ;;\n", strings.Join(files, "|"))
-	for _, f := range sortedKeys(flagChoices()) {
-		fmt.Fprintf(&b, "    %s) compadd %s; return ;;\n", f, flagChoices()[f])
-	}
-	fmt.Fprintf(&b, "    %s) return ;;\n  esac\n", strings.Join(valued, "|"))
-	fmt.Fprintf(&b, "  for ((i = 2; i < CURRENT; i++)); do\n    case \"${words[i]}\" in\n      %s) ((i++)) ;;\n      -*) ;;\n      *) cmd=\"${words[i]}\"; break ;;\n    esac\n  done\n", strings.Join(valued, "|"))
-	b.WriteString("  if [[ \"${words[CURRENT]}\" == -* ]]; then\n    case \"$cmd\" in\n")
-	words := commandFlagWords()
-	for _, c := range sortedKeys(words) {
-		if c != "" {
-			fmt.Fprintf(&b, "      %s) compadd -- %s ;;\n", c, words[c])
-		}
-	}
-	fmt.Fprintf(&b, "      *) compadd -- %s ;;\n    esac\n    return\n  fi\n  case \"$cmd\" in\n", words[""])
-	b.WriteString("    \"\" | help) _describe 'command' cmds ;;\n    completion) compadd bash zsh fish ;;\n")
-	dyn := dynamicArgs()
-	for _, c := range sortedKeys(dyn) {
-		fmt.Fprintf(&b, "    %s) vals=(${(f)\"$(${words[1]} __complete %s ${words[2,CURRENT-1]} 2>/dev/null)\"}); compadd -a vals ;;\n", c, dyn[c])
-	}
-	fmt.Fprintf(&b, "    *) _files ;;\n  esac\n}\ncompdef %s %s\n", fn, prog)
-	return b.String()
-}
-
-func fishScript(prog string) string {
-	fn := funcName(prog)
-	var b strings.Builder
-	fmt.Fprintf(&b, "# fish completion for %s: %s completion fish | source\ncomplete -c %s -f\n", prog, prog, prog)
-	fmt.Fprintf(&b, "function %s_dyn\n    set -l words (commandline -opc)\n    $words[1] __complete $argv[1] $words[2..-1] 2>/dev/null\nend\n", fn)
-	for _, c := range commands() {
-		fmt.Fprintf(&b, "complete -c %s -n __fish_use_subcommand -a %s -d %s\n", prog, c.name, fishQuote(c.summary))
-	}
-	fmt.Fprintf(&b, "complete -c %s -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'\n", prog)
-	fmt.Fprintf(&b, "complete -c %s -n '__fish_seen_subcommand_from help' -a %s\n", prog, fishQuote(strings.Join(commandNames(), " ")))
-	dyn := dynamicArgs()
-	for _, c := range sortedKeys(dyn) {
-		fmt.Fprintf(&b, "complete -c %s -n '__fish_seen_subcommand_from %s' -a '(%s_dyn %s)'\n", prog, c, fn, dyn[c])
-	}
-	fmt.Fprintf(&b, "complete -c %s -l version -d 'the version and commit'\n", prog)
+	spec.Global = append(global, "--version")
 	for _, def := range flagDefs() {
-		cond := fishCondition(def)
-		fmt.Fprintf(&b, "complete -c %s%s%s\n", prog, cond, fishFlag(def))
+		spec.Flags = append(spec.Flags, completion.Flag{Names: def.names, Value: def.value, Commands: commandsTaking(def)})
 	}
-	return b.String()
+	return spec
 }
 
-// fishCondition limits a flag to the commands that take it (none for a
-// global flag).
-func fishCondition(def flagDef) string {
-	var cmds []string
+// commandsTaking are the commands that take def's flag: nil for all of
+// them (a global flag).
+func commandsTaking(def flagDef) []string {
+	cmds := []string{} // none is not all
 	all := true
 	for _, c := range commands() {
 		if def.accept(specOf(c.name)) {
@@ -223,39 +90,9 @@ func fishCondition(def flagDef) string {
 		}
 	}
 	if all {
-		return ""
+		return nil
 	}
-	return fmt.Sprintf(" -n '__fish_seen_subcommand_from %s'", strings.Join(cmds, " "))
-}
-
-// fishFlag is the -l/-s part of a flag's complete line, with its value.
-func fishFlag(def flagDef) string {
-	var b strings.Builder
-	for _, n := range def.names {
-		if len(n) == 1 {
-			fmt.Fprintf(&b, " -s %s", n)
-		} else {
-			fmt.Fprintf(&b, " -l %s", n)
-		}
-	}
-	switch def.value {
-	case "":
-	case "FILE", "DIR":
-		b.WriteString(" -r -F")
-	default:
-		b.WriteString(" -x") // a value, not a file
-		if ch, ok := flagChoices()["--"+def.names[0]]; ok {
-			fmt.Fprintf(&b, " -a %s", fishQuote(ch))
-		}
-	}
-	if def.value != "" {
-		fmt.Fprintf(&b, " -d %s", fishQuote(def.value))
-	}
-	return b.String()
-}
-
-func fishQuote(s string) string {
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	return cmds
 }
 
 // completeNames is the hidden '__complete KIND [WORDS...]' the scripts

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/completion"
 )
 
 // writeFile writes a file named name in a new directory and returns its path.
@@ -336,7 +338,7 @@ func TestShellCompletion(t *testing.T) {
 		if prog != "mcpbridge" { // the prompts and URIs once are enough (each starts the server)
 			lines, want = slices.Delete(lines, 9, 11), slices.Delete(want, 9, 11)
 		}
-		fn := funcName(prog)
+		fn := completion.FuncName(prog)
 		for _, c := range []struct {
 			shell, script string
 			args          []string

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -83,9 +84,9 @@ func (e *env) addPath(f *flags) (path, scope string, err error) {
 	}
 	scope = f.scope
 	if scope == "" {
-		scope = scopeUser
-		if projectConfigPath() != "" {
-			scope = scopeProject
+		scope = scopes.User
+		if scopes.ProjectPath() != "" {
+			scope = scopes.Project
 		}
 	}
 	path, err = e.scopePath(scope)
@@ -96,18 +97,18 @@ func (e *env) addPath(f *flags) (path, scope string, err error) {
 // ./mcpbridge.yaml; the user file.
 func (e *env) scopePath(scope string) (string, error) {
 	switch scope {
-	case scopeProject:
-		if p := projectConfigPath(); p != "" {
+	case scopes.Project:
+		if p := scopes.ProjectPath(); p != "" {
 			return p, nil
 		}
-		return defaultConfigPath, nil
-	case scopeUser:
+		return scopes.ProjectFile, nil
+	case scopes.User:
 		if p := e.userConfigPath(); p != "" {
 			return p, nil
 		}
 		return "", usagef("--scope user: neither XDG_CONFIG_HOME nor HOME is set")
-	case scopeLocal:
-		if p := e.localConfigPath(); p != "" {
+	case scopes.Local:
+		if p := scopes.LocalPath(e.getenv); p != "" {
 			return p, nil
 		}
 		return "", usagef("--scope local: neither XDG_CONFIG_HOME nor HOME is set")
@@ -178,7 +179,7 @@ func (e *env) removeCandidates(f *flags) ([]string, error) {
 		return []string{p}, err
 	}
 	var out []string
-	for _, scope := range []string{scopeProject, scopeUser, scopeLocal} {
+	for _, scope := range []string{scopes.Project, scopes.User, scopes.Local} {
 		if p, err := e.scopePath(scope); err == nil {
 			out = append(out, p)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/internal/elicitform"
+	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -22,7 +23,7 @@ import (
 // at a time on stderr.
 type terminal struct {
 	mu    sync.Mutex
-	lines *lineReader // created on first use
+	lines *termio.LineReader // created on first use
 }
 
 // Answers to an elicitation.
@@ -57,7 +58,7 @@ func (e *env) elicitPerson(ctx context.Context, server string, params json.RawMe
 	e.term.mu.Lock()
 	defer e.term.mu.Unlock()
 	if e.term.lines == nil {
-		e.term.lines = newLineReader(e.Stdin)
+		e.term.lines = termio.NewLineReader(e.Stdin)
 	}
 	p := &prompter{ctx: ctx, in: e.term.lines, out: e.Stderr}
 	var answer json.RawMessage
@@ -77,7 +78,7 @@ func (e *env) elicitPerson(ctx context.Context, server string, params json.RawMe
 // prompter asks one elicitation.
 type prompter struct {
 	ctx context.Context
-	in  *lineReader
+	in  *termio.LineReader
 	out io.Writer
 }
 
@@ -85,7 +86,7 @@ type prompter struct {
 // form, as does the end of input (cancel).
 func (p *prompter) ask(prompt string) (string, error) {
 	fmt.Fprint(p.out, prompt)
-	line, err := p.in.next(p.ctx)
+	line, err := p.in.Next(p.ctx)
 	switch {
 	case errors.Is(err, io.EOF):
 		fmt.Fprintln(p.out)

@@ -139,19 +139,3 @@ func TestElicitPersonEdges(t *testing.T) {
 		t.Error("a person is asked without a terminal on stdin")
 	}
 }
-
-// A line longer than the bound is cut, not buffered whole.
-func TestLineReaderBound(t *testing.T) {
-	long := strings.Repeat("x", maxAnswerBytes+5000)
-	l := newLineReader(strings.NewReader(long + "\r\nnext"))
-	first, err := l.next(context.Background())
-	if err != nil || len(first) != maxAnswerBytes {
-		t.Errorf("long line: %d bytes, %v", len(first), err)
-	}
-	if second, err := l.next(context.Background()); second != "next" || err != nil {
-		t.Errorf("after it: %q, %v", second, err)
-	}
-	if _, err := l.next(context.Background()); err != io.EOF {
-		t.Errorf("at the end: %v", err)
-	}
-}

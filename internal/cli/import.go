@@ -66,7 +66,7 @@ func (e *env) importServerJSON(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	out, err := confedit.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{registryEntry(name, built)}})
+	out, err := confedit.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{built.Node(name)}})
 	if err != nil {
 		return err // untested: the entry was built above
 	}

@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
@@ -107,7 +104,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 	if o.StateDir == "" {
 		return fmt.Errorf("login: neither XDG_STATE_HOME nor HOME is set: no place for the tokens")
 	}
-	if _, err := forget(o.StateDir, cfg); err != nil {
+	if _, err := oauth.Forget(o.StateDir, cfg.URL, cfg.OAuth); err != nil {
 		return err
 	}
 	if !f.oauthHeadless {
@@ -115,9 +112,9 @@ func (e *env) login(ctx context.Context, argv []string) error {
 		if cfg.OAuth != nil {
 			port = cfg.OAuth.CallbackPort
 		}
-		var browsers browsers
-		defer browsers.wait()
-		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, func(url string) error { return browsers.open(e, url) })
+		var browsers oauth.Browsers
+		defer browsers.Wait()
+		cb, err := oauth.ListenCallback(port, cfg.ServerName, e.Stderr, func(url string) error { return browsers.Open(e.getenv, e.Environ, url) })
 		if err != nil {
 			return err
 		}
@@ -141,7 +138,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
 		return &exitError{ExitFailed}
 	}
-	if usesCode(cfg) && !stored(o.StateDir, cfg) {
+	if cfg.OAuth.StoresTokens() && !oauth.Stored(o.StateDir, cfg.URL, cfg.OAuth) {
 		fmt.Fprintf(e.Stdout, "%s did not ask for a login (%d tools).\n", cfg.ServerName, st.Tools)
 		return nil
 	}
@@ -158,7 +155,7 @@ func (e *env) logout(argv []string) error {
 	dir := e.oauthOptions(f).StateDir
 	had := false
 	if dir != "" {
-		if had, err = forget(dir, cfg); err != nil {
+		if had, err = oauth.Forget(dir, cfg.URL, cfg.OAuth); err != nil {
 			return err
 		}
 	}
@@ -168,84 +165,4 @@ func (e *env) logout(argv []string) error {
 		fmt.Fprintf(e.Stdout, "No stored login for %s.\n", cfg.ServerName)
 	}
 	return nil
-}
-
-// usesCode reports whether the entry's grant is the authorization code,
-// the one whose tokens are stored.
-func usesCode(cfg mcpclient.Config) bool {
-	return cfg.OAuth == nil || cfg.OAuth.Grant == "" || cfg.OAuth.Grant == oauth.GrantAuthorizationCode
-}
-
-// stored reports whether the server has stored tokens.
-func stored(stateDir string, cfg mcpclient.Config) bool {
-	store, err := oauth.OpenStore(stateDir)
-	if err != nil {
-		return false
-	}
-	rec, err := store.Load(oauth.Key(cfg.URL, cfg.OAuth))
-	return err == nil && rec != nil
-}
-
-// forget deletes the server's stored tokens; it reports whether there were
-// any.
-func forget(stateDir string, cfg mcpclient.Config) (bool, error) {
-	store, err := oauth.OpenStore(stateDir)
-	if err != nil {
-		return false, err
-	}
-	return store.Delete(oauth.Key(cfg.URL, cfg.OAuth))
-}
-
-// browsers are the browsers a login opened.
-type browsers struct {
-	mu     sync.Mutex
-	exited []chan struct{}
-}
-
-// browserWait bounds the wait for a browser command at the end of a login
-// (xdg-open hands over and exits; a browser run directly may stay).
-const browserWait = 5 * time.Second
-
-// open opens url in $BROWSER, else the desktop's opener when there is a
-// display; without either, the printed URL is the way.
-func (b *browsers) open(e *env, url string) error {
-	var cmd *exec.Cmd
-	if br := e.getenv("BROWSER"); br != "" {
-		fields := strings.Fields(br)
-		cmd = exec.Command(fields[0], append(fields[1:], url)...)
-	} else if e.getenv("DISPLAY") != "" || e.getenv("WAYLAND_DISPLAY") != "" {
-		cmd = exec.Command("xdg-open", url)
-	} else {
-		return nil
-	}
-	cmd.Env = e.Environ
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		cmd.Wait()
-	}()
-	b.mu.Lock()
-	b.exited = append(b.exited, exited)
-	b.mu.Unlock()
-	return nil
-}
-
-// wait waits a little for the browser commands to exit.
-func (b *browsers) wait() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	deadline := time.After(browserWait)
-	for _, ch := range b.exited {
-		select {
-		case <-ch:
-		case <-deadline:
-			return
-		}
-	}
 }

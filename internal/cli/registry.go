@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
-	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -111,7 +110,7 @@ func (e *env) registrySearch(ctx context.Context, argv []string) error {
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	for _, r := range found {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(r.Server.Name), termsafe.Line(r.Server.Version), termsafe.Line(firstLine(r.Server.Description)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termsafe.Line(r.Server.Name), termsafe.Line(r.Server.Version), termsafe.Summary(r.Server.Description))
 	}
 	tw.Flush()
 	more := ""
@@ -170,10 +169,7 @@ func (e *env) fetchServer(ctx context.Context, cmd, ref string) (registry.Respon
 		}
 		return registry.Response{Server: s}, nil
 	}
-	name, version := ref, ""
-	if i := strings.LastIndexByte(ref, '@'); i > 0 {
-		name, version = ref[:i], ref[i+1:]
-	}
+	name, version := registry.SplitRef(ref)
 	c, err := e.registryClient()
 	if err != nil {
 		return registry.Response{}, err
@@ -280,7 +276,7 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.addEntry(f, name, registryEntry(name, built)); err != nil {
+	if err := e.addEntry(f, name, built.Node(name)); err != nil {
 		return err
 	}
 	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
@@ -310,56 +306,17 @@ func checkRegistryAdd(f *flags) error {
 }
 
 // registryEntryName is the entry's name: NAME when given, else the part
-// of the registry name after its namespace, made a valid serverName.
+// of the registry name after its namespace, made a valid serverName
+// (registry.ServerName).
 func registryEntryName(f *flags, registryName string) (string, error) {
 	if len(f.args) == 1 {
 		return f.args[0], nil
 	}
-	_, base, _ := strings.Cut(registryName, "/")
-	name := strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
-			return r
-		}
-		return '-'
-	}, base)
-	for strings.Contains(name, "__") {
-		name = strings.ReplaceAll(name, "__", "_")
-	}
-	name = strings.Trim(name[:min(len(name), 32)], "_-")
+	name := registry.ServerName(registryName)
 	if why := mcpclient.ValidServerName(name); why != "" {
 		return "", usagef("add: no server name can be made of %q (%s): give one, as in mcpbridge add --from-registry %s NAME", registryName, why, registryName)
 	}
 	return name, nil
-}
-
-// registryEntry is the config entry of built, named name.
-func registryEntry(name string, built registry.Entry) *yaml.Node {
-	cfg := confedit.Mapping("serverName", name, "transport", built.Transport)
-	if built.Command != "" {
-		confedit.AppendPairs(cfg, "command", built.Command)
-		confedit.AppendNode(cfg, "args", confedit.FlowList(built.Args))
-	}
-	if built.URL != "" {
-		confedit.AppendPairs(cfg, "url", built.URL)
-	}
-	for _, m := range []struct {
-		key   string
-		pairs []registry.Pair
-	}{{"env", built.Env}, {"headers", built.Headers}} {
-		if len(m.pairs) > 0 {
-			n := &yaml.Node{Kind: yaml.MappingNode}
-			for _, p := range m.pairs {
-				confedit.AppendPairs(n, p.Key, p.Value)
-			}
-			confedit.AppendNode(cfg, m.key, n)
-		}
-	}
-	ref := confedit.Mapping("name", built.Name, "version", built.Version)
-	ref.Style = yaml.FlowStyle
-	confedit.AppendNode(cfg, "registry", ref)
-	entry := confedit.Mapping("id", name, "name", clientkind.Name)
-	confedit.AppendNode(entry, "config", cfg)
-	return entry
 }
 
 // outdatedJSON is one line of registry outdated --json.

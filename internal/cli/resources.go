@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -236,7 +237,7 @@ func (e *env) prompts(ctx context.Context, argv []string) error {
 		}
 		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		for _, p := range ps {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Line(firstLine(p.Description)))
+			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Summary(p.Description))
 		}
 		return w.Flush()
 	})
@@ -308,12 +309,12 @@ func promptArgsOf(b *bridge, f *flags) (map[string]string, error) {
 	ps := b.reg.Prompts()
 	i := slices.IndexFunc(ps, func(p tool.Prompt) bool { return p.Name == name })
 	for _, kv := range f.callArgs {
-		k, v, err := splitArg("prompt", kv)
+		k, v, err := callargs.Split(kv)
 		if err != nil {
-			return nil, err
+			return nil, usagef("prompt: %v", err)
 		}
 		if i >= 0 && !slices.ContainsFunc(ps[i].Arguments, func(a tool.PromptArgument) bool { return a.Name == k }) {
-			return nil, unknownArg("prompt", kv, name, k, promptArgNames(ps[i]))
+			return nil, usagef("prompt: %v", callargs.Unknown(kv, name, k, promptArgNames(ps[i])))
 		}
 		if args == nil {
 			args = map[string]string{}

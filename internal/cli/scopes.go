@@ -1,132 +1,36 @@
 package cli
 
 import (
-	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
-)
-
-// The config scopes (docs/decisions.md §7): a user file, a project file
-// found from the working directory up to the repository root, the user's
-// own file for that project (local, Claude Code's default scope), or one
-// file named by --config or MCPBRIDGE_CONFIG, which replaces them all.
-const (
-	scopeUser    = "user"
-	scopeProject = "project"
-	scopeLocal   = "local"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 )
 
 // configFile is one config file a command reads, and its scope ("" for
-// --config and MCPBRIDGE_CONFIG).
+// --config and MCPBRIDGE_CONFIG; the others: internal/scopes).
 type configFile struct {
 	path, scope string
 }
 
-// userConfigPath is the user scope's file: $XDG_CONFIG_HOME/mcpbridge/
-// config.yaml, else ~/.config/mcpbridge/config.yaml; "" without a home.
-func (e *env) userConfigPath() string {
-	if dir := e.getenv("XDG_CONFIG_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "mcpbridge", "config.yaml")
-	}
-	if home := e.getenv("HOME"); home != "" {
-		return filepath.Join(home, ".config", "mcpbridge", "config.yaml")
-	}
-	return ""
-}
+// userConfigPath is the user scope's file (scopes.UserPath), "" without
+// a home.
+func (e *env) userConfigPath() string { return scopes.UserPath(e.getenv) }
 
-// projectConfigPath is the project scope's file: the first mcpbridge.yaml
-// from the working directory up to the repository root (the directory
-// holding .git), or in the working directory alone outside a repository.
-// It is relative when in the working directory ("mcpbridge.yaml", as
-// messages have always named it); "" when there is none.
-func projectConfigPath() string {
-	if exists(defaultConfigPath) {
-		return defaultConfigPath
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	root := repoRoot(wd)
-	if root == "" {
-		return ""
-	}
-	for dir := wd; dir != root; {
-		dir = filepath.Dir(dir)
-		if p := filepath.Join(dir, defaultConfigPath); exists(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-// localConfigPath is the local scope's file: the user's servers for this
-// project alone, kept beside the user file (never in the project, so it is
-// neither committed nor shared, and its lock is the user's too), under
-// projects/ in a directory named for the project: its base name and a
-// hash of its path. "" without a home.
-func (e *env) localConfigPath() string {
-	user := e.userConfigPath()
-	if user == "" {
-		return ""
-	}
-	dir := projectDir()
-	sum := sha256.Sum256([]byte(dir))
-	name := filepath.Base(dir) + "-" + hex.EncodeToString(sum[:6])
-	return filepath.Join(filepath.Dir(user), "projects", name, "config.yaml")
-}
-
-// projectDir is the directory the local scope belongs to: the project
-// file's, else the repository root, else the working directory; absolute,
-// symbolic links resolved, so that one project has one local file however
-// it is reached.
-func projectDir() string {
-	dir := ""
-	if p := projectConfigPath(); p != "" {
-		dir = filepath.Dir(p)
-	} else if wd, err := os.Getwd(); err == nil {
-		dir = cmp.Or(repoRoot(wd), wd)
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return dir
-}
-
-// repoRoot is the nearest directory from dir up that holds .git, or "".
-func repoRoot(dir string) string {
-	for {
-		if exists(filepath.Join(dir, ".git")) {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
+// exists reports whether path can be looked at.
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
 
 // configFiles are the files a command reads: --config or MCPBRIDGE_CONFIG
-// alone, else the user and the project file that exist (none: the
-// embedded default).
+// alone, else the files of the scopes that exist (none: the embedded
+// default).
 func (e *env) configFiles(f *flags) []configFile {
 	if f.config != "" {
 		return []configFile{{path: f.config}}
@@ -135,14 +39,8 @@ func (e *env) configFiles(f *flags) []configFile {
 		return []configFile{{path: path}}
 	}
 	var out []configFile
-	if p := e.userConfigPath(); p != "" && exists(p) {
-		out = append(out, configFile{p, scopeUser})
-	}
-	if p := projectConfigPath(); p != "" {
-		out = append(out, configFile{p, scopeProject})
-	}
-	if p := e.localConfigPath(); p != "" && exists(p) {
-		out = append(out, configFile{p, scopeLocal})
+	for _, f := range scopes.Found(e.getenv) {
+		out = append(out, configFile{f.Path, f.Scope})
 	}
 	return out
 }

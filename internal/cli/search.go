@@ -102,7 +102,7 @@ func (e *env) printMatches(ms []toolsearch.Match, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\n", termsafe.Line(m.Name), m.Score, termsafe.Line(firstLine(m.Description)))
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\n", termsafe.Line(m.Name), m.Score, termsafe.Summary(m.Description))
 	}
 	return tw.Flush()
 }

@@ -49,7 +49,7 @@ func (e *env) skills(ctx context.Context, argv []string) error {
 		}
 		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		for _, s := range sks {
-			fmt.Fprintf(w, "%s\t%s\n", termsafe.Line(s.Name), termsafe.Line(firstLine(s.Description)))
+			fmt.Fprintf(w, "%s\t%s\n", termsafe.Line(s.Name), termsafe.Summary(s.Description))
 		}
 		return w.Flush()
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/agentext"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 )
@@ -70,7 +71,7 @@ func TestSkillTamperedRefused(t *testing.T) {
 func TestAgentSkills(t *testing.T) {
 	agentEnv(t)
 	srv := chattest.New(t, chattest.Turns(
-		chattest.Turn{Calls: []chattest.Call{{Name: loadSkillName, Args: `{"name":"mcp__sk__pdf-processing"}`}}},
+		chattest.Turn{Calls: []chattest.Call{{Name: agentext.LoadSkillName, Args: `{"name":"mcp__sk__pdf-processing"}`}}},
 		chattest.Turn{Text: "Done."},
 	))
 	r := mcpbridge(t, "", "agent", "--config", skillsConfig(t, ""), "--base-url", srv.URL, "-p", "Fill the PDF form.")
@@ -78,7 +79,7 @@ func TestAgentSkills(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	first := srv.Requests()[0].Messages
-	if sys, _ := first[0].Content.(string); !strings.Contains(sys, "\n- mcp__sk__pdf-processing: Extract, fill, and assemble PDF documents") || !strings.Contains(sys, loadSkillName) {
+	if sys, _ := first[0].Content.(string); !strings.Contains(sys, "\n- mcp__sk__pdf-processing: Extract, fill, and assemble PDF documents") || !strings.Contains(sys, agentext.LoadSkillName) {
 		t.Errorf("system prompt:\n%v", first[0].Content)
 	}
 	second := srv.Requests()[1].Messages

@@ -7,6 +7,7 @@ import (
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -15,9 +16,6 @@ import (
 //
 //go:embed default.yaml
 var defaultConfig []byte
-
-// defaultConfigPath is the project scope's file name (scopes.go).
-const defaultConfigPath = "mcpbridge.yaml"
 
 // source is where the servers come from.
 type source struct {
@@ -98,7 +96,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 // (plans holds its plan) and its entries are all the agent's permissions:
 // it names no server nor anything else to run.
 func onlyPermissions(files []configFile, plans []*host.Plan) bool {
-	if len(files) != 1 || files[0].scope != scopeUser {
+	if len(files) != 1 || files[0].scope != scopes.User {
 		return false
 	}
 	n := 0

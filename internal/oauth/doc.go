@@ -9,5 +9,6 @@
 //
 // Who does what: mcpclient builds a handler per attempt with NewHandler and
 // hands it to the SDK's transport; the CLI chooses the Mode (no login,
-// headless, or an interactive login through a loopback Callback).
+// headless, or an interactive login through a loopback Callback, a
+// browser opened by Browsers) and forgets tokens at a logout (Forget).
 package oauth

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 )
 
@@ -30,4 +33,22 @@ func ExampleBuild() {
 	// npx -y @modelcontextprotocol/server-brave-search@1.0.2
 	// [{BRAVE_API_KEY ${BRAVE_API_KEY}}]
 	// [set BRAVE_API_KEY: a secret]
+}
+
+// A registry server becomes a config file's entry: named after its
+// registry name unless the user names it, recording where it came from.
+func ExampleEntry_Node() {
+	name, version := registry.SplitRef("io.github.someone/weather@2.1.0")
+	e := registry.Entry{Transport: "streamable-http", URL: "https://weather.example/mcp", Name: name, Version: version}
+	out, err := confedit.Encode(&yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{e.Node(registry.ServerName(name))}})
+	fmt.Print(string(out), err)
+	// Output:
+	// - id: weather
+	//   name: mcp-client
+	//   config:
+	//     serverName: weather
+	//     transport: streamable-http
+	//     url: https://weather.example/mcp
+	//     registry: {name: io.github.someone/weather, version: 2.1.0}
+	// <nil>
 }

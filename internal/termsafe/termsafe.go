@@ -25,6 +25,20 @@ import (
 // unchanged, without allocating.
 func Line(s string) string { return escape(s, false) }
 
+// Summary is Line of s's first line (its spaces at either end trimmed), cut
+// to 100 characters with "…": a description in a one-line listing.
+func Summary(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	const max = 100
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return Line(s)
+}
+
 // Text is Line for multi-line text, such as a tool result that is printed
 // whole: newlines and tabs are kept, every other control character (the
 // carriage return included, which would overwrite the line) is escaped.

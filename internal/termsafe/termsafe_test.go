@@ -76,3 +76,20 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// Summary keeps the first line, cut to 100 characters (not bytes: a
+// multi-byte character is never split), and escapes what it keeps.
+func TestSummary(t *testing.T) {
+	long := strings.Repeat("é", 150)
+	for in, want := range map[string]string{
+		"":                       "",
+		"  one\ntwo":             "one",
+		"tab\there\r\nnext":      `tab\there\r`,
+		long:                     strings.Repeat("é", 99) + "…",
+		strings.Repeat("a", 100): strings.Repeat("a", 100),
+	} {
+		if got := Summary(in); got != want {
+			t.Errorf("Summary(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

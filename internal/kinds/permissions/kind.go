@@ -9,7 +9,8 @@
 //
 // Patterns are those of [agent.Permissions]. The entry starts nothing: the
 // agent reads it at its start (Decode gives the agent.Permissions), and
-// writes to it when the person answers "always". Several entries add up.
+// writes to it when the person answers "always" (Allow). Several entries
+// add up.
 package permissions
 
 import (

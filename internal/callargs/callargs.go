@@ -1,4 +1,12 @@
-package cli
+// Package callargs types the KEY=VALUE arguments of a call given one by
+// one (the CLI's --arg of call and prompt) by the tool's input schema: a
+// number, a boolean, JSON for an object, else the string as given. A key
+// the schema does not know or a value of the wrong type is an error before
+// any call, with the name meant.
+//
+// Errors name the flag (--arg K=V) but not the command: the caller says
+// which command it was and how it fails (the CLI: a usage error).
+package callargs
 
 import (
 	"encoding/json"
@@ -11,7 +19,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
-// argSchema is what --arg needs of a tool's input schema: each property's
+// argSchema is what Apply needs of a tool's input schema: each property's
 // JSON type, and whether other keys are allowed.
 type argSchema struct {
 	Properties           map[string]propSchema `json:"properties"`
@@ -33,12 +41,12 @@ func (p propSchema) types() []string {
 	return many
 }
 
-// applyArgs sets each --arg K=V of pairs in args (a JSON object), V typed
-// by the tool's input schema: a number, an integer, a boolean, null, JSON
-// for an object or an array, else the string as given. A key the schema
-// does not know (when it lists its properties) or a value of the wrong
-// type is a usage error, before any call.
-func applyArgs(tool string, schema json.RawMessage, args json.RawMessage, pairs []string) (json.RawMessage, error) {
+// Apply sets each K=V of pairs in args (a JSON object), V typed by tool's
+// input schema: a number, an integer, a boolean, null, JSON for an object
+// or an array, else the string as given. A key the schema does not know
+// (when it lists its properties) or a value of the wrong type is an error.
+// With no pairs, args is returned as given.
+func Apply(tool string, schema json.RawMessage, args json.RawMessage, pairs []string) (json.RawMessage, error) {
 	if len(pairs) == 0 {
 		return args, nil
 	}
@@ -46,46 +54,45 @@ func applyArgs(tool string, schema json.RawMessage, args json.RawMessage, pairs 
 	_ = json.Unmarshal(schema, &s) // a schema that does not parse types nothing
 	obj := map[string]json.RawMessage{}
 	if err := json.Unmarshal(args, &obj); err != nil {
-		return nil, usagef("call: arguments: %v", err) // untested: callArgs checked it is an object
+		return nil, fmt.Errorf("arguments: %w", err) // untested by the CLI: callArgs checked it is an object
 	}
 	for _, kv := range pairs {
-		k, v, err := splitArg("call", kv)
+		k, v, err := Split(kv)
 		if err != nil {
 			return nil, err
 		}
 		prop, known := s.Properties[k]
 		if !known && len(s.Properties) > 0 && !allowsOthers(s) {
-			return nil, unknownArg("call", kv, tool, k, slices.Sorted(maps.Keys(s.Properties)))
+			return nil, Unknown(kv, tool, k, slices.Sorted(maps.Keys(s.Properties)))
 		}
 		raw, err := typedValue(v, prop.types())
 		if err != nil {
-			return nil, usagef("call: --arg %s: %v", kv, err)
+			return nil, fmt.Errorf("--arg %s: %w", kv, err)
 		}
 		obj[k] = raw
 	}
 	return json.Marshal(obj)
 }
 
-// splitArg splits the K=V of cmd's --arg.
-func splitArg(cmd, kv string) (k, v string, err error) {
+// Split splits the K=V of one --arg.
+func Split(kv string) (k, v string, err error) {
 	k, v, ok := strings.Cut(kv, "=")
 	if !ok || k == "" {
-		return "", "", usagef("%s: --arg %q: want KEY=VALUE", cmd, kv)
+		return "", "", fmt.Errorf("--arg %q: want KEY=VALUE", kv)
 	}
 	return k, v, nil
 }
 
-// unknownArg is the usage error of cmd's --arg kv, whose key k is none of
-// names, the arguments of owner (a tool or a prompt): the name meant, else
-// the list.
-func unknownArg(cmd, kv, owner, k string, names []string) error {
+// Unknown is the error of the --arg kv whose key k is none of names, the
+// arguments of owner (a tool or a prompt): the name meant, else the list.
+func Unknown(kv, owner, k string, names []string) error {
 	if m := yamlconf.Suggest(k, names); m != "" {
-		return usagef("%s: --arg %s: %s has no argument %q: did you mean %q?", cmd, kv, owner, k, m)
+		return fmt.Errorf("--arg %s: %s has no argument %q: did you mean %q?", kv, owner, k, m)
 	}
 	if len(names) == 0 {
-		return usagef("%s: --arg %s: %s takes no arguments", cmd, kv, owner)
+		return fmt.Errorf("--arg %s: %s takes no arguments", kv, owner)
 	}
-	return usagef("%s: --arg %s: %s has no argument %q (its arguments: %s)", cmd, kv, owner, k, strings.Join(names, ", "))
+	return fmt.Errorf("--arg %s: %s has no argument %q (its arguments: %s)", kv, owner, k, strings.Join(names, ", "))
 }
 
 // allowsOthers reports whether the schema takes keys beyond its

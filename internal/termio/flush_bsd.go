@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || netbsd || openbsd
 
-package cli
+package termio
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,9 @@
-package cli
+// Package termio reads what a person types at the terminal: lines that
+// give up when a context ends (LineReader: an elicitation's answers), and
+// a line editor that reads a single key press in raw mode (Console: the
+// agent's prompt and its approvals). The CLI owns the terminal; these only
+// read from it.
+package termio
 
 import (
 	"bufio"
@@ -7,15 +12,15 @@ import (
 	"io"
 )
 
-// maxAnswerBytes bounds one line a person types: a longer line is cut.
-const maxAnswerBytes = 64 << 10
+// MaxLine bounds one line a person types: a longer line is cut.
+const MaxLine = 64 << 10
 
-// lineReader reads a person's answers from stdin one line at a time,
+// LineReader reads a person's answers from stdin one line at a time,
 // giving up when the waiting context ends (an interrupt while a form is
 // asked must not hang). One read is in flight at most: a read the context
 // abandoned is the next answer, and its goroutine ends when the line (or
 // the end of input) arrives.
-type lineReader struct {
+type LineReader struct {
 	br      *bufio.Reader
 	pending chan lineRead // the read in flight, or nil
 }
@@ -25,13 +30,14 @@ type lineRead struct {
 	err  error
 }
 
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 4096)}
+// NewLineReader reads lines of r.
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, 4096)}
 }
 
-// next returns the next line without its line ending; io.EOF when the
+// Next returns the next line without its line ending; io.EOF when the
 // input ended without one.
-func (l *lineReader) next(ctx context.Context) (string, error) {
+func (l *LineReader) Next(ctx context.Context) (string, error) {
 	if l.pending == nil {
 		ch := make(chan lineRead, 1)
 		l.pending = ch
@@ -46,13 +52,13 @@ func (l *lineReader) next(ctx context.Context) (string, error) {
 	}
 }
 
-// read reads one line, keeping at most maxAnswerBytes of it.
-func (l *lineReader) read() lineRead {
+// read reads one line, keeping at most MaxLine of it.
+func (l *LineReader) read() lineRead {
 	var line []byte
 	for {
 		chunk, err := l.br.ReadSlice('\n')
-		if len(line) < maxAnswerBytes {
-			line = append(line, chunk[:min(len(chunk), maxAnswerBytes-len(line))]...)
+		if len(line) < MaxLine {
+			line = append(line, chunk[:min(len(chunk), MaxLine-len(line))]...)
 		}
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):

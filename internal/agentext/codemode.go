@@ -1,4 +1,4 @@
-package cli
+package agentext
 
 import (
 	"context"
@@ -26,14 +26,20 @@ const codeModePrompt = "\n\nCode mode: the tools are a TypeScript API under `too
 const codeModeLarge = "\nThe API is large: below is the list of its namespaces; read one with describe_api({namespace}) " +
 	"or find functions with search_api({query}) before writing the program."
 
-// codeMode switches opts to code mode: the model sees run_code,
+// CodeMode switches opts to code mode: the model sees run_code,
 // describe_api and search_api, run in a registry of their own, and the
-// declaration (or, over the context budget, its namespaces page) in the
-// system prompt. Every call a program makes passes the run's approvals
-// and shows its progress as a direct call would; the images and audio it
-// reads are saved beside the run's cut results, and named by path.
-func (r *agentRun) codeMode(opts *agent.Options) error {
-	view := &approvedView{reg: r.b.reg, approver: opts.Approver, callContext: r.callContext}
+// declaration (or, over the context budget, its namespaces page) after
+// opts.System. Every call a program makes, to a tool of opts.Registry,
+// passes opts.Approver and gets opts.CallContext as a direct call would;
+// the images and audio it reads are saved in opts.SpillDir beside the
+// run's cut results, and named by path. Call it once the options are
+// complete, before agent.New.
+func CodeMode(opts *agent.Options) error {
+	callContext := opts.CallContext
+	if callContext == nil {
+		callContext = func(ctx context.Context, _ agent.Call) context.Context { return ctx }
+	}
+	view := &approvedView{reg: opts.Registry, approver: opts.Approver, callContext: callContext}
 	reg := tool.NewRegistry()
 	// Images and audio of inner calls go where the run's cut results go.
 	var store attach.Store
@@ -41,7 +47,7 @@ func (r *agentRun) codeMode(opts *agent.Options) error {
 		store = attach.Dir(opts.SpillDir)
 	}
 	if _, err := reg.Register(codemode.Tools(view, codemode.Options{Attachments: store})...); err != nil {
-		return fmt.Errorf("agent: code mode: %w", err) // untested: the three names are distinct
+		return fmt.Errorf("code mode: %w", err) // untested: the three names are distinct
 	}
 	api := codemode.NewAPI(view.list())
 	about := api.Declaration()
@@ -50,7 +56,7 @@ func (r *agentRun) codeMode(opts *agent.Options) error {
 	}
 	opts.Registry = reg
 	opts.Tools = func() ([]tool.Tool, error) { return reg.List(), nil }
-	opts.System = systemPrompt + codeModePrompt + "\n\n" + about
+	opts.System += codeModePrompt + "\n\n" + about
 	opts.Approver = codeApprover{opts.Approver}
 	opts.CallContext = nil // the inner calls show their progress
 	return nil

@@ -1,4 +1,4 @@
-package cli
+package termio
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package cli
+package agentext
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 // load_skill only when the task calls for it; only then is its SKILL.md
 // read from its server, and only once verified against the listing.
 
-// loadSkillName is the agent's tool that loads a skill.
-const loadSkillName = "load_skill"
+// LoadSkillName is the agent's tool that loads a skill.
+const LoadSkillName = "load_skill"
 
 // skillsPrompt follows the system prompt when servers offer skills.
 const skillsPrompt = "\n\nSkills are instructions for kinds of tasks, listed below as name: description. " +
-	"When the task fits a skill, first call " + loadSkillName + `({"name": "<name>"}) and follow what it says; ` +
-	`read a file the skill mentions with ` + loadSkillName + `({"name": "<name>", "file": "<its URI>"}).`
+	"When the task fits a skill, first call " + LoadSkillName + `({"name": "<name>"}) and follow what it says; ` +
+	`read a file the skill mentions with ` + LoadSkillName + `({"name": "<name>", "file": "<its URI>"}).`
 
 // skillsSection is the part of the system prompt that lists skills; ""
 // when there are none.
@@ -33,7 +33,7 @@ func skillsSection(skills []tool.Skill) string {
 	var b strings.Builder
 	b.WriteString(skillsPrompt)
 	for _, s := range skills {
-		fmt.Fprintf(&b, "\n- %s: %s", s.Name, termsafe.Line(firstLine(s.Description)))
+		fmt.Fprintf(&b, "\n- %s: %s", s.Name, termsafe.Summary(s.Description))
 	}
 	return b.String()
 }
@@ -42,7 +42,7 @@ func skillsSection(skills []tool.Skill) string {
 // SKILL.md (or one of its files), read from reg verified.
 func loadSkillTool(reg *tool.Registry) tool.Tool {
 	return tool.Tool{
-		Name: loadSkillName,
+		Name: LoadSkillName,
 		Description: "Load a skill's instructions (its SKILL.md) by the skill's name from the system prompt, " +
 			"or one of its files by URI. Load a skill before doing a task it fits.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the skill's name"},` +
@@ -54,7 +54,7 @@ func loadSkillTool(reg *tool.Registry) tool.Tool {
 				File string `json:"file"`
 			}
 			if err := json.Unmarshal(args, &in); err != nil || in.Name == "" {
-				return tool.Output{}, fmt.Errorf(`%s: arguments need "name", a skill's name from the system prompt`, loadSkillName)
+				return tool.Output{}, fmt.Errorf(`%s: arguments need "name", a skill's name from the system prompt`, LoadSkillName)
 			}
 			body, err := reg.ReadSkill(ctx, in.Name, in.File)
 			if err != nil {
@@ -65,22 +65,23 @@ func loadSkillTool(reg *tool.Registry) tool.Tool {
 	}
 }
 
-// addSkills gives the agent of opts the servers' skills: their list in
-// the system prompt and load_skill among its tools, run without asking
-// (it only reads what the configured servers listed, verified). A no-op
-// when no server offers skills.
-func (r *agentRun) addSkills(opts *agent.Options) error {
-	skills := r.b.reg.Skills()
+// Skills gives the agent of opts the skills of reg: their list after
+// opts.System and load_skill registered in reg, run without asking (it
+// only reads what the configured servers listed, verified). It reports
+// whether there were any (none: opts unchanged); a caller that defers
+// loading tools keeps LoadSkillName always shown. Call it once the
+// options are complete, before agent.New.
+func Skills(opts *agent.Options, reg *tool.Registry) (bool, error) {
+	skills := reg.Skills()
 	if len(skills) == 0 {
-		return nil
+		return false, nil
 	}
-	if _, err := r.b.reg.Register(loadSkillTool(r.b.reg)); err != nil {
-		return fmt.Errorf("agent: skills: %w", err)
+	if _, err := reg.Register(loadSkillTool(reg)); err != nil {
+		return false, fmt.Errorf("skills: %w", err)
 	}
-	r.named[loadSkillName] = true // deferred loading never hides it
 	opts.System += skillsSection(skills)
 	opts.Approver = skillApprover{opts.Approver}
-	return nil
+	return true, nil
 }
 
 // skillApprover runs load_skill without asking and asks inner about the
@@ -88,7 +89,7 @@ func (r *agentRun) addSkills(opts *agent.Options) error {
 type skillApprover struct{ inner agent.Approver }
 
 func (a skillApprover) Approve(ctx context.Context, c agent.Call) (bool, error) {
-	if c.Name == loadSkillName {
+	if c.Name == LoadSkillName {
 		return true, nil
 	}
 	return a.inner.Approve(ctx, c)
