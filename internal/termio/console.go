@@ -53,13 +53,15 @@ func (c *Console) ReadKey(prompt string) (string, error) {
 		c.t.SetPrompt(prompt)
 		return c.t.ReadLine()
 	}
-	fmt.Fprint(c.out, prompt)
 	old, err := term.MakeRaw(c.fd)
 	if err != nil {
 		return "", fmt.Errorf("reading a key: %w", err)
 	}
 	defer term.Restore(c.fd, old)
+	// Typed-ahead keys are discarded before the prompt shows, never after:
+	// a key pressed once the person saw the question is the answer.
 	flushInput(c.fd) // best effort: where it fails, a typed-ahead key is read
+	fmt.Fprint(c.out, prompt)
 	buf := make([]byte, 64)
 	for {
 		n, err := c.in.Read(buf)
