@@ -306,7 +306,8 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
-	httpTasksBook httpTaskBook // the tasks of HTTP sessions (taskhttp.go)
+	httpTasksBook httpTaskBook    // the tasks of HTTP sessions (taskhttp.go)
+	replicas      replicaSessions // sessions' owners shared with other replicas (replicas.go)
 
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates
@@ -798,6 +799,7 @@ func (g *Gateway) Close() error {
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
 		<-tasksClosed
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
+		g.replicas.wg.Wait()
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()
