@@ -403,6 +403,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
+		parked:      parkedCalls{tag: replicaTag()},
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
 		gate:        opts.Gate,
 		updates:     newUpdateQueue(),

@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,13 +37,21 @@ import (
 // again; a request whose signature does not verify is refused. When the
 // owner is gone (no record, or it cannot be reached), the client gets
 // 404 and initializes again, as the protocol says.
+//
+// A call parked for its client's answers (questions.go) is another
+// replica's the same way: each requestState names the replica that gave
+// it (its tag), each replica records its address under its tag, and a
+// call again with another replica's state is proxied to that replica.
+// When that replica is gone, the call is answered here, as a state this
+// replica does not hold.
 
 // SessionOwners keeps which replica owns each session, and the replicas'
 // shared secret (store.Redis).
+// The names owned are "session:ID" and "replica:TAG".
 type SessionOwners interface {
-	PutOwners(ctx context.Context, sessions []string, owner string, ttl time.Duration) error
-	Owner(ctx context.Context, session string) (string, bool, error)
-	DropOwners(ctx context.Context, sessions []string) error
+	PutOwners(ctx context.Context, names []string, owner string, ttl time.Duration) error
+	Owner(ctx context.Context, name string) (string, bool, error)
+	DropOwners(ctx context.Context, names []string) error
 	ReplicaSecret(ctx context.Context) ([]byte, error)
 }
 
@@ -69,7 +81,8 @@ const (
 // records (started with the first, stopped by Close).
 type replicaSessions struct {
 	mu       sync.Mutex
-	owned    map[string]string // session → the address recorded
+	owned    map[string]string // "session:ID" → the address recorded
+	self     string            // the address recorded under this replica's tag
 	secret   []byte
 	secretOf SessionOwners
 	renewing bool
@@ -87,33 +100,78 @@ func (g *Gateway) sessionOwners() (SessionOwners, string) {
 	return nil, ""
 }
 
-// forwardSessions sends a request for a session another replica owns to
-// that replica, records the sessions this one opens, and checks the
-// signature of a request another replica forwarded. Without a store it
-// is next.
+// forwardSessions sends a request for a session, or a parked call,
+// another replica owns to that replica, records the sessions this one
+// opens and where it is reached, and checks the signature of a request
+// another replica forwarded. Without a store it is next.
 func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		owners, advertise := g.sessionOwners()
-		session := r.Header.Get("Mcp-Session-Id")
-		switch {
-		case owners == nil:
+		if owners == nil {
 			next.ServeHTTP(w, r)
+			return
+		}
+		session := r.Header.Get("Mcp-Session-Id")
+		state := requestStateOf(r)
+		switch {
 		case r.Header.Get(replicaHeader) != "":
-			if err := g.verifyForwarded(r, owners, session); err != nil {
+			if err := g.verifyForwarded(r, owners, cmp.Or(session, state)); err != nil {
 				g.log.Warn("HTTP request refused: a forwarded request's replica signature does not verify", "session", session, "remote", r.RemoteAddr, "err", err)
 				refuse(w, http.StatusForbidden, "Forbidden: "+err.Error())
 				return
 			}
 			next.ServeHTTP(w, r) // answered here, never forwarded again
-		case session == "":
-			owner := cmp.Or(advertise, localURL(r))
-			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(id string) { g.recordOwner(owners, id, owner) }}, r)
-		case g.sessionByID(session) != nil:
+		case session != "" && g.sessionByID(session) == nil:
+			g.forwardToOwner(w, r, owners, "session:"+session, session, sessionGone)
+		case session != "":
 			next.ServeHTTP(w, r)
+		case stateTag(state) != "" && stateTag(state) != g.parked.tag:
+			g.forwardToOwner(w, r, owners, "replica:"+stateTag(state), state, next.ServeHTTP)
 		default:
-			g.forwardToOwner(w, r, next, owners, session)
+			owner := cmp.Or(advertise, localURL(r))
+			g.recordSelf(owners, owner)
+			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(id string) { g.recordOwner(owners, "session:"+id, owner) }}, r)
 		}
 	})
+}
+
+// sessionGone answers a request for a session no replica serves.
+func sessionGone(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "session not found", http.StatusNotFound)
+}
+
+// requestStateOf returns the requestState of r's one message, "" when
+// it has none (or is a batch: a batch's calls are not forwarded).
+func requestStateOf(r *http.Request) string {
+	body := bodyOf(r)
+	if !bytes.Contains(body, []byte(`"requestState"`)) || isBatch(body) {
+		return ""
+	}
+	var m struct {
+		Params struct {
+			RequestState string `json:"requestState"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &m) // screened: valid JSON
+	return m.Params.RequestState
+}
+
+// stateTag returns the tag of the replica that gave state, "" for a
+// state not of this form.
+func stateTag(state string) string {
+	rest, ok := strings.CutPrefix(state, "mcpbridge.")
+	tag, _, found := strings.Cut(rest, ".")
+	if !ok || !found {
+		return ""
+	}
+	return tag
+}
+
+// replicaTag returns a new gateway's tag: random, short.
+func replicaTag() string {
+	var b [9]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // localURL is the base URL of the address r's connection reached this
@@ -125,26 +183,53 @@ func localURL(r *http.Request) string {
 	return ""
 }
 
-// recordOwner records this replica, reached at owner, as session's owner
-// before the client hears of the session, so that its next request may
-// reach any replica.
-func (g *Gateway) recordOwner(owners SessionOwners, session, owner string) {
+// recordOwner records this replica, reached at owner, as the owner of
+// name ("session:ID") before the client hears of the session, so that
+// its next request may reach any replica.
+func (g *Gateway) recordOwner(owners SessionOwners, name, owner string) {
 	if owner == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
-	defer cancel()
-	if err := owners.PutOwners(ctx, []string{session}, owner, ownerTTL); err != nil {
-		g.log.Warn("gateway store: recording a session's owner: other replicas will answer it 404", "session", session, "err", err)
-	}
+	g.putOwner(owners, name, owner)
 	rs := &g.replicas
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.owned == nil {
 		rs.owned = make(map[string]string)
 	}
-	rs.owned[session] = owner
-	if !rs.renewing {
+	rs.owned[name] = owner
+	g.renewingLocked()
+}
+
+// recordSelf records where this replica is reached, under its tag, once
+// (then renewed): before it parks a call, whose state names the tag.
+func (g *Gateway) recordSelf(owners SessionOwners, owner string) {
+	rs := &g.replicas
+	rs.mu.Lock()
+	known := rs.self != "" || owner == ""
+	rs.self = cmp.Or(rs.self, owner)
+	rs.mu.Unlock()
+	if known {
+		return
+	}
+	g.putOwner(owners, "replica:"+g.parked.tag, owner)
+	rs.mu.Lock()
+	g.renewingLocked()
+	rs.mu.Unlock()
+}
+
+// putOwner records owner as name's owner.
+func (g *Gateway) putOwner(owners SessionOwners, name, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	if err := owners.PutOwners(ctx, []string{name}, owner, ownerTTL); err != nil {
+		g.log.Warn("gateway store: recording an owner: other replicas will not find it", "name", name, "err", err)
+	}
+}
+
+// renewingLocked starts renewOwners once; g.replicas.mu is held.
+func (g *Gateway) renewingLocked() {
+	if rs := &g.replicas; !rs.renewing {
 		rs.renewing = true
 		rs.wg.Go(g.renewOwners)
 	}
@@ -180,59 +265,68 @@ func (g *Gateway) renewOwners() {
 	}
 }
 
-// ownedSessions returns the open sessions this replica owns, by the
-// address recorded, and forgets (returns) those that ended.
+// ownedSessions returns the names this replica owns (its tag, its open
+// sessions), by the address recorded, and forgets (returns) the sessions
+// that ended.
 func (g *Gateway) ownedSessions() (live map[string][]string, ended []string) {
 	open := g.openSessions()
 	rs := &g.replicas
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	live = make(map[string][]string)
-	for id, owner := range rs.owned {
-		if open[id] {
-			live[owner] = append(live[owner], id)
+	if rs.self != "" {
+		live[rs.self] = []string{"replica:" + g.parked.tag}
+	}
+	for name, owner := range rs.owned {
+		if open[strings.TrimPrefix(name, "session:")] {
+			live[owner] = append(live[owner], name)
 			continue
 		}
-		ended = append(ended, id)
-		delete(rs.owned, id)
+		ended = append(ended, name)
+		delete(rs.owned, name)
 	}
 	return live, ended
 }
 
-// forwardToOwner proxies r, for session, to the replica that owns it; a
-// session no replica owns is left to next (its 404), and one whose owner
-// cannot be reached is answered 404 and its record dropped.
-func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, next http.Handler, owners SessionOwners, session string) {
+// forwardToOwner proxies r to the replica that owns name, signed for
+// subject (the session, or the state, r names); r is left to gone when
+// no replica owns name or its owner cannot be reached (its record is
+// then dropped).
+func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners SessionOwners, name, subject string, gone http.HandlerFunc) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
-	owner, ok, err := owners.Owner(ctx, session)
+	owner, ok, err := owners.Owner(ctx, name)
 	var secret []byte
 	if err == nil && ok {
 		secret, err = g.replicaSecret(ctx, owners)
 	}
 	cancel()
 	if err != nil {
-		g.log.Warn("gateway store: finding a session's owner", "session", session, "err", err)
+		g.log.Warn("gateway store: finding an owner", "name", name, "err", err)
 	}
 	target, perr := url.Parse(owner)
 	if !ok || err != nil || perr != nil || target.Host == "" {
-		next.ServeHTTP(w, r)
+		gone(w, r)
 		return
 	}
-	g.log.Debug("HTTP request forwarded to the session's replica", "session", session, "replica", owner)
+	g.log.Debug("HTTP request forwarded to the replica that owns it", "name", name, "replica", owner)
+	body := bodyOf(r)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.SetXForwarded()
-			pr.Out.Header.Set(replicaHeader, signForward(secret, session, time.Now()))
+			pr.Out.Header.Set(replicaHeader, signForward(secret, subject, time.Now()))
 		},
 		FlushInterval: -1, // an event stream's events go on as they come
 		Transport:     g.replicaTransport(),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			g.log.Warn("the replica owning a session cannot be reached: the client must initialize again", "session", session, "replica", owner, "err", err)
+			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
 			dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
 			defer dcancel()
-			_ = owners.DropOwners(dctx, []string{session})
-			http.Error(w, "session not found", http.StatusNotFound)
+			_ = owners.DropOwners(dctx, []string{name})
+			if body != nil { // the proxy read it
+				r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
+			}
+			gone(w, r)
 		},
 	}
 	proxy.ServeHTTP(w, r)
@@ -274,15 +368,15 @@ func (g *Gateway) replicaSecret(ctx context.Context, owners SessionOwners) ([]by
 }
 
 // verifyForwarded checks the replica signature of r, forwarded for
-// session.
-func (g *Gateway) verifyForwarded(r *http.Request, owners SessionOwners, session string) error {
+// subject (the session or state it names).
+func (g *Gateway) verifyForwarded(r *http.Request, owners SessionOwners, subject string) error {
 	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
 	defer cancel()
 	secret, err := g.replicaSecret(ctx, owners)
 	if err != nil {
 		return fmt.Errorf("the %s header cannot be checked: %w", replicaHeader, err)
 	}
-	return checkForward(secret, r.Header.Get(replicaHeader), session, time.Now())
+	return checkForward(secret, r.Header.Get(replicaHeader), subject, time.Now())
 }
 
 // signForward is the signature of a request for session forwarded at

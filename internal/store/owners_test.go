@@ -12,7 +12,7 @@ import (
 // A session's owner recorded by one replica is read by another until it
 // is dropped; two replicas that ask for the secret get the same one, and
 // another key prefix (another gateway) gets another.
-func TestRedisSessionOwners(t *testing.T) {
+func TestRedisOwners(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	ctx := t.Context()
 	a := open(t, store.RedisOptions{URL: srv.URL()})
@@ -47,7 +47,7 @@ func TestRedisSessionOwners(t *testing.T) {
 }
 
 // An owner record lapses when its replica stops renewing it.
-func TestRedisSessionOwnerLapses(t *testing.T) {
+func TestRedisOwnerLapses(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	ctx := t.Context()
 	a := open(t, store.RedisOptions{URL: srv.URL()})

@@ -13,63 +13,64 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
 
-// Which replica owns each client session, and the secret the replicas
-// sign the requests they forward to each other with. A session's record
-// names the address its owner is reached at and lapses unless the owner
-// renews it: a replica that stopped leaves no owner behind for long.
+// Which replica owns what (a client session, the calls a replica parked)
+// and the secret the replicas sign the requests they forward to each
+// other with. A record names the address its owner is reached at and
+// lapses unless the owner renews it: a replica that stopped leaves no
+// owner behind for long. The caller names what is owned ("session:ID").
 
 // secretBytes is the length of the replicas' secret.
 const secretBytes = 32
 
 // PutOwners records owner (a replica's address) as the owner of each of
-// sessions for ttl; a record lost meanwhile (the store restarted) is
+// names for ttl; a record lost meanwhile (the store restarted) is
 // written again.
-func (r *Redis) PutOwners(ctx context.Context, sessions []string, owner string, ttl time.Duration) error {
-	if len(sessions) == 0 {
+func (r *Redis) PutOwners(ctx context.Context, names []string, owner string, ttl time.Duration) error {
+	if len(names) == 0 {
 		return nil
 	}
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, id := range sessions {
-			p.Set(ctx, r.sessionKey(id), owner, ttl)
+		for _, name := range names {
+			p.Set(ctx, r.ownerKey(name), owner, ttl)
 		}
 		return nil
 	})
 	r.observe("put_owner", err)
 	if err != nil {
-		return fmt.Errorf("recording the owner of %d session(s) in the store at redis %s: %w", len(sessions), r.addr, redact.Error(err))
+		return fmt.Errorf("recording the owner of %d name(s) in the store at redis %s: %w", len(names), r.addr, redact.Error(err))
 	}
 	return nil
 }
 
-// Owner returns the address of the replica that owns session; ok is
-// false when no replica does (never recorded, ended, or its owner
-// stopped renewing it).
-func (r *Redis) Owner(ctx context.Context, session string) (owner string, ok bool, err error) {
-	owner, err = r.client.Get(ctx, r.sessionKey(session)).Result()
+// Owner returns the address of the replica that owns name; ok is false
+// when no replica does (never recorded, ended, or its owner stopped
+// renewing it).
+func (r *Redis) Owner(ctx context.Context, name string) (owner string, ok bool, err error) {
+	owner, err = r.client.Get(ctx, r.ownerKey(name)).Result()
 	if errors.Is(err, redis.Nil) {
 		r.observe("get_owner", nil)
 		return "", false, nil
 	}
 	r.observe("get_owner", err)
 	if err != nil {
-		return "", false, fmt.Errorf("reading the owner of session %s from the store at redis %s: %w", session, r.addr, redact.Error(err))
+		return "", false, fmt.Errorf("reading the owner of %s from the store at redis %s: %w", name, r.addr, redact.Error(err))
 	}
 	return owner, true, nil
 }
 
-// DropOwners forgets the owners of sessions (they ended).
-func (r *Redis) DropOwners(ctx context.Context, sessions []string) error {
-	if len(sessions) == 0 {
+// DropOwners forgets the owners of names (they ended).
+func (r *Redis) DropOwners(ctx context.Context, names []string) error {
+	if len(names) == 0 {
 		return nil
 	}
-	keys := make([]string, len(sessions))
-	for i, id := range sessions {
-		keys[i] = r.sessionKey(id)
+	keys := make([]string, len(names))
+	for i, name := range names {
+		keys[i] = r.ownerKey(name)
 	}
 	err := r.client.Del(ctx, keys...).Err()
 	r.observe("drop_owner", err)
 	if err != nil {
-		return fmt.Errorf("forgetting the owners of %d session(s) in the store at redis %s: %w", len(sessions), r.addr, redact.Error(err))
+		return fmt.Errorf("forgetting the owners of %d name(s) in the store at redis %s: %w", len(names), r.addr, redact.Error(err))
 	}
 	return nil
 }
@@ -99,5 +100,5 @@ func (r *Redis) ReplicaSecret(ctx context.Context) ([]byte, error) {
 	return secret, nil
 }
 
-// sessionKey is session id's owner record.
-func (r *Redis) sessionKey(id string) string { return r.prefix + "session:" + id }
+// ownerKey is name's owner record.
+func (r *Redis) ownerKey(name string) string { return r.prefix + "owner:" + name }
