@@ -318,7 +318,8 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		},
 		FlushInterval: -1, // an event stream's events go on as they come
 		Transport:     g.replicaTransport(),
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+		// Given the outgoing request, the handler answers r, as received.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
 			dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
 			defer dcancel()
