@@ -89,6 +89,8 @@ func TestServeReplicasShareSessions(t *testing.T) {
 	if code, body := postSession(t, owner.url, "ci-static-token", session, ""); code != http.StatusOK {
 		t.Errorf("the same request without the forged header: HTTP %d %s, want 200", code, body)
 	}
+	t.Logf("a ping of the session: %v at its owner, %v through another replica (the mean of 50)",
+		meanPing(t, owner.url, session), meanPing(t, others[0].url, session))
 
 	if err := owner.signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -228,6 +230,17 @@ func rawInitialize(t *testing.T, url, then string) string {
 		t.Fatalf("notifications/initialized through %s: HTTP %d", then, resp.StatusCode)
 	}
 	return session
+}
+
+// meanPing is the mean time of 50 pings of session through url.
+func meanPing(t *testing.T, url, session string) time.Duration {
+	start := time.Now()
+	for range 50 {
+		if code, body := postSession(t, url, "ci-static-token", session, ""); code != http.StatusOK {
+			t.Fatalf("ping through %s: HTTP %d %s", url, code, body)
+		}
+	}
+	return time.Since(start) / 50
 }
 
 // postSession posts a ping for session to url as token's identity, with
