@@ -102,16 +102,20 @@ func TestStoreUnreachableAtApply(t *testing.T) {
 }
 
 // The example entry of docs/operations.md §11 is valid: its store is
-// the host and port its URL names, the password from its variable.
+// the host and port its URL names, the password from its variable, and
+// it advertises the replica's address from its variable.
 func TestOperationsStoreExample(t *testing.T) {
 	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 11. The store")
 	_, block, _ := strings.Cut(section, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	cfg, err := decodeEntry(t, block, func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
+	cfg, err := decodeEntry(t, block, func(k string) (string, bool) {
+		return map[string]string{"REDIS_PASSWORD": "pw", "POD_IP": "10.0.0.5"}[k], k == "REDIS_PASSWORD" || k == "POD_IP"
+	})
 	if err != nil {
 		t.Fatalf("the example does not decode: %v", err)
 	}
-	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil {
+	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil ||
+		cfg.Store.Advertise != "http://10.0.0.5:7410" {
 		t.Errorf("the example's config: %+v", cfg)
 	}
 }
