@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,16 +27,7 @@ import (
 func TestServeReplicasShareQuestions(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	cfg := askerConfig(t, "", fmt.Sprintf(sessionGateway, srv.URL(), t.Name()))
-	env := []string{"GW_CI_AUTH=ci-static-token", "GW_OTHER_AUTH=other-static-token"}
-	var replicas []*servingProcess
-	var urls []string
-	for range 3 {
-		p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", cfg)
-		replicas, urls = append(replicas, p), append(urls, p.url)
-	}
-	for _, p := range replicas {
-		mcptest.Eventually(t, 30*time.Second, func() bool { return ready(p) }, "%s to be ready", p.url)
-	}
+	replicas, urls := startReplicas(t, twoIdentities, "--stateless", "--config", cfg)
 	rr := newRoundRobin(t, urls...)
 	balancer := httptest.NewServer(rr.proxy())
 	defer balancer.Close()

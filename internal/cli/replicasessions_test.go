@@ -40,16 +40,7 @@ func TestServeReplicasShareSessions(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	entries := fixtureEntries(t, "a") + fmt.Sprintf(sessionGateway, srv.URL(), t.Name())
 	cfg := writeConfig(t, entries)
-	env := []string{"GW_CI_AUTH=ci-static-token", "GW_OTHER_AUTH=other-static-token"}
-	var replicas []*servingProcess
-	var urls []string
-	for range 3 {
-		p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-		replicas, urls = append(replicas, p), append(urls, p.url)
-	}
-	for _, p := range replicas {
-		mcptest.Eventually(t, 30*time.Second, func() bool { return ready(p) }, "%s to be ready", p.url)
-	}
+	replicas, urls := startReplicas(t, twoIdentities, "--config", cfg)
 	balancer := httptest.NewServer(newRoundRobin(t, urls...).proxy())
 	defer balancer.Close()
 	cs := connectOld(t, balancer.URL+"/mcp")
@@ -110,6 +101,24 @@ func TestServeReplicasShareSessions(t *testing.T) {
 			t.Fatalf("call %d of a new session after the owner died: %q (isError %v)", i, got, isErr)
 		}
 	}
+}
+
+// twoIdentities is the environment of sessionGateway's two tokens.
+var twoIdentities = []string{"GW_CI_AUTH=ci-static-token", "GW_OTHER_AUTH=other-static-token"}
+
+// startReplicas starts three `serve --http 127.0.0.1:0` replicas with
+// args and env, waits until each is ready, and returns them and their
+// endpoints.
+func startReplicas(t *testing.T, env []string, args ...string) (replicas []*servingProcess, urls []string) {
+	t.Helper()
+	for range 3 {
+		p := startServing(t, env, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+		replicas, urls = append(replicas, p), append(urls, p.url)
+	}
+	for _, p := range replicas {
+		mcptest.Eventually(t, 30*time.Second, func() bool { return ready(p) }, "%s to be ready", p.url)
+	}
+	return replicas, urls
 }
 
 // connectOld connects a 2025-11-25 client to endpoint as the identity ci.
