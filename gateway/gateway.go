@@ -800,7 +800,7 @@ func (g *Gateway) Close() error {
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
 		<-tasksClosed
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
-		g.replicas.wg.Wait()
+		g.replicas.stop()
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()

@@ -85,10 +85,25 @@ type replicaSessions struct {
 	self     string            // the address recorded under this replica's tag
 	secret   []byte
 	secretOf SessionOwners
-	renewing bool
-	wg       sync.WaitGroup
+	closed   bool
+	renewed  chan struct{} // closed when renewOwners returns; nil until it starts
 	// transport reaches the other replicas.
-	transport http.RoundTripper
+	transport *http.Transport
+}
+
+// stop waits for renewOwners, which returns once the gateway is done,
+// and starts no other; Close calls it.
+func (rs *replicaSessions) stop() {
+	rs.mu.Lock()
+	rs.closed = true
+	renewed, transport := rs.renewed, rs.transport
+	rs.mu.Unlock()
+	if renewed != nil {
+		<-renewed
+	}
+	if transport != nil {
+		transport.CloseIdleConnections()
+	}
 }
 
 // sessionOwners returns the Gate's session store and advertised address,
@@ -227,12 +242,18 @@ func (g *Gateway) putOwner(owners SessionOwners, name, owner string) {
 	}
 }
 
-// renewingLocked starts renewOwners once; g.replicas.mu is held.
+// renewingLocked starts renewOwners once, unless the gateway closed;
+// g.replicas.mu is held.
 func (g *Gateway) renewingLocked() {
-	if rs := &g.replicas; !rs.renewing {
-		rs.renewing = true
-		rs.wg.Go(g.renewOwners)
+	rs := &g.replicas
+	if rs.renewed != nil || rs.closed {
+		return
 	}
+	rs.renewed = make(chan struct{})
+	go func() {
+		defer close(rs.renewed)
+		g.renewOwners()
+	}()
 }
 
 // renewOwners renews the records of the sessions this replica owns
@@ -335,7 +356,7 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 
 // replicaTransport is the HTTP transport to the other replicas, made
 // once.
-func (g *Gateway) replicaTransport() http.RoundTripper {
+func (g *Gateway) replicaTransport() *http.Transport {
 	rs := &g.replicas
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
