@@ -122,7 +122,8 @@ func TestOperationsStoreExample(t *testing.T) {
 
 // A gateway entry's rediss:// store with its CA file and server name is
 // reached over TLS: applied, it answers /healthz's ping, and it is the
-// store tasks are shared in, with the entry's lease (default 15s).
+// store tasks are shared in, with the entry's lease (default 15s), and
+// sessions' owners, with the entry's advertised address.
 func TestStoreTLSApplied(t *testing.T) {
 	srv := mcptest.StartRedisTLS(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
@@ -134,11 +135,17 @@ func TestStoreTLSApplied(t *testing.T) {
 	if ts, _ := s.keeper.Tasks(); ts != nil {
 		t.Fatal("tasks are shared before any store is configured")
 	}
-	s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\nstore: {redis: {url: '"+url+"', tls: {caFile: '"+ca+"', serverName: redis.test}}, taskLease: 2s}\n", map[string]string{"CI_TOKEN": "t"})
+	if owners, _ := s.keeper.SessionOwners(); owners != nil {
+		t.Fatal("sessions are shared before any store is configured")
+	}
+	s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\nstore: {redis: {url: '"+url+"', tls: {caFile: '"+ca+"', serverName: redis.test}}, taskLease: 2s, advertise: 'http://10.0.0.5:7410/'}\n", map[string]string{"CI_TOKEN": "t"})
 	if _, err, ok := s.keeper.StoreHealth(t.Context()); !ok || err != nil {
 		t.Fatalf("StoreHealth over TLS: %v %v", err, ok)
 	}
 	if ts, lease := s.keeper.Tasks(); ts == nil || lease != 2*time.Second {
 		t.Errorf("Tasks: %v %v, want the store and 2s", ts, lease)
+	}
+	if owners, advertise := s.keeper.SessionOwners(); owners == nil || advertise != "http://10.0.0.5:7410" {
+		t.Errorf("SessionOwners: %v %q, want the store and http://10.0.0.5:7410", owners, advertise)
 	}
 }
