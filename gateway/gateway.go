@@ -306,7 +306,8 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
-	httpTasksBook httpTaskBook // the tasks of HTTP sessions (taskhttp.go)
+	httpTasksBook httpTaskBook    // the tasks of HTTP sessions (taskhttp.go)
+	replicas      replicaSessions // sessions' owners shared with other replicas (replicas.go)
 
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates
@@ -402,6 +403,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
+		parked:      parkedCalls{tag: replicaTag()},
 		readyBy:     time.Now().Add(opts.ReadyTimeout),
 		gate:        opts.Gate,
 		updates:     newUpdateQueue(),
@@ -798,6 +800,7 @@ func (g *Gateway) Close() error {
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
 		<-tasksClosed
 		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
+		g.replicas.stop()
 		g.endUpdates()
 		<-g.updatesDone
 		g.dropSubscriptions()

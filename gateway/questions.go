@@ -169,6 +169,9 @@ type parkedCalls struct {
 	of      map[place]int               // parked calls by place; guarded by mu
 	closed  bool                        // guarded by mu
 	calls   pending                     // the parkable calls' goroutines
+	// tag names this gateway in the states it gives (replicaTag), so
+	// another replica knows whose call a state names (replicas.go).
+	tag string
 }
 
 // asksByResult reports whether the client of session is asked through
@@ -537,7 +540,7 @@ func (p *parkedCalls) start() bool {
 // client brings it back (take) or wait passes (then expire runs); false
 // when MaxParkedCalls are parked already.
 func (p *parkedCalls) hold(pc *parkedCall, wait time.Duration, expire func(*parkedCall)) (string, bool) {
-	state := newState()
+	state := newState(p.tag)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || len(p.byState) >= MaxParkedCalls || p.of[pc.place] >= MaxParkedPerClient {
@@ -636,10 +639,10 @@ func (p *parkedCalls) parkedNow() int {
 	return len(p.byState)
 }
 
-// newState returns a requestState: 192 random bits, unguessable, so a
-// client can name only a state it was given.
-func newState() string {
+// newState returns a requestState of the gateway tagged tag: 192 random
+// bits, unguessable, so a client can name only a state it was given.
+func newState(tag string) string {
 	var b [24]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
-	return "mcpbridge." + base64.RawURLEncoding.EncodeToString(b[:])
+	return "mcpbridge." + tag + "." + base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -389,8 +389,9 @@ A gateway entry in the config (auth: OAuth issuer and static tokens, policy, rat
 says who may call and what, and records it; see docs/operations.md §9. Its questionWaitMs
 (default 30000) is how long a call parked for a 2026-07-28 client's answers waits for them
 before it is cancelled. Its store (redis: url,
-keyPrefix, tls; taskLease) makes one rate limit hold across replicas, and any --stateless
-replica answer a task's tasks/get and tasks/cancel; see §11.
+keyPrefix, tls; taskLease; advertise) makes one rate limit hold across replicas, any --stateless
+replica answer a task's tasks/get and tasks/cancel, and any replica serve a session or a
+parked call another holds (proxied to it, at its advertise address); see §11.
 `
 
 const editHelp = `The file is edited in place: its comments and order are kept, the result is validated

@@ -39,16 +39,7 @@ func TestServeReplicasShareTasks(t *testing.T) {
 	everything := fmt.Sprintf("- id: everything\n  name: mcp-client\n  config: {serverName: everything, transport: stdio, command: %s, args: [stdio]}\n",
 		mcptest.ThirdPartyBin(t, "mcp-server-everything"))
 	cfg := writeConfig(t, everything+fmt.Sprintf(taskGateway, srv.URL(), t.Name()))
-	env := []string{"GW_CI_AUTH=ci-static-token", "GW_OTHER_AUTH=other-static-token"}
-	var replicas []*servingProcess
-	var urls []string
-	for range 3 {
-		p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", cfg)
-		replicas, urls = append(replicas, p), append(urls, p.url)
-	}
-	for _, p := range replicas {
-		mcptest.Eventually(t, 30*time.Second, func() bool { return ready(p) }, "%s to be ready", p.url)
-	}
+	replicas, urls := startReplicas(t, twoIdentities, "--stateless", "--config", cfg)
 	balancer := httptest.NewServer(newRoundRobin(t, urls...).proxy())
 	defer balancer.Close()
 	call := `{"name":"mcp__everything__simulate-research-query","arguments":{"topic":"tides"},` + declaresTasksMeta + `}`

@@ -53,6 +53,11 @@ type Store struct {
 	// TaskLease is how long a replica holds a task it runs before it must
 	// renew its lease; a task whose replica missed it ends failed.
 	TaskLease time.Duration `json:"taskLease"`
+	// Advertise is the base URL (http://HOST:PORT) the other replicas
+	// reach this one's gateway at, to forward the requests of the
+	// sessions it owns; "" is the address each client's connection
+	// reached it at.
+	Advertise string `json:"advertise,omitempty"`
 	// Fingerprint changes when the URL does, so a reload sees a new
 	// password: an HMAC under the Kind's random key, as Auth's.
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -181,12 +186,13 @@ const (
 	maxTaskLease     = time.Hour
 )
 
-// decodeStore reads store: {redis: {url, keyPrefix, tls}, taskLease}.
+// decodeStore reads store: {redis: {url, keyPrefix, tls}, taskLease,
+// advertise}.
 // The URL is checked here, so a reload with a broken one keeps the old
 // config; it is shown only redacted (host and port), as it may hold a
 // password.
 func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
-	sm.RejectListing("redis", "taskLease")
+	sm.RejectListing("redis", "taskLease", "advertise")
 	r, ok := d.Map(sm.Value("redis"), sm.Path("redis"))
 	if !ok {
 		if d.Err() == nil {
@@ -195,7 +201,7 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 		return nil
 	}
 	r.RejectListing("url", "keyPrefix", "tls")
-	out := &Store{KeyPrefix: "mcpbridge:", TaskLease: decodeTaskLease(sm)}
+	out := &Store{KeyPrefix: "mcpbridge:", TaskLease: decodeTaskLease(sm), Advertise: decodeAdvertise(sm)}
 	if p, ok := r.String("keyPrefix"); ok {
 		out.KeyPrefix = p
 	}
@@ -239,6 +245,26 @@ func decodeStoreTLS(t, r *yamlconf.Map, secure bool) *StoreTLS {
 	}
 	out.CA = ca
 	return out
+}
+
+// decodeAdvertise reads store.advertise, the base URL the other replicas
+// reach this one at: http(s)://HOST:PORT, nothing after it, usually with
+// a variable for the replica's own address.
+func decodeAdvertise(sm *yamlconf.Map) string {
+	v, ok := sm.ExpandString("advertise")
+	if !ok || v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "":
+		sm.Errorf("advertise", `must be http://HOST:PORT, where the other replicas reach this one, like "http://${POD_IP}:8080"; got %q`, v)
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		sm.Errorf("advertise", "must be only http://HOST:PORT (the replicas add /mcp), without a path, query or credentials; got %q", v)
+	default:
+		return u.Scheme + "://" + u.Host
+	}
+	return ""
 }
 
 // decodeTaskLease reads store.taskLease, a duration ("15s").

@@ -278,6 +278,17 @@ func (k *Keeper) Tasks() (gateway.TaskStore, time.Duration) {
 	return st.store, st.cfg.Store.TaskLease
 }
 
+// SessionOwners implements gateway.SharedSessions: the applied config's
+// store and advertised address; nil without a store (sessions stay in
+// the process).
+func (k *Keeper) SessionOwners() (gateway.SessionOwners, string) {
+	st := k.state.Load()
+	if st == nil || st.store == nil {
+		return nil, ""
+	}
+	return st.store, st.cfg.Store.Advertise
+}
+
 // limiter is a new config's rate limiter: shared by the replicas through
 // the store when there is one.
 func (k *Keeper) limiter(cfg RateLimit, shared *store.Redis) *limiter {
@@ -609,3 +620,5 @@ func (k *Keeper) StoreHealth(ctx context.Context) (addr string, err error, prese
 	defer cancel()
 	return st.store.Addr(), st.store.Ping(ctx), true
 }
+
+var _ gateway.SharedSessions = (*Keeper)(nil)

@@ -102,23 +102,28 @@ func TestStoreUnreachableAtApply(t *testing.T) {
 }
 
 // The example entry of docs/operations.md §11 is valid: its store is
-// the host and port its URL names, the password from its variable.
+// the host and port its URL names, the password from its variable, and
+// it advertises the replica's address from its variable.
 func TestOperationsStoreExample(t *testing.T) {
 	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 11. The store")
 	_, block, _ := strings.Cut(section, "```yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	cfg, err := decodeEntry(t, block, func(k string) (string, bool) { return "pw", k == "REDIS_PASSWORD" })
+	cfg, err := decodeEntry(t, block, func(k string) (string, bool) {
+		return map[string]string{"REDIS_PASSWORD": "pw", "POD_IP": "10.0.0.5"}[k], k == "REDIS_PASSWORD" || k == "POD_IP"
+	})
 	if err != nil {
 		t.Fatalf("the example does not decode: %v", err)
 	}
-	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil {
+	if cfg.Store == nil || cfg.Store.Addr != "redis.example:6379" || cfg.Store.URL != "redis://:pw@redis.example:6379/0" || cfg.RateLimit == nil ||
+		cfg.Store.Advertise != "http://10.0.0.5:7410" {
 		t.Errorf("the example's config: %+v", cfg)
 	}
 }
 
 // A gateway entry's rediss:// store with its CA file and server name is
 // reached over TLS: applied, it answers /healthz's ping, and it is the
-// store tasks are shared in, with the entry's lease (default 15s).
+// store tasks are shared in, with the entry's lease (default 15s), and
+// sessions' owners, with the entry's advertised address.
 func TestStoreTLSApplied(t *testing.T) {
 	srv := mcptest.StartRedisTLS(t)
 	ca := filepath.Join(t.TempDir(), "ca.pem")
@@ -130,11 +135,17 @@ func TestStoreTLSApplied(t *testing.T) {
 	if ts, _ := s.keeper.Tasks(); ts != nil {
 		t.Fatal("tasks are shared before any store is configured")
 	}
-	s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\nstore: {redis: {url: '"+url+"', tls: {caFile: '"+ca+"', serverName: redis.test}}, taskLease: 2s}\n", map[string]string{"CI_TOKEN": "t"})
+	if owners, _ := s.keeper.SessionOwners(); owners != nil {
+		t.Fatal("sessions are shared before any store is configured")
+	}
+	s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\nstore: {redis: {url: '"+url+"', tls: {caFile: '"+ca+"', serverName: redis.test}}, taskLease: 2s, advertise: 'http://10.0.0.5:7410/'}\n", map[string]string{"CI_TOKEN": "t"})
 	if _, err, ok := s.keeper.StoreHealth(t.Context()); !ok || err != nil {
 		t.Fatalf("StoreHealth over TLS: %v %v", err, ok)
 	}
 	if ts, lease := s.keeper.Tasks(); ts == nil || lease != 2*time.Second {
 		t.Errorf("Tasks: %v %v, want the store and 2s", ts, lease)
+	}
+	if owners, advertise := s.keeper.SessionOwners(); owners == nil || advertise != "http://10.0.0.5:7410" {
+		t.Errorf("SessionOwners: %v %q, want the store and http://10.0.0.5:7410", owners, advertise)
 	}
 }

@@ -1,0 +1,433 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sessions shared by the replicas of a gateway. When the Gate has a
+// store (SharedSessions: the gateway entry's store), each replica
+// records there which replica owns each client session it opens (the
+// session id → the address the other replicas reach the owner at),
+// renewing the record while the session lives. A request naming a
+// session this replica does not have is proxied to its owner, streams
+// included, flushed as they go. The owner serves it as it serves a
+// client's own request: the client's credentials travel with it and are
+// checked again, and so is the session's binding to its identity, so a
+// replica cannot act as anyone the client's credentials do not prove.
+// The forwarding replica signs the request (replicaHeader: an HMAC under
+// the secret the replicas share through the store, bound to the session
+// and a time), so the owner answers it itself and never forwards it
+// again; a request whose signature does not verify is refused. When the
+// owner is gone (no record, or it cannot be reached), the client gets
+// 404 and initializes again, as the protocol says.
+//
+// A call parked for its client's answers (questions.go) is another
+// replica's the same way: each requestState names the replica that gave
+// it (its tag), each replica records its address under its tag, and a
+// call again with another replica's state is proxied to that replica.
+// When that replica is gone, the call is answered here, as a state this
+// replica does not hold.
+
+// SessionOwners keeps which replica owns each session, and the replicas'
+// shared secret (store.Redis).
+// The names owned are "session:ID" and "replica:TAG".
+type SessionOwners interface {
+	PutOwners(ctx context.Context, names []string, owner string, ttl time.Duration) error
+	Owner(ctx context.Context, name string) (string, bool, error)
+	DropOwners(ctx context.Context, names []string) error
+	ReplicaSecret(ctx context.Context) ([]byte, error)
+}
+
+// SharedSessions is implemented by a Gate whose config shares sessions
+// across replicas: SessionOwners returns the store and the base URL the
+// other replicas reach this one at ("": the address each client's
+// connection reached it at), or a nil store when sessions stay in the
+// process.
+type SharedSessions interface {
+	SessionOwners() (SessionOwners, string)
+}
+
+// replicaHeader carries a forwarding replica's signature:
+// "UNIXSECONDS.HEXHMAC".
+const replicaHeader = "Mcp-Gateway-Replica"
+
+// Bounds of the records and signatures: a record lapses ownerTTL after
+// its owner stopped renewing it (every ownerTTL/3); a signature is
+// accepted signatureSkew either side of its time.
+const (
+	ownerTTL      = 30 * time.Second
+	signatureSkew = time.Minute
+)
+
+// replicaSessions is a gateway's part in the shared sessions: the
+// sessions it owns, the shared secret, and the goroutine that renews the
+// records (started with the first, stopped by Close).
+type replicaSessions struct {
+	mu       sync.Mutex
+	owned    map[string]string // "session:ID" → the address recorded
+	self     string            // the address recorded under this replica's tag
+	secret   []byte
+	secretOf SessionOwners
+	closed   bool
+	renewed  chan struct{} // closed when renewOwners returns; nil until it starts
+	// transport reaches the other replicas.
+	transport *http.Transport
+}
+
+// stop waits for renewOwners, which returns once the gateway is done,
+// and starts no other; Close calls it.
+func (rs *replicaSessions) stop() {
+	rs.mu.Lock()
+	rs.closed = true
+	renewed, transport := rs.renewed, rs.transport
+	rs.mu.Unlock()
+	if renewed != nil {
+		<-renewed
+	}
+	if transport != nil {
+		transport.CloseIdleConnections()
+	}
+}
+
+// sessionOwners returns the Gate's session store and advertised address,
+// nil when it has none.
+func (g *Gateway) sessionOwners() (SessionOwners, string) {
+	if s, ok := g.gate.(SharedSessions); ok {
+		return s.SessionOwners()
+	}
+	return nil, ""
+}
+
+// forwardSessions sends a request for a session, or a parked call,
+// another replica owns to that replica, records the sessions this one
+// opens and where it is reached, and checks the signature of a request
+// another replica forwarded. Without a store it is next.
+func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		owners, advertise := g.sessionOwners()
+		if owners == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		session := r.Header.Get("Mcp-Session-Id")
+		state := requestStateOf(r)
+		switch {
+		case r.Header.Get(replicaHeader) != "":
+			if err := g.verifyForwarded(r, owners, cmp.Or(session, state)); err != nil {
+				g.log.Warn("HTTP request refused: a forwarded request's replica signature does not verify", "session", session, "remote", r.RemoteAddr, "err", err)
+				refuse(w, http.StatusForbidden, "Forbidden: "+err.Error())
+				return
+			}
+			next.ServeHTTP(w, r) // answered here, never forwarded again
+		case session != "" && g.sessionByID(session) == nil:
+			g.forwardToOwner(w, r, owners, "session:"+session, session, sessionGone)
+		case session != "":
+			next.ServeHTTP(w, r)
+		case stateTag(state) != "" && stateTag(state) != g.parked.tag:
+			g.forwardToOwner(w, r, owners, "replica:"+stateTag(state), state, next.ServeHTTP)
+		default:
+			owner := cmp.Or(advertise, localURL(r))
+			g.recordSelf(owners, owner)
+			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(id string) { g.recordOwner(owners, "session:"+id, owner) }}, r)
+		}
+	})
+}
+
+// sessionGone answers a request for a session no replica serves.
+func sessionGone(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "session not found", http.StatusNotFound)
+}
+
+// requestStateOf returns the requestState of r's one message, "" when
+// it has none (or is a batch: a batch's calls are not forwarded).
+func requestStateOf(r *http.Request) string {
+	body := bodyOf(r)
+	if !bytes.Contains(body, []byte(`"requestState"`)) || isBatch(body) {
+		return ""
+	}
+	var m struct {
+		Params struct {
+			RequestState string `json:"requestState"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &m) // screened: valid JSON
+	return m.Params.RequestState
+}
+
+// stateTag returns the tag of the replica that gave state, "" for a
+// state not of this form.
+func stateTag(state string) string {
+	rest, ok := strings.CutPrefix(state, "mcpbridge.")
+	tag, _, found := strings.Cut(rest, ".")
+	if !ok || !found {
+		return ""
+	}
+	return tag
+}
+
+// replicaTag returns a new gateway's tag: random, short.
+func replicaTag() string {
+	var b [9]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// localURL is the base URL of the address r's connection reached this
+// replica at.
+func localURL(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return "http://" + a.String()
+	}
+	return ""
+}
+
+// recordOwner records this replica, reached at owner, as the owner of
+// name ("session:ID") before the client hears of the session, so that
+// its next request may reach any replica.
+func (g *Gateway) recordOwner(owners SessionOwners, name, owner string) {
+	if owner == "" {
+		return
+	}
+	g.putOwner(owners, name, owner)
+	rs := &g.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.owned == nil {
+		rs.owned = make(map[string]string)
+	}
+	rs.owned[name] = owner
+	g.renewingLocked()
+}
+
+// recordSelf records where this replica is reached, under its tag, once
+// (then renewed): before it parks a call, whose state names the tag.
+func (g *Gateway) recordSelf(owners SessionOwners, owner string) {
+	rs := &g.replicas
+	rs.mu.Lock()
+	known := rs.self != "" || owner == ""
+	rs.self = cmp.Or(rs.self, owner)
+	rs.mu.Unlock()
+	if known {
+		return
+	}
+	g.putOwner(owners, "replica:"+g.parked.tag, owner)
+	rs.mu.Lock()
+	g.renewingLocked()
+	rs.mu.Unlock()
+}
+
+// putOwner records owner as name's owner.
+func (g *Gateway) putOwner(owners SessionOwners, name, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	if err := owners.PutOwners(ctx, []string{name}, owner, ownerTTL); err != nil {
+		g.log.Warn("gateway store: recording an owner: other replicas will not find it", "name", name, "err", err)
+	}
+}
+
+// renewingLocked starts renewOwners once, unless the gateway closed;
+// g.replicas.mu is held.
+func (g *Gateway) renewingLocked() {
+	rs := &g.replicas
+	if rs.renewed != nil || rs.closed {
+		return
+	}
+	rs.renewed = make(chan struct{})
+	go func() {
+		defer close(rs.renewed)
+		g.renewOwners()
+	}()
+}
+
+// renewOwners renews the records of the sessions this replica owns
+// while they are open, and drops those of the sessions that ended, until
+// the gateway closes.
+func (g *Gateway) renewOwners() {
+	tick := time.NewTicker(ownerTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-g.done:
+			return
+		case <-tick.C:
+		}
+		owners, _ := g.sessionOwners()
+		if owners == nil {
+			continue
+		}
+		live, ended := g.ownedSessions()
+		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+		for owner, ids := range live {
+			if err := owners.PutOwners(ctx, ids, owner, ownerTTL); err != nil {
+				g.log.Warn("gateway store: renewing sessions' owners", "sessions", len(ids), "err", err)
+			}
+		}
+		if err := owners.DropOwners(ctx, ended); err != nil {
+			g.log.Warn("gateway store: forgetting ended sessions' owners", "sessions", len(ended), "err", err)
+		}
+		cancel()
+	}
+}
+
+// ownedSessions returns the names this replica owns (its tag, its open
+// sessions), by the address recorded, and forgets (returns) the sessions
+// that ended.
+func (g *Gateway) ownedSessions() (live map[string][]string, ended []string) {
+	open := g.openSessions()
+	rs := &g.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	live = make(map[string][]string)
+	if rs.self != "" {
+		live[rs.self] = []string{"replica:" + g.parked.tag}
+	}
+	for name, owner := range rs.owned {
+		if open[strings.TrimPrefix(name, "session:")] {
+			live[owner] = append(live[owner], name)
+			continue
+		}
+		ended = append(ended, name)
+		delete(rs.owned, name)
+	}
+	return live, ended
+}
+
+// forwardToOwner proxies r to the replica that owns name, signed for
+// subject (the session, or the state, r names); r is left to gone when
+// no replica owns name or its owner cannot be reached (its record is
+// then dropped).
+func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners SessionOwners, name, subject string, gone http.HandlerFunc) {
+	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
+	owner, ok, err := owners.Owner(ctx, name)
+	var secret []byte
+	if err == nil && ok {
+		secret, err = g.replicaSecret(ctx, owners)
+	}
+	cancel()
+	if err != nil {
+		g.log.Warn("gateway store: finding an owner", "name", name, "err", err)
+	}
+	target, perr := url.Parse(owner)
+	if !ok || err != nil || perr != nil || target.Host == "" {
+		gone(w, r)
+		return
+	}
+	g.log.Debug("HTTP request forwarded to the replica that owns it", "name", name, "replica", owner)
+	body := bodyOf(r)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			pr.Out.Header.Set(replicaHeader, signForward(secret, subject, time.Now()))
+		},
+		FlushInterval: -1, // an event stream's events go on as they come
+		Transport:     g.replicaTransport(),
+		// Given the outgoing request, the handler answers r, as received.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
+			dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
+			defer dcancel()
+			_ = owners.DropOwners(dctx, []string{name})
+			if body != nil { // the proxy read it
+				r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
+			}
+			gone(w, r)
+		},
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+// replicaTransport is the HTTP transport to the other replicas, made
+// once.
+func (g *Gateway) replicaTransport() *http.Transport {
+	rs := &g.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.Proxy = nil // the replicas reach each other directly
+		t.DialContext = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
+		rs.transport = t
+	}
+	return rs.transport
+}
+
+// replicaSecret returns the replicas' secret in owners, read once per
+// store.
+func (g *Gateway) replicaSecret(ctx context.Context, owners SessionOwners) ([]byte, error) {
+	rs := &g.replicas
+	rs.mu.Lock()
+	if rs.secretOf == owners && rs.secret != nil {
+		defer rs.mu.Unlock()
+		return rs.secret, nil
+	}
+	rs.mu.Unlock()
+	secret, err := owners.ReplicaSecret(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rs.mu.Lock()
+	rs.secret, rs.secretOf = secret, owners
+	rs.mu.Unlock()
+	return secret, nil
+}
+
+// verifyForwarded checks the replica signature of r, forwarded for
+// subject (the session or state it names).
+func (g *Gateway) verifyForwarded(r *http.Request, owners SessionOwners, subject string) error {
+	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
+	defer cancel()
+	secret, err := g.replicaSecret(ctx, owners)
+	if err != nil {
+		return fmt.Errorf("the %s header cannot be checked: %w", replicaHeader, err)
+	}
+	return checkForward(secret, r.Header.Get(replicaHeader), subject, time.Now())
+}
+
+// signForward is the signature of a request for session forwarded at
+// now.
+func signForward(secret []byte, session string, now time.Time) string {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	return ts + "." + hex.EncodeToString(forwardMAC(secret, session, ts))
+}
+
+// forwardMAC is the HMAC of a forward of session at ts.
+func forwardMAC(secret []byte, session, ts string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("mcpbridge replica forward\n" + session + "\n" + ts))
+	return m.Sum(nil)
+}
+
+// checkForward checks sig, a forward's signature for session, at now.
+func checkForward(secret []byte, sig, session string, now time.Time) error {
+	ts, mac, ok := strings.Cut(sig, ".")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	got, herr := hex.DecodeString(mac)
+	if !ok || err != nil || herr != nil {
+		return fmt.Errorf("the %s header is only sent by the gateway's replicas to each other", replicaHeader)
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > signatureSkew || d < -signatureSkew {
+		return fmt.Errorf("the %s header is %v old: the replicas' clocks differ, or it is replayed", replicaHeader, d.Round(time.Second))
+	}
+	if !hmac.Equal(got, forwardMAC(secret, session, ts)) {
+		return fmt.Errorf("the %s header is only sent by the gateway's replicas to each other", replicaHeader)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpbridge/mcpbridge/internal/redact"
+)
+
+// Which replica owns what (a client session, the calls a replica parked)
+// and the secret the replicas sign the requests they forward to each
+// other with. A record names the address its owner is reached at and
+// lapses unless the owner renews it: a replica that stopped leaves no
+// owner behind for long. The caller names what is owned ("session:ID").
+
+// secretBytes is the length of the replicas' secret.
+const secretBytes = 32
+
+// PutOwners records owner (a replica's address) as the owner of each of
+// names for ttl; a record lost meanwhile (the store restarted) is
+// written again.
+func (r *Redis) PutOwners(ctx context.Context, names []string, owner string, ttl time.Duration) error {
+	if len(names) == 0 {
+		return nil
+	}
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, name := range names {
+			p.Set(ctx, r.ownerKey(name), owner, ttl)
+		}
+		return nil
+	})
+	r.observe("put_owner", err)
+	if err != nil {
+		return fmt.Errorf("recording the owner of %d name(s) in the store at redis %s: %w", len(names), r.addr, redact.Error(err))
+	}
+	return nil
+}
+
+// Owner returns the address of the replica that owns name; ok is false
+// when no replica does (never recorded, ended, or its owner stopped
+// renewing it).
+func (r *Redis) Owner(ctx context.Context, name string) (owner string, ok bool, err error) {
+	owner, err = r.client.Get(ctx, r.ownerKey(name)).Result()
+	if errors.Is(err, redis.Nil) {
+		r.observe("get_owner", nil)
+		return "", false, nil
+	}
+	r.observe("get_owner", err)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the owner of %s from the store at redis %s: %w", name, r.addr, redact.Error(err))
+	}
+	return owner, true, nil
+}
+
+// DropOwners forgets the owners of names (they ended).
+func (r *Redis) DropOwners(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	keys := make([]string, len(names))
+	for i, name := range names {
+		keys[i] = r.ownerKey(name)
+	}
+	err := r.client.Del(ctx, keys...).Err()
+	r.observe("drop_owner", err)
+	if err != nil {
+		return fmt.Errorf("forgetting the owners of %d name(s) in the store at redis %s: %w", len(names), r.addr, redact.Error(err))
+	}
+	return nil
+}
+
+// ReplicaSecret returns the secret every replica using this store
+// shares: made at random by the first replica that asks, kept in the
+// store. Whoever can read the store can read it; whoever can write the
+// store can already misdirect every replica.
+func (r *Redis) ReplicaSecret(ctx context.Context) ([]byte, error) {
+	b := make([]byte, secretBytes)
+	rand.Read(b)
+	key := r.prefix + "replicas:secret"
+	var got *redis.StringCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SetNX(ctx, key, hex.EncodeToString(b), 0)
+		got = p.Get(ctx, key)
+		return nil
+	})
+	r.observe("replica_secret", err)
+	if err != nil {
+		return nil, fmt.Errorf("reading the replicas' secret from the store at redis %s: %w", r.addr, redact.Error(err))
+	}
+	secret, err := hex.DecodeString(got.Val())
+	if err != nil || len(secret) != secretBytes {
+		return nil, fmt.Errorf("the replicas' secret in the store at redis %s (key %s) is not %d hex bytes: delete the key and the replicas make a new one", r.addr, key, secretBytes)
+	}
+	return secret, nil
+}
+
+// ownerKey is name's owner record.
+func (r *Redis) ownerKey(name string) string { return r.prefix + "owner:" + name }

@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/store"
+)
+
+// A session's owner recorded by one replica is read by another until it
+// is dropped; two replicas that ask for the secret get the same one, and
+// another key prefix (another gateway) gets another.
+func TestRedisOwners(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	b := open(t, store.RedisOptions{URL: srv.URL()})
+	if err := a.PutOwners(ctx, []string{"s1", "s2"}, "http://10.0.0.1:8080", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if owner, ok, err := b.Owner(ctx, "s1"); err != nil || !ok || owner != "http://10.0.0.1:8080" {
+		t.Errorf("Owner(s1) through another replica = %q, %v, %v", owner, ok, err)
+	}
+	if err := a.DropOwners(ctx, []string{"s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if owner, ok, err := b.Owner(ctx, "s1"); err != nil || ok {
+		t.Errorf("Owner(s1) after it was dropped = %q, %v, %v; want none", owner, ok, err)
+	}
+	if _, ok, _ := b.Owner(ctx, "s2"); !ok {
+		t.Error("dropping s1 dropped s2")
+	}
+	sa, err := a.ReplicaSecret(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.ReplicaSecret(ctx)
+	if err != nil || !bytes.Equal(sa, sb) || len(sa) != 32 {
+		t.Errorf("two replicas' secrets: %x and %x (%v), want one of 32 bytes", sa, sb, err)
+	}
+	other := open(t, store.RedisOptions{URL: srv.URL(), KeyPrefix: "other:"})
+	if so, _ := other.ReplicaSecret(ctx); bytes.Equal(so, sa) {
+		t.Error("another key prefix shares the replicas' secret")
+	}
+}
+
+// An owner record lapses when its replica stops renewing it.
+func TestRedisOwnerLapses(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	if err := a.PutOwners(ctx, []string{"s"}, "http://a", 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 5*time.Second, func() bool {
+		_, ok, _ := a.Owner(ctx, "s")
+		return !ok
+	}, "the record to lapse")
+}
