@@ -116,13 +116,20 @@ func TestConformanceServerScenarios(t *testing.T) {
 // it, logs a per-scenario table and returns the results.
 func runConformance(t *testing.T, conformance string, g *Gateway, out string, args ...string) map[string]scenarioResult {
 	t.Helper()
+	return runSuite(t, conformance, serveHTTP(t, g, Options{})+"/mcp", out, args...)
+}
+
+// runSuite runs the server scenarios args select (every one without)
+// against the server at url, logs a per-scenario table and returns the
+// results.
+func runSuite(t *testing.T, conformance, url, out string, args ...string) map[string]scenarioResult {
+	t.Helper()
 	if len(args) == 0 {
 		args = []string{"--suite", "all"}
 	}
-	base := serveHTTP(t, g, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
 	defer cancel()
-	run := exec.CommandContext(ctx, conformance, append([]string{"server", "--url", base + "/mcp", "-o", out}, args...)...)
+	run := exec.CommandContext(ctx, conformance, append([]string{"server", "--url", url, "-o", out}, args...)...)
 	run.Env = node22Env(t)
 	output, err := run.CombinedOutput()
 	if ctx.Err() != nil {
