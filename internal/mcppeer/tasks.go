@@ -36,7 +36,7 @@ type taskTool struct {
 	run     func(ctx context.Context, t *fixtureTask, args json.RawMessage) (result json.RawMessage, err *RawError)
 }
 
-// TaskServer is a stateless Streamable HTTP server of protocol
+// NewTaskServer returns a stateless Streamable HTTP server of protocol
 // 2026-07-28 with the tools the conformance suite's tasks-extension
 // scenarios call (conformance 0.2: tasks-lifecycle, -mrtr-input, …),
 // which the go-sdk everything-server lacks. The go-sdk server answers
@@ -58,8 +58,8 @@ type taskTool struct {
 // it). tasks/get, tasks/update and tasks/cancel answer the extension's
 // shapes (each result with its resultType; -32602 for an unknown id;
 // -32020 when Mcp-Name is not the body's taskId); the removed tasks/list
-// and tasks/result answer -32601. Tasks live as long as the handler.
-func TaskServer() http.Handler {
+// and tasks/result answer -32601. Tasks live until Close.
+func NewTaskServer() *TaskFixture {
 	s := mcp.NewServer(&mcp.Implementation{Name: "tasks", Version: "1.0.0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Extensions: map[string]any{TasksExtension: map[string]any{}}},
 	})
@@ -70,7 +70,7 @@ func TaskServer() http.Handler {
 			_ = json.Unmarshal(req.Params.Arguments, &a)
 			return textResult("Hello, " + a.Name + "!"), nil
 		})
-	f := &taskFixture{tasks: map[string]*fixtureTask{}, tools: fixtureTaskTools()}
+	f := &TaskFixture{tasks: map[string]*fixtureTask{}, tools: fixtureTaskTools()}
 	for name, tool := range f.tools {
 		// The go-sdk server lists them and runs slow_compute without
 		// the extension; the handler adds their execution to tools/list.
@@ -91,18 +91,30 @@ func TaskServer() http.Handler {
 	return f
 }
 
-// taskFixture answers the extension's wire before the go-sdk handler.
-type taskFixture struct {
-	next  http.Handler
-	tools map[string]taskTool
-	mu    sync.Mutex
-	tasks map[string]*fixtureTask
+// TaskFixture is the task server: it answers the extension's wire
+// before the go-sdk handler.
+type TaskFixture struct {
+	next    http.Handler
+	tools   map[string]taskTool
+	running sync.WaitGroup
+	mu      sync.Mutex
+	tasks   map[string]*fixtureTask
+}
+
+// Close cancels every task and waits for their ends.
+func (f *TaskFixture) Close() {
+	f.mu.Lock()
+	for _, t := range f.tasks {
+		t.cancel()
+	}
+	f.mu.Unlock()
+	f.running.Wait()
 }
 
 // fixtureTask is one task of the task server. Its fields are guarded by
 // the fixture's mu.
 type fixtureTask struct {
-	f                *taskFixture
+	f                *TaskFixture
 	id               string
 	status           string // working, input_required, completed, failed, cancelled
 	created, updated time.Time
@@ -138,7 +150,7 @@ func (r *taskRequest) declares() bool {
 	return ok
 }
 
-func (f *taskFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *TaskFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -186,7 +198,7 @@ func missingTasks(id json.RawMessage) []byte {
 
 // listTools answers tools/list as the go-sdk server does, each task
 // tool with its execution.taskSupport.
-func (f *taskFixture) listTools(w http.ResponseWriter, r *http.Request) {
+func (f *TaskFixture) listTools(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{header: http.Header{}, code: http.StatusOK}
 	f.next.ServeHTTP(rec, r)
 	var msg map[string]json.RawMessage
@@ -231,7 +243,7 @@ func copyResponse(w http.ResponseWriter, rec *recorder) {
 }
 
 // taskMethod answers tasks/get, tasks/update and tasks/cancel.
-func (f *taskFixture) taskMethod(w http.ResponseWriter, r *http.Request, req *taskRequest) {
+func (f *TaskFixture) taskMethod(w http.ResponseWriter, r *http.Request, req *taskRequest) {
 	if m := r.Header.Get("Mcp-Method"); m != "" && strings.TrimSpace(m) != req.Method {
 		writeRPC(w, http.StatusBadRequest, errorFrame(req.ID, codeHeaderMismatch, fmt.Sprintf("header Mcp-Method %q does not match the body's method %q", m, req.Method)))
 		return
@@ -269,7 +281,7 @@ func (f *taskFixture) taskMethod(w http.ResponseWriter, r *http.Request, req *ta
 
 // call answers a tools/call of a task tool: -32021 without the
 // extension, else an input-required round or a new task.
-func (f *taskFixture) call(req *taskRequest, tool taskTool) []byte {
+func (f *TaskFixture) call(req *taskRequest, tool taskTool) []byte {
 	if !req.declares() {
 		return missingTasks(req.ID)
 	}
@@ -315,7 +327,7 @@ func elicitation(message, field string) map[string]any {
 
 // start makes a task of tool, stored before its id is answered, and runs
 // it in the background.
-func (f *taskFixture) start(tool taskTool, args json.RawMessage) *fixtureTask {
+func (f *TaskFixture) start(tool taskTool, args json.RawMessage) *fixtureTask {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -324,7 +336,7 @@ func (f *taskFixture) start(tool taskTool, args json.RawMessage) *fixtureTask {
 	f.mu.Lock()
 	f.tasks[t.id] = t
 	f.mu.Unlock()
-	go func() {
+	f.running.Go(func() {
 		defer cancel()
 		res, rerr := tool.run(ctx, t, args)
 		f.mu.Lock()
@@ -336,7 +348,7 @@ func (f *taskFixture) start(tool taskTool, args json.RawMessage) *fixtureTask {
 			}
 			t.settle(status, res, rerr)
 		}
-	}()
+	})
 	return t
 }
 
