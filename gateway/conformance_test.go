@@ -234,30 +234,7 @@ func conformanceNext(t *testing.T) string {
 // requiredServerScenarios lists the server scenarios the suite at path
 // requires for spec revision rev (conformance list --requirements).
 func requiredServerScenarios(t *testing.T, path, rev string) []string {
-	t.Helper()
-	list := exec.Command(path, "list", "--server", "--requirements", rev)
-	list.Env = node22Env(t)
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("conformance list --requirements %s: %v", rev, err)
-	}
-	// The server section's lines, "  - name", up to the next heading.
-	var names []string
-	server := false
-	for line := range strings.Lines(string(out)) {
-		line = strings.TrimRight(line, "\n")
-		if line != "" && !strings.HasPrefix(line, " ") {
-			server = strings.HasPrefix(line, "Server scenarios")
-			continue
-		}
-		if name, ok := strings.CutPrefix(line, "  - "); ok && server {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("conformance list --requirements %s listed no scenario:\n%s", rev, out)
-	}
-	return names
+	return mcptest.RequiredScenarios(t, []string{path}, node22Env(t), "server", rev)
 }
 
 // The requirement set of 2025-11-25 (conformance 0.2, frozen at the

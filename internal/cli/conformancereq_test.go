@@ -27,14 +27,14 @@ func TestConformanceClientRequirements(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := suite[0]
+	env := append(os.Environ(), "PATH="+filepath.Dir(suite[0])+string(os.PathListSeparator)+os.Getenv("PATH"))
 	for _, rev := range []struct {
 		name string
 		want int
 	}{{"2026-07-28", 32}, {"2025-11-25", 18}} {
 		t.Run(rev.name, func(t *testing.T) {
 			t.Parallel()
-			names := requiredClientScenarios(t, node, suite[1], rev.name)
+			names := mcptest.RequiredScenarios(t, suite, env, "client", rev.name)
 			if len(names) != rev.want {
 				t.Fatalf("the %s set requires %d client scenarios, want %d: %v", rev.name, len(names), rev.want, names)
 			}
@@ -57,35 +57,6 @@ func conformanceNextSuite(t *testing.T) []string {
 		t.Fatalf("conformance 0.2 is not installed (%v); run scripts/install-thirdparty.sh", err)
 	}
 	return []string{node, suite}
-}
-
-// requiredClientScenarios lists the client scenarios the suite requires
-// for spec revision rev: the lines "  - name" of the list's client
-// section, up to the next heading.
-func requiredClientScenarios(t *testing.T, node, suite, rev string) []string {
-	t.Helper()
-	list := exec.Command(node, suite, "list", "--client", "--requirements", rev)
-	list.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("conformance list --client --requirements %s: %v", rev, err)
-	}
-	var names []string
-	client := false
-	for line := range strings.Lines(string(out)) {
-		line = strings.TrimRight(line, "\n")
-		if line != "" && !strings.HasPrefix(line, " ") {
-			client = strings.HasPrefix(line, "Client scenarios")
-			continue
-		}
-		if name, ok := strings.CutPrefix(line, "  - "); ok && client {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("conformance list --client --requirements %s listed no scenario:\n%s", rev, out)
-	}
-	return names
 }
 
 // fixedClientCommands are the scenarios whose server expects one given
