@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"maps"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
@@ -45,18 +46,22 @@ func TestConformanceTasksThroughGateway(t *testing.T) {
 		runs = append(runs, run{backend.URL, filepath.Join(dir, "alone", name), alone}, run{gateway, filepath.Join(dir, "gateway", name), through})
 	}
 	// Side by side: the scenarios mostly wait on their tasks.
+	env := node22Env(t)
 	sem := make(chan struct{}, 6)
 	var wg sync.WaitGroup
 	for i, r := range runs {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			results := runSuite(t, suite, r.url, r.out, "--scenario", names[i/2])
+			results, table, err := suiteResults(env, suite, r.url, r.out, "--scenario", names[i/2])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			t.Logf("%s:\n%s", r.url, table)
 			mu.Lock()
 			defer mu.Unlock()
-			for name, res := range results {
-				r.into[name] = res
-			}
+			maps.Copy(r.into, results)
 		})
 	}
 	wg.Wait()
