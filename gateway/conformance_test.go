@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,61 +117,56 @@ func TestConformanceServerScenarios(t *testing.T) {
 // it, logs a per-scenario table and returns the results.
 func runConformance(t *testing.T, conformance string, g *Gateway, out string, args ...string) map[string]scenarioResult {
 	t.Helper()
+	return runSuite(t, conformance, serveHTTP(t, g, Options{})+"/mcp", out, args...)
+}
+
+// runSuite runs the server scenarios args select (every one without)
+// against the server at url, logs a per-scenario table and returns the
+// results.
+func runSuite(t *testing.T, conformance, url, out string, args ...string) map[string]scenarioResult {
+	t.Helper()
+	results, table, err := suiteResults(node22Env(t), conformance, url, out, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("conformance server scenarios:\n%s", table)
+	return results
+}
+
+// suiteResults runs the server scenarios args select (every one
+// without) against the server at url with env, and returns the results
+// and their per-scenario table; it may run off the test's goroutine.
+func suiteResults(env []string, conformance, url, out string, args ...string) (map[string]scenarioResult, string, error) {
 	if len(args) == 0 {
 		args = []string{"--suite", "all"}
 	}
-	base := serveHTTP(t, g, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testTimeout)
 	defer cancel()
-	run := exec.CommandContext(ctx, conformance, append([]string{"server", "--url", base + "/mcp", "-o", out}, args...)...)
-	run.Env = node22Env(t)
+	run := exec.CommandContext(ctx, conformance, append([]string{"server", "--url", url, "-o", out}, args...)...)
+	run.Env = env
 	output, err := run.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("conformance suite did not finish: %v\n%s", err, output)
+		return nil, "", fmt.Errorf("conformance suite did not finish: %v\n%s", err, output)
 	}
 	// A failing scenario makes the suite exit 1; the results say which.
 	dirs, rerr := os.ReadDir(out)
 	if rerr != nil || len(dirs) == 0 {
-		t.Fatalf("conformance suite left no results (%v, %v):\n%s", err, rerr, output)
+		return nil, "", fmt.Errorf("conformance suite left no results (%v, %v):\n%s", err, rerr, output)
 	}
 	results := map[string]scenarioResult{}
 	for _, d := range dirs {
 		m := resultDir.FindStringSubmatch(d.Name())
 		if m == nil {
-			t.Fatalf("unexpected result directory %q", d.Name())
+			return nil, "", fmt.Errorf("unexpected result directory %q", d.Name())
 		}
-		name := m[1]
-		data, err := os.ReadFile(filepath.Join(out, d.Name(), "checks.json"))
+		r, err := readChecks(filepath.Join(out, d.Name(), "checks.json"))
 		if err != nil {
-			t.Fatal(err)
+			return nil, "", err
 		}
-		var checks []struct {
-			ID, Status, ErrorMessage string
-		}
-		if err := json.Unmarshal(data, &checks); err != nil {
-			t.Fatalf("%s: %v", d.Name(), err)
-		}
-		r := scenarioResult{passed: len(checks) > 0}
-		for _, c := range checks {
-			switch c.Status {
-			case "SUCCESS", "INFO":
-			case "WARNING": // a SHOULD the SDK does not do; the suite counts it as passed
-				r.warnings = append(r.warnings, c.ID+": "+c.ErrorMessage)
-			default:
-				r.passed = false
-				r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
-			}
-		}
-		results[name] = r
+		results[m[1]] = r
 	}
 	var table strings.Builder
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for name := range results {
-			if !yield(name) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(results)) {
 		r := results[name]
 		status := "PASS"
 		if !r.passed {
@@ -181,8 +177,33 @@ func runConformance(t *testing.T, conformance string, g *Gateway, out string, ar
 		}
 		fmt.Fprintf(&table, "%-32s %s\n", name, status)
 	}
-	t.Logf("conformance server scenarios:\n%s", table.String())
-	return results
+	return results, table.String(), nil
+}
+
+// readChecks reads one scenario's checks.json.
+func readChecks(path string) (scenarioResult, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return scenarioResult{}, err
+	}
+	var checks []struct {
+		ID, Status, ErrorMessage string
+	}
+	if err := json.Unmarshal(data, &checks); err != nil {
+		return scenarioResult{}, fmt.Errorf("%s: %v", path, err)
+	}
+	r := scenarioResult{passed: len(checks) > 0}
+	for _, c := range checks {
+		switch c.Status {
+		case "SUCCESS", "INFO":
+		case "WARNING": // a SHOULD the SDK does not do; the suite counts it as passed
+			r.warnings = append(r.warnings, c.ID+": "+c.ErrorMessage)
+		default:
+			r.passed = false
+			r.failures = append(r.failures, c.ID+": "+c.ErrorMessage)
+		}
+	}
+	return r, nil
 }
 
 // resultDir matches the suite's result directories,
@@ -227,30 +248,7 @@ func conformanceNext(t *testing.T) string {
 // requiredServerScenarios lists the server scenarios the suite at path
 // requires for spec revision rev (conformance list --requirements).
 func requiredServerScenarios(t *testing.T, path, rev string) []string {
-	t.Helper()
-	list := exec.Command(path, "list", "--server", "--requirements", rev)
-	list.Env = node22Env(t)
-	out, err := list.Output()
-	if err != nil {
-		t.Fatalf("conformance list --requirements %s: %v", rev, err)
-	}
-	// The server section's lines, "  - name", up to the next heading.
-	var names []string
-	server := false
-	for line := range strings.Lines(string(out)) {
-		line = strings.TrimRight(line, "\n")
-		if line != "" && !strings.HasPrefix(line, " ") {
-			server = strings.HasPrefix(line, "Server scenarios")
-			continue
-		}
-		if name, ok := strings.CutPrefix(line, "  - "); ok && server {
-			names = append(names, name)
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("conformance list --requirements %s listed no scenario:\n%s", rev, out)
-	}
-	return names
+	return mcptest.RequiredScenarios(t, []string{path}, node22Env(t), "server", rev)
 }
 
 // The requirement set of 2025-11-25 (conformance 0.2, frozen at the

@@ -5,7 +5,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -92,14 +94,18 @@ type extTasks struct {
 func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) || req.Method == "tasks/update" {
 		method, params := req.Method, req.Params
-		if err := extTasksRefusal(method, params, x.session); err != nil {
+		if err := cmp.Or(extTasksRefusal(method, params, x.session), taskNameMismatch(header, params)); err != nil {
 			return func(context.Context) (json.RawMessage, error) { return nil, err }
 		}
 		return func(ctx context.Context) (json.RawMessage, error) {
-			if x.answer != nil {
-				return x.answer(ctx, method, params)
+			answer := x.answer
+			if answer == nil {
+				answer = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+					return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
+				}
 			}
-			return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
+			raw, err := answer(ctx, method, params)
+			return completeResult(raw, err)
 		}
 	}
 	p, ok := extCall(req, x.session)
@@ -116,6 +122,37 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			})
 		})
 	}
+}
+
+// completeResult marks a result of tasks/get, tasks/update or
+// tasks/cancel "resultType":"complete", as 2026-07-28 wants of every
+// result but a created task's (SEP-2322); the stores answer the
+// extension's fields alone.
+func completeResult(raw json.RawMessage, err error) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err != nil || json.Unmarshal(raw, &m) != nil || m == nil || m["resultType"] != nil {
+		return raw, err
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	return json.Marshal(m)
+}
+
+// taskNameMismatch refuses a tasks request whose Mcp-Name header is not
+// the taskId of its body (-32020, SEP-2243 as SEP-2663 extends it to the
+// tasks methods), nil when they match or the header is absent.
+func taskNameMismatch(header http.Header, params json.RawMessage) error {
+	name := strings.TrimSpace(header.Get("Mcp-Name"))
+	if name == "" {
+		return nil
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.TaskID == name {
+		return nil
+	}
+	return &jsonrpc.Error{Code: mcp.CodeHeaderMismatch,
+		Message: fmt.Sprintf("header Mcp-Name %q is not the request's taskId %q: send the taskId as Mcp-Name", name, p.TaskID)}
 }
 
 // extTasksRefusal is the error that answers a tasks request of the

@@ -243,10 +243,19 @@ func conformanceAuthScenarios() []string {
 // an auth scenario; its value is the mcpbridge binary to run.
 const conformanceEnv = "CLITEST_CONFORMANCE_MCPBRIDGE"
 
-// runConformanceClient writes the scenario's config (its URL is the last
-// argument, its data in MCP_CONFORMANCE_CONTEXT) and runs mcpbridge call
-// on it with --oauth-headless and a fresh XDG_STATE_HOME.
+// runConformanceClient plays the scenario MCP_CONFORMANCE_SCENARIO: one
+// not about auth as runPlainScenario does; an auth one by writing the
+// scenario's config (its URL is the last argument, its data in
+// MCP_CONFORMANCE_CONTEXT) and running mcpbridge call on it with
+// --oauth-headless and a fresh XDG_STATE_HOME.
 func runConformanceClient(bin string) int {
+	if scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO"); !strings.HasPrefix(scenario, "auth/") {
+		if err := runPlainScenario(bin, scenario, os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_CONTEXT")); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
 	dir, err := os.MkdirTemp("", "conformance-client-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,9 @@
 //   - [RawServer]: a hand-written newline-delimited JSON-RPC server for wire
 //     shapes the SDK cannot produce (unknown content blocks, legacy results,
 //     odd pagination), over streams or HTTP.
+//   - [NewTaskServer]: a stateless 2026-07-28 HTTP server with the tasks
+//     extension and the fixture tools of the conformance suite's tasks
+//     scenarios (greet, slow_compute, confirm_delete, …).
 //   - [RunIfChild]: serve one of them on stdio when the process was started as a
 //     child of kind [ChildEnv], the way the bridge spawns real servers.
 //

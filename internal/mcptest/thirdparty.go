@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +53,44 @@ func moduleRoot(dir string) (string, error) {
 		}
 		d = parent
 	}
+}
+
+// ListedScenarios is the scenarios a conformance suite's `list` output
+// names in the section whose heading starts with heading ("Server
+// scenarios", "Client scenarios"): its lines "  - name", up to the next
+// heading.
+func ListedScenarios(out []byte, heading string) []string {
+	var names []string
+	in := false
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimRight(line, "\n")
+		if line != "" && !strings.HasPrefix(line, " ") {
+			in = strings.HasPrefix(line, heading)
+			continue
+		}
+		if name, ok := strings.CutPrefix(line, "  - "); ok && in {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// RequiredScenarios lists the scenarios of side ("server" or "client")
+// that the conformance suite run as suite (its command line) with env
+// requires for spec revision rev (`conformance list --SIDE
+// --requirements REV`). An empty list fails the test.
+func RequiredScenarios(t testing.TB, suite, env []string, side, rev string) []string {
+	t.Helper()
+	args := append(slices.Clone(suite[1:]), "list", "--"+side, "--requirements", rev)
+	list := exec.Command(suite[0], args...)
+	list.Env = env
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("conformance list --%s --requirements %s: %v", side, rev, err)
+	}
+	names := ListedScenarios(out, strings.ToUpper(side[:1])+side[1:]+" scenarios")
+	if len(names) == 0 {
+		t.Fatalf("conformance list --%s --requirements %s listed no scenario:\n%s", side, rev, out)
+	}
+	return names
 }

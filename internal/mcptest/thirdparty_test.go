@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,15 @@ func TestModuleRoot(t *testing.T) {
 	}
 	if root != filepath.Dir(filepath.Dir(wd)) {
 		t.Errorf("moduleRoot(%s) = %s, want two levels up (internal/mcptest)", wd, root)
+	}
+}
+
+func TestListedScenarios(t *testing.T) {
+	out := []byte("Required for 2026-07-28 (3 scenarios):\n\nServer scenarios (test against a server):\n  - ping\n  - tools-list\n\nClient scenarios (test against a client):\n  - initialize\n\nRun and reported, but never scored:\n  extension (1):\n    - tasks-lifecycle [server]\n")
+	if got := ListedScenarios(out, "Server scenarios"); !slices.Equal(got, []string{"ping", "tools-list"}) {
+		t.Errorf("server scenarios: %q", got)
+	}
+	if got := ListedScenarios(out, "Client scenarios"); !slices.Equal(got, []string{"initialize"}) {
+		t.Errorf("client scenarios: %q", got)
 	}
 }
