@@ -257,6 +257,9 @@ type Gateway struct {
 	log     *slog.Logger
 	server  *mcp.Server
 	http    *mcp.StreamableHTTPHandler
+	// httpStateless serves the requests routeRequest marks stateless
+	// (http itself with Options.Stateless).
+	httpStateless *mcp.StreamableHTTPHandler
 	timeout time.Duration
 	parked  parkedCalls // calls waiting for their clients' answers
 	ends    sessionEnds // closed when client sessions end, for share: session
@@ -431,7 +434,12 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore
 	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
+	serve := func(*http.Request) *mcp.Server { return g.server }
+	g.http = mcp.NewStreamableHTTPHandler(serve, httpOpts)
+	g.httpStateless = g.http
+	if !opts.Stateless {
+		g.httpStateless = mcp.NewStreamableHTTPHandler(serve, httpOptions(sdkLog, true, idle))
+	}
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()
