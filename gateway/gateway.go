@@ -252,17 +252,17 @@ type Observer interface {
 // blocks and the call survive. The original stays available to programmatic
 // callers of the registry (Result.Wire).
 type Gateway struct {
-	reg     *tool.Registry
-	opts    Options
-	log     *slog.Logger
-	server  *mcp.Server
-	http    *mcp.StreamableHTTPHandler
+	reg    *tool.Registry
+	opts   Options
+	log    *slog.Logger
+	server *mcp.Server
+	http   *mcp.StreamableHTTPHandler
 	// httpStateless serves the requests routeRequest marks stateless
 	// (http itself with Options.Stateless).
 	httpStateless *mcp.StreamableHTTPHandler
-	timeout time.Duration
-	parked  parkedCalls // calls waiting for their clients' answers
-	ends    sessionEnds // closed when client sessions end, for share: session
+	timeout       time.Duration
+	parked        parkedCalls // calls waiting for their clients' answers
+	ends          sessionEnds // closed when client sessions end, for share: session
 
 	closeOnce sync.Once
 	closeErr  error
