@@ -172,6 +172,8 @@ type Options struct {
 	// behind a plain round-robin balancer can answer any request. Clients
 	// of protocol 2026-07-28 lose nothing; older clients get no
 	// notifications (no GET stream) and no server-to-client requests.
+	// Without it, a 2026-07-28 request is served so all the same, and
+	// older clients get sessions (servesStateless).
 	Stateless bool
 	// ResumeGrace is how long the calls of an HTTP client whose request
 	// stream dropped before the results keep running, waiting for the

@@ -75,7 +75,8 @@ func (g *Gateway) Health() Health {
 
 // Handler returns the gateway's HTTP handler: Streamable HTTP MCP at /mcp
 // (stateful sessions, so list_changed reaches clients on their GET stream;
-// no sessions with Options.Stateless), the health report at /healthz (200
+// a 2026-07-28 request, and with Options.Stateless every one, without a
+// session), the health report at /healthz (200
 // when OK, else 503) and its probes /readyz and /livez (see Probes), and
 // Options.Metrics at /metrics when set. Every request
 // first passes the safety checks, in this order: 503 once the gateway is
