@@ -13,24 +13,35 @@ import (
 // session (routeRequest).
 type statelessKey struct{}
 
-// servesStateless reports whether the MCP request with headers h is
-// served without a session: every request with Options.Stateless, and on
-// the default endpoint a 2026-07-28 request (a POST naming that protocol
-// version and no session, SEP-2575), so one URL serves a 2025-11-25
-// client its session and a 2026-07-28 client per request. It is the one
-// place the choice is made (routeRequest).
-func (g *Gateway) servesStateless(method string, h http.Header) bool {
-	return g.opts.Stateless || method == http.MethodPost && h.Get("Mcp-Session-Id") == "" &&
-		h.Get("Mcp-Protocol-Version") >= sdkwire.PerRequestVersion
+// servesStateless reports whether the MCP request with headers h and
+// body (nil unless a POST's) is served without a session: every request
+// with Options.Stateless, and on the default endpoint a 2026-07-28
+// request (SEP-2575: a POST naming no session and that protocol version,
+// in its Mcp-Protocol-Version header or, without one, its _meta), so one
+// URL serves a 2025-11-25 client its session and a 2026-07-28 client
+// per request. It is the one place the choice is made (routeRequest).
+func (g *Gateway) servesStateless(method string, h http.Header, body []byte) bool {
+	if g.opts.Stateless {
+		return true
+	}
+	if method != http.MethodPost || h.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	version := h.Get("Mcp-Protocol-Version")
+	if version == "" {
+		version = sdkwire.PeekMetaVersion(body)
+	}
+	return version >= sdkwire.PerRequestVersion
 }
 
-// routeRequest decides once, at the edge, how the MCP request r is
-// served (servesStateless), and marks its context for the paths after.
+// routeRequest decides once, at the edge (after screen has read a POST's
+// body), how the MCP request r is served (servesStateless), and marks its
+// context for the paths after.
 // The SDK connects a session with the context of the request that made
 // it, so a session's handlers see the mark of that request.
 func (g *Gateway) routeRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.servesStateless(r.Method, r.Header) {
+		if g.servesStateless(r.Method, r.Header, bodyOf(r)) {
 			r = r.WithContext(context.WithValue(r.Context(), statelessKey{}, true))
 		}
 		next.ServeHTTP(w, r)
