@@ -513,10 +513,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch {
 		case method == "initialize" || method == "server/discover":
-			if p, ok := req.GetParams().(*mcp.InitializeParams); ok {
-				// The session is of the version it is answered.
-				sdkwire.NegotiateInitialize(p)
-			}
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
 			return res, err

@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -156,58 +154,5 @@ func TestDefaultEndpointRefusesAsStateless(t *testing.T) {
 	}
 	if n := len(gate.calls); n%2 != 0 || n < 4 {
 		t.Errorf("the Gate saw %d calls, want the same on each gateway, at least 2", n)
-	}
-}
-
-// askingFor is an http.RoundTripper whose client's initialize asks for
-// protocol version instead of 2025-11-25.
-type askingFor string
-
-func (v askingFor) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
-			body = bytes.Replace(body, []byte(`"protocolVersion":"2025-11-25"`), []byte(`"protocolVersion":"`+string(v)+`"`), 1)
-		}
-		r = r.Clone(r.Context())
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// A client whose initialize asks for 2026-07-28 is answered 2025-11-25
-// and served so: a backend's question reaches it in the middle of its
-// call, never as an input-required result (which a 2025-11-25 client
-// does not read).
-func TestInitializeServedAtNegotiatedVersion(t *testing.T) {
-	reg := tool.NewRegistry()
-	startConfirmBackend(t, reg, "2025-11-25")
-	base := serveHTTP(t, newGateway(t, reg, Options{}), Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "asks-newest", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
-		},
-	})
-	transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: askingFor("2026-07-28")}}
-	cs, err := c.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" || cs.ID() == "" {
-		t.Fatalf("answered protocol %q, session %q; want 2025-11-25 with a session", got, cs.ID())
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(texts(res), ""); res.NeedsInput() || res.IsError || got != "accept x true" {
-		t.Errorf("got %q (isError %v, input requests %v), want the answer given in the middle of the call", got, res.IsError, res.InputRequests)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -348,8 +347,6 @@ func readMeta(obj json.RawMessage, m *map[string]any) bool {
 // a tools/call result of session (assumption 23): the session was opened
 // with initialize at a protocol before 2026-07-28, so the SDK neither
 // stamps resultType and _meta on the result nor runs multi round-trip.
-// The version read is the negotiated one once the server's initialize
-// passed through NegotiateInitialize.
 func TakesCalls(session *mcp.ServerSession) bool {
 	p := session.InitializeParams()
 	return p != nil && p.ProtocolVersion < "2026-07-28"
@@ -381,27 +378,4 @@ func appendEscaped(out []byte, v json.RawMessage) []byte {
 	buf := bytes.NewBuffer(out)
 	json.HTMLEscape(buf, v)
 	return buf.Bytes()
-}
-
-// NegotiateInitialize sets p's protocol version to the one the SDK's
-// server answers an initialize with (its supported versions, below
-// 2026-07-28: initialize is the older protocols' handshake), before the
-// server keeps p as the session's InitializeParams. The SDK keeps the
-// version the client asked for, so a client asking 2026-07-28 would be
-// answered 2025-11-25 yet have a session read as 2026-07-28 (by
-// TakesCalls, and by the SDK, which then refuses to put it questions).
-func NegotiateInitialize(p *mcp.InitializeParams) {
-	if p == nil {
-		return
-	}
-	supported := mcp.SupportedProtocolVersions()
-	if slices.Contains(supported, p.ProtocolVersion) && p.ProtocolVersion < PerRequestVersion {
-		return
-	}
-	for _, v := range supported { // newest first
-		if v < PerRequestVersion {
-			p.ProtocolVersion = v
-			return
-		}
-	}
 }
