@@ -269,3 +269,22 @@ func TestConformanceRequirements20251125(t *testing.T) {
 	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2025-11-25")
 	mustPass(t, results, required)
 }
+
+// The requirement set of 2026-07-28 (conformance 0.2: 37 server
+// scenarios), in one run against one gateway in the default mode, the
+// same endpoint that gives 2025-11-25 clients sessions, with raw names,
+// in front of the go-sdk everything-server at its newest protocol whose
+// roots/list the calling client answers (roots: client): every scenario
+// the set requires passes, as against the backend alone.
+func TestConformanceRequirements20260728(t *testing.T) {
+	suite := conformanceNext(t)
+	required := requiredServerScenarios(t, suite, "2026-07-28")
+	if len(required) < 37 {
+		t.Fatalf("the 2026-07-28 set requires %d server scenarios, want 37: %v", len(required), required)
+	}
+	reg := tool.NewRegistry()
+	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: buildEverythingServer(t), AllowSampling: true, RootsFromClient: true}
+	startClient(t, cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2026-07-28")
+	mustPass(t, results, required)
+}
