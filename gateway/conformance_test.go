@@ -259,15 +259,7 @@ func requiredServerScenarios(t *testing.T, path, rev string) []string {
 // go-sdk everything-server pinned to 2025-11-25: every scenario the set
 // requires passes, as against the backend alone.
 func TestConformanceRequirements20251125(t *testing.T) {
-	suite := conformanceNext(t)
-	required := requiredServerScenarios(t, suite, "2025-11-25")
-	if len(required) < 30 {
-		t.Fatalf("the 2025-11-25 set requires %d server scenarios, want 30: %v", len(required), required)
-	}
-	reg := tool.NewRegistry()
-	startEverything(t, reg, "everything", buildEverythingServer(t), "2025-11-25")
-	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2025-11-25")
-	mustPass(t, results, required)
+	requirementsThroughGateway(t, "2025-11-25", 30, mcpclient.Config{ProtocolVersion: "2025-11-25"})
 }
 
 // The requirement set of 2026-07-28 (conformance 0.2: 37 server
@@ -277,14 +269,24 @@ func TestConformanceRequirements20251125(t *testing.T) {
 // roots/list the calling client answers (roots: client): every scenario
 // the set requires passes, as against the backend alone.
 func TestConformanceRequirements20260728(t *testing.T) {
+	requirementsThroughGateway(t, "2026-07-28", 37, mcpclient.Config{RootsFromClient: true})
+}
+
+// requirementsThroughGateway runs the requirement set of spec revision
+// rev (at least want server scenarios) against one default gateway with
+// raw names in front of the go-sdk everything-server, an entry with
+// sampling allowed and the rest of entry, and fails for each required
+// scenario that does not pass.
+func requirementsThroughGateway(t *testing.T, rev string, want int, entry mcpclient.Config) {
+	t.Helper()
 	suite := conformanceNext(t)
-	required := requiredServerScenarios(t, suite, "2026-07-28")
-	if len(required) < 37 {
-		t.Fatalf("the 2026-07-28 set requires %d server scenarios, want 37: %v", len(required), required)
+	required := requiredServerScenarios(t, suite, rev)
+	if len(required) < want {
+		t.Fatalf("the %s set requires %d server scenarios, want %d: %v", rev, len(required), want, required)
 	}
 	reg := tool.NewRegistry()
-	cfg := mcpclient.Config{ServerName: "everything", Transport: mcpclient.TransportStdio, Command: buildEverythingServer(t), AllowSampling: true, RootsFromClient: true}
-	startClient(t, cfg, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
-	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2026-07-28")
+	entry.ServerName, entry.Transport, entry.Command, entry.AllowSampling = "everything", mcpclient.TransportStdio, buildEverythingServer(t), true
+	startClient(t, entry, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", rev)
 	mustPass(t, results, required)
 }

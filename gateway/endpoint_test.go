@@ -46,7 +46,9 @@ func TestDefaultEndpointServesBothProtocols(t *testing.T) {
 		t.Fatalf("the 2025-11-25 client negotiated %q, session %q; want 2025-11-25 with a session", got, session.ID())
 	}
 	// The client holds its session's GET stream: a second one conflicts.
-	if status := getStream(t, ctx, base, session.ID()); status != http.StatusConflict {
+	get := (&rawHTTP{t: t, endpoint: base + "/mcp", session: session.ID()}).do(http.MethodGet)
+	get.Body.Close()
+	if status := get.StatusCode; status != http.StatusConflict {
 		t.Errorf("a second GET stream of the session answered %d, want 409 (the client's own is open)", status)
 	}
 	oldDone := make(chan error, 1)
@@ -91,27 +93,6 @@ func sessionIDs(g *Gateway) []string {
 		}
 	}
 	return ids
-}
-
-// getStream opens a GET stream of session at base and returns its
-// status.
-func getStream(t *testing.T, ctx context.Context, base, session string) int {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode
 }
 
 // A 2026-07-28 request on the default endpoint is refused exactly as on a
