@@ -98,9 +98,10 @@ func (g *Gateway) Handler() http.Handler {
 	return g.bodyDeadline(g.guard(mux))
 }
 
-// Sessions returns the number of client sessions open now (with
-// Options.Stateless, the requests being served: each has a session of its
-// own for its length, whichever path answers it).
+// Sessions returns the number of client sessions open now, counting each
+// request being served without a session (a 2026-07-28 request, or with
+// Options.Stateless every one): it has a session of its own for its
+// length, whichever path answers it.
 func (g *Gateway) Sessions() int {
 	n := int(g.oneRequests.Load())
 	for range g.server.Sessions() {
