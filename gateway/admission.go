@@ -52,7 +52,7 @@ func (req callRequest) share() (share, bool) {
 // parked until the backends are ready are bounded by the cap like running
 // ones.
 func (g *Gateway) admit(ctx context.Context, req callRequest) (*admission, result, error) {
-	g.seen(req.session, "tools/call")
+	g.seen(ctx, req.session, "tools/call")
 	s, ofSession := req.share()
 	if err := g.admitCall(s, ofSession); err != nil {
 		return nil, result{}, err
@@ -130,7 +130,7 @@ func (a *admission) detached() context.Context { return context.WithoutCancel(a.
 // the call says next. A state that names no call of this caller (it
 // ended, expired, or is another's) is refused at once (resume).
 func (g *Gateway) serveRetry(ctx context.Context, req callRequest) (result, error) {
-	g.seen(req.session, "tools/call")
+	g.seen(ctx, req.session, "tools/call")
 	s, ofSession := req.share()
 	if err := g.admitCall(s, ofSession); err != nil {
 		return result{}, err

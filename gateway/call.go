@@ -480,8 +480,8 @@ func mustJSON(v any) json.RawMessage {
 // new one may evict the one idle longest) and the Observer. In stateless
 // mode every session lives for its request only, as the fast path's
 // calls, which have none: neither counts against MaxSessions nor evicts.
-func (g *Gateway) seen(session *mcp.ServerSession, method string) {
-	if !g.opts.Stateless && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
+func (g *Gateway) seen(ctx context.Context, session *mcp.ServerSession, method string) {
+	if !g.statelessIn(ctx) && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.evictIdle(session)
 	}
@@ -507,7 +507,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return g.sdkCall(ctx, req)
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		g.seen(ss, method)
+		g.seen(ctx, ss, method)
 		if !g.awaitReady(ctx, method) {
 			return nil, ctx.Err()
 		}
@@ -519,7 +519,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case method == "logging/setLevel":
 			res, err := next(ctx, method, req)
 			if err == nil {
-				g.noteLogLevel(ss, req)
+				g.noteLogLevel(ctx, ss, req)
 			}
 			return res, err
 		case sdkwire.ParksUntilCancelled(method):

@@ -257,13 +257,34 @@ func requiredServerScenarios(t *testing.T, path, rev string) []string {
 // go-sdk everything-server pinned to 2025-11-25: every scenario the set
 // requires passes, as against the backend alone.
 func TestConformanceRequirements20251125(t *testing.T) {
+	requirementsThroughGateway(t, "2025-11-25", 30, mcpclient.Config{ProtocolVersion: "2025-11-25"})
+}
+
+// The requirement set of 2026-07-28 (conformance 0.2: 37 server
+// scenarios), in one run against one gateway in the default mode, the
+// same endpoint that gives 2025-11-25 clients sessions, with raw names,
+// in front of the go-sdk everything-server at its newest protocol whose
+// roots/list the calling client answers (roots: client): every scenario
+// the set requires passes, as against the backend alone.
+func TestConformanceRequirements20260728(t *testing.T) {
+	requirementsThroughGateway(t, "2026-07-28", 37, mcpclient.Config{RootsFromClient: true})
+}
+
+// requirementsThroughGateway runs the requirement set of spec revision
+// rev (at least want server scenarios) against one default gateway with
+// raw names in front of the go-sdk everything-server, an entry with
+// sampling allowed and the rest of entry, and fails for each required
+// scenario that does not pass.
+func requirementsThroughGateway(t *testing.T, rev string, want int, entry mcpclient.Config) {
+	t.Helper()
 	suite := conformanceNext(t)
-	required := requiredServerScenarios(t, suite, "2025-11-25")
-	if len(required) < 30 {
-		t.Fatalf("the 2025-11-25 set requires %d server scenarios, want 30: %v", len(required), required)
+	required := requiredServerScenarios(t, suite, rev)
+	if len(required) < want {
+		t.Fatalf("the %s set requires %d server scenarios, want %d: %v", rev, len(required), want, required)
 	}
 	reg := tool.NewRegistry()
-	startEverything(t, reg, "everything", buildEverythingServer(t), "2025-11-25")
-	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", "2025-11-25")
+	entry.ServerName, entry.Transport, entry.Command, entry.AllowSampling = "everything", mcpclient.TransportStdio, buildEverythingServer(t), true
+	startClient(t, entry, mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	results := runConformance(t, suite, newGateway(t, reg, Options{RawNames: true}), t.TempDir(), "--requirements", rev)
 	mustPass(t, results, required)
 }

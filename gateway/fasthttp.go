@@ -55,7 +55,7 @@ type fastCall struct {
 // offers nothing (its facts are in the request's _meta:
 // TestContractPerRequestStateless).
 func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
-	if !fastHeaders(r.Header, !g.opts.Stateless) || body == nil {
+	if !fastHeaders(r.Header, !g.stateless(r)) || body == nil {
 		return fastCall{}, false
 	}
 	req, ok := sdkwire.PeekCall(body)
@@ -70,7 +70,7 @@ func (g *Gateway) fastTakes(r *http.Request, body []byte) (fastCall, bool) {
 		return fastCall{}, false
 	}
 	var ss *mcp.ServerSession
-	if !g.opts.Stateless {
+	if !g.stateless(r) {
 		ss = g.openSession(r.Header.Get("Mcp-Session-Id"))
 		if ss == nil || !sdkwire.TakesCalls(ss) || !elicitsNothing(ss) {
 			return fastCall{}, false
@@ -208,9 +208,9 @@ func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
 
 // noteLogLevel records the level a logging/setLevel request the SDK
 // served set for its session, as the session keeps it.
-func (g *Gateway) noteLogLevel(ss *mcp.ServerSession, req mcp.Request) {
+func (g *Gateway) noteLogLevel(ctx context.Context, ss *mcp.ServerSession, req mcp.Request) {
 	p, ok := req.GetParams().(*mcp.SetLoggingLevelParams)
-	if ss == nil || !ok || p == nil || g.opts.Stateless { // a stateless session ends with its request
+	if ss == nil || !ok || p == nil || g.statelessIn(ctx) { // a stateless session ends with its request
 		return
 	}
 	g.mu.Lock()

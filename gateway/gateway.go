@@ -172,6 +172,8 @@ type Options struct {
 	// behind a plain round-robin balancer can answer any request. Clients
 	// of protocol 2026-07-28 lose nothing; older clients get no
 	// notifications (no GET stream) and no server-to-client requests.
+	// Without it, a 2026-07-28 request is served so all the same, and
+	// older clients get sessions (servesStateless).
 	Stateless bool
 	// ResumeGrace is how long the calls of an HTTP client whose request
 	// stream dropped before the results keep running, waiting for the
@@ -252,15 +254,18 @@ type Observer interface {
 // blocks and the call survive. The original stays available to programmatic
 // callers of the registry (Result.Wire).
 type Gateway struct {
-	reg     *tool.Registry
-	opts    Options
-	log     *slog.Logger
-	server  *mcp.Server
-	http    *mcp.StreamableHTTPHandler
-	engine  http.Handler // the spike of docs/engine.md; nil unless built with its tag
-	timeout time.Duration
-	parked  parkedCalls // calls waiting for their clients' answers
-	ends    sessionEnds // closed when client sessions end, for share: session
+	reg    *tool.Registry
+	opts   Options
+	log    *slog.Logger
+	server *mcp.Server
+	http   *mcp.StreamableHTTPHandler
+	// httpStateless serves the requests routeRequest marks stateless
+	// (http itself with Options.Stateless).
+	httpStateless *mcp.StreamableHTTPHandler
+	engine        http.Handler // the spike of docs/engine.md; nil unless built with its tag
+	timeout       time.Duration
+	parked        parkedCalls // calls waiting for their clients' answers
+	ends          sessionEnds // closed when client sessions end, for share: session
 
 	closeOnce sync.Once
 	closeErr  error
@@ -434,9 +439,12 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore
 	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
-	g.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server }, httpOpts)
+	serve := func(*http.Request) *mcp.Server { return g.server }
+	g.http = mcp.NewStreamableHTTPHandler(serve, httpOpts)
+	g.httpStateless = g.http
 	if !opts.Stateless {
 		g.engine = spikeEngine(g)
+		g.httpStateless = mcp.NewStreamableHTTPHandler(serve, httpOptions(sdkLog, true, idle))
 	}
 
 	// Watch before the first sync, so no change falls in between.

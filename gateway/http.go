@@ -75,7 +75,8 @@ func (g *Gateway) Health() Health {
 
 // Handler returns the gateway's HTTP handler: Streamable HTTP MCP at /mcp
 // (stateful sessions, so list_changed reaches clients on their GET stream;
-// no sessions with Options.Stateless), the health report at /healthz (200
+// a 2026-07-28 request, and with Options.Stateless every one, without a
+// session), the health report at /healthz (200
 // when OK, else 503) and its probes /readyz and /livez (see Probes), and
 // Options.Metrics at /metrics when set. Every request
 // first passes the safety checks, in this order: 503 once the gateway is
@@ -86,7 +87,7 @@ func (g *Gateway) Health() Health {
 // identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.streamBudget(g.screen(g.forwardSessions(g.bindSessions(g.httpSkills(g.httpTasks(http.HandlerFunc(g.serveMCP))))))))
+	mux.Handle("/mcp", g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(g.httpSkills(g.httpTasks(http.HandlerFunc(g.serveMCP)))))))))
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -97,9 +98,10 @@ func (g *Gateway) Handler() http.Handler {
 	return g.bodyDeadline(g.guard(mux))
 }
 
-// Sessions returns the number of client sessions open now (with
-// Options.Stateless, the requests being served: each has a session of its
-// own for its length, whichever path answers it).
+// Sessions returns the number of client sessions open now, counting each
+// request being served without a session (a 2026-07-28 request, or with
+// Options.Stateless every one): it has a session of its own for its
+// length, whichever path answers it.
 func (g *Gateway) Sessions() int {
 	n := int(g.oneRequests.Load())
 	for range g.server.Sessions() {

@@ -42,7 +42,9 @@ func serveHTTP(t *testing.T, g *Gateway, opts Options) string {
 func connectHTTP(t *testing.T, base string, hc *http.Client) *client {
 	t.Helper()
 	c := &client{}
-	cs, err := newSDKClient(c).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	// 2025-11-25: the protocol with sessions (a newer client is served
+	// per request, see TestDefaultEndpointServesBothProtocols).
+	cs, err := newSDKClient(c).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connecting over HTTP: %v", err)
 	}

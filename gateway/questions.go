@@ -206,7 +206,7 @@ func (g *Gateway) ownerOf(ctx context.Context, req callRequest) callOwner {
 		tool:   req.params.Name,
 		args:   sha256.Sum256(canonical(req.params.Arguments)),
 	}
-	if !g.opts.Stateless {
+	if !g.statelessIn(ctx) {
 		o.session = req.session
 	}
 	return o
@@ -215,7 +215,7 @@ func (g *Gateway) ownerOf(ctx context.Context, req callRequest) callOwner {
 // placeOf is whose share of MaxParkedPerClient the call req takes.
 func (g *Gateway) placeOf(ctx context.Context, req callRequest) place {
 	session := req.session
-	if g.opts.Stateless {
+	if g.statelessIn(ctx) {
 		session = nil
 	}
 	return placeFor(identityIn(ctx), addressIn(ctx), session, g.opts.Authenticate != nil)

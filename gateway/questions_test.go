@@ -94,9 +94,9 @@ func (a *answering) client() *mcp.Client {
 // conformance everything-server pinned to 2025-11-25 (it asks in the
 // middle of the call) and at 2026-07-28 (it answers input-required, and
 // the bridge's backend client answers it). Clients: 2025-11-25 through
-// the stateful gateway, the newest go-sdk client through the stateful
-// gateway over HTTP (which leads it to 2025-11-25), through the stateless
-// one and on a session of its own as serve --stdio has them (2026-07-28:
+// the default gateway (a session), the newest go-sdk client through the
+// default gateway over HTTP (which serves it per request), through the
+// stateless one and on a session of its own as serve --stdio has them (2026-07-28:
 // it is asked through input-required results, each carrying the
 // gateway's own requestState).
 func TestQuestionsEveryPairing(t *testing.T) {
@@ -126,7 +126,7 @@ func TestQuestionsEveryPairing(t *testing.T) {
 		version, negotiated string
 	}{
 		{"2025-11-25 client, stateful gateway", overHTTP(stateful), "2025-11-25", "2025-11-25"},
-		{"newest client, stateful gateway", overHTTP(stateful), "", "2025-11-25"},
+		{"newest client, default gateway (served per request)", overHTTP(stateful), "", "2026-07-28"},
 		{"2026-07-28 client, stateless gateway", overHTTP(stateless), "", "2026-07-28"},
 		{"2026-07-28 client, stdio-like session", inMemory, "", "2026-07-28"},
 	}

@@ -211,7 +211,7 @@ func (g *Gateway) getSkill(params json.RawMessage, visible func(server string) b
 func (g *Gateway) httpSkills(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := skillsRequest(r)
-		if req == nil || !g.opts.Stateless && g.sessionByID(r.Header.Get("Mcp-Session-Id")) == nil {
+		if req == nil || !g.stateless(r) && g.sessionByID(r.Header.Get("Mcp-Session-Id")) == nil {
 			next.ServeHTTP(w, r)
 			return
 		}

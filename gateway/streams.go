@@ -141,7 +141,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		g.http.ServeHTTP(w, r)
+		g.sdkHandler(r).ServeHTTP(w, r)
 		return
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
@@ -201,7 +201,7 @@ func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
 		}
 		defer g.fast.leaveSDK(session, ids)
 	}
-	g.http.ServeHTTP(w, r)
+	g.sdkHandler(r).ServeHTTP(w, r)
 }
 
 // sdkRequestIDs returns the ids of the requests POST r of session takes to
@@ -209,7 +209,7 @@ func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
 // requests in flight (a stateful session's POST it accepts as is, at a
 // version the fast path takes), nil otherwise.
 func (g *Gateway) sdkRequestIDs(r *http.Request, session string) []jsonrpc.ID {
-	if g.opts.Stateless || session == "" || !fastHeaders(r.Header, true) || g.openSession(session) == nil {
+	if g.stateless(r) || session == "" || !fastHeaders(r.Header, true) || g.openSession(session) == nil {
 		return nil
 	}
 	return sdkwire.PeekRequestIDs(bodyOf(r))
@@ -230,7 +230,7 @@ func (g *Gateway) awaitGrace(session, stream string) {
 // to get the results: not in stateless mode, not for a JSON response, not
 // on protocol 2026-07-28, which dropped resumable streams (SEP-2575).
 func (g *Gateway) resumable(r *http.Request) bool {
-	if g.opts.Stateless || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	if g.stateless(r) || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		return false
 	}
 	version := r.Header.Get("Mcp-Protocol-Version")

@@ -36,10 +36,12 @@ type httpTaskBook struct {
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).
 func (g *Gateway) httpTasks(next http.Handler) http.Handler {
-	if g.opts.Stateless {
-		return g.statelessTasks(next)
-	}
+	perRequest := g.statelessTasks(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.stateless(r) {
+			perRequest.ServeHTTP(w, r)
+			return
+		}
 		req := taskRequest(r)
 		switch {
 		case req == nil:

@@ -128,7 +128,7 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc
 	if tasks.Handles(req.Method) {
 		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
 		return func(ctx context.Context) (json.RawMessage, error) {
-			g.seen(ss, method)
+			g.seen(ctx, ss, method)
 			return jsonrpcErr(st.store.Answer(ctx, method, params))
 		}
 	}

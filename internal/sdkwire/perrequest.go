@@ -154,3 +154,22 @@ func ErrorStatus(err error) int {
 	}
 	return 0
 }
+
+// PeekMetaVersion returns the protocol version a POST's whole body names
+// in its request's _meta (MetaKeyProtocolVersion, as a 2026-07-28 request
+// carries it), "" for none, a batch or a body that is not one request.
+func PeekMetaVersion(body []byte) string {
+	var req struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &req) != nil {
+		return ""
+	}
+	var version string
+	if json.Unmarshal(req.Params.Meta[mcp.MetaKeyProtocolVersion], &version) != nil {
+		return ""
+	}
+	return version
+}
