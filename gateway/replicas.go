@@ -136,7 +136,7 @@ func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 				return
 			}
 			next.ServeHTTP(w, r) // answered here, never forwarded again
-		case session != "" && g.sessionByID(session) == nil:
+		case session != "" && !g.holdsSession(session):
 			g.forwardToOwner(w, r, owners, "session:"+session, session, sessionGone)
 		case session != "":
 			next.ServeHTTP(w, r)
@@ -148,6 +148,17 @@ func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(id string) { g.recordOwner(owners, "session:"+id, owner) }}, r)
 		}
 	})
+}
+
+// holdsSession reports whether this replica serves the session called
+// id: the session table answers every request of a session it keeps
+// state of, and only the rest (a forward, or a session before its first
+// request reached the middleware) pays for sessionByID's scan.
+func (g *Gateway) holdsSession(id string) bool {
+	g.mu.Lock()
+	st := g.byID[id]
+	g.mu.Unlock()
+	return st != nil || g.sessionByID(id) != nil
 }
 
 // sessionGone answers a request for a session no replica serves.
