@@ -232,6 +232,7 @@ func sessionDeclaresExtension(session *mcp.ServerSession) bool {
 // inputRequests (markAsks).
 func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
 	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
+	ctx = g.withBackendTask(ctx, store, tasks.IDFrom(ctx), a.name)
 	if a.req.session == nil {
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}

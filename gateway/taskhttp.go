@@ -32,6 +32,8 @@ type httpTaskBook struct {
 	byOwner  map[string]*ownerStore // by identity (taskext.go); guarded by mu
 	wg       sync.WaitGroup         // the watchers that close them, and the leases' renewer
 	renewing bool                   // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
+	// takeovers are the backends' tasks of the shared tasks (tasktakeover.go).
+	takeovers takeovers
 }
 
 // httpTasks answers the requests of tasks before next (the SDK's handler).

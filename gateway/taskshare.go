@@ -86,7 +86,8 @@ func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Sn
 		if ts == nil {
 			return nil
 		}
-		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire}
+		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire,
+			Backend: g.backendOf(snap.ID, snap.Ended)}
 		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
 		if snap.Ended {
 			opts.Lease = 0
@@ -157,6 +158,8 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 			// longer counted against its identity's tasks.
 			g.cancelLocal(owner, p.TaskID)
 		}
+	case !rec.Ended && !rec.Leased && len(rec.Backend) > 0:
+		rec, err = g.takeOver(ctx, ts, lease, rec)
 	case !rec.Ended && !rec.Leased:
 		rec.Wire = failedWire(rec.Wire, fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease))
 		rec, err = g.endShared(ctx, ts, rec, true)
@@ -277,7 +280,7 @@ func (g *Gateway) renewAll() {
 	for _, st := range stores {
 		st.Retell() // the ends not written yet (the store was down)
 	}
-	ids := make([]string, 0, len(running))
+	ids := g.takenOver()
 	for id := range running {
 		ids = append(ids, id)
 	}
@@ -289,7 +292,7 @@ func (g *Gateway) renewAll() {
 		return
 	}
 	for _, id := range gone {
-		if g.cancelLocal(running[id], id) { // else it ended here meanwhile
+		if g.stopTakenOver(id) || g.cancelLocal(running[id], id) { // else it ended here meanwhile
 			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
 		}
 	}

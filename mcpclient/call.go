@@ -86,7 +86,12 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 		return tool.Output{}, err
 	}
 	call := s.call
-	if rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx) {
+	switch id := tool.ResumeFrom(ctx); {
+	case id != "" && (rt.taskRequired || rt.taskOptional):
+		call = s.resumeTask(id)
+	case id != "":
+		return tool.Output{}, fmt.Errorf("tool %q of server %q runs no tasks: its task %s cannot be followed", rt.public, s.cfg.ServerName, id)
+	case rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx):
 		call = s.callTask
 	}
 	raw, err := call(ctx, gen, rt.raw, objectArgs(args))

@@ -43,7 +43,31 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 		return raw, nil // answered at once
 	}
 	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
-	raw, err = tasks.Await(callCtx, &taskSender{s: s, gen: gen}, *task, tasks.Options{
+	if fn := tool.WorkStartedFrom(ctx); fn != nil && s.cfg.Transport != TransportStdio {
+		fn(task.TaskID)
+	}
+	return s.awaitTask(ctx, callCtx, gen, rawName, *task)
+}
+
+// resumeTask returns the call of a tool that follows task id, made by an
+// earlier call of it, maybe from another process (tool.WithResume),
+// instead of calling the tool again.
+func (s *Server) resumeTask(id string) func(context.Context, *generation, string, json.RawMessage) (json.RawMessage, error) {
+	return func(ctx context.Context, gen *generation, rawName string, _ json.RawMessage) (json.RawMessage, error) {
+		if s.cfg.Transport == TransportStdio {
+			return nil, fmt.Errorf("server %q runs as a child of this process (stdio): task %s of tools/call %q, made by another process's child, cannot be followed from here; call the tool again", s.cfg.ServerName, id, rawName)
+		}
+		callCtx, end := s.callContext(ctx, gen)
+		defer end()
+		s.log.Debug("task resumed", "tool", rawName, "task", id)
+		return s.awaitTask(ctx, callCtx, gen, rawName, tasks.Task{TaskID: id, Status: tasks.Working})
+	}
+}
+
+// awaitTask follows task, made by tools/call rawName, to its result,
+// within callCtx.
+func (s *Server) awaitTask(ctx, callCtx context.Context, gen *generation, rawName string, task tasks.Task) (json.RawMessage, error) {
+	raw, err := tasks.Await(callCtx, &taskSender{s: s, gen: gen}, task, tasks.Options{
 		OnStatus: taskStatus(ctx),
 		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return s.askRaw(ctx, method, params)

@@ -34,6 +34,10 @@ type TaskRecord struct {
 	Version int64  // grows with each change the running replica writes
 	Ended   bool   // completed, failed or cancelled: the record is final
 	Wire    []byte // the task as its client reads it (JSON)
+	// Backend is what another replica needs to follow the task's work
+	// where it runs (the gateway's: the backend's tool and task id),
+	// empty when only the running replica can; kept once written.
+	Backend []byte
 	// Leased reports, on a record read, that the running replica renewed
 	// its lease in time; an ended record has none.
 	Leased bool
@@ -55,8 +59,8 @@ type PutOptions struct {
 // putTask writes a record unless the stored one ended already, has a
 // version at least as new, belongs to another owner, or (ARGV[7] = 1)
 // still has its lease. KEYS: the record, its lease. ARGV: owner, version,
-// ended (0/1), wire, keep (ms), lease (ms), noLease (0/1). It returns 1
-// when it wrote.
+// ended (0/1), wire, keep (ms), lease (ms), noLease (0/1), backend (""
+// keeps the stored one). It returns 1 when it wrote.
 var putTask = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'version', 'ended')
 if cur[1] then
@@ -66,6 +70,7 @@ elseif ARGV[7] == '1' then
   return 0
 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'version', ARGV[2], 'ended', ARGV[3], 'wire', ARGV[4])
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'backend', ARGV[8]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 if ARGV[3] == '1' or tonumber(ARGV[6]) <= 0 then
   redis.call('DEL', KEYS[2])
@@ -83,7 +88,7 @@ func (r *Redis) PutTask(ctx context.Context, rec TaskRecord, opts PutOptions) (b
 		return false, fmt.Errorf("task %s: %w (%d bytes, at most %d)", rec.ID, ErrTooLarge, len(rec.Wire), MaxTaskRecord)
 	}
 	n, err := putTask.Run(ctx, r.client, r.taskKeys(rec.ID), rec.Owner, rec.Version, flag(rec.Ended), rec.Wire,
-		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease)).Int()
+		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease), rec.Backend).Int()
 	r.observe("put_task", err)
 	if err != nil {
 		return false, fmt.Errorf("writing task %s to the store at redis %s: %w", rec.ID, r.addr, redact.Error(err))
@@ -98,7 +103,7 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 	var fields *redis.SliceCmd
 	var leased *redis.IntCmd
 	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		fields = p.HMGet(ctx, keys[0], "owner", "version", "ended", "wire")
+		fields = p.HMGet(ctx, keys[0], "owner", "version", "ended", "wire", "backend")
 		leased = p.Exists(ctx, keys[1])
 		return nil
 	})
@@ -115,6 +120,9 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 	ended, _ := v[2].(string)
 	wire, _ := v[3].(string)
 	rec = TaskRecord{ID: id, Owner: owner, Ended: ended == "1", Wire: []byte(wire), Leased: leased.Val() == 1}
+	if backend, _ := v[4].(string); backend != "" {
+		rec.Backend = []byte(backend)
+	}
 	rec.Version, _ = strconv.ParseInt(version, 10, 64)
 	return rec, true, nil
 }

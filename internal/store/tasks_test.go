@@ -105,3 +105,45 @@ func TestRedisTaskRecordExpires(t *testing.T) {
 		return err == nil && !ok
 	}, "the ended task to be forgotten")
 }
+
+// A task whose work another replica can follow: its record keeps the
+// backend's reference through later writes that do not carry it, and
+// once the running replica's lease lapsed one replica, and only one,
+// takes the task over (a write with NoLease and a lease of its own).
+func TestRedisTaskTakenOver(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	b := open(t, store.RedisOptions{URL: srv.URL()})
+	put := func(s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
+		t.Helper()
+		ok, err := s.PutTask(ctx, rec, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	ref := []byte(`{"tool":"t","task":"backend-1"}`)
+	put(a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{}`), Backend: ref}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
+	put(a, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
+	mcptest.Eventually(t, 5*time.Second, func() bool {
+		rec, _, err := b.GetTask(ctx, "t")
+		return err == nil && !rec.Leased
+	}, "the lease to lapse")
+	rec, _, err := b.GetTask(ctx, "t")
+	if err != nil || string(rec.Backend) != string(ref) {
+		t.Fatalf("the record's backend: %q, %v", rec.Backend, err)
+	}
+	claim := store.TaskRecord{ID: "t", Owner: "alice", Version: 3, Wire: rec.Wire}
+	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true}
+	if !put(b, claim, takeOver) {
+		t.Fatal("a task whose lease lapsed could not be taken over")
+	}
+	claim.Version = 4
+	if put(a, claim, takeOver) {
+		t.Error("a task taken over was taken over again while its new lease holds")
+	}
+	if rec, _, _ := a.GetTask(ctx, "t"); !rec.Leased || rec.Ended || string(rec.Backend) != string(ref) {
+		t.Errorf("the task taken over: %+v", rec)
+	}
+}

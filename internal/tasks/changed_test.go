@@ -112,3 +112,35 @@ func TestStoreRetellUntilKept(t *testing.T) {
 		t.Error("a kept task does not count against Max")
 	}
 }
+
+// Tell tells the state of a task again, newer than its last change, and
+// nothing of a task the store does not hold.
+func TestStoreTell(t *testing.T) {
+	var mu sync.Mutex
+	var seen []Snapshot
+	s := NewStoreWith(StoreOptions{Max: 4, Extension: true, Changed: func(snap Snapshot) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, snap)
+		return nil
+	}})
+	defer s.Close()
+	release := make(chan struct{})
+	created, err := s.Start(t.Context(), func(ctx context.Context) (json.RawMessage, error) {
+		<-release
+		return json.RawMessage(`{"content":[]}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	var task Task
+	json.Unmarshal(created, &task)
+	s.Tell(task.TaskID)
+	s.Tell("no-such-task")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[1].ID != task.TaskID || seen[1].Version <= seen[0].Version || seen[1].Ended || !strings.Contains(string(seen[1].Wire), `"working"`) {
+		t.Errorf("told: %+v", seen)
+	}
+}

@@ -217,6 +217,18 @@ func (s *Store) Retell() {
 	}
 }
 
+// Tell tells Changed again of task id's state as it is (its consumer
+// has more to record with it), when it is told of at all.
+func (s *Store) Tell(id string) {
+	s.mu.Lock()
+	var snap *pendingSnapshot
+	if r, ok := s.tasks[id]; ok {
+		snap = s.snapLocked(r, r.task)
+	}
+	s.mu.Unlock()
+	s.tell(snap)
+}
+
 // Running returns the ids of the tasks whose body has not returned.
 func (s *Store) Running() []string {
 	s.mu.Lock()
