@@ -22,8 +22,9 @@ import (
 // any replica, and another identity's task is "no task", as an unknown
 // id is. The running replica renews a lease on its tasks; a replica that
 // finds a task still working whose lease lapsed ends it failed (its
-// replica stopped: the backend's task, a child of that replica, is gone
-// with it). A task that another replica ended (cancelled) is stopped by
+// replica stopped, and the call with it), unless the backend runs the
+// call as a task of its own that another replica can follow: then it
+// takes the task over (tasktakeover.go). A task that another replica ended (cancelled) is stopped by
 // its running replica at its next renewal. A question of a task is still
 // answered (tasks/update) by the replica running it. Without a store,
 // tasks stay in the process, as before.

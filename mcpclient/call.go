@@ -87,10 +87,8 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 	}
 	call := s.call
 	switch id := tool.ResumeFrom(ctx); {
-	case id != "" && (rt.taskRequired || rt.taskOptional):
+	case id != "": // whatever its taskSupport: under the extension, any call may become a task
 		call = s.resumeTask(id)
-	case id != "":
-		return tool.Output{}, fmt.Errorf("tool %q of server %q runs no tasks: its task %s cannot be followed", rt.public, s.cfg.ServerName, id)
 	case rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx):
 		call = s.callTask
 	}

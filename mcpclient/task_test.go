@@ -229,3 +229,41 @@ func TestTaskExtension(t *testing.T) {
 		t.Errorf("inputResponses %s; extension declared: %v", p.responses, p.seenExt)
 	}
 }
+
+// A server over HTTP tells the consumer the id of the task a background
+// call made (tool.WithWorkStarted), and a call with that id
+// (tool.WithResume) follows the task to its result without calling the
+// tool again. A stdio server's tasks die with its process: their ids are
+// not told, and a resumed call says why it cannot follow one.
+func TestTaskResumed(t *testing.T) {
+	p := &taskPeer{}
+	cfg := Config{ServerName: "tk", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp"}
+	h := mustStart(t, cfg, Options{NewTransport: p.transport(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var told []string
+	started := tool.WithWorkStarted(tool.WithBackground(ctx), func(id string) { told = append(told, id) })
+	if res, err := h.reg.Execute(started, "mcp__tk__opt", json.RawMessage(`{}`)); err != nil || res.Text() != "done as a task" {
+		t.Fatalf("background call: %q, %v", res.Text(), err)
+	}
+	if !slices.Equal(told, []string{"opt"}) {
+		t.Fatalf("task ids told: %q, want the task the call made", told)
+	}
+	res, err := h.reg.Execute(tool.WithResume(ctx, "opt"), "mcp__tk__opt", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "done as a task" {
+		t.Fatalf("resumed call: %q, %v", res.Text(), err)
+	}
+	if created, _ := p.snapshot(); !slices.Equal(created, []string{"opt"}) {
+		t.Errorf("tasks created: %v, want only the first call's", created)
+	}
+
+	stdio := mustStart(t, stdioConfig("tk"), Options{NewTransport: (&taskPeer{}).transport(t)})
+	told = nil
+	if res, err := stdio.reg.Execute(started, "mcp__tk__opt", json.RawMessage(`{}`)); err != nil || res.Text() != "done as a task" || len(told) != 0 {
+		t.Errorf("a stdio server's task: %q, %v; ids told %q, want none", res.Text(), err, told)
+	}
+	want := `server "tk" runs as a child of this process (stdio): task opt of tools/call "opt", made by another process's child, cannot be followed from here; call the tool again`
+	if res, _ := stdio.reg.Execute(tool.WithResume(ctx, "opt"), "mcp__tk__opt", json.RawMessage(`{}`)); !res.IsError || !strings.Contains(res.Text(), want) {
+		t.Errorf("a stdio server's task resumed: %q, want %q", res.Text(), want)
+	}
+}
