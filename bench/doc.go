@@ -35,5 +35,7 @@
 // TBXark/mcp-proxy row builds that Go gateway from its source archive in
 // the -peers folder (default ../shared/peers, outside the repository; its
 // dependencies come from the module proxy) and is left out, with a note,
-// when the folder is absent.
+// when the folder is absent. The replicas row's store variant starts a
+// redis-server (the Debian package's binary on PATH) for its replicas'
+// store, and fails without one.
 package main

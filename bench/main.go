@@ -514,7 +514,11 @@ func (r *benchRun) replicasRow() ([]table, error) {
 		return nil, err
 	}
 	res, err := runReplicas(r.ctx, r.o, serve, r.logf)
-	return tablesOr(err, func() []table { return []table{replicasTable(r.o, res)} })
+	if err != nil {
+		return nil, err
+	}
+	store, err := runReplicaStore(r.ctx, r.o, serve, r.dir, r.logf)
+	return tablesOr(err, func() []table { return []table{replicasTable(r.o, res), storeTable(r.o, store)} })
 }
 
 func (r *benchRun) memoryRow() ([]table, error) {

@@ -62,7 +62,7 @@ func TestSmoke(t *testing.T) {
 	for _, want := range []string{
 		"# Benchmarks", "## Targets", "Rows 1–3: echo call latency", "Rows 1–3: ratios",
 		"Row 4: startup", "Row 5: catalog of 250 tools", "Row 6: gateway",
-		"Row 7: memory", "Row 8: stateless replicas", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
+		"Row 7: memory", "Row 8: stateless replicas", "Row 8, store variant: 3 stateless replicas with the store (redis-server) and without", "| 3, store |", "Reproduce: `go run ./bench -smoke", "Byte-identical: every round, all 250",
 		"## Tool search: retrieval on real MCP servers' tools", "| held out | 68 |", "## Tool search: model-visible tokens", "| search off | 312 |",
 		"## Tool search: latency", "| ranker | 1000 |", "| tool search recall@5: ranker ≥ plain BM25 (the better of the two) + 5 points |",
 		"## Identity: JWT auth, a 100-rule policy and the audit trail on a call", "| audit lines per second (O_APPEND, chained) |",

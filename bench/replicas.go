@@ -41,6 +41,7 @@ type replicaResults struct {
 type replicaSet struct {
 	n        int
 	procs    []*exec.Cmd
+	addrs    []string // the serve processes' host:port
 	balancer *http.Server
 	callers  []*goCaller
 }
@@ -99,7 +100,7 @@ func startReplicaSet(ctx context.Context, s serveSetup, n, sessions int) (*repli
 		if err != nil {
 			return set, err
 		}
-		set.procs = append(set.procs, proc)
+		set.procs, set.addrs = append(set.procs, proc), append(set.addrs, addr)
 		backends = append(backends, &url.URL{Scheme: "http", Host: addr, Path: "/mcp"})
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
