@@ -24,11 +24,7 @@ func TestRedisTaskRecords(t *testing.T) {
 	running := store.PutOptions{Keep: keep, Lease: time.Minute}
 	put := func(s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
 		t.Helper()
-		ok, err := s.PutTask(ctx, rec, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
+		return mustPut(t, s, rec, opts)
 	}
 	get := func(id string) (store.TaskRecord, bool) {
 		t.Helper()
@@ -115,17 +111,9 @@ func TestRedisTaskTakenOver(t *testing.T) {
 	ctx := t.Context()
 	a := open(t, store.RedisOptions{URL: srv.URL()})
 	b := open(t, store.RedisOptions{URL: srv.URL()})
-	put := func(s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
-		t.Helper()
-		ok, err := s.PutTask(ctx, rec, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ok
-	}
 	ref := []byte(`{"tool":"t","task":"backend-1"}`)
-	put(a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{}`), Backend: ref}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
-	put(a, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
+	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{}`), Backend: ref}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
+	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
 	mcptest.Eventually(t, 5*time.Second, func() bool {
 		rec, _, err := b.GetTask(ctx, "t")
 		return err == nil && !rec.Leased
@@ -136,14 +124,25 @@ func TestRedisTaskTakenOver(t *testing.T) {
 	}
 	claim := store.TaskRecord{ID: "t", Owner: "alice", Version: 3, Wire: rec.Wire}
 	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true}
-	if !put(b, claim, takeOver) {
+	if !mustPut(t, b, claim, takeOver) {
 		t.Fatal("a task whose lease lapsed could not be taken over")
 	}
 	claim.Version = 4
-	if put(a, claim, takeOver) {
+	if mustPut(t, a, claim, takeOver) {
 		t.Error("a task taken over was taken over again while its new lease holds")
 	}
 	if rec, _, _ := a.GetTask(ctx, "t"); !rec.Leased || rec.Ended || string(rec.Backend) != string(ref) {
 		t.Errorf("the task taken over: %+v", rec)
 	}
+}
+
+// mustPut writes rec to s and reports whether it was written; an error
+// fails the test.
+func mustPut(t *testing.T, s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
+	t.Helper()
+	ok, err := s.PutTask(t.Context(), rec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }
