@@ -83,12 +83,12 @@ func (g *Gateway) sharingTasks(owner string, kept func(id string)) *sessionTasks
 // store: an identity cannot fill the store with results.
 func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Snapshot) error {
 	return func(snap tasks.Snapshot) error {
+		backend := g.backendOf(snap.ID, snap.Ended) // forgotten at the end, store or not
 		ts, lease := g.sharedTasks()
 		if ts == nil {
 			return nil
 		}
-		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire,
-			Backend: g.backendOf(snap.ID, snap.Ended)}
+		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire, Backend: backend}
 		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
 		if snap.Ended {
 			opts.Lease = 0
