@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpbridge/mcpbridge/internal/store"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// followable is a tool whose work another process can follow by id, as
+// an MCP server's over HTTP: a resumed call of work "w1" returns once
+// release is closed (and closes stopped if it is cancelled first); any
+// other id is one the source does not know, answered as a backend
+// answers an unknown task (-32602). follows counts the resumed calls.
+func followable(release, stopped chan struct{}, follows *atomic.Int32) tool.Tool {
+	work := goTool("work", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		follows.Add(1)
+		if id := tool.ResumeFrom(ctx); id != "w1" {
+			return tool.Output{}, &jsonrpc.Error{Code: -32602, Message: "tasks/get: no task " + id}
+		}
+		select {
+		case <-release:
+			return tool.Output{Content: []tool.Content{tool.Text("done by w1")}}, nil
+		case <-ctx.Done():
+			close(stopped)
+			return tool.Output{}, ctx.Err()
+		}
+	})
+	work.Background = true
+	return work
+}
+
+// strandTask writes, as a replica that then stopped would have, alice's
+// working task id whose backend's task is backendTask, its lease about
+// to lapse.
+func strandTask(t *testing.T, ts *store.Redis, id, backendTask string) {
+	t.Helper()
+	wire := `{"taskId":"` + id + `","status":"input_required","inputRequests":{"q1":{}},"pollIntervalMs":500}`
+	rec := store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 7, Wire: []byte(wire), Backend: []byte(`{"tool":"work","task":"` + backendTask + `"}`)}
+	if _, err := ts.PutTask(t.Context(), rec, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A task of a stopped replica whose backend's task can be followed is
+// taken over by the replica that reads it: working (its question gone
+// with the replica that asked it), then completed with the backend's
+// result, read so on every replica; the other replica does not take it
+// over again.
+func TestGatewaySharedTaskTakenOver(t *testing.T) {
+	release, stopped := make(chan struct{}), make(chan struct{})
+	var follows atomic.Int32
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(followable(release, stopped, &follows)); err != nil {
+		t.Fatal(err)
+	}
+	a, b, ts := twoReplicas(t, reg, 300*time.Millisecond)
+	const id = "0123456789abcdef0123456789abcde1"
+	strandTask(t, ts, id, "w1")
+	aliceA := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
+	waitFor(t, "the task to be taken over", func() bool {
+		return strings.Contains(string(aliceA.request("tasks/get", idParams(id)).Result), `"status":"working"`)
+	})
+	if got := string(aliceB.request("tasks/get", idParams(id)).Result); !strings.Contains(got, `"status":"working"`) || strings.Contains(got, "inputRequests") {
+		t.Errorf("the task taken over, read through the other replica: %s", got)
+	}
+	close(release)
+	var got string
+	waitFor(t, "the task taken over to complete", func() bool {
+		got = string(aliceB.request("tasks/get", idParams(id)).Result)
+		return strings.Contains(got, `"status":"completed"`)
+	})
+	if !strings.Contains(got, "done by w1") {
+		t.Errorf("the task taken over: %s", got)
+	}
+	if n := follows.Load(); n != 1 {
+		t.Errorf("the backend's task was followed %d times, want once", n)
+	}
+	answeredAsUnknown(t, "bob", &rawHTTP{t: t, endpoint: a + "/mcp", token: "bob-secret"}, id, "tasks/get")
+}
+
+// A task taken over and cancelled through the other replica stops being
+// followed on the replica that took it over, at its next renewal.
+func TestGatewaySharedTaskTakenOverCancelled(t *testing.T) {
+	stopped := make(chan struct{})
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(followable(make(chan struct{}), stopped, new(atomic.Int32))); err != nil {
+		t.Fatal(err)
+	}
+	a, b, ts := twoReplicas(t, reg, 300*time.Millisecond)
+	const id = "0123456789abcdef0123456789abcde2"
+	strandTask(t, ts, id, "w1")
+	aliceA := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	waitFor(t, "the task to be taken over", func() bool {
+		return strings.Contains(string(aliceA.request("tasks/get", idParams(id)).Result), `"status":"working"`)
+	})
+	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
+	if m := aliceB.request("tasks/cancel", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
+		t.Fatalf("tasks/cancel through the other replica: %s %+v", m.Result, m.Error)
+	}
+	waitSignal(t, stopped, "the backend's task to stop being followed")
+	if got := string(aliceA.request("tasks/get", idParams(id)).Result); !strings.Contains(got, `"status":"cancelled"`) {
+		t.Errorf("the task cancelled: %s", got)
+	}
+}
+
+// A task taken over whose backend no longer knows its task ends failed,
+// saying so.
+func TestGatewaySharedTaskTakenOverForgotten(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(followable(nil, nil, new(atomic.Int32))); err != nil {
+		t.Fatal(err)
+	}
+	a, _, ts := twoReplicas(t, reg, 300*time.Millisecond)
+	const id = "0123456789abcdef0123456789abcde3"
+	strandTask(t, ts, id, "w2")
+	alice := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	var got string
+	waitFor(t, "the task to fail", func() bool {
+		got = string(alice.request("tasks/get", idParams(id)).Result)
+		return strings.Contains(got, `"status":"failed"`)
+	})
+	if want := "following its backend's task w2 from another replica failed: tasks/get: no task w2"; !strings.Contains(got, want) {
+		t.Errorf("the task whose backend forgot it: %s, want %q", got, want)
+	}
+}
