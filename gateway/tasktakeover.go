@@ -25,9 +25,10 @@ import (
 // the backend's task to its end (tool.WithResume), renewing the lease as
 // it does for its own tasks, and writes the end. The client, polling any
 // replica, sees the task go on and end; nothing is lost. A backend that
-// no longer knows the task ends it failed, saying why; so does a
-// question of the backend meanwhile (the client that could answer it is
-// not this replica's). A task whose backend runs no task of its own, or
+// no longer knows the task ends it failed, saying why. A question of the
+// backend meanwhile is put to no one (the client that could answer it is
+// not this replica's): the backend reads it declined, or the task fails.
+// A task whose backend runs no task of its own, or
 // runs as a stdio child (gone with its replica), ends failed as before.
 
 // backendRef is what a task's record keeps of its backend's task.
