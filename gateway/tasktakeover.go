@@ -108,21 +108,20 @@ func (g *Gateway) takeOver(ctx context.Context, ts TaskStore, lease time.Duratio
 // goroutine of its own until it ends (or another replica ends rec:
 // renewAll cancels it, or the gateway closes), and writes its end.
 func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRef) {
+	b := &g.httpTasksBook
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if g.isClosed() {
+		return // its lease lapses again: another replica takes it over
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &g.httpTasksBook.takeovers
+	t := &b.takeovers
 	t.mu.Lock()
 	if t.running == nil {
 		t.running = map[string]context.CancelFunc{}
 	}
 	t.running[rec.ID] = cancel
 	t.mu.Unlock()
-	b := &g.httpTasksBook
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if g.isClosed() {
-		cancel() // its lease lapses again: another replica takes it over
-		return
-	}
 	if !b.renewing {
 		b.renewing = true
 		b.wg.Go(g.renewLoop)
