@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/callargs"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -52,7 +53,7 @@ func (e *env) resources(ctx context.Context, argv []string) error {
 			return usagef("resources: unexpected argument %q", f.args[0])
 		}
 		res, tpl := b.reg.Resources(), b.reg.ResourceTemplates()
-		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		e.reportShadowed(b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)))
 		if f.json {
 			return e.printResourcesJSON(res, tpl)
 		}
@@ -142,7 +143,7 @@ func resourceServer(b *bridge, named, uri string) (string, error) {
 	if len(cands) == 0 {
 		return "", fmt.Errorf("no server lists the resource %q or has a template matching it (name one with --server)", uri)
 	}
-	return slices.MinFunc(cands, tool.ByPrecedence(serverOrder(b.statuses))), nil
+	return slices.MinFunc(cands, tool.ByPrecedence(gatewayrun.ServerOrder(b.statuses))), nil
 }
 
 // reportShadowed says on stderr which resources of a server are not the
@@ -192,7 +193,7 @@ func shadowedCount(ss []tool.Shadowed) string {
 // shadowedURI is what ShadowedResources says about uri.
 func shadowedURI(b *bridge, uri string) []tool.Shadowed {
 	var out []tool.Shadowed
-	for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+	for _, s := range b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)) {
 		if s.Key == uri {
 			out = append(out, s)
 		}

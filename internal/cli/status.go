@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
@@ -182,7 +183,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 			sj.Origin = origins(src.plan)[st.ID]
 			out.Servers = append(out.Servers, sj)
 		}
-		for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+		for _, s := range b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)) {
 			out.Shadowed = append(out.Shadowed, shadowedJSON{Kind: s.Kind, Key: s.Key, Server: s.Server, ServedFrom: s.KeptBy})
 		}
 		enc := json.NewEncoder(e.Stdout)
@@ -193,7 +194,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		}
 	} else {
 		writeStatusTable(e.Stdout, b.statuses, tok, origins(src.plan))
-		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		e.reportShadowed(b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)))
 		e.reportScan(b.statuses)
 		ready, servers := b.serverCount(src.plan)
 		enabled := len(src.plan.Enabled())
