@@ -4,6 +4,7 @@ import (
 	_ "embed"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
@@ -113,9 +114,9 @@ func onlyPermissions(files []configFile, plans []*host.Plan) bool {
 
 // urlSource is --url: one Streamable HTTP server, named by --name.
 func urlSource(f *flags) (*source, error) {
-	headers, err := parseHeaders(f.headers)
+	headers, err := cliententry.ParseHeaders(f.headers)
 	if err != nil {
-		return nil, err
+		return nil, usagef("%v", err)
 	}
 	name := f.name
 	if name == "" {
