@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/agentsession"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
@@ -326,59 +325,27 @@ func trustedServers(plan *host.Plan) map[string]bool {
 	return out
 }
 
-// sessionsDir is $XDG_STATE_HOME/mcpbridge/sessions (~/.local/state when
-// unset).
-func (e *env) sessionsDir() (string, error) {
-	state := e.getenv("XDG_STATE_HOME")
-	if state == "" {
-		home := e.getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				return "", fmt.Errorf("agent: no directory for sessions: set XDG_STATE_HOME or HOME")
-			}
-		}
-		state = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(state, "mcpbridge", "sessions"), nil
-}
-
 // openSession creates the run's session, or opens the one --resume or
 // --continue names.
 func (r *agentRun) openSession() (*agent.Session, error) {
-	dir, err := r.e.sessionsDir()
+	dir, err := agentsession.Dir(r.e.lookup)
 	if err != nil {
 		return nil, err
 	}
-	id := r.af.resume
-	if r.af.cont {
-		if id, err = agent.Latest(dir); err != nil {
-			return nil, usagef("agent: --continue: %v", err)
-		}
+	s, err := agentsession.Open(dir, r.af.resume, r.af.cont, time.Now())
+	if _, mistaken := errors.AsType[*agentsession.ChoiceError](err); mistaken {
+		return nil, usagef("%v", err)
 	}
-	if id == "" {
-		return agent.NewSession(dir, time.Now())
-	}
-	return resumeSession(dir, id)
+	return s, err
 }
 
 // agentNewSession starts a new session in the run's directory (/clear).
 func agentNewSession(r *agentRun) (*agent.Session, error) {
-	dir, err := r.e.sessionsDir()
+	dir, err := agentsession.Dir(r.e.lookup)
 	if err != nil {
 		return nil, err
 	}
-	return agent.NewSession(dir, time.Now())
-}
-
-// resumeSession opens session id of dir; a missing or unreadable one is
-// the command line's mistake.
-func resumeSession(dir, id string) (*agent.Session, error) {
-	s, err := agent.OpenSession(dir, id)
-	if err != nil {
-		return nil, usagef("agent: --resume: %v", err)
-	}
-	return s, nil
+	return agentsession.Open(dir, "", false, time.Now())
 }
 
 func (r *agentRun) close() {
