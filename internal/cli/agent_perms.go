@@ -32,7 +32,7 @@ func (r *agentRun) loadPermissions(src *source) error {
 	}
 	project := map[string]bool{}
 	for _, cf := range src.files {
-		project[cf.path] = cf.scope == scopes.Project
+		project[cf.Path] = cf.Scope == scopes.Project
 	}
 	others := &host.Plan{Entries: slices.DeleteFunc(slices.Clone(src.plan.Entries), func(pe host.PlanEntry) bool { return pe.Entry.File == user })}
 	return r.addPermissions(others, func(file string) bool {
@@ -54,7 +54,7 @@ func (e *env) readUserPlan(path string) (*host.Plan, error) {
 	data, err := host.ReadConfigFile(path)
 	if err == nil {
 		var plan *host.Plan
-		if plan, err = e.parseConfig(path, data, e.catalog(true)); err == nil {
+		if plan, err = e.configReader(e.catalog(true)).Parse(path, data); err == nil {
 			return plan, nil
 		}
 	}

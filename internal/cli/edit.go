@@ -65,11 +65,11 @@ func (e *env) addEntry(f *flags, name string, entry *yaml.Node) error {
 // addPath is the file add writes: --config, MCPBRIDGE_CONFIG, --scope's
 // file, else the project file when there is one, else the user file.
 func (e *env) addPath(f *flags) (path, scope string, err error) {
-	if files := e.configFiles(f); len(files) == 1 && files[0].scope == "" {
+	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
 		if f.scope != "" {
 			return "", "", usagef("%s: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together", "add")
 		}
-		return files[0].path, "", nil
+		return files[0].Path, "", nil
 	}
 	scope = f.scope
 	if scope == "" {
@@ -160,8 +160,8 @@ func (e *env) remove(argv []string) error {
 
 // removeCandidates are the files remove looks in, in order.
 func (e *env) removeCandidates(f *flags) ([]string, error) {
-	if files := e.configFiles(f); len(files) == 1 && files[0].scope == "" {
-		return []string{files[0].path}, nil
+	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
+		return []string{files[0].Path}, nil
 	}
 	if f.scope != "" {
 		p, err := e.scopePath(f.scope)

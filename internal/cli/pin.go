@@ -109,7 +109,7 @@ func (e *env) placeLocks(ls *pin.Set, src *source, f *flags) error {
 		return nil
 	}
 	for _, cf := range src.files {
-		ls.Keep(pin.Beside(cf.path), src.defines[cf.path]...)
+		ls.Keep(pin.Beside(cf.Path), src.defines[cf.Path]...)
 	}
 	for _, pe := range src.plan.Enabled() {
 		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.Name {
@@ -276,7 +276,7 @@ func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def) error {
 // reloadPlan is serve's reading of its files at a reload; its servers are
 // checked against their files' locks (routePins).
 func (e *env) reloadPlan(f *flags, cat *host.Catalog) (*host.Plan, error) {
-	plan, err := e.readScopes(e.configFiles(f), cat, true)
+	plan, err := e.configReader(cat).Merged(e.configFiles(f), true)
 	if err == nil {
 		e.routePins(plan)
 	}

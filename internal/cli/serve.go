@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
@@ -128,21 +129,12 @@ func (e *env) serveConfig(f *flags) (gatewayrun.Config, error) {
 				return gatewayrun.Source{}, err
 			}
 			loaded = src
-			return gatewayrun.Source{Plan: src.plan, Files: configPaths(src.files)}, nil
+			return gatewayrun.Source{Plan: src.plan, Files: configsource.Paths(src.files)}, nil
 		},
 		Prepare: func(gatewayrun.Source) error { return e.loadPins(loaded, f, true) },
 		Reload:  func(cat *host.Catalog) (*host.Plan, error) { return e.reloadPlan(f, cat) },
-		Files:   func() []string { return configPaths(e.configFiles(f)) },
+		Files:   func() []string { return configsource.Paths(e.configFiles(f)) },
 	}, nil
-}
-
-// configPaths are the paths of files.
-func configPaths(files []configFile) []string {
-	out := make([]string, 0, len(files))
-	for _, cf := range files {
-		out = append(out, cf.path)
-	}
-	return out
 }
 
 // serveLogger is serve's logger: stdout may be the protocol, so logs go

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
@@ -20,8 +21,8 @@ var defaultConfig []byte
 
 // source is where the servers come from.
 type source struct {
-	name  string       // file names, "--url", or "embedded default", for messages
-	files []configFile // the files, to watch for changes; none when not a file
+	name  string        // file names, "--url", or "embedded default", for messages
+	files []scopes.File // the files, to watch for changes; none when not a file
 	plan  *host.Plan
 	// defines names, by config file, the servers its entries define, those
 	// a later file replaces included: the pins its lock keeps (pin.go).
@@ -76,7 +77,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
-	plans, err := e.readPlans(files, cat, false)
+	plans, err := e.configReader(cat).Plans(files, false)
 	if err != nil {
 		return nil, &configError{err}
 	}
@@ -90,14 +91,14 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		plans = append([]*host.Plan{def}, plans...)
 	}
 	plan := host.Merge(plans...)
-	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
+	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans)}, nil
 }
 
 // onlyPermissions reports whether the user config is the one file read
 // (plans holds its plan) and its entries are all the agent's permissions:
 // it names no server nor anything else to run.
-func onlyPermissions(files []configFile, plans []*host.Plan) bool {
-	if len(files) != 1 || files[0].scope != scopes.User {
+func onlyPermissions(files []scopes.File, plans []*host.Plan) bool {
+	if len(files) != 1 || files[0].Scope != scopes.User {
 		return false
 	}
 	n := 0
