@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -250,9 +249,12 @@ func (r *agentRun) reportFailures() {
 // applied; the plan's model and sampling entries are replaced by one model
 // entry of it, so that servers are sampled through the same model.
 func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
-	cfg, err := configuredModel(plan, r.af.baseURL != "")
+	cfg, err := modelkind.Configured(plan, r.af.baseURL != "")
+	if _, invalid := errors.AsType[*modelkind.InvalidError](err); invalid {
+		return cfg, &configError{err}
+	}
 	if err != nil {
-		return cfg, err
+		return cfg, usagef("%v", err)
 	}
 	if r.af.model != "" {
 		cfg.Model = r.af.model
@@ -263,42 +265,7 @@ func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
 		}
 		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
 	}
-	kept := slices.DeleteFunc(slices.Clone(plan.Entries), isModelEntry)
-	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: modelkind.Name}, Spec: modelkind.Spec(cfg)})
-	return cfg, nil
-}
-
-// configuredModel is the config of plan's first model entry, else of its
-// last sampling entry, else DeepSeek's defaults: those only when the plan
-// has neither entry. An invalid entry of either kind stops the agent with
-// its positioned error, and a disabled one does unless the endpoint is
-// given (baseURLGiven): the entry may have been written to keep the
-// conversation on this machine, so nothing is sent elsewhere in its place.
-func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error) {
-	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
-		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
-	if err := invalidModelEntries(plan); err != nil {
-		return cfg, &configError{fmt.Errorf("%w\nagent: not started, nothing sent: the agent never puts another endpoint in the place of an invalid model or sampling entry", err)}
-	}
-	var disabled *host.PlanEntry
-	found := ""
-	for _, pe := range plan.Entries {
-		if !isModelEntry(pe) {
-			continue
-		}
-		c, ok := pe.Spec.Config.(sampling.Config)
-		switch {
-		case pe.Entry.Disabled:
-			disabled = &pe
-		case ok && found != modelkind.Name:
-			cfg, found = c, pe.Entry.Name
-		}
-	}
-	if found == "" && disabled != nil && !baseURLGiven {
-		e := disabled.Entry
-		return cfg, usagef("agent: %s:%d:%d: entry %q: the %s entry is disabled, and no other entry names the model's endpoint: enable it, pass --base-url, or delete it to use DeepSeek's API",
-			e.File, e.Line, e.Column, e.ID, e.Name)
-	}
+	modelkind.Use(plan, cfg)
 	return cfg, nil
 }
 
