@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/agentsession"
+	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
@@ -136,7 +137,7 @@ type agentRun struct {
 	b       *bridge
 	session *agent.Session
 	ag      *agent.Agent
-	out     *agentOutput
+	out     *agentterm.Output
 	trusted map[string]bool
 	rules   permkind.Rules // the standing permissions (agent_perms.go)
 	// toldWhereKept: the first question said where "always" is kept.
@@ -217,8 +218,8 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	r.trusted = trustedServers(src.plan)
-	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
-	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
+	r.out = agentterm.NewOutput(e.Stdout, e.Stderr, e.StderrIsTerminal, r.f.json, !r.af.hasPrompt)
+	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
 	if err := r.loadPermissions(src); err != nil {
 		r.session.Close()
@@ -240,7 +241,7 @@ func (r *agentRun) reportFailures() {
 		return
 	}
 	for _, st := range r.b.failed {
-		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
+		r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
 	}
 }
 
@@ -276,7 +277,7 @@ func (r *agentRun) warnInClear() {
 	if r.cfg.APIKeyEnv == "" || !chatapi.InClear(r.cfg.BaseURL) {
 		return
 	}
-	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 		"warning: the model's endpoint %s is http:// to another machine: the API key (%s) and the conversation travel in clear; use https://",
 		r.cfg.BaseURLWritten, r.cfg.APIKeyEnv)})
 }
@@ -328,7 +329,7 @@ func (r *agentRun) result(res *agent.Result, err error) error {
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	r.out.event(ev)
+	r.out.Event(ev)
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
 		if !r.f.json {

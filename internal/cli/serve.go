@@ -147,11 +147,6 @@ func (e *env) serveLogger(f *flags) *slog.Logger {
 	return e.newLogger(f, level)
 }
 
-// backendStates is /healthz's view of the host (gatewayrun.BackendStates).
-func backendStates(statuses []host.Status) []gateway.BackendState {
-	return gatewayrun.BackendStates(statuses)
-}
-
 // withoutVar returns environ (nil: the process's) without the variable
 // name.
 func withoutVar(environ []string, name string) []string {
