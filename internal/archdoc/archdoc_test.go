@@ -116,11 +116,12 @@ func TestGatewayDependenciesAsDocumented(t *testing.T) {
 // the entry kinds (each the adapter between the host and one library),
 // the programs, their reading of config files into the host's plans
 // (internal/configsource), serve's wiring of them (internal/gatewayrun)
-// and its readers of the host's Status. A library
+// and the readers of the host's plans and Status (internal/report,
+// internal/console, internal/metrics). A library
 // package (the client, the tool view, the agent, sampling, the gateway's
 // identity) stands without the host.
 var hostUsers = []string{"host", "internal/kinds/", "internal/cli", "cmd/", "bench",
-	"internal/configsource", "internal/gatewayrun", "internal/console", "internal/metrics"}
+	"internal/configsource", "internal/gatewayrun", "internal/report", "internal/console", "internal/metrics"}
 
 func TestOnlyKindsAndProgramsUseTheHost(t *testing.T) {
 	for line := range strings.Lines(strings.Join(goList(t, "-f", "{{.ImportPath}}:{{join .Deps \",\"}}", "./..."), "\n")) {

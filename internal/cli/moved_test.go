@@ -5,6 +5,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 // The tests' names for what moved out of the package.
@@ -16,3 +17,17 @@ func short(s string, n int) string { return agentterm.Short(s, n) }
 func backendStates(statuses []host.Status) []gateway.BackendState {
 	return gatewayrun.BackendStates(statuses)
 }
+
+// The stable JSON shapes the commands print (internal/report).
+type (
+	entryJSON        = report.Entry
+	entryDetailJSON  = report.EntryDetail
+	statusJSON       = report.Status
+	shadowedJSON     = report.Shadowed
+	sandboxJSON      = report.Sandbox
+	tokensJSON       = report.Tokens
+	serverTokensJSON = report.ServerTokens
+)
+
+// toStatusJSON is st as status --json shows it (report.ServerOf).
+func toStatusJSON(st host.Status) report.Server { return report.ServerOf(st) }

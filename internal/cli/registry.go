@@ -20,6 +20,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -360,7 +361,7 @@ func (e *env) registryOutdated(ctx context.Context, argv []string) error {
 // written (an entry invalid in this shell, for an unset ${VAR}, still
 // has them).
 func registryRef(pe host.PlanEntry) (outdatedJSON, bool) {
-	n := configNode(pe, "registry")
+	n := report.Node(pe, "registry")
 	if n == nil || n.Kind != yaml.MappingNode {
 		return outdatedJSON{}, false
 	}
