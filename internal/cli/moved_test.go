@@ -5,6 +5,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
@@ -31,3 +32,6 @@ type (
 
 // toStatusJSON is st as status --json shows it (report.ServerOf).
 func toStatusJSON(st host.Status) report.Server { return report.ServerOf(st) }
+
+// outdatedJSON is one line of registry outdated --json.
+type outdatedJSON = registry.Outdated
