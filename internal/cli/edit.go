@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
@@ -276,10 +277,10 @@ func (e *env) addJSON(argv []string) error {
 	}
 	name, raw := f.args[0], strings.TrimSpace(f.args[1])
 	if !json.Valid([]byte(raw)) {
-		return usagef("add-json: the server is not valid JSON: %s", describeJSONError([]byte(raw)))
+		return usagef("add-json: the server is not valid JSON: %s", callargs.JSONError([]byte(raw)))
 	}
 	if !strings.HasPrefix(raw, "{") {
-		return usagef(`add-json: want a JSON object, like '{"type": "http", "url": "https://…"}', got %s`, jsonKind(raw[0]))
+		return usagef(`add-json: want a JSON object, like '{"type": "http", "url": "https://…"}', got %s`, callargs.JSONKind(raw[0]))
 	}
 	wrapped, _ := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: json.RawMessage(raw)}})
 	res, err := importconf.Convert("JSON", wrapped)

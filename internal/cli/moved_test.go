@@ -4,6 +4,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/agentterm"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/report"
@@ -35,3 +36,6 @@ func toStatusJSON(st host.Status) report.Server { return report.ServerOf(st) }
 
 // outdatedJSON is one line of registry outdated --json.
 type outdatedJSON = registry.Outdated
+
+// maxCallArgsBytes bounds the arguments of call (callargs.MaxJSONBytes).
+const maxCallArgsBytes = callargs.MaxJSONBytes
