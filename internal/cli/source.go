@@ -81,7 +81,7 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	if err != nil {
 		return nil, &configError{err}
 	}
-	if onlyPermissions(files, plans) {
+	if configsource.OnlyPermissions(files, plans) {
 		// The agent's "always" wrote the first user config of someone
 		// trying the demo: the demo stays.
 		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
@@ -94,48 +94,17 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans)}, nil
 }
 
-// onlyPermissions reports whether the user config is the one file read
-// (plans holds its plan) and its entries are all the agent's permissions:
-// it names no server nor anything else to run.
-func onlyPermissions(files []scopes.File, plans []*host.Plan) bool {
-	if len(files) != 1 || files[0].Scope != scopes.User {
-		return false
-	}
-	n := 0
-	for _, p := range plans {
-		for _, pe := range p.Entries {
-			if pe.Entry.Name != permkind.Name {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}
-
 // urlSource is --url: one Streamable HTTP server, named by --name.
 func urlSource(f *flags) (*source, error) {
 	headers, err := cliententry.ParseHeaders(f.headers)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	name := f.name
-	if name == "" {
-		name = "remote"
-	}
-	spec, err := clientkind.NewSpec(mcpclient.Config{
-		ServerName: name,
-		Transport:  mcpclient.TransportStreamableHTTP,
-		URL:        f.url,
-		Headers:    headers,
-	})
+	plan, err := configsource.URL(f.name, f.url, headers)
 	if err != nil {
 		return nil, usagef("--url: %v", err)
 	}
-	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-		Entry: host.Entry{ID: name, Name: clientkind.Name},
-		Spec:  spec,
-	}}}}, nil
+	return &source{name: "--url", plan: plan}, nil
 }
 
 // configError is a bad config file: exit status 2.
@@ -145,29 +114,13 @@ func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
 // only narrows src to the enabled entry whose server is server, when there
-// is one: a call needs only its own server (and the entries that are not
-// servers, such as sampling, which serve it). Otherwise src is returned
-// unchanged.
+// is one (configsource.Only); otherwise src is returned unchanged.
 func (src *source) only(server string) *source {
-	var keep []host.PlanEntry
-	found := false
-	for _, pe := range src.plan.Enabled() {
-		switch {
-		case pe.Entry.Name != clientkind.Name:
-			keep = append(keep, pe)
-		case pe.Spec.Name == server && !found:
-			keep, found = append(keep, pe), true
-		}
-	}
-	if !found {
+	plan, ok := configsource.Only(src.plan, server)
+	if !ok {
 		return src
 	}
-	return src.withEntries(keep)
-}
-
-// withEntries is src with only the plan entries keep.
-func (src *source) withEntries(keep []host.PlanEntry) *source {
 	out := *src
-	out.plan = &host.Plan{Source: src.plan.Source, Entries: keep}
+	out.plan = plan
 	return &out
 }
