@@ -50,11 +50,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			return fmt.Errorf("tools: %w", err)
 		}
 	} else if f.json {
-		out := chattools.All(list)
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(e.Stdout, chattools.All(list)); err != nil {
 			return err
 		}
 	} else {
@@ -137,10 +133,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s gave no result within --timeout %s; the call was cancelled\n", name, timeout)
 	}
 	if f.json {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(e.Stdout, res); err != nil {
 			return err
 		}
 	} else {

@@ -39,3 +39,6 @@ type outdatedJSON = registry.Outdated
 
 // maxCallArgsBytes bounds the arguments of call (callargs.MaxJSONBytes).
 const maxCallArgsBytes = callargs.MaxJSONBytes
+
+// skillEntry is one skill in skills --json (report.Skill).
+type skillEntry = report.Skill

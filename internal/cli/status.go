@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -44,10 +43,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	}
 	if f.json {
 		out := report.NewStatus(src.name, b.elapsed, b.statuses, b.reg, src.plan, tok, gatewayrun.ServerOrder(b.statuses))
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(e.Stdout, out); err != nil {
 			return fmt.Errorf("status: writing JSON: %w", err)
 		}
 	} else {

@@ -75,3 +75,26 @@ func TestNewStatus(t *testing.T) {
 		t.Errorf("NewStatus = %+v", got)
 	}
 }
+
+// resources --json keeps each object as the server sent it, "server"
+// first; an empty object and a missing wire still make one object.
+func TestNewResources(t *testing.T) {
+	res := []tool.Resource{
+		{Server: "a", URI: "x://1", Wire: []byte(` {"uri": "x://1", "_meta": {"k": 1}} `)},
+		{Server: "b", URI: "x://2", Wire: []byte(`{}`)},
+		{Server: "c", URI: "x://3", Name: "three"},
+	}
+	got := report.NewResources(res, nil)
+	want := []string{`{"server":"a","uri": "x://1", "_meta": {"k": 1}}`, `{"server":"b"}`}
+	for i, w := range want {
+		if string(got.Resources[i]) != w {
+			t.Errorf("resource %d: %s, want %s", i, got.Resources[i], w)
+		}
+	}
+	if s := string(got.Resources[2]); !strings.HasPrefix(s, `{"server":"c",`) || !strings.Contains(s, `"three"`) {
+		t.Errorf("resource without its wire: %s", s)
+	}
+	if got.Templates == nil {
+		t.Error("templates are null, want []")
+	}
+}
