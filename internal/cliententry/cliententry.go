@@ -12,7 +12,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
-	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -60,7 +59,9 @@ func New(a Args) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := confedit.Mapping("id", a.Name, "name", clientkind.Name)
+	// The kind's name as internal/kinds/client has it (a test checks),
+	// written out so that this package stands without the host.
+	entry := confedit.Mapping("id", a.Name, "name", "mcp-client")
 	confedit.AppendNode(entry, "config", cfg)
 	return entry, nil
 }

@@ -7,6 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 func render(t *testing.T, n *yaml.Node) string {
@@ -41,7 +42,7 @@ func TestNew(t *testing.T) {
 				t.Errorf("transport %q, want %q", got, c.transport)
 			}
 			out := render(t, n)
-			for _, want := range append(c.has, "id: "+c.args.Name, "name: mcp-client") {
+			for _, want := range append(c.has, "id: "+c.args.Name, "name: "+clientkind.Name) {
 				if !strings.Contains(out, want) {
 					t.Errorf("entry lacks %q:\n%s", want, out)
 				}
