@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/jsonorder"
 )
 
 // maxDepth bounds how deep a schema is rendered; deeper parts are unknown,
@@ -40,35 +42,6 @@ func (s *schema) typeNames() []string {
 	var many []string
 	_ = json.Unmarshal(s.Type, &many) // anything else: no type said
 	return many
-}
-
-// property is one entry of a schema's properties, in the schema's order.
-type property struct {
-	name   string
-	schema json.RawMessage
-}
-
-// orderedProperties returns the entries of a properties object in the
-// order they were written (a map would sort them; the author's order
-// often puts the important ones first).
-func orderedProperties(raw json.RawMessage) []property {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var out []property
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return out
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return out
-		}
-		out = append(out, property{name: k.(string), schema: v})
-	}
-	return out
 }
 
 // typeWriter renders schemas as TypeScript types within one namespace,
@@ -191,7 +164,7 @@ func (w *typeWriter) each(list []json.RawMessage, indent string, depth int) []st
 
 // object renders an object schema, one property a line with its doc.
 func (w *typeWriter) object(s *schema, indent string, depth int) string {
-	props := orderedProperties(s.Properties)
+	props := jsonorder.Members(s.Properties)
 	extra := ""
 	if len(s.Additional) > 0 && string(bytes.TrimSpace(s.Additional)) != "false" {
 		extra = w.typeOf(s.Additional, indent+"  ", depth+1)
@@ -207,13 +180,13 @@ func (w *typeWriter) object(s *schema, indent string, depth int) string {
 	b.WriteString("{\n")
 	for _, p := range props {
 		var ps schema
-		_ = json.Unmarshal(p.schema, &ps)
+		_ = json.Unmarshal(p.Value, &ps)
 		b.WriteString(docComment(ps.Description, inner))
-		b.WriteString(inner + propertyName(p.name))
-		if !slices.Contains(s.Required, p.name) {
+		b.WriteString(inner + propertyName(p.Name))
+		if !slices.Contains(s.Required, p.Name) {
 			b.WriteByte('?')
 		}
-		b.WriteString(": " + w.typeOf(p.schema, inner, depth+1) + ";\n")
+		b.WriteString(": " + w.typeOf(p.Value, inner, depth+1) + ";\n")
 	}
 	if extra != "" {
 		b.WriteString(inner + "[key: string]: " + extra + ";\n")

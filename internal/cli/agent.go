@@ -5,15 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/agentsession"
+	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
@@ -138,7 +137,7 @@ type agentRun struct {
 	b       *bridge
 	session *agent.Session
 	ag      *agent.Agent
-	out     *agentOutput
+	out     *agentterm.Output
 	trusted map[string]bool
 	rules   permkind.Rules // the standing permissions (agent_perms.go)
 	// toldWhereKept: the first question said where "always" is kept.
@@ -219,8 +218,8 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	r.trusted = trustedServers(src.plan)
-	r.out = newAgentOutput(e, r.f.json, !r.af.hasPrompt)
-	r.out.event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
+	r.out = agentterm.NewOutput(e.Stdout, e.Stderr, e.StderrIsTerminal, r.f.json, !r.af.hasPrompt)
+	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
 	if err := r.loadPermissions(src); err != nil {
 		r.session.Close()
@@ -242,7 +241,7 @@ func (r *agentRun) reportFailures() {
 		return
 	}
 	for _, st := range r.b.failed {
-		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
+		r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("server %q %s: %s", st.Name, stateText(st.State), st.Err)})
 	}
 }
 
@@ -251,9 +250,12 @@ func (r *agentRun) reportFailures() {
 // applied; the plan's model and sampling entries are replaced by one model
 // entry of it, so that servers are sampled through the same model.
 func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
-	cfg, err := configuredModel(plan, r.af.baseURL != "")
+	cfg, err := modelkind.Configured(plan, r.af.baseURL != "")
+	if _, invalid := errors.AsType[*modelkind.InvalidError](err); invalid {
+		return cfg, &configError{err}
+	}
 	if err != nil {
-		return cfg, err
+		return cfg, usagef("%v", err)
 	}
 	if r.af.model != "" {
 		cfg.Model = r.af.model
@@ -264,42 +266,7 @@ func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
 		}
 		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
 	}
-	kept := slices.DeleteFunc(slices.Clone(plan.Entries), isModelEntry)
-	plan.Entries = append(kept, host.PlanEntry{Entry: host.Entry{ID: "agent model", Name: modelkind.Name}, Spec: modelkind.Spec(cfg)})
-	return cfg, nil
-}
-
-// configuredModel is the config of plan's first model entry, else of its
-// last sampling entry, else DeepSeek's defaults: those only when the plan
-// has neither entry. An invalid entry of either kind stops the agent with
-// its positioned error, and a disabled one does unless the endpoint is
-// given (baseURLGiven): the entry may have been written to keep the
-// conversation on this machine, so nothing is sent elsewhere in its place.
-func configuredModel(plan *host.Plan, baseURLGiven bool) (sampling.Config, error) {
-	cfg := sampling.Config{BaseURL: sampling.DefaultBaseURL, BaseURLWritten: sampling.DefaultBaseURL, Model: sampling.DefaultModel,
-		APIKeyEnv: sampling.DefaultAPIKeyEnv, Timeout: sampling.DefaultModelTimeout}
-	if err := invalidModelEntries(plan); err != nil {
-		return cfg, &configError{fmt.Errorf("%w\nagent: not started, nothing sent: the agent never puts another endpoint in the place of an invalid model or sampling entry", err)}
-	}
-	var disabled *host.PlanEntry
-	found := ""
-	for _, pe := range plan.Entries {
-		if !isModelEntry(pe) {
-			continue
-		}
-		c, ok := pe.Spec.Config.(sampling.Config)
-		switch {
-		case pe.Entry.Disabled:
-			disabled = &pe
-		case ok && found != modelkind.Name:
-			cfg, found = c, pe.Entry.Name
-		}
-	}
-	if found == "" && disabled != nil && !baseURLGiven {
-		e := disabled.Entry
-		return cfg, usagef("agent: %s:%d:%d: entry %q: the %s entry is disabled, and no other entry names the model's endpoint: enable it, pass --base-url, or delete it to use DeepSeek's API",
-			e.File, e.Line, e.Column, e.ID, e.Name)
-	}
+	modelkind.Use(plan, cfg)
 	return cfg, nil
 }
 
@@ -310,7 +277,7 @@ func (r *agentRun) warnInClear() {
 	if r.cfg.APIKeyEnv == "" || !chatapi.InClear(r.cfg.BaseURL) {
 		return
 	}
-	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 		"warning: the model's endpoint %s is http:// to another machine: the API key (%s) and the conversation travel in clear; use https://",
 		r.cfg.BaseURLWritten, r.cfg.APIKeyEnv)})
 }
@@ -326,59 +293,27 @@ func trustedServers(plan *host.Plan) map[string]bool {
 	return out
 }
 
-// sessionsDir is $XDG_STATE_HOME/mcpbridge/sessions (~/.local/state when
-// unset).
-func (e *env) sessionsDir() (string, error) {
-	state := e.getenv("XDG_STATE_HOME")
-	if state == "" {
-		home := e.getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				return "", fmt.Errorf("agent: no directory for sessions: set XDG_STATE_HOME or HOME")
-			}
-		}
-		state = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(state, "mcpbridge", "sessions"), nil
-}
-
 // openSession creates the run's session, or opens the one --resume or
 // --continue names.
 func (r *agentRun) openSession() (*agent.Session, error) {
-	dir, err := r.e.sessionsDir()
+	dir, err := agentsession.Dir(r.e.lookup)
 	if err != nil {
 		return nil, err
 	}
-	id := r.af.resume
-	if r.af.cont {
-		if id, err = agent.Latest(dir); err != nil {
-			return nil, usagef("agent: --continue: %v", err)
-		}
+	s, err := agentsession.Open(dir, r.af.resume, r.af.cont, time.Now())
+	if _, mistaken := errors.AsType[*agentsession.ChoiceError](err); mistaken {
+		return nil, usagef("%v", err)
 	}
-	if id == "" {
-		return agent.NewSession(dir, time.Now())
-	}
-	return resumeSession(dir, id)
+	return s, err
 }
 
 // agentNewSession starts a new session in the run's directory (/clear).
 func agentNewSession(r *agentRun) (*agent.Session, error) {
-	dir, err := r.e.sessionsDir()
+	dir, err := agentsession.Dir(r.e.lookup)
 	if err != nil {
 		return nil, err
 	}
-	return agent.NewSession(dir, time.Now())
-}
-
-// resumeSession opens session id of dir; a missing or unreadable one is
-// the command line's mistake.
-func resumeSession(dir, id string) (*agent.Session, error) {
-	s, err := agent.OpenSession(dir, id)
-	if err != nil {
-		return nil, usagef("agent: --resume: %v", err)
-	}
-	return s, nil
+	return agentsession.Open(dir, "", false, time.Now())
 }
 
 func (r *agentRun) close() {
@@ -394,7 +329,7 @@ func (r *agentRun) result(res *agent.Result, err error) error {
 	if err != nil {
 		ev.Error = err.Error()
 	}
-	r.out.event(ev)
+	r.out.Event(ev)
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
 		if !r.f.json {

@@ -32,12 +32,12 @@ func (r *agentRun) loadPermissions(src *source) error {
 	}
 	project := map[string]bool{}
 	for _, cf := range src.files {
-		project[cf.path] = cf.scope == scopes.Project
+		project[cf.Path] = cf.Scope == scopes.Project
 	}
 	others := &host.Plan{Entries: slices.DeleteFunc(slices.Clone(src.plan.Entries), func(pe host.PlanEntry) bool { return pe.Entry.File == user })}
 	return r.addPermissions(others, func(file string) bool {
 		if project[file] {
-			r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+			r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 				"%s: the allow list of a project's permissions entry is not used (a repository may not approve its own tools); its deny list is: put allow patterns in %s", file, user)})
 			return false
 		}
@@ -54,7 +54,7 @@ func (e *env) readUserPlan(path string) (*host.Plan, error) {
 	data, err := host.ReadConfigFile(path)
 	if err == nil {
 		var plan *host.Plan
-		if plan, err = e.parseConfig(path, data, e.catalog(true)); err == nil {
+		if plan, err = e.configReader(e.catalog(true)).Parse(path, data); err == nil {
 			return plan, nil
 		}
 	}
@@ -72,7 +72,7 @@ func (r *agentRun) addPermissions(plan *host.Plan, mayAllow func(file string) bo
 
 // refused tells the person that a deny pattern refused c.
 func (r *agentRun) refused(c agent.Call, pattern string) {
-	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was refused without asking: denied by %q in %s (permissions.deny)",
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was refused without asking: denied by %q in %s (permissions.deny)",
 		c.Name, pattern, r.rules.From[pattern])})
 }
 
@@ -82,16 +82,16 @@ func (r *agentRun) refused(c agent.Call, pattern string) {
 func (r *agentRun) keep(_ agent.Call, pattern string) {
 	path := r.e.userConfigPath()
 	if path == "" {
-		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits: with neither XDG_CONFIG_HOME nor HOME set there is no user config to keep it in", pattern)})
+		r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits: with neither XDG_CONFIG_HOME nor HOME set there is no user config to keep it in", pattern)})
 		return
 	}
 	err := r.e.editConfig(path, permkind.ID, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
 		return permkind.Allow(data, doc, list, pattern)
 	})
 	if err != nil {
-		r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits; it could not be kept in %s: %v", pattern, path, err)})
+		r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed until the agent exits; it could not be kept in %s: %v", pattern, path, err)})
 		return
 	}
 	r.rules.Add(path, []string{pattern}, nil)
-	r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed from now on: kept in %s (permissions.allow)", termsafe.Line(pattern), path)})
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%s is allowed from now on: kept in %s (permissions.allow)", termsafe.Line(pattern), path)})
 }

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/agent"
+	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -82,7 +83,7 @@ func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-ch
 	res, err := r.ag.Run(ctx, line)
 	close(done)
 	wg.Wait()
-	r.out.event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
+	r.out.Event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
 		fmt.Fprintf(r.e.Stderr, "mcpbridge: stopped after %d steps (--max-steps); say \"go on\" to continue\n", res.Steps)
@@ -104,7 +105,7 @@ func (r *agentRun) keyAtPrompt(line string, pos int, key rune) (string, int, boo
 	if key != ctrlO {
 		return "", 0, false
 	}
-	r.con.Write([]byte(r.out.expandLast()))
+	r.con.Write([]byte(r.out.ExpandLast()))
 	return line, pos, true
 }
 
@@ -129,7 +130,7 @@ func (r *agentRun) slash(line string) bool {
 	case "/tools":
 		r.showTools()
 	case "/expand":
-		fmt.Fprint(r.e.Stderr, r.out.expandLast())
+		fmt.Fprint(r.e.Stderr, r.out.ExpandLast())
 	case "/servers":
 		tw := tabwriter.NewWriter(r.e.Stderr, 0, 4, 2, ' ', 0)
 		for _, st := range r.b.h.Status() {
@@ -174,15 +175,13 @@ func (r *agentRun) catalog() []tool.Tool {
 // or Ctrl-D cancels the turn.
 func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer, error) {
 	server := c.Tool.Origin.Server
-	r.out.mu.Lock()
-	r.out.clearProgress()
-	r.out.mu.Unlock()
-	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), approvalArgs(c.Args))
+	r.out.ClearProgress()
+	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), agentterm.Args(c.Args))
 	if path := r.e.userConfigPath(); path != "" && !r.toldWhereKept {
 		r.toldWhereKept = true // once a run: the person knows it then
 		fmt.Fprintf(r.e.Stderr, "(\"always\" is kept for later runs in %s, permissions.allow)\n", path)
 	}
-	choices := approvalChoices(server)
+	choices := agentterm.Choices(server)
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Deny, err
@@ -192,68 +191,12 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 			fmt.Fprintln(r.e.Stderr)
 			return agent.Deny, context.Canceled
 		}
-		ans, ok := approvalAnswer(key, server != "")
+		ans, ok := agentterm.Answer(key, server != "")
 		if !ok {
 			fmt.Fprintf(r.e.Stderr, "%s: not an answer\n", termsafe.Line(key))
 			continue
 		}
-		fmt.Fprintln(r.e.Stderr, approvalEcho(ans))
+		fmt.Fprintln(r.e.Stderr, agentterm.Echo(ans))
 		return ans, nil
 	}
-}
-
-// approvalChoices is the question's last line: what each key does. The
-// server choice is there when the tool has a server.
-func approvalChoices(server string) string {
-	s := "[y]es once, always this [t]ool"
-	if server != "" {
-		s += ", always this [s]erver"
-	}
-	return s + ", [n]o (press the key, no Enter): "
-}
-
-// approvalAnswer is the answer of a key (or, from a stdin that is no
-// terminal, a line); ok false for none.
-func approvalAnswer(key string, hasServer bool) (agent.Answer, bool) {
-	switch strings.ToLower(strings.TrimSpace(key)) {
-	case "y", "yes":
-		return agent.Once, true
-	case "t", "tool":
-		return agent.AlwaysTool, true
-	case "s", "server":
-		return agent.AlwaysServer, hasServer
-	case "n", "no":
-		return agent.Deny, true
-	}
-	return agent.Deny, false
-}
-
-// approvalEcho is what the person chose, shown after the key (raw mode
-// echoes nothing).
-func approvalEcho(ans agent.Answer) string {
-	switch ans {
-	case agent.Once:
-		return "yes, once"
-	case agent.AlwaysTool:
-		return "yes, always this tool"
-	case agent.AlwaysServer:
-		return "yes, always this server"
-	}
-	return "no"
-}
-
-// maxApprovalArgs bounds the arguments shown when a call is asked about.
-const maxApprovalArgs = 4000
-
-// approvalArgs is a call's arguments as the person approving it reads
-// them: whole, spaces and all, on one line. Past maxApprovalArgs
-// characters it says how much is not shown, so that nothing a model padded
-// its arguments to hide passes for the whole call.
-func approvalArgs(args []byte) string {
-	s := termsafe.Line(string(args))
-	r := []rune(s)
-	if len(r) <= maxApprovalArgs {
-		return s
-	}
-	return fmt.Sprintf("%s… [%d more characters not shown]", string(r[:maxApprovalArgs]), len(r)-maxApprovalArgs)
 }

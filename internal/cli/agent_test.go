@@ -269,24 +269,6 @@ func TestAgentDeepSeekSmoke(t *testing.T) {
 	}
 }
 
-// The person approving a call reads its arguments whole: a model that pads
-// them cannot push what matters out of view (they were cut at 300
-// characters, runs of spaces squeezed), and a cut, past 4,000 characters,
-// says how much is hidden.
-func TestApprovalArgs(t *testing.T) {
-	padded := `{"note":"` + strings.Repeat("fine ", 100) + `","command":"rm -rf ~"}`
-	for _, c := range []struct{ args, want string }{
-		{`{"a":  1}`, `{"a":  1}`},
-		{padded, padded},
-		{"{\"x\":\"\x1b[2J\"}", `{"x":"\x1b[2J"}`},
-		{`"` + strings.Repeat("é", 4001) + `"`, `"` + strings.Repeat("é", 3999) + "… [3 more characters not shown]"},
-	} {
-		if got := approvalArgs([]byte(c.args)); got != c.want {
-			t.Errorf("approvalArgs(%.60q…) = %.80q…, want %.80q…", c.args, got, c.want)
-		}
-	}
-}
-
 // Under -p without --yes every refused call is its own notice: two tools
 // the model wanted, two lines naming them (one notice stood for both).
 func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
@@ -310,27 +292,6 @@ func TestAgentHeadlessEachDenialNoticed(t *testing.T) {
 	}
 	if notices != 2 {
 		t.Errorf("--json: %d notices of refused calls, want 2:\n%s", notices, r.stdout)
-	}
-}
-
-// A result's preview: short text whole; past 6 lines or 160 characters a
-// line, what is left out, and at a terminal how to see it.
-func TestResultPreview(t *testing.T) {
-	long := strings.Repeat("x", 200)
-	for _, c := range []struct {
-		text        string
-		interactive bool
-		want        string
-	}{
-		{"5", true, "    5\n"},
-		{"", true, ""},
-		{"a\x1b[2Jb\n", false, "    a\\x1b[2Jb\n"},
-		{"1\n2\n3\n4\n5\n6\n7\n8", false, "    1\n    2\n    3\n    4\n    5\n    6\n    … 2 more lines\n"},
-		{long, true, "    " + strings.Repeat("x", 159) + "…\n    … lines cut; Ctrl-O at the prompt (or /expand) shows the whole result\n"},
-	} {
-		if got := resultPreview(c.text, c.interactive); got != c.want {
-			t.Errorf("resultPreview(%.20q) = %q, want %q", c.text, got, c.want)
-		}
 	}
 }
 

@@ -34,7 +34,7 @@ func (r *agentRun) newAgent() error {
 		Model: model, ModelName: r.cfg.Model, StrictModel: model.Beta(), Strict: r.cfg.Strict,
 		Registry: r.b.reg, Tools: func() ([]tool.Tool, error) { return r.tools(view) },
 		System: systemPrompt, MaxSteps: r.af.maxSteps, SpillDir: r.session.SpillDir(),
-		Approver: r.policy(), CallContext: r.callContext, Events: r.out.event,
+		Approver: r.policy(), CallContext: r.callContext, Events: r.out.Event,
 		Record: func(m agent.Message) error { return r.session.Append(m) }, // /clear swaps the session
 	}
 	if r.af.codeMode {
@@ -95,7 +95,7 @@ func (r *agentRun) policy() *agent.Policy {
 		// Each refused call is told apart: a person reading the notices
 		// learns every tool the model wanted, not only the first.
 		p.Ask = func(_ context.Context, c agent.Call) (agent.Answer, error) {
-			r.out.event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
+			r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
 			return agent.Deny, nil
 		}
 	}
@@ -108,6 +108,6 @@ func (r *agentRun) callContext(ctx context.Context, c agent.Call) context.Contex
 		return ctx
 	}
 	return tool.WithProgress(ctx, func(p tool.Progress) {
-		r.out.progress(fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p)))
+		r.out.Progress(fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p)))
 	})
 }

@@ -297,20 +297,6 @@ func setHTTP(f *flags, u *flagUse) error {
 	return nil
 }
 
-// parseHeaders turns "K: V" strings into a map.
-func parseHeaders(hs []string) (map[string]string, error) {
-	out := make(map[string]string, len(hs))
-	for _, h := range hs {
-		k, v, ok := strings.Cut(h, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, usagef("--header %q: want 'Name: value'", h)
-		}
-		out[k] = strings.TrimSpace(v)
-	}
-	return out, nil
-}
-
 func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)

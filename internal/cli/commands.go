@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -52,11 +50,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			return fmt.Errorf("tools: %w", err)
 		}
 	} else if f.json {
-		out := chattools.All(list)
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		if err := writeJSON(e.Stdout, chattools.All(list)); err != nil {
 			return err
 		}
 	} else {
@@ -94,8 +88,8 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := swappedCallArgs(f.args); err != nil {
-		return err
+	if err := callargs.Swapped(f.args); err != nil {
+		return usagef("call: %v", err)
 	}
 	name := f.args[0]
 	args := json.RawMessage(`{}`)
@@ -139,10 +133,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s gave no result within --timeout %s; the call was cancelled\n", name, timeout)
 	}
 	if f.json {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(e.Stdout, res); err != nil {
 			return err
 		}
 	} else {
@@ -169,84 +160,17 @@ func callTimeout(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// maxCallArgsBytes bounds the arguments of call: 16 MiB, the size of the
-// largest result a server may send (mcpclient.DefaultMaxResultBytes).
-const maxCallArgsBytes = 16 << 20
-
-// callArgs reads the ARGS_JSON of call: the argument itself, or stdin for
-// "-" (at most maxCallArgsBytes+1 bytes of it, so an endless stream is
-// refused without being read whole). Anything but a JSON object is a usage
-// error: MCP tool arguments are an object, and silently calling with {}
-// instead would run the tool with arguments nobody gave.
+// callArgs reads the ARGS_JSON of call (callargs.ReadObject); a mistake
+// in it is a usage error.
 func (e *env) callArgs(arg string) (json.RawMessage, error) {
-	raw := []byte(arg)
-	if arg == "-" {
-		var err error
-		if raw, err = io.ReadAll(io.LimitReader(e.Stdin, maxCallArgsBytes+1)); err != nil {
-			return nil, fmt.Errorf("call: reading arguments from stdin: %w", err)
-		}
+	raw, err := callargs.ReadObject(arg, e.Stdin)
+	if _, mistaken := errors.AsType[*callargs.MistakeError](err); mistaken {
+		return nil, usagef("call: %v", err)
 	}
-	if len(raw) > maxCallArgsBytes {
-		return nil, usagef("call: the arguments are larger than %d MiB", maxCallArgsBytes>>20)
-	}
-	raw = bytes.TrimSpace(raw)
-	if k, _, ok := strings.Cut(string(raw), "="); ok && arg != "-" && isArgKey(k) {
-		return nil, usagef(`call: arguments %q are KEY=VALUE, not JSON: write --arg %s (one --arg per argument), or the JSON object '{"%s": ...}'`, arg, arg, k)
-	}
-	if !json.Valid(raw) {
-		return nil, usagef(`call: arguments are not valid JSON: %s (want an object such as '{"a": 1}', or --arg K=V per argument)`, describeJSONError(raw))
-	}
-	if raw[0] != '{' {
-		return nil, usagef(`call: arguments must be a JSON object, like '{"a": 1}' or '{}', got %s`, jsonKind(raw[0]))
+	if err != nil {
+		return nil, fmt.Errorf("call: %w", err)
 	}
 	return raw, nil
-}
-
-// swappedCallArgs refuses call's arguments given before the tool's name,
-// which would otherwise read as a tool name that is not JSON.
-func swappedCallArgs(args []string) error {
-	if len(args) != 2 || !strings.HasPrefix(strings.TrimSpace(args[0]), "{") || json.Valid([]byte(args[1])) {
-		return nil
-	}
-	return usagef("call: the tool's name comes first, then its arguments: mcpbridge call %s '%s'", args[1], args[0])
-}
-
-// isArgKey reports whether k can be the KEY of a KEY=VALUE argument: a
-// word, not JSON.
-func isArgKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, c := range k {
-		if !(c == '_' || c == '-' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// jsonKind names the kind of JSON value that starts with c.
-func jsonKind(c byte) string {
-	switch c {
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	default:
-		return "a number"
-	}
-}
-
-func describeJSONError(raw []byte) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return err.Error()
-	}
-	return "invalid"
 }
 
 // serverOf returns the serverName inside a public name. Server names never

@@ -14,12 +14,12 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
+	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
-	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
 // add adds a server to a config file: a stdio command after "--", or a
@@ -59,28 +59,18 @@ func (e *env) addEntry(f *flags, name string, entry *yaml.Node) error {
 	if scope != "" {
 		where += " (" + scope + " scope)"
 	}
-	fmt.Fprintf(e.Stdout, "Added %s server %q to %s\n", entryTransport(entry), name, where)
+	fmt.Fprintf(e.Stdout, "Added %s server %q to %s\n", cliententry.Transport(entry), name, where)
 	return nil
-}
-
-// entryTransport is the transport an entry built by add or add-json says.
-func entryTransport(entry *yaml.Node) string {
-	if cfg := confedit.Value(entry, "config"); cfg != nil {
-		if t := confedit.Value(cfg, "transport"); t != nil {
-			return t.Value
-		}
-	}
-	return "stdio"
 }
 
 // addPath is the file add writes: --config, MCPBRIDGE_CONFIG, --scope's
 // file, else the project file when there is one, else the user file.
 func (e *env) addPath(f *flags) (path, scope string, err error) {
-	if files := e.configFiles(f); len(files) == 1 && files[0].scope == "" {
+	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
 		if f.scope != "" {
 			return "", "", usagef("%s: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together", "add")
 		}
-		return files[0].path, "", nil
+		return files[0].Path, "", nil
 	}
 	scope = f.scope
 	if scope == "" {
@@ -171,8 +161,8 @@ func (e *env) remove(argv []string) error {
 
 // removeCandidates are the files remove looks in, in order.
 func (e *env) removeCandidates(f *flags) ([]string, error) {
-	if files := e.configFiles(f); len(files) == 1 && files[0].scope == "" {
-		return []string{files[0].path}, nil
+	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
+		return []string{files[0].Path}, nil
 	}
 	if f.scope != "" {
 		p, err := e.scopePath(f.scope)
@@ -193,112 +183,12 @@ func newEntry(f *flags) (*yaml.Node, error) {
 	if len(f.args) == 0 {
 		return nil, usagef("add: want NAME -- COMMAND [ARGS...], NAME URL or NAME --url URL")
 	}
-	name, rest := f.args[0], f.args[1:]
-	url := f.url
-	if url == "" && len(rest) == 1 && isURL(rest[0]) {
-		url, rest = rest[0], nil
-	}
-	transport, err := addTransport(f.transport, url != "")
+	entry, err := cliententry.New(cliententry.Args{Name: f.args[0], Rest: f.args[1:], URL: f.url,
+		Transport: f.transport, Headers: f.headers, Env: f.env})
 	if err != nil {
-		return nil, err
+		return nil, usagef("%v", err)
 	}
-	cfg := confedit.Mapping("serverName", name)
-	switch {
-	case url != "" && len(rest) > 0:
-		return nil, usagef("add: give either a URL or a command after --, not both")
-	case transport == mcpclient.TransportStdio && url != "":
-		return nil, usagef("add: --transport stdio runs a command: mcpbridge add %s -- COMMAND [ARGS...]", name)
-	case url != "":
-		err = remoteConfig(cfg, f, transport, url)
-	case transport != mcpclient.TransportStdio:
-		return nil, usagef("add: --transport %s needs the server's URL: mcpbridge add --transport %s %s https://…", f.transport, f.transport, name)
-	case len(rest) > 0:
-		err = stdioConfig(cfg, f, rest)
-	default:
-		return nil, usagef("add: want a command after -- (mcpbridge add %s -- npx -y some-server) or a URL", name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	entry := confedit.Mapping("id", name, "name", clientkind.Name)
-	confedit.AppendNode(entry, "config", cfg)
 	return entry, nil
-}
-
-// isURL tells a remote server's address from a command.
-func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
-
-// addTransport maps --transport (Claude Code's stdio, http, sse, or
-// mcpbridge's streamable-http) to mcpbridge's transport; without it, a URL
-// means Streamable HTTP and a command stdio.
-func addTransport(t string, remote bool) (mcpclient.Transport, error) {
-	switch t {
-	case "":
-		if remote {
-			return mcpclient.TransportStreamableHTTP, nil
-		}
-		return mcpclient.TransportStdio, nil
-	case "stdio":
-		return mcpclient.TransportStdio, nil
-	case "http", "streamable-http":
-		return mcpclient.TransportStreamableHTTP, nil
-	case "sse":
-		return mcpclient.TransportSSE, nil
-	}
-	return "", usagef("add: --transport %q: want stdio, http or sse", t)
-}
-
-// remoteConfig fills cfg for a server at url.
-func remoteConfig(cfg *yaml.Node, f *flags, transport mcpclient.Transport, url string) error {
-	if len(f.env) > 0 {
-		return usagef("add: -e/--env is for a command's environment; a remote server takes -H/--header")
-	}
-	if _, err := parseHeaders(f.headers); err != nil {
-		return err
-	}
-	confedit.AppendPairs(cfg, "transport", string(transport), "url", url)
-	if len(f.headers) > 0 {
-		confedit.AppendNode(cfg, "headers", confedit.StringMap(f.headers, func(h string) (string, string) {
-			k, v, _ := strings.Cut(h, ":")
-			return strings.TrimSpace(k), strings.TrimSpace(v)
-		}))
-	}
-	return nil
-}
-
-// stdioConfig fills cfg for a server run as command.
-func stdioConfig(cfg *yaml.Node, f *flags, command []string) error {
-	if len(f.headers) > 0 {
-		return usagef("add: -H/--header goes with a remote server's URL")
-	}
-	confedit.AppendPairs(cfg, "transport", string(mcpclient.TransportStdio), "command", command[0])
-	if len(command) > 1 {
-		confedit.AppendNode(cfg, "args", confedit.FlowList(command[1:]))
-	}
-	env, err := envMap(f.env)
-	if err != nil {
-		return err
-	}
-	if env != nil {
-		confedit.AppendNode(cfg, "env", env)
-	}
-	return nil
-}
-
-// envMap turns --env K=V flags into a mapping, or nil for none.
-func envMap(env []string) (*yaml.Node, error) {
-	for _, kv := range env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return nil, usagef("--env %q: want NAME=value", kv)
-		}
-	}
-	if len(env) == 0 {
-		return nil, nil
-	}
-	return confedit.StringMap(env, func(kv string) (string, string) {
-		k, v, _ := strings.Cut(kv, "=")
-		return k, v
-	}), nil
 }
 
 // editConfig reads the config file at path (none is an empty list), lets
@@ -387,10 +277,10 @@ func (e *env) addJSON(argv []string) error {
 	}
 	name, raw := f.args[0], strings.TrimSpace(f.args[1])
 	if !json.Valid([]byte(raw)) {
-		return usagef("add-json: the server is not valid JSON: %s", describeJSONError([]byte(raw)))
+		return usagef("add-json: the server is not valid JSON: %s", callargs.JSONError([]byte(raw)))
 	}
 	if !strings.HasPrefix(raw, "{") {
-		return usagef(`add-json: want a JSON object, like '{"type": "http", "url": "https://…"}', got %s`, jsonKind(raw[0]))
+		return usagef(`add-json: want a JSON object, like '{"type": "http", "url": "https://…"}', got %s`, callargs.JSONKind(raw[0]))
 	}
 	wrapped, _ := json.Marshal(map[string]map[string]json.RawMessage{"mcpServers": {name: json.RawMessage(raw)}})
 	res, err := importconf.Convert("JSON", wrapped)

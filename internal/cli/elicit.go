@@ -64,19 +64,19 @@ func elicitWithoutPerson(mode string, params json.RawMessage) (answer json.RawMe
 	}
 	switch {
 	case mode == elicitCancel:
-		return answerCancel, "", nil
+		return json.RawMessage(elicitform.Cancel), "", nil
 	case mode != elicitDefaults:
-		return answerDecline, "", nil
+		return json.RawMessage(elicitform.Decline), "", nil
 	case req.Mode == "url":
-		return answerDecline, "--elicit defaults cannot open a URL (it asks a person to visit one)", nil
+		return json.RawMessage(elicitform.Decline), "--elicit defaults cannot open a URL (it asks a person to visit one)", nil
 	}
 	f, err := elicitform.Parse(req.Schema)
 	if err != nil {
-		return answerDecline, fmt.Sprintf("--elicit defaults cannot read the requested form: %v", err), nil
+		return json.RawMessage(elicitform.Decline), fmt.Sprintf("--elicit defaults cannot read the requested form: %v", err), nil
 	}
 	content := f.Defaults()
 	if err := f.Validate(content); err != nil {
-		return answerDecline, fmt.Sprintf("--elicit defaults: the form's defaults do not make a valid answer (%v); a field without a default needs a person", err), nil
+		return json.RawMessage(elicitform.Decline), fmt.Sprintf("--elicit defaults: the form's defaults do not make a valid answer (%v); a field without a default needs a person", err), nil
 	}
 	answer, err = json.Marshal(map[string]any{"action": "accept", "content": content})
 	return answer, "", err

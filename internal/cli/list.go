@@ -7,50 +7,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/internal/confedit"
-	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
-
-// entryJSON is one configured entry as list --json shows it (a stable
-// shape: fields are only ever added). Nothing in it comes from ${VAR}
-// expansion.
-type entryJSON struct {
-	ID     string `json:"id"`
-	Plugin string `json:"plugin"`
-	// ServerName is the entry's display name (mcp-client: serverName).
-	ServerName string `json:"serverName"`
-	Transport  string `json:"transport"`
-	// State is enabled, disabled or invalid (then Error says why).
-	State string `json:"state"`
-	// Origin is where the entry is written: file:line.
-	Origin string `json:"origin"`
-	Error  string `json:"error,omitempty"`
-}
-
-// entryDetailJSON is get --json: the entry, its command or URL as
-// written, and the names (never the values) of its headers and
-// environment variables; the trust and confinement settings as written,
-// when present.
-type entryDetailJSON struct {
-	entryJSON
-	Command string   `json:"command,omitempty"`
-	Args    []string `json:"args,omitempty"`
-	URL     string   `json:"url,omitempty"`
-	Headers []string `json:"headers"`
-	Env     []string `json:"env"`
-	Roots   any      `json:"roots,omitempty"`
-	Sandbox any      `json:"sandbox,omitempty"`
-	Pin     any      `json:"pin,omitempty"`
-	// Registry is the MCP Registry server and version the entry was made
-	// from (add --from-registry).
-	Registry any `json:"registry,omitempty"`
-}
 
 // list shows the configured entries and where each comes from, starting
 // nothing.
@@ -66,9 +27,9 @@ func (e *env) list(argv []string) error {
 	if err != nil {
 		return err
 	}
-	out := make([]entryJSON, 0, len(src.plan.Entries))
+	out := make([]report.Entry, 0, len(src.plan.Entries))
 	for _, pe := range src.plan.Entries {
-		out = append(out, describeEntry(pe))
+		out = append(out, report.Describe(pe))
 	}
 	if f.json {
 		return writeJSON(e.Stdout, out)
@@ -104,7 +65,7 @@ func (e *env) get(argv []string) error {
 	if !ok {
 		return noEntry("get", src.plan, f.args[0])
 	}
-	d := detailEntry(pe)
+	d := report.Detail(pe)
 	if f.json {
 		return writeJSON(e.Stdout, d)
 	}
@@ -137,86 +98,8 @@ func noEntry(cmd string, plan *host.Plan, name string) error {
 	return usagef("%s: no server %q in %s", cmd, name, plan.Source)
 }
 
-// describeEntry is what list shows of pe.
-func describeEntry(pe host.PlanEntry) entryJSON {
-	ej := entryJSON{ID: pe.Entry.ID, Plugin: pe.Entry.Name, ServerName: pe.Spec.Name, State: "enabled",
-		Origin: fmt.Sprintf("%s:%d", pe.Entry.File, pe.Entry.Line)}
-	switch {
-	case pe.Entry.Disabled:
-		ej.State = "disabled"
-	case pe.Err != nil:
-		ej.State, ej.Error = "invalid", pe.Err.Error()
-	}
-	if cfg, ok := pe.Spec.Config.(mcpclient.Config); ok {
-		ej.Transport = string(cfg.Transport)
-	} else if pe.Entry.Name == clientkind.Name {
-		ej.Transport = writtenString(pe, "transport")
-		if ej.ServerName == "" {
-			ej.ServerName = writtenString(pe, "serverName")
-		}
-	}
-	return ej
-}
-
-// detailEntry is what get shows of pe: values as written in the file,
-// names only for headers and env.
-func detailEntry(pe host.PlanEntry) entryDetailJSON {
-	d := entryDetailJSON{entryJSON: describeEntry(pe), Headers: keysOf(pe, "headers"), Env: keysOf(pe, "env")}
-	d.Command, d.URL = writtenString(pe, "command"), writtenString(pe, "url")
-	if n := configNode(pe, "args"); n != nil && n.Kind == yaml.SequenceNode {
-		for _, a := range n.Content {
-			d.Args = append(d.Args, a.Value)
-		}
-	}
-	d.Roots, d.Sandbox, d.Pin = written(pe, "roots"), written(pe, "sandbox"), written(pe, "pin")
-	d.Registry = written(pe, "registry")
-	return d
-}
-
-// configNode is the node of key in pe's config as written, or nil.
-func configNode(pe host.PlanEntry, key string) *yaml.Node {
-	if pe.Entry.Config == nil {
-		return nil
-	}
-	if n := confedit.Value(pe.Entry.Config, key); n != nil {
-		return yamlconf.Resolve(n)
-	}
-	return nil
-}
-
-func writtenString(pe host.PlanEntry, key string) string {
-	if n := configNode(pe, key); n != nil && n.Kind == yaml.ScalarNode {
-		return n.Value
-	}
-	return ""
-}
-
-// written is the value of key as written (any YAML), or nil when absent.
-func written(pe host.PlanEntry, key string) any {
-	n := configNode(pe, key)
-	if n == nil {
-		return nil
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil
-	}
-	return v
-}
-
-// keysOf are the keys of the mapping key of pe's config, in file order.
-func keysOf(pe host.PlanEntry, key string) []string {
-	out := []string{}
-	if n := configNode(pe, key); n != nil && n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			out = append(out, n.Content[i].Value)
-		}
-	}
-	return out
-}
-
 // writeDetail prints get's text form, one "key: value" line each.
-func writeDetail(e *env, d entryDetailJSON) {
+func writeDetail(e *env, d report.EntryDetail) {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 1, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {

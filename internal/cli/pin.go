@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/pin"
@@ -96,38 +94,16 @@ func (e *env) readLocks(src *source, f *flags) (*pin.Set, error) {
 // beside each config file, those its entries define; for --url, one per
 // URL under the state directory.
 func (e *env) placeLocks(ls *pin.Set, src *source, f *flags) error {
-	if f.url != "" {
-		path, err := e.urlLockPath(f.url)
-		if err != nil {
-			return err
-		}
-		ls.Keep(path)
-		for _, pe := range src.plan.Enabled() {
-			ls.Assign(pe.Spec.Name, path)
-			ls.Keep(path, pe.Spec.Name)
-		}
+	if f.url == "" {
+		configsource.PlaceLocks(ls, src.files, src.defines, src.plan)
 		return nil
 	}
-	for _, cf := range src.files {
-		ls.Keep(pin.Beside(cf.path), src.defines[cf.path]...)
-	}
-	for _, pe := range src.plan.Enabled() {
-		if _, ok := src.defines[pe.Entry.File]; ok && pe.Entry.Name == clientkind.Name {
-			ls.Assign(pe.Spec.Name, pin.Beside(pe.Entry.File))
-		}
-	}
-	return nil
-}
-
-// urlLockPath is the lock of a --url source: under the state directory,
-// one per URL.
-func (e *env) urlLockPath(url string) (string, error) {
 	dir, err := oauth.StateDir(e.lookup)
 	if err != nil {
-		return "", err
+		return err
 	}
-	sum := sha256.Sum256([]byte(url))
-	return filepath.Join(dir, "locks", hex.EncodeToString(sum[:8])+".lock"), nil
+	configsource.PlaceURLLock(ls, dir, f.url, src.plan)
+	return nil
 }
 
 // checkLock reads src's locks, for their errors alone.
@@ -218,18 +194,13 @@ func narrowTo(src *source, servers []string) (*source, error) {
 	if len(servers) == 0 {
 		return src, nil
 	}
-	var keep []host.PlanEntry
-	for _, pe := range src.plan.Enabled() {
-		if pe.Entry.Name != clientkind.Name || slices.Contains(servers, pe.Spec.Name) {
-			keep = append(keep, pe)
-		}
+	plan, missing := configsource.Servers(src.plan, servers)
+	if missing != "" {
+		return nil, usagef("pin: no enabled server %q in %s", missing, src.name)
 	}
-	for _, s := range servers {
-		if !slices.ContainsFunc(keep, func(pe host.PlanEntry) bool { return pe.Spec.Name == s && pe.Entry.Name == clientkind.Name }) {
-			return nil, usagef("pin: no enabled server %q in %s", s, src.name)
-		}
-	}
-	return src.withEntries(keep), nil
+	out := *src
+	out.plan = plan
+	return &out, nil
 }
 
 // currentDefs are the definitions of every ready server, by server.
@@ -276,7 +247,7 @@ func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def) error {
 // reloadPlan is serve's reading of its files at a reload; its servers are
 // checked against their files' locks (routePins).
 func (e *env) reloadPlan(f *flags, cat *host.Catalog) (*host.Plan, error) {
-	plan, err := e.readScopes(e.configFiles(f), cat, true)
+	plan, err := e.configReader(cat).Merged(e.configFiles(f), true)
 	if err == nil {
 		e.routePins(plan)
 	}

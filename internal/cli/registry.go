@@ -2,24 +2,18 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/registry"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -39,9 +33,6 @@ directory ($XDG_CACHE_HOME/mcpbridge/registry) and revalidated with their ETag.
 
 // searchLimit is how many servers registry search shows.
 const searchLimit = 50
-
-// registryTimeout bounds one request to the registry.
-const registryTimeout = 30 * time.Second
 
 // registryCmd runs "registry search|show|outdated".
 func (e *env) registryCmd(ctx context.Context, argv []string) error {
@@ -63,30 +54,11 @@ func (e *env) registryCmd(ctx context.Context, argv []string) error {
 
 // registryClient is the client of the registry the environment names.
 func (e *env) registryClient() (*registry.Client, error) {
-	base := e.getenv(registry.EnvURL)
-	if base != "" {
-		u, err := url.Parse(base)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("%s=%q: want the registry's http(s) base URL, like %s", registry.EnvURL, base, registry.DefaultURL)
-		}
-	}
-	c := &registry.Client{BaseURL: base, HTTP: &http.Client{Timeout: registryTimeout}, UserAgent: "mcpbridge"}
-	if dir := e.cacheDir(); dir != "" {
-		c.Cache = &registry.Cache{Dir: filepath.Join(dir, "mcpbridge", "registry")}
+	c, err := registry.FromEnv(e.getenv)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	return c, nil
-}
-
-// cacheDir is the user cache directory: $XDG_CACHE_HOME, else ~/.cache;
-// "" when neither is known (then nothing is cached).
-func (e *env) cacheDir() string {
-	if d := e.getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
-		return d
-	}
-	if h := e.getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache")
-	}
-	return ""
 }
 
 func (e *env) registrySearch(ctx context.Context, argv []string) error {
@@ -158,16 +130,12 @@ func (e *env) registryShow(ctx context.Context, argv []string) error {
 // fetchServer reads NAME[@VERSION] from the registry, or a server.json
 // file (a path: it has no registry's name form).
 func (e *env) fetchServer(ctx context.Context, cmd, ref string) (registry.Response, error) {
-	if isServerFile(ref) {
-		data, err := os.ReadFile(ref)
+	if registry.IsFile(ref) {
+		resp, err := registry.ReadFile(ref)
 		if err != nil {
 			return registry.Response{}, usagef("%s: %v", cmd, err)
 		}
-		s, err := registry.ParseServer(data, ref)
-		if err != nil {
-			return registry.Response{}, usagef("%s: %v", cmd, err)
-		}
-		return registry.Response{Server: s}, nil
+		return resp, nil
 	}
 	name, version := registry.SplitRef(ref)
 	c, err := e.registryClient()
@@ -179,17 +147,6 @@ func (e *env) fetchServer(ctx context.Context, cmd, ref string) (registry.Respon
 		return registry.Response{}, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return resp, nil
-}
-
-// isServerFile tells a server.json's path from a registry name (which
-// never starts with "." or "/", and never ends in ".json" unless the
-// file is there).
-func isServerFile(ref string) bool {
-	if strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) {
-		return true
-	}
-	_, err := os.Stat(ref)
-	return strings.HasSuffix(ref, ".json") && !errors.Is(err, fs.ErrNotExist)
 }
 
 // writeServer prints a server.json for a person: what it is, then each
@@ -319,16 +276,6 @@ func registryEntryName(f *flags, registryName string) (string, error) {
 	return name, nil
 }
 
-// outdatedJSON is one line of registry outdated --json.
-type outdatedJSON struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	Latest   string `json:"latest,omitempty"`
-	Outdated bool   `json:"outdated"`
-	Error    string `json:"error,omitempty"`
-}
-
 // registryOutdated asks the registry for the latest version of each
 // configured entry that records one.
 func (e *env) registryOutdated(ctx context.Context, argv []string) error {
@@ -347,10 +294,10 @@ func (e *env) registryOutdated(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	var out []outdatedJSON
+	var out []registry.Outdated
 	for _, pe := range src.plan.Entries {
 		if o, ok := registryRef(pe); ok {
-			out = append(out, checkOutdated(ctx, c, o))
+			out = append(out, c.Check(ctx, o))
 		}
 	}
 	return e.writeOutdated(f, src.plan.Source, out)
@@ -359,37 +306,26 @@ func (e *env) registryOutdated(ctx context.Context, argv []string) error {
 // registryRef is the registry name and version an entry records, as
 // written (an entry invalid in this shell, for an unset ${VAR}, still
 // has them).
-func registryRef(pe host.PlanEntry) (outdatedJSON, bool) {
-	n := configNode(pe, "registry")
+func registryRef(pe host.PlanEntry) (registry.Outdated, bool) {
+	n := report.Node(pe, "registry")
 	if n == nil || n.Kind != yaml.MappingNode {
-		return outdatedJSON{}, false
+		return registry.Outdated{}, false
 	}
 	name, version := confedit.Value(n, "name"), confedit.Value(n, "version")
 	if name == nil || version == nil {
-		return outdatedJSON{}, false
+		return registry.Outdated{}, false
 	}
-	return outdatedJSON{ID: pe.Entry.ID, Name: name.Value, Version: version.Value}, true
+	return registry.Outdated{ID: pe.Entry.ID, Name: name.Value, Version: version.Value}, true
 }
 
-func checkOutdated(ctx context.Context, c *registry.Client, o outdatedJSON) outdatedJSON {
-	resp, err := c.Get(ctx, o.Name, "latest")
-	if err != nil {
-		o.Error = err.Error()
-		return o
-	}
-	o.Latest = resp.Server.Version
-	o.Outdated = o.Latest != o.Version
-	return o
-}
-
-func (e *env) writeOutdated(f *flags, source string, out []outdatedJSON) error {
+func (e *env) writeOutdated(f *flags, source string, out []registry.Outdated) error {
 	failed := false
 	for _, o := range out {
 		failed = failed || o.Error != ""
 	}
 	if f.json {
 		if out == nil {
-			out = []outdatedJSON{} // [] for scripts, never null
+			out = []registry.Outdated{} // [] for scripts, never null
 		}
 		if err := writeJSON(e.Stdout, out); err != nil {
 			return err

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/callargs"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -52,7 +53,7 @@ func (e *env) resources(ctx context.Context, argv []string) error {
 			return usagef("resources: unexpected argument %q", f.args[0])
 		}
 		res, tpl := b.reg.Resources(), b.reg.ResourceTemplates()
-		e.reportShadowed(b.reg.ShadowedResources(serverOrder(b.statuses)))
+		e.reportShadowed(b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)))
 		if f.json {
 			return e.printResourcesJSON(res, tpl)
 		}
@@ -75,36 +76,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// printResourcesJSON prints {"resources":[…],"resourceTemplates":[…]}: each
-// item the object the server sent, with "server" first.
+// printResourcesJSON prints report.Resources of res and tpl.
 func (e *env) printResourcesJSON(res []tool.Resource, tpl []tool.ResourceTemplate) error {
-	out := struct {
-		Resources []json.RawMessage `json:"resources"`
-		Templates []json.RawMessage `json:"resourceTemplates"`
-	}{Resources: []json.RawMessage{}, Templates: []json.RawMessage{}}
-	for _, r := range res {
-		out.Resources = append(out.Resources, withServer(r.Server, r.Wire, r))
-	}
-	for _, t := range tpl {
-		out.Templates = append(out.Templates, withServer(t.Server, t.Wire, t))
-	}
-	return printJSON(e.Stdout, out)
-}
-
-// withServer returns the object wire with a "server" member in front, or
-// fallback marshalled when wire is not an object.
-func withServer(server string, wire json.RawMessage, fallback any) json.RawMessage {
-	name, _ := json.Marshal(server)
-	body := strings.TrimSpace(string(wire))
-	if !strings.HasPrefix(body, "{") {
-		b, _ := json.Marshal(fallback)
-		body = string(b)
-	}
-	sep := ","
-	if strings.TrimSpace(body[1:]) == "}" {
-		sep = ""
-	}
-	return json.RawMessage(`{"server":` + string(name) + sep + body[1:])
+	return writeJSON(e.Stdout, report.NewResources(res, tpl))
 }
 
 // read prints one resource: `read [SOURCE] [--json] [--server NAME] URI`.
@@ -142,7 +116,7 @@ func resourceServer(b *bridge, named, uri string) (string, error) {
 	if len(cands) == 0 {
 		return "", fmt.Errorf("no server lists the resource %q or has a template matching it (name one with --server)", uri)
 	}
-	return slices.MinFunc(cands, tool.ByPrecedence(serverOrder(b.statuses))), nil
+	return slices.MinFunc(cands, tool.ByPrecedence(gatewayrun.ServerOrder(b.statuses))), nil
 }
 
 // reportShadowed says on stderr which resources of a server are not the
@@ -192,7 +166,7 @@ func shadowedCount(ss []tool.Shadowed) string {
 // shadowedURI is what ShadowedResources says about uri.
 func shadowedURI(b *bridge, uri string) []tool.Shadowed {
 	var out []tool.Shadowed
-	for _, s := range b.reg.ShadowedResources(serverOrder(b.statuses)) {
+	for _, s := range b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)) {
 		if s.Key == uri {
 			out = append(out, s)
 		}
@@ -211,15 +185,6 @@ func (e *env) printContent(content []tool.Content) error {
 	return nil
 }
 
-// promptEntry is one prompt as `prompts --json` prints it.
-type promptEntry struct {
-	Name        string                `json:"name"`
-	Server      string                `json:"server"`
-	Title       string                `json:"title,omitempty"`
-	Description string                `json:"description,omitempty"`
-	Arguments   []tool.PromptArgument `json:"arguments,omitempty"`
-}
-
 // prompts lists the prompts under their public names:
 // `prompts [SOURCE] [--json]`.
 func (e *env) prompts(ctx context.Context, argv []string) error {
@@ -229,11 +194,7 @@ func (e *env) prompts(ctx context.Context, argv []string) error {
 		}
 		ps := b.reg.Prompts()
 		if f.json {
-			out := make([]promptEntry, 0, len(ps))
-			for _, p := range ps {
-				out = append(out, promptEntry{Name: p.Name, Server: p.Origin.Server, Title: p.Title, Description: p.Description, Arguments: p.Arguments})
-			}
-			return printJSON(e.Stdout, out)
+			return writeJSON(e.Stdout, report.NewPrompts(ps))
 		}
 		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		for _, p := range ps {
@@ -253,14 +214,6 @@ func promptArgs(args []tool.PromptArgument) string {
 		}
 	}
 	return "(" + strings.Join(names, ", ") + ")"
-}
-
-// printJSON prints v as indented JSON, HTML characters unescaped.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // prompt renders a prompt: `prompt [SOURCE] [--json] NAME [ARGS_JSON]

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/mcpbridge/mcpbridge/host"
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	samplingkind "github.com/mcpbridge/mcpbridge/internal/kinds/sampling"
@@ -40,32 +38,6 @@ func (e *env) modelKind() *samplingkind.Kind {
 // request with its positioned error rather than let another endpoint
 // answer in its place.
 func (e *env) settleSampling(plan *host.Plan) {
-	e.sampling = hasSampling(plan)
-	e.provider().Refuse(invalidModelEntries(plan))
-}
-
-// hasSampling reports whether plan runs a sampling or a model entry.
-func hasSampling(plan *host.Plan) bool {
-	for _, pe := range plan.Enabled() {
-		if isModelEntry(pe) {
-			return true
-		}
-	}
-	return false
-}
-
-func isModelEntry(pe host.PlanEntry) bool {
-	return pe.Entry.Name == modelkind.Name || pe.Entry.Name == samplingkind.Name
-}
-
-// invalidModelEntries joins the positioned errors of plan's invalid model
-// and sampling entries; nil when there are none.
-func invalidModelEntries(plan *host.Plan) error {
-	var errs []error
-	for _, pe := range plan.Entries {
-		if isModelEntry(pe) && pe.Err != nil {
-			errs = append(errs, pe.Err)
-		}
-	}
-	return errors.Join(errs...)
+	e.sampling = modelkind.Offered(plan)
+	e.provider().Refuse(modelkind.Invalid(plan))
 }

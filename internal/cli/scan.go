@@ -50,7 +50,7 @@ func (e *env) scan(ctx context.Context, argv []string) error {
 	e.reportFailures(b)
 	findings := scanFindings(b.statuses)
 	if f.json {
-		if err := printJSON(e.Stdout, findings); err != nil {
+		if err := writeJSON(e.Stdout, findings); err != nil {
 			return fmt.Errorf("scan: writing JSON: %w", err)
 		}
 	} else {

@@ -94,7 +94,7 @@ func cutLimit(argv []string) (int, []string, error) {
 // {"name","score","description"}.
 func (e *env) printMatches(ms []toolsearch.Match, asJSON bool) error {
 	if asJSON {
-		return printJSON(e.Stdout, rounded(ms))
+		return writeJSON(e.Stdout, rounded(ms))
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(e.Stderr, "no tool matches")

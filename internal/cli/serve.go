@@ -3,20 +3,23 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
-	"github.com/mcpbridge/mcpbridge/internal/metrics"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
-	"github.com/mcpbridge/mcpbridge/tool"
 )
+
+// consoleTokenVar holds the console's token; serveConfig takes it out of
+// the children's environment.
+const consoleTokenVar = gatewayrun.ConsoleTokenVar
 
 // serve runs the gateway: every configured server's tools as one MCP
 // server, over stdio or Streamable HTTP, kept live with hot reload, until
@@ -26,38 +29,34 @@ func (e *env) serve(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	opts, err := e.serveOptions(f)
+	cfg, err := e.serveConfig(f)
 	if err != nil {
 		return err
 	}
-	links := &keeperLinks{}
-	e.keeper = e.newKeeper(opts, links, e.serveLogger(f))
-	// The catalog comes after serveOptions, which takes the token out of
-	// the children's environment.
-	cat := e.catalogOAuth(false, e.oauthOptions(f))
-	src, err := e.loadSource(f, cat)
-	if err != nil {
-		return err
-	}
-	if cat, src, err = e.scrubGatewayTokens(f, cat, src); err != nil {
-		return err
-	}
-	if err := e.requireGateway(src.plan); err != nil {
-		return err
-	}
-	f.console = f.console || (f.http && planHasConsole(src.plan))
-	if err := e.loadPins(src, f, true); err != nil {
-		return err
-	}
-	opts, applied := withReadiness(withKeeper(opts, e.keeper, src.plan), f, src)
-	r, err := e.newServeRun(f, cat, opts)
-	if err != nil {
-		return err
-	}
-	r.link(links)
-	r.applied = applied
-	return r.run(ctx, src)
+	return serveError(f, gatewayrun.Run(ctx, cfg))
 }
+
+// serveError is the run's error as the command reports it: an address
+// refused is a usage error saying what to add, an invalid gateway entry
+// a config error.
+func serveError(f *flags, err error) error {
+	if errors.Is(err, gateway.ErrNotLoopback) {
+		addr := f.httpAddr
+		if addr == "" {
+			addr = gateway.DefaultHTTPAddr
+		}
+		return usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
+			"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
+	}
+	if _, ok := errors.AsType[*gatewayrun.GatewayEntryError](err); ok {
+		return &configError{err}
+	}
+	return err
+}
+
+// gatewayKind is the config's gateway entry kind: applied to serve's
+// Keeper, ignored by the other commands (no Keeper).
+func (e *env) gatewayKind() *gatewaykind.Kind { return gatewaykind.NewKind(e.keeper) }
 
 // checkServeFlags checks serve's command line beyond what parseFlags does.
 func checkServeFlags(f *flags) error {
@@ -88,42 +87,20 @@ func readyTimeout(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// withReadiness sets the gateway to hold requests until the first apply of
-// src's plan has settled, at most --ready-timeout, by default the largest
-// startupTimeoutMs. The returned channel, nil when not waiting, is to be
-// closed once that apply returned.
-func withReadiness(opts gateway.Options, f *flags, src *source) (gateway.Options, chan struct{}) {
-	d, _ := readyTimeout(f.readyTimeout) // checked by checkServeFlags
-	if d < 0 {
-		d = 0
-		for _, pe := range src.plan.Entries {
-			if !pe.Entry.Disabled {
-				d = max(d, pe.Spec.StartupTimeout)
-			}
-		}
-	}
-	if d == 0 {
-		return opts, nil
-	}
-	applied := make(chan struct{})
-	opts.Ready, opts.ReadyTimeout = applied, d
-	return opts, applied
-}
-
-// serveOptions checks serve's flags and turns them into the gateway's
-// options, all but those of the run (Logger, Health). The --token-env
-// variable leaves the environment the children inherit.
-func (e *env) serveOptions(f *flags) (gateway.Options, error) {
+// serveConfig checks serve's flags and turns them into the run's Config.
+// The --token-env and console token variables leave the environment the
+// children inherit.
+func (e *env) serveConfig(f *flags) (gatewayrun.Config, error) {
 	if err := checkServeFlags(f); err != nil {
-		return gateway.Options{}, err
+		return gatewayrun.Config{}, err
 	}
 	opts := gateway.Options{AllowedOrigins: f.origins, InsecureAllowNonLoopback: f.insecure, RawNames: f.rawNames, Stateless: f.ops.stateless}
 	if f.tokenEnv != "" {
 		if !yamlconf.IsVarName(f.tokenEnv) {
-			return gateway.Options{}, usagef("serve: --token-env takes the name of the variable that holds the token, not the token: export MCPBRIDGE_TOKEN=… and pass --token-env MCPBRIDGE_TOKEN")
+			return gatewayrun.Config{}, usagef("serve: --token-env takes the name of the variable that holds the token, not the token: export MCPBRIDGE_TOKEN=… and pass --token-env MCPBRIDGE_TOKEN")
 		}
 		if opts.BearerToken = e.getenv(f.tokenEnv); opts.BearerToken == "" {
-			return gateway.Options{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
+			return gatewayrun.Config{}, usagef("serve: --token-env %s: the variable is unset or empty", f.tokenEnv)
 		}
 		// The gateway's own credential is never a child's business,
 		// whatever its name.
@@ -132,26 +109,32 @@ func (e *env) serveOptions(f *flags) (gateway.Options, error) {
 	// The console's token is never a child's business, whether or not
 	// the console is on (the gateway entry may turn it on).
 	e.Environ = withoutVar(e.Environ, consoleTokenVar)
-	return opts, nil
-}
-
-// serveRun is what one serve run wires together: the host that runs the
-// configured servers, the registry their tools land in, and the gateway
-// that serves the registry.
-type serveRun struct {
-	e    *env
-	f    *flags
-	log  *slog.Logger
-	opts gateway.Options // with Logger and Health filled in
-	h    *host.Host
-	gw   *gateway.Gateway
-	// applied is closed once the first plan is applied (nil: no one waits).
-	applied chan struct{}
-	// metrics are the run's Prometheus metrics, nil when not served.
-	metrics *metrics.Metrics
-	reg     *tool.Registry
-	// console is --console's web console, nil without it.
-	console *serveConsole
+	ready, _ := readyTimeout(f.readyTimeout) // checked by checkServeFlags
+	var loaded *source                       // the last read, whose files' locks Prepare loads
+	return gatewayrun.Config{
+		Gateway: e.withTraceContext(opts), Stdio: f.stdio, HTTPAddr: f.httpAddr, ReadyTimeout: ready,
+		CodeMode: f.codeMode, Console: f.console, ConsoleToken: e.getenv(consoleTokenVar),
+		MetricsAddr: f.ops.metricsAddr, JSONLogs: f.ops.logFormat == "json",
+		Logger: e.serveLogger(f), Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Lookup: e.lookup,
+		Catalog: func(k *gatewayauth.Keeper, hide []string) *host.Catalog {
+			e.keeper = k
+			for _, v := range hide {
+				e.Environ = withoutVar(e.Environ, v)
+			}
+			return e.catalogOAuth(false, e.oauthOptions(f))
+		},
+		Load: func(cat *host.Catalog) (gatewayrun.Source, error) {
+			src, err := e.loadSource(f, cat)
+			if err != nil {
+				return gatewayrun.Source{}, err
+			}
+			loaded = src
+			return gatewayrun.Source{Plan: src.plan, Files: configsource.Paths(src.files)}, nil
+		},
+		Prepare: func(gatewayrun.Source) error { return e.loadPins(loaded, f, true) },
+		Reload:  func(cat *host.Catalog) (*host.Plan, error) { return e.reloadPlan(f, cat) },
+		Files:   func() []string { return configsource.Paths(e.configFiles(f)) },
+	}, nil
 }
 
 // serveLogger is serve's logger: stdout may be the protocol, so logs go
@@ -162,169 +145,6 @@ func (e *env) serveLogger(f *flags) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return e.newLogger(f, level)
-}
-
-// newServeRun builds the run; nothing starts yet.
-func (e *env) newServeRun(f *flags, cat *host.Catalog, opts gateway.Options) (*serveRun, error) {
-	log := e.serveLogger(f)
-	reg := tool.NewRegistry()
-	// Every file in use is watched; a change of one re-reads them all.
-	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: e.lookup,
-		Parse: func(string, []byte) (*host.Plan, error) { return e.reloadPlan(f, cat) }})
-	if err != nil {
-		return nil, err
-	}
-	opts.Logger = log
-	opts.Health = func() []gateway.BackendState {
-		b := backendStates(h.Status())
-		if s := storeState(context.Background(), e.keeper); s != nil {
-			b = append(b, *s)
-		}
-		return b
-	}
-	opts.ServerOrder = func() []string { return serverOrder(h.Status()) }
-	opts.NewView = sessionViews(cat, reg)
-	code := &gatewayCode{}
-	if f.codeMode {
-		if opts, err = withCodeMode(opts, reg, code); err != nil {
-			return nil, errors.Join(err, h.Close())
-		}
-	}
-	r := &serveRun{e: e, f: f, log: log, h: h, reg: reg}
-	// The console charts what the metrics observe: it wraps their Observer.
-	if opts, err = r.withConsole(r.observe(opts, reg), cat); err != nil {
-		return nil, errors.Join(err, h.Close())
-	}
-	r.opts = r.consoleCalls(e.withTraceContext(opts))
-	r.gw = gateway.New(reg, r.opts)
-	code.gw = r.gw
-	return r, nil
-}
-
-// run serves at once: initialize is answered while the servers start, and
-// other requests wait for the first plan to be applied (withReadiness), so
-// a client's first tools/list has every server that could start. Reloads
-// start once the first plan is applied. The addresses are listened on
-// before any server starts, so an address refused (not loopback, no
-// token) or taken starts nothing. run returns when ctx ends or, on stdio,
-// the client leaves, after closing everything.
-func (r *serveRun) run(ctx context.Context, src *source) error {
-	ln, err := r.listen()
-	if err != nil {
-		return errors.Join(err, r.gw.Close(), r.h.Close())
-	}
-	stopMetrics, err := r.serveMetrics()
-	if err != nil {
-		if ln != nil {
-			ln.Close()
-		}
-		return errors.Join(err, r.gw.Close(), r.h.Close())
-	}
-	runCtx, stop := context.WithCancelCause(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
-	serveErr := r.serveTransport(runCtx, ln)
-	stop(nil)
-	stopMetrics()
-	closeErr := errors.Join(r.gw.Close(), r.h.Close())
-	wg.Wait()
-	if failed := context.Cause(runCtx); !errors.Is(failed, context.Canceled) {
-		return errors.Join(failed, closeErr)
-	}
-	if serveErr != nil && !errors.Is(serveErr, context.Canceled) && !errors.Is(serveErr, gateway.ErrClosed) {
-		return errors.Join(serveErr, closeErr)
-	}
-	if closeErr != nil {
-		r.log.Warn("mcpbridge: shutdown: " + closeErr.Error())
-	}
-	return nil
-}
-
-// applyAndWatch runs src's plan, then applies its file whenever it
-// changes, until ctx ends. Failures are logged by the host, entry by
-// entry, except that of the gateway entry on the first apply: that one
-// stops the run (fail), since it guards every call.
-func (r *serveRun) applyAndWatch(ctx context.Context, src *source, fail context.CancelCauseFunc) {
-	_ = r.h.Apply(ctx, src.plan)
-	if err := gatewayNotApplied(r.e.keeper, src.plan, r.h.Status()); err != nil && ctx.Err() == nil {
-		fail(err)
-	}
-	if r.applied != nil {
-		close(r.applied)
-	}
-	if len(src.files) == 0 || ctx.Err() != nil {
-		return
-	}
-	var wg sync.WaitGroup
-	for _, cf := range src.files {
-		wg.Go(func() {
-			if err := r.h.WatchFile(ctx, cf.path); err != nil && ctx.Err() == nil && !errors.Is(err, host.ErrClosed) {
-				r.log.Error("mcpbridge: watching " + cf.path + ": " + err.Error())
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// listen listens on serve's HTTP address; nil on stdio.
-func (r *serveRun) listen() (net.Listener, error) {
-	if r.f.stdio {
-		return nil, nil
-	}
-	addr := r.f.httpAddr
-	if addr == "" {
-		addr = gateway.DefaultHTTPAddr
-	}
-	ln, err := gateway.Listen(addr, r.opts)
-	if errors.Is(err, gateway.ErrNotLoopback) {
-		err = usagef("serve: --http %s is not a loopback address, and no token is required: add --token-env NAME "+
-			"(the variable holding the bearer token clients must send), or --insecure-no-auth-on-network to serve it without one", addr)
-	}
-	return ln, err
-}
-
-// serveTransport serves the gateway on ln, or on stdio when ln is nil,
-// until ctx ends (or the stdio client leaves) and returns why it stopped.
-func (r *serveRun) serveTransport(ctx context.Context, ln net.Listener) error {
-	if ln == nil {
-		return r.gw.ServeStdio(ctx, io.NopCloser(r.e.Stdin), nopWriteCloser{r.e.Stdout})
-	}
-	r.announce(ln.Addr())
-	r.announceConsole(ln.Addr())
-	if r.console != nil {
-		// The console's live streams end with the run, so the server's
-		// shutdown does not wait for them.
-		defer context.AfterFunc(ctx, r.console.con.Close)()
-	}
-	return r.gw.ServeListener(ctx, ln)
-}
-
-// backendStates is /healthz's view of the host: no config, no secrets.
-// Disabled entries are not backends: they neither count nor spoil the
-// health.
-func backendStates(statuses []host.Status) []gateway.BackendState {
-	out := make([]gateway.BackendState, 0, len(statuses))
-	for _, st := range statuses {
-		if st.State == host.StateDisabled {
-			continue
-		}
-		name := st.Name
-		if name == "" {
-			name = st.ID
-		}
-		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
-	}
-	return out
-}
-
-// serverOrder is the servers' names in config order: which server keeps a
-// raw name two offer (serve --raw-names).
-func serverOrder(statuses []host.Status) []string {
-	out := make([]string, 0, len(statuses))
-	for _, st := range statuses {
-		out = append(out, st.Name)
-	}
-	return out
 }
 
 // withoutVar returns environ (nil: the process's) without the variable
@@ -341,7 +161,3 @@ func withoutVar(environ []string, name string) []string {
 	}
 	return out
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -19,18 +19,6 @@ The skill's SKILL.md is read only now, and printed only once its size,
 digest and frontmatter match what the server listed; any mismatch is an
 error and nothing is printed.`
 
-// skillEntry is one skill in 'skills --json'.
-type skillEntry struct {
-	Name        string           `json:"name"`
-	Server      string           `json:"server"`
-	Skill       string           `json:"skill"`
-	URI         string           `json:"uri"`
-	Description string           `json:"description,omitempty"`
-	Frontmatter json.RawMessage  `json:"frontmatter,omitempty"`
-	Files       []tool.SkillFile `json:"files,omitempty"`
-	Dynamic     bool             `json:"dynamic,omitempty"`
-}
-
 // skills lists the servers' skills, reading none of their files:
 // `skills [SOURCE] [--json]`.
 func (e *env) skills(ctx context.Context, argv []string) error {
@@ -40,12 +28,7 @@ func (e *env) skills(ctx context.Context, argv []string) error {
 		}
 		sks := b.reg.Skills()
 		if f.json {
-			out := make([]skillEntry, 0, len(sks))
-			for _, s := range sks {
-				out = append(out, skillEntry{Name: s.Name, Server: s.Origin.Server, Skill: s.Origin.Name, URI: s.URI,
-					Description: s.Description, Frontmatter: s.Frontmatter, Files: s.Files, Dynamic: s.Dynamic})
-			}
-			return printJSON(e.Stdout, out)
+			return writeJSON(e.Stdout, report.NewSkills(sks))
 		}
 		w := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', 0)
 		for _, s := range sks {

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/cliententry"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
@@ -19,8 +21,8 @@ var defaultConfig []byte
 
 // source is where the servers come from.
 type source struct {
-	name  string       // file names, "--url", or "embedded default", for messages
-	files []configFile // the files, to watch for changes; none when not a file
+	name  string        // file names, "--url", or "embedded default", for messages
+	files []scopes.File // the files, to watch for changes; none when not a file
 	plan  *host.Plan
 	// defines names, by config file, the servers its entries define, those
 	// a later file replaces included: the pins its lock keeps (pin.go).
@@ -75,11 +77,11 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
-	plans, err := e.readPlans(files, cat, false)
+	plans, err := e.configReader(cat).Plans(files, false)
 	if err != nil {
 		return nil, &configError{err}
 	}
-	if onlyPermissions(files, plans) {
+	if configsource.OnlyPermissions(files, plans) {
 		// The agent's "always" wrote the first user config of someone
 		// trying the demo: the demo stays.
 		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
@@ -89,51 +91,20 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		plans = append([]*host.Plan{def}, plans...)
 	}
 	plan := host.Merge(plans...)
-	return &source{name: plan.Source, files: files, plan: plan, defines: serversByFile(plans)}, nil
-}
-
-// onlyPermissions reports whether the user config is the one file read
-// (plans holds its plan) and its entries are all the agent's permissions:
-// it names no server nor anything else to run.
-func onlyPermissions(files []configFile, plans []*host.Plan) bool {
-	if len(files) != 1 || files[0].scope != scopes.User {
-		return false
-	}
-	n := 0
-	for _, p := range plans {
-		for _, pe := range p.Entries {
-			if pe.Entry.Name != permkind.Name {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
+	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans)}, nil
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.
 func urlSource(f *flags) (*source, error) {
-	headers, err := parseHeaders(f.headers)
+	headers, err := cliententry.ParseHeaders(f.headers)
 	if err != nil {
-		return nil, err
+		return nil, usagef("%v", err)
 	}
-	name := f.name
-	if name == "" {
-		name = "remote"
-	}
-	spec, err := clientkind.NewSpec(mcpclient.Config{
-		ServerName: name,
-		Transport:  mcpclient.TransportStreamableHTTP,
-		URL:        f.url,
-		Headers:    headers,
-	})
+	plan, err := configsource.URL(f.name, f.url, headers)
 	if err != nil {
 		return nil, usagef("--url: %v", err)
 	}
-	return &source{name: "--url", plan: &host.Plan{Source: "--url", Entries: []host.PlanEntry{{
-		Entry: host.Entry{ID: name, Name: clientkind.Name},
-		Spec:  spec,
-	}}}}, nil
+	return &source{name: "--url", plan: plan}, nil
 }
 
 // configError is a bad config file: exit status 2.
@@ -143,29 +114,13 @@ func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
 // only narrows src to the enabled entry whose server is server, when there
-// is one: a call needs only its own server (and the entries that are not
-// servers, such as sampling, which serve it). Otherwise src is returned
-// unchanged.
+// is one (configsource.Only); otherwise src is returned unchanged.
 func (src *source) only(server string) *source {
-	var keep []host.PlanEntry
-	found := false
-	for _, pe := range src.plan.Enabled() {
-		switch {
-		case pe.Entry.Name != clientkind.Name:
-			keep = append(keep, pe)
-		case pe.Spec.Name == server && !found:
-			keep, found = append(keep, pe), true
-		}
-	}
-	if !found {
+	plan, ok := configsource.Only(src.plan, server)
+	if !ok {
 		return src
 	}
-	return src.withEntries(keep)
-}
-
-// withEntries is src with only the plan entries keep.
-func (src *source) withEntries(keep []host.PlanEntry) *source {
 	out := *src
-	out.plan = &host.Plan{Source: src.plan.Source, Entries: keep}
+	out.plan = plan
 	return &out
 }

@@ -36,7 +36,7 @@ func (e *env) toolInFull(ctx context.Context, f *flags, name string) error {
 	case f.tokens:
 		err = writeTokens(e.Stdout, []tool.Tool{t}, f.json)
 	case f.json:
-		err = printJSON(e.Stdout, chattools.Of(t))
+		err = writeJSON(e.Stdout, chattools.Of(t))
 	default:
 		err = writeToolInFull(e.Stdout, t)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/configsource"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
@@ -29,7 +30,7 @@ func (e *env) validate(argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := invalidErrors(src.plan); err != nil {
+	if err := configsource.InvalidErrors(src.plan); err != nil {
 		return &configError{err}
 	}
 	if err := sandboxPathErrors(src.plan); err != nil {

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 
-	"github.com/mcpbridge/mcpbridge/gateway"
-	"github.com/mcpbridge/mcpbridge/host"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/tokens"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -49,16 +47,4 @@ func (b *bridge) viewNote(shown []tool.Tool) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("; tool search on: the model sees %d tokens of the catalog's %d (%s)", seen, all, tokens.Encoding), nil
-}
-
-// sessionViews is the gateway's Options.NewView: each client session gets
-// a toolview.Session of its own over the config's tool-search view (which
-// follows reloads; the whole catalog while the config has none).
-func sessionViews(cat *host.Catalog, reg *tool.Registry) func() gateway.View {
-	k, ok := cat.Kind(viewkind.Name)
-	if !ok {
-		return nil // untested: every catalog of the CLI has the kind
-	}
-	kind := k.(*viewkind.Kind)
-	return func() gateway.View { return toolview.NewSession(reg, kind.View) }
 }

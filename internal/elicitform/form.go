@@ -9,7 +9,6 @@
 package elicitform
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpbridge/mcpbridge/internal/jsonorder"
 )
 
 // Kind is how a field is asked and its answer read.
@@ -83,7 +84,9 @@ func Parse(raw json.RawMessage) (*Form, error) {
 	}
 	_ = json.Unmarshal(raw, &props) // it parsed as a schema above
 	f := &Form{check: check}
-	for _, name := range objectKeys(props.Properties) {
+	// The fields in the order the server chose for its form.
+	for _, m := range jsonorder.Members(props.Properties) {
+		name := m.Name
 		field, err := newField(name, whole.Properties[name], slices.Contains(whole.Required, name))
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", name, err)
@@ -91,28 +94,6 @@ func Parse(raw json.RawMessage) (*Form, error) {
 		f.Fields = append(f.Fields, field)
 	}
 	return f, nil
-}
-
-// objectKeys returns the keys of a JSON object in the order written
-// (a Go map would lose the order the server chose for its form).
-func objectKeys(raw json.RawMessage) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		keys = append(keys, t.(string))
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return keys
-		}
-	}
-	return keys
 }
 
 func newField(name string, s *jsonschema.Schema, required bool) (*Field, error) {

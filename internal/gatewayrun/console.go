@@ -1,4 +1,4 @@
-package cli
+package gatewayrun
 
 import (
 	"context"
@@ -15,31 +15,31 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 )
 
-// consoleTokenVar holds the console's token, used when the gateway entry
-// configures no identities; without it serve makes one and prints it.
-// serveOptions takes it out of the children's environment.
-const consoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
+// ConsoleTokenVar holds the console's token (Config.ConsoleToken), used
+// when the gateway entry configures no identities; without it the run
+// makes one and prints it. It is never a child's business.
+const ConsoleTokenVar = "MCPBRIDGE_CONSOLE_TOKEN"
 
-// serveConsole is serve --console's part of a run: the console, the
+// serveConsole is the console's part of a run: the console, the
 // Tracker in front of the Gate that lists the calls in flight, the Rates
 // in front of the metrics' Observer that the traffic page charts, and the
 // address tried tools are called through once serve listens.
 type serveConsole struct {
 	con     *webconsole.Console
 	tracker *webconsole.Tracker
-	token   string // printed when made here; "" when from consoleTokenVar
+	token   string // printed when made here; "" when from Config.ConsoleToken
 	address atomic.Pointer[string]
 }
 
-// withConsole adds the console to opts when --console was given. Its
+// withConsole adds the console to opts when it is on. Its
 // viewers sign in with a gateway identity's token that the gateway
 // entry's console grants, or, when it configures none, the console token.
 func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway.Options, error) {
-	if !r.f.console {
+	if !r.cfg.Console {
 		return opts, nil
 	}
 	sc := &serveConsole{}
-	token := r.e.getenv(consoleTokenVar)
+	token := r.cfg.ConsoleToken
 	if token == "" {
 		b := make([]byte, 24)
 		rand.Read(b)
@@ -49,7 +49,7 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 	tracker := webconsole.NewTracker(opts.Gate, nil)
 	rates := webconsole.NewRates(opts.Observer, nil)
 	con, err := webconsole.New(webconsole.Options{
-		Status: r.h.Status, Registry: r.reg, Access: r.e.keeper, Token: token, BearerToken: opts.BearerToken,
+		Status: r.h.Status, Registry: r.reg, Access: r.keeper, Token: token, BearerToken: opts.BearerToken,
 		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Rates: rates, Logger: r.log,
 		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
 		Parked: func(key any) []gateway.ParkedCall { return r.gw.ParkedCalls(key) },
@@ -79,7 +79,7 @@ func (r *serveRun) consoleCalls(opts gateway.Options) gateway.Options {
 }
 
 // planHasConsole reports whether plan's gateway entry has a console
-// block, which turns the console on as --console does (with --http).
+// block, which turns the console on as Config.Console does (over HTTP).
 func planHasConsole(plan *host.Plan) bool {
 	for _, pe := range plan.Enabled() {
 		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && cfg.Console != nil {
@@ -102,7 +102,7 @@ func (r *serveRun) announceConsole(addr net.Addr) {
 		r.log.Info("serving the console", "url", url)
 		return
 	}
-	fmt.Fprintf(r.e.Stderr, "mcpbridge: console on %s (sign in with a granted identity's token, or, while the config names no identities, the console token %s; set %s to choose it)\n", url, r.console.token, consoleTokenVar)
+	fmt.Fprintf(r.cfg.Stderr, "mcpbridge: console on %s (sign in with a granted identity's token, or, while the config names no identities, the console token %s; set %s to choose it)\n", url, r.console.token, ConsoleTokenVar)
 }
 
 // manage is the console's restart or reload of the entry of id: a restart
@@ -112,10 +112,10 @@ func (r *serveRun) manage(ctx context.Context, cat *host.Catalog, id, action str
 	if action == webconsole.ActionRestart {
 		return r.h.Restart(ctx, id)
 	}
-	if len(r.e.configFiles(r.f)) == 0 {
+	if len(r.cfg.Files()) == 0 {
 		return errors.New("serve runs the embedded default config: there is no file to reload (restart the entry instead)")
 	}
-	plan, err := r.e.reloadPlan(r.f, cat)
+	plan, err := r.cfg.Reload(cat)
 	if err != nil {
 		return fmt.Errorf("reading the config: %w", err)
 	}

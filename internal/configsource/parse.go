@@ -1,4 +1,4 @@
-package cli
+package configsource
 
 import (
 	"cmp"
@@ -13,18 +13,18 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 )
 
-// parseConfig validates the config file read from path with cat's kinds:
+// Parse validates the config file read from path with the catalog's kinds:
 // mcpbridge YAML, or another client's config converted to it (with its
 // errors at the positions of the file as written).
 //
 // An entry whose config is invalid fails alone (host.Catalog.ParseIsolated):
 // it stays in the plan with its problems, and the others run.
-func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Plan, error) {
-	data, conv, err := e.foreign(path, data)
+func (r Reader) Parse(path string, data []byte) (*host.Plan, error) {
+	data, conv, err := r.foreign(path, data)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := cat.ParseIsolated(path, data, e.lookup)
+	plan, err := r.Catalog.ParseIsolated(path, data, r.Lookup)
 	if err != nil {
 		return nil, relocate(conv, err)
 	}
@@ -45,9 +45,9 @@ func (e *env) parseConfig(path string, data []byte, cat *host.Catalog) (*host.Pl
 	return plan, nil
 }
 
-// invalidErrors returns the problems of plan's invalid entries, in file
+// InvalidErrors returns the problems of plan's invalid entries, in file
 // order, or nil when every entry is valid.
-func invalidErrors(plan *host.Plan) error {
+func InvalidErrors(plan *host.Plan) error {
 	var errs confpos.Errors
 	for _, pe := range plan.Invalid() {
 		var ces confpos.Errors
@@ -65,9 +65,9 @@ func invalidErrors(plan *host.Plan) error {
 }
 
 // foreign turns the config of another client (importconf) read from path
-// into mcpbridge YAML, printing on stderr each field it could not map; for
+// into mcpbridge YAML, printing on Notes each field it could not map; for
 // mcpbridge's own YAML it returns data and a nil conversion.
-func (e *env) foreign(path string, data []byte) ([]byte, *importconf.Result, error) {
+func (r Reader) foreign(path string, data []byte) ([]byte, *importconf.Result, error) {
 	res, err := importconf.Convert(path, data)
 	if errors.Is(err, importconf.ErrNotForeign) {
 		return data, nil, nil
@@ -76,8 +76,8 @@ func (e *env) foreign(path string, data []byte) ([]byte, *importconf.Result, err
 		return nil, nil, err
 	}
 	for _, n := range res.Notes {
-		if !n.Mistake { // a mistake is the entry's problem (mistakes)
-			fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+		if !n.Mistake && r.Notes != nil { // a mistake is the entry's problem (mistakes)
+			fmt.Fprintf(r.Notes, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
 		}
 	}
 	return res.YAML, res, nil

@@ -1,4 +1,9 @@
-package cli
+// Package agentterm shows an agent's run to a person or a script: its
+// events (agent.Event) as JSON lines, or as text, the answer streamed on
+// stdout and reasoning, calls and previews of their results on stderr;
+// and the approval question's parts (the arguments shown whole, the
+// choices, the key's answer).
+package agentterm
 
 import (
 	"encoding/json"
@@ -17,10 +22,11 @@ const (
 	reset = "\033[0m"
 )
 
-// agentOutput shows the events of a run: JSON lines on stdout (--json);
+// Output shows the events of a run: JSON lines on stdout (--json);
 // else the answer streamed on stdout at a terminal (only the final answer
-// with -p, printed by headless) and the rest, reasoning dim, on stderr.
-type agentOutput struct {
+// with -p, printed by the caller) and the rest, reasoning dim, on stderr.
+// Its methods are safe for concurrent use.
+type Output struct {
 	mu          sync.Mutex
 	json        *json.Encoder
 	stdout      io.Writer
@@ -42,18 +48,21 @@ const (
 	resultWidth = 160
 )
 
-func newAgentOutput(e *env, asJSON, interactive bool) *agentOutput {
-	o := &agentOutput{stdout: e.Stdout, stderr: e.Stderr, streamText: interactive,
-		showDetails: interactive || e.StderrIsTerminal, color: e.StderrIsTerminal}
+// NewOutput shows events on stdout and stderr: as JSON lines on stdout
+// with asJSON; interactive streams the answer; a stderr that is a
+// terminal shows details in color.
+func NewOutput(stdout, stderr io.Writer, stderrIsTerminal, asJSON, interactive bool) *Output {
+	o := &Output{stdout: stdout, stderr: stderr, streamText: interactive,
+		showDetails: interactive || stderrIsTerminal, color: stderrIsTerminal}
 	if asJSON {
-		o.json = json.NewEncoder(e.Stdout)
+		o.json = json.NewEncoder(stdout)
 		o.json.SetEscapeHTML(false)
 	}
 	return o
 }
 
-// event shows one event (safe for concurrent use).
-func (o *agentOutput) event(ev agent.Event) {
+// Event shows one event.
+func (o *Output) Event(ev agent.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.json != nil {
@@ -85,13 +94,13 @@ func (o *agentOutput) event(ev agent.Event) {
 }
 
 // detail shows calls, results and notices on stderr.
-func (o *agentOutput) detail(ev agent.Event) {
+func (o *Output) detail(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventNotice:
 		fmt.Fprintf(o.stderr, "mcpbridge: %s\n", termsafe.Line(ev.Text))
 	case agent.EventToolCall:
 		if o.showDetails {
-			fmt.Fprintf(o.stderr, "● %s %s\n", termsafe.Line(ev.Name), termsafe.Line(short(string(ev.Arguments), 200)))
+			fmt.Fprintf(o.stderr, "● %s %s\n", termsafe.Line(ev.Name), termsafe.Line(Short(string(ev.Arguments), 200)))
 		}
 	case agent.EventToolResult:
 		if !o.showDetails {
@@ -99,7 +108,7 @@ func (o *agentOutput) detail(ev agent.Event) {
 		}
 		mark, note := "✓", fmt.Sprintf("%d ms", ev.DurationMs)
 		if ev.IsError {
-			mark, note = "✗", short(ev.Text, 200)
+			mark, note = "✗", Short(ev.Text, 200)
 		}
 		if ev.Spilled != "" {
 			note += ", cut; whole result in " + ev.Spilled
@@ -108,7 +117,7 @@ func (o *agentOutput) detail(ev agent.Event) {
 		if !ev.Denied {
 			o.last = &ev
 			if !ev.IsError { // an error's text is in its note
-				o.styled(o.stderr, dim, resultPreview(ev.Text, o.streamText))
+				o.styled(o.stderr, dim, ResultPreview(ev.Text, o.streamText))
 			}
 		}
 	case agent.EventResult:
@@ -119,23 +128,23 @@ func (o *agentOutput) detail(ev agent.Event) {
 	}
 }
 
-func (o *agentOutput) endReasoning() {
+func (o *Output) endReasoning() {
 	if o.inReasoning {
 		o.inReasoning = false
 		fmt.Fprintln(o.stderr)
 	}
 }
 
-func (o *agentOutput) styled(w io.Writer, style, s string) {
+func (o *Output) styled(w io.Writer, style, s string) {
 	if o.color {
 		s = style + s + reset
 	}
 	fmt.Fprint(w, s)
 }
 
-// resultPreview is the first lines of a result's text, indented, and
+// ResultPreview is the first lines of a result's text, indented, and
 // how much is left out; interactive says how to see the rest.
-func resultPreview(text string, interactive bool) string {
+func ResultPreview(text string, interactive bool) string {
 	text = strings.TrimRight(text, "\n")
 	if text == "" {
 		return ""
@@ -167,8 +176,8 @@ func resultPreview(text string, interactive bool) string {
 	return b.String()
 }
 
-// expandLast is the last tool result whole, as the model read it.
-func (o *agentOutput) expandLast() string {
+// ExpandLast is the last tool result whole, as the model read it.
+func (o *Output) ExpandLast() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.last == nil {
@@ -181,23 +190,30 @@ func (o *agentOutput) expandLast() string {
 	return s
 }
 
-// progress shows one live line of a call's progress on stderr.
-func (o *agentOutput) progress(line string) {
+// Progress shows one live line of a call's progress on stderr.
+func (o *Output) Progress(line string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	fmt.Fprintf(o.stderr, "\r\033[K%s", line)
 	o.progressOn = true
 }
 
-func (o *agentOutput) clearProgress() {
+// ClearProgress erases the progress line, before a question is asked.
+func (o *Output) ClearProgress() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.clearProgress()
+}
+
+func (o *Output) clearProgress() {
 	if o.progressOn {
 		fmt.Fprint(o.stderr, "\r\033[K")
 		o.progressOn = false
 	}
 }
 
-// short is s on one line, cut to n runes.
-func short(s string, n int) string {
+// Short is s on one line, cut to n runes.
+func Short(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"

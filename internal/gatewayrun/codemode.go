@@ -1,4 +1,4 @@
-package cli
+package gatewayrun
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/codemode"
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/host"
+	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
-// codeToolNames are the tools serve --code-mode lists.
+// codeToolNames are the tools code mode lists (Config.CodeMode).
 var codeToolNames = []string{codemode.SearchName, codemode.DescribeName, codemode.RunName}
 
 // withCodeMode registers code mode's tools in reg and makes every client
-// session list them instead of the catalog (serve --code-mode). The
+// session list them instead of the catalog (Config.CodeMode). The
 // programs of run_code call through gw, once set, as their caller
 // (gatewayCode). The other tools stay callable by name, as under tool
 // search: a listing saves the client's context, the gateway entry's
@@ -29,7 +31,7 @@ func withCodeMode(opts gateway.Options, reg *tool.Registry, view *gatewayCode) (
 	return opts, nil
 }
 
-// gatewayCode is the view of serve's run_code: the tools the gateway
+// gatewayCode is the view of the gateway's run_code: the tools the gateway
 // serves to the caller of run_code, each call one of that caller's,
 // through the gateway's call path (Gateway.CallFor).
 type gatewayCode struct {
@@ -83,3 +85,16 @@ func (l codeListing) Tools() ([]tool.Tool, error) {
 
 func (codeListing) Bind(ctx context.Context) context.Context { return ctx }
 func (codeListing) Grown() bool                              { return false }
+
+// sessionViews is the gateway's Options.NewView outside code mode: each
+// client session gets a toolview.Session of its own over the config's
+// tool-search view (which follows reloads; the whole catalog while the
+// config has none).
+func sessionViews(cat *host.Catalog, reg *tool.Registry) func() gateway.View {
+	k, ok := cat.Kind(viewkind.Name)
+	if !ok {
+		return nil // untested: every catalog of the CLI has the kind
+	}
+	kind := k.(*viewkind.Kind)
+	return func() gateway.View { return toolview.NewSession(reg, kind.View) }
+}

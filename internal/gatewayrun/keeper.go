@@ -1,9 +1,8 @@
-package cli
+package gatewayrun
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -12,10 +11,6 @@ import (
 	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
 )
-
-// gatewayKind is the config's gateway entry kind: applied to serve's
-// Keeper, ignored by the other commands (no Keeper).
-func (e *env) gatewayKind() *gatewaykind.Kind { return gatewaykind.NewKind(e.keeper) }
 
 // keeperLinks reach the run's gateway and metrics, made after the Keeper.
 type keeperLinks struct {
@@ -27,14 +22,14 @@ type keeperLinks struct {
 	metrics atomic.Pointer[metrics.Metrics]
 }
 
-// newKeeper makes serve's Keeper: who calls (the gateway entry's auth,
-// plus the --token-env token as the identity "bearer"), may they, and the
-// audit trail.
-func (e *env) newKeeper(opts gateway.Options, links *keeperLinks, log *slog.Logger) *gatewayauth.Keeper {
+// newKeeper makes the run's Keeper: who calls (the gateway entry's auth,
+// plus the bearer token of cfg.Gateway as the identity "bearer"), may
+// they, and the audit trail.
+func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 	return gatewayauth.NewKeeper(gatewayauth.Options{
-		Logger:      log,
-		Stdout:      e.Stdout,
-		BearerToken: opts.BearerToken,
+		Logger:      cfg.Logger,
+		Stdout:      cfg.Stdout,
+		BearerToken: cfg.Gateway.BearerToken,
 		Refused: func(reason string) {
 			if f := links.refused.Load(); f != nil {
 				(*f)(reason)
@@ -75,15 +70,15 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan) ga
 // an invalid one stops serve before anything starts, with its positioned
 // error, and a valid one makes the Keeper refuse every call until it is
 // applied (Keeper.Require).
-func (e *env) requireGateway(plan *host.Plan) error {
+func requireGateway(k *gatewayauth.Keeper, plan *host.Plan) error {
 	for _, pe := range plan.Enabled() {
 		if pe.Entry.Name != gatewaykind.Name {
 			continue
 		}
 		if pe.Err != nil {
-			return &configError{fmt.Errorf("serve: the gateway entry guards every call and is invalid, so serve does not start: %w", pe.Err)}
+			return &GatewayEntryError{pe.Err}
 		}
-		e.keeper.Require()
+		k.Require()
 	}
 	return nil
 }
@@ -133,28 +128,20 @@ func (r *serveRun) link(links *keeperLinks) {
 	}
 }
 
-// scrubGatewayTokens takes the variables of the gateway entry's static
-// tokens out of the environment the servers inherit, as serveOptions does
-// --token-env's: the catalog and source are made again without them.
-// A token variable first named by a reload is not taken out.
-func (e *env) scrubGatewayTokens(f *flags, cat *host.Catalog, src *source) (*host.Catalog, *source, error) {
+// tokenVars are the variables of the gateway entry's static tokens, to
+// be taken out of the environment the servers inherit, as the command
+// takes out its own token's. A token variable first named by a reload is
+// not taken out.
+func tokenVars(plan *host.Plan) []string {
 	var vars []string
-	for _, pe := range src.plan.Enabled() {
+	for _, pe := range plan.Enabled() {
 		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok {
 			for _, v := range cfg.Auth.Tokens {
 				vars = append(vars, v)
 			}
 		}
 	}
-	if len(vars) == 0 {
-		return cat, src, nil
-	}
-	for _, v := range vars {
-		e.Environ = withoutVar(e.Environ, v)
-	}
-	cat = e.catalogOAuth(false, e.oauthOptions(f))
-	src, err := e.loadSource(f, cat)
-	return cat, src, err
+	return vars
 }
 
 // storeState is /healthz's entry for the gateway entry's store, nil

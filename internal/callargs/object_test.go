@@ -1,0 +1,44 @@
+package callargs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Only a JSON object is a call's arguments; every other input is a
+// mistake that says what to write, and stdin is read no further than the
+// bound.
+func TestReadObject(t *testing.T) {
+	if got, err := ReadObject(` {"a": 1} `, nil); err != nil || string(got) != `{"a": 1}` {
+		t.Errorf("an object: %s, %v", got, err)
+	}
+	if got, err := ReadObject("-", strings.NewReader(`{}`)); err != nil || string(got) != `{}` {
+		t.Errorf("from stdin: %s, %v", got, err)
+	}
+	for arg, want := range map[string]string{
+		"a=1":       "are KEY=VALUE, not JSON: write --arg a=1",
+		`{"a": `:    "not valid JSON: unexpected end of JSON input",
+		`[1]`:       "must be a JSON object, like '{\"a\": 1}' or '{}', got an array",
+		`"x"`:       "got a string",
+		`null`:      "got null",
+		`true`:      "got a boolean",
+		`3`:         "got a number",
+		`{"a":1}=x`: "not valid JSON",
+	} {
+		_, err := ReadObject(arg, nil)
+		if _, ok := errors.AsType[*MistakeError](err); !ok || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadObject(%q) = %v, want a mistake saying %q", arg, err, want)
+		}
+	}
+	big := strings.NewReader(`{"a": "` + strings.Repeat("x", MaxJSONBytes) + `"}`)
+	if _, err := ReadObject("-", big); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("too big: %v", err)
+	}
+	if err := Swapped([]string{`{"a": 1}`, "mcp__s__t"}); err == nil || !strings.Contains(err.Error(), `mcpbridge call mcp__s__t '{"a": 1}'`) {
+		t.Errorf("swapped: %v", err)
+	}
+	if err := Swapped([]string{"mcp__s__t", `{"a": 1}`}); err != nil {
+		t.Errorf("in order: %v", err)
+	}
+}

@@ -1,0 +1,168 @@
+// Package cliententry builds the mcp-client entry that `mcpbridge add`
+// writes, from what follows the server's name: a URL for a remote server
+// (with headers) or a command (with its environment), and Claude Code's
+// --transport names. The entry is a YAML node for internal/confedit to
+// append, so that the file keeps its comments.
+package cliententry
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+)
+
+// Args are what `add NAME ...` was given.
+type Args struct {
+	Name string
+	// Rest follows the name: a command and its arguments, or one URL.
+	Rest []string
+	// URL is --url; Transport is --transport ("" to infer).
+	URL       string
+	Transport string
+	// Headers are "Name: value" (a remote server); Env are NAME=value (a
+	// command).
+	Headers []string
+	Env     []string
+}
+
+// New builds the entry of a: a URL (a.URL, or a.Rest's one URL) for a
+// remote server, else a command. Its errors say which argument is wrong
+// and what to write instead.
+func New(a Args) (*yaml.Node, error) {
+	rest, url := a.Rest, a.URL
+	if url == "" && len(rest) == 1 && isURL(rest[0]) {
+		url, rest = rest[0], nil
+	}
+	transport, err := transportOf(a.Transport, url != "")
+	if err != nil {
+		return nil, err
+	}
+	cfg := confedit.Mapping("serverName", a.Name)
+	switch {
+	case url != "" && len(rest) > 0:
+		return nil, fmt.Errorf("add: give either a URL or a command after --, not both")
+	case transport == mcpclient.TransportStdio && url != "":
+		return nil, fmt.Errorf("add: --transport stdio runs a command: mcpbridge add %s -- COMMAND [ARGS...]", a.Name)
+	case url != "":
+		err = remoteConfig(cfg, a, transport, url)
+	case transport != mcpclient.TransportStdio:
+		return nil, fmt.Errorf("add: --transport %s needs the server's URL: mcpbridge add --transport %s %s https://…", a.Transport, a.Transport, a.Name)
+	case len(rest) > 0:
+		err = stdioConfig(cfg, a, rest)
+	default:
+		return nil, fmt.Errorf("add: want a command after -- (mcpbridge add %s -- npx -y some-server) or a URL", a.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The kind's name as internal/kinds/client has it (a test checks),
+	// written out so that this package stands without the host.
+	entry := confedit.Mapping("id", a.Name, "name", "mcp-client")
+	confedit.AppendNode(entry, "config", cfg)
+	return entry, nil
+}
+
+// Transport is the transport an entry built by New (or converted from
+// Claude Code's JSON) says.
+func Transport(entry *yaml.Node) string {
+	if cfg := confedit.Value(entry, "config"); cfg != nil {
+		if t := confedit.Value(cfg, "transport"); t != nil {
+			return t.Value
+		}
+	}
+	return "stdio"
+}
+
+// isURL tells a remote server's address from a command.
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// transportOf maps --transport (Claude Code's stdio, http, sse, or
+// mcpbridge's streamable-http) to mcpbridge's transport; without it, a URL
+// means Streamable HTTP and a command stdio.
+func transportOf(t string, remote bool) (mcpclient.Transport, error) {
+	switch t {
+	case "":
+		if remote {
+			return mcpclient.TransportStreamableHTTP, nil
+		}
+		return mcpclient.TransportStdio, nil
+	case "stdio":
+		return mcpclient.TransportStdio, nil
+	case "http", "streamable-http":
+		return mcpclient.TransportStreamableHTTP, nil
+	case "sse":
+		return mcpclient.TransportSSE, nil
+	}
+	return "", fmt.Errorf("add: --transport %q: want stdio, http or sse", t)
+}
+
+// remoteConfig fills cfg for a server at url.
+func remoteConfig(cfg *yaml.Node, a Args, transport mcpclient.Transport, url string) error {
+	if len(a.Env) > 0 {
+		return fmt.Errorf("add: -e/--env is for a command's environment; a remote server takes -H/--header")
+	}
+	if _, err := ParseHeaders(a.Headers); err != nil {
+		return err
+	}
+	confedit.AppendPairs(cfg, "transport", string(transport), "url", url)
+	if len(a.Headers) > 0 {
+		confedit.AppendNode(cfg, "headers", confedit.StringMap(a.Headers, func(h string) (string, string) {
+			k, v, _ := strings.Cut(h, ":")
+			return strings.TrimSpace(k), strings.TrimSpace(v)
+		}))
+	}
+	return nil
+}
+
+// stdioConfig fills cfg for a server run as command.
+func stdioConfig(cfg *yaml.Node, a Args, command []string) error {
+	if len(a.Headers) > 0 {
+		return fmt.Errorf("add: -H/--header goes with a remote server's URL")
+	}
+	confedit.AppendPairs(cfg, "transport", string(mcpclient.TransportStdio), "command", command[0])
+	if len(command) > 1 {
+		confedit.AppendNode(cfg, "args", confedit.FlowList(command[1:]))
+	}
+	env, err := envMap(a.Env)
+	if err != nil {
+		return err
+	}
+	if env != nil {
+		confedit.AppendNode(cfg, "env", env)
+	}
+	return nil
+}
+
+// envMap turns --env K=V flags into a mapping, or nil for none.
+func envMap(env []string) (*yaml.Node, error) {
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return nil, fmt.Errorf("--env %q: want NAME=value", kv)
+		}
+	}
+	if len(env) == 0 {
+		return nil, nil
+	}
+	return confedit.StringMap(env, func(kv string) (string, string) {
+		k, v, _ := strings.Cut(kv, "=")
+		return k, v
+	}), nil
+}
+
+// ParseHeaders turns "Name: value" strings (--header) into a map.
+func ParseHeaders(hs []string) (map[string]string, error) {
+	out := make(map[string]string, len(hs))
+	for _, h := range hs {
+		k, v, ok := strings.Cut(h, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("--header %q: want 'Name: value'", h)
+		}
+		out[k] = strings.TrimSpace(v)
+	}
+	return out, nil
+}

@@ -1,0 +1,74 @@
+package cliententry_test
+
+import (
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpbridge/mcpbridge/internal/cliententry"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+)
+
+func render(t *testing.T, n *yaml.Node) string {
+	t.Helper()
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestNew(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      cliententry.Args
+		transport string
+		has       []string
+	}{
+		{"command", cliententry.Args{Name: "fs", Rest: []string{"npx", "-y", "srv"}, Env: []string{"A=1"}}, "stdio",
+			[]string{"command: npx", "args: [-y, srv]", "A: \"1\""}},
+		{"URL after the name", cliententry.Args{Name: "r", Rest: []string{"https://x/mcp"}, Headers: []string{"Authorization: Bearer ${T}"}}, "streamable-http",
+			[]string{"url: https://x/mcp", "Authorization: Bearer ${T}"}},
+		{"sse", cliententry.Args{Name: "r", URL: "http://x/sse", Transport: "sse"}, "sse", []string{"url: http://x/sse"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n, err := cliententry.New(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cliententry.Transport(n); got != c.transport {
+				t.Errorf("transport %q, want %q", got, c.transport)
+			}
+			out := render(t, n)
+			for _, want := range append(c.has, "id: "+c.args.Name, "name: "+clientkind.Name) {
+				if !strings.Contains(out, want) {
+					t.Errorf("entry lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	cases := []struct {
+		args cliententry.Args
+		want string
+	}{
+		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, URL: "http://x"}, "not both"},
+		{cliententry.Args{Name: "x", URL: "http://x", Transport: "stdio"}, "--transport stdio runs a command"},
+		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Transport: "http"}, "needs the server's URL"},
+		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Transport: "grpc"}, "want stdio, http or sse"},
+		{cliententry.Args{Name: "x"}, "want a command after --"},
+		{cliententry.Args{Name: "x", URL: "http://x", Env: []string{"A=1"}}, "takes -H/--header"},
+		{cliententry.Args{Name: "x", URL: "http://x", Headers: []string{"no colon"}}, "want 'Name: value'"},
+		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Headers: []string{"A: b"}}, "goes with a remote server's URL"},
+		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Env: []string{"novalue"}}, "want NAME=value"},
+	}
+	for _, c := range cases {
+		if _, err := cliententry.New(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v) = %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+// Package configsource reads the config a command runs: which files (the
+// one named, else the scopes found, internal/scopes), each parsed with a
+// catalog's kinds (mcpbridge YAML, or another client's config converted
+// by internal/importconf, its errors at the file's own positions), and
+// their plans merged by id (host.Merge). An entry whose config is invalid
+// stays in the plan, to fail alone.
+package configsource
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
+)
+
+// EnvConfig names the one config file to read instead of the scopes'.
+const EnvConfig = "MCPBRIDGE_CONFIG"
+
+// Files are the files a command reads: named (--config) or $EnvConfig
+// alone, with no scope, else the files of the scopes that exist (none:
+// the caller's default).
+func Files(named string, getenv func(string) string) []scopes.File {
+	if named != "" {
+		return []scopes.File{{Path: named}}
+	}
+	if path := getenv(EnvConfig); path != "" {
+		return []scopes.File{{Path: path}}
+	}
+	return scopes.Found(getenv)
+}
+
+// Paths are the paths of files.
+func Paths(files []scopes.File) []string {
+	out := make([]string, 0, len(files))
+	for _, cf := range files {
+		out = append(out, cf.Path)
+	}
+	return out
+}
+
+// Reader reads config files with Catalog's kinds, expanding ${VAR} with
+// Lookup. Notes, when set, receives a line for each field of another
+// client's config that could not be mapped.
+type Reader struct {
+	Catalog *host.Catalog
+	Lookup  func(string) (string, bool)
+	Notes   io.Writer
+}
+
+// Merged reads and parses files and merges them into one plan
+// (host.Merge: a later scope's entry replaces an earlier one's of its
+// id). A file that cannot be read or is not a config at all stops
+// everything (confpos.Errors, or the reading error); an invalid entry
+// fails alone. skipMissing leaves out a file that is gone (a reload).
+func (r Reader) Merged(files []scopes.File, skipMissing bool) (*host.Plan, error) {
+	plans, err := r.Plans(files, skipMissing)
+	if err != nil {
+		return nil, err
+	}
+	return host.Merge(plans...), nil
+}
+
+// Plans reads and parses files, one plan each, as Merged does before it
+// merges them.
+func (r Reader) Plans(files []scopes.File, skipMissing bool) ([]*host.Plan, error) {
+	var plans []*host.Plan
+	for _, cf := range files {
+		data, err := host.ReadConfigFile(cf.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && skipMissing:
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("config file %s does not exist", cf.Path)
+		case err != nil:
+			return nil, err
+		}
+		plan, err := r.Parse(cf.Path, data)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, plan)
+	}
+	return plans, nil
+}
+
+// ServersByFile names, for each of plans (one a file), the servers its
+// entries define, whether a later file replaces them or not: the pins
+// the lock beside that file keeps.
+func ServersByFile(plans []*host.Plan) map[string][]string {
+	out := map[string][]string{}
+	for _, p := range plans {
+		for _, pe := range p.Entries {
+			if pe.Entry.Name == clientkind.Name && pe.Spec.Name != "" {
+				out[pe.Entry.File] = append(out[pe.Entry.File], pe.Spec.Name)
+			}
+		}
+	}
+	return out
+}
