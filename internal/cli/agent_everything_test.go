@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/agentterm"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -76,7 +77,7 @@ func everythingTask(dir string) chattest.Script {
 		b.WriteString("Results:")
 		for _, m := range req.Messages {
 			if m.Role == "tool" {
-				fmt.Fprintf(&b, "\n- %s", short(m.Content.(string), 100))
+				fmt.Fprintf(&b, "\n- %s", agentterm.Short(m.Content.(string), 100))
 			}
 		}
 		return chattest.Turn{Reasoning: "All six answered.", Text: b.String()}
@@ -123,12 +124,12 @@ func TestAgentEverything(t *testing.T) {
 		"call_1_5": "result cut at 25000 of its",
 	} {
 		if !strings.Contains(res[id], want) {
-			t.Errorf("result of %s: %q, want it to hold %q", id, short(res[id], 300), want)
+			t.Errorf("result of %s: %q, want it to hold %q", id, agentterm.Short(res[id], 300), want)
 		}
 	}
 	spilled, _ := filepath.Glob(filepath.Join(sessions, "*", "mcp__everything__echo-call_1_5.txt"))
 	if len(spilled) != 1 || !strings.Contains(res["call_1_5"], spilled[0]) {
-		t.Fatalf("spilled %v; result %q", spilled, short(res["call_1_5"], 300))
+		t.Fatalf("spilled %v; result %q", spilled, agentterm.Short(res["call_1_5"], 300))
 	}
 	if b, err := os.ReadFile(spilled[0]); err != nil || !strings.Contains(string(b), bigMessage) {
 		t.Errorf("the spilled file does not hold the whole result: %v", err)

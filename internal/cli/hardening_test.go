@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/callargs"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -63,7 +65,7 @@ func TestExpandedValuesNotShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.close()
-	health, _ := json.Marshal(backendStates(b.statuses))
+	health, _ := json.Marshal(gatewayrun.BackendStates(b.statuses))
 	leaks("/healthz", string(health))
 }
 
@@ -208,13 +210,13 @@ func TestCallArgsSizeLimit(t *testing.T) {
 	if want := "mcpbridge: call: the arguments are larger than 16 MiB\n"; code != ExitUsage || stderr.String() != want {
 		t.Errorf("exit %d, stderr %q, want 2 and %q", code, stderr.String(), want)
 	}
-	if limit := int64(maxCallArgsBytes + 1); in.n < limit || in.n > limit+64<<10 {
+	if limit := int64(callargs.MaxJSONBytes + 1); in.n < limit || in.n > limit+64<<10 {
 		t.Errorf("read %d bytes of a 200 MiB stdin, want %d (and a buffer at most)", in.n, limit)
 	}
 	t.Logf("read %d bytes of a 200 MiB stdin", in.n)
 
 	// Just under the limit is read whole.
-	args := `{"a": 2, "b": 3}` + strings.Repeat(" ", maxCallArgsBytes-16)
+	args := `{"a": 2, "b": 3}` + strings.Repeat(" ", callargs.MaxJSONBytes-16)
 	if r := mcpbridge(t, args, "call", "mcp__demo__add", "-"); r.code != ExitOK || r.stdout != "5\n" {
 		t.Errorf("16 MiB of arguments: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}

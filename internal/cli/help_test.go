@@ -3,11 +3,12 @@ package cli
 import (
 	"os"
 
-	"github.com/google/go-cmp/cmp"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var longFlag = regexp.MustCompile(`(^|[\s\[(|,])(--[a-z][a-z-]*)`)

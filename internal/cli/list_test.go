@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 // list shows every entry and where it comes from, starting nothing (the
@@ -27,7 +28,7 @@ parked  parked  stdio      disabled  mcpbridge.yaml:16
 		t.Errorf("list: exit %d\n%s\nwant:\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
 	}
 	r = mcpbridge(t, "", "list", "--json")
-	var got []entryJSON
+	var got []report.Entry
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != 3 {
 		t.Fatalf("list --json: %v\n%s", err, r.stdout)
 	}
@@ -67,7 +68,7 @@ roots:      ["/srv/data"]
 		t.Errorf("get web: exit %d\n%s\nwant:\n%s\n%s", r.code, r.stdout, want, r.stderr)
 	}
 	r = mcpbridge(t, "", "get", "--json", "tool")
-	var got entryDetailJSON
+	var got report.EntryDetail
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("get --json: %v\n%s", err, r.stdout)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 // browserEnv makes the re-executed test binary the browser of a login
@@ -73,7 +74,7 @@ func TestLoginLogout(t *testing.T) {
 		t.Errorf("call: %q", r.stdout)
 	}
 	r = step(0, "status", "--json", "--config", cfg)
-	var st statusJSON
+	var st report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Servers[0].State != "ready" {
 		t.Errorf("status after the login: %v\n%s", err, r.stdout)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/registry/registrytest"
 )
 
@@ -279,11 +280,11 @@ func TestRegistryOutdated(t *testing.T) {
 	}
 	reg.Publish(t, []byte(readFile(t, filepath.Join(registryDocs, "newer", "knapcode-samplemcpserver-0.5.0.json"))))
 	r = mcpbridge(t, "", "registry", "outdated", "--config", cfg, "--json")
-	var got []outdatedJSON
+	var got []registry.Outdated
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != ExitOK {
 		t.Fatalf("outdated --json: %v %+v", err, r)
 	}
-	want := []outdatedJSON{
+	want := []registry.Outdated{
 		{ID: "knapcode-samplemcpserver", Name: "io.github.joelverhagen/knapcode-samplemcpserver", Version: "0.4.0-beta", Latest: "0.5.0", Outdated: true},
 		{ID: "brave-search", Name: "io.modelcontextprotocol.anonymous/brave-search", Version: "1.0.2", Latest: "1.0.2"},
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 // server-everything's 7 resources, 2 templates and 4 prompts, through every
@@ -107,11 +109,11 @@ func TestShadowedResources(t *testing.T) {
 	second := strings.NewReplacer("id: everything", "id: second", "serverName: everything", "serverName: second").Replace(string(written))
 	cfg := writeConfig(t, string(written)+second)
 	r := mcpbridge(t, "", "status", "--json", "--config", cfg)
-	var st statusJSON
+	var st report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
 		t.Fatalf("status --json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
-	if len(st.Shadowed) != 9 || st.Shadowed[0] != (shadowedJSON{Kind: "resource", Key: "demo://resource/static/document/architecture.md", Server: "second", ServedFrom: "everything"}) {
+	if len(st.Shadowed) != 9 || st.Shadowed[0] != (report.Shadowed{Kind: "resource", Key: "demo://resource/static/document/architecture.md", Server: "second", ServedFrom: "everything"}) {
 		t.Errorf("shadowed = %+v, want the 7 resources and 2 templates of second", st.Shadowed)
 	}
 	if st.Servers[1].Resources != 9 || st.Servers[1].Prompts != 4 {

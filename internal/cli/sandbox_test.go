@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 // status shows which entries are sandboxed, at which Landlock ABI; an
@@ -26,13 +27,13 @@ func TestStatusShowsSandbox(t *testing.T) {
 	if r.code != ExitFailed {
 		t.Errorf("exit %d, want %d (one entry failed)", r.code, ExitFailed)
 	}
-	var out statusJSON
+	var out report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, r.stdout)
 	}
 	type row struct {
 		State   string
-		Sandbox *sandboxJSON
+		Sandbox *report.Sandbox
 		Error   string
 	}
 	got := map[string]row{}
@@ -41,8 +42,8 @@ func TestStatusShowsSandbox(t *testing.T) {
 	}
 	want := map[string]row{
 		"plain":   {State: "ready"},
-		"boxed":   {State: "ready", Sandbox: &sandboxJSON{LandlockABI: abi}},
-		"missing": {State: "failed", Sandbox: &sandboxJSON{LandlockABI: abi}, Error: `sandbox.read[0] "/no/such/dir": no such file or directory`},
+		"boxed":   {State: "ready", Sandbox: &report.Sandbox{LandlockABI: abi}},
+		"missing": {State: "failed", Sandbox: &report.Sandbox{LandlockABI: abi}, Error: `sandbox.read[0] "/no/such/dir": no such file or directory`},
 	}
 	for id, w := range want {
 		g := got[id]
@@ -81,7 +82,7 @@ func TestSandboxHomePaths(t *testing.T) {
 	t.Setenv("HOME", home)
 	cfg := writeConfig(t, sandboxedDemo("boxed", "    sandbox:\n      read: [~/notes]\n      write: ['${HOME}/out']\n"))
 	r := mcpbridge(t, "", "status", "--json", "--config", cfg)
-	var out statusJSON
+	var out report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, r.stdout)
 	}
@@ -155,7 +156,7 @@ func TestSandboxDenialSaysWhatToAdd(t *testing.T) {
 	}
 
 	r := mcpbridge(t, "", "status", "--json", "--config", writeConfig(t, entry("{}")))
-	var out statusJSON
+	var out report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, r.stdout)
 	}
@@ -182,7 +183,7 @@ func TestStatusShowsDenials(t *testing.T) {
 	if want := "\nfs: sandbox: " + denied + "\n"; !strings.HasSuffix(b.String(), want) {
 		t.Errorf("status table:\n%s\nwant it to end with:%s", b.String(), want)
 	}
-	if got := toStatusJSON(st).Sandbox; got == nil || len(got.Denied) != 1 || got.Denied[0] != denied {
+	if got := report.ServerOf(st).Sandbox; got == nil || len(got.Denied) != 1 || got.Denied[0] != denied {
 		t.Errorf("status --json sandbox: %+v", got)
 	}
 }

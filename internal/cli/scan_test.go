@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/toolscan"
 )
 
@@ -172,7 +173,7 @@ func TestScanHoldStatus(t *testing.T) {
 		t.Errorf("tools: %+v", r)
 	}
 	r = mcpbridge(t, "", "status", "--json")
-	var st statusJSON
+	var st report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 		t.Fatal(err)
 	}

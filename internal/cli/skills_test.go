@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/agentext"
 	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/skillpeer"
 )
 
@@ -39,7 +40,7 @@ func TestSkillsCommands(t *testing.T) {
 		t.Fatalf("skills: exit %d\n%q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
 	}
 	r = mcpbridge(t, "", "skills", "--json", "--config", cfg)
-	var listed []skillEntry
+	var listed []report.Skill
 	if err := json.Unmarshal([]byte(r.stdout), &listed); err != nil || len(listed) != 2 || len(listed[1].Files) != 2 || listed[1].Skill != "pdf-processing" {
 		t.Errorf("skills --json: %v\n%s", err, r.stdout)
 	}

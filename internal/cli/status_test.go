@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -97,7 +98,7 @@ func TestStatusJSON(t *testing.T) {
 	if r.stderr != "" {
 		t.Errorf("--json wrote to stderr: %q", r.stderr)
 	}
-	var shape statusJSON
+	var shape report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &shape); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}
@@ -155,7 +156,7 @@ func TestStatusTenServers(t *testing.T) {
 	if r.code != ExitFailed {
 		t.Errorf("exit %d, want 1\nstderr: %s", r.code, r.stderr)
 	}
-	var got statusJSON
+	var got report.Status
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
 	}

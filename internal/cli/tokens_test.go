@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/chattools"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
@@ -33,7 +34,7 @@ func TestToolsTokens(t *testing.T) {
 	t.Chdir(t.TempDir())
 	var chat []json.RawMessage
 	runJSON(t, &chat, "tools", "--json")
-	var got tokensJSON
+	var got report.Tokens
 	runJSON(t, &got, "tools", "--tokens", "--json")
 	if got.Encoding != "o200k_base" || len(got.Tools) != len(chat) || len(chat) != 3 {
 		t.Fatalf("tools --tokens --json: %+v for %d tools", got, len(chat))
@@ -53,11 +54,11 @@ func TestToolsTokens(t *testing.T) {
 		}
 		sum += want
 	}
-	if got.Total != sum || len(got.Servers) != 1 || got.Servers[0] != (serverTokensJSON{Server: "demo", Tools: 3, Tokens: sum}) {
+	if got.Total != sum || len(got.Servers) != 1 || got.Servers[0] != (report.ServerTokens{Server: "demo", Tools: 3, Tokens: sum}) {
 		t.Errorf("totals: %d, %+v; want %d on demo", got.Total, got.Servers, sum)
 	}
 
-	var st statusJSON
+	var st report.Status
 	runJSON(t, &st, "status", "--json")
 	if len(st.Servers) != 1 || st.Servers[0].Tokens != sum {
 		t.Errorf("status --json servers: %+v, want tokens %d", st.Servers, sum)
