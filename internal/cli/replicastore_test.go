@@ -21,12 +21,14 @@ import (
 )
 
 // storeGateway is a gateway entry limiting each identity to 10 calls a
-// second (burst 1), its buckets in the Redis at %s.
+// second (burst 10), its buckets in the Redis at %s. The burst keeps a
+// token that falls due while every caller waits for a slow answer: a
+// measured rate then shows the limit, not the machine's load.
 const storeGateway = `- id: gw
   name: gateway
   config:
     auth: {tokens: {ci: GW_CI_AUTH}}
-    rateLimit: {perIdentity: 10/s, burst: 1}
+    rateLimit: {perIdentity: 10/s, burst: 10}
     store: {redis: {url: "%s", keyPrefix: "%s:"}}
 `
 
@@ -65,12 +67,13 @@ func TestServeReplicasShareRateLimit(t *testing.T) {
 		}
 	}
 
-	served, elapsed := hammer(t, cs, time.Second)
+	drain(t, cs)
+	served, sent, elapsed := hammer(t, cs, time.Second)
 	t.Logf("three replicas served %d calls in %v", served, elapsed)
-	checkRate(t, served, elapsed, "with the store")
+	checkRate(t, served, sent, elapsed, "with the store")
 
 	srv.Stop()
-	served, elapsed = hammer(t, cs, 500*time.Millisecond) // every call answered: served or refused, never failed
+	served, _, elapsed = hammer(t, cs, 500*time.Millisecond) // every call answered: served or refused, never failed
 	t.Logf("with the store down, three replicas served %d calls in %v", served, elapsed)
 	for _, p := range replicas {
 		if got := storeHealth(t, p, storeName); got != "degraded" {
@@ -90,9 +93,10 @@ func TestServeReplicasShareRateLimit(t *testing.T) {
 			return !strings.Contains(p.stderr.String(), "rate limits are shared by the replicas again")
 		})
 	}, "every replica to share its limits again")
-	served, elapsed = hammer(t, cs, time.Second)
+	drain(t, cs)
+	served, sent, elapsed = hammer(t, cs, time.Second)
 	t.Logf("with the store back, three replicas served %d calls in %v", served, elapsed)
-	checkRate(t, served, elapsed, "after the store came back")
+	checkRate(t, served, sent, elapsed, "after the store came back")
 	for _, p := range replicas {
 		if w := "rate limits fall back to this replica's own buckets"; !strings.Contains(p.stderr.String(), w) {
 			t.Errorf("a replica's log lacks %q:\n%s", w, p.stderr)
@@ -111,29 +115,32 @@ func TestServeReplicasShareRateLimit(t *testing.T) {
 const hammerers = 6
 
 // hammer calls as fast as hammerers can for at least d (one call each for
-// 0) and returns how many calls were served in how long; every other call
-// must be refused by the rate limit, never fail otherwise.
-func hammer(t *testing.T, cs *mcp.ClientSession, d time.Duration) (served int, elapsed time.Duration) {
+// 0) and returns how many calls were served, how long calls were being
+// sent (from the start to the last call's sending) and how long until the
+// last answer; every other call must be refused by the rate limit, never
+// fail otherwise.
+func hammer(t *testing.T, cs *mcp.ClientSession, d time.Duration) (served int, sent, elapsed time.Duration) {
 	t.Helper()
 	start := time.Now()
 	var n atomic.Int32
+	var lastSent atomic.Int64
 	errs := make(chan error, hammerers)
 	var wg sync.WaitGroup
 	for range hammerers {
 		wg.Go(func() {
 			for first := true; first || time.Since(start) < d; first = false {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__greet", Arguments: map[string]any{"name": "x"}})
-				cancel()
-				var we *jsonrpc.Error
-				switch {
-				case err == nil:
-					n.Add(1)
-				case errors.As(err, &we) && we.Code == gatewayauth.CodeRateLimited:
-				default:
+				for now := int64(time.Since(start)); ; {
+					if was := lastSent.Load(); was >= now || lastSent.CompareAndSwap(was, now) {
+						break
+					}
+				}
+				if err := limitedCall(cs); err == errRefused {
+					continue
+				} else if err != nil {
 					errs <- err
 					return
 				}
+				n.Add(1)
 			}
 		})
 	}
@@ -143,18 +150,52 @@ func hammer(t *testing.T, cs *mcp.ClientSession, d time.Duration) (served int, e
 	for err := range errs {
 		t.Fatalf("a call failed: %v", err)
 	}
-	return int(n.Load()), elapsed
+	return int(n.Load()), time.Duration(lastSent.Load()), elapsed
 }
 
-// checkRate fails unless served is what 10 calls a second with a burst
-// of 1 allow in elapsed, within one call, or 15% below (a token is
-// taken only once a call asks for it).
-func checkRate(t *testing.T, served int, elapsed time.Duration, when string) {
+// errRefused is limitedCall's answer for a call the rate limit refused.
+var errRefused = errors.New("refused by the rate limit")
+
+// limitedCall calls the fixture's greet tool once.
+func limitedCall(cs *mcp.ClientSession) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__a__greet", Arguments: map[string]any{"name": "x"}})
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == gatewayauth.CodeRateLimited {
+		return errRefused
+	}
+	return err
+}
+
+// drain calls until the rate limit refuses one, so that the identity's
+// burst is spent and what hammer measures next is the rate alone.
+func drain(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	most := 1 + int(elapsed.Seconds()*10) + 1
-	least := int(float64(most-1) * 0.85)
+	for range 1000 {
+		switch err := limitedCall(cs); err {
+		case errRefused:
+			return
+		case nil:
+		default:
+			t.Fatalf("a call failed: %v", err)
+		}
+	}
+	t.Fatal("1,000 calls in a row were served: the rate limit never refused one")
+}
+
+// checkRate fails unless served is what 10 calls a second allow once
+// the burst is spent: at most a token per 100 ms until the last answer
+// (elapsed), plus the one that may have been falling due when drain
+// ended and one more falling due; and at least 85% of the tokens that
+// fell due while calls were still being sent (a token kept by the burst
+// is taken by the next call, however slow the machine).
+func checkRate(t *testing.T, served int, sent, elapsed time.Duration, when string) {
+	t.Helper()
+	most := int(elapsed.Seconds()*10) + 2
+	least := int(sent.Seconds() * 10 * 0.85)
 	if served > most || served < least {
-		t.Errorf("%s: %d calls served in %v of an identity limited to 10/s across three replicas, want %d to %d", when, served, elapsed, least, most)
+		t.Errorf("%s: %d calls served in %v (sent for %v) of an identity limited to 10/s across three replicas, want %d to %d", when, served, elapsed, sent, least, most)
 	}
 }
 
