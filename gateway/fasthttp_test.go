@@ -40,8 +40,15 @@ func openSDKPathSession(t *testing.T, base string) *httpSession {
 // (sdkCall): no take, no fast path.
 func sdkReference(t *testing.T, g *Gateway) string {
 	t.Helper()
+	return sdkReferenceOf(t, g, false)
+}
+
+// sdkReferenceOf is sdkReference, with the SDK's stateless handler when
+// stateless.
+func sdkReferenceOf(t *testing.T, g *Gateway, stateless bool) string {
+	t.Helper()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		httpOptions(slog.New(slog.DiscardHandler), false, time.Hour))
+		httpOptions(slog.New(slog.DiscardHandler), stateless, time.Hour))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	ts := httptest.NewServer(mux)

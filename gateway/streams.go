@@ -152,8 +152,8 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
 	stop := context.AfterFunc(r.Context(), dropped)
-	if engine := g.engineFor(r); engine != nil {
-		engine.ServeHTTP(w, r)
+	if g.engine != nil {
+		g.engine.ServeHTTP(w, r)
 		// As the SDK's handler, below.
 		if stop() && g.inFlightOn(stream) {
 			dropped()
@@ -172,20 +172,11 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	stop() // answered: its calls have ended, or wait for a resume
 }
 
-// engineFor returns the transport of the gateway's own that serves r,
-// nil when the SDK's handler and the fast path serve it.
-func (g *Gateway) engineFor(r *http.Request) http.Handler {
-	if g.engine == nil || g.stateless(r) {
-		return nil
-	}
-	return g.engine
-}
-
 // mcpHandler is what serves r, other than the fast path: the gateway's
-// own transport (engineFor) or the SDK's handler.
+// own transport when it is on (engine), else the SDK's handler.
 func (g *Gateway) mcpHandler(r *http.Request) http.Handler {
-	if engine := g.engineFor(r); engine != nil {
-		return engine
+	if g.engine != nil {
+		return g.engine
 	}
 	return g.sdkHandler(r)
 }

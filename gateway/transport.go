@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -79,6 +80,10 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
 	}
+	if t.g.stateless(r) {
+		t.serveStateless(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		t.serveGET(w, r)
@@ -122,12 +127,7 @@ func (t *httpTransport) serveGET(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); mediaType(ct) != "application/json" {
-		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
-		return
-	}
-	if json, sse := accepts(r.Header.Values("Accept")); !json || !sse {
-		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+	if !postHeadersOK(w, r) {
 		return
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
@@ -162,6 +162,90 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	if ss.InitializeParams() == nil {
 		ss.Close()
 	}
+}
+
+// serveStateless serves a POST without a session (a 2026-07-28 request,
+// or every one with Options.Stateless), as the SDK's stateless handler
+// does: on a session of its own, connected with the state the POST
+// implies (below 2026-07-28: initialized at the header's version, log
+// level "info"; from 2026-07-28 none: each request's _meta says), closed
+// once the POST is answered. Its calls are taken beneath it as on a
+// session; the session makes no request of the client.
+func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !postHeadersOK(w, r) {
+		return
+	}
+	body, ok := readPOST(w, r)
+	if !ok {
+		return
+	}
+	c := newWireConn("", nil, &t.requests)
+	c.stateless = true
+	var current atomic.Pointer[mcp.ServerSession]
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
+	if err != nil {
+		t.g.log.Error("HTTP stateless session not connected", "err", err)
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	current.Store(ss)
+	defer ss.Close()
+	c.servePOST(w, r)
+	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
+		// The client left: its calls end for that (serveMCP gives up
+		// on its stream too, but may come after the session's end).
+		t.g.giveUp(stream)
+	}
+}
+
+// statelessState is the state of a stateless POST's session, as the
+// SDK's handler makes it: below 2026-07-28 initialized (unless the POST
+// carries initialize or notifications/initialized itself) at the
+// header's version, log messages from "info" up; from 2026-07-28 empty.
+func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
+	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	var initialize, initialized, perRequest bool
+	if msgs, _, err := readBatch(body); err == nil {
+		for _, msg := range msgs {
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				initialize = initialize || req.Method == "initialize"
+				initialized = initialized || req.Method == "notifications/initialized"
+				perRequest = perRequest || version >= sdkwire.PerRequestVersion
+			}
+		}
+	}
+	state := new(mcp.ServerSessionState)
+	if perRequest {
+		return state
+	}
+	if !initialize {
+		state.InitializeParams = &mcp.InitializeParams{ProtocolVersion: version}
+	}
+	if !initialized {
+		state.InitializedParams = new(mcp.InitializedParams)
+	}
+	state.LogLevel = sdkwire.OneRequestLogLevel
+	return state
+}
+
+// postHeadersOK checks a POST's Content-Type and Accept as the SDK's
+// handler does, or answers it with why not.
+func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return false
+	}
+	if json, sse := accepts(r.Header.Values("Accept")); !json || !sse {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return false
+	}
+	return true
 }
 
 // add keeps the session of c until it ends, closing it once idle for
@@ -227,18 +311,22 @@ type wireTransport struct{ c *wireConn }
 func (t wireTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
 
 // SupportsProtocolVersion refuses 2026-07-28 and later on a stateful
-// session, as the SDK's transport does (SEP-2575 is per request).
-func (wireTransport) SupportsProtocolVersion(version string) bool {
-	return version < sdkwire.PerRequestVersion
+// session, as the SDK's transport does (SEP-2575 is per request: a
+// stateless POST's session speaks it).
+func (t wireTransport) SupportsProtocolVersion(version string) bool {
+	return t.c.stateless || version < sdkwire.PerRequestVersion
 }
 
 // wireConn is a session's connection: messages from its POSTs in, and out
 // to the stream each belongs to.
 type wireConn struct {
-	id       string
-	store    mcp.EventStore // the gateway's: every stream's events are kept for a resume
-	requests *sync.Map      // the transport's requests in flight, for its tag
-	incoming chan jsonrpc.Message
+	id    string
+	store mcp.EventStore // the gateway's: every stream's events are kept for a resume; nil for none (stateless)
+	// stateless: the session is a stateless POST's, which makes no
+	// request of its client and has no GET stream.
+	stateless bool
+	requests  *sync.Map // the transport's requests in flight, for its tag
+	incoming  chan jsonrpc.Message
 
 	mu      sync.Mutex
 	done    chan struct{}          // closed by Close; guarded by mu (for closed)
@@ -251,8 +339,10 @@ type wireConn struct {
 func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
 	c := &wireConn{id: id, store: store, requests: requests, incoming: make(chan jsonrpc.Message, 10),
 		done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
-	store.Open(context.Background(), id, "") // the in-memory store never fails
-	c.streams[""] = &wireStream{sse: true}
+	if store != nil {
+		store.Open(context.Background(), id, "") // the in-memory store never fails
+		c.streams[""] = &wireStream{sse: true}
+	}
 	return c
 }
 
@@ -267,6 +357,9 @@ func (c *wireConn) Close() error {
 	}
 	c.closed = true
 	close(c.done)
+	if c.store == nil {
+		return nil
+	}
 	return c.store.SessionClosed(context.Background(), c.id)
 }
 
@@ -284,17 +377,25 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // errSessionEnded is what writing to an ended session gives.
 var errSessionEnded = errors.New("session is closed")
 
+// errRejected is the go-sdk's jsonrpc2.ErrRejected, by the code its Is
+// compares (the gateway reads it in call.go too): a write that fails with
+// it fails alone, the connection goes on.
+var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
+
 // Write sends msg on the stream of the request it answers or, for what a
 // request's handler or taken call sends, belongs to; anything else goes
-// on the session's GET stream. Every event is kept in the event store
+// on the session's GET stream (a stateless session's: on its
+// subscriptions/listen stream). Every event is kept in the event store
 // first, so a client that is not there to read it gets it when it
-// resumes. A notification whose request has been answered is dropped (the
-// SDK's transport rejects it); a request to the client whose stream has
-// ended goes on the GET stream.
+// resumes. As the SDK's transport, it rejects what belongs to a request
+// already answered, and a stateless session's requests to its client.
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.stateless {
+		return fmt.Errorf("%w: stateless servers cannot make requests", errRejected)
 	}
 	var related, answers jsonrpc.ID
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -303,28 +404,17 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		related, _ = sdkwire.TakenRequest(ctx)
 	}
 	c.mu.Lock()
-	s := c.streams[""]
-	if related.IsValid() {
-		s = nil
-		if id, ok := c.byRequest[related]; ok {
-			s = c.streams[id]
-		}
-	}
-	if s == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			s = c.streams[""]
-		}
-	}
+	s := c.streamFor(related)
 	if answers.IsValid() {
 		delete(c.byRequest, answers)
 	}
 	closed := c.closed
 	c.mu.Unlock()
 	switch {
+	case s == nil:
+		return fmt.Errorf("%w: write to closed stream", errRejected)
 	case closed:
 		return errSessionEnded
-	case s == nil:
-		return nil
 	}
 	if s.deliver(ctx, c, msg, data, answers) {
 		c.mu.Lock()
@@ -332,6 +422,24 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 	}
 	return nil
+}
+
+// streamFor returns the stream of request related or, for none, the
+// GET stream (a stateless session's listen stream); nil when that
+// request was answered, or there is no such stream. c.mu is held.
+func (c *wireConn) streamFor(related jsonrpc.ID) *wireStream {
+	if related.IsValid() {
+		if id, ok := c.byRequest[related]; ok {
+			return c.streams[id]
+		}
+		return nil
+	}
+	for _, s := range c.streams {
+		if s.listen {
+			return s
+		}
+	}
+	return c.streams[""]
 }
 
 // wireStream is one logical stream of a session: the responses to a
@@ -350,6 +458,8 @@ type wireStream struct {
 	next     int                     // the next event's index; guarded by mu
 	requests map[jsonrpc.ID]struct{} // the requests not answered yet; guarded by mu
 	batch    bool                    // opened by a batch: every response is an event
+	listen   bool                    // opened by subscriptions/listen: an SSE stream at once, for what belongs to no request
+	version  string                  // the protocol version its POST names
 	// asks are the requests to the client sent on the stream and not yet
 	// answered nor cancelled; guarded by mu.
 	asks map[jsonrpc.ID]struct{}
@@ -379,6 +489,17 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	if over {
 		defer s.releaseLocked()
 	}
+	if status := errorStatus(s.version, msg); status != 0 {
+		// A 2026-07-28 error the protocol gives an HTTP status: the
+		// response as is, as the SDK's handler writes it.
+		if !s.sse {
+			sdkwire.SetResponseHeaders(s.w.Header(), false) // the SDK's, set before it knew
+			s.w.Header().Set("Content-Type", "application/json")
+			s.w.WriteHeader(status)
+		}
+		s.w.Write(data)
+		return over
+	}
 	if over && !s.sse {
 		// Nothing else was written: the response alone, as one JSON
 		// body.
@@ -394,13 +515,37 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	return over
 }
 
+// errorStatus is the HTTP status of a response on a stream of version
+// that is an error the 2026-07-28 protocol maps to one (SEP-2575: an
+// unknown method 404; invalid params, an unsupported version, missing
+// client capabilities 400), 0 for any other message.
+func errorStatus(version string, msg jsonrpc.Message) int {
+	resp, ok := msg.(*jsonrpc.Response)
+	if version < sdkwire.PerRequestVersion || !ok || resp.Error == nil {
+		return 0
+	}
+	var e *jsonrpc.Error
+	if !errors.As(resp.Error, &e) {
+		return 0
+	}
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
 // appendLocked keeps data as the stream's next event, and returns its
 // id. s.mu is held.
 func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) string {
-	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
-	id := sdkwire.EventID(s.id, s.next)
 	s.next++
-	return id
+	if c.store == nil {
+		return "" // events without ids: nothing to resume
+	}
+	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
+	return sdkwire.EventID(s.id, s.next-1)
 }
 
 // noteAskLocked follows the requests to the client on a request's stream
@@ -531,29 +676,16 @@ func (c *wireConn) hang(r *http.Request, held <-chan struct{}) {
 // servePOST hands the POST's messages to the session and writes what
 // their requests bring back, as the SDK's handler serves a session's POST.
 func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
-		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
-		return
-	}
-	body, ok := readPOST(w, r)
+	msgs, batch, version, ok := readMessages(w, r)
 	if !ok {
-		return
-	}
-	msgs, batch, err := readBatch(body)
-	if err != nil {
-		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
-		return
-	}
-	version := r.Header.Get("Mcp-Protocol-Version")
-	if version == "" {
-		version = "2025-03-26" // the SDK's default for a stream
-	}
-	if batch && version >= "2025-06-18" {
-		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", "2025-06-18", version), http.StatusBadRequest)
 		return
 	}
 	post, ok := c.admitRequests(w, r, msgs, version)
 	if !ok {
+		return
+	}
+	if !batch && !mcpHeadersOK(w, r.Header, msgs[0]) {
+		c.forgetRequests(msgs)
 		return
 	}
 	defer c.forgetRequests(msgs)
@@ -584,6 +716,31 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.hang(r, held)
+}
+
+// readMessages reads a POST's messages, whether they came as a batch,
+// and the protocol version of its header ("2025-03-26" for none, as the
+// SDK reads it), or answers w with why not.
+func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bool, string, bool) {
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	body, ok := readPOST(w, r)
+	if !ok {
+		return nil, false, "", false
+	}
+	msgs, batch, err := readBatch(body)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	if batch && version >= "2025-06-18" {
+		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", "2025-06-18", version), http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	return msgs, batch, version, true
 }
 
 // readPOST returns a POST's body (the body screen's copy when it read the
@@ -638,6 +795,7 @@ type wirePOST struct {
 	calls      map[jsonrpc.ID]struct{} // its requests' ids
 	version    string                  // the protocol version its stream speaks: the header's, an initialize's own
 	initialize bool                    // it carries initialize: the answer names the session
+	listen     bool                    // it carries subscriptions/listen
 	batch      bool
 }
 
@@ -661,8 +819,9 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 				post.version = p.ProtocolVersion
 			}
 		}
+		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= sdkwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
-			if !refusePerRequest(w, r, req, version) {
+			if !c.checkPerRequest(w, r, req, version) {
 				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
@@ -684,12 +843,12 @@ func carriesMetaVersion(params json.RawMessage) bool {
 		sdkwire.PeekMetaVersion(append([]byte(`{"params":`), append(params, '}')...)) != ""
 }
 
-// refusePerRequest answers a 2026-07-28 request on a session as the SDK's
-// stateful handler does (SEP-2575 is per request: a session speaks the
-// versions before it), and reports true for the one it lets through, a
-// server/discover whose headers and _meta agree.
-func refusePerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
-	if req.Method != "server/discover" {
+// checkPerRequest checks a 2026-07-28 request as the SDK's handler does
+// (SEP-2575 is per request: a session speaks the versions before it, so
+// a stateful one refuses all but server/discover), and answers w when it
+// refuses it: a version in the header and the same in _meta are needed.
+func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
+	if !c.stateless && req.Method != "server/discover" {
 		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= sdkwire.PerRequestVersion })
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: version})
 		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
@@ -715,6 +874,53 @@ func refusePerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Reque
 		return true
 	}
 	return false
+}
+
+// mcpHeadersOK checks the Mcp-Method and Mcp-Name headers of a request
+// of 2026-07-28 or later against its body, as the SDK's handler does, or
+// answers w with why not (a header mismatch error). The Mcp-Param-*
+// headers are not checked (the SDK checks them against a tool's
+// x-mcp-header annotations).
+func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || h.Get("Mcp-Protocol-Version") < sdkwire.PerRequestVersion {
+		return true
+	}
+	var problem string
+	switch method := h.Get("Mcp-Method"); {
+	case method == "":
+		problem = "missing required Mcp-Method header"
+	case method != req.Method:
+		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, req.Method)
+	default:
+		problem = nameHeaderProblem(h.Get("Mcp-Name"), req)
+	}
+	if problem == "" {
+		return true
+	}
+	writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: problem})
+	return false
+}
+
+// nameHeaderProblem is what is wrong with the Mcp-Name header of req, a
+// request whose method names a tool, resource or prompt, "" for nothing.
+func nameHeaderProblem(header string, req *jsonrpc.Request) string {
+	key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[req.Method]
+	if key == "" {
+		return ""
+	}
+	if header == "" {
+		return fmt.Sprintf("missing required Mcp-Name header for method %q", req.Method)
+	}
+	var params map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(req.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
+		return fmt.Sprintf("failed to extract name from parameters for method %q", req.Method)
+	}
+	if header != name {
+		return fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)
+	}
+	return ""
 }
 
 // writeRPCError answers with a JSON-RPC error and an HTTP status, as the
@@ -744,8 +950,11 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
 	calls := post.calls
-	s := &wireStream{id: rand.Text(), w: w, held: make(chan struct{}), requests: calls, batch: post.batch}
-	c.store.Open(r.Context(), c.id, s.id) // the in-memory store never fails
+	s := &wireStream{id: rand.Text(), w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
+		version: r.Header.Get("Mcp-Protocol-Version")}
+	if c.store != nil {
+		c.store.Open(r.Context(), c.id, s.id) // the in-memory store never fails
+	}
 	c.mu.Lock()
 	for id := range calls {
 		if _, dup := c.byRequest[id]; dup {
@@ -764,14 +973,17 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sdkwire.Primes(post.version, true) {
+	if sdkwire.Primes(post.version, c.store != nil) {
 		c.store.Append(r.Context(), c.id, s.id, nil)
 		s.pending = sdkwire.AppendEvent(nil, "prime", sdkwire.EventID(s.id, s.next), nil)
 		s.next++
 		s.primer = time.AfterFunc(primeFlush, s.flush)
 	}
-	if post.batch {
+	if post.batch || post.listen {
 		s.streamLocked()
+		if post.listen {
+			http.NewResponseController(w).Flush()
+		}
 	}
 	return s, s.held, true
 }
