@@ -839,8 +839,16 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 // carriesMetaVersion reports whether params carry a 2026-07-28 request's
 // version in _meta.
 func carriesMetaVersion(params json.RawMessage) bool {
-	return bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) &&
-		sdkwire.PeekMetaVersion(append([]byte(`{"params":`), append(params, '}')...)) != ""
+	return bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) && metaVersion(params) != ""
+}
+
+// metaVersion is the protocol version params name in _meta, "" for none.
+func metaVersion(params json.RawMessage) string {
+	// A request of its own around a copy: params is part of the POST's
+	// body, which others read too.
+	body := make([]byte, 0, len(params)+len(`{"params":}`))
+	body = append(append(append(body, `{"params":`...), params...), '}')
+	return sdkwire.PeekMetaVersion(body)
 }
 
 // checkPerRequest checks a 2026-07-28 request as the SDK's handler does
@@ -856,10 +864,7 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 		return false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
-	meta := ""
-	if carriesMetaVersion(req.Params) {
-		meta = sdkwire.PeekMetaVersion(append([]byte(`{"params":`), append(req.Params, '}')...))
-	}
+	meta := metaVersion(req.Params)
 	switch {
 	case header == "":
 		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch,
