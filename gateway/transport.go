@@ -377,11 +377,6 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // errSessionEnded is what writing to an ended session gives.
 var errSessionEnded = errors.New("session is closed")
 
-// errRejected is the go-sdk's jsonrpc2.ErrRejected, by the code its Is
-// compares (the gateway reads it in call.go too): a write that fails with
-// it fails alone, the connection goes on.
-var errRejected = &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}
-
 // Write sends msg on the stream of the request it answers or, for what a
 // request's handler or taken call sends, belongs to; anything else goes
 // on the session's GET stream (a stateless session's: on its
@@ -395,7 +390,7 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.stateless {
-		return fmt.Errorf("%w: stateless servers cannot make requests", errRejected)
+		return fmt.Errorf("%w: stateless servers cannot make requests", sdkwire.ErrRejected)
 	}
 	var related, answers jsonrpc.ID
 	if resp, ok := msg.(*jsonrpc.Response); ok {
@@ -412,7 +407,7 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Unlock()
 	switch {
 	case s == nil:
-		return fmt.Errorf("%w: write to closed stream", errRejected)
+		return fmt.Errorf("%w: write to closed stream", sdkwire.ErrRejected)
 	case closed:
 		return errSessionEnded
 	}
