@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots are deprecated in 2026-07-28 (SEP-2577) but work; the contract needs a request the server sends its client.
+
 package sdkwire
 
 import (
