@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"crypto/rand"
 	"net/http"
 	"sync"
@@ -22,7 +23,7 @@ import (
 // what it does not do.
 
 // engineDefault turns a design of the spike on for every gateway
-// (engine_tag.go): "sdk" (sdkEngine) or "own" (ownEngine, engine_own.go).
+// (engine_tag.go): "sdk" (sdkEngine) or "own" (httpTransport, transport.go).
 var engineDefault = ""
 
 // spikeEngine returns the engine engineDefault names, nil for none.
@@ -31,7 +32,7 @@ func spikeEngine(g *Gateway) http.Handler {
 	case "sdk":
 		return newSDKEngine(g)
 	case "own":
-		return newOwnEngine(g)
+		return newTransport(g, cmp.Or(g.opts.idleTimeout, sessionTimeout))
 	}
 	return nil
 }

@@ -5,25 +5,99 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// openSDKPathSession opens a raw session whose calls the SDK serves: its
-// client offers elicitation (besides roots and sampling), which the fast
-// path leaves to the SDK.
+// openSDKPathSession opens a raw session whose client offers
+// elicitation (besides roots and sampling), whose calls the HTTP fast
+// path leaves to the SDK (the gateway's own transport takes them).
 func openSDKPathSession(t *testing.T, base string) *httpSession {
 	t.Helper()
 	return openHTTPSessionWith(t, base, `{"roots":{},"sampling":{},"elicitation":{}}`, "")
+}
+
+// sdkReference serves g's MCP server through the SDK's own Streamable
+// HTTP handler, with the gateway's handler options, until the end of the
+// test, and returns its base URL: the reference a differential test
+// compares the gateway's endpoint with (its fast path, or its own
+// transport), exchange by exchange. Its calls take the SDK's path
+// (sdkCall): no take, no fast path.
+func sdkReference(t *testing.T, g *Gateway) string {
+	t.Helper()
+	return sdkReferenceOf(t, g, false)
+}
+
+// sdkReferenceOf is sdkReference, with the SDK's stateless handler when
+// stateless.
+func sdkReferenceOf(t *testing.T, g *Gateway, stateless bool) string {
+	t.Helper()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		httpOptions(slog.New(slog.DiscardHandler), stateless, time.Hour))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// sameAnswer reports how the gateway's answer (got, gotHeader) differs
+// from the SDK's reference answer to the same exchange, "" when it does
+// not: the same status, and the same body, stream ids aside, except that
+// a response the gateway wrote alone as one application/json body must
+// be the message of the reference's one SSE event.
+func sameAnswer(got, want httpAnswer) string {
+	if got.status != want.status {
+		return fmt.Sprintf("status %d, the SDK's %d (bodies %q and %q)", got.status, want.status, got.body, want.body)
+	}
+	wantBody := want.body
+	if mediaType(got.header.Get("Content-Type")) == "application/json" && mediaType(want.header.Get("Content-Type")) == "text/event-stream" {
+		if strings.Count(want.body, "event: message\n") != 1 {
+			return fmt.Sprintf("one JSON body %q, but the SDK's stream carried more than its response: %q", got.body, want.body)
+		}
+		wantBody = lastData(want.body)
+	}
+	return cmp.Diff(wantBody, got.body)
+}
+
+// sortedEvents is an SSE body's events in sorted order, without their
+// indexes.
+func sortedEvents(body string) string {
+	events := strings.SplitAfter(eventIndexes.ReplaceAllString(body, "id: STREAM_N"), "\n\n")
+	slices.Sort(events)
+	return strings.Join(events, "")
+}
+
+// eventIndexes are the indexes of event ids made alike by eventIDs.
+var eventIndexes = regexp.MustCompile(`(?m)^id: STREAM_\d+`)
+
+// httpAnswer is an HTTP answer: its status, header and body, stream ids made
+// alike.
+type httpAnswer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// exchange posts body on s with the extra headers and returns the answer.
+func exchange(t *testing.T, s *httpSession, body string, header map[string]string) httpAnswer {
+	t.Helper()
+	return request(t, s, http.MethodPost, body, header)
 }
 
 // setLevel sets the session's log level.
@@ -91,16 +165,19 @@ var wireCalls = []wireCall{
 // eventIDs are an SSE body's event ids: random stream ids, then indexes.
 var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
 
-// The fast path answers a call with the bytes the SDK writes for it: a
-// result ready before anything else was sent as the application/json body
-// the SDK writes with JSONResponse (its framing checked against the SDK in
-// sdkwire), the message the SDK's own path sends; a call with progress as
-// the SDK's SSE stream, byte for byte, headers included.
+// The gateway answers a call with the bytes the SDK's handler writes for
+// it, on the SDK's path (sdkReference): a result ready before anything
+// else was sent as the application/json body the SDK writes with
+// JSONResponse (its framing checked against the SDK in sdkwire), the
+// message the SDK's own path sends; a call with progress as the SDK's SSE
+// stream, byte for byte, headers included. The gateway's call is its
+// own (the fast path, or the take beneath its own transport), never the
+// SDK's path.
 func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 	g := newGateway(t, fastPathTools(t), Options{})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
-	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	fast, slow := openHTTPSession(t, base), openHTTPSession(t, sdkReference(t, g))
 	fast.setLevel("warning")
 	slow.setLevel("warning")
 	for _, call := range wireCalls {
@@ -136,7 +213,7 @@ func TestHTTPFastPathSlowCallStreams(t *testing.T) {
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})
 	base := serveHTTP(t, g, Options{})
-	fast, slow := openHTTPSession(t, base), openSDKPathSession(t, base)
+	fast, slow := openHTTPSession(t, base), openHTTPSession(t, sdkReference(t, g))
 	resp := fast.post(context.Background(), waitCall)
 	var read strings.Builder
 	body := bufio.NewReader(io.TeeReader(resp.Body, &read))
@@ -176,39 +253,61 @@ func postAll(t *testing.T, s *httpSession, body string) (string, http.Header) {
 	return eventIDs.ReplaceAllString(string(b), "id: STREAM_"), resp.Header
 }
 
-// The fast path leaves to the SDK what it cannot answer as the SDK would,
-// and the SDK answers it as before.
+// What the gateway's own path does not take (the fast path leaves it to
+// the SDK's handler; beneath the gateway's own transport the take leaves
+// it to the SDK's session) is answered as the SDK's handler answers it
+// (sdkReference), status and body; the requests the SDK's session serves
+// in either build (a name or a member the take does not read) take the
+// SDK's path.
 func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	g := newGateway(t, fastPathTools(t), Options{})
 	sdk := sdkCalls(g)
-	base := serveHTTP(t, g, Options{})
-	s := openHTTPSession(t, base)
-	asker := openHTTPSessionWith(t, base, `{"elicitation":{}}`, "")
+	base, ref := serveHTTP(t, g, Options{}), sdkReference(t, g)
+	s, sRef := openHTTPSession(t, base), openHTTPSession(t, ref)
+	asker, askerRef := openHTTPSessionWith(t, base, `{"elicitation":{}}`, ""), openHTTPSessionWith(t, ref, `{"elicitation":{}}`, "")
 	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain"}}`
 	tests := []struct {
-		name   string
-		s      *httpSession
-		body   string
-		header map[string]string
+		name         string
+		asker        bool
+		body         string
+		header       map[string]string
+		bySDKSession bool
+		unordered    bool // its responses come in the order they are ready
 	}{
-		{name: "a client that offers elicitation", s: asker, body: call},
-		{name: "a batch", s: s, body: "[" + call + "]", header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"}},
-		{name: "an unknown tool", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nosuch"}}`},
-		{name: "an unknown member", s: s, body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","someday":{}}}`},
-		{name: "a header the SDK checks", s: s, body: call, header: map[string]string{"Mcp-Method": "tools/call"}},
+		{name: "a client that offers elicitation", asker: true, body: call},
+		{name: "a batch", body: "[" + call + "]", header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"}},
+		{name: "a batch of two", body: "[" + call + `,{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`, header: map[string]string{"Mcp-Protocol-Version": "2025-03-26"}, unordered: true},
+		{name: "a batch past 2025-03-26", body: "[" + call + "]", header: map[string]string{"Mcp-Protocol-Version": "2025-06-18"}},
+		{name: "an unknown tool", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nosuch"}}`, bySDKSession: true},
+		{name: "an unknown member", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"plain","someday":{}}}`, bySDKSession: true},
+		{name: "a header the SDK checks", body: call, header: map[string]string{"Mcp-Method": "tools/call"}},
+		{name: "an unknown version", body: call, header: map[string]string{"Mcp-Protocol-Version": "1999-01-01"}},
+		{name: "2026-07-28 on a session", body: call, header: map[string]string{"Mcp-Protocol-Version": "2026-07-28"}},
+		{name: "a text body", body: call, header: map[string]string{"Content-Type": "text/plain"}},
+		{name: "Accept without SSE", body: call, header: map[string]string{"Accept": "application/json"}},
+		{name: "Last-Event-ID", body: call, header: map[string]string{"Last-Event-ID": "x_1"}},
+		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":7,`},
+		{name: "an empty batch", body: `[]`},
+		{name: "a notification", body: `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`},
+		{name: "an unknown session", body: call, header: map[string]string{"Mcp-Session-Id": "nosuch"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := tt.s.newRequest(context.Background(), http.MethodPost, tt.body)
-			for k, v := range tt.header {
-				req.Header.Set(k, v)
+			on, onRef := s, sRef
+			if tt.asker {
+				on, onRef = asker, askerRef
 			}
 			before := sdk.Load()
-			resp := tt.s.do(req)
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if sdk.Load() != before+1 {
-				t.Errorf("the SDK did not serve it (answer %s)", b)
+			got := exchange(t, on, tt.body, tt.header)
+			if tt.bySDKSession && sdk.Load() != before+1 {
+				t.Errorf("the SDK's session did not serve it (answer %s)", got.body)
+			}
+			want := exchange(t, onRef, tt.body, tt.header)
+			if tt.unordered {
+				got.body, want.body = sortedEvents(got.body), sortedEvents(want.body)
+			}
+			if diff := sameAnswer(got, want); diff != "" {
+				t.Errorf("the answer differs from the SDK's handler's (-SDK +gateway):\n%s", diff)
 			}
 		})
 	}
@@ -439,7 +538,7 @@ func TestHTTPFastPathQuestions(t *testing.T) {
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	fast := openHTTPSessionWith(t, base, `{"roots":{},"sampling":{}}`, "")
-	slow := openSDKPathSession(t, base)
+	slow := openHTTPSessionWith(t, sdkReference(t, g), `{"roots":{},"sampling":{}}`, "")
 	for _, q := range []struct{ call, answer, asked, answered string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"roots"}}`, `{"roots":[{"uri":"file:///r","name":"r"}]}`,
 			`"method":"roots/list"`, `file:///r`},

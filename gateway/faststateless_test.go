@@ -105,6 +105,7 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 	g := newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	calls := append(slices.Clip(wireCalls), []wireCall{
 		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"roots"}}`, false},
 		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sample"}}`, false},
@@ -116,7 +117,7 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 		if sdk.Load() != before {
 			t.Fatalf("the fast path left %s to the SDK", call.body)
 		}
-		wantStatus, want, wantHeader := readStateless(t, base, call.body, true)
+		wantStatus, want, wantHeader := readStateless(t, ref, call.body, true)
 		if sdk.Load() != before+1 {
 			t.Fatalf("the SDK's path did not serve %s", call.body)
 		}
@@ -139,30 +140,62 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 	}
 }
 
-// What the fast path cannot answer as the SDK would stays with the SDK in
-// stateless mode too, and the SDK answers it as before.
+// What the gateway's own path does not take in stateless mode (the fast
+// path leaves it to the SDK's handler; beneath the gateway's own
+// transport the take leaves it to the SDK's session) is answered as the
+// SDK's stateless handler answers it (sdkReferenceOf), status and body;
+// what the take does not read takes the SDK's path in either build.
 func TestHTTPStatelessFastPathLeavesTheRestToSDK(t *testing.T) {
 	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain"}}`
 	left := []struct {
-		name   string
-		body   string
-		header []string
+		name         string
+		body         string
+		header       []string
+		bySDKSession bool
 	}{
-		{"a session id", call, []string{"Mcp-Session-Id", "x"}},
-		{"a per-request protocol version", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, nil},
-		{"a task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{}}}`, nil},
-		{"Mcp-Name", call, []string{"Mcp-Name", "plain"}},
+		{"a session id", call, []string{"Mcp-Session-Id", "x"}, false},
+		{"a per-request protocol version", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, nil, true},
+		{"a task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","task":{}}}`, nil, true},
+		{"Mcp-Name", call, []string{"Mcp-Name", "plain"}, false},
+		{"a GET", "", []string{"Accept", "text/event-stream"}, false},
+		{"a text body", call, []string{"Content-Type", "text/plain"}, false},
+		{"Accept without SSE", call, []string{"Accept", "application/json"}, false},
+		{"an unknown version", call, []string{"Mcp-Protocol-Version", "1999-01-01"}, false},
+		{"a batch", "[" + call + "]", []string{"Mcp-Protocol-Version", "2025-03-26"}, false},
+		{"2026-07-28 without _meta", call, perRequestHeaders("plain"), false},
+		{"2026-07-28 of another tool", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","_meta":{` + perRequestMeta("") + `}}}`, perRequestHeaders("fails"), false},
 	}
 	for _, tt := range left {
 		before := sdk.Load()
-		readStateless(t, base, tt.body, false, tt.header...)
-		if sdk.Load() != before+1 {
-			t.Errorf("%s: the fast path took the call", tt.name)
+		got := statelessAnswer(t, base, tt.body, tt.header)
+		if tt.bySDKSession && sdk.Load() != before+1 {
+			t.Errorf("%s: the SDK's session did not serve it (answer %s)", tt.name, got.body)
+		}
+		want := statelessAnswer(t, ref, tt.body, tt.header)
+		if diff := sameAnswer(got, want); diff != "" {
+			t.Errorf("%s: the answer differs from the SDK's stateless handler's (-SDK +gateway):\n%s", tt.name, diff)
 		}
 	}
+}
+
+// statelessAnswer sends body as a stateless POST (a GET without one) to
+// base with the extra headers, and returns the answer.
+func statelessAnswer(t *testing.T, base, body string, header []string) httpAnswer {
+	t.Helper()
+	s := &httpSession{t: t, endpoint: base + "/mcp"}
+	method := http.MethodPost
+	if body == "" {
+		method = http.MethodGet
+	}
+	extra := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	for i := 0; i+1 < len(header); i += 2 {
+		extra[header[i]] = header[i+1]
+	}
+	return request(t, s, method, body, extra)
 }
 
 // callsGate records the Calls it lets through.
@@ -185,9 +218,10 @@ func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
 	gate := &callsGate{}
 	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v"}}}`
 	readStateless(t, base, body, false, "X-Trace", "t")
-	readStateless(t, base, body, true, "X-Trace", "t")
+	readStateless(t, ref, body, true, "X-Trace", "t")
 	if len(gate.calls) != 2 {
 		t.Fatalf("the Gate saw %d calls, want 2", len(gate.calls))
 	}
@@ -238,8 +272,12 @@ func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
 				t.Errorf("the call ended with %v, want %v", err, errStreamGone)
 			}
 			<-done
-			if sdk.Load() != 0 {
-				t.Error("the SDK served the call")
+			want := 0
+			if tt.name == "2026-07-28" {
+				want = perRequestCallsBySDK(g)
+			}
+			if n := sdk.Load(); n != int64(want) {
+				t.Errorf("the SDK served %d calls, want %d", n, want)
 			}
 		})
 	}
@@ -259,6 +297,7 @@ func TestHTTPStatelessFastPathBounds(t *testing.T) {
 	g := newGateway(t, reg, opts)
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, opts)
+	ref := sdkReferenceOf(t, g, true)
 	plain := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plain"}}`
 	if status, body, _ := readStateless(t, base, plain, false); status != http.StatusUnauthorized || strings.Contains(body, "ran") {
 		t.Fatalf("a POST without the token: %d %s, want 401", status, body)
@@ -275,7 +314,11 @@ func TestHTTPStatelessFastPathBounds(t *testing.T) {
 		waitSignal(t, entered, "a call to start")
 	}
 	for _, sdkPath := range []bool{false, true} {
-		_, body, _ := readStateless(t, base, plain, sdkPath, auth...)
+		on := base
+		if sdkPath {
+			on = ref
+		}
+		_, body, _ := readStateless(t, on, plain, sdkPath, auth...)
 		if want := "too many tool calls in flight on the gateway"; !strings.Contains(body, want) {
 			t.Errorf("a third call (SDK path: %v) answered %s, want %q", sdkPath, body, want)
 		}
@@ -297,10 +340,15 @@ func TestHTTPStatelessCallsEvictNothing(t *testing.T) {
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{Stateless: true, MaxSessions: 1})
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	var wg sync.WaitGroup
 	for _, sdkPath := range []bool{true, true, false} {
 		wg.Go(func() {
-			_, body, _ := readStateless(t, base, waitCall, sdkPath)
+			on := base
+			if sdkPath {
+				on = ref
+			}
+			_, body, _ := readStateless(t, on, waitCall, sdkPath)
 			if !strings.Contains(body, "released") {
 				t.Errorf("a waiting call (SDK path: %v) answered %s", sdkPath, body)
 			}
@@ -330,9 +378,10 @@ func TestHTTPStatelessCallSessionEnds(t *testing.T) {
 	}
 	g := newGateway(t, reg, Options{Stateless: true})
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"session"}}`
-	for _, sdkPath := range []bool{false, false, true} {
-		readStateless(t, base, call, sdkPath)
+	for _, on := range []string{base, base, ref} {
+		readStateless(t, on, call, on == ref)
 	}
 	var seen []tool.Session
 	for range 3 {
@@ -363,9 +412,10 @@ func TestHTTPStatelessFastPathView(t *testing.T) {
 	g := newGateway(t, reg, opts)
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, opts)
+	ref := sdkReferenceOf(t, g, true)
 	search := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + toolview.SearchName + `","arguments":{"query":"open an issue on GitLab","limit":1}}}`
 	_, got, _ := readStateless(t, base, search, false)
-	_, want, _ := readStateless(t, base, search, true)
+	_, want, _ := readStateless(t, ref, search, true)
 	if diff := cmp.Diff(lastData(want), got); diff != "" {
 		t.Errorf("the search answered otherwise on the fast path (-SDK +fast):\n%s", diff)
 	}
@@ -407,6 +457,7 @@ func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
 	g := newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	info := `,"io.modelcontextprotocol/clientInfo":{"name":"c <&>","version":"1"}`
 	calls := []struct {
 		name, params string
@@ -426,10 +477,11 @@ func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,%s}}`, i, call.name, call.params)
 		before := sdk.Load()
 		status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders(call.name)...)
-		if sdk.Load() != before {
+		if takesPerRequestCalls(g) && sdk.Load() != before {
 			t.Fatalf("the fast path left %s to the SDK", body)
 		}
-		wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders(call.name)...)
+		before = sdk.Load()
+		wantStatus, want, wantHeader := readStateless(t, ref, body, true, perRequestHeaders(call.name)...)
 		if sdk.Load() != before+1 {
 			t.Fatalf("the SDK's path did not serve %s", body)
 		}
@@ -471,11 +523,12 @@ func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
 	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v",` + perRequestMeta(`,"io.modelcontextprotocol/clientInfo":{"name":"cli","version":"2"}`) + `}}}`
 	status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders("plain")...)
-	wantStatus, want, wantHeader := readStateless(t, base, body, true, perRequestHeaders("plain")...)
-	if sdk.Load() != 1 {
-		t.Fatalf("the SDK served %d calls, want 1", sdk.Load())
+	wantStatus, want, wantHeader := readStateless(t, ref, body, true, perRequestHeaders("plain")...)
+	if want := 1 + perRequestCallsBySDK(g); sdk.Load() != int64(want) {
+		t.Fatalf("the SDK served %d calls, want %d", sdk.Load(), want)
 	}
 	if status != http.StatusBadRequest || status != wantStatus || got != want {
 		t.Errorf("the fast path answered %d %s, the SDK %d %s", status, got, wantStatus, want)

@@ -442,8 +442,8 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	serve := func(*http.Request) *mcp.Server { return g.server }
 	g.http = mcp.NewStreamableHTTPHandler(serve, httpOpts)
 	g.httpStateless = g.http
+	g.engine = spikeEngine(g)
 	if !opts.Stateless {
-		g.engine = spikeEngine(g)
 		g.httpStateless = mcp.NewStreamableHTTPHandler(serve, httpOptions(sdkLog, true, idle))
 	}
 

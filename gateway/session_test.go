@@ -147,15 +147,22 @@ func TestSessionEndLeavesNothing(t *testing.T) {
 			waitSignal(t, s.questionEnded, "the parked call's question ended")
 			waitSignal(t, s.taskCancelled, "the task cancelled")
 			waitSignal(t, s.streamEnded, "the subscription ended")
+			want := way.left
+			if g.engine != nil && want["keepAlive"] > 0 {
+				// The gateway's own transport times its sessions out
+				// itself: nothing keeps the SDK's alive.
+				want = maps.Clone(want)
+				delete(want, "keepAlive")
+			}
 			var left map[string]int
 			defer func() {
 				if t.Failed() {
-					t.Logf("kept: %v, want %v", left, way.left)
+					t.Logf("kept: %v, want %v", left, want)
 				}
 			}()
 			waitFor(t, "the session forgotten", func() bool {
 				left = nonzero(g.books())
-				return maps.Equal(left, way.left)
+				return maps.Equal(left, want)
 			})
 			if way.name == "Close" {
 				hc.CloseIdleConnections()

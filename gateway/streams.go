@@ -117,15 +117,11 @@ const goneFor = time.Minute
 // too, after another grace).
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(streamHeader)
-	if g.engine != nil {
-		g.engine.ServeHTTP(w, r)
-		return
-	}
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 		session := r.Header.Get("Mcp-Session-Id")
 		spared := g.resumed(session)
 		if !g.resumeFast(w, r) {
-			g.http.ServeHTTP(w, r)
+			g.mcpHandler(r).ServeHTTP(w, r)
 		}
 		// However the resume ended (its client left, its stream ended, or
 		// the SDK refused it: 409 while the dropped POST's handler still
@@ -141,7 +137,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		g.sdkHandler(r).ServeHTTP(w, r)
+		g.mcpHandler(r).ServeHTTP(w, r)
 		return
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
@@ -156,7 +152,13 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
 	stop := context.AfterFunc(r.Context(), dropped)
-	if call, ok := g.fastTakes(r, bodyOf(r)); ok {
+	if g.engine != nil {
+		g.engine.ServeHTTP(w, r)
+		// As the SDK's handler, below.
+		if stop() && g.inFlightOn(stream) {
+			dropped()
+		}
+	} else if call, ok := g.fastTakes(r, bodyOf(r)); ok {
 		g.serveFast(w, r, call)
 	} else if !g.fastAnswer(w, r) {
 		g.toSDK(w, r)
@@ -168,6 +170,15 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	stop() // answered: its calls have ended, or wait for a resume
+}
+
+// mcpHandler is what serves r, other than the fast path: the gateway's
+// own transport when it is on (engine), else the SDK's handler.
+func (g *Gateway) mcpHandler(r *http.Request) http.Handler {
+	if g.engine != nil {
+		return g.engine
+	}
+	return g.sdkHandler(r)
 }
 
 // inFlightOn reports whether a call that arrived on stream is in flight.

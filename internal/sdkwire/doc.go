@@ -299,4 +299,12 @@
 //     routes by request finds a taken call there ([TakenRequest], with
 //     [TakingTransport].Routes). The engine spike's own HTTP transport
 //     routes so (docs/engine.md). TestContractTakenCallRoutes.
+//  41. A server connection's Write that fails with an error wrapping the
+//     SDK's jsonrpc2 ErrRejected (unexported; its errors match by code,
+//     -32005: [ErrRejected]) fails that message alone: its sender gets
+//     the error and the session goes on; any other write error ends the
+//     session. The gateway's own HTTP transport rejects so what belongs
+//     to a request already answered and a stateless session's requests
+//     to its client, as the SDK's transport does.
+//     TestContractRejectedWriteFailsAlone.
 package sdkwire

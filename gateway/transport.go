@@ -1,0 +1,1075 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+)
+
+// The gateway's own Streamable HTTP transport (docs/engine.md, design D),
+// in place of the SDK's StreamableHTTPHandler for stateful sessions. The
+// SDK's ServerSession is the one session engine (initialize, every method,
+// its own requests); a session's connection (wireConn) decodes each POST
+// once (sdkwire.DecodeMessage), the take serve --stdio uses answers
+// tools/call beneath the session, and the connection's Write routes every
+// message to the stream of the request it answers or belongs to, else to
+// the session's GET stream. What the SDK's handler does besides, the
+// transport does as it does, with its status codes and words: the
+// protocol-version, Content-Type, Accept and session checks, batches
+// below 2025-06-18, the event store's priming events and resumption with
+// Last-Event-ID, the idle timeout. One difference, on purpose: a
+// response ready before anything else was sent on its stream goes out as
+// one application/json body (the SDK's JSONResponse framing), which every
+// client reads and which costs a client less than an SSE stream.
+
+// httpTransport serves the stateful Streamable HTTP sessions of a gateway.
+type httpTransport struct {
+	g    *Gateway
+	idle time.Duration // a session with no POST for this long is closed
+	// requests maps the RequestExtra of each request in flight to its id,
+	// for tag (the SDK's own request id is out of reach).
+	requests sync.Map // *mcp.RequestExtra → jsonrpc.ID
+
+	mu       sync.Mutex
+	sessions map[string]*wireSession // by session id; guarded by mu
+}
+
+func newTransport(g *Gateway, idle time.Duration) *httpTransport {
+	t := &httpTransport{g: g, idle: idle, sessions: make(map[string]*wireSession)}
+	g.server.AddReceivingMiddleware(t.tag)
+	return t
+}
+
+// tag gives a request the SDK serves its id in the context, so that what
+// its handler sends reaches its stream (wireConn.Write), as a taken
+// call's does.
+func (t *httpTransport) tag(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if id, ok := t.requests.LoadAndDelete(req.GetExtra()); ok {
+			ctx = sdkwire.WithRequest(ctx, id.(jsonrpc.ID))
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// supportedVersions are the protocol versions the gateway's server
+// speaks (it narrows none), newest first.
+var supportedVersions = mcp.SupportedProtocolVersions()
+
+// ServeHTTP serves one request of the endpoint, as the SDK's stateful
+// handler does.
+func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < sdkwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
+		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
+		return
+	}
+	if t.g.stateless(r) {
+		t.serveStateless(w, r)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		t.serveGET(w, r)
+	case http.MethodPost:
+		t.servePOST(w, r)
+	case http.MethodDelete:
+		if s := t.lookup(w, r, "DELETE"); s != nil {
+			s.session.Close()
+			w.WriteHeader(http.StatusNoContent)
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// lookup returns the session r names, or answers r with why not.
+func (t *httpTransport) lookup(w http.ResponseWriter, r *http.Request, method string) *wireSession {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		http.Error(w, "Bad Request: "+method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
+		return nil
+	}
+	t.mu.Lock()
+	s := t.sessions[id]
+	t.mu.Unlock()
+	if s == nil {
+		http.Error(w, "session not found", http.StatusNotFound)
+	}
+	return s
+}
+
+func (t *httpTransport) serveGET(w http.ResponseWriter, r *http.Request) {
+	if _, sse := accepts(r.Header.Values("Accept")); !sse {
+		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+		return
+	}
+	if s := t.lookup(w, r, "GET"); s != nil {
+		s.conn.serveGET(w, r)
+	}
+}
+
+func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
+	if !postHeadersOK(w, r) {
+		return
+	}
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		t.open(w, r)
+		return
+	}
+	if s := t.lookup(w, r, "POST"); s != nil {
+		s.startPOST()
+		defer s.endPOST()
+		s.conn.servePOST(w, r)
+	}
+}
+
+// open connects a session on a new connection, through the take, and
+// serves its first POST; a session whose first POST did not initialize it
+// is closed.
+func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
+	c := newWireConn(rand.Text(), t.g.events, &t.requests)
+	var current atomic.Pointer[mcp.ServerSession]
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
+	if err != nil {
+		t.g.log.Error("HTTP session not connected", "err", err)
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	current.Store(ss)
+	s := t.add(c, ss)
+	s.startPOST()
+	c.servePOST(w, r)
+	s.endPOST()
+	if ss.InitializeParams() == nil {
+		ss.Close()
+	}
+}
+
+// serveStateless serves a POST without a session (a 2026-07-28 request,
+// or every one with Options.Stateless), as the SDK's stateless handler
+// does: on a session of its own, connected with the state the POST
+// implies (below 2026-07-28: initialized at the header's version, log
+// level "info"; from 2026-07-28 none: each request's _meta says), closed
+// once the POST is answered. Its calls are taken beneath it as on a
+// session; the session makes no request of the client.
+func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if !postHeadersOK(w, r) {
+		return
+	}
+	body, ok := readPOST(w, r)
+	if !ok {
+		return
+	}
+	c := newWireConn("", nil, &t.requests)
+	c.stateless = true
+	var current atomic.Pointer[mcp.ServerSession]
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
+	if err != nil {
+		t.g.log.Error("HTTP stateless session not connected", "err", err)
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	current.Store(ss)
+	defer ss.Close()
+	c.servePOST(w, r)
+	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
+		// The client left: its calls end for that (serveMCP gives up
+		// on its stream too, but may come after the session's end).
+		t.g.giveUp(stream)
+	}
+}
+
+// statelessState is the state of a stateless POST's session, as the
+// SDK's handler makes it: below 2026-07-28 initialized (unless the POST
+// carries initialize or notifications/initialized itself) at the
+// header's version, log messages from "info" up; from 2026-07-28 empty.
+func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
+	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	var initialize, initialized, perRequest bool
+	if msgs, _, err := readBatch(body); err == nil {
+		for _, msg := range msgs {
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				initialize = initialize || req.Method == "initialize"
+				initialized = initialized || req.Method == "notifications/initialized"
+				perRequest = perRequest || version >= sdkwire.PerRequestVersion
+			}
+		}
+	}
+	state := new(mcp.ServerSessionState)
+	if perRequest {
+		return state
+	}
+	if !initialize {
+		state.InitializeParams = &mcp.InitializeParams{ProtocolVersion: version}
+	}
+	if !initialized {
+		state.InitializedParams = new(mcp.InitializedParams)
+	}
+	state.LogLevel = sdkwire.OneRequestLogLevel
+	return state
+}
+
+// postHeadersOK checks a POST's Content-Type and Accept as the SDK's
+// handler does, or answers it with why not.
+func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return false
+	}
+	if json, sse := accepts(r.Header.Values("Accept")); !json || !sse {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// add keeps the session of c until it ends, closing it once idle for
+// t.idle.
+func (t *httpTransport) add(c *wireConn, ss *mcp.ServerSession) *wireSession {
+	s := &wireSession{conn: c, session: ss, idle: t.idle}
+	s.timer = time.AfterFunc(t.idle, func() { ss.Close() })
+	t.mu.Lock()
+	t.sessions[c.id] = s
+	t.mu.Unlock()
+	go func() {
+		ss.Wait()
+		s.stopTimer()
+		t.mu.Lock()
+		delete(t.sessions, c.id)
+		t.mu.Unlock()
+	}()
+	return s
+}
+
+// wireSession is one client session: the SDK's session, its connection,
+// and its idle timer, which runs while no POST of the session does (as
+// the SDK's handler times sessions out).
+type wireSession struct {
+	conn    *wireConn
+	session *mcp.ServerSession
+	idle    time.Duration
+
+	mu    sync.Mutex
+	posts int         // POSTs being served; guarded by mu
+	timer *time.Timer // nil once the session ended; guarded by mu
+}
+
+func (s *wireSession) startPOST() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil && s.posts == 0 {
+		s.timer.Stop()
+	}
+	s.posts++
+}
+
+func (s *wireSession) endPOST() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.posts--; s.timer != nil && s.posts == 0 {
+		s.timer.Reset(s.idle)
+	}
+}
+
+func (s *wireSession) stopTimer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+}
+
+// wireTransport hands Server.Connect its connection.
+type wireTransport struct{ c *wireConn }
+
+func (t wireTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// SupportsProtocolVersion refuses 2026-07-28 and later on a stateful
+// session, as the SDK's transport does (SEP-2575 is per request: a
+// stateless POST's session speaks it).
+func (t wireTransport) SupportsProtocolVersion(version string) bool {
+	return t.c.stateless || version < sdkwire.PerRequestVersion
+}
+
+// wireConn is a session's connection: messages from its POSTs in, and out
+// to the stream each belongs to.
+type wireConn struct {
+	id    string
+	store mcp.EventStore // the gateway's: every stream's events are kept for a resume; nil for none (stateless)
+	// stateless: the session is a stateless POST's, which makes no
+	// request of its client and has no GET stream.
+	stateless bool
+	requests  *sync.Map // the transport's requests in flight, for its tag
+	incoming  chan jsonrpc.Message
+
+	mu      sync.Mutex
+	done    chan struct{}          // closed by Close; guarded by mu (for closed)
+	closed  bool                   // guarded by mu
+	streams map[string]*wireStream // by stream id, "" the GET stream's; guarded by mu
+	// byRequest is the stream of each request in flight; guarded by mu.
+	byRequest map[jsonrpc.ID]string
+}
+
+func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
+	c := &wireConn{id: id, store: store, requests: requests, incoming: make(chan jsonrpc.Message, 10),
+		done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
+	if store != nil {
+		store.Open(context.Background(), id, "") // the in-memory store never fails
+		c.streams[""] = &wireStream{sse: true}
+	}
+	return c
+}
+
+func (c *wireConn) SessionID() string { return c.id }
+
+// Close ends the session's streams and forgets their events.
+func (c *wireConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	if c.store == nil {
+		return nil
+	}
+	return c.store.SessionClosed(context.Background(), c.id)
+}
+
+func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.incoming:
+		return msg, nil
+	case <-c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// errSessionEnded is what writing to an ended session gives.
+var errSessionEnded = errors.New("session is closed")
+
+// Write sends msg on the stream of the request it answers or, for what a
+// request's handler or taken call sends, belongs to; anything else goes
+// on the session's GET stream (a stateless session's: on its
+// subscriptions/listen stream). Every event is kept in the event store
+// first, so a client that is not there to read it gets it when it
+// resumes. As the SDK's transport, it rejects what belongs to a request
+// already answered, and a stateless session's requests to its client.
+func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.stateless {
+		return fmt.Errorf("%w: stateless servers cannot make requests", sdkwire.ErrRejected)
+	}
+	var related, answers jsonrpc.ID
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		related, answers = resp.ID, resp.ID
+	} else {
+		related, _ = sdkwire.TakenRequest(ctx)
+	}
+	c.mu.Lock()
+	s := c.streamFor(related)
+	if answers.IsValid() {
+		delete(c.byRequest, answers)
+	}
+	closed := c.closed
+	c.mu.Unlock()
+	switch {
+	case s == nil:
+		return fmt.Errorf("%w: write to closed stream", sdkwire.ErrRejected)
+	case closed:
+		return errSessionEnded
+	}
+	if s.deliver(ctx, c, msg, data, answers) {
+		c.mu.Lock()
+		delete(c.streams, s.id)
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// streamFor returns the stream of request related or, for none, the
+// GET stream (a stateless session's listen stream); nil when that
+// request was answered, or there is no such stream. c.mu is held.
+func (c *wireConn) streamFor(related jsonrpc.ID) *wireStream {
+	if related.IsValid() {
+		if id, ok := c.byRequest[related]; ok {
+			return c.streams[id]
+		}
+		return nil
+	}
+	for _, s := range c.streams {
+		if s.listen {
+			return s
+		}
+	}
+	return c.streams[""]
+}
+
+// wireStream is one logical stream of a session: the responses to a
+// POST's requests and what belongs to them, or ("" id) the GET stream.
+// A request holds it while it writes (the POST, or a GET that resumed
+// it).
+type wireStream struct {
+	id string
+
+	mu       sync.Mutex
+	w        http.ResponseWriter     // the request holding the stream, nil when none; guarded by mu
+	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
+	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
+	pending  []byte                  // the priming event, not yet written; guarded by mu
+	primer   *time.Timer             // writes pending; guarded by mu
+	next     int                     // the next event's index; guarded by mu
+	requests map[jsonrpc.ID]struct{} // the requests not answered yet; guarded by mu
+	batch    bool                    // opened by a batch: every response is an event
+	listen   bool                    // opened by subscriptions/listen: an SSE stream at once, for what belongs to no request
+	version  string                  // the protocol version its POST names
+	// asks are the requests to the client sent on the stream and not yet
+	// answered nor cancelled; guarded by mu.
+	asks map[jsonrpc.ID]struct{}
+}
+
+// deliver keeps data as the stream's next event and writes it to the
+// request holding the stream, if any; answers is the request data
+// answers, if it does. It reports whether the stream is over (every
+// request answered).
+func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Message, data []byte, answers jsonrpc.ID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if answers.IsValid() {
+		delete(s.requests, answers)
+	}
+	over := s.id != "" && len(s.requests) == 0
+	if over && len(s.asks) > 0 {
+		s.cancelAsksLocked(ctx, c)
+	}
+	if !s.noteAskLocked(msg) {
+		return over
+	}
+	id := s.appendLocked(ctx, c, data)
+	if s.held == nil {
+		return over
+	}
+	if over {
+		defer s.releaseLocked()
+	}
+	if status := errorStatus(s.version, msg); status != 0 {
+		// A 2026-07-28 error the protocol gives an HTTP status: the
+		// response as is, as the SDK's handler writes it.
+		if !s.sse {
+			sdkwire.SetResponseHeaders(s.w.Header(), false) // the SDK's, set before it knew
+			s.w.Header().Set("Content-Type", "application/json")
+			s.w.WriteHeader(status)
+		}
+		s.w.Write(data)
+		return over
+	}
+	if over && !s.sse {
+		// Nothing else was written: the response alone, as one JSON
+		// body.
+		sdkwire.SetResponseHeaders(s.w.Header(), true)
+		s.w.Write(data)
+		return over
+	}
+	s.streamLocked()
+	s.w.Write(sdkwire.AppendEvent(nil, "message", id, data))
+	if !over { // the last event goes out with the end of the body
+		http.NewResponseController(s.w).Flush()
+	}
+	return over
+}
+
+// errorStatus is the HTTP status of a response on a stream of version
+// that is an error the 2026-07-28 protocol maps to one (SEP-2575: an
+// unknown method 404; invalid params, an unsupported version, missing
+// client capabilities 400), 0 for any other message.
+func errorStatus(version string, msg jsonrpc.Message) int {
+	resp, ok := msg.(*jsonrpc.Response)
+	if version < sdkwire.PerRequestVersion || !ok || resp.Error == nil {
+		return 0
+	}
+	var e *jsonrpc.Error
+	if !errors.As(resp.Error, &e) {
+		return 0
+	}
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// appendLocked keeps data as the stream's next event, and returns its
+// id. s.mu is held.
+func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) string {
+	s.next++
+	if c.store == nil {
+		return "" // events without ids: nothing to resume
+	}
+	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
+	return sdkwire.EventID(s.id, s.next-1)
+}
+
+// noteAskLocked follows the requests to the client on a request's stream
+// (not the GET stream's): one sent is pending until answered or
+// cancelled. It reports false for a cancel of a request no longer
+// pending, which the stream has carried already (cancelAsksLocked).
+// s.mu is held.
+func (s *wireStream) noteAskLocked(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	switch {
+	case s.id == "" || !ok:
+	case req.IsCall():
+		if s.asks == nil {
+			s.asks = make(map[jsonrpc.ID]struct{})
+		}
+		s.asks[req.ID] = struct{}{}
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) != nil {
+			return true
+		}
+		id, err := jsonrpc.MakeID(p.RequestID)
+		if _, pending := s.asks[id]; err == nil && !pending {
+			return false
+		}
+		delete(s.asks, id)
+	}
+	return true
+}
+
+// answered forgets the request to the client that resp answers.
+func (c *wireConn) answered(resp *jsonrpc.Response) {
+	c.mu.Lock()
+	streams := make([]*wireStream, 0, len(c.streams))
+	for _, s := range c.streams {
+		streams = append(streams, s)
+	}
+	c.mu.Unlock()
+	for _, s := range streams {
+		s.mu.Lock()
+		delete(s.asks, resp.ID)
+		s.mu.Unlock()
+	}
+}
+
+// cancelAsksLocked cancels on the stream, before its last response, the
+// requests to the client still pending: their request has been answered,
+// and the SDK's session cancels them only after (it sends its cancel off
+// the asking call's return path, which then finds the stream over).
+// s.mu is held.
+func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
+	for id := range s.asks {
+		data, err := sdkwire.NotificationJSON("notifications/cancelled", &mcp.CancelledParams{Reason: context.Canceled.Error(), RequestID: id.Raw()})
+		if err != nil {
+			continue // unreachable: the params are plain values
+		}
+		eventID := s.appendLocked(ctx, c, data)
+		if s.held != nil {
+			s.streamLocked()
+			s.w.Write(sdkwire.AppendEvent(nil, "message", eventID, data))
+		}
+	}
+	clear(s.asks)
+}
+
+// streamLocked makes w's response an SSE stream, and writes what is
+// pending. s.mu is held and s.w is set.
+func (s *wireStream) streamLocked() {
+	if !s.sse {
+		sdkwire.SetResponseHeaders(s.w.Header(), false)
+		s.sse = true
+	}
+	if s.primer != nil {
+		s.primer.Stop()
+		s.primer = nil
+	}
+	if len(s.pending) > 0 {
+		s.w.Write(s.pending) // a failed write: the client left, its request's context ends too
+		s.pending = nil
+	}
+}
+
+// flush writes the priming event, unless the stream's response went out
+// first: it matters only to a client whose stream drops before the
+// response.
+func (s *wireStream) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != nil && len(s.pending) > 0 {
+		s.streamLocked()
+		http.NewResponseController(s.w).Flush()
+	}
+}
+
+// releaseLocked lets the holding request go. s.mu is held.
+func (s *wireStream) releaseLocked() {
+	if s.held != nil {
+		close(s.held)
+	}
+	s.w, s.held, s.pending = nil, nil, nil
+	if s.primer != nil {
+		s.primer.Stop()
+		s.primer = nil
+	}
+}
+
+// release lets w go, if it still holds the stream.
+func (s *wireStream) release(w http.ResponseWriter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == w {
+		s.releaseLocked()
+	}
+}
+
+// hang waits while a request holds a stream: until held is closed, the
+// client left or the session ended.
+func (c *wireConn) hang(r *http.Request, held <-chan struct{}) {
+	select {
+	case <-held:
+	case <-r.Context().Done():
+	case <-c.done:
+	}
+}
+
+// servePOST hands the POST's messages to the session and writes what
+// their requests bring back, as the SDK's handler serves a session's POST.
+func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
+	msgs, batch, version, ok := readMessages(w, r)
+	if !ok {
+		return
+	}
+	post, ok := c.admitRequests(w, r, msgs, version)
+	if !ok {
+		return
+	}
+	if !batch && !mcpHeadersOK(w, r.Header, msgs[0]) {
+		c.forgetRequests(msgs)
+		return
+	}
+	defer c.forgetRequests(msgs)
+	for _, msg := range msgs {
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.answered(resp)
+		}
+	}
+	if len(post.calls) == 0 {
+		for _, msg := range msgs {
+			if !c.deliverIn(msg) {
+				http.Error(w, "session is closing", http.StatusNotFound)
+				return
+			}
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	post.batch = batch
+	s, held, ok := c.openStream(w, r, post)
+	if !ok {
+		return
+	}
+	defer s.release(w)
+	for _, msg := range msgs {
+		if !c.deliverIn(msg) {
+			return
+		}
+	}
+	c.hang(r, held)
+}
+
+// readMessages reads a POST's messages, whether they came as a batch,
+// and the protocol version of its header ("2025-03-26" for none, as the
+// SDK reads it), or answers w with why not.
+func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bool, string, bool) {
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	body, ok := readPOST(w, r)
+	if !ok {
+		return nil, false, "", false
+	}
+	msgs, batch, err := readBatch(body)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	if batch && version >= "2025-06-18" {
+		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", "2025-06-18", version), http.StatusBadRequest)
+		return nil, false, "", false
+	}
+	return msgs, batch, version, true
+}
+
+// readPOST returns a POST's body (the body screen's copy when it read the
+// whole), or answers r with why not.
+func readPOST(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body := bodyOf(r)
+	if body == nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return nil, false
+			}
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+			return nil, false
+		}
+	}
+	if len(body) == 0 {
+		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
+		return nil, false
+	}
+	return body, true
+}
+
+// readBatch decodes a POST's body as the SDK's handler does: a JSON array
+// is a batch (an empty one an error), anything else one message.
+func readBatch(body []byte) ([]jsonrpc.Message, bool, error) {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		var raw []json.RawMessage
+		if json.Unmarshal(body, &raw) == nil {
+			if len(raw) == 0 {
+				return nil, true, errors.New("empty batch")
+			}
+			msgs := make([]jsonrpc.Message, 0, len(raw))
+			for _, m := range raw {
+				msg, err := sdkwire.DecodeMessage(m)
+				if err != nil {
+					return nil, true, err
+				}
+				msgs = append(msgs, msg)
+			}
+			return msgs, true, nil
+		}
+	}
+	msg, err := sdkwire.DecodeMessage(body)
+	return []jsonrpc.Message{msg}, false, err
+}
+
+// wirePOST is what a POST carries that its stream needs.
+type wirePOST struct {
+	calls      map[jsonrpc.ID]struct{} // its requests' ids
+	version    string                  // the protocol version its stream speaks: the header's, an initialize's own
+	initialize bool                    // it carries initialize: the answer names the session
+	listen     bool                    // it carries subscriptions/listen
+	batch      bool
+}
+
+// admitRequests checks the POST's requests as the SDK's handler does,
+// gives each the request's facts (RequestExtra), and returns what the
+// POST's stream needs; false when it answered w with a refusal.
+func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message, version string) (wirePOST, bool) {
+	post := wirePOST{calls: make(map[jsonrpc.ID]struct{}), version: version}
+	token := auth.TokenInfoFromContext(r.Context())
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		if req.Method == "initialize" {
+			post.initialize = true
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil && p.ProtocolVersion != "" {
+				post.version = p.ProtocolVersion
+			}
+		}
+		post.listen = post.listen || req.Method == "subscriptions/listen"
+		if (req.IsCall() && version >= sdkwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
+			if !c.checkPerRequest(w, r, req, version) {
+				c.forgetRequests(msgs)
+				return wirePOST{}, false
+			}
+		}
+		extra := &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
+		req.Extra = extra
+		if req.IsCall() {
+			post.calls[req.ID] = struct{}{}
+			c.requests.Store(extra, req.ID)
+		}
+	}
+	return post, true
+}
+
+// carriesMetaVersion reports whether params carry a 2026-07-28 request's
+// version in _meta.
+func carriesMetaVersion(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte(mcp.MetaKeyProtocolVersion)) && metaVersion(params) != ""
+}
+
+// metaVersion is the protocol version params name in _meta, "" for none.
+func metaVersion(params json.RawMessage) string {
+	// A request of its own around a copy: params is part of the POST's
+	// body, which others read too.
+	body := make([]byte, 0, len(params)+len(`{"params":}`))
+	body = append(append(append(body, `{"params":`...), params...), '}')
+	return sdkwire.PeekMetaVersion(body)
+}
+
+// checkPerRequest checks a 2026-07-28 request as the SDK's handler does
+// (SEP-2575 is per request: a session speaks the versions before it, so
+// a stateful one refuses all but server/discover), and answers w when it
+// refuses it: a version in the header and the same in _meta are needed.
+func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
+	if !c.stateless && req.Method != "server/discover" {
+		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= sdkwire.PerRequestVersion })
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: version})
+		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
+			Message: fmt.Sprintf("protocol version %q is not supported by this server", version), Data: data})
+		return false
+	}
+	header := r.Header.Get("Mcp-Protocol-Version")
+	meta := metaVersion(req.Params)
+	switch {
+	case header == "":
+		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch,
+			Message: fmt.Sprintf("%s header is required for requests carrying %q", "Mcp-Protocol-Version", mcp.MetaKeyProtocolVersion)})
+	case meta == "":
+		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("missing or invalid _meta field %q", mcp.MetaKeyProtocolVersion)})
+	case header != meta:
+		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch,
+			Message: fmt.Sprintf("%s header %q does not match request %s %q", "Mcp-Protocol-Version", header, mcp.MetaKeyProtocolVersion, meta)})
+	default:
+		return true
+	}
+	return false
+}
+
+// mcpHeadersOK checks the Mcp-Method and Mcp-Name headers of a request
+// of 2026-07-28 or later against its body, as the SDK's handler does, or
+// answers w with why not (a header mismatch error). The Mcp-Param-*
+// headers are not checked (the SDK checks them against a tool's
+// x-mcp-header annotations).
+func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || h.Get("Mcp-Protocol-Version") < sdkwire.PerRequestVersion {
+		return true
+	}
+	var problem string
+	switch method := h.Get("Mcp-Method"); {
+	case method == "":
+		problem = "missing required Mcp-Method header"
+	case method != req.Method:
+		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, req.Method)
+	default:
+		problem = nameHeaderProblem(h.Get("Mcp-Name"), req)
+	}
+	if problem == "" {
+		return true
+	}
+	writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: problem})
+	return false
+}
+
+// nameHeaderProblem is what is wrong with the Mcp-Name header of req, a
+// request whose method names a tool, resource or prompt, "" for nothing.
+func nameHeaderProblem(header string, req *jsonrpc.Request) string {
+	key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[req.Method]
+	if key == "" {
+		return ""
+	}
+	if header == "" {
+		return fmt.Sprintf("missing required Mcp-Name header for method %q", req.Method)
+	}
+	var params map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(req.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
+		return fmt.Sprintf("failed to extract name from parameters for method %q", req.Method)
+	}
+	if header != name {
+		return fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)
+	}
+	return ""
+}
+
+// writeRPCError answers with a JSON-RPC error and an HTTP status, as the
+// SDK's handler does.
+func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if data, err := sdkwire.ResponseJSON(id, nil, e); err == nil {
+		w.Write(data)
+	}
+}
+
+// forgetRequests drops the tags of msgs' requests that the SDK did not
+// read (taken calls, or a session that ended first).
+func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
+	for _, msg := range msgs {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Extra != nil {
+			c.requests.Delete(req.Extra)
+		}
+	}
+}
+
+// openStream opens the stream of a POST's calls, held by w: its events
+// opened in the event store, a priming event where the SDK writes one
+// (sent once the calls have run primeFlush without an answer), the
+// session's id on an initialize's answer. It refuses a request id in
+// flight on the session, as the SDK's handler does.
+func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
+	calls := post.calls
+	s := &wireStream{id: rand.Text(), w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
+		version: r.Header.Get("Mcp-Protocol-Version")}
+	if c.store != nil {
+		c.store.Open(r.Context(), c.id, s.id) // the in-memory store never fails
+	}
+	c.mu.Lock()
+	for id := range calls {
+		if _, dup := c.byRequest[id]; dup {
+			c.mu.Unlock()
+			refuseDuplicate(w, id)
+			return nil, nil, false
+		}
+	}
+	c.streams[s.id] = s
+	for id := range calls {
+		c.byRequest[id] = s.id
+	}
+	c.mu.Unlock()
+	if post.initialize {
+		w.Header().Set("Mcp-Session-Id", c.id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sdkwire.Primes(post.version, c.store != nil) {
+		c.store.Append(r.Context(), c.id, s.id, nil)
+		s.pending = sdkwire.AppendEvent(nil, "prime", sdkwire.EventID(s.id, s.next), nil)
+		s.next++
+		s.primer = time.AfterFunc(primeFlush, s.flush)
+	}
+	if post.batch || post.listen {
+		s.streamLocked()
+		if post.listen {
+			http.NewResponseController(w).Flush()
+		}
+	}
+	return s, s.held, true
+}
+
+// deliverIn hands msg to the session, reporting false once it has ended.
+func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
+	select {
+	case c.incoming <- msg:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+// serveGET serves the session's GET stream or, with Last-Event-ID, resumes
+// the stream that event was of: the kept events after it, then what comes
+// while the stream's requests run, as the SDK's handler does.
+func (c *wireConn) serveGET(w http.ResponseWriter, r *http.Request) {
+	stream, last := "", -1
+	if len(r.Header.Values("Last-Event-ID")) > 0 {
+		var ok bool
+		if stream, last, ok = parseEventID(r.Header.Get("Last-Event-ID")); !ok {
+			http.Error(w, fmt.Sprintf("malformed Last-Event-ID %q", r.Header.Get("Last-Event-ID")), http.StatusBadRequest)
+			return
+		}
+	}
+	s, held := c.acquire(w, r, stream, last)
+	if s == nil {
+		return
+	}
+	defer s.release(w)
+	c.hang(r, held)
+}
+
+// acquire replays the events of stream after index last to w and, when
+// the stream goes on, makes w hold it; nil when w was answered in full.
+func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string, last int) (*wireStream, <-chan struct{}) {
+	c.mu.Lock()
+	s, live := c.streams[stream]
+	if !live {
+		// Over: replayed alone, with the stream claimed meanwhile.
+		s = &wireStream{id: stream, w: w}
+		c.streams[stream] = s
+		defer func() {
+			c.mu.Lock()
+			delete(c.streams, stream)
+			c.mu.Unlock()
+		}()
+	}
+	c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if live && s.w != nil {
+		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
+		return nil, nil
+	}
+	var replay [][]byte
+	for data, err := range c.store.After(r.Context(), c.id, stream, last) {
+		if err != nil {
+			http.Error(w, "failed to replay events", http.StatusBadRequest)
+			return nil, nil
+		}
+		if len(data) > 0 {
+			replay = append(replay, data)
+		}
+	}
+	sdkwire.SetResponseHeaders(w.Header(), false)
+	if stream == "" {
+		// Headers and a comment now: the GET stream may wait long for
+		// its first message, and a proxy holds headers without data.
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, ": ok\n\n")
+		http.NewResponseController(w).Flush()
+	}
+	var out []byte
+	for _, data := range replay {
+		last++
+		out = sdkwire.AppendEvent(out[:0], "message", sdkwire.EventID(stream, last), data)
+		if _, err := w.Write(out); err != nil {
+			return nil, nil
+		}
+	}
+	if !live || (stream != "" && len(s.requests) == 0) {
+		return nil, nil
+	}
+	http.NewResponseController(w).Flush()
+	s.w, s.held, s.sse, s.pending = w, make(chan struct{}), true, nil
+	return s, s.held
+}
