@@ -40,6 +40,10 @@ type callRequest struct {
 	params  *mcp.CallToolParamsRaw
 	// out is the HTTP fast path's response stream, nil on the others.
 	out *fastStream
+	// peer, for a 2026-07-28 call taken beneath its stateless POST's
+	// session (takePerRequest), is its client as that session serves it;
+	// nil on the other paths.
+	peer *perRequestPeer
 	// oneRequest: the call has no session but its POST, as a stateless
 	// POST's on the SDK's path has one made for it alone (the HTTP fast
 	// path in stateless mode): no call slots of a session, a view of its
@@ -156,6 +160,9 @@ type callHow struct {
 	// out is the HTTP fast path's response stream of the call, which
 	// carries its notifications and questions; nil on the other paths.
 	out *fastStream
+	// peer is the call's perRequestPeer, which carries its
+	// notifications and refuses its questions; nil on the other paths.
+	peer *perRequestPeer
 	// notes, when set, takes the call's progress and log messages instead
 	// of the session or out: a parked call's relay, which sends them to
 	// the request waiting on the call now, under that request's progress
@@ -256,7 +263,10 @@ func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how ca
 	var out notifier = how.out
 	var to asked = how.out
 	var belongs tool.Session = requestSession{how.out}
-	if how.out == nil {
+	switch {
+	case how.peer != nil:
+		out, to = how.peer, how.peer
+	case how.out == nil:
 		out, to = session, session
 	}
 	if session != nil {

@@ -170,7 +170,8 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 // implies (below 2026-07-28: initialized at the header's version, log
 // level "info"; from 2026-07-28 none: each request's _meta says), closed
 // once the POST is answered. Its calls are taken beneath it as on a
-// session; the session makes no request of the client.
+// session (a 2026-07-28 POST's: takePerRequest); the session makes no
+// request of the client.
 func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
@@ -187,7 +188,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn("", nil, &t.requests)
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
@@ -207,7 +208,8 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 // statelessState is the state of a stateless POST's session, as the
 // SDK's handler makes it: below 2026-07-28 initialized (unless the POST
 // carries initialize or notifications/initialized itself) at the
-// header's version, log messages from "info" up; from 2026-07-28 empty.
+// header's version, log messages from "info" up; from 2026-07-28 only
+// the log level, which passes every message (perRequestPeer filters).
 func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
 	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
 	var initialize, initialized, perRequest bool
@@ -222,6 +224,10 @@ func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
 	}
 	state := new(mcp.ServerSessionState)
 	if perRequest {
+		// The SDK's dispatch gives each request the level its _meta
+		// names; a taken call filters at it itself (perRequestPeer), so
+		// the session lets every level through.
+		state.LogLevel = "debug"
 		return state
 	}
 	if !initialize {

@@ -67,20 +67,3 @@ func request(t *testing.T, s *httpSession, method, body string, header map[strin
 	}
 	return httpAnswer{resp.StatusCode, resp.Header, eventIDs.ReplaceAllString(string(b), "id: STREAM_")}
 }
-
-// takesPerRequestCalls reports whether g answers a 2026-07-28 call of a
-// client that offers nothing on a path of its own (the HTTP fast path),
-// not the SDK's session: the gateway's own transport takes calls beneath
-// a session opened with initialize only, and leaves those to the SDK's
-// session (docs/engine.md).
-func takesPerRequestCalls(g *Gateway) bool { return g.engine == nil }
-
-// perRequestCallsBySDK is how many of one 2026-07-28 call of a client
-// that offers nothing the SDK's session serves: 0 or 1
-// (takesPerRequestCalls).
-func perRequestCallsBySDK(g *Gateway) int {
-	if takesPerRequestCalls(g) {
-		return 0
-	}
-	return 1
-}
