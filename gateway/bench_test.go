@@ -126,10 +126,12 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 // elicitation, which the fast path leaves to the SDK).
 func BenchmarkHTTPCall(b *testing.B) {
 	reg := echoRegistry(b)
-	addr := serveBench(b, reg, Options{})
+	addr := serveGateway(b, withEngine(New(reg, Options{}), ""))
 	// "engine-sdk" and "engine-own" are the spike's designs
 	// (docs/engine.md): the SDK's transport per session, and one of the
-	// gateway's own, each with the take serve --stdio uses.
+	// gateway's own (the default), each with the take serve --stdio uses;
+	// "fast" and "sdk" the SDK's handler with the HTTP fast path beneath
+	// it and without.
 	engines := map[string]string{
 		"engine-sdk": serveGateway(b, withEngine(New(reg, Options{}), "sdk")),
 		"engine-own": serveGateway(b, withEngine(New(reg, Options{}), "own")),
@@ -196,10 +198,12 @@ func serveBench(b *testing.B, reg *tool.Registry, opts Options) string {
 	return serveGateway(b, New(reg, opts))
 }
 
-// withEngine turns a design of the engine spike (engine.go) on for g.
+// withEngine turns a design of the engine spike (engine.go) on for g, ""
+// the SDK's handler with the HTTP fast path beneath it.
 func withEngine(g *Gateway, design string) *Gateway {
+	was := engineDefault
 	engineDefault = design
-	defer func() { engineDefault = "" }()
+	defer func() { engineDefault = was }()
 	g.engine = spikeEngine(g)
 	return g
 }

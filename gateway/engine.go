@@ -18,13 +18,14 @@ import (
 // per session, wraps it in sdkwire.TakingTransport, connects it with
 // Server.Connect and routes a session's requests to its ServeHTTP. It
 // stands in for the SDK's StreamableHTTPHandler and the HTTP fast path
-// (fasthttp.go, faststream.go, fastask.go, keepalive.go) when built with
-// the tag mcpbridge_engine, for measurement only: docs/engine.md lists
-// what it does not do.
+// (fasthttp.go, faststream.go, fastask.go, keepalive.go), for
+// measurement only: docs/engine.md lists what it does not do.
 
-// engineDefault turns a design of the spike on for every gateway
-// (engine_tag.go): "sdk" (sdkEngine) or "own" (httpTransport, transport.go).
-var engineDefault = ""
+// engineDefault is the engine every gateway serves Streamable HTTP with:
+// "own", the gateway's own transport (httpTransport, transport.go);
+// the benchmarks turn on the spike's "sdk" (sdkEngine), or "" (the SDK's
+// handler with the HTTP fast path beneath it), to compare.
+var engineDefault = "own"
 
 // spikeEngine returns the engine engineDefault names, nil for none.
 func spikeEngine(g *Gateway) http.Handler {
