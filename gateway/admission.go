@@ -103,7 +103,7 @@ func (a *admission) run(ctx context.Context) (result, error) {
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)
 	}
-	res, err := g.run(ctx, a.name, req.session, callHow{stream: req.header.Get(streamHeader), out: req.out, peer: req.peer}, req.params)
+	res, err := g.run(ctx, a.name, req.session, callHow{stream: req.header.Get(streamHeader), peer: req.peer}, req.params)
 	a.end(res, err)
 	return res, err
 }

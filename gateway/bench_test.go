@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,34 +118,22 @@ func benchCalls(b *testing.B, reg *tool.Registry, name string) {
 }
 
 // BenchmarkHTTPCall is one tools/call to a Go tool through the gateway's
-// Streamable HTTP handler on a loopback listener: its server-side cost over
-// HTTP, the client included: "fast" is the fast path's call (the client
-// offers nothing, as the bridge's own), "sdk" the SDK's (the client offers
-// elicitation, which the fast path leaves to the SDK).
+// Streamable HTTP endpoint on a loopback listener: its server-side cost
+// over HTTP, the client (which offers nothing, as the bridge's own)
+// included.
 func BenchmarkHTTPCall(b *testing.B) {
 	reg := echoRegistry(b)
-	addr := serveGateway(b, withEngine(New(reg, Options{}), ""))
-	// "engine-sdk" and "engine-own" are the spike's designs
-	// (docs/engine.md): the SDK's transport per session, and one of the
-	// gateway's own (the default), each with the take serve --stdio uses;
-	// "fast" and "sdk" the SDK's handler with the HTTP fast path beneath
-	// it and without.
+	// "engine-own" is the gateway's own transport (the default),
+	// "engine-sdk" the spike's SDK transport per session (docs/engine.md),
+	// each with the take serve --stdio uses.
 	engines := map[string]string{
 		"engine-sdk": serveGateway(b, withEngine(New(reg, Options{}), "sdk")),
-		"engine-own": serveGateway(b, withEngine(New(reg, Options{}), "own")),
+		"engine-own": serveGateway(b, New(reg, Options{})),
 	}
-	for _, path := range []string{"fast", "sdk", "engine-sdk", "engine-own"} {
+	for _, path := range []string{"engine-own", "engine-sdk"} {
 		b.Run(path, func(b *testing.B) {
-			addr := addr
-			if a, ok := engines[path]; ok {
-				addr = a
-			}
+			addr := engines[path]
 			opts := &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}
-			if path == "sdk" {
-				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					return &mcp.ElicitResult{Action: "decline"}, nil
-				}
-			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts).Connect(context.Background(),
 				&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 			if err != nil {
@@ -161,19 +147,14 @@ func BenchmarkHTTPCall(b *testing.B) {
 
 // BenchmarkHTTPCallStateless is BenchmarkHTTPCall on a stateless gateway
 // (serve --http --stateless), for a 2025-11-25 client and a 2026-07-28
-// one: each POST answered beneath the SDK's handler, or by the SDK (its
-// POSTs name a session, which the fast path leaves to the SDK and the
-// SDK's stateless handler ignores).
+// one (the client's default): each POST served on a session of its own,
+// its call taken beneath it.
 func BenchmarkHTTPCallStateless(b *testing.B) {
 	addr := serveBench(b, echoRegistry(b), Options{Stateless: true})
-	for _, path := range []struct{ name, version string }{{"fast", "2025-11-25"}, {"sdk", "2025-11-25"}, {"fast-2026", ""}, {"sdk-2026", ""}} {
+	for _, path := range []struct{ name, version string }{{"2025-11-25", "2025-11-25"}, {"2026-07-28", ""}} {
 		b.Run(path.name, func(b *testing.B) {
-			hc := &http.Client{}
-			if strings.HasPrefix(path.name, "sdk") {
-				hc.Transport = namedSession{}
-			}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
-				&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
+				&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: path.version})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -198,8 +179,7 @@ func serveBench(b *testing.B, reg *tool.Registry, opts Options) string {
 	return serveGateway(b, New(reg, opts))
 }
 
-// withEngine turns a design of the engine spike (engine.go) on for g, ""
-// the SDK's handler with the HTTP fast path beneath it.
+// withEngine turns a design of the engine spike (engine.go) on for g.
 func withEngine(g *Gateway, design string) *Gateway {
 	was := engineDefault
 	engineDefault = design
@@ -220,16 +200,6 @@ func serveGateway(b *testing.B, g *Gateway) string {
 	b.Cleanup(stop)
 	go g.ServeListener(ctx, ln)
 	return ln.Addr().String()
-}
-
-// namedSession sends every request with an Mcp-Session-Id, which takes a
-// stateless gateway's POSTs to the SDK's path.
-type namedSession struct{}
-
-func (namedSession) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.Header.Set("Mcp-Session-Id", sdkPathSession)
-	return http.DefaultTransport.RoundTrip(req)
 }
 
 // BenchmarkHTTPCallChild is BenchmarkHTTPCall/fast to a raw stdio child

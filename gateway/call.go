@@ -35,11 +35,9 @@ type result struct {
 
 // callRequest is one tools/call, whichever path read it.
 type callRequest struct {
-	session *mcp.ServerSession // nil when called without one (tests, the stateless fast path)
+	session *mcp.ServerSession // nil when called without one (tests, a stateless extension task)
 	header  http.Header        // the HTTP request's headers; nil off HTTP
 	params  *mcp.CallToolParamsRaw
-	// out is the HTTP fast path's response stream, nil on the others.
-	out *fastStream
 	// peer, for a 2026-07-28 call taken beneath its stateless POST's
 	// session (takePerRequest), is its client as that session serves it;
 	// nil on the other paths.
@@ -157,9 +155,6 @@ type callHow struct {
 	// parked: the call may outlive its request (runParkable), so only
 	// Close cancels it, not the end of its session or stream.
 	parked bool
-	// out is the HTTP fast path's response stream of the call, which
-	// carries its notifications and questions; nil on the other paths.
-	out *fastStream
 	// peer is the call's perRequestPeer, which carries its
 	// notifications and refuses its questions; nil on the other paths.
 	peer *perRequestPeer
@@ -195,7 +190,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		cancel(errStreamGone) // queued while its client left
 	}
 
-	if session != nil || how.out != nil {
+	if session != nil {
 		var stop func()
 		ctx, stop = g.relate(ctx, session, how, params)
 		defer stop()
@@ -255,23 +250,16 @@ func backendError(res tool.Result) *jsonrpc.Error {
 }
 
 // relate ties a call's context to its client: its progress, log messages
-// and the backend's questions go to the session, or to the HTTP fast
-// path's stream of the call (the only way to a stateless client), and the
-// call belongs to the session, or to its POST when it has none. stop
-// ends the forwarding once the call returned.
+// and the backend's questions go to the session (a taken 2026-07-28
+// call's: through its perRequestPeer), and the call belongs to the
+// session. stop ends the forwarding once the call returned.
 func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
-	var out notifier = how.out
-	var to asked = how.out
-	var belongs tool.Session = requestSession{how.out}
-	switch {
-	case how.peer != nil:
+	var out notifier = session
+	var to asked = session
+	if how.peer != nil {
 		out, to = how.peer, how.peer
-	case how.out == nil:
-		out, to = session, session
 	}
-	if session != nil {
-		belongs = clientSession{g, session}
-	}
+	belongs := clientSession{g, session}
 	if how.notes != nil {
 		out = how.notes
 	}
@@ -525,12 +513,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case method == "initialize" || method == "server/discover":
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
-			return res, err
-		case method == "logging/setLevel":
-			res, err := next(ctx, method, req)
-			if err == nil {
-				g.noteLogLevel(ctx, ss, req)
-			}
 			return res, err
 		case sdkwire.ParksUntilCancelled(method):
 			ctx, cancel := context.WithCancelCause(ctx)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
@@ -58,12 +56,3 @@ func (g *Gateway) statelessIn(ctx context.Context) bool {
 
 // stateless is statelessIn for an HTTP request.
 func (g *Gateway) stateless(r *http.Request) bool { return g.statelessIn(r.Context()) }
-
-// sdkHandler is the SDK's Streamable HTTP handler that serves r: the
-// stateless one for a request served without a session.
-func (g *Gateway) sdkHandler(r *http.Request) *mcp.StreamableHTTPHandler {
-	if g.stateless(r) {
-		return g.httpStateless
-	}
-	return g.http
-}

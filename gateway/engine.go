@@ -17,25 +17,20 @@ import (
 // serve --stdio uses. The gateway makes one mcp.StreamableServerTransport
 // per session, wraps it in sdkwire.TakingTransport, connects it with
 // Server.Connect and routes a session's requests to its ServeHTTP. It
-// stands in for the SDK's StreamableHTTPHandler and the HTTP fast path
-// (fasthttp.go, faststream.go, fastask.go, keepalive.go), for
-// measurement only: docs/engine.md lists what it does not do.
+// stands in for the gateway's own transport, for measurement only:
+// docs/engine.md lists what it does not do.
 
 // engineDefault is the engine every gateway serves Streamable HTTP with:
-// "own", the gateway's own transport (httpTransport, transport.go);
-// the benchmarks turn on the spike's "sdk" (sdkEngine), or "" (the SDK's
-// handler with the HTTP fast path beneath it), to compare.
+// "own", the gateway's own transport (httpTransport, transport.go); the
+// benchmarks turn on the spike's "sdk" (sdkEngine) to compare.
 var engineDefault = "own"
 
-// spikeEngine returns the engine engineDefault names, nil for none.
+// spikeEngine returns the engine engineDefault names.
 func spikeEngine(g *Gateway) http.Handler {
-	switch engineDefault {
-	case "sdk":
+	if engineDefault == "sdk" {
 		return newSDKEngine(g)
-	case "own":
-		return newTransport(g, cmp.Or(g.opts.idleTimeout, sessionTimeout))
 	}
-	return nil
+	return newTransport(g, cmp.Or(g.opts.idleTimeout, sessionTimeout))
 }
 
 // spikeSessions is a spike engine's table of sessions by id.

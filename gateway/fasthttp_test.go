@@ -313,66 +313,6 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	}
 }
 
-// perRequest edits headers into a stateless 2026-07-28 call's, then
-// applies more.
-func perRequest(more func(http.Header)) func(http.Header) {
-	return func(h http.Header) {
-		h.Del("Mcp-Session-Id")
-		h.Set("Mcp-Protocol-Version", "2026-07-28")
-		h.Set("Mcp-Method", "tools/call")
-		h.Set("Mcp-Name", "plain")
-		if more != nil {
-			more(h)
-		}
-	}
-}
-
-func TestFastHeaders(t *testing.T) {
-	base := http.Header{
-		"Mcp-Session-Id":       {"S"},
-		"Mcp-Protocol-Version": {"2025-11-25"},
-		"Content-Type":         {"application/json"},
-		"Accept":               {"application/json, text/event-stream"},
-	}
-	tests := []struct {
-		name      string
-		edit      func(h http.Header)
-		want      bool
-		stateless bool // checked as a stateless gateway's POST
-	}{
-		{"a session's POST", func(http.Header) {}, true, false},
-		{"a stateless POST", func(h http.Header) { h.Del("Mcp-Session-Id") }, true, true},
-		{"a stateless POST naming a session", func(http.Header) {}, false, true},
-		{"two session ids", func(h http.Header) { h.Add("Mcp-Session-Id", "T") }, false, false},
-		{"no version header", func(h http.Header) { h.Del("Mcp-Protocol-Version") }, true, false},
-		{"Accept in two values", func(h http.Header) { h["Accept"] = []string{"application/json", "text/event-stream;q=1"} }, true, false},
-		{"no session", func(h http.Header) { h.Del("Mcp-Session-Id") }, false, false},
-		{"2026-07-28", func(h http.Header) { h.Set("Mcp-Protocol-Version", "2026-07-28") }, false, false},
-		{"an unknown version", func(h http.Header) { h.Set("Mcp-Protocol-Version", "1999-01-01") }, false, false},
-		{"Last-Event-ID", func(h http.Header) { h.Set("Last-Event-ID", "x_1") }, false, false},
-		{"a text body", func(h http.Header) { h.Set("Content-Type", "text/plain") }, false, false},
-		{"Accept without SSE", func(h http.Header) { h.Set("Accept", "application/json") }, false, false},
-		{"Accept of anything", func(h http.Header) { h.Set("Accept", "*/*") }, false, false},
-		{"Mcp-Name", func(h http.Header) { h.Set("Mcp-Name", "plain") }, false, false},
-		{"Mcp-Param-Region", func(h http.Header) { h.Set("Mcp-Param-Region", "eu") }, false, false},
-		{"stateless 2026-07-28", func(h http.Header) { h.Del("Mcp-Session-Id"); h.Set("Mcp-Protocol-Version", "2026-07-28") }, false, true},
-		{"stateless Mcp-Method", func(h http.Header) { h.Del("Mcp-Session-Id"); h.Set("Mcp-Method", "tools/call") }, false, true},
-		{"stateless 2026-07-28 call", perRequest(nil), true, true},
-		{"2026-07-28 on a session", perRequest(func(h http.Header) { h.Set("Mcp-Session-Id", "S") }), false, false},
-		{"2026-07-28 without Mcp-Name", perRequest(func(h http.Header) { h.Del("Mcp-Name") }), false, true},
-		{"2026-07-28 of another method", perRequest(func(h http.Header) { h.Set("Mcp-Method", "tools/list") }), false, true},
-		{"2026-07-28 with two Mcp-Name", perRequest(func(h http.Header) { h.Add("Mcp-Name", "other") }), false, true},
-		{"2026-07-28 with Mcp-Param-Region", perRequest(func(h http.Header) { h.Set("Mcp-Param-Region", "eu") }), false, true},
-	}
-	for _, tt := range tests {
-		h := base.Clone()
-		tt.edit(h)
-		if got := fastHeaders(h, !tt.stateless); got != tt.want {
-			t.Errorf("%s: fastHeaders = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 // A client's notifications/cancelled ends the fast path's call, whose
 // answer then says it was cancelled.
 func TestHTTPFastPathCallCancelled(t *testing.T) {

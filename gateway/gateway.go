@@ -258,14 +258,12 @@ type Gateway struct {
 	opts   Options
 	log    *slog.Logger
 	server *mcp.Server
-	http   *mcp.StreamableHTTPHandler
-	// httpStateless serves the requests routeRequest marks stateless
-	// (http itself with Options.Stateless).
-	httpStateless *mcp.StreamableHTTPHandler
-	engine        http.Handler // the spike of docs/engine.md; nil unless built with its tag
-	timeout       time.Duration
-	parked        parkedCalls // calls waiting for their clients' answers
-	ends          sessionEnds // closed when client sessions end, for share: session
+	// engine serves the MCP endpoint: the gateway's own Streamable HTTP
+	// transport (transport.go), or a design of the spike (engine.go).
+	engine  http.Handler
+	timeout time.Duration
+	parked  parkedCalls // calls waiting for their clients' answers
+	ends    sessionEnds // closed when client sessions end, for share: session
 
 	closeOnce sync.Once
 	closeErr  error
@@ -321,16 +319,6 @@ type Gateway struct {
 
 	// events is the SDK's event store of HTTP streams, nil when stateless.
 	events mcp.EventStore
-	// fast are the HTTP fast path's streams of calls running.
-	fast fastStreams
-	// fastAsks are the fast path's questions awaiting the client's answer.
-	fastAsks fastAsks
-	// keepAlive keeps the SDK from timing out sessions that only the fast
-	// path serves.
-	keepAlive *sdkKeepAlive
-	// oneRequests counts the stateless POSTs the fast path is answering,
-	// each a session to Sessions as the SDK's one-request session is.
-	oneRequests atomic.Int64
 
 	// callable is what tools/call serves: served name → registry name.
 	callable atomic.Pointer[map[string]string]
@@ -438,14 +426,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	idle := cmp.Or(opts.idleTimeout, sessionTimeout)
 	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore
-	g.keepAlive = newKeepAlive(idle/3, g.pokeSDK)
-	serve := func(*http.Request) *mcp.Server { return g.server }
-	g.http = mcp.NewStreamableHTTPHandler(serve, httpOpts)
-	g.httpStateless = g.http
 	g.engine = spikeEngine(g)
-	if !opts.Stateless {
-		g.httpStateless = mcp.NewStreamableHTTPHandler(serve, httpOptions(sdkLog, true, idle))
-	}
 
 	// Watch before the first sync, so no change falls in between.
 	changed, stop := reg.Watch()

@@ -103,7 +103,7 @@ func (g *Gateway) Handler() http.Handler {
 // Options.Stateless every one): it has a session of its own for its
 // length, whichever path answers it.
 func (g *Gateway) Sessions() int {
-	n := int(g.oneRequests.Load())
+	n := 0
 	for range g.server.Sessions() {
 		n++
 	}

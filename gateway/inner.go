@@ -61,7 +61,7 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 		return tool.Result{}, unknownTool(public)
 	}
 	req := parent.req
-	req.out = nil
+	req.peer = nil
 	req.inner = parent
 	req.params = &mcp.CallToolParamsRaw{Name: served, Arguments: args, Meta: traceMeta(parent.req.params.Meta)}
 	a, res, err := g.admit(ctx, req)

@@ -54,12 +54,10 @@ func (r *relay) waitedOnBy(ctx context.Context, to notifier, token any) func() {
 	}
 }
 
-// notifierOf is where the request req's notifications go: the HTTP fast
-// path's stream, a taken 2026-07-28 call's peer, else its session; nil without either.
+// notifierOf is where the request req's notifications go: a taken
+// 2026-07-28 call's peer, else its session; nil without either.
 func notifierOf(req callRequest) notifier {
 	switch {
-	case req.out != nil:
-		return req.out
 	case req.peer != nil:
 		return req.peer
 	case req.session != nil:

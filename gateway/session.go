@@ -31,7 +31,6 @@ type sessionState struct {
 	lastActive time.Time // its last request, for evicting the one idle longest
 	closing    bool      // its calls are being cancelled: no new ones
 	evicted    bool      // evictIdle closed it; it may not have ended yet
-	logLevel   string    // set with logging/setLevel, for the HTTP fast path
 	calls      int       // tools/call requests in flight (MaxCallsPerSession)
 	asks       int       // backends' requests waiting for its answer (MaxAsksPerSession)
 	view       *sessionView
@@ -104,7 +103,6 @@ func (g *Gateway) end(st *sessionState) {
 	g.mu.Unlock()
 	if st.id != "" {
 		g.owners.forget(st.id)
-		g.keepAlive.forget(st.id)
 	}
 	g.parked.forget(st.ss)
 	if g.events != nil && st.id != "" {
@@ -196,17 +194,6 @@ var _ tool.Session = clientSession{}
 
 // Done returns a channel closed when the session ends.
 func (c clientSession) Done() <-chan struct{} { return c.g.ends.of(c.session) }
-
-// requestSession is the tool.Session of a call that has no session but
-// its POST (the stateless HTTP fast path): it ends when the call's
-// response went out, as the one-request session the SDK's path makes for
-// a stateless POST ends with the POST.
-type requestSession struct{ out *fastStream }
-
-var _ tool.Session = requestSession{}
-
-// Done returns a channel closed once the call's response was written.
-func (r requestSession) Done() <-chan struct{} { return r.out.done }
 
 // sessionEnds gives the channel closed when a session ends: its state's,
 // or for a session served without state (a one-request session) one of

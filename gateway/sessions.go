@@ -81,7 +81,7 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if ss != nil {
 		g.cancelCalls(ss, errSessionClosed)
 	}
-	g.mcpHandler(r).ServeHTTP(w, r)
+	g.engine.ServeHTTP(w, r)
 	if ss != nil && g.sessionByID(ss.ID()) == nil {
 		// Unknown to the fast path before the client hears of the end
 		// (net/http sends the answer after this returns): its next POST

@@ -12,10 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
 // DefaultResumeGrace is Options.ResumeGrace's default.
@@ -120,9 +117,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 		session := r.Header.Get("Mcp-Session-Id")
 		spared := g.resumed(session)
-		if !g.resumeFast(w, r) {
-			g.mcpHandler(r).ServeHTTP(w, r)
-		}
+		g.engine.ServeHTTP(w, r)
 		// However the resume ended (its client left, its stream ended, or
 		// the SDK refused it: 409 while the dropped POST's handler still
 		// holds the stream), the streams it spared get another grace, for
@@ -137,7 +132,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		g.mcpHandler(r).ServeHTTP(w, r)
+		g.engine.ServeHTTP(w, r)
 		return
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
@@ -152,33 +147,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
 	stop := context.AfterFunc(r.Context(), dropped)
-	if g.engine != nil {
-		g.engine.ServeHTTP(w, r)
-		// As the SDK's handler, below.
-		if stop() && g.inFlightOn(stream) {
-			dropped()
-		}
-	} else if call, ok := g.fastTakes(r, bodyOf(r)); ok {
-		g.serveFast(w, r, call)
-	} else if !g.fastAnswer(w, r) {
-		g.toSDK(w, r)
-		// The SDK's handler may end the response before the request's
-		// context (its write to a client that left failed first): calls
-		// still in flight then lost their stream all the same.
-		if stop() && g.inFlightOn(stream) {
-			dropped()
-		}
+	g.engine.ServeHTTP(w, r)
+	// The transport may end the response before the request's context
+	// (its write to a client that left failed first): calls still in
+	// flight then lost their stream all the same.
+	if stop() && g.inFlightOn(stream) {
+		dropped()
 	}
 	stop() // answered: its calls have ended, or wait for a resume
-}
-
-// mcpHandler is what serves r, other than the fast path: the gateway's
-// own transport when it is on (engine), else the SDK's handler.
-func (g *Gateway) mcpHandler(r *http.Request) http.Handler {
-	if g.engine != nil {
-		return g.engine
-	}
-	return g.sdkHandler(r)
 }
 
 // inFlightOn reports whether a call that arrived on stream is in flight.
@@ -191,39 +167,6 @@ func (g *Gateway) inFlightOn(stream string) bool {
 		}
 	}
 	return false
-}
-
-// toSDK hands a POST to the SDK's handler, after cancelling the fast
-// path's call it cancels, if any; the SDK's serving it keeps its session
-// from timing out.
-func (g *Gateway) toSDK(w http.ResponseWriter, r *http.Request) {
-	session := r.Header.Get("Mcp-Session-Id")
-	if id, ok := sdkwire.PeekCancelled(bodyOf(r)); ok {
-		g.fast.cancel(session, id)
-	}
-	if session != "" {
-		g.keepAlive.seen(session)
-	}
-	// The session's ids are one table over both paths, as the SDK's are.
-	if ids := g.sdkRequestIDs(r, session); len(ids) > 0 {
-		if dup, ok := g.fast.enterSDK(session, ids); !ok {
-			refuseDuplicate(w, dup)
-			return
-		}
-		defer g.fast.leaveSDK(session, ids)
-	}
-	g.sdkHandler(r).ServeHTTP(w, r)
-}
-
-// sdkRequestIDs returns the ids of the requests POST r of session takes to
-// the SDK, when the SDK's handler checks them against the session's
-// requests in flight (a stateful session's POST it accepts as is, at a
-// version the fast path takes), nil otherwise.
-func (g *Gateway) sdkRequestIDs(r *http.Request, session string) []jsonrpc.ID {
-	if g.stateless(r) || session == "" || !fastHeaders(r.Header, true) || g.openSession(session) == nil {
-		return nil
-	}
-	return sdkwire.PeekRequestIDs(bodyOf(r))
 }
 
 // awaitGrace gives up on stream of session after Options.ResumeGrace,

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1078,4 +1079,51 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 	http.NewResponseController(w).Flush()
 	s.w, s.held, s.sse, s.pending = w, make(chan struct{}), true, nil
 	return s, s.held
+}
+
+// primeFlush is how long a call runs before its stream's priming event
+// is sent: the priming event only matters to a client whose stream drops
+// before the result, and most calls answer first, as one JSON body.
+const primeFlush = 10 * time.Millisecond
+
+// accepts reports which of application/json and text/event-stream Accept
+// values name.
+func accepts(values []string) (json, sse bool) {
+	for _, v := range values {
+		for token := range strings.SplitSeq(v, ",") {
+			switch mediaType(token) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				sse = true
+			}
+		}
+	}
+	return json, sse
+}
+
+// mediaType is a media type without parameters, in lower case.
+func mediaType(v string) string {
+	v, _, _ = strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
+// refuseDuplicate answers a POST carrying id, a request id in flight on
+// its session, as the SDK's handler does (sdkwire's
+// TestContractDuplicateIDRefused).
+func refuseDuplicate(w http.ResponseWriter, id jsonrpc.ID) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	data, _ := sdkwire.ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
+	w.Write(data)
+}
+
+// parseEventID reads a Last-Event-ID in the SDK's format (sdkwire.EventID).
+func parseEventID(id string) (stream string, idx int, ok bool) {
+	stream, n, found := strings.Cut(id, "_")
+	if !found || strings.Contains(n, "_") {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(n)
+	return stream, idx, err == nil && idx >= 0
 }
