@@ -35,13 +35,11 @@
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
 //     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
-//     over Streamable HTTP: a POST's tools/call read ([PeekCall]) and its
-//     response framed as the SDK's handler frames it ([ResponseJSON],
-//     [NotificationJSON], [RequestJSON], [SetResponseHeaders],
-//     [AppendEvent], [EventID], [Primes]), a client's cancel and answers
-//     read ([PeekCancelled], [PeekResponse]), log messages
-//     filtered as the SDK's session filters them ([LogPasses]) and the
-//     session kept from timing out ([KeepAliveBody]);
+//     over Streamable HTTP, for a transport of a server's own: responses
+//     framed as the SDK's handler frames them ([ResponseJSON],
+//     [NotificationJSON], [SetResponseHeaders], [AppendEvent],
+//     [EventID], [Primes]) and log messages filtered as the SDK's session
+//     filters them ([LogPasses]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -246,35 +244,30 @@
 //     the message [ResponseJSON] encodes; with JSONResponse, that message
 //     alone as the body. The result is [CallResultJSON] on the sessions
 //     [TakesCalls] accepts, stateful or stateless, as on stdio
-//     (assumption 23). TestContractHTTPCallResponse. The notifications
-//     and requests a session sends on a POST's stream are what
-//     [NotificationJSON] and [RequestJSON] encode, its own numeric ids
-//     apart (checked through the gateway, against the SDK's path:
-//     gateway.TestHTTPFastPathBytesAsSDK, gateway.TestHTTPFastPathQuestions).
-//  34. The Streamable HTTP handler restarts a session's idle timer
-//     (SessionTimeout) only when it serves a POST of the session, and
-//     accepts [KeepAliveBody] with 202, changing nothing else: a server
-//     that answers a session's calls beneath the handler keeps the session
-//     open with it. TestContractKeepAlive.
-//  35. A server session (protocol before 2026-07-28) sends a log message
+//     (assumption 23). TestContractHTTPCallResponse. The notifications a
+//     session sends on a POST's stream are what [NotificationJSON]
+//     encodes (checked through the gateway's transport, against the
+//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
+//  34. A server session (protocol before 2026-07-28) sends a log message
 //     through Log exactly when [LogPasses] says for its level and the one
 //     the client last set with logging/setLevel: none before the client
 //     sets one. TestContractLogPasses.
-//  36. Over stateful Streamable HTTP, a POST without Mcp-Session-Id that
+//  35. Over stateful Streamable HTTP, a POST without Mcp-Session-Id that
 //     does not initialize is served on a session of its own, with an id
 //     and no initialize params, closed when that request ends
 //     ([OneRequestSession]: the gateway neither counts nor evicts for
 //     it). TestContractOneRequestSession.
-//  37. Over stateless Streamable HTTP, a POST below 2026-07-28 that
+//  36. Over stateless Streamable HTTP, a POST below 2026-07-28 that
 //     carries a call is served on a session made for it alone: no id
 //     (whatever Mcp-Session-Id says), initialize params of the POST's
 //     version only (no client info, no capabilities), log messages sent
 //     from [OneRequestLogLevel] up, every request to its client refused
-//     with [OneRequestAskError]; its response is the SSE stream of
+//     ("rejected by transport: stateless servers cannot make
+//     requests"); its response is the SSE stream of
 //     assumption 33 without an event store (no priming event, no event
 //     ids) and sets no Mcp-Session-Id. A server that answers such a call
 //     beneath the handler gives it no more. TestContractOneRequestStateless.
-//  38. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
+//  37. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
 //     params [ReadPerRequestCall] reads (a client that offers nothing) is
 //     served on a session made for it alone, whose initialize params are
 //     what the request's _meta says ([ClientMeta]: the version, the
@@ -287,19 +280,19 @@
 //     written as one application/json body with that status after the SSE
 //     headers, any other error on the stream as a result would be.
 //     TestContractPerRequestStateless.
-//  39. Over stateful Streamable HTTP, the SDK's handler refuses a POST one
+//  38. Over stateful Streamable HTTP, the SDK's handler refuses a POST one
 //     of whose requests has the id of a request of the session still in
 //     flight, before serving any of them: status 400 and one
 //     application/json body, the error (invalid request) "duplicate
-//     in-flight request ID <id>" ([PeekRequestIDs] reads the ids a body
-//     holds). TestContractDuplicateIDRefused.
-//  40. A server session writes what a handler sends with a context (a
+//     in-flight request ID <id>" (the gateway's transport refuses so).
+//     TestContractDuplicateIDRefused.
+//  39. A server session writes what a handler sends with a context (a
 //     notification, a request to the client) through Connection.Write
 //     with a context derived from the handler's, so a connection that
 //     routes by request finds a taken call there ([TakenRequest], with
-//     [TakingTransport].Routes). The engine spike's own HTTP transport
+//     [TakingTransport].Routes). The gateway's own HTTP transport
 //     routes so (docs/engine.md). TestContractTakenCallRoutes.
-//  41. A server connection's Write that fails with an error wrapping the
+//  40. A server connection's Write that fails with an error wrapping the
 //     SDK's jsonrpc2 ErrRejected (unexported; its errors match by code,
 //     -32005: [ErrRejected]) fails that message alone: its sender gets
 //     the error and the session goes on; any other write error ends the

@@ -6,12 +6,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Assumption 39: a stateful session's POST carrying the id of a request
+// Assumption 38: a stateful session's POST carrying the id of a request
 // still in flight is refused before it is served, with 400 and the error
 // the gateway writes for it; a batch is refused for any one of its ids.
 func TestContractDuplicateIDRefused(t *testing.T) {
@@ -52,25 +51,4 @@ func TestContractDuplicateIDRefused(t *testing.T) {
 	}
 	close(release)
 	<-held
-}
-
-func TestPeekRequestIDs(t *testing.T) {
-	id := func(v any) jsonrpc.ID { i, _ := jsonrpc.MakeID(v); return i }
-	for _, tc := range []struct {
-		body string
-		want []jsonrpc.ID
-	}{
-		{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, []jsonrpc.ID{id(float64(7))}},
-		{`{"jsonrpc":"2.0","id":"a","method":"ping"}`, []jsonrpc.ID{id("a")}},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"ping"}]`, []jsonrpc.ID{id(float64(1)), id("b")}},
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil},
-		{`{"jsonrpc":"2.0","id":3,"result":{}}`, nil},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}, 5]`, nil},
-		{`not json`, nil},
-		{``, nil},
-	} {
-		if diff := cmp.Diff(tc.want, PeekRequestIDs([]byte(tc.body)), cmp.Comparer(func(a, b jsonrpc.ID) bool { return a == b })); diff != "" {
-			t.Errorf("PeekRequestIDs(%s) (-want +got):\n%s", tc.body, diff)
-		}
-	}
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -186,56 +184,7 @@ func rawSend(t *testing.T, url, session, version, body string) *http.Response {
 	return resp
 }
 
-// Assumption 34: the Streamable HTTP handler's idle timer of a session
-// (SessionTimeout) restarts whenever it serves a POST of the session, and
-// KeepAliveBody is such a POST that it accepts (202) and that changes
-// nothing else; without POSTs the session ends when the timer fires.
-func TestContractKeepAlive(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := newServer(nil)
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{SessionTimeout: time.Minute, EventStore: mcp.NewMemoryEventStore(nil)})
-		post := func(session, body string) int {
-			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-			if session != "" {
-				req.Header.Set("Mcp-Session-Id", session)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			return rec.Code
-		}
-		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		session := rec.Header().Get("Mcp-Session-Id")
-		if session == "" {
-			t.Fatalf("initialize: %d %s", rec.Code, rec.Body)
-		}
-		if code := post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
-			t.Fatalf("initialized: %d", code)
-		}
-		for range 3 {
-			time.Sleep(45 * time.Second)
-			if code := post(session, KeepAliveBody); code != http.StatusAccepted {
-				t.Fatalf("keep-alive: %d, want 202", code)
-			}
-		}
-		if code := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
-			t.Fatalf("tools/list 135 s after initialize, kept alive: %d, want 200", code)
-		}
-		time.Sleep(61 * time.Second)
-		synctest.Wait()
-		if code := post(session, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusNotFound {
-			t.Fatalf("tools/list after a minute without POSTs: %d, want 404 (session ended)", code)
-		}
-	})
-}
-
-// Assumption 35: the SDK's server session sends a log message to its
+// Assumption 34: the SDK's server session sends a log message to its
 // client exactly when LogPasses says, for every pair of levels.
 func TestContractLogPasses(t *testing.T) {
 	levels := []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "verbose"}

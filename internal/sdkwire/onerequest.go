@@ -1,13 +1,11 @@
 package sdkwire
 
 import (
-	"fmt"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // OneRequestSession reports whether session lives for its request of
-// method only (assumption 36): over stateful Streamable HTTP, a POST
+// method only (assumption 35): over stateful Streamable HTTP, a POST
 // without Mcp-Session-Id that does not initialize (a 2026-07-28 client's
 // server/discover probe, a ping) gets a session of its own, with an id
 // and no initialize params, which the handler closes when that request
@@ -17,14 +15,7 @@ func OneRequestSession(session *mcp.ServerSession, method string) bool {
 }
 
 // OneRequestLogLevel is the log level of the session the Streamable HTTP
-// handler makes for a stateless POST below 2026-07-28 (assumption 37):
+// handler makes for a stateless POST below 2026-07-28 (assumption 36):
 // the client sets none, and the session sends log messages from this
 // level up ([LogPasses]).
 const OneRequestLogLevel = "info"
-
-// OneRequestAskError is the error the session of a stateless POST
-// returns for a request of method it is asked to send its client
-// (assumption 37): it sends none.
-func OneRequestAskError(method string) error {
-	return fmt.Errorf("calling %q: rejected by transport: stateless servers cannot make requests", method)
-}

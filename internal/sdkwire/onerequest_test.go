@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Assumption 36: over stateful Streamable HTTP a POST without a session
+// Assumption 35: over stateful Streamable HTTP a POST without a session
 // that does not initialize is served on a session with an id and no
 // initialize params, closed once its request ends; an initialized
 // session is not taken for one.
@@ -73,12 +73,12 @@ func TestContractOneRequestSession(t *testing.T) {
 // logLevels are levels below, at and above OneRequestLogLevel.
 var logLevels = []string{"debug", "info", "warning"}
 
-// Assumption 37: over stateless Streamable HTTP, a POST below 2026-07-28
+// Assumption 36: over stateless Streamable HTTP, a POST below 2026-07-28
 // that carries a call is served on a session made for it alone, with no
 // id (whatever Mcp-Session-Id says), initialize params of the POST's
 // version (2025-03-26 without the header) and nothing else (no client
 // info, no capabilities), log messages sent from OneRequestLogLevel up,
-// every request to the client refused with OneRequestAskError; its
+// every request to the client refused ("stateless servers cannot make requests"); its
 // response is an SSE stream without a priming event or event ids
 // (checked against AppendEvent), and it sets no Mcp-Session-Id.
 func TestContractOneRequestStateless(t *testing.T) {
@@ -119,7 +119,7 @@ func TestContractOneRequestStateless(t *testing.T) {
 		if p := s.params; s.id != "" || p == nil || p.ProtocolVersion != tt.want || p.ClientInfo != nil || p.Capabilities != nil || p.Meta != nil {
 			t.Errorf("%+v: the session has id %q and initialize params %+v, want none and only version %s", tt, s.id, p, tt.want)
 		}
-		if wantErr := OneRequestAskError("roots/list").Error(); s.askErr != wantErr {
+		if wantErr := `calling "roots/list": rejected by transport: stateless servers cannot make requests`; s.askErr != wantErr {
 			t.Errorf("%+v: ListRoots failed with %q, want %q", tt, s.askErr, wantErr)
 		}
 		var frames []byte

@@ -36,7 +36,7 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 	return resp
 }
 
-// Assumption 38: over stateless Streamable HTTP, a 2026-07-28 tools/call
+// Assumption 37: over stateless Streamable HTTP, a 2026-07-28 tools/call
 // whose _meta ReadPerRequestCall reads is served on a session made for it
 // alone whose initialize params are what the _meta says (the version,
 // clientInfo's name, no capabilities when the client offers {}), log

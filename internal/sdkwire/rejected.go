@@ -2,7 +2,7 @@ package sdkwire
 
 import "github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-// ErrRejected matches the go-sdk's jsonrpc2.ErrRejected (assumption 41),
+// ErrRejected matches the go-sdk's jsonrpc2.ErrRejected (assumption 40),
 // which the SDK does not export: an error that wraps it, returned by a
 // server connection's Write, fails that message alone (the sender gets
 // the error) and leaves the connection and its session going. The SDK's

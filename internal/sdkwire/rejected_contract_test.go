@@ -37,7 +37,7 @@ func (c rejectingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// Assumption 41: a server connection's Write that fails with an error
+// Assumption 40: a server connection's Write that fails with an error
 // wrapping ErrRejected fails that message alone: the handler that sent
 // it gets the error (errors.Is ErrRejected), and the session goes on
 // serving its client. Any other write error breaks the session.

@@ -271,7 +271,7 @@ func (c *routeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return c.Connection.Write(ctx, msg)
 }
 
-// Assumption 40: what a taken call sends through the session (a progress
+// Assumption 39: what a taken call sends through the session (a progress
 // notification, an elicitation) reaches Connection.Write with a context
 // derived from the call's, so a connection that routes by request (an
 // HTTP stream per POST) finds the call with TakenRequest; without Routes
