@@ -59,7 +59,7 @@ type callRequest struct {
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
-// arrived (the SDK's middleware, the stdio fast path, the HTTP fast path;
+// arrived (the SDK's middleware, the take on stdio and HTTP;
 // a task's call, on stdio, stateful HTTP or the stateless extension, and a
 // served tool's inner call (CallFor) enter at admit): admitted once
 // (admit: its slot, readiness, the caller's view, the Gate), then run and

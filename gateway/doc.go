@@ -31,16 +31,17 @@
 // (sdkwire.TakingTransport): the SDK's server would decode each request's
 // params twice with a fresh 32 KiB decoder, pass it through two
 // goroutines and marshal the result twice, most of a forwarded call's
-// cost. Over Streamable HTTP an HTTP fast path does the same for a POST
-// carrying one tools/call it can answer exactly as the SDK's handler
-// would (fasthttp.go): a call of a stateful session opened below
-// 2026-07-28, or a stateless POST; its response stream, event ids and
-// resumption are the SDK's own (faststream.go). Whichever way a
+// cost. Over Streamable HTTP the gateway's own transport (transport.go,
+// docs/engine.md) gives each session such a connection, so its calls are
+// taken the same way, and a stateless 2026-07-28 POST's call of a client
+// that offers nothing too (perrequest.go); the transport frames, routes
+// and resumes the streams as the SDK's handler does. Whichever way a
 // tools/call arrives, it goes one call path (the session's slot,
 // readiness, the Gate, the view, the run), with the same bytes on the
-// wire; the fast paths take only calls of a served tool with plain
-// params, and leave everything else (the handshake, other methods,
-// notifications, what they cannot answer byte for byte) to the SDK.
+// wire; the takes accept only calls of a served tool with plain params,
+// and leave everything else (the handshake, other methods,
+// notifications, what they cannot answer byte for byte) to the SDK's
+// session.
 // docs/gateway-call.md follows one call through the gateway.
 //
 // With Options.Gate every tools/call is first put to the Gate (who is

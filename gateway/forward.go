@@ -49,7 +49,7 @@ type forwarder struct {
 }
 
 // notifier sends a call's notifications to its client: the client's
-// session (*mcp.ServerSession), or the HTTP fast path's stream.
+// session (*mcp.ServerSession), or a taken 2026-07-28 call's perRequestPeer.
 type notifier interface {
 	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
 	Log(context.Context, *mcp.LoggingMessageParams) error
@@ -167,10 +167,9 @@ const MaxAsksPerSession = 16
 // (no capability, a 2026-07-28 session, where the gateway cannot ask in
 // the middle of a call, or no slot left) is declined; sampling without the
 // capability fails.
-// They are sent through to: session itself, or the HTTP fast path's stream
-// of the call. A call without a session (stateless: its POST is all it
-// has) takes no slot: its client offers nothing, and to refuses at once
-// what refuseAsk lets through.
+// They are sent through to: session itself, or a taken 2026-07-28 call's
+// perRequestPeer, which refuses at once what refuseAsk lets through (its
+// client offers nothing). A call without a session takes no slot.
 func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		if session == nil {
@@ -189,7 +188,7 @@ func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 }
 
 // asked sends a backend's questions to a client: its session
-// (*mcp.ServerSession), or the HTTP fast path's stream of the call.
+// (*mcp.ServerSession), or a taken 2026-07-28 call's perRequestPeer.
 type asked interface {
 	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)

@@ -275,7 +275,7 @@ type Gateway struct {
 	// sessions are the client sessions served with state, each one value
 	// (session.go); guarded by mu.
 	sessions map[*mcp.ServerSession]*sessionState
-	// byID indexes sessions by id, for the HTTP fast path; guarded by mu.
+	// byID indexes sessions by id (sessionByID); guarded by mu.
 	byID map[string]*sessionState
 	// watching owns the goroutines that end sessions (openLocked,
 	// sessionEnds); Close waits for them.
@@ -328,8 +328,8 @@ type Gateway struct {
 	taskTools atomic.Pointer[map[string]bool]
 	// headerTools are the served names whose input schema may carry
 	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
-	// request's Mcp-Param-* headers: the fast path leaves their calls to
-	// it.
+	// request's Mcp-Param-* headers: the 2026-07-28 take leaves their
+	// calls to it.
 	headerTools atomic.Pointer[map[string]bool]
 	// serverInfo is the server's Implementation as a 2026-07-28 result's
 	// _meta names it.

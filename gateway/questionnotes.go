@@ -27,7 +27,7 @@ type relay struct {
 // waiter is a request waiting on a parked call.
 type waiter struct {
 	ctx   context.Context // the request's handling: the SDK routes by it
-	to    notifier        // its session, or the HTTP fast path's stream
+	to    notifier        // its session, or a taken 2026-07-28 call's peer
 	token any             // its progress token; nil drops progress
 }
 

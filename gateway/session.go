@@ -107,7 +107,7 @@ func (g *Gateway) end(st *sessionState) {
 	g.parked.forget(st.ss)
 	if g.events != nil && st.id != "" {
 		// The SDK ends the session's streams as its connection closes; an
-		// event the fast path stored after that is dropped here.
+		// event the transport stored after that is dropped here.
 		g.events.SessionClosed(context.Background(), st.id)
 	}
 	close(st.ended)

@@ -83,7 +83,7 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	g.engine.ServeHTTP(w, r)
 	if ss != nil && g.sessionByID(ss.ID()) == nil {
-		// Unknown to the fast path before the client hears of the end
+		// Unknown to the gateway before the client hears of the end
 		// (net/http sends the answer after this returns): its next POST
 		// gets the SDK's 404, not a call refused on a closing session.
 		// The rest ends with the session (end).
