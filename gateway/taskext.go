@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,7 +31,9 @@ import (
 // call gets the refusal and no task. tasks/get carries its result when it ends; a backend's
 // question meanwhile becomes one of its inputRequests, which the client
 // answers with tasks/update (the gateway cannot ask a stateless client in
-// the middle of a call). In stateless mode there are no sessions: a
+// the middle of a call). A backend task's JSON-RPC error fails the task
+// with that error; tasks/cancel answers the bare ack and dismisses the
+// task, which then reads cancelled (or the end it had). In stateless mode there are no sessions: a
 // task belongs to the identity that made it, and another identity gets the "no task" of an
 // unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it (the extension has
@@ -236,6 +239,11 @@ func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Sto
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}
 	res, err := a.run(ctx)
+	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		// The backend's JSON-RPC error (its task failed): the task fails
+		// with it, its code kept (tasks/get's inline error).
+		return nil, &tasks.Error{Code: int(wire.Code), Message: wire.Message}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -100,12 +100,6 @@ func TestConformanceTasksThroughGateway(t *testing.T) {
 // defects of the gateway's relay of the extension, recorded in
 // docs/sdk.md §11.1.1 and not fixed yet.
 var gatewayTaskDefects = map[string][]string{
-	// A backend task that fails with a JSON-RPC error reaches the client
-	// as "completed" with a result, not "failed" with the error; a
-	// tasks/cancel dismisses the task, so the next tasks/get answers "no
-	// task" (-32602) instead of "cancelled"; the cancel ack carries the
-	// task's taskId and status, where the extension wants the bare ack.
-	"tasks-lifecycle": {"sep-2663-cancel-ack-empty-result", "sep-2663-tasks-get-status-failed", "tasks-cancel-terminal-idempotent-ack"},
 	// A task that asks two questions at once shows one inputRequest per
 	// tasks/get: the gateway passes one question at a time.
 	"tasks-mrtr-input": {"tasks-mrtr-partial-fulfillment"},

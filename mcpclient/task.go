@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -50,9 +51,20 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 		},
 	})
 	if err != nil {
-		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
+		return nil, s.taskFailed(ctx, callCtx, gen, rawName, failedWire(err))
 	}
 	return raw, nil
+}
+
+// failedWire is err, the end of a task, with the JSON-RPC error a failed
+// task carries made the server's error it is (serverError), as a
+// request answered with it would be: a gateway forwards it as that error.
+func failedWire(err error) error {
+	failed, ok := errors.AsType[*tasks.FailedError](err)
+	if !ok {
+		return err
+	}
+	return &serverError{failed.Error(), &jsonrpc.Error{Code: int64(failed.Wire.Code), Message: failed.Wire.Message}}
 }
 
 // taskStatus shows a task's status to the call's progress listener, as a

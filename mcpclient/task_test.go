@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,10 +81,12 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
 	switch {
 	case method == "tools/list":
-		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
 			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
-	case method == "tools/call" && name == "ext":
-		return `{"resultType":"task","taskId":"ext","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tools/call" && (name == "ext" || name == "crash"):
+		return `{"resultType":"task","taskId":"` + name + `","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tasks/get" && id == "crash":
+		return `{"taskId":"crash","status":"failed","error":{"code":-32050,"message":"boom"}}`
 	case method == "tasks/update" && id == "ext":
 		var u struct{ InputResponses json.RawMessage }
 		_ = json.Unmarshal(params, &u)
@@ -227,5 +230,23 @@ func TestTaskExtension(t *testing.T) {
 	defer p.mu.Unlock()
 	if p.responses != `{"q1":{"action":"accept","content":{}}}` || !p.seenExt {
 		t.Errorf("inputResponses %s; extension declared: %v", p.responses, p.seenExt)
+	}
+}
+
+// A task that fails with a JSON-RPC error fails the call with that
+// error, as the server sent it (errors.As finds it: a gateway forwards
+// it), not as a tool's error result alone.
+func TestTaskExtensionFailed(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__crash", json.RawMessage(`{}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "task crash failed: MCP error -32050: boom") {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
+	if !ok || wire.Code != -32050 || wire.Message != "boom" {
+		t.Errorf("the cause %v carries %+v; want the task's error -32050 \"boom\"", res.Cause, wire)
 	}
 }

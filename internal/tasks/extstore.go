@@ -95,6 +95,27 @@ func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
+// cancelExt answers the extension's tasks/cancel of r: a running task
+// ends cancelled, its body's context cancelled; an ended one keeps its
+// end (cancelling is idempotent). Either way the task is dismissed: it
+// frees its place among Max and still reads as it ended until Keep
+// passes. The answer is the bare ack: the status is tasks/get's to tell.
+func (s *Store) cancelExt(r *run) (json.RawMessage, error) {
+	s.mu.Lock()
+	var snap *pendingSnapshot
+	if r.ended.IsZero() && r.task.Status != Cancelled {
+		r.task.Status, r.task.StatusMessage = Cancelled, ""
+		snap = s.snapLocked(r, r.task)
+	}
+	if r.dismissed.IsZero() {
+		r.dismissed = s.now()
+	}
+	s.mu.Unlock()
+	r.cancel()
+	s.tell(snap)
+	return json.RawMessage(`{}`), nil
+}
+
 // extWire is t, the state of r, in the extension's shape: an ended task
 // carries its result or error, a waiting one its questions. s.mu must be
 // held.

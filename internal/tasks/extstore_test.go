@@ -86,3 +86,52 @@ func TestExtensionStoreFailedAndStrayAnswers(t *testing.T) {
 		t.Error("asked outside a task")
 	}
 }
+
+// The extension's tasks/cancel answers the bare ack; a running task then
+// reads cancelled, an ended one keeps its end (idempotent); either way it
+// frees its place among Max, and the dismissed tasks kept are bounded by
+// Max too.
+func TestExtensionStoreCancel(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Keep: time.Minute, Extension: true})
+	defer s.Close()
+	start := func(fn func(context.Context) (json.RawMessage, error)) string {
+		t.Helper()
+		raw, err := s.Start(context.Background(), fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, _ := Created(raw)
+		return task.TaskID
+	}
+	answer := func(method, id string) string {
+		t.Helper()
+		got, err := s.Answer(context.Background(), method, json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, id, err)
+		}
+		return string(got)
+	}
+	blocked := start(func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	for range 2 {
+		if got := answer("tasks/cancel", blocked); got != `{}` {
+			t.Errorf("tasks/cancel = %s, want the bare ack", got)
+		}
+	}
+	if got := answer("tasks/get", blocked); !strings.Contains(got, `"status":"cancelled"`) {
+		t.Errorf("tasks/get after tasks/cancel = %s", got)
+	}
+	done := start(func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil })
+	for !strings.Contains(answer("tasks/get", done), `"status":"completed"`) {
+		time.Sleep(time.Millisecond)
+	}
+	answer("tasks/cancel", done)
+	if got := answer("tasks/get", done); !strings.Contains(got, `"status":"completed"`) || !strings.Contains(got, `"result":{"content":[]}`) {
+		t.Errorf("a completed task cancelled reads %s", got)
+	}
+	if s.Held() != 0 || s.Holds(blocked) {
+		t.Errorf("held %d (the first dismissed kept: %v); want the oldest dismissed forgotten past Max", s.Held(), s.Holds(blocked))
+	}
+}

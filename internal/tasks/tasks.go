@@ -64,6 +64,18 @@ type WireError struct {
 	Message string `json:"message"`
 }
 
+// FailedError is the end of an extension task that failed: the JSON-RPC
+// error it carries, as the server sent it, which a gateway passes on as
+// the error it is (not as a tool's error result).
+type FailedError struct {
+	TaskID string
+	Wire   WireError
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("task %s failed: MCP error %d: %s", e.TaskID, e.Wire.Code, e.Wire.Message)
+}
+
 // Extension is the name of the 2026-07-28 tasks extension, which a client
 // declares under capabilities.extensions.
 const Extension = "io.modelcontextprotocol/tasks"
@@ -217,7 +229,7 @@ func inline(t Task) (json.RawMessage, error, bool) {
 	case t.Status == Completed && len(t.Result) > 0:
 		return t.Result, nil, true
 	case t.Status == Failed && t.Error != nil:
-		return nil, fmt.Errorf("task %s failed: MCP error %d: %s", t.TaskID, t.Error.Code, t.Error.Message), true
+		return nil, &FailedError{TaskID: t.TaskID, Wire: *t.Error}, true
 	}
 	return nil, nil, false
 }

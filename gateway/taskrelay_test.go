@@ -1,0 +1,85 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// The gateway's relay of a backend's tasks (2026-07-28 extension), as a
+// client of `serve --http --stateless --raw-names` in front of a task
+// server meets it: each test below failed through the gateway while the
+// task server alone passed it (TestConformanceTasksThroughGateway).
+
+// taskRelay is a 2026-07-28 client of a stateless gateway with raw names
+// in front of mcppeer's task server.
+func taskRelay(t *testing.T) *rawHTTP {
+	t.Helper()
+	tasks := mcppeer.NewTaskServer()
+	t.Cleanup(tasks.Close)
+	backend := httptest.NewServer(tasks)
+	t.Cleanup(backend.Close)
+	reg := tool.NewRegistry()
+	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: backend.URL},
+		mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	opts := Options{RawNames: true, Stateless: true}
+	c := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", perRequest: true}
+	waitFor(t, "the task server's tools served", func() bool {
+		return strings.Contains(string(c.request("tools/list", `{`+meta2026+`}`).Result), `"multi_input"`)
+	})
+	return c
+}
+
+// extCallParams are the params of a tools/call of name with args from a
+// client that declares the tasks extension.
+func extCallParams(name, args string) string {
+	return `{"name":"` + name + `","arguments":` + args + `,` + meta2026 + `}`
+}
+
+// A backend task that fails with a JSON-RPC error reads failed, the
+// error inline with its code, and no result: it read completed, with an
+// isError result.
+func TestGatewayRelaysFailedBackendTask(t *testing.T) {
+	c := taskRelay(t)
+	id := createdTask(t, c.request("tools/call", extCallParams("protocol_error_job", `{}`)), true)
+	got := awaitTask(t, c, id, "failed")
+	var task struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(got.Result, &task); err != nil || task.Error == nil || task.Error.Code != -32603 ||
+		!strings.Contains(task.Error.Message, "the job crashed") || task.Result != nil {
+		t.Errorf("the failed task reads %s; want error -32603 \"the job crashed\" and no result", got.Result)
+	}
+}
+
+// tasks/cancel answers the extension's bare ack, a running task then
+// reads cancelled (it read "no task": cancelling dismissed it), and a
+// completed one keeps its end and result (cancelling is idempotent).
+func TestGatewayCancelsRelayedTaskAsExtension(t *testing.T) {
+	c := taskRelay(t)
+	ack := func(id string) {
+		t.Helper()
+		if m := c.request("tasks/cancel", idParams(id)); m.Error != nil || string(m.Result) != `{"resultType":"complete"}` {
+			t.Errorf("tasks/cancel of %s: %s %+v; want the bare ack {\"resultType\":\"complete\"}", id, m.Result, m.Error)
+		}
+	}
+	slow := createdTask(t, c.request("tools/call", extCallParams("slow_compute", `{"seconds":60,"label":"slow"}`)), true)
+	ack(slow)
+	awaitTask(t, c, slow, "cancelled")
+	ack(slow)
+	quick := createdTask(t, c.request("tools/call", extCallParams("slow_compute", `{"seconds":0,"label":"quick"}`)), true)
+	awaitTask(t, c, quick, "completed")
+	ack(quick)
+	if got := c.request("tasks/get", idParams(quick)); !strings.Contains(string(got.Result), `"status":"completed"`) || !strings.Contains(string(got.Result), "computed quick") {
+		t.Errorf("a completed task cancelled reads %s %+v; want it completed, its result kept", got.Result, got.Error)
+	}
+}
