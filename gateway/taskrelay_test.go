@@ -83,3 +83,29 @@ func TestGatewayCancelsRelayedTaskAsExtension(t *testing.T) {
 		t.Errorf("a completed task cancelled reads %s %+v; want it completed, its result kept", got.Result, got.Error)
 	}
 }
+
+// metaNoTasks is the _meta of a 2026-07-28 request from a client that
+// declares no capability, the tasks extension included.
+const metaNoTasks = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+	`"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// A tool whose taskSupport is "required", called by a client that did not
+// declare the extension, is refused with the backend's -32021 (HTTP 400),
+// naming the capability: it ran, the bridge following the backend's task
+// for a client that cannot hold one. A task-optional tool still runs at
+// once for it.
+func TestGatewayRefusesRequiredTaskWithoutExtension(t *testing.T) {
+	c := taskRelay(t)
+	m := c.request("tools/call", `{"name":"failing_job","arguments":{},`+metaNoTasks+`}`)
+	if m.Error == nil || m.Error.Code != 400 {
+		t.Fatalf("a task-required tool called without the extension: %s %+v; want HTTP 400", m.Result, m.Error)
+	}
+	refusedWith(t, "a task-required tool called without the extension", inBody(m), -32021)
+	if !strings.Contains(m.Error.Message, `"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`) {
+		t.Errorf("the refusal names no capability: %s", m.Error.Message)
+	}
+	got := c.request("tools/call", `{"name":"slow_compute","arguments":{"seconds":0,"label":"now"},`+metaNoTasks+`}`)
+	if got.Error != nil || !strings.Contains(string(got.Result), "computed now") || strings.Contains(string(got.Result), "taskId") {
+		t.Errorf("a task-optional tool called without the extension: %s %+v; want its result at once", got.Result, got.Error)
+	}
+}

@@ -103,10 +103,6 @@ var gatewayTaskDefects = map[string][]string{
 	// A task that asks two questions at once shows one inputRequest per
 	// tasks/get: the gateway passes one question at a time.
 	"tasks-mrtr-input": {"tasks-mrtr-partial-fulfillment"},
-	// A tool whose taskSupport is "required", called by a client that did
-	// not declare the extension, runs (the bridge polls the backend's task
-	// itself) where the backend answers -32021.
-	"tasks-required-task-error": {"sep-2663-server-returns-missing-capability-when-required"},
 	// The gateway makes a task of a task tool's call at once, so the
 	// backend's input-required first round (inputRequests, requestState)
 	// never reaches the client.

@@ -86,7 +86,13 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 		return tool.Output{}, err
 	}
 	call := s.call
-	if rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx) {
+	switch {
+	case rt.taskRequired && s.callerWithoutTasks(ctx, gen):
+		// Sent as the caller's alone, without the extension the bridge
+		// would declare to follow the task: the server refuses it
+		// (-32021) as it refuses the caller itself.
+		ctx = context.WithValue(ctx, callerAloneKey{}, true)
+	case rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx):
 		call = s.callTask
 	}
 	raw, err := call(ctx, gen, rt.raw, objectArgs(args))
