@@ -234,7 +234,13 @@ func sessionDeclaresExtension(session *mcp.ServerSession) bool {
 // background work, its questions put to the client as the task's
 // inputRequests (markAsks).
 func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
-	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
+	id := tasks.IDFrom(ctx)
+	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id, ext: true})
+	// A backend's round of questions (its task's inputRequests) becomes
+	// the task's, all at once, under the backend's keys.
+	ctx = tool.WithInputs(ctx, func(ctx context.Context, round map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		return store.AskRound(ctx, id, inputRequests(round))
+	})
 	if a.req.session == nil {
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}
@@ -248,6 +254,15 @@ func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Sto
 		return nil, err
 	}
 	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+}
+
+// inputRequests is round as a server writes its inputRequests.
+func inputRequests(round map[string]tool.Ask) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(round))
+	for key, a := range round {
+		out[key] = mustJSON(map[string]any{"method": a.Method, "params": a.Params})
+	}
+	return out
 }
 
 // ownerStore is the extension tasks of one identity in stateless mode.

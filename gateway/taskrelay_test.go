@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,5 +109,43 @@ func TestGatewayRefusesRequiredTaskWithoutExtension(t *testing.T) {
 	got := c.request("tools/call", `{"name":"slow_compute","arguments":{"seconds":0,"label":"now"},`+metaNoTasks+`}`)
 	if got.Error != nil || !strings.Contains(string(got.Result), "computed now") || strings.Contains(string(got.Result), "taskId") {
 		t.Errorf("a task-optional tool called without the extension: %s %+v; want its result at once", got.Result, got.Error)
+	}
+}
+
+// A backend task that asks two questions at once shows both in one
+// tasks/get, under the backend's keys; answered one at a time, the
+// answered key leaves and the task waits for the other, then completes
+// with both answers. The gateway showed one question at a time, under
+// keys of its own (q1).
+func TestGatewayRelaysTaskRoundAtOnce(t *testing.T) {
+	c := taskRelay(t)
+	id := createdTask(t, c.request("tools/call", extCallParams("multi_input", `{}`)), true)
+	pending := func() (string, []string) {
+		var task struct {
+			Status        string                     `json:"status"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		}
+		json.Unmarshal(c.request("tasks/get", idParams(id)).Result, &task)
+		return task.Status, slices.Sorted(maps.Keys(task.InputRequests))
+	}
+	waitFor(t, "the task asking", func() bool { status, _ := pending(); return status == "input_required" })
+	if status, keys := pending(); !slices.Equal(keys, []string{"first", "second"}) {
+		t.Fatalf("the task %s asks %q; want both questions under the backend's keys", status, keys)
+	}
+	answer := func(key string) {
+		t.Helper()
+		m := c.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"`+key+`":{"action":"accept","content":{"confirm":"yes"}}},`+declaresTasks+`}`)
+		if m.Error != nil {
+			t.Fatalf("tasks/update %s: %+v", key, m.Error)
+		}
+	}
+	answer("first")
+	waitFor(t, "the first answer taken", func() bool { _, keys := pending(); return slices.Equal(keys, []string{"second"}) })
+	if status, _ := pending(); status != "input_required" {
+		t.Errorf("half answered, the task is %s; want input_required", status)
+	}
+	answer("second")
+	if got := awaitTask(t, c, id, "completed"); !strings.Contains(string(got.Result), "answered 2 input requests") {
+		t.Errorf("the task's result: %s", got.Result)
 	}
 }

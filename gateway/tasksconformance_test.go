@@ -100,9 +100,6 @@ func TestConformanceTasksThroughGateway(t *testing.T) {
 // defects of the gateway's relay of the extension, recorded in
 // docs/sdk.md §11.1.1 and not fixed yet.
 var gatewayTaskDefects = map[string][]string{
-	// A task that asks two questions at once shows one inputRequest per
-	// tasks/get: the gateway passes one question at a time.
-	"tasks-mrtr-input": {"tasks-mrtr-partial-fulfillment"},
 	// The gateway makes a task of a task tool's call at once, so the
 	// backend's input-required first round (inputRequests, requestState)
 	// never reaches the client.

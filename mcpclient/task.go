@@ -44,16 +44,48 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 		return raw, nil // answered at once
 	}
 	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
-	raw, err = tasks.Await(callCtx, &taskSender{s: s, gen: gen}, *task, tasks.Options{
+	opts := tasks.Options{
 		OnStatus: taskStatus(ctx),
 		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return s.askRaw(ctx, method, params)
 		},
-	})
+	}
+	if fn := tool.InputsFrom(ctx); fn != nil {
+		// A consumer that takes rounds (a gateway) gets the task's
+		// questions as they came: all at once, under the server's keys.
+		opts.AnswerRound = func(ctx context.Context, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			return s.relayRound(ctx, fn, round)
+		}
+	}
+	raw, err = tasks.Await(callCtx, &taskSender{s: s, gen: gen}, *task, opts)
 	if err != nil {
 		return nil, s.taskFailed(ctx, callCtx, gen, rawName, failedWire(err))
 	}
 	return raw, nil
+}
+
+// relayRound answers the inputRequests of a task's round through fn
+// (relayInputs), under the server's keys.
+func (s *Server) relayRound(ctx context.Context, fn tool.InputsFunc, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	raw, err := json.Marshal(round)
+	if err != nil {
+		return nil, err // unreachable: raw JSON encodes
+	}
+	var requests mcp.InputRequestMap
+	if err := json.Unmarshal(raw, &requests); err != nil {
+		return nil, fmt.Errorf("reading the task's input requests: %w", err)
+	}
+	responses, err := s.relayInputs(ctx, fn, requests)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(responses))
+	for key, resp := range responses {
+		if out[key], err = json.Marshal(resp); err != nil {
+			return nil, fmt.Errorf("the answer to the task's input request %q: %w", key, err)
+		}
+	}
+	return out, nil
 }
 
 // failedWire is err, the end of a task, with the JSON-RPC error a failed

@@ -250,3 +250,32 @@ func TestTaskExtensionFailed(t *testing.T) {
 		t.Errorf("the cause %v carries %+v; want the task's error -32050 \"boom\"", res.Cause, wire)
 	}
 }
+
+// A consumer that takes rounds (a gateway: tool.InputsFunc) gets a task's
+// inputRequests at once, under the server's keys, and the answers go back
+// under them.
+func TestTaskExtensionRound(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, Config{ServerName: "tk", Transport: TransportStdio, Command: "unused"}, Options{Elicit: true, NewTransport: p.transport(t)})
+	var rounds []string
+	ctx := tool.WithInputs(context.Background(), func(_ context.Context, round map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		for key, a := range round {
+			rounds = append(rounds, key+" "+a.Method)
+		}
+		return map[string]json.RawMessage{"q1": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}, nil
+	})
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__ext", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "ext done" {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	if !slices.Equal(rounds, []string{"q1 elicitation/create"}) {
+		t.Errorf("rounds %q", rounds)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.responses != `{"q1":{"action":"accept","content":{"ok":true}}}` {
+		t.Errorf("inputResponses %s", p.responses)
+	}
+}
