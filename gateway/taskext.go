@@ -116,6 +116,9 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 		return nil // a plain call (as every call is before the backends are ready)
 	}
 	call := callRequest{session: x.session, header: header, params: p, caller: x.caller}
+	if (*g.serverTaskTools.Load())[p.Name] {
+		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
+	}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		// Admitted before the store is chosen: the owners' book is locked
 		// while a stateless identity's store is found and the task started.
@@ -194,9 +197,11 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 		return nil, false
 	}
 	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta"`
+		Name           string               `json:"name"`
+		Arguments      json.RawMessage      `json:"arguments"`
+		Meta           map[string]any       `json:"_meta"`
+		RequestState   string               `json:"requestState"`
+		InputResponses mcp.InputResponseMap `json:"inputResponses"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
 		return nil, false
@@ -204,7 +209,7 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 	if len(p.Arguments) == 0 {
 		p.Arguments = json.RawMessage(`{}`)
 	}
-	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, true
+	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta, RequestState: p.RequestState, InputResponses: p.InputResponses}, true
 }
 
 // declaresExtension reports whether a request's _meta names a client
@@ -244,10 +249,14 @@ func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Sto
 	if a.req.session == nil {
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}
-	res, err := a.run(ctx)
+	return extTaskEnd(a.run(ctx))
+}
+
+// extTaskEnd is the end of an extension task whose call ended with res
+// and err: a backend's JSON-RPC error (its task failed) fails the task
+// with it, its code kept (tasks/get's inline error).
+func extTaskEnd(res result, err error) (json.RawMessage, error) {
 	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
-		// The backend's JSON-RPC error (its task failed): the task fails
-		// with it, its code kept (tasks/get's inline error).
 		return nil, &tasks.Error{Code: int(wire.Code), Message: wire.Message}
 	}
 	if err != nil {

@@ -149,3 +149,41 @@ func TestGatewayRelaysTaskRoundAtOnce(t *testing.T) {
 		t.Errorf("the task's result: %s", got.Result)
 	}
 }
+
+// metaElicits is the _meta of a 2026-07-28 request from a client that
+// declares elicitation and the tasks extension.
+const metaElicits = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+	`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
+// A backend that asks before it makes a task (input-required rounds,
+// then a task on the final round) is relayed as it answers: the first
+// round reaches the client as an input-required result with the
+// backend's key and a requestState, and no task; the call again with the
+// answer becomes the gateway's task, which completes with the answer
+// gathered. The gateway made its task at once, the backend's round
+// hidden in it. A requestState tampered with is refused.
+func TestGatewayRelaysRoundsBeforeTask(t *testing.T) {
+	c := taskRelay(t)
+	var round struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+		TaskID        string                     `json:"taskId"`
+	}
+	m := c.request("tools/call", `{"name":"test_tool_with_task","arguments":{},`+metaElicits+`}`)
+	if err := json.Unmarshal(m.Result, &round); err != nil || round.ResultType != "input_required" || round.InputRequests["user_name"] == nil || !strings.HasPrefix(round.RequestState, "mcpbridge.") || round.TaskID != "" {
+		t.Fatalf("the first round: %s %+v; want input_required asking user_name, with a requestState of the gateway's and no task", m.Result, m.Error)
+	}
+	again := func(state string) wireMessage {
+		return c.request("tools/call", `{"name":"test_tool_with_task","arguments":{},"inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},"requestState":"`+state+`",`+metaElicits+`}`)
+	}
+	refusedWith(t, "a tampered requestState", inBody(again(round.RequestState+"x")), -32602)
+	created := again(round.RequestState)
+	id := createdTask(t, created, true)
+	if strings.Contains(string(created.Result), "requestState") || strings.Contains(string(created.Result), "inputRequests") {
+		t.Errorf("the created task carries the round's fields: %s", created.Result)
+	}
+	if got := awaitTask(t, c, id, "completed"); !strings.Contains(string(got.Result), "Hello, Alice!") {
+		t.Errorf("the task's result: %s", got.Result)
+	}
+}

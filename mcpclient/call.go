@@ -92,6 +92,10 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 		// would declare to follow the task: the server refuses it
 		// (-32021) as it refuses the caller itself.
 		ctx = context.WithValue(ctx, callerAloneKey{}, true)
+	case serverDecidesTasks(gen):
+		// Under the extension the server makes a task of the call or
+		// not, maybe after rounds of input-required results (which the
+		// plain call's loop answers), and call follows the task it makes.
 	case rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx):
 		call = s.callTask
 	}

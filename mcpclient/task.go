@@ -44,6 +44,7 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 		return raw, nil // answered at once
 	}
 	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
+	tool.TaskStarted(ctx)
 	opts := tasks.Options{
 		OnStatus: taskStatus(ctx),
 		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -97,6 +98,18 @@ func failedWire(err error) error {
 		return err
 	}
 	return &serverError{failed.Error(), &jsonrpc.Error{Code: int64(failed.Wire.Code), Message: failed.Wire.Message}}
+}
+
+// serverDecidesTasks reports whether gen's server declares the
+// 2026-07-28 tasks extension, under which it decides per call whether a
+// call becomes a task (tool.Tool.ServerTasks).
+func serverDecidesTasks(gen *generation) bool {
+	caps := capabilities(gen)
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasks.Extension]
+	return ok
 }
 
 // taskStatus shows a task's status to the call's progress listener, as a

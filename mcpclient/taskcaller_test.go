@@ -39,8 +39,31 @@ func TestTaskRequiredForCallerWithoutExtension(t *testing.T) {
 	}
 	withTasks := described(map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}})
 	for what, ctx := range map[string]context.Context{"with the extension": withTasks, "not described": ctx} {
-		if res, err := h.reg.Execute(ctx, "mcp__tk__failing_job", json.RawMessage(`{}`)); err != nil || !strings.Contains(res.Text(), "the job failed") {
-			t.Errorf("a caller %s: %q, %v; want the task's result", what, res.Text(), err)
+		started := 0
+		ctx = tool.WithTaskStarted(ctx, func() { started++ })
+		if res, err := h.reg.Execute(ctx, "mcp__tk__failing_job", json.RawMessage(`{}`)); err != nil || !strings.Contains(res.Text(), "the job failed") || started != 1 {
+			t.Errorf("a caller %s: %q, %v, the task's start told %d times; want the task's result, its start told once", what, res.Text(), err, started)
 		}
+	}
+}
+
+// The tools of a server that declares the tasks extension say that the
+// server decides about tasks (tool.Tool.ServerTasks); a plain tool, or a
+// server without the extension, does not.
+func TestServerTasksListed(t *testing.T) {
+	ts := mcppeer.NewTaskServer()
+	t.Cleanup(ts.Close)
+	hs := httptest.NewServer(ts)
+	t.Cleanup(hs.Close)
+	h := mustStart(t, Config{ServerName: "tk", Transport: TransportStreamableHTTP, URL: hs.URL}, Options{})
+	for name, want := range map[string]bool{"mcp__tk__slow_compute": true, "mcp__tk__failing_job": true, "mcp__tk__greet": false} {
+		if def, ok := h.reg.Get(name); !ok || def.ServerTasks != want || def.Background != want {
+			t.Errorf("%s: listed %v, ServerTasks %v, Background %v; want both %v", name, ok, def.ServerTasks, def.Background, want)
+		}
+	}
+	p := &taskPeer{}
+	old := mustStart(t, stdioConfig("old"), Options{NewTransport: p.transport(t)})
+	if def, ok := old.reg.Get("mcp__old__slow"); !ok || def.ServerTasks || !def.Background {
+		t.Errorf("a task tool of a server without the extension: %+v", def)
 	}
 }

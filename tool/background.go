@@ -19,3 +19,23 @@ func BackgroundFrom(ctx context.Context) bool {
 	b, _ := ctx.Value(backgroundKey{}).(bool)
 	return b
 }
+
+type taskStartedKey struct{}
+
+// WithTaskStarted returns a context whose tool calls tell started when
+// their source makes a task of the call (a server of the 2026-07-28
+// tasks extension decides per call, maybe after rounds of input-required
+// results): the call runs on until the task ends, and a gateway makes its
+// own task for its client only then (Tool.ServerTasks).
+func WithTaskStarted(ctx context.Context, started func()) context.Context {
+	return context.WithValue(ctx, taskStartedKey{}, started)
+}
+
+// TaskStarted tells the listener of ctx (WithTaskStarted), if there is
+// one, that the source made a task of the call: what a source calls
+// when it does, before it follows the task.
+func TaskStarted(ctx context.Context) {
+	if started, _ := ctx.Value(taskStartedKey{}).(func()); started != nil {
+		started()
+	}
+}
