@@ -68,10 +68,7 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 // relayRound answers the inputRequests of a task's round through fn
 // (relayInputs), under the server's keys.
 func (s *Server) relayRound(ctx context.Context, fn tool.InputsFunc, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
-	raw, err := json.Marshal(round)
-	if err != nil {
-		return nil, err // unreachable: raw JSON encodes
-	}
+	raw, _ := json.Marshal(round) // never fails: the round was decoded from JSON
 	var requests mcp.InputRequestMap
 	if err := json.Unmarshal(raw, &requests); err != nil {
 		return nil, fmt.Errorf("reading the task's input requests: %w", err)
@@ -82,9 +79,7 @@ func (s *Server) relayRound(ctx context.Context, fn tool.InputsFunc, round map[s
 	}
 	out := make(map[string]json.RawMessage, len(responses))
 	for key, resp := range responses {
-		if out[key], err = json.Marshal(resp); err != nil {
-			return nil, fmt.Errorf("the answer to the task's input request %q: %w", key, err)
-		}
+		out[key], _ = json.Marshal(resp) // never fails: decoded from JSON (decodeInput)
 	}
 	return out, nil
 }

@@ -81,10 +81,14 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
 	switch {
 	case method == "tools/list":
-		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"odd","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
 			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
 	case method == "tools/call" && (name == "ext" || name == "crash"):
 		return `{"resultType":"task","taskId":"` + name + `","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tools/call" && name == "odd":
+		return `{"resultType":"task","taskId":"odd","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tasks/get" && id == "odd":
+		return `{"taskId":"odd","status":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":5}}}`
 	case method == "tasks/get" && id == "crash":
 		return `{"taskId":"crash","status":"failed","error":{"code":-32050,"message":"boom"}}`
 	case method == "tasks/update" && id == "ext":
@@ -277,5 +281,31 @@ func TestTaskExtensionRound(t *testing.T) {
 	defer p.mu.Unlock()
 	if p.responses != `{"q1":{"action":"accept","content":{"ok":true}}}` {
 		t.Errorf("inputResponses %s", p.responses)
+	}
+}
+
+// A round the consumer cannot take fails the call, saying why: a request
+// that is not one, or one the entry does not let through.
+func TestTaskExtensionRoundRefused(t *testing.T) {
+	inputs := tool.WithInputs(context.Background(), func(context.Context, map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		return nil, errors.New("never asked")
+	})
+	for name, c := range map[string]struct {
+		tool string
+		opts Options
+		want string
+	}{
+		"not a request":   {"mcp__tk__odd", Options{Elicit: true}, "reading the task's input requests"},
+		"not let through": {"mcp__tk__ext", Options{}, "the bridge's consumer takes no elicitation"},
+	} {
+		p := &taskPeer{}
+		c.opts.NewTransport = p.transport(t)
+		h := mustStart(t, stdioConfig("tk"), c.opts)
+		ctx, cancel := context.WithTimeout(inputs, 20*time.Second)
+		res, _ := h.reg.Execute(ctx, c.tool, json.RawMessage(`{}`))
+		cancel()
+		if !res.IsError || !strings.Contains(res.Text(), c.want) {
+			t.Errorf("%s: %q; want an error saying %q", name, res.Text(), c.want)
+		}
 	}
 }
