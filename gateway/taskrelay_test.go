@@ -18,19 +18,28 @@ import (
 // server meets it: each test below failed through the gateway while the
 // task server alone passed it (TestConformanceTasksThroughGateway).
 
+// taskServerGateway serves mcppeer's task server and, in front of it,
+// a stateless gateway with raw names (`serve --http --stateless
+// --raw-names`), and returns the URLs of both endpoints.
+func taskServerGateway(t *testing.T) (backend, gateway string) {
+	t.Helper()
+	tasks := mcppeer.NewTaskServer()
+	t.Cleanup(tasks.Close)
+	hs := httptest.NewServer(tasks)
+	t.Cleanup(hs.Close)
+	reg := tool.NewRegistry()
+	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: hs.URL},
+		mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
+	opts := Options{RawNames: true, Stateless: true}
+	return hs.URL, serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp"
+}
+
 // taskRelay is a 2026-07-28 client of a stateless gateway with raw names
 // in front of mcppeer's task server.
 func taskRelay(t *testing.T) *rawHTTP {
 	t.Helper()
-	tasks := mcppeer.NewTaskServer()
-	t.Cleanup(tasks.Close)
-	backend := httptest.NewServer(tasks)
-	t.Cleanup(backend.Close)
-	reg := tool.NewRegistry()
-	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: backend.URL},
-		mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
-	opts := Options{RawNames: true, Stateless: true}
-	c := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", perRequest: true}
+	_, gateway := taskServerGateway(t)
+	c := &rawHTTP{t: t, endpoint: gateway, perRequest: true}
 	waitFor(t, "the task server's tools served", func() bool {
 		return strings.Contains(string(c.request("tools/list", `{`+meta2026+`}`).Result), `"multi_input"`)
 	})

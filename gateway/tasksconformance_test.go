@@ -2,17 +2,12 @@ package gateway
 
 import (
 	"maps"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
-	"github.com/mcpbridge/mcpbridge/mcpclient"
-	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // The conformance suite 0.2's tasks-extension scenarios (2026-07-28, run
@@ -25,14 +20,7 @@ import (
 func TestConformanceTasksThroughGateway(t *testing.T) {
 	suite := conformanceNext(t)
 	names := extensionScenarios(t, suite, "tasks-")
-	tasks := mcppeer.NewTaskServer()
-	t.Cleanup(tasks.Close)
-	backend := httptest.NewServer(tasks)
-	t.Cleanup(backend.Close)
-	reg := tool.NewRegistry()
-	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: backend.URL},
-		mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
-	gateway := serveHTTP(t, newGateway(t, reg, Options{RawNames: true, Stateless: true}), Options{}) + "/mcp"
+	backendURL, gateway := taskServerGateway(t)
 
 	dir := t.TempDir()
 	alone, through := map[string]scenarioResult{}, map[string]scenarioResult{}
@@ -43,7 +31,7 @@ func TestConformanceTasksThroughGateway(t *testing.T) {
 	}
 	var runs []run
 	for _, name := range names {
-		runs = append(runs, run{backend.URL, filepath.Join(dir, "alone", name), alone}, run{gateway, filepath.Join(dir, "gateway", name), through})
+		runs = append(runs, run{backendURL, filepath.Join(dir, "alone", name), alone}, run{gateway, filepath.Join(dir, "gateway", name), through})
 	}
 	// Side by side: the scenarios mostly wait on their tasks.
 	env := node22Env(t)
