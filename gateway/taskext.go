@@ -33,9 +33,11 @@ import (
 // answers with tasks/update (the gateway cannot ask a stateless client in
 // the middle of a call). A backend task's JSON-RPC error fails the task
 // with that error; tasks/cancel answers the bare ack and dismisses the
-// task, which then reads cancelled (or the end it had). In stateless mode there are no sessions: a
-// task belongs to the identity that made it, and another identity gets the "no task" of an
-// unknown id. Without authentication every client is the same anonymous
+// task, which then reads cancelled (or the end it had). A tool whose
+// backend decides about tasks is relayed round by round instead
+// (taskrelay.go). In stateless mode there are no sessions: a task
+// belongs to the identity that made it, and another identity gets the
+// "no task" of an unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it (the extension has
 // no tasks/list). Bounds as for a session's tasks (16, kept 10 minutes),
 // for at most maxTaskOwners identities holding tasks at once; the calls
@@ -269,7 +271,7 @@ func extTaskEnd(res result, err error) (json.RawMessage, error) {
 func inputRequests(round map[string]tool.Ask) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(round))
 	for key, a := range round {
-		out[key] = mustJSON(map[string]any{"method": a.Method, "params": a.Params})
+		out[key] = mustJSON(inputRequest{Method: a.Method, Params: a.Params})
 	}
 	return out
 }
