@@ -326,6 +326,10 @@ type Gateway struct {
 
 	// taskTools are the served names listed as supporting tasks.
 	taskTools atomic.Pointer[map[string]bool]
+	// serverTaskTools are those of taskTools whose backend decides per
+	// call whether it becomes a task (tool.Tool.ServerTasks): their
+	// calls are relayed round by round (taskrelay.go).
+	serverTaskTools atomic.Pointer[map[string]bool]
 	// headerTools are the served names whose input schema may carry
 	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
 	// request's Mcp-Param-* headers: the 2026-07-28 take leaves their
@@ -355,6 +359,7 @@ type advertisement struct {
 	icons                                                  string // iconsKey
 	meta                                                   string
 	background                                             bool // listed as supporting tasks
+	serverTasks                                            bool // its backend decides about tasks (tool.Tool.ServerTasks)
 	ok                                                     bool
 }
 
@@ -504,7 +509,7 @@ func (g *Gateway) sync() {
 		t := l.tool
 		ad := advertisement{public: t.Name, title: t.Title, description: t.Description,
 			input: string(t.InputSchema), output: string(t.OutputSchema), annotations: string(t.Annotations), icons: iconsKey(t.Icons),
-			meta: string(t.Meta), background: t.Background}
+			meta: string(t.Meta), background: t.Background, serverTasks: t.ServerTasks}
 		old, known := g.advertised[l.served]
 		if known && old.same(ad) {
 			continue

@@ -152,8 +152,11 @@ type parkedCall struct {
 	asks   chan []*question // the backend's questions, a round at once; never full (see ask)
 	open   atomic.Int32     // questions asked and not yet answered or refused
 	done   chan struct{}    // closed when the call returned, res and err set
-	res    result
-	err    error
+	// promoted takes the gateway's task the call became, when its backend
+	// made one (taskrelay.go): it answers the request waiting on the call.
+	promoted chan json.RawMessage
+	res      result
+	err      error
 
 	mu      sync.Mutex
 	pending map[string]*question // put to the client, unanswered; guarded by mu
@@ -263,7 +266,7 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 func (g *Gateway) park(ctx context.Context, req callRequest, body func(context.Context, *parkedCall) (result, error)) (res result, ran bool, err error) {
 	callCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	pc := &parkedCall{owner: g.ownerOf(ctx, req), place: g.placeOf(ctx, req), ctx: callCtx, cancel: cancel,
-		asks: make(chan []*question, MaxAsksPerSession), done: make(chan struct{}), pending: map[string]*question{}}
+		asks: make(chan []*question, MaxAsksPerSession), done: make(chan struct{}), promoted: make(chan json.RawMessage, 1), pending: map[string]*question{}}
 	if !g.parked.start() {
 		cancel(errClosing)
 		return result{}, false, nil
@@ -343,7 +346,7 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 	for {
 		select {
 		case <-pc.done: // its questions, if any are left, are moot
-			return pc.res, pc.err
+			return pc.outcome()
 		default:
 		}
 		if pc.unanswered() {
@@ -356,13 +359,26 @@ func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (r
 		}
 		select {
 		case <-pc.done:
-			return pc.res, pc.err
+			return pc.outcome()
+		case raw := <-pc.promoted:
+			return result{wire: raw}, nil
 		case qs := <-pc.asks:
 			pc.put(qs)
 		case <-ctx.Done():
 			pc.cancel(errClientLeft)
 			return result{}, ctx.Err()
 		}
+	}
+}
+
+// outcome is what a call that returned says last: the task it became
+// (promoted), which the client follows to the result, else the result.
+func (pc *parkedCall) outcome() (result, error) {
+	select {
+	case raw := <-pc.promoted:
+		return result{wire: raw}, nil
+	default:
+		return pc.res, pc.err
 	}
 }
 

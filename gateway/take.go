@@ -67,13 +67,14 @@ func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 // name → registry name) what the server lists now. syncMu must be held.
 func (g *Gateway) publishCallable() {
 	m := make(map[string]string, len(g.advertised))
-	background, headers := map[string]bool{}, map[string]bool{}
+	background, serverTasks, headers := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for served, ad := range g.advertised {
 		if ad.ok {
 			m[served] = ad.public
 		}
 		if ad.ok && ad.background {
 			background[served] = true
+			serverTasks[served] = ad.serverTasks
 		}
 		if ad.ok && sdkwire.HeaderCandidate([]byte(ad.input)) {
 			headers[served] = true
@@ -81,6 +82,7 @@ func (g *Gateway) publishCallable() {
 	}
 	g.callable.Store(&m)
 	g.taskTools.Store(&background)
+	g.serverTaskTools.Store(&serverTasks)
 	g.headerTools.Store(&headers)
 }
 

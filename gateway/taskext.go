@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -30,9 +31,13 @@ import (
 // call gets the refusal and no task. tasks/get carries its result when it ends; a backend's
 // question meanwhile becomes one of its inputRequests, which the client
 // answers with tasks/update (the gateway cannot ask a stateless client in
-// the middle of a call). In stateless mode there are no sessions: a
-// task belongs to the identity that made it, and another identity gets the "no task" of an
-// unknown id. Without authentication every client is the same anonymous
+// the middle of a call). A backend task's JSON-RPC error fails the task
+// with that error; tasks/cancel answers the bare ack and dismisses the
+// task, which then reads cancelled (or the end it had). A tool whose
+// backend decides about tasks is relayed round by round instead
+// (taskrelay.go). In stateless mode there are no sessions: a task
+// belongs to the identity that made it, and another identity gets the
+// "no task" of an unknown id. Without authentication every client is the same anonymous
 // one: a task's 128-bit id is then the only key to it (the extension has
 // no tasks/list). Bounds as for a session's tasks (16, kept 10 minutes),
 // for at most maxTaskOwners identities holding tasks at once; the calls
@@ -113,6 +118,9 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 		return nil // a plain call (as every call is before the backends are ready)
 	}
 	call := callRequest{session: x.session, header: header, params: p, caller: x.caller}
+	if (*g.serverTaskTools.Load())[p.Name] {
+		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
+	}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		// Admitted before the store is chosen: the owners' book is locked
 		// while a stateless identity's store is found and the task started.
@@ -191,9 +199,11 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 		return nil, false
 	}
 	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta"`
+		Name           string               `json:"name"`
+		Arguments      json.RawMessage      `json:"arguments"`
+		Meta           map[string]any       `json:"_meta"`
+		RequestState   string               `json:"requestState"`
+		InputResponses mcp.InputResponseMap `json:"inputResponses"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
 		return nil, false
@@ -201,7 +211,7 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 	if len(p.Arguments) == 0 {
 		p.Arguments = json.RawMessage(`{}`)
 	}
-	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta}, true
+	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta, RequestState: p.RequestState, InputResponses: p.InputResponses}, true
 }
 
 // declaresExtension reports whether a request's _meta names a client
@@ -231,16 +241,40 @@ func sessionDeclaresExtension(session *mcp.ServerSession) bool {
 // background work, its questions put to the client as the task's
 // inputRequests (markAsks).
 func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
-	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: tasks.IDFrom(ctx), ext: true})
-	ctx = g.withBackendTask(ctx, store, tasks.IDFrom(ctx), a.name)
+	id := tasks.IDFrom(ctx)
+	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id, ext: true})
+	ctx = g.withBackendTask(ctx, store, id, a.name)
+	// A backend's round of questions (its task's inputRequests) becomes
+	// the task's, all at once, under the backend's keys.
+	ctx = tool.WithInputs(ctx, func(ctx context.Context, round map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		return store.AskRound(ctx, id, inputRequests(round))
+	})
 	if a.req.session == nil {
 		ctx = tool.WithAsk(ctx, markAsks(ctx, nil)) // run adds no asker without a session
 	}
-	res, err := a.run(ctx)
+	return extTaskEnd(a.run(ctx))
+}
+
+// extTaskEnd is the end of an extension task whose call ended with res
+// and err: a backend's JSON-RPC error (its task failed) fails the task
+// with it, its code kept (tasks/get's inline error).
+func extTaskEnd(res result, err error) (json.RawMessage, error) {
+	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return nil, &tasks.Error{Code: int(wire.Code), Message: wire.Message}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+}
+
+// inputRequests is round as a server writes its inputRequests.
+func inputRequests(round map[string]tool.Ask) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(round))
+	for key, a := range round {
+		out[key] = mustJSON(inputRequest{Method: a.Method, Params: a.Params})
+	}
+	return out
 }
 
 // ownerStore is the extension tasks of one identity in stateless mode.

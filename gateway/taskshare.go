@@ -168,6 +168,9 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 	if err != nil {
 		return nil, err
 	}
+	if method == "tasks/cancel" {
+		return json.RawMessage(`{}`), nil // the extension's bare ack: tasks/get tells the status
+	}
 	return rec.Wire, nil
 }
 

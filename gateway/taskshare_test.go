@@ -112,8 +112,11 @@ func TestGatewaySharedTaskCancelledElsewhere(t *testing.T) {
 	aliceA := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
 	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
 	id := createTask(t, aliceA, "block")
-	if m := aliceB.request("tasks/cancel", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
-		t.Fatalf("tasks/cancel through the other replica: %s %+v", m.Result, m.Error)
+	if m := aliceB.request("tasks/cancel", idParams(id)); string(m.Result) != `{"resultType":"complete"}` {
+		t.Fatalf("tasks/cancel through the other replica: %s %+v; want the extension's bare ack", m.Result, m.Error)
+	}
+	if m := aliceB.request("tasks/get", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
+		t.Errorf("the cancelling replica reads %s %+v", m.Result, m.Error)
 	}
 	if m := aliceA.request("tasks/get", idParams(id)); !strings.Contains(string(m.Result), `"status":"cancelled"`) {
 		t.Errorf("the running replica reads %s %+v", m.Result, m.Error)
@@ -271,8 +274,11 @@ func TestGatewaySharedTasksBounded(t *testing.T) {
 	if m := alice.request("tools/call", call); m.Error == nil || !strings.Contains(m.Error.Message, "too many tasks in flight (at most 16)") {
 		t.Fatalf("a task more than an identity holds: %s %+v", m.Result, m.Error)
 	}
-	if m := alice.request("tasks/cancel", idParams(ids[0])); !strings.Contains(string(m.Result), `"status":"completed"`) {
-		t.Errorf("dismissing a completed task: %s %+v", m.Result, m.Error)
+	if m := alice.request("tasks/cancel", idParams(ids[0])); string(m.Result) != `{"resultType":"complete"}` {
+		t.Errorf("dismissing a completed task: %s %+v; want the extension's bare ack", m.Result, m.Error)
+	}
+	if m := alice.request("tasks/get", idParams(ids[0])); !strings.Contains(string(m.Result), `"status":"completed"`) {
+		t.Errorf("a dismissed completed task reads %s %+v", m.Result, m.Error)
 	}
 	createTask(t, alice, "quick")
 }

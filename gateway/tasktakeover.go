@@ -17,7 +17,7 @@ import (
 
 // Tasks taken over by another replica. A shared task whose call the
 // backend runs as a task of its own, which another process can follow
-// (an MCP server over HTTP: mcpclient tells its id, tool.WithWorkStarted),
+// (an MCP server over HTTP: mcpclient tells its id, tool.WithTaskStarted),
 // keeps in its record the backend's task id and the tool called. When
 // the replica running it stops (its lease lapses), the first replica to
 // read the task takes it over: it claims the record with a lease of its
@@ -47,21 +47,26 @@ type takeovers struct {
 
 // withBackendTask returns the context of task id's call (an extension
 // task of store), which records the backend's task in the task's record
-// once the backend made one, when the replicas share their tasks.
+// once the backend made one (recordBackendTask).
 func (g *Gateway) withBackendTask(ctx context.Context, st *tasks.Store, id, name string) context.Context {
-	if ts, _ := g.sharedTasks(); ts == nil {
-		return ctx
+	return tool.WithTaskStarted(ctx, func(backendTask string) { g.recordBackendTask(st, id, name, backendTask) })
+}
+
+// recordBackendTask records backendTask, the task tool name's backend
+// made for task id of st, in the task's record, when the replicas share
+// their tasks and another process can follow it ("" when none can).
+func (g *Gateway) recordBackendTask(st *tasks.Store, id, name, backendTask string) {
+	if ts, _ := g.sharedTasks(); ts == nil || backendTask == "" {
+		return
 	}
-	return tool.WithWorkStarted(ctx, func(backendTask string) {
-		t := &g.httpTasksBook.takeovers
-		t.mu.Lock()
-		if t.refs == nil {
-			t.refs = map[string][]byte{}
-		}
-		t.refs[id] = mustJSON(backendRef{Tool: name, Task: backendTask})
-		t.mu.Unlock()
-		st.Tell(id) // written with the record (shareChanges)
-	})
+	t := &g.httpTasksBook.takeovers
+	t.mu.Lock()
+	if t.refs == nil {
+		t.refs = map[string][]byte{}
+	}
+	t.refs[id] = mustJSON(backendRef{Tool: name, Task: backendTask})
+	t.mu.Unlock()
+	st.Tell(id) // written with the record (shareChanges)
 }
 
 // backendOf returns the backendRef of task id running here, nil when

@@ -439,18 +439,49 @@ func (s *Server) setLogLevel(ctx context.Context, gen *generation) {
 	}
 }
 
+// callerAloneKey marks a call whose capabilities are its caller's alone,
+// without the extensions the bridge adds (withCallerMeta).
+type callerAloneKey struct{}
+
+// callerWithoutTasks reports whether the consumer's own client
+// (tool.CallerFrom), described to a server of protocol 2026-07-28, did
+// not declare the tasks extension: it must not get a task-required
+// tool's task, which the bridge would otherwise follow for it.
+func (s *Server) callerWithoutTasks(ctx context.Context, gen *generation) bool {
+	caller := describedCaller(ctx, gen)
+	if caller == nil {
+		return false
+	}
+	declared, _ := caller[mcp.MetaKeyClientCapabilities].(map[string]any)
+	exts, _ := declared["extensions"].(map[string]any)
+	_, ok := exts[tasks.Extension]
+	return !ok
+}
+
+// describedCaller is the consumer's own client (tool.CallerFrom) when it
+// is described to gen's server, one of protocol 2026-07-28; nil
+// otherwise.
+func describedCaller(ctx context.Context, gen *generation) map[string]any {
+	caller := tool.CallerFrom(ctx)
+	init := gen.session.InitializeResult()
+	if caller == nil || init == nil || init.ProtocolVersion != sdkwire.PerRequestVersion {
+		return nil
+	}
+	return caller
+}
+
 // withCallerMeta adds to meta, for a server of protocol 2026-07-28, the
 // per-request description of the consumer's own client (tool.CallerFrom:
 // a gateway's caller): its clientInfo, and its clientCapabilities limited
 // to what the bridge relays to it (elicitation, sampling where the entry
 // allows it, roots) plus the bridge's own extensions (it follows the
-// server's tasks itself). A server then refuses, with -32021, what the
+// server's tasks itself), but for a call of the caller alone
+// (callerAloneKey). A server then refuses, with -32021, what the
 // caller cannot answer, instead of running a tool for a client it
 // believes can.
 func (s *Server) withCallerMeta(ctx context.Context, gen *generation, meta mcp.Meta) mcp.Meta {
-	caller := tool.CallerFrom(ctx)
-	init := gen.session.InitializeResult()
-	if caller == nil || init == nil || init.ProtocolVersion != sdkwire.PerRequestVersion {
+	caller := describedCaller(ctx, gen)
+	if caller == nil {
 		return meta
 	}
 	if meta == nil {
@@ -462,6 +493,9 @@ func (s *Server) withCallerMeta(ctx context.Context, gen *generation, meta mcp.M
 	declared, _ := caller[mcp.MetaKeyClientCapabilities].(map[string]any)
 	relayed := map[string]bool{"elicitation": s.opts.Elicit, "sampling": s.samples(), "roots": true}
 	caps := map[string]any{"extensions": map[string]any{tasks.Extension: map[string]any{}}}
+	if alone, _ := ctx.Value(callerAloneKey{}).(bool); alone {
+		caps = map[string]any{}
+	}
 	for key, v := range declared {
 		if relayed[key] {
 			caps[key] = v

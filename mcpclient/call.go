@@ -89,6 +89,15 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 	switch id := tool.ResumeFrom(ctx); {
 	case id != "": // whatever its taskSupport: under the extension, any call may become a task
 		call = s.resumeTask(id)
+	case rt.taskRequired && s.callerWithoutTasks(ctx, gen):
+		// Sent as the caller's alone, without the extension the bridge
+		// would declare to follow the task: the server refuses it
+		// (-32021) as it refuses the caller itself.
+		ctx = context.WithValue(ctx, callerAloneKey{}, true)
+	case serverDecidesTasks(gen):
+		// Under the extension the server makes a task of the call or
+		// not, maybe after rounds of input-required results (which the
+		// plain call's loop answers), and call follows the task it makes.
 	case rt.taskRequired || rt.taskOptional && tool.BackgroundFrom(ctx):
 		call = s.callTask
 	}

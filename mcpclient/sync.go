@@ -123,6 +123,7 @@ func (s *Server) fetchTools(ctx context.Context, gen *generation) ([]tool.Tool, 
 			Icons:        rt.icons,
 			Meta:         rt.meta,
 			Background:   rt.taskRequired || rt.taskOptional,
+			ServerTasks:  (rt.taskRequired || rt.taskOptional) && serverDecidesTasks(gen),
 			AlwaysLoad:   s.cfg.AlwaysLoad,
 		})
 	}

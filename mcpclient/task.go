@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -43,9 +44,11 @@ func (s *Server) followTask(ctx, callCtx context.Context, gen *generation, rawNa
 		return raw, nil // answered at once
 	}
 	s.log.Debug("task created", "tool", rawName, "task", task.TaskID)
-	if fn := tool.WorkStartedFrom(ctx); fn != nil && s.cfg.Transport != TransportStdio {
-		fn(task.TaskID)
+	followable := task.TaskID
+	if s.cfg.Transport == TransportStdio {
+		followable = "" // the task dies with the child: no other process follows it
 	}
+	tool.TaskStarted(ctx, followable)
 	return s.awaitTask(ctx, callCtx, gen, rawName, *task)
 }
 
@@ -67,16 +70,66 @@ func (s *Server) resumeTask(id string) func(context.Context, *generation, string
 // awaitTask follows task, made by tools/call rawName, to its result,
 // within callCtx.
 func (s *Server) awaitTask(ctx, callCtx context.Context, gen *generation, rawName string, task tasks.Task) (json.RawMessage, error) {
-	raw, err := tasks.Await(callCtx, &taskSender{s: s, gen: gen}, task, tasks.Options{
+	opts := tasks.Options{
 		OnStatus: taskStatus(ctx),
 		Answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return s.askRaw(ctx, method, params)
 		},
-	})
+	}
+	if fn := tool.InputsFrom(ctx); fn != nil {
+		// A consumer that takes rounds (a gateway) gets the task's
+		// questions as they came: all at once, under the server's keys.
+		opts.AnswerRound = func(ctx context.Context, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			return s.relayRound(ctx, fn, round)
+		}
+	}
+	raw, err := tasks.Await(callCtx, &taskSender{s: s, gen: gen}, task, opts)
 	if err != nil {
-		return nil, s.taskFailed(ctx, callCtx, gen, rawName, err)
+		return nil, s.taskFailed(ctx, callCtx, gen, rawName, failedWire(err))
 	}
 	return raw, nil
+}
+
+// relayRound answers the inputRequests of a task's round through fn
+// (relayInputs), under the server's keys.
+func (s *Server) relayRound(ctx context.Context, fn tool.InputsFunc, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	raw, _ := json.Marshal(round) // never fails: the round was decoded from JSON
+	var requests mcp.InputRequestMap
+	if err := json.Unmarshal(raw, &requests); err != nil {
+		return nil, fmt.Errorf("reading the task's input requests: %w", err)
+	}
+	responses, err := s.relayInputs(ctx, fn, requests)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(responses))
+	for key, resp := range responses {
+		out[key], _ = json.Marshal(resp) // never fails: decoded from JSON (decodeInput)
+	}
+	return out, nil
+}
+
+// failedWire is err, the end of a task, with the JSON-RPC error a failed
+// task carries made the server's error it is (serverError), as a
+// request answered with it would be: a gateway forwards it as that error.
+func failedWire(err error) error {
+	failed, ok := errors.AsType[*tasks.FailedError](err)
+	if !ok {
+		return err
+	}
+	return &serverError{failed.Error(), &jsonrpc.Error{Code: int64(failed.Wire.Code), Message: failed.Wire.Message}}
+}
+
+// serverDecidesTasks reports whether gen's server declares the
+// 2026-07-28 tasks extension, under which it decides per call whether a
+// call becomes a task (tool.Tool.ServerTasks).
+func serverDecidesTasks(gen *generation) bool {
+	caps := capabilities(gen)
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasks.Extension]
+	return ok
 }
 
 // taskStatus shows a task's status to the call's progress listener, as a

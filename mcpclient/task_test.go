@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,10 +81,16 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
 	switch {
 	case method == "tools/list":
-		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"odd","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
 			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
-	case method == "tools/call" && name == "ext":
-		return `{"resultType":"task","taskId":"ext","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tools/call" && (name == "ext" || name == "crash"):
+		return `{"resultType":"task","taskId":"` + name + `","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tools/call" && name == "odd":
+		return `{"resultType":"task","taskId":"odd","status":"working","pollIntervalMs":1,"ttlMs":1000}`
+	case method == "tasks/get" && id == "odd":
+		return `{"taskId":"odd","status":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":5}}}`
+	case method == "tasks/get" && id == "crash":
+		return `{"taskId":"crash","status":"failed","error":{"code":-32050,"message":"boom"}}`
 	case method == "tasks/update" && id == "ext":
 		var u struct{ InputResponses json.RawMessage }
 		_ = json.Unmarshal(params, &u)
@@ -231,10 +238,10 @@ func TestTaskExtension(t *testing.T) {
 }
 
 // A server over HTTP tells the consumer the id of the task a background
-// call made (tool.WithWorkStarted), and a call with that id
+// call made (tool.WithTaskStarted), and a call with that id
 // (tool.WithResume) follows the task to its result without calling the
-// tool again. A stdio server's tasks die with its process: their ids are
-// not told, and a resumed call says why it cannot follow one.
+// tool again. A stdio server's tasks die with its process: their start is
+// told without an id, and a resumed call says why it cannot follow one.
 func TestTaskResumed(t *testing.T) {
 	p := &taskPeer{}
 	cfg := Config{ServerName: "tk", Transport: TransportStreamableHTTP, URL: "http://127.0.0.1:1/mcp"}
@@ -242,7 +249,7 @@ func TestTaskResumed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var told []string
-	started := tool.WithWorkStarted(tool.WithBackground(ctx), func(id string) { told = append(told, id) })
+	started := tool.WithTaskStarted(tool.WithBackground(ctx), func(id string) { told = append(told, id) })
 	if res, err := h.reg.Execute(started, "mcp__tk__opt", json.RawMessage(`{}`)); err != nil || res.Text() != "done as a task" {
 		t.Fatalf("background call: %q, %v", res.Text(), err)
 	}
@@ -259,11 +266,84 @@ func TestTaskResumed(t *testing.T) {
 
 	stdio := mustStart(t, stdioConfig("tk"), Options{NewTransport: (&taskPeer{}).transport(t)})
 	told = nil
-	if res, err := stdio.reg.Execute(started, "mcp__tk__opt", json.RawMessage(`{}`)); err != nil || res.Text() != "done as a task" || len(told) != 0 {
-		t.Errorf("a stdio server's task: %q, %v; ids told %q, want none", res.Text(), err, told)
+	if res, err := stdio.reg.Execute(started, "mcp__tk__opt", json.RawMessage(`{}`)); err != nil || res.Text() != "done as a task" || !slices.Equal(told, []string{""}) {
+		t.Errorf("a stdio server's task: %q, %v; ids told %q, want its start told without one", res.Text(), err, told)
 	}
 	want := `server "tk" runs as a child of this process (stdio): task opt of tools/call "opt", made by another process's child, cannot be followed from here; call the tool again`
 	if res, _ := stdio.reg.Execute(tool.WithResume(ctx, "opt"), "mcp__tk__opt", json.RawMessage(`{}`)); !res.IsError || !strings.Contains(res.Text(), want) {
 		t.Errorf("a stdio server's task resumed: %q, want %q", res.Text(), want)
+	}
+}
+
+// A task that fails with a JSON-RPC error fails the call with that
+// error, as the server sent it (errors.As finds it: a gateway forwards
+// it), not as a tool's error result alone.
+func TestTaskExtensionFailed(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t)})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__crash", json.RawMessage(`{}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "task crash failed: MCP error -32050: boom") {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
+	if !ok || wire.Code != -32050 || wire.Message != "boom" {
+		t.Errorf("the cause %v carries %+v; want the task's error -32050 \"boom\"", res.Cause, wire)
+	}
+}
+
+// A consumer that takes rounds (a gateway: tool.InputsFunc) gets a task's
+// inputRequests at once, under the server's keys, and the answers go back
+// under them.
+func TestTaskExtensionRound(t *testing.T) {
+	p := &taskPeer{}
+	h := mustStart(t, Config{ServerName: "tk", Transport: TransportStdio, Command: "unused"}, Options{Elicit: true, NewTransport: p.transport(t)})
+	var rounds []string
+	ctx := tool.WithInputs(context.Background(), func(_ context.Context, round map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		for key, a := range round {
+			rounds = append(rounds, key+" "+a.Method)
+		}
+		return map[string]json.RawMessage{"q1": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)}, nil
+	})
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__ext", json.RawMessage(`{}`))
+	if err != nil || res.Text() != "ext done" {
+		t.Fatalf("call: %q, %v", res.Text(), err)
+	}
+	if !slices.Equal(rounds, []string{"q1 elicitation/create"}) {
+		t.Errorf("rounds %q", rounds)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.responses != `{"q1":{"action":"accept","content":{"ok":true}}}` {
+		t.Errorf("inputResponses %s", p.responses)
+	}
+}
+
+// A round the consumer cannot take fails the call, saying why: a request
+// that is not one, or one the entry does not let through.
+func TestTaskExtensionRoundRefused(t *testing.T) {
+	inputs := tool.WithInputs(context.Background(), func(context.Context, map[string]tool.Ask) (map[string]json.RawMessage, error) {
+		return nil, errors.New("never asked")
+	})
+	for name, c := range map[string]struct {
+		tool string
+		opts Options
+		want string
+	}{
+		"not a request":   {"mcp__tk__odd", Options{Elicit: true}, "reading the task's input requests"},
+		"not let through": {"mcp__tk__ext", Options{}, "the bridge's consumer takes no elicitation"},
+	} {
+		p := &taskPeer{}
+		c.opts.NewTransport = p.transport(t)
+		h := mustStart(t, stdioConfig("tk"), c.opts)
+		ctx, cancel := context.WithTimeout(inputs, 20*time.Second)
+		res, _ := h.reg.Execute(ctx, c.tool, json.RawMessage(`{}`))
+		cancel()
+		if !res.IsError || !strings.Contains(res.Text(), c.want) {
+			t.Errorf("%s: %q; want an error saying %q", name, res.Text(), c.want)
+		}
 	}
 }

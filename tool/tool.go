@@ -77,6 +77,13 @@ type Tool struct {
 	// execution.taskSupport is "optional" or "required"): a consumer may
 	// say so to its own clients (a gateway lists it as supporting tasks).
 	Background bool
+	// ServerTasks reports that the source's server decides per call
+	// whether the call becomes a task (the 2026-07-28 tasks extension),
+	// maybe after rounds of questions, and says so when it does
+	// (TaskStarted): a gateway relays those rounds as they come and
+	// makes its own task only when the server made one. Set with
+	// Background.
+	ServerTasks bool
 	// AlwaysLoad asks that the model always see the tool, even when
 	// deferred loading (package toolview) hides the rest of the catalog
 	// until a search finds it: set on every tool of an mcp-client entry

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -27,13 +28,55 @@ func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessa
 	if err != nil {
 		return nil, fmt.Errorf("asking %s: %w", method, err)
 	}
+	return s.ask(ctx, id, "", request)
+}
+
+// AskRound puts a round of questions to the peer at once through task
+// id, each under its key in round (a request as a server writes it,
+// {"method":…,"params":…}), and returns every answer under its key:
+// the task shows them all among its inputRequests, and each leaves as
+// the peer answers it (in as many tasks/update as it likes). A key
+// another question of the task holds already is asked under one of the
+// store's own.
+func (s *Store) AskRound(ctx context.Context, id string, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		answers = make(map[string]json.RawMessage, len(round))
+		first   error
+	)
+	for key, request := range round {
+		wg.Go(func() {
+			answer, err := s.ask(ctx, id, key, request)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = fmt.Errorf("input request %q: %w", key, err)
+				cancel(first) // the round fails: its other questions leave
+			}
+			answers[key] = answer
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return answers, nil
+}
+
+// ask puts request to the peer through task id under key ("", or one a
+// waiting question holds: the next of the store's own, q1, q2, …) and
+// waits for its answer (Ask).
+func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage) (json.RawMessage, error) {
 	ask := &pendingAsk{request: request, answer: make(chan json.RawMessage, 1)}
 	s.mu.Lock()
 	r, ok := s.tasks[id]
 	switch {
-	case !s.ext || !ok:
+	case !s.ext || !ok || !r.ended.IsZero():
 		s.mu.Unlock()
-		return nil, errors.New("no task of the peer to ask through")
+		return nil, errors.New("no task of the peer to ask through") // or one that ended: no one would answer
 	case len(r.asks) >= maxInputRequests:
 		s.mu.Unlock()
 		return nil, fmt.Errorf("task %s has %d questions waiting already", id, maxInputRequests)
@@ -41,8 +84,10 @@ func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessa
 	if r.asks == nil {
 		r.asks = map[string]*pendingAsk{}
 	}
-	r.asked++
-	key := fmt.Sprintf("q%d", r.asked)
+	for _, taken := r.asks[key]; key == "" || taken; _, taken = r.asks[key] {
+		r.asked++
+		key = fmt.Sprintf("q%d", r.asked)
+	}
 	r.asks[key] = ask
 	if r.task.Status == Working {
 		r.task.Status = InputRequired
@@ -92,6 +137,27 @@ func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 			}
 		}
 	}
+	return json.RawMessage(`{}`), nil
+}
+
+// cancelExt answers the extension's tasks/cancel of r: a running task
+// ends cancelled, its body's context cancelled; an ended one keeps its
+// end (cancelling is idempotent). Either way the task is dismissed: it
+// frees its place among Max and still reads as it ended until Keep
+// passes. The answer is the bare ack: the status is tasks/get's to tell.
+func (s *Store) cancelExt(r *run) (json.RawMessage, error) {
+	s.mu.Lock()
+	var snap *pendingSnapshot
+	if r.ended.IsZero() && r.task.Status != Cancelled {
+		r.task.Status, r.task.StatusMessage = Cancelled, ""
+		snap = s.snapLocked(r, r.task)
+	}
+	if r.dismissed.IsZero() {
+		r.dismissed = s.now()
+	}
+	s.mu.Unlock()
+	r.cancel()
+	s.tell(snap)
 	return json.RawMessage(`{}`), nil
 }
 

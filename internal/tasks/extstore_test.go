@@ -3,6 +3,8 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +87,152 @@ func TestExtensionStoreFailedAndStrayAnswers(t *testing.T) {
 	if _, err := s.Ask(context.Background(), "", "elicitation/create", nil); err == nil {
 		t.Error("asked outside a task")
 	}
+}
+
+// The extension's tasks/cancel answers the bare ack; a running task then
+// reads cancelled, an ended one keeps its end (idempotent); either way it
+// frees its place among Max, and the dismissed tasks kept are bounded by
+// Max too.
+func TestExtensionStoreCancel(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Keep: time.Minute, Extension: true})
+	defer s.Close()
+	start := func(fn func(context.Context) (json.RawMessage, error)) string {
+		t.Helper()
+		raw, err := s.Start(context.Background(), fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, _ := Created(raw)
+		return task.TaskID
+	}
+	answer := func(method, id string) string {
+		t.Helper()
+		got, err := s.Answer(context.Background(), method, json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, id, err)
+		}
+		return string(got)
+	}
+	blocked := start(func(ctx context.Context) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	for range 2 {
+		if got := answer("tasks/cancel", blocked); got != `{}` {
+			t.Errorf("tasks/cancel = %s, want the bare ack", got)
+		}
+	}
+	if got := answer("tasks/get", blocked); !strings.Contains(got, `"status":"cancelled"`) {
+		t.Errorf("tasks/get after tasks/cancel = %s", got)
+	}
+	done := start(func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil })
+	for !strings.Contains(answer("tasks/get", done), `"status":"completed"`) {
+		time.Sleep(time.Millisecond)
+	}
+	answer("tasks/cancel", done)
+	if got := answer("tasks/get", done); !strings.Contains(got, `"status":"completed"`) || !strings.Contains(got, `"result":{"content":[]}`) {
+		t.Errorf("a completed task cancelled reads %s", got)
+	}
+	if s.Held() != 0 || s.Holds(blocked) {
+		t.Errorf("held %d (the first dismissed kept: %v); want the oldest dismissed forgotten past Max", s.Held(), s.Holds(blocked))
+	}
+}
+
+// A round asked at once shows every question under its own key (one a
+// waiting question holds gets the store's own), each leaves as the peer
+// answers it, and the round returns every answer under its key.
+func TestExtensionStoreAskRound(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
+	defer s.Close()
+	elicit := json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
+	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		go s.Ask(ctx, IDFrom(ctx), "elicitation/create", json.RawMessage(`{}`)) // holds q1 until answered
+		for len(s.pending(t, IDFrom(ctx)).InputRequests) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		answers, err := s.AskRound(ctx, IDFrom(ctx), map[string]json.RawMessage{"first": elicit, "q1": elicit})
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(answers)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := Created(raw)
+	id := task.TaskID
+	waitKeys := func(want ...string) {
+		t.Helper()
+		for !slices.Equal(slices.Sorted(maps.Keys(s.pending(t, id).InputRequests)), want) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	update := func(responses string) {
+		t.Helper()
+		if _, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+id+`","inputResponses":`+responses+`}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitKeys("first", "q1", "q2")
+	update(`{"first":"a"}`)
+	waitKeys("q1", "q2")
+	if got := s.pending(t, id); got.Status != InputRequired {
+		t.Errorf("half answered, the task is %s", got.Status)
+	}
+	update(`{"q1":"b","q2":"c"}`)
+	got := s.pending(t, id)
+	for got.Status != Completed {
+		got = s.pending(t, id)
+	}
+	if string(got.Result) != `{"first":"a","q1":"c"}` {
+		t.Errorf("the round's answers %s; want each under its key, the taken key asked as q2", got.Result)
+	}
+	if _, err := s.AskRound(context.Background(), id, map[string]json.RawMessage{"k": elicit}); err == nil || !strings.Contains(err.Error(), `input request "k": no task`) {
+		t.Errorf("a round through an ended task: %v", err)
+	}
+}
+
+// Await hands a task's unanswered round to AnswerRound at once, and
+// sends its answers in one tasks/update.
+func TestAwaitAnswerRound(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
+	defer s.Close()
+	elicit := json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
+	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		answers, err := s.AskRound(ctx, IDFrom(ctx), map[string]json.RawMessage{"x": elicit, "y": elicit})
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(answers)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := Created(raw)
+	task := s.pending(t, created.TaskID)
+	for len(task.InputRequests) < 2 {
+		task = s.pending(t, created.TaskID)
+	}
+	var rounds [][]string
+	res, err := Await(context.Background(), storeSender{s}, task, Options{
+		AnswerRound: func(_ context.Context, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			rounds = append(rounds, slices.Sorted(maps.Keys(round)))
+			return map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}, nil
+		},
+		After: func(time.Duration) <-chan time.Time { return time.After(time.Millisecond) },
+	})
+	if err != nil || string(res) != `{"x":1,"y":2}` || len(rounds) != 1 || !slices.Equal(rounds[0], []string{"x", "y"}) {
+		t.Errorf("Await = %s, %v after rounds %q; want one round of x and y", res, err, rounds)
+	}
+}
+
+// pending is task id as the extension's tasks/get reads it.
+func (s *Store) pending(t *testing.T, id string) Task {
+	t.Helper()
+	raw, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+	var task Task
+	if err != nil || json.Unmarshal(raw, &task) != nil {
+		t.Fatalf("tasks/get %s: %s, %v", id, raw, err)
+	}
+	return task
 }

@@ -62,6 +62,11 @@ type run struct {
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 	told    bool                   // its changes are told to Changed
 	kept    bool                   // its end is kept elsewhere (Kept); guarded by Store.mu
+	// dismissed is when the extension's peer cancelled the task (zero:
+	// never): it no longer counts against Max, and stays readable (its
+	// status cancelled, or the end it had) until Keep passes or more
+	// than Max dismissed tasks are kept (cancelExt). Guarded by Store.mu.
+	dismissed time.Time
 }
 
 // NewStore returns an empty store of at most max tasks, kept until
@@ -248,8 +253,10 @@ func NoTask(method, id string) *Error {
 	return &Error{CodeInvalidParams, fmt.Sprintf("%s: no task %q", method, id)}
 }
 
-// sweep forgets the ended tasks kept longer than keep. s.mu must be held.
+// sweep forgets the ended tasks kept longer than keep, and the dismissed
+// tasks past the max most recent. s.mu must be held.
 func (s *Store) sweep() {
+	s.sweepDismissed()
 	if s.keep <= 0 {
 		return
 	}
@@ -261,13 +268,44 @@ func (s *Store) sweep() {
 	}
 }
 
+// sweepDismissed forgets the dismissed tasks past the max most recently
+// dismissed: a peer that makes and cancels tasks in a loop holds no more
+// memory than one that keeps its tasks. s.mu must be held.
+func (s *Store) sweepDismissed() {
+	var oldest *run
+	n := 0
+	for _, r := range s.tasks {
+		if r.dismissed.IsZero() {
+			continue
+		}
+		n++
+		if oldest == nil || r.dismissed.Before(oldest.dismissed) {
+			oldest = r
+		}
+	}
+	if n > s.max {
+		delete(s.tasks, oldest.task.TaskID) // one dismissal at a time: one over
+	}
+}
+
 // Held reports how many tasks s holds: running, or ended and neither
-// collected nor forgotten yet (Keep).
+// collected, dismissed nor forgotten yet (Keep).
 func (s *Store) Held() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep()
-	return len(s.tasks)
+	return s.heldLocked()
+}
+
+// heldLocked is Held under s.mu.
+func (s *Store) heldLocked() int {
+	n := 0
+	for _, r := range s.tasks {
+		if r.dismissed.IsZero() {
+			n++
+		}
+	}
+	return n
 }
 
 // Handles reports whether method is a request Answer answers.
@@ -300,7 +338,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		told: s.changed != nil && (s.tells == nil || s.tells())}
 	s.mu.Lock()
 	s.sweep()
-	if s.closed || len(s.tasks) >= s.max {
+	if s.closed || s.heldLocked() >= s.max {
 		closed := s.closed
 		s.mu.Unlock()
 		cancel()
@@ -377,6 +415,9 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	case "tasks/get":
 		return json.Marshal(got)
 	case "tasks/cancel":
+		if s.ext {
+			return s.cancelExt(r)
+		}
 		s.finish(p.TaskID, Cancelled)
 		r.cancel()
 		t.Status = Cancelled

@@ -64,6 +64,18 @@ type WireError struct {
 	Message string `json:"message"`
 }
 
+// FailedError is the end of an extension task that failed: the JSON-RPC
+// error it carries, as the server sent it, which a gateway passes on as
+// the error it is (not as a tool's error result).
+type FailedError struct {
+	TaskID string
+	Wire   WireError
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("task %s failed: MCP error %d: %s", e.TaskID, e.Wire.Code, e.Wire.Message)
+}
+
 // Extension is the name of the 2026-07-28 tasks extension, which a client
 // declares under capabilities.extensions.
 const Extension = "io.modelcontextprotocol/tasks"
@@ -152,6 +164,12 @@ type Options struct {
 	// waiting for input (method and params as the server wrote them);
 	// nil declines them all.
 	Answer func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// AnswerRound, when set, answers every unanswered inputRequest of
+	// an extension task waiting for input at once, under their keys
+	// (requests as the server wrote them, {"method":…,"params":…}),
+	// instead of Answer: a gateway passes the round to its client as it
+	// came.
+	AnswerRound func(ctx context.Context, round map[string]json.RawMessage) (map[string]json.RawMessage, error)
 	// After waits d; nil is time.After (tests inject a clock).
 	After func(d time.Duration) <-chan time.Time
 }
@@ -177,7 +195,7 @@ func Await(ctx context.Context, s Sender, t Task, opts Options) (json.RawMessage
 		}
 		switch {
 		case t.Status == InputRequired && len(t.InputRequests) > 0:
-			if err := update(ctx, s, t, opts.Answer, answered); err != nil {
+			if err := update(ctx, s, t, opts, answered); err != nil {
 				return nil, err
 			}
 		case t.Status == Completed, t.Status == Failed, t.Status == InputRequired:
@@ -217,41 +235,46 @@ func inline(t Task) (json.RawMessage, error, bool) {
 	case t.Status == Completed && len(t.Result) > 0:
 		return t.Result, nil, true
 	case t.Status == Failed && t.Error != nil:
-		return nil, fmt.Errorf("task %s failed: MCP error %d: %s", t.TaskID, t.Error.Code, t.Error.Message), true
+		return nil, &FailedError{TaskID: t.TaskID, Wire: *t.Error}, true
 	}
 	return nil, nil, false
 }
 
 // update answers the inputRequests of t not answered yet, and sends the
-// answers with tasks/update (the extension's way to give a task input).
-func update(ctx context.Context, s Sender, t Task, answer func(context.Context, string, json.RawMessage) (json.RawMessage, error), answered map[string]bool) error {
+// answers with tasks/update (the extension's way to give a task input):
+// the round at once to opts.AnswerRound, else each to opts.Answer.
+func update(ctx context.Context, s Sender, t Task, opts Options, answered map[string]bool) error {
 	if len(t.InputRequests) > maxInputRequests {
 		return fmt.Errorf("task %s asks %d questions at once, more than the %d a client answers", t.TaskID, len(t.InputRequests), maxInputRequests)
 	}
-	responses := map[string]json.RawMessage{}
+	round := map[string]json.RawMessage{}
 	for key, raw := range t.InputRequests {
 		if answered[key] {
 			continue
 		}
 		var req struct {
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
+			Method string `json:"method"`
 		}
 		if err := json.Unmarshal(raw, &req); err != nil || req.Method == "" {
 			return fmt.Errorf("task %s: input request %q is not a request", t.TaskID, key)
 		}
-		res := json.RawMessage(`{"action":"decline"}`)
-		if answer != nil {
-			var err error
-			if res, err = answer(ctx, req.Method, req.Params); err != nil {
-				return fmt.Errorf("task %s: answering %s: %w", t.TaskID, req.Method, err)
-			}
-		}
-		responses[key] = res
-		answered[key] = true
+		round[key] = raw
 	}
-	if len(responses) == 0 {
+	if len(round) == 0 {
 		return nil
+	}
+	answer := opts.AnswerRound
+	if answer == nil {
+		answer = func(ctx context.Context, round map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+			return answerEach(ctx, round, opts.Answer)
+		}
+	}
+	responses, err := answer(ctx, round)
+	if err != nil {
+		return fmt.Errorf("task %s: %w", t.TaskID, err)
+	}
+	for key := range round {
+		answered[key] = true
 	}
 	params := idParams(t.TaskID)
 	params["inputResponses"], _ = json.Marshal(responses)
@@ -259,6 +282,28 @@ func update(ctx context.Context, s Sender, t Task, answer func(context.Context, 
 		return fmt.Errorf("tasks/update %s: %w", t.TaskID, err)
 	}
 	return nil
+}
+
+// answerEach answers the requests of round one by one with answer (nil
+// declines them all).
+func answerEach(ctx context.Context, round map[string]json.RawMessage, answer func(context.Context, string, json.RawMessage) (json.RawMessage, error)) (map[string]json.RawMessage, error) {
+	responses := make(map[string]json.RawMessage, len(round))
+	for key, raw := range round {
+		var req struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		_ = json.Unmarshal(raw, &req) // checked by update
+		res := json.RawMessage(`{"action":"decline"}`)
+		if answer != nil {
+			var err error
+			if res, err = answer(ctx, req.Method, req.Params); err != nil {
+				return nil, fmt.Errorf("answering %s: %w", req.Method, err)
+			}
+		}
+		responses[key] = res
+	}
+	return responses, nil
 }
 
 func get(ctx context.Context, s Sender, id string) (Task, error) {
