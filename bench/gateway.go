@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -149,7 +148,6 @@ func quoteAll(ss []string) []string {
 // (serverName bench) for the responder.
 type serveSetup struct {
 	mcpbridge, config string
-	engine            string        // mcpbridge built with the engine spike (docs/engine.md), when its variant runs
 	wait              time.Duration // how long serve may take to be ready; 0 means 30 s
 }
 
@@ -331,19 +329,4 @@ func stopProcess(cmd *exec.Cmd) error {
 		_ = cmd.Process.Kill()
 		return errors.Join(errors.New("did not stop within 10s of SIGTERM; killed"), <-done)
 	}
-}
-
-// engineVariant is the call variant of the engine spike (docs/engine.md):
-// serve --http built with -tags mcpbridge_engine, run only when named.
-const engineVariant = "serve-http-engine"
-
-// buildEngine builds cmd/mcpbridge with the engine spike into dir.
-func buildEngine(root, dir string) (string, error) {
-	out := filepath.Join(dir, "mcpbridge-engine")
-	cmd := exec.Command("go", "build", "-tags", "mcpbridge_engine", "-o", out, "./cmd/mcpbridge")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the engine spike: %w: %s", err, bytes.TrimSpace(b))
-	}
-	return out, nil
 }

@@ -469,9 +469,6 @@ func (r *benchRun) callsRow() (_ []table, err error) {
 	if r.o.variants == nil || slices.ContainsFunc(r.o.variants, func(k string) bool { return strings.HasPrefix(k, "serve-") }) {
 		serve, err = newServeSetup(r.root, r.dir, responderChild(r.responder, 0, 1))
 	}
-	if err == nil && slices.Contains(r.o.variants, engineVariant) {
-		serve.engine, err = buildEngine(r.root, r.dir)
-	}
 	if err == nil {
 		r.calls, err = runCalls(r.ctx, r.o, r.exe, r.responder, &serve, r.node, r.logf)
 	}
