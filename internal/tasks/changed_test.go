@@ -96,7 +96,13 @@ func TestStoreRetellUntilKept(t *testing.T) {
 	}
 	var task Task
 	json.Unmarshal(created, &task)
-	mcptest.Eventually(t, 10*time.Second, func() bool { return len(s.Running()) == 0 }, "the task to end")
+	// The body's end is told after it leaves Running: wait for the telling,
+	// or the Retell below could come first and be the only one counted.
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ends == 1
+	}, "the task's end to be told")
 	s.Retell()
 	s.Kept(task.TaskID)
 	s.Retell()
