@@ -91,3 +91,32 @@ func TestAwaitCancels(t *testing.T) {
 		t.Errorf("err %v, sent %v", err, s.sent)
 	}
 }
+
+// An extension task that ended as it was made (its creation carries its
+// status, not its result) is read with tasks/get at once: the extension
+// has no tasks/result, which the 2025-11-25 way would send. One that
+// tasks/get still shows ended without its result fails, saying so.
+func TestAwaitExtensionEndedAtCreation(t *testing.T) {
+	created, err := Created(json.RawMessage(`{"resultType":"task","taskId":"t","status":"completed"}`))
+	if err != nil || !created.Extension {
+		t.Fatalf("created %+v, %v; want an extension task", created, err)
+	}
+	never := func(time.Duration) <-chan time.Time { t.Fatal("waited a poll interval"); return nil }
+	s := &scripted{states: []string{`{"taskId":"t","status":"completed","result":{"content":[]}}`}}
+	raw, err := Await(context.Background(), s, *created, Options{After: never})
+	if err != nil || string(raw) != `{"content":[]}` {
+		t.Fatalf("result %s, %v", raw, err)
+	}
+	if diff := cmp.Diff([]string{"tasks/get"}, s.sent); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+
+	s = &scripted{states: []string{`{"taskId":"t","status":"completed"}`}}
+	_, err = Await(context.Background(), s, *created, Options{After: never})
+	if err == nil || !strings.Contains(err.Error(), "task t is completed but tasks/get carries neither its result nor its questions") {
+		t.Errorf("a completed task without its result: %v", err)
+	}
+	if diff := cmp.Diff([]string{"tasks/get"}, s.sent); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}

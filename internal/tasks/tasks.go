@@ -56,6 +56,11 @@ type Task struct {
 	Result        json.RawMessage            `json:"result,omitempty"`
 	Error         *WireError                 `json:"error,omitempty"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
+
+	// Extension is set for a task the extension's server made
+	// ("resultType":"task", Created): tasks/get carries its end inline,
+	// and tasks/result is gone.
+	Extension bool `json:"-"`
 }
 
 // WireError is a JSON-RPC error as a failed task carries it.
@@ -120,6 +125,7 @@ func Created(result json.RawMessage) (*Task, error) {
 	if err := top.Task.check(); err != nil {
 		return nil, fmt.Errorf("the created task: %w", err)
 	}
+	top.Task.Extension = top.ResultType == "task"
 	return top.Task, nil
 }
 
@@ -184,6 +190,7 @@ func Await(ctx context.Context, s Sender, t Task, opts Options) (json.RawMessage
 		after = time.After
 	}
 	answered := map[string]bool{}
+	getAtOnce := true   // once, for an extension task that ended as it was made
 	var shown [2]string // the status and message last reported
 	for {
 		if now := [2]string{t.Status, t.StatusMessage}; now != shown && opts.OnStatus != nil {
@@ -198,6 +205,20 @@ func Await(ctx context.Context, s Sender, t Task, opts Options) (json.RawMessage
 			if err := update(ctx, s, t, opts, answered); err != nil {
 				return nil, err
 			}
+		case t.Extension && t.Status != Working && t.Status != Cancelled:
+			// A task that ended (or asks) as it was made carries no result
+			// or questions yet: tasks/get has them, at once.
+			if !getAtOnce {
+				return nil, fmt.Errorf("task %s is %s but tasks/get carries neither its result nor its questions", t.TaskID, t.Status)
+			}
+			getAtOnce = false
+			next, err := get(ctx, s, t.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			next.Extension = true
+			t = next
+			continue
 		case t.Status == Completed, t.Status == Failed, t.Status == InputRequired:
 			// tasks/result blocks while the task waits for input: the
 			// server's questions arrive meanwhile, as requests to the client.
@@ -225,6 +246,7 @@ func poll(ctx context.Context, s Sender, t Task, after func(time.Duration) <-cha
 	if err != nil && ctx.Err() != nil {
 		return Task{}, cancel(ctx, s, t.TaskID)
 	}
+	next.Extension = t.Extension
 	return next, err
 }
 
