@@ -34,8 +34,9 @@
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
 //     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
-//     over Streamable HTTP, for a transport of a server's own: responses
+//     ([ReadCallParams], [CallResultJSON], [TakesCalls]; a session kept
+//     at the version its initialize was answered, [NegotiateInitialize]),
+//     and the same over Streamable HTTP, for a transport of a server's own: responses
 //     framed as the SDK's handler frames them ([ResponseJSON],
 //     [NotificationJSON], [SetResponseHeaders], [AppendEvent],
 //     [EventID], [Primes]) and log messages filtered as the SDK's session
@@ -300,4 +301,12 @@
 //     to a request already answered and a stateless session's requests
 //     to its client, as the SDK's transport does.
 //     TestContractRejectedWriteFailsAlone.
+//  41. A server answers an initialize with the protocol version asked for
+//     when it supports it and it is before 2026-07-28, else the newest it
+//     supports before 2026-07-28 ([NegotiateInitialize] makes the same),
+//     yet keeps as the session's InitializeParams the version asked for;
+//     the params it keeps are those its receiving middleware was handed,
+//     so a version [NegotiateInitialize] set there is what the session
+//     keeps (and [TakesCalls], the SDK's own checks, read).
+//     TestContractInitializeKeepsRequestedVersion.
 package sdkwire
