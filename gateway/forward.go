@@ -203,6 +203,12 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked,
 	switch a.Method {
 	case tool.AskElicit:
 		return forward(ctx, a.Params, to.Elicit, func(err error) (json.RawMessage, error) {
+			if ctx.Err() != nil {
+				// Its call ended (cancelled, or its session did): the
+				// question ends with it, unanswered, not declined in
+				// the name of a client that said nothing.
+				return nil, err
+			}
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
 			return declined, nil
 		})
