@@ -16,14 +16,16 @@ import (
 // when its body returns), or a call parked for its client's answers
 // (which keeps its admission: the retries that bring the answers enter
 // nothing again). One admission is one Gate.Enter, so one audit line
-// and one rate token, and one ended with the call's true outcome.
+// and one rate token, and one ended with the call's true outcome. A
+// prompts/get or resources/read is admitted the same way (offered,
+// parkedoffers.go).
 
 // admission is a call admitted to run: its slot held, its Gate entered.
 // run (or abandon, for a task that could not start) releases both, once.
 type admission struct {
 	g     *Gateway
 	req   callRequest
-	name  string          // the registry tool
+	name  string          // the registry tool (a prompt's public name or a resource's URI: offered)
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
 	ended func(Outcome)
 	gcall Call // what the Gate was told

@@ -139,8 +139,8 @@ type Options struct {
 	// past it closes the one idle longest, so thousands of clients that
 	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.
 	MaxSessions int
-	// MaxCallsPerSession bounds the tools/call requests one client session
-	// has in flight; past it a call is refused at once with a JSON-RPC
+	// MaxCallsPerSession bounds the tools/call, prompts/get and
+	// resources/read requests one client session has in flight; past it a call is refused at once with a JSON-RPC
 	// error, so a flood costs neither goroutines nor memory. 0 means
 	// DefaultMaxCallsPerSession.
 	MaxCallsPerSession int
@@ -148,8 +148,8 @@ type Options struct {
 	// batch over HTTP; past it the answer ends and its connection closes.
 	// 0 means DefaultMaxBatchResponse.
 	MaxBatchResponse int
-	// MaxCalls bounds the tools/call requests in flight on the whole
-	// gateway, whatever their sessions; past it a call is refused at once
+	// MaxCalls bounds the tools/call, prompts/get and resources/read
+	// requests in flight on the whole gateway, whatever their sessions; past it a call is refused at once
 	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls.
 	MaxCalls int
 	// RawNames serves each tool under its server's own name
