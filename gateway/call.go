@@ -240,10 +240,11 @@ func perRequestCaller(meta map[string]any) map[string]any {
 // backendError is the JSON-RPC error a backend answered the call with, to
 // be the client's answer as sent (a -32021 asks the client for a
 // capability; an isError result would hide it), or nil. The SDK's own
-// "rejected by transport" (-32005) is a local failure, not an answer.
+// "rejected by transport" (sdkwire.ErrRejected) is a local failure, not
+// an answer.
 func backendError(res tool.Result) *jsonrpc.Error {
 	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
-	if !ok || wire.Code == -32005 {
+	if !ok || errors.Is(wire, sdkwire.ErrRejected) {
 		return nil
 	}
 	return wire
