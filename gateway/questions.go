@@ -648,13 +648,6 @@ func (p *parkedCalls) wait(deadline time.Time) error {
 	return nil
 }
 
-// parkedNow is how many calls are parked, for tests.
-func (p *parkedCalls) parkedNow() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.byState)
-}
-
 // newState returns a requestState of the gateway tagged tag: 192 random
 // bits, unguessable, so a client can name only a state it was given.
 func newState(tag string) string {
