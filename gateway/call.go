@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -480,7 +481,7 @@ func mustJSON(v any) json.RawMessage {
 // mode every session lives for its request only, as the fast path's
 // calls, which have none: neither counts against MaxSessions nor evicts.
 func (g *Gateway) seen(ctx context.Context, session *mcp.ServerSession, method string) {
-	if !g.statelessIn(ctx) && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
+	if !g.statelessIn(ctx) && !serverwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.evictIdle(session)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -390,7 +391,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g := &Gateway{
 		reg:         reg,
 		opts:        opts,
-		serverInfo:  sdkwire.ServerInfoJSON(impl),
+		serverInfo:  serverwire.ServerInfoJSON(impl),
 		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
 		timeout:     timeout,
 		done:        make(chan struct{}),

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // 2026-07-28 calls beneath a stateless POST's session (docs/engine.md).
@@ -47,11 +48,11 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 		return nil
 	}
 	extra, _ := req.Extra.(*mcp.RequestExtra)
-	if extra == nil || extra.Header.Get("Mcp-Protocol-Version") != sdkwire.PerRequestVersion {
+	if extra == nil || extra.Header.Get("Mcp-Protocol-Version") != serverwire.PerRequestVersion {
 		return nil
 	}
-	p, client, ok := sdkwire.ReadPerRequestCall(req.Params)
-	if !ok || client.Version != sdkwire.PerRequestVersion || (*g.headerTools.Load())[p.Name] {
+	p, client, ok := serverwire.ReadPerRequestCall(req.Params)
+	if !ok || client.Version != serverwire.PerRequestVersion || (*g.headerTools.Load())[p.Name] {
 		return nil
 	}
 	if _, ok := (*g.callable.Load())[p.Name]; !ok {
@@ -65,7 +66,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 		if err != nil {
 			return nil, err
 		}
-		return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo), nil
+		return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo), nil
 	}
 }
 
@@ -74,7 +75,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 // POST's stream), log messages from the level the request names (none
 // without one; the session itself passes every level, statelessState),
 // and every question refused with the SDK's words (server-initiated
-// requests are forbidden from 2026-07-28: sdkwire.PerRequestAskError).
+// requests are forbidden from 2026-07-28: serverwire.PerRequestAskError).
 type perRequestPeer struct {
 	ss      *mcp.ServerSession
 	version string // the request's protocol version
@@ -91,20 +92,20 @@ func (p *perRequestPeer) NotifyProgress(ctx context.Context, params *mcp.Progres
 }
 
 func (p *perRequestPeer) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	if !sdkwire.LogPasses(string(params.Level), p.level) {
+	if !serverwire.LogPasses(string(params.Level), p.level) {
 		return nil
 	}
 	return p.ss.Log(ctx, params)
 }
 
 func (p *perRequestPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, sdkwire.PerRequestAskError("elicitation/create", p.version)
+	return nil, serverwire.PerRequestAskError("elicitation/create", p.version)
 }
 
 func (p *perRequestPeer) CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return nil, sdkwire.PerRequestAskError("sampling/createMessage", p.version)
+	return nil, serverwire.PerRequestAskError("sampling/createMessage", p.version)
 }
 
 func (p *perRequestPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, sdkwire.PerRequestAskError("roots/list", p.version)
+	return nil, serverwire.PerRequestAskError("roots/list", p.version)
 }

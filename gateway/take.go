@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // The fast path of tools/call on stdio-like sessions (ServeStdio,
@@ -38,7 +39,7 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 		if req.Method != "tools/call" || ss == nil || !sdkwire.TakesCalls(ss) {
 			return nil
 		}
-		p, ok := sdkwire.ReadCallParams(req.Params)
+		p, ok := serverwire.ReadCallParams(req.Params)
 		if !ok {
 			return nil
 		}
@@ -55,7 +56,7 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 			if err != nil {
 				return nil, err
 			}
-			return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+			return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 		}
 	}
 }
