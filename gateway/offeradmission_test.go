@@ -168,16 +168,17 @@ func stateRefused(t *testing.T, what string, err error) {
 
 // A prompts/get or resources/read asked two questions through
 // input-required results is one call to the Gate, as a tools/call is
-// (TestAdmissionInputRoundsEnterOnce): its first round enters, the
-// rounds that park it end nothing, the retries that bring the answers
-// enter nothing (so they write no audit line and spend no rate token),
-// and it is ended once, with its true outcome, when the backend's
-// request returns. Denied, it enters once and gets no state; rate
-// limited, its first logical call spends the only token however many
-// rounds it takes, and the next is refused. A retry with an altered
-// state, with the state of a call that ended, or naming a denied one is
-// refused at once and enters nothing; and nothing is left behind: no
-// slot, no parked call.
+// (TestOneAdmissionPerLogicalCall): its first round enters, the rounds
+// that park it end nothing, the retries that bring the answers enter
+// nothing (so they write no audit line and spend no rate token), and it
+// is ended once, with its true outcome, when the backend's request
+// returns. It holds one call slot throughout, taken by its first round
+// and given back when the backend's request returns. Denied, it enters
+// once and gets no state; rate limited, its first logical call spends
+// the only token however many rounds it takes, and the next is refused.
+// A retry with an altered state, with the state of a call that ended,
+// or naming a denied one is refused at once and enters nothing; and
+// nothing is left behind: no slot, no parked call.
 func TestAdmissionOfferRoundsEnterOnce(t *testing.T) {
 	for pathName, open := range offerPaths {
 		for _, kind := range offerKinds {
@@ -201,6 +202,12 @@ func TestAdmissionOfferRoundsEnterOnce(t *testing.T) {
 							t.Fatalf("%s, round %s: %+v, %v; want the question %s and the gateway's state", name, key, got, err, key)
 						}
 						gate.expect(t, name, counts{Entered: wantEntered, Ended: wantEnded})
+						g.mu.Lock()
+						slots, inFlight := g.slotsTaken(), g.inFlight
+						g.mu.Unlock()
+						if slots != 1 || inFlight != 1 {
+							t.Errorf("%s parked for %s: %d slots taken, %d calls in flight; want the one of its first round", name, key, slots, inFlight)
+						}
 						if key == "second" {
 							_, err := kind.get(ctx, cs, name, got.state+"x", mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"v": "b"}}})
 							stateRefused(t, name+" again with an altered state", err)
@@ -258,7 +265,7 @@ func TestAdmissionOfferRoundsEnterOnce(t *testing.T) {
 }
 
 // A prompts/get or resources/read takes one of its session's call slots
-// while it runs, as a tools/call does, before the Gate: with one slot a
+// until it returns, as a tools/call does, before the Gate: with one slot a
 // session, a prompts/get its backend holds leaves a resources/read
 // refused at once with the limit, which enters nothing; once the prompt
 // returned, the read is served. They used to take none, so a client
