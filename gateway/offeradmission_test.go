@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -150,14 +149,6 @@ var offerPaths = map[string]func(t *testing.T, reg *tool.Registry, opts Options)
 	},
 }
 
-// errorCode is the JSON-RPC code of err, 0 when it has none.
-func errorCode(err error) int64 {
-	if wire, ok := errors.AsType[*jsonrpc.Error](err); ok {
-		return wire.Code
-	}
-	return 0
-}
-
 // stateRefused fails t unless err refuses a requestState.
 func stateRefused(t *testing.T, what string, err error) {
 	t.Helper()
@@ -234,7 +225,7 @@ func TestAdmissionOfferRoundsEnterOnce(t *testing.T) {
 				}
 				gate.expect(t, "fail", counts{Entered: 1, Ended: []Outcome{{Failed: true}}})
 
-				if _, err := kind.get(ctx, cs, "deny", "", nil); errorCode(err) != codeDenied {
+				if _, err := kind.get(ctx, cs, "deny", "", nil); !hasCode(err, codeDenied) {
 					t.Errorf("deny: %v; want the Gate's error %d", err, codeDenied)
 				}
 				gate.expect(t, "deny", counts{Entered: 1})
@@ -246,7 +237,7 @@ func TestAdmissionOfferRoundsEnterOnce(t *testing.T) {
 					t.Fatalf("limited, its first call: %+v, %v; want the result", done, err)
 				}
 				gate.expect(t, "limited", counts{Entered: 1, Ended: okOutcome})
-				if _, err := kind.get(ctx, cs, "limited", "", nil); errorCode(err) != codeLimited {
+				if _, err := kind.get(ctx, cs, "limited", "", nil); !hasCode(err, codeLimited) {
 					t.Errorf("limited, its second call: %v; want the rate limit's error %d", err, codeLimited)
 				}
 				gate.expect(t, "limited", counts{Entered: 2, Ended: okOutcome})
