@@ -331,11 +331,11 @@ type Gateway struct {
 	// call whether it becomes a task (tool.Tool.ServerTasks): their
 	// calls are relayed round by round (taskrelay.go).
 	serverTaskTools atomic.Pointer[map[string]bool]
-	// headerTools are the served names whose input schema may carry
-	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
-	// request's Mcp-Param-* headers: the 2026-07-28 take leaves their
-	// calls to it.
-	headerTools atomic.Pointer[map[string]bool]
+	// headerSchemas are the input schemas of the served tools that may
+	// carry x-mcp-header annotations, by served name: the transport checks
+	// a 2026-07-28 call's Mcp-Param-* headers against them before any
+	// path serves it (mcpHeadersOK).
+	headerSchemas atomic.Pointer[map[string]json.RawMessage]
 	// serverInfo is the server's Implementation as a 2026-07-28 result's
 	// _meta names it.
 	serverInfo json.RawMessage

@@ -39,9 +39,9 @@ func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func
 // to the SDK: a session the POST initialized (take's), params the lean
 // reader leaves (a client that offers anything, whose calls may be asked
 // through input-required results or run as tasks: sdkwire's
-// ReadPerRequestCall), a version other than 2026-07-28, a tool whose
-// arguments the SDK checks against Mcp-Param-* headers, a name the
-// gateway does not serve. The result is stamped as the SDK stamps a
+// ReadPerRequestCall), a version other than 2026-07-28, a name the
+// gateway does not serve. Its Mcp-Param-* headers were checked before
+// (mcpHeadersOK). The result is stamped as the SDK stamps a
 // 2026-07-28 result.
 func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sdkwire.TakenCall {
 	if req.Method != "tools/call" || ss == nil || ss.InitializeParams() != nil {
@@ -52,7 +52,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 		return nil
 	}
 	p, client, ok := serverwire.ReadPerRequestCall(req.Params)
-	if !ok || client.Version != serverwire.PerRequestVersion || (*g.headerTools.Load())[p.Name] {
+	if !ok || client.Version != serverwire.PerRequestVersion {
 		return nil
 	}
 	if _, ok := (*g.callable.Load())[p.Name]; !ok {

@@ -148,6 +148,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 // is closed.
 func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
+	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
@@ -188,6 +189,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := newWireConn("", nil, &t.requests)
+	c.headerSchema = t.g.headerSchema
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
@@ -335,6 +337,9 @@ type wireConn struct {
 	stateless bool
 	requests  *sync.Map // the transport's requests in flight, for its tag
 	incoming  chan jsonrpc.Message
+	// headerSchema is the input schema of a served tool whose arguments
+	// Mcp-Param-* headers mirror, nil for any other name.
+	headerSchema func(name string) json.RawMessage
 
 	mu      sync.Mutex
 	done    chan struct{}          // closed by Close; guarded by mu (for closed)
@@ -687,7 +692,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !batch && !mcpHeadersOK(w, r.Header, msgs[0]) {
+	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema) {
 		c.forgetRequests(msgs)
 		return
 	}
@@ -884,12 +889,12 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 	return false
 }
 
-// mcpHeadersOK checks the Mcp-Method and Mcp-Name headers of a request
-// of 2026-07-28 or later against its body, as the SDK's handler does, or
-// answers w with why not (a header mismatch error). The Mcp-Param-*
-// headers are not checked (the SDK checks them against a tool's
-// x-mcp-header annotations).
-func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) bool {
+// mcpHeadersOK checks the Mcp-Method, Mcp-Name and, for a tools/call of
+// a tool whose schema (headerSchema) annotates arguments with
+// x-mcp-header, Mcp-Param-* headers of a request of 2026-07-28 or later
+// against its body, as the SDK's handler does, or answers w with why not
+// (a header mismatch error).
+func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message, headerSchema func(string) json.RawMessage) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || h.Get("Mcp-Protocol-Version") < serverwire.PerRequestVersion {
 		return true
@@ -902,6 +907,9 @@ func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) boo
 		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, req.Method)
 	default:
 		problem = nameHeaderProblem(h.Get("Mcp-Name"), req)
+	}
+	if problem == "" && req.Method == "tools/call" {
+		problem = paramHeadersProblem(h, req.Params, headerSchema)
 	}
 	if problem == "" {
 		return true
@@ -929,6 +937,22 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 		return fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)
 	}
 	return ""
+}
+
+// paramHeadersProblem is what is wrong with the Mcp-Param-* headers of a
+// tools/call with params, "" for nothing or a tool that has none.
+func paramHeadersProblem(h http.Header, params json.RawMessage, headerSchema func(string) json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	schema := headerSchema(p.Name)
+	if schema == nil {
+		return ""
+	}
+	return serverwire.ParamHeadersProblem(h, params, schema)
 }
 
 // writeRPCError answers with a JSON-RPC error and an HTTP status, as the
