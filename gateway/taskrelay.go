@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -50,7 +50,7 @@ func (g *Gateway) extAnswer(res result) json.RawMessage {
 	case res.questions != nil:
 		return mustJSON(map[string]any{"resultType": "input_required", "inputRequests": res.questions, "requestState": res.state})
 	}
-	return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
+	return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
 }
 
 // startServerTask admits req and runs it parked until its first round:
@@ -60,12 +60,12 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 	if a == nil {
 		return res, err
 	}
-	defer g.releaseCall(req.share())
 	ctx, grown := g.bindView(a.running(a.ctx), req)
 	defer grown()
 	caps := requestCapabilities(req)
 	pr := &promotion{a: a, x: x}
 	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		defer a.release() // the call's slot is held until its body returns, task or not
 		pr.pc = pc
 		callCtx = tool.WithTaskStarted(callCtx, func(backendTask string) {
 			pr.started()
@@ -80,6 +80,7 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 		return res, err
 	})
 	if !ran {
+		a.release()
 		res = errorResult("tool call refused: " + errClosing.Error())
 		a.end(res, nil)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // NegotiateInitialize sets p, the params of an initialize a server
@@ -22,12 +24,12 @@ func NegotiateInitialize(p *mcp.InitializeParams) {
 		return
 	}
 	supported := mcp.SupportedProtocolVersions() // newest first
-	if slices.Contains(supported, p.ProtocolVersion) && p.ProtocolVersion < PerRequestVersion {
+	if slices.Contains(supported, p.ProtocolVersion) && p.ProtocolVersion < serverwire.PerRequestVersion {
 		return
 	}
 	p.ProtocolVersion = "2025-11-25" // the SDK's answer when it supports none before
 	for _, v := range supported {
-		if v < PerRequestVersion {
+		if v < serverwire.PerRequestVersion {
 			p.ProtocolVersion = v
 			return
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // initializeAsking opens a session of srv with an initialize that asks
@@ -57,7 +59,7 @@ func TestContractInitializeKeepsRequestedVersion(t *testing.T) {
 		p := &mcp.InitializeParams{ProtocolVersion: asked}
 		NegotiateInitialize(p)
 		want := p.ProtocolVersion
-		if want >= PerRequestVersion || want == "" {
+		if want >= serverwire.PerRequestVersion || want == "" {
 			t.Errorf("asking %q: NegotiateInitialize made %q, want a version initialize speaks", asked, want)
 		}
 
