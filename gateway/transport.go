@@ -410,7 +410,7 @@ var errSessionEnded = errors.New("session is closed")
 // resumes. As the SDK's transport, it rejects what belongs to a request
 // already answered, and a stateless session's requests to its client.
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := sdkwire.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}

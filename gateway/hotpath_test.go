@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -53,4 +54,23 @@ func TestPrimerWritesDueEvents(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Error("the timer is still armed with nothing waiting")
+}
+
+// isLoopbackAddr reads a listener's address as isLoopbackHost reads its
+// string.
+func TestIsLoopbackAddr(t *testing.T) {
+	for _, addr := range []net.Addr{
+		&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("127.3.2.1"), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("::1"), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("::1"), Port: 80, Zone: "lo"},
+		&net.TCPAddr{IP: net.ParseIP("10.0.0.1"), Port: 80},
+		&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 80, Zone: "eth0"},
+		&net.TCPAddr{Port: 80},
+		&net.UnixAddr{Name: "/tmp/s", Net: "unix"},
+	} {
+		if got, want := isLoopbackAddr(addr), isLoopbackHost(hostOnly(addr.String())); got != want {
+			t.Errorf("isLoopbackAddr(%v) = %v, want %v", addr, got, want)
+		}
+	}
 }
