@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -265,7 +266,7 @@ func extTaskEnd(res result, err error) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 }
 
 // inputRequests is round as a server writes its inputRequests.
