@@ -137,8 +137,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s := t.lookup(w, r, "POST"); s != nil {
-		s.startPOST()
-		defer s.endPOST()
+		defer s.servingPOST(r)()
 		s.conn.servePOST(w, r)
 	}
 }
@@ -159,9 +158,9 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	s := t.add(c, ss)
-	s.startPOST()
+	ended := s.servingPOST(r)
 	c.servePOST(w, r)
-	s.endPOST()
+	ended()
 	if ss.InitializeParams() == nil {
 		ss.Close()
 	}
@@ -292,6 +291,20 @@ type wireSession struct {
 	mu    sync.Mutex
 	posts int         // POSTs being served; guarded by mu
 	timer *time.Timer // nil once the session ended; guarded by mu
+}
+
+// servingPOST counts r among the session's POSTs until the function it
+// returns is called or r's client leaves, whichever comes first: a call
+// that runs on after its client dropped the POST (awaiting a resume)
+// does not keep the session from its idle timeout.
+func (s *wireSession) servingPOST(r *http.Request) (ended func()) {
+	s.startPOST()
+	end := sync.OnceFunc(s.endPOST)
+	stop := context.AfterFunc(r.Context(), end)
+	return func() {
+		stop()
+		end()
+	}
 }
 
 func (s *wireSession) startPOST() {
