@@ -12,17 +12,21 @@ import (
 // its results). Today the identity is the bearer token's (one for every
 // holder) unless Options.Authenticate tells clients apart.
 
-// identityKey is the context key of the request's identity.
-type identityKey struct{}
+// fromKey is the context key of who a request is from: its identity and
+// its client address, one value (one context layer and one allocation
+// per request; every call's handling looks both up).
+type fromKey struct{}
 
-// addressKey is the context key of the request's client address.
-type addressKey struct{}
+// requestFrom is who a request is from.
+type requestFrom struct {
+	identity string
+	address  string
+}
 
 // withIdentity returns r's context carrying who the request is from, and
 // the address it came from.
 func withIdentity(r *http.Request, identity string) context.Context {
-	ctx := context.WithValue(r.Context(), identityKey{}, identity)
-	return context.WithValue(ctx, addressKey{}, hostOnly(r.RemoteAddr))
+	return context.WithValue(r.Context(), fromKey{}, &requestFrom{identity: identity, address: hostOnly(r.RemoteAddr)})
 }
 
 // identityOf returns who the request is from; "" when the gateway has no
@@ -32,15 +36,19 @@ func identityOf(r *http.Request) string { return identityIn(r.Context()) }
 // identityIn is identityOf for the context of a request's handling (the
 // SDK's sessions are connected with the HTTP request's context).
 func identityIn(ctx context.Context) string {
-	id, _ := ctx.Value(identityKey{}).(string)
-	return id
+	if from, ok := ctx.Value(fromKey{}).(*requestFrom); ok {
+		return from.identity
+	}
+	return ""
 }
 
 // addressIn returns the client address of the HTTP request ctx is of; ""
 // off HTTP.
 func addressIn(ctx context.Context) string {
-	addr, _ := ctx.Value(addressKey{}).(string)
-	return addr
+	if from, ok := ctx.Value(fromKey{}).(*requestFrom); ok {
+		return from.address
+	}
+	return ""
 }
 
 // sessionOwners maps each open session's id to the identity that opened
