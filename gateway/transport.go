@@ -137,8 +137,9 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s := t.lookup(w, r, "POST"); s != nil {
-		defer s.servingPOST(r)()
-		s.conn.servePOST(w, r)
+		p := s.servingPOST(r)
+		defer p.done()
+		s.conn.servePOST(w, r, p)
 	}
 }
 
@@ -158,9 +159,9 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	s := t.add(c, ss)
-	ended := s.servingPOST(r)
-	c.servePOST(w, r)
-	ended()
+	p := s.servingPOST(r)
+	c.servePOST(w, r, p)
+	p.done()
 	if ss.InitializeParams() == nil {
 		ss.Close()
 	}
@@ -200,7 +201,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	defer ss.Close()
-	c.servePOST(w, r)
+	c.servePOST(w, r, nil)
 	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
 		// The client left: its calls end for that (serveMCP gives up
 		// on its stream too, but may come after the session's end).
@@ -293,18 +294,81 @@ type wireSession struct {
 	timer *time.Timer // nil once the session ended; guarded by mu
 }
 
-// servingPOST counts r among the session's POSTs until the function it
-// returns is called or r's client leaves, whichever comes first: a call
-// that runs on after its client dropped the POST (awaiting a resume)
-// does not keep the session from its idle timeout.
-func (s *wireSession) servingPOST(r *http.Request) (ended func()) {
+// servingPOST counts r among the session's POSTs until the watch's done
+// is called or r's client leaves, whichever comes first: a call that
+// runs on after its client dropped the POST (awaiting a resume) does not
+// keep the session from its idle timeout.
+func (s *wireSession) servingPOST(r *http.Request) *postWatch {
 	s.startPOST()
-	end := sync.OnceFunc(s.endPOST)
-	stop := context.AfterFunc(r.Context(), end)
-	return func() {
-		stop()
-		end()
+	p := &postWatch{s: s}
+	p.stop = context.AfterFunc(r.Context(), p.leave)
+	return p
+}
+
+// postWatch watches the client of one POST of a session, with one
+// context.AfterFunc for all it does when the client leaves: the POST no
+// longer keeps the session from its idle timeout, and the stream of a
+// call running on the POST's goroutine (runNow) is let go.
+type postWatch struct {
+	s    *wireSession
+	stop func() bool
+
+	mu    sync.Mutex
+	ended bool // the session no longer counts the POST; guarded by mu
+	left  bool // the client left; guarded by mu
+	// held and w are the stream a call running on the POST's goroutine
+	// holds, and the response holding it; guarded by mu.
+	held *wireStream
+	w    http.ResponseWriter
+}
+
+// leave is what the client's leaving does.
+func (p *postWatch) leave() {
+	p.mu.Lock()
+	p.left = true
+	held, w := p.held, p.w
+	p.held, p.w = nil, nil
+	p.mu.Unlock()
+	if held != nil {
+		held.release(w)
 	}
+	p.end()
+}
+
+// end stops counting the POST among the session's, once.
+func (p *postWatch) end() {
+	p.mu.Lock()
+	ended := p.ended
+	p.ended = true
+	p.mu.Unlock()
+	if !ended {
+		p.s.endPOST()
+	}
+}
+
+// done is the POST's end: the watch stops and the POST is not counted.
+func (p *postWatch) done() {
+	p.stop()
+	p.end()
+}
+
+// hold has s, held by w, let go when the client leaves (at once if it
+// has left), until unhold.
+func (p *postWatch) hold(s *wireStream, w http.ResponseWriter) {
+	p.mu.Lock()
+	if !p.left {
+		p.held, p.w = s, w
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	s.release(w)
+}
+
+func (p *postWatch) unhold() {
+	p.mu.Lock()
+	p.held, p.w = nil, nil
+	p.mu.Unlock()
 }
 
 func (s *wireSession) startPOST() {
@@ -772,7 +836,8 @@ func (c *wireConn) hang(r *http.Request, held <-chan struct{}) {
 
 // servePOST hands the POST's messages to the session and writes what
 // their requests bring back, as the SDK's handler serves a session's POST.
-func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
+// watch is the POST's client's, nil for a stateless POST.
+func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *postWatch) {
 	msgs, batch, version, ok := readMessages(w, r)
 	if !ok {
 		return
@@ -807,7 +872,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(w)
-	if len(msgs) == 1 && c.runNow(w, r, s, msgs[0]) {
+	if len(msgs) == 1 && c.runNow(w, watch, s, msgs[0]) {
 		return
 	}
 	for _, msg := range msgs {
@@ -1129,15 +1194,16 @@ func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
 // when the take takes it and the session has read every message that
 // came before (so it is taken in the order the read loop would take it),
 // and reports whether it did. The stream is let go when the client
-// leaves, as hang does, so that a GET with Last-Event-ID resumes it; the
-// call goes on, as it does when the read loop takes it.
-func (c *wireConn) runNow(w http.ResponseWriter, r *http.Request, s *wireStream, msg jsonrpc.Message) bool {
+// leaves (watch, the POST's), as hang does, so that a GET with
+// Last-Event-ID resumes it; the call goes on, as it does when the read
+// loop takes it.
+func (c *wireConn) runNow(w http.ResponseWriter, watch *postWatch, s *wireStream, msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || c.takeNow == nil || c.queued.Load() != 0 {
+	if !ok || c.takeNow == nil || watch == nil || c.queued.Load() != 0 {
 		return false
 	}
-	stop := context.AfterFunc(r.Context(), func() { s.release(w) })
-	defer stop()
+	watch.hold(s, w)
+	defer watch.unhold()
 	return c.takeNow(req)
 }
 
