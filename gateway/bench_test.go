@@ -145,6 +145,32 @@ func BenchmarkHTTPCall(b *testing.B) {
 	}
 }
 
+// BenchmarkHTTPCallConcurrent is BenchmarkHTTPCall's own transport with
+// 64 callers on one session, as the process bench's 64-caller rows (the
+// go-sdk client keeps two idle connections, so most calls come on a new
+// one).
+func BenchmarkHTTPCallConcurrent(b *testing.B) {
+	addr := serveGateway(b, New(echoRegistry(b), Options{}))
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}}
+	b.ReportAllocs()
+	b.SetParallelism(32) // 64 callers on 2 CPUs
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := cs.CallTool(context.Background(), params); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkHTTPCallStateless is BenchmarkHTTPCall on a stateless gateway
 // (serve --http --stateless), for a 2025-11-25 client and a 2026-07-28
 // one (the client's default): each POST served on a session of its own,
