@@ -273,6 +273,9 @@ type Gateway struct {
 	mu     sync.Mutex
 	closed bool                   // guarded by mu
 	calls  map[*inflight]struct{} // calls in flight; guarded by mu
+	// onStream counts the calls in flight by the HTTP request stream
+	// they arrived on (inflight.stream, "" not counted); guarded by mu.
+	onStream map[string]int
 	// sessions are the client sessions served with state, each one value
 	// (session.go); guarded by mu.
 	sessions map[*mcp.ServerSession]*sessionState
@@ -396,6 +399,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		timeout:     timeout,
 		done:        make(chan struct{}),
 		calls:       make(map[*inflight]struct{}),
+		onStream:    make(map[string]int),
 		sessions:    make(map[*mcp.ServerSession]*sessionState),
 		byID:        make(map[string]*sessionState),
 		shares:      make(map[share]int),
@@ -653,6 +657,9 @@ func (g *Gateway) track(c *inflight) bool {
 		return false
 	}
 	g.calls[c] = struct{}{}
+	if c.stream != "" {
+		g.onStream[c.stream]++
+	}
 	return true
 }
 
@@ -723,8 +730,16 @@ func (g *Gateway) releaseCall(s share, ofSession bool) {
 
 func (g *Gateway) untrack(c *inflight) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.calls[c]; !ok {
+		return
+	}
 	delete(g.calls, c)
-	g.mu.Unlock()
+	if c.stream != "" {
+		if g.onStream[c.stream]--; g.onStream[c.stream] <= 0 {
+			delete(g.onStream, c.stream)
+		}
+	}
 }
 
 // cancelCalls cancels the calls in flight of session (all sessions when

@@ -161,12 +161,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) inFlightOn(stream string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for c := range g.calls {
-		if c.stream == stream {
-			return true
-		}
-	}
-	return false
+	return g.onStream[stream] > 0
 }
 
 // awaitGrace gives up on stream of session after Options.ResumeGrace,

@@ -378,3 +378,38 @@ func TestCloseStopsStreamTimers(t *testing.T) {
 	case <-time.After(50 * time.Millisecond): // a bound on a negative
 	}
 }
+
+// TestInFlightOnCountsByStream: inFlightOn answers from the count of
+// calls by stream that track and untrack keep, without a leftover once
+// the calls end (a call untracked twice, or never tracked, counts once).
+func TestInFlightOnCountsByStream(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{})
+	a := &inflight{stream: "s1", cancel: func(error) {}}
+	b := &inflight{stream: "s1", cancel: func(error) {}}
+	other := &inflight{cancel: func(error) {}}
+	for _, c := range []*inflight{a, b, other} {
+		if !g.track(c) {
+			t.Fatal("track refused on an open gateway")
+		}
+	}
+	if !g.inFlightOn("s1") || g.inFlightOn("s2") || g.inFlightOn("") {
+		t.Fatalf("inFlightOn: s1 %v, s2 %v, \"\" %v; want true, false, false", g.inFlightOn("s1"), g.inFlightOn("s2"), g.inFlightOn(""))
+	}
+	g.untrack(a)
+	g.untrack(a)
+	if !g.inFlightOn("s1") {
+		t.Error("s1 has a call in flight still, but inFlightOn says none")
+	}
+	g.untrack(b)
+	g.untrack(other)
+	g.untrack(&inflight{stream: "s1"})
+	if g.inFlightOn("s1") {
+		t.Error("inFlightOn(s1) after its calls ended")
+	}
+	g.mu.Lock()
+	left := len(g.onStream)
+	g.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d streams counted after every call ended", left)
+	}
+}
