@@ -15,7 +15,7 @@ func TestPrimerWritesDueEvents(t *testing.T) {
 	var p primer
 	stream := func(due time.Duration) (*wireStream, *httptest.ResponseRecorder) {
 		w := httptest.NewRecorder()
-		s := &wireStream{w: w, held: make(chan struct{}), pending: []byte("id: x_0\ndata: \n\n"), primeAt: time.Now().Add(due)}
+		s := &wireStream{id: "x", w: w, held: make(chan struct{}), pending: true, primeAt: time.Now().Add(due)}
 		p.add(s)
 		return s, w
 	}

@@ -561,7 +561,8 @@ type wireStream struct {
 	w        http.ResponseWriter     // the request holding the stream, nil when none; guarded by mu
 	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
 	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
-	pending  []byte                  // the priming event, not yet written; guarded by mu
+	pending  bool                    // the priming event is not written yet; guarded by mu
+	primeIdx int                     // the priming event's index, when pending; guarded by mu
 	primeAt  time.Time               // when pending is due (the session's primer writes it); guarded by mu
 	next     int                     // the next event's index; guarded by mu
 	requests map[jsonrpc.ID]struct{} // the requests not answered yet; guarded by mu
@@ -728,9 +729,10 @@ func (s *wireStream) streamLocked() {
 		serverwire.SetResponseHeaders(s.w.Header(), false)
 		s.sse = true
 	}
-	if len(s.pending) > 0 {
-		s.w.Write(s.pending) // a failed write: the client left, its request's context ends too
-		s.pending = nil
+	if s.pending {
+		// Encoded only now: most calls answer first, as one JSON body.
+		s.w.Write(serverwire.AppendEvent(nil, "prime", serverwire.EventID(s.id, s.primeIdx), nil)) // a failed write: the client left, its request's context ends too
+		s.pending = false
 	}
 }
 
@@ -741,7 +743,7 @@ func (s *wireStream) streamLocked() {
 func (s *wireStream) prime(now time.Time) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held == nil || len(s.pending) == 0 {
+	if s.held == nil || !s.pending {
 		return time.Time{}
 	}
 	if now.Before(s.primeAt) {
@@ -812,7 +814,7 @@ func (s *wireStream) releaseLocked() {
 	if s.held != nil {
 		close(s.held)
 	}
-	s.w, s.held, s.pending = nil, nil, nil
+	s.w, s.held, s.pending = nil, nil, false
 }
 
 // release lets w go, if it still holds the stream.
@@ -1164,7 +1166,7 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	defer s.mu.Unlock()
 	if serverwire.Primes(post.version, c.store != nil) {
 		c.store.Append(r.Context(), c.id, s.id, nil)
-		s.pending = serverwire.AppendEvent(nil, "prime", serverwire.EventID(s.id, s.next), nil)
+		s.pending, s.primeIdx = true, s.next
 		s.next++
 		s.primeAt = time.Now().Add(primeFlush)
 		c.primes.add(s)
@@ -1279,7 +1281,7 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 		return nil, nil
 	}
 	http.NewResponseController(w).Flush()
-	s.w, s.held, s.sse, s.pending = w, make(chan struct{}), true, nil
+	s.w, s.held, s.sse, s.pending = w, make(chan struct{}), true, false
 	return s, s.held
 }
 
