@@ -66,14 +66,18 @@ func Response(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Respons
 // response to a POST that carries a call: an SSE stream, or with
 // jsonResponse (StreamableHTTPOptions.JSONResponse) one application/json
 // body.
+//
+// The values share one array per response (one allocation, not one per
+// header), each capped so that adding to one header cannot write over the
+// next.
 func SetResponseHeaders(h http.Header, jsonResponse bool) {
-	h.Set("Cache-Control", "no-cache, no-transform")
 	if jsonResponse {
-		h.Set("Content-Type", "application/json")
+		v := []string{"no-cache, no-transform", "application/json"}
+		h["Cache-Control"], h["Content-Type"] = v[0:1:1], v[1:2:2]
 		return
 	}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Connection", "keep-alive")
+	v := []string{"no-cache, no-transform", "text/event-stream", "keep-alive"}
+	h["Cache-Control"], h["Content-Type"], h["Connection"] = v[0:1:1], v[1:2:2], v[2:3:3]
 }
 
 // Primes reports whether the SDK's handler opens the SSE response to a
