@@ -61,7 +61,7 @@ func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
 	timeout := cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
-			b := &deadlineBody{ReadCloser: r.Body, rc: http.NewResponseController(w), start: time.Now(), timeout: timeout, length: r.ContentLength}
+			b := &deadlineBody{ReadCloser: r.Body, w: w, start: time.Now(), timeout: timeout, length: r.ContentLength}
 			if b.extend() == nil {
 				r.Body = b
 			}
@@ -77,7 +77,7 @@ func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
 // timing out.
 type deadlineBody struct {
 	io.ReadCloser
-	rc       *http.ResponseController
+	w        http.ResponseWriter // its response, whose controller sets the deadline
 	start    time.Time
 	timeout  time.Duration
 	length   int64     // declared, -1 when unknown
@@ -93,7 +93,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	case b.done:
 	case errors.Is(err, io.EOF) || b.got == b.length:
 		b.done = true
-		b.rc.SetReadDeadline(time.Time{})
+		http.NewResponseController(b.w).SetReadDeadline(time.Time{})
 	case n > 0:
 		b.extend()
 	}
@@ -110,7 +110,7 @@ func (b *deadlineBody) extend() error {
 		return nil
 	}
 	b.deadline = d
-	return b.rc.SetReadDeadline(d)
+	return http.NewResponseController(b.w).SetReadDeadline(d)
 }
 
 // streamBudget bounds the SSE GET streams open at once to Options.MaxStreams,
@@ -185,7 +185,7 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			w.Write(errorFrame(ref.ID, ref.Err))
 			return
 		}
-		r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
+		r.Body = newScreenedBody(body)
 		if !isBatch(body) {
 			next.ServeHTTP(w, r)
 			return
@@ -232,8 +232,15 @@ func screenBody(r *http.Request) ([]byte, error) {
 // screenedBody is a POST's body as screen read it: the fast path peeks at
 // it without reading it (bodyOf), and the SDK reads it.
 type screenedBody struct {
-	*bytes.Reader
+	bytes.Reader
 	body []byte
+}
+
+// newScreenedBody returns body as a request's body (one allocation).
+func newScreenedBody(body []byte) *screenedBody {
+	b := &screenedBody{body: body}
+	b.Reset(body)
+	return b
 }
 
 func (*screenedBody) Close() error { return nil }

@@ -357,7 +357,7 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 			defer dcancel()
 			_ = owners.DropOwners(dctx, []string{name})
 			if body != nil { // the proxy read it
-				r.Body = &screenedBody{Reader: bytes.NewReader(body), body: body}
+				r.Body = newScreenedBody(body)
 			}
 			gone(w, r)
 		},
