@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,7 +24,7 @@ import (
 // Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks): in
 // stateless mode, the way 2026-07-28 clients reach the gateway over HTTP,
 // and on 2026-07-28 sessions of stdio-like connections (takeTasks) and
-// HTTP (serveTaskPOST), where the tasks are the session's. A request
+// HTTP sessions (takeTasks as well), where the tasks are the session's. A request
 // carries its client's capabilities in its _meta: a tools/call
 // from a client that declares the extension, of a tool the gateway lists
 // as supporting tasks (a backend's task tool), is admitted as a call is
@@ -50,12 +52,17 @@ const maxTaskOwners = 1024
 // errTooManyOwners refuses a task when maxTaskOwners identities hold some.
 var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many identities hold tasks on this gateway; try again later"}
 
-// statelessTasks answers the requests of the extension's tasks before
-// next (the SDK's handler).
+// statelessTasks answers the requests of the extension's tasks made
+// without a session (stateless mode, a 2026-07-28 POST) before next (the
+// transport); a session's tasks are taken beneath its SDK session
+// (takeTasks).
 func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 	none := newSessionTasks(true) // answers ids of no owner: "no task"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := taskRequest(r)
+		var req *jsonrpc.Request
+		if g.stateless(r) {
+			req = taskRequest(r)
+		}
 		if req == nil {
 			next.ServeHTTP(w, r)
 			return
@@ -74,6 +81,83 @@ func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
 		raw, err := run(r.Context())
 		writeAnswer(w, r, req.ID, raw, err)
 	})
+}
+
+// taskRequest returns the request r posts when it may be one of tasks
+// (or an initialize without a session), nil for any other. The body is
+// in memory (screen read it) and stays readable.
+func taskRequest(r *http.Request) *jsonrpc.Request {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	body, err := readBody(r)
+	if err != nil || !mayBeTaskRequest(body) {
+		return nil // the common case, without decoding
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok || !req.IsCall() {
+		return nil
+	}
+	if req.Method == "initialize" && r.Header.Get("Mcp-Session-Id") != "" {
+		return nil
+	}
+	return req
+}
+
+// readBody returns r's body, leaving it readable: screen's bytes without
+// a copy (bodyOf), or read (any other body, as when a test serves without
+// screen).
+func readBody(r *http.Request) ([]byte, error) {
+	if body := bodyOf(r); body != nil {
+		return body, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
+}
+
+// mayBeTaskRequest reports whether body may hold a request of tasks: a
+// tasks/* method, a "task" param, the extension's name, or initialize.
+func mayBeTaskRequest(body []byte) bool {
+	return bytes.Contains(body, []byte(`"task`)) || bytes.Contains(body, []byte(tasks.Extension)) || bytes.Contains(body, []byte(`"initialize"`))
+}
+
+// writeAnswer writes the JSON-RPC response to request id, posted in r:
+// raw, or err, with the HTTP status the SDK's handler gives the error of
+// a 2026-07-28 request (sdkwire.ErrorStatus), so that an answer of the
+// gateway's reads as the SDK's would (an unknown tool's, above all).
+func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
+	resp := &jsonrpc.Response{ID: id, Result: raw}
+	if err != nil {
+		wire, ok := errors.AsType[*jsonrpc.Error](err)
+		if !ok {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		resp.Result, resp.Error = nil, wire
+	}
+	frame, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		http.Error(w, "encoding the answer: "+err.Error(), http.StatusInternalServerError) // unreachable: raw is valid JSON
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if status := sdkwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == sdkwire.PerRequestVersion {
+		w.WriteHeader(status)
+	}
+	w.Write(frame)
+}
+
+// ownerTaskBook holds the tasks of stateless mode's identities that have
+// some (a session's are in its state: taskBook). The zero value is ready
+// to use.
+type ownerTaskBook struct {
+	mu       sync.Mutex
+	byOwner  map[string]*ownerStore // by identity (taskext.go); guarded by mu
+	wg       sync.WaitGroup         // the watchers that close them, and the leases' renewer
+	renewing bool                   // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
+	// takeovers are the backends' tasks of the shared tasks (tasktakeover.go).
+	takeovers takeovers
 }
 
 // extTasks is where the extension's tasks of a request are kept.
@@ -106,7 +190,11 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			answer := x.answer
 			if answer == nil {
 				answer = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-					return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
+					st := x.tasks()
+					if st == nil {
+						return nil, errSessionClosed // the session ended
+					}
+					return jsonrpcErr(st.store.Answer(ctx, method, params))
 				}
 			}
 			raw, err := answer(ctx, method, params)
@@ -117,7 +205,7 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 	if !ok || !(*g.taskTools.Load())[p.Name] {
 		return nil // a plain call (as every call is before the backends are ready)
 	}
-	call := callRequest{session: x.session, header: header, params: p, caller: x.caller}
+	call := callRequest{session: x.session, header: taskHeader(header), params: p, caller: x.caller}
 	if (*g.serverTaskTools.Load())[p.Name] {
 		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
 	}
@@ -286,7 +374,7 @@ type ownerStore struct {
 // ownerTasks returns the extension tasks of owner, nil when it holds
 // none.
 func (g *Gateway) ownerTasks(owner string) *sessionTasks {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if st := b.byOwner[owner]; st != nil {
@@ -300,7 +388,7 @@ func (g *Gateway) ownerTasks(owner string) *sessionTasks {
 // may be forgotten (retireIdleLocked), but not between finding its store
 // and starting a task in it.
 func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.byOwner[owner]
@@ -318,7 +406,7 @@ func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.R
 // while the config has a store is shared (taskshare.go); one made
 // without costs nothing more than the process's memory. b.mu is held.
 func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	if g.isClosed() || len(b.byOwner) >= maxTaskOwners && !b.retireIdleLocked() {
 		return nil
 	}
@@ -351,7 +439,7 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 // reports whether there were any: kept for good, the first
 // maxTaskOwners identities to make a task would have been the only ones
 // ever to get one again. b.mu is held.
-func (b *httpTaskBook) retireIdleLocked() bool {
+func (b *ownerTaskBook) retireIdleLocked() bool {
 	n := len(b.byOwner)
 	for owner, st := range b.byOwner {
 		if st.store.Held() == 0 {

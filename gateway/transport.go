@@ -148,7 +148,14 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
 	var current atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
+	// As serve --stdio's connections: the "tasks" capability, the
+	// session's tasks and tools/call taken beneath the SDK's session.
+	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: wireTransport{c}, Add: taskCapability},
+		Take: t.g.takeTasks(&current, t.g.take(&current)), Routes: true}
+	c.tasks = func(req *jsonrpc.Request) bool {
+		ss := current.Load()
+		return ss != nil && t.g.sessionTaskBody(ss, req, nil) != nil
+	}
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
 	if err != nil {
 		t.g.log.Error("HTTP session not connected", "err", err)
@@ -334,6 +341,9 @@ type wireConn struct {
 	stateless bool
 	requests  *sync.Map // the transport's requests in flight, for its tag
 	incoming  chan jsonrpc.Message
+	// tasks reports whether the session's take answers a request as one
+	// of the session's tasks (sessionTasks); nil for none.
+	tasks func(*jsonrpc.Request) bool
 
 	mu      sync.Mutex
 	done    chan struct{}          // closed by Close; guarded by mu (for closed)
@@ -823,7 +833,7 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= sdkwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
-			if !c.checkPerRequest(w, r, req, version) {
+			if !c.sessionTasks(req) && !c.checkPerRequest(w, r, req, version) {
 				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
@@ -836,6 +846,15 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 	}
 	return post, true
+}
+
+// sessionTasks reports whether req is a request of the tasks of c's
+// session, which the session's take answers (takeTasks) in the shapes
+// the request asks for, 2026-07-28's extension included, as it does on
+// stdio: the per-request check, which refuses 2026-07-28 on a stateful
+// session, is not theirs.
+func (c *wireConn) sessionTasks(req *jsonrpc.Request) bool {
+	return !c.stateless && c.tasks != nil && c.tasks(req)
 }
 
 // carriesMetaVersion reports whether params carry a 2026-07-28 request's
