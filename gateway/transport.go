@@ -206,6 +206,12 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	current.Store(ss)
 	defer ss.Close()
 	c.servePOST(w, r)
+	// The POST is over, answered or left by its client: the requests the
+	// session still serves end with it, as the SDK's transport ends a
+	// stateless POST's handlers (cancellationPropagator, unexported). The
+	// session's read side ends, and its dispatch cancels them; Close
+	// alone would wait for them.
+	c.endRead()
 	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
 		// The client left: its calls end for that (serveMCP gives up
 		// on its stream too, but may come after the session's end).
@@ -345,6 +351,10 @@ type wireConn struct {
 	// of the session's tasks (sessionTasks); nil for none.
 	tasks func(*jsonrpc.Request) bool
 
+	// readEnded is closed by endRead: Read reports the end of the input.
+	readEnded chan struct{}
+	endOnce   sync.Once
+
 	mu      sync.Mutex
 	done    chan struct{}          // closed by Close; guarded by mu (for closed)
 	closed  bool                   // guarded by mu
@@ -355,7 +365,7 @@ type wireConn struct {
 
 func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
 	c := &wireConn{id: id, store: store, requests: requests, incoming: make(chan jsonrpc.Message, 10),
-		done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
+		readEnded: make(chan struct{}), done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
 	if store != nil {
 		store.Open(context.Background(), id, "") // the in-memory store never fails
 		c.streams[""] = &wireStream{sse: true}
@@ -383,13 +393,25 @@ func (c *wireConn) Close() error {
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
+		return msg, nil // what was delivered before the input ended is read first
+	default:
+	}
+	select {
+	case msg := <-c.incoming:
 		return msg, nil
+	case <-c.readEnded:
+		return nil, io.EOF
 	case <-c.done:
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
+
+// endRead ends the session's input: Read reports its end once it has
+// returned what was delivered, and the SDK's dispatch then cancels the
+// requests it still serves (a stateless POST's, once the POST is over).
+func (c *wireConn) endRead() { c.endOnce.Do(func() { close(c.readEnded) }) }
 
 // errSessionEnded is what writing to an ended session gives.
 var errSessionEnded = errors.New("session is closed")
