@@ -17,18 +17,23 @@ import (
 // when its body returns), or a call parked for its client's answers
 // (which keeps its admission: the retries that bring the answers enter
 // nothing again). One admission is one Gate.Enter, so one audit line
-// and one rate token, and one ended with the call's true outcome.
+// and one rate token, and one ended with the call's true outcome. A
+// prompts/get or resources/read is admitted the same way (offered,
+// parkedoffers.go).
 
 // admission is a call admitted to run: its slot held, its Gate entered.
 // run (or abandon, for a task that could not start) releases both, once.
 type admission struct {
 	g     *Gateway
 	req   callRequest
-	name  string          // the registry tool
+	name  string          // the registry tool (a prompt's public name or a resource's URI: offered)
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
 	ended func(Outcome)
 	gcall Call // what the Gate was told
 	once  sync.Once
+	// released guards the slot's release: a call that parks holds its
+	// slot until its body returns, past the request that admitted it.
+	released sync.Once
 }
 
 // share is whose share of MaxCallsPerSession a call takes: its session's,
@@ -95,15 +100,15 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 // carrying its values) bound to the session's view, releases its slot,
 // and ends it with its outcome: when it returns, or, for a call that
 // parks for its client's answers, when the parked call returns
-// (runParkable).
+// (runParkable), which holds the slot until then.
 func (a *admission) run(ctx context.Context) (result, error) {
 	g, req := a.g, a.req
-	defer g.releaseCall(req.share())
 	ctx, grown := g.bindView(a.running(ctx), req)
 	defer grown()
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)
 	}
+	defer a.release()
 	res, err := g.run(ctx, a.name, req.session, callHow{stream: req.header.Get(streamHeader), peer: req.peer}, req.params)
 	a.end(res, err)
 	return res, err
@@ -114,11 +119,16 @@ func (a *admission) end(res result, err error) {
 	a.once.Do(func() { a.ended(Outcome{IsError: res.isError, Failed: err != nil}) })
 }
 
+// release gives back the call's slot; only the first release counts.
+func (a *admission) release() {
+	a.released.Do(func() { a.g.releaseCall(a.req.share()) })
+}
+
 // abandon ends an admitted call that will not run (its task could not
 // start): failed, its slot released.
 func (a *admission) abandon(err error) {
 	a.end(result{}, err)
-	a.g.releaseCall(a.req.share())
+	a.release()
 }
 
 // detached is the parent of the admitted call's task: the Gate's values,
@@ -130,17 +140,12 @@ func (a *admission) detached() context.Context {
 }
 
 // serveRetry serves a call again with a requestState: its answers go to
-// the call parked under that state, which holds the Gate's admission of
-// its first round; the retry takes only a slot while it waits for what
-// the call says next. A state that names no call of this caller (it
-// ended, expired, or is another's) is refused at once (resume).
+// the call parked under that state, which holds the Gate's admission and
+// the call slot of its first round; the retry takes neither, it waits
+// for what the call says next. A state that names no call of this caller
+// (it ended, expired, or is another's) is refused at once (resume).
 func (g *Gateway) serveRetry(ctx context.Context, req callRequest) (result, error) {
 	g.seen(ctx, req.session, "tools/call")
-	s, ofSession := req.share()
-	if err := g.admitCall(s, ofSession); err != nil {
-		return result{}, err
-	}
-	defer g.releaseCall(s, ofSession)
 	ctx, grown := g.bindView(ctx, req)
 	defer grown()
 	return g.resume(ctx, req)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -240,10 +241,11 @@ func perRequestCaller(meta map[string]any) map[string]any {
 // backendError is the JSON-RPC error a backend answered the call with, to
 // be the client's answer as sent (a -32021 asks the client for a
 // capability; an isError result would hide it), or nil. The SDK's own
-// "rejected by transport" (-32005) is a local failure, not an answer.
+// "rejected by transport" (sdkwire.ErrRejected) is a local failure, not
+// an answer.
 func backendError(res tool.Result) *jsonrpc.Error {
 	wire, ok := errors.AsType[*jsonrpc.Error](res.Cause)
-	if !ok || wire.Code == -32005 {
+	if !ok || errors.Is(wire, sdkwire.ErrRejected) {
 		return nil
 	}
 	return wire
@@ -479,7 +481,7 @@ func mustJSON(v any) json.RawMessage {
 // mode every session lives for its request only, as the fast path's
 // calls, which have none: neither counts against MaxSessions nor evicts.
 func (g *Gateway) seen(ctx context.Context, session *mcp.ServerSession, method string) {
-	if !g.statelessIn(ctx) && !sdkwire.OneRequestSession(session, method) && g.touch(session) {
+	if !g.statelessIn(ctx) && !serverwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
 		g.evictIdle(session)
 	}

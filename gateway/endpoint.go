@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // statelessKey marks the context of an HTTP request served without a
@@ -27,9 +27,9 @@ func (g *Gateway) servesStateless(method string, h http.Header, body []byte) boo
 	}
 	version := h.Get("Mcp-Protocol-Version")
 	if version == "" {
-		version = sdkwire.PeekMetaVersion(body)
+		version = serverwire.PeekMetaVersion(body)
 	}
-	return version >= sdkwire.PerRequestVersion
+	return version >= serverwire.PerRequestVersion
 }
 
 // routeRequest decides once, at the edge (after screen has read a POST's

@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -193,7 +193,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 		if !call.stream {
 			want = lastData(want)
 			wantHeader = http.Header{}
-			sdkwire.SetResponseHeaders(wantHeader, true)
+			serverwire.SetResponseHeaders(wantHeader, true)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)

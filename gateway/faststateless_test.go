@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
@@ -124,7 +124,7 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 		if !call.stream {
 			want = lastData(want)
 			wantHeader = http.Header{}
-			sdkwire.SetResponseHeaders(wantHeader, true)
+			serverwire.SetResponseHeaders(wantHeader, true)
 		}
 		if status != wantStatus {
 			t.Errorf("%s: status %d, the SDK's %d", call.body, status, wantStatus)
@@ -484,7 +484,7 @@ func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
 		if !call.stream {
 			want = lastData(want)
 			wantHeader = http.Header{}
-			sdkwire.SetResponseHeaders(wantHeader, true)
+			serverwire.SetResponseHeaders(wantHeader, true)
 		}
 		if status != wantStatus {
 			t.Errorf("%s: status %d, the SDK's %d", body, status, wantStatus)

@@ -16,9 +16,10 @@ import (
 // It is entered once per logical call (admission.go): a call as a task
 // before the task exists (a refused call gets no task), and a call parked
 // for its client's answers (input-required results) not again for the
-// retries that bring them. Its end comes when the call returns: a
-// task's when the task ends, a parked call's when it ends, not when it
-// parks.
+// retries that bring them. A prompts/get or resources/read
+// (Call.Method) is entered the same way. Its end comes when the call
+// returns: a task's when the task ends, a parked call's when it ends,
+// not when it parks.
 //
 // Enter runs on the call's goroutine, so it must be safe for concurrent
 // use; it must not call the Gateway. It returns the context the call runs

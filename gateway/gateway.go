@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -139,8 +140,8 @@ type Options struct {
 	// past it closes the one idle longest, so thousands of clients that
 	// never say goodbye cost bounded memory. 0 means DefaultMaxSessions.
 	MaxSessions int
-	// MaxCallsPerSession bounds the tools/call requests one client session
-	// has in flight; past it a call is refused at once with a JSON-RPC
+	// MaxCallsPerSession bounds the tools/call, prompts/get and
+	// resources/read requests one client session has in flight; past it a call is refused at once with a JSON-RPC
 	// error, so a flood costs neither goroutines nor memory. 0 means
 	// DefaultMaxCallsPerSession.
 	MaxCallsPerSession int
@@ -148,8 +149,8 @@ type Options struct {
 	// batch over HTTP; past it the answer ends and its connection closes.
 	// 0 means DefaultMaxBatchResponse.
 	MaxBatchResponse int
-	// MaxCalls bounds the tools/call requests in flight on the whole
-	// gateway, whatever their sessions; past it a call is refused at once
+	// MaxCalls bounds the tools/call, prompts/get and resources/read
+	// requests in flight on the whole gateway, whatever their sessions; past it a call is refused at once
 	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls.
 	MaxCalls int
 	// RawNames serves each tool under its server's own name
@@ -330,11 +331,11 @@ type Gateway struct {
 	// call whether it becomes a task (tool.Tool.ServerTasks): their
 	// calls are relayed round by round (taskrelay.go).
 	serverTaskTools atomic.Pointer[map[string]bool]
-	// headerTools are the served names whose input schema may carry
-	// x-mcp-header annotations, which the SDK checks against a 2026-07-28
-	// request's Mcp-Param-* headers: the 2026-07-28 take leaves their
-	// calls to it.
-	headerTools atomic.Pointer[map[string]bool]
+	// headerSchemas are the input schemas of the served tools that may
+	// carry x-mcp-header annotations, by served name: the transport checks
+	// a 2026-07-28 call's Mcp-Param-* headers against them before any
+	// path serves it (mcpHeadersOK).
+	headerSchemas atomic.Pointer[map[string]json.RawMessage]
 	// serverInfo is the server's Implementation as a 2026-07-28 result's
 	// _meta names it.
 	serverInfo json.RawMessage
@@ -390,7 +391,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g := &Gateway{
 		reg:         reg,
 		opts:        opts,
-		serverInfo:  sdkwire.ServerInfoJSON(impl),
+		serverInfo:  serverwire.ServerInfoJSON(impl),
 		log:         log.With("component", "gateway"), // the SDK server logs through log untagged
 		timeout:     timeout,
 		done:        make(chan struct{}),

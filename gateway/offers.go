@@ -212,17 +212,12 @@ func guard(add func()) (err error) {
 // reader serves resources/read for server's resources and templates.
 func (g *Gateway) reader(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		ctx, ended, err := g.enterOffer(ctx, MethodReadResource, req.Params.URI, server, req.Session, req.Extra)
-		if err != nil {
-			return nil, err
-		}
 		p := req.Params
-		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodReadResource, p.URI, nil, p.RequestState, p.InputResponses},
+		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodReadResource, p.URI, nil, server, p.RequestState, p.InputResponses},
 			func(ctx context.Context) (json.RawMessage, error) {
 				res, err := g.reg.ReadResource(ctx, server, p.URI)
 				return res.Wire, err
 			})
-		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}
@@ -240,17 +235,12 @@ func (g *Gateway) reader(server string) mcp.ResourceHandler {
 // prompter serves prompts/get for the prompt public.
 func (g *Gateway) prompter(public string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		ctx, ended, err := g.enterOffer(ctx, MethodGetPrompt, public, "", req.Session, req.Extra)
-		if err != nil {
-			return nil, err
-		}
 		p := req.Params
-		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodGetPrompt, public, p.Arguments, p.RequestState, p.InputResponses},
+		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodGetPrompt, public, p.Arguments, "", p.RequestState, p.InputResponses},
 			func(ctx context.Context) (json.RawMessage, error) {
 				res, err := g.reg.GetPrompt(ctx, public, p.Arguments)
 				return res.Wire, err
 			})
-		ended(Outcome{Failed: err != nil})
 		if err != nil {
 			return nil, err
 		}

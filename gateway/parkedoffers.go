@@ -21,12 +21,12 @@ import (
 // request (method, name, arguments), as a call's is to its tool and
 // arguments.
 
-// offerRequest is a prompts/get or resources/read as parkedOffer needs
-// it.
+// offerRequest is a prompts/get or resources/read as offered needs it.
 type offerRequest struct {
 	method    string // MethodGetPrompt or MethodReadResource
 	name      string // the prompt's public name, or the URI
 	args      map[string]string
+	server    string // a resource's server, "" for a prompt
 	state     string // the requestState of a request again, else ""
 	responses mcp.InputResponseMap
 }
@@ -38,15 +38,18 @@ type offerQuestions struct {
 	state    string
 }
 
-// offered runs get, the backend request of r, for the client of ss: as
-// it is, or parked when the client is asked by input-required results.
-// It returns the backend's result as sent, or the questions to answer
-// the request with.
+// offered serves r, a prompts/get or resources/read of the client of
+// ss, on the path a tools/call takes (admission.go): admitted once per
+// logical call (admitOffer: one of the session's call slots, the Gate),
+// get, the backend request, runs as it is, or parked when the client is
+// asked by input-required results. A request again with the gateway's
+// requestState brings its answers to the request parked under it, which
+// keeps the admission and the slot of its first round: the retry takes
+// neither. The admission is ended, and its slot given back, once, with
+// the backend request's true outcome, when get returns, not when it
+// parks. offered returns the backend's result as sent, or the questions
+// to answer the request with.
 func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, r offerRequest, get func(context.Context) (json.RawMessage, error)) (json.RawMessage, *offerQuestions, error) {
-	if !asksByResult(ss) {
-		wire, err := get(ctx)
-		return wire, nil, err
-	}
 	var header http.Header
 	if extra != nil {
 		header = extra.Header
@@ -55,7 +58,13 @@ func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 	// the request it was given for; no tool's name has a space.
 	req := callRequest{session: ss, header: header, params: &mcp.CallToolParamsRaw{Name: r.method + " " + r.name,
 		Arguments: mustJSON(r.args), RequestState: r.state, InputResponses: r.responses}}
-	res, err := g.parkedOffer(ctx, req, get)
+	var res result
+	var err error
+	if r.state != "" {
+		res, err = g.resume(ctx, req)
+	} else {
+		res, err = g.admitOffer(ctx, req, r, get)
+	}
 	if err != nil || res.questions == nil {
 		return res.wire, nil, err
 	}
@@ -66,20 +75,40 @@ func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 	return nil, q, nil
 }
 
-// parkedOffer runs get parked, or brings req's answers to the request
-// parked under its requestState.
-func (g *Gateway) parkedOffer(ctx context.Context, req callRequest, get func(context.Context) (json.RawMessage, error)) (result, error) {
-	if req.params.RequestState != "" {
-		return g.resume(ctx, req)
+// admitOffer admits req, the first round of r (a call slot, then the
+// Gate), and runs get: as it is, or parked when the client is asked by
+// input-required results, holding the slot until get returns.
+func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerRequest, get func(context.Context) (json.RawMessage, error)) (result, error) {
+	s, ofSession := req.share()
+	if err := g.admitCall(s, ofSession); err != nil {
+		return result{}, err
+	}
+	c := Call{Method: r.method, Tool: r.name, Public: r.name, Server: r.server, Session: sessionID(req.session), Client: clientName(req.session), Header: req.header}
+	gctx, ended, err := g.gate.Enter(ctx, c)
+	if err != nil {
+		g.releaseCall(s, ofSession)
+		return result{}, err
+	}
+	a := &admission{g: g, req: req, name: r.name, ctx: gctx, ended: ended, gcall: c}
+	if !asksByResult(req.session) {
+		defer a.release()
+		wire, err := get(a.ctx)
+		a.end(result{}, err)
+		return result{wire: wire}, err
 	}
 	caps := clientCapabilities(req.session)
-	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+	res, ran, err := g.park(a.ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		defer a.release()
 		callCtx = tool.WithInputs(tool.WithAsk(callCtx, pc.asker(caps)), pc.inputs(caps))
 		wire, err := get(callCtx)
+		a.end(result{}, err) // before its result can reach the client
 		return result{wire: wire}, err
 	})
 	if !ran {
-		return result{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
+		a.release()
+		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
+		a.end(result{}, err)
+		return result{}, err
 	}
 	return res, err
 }

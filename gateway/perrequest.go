@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // 2026-07-28 calls beneath a stateless POST's session (docs/engine.md).
@@ -38,20 +39,20 @@ func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func
 // to the SDK: a session the POST initialized (take's), params the lean
 // reader leaves (a client that offers anything, whose calls may be asked
 // through input-required results or run as tasks: sdkwire's
-// ReadPerRequestCall), a version other than 2026-07-28, a tool whose
-// arguments the SDK checks against Mcp-Param-* headers, a name the
-// gateway does not serve. The result is stamped as the SDK stamps a
+// ReadPerRequestCall), a version other than 2026-07-28, a name the
+// gateway does not serve. Its Mcp-Param-* headers were checked before
+// (mcpHeadersOK). The result is stamped as the SDK stamps a
 // 2026-07-28 result.
 func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sdkwire.TakenCall {
 	if req.Method != "tools/call" || ss == nil || ss.InitializeParams() != nil {
 		return nil
 	}
 	extra, _ := req.Extra.(*mcp.RequestExtra)
-	if extra == nil || extra.Header.Get("Mcp-Protocol-Version") != sdkwire.PerRequestVersion {
+	if extra == nil || extra.Header.Get("Mcp-Protocol-Version") != serverwire.PerRequestVersion {
 		return nil
 	}
-	p, client, ok := sdkwire.ReadPerRequestCall(req.Params)
-	if !ok || client.Version != sdkwire.PerRequestVersion || (*g.headerTools.Load())[p.Name] {
+	p, client, ok := serverwire.ReadPerRequestCall(req.Params)
+	if !ok || client.Version != serverwire.PerRequestVersion {
 		return nil
 	}
 	if _, ok := (*g.callable.Load())[p.Name]; !ok {
@@ -65,7 +66,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 		if err != nil {
 			return nil, err
 		}
-		return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo), nil
+		return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo), nil
 	}
 }
 
@@ -74,7 +75,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 // POST's stream), log messages from the level the request names (none
 // without one; the session itself passes every level, statelessState),
 // and every question refused with the SDK's words (server-initiated
-// requests are forbidden from 2026-07-28: sdkwire.PerRequestAskError).
+// requests are forbidden from 2026-07-28: serverwire.PerRequestAskError).
 type perRequestPeer struct {
 	ss      *mcp.ServerSession
 	version string // the request's protocol version
@@ -91,20 +92,20 @@ func (p *perRequestPeer) NotifyProgress(ctx context.Context, params *mcp.Progres
 }
 
 func (p *perRequestPeer) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	if !sdkwire.LogPasses(string(params.Level), p.level) {
+	if !serverwire.LogPasses(string(params.Level), p.level) {
 		return nil
 	}
 	return p.ss.Log(ctx, params)
 }
 
 func (p *perRequestPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, sdkwire.PerRequestAskError("elicitation/create", p.version)
+	return nil, serverwire.PerRequestAskError("elicitation/create", p.version)
 }
 
 func (p *perRequestPeer) CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return nil, sdkwire.PerRequestAskError("sampling/createMessage", p.version)
+	return nil, serverwire.PerRequestAskError("sampling/createMessage", p.version)
 }
 
 func (p *perRequestPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, sdkwire.PerRequestAskError("roots/list", p.version)
+	return nil, serverwire.PerRequestAskError("roots/list", p.version)
 }

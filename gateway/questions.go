@@ -247,12 +247,14 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 	req := a.req
 	caps := clientCapabilities(req.session)
 	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		defer a.release()
 		callCtx = tool.WithInputs(callCtx, pc.inputs(caps))
 		res, err := g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(caps), parked: true, notes: &pc.notes}, req.params)
 		a.end(res, err) // before its result can reach the client
 		return res, err
 	})
 	if !ran {
+		a.release()
 		res = errorResult("tool call refused: " + errClosing.Error())
 		a.end(res, nil)
 		return res, nil
@@ -646,13 +648,6 @@ func (p *parkedCalls) wait(deadline time.Time) error {
 		return fmt.Errorf("gateway: %d call(s) still running when the shutdown timeout passed: a tool ignores cancellation", left)
 	}
 	return nil
-}
-
-// parkedNow is how many calls are parked, for tests.
-func (p *parkedCalls) parkedNow() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.byState)
 }
 
 // newState returns a requestState of the gateway tagged tag: 192 random

@@ -328,7 +328,7 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
 		key, state := askedFor(t, alice, "deploy")
 		waitSignal(t, cancelled, "the backend's question ended")
-		waitFor(t, "no call parked", func() bool { return g.parked.parkedNow() == 0 })
+		waitFor(t, "no call parked", func() bool { return len(g.ParkedCalls(nil)) == 0 })
 		if _, err := answerWith(alice, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one") {
 			t.Errorf("an answer after the wait: got %v, want the requestState refused", err)
 		}
@@ -350,7 +350,7 @@ func TestQuestionsParkedCallsEnd(t *testing.T) {
 		}
 		// Its place (and the session) are given up at once, not when
 		// QuestionWait passes: no one can bring its requestState back.
-		waitFor(t, "the ended session's call unparked", func() bool { return g.parked.parkedNow() == 0 })
+		waitFor(t, "the ended session's call unparked", func() bool { return len(g.ParkedCalls(nil)) == 0 })
 	})
 	t.Run("gateway closes", func(t *testing.T) {
 		reg := tool.NewRegistry()

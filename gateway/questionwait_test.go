@@ -61,7 +61,7 @@ func TestGateQuestionWaitReleasesCall(t *testing.T) {
 	alice := manualClient(t, serveHTTP(t, g, Options{Stateless: true}), "")
 	key, state := askedFor(t, alice, "deploy")
 	waitSignal(t, cancelled, "the backend's question ended")
-	waitFor(t, "no call parked", func() bool { return g.parked.parkedNow() == 0 })
+	waitFor(t, "no call parked", func() bool { return len(g.ParkedCalls(nil)) == 0 })
 	if _, err := answerWith(alice, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one") {
 		t.Errorf("an answer after the Gate's wait: got %v, want the requestState refused", err)
 	}

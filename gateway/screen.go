@@ -96,17 +96,6 @@ func keep[T any](items []T, ok func(T) bool) []T {
 	return out
 }
 
-// enterOffer passes a prompts/get or resources/read through the Gate, as
-// serveCall does a tools/call: name is the prompt's public name or the
-// resource's URI, server its server ("" for a prompt).
-func (g *Gateway) enterOffer(ctx context.Context, method, name, server string, ss *mcp.ServerSession, extra *mcp.RequestExtra) (context.Context, func(Outcome), error) {
-	var header http.Header
-	if extra != nil {
-		header = extra.Header
-	}
-	return g.gate.Enter(ctx, Call{Method: method, Tool: name, Public: name, Server: server, Session: sessionID(ss), Client: clientName(ss), Header: header})
-}
-
 // clientName is the name ss's client gave in initialize, "" without one.
 func clientName(ss *mcp.ServerSession) string {
 	if ss == nil {

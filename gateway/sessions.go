@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // DefaultMaxSessions is Options.MaxSessions's default.
@@ -41,7 +41,7 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 	for ss := range g.server.Sessions() {
 		// A session-less probe's session is not counted: each would
 		// evict the session idle longest.
-		if ss == keep || !sdkwire.OneRequestSession(ss, "") {
+		if ss == keep || !serverwire.OneRequestSession(ss, "") {
 			open[ss] = true
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // The fast path of tools/call on stdio-like sessions (ServeStdio,
@@ -38,7 +39,7 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 		if req.Method != "tools/call" || ss == nil || !sdkwire.TakesCalls(ss) {
 			return nil
 		}
-		p, ok := sdkwire.ReadCallParams(req.Params)
+		p, ok := serverwire.ReadCallParams(req.Params)
 		if !ok {
 			return nil
 		}
@@ -55,7 +56,7 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 			if err != nil {
 				return nil, err
 			}
-			return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+			return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 		}
 	}
 }
@@ -67,7 +68,7 @@ func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 // name → registry name) what the server lists now. syncMu must be held.
 func (g *Gateway) publishCallable() {
 	m := make(map[string]string, len(g.advertised))
-	background, serverTasks, headers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	background, serverTasks, headers := map[string]bool{}, map[string]bool{}, map[string]json.RawMessage{}
 	for served, ad := range g.advertised {
 		if ad.ok {
 			m[served] = ad.public
@@ -77,13 +78,13 @@ func (g *Gateway) publishCallable() {
 			serverTasks[served] = ad.serverTasks
 		}
 		if ad.ok && sdkwire.HeaderCandidate([]byte(ad.input)) {
-			headers[served] = true
+			headers[served] = json.RawMessage(ad.input)
 		}
 	}
 	g.callable.Store(&m)
 	g.taskTools.Store(&background)
 	g.serverTaskTools.Store(&serverTasks)
-	g.headerTools.Store(&headers)
+	g.headerSchemas.Store(&headers)
 }
 
 // stillRunning waits for the calls the fast path took on a session that
@@ -93,4 +94,11 @@ func (g *Gateway) stillRunning(taking *sdkwire.TakingTransport, deadline time.Ti
 		return fmt.Errorf("gateway: tool calls still running when the shutdown timeout (%v) passed: a tool ignores cancellation", g.timeout)
 	}
 	return nil
+}
+
+// headerSchema is the input schema of the served tool name when it may
+// annotate arguments with x-mcp-header (sdkwire.HeaderCandidate), nil
+// for any other name.
+func (g *Gateway) headerSchema(name string) json.RawMessage {
+	return (*g.headerSchemas.Load())[name]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -125,7 +126,7 @@ func mayBeTaskRequest(body []byte) bool {
 
 // writeAnswer writes the JSON-RPC response to request id, posted in r:
 // raw, or err, with the HTTP status the SDK's handler gives the error of
-// a 2026-07-28 request (sdkwire.ErrorStatus), so that an answer of the
+// a 2026-07-28 request (serverwire.ErrorStatus), so that an answer of the
 // gateway's reads as the SDK's would (an unknown tool's, above all).
 func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
 	resp := &jsonrpc.Response{ID: id, Result: raw}
@@ -142,7 +143,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if status := sdkwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == sdkwire.PerRequestVersion {
+	if status := serverwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == serverwire.PerRequestVersion {
 		w.WriteHeader(status)
 	}
 	w.Write(frame)
@@ -353,7 +354,7 @@ func extTaskEnd(res result, err error) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 }
 
 // inputRequests is round as a server writes its inputRequests.

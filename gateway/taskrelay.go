@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -50,7 +50,7 @@ func (g *Gateway) extAnswer(res result) json.RawMessage {
 	case res.questions != nil:
 		return mustJSON(map[string]any{"resultType": "input_required", "inputRequests": res.questions, "requestState": res.state})
 	}
-	return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
+	return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
 }
 
 // startServerTask admits req and runs it parked until its first round:

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -223,9 +224,9 @@ func (g *Gateway) startTask(ctx context.Context, req callRequest, ext bool, star
 // as the SDK's server stamps a complete result.
 func (g *Gateway) refusedTask(res result, ext bool) json.RawMessage {
 	if ext {
-		return sdkwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
+		return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo)
 	}
-	return sdkwire.CallResultJSON(res.isError, res.content, res.structured)
+	return serverwire.CallResultJSON(res.isError, res.content, res.structured)
 }
 
 // taskCall reads the params of a tools/call that asks to run as a task,
@@ -245,7 +246,7 @@ func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	if err != nil {
 		return nil, false
 	}
-	p, ok := sdkwire.ReadCallParams(rest)
+	p, ok := serverwire.ReadCallParams(rest)
 	if !ok {
 		return nil, false
 	}
@@ -262,7 +263,7 @@ func (g *Gateway) runTask(ctx context.Context, a *admission, store *tasks.Store)
 	if err != nil {
 		return nil, err
 	}
-	return withMeta(sdkwire.CallResultJSON(res.isError, res.content, res.structured), relatedTask, taskRef(id)), nil
+	return withMeta(serverwire.CallResultJSON(res.isError, res.content, res.structured), relatedTask, taskRef(id)), nil
 }
 
 // taskMark is the task a call runs for, so that its questions to the

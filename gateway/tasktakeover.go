@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/store"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -172,7 +172,7 @@ func (g *Gateway) followBackend(ctx context.Context, ref backendRef) (json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	return sdkwire.CallResultJSON(res.isError, res.content, res.structured), nil
+	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 }
 
 // takenOver returns the ids of the tasks taken over and running here.

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // The gateway's own Streamable HTTP transport (docs/engine.md, design D),
@@ -77,7 +78,7 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // ServeHTTP serves one request of the endpoint, as the SDK's stateful
 // handler does.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < sdkwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
 	}
@@ -147,6 +148,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 // is closed.
 func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
+	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
 	// As serve --stdio's connections: the "tasks" capability, the
 	// session's tasks and tools/call taken beneath the SDK's session.
@@ -194,6 +196,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := newWireConn("", nil, &t.requests)
+	c.headerSchema = t.g.headerSchema
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
@@ -232,7 +235,7 @@ func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
 			if req, ok := msg.(*jsonrpc.Request); ok {
 				initialize = initialize || req.Method == "initialize"
 				initialized = initialized || req.Method == "notifications/initialized"
-				perRequest = perRequest || version >= sdkwire.PerRequestVersion
+				perRequest = perRequest || version >= serverwire.PerRequestVersion
 			}
 		}
 	}
@@ -250,7 +253,7 @@ func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
 	if !initialized {
 		state.InitializedParams = new(mcp.InitializedParams)
 	}
-	state.LogLevel = sdkwire.OneRequestLogLevel
+	state.LogLevel = serverwire.OneRequestLogLevel
 	return state
 }
 
@@ -334,7 +337,7 @@ func (t wireTransport) Connect(context.Context) (mcp.Connection, error) { return
 // session, as the SDK's transport does (SEP-2575 is per request: a
 // stateless POST's session speaks it).
 func (t wireTransport) SupportsProtocolVersion(version string) bool {
-	return t.c.stateless || version < sdkwire.PerRequestVersion
+	return t.c.stateless || version < serverwire.PerRequestVersion
 }
 
 // wireConn is a session's connection: messages from its POSTs in, and out
@@ -347,6 +350,9 @@ type wireConn struct {
 	stateless bool
 	requests  *sync.Map // the transport's requests in flight, for its tag
 	incoming  chan jsonrpc.Message
+	// headerSchema is the input schema of a served tool whose arguments
+	// Mcp-Param-* headers mirror, nil for any other name.
+	headerSchema func(name string) json.RawMessage
 	// tasks reports whether the session's take answers a request as one
 	// of the session's tasks (sessionTasks); nil for none.
 	tasks func(*jsonrpc.Request) bool
@@ -527,7 +533,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 		// A 2026-07-28 error the protocol gives an HTTP status: the
 		// response as is, as the SDK's handler writes it.
 		if !s.sse {
-			sdkwire.SetResponseHeaders(s.w.Header(), false) // the SDK's, set before it knew
+			serverwire.SetResponseHeaders(s.w.Header(), false) // the SDK's, set before it knew
 			s.w.Header().Set("Content-Type", "application/json")
 			s.w.WriteHeader(status)
 		}
@@ -537,12 +543,12 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	if over && !s.sse {
 		// Nothing else was written: the response alone, as one JSON
 		// body.
-		sdkwire.SetResponseHeaders(s.w.Header(), true)
+		serverwire.SetResponseHeaders(s.w.Header(), true)
 		s.w.Write(data)
 		return over
 	}
 	s.streamLocked()
-	s.w.Write(sdkwire.AppendEvent(nil, "message", id, data))
+	s.w.Write(serverwire.AppendEvent(nil, "message", id, data))
 	if !over { // the last event goes out with the end of the body
 		http.NewResponseController(s.w).Flush()
 	}
@@ -555,7 +561,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 // client capabilities 400), 0 for any other message.
 func errorStatus(version string, msg jsonrpc.Message) int {
 	resp, ok := msg.(*jsonrpc.Response)
-	if version < sdkwire.PerRequestVersion || !ok || resp.Error == nil {
+	if version < serverwire.PerRequestVersion || !ok || resp.Error == nil {
 		return 0
 	}
 	var e *jsonrpc.Error
@@ -579,7 +585,7 @@ func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte)
 		return "" // events without ids: nothing to resume
 	}
 	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
-	return sdkwire.EventID(s.id, s.next-1)
+	return serverwire.EventID(s.id, s.next-1)
 }
 
 // noteAskLocked follows the requests to the client on a request's stream
@@ -634,14 +640,14 @@ func (c *wireConn) answered(resp *jsonrpc.Response) {
 // s.mu is held.
 func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 	for id := range s.asks {
-		data, err := sdkwire.NotificationJSON("notifications/cancelled", &mcp.CancelledParams{Reason: context.Canceled.Error(), RequestID: id.Raw()})
+		data, err := serverwire.NotificationJSON("notifications/cancelled", &mcp.CancelledParams{Reason: context.Canceled.Error(), RequestID: id.Raw()})
 		if err != nil {
 			continue // unreachable: the params are plain values
 		}
 		eventID := s.appendLocked(ctx, c, data)
 		if s.held != nil {
 			s.streamLocked()
-			s.w.Write(sdkwire.AppendEvent(nil, "message", eventID, data))
+			s.w.Write(serverwire.AppendEvent(nil, "message", eventID, data))
 		}
 	}
 	clear(s.asks)
@@ -651,7 +657,7 @@ func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 // pending. s.mu is held and s.w is set.
 func (s *wireStream) streamLocked() {
 	if !s.sse {
-		sdkwire.SetResponseHeaders(s.w.Header(), false)
+		serverwire.SetResponseHeaders(s.w.Header(), false)
 		s.sse = true
 	}
 	if s.primer != nil {
@@ -718,7 +724,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !batch && !mcpHeadersOK(w, r.Header, msgs[0]) {
+	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema) {
 		c.forgetRequests(msgs)
 		return
 	}
@@ -854,7 +860,7 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 			}
 		}
 		post.listen = post.listen || req.Method == "subscriptions/listen"
-		if (req.IsCall() && version >= sdkwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
+		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
 			if !c.sessionTasks(req) && !c.checkPerRequest(w, r, req, version) {
 				c.forgetRequests(msgs)
 				return wirePOST{}, false
@@ -891,7 +897,7 @@ func metaVersion(params json.RawMessage) string {
 	// body, which others read too.
 	body := make([]byte, 0, len(params)+len(`{"params":}`))
 	body = append(append(append(body, `{"params":`...), params...), '}')
-	return sdkwire.PeekMetaVersion(body)
+	return serverwire.PeekMetaVersion(body)
 }
 
 // checkPerRequest checks a 2026-07-28 request as the SDK's handler does
@@ -900,7 +906,7 @@ func metaVersion(params json.RawMessage) string {
 // refuses it: a version in the header and the same in _meta are needed.
 func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
 	if !c.stateless && req.Method != "server/discover" {
-		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= sdkwire.PerRequestVersion })
+		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= serverwire.PerRequestVersion })
 		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: version})
 		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
 			Message: fmt.Sprintf("protocol version %q is not supported by this server", version), Data: data})
@@ -924,14 +930,14 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 	return false
 }
 
-// mcpHeadersOK checks the Mcp-Method and Mcp-Name headers of a request
-// of 2026-07-28 or later against its body, as the SDK's handler does, or
-// answers w with why not (a header mismatch error). The Mcp-Param-*
-// headers are not checked (the SDK checks them against a tool's
-// x-mcp-header annotations).
-func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) bool {
+// mcpHeadersOK checks the Mcp-Method, Mcp-Name and, for a tools/call of
+// a tool whose schema (headerSchema) annotates arguments with
+// x-mcp-header, Mcp-Param-* headers of a request of 2026-07-28 or later
+// against its body, as the SDK's handler does, or answers w with why not
+// (a header mismatch error).
+func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message, headerSchema func(string) json.RawMessage) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || h.Get("Mcp-Protocol-Version") < sdkwire.PerRequestVersion {
+	if !ok || h.Get("Mcp-Protocol-Version") < serverwire.PerRequestVersion {
 		return true
 	}
 	var problem string
@@ -942,6 +948,9 @@ func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message) boo
 		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, req.Method)
 	default:
 		problem = nameHeaderProblem(h.Get("Mcp-Name"), req)
+	}
+	if problem == "" && req.Method == "tools/call" {
+		problem = paramHeadersProblem(h, req.Params, headerSchema)
 	}
 	if problem == "" {
 		return true
@@ -971,12 +980,28 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 	return ""
 }
 
+// paramHeadersProblem is what is wrong with the Mcp-Param-* headers of a
+// tools/call with params, "" for nothing or a tool that has none.
+func paramHeadersProblem(h http.Header, params json.RawMessage, headerSchema func(string) json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	schema := headerSchema(p.Name)
+	if schema == nil {
+		return ""
+	}
+	return serverwire.ParamHeadersProblem(h, params, schema)
+}
+
 // writeRPCError answers with a JSON-RPC error and an HTTP status, as the
 // SDK's handler does.
 func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	if data, err := sdkwire.ResponseJSON(id, nil, e); err == nil {
+	if data, err := serverwire.ResponseJSON(id, nil, e); err == nil {
 		w.Write(data)
 	}
 }
@@ -1021,9 +1046,9 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sdkwire.Primes(post.version, c.store != nil) {
+	if serverwire.Primes(post.version, c.store != nil) {
 		c.store.Append(r.Context(), c.id, s.id, nil)
-		s.pending = sdkwire.AppendEvent(nil, "prime", sdkwire.EventID(s.id, s.next), nil)
+		s.pending = serverwire.AppendEvent(nil, "prime", serverwire.EventID(s.id, s.next), nil)
 		s.next++
 		s.primer = time.AfterFunc(primeFlush, s.flush)
 	}
@@ -1098,7 +1123,7 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 			replay = append(replay, data)
 		}
 	}
-	sdkwire.SetResponseHeaders(w.Header(), false)
+	serverwire.SetResponseHeaders(w.Header(), false)
 	if stream == "" {
 		// Headers and a comment now: the GET stream may wait long for
 		// its first message, and a proxy holds headers without data.
@@ -1109,7 +1134,7 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 	var out []byte
 	for _, data := range replay {
 		last++
-		out = sdkwire.AppendEvent(out[:0], "message", sdkwire.EventID(stream, last), data)
+		out = serverwire.AppendEvent(out[:0], "message", serverwire.EventID(stream, last), data)
 		if _, err := w.Write(out); err != nil {
 			return nil, nil
 		}
@@ -1151,15 +1176,15 @@ func mediaType(v string) string {
 
 // refuseDuplicate answers a POST carrying id, a request id in flight on
 // its session, as the SDK's handler does (sdkwire's
-// TestContractDuplicateIDRefused).
+// TestParityDuplicateIDRefused).
 func refuseDuplicate(w http.ResponseWriter, id jsonrpc.ID) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	data, _ := sdkwire.ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
+	data, _ := serverwire.ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())})
 	w.Write(data)
 }
 
-// parseEventID reads a Last-Event-ID in the SDK's format (sdkwire.EventID).
+// parseEventID reads a Last-Event-ID in the SDK's format (serverwire.EventID).
 func parseEventID(id string) (stream string, idx int, ok bool) {
 	stream, n, found := strings.Cut(id, "_")
 	if !found || strings.Contains(n, "_") {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -464,7 +465,7 @@ func (s *Server) callerWithoutTasks(ctx context.Context, gen *generation) bool {
 func describedCaller(ctx context.Context, gen *generation) map[string]any {
 	caller := tool.CallerFrom(ctx)
 	init := gen.session.InitializeResult()
-	if caller == nil || init == nil || init.ProtocolVersion != sdkwire.PerRequestVersion {
+	if caller == nil || init == nil || init.ProtocolVersion != serverwire.PerRequestVersion {
 		return nil
 	}
 	return caller

@@ -202,3 +202,17 @@ func Depth(b []byte) int {
 	}
 	return deepest
 }
+
+// PlainString returns the value of the string token tok when it can be
+// taken verbatim: no escapes, valid UTF-8 (encoding/json and the SDK's
+// decoder replace invalid bytes with U+FFFD).
+func PlainString(tok []byte) (string, bool) {
+	if tok[0] != '"' {
+		return "", false
+	}
+	inner := tok[1 : len(tok)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
+}

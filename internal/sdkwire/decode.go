@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -52,7 +51,7 @@ func decodeValid(b []byte) (jsonrpc.Message, error) {
 		return jsonrpc.DecodeMessage(b)
 	}
 	if env.method != nil {
-		method, ok := plainString(env.method)
+		method, ok := projection.PlainString(env.method)
 		if !ok {
 			return jsonrpc.DecodeMessage(b)
 		}
@@ -121,7 +120,7 @@ func plainID(v []byte) (jsonrpc.ID, bool) {
 	case v == nil || string(v) == "null":
 		return id, true
 	case v[0] == '"':
-		s, ok := plainString(v)
+		s, ok := projection.PlainString(v)
 		if !ok {
 			return id, false
 		}
@@ -137,18 +136,4 @@ func plainID(v []byte) (jsonrpc.ID, bool) {
 	default:
 		return id, false
 	}
-}
-
-// plainString returns the value of the string token tok when it can be
-// taken verbatim: no escapes, valid UTF-8 (the SDK's decoder replaces
-// invalid bytes with U+FFFD).
-func plainString(tok []byte) (string, bool) {
-	if tok[0] != '"' {
-		return "", false
-	}
-	inner := tok[1 : len(tok)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return "", false
-	}
-	return string(inner), true
 }

@@ -33,13 +33,10 @@
 //     cancelled ([ParksUntilCancelled]); tools list_changed kept from the
 //     sessions not owed one ([DropNotification]); and requests answered
 //     beneath the server session, on its connection ([TakingTransport]),
-//     with params read and results written as the SDK's server does
-//     ([ReadCallParams], [CallResultJSON], [TakesCalls]), and the same
-//     over Streamable HTTP, for a transport of a server's own: responses
-//     framed as the SDK's handler frames them ([ResponseJSON],
-//     [NotificationJSON], [SetResponseHeaders], [AppendEvent],
-//     [EventID], [Primes]) and log messages filtered as the SDK's session
-//     filters them ([LogPasses]);
+//     which a server's own Streamable HTTP transport routes by request
+//     ([TakenRequest]) and whose writes it may reject one by one
+//     ([ErrRejected]); what those paths read and write is package
+//     serverwire's, compared with the SDK's under "Parity checks" below;
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -165,19 +162,6 @@
 //     alone. The gateway tells one client session that its tool view grew
 //     this way (the SDK has no call that notifies one session).
 //     TestContractToolListChangedPerSession.
-//  23. On a server session opened with initialize at a protocol before
-//     2026-07-28 ([TakesCalls]), the SDK sends the result a tools/call
-//     middleware returns as [RawResult] as {"content":…} (the raw
-//     array), then "isError":true when set, then "structuredContent" with
-//     its HTML characters escaped (json.Marshal of the typed result), and
-//     nothing else; the connection's encoding compacts it. At 2026-07-28
-//     or later it adds resultType (and _meta on per-request sessions).
-//     TestContractTakenCallResult.
-//  24. The SDK's server hands a tools/call handler the params
-//     {name, arguments, _meta} as [ReadCallParams] reads them: the name,
-//     the arguments byte for byte as the client wrote them, the _meta
-//     decoded as encoding/json decodes a map (a repeated key keeps the
-//     last value). TestContractCallParams.
 //  25. A server session needs to see none of the calls its connection
 //     answers itself ([TakingTransport]): it keeps serving the other
 //     requests, the body's notifications and requests through the session
@@ -236,56 +220,6 @@
 //     the server's middleware reads from CallToolParamsRaw
 //     (InputResponses decoded by their shape). The gateway asks its
 //     2026-07-28 clients this way. TestContractInputRequiredResult.
-//  33. The Streamable HTTP handler answers a POST that carries one
-//     tools/call with the headers [SetResponseHeaders] sets and, as an SSE
-//     stream, [AppendEvent] frames: a priming event first where [Primes]
-//     says (an event store, 2025-11-25 up to 2026-07-28), event ids
-//     [EventID](stream, index) with an event store and none without, then
-//     the message [ResponseJSON] encodes; with JSONResponse, that message
-//     alone as the body. The result is [CallResultJSON] on the sessions
-//     [TakesCalls] accepts, stateful or stateless, as on stdio
-//     (assumption 23). TestContractHTTPCallResponse. The notifications a
-//     session sends on a POST's stream are what [NotificationJSON]
-//     encodes (checked through the gateway's transport, against the
-//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
-//  34. A server session (protocol before 2026-07-28) sends a log message
-//     through Log exactly when [LogPasses] says for its level and the one
-//     the client last set with logging/setLevel: none before the client
-//     sets one. TestContractLogPasses.
-//  35. Over stateful Streamable HTTP, a POST without Mcp-Session-Id that
-//     does not initialize is served on a session of its own, with an id
-//     and no initialize params, closed when that request ends
-//     ([OneRequestSession]: the gateway neither counts nor evicts for
-//     it). TestContractOneRequestSession.
-//  36. Over stateless Streamable HTTP, a POST below 2026-07-28 that
-//     carries a call is served on a session made for it alone: no id
-//     (whatever Mcp-Session-Id says), initialize params of the POST's
-//     version only (no client info, no capabilities), log messages sent
-//     from [OneRequestLogLevel] up, every request to its client refused
-//     ("rejected by transport: stateless servers cannot make
-//     requests"); its response is the SSE stream of
-//     assumption 33 without an event store (no priming event, no event
-//     ids) and sets no Mcp-Session-Id. A server that answers such a call
-//     beneath the handler gives it no more. TestContractOneRequestStateless.
-//  37. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
-//     params [ReadPerRequestCall] reads (a client that offers nothing) is
-//     served on a session made for it alone, whose initialize params are
-//     what the request's _meta says ([ClientMeta]: the version, the
-//     clientInfo's name, empty capabilities); log messages go out from the
-//     _meta's level up (none without one), every request to the client
-//     is refused with [PerRequestAskError]; a [RawResult] reaches the
-//     client as [CallResultJSONPerRequest] names the server
-//     ([ServerInfoJSON]), on an SSE stream without priming or event ids;
-//     an error the handler maps to an HTTP status ([ErrorStatus]) is
-//     written as one application/json body with that status after the SSE
-//     headers, any other error on the stream as a result would be.
-//     TestContractPerRequestStateless.
-//  38. Over stateful Streamable HTTP, the SDK's handler refuses a POST one
-//     of whose requests has the id of a request of the session still in
-//     flight, before serving any of them: status 400 and one
-//     application/json body, the error (invalid request) "duplicate
-//     in-flight request ID <id>" (the gateway's transport refuses so).
-//     TestContractDuplicateIDRefused.
 //  39. A server session writes what a handler sends with a context (a
 //     notification, a request to the client) through Connection.Write
 //     with a context derived from the handler's, so a connection that
@@ -300,4 +234,94 @@
 //     to a request already answered and a stateless session's requests
 //     to its client, as the SDK's transport does.
 //     TestContractRejectedWriteFailsAlone.
+//
+// Numbers are not reused: 23, 24 and 33 to 38 were assumptions while the
+// gateway answered beneath the SDK's Streamable HTTP handler; the
+// gateway's own paths now write those bytes themselves (package
+// serverwire), and they are the parity checks P1 to P8 below.
+//
+// Of the assumptions above, three exist only for the gateway's own paths
+// (its connection-level take and its Streamable HTTP transport): 25, 39
+// and 40. The rest hold for every path through the SDK.
+//
+// # Parity checks
+//
+// What the gateway's own paths write (package serverwire) is compared,
+// side by side, with what the SDK's server and Streamable HTTP handler
+// write for the same exchange, by the test named after each. The gateway
+// does not rely on them: its bytes are the protocol's either way, and a
+// failure after an SDK upgrade says the reference moved. The gateway's
+// own tests compare its whole transport with the SDK's handler too
+// (gateway.sdkReference).
+//
+//   - P1. On a server session opened with initialize at a protocol before
+//     2026-07-28 ([TakesCalls]), the SDK sends the result a tools/call
+//     middleware returns as [RawResult] as {"content":…} (the raw
+//     array), then "isError":true when set, then "structuredContent" with
+//     its HTML characters escaped (json.Marshal of the typed result), and
+//     nothing else; the connection's encoding compacts it. At 2026-07-28
+//     or later it adds resultType (and _meta on per-request sessions).
+//     TestParityTakenCallResult.
+//   - P2. The SDK's server hands a tools/call handler the params
+//     {name, arguments, _meta} as [serverwire.ReadCallParams] reads them: the name,
+//     the arguments byte for byte as the client wrote them, the _meta
+//     decoded as encoding/json decodes a map (a repeated key keeps the
+//     last value). TestParityCallParams.
+//   - P3. The Streamable HTTP handler answers a POST that carries one
+//     tools/call with the headers [serverwire.SetResponseHeaders] sets and, as an SSE
+//     stream, [serverwire.AppendEvent] frames: a priming event first where [serverwire.Primes]
+//     says (an event store, 2025-11-25 up to 2026-07-28), event ids
+//     [serverwire.EventID](stream, index) with an event store and none without, then
+//     the message [serverwire.ResponseJSON] encodes; with JSONResponse, that message
+//     alone as the body. The result is [serverwire.CallResultJSON] on the sessions
+//     [TakesCalls] accepts, stateful or stateless, as on stdio
+//     (P1). TestParityHTTPCallResponse. The notifications a
+//     session sends on a POST's stream are what [serverwire.NotificationJSON]
+//     encodes (checked through the gateway's transport, against the
+//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
+//   - P4. A server session (protocol before 2026-07-28) sends a log message
+//     through Log exactly when [serverwire.LogPasses] says for its level and the one
+//     the client last set with logging/setLevel: none before the client
+//     sets one. TestParityLogPasses.
+//   - P5. Over stateful Streamable HTTP, a POST without Mcp-Session-Id that
+//     does not initialize is served on a session of its own, with an id
+//     and no initialize params, closed when that request ends
+//     ([serverwire.OneRequestSession]: the gateway neither counts nor evicts for
+//     it). TestParityOneRequestSession.
+//   - P6. Over stateless Streamable HTTP, a POST below 2026-07-28 that
+//     carries a call is served on a session made for it alone: no id
+//     (whatever Mcp-Session-Id says), initialize params of the POST's
+//     version only (no client info, no capabilities), log messages sent
+//     from [serverwire.OneRequestLogLevel] up, every request to its client refused
+//     ("rejected by transport: stateless servers cannot make
+//     requests"); its response is the SSE stream of
+//     P3 without an event store (no priming event, no event
+//     ids) and sets no Mcp-Session-Id. A server that answers such a call
+//     beneath the handler gives it no more. TestParityOneRequestStateless.
+//   - P7. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
+//     params [serverwire.ReadPerRequestCall] reads (a client that offers nothing) is
+//     served on a session made for it alone, whose initialize params are
+//     what the request's _meta says ([serverwire.ClientMeta]: the version, the
+//     clientInfo's name, empty capabilities); log messages go out from the
+//     _meta's level up (none without one), every request to the client
+//     is refused with [serverwire.PerRequestAskError]; a [RawResult] reaches the
+//     client as [serverwire.CallResultJSONPerRequest] names the server
+//     ([serverwire.ServerInfoJSON]), on an SSE stream without priming or event ids;
+//     an error the handler maps to an HTTP status ([serverwire.ErrorStatus]) is
+//     written as one application/json body with that status after the SSE
+//     headers, any other error on the stream as a result would be.
+//     TestParityPerRequestStateless.
+//   - P8. Over stateful Streamable HTTP, the SDK's handler refuses a POST one
+//     of whose requests has the id of a request of the session still in
+//     flight, before serving any of them: status 400 and one
+//     application/json body, the error (invalid request) "duplicate
+//     in-flight request ID <id>" (the gateway's transport refuses so).
+//     TestParityDuplicateIDRefused.
+//   - P9. Over Streamable HTTP, a 2026-07-28 tools/call of a tool whose
+//     input schema annotates arguments with x-mcp-header is refused,
+//     status 400 and the header mismatch error (-32020), exactly when
+//     [serverwire.ParamHeadersProblem] finds its Mcp-Param-* headers
+//     saying other than its arguments, and in its words (the gateway's
+//     transport checks them before any path serves the call).
+//     TestParityParamHeaders.
 package sdkwire

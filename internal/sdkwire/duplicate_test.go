@@ -8,12 +8,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
-// Assumption 38: a stateful session's POST carrying the id of a request
+// Parity check P8: a stateful session's POST carrying the id of a request
 // still in flight is refused before it is served, with 400 and the error
 // the gateway writes for it; a batch is refused for any one of its ids.
-func TestContractDuplicateIDRefused(t *testing.T) {
+func TestParityDuplicateIDRefused(t *testing.T) {
 	entered, release := make(chan struct{}, 1), make(chan struct{})
 	srv := newServer(nil)
 	holdTool(srv, entered, release)
@@ -30,7 +32,7 @@ func TestContractDuplicateIDRefused(t *testing.T) {
 	}()
 	awaitSignal(t, entered, "the call to reach its handler")
 	id, _ := jsonrpc.MakeID(float64(7))
-	want, err := ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID 7"})
+	want, err := serverwire.ResponseJSON(id, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate in-flight request ID 7"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // ToolsWithExecution returns res as the result of a receiving middleware
@@ -55,8 +57,8 @@ func (r *execTools) MarshalJSON() ([]byte, error) {
 		grown = append(append(append(grown, `,"execution":`...), r.execution...), '}')
 		tools[i] = grown
 	}
-	if members["tools"], err = marshalUnescaped(tools); err != nil {
+	if members["tools"], err = serverwire.MarshalUnescaped(tools); err != nil {
 		return nil, err
 	}
-	return marshalUnescaped(members)
+	return serverwire.MarshalUnescaped(members)
 }

@@ -13,13 +13,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
-// Assumption 35: over stateful Streamable HTTP a POST without a session
+// Parity check P5: over stateful Streamable HTTP a POST without a session
 // that does not initialize is served on a session with an id and no
 // initialize params, closed once its request ends; an initialized
 // session is not taken for one.
-func TestContractOneRequestSession(t *testing.T) {
+func TestParityOneRequestSession(t *testing.T) {
 	srv := newServer(nil)
 	var mu sync.Mutex
 	seen := map[string]*mcp.ServerSession{}
@@ -40,7 +42,7 @@ func TestContractOneRequestSession(t *testing.T) {
 	mu.Lock()
 	ping := seen["ping"]
 	mu.Unlock()
-	if ping == nil || !OneRequestSession(ping, "ping") {
+	if ping == nil || !serverwire.OneRequestSession(ping, "ping") {
 		t.Fatalf("a session-less ping's session %v is not taken for one of its request (status %d)", ping, resp.StatusCode)
 	}
 	// Closed as its request's handler returns, which may be just after
@@ -65,7 +67,7 @@ func TestContractOneRequestSession(t *testing.T) {
 	mu.Lock()
 	initialized := seen["ping"]
 	mu.Unlock()
-	if initialized == ping || initialized.ID() == "" || OneRequestSession(initialized, "ping") {
+	if initialized == ping || initialized.ID() == "" || serverwire.OneRequestSession(initialized, "ping") {
 		t.Errorf("an initialized session's ping is taken for a one-request session")
 	}
 }
@@ -73,7 +75,7 @@ func TestContractOneRequestSession(t *testing.T) {
 // logLevels are levels below, at and above OneRequestLogLevel.
 var logLevels = []string{"debug", "info", "warning"}
 
-// Assumption 36: over stateless Streamable HTTP, a POST below 2026-07-28
+// Parity check P6: over stateless Streamable HTTP, a POST below 2026-07-28
 // that carries a call is served on a session made for it alone, with no
 // id (whatever Mcp-Session-Id says), initialize params of the POST's
 // version (2025-03-26 without the header) and nothing else (no client
@@ -81,7 +83,7 @@ var logLevels = []string{"debug", "info", "warning"}
 // every request to the client refused ("stateless servers cannot make requests"); its
 // response is an SSE stream without a priming event or event ids
 // (checked against AppendEvent), and it sets no Mcp-Session-Id.
-func TestContractOneRequestStateless(t *testing.T) {
+func TestParityOneRequestStateless(t *testing.T) {
 	type seen struct {
 		id     string
 		params *mcp.InitializeParams
@@ -124,20 +126,20 @@ func TestContractOneRequestStateless(t *testing.T) {
 		}
 		var frames []byte
 		for _, level := range logLevels {
-			if !LogPasses(level, OneRequestLogLevel) {
+			if !serverwire.LogPasses(level, serverwire.OneRequestLogLevel) {
 				continue
 			}
-			note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
-			frames = AppendEvent(frames, "message", "", note)
+			note, _ := serverwire.NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Data: level})
+			frames = serverwire.AppendEvent(frames, "message", "", note)
 		}
 		id, _ := jsonrpc.MakeID(float64(1))
-		result, _ := ResponseJSON(id, CallResultJSON(false, json.RawMessage(`[{"type":"text","text":"ok"}]`), nil), nil)
-		frames = AppendEvent(frames, "message", "", result)
+		result, _ := serverwire.ResponseJSON(id, serverwire.CallResultJSON(false, json.RawMessage(`[{"type":"text","text":"ok"}]`), nil), nil)
+		frames = serverwire.AppendEvent(frames, "message", "", result)
 		if string(body) != string(frames) {
 			t.Errorf("%+v: the response is\n%s\nwant\n%s", tt, body, frames)
 		}
 		h := http.Header{}
-		SetResponseHeaders(h, false)
+		serverwire.SetResponseHeaders(h, false)
 		for key := range h {
 			if resp.Header.Get(key) != h.Get(key) {
 				t.Errorf("%+v: header %s = %q, want %q", tt, key, resp.Header.Get(key), h.Get(key))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // postPerRequest posts a 2026-07-28 tools/call of name with the _meta
@@ -26,7 +28,7 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", PerRequestVersion)
+	req.Header.Set("Mcp-Protocol-Version", serverwire.PerRequestVersion)
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", name)
 	resp, err := http.DefaultClient.Do(req)
@@ -36,7 +38,7 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 	return resp
 }
 
-// Assumption 37: over stateless Streamable HTTP, a 2026-07-28 tools/call
+// Parity check P7: over stateless Streamable HTTP, a 2026-07-28 tools/call
 // whose _meta ReadPerRequestCall reads is served on a session made for it
 // alone whose initialize params are what the _meta says (the version,
 // clientInfo's name, no capabilities when the client offers {}), log
@@ -46,7 +48,7 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 // on an SSE stream without priming or event ids; an error the handler
 // maps to an HTTP status (ErrorStatus) is one application/json body with
 // that status, after the SSE headers, any other on the stream.
-func TestContractPerRequestStateless(t *testing.T) {
+func TestParityPerRequestStateless(t *testing.T) {
 	got := make(chan probeSeen, 1)
 	impl := &mcp.Implementation{Name: "contract <&>", Version: "0"}
 	srv := mcp.NewServer(impl, nil)
@@ -62,8 +64,8 @@ func TestContractPerRequestStateless(t *testing.T) {
 		{meta: `,"fail":"internal"`, fail: "internal"},
 	} {
 		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + tt.meta
-		p, client, ok := ReadPerRequestCall(json.RawMessage(`{"name":"probe","_meta":{` + meta + `}}`))
-		if !ok || client != (ClientMeta{Version: PerRequestVersion, Client: tt.name, LogLevel: tt.level}) || p.Name != "probe" {
+		p, client, ok := serverwire.ReadPerRequestCall(json.RawMessage(`{"name":"probe","_meta":{` + meta + `}}`))
+		if !ok || client != (serverwire.ClientMeta{Version: serverwire.PerRequestVersion, Client: tt.name, LogLevel: tt.level}) || p.Name != "probe" {
 			t.Fatalf("%d: ReadPerRequestCall = %+v, %+v, %v", i, p, client, ok)
 		}
 		resp := postPerRequest(t, url, i, "probe", meta)
@@ -73,10 +75,10 @@ func TestContractPerRequestStateless(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := <-got
-		if p := s.params; p == nil || p.ProtocolVersion != PerRequestVersion || clientNameOf(p) != client.Client || p.Capabilities == nil || p.Capabilities.Elicitation != nil || p.Capabilities.Sampling != nil || p.Capabilities.RootsV2 != nil {
+		if p := s.params; p == nil || p.ProtocolVersion != serverwire.PerRequestVersion || clientNameOf(p) != client.Client || p.Capabilities == nil || p.Capabilities.Elicitation != nil || p.Capabilities.Sampling != nil || p.Capabilities.RootsV2 != nil {
 			t.Errorf("%d: the session's initialize params are %+v", i, s.params)
 		}
-		if want := PerRequestAskError("roots/list", PerRequestVersion).Error(); s.askErr != want {
+		if want := serverwire.PerRequestAskError("roots/list", serverwire.PerRequestVersion).Error(); s.askErr != want {
 			t.Errorf("%d: ListRoots failed with %q, want %q", i, s.askErr, want)
 		}
 		want, wantStatus, h := perRequestAnswer(i, client.LogLevel, probeFailure(tt.fail), impl)
@@ -97,7 +99,7 @@ type probeSeen struct {
 	askErr string
 }
 
-// perRequestProbe answers tools/call for TestContractPerRequestStateless:
+// perRequestProbe answers tools/call for TestParityPerRequestStateless:
 // it sends a log message of every level, asks for roots, reports the
 // session's initialize params and the ask's error on got, and fails as
 // the call's _meta "fail" says (probeFailure), else answers a RawResult.
@@ -146,23 +148,23 @@ func perRequestAnswer(i int, level string, wantErr error, impl *mcp.Implementati
 	id, _ := jsonrpc.MakeID(float64(i))
 	var frames []byte
 	for _, l := range logLevels {
-		if LogPasses(l, level) {
-			note, _ := NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l), Data: l})
-			frames = AppendEvent(frames, "message", "", note)
+		if serverwire.LogPasses(l, level) {
+			note, _ := serverwire.NotificationJSON("notifications/message", &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l), Data: l})
+			frames = serverwire.AppendEvent(frames, "message", "", note)
 		}
 	}
 	var result json.RawMessage
 	if wantErr == nil {
-		result = CallResultJSONPerRequest(true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`), ServerInfoJSON(impl))
+		result = serverwire.CallResultJSONPerRequest(true, json.RawMessage(`[{"type":"text","text":"<ok>"}]`), json.RawMessage(`{"h":"<i>"}`), serverwire.ServerInfoJSON(impl))
 	}
-	message, _ := ResponseJSON(id, result, wantErr)
+	message, _ := serverwire.ResponseJSON(id, result, wantErr)
 	h := http.Header{}
-	SetResponseHeaders(h, false)
-	if status := ErrorStatus(wantErr); status != 0 {
+	serverwire.SetResponseHeaders(h, false)
+	if status := serverwire.ErrorStatus(wantErr); status != 0 {
 		h.Set("Content-Type", "application/json")
 		return string(frames) + string(message), status, h
 	}
-	return string(AppendEvent(frames, "message", "", message)), http.StatusOK, h
+	return string(serverwire.AppendEvent(frames, "message", "", message)), http.StatusOK, h
 }
 
 // clientNameOf is the name p's clientInfo gives, "" without one.
@@ -171,36 +173,4 @@ func clientNameOf(p *mcp.InitializeParams) string {
 		return ""
 	}
 	return p.ClientInfo.Name
-}
-
-func TestReadPerRequestCall(t *testing.T) {
-	const base = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
-	tests := []struct {
-		name, meta string
-		want       ClientMeta
-		ok         bool
-	}{
-		{"the least", base, ClientMeta{Version: "2026-07-28"}, true},
-		{"all it reads", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"debug","progressToken":3`, ClientMeta{Version: "2026-07-28", Client: "c", LogLevel: "debug"}, true},
-		{"no version", `"io.modelcontextprotocol/clientCapabilities":{}`, ClientMeta{}, false},
-		{"a version twice", base + `,"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
-		{"no capabilities", `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
-		{"a capability", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, ClientMeta{}, false},
-		{"capabilities with space", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }`, ClientMeta{}, false},
-		{"a clientInfo name not a string", base + `,"io.modelcontextprotocol/clientInfo":{"name":1}`, ClientMeta{}, false},
-		{"a clientInfo with icons", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`, ClientMeta{}, false},
-		{"a clientInfo with an escaped name", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c\u0041"}`, ClientMeta{}, false},
-		{"a clientInfo of null", base + `,"io.modelcontextprotocol/clientInfo":null`, ClientMeta{}, false},
-		{"a log level not a string", base + `,"io.modelcontextprotocol/logLevel":1`, ClientMeta{}, false},
-		{"another protocol key", base + `,"io.modelcontextprotocol/subscriptionId":"s"`, ClientMeta{}, false},
-	}
-	for _, tt := range tests {
-		p, got, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t","_meta":{` + tt.meta + `}}`))
-		if ok != tt.ok || ok && (got != tt.want || p.Name != "t" || p.Meta[mcp.MetaKeyProtocolVersion] != "2026-07-28") {
-			t.Errorf("%s: ReadPerRequestCall = %+v, %+v, %v; want %+v, %v", tt.name, p, got, ok, tt.want, tt.ok)
-		}
-	}
-	if _, _, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t"}`)); ok {
-		t.Error("params without _meta were read as a 2026-07-28 call")
-	}
 }

@@ -1,7 +1,6 @@
 package sdkwire
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // Server-side work beneath the SDK (assumptions 14, 15 and 17 of the
@@ -74,19 +75,7 @@ func (r *rawCallResult) MarshalJSON() ([]byte, error) {
 	} else if r.complete {
 		members["resultType"] = json.RawMessage(`"complete"`)
 	}
-	return marshalUnescaped(members)
-}
-
-// marshalUnescaped marshals v as json.Marshal does, without HTML escaping,
-// so texts keep their bytes.
-func marshalUnescaped(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return serverwire.MarshalUnescaped(members)
 }
 
 // CountingTransport wraps the server side of a transport whose one

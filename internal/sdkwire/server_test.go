@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 func TestRawResult(t *testing.T) {
@@ -23,7 +25,7 @@ func TestRawResult(t *testing.T) {
 	if got := res.(*rawCallResult).GetMeta()["k"]; got != "v" {
 		t.Errorf("_meta set on the raw result did not reach the embedded one: %v", got)
 	}
-	b, err := marshalUnescaped(res) // as the SDK marshals results
+	b, err := serverwire.MarshalUnescaped(res) // as the SDK marshals results
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestRawResult(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("marshaled\n %s\nwant\n %s", b, want)
 	}
-	b, err = marshalUnescaped(RawResult(nil, false, json.RawMessage(`[]`), json.RawMessage(`{"n":1.50}`)))
+	b, err = serverwire.MarshalUnescaped(RawResult(nil, false, json.RawMessage(`[]`), json.RawMessage(`{"n":1.50}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

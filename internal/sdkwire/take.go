@@ -1,22 +1,21 @@
 package sdkwire
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/projection"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
-// Requests answered beneath the SDK's server session (assumptions 23–25 of
-// the package doc): the SDK's server decodes every request's params two
+// Requests answered beneath the SDK's server session (assumption 25 of the
+// package doc; what they read and write is package serverwire's): the SDK's server decodes every request's params two
 // times over with a fresh 32 KiB-buffer decoder, hands it through two
 // goroutines, and marshals the result twice. A server whose hot request is
 // simple (a gateway's tools/call) answers it on the connection itself, and
@@ -236,7 +235,7 @@ func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
 		return
 	}
 	// A failed write is the session's to notice on its next read or write.
-	c.Connection.Write(c.base, response(id, result, err))
+	c.Connection.Write(c.base, serverwire.Response(id, result, err))
 }
 
 // cancel cancels the taken call a notifications/cancelled names, and
@@ -316,103 +315,11 @@ func (c *takingConn) Close() error {
 	return c.Connection.Close()
 }
 
-// CallParams are the params of a tools/call request as the SDK's server
-// decodes them (mcp.CallToolParamsRaw), for the shapes ReadCallParams
-// takes.
-type CallParams struct {
-	Name      string
-	Arguments json.RawMessage // nil when absent
-	Meta      map[string]any  // nil when absent
-}
-
-// ReadCallParams reads the params of a tools/call request, valid JSON,
-// without the SDK's decoder, and reports false for what it leaves to the
-// SDK's server: params that are not an object, a member other than name,
-// arguments and _meta (or one spelled with escapes or another case, which
-// the SDK's decoder also matches), a repeated member, a name that is not a
-// plain string, arguments that are not an object, a _meta that is not an
-// object or names a key of the protocol's own ("io.modelcontextprotocol/",
-// which selects the 2026-07-28 protocol for the request). Assumption 24:
-// what it reads equals what the SDK's handler gets.
-func ReadCallParams(params json.RawMessage) (CallParams, bool) {
-	return readCallParams(params, readMeta)
-}
-
-// readCallParams is ReadCallParams with meta reading the _meta object.
-func readCallParams(params json.RawMessage, meta func(json.RawMessage, *map[string]any) bool) (CallParams, bool) {
-	var p CallParams
-	if len(params) == 0 || params[0] != '{' {
-		return p, false
-	}
-	var seen [3]bool
-	for key, val := range projection.Members(params) {
-		var ok bool
-		switch string(key) {
-		case `"name"`:
-			var plain bool
-			p.Name, plain = plainString(val)
-			ok = plain && !seen[0]
-			seen[0] = true
-		case `"arguments"`:
-			ok = !seen[1] && val[0] == '{'
-			seen[1] = true
-			p.Arguments = val
-		case `"_meta"`:
-			ok = !seen[2] && val[0] == '{'
-			seen[2] = true
-			ok = ok && meta(val, &p.Meta)
-		}
-		if !ok {
-			return p, false
-		}
-	}
-	return p, seen[0]
-}
-
-// readMeta decodes a _meta object into m, reporting false for one that
-// names a protocol key.
-func readMeta(obj json.RawMessage, m *map[string]any) bool {
-	for key := range projection.Members(obj) {
-		if strings.HasPrefix(projection.DecodeString(key), "io.modelcontextprotocol/") {
-			return false
-		}
-	}
-	return json.Unmarshal(obj, m) == nil
-}
-
 // TakesCalls reports whether the SDK's server adds nothing of its own to
-// a tools/call result of session (assumption 23): the session was opened
+// a tools/call result of session (assumption 26): the session was opened
 // with initialize at a protocol before 2026-07-28, so the SDK neither
 // stamps resultType and _meta on the result nor runs multi round-trip.
 func TakesCalls(session *mcp.ServerSession) bool {
 	p := session.InitializeParams()
 	return p != nil && p.ProtocolVersion < "2026-07-28"
-}
-
-// CallResultJSON returns the result a tools/call handler's result makes
-// on the wire through RawResult on a session TakesCalls accepts: the
-// content array as is, isError when true, and structuredContent (absent
-// when nil) with the HTML characters escaped, as the SDK's
-// marshaling of the typed result leaves it (assumption 23). The
-// connection's encoding compacts it as it does the SDK's.
-func CallResultJSON(isError bool, content, structured json.RawMessage) json.RawMessage {
-	out := make([]byte, 0, len(content)+len(structured)+48)
-	out = append(out, `{"content":`...)
-	out = append(out, content...)
-	if isError {
-		out = append(out, `,"isError":true`...)
-	}
-	if structured != nil {
-		out = append(out, `,"structuredContent":`...)
-		out = appendEscaped(out, structured)
-	}
-	return append(out, '}')
-}
-
-// appendEscaped appends v to out with the HTML characters escaped, as the
-// SDK's marshaling of a typed result leaves a raw value.
-func appendEscaped(out []byte, v json.RawMessage) []byte {
-	buf := bytes.NewBuffer(out)
-	json.HTMLEscape(buf, v)
-	return buf.Bytes()
 }

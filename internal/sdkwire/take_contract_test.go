@@ -13,10 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
 // Contract tests of requests taken beneath the server session
-// (assumptions 23–25).
+// (assumption 25; parity checks P1 and P2).
 
 // leanStdio is the stdio transport of a server session over LeanConn.
 func leanStdio(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
@@ -28,10 +30,10 @@ func callLine(id, params string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 }
 
-// Assumption 23: on a session opened with initialize below 2026-07-28 the
+// Parity check P1: on a session opened with initialize below 2026-07-28 the
 // SDK sends a raw-content result as CallResultJSON makes it, nothing added;
 // at 2026-07-28 it adds resultType, so TakesCalls refuses such a session.
-func TestContractTakenCallResult(t *testing.T) {
+func TestParityTakenCallResult(t *testing.T) {
 	results := []struct {
 		isError             bool
 		content, structured string
@@ -62,7 +64,7 @@ func TestContractTakenCallResult(t *testing.T) {
 					structured = json.RawMessage(r.structured)
 				}
 				id, _ := jsonrpc.MakeID(float64(7))
-				want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: CallResultJSON(r.isError, json.RawMessage(r.content), structured)})
+				want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: serverwire.CallResultJSON(r.isError, json.RawMessage(r.content), structured)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -81,10 +83,10 @@ func (p *stdioPeer) call(line, id string) []byte {
 	return p.response(id)
 }
 
-// Assumption 24: the SDK hands a tools/call handler the params
+// Parity check P2: the SDK hands a tools/call handler the params
 // ReadCallParams reads: the name, the arguments byte for byte, the _meta
 // decoded.
-func TestContractCallParams(t *testing.T) {
+func TestParityCallParams(t *testing.T) {
 	got := make(chan *mcp.CallToolParamsRaw, 1)
 	srv := newServer(nil)
 	srv.AddTool(&mcp.Tool{Name: "rec", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -101,7 +103,7 @@ func TestContractCallParams(t *testing.T) {
 		` { "name" : "rec" , "arguments" : { } , "_meta" : { } } `,
 		`{"name":"rec","_meta":{"progressToken":"tok","progressToken":"last"}}`,
 	} {
-		p, ok := ReadCallParams(json.RawMessage(strings.TrimSpace(params)))
+		p, ok := serverwire.ReadCallParams(json.RawMessage(strings.TrimSpace(params)))
 		if !ok {
 			t.Errorf("ReadCallParams refused %s", params)
 			continue
@@ -120,13 +122,13 @@ func TestContractCallParams(t *testing.T) {
 // takingServer serves srv on stdio through a TakingTransport that takes
 // the tools/call requests of the tool named "taken", answering with what
 // body returns; the body gets the session.
-func takingServer(t *testing.T, srv *mcp.Server, body func(context.Context, *mcp.ServerSession, CallParams) (json.RawMessage, error)) (*mcp.ServerSession, *stdioPeer, *TakingTransport) {
+func takingServer(t *testing.T, srv *mcp.Server, body func(context.Context, *mcp.ServerSession, serverwire.CallParams) (json.RawMessage, error)) (*mcp.ServerSession, *stdioPeer, *TakingTransport) {
 	t.Helper()
 	var session atomic.Pointer[mcp.ServerSession]
 	var taking *TakingTransport
 	ss, peer := serveStdio(t, srv, func(in io.ReadCloser, out io.WriteCloser) mcp.Transport {
 		taking = &TakingTransport{Transport: leanStdio(in, out), Take: func(req *jsonrpc.Request) TakenCall {
-			p, ok := ReadCallParams(req.Params)
+			p, ok := serverwire.ReadCallParams(req.Params)
 			if req.Method != "tools/call" || !ok || p.Name != "taken" {
 				return nil
 			}
@@ -141,7 +143,7 @@ func takingServer(t *testing.T, srv *mcp.Server, body func(context.Context, *mcp
 // textResult is a tools/call result of one text block.
 func textResult(text string) json.RawMessage {
 	b, _ := json.Marshal(text)
-	return CallResultJSON(false, json.RawMessage(`[{"type":"text","text":`+string(b)+`}]`), nil)
+	return serverwire.CallResultJSON(false, json.RawMessage(`[{"type":"text","text":`+string(b)+`}]`), nil)
 }
 
 // Assumption 25: a request the connection answers itself leaves the
@@ -151,7 +153,7 @@ func textResult(text string) json.RawMessage {
 // notifications/cancelled for a taken call cancels it.
 func TestContractTakenCalls(t *testing.T) {
 	srv := newServer(nil)
-	_, peer, _ := takingServer(t, srv, func(ctx context.Context, ss *mcp.ServerSession, p CallParams) (json.RawMessage, error) {
+	_, peer, _ := takingServer(t, srv, func(ctx context.Context, ss *mcp.ServerSession, p serverwire.CallParams) (json.RawMessage, error) {
 		if p.Meta["wait"] == true {
 			<-ctx.Done()
 			return textResult("cancelled: " + context.Cause(ctx).Error()), nil
@@ -208,7 +210,7 @@ func TestContractTakenCallsEnd(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			entered := make(chan struct{}, 1)
 			ended := make(chan error, 1)
-			ss, peer, taking := takingServer(t, newServer(nil), func(ctx context.Context, ss *mcp.ServerSession, _ CallParams) (json.RawMessage, error) {
+			ss, peer, taking := takingServer(t, newServer(nil), func(ctx context.Context, ss *mcp.ServerSession, _ serverwire.CallParams) (json.RawMessage, error) {
 				entered <- struct{}{}
 				<-ctx.Done()
 				// A notice after the end fails, without blocking.

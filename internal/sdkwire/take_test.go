@@ -13,57 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
-
-// ReadCallParams leaves to the SDK every shape it does not read as the
-// SDK does.
-func TestReadCallParamsRefuses(t *testing.T) {
-	for _, params := range []string{
-		``,
-		`null`,
-		`[]`,
-		`{}`,
-		`{"arguments":{}}`,
-		`{"name":5}`,
-		`{"name":"r\u0065c"}`,
-		`{"name":"rec","name":"rec"}`,
-		`{"name":"rec","Name":"other"}`,
-		`{"nam\u0065":"rec"}`,
-		`{"name":"rec","arguments":null}`,
-		`{"name":"rec","arguments":[1]}`,
-		`{"name":"rec","arguments":{},"arguments":{}}`,
-		`{"name":"rec","_meta":null}`,
-		`{"name":"rec","_meta":{},"_meta":{}}`,
-		`{"name":"rec","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
-		`{"name":"rec","_meta":{"io.modelcontextprotocol\/logLevel":"debug"}}`,
-		`{"name":"rec","inputResponses":{}}`,
-		`{"name":"rec","requestState":"s"}`,
-	} {
-		if p, ok := ReadCallParams(json.RawMessage(params)); ok {
-			t.Errorf("ReadCallParams(%s) = %+v, want it left to the SDK", params, p)
-		}
-	}
-}
-
-func TestCallResultJSON(t *testing.T) {
-	for _, c := range []struct {
-		isError             bool
-		content, structured string
-		want                string
-	}{
-		{content: `[]`, want: `{"content":[]}`},
-		{isError: true, content: `[{"type":"text","text":"<"}]`, want: `{"content":[{"type":"text","text":"<"}],"isError":true}`},
-		{content: `[]`, structured: `{"a":"<&>"}`, want: `{"content":[],"structuredContent":{"a":"\u003c\u0026\u003e"}}`},
-	} {
-		var structured json.RawMessage
-		if c.structured != "" {
-			structured = json.RawMessage(c.structured)
-		}
-		if got := CallResultJSON(c.isError, json.RawMessage(c.content), structured); string(got) != c.want {
-			t.Errorf("CallResultJSON(%v, %s, %s) = %s, want %s", c.isError, c.content, c.structured, got, c.want)
-		}
-	}
-}
 
 // The edges of a TakingTransport's connection: a taken call whose id is in
 // use is refused; a failing body's error is a JSON-RPC error (internal
@@ -73,7 +24,7 @@ func TestCallResultJSON(t *testing.T) {
 func TestTakingTransportEdges(t *testing.T) {
 	release := make(chan struct{})
 	srv := newServer(nil)
-	_, peer, _ := takingServer(t, srv, func(ctx context.Context, _ *mcp.ServerSession, p CallParams) (json.RawMessage, error) {
+	_, peer, _ := takingServer(t, srv, func(ctx context.Context, _ *mcp.ServerSession, p serverwire.CallParams) (json.RawMessage, error) {
 		switch p.Meta["do"] {
 		case "hold":
 			<-release
@@ -129,7 +80,7 @@ func TestTakingTransportWorkers(t *testing.T) {
 	entered := make(chan struct{}, burst)
 	var mu sync.Mutex
 	ran := map[string]bool{} // goroutines that ran a call of the burst
-	ss, peer, taking := takingServer(t, newServer(nil), func(_ context.Context, _ *mcp.ServerSession, p CallParams) (json.RawMessage, error) {
+	ss, peer, taking := takingServer(t, newServer(nil), func(_ context.Context, _ *mcp.ServerSession, p serverwire.CallParams) (json.RawMessage, error) {
 		g := goroutineID()
 		if p.Meta["do"] == "hold" {
 			mu.Lock()

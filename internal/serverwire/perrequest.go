@@ -1,6 +1,6 @@
 //lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging (SEP-2577) but keeps it working for at least a year; a request's log level decides what the SDK sends.
 
-package sdkwire
+package serverwire
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 const PerRequestVersion = "2026-07-28"
 
 // ClientMeta is what a 2026-07-28 request's _meta says of its client, as
-// the SDK's server session reads it (assumption 37).
+// the SDK's server session reads it (parity check P7).
 type ClientMeta struct {
 	Version  string // the protocol version (MetaKeyProtocolVersion)
 	Client   string // the clientInfo's name, "" without clientInfo
@@ -52,13 +52,13 @@ func readClientMeta(obj json.RawMessage, c *ClientMeta) bool {
 		ok := true
 		switch k {
 		case mcp.MetaKeyProtocolVersion:
-			c.Version, ok = plainString(val)
+			c.Version, ok = projection.PlainString(val)
 		case mcp.MetaKeyClientCapabilities:
 			ok = string(val) == "{}"
 		case mcp.MetaKeyClientInfo:
 			c.Client, ok = readClientInfo(val)
 		case mcp.MetaKeyLogLevel:
-			c.LogLevel, ok = plainString(val)
+			c.LogLevel, ok = projection.PlainString(val)
 		default:
 			ok = !isProtocolKey(k)
 		}
@@ -85,7 +85,7 @@ func readClientInfo(obj json.RawMessage) (string, bool) {
 	seen := map[string]bool{}
 	for key, val := range projection.Members(obj) {
 		k := string(key)
-		v, plain := plainString(val)
+		v, plain := projection.PlainString(val)
 		if !plain || seen[k] || k != `"name"` && k != `"version"` && k != `"title"` {
 			return "", false
 		}
@@ -99,14 +99,14 @@ func readClientInfo(obj json.RawMessage) (string, bool) {
 
 // PerRequestAskError is the error the SDK's server session returns for a
 // request of method it is asked to send its client while serving a
-// request of protocol version, 2026-07-28 or later (assumption 37): it
+// request of protocol version, 2026-07-28 or later (parity check P7): it
 // sends none.
 func PerRequestAskError(method, version string) error {
 	return fmt.Errorf("%q cannot be sent while serving a request on protocol version %s: return an InputRequests map instead (multi round-trip requests, SEP-2322)", method, version)
 }
 
 // CallResultJSONPerRequest is CallResultJSON as the SDK's server stamps
-// it for a 2026-07-28 request (assumption 37): _meta naming the server
+// it for a 2026-07-28 request (parity check P7): _meta naming the server
 // (serverInfo, ServerInfoJSON) and "resultType":"complete", the members
 // in the SDK's order.
 func CallResultJSONPerRequest(isError bool, content, structured, serverInfo json.RawMessage) json.RawMessage {
@@ -137,7 +137,7 @@ func ServerInfoJSON(impl *mcp.Implementation) json.RawMessage {
 }
 
 // ErrorStatus is the HTTP status the Streamable HTTP handler answers a
-// 2026-07-28 request's error with (assumption 37): 404 for an unknown
+// 2026-07-28 request's error with (parity check P7): 404 for an unknown
 // method, 400 for invalid params, an unsupported protocol version or
 // missing client capabilities, written as one application/json body;
 // 0 for any other error, which goes on the stream as a result would.

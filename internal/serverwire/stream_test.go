@@ -1,4 +1,4 @@
-package sdkwire
+package serverwire
 
 import (
 	"errors"

@@ -15,16 +15,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
-// Assumption 33: the SDK's Streamable HTTP handler answers a POST that
+// Parity check P3: the SDK's Streamable HTTP handler answers a POST that
 // carries one tools/call with the headers SetResponseHeaders sets and a
 // body of AppendEvent frames (a priming event first where Primes says,
 // event ids EventID(stream, i) with an event store, none without) holding
 // ResponseJSON of the result, or with JSONResponse that response alone;
 // the result is CallResultJSON on the sessions TakesCalls accepts, as on
-// stdio (assumption 23).
-func TestContractHTTPCallResponse(t *testing.T) {
+// stdio (parity check P1).
+func TestParityHTTPCallResponse(t *testing.T) {
 	results := []struct {
 		isError             bool
 		content, structured string
@@ -74,7 +76,7 @@ func TestContractHTTPCallResponse(t *testing.T) {
 					structured = json.RawMessage(r.structured)
 				}
 				id, _ := jsonrpc.MakeID(float64(7))
-				message, err := ResponseJSON(id, CallResultJSON(r.isError, json.RawMessage(r.content), structured), nil)
+				message, err := serverwire.ResponseJSON(id, serverwire.CallResultJSON(r.isError, json.RawMessage(r.content), structured), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -83,7 +85,7 @@ func TestContractHTTPCallResponse(t *testing.T) {
 					t.Errorf("result %d: the SDK's body differs from the frames (-frames +SDK):\n%s", i, diff)
 				}
 				wantHeader := http.Header{}
-				SetResponseHeaders(wantHeader, s.json)
+				serverwire.SetResponseHeaders(wantHeader, s.json)
 				for key := range wantHeader {
 					if got := resp.Header.Get(key); got != wantHeader.Get(key) {
 						t.Errorf("result %d: header %s = %q, want %q", i, key, got, wantHeader.Get(key))
@@ -112,12 +114,12 @@ func wantFrames(body, version string, jsonResponse, stored bool, message []byte)
 			return ""
 		}
 		next++
-		return EventID(stream, next-1)
+		return serverwire.EventID(stream, next-1)
 	}
-	if Primes(version, stored) {
-		out = AppendEvent(out, "prime", eventID(), nil)
+	if serverwire.Primes(version, stored) {
+		out = serverwire.AppendEvent(out, "prime", eventID(), nil)
 	}
-	return string(AppendEvent(out, "message", eventID(), message))
+	return string(serverwire.AppendEvent(out, "message", eventID(), message))
 }
 
 // rawInitialize opens a session at version over raw HTTP, and returns its
@@ -184,9 +186,9 @@ func rawSend(t *testing.T, url, session, version, body string) *http.Response {
 	return resp
 }
 
-// Assumption 34: the SDK's server session sends a log message to its
+// Parity check P4: the SDK's server session sends a log message to its
 // client exactly when LogPasses says, for every pair of levels.
-func TestContractLogPasses(t *testing.T) {
+func TestParityLogPasses(t *testing.T) {
 	levels := []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "verbose"}
 	var sent atomic.Int64
 	ctx := context.Background()
@@ -215,8 +217,8 @@ func TestContractLogPasses(t *testing.T) {
 		return sent.Load() > before
 	}
 	for _, l := range levels {
-		if got := logged(l); got != LogPasses(string(l), "") {
-			t.Errorf("before any level: %s sent = %v, LogPasses = %v", l, got, LogPasses(string(l), ""))
+		if got := logged(l); got != serverwire.LogPasses(string(l), "") {
+			t.Errorf("before any level: %s sent = %v, LogPasses = %v", l, got, serverwire.LogPasses(string(l), ""))
 		}
 	}
 	for _, set := range levels[:8] {
@@ -224,8 +226,8 @@ func TestContractLogPasses(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, l := range levels {
-			if got := logged(l); got != LogPasses(string(l), string(set)) {
-				t.Errorf("session level %s: %s sent = %v, LogPasses = %v", set, l, got, LogPasses(string(l), string(set)))
+			if got := logged(l); got != serverwire.LogPasses(string(l), string(set)) {
+				t.Errorf("session level %s: %s sent = %v, LogPasses = %v", set, l, got, serverwire.LogPasses(string(l), string(set)))
 			}
 		}
 	}

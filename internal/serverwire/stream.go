@@ -1,6 +1,7 @@
-package sdkwire
+package serverwire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,14 +12,14 @@ import (
 )
 
 // The wire work of serving Streamable HTTP as the SDK's handler does
-// (assumption 33 of the package doc), for a transport of a server's own
+// (parity check P3), for a transport of a server's own
 // (the gateway's, docs/engine.md): the same headers, the same SSE events
 // (a priming event first where the SDK writes one, event ids in the
 // SDK's format) or the same application/json body, and the messages
 // encoded as the SDK encodes them.
 
 // LogPasses reports whether the SDK's server session sends a log message
-// of level to a client whose session's level is session (assumption 34):
+// of level to a client whose session's level is session (parity check P4):
 // none before the client sets a level (session ""), then those at the
 // session's level or above, in syslog order, a level the SDK does not know
 // ranking as debug.
@@ -34,22 +35,23 @@ var logRank = map[string]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "
 // code; any other error is an internal error), encoded as the SDK's
 // connections encode it.
 func ResponseJSON(id jsonrpc.ID, result json.RawMessage, err error) ([]byte, error) {
-	return jsonrpc.EncodeMessage(response(id, result, err))
+	return jsonrpc.EncodeMessage(Response(id, result, err))
 }
 
 // NotificationJSON returns the JSON-RPC notification of method with
 // params, encoded as the SDK's session encodes what it sends (params
 // marshaled without HTML escaping).
 func NotificationJSON(method string, params any) ([]byte, error) {
-	raw, err := marshalUnescaped(params)
+	raw, err := MarshalUnescaped(params)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", method, err)
 	}
 	return jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
 }
 
-// response is the JSON-RPC response to the request id.
-func response(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Response {
+// Response is the JSON-RPC response to the request id, with result, or
+// err's error when err is not nil.
+func Response(id jsonrpc.ID, result json.RawMessage, err error) *jsonrpc.Response {
 	if err == nil {
 		return &jsonrpc.Response{ID: id, Result: result}
 	}
@@ -106,4 +108,16 @@ func AppendEvent(dst []byte, name, id string, data []byte) []byte {
 	dst = append(dst, "data: "...)
 	dst = append(dst, data...)
 	return append(dst, '\n', '\n')
+}
+
+// MarshalUnescaped marshals v as json.Marshal does, without HTML escaping,
+// so texts keep their bytes.
+func MarshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
