@@ -27,6 +27,9 @@ import (
 func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall {
 	legacy := g.take(session)
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
+		if call := g.statelessTaskBody(req); call != nil {
+			return call
+		}
 		if call := legacy(req); call != nil {
 			return call
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -360,4 +363,41 @@ func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next fu
 		}
 		return next(req)
 	}
+}
+
+// readBody returns r's body, leaving it readable: screen's bytes without
+// a copy (bodyOf), or read (any other body, as when a test serves without
+// screen).
+func readBody(r *http.Request) ([]byte, error) {
+	if body := bodyOf(r); body != nil {
+		return body, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
+}
+
+// writeAnswer writes the JSON-RPC response to request id, posted in r:
+// raw, or err, with the HTTP status the SDK's handler gives the error of
+// a 2026-07-28 request (serverwire.ErrorStatus), so that an answer of the
+// gateway's reads as the SDK's would (an unknown tool's, above all).
+func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
+	resp := &jsonrpc.Response{ID: id, Result: raw}
+	if err != nil {
+		wire, ok := errors.AsType[*jsonrpc.Error](err)
+		if !ok {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		resp.Result, resp.Error = nil, wire
+	}
+	frame, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		http.Error(w, "encoding the answer: "+err.Error(), http.StatusInternalServerError) // unreachable: raw is valid JSON
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if status := serverwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == serverwire.PerRequestVersion {
+		w.WriteHeader(status)
+	}
+	w.Write(frame)
 }

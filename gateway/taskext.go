@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -53,100 +52,35 @@ const maxTaskOwners = 1024
 // errTooManyOwners refuses a task when maxTaskOwners identities hold some.
 var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many identities hold tasks on this gateway; try again later"}
 
-// statelessTasks answers the requests of the extension's tasks made
-// without a session (stateless mode, a 2026-07-28 POST) before next (the
-// transport); a session's tasks are taken beneath its SDK session
-// (takeTasks).
-func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
-	none := newSessionTasks(true) // answers ids of no owner: "no task"
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req *jsonrpc.Request
-		if g.stateless(r) {
-			req = taskRequest(r)
-		}
-		if req == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		owner := identityOf(r)
-		x := extTasks{caller: g.placeOf(r.Context(), callRequest{}).key, answer: g.sharedAnswer(owner),
-			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
-			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
-				return g.startOwnerTask(owner, start)
-			}}
-		run := g.extBody(x, req, r.Header.Clone())
-		if run == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		raw, err := run(r.Context())
-		writeAnswer(w, r, req.ID, raw, err)
-	})
-}
-
-// taskRequest returns the request r posts when it may be one of tasks
-// (or an initialize without a session), nil for any other. The body is
-// in memory (screen read it) and stays readable.
-func taskRequest(r *http.Request) *jsonrpc.Request {
-	if r.Method != http.MethodPost || r.Body == nil {
+// statelessTaskBody returns the body that answers req, a request of a
+// stateless POST's session (takeStateless), with the extension's tasks of
+// its caller's identity (a stateless client has no session: its tasks
+// are its identity's), or nil to leave req to the rest of the take. It
+// decides from req alone; the identity is the POST's, read from the
+// body's context.
+func (g *Gateway) statelessTaskBody(req *jsonrpc.Request) sdkwire.TakenCall {
+	if !mayBeTasks(req) {
 		return nil
 	}
-	body, err := readBody(r)
-	if err != nil || !mayBeTaskRequest(body) {
-		return nil // the common case, without decoding
-	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || !req.IsCall() {
+	header := headerOf(req)
+	if g.extBody(extTasks{}, req, header) == nil {
 		return nil
 	}
-	if req.Method == "initialize" && r.Header.Get("Mcp-Session-Id") != "" {
-		return nil
+	return func(ctx context.Context) (json.RawMessage, error) {
+		return g.extBody(g.identityTasks(ctx), req, header)(ctx)
 	}
-	return req
 }
 
-// readBody returns r's body, leaving it readable: screen's bytes without
-// a copy (bodyOf), or read (any other body, as when a test serves without
-// screen).
-func readBody(r *http.Request) ([]byte, error) {
-	if body := bodyOf(r); body != nil {
-		return body, nil
-	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, err
-}
-
-// mayBeTaskRequest reports whether body may hold a request of tasks: a
-// tasks/* method, a "task" param, the extension's name, or initialize.
-func mayBeTaskRequest(body []byte) bool {
-	return bytes.Contains(body, []byte(`"task`)) || bytes.Contains(body, []byte(tasks.Extension)) || bytes.Contains(body, []byte(`"initialize"`))
-}
-
-// writeAnswer writes the JSON-RPC response to request id, posted in r:
-// raw, or err, with the HTTP status the SDK's handler gives the error of
-// a 2026-07-28 request (serverwire.ErrorStatus), so that an answer of the
-// gateway's reads as the SDK's would (an unknown tool's, above all).
-func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
-	resp := &jsonrpc.Response{ID: id, Result: raw}
-	if err != nil {
-		wire, ok := errors.AsType[*jsonrpc.Error](err)
-		if !ok {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		resp.Result, resp.Error = nil, wire
-	}
-	frame, err := jsonrpc.EncodeMessage(resp)
-	if err != nil {
-		http.Error(w, "encoding the answer: "+err.Error(), http.StatusInternalServerError) // unreachable: raw is valid JSON
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if status := serverwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == serverwire.PerRequestVersion {
-		w.WriteHeader(status)
-	}
-	w.Write(frame)
+// identityTasks is where the extension's tasks of the stateless request
+// ctx is of are kept: its identity's (ownerTasks, made on its first
+// task), shared with the other replicas when the config has a store.
+func (g *Gateway) identityTasks(ctx context.Context) extTasks {
+	owner := identityIn(ctx)
+	return extTasks{caller: g.placeOf(ctx, callRequest{}).key, answer: g.sharedAnswer(owner),
+		tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), g.ownerBook.noTasks()) },
+		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
+			return g.startOwnerTask(owner, start)
+		}}
 }
 
 // ownerTaskBook holds the tasks of stateless mode's identities that have
@@ -159,6 +93,17 @@ type ownerTaskBook struct {
 	renewing bool                   // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
 	// takeovers are the backends' tasks of the shared tasks (tasktakeover.go).
 	takeovers takeovers
+	none      *sessionTasks // answers the ids of no identity: "no task"; made on first use, guarded by mu
+}
+
+// noTasks returns the store of no identity, where every id is unknown.
+func (b *ownerTaskBook) noTasks() *sessionTasks {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.none == nil {
+		b.none = newSessionTasks(true)
+	}
+	return b.none
 }
 
 // extTasks is where the extension's tasks of a request are kept.

@@ -126,3 +126,38 @@ func TestGatewayHTTPTaskProgressReachesItsClient(t *testing.T) {
 		t.Errorf("tasks/result: %s %+v", res.Result, res.Error)
 	}
 }
+
+// A stateless 2026-07-28 call as a task passes the transport's checks
+// as any call does: one whose Mcp-Name header names another tool than
+// its body is refused (400, -32020), and no task is made nor the tool
+// run.
+func TestGatewayStatelessTaskCallHeadersChecked(t *testing.T) {
+	reg := tool.NewRegistry()
+	ran := make(chan struct{}, 1)
+	job := goTool("job", func(context.Context, json.RawMessage) (tool.Output, error) {
+		ran <- struct{}{}
+		return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+	})
+	job.Background = true
+	if _, err := reg.Register(job, goTool("other", textBody("other"))); err != nil {
+		t.Fatal(err)
+	}
+	base := serveHTTP(t, newGateway(t, reg, Options{}), Options{})
+	c := &rawHTTP{t: t, endpoint: base + "/mcp", perRequest: true}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{},` + meta2026 + `}}`
+	header := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"other"}}
+	m, resp := c.postWith(call, header)
+	if resp.StatusCode != http.StatusBadRequest || m.Error == nil || !strings.Contains(m.Error.Message, `"code":-32020`) {
+		t.Errorf("a call whose Mcp-Name is another tool's: status %d, result %s, error %+v", resp.StatusCode, m.Result, m.Error)
+	}
+	header.Set("Mcp-Name", "job")
+	if m, _ := c.postWith(call, header); !strings.Contains(string(m.Result), `"resultType":"task"`) {
+		t.Fatalf("the same call with its own name: %s %+v", m.Result, m.Error)
+	}
+	waitSignal(t, ran, "the task's tool to run")
+	select {
+	case <-ran:
+		t.Error("the refused call ran its tool too")
+	case <-time.After(100 * time.Millisecond):
+	}
+}

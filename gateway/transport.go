@@ -200,6 +200,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
+	c.tasks = func(req *jsonrpc.Request) bool { return t.g.statelessTaskBody(req) != nil }
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
@@ -354,7 +355,7 @@ type wireConn struct {
 	// Mcp-Param-* headers mirror, nil for any other name.
 	headerSchema func(name string) json.RawMessage
 	// tasks reports whether the session's take answers a request as one
-	// of the session's tasks (sessionTasks); nil for none.
+	// of tasks (answersTasks); nil for none.
 	tasks func(*jsonrpc.Request) bool
 
 	// readEnded is closed by endRead: Read reports the end of the input.
@@ -861,7 +862,7 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
-			if !c.sessionTasks(req) && !c.checkPerRequest(w, r, req, version) {
+			if !c.answersTasks(req) && !c.checkPerRequest(w, r, req, version) {
 				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
@@ -876,13 +877,14 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 	return post, true
 }
 
-// sessionTasks reports whether req is a request of the tasks of c's
-// session, which the session's take answers (takeTasks) in the shapes
-// the request asks for, 2026-07-28's extension included, as it does on
-// stdio: the per-request check, which refuses 2026-07-28 on a stateful
-// session, is not theirs.
-func (c *wireConn) sessionTasks(req *jsonrpc.Request) bool {
-	return !c.stateless && c.tasks != nil && c.tasks(req)
+// answersTasks reports whether req is a request of tasks that the
+// session's take answers (takeTasks; a stateless POST's:
+// statelessTaskBody) in the shapes the request asks for, 2026-07-28's
+// extension included, as it does on stdio: the per-request checks, which
+// refuse 2026-07-28 on a stateful session and want a stateless request's
+// version in its _meta, are not theirs.
+func (c *wireConn) answersTasks(req *jsonrpc.Request) bool {
+	return c.tasks != nil && c.tasks(req)
 }
 
 // carriesMetaVersion reports whether params carry a 2026-07-28 request's
