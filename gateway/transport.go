@@ -400,14 +400,14 @@ func (c *wireConn) Close() error {
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
-		return msg, nil // what was delivered before the input ended is read first
-	default:
-	}
-	select {
-	case msg := <-c.incoming:
 		return msg, nil
 	case <-c.readEnded:
-		return nil, io.EOF
+		select {
+		case msg := <-c.incoming:
+			return msg, nil // what was delivered before the input ended is read first
+		default:
+			return nil, io.EOF
+		}
 	case <-c.done:
 		return nil, io.EOF
 	case <-ctx.Done():
