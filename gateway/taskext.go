@@ -59,8 +59,8 @@ var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: 
 // decides from req alone; the identity is the POST's, read from the
 // body's context.
 func (g *Gateway) statelessTaskBody(req *jsonrpc.Request) sdkwire.TakenCall {
-	if !mayBeTasks(req) {
-		return nil
+	if !mayBeTasks(req) || req.Method == "tools/call" && !bytes.Contains(req.Params, []byte(tasks.Extension)) {
+		return nil // the common call, told apart before its body is built: no session declared the extension
 	}
 	header := headerOf(req)
 	if g.extBody(extTasks{}, req, header) == nil {

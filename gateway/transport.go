@@ -48,6 +48,8 @@ type httpTransport struct {
 	// requests maps the RequestExtra of each request in flight to its id,
 	// for tag (the SDK's own request id is out of reach).
 	requests sync.Map // *mcp.RequestExtra → jsonrpc.ID
+	// statelessTasks is every stateless POST's wireConn.tasks.
+	statelessTasks func(*jsonrpc.Request) bool
 
 	mu       sync.Mutex
 	sessions map[string]*wireSession // by session id; guarded by mu
@@ -55,6 +57,7 @@ type httpTransport struct {
 
 func newTransport(g *Gateway, idle time.Duration) *httpTransport {
 	t := &httpTransport{g: g, idle: idle, sessions: make(map[string]*wireSession)}
+	t.statelessTasks = func(req *jsonrpc.Request) bool { return g.statelessTaskBody(req) != nil }
 	g.server.AddReceivingMiddleware(t.tag)
 	return t
 }
@@ -200,7 +203,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
-	c.tasks = func(req *jsonrpc.Request) bool { return t.g.statelessTaskBody(req) != nil }
+	c.tasks = t.statelessTasks
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
