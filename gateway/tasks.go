@@ -170,11 +170,20 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, req *jsonrpc.Request, h
 func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) {
 		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
+		stream := header.Get(streamHeader)
 		return func(ctx context.Context) (json.RawMessage, error) {
 			g.seen(ctx, ss, method)
 			st := g.tasksOf(ss, false)
 			if st == nil {
 				return nil, errSessionClosed
+			}
+			if method == "tasks/result" {
+				// It waits for the task's end: on HTTP, as long as its
+				// client is there to read the answer (its stream, as a
+				// call's: serveMCP).
+				var end func()
+				ctx, end = g.awaitOn(ctx, ss, stream)
+				defer end()
 			}
 			return jsonrpcErr(st.store.Answer(ctx, method, params))
 		}
@@ -195,6 +204,30 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 			}
 			return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runTask(ctx, a, st.store) })
 		})
+	}
+}
+
+// awaitOn returns ctx, for a request of session that waits (a blocking
+// tasks/result), ended as a call's is when its HTTP request stream is
+// given up on (the client left and did not resume it in time), its
+// session closes or the gateway does; end lets go of it. Off HTTP
+// (stream ""), ctx as it is: the client cancels what it leaves.
+func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, stream string) (context.Context, func()) {
+	if stream == "" {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &inflight{session: session, cancel: cancel, stream: stream}
+	if !g.track(c) {
+		cancel(errSessionClosed)
+		return ctx, func() {}
+	}
+	if g.streamGone(stream) {
+		cancel(errStreamGone) // its client left while it was read
+	}
+	return ctx, func() {
+		g.untrack(c)
+		cancel(nil)
 	}
 }
 

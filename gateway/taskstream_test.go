@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +160,54 @@ func TestGatewayStatelessTaskCallHeadersChecked(t *testing.T) {
 	case <-ran:
 		t.Error("the refused call ran its tool too")
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// waitingAnswers counts the goroutines waiting in a task store's Answer
+// (a blocking tasks/result).
+func waitingAnswers() int {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "tasks.(*Store).Answer(")
+}
+
+// Over stateful HTTP, a tasks/result waiting for its task ends when its
+// client leaves and does not resume the request's stream within the
+// grace, as a call does: it is not left waiting for the task's end.
+func TestGatewayHTTPTaskResultEndsWithItsClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("hold", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		<-ctx.Done()
+		return tool.Output{}, ctx.Err()
+	})); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{BearerToken: "tok", ResumeGrace: 20 * time.Millisecond}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	c := openRawHTTP(t, base, "tok")
+	id := taskOf(t, c.request("tools/call", `{"name":"hold","arguments":{},"task":{}}`))
+	before := waitingAnswers()
+
+	ctx, leave := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tasks/result","params":`+idParams(id)+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "tasks/result waiting", func() bool { return waitingAnswers() > before })
+	leave()
+	<-done
+	waitFor(t, "the wait to end with its client", func() bool { return waitingAnswers() == before })
+	if st := c.request("tasks/get", idParams(id)); !strings.Contains(string(st.Result), `"status":"working"`) {
+		t.Errorf("the task after its tasks/result left: %s %+v", st.Result, st.Error)
 	}
 }
