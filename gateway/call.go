@@ -513,6 +513,12 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch {
 		case method == "initialize" || method == "server/discover":
+			if p, ok := req.GetParams().(*mcp.InitializeParams); ok {
+				// The session keeps the version it is answered, not
+				// the one asked (a client asking 2026-07-28 is
+				// answered 2025-11-25, and served so).
+				sdkwire.NegotiateInitialize(p)
+			}
 			res, err := next(ctx, method, req)
 			g.setCapabilities(res)
 			return res, err

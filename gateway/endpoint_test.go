@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -136,4 +138,102 @@ func TestDefaultEndpointRefusesAsStateless(t *testing.T) {
 	if n := len(gate.calls); n%2 != 0 || n < 4 {
 		t.Errorf("the Gate saw %d calls, want the same on each gateway, at least 2", n)
 	}
+}
+
+// askingFor is an http.RoundTripper whose client's initialize asks for
+// protocol version instead of 2025-11-25.
+type askingFor string
+
+func (v askingFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			body = bytes.Replace(body, []byte(`"protocolVersion":"2025-11-25"`), []byte(`"protocolVersion":"`+string(v)+`"`), 1)
+		}
+		r = r.Clone(r.Context())
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A client whose initialize asks for 2026-07-28 (a version whose
+// handshake is server/discover) is answered 2025-11-25 and served so,
+// over HTTP and on stdio: its call is taken beneath the SDK's session
+// (sdkwire.TakesCalls), and a backend's question reaches it in the middle
+// of the call, as a request of the gateway's, never as an input-required
+// result (which a 2025-11-25 client does not read). Its session was read
+// as 2026-07-28 (the version asked): the SDK refused to put it requests,
+// and the gateway parked its calls.
+func TestInitializeServedAtNegotiatedVersion(t *testing.T) {
+	t.Run("HTTP", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{})
+		viaSDK := sdkCalls(g)
+		base := serveHTTP(t, g, Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		asked := make(chan struct{}, 1)
+		c := mcp.NewClient(&mcp.Implementation{Name: "asks-newest", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked <- struct{}{}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+			},
+		})
+		transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: askingFor("2026-07-28")}}
+		cs, err := c.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" || cs.ID() == "" {
+			t.Fatalf("answered protocol %q, session %q; want 2025-11-25 with a session", got, cs.ID())
+		}
+		waitFor(t, "the backend's tool listed", func() bool {
+			_, ok := reg.Get("mcp__ask__confirm")
+			return ok
+		})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ask__confirm", Arguments: map[string]any{"what": "x"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(texts(res), ""); res.NeedsInput() || res.IsError || got != "accept x true" || len(asked) != 1 {
+			t.Errorf("got %q (isError %v, input requests %v, asked %d times), want the answer given once in the middle of the call",
+				got, res.IsError, res.InputRequests, len(asked))
+		}
+		if n := viaSDK.Load(); n != 0 {
+			t.Errorf("%d call(s) went through the SDK's dispatch, want the call taken beneath the session", n)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		reg := tool.NewRegistry()
+		startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{})
+		viaSDK := sdkCalls(g)
+		c := connectRawInit(t, `{"protocolVersion":"2026-07-28","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}`, g.ServeStdio)
+		if !strings.Contains(string(c.init), `"protocolVersion":"2025-11-25"`) {
+			t.Fatalf("initialize answered %s, want 2025-11-25", c.init)
+		}
+		waitFor(t, "the backend's tool listed", func() bool {
+			_, ok := reg.Get("mcp__ask__confirm")
+			return ok
+		})
+		c.send(`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"mcp__ask__confirm","arguments":{"what":"x"}}}`)
+		q := c.serverRequest("elicitation/create")
+		if !strings.Contains(string(q.Params), "Go on with x?") {
+			t.Errorf("the question: %s", q.Params)
+		}
+		c.send(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"result":{"action":"accept","content":{"ok":true}}}`)
+		res := c.response(`"call"`)
+		if !strings.Contains(string(res.Result), `"text":"accept x true"`) || strings.Contains(string(res.Result), "input") {
+			t.Errorf("got %s %+v, want the answer given in the middle of the call", res.Result, res.Error)
+		}
+		if n := viaSDK.Load(); n != 0 {
+			t.Errorf("%d call(s) went through the SDK's dispatch, want the call taken beneath the session", n)
+		}
+	})
 }

@@ -203,6 +203,12 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked,
 	switch a.Method {
 	case tool.AskElicit:
 		return forward(ctx, a.Params, to.Elicit, func(err error) (json.RawMessage, error) {
+			switch {
+			case ctx.Err() != nil: // no one declined: the call or the question ended first
+				return nil, fmt.Errorf("the question ended before the client answered: %w", context.Cause(ctx))
+			case g.sessionEnded(session): // no one declined: the client left
+				return nil, fmt.Errorf("the client's session ended before it answered: %w", err)
+			}
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
 			return declined, nil
 		})
@@ -284,4 +290,18 @@ func clientCapabilities(session *mcp.ServerSession) *mcp.ClientCapabilities {
 		return p.Capabilities
 	}
 	return nil
+}
+
+// sessionEnded reports whether the client session has ended (nil: a call
+// without a session, which has none to end).
+func (g *Gateway) sessionEnded(session *mcp.ServerSession) bool {
+	if session == nil {
+		return false
+	}
+	select {
+	case <-g.ends.of(session):
+		return true
+	default:
+		return false
+	}
 }

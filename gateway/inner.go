@@ -80,7 +80,7 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 // client as an older client's call does.
 func (a *admission) runInner(ctx context.Context) (tool.Result, error) {
 	g, req := a.g, a.req
-	defer g.releaseCall(req.share())
+	defer a.release()
 	ctx, grown := g.bindView(ctx, req)
 	defer grown()
 	var out tool.Result

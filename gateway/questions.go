@@ -180,7 +180,9 @@ type parkedCalls struct {
 // asksByResult reports whether the client of session is asked through
 // input-required results (protocol 2026-07-28 or later) and offers
 // something a backend may ask (elicitation, sampling or roots): its calls
-// run parkable.
+// run parkable. The version is the negotiated one: a client that asked
+// initialize for 2026-07-28 was answered, and is served, 2025-11-25
+// (sdkwire.NegotiateInitialize).
 func asksByResult(session *mcp.ServerSession) bool {
 	if session == nil {
 		return false

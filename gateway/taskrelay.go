@@ -60,12 +60,12 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 	if a == nil {
 		return res, err
 	}
-	defer g.releaseCall(req.share())
 	ctx, grown := g.bindView(a.running(a.ctx), req)
 	defer grown()
 	caps := requestCapabilities(req)
 	pr := &promotion{a: a, x: x}
 	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
+		defer a.release() // the call's slot is held until its body returns, task or not
 		pr.pc = pc
 		callCtx = tool.WithTaskStarted(callCtx, func(backendTask string) {
 			pr.started()
@@ -80,6 +80,7 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 		return res, err
 	})
 	if !ran {
+		a.release()
 		res = errorResult("tool call refused: " + errClosing.Error())
 		a.end(res, nil)
 	}

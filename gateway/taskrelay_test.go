@@ -23,6 +23,13 @@ import (
 // --raw-names`), and returns the URLs of both endpoints.
 func taskServerGateway(t *testing.T) (backend, gateway string) {
 	t.Helper()
+	_, backend, gateway = taskServerGatewayOf(t)
+	return backend, gateway
+}
+
+// taskServerGatewayOf is taskServerGateway, with the gateway itself.
+func taskServerGatewayOf(t *testing.T) (g *Gateway, backend, gateway string) {
+	t.Helper()
 	tasks := mcppeer.NewTaskServer()
 	t.Cleanup(tasks.Close)
 	hs := httptest.NewServer(tasks)
@@ -31,7 +38,8 @@ func taskServerGateway(t *testing.T) (backend, gateway string) {
 	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: hs.URL},
 		mcpclient.Options{Registry: reg, Elicit: true, Sample: true})
 	opts := Options{RawNames: true, Stateless: true}
-	return hs.URL, serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp"
+	g = newGateway(t, reg, opts)
+	return g, hs.URL, serveHTTP(t, g, opts) + "/mcp"
 }
 
 // taskRelay is a 2026-07-28 client of a stateless gateway with raw names
@@ -39,7 +47,13 @@ func taskServerGateway(t *testing.T) (backend, gateway string) {
 func taskRelay(t *testing.T) *rawHTTP {
 	t.Helper()
 	_, gateway := taskServerGateway(t)
-	c := &rawHTTP{t: t, endpoint: gateway, perRequest: true}
+	return relayClient(t, gateway)
+}
+
+// relayClient is taskRelay's client of the gateway at endpoint.
+func relayClient(t *testing.T, endpoint string) *rawHTTP {
+	t.Helper()
+	c := &rawHTTP{t: t, endpoint: endpoint, perRequest: true}
 	waitFor(t, "the task server's tools served", func() bool {
 		return strings.Contains(string(c.request("tools/list", `{`+meta2026+`}`).Result), `"multi_input"`)
 	})
@@ -172,7 +186,8 @@ const metaElicits = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07
 // gathered. The gateway made its task at once, the backend's round
 // hidden in it. A requestState tampered with is refused.
 func TestGatewayRelaysRoundsBeforeTask(t *testing.T) {
-	c := taskRelay(t)
+	g, _, endpoint := taskServerGatewayOf(t)
+	c := relayClient(t, endpoint)
 	var round struct {
 		ResultType    string                     `json:"resultType"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
@@ -186,7 +201,12 @@ func TestGatewayRelaysRoundsBeforeTask(t *testing.T) {
 	again := func(state string) wireMessage {
 		return c.request("tools/call", `{"name":"test_tool_with_task","arguments":{},"inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},"requestState":"`+state+`",`+metaElicits+`}`)
 	}
+	// Parked between rounds, the call holds the one slot its first round
+	// took, and a refused retry takes none.
 	refusedWith(t, "a tampered requestState", inBody(again(round.RequestState+"x")), -32602)
+	if n := inFlight(g); n != 1 {
+		t.Errorf("%d calls in flight while the call is parked; want its one slot", n)
+	}
 	created := again(round.RequestState)
 	id := createdTask(t, created, true)
 	if strings.Contains(string(created.Result), "requestState") || strings.Contains(string(created.Result), "inputRequests") {
@@ -195,4 +215,12 @@ func TestGatewayRelaysRoundsBeforeTask(t *testing.T) {
 	if got := awaitTask(t, c, id, "completed"); !strings.Contains(string(got.Result), "Hello, Alice!") {
 		t.Errorf("the task's result: %s", got.Result)
 	}
+	waitFor(t, "the slot given back once the task ended", func() bool { return inFlight(g) == 0 })
+}
+
+// inFlight is the number of calls holding a slot of g.
+func inFlight(g *Gateway) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight
 }

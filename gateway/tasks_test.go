@@ -188,7 +188,9 @@ func TestGatewayTasksBoundedAndEndWithTheirSession(t *testing.T) {
 // On a session where the gateway offers tasks, a tool its backend runs as
 // a task (execution.taskSupport "required" or "optional") is listed as
 // supporting tasks, "optional" since a plain call still gets its result;
-// other tools, and every tool on a 2026-07-28 session, list none.
+// other tools, and every tool on a 2026-07-28 session (server/discover,
+// then requests that carry the client's _meta), list none. A client whose
+// initialize asks for 2026-07-28 is answered 2025-11-25, and listed so.
 func TestGatewayListsTaskSupport(t *testing.T) {
 	withExecution := func(name, support string) json.RawMessage {
 		return json.RawMessage(`{"name":"` + name + `","inputSchema":{"type":"object"},"execution":{"taskSupport":"` + support + `"}}`)
@@ -199,14 +201,16 @@ func TestGatewayListsTaskSupport(t *testing.T) {
 	reg := tool.NewRegistry()
 	startRawBackend(t, reg, "tk", script)
 	g := newGateway(t, reg, Options{})
-	listed := func(c *rawClient) map[string]string {
+	// listed lists c's tools, each request's params carrying meta (a
+	// 2026-07-28 client's _meta) when one is given.
+	listed := func(c *rawClient, meta ...string) map[string]string {
 		var res struct {
 			Tools []struct {
 				Name      string          `json:"name"`
 				Execution json.RawMessage `json:"execution"`
 			} `json:"tools"`
 		}
-		m := c.request("tools/list", `{}`)
+		m := c.request("tools/list", `{`+strings.Join(meta, "")+`}`)
 		if err := json.Unmarshal(m.Result, &res); err != nil {
 			t.Fatalf("tools/list: %s %+v", m.Result, m.Error)
 		}
@@ -223,8 +227,17 @@ func TestGatewayListsTaskSupport(t *testing.T) {
 	if diff := cmp.Diff(want, listed(c)); diff != "" {
 		t.Errorf("2025-11-25 (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(want, listed(connectRawAt(t, g, "2026-07-28"))); diff != "" {
+		t.Errorf("initialize asking 2026-07-28 (-want +got):\n%s", diff)
+	}
 	none := map[string]string{"mcp__tk__must": "", "mcp__tk__may": "", "mcp__tk__never": "", "mcp__tk__plain": ""}
-	if diff := cmp.Diff(none, listed(connectRawAt(t, g, "2026-07-28"))); diff != "" {
-		t.Errorf("2026-07-28 (-want +got):\n%s", diff)
+	for _, meta := range []string{metaNoTasks, meta2026} {
+		c := connectRawInit(t, "", g.ServeStdio)
+		if d := c.request("server/discover", `{`+meta+`}`); d.Error != nil {
+			t.Fatalf("server/discover: %+v", d.Error)
+		}
+		if diff := cmp.Diff(none, listed(c, meta)); diff != "" {
+			t.Errorf("2026-07-28, %s (-want +got):\n%s", meta, diff)
+		}
 	}
 }

@@ -276,10 +276,15 @@ func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // add keeps the session of c until it ends, closing it once idle for
-// t.idle.
+// t.idle. Its calls are cancelled first, as on a DELETE: a session's
+// Close waits for its handlers, and a call whose client dropped its
+// stream (awaiting a resume) would hold it.
 func (t *httpTransport) add(c *wireConn, ss *mcp.ServerSession) *wireSession {
 	s := &wireSession{conn: c, session: ss, idle: t.idle}
-	s.timer = time.AfterFunc(t.idle, func() { ss.Close() })
+	s.timer = time.AfterFunc(t.idle, func() {
+		t.g.cancelCalls(ss, errSessionClosed)
+		ss.Close()
+	})
 	t.mu.Lock()
 	t.sessions[c.id] = s
 	t.mu.Unlock()

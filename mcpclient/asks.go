@@ -25,9 +25,11 @@ import (
 // caller is one call in flight and what its consumer takes of the
 // server's requests and log messages (nil when it takes none).
 type caller struct {
-	ask   tool.AskFunc
-	log   tool.LogFunc
-	ended context.Context              // done when the call returns: its requests end with it
+	ask tool.AskFunc
+	log tool.LogFunc
+	// ended carries the call's values and is done when the call returns:
+	// its requests are put to its consumer with it, and end with it.
+	ended context.Context
 	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
 	// waiting counts its requests put to its consumer and not answered
 	// yet (asking): a call whose server waits for an answer is not the
@@ -59,7 +61,7 @@ type callers struct {
 // enter records the call of ctx and returns ctx for it (see markCall) and
 // the function that ends it.
 func (c *callers) enter(ctx context.Context) (context.Context, func()) {
-	ended, end := context.WithCancel(context.Background())
+	ended, end := context.WithCancel(context.WithoutCancel(ctx))
 	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx), ended: ended}
 	c.mu.Lock()
 	c.list = append(c.list, cl)

@@ -27,9 +27,12 @@ type pendingAsks struct {
 }
 
 // consult puts a to fn, the consumer of the call the request belongs to,
-// unless maxPendingAsks wait already. The request waits at most the
-// server's toolCallTimeoutMs, and ends when that call returns (ended, when
-// not nil) or the server is closed, whatever the consumer does.
+// unless maxPendingAsks wait already. fn is handed the call's context
+// (ended, when not nil: its values say whose call it is, so a gateway puts
+// the question to that call's client, on its stream), else the request's
+// ctx. The request waits at most the server's toolCallTimeoutMs, and ends
+// when the server's request ends (ctx), that call returns, or the server
+// is closed, whatever the consumer does.
 func (s *Server) consult(ctx context.Context, fn tool.AskFunc, ended context.Context, a tool.Ask) (json.RawMessage, error) {
 	if s.asks.n.Add(1) > maxPendingAsks {
 		s.asks.n.Add(-1)
@@ -40,11 +43,13 @@ func (s *Server) consult(ctx context.Context, fn tool.AskFunc, ended context.Con
 	}
 	s.asks.refusing.Store(false)
 	defer s.asks.n.Add(-1)
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ToolCallTimeout)
+	base := ctx
+	if ended != nil {
+		base = ended
+	}
+	askCtx, cancel := context.WithTimeout(base, s.cfg.ToolCallTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	if ended != nil {
-		defer context.AfterFunc(ended, cancel)()
-	}
-	return fn(ctx, a)
+	defer context.AfterFunc(ctx, cancel)()
+	return fn(askCtx, a)
 }

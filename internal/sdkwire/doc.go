@@ -37,6 +37,8 @@
 //     ([TakenRequest]) and whose writes it may reject one by one
 //     ([ErrRejected]); what those paths read and write is package
 //     serverwire's, compared with the SDK's under "Parity checks" below;
+//     and a session kept at the protocol version its initialize was
+//     answered, not the one asked for ([NegotiateInitialize]);
 //   - requests the SDK has no method for, sent as rewritten CallTool
 //     requests ([Rewrite], [NewRewriteSlot]).
 //
@@ -228,6 +230,14 @@
 //     to a request already answered and a stateless session's requests
 //     to its client, as the SDK's transport does.
 //     TestContractRejectedWriteFailsAlone.
+//  41. A server answers an initialize with the protocol version asked for
+//     when it supports it and it is before 2026-07-28, else the newest it
+//     supports before 2026-07-28 ([NegotiateInitialize] makes the same),
+//     yet keeps as the session's InitializeParams the version asked for;
+//     the params it keeps are those its receiving middleware was handed,
+//     so a version [NegotiateInitialize] set there is what the session
+//     keeps (and [TakesCalls], the SDK's own checks, read).
+//     TestContractInitializeKeepsRequestedVersion.
 //
 // Numbers are not reused: 23, 24 and 33 to 38 were assumptions while the
 // gateway answered beneath the SDK's Streamable HTTP handler; the

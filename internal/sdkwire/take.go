@@ -319,6 +319,8 @@ func (c *takingConn) Close() error {
 // a tools/call result of session (assumption 26): the session was opened
 // with initialize at a protocol before 2026-07-28, so the SDK neither
 // stamps resultType and _meta on the result nor runs multi round-trip.
+// The version read is the one the session was answered once its
+// initialize passed through [NegotiateInitialize] (assumption 41).
 func TakesCalls(session *mcp.ServerSession) bool {
 	p := session.InitializeParams()
 	return p != nil && p.ProtocolVersion < "2026-07-28"
