@@ -157,10 +157,6 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	// session's tasks and tools/call taken beneath the SDK's session.
 	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: wireTransport{c}, Add: taskCapability},
 		Take: t.g.takeTasks(&current, t.g.take(&current)), Routes: true}
-	c.tasks = func(req *jsonrpc.Request) bool {
-		ss := current.Load()
-		return ss != nil && t.g.sessionTaskBody(ss, req, nil) != nil
-	}
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
 	if err != nil {
 		t.g.log.Error("HTTP session not connected", "err", err)
@@ -362,8 +358,8 @@ type wireConn struct {
 	// headerSchema is the input schema of a served tool whose arguments
 	// Mcp-Param-* headers mirror, nil for any other name.
 	headerSchema func(name string) json.RawMessage
-	// tasks reports whether the session's take answers a request as one
-	// of tasks (answersTasks); nil for none.
+	// tasks reports whether a stateless POST's take answers a request as
+	// one of tasks (answersTasks); nil for a session's.
 	tasks func(*jsonrpc.Request) bool
 
 	// readEnded is closed by endRead: Read reports the end of the input.
@@ -885,12 +881,11 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 	return post, true
 }
 
-// answersTasks reports whether req is a request of tasks that the
-// session's take answers (takeTasks; a stateless POST's:
-// statelessTaskBody) in the shapes the request asks for, 2026-07-28's
-// extension included, as it does on stdio: the per-request checks, which
-// refuse 2026-07-28 on a stateful session and want a stateless request's
-// version in its _meta, are not theirs.
+// answersTasks reports whether req is a request of the extension's tasks
+// that a stateless POST's take answers (statelessTaskBody): the
+// per-request check, which wants the request's version in its _meta, is
+// not theirs (a client names its tasks requests' version in the header
+// alone).
 func (c *wireConn) answersTasks(req *jsonrpc.Request) bool {
 	return c.tasks != nil && c.tasks(req)
 }
