@@ -290,7 +290,7 @@
 //     (P1). TestParityHTTPCallResponse. The notifications a
 //     session sends on a POST's stream are what [serverwire.NotificationJSON]
 //     encodes (checked through the gateway's transport, against the
-//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
+//     SDK's handler: gateway.TestHTTPTakenBytesAsSDK).
 //   - P4. A server session (protocol before 2026-07-28) sends a log message
 //     through Log exactly when [serverwire.LogPasses] says for its level and the one
 //     the client last set with logging/setLevel: none before the client
