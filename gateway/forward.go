@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -206,7 +207,7 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked,
 			switch {
 			case ctx.Err() != nil: // no one declined: the call or the question ended first
 				return nil, fmt.Errorf("the question ended before the client answered: %w", context.Cause(ctx))
-			case g.sessionEnded(session): // no one declined: the client left
+			case g.sessionEnded(session) || connectionGone(err): // no one declined: the client left
 				return nil, fmt.Errorf("the client's session ended before it answered: %w", err)
 			}
 			g.log.Debug("elicitation declined: the client could not be asked", "err", err)
@@ -304,4 +305,13 @@ func (g *Gateway) sessionEnded(session *mcp.ServerSession) bool {
 	default:
 		return false
 	}
+}
+
+// connectionGone reports whether err, the failure of a request to the
+// client, is no answer at all (its input ended, its connection failed)
+// rather than the client answering with an error or the transport
+// refusing the request (both JSON-RPC errors).
+func connectionGone(err error) bool {
+	_, answered := errors.AsType[*jsonrpc.Error](err)
+	return !answered
 }

@@ -860,7 +860,7 @@ func afterConnect(connected <-chan struct{}, take func(*jsonrpc.Request) sdkwire
 	}
 }
 
-// serveTransport is ServeTransport with the fast path's take (nil: every
+// serveTransport is ServeTransport with the take (nil: every
 // request goes through the SDK's session, as tests comparing the paths
 // want).
 func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func(*atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall) error {

@@ -161,7 +161,7 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway is shutting down")
 			return
 		}
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackHost(hostOnly(local.String())) && !isLoopbackHost(hostOnly(r.Host)) {
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(local) && !isLoopbackHost(hostOnly(r.Host)) {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))
 			return
 		}
@@ -246,6 +246,15 @@ func hostOnly(hostport string) string {
 		return host
 	}
 	return strings.Trim(hostport, "[]")
+}
+
+// isLoopbackAddr reports whether a listener's address is loopback, as
+// isLoopbackHost reads its string, without formatting a TCP one.
+func isLoopbackAddr(addr net.Addr) bool {
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.Zone == "" {
+		return tcp.IP.IsLoopback()
+	}
+	return isLoopbackHost(hostOnly(addr.String()))
 }
 
 // isLoopbackHost reports whether host names this machine only: "localhost"

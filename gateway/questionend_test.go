@@ -61,3 +61,24 @@ func TestDeleteEndsPendingBackendQuestion(t *testing.T) {
 		return g.inFlight == 0 && g.slotsTaken() == 0
 	})
 }
+
+// A stdio client that closes its input while a backend's question waits
+// for its answer has left: the backend's question fails, it is not
+// declined in the client's name.
+func TestStdioEOFEndsPendingBackendQuestion(t *testing.T) {
+	for range 3 { // the end of input races the call's cancellation
+		reg := tool.NewRegistry()
+		questionEnded := startConfirmBackend(t, reg, "2025-11-25")
+		g := newGateway(t, reg, Options{})
+		c := connectRawInit(t, `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}`, g.ServeStdio)
+		waitFor(t, "the backend's tool listed", func() bool { _, ok := reg.Get("mcp__ask__confirm"); return ok })
+		c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mcp__ask__confirm","arguments":{"what":"deploy"}}}`)
+		c.serverRequest("elicitation/create")
+		c.w.Close()
+		select {
+		case <-questionEnded:
+		case <-time.After(questionBound):
+			t.Fatal("the backend's question did not fail once the client closed its input")
+		}
+	}
+}

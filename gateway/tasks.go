@@ -263,7 +263,7 @@ func (g *Gateway) refusedTask(res result, ext bool) json.RawMessage {
 }
 
 // taskCall reads the params of a tools/call that asks to run as a task,
-// and reports false for any other (or params the fast path leaves to the
+// and reports false for any other (or params the take leaves to the
 // SDK).
 func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	if !bytes.Contains(params, []byte(`"task"`)) || !tasks.IsAugmented(params) {

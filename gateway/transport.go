@@ -140,8 +140,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s := t.lookup(w, r, "POST"); s != nil {
-		s.startPOST()
-		defer s.endPOST()
+		defer s.servingPOST(r)()
 		s.conn.servePOST(w, r)
 	}
 }
@@ -153,11 +152,11 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
 	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
-	// As serve --stdio's connections: the "tasks" capability, the
-	// session's tasks and tools/call taken beneath the SDK's session.
-	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: wireTransport{c}, Add: taskCapability},
-		Take: t.g.takeTasks(&current, t.g.take(&current)), Routes: true}
-	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
+	// As serve --stdio's connections: the session's tasks and tools/call
+	// taken beneath the SDK's session, and the "tasks" capability (added
+	// outside the take, which then sees c itself: sdkwire.DirectConn).
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeTasks(&current, t.g.take(&current)), Routes: true}
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), &sdkwire.ServerCapabilityTransport{Transport: taking, Add: taskCapability}, nil)
 	if err != nil {
 		t.g.log.Error("HTTP session not connected", "err", err)
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -165,9 +164,9 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	s := t.add(c, ss)
-	s.startPOST()
+	ended := s.servingPOST(r)
 	c.servePOST(w, r)
-	s.endPOST()
+	ended()
 	if ss.InitializeParams() == nil {
 		ss.Close()
 	}
@@ -307,6 +306,20 @@ type wireSession struct {
 	timer *time.Timer // nil once the session ended; guarded by mu
 }
 
+// servingPOST counts r among the session's POSTs until the function it
+// returns is called or r's client leaves, whichever comes first: a call
+// that runs on after its client dropped the POST (awaiting a resume)
+// does not keep the session from its idle timeout.
+func (s *wireSession) servingPOST(r *http.Request) (ended func()) {
+	s.startPOST()
+	end := sync.OnceFunc(s.endPOST)
+	stop := context.AfterFunc(r.Context(), end)
+	return func() {
+		stop()
+		end()
+	}
+}
+
 func (s *wireSession) startPOST() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,6 +371,13 @@ type wireConn struct {
 	// headerSchema is the input schema of a served tool whose arguments
 	// Mcp-Param-* headers mirror, nil for any other name.
 	headerSchema func(name string) json.RawMessage
+	primes       primer // writes the priming events of its streams
+	// queued counts the messages handed to incoming and not yet read.
+	queued atomic.Int64
+	// takeNow runs a call the take takes on the POST's own goroutine
+	// (sdkwire.DirectConn); set by the session's Connect, before its
+	// first POST is served.
+	takeNow func(*jsonrpc.Request) bool
 	// tasks reports whether a stateless POST's take answers a request as
 	// one of tasks (answersTasks); nil for a session's.
 	tasks func(*jsonrpc.Request) bool
@@ -386,6 +406,16 @@ func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn 
 
 func (c *wireConn) SessionID() string { return c.id }
 
+// TakeNow keeps the take's run for the POSTs of a stateful session: a
+// stateless POST's session is closed once the POST is answered, which
+// ends its calls when the client leaves (their POST's goroutine would be
+// the one running them).
+func (c *wireConn) TakeNow(run func(*jsonrpc.Request) bool) {
+	if !c.stateless {
+		c.takeNow = run
+	}
+}
+
 // Close ends the session's streams and forgets their events.
 func (c *wireConn) Close() error {
 	c.mu.Lock()
@@ -404,10 +434,12 @@ func (c *wireConn) Close() error {
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.incoming:
+		c.queued.Add(-1)
 		return msg, nil
 	case <-c.readEnded:
 		select {
 		case msg := <-c.incoming:
+			c.queued.Add(-1)
 			return msg, nil // what was delivered before the input ended is read first
 		default:
 			return nil, io.EOF
@@ -435,7 +467,7 @@ var errSessionEnded = errors.New("session is closed")
 // resumes. As the SDK's transport, it rejects what belongs to a request
 // already answered, and a stateless session's requests to its client.
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
+	data, err := sdkwire.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
@@ -499,7 +531,7 @@ type wireStream struct {
 	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
 	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
 	pending  []byte                  // the priming event, not yet written; guarded by mu
-	primer   *time.Timer             // writes pending; guarded by mu
+	primeAt  time.Time               // when pending is due (the session's primer writes it); guarded by mu
 	next     int                     // the next event's index; guarded by mu
 	requests map[jsonrpc.ID]struct{} // the requests not answered yet; guarded by mu
 	batch    bool                    // opened by a batch: every response is an event
@@ -665,26 +697,83 @@ func (s *wireStream) streamLocked() {
 		serverwire.SetResponseHeaders(s.w.Header(), false)
 		s.sse = true
 	}
-	if s.primer != nil {
-		s.primer.Stop()
-		s.primer = nil
-	}
 	if len(s.pending) > 0 {
 		s.w.Write(s.pending) // a failed write: the client left, its request's context ends too
 		s.pending = nil
 	}
 }
 
-// flush writes the priming event, unless the stream's response went out
-// first: it matters only to a client whose stream drops before the
-// response.
-func (s *wireStream) flush() {
+// prime writes the priming event once it is due at now, unless the
+// stream's response went out first (it matters only to a client whose
+// stream drops before the response). It returns when the event is due,
+// zero when it is written or no longer pending.
+func (s *wireStream) prime(now time.Time) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held != nil && len(s.pending) > 0 {
-		s.streamLocked()
-		http.NewResponseController(s.w).Flush()
+	if s.held == nil || len(s.pending) == 0 {
+		return time.Time{}
 	}
+	if now.Before(s.primeAt) {
+		return s.primeAt
+	}
+	s.streamLocked()
+	http.NewResponseController(s.w).Flush()
+	return time.Time{}
+}
+
+// primer writes the priming events of a session's streams whose calls
+// run primeFlush without an answer, on one timer armed while a stream
+// waits: a timer per POST, armed sooner than any other, woke the
+// runtime's network poller on every call (a write and a wakeup more per
+// call than the call itself needs).
+type primer struct {
+	mu      sync.Mutex
+	timer   *time.Timer   // guarded by mu
+	armed   bool          // the timer will fire; guarded by mu
+	waiting []*wireStream // streams whose priming event was pending when added; guarded by mu
+}
+
+// add has s's priming event written once it is due (s.primeAt). s.mu may
+// be held: fire takes the streams' locks without holding p.mu.
+func (p *primer) add(s *wireStream) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting = append(p.waiting, s)
+	if p.armed {
+		return
+	}
+	p.armed = true
+	if p.timer == nil {
+		p.timer = time.AfterFunc(primeFlush, p.fire)
+	} else {
+		p.timer.Reset(primeFlush)
+	}
+}
+
+// fire writes the priming events that are due, and arms the timer again
+// for the first of those still pending.
+func (p *primer) fire() {
+	p.mu.Lock()
+	waiting := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	now := time.Now()
+	var later []*wireStream
+	next := primeFlush
+	for _, s := range waiting {
+		if due := s.prime(now); !due.IsZero() {
+			later = append(later, s)
+			next = min(next, due.Sub(now))
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waiting = append(p.waiting, later...)
+	if len(p.waiting) == 0 {
+		p.armed = false
+		return
+	}
+	p.timer.Reset(max(next, time.Millisecond))
 }
 
 // releaseLocked lets the holding request go. s.mu is held.
@@ -693,10 +782,6 @@ func (s *wireStream) releaseLocked() {
 		close(s.held)
 	}
 	s.w, s.held, s.pending = nil, nil, nil
-	if s.primer != nil {
-		s.primer.Stop()
-		s.primer = nil
-	}
 }
 
 // release lets w go, if it still holds the stream.
@@ -755,6 +840,9 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(w)
+	if len(msgs) == 1 && c.runNow(w, r, s, msgs[0]) {
+		return
+	}
 	for _, msg := range msgs {
 		if !c.deliverIn(msg) {
 			return
@@ -1055,7 +1143,8 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 		c.store.Append(r.Context(), c.id, s.id, nil)
 		s.pending = serverwire.AppendEvent(nil, "prime", serverwire.EventID(s.id, s.next), nil)
 		s.next++
-		s.primer = time.AfterFunc(primeFlush, s.flush)
+		s.primeAt = time.Now().Add(primeFlush)
+		c.primes.add(s)
 	}
 	if post.batch || post.listen {
 		s.streamLocked()
@@ -1068,12 +1157,30 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 
 // deliverIn hands msg to the session, reporting false once it has ended.
 func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
+	c.queued.Add(1)
 	select {
 	case c.incoming <- msg:
 		return true
 	case <-c.done:
+		c.queued.Add(-1)
 		return false
 	}
+}
+
+// runNow runs the one request of a POST, a call, on the POST's goroutine
+// when the take takes it and the session has read every message that
+// came before (so it is taken in the order the read loop would take it),
+// and reports whether it did. The stream is let go when the client
+// leaves, as hang does, so that a GET with Last-Event-ID resumes it; the
+// call goes on, as it does when the read loop takes it.
+func (c *wireConn) runNow(w http.ResponseWriter, r *http.Request, s *wireStream, msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || c.takeNow == nil || c.queued.Load() != 0 {
+		return false
+	}
+	stop := context.AfterFunc(r.Context(), func() { s.release(w) })
+	defer stop()
+	return c.takeNow(req)
 }
 
 // serveGET serves the session's GET stream or, with Last-Event-ID, resumes

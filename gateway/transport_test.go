@@ -13,7 +13,7 @@ import (
 // the gateway's endpoint (the SDK's handler, or the gateway's own
 // transport).
 func TestHTTPEndpointAnswersAsSDK(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{})
+	g := newGateway(t, takenTools(t), Options{})
 	base, ref := serveHTTP(t, g, Options{}), sdkReference(t, g)
 	s, sRef := openHTTPSession(t, base), openHTTPSession(t, ref)
 	tests := []struct {

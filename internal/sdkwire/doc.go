@@ -95,7 +95,9 @@
 //     connections, in-memory and stdio, decode with it; the HTTP client too),
 //     and the params or result of a message it decoded is valid JSON. The
 //     package's decoder gives the same message or error for every input.
-//     FuzzDecodeMessage.
+//     FuzzDecodeMessage. Likewise jsonrpc.EncodeMessage is how it encodes
+//     one, and [EncodeMessage] gives the same bytes or error for every
+//     message. TestEncodeMessage, FuzzEncodeMessage.
 //  13. mcp.IOTransport's connection (which mcp.CommandTransport uses) reads
 //     JSON values off the stream with a json.Decoder, fails on anything but
 //     a line end right after a value, tries each value as a batch first and
@@ -285,7 +287,7 @@
 //     (P1). TestParityHTTPCallResponse. The notifications a
 //     session sends on a POST's stream are what [serverwire.NotificationJSON]
 //     encodes (checked through the gateway's transport, against the
-//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
+//     SDK's handler: gateway.TestHTTPTakenBytesAsSDK).
 //   - P4. A server session (protocol before 2026-07-28) sends a log message
 //     through Log exactly when [serverwire.LogPasses] says for its level and the one
 //     the client last set with logging/setLevel: none before the client

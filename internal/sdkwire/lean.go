@@ -121,7 +121,7 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	if data == nil && err == nil {
-		data, err = jsonrpc.EncodeMessage(msg)
+		data, err = EncodeMessage(msg)
 	}
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)

@@ -37,8 +37,9 @@ type TakenCall func(ctx context.Context) (json.RawMessage, error)
 type TakingTransport struct {
 	Transport mcp.Transport
 	// Take returns the body that answers req, or nil to leave req to the
-	// SDK. It runs on the connection's read loop: it must be quick. req is
-	// a call (it has an id); its params are valid JSON.
+	// SDK. It runs on the connection's read loop (and, on a DirectConn,
+	// on the goroutines that receive requests, at the same time): it must
+	// be quick. req is a call (it has an id); its params are valid JSON.
 	Take func(req *jsonrpc.Request) TakenCall
 	// Routes: the connection routes what a call sends by the request it
 	// belongs to (an HTTP stream per POST), so each taken call's context
@@ -62,7 +63,23 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.conns = append(t.conns, tc)
 	t.mu.Unlock()
+	if d, ok := c.(DirectConn); ok {
+		d.TakeNow(tc.takeNow)
+	}
 	return tc, nil
+}
+
+// A DirectConn is a connection that receives each request on a goroutine
+// of its own (an HTTP request's), which can run a taken call itself: the
+// request then skips the SDK's read loop and the worker, two goroutine
+// hand-offs each way. TakingTransport.Connect gives it run, which runs a
+// call request the take takes on the caller's goroutine, replying as the
+// read loop's taken calls do, and reports true once it has; false, having
+// done nothing, for a request the connection hands to Read as usual (the
+// take leaves it, its id is in use, or the connection ended).
+type DirectConn interface {
+	mcp.Connection
+	TakeNow(run func(req *jsonrpc.Request) bool)
 }
 
 // SupportsProtocolVersion keeps the wrapped transport's answer visible to
@@ -155,7 +172,10 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // inUse reports whether a taken call in flight has id. Only the read loop
-// adds calls, so a false answer holds until its next start.
+// and takeNow add calls, and takeNow checks again as it adds one, so on
+// the read loop a false answer holds until its next start (a connection
+// hands the same id to both only when the client repeats it, which the
+// HTTP transport refuses first).
 func (c *takingConn) inUse(id jsonrpc.ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -182,6 +202,36 @@ func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 		c.workers.Add(1)
 		go c.work(j)
 	}
+}
+
+// takeNow runs req on the caller's goroutine when the take takes it (see
+// DirectConn), with the context, bookkeeping and reply of a call the read
+// loop takes.
+func (c *takingConn) takeNow(req *jsonrpc.Request) bool {
+	if !req.IsCall() || c.inUse(req.ID) {
+		return false
+	}
+	run := c.take(req)
+	if run == nil {
+		return false
+	}
+	parent := c.base
+	if c.routes {
+		parent = WithRequest(parent, req.ID)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	c.mu.Lock()
+	if _, inUse := c.calls[req.ID]; inUse || c.ended {
+		// The read loop answers a repeated id, the session's end the rest.
+		c.mu.Unlock()
+		cancel(nil)
+		return false
+	}
+	c.calls[req.ID] = cancel
+	c.wg.Add(1)
+	c.mu.Unlock()
+	c.runJob(takenJob{id: req.ID, run: run, ctx: ctx, cancel: cancel})
+	return true
 }
 
 // work runs j, then the calls handed to it while it waits idle.

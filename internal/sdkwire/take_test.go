@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -147,4 +149,127 @@ func goroutineID() string {
 	buf = buf[:runtime.Stack(buf, false)]
 	f := strings.Fields(string(buf))
 	return f[1]
+}
+
+// directConn is a DirectConn whose messages the test hands in and reads
+// out.
+type directConn struct {
+	in   chan jsonrpc.Message
+	out  chan jsonrpc.Message
+	run  func(*jsonrpc.Request) bool
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *directConn) Connect(context.Context) (mcp.Connection, error) { return c, nil }
+func (c *directConn) SessionID() string                               { return "" }
+func (c *directConn) TakeNow(run func(*jsonrpc.Request) bool)         { c.run = run }
+
+func (c *directConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case msg := <-c.in:
+		return msg, nil
+	case <-c.done:
+		return nil, io.EOF
+	}
+}
+
+func (c *directConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	c.out <- msg
+	return nil
+}
+
+func (c *directConn) Close() error {
+	c.once.Do(func() { close(c.done) })
+	return nil
+}
+
+// response reads the next message the session writes, a response to id.
+func (c *directConn) response(t *testing.T, id int64) *jsonrpc.Response {
+	t.Helper()
+	msg := awaitSignal(t, c.out, "a response")
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID.Raw() != id {
+		t.Fatalf("the session wrote %#v, want the response to %d", msg, id)
+	}
+	return resp
+}
+
+// directCall is a tools/call request with id and params.
+func directCall(t *testing.T, id int64, params string) *jsonrpc.Request {
+	t.Helper()
+	msg, err := DecodeMessage([]byte(callLine(strconv.FormatInt(id, 10), params)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.(*jsonrpc.Request)
+}
+
+// A DirectConn runs the calls the take takes on the goroutine that
+// received them, with the reply, cancellation and bookkeeping of a call
+// the read loop takes; it leaves every other request to the read loop,
+// and so a call whose id is in use, or that comes once the connection
+// ended.
+func TestTakingTransportTakeNow(t *testing.T) {
+	c := &directConn{in: make(chan jsonrpc.Message), out: make(chan jsonrpc.Message, 8), done: make(chan struct{})}
+	entered := make(chan struct{}, 1)
+	taking := &TakingTransport{Transport: c, Take: func(req *jsonrpc.Request) TakenCall {
+		p, ok := serverwire.ReadCallParams(req.Params)
+		if req.Method != "tools/call" || !ok || p.Name != "taken" {
+			return nil
+		}
+		return func(ctx context.Context) (json.RawMessage, error) {
+			if p.Meta["do"] == "hold" {
+				entered <- struct{}{}
+				<-ctx.Done()
+				return textResult("cancelled: " + context.Cause(ctx).Error()), nil
+			}
+			return textResult("on " + goroutineID()), nil
+		}
+	}}
+	ss, err := newServer(nil).Connect(context.Background(), taking, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.run == nil {
+		t.Fatal("Connect did not give the DirectConn its run")
+	}
+	init, _ := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`))
+	c.in <- init
+	c.response(t, 1)
+
+	if !c.run(directCall(t, 2, `{"name":"taken"}`)) {
+		t.Fatal("a call the take takes was not run")
+	}
+	if got, want := string(c.response(t, 2).Result), `"text":"on `+goroutineID()+`"`; !strings.Contains(got, want) {
+		t.Errorf("the call answered %s, want it run on the caller's goroutine (%s)", got, want)
+	}
+	if c.run(directCall(t, 3, `{"name":"echo"}`)) {
+		t.Error("a call the take leaves was run")
+	}
+	notice, _ := DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`))
+	if c.run(notice.(*jsonrpc.Request)) {
+		t.Error("a notification was run")
+	}
+
+	held := make(chan bool)
+	go func() { held <- c.run(directCall(t, 4, `{"name":"taken","_meta":{"do":"hold"}}`)) }()
+	awaitSignal(t, entered, "the held call to start")
+	if c.run(directCall(t, 4, `{"name":"taken"}`)) {
+		t.Error("a call whose id is in use was run")
+	}
+	cancel, _ := DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`))
+	c.in <- cancel
+	if got := string(c.response(t, 4).Result); !strings.Contains(got, ErrCancelled.Error()) {
+		t.Errorf("the held call answered %s, want it cancelled by the client", got)
+	}
+	if !awaitSignal(t, held, "the held call to return") {
+		t.Error("the held call was not run")
+	}
+
+	ss.Close()
+	taking.Wait()
+	if c.run(directCall(t, 5, `{"name":"taken"}`)) {
+		t.Error("a call was run after the connection ended")
+	}
 }
