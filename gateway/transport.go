@@ -1000,9 +1000,10 @@ func metaVersion(params json.RawMessage) string {
 func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
 	if !c.stateless && req.Method != "server/discover" {
 		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= serverwire.PerRequestVersion })
-		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: version})
+		requested := cmp.Or(metaVersion(req.Params), version) // the request's own, not its header's
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: requested})
 		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
-			Message: fmt.Sprintf("protocol version %q is not supported by this server", version), Data: data})
+			Message: fmt.Sprintf("protocol version %q is not supported by this server", requested), Data: data})
 		return false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")
