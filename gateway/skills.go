@@ -1,11 +1,8 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -16,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
-	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -208,39 +204,6 @@ func (g *Gateway) getSkill(params json.RawMessage, visible func(server string) b
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "skills/get: no skill has the URI " + p.URI + " (skills/list lists them)"}
 }
 
-// httpSkills answers the skills requests (skillsRequest) posted over HTTP before
-// next (the SDK's handler, which knows neither); a stateful request must
-// name a live session of its caller (bindSessions ran first).
-func (g *Gateway) httpSkills(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := skillsRequest(r)
-		if req == nil || !g.stateless(r) && g.sessionByID(r.Header.Get("Mcp-Session-Id")) == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		raw, err := g.skillsBody(req, r.Header, r.Header.Get("Mcp-Session-Id"))(r.Context())
-		writeAnswer(w, r, req.ID, raw, err)
-	})
-}
-
-// skillsRequest returns the skills request (skills/list, skills/get, or
-// resources/directory/read) r posts, nil for any other.
-func skillsRequest(r *http.Request) *jsonrpc.Request {
-	if r.Method != http.MethodPost || r.Body == nil {
-		return nil
-	}
-	body, err := readBody(r)
-	if err != nil || !bytes.Contains(body, []byte(`"skills/`)) && !bytes.Contains(body, []byte(methodDirectoryRead)) {
-		return nil // the common case, without decoding
-	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || !req.IsCall() || (req.Method != "skills/list" && req.Method != "skills/get" && req.Method != methodDirectoryRead) {
-		return nil
-	}
-	return req
-}
-
 // declareSkillsExtension declares the extension in caps, on a copy of its
 // extensions (the SDK's map may be shared), when a backend offers skills
 // or the backends have not settled yet.
@@ -354,50 +317,18 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 	}
 }
 
-// takeSkills returns next with the skills requests taken first,
-// on connections that carry a whole session (stdio, in memory).
+// takeSkills returns next with the skills requests taken first, on every
+// connection: stdio's and in memory, and a stateful or stateless HTTP
+// session's, whose request headers reach the Gate's Screen.
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		if body := g.skillsBody(req, nil, sessionID(session.Load())); body != nil {
+		var header http.Header
+		if extra, ok := req.Extra.(*mcp.RequestExtra); ok {
+			header = extra.Header
+		}
+		if body := g.skillsBody(req, header, sessionID(session.Load())); body != nil {
 			return body
 		}
 		return next(req)
 	}
-}
-
-// readBody returns r's body, leaving it readable: screen's bytes without
-// a copy (bodyOf), or read (any other body, as when a test serves without
-// screen).
-func readBody(r *http.Request) ([]byte, error) {
-	if body := bodyOf(r); body != nil {
-		return body, nil
-	}
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, err
-}
-
-// writeAnswer writes the JSON-RPC response to request id, posted in r:
-// raw, or err, with the HTTP status the SDK's handler gives the error of
-// a 2026-07-28 request (serverwire.ErrorStatus), so that an answer of the
-// gateway's reads as the SDK's would (an unknown tool's, above all).
-func writeAnswer(w http.ResponseWriter, r *http.Request, id jsonrpc.ID, raw json.RawMessage, err error) {
-	resp := &jsonrpc.Response{ID: id, Result: raw}
-	if err != nil {
-		wire, ok := errors.AsType[*jsonrpc.Error](err)
-		if !ok {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		resp.Result, resp.Error = nil, wire
-	}
-	frame, err := jsonrpc.EncodeMessage(resp)
-	if err != nil {
-		http.Error(w, "encoding the answer: "+err.Error(), http.StatusInternalServerError) // unreachable: raw is valid JSON
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if status := serverwire.ErrorStatus(resp.Error); status != 0 && r.Header.Get("Mcp-Protocol-Version") == serverwire.PerRequestVersion {
-		w.WriteHeader(status)
-	}
-	w.Write(frame)
 }

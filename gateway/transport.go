@@ -155,7 +155,7 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	// As serve --stdio's connections: the session's tasks and tools/call
 	// taken beneath the SDK's session, and the "tasks" capability (added
 	// outside the take, which then sees c itself: sdkwire.DirectConn).
-	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeTasks(&current, t.g.take(&current)), Routes: true}
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeTasks(&current, t.g.takeSkills(&current, t.g.take(&current))), Routes: true}
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), &sdkwire.ServerCapabilityTransport{Transport: taking, Add: taskCapability}, nil)
 	if err != nil {
 		t.g.log.Error("HTTP session not connected", "err", err)
