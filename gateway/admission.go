@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -131,8 +132,12 @@ func (a *admission) abandon(err error) {
 }
 
 // detached is the parent of the admitted call's task: the Gate's values,
-// without the end of the request that made the task.
-func (a *admission) detached() context.Context { return context.WithoutCancel(a.ctx) }
+// without the end of the request that made the task, nor its id (what
+// the task sends belongs to no request: on HTTP, it goes to the
+// session's stream, not to the POST that made the task, long answered).
+func (a *admission) detached() context.Context {
+	return sdkwire.WithoutRequest(context.WithoutCancel(a.ctx))
+}
 
 // serveRetry serves a call again with a requestState: its answers go to
 // the call parked under that state, which holds the Gate's admission and

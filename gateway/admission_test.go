@@ -392,7 +392,7 @@ func answeredAsNone(t *testing.T, c requester, call func(string) string, hidden 
 func TestAdmissionHiddenToolUnknown(t *testing.T) {
 	plain := func(name string) string { return `{"name":"` + name + `","arguments":{}}` }
 	for _, p := range append([]taskPath{
-		{name: "plain, stdio fast path", call: plain, open: func(t *testing.T, opts Options) requester {
+		{name: "plain, stdio take", call: plain, open: func(t *testing.T, opts Options) requester {
 			return connectRaw(t, newGateway(t, admissionRegistry(t), opts))
 		}},
 		{name: "plain, stdio through the SDK", call: plain, open: func(t *testing.T, opts Options) requester {

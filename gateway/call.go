@@ -478,7 +478,7 @@ func mustJSON(v any) json.RawMessage {
 
 // seen notes a request of method on session: the session's activity (a
 // new one may evict the one idle longest) and the Observer. In stateless
-// mode every session lives for its request only, as the fast path's
+// mode every session lives for its request only, as the take's
 // calls, which have none: neither counts against MaxSessions nor evicts.
 func (g *Gateway) seen(ctx context.Context, session *mcp.ServerSession, method string) {
 	if !g.statelessIn(ctx) && !serverwire.OneRequestSession(session, method) && g.touch(session) {

@@ -164,7 +164,7 @@ func TestHandlerDirect(t *testing.T) {
 // Close answers the calls in flight (cancelled at the backend) and ends
 // every session; a session ended by its own ctx does the same for its calls.
 func TestShutdownAnswersCallsInFlight(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the take
 		t.Run("version "+version, func(t *testing.T) { shutdownAnswersCallsInFlight(t, version) })
 	}
 }
@@ -193,7 +193,7 @@ func shutdownAnswersCallsInFlight(t *testing.T, version string) {
 			t.Errorf("second Close = %v", err)
 		}
 		if taken := viaSDK.Load() == 0; taken != (version != "") {
-			t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+			t.Errorf("the take answered the call: %v, want %v", taken, version != "")
 		}
 	})
 	t.Run("session ctx", func(t *testing.T) {
@@ -241,7 +241,7 @@ func slowCallUntil(t *testing.T, c *client, stop func()) *mcp.CallToolResult {
 // A tool that ignores cancellation makes Close give up after the timeout,
 // with an error saying so.
 func TestCloseIsBounded(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the take
 		t.Run("version "+version, func(t *testing.T) { closeIsBounded(t, version) })
 	}
 }
@@ -272,7 +272,7 @@ func closeIsBounded(t *testing.T, version string) {
 	close(release)
 	waitSignal(t, called, "the stubborn call to end")
 	if taken := viaSDK.Load() == 0; taken != (version != "") {
-		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+		t.Errorf("the take answered the call: %v, want %v", taken, version != "")
 	}
 	if err := s.wait(t); err != nil {
 		t.Errorf("ServeTransport = %v", err)

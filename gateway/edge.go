@@ -229,7 +229,7 @@ func screenBody(r *http.Request) ([]byte, error) {
 	return body, err
 }
 
-// screenedBody is a POST's body as screen read it: the fast path peeks at
+// screenedBody is a POST's body as screen read it: the take peeks at
 // it without reading it (bodyOf), and the SDK reads it.
 type screenedBody struct {
 	bytes.Reader

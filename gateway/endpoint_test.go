@@ -99,20 +99,20 @@ func sessionIDs(g *Gateway) []string {
 
 // A 2026-07-28 request on the default endpoint is refused exactly as on a
 // stateless gateway: without the bearer token (401), and by the Gate,
-// on the fast path and the SDK's alike, whether its version is in its
+// on the take and the SDK's alike, whether its version is in its
 // Mcp-Protocol-Version header or only in its _meta; and its answer names
 // no session.
 func TestDefaultEndpointRefusesAsStateless(t *testing.T) {
 	gate := &refusingGate{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "denied by policy"}}
 	serve := func(stateless bool) string {
 		opts := Options{Stateless: stateless, Gate: gate, BearerToken: "secret"}
-		return serveHTTP(t, newGateway(t, fastPathTools(t), opts), opts)
+		return serveHTTP(t, newGateway(t, takenTools(t), opts), opts)
 	}
 	defaultBase, statelessBase := serve(false), serve(true)
 	call := func(meta string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{},"_meta":{` + meta + `}}}`
 	}
-	// The fast path answers the first; the SDK's the second (a client
+	// The take answers the first; the SDK's the second (a client
 	// offering roots).
 	bodies := []string{call(perRequestMeta("")), call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}`)}
 	for _, c := range []struct {

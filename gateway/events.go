@@ -99,7 +99,7 @@ func (s *eventStore) dropOldestLocked(se *sessionEvents) {
 }
 
 // Append implements mcp.EventStore. Every stream is opened first (the SDK
-// and the fast path do): one not open was dropped, or its session ended,
+// and the take do): one not open was dropped, or its session ended,
 // and its event is not kept, as it could not be numbered right.
 func (s *eventStore) Append(_ context.Context, session, stream string, data []byte) error {
 	s.mu.Lock()

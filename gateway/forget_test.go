@@ -31,7 +31,7 @@ func (g *Gateway) books() map[string]int {
 		if st.view != nil {
 			n["views"]++
 		}
-		if st.tasks != nil {
+		if st.tasks.held() {
 			n["tasks"]++
 		}
 		n["slots"] += st.calls

@@ -63,7 +63,7 @@ func (headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // The Gate is consulted on every path a tools/call takes (the SDK's
-// session over memory and HTTP, the stdio and HTTP fast paths): it sees the call,
+// session over memory and HTTP, the stdio and HTTP takes): it sees the call,
 // its refusal answers the call without running the tool, the context it
 // returns reaches the tool, and it is told of the outcome.
 func TestGateOnEveryPath(t *testing.T) {
@@ -81,8 +81,8 @@ func TestGateOnEveryPath(t *testing.T) {
 	}
 	paths := map[string]func(t *testing.T, g *Gateway) *client{
 		"SDK in memory": func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "") },
-		"fast path":     func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "2025-11-25") },
-		"HTTP fast path": func(t *testing.T, g *Gateway) *client {
+		"take":          func(t *testing.T, g *Gateway) *client { return connectInMemoryAt(t, g, "2025-11-25") },
+		"HTTP take": func(t *testing.T, g *Gateway) *client {
 			return connectHTTP(t, serveHTTP(t, g, Options{}), &http.Client{Transport: headerTransport{}})
 		},
 		"SDK over HTTP": func(t *testing.T, g *Gateway) *client {
@@ -128,8 +128,8 @@ func TestGateOnEveryPath(t *testing.T) {
 				t.Errorf("the tools ran %d times, want only ok's", len(ran))
 			}
 			<-ran
-			if fast := viaSDK.Load() == 0; fast != strings.Contains(name, "fast path") {
-				t.Errorf("the fast path answered: %v", fast)
+			if fast := viaSDK.Load() == 0; fast != strings.Contains(name, "take") {
+				t.Errorf("the take answered: %v", fast)
 			}
 		})
 	}

@@ -313,8 +313,8 @@ type Gateway struct {
 
 	views viewState // the client sessions' views (Options.NewView)
 
-	httpTasksBook httpTaskBook    // the tasks of HTTP sessions (taskhttp.go)
-	replicas      replicaSessions // sessions' owners shared with other replicas (replicas.go)
+	ownerBook ownerTaskBook   // the tasks of stateless mode's identities (taskext.go)
+	replicas  replicaSessions // sessions' owners shared with other replicas (replicas.go)
 
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates
@@ -809,7 +809,7 @@ func (g *Gateway) Close() error {
 		}
 		g.closeErr = errors.Join(answered, g.closeSessions(sessions, deadline), g.evicted(deadline), g.parked.wait(deadline), g.watchersDone(deadline))
 		<-tasksClosed
-		g.httpTasksBook.wg.Wait() // each bounded by the shutdown timeout
+		g.ownerBook.wg.Wait() // each bounded by the shutdown timeout
 		g.replicas.stop()
 		g.endUpdates()
 		<-g.updatesDone
@@ -875,7 +875,7 @@ func afterConnect(connected <-chan struct{}, take func(*jsonrpc.Request) sdkwire
 	}
 }
 
-// serveTransport is ServeTransport with the fast path's take (nil: every
+// serveTransport is ServeTransport with the take (nil: every
 // request goes through the SDK's session, as tests comparing the paths
 // want).
 func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func(*atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall) error {
@@ -898,8 +898,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	if take != nil {
 		taking.Take = take(&session)
 	}
-	st, ext := newSessionTasks(false), newSessionTasks(true)
-	taking.Take = afterConnect(connected, g.takeTasks(&session, st, ext, g.takeSkills(&session, taking.Take)))
+	taking.Take = afterConnect(connected, g.takeTasks(&session, g.takeSkills(&session, taking.Take)))
 	ss, err := g.server.Connect(ctx, taking, nil)
 	if err != nil {
 		close(connected)
@@ -909,12 +908,12 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	// Kept from the start, stateless mode or not: a stdio-like session
 	// is one client's for as long as it lasts.
 	g.mu.Lock()
-	g.keepLocked(ss)
+	st := g.keepLocked(ss)
 	g.mu.Unlock()
 	close(connected)
 	// Close snapshots the sessions after marking itself closed: a session
 	// connected after the snapshot sees the mark here.
-	if g.isClosed() { // untested: needs Close to run between the two checks
+	if st == nil || g.isClosed() { // untested: needs Close to run between the two checks
 		g.closeSessions([]*mcp.ServerSession{ss}, time.Now().Add(g.timeout))
 		return ErrClosed
 	}
@@ -928,15 +927,23 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 			g.log.Debug("client session ended", "err", err)
 		}
 		deadline := time.Now().Add(g.timeout)
-		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
+		return errors.Join(g.sessionGone(st), g.stillRunning(taking, deadline))
 	case <-ctx.Done():
 		deadline := time.Now().Add(g.timeout)
 		g.cancelCalls(ss, errSessionClosed)
 		err := errors.Join(g.unanswered(unanswered.wait(deadline)), g.closeSessions([]*mcp.ServerSession{ss}, deadline))
 		if err != nil {
-			return errors.Join(err, st.close(deadline), ext.close(deadline))
+			return err // its tasks end with it (end), in time or not
 		}
 		<-ended
-		return errors.Join(st.close(deadline), ext.close(deadline), g.stillRunning(taking, deadline))
+		return errors.Join(g.sessionGone(st), g.stillRunning(taking, deadline))
 	}
+}
+
+// sessionGone waits until end let go of the stdio-like session of st, its
+// tasks included (each bounded by the shutdown timeout), and reports
+// tasks that outlived it.
+func (g *Gateway) sessionGone(st *sessionState) error {
+	<-st.gone
+	return st.tasksErr
 }

@@ -155,7 +155,7 @@ func TestResultsPassThrough(t *testing.T) {
 }
 
 func TestCancellationAndProgressReachTheBackend(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the take
 		t.Run("version "+version, func(t *testing.T) { cancellationAndProgressReachTheBackend(t, version) })
 	}
 }
@@ -191,7 +191,7 @@ func cancellationAndProgressReachTheBackend(t *testing.T, version string) {
 	default:
 	}
 	if taken := viaSDK.Load() == 0; taken != (version != "") {
-		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+		t.Errorf("the take answered the call: %v, want %v", taken, version != "")
 	}
 }
 

@@ -165,7 +165,7 @@ func connectInMemory(t *testing.T, g *Gateway) *client {
 }
 
 // connectInMemoryAt is connectInMemory at the protocol version given (""
-// negotiates the newest; before 2026-07-28 the gateway's fast path answers
+// negotiates the newest; before 2026-07-28 the gateway's take answers
 // tools/call).
 func connectInMemoryAt(t *testing.T, g *Gateway, version string) *client {
 	t.Helper()
@@ -382,7 +382,7 @@ func connectRawAt(t *testing.T, g *Gateway, version string) *rawClient {
 }
 
 // connectRawSDK is connectRaw with every request going through the SDK's
-// session (no fast path), to compare the two.
+// session (no take), to compare the two.
 func connectRawSDK(t *testing.T, g *Gateway) *rawClient {
 	return connectRawWith(t, "2025-11-25", func(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 		return g.serveTransport(ctx, stdioTransport(in, out), nil)
@@ -390,7 +390,7 @@ func connectRawSDK(t *testing.T, g *Gateway) *rawClient {
 }
 
 // sdkCalls counts the tools/call requests that reach g's SDK sessions
-// (those the fast path did not take).
+// (those the take did not take).
 func sdkCalls(g *Gateway) *atomic.Int64 {
 	var n atomic.Int64
 	g.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

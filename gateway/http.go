@@ -87,7 +87,7 @@ func (g *Gateway) Health() Health {
 // identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(g.httpSkills(g.httpTasks(http.HandlerFunc(g.serveMCP)))))))))
+	mux.Handle("/mcp", g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(http.HandlerFunc(g.serveMCP)))))))
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)

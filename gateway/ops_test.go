@@ -159,7 +159,7 @@ type metaKey struct{}
 // CallContext derives each call's context from the request's _meta; the
 // tool body runs in it; the Observer hears of the request and the call.
 func TestCallContext(t *testing.T) {
-	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the fast path
+	for _, version := range []string{"", "2025-11-25"} { // the SDK's path, the take
 		t.Run("version "+version, func(t *testing.T) { callContext(t, version) })
 	}
 }
@@ -194,6 +194,6 @@ func callContext(t *testing.T, version string) {
 		t.Errorf("observed requests %v, calls %v; want one tools/call, seen ok", obs.requests, obs.calls)
 	}
 	if taken := viaSDK.Load() == 0; taken != (version != "") {
-		t.Errorf("the fast path answered the call: %v, want %v", taken, version != "")
+		t.Errorf("the take answered the call: %v, want %v", taken, version != "")
 	}
 }

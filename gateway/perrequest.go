@@ -25,8 +25,11 @@ import (
 // for a session below 2026-07-28, and, for a 2026-07-28 POST, the call
 // of a client that offers nothing (takePerRequest).
 func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall {
-	legacy := g.take(session)
+	legacy := g.takeSkills(session, g.take(session))
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
+		if call := g.statelessTaskBody(req); call != nil {
+			return call
+		}
 		if call := legacy(req); call != nil {
 			return call
 		}

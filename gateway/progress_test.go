@@ -38,7 +38,7 @@ func stepsBackend(t *testing.T, reg *tool.Registry) {
 func TestProgressForwardedBeforeResult(t *testing.T) {
 	reg := tool.NewRegistry()
 	stepsBackend(t, reg)
-	for _, sdkOnly := range []bool{false, true} { // the fast path, the SDK's
+	for _, sdkOnly := range []bool{false, true} { // the take, the SDK's
 		t.Run(fmt.Sprint("sdkOnly ", sdkOnly), func(t *testing.T) {
 			g := newGateway(t, reg, Options{})
 			viaSDK := sdkCalls(g)
@@ -48,7 +48,7 @@ func TestProgressForwardedBeforeResult(t *testing.T) {
 			}
 			progressBeforeResult(t, c(t, g))
 			if taken := viaSDK.Load() == 0; taken == sdkOnly {
-				t.Errorf("the fast path answered: %v", taken)
+				t.Errorf("the take answered: %v", taken)
 			}
 		})
 	}

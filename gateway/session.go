@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,6 +26,10 @@ type sessionState struct {
 	id string // ss.ID(), "" off HTTP
 	// ended is closed once the session ended and end let go of it.
 	ended chan struct{}
+	// gone is closed once end has also ended its tasks; tasksErr (set
+	// before) says whether they ended within the shutdown timeout.
+	gone     chan struct{}
+	tasksErr error
 
 	// The rest is guarded by Gateway.mu.
 
@@ -34,7 +39,50 @@ type sessionState struct {
 	calls      int       // tools/call requests in flight (MaxCallsPerSession)
 	asks       int       // backends' requests waiting for its answer (MaxAsksPerSession)
 	view       *sessionView
-	tasks      *sessionTasks // its tasks over HTTP (taskhttp.go), made on first use
+	tasks      taskBook // its tasks, whatever its transport (takeTasks)
+}
+
+// taskBook is the tasks of one client session: in the shapes of
+// 2025-11-25 (taskBody) on a session opened with initialize, of the
+// 2026-07-28 extension (extBody) on one without. Each store is made on
+// first use; end ends them with the session.
+type taskBook struct {
+	legacy, ext *sessionTasks
+}
+
+// close cancels the book's tasks and waits for them until deadline.
+func (b taskBook) close(deadline time.Time) error {
+	var errs []error
+	for _, st := range []*sessionTasks{b.legacy, b.ext} {
+		if st != nil {
+			errs = append(errs, st.close(deadline))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// held reports whether the book has a store.
+func (b taskBook) held() bool { return b.legacy != nil || b.ext != nil }
+
+// tasksOf returns the tasks of session ss in the shapes of the extension
+// when ext, else of 2025-11-25, made on first use; nil for a session the
+// gateway keeps no state of (one that ended), or once the gateway is
+// closed.
+func (g *Gateway) tasksOf(ss *mcp.ServerSession, ext bool) *sessionTasks {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.stateLocked(ss)
+	if st == nil || g.closed {
+		return nil
+	}
+	shelf := &st.tasks.legacy
+	if ext {
+		shelf = &st.tasks.ext
+	}
+	if *shelf == nil {
+		*shelf = newSessionTasks(ext)
+	}
+	return *shelf
 }
 
 // stateLocked returns ss's state, nil when the gateway serves ss without
@@ -70,7 +118,7 @@ func (g *Gateway) openLocked(ss *mcp.ServerSession) *sessionState {
 	if g.closed {
 		return nil
 	}
-	st := &sessionState{ss: ss, id: ss.ID(), ended: make(chan struct{})}
+	st := &sessionState{ss: ss, id: ss.ID(), ended: make(chan struct{}), gone: make(chan struct{})}
 	g.sessions[ss] = st
 	if st.id != "" {
 		g.byID[st.id] = st
@@ -98,7 +146,7 @@ func (g *Gateway) end(st *sessionState) {
 	}
 	tasks := st.tasks
 	if g.closed {
-		tasks = nil // Close cancels and waits for them (closeTasks)
+		tasks = taskBook{} // Close cancels and waits for them (closeTasks)
 	}
 	g.mu.Unlock()
 	if st.id != "" {
@@ -111,11 +159,11 @@ func (g *Gateway) end(st *sessionState) {
 		g.events.SessionClosed(context.Background(), st.id)
 	}
 	close(st.ended)
-	if tasks != nil {
-		if err := tasks.close(time.Now().Add(g.timeout)); err != nil {
-			g.log.Warn("closing a session's tasks", "session", st.id, "err", err)
-		}
+	if err := tasks.close(time.Now().Add(g.timeout)); err != nil {
+		st.tasksErr = err
+		g.log.Warn("closing a session's tasks", "session", st.id, "err", err)
 	}
+	close(st.gone)
 }
 
 // watchersDone waits until deadline for the sessions' watchers (each
@@ -131,18 +179,22 @@ func (g *Gateway) watchersDone(deadline time.Time) error {
 // not the session closes in time, and waits for them until deadline.
 func (g *Gateway) closeTasks(deadline time.Time) {
 	g.mu.Lock()
-	var all []*sessionState
+	type held struct {
+		id   string
+		book taskBook
+	}
+	var all []held
 	for _, st := range g.sessions {
-		if st.tasks != nil {
-			all = append(all, st)
+		if st.tasks.held() {
+			all = append(all, held{st.id, st.tasks})
 		}
 	}
 	g.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, st := range all {
+	for _, h := range all {
 		wg.Go(func() {
-			if err := st.tasks.close(deadline); err != nil {
-				g.log.Warn("closing a session's tasks", "session", st.id, "err", err)
+			if err := h.book.close(deadline); err != nil {
+				g.log.Warn("closing a session's tasks", "session", h.id, "err", err)
 			}
 		})
 	}

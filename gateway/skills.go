@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"maps"
@@ -205,39 +204,6 @@ func (g *Gateway) getSkill(params json.RawMessage, visible func(server string) b
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "skills/get: no skill has the URI " + p.URI + " (skills/list lists them)"}
 }
 
-// httpSkills answers the skills requests (skillsRequest) posted over HTTP before
-// next (the SDK's handler, which knows neither); a stateful request must
-// name a live session of its caller (bindSessions ran first).
-func (g *Gateway) httpSkills(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := skillsRequest(r)
-		if req == nil || !g.stateless(r) && g.sessionByID(r.Header.Get("Mcp-Session-Id")) == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		raw, err := g.skillsBody(req, r.Header, r.Header.Get("Mcp-Session-Id"))(r.Context())
-		writeAnswer(w, r, req.ID, raw, err)
-	})
-}
-
-// skillsRequest returns the skills request (skills/list, skills/get, or
-// resources/directory/read) r posts, nil for any other.
-func skillsRequest(r *http.Request) *jsonrpc.Request {
-	if r.Method != http.MethodPost || r.Body == nil {
-		return nil
-	}
-	body, err := readBody(r)
-	if err != nil || !bytes.Contains(body, []byte(`"skills/`)) && !bytes.Contains(body, []byte(methodDirectoryRead)) {
-		return nil // the common case, without decoding
-	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || !req.IsCall() || (req.Method != "skills/list" && req.Method != "skills/get" && req.Method != methodDirectoryRead) {
-		return nil
-	}
-	return req
-}
-
 // declareSkillsExtension declares the extension in caps, on a copy of its
 // extensions (the SDK's map may be shared), when a backend offers skills
 // or the backends have not settled yet.
@@ -351,11 +317,16 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 	}
 }
 
-// takeSkills returns next with the skills requests taken first,
-// on connections that carry a whole session (stdio, in memory).
+// takeSkills returns next with the skills requests taken first, on every
+// connection: stdio's and in memory, and a stateful or stateless HTTP
+// session's, whose request headers reach the Gate's Screen.
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		if body := g.skillsBody(req, nil, sessionID(session.Load())); body != nil {
+		var header http.Header
+		if extra, ok := req.Extra.(*mcp.RequestExtra); ok {
+			header = extra.Header
+		}
+		if body := g.skillsBody(req, header, sessionID(session.Load())); body != nil {
 			return body
 		}
 		return next(req)

@@ -224,3 +224,43 @@ func TestConformanceSkillsServer(t *testing.T) {
 		})
 	}
 }
+
+// hideUnlessAdmin is hideServer, except to a caller whose X-Who header
+// says admin.
+type hideUnlessAdmin struct{ hideServer }
+
+func (h hideUnlessAdmin) Screen(ctx context.Context, header http.Header, session string) func(Offer, string) bool {
+	if header.Get("X-Who") == "admin" {
+		return func(Offer, string) bool { return true }
+	}
+	return h.hideServer.Screen(ctx, header, session)
+}
+
+// Over Streamable HTTP, stateful and stateless, the skills requests are
+// answered beneath the transport as on stdio, and the Gate's Screen sees
+// each request's own headers: an admin sees both servers' skills, another
+// caller the visible server's only.
+func TestGatewaySkillsScreenedOverHTTP(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateful", true: "stateless"}[stateless], func(t *testing.T) {
+			reg := tool.NewRegistry()
+			startSkillsBackend(t, reg, "alpha")
+			startSkillsBackend(t, reg, "beta")
+			opts := Options{Stateless: stateless, Gate: hideUnlessAdmin{hideServer{hidden: "beta"}}}
+			base := serveHTTP(t, newGateway(t, reg, opts), opts)
+			for who, want := range map[string]int{"admin": 4, "guest": 2} {
+				front := tool.NewRegistry()
+				startClient(t, mcpclient.Config{ServerName: "gw", Transport: mcpclient.TransportStreamableHTTP, URL: base + "/mcp", Headers: map[string]string{"X-Who": who}},
+					mcpclient.Options{Registry: front})
+				var uris []string
+				for _, s := range front.Skills() {
+					uris = append(uris, s.URI)
+				}
+				beta := slices.ContainsFunc(uris, func(u string) bool { return strings.HasPrefix(u, "skill://beta/") })
+				if len(uris) != want || beta != (who == "admin") {
+					t.Errorf("%s sees %v; want %d skills, beta's only for the admin", who, uris, want)
+				}
+			}
+		})
+	}
+}

@@ -173,7 +173,7 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 			ctx, leave := context.WithCancel(context.Background())
 			call := waitCall
 			if mode.sdkPath {
-				call = sdkWaitCall // a member no fast path reads: the SDK's session serves it
+				call = sdkWaitCall // a member no take reads: the SDK's session serves it
 			}
 			// The response may not begin before the result: post it aside.
 			go func() {
@@ -200,7 +200,7 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 	}
 }
 
-// openSessionOn opens a raw session whose calls the HTTP fast path serves,
+// openSessionOn opens a raw session whose calls the HTTP take serves,
 // or with sdkPath one whose calls the SDK serves (stateless: whose POSTs
 // name a session, which the SDK's stateless handler ignores).
 func openSessionOn(t *testing.T, base string, sdkPath bool) *httpSession {
@@ -231,7 +231,7 @@ func TestResumedHTTPStreamKeepsItsCall(t *testing.T) {
 			ctx, leave := context.WithCancel(context.Background())
 			call := waitCall
 			if mode.sdkPath {
-				call = sdkWaitCall // a member no fast path reads: the SDK's session serves it
+				call = sdkWaitCall // a member no take reads: the SDK's session serves it
 			}
 			resp := s.post(ctx, call)
 			primed := sseField(t, bufio.NewReader(resp.Body), "id")

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
 
-// The fast path of tools/call on stdio-like sessions (ServeStdio,
+// The take of tools/call on stdio-like sessions (ServeStdio,
 // ServeTransport). The go-sdk's server decodes a request's params twice
 // with a fresh 32 KiB decoder each time, hands the request through two
 // goroutines, and marshals the result twice over; for the one request a
@@ -23,7 +23,7 @@ import (
 // (sdkwire.TakingTransport) and runs the one call path (serveCall), with
 // the same bytes on the wire as the SDK's path. Everything else stays with the SDK: the handshake, every
 // other method, notifications, responses to the gateway's own requests,
-// and the calls whose shape or session the fast path does not take (see
+// and the calls whose shape or session the take does not take (see
 // take).
 
 // take returns the body that answers req beneath the SDK's session, or
@@ -64,7 +64,7 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 // noTake leaves every request to the SDK.
 func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 
-// publishCallable makes the fast path's table of served names (served
+// publishCallable makes the take's table of served names (served
 // name → registry name) what the server lists now. syncMu must be held.
 func (g *Gateway) publishCallable() {
 	m := make(map[string]string, len(g.advertised))
@@ -87,7 +87,7 @@ func (g *Gateway) publishCallable() {
 	g.headerSchemas.Store(&headers)
 }
 
-// stillRunning waits for the calls the fast path took on a session that
+// stillRunning waits for the calls the take took on a session that
 // ended (they were cancelled), and reports those that outlive deadline.
 func (g *Gateway) stillRunning(taking *sdkwire.TakingTransport, deadline time.Time) error {
 	if !waitUntil(deadline, taking.Wait) {

@@ -37,11 +37,11 @@ func (c *rawClient) exchange(line, id string) []string {
 	}
 }
 
-// The fast path answers tools/call with the bytes the SDK's path sends:
+// The take answers tools/call with the bytes the SDK's path sends:
 // the same lines (progress notifications, then the response) for Go tools
 // and MCP backends, results the SDK cannot decode, HTML characters,
 // arguments as the client wrote them, errors; and it does answer them.
-func TestFastPathSameBytes(t *testing.T) {
+func TestTakenSameBytes(t *testing.T) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(
 		goTool("html", func(context.Context, json.RawMessage) (tool.Output, error) {
@@ -86,21 +86,21 @@ func TestFastPathSameBytes(t *testing.T) {
 		line := callLine(id, params)
 		want, got := sc.exchange(line, id), fc.exchange(line, id)
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: lines differ (-SDK path +fast path):\n%s", params, diff)
+			t.Errorf("%s: lines differ (-SDK path +take):\n%s", params, diff)
 		}
 	}
 	if n := fastSDK.Load(); n != 2 {
-		t.Errorf("the SDK's session read %d calls, want the 2 the fast path leaves it", n)
+		t.Errorf("the SDK's session read %d calls, want the 2 the take leaves it", n)
 	}
 	if n := sdkSDK.Load(); n != int64(len(calls)) {
 		t.Errorf("the SDK's session read %d calls of the SDK-only session, want %d", n, len(calls))
 	}
 }
 
-// A backend's elicitation and sampling in the middle of a fast-path call
+// A backend's elicitation and sampling in the middle of a taken call
 // reach the client that made it, through its session, and their answers
 // come back to the backend (the defaults of its form filled in).
-func TestFastPathAsksTheClient(t *testing.T) {
+func TestTakenAsksTheClient(t *testing.T) {
 	reg := tool.NewRegistry()
 	startMemBackendWith(t, mcpclient.Config{ServerName: "asker", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25", AllowSampling: true},
 		mcpclient.Options{Registry: reg, Elicit: true, Sample: true}, mcppeer.Asker())
@@ -134,8 +134,8 @@ func TestFastPathAsksTheClient(t *testing.T) {
 
 // A call that arrives before the backends are ready waits for them (the
 // SDK's path, which brings the tool list up to date first) and finds a
-// tool registered meanwhile; once ready, calls take the fast path.
-func TestFastPathWaitsForReady(t *testing.T) {
+// tool registered meanwhile; once ready, calls take the take.
+func TestTakenWaitsForReady(t *testing.T) {
 	reg := tool.NewRegistry()
 	ready := make(chan struct{})
 	g := newGateway(t, reg, Options{Ready: ready})
@@ -171,7 +171,7 @@ func callLine(id, params string) string {
 
 // A call whose id is in use by a call in flight is refused as the SDK
 // refuses it, and holds none of the session's call slots.
-func TestFastPathRepeatedID(t *testing.T) {
+func TestTakenRepeatedID(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release := make(chan struct{}, 10), make(chan struct{})
 	if _, err := reg.Register(goTool("wait", func(context.Context, json.RawMessage) (tool.Output, error) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,7 +24,7 @@ import (
 // Tasks of the 2026-07-28 extension (io.modelcontextprotocol/tasks): in
 // stateless mode, the way 2026-07-28 clients reach the gateway over HTTP,
 // and on 2026-07-28 sessions of stdio-like connections (takeTasks) and
-// HTTP (serveTaskPOST), where the tasks are the session's. A request
+// HTTP sessions (takeTasks as well), where the tasks are the session's. A request
 // carries its client's capabilities in its _meta: a tools/call
 // from a client that declares the extension, of a tool the gateway lists
 // as supporting tasks (a backend's task tool), is admitted as a call is
@@ -51,30 +52,58 @@ const maxTaskOwners = 1024
 // errTooManyOwners refuses a task when maxTaskOwners identities hold some.
 var errTooManyOwners = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many identities hold tasks on this gateway; try again later"}
 
-// statelessTasks answers the requests of the extension's tasks before
-// next (the SDK's handler).
-func (g *Gateway) statelessTasks(next http.Handler) http.Handler {
-	none := newSessionTasks(true) // answers ids of no owner: "no task"
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := taskRequest(r)
-		if req == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		owner := identityOf(r)
-		x := extTasks{caller: g.placeOf(r.Context(), callRequest{}).key, answer: g.sharedAnswer(owner),
-			tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), none) },
-			start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
-				return g.startOwnerTask(owner, start)
-			}}
-		run := g.extBody(x, req, r.Header.Clone())
-		if run == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		raw, err := run(r.Context())
-		writeAnswer(w, r, req.ID, raw, err)
-	})
+// statelessTaskBody returns the body that answers req, a request of a
+// stateless POST's session (takeStateless), with the extension's tasks of
+// its caller's identity (a stateless client has no session: its tasks
+// are its identity's), or nil to leave req to the rest of the take. It
+// decides from req alone; the identity is the POST's, read from the
+// body's context.
+func (g *Gateway) statelessTaskBody(req *jsonrpc.Request) sdkwire.TakenCall {
+	if !mayBeTasks(req) || req.Method == "tools/call" && !bytes.Contains(req.Params, []byte(tasks.Extension)) {
+		return nil // the common call, told apart before its body is built: no session declared the extension
+	}
+	header := headerOf(req)
+	if g.extBody(extTasks{}, req, header) == nil {
+		return nil
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		return g.extBody(g.identityTasks(ctx), req, header)(ctx)
+	}
+}
+
+// identityTasks is where the extension's tasks of the stateless request
+// ctx is of are kept: its identity's (ownerTasks, made on its first
+// task), shared with the other replicas when the config has a store.
+func (g *Gateway) identityTasks(ctx context.Context) extTasks {
+	owner := identityIn(ctx)
+	return extTasks{caller: g.placeOf(ctx, callRequest{}).key, answer: g.sharedAnswer(owner),
+		tasks: func() *sessionTasks { return cmp.Or(g.ownerTasks(owner), g.ownerBook.noTasks()) },
+		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
+			return g.startOwnerTask(owner, start)
+		}}
+}
+
+// ownerTaskBook holds the tasks of stateless mode's identities that have
+// some (a session's are in its state: taskBook). The zero value is ready
+// to use.
+type ownerTaskBook struct {
+	mu       sync.Mutex
+	byOwner  map[string]*ownerStore // by identity (taskext.go); guarded by mu
+	wg       sync.WaitGroup         // the watchers that close them, and the leases' renewer
+	renewing bool                   // the renewer of the shared tasks' leases runs (taskshare.go); guarded by mu
+	// takeovers are the backends' tasks of the shared tasks (tasktakeover.go).
+	takeovers takeovers
+	none      *sessionTasks // answers the ids of no identity: "no task"; made on first use, guarded by mu
+}
+
+// noTasks returns the store of no identity, where every id is unknown.
+func (b *ownerTaskBook) noTasks() *sessionTasks {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.none == nil {
+		b.none = newSessionTasks(true)
+	}
+	return b.none
 }
 
 // extTasks is where the extension's tasks of a request are kept.
@@ -107,7 +136,11 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			answer := x.answer
 			if answer == nil {
 				answer = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-					return jsonrpcErr(x.tasks().store.Answer(ctx, method, params))
+					st := x.tasks()
+					if st == nil {
+						return nil, errSessionClosed // the session ended
+					}
+					return jsonrpcErr(st.store.Answer(ctx, method, params))
 				}
 			}
 			raw, err := answer(ctx, method, params)
@@ -118,7 +151,7 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 	if !ok || !(*g.taskTools.Load())[p.Name] {
 		return nil // a plain call (as every call is before the backends are ready)
 	}
-	call := callRequest{session: x.session, header: header, params: p, caller: x.caller}
+	call := callRequest{session: x.session, header: taskHeader(header), params: p, caller: x.caller}
 	if (*g.serverTaskTools.Load())[p.Name] {
 		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
 	}
@@ -287,7 +320,7 @@ type ownerStore struct {
 // ownerTasks returns the extension tasks of owner, nil when it holds
 // none.
 func (g *Gateway) ownerTasks(owner string) *sessionTasks {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if st := b.byOwner[owner]; st != nil {
@@ -301,7 +334,7 @@ func (g *Gateway) ownerTasks(owner string) *sessionTasks {
 // may be forgotten (retireIdleLocked), but not between finding its store
 // and starting a task in it.
 func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.byOwner[owner]
@@ -319,7 +352,7 @@ func (g *Gateway) startOwnerTask(owner string, start func(*sessionTasks) (json.R
 // while the config has a store is shared (taskshare.go); one made
 // without costs nothing more than the process's memory. b.mu is held.
 func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	if g.isClosed() || len(b.byOwner) >= maxTaskOwners && !b.retireIdleLocked() {
 		return nil
 	}
@@ -352,7 +385,7 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 // reports whether there were any: kept for good, the first
 // maxTaskOwners identities to make a task would have been the only ones
 // ever to get one again. b.mu is held.
-func (b *httpTaskBook) retireIdleLocked() bool {
+func (b *ownerTaskBook) retireIdleLocked() bool {
 	n := len(b.byOwner)
 	for owner, st := range b.byOwner {
 		if st.store.Held() == 0 {

@@ -21,7 +21,8 @@ import (
 
 // Tasks through the gateway (MCP 2025-11-25, SEP-1686), on stdio-like
 // sessions (ServeStdio, ServeTransport) and stateful Streamable HTTP
-// sessions (taskhttp.go). A client that calls a tool as a
+// sessions (httpTransport), taken beneath the SDK's session on either
+// (takeTasks). A client that calls a tool as a
 // task ("task" in the tools/call params) gets a task of the gateway's at
 // once, if the call is admitted (startTask: its slot, the caller's view
 // and the Gate, before the task exists; a refused call gets no task); the
@@ -94,13 +95,17 @@ func (st *sessionTasks) close(deadline time.Time) error {
 	return nil
 }
 
-// takeTasks returns next with the requests of tasks taken first (see
-// sessionTaskBody); st and ext are the connection's tasks before and at
-// 2026-07-28.
-func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st, ext *sessionTasks, next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
+// takeTasks returns next with the requests of tasks of the session
+// (see sessionTaskBody) taken first, on every transport the gateway
+// serves a session over: stdio-like connections (serveTransport) and
+// stateful Streamable HTTP (httpTransport.open). The tasks are the
+// session's (its state's taskBook, ended with it): another session, and
+// so another identity (an HTTP session is bound to the one that opened
+// it, bind.go), has none of them.
+func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		if ss := session.Load(); ss != nil {
-			if run := g.sessionTaskBody(ss, st, ext, req, nil); run != nil {
+		if ss := session.Load(); ss != nil && mayBeTasks(req) {
+			if run := g.sessionTaskBody(ss, req, headerOf(req)); run != nil {
 				return run
 			}
 		}
@@ -108,16 +113,53 @@ func (g *Gateway) takeTasks(session *atomic.Pointer[mcp.ServerSession], st, ext 
 	}
 }
 
-// sessionTaskBody returns the body that answers req of client session ss
-// with its tasks, or nil to leave req to the SDK: st's on a session
-// before 2026-07-28 (taskBody), ext's under the 2026-07-28 extension
-// (extBody, taskext.go).
-func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
-	if sdkwire.TakesCalls(ss) {
-		return g.taskBody(ss, st, req, header)
+// mayBeTasks reports whether req may be a request of tasks: a method of
+// tasks, or a tools/call (taskBody and extBody tell a call as a task
+// apart).
+func mayBeTasks(req *jsonrpc.Request) bool {
+	return req.Method == "tools/call" || tasks.Handles(req.Method) || req.Method == "tasks/update"
+}
+
+// headerOf is the HTTP request's headers req came with (for the Gate,
+// and the Mcp-Name check of the extension), nil off HTTP.
+func headerOf(req *jsonrpc.Request) http.Header {
+	if extra, ok := req.Extra.(*mcp.RequestExtra); ok {
+		return extra.Header
 	}
-	return g.extBody(extTasks{tasks: func() *sessionTasks { return ext }, session: ss,
-		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) { return start(ext) }}, req, header)
+	return nil
+}
+
+// taskHeader is header, an HTTP request's, as the call of a task made by
+// that request keeps it: a copy, since the task outlives the request, and
+// without the request's stream tag, since the task's call is not the
+// request's and must not end when its stream drops. nil off HTTP.
+func taskHeader(header http.Header) http.Header {
+	if header == nil {
+		return nil
+	}
+	header = header.Clone()
+	header.Del(streamHeader)
+	return header
+}
+
+// sessionTaskBody returns the body that answers req of client session ss
+// with its tasks, or nil to leave req to the SDK: the 2025-11-25 ones on
+// a session opened with initialize before 2026-07-28 (taskBody), the
+// extension's otherwise (extBody, taskext.go). header is the HTTP
+// request's, nil off HTTP.
+func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	if sdkwire.TakesCalls(ss) {
+		return g.taskBody(ss, req, header)
+	}
+	store := func() *sessionTasks { return g.tasksOf(ss, true) }
+	return g.extBody(extTasks{tasks: store, session: ss,
+		start: func(start func(*sessionTasks) (json.RawMessage, error)) (json.RawMessage, error) {
+			st := store()
+			if st == nil {
+				return nil, errSessionClosed
+			}
+			return start(st)
+		}}, req, header)
 }
 
 // taskBody returns the body that answers req, a request of client session
@@ -125,11 +167,24 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, st, ext *sessionTasks, 
 // a task on the sessions whose calls the gateway answers itself
 // (sdkwire.TakesCalls: before 2026-07-28, whose shapes these are). header
 // is the HTTP request's, nil off HTTP. nil leaves req to the SDK.
-func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) {
 		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
+		stream := header.Get(streamHeader)
 		return func(ctx context.Context) (json.RawMessage, error) {
 			g.seen(ctx, ss, method)
+			st := g.tasksOf(ss, false)
+			if st == nil {
+				return nil, errSessionClosed
+			}
+			if method == "tasks/result" {
+				// It waits for the task's end: on HTTP, as long as its
+				// client is there to read the answer (its stream, as a
+				// call's: serveMCP).
+				var end func()
+				ctx, end = g.awaitOn(ctx, ss, stream)
+				defer end()
+			}
 			return jsonrpcErr(st.store.Answer(ctx, method, params))
 		}
 	}
@@ -140,11 +195,39 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, st *sessionTasks, req *jsonrpc
 	if !ok {
 		return nil
 	}
-	call := callRequest{session: ss, header: header, params: p}
+	call := callRequest{session: ss, header: taskHeader(header), params: p}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		return g.startTask(ctx, call, false, func(a *admission) (json.RawMessage, error) {
+			st := g.tasksOf(ss, false)
+			if st == nil {
+				return nil, errSessionClosed
+			}
 			return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runTask(ctx, a, st.store) })
 		})
+	}
+}
+
+// awaitOn returns ctx, for a request of session that waits (a blocking
+// tasks/result), ended as a call's is when its HTTP request stream is
+// given up on (the client left and did not resume it in time), its
+// session closes or the gateway does; end lets go of it. Off HTTP
+// (stream ""), ctx as it is: the client cancels what it leaves.
+func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, stream string) (context.Context, func()) {
+	if stream == "" {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &inflight{session: session, cancel: cancel, stream: stream}
+	if !g.track(c) {
+		cancel(errSessionClosed)
+		return ctx, func() {}
+	}
+	if g.streamGone(stream) {
+		cancel(errStreamGone) // its client left while it was read
+	}
+	return ctx, func() {
+		g.untrack(c)
+		cancel(nil)
 	}
 }
 
@@ -180,7 +263,7 @@ func (g *Gateway) refusedTask(res result, ext bool) json.RawMessage {
 }
 
 // taskCall reads the params of a tools/call that asks to run as a task,
-// and reports false for any other (or params the fast path leaves to the
+// and reports false for any other (or params the take leaves to the
 // SDK).
 func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	if !bytes.Contains(params, []byte(`"task"`)) || !tasks.IsAugmented(params) {

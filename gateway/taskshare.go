@@ -177,7 +177,7 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 // unsharedTask returns the tasks of owner when they hold task id and do
 // not tell the task store of it (made before the config had a store).
 func (g *Gateway) unsharedTask(owner, id string) *sessionTasks {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	st := b.byOwner[owner]
 	b.mu.Unlock()
@@ -270,7 +270,7 @@ func (g *Gateway) renewAll() {
 	if ts == nil {
 		return
 	}
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	running := map[string]string{} // task → owner
 	var stores []*tasks.Store
 	b.mu.Lock()

@@ -59,7 +59,7 @@ func (g *Gateway) recordBackendTask(st *tasks.Store, id, name, backendTask strin
 	if ts, _ := g.sharedTasks(); ts == nil || backendTask == "" {
 		return
 	}
-	t := &g.httpTasksBook.takeovers
+	t := &g.ownerBook.takeovers
 	t.mu.Lock()
 	if t.refs == nil {
 		t.refs = map[string][]byte{}
@@ -72,7 +72,7 @@ func (g *Gateway) recordBackendTask(st *tasks.Store, id, name, backendTask strin
 // backendOf returns the backendRef of task id running here, nil when
 // none; an ended task's is forgotten.
 func (g *Gateway) backendOf(id string, ended bool) []byte {
-	t := &g.httpTasksBook.takeovers
+	t := &g.ownerBook.takeovers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ref := t.refs[id]
@@ -113,7 +113,7 @@ func (g *Gateway) takeOver(ctx context.Context, ts TaskStore, lease time.Duratio
 // goroutine of its own until it ends (or another replica ends rec:
 // renewAll cancels it, or the gateway closes), and writes its end.
 func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRef) {
-	b := &g.httpTasksBook
+	b := &g.ownerBook
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.isClosed() {
@@ -177,7 +177,7 @@ func (g *Gateway) followBackend(ctx context.Context, ref backendRef) (json.RawMe
 
 // takenOver returns the ids of the tasks taken over and running here.
 func (g *Gateway) takenOver() []string {
-	t := &g.httpTasksBook.takeovers
+	t := &g.ownerBook.takeovers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids := make([]string, 0, len(t.running))
@@ -190,7 +190,7 @@ func (g *Gateway) takenOver() []string {
 // stopTakenOver stops following task id, taken over here, and reports
 // whether it was.
 func (g *Gateway) stopTakenOver(id string) bool {
-	t := &g.httpTasksBook.takeovers
+	t := &g.ownerBook.takeovers
 	t.mu.Lock()
 	cancel := t.running[id]
 	t.mu.Unlock()

@@ -48,6 +48,8 @@ type httpTransport struct {
 	// requests maps the RequestExtra of each request in flight to its id,
 	// for tag (the SDK's own request id is out of reach).
 	requests sync.Map // *mcp.RequestExtra → jsonrpc.ID
+	// statelessTasks is every stateless POST's wireConn.tasks.
+	statelessTasks func(*jsonrpc.Request) bool
 
 	mu       sync.Mutex
 	sessions map[string]*wireSession // by session id; guarded by mu
@@ -55,6 +57,7 @@ type httpTransport struct {
 
 func newTransport(g *Gateway, idle time.Duration) *httpTransport {
 	t := &httpTransport{g: g, idle: idle, sessions: make(map[string]*wireSession)}
+	t.statelessTasks = func(req *jsonrpc.Request) bool { return g.statelessTaskBody(req) != nil }
 	g.server.AddReceivingMiddleware(t.tag)
 	return t
 }
@@ -150,8 +153,11 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
 	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
-	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.take(&current), Routes: true}
-	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, nil)
+	// As serve --stdio's connections: the session's tasks and tools/call
+	// taken beneath the SDK's session, and the "tasks" capability (added
+	// outside the take, which then sees c itself: sdkwire.DirectConn).
+	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeTasks(&current, t.g.takeSkills(&current, t.g.take(&current))), Routes: true}
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), &sdkwire.ServerCapabilityTransport{Transport: taking, Add: taskCapability}, nil)
 	if err != nil {
 		t.g.log.Error("HTTP session not connected", "err", err)
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -193,6 +199,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	c.stateless = true
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
+	c.tasks = t.statelessTasks
 	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
@@ -202,6 +209,12 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	current.Store(ss)
 	defer ss.Close()
 	c.servePOST(w, r, nil)
+	// The POST is over, answered or left by its client: the requests the
+	// session still serves end with it, as the SDK's transport ends a
+	// stateless POST's handlers (cancellationPropagator, unexported). The
+	// session's read side ends, and its dispatch cancels them; Close
+	// alone would wait for them.
+	c.endRead()
 	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
 		// The client left: its calls end for that (serveMCP gives up
 		// on its stream too, but may come after the session's end).
@@ -429,6 +442,13 @@ type wireConn struct {
 	// (sdkwire.DirectConn); set by the session's Connect, before its
 	// first POST is served.
 	takeNow func(*jsonrpc.Request) bool
+	// tasks reports whether a stateless POST's take answers a request as
+	// one of tasks (answersTasks); nil for a session's.
+	tasks func(*jsonrpc.Request) bool
+
+	// readEnded is closed by endRead: Read reports the end of the input.
+	readEnded chan struct{}
+	endOnce   sync.Once
 
 	mu      sync.Mutex
 	done    chan struct{}          // closed by Close; guarded by mu (for closed)
@@ -440,7 +460,7 @@ type wireConn struct {
 
 func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
 	c := &wireConn{id: id, store: store, requests: requests, incoming: make(chan jsonrpc.Message, 10),
-		done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
+		readEnded: make(chan struct{}), done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
 	if store != nil {
 		store.Open(context.Background(), id, "") // the in-memory store never fails
 		c.streams[""] = &wireStream{sse: true}
@@ -480,12 +500,25 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case msg := <-c.incoming:
 		c.queued.Add(-1)
 		return msg, nil
+	case <-c.readEnded:
+		select {
+		case msg := <-c.incoming:
+			c.queued.Add(-1)
+			return msg, nil // what was delivered before the input ended is read first
+		default:
+			return nil, io.EOF
+		}
 	case <-c.done:
 		return nil, io.EOF
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
+
+// endRead ends the session's input: Read reports its end once it has
+// returned what was delivered, and the SDK's dispatch then cancels the
+// requests it still serves (a stateless POST's, once the POST is over).
+func (c *wireConn) endRead() { c.endOnce.Do(func() { close(c.readEnded) }) }
 
 // errSessionEnded is what writing to an ended session gives.
 var errSessionEnded = errors.New("session is closed")
@@ -988,7 +1021,7 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
-			if !c.checkPerRequest(w, r, req, version) {
+			if !c.answersTasks(req) && !c.checkPerRequest(w, r, req, version) {
 				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
@@ -1001,6 +1034,15 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 	}
 	return post, true
+}
+
+// answersTasks reports whether req is a request of the extension's tasks
+// that a stateless POST's take answers (statelessTaskBody): the
+// per-request check, which wants the request's version in its _meta, is
+// not theirs (a client names its tasks requests' version in the header
+// alone).
+func (c *wireConn) answersTasks(req *jsonrpc.Request) bool {
+	return c.tasks != nil && c.tasks(req)
 }
 
 // carriesMetaVersion reports whether params carry a 2026-07-28 request's
@@ -1025,9 +1067,10 @@ func metaVersion(params json.RawMessage) string {
 func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, version string) bool {
 	if !c.stateless && req.Method != "server/discover" {
 		legacy := slices.DeleteFunc(slices.Clone(supportedVersions), func(v string) bool { return v >= serverwire.PerRequestVersion })
-		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: version})
+		requested := cmp.Or(metaVersion(req.Params), version) // the request's own, not its header's
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: legacy, Requested: requested})
 		writeRPCError(w, http.StatusBadRequest, req.ID, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
-			Message: fmt.Sprintf("protocol version %q is not supported by this server", version), Data: data})
+			Message: fmt.Sprintf("protocol version %q is not supported by this server", requested), Data: data})
 		return false
 	}
 	header := r.Header.Get("Mcp-Protocol-Version")

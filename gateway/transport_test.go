@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +14,7 @@ import (
 // the gateway's endpoint (the SDK's handler, or the gateway's own
 // transport).
 func TestHTTPEndpointAnswersAsSDK(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{})
+	g := newGateway(t, takenTools(t), Options{})
 	base, ref := serveHTTP(t, g, Options{}), sdkReference(t, g)
 	s, sRef := openHTTPSession(t, base), openHTTPSession(t, ref)
 	tests := []struct {
@@ -66,4 +67,19 @@ func request(t *testing.T, s *httpSession, method, body string, header map[strin
 		t.Fatal(err)
 	}
 	return httpAnswer{resp.StatusCode, resp.Header, eventIDs.ReplaceAllString(string(b), "id: STREAM_")}
+}
+
+// A 2026-07-28 request on a 2025-11-25 session is refused naming the
+// version the request asked for. The SDK's handler names the header's
+// version instead ("2025-11-25" is not supported, requested 2025-11-25),
+// which tells the client nothing true; the gateway differs on purpose.
+func TestPerRequestOnSessionNamesItsVersion(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{})
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	got := request(t, s, http.MethodPost, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	want := `{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"protocol version \"2026-07-28\" is not supported by this server","data":{"supported":["2025-11-25","2025-06-18","2025-03-26","2024-11-05"],"requested":"2026-07-28"}}}`
+	if got.status != http.StatusBadRequest || strings.TrimSpace(got.body) != want {
+		t.Errorf("got %d %s\nwant 400 %s", got.status, got.body, want)
+	}
 }

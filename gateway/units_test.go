@@ -102,7 +102,7 @@ func TestProgressForwarder(t *testing.T) {
 	}
 }
 
-// plainTexts never says yes to content the SDK would refuse: its fast path
+// plainTexts never says yes to content the SDK would refuse: its lean reader
 // agrees with the SDK's decoder.
 func FuzzPlainTexts(f *testing.F) {
 	for _, seed := range []string{

@@ -13,7 +13,7 @@ import (
 // JSON-RPC message decoding without a JSON decoder (assumption 12 of the
 // package doc). jsonrpc.DecodeMessage runs a fresh decoder with a 32 KiB
 // buffer over the whole message; here json.Valid checks it and the
-// projection's scanner picks the envelope apart. Whatever the fast path does
+// projection's scanner picks the envelope apart. Whatever the scanner does
 // not handle itself (an error object, an escaped key or string, an odd id,
 // a message nested deeper than the SDK allows) goes to jsonrpc.DecodeMessage,
 // so the outcome is the SDK's: FuzzDecodeMessage checks that it is, message
@@ -72,7 +72,7 @@ func tooDeep(b []byte) bool {
 		projection.Depth(b) > maxDepth
 }
 
-// envelope holds the raw members of a message that the fast path reads.
+// envelope holds the raw members of a message that the scanner reads.
 // Absent members stay nil, which is what the SDK's decoding gives; a member
 // present as null keeps the bytes "null", as the SDK's json.RawMessage
 // decoding does. A repeated member keeps its last value, as with the SDK.

@@ -209,12 +209,6 @@
 //     ([ServerCapabilityTransport]: the 2025-11-25 "tasks" capability,
 //     which ServerCapabilities lacks), and the session goes on.
 //     TestContractServerCapabilityAdded.
-//  31. The Streamable HTTP handler writes its answer to an initialize POST
-//     in that POST's response, as one JSON body or as an event stream
-//     whose data line is the response, and ends the response there, so a
-//     writer that holds it whole may add to its capabilities
-//     ([CapabilityWriter]); the session goes on.
-//     TestContractHTTPCapabilityAdded.
 //  32. A receiving middleware that answers a tools/call of a 2026-07-28
 //     session with [InputRequiredResult] reaches the client as an
 //     input-required result (resultType, inputRequests as written,
@@ -250,7 +244,10 @@
 // Numbers are not reused: 23, 24 and 33 to 38 were assumptions while the
 // gateway answered beneath the SDK's Streamable HTTP handler; the
 // gateway's own paths now write those bytes themselves (package
-// serverwire), and they are the parity checks P1 to P8 below.
+// serverwire), and they are the parity checks P1 to P8 below. 31 (the
+// handler's answer to initialize, to which a response writer added the
+// "tasks" capability) went with the tasks answered in front of that
+// handler: an HTTP session's connection adds it as stdio's does (30).
 //
 // Of the assumptions above, three exist only for the gateway's own paths
 // (its connection-level take and its Streamable HTTP transport): 25, 39
@@ -290,7 +287,7 @@
 //     (P1). TestParityHTTPCallResponse. The notifications a
 //     session sends on a POST's stream are what [serverwire.NotificationJSON]
 //     encodes (checked through the gateway's transport, against the
-//     SDK's handler: gateway.TestHTTPFastPathBytesAsSDK).
+//     SDK's handler: gateway.TestHTTPTakenBytesAsSDK).
 //   - P4. A server session (protocol before 2026-07-28) sends a log message
 //     through Log exactly when [serverwire.LogPasses] says for its level and the one
 //     the client last set with logging/setLevel: none before the client

@@ -313,7 +313,7 @@ type takenKey struct{}
 // Write, where the SDK's own request key is out of reach.
 func TakenRequest(ctx context.Context) (jsonrpc.ID, bool) {
 	id, ok := ctx.Value(takenKey{}).(jsonrpc.ID)
-	return id, ok
+	return id, ok && id.IsValid()
 }
 
 // WithRequest returns ctx carrying the request id TakenRequest reads: a
@@ -322,6 +322,14 @@ func TakenRequest(ctx context.Context) (jsonrpc.ID, bool) {
 // call's.
 func WithRequest(ctx context.Context, id jsonrpc.ID) context.Context {
 	return context.WithValue(ctx, takenKey{}, id)
+}
+
+// WithoutRequest returns ctx carrying no request id, whatever it carried:
+// what is sent with it belongs to no request (the work of a task, which
+// outlives the request that made it), and a routing connection sends it
+// where it sends what belongs to none.
+func WithoutRequest(ctx context.Context) context.Context {
+	return context.WithValue(ctx, takenKey{}, jsonrpc.ID{})
 }
 
 // ErrCancelled is why a call the client cancelled ends.

@@ -22,7 +22,7 @@ import (
 )
 
 // sdkPathSession is the Mcp-Session-Id a stateless test POST sends to
-// have the SDK answer it: the fast path takes no stateless POST naming a
+// have the SDK answer it: the take takes no stateless POST naming a
 // session, and the SDK's stateless handler reads none.
 const sdkPathSession = "sdk-path"
 
@@ -99,8 +99,8 @@ func askingTools(t *testing.T, reg *tool.Registry) {
 // byte for byte; a backend's questions answered as the SDK's session
 // answers them (the client offers nothing, and a stateless server asks
 // nothing).
-func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
-	reg := fastPathTools(t)
+func TestHTTPStatelessBytesAsSDK(t *testing.T) {
+	reg := takenTools(t)
 	askingTools(t, reg)
 	g := newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
@@ -115,7 +115,7 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 		before := sdk.Load()
 		status, got, gotHeader := readStateless(t, base, call.body, false)
 		if sdk.Load() != before {
-			t.Fatalf("the fast path left %s to the SDK", call.body)
+			t.Fatalf("the take left %s to the SDK", call.body)
 		}
 		wantStatus, want, wantHeader := readStateless(t, ref, call.body, true)
 		if sdk.Load() != before+1 {
@@ -130,7 +130,7 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 			t.Errorf("%s: status %d, the SDK's %d", call.body, status, wantStatus)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
+			t.Errorf("%s: the take's body differs from the SDK's (-SDK +taken):\n%s", call.body, diff)
 		}
 		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
 			if gotHeader.Get(key) != wantHeader.Get(key) {
@@ -145,8 +145,8 @@ func TestHTTPStatelessFastPathBytesAsSDK(t *testing.T) {
 // transport the take leaves it to the SDK's session) is answered as the
 // SDK's stateless handler answers it (sdkReferenceOf), status and body;
 // what the take does not read takes the SDK's path in either build.
-func TestHTTPStatelessFastPathLeavesTheRestToSDK(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+func TestHTTPStatelessLeavesTheRestToSDK(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	ref := sdkReferenceOf(t, g, true)
@@ -214,9 +214,9 @@ func (c *callsGate) Enter(ctx context.Context, call Call) (context.Context, func
 // The Gate sees a stateless call alike on both paths: no session, no
 // client name (the SDK's session for the POST has neither), the request's
 // headers, _meta and arguments.
-func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
+func TestHTTPStatelessGateSeesSameCall(t *testing.T) {
 	gate := &callsGate{}
-	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	g := newGateway(t, takenTools(t), Options{Stateless: true, Gate: gate})
 	base := serveHTTP(t, g, Options{})
 	ref := sdkReferenceOf(t, g, true)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"plain","arguments":{"a":[1, 2]},"_meta":{"k":"v"}}}`
@@ -232,17 +232,17 @@ func TestHTTPStatelessFastPathGateSeesSameCall(t *testing.T) {
 		gate.calls[i].Header.Del("Content-Length")
 	}
 	if diff := cmp.Diff(gate.calls[1], gate.calls[0]); diff != "" {
-		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+		t.Errorf("the Gate's Call differs (-SDK +taken):\n%s", diff)
 	}
 	if c := gate.calls[0]; c.Session != "" || c.Client != "" || c.Header.Get("X-Trace") != "t" || c.Tool != "plain" {
-		t.Errorf("the fast path's Call = %+v, want no session or client, the request's headers", c)
+		t.Errorf("the take's Call = %+v, want no session or client, the request's headers", c)
 	}
 }
 
 // A stateless client that leaves mid-call has the call cancelled, as on
 // the SDK's path (nothing to resume), and the call counts as a session
 // while it runs.
-func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
+func TestHTTPStatelessCancelledOnDisconnect(t *testing.T) {
 	perRequestCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","_meta":{` + perRequestMeta("") + `}}}`
 	for _, tt := range []struct {
 		name, body string
@@ -279,11 +279,11 @@ func TestHTTPStatelessFastPathCancelledOnDisconnect(t *testing.T) {
 	}
 }
 
-// Stateless POSTs on the fast path pass the same edge: refused without
+// Stateless POSTs on the take pass the same edge: refused without
 // the bearer token, and bounded by the gateway's call cap; but each has
 // a session's cap of its own, as on the SDK's path, and the same request
 // id in flight on two POSTs is no conflict.
-func TestHTTPStatelessFastPathBounds(t *testing.T) {
+func TestHTTPStatelessBounds(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release, exited := waitingTool(t, reg)
 	if _, err := reg.Register(goTool("plain", textBody("ran"))); err != nil {
@@ -397,7 +397,7 @@ func TestHTTPStatelessCallSessionEnds(t *testing.T) {
 // path gets a view of its own, as the SDK's path gives the POST's
 // session: the search answers alike on both paths, the found tool runs
 // by name, and no view is kept.
-func TestHTTPStatelessFastPathView(t *testing.T) {
+func TestHTTPStatelessView(t *testing.T) {
 	reg, v, err := searchRegistry()
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func TestHTTPStatelessFastPathView(t *testing.T) {
 	_, got, _ := readStateless(t, base, search, false)
 	_, want, _ := readStateless(t, ref, search, true)
 	if diff := cmp.Diff(lastData(want), got); diff != "" {
-		t.Errorf("the search answered otherwise on the fast path (-SDK +fast):\n%s", diff)
+		t.Errorf("the search answered otherwise on the take (-SDK +taken):\n%s", diff)
 	}
 	if !strings.Contains(got, glIssue) {
 		t.Errorf("the search found %s, want %s", got, glIssue)
@@ -447,8 +447,8 @@ func perRequestHeaders(name string) []string {
 // "resultType":"complete", log messages at the level the request names
 // (none without), progress, and the backend's questions answered as the
 // SDK's session answers them.
-func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
-	reg := fastPathTools(t)
+func TestHTTPStatelessPerRequestBytesAsSDK(t *testing.T) {
+	reg := takenTools(t)
 	askingTools(t, reg)
 	g := newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
@@ -474,7 +474,7 @@ func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
 		before := sdk.Load()
 		status, got, gotHeader := readStateless(t, base, body, false, perRequestHeaders(call.name)...)
 		if sdk.Load() != before {
-			t.Fatalf("the fast path left %s to the SDK", body)
+			t.Fatalf("the take left %s to the SDK", body)
 		}
 		before = sdk.Load()
 		wantStatus, want, wantHeader := readStateless(t, ref, body, true, perRequestHeaders(call.name)...)
@@ -490,7 +490,7 @@ func TestHTTPStatelessFastPathPerRequestBytesAsSDK(t *testing.T) {
 			t.Errorf("%s: status %d, the SDK's %d", body, status, wantStatus)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", body, diff)
+			t.Errorf("%s: the take's body differs from the SDK's (-SDK +taken):\n%s", body, diff)
 		}
 		for _, key := range []string{"Content-Type", "Cache-Control", "Connection", "Mcp-Session-Id"} {
 			if gotHeader.Get(key) != wantHeader.Get(key) {
@@ -513,10 +513,10 @@ func (r *refusingGate) Enter(ctx context.Context, call Call) (context.Context, f
 
 // The Gate sees a 2026-07-28 call alike on both paths (the client's name
 // from its request's _meta), and an error the SDK answers with an HTTP
-// status of its own (invalid params: 400) is answered so on the fast path.
-func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
+// status of its own (invalid params: 400) is answered so on the take.
+func TestHTTPStatelessPerRequestGateAndStatus(t *testing.T) {
 	gate := &refusingGate{err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no <such> thing"}}
-	g := newGateway(t, fastPathTools(t), Options{Stateless: true, Gate: gate})
+	g := newGateway(t, takenTools(t), Options{Stateless: true, Gate: gate})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	ref := sdkReferenceOf(t, g, true)
@@ -527,7 +527,7 @@ func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
 		t.Fatalf("the SDK served %d calls, want 1 (the reference's)", sdk.Load())
 	}
 	if status != http.StatusBadRequest || status != wantStatus || got != want {
-		t.Errorf("the fast path answered %d %s, the SDK %d %s", status, got, wantStatus, want)
+		t.Errorf("the take answered %d %s, the SDK %d %s", status, got, wantStatus, want)
 	}
 	for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
 		if gotHeader.Get(key) != wantHeader.Get(key) {
@@ -544,17 +544,17 @@ func TestHTTPStatelessFastPathPerRequestGateAndStatus(t *testing.T) {
 		calls[i].Header.Del(streamHeader)
 	}
 	if diff := cmp.Diff(calls[1], calls[0]); diff != "" {
-		t.Errorf("the Gate's Call differs (-SDK +fast):\n%s", diff)
+		t.Errorf("the Gate's Call differs (-SDK +taken):\n%s", diff)
 	}
 	if calls[0].Client != "cli" {
 		t.Errorf("the Gate's Client = %q, want the request's clientInfo name", calls[0].Client)
 	}
 }
 
-// 2026-07-28 calls the fast path cannot answer as the SDK would stay with
+// 2026-07-28 calls the take cannot answer as the SDK would stay with
 // the SDK.
-func TestHTTPStatelessFastPathPerRequestLeavesTheRest(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{Stateless: true})
+func TestHTTPStatelessPerRequestLeavesTheRest(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	call := func(meta string) string {
@@ -579,7 +579,7 @@ func TestHTTPStatelessFastPathPerRequestLeavesTheRest(t *testing.T) {
 		before := sdk.Load()
 		// The SDK answers some before its dispatch, with an HTTP error.
 		if status, body, _ := readStateless(t, base, tt.body, false, tt.header...); sdk.Load() != before+1 && status < 400 {
-			t.Errorf("%s: the fast path took the call: %d %s", tt.name, status, body)
+			t.Errorf("%s: the take took the call: %d %s", tt.name, status, body)
 		}
 	}
 }

@@ -35,9 +35,9 @@ func openSDKPathSession(t *testing.T, base string) *httpSession {
 // sdkReference serves g's MCP server through the SDK's own Streamable
 // HTTP handler, with the gateway's handler options, until the end of the
 // test, and returns its base URL: the reference a differential test
-// compares the gateway's endpoint with (its fast path, or its own
+// compares the gateway's endpoint with (its take, or its own
 // transport), exchange by exchange. Its calls take the SDK's path
-// (sdkCall): no take, no fast path.
+// (sdkCall): no take.
 func sdkReference(t *testing.T, g *Gateway) string {
 	t.Helper()
 	return sdkReferenceOf(t, g, false)
@@ -108,10 +108,10 @@ func (s *httpSession) setLevel(level string) {
 	resp.Body.Close()
 }
 
-// fastPathTools registers tools whose results exercise the wire: plain
+// takenTools registers tools whose results exercise the wire: plain
 // text, a failure, a structured value with HTML characters, progress
 // before the result.
-func fastPathTools(t *testing.T) *tool.Registry {
+func takenTools(t *testing.T) *tool.Registry {
 	t.Helper()
 	reg := tool.NewRegistry()
 	tools := []tool.Tool{
@@ -142,7 +142,7 @@ func fastPathTools(t *testing.T) *tool.Registry {
 	return reg
 }
 
-// wireCall is a call of fastPathTools whose answer the fast path and the
+// wireCall is a call of takenTools whose answer the take and the
 // SDK's must write alike, and whether it is streamed (SSE) or one JSON
 // body.
 type wireCall struct {
@@ -150,7 +150,7 @@ type wireCall struct {
 	stream bool
 }
 
-// wireCalls are the calls of fastPathTools every bytes test makes: a
+// wireCalls are the calls of takenTools every bytes test makes: a
 // result at once, a failure, structured content with HTML characters,
 // progress under a string and a number token, log messages.
 var wireCalls = []wireCall{
@@ -171,10 +171,10 @@ var eventIDs = regexp.MustCompile(`(?m)^id: [^_\n]+_`)
 // JSONResponse (its framing checked against the SDK in sdkwire), the
 // message the SDK's own path sends; a call with progress as the SDK's SSE
 // stream, byte for byte, headers included. The gateway's call is its
-// own (the fast path, or the take beneath its own transport), never the
+// own (the take beneath its own transport), never the
 // SDK's path.
-func TestHTTPFastPathBytesAsSDK(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{})
+func TestHTTPTakenBytesAsSDK(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
 	fast, slow := openHTTPSession(t, base), openHTTPSession(t, sdkReference(t, g))
@@ -184,7 +184,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 		before := sdk.Load()
 		got, gotHeader := postAll(t, fast, call.body)
 		if sdk.Load() != before {
-			t.Fatalf("the fast path left %s to the SDK", call.body)
+			t.Fatalf("the take left %s to the SDK", call.body)
 		}
 		want, wantHeader := postAll(t, slow, call.body)
 		if sdk.Load() != before+1 {
@@ -196,7 +196,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 			serverwire.SetResponseHeaders(wantHeader, true)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the fast path's body differs from the SDK's (-SDK +fast):\n%s", call.body, diff)
+			t.Errorf("%s: the take's body differs from the SDK's (-SDK +taken):\n%s", call.body, diff)
 		}
 		for _, key := range []string{"Content-Type", "Cache-Control", "Connection"} {
 			if gotHeader.Get(key) != wantHeader.Get(key) {
@@ -208,7 +208,7 @@ func TestHTTPFastPathBytesAsSDK(t *testing.T) {
 
 // A call that outlasts primeFlush is answered as the SDK's SSE stream,
 // byte for byte: the priming event first, then the result.
-func TestHTTPFastPathSlowCallStreams(t *testing.T) {
+func TestHTTPTakenSlowCallStreams(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})
@@ -227,7 +227,7 @@ func TestHTTPFastPathSlowCallStreams(t *testing.T) {
 	want, wantHeader := postAll(t, slow, waitCall)
 	waitSignal(t, exited, "the SDK's call to end")
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the fast path's stream differs from the SDK's (-SDK +fast):\n%s", diff)
+		t.Errorf("the take's stream differs from the SDK's (-SDK +taken):\n%s", diff)
 	}
 	if resp.Header.Get("Content-Type") != wantHeader.Get("Content-Type") {
 		t.Errorf("Content-Type %q, the SDK's %q", resp.Header.Get("Content-Type"), wantHeader.Get("Content-Type"))
@@ -253,14 +253,14 @@ func postAll(t *testing.T, s *httpSession, body string) (string, http.Header) {
 	return eventIDs.ReplaceAllString(string(b), "id: STREAM_"), resp.Header
 }
 
-// What the gateway's own path does not take (the fast path leaves it to
+// What the gateway's own path does not take (the take leaves it to
 // the SDK's handler; beneath the gateway's own transport the take leaves
 // it to the SDK's session) is answered as the SDK's handler answers it
 // (sdkReference), status and body; the requests the SDK's session serves
 // in either build (a name or a member the take does not read) take the
 // SDK's path.
-func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
-	g := newGateway(t, fastPathTools(t), Options{})
+func TestHTTPTakenLeavesTheRestToSDK(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{})
 	sdk := sdkCalls(g)
 	base, ref := serveHTTP(t, g, Options{}), sdkReference(t, g)
 	s, sRef := openHTTPSession(t, base), openHTTPSession(t, ref)
@@ -313,9 +313,9 @@ func TestHTTPFastPathLeavesTheRestToSDK(t *testing.T) {
 	}
 }
 
-// A client's notifications/cancelled ends the fast path's call, whose
+// A client's notifications/cancelled ends the take's call, whose
 // answer then says it was cancelled.
-func TestHTTPFastPathCallCancelled(t *testing.T) {
+func TestHTTPTakenCallCancelled(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, _, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})
@@ -348,7 +348,7 @@ func TestHTTPFastPathCallCancelled(t *testing.T) {
 
 // A request id in flight on the session is refused, as the SDK refuses
 // it, and the call in flight goes on.
-func TestHTTPFastPathDuplicateID(t *testing.T) {
+func TestHTTPTakenDuplicateID(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})
@@ -370,11 +370,11 @@ func TestHTTPFastPathDuplicateID(t *testing.T) {
 	}
 }
 
-// The fast path's calls pass the same edge as the SDK's: a caller without
+// The take's calls pass the same edge as the SDK's: a caller without
 // credentials is refused before its body is read, and one who presents a
 // session another identity opened is told the session does not exist;
 // neither call runs.
-func TestHTTPFastPathBehindTheEdge(t *testing.T) {
+func TestHTTPTakenBehindTheEdge(t *testing.T) {
 	reg := tool.NewRegistry()
 	var runs atomic.Int64
 	if _, err := reg.Register(goTool("hello", func(context.Context, json.RawMessage) (tool.Output, error) {
@@ -416,9 +416,9 @@ func TestHTTPFastPathBehindTheEdge(t *testing.T) {
 	}
 }
 
-// The session's cap on calls in flight holds on the fast path: the call
+// The session's cap on calls in flight holds on the take: the call
 // over it is refused with the JSON-RPC error naming the limit.
-func TestHTTPFastPathCallsBounded(t *testing.T) {
+func TestHTTPTakenCallsBounded(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release, _ := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{MaxCallsPerSession: 1})
@@ -438,8 +438,8 @@ func TestHTTPFastPathCallsBounded(t *testing.T) {
 
 // A session that ended is not found, as the SDK says of it, and its call
 // does not run.
-func TestHTTPFastPathEndedSession(t *testing.T) {
-	reg := fastPathTools(t)
+func TestHTTPTakenEndedSession(t *testing.T) {
+	reg := takenTools(t)
 	g := newGateway(t, reg, Options{})
 	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
 	s.request(context.Background(), http.MethodDelete, "").Body.Close()
@@ -454,11 +454,11 @@ func TestHTTPFastPathEndedSession(t *testing.T) {
 	}
 }
 
-// A backend's questions during a fast-path call (roots, sampling) go to
+// A backend's questions during a taken call (roots, sampling) go to
 // the client on the call's own stream, as the SDK sends them (the ids
-// apart: the fast path's are its own strings), and the client's answers,
+// apart: the take's are its own strings), and the client's answers,
 // POSTed on its session, reach the backend.
-func TestHTTPFastPathQuestions(t *testing.T) {
+func TestHTTPTakenQuestions(t *testing.T) {
 	reg := tool.NewRegistry()
 	for _, q := range []struct{ name, method, params string }{
 		{"roots", tool.AskRoots, `{}`},
@@ -488,11 +488,11 @@ func TestHTTPFastPathQuestions(t *testing.T) {
 		before := sdk.Load()
 		got := answerQuestions(t, fast, q.call, q.answer)
 		if sdk.Load() != before {
-			t.Fatalf("the fast path left %s to the SDK", q.call)
+			t.Fatalf("the take left %s to the SDK", q.call)
 		}
 		want := answerQuestions(t, slow, q.call, q.answer)
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: the fast path's stream differs from the SDK's (-SDK +fast):\n%s", q.call, diff)
+			t.Errorf("%s: the take's stream differs from the SDK's (-SDK +taken):\n%s", q.call, diff)
 		}
 		if !strings.Contains(got, q.asked) || !strings.Contains(got, q.answered) {
 			t.Errorf("%s: want the question %s on the stream and the answer %s in the result, got\n%s", q.call, q.asked, q.answered, got)
@@ -535,7 +535,7 @@ func answerQuestions(t *testing.T, s *httpSession, call, answer string) string {
 }
 
 // openAskingSession opens a raw session whose client offers roots, which
-// the fast path serves.
+// the take serves.
 func openAskingSession(t *testing.T, base string) *httpSession {
 	t.Helper()
 	return openHTTPSessionWith(t, base, `{"roots":{}}`, "")
@@ -569,7 +569,7 @@ func nextData(t *testing.T, body *bufio.Reader) string {
 // Another session cannot answer a session's question, even knowing its
 // id: the answer goes to the SDK, and the question waits for its own
 // client's answer.
-func TestHTTPFastPathAnswerFromAnotherSession(t *testing.T) {
+func TestHTTPTakenAnswerFromAnotherSession(t *testing.T) {
 	reg := tool.NewRegistry()
 	rootsTool(t, reg)
 	g := newGateway(t, reg, Options{})
@@ -602,7 +602,7 @@ func TestHTTPFastPathAnswerFromAnotherSession(t *testing.T) {
 
 // A question pending when its call is cancelled is cancelled on the
 // call's stream, as the SDK cancels its own.
-func TestHTTPFastPathQuestionCancelled(t *testing.T) {
+func TestHTTPTakenQuestionCancelled(t *testing.T) {
 	reg := tool.NewRegistry()
 	rootsTool(t, reg)
 	g := newGateway(t, reg, Options{})
@@ -624,9 +624,9 @@ func TestHTTPFastPathQuestionCancelled(t *testing.T) {
 }
 
 // A client that comes back after its call ended gets the result from the
-// SDK's replay of the events the fast path kept, as it would get one of
+// SDK's replay of the events the take kept, as it would get one of
 // the SDK's own streams.
-func TestHTTPFastPathEndedStreamReplayed(t *testing.T) {
+func TestHTTPTakenEndedStreamReplayed(t *testing.T) {
 	reg := tool.NewRegistry()
 	entered, release, exited := waitingTool(t, reg)
 	g := newGateway(t, reg, Options{})

@@ -10,7 +10,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
-// sdkWaitCall is waitCall in params the fast path leaves to the SDK (a
+// sdkWaitCall is waitCall in params the take leaves to the SDK (a
 // member the SDK ignores), so the SDK's handler serves it.
 const sdkWaitCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","x":1}}`
 
@@ -27,8 +27,8 @@ func TestHTTPDuplicateIDAcrossPaths(t *testing.T) {
 		name, first, second string
 		firstBySDK          bool
 	}{
-		{"fast path, then the SDK's", waitCall, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, false},
-		{"the SDK's, then the fast path", sdkWaitCall, waitCall, true},
+		{"take, then the SDK's", waitCall, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, false},
+		{"the SDK's, then the take", sdkWaitCall, waitCall, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
