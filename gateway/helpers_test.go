@@ -87,18 +87,19 @@ func startClient(t testing.TB, cfg mcpclient.Config, opts mcpclient.Options) *mc
 }
 
 // memoryServer serves a go-sdk server in memory to an mcp-client server,
-// a session for each connection it makes, and keeps the sessions so that
-// a test can end them.
+// a session for each connection it makes, and keeps the sessions and
+// their connections so that a test can end them.
 type memoryServer struct {
 	srv      *mcp.Server
 	mu       sync.Mutex
 	sessions []*mcp.ServerSession
+	conns    []mcp.Connection
 }
 
 // connect is an mcpclient.Options.NewTransport.
 func (m *memoryServer) connect() (mcp.Transport, error) {
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.srv.Connect(context.Background(), st, nil)
+	ss, err := m.srv.Connect(context.Background(), keptConn{Transport: st, m: m}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -108,10 +109,31 @@ func (m *memoryServer) connect() (mcp.Transport, error) {
 	return ct, nil
 }
 
-// kill closes the server's sessions: the server "dies".
+// keptConn is a server transport whose connection m keeps.
+type keptConn struct {
+	mcp.Transport
+	m *memoryServer
+}
+
+func (k keptConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := k.Transport.Connect(ctx)
+	if err == nil {
+		k.m.mu.Lock()
+		k.m.conns = append(k.m.conns, conn)
+		k.m.mu.Unlock()
+	}
+	return conn, err
+}
+
+// kill breaks the server's connections, as a process that dies does (its
+// handlers end when their reads fail), then closes its sessions: a
+// session's Close alone waits for a handler that nothing cancels yet.
 func (m *memoryServer) kill() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, c := range m.conns {
+		c.Close()
+	}
 	for _, ss := range m.sessions {
 		ss.Close()
 	}
