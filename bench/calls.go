@@ -105,6 +105,10 @@ func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSe
 				start: func(ctx context.Context) (caller, error) { return peerCaller(ctx, *node, peer, raw) }})
 		}
 	}
+	if serve.base != nil {
+		vs = append(vs, &callVariant{key: "serve-http-base", server: "raw responder", client: "raw go-sdk → mcpbridge serve --http (-baseline build)", inProc: true,
+			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve.base, true) }})
+	}
 	if tbxark != "" {
 		vs = append(vs, &callVariant{key: "peer-tbxark", server: "raw responder", client: "raw go-sdk → TBXark/mcp-proxy (Go)", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return tbxarkCaller(ctx, tbxark, filepath.Dir(tbxark), raw) }})
@@ -118,7 +122,7 @@ func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSe
 // variantKeys lists the keys of every call variant.
 func variantKeys() []string {
 	var keys []string
-	for _, v := range callVariants("", "", "tbxark", &serveSetup{}, &nodeSetup{}, nil) {
+	for _, v := range callVariants("", "", "tbxark", &serveSetup{base: &serveSetup{}}, &nodeSetup{}, nil) {
 		keys = append(keys, v.key)
 	}
 	return keys
@@ -147,6 +151,8 @@ func callComparisons() []callComparison {
 		{a: "http-floor", b: "raw-sdk", what: "HTTP floor / direct raw go-sdk: the least HTTP adds, before any gateway"},
 		{a: "serve-http", b: "http-floor", what: "mcpbridge serve --http / HTTP floor: what the gateway and its backend add"},
 		{a: "serve-http", b: "peer-tbxark", what: "mcpbridge serve --http / TBXark/mcp-proxy (Go), the same responder", target: 1, costTarget: 1},
+		{a: "serve-http", b: "serve-http-base", what: "mcpbridge serve --http / the same of the -baseline build"},
+		{a: "serve-http-base", b: "peer-tbxark", what: "mcpbridge serve --http of the -baseline build / TBXark/mcp-proxy (Go)"},
 		{a: "gw-stdio", b: "raw-sdk", what: "gateway over stdio / direct raw go-sdk (raw responder)"},
 		{a: "gw-http", b: "raw-sdk", what: "gateway over HTTP / direct raw go-sdk (raw responder)"},
 		{a: "fx-bridge", b: "fx-bridge-pin", what: "bridge: negotiated 2026-07-28 / pinned 2025-11-25"},

@@ -149,6 +149,21 @@ func quoteAll(ss []string) []string {
 type serveSetup struct {
 	mcpbridge, config string
 	wait              time.Duration // how long serve may take to be ready; 0 means 30 s
+	base              *serveSetup   // another build's, for -baseline; nil without
+}
+
+// baselineSetup is the serveSetup of the mcpbridge binary bin (-baseline),
+// its config in a folder of its own under dir.
+func baselineSetup(bin, dir string, spec childSpec) (*serveSetup, error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("-baseline: %w", err)
+	}
+	sub := filepath.Join(dir, "baseline")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return nil, fmt.Errorf("-baseline: %w", err) // untested: dir was just created
+	}
+	s, err := serveConfig(bin, sub, spec)
+	return &s, err
 }
 
 // newServeSetup builds cmd/mcpbridge into dir and writes the composition

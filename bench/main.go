@@ -71,6 +71,7 @@ type options struct {
 
 	profileDir string
 	variants   []string // call variant keys to run; nil means all
+	baseline   string   // an mcpbridge binary of another build to compare serve --http with (-baseline)
 	quiet      bool
 }
 
@@ -149,6 +150,7 @@ func defineFlags(fs *flag.FlagSet, o *options) listFlags {
 	fs.StringVar(&o.profileDir, "profile", "", "also write CPU and allocation profiles of the bridge's and the raw SDK's call paths and of catalog discovery to this directory")
 	variants := fs.String("variants", "", "comma-separated call variant keys to run (default all): "+strings.Join(variantKeys(), ", "))
 	fs.BoolVar(&o.quiet, "q", false, "no progress lines on stderr")
+	fs.StringVar(&o.baseline, "baseline", "", "an mcpbridge binary of another build: adds the call variant serve-http-base, serve --http run from it, interleaved with this build's, to measure a change side by side (needs -out \"\")")
 	return listFlags{only: only, servers: servers, variants: variants, replicas: replicas}
 }
 
@@ -265,6 +267,9 @@ func checkOptions(o options) error {
 	}
 	if o.rounds > o.seqCalls {
 		return fmt.Errorf("-rounds (%d) must not exceed -calls (%d)", o.rounds, o.seqCalls)
+	}
+	if o.baseline != "" && o.out != "" {
+		return errors.New("-baseline measures two builds of mcpbridge against each other, which BENCHMARKS.md does not report: add -out \"\"")
 	}
 	return nil
 }
@@ -468,6 +473,9 @@ func (r *benchRun) callsRow() (_ []table, err error) {
 	var serve serveSetup // built only when a serve variant runs
 	if r.o.variants == nil || slices.ContainsFunc(r.o.variants, func(k string) bool { return strings.HasPrefix(k, "serve-") }) {
 		serve, err = newServeSetup(r.root, r.dir, responderChild(r.responder, 0, 1))
+	}
+	if err == nil && r.o.baseline != "" {
+		serve.base, err = baselineSetup(r.o.baseline, r.dir, responderChild(r.responder, 0, 1))
 	}
 	if err == nil {
 		r.calls, err = runCalls(r.ctx, r.o, r.exe, r.responder, &serve, r.node, r.logf)

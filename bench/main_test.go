@@ -116,6 +116,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"extra"}, 2, `unexpected arguments ["extra"]`},
 		{[]string{"-nosuchflag"}, 2, "flag provided but not defined: -nosuchflag"},
 		{[]string{"-variants", "raw-sdk,bogus"}, 2, `-variants: "bogus" is not a call variant`},
+		{[]string{"-baseline", "/bin/true"}, 2, `-baseline measures two builds of mcpbridge against each other, which BENCHMARKS.md does not report: add -out ""`},
+		{[]string{"-q", "-only", "calls", "-out", "", "-skip-node", "-variants", "serve-http-base", "-baseline", "/nonexistent/mcpbridge"}, 1, "-baseline: stat /nonexistent/mcpbridge"},
 		{[]string{"-h"}, 0, "Usage of bench"},
 		{[]string{"-only", "calls", "-node", "/nonexistent/node"}, 1, "finding node"},
 		// The bridge refuses a list of more than 1000 pages: the row fails.
