@@ -1,6 +1,9 @@
 package tool
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 type resumeKey struct{}
 
@@ -18,3 +21,10 @@ func ResumeFrom(ctx context.Context) string {
 	id, _ := ctx.Value(resumeKey{}).(string)
 	return id
 }
+
+// ErrHandedOver is the cause a consumer ends a call's context with when
+// another process follows the call's work from then on (WithResume, by
+// the id WithTaskStarted gave): the source stops following the work
+// without cancelling it where it runs. A gateway replica that stops
+// hands its followable tasks to the others so.
+var ErrHandedOver = errors.New("the work is handed over to another process, which follows it from here")

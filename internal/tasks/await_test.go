@@ -3,12 +3,16 @@ package tasks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // scripted is a peer that answers each tasks/get with the next of its
@@ -90,6 +94,47 @@ func TestAwaitCancels(t *testing.T) {
 	if err != context.Canceled || !cmp.Equal(s.sent, []string{"tasks/cancel"}) {
 		t.Errorf("err %v, sent %v", err, s.sent)
 	}
+}
+
+// A caller that hands the task over to another process (a gateway
+// replica that stops) stops following it without cancelling it: as it
+// waits for the next poll, or while a poll is answered.
+func TestAwaitHandedOver(t *testing.T) {
+	for _, name := range []string{"waiting", "polling"} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			s := &handing{cancel: cancel}
+			after := func(time.Duration) <-chan time.Time {
+				if name == "waiting" {
+					cancel(tool.ErrHandedOver)
+					return nil
+				}
+				ch := make(chan time.Time, 1)
+				ch <- time.Time{}
+				return ch
+			}
+			_, err := Await(ctx, s, Task{TaskID: "t", Status: Working}, Options{After: after})
+			if !errors.Is(err, tool.ErrHandedOver) || slices.Contains(s.sent, "tasks/cancel") {
+				t.Errorf("err %v, sent %v: want the hand-over, and no tasks/cancel", err, s.sent)
+			}
+		})
+	}
+}
+
+// handing is a peer whose tasks/get is cut by the caller handing the
+// task over; it records every request.
+type handing struct {
+	cancel context.CancelCauseFunc
+	sent   []string
+}
+
+func (h *handing) Send(ctx context.Context, method string, _ map[string]json.RawMessage) (json.RawMessage, error) {
+	h.sent = append(h.sent, method)
+	if method == "tasks/get" {
+		h.cancel(tool.ErrHandedOver)
+		return nil, context.Cause(ctx)
+	}
+	return json.RawMessage(`{}`), nil
 }
 
 // An extension task that ended as it was made (its creation carries its

@@ -2,7 +2,8 @@
 // capability of protocol 2025-11-25, SEP-1686): it reads the task a
 // request created, polls tasks/get at the interval the server asks for,
 // fetches tasks/result once the task is done or waits for input, and
-// cancels the task (tasks/cancel) when the caller gives up.
+// cancels the task (tasks/cancel) when the caller gives up, unless it
+// hands the task over to another process (tool.ErrHandedOver).
 //
 // It knows the wire shapes and the order of requests, not how they are
 // sent: a Sender does that (mcpclient sends them beneath the go-sdk, which
@@ -16,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // Statuses of a task.
@@ -183,7 +186,8 @@ type Options struct {
 // Await follows task t until it ends and returns its result: inline
 // (the extension), or from tasks/result (2025-11-25). When ctx ends
 // first, it cancels the task (tasks/cancel, on a context of its own) and
-// returns ctx's cause.
+// returns ctx's cause; a cause of tool.ErrHandedOver (another process
+// follows the task from then on) leaves the task running.
 func Await(ctx context.Context, s Sender, t Task, opts Options) (json.RawMessage, error) {
 	after := opts.After
 	if after == nil {
@@ -361,11 +365,15 @@ func result(ctx context.Context, s Sender, t Task) (json.RawMessage, error) {
 }
 
 // cancel tells the server the caller gave up on task id, and returns the
-// caller's reason (with the cancel's own failure, if any).
+// caller's reason (with the cancel's own failure, if any); a task handed
+// over to another process is left to it, untold.
 func cancel(ctx context.Context, s Sender, id string) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, tool.ErrHandedOver) {
+		return cause
+	}
 	cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 	defer stop()
-	cause := context.Cause(ctx)
 	if _, err := s.Send(cctx, "tasks/cancel", idParams(id)); err != nil {
 		return errors.Join(cause, fmt.Errorf("tasks/cancel %s: %w", id, err))
 	}
