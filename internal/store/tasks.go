@@ -171,6 +171,27 @@ func (r *Redis) RenewTasks(ctx context.Context, ids []string, lease, keep time.D
 	return out, nil
 }
 
+// ReleaseTasks gives up at once the leases of the tasks ids this replica
+// runs, their records kept as they are: a replica that stops hands the
+// tasks it can hand over to the others, the next of which to read one
+// takes it over (a record that has not ended, its lease gone) instead
+// of waiting for the lease to lapse.
+func (r *Redis) ReleaseTasks(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	leases := make([]string, 0, len(ids))
+	for _, id := range ids {
+		leases = append(leases, r.taskKeys(id)[1])
+	}
+	err := r.client.Del(ctx, leases...).Err()
+	r.observe("release_tasks", err)
+	if err != nil {
+		return fmt.Errorf("giving up %d tasks' leases in the store at redis %s: %w", len(ids), r.addr, redact.Error(err))
+	}
+	return nil
+}
+
 // taskKeys are task id's record and lease.
 func (r *Redis) taskKeys(id string) []string {
 	k := r.prefix + "task:" + id

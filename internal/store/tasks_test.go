@@ -136,6 +136,47 @@ func TestRedisTaskTakenOver(t *testing.T) {
 	}
 }
 
+// A replica that stops gives up the leases of the tasks it hands over:
+// the records stay as written (their backend's reference too), and
+// another replica takes one over at once, not when the lease would have
+// lapsed; a task the replica does not release keeps its lease.
+func TestRedisTaskReleased(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	releases := 0
+	a := open(t, store.RedisOptions{URL: srv.URL(), Observe: func(op string, err error) {
+		if op == "release_tasks" && err == nil {
+			releases++
+		}
+	}})
+	b := open(t, store.RedisOptions{URL: srv.URL()})
+	ref := []byte(`{"tool":"t","task":"backend-1"}`)
+	running := store.PutOptions{Keep: time.Minute, Lease: time.Hour}
+	mustPut(t, a, store.TaskRecord{ID: "t1", Owner: "alice", Version: 3, Wire: []byte(`{"status":"working"}`), Backend: ref}, running)
+	mustPut(t, a, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1, Wire: []byte(`{}`)}, running)
+	if err := a.ReleaseTasks(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ReleaseTasks(ctx, []string{"t1", "t9"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := b.GetTask(ctx, "t1")
+	want := store.TaskRecord{ID: "t1", Owner: "alice", Version: 3, Wire: []byte(`{"status":"working"}`), Backend: ref}
+	if diff := cmp.Diff(want, rec); err != nil || diff != "" {
+		t.Fatalf("the released task, read by another replica (-want +got):\n%s %v", diff, err)
+	}
+	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true}
+	if !mustPut(t, b, store.TaskRecord{ID: "t1", Owner: "alice", Version: 4, Wire: rec.Wire}, takeOver) {
+		t.Error("a released task could not be taken over")
+	}
+	if mustPut(t, b, store.TaskRecord{ID: "t2", Owner: "alice", Version: 2, Wire: []byte(`{}`)}, takeOver) {
+		t.Error("a task not released was taken over while its lease holds")
+	}
+	if releases != 1 {
+		t.Errorf("release_tasks observed %d times, want 1 (none for no ids)", releases)
+	}
+}
+
 // mustPut writes rec to s and reports whether it was written; an error
 // fails the test.
 func mustPut(t *testing.T, s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
