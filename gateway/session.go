@@ -50,12 +50,13 @@ type taskBook struct {
 	legacy, ext *sessionTasks
 }
 
-// close cancels the book's tasks and waits for them until deadline.
-func (b taskBook) close(deadline time.Time) error {
+// close cancels the book's tasks, telling their calls why (cause), and
+// waits for them until deadline.
+func (b taskBook) close(deadline time.Time, cause error) error {
 	var errs []error
 	for _, st := range []*sessionTasks{b.legacy, b.ext} {
 		if st != nil {
-			errs = append(errs, st.close(deadline))
+			errs = append(errs, st.close(deadline, cause))
 		}
 	}
 	return errors.Join(errs...)
@@ -159,7 +160,7 @@ func (g *Gateway) end(st *sessionState) {
 		g.events.SessionClosed(context.Background(), st.id)
 	}
 	close(st.ended)
-	if err := tasks.close(time.Now().Add(g.timeout)); err != nil {
+	if err := tasks.close(time.Now().Add(g.timeout), errSessionClosed); err != nil {
 		st.tasksErr = err
 		g.log.Warn("closing a session's tasks", "session", st.id, "err", err)
 	}
@@ -193,7 +194,7 @@ func (g *Gateway) closeTasks(deadline time.Time) {
 	var wg sync.WaitGroup
 	for _, h := range all {
 		wg.Go(func() {
-			if err := h.book.close(deadline); err != nil {
+			if err := h.book.close(deadline, errClosing); err != nil {
 				g.log.Warn("closing a session's tasks", "session", h.id, "err", err)
 			}
 		})

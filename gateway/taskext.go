@@ -371,9 +371,9 @@ func (g *Gateway) newOwnerLocked(owner string) *ownerStore {
 	b.wg.Go(func() {
 		select {
 		case <-g.done:
-		case <-st.retired:
+		case <-st.retired: // it holds no task
 		}
-		if err := st.close(time.Now().Add(g.timeout)); err != nil {
+		if err := st.close(time.Now().Add(g.timeout), errClosing); err != nil {
 			g.log.Warn("closing the tasks of an identity", "err", err)
 		}
 	})

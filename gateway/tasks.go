@@ -87,9 +87,10 @@ func newTasksWith(opts tasks.StoreOptions) *sessionTasks {
 	return &sessionTasks{store: tasks.NewStoreWith(opts)}
 }
 
-// close cancels the session's tasks and waits for them until deadline.
-func (st *sessionTasks) close(deadline time.Time) error {
-	if !waitUntil(deadline, st.store.Close) {
+// close cancels the session's tasks, telling their calls why (cause),
+// and waits for them until deadline.
+func (st *sessionTasks) close(deadline time.Time, cause error) error {
+	if !waitUntil(deadline, func() { st.store.CloseWith(cause) }) {
 		return errors.New("gateway: tasks still running when the shutdown timeout passed: a tool ignores cancellation")
 	}
 	return nil

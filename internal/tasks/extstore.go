@@ -156,7 +156,7 @@ func (s *Store) cancelExt(r *run) (json.RawMessage, error) {
 		r.dismissed = s.now()
 	}
 	s.mu.Unlock()
-	r.cancel()
+	r.cancel(nil)
 	s.tell(snap)
 	return json.RawMessage(`{}`), nil
 }

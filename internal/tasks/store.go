@@ -57,7 +57,7 @@ type run struct {
 	result  json.RawMessage
 	err     error
 	done    chan struct{}
-	cancel  context.CancelFunc
+	cancel  context.CancelCauseFunc
 	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 	told    bool                   // its changes are told to Changed
@@ -333,7 +333,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(context.WithValue(ctx, idKey{}, id))
+	rctx, cancel := context.WithCancelCause(context.WithValue(ctx, idKey{}, id))
 	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel,
 		told: s.changed != nil && (s.tells == nil || s.tells())}
 	s.mu.Lock()
@@ -341,7 +341,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 	if s.closed || s.heldLocked() >= s.max {
 		closed := s.closed
 		s.mu.Unlock()
-		cancel()
+		cancel(nil)
 		if closed {
 			return nil, errors.New("the connection is closing")
 		}
@@ -357,7 +357,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		delete(s.tasks, id)
 		s.mu.Unlock()
 		s.wg.Done()
-		cancel()
+		cancel(nil)
 		return nil, err
 	}
 	go func() {
@@ -376,7 +376,7 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		s.mu.Unlock()
 		s.tell(snap) // an error is Changed's to report
 		close(r.done)
-		cancel()
+		cancel(nil)
 	}()
 	if s.ext {
 		created["resultType"] = "task"
@@ -419,7 +419,7 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 			return s.cancelExt(r)
 		}
 		s.finish(p.TaskID, Cancelled)
-		r.cancel()
+		r.cancel(nil)
 		t.Status = Cancelled
 		s.mu.Lock()
 		got = s.wire(r, t)
@@ -465,11 +465,15 @@ func (s *Store) list() (json.RawMessage, error) {
 
 // Close cancels every task and waits for their goroutines to return;
 // Start refuses new ones from then on.
-func (s *Store) Close() {
+func (s *Store) Close() { s.CloseWith(nil) }
+
+// CloseWith is Close, each task's context ended with cause (nil:
+// context.Canceled), which tells its body why.
+func (s *Store) CloseWith(cause error) {
 	s.mu.Lock()
 	s.closed = true
 	for id, r := range s.tasks {
-		r.cancel()
+		r.cancel(cause)
 		delete(s.tasks, id)
 	}
 	s.mu.Unlock()

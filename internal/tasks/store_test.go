@@ -122,6 +122,27 @@ func TestStoreClosed(t *testing.T) {
 	}
 }
 
+// CloseWith tells each running task's body why it is cancelled (a
+// gateway that shuts down says so in the task's end).
+func TestStoreCloseWithCause(t *testing.T) {
+	s := NewStore(2)
+	why := errors.New("the gateway is shutting down")
+	started, cause := make(chan struct{}), make(chan error, 1)
+	if _, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	s.CloseWith(why)
+	if got := <-cause; got != why {
+		t.Errorf("the task's body saw %v, want %v", got, why)
+	}
+}
+
 // An ended task waits Keep to be collected and is then forgotten (its
 // ttl says so), making room for new ones; a running task is not.
 func TestStoreKeep(t *testing.T) {
