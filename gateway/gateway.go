@@ -791,6 +791,7 @@ func (g *Gateway) Close() error {
 		g.mu.Lock()
 		g.closed = true
 		g.mu.Unlock()
+		g.handOverTasks() // before anything cancels them
 		close(g.done)
 		g.ends.close()
 		g.stopWatch()

@@ -44,7 +44,8 @@ import (
 // no tasks/list). Bounds as for a session's tasks (16, kept 10 minutes),
 // for at most maxTaskOwners identities holding tasks at once; the calls
 // in flight of one identity's tasks (else of one address's) are bounded
-// as a session's (MaxCallsPerSession); Close cancels them all.
+// as a session's (MaxCallsPerSession); Close cancels them all, but those
+// it hands to the other replicas (taskhandover.go).
 
 // maxTaskOwners bounds the identities holding tasks in stateless mode.
 const maxTaskOwners = 1024

@@ -70,7 +70,7 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 		callCtx = tool.WithTaskStarted(callCtx, func(backendTask string) {
 			pr.started()
 			if store, id := pr.task(); store != nil {
-				g.recordBackendTask(store, id, a.name, backendTask)
+				g.recordBackendTask(store, id, a.name, backendTask, pr.pc.cancel)
 			}
 		})
 		ask := pr.asker(pc.asker(caps))

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,7 +26,9 @@ import (
 // finds a task still working whose lease lapsed ends it failed (its
 // replica stopped, and the call with it), unless the backend runs the
 // call as a task of its own that another replica can follow: then it
-// takes the task over (tasktakeover.go). A task that another replica ended (cancelled) is stopped by
+// takes the task over (tasktakeover.go); a replica stopped in order
+// hands such tasks over at once (taskhandover.go). A task that another
+// replica ended (cancelled) is stopped by
 // its running replica at its next renewal. A question of a task is still
 // answered (tasks/update) by the replica running it. Without a store,
 // tasks stay in the process, as before.
@@ -34,6 +38,7 @@ type TaskStore interface {
 	PutTask(ctx context.Context, rec store.TaskRecord, opts store.PutOptions) (bool, error)
 	GetTask(ctx context.Context, id string) (store.TaskRecord, bool, error)
 	RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error)
+	ReleaseTasks(ctx context.Context, ids []string) error
 }
 
 // SharedTasks is implemented by a Gate whose config shares tasks across
@@ -87,6 +92,12 @@ func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Sn
 		ts, lease := g.sharedTasks()
 		if ts == nil {
 			return nil
+		}
+		t := &g.ownerBook.takeovers
+		t.writes.RLock()
+		defer t.writes.RUnlock()
+		if t.handedOver(snap.ID) {
+			return nil // another replica follows it now, and writes it
 		}
 		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire, Backend: backend}
 		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
@@ -284,13 +295,8 @@ func (g *Gateway) renewAll() {
 	for _, st := range stores {
 		st.Retell() // the ends not written yet (the store was down)
 	}
-	ids := g.takenOver()
-	for id := range running {
-		ids = append(ids, id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
-	defer cancel()
-	gone, err := ts.RenewTasks(ctx, ids, lease, taskKeep)
+	ids := append(g.takenOver(), slices.Collect(maps.Keys(running))...)
+	gone, err := g.renewLeases(ts, lease, ids)
 	if err != nil {
 		g.log.Warn("gateway store: renewing the tasks' leases", "tasks", len(ids), "err", err)
 		return
@@ -300,6 +306,19 @@ func (g *Gateway) renewAll() {
 			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
 		}
 	}
+}
+
+// renewLeases renews the leases of the tasks ids but those handed over
+// (taskhandover.go), whose leases were given up, and returns the ids
+// RenewTasks says ended.
+func (g *Gateway) renewLeases(ts TaskStore, lease time.Duration, ids []string) ([]string, error) {
+	t := &g.ownerBook.takeovers
+	t.writes.RLock() // not over a hand-over's release
+	defer t.writes.RUnlock()
+	ids = slices.DeleteFunc(ids, t.handedOver)
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	return ts.RenewTasks(ctx, ids, lease, taskKeep)
 }
 
 // storeDown is the answer to a request the task store failed with err.

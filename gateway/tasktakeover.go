@@ -19,7 +19,8 @@ import (
 // backend runs as a task of its own, which another process can follow
 // (an MCP server over HTTP: mcpclient tells its id, tool.WithTaskStarted),
 // keeps in its record the backend's task id and the tool called. When
-// the replica running it stops (its lease lapses), the first replica to
+// the replica running it stops (its lease lapses, or it gave the lease
+// up as it stopped in order: taskhandover.go), the first replica to
 // read the task takes it over: it claims the record with a lease of its
 // own (a write only over a lapsed lease, so one replica wins), follows
 // the backend's task to its end (tool.WithResume), renewing the lease as
@@ -38,33 +39,44 @@ type backendRef struct {
 }
 
 // takeovers are the backend tasks of the tasks this replica runs, and
-// the tasks it took over.
+// the tasks it took over: the calls that follow a backend's task another
+// replica can follow, which this one hands over when it stops
+// (taskhandover.go).
 type takeovers struct {
 	mu      sync.Mutex
-	refs    map[string][]byte             // a running task's backendRef, by task id
-	running map[string]context.CancelFunc // the tasks taken over, running here
+	refs    map[string][]byte                  // a running task's backendRef, by task id
+	stops   map[string]context.CancelCauseFunc // ends the call of a running task with a backendRef
+	running map[string]context.CancelCauseFunc // the tasks taken over, running here
+	handed  map[string]bool                    // handed over as the gateway closed: no longer written here
+	// writes is held (read) while a task's state is written to the
+	// store; the hand-over holds it so that none lands after it.
+	writes sync.RWMutex
 }
 
 // withBackendTask returns the context of task id's call (an extension
 // task of store), which records the backend's task in the task's record
-// once the backend made one (recordBackendTask).
+// once the backend made one (recordBackendTask), and can be ended to
+// hand the task over.
 func (g *Gateway) withBackendTask(ctx context.Context, st *tasks.Store, id, name string) context.Context {
-	return tool.WithTaskStarted(ctx, func(backendTask string) { g.recordBackendTask(st, id, name, backendTask) })
+	ctx, stop := context.WithCancelCause(ctx)
+	return tool.WithTaskStarted(ctx, func(backendTask string) { g.recordBackendTask(st, id, name, backendTask, stop) })
 }
 
 // recordBackendTask records backendTask, the task tool name's backend
-// made for task id of st, in the task's record, when the replicas share
-// their tasks and another process can follow it ("" when none can).
-func (g *Gateway) recordBackendTask(st *tasks.Store, id, name, backendTask string) {
-	if ts, _ := g.sharedTasks(); ts == nil || backendTask == "" {
+// made for task id of st, in the task's record, when another replica
+// can follow it (followableElsewhere); stop ends the call that follows
+// it here.
+func (g *Gateway) recordBackendTask(st *tasks.Store, id, name, backendTask string, stop context.CancelCauseFunc) {
+	if !g.followableElsewhere(st, id, backendTask) {
 		return
 	}
 	t := &g.ownerBook.takeovers
 	t.mu.Lock()
 	if t.refs == nil {
-		t.refs = map[string][]byte{}
+		t.refs, t.stops = map[string][]byte{}, map[string]context.CancelCauseFunc{}
 	}
 	t.refs[id] = mustJSON(backendRef{Tool: name, Task: backendTask})
+	t.stops[id] = stop
 	t.mu.Unlock()
 	st.Tell(id) // written with the record (shareChanges)
 }
@@ -78,6 +90,7 @@ func (g *Gateway) backendOf(id string, ended bool) []byte {
 	ref := t.refs[id]
 	if ended {
 		delete(t.refs, id)
+		delete(t.stops, id)
 	}
 	return ref
 }
@@ -117,13 +130,14 @@ func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backen
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if g.isClosed() {
-		return // its lease lapses again: another replica takes it over
+		g.releaseLeases(ts, []string{rec.ID}) // another replica takes it over
+		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	t := &b.takeovers
 	t.mu.Lock()
 	if t.running == nil {
-		t.running = map[string]context.CancelFunc{}
+		t.running = map[string]context.CancelCauseFunc{}
 	}
 	t.running[rec.ID] = cancel
 	t.mu.Unlock()
@@ -132,11 +146,11 @@ func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backen
 		b.wg.Go(g.renewLoop)
 	}
 	b.wg.Go(func() {
-		defer cancel()
+		defer cancel(nil)
 		go func() {
 			select {
 			case <-g.done:
-				cancel()
+				cancel(errClosing)
 			case <-ctx.Done():
 			}
 		}()
@@ -156,6 +170,12 @@ func (g *Gateway) endTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRe
 		rec.Wire = failedWire(rec.Wire, fmt.Sprintf("the gateway replica running this task stopped before it ended; following its backend's task %s from another replica failed: %v", ref.Task, err))
 	} else {
 		rec.Wire = rewire(rec.Wire, map[string]any{"status": tasks.Completed, "result": raw})
+	}
+	t := &g.ownerBook.takeovers
+	t.writes.RLock()
+	defer t.writes.RUnlock()
+	if t.handedOver(rec.ID) {
+		return // another replica follows it now, and writes its end
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
@@ -195,7 +215,7 @@ func (g *Gateway) stopTakenOver(id string) bool {
 	cancel := t.running[id]
 	t.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(nil)
 	}
 	return cancel != nil
 }
