@@ -907,10 +907,8 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 		return
 	}
 	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema) {
-		c.forgetRequests(msgs)
 		return
 	}
-	defer c.forgetRequests(msgs)
 	for _, msg := range msgs {
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			c.answered(resp)
@@ -935,6 +933,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 	if len(msgs) == 1 && c.runNow(w, watch, s, msgs[0]) {
 		return
 	}
+	defer c.forgetRequests(msgs)
 	for _, msg := range msgs {
 		if !c.deliverIn(msg) {
 			return
@@ -1047,15 +1046,12 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
 			if !c.answersTasks(req) && !c.checkPerRequest(w, r, req, version) {
-				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
 		}
-		extra := &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
-		req.Extra = extra
+		req.Extra = &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
 		if req.IsCall() {
 			post.calls[req.ID] = struct{}{}
-			c.requests.Store(extra, req.ID)
 		}
 	}
 	return post, true
@@ -1193,10 +1189,10 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.
 }
 
 // forgetRequests drops the tags of msgs' requests that the SDK did not
-// read (taken calls, or a session that ended first).
+// read (a session that ended first).
 func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 	for _, msg := range msgs {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Extra != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra != nil {
 			c.requests.Delete(req.Extra)
 		}
 	}
@@ -1249,7 +1245,12 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 }
 
 // deliverIn hands msg to the session, reporting false once it has ended.
+// A request is tagged with its id for the SDK's handler (tag) only here:
+// a call taken on the POST's goroutine (runNow) never reaches the SDK.
 func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra != nil {
+		c.requests.Store(req.Extra, req.ID)
+	}
 	c.queued.Add(1)
 	select {
 	case c.incoming <- msg:
