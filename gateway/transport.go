@@ -488,7 +488,7 @@ func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn 
 		readEnded: make(chan struct{}), done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
 	if store != nil {
 		store.Open(context.Background(), id, "") // the in-memory store never fails
-		c.streams[""] = &wireStream{sse: true}
+		c.streams[""] = &wireStream{sse: true, kept: true}
 	}
 	return c
 }
@@ -613,12 +613,14 @@ func (c *wireConn) streamFor(related jsonrpc.ID) *wireStream {
 // A request holds it while it writes (the POST, or a GET that resumed
 // it).
 type wireStream struct {
-	id string
+	id   string
+	conn *wireConn // its session's, for a stream a POST opened
 
 	mu       sync.Mutex
 	w        http.ResponseWriter     // the request holding the stream, nil when none; guarded by mu
 	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
 	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
+	kept     bool                    // its events are kept in the event store (keepLocked); guarded by mu
 	pending  bool                    // the priming event is not written yet; guarded by mu
 	primeIdx int                     // the priming event's index, when pending; guarded by mu
 	primeAt  time.Time               // when pending is due (the session's primer writes it); guarded by mu
@@ -649,7 +651,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	if !s.noteAskLocked(msg) {
 		return over
 	}
-	id := s.appendLocked(ctx, c, data)
+	idx := s.appendLocked(ctx, c, data)
 	if s.held == nil {
 		return over
 	}
@@ -675,7 +677,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 		return over
 	}
 	s.streamLocked()
-	s.w.Write(serverwire.AppendEvent(nil, "message", id, data))
+	s.w.Write(serverwire.AppendEvent(nil, "message", s.eventID(c, idx), data))
 	if !over { // the last event goes out with the end of the body
 		http.NewResponseController(s.w).Flush()
 	}
@@ -705,14 +707,43 @@ func errorStatus(version string, msg jsonrpc.Message) int {
 }
 
 // appendLocked keeps data as the stream's next event, and returns its
-// id. s.mu is held.
-func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) string {
+// index. s.mu is held.
+func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) int {
 	s.next++
-	if c.store == nil {
-		return "" // events without ids: nothing to resume
+	if s.kept {
+		c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
 	}
-	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
-	return serverwire.EventID(s.id, s.next-1)
+	return s.next - 1
+}
+
+// keepLocked keeps the stream's events in the event store from now on,
+// as its response becomes an SSE stream: only a client that was sent an
+// event's id can resume a stream, so a stream answered as one JSON body
+// (most calls) or left before anything was written is never kept. The
+// events numbered before (a priming event not written yet) are kept
+// empty, so that the store numbers the next ones as the stream does.
+// s.mu is held.
+func (s *wireStream) keepLocked() {
+	c := s.conn
+	if s.kept || c == nil || c.store == nil {
+		return
+	}
+	s.kept = true
+	ctx := context.Background()
+	c.store.Open(ctx, c.id, s.id) // the in-memory store never fails
+	for range s.next {
+		c.store.Append(ctx, c.id, s.id, nil)
+	}
+}
+
+// eventID is the id of the stream's event idx, made only for an event
+// written as one (a response alone goes out as a JSON body, without);
+// "" without an event store: nothing to resume.
+func (s *wireStream) eventID(c *wireConn, idx int) string {
+	if c.store == nil {
+		return ""
+	}
+	return serverwire.EventID(s.id, idx)
 }
 
 // noteAskLocked follows the requests to the client on a request's stream
@@ -771,10 +802,10 @@ func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 		if err != nil {
 			continue // unreachable: the params are plain values
 		}
-		eventID := s.appendLocked(ctx, c, data)
+		idx := s.appendLocked(ctx, c, data)
 		if s.held != nil {
 			s.streamLocked()
-			s.w.Write(serverwire.AppendEvent(nil, "message", eventID, data))
+			s.w.Write(serverwire.AppendEvent(nil, "message", s.eventID(c, idx), data))
 		}
 	}
 	clear(s.asks)
@@ -784,6 +815,7 @@ func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 // pending. s.mu is held and s.w is set.
 func (s *wireStream) streamLocked() {
 	if !s.sse {
+		s.keepLocked()
 		serverwire.SetResponseHeaders(s.w.Header(), false)
 		s.sse = true
 	}
@@ -1198,18 +1230,16 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 	}
 }
 
-// openStream opens the stream of a POST's calls, held by w: its events
-// opened in the event store, a priming event where the SDK writes one
-// (sent once the calls have run primeFlush without an answer), the
+// openStream opens the stream of a POST's calls, held by w: a priming
+// event where the SDK writes one (sent once the calls have run
+// primeFlush without an answer; its events are kept in the event store
+// from then: keepLocked), the
 // session's id on an initialize's answer. It refuses a request id in
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
 	calls := post.calls
-	s := &wireStream{id: rand.Text(), w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
+	s := &wireStream{id: rand.Text(), conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
 		version: r.Header.Get("Mcp-Protocol-Version")}
-	if c.store != nil {
-		c.store.Open(r.Context(), c.id, s.id) // the in-memory store never fails
-	}
 	c.mu.Lock()
 	for id := range calls {
 		if _, dup := c.byRequest[id]; dup {
@@ -1229,7 +1259,6 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if serverwire.Primes(post.version, c.store != nil) {
-		c.store.Append(r.Context(), c.id, s.id, nil)
 		s.pending, s.primeIdx = true, s.next
 		s.next++
 		s.primeAt = time.Now().Add(primeFlush)
