@@ -266,16 +266,15 @@ func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how ca
 		out = how.notes
 	}
 	fwd := newForwarder(ctx, out, g.log)
+	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
 	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
-		ctx = tool.WithProgress(ctx, fwd.progress(tok))
+		c.Progress = fwd.progress(tok)
 	}
-	ctx = tool.WithLog(ctx, fwd.logged)
-	ask := how.ask
-	if ask == nil {
-		ask = g.asker(session, to)
+	if c.Ask == nil {
+		c.Ask = g.asker(session, to)
 	}
-	ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
-	return tool.WithSession(ctx, belongs), fwd.stop
+	c.Ask = markAsks(ctx, c.Ask)
+	return tool.WithConsumer(ctx, c), fwd.stop
 }
 
 // toWire maps a registry Result to the tools/call result served: the
