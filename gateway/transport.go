@@ -81,6 +81,12 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // ServeHTTP serves one request of the endpoint, as the SDK's stateful
 // handler does.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t.serve(w, r, nil)
+}
+
+// serve is ServeHTTP; watch, when set, is serveMCP's watch of a POST's
+// client, which the session's watch of the POST joins (servingPOST).
+func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
@@ -93,7 +99,7 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		t.serveGET(w, r)
 	case http.MethodPost:
-		t.servePOST(w, r)
+		t.servePOST(w, r, watch)
 	case http.MethodDelete:
 		if s := t.lookup(w, r, "DELETE"); s != nil {
 			s.session.Close()
@@ -131,16 +137,16 @@ func (t *httpTransport) serveGET(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
+func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	if !postHeadersOK(w, r) {
 		return
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
-		t.open(w, r)
+		t.open(w, r, watch)
 		return
 	}
 	if s := t.lookup(w, r, "POST"); s != nil {
-		p := s.servingPOST(r)
+		p := s.servingPOST(r, watch)
 		defer p.done()
 		s.conn.servePOST(w, r, p)
 	}
@@ -149,7 +155,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 // open connects a session on a new connection, through the take, and
 // serves its first POST; a session whose first POST did not initialize it
 // is closed.
-func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
+func (t *httpTransport) open(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
 	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
@@ -165,7 +171,7 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	s := t.add(c, ss)
-	p := s.servingPOST(r)
+	p := s.servingPOST(r, watch)
 	c.servePOST(w, r, p)
 	p.done()
 	if ss.InitializeParams() == nil {
@@ -337,21 +343,25 @@ func (s *wireSession) idleOver() bool {
 // servingPOST counts r among the session's POSTs until the watch's done
 // is called or r's client leaves, whichever comes first: a call that
 // runs on after its client dropped the POST (awaiting a resume) does not
-// keep the session from its idle timeout.
-func (s *wireSession) servingPOST(r *http.Request) *postWatch {
+// keep the session from its idle timeout. The client is watched by
+// serveMCP's watch when there is one (joined), else by a watch of its own.
+func (s *wireSession) servingPOST(r *http.Request, client *clientWatch) *postWatch {
 	s.startPOST()
 	p := &postWatch{s: s}
-	p.stop = context.AfterFunc(r.Context(), p.leave)
+	if client != nil {
+		client.join(p)
+	} else {
+		p.stop = context.AfterFunc(r.Context(), p.leave)
+	}
 	return p
 }
 
-// postWatch watches the client of one POST of a session, with one
-// context.AfterFunc for all it does when the client leaves: the POST no
-// longer keeps the session from its idle timeout, and the stream of a
-// call running on the POST's goroutine (runNow) is let go.
+// postWatch is what the client of one POST of a session leaving does:
+// the POST no longer keeps the session from its idle timeout, and the
+// stream of a call running on the POST's goroutine (runNow) is let go.
 type postWatch struct {
 	s    *wireSession
-	stop func() bool
+	stop func() bool // stops its own context.AfterFunc; nil when joined to serveMCP's
 
 	mu    sync.Mutex
 	ended bool // the session no longer counts the POST; guarded by mu
@@ -386,9 +396,12 @@ func (p *postWatch) end() {
 	}
 }
 
-// done is the POST's end: the watch stops and the POST is not counted.
+// done is the POST's end: the watch stops and the POST is not counted (a
+// joined watch told of the client's leaving later does nothing more).
 func (p *postWatch) done() {
-	p.stop()
+	if p.stop != nil {
+		p.stop()
+	}
 	p.end()
 }
 
