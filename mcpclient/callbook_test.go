@@ -126,10 +126,14 @@ func TestCallBookEmptiesAfterMixedCalls(t *testing.T) {
 		outcomes := map[string]int{}
 		for i := range n {
 			wg.Go(func() {
-				time.Sleep(time.Duration(i%7) * 30 * time.Millisecond)
+				start, ms := time.Duration(i%7)*30*time.Millisecond, i*50+25
+				if i >= n-5 { // the last to end, well before their deadlines
+					start, ms = 1500*time.Millisecond, 0
+				}
+				time.Sleep(start)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5+1)*300*time.Millisecond)
 				defer cancel()
-				res, _ := h.reg.Execute(ctx, "mcp__fixture__slow", json.RawMessage(fmt.Sprintf(`{"ms":%d}`, i*50+25)))
+				res, _ := h.reg.Execute(ctx, "mcp__fixture__slow", json.RawMessage(fmt.Sprintf(`{"ms":%d}`, ms)))
 				outcome := "answered"
 				if res.IsError {
 					outcome = res.Error.Code
