@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,8 @@ type connGate struct {
 	net.Listener
 	max, perAddr, perIdentity int
 	log                       *slog.Logger
+	times                     edgeTimes
+	stopClock                 func() // ends the clock (Close); nil until it runs
 
 	mu       sync.Mutex
 	conns    map[*gateConn]struct{} // guarded by mu
@@ -48,11 +51,36 @@ type gateConn struct {
 	busy   bool      // serving a request (or hijacked)
 	served bool      // has served a request
 	since  time.Time // when it was accepted or last became idle
+
+	// For the gate's clock (edgeclock.go), which reads them without mu.
+	headersFrom atomic.Int64                 // unix ns the headers began to arrive; 0 when none are awaited
+	awaiting    atomic.Bool                  // idle: the next request's first byte starts its headers
+	body        atomic.Pointer[deadlineBody] // the body being read under a deadline, nil when none
 }
 
 func newConnGate(ln net.Listener, max, perAddr, perIdentity int, log *slog.Logger) *connGate {
 	return &connGate{Listener: ln, max: max, perAddr: perAddr, perIdentity: perIdentity, log: log,
 		conns: make(map[*gateConn]struct{}), byOwner: make(map[string]int)}
+}
+
+// forgetBody ends the clock's watch of the body of the request the
+// connection served, if it was not read to its end: net/http has drained
+// what it would of it (under the clock, which cuts a drain that stalls).
+func (c *gateConn) forgetBody() {
+	if b := c.body.Swap(nil); b != nil {
+		b.forget()
+	}
+}
+
+// Read notes when a keep-alive connection's next request begins, for the
+// header time limit.
+func (c *gateConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.awaiting.Load() {
+		c.awaiting.Store(false)
+		c.headersFrom.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // ownerOf is the owner key of an authenticated identity; an IP never
@@ -77,6 +105,7 @@ func (g *connGate) Accept() (net.Conn, error) {
 // nil means c was refused (and closed).
 func (g *connGate) admit(c net.Conn) *gateConn {
 	gc := &gateConn{Conn: c, gate: g, owner: hostOnly(c.RemoteAddr().String()), since: time.Now()}
+	gc.headersFrom.Store(gc.since.UnixNano())
 	g.mu.Lock()
 	victim, ok := g.makeRoom(gc.owner)
 	if ok {
@@ -219,10 +248,15 @@ func (g *connGate) track(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateHijacked:
 		gc.busy, gc.served = true, true
+		gc.forgetBody()
 	case http.StateIdle:
 		gc.busy, gc.since = false, time.Now()
+		gc.headersFrom.Store(0)
+		gc.awaiting.Store(true)
+		gc.forgetBody()
 	case http.StateClosed:
 		g.forgetLocked(gc)
+		gc.forgetBody()
 	}
 }
 
@@ -247,6 +281,8 @@ func (g *connGate) serving(next http.Handler) http.Handler {
 			g.mu.Lock()
 			gc.busy, gc.served = true, true
 			g.mu.Unlock()
+			gc.awaiting.Store(false)
+			gc.headersFrom.Store(0)
 		}
 		next.ServeHTTP(w, r)
 	})

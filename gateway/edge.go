@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,7 +63,7 @@ func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
 			b := &deadlineBody{ReadCloser: r.Body, w: w, start: time.Now(), timeout: timeout, length: r.ContentLength}
-			if b.extend() == nil {
+			if b.watch(r) == nil {
 				r.Body = b
 			}
 		}
@@ -70,48 +71,108 @@ func (g *Gateway) bodyDeadline(next http.Handler) http.Handler {
 	})
 }
 
-// deadlineBody keeps its request's read deadline as bodyDeadline says
-// while the body arrives, and lifts it once the body is read to its end
-// (or to its declared length): a response streamed for long after it
-// (SSE) must not have its request cancelled by net/http's background read
-// timing out.
+// deadlineBody holds its request's body to bodyDeadline's rule until it
+// is read to its end (or to its declared length): a response streamed for
+// long after it (SSE) must not have its request cancelled by net/http's
+// background read timing out. The gate's clock enforces the rule on the
+// connections it serves (edgeclock.go); on a server of another's, a read
+// deadline does.
 type deadlineBody struct {
 	io.ReadCloser
-	w        http.ResponseWriter // its response, whose controller sets the deadline
-	start    time.Time
-	timeout  time.Duration
-	length   int64     // declared, -1 when unknown
-	got      int64     // bytes read so far
-	deadline time.Time // the one set
-	done     bool
+	w       http.ResponseWriter // its response, whose controller sets a read deadline
+	start   time.Time
+	timeout time.Duration
+	length  int64        // declared, -1 when unknown
+	got     atomic.Int64 // bytes read so far
+
+	gc       *gateConn // the connection whose gate's clock watches it; nil for a read deadline
+	deadline time.Time // the read deadline set, without a clock
+
+	mu   sync.Mutex // orders the clock's cut and the body's end
+	done bool       // read to its end, or no longer watched; guarded by mu
+	late bool       // the clock cut it; guarded by mu
+}
+
+// watch has the body's rule enforced: by its gate's clock when it came
+// through a gate that runs one, else by a read deadline.
+func (b *deadlineBody) watch(r *http.Request) error {
+	if gc, ok := r.Context().Value(gateConnKey{}).(*gateConn); ok && gc.gate.stopClock != nil {
+		b.gc = gc
+		gc.body.Store(b)
+		return nil
+	}
+	return b.extend()
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	b.got += int64(n)
+	got := b.got.Add(int64(n))
 	switch {
 	case b.done:
-	case errors.Is(err, io.EOF) || b.got == b.length:
-		b.done = true
-		http.NewResponseController(b.w).SetReadDeadline(time.Time{})
-	case n > 0:
+	case errors.Is(err, io.EOF) || got == b.length:
+		b.end()
+	case n > 0 && b.gc == nil:
 		b.extend()
 	}
 	return n, err
 }
 
-// extend moves the read deadline to what the bytes received so far earn,
-// when that is a quarter second or more past the one set (a deadline per
-// read would cost a timer reset for every small read).
+// due is when the rest of the body is due, given the bytes received.
+func (b *deadlineBody) due() time.Time {
+	earned := bodyGrace + time.Duration(b.got.Load())*time.Second/minBodyRate
+	return b.start.Add(min(earned, b.timeout))
+}
+
+// extend moves the read deadline to due, when that is a quarter second or
+// more past the one set (a deadline per read would cost a timer reset for
+// every small read).
 func (b *deadlineBody) extend() error {
-	earned := bodyGrace + time.Duration(b.got)*time.Second/minBodyRate
-	d := b.start.Add(min(earned, b.timeout))
+	d := b.due()
 	if !b.deadline.IsZero() && d.Sub(b.deadline) < time.Second/4 {
 		return nil
 	}
 	b.deadline = d
 	return http.NewResponseController(b.w).SetReadDeadline(d)
 }
+
+// end lifts the rule: the body is in.
+func (b *deadlineBody) end() {
+	if b.gc == nil {
+		b.done = true
+		http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+		return
+	}
+	b.gc.body.CompareAndSwap(b, nil)
+	if b.forget() {
+		// The clock cut it as its last bytes came: they came in time.
+		b.gc.Conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// forget stops the clock from cutting the body, and reports whether it
+// already did.
+func (b *deadlineBody) forget() (late bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	return b.late
+}
+
+// cut is the clock's, once the body is past due: its pending and next
+// reads fail as on a passed read deadline, so the request is answered 408
+// and its connection closed (or, after its handler, net/http stops
+// draining it).
+func (b *deadlineBody) cut() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		b.late = true
+		b.gc.Conn.SetReadDeadline(aLongTimeAgo)
+	}
+}
+
+// aLongTimeAgo is a read deadline that has passed.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // streamBudget bounds the SSE GET streams open at once to Options.MaxStreams,
 // so that they never take every connection slot: a new client always finds

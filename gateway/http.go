@@ -86,8 +86,9 @@ func (g *Gateway) Health() Health {
 // Options.Authenticate refuses); 404 for a session opened by another
 // identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
+	endpoint := g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(http.HandlerFunc(g.serveMCP))))))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(http.HandlerFunc(g.serveMCP)))))))
+	mux.Handle("/mcp", endpoint)
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -95,7 +96,16 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("/metrics", g.opts.Metrics)
 	}
-	return g.bodyDeadline(g.guard(mux))
+	return g.bodyDeadline(g.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every call comes to /mcp: matched here, it skips the mux's
+		// pattern search (the mux still answers every other path, and
+		// redirects an unclean one to /mcp).
+		if r.URL.Path == "/mcp" {
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})))
 }
 
 // Sessions returns the number of client sessions open now, counting each
@@ -340,18 +350,15 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 // states too.
 func (g *Gateway) edgeServer(ln net.Listener, h http.Handler, also func(net.Conn, http.ConnState)) (*http.Server, net.Listener) {
 	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.maxConnsPerIdentity(), g.log)
+	// The headers' time limit (from accept or a keep-alive request's first
+	// byte), the body's and the idle one are the gate's clock's, not
+	// net/http's read deadlines (edgeclock.go says why).
+	gate.startClock(newEdgeTimes(cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout), cmp.Or(g.opts.BodyTimeout, DefaultBodyTimeout)))
 	srv := &http.Server{
-		Handler:     gate.serving(h),
-		ConnContext: gate.connContext,
-		// From accept (or a keep-alive request's first byte) to the end of
-		// the headers; the body has Options.BodyTimeout of its own.
-		ReadHeaderTimeout: cmp.Or(g.opts.HeaderTimeout, DefaultHeaderTimeout),
-		MaxHeaderBytes:    maxHeaderBytes,
-		// A keep-alive connection idle this long is closed (an open SSE
-		// stream is a request in progress, not idle); under pressure the
-		// gate sheds idle ones sooner.
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		Handler:        gate.serving(h),
+		ConnContext:    gate.connContext,
+		MaxHeaderBytes: maxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 		ConnState: func(c net.Conn, s http.ConnState) {
 			gate.track(c, s)
 			if also != nil {

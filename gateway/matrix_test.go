@@ -84,6 +84,9 @@ func answeringStdio(t *testing.T, g *Gateway, answer answerFunc) *mcp.ClientSess
 		if err := <-served; err != nil {
 			t.Errorf("ServeStdio: %v", err)
 		}
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
 	})
 	return cs
 }

@@ -276,8 +276,11 @@ func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
 // Close waits for its handlers, and a call whose client dropped its
 // stream (awaiting a resume) would hold it.
 func (t *httpTransport) add(c *wireConn, ss *mcp.ServerSession) *wireSession {
-	s := &wireSession{conn: c, session: ss, idle: t.idle}
+	s := &wireSession{conn: c, session: ss, idle: t.idle, lastPOST: time.Now()}
 	s.timer = time.AfterFunc(t.idle, func() {
+		if !s.idleOver() {
+			return
+		}
 		t.g.cancelCalls(ss, errSessionClosed)
 		ss.Close()
 	})
@@ -295,16 +298,40 @@ func (t *httpTransport) add(c *wireConn, ss *mcp.ServerSession) *wireSession {
 }
 
 // wireSession is one client session: the SDK's session, its connection,
-// and its idle timer, which runs while no POST of the session does (as
-// the SDK's handler times sessions out).
+// and its idle timer, which ends it once no POST of the session has run
+// for idle (as the SDK's handler times sessions out). The timer is not
+// moved per POST: it fires, and looks (idleOver). Stopping and resetting
+// it around every POST put a runtime timer sooner than any other on its P
+// for every call, which makes the runtime wake a thread to watch it.
 type wireSession struct {
 	conn    *wireConn
 	session *mcp.ServerSession
 	idle    time.Duration
 
-	mu    sync.Mutex
-	posts int         // POSTs being served; guarded by mu
-	timer *time.Timer // nil once the session ended; guarded by mu
+	mu       sync.Mutex
+	posts    int         // POSTs being served; guarded by mu
+	lastPOST time.Time   // when the last POST ended; guarded by mu
+	timer    *time.Timer // nil once the session ended; guarded by mu
+}
+
+// idleOver reports, when the idle timer fires, whether the session has
+// been idle for s.idle; if not, it arms the timer again for when it will
+// be, at the soonest.
+func (s *wireSession) idleOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer == nil {
+		return false
+	}
+	left := s.idle - time.Since(s.lastPOST)
+	if s.posts == 0 && left <= 0 {
+		return true
+	}
+	if s.posts > 0 {
+		left = s.idle
+	}
+	s.timer.Reset(left)
+	return false
 }
 
 // servingPOST counts r among the session's POSTs until the watch's done
@@ -387,17 +414,15 @@ func (p *postWatch) unhold() {
 func (s *wireSession) startPOST() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.timer != nil && s.posts == 0 {
-		s.timer.Stop()
-	}
 	s.posts++
 }
 
 func (s *wireSession) endPOST() {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.posts--; s.timer != nil && s.posts == 0 {
-		s.timer.Reset(s.idle)
+	if s.posts--; s.posts == 0 {
+		s.lastPOST = now
 	}
 }
 
