@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -244,4 +245,34 @@ func mustEncode(t *testing.T, id int64) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// A POST's stream is numbered within its session, skipping an id that a
+// replay claims: a client that names the next number in a Last-Event-ID
+// must not have its replay, which ends by dropping its claim, take the
+// new stream's place, and with it the new call's answer.
+func TestStreamIDSkipsAClaim(t *testing.T) {
+	c := newWireConn("s", newEventStore(), new(sync.Map))
+	open := func(id int64) *wireStream {
+		t.Helper()
+		rid, _ := jsonrpc.MakeID(float64(id))
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		s, _, ok := c.openStream(httptest.NewRecorder(), r, wirePOST{calls: map[jsonrpc.ID]struct{}{rid: {}}})
+		if !ok {
+			t.Fatal("stream not opened")
+		}
+		return s
+	}
+	first := open(1)
+	next := strconv.FormatUint(c.lastStream+1, 36)
+	claim := &wireStream{id: next} // as acquire claims a stream it replays
+	c.mu.Lock()
+	c.streams[next] = claim
+	c.mu.Unlock()
+	second := open(2)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if second.id == next || second.id == first.id || c.streams[next] != claim || c.streams[second.id] != second {
+		t.Errorf("streams %q, then %q with %q claimed; want a new id, the claim left as it was", first.id, second.id, next)
+	}
 }

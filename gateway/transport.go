@@ -494,6 +494,9 @@ type wireConn struct {
 	streams map[string]*wireStream // by stream id, "" the GET stream's; guarded by mu
 	// byRequest is the stream of each request in flight; guarded by mu.
 	byRequest map[jsonrpc.ID]string
+	// lastStream numbers the streams POSTs open (newStreamLocked);
+	// guarded by mu.
+	lastStream uint64
 }
 
 func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
@@ -1251,7 +1254,7 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
 	calls := post.calls
-	s := &wireStream{id: rand.Text(), conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
+	s := &wireStream{conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
 		version: r.Header.Get("Mcp-Protocol-Version")}
 	c.mu.Lock()
 	for id := range calls {
@@ -1261,6 +1264,7 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 			return nil, nil, false
 		}
 	}
+	s.id = c.newStreamLocked()
 	c.streams[s.id] = s
 	for id := range calls {
 		c.byRequest[id] = s.id
@@ -1284,6 +1288,22 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 		}
 	}
 	return s, s.held, true
+}
+
+// newStreamLocked returns the id of a new stream of the session: the
+// next number, skipping one a replay claims (acquire: a client may name
+// any id). A count does: only the session's own client, which holds its
+// id, can resume its streams, so their ids need not be secret (the
+// crypto/rand id of every POST's stream cost more than its whole
+// bookkeeping). c.mu is held.
+func (c *wireConn) newStreamLocked() string {
+	for {
+		c.lastStream++
+		id := strconv.FormatUint(c.lastStream, 36)
+		if _, claimed := c.streams[id]; !claimed {
+			return id
+		}
+	}
 }
 
 // deliverIn hands msg to the session, reporting false once it has ended.
