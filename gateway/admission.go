@@ -96,20 +96,33 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	return &admission{g: g, req: req, name: name, ctx: gctx, ended: ended, gcall: c}, result{}, nil
 }
 
-// run runs the admitted call with ctx (a.ctx, or a task's context
-// carrying its values) bound to the session's view, releases its slot,
-// and ends it with its outcome: when it returns, or, for a call that
-// parks for its client's answers, when the parked call returns
-// (runParkable), which holds the slot until then.
+// serve runs the admitted call in its request's context (a.ctx), which
+// the request's cancel, when it has one, cancels (callRequest.cancel).
+func (a *admission) serve() (result, error) {
+	return a.runIn(a.ctx, a.req.cancel)
+}
+
+// run runs the admitted call with ctx, a task's context carrying its
+// values (see runIn).
 func (a *admission) run(ctx context.Context) (result, error) {
+	return a.runIn(ctx, nil)
+}
+
+// runIn runs the admitted call with ctx bound to the session's view,
+// releases its slot, and ends it with its outcome: when it returns, or,
+// for a call that parks for its client's answers, when the parked call
+// returns (runParkable), which holds the slot until then. cancel, when
+// set, cancels ctx (Gateway.run's callHow.cancel).
+func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (result, error) {
 	g, req := a.g, a.req
+	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
 	ctx, grown := g.bindView(a.running(ctx), req)
 	defer grown()
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)
 	}
 	defer a.release()
-	res, err := g.run(ctx, a.name, req.session, callHow{stream: req.header.Get(streamHeader), peer: req.peer}, req.params)
+	res, err := g.run(ctx, a.name, req.session, how, req.params)
 	a.end(res, err)
 	return res, err
 }

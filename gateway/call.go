@@ -57,6 +57,10 @@ type callRequest struct {
 	// inner, for a call a served tool makes for its caller (CallFor), is
 	// the call of that tool; nil for a client's call.
 	inner *admission
+	// cancel, when set, cancels the context the call arrived with, which
+	// is the call's alone (a taken call's: sdkwire.CallCancel): run
+	// cancels the call with it rather than with a context of its own.
+	cancel context.CancelCauseFunc
 }
 
 // serveCall is the gateway's one path for a tools/call, whichever way it
@@ -64,7 +68,7 @@ type callRequest struct {
 // a task's call, on stdio, stateful HTTP or the stateless extension, and a
 // served tool's inner call (CallFor) enter at admit): admitted once
 // (admit: its slot, readiness, the caller's view, the Gate), then run and
-// ended with its outcome (admission.run). A call again with a
+// ended with its outcome (admission.serve). A call again with a
 // requestState brings answers to a call admitted in an earlier round
 // (serveRetry), which does not enter the Gate again. The error is non-nil
 // only for a protocol error (a name the caller is not served, the cap
@@ -77,7 +81,7 @@ func (g *Gateway) serveCall(ctx context.Context, req callRequest) (result, error
 	if a == nil {
 		return res, err
 	}
-	return a.run(a.ctx)
+	return a.serve()
 }
 
 // unknownTool is the SDK's error for a tool the server does not list, as
@@ -168,12 +172,18 @@ type callHow struct {
 	// keep, when set, receives the registry's Result of the call (an
 	// inner call's: CallFor).
 	keep *tool.Result
+	// cancel, when set, is callRequest.cancel: it cancels the context
+	// run is given (a Gate keeps its cancellation).
+	cancel context.CancelCauseFunc
 }
 
 // run executes the registry tool name for a call that holds its slot,
 // through Registry.Execute.
 func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (result, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
+	cancel := how.cancel
+	if cancel == nil {
+		ctx, cancel = context.WithCancelCause(ctx)
+	}
 	defer cancel(nil)
 	c := &inflight{session: session, cancel: cancel, stream: how.stream}
 	if how.parked {
@@ -266,16 +276,15 @@ func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how ca
 		out = how.notes
 	}
 	fwd := newForwarder(ctx, out, g.log)
+	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
 	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
-		ctx = tool.WithProgress(ctx, fwd.progress(tok))
+		c.Progress = fwd.progress(tok)
 	}
-	ctx = tool.WithLog(ctx, fwd.logged)
-	ask := how.ask
-	if ask == nil {
-		ask = g.asker(session, to)
+	if c.Ask == nil {
+		c.Ask = g.asker(session, to)
 	}
-	ctx = tool.WithAsk(ctx, markAsks(ctx, ask))
-	return tool.WithSession(ctx, belongs), fwd.stop
+	c.Ask = markAsks(ctx, c.Ask)
+	return tool.WithConsumer(ctx, c), fwd.stop
 }
 
 // toWire maps a registry Result to the tools/call result served: the

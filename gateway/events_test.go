@@ -3,10 +3,19 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -183,4 +192,87 @@ func TestLongSessionKeepsBoundedEvents(t *testing.T) {
 		streams, _, _ := store.counts(cs.ID())
 		return streams == 0
 	})
+}
+
+// A call's stream is kept in the event store only once its response is
+// an SSE stream, whose event ids a client could resume from: a stream
+// answered as one JSON body keeps nothing; a primed one keeps its
+// priming event and what follows, numbered as the client was sent them.
+func TestStreamKeptOnceItStreams(t *testing.T) {
+	store := newEventStore()
+	c := newWireConn("s", store, new(sync.Map))
+	answer := func(id int64, prime bool) (*wireStream, *httptest.ResponseRecorder) {
+		t.Helper()
+		rid, _ := jsonrpc.MakeID(float64(id))
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		s, _, ok := c.openStream(w, r, wirePOST{calls: map[jsonrpc.ID]struct{}{rid: {}}, version: "2025-11-25"})
+		if !ok {
+			t.Fatal("stream not opened")
+		}
+		if prime {
+			s.prime(time.Now().Add(primeFlush))
+		}
+		if err := c.Write(context.Background(), &jsonrpc.Response{ID: rid, Result: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		return s, w
+	}
+	_, w := answer(1, false)
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("an unprimed call was answered as %q, want one JSON body", ct)
+	}
+	if streams, _, _ := store.counts("s"); streams != 1 {
+		t.Fatalf("after a call answered as one JSON body the session keeps %d streams, want the GET stream's alone", streams)
+	}
+	s, w := answer(2, true)
+	if !strings.Contains(w.Body.String(), "id: "+s.id+"_0\n") || !strings.Contains(w.Body.String(), "id: "+s.id+"_1\n") {
+		t.Fatalf("a primed call's stream is %q, want events %s_0 and _1", w.Body.String(), s.id)
+	}
+	replay, err := store.replay("s", s.id, 0)
+	if err != nil || len(replay) != 1 || string(replay[0]) != string(mustEncode(t, 2)) {
+		t.Fatalf("resuming after the priming event replays %q (%v), want the response alone", replay, err)
+	}
+}
+
+// mustEncode is the response of id with an empty result, as the wire has it.
+func mustEncode(t *testing.T, id int64) []byte {
+	t.Helper()
+	rid, _ := jsonrpc.MakeID(float64(id))
+	data, err := sdkwire.EncodeMessage(&jsonrpc.Response{ID: rid, Result: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A POST's stream is numbered within its session, skipping an id that a
+// replay claims: a client that names the next number in a Last-Event-ID
+// must not have its replay, which ends by dropping its claim, take the
+// new stream's place, and with it the new call's answer.
+func TestStreamIDSkipsAClaim(t *testing.T) {
+	c := newWireConn("s", newEventStore(), new(sync.Map))
+	open := func(id int64) *wireStream {
+		t.Helper()
+		rid, _ := jsonrpc.MakeID(float64(id))
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		s, _, ok := c.openStream(httptest.NewRecorder(), r, wirePOST{calls: map[jsonrpc.ID]struct{}{rid: {}}})
+		if !ok {
+			t.Fatal("stream not opened")
+		}
+		return s
+	}
+	first := open(1)
+	next := strconv.FormatUint(c.lastStream+1, 36)
+	claim := &wireStream{id: next} // as acquire claims a stream it replays
+	c.mu.Lock()
+	c.streams[next] = claim
+	c.mu.Unlock()
+	second := open(2)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if second.id == next || second.id == first.id || c.streams[next] != claim || c.streams[second.id] != second {
+		t.Errorf("streams %q, then %q with %q claimed; want a new id, the claim left as it was", first.id, second.id, next)
+	}
 }

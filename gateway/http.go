@@ -86,8 +86,9 @@ func (g *Gateway) Health() Health {
 // Options.Authenticate refuses); 404 for a session opened by another
 // identity. All Handler values share the gateway's sessions.
 func (g *Gateway) Handler() http.Handler {
+	endpoint := g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(http.HandlerFunc(g.serveMCP))))))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.streamBudget(g.screen(g.routeRequest(g.forwardSessions(g.bindSessions(http.HandlerFunc(g.serveMCP)))))))
+	mux.Handle("/mcp", endpoint)
 	probes := g.Probes()
 	for _, path := range []string{"/healthz", "/readyz", "/livez"} {
 		mux.Handle(path, probes)
@@ -95,7 +96,16 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("/metrics", g.opts.Metrics)
 	}
-	return g.bodyDeadline(g.guard(mux))
+	return g.bodyDeadline(g.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every call comes to /mcp: matched here, it skips the mux's
+		// pattern search (the mux still answers every other path, and
+		// redirects an unclean one to /mcp).
+		if r.URL.Path == "/mcp" {
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})))
 }
 
 // Sessions returns the number of client sessions open now, counting each

@@ -65,6 +65,7 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 		params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments},
 		peer:   &perRequestPeer{ss: ss, version: client.Version, level: client.LogLevel}}
 	return func(ctx context.Context) (json.RawMessage, error) {
+		call.cancel, _ = sdkwire.CallCancel(ctx)
 		res, err := g.serveCall(ctx, call)
 		if err != nil {
 			return nil, err

@@ -137,24 +137,72 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
 	r.Header.Set(streamHeader, stream)
-	dropped := func() {
-		if g.resumable(r) {
-			g.awaitGrace(r.Header.Get("Mcp-Session-Id"), stream)
-		} else {
-			g.giveUp(stream)
-		}
-	}
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
-	stop := context.AfterFunc(r.Context(), dropped)
-	g.engine.ServeHTTP(w, r)
+	watch := &clientWatch{g: g, r: r, stream: stream}
+	stop := context.AfterFunc(r.Context(), watch.leave)
+	if t, ok := g.engine.(*httpTransport); ok {
+		t.serve(w, r, watch)
+	} else {
+		g.engine.ServeHTTP(w, r)
+	}
 	// The transport may end the response before the request's context
 	// (its write to a client that left failed first): calls still in
 	// flight then lost their stream all the same.
 	if stop() && g.inFlightOn(stream) {
-		dropped()
+		watch.dropped()
 	}
 	stop() // answered: its calls have ended, or wait for a resume
+}
+
+// clientWatch watches the client of one POST with one context.AfterFunc
+// for all its leaving does: the gateway's (dropped) and, on a stateful
+// session of the gateway's own transport, the session's (postWatch),
+// which joins it instead of arming an AfterFunc of its own (each is an
+// allocation or three and a registration with the request's context, on
+// every call).
+type clientWatch struct {
+	g      *Gateway
+	r      *http.Request
+	stream string
+
+	mu   sync.Mutex
+	left bool       // the client left; guarded by mu
+	post *postWatch // the session's, told first; guarded by mu
+}
+
+// leave is what the client's leaving does.
+func (c *clientWatch) leave() {
+	c.mu.Lock()
+	c.left = true
+	post := c.post
+	c.mu.Unlock()
+	if post != nil {
+		post.leave()
+	}
+	c.dropped()
+}
+
+// dropped gives up on the POST's stream, or awaits a resume of it.
+func (c *clientWatch) dropped() {
+	if c.g.resumable(c.r) {
+		c.g.awaitGrace(c.r.Header.Get("Mcp-Session-Id"), c.stream)
+	} else {
+		c.g.giveUp(c.stream)
+	}
+}
+
+// join has post told when the client leaves: at once if it has left.
+func (c *clientWatch) join(post *postWatch) {
+	c.mu.Lock()
+	left := c.left
+	if !left {
+		c.post = post
+	}
+	c.mu.Unlock()
+	if left {
+		post.leave()
+	}
 }
 
 // inFlightOn reports whether a call that arrived on stream is in flight.

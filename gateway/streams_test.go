@@ -413,3 +413,37 @@ func TestInFlightOnCountsByStream(t *testing.T) {
 		t.Errorf("%d streams counted after every call ended", left)
 	}
 }
+
+// A POST's session watch joins serveMCP's watch of its client: told when
+// the client leaves, whether it joined before or after, once; the POST's
+// stream is given up on all the same.
+func TestClientWatchTellsTheSession(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{})
+	for _, joinFirst := range []bool{true, false} {
+		s := &wireSession{idle: time.Hour}
+		s.startPOST()
+		r, _ := http.NewRequest(http.MethodPost, "/mcp", nil)
+		watch := &clientWatch{g: g, r: r, stream: fmt.Sprint("joined-", joinFirst)}
+		post := &postWatch{s: s}
+		if joinFirst {
+			watch.join(post)
+			watch.leave()
+		} else {
+			watch.leave()
+			watch.join(post)
+		}
+		post.done()
+		s.mu.Lock()
+		posts := s.posts
+		s.mu.Unlock()
+		post.mu.Lock()
+		left := post.left
+		post.mu.Unlock()
+		if !left || posts != 0 {
+			t.Errorf("joined first %v: the session's watch was told %v, the session counts %d POSTs; want told, none", joinFirst, left, posts)
+		}
+		if !g.streamGone(watch.stream) {
+			t.Errorf("joined first %v: the stream of a client that left is not given up on", joinFirst)
+		}
+	}
+}

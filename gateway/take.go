@@ -52,7 +52,8 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 			header = extra.Header
 		}
 		return func(ctx context.Context) (json.RawMessage, error) {
-			res, err := g.serveCall(ctx, callRequest{session: ss, header: header, params: params})
+			cancel, _ := sdkwire.CallCancel(ctx)
+			res, err := g.serveCall(ctx, callRequest{session: ss, header: header, params: params, cancel: cancel})
 			if err != nil {
 				return nil, err
 			}

@@ -81,6 +81,12 @@ var supportedVersions = mcp.SupportedProtocolVersions()
 // ServeHTTP serves one request of the endpoint, as the SDK's stateful
 // handler does.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t.serve(w, r, nil)
+}
+
+// serve is ServeHTTP; watch, when set, is serveMCP's watch of a POST's
+// client, which the session's watch of the POST joins (servingPOST).
+func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
@@ -93,7 +99,7 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		t.serveGET(w, r)
 	case http.MethodPost:
-		t.servePOST(w, r)
+		t.servePOST(w, r, watch)
 	case http.MethodDelete:
 		if s := t.lookup(w, r, "DELETE"); s != nil {
 			s.session.Close()
@@ -131,16 +137,16 @@ func (t *httpTransport) serveGET(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
+func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	if !postHeadersOK(w, r) {
 		return
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
-		t.open(w, r)
+		t.open(w, r, watch)
 		return
 	}
 	if s := t.lookup(w, r, "POST"); s != nil {
-		p := s.servingPOST(r)
+		p := s.servingPOST(r, watch)
 		defer p.done()
 		s.conn.servePOST(w, r, p)
 	}
@@ -149,7 +155,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request) {
 // open connects a session on a new connection, through the take, and
 // serves its first POST; a session whose first POST did not initialize it
 // is closed.
-func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
+func (t *httpTransport) open(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
 	c.headerSchema = t.g.headerSchema
 	var current atomic.Pointer[mcp.ServerSession]
@@ -165,7 +171,7 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request) {
 	}
 	current.Store(ss)
 	s := t.add(c, ss)
-	p := s.servingPOST(r)
+	p := s.servingPOST(r, watch)
 	c.servePOST(w, r, p)
 	p.done()
 	if ss.InitializeParams() == nil {
@@ -337,21 +343,25 @@ func (s *wireSession) idleOver() bool {
 // servingPOST counts r among the session's POSTs until the watch's done
 // is called or r's client leaves, whichever comes first: a call that
 // runs on after its client dropped the POST (awaiting a resume) does not
-// keep the session from its idle timeout.
-func (s *wireSession) servingPOST(r *http.Request) *postWatch {
+// keep the session from its idle timeout. The client is watched by
+// serveMCP's watch when there is one (joined), else by a watch of its own.
+func (s *wireSession) servingPOST(r *http.Request, client *clientWatch) *postWatch {
 	s.startPOST()
 	p := &postWatch{s: s}
-	p.stop = context.AfterFunc(r.Context(), p.leave)
+	if client != nil {
+		client.join(p)
+	} else {
+		p.stop = context.AfterFunc(r.Context(), p.leave)
+	}
 	return p
 }
 
-// postWatch watches the client of one POST of a session, with one
-// context.AfterFunc for all it does when the client leaves: the POST no
-// longer keeps the session from its idle timeout, and the stream of a
-// call running on the POST's goroutine (runNow) is let go.
+// postWatch is what the client of one POST of a session leaving does:
+// the POST no longer keeps the session from its idle timeout, and the
+// stream of a call running on the POST's goroutine (runNow) is let go.
 type postWatch struct {
 	s    *wireSession
-	stop func() bool
+	stop func() bool // stops its own context.AfterFunc; nil when joined to serveMCP's
 
 	mu    sync.Mutex
 	ended bool // the session no longer counts the POST; guarded by mu
@@ -386,9 +396,12 @@ func (p *postWatch) end() {
 	}
 }
 
-// done is the POST's end: the watch stops and the POST is not counted.
+// done is the POST's end: the watch stops and the POST is not counted (a
+// joined watch told of the client's leaving later does nothing more).
 func (p *postWatch) done() {
-	p.stop()
+	if p.stop != nil {
+		p.stop()
+	}
 	p.end()
 }
 
@@ -481,6 +494,9 @@ type wireConn struct {
 	streams map[string]*wireStream // by stream id, "" the GET stream's; guarded by mu
 	// byRequest is the stream of each request in flight; guarded by mu.
 	byRequest map[jsonrpc.ID]string
+	// lastStream numbers the streams POSTs open (newStreamLocked);
+	// guarded by mu.
+	lastStream uint64
 }
 
 func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn {
@@ -488,7 +504,7 @@ func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn 
 		readEnded: make(chan struct{}), done: make(chan struct{}), streams: make(map[string]*wireStream), byRequest: make(map[jsonrpc.ID]string)}
 	if store != nil {
 		store.Open(context.Background(), id, "") // the in-memory store never fails
-		c.streams[""] = &wireStream{sse: true}
+		c.streams[""] = &wireStream{sse: true, kept: true}
 	}
 	return c
 }
@@ -613,12 +629,14 @@ func (c *wireConn) streamFor(related jsonrpc.ID) *wireStream {
 // A request holds it while it writes (the POST, or a GET that resumed
 // it).
 type wireStream struct {
-	id string
+	id   string
+	conn *wireConn // its session's, for a stream a POST opened
 
 	mu       sync.Mutex
 	w        http.ResponseWriter     // the request holding the stream, nil when none; guarded by mu
 	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
 	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
+	kept     bool                    // its events are kept in the event store (keepLocked); guarded by mu
 	pending  bool                    // the priming event is not written yet; guarded by mu
 	primeIdx int                     // the priming event's index, when pending; guarded by mu
 	primeAt  time.Time               // when pending is due (the session's primer writes it); guarded by mu
@@ -649,7 +667,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	if !s.noteAskLocked(msg) {
 		return over
 	}
-	id := s.appendLocked(ctx, c, data)
+	idx := s.appendLocked(ctx, c, data)
 	if s.held == nil {
 		return over
 	}
@@ -675,7 +693,7 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 		return over
 	}
 	s.streamLocked()
-	s.w.Write(serverwire.AppendEvent(nil, "message", id, data))
+	s.w.Write(serverwire.AppendEvent(nil, "message", s.eventID(c, idx), data))
 	if !over { // the last event goes out with the end of the body
 		http.NewResponseController(s.w).Flush()
 	}
@@ -705,14 +723,43 @@ func errorStatus(version string, msg jsonrpc.Message) int {
 }
 
 // appendLocked keeps data as the stream's next event, and returns its
-// id. s.mu is held.
-func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) string {
+// index. s.mu is held.
+func (s *wireStream) appendLocked(ctx context.Context, c *wireConn, data []byte) int {
 	s.next++
-	if c.store == nil {
-		return "" // events without ids: nothing to resume
+	if s.kept {
+		c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
 	}
-	c.store.Append(ctx, c.id, s.id, data) // the in-memory store never fails
-	return serverwire.EventID(s.id, s.next-1)
+	return s.next - 1
+}
+
+// keepLocked keeps the stream's events in the event store from now on,
+// as its response becomes an SSE stream: only a client that was sent an
+// event's id can resume a stream, so a stream answered as one JSON body
+// (most calls) or left before anything was written is never kept. The
+// events numbered before (a priming event not written yet) are kept
+// empty, so that the store numbers the next ones as the stream does.
+// s.mu is held.
+func (s *wireStream) keepLocked() {
+	c := s.conn
+	if s.kept || c == nil || c.store == nil {
+		return
+	}
+	s.kept = true
+	ctx := context.Background()
+	c.store.Open(ctx, c.id, s.id) // the in-memory store never fails
+	for range s.next {
+		c.store.Append(ctx, c.id, s.id, nil)
+	}
+}
+
+// eventID is the id of the stream's event idx, made only for an event
+// written as one (a response alone goes out as a JSON body, without);
+// "" without an event store: nothing to resume.
+func (s *wireStream) eventID(c *wireConn, idx int) string {
+	if c.store == nil {
+		return ""
+	}
+	return serverwire.EventID(s.id, idx)
 }
 
 // noteAskLocked follows the requests to the client on a request's stream
@@ -771,10 +818,10 @@ func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 		if err != nil {
 			continue // unreachable: the params are plain values
 		}
-		eventID := s.appendLocked(ctx, c, data)
+		idx := s.appendLocked(ctx, c, data)
 		if s.held != nil {
 			s.streamLocked()
-			s.w.Write(serverwire.AppendEvent(nil, "message", eventID, data))
+			s.w.Write(serverwire.AppendEvent(nil, "message", s.eventID(c, idx), data))
 		}
 	}
 	clear(s.asks)
@@ -784,6 +831,7 @@ func (s *wireStream) cancelAsksLocked(ctx context.Context, c *wireConn) {
 // pending. s.mu is held and s.w is set.
 func (s *wireStream) streamLocked() {
 	if !s.sse {
+		s.keepLocked()
 		serverwire.SetResponseHeaders(s.w.Header(), false)
 		s.sse = true
 	}
@@ -907,10 +955,8 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 		return
 	}
 	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema) {
-		c.forgetRequests(msgs)
 		return
 	}
-	defer c.forgetRequests(msgs)
 	for _, msg := range msgs {
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			c.answered(resp)
@@ -935,6 +981,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 	if len(msgs) == 1 && c.runNow(w, watch, s, msgs[0]) {
 		return
 	}
+	defer c.forgetRequests(msgs)
 	for _, msg := range msgs {
 		if !c.deliverIn(msg) {
 			return
@@ -1047,15 +1094,12 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
 			if !c.answersTasks(req) && !c.checkPerRequest(w, r, req, version) {
-				c.forgetRequests(msgs)
 				return wirePOST{}, false
 			}
 		}
-		extra := &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
-		req.Extra = extra
+		req.Extra = &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
 		if req.IsCall() {
 			post.calls[req.ID] = struct{}{}
-			c.requests.Store(extra, req.ID)
 		}
 	}
 	return post, true
@@ -1193,27 +1237,25 @@ func writeRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.
 }
 
 // forgetRequests drops the tags of msgs' requests that the SDK did not
-// read (taken calls, or a session that ended first).
+// read (a session that ended first).
 func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 	for _, msg := range msgs {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Extra != nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra != nil {
 			c.requests.Delete(req.Extra)
 		}
 	}
 }
 
-// openStream opens the stream of a POST's calls, held by w: its events
-// opened in the event store, a priming event where the SDK writes one
-// (sent once the calls have run primeFlush without an answer), the
+// openStream opens the stream of a POST's calls, held by w: a priming
+// event where the SDK writes one (sent once the calls have run
+// primeFlush without an answer; its events are kept in the event store
+// from then: keepLocked), the
 // session's id on an initialize's answer. It refuses a request id in
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
 	calls := post.calls
-	s := &wireStream{id: rand.Text(), w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
+	s := &wireStream{conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
 		version: r.Header.Get("Mcp-Protocol-Version")}
-	if c.store != nil {
-		c.store.Open(r.Context(), c.id, s.id) // the in-memory store never fails
-	}
 	c.mu.Lock()
 	for id := range calls {
 		if _, dup := c.byRequest[id]; dup {
@@ -1222,6 +1264,7 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 			return nil, nil, false
 		}
 	}
+	s.id = c.newStreamLocked()
 	c.streams[s.id] = s
 	for id := range calls {
 		c.byRequest[id] = s.id
@@ -1233,7 +1276,6 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if serverwire.Primes(post.version, c.store != nil) {
-		c.store.Append(r.Context(), c.id, s.id, nil)
 		s.pending, s.primeIdx = true, s.next
 		s.next++
 		s.primeAt = time.Now().Add(primeFlush)
@@ -1248,8 +1290,29 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	return s, s.held, true
 }
 
+// newStreamLocked returns the id of a new stream of the session: the
+// next number, skipping one a replay claims (acquire: a client may name
+// any id). A count does: only the session's own client, which holds its
+// id, can resume its streams, so their ids need not be secret (the
+// crypto/rand id of every POST's stream cost more than its whole
+// bookkeeping). c.mu is held.
+func (c *wireConn) newStreamLocked() string {
+	for {
+		c.lastStream++
+		id := strconv.FormatUint(c.lastStream, 36)
+		if _, claimed := c.streams[id]; !claimed {
+			return id
+		}
+	}
+}
+
 // deliverIn hands msg to the session, reporting false once it has ended.
+// A request is tagged with its id for the SDK's handler (tag) only here:
+// a call taken on the POST's goroutine (runNow) never reaches the SDK.
 func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra != nil {
+		c.requests.Store(req.Extra, req.ID)
+	}
 	c.queued.Add(1)
 	select {
 	case c.incoming <- msg:

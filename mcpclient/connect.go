@@ -41,9 +41,11 @@ type generation struct {
 	served *tasks.Store
 	taking *sdkwire.TakingTransport
 
-	// ctx is cancelled when the generation ends, which aborts its calls.
+	// ctx is cancelled when the generation ends, which aborts its calls
+	// (stop ends calls with it).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	calls  *callBook // the tools/calls in flight: toolCallTimeoutMs and the end
 
 	done    chan struct{} // closed when the session ended
 	endOnce sync.Once
@@ -120,9 +122,17 @@ func (g *generation) end(err error) {
 		if g.shown != nil {
 			g.err = g.shown(g.err)
 		}
-		g.cancel(err)
+		g.stop(err)
 		close(g.done)
 	})
+}
+
+// stop cancels ctx with cause and, before returning, the calls in flight
+// with ctx's cause (the first one given): by the time the session is
+// closed or done, each call knows why it ended.
+func (g *generation) stop(cause error) {
+	g.cancel(cause)
+	g.calls.end(context.Cause(g.ctx))
 }
 
 // close shuts the session down: calls in flight are cancelled first, since
@@ -133,7 +143,7 @@ func (g *generation) close() {
 		// their context on goroutines of its own; closing first could lose
 		// them (a one-shot call interrupted, then its process ending).
 		g.table.FlushCancels(cancelFlushBound)
-		g.cancel(errServerClosing)
+		g.stop(errServerClosing)
 		if g.session != nil {
 			g.session.Close()
 		}
@@ -233,6 +243,7 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		shown:  s.cfg.shownHost,
 	}
 	gen.ctx, gen.cancel = context.WithCancelCause(context.Background())
+	gen.calls = newCallBook(s.cfg.ToolCallTimeout)
 	// Progress is queued for its call as the connection reads it, before
 	// the response, and the call returns once its queue is handed over.
 	gen.table.OnRequest(s.sent.note)

@@ -20,8 +20,8 @@ import (
 // as a tools/call result would. The whole task is bounded by
 // toolCallTimeoutMs; a task the caller gives up on is cancelled.
 func (s *Server) callTask(ctx context.Context, gen *generation, rawName string, args json.RawMessage) (json.RawMessage, error) {
-	callCtx, end := s.callContext(ctx, gen)
-	defer end()
+	callCtx, booked := s.callContext(ctx, gen)
+	defer booked.leave()
 	send := &taskSender{s: s, gen: gen}
 	params := tasks.Augment(s.cfg.ToolCallTimeout)
 	params["name"], _ = json.Marshal(rawName)
@@ -60,8 +60,8 @@ func (s *Server) resumeTask(id string) func(context.Context, *generation, string
 		if s.cfg.Transport == TransportStdio {
 			return nil, fmt.Errorf("server %q runs as a child of this process (stdio): task %s of tools/call %q, made by another process's child, cannot be followed from here; call the tool again", s.cfg.ServerName, id, rawName)
 		}
-		callCtx, end := s.callContext(ctx, gen)
-		defer end()
+		callCtx, booked := s.callContext(ctx, gen)
+		defer booked.leave()
 		s.log.Debug("task resumed", "tool", rawName, "task", id)
 		return s.awaitTask(ctx, callCtx, gen, rawName, tasks.Task{TaskID: id, Status: tasks.Working})
 	}

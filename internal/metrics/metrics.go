@@ -16,7 +16,7 @@ package metrics
 
 import (
 	"net/http"
-	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,7 +63,22 @@ type Metrics struct {
 	refused  *prometheus.CounterVec
 	store    *prometheus.CounterVec
 	fallback prometheus.Counter
+
+	// byMethod and byServer are the children of requests and of calls
+	// and latency, resolved once: WithLabelValues hashes its labels and
+	// looks the child up under a lock on every use, on every call's path.
+	byMethod map[string]prometheus.Counter // knownMethods and "other"; read only
+	byServer sync.Map                      // server label → *serverCalls
 }
+
+// serverCalls are one server's children of the call metrics.
+type serverCalls struct {
+	latency prometheus.Observer
+	calls   map[string]prometheus.Counter // by outcome; read only
+}
+
+// outcomes are the values of the outcome label.
+var outcomes = []string{OutcomeOK, OutcomeToolError, OutcomeTimeout, OutcomeCancelled, OutcomeTransport}
 
 var _ gateway.Observer = (*Metrics)(nil)
 
@@ -107,6 +122,11 @@ func New(opts Options) *Metrics {
 			Help: "Calls whose rate limit this replica decided alone because the store failed or was resting after a failure.",
 		}),
 	}
+	m.byMethod = make(map[string]prometheus.Counter, len(knownMethods)+1)
+	for _, method := range knownMethods {
+		m.byMethod[method] = m.requests.WithLabelValues(method)
+	}
+	m.byMethod["other"] = m.requests.WithLabelValues("other")
 	m.reg.MustRegister(m.calls, m.latency, m.requests, m.inFlight, m.refused, m.store, m.fallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&serverCollector{servers: opts.Servers})
@@ -143,7 +163,13 @@ func (m *Metrics) StoreFallback() { m.fallback.Inc() }
 
 // Request counts one request of a client.
 func (m *Metrics) Request(method string) {
-	m.requests.WithLabelValues(methodLabel(method)).Inc()
+	c, ok := m.byMethod[method]
+	if !ok {
+		// A client chooses the method: anything else is "other"
+		// (bounded label values).
+		c = m.byMethod["other"]
+	}
+	c.Inc()
 }
 
 // CallStarted counts a call in flight until the returned function reports
@@ -155,13 +181,28 @@ func (m *Metrics) CallStarted(name string) func(tool.Result, bool) {
 			server = t.Origin.Server
 		}
 	}
+	sc := m.server(server)
 	m.inFlight.Inc()
 	start := time.Now()
 	return func(res tool.Result, cancelled bool) {
 		m.inFlight.Dec()
-		m.latency.WithLabelValues(server).Observe(time.Since(start).Seconds())
-		m.calls.WithLabelValues(server, Outcome(res, cancelled)).Inc()
+		sc.latency.Observe(time.Since(start).Seconds())
+		sc.calls[Outcome(res, cancelled)].Inc()
 	}
+}
+
+// server returns the call metrics of server, resolved on its first call.
+// Server names come from the configuration, so the cache is bounded.
+func (m *Metrics) server(server string) *serverCalls {
+	if sc, ok := m.byServer.Load(server); ok {
+		return sc.(*serverCalls)
+	}
+	sc := &serverCalls{latency: m.latency.WithLabelValues(server), calls: make(map[string]prometheus.Counter, len(outcomes))}
+	for _, o := range outcomes {
+		sc.calls[o] = m.calls.WithLabelValues(server, o)
+	}
+	got, _ := m.byServer.LoadOrStore(server, sc)
+	return got.(*serverCalls)
 }
 
 // Outcome classifies a finished call; cancelled means its context ended
@@ -185,21 +226,12 @@ func Outcome(res tool.Result, cancelled bool) string {
 	return OutcomeTransport
 }
 
-// knownMethods are the request methods counted under their own name; a
-// client chooses the method, so anything else is "other" (bounded label
-// values).
+// knownMethods are the request methods counted under their own name.
 var knownMethods = []string{
 	"initialize", "ping", "server/discover", "subscriptions/listen",
 	"tools/list", "tools/call", "resources/list", "resources/templates/list",
 	"resources/read", "resources/subscribe", "resources/unsubscribe",
 	"prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
-}
-
-func methodLabel(method string) string {
-	if slices.Contains(knownMethods, method) {
-		return method
-	}
-	return "other"
 }
 
 // serverCollector reports each backend's state, tools and reconnects from

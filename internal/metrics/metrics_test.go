@@ -117,3 +117,19 @@ func scrapeText(t *testing.T, m *metrics.Metrics) string {
 	}
 	return rec.Body.String()
 }
+
+// BenchmarkCallStarted is what the metrics add to each call: one request
+// counted, one call in flight, its latency and outcome.
+func BenchmarkCallStarted(b *testing.B) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(tool.Tool{Name: "mcp__a__t", Origin: tool.Origin{Server: "a", Name: "t"},
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
+		b.Fatal(err)
+	}
+	m := metrics.New(metrics.Options{Tools: reg})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Request("tools/call")
+		m.CallStarted("mcp__a__t")(tool.Result{}, false)
+	}
+}

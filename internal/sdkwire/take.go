@@ -133,10 +133,49 @@ const maxIdleWorkers = 4
 
 // takenJob is a taken call handed to a worker.
 type takenJob struct {
-	id     jsonrpc.ID
-	run    TakenCall
-	ctx    context.Context
+	id  jsonrpc.ID
+	run TakenCall
+	ctx *takenCtx
+}
+
+// takenCtx is a taken call's context: its own cancellation, beneath the
+// connection's, and, on a connection that routes, its request's id
+// (TakenRequest), in one layer. Its cancel is the call's (CallCancel).
+type takenCtx struct {
+	context.Context
+	id     jsonrpc.ID // invalid on a connection that does not route
 	cancel context.CancelCauseFunc
+}
+
+func (c *takenCtx) Value(key any) any {
+	if _, ok := key.(takenKey); ok && c.id.IsValid() {
+		return c.id
+	}
+	return c.Context.Value(key)
+}
+
+// newCall returns the context of the taken call of request id.
+func (c *takingConn) newCall(id jsonrpc.ID) *takenCtx {
+	ctx, cancel := context.WithCancelCause(c.base)
+	t := &takenCtx{Context: ctx, cancel: cancel}
+	if c.routes {
+		t.id = id
+	}
+	return t
+}
+
+// CallCancel returns the cancel of ctx when ctx is the very context a
+// TakenCall was handed (not one derived from it), and reports whether it
+// was: the call's own, which ends with it, so its body may cancel the
+// call with it (with a cause of its own) instead of deriving a context
+// to cancel, a layer that costs allocations and a registration with its
+// parent on every call.
+func CallCancel(ctx context.Context) (context.CancelCauseFunc, bool) {
+	t, ok := ctx.(*takenCtx)
+	if !ok {
+		return nil, false
+	}
+	return t.cancel, true
 }
 
 // Read returns the next message the SDK serves.
@@ -186,16 +225,12 @@ func (c *takingConn) inUse(id jsonrpc.ID) bool {
 // start runs a taken call (its id is not in use: see inUse) on an idle
 // worker, or on a new one when none waits.
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
-	parent := c.base
-	if c.routes {
-		parent = WithRequest(parent, req.ID)
-	}
-	ctx, cancel := context.WithCancelCause(parent)
+	ctx := c.newCall(req.ID)
 	c.mu.Lock()
-	c.calls[req.ID] = cancel
+	c.calls[req.ID] = ctx.cancel
 	c.wg.Add(1)
 	c.mu.Unlock()
-	j := takenJob{id: req.ID, run: run, ctx: ctx, cancel: cancel}
+	j := takenJob{id: req.ID, run: run, ctx: ctx}
 	select {
 	case c.jobs <- j:
 	default:
@@ -215,22 +250,18 @@ func (c *takingConn) takeNow(req *jsonrpc.Request) bool {
 	if run == nil {
 		return false
 	}
-	parent := c.base
-	if c.routes {
-		parent = WithRequest(parent, req.ID)
-	}
-	ctx, cancel := context.WithCancelCause(parent)
+	ctx := c.newCall(req.ID)
 	c.mu.Lock()
 	if _, inUse := c.calls[req.ID]; inUse || c.ended {
 		// The read loop answers a repeated id, the session's end the rest.
 		c.mu.Unlock()
-		cancel(nil)
+		ctx.cancel(nil)
 		return false
 	}
-	c.calls[req.ID] = cancel
+	c.calls[req.ID] = ctx.cancel
 	c.wg.Add(1)
 	c.mu.Unlock()
-	c.runJob(takenJob{id: req.ID, run: run, ctx: ctx, cancel: cancel})
+	c.runJob(takenJob{id: req.ID, run: run, ctx: ctx})
 	return true
 }
 
@@ -249,7 +280,7 @@ func (c *takingConn) runJob(j takenJob) {
 	c.mu.Lock()
 	delete(c.calls, j.id)
 	c.mu.Unlock()
-	j.cancel(nil)
+	j.ctx.cancel(nil)
 	c.reply(j.id, result, err)
 }
 

@@ -219,6 +219,17 @@ func TestTakingTransportTakeNow(t *testing.T) {
 			return nil
 		}
 		return func(ctx context.Context) (json.RawMessage, error) {
+			if p.Meta["do"] == "self" {
+				// The call's own cancel is its body's, on its context
+				// alone, not on one derived from it.
+				cancel, ok := CallCancel(ctx)
+				if _, derived := CallCancel(context.WithoutCancel(ctx)); !ok || derived {
+					return textResult("CallCancel: " + strconv.FormatBool(ok) + " on the call's context, " + strconv.FormatBool(derived) + " on one derived"), nil
+				}
+				cancel(errors.New("cancelled by its body"))
+				<-ctx.Done()
+				return textResult("self: " + context.Cause(ctx).Error()), nil
+			}
 			if p.Meta["do"] == "hold" {
 				entered <- struct{}{}
 				<-ctx.Done()
@@ -246,6 +257,12 @@ func TestTakingTransportTakeNow(t *testing.T) {
 	}
 	if c.run(directCall(t, 3, `{"name":"echo"}`)) {
 		t.Error("a call the take leaves was run")
+	}
+	if !c.run(directCall(t, 6, `{"name":"taken","_meta":{"do":"self"}}`)) {
+		t.Fatal("a call the take takes was not run")
+	}
+	if got := string(c.response(t, 6).Result); !strings.Contains(got, `"text":"self: cancelled by its body"`) {
+		t.Errorf("a call that cancelled itself with CallCancel answered %s", got)
 	}
 	notice, _ := DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`))
 	if c.run(notice.(*jsonrpc.Request)) {

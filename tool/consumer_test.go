@@ -1,0 +1,53 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+type session struct{ done chan struct{} }
+
+func (s session) Done() <-chan struct{} { return s.done }
+
+// WithConsumer sets each member it has as its With function would, and
+// leaves the parent's for those it has not; the context's cancellation
+// and other values are the parent's.
+func TestWithConsumerSetsItsMembers(t *testing.T) {
+	var logged, progressed, asked string
+	parent, cancel := context.WithCancelCause(context.Background())
+	parent = tool.WithProgress(parent, func(tool.Progress) { progressed = "parent" })
+	parent = tool.WithCaller(parent, map[string]any{"who": "parent"})
+	s := session{done: make(chan struct{})}
+	ctx := tool.WithConsumer(parent, tool.Consumer{
+		Log:     func(json.RawMessage) { logged = "consumer" },
+		Ask:     func(context.Context, tool.Ask) (json.RawMessage, error) { asked = "consumer"; return nil, nil },
+		Session: s,
+	})
+	tool.LogFrom(ctx)(nil)
+	tool.ProgressFrom(ctx)(tool.Progress{})
+	tool.AskFrom(ctx)(ctx, tool.Ask{})
+	if logged != "consumer" || asked != "consumer" || progressed != "parent" {
+		t.Errorf("log %q, ask %q, progress %q; want the consumer's log and ask, the parent's progress", logged, asked, progressed)
+	}
+	if tool.SessionFrom(ctx) != s || tool.CallerFrom(ctx)["who"] != "parent" {
+		t.Errorf("session %v, caller %v; want the consumer's session, the parent's caller", tool.SessionFrom(ctx), tool.CallerFrom(ctx))
+	}
+	ctx = tool.WithConsumer(ctx, tool.Consumer{Progress: func(tool.Progress) { progressed = "inner" }})
+	tool.ProgressFrom(ctx)(tool.Progress{})
+	if progressed != "inner" || tool.SessionFrom(ctx) != s {
+		t.Errorf("progress %q, session %v; want the inner consumer's progress and the outer's session", progressed, tool.SessionFrom(ctx))
+	}
+	if bare := tool.WithConsumer(context.Background(), tool.Consumer{}); tool.LogFrom(bare) != nil || tool.AskFrom(bare) != nil || tool.SessionFrom(bare) != nil || tool.ProgressFrom(bare) != nil {
+		t.Error("an empty consumer offers something")
+	}
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	cancel(context.DeadlineExceeded)
+	<-child.Done()
+	if context.Cause(ctx) != context.DeadlineExceeded {
+		t.Errorf("cause %v, want the parent's", context.Cause(ctx))
+	}
+}
