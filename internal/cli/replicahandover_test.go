@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -76,15 +75,11 @@ func TestServeReplicasHandOverBackendTaskOnSIGTERM(t *testing.T) {
 	defer records.Close()
 
 	id := createdTask(t, replicas[0].url, slowCompute)
-	var rec store.TaskRecord
-	mcptest.Eventually(t, 20*time.Second, func() bool {
-		rec, _, err = records.GetTask(t.Context(), id)
-		return err == nil && len(rec.Backend) > 0
-	}, "the task's record to name its backend's task")
+	backendTaskRecorded(t, records, id)
 	stopped := time.Now()
 	replicas[0].stop(t)
 	exited := time.Since(stopped)
-	rec, _, err = records.GetTask(t.Context(), id)
+	rec, _, err := records.GetTask(t.Context(), id)
 	if err != nil || rec.Ended || rec.Leased || len(rec.Backend) == 0 || !strings.Contains(string(rec.Wire), `"status":"working"`) {
 		t.Fatalf("the task of the replica stopped, once it exited: ended %v, leased %v, backend %s, %s (%v); want working, its lease given up, its backend kept\n%s",
 			rec.Ended, rec.Leased, rec.Backend, rec.Wire, err, replicas[0].stderr)
@@ -93,13 +88,7 @@ func TestServeReplicasHandOverBackendTaskOnSIGTERM(t *testing.T) {
 		t.Errorf("the replica stopped does not say it handed the task over:\n%s", replicas[0].stderr)
 	}
 
-	var got json.RawMessage
-	polls := 0
-	mcptest.Eventually(t, 40*time.Second, func() bool {
-		polls++
-		got, _ = rawCall(t, replicas[1+polls%2].url, "ci-static-token", "tasks/get", taskParams(id))
-		return len(got) > 0 && !strings.Contains(string(got), `"status":"working"`)
-	}, "the task handed over to end")
+	got := endThrough(t, replicas[1:], id, "the task handed over to end")
 	t.Logf("the replica exited %v after SIGTERM, its task's lease given up; the task read ended %v after SIGTERM (the backend's task lasts 8 s)", exited, time.Since(stopped))
 	if !strings.Contains(string(got), `"status":"completed"`) || !strings.Contains(string(got), "computed tides") {
 		t.Errorf("the task handed over: %s", got)
@@ -107,15 +96,7 @@ func TestServeReplicasHandOverBackendTaskOnSIGTERM(t *testing.T) {
 	if n := seen.cancels.Load(); n != 0 {
 		t.Errorf("the backend was sent %d tasks/cancel, want none", n)
 	}
-	took := 0
-	for _, p := range replicas[1:] {
-		if strings.Contains(p.stderr.String(), "a task of a stopped replica is taken over") {
-			took++
-		}
-	}
-	if took != 1 {
-		t.Errorf("%d surviving replicas say they took the task over, want 1:\n%s\n%s", took, replicas[1].stderr, replicas[2].stderr)
-	}
+	oneTookOver(t, replicas[1:])
 }
 
 // Three replicas sharing a real redis-server in front of

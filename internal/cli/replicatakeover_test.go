@@ -37,37 +37,62 @@ func TestServeReplicasTakeOverBackendTask(t *testing.T) {
 
 	call := `{"name":"mcp__tasks__slow_compute","arguments":{"seconds":8,"label":"tides"},` + declaresTasksMeta + `}`
 	id := createdTask(t, replicas[0].url, call)
-	var rec store.TaskRecord
-	mcptest.Eventually(t, 20*time.Second, func() bool {
-		rec, _, err = records.GetTask(t.Context(), id)
-		return err == nil && len(rec.Backend) > 0
-	}, "the task's record to name its backend's task")
-	if rec.Ended {
+	if rec := backendTaskRecorded(t, records, id); rec.Ended {
 		t.Fatalf("the task ended before its replica was killed: %s", rec.Wire)
 	}
 	if err := replicas[0].signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	got := endThrough(t, replicas[1:], id, "the task of the killed replica to end")
+	if !strings.Contains(string(got), `"status":"completed"`) || !strings.Contains(string(got), "computed tides") {
+		t.Errorf("the task of the killed replica, taken over: %s", got)
+	}
+	oneTookOver(t, replicas[1:])
+	if _, errMsg := rawCall(t, replicas[2].url, "other-static-token", "tasks/get", taskParams(id)); errMsg == "" {
+		t.Error("another identity read the task taken over")
+	}
+}
+
+// backendTaskRecorded waits for task id's record to name its backend's
+// task, and returns it.
+func backendTaskRecorded(t *testing.T, records *store.Redis, id string) store.TaskRecord {
+	t.Helper()
+	var rec store.TaskRecord
+	var err error
+	mcptest.Eventually(t, 20*time.Second, func() bool {
+		rec, _, err = records.GetTask(t.Context(), id)
+		return err == nil && len(rec.Backend) > 0
+	}, "the task's record to name its backend's task")
+	return rec
+}
+
+// endThrough polls task id through the replicas in turn until it no
+// longer reads working, and returns it as last read.
+func endThrough(t *testing.T, replicas []*servingProcess, id, what string) json.RawMessage {
+	t.Helper()
 	var got json.RawMessage
 	polls := 0
 	mcptest.Eventually(t, 40*time.Second, func() bool {
 		polls++
-		got, _ = rawCall(t, replicas[1+polls%2].url, "ci-static-token", "tasks/get", taskParams(id))
+		got, _ = rawCall(t, replicas[polls%len(replicas)].url, "ci-static-token", "tasks/get", taskParams(id))
 		return len(got) > 0 && !strings.Contains(string(got), `"status":"working"`)
-	}, "the task of the killed replica to end")
-	if !strings.Contains(string(got), `"status":"completed"`) || !strings.Contains(string(got), "computed tides") {
-		t.Errorf("the task of the killed replica, taken over: %s", got)
-	}
+	}, "%s", what)
+	return got
+}
+
+// oneTookOver fails t unless exactly one of survivors says it took a
+// task over.
+func oneTookOver(t *testing.T, survivors []*servingProcess) {
+	t.Helper()
 	took := 0
-	for _, p := range replicas[1:] {
+	var logs []string
+	for _, p := range survivors {
 		if strings.Contains(p.stderr.String(), "a task of a stopped replica is taken over") {
 			took++
 		}
+		logs = append(logs, p.stderr.String())
 	}
 	if took != 1 {
-		t.Errorf("%d surviving replicas say they took the task over, want 1:\n%s\n%s", took, replicas[1].stderr, replicas[2].stderr)
-	}
-	if _, errMsg := rawCall(t, replicas[2].url, "other-static-token", "tasks/get", taskParams(id)); errMsg == "" {
-		t.Error("another identity read the task taken over")
+		t.Errorf("%d surviving replicas say they took the task over, want 1:\n%s", took, strings.Join(logs, "\n"))
 	}
 }
