@@ -105,23 +105,68 @@ func (s *Server) execute(ctx context.Context, rt *remoteTool, args json.RawMessa
 	if err != nil {
 		return tool.Output{}, s.hintOldAsk(gen, s.hintRetries(err))
 	}
+	if tool.ForwardsFrom(ctx) == rt.public {
+		if out, done, err := s.wireOnly(rt, raw); done {
+			return out, err
+		}
+	}
+	return s.project(gen, rt, raw)
+}
+
+// wireOnly is the Output of a result its consumer forwards as it came
+// (tool.ForwardsFrom): Wire alone, checked as project checks it, without
+// the model view no one reads (the projection is most of the bridge's
+// own time a call). done is false for an error result, which project
+// maps: the rare path keeps its one mapping.
+func (s *Server) wireOnly(rt *remoteTool, raw json.RawMessage) (out tool.Output, done bool, err error) {
+	head, err := projection.Inspect(raw)
+	if err != nil {
+		return tool.Output{}, true, s.invalidResult(err)
+	}
+	if head.IsError {
+		return tool.Output{}, false, nil
+	}
+	if err := rt.checkOutput(head.StructuredContent, head.HasStructured); err != nil {
+		return tool.Output{}, true, err
+	}
+	return tool.Output{Wire: raw}, true, nil
+}
+
+// project maps raw to the Output every consumer can read: the model
+// view, the canonical value and the wire result.
+func (s *Server) project(gen *generation, rt *remoteTool, raw json.RawMessage) (tool.Output, error) {
 	p, err := projection.Project(raw, projection.Options{RawName: rt.raw, ImageReason: imageReason})
 	if err != nil {
-		return tool.Output{}, fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
+		return tool.Output{}, s.invalidResult(err)
 	}
 	if p.IsError {
 		return tool.Output{}, s.hintOldAsk(gen, &tool.ToolError{Message: gen.withDenial(p.Text), Wire: raw})
 	}
-	if rt.output != nil {
-		if err := rt.output.check(p.StructuredContent, p.HasStructured); err != nil {
-			return tool.Output{}, fmt.Errorf("tool %q returned invalid output: %w", rt.public, err)
-		}
+	if err := rt.checkOutput(p.StructuredContent, p.HasStructured); err != nil {
+		return tool.Output{}, err
 	}
 	content := make([]tool.Content, len(p.Blocks))
 	for i, b := range p.Blocks {
 		content[i] = tool.Text(b)
 	}
 	return tool.Output{Content: content, Value: p.Value, Wire: raw}, nil
+}
+
+// invalidResult is the error of a result that is not a tools/call result.
+func (s *Server) invalidResult(err error) error {
+	return fmt.Errorf("server %q returned an invalid tools/call result: %w", s.cfg.ServerName, err)
+}
+
+// checkOutput checks a result's structuredContent against rt's
+// outputSchema, when it has one.
+func (rt *remoteTool) checkOutput(structured json.RawMessage, present bool) error {
+	if rt.output == nil {
+		return nil
+	}
+	if err := rt.output.check(structured, present); err != nil {
+		return fmt.Errorf("tool %q returned invalid output: %w", rt.public, err)
+	}
+	return nil
 }
 
 // Drain waits until no call is in flight on the server, or ctx ends (then

@@ -11,12 +11,20 @@ type Consumer struct {
 	Progress ProgressFunc
 	Ask      AskFunc
 	Session  Session
+	// Forwards is the registry name of the tool whose result the
+	// consumer forwards as its source sent it (Result.Wire), reading
+	// neither Content nor Value when there is a Wire: such a source may
+	// leave them out and skip building them (ForwardsFrom). Naming the
+	// tool keeps the calls a tool makes beneath with the same context (a
+	// program calling tools) from being taken for it.
+	Forwards string
 }
 
 // WithConsumer returns ctx carrying c's members as the With functions
 // would, in one context layer: a gateway sets them on every call, and
 // each layer is an allocation and a step more for every lookup beneath
-// it. A nil member leaves what ctx carries.
+// it. A nil member leaves what ctx carries; Forwards is always the
+// layer's own, as it speaks for this consumer's call alone.
 func WithConsumer(ctx context.Context, c Consumer) context.Context {
 	return &consumerCtx{Context: ctx, c: c}
 }
@@ -47,6 +55,21 @@ func (ctx *consumerCtx) Value(key any) any {
 		if ctx.c.Session != nil {
 			return ctx.c.Session
 		}
+	case forwardsKey:
+		return &ctx.c // a pointer: a string in an interface would be an allocation a lookup
 	}
 	return ctx.Context.Value(key)
+}
+
+type forwardsKey struct{}
+
+// ForwardsFrom returns the name of the tool whose result the consumer of
+// ctx forwards as its source sent it (Consumer.Forwards), "" when it
+// forwards none. A source whose tool is named returns its Wire alone on
+// success, still checked as for any consumer.
+func ForwardsFrom(ctx context.Context) string {
+	if c, _ := ctx.Value(forwardsKey{}).(*Consumer); c != nil {
+		return c.Forwards
+	}
+	return ""
 }

@@ -51,3 +51,19 @@ func TestWithConsumerSetsItsMembers(t *testing.T) {
 		t.Errorf("cause %v, want the parent's", context.Cause(ctx))
 	}
 }
+
+// Forwards names one call's tool: a consumer layer beneath (a call a tool
+// makes with its call's context, through another consumer) speaks for its
+// own call, forwarding or not, and a context without one forwards nothing.
+func TestConsumerForwardsIsTheLayers(t *testing.T) {
+	if got := tool.ForwardsFrom(context.Background()); got != "" {
+		t.Errorf("no consumer forwards %q", got)
+	}
+	outer := tool.WithConsumer(context.Background(), tool.Consumer{Forwards: "mcp__a__echo"})
+	if got := tool.ForwardsFrom(context.WithValue(outer, struct{}{}, 1)); got != "mcp__a__echo" {
+		t.Errorf("forwards %q, want mcp__a__echo", got)
+	}
+	if got := tool.ForwardsFrom(tool.WithConsumer(outer, tool.Consumer{})); got != "" {
+		t.Errorf("an inner consumer that forwards nothing forwards %q, the outer's", got)
+	}
+}

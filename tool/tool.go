@@ -23,7 +23,9 @@ func Text(s string) Content { return Content{Type: "text", Text: s} }
 type Output struct {
 	// Content is the model view. It should be non-empty; the registry
 	// passes it through exactly as returned (nil stays nil) rather than
-	// inventing text the tool did not produce.
+	// inventing text the tool did not produce. A source may leave it and
+	// Value out of a successful result with a Wire when its consumer
+	// forwards the Wire (ForwardsFrom).
 	Content []Content
 	// Value is the canonical value for programmatic callers (optional, may
 	// be nil). When present it must be valid JSON, or the call fails with

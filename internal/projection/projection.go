@@ -69,11 +69,11 @@ type Result struct {
 //   - a mimeType that is missing, null or "" shows as "unknown media type";
 //   - a resource_link needs name and uri to be non-empty strings.
 func Project(raw json.RawMessage, opts Options) (Result, error) {
-	top, err := parseTop(raw)
+	top, err := readTop(raw)
 	if err != nil {
-		return Result{}, fmt.Errorf("projecting tools/call result: %w", err)
+		return Result{}, err
 	}
-	res := Result{IsError: string(top.isError) == "true", HasStructured: top.structured != nil}
+	res := Result{IsError: top.failed(), HasStructured: top.structured != nil}
 	var value []byte
 	if len(top.content) > 0 && top.content[0] == '[' {
 		res.Blocks = projectContent(top.content, res.IsError, opts)
@@ -103,6 +103,40 @@ func Project(raw json.RawMessage, opts Options) (Result, error) {
 	res.Text = strings.Join(res.Blocks, "\n")
 	return res, nil
 }
+
+// Head is what Inspect reads of a tools/call result.
+type Head struct {
+	// IsError is Result.IsError.
+	IsError bool
+	// StructuredContent is Result.StructuredContent, but it aliases the
+	// input: nil when the key is absent, `null` when present and null.
+	StructuredContent json.RawMessage
+	// HasStructured is Result.HasStructured.
+	HasStructured bool
+}
+
+// Inspect checks raw as Project does, failing exactly when Project fails
+// and with its error, and reads what a consumer that forwards the result
+// as it came still needs of it, without building the model view.
+func Inspect(raw json.RawMessage) (Head, error) {
+	top, err := readTop(raw)
+	if err != nil {
+		return Head{}, err
+	}
+	return Head{IsError: top.failed(), StructuredContent: top.structured, HasStructured: top.structured != nil}, nil
+}
+
+// readTop is parseTop with the error Project and Inspect return.
+func readTop(raw []byte) (top, error) {
+	t, err := parseTop(raw)
+	if err != nil {
+		return top{}, fmt.Errorf("projecting tools/call result: %w", err)
+	}
+	return t, nil
+}
+
+// failed reports whether the result's isError is exactly true.
+func (t top) failed() bool { return string(t.isError) == "true" }
 
 // top holds the raw values of the result members Project reads; nil means
 // absent (a present value is never empty).

@@ -486,6 +486,33 @@ func TestProjectErrors(t *testing.T) {
 		if err.Error() != tt.want {
 			t.Errorf("Project(%q) error = %q, want %q", tt.raw, err, tt.want)
 		}
+		if _, err := Inspect(json.RawMessage(tt.raw)); err == nil || err.Error() != tt.want {
+			t.Errorf("Inspect(%q) error = %v, want %q", tt.raw, err, tt.want)
+		}
+	}
+}
+
+// Inspect reads isError and structuredContent as Project does.
+func TestInspectAgreesWithProject(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"t"}]}`,
+		`{"content":[],"structuredContent":{"n":1}}`,
+		`{"content":[],"structuredContent":null,"isError":true}`,
+		`{"isError":"true","toolResult":1}`,
+		`{"isError":true,"isError":false,"structuredContent":1,"structuredContent":[2]}`,
+	} {
+		p, err := Project(json.RawMessage(raw), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := Inspect(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Head{IsError: p.IsError, StructuredContent: p.StructuredContent, HasStructured: p.HasStructured}
+		if diff := cmp.Diff(want, h); diff != "" {
+			t.Errorf("Inspect(%s) differs from Project (-want +got):\n%s", raw, diff)
+		}
 	}
 }
 
