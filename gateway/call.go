@@ -203,7 +203,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 
 	if session != nil {
 		var stop func()
-		ctx, stop = g.relate(ctx, session, how, params)
+		ctx, stop = g.relate(ctx, name, session, how, params)
 		defer stop()
 	}
 	if g.opts.CallContext != nil {
@@ -264,8 +264,11 @@ func backendError(res tool.Result) *jsonrpc.Error {
 // relate ties a call's context to its client: its progress, log messages
 // and the backend's questions go to the session (a taken 2026-07-28
 // call's: through its perRequestPeer), and the call belongs to the
-// session. stop ends the forwarding once the call returned.
-func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
+// session. The consumer forwards the result of the registry tool name
+// as its source sent it (toWire serves Wire when there is one), unless
+// it is kept for an inner call's caller, which reads its Content and
+// Value. stop ends the forwarding once the call returned.
+func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
 	var out notifier = session
 	var to asked = session
 	if how.peer != nil {
@@ -277,6 +280,9 @@ func (g *Gateway) relate(ctx context.Context, session *mcp.ServerSession, how ca
 	}
 	fwd := newForwarder(ctx, out, g.log)
 	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
+	if how.keep == nil {
+		c.Forwards = name
+	}
 	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
 		c.Progress = fwd.progress(tok)
 	}
