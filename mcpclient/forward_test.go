@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
@@ -94,8 +95,8 @@ func TestForwardedResultIsChecked(t *testing.T) {
 			if !res.IsError || res.Text() != tc.text || string(res.Wire) != tc.wire {
 				t.Errorf("forwarded: isError %v %q, wire %s; want %q, wire %s", res.IsError, res.Text(), res.Wire, tc.text, tc.wire)
 			}
-			if plain := h.call(name, `{}`); plain.Text() != res.Text() || plain.Error.Code != res.Error.Code || string(plain.Wire) != string(res.Wire) {
-				t.Errorf("forwarded %q (%s), not forwarded %q (%s)", res.Text(), res.Error.Code, plain.Text(), plain.Error.Code)
+			if plain := h.call(name, `{}`); plain.Text() != res.Text() || !reflect.DeepEqual(plain.Error, res.Error) || string(plain.Wire) != string(res.Wire) {
+				t.Errorf("forwarded %q %+v, not forwarded %q %+v", res.Text(), res.Error, plain.Text(), plain.Error)
 			}
 		})
 	}
