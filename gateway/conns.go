@@ -31,6 +31,11 @@ type connGate struct {
 	times                     edgeTimes
 	stopClock                 func() // ends the clock (Close); nil until it runs
 
+	// inRequest counts the connections serving a request (from their
+	// handler's start until idle, hijacked or closed), for a shutdown to
+	// wait for.
+	inRequest pending
+
 	mu       sync.Mutex
 	conns    map[*gateConn]struct{} // guarded by mu
 	byOwner  map[string]int         // guarded by mu
@@ -48,9 +53,10 @@ type gateConn struct {
 	once  sync.Once
 
 	// guarded by gate.mu
-	busy   bool      // serving a request (or hijacked)
-	served bool      // has served a request
-	since  time.Time // when it was accepted or last became idle
+	busy    bool      // serving a request (or hijacked)
+	counted bool      // counted in gate.inRequest
+	served  bool      // has served a request
+	since   time.Time // when it was accepted or last became idle
 
 	// For the gate's clock (edgeclock.go), which reads them without mu.
 	headersFrom atomic.Int64                 // unix ns the headers began to arrive; 0 when none are awaited
@@ -248,15 +254,27 @@ func (g *connGate) track(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateHijacked:
 		gc.busy, gc.served = true, true
+		g.uncountLocked(gc)
 		gc.forgetBody()
 	case http.StateIdle:
 		gc.busy, gc.since = false, time.Now()
+		g.uncountLocked(gc)
 		gc.headersFrom.Store(0)
 		gc.awaiting.Store(true)
 		gc.forgetBody()
 	case http.StateClosed:
 		g.forgetLocked(gc)
+		g.uncountLocked(gc)
 		gc.forgetBody()
+	}
+}
+
+// uncountLocked stops counting c among the connections serving a
+// request. g.mu is held.
+func (g *connGate) uncountLocked(c *gateConn) {
+	if c.counted {
+		c.counted = false
+		g.inRequest.done()
 	}
 }
 
@@ -280,6 +298,10 @@ func (g *connGate) serving(next http.Handler) http.Handler {
 		if gc, ok := r.Context().Value(gateConnKey{}).(*gateConn); ok {
 			g.mu.Lock()
 			gc.busy, gc.served = true, true
+			if !gc.counted {
+				gc.counted = true
+				g.inRequest.add()
+			}
 			g.mu.Unlock()
 			gc.awaiting.Store(false)
 			gc.headersFrom.Store(0)

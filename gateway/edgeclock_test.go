@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // A keep-alive connection that starts its next request's headers and never
@@ -153,5 +156,45 @@ func TestDeadlineBodyEndAfterCut(t *testing.T) {
 	ours.SetReadDeadline(time.Time{}) // what end did; now prove reads work
 	if _, err := ours.Read(make([]byte, 1)); err != nil {
 		t.Errorf("the connection after a late body: %v", err)
+	}
+}
+
+// A shutdown waits for the requests being served that are not MCP's (the
+// gateway's Close ends those), up to the shutdown timeout: a slow
+// /metrics scrape in progress when the server is told to stop gets its
+// answer, and a shutdown with none running does not wait.
+func TestShutdownWaitsForRunningRequest(t *testing.T) {
+	entered := make(chan struct{})
+	opts := Options{Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		close(entered)
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "scraped\n")
+	})}
+	g := newGateway(t, tool.NewRegistry(), opts)
+	ln, err := Listen("127.0.0.1:0", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.ServeListener(ctx, ln) }()
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	<-entered
+	stop()
+	if err := <-served; err != nil {
+		t.Errorf("ServeListener: %v", err)
+	}
+	if body := <-got; body != "scraped\n" {
+		t.Errorf("a scrape running when the server stopped got %q, want its answer", body)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/redact"
@@ -313,8 +312,7 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 // never blocks), and headers to HeaderTimeout and 64 KiB: Handler alone,
 // on a server of the caller's, has neither.
 func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
-	var active activeRequests
-	srv, gate := g.edgeServer(ln, g.Handler(), active.track)
+	srv, gate := g.edgeServer(ln, g.Handler())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(gate) }()
 	var serveErr error
@@ -327,7 +325,7 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 	deadline := time.Now().Add(g.timeout)
 	closeErr := g.Close()
 	var dropErr error
-	if left := active.wait(deadline); left > 0 { // untested: needs a non-MCP request that outlives the timeout
+	if left := gate.inRequest.wait(deadline); left > 0 { // untested: needs a non-MCP request that outlives the timeout (TestShutdownWaitsForRunningRequest has one that ends within it)
 		dropErr = fmt.Errorf("gateway: %d HTTP request(s) still running after the shutdown timeout (%v), dropped", left, g.timeout)
 	}
 	srv.Close()
@@ -346,9 +344,8 @@ func (g *Gateway) ServeListener(ctx context.Context, ln net.Listener) error {
 // edgeServer is an http.Server for h with the edge's bounds, and the
 // listener to serve it on: connections bounded without blocking accept (a
 // flood of connections that send nothing is shed, see connGate), headers
-// bounded in time and size. also, if not nil, follows the connections'
-// states too.
-func (g *Gateway) edgeServer(ln net.Listener, h http.Handler, also func(net.Conn, http.ConnState)) (*http.Server, net.Listener) {
+// bounded in time and size.
+func (g *Gateway) edgeServer(ln net.Listener, h http.Handler) (*http.Server, *connGate) {
 	gate := newConnGate(ln, g.maxConns(), g.maxConnsPerAddr(), g.maxConnsPerIdentity(), g.log)
 	// The headers' time limit (from accept or a keep-alive request's first
 	// byte), the body's and the idle one are the gate's clock's, not
@@ -359,12 +356,7 @@ func (g *Gateway) edgeServer(ln net.Listener, h http.Handler, also func(net.Conn
 		ConnContext:    gate.connContext,
 		MaxHeaderBytes: maxHeaderBytes,
 		ErrorLog:       slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
-		ConnState: func(c net.Conn, s http.ConnState) {
-			gate.track(c, s)
-			if also != nil {
-				also(c, s)
-			}
-		},
+		ConnState:      gate.track,
 	}
 	return srv, gate
 }
@@ -386,7 +378,7 @@ func (g *Gateway) ServeReadOnly(ctx context.Context, ln net.Listener, h http.Han
 		}
 		h.ServeHTTP(w, r)
 	})
-	srv, gated := g.edgeServer(ln, readOnly, nil)
+	srv, gated := g.edgeServer(ln, readOnly)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(gated) }()
 	var err error
@@ -403,28 +395,4 @@ func (g *Gateway) ServeReadOnly(ctx context.Context, ln net.Listener, h http.Han
 		return nil
 	}
 	return fmt.Errorf("gateway: serving HTTP on %s: %w", ln.Addr(), err)
-}
-
-// activeRequests counts the connections serving a request, from the
-// server's ConnState hook.
-type activeRequests struct {
-	pending
-	mu     sync.Mutex
-	active map[net.Conn]bool // guarded by mu
-}
-
-func (a *activeRequests) track(c net.Conn, state http.ConnState) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.active == nil {
-		a.active = make(map[net.Conn]bool)
-	}
-	switch {
-	case state == http.StateActive && !a.active[c]:
-		a.active[c] = true
-		a.add()
-	case state != http.StateActive && a.active[c]:
-		delete(a.active, c)
-		a.done()
-	}
 }
