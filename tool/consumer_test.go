@@ -60,7 +60,7 @@ func TestConsumerForwardsIsTheLayers(t *testing.T) {
 		t.Errorf("no consumer forwards %q", got)
 	}
 	outer := tool.WithConsumer(context.Background(), tool.Consumer{Forwards: "mcp__a__echo"})
-	if got := tool.ForwardsFrom(context.WithValue(outer, struct{}{}, 1)); got != "mcp__a__echo" {
+	if got := tool.ForwardsFrom(tool.WithCaller(outer, map[string]any{})); got != "mcp__a__echo" {
 		t.Errorf("forwards %q, want mcp__a__echo", got)
 	}
 	if got := tool.ForwardsFrom(tool.WithConsumer(outer, tool.Consumer{})); got != "" {
