@@ -144,7 +144,11 @@ func (b *deadlineBody) end() {
 	}
 	b.gc.body.CompareAndSwap(b, nil)
 	if b.forget() {
-		// The clock cut it as its last bytes came: they came in time.
+		// The clock cut it as its last bytes came: they came in time. The
+		// background read net/http starts at the body's end may already
+		// have failed on the cut, which cancels the request as if its
+		// client had left: a body must end within a tick of its limit
+		// for that, as a read deadline could fire as the last bytes came.
 		b.gc.Conn.SetReadDeadline(time.Time{})
 	}
 }
