@@ -182,6 +182,29 @@ func TestSessionsBounded(t *testing.T) {
 	}
 }
 
+// A tools/call is activity: past MaxSessions, a session whose last
+// request was a call is kept over one idle since before it (a client
+// that only calls tools must not be evicted as if idle).
+func TestCallKeepsSessionFromEviction(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{MaxSessions: 2})
+	caller := connectInMemory(t, g)
+	caller.names(t)
+	idle := connectInMemory(t, g)
+	idle.names(t)
+	caller.call(t, "quick", `{}`) // its only activity since idle's
+	connectInMemory(t, g).names(t)
+	done := make(chan error, 1)
+	go func() { done <- idle.session.Wait() }()
+	waitSignal(t, done, "the session idle longest to be evicted")
+	if got := texts(caller.call(t, "quick", `{}`)); len(got) != 1 || got[0] != "ok" {
+		t.Errorf("the session that called last: %v", got)
+	}
+}
+
 // A POST without a session that does not initialize one (a 2026-07-28
 // client's server/discover probe, a ping) gets a session of the SDK's
 // that lives for that request only. At MaxSessions, such a request
