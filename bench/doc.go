@@ -17,6 +17,8 @@
 //	go run ./bench -only scan       # definition scan: recall, false positives, time (seconds)
 //	go run ./bench -only codemode   # code mode: the catalog's declaration in tokens, an inner call's cost (seconds)
 //	go run ./bench -profile DIR     # also pprof profiles of the bridge's call and discovery paths
+//	go run ./bench -only calls -variants serve-http,serve-http-base,peer-tbxark -baseline OTHER -out ""
+//	                                # serve --http of this build against another build's mcpbridge, interleaved
 //
 // A run keeps the hand-written part of BENCHMARKS.md (below its marker line)
 // and regenerates the rest; a run of some row groups replaces only their
