@@ -16,7 +16,7 @@ import (
 // it, and so do calls closer together than the timeout; then, left idle,
 // it ends.
 func TestSessionIdleTimeoutCountsFromLastPOST(t *testing.T) {
-	const idle = 400 * time.Millisecond
+	const idle = 600 * time.Millisecond
 	reg := tool.NewRegistry()
 	for _, gt := range []tool.Tool{
 		goTool("hello", textBody("hi")),
@@ -49,9 +49,9 @@ func TestSessionIdleTimeoutCountsFromLastPOST(t *testing.T) {
 		t.Fatalf("a call that outlasts the idle timeout: %v", err)
 	}
 	for i := range 6 {
-		time.Sleep(idle / 2)
+		time.Sleep(idle / 4)
 		if err := call("hello"); err != nil {
-			t.Fatalf("call %d, %v after the one before: the session ended while in use: %v", i, idle/2, err)
+			t.Fatalf("call %d, %v after the one before: the session ended while in use: %v", i, idle/4, err)
 		}
 	}
 	time.Sleep(3 * idle)
