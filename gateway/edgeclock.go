@@ -30,7 +30,7 @@ type edgeTimes struct {
 // 250 ms: a limit is enforced within a quarter of itself, at most 250 ms
 // late, and an idle gate wakes four times a second.
 func newEdgeTimes(header, body time.Duration) edgeTimes {
-	tick := min(header, body, keepAliveIdle) / 4
+	tick := min(header, body) / 4 // keepAliveIdle is longer than both
 	return edgeTimes{header: header, body: body, idle: keepAliveIdle, tick: min(max(tick, 10*time.Millisecond), 250*time.Millisecond)}
 }
 

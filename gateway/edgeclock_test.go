@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -171,16 +170,10 @@ func TestShutdownWaitsForRunningRequest(t *testing.T) {
 		io.WriteString(w, "scraped\n")
 	})}
 	g := newGateway(t, tool.NewRegistry(), opts)
-	ln, err := Listen("127.0.0.1:0", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.ServeListener(ctx, ln) }()
+	base, stop := startHTTP(t, g, opts)
 	got := make(chan string, 1)
 	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			got <- err.Error()
 			return
@@ -190,8 +183,7 @@ func TestShutdownWaitsForRunningRequest(t *testing.T) {
 		got <- string(b)
 	}()
 	<-entered
-	stop()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("ServeListener: %v", err)
 	}
 	if body := <-got; body != "scraped\n" {

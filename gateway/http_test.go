@@ -22,20 +22,30 @@ import (
 // returns the base URL (http://127.0.0.1:PORT).
 func serveHTTP(t *testing.T, g *Gateway, opts Options) string {
 	t.Helper()
+	base, stop := startHTTP(t, g, opts)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("ServeListener: %v", err)
+		}
+	})
+	return base
+}
+
+// startHTTP serves g on a loopback listener until stop, which returns
+// what ServeListener returned.
+func startHTTP(t *testing.T, g *Gateway, opts Options) (base string, stop func() error) {
+	t.Helper()
 	ln, err := Listen("127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- g.ServeListener(ctx, ln) }()
-	t.Cleanup(func() {
-		stop()
-		if err := <-served; err != nil {
-			t.Errorf("ServeListener: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), func() error {
+		cancel()
+		return <-served
+	}
 }
 
 // connectHTTP connects a go-sdk client to url+"/mcp" over Streamable HTTP.
