@@ -115,8 +115,9 @@ func errText(err error) string {
 }
 
 // FuzzDecodeMessage checks that decodeMessage decodes every input exactly
-// as jsonrpc.DecodeMessage does: the same message, or the same error; and
-// that the raw members of a decoded message are valid JSON.
+// as jsonrpc.DecodeMessage does: the same message, or the same error; that
+// DecodeValid does too, for every valid input; and that the raw members of
+// a decoded message are valid JSON.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
@@ -129,6 +130,12 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 		if describe(got) != describe(want) {
 			t.Fatalf("decoding %q:\n got %s\nSDK %s", data, describe(got), describe(want))
+		}
+		if json.Valid(data) {
+			got, gotErr := DecodeValid(data)
+			if errText(gotErr) != errText(wantErr) || describe(got) != describe(want) {
+				t.Fatalf("DecodeValid(%q): %s, error %q; SDK %s, error %q", data, describe(got), errText(gotErr), describe(want), errText(wantErr))
+			}
 		}
 		// What a decoded message carries raw is valid JSON (assumption 12:
 		// Table.Received walks results without validating them again).

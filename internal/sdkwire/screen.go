@@ -32,9 +32,22 @@ type Refusal struct {
 // is about to hand the SDK; nil means the SDK may read it. Invalid JSON and
 // malformed messages are left to the SDK, which words their errors.
 func ScreenFrame(frame []byte) *Refusal {
+	ref, _ := Screen(frame)
+	return ref
+}
+
+// Screen is ScreenFrame, reporting besides whether frame is valid JSON
+// (json.Valid): a frame it lets through valid needs no second check, and
+// decodes with DecodeValid.
+func Screen(frame []byte) (ref *Refusal, valid bool) {
 	if !json.Valid(frame) {
-		return nil
+		return nil, false
 	}
+	return screenValid(frame), true
+}
+
+// screenValid is ScreenFrame for the valid JSON frame.
+func screenValid(frame []byte) *Refusal {
 	frame = frame[skipSpace(frame, 0):]
 	if len(frame) == 0 || frame[0] != '[' {
 		return screenMessage(frame)

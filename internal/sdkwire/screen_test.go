@@ -49,3 +49,26 @@ func TestScreenFrame(t *testing.T) {
 		})
 	}
 }
+
+// Screen refuses what ScreenFrame refuses and reports whether the frame is
+// valid JSON, which is what lets a caller decode it with DecodeValid.
+func TestScreenReportsValidity(t *testing.T) {
+	for _, frame := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		` [{"jsonrpc":"2.0","id":1,"method":"ping"}]` + "\n",
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`[]`,
+		`{"id":1.5`,
+		`this is not JSON`,
+		`{} {}`,
+		``,
+	} {
+		ref, valid := Screen([]byte(frame))
+		if valid != json.Valid([]byte(frame)) {
+			t.Errorf("Screen(%q) reports valid %v, json.Valid %v", frame, valid, !valid)
+		}
+		if diff := cmp.Diff(ScreenFrame([]byte(frame)), ref); diff != "" {
+			t.Errorf("Screen(%q) refuses unlike ScreenFrame (-ScreenFrame +Screen):\n%s", frame, diff)
+		}
+	}
+}
