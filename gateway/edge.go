@@ -244,13 +244,16 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			refuse(w, http.StatusBadRequest, "Bad Request: reading the body: "+err.Error())
 			return
 		}
-		if ref := sdkwire.ScreenFrame(body); ref != nil {
+		ref, valid := sdkwire.Screen(body)
+		if ref != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write(errorFrame(ref.ID, ref.Err))
 			return
 		}
-		r.Body = newScreenedBody(body)
+		sb := newScreenedBody(body)
+		sb.valid = valid
+		r.Body = sb
 		if !isBatch(body) {
 			next.ServeHTTP(w, r)
 			return
@@ -298,7 +301,8 @@ func screenBody(r *http.Request) ([]byte, error) {
 // it without reading it (bodyOf), and the SDK reads it.
 type screenedBody struct {
 	bytes.Reader
-	body []byte
+	body  []byte
+	valid bool // screen found it valid JSON: the transport decodes it without checking again
 }
 
 // newScreenedBody returns body as a request's body (one allocation).
@@ -313,10 +317,17 @@ func (*screenedBody) Close() error { return nil }
 // bodyOf returns the body screen read for r, nil when screen did not
 // (r is not a POST, or did not pass through Handler).
 func bodyOf(r *http.Request) []byte {
+	body, _ := screened(r)
+	return body
+}
+
+// screened is bodyOf, reporting besides whether screen found the body
+// valid JSON.
+func screened(r *http.Request) (body []byte, valid bool) {
 	if b, ok := r.Body.(*screenedBody); ok && b.Len() == len(b.body) {
-		return b.body
+		return b.body, b.valid
 	}
-	return nil
+	return nil, false
 }
 
 // isBatch reports whether the valid JSON frame is an array.

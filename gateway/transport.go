@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 )
@@ -29,7 +30,8 @@ import (
 // in place of the SDK's StreamableHTTPHandler for stateful sessions. The
 // SDK's ServerSession is the one session engine (initialize, every method,
 // its own requests); a session's connection (wireConn) decodes each POST
-// once (sdkwire.DecodeMessage), the take serve --stdio uses answers
+// once (sdkwire.DecodeValid: screen checked that it is JSON), the take
+// serve --stdio uses answers
 // tools/call beneath the session, and the connection's Write routes every
 // message to the stream of the request it answers or belongs to, else to
 // the session's GET stream. What the SDK's handler does besides, the
@@ -196,7 +198,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	if !postHeadersOK(w, r) {
 		return
 	}
-	body, ok := readPOST(w, r)
+	body, valid, ok := readPOST(w, r)
 	if !ok {
 		return
 	}
@@ -206,7 +208,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
 	c.tasks = t.statelessTasks
-	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body)})
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body, valid)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -233,10 +235,11 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 // carries initialize or notifications/initialized itself) at the
 // header's version, log messages from "info" up; from 2026-07-28 only
 // the log level, which passes every message (perRequestPeer filters).
-func statelessState(r *http.Request, body []byte) *mcp.ServerSessionState {
+// valid is readPOST's: body is known to be valid JSON.
+func statelessState(r *http.Request, body []byte, valid bool) *mcp.ServerSessionState {
 	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
 	var initialize, initialized, perRequest bool
-	if msgs, _, err := readBatch(body); err == nil {
+	if msgs, _, err := readBatch(body, valid); err == nil {
 		for _, msg := range msgs {
 			if req, ok := msg.(*jsonrpc.Request); ok {
 				initialize = initialize || req.Method == "initialize"
@@ -998,11 +1001,11 @@ func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bo
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return nil, false, "", false
 	}
-	body, ok := readPOST(w, r)
+	body, valid, ok := readPOST(w, r)
 	if !ok {
 		return nil, false, "", false
 	}
-	msgs, batch, err := readBatch(body)
+	msgs, batch, err := readBatch(body, valid)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
 		return nil, false, "", false
@@ -1016,49 +1019,53 @@ func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bo
 }
 
 // readPOST returns a POST's body (the body screen's copy when it read the
-// whole), or answers r with why not.
-func readPOST(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body := bodyOf(r)
+// whole) and whether it is known to be valid JSON (screen found it so), or
+// answers r with why not.
+func readPOST(w http.ResponseWriter, r *http.Request) (body []byte, valid, ok bool) {
+	body, valid = screened(r)
 	if body == nil {
 		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-				return nil, false
+				return nil, false, false
 			}
 			http.Error(w, "failed to read body", http.StatusBadRequest)
-			return nil, false
+			return nil, false, false
 		}
 	}
 	if len(body) == 0 {
 		http.Error(w, "POST requires a non-empty body", http.StatusBadRequest)
-		return nil, false
+		return nil, false, false
 	}
-	return body, true
+	return body, valid, true
 }
 
 // readBatch decodes a POST's body as the SDK's handler does: a JSON array
-// is a batch (an empty one an error), anything else one message.
-func readBatch(body []byte) ([]jsonrpc.Message, bool, error) {
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
-		var raw []json.RawMessage
-		if json.Unmarshal(body, &raw) == nil {
-			if len(raw) == 0 {
-				return nil, true, errors.New("empty batch")
-			}
-			msgs := make([]jsonrpc.Message, 0, len(raw))
-			for _, m := range raw {
-				msg, err := sdkwire.DecodeMessage(m)
-				if err != nil {
-					return nil, true, err
-				}
-				msgs = append(msgs, msg)
-			}
-			return msgs, true, nil
-		}
+// is a batch (an empty one an error), anything else one message. Invalid
+// JSON is one message, which fails as the SDK's decoder words it; valid
+// says body is known to be valid, and is not checked again.
+func readBatch(body []byte, valid bool) ([]jsonrpc.Message, bool, error) {
+	if !valid && !json.Valid(body) {
+		msg, err := sdkwire.DecodeMessage(body)
+		return []jsonrpc.Message{msg}, false, err
 	}
-	msg, err := sdkwire.DecodeMessage(body)
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); trimmed[0] == '[' {
+		var msgs []jsonrpc.Message
+		for m := range projection.Elements(trimmed) {
+			msg, err := sdkwire.DecodeValid(m)
+			if err != nil {
+				return nil, true, err
+			}
+			msgs = append(msgs, msg)
+		}
+		if len(msgs) == 0 {
+			return nil, true, errors.New("empty batch")
+		}
+		return msgs, true, nil
+	}
+	msg, err := sdkwire.DecodeValid(body)
 	return []jsonrpc.Message{msg}, false, err
 }
 
