@@ -265,7 +265,7 @@ func (g *Gateway) screen(next http.Handler) http.Handler {
 			http.NewResponseController(w).SetWriteDeadline(time.Time{})
 			return
 		}
-		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", r.Header.Get("Mcp-Session-Id"))
+		g.log.Warn("HTTP batch answer cut off: over the limit", "limit_bytes", cmp.Or(g.opts.MaxBatchResponse, DefaultMaxBatchResponse), "session", first(r.Header, "Mcp-Session-Id"))
 	})
 }
 

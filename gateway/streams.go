@@ -113,9 +113,9 @@ const goneFor = time.Minute
 // resumed a stream of its session by then (and if the resuming GET drops
 // too, after another grace).
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
-	r.Header.Del(streamHeader)
-	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
-		session := r.Header.Get("Mcp-Session-Id")
+	delete(r.Header, streamHeader) // Del, with the key canonical already
+	if r.Method == http.MethodGet && first(r.Header, "Last-Event-Id") != "" {
+		session := first(r.Header, "Mcp-Session-Id")
 		spared := g.resumed(session)
 		g.engine.ServeHTTP(w, r)
 		// However the resume ended (its client left, its stream ended, or
@@ -136,7 +136,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
-	r.Header.Set(streamHeader, stream)
+	r.Header[streamHeader] = []string{stream} // Set, with the key canonical already
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
 	watch := &clientWatch{g: g, r: r, stream: stream}
@@ -186,7 +186,7 @@ func (c *clientWatch) leave() {
 // dropped gives up on the POST's stream, or awaits a resume of it.
 func (c *clientWatch) dropped() {
 	if c.g.resumable(c.r) {
-		c.g.awaitGrace(c.r.Header.Get("Mcp-Session-Id"), c.stream)
+		c.g.awaitGrace(first(c.r.Header, "Mcp-Session-Id"), c.stream)
 	} else {
 		c.g.giveUp(c.stream)
 	}
@@ -227,10 +227,10 @@ func (g *Gateway) awaitGrace(session, stream string) {
 // to get the results: not in stateless mode, not for a JSON response, not
 // on protocol 2026-07-28, which dropped resumable streams (SEP-2575).
 func (g *Gateway) resumable(r *http.Request) bool {
-	if g.stateless(r) || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+	if g.stateless(r) || !strings.Contains(first(r.Header, "Accept"), "text/event-stream") {
 		return false
 	}
-	version := r.Header.Get("Mcp-Protocol-Version")
+	version := first(r.Header, "Mcp-Protocol-Version")
 	return version == "" || version < "2026-07-28"
 }
 
@@ -240,7 +240,7 @@ func streamOf(extra *mcp.RequestExtra) string {
 	if extra == nil || extra.Header == nil {
 		return ""
 	}
-	return extra.Header.Get(streamHeader)
+	return first(extra.Header, streamHeader)
 }
 
 // awaitResume records that stream of session dropped before its

@@ -89,7 +89,7 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve is ServeHTTP; watch, when set, is serveMCP's watch of a POST's
 // client, which the session's watch of the POST joins (servingPOST).
 func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
+	if v := first(r.Header, "Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
 	}
@@ -115,7 +115,7 @@ func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *cli
 
 // lookup returns the session r names, or answers r with why not.
 func (t *httpTransport) lookup(w http.ResponseWriter, r *http.Request, method string) *wireSession {
-	id := r.Header.Get("Mcp-Session-Id")
+	id := first(r.Header, "Mcp-Session-Id")
 	if id == "" {
 		http.Error(w, "Bad Request: "+method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 		return nil
@@ -130,7 +130,7 @@ func (t *httpTransport) lookup(w http.ResponseWriter, r *http.Request, method st
 }
 
 func (t *httpTransport) serveGET(w http.ResponseWriter, r *http.Request) {
-	if _, sse := accepts(r.Header.Values("Accept")); !sse {
+	if _, sse := accepts(r.Header["Accept"]); !sse {
 		http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
 		return
 	}
@@ -143,7 +143,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request, watch 
 	if !postHeadersOK(w, r) {
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") == "" {
+	if first(r.Header, "Mcp-Session-Id") == "" {
 		t.open(w, r, watch)
 		return
 	}
@@ -223,7 +223,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	// session's read side ends, and its dispatch cancels them; Close
 	// alone would wait for them.
 	c.endRead()
-	if stream := r.Header.Get(streamHeader); stream != "" && r.Context().Err() != nil {
+	if stream := first(r.Header, streamHeader); stream != "" && r.Context().Err() != nil {
 		// The client left: its calls end for that (serveMCP gives up
 		// on its stream too, but may come after the session's end).
 		t.g.giveUp(stream)
@@ -237,7 +237,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 // the log level, which passes every message (perRequestPeer filters).
 // valid is readPOST's: body is known to be valid JSON.
 func statelessState(r *http.Request, body []byte, valid bool) *mcp.ServerSessionState {
-	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	version := cmp.Or(first(r.Header, "Mcp-Protocol-Version"), "2025-03-26")
 	var initialize, initialized, perRequest bool
 	if msgs, _, err := readBatch(body, valid); err == nil {
 		for _, msg := range msgs {
@@ -269,11 +269,11 @@ func statelessState(r *http.Request, body []byte, valid bool) *mcp.ServerSession
 // postHeadersOK checks a POST's Content-Type and Accept as the SDK's
 // handler does, or answers it with why not.
 func postHeadersOK(w http.ResponseWriter, r *http.Request) bool {
-	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+	if mediaType(first(r.Header, "Content-Type")) != "application/json" {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return false
 	}
-	if json, sse := accepts(r.Header.Values("Accept")); !json || !sse {
+	if json, sse := accepts(r.Header["Accept"]); !json || !sse {
 		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 		return false
 	}
@@ -997,7 +997,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 // and the protocol version of its header ("2025-03-26" for none, as the
 // SDK reads it), or answers w with why not.
 func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bool, string, bool) {
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
+	if len(r.Header["Last-Event-Id"]) > 0 {
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return nil, false, "", false
 	}
@@ -1010,7 +1010,7 @@ func readMessages(w http.ResponseWriter, r *http.Request) ([]jsonrpc.Message, bo
 		http.Error(w, fmt.Sprintf("malformed payload: %v", err), http.StatusBadRequest)
 		return nil, false, "", false
 	}
-	version := cmp.Or(r.Header.Get("Mcp-Protocol-Version"), "2025-03-26")
+	version := cmp.Or(first(r.Header, "Mcp-Protocol-Version"), "2025-03-26")
 	if batch && version >= "2025-06-18" {
 		http.Error(w, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", "2025-06-18", version), http.StatusBadRequest)
 		return nil, false, "", false
@@ -1149,7 +1149,7 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 			Message: fmt.Sprintf("protocol version %q is not supported by this server", requested), Data: data})
 		return false
 	}
-	header := r.Header.Get("Mcp-Protocol-Version")
+	header := first(r.Header, "Mcp-Protocol-Version")
 	meta := metaVersion(req.Params)
 	switch {
 	case header == "":
@@ -1174,17 +1174,17 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 // (a header mismatch error).
 func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message, headerSchema func(string) json.RawMessage) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || h.Get("Mcp-Protocol-Version") < serverwire.PerRequestVersion {
+	if !ok || first(h, "Mcp-Protocol-Version") < serverwire.PerRequestVersion {
 		return true
 	}
 	var problem string
-	switch method := h.Get("Mcp-Method"); {
+	switch method := first(h, "Mcp-Method"); {
 	case method == "":
 		problem = "missing required Mcp-Method header"
 	case method != req.Method:
 		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, req.Method)
 	default:
-		problem = nameHeaderProblem(h.Get("Mcp-Name"), req)
+		problem = nameHeaderProblem(first(h, "Mcp-Name"), req)
 	}
 	if problem == "" && req.Method == "tools/call" {
 		problem = paramHeadersProblem(h, req.Params, headerSchema)
@@ -1262,7 +1262,7 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
 	calls := post.calls
 	s := &wireStream{conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
-		version: r.Header.Get("Mcp-Protocol-Version")}
+		version: first(r.Header, "Mcp-Protocol-Version")}
 	c.mu.Lock()
 	for id := range calls {
 		if _, dup := c.byRequest[id]; dup {
@@ -1352,10 +1352,10 @@ func (c *wireConn) runNow(w http.ResponseWriter, watch *postWatch, s *wireStream
 // while the stream's requests run, as the SDK's handler does.
 func (c *wireConn) serveGET(w http.ResponseWriter, r *http.Request) {
 	stream, last := "", -1
-	if len(r.Header.Values("Last-Event-ID")) > 0 {
+	if len(r.Header["Last-Event-Id"]) > 0 {
 		var ok bool
-		if stream, last, ok = parseEventID(r.Header.Get("Last-Event-ID")); !ok {
-			http.Error(w, fmt.Sprintf("malformed Last-Event-ID %q", r.Header.Get("Last-Event-ID")), http.StatusBadRequest)
+		if stream, last, ok = parseEventID(first(r.Header, "Last-Event-Id")); !ok {
+			http.Error(w, fmt.Sprintf("malformed Last-Event-ID %q", first(r.Header, "Last-Event-Id")), http.StatusBadRequest)
 			return
 		}
 	}
@@ -1427,6 +1427,17 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 // is sent: the priming event only matters to a client whose stream drops
 // before the result, and most calls answer first, as one JSON body.
 const primeFlush = 10 * time.Millisecond
+
+// first is h.Get(key) for a key in canonical form ("Mcp-Protocol-Version",
+// not "MCP-Protocol-Version"; TestFirstKeysAreCanonical), read from the
+// map at once: Get canonicalizes its key again on every call, which the
+// POST path does often enough to show in a profile.
+func first(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // accepts reports which of application/json and text/event-stream Accept
 // values name.
