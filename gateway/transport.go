@@ -636,18 +636,18 @@ type wireStream struct {
 	conn *wireConn // its session's, for a stream a POST opened
 
 	mu       sync.Mutex
-	w        http.ResponseWriter     // the request holding the stream, nil when none; guarded by mu
-	held     chan struct{}           // closed to release the holding request, nil when none; guarded by mu
-	sse      bool                    // w's response is an SSE stream (its headers are set); guarded by mu
-	kept     bool                    // its events are kept in the event store (keepLocked); guarded by mu
-	pending  bool                    // the priming event is not written yet; guarded by mu
-	primeIdx int                     // the priming event's index, when pending; guarded by mu
-	primeAt  time.Time               // when pending is due (the session's primer writes it); guarded by mu
-	next     int                     // the next event's index; guarded by mu
-	requests map[jsonrpc.ID]struct{} // the requests not answered yet; guarded by mu
-	batch    bool                    // opened by a batch: every response is an event
-	listen   bool                    // opened by subscriptions/listen: an SSE stream at once, for what belongs to no request
-	version  string                  // the protocol version its POST names
+	w        http.ResponseWriter // the request holding the stream, nil when none; guarded by mu
+	held     chan struct{}       // closed to release the holding request, nil when none; guarded by mu
+	sse      bool                // w's response is an SSE stream (its headers are set); guarded by mu
+	kept     bool                // its events are kept in the event store (keepLocked); guarded by mu
+	pending  bool                // the priming event is not written yet; guarded by mu
+	primeIdx int                 // the priming event's index, when pending; guarded by mu
+	primeAt  time.Time           // when pending is due (the session's primer writes it); guarded by mu
+	next     int                 // the next event's index; guarded by mu
+	requests idSet               // the requests not answered yet; guarded by mu
+	batch    bool                // opened by a batch: every response is an event
+	listen   bool                // opened by subscriptions/listen: an SSE stream at once, for what belongs to no request
+	version  string              // the protocol version its POST names
 	// asks are the requests to the client sent on the stream and not yet
 	// answered nor cancelled; guarded by mu.
 	asks map[jsonrpc.ID]struct{}
@@ -661,9 +661,9 @@ func (s *wireStream) deliver(ctx context.Context, c *wireConn, msg jsonrpc.Messa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if answers.IsValid() {
-		delete(s.requests, answers)
+		s.requests.remove(answers)
 	}
-	over := s.id != "" && len(s.requests) == 0
+	over := s.id != "" && s.requests.size() == 0
 	if over && len(s.asks) > 0 {
 		s.cancelAsksLocked(ctx, c)
 	}
@@ -965,7 +965,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 			c.answered(resp)
 		}
 	}
-	if len(post.calls) == 0 {
+	if post.ids().size() == 0 {
 		for _, msg := range msgs {
 			if !c.deliverIn(msg) {
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1071,18 +1071,71 @@ func readBatch(body []byte, valid bool) ([]jsonrpc.Message, bool, error) {
 
 // wirePOST is what a POST carries that its stream needs.
 type wirePOST struct {
-	calls      map[jsonrpc.ID]struct{} // its requests' ids
-	version    string                  // the protocol version its stream speaks: the header's, an initialize's own
-	initialize bool                    // it carries initialize: the answer names the session
-	listen     bool                    // it carries subscriptions/listen
+	// call and calls are its requests' ids as an idSet holds them (ids):
+	// call alone for one request, calls for more.
+	call       jsonrpc.ID
+	calls      map[jsonrpc.ID]struct{}
+	version    string // the protocol version its stream speaks: the header's, an initialize's own
+	initialize bool   // it carries initialize: the answer names the session
+	listen     bool   // it carries subscriptions/listen
 	batch      bool
+}
+
+// ids returns the ids of the POST's requests.
+func (p wirePOST) ids() idSet { return idSet{one: p.call, many: p.calls} }
+
+// idSet is a set of request ids that makes no map for one (most POSTs
+// carry one request): one, when valid, and the keys of many, which never
+// hold one.
+type idSet struct {
+	one  jsonrpc.ID
+	many map[jsonrpc.ID]struct{}
+}
+
+func (s *idSet) add(id jsonrpc.ID) {
+	switch {
+	case s.many != nil:
+		s.many[id] = struct{}{}
+	case !s.one.IsValid() || s.one == id:
+		s.one = id
+	default:
+		s.many = map[jsonrpc.ID]struct{}{s.one: {}, id: {}}
+		s.one = jsonrpc.ID{}
+	}
+}
+
+func (s *idSet) remove(id jsonrpc.ID) {
+	if s.one == id {
+		s.one = jsonrpc.ID{}
+	}
+	delete(s.many, id)
+}
+
+func (s idSet) size() int {
+	if s.one.IsValid() {
+		return 1 + len(s.many)
+	}
+	return len(s.many)
+}
+
+// all yields the ids (range over it).
+func (s idSet) all(yield func(jsonrpc.ID) bool) {
+	if s.one.IsValid() && !yield(s.one) {
+		return
+	}
+	for id := range s.many {
+		if !yield(id) {
+			return
+		}
+	}
 }
 
 // admitRequests checks the POST's requests as the SDK's handler does,
 // gives each the request's facts (RequestExtra), and returns what the
 // POST's stream needs; false when it answered w with a refusal.
 func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message, version string) (wirePOST, bool) {
-	post := wirePOST{calls: make(map[jsonrpc.ID]struct{}), version: version}
+	post := wirePOST{version: version}
+	var calls idSet
 	token := auth.TokenInfoFromContext(r.Context())
 	for _, msg := range msgs {
 		req, ok := msg.(*jsonrpc.Request)
@@ -1106,9 +1159,10 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		req.Extra = &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
 		if req.IsCall() {
-			post.calls[req.ID] = struct{}{}
+			calls.add(req.ID)
 		}
 	}
+	post.call, post.calls = calls.one, calls.many
 	return post, true
 }
 
@@ -1260,11 +1314,11 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 // session's id on an initialize's answer. It refuses a request id in
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
-	calls := post.calls
+	calls := post.ids()
 	s := &wireStream{conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
 		version: first(r.Header, "Mcp-Protocol-Version")}
 	c.mu.Lock()
-	for id := range calls {
+	for id := range calls.all {
 		if _, dup := c.byRequest[id]; dup {
 			c.mu.Unlock()
 			refuseDuplicate(w, id)
@@ -1273,7 +1327,7 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 	}
 	s.id = c.newStreamLocked()
 	c.streams[s.id] = s
-	for id := range calls {
+	for id := range calls.all {
 		c.byRequest[id] = s.id
 	}
 	c.mu.Unlock()
@@ -1415,7 +1469,7 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 			return nil, nil
 		}
 	}
-	if !live || (stream != "" && len(s.requests) == 0) {
+	if !live || (stream != "" && s.requests.size() == 0) {
 		return nil, nil
 	}
 	http.NewResponseController(w).Flush()
