@@ -112,3 +112,19 @@ func FuzzReadBatch(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadBatch decodes a tools/call's body, screened (known valid)
+// and not.
+func BenchmarkReadBatch(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"mcp__bench__echo","arguments":{"message":"hi"},"_meta":{"progressToken":12}}}`)
+	for _, valid := range []bool{true, false} {
+		b.Run(fmt.Sprintf("valid=%v", valid), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := readBatch(body, valid); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
