@@ -207,7 +207,7 @@ func TestStreamKeptOnceItStreams(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		w := httptest.NewRecorder()
-		s, _, ok := c.openStream(w, r, wirePOST{calls: map[jsonrpc.ID]struct{}{rid: {}}, version: "2025-11-25"})
+		s, _, ok := c.openStream(w, r, wirePOST{calls: idSet{one: rid}, version: "2025-11-25"})
 		if !ok {
 			t.Fatal("stream not opened")
 		}
@@ -257,7 +257,7 @@ func TestStreamIDSkipsAClaim(t *testing.T) {
 		t.Helper()
 		rid, _ := jsonrpc.MakeID(float64(id))
 		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-		s, _, ok := c.openStream(httptest.NewRecorder(), r, wirePOST{calls: map[jsonrpc.ID]struct{}{rid: {}}})
+		s, _, ok := c.openStream(httptest.NewRecorder(), r, wirePOST{calls: idSet{one: rid}})
 		if !ok {
 			t.Fatal("stream not opened")
 		}

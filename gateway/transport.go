@@ -965,7 +965,7 @@ func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *post
 			c.answered(resp)
 		}
 	}
-	if post.ids().size() == 0 {
+	if post.calls.size() == 0 {
 		for _, msg := range msgs {
 			if !c.deliverIn(msg) {
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1071,18 +1071,12 @@ func readBatch(body []byte, valid bool) ([]jsonrpc.Message, bool, error) {
 
 // wirePOST is what a POST carries that its stream needs.
 type wirePOST struct {
-	// call and calls are its requests' ids as an idSet holds them (ids):
-	// call alone for one request, calls for more.
-	call       jsonrpc.ID
-	calls      map[jsonrpc.ID]struct{}
+	calls      idSet  // its requests' ids
 	version    string // the protocol version its stream speaks: the header's, an initialize's own
 	initialize bool   // it carries initialize: the answer names the session
 	listen     bool   // it carries subscriptions/listen
 	batch      bool
 }
-
-// ids returns the ids of the POST's requests.
-func (p wirePOST) ids() idSet { return idSet{one: p.call, many: p.calls} }
 
 // idSet is a set of request ids that makes no map for one (most POSTs
 // carry one request): one, when valid, and the keys of many, which never
@@ -1135,7 +1129,6 @@ func (s idSet) all(yield func(jsonrpc.ID) bool) {
 // POST's stream needs; false when it answered w with a refusal.
 func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message, version string) (wirePOST, bool) {
 	post := wirePOST{version: version}
-	var calls idSet
 	token := auth.TokenInfoFromContext(r.Context())
 	for _, msg := range msgs {
 		req, ok := msg.(*jsonrpc.Request)
@@ -1159,10 +1152,9 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		req.Extra = &mcp.RequestExtra{TokenInfo: token, Header: r.Header}
 		if req.IsCall() {
-			calls.add(req.ID)
+			post.calls.add(req.ID)
 		}
 	}
-	post.call, post.calls = calls.one, calls.many
 	return post, true
 }
 
@@ -1314,7 +1306,7 @@ func (c *wireConn) forgetRequests(msgs []jsonrpc.Message) {
 // session's id on an initialize's answer. It refuses a request id in
 // flight on the session, as the SDK's handler does.
 func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wirePOST) (*wireStream, <-chan struct{}, bool) {
-	calls := post.ids()
+	calls := post.calls
 	s := &wireStream{conn: c, w: w, held: make(chan struct{}), requests: calls, batch: post.batch, listen: post.listen,
 		version: first(r.Header, "Mcp-Protocol-Version")}
 	c.mu.Lock()
