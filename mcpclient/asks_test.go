@@ -257,3 +257,37 @@ func TestLogMessagesReachTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// A call's ended context, made only when a request of the server needs
+// it, carries the call's values and is done when the call returns,
+// whether it was made before or after.
+func TestCallerEndedFollowsTheCall(t *testing.T) {
+	type key struct{}
+	var c callers
+	for _, madeAfter := range []bool{false, true} {
+		cl := c.enter(context.WithValue(context.Background(), key{}, "v"))
+		if cl.Value(callerKey{}) != cl {
+			t.Fatal("the call's context does not carry its caller")
+		}
+		var ended context.Context
+		if !madeAfter {
+			ended = c.ended(cl)
+			if ended.Err() != nil {
+				t.Fatal("ended is done before the call returned")
+			}
+		}
+		c.leave(cl)
+		if madeAfter {
+			ended = c.ended(cl)
+		}
+		if ended.Err() == nil {
+			t.Fatalf("ended (made after the call returned: %v) is not done", madeAfter)
+		}
+		if ended.Value(key{}) != "v" {
+			t.Fatal("ended lost the call's values")
+		}
+		if c.ended(cl) != ended {
+			t.Fatal("a second request of the call got another context")
+		}
+	}
+}

@@ -69,10 +69,10 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 		if session := tool.SessionFrom(ctx); session != nil && s.cfg.Share == ShareSession {
 			return s.callInSession(ctx, session, rt, args)
 		}
-		ctx, leave := s.callers.enter(ctx)
-		defer leave()
+		cl := s.callers.enter(ctx)
+		defer s.callers.leave(cl)
 		defer s.logs.report(s.log)
-		ctx, end := s.trace(ctx, OpCall, rt.raw)
+		ctx, end := s.trace(cl, OpCall, rt.raw)
 		out, err := s.execute(ctx, rt, args)
 		end(err)
 		return out, err
