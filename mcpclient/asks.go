@@ -43,6 +43,7 @@ type caller struct {
 	ended context.Context
 	end   context.CancelFunc
 	left  bool // the call returned
+	at    int  // its index in callers.list while in flight
 }
 
 type callerKey struct{}
@@ -73,7 +74,7 @@ func (cl *caller) asking() tool.AskFunc {
 // "Servers that ask").
 type callers struct {
 	mu   sync.Mutex
-	list []*caller
+	list []*caller // in no order
 }
 
 // enter records the call of ctx and returns it, the context to run the
@@ -81,6 +82,7 @@ type callers struct {
 func (c *callers) enter(ctx context.Context) *caller {
 	cl := &caller{Context: ctx, ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
 	c.mu.Lock()
+	cl.at = len(c.list)
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
 	return cl
@@ -94,9 +96,11 @@ func (c *callers) leave(cl *caller) {
 	if cl.end != nil {
 		cl.end()
 	}
-	if i := slices.Index(c.list, cl); i >= 0 {
-		c.list = slices.Delete(c.list, i, i+1)
-	}
+	// The order of the list means nothing: the last call takes cl's place.
+	last := c.list[len(c.list)-1]
+	c.list[cl.at], last.at = last, cl.at
+	c.list[len(c.list)-1] = nil
+	c.list = c.list[:len(c.list)-1]
 }
 
 // ended returns cl.ended, made on first use (done at once when cl left).

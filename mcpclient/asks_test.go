@@ -291,3 +291,21 @@ func TestCallerEndedFollowsTheCall(t *testing.T) {
 		}
 	}
 }
+
+// Calls leave in any order, and the ones left stay in flight.
+func TestCallersLeaveInAnyOrder(t *testing.T) {
+	var c callers
+	a, b, d := c.enter(context.Background()), c.enter(context.Background()), c.enter(context.Background())
+	c.leave(a)
+	if !c.ambiguous() {
+		t.Fatal("two calls in flight, not ambiguous")
+	}
+	c.leave(d)
+	if c.sole() != b {
+		t.Fatal("the call left in flight is not the sole one")
+	}
+	c.leave(b)
+	if c.sole() != nil || c.ambiguous() {
+		t.Fatal("a call is in flight after all left")
+	}
+}
