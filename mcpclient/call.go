@@ -44,8 +44,8 @@ func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
 // current returns the live generation, or an error saying at once why there
 // is none (docs/decisions.md §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.cur != nil && !s.cur.ended() {
 		return s.cur, nil
 	}
