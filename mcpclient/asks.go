@@ -24,8 +24,10 @@ import (
 
 // caller is one call in flight and what its consumer takes of the
 // server's requests and log messages (nil when it takes none). It is the
-// call's context too: the caller's, which carries the caller itself (see
-// markCall), so a call costs no context of its own here.
+// call's context too: the caller's, carrying the caller itself (see
+// markCall). Everything but Value is its parent's, so the context package
+// sees through it as through a context.WithValue, and a call costs no
+// context layer of its own here.
 type caller struct {
 	context.Context
 	ask  tool.AskFunc
