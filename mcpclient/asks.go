@@ -23,18 +23,39 @@ import (
 )
 
 // caller is one call in flight and what its consumer takes of the
-// server's requests and log messages (nil when it takes none).
+// server's requests and log messages (nil when it takes none). It is the
+// call's context too: the caller's, carrying the caller itself (see
+// markCall). Everything but Value is its parent's, so the context package
+// sees through it as through a context.WithValue, and a call costs no
+// context layer of its own here.
 type caller struct {
-	ask tool.AskFunc
-	log tool.LogFunc
-	// ended carries the call's values and is done when the call returns:
-	// its requests are put to its consumer with it, and end with it.
-	ended context.Context
-	call  atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
+	context.Context
+	ask  tool.AskFunc
+	log  tool.LogFunc
+	call atomic.Pointer[sdkwire.Slot] // its tools/call's, once sent (markCall)
 	// waiting counts its requests put to its consumer and not answered
 	// yet (asking): a call whose server waits for an answer is not the
 	// one a new request of the server comes from.
 	waiting atomic.Int32
+
+	// Under callers.mu. ended carries the call's values and is done
+	// when the call returns: its requests are put to its consumer with
+	// it, and end with it. Made for the first request (callers.ended):
+	// most calls have none.
+	ended context.Context
+	end   context.CancelFunc
+	left  bool // the call returned
+	at    int  // its index in callers.list while in flight
+}
+
+type callerKey struct{}
+
+// Value is the caller's for callerKey, else its context's.
+func (cl *caller) Value(key any) any {
+	if key == (callerKey{}) {
+		return cl
+	}
+	return cl.Context.Value(key)
 }
 
 // asking is cl.ask, counted in cl.waiting while it waits for the answer.
@@ -55,25 +76,46 @@ func (cl *caller) asking() tool.AskFunc {
 // "Servers that ask").
 type callers struct {
 	mu   sync.Mutex
-	list []*caller
+	list []*caller // in no order
 }
 
-// enter records the call of ctx and returns ctx for it (see markCall) and
-// the function that ends it.
-func (c *callers) enter(ctx context.Context) (context.Context, func()) {
-	ended, end := context.WithCancel(context.WithoutCancel(ctx))
-	cl := &caller{ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx), ended: ended}
+// enter records the call of ctx and returns it, the context to run the
+// call in (see markCall); leave ends it.
+func (c *callers) enter(ctx context.Context) *caller {
+	cl := &caller{Context: ctx, ask: tool.AskFrom(ctx), log: tool.LogFrom(ctx)}
 	c.mu.Lock()
+	cl.at = len(c.list)
 	c.list = append(c.list, cl)
 	c.mu.Unlock()
-	return context.WithValue(ctx, callerKey{}, cl), func() {
-		end()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if i := slices.Index(c.list, cl); i >= 0 {
-			c.list = slices.Delete(c.list, i, i+1)
+	return cl
+}
+
+// leave ends cl, which returned.
+func (c *callers) leave(cl *caller) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl.left = true
+	if cl.end != nil {
+		cl.end()
+	}
+	// The order of the list means nothing: the last call takes cl's place.
+	last := c.list[len(c.list)-1]
+	c.list[cl.at], last.at = last, cl.at
+	c.list[len(c.list)-1] = nil
+	c.list = c.list[:len(c.list)-1]
+}
+
+// ended returns cl.ended, made on first use (done at once when cl left).
+func (c *callers) ended(cl *caller) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl.ended == nil {
+		cl.ended, cl.end = context.WithCancel(context.WithoutCancel(cl.Context))
+		if cl.left {
+			cl.end()
 		}
 	}
+	return cl.ended
 }
 
 // sole returns the only call in flight, or nil when there is none or more
@@ -145,12 +187,12 @@ func (s *Server) callersAsk(ctx context.Context, method string, decoded []byte) 
 	}
 	if call, tied := s.related.take(method, decoded); tied {
 		if cl := s.callers.of(call); cl != nil && cl.ask != nil {
-			return cl.asking(), cl.ended
+			return cl.asking(), s.callers.ended(cl)
 		}
 		return nil, nil // its call is over, or takes no requests: no other may
 	}
 	if cl := s.callers.asker(); cl != nil && cl.ask != nil {
-		return cl.asking(), cl.ended
+		return cl.asking(), s.callers.ended(cl)
 	}
 	return nil, nil
 }

@@ -257,3 +257,55 @@ func TestLogMessagesReachTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// A call's ended context, made only when a request of the server needs
+// it, carries the call's values and is done when the call returns,
+// whether it was made before or after.
+func TestCallerEndedFollowsTheCall(t *testing.T) {
+	type key struct{}
+	var c callers
+	for _, madeAfter := range []bool{false, true} {
+		cl := c.enter(context.WithValue(context.Background(), key{}, "v"))
+		if cl.Value(callerKey{}) != cl {
+			t.Fatal("the call's context does not carry its caller")
+		}
+		var ended context.Context
+		if !madeAfter {
+			ended = c.ended(cl)
+			if ended.Err() != nil {
+				t.Fatal("ended is done before the call returned")
+			}
+		}
+		c.leave(cl)
+		if madeAfter {
+			ended = c.ended(cl)
+		}
+		if ended.Err() == nil {
+			t.Fatalf("ended (made after the call returned: %v) is not done", madeAfter)
+		}
+		if ended.Value(key{}) != "v" {
+			t.Fatal("ended lost the call's values")
+		}
+		if c.ended(cl) != ended {
+			t.Fatal("a second request of the call got another context")
+		}
+	}
+}
+
+// Calls leave in any order, and the ones left stay in flight.
+func TestCallersLeaveInAnyOrder(t *testing.T) {
+	var c callers
+	a, b, d := c.enter(context.Background()), c.enter(context.Background()), c.enter(context.Background())
+	c.leave(a)
+	if !c.ambiguous() {
+		t.Fatal("two calls in flight, not ambiguous")
+	}
+	c.leave(d)
+	if c.sole() != b {
+		t.Fatal("the call left in flight is not the sole one")
+	}
+	c.leave(b)
+	if c.sole() != nil || c.ambiguous() {
+		t.Fatal("a call is in flight after all left")
+	}
+}

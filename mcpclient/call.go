@@ -44,8 +44,8 @@ func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
 // current returns the live generation, or an error saying at once why there
 // is none (docs/decisions.md §4: calls to a down server never wait for a timeout).
 func (s *Server) current() (*generation, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.cur != nil && !s.cur.ended() {
 		return s.cur, nil
 	}
@@ -69,10 +69,10 @@ func (s *Server) caller(rt *remoteTool) tool.Func {
 		if session := tool.SessionFrom(ctx); session != nil && s.cfg.Share == ShareSession {
 			return s.callInSession(ctx, session, rt, args)
 		}
-		ctx, leave := s.callers.enter(ctx)
-		defer leave()
+		cl := s.callers.enter(ctx)
+		defer s.callers.leave(cl)
 		defer s.logs.report(s.log)
-		ctx, end := s.trace(ctx, OpCall, rt.raw)
+		ctx, end := s.trace(cl, OpCall, rt.raw)
 		out, err := s.execute(ctx, rt, args)
 		end(err)
 		return out, err

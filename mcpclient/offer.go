@@ -277,13 +277,13 @@ func (s *Server) roundTrip(ctx context.Context, gen *generation, method string, 
 func (s *Server) request(ctx context.Context, method string, do func(gen *generation, ctx context.Context) (any, error)) (json.RawMessage, error) {
 	s.inflight.enter()
 	defer s.inflight.leave()
-	ctx, leave := s.callers.enter(ctx)
-	defer leave()
+	cl := s.callers.enter(ctx)
+	defer s.callers.leave(cl)
 	gen, err := s.current()
 	if err != nil {
 		return nil, err
 	}
-	return s.roundTrip(ctx, gen, method, func(ctx context.Context) (any, error) { return do(gen, ctx) })
+	return s.roundTrip(cl, gen, method, func(ctx context.Context) (any, error) { return do(gen, ctx) })
 }
 
 // readResource is the server's tool.ReadFunc.

@@ -86,8 +86,6 @@ func (r *relatedAsks) take(method string, decoded []byte) (call *sdkwire.Slot, t
 	return call, true
 }
 
-type callerKey struct{}
-
 // markCall records, for the call of ctx (see callers.enter), the slot of
 // its tools/call: the requests tied to that slot are the call's.
 func markCall(ctx context.Context, slot *sdkwire.Slot) {

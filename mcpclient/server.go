@@ -160,7 +160,7 @@ type Server struct {
 	done   chan struct{} // closed when the supervisor returned
 	ready  chan struct{} // closed when the first attempt settled
 
-	mu        sync.Mutex
+	mu        sync.RWMutex // read-locked by every call (current)
 	cur       *generation  // nil while down
 	src       *tool.Source // the server's registration; never nil
 	status    Status
