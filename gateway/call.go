@@ -177,6 +177,14 @@ type callHow struct {
 	cancel context.CancelCauseFunc
 }
 
+// callRun is what run keeps of one call, made in one allocation on every
+// call's path: its entry among the calls in flight, and the forwarder of
+// its notifications (relate).
+type callRun struct {
+	flight inflight
+	fwd    forwarder
+}
+
 // run executes the registry tool name for a call that holds its slot,
 // through Registry.Execute.
 func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (result, error) {
@@ -185,7 +193,8 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		ctx, cancel = context.WithCancelCause(ctx)
 	}
 	defer cancel(nil)
-	c := &inflight{session: session, cancel: cancel, stream: how.stream}
+	r := &callRun{flight: inflight{session: session, cancel: cancel, stream: how.stream}}
+	c := &r.flight
 	if how.parked {
 		c.session = nil
 	}
@@ -202,9 +211,8 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 
 	if session != nil {
-		var stop func()
-		ctx, stop = g.relate(ctx, name, session, how, params)
-		defer stop()
+		ctx = g.relate(ctx, &r.fwd, name, session, how, params)
+		defer r.fwd.stop()
 	}
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)
@@ -267,8 +275,9 @@ func backendError(res tool.Result) *jsonrpc.Error {
 // session. The consumer forwards the result of the registry tool name
 // as its source sent it (toWire serves Wire when there is one), unless
 // it is kept for an inner call's caller, which reads its Content and
-// Value. stop ends the forwarding once the call returned.
-func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
+// Value. fwd, the call's, is made here; fwd.stop ends the forwarding once
+// the call returned.
+func (g *Gateway) relate(ctx context.Context, fwd *forwarder, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) context.Context {
 	var out notifier = session
 	var to asked = session
 	if how.peer != nil {
@@ -278,7 +287,7 @@ func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSe
 	if how.notes != nil {
 		out = how.notes
 	}
-	fwd := newForwarder(ctx, out, g.log)
+	*fwd = forwarding(ctx, out, g.log)
 	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
 	if how.keep == nil {
 		c.Forwards = name
@@ -290,7 +299,7 @@ func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSe
 		c.Ask = g.asker(session, to)
 	}
 	c.Ask = markAsks(ctx, c.Ask)
-	return tool.WithConsumer(ctx, c), fwd.stop
+	return tool.WithConsumer(ctx, c)
 }
 
 // toWire maps a registry Result to the tools/call result served: the
