@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,10 +30,15 @@ type admission struct {
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
 	ended func(Outcome)
 	gcall Call // what the Gate was told
-	once  sync.Once
-	// released guards the slot's release: a call that parks holds its
-	// slot until its body returns, past the request that admitted it.
-	released sync.Once
+	// within is the context the call runs in (running): kept here, not
+	// made, as an admitted call runs once.
+	within runningCtx
+	// over guards the Gate's end; released the slot's release: a call
+	// that parks holds its slot until its body returns, past the request
+	// that admitted it. A flag each, not a sync.Once: their first and
+	// only callers are one goroutine's, and the flags keep the admission
+	// in a smaller allocation.
+	over, released atomic.Bool
 }
 
 // share is whose share of MaxCallsPerSession a call takes: its session's,
@@ -129,12 +134,16 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 
 // end tells the Gate how the call ended; only the first end counts.
 func (a *admission) end(res result, err error) {
-	a.once.Do(func() { a.ended(Outcome{IsError: res.isError, Failed: err != nil}) })
+	if a.over.CompareAndSwap(false, true) {
+		a.ended(Outcome{IsError: res.isError, Failed: err != nil})
+	}
 }
 
 // release gives back the call's slot; only the first release counts.
 func (a *admission) release() {
-	a.released.Do(func() { a.g.releaseCall(a.req.share()) })
+	if a.released.CompareAndSwap(false, true) {
+		a.g.releaseCall(a.req.share())
+	}
 }
 
 // abandon ends an admitted call that will not run (its task could not

@@ -23,9 +23,26 @@ import (
 // so that the calls its tool makes know whose they are.
 type runningKey struct{}
 
-// running returns ctx marked as the context of a's call.
+// running returns ctx marked as the context of a's call. It is called
+// once, as the call starts: the mark is the admission's (within).
 func (a *admission) running(ctx context.Context) context.Context {
-	return context.WithValue(ctx, runningKey{}, a)
+	a.within = runningCtx{Context: ctx, a: a}
+	return &a.within
+}
+
+// runningCtx is a context marked as an admitted call's, as
+// context.WithValue(ctx, runningKey{}, a) would be, kept in the
+// admission instead of allocated on every call's path.
+type runningCtx struct {
+	context.Context
+	a *admission
+}
+
+func (ctx *runningCtx) Value(key any) any {
+	if _, ok := key.(runningKey); ok {
+		return ctx.a
+	}
+	return ctx.Context.Value(key)
 }
 
 // errNoCaller is CallFor's and ToolsFor's error outside a served call.
