@@ -178,11 +178,12 @@ type callHow struct {
 }
 
 // callRun is what run keeps of one call, made in one allocation on every
-// call's path: its entry among the calls in flight, and the forwarder of
-// its notifications (relate).
+// call's path: its entry among the calls in flight, the forwarder of its
+// notifications and the context relating it to its client (relate).
 type callRun struct {
-	flight inflight
-	fwd    forwarder
+	flight  inflight
+	fwd     forwarder
+	related tool.ConsumerContext
 }
 
 // run executes the registry tool name for a call that holds its slot,
@@ -211,7 +212,7 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 
 	if session != nil {
-		ctx = g.relate(ctx, &r.fwd, name, session, how, params)
+		ctx = g.relate(ctx, r, name, session, how, params)
 		defer r.fwd.stop()
 	}
 	if g.opts.CallContext != nil {
@@ -275,9 +276,9 @@ func backendError(res tool.Result) *jsonrpc.Error {
 // session. The consumer forwards the result of the registry tool name
 // as its source sent it (toWire serves Wire when there is one), unless
 // it is kept for an inner call's caller, which reads its Content and
-// Value. fwd, the call's, is made here; fwd.stop ends the forwarding once
-// the call returned.
-func (g *Gateway) relate(ctx context.Context, fwd *forwarder, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) context.Context {
+// Value. It makes r's forwarder and context; r.fwd.stop ends the
+// forwarding once the call returned.
+func (g *Gateway) relate(ctx context.Context, r *callRun, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) context.Context {
 	var out notifier = session
 	var to asked = session
 	if how.peer != nil {
@@ -287,19 +288,19 @@ func (g *Gateway) relate(ctx context.Context, fwd *forwarder, name string, sessi
 	if how.notes != nil {
 		out = how.notes
 	}
-	*fwd = forwarding(ctx, out, g.log)
-	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
+	r.fwd = forwarding(ctx, out, g.log)
+	c := tool.Consumer{Log: r.fwd.logged, Ask: how.ask, Session: belongs}
 	if how.keep == nil {
 		c.Forwards = name
 	}
 	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
-		c.Progress = fwd.progress(tok)
+		c.Progress = r.fwd.progress(tok)
 	}
 	if c.Ask == nil {
 		c.Ask = g.asker(session, to)
 	}
 	c.Ask = markAsks(ctx, c.Ask)
-	return tool.WithConsumer(ctx, c)
+	return r.related.Bind(ctx, c)
 }
 
 // toWire maps a registry Result to the tools/call result served: the
