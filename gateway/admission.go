@@ -121,8 +121,8 @@ func (a *admission) run(ctx context.Context) (result, error) {
 func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (result, error) {
 	g, req := a.g, a.req
 	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
-	ctx, grown := g.bindView(a.running(ctx), req)
-	defer grown()
+	ctx, sv := g.boundView(a.running(ctx), req)
+	defer g.grew(sv, req.params.Name)
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)
 	}
@@ -168,20 +168,40 @@ func (a *admission) detached() context.Context {
 // (it ended, expired, or is another's) is refused at once (resume).
 func (g *Gateway) serveRetry(ctx context.Context, req callRequest) (result, error) {
 	g.seen(ctx, req.session, "tools/call")
-	ctx, grown := g.bindView(ctx, req)
-	defer grown()
+	ctx, sv := g.boundView(ctx, req)
+	defer g.grew(sv, req.params.Name)
 	return g.resume(ctx, req)
 }
 
 // bindView binds the view of req's session to ctx (a search loads its
 // matches there); done announces the view's growth once the call
-// returned.
+// returned (a parked task's call: taskrelay.go).
 func (g *Gateway) bindView(ctx context.Context, req callRequest) (_ context.Context, done func()) {
-	sv := g.callView(req)
-	if sv == nil || sv.view == nil {
+	ctx, sv := g.boundView(ctx, req)
+	if sv == nil {
 		return ctx, func() {}
 	}
-	return sv.view.Bind(ctx), func() { g.noteGrowth(sv, req.params.Name) }
+	name := req.params.Name
+	return ctx, func() { g.noteGrowth(sv, name) }
+}
+
+// boundView is bindView for a caller that announces the growth itself
+// (grew), without a func made on every call's path: ctx bound to the view
+// of req's session, and that view; nil for none.
+func (g *Gateway) boundView(ctx context.Context, req callRequest) (context.Context, *sessionView) {
+	sv := g.callView(req)
+	if sv == nil || sv.view == nil {
+		return ctx, nil
+	}
+	return sv.view.Bind(ctx), sv
+}
+
+// grew announces the growth of sv, a view boundView bound (nil: none), by
+// the call of the tool served as name, once the call returned.
+func (g *Gateway) grew(sv *sessionView, name string) {
+	if sv != nil {
+		g.noteGrowth(sv, name)
+	}
 }
 
 // notCallable answers a call of a name the gateway does not serve: why,

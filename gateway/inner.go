@@ -98,8 +98,8 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 func (a *admission) runInner(ctx context.Context) (tool.Result, error) {
 	g, req := a.g, a.req
 	defer a.release()
-	ctx, grown := g.bindView(ctx, req)
-	defer grown()
+	ctx, sv := g.boundView(ctx, req)
+	defer g.grew(sv, req.params.Name)
 	var out tool.Result
 	res, err := g.run(a.running(ctx), a.name, req.session, callHow{keep: &out}, req.params)
 	a.end(res, err)
