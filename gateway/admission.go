@@ -35,9 +35,9 @@ type admission struct {
 	within runningCtx
 	// over guards the Gate's end; released the slot's release: a call
 	// that parks holds its slot until its body returns, past the request
-	// that admitted it. A flag each, not a sync.Once: their first and
-	// only callers are one goroutine's, and the flags keep the admission
-	// in a smaller allocation.
+	// that admitted it. A flag each, not a sync.Once: no two ends (or
+	// releases) of one call run at once, as the call ends on one path,
+	// and the flags keep the admission in a smaller allocation.
 	over, released atomic.Bool
 }
 

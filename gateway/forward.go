@@ -56,6 +56,8 @@ type notifier interface {
 	Log(context.Context, *mcp.LoggingMessageParams) error
 }
 
+// newForwarder returns a forwarder of its own (a call's is in its
+// callRun: forwarding).
 func newForwarder(ctx context.Context, session notifier, log *slog.Logger) *forwarder {
 	f := forwarding(ctx, session, log)
 	return &f
