@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,10 +30,15 @@ type admission struct {
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
 	ended func(Outcome)
 	gcall Call // what the Gate was told
-	once  sync.Once
-	// released guards the slot's release: a call that parks holds its
-	// slot until its body returns, past the request that admitted it.
-	released sync.Once
+	// within is the context the call runs in (running): kept here, not
+	// made, as an admitted call runs once.
+	within runningCtx
+	// over guards the Gate's end; released the slot's release: a call
+	// that parks holds its slot until its body returns, past the request
+	// that admitted it. A flag each, not a sync.Once: no two ends (or
+	// releases) of one call run at once, as the call ends on one path,
+	// and the flags keep the admission in a smaller allocation.
+	over, released atomic.Bool
 }
 
 // share is whose share of MaxCallsPerSession a call takes: its session's,
@@ -116,8 +121,8 @@ func (a *admission) run(ctx context.Context) (result, error) {
 func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (result, error) {
 	g, req := a.g, a.req
 	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
-	ctx, grown := g.bindView(a.running(ctx), req)
-	defer grown()
+	ctx, sv := g.boundView(a.running(ctx), req)
+	defer g.grew(sv, req.params.Name)
 	if asksByResult(req.session) {
 		return g.runParkable(ctx, a)
 	}
@@ -129,12 +134,16 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 
 // end tells the Gate how the call ended; only the first end counts.
 func (a *admission) end(res result, err error) {
-	a.once.Do(func() { a.ended(Outcome{IsError: res.isError, Failed: err != nil}) })
+	if a.over.CompareAndSwap(false, true) {
+		a.ended(Outcome{IsError: res.isError, Failed: err != nil})
+	}
 }
 
 // release gives back the call's slot; only the first release counts.
 func (a *admission) release() {
-	a.released.Do(func() { a.g.releaseCall(a.req.share()) })
+	if a.released.CompareAndSwap(false, true) {
+		a.g.releaseCall(a.req.share())
+	}
 }
 
 // abandon ends an admitted call that will not run (its task could not
@@ -159,20 +168,40 @@ func (a *admission) detached() context.Context {
 // (it ended, expired, or is another's) is refused at once (resume).
 func (g *Gateway) serveRetry(ctx context.Context, req callRequest) (result, error) {
 	g.seen(ctx, req.session, "tools/call")
-	ctx, grown := g.bindView(ctx, req)
-	defer grown()
+	ctx, sv := g.boundView(ctx, req)
+	defer g.grew(sv, req.params.Name)
 	return g.resume(ctx, req)
 }
 
 // bindView binds the view of req's session to ctx (a search loads its
 // matches there); done announces the view's growth once the call
-// returned.
+// returned (a parked task's call: taskrelay.go).
 func (g *Gateway) bindView(ctx context.Context, req callRequest) (_ context.Context, done func()) {
-	sv := g.callView(req)
-	if sv == nil || sv.view == nil {
+	ctx, sv := g.boundView(ctx, req)
+	if sv == nil {
 		return ctx, func() {}
 	}
-	return sv.view.Bind(ctx), func() { g.noteGrowth(sv, req.params.Name) }
+	name := req.params.Name
+	return ctx, func() { g.noteGrowth(sv, name) }
+}
+
+// boundView is bindView for a caller that announces the growth itself
+// (grew), without a func made on every call's path: ctx bound to the view
+// of req's session, and that view; nil for none.
+func (g *Gateway) boundView(ctx context.Context, req callRequest) (context.Context, *sessionView) {
+	sv := g.callView(req)
+	if sv == nil || sv.view == nil {
+		return ctx, nil
+	}
+	return sv.view.Bind(ctx), sv
+}
+
+// grew announces the growth of sv, a view boundView bound (nil: none), by
+// the call of the tool served as name, once the call returned.
+func (g *Gateway) grew(sv *sessionView, name string) {
+	if sv != nil {
+		g.noteGrowth(sv, name)
+	}
 }
 
 // notCallable answers a call of a name the gateway does not serve: why,

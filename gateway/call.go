@@ -177,6 +177,15 @@ type callHow struct {
 	cancel context.CancelCauseFunc
 }
 
+// callRun is what run keeps of one call, made in one allocation on every
+// call's path: its entry among the calls in flight, the forwarder of its
+// notifications and the context relating it to its client (relate).
+type callRun struct {
+	flight  inflight
+	fwd     forwarder
+	related tool.ConsumerContext
+}
+
 // run executes the registry tool name for a call that holds its slot,
 // through Registry.Execute.
 func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (result, error) {
@@ -185,7 +194,8 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 		ctx, cancel = context.WithCancelCause(ctx)
 	}
 	defer cancel(nil)
-	c := &inflight{session: session, cancel: cancel, stream: how.stream}
+	r := &callRun{flight: inflight{session: session, cancel: cancel, stream: how.stream}}
+	c := &r.flight
 	if how.parked {
 		c.session = nil
 	}
@@ -202,9 +212,8 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	}
 
 	if session != nil {
-		var stop func()
-		ctx, stop = g.relate(ctx, name, session, how, params)
-		defer stop()
+		ctx = g.relate(ctx, r, name, session, how, params)
+		defer r.fwd.stop()
 	}
 	if g.opts.CallContext != nil {
 		ctx = g.opts.CallContext(ctx, params.Meta)
@@ -267,8 +276,9 @@ func backendError(res tool.Result) *jsonrpc.Error {
 // session. The consumer forwards the result of the registry tool name
 // as its source sent it (toWire serves Wire when there is one), unless
 // it is kept for an inner call's caller, which reads its Content and
-// Value. stop ends the forwarding once the call returned.
-func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) (context.Context, func()) {
+// Value. It makes r's forwarder and context; r.fwd.stop ends the
+// forwarding once the call returned.
+func (g *Gateway) relate(ctx context.Context, r *callRun, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) context.Context {
 	var out notifier = session
 	var to asked = session
 	if how.peer != nil {
@@ -278,19 +288,19 @@ func (g *Gateway) relate(ctx context.Context, name string, session *mcp.ServerSe
 	if how.notes != nil {
 		out = how.notes
 	}
-	fwd := newForwarder(ctx, out, g.log)
-	c := tool.Consumer{Log: fwd.logged, Ask: how.ask, Session: belongs}
+	r.fwd = forwarding(ctx, out, g.log)
+	c := tool.Consumer{Log: r.fwd.logged, Ask: how.ask, Session: belongs}
 	if how.keep == nil {
 		c.Forwards = name
 	}
 	if tok := params.GetProgressToken(); tok != nil || how.notes != nil {
-		c.Progress = fwd.progress(tok)
+		c.Progress = r.fwd.progress(tok)
 	}
 	if c.Ask == nil {
 		c.Ask = g.asker(session, to)
 	}
 	c.Ask = markAsks(ctx, c.Ask)
-	return tool.WithConsumer(ctx, c), fwd.stop
+	return r.related.Bind(ctx, c)
 }
 
 // toWire maps a registry Result to the tools/call result served: the

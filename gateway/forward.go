@@ -56,10 +56,19 @@ type notifier interface {
 	Log(context.Context, *mcp.LoggingMessageParams) error
 }
 
+// newForwarder returns a forwarder of its own (a call's is in its
+// callRun: forwarding).
 func newForwarder(ctx context.Context, session notifier, log *slog.Logger) *forwarder {
+	f := forwarding(ctx, session, log)
+	return &f
+}
+
+// forwarding is a forwarder of a call's notifications to session, as a
+// value: a call keeps it with the rest of what it makes (callRun).
+func forwarding(ctx context.Context, session notifier, log *slog.Logger) forwarder {
 	// The channels and the goroutine come with the first notice: most
 	// calls have none, and this is every call's path.
-	return &forwarder{ctx: ctx, session: session, log: log}
+	return forwarder{ctx: ctx, session: session, log: log}
 }
 
 // progress returns the call's tool.ProgressFunc, for the client's token.

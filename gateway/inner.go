@@ -23,9 +23,26 @@ import (
 // so that the calls its tool makes know whose they are.
 type runningKey struct{}
 
-// running returns ctx marked as the context of a's call.
+// running returns ctx marked as the context of a's call. It is called
+// once, as the call starts: the mark is the admission's (within).
 func (a *admission) running(ctx context.Context) context.Context {
-	return context.WithValue(ctx, runningKey{}, a)
+	a.within = runningCtx{Context: ctx, a: a}
+	return &a.within
+}
+
+// runningCtx is a context marked as an admitted call's, as
+// context.WithValue(ctx, runningKey{}, a) would be, kept in the
+// admission instead of allocated on every call's path.
+type runningCtx struct {
+	context.Context
+	a *admission
+}
+
+func (ctx *runningCtx) Value(key any) any {
+	if _, ok := key.(runningKey); ok {
+		return ctx.a
+	}
+	return ctx.Context.Value(key)
 }
 
 // errNoCaller is CallFor's and ToolsFor's error outside a served call.
@@ -81,8 +98,8 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 func (a *admission) runInner(ctx context.Context) (tool.Result, error) {
 	g, req := a.g, a.req
 	defer a.release()
-	ctx, grown := g.bindView(ctx, req)
-	defer grown()
+	ctx, sv := g.boundView(ctx, req)
+	defer g.grew(sv, req.params.Name)
 	var out tool.Result
 	res, err := g.run(a.running(ctx), a.name, req.session, callHow{keep: &out}, req.params)
 	a.end(res, err)

@@ -26,7 +26,20 @@ type Consumer struct {
 // it. A nil member leaves what ctx carries; Forwards is always the
 // layer's own, as it speaks for this consumer's call alone.
 func WithConsumer(ctx context.Context, c Consumer) context.Context {
-	return &consumerCtx{Context: ctx, c: c}
+	return new(ConsumerContext).Bind(ctx, c)
+}
+
+// ConsumerContext is the context WithConsumer makes, as a value: a
+// caller that makes other things for each call keeps it among them, so
+// that it is no allocation of its own. Its zero value is ready to Bind.
+type ConsumerContext struct{ consumerCtx }
+
+// Bind makes cc carry c's members over ctx, as WithConsumer does, and
+// returns it as a context. cc must not be bound again while that context
+// is in use.
+func (cc *ConsumerContext) Bind(ctx context.Context, c Consumer) context.Context {
+	cc.consumerCtx = consumerCtx{Context: ctx, c: c}
+	return &cc.consumerCtx
 }
 
 // consumerCtx is a context carrying a Consumer. Everything but Value is

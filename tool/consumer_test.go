@@ -52,6 +52,23 @@ func TestWithConsumerSetsItsMembers(t *testing.T) {
 	}
 }
 
+// A ConsumerContext kept in a caller's own struct carries its consumer
+// as WithConsumer's context does.
+func TestConsumerContextBinds(t *testing.T) {
+	var kept struct {
+		other int
+		cc    tool.ConsumerContext
+	}
+	logged := false
+	ctx := kept.cc.Bind(tool.WithCaller(context.Background(), map[string]any{"who": "parent"}),
+		tool.Consumer{Log: func(json.RawMessage) { logged = true }, Forwards: "mcp__a__echo"})
+	tool.LogFrom(ctx)(nil)
+	if !logged || tool.ForwardsFrom(ctx) != "mcp__a__echo" || tool.CallerFrom(ctx)["who"] != "parent" || tool.AskFrom(ctx) != nil {
+		t.Errorf("logged %v, forwards %q, caller %v, ask set %v; want the consumer's log and forwards, the parent's caller, no ask",
+			logged, tool.ForwardsFrom(ctx), tool.CallerFrom(ctx), tool.AskFrom(ctx) != nil)
+	}
+}
+
 // Forwards names one call's tool: a consumer layer beneath (a call a tool
 // makes with its call's context, through another consumer) speaks for its
 // own call, forwarding or not, and a context without one forwards nothing.

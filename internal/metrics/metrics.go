@@ -183,13 +183,21 @@ func (m *Metrics) CallStarted(name string) func(tool.Result, bool) {
 	}
 	sc := m.server(server)
 	m.inFlight.Inc()
-	start := time.Now()
+	start := sinceEpoch()
 	return func(res tool.Result, cancelled bool) {
 		m.inFlight.Dec()
-		sc.latency.Observe(time.Since(start).Seconds())
+		sc.latency.Observe((sinceEpoch() - start).Seconds())
 		sc.calls[Outcome(res, cancelled)].Inc()
 	}
 }
+
+// epoch is the reference of the calls' start and end readings.
+var epoch = time.Now()
+
+// sinceEpoch reads the monotonic clock alone: time.Now also reads the
+// wall clock, which a latency does not use, on every call's path (and the
+// function CallStarted returns keeps a Duration, smaller than a Time).
+func sinceEpoch() time.Duration { return time.Since(epoch) }
 
 // server returns the call metrics of server, resolved on its first call.
 // Server names come from the configuration, so the cache is bounded.

@@ -119,7 +119,8 @@ func scrapeText(t *testing.T, m *metrics.Metrics) string {
 }
 
 // BenchmarkCallStarted is what the metrics add to each call: one request
-// counted, one call in flight, its latency and outcome.
+// counted, one call in flight, its latency and outcome; serially, and from
+// concurrent callers, as a server's calls come.
 func BenchmarkCallStarted(b *testing.B) {
 	reg := tool.NewRegistry()
 	if _, err := reg.Register(tool.Tool{Name: "mcp__a__t", Origin: tool.Origin{Server: "a", Name: "t"},
@@ -127,9 +128,23 @@ func BenchmarkCallStarted(b *testing.B) {
 		b.Fatal(err)
 	}
 	m := metrics.New(metrics.Options{Tools: reg})
-	b.ReportAllocs()
-	for b.Loop() {
+	call := func() {
 		m.Request("tools/call")
 		m.CallStarted("mcp__a__t")(tool.Result{}, false)
 	}
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			call()
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(32)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				call()
+			}
+		})
+	})
 }
