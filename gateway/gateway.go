@@ -790,6 +790,7 @@ func (g *Gateway) Close() error {
 		deadline := time.Now().Add(g.timeout)
 		g.mu.Lock()
 		g.closed = true
+		tasks := g.heldTasksLocked()
 		g.mu.Unlock()
 		g.handOverTasks() // before anything cancels them
 		close(g.done)
@@ -798,7 +799,7 @@ func (g *Gateway) Close() error {
 		<-g.syncDone
 		g.cancelCalls(nil, errClosing)
 		tasksClosed := make(chan struct{})
-		go func() { g.closeTasks(deadline); close(tasksClosed) }()
+		go func() { g.closeTasks(tasks, deadline); close(tasksClosed) }()
 		g.parked.close()
 		g.vanish.stop()
 		// A session's Close drops the replies it has not written yet, so

@@ -147,7 +147,7 @@ func (g *Gateway) end(st *sessionState) {
 	}
 	tasks := st.tasks
 	if g.closed {
-		tasks = taskBook{} // Close cancels and waits for them (closeTasks)
+		tasks = taskBook{} // Close took them as it closed the gateway (heldTasksLocked)
 	}
 	g.mu.Unlock()
 	if st.id != "" {
@@ -176,21 +176,31 @@ func (g *Gateway) watchersDone(deadline time.Time) error {
 	return nil
 }
 
-// closeTasks cancels, at Close, the tasks of every session, whether or
-// not the session closes in time, and waits for them until deadline.
-func (g *Gateway) closeTasks(deadline time.Time) {
-	g.mu.Lock()
-	type held struct {
-		id   string
-		book taskBook
-	}
-	var all []held
+// heldTasks is the tasks of session id, as Close takes them.
+type heldTasks struct {
+	id   string
+	book taskBook
+}
+
+// heldTasksLocked returns the tasks of every session, for Close to take
+// as it closes the gateway: a session that ends from then on leaves its
+// tasks to Close (end), and one that ended before closed them itself, so
+// taken in the same hold of g.mu, none is missed whatever the order of a
+// session's end and Close. g.mu must be held.
+func (g *Gateway) heldTasksLocked() []heldTasks {
+	var all []heldTasks
 	for _, st := range g.sessions {
 		if st.tasks.held() {
-			all = append(all, held{st.id, st.tasks})
+			all = append(all, heldTasks{st.id, st.tasks})
 		}
 	}
-	g.mu.Unlock()
+	return all
+}
+
+// closeTasks cancels, at Close, the tasks of all (heldTasksLocked),
+// whether or not their sessions close in time, and waits for them until
+// deadline.
+func (g *Gateway) closeTasks(all []heldTasks, deadline time.Time) {
 	var wg sync.WaitGroup
 	for _, h := range all {
 		wg.Go(func() {
