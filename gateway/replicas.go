@@ -178,7 +178,9 @@ func requestStateOf(r *http.Request) string {
 			RequestState string `json:"requestState"`
 		} `json:"params"`
 	}
-	_ = json.Unmarshal(body, &m) // screened: valid JSON
+	if json.Unmarshal(body, &m) != nil {
+		return "" // not JSON: the transport answers it with a parse error
+	}
 	return m.Params.RequestState
 }
 

@@ -65,8 +65,8 @@ var capturedError = &jsonrpc.Error{Code: 1_000_003, Message: "mcpbridge: result 
 // slot, is the response the Table handed the SDK for its captured result
 // (the slot then holds the result, or says why it refused it).
 func Captured(err error) bool {
-	var wire *jsonrpc.Error
-	return errors.As(err, &wire) && wire.Code == capturedError.Code && wire.Message == capturedError.Message
+	wire, ok := errors.AsType[*jsonrpc.Error](err)
+	return ok && wire.Code == capturedError.Code && wire.Message == capturedError.Message
 }
 
 // Slot receives the raw result of one request. Its methods are safe for
