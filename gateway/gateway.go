@@ -790,6 +790,7 @@ func (g *Gateway) Close() error {
 		deadline := time.Now().Add(g.timeout)
 		g.mu.Lock()
 		g.closed = true
+		g.answering.close() // Handler refuses requests from now on
 		tasks := g.heldTasksLocked()
 		g.mu.Unlock()
 		g.handOverTasks() // before anything cancels them

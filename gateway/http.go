@@ -158,17 +158,15 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A POST carries calls; Close waits for it to be answered (the
-		// SDK's session Close would drop the reply).
-		g.mu.Lock()
-		closed := g.closed
-		if !closed && r.Method == http.MethodPost {
-			g.answering.add()
-			defer g.answering.done()
-		}
-		g.mu.Unlock()
-		if closed {
+		// SDK's session Close would drop the reply). answering, not g.mu,
+		// says the gateway is closing: every POST passes here.
+		post := r.Method == http.MethodPost
+		if !g.answering.enter(post) {
 			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway is shutting down")
 			return
+		}
+		if post {
+			defer g.answering.done()
 		}
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(local) && !isLoopbackHost(hostOnly(r.Host)) {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))

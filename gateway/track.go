@@ -13,11 +13,31 @@ type pending struct {
 	mu   sync.Mutex
 	n    int
 	zero chan struct{} // closed when n drops to 0; nil unless someone waits
+	shut bool          // enter refuses; set by close
 }
 
 func (p *pending) add() {
 	p.mu.Lock()
 	p.n++
+	p.mu.Unlock()
+}
+
+// enter reports whether close has not been called and, if so and count,
+// adds an operation: one the closer's wait sees (checked and counted
+// under one lock, so none slips between the check and the wait).
+func (p *pending) enter(count bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.shut && count {
+		p.n++
+	}
+	return !p.shut
+}
+
+// close makes enter refuse from now on; add still counts.
+func (p *pending) close() {
+	p.mu.Lock()
+	p.shut = true
 	p.mu.Unlock()
 }
 
