@@ -135,11 +135,11 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.engine.ServeHTTP(w, r)
 		return
 	}
-	stream := strconv.FormatUint(g.vanish.seq.Add(1), 36)
-	r.Header[streamHeader] = []string{stream} // Set, with the key canonical already
 	// Watched while served: in stateless mode the go-sdk returns only
 	// once the request's calls have ended.
-	watch := &clientWatch{g: g, r: r, stream: stream}
+	watch := &clientWatch{g: g, r: r, stream: strconv.FormatUint(g.vanish.seq.Add(1), 36)}
+	watch.header[0] = watch.stream
+	r.Header[streamHeader] = watch.header[:] // Set, with the key canonical already
 	stop := context.AfterFunc(r.Context(), watch.leave)
 	if t, ok := g.engine.(*httpTransport); ok {
 		t.serve(w, r, watch)
@@ -149,7 +149,7 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// The transport may end the response before the request's context
 	// (its write to a client that left failed first): calls still in
 	// flight then lost their stream all the same.
-	if stop() && g.inFlightOn(stream) {
+	if stop() && g.inFlightOn(watch.stream) {
 		watch.dropped()
 	}
 	stop() // answered: its calls have ended, or wait for a resume
@@ -160,11 +160,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 // session of the gateway's own transport, the session's (postWatch),
 // which joins it instead of arming an AfterFunc of its own (each is an
 // allocation or three and a registration with the request's context, on
-// every call).
+// every call). It holds what the POST's path would allocate besides:
+// the stream header's value, and the session's watch.
 type clientWatch struct {
 	g      *Gateway
 	r      *http.Request
 	stream string
+	header [1]string // the value of r's streamHeader
+	joined postWatch // the session's watch, when it joins (servingPOST)
 
 	mu   sync.Mutex
 	left bool       // the client left; guarded by mu

@@ -350,12 +350,14 @@ func (s *wireSession) idleOver() bool {
 // serveMCP's watch when there is one (joined), else by a watch of its own.
 func (s *wireSession) servingPOST(r *http.Request, client *clientWatch) *postWatch {
 	s.startPOST()
-	p := &postWatch{s: s}
 	if client != nil {
+		p := &client.joined // one POST, one session's watch
+		p.s = s
 		client.join(p)
-	} else {
-		p.stop = context.AfterFunc(r.Context(), p.leave)
+		return p
 	}
+	p := &postWatch{s: s}
+	p.stop = context.AfterFunc(r.Context(), p.leave)
 	return p
 }
 
