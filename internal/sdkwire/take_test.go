@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -330,4 +331,41 @@ func TestTakenCallsEndWithTheirConnection(t *testing.T) {
 		t.Errorf("the connection wrote %#v after it ended", msg)
 	default:
 	}
+}
+
+// BenchmarkTakeNowParallel is the bookkeeping of a taken call on a
+// DirectConn, 64 callers at a time on one connection: its context, its
+// entry in the calls in flight, its end and reply.
+func BenchmarkTakeNowParallel(b *testing.B) {
+	c := &directConn{in: make(chan jsonrpc.Message), out: make(chan jsonrpc.Message, 64), done: make(chan struct{})}
+	go func() {
+		for range c.out {
+		}
+	}()
+	result := textResult("ok")
+	taking := &TakingTransport{Transport: c, Take: func(*jsonrpc.Request) TakenCall {
+		return func(context.Context) (json.RawMessage, error) { return result, nil }
+	}}
+	conn, err := taking.Connect(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		conn.Close()
+		taking.Wait()
+		close(c.out)
+	}()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id, _ := jsonrpc.MakeID(float64(next.Add(1)))
+			if !c.run(&jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"taken"}`)}) {
+				b.Error("the call was not taken")
+				return
+			}
+		}
+	})
 }
