@@ -164,10 +164,11 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, req *jsonrpc.Request, h
 }
 
 // taskBody returns the body that answers req, a request of client session
-// ss, when it is one of tasks: tasks/* on every session, a tools/call as
-// a task on the sessions whose calls the gateway answers itself
-// (sdkwire.TakesCalls: before 2026-07-28, whose shapes these are). header
-// is the HTTP request's, nil off HTTP. nil leaves req to the SDK.
+// ss, which answers its calls beneath the SDK (sdkwire.TakesCalls: before
+// 2026-07-28, whose shapes these are; sessionTaskBody checked, once per
+// request, as the session's lock is shared by its concurrent calls), when
+// it is one of tasks: tasks/* or a tools/call as a task. header is the
+// HTTP request's, nil off HTTP. nil leaves req to the SDK.
 func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) {
 		method, params := req.Method, append(json.RawMessage(nil), req.Params...)
@@ -189,7 +190,7 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 			return jsonrpcErr(st.store.Answer(ctx, method, params))
 		}
 	}
-	if req.Method != "tools/call" || !sdkwire.TakesCalls(ss) {
+	if req.Method != "tools/call" {
 		return nil
 	}
 	p, ok := taskCall(req.Params)

@@ -241,3 +241,34 @@ func TestGatewayListsTaskSupport(t *testing.T) {
 		}
 	}
 }
+
+// taskCall tells a call as a task, in every shape the tests make one,
+// from a plain call, even one whose arguments or _meta hold a "task", and
+// keeps the call's own members without the task's.
+func TestTaskCallTellsTaskFromPlain(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		task   bool
+	}{
+		{`{"name":"job","arguments":{},"task":{}}`, true},
+		{`{"name":"job","arguments":{},"task":{"ttl":60000}}`, true},
+		{`{"name":"plain","task":{}}`, true},
+		{`{"task":{},"name":"job","arguments":{}}`, true},
+		{`{"name":"job","arguments":{},"_meta":{"progressToken":"p1"},"task":{}}`, true},
+		{` { "name" : "job" , "task" : { } } `, true},
+		{`{"name":"job","arguments":{}}`, false},
+		{`{"name":"job","arguments":{},"task":null}`, false},
+		{`{"name":"job","arguments":{"task":{}}}`, false},
+		{`{"name":"job","arguments":{},"_meta":{"task":{}}}`, false},
+		{`{"name":"task","arguments":{"label":"task"}}`, false},
+	} {
+		p, ok := taskCall(json.RawMessage(tc.params))
+		if ok != tc.task {
+			t.Errorf("taskCall(%s) reports %v; want %v", tc.params, ok, tc.task)
+			continue
+		}
+		if ok && (p.Name == "" || strings.Contains(string(p.Arguments), "task")) {
+			t.Errorf("taskCall(%s) reads %+v; want the call without its task", tc.params, p)
+		}
+	}
+}

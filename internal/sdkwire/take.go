@@ -57,8 +57,9 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	tc := &takingConn{Connection: c, take: t.Take, routes: t.Routes, base: base, stop: stop,
+	values := context.WithoutCancel(ctx)
+	base, stop := context.WithCancelCause(values)
+	tc := &takingConn{Connection: c, take: t.Take, routes: t.Routes, values: values, base: base, stop: stop,
 		calls: make(map[jsonrpc.ID]context.CancelCauseFunc), jobs: make(chan takenJob)}
 	t.mu.Lock()
 	t.conns = append(t.conns, tc)
@@ -110,8 +111,13 @@ var errClosed = errors.New("the connection is closed")
 type takingConn struct {
 	mcp.Connection
 	take   func(*jsonrpc.Request) TakenCall
-	routes bool            // the calls' contexts carry their ids
-	base   context.Context // parent of the calls' contexts
+	routes bool // the calls' contexts carry their ids
+	// values is the parent of the calls' contexts: the connection's values,
+	// never cancelled, so that a call's context does not register with a
+	// parent all the calls share (one lock); end cancels the running calls
+	// (calls) itself.
+	values context.Context
+	base   context.Context // the connection's: ends when it ends
 	stop   context.CancelCauseFunc
 	wg     sync.WaitGroup // taken calls running
 
@@ -125,6 +131,7 @@ type takingConn struct {
 	calls map[jsonrpc.ID]context.CancelCauseFunc // taken calls running; guarded by mu
 	idle  int                                    // workers waiting on jobs; guarded by mu
 	ended bool                                   // the read side ended or Close ran: replies are dropped, as the SDK's are; guarded by mu
+	cause error                                  // why it ended (base's cause); guarded by mu
 }
 
 // maxIdleWorkers bounds the workers a connection keeps between calls; a
@@ -156,7 +163,7 @@ func (c *takenCtx) Value(key any) any {
 
 // newCall returns the context of the taken call of request id.
 func (c *takingConn) newCall(id jsonrpc.ID) *takenCtx {
-	ctx, cancel := context.WithCancelCause(c.base)
+	ctx, cancel := context.WithCancelCause(c.values)
 	t := &takenCtx{Context: ctx, cancel: cancel}
 	if c.routes {
 		t.id = id
@@ -229,7 +236,11 @@ func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 	c.mu.Lock()
 	c.calls[req.ID] = ctx.cancel
 	c.wg.Add(1)
+	ended, cause := c.ended, c.cause
 	c.mu.Unlock()
+	if ended {
+		ctx.cancel(cause) // Close ran meanwhile: the call starts ended
+	}
 	j := takenJob{id: req.ID, run: run, ctx: ctx}
 	select {
 	case c.jobs <- j:
@@ -279,9 +290,12 @@ func (c *takingConn) runJob(j takenJob) {
 	result, err := j.run(j.ctx)
 	c.mu.Lock()
 	delete(c.calls, j.id)
+	ended := c.ended
 	c.mu.Unlock()
 	j.ctx.cancel(nil)
-	c.reply(j.id, result, err)
+	if !ended {
+		c.write(j.id, result, err)
+	}
 }
 
 // next waits idle for the next call, and reports false when the worker
@@ -312,10 +326,14 @@ func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
 	c.mu.Lock()
 	ended := c.ended
 	c.mu.Unlock()
-	if ended {
-		return
+	if !ended {
+		c.write(id, result, err)
 	}
-	// A failed write is the session's to notice on its next read or write.
+}
+
+// write writes the response to a taken call. A failed write is the
+// session's to notice on its next read or write.
+func (c *takingConn) write(id jsonrpc.ID, result json.RawMessage, err error) {
 	c.Connection.Write(c.base, serverwire.Response(id, result, err))
 }
 
@@ -381,12 +399,23 @@ func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
 	return jsonrpc.ID{}, false
 }
 
-// end cancels the taken calls with cause and drops their replies.
+// end cancels the taken calls with cause (the first end's) and drops
+// their replies.
 func (c *takingConn) end(cause error) {
 	c.mu.Lock()
-	c.ended = true
+	if !c.ended {
+		c.ended, c.cause = true, cause
+	}
+	cause = c.cause
+	running := make([]context.CancelCauseFunc, 0, len(c.calls))
+	for _, cancel := range c.calls {
+		running = append(running, cancel)
+	}
 	c.mu.Unlock()
 	c.stop(cause)
+	for _, cancel := range running {
+		cancel(cause)
+	}
 }
 
 // Close cancels the taken calls and closes the connection. It does not

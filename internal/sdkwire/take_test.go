@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -289,4 +290,82 @@ func TestTakingTransportTakeNow(t *testing.T) {
 	if c.run(directCall(t, 5, `{"name":"taken"}`)) {
 		t.Error("a call was run after the connection ended")
 	}
+}
+
+// A taken call ends with its connection, whichever goroutine runs it (a
+// worker of the read loop's, or a DirectConn's caller) and even when it
+// starts as the connection ends: its cause is the first end's, whatever
+// ends the connection again, and its reply is dropped.
+func TestTakenCallsEndWithTheirConnection(t *testing.T) {
+	c := &directConn{in: make(chan jsonrpc.Message), out: make(chan jsonrpc.Message, 8), done: make(chan struct{})}
+	entered, causes := make(chan struct{}, 3), make(chan error, 3)
+	taking := &TakingTransport{Transport: c, Take: func(*jsonrpc.Request) TakenCall {
+		return func(ctx context.Context) (json.RawMessage, error) {
+			entered <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return textResult("late"), nil
+		}
+	}}
+	conn, err := taking.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := conn.(*takingConn)
+	go c.run(directCall(t, 1, `{"name":"taken"}`))
+	awaitSignal(t, entered, "the direct call to start")
+	tc.start(directCall(t, 2, `{"name":"taken"}`), tc.take(nil))
+	awaitSignal(t, entered, "the worker's call to start")
+	first := errors.New("first end")
+	tc.end(first)
+	tc.end(errors.New("second end"))
+	tc.start(directCall(t, 3, `{"name":"taken"}`), tc.take(nil))
+	for range 3 {
+		if err := awaitSignal(t, causes, "a taken call to end"); err != first {
+			t.Errorf("a taken call ended with %v, want the first end's cause", err)
+		}
+	}
+	taking.Wait()
+	select {
+	case msg := <-c.out:
+		t.Errorf("the connection wrote %#v after it ended", msg)
+	default:
+	}
+}
+
+// BenchmarkTakeNowParallel is the bookkeeping of a taken call on a
+// DirectConn, 64 callers at a time on one connection: its context, its
+// entry in the calls in flight, its end and reply.
+func BenchmarkTakeNowParallel(b *testing.B) {
+	c := &directConn{in: make(chan jsonrpc.Message), out: make(chan jsonrpc.Message, 64), done: make(chan struct{})}
+	go func() {
+		for range c.out {
+		}
+	}()
+	result := textResult("ok")
+	taking := &TakingTransport{Transport: c, Take: func(*jsonrpc.Request) TakenCall {
+		return func(context.Context) (json.RawMessage, error) { return result, nil }
+	}}
+	conn, err := taking.Connect(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		conn.Close()
+		taking.Wait()
+		close(c.out)
+	}()
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			id, _ := jsonrpc.MakeID(float64(next.Add(1)))
+			if !c.run(&jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"taken"}`)}) {
+				b.Error("the call was not taken")
+				return
+			}
+		}
+	})
 }
