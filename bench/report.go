@@ -261,10 +261,10 @@ func targetsTable(o options, calls *callResults, st *startupResults, cat *catalo
 			if c.stretch {
 				name = "stretch: " + name
 			}
-			t.rows = append(t.rows, []string{name, fmtRatio(p50), verdict(p50, c.target)})
+			t.rows = append(t.rows, []string{name, fmtRatioAgainst(p50, c.target), verdict(p50, c.target)})
 			if c.costTarget > 0 {
 				cost, _, _ := rateRatio(a, b)
-				t.rows = append(t.rows, []string{fmt.Sprintf("%s: cost at %d callers ≤ %.2f×", c.what, calls.workers, c.costTarget), fmtRatio(cost), verdict(cost, c.costTarget)})
+				t.rows = append(t.rows, []string{fmt.Sprintf("%s: cost at %d callers ≤ %.2f×", c.what, calls.workers, c.costTarget), fmtRatioAgainst(cost, c.costTarget), verdict(cost, c.costTarget)})
 			}
 		}
 	}

@@ -97,6 +97,16 @@ func fmtRatio(r float64) string {
 	return strconv.FormatFloat(r, 'f', 2, 64) + "×"
 }
 
+// fmtRatioAgainst is fmtRatio for a ratio judged against target: one
+// more digit when two would show the target itself for a ratio over it,
+// so that no "1.00× missed" reads as a contradiction.
+func fmtRatioAgainst(r, target float64) string {
+	if r > target && fmtRatio(r) == fmtRatio(target) {
+		return strconv.FormatFloat(r, 'f', 3, 64) + "×"
+	}
+	return fmtRatio(r)
+}
+
 // fmtRange renders the per-round spread of a ratio as "[0.98–1.07]".
 func fmtRange(lo, hi float64) string {
 	if lo == 0 && hi == 0 {

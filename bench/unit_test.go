@@ -64,12 +64,14 @@ func TestFormats(t *testing.T) {
 		fmtDur(0), fmtDur(1234 * time.Nanosecond), fmtDur(56789 * time.Nanosecond), fmtDur(2500 * time.Microsecond),
 		fmtDur(345 * time.Millisecond), fmtDur(1500 * time.Millisecond),
 		fmtRatio(0), fmtRatio(1.046), fmtRange(0, 0), fmtRange(0.5, 1.25),
+		fmtRatioAgainst(1.004, 1), fmtRatioAgainst(0.998, 1), fmtRatioAgainst(1.046, 1),
 		fmtRate(0), fmtRate(1234.4), fmtBytes(2048), fmtBytes(3 << 20),
 		verdict(0, 1), verdict(1.05, 1.05), verdict(1.06, 1.05),
 	}
 	want := []string{
 		"–", "1.23 µs", "56.8 µs", "2.50 ms", "345 ms", "1.50 s",
 		"–", "1.05×", "", "[0.50–1.25]",
+		"1.004×", "1.00×", "1.05×",
 		"–", "1234/s", "2.0 KiB", "3.00 MiB",
 		"not measured", "met", "missed",
 	}
