@@ -145,9 +145,11 @@ type takenJob struct {
 	ctx *takenCtx
 }
 
-// takenCtx is a taken call's context: its own cancellation, beneath the
-// connection's, and, on a connection that routes, its request's id
-// (TakenRequest), in one layer. Its cancel is the call's (CallCancel).
+// takenCtx is a taken call's context: its own cancellation over the
+// connection's values (the connection's end cancels it through its
+// cancel, not as a child), and, on a connection that routes, its
+// request's id (TakenRequest), in one layer. Its cancel is the call's
+// (CallCancel).
 type takenCtx struct {
 	context.Context
 	id     jsonrpc.ID // invalid on a connection that does not route
