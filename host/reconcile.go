@@ -535,6 +535,9 @@ func (h *Host) verdict(ctx context.Context, u *unit, settled bool) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("the reload was interrupted: %w", err)
 		}
+		if why := u.inst.Status().Err; why != "" {
+			return errors.New(why) // the instance's own word: what it was waiting for
+		}
 		return fmt.Errorf("no answer within the startup timeout (%dms)", u.pe.Spec.StartupTimeout.Milliseconds())
 	}
 	if err := u.inst.StartErr(); err != nil {

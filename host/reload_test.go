@@ -251,7 +251,7 @@ func TestReloadKeepsOldConfigWhenNewFails(t *testing.T) {
 		{"startup timeout", func(*testing.T) string {
 			// A real process that never speaks MCP.
 			return "- id: e\n  name: mcp-client\n  config: {serverName: e, transport: stdio, command: sleep, args: ['3600'], startupTimeoutMs: 300}\n"
-		}, `no answer within (startupTimeoutMs|the startup timeout) \(300ms\)`},
+		}, `connecting: no answer within startupTimeoutMs \(300ms\)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, false)

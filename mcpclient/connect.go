@@ -169,20 +169,30 @@ var errGenerationStuck = errors.New("the previous connection would not close")
 // It returns the established generation, or the reason it failed (with the
 // failed generation already closed).
 func (s *Server) attempt(first bool) (*generation, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.StartupTimeout)
+	deadline := time.Now().Add(s.cfg.StartupTimeout)
+	if first {
+		deadline = s.firstDeadline
+	}
+	ctx, cancel := context.WithDeadline(s.ctx, deadline)
 	defer cancel()
 
 	start := time.Now()
+	if first {
+		s.stepFirst("connecting")
+	}
 	connectCtx, end := s.trace(ctx, OpConnect, "")
 	gen, err := s.connect(connectCtx)
 	end(err)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
-			err = fmt.Errorf("connecting: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
+			err = &startupTimeout{step: "connecting", limit: s.cfg.StartupTimeout, err: err}
 		}
 		return nil, s.cfg.shownHost(err)
 	}
 	connected := time.Now()
+	if first {
+		s.stepFirst("tool discovery")
+	}
 
 	// A list_changed that arrives from here on leaves a token in
 	// gen.resync, so it gets its own re-sync after this startup sync; it is
@@ -190,7 +200,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	// meaning.
 	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError, allKinds); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
-			err = fmt.Errorf("tool discovery: no answer within startupTimeoutMs (%dms): %w", s.cfg.StartupTimeout.Milliseconds(), err)
+			err = &startupTimeout{step: "tool discovery", limit: s.cfg.StartupTimeout, err: err}
 		}
 		if !s.closeGeneration(gen) {
 			return nil, s.cfg.shownHost(fmt.Errorf("%w: %w", errGenerationStuck, err))
@@ -202,6 +212,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	s.cur = gen
 	s.status.State = StateReady
 	s.status.Err = ""
+	s.firstStep = ""
 	if s.conflict != "" {
 		// Connected, but the tools could not be registered (docs/decisions.md §8:
 		// never silent).
@@ -226,6 +237,32 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	s.setLogLevel(ctx, gen)
 	return gen, nil
 }
+
+// stepFirst records the step the first attempt is at, for Status to word
+// a timeout not yet recorded; the attempt's outcome clears it as it
+// records itself (attempt's Ready, setDown).
+func (s *Server) stepFirst(step string) {
+	s.mu.Lock()
+	s.firstStep = step
+	s.mu.Unlock()
+}
+
+// startupTimeout is an attempt's failure for want of an answer within
+// startupTimeoutMs, in step; err is what the step returned.
+type startupTimeout struct {
+	step  string
+	limit time.Duration
+	err   error
+}
+
+func (e *startupTimeout) Error() string {
+	return fmt.Sprintf("%s: no answer within startupTimeoutMs (%dms)", e.step, e.limit.Milliseconds())
+}
+
+func (e *startupTimeout) Unwrap() error { return e.err }
+
+// Is makes the failure a deadline, whatever the step returned.
+func (e *startupTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // connect builds a fresh transport and client and performs the MCP
 // handshake.

@@ -159,11 +159,17 @@ type Server struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the supervisor returned
 	ready  chan struct{} // closed when the first attempt settled
+	// firstDeadline ends the first attempt. Set before Start returns, so
+	// a host that starts its own startup clock after Start finds the
+	// attempt past its deadline whenever its own clock has run out, and
+	// Status then words the timeout as the attempt will.
+	firstDeadline time.Time
 
 	mu        sync.RWMutex // read-locked by every call (current)
 	cur       *generation  // nil while down
 	src       *tool.Source // the server's registration; never nil
 	status    Status
+	firstStep string // the first attempt's step while it runs ("connecting", "tool discovery"), else ""
 	startErr  error
 	conflict  string // why the last sync registered nothing, if it did
 	closeOnce sync.Once
@@ -245,6 +251,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 			State:       StateStarting,
 			MaxAttempts: cfg.Reconnect.MaxAttempts,
 		},
+		firstDeadline: time.Now().Add(cfg.StartupTimeout),
 	}
 	go s.supervise()
 	return s, nil
@@ -277,6 +284,11 @@ func (s *Server) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
+	if st.State == StateStarting && st.Err == "" && s.firstStep != "" && time.Now().After(s.firstDeadline) {
+		// Timed out, not yet recorded: the text the attempt records, so
+		// that Status says the same whenever it is read.
+		st.Err = (&startupTimeout{step: s.firstStep, limit: s.cfg.StartupTimeout}).Error()
+	}
 	st.Tools = s.src.Len()
 	st.PinNotes = slices.Clone(st.PinNotes)
 	st.Stderr = s.recent.Lines()
@@ -528,6 +540,7 @@ func (s *Server) setDown(err error) {
 	s.cur = nil
 	s.status.PID = 0
 	s.status.Sandbox = nil
+	s.firstStep = ""
 	if err != nil {
 		s.status.Err = downText(err)
 	}
