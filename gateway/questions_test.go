@@ -305,7 +305,7 @@ func TestQuestionsRequestStateAttacks(t *testing.T) {
 		}
 	}
 	refused("forged", alice, "deploy", "mcpbridge."+strings.Repeat("A", 32))
-	refused("altered", alice, "deploy", state[:len(state)-1]+"x")
+	refused("altered", alice, "deploy", altered(state))
 	refused("another client", mallory, "deploy", state)
 	refused("other arguments", alice, "delete", state)
 
@@ -314,6 +314,17 @@ func TestQuestionsRequestStateAttacks(t *testing.T) {
 		t.Fatalf("the client's own answer: got %+v, %v; want the call completed with it", res, err)
 	}
 	refused("replayed", alice, "deploy", state)
+}
+
+// altered is state with its last character changed: always another
+// character (appending "x" in place of the last one was no change when
+// the last one was "x", one state in 64).
+func altered(state string) string {
+	last := byte('x')
+	if state[len(state)-1] == last {
+		last = 'y'
+	}
+	return state[:len(state)-1] + string(last)
 }
 
 // A parked call whose client never comes back is cancelled after
