@@ -1,6 +1,7 @@
 package termio
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,17 +11,22 @@ import (
 	"golang.org/x/term"
 )
 
+// ErrInterrupted is what ReadLine and ReadKey return when Interrupt
+// ended their wait.
+var ErrInterrupted = errors.New("interrupted")
+
 // Console is the person's line editor: golang.org/x/term's Terminal
 // (history, editing keys) in raw mode only while a line is read, so that
 // between lines the terminal is as usual (Ctrl-C interrupts, and an
 // elicitation reads plain lines from the same stdin). docs/decisions.md
 // says why this one.
 type Console struct {
-	mu  sync.Mutex
-	fd  int // -1 when stdin is no file (no raw mode)
-	in  io.Reader
-	out io.Writer
-	t   *term.Terminal
+	mu   sync.Mutex
+	fd   int // -1 when stdin is no file (no raw mode)
+	in   io.Reader
+	out  io.Writer
+	t    *term.Terminal
+	wake wakePipe // Interrupt's; closed when in is no terminal
 }
 
 // NewConsole reads from in and echoes to out; raw mode only when in is a
@@ -29,16 +35,57 @@ type Console struct {
 // returns the new line and position, and ok true when it took the key
 // (golang.org/x/term's AutoCompleteCallback).
 func NewConsole(in io.Reader, out io.Writer, onKey func(line string, pos int, key rune) (newLine string, newPos int, ok bool)) *Console {
-	c := &Console{fd: -1, in: in, out: out, t: term.NewTerminal(struct {
+	c := &Console{fd: -1, in: in, out: out, wake: closedPipe}
+	c.t = term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{in, out}, "")}
+	}{readerFunc(c.read), out}, "")
 	c.t.AutoCompleteCallback = onKey
 	if f, ok := in.(*os.File); ok {
 		c.fd = int(f.Fd())
+		if term.IsTerminal(c.fd) {
+			c.wake = newWakePipe()
+		}
 	}
 	return c
 }
+
+// Interrupt ends the wait of the ReadLine or ReadKey reading now, or of
+// the next one when none is: it returns ErrInterrupted. It is for a
+// signal that comes while the terminal is raw (a Ctrl-C pressed just
+// before it went raw), which would otherwise leave the read waiting for
+// a key. It does nothing when in is no terminal.
+func (c *Console) Interrupt() { c.wake.raise() }
+
+// Close releases what Interrupt needs; the Console is not used after.
+func (c *Console) Close() { c.wake.close() }
+
+// read reads in once it has something to read, or returns ErrInterrupted
+// once Interrupt was called (each call ends one read).
+func (c *Console) read(p []byte) (int, error) {
+	if c.wake == closedPipe {
+		return c.in.Read(p)
+	}
+	interrupted, err := c.wake.waitFor(c.fd)
+	if err != nil {
+		return 0, fmt.Errorf("waiting for the terminal: %w", err)
+	}
+	if interrupted {
+		return 0, ErrInterrupted
+	}
+	return c.in.Read(p)
+}
+
+// wakePipe is a pipe whose read end a terminal read polls beside the
+// terminal, so that another goroutine can end that read (wake.go).
+type wakePipe struct{ r, w int }
+
+// closedPipe stands for no pipe: raise does nothing.
+var closedPipe = wakePipe{-1, -1}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
 // ReadKey writes prompt and reads one key press, in raw mode so that the
 // key alone answers (no Enter); it returns the key as a string (Ctrl-C
@@ -64,7 +111,7 @@ func (c *Console) ReadKey(prompt string) (string, error) {
 	fmt.Fprint(c.out, prompt)
 	buf := make([]byte, 64)
 	for {
-		n, err := c.in.Read(buf)
+		n, err := c.read(buf)
 		if err != nil {
 			return "", err
 		}
@@ -86,7 +133,8 @@ func pressedKey(b []byte) (string, bool) {
 	return string(r), true
 }
 
-// ReadLine reads one line after prompt; io.EOF on Ctrl-D or Ctrl-C.
+// ReadLine reads one line after prompt; io.EOF on Ctrl-D or Ctrl-C,
+// ErrInterrupted after Interrupt.
 func (c *Console) ReadLine(prompt string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,9 +2,14 @@ package termio
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 )
 
 // A raw terminal's read answers with its first character; Enter and an
@@ -34,5 +39,90 @@ func TestLineReaderBound(t *testing.T) {
 	}
 	if _, err := l.Next(context.Background()); err != io.EOF {
 		t.Errorf("at the end: %v", err)
+	}
+}
+
+// Interrupt ends a ReadLine waiting at a terminal for a key, and a
+// ReadKey too; each Interrupt ends one read (one pending ends the next
+// read at once), and the read after it reads the key typed.
+func TestInterruptEndsARead(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	shown := make(chan string, 16) // what the console writes, read by the test
+	go func() {
+		defer close(shown)
+		buf := make([]byte, 256)
+		for {
+			n, err := ptmx.Read(buf)
+			if err != nil {
+				return
+			}
+			shown <- string(buf[:n])
+		}
+	}()
+	c := NewConsole(tty, tty, nil)
+	defer c.Close()
+
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.ReadLine("> ")
+		read <- err
+	}()
+	waitShown(t, shown, "> ") // written just before the read waits
+	c.Interrupt()
+	if err := within(t, read); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("ReadLine after Interrupt: %v, want ErrInterrupted", err)
+	}
+
+	c.Interrupt()
+	if _, err := c.ReadKey("? "); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("ReadKey with an Interrupt pending: %v, want ErrInterrupted", err)
+	}
+
+	waitShown(t, shown, "? ")
+
+	go func() {
+		key, err := c.ReadKey("? ")
+		if key != "y" {
+			err = fmt.Errorf("read %q, %v", key, err)
+		}
+		read <- err
+	}()
+	waitShown(t, shown, "? ") // typed-ahead keys are flushed before it
+	io.WriteString(ptmx, "y")
+	if err := within(t, read); err != nil {
+		t.Errorf("the read after the Interrupts: %v", err)
+	}
+}
+
+// waitShown waits until the terminal shows want.
+func waitShown(t *testing.T, shown <-chan string, want string) {
+	t.Helper()
+	var all strings.Builder
+	timeout := time.After(10 * time.Second)
+	for !strings.Contains(all.String(), want) {
+		select {
+		case s := <-shown:
+			all.WriteString(s)
+		case <-timeout:
+			t.Fatalf("the terminal did not show %q: %q", want, all.String())
+		}
+	}
+}
+
+// within returns what a read sent on done, failing the test when it
+// did not end.
+func within(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read did not end")
+		return nil
 	}
 }
