@@ -2,7 +2,7 @@
 // events (agent.Event) as JSON lines, or as text, the answer streamed on
 // stdout and reasoning, calls and previews of their results on stderr;
 // and the approval question's parts (the arguments shown whole, the
-// choices, the key's answer).
+// choices, the key's answer); and what Ctrl-C does (CtrlC).
 package agentterm
 
 import (

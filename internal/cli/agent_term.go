@@ -25,22 +25,28 @@ import (
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
 	r.con = termio.NewConsole(r.e.Stdin, r.e.Stderr, r.keyAtPrompt)
-	intr := make(chan os.Signal, 2)
-	signal.Notify(intr, os.Interrupt)
-	defer signal.Stop(intr)
+	defer r.con.Close()
 	// The first interrupt also ends ctx (main's): the session outlives it.
 	base, quit := context.WithCancel(context.WithoutCancel(ctx))
 	defer quit()
+	ctrlC := agentterm.NewCtrlC(func() {
+		fmt.Fprintln(r.e.Stderr, "\n^C cancelling the turn (Ctrl-C again to exit)")
+	}, func() {
+		quit()
+		r.con.Interrupt() // the prompt may be waiting already
+	})
+	defer routeInterrupts(ctrlC)()
 	r.banner()
 	for base.Err() == nil {
 		line, err := r.con.ReadLine("› ")
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, termio.ErrInterrupted) {
 			fmt.Fprintln(r.e.Stderr)
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("agent: reading the terminal: %w", err)
 		}
+		ctrlC.LineRead()
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "":
@@ -49,7 +55,7 @@ func (r *agentRun) interactive(ctx context.Context) error {
 				return nil
 			}
 		default:
-			r.turn(base, quit, intr, line)
+			r.turn(base, ctrlC, line)
 		}
 	}
 	// A second Ctrl-C during a turn: the person's way out, as Ctrl-C at
@@ -57,32 +63,38 @@ func (r *agentRun) interactive(ctx context.Context) error {
 	return nil
 }
 
+// routeInterrupts hands each SIGINT to c until the returned function is
+// called.
+func routeInterrupts(c *agentterm.CtrlC) (stop func()) {
+	intr := make(chan os.Signal, 2)
+	signal.Notify(intr, os.Interrupt)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-intr:
+				c.Interrupt()
+			case <-done:
+				return
+			}
+		}
+	})
+	return func() {
+		signal.Stop(intr)
+		close(done)
+		wg.Wait()
+	}
+}
+
 // turn runs one prompt; an interrupt cancels it, a second quits.
-func (r *agentRun) turn(base context.Context, quit context.CancelFunc, intr <-chan os.Signal, line string) {
+func (r *agentRun) turn(base context.Context, ctrlC *agentterm.CtrlC, line string) {
 	r.noteNamed(line)
 	ctx, cancel := context.WithCancel(base)
 	defer cancel()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-intr:
-		case <-done:
-			return
-		}
-		fmt.Fprintln(r.e.Stderr, "\n^C cancelling the turn (Ctrl-C again to exit)")
-		cancel()
-		select {
-		case <-intr:
-			quit()
-		case <-done:
-		}
-	}()
+	ctrlC.StartTurn(cancel)
 	res, err := r.ag.Run(ctx, line)
-	close(done)
-	wg.Wait()
+	ctrlC.EndTurn()
 	r.out.Event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
