@@ -268,8 +268,7 @@ func (g *Gateway) refusedTask(res result, ext bool) json.RawMessage {
 // and reports false for any other (or params the take leaves to the
 // SDK).
 func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	if !bytes.Contains(params, []byte(`"task"`)) || !tasks.IsAugmented(params) {
-		// The common call is told apart without decoding its params.
+	if !mayNameTask(params) || !tasks.IsAugmented(params) {
 		return nil, false
 	}
 	var members map[string]json.RawMessage
@@ -286,6 +285,12 @@ func taskCall(params json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 		return nil, false
 	}
 	return &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments}, true
+}
+
+// mayNameTask tells the common call apart without reading its params:
+// false when no member can be named "task" (spelled so, or with escapes).
+func mayNameTask(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte(`"task"`)) || bytes.Contains(params, []byte(`\u`))
 }
 
 // runTask is the body of a task: the admitted call, as background work

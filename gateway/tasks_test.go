@@ -272,3 +272,29 @@ func TestTaskCallTellsTaskFromPlain(t *testing.T) {
 		}
 	}
 }
+
+// A call runs as a task when its params have a member named "task"
+// exactly, as the SDK's decoder reads names: spelled with an escape it
+// gets a task; in another case ("TASK") it is a member the protocol does
+// not know, and the call answers plainly.
+func TestTaskMemberReadAsTheSDKReadsIt(t *testing.T) {
+	script := mcppeer.RawScript{
+		Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("report", "")}}},
+		Results: map[string]json.RawMessage{"report": json.RawMessage(`{"content":[{"type":"text","text":"the report"}]}`)},
+	}
+	reg := tool.NewRegistry()
+	startRawBackend(t, reg, "tk", script)
+	c := connectRaw(t, newGateway(t, reg, Options{}))
+	waitFor(t, "the backend's tool served", func() bool {
+		return strings.Contains(string(c.request("tools/list", `{}`).Result), "mcp__tk__report")
+	})
+	taskOf(t, c.request("tools/call", `{"name":"mcp__tk__report","arguments":{},"t\u0061sk":{"ttl":60000}}`))
+	for _, params := range []string{
+		`{"name":"mcp__tk__report","arguments":{},"TASK":{"ttl":60000}}`,
+		`{"name":"mcp__tk__report","arguments":{},"Task":{}}`,
+	} {
+		if m := c.request("tools/call", params); m.Error != nil || !strings.Contains(string(m.Result), "the report") || strings.Contains(string(m.Result), "taskId") {
+			t.Errorf("%s: result %s, error %+v; want the plain result", params, m.Result, m.Error)
+		}
+	}
+}

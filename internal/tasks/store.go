@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/projection"
 )
 
 // The receiving side: a Store runs the task-augmented requests of the
@@ -317,12 +320,23 @@ func Handles(method string) bool {
 	return false
 }
 
-// IsAugmented reports whether params ask for the request to run as a task.
+// IsAugmented reports whether params, valid JSON, ask for the request to
+// run as a task: a member named "task" exactly (the SDK's decoder matches
+// names by case, after unescaping; of repeated members the last counts)
+// whose value is not null. encoding/json, which matches any case, took
+// {"Task":{}} for a task the SDK's own reading does not see.
 func IsAugmented(params json.RawMessage) bool {
-	var top struct {
-		Task json.RawMessage `json:"task"`
+	params = bytes.TrimSpace(params)
+	if len(params) == 0 || params[0] != '{' {
+		return false
 	}
-	return json.Unmarshal(params, &top) == nil && len(top.Task) > 0 && string(top.Task) != "null"
+	augmented := false
+	for key, val := range projection.Members(params) {
+		if projection.KeyIs(key, "task") {
+			augmented = string(val) != "null"
+		}
+	}
+	return augmented
 }
 
 // Start runs fn as a new task on a goroutine of its own, with a context

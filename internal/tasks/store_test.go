@@ -227,3 +227,31 @@ func TestStoreSetStatus(t *testing.T) {
 		t.Error("IDFrom outside a task")
 	}
 }
+
+// A request asks to run as a task by a member named "task" exactly, as
+// the SDK's decoder reads names (by case, after unescaping, the last of
+// repeated ones), not null.
+func TestIsAugmented(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		want   bool
+	}{
+		{`{"name":"x","task":{"ttl":1000}}`, true},
+		{` {"task":{}} `, true},
+		{`{"t\u0061sk":{}}`, true},
+		{`{"task":null,"task":{}}`, true},
+		{`{"name":"x"}`, false},
+		{`{"task":null}`, false},
+		{`{"Task":{}}`, false},
+		{`{"TASK":{"ttl":1000}}`, false},
+		{`{"task":{},"TASK":null}`, true},
+		{`{"task":{},"task":null}`, false},
+		{`{"arguments":{"task":{}}}`, false},
+		{`[]`, false},
+		{``, false},
+	} {
+		if got := IsAugmented(json.RawMessage(c.params)); got != c.want {
+			t.Errorf("IsAugmented(%s) = %v, want %v", c.params, got, c.want)
+		}
+	}
+}
