@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,11 +49,28 @@ func agentOnPTY(t *testing.T, args ...string) (*os.File, *screen, func() int) {
 		<-copied
 	})
 	wait := func() int {
-		cmd.Wait()
+		exited := make(chan struct{})
+		go func() {
+			cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+		case <-time.After(exitWait):
+			// Its goroutines, written on the terminal, say where it waits.
+			cmd.Process.Signal(syscall.SIGQUIT)
+			<-exited
+			t.Errorf("the agent had not exited %v later; it was sent SIGQUIT", exitWait)
+		}
 		return cmd.ProcessState.ExitCode()
 	}
 	return ptmx, scr, wait
 }
+
+// exitWait bounds the wait for the agent's exit: a test that expects it
+// fails with the agent's goroutines rather than waiting for the run's
+// timeout.
+const exitWait = time.Minute
 
 // expect waits until the screen shows want after the first from bytes;
 // it returns where want ends.
