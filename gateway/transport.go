@@ -516,15 +516,8 @@ func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn 
 
 func (c *wireConn) SessionID() string { return c.id }
 
-// TakeNow keeps the take's run for the POSTs of a stateful session: a
-// stateless POST's session is closed once the POST is answered, which
-// ends its calls when the client leaves (their POST's goroutine would be
-// the one running them).
-func (c *wireConn) TakeNow(run func(*jsonrpc.Request) bool) {
-	if !c.stateless {
-		c.takeNow = run
-	}
-}
+// TakeNow keeps the take's run for the connection's POSTs.
+func (c *wireConn) TakeNow(run func(*jsonrpc.Request) bool) { c.takeNow = run }
 
 // Close ends the session's streams and forgets their events.
 func (c *wireConn) Close() error {
@@ -1381,13 +1374,22 @@ func (c *wireConn) deliverIn(msg jsonrpc.Message) bool {
 // runNow runs the one request of a POST, a call, on the POST's goroutine
 // when the take takes it and the session has read every message that
 // came before (so it is taken in the order the read loop would take it),
-// and reports whether it did. The stream is let go when the client
-// leaves (watch, the POST's), as hang does, so that a GET with
-// Last-Event-ID resumes it; the call goes on, as it does when the read
-// loop takes it.
+// and reports whether it did. On a stateful session the stream is let
+// go when the client leaves (watch, the POST's), as hang does, so that a
+// GET with Last-Event-ID resumes it; the call goes on, as it does when
+// the read loop takes it.
 func (c *wireConn) runNow(w http.ResponseWriter, watch *postWatch, s *wireStream, msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || c.takeNow == nil || watch == nil || c.queued.Load() != 0 {
+	if !ok || c.takeNow == nil || c.queued.Load() != 0 {
+		return false
+	}
+	if c.stateless {
+		// Nothing to let go when its client leaves: the stream cannot be
+		// resumed, and the gateway's watch of the POST (serveMCP) cancels
+		// the call.
+		return c.takeNow(req)
+	}
+	if watch == nil {
 		return false
 	}
 	watch.hold(s, w)
