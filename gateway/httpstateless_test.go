@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -277,6 +278,39 @@ func TestHTTPStatelessCancelledOnDisconnect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A stateless POST served by the transport without serveMCP's watch of
+// its client (its ServeHTTP behind the edge's screen alone) keeps its call
+// off the POST's goroutine: only the watch would cancel a call running
+// there, so a client that leaves would leave it running. It ends with the
+// POST's session instead.
+func TestHTTPStatelessUnwatchedCallEndsWithItsPOST(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	transport, ok := g.engine.(*httpTransport)
+	if !ok {
+		t.Skipf("the engine is %T, not the gateway's transport", g.engine)
+	}
+	srv := httptest.NewServer(g.screen(transport))
+	defer srv.Close()
+	defer close(release) // a call left running ends, so the server can close
+	ctx, leave := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp := postStateless(ctx, t, srv.URL, waitCall, false); resp != nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	waitSignal(t, entered, "the call to start")
+	leave()
+	if err := waitSignal(t, exited, "the call to end with its POST"); err == nil {
+		t.Error("the call ended without a cause")
+	}
+	<-done
 }
 
 // Stateless POSTs on the take pass the same edge: refused without

@@ -94,7 +94,7 @@ func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *cli
 		return
 	}
 	if t.g.stateless(r) {
-		t.serveStateless(w, r)
+		t.serveStateless(w, r, watch != nil)
 		return
 	}
 	switch r.Method {
@@ -189,7 +189,10 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request, watch *clie
 // once the POST is answered. Its calls are taken beneath it as on a
 // session (a 2026-07-28 POST's: takePerRequest); the session makes no
 // request of the client.
-func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
+//
+// watched says serveMCP watches the POST's client, which cancels its calls
+// when it leaves: only then may they run on the POST's goroutine.
+func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, watched bool) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
@@ -204,7 +207,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newWireConn("", nil, &t.requests)
 	c.headerSchema = t.g.headerSchema
-	c.stateless = true
+	c.stateless, c.watched = true, watched
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
 	c.tasks = t.statelessTasks
@@ -473,8 +476,11 @@ type wireConn struct {
 	// stateless: the session is a stateless POST's, which makes no
 	// request of its client and has no GET stream.
 	stateless bool
-	requests  *sync.Map // the transport's requests in flight, for its tag
-	incoming  chan jsonrpc.Message
+	// watched: a stateless POST's client is watched (serveStateless), so
+	// its calls may run on the POST's goroutine.
+	watched  bool
+	requests *sync.Map // the transport's requests in flight, for its tag
+	incoming chan jsonrpc.Message
 	// headerSchema is the input schema of a served tool whose arguments
 	// Mcp-Param-* headers mirror, nil for any other name.
 	headerSchema func(name string) json.RawMessage
@@ -516,8 +522,15 @@ func newWireConn(id string, store mcp.EventStore, requests *sync.Map) *wireConn 
 
 func (c *wireConn) SessionID() string { return c.id }
 
-// TakeNow keeps the take's run for the connection's POSTs.
-func (c *wireConn) TakeNow(run func(*jsonrpc.Request) bool) { c.takeNow = run }
+// TakeNow keeps the take's run for the connection's POSTs: a stateful
+// session's, and a stateless POST's whose client is watched (a call run
+// on the POST is cancelled by that watch when the client leaves, not by
+// the session's end, which waits for the POST).
+func (c *wireConn) TakeNow(run func(*jsonrpc.Request) bool) {
+	if !c.stateless || c.watched {
+		c.takeNow = run
+	}
+}
 
 // Close ends the session's streams and forgets their events.
 func (c *wireConn) Close() error {
