@@ -280,6 +280,65 @@ func TestHTTPStatelessCancelledOnDisconnect(t *testing.T) {
 	}
 }
 
+// blockingGate holds each call in Enter until the call's context ends,
+// and says why it ended.
+type blockingGate struct {
+	entered chan struct{}
+	ended   chan error
+}
+
+func (b *blockingGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
+	b.entered <- struct{}{}
+	<-ctx.Done()
+	b.ended <- context.Cause(ctx)
+	return nil, nil, ctx.Err()
+}
+
+// A stateless client that sends calls and leaves at once, while they wait
+// to be admitted (for the gateway's readiness, or in the Gate), leaves
+// nothing behind: each call ends with its POST and gives its slot back,
+// where it would otherwise hold the slot until the wait ended (a minute
+// and more), a cap filled without one connection kept open.
+func TestHTTPStatelessCallLeftWhileAdmittedEnds(t *testing.T) {
+	for _, tt := range []string{"readiness", "Gate"} {
+		t.Run(tt, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			waitingTool(t, reg)
+			opts := Options{Stateless: true}
+			gate := &blockingGate{entered: make(chan struct{}, 1), ended: make(chan error, 1)}
+			if tt == "readiness" {
+				opts.Ready = make(chan struct{}) // never ready
+			} else {
+				opts.Gate = gate
+			}
+			g := newGateway(t, reg, opts)
+			base := serveHTTP(t, g, Options{})
+			ctx, leave := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp := postStateless(ctx, t, base, waitCall, false); resp != nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			if tt == "readiness" {
+				waitFor(t, "the call waiting for readiness", func() bool { return inFlight(g) == 1 })
+			} else {
+				waitSignal(t, gate.entered, "the call in the Gate")
+			}
+			leave()
+			<-done
+			if tt == "Gate" {
+				if err := waitSignal(t, gate.ended, "the Gate's wait to end"); err == nil {
+					t.Error("the Gate's context ended without a cause")
+				}
+			}
+			waitFor(t, "the call's slot given back", func() bool { return inFlight(g) == 0 })
+		})
+	}
+}
+
 // A stateless POST served by the transport without serveMCP's watch of
 // its client (its ServeHTTP behind the edge's screen alone) keeps its call
 // off the POST's goroutine: only the watch would cancel a call running

@@ -172,18 +172,24 @@ type clientWatch struct {
 	mu   sync.Mutex
 	left bool       // the client left; guarded by mu
 	post *postWatch // the session's, told first; guarded by mu
+	// input ends the input of a stateless POST's session, told last
+	// (endInput); guarded by mu.
+	input func()
 }
 
 // leave is what the client's leaving does.
 func (c *clientWatch) leave() {
 	c.mu.Lock()
 	c.left = true
-	post := c.post
+	post, input := c.post, c.input
 	c.mu.Unlock()
 	if post != nil {
 		post.leave()
 	}
 	c.dropped()
+	if input != nil {
+		input()
+	}
 }
 
 // dropped gives up on the POST's stream, or awaits a resume of it.
@@ -205,6 +211,23 @@ func (c *clientWatch) join(post *postWatch) {
 	c.mu.Unlock()
 	if left {
 		post.leave()
+	}
+}
+
+// endInput has end, the end of a stateless POST's session input, done
+// when the client leaves (at once if it has left), after the stream is
+// given up: the session's end cancels what giveUp does not reach yet, a
+// call the take runs on the POST's goroutine that is not in flight (still
+// waiting for readiness or in the Gate).
+func (c *clientWatch) endInput(end func()) {
+	c.mu.Lock()
+	left := c.left
+	if !left {
+		c.input = end
+	}
+	c.mu.Unlock()
+	if left {
+		end()
 	}
 }
 

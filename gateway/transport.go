@@ -94,7 +94,7 @@ func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *cli
 		return
 	}
 	if t.g.stateless(r) {
-		t.serveStateless(w, r, watch != nil)
+		t.serveStateless(w, r, watch)
 		return
 	}
 	switch r.Method {
@@ -190,9 +190,10 @@ func (t *httpTransport) open(w http.ResponseWriter, r *http.Request, watch *clie
 // session (a 2026-07-28 POST's: takePerRequest); the session makes no
 // request of the client.
 //
-// watched says serveMCP watches the POST's client, which cancels its calls
-// when it leaves: only then may they run on the POST's goroutine.
-func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, watched bool) {
+// watch is serveMCP's watch of the POST's client, nil for none: only with
+// it may the POST's calls run on its goroutine, since it is what ends them
+// when the client leaves (giveUp, and the session's input: endInput).
+func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
@@ -207,7 +208,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 	}
 	c := newWireConn("", nil, &t.requests)
 	c.headerSchema = t.g.headerSchema
-	c.stateless, c.watched = true, watched
+	c.stateless, c.watched = true, watch != nil
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
 	c.tasks = t.statelessTasks
@@ -219,6 +220,9 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 	}
 	current.Store(ss)
 	defer ss.Close()
+	if watch != nil {
+		watch.endInput(c.endRead)
+	}
 	c.servePOST(w, r, nil)
 	// The POST is over, answered or left by its client: the requests the
 	// session still serves end with it, as the SDK's transport ends a
