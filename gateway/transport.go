@@ -202,7 +202,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 	if !postHeadersOK(w, r) {
 		return
 	}
-	body, valid, ok := readPOST(w, r)
+	msgs, batch, version, ok := readMessages(w, r)
 	if !ok {
 		return
 	}
@@ -212,7 +212,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
 	c.tasks = t.statelessTasks
-	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(r, body, valid)})
+	ss, err := t.g.server.Connect(context.WithoutCancel(r.Context()), taking, &mcp.ServerSessionOptions{State: statelessState(version, msgs)})
 	if err != nil {
 		t.g.log.Error("HTTP stateless session not connected", "err", err)
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -223,7 +223,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 	if watch != nil {
 		watch.endInput(c.endRead)
 	}
-	c.servePOST(w, r, nil)
+	c.serveMessages(w, r, nil, msgs, batch, version)
 	// The POST is over, answered or left by its client: the requests the
 	// session still serves end with it, as the SDK's transport ends a
 	// stateless POST's handlers (cancellationPropagator, unexported). The
@@ -242,17 +242,14 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 // carries initialize or notifications/initialized itself) at the
 // header's version, log messages from "info" up; from 2026-07-28 only
 // the log level, which passes every message (perRequestPeer filters).
-// valid is readPOST's: body is known to be valid JSON.
-func statelessState(r *http.Request, body []byte, valid bool) *mcp.ServerSessionState {
-	version := cmp.Or(first(r.Header, "Mcp-Protocol-Version"), "2025-03-26")
+// version and msgs are the POST's, as readMessages read them.
+func statelessState(version string, msgs []jsonrpc.Message) *mcp.ServerSessionState {
 	var initialize, initialized, perRequest bool
-	if msgs, _, err := readBatch(body, valid); err == nil {
-		for _, msg := range msgs {
-			if req, ok := msg.(*jsonrpc.Request); ok {
-				initialize = initialize || req.Method == "initialize"
-				initialized = initialized || req.Method == "notifications/initialized"
-				perRequest = perRequest || version >= serverwire.PerRequestVersion
-			}
+	for _, msg := range msgs {
+		if req, ok := msg.(*jsonrpc.Request); ok {
+			initialize = initialize || req.Method == "initialize"
+			initialized = initialized || req.Method == "notifications/initialized"
+			perRequest = perRequest || version >= serverwire.PerRequestVersion
 		}
 	}
 	state := new(mcp.ServerSessionState)
@@ -959,12 +956,18 @@ func (c *wireConn) hang(r *http.Request, held <-chan struct{}) {
 
 // servePOST hands the POST's messages to the session and writes what
 // their requests bring back, as the SDK's handler serves a session's POST.
-// watch is the POST's client's, nil for a stateless POST.
+// watch is the POST's client's.
 func (c *wireConn) servePOST(w http.ResponseWriter, r *http.Request, watch *postWatch) {
 	msgs, batch, version, ok := readMessages(w, r)
-	if !ok {
-		return
+	if ok {
+		c.serveMessages(w, r, watch, msgs, batch, version)
 	}
+}
+
+// serveMessages is servePOST once the POST's messages are read
+// (readMessages); watch is nil for a stateless POST's, which serveStateless
+// read to make its session.
+func (c *wireConn) serveMessages(w http.ResponseWriter, r *http.Request, watch *postWatch, msgs []jsonrpc.Message, batch bool, version string) {
 	post, ok := c.admitRequests(w, r, msgs, version)
 	if !ok {
 		return
