@@ -17,20 +17,26 @@ import (
 // stdio child's), and follows it until the call ends, sending why on
 // ended; a call that resumes backendTask (another replica following it)
 // completes with "followed <id>" once release is closed. started tells
-// each new call once the backend made its task.
+// each new call once the backend made its task, following each call that
+// resumes it (the first four: a call is never held up by it).
 type handing struct {
 	backendTask    string
 	started, ended chan error
+	following      chan struct{}
 	release        chan struct{}
 }
 
 func newHanding(backendTask string) *handing {
-	return &handing{backendTask: backendTask, started: make(chan error, 4), ended: make(chan error, 4), release: make(chan struct{})}
+	return &handing{backendTask: backendTask, started: make(chan error, 4), ended: make(chan error, 4), following: make(chan struct{}, 4), release: make(chan struct{})}
 }
 
 func (h *handing) tool(name string) tool.Tool {
 	work := goTool(name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
 		if id := tool.ResumeFrom(ctx); id != "" {
+			select {
+			case h.following <- struct{}{}:
+			default:
+			}
 			select {
 			case <-h.release:
 				return tool.Output{Content: []tool.Content{tool.Text("followed " + id)}}, nil
@@ -137,6 +143,9 @@ func TestGatewayCloseHandsOverTakenOverTask(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"working"`)
 	})
 	waitFor(t, "the taker's lease", func() bool { return storedTask(t, ts, id).Leased })
+	// Its following runs on a goroutine of its own: Close before its call
+	// starts would refuse the call, and no call would stop handed over.
+	waitSignal(t, h.following, "the taker to follow the task")
 	if err := taker.Close(); err != nil {
 		t.Fatal(err)
 	}
