@@ -91,8 +91,9 @@ func TestGatewaySharedTaskTakenOver(t *testing.T) {
 // followed on the replica that took it over, at its next renewal.
 func TestGatewaySharedTaskTakenOverCancelled(t *testing.T) {
 	stopped := make(chan struct{})
+	var follows atomic.Int32
 	reg := tool.NewRegistry()
-	if _, err := reg.Register(followable(make(chan struct{}), stopped, new(atomic.Int32))); err != nil {
+	if _, err := reg.Register(followable(make(chan struct{}), stopped, &follows)); err != nil {
 		t.Fatal(err)
 	}
 	a, b, ts := twoReplicas(t, reg, 300*time.Millisecond)
@@ -102,6 +103,9 @@ func TestGatewaySharedTaskTakenOverCancelled(t *testing.T) {
 	waitFor(t, "the task to be taken over", func() bool {
 		return strings.Contains(string(aliceA.request("tasks/get", idParams(id)).Result), `"status":"working"`)
 	})
+	// The following runs on a goroutine of its own: cancelled before its
+	// call is dispatched, the call never reaches the backend to stop.
+	waitFor(t, "the backend's task followed", func() bool { return follows.Load() > 0 })
 	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
 	if m := aliceB.request("tasks/cancel", idParams(id)); string(m.Result) != `{"resultType":"complete"}` {
 		t.Fatalf("tasks/cancel through the other replica: %s %+v, want the extension's bare ack", m.Result, m.Error)
