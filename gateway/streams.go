@@ -203,13 +203,7 @@ func (c *clientWatch) dropped() {
 
 // join has post told when the client leaves: at once if it has left.
 func (c *clientWatch) join(post *postWatch) {
-	c.mu.Lock()
-	left := c.left
-	if !left {
-		c.post = post
-	}
-	c.mu.Unlock()
-	if left {
+	if keepUnlessLeft(c, &c.post, post) {
 		post.leave()
 	}
 }
@@ -220,15 +214,21 @@ func (c *clientWatch) join(post *postWatch) {
 // call the take runs on the POST's goroutine that is not in flight (still
 // waiting for readiness or in the Gate).
 func (c *clientWatch) endInput(end func()) {
-	c.mu.Lock()
-	left := c.left
-	if !left {
-		c.input = end
-	}
-	c.mu.Unlock()
-	if left {
+	if keepUnlessLeft(c, &c.input, end) {
 		end()
 	}
+}
+
+// keepUnlessLeft stores v in slot, a field of c that leave reads, unless
+// the client has left; it reports whether it has, for the caller to act
+// at once.
+func keepUnlessLeft[T any](c *clientWatch, slot *T, v T) (left bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.left {
+		*slot = v
+	}
+	return c.left
 }
 
 // inFlightOn reports whether a call that arrived on stream is in flight.
