@@ -158,7 +158,7 @@ func TestSessionsBounded(t *testing.T) {
 	g := newGateway(t, reg, Options{MaxSessions: 3})
 	var clients []*client
 	for range 6 {
-		c := connectInMemory(t, g)
+		c := connectWithoutListen(t, g)
 		c.names(t) // some activity, in connection order
 		clients = append(clients, c)
 	}
@@ -191,12 +191,12 @@ func TestCallKeepsSessionFromEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGateway(t, reg, Options{MaxSessions: 2})
-	caller := connectInMemory(t, g)
+	caller := connectWithoutListen(t, g)
 	caller.names(t)
-	idle := connectInMemory(t, g)
+	idle := connectWithoutListen(t, g)
 	idle.names(t)
 	caller.call(t, "quick", `{}`) // its only activity since idle's
-	connectInMemory(t, g).names(t)
+	connectWithoutListen(t, g).names(t)
 	done := make(chan error, 1)
 	go func() { done <- idle.session.Wait() }()
 	waitSignal(t, done, "the session idle longest to be evicted")

@@ -196,6 +196,19 @@ func connectInMemoryAt(t *testing.T, g *Gateway, version string) *client {
 	return c
 }
 
+// connectWithoutListen is connectInMemory with a client that has no
+// list-changed handler, so it opens no subscriptions/listen stream. A
+// 2026-07-28 client opens that stream after Connect returns, and its
+// arrival is activity at a time the test does not choose: a test of
+// which session is idle longest needs its clients' activity in the
+// order it makes it.
+func connectWithoutListen(t *testing.T, g *Gateway) *client {
+	t.Helper()
+	c := &client{}
+	c.session, _ = connectClient(t, g, mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil), nil)
+	return c
+}
+
 // connectClient connects sdk to g over an in-memory pipe with opts, served
 // by ServeTransport until the end of the test. The test's cleanup closes
 // the client's session first, then stops serving and checks
