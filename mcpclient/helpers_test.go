@@ -114,6 +114,19 @@ type memServer struct {
 	srv      *mcp.Server
 	mu       sync.Mutex
 	sessions []*mcp.ServerSession
+	conns    []mcp.Connection // the server sides' connections, by attempt
+}
+
+// keptConn is a transport that keeps the connection it made.
+type keptConn struct {
+	mcp.Transport
+	conn mcp.Connection
+}
+
+func (k *keptConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := k.Transport.Connect(ctx)
+	k.conn = c
+	return c, err
 }
 
 func newMemServer(t *testing.T, srv *mcp.Server) *memServer {
@@ -131,12 +144,14 @@ func newMemServer(t *testing.T, srv *mcp.Server) *memServer {
 // transport is a NewTransport.
 func (m *memServer) transport() (mcp.Transport, error) {
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.srv.Connect(context.Background(), st, nil)
+	kept := &keptConn{Transport: st}
+	ss, err := m.srv.Connect(context.Background(), kept, nil)
 	if err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
 	m.sessions = append(m.sessions, ss)
+	m.conns = append(m.conns, kept.conn)
 	m.mu.Unlock()
 	return ct, nil
 }
@@ -148,12 +163,15 @@ func (m *memServer) connections() int {
 	return len(m.sessions)
 }
 
-// crash closes the server side of the n-th connection (1-based).
+// crash closes the server side of the n-th connection (1-based) at
+// once, as a dying server's end would. Not the session's Close: it waits
+// for the session's handlers first, and the SDK's misses a listen stream
+// that arrives as it starts, which then parks for ever.
 func (m *memServer) crash(n int) {
 	m.mu.Lock()
-	ss := m.sessions[n-1]
+	conn := m.conns[n-1]
 	m.mu.Unlock()
-	ss.Close()
+	conn.Close()
 }
 
 // rawPipe returns a NewTransport that connects every attempt to raw over
