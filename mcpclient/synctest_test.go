@@ -20,10 +20,9 @@ import (
 // schedule of docs/upstream.md §3.9 is waited out exactly, with no real sleeping.
 func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
+		mem := newMemServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 		var attempts atomic.Int32
 		var mu sync.Mutex
-		var first *mcp.ServerSession
 		var times []time.Time
 		newTransport := func() (mcp.Transport, error) {
 			mu.Lock()
@@ -32,10 +31,7 @@ func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 			if attempts.Add(1) > 1 {
 				return nil, errors.New("server gone")
 			}
-			ct, st := mcp.NewInMemoryTransports()
-			ss, err := srv.Connect(context.Background(), st, nil)
-			first = ss
-			return ct, err
+			return mem.transport()
 		}
 		cfg := stdioConfig("srv") // default policy: 500ms doubling to 30s, 10 attempts
 		h := &harness{t: t, reg: newRegistry(), log: mcptest.NewLog()}
@@ -48,7 +44,7 @@ func TestSupervisorScheduleOnFakeClock(t *testing.T) {
 			t.Fatal(err)
 		}
 		lost := time.Now()
-		first.Close()
+		mem.crash(1)
 		synctest.Wait()
 		// Sleeping in the bubble advances the fake clock past every backoff.
 		time.Sleep(10 * time.Minute)

@@ -125,22 +125,18 @@ func TestStdioStartupFailures(t *testing.T) {
 // docs/upstream.md §8.3 cases 78 and 87–89 with an in-process server: the budget,
 // give-up and the exact log texts.
 func TestReconnectGivesUp(t *testing.T) {
-	srv := mcppeer.Fixture(mcppeer.FixtureOptions{})
+	mem := newMemServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}))
 	var attempts atomic.Int32
-	var first *mcp.ServerSession
 	newTransport := func() (mcp.Transport, error) {
 		if attempts.Add(1) > 1 {
 			return nil, errors.New("server gone")
 		}
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(context.Background(), st, nil)
-		first = ss
-		return ct, err
+		return mem.transport()
 	}
 	cfg := stdioConfig("srv")
 	cfg.Reconnect = &ReconnectPolicy{Enabled: true, InitialDelay: 2 * time.Millisecond, MaxDelay: 8 * time.Millisecond, MaxAttempts: 2}
 	h := mustStart(t, cfg, Options{NewTransport: newTransport})
-	first.Close() // the server goes away
+	mem.crash(1) // the server goes away
 	waitFor(t, "give-up", func() bool {
 		return h.log.HasRecord(slog.LevelError, msgGiveUp, "server", "srv", "max_attempts", 2, "err", "server gone")
 	})
