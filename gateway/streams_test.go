@@ -200,6 +200,47 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 	}
 }
 
+// A call that still waits for the backends' first start when its client
+// leaves is ended with its stream, as a call in flight is: it gives back
+// its slot before the gateway is ready, and never runs once it is, for a
+// client that left however long the start takes. On the SDK's path the
+// POST can end first (its write to the gone client fails): the waiting
+// call still counts as the stream's.
+func TestCallWaitingForReadinessEndsWithItsStream(t *testing.T) {
+	for _, sdkPath := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sdkPath=%v", sdkPath), func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, release, _ := waitingTool(t, reg)
+			defer close(release)
+			ready := make(chan struct{})
+			opts := Options{Ready: ready}
+			g := newGateway(t, reg, opts)
+			graces := graces(g)
+			s := openSessionOn(t, serveHTTP(t, g, opts), sdkPath)
+			call := waitCall
+			if sdkPath {
+				call = sdkWaitCall
+			}
+			ctx, leave := context.WithCancel(context.Background())
+			go func() {
+				if resp, err := s.send(ctx, call); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitFor(t, "the call waiting for readiness", func() bool { return inFlight(g) == 1 })
+			leave()
+			waitSignal(t, graces, "the resume grace to start")()
+			waitFor(t, "the waiting call's slot given back", func() bool { return inFlight(g) == 0 })
+			close(ready) // too late for the call: its admission ended
+			select {
+			case <-entered:
+				t.Fatal("the call of a given-up stream ran once the gateway was ready")
+			default:
+			}
+		})
+	}
+}
+
 // openSessionOn opens a raw session whose calls the HTTP take serves,
 // or with sdkPath one whose calls the SDK serves (stateless: whose POSTs
 // name a session, which the SDK's stateless handler ignores).
