@@ -97,11 +97,14 @@ func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage
 	s.tell(snap)
 	defer func() {
 		s.mu.Lock()
-		delete(r.asks, key)
-		if len(r.asks) == 0 && r.task.Status == InputRequired {
-			r.task.Status = Working
+		var snap *pendingSnapshot
+		if r.asks[key] == ask { // left unanswered: update takes an answered one off itself
+			delete(r.asks, key)
+			if len(r.asks) == 0 && r.task.Status == InputRequired {
+				r.task.Status = Working
+			}
+			snap = s.snapLocked(r, r.task)
 		}
-		snap := s.snapLocked(r, r.task)
 		s.mu.Unlock()
 		s.tell(snap)
 	}()
@@ -113,8 +116,10 @@ func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage
 	}
 }
 
-// update delivers the answers of a tasks/update to the questions waiting.
-// An answer to no waiting question is ignored.
+// update delivers the answers of a tasks/update to the questions waiting,
+// and takes the answered ones off the task at once: a tasks/get after
+// the ack no longer lists them, whether or not their asker has woken. An
+// answer to no waiting question is ignored.
 func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
 		TaskID         string                     `json:"taskId"`
@@ -124,18 +129,31 @@ func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/update: %v", err)}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.tasks[p.TaskID]
 	if !ok || !s.ext {
+		s.mu.Unlock()
 		return nil, NoTask("tasks/update", p.TaskID)
 	}
+	answered := make(map[*pendingAsk]json.RawMessage, len(p.InputResponses))
 	for key, answer := range p.InputResponses {
 		if ask, ok := r.asks[key]; ok {
-			select {
-			case ask.answer <- answer:
-			default: // answered already
-			}
+			answered[ask] = answer
+			delete(r.asks, key)
 		}
+	}
+	var snap *pendingSnapshot
+	if len(answered) > 0 {
+		if len(r.asks) == 0 && r.task.Status == InputRequired {
+			r.task.Status = Working
+		}
+		snap = s.snapLocked(r, r.task)
+	}
+	s.mu.Unlock()
+	// Told before the body has its answers: the change it makes next
+	// (another question, its end) is newer.
+	s.tell(snap)
+	for ask, answer := range answered {
+		ask.answer <- answer // room for one; the ask left r.asks, so no other comes
 	}
 	return json.RawMessage(`{}`), nil
 }

@@ -192,6 +192,55 @@ func TestExtensionStoreAskRound(t *testing.T) {
 	}
 }
 
+// A tasks/update's ack means its answers were taken: a tasks/get right
+// after it no longer lists the answered key, while the other stays and
+// the task is still input_required (the conformance suite's partial
+// fulfillment asks exactly that, with no wait between the two). Asked
+// again and again, for a body whose asker has not woken yet.
+func TestExtensionStoreAnsweredKeyLeavesWithTheAck(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
+	defer s.Close()
+	elicit := json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
+	for i := range 100 {
+		raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+			answers, err := s.AskRound(ctx, IDFrom(ctx), map[string]json.RawMessage{"first": elicit, "second": elicit})
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(answers)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, _ := Created(raw)
+		id := task.TaskID
+		for len(s.pending(t, id).InputRequests) < 2 {
+			time.Sleep(time.Millisecond)
+		}
+		update := func(responses string) {
+			t.Helper()
+			if _, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+id+`","inputResponses":`+responses+`}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		update(`{"first":"a"}`)
+		got := s.pending(t, id)
+		if keys := slices.Sorted(maps.Keys(got.InputRequests)); got.Status != InputRequired || !slices.Equal(keys, []string{"second"}) {
+			t.Fatalf("round %d: right after the ack of first's answer the task is %s with inputRequests %v; want input_required with [second]", i, got.Status, keys)
+		}
+		update(`{"second":"b"}`)
+		if got := s.pending(t, id); got.InputRequests != nil {
+			t.Fatalf("round %d: right after the last answer's ack the task is %s with inputRequests %v; want none", i, got.Status, slices.Sorted(maps.Keys(got.InputRequests)))
+		}
+		for s.pending(t, id).Status != Completed {
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := s.Answer(context.Background(), "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`)); err != nil {
+			t.Fatal(err) // dismissed: its place is free for the next round
+		}
+	}
+}
+
 // Await hands a task's unanswered round to AnswerRound at once, and
 // sends its answers in one tasks/update.
 func TestAwaitAnswerRound(t *testing.T) {
