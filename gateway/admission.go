@@ -77,7 +77,7 @@ func (g *Gateway) admit(ctx context.Context, req callRequest) (*admission, resul
 
 // enter is admit once the slot is held.
 func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, result, error) {
-	if err := g.awaitCallReady(ctx, req); err != nil {
+	if err := g.awaitReadyOn(ctx, req.session, req.header.Get(streamHeader), "tools/call"); err != nil {
 		return nil, result{}, err
 	}
 	p := req.params
@@ -99,24 +99,6 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 		return nil, res, err
 	}
 	return &admission{g: g, req: req, name: name, ctx: gctx, ended: ended, gcall: c}, result{}, nil
-}
-
-// awaitCallReady holds req's call until the backends are ready
-// (awaitReady), tracked meanwhile as a call in flight of its session and
-// request stream (awaitOn): the end of either, or the gateway's, ends the
-// wait as it would end the call, so a call whose client left while it
-// waited never runs for no one, however long the backends' first start
-// takes. It returns why the wait ended first; nil once ready.
-func (g *Gateway) awaitCallReady(ctx context.Context, req callRequest) error {
-	if !g.isReady() {
-		var end func()
-		ctx, end = g.awaitOn(ctx, req.session, req.header.Get(streamHeader))
-		defer end()
-	}
-	if !g.awaitReady(ctx, "tools/call") {
-		return context.Cause(ctx)
-	}
-	return nil
 }
 
 // serve runs the admitted call in its request's context (a.ctx), which

@@ -533,8 +533,8 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		g.seen(ctx, ss, method)
-		if !g.awaitReady(ctx, method) {
-			return nil, ctx.Err()
+		if err := g.awaitReadyOn(ctx, ss, streamOf(req.GetExtra()), method); err != nil {
+			return nil, err
 		}
 		switch {
 		case method == "initialize" || method == "server/discover":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // answeredBeforeReady lists the requests served before the backends are
@@ -35,6 +37,25 @@ func (g *Gateway) awaitReady(ctx context.Context, method string) bool {
 		g.sync()
 	}
 	return true
+}
+
+// awaitReadyOn is awaitReady for a request of session that arrived on
+// HTTP request stream ("" off HTTP). While it waits it is tracked as a
+// call in flight (awaitOn), so that its client leaving, its session's end
+// or Close ends the wait as it would end a call: a request whose client
+// left is not served for no one once the backends are ready, however
+// long their first start takes. It returns why the wait ended first; nil
+// once ready.
+func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, stream, method string) error {
+	if !answeredBeforeReady(method) && !g.isReady() {
+		var end func()
+		ctx, end = g.awaitOn(ctx, session, stream)
+		defer end()
+	}
+	if !g.awaitReady(ctx, method) {
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // waitReady waits for Options.Ready as awaitReady does.

@@ -205,10 +205,15 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 // its slot before the gateway is ready, and never runs once it is, for a
 // client that left however long the start takes. On the SDK's path the
 // POST can end first (its write to the gone client fails): the waiting
-// call still counts as the stream's.
-func TestCallWaitingForReadinessEndsWithItsStream(t *testing.T) {
-	for _, sdkPath := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sdkPath=%v", sdkPath), func(t *testing.T) {
+// call still counts as the stream's. Any other request that waits for
+// readiness (a tools/list) is ended the same way.
+func TestRequestWaitingForReadinessEndsWithItsStream(t *testing.T) {
+	const toolsList = `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`
+	for _, mode := range []struct {
+		name, body string
+		sdkPath    bool
+	}{{"call", waitCall, false}, {"call/sdkPath", sdkWaitCall, true}, {"tools/list", toolsList, true}} {
+		t.Run(mode.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
 			entered, release, _ := waitingTool(t, reg)
 			defer close(release)
@@ -216,22 +221,18 @@ func TestCallWaitingForReadinessEndsWithItsStream(t *testing.T) {
 			opts := Options{Ready: ready}
 			g := newGateway(t, reg, opts)
 			graces := graces(g)
-			s := openSessionOn(t, serveHTTP(t, g, opts), sdkPath)
-			call := waitCall
-			if sdkPath {
-				call = sdkWaitCall
-			}
+			s := openSessionOn(t, serveHTTP(t, g, opts), mode.sdkPath)
 			ctx, leave := context.WithCancel(context.Background())
 			go func() {
-				if resp, err := s.send(ctx, call); err == nil {
+				if resp, err := s.send(ctx, mode.body); err == nil {
 					resp.Body.Close()
 				}
 			}()
-			waitFor(t, "the call waiting for readiness", func() bool { return inFlight(g) == 1 })
+			waitFor(t, "the request waiting for readiness, tracked", func() bool { return tracked(g) == 1 })
 			leave()
 			waitSignal(t, graces, "the resume grace to start")()
-			waitFor(t, "the waiting call's slot given back", func() bool { return inFlight(g) == 0 })
-			close(ready) // too late for the call: its admission ended
+			waitFor(t, "the waiting request ended with its stream", func() bool { return tracked(g) == 0 && inFlight(g) == 0 })
+			close(ready) // too late for the request: its wait ended
 			select {
 			case <-entered:
 				t.Fatal("the call of a given-up stream ran once the gateway was ready")
@@ -239,6 +240,13 @@ func TestCallWaitingForReadinessEndsWithItsStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tracked counts what g tracks as calls in flight.
+func tracked(g *Gateway) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.calls)
 }
 
 // openSessionOn opens a raw session whose calls the HTTP take serves,
