@@ -210,10 +210,11 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 }
 
 // awaitOn returns ctx, for a request of session that waits (a blocking
-// tasks/result), ended as a call's is when its HTTP request stream is
-// given up on (the client left and did not resume it in time), its
-// session closes or the gateway does; end lets go of it. Off HTTP
-// (stream ""), ctx as it is: the client cancels what it leaves.
+// tasks/result, a request waiting for readiness: awaitReadyOn), ended as
+// a call's is when its HTTP request stream is given up on (the client
+// left and did not resume it in time), its session closes or the
+// gateway does; end lets go of it. Off HTTP (stream ""), ctx as it is:
+// the client cancels what it leaves.
 func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, stream string) (context.Context, func()) {
 	if stream == "" {
 		return ctx, func() {}
