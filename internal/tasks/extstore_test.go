@@ -167,19 +167,13 @@ func TestExtensionStoreAskRound(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	update := func(responses string) {
-		t.Helper()
-		if _, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+id+`","inputResponses":`+responses+`}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	waitKeys("first", "q1", "q2")
-	update(`{"first":"a"}`)
+	sendUpdate(t, s, id, `{"first":"a"}`)
 	waitKeys("q1", "q2")
 	if got := s.pending(t, id); got.Status != InputRequired {
 		t.Errorf("half answered, the task is %s", got.Status)
 	}
-	update(`{"q1":"b","q2":"c"}`)
+	sendUpdate(t, s, id, `{"q1":"b","q2":"c"}`)
 	got := s.pending(t, id)
 	for got.Status != Completed {
 		got = s.pending(t, id)
@@ -200,35 +194,17 @@ func TestExtensionStoreAskRound(t *testing.T) {
 func TestExtensionStoreAnsweredKeyLeavesWithTheAck(t *testing.T) {
 	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
 	defer s.Close()
-	elicit := json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
 	for i := range 100 {
-		raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
-			answers, err := s.AskRound(ctx, IDFrom(ctx), map[string]json.RawMessage{"first": elicit, "second": elicit})
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(answers)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		task, _ := Created(raw)
-		id := task.TaskID
+		id := startRound(t, s, "first", "second")
 		for len(s.pending(t, id).InputRequests) < 2 {
 			time.Sleep(time.Millisecond)
 		}
-		update := func(responses string) {
-			t.Helper()
-			if _, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+id+`","inputResponses":`+responses+`}`)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		update(`{"first":"a"}`)
+		sendUpdate(t, s, id, `{"first":"a"}`)
 		got := s.pending(t, id)
 		if keys := slices.Sorted(maps.Keys(got.InputRequests)); got.Status != InputRequired || !slices.Equal(keys, []string{"second"}) {
 			t.Fatalf("round %d: right after the ack of first's answer the task is %s with inputRequests %v; want input_required with [second]", i, got.Status, keys)
 		}
-		update(`{"second":"b"}`)
+		sendUpdate(t, s, id, `{"second":"b"}`)
 		if got := s.pending(t, id); got.InputRequests != nil {
 			t.Fatalf("round %d: right after the last answer's ack the task is %s with inputRequests %v; want none", i, got.Status, slices.Sorted(maps.Keys(got.InputRequests)))
 		}
@@ -241,14 +217,16 @@ func TestExtensionStoreAnsweredKeyLeavesWithTheAck(t *testing.T) {
 	}
 }
 
-// Await hands a task's unanswered round to AnswerRound at once, and
-// sends its answers in one tasks/update.
-func TestAwaitAnswerRound(t *testing.T) {
-	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
-	defer s.Close()
-	elicit := json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
+// startRound starts a task of s whose body asks one round of questions
+// under keys and returns their answers; it returns the task's id.
+func startRound(t *testing.T, s *Store, keys ...string) string {
+	t.Helper()
+	round := make(map[string]json.RawMessage, len(keys))
+	for _, key := range keys {
+		round[key] = json.RawMessage(`{"method":"elicitation/create","params":{"message":"sure?"}}`)
+	}
 	raw, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
-		answers, err := s.AskRound(ctx, IDFrom(ctx), map[string]json.RawMessage{"x": elicit, "y": elicit})
+		answers, err := s.AskRound(ctx, IDFrom(ctx), round)
 		if err != nil {
 			return nil, err
 		}
@@ -257,10 +235,27 @@ func TestAwaitAnswerRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, _ := Created(raw)
-	task := s.pending(t, created.TaskID)
+	task, _ := Created(raw)
+	return task.TaskID
+}
+
+// sendUpdate sends s the tasks/update of task id with responses.
+func sendUpdate(t *testing.T, s *Store, id, responses string) {
+	t.Helper()
+	if _, err := s.Answer(context.Background(), "tasks/update", json.RawMessage(`{"taskId":"`+id+`","inputResponses":`+responses+`}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Await hands a task's unanswered round to AnswerRound at once, and
+// sends its answers in one tasks/update.
+func TestAwaitAnswerRound(t *testing.T) {
+	s := NewStoreWith(StoreOptions{Max: 1, Extension: true})
+	defer s.Close()
+	id := startRound(t, s, "x", "y")
+	task := s.pending(t, id)
 	for len(task.InputRequests) < 2 {
-		task = s.pending(t, created.TaskID)
+		task = s.pending(t, id)
 	}
 	var rounds [][]string
 	res, err := Await(context.Background(), storeSender{s}, task, Options{
