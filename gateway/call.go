@@ -199,12 +199,8 @@ func (g *Gateway) run(ctx context.Context, name string, session *mcp.ServerSessi
 	if how.parked {
 		c.session = nil
 	}
-	if !g.track(c) {
-		why := errSessionClosed // untested: a call arriving while ServeTransport closes its session
-		if g.isClosed() {
-			why = errClosing
-		}
-		return errorResult("tool call refused: " + why.Error()), nil
+	if err := g.track(c); err != nil { // untested: a call arriving while its session or the gateway closes
+		return errorResult("tool call refused: " + err.Error()), nil
 	}
 	defer g.untrack(c)
 	if g.streamGone(c.stream) {
@@ -551,8 +547,8 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx, cancel := context.WithCancelCause(ctx)
 			defer cancel(nil)
 			c := &inflight{session: ss, cancel: cancel, stream: streamOf(req.GetExtra())}
-			if !g.track(c) {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session is closing"}
+			if err := g.track(c); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 			defer g.untrack(c)
 			return next(ctx, method, req)

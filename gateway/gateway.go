@@ -649,18 +649,21 @@ func inputSchema(s json.RawMessage) (json.RawMessage, error) {
 }
 
 // track registers a call so Close and the end of its session can cancel
-// it; false means the gateway is closed and the call must not start.
-func (g *Gateway) track(c *inflight) bool {
+// it; an error (errClosing, errSessionClosed) says why it must not start.
+func (g *Gateway) track(c *inflight) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if st := g.stateLocked(c.session); g.closed || st != nil && st.closing {
-		return false
+	switch st := g.stateLocked(c.session); {
+	case g.closed:
+		return errClosing
+	case st != nil && st.closing:
+		return errSessionClosed
 	}
 	g.calls[c] = struct{}{}
 	if c.stream != "" {
 		g.onStream[c.stream]++
 	}
-	return true
+	return nil
 }
 
 // admitCall takes one of the call slots of s (a session's, or a caller's:

@@ -335,14 +335,10 @@ func (g *Gateway) waitOn(ctx context.Context, req callRequest, pc *parkedCall) f
 // leaves first cancels it too: no one is left to answer it.
 func (g *Gateway) round(ctx context.Context, req callRequest, pc *parkedCall) (result, error) {
 	waiting := &inflight{session: req.session, cancel: pc.cancel, stream: req.header.Get(streamHeader)}
-	if g.track(waiting) {
+	if err := g.track(waiting); err != nil { // untested: a call arriving while its session or the gateway closes
+		pc.cancel(err)
+	} else {
 		defer g.untrack(waiting)
-	} else { // untested: a call arriving while its session or the gateway closes
-		why := errSessionClosed
-		if g.isClosed() {
-			why = errClosing
-		}
-		pc.cancel(why)
 	}
 	if g.streamGone(waiting.stream) {
 		pc.cancel(errStreamGone)

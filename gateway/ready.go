@@ -47,12 +47,17 @@ func (g *Gateway) awaitReady(ctx context.Context, method string) bool {
 // long their first start takes. It returns why the wait ended first; nil
 // once ready.
 func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, stream, method string) error {
-	if !answeredBeforeReady(method) && !g.isReady() {
-		var end func()
-		ctx, end = g.awaitOn(ctx, session, stream)
-		defer end()
+	if answeredBeforeReady(method) || g.isReady() {
+		if !g.awaitReady(ctx, method) {
+			return context.Cause(ctx)
+		}
+		return nil
 	}
-	if !g.awaitReady(ctx, method) {
+	ctx, end := g.awaitOn(ctx, session, stream)
+	defer end()
+	// Close ends the wait (g.done) and then cancels ctx (cancelCalls): a
+	// request that finds both ended ends, however the select chose.
+	if !g.awaitReady(ctx, method) || ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	return nil

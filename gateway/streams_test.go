@@ -202,8 +202,8 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 
 // A call that still waits for the backends' first start when its client
 // leaves is ended with its stream, as a call in flight is: it gives back
-// its slot before the gateway is ready, and never runs once it is, for a
-// client that left however long the start takes. On the SDK's path the
+// its slot while the gateway is not ready, so it never runs for a client
+// that left, however long the start takes. On the SDK's path the
 // POST can end first (its write to the gone client fails): the waiting
 // call still counts as the stream's. Any other request that waits for
 // readiness (a tools/list) is ended the same way.
@@ -215,10 +215,8 @@ func TestRequestWaitingForReadinessEndsWithItsStream(t *testing.T) {
 	}{{"call", waitCall, false}, {"call/sdkPath", sdkWaitCall, true}, {"tools/list", toolsList, true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
-			entered, release, _ := waitingTool(t, reg)
-			defer close(release)
-			ready := make(chan struct{})
-			opts := Options{Ready: ready}
+			waitingTool(t, reg)
+			opts := Options{Ready: make(chan struct{})} // never ready
 			g := newGateway(t, reg, opts)
 			graces := graces(g)
 			s := openSessionOn(t, serveHTTP(t, g, opts), mode.sdkPath)
@@ -231,14 +229,25 @@ func TestRequestWaitingForReadinessEndsWithItsStream(t *testing.T) {
 			waitFor(t, "the request waiting for readiness, tracked", func() bool { return tracked(g) == 1 })
 			leave()
 			waitSignal(t, graces, "the resume grace to start")()
+			// Its admission ends while the gateway is still not ready:
+			// the call can no longer run.
 			waitFor(t, "the waiting request ended with its stream", func() bool { return tracked(g) == 0 && inFlight(g) == 0 })
-			close(ready) // too late for the request: its wait ended
-			select {
-			case <-entered:
-				t.Fatal("the call of a given-up stream ran once the gateway was ready")
-			default:
-			}
 		})
+	}
+}
+
+// A request that starts to wait once Close has begun is ended at once,
+// saying the gateway is shutting down, not that its session is closing.
+func TestWaitAfterCloseSaysShuttingDown(t *testing.T) {
+	g := newGateway(t, tool.NewRegistry(), Options{Ready: make(chan struct{})})
+	g.Close()
+	ctx, end := g.awaitOn(context.Background(), nil, "s1")
+	defer end()
+	if cause := context.Cause(ctx); !errors.Is(cause, errClosing) {
+		t.Errorf("a wait begun after Close ended with %v, want %v", cause, errClosing)
+	}
+	if err := g.awaitReadyOn(context.Background(), nil, "s1", "tools/list"); !errors.Is(err, errClosing) {
+		t.Errorf("a readiness wait begun after Close: %v, want %v", err, errClosing)
 	}
 }
 
@@ -437,8 +446,8 @@ func TestInFlightOnCountsByStream(t *testing.T) {
 	b := &inflight{stream: "s1", cancel: func(error) {}}
 	other := &inflight{cancel: func(error) {}}
 	for _, c := range []*inflight{a, b, other} {
-		if !g.track(c) {
-			t.Fatal("track refused on an open gateway")
+		if err := g.track(c); err != nil {
+			t.Fatalf("track refused on an open gateway: %v", err)
 		}
 	}
 	if !g.inFlightOn("s1") || g.inFlightOn("s2") || g.inFlightOn("") {

@@ -221,8 +221,8 @@ func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, strea
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &inflight{session: session, cancel: cancel, stream: stream}
-	if !g.track(c) {
-		cancel(errSessionClosed)
+	if err := g.track(c); err != nil {
+		cancel(err)
 		return ctx, func() {}
 	}
 	if g.streamGone(stream) {
