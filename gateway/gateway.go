@@ -918,8 +918,12 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 	g.mu.Unlock()
 	close(connected)
 	// Close snapshots the sessions after marking itself closed: a session
-	// connected after the snapshot sees the mark here.
-	if st == nil || g.isClosed() { // untested: needs Close to run between the two checks
+	// kept before the mark (st) was connected before it too, so Close
+	// closes it and its end is waited for below; one kept after it (nil)
+	// may have missed the snapshot and is closed here. Not a second look
+	// at the mark: a session served before Close would read as never
+	// started (ErrClosed).
+	if st == nil { // untested: needs Close to run between Connect and the keep
 		g.closeSessions([]*mcp.ServerSession{ss}, time.Now().Add(g.timeout))
 		return ErrClosed
 	}
