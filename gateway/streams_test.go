@@ -206,13 +206,17 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 // that left, however long the start takes. On the SDK's path the
 // POST can end first (its write to the gone client fails): the waiting
 // call still counts as the stream's. Any other request that waits for
-// readiness (a tools/list) is ended the same way.
+// readiness (a tools/list) is ended the same way, and so is a call as a
+// task, whose task would outlive the request but is never made.
 func TestRequestWaitingForReadinessEndsWithItsStream(t *testing.T) {
-	const toolsList = `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`
+	const (
+		toolsList = `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`
+		taskCall  = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"wait","arguments":{},"task":{}}}`
+	)
 	for _, mode := range []struct {
 		name, body string
 		sdkPath    bool
-	}{{"call", waitCall, false}, {"call/sdkPath", sdkWaitCall, true}, {"tools/list", toolsList, true}} {
+	}{{"call", waitCall, false}, {"call/sdkPath", sdkWaitCall, true}, {"tools/list", toolsList, true}, {"task", taskCall, false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
 			waitingTool(t, reg)

@@ -197,7 +197,7 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 	if !ok {
 		return nil
 	}
-	call := callRequest{session: ss, header: taskHeader(header), params: p}
+	call := callRequest{session: ss, header: taskHeader(header), params: p, madeOn: first(header, streamHeader)}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		return g.startTask(ctx, call, false, func(a *admission) (json.RawMessage, error) {
 			st := g.tasksOf(ss, false)
