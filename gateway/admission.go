@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"sync/atomic"
@@ -78,7 +77,7 @@ func (g *Gateway) admit(ctx context.Context, req callRequest) (*admission, resul
 
 // enter is admit once the slot is held.
 func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, result, error) {
-	if err := g.awaitReadyOn(ctx, req.session, cmp.Or(req.header.Get(streamHeader), req.madeOn), "tools/call"); err != nil {
+	if err := g.awaitReadyOn(ctx, req.session, req.header, req.madeOn, "tools/call"); err != nil {
 		return nil, result{}, err
 	}
 	p := req.params

@@ -533,7 +533,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
 		g.seen(ctx, ss, method)
-		if err := g.awaitReadyOn(ctx, ss, streamOf(req.GetExtra()), method); err != nil {
+		if err := g.awaitReadyOn(ctx, ss, nil, streamOf(req.GetExtra()), method); err != nil {
 			return nil, err
 		}
 		switch {

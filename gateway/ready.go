@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
+	"net/http"
 	"strings"
 	"time"
 
@@ -39,21 +41,23 @@ func (g *Gateway) awaitReady(ctx context.Context, method string) bool {
 	return true
 }
 
-// awaitReadyOn is awaitReady for a request of session that arrived on
-// HTTP request stream ("" off HTTP). While it waits it is tracked as a
-// call in flight (awaitOn), so that its client leaving, its session's end
-// or Close ends the wait as it would end a call: a request whose client
+// awaitReadyOn is awaitReady for a request of session that arrived on an
+// HTTP request stream: header's stream tag, else stream (a task's call
+// keeps the stream of the request that made it; "" off HTTP), read only
+// when the request waits. While it waits it is tracked as a call in
+// flight (awaitOn), so that its client leaving, its session's end or
+// Close ends the wait as it would end a call: a request whose client
 // left is not served for no one once the backends are ready, however
 // long their first start takes. It returns why the wait ended first; nil
 // once ready.
-func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, stream, method string) error {
+func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, header http.Header, stream, method string) error {
 	if answeredBeforeReady(method) || g.isReady() {
 		if !g.awaitReady(ctx, method) {
 			return context.Cause(ctx)
 		}
 		return nil
 	}
-	ctx, end := g.awaitOn(ctx, session, stream)
+	ctx, end := g.awaitOn(ctx, session, cmp.Or(first(header, streamHeader), stream))
 	defer end()
 	// Close ends the wait (g.done) and then cancels ctx (cancelCalls): a
 	// request that finds both ended ends, however the select chose.

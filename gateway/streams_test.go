@@ -250,7 +250,7 @@ func TestWaitAfterCloseSaysShuttingDown(t *testing.T) {
 	if cause := context.Cause(ctx); !errors.Is(cause, errClosing) {
 		t.Errorf("a wait begun after Close ended with %v, want %v", cause, errClosing)
 	}
-	if err := g.awaitReadyOn(context.Background(), nil, "s1", "tools/list"); !errors.Is(err, errClosing) {
+	if err := g.awaitReadyOn(context.Background(), nil, nil, "s1", "tools/list"); !errors.Is(err, errClosing) {
 		t.Errorf("a readiness wait begun after Close: %v, want %v", err, errClosing)
 	}
 }
