@@ -55,8 +55,9 @@ type callRequest struct {
 	// neither a session nor a POST of its own (see share).
 	caller string
 	// madeOn is the request stream of the request that made a task's
-	// call: its header keeps none (taskHeader), as the task outlives that
-	// request, but the task's admission still waits on it (awaitReadyOn).
+	// call: its header keeps none (taskCallRequest), as the task outlives
+	// that request, but the task's admission still waits on it
+	// (awaitReadyOn).
 	madeOn string
 	// inner, for a call a served tool makes for its caller (CallFor), is
 	// the call of that tool; nil for a client's call.

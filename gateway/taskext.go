@@ -152,7 +152,8 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 	if !ok || !(*g.taskTools.Load())[p.Name] {
 		return nil // a plain call (as every call is before the backends are ready)
 	}
-	call := callRequest{session: x.session, header: taskHeader(header), params: p, caller: x.caller, madeOn: first(header, streamHeader)}
+	call := taskCallRequest(x.session, header, p)
+	call.caller = x.caller
 	if (*g.serverTaskTools.Load())[p.Name] {
 		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
 	}

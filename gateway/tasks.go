@@ -130,17 +130,20 @@ func headerOf(req *jsonrpc.Request) http.Header {
 	return nil
 }
 
-// taskHeader is header, an HTTP request's, as the call of a task made by
-// that request keeps it: a copy, since the task outlives the request, and
-// without the request's stream tag, since the task's call is not the
-// request's and must not end when its stream drops. nil off HTTP.
-func taskHeader(header http.Header) http.Header {
-	if header == nil {
-		return nil
+// taskCallRequest is the call of a task that the HTTP request of header (nil
+// off HTTP) makes with params: its header a copy, since the task
+// outlives the request, without the request's stream tag, since the
+// task's call is not the request's and must not end when its stream
+// drops; the stream kept apart (madeOn) for the task's admission, which
+// the request still waits for.
+func taskCallRequest(session *mcp.ServerSession, header http.Header, params *mcp.CallToolParamsRaw) callRequest {
+	call := callRequest{session: session, params: params}
+	if header != nil {
+		call.madeOn = first(header, streamHeader)
+		call.header = header.Clone()
+		call.header.Del(streamHeader)
 	}
-	header = header.Clone()
-	header.Del(streamHeader)
-	return header
+	return call
 }
 
 // sessionTaskBody returns the body that answers req of client session ss
@@ -197,7 +200,7 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 	if !ok {
 		return nil
 	}
-	call := callRequest{session: ss, header: taskHeader(header), params: p, madeOn: first(header, streamHeader)}
+	call := taskCallRequest(ss, header, p)
 	return func(ctx context.Context) (json.RawMessage, error) {
 		return g.startTask(ctx, call, false, func(a *admission) (json.RawMessage, error) {
 			st := g.tasksOf(ss, false)
