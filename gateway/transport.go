@@ -224,17 +224,18 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 		watch.endInput(c.endRead)
 	}
 	c.serveMessages(w, r, nil, msgs, batch, version)
+	if stream := first(r.Header, streamHeader); stream != "" && r.Context().Err() != nil {
+		// The client left: its calls end for that, before the session's
+		// end below cancels them with its read side's EOF (serveMCP's
+		// watch gives up on the stream too, but may come later).
+		t.g.giveUp(stream)
+	}
 	// The POST is over, answered or left by its client: the requests the
 	// session still serves end with it, as the SDK's transport ends a
 	// stateless POST's handlers (cancellationPropagator, unexported). The
 	// session's read side ends, and its dispatch cancels them; Close
 	// alone would wait for them.
 	c.endRead()
-	if stream := first(r.Header, streamHeader); stream != "" && r.Context().Err() != nil {
-		// The client left: its calls end for that (serveMCP gives up
-		// on its stream too, but may come after the session's end).
-		t.g.giveUp(stream)
-	}
 }
 
 // statelessState is the state of a stateless POST's session, as the
