@@ -92,7 +92,12 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 	a := &admission{g: g, req: req, name: r.name, ctx: gctx, ended: ended, gcall: c}
 	if !asksByResult(req.session) {
 		defer a.release()
-		wire, err := get(a.ctx)
+		// Tracked as a call is while the backend works: the client
+		// leaving, the session's end or Close ends it (a parked one's
+		// rounds are tracked by round).
+		ctx, end := g.awaitOn(a.ctx, req.session, first(req.header, streamHeader))
+		wire, err := get(ctx)
+		end()
 		a.end(result{}, err)
 		return result{wire: wire}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -196,6 +197,62 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 			if took := sdk.Load() == 1; took != mode.sdkPath {
 				t.Errorf("the SDK served the call: %v, want %v", took, mode.sdkPath)
 			}
+		})
+	}
+}
+
+// A prompts/get (a resources/read goes the same way) whose client leaves
+// before its backend answers ends with its stream, as a call does: the
+// backend's request is cancelled and the session's call slot given back
+// at once, not held until the backend answers or its timeout. Close ends
+// it too, where it used to wait its whole shutdown timeout for it.
+func TestVanishedHTTPClientsOfferCancelled(t *testing.T) {
+	const getHold = `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"mcp__docs__hold"}}`
+	for _, mode := range []struct {
+		name            string
+		stateless, stop bool
+	}{{"left", false, false}, {"left/stateless", true, false}, {"closed", false, true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+			held, ended := make(chan struct{}, 1), make(chan struct{}, 1)
+			srv.AddPrompt(&mcp.Prompt{Name: "hold"}, func(ctx context.Context, _ *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				held <- struct{}{}
+				<-ctx.Done() // only a cancel ends it
+				ended <- struct{}{}
+				return nil, ctx.Err()
+			})
+			startMemBackendWith(t, mcpclient.Config{ServerName: "docs", Transport: mcpclient.TransportStdio, Command: "unused"},
+				mcpclient.Options{Registry: reg}, srv)
+			opts := Options{Stateless: mode.stateless}
+			g := newGateway(t, reg, opts)
+			graces := graces(g)
+			s := openHTTPSession(t, serveHTTP(t, g, opts))
+			ctx, leave := context.WithCancel(context.Background())
+			defer leave()
+			go func() {
+				if resp, err := s.send(ctx, getHold); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitSignal(t, held, "the prompt held by its backend")
+			switch {
+			case mode.stop:
+				if err := g.Close(); err != nil {
+					t.Errorf("Close with a prompts/get in flight: %v", err)
+				}
+			case mode.stateless:
+				leave()
+			default:
+				leave()
+				waitSignal(t, graces, "the resume grace to start")()
+			}
+			waitSignal(t, ended, "the backend's request to be cancelled")
+			waitFor(t, "the call slot given back", func() bool {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				return g.slotsTaken() == 0
+			})
 		})
 	}
 }

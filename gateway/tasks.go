@@ -213,9 +213,10 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 }
 
 // awaitOn returns ctx, for a request of session that waits (a blocking
-// tasks/result, a request waiting for readiness: awaitReadyOn), ended as
-// a call's is when its HTTP request stream is given up on (the client
-// left and did not resume it in time), its session closes or the
+// tasks/result, a request waiting for readiness: awaitReadyOn, a
+// prompts/get or resources/read waiting for its backend: admitOffer),
+// ended as a call's is when its HTTP request stream is given up on (the
+// client left and did not resume it in time), its session closes or the
 // gateway does; end lets go of it. Off HTTP (stream ""), ctx as it is:
 // the client cancels what it leaves.
 func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, stream string) (context.Context, func()) {
