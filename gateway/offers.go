@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -276,14 +277,54 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 		in.Server = g.offers.tplServer[p.Ref.URI]
 	}
 	g.syncMu.Unlock()
-	if p.Ref.Type == tool.RefPrompt && in.Ref.Name == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %q", tool.ErrUnknownPrompt, p.Ref.Name)}
+	if !g.mayComplete(ctx, req, in) {
+		return nil, unknownRef(p.Ref)
 	}
 	c, err := g.reg.Complete(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: nonNil(c.Values), Total: c.Total, HasMore: c.HasMore}}, nil
+}
+
+// mayComplete reports whether the caller of req may complete in: a
+// prompt or template the gateway serves, and, with a Screen, one the
+// caller may see (a prompt by its public name, a template by its
+// server), so that a completion, whose values may be data, never reaches
+// a backend the caller may not use.
+func (g *Gateway) mayComplete(ctx context.Context, req *mcp.CompleteRequest, in tool.CompleteRequest) bool {
+	var kind Offer
+	var name string
+	switch in.Ref.Type {
+	case tool.RefPrompt:
+		kind, name = OfferPrompt, in.Ref.Name
+	case tool.RefResource:
+		kind, name = OfferResource, in.Server
+	default:
+		return true // a type of neither: the registry says so
+	}
+	if name == "" {
+		return false
+	}
+	scr, ok := g.gate.(Screen)
+	if !ok {
+		return true
+	}
+	var header http.Header
+	if req.Extra != nil {
+		header = req.Extra.Header
+	}
+	return scr.Screen(ctx, header, sessionID(req.Session))(kind, name)
+}
+
+// unknownRef answers a completion of a prompt or template the caller
+// cannot complete: as one no server offers, whether none does or the
+// caller may not see it.
+func unknownRef(ref *mcp.CompleteReference) error {
+	if ref.Type == tool.RefPrompt {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %q", tool.ErrUnknownPrompt, ref.Name)}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v lists the resource template %q", tool.ErrNoServer, ref.URI)}
 }
 
 // nonNil returns s, or an empty slice for nil ("values" is required).

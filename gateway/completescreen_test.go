@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/mcpclient"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// hideOffers is a Gate whose Screen hides one prompt (by public name)
+// and one server's resources and templates from every caller, and whose
+// Enter refuses them, as a policy denying them does.
+type hideOffers struct{ prompt, server string }
+
+func (h hideOffers) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	if c.Public == h.prompt || c.Server == h.server {
+		return nil, nil, ErrHidden
+	}
+	return ctx, func(Outcome) {}, nil
+}
+
+func (h hideOffers) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(k Offer, name string) bool {
+		return !(k == OfferPrompt && name == h.prompt || k == OfferResource && name == h.server)
+	}
+}
+
+// completingBackend registers in reg a backend, server, with the prompts
+// open and secret and the resource template <server>://{name}, whose
+// completions all answer "alice"; it returns how many completions
+// reached it.
+func completingBackend(t *testing.T, reg *tool.Registry, server string) *atomic.Int64 {
+	var asked atomic.Int64
+	srv := mcp.NewServer(&mcp.Implementation{Name: server, Version: "1"}, &mcp.ServerOptions{
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			asked.Add(1)
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"alice"}}}, nil
+		}})
+	for _, name := range []string{"open", "secret"} {
+		srv.AddPrompt(&mcp.Prompt{Name: name, Arguments: []*mcp.PromptArgument{{Name: "who"}}},
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+	}
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: server + "://{name}", Name: "notes"},
+		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{}, nil
+		})
+	startMemBackendWith(t, mcpclient.Config{ServerName: server, Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg}, srv)
+	return &asked
+}
+
+// A caller completes the arguments only of the prompts and templates it
+// may see: completing one the Screen hides from it (a policy's denial)
+// is answered as completing one that does not exist, and never reaches
+// its backend, whose completions could reveal data (names, paths) the
+// caller may not read. It used to be routed by the gateway-wide tables.
+func TestCompletionScreened(t *testing.T) {
+	reg := tool.NewRegistry()
+	docs := completingBackend(t, reg, "docs")
+	vault := completingBackend(t, reg, "vault")
+	g := newGateway(t, reg, Options{Gate: hideOffers{prompt: "mcp__docs__secret", server: "vault"}})
+	raw := connectRaw(t, g)
+	complete := func(ref string) wireMessage {
+		return raw.request("completion/complete", `{"ref":`+ref+`,"argument":{"name":"who","value":"a"}}`)
+	}
+	if res := complete(`{"type":"ref/prompt","name":"mcp__docs__open"}`); res.Error != nil || !strings.Contains(string(res.Result), "alice") {
+		t.Fatalf("completing a visible prompt: %+v %s", res.Error, res.Result)
+	}
+	if res := complete(`{"type":"ref/resource","uri":"docs://{name}"}`); res.Error != nil || !strings.Contains(string(res.Result), "alice") {
+		t.Fatalf("completing a visible template: %+v %s", res.Error, res.Result)
+	}
+	for _, tc := range []struct{ what, hidden, unknown, name string }{
+		{"prompt", `{"type":"ref/prompt","name":"mcp__docs__secret"}`, `{"type":"ref/prompt","name":"mcp__docs__nosuch"}`, "secret"},
+		{"template", `{"type":"ref/resource","uri":"vault://{name}"}`, `{"type":"ref/resource","uri":"nosuch://{name}"}`, "vault"},
+	} {
+		hidden, unknown := complete(tc.hidden), complete(tc.unknown)
+		if hidden.Error == nil || unknown.Error == nil {
+			t.Fatalf("completing a hidden %s: %+v %s; an unknown one: %+v %s", tc.what, hidden.Error, hidden.Result, unknown.Error, unknown.Result)
+		}
+		// The same answer but for the name the caller sent.
+		if want := strings.ReplaceAll(unknown.Error.Message, "nosuch", tc.name); hidden.Error.Code != unknown.Error.Code || hidden.Error.Message != want {
+			t.Errorf("completing a hidden %s: %d %q; want as an unknown one: %d %q", tc.what, hidden.Error.Code, hidden.Error.Message, unknown.Error.Code, want)
+		}
+	}
+	if n, m := docs.Load(), vault.Load(); n != 2 || m != 0 {
+		t.Errorf("completions reaching docs: %d, vault: %d; want 2 (the visible ones), 0", n, m)
+	}
+}
