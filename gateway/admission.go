@@ -214,7 +214,7 @@ func (g *Gateway) notCallable(ctx context.Context, req callRequest) error {
 	if !held {
 		return unknownTool(name)
 	}
-	if scr, ok := g.gate.(Screen); ok && !scr.Screen(ctx, req.header, sessionID(req.session))(OfferTool, name) {
+	if !g.visibleTo(ctx, req.header, sessionID(req.session))(OfferTool, name) {
 		return unknownTool(name)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: (&tool.WithheldError{Name: name, Why: why}).Error()}

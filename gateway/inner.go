@@ -118,10 +118,7 @@ func (g *Gateway) ToolsFor(ctx context.Context) ([]tool.Tool, error) {
 	for _, public := range *g.callable.Load() {
 		served[public] = true
 	}
-	may := func(Offer, string) bool { return true }
-	if scr, ok := g.gate.(Screen); ok {
-		may = scr.Screen(ctx, parent.req.header, sessionID(parent.req.session))
-	}
+	may := g.visibleTo(ctx, parent.req.header, sessionID(parent.req.session))
 	var out []tool.Tool
 	for _, t := range g.reg.List() {
 		if served[t.Name] && may(OfferTool, t.Name) {

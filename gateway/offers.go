@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -303,18 +302,7 @@ func (g *Gateway) mayComplete(ctx context.Context, req *mcp.CompleteRequest, in 
 	default:
 		return true // a type of neither: the registry says so
 	}
-	if name == "" {
-		return false
-	}
-	scr, ok := g.gate.(Screen)
-	if !ok {
-		return true
-	}
-	var header http.Header
-	if req.Extra != nil {
-		header = req.Extra.Header
-	}
-	return scr.Screen(ctx, header, sessionID(req.Session))(kind, name)
+	return name != "" && g.visibleToCaller(ctx, req)(kind, name)
 }
 
 // unknownRef answers a completion of a prompt or template the caller
@@ -343,7 +331,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	server, known := g.offers.uriServer[uri]
 	_, subscribed := g.offers.subs[uri]
 	g.syncMu.Unlock()
-	if !known {
+	if !known || !g.visibleToCaller(ctx, req)(OfferResource, server) {
+		// A resource the caller may not see is one that does not exist.
 		return mcp.ResourceNotFoundError(uri)
 	}
 	if subscribed {

@@ -39,12 +39,32 @@ const (
 	MethodReadResource = "resources/read"
 )
 
+// visibleTo returns what the caller of a request (by its HTTP header, nil
+// off HTTP, and its session) may see and use: the Gate's Screen, or
+// everything when the Gate has none. Every request that names a tool,
+// prompt, resource or server the caller might not see asks it.
+func (g *Gateway) visibleTo(ctx context.Context, header http.Header, session string) func(Offer, string) bool {
+	if scr, ok := g.gate.(Screen); ok {
+		return scr.Screen(ctx, header, session)
+	}
+	return func(Offer, string) bool { return true }
+}
+
+// visibleToCaller is visibleTo for a request the SDK's session serves.
+func (g *Gateway) visibleToCaller(ctx context.Context, req mcp.Request) func(Offer, string) bool {
+	var header http.Header
+	if ex := req.GetExtra(); ex != nil {
+		header = ex.Header
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return g.visibleTo(ctx, header, sessionID(ss))
+}
+
 // screenMiddleware narrows the lists to what the Screen lets the session
 // see. It runs outside viewMiddleware, on the list the view left.
 func (g *Gateway) screenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	scr, ok := g.gate.(Screen)
-	if !ok {
-		return next
+	if _, ok := g.gate.(Screen); !ok {
+		return next // nothing to narrow: no work per list
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -56,12 +76,7 @@ func (g *Gateway) screenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return res, err
 		}
-		var header http.Header
-		if ex := req.GetExtra(); ex != nil {
-			header = ex.Header
-		}
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		g.screenList(res, scr.Screen(ctx, header, sessionID(ss)))
+		g.screenList(res, g.visibleToCaller(ctx, req))
 		return res, nil
 	}
 }

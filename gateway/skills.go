@@ -159,11 +159,7 @@ func directoryChildren(dir string, files []string) []map[string]string {
 // when it may see the server's resources (a Screen's OfferResource), or
 // always without a Screen.
 func (g *Gateway) skillScreen(ctx context.Context, header http.Header, session string) func(server string) bool {
-	scr, ok := g.gate.(Screen)
-	if !ok {
-		return func(string) bool { return true }
-	}
-	see := scr.Screen(ctx, header, session)
+	see := g.visibleTo(ctx, header, session)
 	return func(server string) bool { return see(OfferResource, server) }
 }
 

@@ -94,3 +94,38 @@ func TestCompletionScreened(t *testing.T) {
 		t.Errorf("completions reaching docs: %d, vault: %d; want 2 (the visible ones), 0", n, m)
 	}
 }
+
+// A caller subscribes only to resources it may see: a subscription to one
+// of a server the Screen hides from it is answered as one to a resource
+// that does not exist, and never reaches the backend (its updates would
+// tell the caller when a resource it may not read changes).
+func TestSubscribeScreened(t *testing.T) {
+	reg := tool.NewRegistry()
+	subscribed := map[string]*atomic.Int64{}
+	for _, server := range []string{"docs", "vault"} {
+		n := new(atomic.Int64)
+		subscribed[server] = n
+		srv := mcp.NewServer(&mcp.Implementation{Name: server, Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		srv.AddResource(&mcp.Resource{URI: server + "://a", Name: "a"}, docReader)
+		startMemBackendWith(t, mcpclient.Config{ServerName: server, Transport: mcpclient.TransportStdio, Command: "unused"},
+			mcpclient.Options{Registry: reg}, srv)
+	}
+	g := newGateway(t, reg, Options{Gate: hideOffers{server: "vault"}})
+	raw := connectRaw(t, g)
+	if res := raw.request("resources/subscribe", `{"uri":"docs://a"}`); res.Error != nil {
+		t.Fatalf("subscribing to a visible resource: %+v", res.Error)
+	}
+	hidden, unknown := raw.request("resources/subscribe", `{"uri":"vault://a"}`), raw.request("resources/subscribe", `{"uri":"nosuch://a"}`)
+	if hidden.Error == nil || unknown.Error == nil {
+		t.Fatalf("subscribing to a hidden resource: %+v %s; to an unknown one: %+v %s", hidden.Error, hidden.Result, unknown.Error, unknown.Result)
+	}
+	if want := strings.ReplaceAll(unknown.Error.Message, "nosuch", "vault"); hidden.Error.Code != unknown.Error.Code || hidden.Error.Message != want {
+		t.Errorf("subscribing to a hidden resource: %d %q; want as to an unknown one: %d %q", hidden.Error.Code, hidden.Error.Message, unknown.Error.Code, want)
+	}
+	if n, m := subscribed["docs"].Load(), subscribed["vault"].Load(); n != 1 || m != 0 {
+		t.Errorf("subscriptions reaching docs: %d, vault: %d; want 1, 0", n, m)
+	}
+}
