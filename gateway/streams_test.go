@@ -205,13 +205,16 @@ func TestVanishedHTTPClientsCallsCancelled(t *testing.T) {
 // before its backend answers ends with its stream, as a call does: the
 // backend's request is cancelled and the session's call slot given back
 // at once, not held until the backend answers or its timeout. Close ends
-// it too, where it used to wait its whole shutdown timeout for it.
+// it too, over HTTP and off it, where it used to wait its whole shutdown
+// timeout for it. (On a stateless POST the
+// POST's session ends with it as well: that mode guards the path, not
+// the stream's tracking.)
 func TestVanishedHTTPClientsOfferCancelled(t *testing.T) {
 	const getHold = `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"mcp__docs__hold"}}`
 	for _, mode := range []struct {
-		name            string
-		stateless, stop bool
-	}{{"left", false, false}, {"left/stateless", true, false}, {"closed", false, true}} {
+		name                   string
+		stateless, stop, stdio bool
+	}{{"left", false, false, false}, {"left/stateless", true, false, false}, {"closed", false, true, false}, {"closed/stdio", false, true, true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			reg := tool.NewRegistry()
 			srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
@@ -227,14 +230,23 @@ func TestVanishedHTTPClientsOfferCancelled(t *testing.T) {
 			opts := Options{Stateless: mode.stateless}
 			g := newGateway(t, reg, opts)
 			graces := graces(g)
-			s := openHTTPSession(t, serveHTTP(t, g, opts))
 			ctx, leave := context.WithCancel(context.Background())
 			defer leave()
-			go func() {
-				if resp, err := s.send(ctx, getHold); err == nil {
-					resp.Body.Close()
-				}
-			}()
+			answered := make(chan error, 1)
+			if mode.stdio {
+				cs, _ := connectClient(t, g, mcp.NewClient(&mcp.Implementation{Name: "plain", Version: "1"}, nil), &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+				go func() {
+					_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__docs__hold"})
+					answered <- err
+				}()
+			} else {
+				s := openHTTPSession(t, serveHTTP(t, g, opts))
+				go func() {
+					if resp, err := s.send(ctx, getHold); err == nil {
+						resp.Body.Close()
+					}
+				}()
+			}
 			waitSignal(t, held, "the prompt held by its backend")
 			switch {
 			case mode.stop:
@@ -253,6 +265,9 @@ func TestVanishedHTTPClientsOfferCancelled(t *testing.T) {
 				defer g.mu.Unlock()
 				return g.slotsTaken() == 0
 			})
+			if mode.stdio && waitSignal(t, answered, "the prompt's answer") == nil {
+				t.Error("the prompt was answered as if its backend had")
+			}
 		})
 	}
 }

@@ -217,12 +217,9 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 // prompts/get or resources/read waiting for its backend: admitOffer),
 // ended as a call's is when its HTTP request stream is given up on (the
 // client left and did not resume it in time), its session closes or the
-// gateway does; end lets go of it. Off HTTP (stream ""), ctx as it is:
-// the client cancels what it leaves.
+// gateway does; end lets go of it. Off HTTP (stream "") only the last
+// two apply: the client cancels what it leaves.
 func (g *Gateway) awaitOn(ctx context.Context, session *mcp.ServerSession, stream string) (context.Context, func()) {
-	if stream == "" {
-		return ctx, func() {}
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &inflight{session: session, cancel: cancel, stream: stream}
 	if err := g.track(c); err != nil {
