@@ -556,7 +556,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 			defer g.untrack(c)
-			return next(ctx, method, req)
+			return next(withListenHeader(ctx, req), method, req)
 		case method == "tools/list":
 			res, err := next(ctx, method, req)
 			return g.withTaskSupport(ss, res, err)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"strings"
@@ -95,24 +96,27 @@ func TestCompletionScreened(t *testing.T) {
 	}
 }
 
+// subscribingBackend registers in reg a backend, server, with the
+// resource <server>://a, and returns how many subscriptions reached it.
+func subscribingBackend(t *testing.T, reg *tool.Registry, server string) *atomic.Int64 {
+	n := new(atomic.Int64)
+	srv := mcp.NewServer(&mcp.Implementation{Name: server, Version: "1"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	srv.AddResource(&mcp.Resource{URI: server + "://a", Name: "a"}, docReader)
+	startMemBackendWith(t, mcpclient.Config{ServerName: server, Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg}, srv)
+	return n
+}
+
 // A caller subscribes only to resources it may see: a subscription to one
 // of a server the Screen hides from it is answered as one to a resource
 // that does not exist, and never reaches the backend (its updates would
 // tell the caller when a resource it may not read changes).
 func TestSubscribeScreened(t *testing.T) {
 	reg := tool.NewRegistry()
-	subscribed := map[string]*atomic.Int64{}
-	for _, server := range []string{"docs", "vault"} {
-		n := new(atomic.Int64)
-		subscribed[server] = n
-		srv := mcp.NewServer(&mcp.Implementation{Name: server, Version: "1"}, &mcp.ServerOptions{
-			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
-			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-		})
-		srv.AddResource(&mcp.Resource{URI: server + "://a", Name: "a"}, docReader)
-		startMemBackendWith(t, mcpclient.Config{ServerName: server, Transport: mcpclient.TransportStdio, Command: "unused"},
-			mcpclient.Options{Registry: reg}, srv)
-	}
+	docs, vault := subscribingBackend(t, reg, "docs"), subscribingBackend(t, reg, "vault")
 	g := newGateway(t, reg, Options{Gate: hideOffers{server: "vault"}})
 	raw := connectRaw(t, g)
 	if res := raw.request("resources/subscribe", `{"uri":"docs://a"}`); res.Error != nil {
@@ -125,7 +129,46 @@ func TestSubscribeScreened(t *testing.T) {
 	if want := strings.ReplaceAll(unknown.Error.Message, "nosuch", "vault"); hidden.Error.Code != unknown.Error.Code || hidden.Error.Message != want {
 		t.Errorf("subscribing to a hidden resource: %d %q; want as to an unknown one: %d %q", hidden.Error.Code, hidden.Error.Message, unknown.Error.Code, want)
 	}
-	if n, m := subscribed["docs"].Load(), subscribed["vault"].Load(); n != 1 || m != 0 {
+	if n, m := docs.Load(), vault.Load(); n != 1 || m != 0 {
 		t.Errorf("subscriptions reaching docs: %d, vault: %d; want 1, 0", n, m)
 	}
+}
+
+// A 2026-07-28 client subscribes on a subscriptions/listen stream, whose
+// subscriptions the SDK makes with requests of its own, without the
+// listen's HTTP headers: the Screen still decides for the listen's
+// caller (by its X-Who header here). A guest's listen on the hidden
+// server's resource is answered as one on a resource that does not
+// exist; the admin's is acknowledged and reaches the backend. A decision
+// for a caller without headers (stdio's) could let the guest's through,
+// or refuse every listen.
+func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
+	reg := tool.NewRegistry()
+	vault := subscribingBackend(t, reg, "vault")
+	opts := Options{Stateless: true, Gate: hideUnlessAdmin{hideServer{hidden: "vault"}}}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	listen := func(caller, uri string) string {
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop() // ends the admin's stream once acknowledged
+		body := `{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"_meta":{` + perRequestMeta("") +
+			`},"notifications":{"resourceSubscriptions":["` + uri + `"]}}}`
+		resp := postStateless(ctx, t, base, body, false, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen", "X-Who", caller)
+		defer resp.Body.Close()
+		first, err := bufio.NewReader(resp.Body).ReadString('}') // the answer, or the stream's first event
+		if err != nil && first == "" {
+			t.Fatalf("%s listening on %s: %v", caller, uri, err)
+		}
+		return first
+	}
+	guest, unknown := listen("guest", "vault://a"), listen("guest", "nosuch://a")
+	if want := strings.ReplaceAll(unknown, "nosuch", "vault"); !strings.Contains(guest, `"error"`) || guest != want {
+		t.Errorf("a guest's listen on the hidden server's resource: %s\nwant as on an unknown one: %s", guest, want)
+	}
+	if n := vault.Load(); n != 0 {
+		t.Errorf("the guest's subscription reached the backend (%d)", n)
+	}
+	if admin := listen("admin", "vault://a"); !strings.Contains(admin, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("the admin's listen: %s, want it acknowledged", admin)
+	}
+	waitFor(t, "the admin's subscription at the backend", func() bool { return vault.Load() == 1 })
 }

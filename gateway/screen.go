@@ -55,9 +55,27 @@ func (g *Gateway) visibleToCaller(ctx context.Context, req mcp.Request) func(Off
 	var header http.Header
 	if ex := req.GetExtra(); ex != nil {
 		header = ex.Header
+	} else if h, ok := ctx.Value(listenHeaderKey{}).(http.Header); ok {
+		header = h // a subscription the SDK makes for a listen
 	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	return g.visibleTo(ctx, header, sessionID(ss))
+}
+
+// listenHeaderKey carries, in the context of a subscriptions/listen, the
+// HTTP header of its request: the SDK subscribes to the resources the
+// listen names with requests of its own that carry none
+// (Server.subscriptionsListen), and the Screen decides for the listen's
+// caller, not for the caller of a request without one (stdio's).
+type listenHeaderKey struct{}
+
+// withListenHeader returns ctx carrying the header of req, a
+// subscriptions/listen, for the subscriptions the SDK makes for it.
+func withListenHeader(ctx context.Context, req mcp.Request) context.Context {
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		return context.WithValue(ctx, listenHeaderKey{}, ex.Header)
+	}
+	return ctx
 }
 
 // screenMiddleware narrows the lists to what the Screen lets the session
