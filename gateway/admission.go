@@ -123,7 +123,7 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
 	ctx, sv := g.boundView(a.running(ctx), req)
 	defer g.grew(sv, req.params.Name)
-	if asksByResult(req.session) {
+	if req.asksByResult() {
 		return g.runParkable(ctx, a)
 	}
 	defer a.release()

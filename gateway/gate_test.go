@@ -86,13 +86,12 @@ func TestGateOnEveryPath(t *testing.T) {
 			return connectHTTP(t, serveHTTP(t, g, Options{}), &http.Client{Transport: headerTransport{}})
 		},
 		"SDK over HTTP": func(t *testing.T, g *Gateway) *client {
-			// A client that offers elicitation goes the SDK's way.
-			elicits := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{
-				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					return &mcp.ElicitResult{Action: "decline"}, nil
-				},
+			// A client that offers what the take does not read goes the
+			// SDK's way.
+			experimental := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, &mcp.ClientOptions{
+				Capabilities: &mcp.ClientCapabilities{Experimental: map[string]any{"x": map[string]any{}}},
 			})
-			cs, err := elicits.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, g, Options{}) + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{}}}, nil)
+			cs, err := experimental.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, g, Options{}) + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{}}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

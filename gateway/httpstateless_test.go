@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -593,6 +594,98 @@ func TestHTTPStatelessPerRequestBytesAsSDK(t *testing.T) {
 	}
 }
 
+// requestStates are the requestState members of input-required results,
+// which differ from call to call.
+var requestStates = regexp.MustCompile(`"requestState":"[^"]*"`)
+
+// A 2026-07-28 client that offers roots, sampling or elicitation (as the
+// go-sdk's client offers roots) has its call's first round answered
+// beneath the SDK's handler too, with the bytes the SDK writes: a result,
+// or the backend's questions as an input-required result whose
+// requestState, brought back with the answers, finishes the call as the
+// SDK's path finishes its own.
+func TestHTTPStatelessPerRequestOfferingClientAsSDK(t *testing.T) {
+	reg := takenTools(t)
+	askingTools(t, reg)
+	g := newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	ref := sdkReferenceOf(t, g, true)
+	offering := func(caps, more string) string {
+		return `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + more
+	}
+	const roots = `{"roots":{"listChanged":true}}`
+	calls := []struct {
+		name, meta, answer string
+		stream             bool
+	}{
+		{"plain", offering(roots, `,"io.modelcontextprotocol/clientInfo":{"name":"go-sdk","version":"1"}`), "", false},
+		{"structured", offering(`{"sampling":{},"elicitation":{}}`, ""), "", false},
+		{"steps", `"progressToken":"tok",` + offering(roots, ""), "", true},
+		{"logs", offering(roots, `,"io.modelcontextprotocol/logLevel":"warning"`), "", true},
+		{"roots", offering(roots, ""), `{"roots":[{"uri":"file:///w","name":"<w>"}]}`, false},
+		{"sample", offering(`{"sampling":{}}`, ""), `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`, false},
+		{"elicit", offering(`{"elicitation":{"form":{}}}`, ""), `{"action":"accept","content":{}}`, false},
+		{"roots", offering(`{"sampling":{}}`, ""), "", false}, // asks what the client does not offer
+	}
+	for i, call := range calls {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"_meta":{%s}}}`, i, call.name, call.meta)
+		before := sdk.Load()
+		status, got, _ := readStateless(t, base, body, false, perRequestHeaders(call.name)...)
+		if sdk.Load() != before {
+			t.Fatalf("the take left %s to the SDK", body)
+		}
+		wantStatus, want, _ := readStateless(t, ref, body, true, perRequestHeaders(call.name)...)
+		if !call.stream {
+			want = lastData(want)
+		}
+		if status != wantStatus {
+			t.Errorf("%s: status %d, the SDK's %d", body, status, wantStatus)
+		}
+		if diff := cmp.Diff(requestStates.ReplaceAllString(want, `"requestState":"S"`), requestStates.ReplaceAllString(got, `"requestState":"S"`)); diff != "" {
+			t.Errorf("%s: the take's body differs from the SDK's (-SDK +taken):\n%s", body, diff)
+		}
+		if call.answer == "" {
+			continue
+		}
+		if !strings.Contains(got, `"resultType":"input_required"`) {
+			t.Fatalf("%s: answered %s, want the backend's question", body, got)
+		}
+		gotEnd := answerStateless(t, base, false, got, call.name, call.meta, call.answer)
+		wantEnd := answerStateless(t, ref, true, want, call.name, call.meta, call.answer)
+		if gotEnd != wantEnd || !strings.Contains(gotEnd, `"resultType":"complete"`) {
+			t.Errorf("%s: the taken call ended with %s, the SDK's with %s", body, gotEnd, wantEnd)
+		}
+	}
+}
+
+// answerStateless brings answer back for the one question of asked, an
+// input-required result of a call of name at base (posted as
+// postStateless does), and returns the message the call answers then.
+func answerStateless(t *testing.T, base string, sdkPath bool, asked, name, meta, answer string) string {
+	t.Helper()
+	var msg struct {
+		Result struct {
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(asked), &msg); err != nil || len(msg.Result.InputRequests) != 1 {
+		t.Fatalf("not one question: %s (%v)", asked, err)
+	}
+	var key string
+	for k := range msg.Result.InputRequests {
+		key = k
+	}
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":%q,"requestState":%q,"inputResponses":{%q:%s},"_meta":{%s}}}`,
+		name, msg.Result.RequestState, key, answer, meta)
+	_, got, _ := readStateless(t, base, body, sdkPath, perRequestHeaders(name)...)
+	if strings.Contains(got, "\ndata: ") {
+		return lastData(got)
+	}
+	return got
+}
+
 // refusingGate refuses every call with its error, after recording it.
 type refusingGate struct {
 	callsGate
@@ -657,7 +750,7 @@ func TestHTTPStatelessPerRequestLeavesTheRest(t *testing.T) {
 		name, body string
 		header     []string
 	}{
-		{"a client offering roots", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}`), perRequestHeaders("plain")},
+		{"a client offering more than questions", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"experimental":{}}`), perRequestHeaders("plain")},
 		{"no capabilities", call(`"io.modelcontextprotocol/protocolVersion":"2026-07-28"`), perRequestHeaders("plain")},
 		{"no version in _meta", call(`"io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},
 		{"another version in _meta", call(perRequestMeta("")[:51] + `2025-11-25","io.modelcontextprotocol/clientCapabilities":{}`), perRequestHeaders("plain")},

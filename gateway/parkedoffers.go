@@ -90,7 +90,7 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 		return result{}, err
 	}
 	a := &admission{g: g, req: req, name: r.name, ctx: gctx, ended: ended, gcall: c}
-	if !asksByResult(req.session) {
+	if !req.asksByResult() {
 		defer a.release()
 		// Tracked as a call is while the backend works: the client
 		// leaving, the session's end or Close ends it (a parked one's
@@ -101,7 +101,7 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 		a.end(result{}, err)
 		return result{wire: wire}, err
 	}
-	caps := clientCapabilities(req.session)
+	caps := req.capabilities()
 	res, ran, err := g.park(a.ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
 		defer a.release()
 		callCtx = tool.WithInputs(tool.WithAsk(callCtx, pc.asker(caps)), pc.inputs(caps))

@@ -22,8 +22,8 @@ import (
 // session refuses to ask its client anything.
 
 // takeStateless returns the take of a stateless POST's session: take's
-// for a session below 2026-07-28, and, for a 2026-07-28 POST, the call
-// of a client that offers nothing (takePerRequest).
+// for a session below 2026-07-28, and, for a 2026-07-28 POST, its first
+// round of a call (takePerRequest).
 func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc.Request) sdkwire.TakenCall {
 	legacy := g.takeSkills(session, g.take(session))
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
@@ -40,12 +40,13 @@ func (g *Gateway) takeStateless(session *atomic.Pointer[mcp.ServerSession]) func
 // takePerRequest returns the body that answers req, a 2026-07-28
 // tools/call on ss, the session of its stateless POST, or nil to leave it
 // to the SDK: a session the POST initialized (take's), params the lean
-// reader leaves (a client that offers anything, whose calls may be asked
-// through input-required results or run as tasks: sdkwire's
-// ReadPerRequestCall), a version other than 2026-07-28, a name the
-// gateway does not serve. Its Mcp-Param-* headers were checked before
-// (mcpHeadersOK). The result is stamped as the SDK stamps a
-// 2026-07-28 result.
+// reader leaves (a retry with answers, a task, a client of the tasks
+// extension: serverwire's ReadPerRequestCall), a version other than
+// 2026-07-28, a name the gateway does not serve. Its Mcp-Param-* headers
+// were checked before (mcpHeadersOK). A client offering roots, sampling
+// or elicitation has its call run parkable, as on the SDK's path
+// (callRequest.asksByResult). The result, or the questions of a call
+// that parked, is stamped as the SDK stamps a 2026-07-28 result.
 func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sdkwire.TakenCall {
 	if req.Method != "tools/call" || ss == nil || ss.InitializeParams() != nil {
 		return nil
@@ -63,12 +64,15 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 	}
 	call := callRequest{session: ss, header: extra.Header, oneRequest: true, client: client.Client,
 		params: &mcp.CallToolParamsRaw{Meta: p.Meta, Name: p.Name, Arguments: p.Arguments},
-		peer:   &perRequestPeer{ss: ss, version: client.Version, level: client.LogLevel}}
+		peer:   &perRequestPeer{ss: ss, version: client.Version, level: client.LogLevel, caps: client.Capabilities}}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		call.cancel, _ = sdkwire.CallCancel(ctx)
 		res, err := g.serveCall(ctx, call)
 		if err != nil {
 			return nil, err
+		}
+		if res.questions != nil {
+			return sdkwire.InputRequiredJSONPerRequest(res.questions, res.state, g.serverInfo)
 		}
 		return serverwire.CallResultJSONPerRequest(res.isError, res.content, res.structured, g.serverInfo), nil
 	}
@@ -79,11 +83,14 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 // POST's stream), log messages from the level the request names (none
 // without one; the session itself passes every level, statelessState),
 // and every question refused with the SDK's words (server-initiated
-// requests are forbidden from 2026-07-28: serverwire.PerRequestAskError).
+// requests are forbidden from 2026-07-28: serverwire.PerRequestAskError);
+// a client offering something is asked through input-required results
+// instead (runParkable), which never reach the peer.
 type perRequestPeer struct {
 	ss      *mcp.ServerSession
-	version string // the request's protocol version
-	level   string // the request's log level, "" for none
+	version string                  // the request's protocol version
+	level   string                  // the request's log level, "" for none
+	caps    *mcp.ClientCapabilities // what the request's client offers
 }
 
 var (

@@ -188,11 +188,31 @@ func asksByResult(session *mcp.ServerSession) bool {
 		return false
 	}
 	p := session.InitializeParams()
-	if p == nil || p.ProtocolVersion < "2026-07-28" || p.Capabilities == nil {
-		return false
+	return p != nil && p.ProtocolVersion >= "2026-07-28" && offersAsking(p.Capabilities)
+}
+
+// offersAsking reports whether caps offers something a backend may ask.
+func offersAsking(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || offersRoots(caps))
+}
+
+// asksByResult is asksByResult of the call's client: for a 2026-07-28
+// call taken beneath its POST's session, whose SDK session has not read
+// the request's _meta yet, from the request's own capabilities.
+func (r callRequest) asksByResult() bool {
+	if r.peer != nil {
+		return offersAsking(r.peer.caps)
 	}
-	c := p.Capabilities
-	return c.Elicitation != nil || c.Sampling != nil || offersRoots(c)
+	return asksByResult(r.session)
+}
+
+// capabilities is what the call's client offers: the request's for a
+// taken 2026-07-28 call (see asksByResult), its session's otherwise.
+func (r callRequest) capabilities() *mcp.ClientCapabilities {
+	if r.peer != nil {
+		return r.peer.caps
+	}
+	return clientCapabilities(r.session)
 }
 
 // offersRoots reports whether caps declares roots.
@@ -247,7 +267,7 @@ func canonical(args json.RawMessage) []byte {
 // keeps its admission a while it is parked, and ends it when it returns.
 func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error) {
 	req := a.req
-	caps := clientCapabilities(req.session)
+	caps := req.capabilities()
 	res, ran, err := g.park(ctx, req, func(callCtx context.Context, pc *parkedCall) (result, error) {
 		defer a.release()
 		callCtx = tool.WithInputs(callCtx, pc.inputs(caps))

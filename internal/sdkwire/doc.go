@@ -308,10 +308,11 @@
 //     ids) and sets no Mcp-Session-Id. A server that answers such a call
 //     beneath the handler gives it no more. TestParityOneRequestStateless.
 //   - P7. Over stateless Streamable HTTP, a 2026-07-28 tools/call whose
-//     params [serverwire.ReadPerRequestCall] reads (a client that offers nothing) is
-//     served on a session made for it alone, whose initialize params are
-//     what the request's _meta says ([serverwire.ClientMeta]: the version, the
-//     clientInfo's name, empty capabilities); log messages go out from the
+//     params [serverwire.ReadPerRequestCall] reads (a client offering at
+//     most roots, sampling and elicitation) is served on a session made
+//     for it alone, whose initialize params are what the request's _meta
+//     says ([serverwire.ClientMeta]: the version, the clientInfo's name,
+//     the capabilities as ClientMeta decodes them); log messages go out from the
 //     _meta's level up (none without one), every request to the client
 //     is refused with [serverwire.PerRequestAskError]; a [RawResult] reaches the
 //     client as [serverwire.CallResultJSONPerRequest] names the server

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func postPerRequest(t *testing.T, url string, id int, name, meta string) *http.R
 // Parity check P7: over stateless Streamable HTTP, a 2026-07-28 tools/call
 // whose _meta ReadPerRequestCall reads is served on a session made for it
 // alone whose initialize params are what the _meta says (the version,
-// clientInfo's name, no capabilities when the client offers {}), log
+// clientInfo's name, the capabilities as ReadPerRequestCall decodes them), log
 // messages sent from the _meta's level up (none without), every request
 // to the client refused with PerRequestAskError; a RawResult reaches the
 // client as CallResultJSONPerRequest names the server (ServerInfoJSON),
@@ -57,15 +58,22 @@ func TestParityPerRequestStateless(t *testing.T) {
 	})
 	srv.AddReceivingMiddleware(perRequestProbe(got))
 	url := httpServer(t, srv, true)
-	for i, tt := range []struct{ name, meta, level, fail string }{
+	for i, tt := range []struct{ name, meta, level, fail, caps string }{
 		{name: "", meta: ""},
 		{name: "cli", meta: `,"io.modelcontextprotocol/clientInfo":{"name":"cli","version":"1"},"io.modelcontextprotocol/logLevel":"info"`, level: "info"},
 		{meta: `,"fail":"params"`, fail: "params"},
 		{meta: `,"fail":"internal"`, fail: "internal"},
+		{caps: `{"roots":{"listChanged":true}}`},
+		{caps: `{"roots":{}}`},
+		{caps: `{"sampling":{"context":{},"tools":{}},"elicitation":{"form":{},"url":{}}}`},
+		{caps: `{"elicitation":{}}`},
 	} {
-		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}` + tt.meta
+		if tt.caps == "" {
+			tt.caps = `{}`
+		}
+		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + tt.caps + tt.meta
 		p, client, ok := serverwire.ReadPerRequestCall(json.RawMessage(`{"name":"probe","_meta":{` + meta + `}}`))
-		if !ok || client != (serverwire.ClientMeta{Version: serverwire.PerRequestVersion, Client: tt.name, LogLevel: tt.level}) || p.Name != "probe" {
+		if !ok || client.Version != serverwire.PerRequestVersion || client.Client != tt.name || client.LogLevel != tt.level || p.Name != "probe" {
 			t.Fatalf("%d: ReadPerRequestCall = %+v, %+v, %v", i, p, client, ok)
 		}
 		resp := postPerRequest(t, url, i, "probe", meta)
@@ -75,8 +83,8 @@ func TestParityPerRequestStateless(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := <-got
-		if p := s.params; p == nil || p.ProtocolVersion != serverwire.PerRequestVersion || clientNameOf(p) != client.Client || p.Capabilities == nil || p.Capabilities.Elicitation != nil || p.Capabilities.Sampling != nil || p.Capabilities.RootsV2 != nil {
-			t.Errorf("%d: the session's initialize params are %+v", i, s.params)
+		if p := s.params; p == nil || p.ProtocolVersion != serverwire.PerRequestVersion || clientNameOf(p) != client.Client || !reflect.DeepEqual(p.Capabilities, client.Capabilities) {
+			t.Errorf("%d: the session's initialize params are %+v (capabilities %+v), ReadPerRequestCall's capabilities %+v", i, s.params, s.params.Capabilities, client.Capabilities)
 		}
 		if want := serverwire.PerRequestAskError("roots/list", serverwire.PerRequestVersion).Error(); s.askErr != want {
 			t.Errorf("%d: ListRoots failed with %q, want %q", i, s.askErr, want)

@@ -45,6 +45,16 @@ func InputRequiredResult(inputRequests json.RawMessage, state string) mcp.Result
 	return &rawCallResult{CallToolResult: &mcp.CallToolResult{RequestState: state}, inputRequests: inputRequests}
 }
 
+// InputRequiredJSONPerRequest is InputRequiredResult as the SDK's server
+// writes it for a 2026-07-28 request: _meta naming the server
+// (serverInfo, serverwire.ServerInfoJSON), for a call answered beneath
+// the SDK's dispatch (the take of a stateless POST's session).
+func InputRequiredJSONPerRequest(inputRequests json.RawMessage, state string, serverInfo json.RawMessage) (json.RawMessage, error) {
+	r := &rawCallResult{CallToolResult: &mcp.CallToolResult{RequestState: state}, inputRequests: inputRequests}
+	r.SetMeta(map[string]any{mcp.MetaKeyServerInfo: serverInfo})
+	return r.MarshalJSON()
+}
+
 // rawCallResult is a CallToolResult whose content is marshaled from raw
 // bytes. Embedding keeps it an mcp.Result whose unexported methods are the
 // embedded value's, so the SDK stamps _meta on that value.

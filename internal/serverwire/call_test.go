@@ -1,7 +1,10 @@
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates roots and sampling (SEP-2577) but keeps them working for at least a year; the take decodes a client's offer of them as the SDK does.
+
 package serverwire
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,19 +61,34 @@ func TestCallResultJSON(t *testing.T) {
 }
 
 func TestReadPerRequestCall(t *testing.T) {
-	const base = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	const version = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	const base = version + `,"io.modelcontextprotocol/clientCapabilities":{}`
+	none := &mcp.ClientCapabilities{}
+	offering := func(caps string) string { return version + `,"io.modelcontextprotocol/clientCapabilities":` + caps }
+	roots := &mcp.RootCapabilities{ListChanged: true}
 	tests := []struct {
 		name, meta string
 		want       ClientMeta
 		ok         bool
 	}{
-		{"the least", base, ClientMeta{Version: "2026-07-28"}, true},
-		{"all it reads", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"debug","progressToken":3`, ClientMeta{Version: "2026-07-28", Client: "c", LogLevel: "debug"}, true},
+		{"the least", base, ClientMeta{Version: "2026-07-28", Capabilities: none}, true},
+		{"all it reads", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","title":"T"},"io.modelcontextprotocol/logLevel":"debug","progressToken":3`, ClientMeta{Version: "2026-07-28", Client: "c", LogLevel: "debug", Capabilities: none}, true},
 		{"no version", `"io.modelcontextprotocol/clientCapabilities":{}`, ClientMeta{}, false},
 		{"a version twice", base + `,"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
-		{"no capabilities", `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`, ClientMeta{}, false},
-		{"a capability", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}`, ClientMeta{}, false},
-		{"capabilities with space", `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{ }`, ClientMeta{}, false},
+		{"no capabilities", version, ClientMeta{}, false},
+		{"capabilities with space", offering(`{ }`), ClientMeta{Version: "2026-07-28", Capabilities: none}, true},
+		{"roots, as the SDK's session has them", offering(`{"roots":{"listChanged":true}}`), ClientMeta{Version: "2026-07-28", Capabilities: &mcp.ClientCapabilities{Roots: *roots, RootsV2: roots}}, true},
+		{"sampling and elicitation", offering(`{"sampling":{"tools":{}},"elicitation":{"form":{}}}`), ClientMeta{Version: "2026-07-28", Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{Tools: &mcp.SamplingToolsCapabilities{}}, Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}}}, true},
+		{"the tasks extension", offering(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), ClientMeta{}, false},
+		{"experimental", offering(`{"experimental":{}}`), ClientMeta{}, false},
+		{"a capability twice", offering(`{"roots":{},"roots":{}}`), ClientMeta{}, false},
+		{"a capability not an object", offering(`{"sampling":true}`), ClientMeta{}, false},
+		{"capabilities not an object", offering(`[]`), ClientMeta{}, false},
+		{"a capability of the wrong shape", offering(`{"roots":{"listChanged":"yes"}}`), ClientMeta{}, false},
+		{"a member in another case", offering(`{"sampling":{"Tools":{}}}`), ClientMeta{}, false},
+		{"a member twice", offering(`{"sampling":{"tools":{},"tools":null}}`), ClientMeta{}, false},
+		{"an unknown member", offering(`{"roots":{"listChanged":true,"more":1}}`), ClientMeta{}, false},
+		{"an escaped member", offering(`{"roots":{"list\u0043hanged":true}}`), ClientMeta{}, false},
 		{"a clientInfo name not a string", base + `,"io.modelcontextprotocol/clientInfo":{"name":1}`, ClientMeta{}, false},
 		{"a clientInfo with icons", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c","icons":[]}`, ClientMeta{}, false},
 		{"a clientInfo with an escaped name", base + `,"io.modelcontextprotocol/clientInfo":{"name":"c\u0041"}`, ClientMeta{}, false},
@@ -80,7 +98,7 @@ func TestReadPerRequestCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		p, got, ok := ReadPerRequestCall(json.RawMessage(`{"name":"t","_meta":{` + tt.meta + `}}`))
-		if ok != tt.ok || ok && (got != tt.want || p.Name != "t" || p.Meta[mcp.MetaKeyProtocolVersion] != "2026-07-28") {
+		if ok != tt.ok || ok && (!reflect.DeepEqual(got, tt.want) || p.Name != "t" || p.Meta[mcp.MetaKeyProtocolVersion] != "2026-07-28") {
 			t.Errorf("%s: ReadPerRequestCall = %+v, %+v, %v; want %+v, %v", tt.name, p, got, ok, tt.want, tt.ok)
 		}
 	}

@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging (SEP-2577) but keeps it working for at least a year; a request's log level decides what the SDK sends.
+//lint:file-ignore SA1019 MCP 2026-07-28 deprecates logging and roots (SEP-2577) but keeps them working for at least a year; a request's log level decides what the SDK sends, and its roots fill the deprecated field as the SDK's session does.
 
 package serverwire
 
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -25,14 +26,17 @@ type ClientMeta struct {
 	Version  string // the protocol version (MetaKeyProtocolVersion)
 	Client   string // the clientInfo's name, "" without clientInfo
 	LogLevel string // MetaKeyLogLevel, "" without: no log message is sent
+	// Capabilities is what the client offers (MetaKeyClientCapabilities),
+	// as the SDK's session has it (roots in Roots and RootsV2).
+	Capabilities *mcp.ClientCapabilities
 }
 
 // ReadPerRequestCall reads the params of a 2026-07-28 tools/call as
 // ReadCallParams does, its _meta carrying the client's facts, and reports
 // false for what it leaves to the SDK: besides what ReadCallParams
-// leaves, a _meta without a plain protocol version, a client that offers
-// anything (clientCapabilities other than {}: its calls may be asked
-// through input-required results, or run as tasks), a clientInfo other
+// leaves, a _meta without a plain protocol version, clientCapabilities
+// offering more than roots, sampling and elicitation (a client of the
+// tasks extension may have its calls run as tasks), a clientInfo other
 // than an object of plain name, version and title strings, a log level
 // that is not a plain string, any other key of the protocol's own, or a
 // protocol key given twice.
@@ -54,7 +58,7 @@ func readClientMeta(obj json.RawMessage, c *ClientMeta) bool {
 		case mcp.MetaKeyProtocolVersion:
 			c.Version, ok = projection.PlainString(val)
 		case mcp.MetaKeyClientCapabilities:
-			ok = string(val) == "{}"
+			c.Capabilities, ok = readCapabilities(val)
 		case mcp.MetaKeyClientInfo:
 			c.Client, ok = readClientInfo(val)
 		case mcp.MetaKeyLogLevel:
@@ -68,6 +72,62 @@ func readClientMeta(obj json.RawMessage, c *ClientMeta) bool {
 		seen[k] = true
 	}
 	return seen[mcp.MetaKeyClientCapabilities]
+}
+
+// capabilityMembers are the members of a client capability the take
+// reads, by capability, as written (quoted, unescaped): the SDK's decoder
+// matches member names exactly, encoding/json also in other cases, so
+// any other spelling is left to the SDK.
+var capabilityMembers = map[string][]string{
+	`"roots"`:       {`"listChanged"`},
+	`"sampling"`:    {`"context"`, `"tools"`},
+	`"elicitation"`: {`"form"`, `"url"`},
+}
+
+// readCapabilities decodes a 2026-07-28 clientCapabilities object as the
+// SDK's session does (roots, in that revision's place, also in the
+// deprecated Roots), when it offers nothing but roots, sampling and
+// elicitation, each an object given once, of the members
+// capabilityMembers names, each given once.
+func readCapabilities(obj json.RawMessage) (*mcp.ClientCapabilities, bool) {
+	if !membersOnce(obj, func(k string) bool { return capabilityMembers[k] != nil }) {
+		return nil, false
+	}
+	for key, val := range projection.Members(obj) {
+		if !membersOnce(val, func(k string) bool { return slices.Contains(capabilityMembers[string(key)], k) }) {
+			return nil, false
+		}
+	}
+	var v2 struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	if err := json.Unmarshal(obj, &v2); err != nil {
+		return nil, false
+	}
+	caps := v2.ClientCapabilities
+	caps.RootsV2 = v2.Roots
+	if v2.Roots != nil {
+		caps.Roots = *v2.Roots
+	}
+	return &caps, true
+}
+
+// membersOnce reports whether obj is an object each of whose member names
+// (as written) known accepts and no other member of it repeats.
+func membersOnce(obj json.RawMessage, known func(string) bool) bool {
+	if obj[0] != '{' {
+		return false
+	}
+	seen := map[string]bool{}
+	for key := range projection.Members(obj) {
+		k := string(key)
+		if seen[k] || !known(k) {
+			return false
+		}
+		seen[k] = true
+	}
+	return true
 }
 
 // isProtocolKey reports whether a _meta key is one of the protocol's own.
