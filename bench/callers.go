@@ -107,6 +107,14 @@ func newSDKClient() *mcp.Client {
 	})
 }
 
+// defaultSDKClient is a go-sdk client with the SDK's default capabilities,
+// as most are built: it offers roots, so a server may ask it for them.
+func defaultSDKClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "mcpbridge", Version: mcpclient.Version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}, // untested: the benchmark servers never change their lists
+	})
+}
+
 // dialSDK connects a raw go-sdk session to a new child through the SDK's
 // own CommandTransport. version "" lets the SDK negotiate.
 func dialSDK(ctx context.Context, spec childSpec, version string) (*mcp.ClientSession, error) {

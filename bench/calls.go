@@ -61,6 +61,12 @@ func (r *callResults) variant(key string) *callVariant {
 	return nil
 }
 
+// negotiating is s with its client negotiating its newest protocol.
+func negotiating(s serveSetup) serveSetup {
+	s.negotiate = true
+	return s
+}
+
 // callVariants lists the variants of rows 1–3. node is nil when the peer
 // client is skipped.
 // keep selects variants by key (nil keeps all).
@@ -88,6 +94,8 @@ func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSe
 			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve, false) }},
 		{key: "serve-http", server: "raw responder", client: "raw go-sdk → mcpbridge serve --http", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve, true) }},
+		{key: "serve-http-new", server: "raw responder", client: "raw go-sdk, negotiated, offering roots → mcpbridge serve --http", inProc: true,
+			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, negotiating(*serve), true) }},
 		{key: "http-floor", server: "raw responder over HTTP", client: "raw go-sdk over HTTP (HTTP floor)", inProc: true,
 			start: func(ctx context.Context) (caller, error) { return httpFloorCaller(ctx, responder) }},
 		{key: "gw-stdio", server: "raw responder", client: "raw go-sdk → gateway (stdio) → bridge", inProc: true,
@@ -107,7 +115,9 @@ func callVariants(exe, responder, tbxark string, serve *serveSetup, node *nodeSe
 	}
 	if serve.base != nil {
 		vs = append(vs, &callVariant{key: "serve-http-base", server: "raw responder", client: "raw go-sdk → mcpbridge serve --http (-baseline build)", inProc: true,
-			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve.base, true) }})
+			start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, *serve.base, true) }},
+			&callVariant{key: "serve-http-new-base", server: "raw responder", client: "raw go-sdk, negotiated, offering roots → mcpbridge serve --http (-baseline build)", inProc: true,
+				start: func(ctx context.Context) (caller, error) { return serveCaller(ctx, negotiating(*serve.base), true) }})
 	}
 	if tbxark != "" {
 		vs = append(vs, &callVariant{key: "peer-tbxark", server: "raw responder", client: "raw go-sdk → TBXark/mcp-proxy (Go)", inProc: true,
@@ -151,8 +161,10 @@ func callComparisons() []callComparison {
 		{a: "http-floor", b: "raw-sdk", what: "HTTP floor / direct raw go-sdk: the least HTTP adds, before any gateway"},
 		{a: "serve-http", b: "http-floor", what: "mcpbridge serve --http / HTTP floor: what the gateway and its backend add"},
 		{a: "serve-http", b: "peer-tbxark", what: "mcpbridge serve --http / TBXark/mcp-proxy (Go), the same responder", target: 1, costTarget: 1},
+		{a: "serve-http-new", b: "serve-http", what: "mcpbridge serve --http: negotiated 2026-07-28 / pinned 2025-11-25"},
 		{a: "serve-http", b: "serve-http-base", what: "mcpbridge serve --http / the same of the -baseline build"},
 		{a: "serve-http-base", b: "peer-tbxark", what: "mcpbridge serve --http of the -baseline build / TBXark/mcp-proxy (Go)"},
+		{a: "serve-http-new", b: "serve-http-new-base", what: "mcpbridge serve --http, negotiated 2026-07-28 / the same of the -baseline build"},
 		{a: "gw-stdio", b: "raw-sdk", what: "gateway over stdio / direct raw go-sdk (raw responder)"},
 		{a: "gw-http", b: "raw-sdk", what: "gateway over HTTP / direct raw go-sdk (raw responder)"},
 		{a: "fx-bridge", b: "fx-bridge-pin", what: "bridge: negotiated 2026-07-28 / pinned 2025-11-25"},

@@ -150,6 +150,10 @@ type serveSetup struct {
 	mcpbridge, config string
 	wait              time.Duration // how long serve may take to be ready; 0 means 30 s
 	base              *serveSetup   // another build's, for -baseline; nil without
+	// negotiate: the client negotiates its newest protocol (2026-07-28,
+	// served per request) rather than pinning legacyVersion, and offers
+	// what a go-sdk client offers by default (defaultSDKClient).
+	negotiate bool
 }
 
 // baselineSetup is the serveSetup of the mcpbridge binary bin (-baseline),
@@ -216,7 +220,11 @@ func serveCaller(ctx context.Context, s serveSetup, overHTTP bool) (caller, erro
 		}
 		t = &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}
 	}
-	sess, err := newSDKClient().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	client, opts := newSDKClient(), &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion}
+	if s.negotiate {
+		client, opts = defaultSDKClient(), nil
+	}
+	sess, err := client.Connect(ctx, t, opts)
 	if err != nil {
 		err = fmt.Errorf("connecting to mcpbridge serve: %w", err)
 		if proc != nil {

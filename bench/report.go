@@ -215,7 +215,7 @@ func gatewayTable(o options, r *callResults) table {
 		notes: []string{
 			"Direct: the raw go-sdk client on the responder. mcpbridge serve: the same client calling mcp__bench__echo through a separate `mcpbridge serve --config F --stdio` process (spawned by the client) or `--http ADDR` process (loopback), whose one mcp-client entry is the responder. Gateway: the same path in this process (gateway.ServeStdio on an OS pipe pair, gateway.Handler on a loopback listener) in front of a bridge server, without the serve process and its host.",
 			"Peers: the same client through supergateway and punkpeye's mcp-proxy (npm, pinned in testdata/thirdparty, run with its Node 22) serving Streamable HTTP at /mcp with the responder behind them on stdio. TBXark/mcp-proxy (Go; the module proxy here refuses it) is built from its source archive in the -peers folder, outside the repository, and serves Streamable HTTP at /resp/mcp; without the folder its row is skipped with a note.",
-			"Measured with the call rows, interleaved with them; protocol pinned to 2025-11-25 between client and gateway; cmd/mcpbridge is built at start.",
+			"Measured with the call rows, interleaved with them; protocol pinned to 2025-11-25 between client and gateway, but in the negotiated rows: 2026-07-28, which serve answers per request, from a client offering roots as the go-sdk's does by default; cmd/mcpbridge is built at start.",
 		},
 	}
 	direct := r.variant("raw-sdk")
