@@ -166,7 +166,8 @@ type callHow struct {
 	// Close cancels it, not the end of its session or stream.
 	parked bool
 	// peer is the call's perRequestPeer, which carries its
-	// notifications and refuses its questions; nil on the other paths.
+	// notifications and says what its client offers; nil on the other
+	// paths.
 	peer *perRequestPeer
 	// notes, when set, takes the call's progress and log messages instead
 	// of the session or out: a parked call's relay, which sends them to
@@ -271,9 +272,10 @@ func backendError(res tool.Result) *jsonrpc.Error {
 	return wire
 }
 
-// relate ties a call's context to its client: its progress, log messages
-// and the backend's questions go to the session (a taken 2026-07-28
-// call's: through its perRequestPeer), and the call belongs to the
+// relate ties a call's context to its client: its progress and log
+// messages go to the session (a taken 2026-07-28 call's: through its
+// perRequestPeer), the backend's questions to the client as asker
+// decides, and the call belongs to the
 // session. The consumer forwards the result of the registry tool name
 // as its source sent it (toWire serves Wire when there is one), unless
 // it is kept for an inner call's caller, which reads its Content and
@@ -281,9 +283,8 @@ func backendError(res tool.Result) *jsonrpc.Error {
 // forwarding once the call returned.
 func (g *Gateway) relate(ctx context.Context, r *callRun, name string, session *mcp.ServerSession, how callHow, params *mcp.CallToolParamsRaw) context.Context {
 	var out notifier = session
-	var to asked = session
 	if how.peer != nil {
-		out, to = how.peer, how.peer
+		out = how.peer
 	}
 	belongs := clientSession{g, session}
 	if how.notes != nil {
@@ -298,7 +299,7 @@ func (g *Gateway) relate(ctx context.Context, r *callRun, name string, session *
 		c.Progress = r.fwd.progress(tok)
 	}
 	if c.Ask == nil {
-		c.Ask = g.asker(session, to)
+		c.Ask = g.asker(session, how.peer)
 	}
 	c.Ask = markAsks(ctx, c.Ask)
 	return r.related.Bind(ctx, c)

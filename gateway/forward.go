@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -174,16 +175,15 @@ const MaxAsksPerSession = 16
 // asker returns the tool.AskFunc of a call by session: a backend's
 // elicitation and sampling requests go to the client that made the call,
 // at most MaxAsksPerSession at once. An elicitation the client cannot take
-// (no capability, a 2026-07-28 session, where the gateway cannot ask in
+// (no capability, protocol 2026-07-28, where the gateway cannot ask in
 // the middle of a call, or no slot left) is declined; sampling without the
-// capability fails.
-// They are sent through to: session itself, or a taken 2026-07-28 call's
-// perRequestPeer, which refuses at once what refuseAsk lets through (its
-// client offers nothing). A call without a session takes no slot.
-func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
+// capability fails. peer, for a taken 2026-07-28 call, says what its
+// client offers (its session's initialize params do not); nil otherwise.
+// A call without a session takes no slot.
+func (g *Gateway) asker(session *mcp.ServerSession, peer *perRequestPeer) tool.AskFunc {
 	return func(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 		if session == nil {
-			return g.ask(ctx, session, to, a)
+			return g.ask(ctx, session, peer, a)
 		}
 		if !g.takeAsk(session) {
 			g.log.Debug("a backend's request refused: too many wait for this client", "method", a.Method, "limit", MaxAsksPerSession)
@@ -193,26 +193,32 @@ func (g *Gateway) asker(session *mcp.ServerSession, to asked) tool.AskFunc {
 			return nil, fmt.Errorf("too many requests wait for this client's answer (the gateway's limit is %d)", MaxAsksPerSession)
 		}
 		defer g.releaseAsk(session)
-		return g.ask(ctx, session, to, a)
+		return g.ask(ctx, session, peer, a)
 	}
 }
 
-// asked sends a backend's questions to a client: its session
-// (*mcp.ServerSession), or a taken 2026-07-28 call's perRequestPeer.
-type asked interface {
-	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
-	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
-}
-
-// ask forwards a to the client of session, through to.
-func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked, a tool.Ask) (json.RawMessage, error) {
-	if r := refuseAsk(clientCapabilities(session), a); r != nil {
+// ask forwards a to the client of session (see asker for peer). A client
+// on protocol 2026-07-28 is asked only through input-required results
+// (runParkable); a call that cannot park (a served tool's inner call,
+// CallFor) refuses it with the SDK's words, as the SDK's session would
+// refuse to send it.
+func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, peer *perRequestPeer, a tool.Ask) (json.RawMessage, error) {
+	caps, version := clientCapabilities(session), protocolOf(session)
+	if peer != nil {
+		caps, version = peer.caps, peer.version
+	}
+	if r := refuseAsk(caps, a); r != nil {
 		return r.answer, r.err
+	}
+	if version >= serverwire.PerRequestVersion {
+		if a.Method == tool.AskElicit {
+			return declined, nil
+		}
+		return nil, serverwire.PerRequestAskError(a.Method, version)
 	}
 	switch a.Method {
 	case tool.AskElicit:
-		return forward(ctx, a.Params, to.Elicit, func(err error) (json.RawMessage, error) {
+		return forward(ctx, a.Params, session.Elicit, func(err error) (json.RawMessage, error) {
 			switch {
 			case ctx.Err() != nil: // no one declined: the call or the question ended first
 				return nil, fmt.Errorf("the question ended before the client answered: %w", context.Cause(ctx))
@@ -223,11 +229,11 @@ func (g *Gateway) ask(ctx context.Context, session *mcp.ServerSession, to asked,
 			return declined, nil
 		})
 	case tool.AskSample:
-		return forward(ctx, a.Params, to.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, session.CreateMessageWithTools, func(err error) (json.RawMessage, error) { return nil, err })
 	default: // roots (refuseAsk lets nothing else through)
 		// A client without roots fails it: the backend then gets its
 		// entry's configured roots.
-		return forward(ctx, a.Params, to.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
+		return forward(ctx, a.Params, session.ListRoots, func(err error) (json.RawMessage, error) { return nil, err })
 	}
 }
 
@@ -289,6 +295,18 @@ func forward[P, R any](ctx context.Context, params json.RawMessage, send func(co
 		return failed(err)
 	}
 	return json.Marshal(res)
+}
+
+// protocolOf is the protocol version session's client was served
+// (initialize's, or a 2026-07-28 request's _meta), "" without one.
+func protocolOf(session *mcp.ServerSession) string {
+	if session == nil {
+		return ""
+	}
+	if p := session.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
 }
 
 // clientCapabilities returns what the client of session said it offers.

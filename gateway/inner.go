@@ -78,7 +78,6 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 		return tool.Result{}, unknownTool(public)
 	}
 	req := parent.req
-	req.peer = nil
 	req.inner = parent
 	req.params = &mcp.CallToolParamsRaw{Name: served, Arguments: args, Meta: traceMeta(parent.req.params.Meta)}
 	a, res, err := g.admit(ctx, req)
@@ -94,14 +93,15 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 // runInner runs an admitted inner call as run does a plain one, keeping
 // the registry's Result: it is never parked (its caller is a program, not
 // a client that can answer), and asks its backend's questions of the
-// client as an older client's call does.
+// client as a call that does not park does (Gateway.ask): a 2026-07-28
+// client is not asked.
 func (a *admission) runInner(ctx context.Context) (tool.Result, error) {
 	g, req := a.g, a.req
 	defer a.release()
 	ctx, sv := g.boundView(ctx, req)
 	defer g.grew(sv, req.params.Name)
 	var out tool.Result
-	res, err := g.run(a.running(ctx), a.name, req.session, callHow{keep: &out}, req.params)
+	res, err := g.run(a.running(ctx), a.name, req.session, callHow{keep: &out, peer: req.peer}, req.params)
 	a.end(res, err)
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -94,5 +95,56 @@ func TestCallForTakesTheCallPath(t *testing.T) {
 	}
 	if _, err := g.ToolsFor(t.Context()); !errors.Is(err, errNoCaller) {
 		t.Errorf("ToolsFor outside a call: %v", err)
+	}
+}
+
+// A served tool's inner calls cannot park, so a 2026-07-28 client (asked
+// only through input-required results) is not asked their backends'
+// questions: an elicitation is declined and the rest refused with the
+// SDK's words, whichever way its call came, beneath its POST's session
+// (a client offering roots, sampling and elicitation) or through the
+// SDK's (one offering more).
+func TestCallForAsksNoPerRequestClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	askingTools(t, reg)
+	var g *Gateway
+	if _, err := reg.Register(goTool("outer", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		var out []string
+		for _, name := range []string{"elicit", "roots", "sample"} {
+			res, err := g.CallFor(ctx, name, json.RawMessage(`{}`))
+			out = append(out, fmt.Sprintf("%s: %s %v", name, res.Text(), err))
+		}
+		return tool.Output{Content: []tool.Content{tool.Text(strings.Join(out, "\n"))}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g = newGateway(t, reg, Options{Stateless: true})
+	sdk := sdkCalls(g)
+	base := serveHTTP(t, g, Options{})
+	refused := func(method string) string {
+		return "failed: " + serverwire.PerRequestAskError(method, serverwire.PerRequestVersion).Error()
+	}
+	want := strings.Join([]string{`elicit: {"action":"decline"} <nil>`, "roots: " + refused("roots/list") + " <nil>", "sample: " + refused("sampling/createMessage") + " <nil>"}, "\n")
+	for i, caps := range []string{`{"roots":{},"sampling":{},"elicitation":{}}`, `{"roots":{},"sampling":{},"elicitation":{},"experimental":{}}`} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"outer","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":%s}}}`, i, caps)
+		before := sdk.Load()
+		_, got, _ := readStateless(t, base, body, false, perRequestHeaders("outer")...)
+		if viaSDK := sdk.Load() != before; viaSDK != (i == 1) {
+			t.Errorf("%s: through the SDK's session: %v", caps, viaSDK)
+		}
+		if strings.Contains(got, "\ndata: ") {
+			got = lastData(got)
+		}
+		var msg struct {
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(got), &msg); err != nil || len(msg.Result.Content) != 1 {
+			t.Fatalf("%s: answered %s (%v)", caps, got, err)
+		}
+		if d := cmp.Diff(want, msg.Result.Content[0].Text); d != "" {
+			t.Errorf("%s: the inner calls answered (-want +got):\n%s", caps, d)
+		}
 	}
 }

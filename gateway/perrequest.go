@@ -82,10 +82,10 @@ func (g *Gateway) takePerRequest(ss *mcp.ServerSession, req *jsonrpc.Request) sd
 // session of its POST serves it: progress through the session (to the
 // POST's stream), log messages from the level the request names (none
 // without one; the session itself passes every level, statelessState),
-// and every question refused with the SDK's words (server-initiated
-// requests are forbidden from 2026-07-28: serverwire.PerRequestAskError);
-// a client offering something is asked through input-required results
-// instead (runParkable), which never reach the peer.
+// and what its client offers, for the questions of its backend: asked
+// through input-required results when the call parks (runParkable), else
+// refused with the SDK's words (Gateway.ask: server-initiated requests
+// are forbidden from 2026-07-28, serverwire.PerRequestAskError).
 type perRequestPeer struct {
 	ss      *mcp.ServerSession
 	version string                  // the request's protocol version
@@ -93,10 +93,7 @@ type perRequestPeer struct {
 	caps    *mcp.ClientCapabilities // what the request's client offers
 }
 
-var (
-	_ notifier = (*perRequestPeer)(nil)
-	_ asked    = (*perRequestPeer)(nil)
-)
+var _ notifier = (*perRequestPeer)(nil)
 
 func (p *perRequestPeer) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
 	return p.ss.NotifyProgress(ctx, params)
@@ -107,16 +104,4 @@ func (p *perRequestPeer) Log(ctx context.Context, params *mcp.LoggingMessagePara
 		return nil
 	}
 	return p.ss.Log(ctx, params)
-}
-
-func (p *perRequestPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, serverwire.PerRequestAskError("elicitation/create", p.version)
-}
-
-func (p *perRequestPeer) CreateMessageWithTools(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return nil, serverwire.PerRequestAskError("sampling/createMessage", p.version)
-}
-
-func (p *perRequestPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, serverwire.PerRequestAskError("roots/list", p.version)
 }
