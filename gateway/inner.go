@@ -64,8 +64,9 @@ func (g *Gateway) callerOf(ctx context.Context) *admission {
 // of the caller's session, its Gate Call has Parent set to the calling
 // tool's call, and a tool the Gate hides from the caller, or that the
 // gateway does not serve, is an error saying `unknown tool`, as a
-// client's call of it is. Progress and log messages of the call are not
-// relayed. The Result is the registry's (its Wire included); the error is
+// client's call of it is. Its progress is not relayed (its params carry
+// no progress token); its backend's log messages reach the client as the
+// calling tool's do. The Result is the registry's (its Wire included); the error is
 // non-nil when the call was refused before it ran, or ctx is not a served
 // call's.
 func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessage) (tool.Result, error) {

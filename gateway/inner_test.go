@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -98,6 +99,49 @@ func TestCallForTakesTheCallPath(t *testing.T) {
 	}
 }
 
+// askingOuter registers "outer", a tool whose inner calls (CallFor of
+// *g) are the asking tools' (askingTools), each line their answer.
+func askingOuter(t *testing.T, reg *tool.Registry, g **Gateway) {
+	t.Helper()
+	askingTools(t, reg)
+	if _, err := reg.Register(goTool("outer", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		var out []string
+		for _, name := range []string{"elicit", "roots", "sample"} {
+			res, err := (*g).CallFor(ctx, name, json.RawMessage(`{}`))
+			out = append(out, fmt.Sprintf("%s: %s %v", name, res.Text(), err))
+		}
+		return tool.Output{Content: []tool.Content{tool.Text(strings.Join(out, "\n"))}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A served tool's inner calls ask their backends' questions of a client
+// below 2026-07-28 in the middle of the call, as its direct calls do.
+func TestCallForAsksLegacyClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	var g *Gateway
+	askingOuter(t, reg, &g)
+	g = newGateway(t, reg, Options{})
+	asked := &answering{}
+	cs, _ := connectClient(t, g, asked.client(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "outer"})
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("outer: %+v, %v", res, err)
+	}
+	want := strings.Join([]string{
+		`elicit: {"action":"accept"} <nil>`,
+		`roots: {"roots":[]} <nil>`, // the go-sdk client's, which has none
+		`sample: {"content":{"type":"text","text":"Paris"},"model":"m","role":"assistant"} <nil>`,
+	}, "\n")
+	if d := cmp.Diff(want, res.Content[0].(*mcp.TextContent).Text); d != "" {
+		t.Errorf("the inner calls answered (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"elicitation/create", "sampling/createMessage"}, asked.take()); d != "" {
+		t.Errorf("the client was asked (-want +got):\n%s", d)
+	}
+}
+
 // A served tool's inner calls cannot park, so a 2026-07-28 client (asked
 // only through input-required results) is not asked their backends'
 // questions: an elicitation is declined and the rest refused with the
@@ -106,18 +150,8 @@ func TestCallForTakesTheCallPath(t *testing.T) {
 // SDK's (one offering more).
 func TestCallForAsksNoPerRequestClient(t *testing.T) {
 	reg := tool.NewRegistry()
-	askingTools(t, reg)
 	var g *Gateway
-	if _, err := reg.Register(goTool("outer", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
-		var out []string
-		for _, name := range []string{"elicit", "roots", "sample"} {
-			res, err := g.CallFor(ctx, name, json.RawMessage(`{}`))
-			out = append(out, fmt.Sprintf("%s: %s %v", name, res.Text(), err))
-		}
-		return tool.Output{Content: []tool.Content{tool.Text(strings.Join(out, "\n"))}}, nil
-	})); err != nil {
-		t.Fatal(err)
-	}
+	askingOuter(t, reg, &g)
 	g = newGateway(t, reg, Options{Stateless: true})
 	sdk := sdkCalls(g)
 	base := serveHTTP(t, g, Options{})
