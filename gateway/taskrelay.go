@@ -88,17 +88,18 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 }
 
 // requestCapabilities are the capabilities req's client declares: in the
-// request's _meta (2026-07-28), else when it opened its session.
+// request's _meta (2026-07-28, read as the SDK's session reads them),
+// else when it opened its session.
 func requestCapabilities(req callRequest) *mcp.ClientCapabilities {
 	raw, ok := req.params.Meta[mcp.MetaKeyClientCapabilities]
 	if !ok {
 		return clientCapabilities(req.session)
 	}
-	var caps mcp.ClientCapabilities
-	if json.Unmarshal(mustJSON(raw), &caps) != nil {
+	caps, err := serverwire.DecodeCapabilities(mustJSON(raw))
+	if err != nil {
 		return clientCapabilities(req.session)
 	}
-	return &caps
+	return caps
 }
 
 // promotion makes the gateway's task of a parked call when its backend

@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
+	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The gateway's relay of a backend's tasks (2026-07-28 extension), as a
@@ -223,4 +226,25 @@ func inFlight(g *Gateway) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.inFlight
+}
+
+// A 2026-07-28 request's capabilities are read from its _meta as the
+// SDK's session reads them (serverwire.DecodeCapabilities, parity check
+// P7): roots in that revision's form, `{}`, are roots offered, so a
+// relayed task's backend may ask for them.
+func TestRequestCapabilitiesAsTheSDK(t *testing.T) {
+	for _, raw := range []string{`{"roots":{}}`, `{"roots":{"listChanged":true}}`, `{"sampling":{},"elicitation":{}}`, `{}`} {
+		var meta map[string]any
+		if err := json.Unmarshal([]byte(`{"io.modelcontextprotocol/clientCapabilities":`+raw+`}`), &meta); err != nil {
+			t.Fatal(err)
+		}
+		got := requestCapabilities(callRequest{params: &mcp.CallToolParamsRaw{Meta: meta}})
+		want, err := serverwire.DecodeCapabilities(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || offersRoots(got) != strings.Contains(raw, "roots") {
+			t.Errorf("%s: read as %+v (offers roots: %v), the SDK's session has %+v", raw, got, offersRoots(got), want)
+		}
+	}
 }

@@ -98,19 +98,27 @@ func readCapabilities(obj json.RawMessage) (*mcp.ClientCapabilities, bool) {
 			return nil, false
 		}
 	}
+	caps, err := DecodeCapabilities(obj)
+	return caps, err == nil
+}
+
+// DecodeCapabilities decodes a 2026-07-28 clientCapabilities object as the
+// SDK's session does: roots, in that revision's place, in RootsV2 and in
+// the deprecated Roots.
+func DecodeCapabilities(obj json.RawMessage) (*mcp.ClientCapabilities, error) {
 	var v2 struct {
 		mcp.ClientCapabilities
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if err := json.Unmarshal(obj, &v2); err != nil {
-		return nil, false
+		return nil, err
 	}
 	caps := v2.ClientCapabilities
 	caps.RootsV2 = v2.Roots
 	if v2.Roots != nil {
 		caps.Roots = *v2.Roots
 	}
-	return &caps, true
+	return &caps, nil
 }
 
 // membersOnce reports whether obj is an object each of whose member names
