@@ -28,8 +28,31 @@ import (
 // once when the call ends; or an error that refuses the call: ErrHidden
 // answers it as an unknown tool, a *jsonrpc.Error is the response as is,
 // any other error an isError result saying the call was refused and why.
+//
+// A Gate may also offer more (Screen, QuestionWaiter, SharedSessions,
+// SharedTasks). One that wraps another Gate (a tracker in front of the
+// policy) implements Unwrap, so that what the one it wraps offers is
+// found through it (gateAs): a wrapper without it would turn the
+// policy's screening of lists off.
 type Gate interface {
 	Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error)
+}
+
+// gateAs returns what g, or the Gate it wraps (Unwrap, at any depth),
+// offers as T.
+func gateAs[T any](g Gate) (T, bool) {
+	for g != nil {
+		if t, ok := g.(T); ok {
+			return t, true
+		}
+		w, ok := g.(interface{ Unwrap() Gate })
+		if !ok {
+			break
+		}
+		g = w.Unwrap()
+	}
+	var zero T
+	return zero, false
 }
 
 // ErrHidden, as (or wrapped in) the error of a Gate's Enter, refuses a

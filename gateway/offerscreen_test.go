@@ -175,3 +175,34 @@ func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 	}
 	waitFor(t, "the admin's subscription at the backend", func() bool { return vault.Load() == 1 })
 }
+
+// wrapping is a Gate in front of another, as the console's tracker is:
+// it passes Enter on, and offers nothing else but Unwrap.
+type wrapping struct{ inner Gate }
+
+func (w wrapping) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	return w.inner.Enter(ctx, c)
+}
+
+func (w wrapping) Unwrap() Gate { return w.inner }
+
+// A Gate in front of the policy's (the console's tracker) keeps the
+// policy's Screen in force: what the Screen hides stays hidden from the
+// lists and from subscriptions, however many wrappers deep.
+func TestWrappedGateKeepsItsScreen(t *testing.T) {
+	reg := tool.NewRegistry()
+	subscribingBackend(t, reg, "docs")
+	vault := subscribingBackend(t, reg, "vault")
+	g := newGateway(t, reg, Options{Gate: wrapping{wrapping{hideOffers{server: "vault"}}}})
+	raw := connectRaw(t, g)
+	list := raw.request("resources/list", `{}`)
+	if list.Error != nil || strings.Contains(string(list.Result), "vault://") || !strings.Contains(string(list.Result), "docs://a") {
+		t.Errorf("resources/list: %s %+v; want docs' resource and not vault's", list.Result, list.Error)
+	}
+	if res := raw.request("resources/subscribe", `{"uri":"vault://a"}`); res.Error == nil {
+		t.Errorf("subscribing to the hidden server's resource: %s, want it unknown", res.Result)
+	}
+	if n := vault.Load(); n != 0 {
+		t.Errorf("the subscription reached the hidden server (%d)", n)
+	}
+}

@@ -66,7 +66,7 @@ type QuestionWaiter interface {
 // questionWait is how long a call parked now waits for its client.
 func (g *Gateway) questionWait() time.Duration {
 	var d time.Duration
-	if w, ok := g.gate.(QuestionWaiter); ok {
+	if w, ok := gateAs[QuestionWaiter](g.gate); ok {
 		d = w.QuestionWait()
 	}
 	return cmp.Or(d, g.opts.QuestionWait, DefaultQuestionWait)

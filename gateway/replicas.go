@@ -109,7 +109,7 @@ func (rs *replicaSessions) stop() {
 // sessionOwners returns the Gate's session store and advertised address,
 // nil when it has none.
 func (g *Gateway) sessionOwners() (SessionOwners, string) {
-	if s, ok := g.gate.(SharedSessions); ok {
+	if s, ok := gateAs[SharedSessions](g.gate); ok {
 		return s.SessionOwners()
 	}
 	return nil, ""

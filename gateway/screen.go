@@ -44,7 +44,7 @@ const (
 // everything when the Gate has none. Every request that names a tool,
 // prompt, resource or server the caller might not see asks it.
 func (g *Gateway) visibleTo(ctx context.Context, header http.Header, session string) func(Offer, string) bool {
-	if scr, ok := g.gate.(Screen); ok {
+	if scr, ok := gateAs[Screen](g.gate); ok {
 		return scr.Screen(ctx, header, session)
 	}
 	return func(Offer, string) bool { return true }
@@ -81,7 +81,7 @@ func withListenHeader(ctx context.Context, req mcp.Request) context.Context {
 // screenMiddleware narrows the lists to what the Screen lets the session
 // see. It runs outside viewMiddleware, on the list the view left.
 func (g *Gateway) screenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	if _, ok := g.gate.(Screen); !ok {
+	if _, ok := gateAs[Screen](g.gate); !ok {
 		return next // nothing to narrow: no work per list
 	}
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -62,7 +62,7 @@ const endedVersion = math.MaxInt64
 // sharedTasks returns the Gate's task store and lease, nil when it has
 // none.
 func (g *Gateway) sharedTasks() (TaskStore, time.Duration) {
-	if s, ok := g.gate.(SharedTasks); ok {
+	if s, ok := gateAs[SharedTasks](g.gate); ok {
 		return s.Tasks()
 	}
 	return nil, 0

@@ -6,11 +6,13 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serve --http --console with no identities takes the console token from
@@ -83,9 +85,11 @@ func do(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 
 // A gateway entry's console block turns the console on without --console:
 // its granted identity signs in with its own token, and one not granted
-// is refused.
+// is refused. The console keeps the policy's screening of the lists: ci
+// is not shown the tools the policy denies it.
 func TestServeConsoleFromGatewayEntry(t *testing.T) {
-	cfg := writeConfig(t, fixtureEntries(t, "a")+"- {id: gw, name: gateway, config: {auth: {tokens: {ops: GW_OPS, ci: GW_CI}}, console: {allow: {subjects: [ops]}}}}\n")
+	cfg := writeConfig(t, fixtureEntries(t, "a")+"- {id: gw, name: gateway, config: {auth: {tokens: {ops: GW_OPS, ci: GW_CI}}, console: {allow: {subjects: [ops]}},"+
+		" policy: [{subjects: [ops], allow: ['*']}, {subjects: [ci], allow: [mcp__a__greet]}]}}\n")
 	p := startServing(t, []string{"GW_OPS=ops-token", "GW_CI=ci-token"}, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
@@ -104,5 +108,20 @@ func TestServeConsoleFromGatewayEntry(t *testing.T) {
 	}
 	if code, body := login("ops-token"); code != http.StatusOK || !strings.Contains(body, `data-server="a"`) {
 		t.Errorf("ops's token: %d %q, want the servers page", code, body)
+	}
+	listed := func(token string) []string {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: p.url, HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		return waitTools(t, cs, "mcp__a__greet")
+	}
+	if all := listed("ops-token"); len(all) < 2 {
+		t.Fatalf("ops is listed %v, want every tool of a", all)
+	}
+	if got := listed("ci-token"); !slices.Equal(got, []string{"mcp__a__greet"}) {
+		t.Errorf("ci is listed %v, want only what the policy allows it", got)
 	}
 }

@@ -42,6 +42,11 @@ var FlightKey any = flightKey{}
 
 var _ gateway.Gate = (*Tracker)(nil)
 
+// Unwrap is the Gate the Tracker is in front of, so that the gateway
+// finds what it offers besides Enter (its Screen, its shared sessions and
+// tasks).
+func (t *Tracker) Unwrap() gateway.Gate { return t.inner }
+
 // NewTracker returns a Tracker in front of inner (nil: every call
 // admitted); now nil means time.Now.
 func NewTracker(inner gateway.Gate, now func() time.Time) *Tracker {
