@@ -69,6 +69,19 @@ func readStateless(t *testing.T, base, body string, sdkPath bool, header ...stri
 	return resp.StatusCode, string(b), resp.Header
 }
 
+// statelessParity serves a stateless gateway of the taken and asking
+// tools, and the SDK's own handler beside it on the same gateway; it
+// returns the gateway, its count of calls the SDK's session served, and
+// the two base URLs.
+func statelessParity(t *testing.T) (g *Gateway, viaSDK *atomic.Int64, base, ref string) {
+	t.Helper()
+	reg := takenTools(t)
+	askingTools(t, reg)
+	g = newGateway(t, reg, Options{Stateless: true})
+	viaSDK = sdkCalls(g)
+	return g, viaSDK, serveHTTP(t, g, Options{}), sdkReferenceOf(t, g, true)
+}
+
 // askingTools registers tools that put a backend's questions to the
 // client and answer what came back, or the error.
 func askingTools(t *testing.T, reg *tool.Registry) {
@@ -102,12 +115,7 @@ func askingTools(t *testing.T, reg *tool.Registry) {
 // answers them (the client offers nothing, and a stateless server asks
 // nothing).
 func TestHTTPStatelessBytesAsSDK(t *testing.T) {
-	reg := takenTools(t)
-	askingTools(t, reg)
-	g := newGateway(t, reg, Options{Stateless: true})
-	sdk := sdkCalls(g)
-	base := serveHTTP(t, g, Options{})
-	ref := sdkReferenceOf(t, g, true)
+	_, sdk, base, ref := statelessParity(t)
 	calls := append(slices.Clip(wireCalls), []wireCall{
 		{`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"roots"}}`, false},
 		{`{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sample"}}`, false},
@@ -542,12 +550,7 @@ func perRequestHeaders(name string) []string {
 // (none without), progress, and the backend's questions answered as the
 // SDK's session answers them.
 func TestHTTPStatelessPerRequestBytesAsSDK(t *testing.T) {
-	reg := takenTools(t)
-	askingTools(t, reg)
-	g := newGateway(t, reg, Options{Stateless: true})
-	sdk := sdkCalls(g)
-	base := serveHTTP(t, g, Options{})
-	ref := sdkReferenceOf(t, g, true)
+	_, sdk, base, ref := statelessParity(t)
 	info := `,"io.modelcontextprotocol/clientInfo":{"name":"c <&>","version":"1"}`
 	calls := []struct {
 		name, params string
@@ -605,12 +608,7 @@ var requestStates = regexp.MustCompile(`"requestState":"[^"]*"`)
 // requestState, brought back with the answers, finishes the call as the
 // SDK's path finishes its own.
 func TestHTTPStatelessPerRequestOfferingClientAsSDK(t *testing.T) {
-	reg := takenTools(t)
-	askingTools(t, reg)
-	g := newGateway(t, reg, Options{Stateless: true})
-	sdk := sdkCalls(g)
-	base := serveHTTP(t, g, Options{})
-	ref := sdkReferenceOf(t, g, true)
+	_, sdk, base, ref := statelessParity(t)
 	offering := func(caps, more string) string {
 		return `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + more
 	}
