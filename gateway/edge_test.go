@@ -252,8 +252,12 @@ func TestEdgeBigHeadersBounded(t *testing.T) {
 	wg.Wait()
 	grown := int64(liveHeap()) - int64(before)
 	t.Logf("live heap grew by %d MiB with 1,000 unfinished 300 KB headers", grown>>20)
-	if grown > 64<<20 {
-		t.Errorf("live heap grew by %d MiB with 1,000 unfinished 300 KB headers, want under 64 MiB", grown>>20)
+	// A busy machine may find every socket still mid-header: each then
+	// holds its capped headers and its connection's buffers, 78 MiB for
+	// 1,000, where uncapped ones held 300 KB each (290 MiB).
+	const perConn = 64<<10 + 16<<10 // the headers serve allows, the connection
+	if bound := int64(len(conns)) * perConn; grown > bound {
+		t.Errorf("live heap grew by %d MiB with 1,000 unfinished 300 KB headers, want under %d MiB", grown>>20, bound>>20)
 	}
 	checkAuthorized(t, addr)
 }
