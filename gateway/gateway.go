@@ -289,6 +289,10 @@ type Gateway struct {
 	// one-request session); guarded by mu.
 	shares   map[share]int
 	inFlight int // the calls in flight, whatever their share
+	// subscribers holds, for each session subscribed to resources while
+	// a Screen decides, what its caller may see, by subscribed URI: its
+	// updates are screened as they are sent (mayUpdate); guarded by mu.
+	subscribers map[*mcp.ServerSession]map[string]func(Offer, string) bool
 	// asks counts the backends' requests waiting for the answer of each
 	// session without state (one-request sessions); guarded by mu.
 	asks map[*mcp.ServerSession]int
@@ -403,6 +407,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		sessions:    make(map[*mcp.ServerSession]*sessionState),
 		byID:        make(map[string]*sessionState),
 		shares:      make(map[share]int),
+		subscribers: make(map[*mcp.ServerSession]map[string]func(Offer, string) bool),
 		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
 		syncDone:    make(chan struct{}),
@@ -432,7 +437,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	g.server.AddReceivingMiddleware(g.viewMiddleware) // innermost: runs after g.middleware
 	g.server.AddReceivingMiddleware(g.screenMiddleware)
 	g.server.AddReceivingMiddleware(g.middleware)
-	g.server.AddSendingMiddleware(g.viewSending)
+	g.server.AddSendingMiddleware(g.sendingMiddleware)
 	idle := cmp.Or(opts.idleTimeout, sessionTimeout)
 	httpOpts := httpOptions(sdkLog, opts.Stateless, idle)
 	g.events = httpOpts.EventStore

@@ -331,10 +331,12 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	server, known := g.offers.uriServer[uri]
 	_, subscribed := g.offers.subs[uri]
 	g.syncMu.Unlock()
-	if !known || !g.visibleToCaller(ctx, req)(OfferResource, server) {
+	may := g.visibleToCaller(ctx, req)
+	if !known || !may(OfferResource, server) {
 		// A resource the caller may not see is one that does not exist.
 		return mcp.ResourceNotFoundError(uri)
 	}
+	g.keepSubscriber(ctx, req.Session, uri, may)
 	if subscribed {
 		return nil
 	}
@@ -361,10 +363,14 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	return nil
 }
 
-// unsubscribe serves resources/unsubscribe. The backend subscription stays
-// while the gateway runs (other sessions may hold it; the SDK tracks
-// which): updates for a session that left are simply not sent to it.
-func (g *Gateway) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+// unsubscribe serves resources/unsubscribe, and the end of a listen's
+// subscriptions. The backend subscription stays while the gateway runs
+// (other sessions may hold it; the SDK tracks which): updates for a
+// session that left are simply not sent to it.
+func (g *Gateway) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	g.forgetSubscriber(req.Session, req.Params.URI)
+	return nil
+}
 
 // setCapabilities adjusts the capabilities of an initialize or
 // server/discover result.

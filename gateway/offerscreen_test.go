@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -99,6 +100,13 @@ func TestCompletionScreened(t *testing.T) {
 // subscribingBackend registers in reg a backend, server, with the
 // resource <server>://a, and returns how many subscriptions reached it.
 func subscribingBackend(t *testing.T, reg *tool.Registry, server string) *atomic.Int64 {
+	_, n := subscribingServer(t, reg, server)
+	return n
+}
+
+// subscribingServer is subscribingBackend returning its server too, to
+// send updates.
+func subscribingServer(t *testing.T, reg *tool.Registry, server string) (*mcp.Server, *atomic.Int64) {
 	n := new(atomic.Int64)
 	srv := mcp.NewServer(&mcp.Implementation{Name: server, Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
@@ -107,7 +115,7 @@ func subscribingBackend(t *testing.T, reg *tool.Registry, server string) *atomic
 	srv.AddResource(&mcp.Resource{URI: server + "://a", Name: "a"}, docReader)
 	startMemBackendWith(t, mcpclient.Config{ServerName: server, Transport: mcpclient.TransportStdio, Command: "unused"},
 		mcpclient.Options{Registry: reg}, srv)
-	return n
+	return srv, n
 }
 
 // A caller subscribes only to resources it may see: a subscription to one
@@ -149,8 +157,14 @@ func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 	reg := tool.NewRegistry()
 	vault := subscribingBackend(t, reg, "vault")
 	opts := Options{Stateless: true, Gate: hideUnlessAdmin{hideServer{hidden: "vault"}}}
-	base := serveHTTP(t, newGateway(t, reg, opts), opts)
-	listen := func(caller, uri string) string {
+	g := newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	kept := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.subscribers)
+	}
+	listen := func(caller, uri string, during func()) string {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop() // ends the admin's stream once acknowledged
 		body := `{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{"_meta":{` + perRequestMeta("") +
@@ -161,19 +175,133 @@ func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 		if err != nil && first == "" {
 			t.Fatalf("%s listening on %s: %v", caller, uri, err)
 		}
+		if during != nil {
+			during()
+		}
 		return first
 	}
-	guest, unknown := listen("guest", "vault://a"), listen("guest", "nosuch://a")
+	guest, unknown := listen("guest", "vault://a", nil), listen("guest", "nosuch://a", nil)
 	if want := strings.ReplaceAll(unknown, "nosuch", "vault"); !strings.Contains(guest, `"error"`) || guest != want {
 		t.Errorf("a guest's listen on the hidden server's resource: %s\nwant as on an unknown one: %s", guest, want)
 	}
 	if n := vault.Load(); n != 0 {
 		t.Errorf("the guest's subscription reached the backend (%d)", n)
 	}
-	if admin := listen("admin", "vault://a"); !strings.Contains(admin, "notifications/subscriptions/acknowledged") {
+	// The screen its updates are sent through is kept while it listens,
+	// and let go as the listen ends.
+	admin := listen("admin", "vault://a", func() {
+		if n := kept(); n != 1 {
+			t.Errorf("while the admin listens, the gateway keeps the screens of %d sessions, want 1", n)
+		}
+	})
+	if !strings.Contains(admin, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("the admin's listen: %s, want it acknowledged", admin)
 	}
 	waitFor(t, "the admin's subscription at the backend", func() bool { return vault.Load() == 1 })
+	waitFor(t, "the ended listen's screen let go", func() bool { return kept() == 0 })
+}
+
+// liveHide is a Gate whose Screen decides by the server hidden at each
+// decision ("" for none), as the policy's does after a reload.
+type liveHide struct{ hidden *atomic.Value }
+
+func (h liveHide) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	if c.Server != "" && c.Server == h.hidden.Load() {
+		return nil, nil, ErrHidden
+	}
+	return ctx, func(Outcome) {}, nil
+}
+
+func (h liveHide) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(k Offer, name string) bool { return k != OfferResource || name != h.hidden.Load() }
+}
+
+// A subscription's updates are screened as they are sent, by the policy in
+// force then: once a reload hides a server's resources from a caller, the
+// updates of the one it subscribed to no longer reach it (they tell when
+// a resource it may not read changes), while another server's still do;
+// an unsubscribe lets go of what was kept for it. Subscriptions used to be
+// screened only when made.
+func TestUpdatesScreenedWhenSent(t *testing.T) {
+	reg := tool.NewRegistry()
+	docs, _ := subscribingServer(t, reg, "docs")
+	notes, _ := subscribingServer(t, reg, "notes")
+	hidden := &atomic.Value{}
+	hidden.Store("")
+	g := newGateway(t, reg, Options{Gate: liveHide{hidden}})
+	tried := make(chan string, 10)
+	g.server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { // outside the gateway's
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok {
+				tried <- p.URI
+			}
+			return res, err
+		}
+	})
+	raw := connectRaw(t, g)
+	for _, uri := range []string{"docs://a", "notes://a"} {
+		if res := raw.request("resources/subscribe", `{"uri":"`+uri+`"}`); res.Error != nil {
+			t.Fatalf("subscribing to %s: %+v", uri, res.Error)
+		}
+	}
+	nextUpdate := func() string {
+		for {
+			var m struct {
+				Method string
+				Params struct{ URI string }
+			}
+			if err := json.Unmarshal(waitSignal(t, raw.lines, "a resource update"), &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Method == resourceUpdated {
+				return m.Params.URI
+			}
+		}
+	}
+	update := func(srv *mcp.Server, uri string) {
+		if err := srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		waitSignal(t, tried, "the gateway sending the update of "+uri)
+	}
+	update(docs, "docs://a")
+	if got := nextUpdate(); got != "docs://a" {
+		t.Fatalf("the first update: %s, want docs://a", got)
+	}
+	hidden.Store("docs")
+	update(docs, "docs://a")
+	update(notes, "notes://a")
+	if got := nextUpdate(); got != "notes://a" {
+		t.Errorf("after docs was hidden, the session was sent the update of %s, want notes://a only", got)
+	}
+	if res := raw.request("resources/unsubscribe", `{"uri":"notes://a"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	raw.request("resources/unsubscribe", `{"uri":"docs://a"}`)
+	g.mu.Lock()
+	left := len(g.subscribers)
+	g.mu.Unlock()
+	if left != 0 {
+		t.Errorf("after its unsubscribes, the gateway still keeps the screens of %d sessions", left)
+	}
+	// A session that ends subscribed leaves nothing either.
+	cs, _ := connectClient(t, g, mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, nil), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "notes://a"}); err != nil {
+		t.Fatal(err)
+	}
+	g.mu.Lock()
+	held := len(g.subscribers)
+	g.mu.Unlock()
+	if held != 1 {
+		t.Fatalf("a session subscribed: the gateway keeps the screens of %d sessions, want 1", held)
+	}
+	cs.Close()
+	waitFor(t, "the ended session's screens let go", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.subscribers) == 0
+	})
 }
 
 // wrapping is a Gate in front of another, as the console's tracker is:

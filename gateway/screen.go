@@ -70,12 +70,14 @@ func (g *Gateway) visibleToCaller(ctx context.Context, req mcp.Request) func(Off
 type listenHeaderKey struct{}
 
 // withListenHeader returns ctx carrying the header of req, a
-// subscriptions/listen, for the subscriptions the SDK makes for it.
+// subscriptions/listen, for the subscriptions the SDK makes for it (nil
+// off HTTP: the key then says only that they are a listen's).
 func withListenHeader(ctx context.Context, req mcp.Request) context.Context {
-	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-		return context.WithValue(ctx, listenHeaderKey{}, ex.Header)
+	var header http.Header
+	if ex := req.GetExtra(); ex != nil {
+		header = ex.Header
 	}
-	return ctx
+	return context.WithValue(ctx, listenHeaderKey{}, header)
 }
 
 // screenMiddleware narrows the lists to what the Screen lets the session

@@ -19,8 +19,9 @@ import (
 // first request (touch), held in Gateway.sessions, and let go
 // in one place, end, however the session ended (a DELETE, eviction past
 // MaxSessions, the SDK's idle timeout, a closed transport, Close). What
-// is keyed by the session's id elsewhere (its owner, the SDK keep-alive,
-// its parked calls, its stored events) is let go there too.
+// is keyed by the session elsewhere (its owner, the SDK keep-alive, its
+// parked calls, its stored events, its subscriptions' screens) is let go
+// there too.
 type sessionState struct {
 	ss *mcp.ServerSession
 	id string // ss.ID(), "" off HTTP
@@ -145,6 +146,7 @@ func (g *Gateway) end(st *sessionState) {
 	if st.id != "" && g.byID[st.id] == st {
 		delete(g.byID, st.id)
 	}
+	delete(g.subscribers, st.ss)
 	tasks := st.tasks
 	if g.closed {
 		tasks = taskBook{} // Close took them as it closed the gateway (heldTasksLocked)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,4 +79,66 @@ func (g *Gateway) dropSubscriptions() {
 		wg.Go(cancel)
 	}
 	wg.Wait()
+}
+
+// resourceUpdated is the notification an update is sent as.
+const resourceUpdated = "notifications/resources/updated"
+
+// keepSubscriber keeps what the caller subscribing ss to uri may see, for
+// its updates (mayUpdate), when a Screen decides. It keeps it for a session
+// the gateway holds state of, whose end lets it go, and for a
+// subscriptions/listen's, which the SDK unsubscribes as the listen ends;
+// a one-request session's subscription ends with its request, before any
+// update.
+func (g *Gateway) keepSubscriber(ctx context.Context, ss *mcp.ServerSession, uri string, may func(Offer, string) bool) {
+	if _, ok := gateAs[Screen](g.gate); !ok || ss == nil {
+		return
+	}
+	_, listening := ctx.Value(listenHeaderKey{}).(http.Header)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stateLocked(ss) == nil && !listening {
+		return
+	}
+	subs := g.subscribers[ss]
+	if subs == nil {
+		subs = map[string]func(Offer, string) bool{}
+		g.subscribers[ss] = subs
+	}
+	subs[uri] = may
+}
+
+// forgetSubscriber lets go of what keepSubscriber kept for ss and uri.
+func (g *Gateway) forgetSubscriber(ss *mcp.ServerSession, uri string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if subs := g.subscribers[ss]; subs != nil {
+		delete(subs, uri)
+		if len(subs) == 0 {
+			delete(g.subscribers, ss)
+		}
+	}
+}
+
+// mayUpdate reports whether req, a resource update, may go to its
+// session: always without a Screen; with one, only while the caller that
+// subscribed may still see the resource's server, by the policy in force
+// now (the Screen decides by the policy current when asked), so a reload
+// that hides a resource stops its updates to those it is hidden from.
+func (g *Gateway) mayUpdate(req mcp.Request) bool {
+	if _, ok := gateAs[Screen](g.gate); !ok {
+		return true
+	}
+	p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if p == nil || ss == nil {
+		return false
+	}
+	g.mu.Lock()
+	may := g.subscribers[ss][p.URI]
+	g.mu.Unlock()
+	g.syncMu.Lock()
+	server, known := g.offers.uriServer[p.URI]
+	g.syncMu.Unlock()
+	return may != nil && known && may(OfferResource, server)
 }

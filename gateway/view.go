@@ -172,11 +172,15 @@ func (g *Gateway) announceGrowth(name string) {
 	}
 }
 
-// viewSending lets notifications/tools/list_changed through only to the
-// sessions owed one (sdkwire.DropNotification).
-func (g *Gateway) viewSending(next mcp.MethodHandler) mcp.MethodHandler {
+// sendingMiddleware drops what a session is not to receive
+// (sdkwire.DropNotification): notifications/tools/list_changed when it
+// is owed none, a resource's update its caller may no longer see.
+func (g *Gateway) sendingMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == sdkwire.ToolListChanged && !g.owesToolsChanged(req.GetSession()) {
+		switch {
+		case method == sdkwire.ToolListChanged && !g.owesToolsChanged(req.GetSession()):
+			return sdkwire.DropNotification()
+		case method == resourceUpdated && !g.mayUpdate(req):
 			return sdkwire.DropNotification()
 		}
 		return next(ctx, method, req)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -219,6 +220,13 @@ func (k *Keeper) release(st *state) {
 	}
 }
 
+// sameAuth reports whether a and b authenticate callers alike.
+func sameAuth(a, b Config) bool {
+	ja, _ := json.Marshal(a.Auth)
+	jb, _ := json.Marshal(b.Auth)
+	return string(ja) == string(jb) && maps.Equal(a.Auth.TokenValues, b.Auth.TokenValues) // the values are not encoded
+}
+
 func samePolicy(a, b Config) bool {
 	ja, _ := json.Marshal(a.Policy)
 	jb, _ := json.Marshal(b.Policy)
@@ -374,21 +382,62 @@ func (st *state) principal(ctx context.Context, header http.Header) (*Principal,
 }
 
 // Screen implements gateway.Screen: what the caller's policy lets it see.
+// The caller is authenticated here, once; each decision is the policy in
+// force when it is made, so a screen the gateway keeps (a subscription's)
+// follows a reloaded policy. After a reload that changed the
+// authentication the caller is authenticated again, by its request's
+// header, as a new request would be: a token that no longer passes sees
+// nothing.
 func (k *Keeper) Screen(ctx context.Context, header http.Header, _ string) func(gateway.Offer, string) bool {
-	st := k.state.Load()
-	if st == nil && k.required.Load() {
-		return func(gateway.Offer, string) bool { return false }
-	}
+	s := &screen{k: k, ctx: context.WithoutCancel(ctx), header: header}
+	s.authenticate(k.state.Load())
+	return s.may
+}
+
+// screen is one caller's Screen.
+type screen struct {
+	k      *Keeper
+	ctx    context.Context
+	header http.Header
+
+	mu    sync.Mutex
+	under *state     // the state the caller was authenticated under; nil: not yet
+	who   *Principal // nil: not authenticated
+}
+
+// authenticate authenticates the caller under st, when st has a policy
+// to decide by (without one, no decision needs the caller). s.mu must be
+// held or s not yet shared.
+func (s *screen) authenticate(st *state) {
+	s.under, s.who = nil, nil
 	if st == nil || !st.cfg.HasPolicy {
-		return func(gateway.Offer, string) bool { return true }
+		return
 	}
-	who, err := st.principal(ctx, header)
-	if err != nil {
-		return func(gateway.Offer, string) bool { return false }
+	s.under = st
+	if who, err := st.principal(s.ctx, s.header); err == nil {
+		s.who = who
 	}
-	return func(kind gateway.Offer, name string) bool {
-		return st.policy.Decide(who, kindOf(kind), name).Allow
+}
+
+func (s *screen) may(kind gateway.Offer, name string) bool {
+	st := s.k.state.Load()
+	switch {
+	case st == nil:
+		return !s.k.required.Load()
+	case !st.cfg.HasPolicy:
+		return true
 	}
+	s.mu.Lock()
+	if s.under != st {
+		if s.under != nil && sameAuth(s.under.cfg, st.cfg) {
+			s.under = st
+		} else {
+			s.authenticate(st)
+		}
+	}
+	who := s.who
+	s.mu.Unlock()
+	return who != nil && st.policy.Decide(who, kindOf(kind), name).Allow
 }
 
 func kindOf(o gateway.Offer) Target {

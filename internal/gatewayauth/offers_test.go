@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -222,4 +224,37 @@ policy:
 	if n := templates(); n != 1 {
 		t.Errorf("after: %d templates, want the one now allowed", n)
 	}
+}
+
+// A screen the gateway keeps (a subscription's, whose updates it screens
+// as they are sent) decides by the config in force at each decision: a
+// reload that takes a server's resources from a caller hides them from a
+// screen made before it, and one that gives them back shows them again.
+// A reload that changes the authentication authenticates the caller
+// again: once alice's token is rotated, the screen made with the old one
+// sees nothing, whatever the policy allows. A screen used to keep the
+// policy and the identity it was made with.
+func TestScreenFollowsReloads(t *testing.T) {
+	s := newServed(t, Options{})
+	config := func(resources string) string {
+		return "auth: {tokens: {alice: ALICE}}\npolicy: [{subjects: [alice], allow: [\"*\"], resources: " + resources + "}]\n"
+	}
+	first := map[string]string{"ALICE": "alice-1"}
+	s.apply(t, config("[docs, notes]"), first)
+	ctx, done := context.WithCancel(t.Context())
+	may := s.keeper.Screen(ctx, http.Header{"Authorization": {"Bearer alice-1"}}, "")
+	done() // the request it was made for is over
+	check := func(when string, docs, notes bool) {
+		t.Helper()
+		if got, got2 := may(gateway.OfferResource, "docs"), may(gateway.OfferResource, "notes"); got != docs || got2 != notes {
+			t.Errorf("%s: docs %v, notes %v; want %v, %v", when, got, got2, docs, notes)
+		}
+	}
+	check("applied", true, true)
+	s.apply(t, config("[notes]"), first)
+	check("after a reload taking docs away", false, true)
+	s.apply(t, config("[docs, notes]"), first)
+	check("after a reload giving it back", true, true)
+	s.apply(t, config("[docs, notes]"), map[string]string{"ALICE": "alice-2"})
+	check("after alice's token was rotated", false, false)
 }
