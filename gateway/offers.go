@@ -336,8 +336,8 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		// A resource the caller may not see is one that does not exist.
 		return mcp.ResourceNotFoundError(uri)
 	}
-	g.keepSubscriber(ctx, req.Session, uri, may)
 	if subscribed {
+		g.keepSubscriber(ctx, req.Session, uri, may)
 		return nil
 	}
 	cancel, err := g.reg.SubscribeResource(ctx, server, uri, g.updates.add)
@@ -360,6 +360,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if closed {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
 	}
+	g.keepSubscriber(ctx, req.Session, uri, may)
 	return nil
 }
 

@@ -156,6 +156,10 @@ func TestSubscribeScreened(t *testing.T) {
 func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 	reg := tool.NewRegistry()
 	vault := subscribingBackend(t, reg, "vault")
+	plain := mcp.NewServer(&mcp.Implementation{Name: "plain", Version: "1"}, nil) // takes no subscriptions
+	plain.AddResource(&mcp.Resource{URI: "plain://a", Name: "a"}, docReader)
+	startMemBackendWith(t, mcpclient.Config{ServerName: "plain", Transport: mcpclient.TransportStdio, Command: "unused"},
+		mcpclient.Options{Registry: reg}, plain)
 	opts := Options{Stateless: true, Gate: hideUnlessAdmin{hideServer{hidden: "vault"}}}
 	g := newGateway(t, reg, opts)
 	base := serveHTTP(t, g, opts)
@@ -199,6 +203,14 @@ func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 	}
 	waitFor(t, "the admin's subscription at the backend", func() bool { return vault.Load() == 1 })
 	waitFor(t, "the ended listen's screen let go", func() bool { return kept() == 0 })
+	// A listen whose subscription fails (its backend takes none) is not
+	// unsubscribed: nothing may be kept for it.
+	if failed := listen("admin", "plain://a", nil); !strings.Contains(failed, `"error"`) {
+		t.Fatalf("a listen on a resource whose backend takes no subscriptions: %s, want an error", failed)
+	}
+	if n := kept(); n != 0 {
+		t.Errorf("after a listen whose subscription failed, the gateway keeps the screens of %d sessions", n)
+	}
 }
 
 // liveHide is a Gate whose Screen decides by the server hidden at each

@@ -16,10 +16,13 @@ import (
 // Gate's Enter like a call (Call.Method says which). Access control, unlike
 // a View: a tool the Screen hides is also refused by Enter.
 type Screen interface {
-	// Screen returns, for one list request, whether its caller (by its
-	// HTTP headers, nil off HTTP) may see an item of kind: a tool or prompt
-	// by public name, a resource or template by its server. It runs on the
-	// request's goroutine and must not call the Gateway.
+	// Screen returns, for one request, whether its caller (by its HTTP
+	// headers, nil off HTTP) may see an item of kind: a tool or prompt by
+	// public name, a resource or template by its server. It runs on the
+	// request's goroutine and must not call the Gateway. The function it
+	// returns may be kept and called later, on another goroutine, after
+	// the request ended: a subscription's, for each update sent. It is to
+	// decide by the policy in force when called.
 	Screen(ctx context.Context, header http.Header, session string) func(kind Offer, name string) bool
 }
 

@@ -85,7 +85,9 @@ func (g *Gateway) dropSubscriptions() {
 const resourceUpdated = "notifications/resources/updated"
 
 // keepSubscriber keeps what the caller subscribing ss to uri may see, for
-// its updates (mayUpdate), when a Screen decides. It keeps it for a session
+// its updates (mayUpdate), when a Screen decides; called once the
+// subscription is made (a listen whose subscription failed is not
+// unsubscribed by the SDK). It keeps it for a session
 // the gateway holds state of, whose end lets it go, and for a
 // subscriptions/listen's, which the SDK unsubscribes as the listen ends;
 // a one-request session's subscription ends with its request, before any

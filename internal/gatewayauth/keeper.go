@@ -389,15 +389,14 @@ func (st *state) principal(ctx context.Context, header http.Header) (*Principal,
 // header, as a new request would be: a token that no longer passes sees
 // nothing.
 func (k *Keeper) Screen(ctx context.Context, header http.Header, _ string) func(gateway.Offer, string) bool {
-	s := &screen{k: k, ctx: context.WithoutCancel(ctx), header: header}
-	s.authenticate(k.state.Load())
+	s := &screen{k: k, header: header}
+	s.authenticate(ctx, k.state.Load())
 	return s.may
 }
 
 // screen is one caller's Screen.
 type screen struct {
 	k      *Keeper
-	ctx    context.Context
 	header http.Header
 
 	mu    sync.Mutex
@@ -408,16 +407,20 @@ type screen struct {
 // authenticate authenticates the caller under st, when st has a policy
 // to decide by (without one, no decision needs the caller). s.mu must be
 // held or s not yet shared.
-func (s *screen) authenticate(st *state) {
+func (s *screen) authenticate(ctx context.Context, st *state) {
 	s.under, s.who = nil, nil
 	if st == nil || !st.cfg.HasPolicy {
 		return
 	}
 	s.under = st
-	if who, err := st.principal(s.ctx, s.header); err == nil {
+	if who, err := st.principal(ctx, s.header); err == nil {
 		s.who = who
 	}
 }
+
+// reauthWait bounds authenticating a kept screen's caller again, which
+// may fetch an issuer's keys, on the path of an update or a list.
+const reauthWait = 2 * time.Second
 
 func (s *screen) may(kind gateway.Offer, name string) bool {
 	st := s.k.state.Load()
@@ -432,7 +435,9 @@ func (s *screen) may(kind gateway.Offer, name string) bool {
 		if s.under != nil && sameAuth(s.under.cfg, st.cfg) {
 			s.under = st
 		} else {
-			s.authenticate(st)
+			ctx, cancel := context.WithTimeout(context.Background(), reauthWait) // not the request's: it may be over
+			s.authenticate(ctx, st)
+			cancel()
 		}
 	}
 	who := s.who
