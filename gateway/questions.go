@@ -673,5 +673,10 @@ func (p *parkedCalls) wait(deadline time.Time) error {
 func newState(tag string) string {
 	var b [24]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
-	return "mcpbridge." + tag + "." + base64.RawURLEncoding.EncodeToString(b[:])
+	return tagged(tag) + base64.RawURLEncoding.EncodeToString(b[:])
 }
+
+// tagged is how what a replica tagged tag gives its clients to name
+// again (a requestState, a task id) starts: stateTag reads the tag back,
+// and the replicas route a request naming it to that replica.
+func tagged(tag string) string { return "mcpbridge." + tag + "." }

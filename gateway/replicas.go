@@ -115,8 +115,8 @@ func (g *Gateway) sessionOwners() (SessionOwners, string) {
 	return nil, ""
 }
 
-// forwardSessions sends a request for a session, or a parked call,
-// another replica owns to that replica, records the sessions this one
+// forwardSessions sends a request for a session, a parked call or a
+// task's answers, which another replica owns, to that replica, records the sessions this one
 // opens and where it is reached, and checks the signature of a request
 // another replica forwarded. Without a store it is next.
 func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
@@ -166,20 +166,27 @@ func sessionGone(w http.ResponseWriter, _ *http.Request) {
 	http.Error(w, "session not found", http.StatusNotFound)
 }
 
-// requestStateOf returns the requestState of r's one message, "" when
-// it has none (or is a batch: a batch's calls are not forwarded).
+// requestStateOf returns what r's one message names that a replica gave
+// (tagged): a call's requestState, or the task a tasks/update answers,
+// whose questions only the replica running it can take. "" when it names
+// neither (or is a batch: a batch's messages are not forwarded).
 func requestStateOf(r *http.Request) string {
 	body := bodyOf(r)
-	if !bytes.Contains(body, []byte(`"requestState"`)) || isBatch(body) {
+	if !bytes.Contains(body, []byte(`"requestState"`)) && !bytes.Contains(body, []byte(`"tasks/update"`)) || isBatch(body) {
 		return ""
 	}
 	var m struct {
+		Method string `json:"method"`
 		Params struct {
 			RequestState string `json:"requestState"`
+			TaskID       string `json:"taskId"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &m) != nil {
 		return "" // not JSON: the transport answers it with a parse error
+	}
+	if m.Method == "tasks/update" {
+		return m.Params.TaskID
 	}
 	return m.Params.RequestState
 }

@@ -76,7 +76,8 @@ func recordOwner(owner string) string { return "identity:" + owner }
 // it starts while the config has a store (shareChanges).
 func (g *Gateway) sharingTasks(owner string, kept func(id string)) *sessionTasks {
 	return newTasksWith(tasks.StoreOptions{Extension: true, Changed: g.shareChanges(owner, kept),
-		Tells: func() bool { ts, _ := g.sharedTasks(); return ts != nil }})
+		Tells:    func() bool { ts, _ := g.sharedTasks(); return ts != nil },
+		IDPrefix: tagged(g.parked.tag)})
 }
 
 // shareChanges returns the Changed of owner's tasks: each change written

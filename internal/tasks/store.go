@@ -43,8 +43,9 @@ type Store struct {
 	now  func() time.Time
 	ext  bool // the 2026-07-28 extension's shapes (StoreOptions.Extension)
 
-	changed func(Snapshot) error // StoreOptions.Changed; nil: none
-	tells   func() bool          // StoreOptions.Tells; nil: always
+	changed  func(Snapshot) error // StoreOptions.Changed; nil: none
+	tells    func() bool          // StoreOptions.Tells; nil: always
+	idPrefix string               // StoreOptions.IDPrefix
 
 	mu      sync.Mutex
 	tasks   map[string]*run
@@ -103,6 +104,10 @@ type StoreOptions struct {
 	// it (the gateway's config may gain or lose the store tasks are kept
 	// in); nil tells of every task.
 	Tells func() bool
+	// IDPrefix starts every task id the store makes (the gateway's
+	// replica tag, so that a request naming a task reaches the replica
+	// running it); the random part follows.
+	IDPrefix string
 }
 
 // Snapshot is a task's state after a change (StoreOptions.Changed).
@@ -119,7 +124,7 @@ func NewStoreWith(opts StoreOptions) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, changed: opts.Changed, tells: opts.Tells, tasks: map[string]*run{}}
+	return &Store{max: opts.Max, keep: opts.Keep, now: now, ext: opts.Extension, changed: opts.Changed, tells: opts.Tells, idPrefix: opts.IDPrefix, tasks: map[string]*run{}}
 }
 
 type idKey struct{}
@@ -343,7 +348,7 @@ func IsAugmented(params json.RawMessage) bool {
 // that ends when the task is cancelled or ctx ends, and returns the
 // CreateTaskResult to answer with.
 func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	id, err := newID()
+	id, err := newID(s.idPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -519,12 +524,12 @@ func (s *Store) wire(r *run, t Task) map[string]any {
 	return m
 }
 
-// newID returns an unguessable task id: a peer can only name tasks it was
-// told of.
-func newID() (string, error) {
+// newID returns an unguessable task id starting with prefix: a peer can
+// only name tasks it was told of.
+func newID(prefix string) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("making a task id: %w", err)
 	}
-	return hex.EncodeToString(b[:]), nil
+	return prefix + hex.EncodeToString(b[:]), nil
 }
