@@ -236,8 +236,8 @@ func (h liveHide) Screen(context.Context, http.Header, string) func(Offer, strin
 // screened only when made.
 func TestUpdatesScreenedWhenSent(t *testing.T) {
 	reg := tool.NewRegistry()
-	docs, _ := subscribingServer(t, reg, "docs")
-	notes, _ := subscribingServer(t, reg, "notes")
+	docs, docsSubs := subscribingServer(t, reg, "docs")
+	notes, notesSubs := subscribingServer(t, reg, "notes")
 	hidden := &atomic.Value{}
 	hidden.Store("")
 	g := newGateway(t, reg, Options{Gate: liveHide{hidden}})
@@ -257,6 +257,9 @@ func TestUpdatesScreenedWhenSent(t *testing.T) {
 			t.Fatalf("subscribing to %s: %+v", uri, res.Error)
 		}
 	}
+	// A 2026-07-28 backend is subscribed on a listen stream the SDK opens
+	// without waiting for the backend: an update sent before would be lost.
+	waitFor(t, "the subscriptions at the backends", func() bool { return docsSubs.Load() == 1 && notesSubs.Load() == 1 })
 	nextUpdate := func() string {
 		for {
 			var m struct {
