@@ -679,4 +679,7 @@ func newState(tag string) string {
 // tagged is how what a replica tagged tag gives its clients to name
 // again (a requestState, a task id) starts: stateTag reads the tag back,
 // and the replicas route a request naming it to that replica.
-func tagged(tag string) string { return "mcpbridge." + tag + "." }
+func tagged(tag string) string { return tagPrefix + tag + "." }
+
+// tagPrefix starts what tagged makes.
+const tagPrefix = "mcpbridge."

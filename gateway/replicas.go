@@ -172,8 +172,8 @@ func sessionGone(w http.ResponseWriter, _ *http.Request) {
 // neither (or is a batch: a batch's messages are not forwarded).
 func requestStateOf(r *http.Request) string {
 	body := bodyOf(r)
-	if !bytes.Contains(body, []byte(`"requestState"`)) && !bytes.Contains(body, []byte(`"tasks/update"`)) || isBatch(body) {
-		return ""
+	if !bytes.Contains(body, []byte(tagPrefix)) || isBatch(body) {
+		return "" // names nothing a replica tagged
 	}
 	var m struct {
 		Method string `json:"method"`
@@ -194,7 +194,7 @@ func requestStateOf(r *http.Request) string {
 // stateTag returns the tag of the replica that gave state, "" for a
 // state not of this form.
 func stateTag(state string) string {
-	rest, ok := strings.CutPrefix(state, "mcpbridge.")
+	rest, ok := strings.CutPrefix(state, tagPrefix)
 	tag, _, found := strings.Cut(rest, ".")
 	if !ok || !found {
 		return ""
@@ -361,6 +361,9 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		Transport:     g.replicaTransport(),
 		// Given the outgoing request, the handler answers r, as received.
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client left, not the owner: its record stays (a client could drop any replica's)
+			}
 			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
 			dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
 			defer dcancel()

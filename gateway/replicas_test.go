@@ -1,9 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // A forward's signature verifies only for its session, under the
@@ -31,5 +36,55 @@ func TestCheckForward(t *testing.T) {
 				t.Errorf("checkForward = %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A client that hangs up while its request is being forwarded leaves the
+// owner's record where it was: only an owner that cannot be reached loses
+// it. Any client that knows a session's id, or a replica's tag (every
+// task id names one), could otherwise unroute them all by hanging up.
+func TestForwardLeftByItsClientKeepsTheRoute(t *testing.T) {
+	started := make(chan struct{}, 1)
+	reg := tool.NewRegistry()
+	wait := goTool("wait", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return tool.Output{}, ctx.Err()
+	})
+	if _, err := reg.Register(wait); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, reg, opts), opts)
+	b, stopB := startHTTP(t, newGateway(t, reg, opts), opts)
+	client := openRawHTTP(t, a, "")
+	name := "session:" + client.session
+	if _, ok, err := ts.Owner(t.Context(), name); !ok || err != nil {
+		t.Fatalf("the session's owner is not recorded (%v)", err)
+	}
+	ctx, hangUp := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", client.session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	waitSignal(t, started, "the call forwarded to its session's replica")
+	hangUp()
+	<-done
+	if err := stopB(); err != nil { // its handlers, the forward's included, have returned
+		t.Fatal(err)
+	}
+	if _, ok, err := ts.Owner(t.Context(), name); !ok || err != nil {
+		t.Errorf("after its client hung up on a forwarded request, the session's owner record is gone (%v)", err)
 	}
 }

@@ -231,7 +231,8 @@ func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRec
 }
 
 // updateShared delivers a tasks/update to the task when this replica
-// runs it; a task of owner running elsewhere is refused, saying so.
+// runs it; a task of owner running elsewhere (its replica could not be
+// reached, or took it over) is refused, saying so.
 func (g *Gateway) updateShared(ctx context.Context, ts TaskStore, owner string, params json.RawMessage, id string) (json.RawMessage, error) {
 	if st := g.ownerTasks(owner); st != nil && st.store.Holds(id) {
 		return jsonrpcErr(st.store.Answer(ctx, "tasks/update", params))
@@ -246,7 +247,7 @@ func (g *Gateway) updateShared(ctx context.Context, ts TaskStore, owner string, 
 		return json.RawMessage(`{}`), nil // an ended task takes no answers, as on its replica
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-		Message: fmt.Sprintf("tasks/update: task %q runs on another replica of the gateway, which alone can give it the answers; send them again (a balancer that sends one client to one replica avoids this)", id)}
+		Message: fmt.Sprintf("tasks/update: task %q runs on another replica of the gateway, which alone takes its answers and could not be reached from this one; tasks/get tells how the task goes on", id)}
 }
 
 // cancelLocal cancels task id of owner if this replica holds it, and

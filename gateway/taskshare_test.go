@@ -167,6 +167,14 @@ func (s switchGate) Tasks() (TaskStore, time.Duration) {
 	return s.sharedGate.Tasks()
 }
 
+// SessionOwners follows the switch too, as the Keeper's store does.
+func (s switchGate) SessionOwners() (SessionOwners, string) {
+	if !s.on.Load() {
+		return nil, ""
+	}
+	return s.sharedGate.SessionOwners()
+}
+
 // A task made before the config had a store is still answered by its
 // replica once it has one; the identity's next task is shared.
 func TestGatewaySharedTasksAfterReload(t *testing.T) {

@@ -163,8 +163,15 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 	c.render(w, r, http.StatusOK, "traffic", framed(si, "traffic", "Traffic", d))
 }
 
-// short trims a session id for display.
+// short trims a session or task id for display: a task id's
+// "mcpbridge.REPLICA." start, the same for every task of a replica, is
+// left out.
 func short(s string) string {
+	if rest, ok := strings.CutPrefix(s, "mcpbridge."); ok {
+		if _, id, found := strings.Cut(rest, "."); found {
+			s = id
+		}
+	}
 	if len(s) > 12 {
 		return s[:12] + "…"
 	}
