@@ -21,6 +21,7 @@ import (
 // scenarios run side by side (as runClientScenarios does), sse-retry
 // alone first, since it times the client's reconnection.
 func TestConformanceClientRequirements(t *testing.T) {
+	t.Parallel()
 	suite := conformanceNextSuite(t)
 	bin := plainMcpbridge(t)
 	exe, err := os.Executable()

@@ -64,6 +64,7 @@ const slowCompute = `{"name":"mcp__tasks__slow_compute","arguments":{"seconds":8
 // complete with the backend's result; the backend never saw a
 // tasks/cancel.
 func TestServeReplicasHandOverBackendTaskOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.StartRedis(t)
 	var seen backendSeen
 	cfg := writeConfig(t, taskBackend(t, &seen)+fmt.Sprintf(handoverGateway, srv.URL(), t.Name()))
@@ -106,6 +107,7 @@ func TestServeReplicasHandOverBackendTaskOnSIGTERM(t *testing.T) {
 // reads ended on the survivors, saying the gateway shut down; it is not
 // left for a survivor to take over.
 func TestServeReplicasStdioTaskCancelledOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.StartRedis(t)
 	everything := fmt.Sprintf("- id: everything\n  name: mcp-client\n  config: {serverName: everything, transport: stdio, command: %s, args: [stdio]}\n",
 		mcptest.ThirdPartyBin(t, "mcp-server-everything"))

@@ -25,6 +25,7 @@ import (
 // replica holding the parked call. Three calls: each replica hands its
 // parked call's answers on to the next.
 func TestServeReplicasShareQuestions(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.StartRedis(t)
 	cfg := askerConfig(t, "", fmt.Sprintf(sessionGateway, srv.URL(), t.Name()))
 	replicas, urls := startReplicas(t, twoIdentities, "--stateless", "--config", cfg)

@@ -21,6 +21,7 @@ import (
 // surviving replica takes the task over, follows the backend's task, and
 // the client, polling the survivors, reads it complete with its result.
 func TestServeReplicasTakeOverBackendTask(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.StartRedis(t)
 	fixture := mcppeer.NewTaskServer()
 	backend := httptest.NewServer(fixture)

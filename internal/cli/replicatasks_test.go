@@ -35,6 +35,7 @@ const declaresTasksMeta = `"_meta":{"io.modelcontextprotocol/clientCapabilities"
 // second task is killed (SIGKILL): the task ends failed, saying its
 // replica stopped, within its lease, never working forever.
 func TestServeReplicasShareTasks(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.StartRedis(t)
 	everything := fmt.Sprintf("- id: everything\n  name: mcp-client\n  config: {serverName: everything, transport: stdio, command: %s, args: [stdio]}\n",
 		mcptest.ThirdPartyBin(t, "mcp-server-everything"))

@@ -23,6 +23,7 @@ import (
 // server-filesystem works in the roots it is offered, a directory its args
 // do not allow, and no longer warns that its client has none.
 func TestServerFilesystemUsesRoots(t *testing.T) {
+	t.Parallel()
 	bin := mcptest.ThirdPartyBin(t, "mcp-server-filesystem")
 	argDir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

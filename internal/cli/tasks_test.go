@@ -140,6 +140,7 @@ func TestCallTaskHTTP(t *testing.T) {
 // the client naming the task, and tasks/result brings the report with
 // the client's answer.
 func TestServeTaskAsTaskNodeClient(t *testing.T) {
+	t.Parallel()
 	out, stderr := runNodeScript(t, "node_task_stream.mjs", append([]string{"mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`,
 		`{"action":"accept","content":{"interpretation":"snake"}}`}, serveStdioLine(t, everythingConfig(t))...)...)
 	var got struct {
@@ -176,6 +177,7 @@ func TestServeTaskAsTaskNodeClient(t *testing.T) {
 // client as an inputRequest, --elicit answers it (tasks/update), and the
 // report names the answer.
 func TestServeStatelessExtensionTaskAsks(t *testing.T) {
+	t.Parallel()
 	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--stateless", "--config", everythingConfig(t))
 	r := mcpbridge(t, "", "call", "--url", p.url, "--name", "gw", "--elicit", "decline",
 		"mcp__gw__mcp__everything__simulate-research-query", `{"topic":"python","ambiguous":true}`)
@@ -189,6 +191,7 @@ func TestServeStatelessExtensionTaskAsks(t *testing.T) {
 // gateway's under the tasks extension, its question reaches --elicit as
 // an inputRequest, and the report names the answer.
 func TestServeStdioExtensionTaskAsks(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
