@@ -20,8 +20,8 @@ import (
 // in one place, end, however the session ended (a DELETE, eviction past
 // MaxSessions, the SDK's idle timeout, a closed transport, Close). What
 // is keyed by the session elsewhere (its owner, the SDK keep-alive, its
-// parked calls, its stored events, its subscriptions' screens) is let go
-// there too.
+// parked calls, its stored events, its subscriptions' screens, the
+// streams it may resume) is let go there too.
 type sessionState struct {
 	ss *mcp.ServerSession
 	id string // ss.ID(), "" off HTTP
@@ -154,6 +154,7 @@ func (g *Gateway) end(st *sessionState) {
 	g.mu.Unlock()
 	if st.id != "" {
 		g.owners.forget(st.id)
+		g.vanish.forgetSession(st.id)
 	}
 	g.parked.forget(st.ss)
 	if g.events != nil && st.id != "" {

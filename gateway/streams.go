@@ -120,10 +120,14 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 		g.engine.ServeHTTP(w, r)
 		// However the resume ended (its client left, its stream ended, or
 		// the SDK refused it: 409 while the dropped POST's handler still
-		// holds the stream), the streams it spared get another grace, for
-		// a client that tries again; a grace finds an ended call gone.
+		// holds the stream), the streams it spared whose calls still run
+		// get another grace, for a client that tries again. Those whose
+		// calls ended are let go: a client resuming again and again kept
+		// every stream it ever dropped awaiting.
 		for _, stream := range spared {
-			g.awaitGrace(session, stream)
+			if g.inFlightOn(stream) {
+				g.awaitGrace(session, stream)
+			}
 		}
 		return
 	}
@@ -270,16 +274,35 @@ func streamOf(extra *mcp.RequestExtra) string {
 }
 
 // awaitResume records that stream of session dropped before its
-// results, and returns which drop this is.
+// results, and returns which drop this is. A session awaits at most
+// eventStreamsPerSession streams, as many as the event store keeps to
+// resume: past that, the oldest is given up at once.
 func (g *Gateway) awaitResume(session, stream string) uint64 {
 	g.vanish.mu.Lock()
-	defer g.vanish.mu.Unlock()
 	if g.vanish.awaiting == nil {
 		g.vanish.awaiting = map[string][]awaited{}
 	}
 	g.vanish.drops++
-	g.vanish.awaiting[session] = append(g.vanish.awaiting[session], awaited{stream, g.vanish.drops})
-	return g.vanish.drops
+	drop, drops := g.vanish.drops, g.vanish.awaiting[session]
+	var oldest string
+	if len(drops) >= eventStreamsPerSession {
+		oldest = drops[0].stream
+		drops = slices.Delete(drops, 0, 1)
+	}
+	g.vanish.awaiting[session] = append(drops, awaited{stream, drop})
+	g.vanish.mu.Unlock()
+	if oldest != "" {
+		g.giveUp(oldest)
+	}
+	return drop
+}
+
+// forgetSession lets go of the streams session awaited: it ended, and its
+// calls with it.
+func (v *vanishing) forgetSession(session string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.awaiting, session)
 }
 
 // resumed spares the dropped streams of session, and returns them: its

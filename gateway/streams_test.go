@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -580,4 +581,44 @@ func TestClientWatchTellsTheSession(t *testing.T) {
 			t.Errorf("joined first %v: the stream of a client that left is not given up on", joinFirst)
 		}
 	}
+}
+
+// A client that drops streamed POSTs and comes back with resume GETs, again
+// and again, cannot make the gateway remember its streams for good: after
+// a resume only the streams whose calls still run await another grace, a
+// session awaits at most as many streams as the event store keeps to
+// resume (the oldest is given up at once), and the session's end lets go
+// of those it awaited. Each resume used to put back every stream the
+// session ever dropped, with a timer each, and the session's end kept them.
+func TestAwaitedStreamsBounded(t *testing.T) {
+	reg := tool.NewRegistry()
+	g := newGateway(t, reg, Options{ResumeGrace: time.Hour})
+	base := serveHTTP(t, g, Options{})
+	client := openRawHTTP(t, base, "")
+	session := client.session
+	for i := range 3 * eventStreamsPerSession {
+		g.awaitResume(session, "drop"+strconv.Itoa(i))
+	}
+	if n := awaiting(g, session); n != eventStreamsPerSession {
+		t.Errorf("after %d drops the session awaits %d streams, want %d", 3*eventStreamsPerSession, n, eventStreamsPerSession)
+	}
+	if !g.streamGone("drop0") || g.streamGone("drop"+strconv.Itoa(3*eventStreamsPerSession-1)) {
+		t.Error("past the bound, the oldest drop is not the one given up")
+	}
+	get, _ := http.NewRequest(http.MethodGet, base+"/mcp", nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", session)
+	get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	get.Header.Set("Last-Event-ID", "nosuch")
+	resp, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := awaiting(g, session); n != 0 {
+		t.Errorf("after a resume, %d streams without a call in flight still await one", n)
+	}
+	g.awaitResume(session, "last")
+	client.do(http.MethodDelete).Body.Close()
+	waitFor(t, "the ended session's awaited streams let go", func() bool { return awaiting(g, session) == 0 })
 }
