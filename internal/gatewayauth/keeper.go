@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,7 @@ type Keeper struct {
 	log   *slog.Logger
 	salt  []byte
 	state atomic.Pointer[state] // nil: no gateway entry
+	gens  atomic.Uint64         // numbers the applied configs (state.gen)
 	// fallback checks requests while no gateway entry is applied: the
 	// --token-env token only, or nothing at all.
 	fallback *Verifier
@@ -88,6 +90,7 @@ type Keeper struct {
 
 // state is one applied config.
 type state struct {
+	gen      uint64 // which applied config it is, from 1
 	cfg      Config
 	verifier *Verifier
 	policy   *Policy
@@ -141,6 +144,7 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 		return err
 	}
 	st.tools = tools
+	st.gen = k.gens.Add(1)
 	k.required.Store(true)
 	old := k.state.Swap(st)
 	k.release(old)
@@ -221,10 +225,10 @@ func (k *Keeper) release(st *state) {
 }
 
 // sameAuth reports whether a and b authenticate callers alike.
-func sameAuth(a, b Config) bool {
-	ja, _ := json.Marshal(a.Auth)
-	jb, _ := json.Marshal(b.Auth)
-	return string(ja) == string(jb) && maps.Equal(a.Auth.TokenValues, b.Auth.TokenValues) // the values are not encoded
+func sameAuth(a, b Auth) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb) && maps.Equal(a.TokenValues, b.TokenValues) // the values are not encoded
 }
 
 func samePolicy(a, b Config) bool {
@@ -389,30 +393,43 @@ func (st *state) principal(ctx context.Context, header http.Header) (*Principal,
 // header, as a new request would be: a token that no longer passes sees
 // nothing.
 func (k *Keeper) Screen(ctx context.Context, header http.Header, _ string) func(gateway.Offer, string) bool {
-	s := &screen{k: k, header: header}
+	s := &screen{k: k, header: authorizationOf(header)}
 	s.authenticate(ctx, k.state.Load())
 	return s.may
 }
 
-// screen is one caller's Screen.
+// screen is one caller's Screen. It keeps what authenticates its caller
+// again, and of the config it was authenticated under only what says
+// whether a later one authenticates alike: a screen kept for a
+// subscription holds neither the request's other headers nor a config
+// that was replaced.
 type screen struct {
 	k      *Keeper
-	header http.Header
+	header http.Header // the request's Authorization only; nil off HTTP
 
-	mu    sync.Mutex
-	under *state     // the state the caller was authenticated under; nil: not yet
-	who   *Principal // nil: not authenticated
+	mu   sync.Mutex
+	gen  uint64     // the config the caller was authenticated under (state.gen); 0: none
+	auth Auth       // that config's authentication
+	who  *Principal // nil: not authenticated
+}
+
+// authorizationOf is h reduced to what authenticates its caller.
+func authorizationOf(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	return http.Header{"Authorization": slices.Clone(h.Values("Authorization"))}
 }
 
 // authenticate authenticates the caller under st, when st has a policy
 // to decide by (without one, no decision needs the caller). s.mu must be
 // held or s not yet shared.
 func (s *screen) authenticate(ctx context.Context, st *state) {
-	s.under, s.who = nil, nil
+	s.gen, s.who = 0, nil
 	if st == nil || !st.cfg.HasPolicy {
 		return
 	}
-	s.under = st
+	s.gen, s.auth = st.gen, st.cfg.Auth
 	if who, err := st.principal(ctx, s.header); err == nil {
 		s.who = who
 	}
@@ -431,9 +448,9 @@ func (s *screen) may(kind gateway.Offer, name string) bool {
 		return true
 	}
 	s.mu.Lock()
-	if s.under != st {
-		if s.under != nil && sameAuth(s.under.cfg, st.cfg) {
-			s.under = st
+	if s.gen != st.gen {
+		if s.gen != 0 && sameAuth(s.auth, st.cfg.Auth) {
+			s.gen = st.gen
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), reauthWait) // not the request's: it may be over
 			s.authenticate(ctx, st)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -257,4 +258,33 @@ func TestScreenFollowsReloads(t *testing.T) {
 	check("after a reload giving it back", true, true)
 	s.apply(t, config("[docs, notes]"), map[string]string{"ALICE": "alice-2"})
 	check("after alice's token was rotated", false, false)
+}
+
+// A screen the gateway keeps (a subscription's) holds what authenticates
+// its caller, not the rest of its request's headers: a client subscribing
+// with 60 KiB of headers on each request cannot make every subscription
+// hold them.
+func TestKeptScreenHoldsOnlyItsCredentials(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, "auth: {tokens: {alice: ALICE}}\npolicy: [{subjects: [alice], allow: [\"*\"]}]\n", map[string]string{"ALICE": "alice-1"})
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const screens, pad = 500, 60 << 10
+	before := heap()
+	kept := make([]func(gateway.Offer, string) bool, screens)
+	for i := range kept {
+		h := http.Header{"Authorization": {"Bearer alice-1"}, "X-Pad": {strings.Repeat("a", pad)}}
+		kept[i] = s.keeper.Screen(t.Context(), h, "")
+	}
+	grown := int64(heap()) - int64(before)
+	if !kept[screens-1](gateway.OfferTool, "mcp__time__now") {
+		t.Fatal("alice's screen hides what the policy allows her")
+	}
+	if grown > screens*pad/10 {
+		t.Errorf("%d kept screens grew the heap by %d KiB, want under a tenth of their requests' %d KiB of headers", screens, grown>>10, screens*pad>>10)
+	}
 }
