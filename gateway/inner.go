@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -86,9 +87,21 @@ func (g *Gateway) CallFor(ctx context.Context, public string, args json.RawMessa
 		if err == nil {
 			err = fmt.Errorf("%s", wireText(res)) // a refusal the Gate answered with an isError result
 		}
+		if served != public && sameError(err, unknownTool(served)) {
+			// As the program named it: a hidden tool's served (raw) name
+			// would tell it from one that does not exist.
+			err = unknownTool(public)
+		}
 		return tool.Result{}, err
 	}
 	return a.runInner(a.ctx)
+}
+
+// sameError reports whether err is the JSON-RPC error want.
+func sameError(err, want error) bool {
+	e, ok := errors.AsType[*jsonrpc.Error](err)
+	w, _ := errors.AsType[*jsonrpc.Error](want)
+	return ok && w != nil && e.Code == w.Code && e.Message == w.Message
 }
 
 // runInner runs an admitted inner call as run does a plain one, keeping

@@ -182,3 +182,40 @@ func TestCallForAsksNoPerRequestClient(t *testing.T) {
 		}
 	}
 }
+
+// Under raw names a program's call of a tool hidden from its caller is
+// refused as one of a tool that does not exist, by the name the program
+// used: the hidden tool's served (raw) name would tell the two apart.
+func TestCallForHiddenUnderRawNames(t *testing.T) {
+	reg := tool.NewRegistry()
+	var g *Gateway
+	secret := goTool("mcp__vault__drop", textBody("dropped"))
+	secret.Origin = tool.Origin{Server: "vault", Name: "drop"}
+	outer := goTool("outer", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		var out []string
+		for _, name := range []string{"mcp__vault__drop", "mcp__vault__nosuch"} {
+			_, err := g.CallFor(ctx, name, json.RawMessage(`{}`))
+			out = append(out, fmt.Sprint(err))
+		}
+		return tool.Output{Content: []tool.Content{tool.Text(strings.Join(out, "\n"))}}, nil
+	})
+	if _, err := reg.Register(secret, outer); err != nil {
+		t.Fatal(err)
+	}
+	g = newGateway(t, reg, Options{Gate: hideTool{"drop"}, RawNames: true})
+	got := strings.Join(texts(connectInMemory(t, g).call(t, "outer", `{}`)), "\n")
+	hidden, unknown, _ := strings.Cut(got, "\n")
+	if want := strings.ReplaceAll(unknown, "nosuch", "drop"); hidden != want {
+		t.Errorf("a hidden tool's call: %q, want as an unknown one's: %q", hidden, want)
+	}
+}
+
+// hideTool is a Gate hiding one served tool from every caller.
+type hideTool struct{ served string }
+
+func (h hideTool) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	if c.Tool == h.served {
+		return nil, nil, ErrHidden
+	}
+	return ctx, func(Outcome) {}, nil
+}
