@@ -355,8 +355,8 @@ func TestAdmissionStatelessTaskSlotsPerCaller(t *testing.T) {
 	}
 	opts := Options{Stateless: true, Authenticate: aliceOrBob, MaxCallsPerSession: 1}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
-	alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret"}
-	bob := &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret"}
+	alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret", perRequest: true}
+	bob := &rawHTTP{t: t, endpoint: base + "/mcp", token: "bob-secret", perRequest: true}
 
 	held := createdTask(t, alice.request("tools/call", extParams("hold")), true)
 	over := alice.request("tools/call", extParams("hold"))

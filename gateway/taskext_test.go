@@ -162,13 +162,13 @@ func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
 		}
 		return task.TaskID, m
 	}
-	first := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-0"}
+	first := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-0", perRequest: true}
 	waitFor(t, "the task tool served", func() bool {
 		id, _ := taskOf(first)
 		return id != "" && first.request("tasks/cancel", idParams(id)).Error == nil
 	})
 	for i := 1; i < maxTaskOwners; i++ {
-		c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-" + strconv.Itoa(i)}
+		c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "user-" + strconv.Itoa(i), perRequest: true}
 		id, m := taskOf(c)
 		if id == "" {
 			t.Fatalf("identity %d: no task: %s %+v", i, m.Result, m.Error)
@@ -177,7 +177,7 @@ func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
 			t.Fatalf("identity %d: tasks/cancel: %+v", i, got.Error)
 		}
 	}
-	late := &rawHTTP{t: t, endpoint: base + "/mcp", token: "late"}
+	late := &rawHTTP{t: t, endpoint: base + "/mcp", token: "late", perRequest: true}
 	if id, m := taskOf(late); id == "" {
 		t.Fatalf("an identity after %d whose tasks are all collected: %s %+v", maxTaskOwners, m.Result, m.Error)
 	}

@@ -159,7 +159,7 @@ func (t *httpTransport) servePOST(w http.ResponseWriter, r *http.Request, watch 
 // is closed.
 func (t *httpTransport) open(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
 	c := newWireConn(rand.Text(), t.g.events, &t.requests)
-	c.headerSchema = t.g.headerSchema
+	c.headerSchema = t.g.headerSchemaFor
 	var current atomic.Pointer[mcp.ServerSession]
 	// As serve --stdio's connections: the session's tasks and tools/call
 	// taken beneath the SDK's session, and the "tasks" capability (added
@@ -207,7 +207,7 @@ func (t *httpTransport) serveStateless(w http.ResponseWriter, r *http.Request, w
 		return
 	}
 	c := newWireConn("", nil, &t.requests)
-	c.headerSchema = t.g.headerSchema
+	c.headerSchema = t.g.headerSchemaFor
 	c.stateless, c.watched = true, watch != nil
 	var current atomic.Pointer[mcp.ServerSession]
 	taking := &sdkwire.TakingTransport{Transport: wireTransport{c}, Take: t.g.takeStateless(&current), Routes: true}
@@ -483,9 +483,10 @@ type wireConn struct {
 	watched  bool
 	requests *sync.Map // the transport's requests in flight, for its tag
 	incoming chan jsonrpc.Message
-	// headerSchema is the input schema of a served tool whose arguments
-	// Mcp-Param-* headers mirror, nil for any other name.
-	headerSchema func(name string) json.RawMessage
+	// headerSchema returns, for a request's caller, the input schema of
+	// a served tool whose arguments Mcp-Param-* headers mirror, nil for
+	// any other name (Gateway.headerSchemaFor).
+	headerSchema func(ctx context.Context, header http.Header) func(name string) json.RawMessage
 	primes       primer // writes the priming events of its streams
 	// queued counts the messages handed to incoming and not yet read.
 	queued atomic.Int64
@@ -973,7 +974,7 @@ func (c *wireConn) serveMessages(w http.ResponseWriter, r *http.Request, watch *
 	if !ok {
 		return
 	}
-	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema) {
+	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema(r.Context(), r.Header)) {
 		return
 	}
 	for _, msg := range msgs {
@@ -1162,7 +1163,10 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 		post.listen = post.listen || req.Method == "subscriptions/listen"
 		if (req.IsCall() && version >= serverwire.PerRequestVersion) || carriesMetaVersion(req.Params) {
-			if !c.answersTasks(req) && !c.checkPerRequest(w, r, req, version) {
+			// A call of a task tool is checked as every call is: skipped,
+			// a hidden tool's would be told from one that does not exist.
+			exempt := req.Method != "tools/call" && c.answersTasks(req)
+			if !exempt && !c.checkPerRequest(w, r, req, version) {
 				return wirePOST{}, false
 			}
 		}
