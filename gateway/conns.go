@@ -218,6 +218,13 @@ func claim(r *http.Request, identity string) bool {
 		g.mu.Unlock()
 		return true
 	}
+	if _, held := g.conns[gc]; !held {
+		// Shed between its headers and its handler: its count is gone
+		// already, and moving it would leave one on the identity for good.
+		gc.owner = owner
+		g.mu.Unlock()
+		return true
+	}
 	var victim *gateConn
 	if g.byOwner[owner] >= g.perIdentity {
 		if victim = g.oldestIdle(owner); victim == nil {

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -97,3 +100,35 @@ func TestConnGateBusyOnlyWhileServing(t *testing.T) {
 		}
 	})).ServeHTTP(httptest.NewRecorder(), req)
 }
+
+// A connection shed between its request's headers and its handler (its
+// slot went to a newer one) and then claimed by the identity its request
+// authenticated as leaves no count behind: the identity's was raised for
+// good, and enough of them refused it every connection.
+func TestClaimOfAShedConnectionCountsNothing(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	g := newConnGate(nil, 4, 4, 4, slog.New(slog.DiscardHandler))
+	gc := g.admit(addrConn{server})
+	if gc == nil {
+		t.Fatal("the connection was refused")
+	}
+	g.mu.Lock()
+	g.forgetLocked(gc) // shed
+	g.mu.Unlock()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	r = r.WithContext(context.WithValue(r.Context(), gateConnKey{}, gc))
+	if !claim(r, "alice") {
+		t.Fatal("the claim was refused")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.byOwner) != 0 {
+		t.Errorf("counts left after a shed connection's claim: %v", g.byOwner)
+	}
+}
+
+// addrConn is a net.Conn with a TCP peer address.
+type addrConn struct{ net.Conn }
+
+func (addrConn) RemoteAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1234} }
