@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,21 +8,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
-
-// hideToolScreened is a Gate whose Screen and Enter hide one tool (by
-// public name) from every caller, as a policy denying it does.
-type hideToolScreened struct{ public string }
-
-func (h hideToolScreened) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
-	if c.Public == h.public {
-		return nil, nil, ErrHidden
-	}
-	return ctx, func(Outcome) {}, nil
-}
-
-func (h hideToolScreened) Screen(context.Context, http.Header, string) func(Offer, string) bool {
-	return func(k Offer, name string) bool { return k != OfferTool || name != h.public }
-}
 
 // The checks a 2026-07-28 POST passes before any Gate answer a call of a
 // tool hidden from its caller as they answer one of a tool that does not
@@ -39,7 +23,7 @@ func TestHiddenToolsUnprobedByRequestChecks(t *testing.T) {
 	if _, err := reg.Register(secret); err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Stateless: true, Gate: hideToolScreened{"secret"}}
+	opts := Options{Stateless: true, Gate: screenOut{"secret"}}
 	base := serveHTTP(t, newGateway(t, reg, opts), opts)
 	probe := func(name, args, meta string, header ...string) string {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,"_meta":{` + meta + `}}}`

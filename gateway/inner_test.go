@@ -202,20 +202,10 @@ func TestCallForHiddenUnderRawNames(t *testing.T) {
 	if _, err := reg.Register(secret, outer); err != nil {
 		t.Fatal(err)
 	}
-	g = newGateway(t, reg, Options{Gate: hideTool{"drop"}, RawNames: true})
+	g = newGateway(t, reg, Options{Gate: screenOut{"mcp__vault__drop"}, RawNames: true})
 	got := strings.Join(texts(connectInMemory(t, g).call(t, "outer", `{}`)), "\n")
 	hidden, unknown, _ := strings.Cut(got, "\n")
 	if want := strings.ReplaceAll(unknown, "nosuch", "drop"); hidden != want {
 		t.Errorf("a hidden tool's call: %q, want as an unknown one's: %q", hidden, want)
 	}
-}
-
-// hideTool is a Gate hiding one served tool from every caller.
-type hideTool struct{ served string }
-
-func (h hideTool) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
-	if c.Tool == h.served {
-		return nil, nil, ErrHidden
-	}
-	return ctx, func(Outcome) {}, nil
 }
