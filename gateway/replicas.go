@@ -116,9 +116,10 @@ func (g *Gateway) sessionOwners() (SessionOwners, string) {
 }
 
 // forwardSessions sends a request for a session, a parked call or a
-// task's answers, which another replica owns, to that replica, records the sessions this one
-// opens and where it is reached, and checks the signature of a request
-// another replica forwarded. Without a store it is next.
+// task's answers, which another replica owns, to that replica, records
+// the sessions this one opens and where it is reached, and checks the
+// signature of a request another replica forwarded. Without a store it is
+// next.
 func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		owners, advertise := g.sessionOwners()

@@ -87,11 +87,10 @@ const resourceUpdated = "notifications/resources/updated"
 // keepSubscriber keeps what the caller subscribing ss to uri may see, for
 // its updates (mayUpdate), when a Screen decides; called once the
 // subscription is made (a listen whose subscription failed is not
-// unsubscribed by the SDK). It keeps it for a session
-// the gateway holds state of, whose end lets it go, and for a
-// subscriptions/listen's, which the SDK unsubscribes as the listen ends;
-// a one-request session's subscription ends with its request, before any
-// update.
+// unsubscribed by the SDK). It keeps it for a session the gateway holds
+// state of, whose end lets it go, and for a subscriptions/listen's, which
+// the SDK unsubscribes as the listen ends; a one-request session's
+// subscription ends with its request, before any update.
 func (g *Gateway) keepSubscriber(ctx context.Context, ss *mcp.ServerSession, uri string, may func(Offer, string) bool) {
 	if _, ok := gateAs[Screen](g.gate); !ok || ss == nil {
 		return
