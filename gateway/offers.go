@@ -24,7 +24,7 @@ type offerState struct {
 	byServed  map[string]string // served prompt name → public name (completion routing)
 	tplServer map[string]string // URI template → its server (completion routing)
 	uriServer map[string]string // resource URI → its server (subscriptions)
-	subs      map[string]func() // subscribed URI → cancels the registry subscription
+	subs      map[string]func() // subKey of a subscribed URI → cancels the registry subscription
 	// skills.go: each SKILL.md and skill file template served, as listed,
 	// and each one's server (screening).
 	skillFiles, skillTpls map[string]string
@@ -329,7 +329,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	uri := req.Params.URI
 	g.syncMu.Lock()
 	server, known := g.offers.uriServer[uri]
-	_, subscribed := g.offers.subs[uri]
+	_, subscribed := g.offers.subs[subKey(server, uri)]
 	g.syncMu.Unlock()
 	may := g.visibleToCaller(ctx, req)
 	if !known || !may(OfferResource, server) {
@@ -345,13 +345,13 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return err
 	}
 	g.syncMu.Lock()
-	_, raced := g.offers.subs[uri]
+	_, raced := g.offers.subs[subKey(server, uri)]
 	closed := g.isClosed() // after Close took the subscriptions, nobody cancels a new one
 	if !raced && !closed {
 		if g.offers.subs == nil {
 			g.offers.subs = map[string]func(){}
 		}
-		g.offers.subs[uri] = cancel
+		g.offers.subs[subKey(server, uri)] = cancel
 	}
 	g.syncMu.Unlock()
 	if raced || closed {
@@ -363,6 +363,11 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	g.keepSubscriber(ctx, req.Session, uri, may)
 	return nil
 }
+
+// subKey names the gateway's subscription to uri at server: a URI served
+// from another server (the config's order changed) is subscribed to there
+// too, or its updates would never come.
+func subKey(server, uri string) string { return server + "\x00" + uri }
 
 // unsubscribe serves resources/unsubscribe, and the end of a listen's
 // subscriptions. The backend subscription stays while the gateway runs

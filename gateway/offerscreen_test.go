@@ -349,3 +349,43 @@ func TestWrappedGateKeepsItsScreen(t *testing.T) {
 		t.Errorf("the subscription reached the hidden server (%d)", n)
 	}
 }
+
+// A URI served from another server once the config's order changed is
+// subscribed to at that server: the gateway's subscription at the first
+// server stood for both, so the updates of the server now serving it never
+// came.
+func TestSubscriptionFollowsTheServingServer(t *testing.T) {
+	reg := tool.NewRegistry()
+	var order atomic.Value
+	order.Store([]string{"zeta", "alpha"})
+	subscribed, servers := map[string]*atomic.Int64{}, map[string]*mcp.Server{}
+	for _, name := range []string{"zeta", "alpha"} {
+		n := new(atomic.Int64)
+		srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
+			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		srv.AddResource(&mcp.Resource{URI: "shared://a", Name: "a"}, docReader)
+		subscribed[name], servers[name] = n, srv
+		startMemBackendWith(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"},
+			mcpclient.Options{Registry: reg}, srv)
+	}
+	g := newGateway(t, reg, Options{ServerOrder: func() []string { return order.Load().([]string) }})
+	raw := connectRaw(t, g)
+	subscribe := func() {
+		if res := raw.request("resources/subscribe", `{"uri":"shared://a"}`); res.Error != nil {
+			t.Fatalf("subscribing: %+v", res.Error)
+		}
+	}
+	subscribe()
+	waitFor(t, "the subscription at zeta", func() bool { return subscribed["zeta"].Load() == 1 })
+	order.Store([]string{"alpha", "zeta"})
+	servers["alpha"].AddResource(&mcp.Resource{URI: "shared://b", Name: "b"}, docReader) // the gateway lists again
+	waitFor(t, "shared://a served from alpha", func() bool {
+		g.syncMu.Lock()
+		defer g.syncMu.Unlock()
+		return g.offers.uriServer["shared://a"] == "alpha"
+	})
+	subscribe()
+	waitFor(t, "the subscription at alpha", func() bool { return subscribed["alpha"].Load() == 1 })
+}
