@@ -128,8 +128,19 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 	}
 	defer a.release()
 	res, err := g.run(ctx, a.name, req.session, how, req.params)
-	a.end(res, err)
+	a.endIn(ctx, res, err)
 	return res, err
+}
+
+// endIn is end for a call that ran with ctx: one whose task this gateway
+// handed over as it stopped (tool.ErrHandedOver) ends handed over, not
+// with the error its stop left it.
+func (a *admission) endIn(ctx context.Context, res result, err error) {
+	if errors.Is(context.Cause(ctx), tool.ErrHandedOver) && a.over.CompareAndSwap(false, true) {
+		a.ended(Outcome{HandedOver: true})
+		return
+	}
+	a.end(res, err)
 }
 
 // end tells the Gate how the call ended; only the first end counts.

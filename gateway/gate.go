@@ -96,6 +96,10 @@ type Outcome struct {
 	// IsError reports an isError result; Failed a JSON-RPC error (the
 	// tool was gone by the time it ran).
 	IsError, Failed bool
+	// HandedOver reports a task's call this gateway stopped following as
+	// it stopped, its backend's task going on: another replica follows it
+	// to its end.
+	HandedOver bool
 }
 
 // openGate lets every call through: the default Gate.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,7 +83,8 @@ func TestGatewayCloseHandsOverFollowableTasks(t *testing.T) {
 		}
 	}
 	_, ts := openTaskStore(t)
-	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: ts, lease: time.Minute}}
+	gate := &outcomeGate{sharedGate: sharedGate{ts: ts, lease: time.Minute}, ended: map[string]Outcome{}}
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: gate}
 	stopping := newGateway(t, reg, opts)
 	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, stopping, opts) + "/mcp", token: "alice-secret"}
 	handed, cancelled := createTask(t, alice, "followable"), createTask(t, alice, "child")
@@ -105,6 +107,14 @@ func TestGatewayCloseHandsOverFollowableTasks(t *testing.T) {
 	}
 	if cause := waitSignal(t, child.ended, "the child's call to stop"); errors.Is(cause, tool.ErrHandedOver) || cause == nil {
 		t.Errorf("the child's task's call ended with %v, want it cancelled", cause)
+	}
+	// The Gate (the audit trail) is told the call was handed over, not
+	// that it ended in error; the cancelled one ended in error.
+	if o := gate.outcome("followable"); o != (Outcome{HandedOver: true}) {
+		t.Errorf("the handed-over call's outcome: %+v, want handed over", o)
+	}
+	if o := gate.outcome("child"); o.HandedOver || !o.IsError && !o.Failed {
+		t.Errorf("the cancelled call's outcome: %+v, want an error", o)
 	}
 	rec := storedTask(t, ts, handed)
 	if rec.Ended || rec.Leased || !strings.Contains(string(rec.Wire), `"status":"working"`) || string(rec.Backend) != `{"tool":"followable","task":"w1"}` {
@@ -202,4 +212,25 @@ func TestGatewayCloseCancelsSessionTasks(t *testing.T) {
 	if cause := waitSignal(t, h.ended, "the call to stop"); errors.Is(cause, tool.ErrHandedOver) || cause == nil {
 		t.Errorf("the session's task's call ended with %v, want it cancelled", cause)
 	}
+}
+
+// outcomeGate is sharedGate recording how each tool's last call ended.
+type outcomeGate struct {
+	sharedGate
+	mu    sync.Mutex
+	ended map[string]Outcome
+}
+
+func (g *outcomeGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+	return ctx, func(o Outcome) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.ended[c.Tool] = o
+	}, nil
+}
+
+func (g *outcomeGate) outcome(name string) Outcome {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ended[name]
 }

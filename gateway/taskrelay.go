@@ -76,7 +76,7 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 		ask := pr.asker(pc.asker(caps))
 		callCtx = tool.WithInputs(tool.WithAsk(callCtx, ask), pr.inputs(pc.inputs(caps)))
 		res, err := g.run(callCtx, a.name, req.session, callHow{ask: ask, parked: true, notes: &pc.notes}, req.params)
-		a.end(res, err)
+		a.endIn(callCtx, res, err)
 		return res, err
 	})
 	if !ran {

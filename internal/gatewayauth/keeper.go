@@ -553,6 +553,8 @@ func ruleReason(d Decision) string {
 
 func outcome(o gateway.Outcome) string {
 	switch {
+	case o.HandedOver:
+		return "handed_over"
 	case o.Failed:
 		return "failed"
 	case o.IsError:
