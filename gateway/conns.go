@@ -118,10 +118,15 @@ func (g *connGate) admit(c net.Conn) *gateConn {
 		g.conns[gc] = struct{}{}
 		g.countLocked(gc, +1)
 	}
+	var shed string // the victim's owner, read under g.mu: a claim may move it
+	var idle time.Duration
+	if victim != nil {
+		shed, idle = victim.owner, time.Since(victim.since).Round(time.Millisecond)
+	}
 	g.mu.Unlock()
 	if victim != nil {
 		victim.Conn.Close()
-		g.log.Debug("HTTP connection shed for a new one", "client", victim.owner, "idle", time.Since(victim.since).Round(time.Millisecond))
+		g.log.Debug("HTTP connection shed for a new one", "client", shed, "idle", idle)
 	}
 	if !ok {
 		g.warnRefused(gc.owner)
@@ -221,7 +226,6 @@ func claim(r *http.Request, identity string) bool {
 	if _, held := g.conns[gc]; !held {
 		// Shed between its headers and its handler: its count is gone
 		// already, and moving it would leave one on the identity for good.
-		gc.owner = owner
 		g.mu.Unlock()
 		return true
 	}
