@@ -484,6 +484,7 @@ func (g *Gateway) follow(changed <-chan struct{}) {
 		select {
 		case <-changed:
 			g.sync()
+			g.moveSubscriptions()
 		case <-g.done:
 			return
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -336,10 +338,18 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		// A resource the caller may not see is one that does not exist.
 		return mcp.ResourceNotFoundError(uri)
 	}
-	if subscribed {
-		g.keepSubscriber(ctx, req.Session, uri, may)
-		return nil
+	if !subscribed {
+		if err := g.subscribeAt(ctx, server, uri); err != nil {
+			return err
+		}
 	}
+	g.keepSubscriber(ctx, req.Session, uri, may)
+	return nil
+}
+
+// subscribeAt makes the gateway's subscription to uri at server, which
+// ctx bounds the making of, unless one raced it there.
+func (g *Gateway) subscribeAt(ctx context.Context, server, uri string) error {
 	cancel, err := g.reg.SubscribeResource(ctx, server, uri, g.updates.add)
 	if err != nil {
 		return err
@@ -360,14 +370,49 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if closed {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
 	}
-	g.keepSubscriber(ctx, req.Session, uri, may)
 	return nil
 }
 
+// moveSubscriptions moves each of the gateway's subscriptions whose URI
+// another server serves now (the config's order changed) to that server,
+// so that the sessions subscribed keep getting its updates, from the
+// server serving it. One whose URI no server serves stays: its server
+// may be restarting, and the registry renews it with its successor.
+func (g *Gateway) moveSubscriptions() {
+	type move struct {
+		uri, to string
+		cancel  func()
+	}
+	var moves []move
+	g.syncMu.Lock()
+	for key, cancel := range g.offers.subs {
+		server, uri, _ := strings.Cut(key, subKeySep)
+		if now, served := g.offers.uriServer[uri]; served && now != server {
+			delete(g.offers.subs, key)
+			moves = append(moves, move{uri, now, cancel})
+		}
+	}
+	g.syncMu.Unlock()
+	for _, m := range moves {
+		m.cancel() // outside syncMu: it may tell the server
+		ctx, stop := context.WithTimeout(context.Background(), moveWait)
+		if err := g.subscribeAt(ctx, m.to, m.uri); err != nil {
+			g.log.Warn("resource subscription not moved to the server serving it now", "uri", m.uri, "server", m.to, "err", err)
+		}
+		stop()
+	}
+}
+
+// moveWait bounds making a moved subscription at its new server.
+const moveWait = 30 * time.Second
+
 // subKey names the gateway's subscription to uri at server: a URI served
 // from another server (the config's order changed) is subscribed to there
-// too, or its updates would never come.
-func subKey(server, uri string) string { return server + "\x00" + uri }
+// (moveSubscriptions), or its updates would never come.
+func subKey(server, uri string) string { return server + subKeySep + uri }
+
+// subKeySep parts a subKey: no server's name holds it.
+const subKeySep = "\x00"
 
 // unsubscribe serves resources/unsubscribe, and the end of a listen's
 // subscriptions. The backend subscription stays while the gateway runs

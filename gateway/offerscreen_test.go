@@ -351,33 +351,30 @@ func TestWrappedGateKeepsItsScreen(t *testing.T) {
 }
 
 // A URI served from another server once the config's order changed is
-// subscribed to at that server: the gateway's subscription at the first
-// server stood for both, so the updates of the server now serving it never
-// came.
+// subscribed to at that server, for the sessions subscribed before, and
+// the subscription at the first server ends: it stood for both, so the
+// updates of the server now serving it never came.
 func TestSubscriptionFollowsTheServingServer(t *testing.T) {
 	reg := tool.NewRegistry()
 	var order atomic.Value
 	order.Store([]string{"zeta", "alpha"})
-	subscribed, servers := map[string]*atomic.Int64{}, map[string]*mcp.Server{}
+	subscribed, unsubscribed, servers := map[string]*atomic.Int64{}, map[string]*atomic.Int64{}, map[string]*mcp.Server{}
 	for _, name := range []string{"zeta", "alpha"} {
-		n := new(atomic.Int64)
+		n, u := new(atomic.Int64), new(atomic.Int64)
 		srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ServerOptions{
 			SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { n.Add(1); return nil },
-			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { u.Add(1); return nil },
 		})
 		srv.AddResource(&mcp.Resource{URI: "shared://a", Name: "a"}, docReader)
-		subscribed[name], servers[name] = n, srv
+		subscribed[name], unsubscribed[name], servers[name] = n, u, srv
 		startMemBackendWith(t, mcpclient.Config{ServerName: name, Transport: mcpclient.TransportStdio, Command: "unused"},
 			mcpclient.Options{Registry: reg}, srv)
 	}
 	g := newGateway(t, reg, Options{ServerOrder: func() []string { return order.Load().([]string) }})
 	raw := connectRaw(t, g)
-	subscribe := func() {
-		if res := raw.request("resources/subscribe", `{"uri":"shared://a"}`); res.Error != nil {
-			t.Fatalf("subscribing: %+v", res.Error)
-		}
+	if res := raw.request("resources/subscribe", `{"uri":"shared://a"}`); res.Error != nil {
+		t.Fatalf("subscribing: %+v", res.Error)
 	}
-	subscribe()
 	waitFor(t, "the subscription at zeta", func() bool { return subscribed["zeta"].Load() == 1 })
 	order.Store([]string{"alpha", "zeta"})
 	servers["alpha"].AddResource(&mcp.Resource{URI: "shared://b", Name: "b"}, docReader) // the gateway lists again
@@ -386,6 +383,6 @@ func TestSubscriptionFollowsTheServingServer(t *testing.T) {
 		defer g.syncMu.Unlock()
 		return g.offers.uriServer["shared://a"] == "alpha"
 	})
-	subscribe()
-	waitFor(t, "the subscription at alpha", func() bool { return subscribed["alpha"].Load() == 1 })
+	waitFor(t, "the subscription moved to alpha", func() bool { return subscribed["alpha"].Load() == 1 })
+	waitFor(t, "the subscription at zeta ended", func() bool { return unsubscribed["zeta"].Load() == 1 })
 }
