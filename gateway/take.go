@@ -106,16 +106,15 @@ func (g *Gateway) headerSchema(name string) json.RawMessage {
 
 // headerSchemaFor is headerSchema as the caller of a request with header
 // sees the tools: one its Screen hides has none, as one that does not
-// exist (its Mcp-Param-* checks would tell the two apart).
-func (g *Gateway) headerSchemaFor(ctx context.Context, header http.Header) func(string) json.RawMessage {
-	if _, ok := gateAs[Screen](g.gate); !ok {
-		return g.headerSchema
+// exist (its Mcp-Param-* checks would tell the two apart). The Screen is
+// asked only for a tool that has a schema.
+func (g *Gateway) headerSchemaFor(ctx context.Context, header http.Header, name string) json.RawMessage {
+	schema := g.headerSchema(name)
+	if schema == nil {
+		return nil
 	}
-	return func(name string) json.RawMessage {
-		schema := g.headerSchema(name)
-		if schema == nil || !g.visibleTo(ctx, header, "")(OfferTool, (*g.callable.Load())[name]) {
-			return nil
-		}
-		return schema
+	if _, ok := gateAs[Screen](g.gate); ok && !g.visibleTo(ctx, header, "")(OfferTool, (*g.callable.Load())[name]) {
+		return nil
 	}
+	return schema
 }

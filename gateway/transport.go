@@ -486,7 +486,7 @@ type wireConn struct {
 	// headerSchema returns, for a request's caller, the input schema of
 	// a served tool whose arguments Mcp-Param-* headers mirror, nil for
 	// any other name (Gateway.headerSchemaFor).
-	headerSchema func(ctx context.Context, header http.Header) func(name string) json.RawMessage
+	headerSchema func(ctx context.Context, header http.Header, name string) json.RawMessage
 	primes       primer // writes the priming events of its streams
 	// queued counts the messages handed to incoming and not yet read.
 	queued atomic.Int64
@@ -974,7 +974,7 @@ func (c *wireConn) serveMessages(w http.ResponseWriter, r *http.Request, watch *
 	if !ok {
 		return
 	}
-	if !batch && !mcpHeadersOK(w, r.Header, msgs[0], c.headerSchema(r.Context(), r.Header)) {
+	if !batch && !mcpHeadersOK(w, r, msgs[0], c.headerSchema) {
 		return
 	}
 	for _, msg := range msgs {
@@ -1238,7 +1238,8 @@ func (c *wireConn) checkPerRequest(w http.ResponseWriter, r *http.Request, req *
 // x-mcp-header, Mcp-Param-* headers of a request of 2026-07-28 or later
 // against its body, as the SDK's handler does, or answers w with why not
 // (a header mismatch error).
-func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message, headerSchema func(string) json.RawMessage) bool {
+func mcpHeadersOK(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, headerSchema func(context.Context, http.Header, string) json.RawMessage) bool {
+	h := r.Header
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || first(h, "Mcp-Protocol-Version") < serverwire.PerRequestVersion {
 		return true
@@ -1253,7 +1254,7 @@ func mcpHeadersOK(w http.ResponseWriter, h http.Header, msg jsonrpc.Message, hea
 		problem = nameHeaderProblem(first(h, "Mcp-Name"), req)
 	}
 	if problem == "" && req.Method == "tools/call" {
-		problem = paramHeadersProblem(h, req.Params, headerSchema)
+		problem = paramHeadersProblem(r, req.Params, headerSchema)
 	}
 	if problem == "" {
 		return true
@@ -1285,18 +1286,18 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 
 // paramHeadersProblem is what is wrong with the Mcp-Param-* headers of a
 // tools/call with params, "" for nothing or a tool that has none.
-func paramHeadersProblem(h http.Header, params json.RawMessage, headerSchema func(string) json.RawMessage) string {
+func paramHeadersProblem(r *http.Request, params json.RawMessage, headerSchema func(context.Context, http.Header, string) json.RawMessage) string {
 	var p struct {
 		Name string `json:"name"`
 	}
 	if json.Unmarshal(params, &p) != nil {
 		return ""
 	}
-	schema := headerSchema(p.Name)
+	schema := headerSchema(r.Context(), r.Header, p.Name)
 	if schema == nil {
 		return ""
 	}
-	return serverwire.ParamHeadersProblem(h, params, schema)
+	return serverwire.ParamHeadersProblem(r.Header, params, schema)
 }
 
 // writeRPCError answers with a JSON-RPC error and an HTTP status, as the
