@@ -91,6 +91,15 @@ type Call struct {
 	Parent *Call
 }
 
+// Resumer is implemented by a Gate that records the end of a call this
+// gateway follows for another replica that began it (a task taken over
+// when its replica stopped): the call was admitted there, so Resume
+// decides and limits nothing; the function it returns records how the
+// call ended, for identity, the caller that began it.
+type Resumer interface {
+	Resume(c Call, identity string) func(Outcome)
+}
+
 // Outcome is how an admitted call ended.
 type Outcome struct {
 	// IsError reports an isError result; Failed a JSON-RPC error (the

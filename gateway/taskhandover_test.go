@@ -83,7 +83,7 @@ func TestGatewayCloseHandsOverFollowableTasks(t *testing.T) {
 		}
 	}
 	_, ts := openTaskStore(t)
-	gate := &outcomeGate{sharedGate: sharedGate{ts: ts, lease: time.Minute}, ended: map[string]Outcome{}}
+	gate := &outcomeGate{sharedGate: sharedGate{ts: ts, lease: time.Minute}, ended: map[string]Outcome{}, resumed: map[string]Outcome{}}
 	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: gate}
 	stopping := newGateway(t, reg, opts)
 	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, stopping, opts) + "/mcp", token: "alice-secret"}
@@ -214,11 +214,21 @@ func TestGatewayCloseCancelsSessionTasks(t *testing.T) {
 	}
 }
 
-// outcomeGate is sharedGate recording how each tool's last call ended.
+// outcomeGate is sharedGate recording how each tool's last call ended,
+// and the calls resumed for another replica ("identity tool", Resume).
 type outcomeGate struct {
 	sharedGate
-	mu    sync.Mutex
-	ended map[string]Outcome
+	mu      sync.Mutex
+	ended   map[string]Outcome
+	resumed map[string]Outcome
+}
+
+func (g *outcomeGate) Resume(c Call, identity string) func(Outcome) {
+	return func(o Outcome) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.resumed[identity+" "+c.Tool] = o
+	}
 }
 
 func (g *outcomeGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {

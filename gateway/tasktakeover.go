@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -154,7 +156,7 @@ func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backen
 			case <-ctx.Done():
 			}
 		}()
-		raw, err := g.followBackend(ctx, ref)
+		raw, err := g.followBackend(ctx, ref, g.resumeAudit(ref, rec.Owner))
 		t.mu.Lock()
 		delete(t.running, rec.ID)
 		t.mu.Unlock()
@@ -185,14 +187,31 @@ func (g *Gateway) endTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRe
 }
 
 // followBackend follows the backend's task ref to its result, as the
-// call that made it would have returned it.
-func (g *Gateway) followBackend(ctx context.Context, ref backendRef) (json.RawMessage, error) {
+// call that made it would have returned it, and tells ended how it ended.
+func (g *Gateway) followBackend(ctx context.Context, ref backendRef, ended func(Outcome)) (json.RawMessage, error) {
 	ctx = tool.WithResume(tool.WithBackground(ctx), ref.Task)
 	res, err := g.run(ctx, ref.Tool, nil, callHow{parked: true}, &mcp.CallToolParamsRaw{Name: ref.Tool, Arguments: json.RawMessage(`{}`)})
+	if errors.Is(context.Cause(ctx), tool.ErrHandedOver) {
+		ended(Outcome{HandedOver: true})
+	} else {
+		ended(Outcome{IsError: res.isError, Failed: err != nil})
+	}
 	if err != nil {
 		return nil, err
 	}
 	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
+}
+
+// resumeAudit is what records the end of the call of ref, begun by the
+// owner of a task record on the replica that stopped: the Gate's
+// Resumer, when it has one.
+func (g *Gateway) resumeAudit(ref backendRef, owner string) func(Outcome) {
+	r, ok := gateAs[Resumer](g.gate)
+	if !ok {
+		return func(Outcome) {}
+	}
+	identity, _ := strings.CutPrefix(owner, recordOwner(""))
+	return r.Resume(Call{Tool: ref.Tool, Public: ref.Tool}, identity)
 }
 
 // takenOver returns the ids of the tasks taken over and running here.

@@ -136,3 +136,37 @@ func TestGatewaySharedTaskTakenOverForgotten(t *testing.T) {
 		t.Errorf("the task whose backend forgot it: %s, want %q", got, want)
 	}
 }
+
+// The replica that takes a task over has its Gate record the end of the
+// call for the identity that began it (a Resumer: the Keeper writes its
+// audit line), without deciding it again. Its end went unrecorded: the
+// replica that began it stopped first.
+func TestGatewayTakenOverTaskResumed(t *testing.T) {
+	release, stopped := make(chan struct{}), make(chan struct{})
+	var follows atomic.Int32
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(followable(release, stopped, &follows)); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := openTaskStore(t)
+	gate := &outcomeGate{sharedGate: sharedGate{ts: ts, lease: 300 * time.Millisecond}, ended: map[string]Outcome{}, resumed: map[string]Outcome{}}
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: gate}
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
+	const id = "0123456789abcdef0123456789abcde9"
+	strandTask(t, ts, id, "w1")
+	waitFor(t, "the task to be taken over", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"working"`)
+	})
+	close(release)
+	waitFor(t, "the task taken over to complete", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+	})
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if o, ok := gate.resumed["alice work"]; !ok || o != (Outcome{}) {
+		t.Errorf("the calls resumed: %v; want alice's call of work, ended ok", gate.resumed)
+	}
+	if len(gate.ended) != 0 {
+		t.Errorf("the taken-over call entered the Gate again: %v", gate.ended)
+	}
+}

@@ -108,6 +108,7 @@ var (
 	_ gateway.Screen         = (*Keeper)(nil)
 	_ gateway.SharedTasks    = (*Keeper)(nil)
 	_ gateway.QuestionWaiter = (*Keeper)(nil)
+	_ gateway.Resumer        = (*Keeper)(nil)
 )
 
 // NewKeeper returns a Keeper with no config: its Gate lets every call
@@ -515,6 +516,24 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		rec.Call = link.made()
 		k.write(st, rec)
 	}, nil
+}
+
+// Resume implements gateway.Resumer: the audit line of a call this
+// replica follows to its end for identity, begun on a replica that
+// stopped (which audited its part, handed_over or failed).
+func (k *Keeper) Resume(c gateway.Call, identity string) func(gateway.Outcome) {
+	st := k.state.Load()
+	if st == nil {
+		return func(gateway.Outcome) {}
+	}
+	rec := k.record(st, c)
+	rec.Identity, rec.Reason = identity, "taken over from the replica that began it"
+	start := k.now()
+	return func(o gateway.Outcome) {
+		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
+		rec.Outcome = outcome(o)
+		k.write(st, rec)
+	}
 }
 
 // enterUnguarded is Enter without an applied config: every call passes

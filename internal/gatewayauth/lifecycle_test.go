@@ -1,6 +1,7 @@
 package gatewayauth
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -309,5 +310,31 @@ func TestPolicyWarningLoggedOnce(t *testing.T) {
 	s.apply(t, "policy: [{subjects: [alice], allow: [\"mcp__github__get_*\"], resources: []}]\n", nil)
 	if n := strings.Count(s.logs.String(), "grants tools but no resource"); n != 1 {
 		t.Errorf("an explicit resources: [] was warned about:\n%s", s.logs.String())
+	}
+}
+
+// A call this replica follows for another that began it (a task taken
+// over) is audited once, for the identity that began it, with its
+// outcome and why this replica writes it; a call handed over reads
+// handed_over. Resume decides nothing: a denied caller's call is still
+// recorded, since it was admitted where it began.
+func TestResumedCallsAudited(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, "policy: [{subjects: [alice], allow: [\"*\"]}]\naudit: {file: DIR/audit.jsonl}\n", nil)
+	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "alice")(gateway.Outcome{})
+	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "bob")(gateway.Outcome{HandedOver: true})
+	type line struct{ Identity, Name, Outcome, Reason string }
+	var got []line
+	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l)
+	}
+	const why = "taken over from the replica that began it"
+	want := []line{{"alice", "mcp__time__now", "ok", why}, {"bob", "mcp__time__now", "handed_over", why}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the audit trail (-want +got):\n%s", d)
 	}
 }
