@@ -1,7 +1,6 @@
 package gatewayauth
 
 import (
-	"bufio"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -81,14 +80,7 @@ func TestIdentitiesSeeAndCallWhatPolicyAllows(t *testing.T) {
 		Identity, Client, Name, Server, Outcome string
 		ArgKeys                                 []string
 	}
-	var got []line
-	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
-		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, l)
-	}
+	got := auditLines[line](t, s)
 	keys := []string{"repo", "secret"}
 	want := []line{
 		{"bob", "test-client", "mcp__github__get_issue", "github", "ok", keys},

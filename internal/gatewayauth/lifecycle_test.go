@@ -1,7 +1,6 @@
 package gatewayauth
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -324,14 +323,7 @@ func TestResumedCallsAudited(t *testing.T) {
 	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "alice")(gateway.Outcome{})
 	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "bob")(gateway.Outcome{HandedOver: true})
 	type line struct{ Identity, Name, Outcome, Reason string }
-	var got []line
-	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
-		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, l)
-	}
+	got := auditLines[line](t, s)
 	const why = "taken over from the replica that began it"
 	want := []line{{"alice", "mcp__time__now", "ok", why}, {"bob", "mcp__time__now", "handed_over", why}}
 	if d := cmp.Diff(want, got); d != "" {

@@ -1,6 +1,7 @@
 package gatewayauth
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -216,3 +217,17 @@ func readFile(t *testing.T, path string) string {
 }
 
 func auditPath(s *served) string { return filepath.Join(s.dir, "audit.jsonl") }
+
+// auditLines decodes each line of s's audit trail as a T.
+func auditLines[T any](t *testing.T, s *served) []T {
+	t.Helper()
+	var out []T
+	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
+		var l T
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
