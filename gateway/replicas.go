@@ -195,12 +195,29 @@ func requestStateOf(r *http.Request) string {
 // stateTag returns the tag of the replica that gave state, "" for a
 // state not of this form.
 func stateTag(state string) string {
-	rest, ok := strings.CutPrefix(state, tagPrefix)
-	tag, _, found := strings.Cut(rest, ".")
-	if !ok || !found {
-		return ""
+	if tag, _, ok := cutTag(state); ok {
+		return tag
 	}
-	return tag
+	return ""
+}
+
+// Untagged returns id, a task id or requestState a replica gave, without
+// its "mcpbridge.TAG." start (the same for everything one replica gives);
+// id itself when it has none.
+func Untagged(id string) string {
+	if _, rest, ok := cutTag(id); ok {
+		return rest
+	}
+	return id
+}
+
+// cutTag splits what tagged made into the replica's tag and the rest.
+func cutTag(s string) (tag, rest string, ok bool) {
+	after, ok := strings.CutPrefix(s, tagPrefix)
+	if tag, rest, found := strings.Cut(after, "."); ok && found {
+		return tag, rest, true
+	}
+	return "", "", false
 }
 
 // replicaTag returns a new gateway's tag: random, short.

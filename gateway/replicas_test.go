@@ -88,3 +88,24 @@ func TestForwardLeftByItsClientKeepsTheRoute(t *testing.T) {
 		t.Errorf("after its client hung up on a forwarded request, the session's owner record is gone (%v)", err)
 	}
 }
+
+// What a replica tags reads back as its tag and its own part, and
+// nothing else reads as tagged: the routing (stateTag) and the console's
+// display (Untagged) parse it in one place.
+func TestTaggedReadsBack(t *testing.T) {
+	state := newState("KqPzhBx-gEE3")
+	if got := stateTag(state); got != "KqPzhBx-gEE3" {
+		t.Errorf("stateTag(%q) = %q, want the replica's tag", state, got)
+	}
+	if got := Untagged(state); got == state || tagged("KqPzhBx-gEE3")+got != state {
+		t.Errorf("Untagged(%q) = %q, want the part after the tag", state, got)
+	}
+	for _, plain := range []string{"d3aeaa72", "mcpbridge.notag", "other.tag.id", ""} {
+		if got := stateTag(plain); got != "" {
+			t.Errorf("stateTag(%q) = %q, want none", plain, got)
+		}
+		if got := Untagged(plain); got != plain {
+			t.Errorf("Untagged(%q) = %q, want it unchanged", plain, got)
+		}
+	}
+}

@@ -167,11 +167,7 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 // "mcpbridge.REPLICA." start, the same for every task of a replica, is
 // left out.
 func short(s string) string {
-	if rest, ok := strings.CutPrefix(s, "mcpbridge."); ok {
-		if _, id, found := strings.Cut(rest, "."); found {
-			s = id
-		}
-	}
+	s = gateway.Untagged(s)
 	if len(s) > 12 {
 		return s[:12] + "…"
 	}
