@@ -3,6 +3,7 @@ package toolscan
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -30,8 +31,9 @@ func scanText(s string, depth int, report reportFunc) {
 
 // matchRules runs the text rules on f, the folding of s.
 func matchRules(s string, f *folded, report reportFunc) {
-	words := presence{text: f.text, ascii: isASCII(f.text)}
-	for _, r := range rules.rules {
+	set := rules()
+	words := presence{set: set, text: f.text, ascii: isASCII(f.text)}
+	for _, r := range set.rules {
 		for _, p := range r.patterns {
 			if m := p.find(&words); m != nil {
 				report(p.sev, r.name, f.excerpt(s, m[0], m[1]))
@@ -64,6 +66,7 @@ const maxVocab = 256
 // presence answers, for one folded text, whether it contains each need
 // word, looking each up at most once.
 type presence struct {
+	set   *ruleSet
 	text  string
 	ascii bool
 	state [maxVocab]uint8 // 0 unknown, 1 absent, 2 present
@@ -80,9 +83,9 @@ func (p *presence) hasAny(ids []int) bool {
 
 func (p *presence) has(id int) bool {
 	if p.state[id] == 0 {
-		w := rules.vocab[id]
+		w := p.set.vocab[id]
 		p.state[id] = 1
-		if (p.ascii && !rules.asciiWord[id]) || !strings.Contains(p.text, w) {
+		if (p.ascii && !p.set.asciiWord[id]) || !strings.Contains(p.text, w) {
 			return false
 		}
 		p.state[id] = 2
@@ -170,11 +173,14 @@ func (p pattern) match(s, window string, off int) []int {
 }
 
 // negated matches text that ends in a negation.
-var negated = regexp.MustCompile(`(\bnot|\bnever|n't|\bavoid|\bwithout|\bno|不要|请勿|切勿|不得|禁止)\s*(\S+\s*)?$`)
+// Compiled with the rules (it is one of theirs), not at package init.
+var negated = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(\bnot|\bnever|n't|\bavoid|\bwithout|\bno|不要|请勿|切勿|不得|禁止)\s*(\S+\s*)?$`)
+})
 
 func pUnless(sev Severity, expr string, need ...[]string) pattern {
 	pt := p(sev, expr, need...)
-	pt.unless = negated
+	pt.unless = negated()
 	return pt
 }
 
@@ -224,8 +230,13 @@ type ruleSet struct {
 	asciiWord []bool // by vocab index
 }
 
-// rules is built once: the patterns are immutable after compiling.
-var rules = compile(buildRules())
+// rules is built once, on the first scan: the patterns are immutable
+// after compiling, and a process that scans nothing (most commands of the
+// CLI) does not pay the 2 ms and 440 KB of live heap they take.
+var rules = sync.OnceValue(func() *ruleSet {
+	set := compile(buildRules())
+	return &set
+})
 
 // compile numbers the need words of the patterns.
 func compile(rs []textRule) ruleSet {
