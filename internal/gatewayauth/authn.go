@@ -210,6 +210,12 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	if _, err := v.parser.ParseWithClaims(tok, claims, v.keys.KeyfuncCtx(ctx)); err != nil {
 		return nil, fmt.Errorf("invalid token: %w", err)
 	}
+	if _, bound := claims["cnf"]; bound {
+		// A sender-constrained token (DPoP's cnf.jkt, mTLS's cnf.x5t#S256)
+		// is good only with its proof, which the gateway does not check:
+		// taken as a bearer token, a stolen one would work (RFC 9449 §7.2).
+		return nil, errors.New("invalid token: it is sender-constrained (a cnf claim), and the gateway accepts bearer tokens only; ask the identity provider for a token without DPoP or certificate binding for this audience")
+	}
 	p, err := principalOf(claims, v.auth.GroupsClaim)
 	if err != nil {
 		return nil, err
