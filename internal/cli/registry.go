@@ -167,7 +167,7 @@ func writeServer(e *env, s registry.Server) {
 		fmt.Fprintf(w, "  repository: %s\n", termsafe.Line(s.Repository.URL+sub))
 	}
 	for i, p := range s.Packages {
-		fmt.Fprintf(w, "package %d (--package %s): %s, %s\n", i+1, p.RegistryType, termsafe.Line(strings.TrimSpace(p.Identifier+" "+p.Version)), termsafe.Line(p.Transport.Type))
+		fmt.Fprintf(w, "package %d (--package %s): %s, %s\n", i+1, termsafe.Line(p.RegistryType), termsafe.Line(strings.TrimSpace(p.Identifier+" "+p.Version)), termsafe.Line(p.Transport.Type))
 		writeRunnable(e, s, registry.Choice{Package: p.RegistryType}, i == firstOfType(s, p.RegistryType))
 	}
 	for i, r := range s.Remotes {
@@ -191,7 +191,8 @@ func firstOfType(s registry.Server, t string) int {
 // which is the one --package takes.
 func writeRunnable(e *env, s registry.Server, choice registry.Choice, chosen bool) {
 	if !chosen {
-		fmt.Fprintf(e.Stdout, "    (--package %s takes the first %s package)\n", choice.Package, choice.Package)
+		t := termsafe.Line(choice.Package)
+		fmt.Fprintf(e.Stdout, "    (--package %s takes the first %s package)\n", t, t)
 		return
 	}
 	entry, err := registry.Build(s, choice)

@@ -348,3 +348,23 @@ func TestRegistryErrors(t *testing.T) {
 		}
 	}
 }
+
+// A registry's text reaches the terminal escaped, its package type too: a
+// hostile server.json cannot write to the clipboard (OSC 52) or draw
+// lines of its own through `registry show`.
+func TestRegistryShowEscapesThePackageType(t *testing.T) {
+	reg := useRegistry(t)
+	reg.Publish(t, []byte(`{
+  "name": "io.github.example/hostile",
+  "description": "x",
+  "version": "1.0.0",
+  "packages": [{"registryType": "npm\u001b]52;c;cHduZWQ=\u0007\nrunning: rm -rf ~", "identifier": "x", "version": "1.0.0", "transport": {"type": "stdio"}}]
+}`))
+	r := mcpbridge(t, "", "registry", "show", "io.github.example/hostile")
+	if strings.ContainsAny(r.stdout, "\x1b\x07") || strings.Contains(r.stdout, "\nrunning:") {
+		t.Errorf("show printed the registry's control characters:\n%q", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "package 1 (--package npm") {
+		t.Errorf("show lacks the package:\n%s", r.stdout)
+	}
+}
