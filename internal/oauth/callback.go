@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -26,6 +28,11 @@ type Callback struct {
 	results chan callbackResult
 	serve   sync.Once
 	done    chan struct{}
+
+	// state is the state parameter of the login in progress: a request
+	// without it is not its redirect, but anything else that reached the
+	// loopback port (a web page's request), and decides nothing.
+	state atomic.Pointer[string]
 }
 
 type callbackResult struct {
@@ -61,6 +68,10 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 			c.srv.Serve(c.ln)
 		}()
 	})
+	if u, err := url.Parse(args.URL); err == nil {
+		state := u.Query().Get("state")
+		c.state.Store(&state)
+	}
 	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, args.URL)
 	if c.open != nil {
 		c.open(args.URL)
@@ -80,7 +91,12 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	res, err := codeFrom(r.URL.Query())
+	q := r.URL.Query()
+	if want := c.state.Load(); want != nil && *want != "" && q.Get("state") != *want {
+		http.Error(w, "This is not the redirect of the login in progress (its state does not match): finish the login in the window mcpbridge opened.", http.StatusBadRequest)
+		return
+	}
+	res, err := codeFrom(q)
 	msg := "Logged in. You can close this window."
 	if err != nil {
 		msg = "Login failed: " + err.Error()

@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +155,35 @@ func TestLegacyServer(t *testing.T) {
 	pre := &Config{ClientID: "pre", ClientSecret: "s"}
 	if err := connect(t, srv, pre, Options{Mode: ModeHeadless}); err != nil {
 		t.Errorf("pre-registered: %v", err)
+	}
+}
+
+// Requests that reach the loopback callback without the login's state (a
+// web page firing at 127.0.0.1:PORT/callback, an error or a code of its
+// own) decide nothing: the login takes the browser's real redirect.
+func TestLoginCallbackIgnoresOtherRequests(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	var cb *Callback
+	real := browse(t)
+	hostile := func(u string) error {
+		for _, q := range []string{"?error=access_denied", "?code=planted&state=guessed", "?code=planted"} {
+			resp, err := http.Get(cb.RedirectURL() + q)
+			if err != nil {
+				return fmt.Errorf("hostile page: %w", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("the callback answered %q with %s, want 400", q, resp.Status)
+			}
+		}
+		return real(u)
+	}
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, hostile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	if err := connect(t, srv, &Config{CallbackPort: 0}, Options{Mode: ModeLogin, StateDir: t.TempDir(), Callback: cb}); err != nil {
+		t.Fatalf("login: %v", err)
 	}
 }
