@@ -191,7 +191,7 @@ func (d *dpop) adopt(k *dpopKey) {
 
 // keyFor is the key to store with tok: the key, when tok is bound to it.
 func (d *dpop) keyFor(tok *oauth2.Token) *dpopKey {
-	if tok == nil || !strings.EqualFold(tok.TokenType, dpopScheme) {
+	if d == nil || tok == nil || !strings.EqualFold(tok.TokenType, dpopScheme) {
 		return nil
 	}
 	d.mu.Lock()

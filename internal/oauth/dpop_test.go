@@ -489,3 +489,38 @@ func TestDPoPRequiredByResourceMetadata(t *testing.T) {
 		}
 	}
 }
+
+// A refresh that turns a bearer grant into a DPoP-bound one (the refresh
+// carried a proof) stores the key with the token: the next process signs
+// with it, not with a key of its own the token is not bound to.
+func TestDPoPRefreshBindingStoresTheKey(t *testing.T) {
+	tokenEndpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"bound","token_type":"DPoP","refresh_token":"r2","expires_in":3600}`)
+	}))
+	defer tokenEndpoint.Close()
+	store, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := &Record{
+		ClientID: "c", TokenURL: tokenEndpoint.URL, AuthStyle: oauth2.AuthStyleInParams,
+		Token: &oauth2.Token{AccessToken: "old", TokenType: "Bearer", RefreshToken: "r1", Expiry: time.Now().Add(-time.Minute)},
+	}
+	if err := store.Save("k", bearer); err != nil {
+		t.Fatal(err)
+	}
+	d := newDPoP(true)
+	key, err := d.signer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &storedSource{store: store, key: "k", client: http.DefaultClient, log: slog.New(slog.DiscardHandler), dpop: d, rec: bearer}
+	if tok, err := src.Token(); err != nil || tok.AccessToken != "bound" {
+		t.Fatalf("Token: %v, %v", tok, err)
+	}
+	rec, err := store.Load("k")
+	if err != nil || rec.DPoPKey == nil || rec.DPoPKey.Thumbprint() != key.Thumbprint() {
+		t.Errorf("stored key %v (%v), want %v", rec.DPoPKey, err, key)
+	}
+}

@@ -81,6 +81,12 @@ func (s *storedSource) refresh(ctx context.Context) (*oauth2.Token, error) {
 	}
 	rec := *s.rec
 	rec.Token = tok
+	if k := s.dpop.keyFor(tok); k != nil {
+		// A refresh can bind what was a bearer grant (the proof went with
+		// it): the key goes with the token, or the next process signs with
+		// another and the token is refused.
+		rec.DPoPKey = k
+	}
 	if err := s.store.Save(s.key, &rec); err != nil {
 		// The new token works for this process; the next one refreshes again.
 		s.log.Warn("storing the refreshed OAuth token failed", "error", err)
