@@ -65,7 +65,12 @@ func firstOffer[T any](g *Gateway, kind string, items []T, key func(T) (k, serve
 // reportLost logs, once, that server's item key is not served because
 // keptBy offers the same and comes first in the config.
 func (g *Gateway) reportLost(kind, key, server, keptBy string) {
-	id := kind + " " + key + " " + server
+	g.reportOnce(kind+" "+key+" "+server, kind+" not served: another server offers the same and comes first in the config",
+		kind, key, "server", server, "served_from", keptBy)
+}
+
+// reportOnce logs msg with args the first time id is reported.
+func (g *Gateway) reportOnce(id, msg string, args ...any) {
 	if g.offers.lost[id] {
 		return
 	}
@@ -73,12 +78,14 @@ func (g *Gateway) reportLost(kind, key, server, keptBy string) {
 		g.offers.lost = map[string]bool{}
 	}
 	g.offers.lost[id] = true
-	g.log.Warn(kind+" not served: another server offers the same and comes first in the config",
-		kind, key, "server", server, "served_from", keptBy)
+	g.log.Warn(msg, args...)
 }
 
 func (g *Gateway) syncResources(rank func(a, b string) int) {
-	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", withoutSkillFiles(g.reg.Resources(), g.reg.Skills()), g.offers.resources, rank,
+	skills := g.reg.Skills()
+	res := outsideSkillSpace(g, "resource", withoutSkillFiles(g.reg.Resources(), skills), skills,
+		func(r tool.Resource) (string, string) { return r.URI, r.Server })
+	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", res, g.offers.resources, rank,
 		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
 		g.serveResource, g.server.RemoveResources)
 }
@@ -95,7 +102,9 @@ func (g *Gateway) serveResource(r tool.Resource) {
 }
 
 func (g *Gateway) syncTemplates(rank func(a, b string) int) {
-	g.offers.templates, g.offers.tplServer = syncByURI(g, "resource template", g.reg.ResourceTemplates(), g.offers.templates, rank,
+	tpls := outsideSkillSpace(g, "resource template", g.reg.ResourceTemplates(), g.reg.Skills(),
+		func(t tool.ResourceTemplate) (string, string) { return t.URITemplate, t.Server })
+	g.offers.templates, g.offers.tplServer = syncByURI(g, "resource template", tpls, g.offers.templates, rank,
 		func(t tool.ResourceTemplate) (string, string, json.RawMessage) {
 			return t.URITemplate, t.Server, t.Wire
 		},

@@ -29,7 +29,9 @@ import (
 // (name and description from its frontmatter); the other files are read
 // through one resource template per server. A read passes the Gate as any
 // resources/read does. The backend's own skill:// resources are not
-// listed a second time under their old URIs.
+// listed a second time under their old URIs, and no backend's ordinary
+// resource or template takes a part of the skill:// space
+// (outsideSkillSpace).
 
 // skillsExtension is the extension's identifier in capabilities.extensions.
 const skillsExtension = "io.modelcontextprotocol/skills"
@@ -220,6 +222,9 @@ func (g *Gateway) declareSkillsExtension(caps *mcp.ServerCapabilities) {
 func skillResources(skills []tool.Skill) []tool.Resource {
 	out := make([]tool.Resource, 0, len(skills))
 	for _, s := range skills {
+		if !strings.HasPrefix(s.URI, skillScheme) {
+			continue // not namespaced: its server's resource of that URI serves it
+		}
 		out = append(out, tool.Resource{Server: s.Origin.Server, URI: servedSkillURI(s.Origin.Server, s.URI),
 			Name: s.Origin.Name, Description: s.Description, MIMEType: "text/markdown", Wire: s.Wire})
 	}
@@ -243,13 +248,20 @@ func skillTemplates(skills []tool.Skill) []tool.ResourceTemplate {
 }
 
 // withoutSkillFiles drops the resources that are a listed skill's files
-// at their backend's URIs: the gateway serves them under its own.
+// at their backend's skill:// URIs: the gateway serves them under its
+// own. A file of another scheme is served (and read) as the resource it
+// is.
 func withoutSkillFiles(res []tool.Resource, skills []tool.Skill) []tool.Resource {
 	files := map[string]bool{}
+	note := func(server, uri string) {
+		if strings.HasPrefix(uri, skillScheme) {
+			files[server+"\x00"+uri] = true
+		}
+	}
 	for _, s := range skills {
-		files[s.Origin.Server+"\x00"+s.URI] = true
+		note(s.Origin.Server, s.URI)
 		for _, f := range s.Files {
-			files[s.Origin.Server+"\x00"+f.URI] = true
+			note(s.Origin.Server, f.URI)
 		}
 	}
 	if len(files) == 0 {
@@ -260,6 +272,35 @@ func withoutSkillFiles(res []tool.Resource, skills []tool.Skill) []tool.Resource
 		if !files[r.Server+"\x00"+r.URI] {
 			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// outsideSkillSpace drops the ordinary resources or templates (uriOf
+// gives each one's URI or URI template, and server) that claim a part of
+// the gateway's skill:// space, which skills/list alone fills:
+// skill://<server>/… is server's skills. A backend's own skill:// item is
+// served only in its server's part, and only while that server lists no
+// skills; any other (skill://<another server>/…, or a template with a
+// variable where the server goes) would serve its content as another
+// server's skill (the SDK keeps one handler per URI: the last added).
+// Each one dropped is logged once.
+func outsideSkillSpace[T any](g *Gateway, kind string, items []T, skills []tool.Skill, uriOf func(T) (uri, server string)) []T {
+	lists := map[string]bool{}
+	for _, s := range skills {
+		lists[s.Origin.Server] = true
+	}
+	out := items[:0:0]
+	for _, it := range items {
+		uri, server := uriOf(it)
+		rest, isSkill := strings.CutPrefix(uri, skillScheme)
+		part, _, _ := strings.Cut(rest, "/")
+		if isSkill && (part != server || lists[server]) {
+			g.reportOnce(kind+" "+uri+" "+server, kind+" not served: skill:// URIs are the gateway's skills, skill://<server>/… for each server's skills/list",
+				kind, uri, "server", server)
+			continue
+		}
+		out = append(out, it)
 	}
 	return out
 }
