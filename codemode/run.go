@@ -155,6 +155,7 @@ func (r Result) Text() string {
 // Run returns once every inner call has returned: when the program ends
 // or fails, the calls still in flight see their context cancelled.
 func Run(ctx context.Context, view View, program string, opts Options) (Result, error) {
+	boundRegexpMatches()
 	opts = opts.withDefaults()
 	api := opts.API
 	if api == nil {

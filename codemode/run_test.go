@@ -362,3 +362,35 @@ func TestRunDeepRecursionEnds(t *testing.T) {
 		t.Errorf("place %d:%d, want line 1", e.Line, e.Column)
 	}
 }
+
+// A regular expression that backtracks without end (regexp2's, for the
+// lookahead RE2 lacks) cannot hold the program past its time limit: one
+// match is abandoned after a second (read as no match), and a
+// program that keeps matching ends with ErrTimeLimit.
+func TestRunCatastrophicRegexpEnds(t *testing.T) {
+	f := newFixture(t)
+	type outcome struct {
+		res codemode.Result
+		err error
+	}
+	run := func(program string, opts codemode.Options) outcome {
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := f.run(t, program, opts)
+			done <- outcome{res, err}
+		}()
+		select {
+		case o := <-done:
+			return o
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s still runs after 20 s", program)
+			return outcome{}
+		}
+	}
+	o := run("return /^(a+)+(?=b)$/.test('a'.repeat(30) + 'c')", codemode.Options{})
+	if o.err != nil || string(o.res.Value) != "false" {
+		t.Errorf("one catastrophic match: %s, %v; want false", o.res.Value, o.err)
+	}
+	o = run("while (true) { /^(a+)+(?=b)$/.test('a'.repeat(30) + 'c') }", codemode.Options{Timeout: 1500 * time.Millisecond})
+	wantError(t, o.err, codemode.ErrTimeLimit)
+}

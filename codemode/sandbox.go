@@ -3,7 +3,10 @@ package codemode
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/dlclark/regexp2"
 	"github.com/dop251/goja"
 )
 
@@ -72,6 +75,18 @@ func (r *runner) harden() error {
 	}
 	return nil
 }
+
+// regexpMatchTimeout bounds one regular expression match of a program.
+// goja matches what RE2 cannot (backreferences, lookaround) with
+// regexp2, which backtracks without bound and never sees the VM's
+// interrupt: /^(a+)+(?=b)$/ on thirty a's and a c ran for ever, past the time
+// limit, holding the program's goroutine and its caller's call. A match
+// that takes longer is abandoned, and goja reads it as no match.
+const regexpMatchTimeout = time.Second
+
+// boundRegexpMatches sets regexp2's timeout for the matches compiled from
+// then on (regexp2 takes it at compile time; only goja uses regexp2 here).
+var boundRegexpMatches = sync.OnceFunc(func() { regexp2.DefaultMatchTimeout = regexpMatchTimeout })
 
 // path returns the object at a dotted path from the global object, one
 // of the engine's builtins.
