@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -79,7 +80,7 @@ func (r *runner) call(f *function, argv goja.Value) goja.Value {
 	r.wg.Go(func() {
 		res, err := r.invoke(name, args)
 		if err == nil && r.opts.Attachments != nil {
-			res = r.keepAttachments(res)
+			res = keepAttachments(r.ctx, r.opts.Attachments, res)
 		}
 		r.post(func() error {
 			r.pending--
@@ -103,11 +104,11 @@ func (r *runner) invoke(name string, args json.RawMessage) (tool.Result, error) 
 	return r.view.Call(r.ctx, name, args)
 }
 
-// keepAttachments stores the images and audio of res in
-// Options.Attachments: its text names where each went (attach.Text), the
-// blocks of its wire result hold the paths instead of the data
-// (attach.Blocks). Runs on the call's goroutine, off the program's loop.
-func (r *runner) keepAttachments(res tool.Result) tool.Result {
+// keepAttachments stores the images and audio of res in store: its text
+// names where each went (attach.Text), the blocks of its wire result hold
+// the paths instead of the data (attach.Blocks). Runs on the call's
+// goroutine, off the program's loop.
+func keepAttachments(ctx context.Context, store attach.Store, res tool.Result) tool.Result {
 	w, ok := wireParts(res.Wire)
 	if !ok {
 		return res
@@ -116,9 +117,8 @@ func (r *runner) keepAttachments(res tool.Result) tool.Result {
 	if json.Unmarshal(res.Wire, &members) != nil {
 		return res // untested: wireParts decoded it
 	}
-	store := r.opts.Attachments
-	text := attach.Text(r.ctx, store, res)
-	members["content"] = attach.Blocks(r.ctx, store, w.Content)
+	text := attach.Text(ctx, store, res)
+	members["content"] = attach.Blocks(ctx, store, w.Content)
 	wire, err := json.Marshal(members)
 	if err != nil {
 		return res // untested: members are JSON
