@@ -155,7 +155,6 @@ func (r Result) Text() string {
 // Run returns once every inner call has returned: when the program ends
 // or fails, the calls still in flight see their context cancelled.
 func Run(ctx context.Context, view View, program string, opts Options) (Result, error) {
-	boundRegexpMatches()
 	opts = opts.withDefaults()
 	api := opts.API
 	if api == nil {
@@ -165,6 +164,16 @@ func Run(ctx context.Context, view View, program string, opts Options) (Result, 
 		}
 		api = NewAPI(tools)
 	}
+	if _, err := compile(program); err != nil {
+		return Result{}, err // said at once, without a process
+	}
+	return runIsolated(ctx, view, api, program, opts)
+}
+
+// runHere runs program in this process: what a program's process does
+// (child.go), with view its pipe to Run.
+func runHere(ctx context.Context, view View, api *API, program string, opts Options) (Result, error) {
+	boundRegexpMatches()
 	prg, err := compile(program)
 	if err != nil {
 		return Result{}, err

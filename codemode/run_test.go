@@ -394,3 +394,54 @@ func TestRunCatastrophicRegexpEnds(t *testing.T) {
 	o = run("while (true) { /^(a+)+(?=b)$/.test('a'.repeat(30) + 'c') }", codemode.Options{Timeout: 1500 * time.Millisecond})
 	wantError(t, o.err, codemode.ErrTimeLimit)
 }
+
+// Builtins that build gigabytes, or loop billions of times, in one Go call
+// the interrupt cannot reach (so the length guards could not foresee
+// them): each ends its program with a limit, in bounded time, and this
+// process, the program's caller, goes on. Each ran this test process out
+// of memory while programs ran in it.
+func TestRunBuiltinBombsEnd(t *testing.T) {
+	f := newFixture(t)
+	opts := codemode.Options{MaxMemory: 64 << 20, Timeout: time.Second}
+	for _, program := range []string{
+		// one object shared forty levels deep: JSON.stringify writes 2^40 elements
+		"let o = [0]; for (let i = 0; i < 40; i++) o = [o, o]; return o",
+		// the same through join, which String() of an array calls
+		"let o = [0]; for (let i = 0; i < 40; i++) o = [o, o]; return String(o).length",
+		// a thousand strings of 4 Mi characters (the most one may be) joined
+		"const s = 'x'.repeat(2 ** 22); return Array(1000).fill(s).join('').length",
+		// String.raw of a raw array that claims 2^53 elements
+		"return String.raw({raw: {length: 2 ** 53 - 1}}).length",
+		// the array iterator arguments objects keep, on four billion holes
+		"const it = (function () { return arguments[Symbol.iterator] })(); return Array.from({[Symbol.iterator]: () => it.call(new Array(2 ** 32 - 1))}).length",
+	} {
+		start := time.Now()
+		_, err := f.run(t, program, opts)
+		if !errors.Is(err, codemode.ErrMemoryLimit) && !errors.Is(err, codemode.ErrTimeLimit) {
+			t.Errorf("%s: %v, want a memory or time limit", program, err)
+		}
+		if took := time.Since(start); took > opts.Timeout+10*time.Second {
+			t.Errorf("%s: ended after %v", program, took)
+		}
+		t.Logf("%s: %v", program, err)
+	}
+}
+
+// A caller that cancels a program stuck in a builtin (where the
+// interrupt cannot reach) gets its answer within a second or two: the
+// program's process is killed, and the error wraps the caller's cause.
+func TestRunCancelledInABuiltinEnds(t *testing.T) {
+	f := newFixture(t)
+	cause := errors.New("the client went away")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	time.AfterFunc(300*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	_, err := codemode.Run(ctx, codemode.RegistryView(f.reg),
+		"let o = [0]; for (let i = 0; i < 40; i++) o = [o, o]; return String(o).length", codemode.Options{Timeout: time.Minute})
+	if !errors.Is(err, cause) {
+		t.Errorf("error %v, want one wrapping the caller's cause", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Run returned %v after the cancel", took)
+	}
+}
