@@ -155,7 +155,7 @@ func codemodeTables(o options, r *codemodeResults) []table {
 		command: o.command("codemode"),
 		header:  []string{"call", "per call (median round)", "vs direct"},
 		notes: []string{
-			fmt.Sprintf("A Go tool in a tool.Registry, %d calls a round, %d rounds interleaved, in this process. Direct: Registry.Execute in a loop. Inner: one codemode.Run of a program awaiting the same calls one after another (a goroutine per call, its promise settled on the program's loop), divided by the calls. One program: a whole Run of a one-call program (sandbox set-up, compile, call, result).", r.calls, o.rounds),
+			fmt.Sprintf("A Go tool in a tool.Registry, %d calls a round, %d rounds interleaved, in this process. Direct: Registry.Execute in a loop. Inner: one codemode.Run of a program awaiting the same calls one after another, divided by the calls: the program runs in a process of its own, so each call crosses a pipe each way (asked as a JSON line, made here through the registry, answered as one), its promise settled on the program's loop. One program: a whole Run of a one-call program (its process started, sandbox set-up, compile, call, result, exit).", r.calls, o.rounds),
 		},
 		rows: [][]string{
 			{"direct registry call", fmtDur(r.direct), "–"},
