@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -22,7 +23,7 @@ const childArg = "__codemode-run"
 // every program that links it, without a hook in each main.
 func init() {
 	if len(os.Args) == 2 && os.Args[1] == childArg {
-		os.Exit(serveChild(os.Stdin, os.Stdout))
+		os.Exit(serveChild(os.NewFile(3, "program-in"), os.NewFile(4, "program-out")))
 	}
 }
 
@@ -32,8 +33,11 @@ const maxLine = 64 << 20
 
 // serveChild runs the one program Run sends on in and answers on out; its
 // status is 0 once the program ended (however it ended: that is in the
-// last line), 1 when the request could not be read.
+// last line), 1 when the request could not be read. Two threads run Go
+// code: a program is one VM and its calls' goroutines, and each thread
+// reserves address space the memory cap counts.
 func serveChild(in io.Reader, out io.Writer) int {
+	runtime.GOMAXPROCS(2)
 	r := bufio.NewReaderSize(in, 64<<10)
 	line, err := readLine(r)
 	var req childRequest
@@ -105,7 +109,7 @@ func (v *pipeView) Call(ctx context.Context, name string, args json.RawMessage) 
 	select {
 	case reply = <-answer:
 	case <-ctx.Done():
-		v.send(childMessage{Cancel: id})
+		v.send(childMessage{Cancel: &wireCancel{ID: id, Cause: wireCauseOf(context.Cause(ctx))}})
 		reply = <-answer
 	}
 	res := reply.Result
@@ -118,13 +122,10 @@ func (v *pipeView) Call(ctx context.Context, name string, args json.RawMessage) 
 
 // send writes m as one line.
 func (v *pipeView) send(m childMessage) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		b, _ = json.Marshal(childMessage{Done: &wireDone{Error: &wireError{Message: "code mode: " + err.Error()}}}) // untested: the messages are JSON
-	}
+	b := marshalLine(m)
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	v.out.Write(append(b, '\n')) // a failed write: Run is gone, and the process with it
+	v.out.Write(b) // a failed write: Run is gone, and the process with it
 }
 
 // readReplies hands each reply to its call, and stops the program when

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -21,76 +23,93 @@ import (
 // instruction when interrupted, but not a builtin running in Go, which
 // the length guards (sandbox.go) can only partly foresee: JSON.stringify
 // of one object shared forty levels deep writes 2^40 elements, a join of
-// a thousand 16 MiB strings builds 16 GB, an iterator the engine keeps
-// for arguments objects walks four billion holes. In the caller's process
-// one such call exhausted its memory (and a gateway's every session with
-// it) or held a goroutine for ever. In its own, its address space is
-// capped (limitMemory) and it is killed past its time limit: the caller
-// learns why and goes on, and no program shares memory with another
-// caller's.
+// a thousand 4 Mi-character strings builds 4 GB, an iterator the engine
+// keeps for arguments objects walks four billion holes. In the caller's
+// process one such call exhausted its memory (and a gateway's every
+// session with it) or held a goroutine for ever. In its own, its address
+// space is capped (limitMemory) and it is killed once stuck past its time
+// limit: the caller learns why and goes on, and no program shares memory
+// with another caller's.
 
 // killGrace is how long past its time limit, or its caller's cancel, a
-// program's process may take to stop by itself before it is killed.
-const killGrace = time.Second
+// program's process may run with no call of its in flight before it is
+// killed: it ends by itself at once then, unless a builtin holds it.
+const killGrace = 2 * time.Second
 
 // runIsolated runs program in a process of its own; view's calls are made
 // here, in ctx, as the process asks for them.
 func runIsolated(ctx context.Context, view View, api *API, program string, opts Options) (Result, error) {
-	p, err := startProcess(view, opts)
+	p, err := startProcess(view, api, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	p.send(childRequest{Program: program, Tools: wireToolsOf(api), Options: wireOptionsOf(opts)})
+	p.wg.Go(func() { p.send(childRequest{Program: program, Tools: wireToolsOf(api), Options: wireOptionsOf(opts)}) })
 	return p.serve(ctx)
 }
 
 // process is one program's process, seen from Run.
 type process struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	stderr *tail
-	view   View
-	opts   Options
-	sem    chan struct{} // calls in flight, as the runner bounds them
+	cmd      *exec.Cmd
+	in       *os.File // the process's fd 3
+	out      *bufio.Reader
+	words    *tail // its stdout and stderr
+	view     View
+	api      *API
+	opts     Options
+	sem      chan struct{} // calls in flight, as the runner bounds them
+	deadline time.Time     // the program's time limit
 
 	wmu sync.Mutex // one line at a time on in
 
-	mu     sync.Mutex
-	calls  int                           // asked for so far
-	cancel map[uint64]context.CancelFunc // of the calls in flight; guarded by mu
-	wg     sync.WaitGroup                // the calls' goroutines
+	mu       sync.Mutex
+	calls    int                                // asked for so far; guarded by mu
+	cancel   map[uint64]context.CancelCauseFunc // of the calls in flight; guarded by mu
+	wg       sync.WaitGroup                     // the calls' goroutines and the writes
+	lastCall atomic.Int64                       // when a call last returned, unix nanoseconds
 }
 
-func startProcess(view View, opts Options) (*process, error) {
-	self, err := os.Executable()
+func startProcess(view View, api *API, opts Options) (*process, error) {
+	self, err := selfExe()
 	if err != nil {
-		return nil, fmt.Errorf("code mode: finding this program, to run the code in: %w", err) // untested: the executable is always known on Linux
+		return nil, fmt.Errorf("code mode: finding this program, to run the code in: %w", err) // untested: /proc/self/exe on Linux
 	}
 	cmd := exec.Command(self, childArg)
 	cmd.Env = childEnv()
-	p := &process{cmd: cmd, stderr: &tail{max: 4 << 10}, view: view, opts: opts,
-		sem: make(chan struct{}, opts.MaxConcurrent), cancel: map[uint64]context.CancelFunc{}}
-	cmd.Stderr = p.stderr
-	if p.in, err = cmd.StdinPipe(); err == nil {
-		var out io.Reader
-		out, err = cmd.StdoutPipe()
-		p.out = bufio.NewReaderSize(out, 64<<10)
-	}
-	if err == nil {
-		err = cmd.Start()
-	}
+	p := &process{cmd: cmd, words: &tail{max: 4 << 10}, view: view, api: api, opts: opts,
+		sem: make(chan struct{}, opts.MaxConcurrent), deadline: time.Now().Add(opts.Timeout),
+		cancel: map[uint64]context.CancelCauseFunc{}}
+	cmd.Stdout, cmd.Stderr = p.words, p.words
+	// The wire is on fds 3 and 4, not on stdin and stdout, where anything
+	// that runs before the runner (another package's init) might write.
+	childIn, in, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("code mode: starting the program's process: %w", err)
+		return nil, fmt.Errorf("code mode: a pipe for the program's process: %w", err) // untested: out of file descriptors
 	}
+	out, childOut, err := os.Pipe()
+	if err != nil {
+		childIn.Close()
+		in.Close()
+		return nil, fmt.Errorf("code mode: a pipe for the program's process: %w", err) // untested: out of file descriptors
+	}
+	cmd.ExtraFiles = []*os.File{childIn, childOut}
+	err = cmd.Start()
+	childIn.Close()
+	childOut.Close()
+	if err != nil {
+		in.Close()
+		out.Close()
+		return nil, fmt.Errorf("code mode: starting the program's process: %w", err) // untested: exec of this program fails only without it
+	}
+	p.in, p.out = in, bufio.NewReaderSize(out, 64<<10)
 	return p, nil
 }
 
-// childEnv is the environment of a program's process: nothing of the
-// caller's (its secrets have no business there) but how Go itself runs
-// (a race-enabled test binary's exit, a coverage build's counters).
+// childEnv is the environment of a program's process: none of the
+// caller's (its secrets have no business there, nor its GOGC or
+// GOMEMLIMIT), but how a race-enabled or coverage build runs. Never nil:
+// exec gives a nil environment the caller's whole one.
 func childEnv() []string {
-	var env []string
+	env := []string{}
 	for _, key := range []string{"GORACE", "GOCOVERDIR"} {
 		if v, ok := os.LookupEnv(key); ok {
 			env = append(env, key+"="+v)
@@ -101,49 +120,68 @@ func childEnv() []string {
 
 // serve answers the process until the program ends, and returns its
 // result; it returns once the process has exited and every call it asked
-// for has returned.
+// for has returned. Nothing here waits on a write to the process: its
+// kills must not wait on a process that does not read.
 func (p *process) serve(ctx context.Context) (Result, error) {
 	msgs := make(chan childMessage)
 	go p.read(msgs)
-	deadline := time.NewTimer(p.opts.Timeout + killGrace)
-	defer deadline.Stop()
-	cancelled, stopped := ctx.Done(), (<-chan time.Time)(nil)
+	check := time.NewTimer(time.Until(p.deadline) + killGrace)
+	defer check.Stop()
+	cancelled := ctx.Done()
 	var done *wireDone
-	var killed error
+	var over error // why the process must end: the time limit, a cancel
 	for done == nil {
 		select {
 		case m, ok := <-msgs:
 			switch {
 			case !ok:
-				return p.end(ctx, nil, nil, killed)
+				return p.end(ctx, nil, nil, over)
 			case m.Call != nil:
 				p.call(ctx, *m.Call)
-			case m.Cancel != 0:
-				p.cancelCall(m.Cancel)
+			case m.Cancel != nil:
+				p.cancelCall(m.Cancel.ID, m.Cancel.cause())
 			case m.Done != nil:
 				done = m.Done
 			}
 		case <-cancelled:
-			p.send(parentMessage{Stop: "the program was cancelled: " + cmpCause(ctx).Error()})
-			cancelled, stopped = nil, time.After(killGrace)
-		case <-stopped:
-			killed = &Error{Err: cmpCause(ctx), Message: "the program was cancelled and did not stop: its process was killed"}
-			p.cmd.Process.Kill()
-		case <-deadline.C:
-			killed = &Error{Err: ErrTimeLimit, Message: fmt.Sprintf("%v (%s) and did not stop (a builtin ran on past it): its process was killed; do less per program",
-				ErrTimeLimit, p.opts.Timeout)}
+			cancelled = nil
+			over = &Error{Err: cmpCause(ctx), Message: "the program was cancelled and did not stop: its process was killed"}
+			p.wg.Go(func() { p.send(parentMessage{Stop: "the program was cancelled: " + cmpCause(ctx).Error()}) })
+			check.Reset(killGrace)
+		case <-check.C:
+			if over == nil {
+				over = &Error{Err: ErrTimeLimit, Message: fmt.Sprintf("%v (%s) and did not stop (a builtin ran on past it): its process was killed; do less per program",
+					ErrTimeLimit, p.opts.Timeout)}
+			}
+			if wait := p.settling(); wait > 0 {
+				check.Reset(wait) // its calls are ending, and it with them
+				continue
+			}
 			p.cmd.Process.Kill()
 		}
 	}
 	return p.end(ctx, msgs, done, nil)
 }
 
-// end lets the process go (its stdin closed, killed if it does not exit
+// settling is how long to wait more for a process that should be ending:
+// while a call of its is in flight, or returned less than killGrace ago,
+// it is waiting for its calls, not stuck.
+func (p *process) settling() time.Duration {
+	p.mu.Lock()
+	inFlight := len(p.cancel)
+	p.mu.Unlock()
+	if inFlight > 0 {
+		return killGrace
+	}
+	return killGrace - time.Since(time.Unix(0, p.lastCall.Load()))
+}
+
+// end lets the process go (its fd 3 closed, killed if it does not exit
 // within killGrace), drains msgs when the reader still runs, ends the
 // calls in flight, and waits for all of it. It returns what done says,
-// or, without it, why the process ended (killed: why it was killed).
-func (p *process) end(ctx context.Context, msgs <-chan childMessage, done *wireDone, killed error) (Result, error) {
-	p.in.Close()
+// or, without it, why the process ended (over: why it was killed).
+func (p *process) end(ctx context.Context, msgs <-chan childMessage, done *wireDone, over error) (Result, error) {
+	p.in.Close() // a write still blocked fails now
 	exited := make(chan struct{})
 	go func() {
 		select {
@@ -153,34 +191,34 @@ func (p *process) end(ctx context.Context, msgs <-chan childMessage, done *wireD
 		}
 	}()
 	if msgs != nil {
-		for range msgs { // until the process closes its stdout
+		for range msgs { // until the process closes its fd 4
 		}
 	}
 	p.cmd.Wait()
 	close(exited)
 	p.mu.Lock()
 	for _, cancel := range p.cancel {
-		cancel()
+		cancel(errors.New("the program ended"))
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
 	if done != nil {
 		return done.Result, done.Error.err(ctx)
 	}
-	return Result{}, p.crashed(ctx, killed)
+	return Result{}, p.crashed(ctx, over)
 }
 
 // read decodes the process's lines into msgs, and closes msgs when its
-// stdout ends (or carries what is not a message: it is then killed).
+// fd 4 ends, or carries what is not a message (it is then killed).
 func (p *process) read(msgs chan<- childMessage) {
 	defer close(msgs)
 	for {
 		line, err := readLine(p.out)
-		if len(line) > 0 && err == nil || err == io.EOF && len(line) > 0 {
+		if len(line) > 0 && (err == nil || errors.Is(err, io.EOF)) {
 			var m childMessage
 			if json.Unmarshal(line, &m) != nil {
 				p.cmd.Process.Kill()
-				io.Copy(io.Discard, p.out) // untested: the process writes only messages
+				io.Copy(io.Discard, p.out) // untested: the runner writes only messages
 				return
 			}
 			msgs <- m
@@ -195,22 +233,32 @@ func (p *process) read(msgs chan<- childMessage) {
 	}
 }
 
-// call makes the call the process asked for, through the view, in ctx,
-// and answers it.
+// call makes the call the process asked for, through the view, in ctx
+// (bounded in time, as the call's context was when programs ran in the
+// caller's process), and answers it.
 func (p *process) call(ctx context.Context, c wireCall) {
-	cctx, cancel := context.WithCancel(ctx)
+	cctx, cancel := context.WithCancelCause(ctx)
 	p.mu.Lock()
 	p.calls++
 	over := p.calls > p.opts.MaxCalls
 	p.cancel[c.ID] = cancel
 	p.mu.Unlock()
 	p.wg.Go(func() {
-		defer p.cancelCall(c.ID)
+		defer p.lastCall.Store(time.Now().UnixNano())
+		defer p.cancelCall(c.ID, nil)
 		reply := wireReply{ID: c.ID}
-		if over {
-			reply.Error = fmt.Sprintf("code mode: more than %d calls", p.opts.MaxCalls) // untested: the process stops its program first
-		} else {
-			res, err := p.callView(cctx, c)
+		switch {
+		case over:
+			reply.Error = fmt.Sprintf("code mode: more than %d calls", p.opts.MaxCalls) // untested: the runner stops its program first
+		case p.api.lookup(c.Name) == nil && !p.opts.CallUnlisted:
+			reply.Error = fmt.Sprintf("unknown tool %q", c.Name) // untested: the runner refuses it first
+		default:
+			// The program's own clock, which started after this one, ends
+			// the call first (a cancel with its cause); this is the bound
+			// should the process not.
+			tctx, stop := context.WithDeadlineCause(cctx, p.deadline.Add(killGrace), fmt.Errorf("%w (%s)", ErrTimeLimit, p.opts.Timeout))
+			res, err := p.callView(tctx, c)
+			stop()
 			reply.Result, reply.Wire = res, res.Wire
 			if err != nil {
 				reply.Error = err.Error()
@@ -235,42 +283,55 @@ func (p *process) callView(ctx context.Context, c wireCall) (tool.Result, error)
 	return res, err
 }
 
-// cancelCall ends the call id, if still in flight.
-func (p *process) cancelCall(id uint64) {
+// cancelCall ends the call id, if still in flight, with cause.
+func (p *process) cancelCall(id uint64, cause error) {
 	p.mu.Lock()
 	cancel := p.cancel[id]
 	delete(p.cancel, id)
 	p.mu.Unlock()
 	if cancel != nil {
-		cancel()
+		cancel(cause)
 	}
 }
 
-// send writes m to the process as one line; a failed write means it is
-// gone, which the reader sees.
+// send writes m to the process as one line (a reply over maxLine as the
+// error it is); a failed write means it is gone, which the reader sees.
 func (p *process) send(m any) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return // untested: the messages are JSON
+	b := marshalLine(m)
+	if pm, ok := m.(parentMessage); ok && len(b) > maxLine && pm.Reply != nil {
+		b = marshalLine(parentMessage{Reply: &wireReply{ID: pm.Reply.ID,
+			Error: fmt.Sprintf("the tool's result is over %d MiB, more than a program may take", maxLine>>20)}})
 	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	p.in.Write(append(b, '\n'))
+	p.in.Write(b)
 }
 
-// crashed is why a process ended without a result: killed (the time
+// marshalLine is v as one JSON line, with <, > and & as they are (a
+// program's value reaches a model as written).
+func marshalLine(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil // untested: the messages are JSON
+	}
+	return b.Bytes()
+}
+
+// crashed is why a process ended without a result: killed (over: the time
 // limit, a cancel that was not heeded), out of memory, or something else,
-// which its last words on stderr say.
-func (p *process) crashed(ctx context.Context, killed error) error {
-	words := p.stderr.String()
+// which its first words on stderr say.
+func (p *process) crashed(ctx context.Context, over error) error {
+	words := p.words.String()
 	switch {
-	case killed != nil:
-		return killed
-	case ctx.Err() != nil:
-		return &Error{Err: cmpCause(ctx), Message: "the program was cancelled: " + cmpCause(ctx).Error()}
 	case outOfMemory(words):
 		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: its process ran out of the memory it may map (the program's heap may grow by %d MiB) and was stopped: keep less in memory, and build no huge string or array at once",
 			ErrMemoryLimit, p.opts.MaxMemory>>20)}
+	case over != nil:
+		return over
+	case ctx.Err() != nil:
+		return &Error{Err: cmpCause(ctx), Message: "the program was cancelled: " + cmpCause(ctx).Error()}
 	}
 	return &Error{Err: ErrThrown, Message: fmt.Sprintf("code mode: the program's process ended (%v): %s", p.cmd.ProcessState, firstLines(words, 3))}
 }
@@ -303,15 +364,16 @@ type tail struct {
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := len(b)
 	if room := t.max - len(t.head); room > 0 {
-		t.head = append(t.head, b[:min(room, len(b))]...)
-		return len(b), nil
+		t.head = append(t.head, b[:min(room, n)]...)
+		b = b[min(room, n):]
 	}
 	t.last = append(t.last, b...)
 	if len(t.last) > t.max {
 		t.last = append(t.last[:0], t.last[len(t.last)-t.max:]...)
 	}
-	return len(b), nil
+	return n, nil
 }
 
 func (t *tail) String() string {

@@ -10,7 +10,7 @@ import (
 
 // limitMemory caps the address space of a program's process: what it
 // maps now, four times maxMemory (the heap watchdog's line, with the
-// collector's headroom) and 512 MiB of slack for threads. The watchdog
+// collector's headroom) and 1 GiB of slack for threads and the runtime. The watchdog
 // stops a program that grows in the interpreter; this stops one builtin
 // asked to build gigabytes in one step, which the watchdog cannot reach:
 // the runtime fails its allocation and the process ends, not its caller.
@@ -19,7 +19,7 @@ func limitMemory(maxMemory int64) {
 	if mapped == 0 {
 		return // untested: /proc is always there on Linux
 	}
-	limit := uint64(mapped + 4*maxMemory + 512<<20)
+	limit := uint64(mapped + 4*maxMemory + 1<<30)
 	syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: limit, Max: limit}) // best effort: the watchdog remains
 }
 
@@ -39,3 +39,8 @@ func vmSize() int64 {
 	}
 	return 0
 }
+
+// selfExe is this program, to run again: /proc/self/exe is the file this
+// process runs even after an upgrade renamed another over its path, or
+// deleted it (os.Executable's path would then run the new one, or none).
+func selfExe() (string, error) { return "/proc/self/exe", nil }

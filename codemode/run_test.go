@@ -445,3 +445,13 @@ func TestRunCancelledInABuiltinEnds(t *testing.T) {
 		t.Errorf("Run returned %v after the cancel", took)
 	}
 }
+
+// A program's value reaches its caller as the program wrote it: the wire
+// between the program's process and Run escapes no <, > or &.
+func TestRunValueKeepsHTMLCharacters(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.run(t, `console.log("<b>&</b>"); return {html: "<a href='x'>&amp;</a>"}`, codemode.Options{})
+	if err != nil || string(res.Value) != `{"html":"<a href='x'>&amp;</a>"}` || res.Logs[0] != "<b>&</b>" {
+		t.Errorf("value %s, logs %q, %v", res.Value, res.Logs, err)
+	}
+}

@@ -45,9 +45,28 @@ type wireOptions struct {
 
 // childMessage is one line from the program's process.
 type childMessage struct {
-	Call   *wireCall `json:"call,omitempty"`
-	Cancel uint64    `json:"cancel,omitempty"` // a call the program no longer waits for
-	Done   *wireDone `json:"done,omitempty"`
+	Call   *wireCall   `json:"call,omitempty"`
+	Cancel *wireCancel `json:"cancel,omitempty"` // a call the program no longer waits for
+	Done   *wireDone   `json:"done,omitempty"`
+}
+
+// wireCancel is a call the program gave up, and why (its time limit, its
+// end), which the call's context then carries.
+type wireCancel struct {
+	ID    uint64     `json:"id"`
+	Cause *wireError `json:"cause,omitempty"`
+}
+
+// cause is the cause the call's context ends with: the program's reason,
+// its sentinel kept (a call cut by the time limit is ErrTimeLimit's).
+func (c *wireCancel) cause() error {
+	if c.Cause == nil {
+		return nil
+	}
+	if sentinel := kinds[c.Cause.Kind]; sentinel != nil {
+		return &Error{Err: sentinel, Message: c.Cause.Message}
+	}
+	return errors.New(c.Cause.Message)
 }
 
 type wireCall struct {
@@ -118,6 +137,21 @@ func wireOptionsOf(o Options) wireOptions {
 func (w wireOptions) options() Options {
 	return Options{Timeout: w.Timeout, MaxCalls: w.MaxCalls, MaxConcurrent: w.MaxConcurrent,
 		MaxOutput: w.MaxOutput, MaxMemory: w.MaxMemory, CallUnlisted: w.CallUnlisted}
+}
+
+// wireCauseOf is the cause of a program's context as the process sends
+// it: its kind when it wraps a sentinel.
+func wireCauseOf(cause error) *wireError {
+	if cause == nil {
+		return nil
+	}
+	w := &wireError{Message: cause.Error()}
+	for kind, sentinel := range kinds {
+		if errors.Is(cause, sentinel) {
+			w.Kind = kind
+		}
+	}
+	return w
 }
 
 // wireErrorOf is err as the process sends it; nil for nil.
