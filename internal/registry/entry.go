@@ -217,11 +217,19 @@ func (r *resolver) note(format string, args ...any) {
 
 // env is the entry's environment: fixed values, and a reference for each
 // required variable. An optional one is left to the user's environment
-// (mcpbridge passes it on unless its name looks like a secret's).
+// (mcpbridge passes it on unless its name looks like a secret's). The
+// reference is to varName of the name, as for headers, so a name the
+// config cannot refer to ("api-key") is set as API_KEY; a name the
+// document repeats is taken once, as first given.
 func (r *resolver) env(vars []KeyValue) []Pair {
 	var out []Pair
+	seen := map[string]bool{}
 	for _, kv := range vars {
-		if v, ok := r.value(kv.Input, kv.Name, kv.Name); ok {
+		if seen[kv.Name] {
+			continue
+		}
+		seen[kv.Name] = true
+		if v, ok := r.value(kv.Input, kv.Name, varName(kv.Name)); ok {
 			out = append(out, Pair{kv.Name, v})
 		}
 	}

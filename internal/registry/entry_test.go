@@ -3,6 +3,7 @@ package registry
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -303,5 +304,32 @@ func TestLooksLikeServerJSON(t *testing.T) {
 		if got := LooksLikeServerJSON([]byte(doc)); got != want {
 			t.Errorf("%s: %v, want %v", doc, got, want)
 		}
+	}
+}
+
+// An environment variable the document names so that the config could
+// not refer to it ("api-key") is set through a name it can (API_KEY),
+// which the note asks for; a name given twice is written once.
+func TestBuildEnvNamesTheConfigCanReferTo(t *testing.T) {
+	t.Parallel()
+	s := Server{Name: "io.github.example/names", Version: "1.0.0",
+		Packages: []Package{{RegistryType: "npm", Identifier: "names", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+			EnvironmentVariables: []KeyValue{
+				{Name: "api-key", Input: Input{IsRequired: true, IsSecret: true}},
+				{Name: "REGION", Input: Input{IsRequired: true}},
+				{Name: "REGION", Input: Input{Value: "eu"}},
+			},
+		}},
+	}
+	e, err := Build(s, Choice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pair{{"api-key", "${API_KEY}"}, {"REGION", "${REGION}"}}
+	if diff := cmp.Diff(want, e.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(n, "set API_KEY (api-key)") }) {
+		t.Errorf("notes %q do not ask for API_KEY", e.Notes)
 	}
 }
