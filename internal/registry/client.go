@@ -211,15 +211,21 @@ func (c *Client) fetch(ctx context.Context, u string) ([]byte, error) {
 // answer interprets a response to GET u: the body to decode, the cached
 // one on 304, or an error that says what came back.
 func (c *Client) answer(u string, resp *http.Response, body []byte, cached cacheEntry, hit bool) ([]byte, error) {
+	inJSON := isJSON(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusNotModified && hit:
 		return cached.Body, nil
-	case resp.StatusCode == http.StatusNotFound:
+	case resp.StatusCode == http.StatusNotFound && inJSON:
 		return nil, fmt.Errorf("GET %s: %w", u, ErrNotFound)
+	case resp.StatusCode == http.StatusNotFound:
+		// The registry says "not found" in JSON; a page of another server
+		// (a wrong base URL) is not its word on the name.
+		return nil, fmt.Errorf("the registry at %s answered 404 Not Found to GET %s with %s, not the registry's JSON%s: is %s the registry's base URL (like %s)?",
+			c.base(), u, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), startsWith(body), EnvURL, DefaultURL)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("the registry at %s answered %s to GET %s%s", c.base(), resp.Status, u, errorText(body))
 	}
-	if !isJSON(resp.Header.Get("Content-Type")) {
+	if !inJSON {
 		return nil, fmt.Errorf("the registry at %s answered GET %s with %s, not JSON%s: is %s the registry's base URL (like %s)?",
 			c.base(), u, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), startsWith(body), EnvURL, DefaultURL)
 	}

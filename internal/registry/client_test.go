@@ -119,6 +119,7 @@ func TestGetErrors(t *testing.T) {
 	reg.Publish(t, data)
 	reg.Answer("/v0.1/servers/io.github.example%2Fportal/versions/latest", 200, "text/html", "<!doctype html><title>Sign in</title>")
 	reg.Answer("/v0.1/servers/io.github.example%2Fdown/versions/latest", 503, "application/json", `{"title":"Service Unavailable","detail":"database is down"}`)
+	reg.Answer("/v0.1/servers/io.github.example%2Fwrong-base/versions/latest", 404, "text/plain; charset=utf-8", "404 page not found\n")
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
 	tests := []struct {
@@ -130,6 +131,8 @@ func TestGetErrors(t *testing.T) {
 		{reg.URL, "io.github.user/bad-version", "", []string{"is not a valid server.json", `packages[0]: "version" must be a specific version`}},
 		{reg.URL, "io.github.example/portal", "", []string{"with text/html, not JSON", `"<!doctype html>`, "MCPBRIDGE_REGISTRY_URL"}},
 		{reg.URL, "io.github.example/down", "", []string{"answered 503 Service Unavailable", "database is down"}},
+		// a 404 that is not the registry's JSON: another server's page, not its word on the name
+		{reg.URL, "io.github.example/wrong-base", "", []string{"404 Not Found", "not the registry's JSON", "MCPBRIDGE_REGISTRY_URL"}},
 		{gone.URL, "io.github.a/b", "", []string{"reaching the MCP Registry at " + gone.URL, "check the network", "MCPBRIDGE_REGISTRY_URL", "./server.json"}},
 	}
 	for _, tt := range tests {
