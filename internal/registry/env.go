@@ -47,15 +47,20 @@ func cacheDir(getenv func(string) string) string {
 	return ""
 }
 
-// IsFile tells a server.json's path from a registry name (which never
-// starts with "." or "/", and never ends in ".json" unless the file is
-// there).
+// IsFile tells a server.json's path from a registry name, which never
+// starts with "." or "/" and always has a "/" (io.github.owner/server):
+// a name ending in ".json" is a file unless it has that form and no such
+// file is there (so a mistyped file name is said to be missing, not
+// looked up in the registry).
 func IsFile(ref string) bool {
 	if strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) {
 		return true
 	}
+	if !strings.HasSuffix(ref, ".json") {
+		return false
+	}
 	_, err := os.Stat(ref)
-	return strings.HasSuffix(ref, ".json") && !errors.Is(err, fs.ErrNotExist)
+	return !strings.Contains(ref, "/") || !errors.Is(err, fs.ErrNotExist)
 }
 
 // ReadFile reads the server.json at path, as the registry would answer

@@ -31,14 +31,15 @@ func TestFromEnv(t *testing.T) {
 }
 
 // A path is a file; a registry name is not, unless a .json file of that
-// name is there.
+// name is there; a .json name that cannot be a registry's (no "/") is a
+// file, there or not (its absence is what the user needs to hear).
 func TestIsFile(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if err := os.WriteFile("here.json", []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for ref, want := range map[string]bool{"./server.json": true, "/abs/server.json": true, "here.json": true,
-		"io.github.x/server": false, "gone.json": false} {
+		"io.github.x/server": false, "io.github.x/server.json": false, "gone.json": true} {
 		if got := IsFile(ref); got != want {
 			t.Errorf("IsFile(%q) = %v, want %v", ref, got, want)
 		}
