@@ -337,9 +337,11 @@ func (p *process) crashed(ctx context.Context, over error) error {
 }
 
 // outOfMemory reports whether a Go process's last words say it could not
-// get memory (the heap, a thread's stack, or the race detector's shadow).
+// get memory: the heap, a thread's stack, or in a race-enabled build the
+// detector's shadow or the heap's place beside it.
 func outOfMemory(words string) bool {
-	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate", "pthread_create failed", "stack overflow", "goroutine stack exceeds"} {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "failed to allocate", "pthread_create failed", "stack overflow", "goroutine stack exceeds",
+		"address space collisions"} {
 		if strings.Contains(words, s) {
 			return true
 		}
