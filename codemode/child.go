@@ -28,8 +28,8 @@ func init() {
 }
 
 // maxLine bounds one line of the wire, each way: a call's arguments or
-// result, or the program's end.
-const maxLine = 64 << 20
+// result, or the program's end. A variable for tests only.
+var maxLine = 64 << 20
 
 // serveChild runs the one program Run sends on in and answers on out; its
 // status is 0 once the program ended (however it ended: that is in the

@@ -66,6 +66,7 @@ type process struct {
 	cancel   map[uint64]context.CancelCauseFunc // of the calls in flight; guarded by mu
 	wg       sync.WaitGroup                     // the calls' goroutines and the writes
 	lastCall atomic.Int64                       // when a call last returned, unix nanoseconds
+	tooLong  atomic.Bool                        // it wrote a line over maxLine, and was killed for it
 }
 
 func startProcess(view View, api *API, opts Options) (*process, error) {
@@ -225,7 +226,8 @@ func (p *process) read(msgs chan<- childMessage) {
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				p.cmd.Process.Kill() // a line over maxLine
+				p.tooLong.Store(true) // a line over maxLine
+				p.cmd.Process.Kill()
 				io.Copy(io.Discard, p.out)
 			}
 			return
@@ -325,6 +327,8 @@ func marshalLine(v any) []byte {
 func (p *process) crashed(ctx context.Context, over error) error {
 	words := p.words.String()
 	switch {
+	case p.tooLong.Load():
+		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: a tool call's arguments are over %d MiB: pass less to one call", ErrMemoryLimit, maxLine>>20)}
 	case outOfMemory(words):
 		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: its process ran out of the memory it may map (the program's heap may grow by %d MiB) and was stopped: keep less in memory, and build no huge string or array at once",
 			ErrMemoryLimit, p.opts.MaxMemory>>20)}

@@ -455,3 +455,13 @@ func TestRunValueKeepsHTMLCharacters(t *testing.T) {
 		t.Errorf("value %s, logs %q, %v", res.Value, res.Logs, err)
 	}
 }
+
+// A call whose arguments are over what the wire carries (64 MiB; 1 MiB
+// here) ends the program with a memory limit that says so, not a bare
+// kill.
+func TestRunHugeCallArgumentsEnd(t *testing.T) {
+	codemode.SetMaxLine(t, 1<<20)
+	f := newFixture(t)
+	_, err := f.run(t, "return (await tools.calc.add({k: 'x'.repeat(2 ** 20)})).text", codemode.Options{})
+	wantError(t, err, codemode.ErrMemoryLimit, "a tool call's arguments are over 1 MiB")
+}

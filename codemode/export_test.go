@@ -1,0 +1,11 @@
+package codemode
+
+import "testing"
+
+// SetMaxLine bounds the lines Run reads from a program's process to n
+// bytes for the rest of the test (its process keeps its own bound).
+func SetMaxLine(t *testing.T, n int) {
+	old := maxLine
+	maxLine = n
+	t.Cleanup(func() { maxLine = old })
+}
