@@ -21,7 +21,7 @@ func Env(parent []string, overlay map[string]string) []string {
 	vars := make(map[string]string, len(parent)+len(overlay))
 	for _, kv := range parent {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || scrubbed(name) {
+		if !ok || name == "" || Scrubbed(name) {
 			continue
 		}
 		vars[name] = value
@@ -44,11 +44,11 @@ func Env(parent []string, overlay map[string]string) []string {
 	return env
 }
 
-// scrubbed reports whether a parent variable must not reach a child: its
+// Scrubbed reports whether a parent variable must not reach a child: its
 // name looks like it carries a credential, or it configures mcpbridge itself.
 // Over-matching (MONKEY, TOKENIZERS_PARALLELISM) is accepted: the overlay
 // can always put a variable back.
-func scrubbed(name string) bool {
+func Scrubbed(name string) bool {
 	upper := strings.ToUpper(name)
 	if strings.HasPrefix(upper, "MCPBRIDGE_") {
 		return true

@@ -109,7 +109,7 @@ func TestAddFromRegistryWritesEveryKind(t *testing.T) {
 `, []string{"set WEATHER_API_KEY"}},
 		{[]string{"--package", "oci"}, `    transport: stdio
     command: docker
-    args: [run, -i, --rm, --network, host, -e, 'DB_TYPE=${DB_TYPE}', -e, DB_USERNAME, -e, DB_PASSWORD, 'docker.io/example/database-manager-mcp:3.1.0', --host, '${MCP_HOST:-localhost}', '${DATABASE_NAME}']
+    args: [run, -i, --rm, --network, host, -e, 'DB_TYPE=${DB_TYPE}', -e, DB_USERNAME, -e, DB_PASSWORD, -e, SSL_MODE, 'docker.io/example/database-manager-mcp:3.1.0', --host, '${MCP_HOST:-localhost}', '${DATABASE_NAME}']
     env:
       DB_USERNAME: ${DB_USERNAME}
       DB_PASSWORD: ${DB_PASSWORD}

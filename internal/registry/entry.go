@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
 )
 
 // Choice says which of a server.json's ways to run the server an entry
@@ -149,7 +151,7 @@ func buildPackage(s Server, p Package) (Entry, error) {
 	case TypePyPI:
 		e.Args = slices.Concat(runtime, []string{literal(versioned(p, "=="))}, args)
 	case TypeOCI:
-		e.Args = slices.Concat([]string{"run", "-i", "--rm"}, runtime, dockerEnv(e.Env), []string{literal(image(p))}, args)
+		e.Args = slices.Concat([]string{"run", "-i", "--rm"}, runtime, dockerEnv(e.Env, r.passed), []string{literal(image(p))}, args)
 	case TypeNuGet:
 		e.Args = slices.Concat(runtime, []string{literal(versioned(p, "@")), "--yes"})
 		if len(args) > 0 {
@@ -181,12 +183,17 @@ func image(p Package) string {
 	return p.Identifier + ":" + p.Version
 }
 
-// dockerEnv passes each variable of the entry's env on into the container
-// (docker run -e NAME takes its value from docker's own environment).
-func dockerEnv(env []Pair) []string {
+// dockerEnv passes each variable of the entry's env, and each optional
+// one left to the user's environment, on into the container (docker run
+// -e NAME takes its value from docker's own environment, and passes
+// nothing when it has none).
+func dockerEnv(env []Pair, passed []string) []string {
 	var out []string
 	for _, kv := range env {
 		out = append(out, "-e", kv.Key)
+	}
+	for _, name := range passed {
+		out = append(out, "-e", name)
 	}
 	return out
 }
@@ -206,7 +213,12 @@ func buildRemote(t Transport) Entry {
 
 // resolver turns the document's inputs into config text, collecting the
 // notes of what the user must set.
-type resolver struct{ notes []string }
+type resolver struct {
+	notes []string
+	// passed are the optional variables left to the user's environment
+	// that reach the server when set (a container's need docker's -e).
+	passed []string
+}
 
 func (r *resolver) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
@@ -229,8 +241,17 @@ func (r *resolver) env(vars []KeyValue) []Pair {
 			continue
 		}
 		seen[kv.Name] = true
+		if kv.Input.Value == "" && !kv.Input.IsRequired && childproc.Scrubbed(kv.Name) {
+			// Left to the user's environment, it would never arrive: a
+			// variable whose name looks like a secret's is not passed on.
+			r.note("optional: %s%s; mcpbridge passes on no variable named like a secret unless the entry sets it: to pass yours, add %s: ${%s} to env",
+				kv.Name, describe(kv.Input), kv.Name, varName(kv.Name))
+			continue
+		}
 		if v, ok := r.value(kv.Input, kv.Name, varName(kv.Name)); ok {
 			out = append(out, Pair{kv.Name, v})
+		} else {
+			r.passed = append(r.passed, kv.Name)
 		}
 	}
 	return out

@@ -51,7 +51,7 @@ func TestBuild(t *testing.T) {
 		{"servers/every-package-type.json", Choice{Package: "oci"}, Entry{
 			Transport: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm",
 				"--network", "host", "-e", "DB_TYPE=${DB_TYPE}",
-				"-e", "DB_USERNAME", "-e", "DB_PASSWORD",
+				"-e", "DB_USERNAME", "-e", "DB_PASSWORD", "-e", "SSL_MODE",
 				"docker.io/example/database-manager-mcp:3.1.0",
 				"--host", "${MCP_HOST:-localhost}", "${DATABASE_NAME}"},
 			Env: []Pair{{"DB_USERNAME", "${DB_USERNAME}"}, {"DB_PASSWORD", "${DB_PASSWORD}"}},
@@ -84,6 +84,7 @@ func TestBuild(t *testing.T) {
 		{"servers/filesystem.json", Choice{Package: "oci"}, Entry{
 			Transport: "stdio", Command: "docker", Args: []string{"run", "-i", "--rm",
 				"--mount", "type=bind,src=${SOURCE_PATH},dst=${TARGET_PATH:-/project}",
+				"-e", "LOG_LEVEL", // optional: passed into the container when the user sets it
 				"docker.io/mcp/filesystem:1.0.2", "/project"},
 			Notes: []string{
 				"optional: LOG_LEVEL: Logging level (debug, info, warn, error); default info",
@@ -331,5 +332,34 @@ func TestBuildEnvNamesTheConfigCanReferTo(t *testing.T) {
 	}
 	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(n, "set API_KEY (api-key)") }) {
 		t.Errorf("notes %q do not ask for API_KEY", e.Notes)
+	}
+}
+
+// An optional variable the note leaves to the user reaches the server
+// when they set it: a container's through docker's -e; one named like a
+// secret, which mcpbridge passes on only when the entry sets it, gets a
+// note saying how.
+func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
+	t.Parallel()
+	s := Server{Name: "io.github.example/optional", Version: "1.0.0",
+		Packages: []Package{{RegistryType: "oci", Identifier: "example/optional", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+			EnvironmentVariables: []KeyValue{
+				{Name: "WEATHER_UNITS", Input: Input{Description: "units"}},
+				{Name: "EXTRA_API_KEY", Input: Input{Description: "a key for more", IsSecret: true}},
+			},
+		}},
+	}
+	e, err := Build(s, Choice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"run", "-i", "--rm", "-e", "WEATHER_UNITS", "example/optional:1.0.0"}; !slices.Equal(e.Args, want) {
+		t.Errorf("args %q, want WEATHER_UNITS passed into the container and nothing for EXTRA_API_KEY", e.Args)
+	}
+	if !slices.ContainsFunc(e.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "optional: EXTRA_API_KEY: a key for more; a secret; mcpbridge passes on no variable named like a secret") &&
+			strings.HasSuffix(n, "add EXTRA_API_KEY: ${EXTRA_API_KEY} to env")
+	}) {
+		t.Errorf("notes %q do not say how to pass EXTRA_API_KEY", e.Notes)
 	}
 }
