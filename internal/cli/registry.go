@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,7 +248,24 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	for _, n := range built.Notes {
 		fmt.Fprintf(e.Stderr, "mcpbridge: add: %s\n", termsafe.Line(n))
 	}
+	e.warnSentAway(built)
 	return nil
+}
+
+// warnSentAway says which variables the remote entry built sends to its
+// host that are set already: the publisher named them, and a value set
+// for something else (an OPENAI_API_KEY) would go to that host unasked.
+func (e *env) warnSentAway(built registry.Entry) {
+	host := built.URL
+	if u, err := url.Parse(built.URL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	for _, name := range built.SentAway() {
+		if _, set := e.LookupEnv(name); set {
+			fmt.Fprintf(e.Stderr, "mcpbridge: add: %s is set in your environment, and this entry sends its value to %s: if it is meant for something else, refer to another variable there\n",
+				termsafe.Line(name), termsafe.Line(host))
+		}
+	}
 }
 
 // checkRegistryAdd refuses what goes with a command or URL of one's own.

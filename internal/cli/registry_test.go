@@ -368,3 +368,21 @@ func TestRegistryShowEscapesThePackageType(t *testing.T) {
 		t.Errorf("show lacks the package:\n%s", r.stdout)
 	}
 }
+
+// A remote entry that sends a variable already set in the user's
+// environment to its host says so: the publisher chose the name, and a
+// value set for something else would leave unasked. A package, which
+// runs here, does not.
+func TestAddFromRegistryWarnsOfVariablesSentAway(t *testing.T) {
+	t.Setenv("TENANT_ID", "set-for-something-else")
+	t.Setenv("BRAVE_API_KEY", "set")
+	cfg := filepath.Join(t.TempDir(), "mcpbridge.yaml")
+	r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", filepath.Join(registryDocs, "servers", "multi-tenant-server.json"), "tenant")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "TENANT_ID is set in your environment, and this entry sends its value to anonymous.modelcontextprotocol.io") {
+		t.Errorf("remote: %+v", r)
+	}
+	r = mcpbridge(t, "", "add", "--config", cfg, "--from-registry", filepath.Join(registryDocs, "servers", "brave-search.json"), "brave")
+	if r.code != ExitOK || strings.Contains(r.stderr, "sends its value") {
+		t.Errorf("package: %+v", r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
 // Choice says which of a server.json's ways to run the server an entry
@@ -397,4 +398,25 @@ func varName(name string) string {
 		v = "MCP_" + v
 	}
 	return v
+}
+
+// SentAway returns the environment variables whose values a remote entry
+// sends to its server's host (those its URL and headers refer to), each
+// once, in order; none for a package, which runs here.
+func (e Entry) SentAway() []string {
+	if e.URL == "" {
+		return nil
+	}
+	var names []string
+	note := func(name string) (string, bool) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return "", true // set, so no default is taken and every reference is seen
+	}
+	yamlconf.Expand(e.URL, note) // the document's text came through literal: it parses
+	for _, h := range e.Headers {
+		yamlconf.Expand(h.Value, note)
+	}
+	return names
 }

@@ -363,3 +363,16 @@ func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
 		t.Errorf("notes %q do not say how to pass EXTRA_API_KEY", e.Notes)
 	}
 }
+
+// What a remote entry sends away is every variable its URL and headers
+// refer to, defaults' included, each once; a package sends nothing.
+func TestSentAway(t *testing.T) {
+	t.Parallel()
+	remote := Entry{URL: "https://x.example/${TENANT}/${REGION:-eu}", Headers: []Pair{{"Authorization", "Bearer ${TOKEN}"}, {"X-Tenant", "${TENANT}"}, {"X-Literal", "$${NOT_A_VAR}"}}}
+	if got, want := remote.SentAway(), []string{"TENANT", "REGION", "TOKEN"}; !slices.Equal(got, want) {
+		t.Errorf("SentAway = %q, want %q", got, want)
+	}
+	if got := (Entry{Command: "npx", Env: []Pair{{"KEY", "${KEY}"}}}).SentAway(); got != nil {
+		t.Errorf("a package's SentAway = %q", got)
+	}
+}
