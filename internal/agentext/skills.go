@@ -24,16 +24,30 @@ const skillsPrompt = "\n\nSkills are instructions for kinds of tasks, listed bel
 	"When the task fits a skill, first call " + LoadSkillName + `({"name": "<name>"}) and follow what it says; ` +
 	`read a file the skill mentions with ` + LoadSkillName + `({"name": "<name>", "file": "<its URI>"}).`
 
+// skillsBudget bounds, in bytes, the skills' part of the system prompt,
+// which every model request carries: a server listing thousands of skills
+// must not make every turn cost that much.
+const skillsBudget = 16 << 10
+
 // skillsSection is the part of the system prompt that lists skills; ""
-// when there are none.
+// when there are none. Within skillsBudget each skill has its
+// description; past it, the names alone, then a count of the rest.
 func skillsSection(skills []tool.Skill) string {
 	if len(skills) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString(skillsPrompt)
-	for _, s := range skills {
-		fmt.Fprintf(&b, "\n- %s: %s", s.Name, termsafe.Summary(s.Description))
+	for i, s := range skills {
+		line := fmt.Sprintf("\n- %s: %s", s.Name, termsafe.Summary(s.Description))
+		if b.Len()+len(line) > skillsBudget {
+			line = "\n- " + s.Name
+		}
+		if b.Len()+len(line) > 2*skillsBudget {
+			fmt.Fprintf(&b, "\n(and %d more skills, not listed: the list is over its share of the prompt)", len(skills)-i)
+			break
+		}
+		b.WriteString(line)
 	}
 	return b.String()
 }
