@@ -9,8 +9,12 @@ import (
 
 // Write replaces path with data: a temporary file in the same directory,
 // given perm, synced, then renamed over path. On error path is untouched
-// and no temporary file is left.
+// and no temporary file is left. A symbolic link (a config kept in a
+// dotfiles repository) stays one: the file it leads to is replaced.
 func Write(path string, data []byte, perm os.FileMode) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -39,3 +39,29 @@ func TestWrite(t *testing.T) {
 		t.Errorf("left behind: %v", entries)
 	}
 }
+
+// A symbolic link stays one: the file it leads to gets the new content
+// (a config kept in a dotfiles repository keeps being the repository's).
+func TestWriteThroughASymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "mcpbridge.yaml")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "mcpbridge.yaml")
+	if err := os.Symlink(filepath.Join("dotfiles", "mcpbridge.yaml"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", st, err)
+	}
+	if data, _ := os.ReadFile(target); string(data) != "new" {
+		t.Errorf("the target holds %q, want the new content", data)
+	}
+}
