@@ -51,11 +51,26 @@ func (h *Host) WatchFile(ctx context.Context, path string) error {
 	if err := w.Add(dir); err != nil {
 		return fmt.Errorf("watching %s: its directory %s: %w", path, dir, err)
 	}
+	watchTarget(w, path)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
-	h.watchLoop(ctx, w.Events, w.Errors, path, func() { h.reload(ctx, path) })
+	h.watchLoop(ctx, w.Events, w.Errors, path, func() {
+		watchTarget(w, path) // a link pointed elsewhere since
+		h.reload(ctx, path)
+	})
 	return nil
+}
+
+// watchTarget watches the directory of the file path leads to as well,
+// when path is a symbolic link into another directory (a config kept in
+// a dotfiles repository): an edit there, mcpbridge add's included,
+// names no file of path's directory. Best effort: the link's own
+// directory is watched whatever happens here.
+func watchTarget(w *fsnotify.Watcher, path string) {
+	if target, err := filepath.EvalSymlinks(path); err == nil && filepath.Dir(target) != filepath.Dir(filepath.Clean(path)) {
+		w.Add(filepath.Dir(target)) // adding a directory watched already does nothing
+	}
 }
 
 // watchLoop calls reload once debounce after the last event about path (and
@@ -67,7 +82,8 @@ func (h *Host) WatchFile(ctx context.Context, path string) error {
 // An event about another name of the directory counts when it changed
 // where path leads: a Kubernetes ConfigMap volume updates its files by
 // swapping a symlink (path -> ..data/file, ..data -> ..<timestamp>), and no
-// event names path itself.
+// event names path itself. An event naming the file path leads to counts
+// too (a linked config edited where it lives).
 func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, path string, reload func()) {
 	name := filepath.Clean(path)
 	target, _ := filepath.EvalSymlinks(name)
@@ -83,7 +99,7 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 				return
 			}
 			now, _ := filepath.EvalSymlinks(name)
-			if filepath.Clean(ev.Name) == name || now != target {
+			if evName := filepath.Clean(ev.Name); evName == name || evName == target || now != target {
 				target = now
 				timer.Reset(h.opts.Debounce)
 				fire = timer.C

@@ -299,3 +299,45 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// A config that is a symbolic link into another directory (a dotfiles
+// repository) reloads when the file it leads to is replaced there, as an
+// editor, or mcpbridge add, saves it: no event names the link.
+func TestWatchFileThroughASymlink(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	dotfiles, home := t.TempDir(), t.TempDir()
+	target := filepath.Join(dotfiles, "mcpbridge.yaml")
+	save := func(src string) {
+		t.Helper()
+		tmp := filepath.Join(dotfiles, ".mcpbridge.yaml.new")
+		if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(`- {id: a, name: fake, config: {value: "1"}}`)
+	path := filepath.Join(home, "mcpbridge.yaml")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fh.WatchFile(ctx, path) }()
+	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path)
+	save(`- {id: a, name: fake, config: {value: "2"}}`)
+	deadline := time.Now().Add(30 * time.Second)
+	for want := map[string]int{"a/2": 1}; !cmp.Equal(want, fh.kind.running()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("running %v, want %v; log:\n%s", fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("WatchFile = %v", err)
+	}
+}
