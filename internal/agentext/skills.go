@@ -38,9 +38,10 @@ func skillsSection(skills []tool.Skill) string {
 	}
 	var b strings.Builder
 	b.WriteString(skillsPrompt)
+	namesOnly := false // once a description does not fit, none after it has one
 	for i, s := range skills {
 		line := fmt.Sprintf("\n- %s: %s", s.Name, termsafe.Summary(s.Description))
-		if b.Len()+len(line) > skillsBudget {
+		if namesOnly = namesOnly || b.Len()+len(line) > skillsBudget; namesOnly {
 			line = "\n- " + s.Name
 		}
 		if b.Len()+len(line) > 2*skillsBudget {

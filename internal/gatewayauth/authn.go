@@ -210,7 +210,7 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	if _, err := v.parser.ParseWithClaims(tok, claims, v.keys.KeyfuncCtx(ctx)); err != nil {
 		return nil, fmt.Errorf("invalid token: %w", err)
 	}
-	if _, bound := claims["cnf"]; bound {
+	if cnf, _ := claims["cnf"].(map[string]any); len(cnf) > 0 {
 		// A sender-constrained token (DPoP's cnf.jkt, mTLS's cnf.x5t#S256)
 		// is good only with its proof, which the gateway does not check:
 		// taken as a bearer token, a stolen one would work (RFC 9449 §7.2).

@@ -100,6 +100,7 @@ func TestBadTokensAre401WithMetadata(t *testing.T) {
 		{"over 16 KiB", "Bearer " + is.Sign(t, good(jwt.MapClaims{"pad": strings.Repeat("x", MaxTokenBytes)})), 401, invalid},
 		{"DPoP-bound (cnf.jkt), stolen and sent as bearer", "Bearer " + is.Sign(t, good(jwt.MapClaims{"cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}})), 401, invalid},
 		{"certificate-bound (cnf.x5t#S256)", "Bearer " + is.Sign(t, good(jwt.MapClaims{"cnf": map[string]any{"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"}})), 401, invalid},
+		{"an empty cnf binds nothing", "Bearer " + is.Sign(t, good(jwt.MapClaims{"cnf": map[string]any{}})), 200, ""},
 		{"missing scope", "Bearer " + is.Sign(t, good(jwt.MapClaims{"scope": "read"})), 403, "Bearer " + meta + `, error="insufficient_scope", scope="mcp:tools"`},
 		{"good RS256", "Bearer " + is.Sign(t, good(nil)), 200, ""},
 		{"good ES256", "Bearer " + is.SignEC(t, good(nil)), 200, ""},

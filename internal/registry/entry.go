@@ -230,10 +230,10 @@ func (r *resolver) note(format string, args ...any) {
 
 // env is the entry's environment: fixed values, and a reference for each
 // required variable. An optional one is left to the user's environment
-// (mcpbridge passes it on unless its name looks like a secret's). The
-// reference is to varName of the name, as for headers, so a name the
-// config cannot refer to ("api-key") is set as API_KEY; a name the
-// document repeats is taken once, as first given.
+// (mcpbridge passes it on unless its name looks like a secret's), and a
+// container's gets docker's -e for it (but a host's own, PATH or HOME). A
+// name the config cannot refer to ("api-key") is referred to by varName's
+// (API_KEY); a name the document repeats is taken once, as first given.
 func (r *resolver) env(vars []KeyValue) []Pair {
 	var out []Pair
 	seen := map[string]bool{}
@@ -242,20 +242,34 @@ func (r *resolver) env(vars []KeyValue) []Pair {
 			continue
 		}
 		seen[kv.Name] = true
+		ref := kv.Name
+		if !yamlconf.IsVarName(ref) {
+			ref = varName(ref)
+		}
 		if kv.Input.Value == "" && !kv.Input.IsRequired && childproc.Scrubbed(kv.Name) {
 			// Left to the user's environment, it would never arrive: a
 			// variable whose name looks like a secret's is not passed on.
 			r.note("optional: %s%s; mcpbridge passes on no variable named like a secret unless the entry sets it: to pass yours, add %s: ${%s} to env",
-				kv.Name, describe(kv.Input), kv.Name, varName(kv.Name))
+				kv.Name, describe(kv.Input), kv.Name, ref)
+			r.pass(kv.Name)
 			continue
 		}
-		if v, ok := r.value(kv.Input, kv.Name, varName(kv.Name)); ok {
+		if v, ok := r.value(kv.Input, kv.Name, ref); ok {
 			out = append(out, Pair{kv.Name, v})
 		} else {
-			r.passed = append(r.passed, kv.Name)
+			r.pass(kv.Name)
 		}
 	}
 	return out
+}
+
+// pass records an optional variable for a container's -e, unless it is
+// one of the host's own (PATH, HOME: the host's value would break the
+// image).
+func (r *resolver) pass(name string) {
+	if !slices.Contains(shadowed, strings.ToUpper(name)) {
+		r.passed = append(r.passed, name)
+	}
 }
 
 // args are the command-line arguments of list, in order: a named one as

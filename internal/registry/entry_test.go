@@ -319,6 +319,7 @@ func TestBuildEnvNamesTheConfigCanReferTo(t *testing.T) {
 				{Name: "api-key", Input: Input{IsRequired: true, IsSecret: true}},
 				{Name: "REGION", Input: Input{IsRequired: true}},
 				{Name: "REGION", Input: Input{Value: "eu"}},
+				{Name: "http_proxy", Input: Input{IsRequired: true}}, // a valid reference already: kept as it is
 			},
 		}},
 	}
@@ -326,7 +327,7 @@ func TestBuildEnvNamesTheConfigCanReferTo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Pair{{"api-key", "${API_KEY}"}, {"REGION", "${REGION}"}}
+	want := []Pair{{"api-key", "${API_KEY}"}, {"REGION", "${REGION}"}, {"http_proxy", "${http_proxy}"}}
 	if diff := cmp.Diff(want, e.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
@@ -336,9 +337,9 @@ func TestBuildEnvNamesTheConfigCanReferTo(t *testing.T) {
 }
 
 // An optional variable the note leaves to the user reaches the server
-// when they set it: a container's through docker's -e; one named like a
-// secret, which mcpbridge passes on only when the entry sets it, gets a
-// note saying how.
+// when they set it: a container's through docker's -e (but the host's
+// own, TMPDIR); one named like a secret, which mcpbridge passes on only
+// when the entry sets it, gets a note saying how.
 func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
 	t.Parallel()
 	s := Server{Name: "io.github.example/optional", Version: "1.0.0",
@@ -346,6 +347,7 @@ func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
 			EnvironmentVariables: []KeyValue{
 				{Name: "WEATHER_UNITS", Input: Input{Description: "units"}},
 				{Name: "EXTRA_API_KEY", Input: Input{Description: "a key for more", IsSecret: true}},
+				{Name: "TMPDIR", Input: Input{Description: "scratch space"}}, // the host's would break the image
 			},
 		}},
 	}
@@ -353,8 +355,8 @@ func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"run", "-i", "--rm", "-e", "WEATHER_UNITS", "example/optional:1.0.0"}; !slices.Equal(e.Args, want) {
-		t.Errorf("args %q, want WEATHER_UNITS passed into the container and nothing for EXTRA_API_KEY", e.Args)
+	if want := []string{"run", "-i", "--rm", "-e", "WEATHER_UNITS", "-e", "EXTRA_API_KEY", "example/optional:1.0.0"}; !slices.Equal(e.Args, want) {
+		t.Errorf("args %q, want both passed into the container (docker passes what its environment has), TMPDIR not", e.Args)
 	}
 	if !slices.ContainsFunc(e.Notes, func(n string) bool {
 		return strings.HasPrefix(n, "optional: EXTRA_API_KEY: a key for more; a secret; mcpbridge passes on no variable named like a secret") &&
