@@ -510,7 +510,7 @@ func (g *Gateway) sync() {
 	if g.opts.ServerOrder != nil {
 		order = g.opts.ServerOrder()
 	}
-	g.syncOffers(order)
+	g.syncOffers(order, tools)
 	served, lost := listings(tools, g.opts.RawNames, order)
 	g.reportShadowed(lost)
 	g.reportUnsafeRaw(served)

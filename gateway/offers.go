@@ -34,11 +34,13 @@ type offerState struct {
 }
 
 // syncOffers makes the server's resources, templates and prompts equal the
-// registry's, by a diff like sync's tools. syncMu must be held.
-func (g *Gateway) syncOffers(order []string) {
+// registry's, by a diff like sync's tools (the registry's tools, which
+// with order name the servers). syncMu must be held.
+func (g *Gateway) syncOffers(order []string, tools []tool.Tool) {
 	rank := tool.ByPrecedence(order)
-	g.syncResources(rank)
-	g.syncTemplates(rank)
+	space := g.newSkillSpace(order, tools)
+	g.syncResources(rank, space)
+	g.syncTemplates(rank, space)
 	g.syncPrompts(order)
 	g.syncSkills(rank)
 }
@@ -81,9 +83,8 @@ func (g *Gateway) reportOnce(id, msg string, args ...any) {
 	g.log.Warn(msg, args...)
 }
 
-func (g *Gateway) syncResources(rank func(a, b string) int) {
-	skills := g.reg.Skills()
-	res := outsideSkillSpace(g, "resource", withoutSkillFiles(g.reg.Resources(), skills), skills,
+func (g *Gateway) syncResources(rank func(a, b string) int, space skillSpace) {
+	res := outsideSkillSpace(g, "resource", withoutSkillFiles(g.reg.Resources(), space.skills), space,
 		func(r tool.Resource) (string, string) { return r.URI, r.Server })
 	g.offers.resources, g.offers.uriServer = syncByURI(g, "resource", res, g.offers.resources, rank,
 		func(r tool.Resource) (string, string, json.RawMessage) { return r.URI, r.Server, r.Wire },
@@ -101,8 +102,8 @@ func (g *Gateway) serveResource(r tool.Resource) {
 	g.server.AddResource(res, g.reader(r.Server))
 }
 
-func (g *Gateway) syncTemplates(rank func(a, b string) int) {
-	tpls := outsideSkillSpace(g, "resource template", g.reg.ResourceTemplates(), g.reg.Skills(),
+func (g *Gateway) syncTemplates(rank func(a, b string) int, space skillSpace) {
+	tpls := outsideSkillSpace(g, "resource template", g.reg.ResourceTemplates(), space,
 		func(t tool.ResourceTemplate) (string, string) { return t.URITemplate, t.Server })
 	g.offers.templates, g.offers.tplServer = syncByURI(g, "resource template", tpls, g.offers.templates, rank,
 		func(t tool.ResourceTemplate) (string, string, json.RawMessage) {

@@ -276,27 +276,73 @@ func withoutSkillFiles(res []tool.Resource, skills []tool.Skill) []tool.Resource
 	return out
 }
 
+// skillSpace is who owns the parts of the gateway's skill:// space,
+// skill://<server>/…: every server the gateway knows (none may take
+// another's part), and the skills listed.
+type skillSpace struct {
+	skills []tool.Skill
+	lists  map[string]bool // servers that list skills
+	known  map[string]bool // every server named by the config's order or an offer
+}
+
+// newSkillSpace reads who owns what from the registry: the servers of
+// order, of tools and of every offer.
+func (g *Gateway) newSkillSpace(order []string, tools []tool.Tool) skillSpace {
+	sp := skillSpace{skills: g.reg.Skills(), lists: map[string]bool{}, known: map[string]bool{}}
+	for _, s := range sp.skills {
+		sp.lists[s.Origin.Server], sp.known[s.Origin.Server] = true, true
+	}
+	for _, name := range order {
+		sp.known[name] = true
+	}
+	for _, t := range tools {
+		sp.known[t.Origin.Server] = true
+	}
+	for _, r := range g.reg.Resources() {
+		sp.known[r.Server] = true
+	}
+	for _, t := range g.reg.ResourceTemplates() {
+		sp.known[t.Server] = true
+	}
+	for _, p := range g.reg.Prompts() {
+		sp.known[p.Origin.Server] = true
+	}
+	return sp
+}
+
+// claims reports whether server's ordinary resource or template uri (a
+// URI template for a template) takes a part of the skill space that is
+// not its own to take: another known server's part, a variable where the
+// server goes (it would match every server's files), or its own part
+// while it lists skills (which fill it). A skill:// URI whose first part
+// names no server (skill://pdf-processing/SKILL.md from a server without
+// the extension) is served as it is.
+func (sp skillSpace) claims(server, uri string) bool {
+	rest, isSkill := strings.CutPrefix(uri, skillScheme)
+	if !isSkill {
+		return false
+	}
+	part, _, _ := strings.Cut(rest, "/")
+	switch {
+	case strings.Contains(part, "{"):
+		return true
+	case part == server:
+		return sp.lists[server]
+	}
+	return sp.known[part]
+}
+
 // outsideSkillSpace drops the ordinary resources or templates (uriOf
 // gives each one's URI or URI template, and server) that claim a part of
-// the gateway's skill:// space, which skills/list alone fills:
-// skill://<server>/… is server's skills. A backend's own skill:// item is
-// served only in its server's part, and only while that server lists no
-// skills; any other (skill://<another server>/…, or a template with a
-// variable where the server goes) would serve its content as another
-// server's skill (the SDK keeps one handler per URI: the last added).
-// Each one dropped is logged once.
-func outsideSkillSpace[T any](g *Gateway, kind string, items []T, skills []tool.Skill, uriOf func(T) (uri, server string)) []T {
-	lists := map[string]bool{}
-	for _, s := range skills {
-		lists[s.Origin.Server] = true
-	}
+// the gateway's skill:// space (skillSpace.claims): each would serve its
+// content as another server's skill (the SDK keeps one handler per URI:
+// the last added). Each one dropped is logged once.
+func outsideSkillSpace[T any](g *Gateway, kind string, items []T, space skillSpace, uriOf func(T) (uri, server string)) []T {
 	out := items[:0:0]
 	for _, it := range items {
 		uri, server := uriOf(it)
-		rest, isSkill := strings.CutPrefix(uri, skillScheme)
-		part, _, _ := strings.Cut(rest, "/")
-		if isSkill && (part != server || lists[server]) {
-			g.reportOnce(kind+" "+uri+" "+server, kind+" not served: skill:// URIs are the gateway's skills, skill://<server>/… for each server's skills/list",
+		if space.claims(server, uri) {
+			g.reportOnce(kind+" "+uri+" "+server, kind+" not served: it takes a part of the skill:// space that is another server's (skill://<server>/… holds each server's skills)",
 				kind, uri, "server", server)
 			continue
 		}
