@@ -146,8 +146,8 @@ func (p *process) serve(ctx context.Context) (Result, error) {
 			}
 		case <-cancelled:
 			cancelled = nil
-			over = &Error{Err: cmpCause(ctx), Message: "the program was cancelled and did not stop: its process was killed"}
-			p.wg.Go(func() { p.send(parentMessage{Stop: "the program was cancelled: " + cmpCause(ctx).Error()}) })
+			over = &Error{Err: causeOf(ctx), Message: "the program was cancelled and did not stop: its process was killed"}
+			p.wg.Go(func() { p.send(parentMessage{Stop: "the program was cancelled: " + causeOf(ctx).Error()}) })
 			check.Reset(killGrace)
 		case <-check.C:
 			if over == nil {
@@ -335,7 +335,7 @@ func (p *process) crashed(ctx context.Context, over error) error {
 	case over != nil:
 		return over
 	case ctx.Err() != nil:
-		return &Error{Err: cmpCause(ctx), Message: "the program was cancelled: " + cmpCause(ctx).Error()}
+		return &Error{Err: causeOf(ctx), Message: "the program was cancelled: " + causeOf(ctx).Error()}
 	}
 	return &Error{Err: ErrThrown, Message: fmt.Sprintf("code mode: the program's process ended (%v): %s", p.cmd.ProcessState, firstLines(words, 3))}
 }

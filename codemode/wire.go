@@ -181,13 +181,13 @@ func (w *wireError) err(ctx context.Context) error {
 	case w.Kind == "":
 		return errors.New(w.Message)
 	case w.Kind == kindCancelled:
-		return &Error{Err: cmpCause(ctx), Message: w.Message}
+		return &Error{Err: causeOf(ctx), Message: w.Message}
 	}
 	return &Error{Err: kinds[w.Kind], Message: w.Message, Line: w.Line, Column: w.Column}
 }
 
-// cmpCause is ctx's cause, or context.Canceled when ctx has none yet.
-func cmpCause(ctx context.Context) error {
+// causeOf is ctx's cause, or context.Canceled when ctx has none yet.
+func causeOf(ctx context.Context) error {
 	if cause := context.Cause(ctx); cause != nil {
 		return cause
 	}
