@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -139,22 +140,27 @@ func (w wireOptions) options() Options {
 		MaxOutput: w.MaxOutput, MaxMemory: w.MaxMemory, CallUnlisted: w.CallUnlisted}
 }
 
+// kindOf names the sentinel err wraps; "" for none.
+func kindOf(err error) string {
+	for kind, sentinel := range kinds {
+		if errors.Is(err, sentinel) {
+			return kind
+		}
+	}
+	return ""
+}
+
 // wireCauseOf is the cause of a program's context as the process sends
 // it: its kind when it wraps a sentinel.
 func wireCauseOf(cause error) *wireError {
 	if cause == nil {
 		return nil
 	}
-	w := &wireError{Message: cause.Error()}
-	for kind, sentinel := range kinds {
-		if errors.Is(cause, sentinel) {
-			w.Kind = kind
-		}
-	}
-	return w
+	return &wireError{Kind: kindOf(cause), Message: cause.Error()}
 }
 
-// wireErrorOf is err as the process sends it; nil for nil.
+// wireErrorOf is err as the process sends it; nil for nil. An *Error that
+// wraps no sentinel is the caller's cancellation (runner.failure).
 func wireErrorOf(err error) *wireError {
 	if err == nil {
 		return nil
@@ -163,13 +169,7 @@ func wireErrorOf(err error) *wireError {
 	if !ok {
 		return &wireError{Message: err.Error()}
 	}
-	w := &wireError{Kind: kindCancelled, Message: e.Message, Line: e.Line, Column: e.Column}
-	for kind, sentinel := range kinds {
-		if e.Err == sentinel {
-			w.Kind = kind
-		}
-	}
-	return w
+	return &wireError{Kind: cmp.Or(kindOf(e.Err), kindCancelled), Message: e.Message, Line: e.Line, Column: e.Column}
 }
 
 // err is w as Run returns it; ctx is Run's, whose cause a cancelled
