@@ -62,16 +62,20 @@ func (c *Callback) RedirectURL() string {
 // Fetch is an auth.AuthorizationCodeFetcher: it waits for the browser's
 // redirect or ctx's end.
 func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	// The state is what tells the login's redirect from anything else
+	// that reaches the port: without one, any page could answer it.
+	u, err := url.Parse(args.URL)
+	if err != nil || u.Query().Get("state") == "" {
+		return nil, fmt.Errorf("login: the authorization URL carries no state, so the redirect could not be told from any other request to the callback: %s", args.URL)
+	}
+	state := u.Query().Get("state")
+	c.state.Store(&state)
 	c.serve.Do(func() {
 		go func() {
 			defer close(c.done)
 			c.srv.Serve(c.ln)
 		}()
 	})
-	if u, err := url.Parse(args.URL); err == nil {
-		state := u.Query().Get("state")
-		c.state.Store(&state)
-	}
 	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, args.URL)
 	if c.open != nil {
 		c.open(args.URL)
@@ -92,7 +96,7 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if want := c.state.Load(); want != nil && *want != "" && q.Get("state") != *want {
+	if want := c.state.Load(); want == nil || q.Get("state") != *want {
 		http.Error(w, "This is not the redirect of the login in progress (its state does not match): finish the login in the window mcpbridge opened.", http.StatusBadRequest)
 		return
 	}

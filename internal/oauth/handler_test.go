@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Without a person (the default mode), a server that wants OAuth fails
@@ -185,5 +188,23 @@ func TestLoginCallbackIgnoresOtherRequests(t *testing.T) {
 	defer cb.Close()
 	if err := connect(t, srv, &Config{CallbackPort: 0}, Options{Mode: ModeLogin, StateDir: t.TempDir(), Callback: cb}); err != nil {
 		t.Fatalf("login: %v", err)
+	}
+}
+
+// A login whose authorization URL carries no state is refused before the
+// browser opens: its redirect could not be told from any request to the
+// callback.
+func TestLoginCallbackNeedsState(t *testing.T) {
+	opened := false
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, func(string) error { opened = true; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // without the check, Fetch would wait for a browser
+	defer cancel()
+	_, err = cb.Fetch(ctx, &auth.AuthorizationArgs{URL: "https://as.example/authorize?client_id=c&code_challenge=x"})
+	if err == nil || !strings.Contains(err.Error(), "carries no state") || opened {
+		t.Errorf("Fetch = %v (browser opened: %v), want a refusal before the browser opens", err, opened)
 	}
 }
