@@ -6,11 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // configMapDir lays out a directory as the kubelet mounts a ConfigMap: the
@@ -76,14 +72,8 @@ func TestWatchFileConfigMapSwap(t *testing.T) {
 
 	for i, value := range []string{"2", "3"} {
 		cm.update("mcpbridge.yaml", `- {id: a, name: fake, config: {value: "`+value+`"}}`)
-		want := map[string]int{"a/" + value: 1}
-		deadline := time.Now().Add(30 * time.Second)
-		for !cmp.Equal(want, fh.kind.running()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("swap %d: running %v, want %v; log:\n%s", i+1, fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		t.Logf("swap %d", i+1)
+		fh.waitRunning(t, map[string]int{"a/" + value: 1})
 	}
 	cancel()
 	if err := <-done; err != nil {

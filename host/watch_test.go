@@ -188,16 +188,7 @@ func TestWatchFile(t *testing.T) {
 	fh := newFakeHost(t, Options{})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.yaml")
-	save := func(src string) { // as editors do: write a new file, rename it over
-		t.Helper()
-		tmp := filepath.Join(dir, ".f.yaml.swp")
-		if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	save := func(src string) { t.Helper(); saveAsEditors(t, path, src) }
 	save(`- {id: a, name: fake, config: {value: "1"}}`)
 	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
 		t.Fatal(err)
@@ -205,16 +196,7 @@ func TestWatchFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- fh.WatchFile(ctx, path) }()
-	waitRunning := func(want map[string]int) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !cmp.Equal(want, fh.kind.running()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("running %v, want %v; log:\n%s", fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	waitRunning := func(want map[string]int) { t.Helper(); fh.waitRunning(t, want) }
 	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path) // the check when the watch is set up
 
 	save(`- {id: a, name: fake, config: {value: "2"}}`)
@@ -307,17 +289,7 @@ func TestWatchFileThroughASymlink(t *testing.T) {
 	fh := newFakeHost(t, Options{})
 	dotfiles, home := t.TempDir(), t.TempDir()
 	target := filepath.Join(dotfiles, "mcpbridge.yaml")
-	save := func(src string) {
-		t.Helper()
-		tmp := filepath.Join(dotfiles, ".mcpbridge.yaml.new")
-		if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, target); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save(`- {id: a, name: fake, config: {value: "1"}}`)
+	saveAsEditors(t, target, `- {id: a, name: fake, config: {value: "1"}}`)
 	path := filepath.Join(home, "mcpbridge.yaml")
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
@@ -329,15 +301,35 @@ func TestWatchFileThroughASymlink(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- fh.WatchFile(ctx, path) }()
 	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path)
-	save(`- {id: a, name: fake, config: {value: "2"}}`)
-	deadline := time.Now().Add(30 * time.Second)
-	for want := map[string]int{"a/2": 1}; !cmp.Equal(want, fh.kind.running()); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("running %v, want %v; log:\n%s", fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
-		}
-	}
+	saveAsEditors(t, target, `- {id: a, name: fake, config: {value: "2"}}`)
+	fh.waitRunning(t, map[string]int{"a/2": 1})
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("WatchFile = %v", err)
+	}
+}
+
+// saveAsEditors writes src to path as editors (and mcpbridge add) do: a
+// new file beside it, renamed over it.
+func saveAsEditors(t *testing.T, path, src string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
+	if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitRunning waits until the host runs want, for at most 30 s.
+func (fh *fakeHost) waitRunning(t *testing.T, want map[string]int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cmp.Equal(want, fh.kind.running()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("running %v, want %v; log:\n%s", fh.kind.running(), want, strings.Join(fh.log.Lines(), "\n"))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
