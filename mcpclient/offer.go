@@ -126,11 +126,19 @@ func keepOrLog[T any](s *Server, method string, last []T, fetch func() ([]T, err
 // pageFunc sends one list request for cursor.
 type pageFunc func(ctx context.Context, cursor string) (any, error)
 
+// listNoun names the items of a list result's field in errors.
+func listNoun(field string) string {
+	if field == "resourceTemplates" {
+		return "resource templates"
+	}
+	return field
+}
+
 // listAll fetches every page of a list method and returns the raw items
 // under field, bounded as tools/list is (paginate).
 func (s *Server) listAll(ctx context.Context, gen *generation, method, field string, page pageFunc) ([]json.RawMessage, error) {
 	var items []json.RawMessage
-	err := paginate(s, method, func(cursor string) ([]json.RawMessage, string, int64, error) {
+	err := paginate(s, method, listNoun(field), func(cursor string) ([]json.RawMessage, string, int64, error) {
 		raw, err := s.roundTrip(ctx, gen, method, func(ctx context.Context) (any, error) { return page(ctx, cursor) })
 		if err != nil {
 			return nil, "", 0, err

@@ -380,3 +380,29 @@ func (c *heldListenConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	return c.Connection.Write(ctx, msg)
 }
+
+// A server's other lists are bounded in number as its tools are
+// (MaxTools): a listing of small resources or prompts past it fails, and
+// the last good list stays.
+func TestOfferListsBoundedInNumber(t *testing.T) {
+	o := newOfferServer()
+	h := mustStart(t, stdioConfig("mem"), Options{MaxTools: 3, NewTransport: newMemServer(t, o.srv).transport})
+	for _, uri := range []string{"mem://a", "mem://b"} {
+		o.srv.AddResource(&mcp.Resource{URI: uri, Name: uri}, textReader("x"))
+	}
+	for _, name := range []string{"p1", "p2", "p3"} {
+		o.srv.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	}
+	for _, noun := range []string{"resources", "prompts"} {
+		want := "mcp-client(mem): the server lists more than 3 " + noun + ", the bridge's limit per server (MaxTools)"
+		waitFor(t, "the failed "+noun+" fetch", func() bool { return strings.Contains(h.log.Text(), want) })
+	}
+	if got, want := uris(h.reg), []string{"mem mem://blob", "mem mem://text"}; !slices.Equal(got, want) {
+		t.Errorf("resources = %v, want the last good %v", got, want)
+	}
+	if got := len(h.reg.Prompts()); got != 1 {
+		t.Errorf("%d prompts registered, want the last good 1", got)
+	}
+}

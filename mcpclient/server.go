@@ -38,7 +38,8 @@ const DefaultMaxCatalogBytes = 64 << 20
 // its entry in a gateway's catalog), which the catalog's byte limit alone
 // would let reach gigabytes in small tools; a discovery listing more fails
 // with an error naming the server and the limit, and the tools of the
-// previous discovery stay registered.
+// previous discovery stay registered. A server's prompts, resources,
+// resource templates and skills are bounded alike, each list on its own.
 const DefaultMaxTools = 20_000
 
 // MaxDescriptionBytes bounds one tool's description: a longer one is cut at
@@ -100,8 +101,10 @@ type Options struct {
 	// means no bound but the page count's. Over it the discovery fails
 	// naming the limit, and the previous tools stay.
 	MaxCatalogBytes int64
-	// MaxTools bounds the tools of one discovery; 0 means DefaultMaxTools,
-	// a negative value means no bound but MaxCatalogBytes.
+	// MaxTools bounds the tools of one discovery, and as well each of its
+	// other lists (prompts, resources, resource templates, skills); 0
+	// means DefaultMaxTools, a negative value means no bound but
+	// MaxCatalogBytes.
 	MaxTools int
 	// CloseGrace and TermGrace override the stdio shutdown ladder
 	// (docs/decisions.md §4: 2 s each; a OneShot server's CloseGrace is

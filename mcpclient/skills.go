@@ -60,7 +60,7 @@ type wireSkill struct {
 func (s *Server) fetchSkills(ctx context.Context, gen *generation) ([]tool.Skill, error) {
 	send := &taskSender{s: s, gen: gen}
 	var out []tool.Skill
-	err := paginate(s, "skills/list", func(cursor string) ([]json.RawMessage, string, int64, error) {
+	err := paginate(s, "skills/list", "skills", func(cursor string) ([]json.RawMessage, string, int64, error) {
 		params := map[string]json.RawMessage{}
 		if cursor != "" {
 			params["cursor"], _ = json.Marshal(cursor)

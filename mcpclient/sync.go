@@ -164,12 +164,9 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
 	var out []*remoteTool
 	byName := map[string]*remoteTool{}
-	err := paginate(s, s.prefix+": tools/list", func(cursor string) ([]wireTool, string, int64, error) {
+	err := paginate(s, s.prefix+": tools/list", "tools", func(cursor string) ([]wireTool, string, int64, error) {
 		return s.listPage(ctx, gen, cursor)
 	}, func(tools []wireTool) error {
-		if limit := s.opts.MaxTools; limit > 0 && len(byName)+len(tools) > limit {
-			return fmt.Errorf("%s: the server lists more than %d tools, the bridge's limit per server (MaxTools) — giving up on this list", s.prefix, limit)
-		}
 		for _, wt := range tools {
 			if !s.boundTool(&wt) {
 				continue
@@ -197,12 +194,16 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 // paginate fetches every page of a list method (named by what, for
 // errors) through page, from the first, and hands each page's items to
 // each. It is bounded, as docs/decisions.md §8 has it: at most maxPages
-// pages, no cursor twice, at most MaxCatalogBytes of raw pages in all.
-func paginate[T any](s *Server, what string, page func(cursor string) (items []T, next string, size int64, err error), each func([]T) error) error {
+// pages, no cursor twice, at most MaxCatalogBytes of raw pages in all;
+// and at most MaxTools items (noun names them in the error), since every
+// item the bridge keeps costs it memory the byte bound alone would let
+// reach gigabytes in small items.
+func paginate[T any](s *Server, what, noun string, page func(cursor string) (items []T, next string, size int64, err error), each func([]T) error) error {
 	var (
 		cursor  string
 		cursors = map[string]bool{}
 		total   int64
+		count   int
 	)
 	for n := 1; ; n++ {
 		if n > maxPages {
@@ -214,6 +215,9 @@ func paginate[T any](s *Server, what string, page func(cursor string) (items []T
 		}
 		if total += size; s.opts.MaxCatalogBytes > 0 && total > s.opts.MaxCatalogBytes {
 			return fmt.Errorf("%s pages exceed the catalog limit of %d bytes (MaxCatalogBytes) after %d pages — giving up on this list", what, s.opts.MaxCatalogBytes, n)
+		}
+		if count += len(items); s.opts.MaxTools > 0 && count > s.opts.MaxTools {
+			return fmt.Errorf("%s: the server lists more than %d %s, the bridge's limit per server (MaxTools) — giving up on this list", s.prefix, s.opts.MaxTools, noun)
 		}
 		if err := each(items); err != nil {
 			return err
