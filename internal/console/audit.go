@@ -252,7 +252,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, si *signin) 
 	case d.File == "":
 		d.None = "The gateway entry writes no audit trail to a file: add audit: {file: PATH} to it."
 	default:
-		if err := c.fillAudit(d, r.URL.Query().Get("before")); err != nil {
+		if err := c.fillAudit(d, r.URL.Query().Get("before"), seesEntry(c.screenOf(r.Context(), si))); err != nil {
 			p.Error = err.Error()
 		}
 	}
@@ -260,8 +260,8 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, si *signin) 
 }
 
 // fillAudit verifies the chain and reads the page that ends at before
-// ("" for the trail's end).
-func (c *Console) fillAudit(d *auditData, before string) error {
+// ("" for the trail's end), of the entries the filter and sees take.
+func (c *Console) fillAudit(d *auditData, before string, sees func(audit.Entry) bool) error {
 	file, err := openAudit(d.File)
 	if err != nil {
 		return fmt.Errorf("reading the audit trail %s: %w", d.File, err)
@@ -281,7 +281,8 @@ func (c *Console) fillAudit(d *auditData, before string) error {
 			return fmt.Errorf("before=%q is not a place in the audit trail (0 to %d): follow the page's Older link", before, info.Size())
 		}
 	}
-	if d.Page, err = readBack(file, end, d.Filter.match, auditPageSize, maxAuditScan); err != nil {
+	keep := func(e audit.Entry) bool { return d.Filter.match(e) && sees(e) }
+	if d.Page, err = readBack(file, end, keep, auditPageSize, maxAuditScan); err != nil {
 		return err
 	}
 	if d.Page.Older >= 0 {
@@ -290,6 +291,24 @@ func (c *Console) fillAudit(d *auditData, before string) error {
 		d.Older = auditLink("", q)
 	}
 	return nil
+}
+
+// seesEntry says whether a viewer who sees what sees lets through may
+// read an entry: one of a tool, prompt or resource hidden from them is
+// not shown (its line would tell them it exists); the console's own
+// entries (restart, reload) are.
+func seesEntry(sees func(gateway.Offer, string) bool) func(audit.Entry) bool {
+	return func(e audit.Entry) bool {
+		switch e.Method {
+		case "tools/call":
+			return sees(gateway.OfferTool, e.Name)
+		case gateway.MethodGetPrompt:
+			return sees(gateway.OfferPrompt, e.Name)
+		case gateway.MethodReadResource:
+			return sees(gateway.OfferResource, e.Server)
+		}
+		return true
+	}
 }
 
 // auditExport streams the entries the filter matches, oldest first, as
@@ -319,7 +338,8 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, si *signin
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", `attachment; filename="audit.jsonl"`)
-	n, err := exportLines(w, io.NewSectionReader(file, 0, info.Size()), f.match)
+	sees := seesEntry(c.screenOf(r.Context(), si))
+	n, err := exportLines(w, io.NewSectionReader(file, 0, info.Size()), func(e audit.Entry) bool { return f.match(e) && sees(e) })
 	c.log.Info("console audit export", "identity", si.viewer.Name, "entries", n, "error", err)
 }
 

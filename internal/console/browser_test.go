@@ -839,3 +839,49 @@ func TestViewerSeesOnlyTheirTools(t *testing.T) {
 		t.Errorf("alice's tools page: %q, want %s", body, sum)
 	}
 }
+
+// A tool the policy hides from a viewer is on no page of theirs, the
+// traffic and audit pages included: bob, whom the policy denies get-sum,
+// finds no trace of alice's calls of it (in flight, charted, in the
+// trail or its export), while alice, who may call it, sees them all.
+func TestHiddenToolOnNoPage(t *testing.T) {
+	f := newFixture(t)
+	sum := getSum(t, f)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	tryIt(t, ctx, f.URL, sum, map[string]string{"a": "1", "b": "2"})
+	tryIt(t, ctx, f.URL, "flaky", nil)
+	h := http.Header{"Authorization": {"Bearer " + aliceToken}}
+	_, end, err := f.tracker.Enter(context.Background(), gateway.Call{Tool: sum, Public: sum, Header: h, Client: "held-open"})
+	if err != nil {
+		t.Fatalf("alice's call of %s: %v", sum, err)
+	}
+	defer end(gateway.Outcome{})
+	export := func() string {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/console/audit/export").then(r => r.text())`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pages := func() map[string]string {
+		out := map[string]string{}
+		for _, path := range []string{"/console/traffic", "/console/audit"} {
+			do(t, ctx, chromedp.Navigate(f.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+			out[path] = text(t, ctx, "main")
+		}
+		out["export"] = export()
+		return out
+	}
+	for path, body := range pages() {
+		if !strings.Contains(body, sum) || !strings.Contains(body, "flaky") {
+			t.Errorf("alice's %s: %q, want %s and flaky", path, body, sum)
+		}
+	}
+	signIn(t, ctx, f.URL, bobToken)
+	for path, body := range pages() {
+		if strings.Contains(body, "get-sum") || !strings.Contains(body, "flaky") {
+			t.Errorf("bob's %s: %q, want flaky and no trace of get-sum", path, body)
+		}
+	}
+}

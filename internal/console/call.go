@@ -74,16 +74,24 @@ type screen interface {
 // visible says which tools si may see: those the gateway lists to a call
 // carrying si's token (the policy's Screen); every tool without one.
 func (c *Console) visible(ctx context.Context, si *signin) func(name string) bool {
+	sees := c.screenOf(ctx, si)
+	return func(name string) bool { return sees(gateway.OfferTool, name) }
+}
+
+// screenOf is what the policy lets si see of each kind of offer (the
+// gateway's Screen for a call carrying si's token); everything without a
+// Screen. Every page that names a tool, prompt or resource goes through
+// it, so that what is hidden from si is on no page of theirs.
+func (c *Console) screenOf(ctx context.Context, si *signin) func(gateway.Offer, string) bool {
 	s, ok := c.opts.Access.(screen)
 	if !ok {
-		return func(string) bool { return true }
+		return func(gateway.Offer, string) bool { return true }
 	}
 	h := http.Header{}
 	if token := c.callToken(si); token != "" {
 		h.Set("Authorization", "Bearer "+token)
 	}
-	sees := s.Screen(ctx, h, "")
-	return func(name string) bool { return sees(gateway.OfferTool, name) }
+	return s.Screen(ctx, h, "")
 }
 
 // project fills out from res's content blocks.

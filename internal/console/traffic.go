@@ -150,14 +150,17 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 	if c.opts.Sessions != nil {
 		d.Sessions = c.opts.Sessions()
 	}
+	sees := c.visible(r.Context(), si)
 	if c.opts.Traffic != nil {
 		d.Tracked = true
-		c.flights(&d)
+		c.flights(&d, sees)
 	}
 	if c.opts.Rates != nil {
 		d.Charted = true
 		for _, t := range c.opts.Rates.Snapshot() {
-			d.Charts = append(d.Charts, chartOf(t))
+			if t.Tool == otherTools || sees(t.Tool) {
+				d.Charts = append(d.Charts, chartOf(t))
+			}
 		}
 	}
 	c.render(w, r, http.StatusOK, "traffic", framed(si, "traffic", "Traffic", d))
@@ -174,9 +177,9 @@ func short(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// flights sorts the calls in flight into d: parked (Options.Parked names
-// them), tasks, and the rest.
-func (c *Console) flights(d *trafficData) {
+// flights sorts the calls in flight to tools the viewer sees into d:
+// parked (Options.Parked names them), tasks, and the rest.
+func (c *Console) flights(d *trafficData, sees func(tool string) bool) {
 	parked := map[uint64]int{}
 	if c.opts.Parked != nil {
 		for _, p := range c.opts.Parked(FlightKey) {
@@ -187,6 +190,9 @@ func (c *Console) flights(d *trafficData) {
 	}
 	now := c.now()
 	for _, f := range c.opts.Traffic.Flights() {
+		if !sees(f.Tool) {
+			continue
+		}
 		row := trafficRow{Flight: f, Elapsed: now.Sub(f.Started).Round(time.Millisecond)}
 		q, isParked := parked[f.id]
 		switch {
