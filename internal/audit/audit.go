@@ -130,7 +130,9 @@ func hashOf(line []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Write appends e as one line chained to the previous one, in one
+// Write appends e as one line chained to the previous one, its fields cut
+// to what a line may hold (bound: a long one ends in "…", arguments over
+// 32 KiB are written as their SHA-256, ArgsHashPrefix), in one
 // write(2) to the file opened with O_APPEND, before it returns: a line
 // Write returned nil for is in the kernel's hands, so a crash of the
 // process loses none (a crash of the machine loses what the kernel had
@@ -144,6 +146,7 @@ func (l *Log) Write(e Entry) error {
 	if l.closed {
 		return ErrClosed
 	}
+	bound(&e)
 	line, err := appendEntry(l.buf[:0], &e, l.prev[:])
 	if err != nil {
 		return fmt.Errorf("audit: encoding an entry: %w", err)

@@ -112,13 +112,15 @@ type pageBack struct {
 // before end, newest first, in chunks from end backwards, until want are
 // found, maxScan bytes are read, or the trail's start. A last line
 // without its newline (a write in progress, or torn) is left out. Memory
-// is bounded by a chunk and the longest line, whatever f's size.
+// is bounded by a chunk and the longest line within maxScan, whatever f's
+// size; a line longer than that is passed over (Older goes on inside it).
 func readBack(f io.ReaderAt, end int64, keep func(audit.Entry) bool, want int, maxScan int64) (pageBack, error) {
 	p := pageBack{Older: -1}
 	seen := map[string]bool{}
 	var carry []byte // the end of a line that starts before pos, its newline included
+	size := int64(auditChunk)
 	for pos, first := end, true; pos > 0; first = false {
-		start := max(0, pos-auditChunk)
+		start := max(0, pos-size)
 		buf := make([]byte, int(pos-start)+len(carry))
 		if _, err := f.ReadAt(buf[:pos-start], start); err != nil && !errors.Is(err, io.EOF) {
 			return p, fmt.Errorf("reading the audit trail: %w", err)
@@ -133,11 +135,17 @@ func readBack(f io.ReaderAt, end int64, keep func(audit.Entry) bool, want int, m
 		head := 0
 		if start > 0 {
 			head = bytes.IndexByte(buf, '\n') + 1
-			if head == 0 { // one line longer than the chunk: read on
-				carry, pos = buf, start
+			if head == 0 || head == len(buf) { // one line longer than the chunk (or the carry's own end): read on
+				// as much again, so that reading the line stays linear
+				carry, pos, size = buf, start, max(auditChunk, int64(len(buf)))
+				if p.Scanned >= maxScan {
+					p.Older = start
+					break
+				}
 				continue
 			}
 		}
+		size = auditChunk
 		lineEnd := len(buf)
 		for lineEnd > head {
 			lineStart := bytes.LastIndexByte(buf[:lineEnd-1], '\n') + 1
@@ -340,7 +348,13 @@ func (c *Console) auditExport(w http.ResponseWriter, r *http.Request, si *signin
 	w.Header().Set("Content-Disposition", `attachment; filename="audit.jsonl"`)
 	sees := seesEntry(c.screenOf(r.Context(), si))
 	n, err := exportLines(w, io.NewSectionReader(file, 0, info.Size()), func(e audit.Entry) bool { return f.match(e) && sees(e) })
-	c.log.Info("console audit export", "identity", si.viewer.Name, "entries", n, "error", err)
+	if err != nil {
+		// The status went out with the first lines: only a broken
+		// response tells the viewer the export is not whole.
+		c.log.Warn("console audit export cut short", "identity", si.viewer.Name, "entries", n, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	c.log.Info("console audit export", "identity", si.viewer.Name, "entries", n)
 }
 
 // exportLines writes the complete lines of r that are entries keep takes,

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,4 +168,43 @@ func TestAuditExportStreams(t *testing.T) {
 	if w.at > info.Size()/10 {
 		t.Errorf("the export first wrote after reading %d of %d bytes: it holds the range instead of streaming it", w.at, info.Size())
 	}
+}
+
+// A line far longer than a chunk (one written before lines were bounded,
+// or by another program) is read in chunks that double, not copied again
+// for every chunk; one longer than the scan bound is passed over, and the
+// entries on either side of it are still found.
+func TestAuditPageLongLine(t *testing.T) {
+	path := bigTrail(t, 10)
+	long := func(n int) string { return `{"identity":"x","name":"` + strings.Repeat("y", n) + `","prev":""}` + "\n" }
+	trail, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail.WriteString(long(12 << 20))
+	trail.Close()
+	appendTrail(t, path, 10, 11)
+	f, _ := openCounting(t, path)
+	info, _ := f.Stat()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	p, err := readBack(f, info.Size(), all, auditPageSize, maxAuditScan)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(p.Entries) != 11 || p.Entries[0].Name != "t-00010" || p.Entries[10].Name != "t-00000" {
+		t.Fatalf("the page around a 12 MiB line: %v, %d entries; want all 11 beside it", err, len(p.Entries))
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 128<<20 {
+		t.Errorf("reading past a 12 MiB line allocated %d MiB", got>>20)
+	}
+	older := int64(-2)
+	for end, pages := info.Size(), 0; end > 0 && pages < 10; end, pages = older, pages+1 {
+		q, err := readBack(f, end, func(e audit.Entry) bool { return e.Name == "t-00000" }, auditPageSize, 4<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if older = q.Older; len(q.Entries) == 1 {
+			return // found past the line, a page at a time
+		}
+	}
+	t.Errorf("with a 4 MiB scan bound, the entry before a 12 MiB line was not found (older %d)", older)
 }

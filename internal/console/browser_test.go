@@ -885,3 +885,25 @@ func TestHiddenToolOnNoPage(t *testing.T) {
 		}
 	}
 }
+
+// An export that cannot be read whole (a line past the reader's 16 MiB,
+// written before lines were bounded, or by another program) fails as a
+// download instead of ending as if complete: the lines after it are not
+// silently missing from a file that looks whole.
+func TestAuditExportCutFails(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	tryIt(t, ctx, f.URL, "flaky", nil)
+	trail, err := os.OpenFile(f.audit, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail.WriteString(`{"identity":"x","name":"` + strings.Repeat("y", 16<<20) + `","prev":""}` + "\n")
+	trail.Close()
+	tryIt(t, ctx, f.URL, "flaky", nil)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/console/audit/export").then(r => r.text()).then(() => "whole", e => "failed: " + e)`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(got, "failed") {
+		t.Errorf("the export of a trail it cannot read whole: %q (%v), want a failed download", got, err)
+	}
+}
