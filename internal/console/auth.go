@@ -24,7 +24,13 @@ const cookieName = "mcpbridge_console"
 const signinTTL = 8 * time.Hour
 
 // maxSignins bounds the sign-ins kept; past it the oldest is dropped.
-const maxSignins = 1000
+// maxViewerSignins bounds one identity's: past it, its own oldest is
+// dropped, so that no viewer signing in again and again can sign the
+// others out.
+const (
+	maxSignins       = 1000
+	maxViewerSignins = 20
+)
 
 // signin is one viewer signed in: who, what they may do, and the token
 // their tried calls carry (kept here, never sent to the browser).
@@ -57,17 +63,30 @@ func (s *signins) add(v gatewayauth.Viewer, token string) string {
 	si := &signin{viewer: v, token: token, csrf: hex.EncodeToString(mac.Sum(nil)), expires: s.now().Add(signinTTL)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.by) >= maxSignins {
-		s.dropOldestLocked()
+	if s.countLocked(v.Name) >= maxViewerSignins {
+		s.dropOldestLocked(func(si *signin) bool { return si.viewer.Name == v.Name })
+	} else if len(s.by) >= maxSignins {
+		s.dropOldestLocked(func(*signin) bool { return true })
 	}
 	s.by[id] = si
 	return id
 }
 
-func (s *signins) dropOldestLocked() {
+func (s *signins) countLocked(name string) int {
+	n := 0
+	for _, si := range s.by {
+		if si.viewer.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// dropOldestLocked drops the sign-in that expires first among those of.
+func (s *signins) dropOldestLocked(of func(*signin) bool) {
 	var oldest string
 	for id, si := range s.by {
-		if oldest == "" || si.expires.Before(s.by[oldest].expires) {
+		if of(si) && (oldest == "" || si.expires.Before(s.by[oldest].expires)) {
 			oldest = id
 		}
 	}

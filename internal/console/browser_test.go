@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -905,5 +906,70 @@ func TestAuditExportCutFails(t *testing.T) {
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch("/console/audit/export").then(r => r.text()).then(() => "whole", e => "failed: " + e)`, chromedp.EvalAwaitPromise))
 	if err != nil || !strings.HasPrefix(got, "failed") {
 		t.Errorf("the export of a trail it cannot read whole: %q (%v), want a failed download", got, err)
+	}
+}
+
+// A live stream of the servers table ends when its viewer's grant is
+// revoked, as their next page would: it does not go on showing the
+// gateway's state to one who may no longer see it.
+func TestEventsEndWithTheGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	var cookie string
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{f.URL + "/console"}})
+	for _, c := range res.Cookies {
+		if c.Name == "mcpbridge_console" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	if err != nil || cookie == "" {
+		t.Fatalf("alice's sign-in cookie: %q, %v", cookie, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, f.URL+"/console/events", nil)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	if line, err := events.ReadString('\n'); err != nil || line != "event: servers\n" {
+		t.Fatalf("the stream begins %q (%v), want the servers event", line, err)
+	}
+	f.apply(t, strings.Replace(fmt.Sprintf(gatewayConfig, f.audit), "allow: {subjects: [alice, bob, carol]}", "allow: {subjects: [bob]}", 1))
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, events)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream ended with %v, want its end", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the stream went on 10 s after alice's grant was revoked")
+		resp.Body.Close()
+	}
+}
+
+// A server's error text with carriage returns (a remote server's words)
+// cannot end the live table's event early: the rows after it still show.
+func TestEventsKeepCarriageReturnsInTheirData(t *testing.T) {
+	f := newFixture(t)
+	ctx := newTab(t)
+	signIn(t, ctx, f.URL, aliceToken)
+	do(t, ctx, chromedp.Navigate(f.URL+"/console"), chromedp.WaitVisible(chromedp.CSS(`tr[data-server="everything"]`)))
+	f.mu.Lock()
+	f.status = []host.Status{
+		{ID: "evil", Name: "evil", Plugin: "mcp-client", State: host.StateFailed, Err: "refused\r\revent: x\r\rdata: y\r"},
+		{ID: "later", Name: "later", Plugin: "mcp-client", State: host.StateFailed, Err: "down"},
+	}
+	f.mu.Unlock()
+	live, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(live, chromedp.WaitVisible(chromedp.CSS(`tr[data-server="later"]`))); err != nil {
+		t.Errorf("the row after a server's error with carriage returns did not show live: %q (%v)", text(t, ctx, "main"), err)
 	}
 }

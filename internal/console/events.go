@@ -10,7 +10,9 @@ import (
 // events streams the servers table as server-sent events: one "servers"
 // event with the table's rows at once, and another each time they change,
 // checked every Options.Poll. The rows are rendered by the same template
-// as the page, so they are escaped the same way.
+// as the page, so they are escaped the same way. The sign-in is checked
+// again at every tick: a stream ends with its viewer's sign-out, or with a
+// grant a reload revoked, as their next page would.
 func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -22,6 +24,9 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 	defer tick.Stop()
 	last := ""
 	for {
+		if c.current(r) == nil {
+			return
+		}
 		rows, err := c.rows()
 		if err != nil {
 			c.log.Error("console: rendering the servers' rows", "error", err)
@@ -31,7 +36,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 			last = rows
 			// Each line of the data is a data: line; the browser joins
 			// them with newlines.
-			w.Write([]byte("event: servers\ndata: " + strings.ReplaceAll(rows, "\n", "\ndata: ") + "\n\n"))
+			w.Write([]byte("event: servers\ndata: " + strings.ReplaceAll(lineEnds.Replace(rows), "\n", "\ndata: ") + "\n\n"))
 			fl.Flush()
 		}
 		select {
@@ -43,6 +48,12 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 		}
 	}
 }
+
+// lineEnds makes every line end of an event's data "\n": a lone "\r"
+// (from a server's error text) ends an event-stream line too, and left as
+// it is would end the data early and let the rest pass as events of its
+// own.
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // rows renders the servers table's body.
 func (c *Console) rows() (string, error) {

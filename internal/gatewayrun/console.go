@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -89,13 +90,24 @@ func planHasConsole(plan *host.Plan) bool {
 	return false
 }
 
+// dialable is addr as this host reaches it: a listener on every address
+// (0.0.0.0, or [::], which Go listens on for both families) is reached on
+// 127.0.0.1, a name the gateway's Host check accepts, where the
+// unspecified address is none it would.
+func dialable(addr net.Addr) string {
+	if t, ok := addr.(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	}
+	return addr.String()
+}
+
 // announceConsole says where the console is, and the console token when
 // serve made it (the operator has no other way to learn it).
 func (r *serveRun) announceConsole(addr net.Addr) {
 	if r.console == nil {
 		return
 	}
-	a := addr.String()
+	a := dialable(addr)
 	r.console.address.Store(&a)
 	url := fmt.Sprintf("http://%s%s", a, gateway.ConsolePath)
 	if r.console.token == "" {
