@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -80,13 +81,18 @@ const (
 // sessions it owns, the shared secret, and the goroutine that renews the
 // records (started with the first, stopped by Close).
 type replicaSessions struct {
-	mu       sync.Mutex
-	owned    map[string]string // "session:ID" → the address recorded
-	self     string            // the address recorded under this replica's tag
-	secret   []byte
-	secretOf SessionOwners
-	closed   bool
-	renewed  chan struct{} // closed when renewOwners returns; nil until it starts
+	mu    sync.Mutex
+	owned map[string]string // "session:ID" → the address recorded
+	self  string            // the address recorded under this replica's tag
+	// secret is the replicas' shared secret as read from secretOf at
+	// secretAt; previous the one it replaced at changedAt (the store lost
+	// its key and a replica made a new one), still taken from replicas
+	// that have not read the new one yet.
+	secret, previous    []byte
+	secretOf            SessionOwners
+	secretAt, changedAt time.Time
+	closed              bool
+	renewed             chan struct{} // closed when renewOwners returns; nil until it starts
 	// transport reaches the other replicas.
 	transport *http.Transport
 }
@@ -131,7 +137,12 @@ func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 		state := requestStateOf(r)
 		switch {
 		case r.Header.Get(replicaHeader) != "":
-			if err := g.verifyForwarded(r, owners, cmp.Or(session, state)); err != nil {
+			if err := g.verifyForwarded(r, owners, cmp.Or(session, state)); errors.Is(err, errSecretUnread) {
+				g.log.Warn("HTTP request refused: a forwarded request's replica signature cannot be checked", "session", session, "remote", r.RemoteAddr, "err", err)
+				w.Header().Set("Retry-After", "1")
+				refuse(w, http.StatusServiceUnavailable, "Service Unavailable: "+err.Error())
+				return
+			} else if err != nil {
 				g.log.Warn("HTTP request refused: a forwarded request's replica signature does not verify", "session", session, "remote", r.RemoteAddr, "err", err)
 				refuse(w, http.StatusForbidden, "Forbidden: "+err.Error())
 				return
@@ -356,7 +367,7 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 	owner, ok, err := owners.Owner(ctx, name)
 	var secret []byte
 	if err == nil && ok {
-		secret, err = g.replicaSecret(ctx, owners)
+		secret, _, err = g.replicaSecret(ctx, owners, false)
 	}
 	cancel()
 	if err != nil {
@@ -410,36 +421,74 @@ func (g *Gateway) replicaTransport() *http.Transport {
 	return rs.transport
 }
 
-// replicaSecret returns the replicas' secret in owners, read once per
-// store.
-func (g *Gateway) replicaSecret(ctx context.Context, owners SessionOwners) ([]byte, error) {
+// replicaSecret returns the replicas' secret in owners, and the one it
+// replaced while replicas may still sign with it (nil otherwise). It is
+// read again from the store once the copy here is secretTTL old, or when
+// fresh asks (a signature that does not verify; only an authenticated
+// client's request gets that far, each bounded by its identity's limits):
+// a store that lost the key (restarted empty, or evicted it) gets a new
+// secret from the next replica that asks, and every replica must come to
+// it.
+func (g *Gateway) replicaSecret(ctx context.Context, owners SessionOwners, fresh bool) (current, previous []byte, err error) {
 	rs := &g.replicas
 	rs.mu.Lock()
-	if rs.secretOf == owners && rs.secret != nil {
+	if rs.secretOf == owners && rs.secret != nil && time.Since(rs.secretAt) < secretTTL && !fresh {
 		defer rs.mu.Unlock()
-		return rs.secret, nil
+		return rs.secret, rs.previousLocked(), nil
 	}
 	rs.mu.Unlock()
 	secret, err := owners.ReplicaSecret(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rs.mu.Lock()
-	rs.secret, rs.secretOf = secret, owners
-	rs.mu.Unlock()
-	return secret, nil
+	defer rs.mu.Unlock()
+	switch {
+	case rs.secretOf != owners:
+		rs.previous = nil
+	case !bytes.Equal(rs.secret, secret):
+		rs.previous, rs.changedAt = rs.secret, time.Now()
+	}
+	rs.secret, rs.secretOf, rs.secretAt = secret, owners, time.Now()
+	return rs.secret, rs.previousLocked(), nil
 }
 
+// previousLocked is the secret replaced, while replicas that read it
+// before the change may still sign with it; rs.mu is held.
+func (rs *replicaSessions) previousLocked() []byte {
+	if rs.previous == nil || time.Since(rs.changedAt) > secretTTL+signatureSkew {
+		return nil
+	}
+	return rs.previous
+}
+
+// errSecretUnread is a forward's signature left unchecked: the store,
+// which holds the secret, cannot be read (503: the request may be sent
+// again).
+var errSecretUnread = errors.New("the " + replicaHeader + " header cannot be checked: the replicas' secret cannot be read")
+
+// secretTTL is how long a replica signs and checks with the secret it
+// read before reading it again.
+const secretTTL = ownerTTL / 3
+
 // verifyForwarded checks the replica signature of r, forwarded for
-// subject (the session or state it names).
+// subject (the session or state it names): by the secret, the one it
+// replaced, or, read again, a new one.
 func (g *Gateway) verifyForwarded(r *http.Request, owners SessionOwners, subject string) error {
 	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
 	defer cancel()
-	secret, err := g.replicaSecret(ctx, owners)
-	if err != nil {
-		return fmt.Errorf("the %s header cannot be checked: %w", replicaHeader, err)
+	sig, now := r.Header.Get(replicaHeader), time.Now()
+	var err error
+	for _, fresh := range []bool{false, true} {
+		current, previous, rerr := g.replicaSecret(ctx, owners, fresh)
+		if rerr != nil {
+			return fmt.Errorf("%w: %w", errSecretUnread, rerr)
+		}
+		if err = checkForward(current, sig, subject, now); err == nil || previous != nil && checkForward(previous, sig, subject, now) == nil {
+			return nil
+		}
 	}
-	return checkForward(secret, r.Header.Get(replicaHeader), subject, time.Now())
+	return err
 }
 
 // signForward is the signature of a request for session forwarded at

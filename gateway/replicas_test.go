@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -107,5 +109,55 @@ func TestTaggedReadsBack(t *testing.T) {
 		if got := Untagged(plain); got != plain {
 			t.Errorf("Untagged(%q) = %q, want it unchanged", plain, got)
 		}
+	}
+}
+
+// A store that loses the replicas' secret (restarted empty, or the key
+// evicted) gets a new one from the next replica that asks. The replicas
+// that held the old one come to the new one: the owner of a session reads
+// it again when a signature does not verify under its own, and still
+// takes the old one from a replica that has not read the new one yet,
+// instead of refusing every forward (403) until it restarts.
+func TestForwardAfterTheSecretChanged(t *testing.T) {
+	reg := tool.NewRegistry()
+	srv, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, reg, opts), opts)
+	b := serveHTTP(t, newGateway(t, reg, opts), opts)
+	client := openRawHTTP(t, a, "")
+	via := func(base string) *wireMessage {
+		c := &rawHTTP{t: t, endpoint: base + "/mcp", session: client.session}
+		m := c.request("tools/list", `{}`)
+		return &m
+	}
+	if m := via(b); m.Error != nil {
+		t.Fatalf("tools/list forwarded from b: %+v", m.Error)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rc.Close()
+	if n, err := rc.Del(t.Context(), t.Name()+":replicas:secret").Result(); n != 1 || err != nil {
+		t.Fatalf("deleting the replicas' secret: %d, %v", n, err)
+	}
+	c := serveHTTP(t, newGateway(t, reg, opts), opts) // makes a new secret
+	if m := via(c); m.Error != nil {
+		t.Errorf("forwarded from a replica with the new secret: %+v", m.Error)
+	}
+	if m := via(b); m.Error != nil {
+		t.Errorf("forwarded from a replica with the old secret: %+v", m.Error)
+	}
+}
+
+// A forward whose signature cannot be checked, the store being down, is
+// answered 503 with Retry-After (it may be sent again), not 403 as one
+// that does not verify.
+func TestForwardUncheckedWithTheStoreDown(t *testing.T) {
+	srv, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	client := openRawHTTP(t, a, "")
+	srv.Stop()
+	m, resp := client.postWith(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`, http.Header{replicaHeader: {signForward([]byte("not the secret"), client.session, time.Now())}})
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(m.Error.Message, "cannot be read") {
+		t.Errorf("a forward with the store down: %s %q %+v, want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"), m.Error)
 	}
 }
