@@ -39,6 +39,7 @@ type TaskStore interface {
 	GetTask(ctx context.Context, id string) (store.TaskRecord, bool, error)
 	RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error)
 	ReleaseTasks(ctx context.Context, ids []string) error
+	DropTasks(ctx context.Context, ids []string) error
 }
 
 // SharedTasks is implemented by a Gate whose config shares tasks across
@@ -294,9 +295,12 @@ func (g *Gateway) renewAll() {
 		stores = append(stores, st.store)
 	}
 	b.mu.Unlock()
+	var forgotten []string
 	for _, st := range stores {
 		st.Retell() // the ends not written yet (the store was down)
+		forgotten = append(forgotten, st.Forgotten()...)
 	}
+	g.dropForgotten(ts, forgotten)
 	ids := append(g.takenOver(), slices.Collect(maps.Keys(running))...)
 	gone, err := g.renewLeases(ts, lease, ids)
 	if err != nil {
@@ -307,6 +311,18 @@ func (g *Gateway) renewAll() {
 		if g.stopTakenOver(id) || g.cancelLocal(running[id], id) { // else it ended here meanwhile
 			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
 		}
+	}
+}
+
+// dropForgotten deletes the records of the ended tasks ids that their
+// identity's tasks here forgot as dismissed past its maxSessionTasks:
+// an identity that makes and dismisses tasks in a loop holds no more
+// records in the store than it does here.
+func (g *Gateway) dropForgotten(ts TaskStore, ids []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	if err := ts.DropTasks(ctx, ids); err != nil {
+		g.log.Warn("gateway store: dropping dismissed tasks' records", "tasks", len(ids), "err", err)
 	}
 }
 

@@ -364,3 +364,45 @@ func TestGatewaySharedTaskResultTooLarge(t *testing.T) {
 		t.Errorf("the task whose result is too large: %.300s", got)
 	}
 }
+
+// An identity that makes tasks, waits for their ends and dismisses them,
+// in a loop, holds no more records in the store than the replica keeps
+// of its dismissed tasks: each dismissed task the replica forgets (past
+// maxSessionTasks of them) loses its record in the store at the next
+// renewal, instead of keeping its result there for taskKeep.
+func TestGatewayDismissedTasksLeaveTheStore(t *testing.T) {
+	quick := goTool("quick", textBody("done"))
+	quick.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(quick); err != nil {
+		t.Fatal(err)
+	}
+	a, _, ts := twoReplicas(t, reg, 300*time.Millisecond)
+	alice := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
+	var ids []string
+	for range 3 * maxSessionTasks {
+		id := createTask(t, alice, "quick")
+		waitFor(t, "the task to complete", func() bool {
+			return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+		})
+		if m := alice.request("tasks/cancel", idParams(id)); m.Error != nil {
+			t.Fatalf("dismissing a completed task: %+v", m.Error)
+		}
+		ids = append(ids, id)
+	}
+	kept := func() (n int) {
+		for _, id := range ids {
+			if _, ok, err := ts.GetTask(t.Context(), id); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, "the forgotten tasks' records to go", func() bool { return kept() <= maxSessionTasks })
+	last := ids[len(ids)-1]
+	if m := alice.request("tasks/get", idParams(last)); !strings.Contains(string(m.Result), `"status":"completed"`) {
+		t.Errorf("the last dismissed task reads %s %+v, want it completed still", m.Result, m.Error)
+	}
+}

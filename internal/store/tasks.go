@@ -171,6 +171,36 @@ func (r *Redis) RenewTasks(ctx context.Context, ids []string, lease, keep time.D
 	return out, nil
 }
 
+// dropEnded deletes the record and lease of each task in KEYS (record,
+// lease, …) that has ended.
+var dropEnded = redis.NewScript(`
+for i = 1, #KEYS, 2 do
+  if redis.call('HGET', KEYS[i], 'ended') == '1' then
+    redis.call('DEL', KEYS[i], KEYS[i+1])
+  end
+end
+return 0
+`)
+
+// DropTasks deletes at once the records of the tasks ids that ended (a
+// replica that forgot them as dismissed): a record of a task still
+// running stays.
+func (r *Redis) DropTasks(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		keys = append(keys, r.taskKeys(id)...)
+	}
+	err := dropEnded.Run(ctx, r.client, keys).Err()
+	r.observe("drop_tasks", err)
+	if err != nil {
+		return fmt.Errorf("dropping %d dismissed tasks' records in the store at redis %s: %w", len(ids), r.addr, redact.Error(err))
+	}
+	return nil
+}
+
 // ReleaseTasks gives up at once the leases of the tasks ids this replica
 // runs, their records kept as they are: a replica that stops hands the
 // tasks it can hand over to the others, the next of which to read one

@@ -187,3 +187,27 @@ func mustPut(t *testing.T, s *store.Redis, rec store.TaskRecord, opts store.PutO
 	}
 	return ok
 }
+
+// The records of ended tasks a replica forgot as dismissed are dropped
+// at once, leases included; a task still running keeps its record
+// whatever id a caller names.
+func TestRedisEndedTasksDropped(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	keep := store.PutOptions{Keep: time.Minute, Lease: time.Hour}
+	mustPut(t, a, store.TaskRecord{ID: "ended", Owner: "alice", Version: 2, Ended: true, Wire: []byte(`{"status":"completed"}`)}, store.PutOptions{Keep: time.Minute})
+	mustPut(t, a, store.TaskRecord{ID: "running", Owner: "alice", Version: 1, Wire: []byte(`{"status":"working"}`)}, keep)
+	if err := a.DropTasks(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DropTasks(ctx, []string{"ended", "running", "unknown"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.GetTask(ctx, "ended"); ok || err != nil {
+		t.Errorf("the ended task's record is still there (%v)", err)
+	}
+	if rec, ok, err := a.GetTask(ctx, "running"); !ok || err != nil || !rec.Leased {
+		t.Errorf("the running task's record: %+v, %v, %v; want it kept, leased", rec, ok, err)
+	}
+}

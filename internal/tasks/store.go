@@ -52,7 +52,14 @@ type Store struct {
 	closed  bool
 	version int64          // counts the changes told to changed; guarded by mu
 	wg      sync.WaitGroup // the tasks' goroutines
+	// forgotten lists the tasks told to Changed that were forgotten as
+	// dismissed past Max before Keep passed (Forgotten); guarded by mu.
+	forgotten []string
 }
+
+// maxForgotten bounds the ids Forgotten holds between two calls: past it
+// a record elsewhere waits for its own end of keep.
+const maxForgotten = 1024
 
 type run struct {
 	task    Task
@@ -293,7 +300,23 @@ func (s *Store) sweepDismissed() {
 	}
 	if n > s.max {
 		delete(s.tasks, oldest.task.TaskID) // one dismissal at a time: one over
+		if oldest.told && len(s.forgotten) < maxForgotten {
+			s.forgotten = append(s.forgotten, oldest.task.TaskID)
+		}
 	}
+}
+
+// Forgotten forgets what is due and returns, once, the tasks told to
+// Changed that s forgot as dismissed past Max before Keep passed: the record Changed keeps of each
+// may go too, so that a peer that makes and dismisses tasks in a loop
+// holds no more records elsewhere than here.
+func (s *Store) Forgotten() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep()
+	ids := s.forgotten
+	s.forgotten = nil
+	return ids
 }
 
 // Held reports how many tasks s holds: running, or ended and neither
