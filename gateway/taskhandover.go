@@ -89,7 +89,7 @@ func (t *takeovers) handedOver(id string) bool {
 func (g *Gateway) releaseLeases(ts TaskStore, ids []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
-	if err := ts.ReleaseTasks(ctx, ids); err != nil {
+	if err := ts.ReleaseTasks(ctx, g.parked.tag, ids); err != nil {
 		g.log.Warn("gateway store: giving up the leases of tasks handed over; they are taken over once the leases lapse", "tasks", len(ids), "err", err)
 	}
 }

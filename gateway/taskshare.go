@@ -37,8 +37,8 @@ import (
 type TaskStore interface {
 	PutTask(ctx context.Context, rec store.TaskRecord, opts store.PutOptions) (bool, error)
 	GetTask(ctx context.Context, id string) (store.TaskRecord, bool, error)
-	RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error)
-	ReleaseTasks(ctx context.Context, ids []string) error
+	RenewTasks(ctx context.Context, holder string, ids []string, lease, keep time.Duration) ([]string, error)
+	ReleaseTasks(ctx context.Context, holder string, ids []string) error
 	DropTasks(ctx context.Context, ids []string) error
 }
 
@@ -102,7 +102,7 @@ func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Sn
 			return nil // another replica follows it now, and writes it
 		}
 		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire, Backend: backend}
-		opts := store.PutOptions{Keep: taskKeep, Lease: lease}
+		opts := store.PutOptions{Keep: taskKeep, Lease: lease, Holder: g.parked.tag}
 		if snap.Ended {
 			opts.Lease = 0
 		}
@@ -172,6 +172,9 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 			// longer counted against its identity's tasks.
 			g.cancelLocal(owner, p.TaskID)
 		}
+	case !rec.Ended && !rec.Leased && g.runsHere(owner, p.TaskID):
+		// Its lease lapsed while this replica stalled: the next renewal
+		// takes it again; taking it over here would follow it twice.
 	case !rec.Ended && !rec.Leased && len(rec.Backend) > 0:
 		rec, err = g.takeOver(ctx, ts, lease, rec)
 	case !rec.Ended && !rec.Leased:
@@ -185,6 +188,19 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 		return json.RawMessage(`{}`), nil // the extension's bare ack: tasks/get tells the status
 	}
 	return rec.Wire, nil
+}
+
+// runsHere reports whether this replica runs task id of owner, as one
+// of its own or one it took over.
+func (g *Gateway) runsHere(owner, id string) bool {
+	if st := g.ownerTasks(owner); st != nil && st.store.Holds(id) {
+		return true
+	}
+	t := &g.ownerBook.takeovers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.running[id]
+	return ok
 }
 
 // unsharedTask returns the tasks of owner when they hold task id and do
@@ -336,7 +352,7 @@ func (g *Gateway) renewLeases(ts TaskStore, lease time.Duration, ids []string) (
 	ids = slices.DeleteFunc(ids, t.handedOver)
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
-	return ts.RenewTasks(ctx, ids, lease, taskKeep)
+	return ts.RenewTasks(ctx, g.parked.tag, ids, lease, taskKeep)
 }
 
 // storeDown is the answer to a request the task store failed with err.

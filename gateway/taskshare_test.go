@@ -11,6 +11,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"github.com/mcpbridge/mcpbridge/internal/store"
 	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/redis/go-redis/v9"
 )
 
 // sharedGate lets every call through and shares tasks in a store, as the
@@ -139,7 +140,7 @@ func TestGatewaySharedTaskOfStoppedReplica(t *testing.T) {
 	a, _, ts := twoReplicas(t, tool.NewRegistry(), 2*time.Second)
 	const id = "0123456789abcdef0123456789abcdee"
 	wire := `{"taskId":"` + id + `","status":"working","pollIntervalMs":500}`
-	if _, err := ts.PutTask(t.Context(), store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 1, Wire: []byte(wire)}, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond}); err != nil {
+	if _, err := ts.PutTask(t.Context(), store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 1, Wire: []byte(wire)}, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond, Holder: "stopped"}); err != nil {
 		t.Fatal(err)
 	}
 	alice := &rawHTTP{t: t, endpoint: a + "/mcp", token: "alice-secret"}
@@ -405,4 +406,41 @@ func TestGatewayDismissedTasksLeaveTheStore(t *testing.T) {
 	if m := alice.request("tasks/get", idParams(last)); !strings.Contains(string(m.Result), `"status":"completed"`) {
 		t.Errorf("the last dismissed task reads %s %+v, want it completed still", m.Result, m.Error)
 	}
+}
+
+// A replica whose lease on a task it runs lapsed (it stalled past it,
+// or the store lost the key) and nobody took it over does not end or
+// take over its own task when asked of it: the task runs on, and the
+// next renewal takes the lease again.
+func TestGatewayOwnLapsedTaskRunsOn(t *testing.T) {
+	release := make(chan struct{})
+	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		select {
+		case <-release:
+			return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+		case <-ctx.Done():
+			return tool.Output{}, ctx.Err()
+		}
+	})
+	block.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(block); err != nil {
+		t.Fatal(err)
+	}
+	srv, ts := openTaskStore(t)
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: ts, lease: time.Minute}}
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, newGateway(t, reg, opts), opts) + "/mcp", token: "alice-secret"}
+	id := createTask(t, alice, "block")
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rc.Close()
+	if n, err := rc.Del(t.Context(), t.Name()+":task:"+id+":lease").Result(); n != 1 || err != nil {
+		t.Fatalf("dropping the task's lease: %d, %v", n, err)
+	}
+	if m := alice.request("tasks/get", idParams(id)); !strings.Contains(string(m.Result), `"status":"working"`) {
+		t.Errorf("the replica's own task, its lease lapsed, reads %s %+v; want it working", m.Result, m.Error)
+	}
+	close(release)
+	waitFor(t, "the task to complete", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
+	})
 }

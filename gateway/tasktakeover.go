@@ -107,7 +107,7 @@ func (g *Gateway) takeOver(ctx context.Context, ts TaskStore, lease time.Duratio
 		return g.endShared(ctx, ts, rec, true)
 	}
 	claim := store.TaskRecord{ID: rec.ID, Owner: rec.Owner, Version: rec.Version + 1, Wire: rewire(rec.Wire, map[string]any{"status": tasks.Working})}
-	won, err := ts.PutTask(ctx, claim, store.PutOptions{Keep: taskKeep, Lease: lease, NoLease: true})
+	won, err := ts.PutTask(ctx, claim, store.PutOptions{Keep: taskKeep, Lease: lease, NoLease: true, Holder: g.parked.tag})
 	if err != nil {
 		g.log.Warn("gateway store: taking a task over", "task", rec.ID, "err", err)
 		return rec, storeDown(err)
@@ -181,7 +181,7 @@ func (g *Gateway) endTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRe
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
-	if _, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep}); err != nil {
+	if _, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep, Holder: g.parked.tag}); err != nil {
 		g.log.Warn("gateway store: writing the end of a task taken over", "task", rec.ID, "err", err)
 	}
 }

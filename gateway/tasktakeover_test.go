@@ -44,7 +44,7 @@ func strandTask(t *testing.T, ts *store.Redis, id, backendTask string) {
 	t.Helper()
 	wire := `{"taskId":"` + id + `","status":"input_required","inputRequests":{"q1":{}},"pollIntervalMs":500}`
 	rec := store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 7, Wire: []byte(wire), Backend: []byte(`{"tool":"work","task":"` + backendTask + `"}`)}
-	if _, err := ts.PutTask(t.Context(), rec, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond}); err != nil {
+	if _, err := ts.PutTask(t.Context(), rec, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond, Holder: "stopped"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -54,18 +54,26 @@ type PutOptions struct {
 	// NoLease writes only over a record whose lease is gone: another
 	// replica ending a task whose replica stopped.
 	NoLease bool
+	// Holder names the replica writing (its tag): the lease it takes is
+	// its own, and a write of a task whose lease another holds is refused
+	// (it took the task over while this one stalled). "" writes whoever
+	// holds the lease: a client's cancel, from any replica.
+	Holder string
 }
 
 // putTask writes a record unless the stored one ended already, has a
-// version at least as new, belongs to another owner, or (ARGV[7] = 1)
-// still has its lease. KEYS: the record, its lease. ARGV: owner, version,
-// ended (0/1), wire, keep (ms), lease (ms), noLease (0/1), backend (""
-// keeps the stored one). It returns 1 when it wrote.
+// version at least as new, belongs to another owner, (ARGV[7] = 1) still
+// has its lease, or (ARGV[9] set) has a lease another holder holds.
+// KEYS: the record, its lease. ARGV: owner, version, ended (0/1), wire,
+// keep (ms), lease (ms), noLease (0/1), backend ("" keeps the stored
+// one), holder. It returns 1 when it wrote.
 var putTask = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'version', 'ended')
 if cur[1] then
   if cur[1] ~= ARGV[1] or cur[3] == '1' or tonumber(cur[2]) >= tonumber(ARGV[2]) then return 0 end
-  if ARGV[7] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+  local holder = redis.call('GET', KEYS[2])
+  if ARGV[7] == '1' and holder then return 0 end
+  if ARGV[9] ~= '' and holder and holder ~= ARGV[9] then return 0 end
 elseif ARGV[7] == '1' then
   return 0
 end
@@ -75,7 +83,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 if ARGV[3] == '1' or tonumber(ARGV[6]) <= 0 then
   redis.call('DEL', KEYS[2])
 else
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[6])
+  redis.call('SET', KEYS[2], ARGV[9], 'PX', ARGV[6])
 end
 return 1
 `)
@@ -87,8 +95,11 @@ func (r *Redis) PutTask(ctx context.Context, rec TaskRecord, opts PutOptions) (b
 	if len(rec.Wire) > MaxTaskRecord {
 		return false, fmt.Errorf("task %s: %w (%d bytes, at most %d)", rec.ID, ErrTooLarge, len(rec.Wire), MaxTaskRecord)
 	}
+	if opts.Lease > 0 && opts.Holder == "" {
+		return false, fmt.Errorf("task %s: a lease is taken by a holder, and PutOptions names none", rec.ID)
+	}
 	n, err := putTask.Run(ctx, r.client, r.taskKeys(rec.ID), rec.Owner, rec.Version, flag(rec.Ended), rec.Wire,
-		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease), rec.Backend).Int()
+		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease), rec.Backend, opts.Holder).Int()
 	r.observe("put_task", err)
 	if err != nil {
 		return false, fmt.Errorf("writing task %s to the store at redis %s: %w", rec.ID, r.addr, redact.Error(err))
@@ -128,15 +139,18 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 }
 
 // renewTasks renews the lease of each task in KEYS (record, lease,
-// record, lease, …) that has not ended, for ARGV[1] ms, its record kept
-// ARGV[2] ms more; it returns the positions (from 1) of those that ended
-// or were forgotten, whose running replica must stop them.
+// record, lease, …) that has not ended and whose lease is ARGV[3]'s, or
+// lapsed, for ARGV[1] ms, its record kept ARGV[2] ms more; it returns the
+// positions (from 1) of those that ended, were forgotten or are another
+// holder's (taken over while this one stalled), whose running replica
+// must stop them.
 var renewTasks = redis.NewScript(`
 local gone = {}
 for i = 1, #KEYS, 2 do
   local ended = redis.call('HGET', KEYS[i], 'ended')
-  if ended == '0' then
-    redis.call('SET', KEYS[i+1], '1', 'PX', ARGV[1])
+  local holder = redis.call('GET', KEYS[i+1])
+  if ended == '0' and (not holder or holder == ARGV[3]) then
+    redis.call('SET', KEYS[i+1], ARGV[3], 'PX', ARGV[1])
     redis.call('PEXPIRE', KEYS[i], ARGV[2])
   else
     table.insert(gone, (i + 1) / 2)
@@ -145,11 +159,12 @@ end
 return gone
 `)
 
-// RenewTasks renews the leases of the tasks ids this replica runs, for
-// lease, and keeps their records keep more; it returns the ids that ended
-// meanwhile (another replica cancelled them, or ended them as stopped) or
-// were forgotten: the caller stops running them.
-func (r *Redis) RenewTasks(ctx context.Context, ids []string, lease, keep time.Duration) ([]string, error) {
+// RenewTasks renews the leases holder holds on the tasks ids it runs,
+// for lease, and keeps their records keep more; it returns the ids that
+// ended meanwhile (another replica cancelled them, or ended them as
+// stopped), were forgotten, or another replica took over: the caller
+// stops running them.
+func (r *Redis) RenewTasks(ctx context.Context, holder string, ids []string, lease, keep time.Duration) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -157,7 +172,7 @@ func (r *Redis) RenewTasks(ctx context.Context, ids []string, lease, keep time.D
 	for _, id := range ids {
 		keys = append(keys, r.taskKeys(id)...)
 	}
-	gone, err := renewTasks.Run(ctx, r.client, keys, lease.Milliseconds(), keep.Milliseconds()).Int64Slice()
+	gone, err := renewTasks.Run(ctx, r.client, keys, lease.Milliseconds(), keep.Milliseconds(), holder).Int64Slice()
 	r.observe("renew_tasks", err)
 	if err != nil {
 		return nil, fmt.Errorf("renewing %d tasks' leases in the store at redis %s: %w", len(ids), r.addr, redact.Error(err))
@@ -201,12 +216,20 @@ func (r *Redis) DropTasks(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// ReleaseTasks gives up at once the leases of the tasks ids this replica
-// runs, their records kept as they are: a replica that stops hands the
+// releaseLeases deletes each lease in KEYS that ARGV[1] holds.
+var releaseLeases = redis.NewScript(`
+for i = 1, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('DEL', KEYS[i]) end
+end
+return 0
+`)
+
+// ReleaseTasks gives up at once the leases holder holds on the tasks ids
+// it runs, their records kept as they are: a replica that stops hands the
 // tasks it can hand over to the others, the next of which to read one
-// takes it over (a record that has not ended, its lease gone) instead
-// of waiting for the lease to lapse.
-func (r *Redis) ReleaseTasks(ctx context.Context, ids []string) error {
+// takes it over (a record that has not ended, its lease gone) instead of
+// waiting for the lease to lapse. A lease another replica holds stays.
+func (r *Redis) ReleaseTasks(ctx context.Context, holder string, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -214,7 +237,7 @@ func (r *Redis) ReleaseTasks(ctx context.Context, ids []string) error {
 	for _, id := range ids {
 		leases = append(leases, r.taskKeys(id)[1])
 	}
-	err := r.client.Del(ctx, leases...).Err()
+	err := releaseLeases.Run(ctx, r.client, leases, holder).Err()
 	r.observe("release_tasks", err)
 	if err != nil {
 		return fmt.Errorf("giving up %d tasks' leases in the store at redis %s: %w", len(ids), r.addr, redact.Error(err))
@@ -222,7 +245,6 @@ func (r *Redis) ReleaseTasks(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// taskKeys are task id's record and lease.
 func (r *Redis) taskKeys(id string) []string {
 	k := r.prefix + "task:" + id
 	return []string{k, k + ":lease"}

@@ -21,7 +21,7 @@ func TestRedisTaskRecords(t *testing.T) {
 	a := open(t, store.RedisOptions{URL: srv.URL()})
 	b := open(t, store.RedisOptions{URL: srv.URL()})
 	keep := time.Minute
-	running := store.PutOptions{Keep: keep, Lease: time.Minute}
+	running := store.PutOptions{Keep: keep, Lease: time.Minute, Holder: "a"}
 	put := func(s *store.Redis, rec store.TaskRecord, opts store.PutOptions) bool {
 		t.Helper()
 		return mustPut(t, s, rec, opts)
@@ -59,7 +59,7 @@ func TestRedisTaskRecords(t *testing.T) {
 	// reported so that the running one stops it.
 	put(a, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1, Wire: []byte(`{}`)}, running)
 	put(b, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1 << 62, Ended: true, Wire: []byte(`{"status":"cancelled"}`)}, store.PutOptions{Keep: keep})
-	gone, err := a.RenewTasks(ctx, []string{"t1", "t2", "t3"}, 50*time.Millisecond, keep)
+	gone, err := a.RenewTasks(ctx, "a", []string{"t1", "t2", "t3"}, 50*time.Millisecond, keep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestRedisTaskTakenOver(t *testing.T) {
 	a := open(t, store.RedisOptions{URL: srv.URL()})
 	b := open(t, store.RedisOptions{URL: srv.URL()})
 	ref := []byte(`{"tool":"t","task":"backend-1"}`)
-	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{}`), Backend: ref}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
-	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond})
+	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{}`), Backend: ref}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond, Holder: "a"})
+	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond, Holder: "a"})
 	mcptest.Eventually(t, 5*time.Second, func() bool {
 		rec, _, err := b.GetTask(ctx, "t")
 		return err == nil && !rec.Leased
@@ -123,7 +123,7 @@ func TestRedisTaskTakenOver(t *testing.T) {
 		t.Fatalf("the record's backend: %q, %v", rec.Backend, err)
 	}
 	claim := store.TaskRecord{ID: "t", Owner: "alice", Version: 3, Wire: rec.Wire}
-	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true}
+	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true, Holder: "b"}
 	if !mustPut(t, b, claim, takeOver) {
 		t.Fatal("a task whose lease lapsed could not be taken over")
 	}
@@ -151,13 +151,13 @@ func TestRedisTaskReleased(t *testing.T) {
 	}})
 	b := open(t, store.RedisOptions{URL: srv.URL()})
 	ref := []byte(`{"tool":"t","task":"backend-1"}`)
-	running := store.PutOptions{Keep: time.Minute, Lease: time.Hour}
+	running := store.PutOptions{Keep: time.Minute, Lease: time.Hour, Holder: "a"}
 	mustPut(t, a, store.TaskRecord{ID: "t1", Owner: "alice", Version: 3, Wire: []byte(`{"status":"working"}`), Backend: ref}, running)
 	mustPut(t, a, store.TaskRecord{ID: "t2", Owner: "alice", Version: 1, Wire: []byte(`{}`)}, running)
-	if err := a.ReleaseTasks(ctx, nil); err != nil {
+	if err := a.ReleaseTasks(ctx, "a", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ReleaseTasks(ctx, []string{"t1", "t9"}); err != nil {
+	if err := a.ReleaseTasks(ctx, "a", []string{"t1", "t9"}); err != nil {
 		t.Fatal(err)
 	}
 	rec, _, err := b.GetTask(ctx, "t1")
@@ -165,7 +165,7 @@ func TestRedisTaskReleased(t *testing.T) {
 	if diff := cmp.Diff(want, rec); err != nil || diff != "" {
 		t.Fatalf("the released task, read by another replica (-want +got):\n%s %v", diff, err)
 	}
-	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true}
+	takeOver := store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true, Holder: "b"}
 	if !mustPut(t, b, store.TaskRecord{ID: "t1", Owner: "alice", Version: 4, Wire: rec.Wire}, takeOver) {
 		t.Error("a released task could not be taken over")
 	}
@@ -195,7 +195,7 @@ func TestRedisEndedTasksDropped(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	ctx := t.Context()
 	a := open(t, store.RedisOptions{URL: srv.URL()})
-	keep := store.PutOptions{Keep: time.Minute, Lease: time.Hour}
+	keep := store.PutOptions{Keep: time.Minute, Lease: time.Hour, Holder: "a"}
 	mustPut(t, a, store.TaskRecord{ID: "ended", Owner: "alice", Version: 2, Ended: true, Wire: []byte(`{"status":"completed"}`)}, store.PutOptions{Keep: time.Minute})
 	mustPut(t, a, store.TaskRecord{ID: "running", Owner: "alice", Version: 1, Wire: []byte(`{"status":"working"}`)}, keep)
 	if err := a.DropTasks(ctx, nil); err != nil {
@@ -209,5 +209,45 @@ func TestRedisEndedTasksDropped(t *testing.T) {
 	}
 	if rec, ok, err := a.GetTask(ctx, "running"); !ok || err != nil || !rec.Leased {
 		t.Errorf("the running task's record: %+v, %v, %v; want it kept, leased", rec, ok, err)
+	}
+}
+
+// A lease names the replica that holds it. A replica that stalled past
+// its lease while another took its task over finds, when it comes back,
+// that the task is gone from it: its renewal, its writes (its end
+// included) and its release leave the other's lease and record alone, so
+// the task is followed once.
+func TestRedisTaskLeaseHasItsHolder(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	ctx := t.Context()
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	b := open(t, store.RedisOptions{URL: srv.URL()})
+	mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 1, Wire: []byte(`{"status":"working"}`)}, store.PutOptions{Keep: time.Minute, Lease: 50 * time.Millisecond, Holder: "a"})
+	mcptest.Eventually(t, 5*time.Second, func() bool { rec, _, _ := b.GetTask(ctx, "t"); return !rec.Leased }, "a's lease to lapse")
+	if !mustPut(t, b, store.TaskRecord{ID: "t", Owner: "alice", Version: 2, Wire: []byte(`{"status":"working","by":"b"}`)}, store.PutOptions{Keep: time.Minute, Lease: time.Minute, NoLease: true, Holder: "b"}) {
+		t.Fatal("b could not take the task over")
+	}
+	gone, err := a.RenewTasks(ctx, "a", []string{"t"}, time.Minute, time.Minute)
+	if err != nil || len(gone) != 1 {
+		t.Errorf("a's renewal of a task b took over: gone %v, %v; want it gone from a", gone, err)
+	}
+	if mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 3, Wire: []byte(`{"status":"working","by":"a"}`)}, store.PutOptions{Keep: time.Minute, Lease: time.Minute, Holder: "a"}) {
+		t.Error("a wrote over the task b holds")
+	}
+	if mustPut(t, a, store.TaskRecord{ID: "t", Owner: "alice", Version: 4, Ended: true, Wire: []byte(`{"status":"completed","by":"a"}`)}, store.PutOptions{Keep: time.Minute, Holder: "a"}) {
+		t.Error("a ended the task b holds")
+	}
+	if err := a.ReleaseTasks(ctx, "a", []string{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := b.GetTask(ctx, "t")
+	if err != nil || !rec.Leased || string(rec.Wire) != `{"status":"working","by":"b"}` {
+		t.Errorf("the task b took over, after a came back: %+v, %v; want b's record, leased", rec, err)
+	}
+	if gone, err := b.RenewTasks(ctx, "b", []string{"t"}, time.Minute, time.Minute); err != nil || len(gone) != 0 {
+		t.Errorf("b's renewal: gone %v, %v; want it kept", gone, err)
+	}
+	if _, err := a.PutTask(ctx, store.TaskRecord{ID: "u", Owner: "alice", Version: 1, Wire: []byte(`{}`)}, store.PutOptions{Keep: time.Minute, Lease: time.Minute}); err == nil {
+		t.Error("a lease was taken without a holder")
 	}
 }
