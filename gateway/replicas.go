@@ -361,7 +361,8 @@ func (g *Gateway) ownedSessions() (live map[string][]string, ended []string) {
 // forwardToOwner proxies r to the replica that owns name, signed for
 // subject (the session, or the state, r names); r is left to gone when
 // no replica owns name or its owner cannot be reached (its record is
-// then dropped).
+// then dropped), and answered 503 when the store cannot say which owns
+// it.
 func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners SessionOwners, name, subject string, gone http.HandlerFunc) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
 	owner, ok, err := owners.Owner(ctx, name)
@@ -371,10 +372,15 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 	}
 	cancel()
 	if err != nil {
+		// Not known to be gone: the client may send it again, where a 404
+		// would have it drop a live session.
 		g.log.Warn("gateway store: finding an owner", "name", name, "err", err)
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway's store cannot be reached to find the replica serving this request; send it again")
+		return
 	}
 	target, perr := url.Parse(owner)
-	if !ok || err != nil || perr != nil || target.Host == "" {
+	if !ok || perr != nil || target.Host == "" {
 		gone(w, r)
 		return
 	}

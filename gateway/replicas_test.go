@@ -161,3 +161,21 @@ func TestForwardUncheckedWithTheStoreDown(t *testing.T) {
 		t.Errorf("a forward with the store down: %s %q %+v, want 503 with Retry-After", resp.Status, resp.Header.Get("Retry-After"), m.Error)
 	}
 }
+
+// A request for a session another replica holds, while the store that
+// says which cannot be reached, is answered 503 with Retry-After: the
+// session is not known to be gone, and a 404 would have the client drop
+// it.
+func TestForwardWithTheStoreDownIsNotGone(t *testing.T) {
+	srv, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	b := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	client := openRawHTTP(t, a, "")
+	srv.Stop()
+	via := &rawHTTP{t: t, endpoint: b + "/mcp", session: client.session}
+	m, resp := via.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a session held elsewhere, the store down: %s %+v, want 503 with Retry-After", resp.Status, m.Error)
+	}
+}
