@@ -84,6 +84,8 @@ type replicaSessions struct {
 	mu    sync.Mutex
 	owned map[string]string // "session:ID" → the address recorded
 	self  string            // the address recorded under this replica's tag
+	// selfAdvertised reports that self is the config's advertise.
+	selfAdvertised bool
 	// secret is the replicas' shared secret as read from secretOf at
 	// secretAt; previous the one it replaced at changedAt (the store lost
 	// its key and a replica made a new one), still taken from replicas
@@ -156,7 +158,7 @@ func (g *Gateway) forwardSessions(next http.Handler) http.Handler {
 			g.forwardToOwner(w, r, owners, "replica:"+stateTag(state), state, next.ServeHTTP)
 		default:
 			owner := cmp.Or(advertise, localURL(r))
-			g.recordSelf(owners, owner)
+			g.recordSelf(owners, owner, advertise != "")
 			next.ServeHTTP(&bindingWriter{ResponseWriter: w, bind: func(id string) { g.recordOwner(owners, "session:"+id, owner) }}, r)
 		}
 	})
@@ -265,21 +267,51 @@ func (g *Gateway) recordOwner(owners SessionOwners, name, owner string) {
 	g.renewingLocked()
 }
 
-// recordSelf records where this replica is reached, under its tag, once
-// (then renewed): before it parks a call, whose state names the tag.
-func (g *Gateway) recordSelf(owners SessionOwners, owner string) {
+// recordSelf records where this replica is reached, under its tag (then
+// renewed): before it parks a call, whose state names the tag. It is
+// recorded again when a better address comes (betterSelf).
+func (g *Gateway) recordSelf(owners SessionOwners, owner string, advertised bool) {
 	rs := &g.replicas
 	rs.mu.Lock()
-	known := rs.self != "" || owner == ""
-	rs.self = cmp.Or(rs.self, owner)
+	better := betterSelf(rs.self, rs.selfAdvertised, owner, advertised)
+	if better {
+		rs.self, rs.selfAdvertised = owner, advertised
+	}
 	rs.mu.Unlock()
-	if known {
+	if !better {
 		return
 	}
 	g.putOwner(owners, "replica:"+g.parked.tag, owner)
 	rs.mu.Lock()
 	g.renewingLocked()
 	rs.mu.Unlock()
+}
+
+// betterSelf reports whether next (the config's advertise when
+// advertised) is a better address of this replica than cur: the first
+// one; the config's advertise, new or changed, over anything; once the
+// config no longer advertises, the address a client reached; and an
+// address off loopback over one on it (the first request may come from
+// a probe or a sidecar on the same host, which no other replica could
+// reach this one at).
+func betterSelf(cur string, curAdvertised bool, next string, advertised bool) bool {
+	switch {
+	case next == "" || next == cur:
+		return false
+	case cur == "" || advertised || curAdvertised:
+		return true
+	}
+	return onLoopback(cur) && !onLoopback(next)
+}
+
+// onLoopback reports whether the base URL u names a loopback address.
+func onLoopback(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(p.Hostname())
+	return ip != nil && ip.IsLoopback() || p.Hostname() == "localhost"
 }
 
 // putOwner records owner as name's owner.

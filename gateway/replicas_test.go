@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +178,76 @@ func TestForwardWithTheStoreDownIsNotGone(t *testing.T) {
 	m, resp := via.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a session held elsewhere, the store down: %s %+v, want 503 with Retry-After", resp.Status, m.Error)
+	}
+}
+
+// Where a replica is reached is recorded again when a better address
+// comes: the config's advertise, new or changed by a reload, or, without
+// one, an address off loopback after one on it (a probe's or a
+// sidecar's first request).
+func TestBetterSelf(t *testing.T) {
+	for _, c := range []struct {
+		cur           string
+		curAdvertised bool
+		next          string
+		advertised    bool
+		want          bool
+	}{
+		{"", false, "http://127.0.0.1:7410", false, true},
+		{"http://127.0.0.1:7410", false, "http://10.0.0.5:7410", false, true},
+		{"http://localhost:7410", false, "http://10.0.0.5:7410", false, true},
+		{"http://10.0.0.5:7410", false, "http://127.0.0.1:7410", false, false},
+		{"http://10.0.0.5:7410", false, "http://10.0.0.6:7410", false, false},
+		{"http://10.0.0.5:7410", false, "http://pod-a:7410", true, true},
+		{"http://pod-a:7410", true, "http://pod-b:7410", true, true},
+		{"http://pod-a:7410", true, "http://pod-a:7410", true, false},
+		{"http://pod-a:7410", true, "http://10.0.0.5:7410", false, true},
+		{"http://10.0.0.5:7410", false, "", false, false},
+	} {
+		if got := betterSelf(c.cur, c.curAdvertised, c.next, c.advertised); got != c.want {
+			t.Errorf("betterSelf(%q, %v, %q, %v) = %v, want %v", c.cur, c.curAdvertised, c.next, c.advertised, got, c.want)
+		}
+	}
+}
+
+// advertisingGate is sharedGate with an advertise a test changes, as a
+// reload would.
+type advertisingGate struct {
+	sharedGate
+	advertise *atomic.Pointer[string]
+}
+
+func (g advertisingGate) SessionOwners() (SessionOwners, string) {
+	owners, _ := g.sharedGate.SessionOwners()
+	return owners, *g.advertise.Load()
+}
+
+// A reload that changes advertise moves the replica's record to the new
+// address with its next request: parked calls and tasks forwarded to it
+// no longer go to the address it had.
+func TestReplicaRecordFollowsAdvertise(t *testing.T) {
+	_, ts := openTaskStore(t)
+	addr := &atomic.Pointer[string]{}
+	first := "http://pod-a.example:7410"
+	addr.Store(&first)
+	opts := Options{Gate: advertisingGate{sharedGate{ts: ts, lease: time.Minute}, addr}}
+	g := newGateway(t, tool.NewRegistry(), opts)
+	base := serveHTTP(t, g, opts)
+	openRawHTTP(t, base, "")
+	read := func() string {
+		owner, _, err := ts.Owner(t.Context(), "replica:"+g.parked.tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return owner
+	}
+	if got := read(); got != first {
+		t.Fatalf("the replica's record: %q, want %q", got, first)
+	}
+	moved := "http://pod-b.example:7410"
+	addr.Store(&moved)
+	openRawHTTP(t, base, "")
+	if got := read(); got != moved {
+		t.Errorf("after advertise changed, the replica's record: %q, want %q", got, moved)
 	}
 }
