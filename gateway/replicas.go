@@ -82,8 +82,10 @@ const (
 // records (started with the first, stopped by Close).
 type replicaSessions struct {
 	mu    sync.Mutex
-	owned map[string]string // "session:ID" → the address recorded
-	self  string            // the address recorded under this replica's tag
+	owned map[string]ownedName // "session:ID" → where it is recorded
+	// records counts the names recorded so far (ownedName.seq).
+	records uint64
+	self    string // the address recorded under this replica's tag
 	// selfAdvertised reports that self is the config's advertise.
 	selfAdvertised bool
 	// secret is the replicas' shared secret as read from secretOf at
@@ -261,9 +263,10 @@ func (g *Gateway) recordOwner(owners SessionOwners, name, owner string) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.owned == nil {
-		rs.owned = make(map[string]string)
+		rs.owned = make(map[string]ownedName)
 	}
-	rs.owned[name] = owner
+	rs.records++
+	rs.owned[name] = ownedName{owner: owner, seq: rs.records}
 	g.renewingLocked()
 }
 
@@ -371,23 +374,41 @@ func (g *Gateway) renewOwners() {
 // sessions), by the address recorded, and forgets (returns) the sessions
 // that ended.
 func (g *Gateway) ownedSessions() (live map[string][]string, ended []string) {
-	open := g.openSessions()
 	rs := &g.replicas
 	rs.mu.Lock()
+	mark := rs.records // a session recorded after it may be open but missing from the list
+	rs.mu.Unlock()
+	open := g.openSessions()
+	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	live = make(map[string][]string)
+	live, ended = rs.sweepLocked(open, mark)
 	if rs.self != "" {
-		live[rs.self] = []string{"replica:" + g.parked.tag}
+		live[rs.self] = append(live[rs.self], "replica:"+g.parked.tag)
 	}
-	for name, owner := range rs.owned {
-		if open[strings.TrimPrefix(name, "session:")] {
-			live[owner] = append(live[owner], name)
+	return live, ended
+}
+
+// sweepLocked sorts the names owned by where they are recorded, but
+// those of sessions not open, listed after mark, which it forgets and
+// returns; rs.mu is held.
+func (rs *replicaSessions) sweepLocked(open map[string]bool, mark uint64) (live map[string][]string, ended []string) {
+	live = make(map[string][]string)
+	for name, o := range rs.owned {
+		if open[strings.TrimPrefix(name, "session:")] || o.seq > mark {
+			live[o.owner] = append(live[o.owner], name)
 			continue
 		}
 		ended = append(ended, name)
 		delete(rs.owned, name)
 	}
 	return live, ended
+}
+
+// ownedName is where a name this replica owns is recorded, and when (the
+// count of records then).
+type ownedName struct {
+	owner string
+	seq   uint64
 }
 
 // forwardToOwner proxies r to the replica that owns name, signed for
