@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -144,25 +145,38 @@ func (c *Console) authorize(r *http.Request, token string) (gatewayauth.Viewer, 
 
 // sameOrigin reports whether a state-changing request comes from the
 // console's own pages: its Origin (or, without one, its Referer) is the
-// console's scheme and host. The gateway lets any loopback origin through;
-// another port on the same machine is another origin here.
+// console's host, over HTTPS, or over HTTP when the request came so (an
+// http page posting to a TLS listener is not the console's). A page over
+// HTTPS posting to a plain listener is the console's behind a proxy that
+// ends TLS: only the host itself serves https://HOST. The gateway lets any
+// loopback origin through; another port on the same machine is another
+// origin here.
 func sameOrigin(r *http.Request) bool {
-	src := r.Header.Get("Origin")
-	if src == "" {
-		src = r.Header.Get("Referer")
-	}
-	if src == "" {
+	u, ok := sourceOf(r)
+	if !ok {
 		return r.Header.Get("Sec-Fetch-Site") == "" // a non-browser client
 	}
-	u, err := url.Parse(src)
-	if err != nil {
-		return false
+	return u != nil && (u.Scheme == "https" || u.Scheme == "http" && r.TLS == nil) && strings.EqualFold(u.Host, r.Host)
+}
+
+// sourceOf is the page r was sent from: its Origin, or, without one, its
+// Referer; ok is false when it names neither, and u nil when it names
+// one that does not parse.
+func sourceOf(r *http.Request) (u *url.URL, ok bool) {
+	src := cmp.Or(r.Header.Get("Origin"), r.Header.Get("Referer"))
+	if src == "" {
+		return nil, false
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+	u, _ = url.Parse(src)
+	return u, true
+}
+
+// overHTTPS reports whether the browser reached the console over HTTPS:
+// on a TLS listener, or through a proxy that ends TLS (the page it
+// posted from is https). Its sign-in cookie is then Secure.
+func overHTTPS(r *http.Request) bool {
+	u, _ := sourceOf(r)
+	return r.TLS != nil || u != nil && u.Scheme == "https"
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -184,7 +198,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	id := c.signins.add(v, token)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: gateway.ConsolePath, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(signinTTL.Seconds())})
+		SameSite: http.SameSiteStrictMode, Secure: overHTTPS(r), MaxAge: int(signinTTL.Seconds())})
 	c.log.Info("console sign-in", "identity", v.Name, "tryIt", v.Try, "manage", v.Manage)
 	http.Redirect(w, r, gateway.ConsolePath, http.StatusSeeOther)
 }
