@@ -49,12 +49,32 @@ type admission struct {
 type share struct {
 	session *mcp.ServerSession
 	caller  string
+	// holder keys whose share of the gateway's calls it takes (holderOf).
+	holder string
 }
 
 // share returns whose share of the per-session cap req takes, and false
-// for a oneRequest call, which takes a slot of the gateway's only.
+// for a oneRequest call, which takes a slot of the gateway's only (and
+// its holder's).
 func (req callRequest) share() (share, bool) {
-	return share{session: req.session, caller: req.caller}, !req.oneRequest
+	return share{session: req.session, caller: req.caller, holder: req.holder}, !req.oneRequest
+}
+
+// holderIdentity starts a holder of identity: the rest is the identity.
+const holderIdentity = "identity "
+
+// holderOf is who a call of session with ctx holds its share of the
+// gateway's calls for: its identity (the request's, or the session's it
+// was bound to), else, without identities, its client's address.
+func (g *Gateway) holderOf(ctx context.Context, session *mcp.ServerSession) string {
+	id := identityIn(ctx)
+	if id == "" && session != nil {
+		id = g.owners.identityOf(session.ID())
+	}
+	if id != "" {
+		return holderIdentity + id
+	}
+	return "address " + addressIn(ctx)
 }
 
 // admit admits req, or returns what answers it instead: the session's
@@ -64,6 +84,7 @@ func (req callRequest) share() (share, bool) {
 // ones.
 func (g *Gateway) admit(ctx context.Context, req callRequest) (*admission, result, error) {
 	g.seen(ctx, req.session, "tools/call")
+	req.holder = g.holderOf(ctx, req.session)
 	s, ofSession := req.share()
 	if err := g.admitCall(s, ofSession); err != nil {
 		return nil, result{}, err

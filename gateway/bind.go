@@ -94,6 +94,24 @@ func (o *sessionOwners) bind(session, identity string, mark uint64, open map[str
 	o.owner[session] = binding{identity: identity, seq: o.binds}
 }
 
+// identities returns who opened each session bound, by session id.
+func (o *sessionOwners) identities() map[string]string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make(map[string]string, len(o.owner))
+	for id, b := range o.owner {
+		out[id] = b.identity
+	}
+	return out
+}
+
+// identityOf returns who opened session; "" when it is not bound.
+func (o *sessionOwners) identityOf(session string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.owner[session].identity
+}
+
 // forget drops session's binding: it has ended.
 func (o *sessionOwners) forget(session string) {
 	o.mu.Lock()

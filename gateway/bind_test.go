@@ -105,14 +105,3 @@ func TestSessionOwnersConcurrentOpen(t *testing.T) {
 		t.Errorf("bindings (-want +got):\n%s", diff)
 	}
 }
-
-// identities returns who opened each bound session.
-func (o *sessionOwners) identities() map[string]string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := make(map[string]string, len(o.owner))
-	for id, b := range o.owner {
-		m[id] = b.identity
-	}
-	return m
-}

@@ -378,3 +378,97 @@ func blockingTools(t *testing.T) (reg *tool.Registry, release chan struct{}, sta
 	}
 	return reg, release, started
 }
+
+// An identity that opens sessions in a loop past MaxSessions closes its
+// own, idle longest first, not another identity's: alice's sessions,
+// idle longer than any of bob's, stay open while bob opens ten.
+func TestSessionEvictionTakesFromTheLargestHolder(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("quick", textBody("ok"))); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{MaxSessions: 4, Authenticate: aliceOrBob}
+	g := newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	var alice []*rawHTTP
+	for range 2 {
+		alice = append(alice, openRawHTTP(t, base, "alice-secret"))
+	}
+	for range 10 {
+		openRawHTTP(t, base, "bob-secret").request("tools/list", `{}`)
+	}
+	g.evicting.Wait()
+	for i, c := range alice {
+		if m := c.request("tools/call", `{"name":"quick","arguments":{}}`); m.Error != nil || !strings.Contains(string(m.Result), "ok") {
+			t.Errorf("alice's session %d after bob opened ten: %s %+v", i, m.Result, m.Error)
+		}
+	}
+}
+
+// One identity holds at most three quarters of the gateway's calls in
+// flight, however many sessions it opens: with alice holding her share
+// of slow calls, her next is refused naming her share, and bob's calls
+// are still served.
+func TestCallsShareOfOneIdentity(t *testing.T) {
+	reg, release, started := blockingTools(t)
+	opts := Options{MaxCalls: 8, Authenticate: aliceOrBob}
+	base := serveHTTP(t, newGateway(t, reg, opts), opts)
+	done := make(chan struct{}, 6)
+	for range 6 {
+		c := openRawHTTP(t, base, "alice-secret")
+		go func() {
+			c.request("tools/call", `{"name":"block","arguments":{}}`)
+			done <- struct{}{}
+		}()
+		waitSignal(t, started, "alice's slow call to start")
+	}
+	m := openRawHTTP(t, base, "alice-secret").request("tools/call", `{"name":"quick","arguments":{}}`)
+	if m.Error == nil || !strings.Contains(m.Error.Message, "too many tool calls in flight for this identity (the gateway's limit is 6)") {
+		t.Errorf("alice's call past her share: %s %+v, want it refused naming her share", m.Result, m.Error)
+	}
+	if m := openRawHTTP(t, base, "bob-secret").request("tools/call", `{"name":"quick","arguments":{}}`); m.Error != nil {
+		t.Errorf("bob's call while alice holds her share: %+v", m.Error)
+	}
+	close(release)
+	for range 6 {
+		waitSignal(t, done, "alice's slow calls to end")
+	}
+}
+
+// One identity holds at most three quarters of the event streams: alice,
+// holding her share, is refused another (503, naming her share), while
+// bob still opens his.
+func TestStreamsShareOfOneIdentity(t *testing.T) {
+	opts := Options{MaxStreams: 4, Authenticate: aliceOrBob}
+	base := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	get := func(token string) *http.Response {
+		resp := openRawHTTP(t, base, token).do(http.MethodGet)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	refusal := func(resp *http.Response) string { // a stream's body never ends
+		if resp.StatusCode == http.StatusOK {
+			return ""
+		}
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	for i := range 3 {
+		if resp := get("alice-secret"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("alice's stream %d: %s", i, resp.Status)
+		}
+	}
+	resp := get("alice-secret")
+	body := refusal(resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "3 event streams of yours are open") {
+		t.Errorf("alice's stream past her share: %s %q, want 503 naming her share", resp.Status, body)
+	}
+	if resp := get("bob-secret"); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob's stream while alice holds her share: %s", resp.Status)
+	}
+	resp = get("bob-secret")
+	body = refusal(resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "4 event streams are open, the gateway's limit") {
+		t.Errorf("a stream past the budget: %s %q, want 503 naming the budget", resp.Status, body)
+	}
+}

@@ -54,6 +54,9 @@ type callRequest struct {
 	// caller keys the call slots of a stateless extension task, which has
 	// neither a session nor a POST of its own (see share).
 	caller string
+	// holder keys whose share of the gateway's calls it takes
+	// (holderOf), set as it is admitted.
+	holder string
 	// madeOn is the request stream of the request that made a task's
 	// call: its header keeps none (taskCallRequest), as the task outlives
 	// that request, but the task's admission still waits on it
@@ -510,7 +513,7 @@ func mustJSON(v any) json.RawMessage {
 func (g *Gateway) seen(ctx context.Context, session *mcp.ServerSession, method string) {
 	if !g.statelessIn(ctx) && !serverwire.OneRequestSession(session, method) && g.touch(session) {
 		g.log.Debug("client session started", "session", session.ID())
-		g.evictIdle(session)
+		g.evictIdle(session, IdentityOf(ctx))
 	}
 	if g.opts.Observer != nil && !strings.HasPrefix(method, "notifications/") {
 		g.opts.Observer.Request(method)

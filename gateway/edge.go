@@ -180,22 +180,50 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // streamBudget bounds the SSE GET streams open at once to Options.MaxStreams,
 // so that they never take every connection slot: a new client always finds
-// one for its POSTs.
+// one for its POSTs; and one identity's (one address's, without
+// identities) to three quarters of them, so that it cannot take every
+// stream slot from the others.
 func (g *Gateway) streamBudget(next http.Handler) http.Handler {
-	limit := int64(g.maxStreams())
-	var open atomic.Int64
+	limit := g.maxStreams()
+	share := max(1, limit-limit/4)
+	var (
+		mu   sync.Mutex
+		open int
+		held = map[string]int{}
+	)
+	take := func(holder string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case open >= limit:
+			return fmt.Sprintf("%d event streams are open, the gateway's limit", limit)
+		case held[holder] >= share:
+			return fmt.Sprintf("%d event streams of yours are open, the gateway's limit for one client", share)
+		}
+		open++
+		held[holder]++
+		return ""
+	}
+	release := func(holder string) {
+		mu.Lock()
+		defer mu.Unlock()
+		open--
+		if held[holder]--; held[holder] <= 0 {
+			delete(held, holder)
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if open.Add(1) > limit {
-			open.Add(-1)
+		holder := g.holderOf(r.Context(), nil)
+		if full := take(holder); full != "" {
 			w.Header().Set("Retry-After", "5")
-			refuse(w, http.StatusServiceUnavailable, fmt.Sprintf("Service Unavailable: %d event streams are open, the gateway's limit; retry later", limit))
+			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: "+full+"; retry later")
 			return
 		}
-		defer open.Add(-1)
+		defer release(holder)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,7 +152,9 @@ type Options struct {
 	MaxBatchResponse int
 	// MaxCalls bounds the tools/call, prompts/get and resources/read
 	// requests in flight on the whole gateway, whatever their sessions; past it a call is refused at once
-	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls.
+	// with a JSON-RPC error, never queued. 0 means DefaultMaxCalls. One
+	// identity (one address, without identities) holds at most three
+	// quarters of them, so that it cannot keep the others out.
 	MaxCalls int
 	// RawNames serves each tool under its server's own name
 	// (tool.Origin.Name) instead of its public name: for a gateway in front
@@ -289,6 +292,8 @@ type Gateway struct {
 	// one-request session); guarded by mu.
 	shares   map[share]int
 	inFlight int // the calls in flight, whatever their share
+	// held counts the calls in flight by share.holder; guarded by mu.
+	held map[string]int
 	// subscribers holds, for each session subscribed to resources while
 	// a Screen decides, what its caller may see, by subscribed URI: its
 	// updates are screened as they are sent (mayUpdate); guarded by mu.
@@ -407,6 +412,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		sessions:    make(map[*mcp.ServerSession]*sessionState),
 		byID:        make(map[string]*sessionState),
 		shares:      make(map[share]int),
+		held:        make(map[string]int),
 		subscribers: make(map[*mcp.ServerSession]map[string]func(Offer, string) bool),
 		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
@@ -695,7 +701,10 @@ func (g *Gateway) admitCall(s share, ofSession bool) error {
 		return tooManyCalls(s.where(), perSession)
 	case g.inFlight >= total:
 		return tooManyCalls("on the gateway", total)
+	case g.held[s.holder] >= holderShare(total):
+		return tooManyCalls(s.holderWhere(), holderShare(total))
 	}
+	g.held[s.holder]++
 	switch {
 	case !ofSession:
 	case st != nil:
@@ -705,6 +714,19 @@ func (g *Gateway) admitCall(s share, ofSession bool) error {
 	}
 	g.inFlight++
 	return nil
+}
+
+// holderShare is how many of the gateway's total calls in flight one
+// holder may hold: three quarters, as one address may hold three
+// quarters of the connections.
+func holderShare(total int) int { return max(1, total-total/4) }
+
+// holderWhere names s's holder in an error.
+func (s share) holderWhere() string {
+	if strings.HasPrefix(s.holder, holderIdentity) {
+		return "for this identity"
+	}
+	return "from this address"
 }
 
 // where names s in an error.
@@ -725,6 +747,9 @@ func (g *Gateway) releaseCall(s share, ofSession bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inFlight--
+	if g.held[s.holder]--; g.held[s.holder] <= 0 {
+		delete(g.held, s.holder)
+	}
 	if !ofSession {
 		return
 	}

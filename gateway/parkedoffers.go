@@ -79,6 +79,7 @@ func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 // Gate), and runs get: as it is, or parked when the client is asked by
 // input-required results, holding the slot until get returns.
 func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerRequest, get func(context.Context) (json.RawMessage, error)) (result, error) {
+	req.holder = g.holderOf(ctx, req.session)
 	s, ofSession := req.share()
 	if err := g.admitCall(s, ofSession); err != nil {
 		return result{}, err

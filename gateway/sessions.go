@@ -32,10 +32,13 @@ func (g *Gateway) touch(session *mcp.ServerSession) (first bool) {
 	return first
 }
 
-// evictIdle closes the least recently active sessions while more than
-// MaxSessions are open, keeping keep (the session being initialized). The
-// sessions close in the background: closing waits for their handlers.
-func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
+// evictIdle closes sessions while more than MaxSessions are open, keeping
+// keep (the session being initialized, opened by who): each time the one
+// idle longest of the identity holding the most sessions, so that an
+// identity opening sessions in a loop closes its own, never another's
+// while it holds more. The sessions close in the background: closing
+// waits for their handlers.
+func (g *Gateway) evictIdle(keep *mcp.ServerSession, who string) {
 	limit := cmp.Or(g.opts.MaxSessions, DefaultMaxSessions)
 	open := map[*mcp.ServerSession]bool{}
 	for ss := range g.server.Sessions() {
@@ -45,6 +48,13 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 			open[ss] = true
 		}
 	}
+	holders := g.owners.identities()
+	holderOf := func(ss *mcp.ServerSession) string {
+		if ss == keep {
+			return who
+		}
+		return holders[ss.ID()]
+	}
 	g.mu.Lock()
 	// A session evicted earlier may still be closing: it is no longer
 	// counted, or a burst of new sessions would evict recent ones for it.
@@ -53,13 +63,22 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 			delete(open, ss)
 		}
 	}
+	held := map[string]int{}
+	for ss := range open {
+		held[holderOf(ss)]++
+	}
 	var evict []*mcp.ServerSession
 	for len(open)-len(evict) > limit {
-		oldest := g.oldestIdleLocked(keep, open)
+		most := largest(held)
+		oldest := g.oldestIdleLocked(keep, open, func(ss *mcp.ServerSession) bool { return holderOf(ss) == most })
+		if oldest == nil {
+			oldest = g.oldestIdleLocked(keep, open, func(*mcp.ServerSession) bool { return true })
+		}
 		if oldest == nil {
 			break
 		}
 		oldest.evicted = true
+		held[holderOf(oldest.ss)]--
 		evict = append(evict, oldest.ss)
 	}
 	g.mu.Unlock()
@@ -70,6 +89,18 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession) {
 		g.cancelCalls(ss, errSessionClosed)
 		g.evicting.Go(func() { ss.Close() })
 	}
+}
+
+// largest is the key of held with the greatest count (of equal ones,
+// the least, so that the choice does not follow the map's order).
+func largest(held map[string]int) string {
+	most, n := "", -1
+	for k, c := range held {
+		if c > n || c == n && k < most {
+			most, n = k, c
+		}
+	}
+	return most
 }
 
 // serveDelete ends the session a client's DELETE names. Its calls in
@@ -117,12 +148,12 @@ func (g *Gateway) evicted(deadline time.Time) error {
 }
 
 // oldestIdleLocked returns the session active longest ago among those
-// open, other than keep, those evicted already and those that sent no
-// request yet. g.mu must be held.
-func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, open map[*mcp.ServerSession]bool) *sessionState {
+// open that of takes, other than keep, those evicted already and those
+// that sent no request yet. g.mu must be held.
+func (g *Gateway) oldestIdleLocked(keep *mcp.ServerSession, open map[*mcp.ServerSession]bool, of func(*mcp.ServerSession) bool) *sessionState {
 	var oldest *sessionState
 	for ss, st := range g.sessions {
-		if ss == keep || st.evicted || !open[ss] || st.lastActive.IsZero() {
+		if ss == keep || st.evicted || !open[ss] || st.lastActive.IsZero() || !of(ss) {
 			continue
 		}
 		if oldest == nil || st.lastActive.Before(oldest.lastActive) {
