@@ -97,7 +97,10 @@ type state struct {
 	limits   *limiter
 	store    *store.Redis // nil: no store; what limits share
 	trail    *audit.Log   // nil: no audit
-	logged   atomic.Bool  // the trail's failure was logged
+	// kept says the trail went on in the config that replaced this one
+	// (the same file): its release leaves it open. Guarded by Keeper.mu.
+	kept   bool
+	logged atomic.Bool // the trail's failure was logged
 	stop     context.CancelFunc
 	metaURL  string
 	tools    *tool.Registry // names a tool's server in the audit; may be nil
@@ -140,14 +143,18 @@ func NewKeeper(o Options) *Keeper {
 func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registry) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	st, err := k.build(lifetime, cfg)
+	old := k.state.Load()
+	st, err := k.build(lifetime, cfg, old)
 	if err != nil {
 		return err
 	}
 	st.tools = tools
 	st.gen = k.gens.Add(1)
 	k.required.Store(true)
-	old := k.state.Swap(st)
+	k.state.Store(st)
+	if old != nil && old.trail != nil && old.trail == st.trail {
+		old.kept = true
+	}
 	k.release(old)
 	if old == nil || !samePolicy(old.cfg, cfg) {
 		k.warnPolicy(st.policy)
@@ -213,7 +220,7 @@ func (k *Keeper) release(st *state) {
 		return
 	}
 	st.stop()
-	if st.trail != nil {
+	if st.trail != nil && !st.kept {
 		if err := st.trail.Close(); err != nil {
 			k.log.Warn("gateway audit: closing the trail", "error", err)
 		}
@@ -238,7 +245,10 @@ func samePolicy(a, b Config) bool {
 	return a.HasPolicy == b.HasPolicy && string(ja) == string(jb)
 }
 
-func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
+// build makes the state of cfg, replacing old (nil: none). A trail to
+// the file old writes is old's, which goes on: two writers of one file
+// would each chain to the line they last saw, and break the chain.
+func (k *Keeper) build(lifetime context.Context, cfg Config, old *state) (*state, error) {
 	ctx, stop := context.WithCancel(lifetime)
 	st := &state{cfg: cfg, stop: stop, metaURL: metadataURL(cfg.Auth.Audience)}
 	a := cfg.Auth
@@ -254,7 +264,11 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 		stop()
 		return nil, err
 	}
-	if cfg.Audit != nil {
+	switch {
+	case cfg.Audit == nil:
+	case old != nil && old.trail != nil && old.cfg.Audit != nil && old.cfg.Audit.File == cfg.Audit.File:
+		st.trail = old.trail
+	default:
 		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
 			stop()
 			return nil, fmt.Errorf("gateway audit: %w", err)
@@ -262,6 +276,7 @@ func (k *Keeper) build(lifetime context.Context, cfg Config) (*state, error) {
 	}
 	if cfg.Store != nil {
 		if st.store, err = store.OpenRedis(ctx, redisOptions(*cfg.Store, k.opts.StoreObserve)); err != nil {
+			st.kept = old != nil && st.trail == old.trail // old's, still in force
 			k.release(st)
 			return nil, fmt.Errorf("gateway store: %w", err)
 		}
@@ -691,12 +706,19 @@ func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
 // (unaudited).
 func (k *Keeper) write(st *state, e audit.Entry) {
 	if st.trail == nil {
-		return
+		return // no audit
 	}
-	if err := st.trail.Write(e); errors.Is(err, audit.ErrClosed) {
-		// The config was replaced while the call ran.
-		k.log.Warn("gateway audit: a line for a replaced trail was not written", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
+	for range 3 {
+		if err := st.trail.Write(e); !errors.Is(err, audit.ErrClosed) {
+			return
+		}
+		// The config was replaced while the call ran, its trail by one
+		// to another file: the call's end goes to the trail in force.
+		if st = k.state.Load(); st == nil || st.trail == nil {
+			break
+		}
 	}
+	k.log.Warn("gateway audit: a call's line was not written: the config that admitted it was replaced by one without a trail", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
 }
 
 // StoreHealth is the applied config's store as /healthz reports it: its

@@ -3,6 +3,7 @@ package gatewayauth
 import (
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
+	"github.com/mcpbridge/mcpbridge/internal/audit"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -328,5 +330,42 @@ func TestResumedCallsAudited(t *testing.T) {
 	want := []line{{"alice", "mcp__time__now", "ok", why}, {"bob", "mcp__time__now", "handed_over", why}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the audit trail (-want +got):\n%s", d)
+	}
+}
+
+// A reload of the gateway entry while calls run loses none of their
+// lines: a call admitted before it is written when it ends, to the same
+// trail when the file stayed (one writer, so the chain holds), and to
+// the trail in force when the file changed.
+func TestReloadKeepsTheLinesOfCallsInFlight(t *testing.T) {
+	s := newServed(t, Options{})
+	const cfg = "auth: {tokens: {alice: ALICE}}\npolicy: [{subjects: [alice], allow: [\"*\"]}]\naudit: {file: DIR/FILE}\nrateLimit: {perIdentity: LIMIT/m}\n"
+	apply := func(file, limit string) {
+		s.apply(t, strings.NewReplacer("FILE", file, "LIMIT", limit).Replace(cfg), map[string]string{"ALICE": "tok"})
+	}
+	enter := func(tool string) func(gateway.Outcome) {
+		_, end, err := s.keeper.Enter(t.Context(), gateway.Call{Tool: tool, Public: tool, Header: http.Header{"Authorization": {"Bearer tok"}}})
+		if err != nil {
+			t.Fatalf("alice's call of %s: %v", tool, err)
+		}
+		return end
+	}
+	apply("audit.jsonl", "600")
+	endFirst := enter("first")
+	apply("audit.jsonl", "601") // the same trail
+	enter("second")(gateway.Outcome{})
+	endFirst(gateway.Outcome{})
+	endThird := enter("third")
+	apply("other.jsonl", "601") // another trail
+	endThird(gateway.Outcome{})
+	type line struct{ Name, Outcome string }
+	if d := cmp.Diff([]line{{"second", "ok"}, {"first", "ok"}}, auditLines[line](t, s)); d != "" {
+		t.Errorf("the trail kept across the reload (-want +got):\n%s", d)
+	}
+	if rep, err := audit.Verify(strings.NewReader(readFile(t, auditPath(s)))); err != nil || rep.Lines != 2 {
+		t.Errorf("its chain: %+v, %v", rep, err)
+	}
+	if other := readFile(t, filepath.Join(s.dir, "other.jsonl")); !strings.Contains(other, `"name":"third"`) {
+		t.Errorf("the new trail has no line of the call admitted before it: %q", other)
 	}
 }
