@@ -85,7 +85,11 @@ type Keeper struct {
 	// (Require, or any Apply): from then on, no applied config means no
 	// call is served, never every call.
 	required atomic.Bool
-	mu       sync.Mutex // serializes Apply
+	// unauthenticated is set when HTTP requests reach the gateway
+	// without Authenticate (NoRequestAuth): a config asking for tokens
+	// cannot take effect there.
+	unauthenticated atomic.Bool
+	mu              sync.Mutex // serializes Apply
 }
 
 // state is one applied config.
@@ -143,6 +147,9 @@ func NewKeeper(o Options) *Keeper {
 func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registry) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.unauthenticated.Load() && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
+		return ErrAuthNeedsRestart
+	}
 	old := k.state.Load()
 	st, err := k.build(lifetime, cfg, old)
 	if err != nil {
@@ -172,6 +179,17 @@ func (k *Keeper) warnPolicy(p *Policy) {
 		k.log.Warn("gateway policy: "+w.Msg, "line", w.Line, "callers", w.Callers)
 	}
 }
+
+// ErrAuthNeedsRestart refuses a config that asks for tokens on a gateway
+// whose HTTP requests are not authenticated (NoRequestAuth).
+var ErrAuthNeedsRestart = errors.New("auth: serve started without a token to require, so its HTTP requests are not authenticated, and a reload cannot begin requiring one: restart serve to apply auth (the gateway keeps the config it had)")
+
+// NoRequestAuth tells the Keeper that the gateway's HTTP requests are not
+// authenticated by it (serve started with neither --token-env nor auth):
+// from then on Apply refuses a config with auth (ErrAuthNeedsRestart),
+// which would check the calls' tokens while sessions, streams and limits
+// went on as one anonymous client's.
+func (k *Keeper) NoRequestAuth() { k.unauthenticated.Store(true) }
 
 // Require makes the Keeper fail closed: until a config is applied, and
 // after one is cleared, its Gate refuses every call and its Screen hides

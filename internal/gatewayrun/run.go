@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	opts, applied := withReadiness(withKeeper(cfg.Gateway, keeper, src.Plan), cfg.ReadyTimeout, src.Plan)
+	opts, applied := withReadiness(withKeeper(cfg.Gateway, keeper, src.Plan, cfg.Stdio), cfg.ReadyTimeout, src.Plan)
 	r, err := newRun(cfg, keeper, cat, opts)
 	if err != nil {
 		return err
