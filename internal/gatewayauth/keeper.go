@@ -103,11 +103,11 @@ type state struct {
 	trail    *audit.Log   // nil: no audit
 	// kept says the trail went on in the config that replaced this one
 	// (the same file): its release leaves it open. Guarded by Keeper.mu.
-	kept   bool
-	logged atomic.Bool // the trail's failure was logged
-	stop     context.CancelFunc
-	metaURL  string
-	tools    *tool.Registry // names a tool's server in the audit; may be nil
+	kept    bool
+	logged  atomic.Bool // the trail's failure was logged
+	stop    context.CancelFunc
+	metaURL string
+	tools   *tool.Registry // names a tool's server in the audit; may be nil
 }
 
 var (
