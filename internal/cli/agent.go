@@ -230,7 +230,23 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	r.reportFailures()
+	r.reportPinNotes()
 	return r.newAgent()
+}
+
+// reportPinNotes says which definitions the servers withheld or
+// published changed (pin: hold, warn), as tools and status do: lines on
+// stderr, or notices with --json. A tool withheld is not offered to the
+// model; without a word the user would not know why.
+func (r *agentRun) reportPinNotes() {
+	if !r.f.json {
+		r.e.reportPinNotes(r.b)
+		return
+	}
+	lines, _ := pinNotes(r.b)
+	for _, l := range lines {
+		r.out.Event(agent.Event{Type: agent.EventNotice, Text: l})
+	}
 }
 
 // reportFailures says which servers failed: lines on stderr, or notices

@@ -115,16 +115,24 @@ func checkLock(e *env, src *source, f *flags) error {
 	return nil
 }
 
-// reportPinNotes prints, on stderr, each definition a server withheld (or
-// published with pin: warn) and why, then how many are withheld and how to
-// review and accept them. It returns that number: tools and status fail
-// while any definition is withheld.
+// reportPinNotes prints, on stderr, what pinNotes says. It returns how
+// many definitions are withheld: tools and status fail while any is.
 func (e *env) reportPinNotes(b *bridge) int {
-	held := 0
+	lines, held := pinNotes(b)
+	for _, l := range lines {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", l)
+	}
+	return held
+}
+
+// pinNotes is each definition a server withheld (or published with pin:
+// warn) and why, then, when any is withheld, how many and how to review
+// and accept them; escaped for a terminal. held is how many are withheld.
+func pinNotes(b *bridge) (lines []string, held int) {
 	var servers []string
 	for _, st := range b.statuses {
 		for _, n := range st.PinNotes {
-			fmt.Fprintf(e.Stderr, "mcpbridge: server %q: %s\n", st.Name, termsafe.Line(n))
+			lines = append(lines, fmt.Sprintf("server %q: %s", st.Name, termsafe.Line(n)))
 			if strings.HasPrefix(n, "withheld ") { // host.Status.PinNotes
 				held++
 				servers = append(servers, st.Name)
@@ -133,10 +141,10 @@ func (e *env) reportPinNotes(b *bridge) int {
 	}
 	if held > 0 {
 		servers = slices.Compact(servers)
-		fmt.Fprintf(e.Stderr, "mcpbridge: %d %s withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin %s\n",
-			held, plural(held, "definition", "definitions"), termsafe.Line(strings.Join(servers, " ")))
+		lines = append(lines, fmt.Sprintf("%d %s withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin %s",
+			held, plural(held, "definition", "definitions"), termsafe.Line(strings.Join(servers, " "))))
 	}
-	return held
+	return lines, held
 }
 
 // withheld reports whether a server withholds the tool name (its call

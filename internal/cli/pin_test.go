@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/chatapi/chattest"
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -342,5 +343,38 @@ func TestServeReloadAddsUnpinnedServer(t *testing.T) {
 	}, "rug2's echo withheld as not pinned")
 	if names := toolNames(t, cs); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "mcp__rug2__") }) {
 		t.Errorf("tools of the server added by the reload: %v", names)
+	}
+}
+
+// The agent says which definitions its servers withheld, as tools and
+// status do: a tool changed since pinned is not offered to the model, and
+// the user is told which and how to accept it (lines on stderr, notices
+// with --json), not left to wonder why the model does not use it.
+func TestAgentReportsWithheldDefinitions(t *testing.T) {
+	agentEnv(t)
+	cfg, script := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	writeScript(t, script, rugScript(rugPull))
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Done."}, chattest.Turn{Text: "Done."}))
+	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
+		t.Errorf("agent with a withheld tool: exit %d, stderr %q; want it told which and how to accept it", r.code, r.stderr)
+	}
+	for _, tl := range srv.Requests()[0].Tools {
+		if tl.Function.Name == "mcp__rug__echo" {
+			t.Error("the withheld tool was offered to the model")
+		}
+	}
+	r = mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "--json", "-p", "hi")
+	var notices []string
+	for _, ev := range jsonLines(t, r.stdout) {
+		if ev["type"] == "notice" {
+			notices = append(notices, ev["text"].(string))
+		}
+	}
+	if !slices.Contains(notices, strings.TrimPrefix(withheldEcho, "mcpbridge: ")) || !slices.Contains(notices, strings.TrimSpace(strings.TrimPrefix(withheldCount, "mcpbridge: "))) {
+		t.Errorf("agent --json with a withheld tool: notices %q", notices)
 	}
 }
