@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -307,5 +308,67 @@ func TestToolOrderStable(t *testing.T) {
 	}
 	if d := cmp.Diff([][]string{{"b", "c"}, {"b", "c", "a"}}, got); d != "" {
 		t.Errorf("tool order (-want +got):\n%s", d)
+	}
+}
+
+// A session whose last line a crash (or a full disk) tore still opens: the
+// torn line is left out and dropped from the file, and the messages saved
+// after it read back, each on its own line.
+func TestSessionTornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	whole := "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"hello\"}\n"
+	for name, tail := range map[string]string{"garbled": `{"role":"us`, "unterminated": `{"role":"user","content":"again"}`} {
+		if err := os.WriteFile(filepath.Join(dir, name+".jsonl"), []byte(whole+tail), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := agent.OpenSession(dir, name)
+		if err != nil {
+			t.Fatalf("%s: a session with a torn last line: %v", name, err)
+		}
+		if got := len(s.Messages()); got != 2 {
+			t.Errorf("%s: %d messages, want the 2 whole ones", name, got)
+		}
+		if err := s.Append(agent.Message{Role: "user", Content: "next"}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		re, err := agent.OpenSession(dir, name)
+		if err != nil {
+			t.Fatalf("%s: reopened after a message was saved past the torn line: %v", name, err)
+		}
+		if got := re.Messages(); len(got) != 3 || got[2].Content != "next" {
+			t.Errorf("%s: reopened: %+v", name, got)
+		}
+		re.Close()
+	}
+}
+
+// A message too long to read back is not saved, and neither is any after
+// it: the session keeps the conversation's first messages whole and
+// still opens, where a line past the reader's bound would have made it
+// impossible to resume.
+func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(agent.Message{Role: "user", Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(agent.Message{Role: "user", Content: strings.Repeat("\x01", 12<<20)}); err == nil || !strings.Contains(err.Error(), "longer than a session keeps") {
+		t.Errorf("a message of 72 MiB once escaped: %v, want it refused", err)
+	}
+	if err := s.Append(agent.Message{Role: "user", Content: "after"}); err == nil {
+		t.Error("a message after the one refused was saved")
+	}
+	s.Close()
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if got := re.Messages(); len(got) != 1 || got[0].Content != "hi" {
+		t.Errorf("reopened: %+v, want the first message", got)
 	}
 }

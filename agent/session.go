@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,9 @@ type Session struct {
 	mu   sync.Mutex
 	file *os.File
 	msgs []Message
+	// failed is the first Append that failed: later ones fail with it,
+	// so that the file stays the conversation's first messages, whole.
+	failed error
 }
 
 // ErrNoSession is returned by Latest when dir holds no session.
@@ -59,13 +63,19 @@ func OpenSession(dir, id string) (*Session, error) {
 		return nil, fmt.Errorf("%q is not a session id", id)
 	}
 	path := filepath.Join(dir, id+".jsonl")
-	msgs, err := readSession(path)
+	msgs, whole, err := readSession(path)
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	// A last line torn by a crash (or a full disk) goes: the next message
+	// starts a line of its own.
+	if err := f.Truncate(whole); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session %s: dropping its torn last line: %w", id, err)
 	}
 	return &Session{ID: id, Dir: dir, file: f, msgs: msgs}, nil
 }
@@ -80,32 +90,61 @@ func Latest(dir string) (string, error) {
 	return strings.TrimSuffix(filepath.Base(names[len(names)-1]), ".jsonl"), nil
 }
 
-func readSession(path string) ([]Message, error) {
+// readSession reads the messages of the session file path, and how many
+// of its bytes are whole lines: a last line without its newline (a write
+// a crash or a full disk tore) is left out.
+func readSession(path string) (msgs []Message, whole int64, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w %s", ErrNoSession, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+		return nil, 0, fmt.Errorf("%w %s", ErrNoSession, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
-	var msgs []Message
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, maxSessionLine)
-	for line := 1; sc.Scan(); line++ {
-		var m Message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a saved message: %w", path, line, err)
+	r := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, err := readLine(r)
+		if err == io.EOF {
+			return completeCalls(msgs), whole, nil
 		}
-		if m.Role == "" {
-			return nil, fmt.Errorf("%s:%d: not a saved message: it has no role", path, line)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading %s: %w", path, err)
+		}
+		if b[len(b)-1] != '\n' { // torn, whatever it holds
+			return completeCalls(msgs), whole, nil
+		}
+		var m Message
+		err = json.Unmarshal(b, &m)
+		switch {
+		case err != nil:
+			return nil, 0, fmt.Errorf("%s:%d: not a saved message: %w", path, line, err)
+		case m.Role == "":
+			return nil, 0, fmt.Errorf("%s:%d: not a saved message: it has no role", path, line)
 		}
 		msgs = append(msgs, m)
+		whole += int64(len(b))
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
+}
+
+// readLine reads one line of r, its newline included; the last may have
+// none. A line over maxSessionLine is an error.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var b []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		b = append(b, chunk...)
+		if len(b) > maxSessionLine {
+			return nil, fmt.Errorf("a line is longer than a session keeps (%d bytes)", maxSessionLine)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(b) > 0:
+			return b, nil
+		}
+		return b, err
 	}
-	return completeCalls(msgs), nil
 }
 
 // completeCalls drops a trailing assistant turn whose calls have not all
@@ -131,7 +170,9 @@ func (s *Session) Messages() []Message { return slices.Clone(s.msgs) }
 // SpillDir is where the session's cut results go.
 func (s *Session) SpillDir() string { return filepath.Join(s.Dir, s.ID) }
 
-// Append saves m (Options.Record).
+// Append saves m (Options.Record). A message too long to read back, or a
+// write that fails, stops the saving: this and every later Append fail,
+// and the file keeps the messages before it, whole.
 func (s *Session) Append(m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -139,8 +180,18 @@ func (s *Session) Append(m Message) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err = s.file.Write(append(b, '\n'))
-	return err
+	switch {
+	case s.failed != nil:
+		return fmt.Errorf("the session stopped saving at a message it could not save: %w", s.failed)
+	case len(b) >= maxSessionLine:
+		s.failed = fmt.Errorf("a message of %d bytes is longer than a session keeps (%d bytes)", len(b), maxSessionLine)
+		return s.failed
+	}
+	if _, err := s.file.Write(append(b, '\n')); err != nil {
+		s.failed = err
+		return err
+	}
+	return nil
 }
 
 // Close closes the session's file.
