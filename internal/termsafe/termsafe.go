@@ -11,6 +11,7 @@
 package termsafe
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,8 +20,9 @@ import (
 // Line returns s for one line of output (a table cell, a name, an error
 // message, a log line): every C0 control character (U+0000–U+001F,
 // newline and tab included), DEL (U+007F), C1 control character
-// (U+0080–U+009F) and byte of invalid UTF-8 is replaced by a visible
-// escape: \n, \r, \t, \x1b, \u009b, \xff. Everything else, backslashes
+// (U+0080–U+009F), character that reorders or hides text (Hidden) and
+// byte of invalid UTF-8 is replaced by a visible escape: \n, \r, \t,
+// \x1b, \u009b, \u202e, \xff. Everything else, backslashes
 // included, is kept as is. Text without such characters is returned
 // unchanged, without allocating.
 func Line(s string) string { return escape(s, false) }
@@ -69,9 +71,11 @@ func escape(s string, multiline bool) string {
 		case r < 0x80:
 			b.WriteString(`\x`)
 			b.WriteString(hex2(byte(r)))
-		default: // C1
+		case r <= 0x9f: // C1
 			b.WriteString(`\u00`)
 			b.WriteString(hex2(byte(r)))
+		default: // Hidden
+			fmt.Fprintf(&b, `\u%04x`, r)
 		}
 		i += size
 	}
@@ -99,7 +103,8 @@ func firstUnsafe(s string, multiline bool) int {
 	return len(s)
 }
 
-// unsafe reports whether r is a control character to escape.
+// unsafe reports whether r is a control character to escape, or one
+// that reorders or hides text (Hidden).
 func unsafe(r rune, multiline bool) bool {
 	switch {
 	case multiline && (r == '\n' || r == '\t'):
@@ -107,8 +112,19 @@ func unsafe(r rune, multiline bool) bool {
 	case r < 0x20, r == 0x7f:
 		return true
 	default:
-		return 0x80 <= r && r <= 0x9f
+		return 0x80 <= r && r <= 0x9f || Hidden(r)
 	}
+}
+
+// Hidden reports whether r reorders or hides text without showing itself:
+// bidi embeddings, overrides and isolates (U+202A–U+202E,
+// U+2066–U+2069), directional marks (U+200E, U+200F, U+061C), zero-width
+// spaces (U+200B, U+200C, U+2060) and the BOM (U+FEFF). Shown, "run
+// harmless.sh" can read as what it is not. The zero-width joiner, which
+// emoji sequences need and which hides nothing, is not one of them.
+func Hidden(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F ||
+		r == 0x061C || r == 0x200B || r == 0x200C || r == 0x2060 || r == 0xFEFF
 }
 
 // hex2 is c as two lowercase hex digits.

@@ -25,6 +25,9 @@ func TestLineAndText(t *testing.T) {
 		{"raw 8-bit CSI byte (invalid UTF-8)", "a\x9b2J", `a\x9b2J`, `a\x9b2J`},
 		{"truncated UTF-8", "ok\xe6\x97", `ok\xe6\x97`, `ok\xe6\x97`},
 		{"0xff", "\xff", `\xff`, `\xff`},
+		{"bidi override (reads harmless)", "run \u202eexe.sh", `run \u202eexe.sh`, `run \u202eexe.sh`},
+		{"isolates, marks, zero-width space, BOM", "\u2066a\u2069\u200f\u200b\ufeff", `\u2066a\u2069\u200f\u200b\ufeff`, `\u2066a\u2069\u200f\u200b\ufeff`},
+		{"emoji joiner kept", "👨\u200d👩", "👨\u200d👩", "👨\u200d👩"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
