@@ -147,7 +147,7 @@ func (p *process) serve(ctx context.Context) (Result, error) {
 		case <-cancelled:
 			cancelled = nil
 			over = &Error{Err: causeOf(ctx), Message: "the program was cancelled and did not stop: its process was killed"}
-			p.wg.Go(func() { p.send(parentMessage{Stop: "the program was cancelled: " + causeOf(ctx).Error()}) })
+			p.wg.Go(func() { p.send(parentMessage{Stop: causeOf(ctx).Error()}) }) // the child says "the program was cancelled: "
 			check.Reset(killGrace)
 		case <-check.C:
 			if over == nil {

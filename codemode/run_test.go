@@ -239,6 +239,9 @@ func TestRunCancelReachesEveryCallInFlight(t *testing.T) {
 	f := newFixture(t)
 	err := f.runHangs(t, 3, codemode.Options{})
 	wantError(t, err, context.Canceled, "cancelled")
+	if n := strings.Count(err.Error(), "the program was cancelled"); n != 1 {
+		t.Errorf("the error says it was cancelled %d times: %v", n, err)
+	}
 	if got := f.hungDone.Load(); got != 3 {
 		t.Errorf("%d of 3 calls in flight saw the cancellation", got)
 	}
