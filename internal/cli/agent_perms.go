@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -45,11 +49,16 @@ func (r *agentRun) loadPermissions(src *source) error {
 	})
 }
 
-// readUserPlan parses the user config alone; none is an empty plan (as
-// configFiles has it: a path that cannot be looked at is none).
+// readUserPlan parses the user config alone; none is an empty plan. One
+// that is there but cannot be looked at (a link to a file that is gone, a
+// folder that cannot be searched) stops the agent: it would run without
+// the user's deny rules.
 func (e *env) readUserPlan(path string) (*host.Plan, error) {
-	if !exists(path) {
-		return &host.Plan{}, nil
+	if _, err := os.Stat(path); err != nil {
+		if _, lerr := os.Lstat(path); errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
+			return &host.Plan{}, nil // not there, or under a file: none
+		}
+		return nil, &configError{fmt.Errorf("the user config %s cannot be looked at: %w\nagent: not started: the agent reads its permissions (deny rules too), whatever --config says", path, err)}
 	}
 	data, err := host.ReadConfigFile(path)
 	if err == nil {
