@@ -107,8 +107,15 @@ func IsDeepSeek(base string) bool {
 // conversation.
 func InClear(base string) bool {
 	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" {
-		return false
+	return err == nil && u.Scheme == "http" && OffMachine(base)
+}
+
+// OffMachine reports whether the endpoint base is on another machine: not
+// localhost or a loopback address.
+func OffMachine(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return true
 	}
 	host := u.Hostname()
 	if strings.EqualFold(host, "localhost") {

@@ -17,6 +17,7 @@ import (
 	modelkind "github.com/mcpbridge/mcpbridge/internal/kinds/model"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
+	"github.com/mcpbridge/mcpbridge/internal/scopes"
 	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
@@ -142,8 +143,9 @@ type agentRun struct {
 	rules   permkind.Rules // the standing permissions (agent_perms.go)
 	// toldWhereKept: the first question said where "always" is kept.
 	toldWhereKept bool
-	named         map[string]bool // tools the person named: always shown
-	con           *termio.Console // interactive: the line editor
+	named         map[string]bool  // tools the person named: always shown
+	con           *termio.Console  // interactive: the line editor
+	ctrlC         *agentterm.CtrlC // interactive: routes the person's interrupts
 }
 
 // agent runs the model with every bridged tool, headless (-p) or at a
@@ -217,10 +219,11 @@ func (r *agentRun) setup(ctx context.Context) error {
 	if r.session, err = r.openSession(); err != nil {
 		return err
 	}
-	r.trusted = trustedServers(src.plan)
 	r.out = agentterm.NewOutput(e.Stdout, e.Stderr, e.StderrIsTerminal, r.f.json, !r.af.hasPrompt)
 	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
+	r.warnKeyElsewhere()
+	r.trusted = r.trustedServers(src)
 	if err := r.loadPermissions(src); err != nil {
 		r.session.Close()
 		return err
@@ -298,11 +301,39 @@ func (r *agentRun) warnInClear() {
 		r.cfg.BaseURLWritten, r.cfg.APIKeyEnv)})
 }
 
-// trustedServers are the servers of entries marked trusted: true.
-func trustedServers(plan *host.Plan) map[string]bool {
+// warnKeyElsewhere warns, on stderr or as a --json notice, when DeepSeek's
+// key (DEEPSEEK_API_KEY, read since no entry named another) goes to
+// another machine than DeepSeek's API: the endpoint was named, the key
+// it takes was not.
+func (r *agentRun) warnKeyElsewhere() {
+	c := r.cfg
+	if c.APIKeyEnv != sampling.DefaultAPIKeyEnv || c.APIKeyEnvNamed || chatapi.IsDeepSeek(c.BaseURL) || !chatapi.OffMachine(c.BaseURL) {
+		return
+	}
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+		"warning: DeepSeek's key (%s) is sent to %s, which is not DeepSeek's API: name the key that endpoint takes in a model entry (apiKeyEnv), or apiKey: none",
+		c.APIKeyEnv, c.BaseURLWritten)})
+}
+
+// trustedServers are the servers of entries marked trusted: true, but a
+// project's: a repository may not approve its own tools, its read-only
+// ones no more than any other (as its permissions' allow list is not
+// used), and a notice says so.
+func (r *agentRun) trustedServers(src *source) map[string]bool {
+	project := map[string]bool{}
+	for _, cf := range src.files {
+		project[cf.Path] = cf.Scope == scopes.Project
+	}
 	out := map[string]bool{}
-	for _, pe := range plan.Enabled() {
-		if c, ok := pe.Spec.Config.(mcpclient.Config); ok && c.Trusted {
+	for _, pe := range src.plan.Enabled() {
+		c, ok := pe.Spec.Config.(mcpclient.Config)
+		switch {
+		case !ok || !c.Trusted:
+		case project[pe.Entry.File]:
+			r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+				"%s: trusted: true of a project's entry (%s) is not used: a repository may not approve its own tools; mark the server trusted in %s",
+				pe.Entry.File, c.ServerName, r.e.userConfigPath())})
+		default:
 			out[c.ServerName] = true
 		}
 	}

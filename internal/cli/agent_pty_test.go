@@ -339,3 +339,59 @@ func TestAgentTypeAheadIgnoredOnPTY(t *testing.T) {
 		t.Errorf("results %v", got)
 	}
 }
+
+// /clear starts a new session; one that cannot be made (the sessions
+// folder is gone, a file in its place) leaves the conversation and its session as
+// they were: what follows is saved after what came before, in the same
+// session, not after a conversation cleared in memory only.
+func TestAgentClearKeepsTheConversationWhenNoSessionOpens(t *testing.T) {
+	sessions := agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "First."}, chattest.Turn{Text: "Second."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "one\r")
+	at = expect(t, scr, at, "First.")
+	at = expect(t, scr, at, "› ")
+	if err := os.Rename(sessions, sessions+".moved"); err != nil { // the session's file stays open
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sessions, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(ptmx, "/clear\r")
+	at = expect(t, scr, at, "mcpbridge: ")
+	io.WriteString(ptmx, "two\r")
+	at = expect(t, scr, at, "Second.")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, scr.String())
+	}
+	if msgs := srv.Requests()[1].Messages; len(msgs) < 4 || msgs[1].Content != "one" {
+		t.Errorf("the second request after a /clear that failed: %+v, want the first exchange kept", msgs)
+	}
+}
+
+// Ctrl-C at a question asked for a code-mode program's call cancels the
+// turn, as it does for a direct call: the program's other call is not
+// asked about, and the model is not asked again.
+func TestAgentCodeModeCtrlCAtAQuestionCancelsTheTurn(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := codeModeTurns(t)
+	ptmx, scr, wait := agentOnPTY(t, "--code-mode", "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "add\r")
+	at = expect(t, scr, at, "Run mcp__demo__")
+	io.WriteString(ptmx, "\x03")
+	at = expect(t, scr, at, "cancelling the turn")
+	expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, scr.String())
+	}
+	if n := strings.Count(scr.String(), "Run mcp__demo__"); n != 1 || len(srv.Requests()) != 1 {
+		t.Errorf("after Ctrl-C at the first question: %d questions, %d model requests; want 1 and 1:\n%s", n, len(srv.Requests()), scr.String())
+	}
+}

@@ -35,6 +35,7 @@ func (r *agentRun) interactive(ctx context.Context) error {
 		quit()
 		r.con.Interrupt() // the prompt may be waiting already
 	})
+	r.ctrlC = ctrlC
 	defer routeInterrupts(ctrlC)()
 	r.banner()
 	for base.Err() == nil {
@@ -150,8 +151,10 @@ func (r *agentRun) slash(line string) bool {
 		}
 		tw.Flush()
 	case "/clear":
-		r.ag.Clear()
+		// The conversation is cleared only once its new session is open:
+		// else the next messages would be saved after the old ones.
 		if s, err := agentNewSession(r); err == nil {
+			r.ag.Clear()
 			r.session.Close()
 			r.session = s
 			fmt.Fprintf(r.e.Stderr, "new conversation, session %s\n", s.ID)
@@ -184,8 +187,13 @@ func (r *agentRun) catalog() []tool.Tool {
 }
 
 // askApproval asks the person whether c runs, one key answering. Ctrl-C
-// or Ctrl-D cancels the turn.
+// or Ctrl-D cancels the turn, as Ctrl-C pressed during it does: a call
+// asked for by a code-mode program would otherwise only fail in the
+// program, and the turn go on.
 func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return agent.Deny, err // the turn was cancelled while this call waited to be asked about
+	}
 	server := c.Tool.Origin.Server
 	r.out.ClearProgress()
 	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), agentterm.Args(c.Args))
@@ -201,6 +209,9 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 		key, err := r.con.ReadKey(choices)
 		if err != nil || key == "\x03" || key == "\x04" {
 			fmt.Fprintln(r.e.Stderr)
+			if r.ctrlC != nil && err == nil {
+				r.ctrlC.Interrupt()
+			}
 			return agent.Deny, context.Canceled
 		}
 		ans, ok := agentterm.Answer(key, server != "")

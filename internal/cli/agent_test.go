@@ -363,3 +363,52 @@ func TestAgentPermissionsUserConfigBroken(t *testing.T) {
 		t.Errorf("exit %d, want %q in\n%s", r.code, want, r.stderr)
 	}
 }
+
+// trusted: true lets the agent run a server's read-only tools without
+// asking, when the user wrote it; a repository's mcpbridge.yaml may not
+// approve its own tools that way (as its permissions' allow list is not
+// used): under -p without --yes its read-only tool is not run, and a
+// notice says why.
+func TestProjectMayNotTrustItsOwnServer(t *testing.T) {
+	agentEnv(t)
+	trusted := strings.Replace(demoEntry, "    transport: stdio\n", "    transport: stdio\n    trusted: true\n", 1)
+	turns := func() *chattest.Server {
+		return chattest.New(t, chattest.Turns(
+			chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__weather", Args: `{"city":"Paris"}`}}},
+			chattest.Turn{Text: "Done."}))
+	}
+	srv := turns()
+	inDir(t, trusted)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Weather in Paris?")
+	if !strings.Contains(r.stderr, "tool mcp__demo__weather was not run") || !strings.Contains(r.stderr, "trusted: true of a project's entry (demo) is not used") {
+		t.Errorf("a project's trusted server: exit %d, stderr %q; want its tool not run, and why", r.code, r.stderr)
+	}
+	srv = turns()
+	t.Chdir(t.TempDir())
+	userConfig(t, trusted)
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Weather in Paris?")
+	if r.code != 0 || strings.Contains(r.stderr, "was not run") {
+		t.Errorf("the user's trusted server: exit %d, stderr %q; want its read-only tool run", r.code, r.stderr)
+	}
+}
+
+// A user config that is there but cannot be read (a link into a folder
+// that is not mounted) stops the agent, saying why: it would otherwise
+// run without the user's deny rules.
+func TestAgentStopsWithoutItsUserConfig(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	user := userConfig(t, "")
+	if err := os.Remove(user); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "unmounted", "config.yaml"), user); err != nil {
+		t.Fatal(err)
+	}
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Done."}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "hi")
+	if r.code == 0 || !strings.Contains(r.stderr, "the user config "+user+" cannot be looked at") || len(srv.Requests()) != 0 {
+		t.Errorf("a user config linked to a file that is gone: exit %d, stderr %q, %d model requests", r.code, r.stderr, len(srv.Requests()))
+	}
+}

@@ -184,6 +184,16 @@ func TestAgentWarnsKeyInClear(t *testing.T) {
 	if r := mcpbridgeWith(t, via, "", "agent", "--config", entry, "-p", "hi"); r.code != 0 || !strings.Contains(r.stderr, warning) {
 		t.Errorf("the entry's baseURL: exit %d\n%s", r.code, r.stderr)
 	}
+	// DeepSeek's key, read for want of another, going to another machine
+	// than DeepSeek's API is said too; a key the entry names is not.
+	const elsewhere = "warning: DeepSeek's key (DEEPSEEK_API_KEY) is sent to http://model.example/v1, which is not DeepSeek's API: name the key that endpoint takes in a model entry (apiKeyEnv), or apiKey: none"
+	if r := mcpbridgeWith(t, via, "", "agent", "--config", entry, "-p", "hi"); !strings.Contains(r.stderr, "mcpbridge: "+elsewhere+"\n") {
+		t.Errorf("DeepSeek's key to another endpoint: exit %d\n%s", r.code, r.stderr)
+	}
+	named := writeConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: http://model.example/v1\n    apiKeyEnv: DEEPSEEK_API_KEY\n")
+	if r := mcpbridgeWith(t, via, "", "agent", "--config", named, "-p", "hi"); r.code != 0 || strings.Contains(r.stderr, "DeepSeek's key") {
+		t.Errorf("a key the entry names: exit %d\n%s", r.code, r.stderr)
+	}
 
 	noKey := writeConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: http://keyless.example/v1\n    apiKey: none\n")
 	for _, args := range [][]string{

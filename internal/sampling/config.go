@@ -50,6 +50,9 @@ type Config struct {
 	// apiKeyEnv: "" or apiKey: none) means the endpoint takes no key:
 	// none is required and no Authorization header is sent.
 	APIKeyEnv string `json:"apiKeyEnv"`
+	// APIKeyEnvNamed reports that the entry wrote apiKeyEnv or apiKey:
+	// APIKeyEnv is the user's choice, not DeepSeek's default.
+	APIKeyEnvNamed bool `json:"-"`
 	// MaxTokens (maxTokens) caps a request's maxTokens; 0: the server's.
 	MaxTokens int64 `json:"maxTokens"`
 	// Timeout (timeoutMs) bounds one request to the API.
@@ -102,6 +105,7 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool), kind string) (Conf
 		c.Model = v
 	}
 	c.APIKeyEnv = decodeKey(m, c.APIKeyEnv)
+	c.APIKeyEnvNamed = m.Has("apiKeyEnv") || m.Has("apiKey")
 	if v, ok := m.Int("maxTokens", 1, 1<<31-1); ok {
 		c.MaxTokens = v
 	}
