@@ -240,6 +240,21 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 // and write raw JSON.
 func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
 	s.log.Info("server request", "method", method)
+	// What the entry lets through, whichever way the request came (the
+	// SDK's handlers, a task's questions): one gate.
+	// An elicitation goes to whoever the call's consumer is (a person, a
+	// gateway's client), who sees it.
+	switch method {
+	case tool.AskElicit:
+	case tool.AskSample:
+		if !s.samples() {
+			return nil, errors.New("sampling is not allowed for this server (allowSampling), or its consumer takes none")
+		}
+	case tool.AskRoots:
+		return json.Marshal(s.rootsFor(ctx, &mcp.ListRootsParams{}))
+	default:
+		return nil, fmt.Errorf("the server asked %q, which the bridge does not answer", method)
+	}
 	fn, ended := s.asker(ctx, method, raw)
 	if fn == nil && method == tool.AskElicit && s.callers.ambiguous() {
 		s.log.Info("elicitation declined: more than one call in flight, and it names none of them")

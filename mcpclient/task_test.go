@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ type taskPeer struct {
 	cancelled []string
 	status    string // what tasks/get answers for slow; "" = working
 	seenExt   bool   // a request declared the tasks extension
+	asks      string // the question the task of tool "asks" puts (an input request)
 	responses string // the inputResponses of tasks/update
 }
 
@@ -81,14 +83,24 @@ func (p *taskPeer) take(req *jsonrpc.Request) sdkwire.TakenCall {
 func (p *taskPeer) extension(method, name, id string, params json.RawMessage) string {
 	switch {
 	case method == "tools/list":
-		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"odd","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
+		return `{"tools":[{"name":"ext","inputSchema":{"type":"object"}},{"name":"crash","inputSchema":{"type":"object"}},{"name":"odd","inputSchema":{"type":"object"}},{"name":"asks","inputSchema":{"type":"object"}},{"name":"opt","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},` +
 			`{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
-	case method == "tools/call" && (name == "ext" || name == "crash"):
+	case method == "tools/call" && (name == "ext" || name == "crash" || name == "asks"):
 		return `{"resultType":"task","taskId":"` + name + `","status":"working","pollIntervalMs":1,"ttlMs":1000}`
 	case method == "tools/call" && name == "odd":
 		return `{"resultType":"task","taskId":"odd","status":"working","pollIntervalMs":1,"ttlMs":1000}`
 	case method == "tasks/get" && id == "odd":
 		return `{"taskId":"odd","status":"input_required","inputRequests":{"q1":{"method":"elicitation/create","params":5}}}`
+	case method == "tasks/get" && id == "asks": // what the test put in p.asks, once answered
+		if p.responses != "" {
+			return `{"taskId":"asks","status":"completed","result":{"content":[{"type":"text","text":"answered"}]}}`
+		}
+		return `{"taskId":"asks","status":"input_required","inputRequests":{"q1":` + p.asks + `}}`
+	case method == "tasks/update" && id == "asks":
+		var u struct{ InputResponses json.RawMessage }
+		_ = json.Unmarshal(params, &u)
+		p.responses = string(u.InputResponses)
+		return `{}`
 	case method == "tasks/get" && id == "crash":
 		return `{"taskId":"crash","status":"failed","error":{"code":-32050,"message":"boom"}}`
 	case method == "tasks/update" && id == "ext":
@@ -345,5 +357,46 @@ func TestTaskExtensionRoundRefused(t *testing.T) {
 		if !res.IsError || !strings.Contains(res.Text(), c.want) {
 			t.Errorf("%s: %q; want an error saying %q", name, res.Text(), c.want)
 		}
+	}
+}
+
+// A task's questions are let through as the server's own requests are:
+// sampling only when the entry allows it (the user's model and key), roots
+// answered by the bridge as its entry says, no other method; the consumer
+// is never asked what the entry does not let through.
+func TestTaskQuestionsLetThroughAsTheEntrySays(t *testing.T) {
+	for name, c := range map[string]struct {
+		ask, want string
+	}{
+		"sampling without allowSampling": {`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`, "sampling is not allowed"},
+		"a method that is none":          {`{"method":"tools/call","params":{}}`, "does not answer"},
+	} {
+		p := &taskPeer{asks: c.ask}
+		var asked atomic.Int32
+		h := mustStart(t, stdioConfig("tk"), Options{Sample: true, NewTransport: p.transport(t), Ask: func(context.Context, tool.Ask) (json.RawMessage, error) {
+			asked.Add(1)
+			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"secret"},"model":"m","action":"accept","content":{}}`), nil
+		}})
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, _ := h.reg.Execute(ctx, "mcp__tk__asks", json.RawMessage(`{}`))
+		cancel()
+		if !res.IsError || !strings.Contains(res.Text(), c.want) || asked.Load() != 0 {
+			t.Errorf("%s: %q, the consumer asked %d times; want it refused saying %q, and never asked", name, res.Text(), asked.Load(), c.want)
+		}
+	}
+	// Roots are the bridge's to answer: the entry's own, the consumer not asked.
+	p := &taskPeer{asks: `{"method":"roots/list","params":{}}`}
+	var asked atomic.Int32
+	h := mustStart(t, stdioConfig("tk"), Options{NewTransport: p.transport(t), Ask: func(context.Context, tool.Ask) (json.RawMessage, error) {
+		asked.Add(1)
+		return json.RawMessage(`{"roots":[{"uri":"file:///secret"}]}`), nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.reg.Execute(ctx, "mcp__tk__asks", json.RawMessage(`{}`))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil || res.Text() != "answered" || asked.Load() != 0 || strings.Contains(p.responses, "secret") {
+		t.Errorf("roots: %q %v, consumer asked %d times, answered %s", res.Text(), err, asked.Load(), p.responses)
 	}
 }
