@@ -49,8 +49,8 @@ type admission struct {
 type share struct {
 	session *mcp.ServerSession
 	caller  string
-	// holder keys whose share of the gateway's calls it takes (holderOf).
-	holder string
+	// holder is whose share of the gateway's calls it takes (holderOf).
+	holder holder
 }
 
 // share returns whose share of the per-session cap req takes, and false
@@ -60,21 +60,22 @@ func (req callRequest) share() (share, bool) {
 	return share{session: req.session, caller: req.caller, holder: req.holder}, !req.oneRequest
 }
 
-// holderIdentity starts a holder of identity: the rest is the identity.
-const holderIdentity = "identity "
+// holder is who holds a share of the gateway's calls or streams: an
+// identity, or, without identities, a client address.
+type holder struct{ identity, address string }
 
 // holderOf is who a call of session with ctx holds its share of the
 // gateway's calls for: its identity (the request's, or the session's it
 // was bound to), else, without identities, its client's address.
-func (g *Gateway) holderOf(ctx context.Context, session *mcp.ServerSession) string {
+func (g *Gateway) holderOf(ctx context.Context, session *mcp.ServerSession) holder {
 	id := identityIn(ctx)
-	if id == "" && session != nil {
+	if id == "" && session != nil && g.opts.Authenticate != nil {
 		id = g.owners.identityOf(session.ID())
 	}
 	if id != "" {
-		return holderIdentity + id
+		return holder{identity: id}
 	}
-	return "address " + addressIn(ctx)
+	return holder{address: addressIn(ctx)}
 }
 
 // admit admits req, or returns what answers it instead: the session's

@@ -54,9 +54,9 @@ type callRequest struct {
 	// caller keys the call slots of a stateless extension task, which has
 	// neither a session nor a POST of its own (see share).
 	caller string
-	// holder keys whose share of the gateway's calls it takes
-	// (holderOf), set as it is admitted.
-	holder string
+	// holder is whose share of the gateway's calls it takes (holderOf),
+	// set as it is admitted.
+	holder holder
 	// madeOn is the request stream of the request that made a task's
 	// call: its header keeps none (taskCallRequest), as the task outlives
 	// that request, but the task's admission still waits on it

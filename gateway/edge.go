@@ -189,27 +189,27 @@ func (g *Gateway) streamBudget(next http.Handler) http.Handler {
 	var (
 		mu   sync.Mutex
 		open int
-		held = map[string]int{}
+		held = map[holder]int{}
 	)
-	take := func(holder string) string {
+	take := func(h holder) string {
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case open >= limit:
 			return fmt.Sprintf("%d event streams are open, the gateway's limit", limit)
-		case held[holder] >= share:
+		case held[h] >= share:
 			return fmt.Sprintf("%d event streams of yours are open, the gateway's limit for one client", share)
 		}
 		open++
-		held[holder]++
+		held[h]++
 		return ""
 	}
-	release := func(holder string) {
+	release := func(h holder) {
 		mu.Lock()
 		defer mu.Unlock()
 		open--
-		if held[holder]--; held[holder] <= 0 {
-			delete(held, holder)
+		if held[h]--; held[h] <= 0 {
+			delete(held, h)
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -217,13 +217,13 @@ func (g *Gateway) streamBudget(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		holder := g.holderOf(r.Context(), nil)
-		if full := take(holder); full != "" {
+		h := g.holderOf(r.Context(), nil)
+		if full := take(h); full != "" {
 			w.Header().Set("Retry-After", "5")
 			refuse(w, http.StatusServiceUnavailable, "Service Unavailable: "+full+"; retry later")
 			return
 		}
-		defer release(holder)
+		defer release(h)
 		next.ServeHTTP(w, r)
 	})
 }

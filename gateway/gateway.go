@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -293,7 +292,7 @@ type Gateway struct {
 	shares   map[share]int
 	inFlight int // the calls in flight, whatever their share
 	// held counts the calls in flight by share.holder; guarded by mu.
-	held map[string]int
+	held map[holder]int
 	// subscribers holds, for each session subscribed to resources while
 	// a Screen decides, what its caller may see, by subscribed URI: its
 	// updates are screened as they are sent (mayUpdate); guarded by mu.
@@ -412,7 +411,7 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 		sessions:    make(map[*mcp.ServerSession]*sessionState),
 		byID:        make(map[string]*sessionState),
 		shares:      make(map[share]int),
-		held:        make(map[string]int),
+		held:        make(map[holder]int),
 		subscribers: make(map[*mcp.ServerSession]map[string]func(Offer, string) bool),
 		asks:        make(map[*mcp.ServerSession]int),
 		advertised:  make(map[string]advertisement),
@@ -723,7 +722,7 @@ func holderShare(total int) int { return max(1, total-total/4) }
 
 // holderWhere names s's holder in an error.
 func (s share) holderWhere() string {
-	if strings.HasPrefix(s.holder, holderIdentity) {
+	if s.holder.identity != "" {
 		return "for this identity"
 	}
 	return "from this address"
