@@ -487,16 +487,25 @@ func (s *Server) roundTripper(gen *generation, base http.RoundTripper) http.Roun
 	for k, v := range s.cfg.Headers {
 		headers.Set(k, v)
 	}
-	return &headerRoundTripper{base: rt, headers: headers}
+	u, _ := url.Parse(s.cfg.URL) // validated with the config
+	return &headerRoundTripper{base: rt, headers: headers, scheme: u.Scheme, host: u.Host}
 }
 
-// headerRoundTripper adds the configured headers to every request.
+// headerRoundTripper adds the configured headers to every request to the
+// configured URL's origin (scheme and host): they often hold a token
+// (headers: {Authorization: Bearer ...}), and a redirect, or a legacy SSE
+// server's endpoint event, may name another origin, where net/http would
+// drop its own Authorization but not one added here.
 type headerRoundTripper struct {
-	base    http.RoundTripper
-	headers http.Header
+	base         http.RoundTripper
+	headers      http.Header
+	scheme, host string
 }
 
 func (rt *headerRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != rt.scheme || !strings.EqualFold(req.URL.Host, rt.host) {
+		return rt.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context())
 	for k, vs := range rt.headers {
 		req.Header[k] = vs

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -240,6 +242,33 @@ func TestStreamableHTTPRefused(t *testing.T) {
 	for _, text := range texts {
 		if strings.Contains(text, "secret") {
 			t.Errorf("a secret leaked: %q", text)
+		}
+	}
+}
+
+// The configured headers (a token, often) go to the configured URL's
+// origin only: a server that redirects to another origin gets the
+// requests there without them, as net/http drops its own Authorization.
+func TestConfiguredHeadersStayWithTheirOrigin(t *testing.T) {
+	hs := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, hs.URL, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(elsewhere.Close)
+	cfg := Config{ServerName: "web", Transport: TransportStreamableHTTP, URL: elsewhere.URL,
+		Headers: map[string]string{"Authorization": "Bearer e2e-test-token"}}
+	h := mustStart(t, cfg, Options{})
+	if got := h.call("mcp__web__greet", `{"name":"quiet"}`).Text(); got != "Hello, quiet!" {
+		t.Errorf("greet through the redirect = %q", got)
+	}
+	h.srv.Close()
+	headers := hs.Headers()
+	if len(headers) == 0 {
+		t.Fatal("no request reached the other origin")
+	}
+	for i, hd := range headers {
+		if got := hd.Get("Authorization"); got != "" {
+			t.Errorf("request %d to the other origin carried Authorization %q", i, got)
 		}
 	}
 }
