@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -119,6 +120,9 @@ func retried(req mcp.Request, responses mcp.InputResponseMap, state string) (mcp
 // the round at once to a consumer that takes rounds (tool.InputsFrom: a
 // gateway passes it to its client as it came), else each request alone.
 func (s *Server) answerInputs(ctx context.Context, requests mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	if len(requests) > tasks.MaxInputRequests {
+		return nil, fmt.Errorf("the server asks %d questions in one round, more than the %d a client answers", len(requests), tasks.MaxInputRequests)
+	}
 	if fn := tool.InputsFrom(ctx); fn != nil {
 		return s.relayInputs(ctx, fn, requests)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -62,6 +63,14 @@ func rounder() *mcp.Server {
 				return &mcp.CallToolResult{InputRequests: roundRequests()}, nil
 			}
 			return textResult(roundSummary(req.Params.InputResponses)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "flood", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			many := mcp.InputRequestMap{}
+			for i := range tasks.MaxInputRequests + 1 {
+				many[fmt.Sprint("q", i)] = &mcp.ListRootsParams{}
+			}
+			return &mcp.CallToolResult{InputRequests: many}, nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "shed", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -230,5 +239,28 @@ func TestRoundLoadSheddingBounded(t *testing.T) {
 	res, err := h.reg.Execute(context.Background(), "mcp__rnd__shed", nil)
 	if text := fmt.Sprint(res.Text(), err); !strings.Contains(text, "load-shedding retries (3)") {
 		t.Errorf("got %q, %v; want the load-shedding bound", res.Text(), err)
+	}
+}
+
+// A round asks at most as many questions as a task's may: one of more is
+// refused whole, before anyone is asked, whether it would be answered
+// question by question or relayed whole.
+func TestRoundOfTooManyQuestionsRefused(t *testing.T) {
+	h := startRounder(t, func(*Config) {}, Options{Elicit: true})
+	caller := &answer{}
+	for name, ctx := range map[string]context.Context{
+		"each alone": tool.WithAsk(context.Background(), caller.ask),
+		"relayed": tool.WithInputs(context.Background(), func(context.Context, map[string]tool.Ask) (map[string]json.RawMessage, error) {
+			t.Error("a round of too many questions was relayed")
+			return nil, nil
+		}),
+	} {
+		res, _ := h.reg.Execute(ctx, "mcp__rnd__flood", nil)
+		if want := fmt.Sprintf("asks %d questions in one round, more than the %d", tasks.MaxInputRequests+1, tasks.MaxInputRequests); !res.IsError || !strings.Contains(res.Text(), want) {
+			t.Errorf("%s: %q, want it refused saying %q", name, res.Text(), want)
+		}
+	}
+	if m := caller.methods(); m != "" {
+		t.Errorf("the consumer was asked %q", m)
 	}
 }

@@ -67,7 +67,7 @@ func TestAwaitPollBounds(t *testing.T) {
 // call before anyone is asked.
 func TestAwaitTooManyQuestions(t *testing.T) {
 	var reqs []string
-	for i := range maxInputRequests + 1 {
+	for i := range MaxInputRequests + 1 {
 		reqs = append(reqs, fmt.Sprintf(`"k%d":{"method":"elicitation/create","params":{}}`, i))
 	}
 	asked := 0

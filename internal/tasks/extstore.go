@@ -22,7 +22,7 @@ type pendingAsk struct {
 // Ask puts a question (method, params) to the peer through task id (a
 // body knows its own: IDFrom): the task is input_required, with the
 // question among its inputRequests, until the peer answers it with
-// tasks/update, or ctx ends. At most maxInputRequests wait at once.
+// tasks/update, or ctx ends. At most MaxInputRequests wait at once.
 func (s *Store) Ask(ctx context.Context, id, method string, params json.RawMessage) (json.RawMessage, error) {
 	request, err := json.Marshal(map[string]any{"method": method, "params": params})
 	if err != nil {
@@ -77,9 +77,9 @@ func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage
 	case !s.ext || !ok || !r.ended.IsZero():
 		s.mu.Unlock()
 		return nil, errors.New("no task of the peer to ask through") // or one that ended: no one would answer
-	case len(r.asks) >= maxInputRequests:
+	case len(r.asks) >= MaxInputRequests:
 		s.mu.Unlock()
-		return nil, fmt.Errorf("task %s has %d questions waiting already", id, maxInputRequests)
+		return nil, fmt.Errorf("task %s has %d questions waiting already", id, MaxInputRequests)
 	}
 	if r.asks == nil {
 		r.asks = map[string]*pendingAsk{}

@@ -38,9 +38,9 @@ const (
 	MaxPoll     = 10 * time.Second
 )
 
-// maxInputRequests bounds the questions one tasks/get may ask: each goes
-// to a person or a model.
-const maxInputRequests = 16
+// MaxInputRequests bounds the questions one round may ask (a tasks/get,
+// an input-required result): each goes to a person or a model.
+const MaxInputRequests = 16
 
 // cancelWait bounds tasks/cancel sent after the caller gave up.
 const cancelWait = 5 * time.Second
@@ -270,8 +270,8 @@ func inline(t Task) (json.RawMessage, error, bool) {
 // answers with tasks/update (the extension's way to give a task input):
 // the round at once to opts.AnswerRound, else each to opts.Answer.
 func update(ctx context.Context, s Sender, t Task, opts Options, answered map[string]bool) error {
-	if len(t.InputRequests) > maxInputRequests {
-		return fmt.Errorf("task %s asks %d questions at once, more than the %d a client answers", t.TaskID, len(t.InputRequests), maxInputRequests)
+	if len(t.InputRequests) > MaxInputRequests {
+		return fmt.Errorf("task %s asks %d questions at once, more than the %d a client answers", t.TaskID, len(t.InputRequests), MaxInputRequests)
 	}
 	round := map[string]json.RawMessage{}
 	for key, raw := range t.InputRequests {
