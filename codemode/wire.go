@@ -182,6 +182,10 @@ func (w *wireError) err(ctx context.Context) error {
 		return errors.New(w.Message)
 	case w.Kind == kindCancelled:
 		return &Error{Err: causeOf(ctx), Message: w.Message}
+	case w.Kind == "thrown" && ctx.Err() != nil:
+		// A call the cancellation ended rejected, and the program threw
+		// before the child heard of the cancellation itself.
+		return &Error{Err: causeOf(ctx), Message: "the program was cancelled: " + causeOf(ctx).Error()}
 	}
 	return &Error{Err: kinds[w.Kind], Message: w.Message, Line: w.Line, Column: w.Column}
 }
