@@ -170,8 +170,12 @@ func (c *Catalog) decode(filename string, e Entry, lookup func(name string) (str
 	return spec, nil
 }
 
-// displayName names an invalid entry in listings: its config's serverName
-// as written, when it is a plain string, else its id.
+// DisplayName names an entry that is not decoded (invalid, or disabled)
+// in listings: its config's serverName as written, when it is a plain
+// string, else its id.
+func DisplayName(e Entry) string { return displayName(e) }
+
+// displayName is DisplayName.
 func displayName(e Entry) string {
 	if n := yamlconf.Locate(e.Node, "config.serverName"); n != nil && n.Kind == yaml.ScalarNode && n.Value != "" && !strings.Contains(n.Value, "${") {
 		return n.Value

@@ -378,3 +378,35 @@ func TestAgentReportsWithheldDefinitions(t *testing.T) {
 		t.Errorf("agent --json with a withheld tool: notices %q", notices)
 	}
 }
+
+// A server disabled for a while keeps its pins: pin, run while it is
+// disabled, prunes only servers the file no longer defines, so when it
+// is enabled again its definitions are checked against what was pinned,
+// not all held back as never pinned.
+func TestPinKeepsDisabledServers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcpbridge.yaml")
+	rug, _ := rugEntry(t, dir)
+	write := func(disabled bool) {
+		entry := rug
+		if disabled {
+			entry = strings.Replace(rug, "  name: mcp-client\n", "  name: mcp-client\n  disabled: true\n", 1)
+		}
+		if err := os.WriteFile(cfg, []byte(entry+demoEntry), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(false)
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	write(true)
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin with rug disabled: %+v", r)
+	}
+	write(false)
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "mcp__rug__echo") || strings.Contains(r.stderr, "withheld") {
+		t.Errorf("tools once rug is enabled again: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}

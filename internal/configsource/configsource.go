@@ -88,14 +88,19 @@ func (r Reader) Plans(files []scopes.File, skipMissing bool) ([]*host.Plan, erro
 }
 
 // ServersByFile names, for each of plans (one a file), the servers its
-// entries define, whether a later file replaces them or not: the pins
-// the lock beside that file keeps.
+// entries define, whether a later file replaces them or not, disabled
+// ones included: the pins the lock beside that file keeps (a server
+// disabled for a while finds its pins when it is enabled again).
 func ServersByFile(plans []*host.Plan) map[string][]string {
 	out := map[string][]string{}
 	for _, p := range plans {
 		for _, pe := range p.Entries {
-			if pe.Entry.Name == clientkind.Name && pe.Spec.Name != "" {
-				out[pe.Entry.File] = append(out[pe.Entry.File], pe.Spec.Name)
+			name := pe.Spec.Name
+			if name == "" && pe.Entry.Disabled {
+				name = host.DisplayName(pe.Entry)
+			}
+			if pe.Entry.Name == clientkind.Name && name != "" {
+				out[pe.Entry.File] = append(out[pe.Entry.File], name)
 			}
 		}
 	}
