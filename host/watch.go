@@ -109,6 +109,12 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 				return
 			}
 			h.log.Warn("watching the config file failed", "config", path, "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// The kernel dropped events, the file's among them maybe:
+				// read it again, as for a change.
+				timer.Reset(h.opts.Debounce)
+				fire = timer.C
+			}
 		case <-fire:
 			fire = nil
 			reload()

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,7 +22,8 @@ import (
 
 // The debounce, on a fake clock: one reload at the start, then one per
 // burst, Debounce after its last event about the file; other files'
-// events, and watcher errors, reload nothing.
+// events, and watcher errors, reload nothing, but an overflow of the
+// kernel's queue, which may have dropped the file's event.
 func TestWatchLoopDebounce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fh := newFakeHost(t, Options{})
@@ -74,6 +76,15 @@ func TestWatchLoopDebounce(t *testing.T) {
 		synctest.Wait()
 		if reloads.Load() != 2 {
 			t.Fatalf("another file's event reloaded")
+		}
+
+		// The kernel's queue overflowed: the file's event may be among
+		// those dropped, so it is read again, as for a change.
+		errs <- fmt.Errorf("reading events: %w", fsnotify.ErrEventOverflow)
+		time.Sleep(DefaultDebounce)
+		synctest.Wait()
+		if reloads.Load() != 3 {
+			t.Fatalf("%d reloads after an event overflow, want 3", reloads.Load())
 		}
 		cancel()
 		<-done
