@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tokens"
 )
 
@@ -45,10 +45,8 @@ func (a *Agent) capResult(c Call, text string) (out, spilled string) {
 func cut(text string, limit, n int) string {
 	end := len(text) * limit / n
 	for {
-		for end > 0 && !utf8.RuneStart(text[end]) {
-			end--
-		}
-		head := text[:end]
+		head := textcut.Prefix(text, end)
+		end = len(head)
 		if c, err := tokens.Count(head); err != nil || c <= limit {
 			return head
 		}

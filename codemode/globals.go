@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dop251/goja"
 
 	"github.com/mcpbridge/mcpbridge/attach"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -222,23 +222,11 @@ func (r *runner) keepLine(line string) {
 	}
 	room := r.opts.MaxOutput - r.logged
 	if len(line)+1 > room {
-		line = cutUTF8(line, max(room-1, 0))
+		line = textcut.Prefix(line, max(room-1, 0))
 		r.cut = true
 	}
 	r.logs = append(r.logs, line)
 	r.logged += len(line) + 1
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does
-// not split a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // sleep is sleep(ms): a promise settled after ms milliseconds, or as

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // tailBounds bound the lines a stderrTail keeps: how many, how long each
@@ -105,11 +105,7 @@ func (t *stderrTail) shown(line string) string {
 	if len(line) <= t.bounds.lineBytes {
 		return line
 	}
-	cut := t.bounds.lineBytes
-	for cut > 0 && !utf8.RuneStart(line[cut]) {
-		cut--
-	}
-	return line[:cut] + "…"
+	return textcut.Prefix(line, t.bounds.lineBytes) + "…"
 }
 
 // Lines returns the lines kept, oldest first.

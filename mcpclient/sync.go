@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/naming"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -306,11 +306,7 @@ func (s *Server) boundTool(wt *wireTool) bool {
 		return false
 	}
 	if n := len(wt.Description); n > MaxDescriptionBytes {
-		cut := MaxDescriptionBytes - len(DescriptionTruncatedMarker)
-		for cut > 0 && !utf8.RuneStart(wt.Description[cut]) {
-			cut--
-		}
-		wt.Description = wt.Description[:cut] + DescriptionTruncatedMarker
+		wt.Description = textcut.Marked(wt.Description, MaxDescriptionBytes, DescriptionTruncatedMarker)
 		s.log.Warn("tool description truncated", "tool", wt.Name, "bytes", n, "limit", MaxDescriptionBytes)
 	}
 	return true

@@ -3,7 +3,8 @@ package audit
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"unicode/utf8"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // What a line may hold of what callers control (a client's name, a
@@ -56,14 +57,5 @@ func longKey(keys []string) bool {
 	return false
 }
 
-// cut is s, or its first bytes within n at a UTF-8 boundary and cutMark.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	n -= len(cutMark)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + cutMark
-}
+// cut is s, or its first bytes and cutMark within n bytes.
+func cut(s string, n int) string { return textcut.Marked(s, n, cutMark) }
