@@ -19,6 +19,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/internal/serverwire"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -453,18 +454,24 @@ var logLevels = map[string]slog.Level{
 	"alert": slog.LevelError, "emergency": slog.LevelError,
 }
 
-// logged handles a notifications/message the connection read: to the log
-// at its level, and to the consumer of the only call in flight when it
+// logged handles a notifications/message the connection read (its data
+// cut to maxNoticeBytes): to the log at its level, and to the consumer of the only call in flight when it
 // listens (a message names no call; see callers); within the server's
 // rate limit (logLimit).
 func (s *Server) logged(params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
-		Logger string          `json:"logger"`
+		Logger string          `json:"logger,omitempty"`
 		Data   json.RawMessage `json:"data"`
 	}
 	if !s.logs.allow() || json.Unmarshal(params, &m) != nil {
 		return
+	}
+	if len(m.Data) > maxNoticeBytes || len(m.Logger) > maxNoticeBytes {
+		// Cut, as text: what is logged and passed on stays small.
+		m.Data, _ = json.Marshal(textcut.Marked(string(m.Data), maxNoticeBytes, "…"))
+		m.Logger = textcut.Marked(m.Logger, maxNoticeBytes, "…")
+		params, _ = json.Marshal(m)
 	}
 	s.logs.report(s.log)
 	level, ok := logLevels[m.Level]

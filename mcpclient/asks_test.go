@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -68,6 +69,11 @@ func askServer() *mcp.Server {
 				return nil, err
 			}
 			return textResult("model said " + res.Content.(*mcp.TextContent).Text), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "loud", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: strings.Repeat("l", 1<<20), Data: strings.Repeat("d", 1<<20)})
+			return textResult("done"), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "chatty", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -307,5 +313,33 @@ func TestCallersLeaveInAnyOrder(t *testing.T) {
 	c.leave(b)
 	if c.sole() != nil || c.ambiguous() {
 		t.Fatal("a call is in flight after all left")
+	}
+}
+
+// A log message of megabytes is cut before it is logged or passed on, and
+// so is a progress message: a server could send dozens of each, queued
+// per call.
+func TestNoticesCutToTheirBound(t *testing.T) {
+	h := startAsker(t, "2025-11-25", false, Options{})
+	var got json.RawMessage
+	ctx := tool.WithLog(context.Background(), func(p json.RawMessage) { got = p })
+	if res, _ := h.reg.Execute(ctx, "mcp__ask__loud", nil); res.Text() != "done" {
+		t.Fatalf("loud: %q", res.Text())
+	}
+	var m struct{ Level, Logger, Data string }
+	if err := json.Unmarshal(got, &m); err != nil || len(got) > 3*maxNoticeBytes || m.Level != "warning" || !strings.HasSuffix(m.Data, "…") || !strings.HasSuffix(m.Logger, "…") {
+		t.Errorf("the caller got %d bytes (%v): %.80s", len(got), err, got)
+	}
+	if strings.Contains(h.log.Text(), strings.Repeat("d", maxNoticeBytes+1)) {
+		t.Error("the log holds the whole data")
+	}
+	var p progressRoutes
+	var msg string
+	_, done := p.add(func(n tool.Progress) { msg = n.Message })
+	params, _ := json.Marshal(map[string]any{"progressToken": 1, "progress": 1, "message": strings.Repeat("é", 1<<20)})
+	p.notified("notifications/progress", params)
+	done()
+	if len(msg) > maxNoticeBytes || !strings.HasSuffix(msg, "…") || !utf8.ValidString(msg) {
+		t.Errorf("a progress message of 2 MiB reached its route as %d bytes", len(msg))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -89,8 +90,14 @@ func (p *progressRoutes) hand(r *progressRoute, done chan struct{}) {
 	}
 }
 
+// maxNoticeBytes bounds the message of a progress notification and the
+// data of a log message that the bridge queues, logs and passes on: a
+// server could send megabytes in each, dozens of them queued per call.
+const maxNoticeBytes = 4 << 10
+
 // notified routes a notifications/progress the connection read to the
-// route of its token; other notifications are the SDK's business.
+// route of its token, its message cut to maxNoticeBytes; other
+// notifications are the SDK's business.
 func (p *progressRoutes) notified(method string, params json.RawMessage) {
 	if method != "notifications/progress" {
 		return
@@ -111,6 +118,6 @@ func (p *progressRoutes) notified(method string, params json.RawMessage) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r := p.routes[int64(f)]; r != nil {
-		p.offer(r, tool.Progress{Progress: n.Progress, Total: n.Total, Message: n.Message})
+		p.offer(r, tool.Progress{Progress: n.Progress, Total: n.Total, Message: textcut.Marked(n.Message, maxNoticeBytes, "…")})
 	}
 }
