@@ -200,10 +200,19 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		switch {
 		case !ok:
 		case req.IsCall():
-			if c.inUse(req.ID) {
+			inUse, full := c.inUseOrFull(req.ID)
+			if inUse {
 				// The SDK's answer to a repeated id; checked before take,
 				// which may hold resources for the call it returns.
 				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
+				continue
+			}
+			if full {
+				// Each taken call holds a goroutine until it returns (a
+				// tasks/result waits for its task): a peer sending them
+				// without end is refused, not given one each; its other
+				// requests too (take alone knows which it would take).
+				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many requests in flight on this connection (%d); retry when some have ended", MaxTakenCalls)})
 				continue
 			}
 			if run := c.take(req); run != nil {
@@ -217,6 +226,18 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return msg, nil
 	}
+}
+
+// MaxTakenCalls bounds the taken calls in flight on one connection.
+const MaxTakenCalls = 1024
+
+// inUseOrFull reports whether a taken call in flight has id, and whether
+// MaxTakenCalls are in flight (see inUse).
+func (c *takingConn) inUseOrFull(id jsonrpc.ID) (inUse, full bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, inUse = c.calls[id]
+	return inUse, len(c.calls) >= MaxTakenCalls
 }
 
 // inUse reports whether a taken call in flight has id. Only the read loop
@@ -256,8 +277,8 @@ func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 // DirectConn), with the context, bookkeeping and reply of a call the read
 // loop takes.
 func (c *takingConn) takeNow(req *jsonrpc.Request) bool {
-	if !req.IsCall() || c.inUse(req.ID) {
-		return false
+	if inUse, full := c.inUseOrFull(req.ID); !req.IsCall() || inUse || full {
+		return false // the read loop answers it
 	}
 	run := c.take(req)
 	if run == nil {

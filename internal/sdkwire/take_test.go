@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -368,4 +369,57 @@ func BenchmarkTakeNowParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A peer that sends taken calls without end (each holds a goroutine until
+// it returns) gets MaxTakenCalls of them run and the rest refused at once,
+// with an error saying why; once some end, calls are taken again.
+func TestTakenCallsBoundedPerConnection(t *testing.T) {
+	c := &directConn{in: make(chan jsonrpc.Message), out: make(chan jsonrpc.Message, 8), done: make(chan struct{})}
+	release := make(chan struct{})
+	var started atomic.Int32
+	taking := &TakingTransport{Transport: c, Take: func(*jsonrpc.Request) TakenCall {
+		return func(ctx context.Context) (json.RawMessage, error) {
+			started.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return textResult("ok"), nil
+		}
+	}}
+	conn, err := taking.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { conn.Close(); taking.Wait() }()
+	go func() {
+		for {
+			if _, err := conn.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	for i := range MaxTakenCalls + 1 {
+		c.in <- directCall(t, int64(i+1), `{"name":"taken"}`)
+	}
+	var refused jsonrpc.Message
+	select {
+	case refused = <-c.out:
+	case <-time.After(waitLimit):
+		close(release)
+		t.Fatalf("no call of %d was refused", MaxTakenCalls+1)
+	}
+	if r, ok := refused.(*jsonrpc.Response); !ok || r.Error == nil || !strings.Contains(r.Error.Error(), "too many requests in flight on this connection") || r.ID.Raw() != int64(MaxTakenCalls+1) {
+		t.Fatalf("the call past the bound got %#v, want it refused", refused)
+	}
+	close(release)
+	mcptest.Eventually(t, waitLimit, func() bool { return started.Load() == MaxTakenCalls }, "the calls taken to start")
+	for range MaxTakenCalls {
+		<-c.out
+	}
+	c.in <- directCall(t, MaxTakenCalls+2, `{"name":"taken"}`)
+	if r, ok := (<-c.out).(*jsonrpc.Response); !ok || r.Error != nil {
+		t.Errorf("a call once the others ended: %#v", r)
+	}
 }
