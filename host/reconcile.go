@@ -403,6 +403,9 @@ func (r *rollout) keep(u, pred *unit, err error) {
 	} else {
 		r.h.units = append(r.h.units, pred)
 	}
+	// What runs is not the plan installed: a reload of the same file
+	// tries it again, not "no entry changed".
+	r.h.planKey = ""
 	r.h.mu.Unlock()
 	r.kept[u.pe.Entry.ID], r.kept[pred.pe.Entry.ID] = true, true
 	r.report(&StartError{ID: u.pe.Entry.ID, Err: err, Kept: pred.pe.Entry.ID})

@@ -344,3 +344,29 @@ func (fh *fakeHost) waitRunning(t *testing.T, want map[string]int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A change whose new config did not start keeps the previous config
+// running; saving the file again (the cause fixed elsewhere: a binary
+// installed, a server up) tries it again, instead of "no entry changed".
+func TestReloadRetriesAChangeThatDidNotStart(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	write(`- {id: a, name: fake, config: {value: "1"}}`)
+	fh.reload(ctx, path)
+	write(`- {id: a, name: fake, config: {value: "2", fail: "boom"}}`)
+	fh.reload(ctx, path)
+	if diff := cmp.Diff([]string{"start a/1", "start a/2", "close a/2"}, fh.kind.takeEvents()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	fh.reload(ctx, path) // saved again, unchanged
+	if diff := cmp.Diff([]string{"start a/2", "close a/2"}, fh.kind.takeEvents()); diff != "" {
+		t.Errorf("saved again after a change that did not start (-want +got):\n%s", diff)
+	}
+}
