@@ -232,7 +232,11 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 const MaxTakenCalls = 1024
 
 // inUseOrFull reports whether a taken call in flight has id, and whether
-// MaxTakenCalls are in flight (see inUse).
+// MaxTakenCalls are in flight. Only the read loop and takeNow add calls,
+// and takeNow checks again as it adds one, so on the read loop a false
+// answer holds until its next start (a connection hands the same id to
+// both only when the client repeats it, which the HTTP transport refuses
+// first).
 func (c *takingConn) inUseOrFull(id jsonrpc.ID) (inUse, full bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -240,19 +244,7 @@ func (c *takingConn) inUseOrFull(id jsonrpc.ID) (inUse, full bool) {
 	return inUse, len(c.calls) >= MaxTakenCalls
 }
 
-// inUse reports whether a taken call in flight has id. Only the read loop
-// and takeNow add calls, and takeNow checks again as it adds one, so on
-// the read loop a false answer holds until its next start (a connection
-// hands the same id to both only when the client repeats it, which the
-// HTTP transport refuses first).
-func (c *takingConn) inUse(id jsonrpc.ID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.calls[id]
-	return ok
-}
-
-// start runs a taken call (its id is not in use: see inUse) on an idle
+// start runs a taken call (its id is not in use: see inUseOrFull) on an idle
 // worker, or on a new one when none waits.
 func (c *takingConn) start(req *jsonrpc.Request, run TakenCall) {
 	ctx := c.newCall(req.ID)
