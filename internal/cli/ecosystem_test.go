@@ -180,7 +180,8 @@ func TestAddRemoveRoundTrip(t *testing.T) {
 	}
 }
 
-// add --scope project creates ./mcpbridge.yaml when missing.
+// add --scope project creates ./mcpbridge.yaml when missing, readable by
+// its owner only.
 func TestAddCreates(t *testing.T) {
 	t.Chdir(t.TempDir())
 	r := mcpbridge(t, "", "add", "--scope", "project", "demo", "--", "${MCPBRIDGE_EXE}", "demo-server")
@@ -189,6 +190,13 @@ func TestAddCreates(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "call", "mcp__demo__add", `{"a": 1, "b": 1}`); r.code != ExitOK || r.stdout != "2\n" {
 		t.Errorf("call: %+v", r)
+	}
+	// New, the file is its owner's alone: an entry may hold header and
+	// env values.
+	if st, err := os.Stat("mcpbridge.yaml"); err != nil {
+		t.Error(err)
+	} else if st.Mode().Perm() != 0o600 {
+		t.Errorf("the new config file's mode is %v, want 0600", st.Mode().Perm())
 	}
 	if r := mcpbridge(t, "", "remove", "demo"); r.code != ExitOK {
 		t.Fatalf("remove: %+v", r)

@@ -290,9 +290,10 @@ func Encode(doc *yaml.Node) ([]byte, error) {
 
 // Write replaces path with data (atomicfile), so a reader (or
 // serve's hot reload) sees the old file or the new one, never half of one.
-// An existing file's permissions are kept.
+// An existing file's permissions are kept; a new one is the owner's alone
+// (0600), since an entry may hold header and env values.
 func Write(path string, data []byte) error {
-	mode := os.FileMode(0o644)
+	mode := os.FileMode(0o600) // a new file: it may hold headers' and env values
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
