@@ -384,6 +384,7 @@ func TestAgentCodeModeCtrlCAtAQuestionCancelsTheTurn(t *testing.T) {
 	at := expect(t, scr, 0, "› ")
 	io.WriteString(ptmx, "add\r")
 	at = expect(t, scr, at, "Run mcp__demo__")
+	at = expect(t, scr, at, "(press the key, no Enter)") // the terminal is raw: Ctrl-C is a key
 	io.WriteString(ptmx, "\x03")
 	at = expect(t, scr, at, "cancelling the turn")
 	expect(t, scr, at, "› ")
