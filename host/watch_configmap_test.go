@@ -1,9 +1,7 @@
 package host
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,22 +59,12 @@ func (c *configMapDir) update(name, content string) {
 func TestWatchFileConfigMapSwap(t *testing.T) {
 	fh := newFakeHost(t, Options{})
 	cm := newConfigMapDir(t, "mcpbridge.yaml", `- {id: a, name: fake, config: {value: "1"}}`)
-	path := filepath.Join(cm.dir, "mcpbridge.yaml")
-	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fh.WatchFile(ctx, path) }()
-	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path)
+	stop := fh.watching(t, filepath.Join(cm.dir, "mcpbridge.yaml"))
 
 	for i, value := range []string{"2", "3"} {
 		cm.update("mcpbridge.yaml", `- {id: a, name: fake, config: {value: "`+value+`"}}`)
 		t.Logf("swap %d", i+1)
 		fh.waitRunning(t, map[string]int{"a/" + value: 1})
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("WatchFile = %v", err)
-	}
+	stop()
 }

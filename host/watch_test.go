@@ -201,14 +201,8 @@ func TestWatchFile(t *testing.T) {
 	path := filepath.Join(dir, "f.yaml")
 	save := func(src string) { t.Helper(); saveAsEditors(t, path, src) }
 	save(`- {id: a, name: fake, config: {value: "1"}}`)
-	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fh.WatchFile(ctx, path) }()
+	stop := fh.watching(t, path)
 	waitRunning := func(want map[string]int) { t.Helper(); fh.waitRunning(t, want) }
-	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path) // the check when the watch is set up
 
 	save(`- {id: a, name: fake, config: {value: "2"}}`)
 	waitRunning(map[string]int{"a/2": 1})
@@ -224,13 +218,10 @@ func TestWatchFile(t *testing.T) {
 	fh.log.WaitForRecord(t, slog.LevelWarn, "config file deleted; keeping the running entries as they are — restore the file to reload it", "config", path, "running", 1)
 	save(`- {id: b, name: fake, config: {value: "1"}}`)
 	waitRunning(map[string]int{"b/1": 1})
-
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("WatchFile = %v", err)
-	}
+	stop()
 
 	// Close ends a watch too.
+	done := make(chan error, 1)
 	checks := fh.log.CountRecords(slog.LevelDebug, "no entry changed", "config", path)
 	go func() { done <- fh.WatchFile(context.Background(), path) }()
 	deadline := time.Now().Add(30 * time.Second)
@@ -305,18 +296,30 @@ func TestWatchFileThroughASymlink(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
+	stop := fh.watching(t, path)
+	saveAsEditors(t, target, `- {id: a, name: fake, config: {value: "2"}}`)
+	fh.waitRunning(t, map[string]int{"a/2": 1})
+	stop()
+}
+
+// watching applies the config at path, watches it (WatchFile) until the
+// watch made its first check, and returns what stops the watch and checks
+// that it ended cleanly.
+func (fh *fakeHost) watching(t *testing.T, path string) (stop func()) {
+	t.Helper()
 	if err := fh.Apply(context.Background(), fh.plan(t, string(mustRead(t, path)))); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- fh.WatchFile(ctx, path) }()
-	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path)
-	saveAsEditors(t, target, `- {id: a, name: fake, config: {value: "2"}}`)
-	fh.waitRunning(t, map[string]int{"a/2": 1})
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("WatchFile = %v", err)
+	fh.log.WaitForRecord(t, slog.LevelDebug, "no entry changed", "config", path) // the check when the watch is set up
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("WatchFile = %v", err)
+		}
 	}
 }
 
