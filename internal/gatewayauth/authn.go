@@ -44,6 +44,12 @@ type Principal struct {
 	Expiry time.Time
 }
 
+// validAt reports whether p's token is still good at now: before its
+// expiry and the leeway, or forever for a static one.
+func (p *Principal) validAt(now time.Time) bool {
+	return p.Expiry.IsZero() || now.Before(p.Expiry.Add(Leeway))
+}
+
 // Errors of Verify; a *ScopeError means authenticated but short of scopes.
 var (
 	ErrNoToken  = errors.New(`a valid "Authorization: Bearer <token>" header is required`)
@@ -203,7 +209,7 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	v.mu.Lock()
 	p, ok := v.cache[sum]
 	v.mu.Unlock()
-	if ok && v.now().Before(p.Expiry.Add(Leeway)) {
+	if ok && p.validAt(v.now()) {
 		return p, nil
 	}
 	claims := jwt.MapClaims{}

@@ -491,6 +491,9 @@ func (s *screen) may(kind gateway.Offer, name string) bool {
 			cancel()
 		}
 	}
+	if s.who != nil && !s.who.validAt(s.k.now()) {
+		s.who = nil // a kept screen outlives its request, not its token
+	}
 	who := s.who
 	s.mu.Unlock()
 	return who != nil && st.policy.Decide(who, kindOf(kind), name).Allow

@@ -260,6 +260,31 @@ func TestScreenFollowsReloads(t *testing.T) {
 	check("after alice's token was rotated", false, false)
 }
 
+// A screen the gateway keeps (a subscription's, whose updates it screens
+// long after the request that made it) stops seeing anything once its
+// caller's token expires: a client that subscribed with a token valid
+// for a minute does not go on receiving updates of the resources it may
+// read for as long as its stream stays open. A kept screen used to keep
+// the identity it was made with until the next reload.
+func TestKeptScreenEndsWithItsToken(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	s := newServed(t, Options{Now: clk.Now})
+	s.apply(t, "auth: {issuer: ISSUER, audience: RESOURCE}\npolicy: [{subjects: [alice], allow: [\"*\"], resources: [docs]}]\n", nil)
+	tok := s.is.SignEC(t, s.is.Claims("alice", s.resource(), jwt.MapClaims{"exp": clk.Now().Add(time.Minute).Unix()}))
+	may := s.keeper.Screen(t.Context(), http.Header{"Authorization": {"Bearer " + tok}}, "")
+	if !may(gateway.OfferResource, "docs") {
+		t.Fatal("alice's screen hides the resources the policy allows her")
+	}
+	clk.Add(time.Minute)
+	if !may(gateway.OfferResource, "docs") {
+		t.Fatal("alice's screen hides her resources within the leeway after her token's expiry")
+	}
+	clk.Add(Leeway + time.Second)
+	if may(gateway.OfferResource, "docs") {
+		t.Error("a kept screen still shows resources after its caller's token expired")
+	}
+}
+
 // A screen the gateway keeps (a subscription's) holds what authenticates
 // its caller, not the rest of its request's headers: a client subscribing
 // with 60 KiB of headers on each request cannot make every subscription
