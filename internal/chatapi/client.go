@@ -60,6 +60,10 @@ type Client struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Log receives a line per retry; nil: none.
 	Log *slog.Logger
+	// Retrying, when set, is told of each retry before its wait: the
+	// attempt that failed (from 1), the attempts in all, the wait and why,
+	// so that a person waiting on a busy API is told what happens.
+	Retrying func(attempt, attempts int, wait time.Duration, err error)
 
 	tools atomic.Pointer[encodedTools] // the last tools sent, encoded
 }
@@ -136,7 +140,7 @@ func (c *Client) Beta() *Client {
 	return &Client{
 		BaseURL: u.String(), BaseURLWritten: strings.TrimSuffix(c.where0(), "/") + "/" + BetaPath,
 		Model: c.Model, APIKeyEnv: c.APIKeyEnv, Lookup: c.Lookup, Timeout: c.Timeout, Attempts: c.Attempts,
-		HTTP: c.HTTP, Sleep: c.Sleep, Log: c.Log,
+		HTTP: c.HTTP, Sleep: c.Sleep, Log: c.Log, Retrying: c.Retrying,
 	}
 }
 
@@ -210,6 +214,9 @@ func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) er
 		}
 		if c.Log != nil {
 			c.Log.Warn("chat API busy, retrying", "endpoint", c.where0(), "attempt", i, "wait", wait, "err", err)
+		}
+		if c.Retrying != nil {
+			c.Retrying(i, attempts, wait, err)
 		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return err

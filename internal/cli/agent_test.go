@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -170,6 +171,14 @@ func TestAgentExits(t *testing.T) {
 	r = mcpbridge(t, "", "agent", "--base-url", failing.URL, "-p", "hi")
 	if want := "answered 402 Payment Required: Insufficient Balance for key [redacted]"; r.code != ExitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr+r.stdout, chattest.Key) {
 		t.Errorf("model failure: exit %d\nstderr %s", r.code, r.stderr)
+	}
+
+	busy := chattest.New(t, chattest.Turns(chattest.Turn{Text: "answered"}))
+	busy.Fail(chattest.Fault{Status: 503, Message: "Server busy"})
+	r = mcpbridge(t, "", "agent", "--base-url", busy.URL, "-p", "hi")
+	said := regexp.MustCompile(`mcpbridge: the model's API failed \(` + regexp.QuoteMeta(busy.URL) + ` \(\S+\) answered 503 Service Unavailable: Server busy\); trying again in 1s, attempt 2 of 4\n`)
+	if r.code != 0 || r.stdout != "answered\n" || !said.MatchString(r.stderr) {
+		t.Errorf("a busy model API: exit %d\nstdout %q\nstderr %s\nwant on stderr %s", r.code, r.stdout, r.stderr, said)
 	}
 
 	denied := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}, chattest.Turn{Text: "I could not add."}))

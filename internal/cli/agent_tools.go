@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/agentext"
@@ -20,6 +21,7 @@ import (
 func (r *agentRun) newAgent() error {
 	e := r.e
 	model := r.cfg.Client(e.lookup, e.HTTPClient, e.logger(r.f))
+	model.Retrying = r.reportRetry
 	view := r.b.view()
 	if view == nil {
 		// No tool-search entry: search turns on by itself when the
@@ -110,4 +112,12 @@ func (r *agentRun) callContext(ctx context.Context, c agent.Call) context.Contex
 	return tool.WithProgress(ctx, func(p tool.Progress) {
 		r.out.Progress(fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p)))
 	})
+}
+
+// reportRetry says that the model's API failed and when it is tried
+// again: a busy API can keep a turn waiting for minutes, which without
+// a word looks like a hang.
+func (r *agentRun) reportRetry(attempt, attempts int, wait time.Duration, err error) {
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
+		"the model's API failed (%v); trying again in %v, attempt %d of %d", err, wait, attempt+1, attempts)})
 }
