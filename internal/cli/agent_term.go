@@ -206,7 +206,7 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 		if err := ctx.Err(); err != nil {
 			return agent.Deny, err
 		}
-		key, err := r.con.ReadKey(choices)
+		key, err := r.con.ReadKey(ctx, choices)
 		if err != nil || key == "\x03" || key == "\x04" {
 			fmt.Fprintln(r.e.Stderr)
 			if r.ctrlC != nil && err == nil {

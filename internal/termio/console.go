@@ -1,6 +1,7 @@
 package termio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -92,10 +93,15 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 // and Ctrl-D too: raw mode makes them keys). What was typed before the
 // prompt is discarded, never taken for the answer. Escape sequences
 // (arrow keys) and Enter are skipped. A stdin that is no terminal has no
-// keys: a line is read and returned instead.
-func (c *Console) ReadKey(prompt string) (string, error) {
+// keys: a line is read and returned instead. The end of ctx ends the wait
+// at a terminal (ErrInterrupted): a Ctrl-C that cancelled ctx just before
+// the terminal went raw would otherwise leave the question waiting.
+func (c *Console) ReadKey(ctx context.Context, prompt string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	if c.fd < 0 || !term.IsTerminal(c.fd) {
 		c.t.SetPrompt(prompt)
 		return c.t.ReadLine()
@@ -105,6 +111,26 @@ func (c *Console) ReadKey(prompt string) (string, error) {
 		return "", fmt.Errorf("reading a key: %w", err)
 	}
 	defer term.Restore(c.fd, old)
+	key, err := c.readKey(ctx, prompt)
+	if err != nil && ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return key, err
+}
+
+// readKey is ReadKey's wait at a raw terminal, which ctx's end interrupts.
+func (c *Console) readKey(ctx context.Context, prompt string) (key string, err error) {
+	raised := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.wake.raise()
+		close(raised)
+	})
+	defer func() {
+		if !stop() && !errors.Is(err, ErrInterrupted) {
+			<-raised
+			c.wake.take() // raised as the key came: it must not end the next read
+		}
+	}()
 	// Typed-ahead keys are discarded before the prompt shows, never after:
 	// a key pressed once the person saw the question is the answer.
 	flushInput(c.fd) // best effort: where it fails, a typed-ahead key is read

@@ -79,14 +79,14 @@ func TestInterruptEndsARead(t *testing.T) {
 	}
 
 	c.Interrupt()
-	if _, err := c.ReadKey("? "); !errors.Is(err, ErrInterrupted) {
+	if _, err := c.ReadKey(t.Context(), "? "); !errors.Is(err, ErrInterrupted) {
 		t.Errorf("ReadKey with an Interrupt pending: %v, want ErrInterrupted", err)
 	}
 
 	waitShown(t, shown, "? ")
 
 	go func() {
-		key, err := c.ReadKey("? ")
+		key, err := c.ReadKey(t.Context(), "? ")
 		if key != "y" {
 			err = fmt.Errorf("read %q, %v", key, err)
 		}
@@ -96,6 +96,61 @@ func TestInterruptEndsARead(t *testing.T) {
 	io.WriteString(ptmx, "y")
 	if err := within(t, read); err != nil {
 		t.Errorf("the read after the Interrupts: %v", err)
+	}
+}
+
+// The end of its context ends a ReadKey waiting at a terminal (a
+// Ctrl-C that cancelled the turn just before the question went raw), and
+// leaves nothing behind: the next read waits for its key. A ReadKey used
+// to wait for a key whatever happened to the turn it asked for.
+func TestReadKeyEndsWithItsContext(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	shown := make(chan string, 16)
+	go func() {
+		defer close(shown)
+		buf := make([]byte, 256)
+		for {
+			n, err := ptmx.Read(buf)
+			if err != nil {
+				return
+			}
+			shown <- string(buf[:n])
+		}
+	}()
+	c := NewConsole(tty, tty, nil)
+	defer c.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.ReadKey(ctx, "? ")
+		read <- err
+	}()
+	waitShown(t, shown, "? ")
+	cancel()
+	if err := within(t, read); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadKey after its context ended: %v, want context.Canceled", err)
+	}
+	if _, err := c.ReadKey(ctx, "? "); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadKey with its context ended: %v, want context.Canceled", err)
+	}
+
+	go func() {
+		key, err := c.ReadKey(t.Context(), "! ")
+		if key != "n" {
+			err = fmt.Errorf("read %q, %v", key, err)
+		}
+		read <- err
+	}()
+	waitShown(t, shown, "! ")
+	io.WriteString(ptmx, "n")
+	if err := within(t, read); err != nil {
+		t.Errorf("the read after a cancelled one: %v", err)
 	}
 }
 

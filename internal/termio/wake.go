@@ -31,6 +31,14 @@ func (w wakePipe) raise() {
 	}
 }
 
+// take takes back one pending interrupt, if any.
+func (w wakePipe) take() {
+	if w.r >= 0 {
+		var b [1]byte
+		unix.Read(w.r, b[:])
+	}
+}
+
 // waitFor waits until fd has something to read or an interrupt is
 // pending; it takes the interrupt it reports.
 func (w wakePipe) waitFor(fd int) (interrupted bool, err error) {

@@ -9,6 +9,8 @@ func newWakePipe() wakePipe { return closedPipe }
 
 func (wakePipe) raise() {}
 
+func (wakePipe) take() {}
+
 func (wakePipe) waitFor(int) (bool, error) { return false, errors.ErrUnsupported }
 
 func (wakePipe) close() {}
