@@ -2,9 +2,12 @@ package oauth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,6 +161,42 @@ func TestLegacyServer(t *testing.T) {
 	pre := &Config{ClientID: "pre", ClientSecret: "s"}
 	if err := connect(t, srv, pre, Options{Mode: ModeHeadless}); err != nil {
 		t.Errorf("pre-registered: %v", err)
+	}
+}
+
+// A 2025-03-26 server's metadata, read by the bridge's own flow, is held
+// to the rule the SDK holds the rest to: a server naming an http://
+// token endpoint on another machine would get the code, the PKCE verifier
+// and every refresh token in clear, and one naming a private address (a
+// cloud's metadata service) would make the bridge post there. Each is
+// refused before anything is sent, saying which endpoint and why; the
+// flow used to take any http(s) URL and not look at the registration
+// endpoint at all.
+func TestLegacyMetadataEndpointsChecked(t *testing.T) {
+	good := map[string]string{"issuer": "https://as.example", "authorization_endpoint": "https://as.example/authorize",
+		"token_endpoint": "http://127.0.0.1:9/token", "registration_endpoint": "http://localhost:9/register"}
+	for _, c := range []struct{ field, url, want string }{
+		{"", "", ""},
+		{"token_endpoint", "http://as.example/token", `the token_endpoint "http://as.example/token" is http:// to another machine: the authorization server must use https`},
+		{"authorization_endpoint", "https://10.0.0.7/authorize", `the authorization_endpoint "https://10.0.0.7/authorize" is a private or reserved address`},
+		{"registration_endpoint", "http://169.254.169.254/latest", `the registration_endpoint "http://169.254.169.254/latest" is http:// to another machine`},
+		{"registration_endpoint", "https://[fd00::1]/register", "is a private or reserved address"},
+		{"token_endpoint", "", `the token_endpoint "" is not an http(s) URL`},
+		{"token_endpoint", "ftp://as.example/token", "is not an http(s) URL"},
+	} {
+		meta := maps.Clone(good)
+		if c.field != "" {
+			meta[c.field] = c.url
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { json.NewEncoder(w).Encode(meta) }))
+		_, err := getMetadata(t.Context(), srv.Client(), srv.URL)
+		srv.Close()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("sound endpoints: %v", err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s %q: %v, want an error saying %q", c.field, c.url, err, c.want)
+		}
 	}
 }
 

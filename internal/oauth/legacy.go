@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -43,7 +45,7 @@ func (h *codeHandler) legacyMetadata(ctx context.Context, header http.Header) (_
 }
 
 // getMetadata reads authorization server metadata without RFC 8414's
-// issuer check, requiring http(s) endpoints.
+// issuer check, but with the SDK's rule for its endpoints (safeEndpoint).
 func getMetadata(ctx context.Context, client *http.Client, u string) (*oauthex.AuthServerMeta, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -61,12 +63,60 @@ func getMetadata(ctx context.Context, client *http.Client, u string) (*oauthex.A
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&asm); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
-	for _, e := range []string{asm.AuthorizationEndpoint, asm.TokenEndpoint} {
-		if p, err := url.Parse(e); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			return nil, fmt.Errorf("%s: an endpoint is not an http(s) URL", u)
+	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", asm.AuthorizationEndpoint},
+		{"token_endpoint", asm.TokenEndpoint},
+		{"registration_endpoint", asm.RegistrationEndpoint},
+	} {
+		if problem := safeEndpoint(e.url, e.name != "registration_endpoint"); problem != "" {
+			return nil, fmt.Errorf("%s: the %s %q %s", u, e.name, e.url, problem)
 		}
 	}
 	return &asm, nil
+}
+
+// safeEndpoint says what is wrong with u as an authorization server's
+// endpoint, "" when nothing is (or when u is "" and not required): the
+// rule the SDK applies to the metadata it reads itself. The code, the
+// PKCE verifier, a client secret and every refresh token go there, so
+// it must be https (http only on this machine), and not an address of
+// a private network written out (a hostile server's way to reach one).
+func safeEndpoint(u string, required bool) string {
+	if u == "" && !required {
+		return ""
+	}
+	p, err := url.Parse(u)
+	switch {
+	case err != nil || p.Host == "" || (p.Scheme != "https" && p.Scheme != "http"):
+		return "is not an http(s) URL"
+	case p.Scheme == "http" && !loopbackHost(p.Hostname()):
+		return "is http:// to another machine: the authorization server must use https"
+	}
+	if ip, err := netip.ParseAddr(p.Hostname()); err == nil && privateOrReserved(ip) {
+		return "is a private or reserved address"
+	}
+	return ""
+}
+
+// loopbackHost reports whether host is this machine: localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// privateOrReserved reports an address of a private network, link-local
+// (a cloud's metadata service), multicast or unspecified: never an
+// authorization server's, as the SDK decides.
+func privateOrReserved(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsMulticast() || ip.IsUnspecified() || cgnat.Contains(ip)
 }
 
 // legacyAuthorize runs the authorization code flow against asm.
