@@ -181,10 +181,24 @@ func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Conf
 			TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle,
 			Scopes: c.Scopes, Token: tok, DPoPKey: d.keyFor(tok),
 		}
-		if err := store.Save(key, rec); err != nil {
+		if err := saveLocked(store, key, rec); err != nil {
 			opts.Logger.Warn("storing the OAuth token failed; it lasts for this connection only", "error", err)
 		}
 		return src(rec), nil
 	}
 	return nil
+}
+
+// saveLocked stores the record of a new grant under key's lock, so that
+// a refresh another process has under way, of the grant before, does not
+// land over it.
+func saveLocked(store *Store, key string, rec *Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	defer cancel()
+	unlock, err := store.Lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return store.Save(key, rec)
 }

@@ -47,7 +47,14 @@ func (s *storedSource) Token() (*oauth2.Token, error) {
 		return nil, err
 	}
 	defer unlock()
-	if rec, err := s.store.Load(s.key); err == nil && rec != nil {
+	rec, err := s.store.Load(s.key)
+	switch {
+	case err == nil && rec == nil:
+		// Logged out meanwhile (mcpbridge logout): refreshing would
+		// write the grant back. invalid_grant makes the SDK ask for a new
+		// authorization, as for a grant the server ended.
+		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the stored grant was removed (mcpbridge logout); log in again"}
+	case err == nil:
 		s.rec = rec // another process may have refreshed, or logged in again
 		s.dpop.adopt(rec.DPoPKey)
 		if rec.Token.Valid() {

@@ -109,8 +109,9 @@ func (s *Store) Load(key string) (*Record, error) {
 	return &r, nil
 }
 
-// Save writes the record under key atomically (a 0600 temporary file
-// renamed over the old one).
+// Save writes the record under key atomically (a 0600 temporary file,
+// synced, renamed over the old one): a crash leaves the old record or the
+// new one, never an empty file in place of a rotated refresh token.
 func (s *Store) Save(key string, r *Record) error {
 	r.Saved = time.Now().UTC()
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -122,8 +123,9 @@ func (s *Store) Save(key string, r *Record) error {
 		return fmt.Errorf("token store: %w", err)
 	}
 	_, werr := f.Write(data)
+	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("token store: %w", err)
 	}
@@ -136,7 +138,9 @@ func (s *Store) Save(key string, r *Record) error {
 }
 
 // Delete removes the record under key; a missing one is not an error. It
-// reports whether there was one.
+// reports whether there was one. The key's lock file stays: another
+// process may hold or wait for its lock, and a new file in its place
+// would let a third take a lock of its own beside it.
 func (s *Store) Delete(key string) (bool, error) {
 	err := os.Remove(s.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -145,7 +149,6 @@ func (s *Store) Delete(key string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("token store: %w", err)
 	}
-	os.Remove(filepath.Join(s.dir, key+".lock"))
 	return true, nil
 }
 

@@ -167,6 +167,51 @@ func refreshChild(arg string) int {
 	return 0
 }
 
+// A logout while a process holds the grant (serve running) ends it there
+// too, once its access token expires: the process does not spend the
+// refresh token, so the grant does not come back in the file the logout
+// removed. The logout leaves the key's lock file, which another process
+// may hold: it used to remove it, and a third process could then lock a
+// new file beside the held one. A process used to refresh from its copy
+// and write the record back.
+func TestLogoutEndsARunningGrant(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	s, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key(srv.URL, nil)
+	rec := &Record{
+		Resource: srv.URL, ClientID: "client-0", TokenURL: srv.Issuer + "/token", AuthStyle: oauth2.AuthStyleInParams,
+		Token: &oauth2.Token{AccessToken: "expired", RefreshToken: srv.RefreshToken(), Expiry: time.Now().Add(-time.Hour)},
+	}
+	if err := s.Save(key, rec); err != nil {
+		t.Fatal(err)
+	}
+	src := &storedSource{store: s, key: key, client: http.DefaultClient, log: slog.New(slog.DiscardHandler), rec: rec}
+	unlock, err := s.Lock(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if had, err := s.Delete(key); !had || err != nil {
+		t.Fatalf("logout: %v %v", had, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, key+".lock")); err != nil {
+		t.Errorf("the logout removed the key's lock file: %v", err)
+	}
+	var re *oauth2.RetrieveError
+	if _, err := src.Token(); !errors.As(err, &re) || re.ErrorCode != "invalid_grant" || !strings.Contains(re.ErrorDescription, "mcpbridge logout") {
+		t.Errorf("Token after a logout: %v, want invalid_grant saying the grant was removed", err)
+	}
+	if rec, err := s.Load(key); rec != nil || err != nil {
+		t.Errorf("the record came back after the logout: %+v %v", rec, err)
+	}
+	if n := srv.Refreshes(); n != 0 {
+		t.Errorf("%d refresh requests after the logout, want none", n)
+	}
+}
+
 // A refresh that fails keeps a token that has not actually expired, and
 // leaves the stored record alone; an expired one without a refresh token
 // is invalid_grant, which makes the SDK ask for a new authorization.
