@@ -69,6 +69,10 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 		return nil, fmt.Errorf("login: the authorization URL carries no state, so the redirect could not be told from any other request to the callback: %s", args.URL)
 	}
 	state := u.Query().Get("state")
+	select {
+	case <-c.results: // a result no Fetch took: not this login's
+	default:
+	}
 	c.state.Store(&state)
 	c.serve.Do(func() {
 		go func() {
@@ -96,7 +100,9 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if want := c.state.Load(); want == nil || q.Get("state") != *want {
+	// A state answers once: the same redirect again (the "Logged in" tab
+	// reloaded) is not the result of a later login.
+	if want := c.state.Load(); want == nil || q.Get("state") != *want || !c.state.CompareAndSwap(want, nil) {
 		http.Error(w, "This is not the redirect of the login in progress (its state does not match): finish the login in the window mcpbridge opened.", http.StatusBadRequest)
 		return
 	}

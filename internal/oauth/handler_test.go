@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,6 +228,47 @@ func TestLoginCallbackIgnoresOtherRequests(t *testing.T) {
 	defer cb.Close()
 	if err := connect(t, srv, &Config{CallbackPort: 0}, Options{Mode: ModeLogin, StateDir: t.TempDir(), Callback: cb}); err != nil {
 		t.Fatalf("login: %v", err)
+	}
+}
+
+// A login's redirect answers once: the same redirect again (the "Logged
+// in" tab reloaded, or replayed by a page that saw it) is refused, and is
+// not taken by the next login (a step-up) for its own result. That login
+// used to return the old code at once, and fail on a bare state mismatch.
+func TestLoginCallbackAnswersOnce(t *testing.T) {
+	var redirect string
+	get := func(u string) int {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var cb *Callback
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, func(auth string) error {
+		u, _ := url.Parse(auth)
+		state := u.Query().Get("state")
+		redirect = cb.RedirectURL() + "?code=code-" + state + "&state=" + state
+		go func() { // the browser; its answer is not the test's
+			if resp, err := http.Get(redirect); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	for _, state := range []string{"one", "two"} {
+		res, err := cb.Fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://as.example/authorize?state=" + state})
+		if err != nil || res.Code != "code-"+state {
+			t.Fatalf("login %q: %+v %v, want its own code", state, res, err)
+		}
+		if status := get(redirect); status != http.StatusBadRequest {
+			t.Errorf("login %q's redirect, repeated: %d, want 400", state, status)
+		}
 	}
 }
 
