@@ -30,6 +30,10 @@ const maxBody = 8 << 20
 // pagination is bounded).
 const maxPages = 1000
 
+// maxCursorBytes bounds a cursor a search follows: the registry's are
+// short, and each is kept (to see one come back) and sent in a URL.
+const maxCursorBytes = 4 << 10
+
 // Response is one server version as the registry serves it: the
 // server.json and the registry's own metadata.
 type Response struct {
@@ -95,6 +99,9 @@ func (c *Client) Search(ctx context.Context, query string, limit int) ([]Respons
 		if next == "" || limit > 0 && len(out) >= limit {
 			return truncate(out, limit), nil
 		}
+		if len(next) > maxCursorBytes {
+			return nil, fmt.Errorf("searching %s: the registry sent a cursor of %d bytes (at most %d are followed); its listing is not one to page through", c.base(), len(next), maxCursorBytes)
+		}
 		if seen[next] {
 			return nil, fmt.Errorf("searching %s: the registry sent the cursor %q twice; its listing does not end", c.base(), next)
 		}
@@ -155,7 +162,20 @@ func (c *Client) Get(ctx context.Context, name, version string) (Response, error
 	if err := r.Server.check(); err != nil {
 		return Response{}, &MalformedError{Where: u, Msg: err.Error()}
 	}
+	if got := r.Server; got.Name != name || version != "latest" && got.Version != version {
+		// What is added is what was asked for, whatever the registry (or a
+		// proxy in front of it) answers.
+		return Response{}, fmt.Errorf("the registry at %s answered the request for %s with %s %s, not the server asked for; check MCPBRIDGE_REGISTRY_URL", c.base(), asked(name, version), got.Name, got.Version)
+	}
 	return r, nil
+}
+
+// asked names what a Get asked for: a server, or a version of one.
+func asked(name, version string) string {
+	if version == "latest" {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("version %s of %q", version, name)
 }
 
 func (c *Client) base() string {

@@ -3,11 +3,14 @@ package registry_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,6 +77,28 @@ func TestSearchRepeatedCursor(t *testing.T) {
 	}
 }
 
+// A hostile registry cannot make a search hold gigabytes: each page may
+// be megabytes of cursor, each kept to see it come back and sent in the
+// next URL. A cursor over the bound ends the search at once, saying why;
+// the search used to follow a thousand of them.
+func TestSearchHugeCursor(t *testing.T) {
+	t.Parallel()
+	var pages atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := pages.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"servers": [], "metadata": {"nextCursor": "%d%s"}}`, n, strings.Repeat("c", 1<<20))
+	}))
+	defer srv.Close()
+	_, err := (&registry.Client{BaseURL: srv.URL}).Search(context.Background(), "x", 0)
+	if err == nil || !strings.Contains(err.Error(), "the registry sent a cursor of 1048577 bytes (at most 4096 are followed)") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := pages.Load(); n != 1 {
+		t.Errorf("%d pages read, want 1", n)
+	}
+}
+
 // Get finds a version by name (its slash escaped in the path) and
 // version, or the latest.
 func TestGet(t *testing.T) {
@@ -120,6 +145,16 @@ func TestGetErrors(t *testing.T) {
 	reg.Answer("/v0.1/servers/io.github.example%2Fportal/versions/latest", 200, "text/html", "<!doctype html><title>Sign in</title>")
 	reg.Answer("/v0.1/servers/io.github.example%2Fdown/versions/latest", 503, "application/json", `{"title":"Service Unavailable","detail":"database is down"}`)
 	reg.Answer("/v0.1/servers/io.github.example%2Fwrong-base/versions/latest", 404, "text/plain; charset=utf-8", "404 page not found\n")
+	other, err := http.Get(reg.URL + "/v0.1/servers/io.github.modelcontextprotocol%2Ffilesystem/versions/latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherDoc, _ := io.ReadAll(other.Body)
+	other.Body.Close()
+	// A registry (or a proxy before it) answering with another server than
+	// the one asked for: the entry would run what the user did not name.
+	reg.Answer("/v0.1/servers/io.github.example%2Fweather/versions/latest", 200, "application/json", string(otherDoc))
+	reg.Answer("/v0.1/servers/io.github.modelcontextprotocol%2Ffilesystem/versions/0.0.1", 200, "application/json", string(otherDoc))
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
 	tests := []struct {
@@ -133,6 +168,8 @@ func TestGetErrors(t *testing.T) {
 		{reg.URL, "io.github.example/down", "", []string{"answered 503 Service Unavailable", "database is down"}},
 		// a 404 that is not the registry's JSON: another server's page, not its word on the name
 		{reg.URL, "io.github.example/wrong-base", "", []string{"404 Not Found", "not the registry's JSON", "MCPBRIDGE_REGISTRY_URL"}},
+		{reg.URL, "io.github.example/weather", "", []string{`answered the request for "io.github.example/weather" with io.github.modelcontextprotocol/filesystem `, "not the server asked for"}},
+		{reg.URL, "io.github.modelcontextprotocol/filesystem", "0.0.1", []string{`answered the request for version 0.0.1 of "io.github.modelcontextprotocol/filesystem" with io.github.modelcontextprotocol/filesystem `, "not the server asked for"}},
 		{gone.URL, "io.github.a/b", "", []string{"reaching the MCP Registry at " + gone.URL, "check the network", "MCPBRIDGE_REGISTRY_URL", "./server.json"}},
 	}
 	for _, tt := range tests {
