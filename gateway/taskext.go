@@ -68,9 +68,18 @@ func (g *Gateway) statelessTaskBody(req *jsonrpc.Request) sdkwire.TakenCall {
 		return nil
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
-		return g.extBody(g.identityTasks(ctx), req, header)(ctx)
+		body := g.extBody(g.identityTasks(ctx), req, header)
+		if body == nil {
+			return nil, errTaskToolGone
+		}
+		return body(ctx)
 	}
 }
+
+// errTaskToolGone answers a task call whose tool stopped being run as a
+// task between its take and its run (its backend's list changed): taken,
+// it can no longer go the plain call's way, and a retry does.
+var errTaskToolGone = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool's list changed as the call arrived; call it again"}
 
 // identityTasks is where the extension's tasks of the stateless request
 // ctx is of are kept: its identity's (ownerTasks, made on its first

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -230,4 +233,39 @@ func inBody(m wireMessage) wireMessage {
 		return in
 	}
 	return m
+}
+
+// A stateless task call is decided at its take and built again when it
+// runs; a tool that stopped being a task tool in between (its backend's
+// list changed) gets an error to retry on. The second build used to
+// return nil, which was called: a panic on a goroutine nothing recovers,
+// the gateway's process gone.
+func TestStatelessTaskToolGoneBeforeItRuns(t *testing.T) {
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, reg, Options{Stateless: true})
+	waitFor(t, "the task tool published", func() bool { return (*g.taskTools.Load())["job"] })
+	id, _ := jsonrpc.MakeID(float64(1))
+	req := &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"job","arguments":{},` + meta2026 + `}`)}
+	body := g.statelessTaskBody(req)
+	if body == nil {
+		t.Fatal("a task call of a task tool is not taken")
+	}
+	g.taskTools.Store(&map[string]bool{})
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panicked: %v", p)
+			}
+		}()
+		_, err = body(t.Context())
+	}()
+	if err != errTaskToolGone {
+		t.Errorf("the body of a call whose tool stopped being a task tool: %v, want %v", err, errTaskToolGone)
+	}
 }
