@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -27,6 +28,12 @@ func init() {
 	}
 }
 
+// maxGoStack bounds a goroutine's stack in a program's process: the
+// parser's recursion on a deeply nested program (about 4 KiB a level)
+// ends there, a fatal error of that process alone, well before its
+// address space cap. No program a person or a model writes nests this deep.
+const maxGoStack = 64 << 20
+
 // maxLine bounds one line of the wire, each way: a call's arguments or
 // result, or the program's end. A variable for tests only.
 var maxLine = 64 << 20
@@ -38,6 +45,7 @@ var maxLine = 64 << 20
 // reserves address space the memory cap counts.
 func serveChild(in io.Reader, out io.Writer) int {
 	runtime.GOMAXPROCS(2)
+	debug.SetMaxStack(maxGoStack)
 	r := bufio.NewReaderSize(in, 64<<10)
 	line, err := readLine(r)
 	var req childRequest

@@ -329,6 +329,8 @@ func (p *process) crashed(ctx context.Context, over error) error {
 	switch {
 	case p.tooLong.Load():
 		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: a tool call's arguments are over %d MiB: pass less to one call", ErrMemoryLimit, maxLine>>20)}
+	case strings.Contains(words, "goroutine stack exceeds"):
+		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: its process ran out of stack (%d MiB): the program, or a value it built, is nested too deeply: nest less", ErrMemoryLimit, maxGoStack>>20)}
 	case outOfMemory(words):
 		return &Error{Err: ErrMemoryLimit, Message: fmt.Sprintf("%v: its process ran out of the memory it may map (the program's heap may grow by %d MiB) and was stopped: keep less in memory, and build no huge string or array at once",
 			ErrMemoryLimit, p.opts.MaxMemory>>20)}

@@ -164,9 +164,10 @@ func Run(ctx context.Context, view View, program string, opts Options) (Result, 
 		}
 		api = NewAPI(tools)
 	}
-	if _, err := compile(program); err != nil {
-		return Result{}, err // said at once, without a process
-	}
+	// Not even parsed here: goja's parser recurses once per nesting level
+	// without a bound, and a stack overflow is fatal to the whole process
+	// (a million "(" took the gateway down). The program's process
+	// parses it, under its own stack bound (child.go).
 	return runIsolated(ctx, view, api, program, opts)
 }
 

@@ -187,6 +187,19 @@ func TestRunSyntaxErrorHasItsPlace(t *testing.T) {
 	}
 }
 
+// A program nested deeper than any a person or a model writes fails as
+// too deep, in its own process: a million "(" fits in a request, and the
+// parser recurses once a level. It used to be parsed in the caller's
+// process first, whose stack overflow (a fatal error, not a panic) ended
+// the caller: the gateway and every session on it.
+func TestRunDeepNestingEndsOnlyItsProcess(t *testing.T) {
+	f := newFixture(t)
+	for _, unit := range []string{"(", "!", "a=", "[{a:"} {
+		_, err := f.run(t, strings.Repeat(unit, 1<<20/len(unit)), codemode.Options{})
+		wantError(t, err, codemode.ErrMemoryLimit, "ran out of stack", "nested too deeply")
+	}
+}
+
 func TestRunThrownErrorHasItsPlace(t *testing.T) {
 	f := newFixture(t)
 	res, err := f.run(t, "console.log('before');\nawait tools.calc.add({a: 1, b: 1});\n  missing.call();\n", codemode.Options{})
