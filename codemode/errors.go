@@ -109,9 +109,16 @@ func compile(program string) (*goja.Program, error) {
 var stackPos = regexp.MustCompile(regexp.QuoteMeta(srcName) + `:(\d+):(\d+)`)
 
 // thrown returns the error of a value the program threw and did not
-// catch: its text, at the place its stack names.
-func thrown(v goja.Value) *Error {
-	e := &Error{Err: ErrThrown, Message: "uncaught " + v.String()}
+// catch: its text, at the place its stack names. Reading the value may
+// run the program's code (a toString, a getter of stack), which may throw
+// in turn: what could not be read is left out, and the process goes on
+// to report the failure with its logs.
+func thrown(v goja.Value) (e *Error) {
+	e = &Error{Err: ErrThrown, Message: "uncaught value that cannot be shown as text"}
+	defer func() {
+		_ = recover() // a goja exception out of the program's code: e says what was read
+	}()
+	e.Message = "uncaught " + v.String()
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return e

@@ -154,8 +154,13 @@ func (r *runner) jsonCall(method string, v goja.Value) (goja.Value, error) {
 // (images too); a Go tool's result gives its Value and its text blocks.
 func (r *runner) toolResult(res tool.Result) goja.Value {
 	o := r.vm.NewObject()
-	_ = o.Set("text", res.Text())
-	_ = o.Set("isError", res.IsError)
+	// Own properties, as an object literal's: Set would run a setter the
+	// program put on Object.prototype, outside any guard of the loop.
+	set := func(name string, v any) {
+		_ = o.DefineDataProperty(name, r.vm.ToValue(v), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+	}
+	set("text", res.Text())
+	set("isError", res.IsError)
 	structured, content := res.Value, json.RawMessage(nil)
 	if w, ok := wireParts(res.Wire); ok {
 		structured, content = w.Structured, w.Content
@@ -163,8 +168,8 @@ func (r *runner) toolResult(res tool.Result) goja.Value {
 	if len(content) == 0 || content[0] != '[' {
 		content, _ = json.Marshal(res.Content) // text blocks: cannot fail
 	}
-	_ = o.Set("structured", r.parse(structured))
-	_ = o.Set("content", r.parse(content))
+	set("structured", r.parse(structured))
+	set("content", r.parse(content))
 	return o
 }
 

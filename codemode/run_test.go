@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,6 +198,33 @@ func TestRunDeepNestingEndsOnlyItsProcess(t *testing.T) {
 	for _, unit := range []string{"(", "!", "a=", "[{a:"} {
 		_, err := f.run(t, strings.Repeat(unit, 1<<20/len(unit)), codemode.Options{})
 		wantError(t, err, codemode.ErrMemoryLimit, "ran out of stack", "nested too deeply")
+	}
+}
+
+// What a program throws, or puts on Object.prototype, is its own code,
+// which the runner must not run unguarded after the program is over (or
+// in building a call's result): a thrown value without a string form, or
+// whose stack getter throws, is reported as such with the logs; a setter
+// on Object.prototype named like a result's property is not run. The
+// runner used to panic in either case: its process ended, the logs lost,
+// the failure told as the process's crash.
+func TestRunProgramCodeNotRunUnguarded(t *testing.T) {
+	f := newFixture(t)
+	for _, program := range []string{
+		`console.log("a"); throw Object.create(null)`,
+		`console.log("a"); throw {toString() { throw new Error("no text") }}`,
+		`console.log("a"); const e = new Error("x"); Object.defineProperty(e, "stack", {get() { throw 1 }}); throw e`,
+	} {
+		res, err := f.run(t, program, codemode.Options{})
+		wantError(t, err, codemode.ErrThrown, "uncaught")
+		if strings.Contains(err.Error(), "process ended") || !slices.Equal(res.Logs, []string{"a"}) {
+			t.Errorf("%s: %v, logs %q; want the throw reported with the logs", program, err, res.Logs)
+		}
+	}
+	res, err := f.run(t, `Object.defineProperty(Object.prototype, "text", {set() { for (;;); }});
+return (await tools.calc.add({a: 1, b: 2})).structured.sum`, codemode.Options{Timeout: 5 * time.Second})
+	if err != nil || string(res.Value) != "3" {
+		t.Errorf("a call's result with a setter on Object.prototype: %s, %v; want 3", res.Value, err)
 	}
 }
 
