@@ -8,6 +8,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // Why a program failed, for callers that branch: an *Error wraps one of
@@ -108,6 +110,10 @@ func compile(program string) (*goja.Program, error) {
 // stackPos finds the program's first frame in a JavaScript stack trace.
 var stackPos = regexp.MustCompile(regexp.QuoteMeta(srcName) + `:(\d+):(\d+)`)
 
+// maxThrownText bounds the text of a thrown value in an error: it goes
+// back to the caller as the error's message, beside the output bound.
+const maxThrownText = 4 << 10
+
 // thrown returns the error of a value the program threw and did not
 // catch: its text, at the place its stack names. Reading the value may
 // run the program's code (a toString, a getter of stack), which may throw
@@ -118,7 +124,7 @@ func thrown(v goja.Value) (e *Error) {
 	defer func() {
 		_ = recover() // a goja exception out of the program's code: e says what was read
 	}()
-	e.Message = "uncaught " + v.String()
+	e.Message = "uncaught " + textcut.Marked(v.String(), maxThrownText, "… (cut)")
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return e

@@ -221,6 +221,11 @@ func TestRunProgramCodeNotRunUnguarded(t *testing.T) {
 			t.Errorf("%s: %v, logs %q; want the throw reported with the logs", program, err, res.Logs)
 		}
 	}
+	_, err := f.run(t, `throw "x".repeat(2 ** 24)`, codemode.Options{})
+	wantError(t, err, codemode.ErrThrown, "uncaught xxx", "… (cut)")
+	if n := len(err.Error()); n > 8<<10 {
+		t.Errorf("a thrown 16 MiB string made an error of %d bytes", n)
+	}
 	res, err := f.run(t, `Object.defineProperty(Object.prototype, "text", {set() { for (;;); }});
 return (await tools.calc.add({a: 1, b: 2})).structured.sum`, codemode.Options{Timeout: 5 * time.Second})
 	if err != nil || string(res.Value) != "3" {
