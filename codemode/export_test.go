@@ -9,3 +9,11 @@ func SetMaxLine(t *testing.T, n int) {
 	maxLine = n
 	t.Cleanup(func() { maxLine = old })
 }
+
+// SetMaxProcesses bounds the programs' processes running at once to n
+// for the rest of the test.
+func SetMaxProcesses(t *testing.T, n int) {
+	old := processSlots
+	processSlots = make(chan struct{}, n)
+	t.Cleanup(func() { processSlots = old })
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,13 @@ const killGrace = 2 * time.Second
 // runIsolated runs program in a process of its own; view's calls are made
 // here, in ctx, as the process asks for them.
 func runIsolated(ctx context.Context, view View, api *API, program string, opts Options) (Result, error) {
+	slots := processSlots
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	case <-ctx.Done():
+		return Result{}, &Error{Err: causeOf(ctx), Message: "the program was cancelled while it waited to start: " + causeOf(ctx).Error()}
+	}
 	p, err := startProcess(view, api, opts)
 	if err != nil {
 		return Result{}, err
@@ -46,6 +54,14 @@ func runIsolated(ctx context.Context, view View, api *API, program string, opts 
 	p.wg.Go(func() { p.send(childRequest{Program: program, Tools: wireToolsOf(api), Options: wireOptionsOf(opts)}) })
 	return p.serve(ctx)
 }
+
+// processSlots bounds the programs' processes running at once in this
+// process: each may grow its heap by MaxMemory and keep a core busy for
+// its whole time limit, and a client's concurrent run_code calls (as
+// many as the gateway's call slots) would otherwise start one each. A
+// program past the bound waits for a place, within its caller's context,
+// before its time limit starts.
+var processSlots = make(chan struct{}, max(4, 2*runtime.GOMAXPROCS(0)))
 
 // process is one program's process, seen from Run.
 type process struct {

@@ -278,6 +278,49 @@ func (f *fixture) runHangs(t *testing.T, n int, opts codemode.Options) error {
 	return err
 }
 
+// Programs' processes are bounded: with room for two, a third program
+// waits for a place (its process not started, so its call not made) until
+// one of the two ends, and a program cancelled while it waits says so.
+// Each run_code used to start a process of its own, so a client's
+// hundreds of concurrent calls each got a heap and a core.
+func TestRunProcessesBounded(t *testing.T) {
+	f := newFixture(t)
+	codemode.SetMaxProcesses(t, 2)
+	var cancels []context.CancelFunc
+	done := make(chan error, 3)
+	start := func() {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancels = append(cancels, cancel)
+		go func() {
+			_, err := codemode.Run(ctx, codemode.RegistryView(f.reg), "await tools.slow.hang()", codemode.Options{})
+			done <- err
+		}()
+	}
+	start()
+	start()
+	for range 2 {
+		<-f.started
+	}
+	start()
+	select {
+	case <-f.started:
+		t.Fatal("a third program's process ran while two held the places")
+	case <-time.After(500 * time.Millisecond):
+	}
+	cancels[0]()
+	<-f.started // a place came free: the third runs
+	cancels[1]()
+	cancels[2]()
+	for range 3 {
+		<-done
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	codemode.SetMaxProcesses(t, 0)
+	_, err := codemode.Run(ctx, codemode.RegistryView(f.reg), "return 1", codemode.Options{})
+	wantError(t, err, context.Canceled, "cancelled while it waited to start")
+}
+
 // TestRunCancelReachesEveryCallInFlight also shows the calls of
 // Promise.all run at once: each waits for its context, so one at a time
 // the second would never start.
