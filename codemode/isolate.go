@@ -294,6 +294,11 @@ func (p *process) callView(ctx context.Context, c wireCall) (tool.Result, error)
 	case <-ctx.Done():
 		return tool.Result{}, context.Cause(ctx)
 	}
+	if ctx.Err() != nil {
+		// Both were ready and the select took the place: a call the
+		// program gave up is not made (its Gate would audit it).
+		return tool.Result{}, context.Cause(ctx)
+	}
 	res, err := p.view.Call(ctx, c.Name, c.Args)
 	if err == nil && p.opts.Attachments != nil {
 		res = keepAttachments(ctx, p.opts.Attachments, res)
