@@ -444,10 +444,9 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	s.mu.Lock()
 	s.sweep()
 	r, ok := s.tasks[p.TaskID]
-	var t Task
 	var got map[string]any
 	if ok {
-		t, got = r.task, s.wire(r, r.task)
+		got = s.wire(r, r.task)
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -460,15 +459,7 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 		if s.ext {
 			return s.cancelExt(r)
 		}
-		s.finish(p.TaskID, Cancelled)
-		r.cancel(nil)
-		t.Status = Cancelled
-		s.mu.Lock()
-		got = s.wire(r, t)
-		snap := s.snapLocked(r, t)
-		s.mu.Unlock()
-		s.tell(snap)
-		return json.Marshal(got)
+		return s.cancelTask(r)
 	}
 	select {
 	case <-r.done:
@@ -484,14 +475,27 @@ func (s *Store) Answer(ctx context.Context, method string, params json.RawMessag
 	return r.result, nil
 }
 
-// finish sets the status of task id, and forgets it.
-func (s *Store) finish(id, status string) {
+// cancelTask answers 2025-11-25's tasks/cancel of r: a task in a
+// terminal status is refused (-32602, as the spec asks: it keeps its
+// result); a running one ends cancelled, its body's context cancelled,
+// and is dismissed as cancelExt does: it frees its place among Max and
+// reads as cancelled until Keep passes.
+func (s *Store) cancelTask(r *run) (json.RawMessage, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.tasks[id]; ok {
-		r.task.Status = status
-		delete(s.tasks, id)
+	if status := r.task.Status; !r.ended.IsZero() || status == Cancelled {
+		s.mu.Unlock()
+		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/cancel: task %s is already %s", r.task.TaskID, status)}
 	}
+	r.task.Status, r.task.StatusMessage = Cancelled, ""
+	if r.dismissed.IsZero() {
+		r.dismissed = s.now()
+	}
+	got := s.wire(r, r.task)
+	snap := s.snapLocked(r, r.task)
+	s.mu.Unlock()
+	r.cancel(nil)
+	s.tell(snap)
+	return json.Marshal(got)
 }
 
 func (s *Store) list() (json.RawMessage, error) {

@@ -56,8 +56,12 @@ func TestStoreRefusesOtherIDs(t *testing.T) {
 	}
 }
 
-// The store holds at most max tasks; a cancelled one leaves, and its
-// body's context ends.
+// The store holds at most max tasks; a cancelled one frees its place,
+// its body's context ends, and it reads as cancelled (2025-11-25: the
+// task moves to cancelled before the answer). A task in a terminal
+// status is not cancelled again (-32602): a completed one keeps its
+// result. Cancelling used to forget the task at once, and to answer a
+// completed task's cancel by dropping its result.
 func TestStoreBoundedAndCancel(t *testing.T) {
 	s := NewStore(1)
 	defer s.Close()
@@ -83,8 +87,29 @@ func TestStoreBoundedAndCancel(t *testing.T) {
 		t.Errorf("tasks/cancel = %s, %v", got, err)
 	}
 	<-ended
-	if _, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`)); err == nil {
-		t.Error("a cancelled task is still there")
+	if got, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`)); err != nil || !strings.Contains(string(got), `"status":"cancelled"`) {
+		t.Errorf("tasks/get of a cancelled task = %s, %v; want it cancelled", got, err)
+	}
+	raw, err = s.Start(context.Background(), func(context.Context) (json.RawMessage, error) { return json.RawMessage(`{"content":[]}`), nil })
+	if err != nil {
+		t.Fatalf("Start once the only task was cancelled: %v", err)
+	}
+	done := createdID(t, raw)
+	for {
+		got, _ := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+done+`"}`))
+		if strings.Contains(string(got), `"status":"completed"`) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, tid := range []string{id, done} {
+		_, err := s.Answer(context.Background(), "tasks/cancel", json.RawMessage(`{"taskId":"`+tid+`"}`))
+		if te, ok := errors.AsType[*Error](err); !ok || te.Code != CodeInvalidParams || !strings.Contains(te.Message, "is already") {
+			t.Errorf("tasks/cancel of a task that ended: %v, want invalid params", err)
+		}
+	}
+	if got, err := s.Answer(context.Background(), "tasks/result", json.RawMessage(`{"taskId":"`+done+`"}`)); err != nil || string(got) != `{"content":[]}` {
+		t.Errorf("tasks/result of a completed task after a cancel: %s, %v; want its result", got, err)
 	}
 }
 
