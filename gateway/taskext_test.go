@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -267,5 +268,45 @@ func TestStatelessTaskToolGoneBeforeItRuns(t *testing.T) {
 	}()
 	if err != errTaskToolGone {
 		t.Errorf("the body of a call whose tool stopped being a task tool: %v, want %v", err, errTaskToolGone)
+	}
+}
+
+// In stateless mode without a task store, an identity whose tasks all
+// ended taskKeep ago is forgotten with them at the next renewal tick,
+// whether or not it comes back: its results are not kept past their ttl.
+// They used to be forgotten only when the identity made another request,
+// or once maxTaskOwners identities held tasks.
+func TestStatelessEndedTasksForgottenUnasked(t *testing.T) {
+	was := taskKeep
+	taskKeep = time.Millisecond
+	t.Cleanup(func() { taskKeep = was })
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
+		return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), nil
+	}}
+	g := newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	c := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice", perRequest: true}
+	var id string
+	waitFor(t, "a task made", func() bool {
+		var task struct {
+			TaskID string `json:"taskId"`
+		}
+		json.Unmarshal(c.request("tools/call", `{"name":"job","arguments":{},`+meta2026+`}`).Result, &task)
+		id = task.TaskID
+		return id != ""
+	})
+	waitFor(t, "the task ended", func() bool {
+		st := g.ownerTasks("alice")
+		return st != nil && st.store.Held() == 0 || st == nil
+	})
+	g.renewAll()
+	if st := g.ownerTasks("alice"); st != nil {
+		t.Errorf("an identity whose task ended past taskKeep is still kept (task %s held: %v)", id, st.store.Holds(id))
 	}
 }

@@ -41,10 +41,11 @@ import (
 // not ask for a task gets the result as before.
 
 // Bounds on the tasks of one client session.
-const (
-	maxSessionTasks = 16
-	taskKeep        = 10 * time.Minute
-)
+const maxSessionTasks = 16
+
+// taskKeep is how long an ended task is kept for its client to collect;
+// a variable for tests only.
+var taskKeep = 10 * time.Minute
 
 // taskCapability is the gateway's 2025-11-25 "tasks" server capability:
 // tools/call as a task, tasks/list and tasks/cancel.

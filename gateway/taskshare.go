@@ -280,8 +280,8 @@ func (g *Gateway) cancelLocal(owner, id string) bool {
 
 // renewLoop renews, every third of the lease, the leases of the tasks
 // this replica runs, and stops those another replica ended, until the
-// gateway closes. newOwnerLocked starts it with the first identity's
-// tasks; without a store it only waits.
+// gateway closes; without a store, it forgets the ended tasks past
+// taskKeep. newOwnerLocked starts it with the first identity's tasks.
 func (g *Gateway) renewLoop() {
 	for {
 		_, lease := g.sharedTasks()
@@ -295,12 +295,19 @@ func (g *Gateway) renewLoop() {
 }
 
 // renewAll renews the leases of the running tasks of every identity.
+// Without a store it forgets the identities whose tasks all ended
+// taskKeep ago or were dismissed, with their results: an identity that
+// never comes back would keep them (with a store, their ends are there,
+// and what this replica forgets of them goes there too: dropForgotten).
 func (g *Gateway) renewAll() {
+	b := &g.ownerBook
 	ts, lease := g.sharedTasks()
 	if ts == nil {
+		b.mu.Lock()
+		b.retireIdleLocked()
+		b.mu.Unlock()
 		return
 	}
-	b := &g.ownerBook
 	running := map[string]string{} // task → owner
 	var stores []*tasks.Store
 	b.mu.Lock()
