@@ -767,3 +767,35 @@ func TestHTTPStatelessPerRequestLeavesTheRest(t *testing.T) {
 		}
 	}
 }
+
+// The Mcp-Name check reads the body's name as the call reads it (a key
+// in any case, the last of repeated ones win), so that a request cannot
+// show a proxy in front of the gateway one name and run another; and a
+// tasks-extension call whose arguments are not an object is left to the
+// SDK's invalid params, as any call is, before it is admitted. The check
+// used to read the exact key "name" only, and the extension admitted,
+// gated and audited such arguments.
+func TestCallNameAndArgumentsReadAsTheyRun(t *testing.T) {
+	req := func(params string) *jsonrpc.Request {
+		return &jsonrpc.Request{Method: "tools/call", Params: json.RawMessage(params)}
+	}
+	for _, tt := range []struct {
+		header, params, want string
+	}{
+		{"allowed", `{"name":"allowed"}`, ""},
+		{"allowed", `{"name":"allowed","NAME":"other"}`, "does not match body value 'other'"},
+		{"other", `{"name":"allowed","Name":"other"}`, ""},
+		{"allowed", `{"name":5}`, "failed to extract name"},
+		{"allowed", `{"arguments":{}}`, "failed to extract name"},
+	} {
+		if got := nameHeaderProblem(tt.header, req(tt.params)); tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+			t.Errorf("Mcp-Name %q for %s: %q, want %q", tt.header, tt.params, got, tt.want)
+		}
+	}
+	ext := `"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	for args, want := range map[string]bool{`{}`: true, `null`: true, `{"a":1}`: true, `5`: false, `"x"`: false, `[1]`: false} {
+		if _, ok := extCall(req(`{"name":"job","arguments":`+args+`,`+ext+`}`), nil); ok != want {
+			t.Errorf("an extension call with arguments %s taken: %v, want %v", args, ok, want)
+		}
+	}
+}

@@ -253,8 +253,11 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
 		return nil, false
 	}
-	if len(p.Arguments) == 0 {
+	switch {
+	case len(p.Arguments) == 0 || string(p.Arguments) == "null":
 		p.Arguments = json.RawMessage(`{}`)
+	case p.Arguments[0] != '{':
+		return nil, false // not an object: the SDK's invalid params, as for any call
 	}
 	return &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: p.Meta, RequestState: p.RequestState, InputResponses: p.InputResponses}, true
 }

@@ -1273,12 +1273,21 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 	if header == "" {
 		return fmt.Sprintf("missing required Mcp-Name header for method %q", req.Method)
 	}
-	var params map[string]json.RawMessage
-	var name string
-	if json.Unmarshal(req.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
+	// Read as the call's handler reads it (encoding/json: a key in any
+	// case, the last of repeated ones), so that the name checked is the
+	// name that runs: {"name":"a","NAME":"b"} runs b.
+	var params struct {
+		Name *string `json:"name"`
+		URI  *string `json:"uri"`
+	}
+	named := &params.Name
+	if key == "uri" {
+		named = &params.URI
+	}
+	if json.Unmarshal(req.Params, &params) != nil || *named == nil {
 		return fmt.Sprintf("failed to extract name from parameters for method %q", req.Method)
 	}
-	if header != name {
+	if name := **named; header != name {
 		return fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)
 	}
 	return ""
