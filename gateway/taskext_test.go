@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -308,5 +309,39 @@ func TestStatelessEndedTasksForgottenUnasked(t *testing.T) {
 	g.renewAll()
 	if st := g.ownerTasks("alice"); st != nil {
 		t.Errorf("an identity whose task ended past taskKeep is still kept (task %s held: %v)", id, st.store.Holds(id))
+	}
+}
+
+// On the stateful endpoint, a tasks-extension call on a session that was
+// never initialized (no Mcp-Session-Id, no 2026-07-28 _meta) is the
+// SDK's to refuse: it enters no Gate (no audit line, no rate token) and
+// runs nothing. It used to be admitted, then abandoned with "the client
+// session is closing".
+func TestExtensionCallBeforeInitializeNotAdmitted(t *testing.T) {
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	gate := newCountingGate()
+	g := newGateway(t, reg, Options{Gate: gate})
+	waitFor(t, "the task tool published", func() bool { return (*g.taskTools.Load())["job"] })
+	base := serveHTTP(t, g, Options{})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	gate.mu.Lock()
+	defer gate.mu.Unlock()
+	if gate.entered["job"] != 0 || strings.Contains(string(got), `"result"`) {
+		t.Errorf("a call before initialize: %d %s; Gate entered %d times, want the SDK's refusal and none", resp.StatusCode, got, gate.entered["job"])
 	}
 }
