@@ -144,8 +144,14 @@ func buildPackage(s Server, p Package) (Entry, error) {
 		return Entry{}, fmt.Errorf("%s: mcpbridge does not know how to run %q packages (it runs npm, pypi, oci and nuget); choose another package or a remote", what, p.RegistryType)
 	}
 	r := &resolver{}
-	e := Entry{Transport: TransportStdio, Command: command, Env: r.env(p.EnvironmentVariables)}
-	runtime, args := r.args(p.RuntimeArguments), r.args(p.PackageArguments)
+	runtimeArgs, envVars := p.RuntimeArguments, p.EnvironmentVariables
+	if p.RegistryType == TypeOCI {
+		var moved []KeyValue
+		runtimeArgs, moved = secretEnvArgs(runtimeArgs)
+		envVars = append(slices.Clone(envVars), moved...)
+	}
+	e := Entry{Transport: TransportStdio, Command: command, Env: r.env(envVars)}
+	runtime, args := r.args(runtimeArgs), r.args(p.PackageArguments)
 	switch p.RegistryType {
 	case TypeNPM:
 		e.Args = slices.Concat([]string{"-y"}, runtime, []string{literal(versioned(p, "@"))}, args)
@@ -182,6 +188,39 @@ func image(p Package) string {
 		return p.Identifier
 	}
 	return p.Identifier + ":" + p.Version
+}
+
+// secretEnvArgs takes a container's "-e NAME=VALUE" runtime arguments
+// whose value holds a secret out of args, as environment variables of
+// the entry: docker run -e NAME then passes the value from docker's own
+// environment, where -e NAME=VALUE would put the secret on docker's
+// command line, which every user of the machine can read (ps).
+func secretEnvArgs(args []Argument) (rest []Argument, env []KeyValue) {
+	for _, a := range args {
+		name, value, ok := strings.Cut(a.Value, "=")
+		if a.Type == "named" && (a.Name == "-e" || a.Name == "--env") && ok && yamlconf.IsVarName(name) && holdsSecret(a.Input) {
+			in := a.Input
+			in.Value = value
+			env = append(env, KeyValue{Input: in, Name: name})
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return rest, env
+}
+
+// holdsSecret reports whether in is a secret or fills one of its
+// {variables} with one.
+func holdsSecret(in Input) bool {
+	if in.IsSecret {
+		return true
+	}
+	for _, v := range in.Variables {
+		if v.IsSecret {
+			return true
+		}
+	}
+	return false
 }
 
 // dockerEnv passes each variable of the entry's env, and each optional
@@ -285,6 +324,9 @@ func (r *resolver) args(list []Argument) []string {
 		v, ok := r.value(a.Input, label, varName(cmp.Or(name, "arg")))
 		if !ok {
 			continue
+		}
+		if holdsSecret(a.Input) {
+			r.note("%s is a secret on the server's command line, where every user of this machine can read it (ps); the publisher's package takes it there", label)
 		}
 		if a.Type != "named" {
 			out = append(out, v)

@@ -366,6 +366,45 @@ func TestBuildOptionalVariablesReachTheServer(t *testing.T) {
 	}
 }
 
+// A secret never lands on a command line where the entry can keep it off:
+// a container's "-e NAME={secret}" becomes docker's -e NAME with the value
+// in the entry's env (a plain "-e NAME=value" stays as written), and a
+// package's own secret argument, which only the command line can carry,
+// gets a note saying where it goes. The secret used to be put in
+// docker's arguments as -e DB_PASSWORD=${PW}, readable by every user of
+// the machine in ps.
+func TestBuildKeepsSecretsOffTheCommandLine(t *testing.T) {
+	t.Parallel()
+	pw := map[string]Input{"pw": {Description: "the password", IsRequired: true, IsSecret: true}}
+	s := Server{Name: "io.github.example/db", Version: "1.0.0",
+		Packages: []Package{{RegistryType: "oci", Identifier: "example/db", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+			RuntimeArguments: []Argument{
+				{Type: "named", Name: "-e", Input: Input{Value: "DB_PASSWORD={pw}", Variables: pw}},
+				{Type: "named", Name: "-e", Input: Input{Value: "DB_MODE=fast"}},
+			},
+		}, {RegistryType: "npm", Identifier: "db-mcp", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+			PackageArguments: []Argument{{Type: "named", Name: "--token", Input: Input{Description: "the token", IsRequired: true, IsSecret: true}}},
+		}},
+	}
+	e, err := Build(s, Choice{Package: "oci"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"run", "-i", "--rm", "-e", "DB_MODE=fast", "-e", "DB_PASSWORD", "example/db:1.0.0"}; !slices.Equal(e.Args, want) {
+		t.Errorf("args %q, want %q: the secret passed by name", e.Args, want)
+	}
+	if want := []Pair{{"DB_PASSWORD", "${PW}"}}; !slices.Equal(e.Env, want) {
+		t.Errorf("env %v, want %v", e.Env, want)
+	}
+	e, err = Build(s, Choice{Package: "npm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(e.Notes, func(n string) bool { return strings.HasPrefix(n, "--token is a secret on the server's command line") }) {
+		t.Errorf("notes %q do not say the token goes on the command line", e.Notes)
+	}
+}
+
 // What a remote entry sends away is every variable its URL and headers
 // refer to, defaults' included, each once; a package sends nothing.
 func TestSentAway(t *testing.T) {
