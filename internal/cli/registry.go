@@ -201,8 +201,8 @@ func writeRunnable(e *env, s registry.Server, choice registry.Choice, chosen boo
 		fmt.Fprintf(e.Stdout, "    not added by mcpbridge: %s\n", termsafe.Line(err.Error()))
 		return
 	}
-	if entry.Command != "" {
-		fmt.Fprintf(e.Stdout, "    runs: %s\n", termsafe.Line(strings.Join(append([]string{entry.Command}, entry.Args...), " ")))
+	if line := entry.CommandLine(); line != "" {
+		fmt.Fprintf(e.Stdout, "    runs: %s\n", termsafe.Line(line))
 	}
 	for _, n := range entry.Notes {
 		fmt.Fprintf(e.Stdout, "    %s\n", termsafe.Line(n))
@@ -242,8 +242,8 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: add: the registry marks %s %s %s%s\n", termsafe.Line(resp.Server.Name), termsafe.Line(resp.Server.Version), termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
 	}
 	// What the publisher's document makes run, shown before it first runs.
-	if built.Command != "" {
-		fmt.Fprintf(e.Stderr, "mcpbridge: add: it runs: %s\n", termsafe.Line(strings.Join(append([]string{built.Command}, built.Args...), " ")))
+	if line := built.CommandLine(); line != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add: it runs: %s\n", termsafe.Line(line))
 	}
 	for _, n := range built.Notes {
 		fmt.Fprintf(e.Stderr, "mcpbridge: add: %s\n", termsafe.Line(n))

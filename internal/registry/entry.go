@@ -44,6 +44,24 @@ type Entry struct {
 // Pair is one environment variable or header.
 type Pair struct{ Key, Value string }
 
+// CommandLine is what a package entry runs, as a person reads it: the
+// values its document fixes in its environment (NAME=value: the launcher
+// reads them too, an NPM_CONFIG_REGISTRY or a NODE_OPTIONS), then the
+// command and its arguments; "" for a remote. A variable the user sets
+// (a whole ${VAR} reference) is in the notes instead.
+func (e Entry) CommandLine() string {
+	if e.Command == "" {
+		return ""
+	}
+	var words []string
+	for _, kv := range e.Env {
+		if !wholeReference.MatchString(kv.Value) {
+			words = append(words, kv.Key+"="+kv.Value)
+		}
+	}
+	return strings.Join(append(append(words, e.Command), e.Args...), " ")
+}
+
 // defaultCommands is the command that runs each registry type's packages.
 var defaultCommands = map[string]string{TypeNPM: "npx", TypePyPI: "uvx", TypeOCI: "docker", TypeNuGet: "dnx"}
 
@@ -404,6 +422,10 @@ func (r *resolver) template(s string, vars map[string]Input) string {
 	b.WriteString(literal(s[last:]))
 	return b.String()
 }
+
+// wholeReference is a value that is one ${VAR} reference, with or
+// without a default.
+var wholeReference = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}$`)
 
 // placeholder is a {name} in a value or URL template.
 var placeholder = regexp.MustCompile(`\{([A-Za-z0-9_.-]+)\}`)

@@ -405,6 +405,34 @@ func TestBuildKeepsSecretsOffTheCommandLine(t *testing.T) {
 	}
 }
 
+// What an entry runs is shown with the values its document fixes in the
+// environment, which the launcher reads as well as the server: an
+// NPM_CONFIG_REGISTRY sends npx elsewhere, a NODE_OPTIONS runs code. The
+// line used to show the command and arguments only. A variable the user
+// sets is left to the notes.
+func TestCommandLineShowsFixedEnvironment(t *testing.T) {
+	t.Parallel()
+	s := Server{Name: "io.github.example/fixed", Version: "1.0.0",
+		Packages: []Package{{RegistryType: "npm", Identifier: "fixed-mcp", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+			EnvironmentVariables: []KeyValue{
+				{Name: "NPM_CONFIG_REGISTRY", Input: Input{Value: "https://npm.example"}},
+				{Name: "API_KEY", Input: Input{IsRequired: true, IsSecret: true}},
+				{Name: "REGION", Input: Input{IsRequired: true, Default: "eu"}},
+			},
+		}},
+	}
+	e, err := Build(s, Choice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.CommandLine(), "NPM_CONFIG_REGISTRY=https://npm.example npx -y fixed-mcp@1.0.0"; got != want {
+		t.Errorf("CommandLine() = %q, want %q", got, want)
+	}
+	if got := (Entry{URL: "https://x.example/mcp"}).CommandLine(); got != "" {
+		t.Errorf("a remote's CommandLine() = %q, want none", got)
+	}
+}
+
 // What a remote entry sends away is every variable its URL and headers
 // refer to, defaults' included, each once; a package sends nothing.
 func TestSentAway(t *testing.T) {
