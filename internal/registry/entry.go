@@ -161,6 +161,13 @@ func buildPackage(s Server, p Package) (Entry, error) {
 	case !ok:
 		return Entry{}, fmt.Errorf("%s: mcpbridge does not know how to run %q packages (it runs npm, pypi, oci and nuget); choose another package or a remote", what, p.RegistryType)
 	}
+	for _, a := range p.RuntimeArguments {
+		if a.Type != "named" {
+			// Before the package, a positional argument is what npx, uvx,
+			// dnx or docker run takes for the package: it would run instead.
+			return Entry{}, fmt.Errorf("%s has a positional runtime argument (%q), which %s would take for the package to run instead of %s; choose another package or a remote", what, cmp.Or(a.Value, a.ValueHint), command, p.Identifier)
+		}
+	}
 	r := &resolver{}
 	runtimeArgs, envVars := p.RuntimeArguments, p.EnvironmentVariables
 	if p.RegistryType == TypeOCI {

@@ -433,6 +433,25 @@ func TestCommandLineShowsFixedEnvironment(t *testing.T) {
 	}
 }
 
+// A positional runtime argument comes before the package, where npx,
+// uvx, dnx and docker run take the first one for what to run: the
+// package the registry vouches for would not run, the argument would.
+// Such a package is refused, saying why. It used to be written as
+// npx -y evil@1 good@1.0.0.
+func TestBuildRefusesPositionalRuntimeArguments(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []string{"npm", "pypi", "oci", "nuget"} {
+		s := Server{Name: "io.github.example/good", Version: "1.0.0",
+			Packages: []Package{{RegistryType: typ, Identifier: "good", Version: "1.0.0", Transport: Transport{Type: "stdio"},
+				RuntimeArguments: []Argument{{Type: "positional", Input: Input{Value: "evil@1"}}}}},
+		}
+		_, err := Build(s, Choice{})
+		if err == nil || !strings.Contains(err.Error(), `has a positional runtime argument ("evil@1")`) || !strings.Contains(err.Error(), "instead of good") {
+			t.Errorf("%s: %v, want a refusal naming the argument", typ, err)
+		}
+	}
+}
+
 // What a remote entry sends away is every variable its URL and headers
 // refer to, defaults' included, each once; a package sends nothing.
 func TestSentAway(t *testing.T) {
