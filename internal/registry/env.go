@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,13 +20,18 @@ const requestTimeout = 30 * time.Second
 // FromEnv is the client of the registry getenv names ($MCPBRIDGE_REGISTRY_URL,
 // else the official one), its answers kept under the user cache
 // directory ($XDG_CACHE_HOME, else ~/.cache; nothing kept when neither is
-// known). A URL that is not http(s) is refused, saying what to write.
+// known). A URL that is not https (http only on this machine) is
+// refused, saying what to write: the registry's answers say what runs
+// here, and anyone on the path of plain http could rewrite them.
 func FromEnv(getenv func(string) string) (*Client, error) {
 	base := getenv(EnvURL)
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("%s=%q: want the registry's http(s) base URL, like %s", EnvURL, base, DefaultURL)
+		}
+		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+			return nil, fmt.Errorf("%s=%q: the registry's answers say what runs on this machine, and anyone on the path of plain http could change them: use https (http only for a registry on this machine)", EnvURL, base)
 		}
 	}
 	c := &Client{BaseURL: base, HTTP: &http.Client{Timeout: requestTimeout}, UserAgent: "mcpbridge"}
@@ -99,4 +105,14 @@ func (c *Client) Check(ctx context.Context, o Outdated) Outdated {
 	o.Latest = resp.Server.Version
 	o.Outdated = o.Latest != o.Version
 	return o
+}
+
+// loopbackHost reports whether host is this machine: localhost or a
+// loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -28,6 +28,18 @@ func TestFromEnv(t *testing.T) {
 	if _, err := FromEnv(getenv); err == nil || !strings.Contains(err.Error(), "want the registry's http(s) base URL") {
 		t.Errorf("a URL without a scheme: %v", err)
 	}
+	// Plain http to another machine: whoever is on the path decides what
+	// runs here. It used to be taken without a word.
+	env[EnvURL] = "http://registry.example"
+	if _, err := FromEnv(getenv); err == nil || !strings.Contains(err.Error(), "use https (http only for a registry on this machine)") {
+		t.Errorf("plain http to another machine: %v", err)
+	}
+	for _, local := range []string{"http://127.0.0.1:8080", "http://localhost:8080/", "http://[::1]:9"} {
+		env[EnvURL] = local
+		if _, err := FromEnv(getenv); err != nil {
+			t.Errorf("%s: %v", local, err)
+		}
+	}
 }
 
 // A path is a file; a registry name is not, unless a .json file of that
