@@ -301,9 +301,26 @@ func TestLooksLikeServerJSON(t *testing.T) {
 		`{"mcpServers": {"a": {"command": "x"}}, "name": "n", "version": "1"}`:                        false,
 		`{"servers": {}}`:   false,
 		`[model_providers]`: false,
+		// the registry's answer around one (registry show --json)
+		`{"server": {"name": "io.github.a/b", "version": "1"}, "_meta": {}}`: true,
+		`{"server": "io.github.a/b"}`:                                        false,
 	} {
 		if got := LooksLikeServerJSON([]byte(doc)); got != want {
 			t.Errorf("%s: %v, want %v", doc, got, want)
+		}
+	}
+}
+
+// What registry show --json prints (the registry's answer, the server.json
+// under "server") reads as the server.json it holds: saved to a file, it
+// is added offline. It used to fail with "name" is required.
+func TestParseServerReadsTheRegistryAnswer(t *testing.T) {
+	t.Parallel()
+	doc := `{"name":"io.github.a/b","version":"1.0.0","remotes":[{"type":"streamable-http","url":"https://b.example/mcp"}]}`
+	for _, data := range []string{doc, `{"server":` + doc + `,"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active"}}}`} {
+		s, err := ParseServer([]byte(data), "x.json")
+		if err != nil || s.Name != "io.github.a/b" || s.Version != "1.0.0" {
+			t.Errorf("%.40s…: %+v, %v", data, s, err)
 		}
 	}
 }

@@ -121,10 +121,12 @@ func (e *MalformedError) Error() string {
 }
 
 // ParseServer decodes and checks a server.json; where names it in errors
-// (a file name, or the registry URL it came from).
+// (a file name, or the registry URL it came from). The registry's answer
+// around one (what registry show --json prints: {"server": …, "_meta": …})
+// is read as its server.json.
 func ParseServer(data []byte, where string) (Server, error) {
 	var s Server
-	if err := decodeJSON(data, &s, where); err != nil {
+	if err := decodeJSON(unwrapAnswer(data), &s, where); err != nil {
 		return Server{}, err
 	}
 	if err := s.check(); err != nil {
@@ -143,7 +145,7 @@ func LooksLikeServerJSON(data []byte) bool {
 		Version    string          `json:"version"`
 		MCPServers json.RawMessage `json:"mcpServers"`
 	}
-	if json.Unmarshal(data, &probe) != nil || probe.MCPServers != nil {
+	if json.Unmarshal(unwrapAnswer(data), &probe) != nil || probe.MCPServers != nil {
 		return false
 	}
 	return strings.Contains(probe.Schema, "server.schema.json") || probe.Name != "" && probe.Version != ""
@@ -253,4 +255,18 @@ func checkRemote(r Transport) error {
 		return errors.New(`"url" is required`)
 	}
 	return nil
+}
+
+// unwrapAnswer is the server.json in data when data is the registry's
+// answer around one (a "server" object, no name of its own); data
+// otherwise.
+func unwrapAnswer(data []byte) []byte {
+	var answer struct {
+		Server json.RawMessage `json:"server"`
+		Name   *string         `json:"name"`
+	}
+	if json.Unmarshal(data, &answer) != nil || answer.Name != nil || len(answer.Server) == 0 || answer.Server[0] != '{' {
+		return data
+	}
+	return answer.Server
 }
