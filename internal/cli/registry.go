@@ -314,13 +314,39 @@ func (e *env) registryOutdated(ctx context.Context, argv []string) error {
 		return err
 	}
 	var out []registry.Outdated
+	var update []string
 	for _, pe := range src.plan.Entries {
 		if o, ok := registryRef(pe); ok {
 			out = append(out, c.Check(ctx, o))
+			update = append(update, updateAdvice(pe, o.Name))
 		}
 	}
-	return e.writeOutdated(f, src.plan.Source, out)
+	return e.writeOutdated(f, src.plan.Source, out, update)
 }
+
+// updateAdvice is how to take entry pe, made from the registry server
+// name, to the latest version: removed and added again under its own
+// name, in its own file, of the same kind of package (a remote's number
+// is not recorded: registry show lists them).
+func updateAdvice(pe host.PlanEntry, name string) string {
+	file := ""
+	if pe.Entry.File != "" {
+		file = " --config " + shellQuote(pe.Entry.File)
+	}
+	choice := ""
+	switch cmd := report.Node(pe, "command"); {
+	case cmd != nil && packageOf[cmd.Value] != "":
+		choice = " --package " + packageOf[cmd.Value]
+	case report.Node(pe, "url") != nil:
+		choice = " --remote N (mcpbridge registry show " + name + " lists them)"
+	}
+	id := shellQuote(pe.Entry.ID)
+	return fmt.Sprintf("mcpbridge remove %s%s, then mcpbridge add --from-registry %s%s %s%s", id, file, name, file, id, choice)
+}
+
+// packageOf is the registry type of the packages each command runs
+// (registry.Build's commands).
+var packageOf = map[string]string{"npx": "npm", "uvx": "pypi", "docker": "oci", "dnx": "nuget"}
 
 // registryRef is the registry name and version an entry records, as
 // written (an entry invalid in this shell, for an unset ${VAR}, still
@@ -337,7 +363,7 @@ func registryRef(pe host.PlanEntry) (registry.Outdated, bool) {
 	return registry.Outdated{ID: pe.Entry.ID, Name: name.Value, Version: version.Value}, true
 }
 
-func (e *env) writeOutdated(f *flags, source string, out []registry.Outdated) error {
+func (e *env) writeOutdated(f *flags, source string, out []registry.Outdated, update []string) error {
 	failed := false
 	for _, o := range out {
 		failed = failed || o.Error != ""
@@ -354,13 +380,13 @@ func (e *env) writeOutdated(f *flags, source string, out []registry.Outdated) er
 			fmt.Fprintf(e.Stderr, "no entry of %s was added from the registry (mcpbridge add --from-registry NAME records one)\n", source)
 		}
 		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-		for _, o := range out {
+		for i, o := range out {
 			state := "up to date"
 			switch {
 			case o.Error != "":
 				state = "unknown: " + o.Error
 			case o.Outdated:
-				state = fmt.Sprintf("%s is published: mcpbridge remove %s, then mcpbridge add --from-registry %s", o.Latest, o.ID, o.Name)
+				state = fmt.Sprintf("%s is published: %s", o.Latest, update[i])
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.ID, termsafe.Line(o.Name), termsafe.Line(o.Version), termsafe.Line(state))
 		}

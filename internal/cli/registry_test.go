@@ -292,8 +292,23 @@ func TestRegistryOutdated(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	r = mcpbridge(t, "", "registry", "outdated", "--config", cfg)
-	if !strings.Contains(r.stdout, "0.5.0 is published") {
-		t.Errorf("outdated: %+v", r)
+	// The advice keeps the entry's file, name and kind of package: taken
+	// as written, it updates that entry and no other. It used to name
+	// neither the file nor the entry's name.
+	want2 := "0.5.0 is published: mcpbridge remove knapcode-samplemcpserver --config " + shellQuote(cfg) +
+		", then mcpbridge add --from-registry io.github.joelverhagen/knapcode-samplemcpserver --config " + shellQuote(cfg) + " knapcode-samplemcpserver --package nuget"
+	if !strings.Contains(r.stdout, want2) {
+		t.Fatalf("outdated: %+v\nwant %q", r, want2)
+	}
+	advice, _, _ := strings.Cut(r.stdout[strings.Index(r.stdout, "mcpbridge remove"):], "\n")
+	for _, command := range strings.Split(strings.TrimSpace(advice), ", then ") {
+		if r := mcpbridge(t, "", strings.Fields(command)[1:]...); r.code != ExitOK {
+			t.Fatalf("%s: %+v", command, r)
+		}
+	}
+	r = mcpbridge(t, "", "registry", "outdated", "--config", cfg)
+	if r.code != ExitOK || strings.Count(r.stdout, "up to date") != 2 {
+		t.Errorf("after following the advice: %+v", r)
 	}
 
 	// An entry whose server the registry no longer has cannot be checked:
