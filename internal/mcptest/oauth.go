@@ -157,6 +157,15 @@ func (s *OAuthServer) RefreshToken() string {
 	return r
 }
 
+// RevokeAccess forgets every access token, keeping the refresh tokens:
+// a grant revoked early, or whose tokens carry no expiry, which a refresh
+// renews.
+func (s *OAuthServer) RevokeAccess() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
 // RevokeAll forgets every access and refresh token: the next request needs
 // a new login.
 func (s *OAuthServer) RevokeAll() {

@@ -92,6 +92,7 @@ type codeHandler struct {
 
 	mu     sync.Mutex
 	legacy oauth2.TokenSource // set while the 2025-03-26 flow's token is in use
+	stored *storedSource      // the stored grant's source in use, nil without one
 }
 
 var _ auth.OAuthHandler = (*codeHandler)(nil)
@@ -107,6 +108,10 @@ func (h *codeHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 }
 
 func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized && h.refreshRefused() {
+		drain(resp)
+		return nil // the SDK sends the request again, with the refreshed token
+	}
 	if h.mode == ModeNoLogin && needsAuthorization(resp) {
 		drain(resp)
 		return &NeedsLoginError{Server: h.target.ServerName}
@@ -122,6 +127,24 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		return err
 	}
 	return h.legacyAuthorize(ctx, asm, header)
+}
+
+// refreshRefused spends the stored refresh token when the server refused
+// the stored grant's access token though the clock still counts it valid
+// (revoked early, or issued without expires_in): the SDK refreshes only
+// what expired, and would go on to a new login, or to needs-login, with
+// a working refresh token at hand.
+func (h *codeHandler) refreshRefused() bool {
+	h.mu.Lock()
+	s := h.stored
+	h.mu.Unlock()
+	return s != nil && s.refreshRefused()
+}
+
+func (h *codeHandler) setStored(s *storedSource) {
+	h.mu.Lock()
+	h.stored = s
+	h.mu.Unlock()
 }
 
 func (h *codeHandler) setLegacy(ts oauth2.TokenSource) {
@@ -164,7 +187,9 @@ func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Conf
 	}
 	key := Key(h.target.URL, cfg)
 	src := func(rec *Record) *storedSource {
-		return &storedSource{store: store, key: key, client: opts.HTTPClient, log: opts.Logger, dpop: d, rec: rec}
+		s := &storedSource{store: store, key: key, client: opts.HTTPClient, log: opts.Logger, dpop: d, rec: rec}
+		h.setStored(s)
+		return s
 	}
 	rec, err := store.Load(key)
 	if err != nil {

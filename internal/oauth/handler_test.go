@@ -109,6 +109,34 @@ func TestRefreshOnNextAttempt(t *testing.T) {
 	}
 }
 
+// An access token the server refuses before the clock says it expired
+// (revoked early, or issued without expires_in) is replaced by one
+// refresh with the stored refresh token, without a login; a server that
+// refuses everything still ends in needs-login, after that one try. A
+// 401 used to go straight to needs-login, a working refresh token at hand.
+func TestRefusedTokenRefreshedOnce(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless: %v", err)
+	}
+	srv.RevokeAccess()
+	if err := connect(t, srv, nil, Options{StateDir: dir}); err != nil {
+		t.Fatalf("after the access token was revoked: %v, want a refresh", err)
+	}
+	if r, a := srv.Refreshes(), srv.Authorizations(); r != 1 || a != 1 {
+		t.Errorf("%d refreshes, %d authorizations: want one refresh and no new login", r, a)
+	}
+	srv.RevokeAll()
+	var nl *NeedsLoginError
+	if err := connect(t, srv, nil, Options{StateDir: dir}); !errors.As(err, &nl) {
+		t.Errorf("after the grant was revoked: %v, want NeedsLoginError", err)
+	}
+	if r := srv.Refreshes(); r != 1 {
+		t.Errorf("%d refreshes in all, want 1: none for the revoked grant", r)
+	}
+}
+
 // A login receives the code on the loopback callback, where the browser
 // lands after following the authorization server's redirect.
 func TestLoginCallback(t *testing.T) {

@@ -29,8 +29,9 @@ type storedSource struct {
 	log    *slog.Logger
 	dpop   *dpop // takes the key of a record another process stored
 
-	mu  sync.Mutex
-	rec *Record
+	mu     sync.Mutex
+	rec    *Record
+	forced string // the access token a refreshRefused last got: not forced again
 }
 
 // Token returns the current access token, refreshing it when it expired.
@@ -62,6 +63,51 @@ func (s *storedSource) Token() (*oauth2.Token, error) {
 		}
 	}
 	return s.refresh(ctx)
+}
+
+// refreshRefused gets a new access token in place of the one s gave,
+// which the server refused though it has not expired: the one another
+// process stored meanwhile, else a refresh. It reports whether there is
+// a new one to try. Once per token: a server that refuses the token this
+// got too is not asked again (a revoked grant goes on to a login).
+func (s *storedSource) refreshRefused() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refused := s.rec.Token.AccessToken
+	if refused == "" || refused == s.forced {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	defer cancel()
+	unlock, err := s.store.Lock(ctx, s.key)
+	if err != nil {
+		return false
+	}
+	defer unlock()
+	rec, err := s.store.Load(s.key)
+	if err != nil || rec == nil {
+		return false // damaged, or logged out: a login
+	}
+	s.rec = rec
+	s.dpop.adopt(rec.DPoPKey)
+	if rec.Token.AccessToken != refused && rec.Token.Valid() {
+		s.forced = rec.Token.AccessToken // another process's, not refused yet
+		return true
+	}
+	// Refreshed as expired: the oauth2 package refreshes nothing it
+	// counts valid.
+	stale := *rec
+	expired := *rec.Token
+	expired.Expiry = time.Unix(1, 0)
+	stale.Token = &expired
+	s.rec = &stale
+	tok, err := s.refresh(ctx)
+	if err != nil {
+		s.rec = rec
+		return false
+	}
+	s.forced = tok.AccessToken
+	return tok.AccessToken != refused
 }
 
 // refresh spends the refresh token, with the lock held, and stores the
