@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
@@ -45,7 +47,51 @@ func Count(s string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(enc.EncodeOrdinary(s)), nil
+	n := 0
+	for _, part := range cutRuns(s) {
+		n += len(enc.EncodeOrdinary(part))
+	}
+	return n, nil
+}
+
+// maxRun bounds a run of characters of one kind (letters, spaces, or
+// punctuation) that is encoded at once. The tokenizer keeps such a run
+// as one piece, and BPE's merges take time quadratic in a piece's length:
+// 64 KiB of one letter in a hostile server's schema took three seconds,
+// a megabyte would take many minutes, under the view's lock. Words and
+// JSON never run this long; a run cut in pieces counts within a token of
+// the whole.
+const maxRun = 256
+
+// cutRuns is s cut where a run of one kind of character reaches maxRun
+// bytes; s alone when none does.
+func cutRuns(s string) []string {
+	var parts []string
+	start, run, kind := 0, 0, -1
+	for i, r := range s {
+		k := charKind(r)
+		if k != kind {
+			kind, run = k, 0
+		}
+		if run >= maxRun {
+			parts, start, run = append(parts, s[start:i]), i, 0
+		}
+		run += utf8.RuneLen(r)
+	}
+	return append(parts, s[start:])
+}
+
+// charKind is the kind of character the tokenizer's pieces keep together.
+func charKind(r rune) int {
+	switch {
+	case unicode.IsLetter(r) || unicode.IsMark(r):
+		return 0
+	case unicode.IsNumber(r):
+		return 1
+	case unicode.IsSpace(r):
+		return 2
+	}
+	return 3
 }
 
 // Tool returns the tokens of t's definition: its Chat form as compact JSON,

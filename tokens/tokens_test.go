@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -71,5 +72,30 @@ func TestTotal(t *testing.T) {
 	}
 	if _, err := Total([]tool.Tool{{Name: "bad", InputSchema: json.RawMessage(`{`)}}); err == nil {
 		t.Error("Total of an invalid schema: no error")
+	}
+}
+
+// A hostile server's definition cannot stall the count: a megabyte of one
+// letter (one piece to the tokenizer, whose merges take time quadratic
+// in a piece's length: minutes, under the view's lock) is counted in
+// pieces of at most maxRun bytes, within a token a piece of the whole;
+// prose and JSON, whose runs are short, are counted whole, as before.
+func TestCountBoundsLongRuns(t *testing.T) {
+	huge := strings.Repeat("a", 1<<20)
+	for _, part := range cutRuns(huge) {
+		if len(part) > maxRun {
+			t.Fatalf("a piece of %d bytes, want at most %d", len(part), maxRun)
+		}
+	}
+	n, err := Count(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < len(huge)/8 || n > len(huge)/8+len(huge)/maxRun {
+		t.Errorf("a megabyte of one letter: %d tokens, want about %d (8 letters a token, one more at most a piece)", n, len(huge)/8)
+	}
+	prose := `{"type":"function","function":{"name":"mcp__github__search_issues","description":"Search issues and pull requests across GitHub repositories. Use qualifiers like repo:owner/name, is:open, label:bug.","parameters":{"type":"object","properties":{"query":{"type":"string"}}}}}`
+	if parts := cutRuns(prose); len(parts) != 1 {
+		t.Errorf("a tool definition cut in %d pieces, want it whole", len(parts))
 	}
 }
