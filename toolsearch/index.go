@@ -134,10 +134,12 @@ func (x *Index) concepts(query string) []concept {
 		query = replaceLiterals(query)
 	}
 	terms := a.appendTerms(nil, query)
+	seen := make(map[string]bool, len(terms))
 	for i, t := range terms {
-		if slices.Contains(terms[:i], t) {
+		if seen[t] {
 			continue
 		}
+		seen[t] = true
 		c := concept{term: t, variants: x.variants(t), boost: 1}
 		if i == 0 && x.cfg.expand {
 			c.boost = firstTermBoost

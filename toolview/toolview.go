@@ -311,6 +311,10 @@ type Found struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
+// MaxQueryBytes bounds a search's query: a request for a tool is a
+// sentence or two, and a search runs under the view's lock.
+const MaxQueryBytes = 4 << 10
+
 // Search ranks the catalog (search_tools left out) for query, loads the
 // limit best matches and returns them, best first. limit <= 0 means
 // DefaultLimit; more than MaxLimit is MaxLimit.
@@ -325,6 +329,10 @@ func (v *View) Search(query string, limit int) ([]Found, error) {
 func (v *View) searchFor(sel *selection, query string, limit int, allowed func(string) bool) (found []Found, grew bool, err error) {
 	if query == "" {
 		return nil, false, errors.New("query is empty: describe the tool you need")
+	}
+	if len(query) > MaxQueryBytes {
+		// Searched under the view's lock, which every list waits on.
+		return nil, false, fmt.Errorf("query is %d bytes: describe the tool you need in a sentence or two (at most %d bytes)", len(query), MaxQueryBytes)
 	}
 	if limit <= 0 {
 		limit = DefaultLimit

@@ -232,10 +232,18 @@ func TestSearchErrors(t *testing.T) {
 	reg := tool.NewRegistry()
 	publish(t, reg, catalog)
 	newView(t, reg, Config{Mode: ModeOn})
+	// A query of a megabyte of distinct words (a gateway client's, searched
+	// under the lock every list waits on) is refused at once: its distinct
+	// terms used to be found in time quadratic in their number.
+	var words strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&words, "w%d ", i)
+	}
 	for args, want := range map[string]string{
-		`{"query":""}`:              "query is empty",
-		`{"query":1}`:               "invalid arguments",
-		`{"query":"x","limit":"a"}`: "invalid arguments",
+		`{"query":""}`:                       "query is empty",
+		`{"query":1}`:                        "invalid arguments",
+		`{"query":"x","limit":"a"}`:          "invalid arguments",
+		`{"query":"` + words.String() + `"}`: fmt.Sprintf("query is %d bytes: describe the tool you need in a sentence or two (at most 4096 bytes)", words.Len()),
 	} {
 		res, err := reg.Execute(context.Background(), SearchName, json.RawMessage(args))
 		if err != nil || !res.IsError || !strings.Contains(res.Text(), want) {
