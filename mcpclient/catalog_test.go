@@ -111,12 +111,25 @@ func TestToolSizeBounds(t *testing.T) {
 		"inputSchema": map[string]any{"type": "object", "description": strings.Repeat("s", MaxSchemaBytes)},
 	})
 	long := strings.Repeat("é", MaxDescriptionBytes) // 2 bytes a rune
+	// Bytes that are not UTF-8 in a schema would reach every model request
+	// as they are (a name or description is repaired when decoded, a schema
+	// is kept raw): the tool is dropped; in _meta, the _meta is.
+	notUTF8 := json.RawMessage("{\"name\":\"badschema\",\"inputSchema\":{\"type\":\"object\",\"description\":\"\xff\"}}")
+	badMeta := json.RawMessage("{\"name\":\"badmeta\",\"inputSchema\":{\"type\":\"object\"},\"_meta\":{\"k\":\"\xfe\"}}")
 	raw := mcppeer.NewRawServer(mcppeer.RawScript{Pages: onePage(
-		mcppeer.RawTool("long", long), json.RawMessage(bigSchema), mcppeer.RawTool("ok", "fine"))})
+		mcppeer.RawTool("long", long), json.RawMessage(bigSchema), notUTF8, badMeta, mcppeer.RawTool("ok", "fine"))})
 	var read atomic.Int64
 	h := mustStart(t, stdioConfig("b"), Options{NewTransport: countingPipe(t, raw, &read)})
-	if got := h.names(); !slices.Equal(got, []string{"mcp__b__long", "mcp__b__ok"}) {
+	if got := h.names(); !slices.Equal(got, []string{"mcp__b__badmeta", "mcp__b__long", "mcp__b__ok"}) {
 		t.Fatalf("tools: %v", got)
+	}
+	for _, tl := range h.reg.List() {
+		if !utf8.Valid(tl.InputSchema) || !utf8.Valid(tl.Meta) {
+			t.Errorf("tool %s keeps bytes that are not UTF-8: %q %q", tl.Name, tl.InputSchema, tl.Meta)
+		}
+	}
+	if !h.log.HasRecord(slog.LevelWarn, "tool ignored: schema is not valid UTF-8", "tool", "badschema") {
+		t.Errorf("no record of the tool dropped:\n%.2000s", h.log.Text())
 	}
 	for _, tl := range h.reg.List() {
 		if tl.Name != "mcp__b__long" {

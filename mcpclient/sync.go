@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -304,6 +305,17 @@ func (s *Server) boundTool(wt *wireTool) bool {
 	if n := max(len(wt.InputSchema), len(wt.OutputSchema)); n > MaxSchemaBytes {
 		s.log.Warn("tool ignored: schema too large", "tool", wt.Name, "bytes", n, "limit", MaxSchemaBytes)
 		return false
+	}
+	if !utf8.Valid(wt.InputSchema) || !utf8.Valid(wt.OutputSchema) {
+		// Kept as the server sent it, it would reach every model request
+		// as it is, and an API refuses a body that is not UTF-8: one tool
+		// would fail every turn.
+		s.log.Warn("tool ignored: schema is not valid UTF-8", "tool", wt.Name)
+		return false
+	}
+	if !utf8.Valid(wt.Annotations) || !utf8.Valid(wt.Meta) {
+		s.log.Warn("tool annotations and _meta dropped: not valid UTF-8", "tool", wt.Name)
+		wt.Annotations, wt.Meta = nil, nil
 	}
 	if n := len(wt.Description); n > MaxDescriptionBytes {
 		wt.Description = textcut.Marked(wt.Description, MaxDescriptionBytes, DescriptionTruncatedMarker)
