@@ -162,6 +162,10 @@ func (e *env) remove(argv []string) error {
 // removeCandidates are the files remove looks in, in order.
 func (e *env) removeCandidates(f *flags) ([]string, error) {
 	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
+		if f.scope != "" {
+			// As add: which file was meant cannot be told.
+			return nil, usagef("%s: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together", "remove")
+		}
 		return []string{files[0].Path}, nil
 	}
 	if f.scope != "" {

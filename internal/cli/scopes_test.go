@@ -222,6 +222,25 @@ func TestAddRefusedWritesNothing(t *testing.T) {
 	}
 }
 
+// remove refuses --scope beside --config (or MCPBRIDGE_CONFIG), as add
+// does, and changes neither file: it used to take the config and ignore
+// the scope, removing the entry from a file the user did not mean.
+func TestRemoveScopeWithConfigRefused(t *testing.T) {
+	user := userScope(t)
+	writeFileAt(t, user, demoEntry)
+	t.Chdir(t.TempDir())
+	writeFileAt(t, "team.yaml", demoEntry)
+	r := mcpbridge(t, "", "remove", "--config", "team.yaml", "--scope", "user", "demo")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "remove: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together") {
+		t.Errorf("remove --scope with --config: %+v", r)
+	}
+	for _, path := range []string{user, "team.yaml"} {
+		if got := readFile(t, path); got != demoEntry {
+			t.Errorf("%s changed (%d bytes, want %d):\n%s", path, len(got), len(demoEntry), got)
+		}
+	}
+}
+
 // remove suggests the name meant.
 func TestRemoveSuggests(t *testing.T) {
 	inDir(t, demoEntry)
