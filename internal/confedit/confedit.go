@@ -201,8 +201,7 @@ func Remove(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 	dashIndent := max(0, list.Content[i].Column-3)
 	start := dash
 	// Comments deeper than the dash are the previous entry's.
-	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") &&
-		len(lines[start-1])-len(strings.TrimLeft(lines[start-1], " ")) <= dashIndent {
+	for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "#") && indentOf(lines[start-1]) <= dashIndent {
 		start--
 	}
 	if start == 0 {
@@ -213,22 +212,30 @@ func Remove(data []byte, doc, list *yaml.Node, i int) ([]byte, error) {
 
 // entrySpan is where item i of a block list is among the file's lines
 // (0-based, end exclusive): from its dash's line to the next item, less
-// the blank lines and comments that end it (the next item's, or the
-// file's).
+// the blank lines and the comments at the dash's depth that end it (the
+// next item's, or the file's). A comment deeper than the dash is the
+// item's: yaml.v3 keeps it with the item's last key, and writes it back
+// with the item.
 func entrySpan(lines []string, list *yaml.Node, i int) (dash, end int) {
 	dash = list.Content[i].Line - 1
 	end = len(lines)
 	if i+1 < len(list.Content) {
 		end = list.Content[i+1].Line - 1
 	}
+	dashIndent := max(0, list.Content[i].Column-3)
 	for end > dash+1 {
-		if t := strings.TrimSpace(lines[end-1]); t != "" && !strings.HasPrefix(t, "#") {
+		line := lines[end-1]
+		t := strings.TrimSpace(line)
+		if t != "" && !(strings.HasPrefix(t, "#") && indentOf(line) <= dashIndent) {
 			break
 		}
 		end--
 	}
 	return dash, end
 }
+
+// indentOf is the spaces line starts with.
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
 
 // Replace writes item i of a block list, changed in its node tree,
 // over its lines: the comments inside it are kept by the encoder, those

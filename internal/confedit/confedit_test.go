@@ -48,3 +48,38 @@ func TestFindAndNames(t *testing.T) {
 		t.Errorf("Names: %s", got)
 	}
 }
+
+// A comment at the end of an entry, deeper than its dash, is the entry's:
+// Replace writes it once (the encoder keeps it with the entry's last
+// key), however many times the entry is replaced, and Remove takes it
+// with the entry; a comment at the dash's depth is the next entry's (or
+// the file's) and stays where it is. Replace used to keep the deeper
+// comment in the text around the entry as well, doubling it at each
+// replacement (each "always" answer of the agent), and Remove to leave it
+// under the entry before.
+func TestEntryEndComments(t *testing.T) {
+	const file = "- id: permissions\n  name: permissions\n  config:\n    allow: [a]\n    # deny: [b]\n\n# the tool search\n- id: t\n  name: tool-search\n"
+	data := []byte(file)
+	for range 3 {
+		doc, list, err := Parse("f.yaml", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allow := Value(Value(list.Content[0], "config"), "allow")
+		allow.Content = append(allow.Content, Scalar("c"))
+		if data, err = Replace(data, doc, list, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(string(data), "# deny: [b]"); n != 1 || strings.Count(string(data), "# the tool search") != 1 || !strings.Contains(string(data), "allow: [a, c, c, c]") {
+		t.Errorf("after three replacements (the comment %d times):\n%s", n, data)
+	}
+	doc, list, err := Parse("f.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Remove([]byte(file), doc, list, 0)
+	if want := "\n# the tool search\n- id: t\n  name: tool-search\n"; err != nil || string(out) != want {
+		t.Errorf("removed:\n%s\nwant:\n%s", out, want)
+	}
+}
