@@ -46,5 +46,9 @@ func isEntry(item *yaml.Node) bool {
 		return false
 	}
 	name, disabled := confedit.Value(item, "name"), confedit.Value(item, "disabled")
-	return name != nil && name.Value == Name && (disabled == nil || disabled.Value != "true")
+	off := false
+	if disabled != nil && disabled.Decode(&off) != nil {
+		off = true // not a boolean: the host refuses the entry, so never write to it
+	}
+	return name != nil && name.Value == Name && !off
 }

@@ -64,6 +64,10 @@ func TestAllow(t *testing.T) {
 		{"already there", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n", "- id: p\n  name: permissions\n  config: {allow: [mcp__a__x]}\n"},
 		{"disabled one skipped", "- {id: p, name: permissions, disabled: true}\n",
 			"- {id: p, name: permissions, disabled: true}\n- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
+		// YAML's other spellings of true disable it as well (it used to
+		// take the answer, never read)
+		{"disabled: True skipped", "- {id: p, name: permissions, disabled: True}\n",
+			"- {id: p, name: permissions, disabled: True}\n- id: permissions\n  name: permissions\n  config:\n    allow: [mcp__a__x]\n"},
 	} {
 		doc, list, err := confedit.Parse("config.yaml", []byte(c.in))
 		if err != nil {
