@@ -310,5 +310,11 @@ func (e *env) addJSON(argv []string) error {
 			`like '{"type": "stdio", "command": "npx", "args": ["-y", "PACKAGE"]}' or '{"type": "http", "url": "https://…/mcp"}'`, name)
 	}
 	entry.HeadComment, entry.LineComment, entry.FootComment = "", "", ""
+	// The converter makes NAME a valid server name (docs.v2 → docs-v2):
+	// the entry is added, checked and named under the name it got.
+	if id := confedit.Value(entry, "id"); id != nil && id.Value != name {
+		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %q is added as %q, a valid server name\n", name, id.Value)
+		name = id.Value
+	}
 	return e.addEntry(f, name, entry)
 }

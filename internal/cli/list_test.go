@@ -109,4 +109,18 @@ func TestAddJSON(t *testing.T) {
 			t.Errorf("add-json %s: %+v", bad, r)
 		}
 	}
+	// A name the converter makes valid (docs.v2 → docs-v2) is checked and
+	// named as added: an invalid server under it is refused like any
+	// other, the file left as it was. It used to be written unchecked.
+	before, _ := os.ReadFile("mcpbridge.yaml")
+	if r := mcpbridge(t, "", "add-json", "docs.v2", `{"type": "http", "url": "ftp://x/mcp"}`); r.code != ExitUsage || !strings.Contains(r.stderr, `server "docs-v2" not added, it would not be valid`) {
+		t.Errorf("add-json of an invalid server under a name made valid: %+v", r)
+	}
+	if after, _ := os.ReadFile("mcpbridge.yaml"); string(after) != string(before) {
+		t.Errorf("the refused add-json changed the file:\n%s", after)
+	}
+	r = mcpbridge(t, "", "add-json", "docs.v2", `{"type": "http", "url": "https://example.com/docs"}`)
+	if r.code != ExitOK || r.stdout != "Added streamable-http server \"docs-v2\" to mcpbridge.yaml (project scope)\n" || !strings.Contains(r.stderr, `"docs.v2" is added as "docs-v2"`) {
+		t.Errorf("add-json under a name made valid: %+v", r)
+	}
 }
