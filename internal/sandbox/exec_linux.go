@@ -55,16 +55,28 @@ func restrict(p Plan) error {
 		cfg.HandledAccessNet = 0
 		cfg.Scoped &^= landlock.ScopedSet(llsys.ScopeAbstractUnixSocket)
 	}
-	rules := []landlock.Rule{
-		landlock.RODirs(p.ReadDirs...),
-		landlock.ROFiles(p.ReadFiles...),
-		landlock.RWDirs(p.WriteDirs...).WithRefer(),
-		landlock.RWFiles(p.WriteFiles...),
-	}
-	if err := cfg.Restrict(rules...); err != nil {
+	if err := cfg.Restrict(rules(p, ABI())...); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
 	return nil
+}
+
+// rules are the Landlock rules of p on a kernel of Landlock ABI abi.
+// Renaming and linking across the write directories (refer) comes with
+// ABI 2: asked for on ABI 1, go-landlock's best effort drops every rule
+// and restricts nothing, so it is asked for only where the kernel has it
+// (on ABI 1 such moves are denied, which is the safe side).
+func rules(p Plan, abi int) []landlock.Rule {
+	write := landlock.RWDirs(p.WriteDirs...)
+	if abi >= 2 {
+		write = write.WithRefer()
+	}
+	return []landlock.Rule{
+		landlock.RODirs(p.ReadDirs...),
+		landlock.ROFiles(p.ReadFiles...),
+		write,
+		landlock.RWFiles(p.WriteFiles...),
+	}
 }
 
 // setLimits applies the resource limits of p, soft and hard: the server
