@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -42,7 +43,7 @@ func runtimeDirs(path, home string) []string {
 	for _, p := range []string{path, resolved} {
 		dir := filepath.Dir(p)
 		out = appendSafe(out, dir, home)
-		if filepath.Base(dir) == "bin" && !within(dir, home) {
+		if filepath.Base(dir) == "bin" && !inHome(dir, home) {
 			out = appendSafe(out, filepath.Dir(dir), home)
 		}
 		if i := strings.Index(p, "/node_modules/"); i >= 0 {
@@ -55,10 +56,35 @@ func runtimeDirs(path, home string) []string {
 // appendSafe appends dir unless it would open too much: the root, home or
 // an ancestor of home.
 func appendSafe(list []string, dir, home string) []string {
-	if dir == "/" || dir == "." || home != "" && within(home, dir) {
+	if dir == "/" || dir == "." || aboveHome(dir, home) {
 		return list
 	}
 	return appendNew(list, dir)
+}
+
+// homes is home and, when it goes through a symlink (/home → /var/home),
+// where it leads: a path resolved through the link is home's all the same.
+func homes(home string) []string {
+	if home == "" {
+		return nil
+	}
+	out := []string{home}
+	if real, err := filepath.EvalSymlinks(home); err == nil && real != home {
+		out = append(out, real)
+	}
+	return out
+}
+
+// inHome reports whether path is home or lies below it, by either of
+// its names.
+func inHome(path, home string) bool {
+	return slices.ContainsFunc(homes(home), func(h string) bool { return within(path, h) })
+}
+
+// aboveHome reports whether dir is home or one of its ancestors, by
+// either of its names.
+func aboveHome(dir, home string) bool {
+	return slices.ContainsFunc(homes(home), func(h string) bool { return within(h, dir) })
 }
 
 // within reports whether path is dir or lies below it.

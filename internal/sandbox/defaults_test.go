@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,6 +30,29 @@ func TestRuntimeDirs(t *testing.T) {
 				t.Errorf("runtimeDirs(%q) (-want +got):\n%s", tt.path, diff)
 			}
 		})
+	}
+}
+
+// A home reached through a symlink (/home → /var/home, a home moved to
+// another disk) is home by either name: a program under it, resolved
+// through the link, opens its own directory, never home or its parent.
+// The resolved directory's prefix was not recognised as home's, and
+// home itself (with ~/.ssh) became readable.
+func TestRuntimeDirsHomeThroughASymlink(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "data", "ann")
+	link := filepath.Join(t.TempDir(), "ann")
+	if err := os.MkdirAll(filepath.Join(real, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "bin", "server"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	got := runtimeDirs(filepath.Join(link, "bin", "server"), link)
+	if want := []string{filepath.Join(link, "bin"), filepath.Join(real, "bin")}; !slices.Equal(got, want) {
+		t.Errorf("runtimeDirs through the link = %q, want %q (never %s)", got, want, real)
 	}
 }
 

@@ -83,7 +83,7 @@ func writeTarget(path, home string) string {
 	if _, err := os.Lstat(path); err == nil {
 		return path
 	}
-	if dir := filepath.Dir(path); dir != "/" && (home == "" || !within(home, dir)) {
+	if dir := filepath.Dir(path); dir != "/" && !aboveHome(dir, home) {
 		return dir
 	}
 	return path
