@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -33,6 +34,9 @@ func confineAndExec(p Plan, path string, argv []string) error {
 		return err
 	}
 	if err := installFilter(p.Network); err != nil {
+		return err
+	}
+	if err := closeInherited(); err != nil {
 		return err
 	}
 	err := syscall.Exec(path, argv, os.Environ())
@@ -77,6 +81,32 @@ func rules(p Plan, abi int) []landlock.Rule {
 		write,
 		landlock.RWFiles(p.WriteFiles...),
 	}
+}
+
+// closeInherited marks every descriptor past stderr close-on-exec: the
+// server gets its stdin, stdout and stderr only. One mcpbridge inherited
+// without the flag (a socket of systemd's, a harness's pipe, a shell's
+// 3<file) would pass to the server otherwise, and reading or writing
+// through a descriptor is not a path Landlock checks. The runtime's own
+// descriptors keep working until the exec.
+func closeInherited() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Before Linux 5.11: one by one.
+	entries, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return fmt.Errorf("closing the descriptors the server must not inherit: %w (and %w)", err, rerr)
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+				return fmt.Errorf("closing descriptor %d, which the server must not inherit: %w", fd, err)
+			}
+		}
+	}
+	return nil
 }
 
 // setLimits applies the resource limits of p, soft and hard: the server

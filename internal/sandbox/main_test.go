@@ -46,6 +46,10 @@ type pidArgs struct {
 	PID int `json:"pid"`
 }
 
+type fdArgs struct {
+	FD int `json:"fd"`
+}
+
 // serveProbe serves the probe tools on stdio. Each answers "ok" (with what
 // it read) or the error the kernel gave.
 func serveProbe() int {
@@ -74,6 +78,11 @@ func serveProbe() int {
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "signal"}, func(_ context.Context, _ *mcp.CallToolRequest, a pidArgs) (*mcp.CallToolResult, any, error) {
 		return answer(strconv.Itoa(a.PID), syscall.Kill(a.PID, 0))
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "fdread"}, func(_ context.Context, _ *mcp.CallToolRequest, a fdArgs) (*mcp.CallToolResult, any, error) {
+		b := make([]byte, 64)
+		n, err := unix.Pread(a.FD, b, 0)
+		return answer(string(b[:max(n, 0)]), err)
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "keyring"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		id, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, false)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,6 +80,7 @@ func probe(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any
 // attack is what a hostile server tries, and what the test sets up for it.
 type attack struct {
 	secret, allowed, writable, outside string // files and a directory
+	heldFD                             int    // the secret, open without close-on-exec
 	tcp, udp, unix                     string // listeners' addresses
 	udpGot                             chan struct{}
 }
@@ -96,6 +98,15 @@ func newAttack(t *testing.T) *attack {
 			t.Fatal(err)
 		}
 	}
+	// The secret open in mcpbridge without close-on-exec, as a descriptor
+	// mcpbridge inherited would be (a shell's 3<file): Landlock judges
+	// paths, not reads through a descriptor the server was handed.
+	fd, err := syscall.Open(a.secret, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.heldFD = fd
+	t.Cleanup(func() { syscall.Close(fd) })
 	// A link inside the readable directory to the secret: Landlock judges
 	// the file reached, not the name used.
 	if err := os.Symlink(a.secret, filepath.Join(readDir, "link")); err != nil {
@@ -177,6 +188,7 @@ func TestSandboxConfinesServer(t *testing.T) {
 			check("read a file in read", probe(t, cs, "read", map[string]any{"path": a.allowed}), true)
 			check("read a file outside read", probe(t, cs, "read", map[string]any{"path": a.secret}), !confined)
 			check("read it through a link in read", probe(t, cs, "read", map[string]any{"path": filepath.Join(filepath.Dir(a.allowed), "link")}), !confined)
+			check("read a file mcpbridge holds open", probe(t, cs, "fdread", map[string]any{"fd": a.heldFD}), !confined)
 			check("read mcpbridge's environment", probe(t, cs, "read", map[string]any{"path": "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"}), !confined)
 			check("write in write", probe(t, cs, "write", map[string]any{"path": filepath.Join(a.writable, "out")}), true)
 			planted := filepath.Join(a.outside, "planted-"+tc.name)
