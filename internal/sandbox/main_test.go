@@ -79,6 +79,16 @@ func serveProbe() int {
 	mcp.AddTool(srv, &mcp.Tool{Name: "signal"}, func(_ context.Context, _ *mcp.CallToolRequest, a pidArgs) (*mcp.CallToolResult, any, error) {
 		return answer(strconv.Itoa(a.PID), syscall.Kill(a.PID, 0))
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "dgram"}, func(_ context.Context, _ *mcp.CallToolRequest, a dialArgs) (*mcp.CallToolResult, any, error) {
+		// A datagram socket of a pair, which sendto may point anywhere.
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return answer("", err)
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return answer("", unix.Sendto(fds[0], []byte("hello"), 0, &unix.SockaddrUnix{Name: a.Addr}))
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "fdread"}, func(_ context.Context, _ *mcp.CallToolRequest, a fdArgs) (*mcp.CallToolResult, any, error) {
 		b := make([]byte, 64)
 		n, err := unix.Pread(a.FD, b, 0)

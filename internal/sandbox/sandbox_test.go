@@ -81,13 +81,13 @@ func probe(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any
 type attack struct {
 	secret, allowed, writable, outside string // files and a directory
 	heldFD                             int    // the secret, open without close-on-exec
-	tcp, udp, unix                     string // listeners' addresses
-	udpGot                             chan struct{}
+	tcp, udp, unix, unixgram           string // listeners' addresses
+	udpGot, unixgramGot                chan struct{}
 }
 
 func newAttack(t *testing.T) *attack {
 	t.Helper()
-	a := &attack{udpGot: make(chan struct{}, 16)}
+	a := &attack{udpGot: make(chan struct{}, 16), unixgramGot: make(chan struct{}, 16)}
 	secretDir, readDir, writeDir := t.TempDir(), t.TempDir(), t.TempDir()
 	a.secret = filepath.Join(secretDir, "id_rsa")
 	a.allowed = filepath.Join(readDir, "notes.txt")
@@ -143,6 +143,22 @@ func newAttack(t *testing.T) *attack {
 	}
 	t.Cleanup(func() { ul.Close() })
 	go serveConns(ul)
+	// A daemon's datagram socket, as journald's is.
+	a.unixgram = filepath.Join(secretDir, "daemon.dgram")
+	ug, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: a.unixgram, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ug.Close() })
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, _, err := ug.ReadFrom(buf); err != nil {
+				return
+			}
+			a.unixgramGot <- struct{}{}
+		}
+	}()
 	return a
 }
 
@@ -196,6 +212,16 @@ func TestSandboxConfinesServer(t *testing.T) {
 			check("write in read", probe(t, cs, "write", map[string]any{"path": a.allowed}), !confined)
 			check("connect to a local TCP port", probe(t, cs, "dial", map[string]any{"network": "tcp", "addr": a.tcp}), !confined)
 			check("connect to a daemon's UNIX socket", probe(t, cs, "dial", map[string]any{"network": "unix", "addr": a.unix}), !confined)
+			check("send a datagram to a daemon's UNIX socket from a socket pair", probe(t, cs, "dgram", map[string]any{"network": "unixgram", "addr": a.unixgram}), !confined)
+			if !confined {
+				select {
+				case <-a.unixgramGot: // sent and received: what the sandbox stops
+				case <-time.After(10 * time.Second):
+					t.Error("the unconfined server's datagram never reached the daemon's socket")
+				}
+			} else if got := len(a.unixgramGot); got > 0 {
+				t.Errorf("%d datagrams reached the daemon's socket from the confined server", got)
+			}
 			check("reach the user's kernel keyring", probe(t, cs, "keyring", nil), !confined)
 			check("signal mcpbridge", probe(t, cs, "signal", map[string]any{"pid": os.Getpid()}), !confined)
 			if _, err := os.Stat(planted); confined && !errors.Is(err, os.ErrNotExist) {

@@ -15,10 +15,12 @@ import (
 //
 //   - always, the kernel keyrings (keyctl, add_key, request_key): the
 //     user's keyring holds what other programs stored for the user;
-//   - without network, socket(AF_UNIX, ...) and io_uring_setup: a network
-//     namespace does not separate pathname UNIX sockets (the Docker socket,
-//     the session bus) and Landlock restricts them only from ABI 9;
-//     io_uring could create sockets past the filter. socketpair stays
+//   - without network, socket(AF_UNIX, ...), socketpair(..., SOCK_DGRAM,
+//     ...) and io_uring_setup: a network namespace does not separate
+//     pathname UNIX sockets (the Docker socket, the session bus, journald)
+//     and Landlock restricts them only from ABI 9; a datagram socket of a
+//     pair may still send to any of them (sendto), and io_uring could
+//     create sockets past the filter. A stream or seqpacket pair stays
 //     allowed: it connects nothing outside, and runtimes use it for their
 //     children's stdio.
 //
@@ -61,6 +63,7 @@ func filterProgram(network bool) []bpf.Instruction {
 		toDeny   bool // on true: deny; on false: fall through
 		elseDeny bool // on false: deny; on true: fall through
 		orAllow  bool // on false: allow
+		over     int  // on false: skip this many instructions
 	}
 	var body []any // bpf.Instruction or jump
 	body = append(body,
@@ -74,9 +77,14 @@ func filterProgram(network bool) []bpf.Instruction {
 	}
 	if !network {
 		body = append(body,
-			jump{cond: bpf.JumpEqual, val: unix.SYS_SOCKET, orAllow: true},
+			jump{cond: bpf.JumpEqual, val: unix.SYS_SOCKET, over: 2},
 			bpf.LoadAbsolute{Off: 16, Size: 4}, // the low half of args[0], the domain
 			jump{cond: bpf.JumpEqual, val: unix.AF_UNIX, toDeny: true},
+			bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr again
+			jump{cond: bpf.JumpEqual, val: unix.SYS_SOCKETPAIR, orAllow: true},
+			bpf.LoadAbsolute{Off: 24, Size: 4},            // the low half of args[1], the type
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}, // without SOCK_NONBLOCK and SOCK_CLOEXEC
+			jump{cond: bpf.JumpEqual, val: unix.SOCK_DGRAM, toDeny: true},
 		)
 	}
 	allow, deny := len(body), len(body)+1
@@ -96,6 +104,8 @@ func filterProgram(network bool) []bpf.Instruction {
 			in.SkipFalse = uint8(deny - next)
 		case j.orAllow:
 			in.SkipFalse = uint8(allow - next)
+		case j.over > 0:
+			in.SkipFalse = uint8(j.over)
 		}
 		out = append(out, in)
 	}
