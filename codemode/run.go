@@ -270,7 +270,9 @@ func (r *runner) run(prg *goja.Program) error {
 	}
 	p, ok := v.Export().(*goja.Promise)
 	if !ok {
-		return fmt.Errorf("code mode: the program's wrapper returned %s, not a promise", v)
+		// The program closed the async function it is the body of
+		// ("}), 1; (function(){"): what ran was not that function.
+		return &Error{Err: ErrSyntax, Message: "syntax error: the program closes the function it is the body of (an unmatched \"}\" at its top level)" + syntaxHint}
 	}
 	for p.State() == goja.PromiseStatePending {
 		job, err := r.next()

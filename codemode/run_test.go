@@ -233,6 +233,15 @@ return (await tools.calc.add({a: 1, b: 2})).structured.sum`, codemode.Options{Ti
 	}
 }
 
+// A program that closes the function it is the body of, and so runs at
+// the top level, is a syntax error like any other: an *Error, as Run
+// promises. It used to be a plain error.
+func TestRunProgramEscapingItsWrapper(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.run(t, "}), 1; (function(){", codemode.Options{})
+	wantError(t, err, codemode.ErrSyntax, "closes the function it is the body of")
+}
+
 func TestRunThrownErrorHasItsPlace(t *testing.T) {
 	f := newFixture(t)
 	res, err := f.run(t, "console.log('before');\nawait tools.calc.add({a: 1, b: 1});\n  missing.call();\n", codemode.Options{})
