@@ -82,13 +82,14 @@ func (s *Source) publish(o Offer) error {
 	return nil
 }
 
-// Clear removes the source's tools; it may Publish again later.
+// Clear removes the source's tools; it may Publish again later. The tools
+// go in the same step as the handle (under s.mu): a successor publishing
+// meanwhile finds either this source's tools to take over, or none.
 func (s *Source) Clear() {
 	s.mu.Lock()
-	h := s.handle
+	defer s.mu.Unlock()
+	s.handle.Unregister()
 	s.handle = nil
-	s.mu.Unlock()
-	h.Unregister()
 }
 
 // Close removes the source's tools for good: later Publish calls fail with
@@ -96,7 +97,7 @@ func (s *Source) Clear() {
 // Close is idempotent.
 func (s *Source) Close() {
 	s.mu.Lock()
-	h := s.handle
+	s.handle.Unregister() // as Clear: with the handle, not after it
 	s.handle, s.prev, s.superseded = nil, nil, true
 	stop := s.stopRenew
 	s.mu.Unlock()
@@ -104,7 +105,6 @@ func (s *Source) Close() {
 		stop()
 	}
 	s.renewals.Wait()
-	h.Unregister()
 }
 
 // Names returns the names of the source's tools in publication order.

@@ -258,3 +258,29 @@ func TestWithheldToolAnswersWhy(t *testing.T) {
 		t.Errorf("Execute after the source closed: %v", err)
 	}
 }
+
+// A successor's first Publish racing its predecessor's Clear (a server
+// restarted by a reload as the old instance gives up) either takes the
+// predecessor's tools over or finds them gone, never still registered
+// but no longer the predecessor's: Clear used to let go of its handle
+// before it unregistered the tools, and the successor's Publish then
+// failed with a conflict, the new instance left with no tools.
+func TestSuccessorPublishRacesClear(t *testing.T) {
+	r := tool.NewRegistry()
+	noop := func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }
+	for i := range 20000 {
+		old := r.NewSource()
+		if err := old.Publish(tool.Tool{Name: "t", Execute: noop}); err != nil {
+			t.Fatal(err)
+		}
+		next := old.Successor()
+		var wg sync.WaitGroup
+		wg.Go(old.Clear)
+		err := next.Publish(tool.Tool{Name: "t", Execute: noop})
+		wg.Wait()
+		if err != nil {
+			t.Fatalf("round %d: the successor's Publish: %v", i, err)
+		}
+		next.Close()
+	}
+}
