@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"encoding/json"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/resourcetools"
 )
 
 // Permissions are the person's standing answers, in Claude Code's shape:
@@ -33,12 +36,46 @@ func CheckPattern(p string) string {
 // is matched against the public name too, so a deny errs on the side of
 // refusing.
 func (ps Permissions) denies(c Call) (string, bool) {
+	server := resourceServer(c)
 	for _, p := range ps.Deny {
-		if matches(p, c, true) {
+		if matches(p, c, true) || server != "" && coversServer(p, server) {
 			return p, true
 		}
 	}
 	return "", false
+}
+
+// resourceServer is the server a call of the resource tools (list or
+// read a server's resources) names, "" for any other call: a server
+// whose every tool is denied is denied its resources too, which may hold
+// what its tools would return.
+func resourceServer(c Call) string {
+	if c.Name != resourcetools.ListName && c.Name != resourcetools.ReadName {
+		return ""
+	}
+	var a struct {
+		Server string `json:"server"`
+	}
+	if json.Unmarshal(c.Args, &a) != nil {
+		return ""
+	}
+	return a.Server
+}
+
+// coversServer reports whether pattern denies every tool of server
+// (mcp__server, mcp__server__*, or a shorter prefix of them).
+func coversServer(pattern, server string) bool {
+	prefix, wild := strings.CutSuffix(wholeServer(pattern), "*")
+	return wild && strings.HasPrefix("mcp__"+server+"__", prefix)
+}
+
+// wholeServer is pattern with a server alone, as Claude Code writes it
+// (mcp__github), written as every tool of it (mcp__github__*).
+func wholeServer(pattern string) string {
+	if rest, ok := strings.CutPrefix(pattern, "mcp__"); ok && rest != "" && !strings.Contains(rest, "__") && !strings.HasSuffix(rest, "*") {
+		return pattern + "__*"
+	}
+	return pattern
 }
 
 // allows reports whether an Allow pattern matches c.
@@ -58,9 +95,7 @@ func (ps Permissions) allows(c Call) bool {
 // hashed public name's prefix may be another server's (my.srv's tools are
 // mcp__my_srv__…_hash); the public name too when loose.
 func matches(pattern string, c Call, loose bool) bool {
-	if rest, ok := strings.CutPrefix(pattern, "mcp__"); ok && rest != "" && !strings.Contains(rest, "__") && !strings.HasSuffix(rest, "*") {
-		pattern += "__*" // mcp__server: the whole server
-	}
+	pattern = wholeServer(pattern)
 	joined := ""
 	if o := c.Tool.Origin; o.Server != "" {
 		joined = "mcp__" + o.Server + "__" + o.Name

@@ -121,6 +121,19 @@ func TestPolicyPermissions(t *testing.T) {
 	if ok, _ := all.Approve(context.Background(), call("mcp__fs__read", "fs", "read")); ok {
 		t.Error("All ran a denied tool")
 	}
+	// A server whose every tool is denied is denied its resources through
+	// the resource tools too, even with --yes; a deny of one of its tools
+	// is not one of the server. The resource tools used to read a denied
+	// server's resources.
+	denied := &agent.Policy{All: true, Rules: agent.Permissions{Deny: []string{"mcp__secrets", "mcp__vault__*", "mcp__fs__delete"}}}
+	for server, want := range map[string]bool{"secrets": false, "vault": false, "fs": true, "docs": true} {
+		for _, name := range []string{"read_mcp_resource", "list_mcp_resources"} {
+			c := agent.Call{Name: name, Args: json.RawMessage(`{"server":"` + server + `","uri":"x://y"}`)}
+			if ok, _ := denied.Approve(context.Background(), c); ok != want {
+				t.Errorf("%s of server %s: approved %v, want %v", name, server, ok, want)
+			}
+		}
+	}
 }
 
 func TestCheckPattern(t *testing.T) {
