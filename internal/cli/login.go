@@ -74,6 +74,10 @@ func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient
 		return nil, nil, mcpclient.Config{}, err
 	}
 	for _, pe := range src.plan.Enabled() {
+		if pe.Err != nil && pe.Entry.ID == name {
+			// Its URL and oauth block, which name its tokens, are not known.
+			return nil, nil, mcpclient.Config{}, &configError{fmt.Errorf("%s: server %q cannot be used until its entry is fixed: %w", cmd, name, pe.Err)}
+		}
 		cfg, ok := pe.Spec.Config.(mcpclient.Config)
 		if !ok || (pe.Spec.Name != name && pe.Entry.ID != name) {
 			continue

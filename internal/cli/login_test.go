@@ -146,6 +146,17 @@ func TestLoginUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
+	// An entry whose config has a problem (its URL's variable unset) is
+	// named with its problem: it used to be "no enabled server named
+	// github: did you mean github?".
+	broken := writeConfig(t, `- id: github
+  name: mcp-client
+  config: {serverName: github, transport: streamable-http, url: "${LOGIN_TEST_UNSET_URL}"}
+`)
+	r := mcpbridge(t, "", "logout", "github", "--config", broken)
+	if r.code == ExitOK || !strings.Contains(r.stderr, `logout: server "github" cannot be used until its entry is fixed`) || !strings.Contains(r.stderr, "LOGIN_TEST_UNSET_URL") || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("logout of an entry with a problem: %+v", r)
+	}
 }
 
 // login --url --oauth-headless logs in without a browser; the token is
