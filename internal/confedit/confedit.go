@@ -274,6 +274,11 @@ func Parse(path string, data []byte) (*yaml.Node, *yaml.Node, error) {
 		doc = yaml.Node{Kind: yaml.DocumentNode, HeadComment: doc.HeadComment, Content: []*yaml.Node{list}}
 	}
 	list := doc.Content[0]
+	if list.Kind == yaml.ScalarNode && list.Tag == "!!null" {
+		// "---", "~" or "null": no entries, as the host reads it. The
+		// text is written anew from the node tree, its comments kept.
+		*list = yaml.Node{Kind: yaml.SequenceNode, HeadComment: list.HeadComment, LineComment: list.LineComment, FootComment: list.FootComment}
+	}
 	if list.Kind != yaml.SequenceNode {
 		return nil, nil, fmt.Errorf("%s:%d:%d: the config must be a YAML list of entries", path, list.Line, list.Column)
 	}

@@ -23,6 +23,10 @@ func TestParseAndAppendEdges(t *testing.T) {
 		{"comments", "# header\n\n", "# header\n\n- id: x\n  name: mcp-client\n"},
 		{"flow", "[]\n", "- id: x\n  name: mcp-client\n"},
 		{"flow with one", "[{id: a, name: b}]\n", "- {id: a, name: b}\n- id: x\n  name: mcp-client\n"},
+		// a document of no entries, as a removal of the last one can leave
+		// it, is a list as the host reads it (Parse used to refuse it)
+		{"document marker", "---\n", "- id: x\n  name: mcp-client\n"},
+		{"null", "~\n", "- id: x\n  name: mcp-client\n"},
 	} {
 		doc, list, err := Parse("f.yaml", []byte(c.in))
 		if err != nil {
