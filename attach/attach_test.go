@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,10 @@ func TestSizeAndExtension(t *testing.T) {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for mt, want := range map[string]string{"image/png": ".png", "IMAGE/JPEG": ".jpg", "audio/mpeg; rate=44100": ".mp3", "application/x-nothing-known": ".bin"} {
+	// a type that is neither an image's nor a sound's is no file to open
+	// (a server's "audio" of type text/html was saved as a .htm page)
+	for mt, want := range map[string]string{"image/png": ".png", "IMAGE/JPEG": ".jpg", "audio/mpeg; rate=44100": ".mp3", "application/x-nothing-known": ".bin",
+		"text/html": ".bin", "application/javascript": ".bin"} {
 		if got := extension(mt); got != want {
 			t.Errorf("extension(%q) = %q, want %q", mt, got, want)
 		}
@@ -136,5 +140,45 @@ func TestSizeAndExtension(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", "/cache")
 	if d, err := DefaultDir(); err != nil || d != "/cache/mcpbridge" {
 		t.Errorf("DefaultDir = %q, %v", d, err)
+	}
+}
+
+// A Dir keeps at most MaxKept attachments, the newest, and leaves what
+// else the cache directory holds (the registry's answers) alone: a
+// screenshot tool called in a loop used to fill the disk.
+func TestDirKeepsAtMostMaxKept(t *testing.T) {
+	d := Dir(t.TempDir())
+	other := filepath.Join(string(d), "registry")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(string(d), "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var first, last string
+	for i := range MaxKept + 10 {
+		p, err := d.Put(context.Background(), Attachment{MediaType: "image/png", Data: []byte(strconv.Itoa(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = p
+		}
+		last = p
+		// The newest is told by its time; a coarse clock must not tie them.
+		old := time.Now().Add(time.Duration(i-MaxKept-10) * time.Second)
+		os.Chtimes(p, old, old)
+	}
+	entries, _ := os.ReadDir(string(d))
+	if n := len(entries); n != MaxKept+2 {
+		t.Errorf("%d entries, want %d attachments and the two others", n, MaxKept)
+	}
+	if _, err := os.Stat(first); err == nil {
+		t.Error("the oldest attachment is still there")
+	}
+	for _, p := range []string{last, other, filepath.Join(string(d), "notes.txt")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s is gone: %v", p, err)
+		}
 	}
 }

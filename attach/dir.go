@@ -8,7 +8,9 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 )
@@ -41,7 +43,59 @@ func (d Dir) Put(_ context.Context, a Attachment) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	return path, atomicfile.Write(path, a.Data, 0o600)
+	if err := atomicfile.Write(path, a.Data, 0o600); err != nil {
+		return path, err
+	}
+	d.prune(path)
+	return path, nil
+}
+
+// MaxKept bounds the attachments a Dir keeps: past it, the oldest go
+// (a screenshot tool called in a loop would fill the disk otherwise).
+const MaxKept = 512
+
+// prune removes the oldest attachments past MaxKept, never kept (the one
+// just written). Only attachments go: the files named by a hash at the
+// directory's top, not what else the cache holds.
+func (d Dir) prune(kept string) {
+	entries, err := os.ReadDir(string(d))
+	if err != nil {
+		return
+	}
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var files []file
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !isAttachmentName(name) {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			files = append(files, file{filepath.Join(string(d), name), info.ModTime()})
+		}
+	}
+	if len(files) <= MaxKept {
+		return
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
+	for _, f := range files[:len(files)-MaxKept] {
+		if f.path != kept {
+			os.Remove(f.path)
+		}
+	}
+}
+
+// isAttachmentName reports a name Put gives: 32 hex digits and an
+// extension.
+func isAttachmentName(name string) bool {
+	stem, _, ok := strings.Cut(name, ".")
+	if !ok || len(stem) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(stem)
+	return err == nil
 }
 
 // extensions of the media types MCP servers send; others ask the mime
@@ -57,6 +111,9 @@ func extension(mediaType string) string {
 	mt = strings.ToLower(mt)
 	if ext, ok := extensions[mt]; ok {
 		return ext
+	}
+	if !strings.HasPrefix(mt, "image/") && !strings.HasPrefix(mt, "audio/") {
+		return ".bin" // a server's text/html is not saved as a page to open
 	}
 	if exts, _ := mime.ExtensionsByType(mt); len(exts) > 0 {
 		return exts[0]
