@@ -51,7 +51,9 @@ func runIsolated(ctx context.Context, view View, api *API, program string, opts 
 	if err != nil {
 		return Result{}, err
 	}
-	p.wg.Go(func() { p.send(childRequest{Program: program, Tools: wireToolsOf(api), Options: wireOptionsOf(opts)}) })
+	wopts := wireOptionsOf(opts)
+	wopts.Deadline = p.deadline
+	p.wg.Go(func() { p.send(childRequest{Program: program, Tools: wireToolsOf(api), Options: wopts}) })
 	return p.serve(ctx)
 }
 

@@ -42,6 +42,10 @@ type wireOptions struct {
 	MaxOutput     int           `json:"maxOutput"`
 	MaxMemory     int64         `json:"maxMemory"`
 	CallUnlisted  bool          `json:"callUnlisted,omitempty"`
+	// Deadline is when the caller's time limit ends: the process starts
+	// its own clock later (its start, reading the request), and counts to
+	// the same end, not Timeout from then.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // childMessage is one line from the program's process.
@@ -136,7 +140,11 @@ func wireOptionsOf(o Options) wireOptions {
 }
 
 func (w wireOptions) options() Options {
-	return Options{Timeout: w.Timeout, MaxCalls: w.MaxCalls, MaxConcurrent: w.MaxConcurrent,
+	timeout := w.Timeout
+	if !w.Deadline.IsZero() {
+		timeout = max(min(timeout, time.Until(w.Deadline)), time.Nanosecond) // past it: at once
+	}
+	return Options{Timeout: timeout, MaxCalls: w.MaxCalls, MaxConcurrent: w.MaxConcurrent,
 		MaxOutput: w.MaxOutput, MaxMemory: w.MaxMemory, CallUnlisted: w.CallUnlisted}
 }
 
