@@ -8,11 +8,10 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
+	"github.com/mcpbridge/mcpbridge/internal/dirprune"
 )
 
 // Dir is a Store that writes each attachment as a file in a directory,
@@ -55,36 +54,13 @@ func (d Dir) Put(_ context.Context, a Attachment) (string, error) {
 const MaxKept = 512
 
 // prune removes the oldest attachments past MaxKept, never kept (the one
-// just written). Only attachments go: the files named by a hash at the
-// directory's top, not what else the cache holds.
+// just written, whatever a coarse clock says of its time). Only
+// attachments go: the files named by a hash at the directory's top, not
+// what else the cache holds.
 func (d Dir) prune(kept string) {
-	entries, err := os.ReadDir(string(d))
-	if err != nil {
-		return
-	}
-	type file struct {
-		path string
-		mod  time.Time
-	}
-	var files []file
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !isAttachmentName(name) {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			files = append(files, file{filepath.Join(string(d), name), info.ModTime()})
-		}
-	}
-	if len(files) <= MaxKept {
-		return
-	}
-	slices.SortFunc(files, func(a, b file) int { return a.mod.Compare(b.mod) })
-	for _, f := range files[:len(files)-MaxKept] {
-		if f.path != kept {
-			os.Remove(f.path)
-		}
-	}
+	dirprune.Prune(string(d), MaxKept-1, func(name string) bool {
+		return name != filepath.Base(kept) && isAttachmentName(name)
+	})
 }
 
 // isAttachmentName reports a name Put gives: 32 hex digits and an

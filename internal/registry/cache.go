@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
+	"github.com/mcpbridge/mcpbridge/internal/dirprune"
 )
 
 // DefaultCacheEntries bounds a Cache whose MaxEntries is 0.
@@ -86,28 +85,5 @@ func (c *Cache) trim() {
 	if max <= 0 {
 		max = DefaultCacheEntries
 	}
-	des, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return
-	}
-	type aged struct {
-		path string
-		mod  time.Time
-	}
-	var files []aged
-	for _, de := range des {
-		if !strings.HasSuffix(de.Name(), ".json") {
-			continue
-		}
-		if info, err := de.Info(); err == nil {
-			files = append(files, aged{filepath.Join(c.Dir, de.Name()), info.ModTime()})
-		}
-	}
-	if len(files) <= max {
-		return
-	}
-	slices.SortFunc(files, func(a, b aged) int { return a.mod.Compare(b.mod) })
-	for _, f := range files[:len(files)-max] {
-		os.Remove(f.path)
-	}
+	dirprune.Prune(c.Dir, max, func(name string) bool { return strings.HasSuffix(name, ".json") })
 }
