@@ -142,12 +142,7 @@ func TestGatewayStdioExtensionTasks(t *testing.T) {
 // and collected it, no other identity got a task again until the
 // gateway restarted ("too many identities hold tasks").
 func TestGatewayStatelessTaskOwnersForgotten(t *testing.T) {
-	reg := tool.NewRegistry()
-	job := goTool("job", textBody("done"))
-	job.Background = true
-	if _, err := reg.Register(job); err != nil {
-		t.Fatal(err)
-	}
+	reg := jobRegistry(t)
 	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
 		if id, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 			return id, nil
@@ -243,12 +238,7 @@ func inBody(m wireMessage) wireMessage {
 // return nil, which was called: a panic on a goroutine nothing recovers,
 // the gateway's process gone.
 func TestStatelessTaskToolGoneBeforeItRuns(t *testing.T) {
-	reg := tool.NewRegistry()
-	job := goTool("job", textBody("done"))
-	job.Background = true
-	if _, err := reg.Register(job); err != nil {
-		t.Fatal(err)
-	}
+	reg := jobRegistry(t)
 	g := newGateway(t, reg, Options{Stateless: true})
 	waitFor(t, "the task tool published", func() bool { return (*g.taskTools.Load())["job"] })
 	id, _ := jsonrpc.MakeID(float64(1))
@@ -281,12 +271,7 @@ func TestStatelessEndedTasksForgottenUnasked(t *testing.T) {
 	was := taskKeep
 	taskKeep = time.Millisecond
 	t.Cleanup(func() { taskKeep = was })
-	reg := tool.NewRegistry()
-	job := goTool("job", textBody("done"))
-	job.Background = true
-	if _, err := reg.Register(job); err != nil {
-		t.Fatal(err)
-	}
+	reg := jobRegistry(t)
 	opts := Options{Stateless: true, Authenticate: func(r *http.Request) (string, error) {
 		return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), nil
 	}}
@@ -318,12 +303,7 @@ func TestStatelessEndedTasksForgottenUnasked(t *testing.T) {
 // runs nothing. It used to be admitted, then abandoned with "the client
 // session is closing".
 func TestExtensionCallBeforeInitializeNotAdmitted(t *testing.T) {
-	reg := tool.NewRegistry()
-	job := goTool("job", textBody("done"))
-	job.Background = true
-	if _, err := reg.Register(job); err != nil {
-		t.Fatal(err)
-	}
+	reg := jobRegistry(t)
 	gate := newCountingGate()
 	g := newGateway(t, reg, Options{Gate: gate})
 	waitFor(t, "the task tool published", func() bool { return (*g.taskTools.Load())["job"] })
@@ -344,4 +324,16 @@ func TestExtensionCallBeforeInitializeNotAdmitted(t *testing.T) {
 	if gate.entered["job"] != 0 || strings.Contains(string(got), `"result"`) {
 		t.Errorf("a call before initialize: %d %s; Gate entered %d times, want the SDK's refusal and none", resp.StatusCode, got, gate.entered["job"])
 	}
+}
+
+// jobRegistry is a registry of one tool, job, that runs as a task.
+func jobRegistry(t *testing.T) *tool.Registry {
+	t.Helper()
+	reg := tool.NewRegistry()
+	job := goTool("job", textBody("done"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,26 +47,7 @@ func TestLineReaderBound(t *testing.T) {
 // ReadKey too; each Interrupt ends one read (one pending ends the next
 // read at once), and the read after it reads the key typed.
 func TestInterruptEndsARead(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	shown := make(chan string, 16) // what the console writes, read by the test
-	go func() {
-		defer close(shown)
-		buf := make([]byte, 256)
-		for {
-			n, err := ptmx.Read(buf)
-			if err != nil {
-				return
-			}
-			shown <- string(buf[:n])
-		}
-	}()
-	c := NewConsole(tty, tty, nil)
-	defer c.Close()
+	ptmx, c, shown := onTerminal(t)
 
 	read := make(chan error, 1)
 	go func() {
@@ -104,26 +86,7 @@ func TestInterruptEndsARead(t *testing.T) {
 // leaves nothing behind: the next read waits for its key. A ReadKey used
 // to wait for a key whatever happened to the turn it asked for.
 func TestReadKeyEndsWithItsContext(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	shown := make(chan string, 16)
-	go func() {
-		defer close(shown)
-		buf := make([]byte, 256)
-		for {
-			n, err := ptmx.Read(buf)
-			if err != nil {
-				return
-			}
-			shown <- string(buf[:n])
-		}
-	}()
-	c := NewConsole(tty, tty, nil)
-	defer c.Close()
+	ptmx, c, shown := onTerminal(t)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	read := make(chan error, 1)
@@ -152,6 +115,35 @@ func TestReadKeyEndsWithItsContext(t *testing.T) {
 	if err := within(t, read); err != nil {
 		t.Errorf("the read after a cancelled one: %v", err)
 	}
+}
+
+// onTerminal is a Console on a pseudo-terminal: its master, which the
+// test types on, and what the console writes, read by the test.
+func onTerminal(t *testing.T) (*os.File, *Console, <-chan string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := make(chan string, 16)
+	go func() {
+		defer close(shown)
+		buf := make([]byte, 256)
+		for {
+			n, err := ptmx.Read(buf)
+			if err != nil {
+				return
+			}
+			shown <- string(buf[:n])
+		}
+	}()
+	c := NewConsole(tty, tty, nil)
+	t.Cleanup(func() {
+		c.Close()
+		tty.Close()
+		ptmx.Close()
+	})
+	return ptmx, c, shown
 }
 
 // waitShown waits until the terminal shows want.
