@@ -58,6 +58,7 @@ type Log struct {
 	buf    []byte                // the last line's, reused
 	err    error                 // the last write's, nil once one succeeds
 	closed bool
+	torn   bool // a failed write left part of a line: the next starts a new one
 }
 
 // ErrClosed is Write's error after Close.
@@ -107,6 +108,11 @@ func lastHash(f *os.File) (string, bool, error) {
 	}
 	torn := len(buf) > 0 && buf[len(buf)-1] != '\n'
 	lines := bytes.Split(buf, []byte{'\n'})
+	if last := lines[len(lines)-1]; torn && isEntry(last) {
+		// A whole entry that lost only its newline: the newline Open
+		// writes makes it the last line, which the next one follows.
+		return hashOf(last), torn, nil
+	}
 	lines = lines[:len(lines)-1] // after the last newline: "" or the torn line
 	for i := len(lines) - 1; i >= 0; i-- {
 		if isEntry(lines[i]) {
@@ -155,10 +161,22 @@ func (l *Log) Write(e Entry) error {
 	if cap(line) <= maxKeptBuf {
 		l.buf = line // kept for the next line: one allocation less per call
 	}
-	if _, err := l.w.Write(line); err != nil {
+	out, prefix := line, 0
+	if l.torn {
+		out, prefix = append([]byte{'\n'}, line...), 1 // end what the failed write left
+	}
+	if n, err := l.w.Write(out); err != nil {
+		// A write can fail part way (a full disk): what it wrote is a
+		// torn line, which the next line must not be glued to.
+		if n > prefix {
+			l.torn = true
+		} else if n == prefix {
+			l.torn = false
+		}
 		l.err = fmt.Errorf("audit: writing: %w", err)
 		return l.err
 	}
+	l.torn = false
 	sum := sha256.Sum256(line[:len(line)-1])
 	hex.Encode(l.prev[:], sum[:])
 	l.err = nil
@@ -272,6 +290,11 @@ func (c *Chain) entry(line []byte) *BrokenError {
 		Prev string `json:"prev"`
 	}
 	if !isEntry(line) || json.Unmarshal(line, &e) != nil {
+		if json.Valid(line) {
+			// A crash tears a line short of valid JSON: a whole JSON value
+			// that is no chained entry was put there.
+			return &BrokenError{Line: c.line, Msg: "it is JSON but no chained entry (no prev): a line was inserted"}
+		}
 		c.Torn++
 		return nil
 	}

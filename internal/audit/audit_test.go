@@ -64,6 +64,16 @@ func TestVerifyFindsTampering(t *testing.T) {
 			l[1], l[2] = l[2], l[1]
 			return l
 		},
+		// a made-up call without prev, which verify used to skip as torn
+		// (and the console showed as a call)
+		"forged without prev": func(l []string) []string {
+			forged := `{"time":"1970-01-01T00:00:00Z","identity":"alice","method":"tools/call","name":"mcp__github__delete_repo","outcome":"ok"}`
+			return append(l[:2], append([]string{forged}, l[2:]...)...)
+		},
+		"forged with a null prev": func(l []string) []string {
+			forged := `{"time":"1970-01-01T00:00:00Z","identity":"alice","method":"tools/call","name":"x","outcome":"ok","prev":null}`
+			return append(l[:2], append([]string{forged}, l[2:]...)...)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -76,6 +86,58 @@ func TestVerifyFindsTampering(t *testing.T) {
 				t.Fatalf("Verify: %v; want the chain broken at line 2 or 3", err)
 			}
 		})
+	}
+}
+
+// A write that fails part way (a full disk) leaves part of a line: the
+// next line starts a line of its own, so the trail verifies with the
+// fragment skipped as torn. The next line used to be glued to the
+// fragment, both lost, and verify reported the trail broken for good.
+func TestPartialWriteDoesNotBreakTheChain(t *testing.T) {
+	var buf strings.Builder
+	w := &failingOnce{w: &buf}
+	l := newLog(w, nil, Genesis)
+	for _, n := range []string{"a", "b", "c", "d"} {
+		w.failNext = n == "b"
+		err := l.Write(Entry{Time: time.Unix(0, 0).UTC(), Identity: "alice", Method: "tools/call", Name: n, Outcome: "ok"})
+		if (err != nil) != (n == "b") {
+			t.Fatalf("writing %s: %v", n, err)
+		}
+	}
+	rep, err := Verify(strings.NewReader(buf.String()))
+	if err != nil || rep.Lines != 3 || rep.Torn != 1 {
+		t.Fatalf("Verify: %+v, %v; want 3 entries and the fragment torn\n%s", rep, err, buf.String())
+	}
+}
+
+// failingOnce writes half of what it is given and fails, when told to.
+type failingOnce struct {
+	w        *strings.Builder
+	failNext bool
+}
+
+func (f *failingOnce) Write(p []byte) (int, error) {
+	if f.failNext {
+		n, _ := f.w.Write(p[:len(p)/2])
+		return n, errors.New("no space left on device")
+	}
+	return f.w.Write(p)
+}
+
+// A crash that left a whole entry without its newline: the next run
+// chains to that entry, which the newline it writes first completes. It
+// used to chain past it as torn, and verify found the next line's prev
+// wrong.
+func TestTornNewlineOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeN(t, path, "a", "b")
+	data := readAll(t, path)
+	if err := os.WriteFile(path, []byte(strings.TrimSuffix(data, "\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeN(t, path, "c")
+	if rep, err := verifyFile(t, path); err != nil || rep.Lines != 3 || rep.Torn != 0 {
+		t.Fatalf("Verify: %+v, %v; want 3 entries", rep, err)
 	}
 }
 

@@ -84,10 +84,11 @@ func (f auditFilter) match(e audit.Entry) bool {
 		(f.until.IsZero() || e.Time.Before(f.until))
 }
 
-// entryOf decodes an audit line; false for a line that is no entry (torn).
+// entryOf decodes an audit line; false for a line that is no chained
+// entry (torn, or put there without a prev: verify says which).
 func entryOf(line []byte) (audit.Entry, bool) {
 	var e audit.Entry
-	return e, json.Unmarshal(line, &e) == nil && e.Method != ""
+	return e, json.Unmarshal(line, &e) == nil && e.Method != "" && e.Prev != ""
 }
 
 // auditFile is the trail as a request reads it: an *os.File (tests count

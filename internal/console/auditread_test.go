@@ -208,3 +208,18 @@ func TestAuditPageLongLine(t *testing.T) {
 	}
 	t.Errorf("with a 4 MiB scan bound, the entry before a 12 MiB line was not found (older %d)", older)
 }
+
+// A line put in the trail without a prev (no entry the gateway wrote:
+// verify says where it was inserted) is neither shown nor exported as a
+// call. It used to be shown and exported like any other.
+func TestAuditLineWithoutPrevNotAnEntry(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"time":"1970-01-01T00:00:00Z","identity":"alice","method":"tools/call","name":"x","outcome":"ok","prev":"` + audit.Genesis + `"}`: true,
+		`{"time":"1970-01-01T00:00:00Z","identity":"alice","method":"tools/call","name":"x","outcome":"ok"}`:                                false,
+		`{"time":"1970-01-01T00:00:00Z","identity":"alice","method":"tools/call","name":"x","outcome":"ok","prev":null}`:                    false,
+	} {
+		if _, ok := entryOf([]byte(line)); ok != want {
+			t.Errorf("entryOf(%s) = %v, want %v", line, ok, want)
+		}
+	}
+}
