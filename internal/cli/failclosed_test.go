@@ -32,6 +32,10 @@ func TestServeBrokenGatewayEntryAnswersNoCall(t *testing.T) {
 			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}},
 		{"audit file cannot be opened", "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "dir", "audit.jsonl") + "}\n" + denyAll,
 			[]string{"--http", "127.0.0.1:0"}, []string{`gateway entry "gw" could not be applied`, "gateway audit"}},
+		// stdout is the protocol's over --stdio: a trail there would put
+		// lines that are no JSON-RPC in the client's stream (it used to)
+		{"audit on stdout, stdio", "    audit: {file: \"-\"}\n" + denyAll, []string{"--stdio"},
+			[]string{`entry "gw": config.audit.file: "-" writes the trail on stdout, which serve --stdio speaks MCP on`, "serve does not start"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

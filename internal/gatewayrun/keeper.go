@@ -26,9 +26,13 @@ type keeperLinks struct {
 // plus the bearer token of cfg.Gateway as the identity "bearer"), may
 // they, and the audit trail.
 func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
+	stdout := cfg.Stdout
+	if cfg.Stdio {
+		stdout = nil // the protocol's: an audit trail there would corrupt it
+	}
 	return gatewayauth.NewKeeper(gatewayauth.Options{
 		Logger:      cfg.Logger,
-		Stdout:      cfg.Stdout,
+		Stdout:      stdout,
 		BearerToken: cfg.Gateway.BearerToken,
 		Refused: func(reason string) {
 			if f := links.refused.Load(); f != nil {
@@ -74,13 +78,19 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, st
 // an invalid one stops serve before anything starts, with its positioned
 // error, and a valid one makes the Keeper refuse every call until it is
 // applied (Keeper.Require).
-func requireGateway(k *gatewayauth.Keeper, plan *host.Plan) error {
+func requireGateway(k *gatewayauth.Keeper, plan *host.Plan, stdio bool) error {
 	for _, pe := range plan.Enabled() {
 		if pe.Entry.Name != gatewaykind.Name {
 			continue
 		}
 		if pe.Err != nil {
 			return &GatewayEntryError{pe.Err}
+		}
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && stdio && cfg.Audit != nil && cfg.Audit.File == "-" {
+			// stdout is the protocol's: the trail's lines would reach the
+			// client among its messages.
+			return &GatewayEntryError{fmt.Errorf(`%s:%d: entry %q: config.audit.file: "-" writes the trail on stdout, which serve --stdio speaks MCP on: name a file (or serve --http)`,
+				pe.Entry.File, pe.Entry.Line, pe.Entry.ID)}
 		}
 		k.Require()
 	}

@@ -107,7 +107,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
-	if err := requireGateway(keeper, src.Plan); err != nil {
+	if err := requireGateway(keeper, src.Plan, cfg.Stdio); err != nil {
 		return err
 	}
 	cfg.Console = cfg.Console || (!cfg.Stdio && planHasConsole(src.Plan))
