@@ -40,8 +40,7 @@ const (
 // Options are what a Keeper needs besides the config.
 type Options struct {
 	Logger *slog.Logger
-	// Stdout receives an audit trail configured as "-"; nil when stdout
-	// is not free for it (serve --stdio speaks MCP there): "-" is refused.
+	// Stdout receives an audit trail configured as "-".
 	Stdout io.Writer
 	// Client fetches the issuer's metadata and JWKS; nil means a client
 	// with a 10 s timeout.
@@ -287,9 +286,6 @@ func (k *Keeper) build(lifetime context.Context, cfg Config, old *state) (*state
 	case cfg.Audit == nil:
 	case old != nil && old.trail != nil && old.cfg.Audit != nil && old.cfg.Audit.File == cfg.Audit.File:
 		st.trail = old.trail
-	case cfg.Audit.File == "-" && k.opts.Stdout == nil:
-		stop()
-		return nil, errors.New(`gateway audit: file "-" writes the trail on stdout, which serve --stdio speaks MCP on: name a file (or serve --http)`)
 	default:
 		if st.trail, err = audit.Open(cfg.Audit.File, k.opts.Stdout); err != nil {
 			stop()

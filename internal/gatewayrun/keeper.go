@@ -2,6 +2,7 @@ package gatewayrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -28,7 +29,10 @@ type keeperLinks struct {
 func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 	stdout := cfg.Stdout
 	if cfg.Stdio {
-		stdout = nil // the protocol's: an audit trail there would corrupt it
+		// The protocol's: a trail there would put lines among the client's
+		// messages. requireGateway refuses "-" at start; a reload to it
+		// fails every line, and so every call (fail closed).
+		stdout = protocolStdout{}
 	}
 	return gatewayauth.NewKeeper(gatewayauth.Options{
 		Logger:      cfg.Logger,
@@ -175,4 +179,11 @@ func storeState(ctx context.Context, k *gatewayauth.Keeper) *gateway.BackendStat
 	}
 	b := gateway.NewBackendState("store (redis "+addr+")", state, err == nil, 0, errText)
 	return &b
+}
+
+// protocolStdout stands for stdout over --stdio, where no audit line may go.
+type protocolStdout struct{}
+
+func (protocolStdout) Write([]byte) (int, error) {
+	return 0, errors.New(`stdout carries MCP over serve --stdio: name an audit file, not "-"`)
 }
