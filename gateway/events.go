@@ -81,6 +81,12 @@ func (s *eventStore) Open(_ context.Context, session, stream string) error {
 	s.opened++
 	st := &streamEvents{id: stream, opened: s.opened}
 	se.streams[stream] = st
+	if stream == "" {
+		// The standalone GET stream lives as long as its session: it is
+		// never dropped whole (its client could open no GET again), only
+		// its oldest events are.
+		return nil
+	}
 	se.order = append(se.order, st)
 	for len(se.order) > eventStreamsPerSession {
 		s.dropOldestLocked(se)
@@ -117,20 +123,38 @@ func (s *eventStore) Append(_ context.Context, session, stream string, data []by
 		s.dropFirstLocked(se, st)
 	}
 	// The event just kept stays, over the bounds if it alone is.
-	for se.bytes > eventBytesPerSession && se.order[0] != st {
+	for se.bytes > eventBytesPerSession && len(se.order) > 0 && se.order[0] != st {
 		s.dropOldestLocked(se)
+	}
+	if get := se.streams[""]; get != nil && get != st {
+		for se.bytes > eventBytesPerSession && len(get.data) > 0 {
+			s.dropFirstLocked(se, get)
+		}
 	}
 	for se.bytes > eventBytesPerSession && len(st.data) > 1 {
 		s.dropFirstLocked(se, st)
 	}
 	for s.bytes > eventBytesTotal {
-		oldest := s.oldestLocked(st)
-		if oldest == nil {
+		if oldest := s.oldestLocked(st); oldest != nil {
+			s.dropOldestLocked(oldest)
+		} else if !s.dropGetEventLocked(st) {
 			break
 		}
-		s.dropOldestLocked(oldest)
 	}
 	return nil
+}
+
+// dropGetEventLocked drops the first event of a GET stream other than
+// keep, when no request stream is left to drop; false when there is none.
+// s.mu must be held.
+func (s *eventStore) dropGetEventLocked(keep *streamEvents) bool {
+	for _, se := range s.sessions {
+		if get := se.streams[""]; get != nil && get != keep && len(get.data) > 0 {
+			s.dropFirstLocked(se, get)
+			return true
+		}
+	}
+	return false
 }
 
 // dropFirstLocked drops the stream's first event. s.mu must be held.
@@ -189,6 +213,9 @@ func (s *eventStore) after(session, stream string, index int) ([][]byte, error) 
 			stream, session, mcp.ErrEventsPurged, eventStreamsPerSession)
 	}
 	start := index + 1 - st.first
+	if index < 0 {
+		start = 0 // every event kept: a GET without Last-Event-ID asks for no particular one
+	}
 	if start < 0 {
 		return nil, fmt.Errorf("gateway event store: event %d of stream %q of session %q: %w (a stream keeps its last %d events)",
 			index+1, stream, session, mcp.ErrEventsPurged, eventsPerStream)

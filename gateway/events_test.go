@@ -28,10 +28,10 @@ func (s *eventStore) counts(session string) (streams, events, bytes int) {
 	if se == nil {
 		return 0, 0, 0
 	}
-	for _, st := range se.order {
+	for _, st := range se.streams {
 		events += len(st.data)
 	}
-	return len(se.order), events, se.bytes
+	return len(se.streams), events, se.bytes
 }
 
 // replay reads the events of stream after index.
@@ -274,5 +274,50 @@ func TestStreamIDSkipsAClaim(t *testing.T) {
 	defer c.mu.Unlock()
 	if second.id == next || second.id == first.id || c.streams[next] != claim || c.streams[second.id] != second {
 		t.Errorf("streams %q, then %q with %q claimed; want a new id, the claim left as it was", first.id, second.id, next)
+	}
+}
+
+// The standalone GET stream is never dropped whole, whatever the request
+// streams and the bytes do: more request streams than a session keeps,
+// one large result, or another session's larger one trim its oldest
+// events at most; and a GET without Last-Event-ID replays what is kept
+// rather than failing on what is not. A dropped GET stream used to make
+// every later GET of its session fail (400 "failed to replay events"),
+// and another identity's large result could drop it.
+func TestGetStreamOutlivesTheBounds(t *testing.T) {
+	ctx := context.Background()
+	store := newEventStore()
+	for _, session := range []string{"a", "b"} {
+		if err := store.Open(ctx, session, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range eventsPerStream + 5 {
+		store.Append(ctx, "a", "", []byte("list_changed "+strconv.Itoa(i)))
+	}
+	for i := range eventStreamsPerSession + 5 {
+		stream := "call" + strconv.Itoa(i)
+		store.Open(ctx, "a", stream)
+		store.Append(ctx, "a", stream, []byte("small"))
+	}
+	store.Open(ctx, "a", "big")
+	store.Append(ctx, "a", "big", make([]byte, eventBytesPerSession+1))
+	store.Open(ctx, "b", "huge")
+	store.Append(ctx, "b", "huge", make([]byte, eventBytesTotal))
+	got, err := store.replay("a", "", -1)
+	if err != nil {
+		t.Fatalf("a GET without Last-Event-ID: %v, want what is kept", err)
+	}
+	if len(got) > eventsPerStream {
+		t.Errorf("the GET stream keeps %d events, want at most %d", len(got), eventsPerStream)
+	}
+	if _, err := store.replay("a", "", 0); !errors.Is(err, mcp.ErrEventsPurged) {
+		t.Errorf("resuming after a dropped event: %v, want ErrEventsPurged", err)
+	}
+	store.mu.Lock()
+	total := store.bytes
+	store.mu.Unlock()
+	if total > eventBytesTotal+eventBytesPerSession {
+		t.Errorf("the store holds %d bytes, over its bounds", total)
 	}
 }
