@@ -285,6 +285,10 @@ func TestHTTPTakenLeavesTheRestToSDK(t *testing.T) {
 		{name: "2026-07-28 on a session", body: call, header: map[string]string{"Mcp-Protocol-Version": "2026-07-28"}},
 		{name: "a text body", body: call, header: map[string]string{"Content-Type": "text/plain"}},
 		{name: "Accept without SSE", body: call, header: map[string]string{"Accept": "application/json"}},
+		// wildcards the SDK's handler takes (the gateway's used to refuse them, 400)
+		{name: "Accept */*", body: call, header: map[string]string{"Accept": "*/*"}},
+		{name: "Accept application/*, text/*", body: call, header: map[string]string{"Accept": "application/*, text/*"}},
+		{name: "Accept application/json, text/*", body: call, header: map[string]string{"Accept": "application/json, text/*"}},
 		{name: "Last-Event-ID", body: call, header: map[string]string{"Last-Event-ID": "x_1"}},
 		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":7,`},
 		{name: "an empty batch", body: `[]`},

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -257,7 +256,7 @@ func (g *Gateway) awaitGrace(session, stream string) {
 // to get the results: not in stateless mode, not for a JSON response, not
 // on protocol 2026-07-28, which dropped resumable streams (SEP-2575).
 func (g *Gateway) resumable(r *http.Request) bool {
-	if g.stateless(r) || !strings.Contains(first(r.Header, "Accept"), "text/event-stream") {
+	if _, sse := accepts(r.Header.Values("Accept")); g.stateless(r) || !sse {
 		return false
 	}
 	version := first(r.Header, "Mcp-Protocol-Version")

@@ -1525,15 +1525,18 @@ func first(h http.Header, key string) string {
 }
 
 // accepts reports which of application/json and text/event-stream Accept
-// values name.
+// values name, wildcards included (application/*, text/*, */*), as the
+// SDK's handler reads them.
 func accepts(values []string) (json, sse bool) {
 	for _, v := range values {
 		for token := range strings.SplitSeq(v, ",") {
 			switch mediaType(token) {
-			case "application/json":
+			case "application/json", "application/*":
 				json = true
-			case "text/event-stream":
+			case "text/event-stream", "text/*":
 				sse = true
+			case "*/*":
+				json, sse = true, true
 			}
 		}
 	}
