@@ -661,3 +661,34 @@ func TestHTTPTakenEndedStreamReplayed(t *testing.T) {
 		t.Error("the call went the SDK's way")
 	}
 }
+
+// A DELETE the transport refuses (an unsupported protocol version: 400)
+// ends nothing: the session's call in flight goes on to its result and
+// the session serves the next one. It used to cancel the session's calls
+// first and leave it closing, refusing every later call.
+func TestRefusedDeleteEndsNothing(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
+	s.sendAside(waitCall)
+	waitSignal(t, entered, "the call to start")
+	req := s.newRequest(context.Background(), http.MethodDelete, "")
+	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a DELETE of an unsupported version: %s, want 400", resp.Status)
+	}
+	close(release)
+	if cause := waitSignal(t, exited, "the call to end"); cause != nil {
+		t.Errorf("the call was cancelled by the refused DELETE: %v", cause)
+	}
+	got := exchange(t, s, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, nil)
+	if !strings.Contains(got.body, `"wait"`) {
+		t.Errorf("the session after the refused DELETE: %d %s", got.status, got.body)
+	}
+}

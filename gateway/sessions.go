@@ -109,7 +109,7 @@ func largest(held map[string]int) string {
 // answer until it ended on its own.
 func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 	ss := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
-	if ss != nil {
+	if ss != nil && !unsupportedVersion(r) { // a DELETE the transport refuses ends nothing
 		g.cancelCalls(ss, errSessionClosed)
 	}
 	g.engine.ServeHTTP(w, r)

@@ -80,6 +80,13 @@ func (t *httpTransport) tag(next mcp.MethodHandler) mcp.MethodHandler {
 // speaks (it narrows none), newest first.
 var supportedVersions = mcp.SupportedProtocolVersions()
 
+// unsupportedVersion reports a request whose Mcp-Protocol-Version the
+// transport refuses (400) before anything else.
+func unsupportedVersion(r *http.Request) bool {
+	v := first(r.Header, "Mcp-Protocol-Version")
+	return v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v)
+}
+
 // ServeHTTP serves one request of the endpoint, as the SDK's stateful
 // handler does.
 func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +96,7 @@ func (t *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serve is ServeHTTP; watch, when set, is serveMCP's watch of a POST's
 // client, which the session's watch of the POST joins (servingPOST).
 func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *clientWatch) {
-	if v := first(r.Header, "Mcp-Protocol-Version"); v != "" && v < serverwire.PerRequestVersion && !slices.Contains(supportedVersions, v) {
+	if unsupportedVersion(r) {
 		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: "+strings.Join(supportedVersions, ",")+")", http.StatusBadRequest)
 		return
 	}
