@@ -799,3 +799,23 @@ func TestCallNameAndArgumentsReadAsTheyRun(t *testing.T) {
 		}
 	}
 }
+
+// A stateless gateway's answer to initialize names no session: no
+// Mcp-Session-Id header at all, as the SDK's stateless handler answers.
+// It used to send the header empty.
+func TestHTTPStatelessInitializeNamesNoSession(t *testing.T) {
+	g := newGateway(t, takenTools(t), Options{Stateless: true})
+	base := serveHTTP(t, g, Options{})
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if v, present := resp.Header["Mcp-Session-Id"]; present || resp.StatusCode != http.StatusOK {
+		t.Errorf("initialize: %s, Mcp-Session-Id %q (present %v); want 200 and no such header", resp.Status, v, present)
+	}
+}

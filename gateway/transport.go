@@ -1360,7 +1360,7 @@ func (c *wireConn) openStream(w http.ResponseWriter, r *http.Request, post wireP
 		c.byRequest[id] = s.id
 	}
 	c.mu.Unlock()
-	if post.initialize {
+	if post.initialize && c.id != "" { // a stateless one has none, and says none (as the SDK)
 		w.Header().Set("Mcp-Session-Id", c.id)
 	}
 	s.mu.Lock()
