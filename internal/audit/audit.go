@@ -17,6 +17,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Genesis is the prev value of a file's first line.
@@ -74,6 +76,16 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening %s: %w", path, err)
 	}
+	// One writer a trail: two would interleave their chains, which verify
+	// then reports as tampering. The lock goes with the file's Close. A
+	// device (/dev/stdout, a test's /dev/full) is no trail of one's own.
+	if err := lockTrail(f); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("audit: %s is written by another mcpbridge (or another gateway entry of this one): give each its own audit file", path)
+		}
+		return nil, fmt.Errorf("audit: locking %s: %w", path, err)
+	}
 	prev, torn, err := lastHash(f)
 	if err == nil && torn {
 		// End the torn line, so the next one is whole.
@@ -84,6 +96,15 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
 	}
 	return newLog(f, f, prev), nil
+}
+
+// lockTrail takes the lock of a regular file's trail; nothing for any
+// other file.
+func lockTrail(f *os.File) error {
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 }
 
 func newLog(w io.Writer, f *os.File, prev string) *Log {

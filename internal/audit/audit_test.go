@@ -171,3 +171,28 @@ func TestWriteAfterClose(t *testing.T) {
 		t.Fatalf("Write after Close: %v", err)
 	}
 }
+
+// A trail has one writer: a second Open of the same file (another serve
+// with the same config, or a reload naming the file another way) is
+// refused, saying why, until the first closes. Two writers used to
+// interleave their chains, which verify reported as tampering.
+func TestOneWriterATrail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	first, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	respelled := filepath.Join(filepath.Dir(path), ".", "audit.jsonl")
+	if second, err := Open(respelled, nil); err == nil || !strings.Contains(err.Error(), "is written by another mcpbridge") {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("a second writer: %v, want it refused", err)
+	}
+	first.Close()
+	second, err := Open(path, nil)
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	second.Close()
+}
