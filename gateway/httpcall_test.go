@@ -293,6 +293,10 @@ func TestHTTPTakenLeavesTheRestToSDK(t *testing.T) {
 		{name: "malformed JSON", body: `{"jsonrpc":"2.0","id":7,`},
 		{name: "an empty batch", body: `[]`},
 		{name: "a notification", body: `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`},
+		// a call without an id was dropped with 202, its client waiting
+		// for an answer that never came; a notification with one, too
+		{name: "a call without an id", body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"plain"}}`},
+		{name: "a notification with an id", body: `{"jsonrpc":"2.0","id":3,"method":"notifications/roots/list_changed"}`},
 		{name: "an unknown session", body: call, header: map[string]string{"Mcp-Session-Id": "nosuch"}},
 	}
 	for _, tt := range tests {

@@ -1159,6 +1159,12 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		if !ok {
 			continue
 		}
+		if problem := idProblem(req); problem != "" {
+			// As the SDK's handler: a request without an id would never be
+			// answered, a notification with one would wait for no answer.
+			http.Error(w, problem, http.StatusBadRequest)
+			return wirePOST{}, false
+		}
 		if req.Method == "initialize" {
 			post.initialize = true
 			var p struct {
@@ -1183,6 +1189,19 @@ func (c *wireConn) admitRequests(w http.ResponseWriter, r *http.Request, msgs []
 		}
 	}
 	return post, true
+}
+
+// idProblem is what is wrong with req's id for its method, "" for
+// nothing: MCP's notifications (notifications/…) have none, its requests
+// have one.
+func idProblem(req *jsonrpc.Request) string {
+	switch notification := strings.HasPrefix(req.Method, "notifications/"); {
+	case notification && req.IsCall():
+		return fmt.Sprintf("invalid request: unexpected id for %q", req.Method)
+	case !notification && !req.IsCall():
+		return fmt.Sprintf("invalid request: missing id for %q", req.Method)
+	}
+	return ""
 }
 
 // answersTasks reports whether req is a request of the extension's tasks
