@@ -28,7 +28,7 @@ type admission struct {
 	req   callRequest
 	name  string          // the registry tool (a prompt's public name or a resource's URI: offered)
 	ctx   context.Context // the Gate's: the request's, with what the Gate added
-	ended func(Outcome)
+	ended func(Outcome) error
 	gcall Call // what the Gate was told
 	// within is the context the call runs in (running): kept here, not
 	// made, as an admitted call runs once.
@@ -150,26 +150,29 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 	}
 	defer a.release()
 	res, err := g.run(ctx, a.name, req.session, how, req.params)
-	a.endIn(ctx, res, err)
+	if unrecorded := a.endIn(ctx, res, err); unrecorded != nil {
+		return result{}, unrecorded // its end not recorded: not answered either
+	}
 	return res, err
 }
 
 // endIn is end for a call that ran with ctx: one whose task this gateway
 // handed over as it stopped (tool.ErrHandedOver) ends handed over, not
 // with the error its stop left it.
-func (a *admission) endIn(ctx context.Context, res result, err error) {
+func (a *admission) endIn(ctx context.Context, res result, err error) error {
 	if errors.Is(context.Cause(ctx), tool.ErrHandedOver) && a.over.CompareAndSwap(false, true) {
-		a.ended(Outcome{HandedOver: true})
-		return
+		return a.ended(Outcome{HandedOver: true})
 	}
-	a.end(res, err)
+	return a.end(res, err)
 }
 
-// end tells the Gate how the call ended; only the first end counts.
-func (a *admission) end(res result, err error) {
+// end tells the Gate how the call ended; only the first end counts. The
+// error is the Gate's, when it could not record the end (Gate.Enter).
+func (a *admission) end(res result, err error) error {
 	if a.over.CompareAndSwap(false, true) {
-		a.ended(Outcome{IsError: res.isError, Failed: err != nil})
+		return a.ended(Outcome{IsError: res.isError, Failed: err != nil})
 	}
+	return nil
 }
 
 // release gives back the call's slot; only the first release counts.
@@ -182,7 +185,7 @@ func (a *admission) release() {
 // abandon ends an admitted call that will not run (its task could not
 // start): failed, its slot released.
 func (a *admission) abandon(err error) {
-	a.end(result{}, err)
+	_ = a.end(result{}, err) // nothing is answered: the refusal is
 	a.release()
 }
 

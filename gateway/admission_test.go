@@ -39,7 +39,7 @@ func newCountingGate() *countingGate {
 	return &countingGate{entered: map[string]int{}, ended: map[string][]Outcome{}, tokens: map[string]int{"limited": 1}}
 }
 
-func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.entered[c.Tool]++
@@ -56,10 +56,11 @@ func (g *countingGate) Enter(ctx context.Context, c Call) (context.Context, func
 	case limited:
 		g.tokens[c.Tool]--
 	}
-	return ctx, func(o Outcome) {
+	return ctx, func(o Outcome) error {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.ended[c.Tool] = append(g.ended[c.Tool], o)
+		return nil
 	}, nil
 }
 

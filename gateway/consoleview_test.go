@@ -16,8 +16,8 @@ type markKey struct{}
 // name, as the console's Tracker marks the calls it admitted.
 type markingGate struct{}
 
-func (markingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
-	return context.WithValue(ctx, markKey{}, "marked "+c.Public), func(Outcome) {}, nil
+func (markingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
+	return context.WithValue(ctx, markKey{}, "marked "+c.Public), func(Outcome) error { return nil }, nil
 }
 
 // ParkedCalls lists a call parked for its client's answers with its

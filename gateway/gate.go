@@ -25,7 +25,10 @@ import (
 // use; it must not call the Gateway. It returns the context the call runs
 // in (ctx, or one derived from it that keeps its cancellation; a task
 // keeps its values, not its end) and a function the gateway calls exactly
-// once when the call ends; or an error that refuses the call: ErrHidden
+// once when the call ends, which returns an error when the end could not
+// be recorded (an audit line not written, and the Gate fails closed): a
+// call answered at once is then answered with that error instead of its
+// result; or an error that refuses the call: ErrHidden
 // answers it as an unknown tool, a *jsonrpc.Error is the response as is,
 // any other error an isError result saying the call was refused and why.
 //
@@ -35,7 +38,7 @@ import (
 // found through it (gateAs): a wrapper without it would turn the
 // policy's screening of lists off.
 type Gate interface {
-	Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error)
+	Enter(ctx context.Context, call Call) (context.Context, func(Outcome) error, error)
 }
 
 // gateAs returns what g, or the Gate it wraps (Unwrap, at any depth),
@@ -114,8 +117,8 @@ type Outcome struct {
 // openGate lets every call through: the default Gate.
 type openGate struct{}
 
-func (openGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
-	return ctx, func(Outcome) {}, nil
+func (openGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome) error, error) {
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 var _ Gate = openGate{}

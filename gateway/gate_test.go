@@ -26,7 +26,7 @@ type recordingGate struct {
 
 type gateKey struct{}
 
-func (r *recordingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (r *recordingGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	r.add("enter " + c.Tool + " as " + c.Public + " header " + c.Header.Get("X-Who"))
 	switch c.Tool {
 	case "deny":
@@ -34,8 +34,12 @@ func (r *recordingGate) Enter(ctx context.Context, c Call) (context.Context, fun
 	case "forbid":
 		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "forbidden"}
 	}
-	return context.WithValue(ctx, gateKey{}, "admitted"), func(o Outcome) {
+	return context.WithValue(ctx, gateKey{}, "admitted"), func(o Outcome) error {
 		r.add("ended " + c.Tool + " isError " + map[bool]string{true: "yes", false: "no"}[o.IsError])
+		if c.Tool == "unrecorded" { // its end could not be recorded (an audit line not written)
+			return &jsonrpc.Error{Code: -32032, Message: "not recorded"}
+		}
+		return nil
 	}, nil
 }
 
@@ -65,7 +69,9 @@ func (headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // The Gate is consulted on every path a tools/call takes (the SDK's
 // session over memory and HTTP, the stdio and HTTP takes): it sees the call,
 // its refusal answers the call without running the tool, the context it
-// returns reaches the tool, and it is told of the outcome.
+// returns reaches the tool, and it is told of the outcome; an end it
+// could not record (an audit line not written) answers the call with its
+// error, not the result (which used to go out unrecorded).
 func TestGateOnEveryPath(t *testing.T) {
 	reg := tool.NewRegistry()
 	ran := make(chan string, 10)
@@ -74,7 +80,7 @@ func TestGateOnEveryPath(t *testing.T) {
 		ran <- v
 		return tool.Output{Content: []tool.Content{tool.Text(v)}}, nil
 	}
-	for _, name := range []string{"ok", "deny", "forbid"} {
+	for _, name := range []string{"ok", "deny", "forbid", "unrecorded"} {
 		if _, err := reg.Register(goTool(name, body)); err != nil {
 			t.Fatal(err)
 		}
@@ -119,13 +125,19 @@ func TestGateOnEveryPath(t *testing.T) {
 			if wire, ok := errors.AsType[*jsonrpc.Error](err); !ok || wire.Code != -32001 || wire.Message != "forbidden" {
 				t.Errorf("forbid: %v, want the Gate's JSON-RPC error", err)
 			}
-			want := []string{"enter ok as ok header " + who, "ended ok isError no", "enter deny as deny header " + who, "enter forbid as forbid header " + who}
+			_, err = c.session.CallTool(context.Background(), callParams("unrecorded"))
+			if wire, ok := errors.AsType[*jsonrpc.Error](err); !ok || wire.Code != -32032 {
+				t.Errorf("unrecorded: %v, want the Gate's error in place of the result", err)
+			}
+			want := []string{"enter ok as ok header " + who, "ended ok isError no", "enter deny as deny header " + who, "enter forbid as forbid header " + who,
+				"enter unrecorded as unrecorded header " + who, "ended unrecorded isError no"}
 			if diff := cmp.Diff(want, gate.take()); diff != "" {
 				t.Errorf("the Gate's record (-want +got):\n%s", diff)
 			}
-			if len(ran) != 1 {
-				t.Errorf("the tools ran %d times, want only ok's", len(ran))
+			if len(ran) != 2 {
+				t.Errorf("the tools ran %d times, want ok's and unrecorded's", len(ran))
 			}
+			<-ran
 			<-ran
 			if fast := viaSDK.Load() == 0; fast != strings.Contains(name, "take") {
 				t.Errorf("the take answered: %v", fast)

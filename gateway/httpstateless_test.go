@@ -214,11 +214,11 @@ type callsGate struct {
 	calls []Call
 }
 
-func (c *callsGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+func (c *callsGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome) error, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, call)
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 // The Gate sees a stateless call alike on both paths: no session, no
@@ -296,7 +296,7 @@ type blockingGate struct {
 	ended   chan error
 }
 
-func (b *blockingGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
+func (b *blockingGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome) error, error) {
 	b.entered <- struct{}{}
 	<-ctx.Done()
 	b.ended <- context.Cause(ctx)
@@ -690,7 +690,7 @@ type refusingGate struct {
 	err error
 }
 
-func (r *refusingGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome), error) {
+func (r *refusingGate) Enter(ctx context.Context, call Call) (context.Context, func(Outcome) error, error) {
 	r.callsGate.Enter(ctx, call)
 	return ctx, nil, r.err
 }

@@ -116,7 +116,9 @@ func (a *admission) runInner(ctx context.Context) (tool.Result, error) {
 	defer g.grew(sv, req.params.Name)
 	var out tool.Result
 	res, err := g.run(a.running(ctx), a.name, req.session, callHow{keep: &out, peer: req.peer}, req.params)
-	a.end(res, err)
+	if unrecorded := a.end(res, err); unrecorded != nil {
+		return tool.Result{}, unrecorded
+	}
 	return out, err
 }
 

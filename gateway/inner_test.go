@@ -23,7 +23,7 @@ type parentGate struct {
 	log []string
 }
 
-func (p *parentGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (p *parentGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	parent := "-"
 	if c.Parent != nil {
 		parent = c.Parent.Tool
@@ -34,7 +34,7 @@ func (p *parentGate) Enter(ctx context.Context, c Call) (context.Context, func(O
 	if c.Tool == "hidden" {
 		return nil, nil, ErrHidden
 	}
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 // A served tool's calls for its caller (CallFor) take the gateway's call

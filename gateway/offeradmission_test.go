@@ -19,7 +19,7 @@ import (
 // a resource (note://work) by its last name (work), as it knows a tool.
 type shortNames struct{ *countingGate }
 
-func (s shortNames) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (s shortNames) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	c.Tool = path.Base(strings.ReplaceAll(c.Tool, "__", "/"))
 	return s.countingGate.Enter(ctx, c)
 }

@@ -20,11 +20,11 @@ import (
 // Enter refuses them, as a policy denying them does.
 type hideOffers struct{ prompt, server string }
 
-func (h hideOffers) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (h hideOffers) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	if c.Public == h.prompt || c.Server == h.server {
 		return nil, nil, ErrHidden
 	}
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (h hideOffers) Screen(context.Context, http.Header, string) func(Offer, string) bool {
@@ -217,11 +217,11 @@ func TestListenSubscriptionsScreenedForItsCaller(t *testing.T) {
 // decision ("" for none), as the policy's does after a reload.
 type liveHide struct{ hidden *atomic.Value }
 
-func (h liveHide) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (h liveHide) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	if c.Server != "" && c.Server == h.hidden.Load() {
 		return nil, nil, ErrHidden
 	}
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (h liveHide) Screen(context.Context, http.Header, string) func(Offer, string) bool {
@@ -323,7 +323,7 @@ func TestUpdatesScreenedWhenSent(t *testing.T) {
 // it passes Enter on, and offers nothing else but Unwrap.
 type wrapping struct{ inner Gate }
 
-func (w wrapping) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (w wrapping) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	return w.inner.Enter(ctx, c)
 }
 

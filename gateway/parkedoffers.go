@@ -99,7 +99,9 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 		ctx, end := g.awaitOn(a.ctx, req.session, first(req.header, streamHeader))
 		wire, err := get(ctx)
 		end()
-		a.end(result{}, err)
+		if unrecorded := a.end(result{}, err); unrecorded != nil {
+			return result{}, unrecorded
+		}
 		return result{wire: wire}, err
 	}
 	caps := req.capabilities()
@@ -107,13 +109,15 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 		defer a.release()
 		callCtx = tool.WithInputs(tool.WithAsk(callCtx, pc.asker(caps)), pc.inputs(caps))
 		wire, err := get(callCtx)
-		a.end(result{}, err) // before its result can reach the client
+		if unrecorded := a.end(result{}, err); unrecorded != nil { // before its result can reach the client
+			return result{}, unrecorded
+		}
 		return result{wire: wire}, err
 	})
 	if !ran {
 		a.release()
 		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway is shutting down"}
-		a.end(result{}, err)
+		_ = a.end(result{}, err) // refused either way
 		return result{}, err
 	}
 	return res, err

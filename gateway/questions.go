@@ -272,13 +272,15 @@ func (g *Gateway) runParkable(ctx context.Context, a *admission) (result, error)
 		defer a.release()
 		callCtx = tool.WithInputs(callCtx, pc.inputs(caps))
 		res, err := g.run(callCtx, a.name, req.session, callHow{ask: pc.asker(caps), parked: true, notes: &pc.notes}, req.params)
-		a.end(res, err) // before its result can reach the client
+		if unrecorded := a.end(res, err); unrecorded != nil { // before its result can reach the client
+			return result{}, unrecorded
+		}
 		return res, err
 	})
 	if !ran {
 		a.release()
 		res = errorResult("tool call refused: " + errClosing.Error())
-		a.end(res, nil)
+		_ = a.end(res, nil) // refused either way
 		return res, nil
 	}
 	return res, err

@@ -14,8 +14,8 @@ import (
 // questionWaitMs.
 type waitGate struct{ wait time.Duration }
 
-func (w waitGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
-	return ctx, func(Outcome) {}, nil
+func (w waitGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome) error, error) {
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (w waitGate) QuestionWait() time.Duration { return w.wait }

@@ -134,11 +134,11 @@ func TestGatewaySkillsHTTP(t *testing.T) {
 // whose Enter refuses them.
 type hideServer struct{ hidden string }
 
-func (h hideServer) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (h hideServer) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	if c.Server == h.hidden {
 		return nil, nil, errors.New("not allowed")
 	}
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (h hideServer) Screen(context.Context, http.Header, string) func(Offer, string) bool {

@@ -231,11 +231,12 @@ func (g *outcomeGate) Resume(c Call, identity string) func(Outcome) {
 	}
 }
 
-func (g *outcomeGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
-	return ctx, func(o Outcome) {
+func (g *outcomeGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
+	return ctx, func(o Outcome) error {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.ended[c.Tool] = o
+		return nil
 	}, nil
 }
 

@@ -76,13 +76,15 @@ func (g *Gateway) startServerTask(ctx context.Context, req callRequest, x extTas
 		ask := pr.asker(pc.asker(caps))
 		callCtx = tool.WithInputs(tool.WithAsk(callCtx, ask), pr.inputs(pc.inputs(caps)))
 		res, err := g.run(callCtx, a.name, req.session, callHow{ask: ask, parked: true, notes: &pc.notes}, req.params)
-		a.endIn(callCtx, res, err)
+		if unrecorded := a.endIn(callCtx, res, err); unrecorded != nil {
+			return result{}, unrecorded
+		}
 		return res, err
 	})
 	if !ran {
 		a.release()
 		res = errorResult("tool call refused: " + errClosing.Error())
-		a.end(res, nil)
+		_ = a.end(res, nil) // refused either way
 	}
 	return res, err
 }

@@ -21,8 +21,8 @@ type sharedGate struct {
 	lease time.Duration
 }
 
-func (sharedGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome), error) {
-	return ctx, func(Outcome) {}, nil
+func (sharedGate) Enter(ctx context.Context, _ Call) (context.Context, func(Outcome) error, error) {
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (s sharedGate) Tasks() (TaskStore, time.Duration) { return s.ts, s.lease }

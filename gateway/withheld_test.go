@@ -12,11 +12,11 @@ import (
 // screenOut is a Gate and Screen that hides one tool from everyone.
 type screenOut struct{ hidden string }
 
-func (s screenOut) Enter(ctx context.Context, c Call) (context.Context, func(Outcome), error) {
+func (s screenOut) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	if c.Public == s.hidden {
 		return nil, nil, ErrHidden
 	}
-	return ctx, func(Outcome) {}, nil
+	return ctx, func(Outcome) error { return nil }, nil
 }
 
 func (s screenOut) Screen(context.Context, http.Header, string) func(Offer, string) bool {

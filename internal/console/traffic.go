@@ -58,8 +58,8 @@ func NewTracker(inner gateway.Gate, now func() time.Time) *Tracker {
 
 // Enter implements gateway.Gate: the inner Gate decides; an admitted call
 // is kept until its end.
-func (t *Tracker) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome), error) {
-	end := func(gateway.Outcome) {}
+func (t *Tracker) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome) error, error) {
+	end := func(gateway.Outcome) error { return nil }
 	if t.inner != nil {
 		var err error
 		if ctx, end, err = t.inner.Enter(ctx, c); err != nil {
@@ -73,11 +73,11 @@ func (t *Tracker) Enter(ctx context.Context, c gateway.Call) (context.Context, f
 	f.id = id
 	t.calls[id] = f
 	t.mu.Unlock()
-	return context.WithValue(ctx, flightKey{}, id), func(o gateway.Outcome) {
+	return context.WithValue(ctx, flightKey{}, id), func(o gateway.Outcome) error {
 		t.mu.Lock()
 		delete(t.calls, id)
 		t.mu.Unlock()
-		end(o)
+		return end(o)
 	}, nil
 }
 

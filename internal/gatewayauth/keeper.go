@@ -512,7 +512,7 @@ func kindOf(o gateway.Offer) Target {
 // Enter implements gateway.Gate: the policy decides, the rate limit
 // admits, and the audit trail records the call when it ends (or its
 // refusal at once).
-func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome), error) {
+func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, func(gateway.Outcome) error, error) {
 	st := k.state.Load()
 	if st == nil {
 		return k.enterUnguarded(ctx)
@@ -546,11 +546,11 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	}
 	start := k.now()
 	ctx, link := withLink(ctx)
-	return ctx, func(o gateway.Outcome) {
+	return ctx, func(o gateway.Outcome) error {
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
 		rec.Outcome = outcome(o)
 		rec.Call = link.made()
-		k.write(st, rec)
+		return k.write(st, rec)
 	}, nil
 }
 
@@ -568,15 +568,15 @@ func (k *Keeper) Resume(c gateway.Call, identity string) func(gateway.Outcome) {
 	return func(o gateway.Outcome) {
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
 		rec.Outcome = outcome(o)
-		k.write(st, rec)
+		_ = k.write(st, rec) // a task's end: its client polls for it, nothing to hold back
 	}
 }
 
 // enterUnguarded is Enter without an applied config: every call passes
 // when no gateway entry guards the run, none when one should (Require).
-func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gateway.Outcome), error) {
+func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gateway.Outcome) error, error) {
 	if !k.required.Load() {
-		return ctx, func(gateway.Outcome) {}, nil
+		return ctx, func(gateway.Outcome) error { return nil }, nil
 	}
 	if k.opts.Refused != nil {
 		k.opts.Refused("refused")
@@ -639,7 +639,7 @@ func (k *Keeper) admit(ctx context.Context, st *state, identity, public string) 
 // refuse records a refusal and returns err (nil: only record it).
 func (k *Keeper) refuse(st *state, rec audit.Entry, outcome, reason string, err error) error {
 	rec.Outcome, rec.Reason = outcome, reason
-	k.write(st, rec)
+	_ = k.write(st, rec) // refused either way
 	if err != nil && k.opts.Refused != nil {
 		k.opts.Refused(outcome)
 	}
@@ -725,13 +725,21 @@ func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
 
 // write appends e to the trail; a failure is seen by the next call
 // (unaudited).
-func (k *Keeper) write(st *state, e audit.Entry) {
+// write appends e to st's trail (or the one in force, st's being
+// replaced meanwhile). The error, when the line was not written and the
+// trail fails closed (failOpen off), is the refusal the call gets instead
+// of its result: answered, it would have no line.
+func (k *Keeper) write(st *state, e audit.Entry) error {
 	if st.trail == nil {
-		return // no audit
+		return nil // no audit
 	}
 	for range 3 {
-		if err := st.trail.Write(e); !errors.Is(err, audit.ErrClosed) {
-			return
+		err := st.trail.Write(e)
+		if !errors.Is(err, audit.ErrClosed) {
+			if err != nil && !st.cfg.Audit.FailOpen {
+				return &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway could not write the call's audit line, so it does not answer it (audit.failOpen is false): " + err.Error()}
+			}
+			return nil
 		}
 		// The config was replaced while the call ran, its trail by one
 		// to another file: the call's end goes to the trail in force.
@@ -740,6 +748,7 @@ func (k *Keeper) write(st *state, e audit.Entry) {
 		}
 	}
 	k.log.Warn("gateway audit: a call's line was not written: the config that admitted it was replaced by one without a trail", "name", e.Name, "identity", e.Identity, "outcome", e.Outcome)
+	return nil
 }
 
 // StoreHealth is the applied config's store as /healthz reports it: its

@@ -169,14 +169,19 @@ func TestRateLimitPerIdentity(t *testing.T) {
 }
 
 // An audit trail that cannot be written stops the calls (fail closed),
-// with a log line saying so; failOpen keeps serving.
+// with a log line saying so; failOpen keeps serving. The call whose own
+// line fails is not answered either: its result would go out with no
+// line (it used to).
 func TestAuditUnwritableFailsClosed(t *testing.T) {
 	for _, failOpen := range []bool{false, true} {
 		s := newServed(t, Options{})
 		s.apply(t, "auth: {tokens: {ci: CI_TOKEN}}\naudit: {file: /dev/full, failOpen: "+map[bool]string{false: "false", true: "true"}[failOpen]+"}\n", map[string]string{"CI_TOKEN": "tok"})
 		ci := s.connect(t, "tok", nil)
-		callCode(t, ci, "mcp__time__now") // its line fails: the trail is broken
-		code, _ := callCode(t, ci, "mcp__time__now")
+		code, _ := callCode(t, ci, "mcp__time__now") // its line fails: the trail is broken
+		if want := map[bool]int64{false: CodeUnaudited, true: 0}[failOpen]; code != want {
+			t.Errorf("failOpen %v: the call whose line failed: code %d, want %d", failOpen, code, want)
+		}
+		code, _ = callCode(t, ci, "mcp__time__now")
 		if want := map[bool]int64{false: CodeUnaudited, true: 0}[failOpen]; code != want {
 			t.Errorf("failOpen %v: the call after a failed write: code %d, want %d", failOpen, code, want)
 		}
@@ -343,7 +348,7 @@ func TestReloadKeepsTheLinesOfCallsInFlight(t *testing.T) {
 	apply := func(file, limit string) {
 		s.apply(t, strings.NewReplacer("FILE", file, "LIMIT", limit).Replace(cfg), map[string]string{"ALICE": "tok"})
 	}
-	enter := func(tool string) func(gateway.Outcome) {
+	enter := func(tool string) func(gateway.Outcome) error {
 		_, end, err := s.keeper.Enter(t.Context(), gateway.Call{Tool: tool, Public: tool, Header: http.Header{"Authorization": {"Bearer tok"}}})
 		if err != nil {
 			t.Fatalf("alice's call of %s: %v", tool, err)
