@@ -696,3 +696,41 @@ func TestRefusedDeleteEndsNothing(t *testing.T) {
 		t.Errorf("the session after the refused DELETE: %d %s", got.status, got.body)
 	}
 }
+
+// A session ended while a call of it is in flight (its client's DELETE,
+// or its eviction) answers that call, cancelled, before the session
+// closes: the POST gets its answer saying why, not an empty 200, which
+// it used to get (a closing session drops the answers it has not
+// written).
+func TestSessionEndAnswersItsCalls(t *testing.T) {
+	for _, end := range []string{"DELETE", "eviction"} {
+		t.Run(end, func(t *testing.T) {
+			reg := tool.NewRegistry()
+			entered, _, exited := waitingTool(t, reg)
+			opts := Options{}
+			if end == "eviction" {
+				opts.MaxSessions = 1
+			}
+			g := newGateway(t, reg, opts)
+			base := serveHTTP(t, g, opts)
+			s := openHTTPSession(t, base)
+			answered := make(chan httpAnswer, 1)
+			go func() { answered <- exchange(t, s, waitCall, nil) }()
+			waitSignal(t, entered, "the call to start")
+			if end == "DELETE" {
+				resp, err := http.DefaultClient.Do(s.newRequest(context.Background(), http.MethodDelete, ""))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			} else {
+				openHTTPSession(t, base) // past MaxSessions: the busy one is evicted
+			}
+			waitSignal(t, exited, "the call to be cancelled")
+			got := waitSignal(t, answered, "the call's answer")
+			if !strings.Contains(got.body, `"id":7`) {
+				t.Errorf("the call's POST after its session's end: %d %q, want its answer", got.status, got.body)
+			}
+		})
+	}
+}

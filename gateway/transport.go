@@ -111,6 +111,7 @@ func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *cli
 		t.servePOST(w, r, watch)
 	case http.MethodDelete:
 		if s := t.lookup(w, r, "DELETE"); s != nil {
+			s.awaitPOSTs(answerWait) // the answers of the calls serveDelete cancelled, which Close would drop
 			s.session.Close()
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -453,6 +454,26 @@ func (s *wireSession) endPOST() {
 	defer s.mu.Unlock()
 	if s.posts--; s.posts == 0 {
 		s.lastPOST = now
+	}
+}
+
+// answerWait bounds how long a session's end waits for the answers of
+// its calls it cancelled: a tool that ignores its cancellation does not
+// hold the end longer.
+const answerWait = 2 * time.Second
+
+// awaitPOSTs waits until no POST of the session is being served (their
+// answers written), or until wait passes.
+func (s *wireSession) awaitPOSTs(wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		n := s.posts
+		s.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond) // rare (an end with calls in flight), and short: cancelled calls end at once
 	}
 }
 
