@@ -6,7 +6,9 @@
 # The image has no shell and no language runtime: it suits Streamable HTTP
 # backends (transport: streamable-http) and the built-in demo server. For
 # stdio servers, build FROM an image that has their runtime (node for npx,
-# python for uvx) and copy /mcpbridge into it; keep USER non-root.
+# python for uvx) and copy /mcpbridge into it; keep USER non-root, and run
+# it with an init (docker run --init, or tini): as PID 1 mcpbridge reaps
+# its own children only, not their orphans.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
