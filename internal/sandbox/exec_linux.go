@@ -39,6 +39,9 @@ func confineAndExec(p Plan, path string, argv []string) error {
 	if err := closeInherited(); err != nil {
 		return err
 	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
 	err := syscall.Exec(path, argv, os.Environ())
 	return fmt.Errorf("exec %q: %w", argv[0], err)
 }
@@ -105,6 +108,31 @@ func closeInherited() error {
 				return fmt.Errorf("closing descriptor %d, which the server must not inherit: %w", fd, err)
 			}
 		}
+	}
+	return nil
+}
+
+// dropCapabilities empties the capability bounding set and the ambient
+// set, so that the server, exec'd next, holds no capability even when
+// mcpbridge runs as root: without a user namespace (network: true) it
+// would keep every one root has (loading a kernel module, reading past
+// file modes, raising its limits), none of which Landlock or the filter
+// covers.
+func dropCapabilities() error {
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the kernel's last capability
+		}
+		if err != nil {
+			if errors.Is(err, unix.EPERM) {
+				break // no CAP_SETPCAP: not root, nothing held to drop
+			}
+			return fmt.Errorf("dropping capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clearing the ambient capabilities: %w", err)
 	}
 	return nil
 }

@@ -89,6 +89,14 @@ func serveProbe() int {
 		defer unix.Close(fds[1])
 		return answer("", unix.Sendto(fds[0], []byte("hello"), 0, &unix.SockaddrUnix{Name: a.Addr}))
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "chown"}, func(_ context.Context, _ *mcp.CallToolRequest, a pathArgs) (*mcp.CallToolResult, any, error) {
+		// What only a capability allows (CAP_CHOWN, which root has unless
+		// dropped): give a file to another user.
+		if err := os.WriteFile(a.Path, nil, 0o600); err != nil {
+			return answer("", err)
+		}
+		return answer("", os.Chown(a.Path, 12345, 12345))
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "fdread"}, func(_ context.Context, _ *mcp.CallToolRequest, a fdArgs) (*mcp.CallToolResult, any, error) {
 		b := make([]byte, 64)
 		n, err := unix.Pread(a.FD, b, 0)

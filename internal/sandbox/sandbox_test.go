@@ -261,6 +261,12 @@ func TestSandboxNetworkAndLimits(t *testing.T) {
 	if got := probe(t, cs, "limits", nil); got != want {
 		t.Errorf("limits = %q, want %q", got, want)
 	}
+	// Run as root (as the tests are), the server keeps no capability: with
+	// network: true (no user namespace) it used to keep every one root
+	// has (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_SYS_MODULE, …).
+	if got := probe(t, cs, "chown", map[string]any{"path": filepath.Join(a.writable, "given")}); os.Geteuid() == 0 && !strings.HasPrefix(got, "error") {
+		t.Errorf("chown to another user with network: true, as root: %q, want it refused", got)
+	}
 	if p := tr.Process().Sandbox(); p == nil || !p.Network || p.ABI != sandbox.ABI() {
 		t.Errorf("Process().Sandbox() = %+v, want network and ABI %d", p, sandbox.ABI())
 	}
