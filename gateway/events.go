@@ -213,9 +213,6 @@ func (s *eventStore) after(session, stream string, index int) ([][]byte, error) 
 			stream, session, mcp.ErrEventsPurged, eventStreamsPerSession)
 	}
 	start := index + 1 - st.first
-	if index < 0 {
-		start = 0 // every event kept: a GET without Last-Event-ID asks for no particular one
-	}
 	if start < 0 {
 		return nil, fmt.Errorf("gateway event store: event %d of stream %q of session %q: %w (a stream keeps its last %d events)",
 			index+1, stream, session, mcp.ErrEventsPurged, eventsPerStream)
@@ -236,4 +233,18 @@ func (s *eventStore) SessionClosed(_ context.Context, session string) error {
 		delete(s.sessions, session)
 	}
 	return nil
+}
+
+// firstKept is the index of the first event kept of stream, 0 when none
+// was dropped (or the stream is unknown): a GET without Last-Event-ID
+// replays from there, numbered as the events were.
+func (s *eventStore) firstKept(session, stream string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if se := s.sessions[session]; se != nil {
+		if st := se.streams[stream]; st != nil {
+			return st.first
+		}
+	}
+	return 0
 }

@@ -304,9 +304,10 @@ func TestGetStreamOutlivesTheBounds(t *testing.T) {
 	store.Append(ctx, "a", "big", make([]byte, eventBytesPerSession+1))
 	store.Open(ctx, "b", "huge")
 	store.Append(ctx, "b", "huge", make([]byte, eventBytesTotal))
-	got, err := store.replay("a", "", -1)
-	if err != nil {
-		t.Fatalf("a GET without Last-Event-ID: %v, want what is kept", err)
+	first := store.firstKept("a", "")
+	got, err := store.replay("a", "", first-1)
+	if err != nil || first == 0 {
+		t.Fatalf("a GET without Last-Event-ID, from the first kept event (%d): %v, want what is kept", first, err)
 	}
 	if len(got) > eventsPerStream {
 		t.Errorf("the GET stream keeps %d events, want at most %d", len(got), eventsPerStream)
@@ -319,5 +320,29 @@ func TestGetStreamOutlivesTheBounds(t *testing.T) {
 	store.mu.Unlock()
 	if total > eventBytesTotal+eventBytesPerSession {
 		t.Errorf("the store holds %d bytes, over its bounds", total)
+	}
+}
+
+// A GET without Last-Event-ID after the GET stream's oldest events were
+// dropped replays what is kept, each under the id it was numbered with
+// (a resume from the last one then sends nothing twice). It used to fail
+// (400), then, once it replayed, to number them from 0.
+func TestGetReplayKeepsItsNumbers(t *testing.T) {
+	store := newEventStore()
+	c := newWireConn("s", store, new(sync.Map))
+	for i := range eventsPerStream + 6 {
+		store.Append(context.Background(), "s", "", []byte(`{"n":`+strconv.Itoa(i)+`}`))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the client reads what is replayed, then leaves
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/mcp", nil)
+	w := httptest.NewRecorder()
+	c.serveGET(w, r)
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, "id: _6\ndata: {\"n\":6}") || strings.Contains(body, "id: _0\n") {
+		t.Fatalf("a GET without Last-Event-ID: %d\n%.400s", w.Code, body)
+	}
+	if !strings.Contains(body, "id: _69\ndata: {\"n\":69}") {
+		t.Errorf("the last event is not numbered 69:\n%s", body[max(0, len(body)-300):])
 	}
 }
