@@ -1521,7 +1521,9 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
 		return nil, nil
 	}
-	if fk, ok := c.store.(interface{ firstKept(session, stream string) int }); ok && last < 0 {
+	if fk, ok := c.store.(interface {
+		firstKept(session, stream string) int
+	}); ok && last < 0 {
 		// No Last-Event-ID: what is kept, from the first kept event on
 		// (the store may have dropped the oldest), numbered as it was.
 		last = fk.firstKept(c.id, stream) - 1
