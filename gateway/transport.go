@@ -1499,6 +1499,12 @@ func (c *wireConn) serveGET(w http.ResponseWriter, r *http.Request) {
 	c.hang(r, held)
 }
 
+// keptFrom is an event store that says where a stream's kept events
+// begin (eventStore).
+type keptFrom interface {
+	firstKept(session, stream string) int
+}
+
 // acquire replays the events of stream after index last to w and, when
 // the stream goes on, makes w hold it; nil when w was answered in full.
 func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string, last int) (*wireStream, <-chan struct{}) {
@@ -1521,9 +1527,7 @@ func (c *wireConn) acquire(w http.ResponseWriter, r *http.Request, stream string
 		http.Error(w, "stream ID conflicts with ongoing stream", http.StatusConflict)
 		return nil, nil
 	}
-	if fk, ok := c.store.(interface {
-		firstKept(session, stream string) int
-	}); ok && last < 0 {
+	if fk, ok := c.store.(keptFrom); ok && last < 0 {
 		// No Last-Event-ID: what is kept, from the first kept event on
 		// (the store may have dropped the oldest), numbered as it was.
 		last = fk.firstKept(c.id, stream) - 1
