@@ -768,13 +768,14 @@ func TestHTTPStatelessPerRequestLeavesTheRest(t *testing.T) {
 	}
 }
 
-// The Mcp-Name check reads the body's name as the call reads it (a key
-// in any case, the last of repeated ones win), so that a request cannot
-// show a proxy in front of the gateway one name and run another; and a
-// tasks-extension call whose arguments are not an object is left to the
-// SDK's invalid params, as any call is, before it is admitted. The check
-// used to read the exact key "name" only, and the extension admitted,
-// gated and audited such arguments.
+// The Mcp-Name check and the tasks extension read the body's name as the
+// SDK reads a call, by its exact key ("NAME" is another member), so that
+// a request cannot show a proxy in front of the gateway one name and run
+// another; and a tasks-extension call whose arguments are not an object
+// is left to the SDK's invalid params, as any call is, before it is
+// admitted. The extension used to read the name in any case (NAME ran
+// where the header said name), and admitted, gated and audited such
+// arguments.
 func TestCallNameAndArgumentsReadAsTheyRun(t *testing.T) {
 	req := func(params string) *jsonrpc.Request {
 		return &jsonrpc.Request{Method: "tools/call", Params: json.RawMessage(params)}
@@ -783,8 +784,8 @@ func TestCallNameAndArgumentsReadAsTheyRun(t *testing.T) {
 		header, params, want string
 	}{
 		{"allowed", `{"name":"allowed"}`, ""},
-		{"allowed", `{"name":"allowed","NAME":"other"}`, "does not match body value 'other'"},
-		{"other", `{"name":"allowed","Name":"other"}`, ""},
+		{"allowed", `{"name":"allowed","NAME":"other"}`, ""},
+		{"other", `{"name":"allowed","Name":"other"}`, "does not match body value 'allowed'"},
 		{"allowed", `{"name":5}`, "failed to extract name"},
 		{"allowed", `{"arguments":{}}`, "failed to extract name"},
 	} {
@@ -797,6 +798,9 @@ func TestCallNameAndArgumentsReadAsTheyRun(t *testing.T) {
 		if _, ok := extCall(req(`{"name":"job","arguments":`+args+`,`+ext+`}`), nil); ok != want {
 			t.Errorf("an extension call with arguments %s taken: %v, want %v", args, ok, want)
 		}
+	}
+	if p, ok := extCall(req(`{"name":"job","NAME":"other_bg","arguments":{},`+ext+`}`), nil); !ok || p.Name != "job" {
+		t.Errorf("an extension call with name and NAME reads %+v (%v), want the exact key's, job", p, ok)
 	}
 }
 

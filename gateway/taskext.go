@@ -244,13 +244,22 @@ func extCall(req *jsonrpc.Request, session *mcp.ServerSession) (*mcp.CallToolPar
 		return nil, false
 	}
 	var p struct {
-		Name           string               `json:"name"`
-		Arguments      json.RawMessage      `json:"arguments"`
-		Meta           map[string]any       `json:"_meta"`
-		RequestState   string               `json:"requestState"`
-		InputResponses mcp.InputResponseMap `json:"inputResponses"`
+		Name           string
+		Arguments      json.RawMessage
+		Meta           map[string]any
+		RequestState   string
+		InputResponses mcp.InputResponseMap
 	}
-	if json.Unmarshal(req.Params, &p) != nil || p.Name == "" || !declared && !declaresExtension(p.Meta) {
+	// The exact keys, as the SDK reads a call (case-sensitive: "NAME" is
+	// another member), so that what the Mcp-Name check saw is what runs.
+	var m map[string]json.RawMessage
+	member := func(key string, v any) bool { raw, ok := m[key]; return !ok || json.Unmarshal(raw, v) == nil }
+	if json.Unmarshal(req.Params, &m) != nil || !member("name", &p.Name) || !member("_meta", &p.Meta) ||
+		!member("requestState", &p.RequestState) || !member("inputResponses", &p.InputResponses) {
+		return nil, false
+	}
+	p.Arguments = m["arguments"]
+	if p.Name == "" || !declared && !declaresExtension(p.Meta) {
 		return nil, false
 	}
 	switch {

@@ -1320,21 +1320,14 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 	if header == "" {
 		return fmt.Sprintf("missing required Mcp-Name header for method %q", req.Method)
 	}
-	// Read as the call's handler reads it (encoding/json: a key in any
-	// case, the last of repeated ones), so that the name checked is the
-	// name that runs: {"name":"a","NAME":"b"} runs b.
-	var params struct {
-		Name *string `json:"name"`
-		URI  *string `json:"uri"`
-	}
-	named := &params.Name
-	if key == "uri" {
-		named = &params.URI
-	}
-	if json.Unmarshal(req.Params, &params) != nil || *named == nil {
+	// The exact key, as the SDK reads a call (case-sensitive; "Name" is
+	// another member): the name checked is the name that runs.
+	var params map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(req.Params, &params) != nil || json.Unmarshal(params[key], &name) != nil {
 		return fmt.Sprintf("failed to extract name from parameters for method %q", req.Method)
 	}
-	if name := **named; header != name {
+	if header != name {
 		return fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)
 	}
 	return ""
