@@ -1336,13 +1336,12 @@ func nameHeaderProblem(header string, req *jsonrpc.Request) string {
 // paramHeadersProblem is what is wrong with the Mcp-Param-* headers of a
 // tools/call with params, "" for nothing or a tool that has none.
 func paramHeadersProblem(r *http.Request, params json.RawMessage, headerSchema func(context.Context, http.Header, string) json.RawMessage) string {
-	var p struct {
-		Name string `json:"name"`
+	var p map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p["name"], &name) != nil {
+		return "" // the exact key, as the call reads it (nameHeaderProblem)
 	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	schema := headerSchema(r.Context(), r.Header, p.Name)
+	schema := headerSchema(r.Context(), r.Header, name)
 	if schema == nil {
 		return ""
 	}
