@@ -79,9 +79,26 @@ func serveProbe() int {
 	mcp.AddTool(srv, &mcp.Tool{Name: "signal"}, func(_ context.Context, _ *mcp.CallToolRequest, a pidArgs) (*mcp.CallToolResult, any, error) {
 		return answer(strconv.Itoa(a.PID), syscall.Kill(a.PID, 0))
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "pair"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		// What runtimes do for their children's stdio, which must work.
+		for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_SEQPACKET} {
+			fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return answer("", err)
+			}
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return answer("", nil)
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "dgram"}, func(_ context.Context, _ *mcp.CallToolRequest, a dialArgs) (*mcp.CallToolResult, any, error) {
-		// A datagram socket of a pair, which sendto may point anywhere.
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		// A datagram socket of a pair, which sendto may point anywhere
+		// (AF_UNIX's SOCK_RAW is one too).
+		typ := unix.SOCK_DGRAM
+		if a.Network == "unixraw" {
+			typ = unix.SOCK_RAW
+		}
+		fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return answer("", err)
 		}

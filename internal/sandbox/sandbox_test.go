@@ -212,15 +212,18 @@ func TestSandboxConfinesServer(t *testing.T) {
 			check("write in read", probe(t, cs, "write", map[string]any{"path": a.allowed}), !confined)
 			check("connect to a local TCP port", probe(t, cs, "dial", map[string]any{"network": "tcp", "addr": a.tcp}), !confined)
 			check("connect to a daemon's UNIX socket", probe(t, cs, "dial", map[string]any{"network": "unix", "addr": a.unix}), !confined)
-			check("send a datagram to a daemon's UNIX socket from a socket pair", probe(t, cs, "dgram", map[string]any{"network": "unixgram", "addr": a.unixgram}), !confined)
-			if !confined {
-				select {
-				case <-a.unixgramGot: // sent and received: what the sandbox stops
-				case <-time.After(10 * time.Second):
-					t.Error("the unconfined server's datagram never reached the daemon's socket")
+			check("make stream and seqpacket socket pairs", probe(t, cs, "pair", nil), true)
+			for _, kind := range []string{"unixgram", "unixraw"} {
+				check("send a datagram to a daemon's UNIX socket from a socket pair ("+kind+")", probe(t, cs, "dgram", map[string]any{"network": kind, "addr": a.unixgram}), !confined)
+				if !confined {
+					select {
+					case <-a.unixgramGot: // sent and received: what the sandbox stops
+					case <-time.After(10 * time.Second):
+						t.Errorf("the unconfined server's datagram (%s) never reached the daemon's socket", kind)
+					}
+				} else if got := len(a.unixgramGot); got > 0 {
+					t.Errorf("%d datagrams reached the daemon's socket from the confined server (%s)", got, kind)
 				}
-			} else if got := len(a.unixgramGot); got > 0 {
-				t.Errorf("%d datagrams reached the daemon's socket from the confined server", got)
 			}
 			check("reach the user's kernel keyring", probe(t, cs, "keyring", nil), !confined)
 			check("signal mcpbridge", probe(t, cs, "signal", map[string]any{"pid": os.Getpid()}), !confined)

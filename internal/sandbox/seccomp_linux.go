@@ -15,11 +15,12 @@ import (
 //
 //   - always, the kernel keyrings (keyctl, add_key, request_key): the
 //     user's keyring holds what other programs stored for the user;
-//   - without network, socket(AF_UNIX, ...), socketpair(..., SOCK_DGRAM,
-//     ...) and io_uring_setup: a network namespace does not separate
-//     pathname UNIX sockets (the Docker socket, the session bus, journald)
-//     and Landlock restricts them only from ABI 9; a datagram socket of a
-//     pair may still send to any of them (sendto), and io_uring could
+//   - without network, socket(AF_UNIX, ...), a socketpair that is no
+//     stream or seqpacket one, and io_uring_setup: a network namespace
+//     does not separate pathname UNIX sockets (the Docker socket, the
+//     session bus, journald) and Landlock restricts them only from ABI 9;
+//     a datagram socket of a pair may still send to any of them (sendto;
+//     AF_UNIX's SOCK_RAW is a datagram socket too), and io_uring could
 //     create sockets past the filter. A stream or seqpacket pair stays
 //     allowed: it connects nothing outside, and runtimes use it for their
 //     children's stdio.
@@ -84,7 +85,10 @@ func filterProgram(network bool) []bpf.Instruction {
 			jump{cond: bpf.JumpEqual, val: unix.SYS_SOCKETPAIR, orAllow: true},
 			bpf.LoadAbsolute{Off: 24, Size: 4},            // the low half of args[1], the type
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}, // without SOCK_NONBLOCK and SOCK_CLOEXEC
-			jump{cond: bpf.JumpEqual, val: unix.SOCK_DGRAM, toDeny: true},
+			// Stream and seqpacket pairs only: the kernel makes an AF_UNIX
+			// SOCK_RAW a datagram socket too.
+			jump{cond: bpf.JumpNotEqual, val: unix.SOCK_STREAM, orAllow: true},
+			jump{cond: bpf.JumpEqual, val: unix.SOCK_SEQPACKET, elseDeny: true},
 		)
 	}
 	allow, deny := len(body), len(body)+1
