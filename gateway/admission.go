@@ -126,21 +126,24 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 // serve runs the admitted call in its request's context (a.ctx), which
 // the request's cancel, when it has one, cancels (callRequest.cancel).
 func (a *admission) serve() (result, error) {
-	return a.runIn(a.ctx, a.req.cancel)
+	return a.runIn(a.ctx, a.req.cancel, true)
 }
 
 // run runs the admitted call with ctx, a task's context carrying its
-// values (see runIn).
+// values (see runIn). A task keeps its result whatever its end's record:
+// its client reads it later, and the Gate refuses the calls after.
 func (a *admission) run(ctx context.Context) (result, error) {
-	return a.runIn(ctx, nil)
+	return a.runIn(ctx, nil, false)
 }
 
 // runIn runs the admitted call with ctx bound to the session's view,
 // releases its slot, and ends it with its outcome: when it returns, or,
 // for a call that parks for its client's answers, when the parked call
 // returns (runParkable), which holds the slot until then. cancel, when
-// set, cancels ctx (Gateway.run's callHow.cancel).
-func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (result, error) {
+// set, cancels ctx (Gateway.run's callHow.cancel). answered is a call
+// answered now, whose result is held back when its end could not be
+// recorded (Gate.Enter).
+func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc, answered bool) (result, error) {
 	g, req := a.g, a.req
 	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
 	ctx, sv := g.boundView(a.running(ctx), req)
@@ -150,7 +153,7 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc) (
 	}
 	defer a.release()
 	res, err := g.run(ctx, a.name, req.session, how, req.params)
-	if unrecorded := a.endIn(ctx, res, err); unrecorded != nil {
+	if unrecorded := a.endIn(ctx, res, err); unrecorded != nil && answered {
 		return result{}, unrecorded // its end not recorded: not answered either
 	}
 	return res, err

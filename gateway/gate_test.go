@@ -148,3 +148,35 @@ func TestGateOnEveryPath(t *testing.T) {
 
 // callParams calls name without arguments.
 func callParams(name string) *mcp.CallToolParams { return &mcp.CallToolParams{Name: name} }
+
+// A task whose end the Gate could not record keeps its result: its
+// client reads it later, and the Gate refuses the calls after. Only a
+// call answered at once is held back (TestGateOnEveryPath).
+func TestUnrecordedTaskKeepsItsResult(t *testing.T) {
+	reg := tool.NewRegistry()
+	job := goTool("unrecorded", textBody("kept"))
+	job.Background = true
+	if _, err := reg.Register(job); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Stateless: true, Gate: &recordingGate{}}
+	g := newGateway(t, reg, opts)
+	c := &rawHTTP{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp", perRequest: true}
+	var id string
+	waitFor(t, "the task made", func() bool {
+		var task struct {
+			TaskID string `json:"taskId"`
+		}
+		json.Unmarshal(c.request("tools/call", `{"name":"unrecorded","arguments":{},`+meta2026+`}`).Result, &task)
+		id = task.TaskID
+		return id != ""
+	})
+	var got string
+	waitFor(t, "the task to end", func() bool {
+		got = string(c.request("tasks/get", idParams(id)).Result)
+		return !strings.Contains(got, `"status":"working"`)
+	})
+	if !strings.Contains(got, `"status":"completed"`) || !strings.Contains(got, "kept") {
+		t.Errorf("the task whose end was not recorded: %s, want it completed with its result", got)
+	}
+}
