@@ -112,8 +112,8 @@ func closeInherited() error {
 	return nil
 }
 
-// dropCapabilities empties the capability bounding set and the ambient
-// set, so that the server, exec'd next, holds no capability even when
+// dropCapabilities empties the capability bounding, ambient and
+// inheritable sets, so that the server, exec'd next, holds no capability even when
 // mcpbridge runs as root: without a user namespace (network: true) it
 // would keep every one root has (loading a kernel module, reading past
 // file modes, raising its limits), none of which Landlock or the filter
@@ -133,6 +133,19 @@ func dropCapabilities() error {
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("clearing the ambient capabilities: %w", err)
+	}
+	// Root's exec keeps what is inheritable whatever the bounding set
+	// (its file's inheritable set counts as full): clear it too.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading the capabilities: %w", err)
+	}
+	if data[0].Inheritable|data[1].Inheritable != 0 {
+		data[0].Inheritable, data[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("clearing the inheritable capabilities: %w", err)
+		}
 	}
 	return nil
 }
