@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpbridge/mcpbridge/resourcetools"
 )
@@ -66,7 +68,20 @@ func resourceServer(c Call) string {
 // (mcp__server, mcp__server__*, or a shorter prefix of them).
 func coversServer(pattern, server string) bool {
 	prefix, wild := strings.CutSuffix(wholeServer(pattern), "*")
-	return wild && strings.HasPrefix("mcp__"+server+"__", prefix)
+	// By its name, or by the name's public form (my.srv's tools are
+	// mcp__my_srv__…), as a deny matches tools loosely.
+	return wild && (strings.HasPrefix("mcp__"+server+"__", prefix) || strings.HasPrefix("mcp__"+publicForm(server)+"__", prefix))
+}
+
+// publicForm is name with each character a tool name may not hold made
+// '_', as public names are (internal/naming).
+func publicForm(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // wholeServer is pattern with a server alone, as Claude Code writes it

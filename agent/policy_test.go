@@ -125,8 +125,8 @@ func TestPolicyPermissions(t *testing.T) {
 	// the resource tools too, even with --yes; a deny of one of its tools
 	// is not one of the server. The resource tools used to read a denied
 	// server's resources.
-	denied := &agent.Policy{All: true, Rules: agent.Permissions{Deny: []string{"mcp__secrets", "mcp__vault__*", "mcp__fs__delete"}}}
-	for server, want := range map[string]bool{"secrets": false, "vault": false, "fs": true, "docs": true} {
+	denied := &agent.Policy{All: true, Rules: agent.Permissions{Deny: []string{"mcp__secrets", "mcp__vault__*", "mcp__fs__delete", "mcp__my_srv"}}}
+	for server, want := range map[string]bool{"secrets": false, "vault": false, "fs": true, "docs": true, "my.srv": false} {
 		for _, name := range []string{"read_mcp_resource", "list_mcp_resources"} {
 			c := agent.Call{Name: name, Args: json.RawMessage(`{"server":"` + server + `","uri":"x://y"}`)}
 			if ok, _ := denied.Approve(context.Background(), c); ok != want {
