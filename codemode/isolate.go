@@ -45,6 +45,8 @@ func runIsolated(ctx context.Context, view View, api *API, program string, opts 
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil { // both may be ready: a cancelled program starts no process
 		return Result{}, &Error{Err: causeOf(ctx), Message: "the program was cancelled while it waited to start: " + causeOf(ctx).Error()}
 	}
 	p, err := startProcess(view, api, opts)
