@@ -188,10 +188,17 @@ func (l *Log) Write(e Entry) error {
 	}
 	if n, err := l.w.Write(out); err != nil {
 		// A write can fail part way (a full disk): what it wrote is a
-		// torn line, which the next line must not be glued to.
-		if n > prefix {
+		// torn line, which the next line must not be glued to; all of it
+		// but its newline is a whole entry, which the next line follows
+		// (as a restart's lastHash would have it).
+		switch {
+		case n == len(out)-1:
+			sum := sha256.Sum256(line[:len(line)-1])
+			hex.Encode(l.prev[:], sum[:])
 			l.torn = true
-		} else if n == prefix {
+		case n > prefix:
+			l.torn = true
+		case n == prefix:
 			l.torn = false
 		}
 		l.err = fmt.Errorf("audit: writing: %w", err)

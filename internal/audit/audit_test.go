@@ -110,18 +110,40 @@ func TestPartialWriteDoesNotBreakTheChain(t *testing.T) {
 	}
 }
 
-// failingOnce writes half of what it is given and fails, when told to.
+// failingOnce writes part of what it is given (half, or all but the
+// last byte: allButOne) and fails, when told to.
 type failingOnce struct {
-	w        *strings.Builder
-	failNext bool
+	w         *strings.Builder
+	failNext  bool
+	allButOne bool
 }
 
 func (f *failingOnce) Write(p []byte) (int, error) {
 	if f.failNext {
-		n, _ := f.w.Write(p[:len(p)/2])
+		keep := len(p) / 2
+		if f.allButOne {
+			keep = len(p) - 1
+		}
+		n, _ := f.w.Write(p[:keep])
 		return n, errors.New("no space left on device")
 	}
 	return f.w.Write(p)
+}
+
+// A write that fails after all of its line but the newline left a whole
+// entry: the next line follows it, as verify (and a restart) read it. It
+// used to chain past it as torn, and verify found the next prev wrong.
+func TestWriteFailingBeforeItsNewline(t *testing.T) {
+	var buf strings.Builder
+	w := &failingOnce{w: &buf, allButOne: true}
+	l := newLog(w, nil, Genesis)
+	for _, n := range []string{"a", "b", "c"} {
+		w.failNext = n == "b"
+		l.Write(Entry{Time: time.Unix(0, 0).UTC(), Identity: "alice", Method: "tools/call", Name: n, Outcome: "ok"})
+	}
+	if rep, err := Verify(strings.NewReader(buf.String())); err != nil || rep.Lines != 3 {
+		t.Fatalf("Verify: %+v, %v; want 3 entries\n%s", rep, err, buf.String())
+	}
 }
 
 // A crash that left a whole entry without its newline: the next run
