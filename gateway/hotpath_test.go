@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 )
 
 // One timer writes the priming events of a session's streams: each once
@@ -56,7 +58,7 @@ func TestPrimerWritesDueEvents(t *testing.T) {
 	t.Error("the timer is still armed with nothing waiting")
 }
 
-// isLoopbackAddr reads a listener's address as isLoopbackHost reads its
+// isLoopbackAddr reads a listener's address as loopback.Host reads its
 // string.
 func TestIsLoopbackAddr(t *testing.T) {
 	for _, addr := range []net.Addr{
@@ -69,7 +71,7 @@ func TestIsLoopbackAddr(t *testing.T) {
 		&net.TCPAddr{Port: 80},
 		&net.UnixAddr{Name: "/tmp/s", Net: "unix"},
 	} {
-		if got, want := isLoopbackAddr(addr), isLoopbackHost(hostOnly(addr.String())); got != want {
+		if got, want := isLoopbackAddr(addr), loopback.Host(hostOnly(addr.String())); got != want {
 			t.Errorf("isLoopbackAddr(%v) = %v, want %v", addr, got, want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 )
 
@@ -168,7 +169,7 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 		if post {
 			defer g.answering.done()
 		}
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(local) && !isLoopbackHost(hostOnly(r.Host)) {
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackAddr(local) && !loopback.Host(hostOnly(r.Host)) {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))
 			return
 		}
@@ -244,7 +245,7 @@ func (g *Gateway) originAllowed(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	return isLoopbackHost(u.Hostname())
+	return loopback.Host(u.Hostname())
 }
 
 // hostOnly strips the port of a host:port (or [v6]:port) value.
@@ -256,23 +257,12 @@ func hostOnly(hostport string) string {
 }
 
 // isLoopbackAddr reports whether a listener's address is loopback, as
-// isLoopbackHost reads its string, without formatting a TCP one.
+// loopback.Host reads its string, without formatting a TCP one.
 func isLoopbackAddr(addr net.Addr) bool {
 	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.Zone == "" {
 		return tcp.IP.IsLoopback()
 	}
-	return isLoopbackHost(hostOnly(addr.String()))
-}
-
-// isLoopbackHost reports whether host names this machine only: "localhost"
-// or a loopback IP. Other names are not resolved: one could resolve
-// anywhere.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return loopback.Host(hostOnly(addr.String()))
 }
 
 // ErrNotLoopback is why Listen refuses a network-reachable address without
@@ -289,7 +279,7 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: listen address %q is not host:port: %w", addr, err)
 	}
-	if !isLoopbackHost(host) && opts.BearerToken == "" && opts.Authenticate == nil && !opts.InsecureAllowNonLoopback {
+	if !loopback.Host(host) && opts.BearerToken == "" && opts.Authenticate == nil && !opts.InsecureAllowNonLoopback {
 		return nil, fmt.Errorf("gateway: refusing to listen on %q: %w and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr, ErrNotLoopback)
 	}
 	ln, err := net.Listen("tcp", addr)

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 )
 
 // Sessions shared by the replicas of a gateway. When the Gate has a
@@ -313,8 +315,7 @@ func onLoopback(u string) bool {
 	if err != nil {
 		return false
 	}
-	ip := net.ParseIP(p.Hostname())
-	return ip != nil && ip.IsLoopback() || p.Hostname() == "localhost"
+	return loopback.Host(p.Hostname())
 }
 
 // putOwner records owner as name's owner.

@@ -723,12 +723,11 @@ func (k *Keeper) unaudited(st *state, rec audit.Entry) bool {
 	return true
 }
 
-// write appends e to the trail; a failure is seen by the next call
-// (unaudited).
 // write appends e to st's trail (or the one in force, st's being
 // replaced meanwhile). The error, when the line was not written and the
 // trail fails closed (failOpen off), is the refusal the call gets instead
-// of its result: answered, it would have no line.
+// of its result: answered, it would have no line. The failure is also
+// seen by the next call (unaudited).
 func (k *Keeper) write(st *state, e audit.Entry) error {
 	if st.trail == nil {
 		return nil // no audit

@@ -10,8 +10,8 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -89,23 +89,13 @@ func safeEndpoint(u string, required bool) string {
 	switch {
 	case err != nil || p.Host == "" || (p.Scheme != "https" && p.Scheme != "http"):
 		return "is not an http(s) URL"
-	case p.Scheme == "http" && !loopbackHost(p.Hostname()):
+	case p.Scheme == "http" && !loopback.Host(p.Hostname()):
 		return "is http:// to another machine: the authorization server must use https"
 	}
 	if ip, err := netip.ParseAddr(p.Hostname()); err == nil && privateOrReserved(ip) {
 		return "is a private or reserved address"
 	}
 	return ""
-}
-
-// loopbackHost reports whether host is this machine: localhost or a
-// loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // cgnat is the shared address space of carrier-grade NAT (RFC 6598).

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 )
 
 // requestTimeout bounds one request to the registry.
@@ -30,7 +31,7 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("%s=%q: want the registry's http(s) base URL, like %s", EnvURL, base, DefaultURL)
 		}
-		if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
 			return nil, fmt.Errorf("%s=%q: the registry's answers say what runs on this machine, and anyone on the path of plain http could change them: use https (http only for a registry on this machine)", EnvURL, base)
 		}
 	}
@@ -105,14 +106,4 @@ func (c *Client) Check(ctx context.Context, o Outdated) Outdated {
 	o.Latest = resp.Server.Version
 	o.Outdated = o.Latest != o.Version
 	return o
-}
-
-// loopbackHost reports whether host is this machine: localhost or a
-// loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
