@@ -38,30 +38,41 @@ func CheckPattern(p string) string {
 // is matched against the public name too, so a deny errs on the side of
 // refusing.
 func (ps Permissions) denies(c Call) (string, bool) {
-	server := resourceServer(c)
+	server, every := resourceServer(c)
 	for _, p := range ps.Deny {
-		if matches(p, c, true) || server != "" && coversServer(p, server) {
+		if matches(p, c, true) || server != "" && coversServer(p, server) || every && wholeServerPattern(p) {
 			return p, true
 		}
 	}
 	return "", false
 }
 
+// wholeServerPattern reports whether pattern denies every tool of some
+// server (mcp__s, mcp__s__*, or a prefix of a server's name: not
+// mcp__s__create_*): a list of every server's resources would hold that
+// server's.
+func wholeServerPattern(pattern string) bool {
+	prefix, wild := strings.CutSuffix(wholeServer(pattern), "*")
+	rest, ok := strings.CutPrefix(prefix, "mcp__")
+	return wild && ok && !strings.Contains(strings.TrimSuffix(rest, "__"), "__")
+}
+
 // resourceServer is the server a call of the resource tools (list or
-// read a server's resources) names, "" for any other call: a server
-// whose every tool is denied is denied its resources too, which may hold
-// what its tools would return.
-func resourceServer(c Call) string {
+// read a server's resources) names, "" for any other call; every is a
+// list that names none, of every server's resources. A server whose every
+// tool is denied is denied its resources too, which may hold what its
+// tools would return.
+func resourceServer(c Call) (server string, every bool) {
 	if c.Name != resourcetools.ListName && c.Name != resourcetools.ReadName {
-		return ""
+		return "", false
 	}
 	var a struct {
 		Server string `json:"server"`
 	}
 	if json.Unmarshal(c.Args, &a) != nil {
-		return ""
+		return "", c.Name == resourcetools.ListName
 	}
-	return a.Server
+	return a.Server, a.Server == "" && c.Name == resourcetools.ListName
 }
 
 // coversServer reports whether pattern denies every tool of server

@@ -134,6 +134,17 @@ func TestPolicyPermissions(t *testing.T) {
 			}
 		}
 	}
+	// A list of every server's resources would hold a denied server's: it
+	// is refused while a server is denied whole (a list naming another
+	// server is not); without such a deny it runs.
+	every := agent.Call{Name: "list_mcp_resources", Args: json.RawMessage(`{}`)}
+	if ok, _ := denied.Approve(context.Background(), every); ok {
+		t.Error("a list of every server's resources ran while a server is denied")
+	}
+	someTools := &agent.Policy{All: true, Rules: agent.Permissions{Deny: []string{"mcp__fs__delete", "mcp__gh__create_*"}}}
+	if ok, _ := someTools.Approve(context.Background(), every); !ok {
+		t.Error("a list of every server's resources refused for the deny of some tools")
+	}
 }
 
 func TestCheckPattern(t *testing.T) {
