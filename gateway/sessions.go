@@ -87,7 +87,10 @@ func (g *Gateway) evictIdle(keep *mcp.ServerSession, who string) {
 		// Its calls and listen stream end first: a session's Close waits
 		// for its handlers.
 		g.cancelCalls(ss, errSessionClosed)
-		g.evicting.Go(func() { ss.Close() })
+		g.evicting.Go(func() {
+			g.awaitPOSTs(ss) // the cancelled calls' answers, which Close would drop
+			ss.Close()
+		})
 	}
 }
 

@@ -457,6 +457,22 @@ func (s *wireSession) endPOST() {
 	}
 }
 
+// awaitPOSTs waits, up to answerWait, until no POST of ss is being served
+// over HTTP (answered): a session ended while a call of it runs answers
+// the call before its Close drops what it has not written.
+func (g *Gateway) awaitPOSTs(ss *mcp.ServerSession) {
+	t, ok := g.engine.(*httpTransport)
+	if !ok || ss.ID() == "" {
+		return
+	}
+	t.mu.Lock()
+	s := t.sessions[ss.ID()]
+	t.mu.Unlock()
+	if s != nil {
+		s.awaitPOSTs(answerWait)
+	}
+}
+
 // answerWait bounds how long a session's end waits for the answers of
 // its calls it cancelled: a tool that ignores its cancellation does not
 // hold the end longer.
