@@ -357,12 +357,7 @@ func TestHTTPTakenCallCancelled(t *testing.T) {
 // A request id in flight on the session is refused, as the SDK refuses
 // it, and the call in flight goes on.
 func TestHTTPTakenDuplicateID(t *testing.T) {
-	reg := tool.NewRegistry()
-	entered, release, exited := waitingTool(t, reg)
-	g := newGateway(t, reg, Options{})
-	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
-	s.sendAside(waitCall)
-	waitSignal(t, entered, "the call to start")
+	s, release, exited := callWaiting(t)
 	resp, err := s.send(context.Background(), waitCall)
 	if err != nil {
 		t.Fatal(err)
@@ -671,12 +666,7 @@ func TestHTTPTakenEndedStreamReplayed(t *testing.T) {
 // the session serves the next one. It used to cancel the session's calls
 // first and leave it closing, refusing every later call.
 func TestRefusedDeleteEndsNothing(t *testing.T) {
-	reg := tool.NewRegistry()
-	entered, release, exited := waitingTool(t, reg)
-	g := newGateway(t, reg, Options{})
-	s := openHTTPSession(t, serveHTTP(t, g, Options{}))
-	s.sendAside(waitCall)
-	waitSignal(t, entered, "the call to start")
+	s, release, exited := callWaiting(t)
 	req := s.newRequest(context.Background(), http.MethodDelete, "")
 	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
 	resp, err := http.DefaultClient.Do(req)
@@ -733,4 +723,18 @@ func TestSessionEndAnswersItsCalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callWaiting opens an HTTP session of a gateway whose tool wait waits,
+// and leaves its call of wait (waitCall, id 7) running; release lets it
+// return, exited says how it ended.
+func callWaiting(t *testing.T) (s *httpSession, release chan struct{}, exited chan error) {
+	t.Helper()
+	reg := tool.NewRegistry()
+	entered, release, exited := waitingTool(t, reg)
+	g := newGateway(t, reg, Options{})
+	s = openHTTPSession(t, serveHTTP(t, g, Options{}))
+	s.sendAside(waitCall)
+	waitSignal(t, entered, "the call to start")
+	return s, release, exited
 }
