@@ -55,6 +55,7 @@ type SessionOwners interface {
 	PutOwners(ctx context.Context, names []string, owner string, ttl time.Duration) error
 	Owner(ctx context.Context, name string) (string, bool, error)
 	DropOwners(ctx context.Context, names []string) error
+	DropOwnerIf(ctx context.Context, name, owner string) error
 	ReplicaSecret(ctx context.Context) ([]byte, error)
 }
 
@@ -440,6 +441,9 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 	}
 	g.log.Debug("HTTP request forwarded to the replica that owns it", "name", name, "replica", owner)
 	body := bodyOf(r)
+	// MCP never switches protocols, and the proxy answers a switch it
+	// refuses through ErrorHandler, as if the owner could not be reached.
+	r.Header.Del("Upgrade")
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -454,9 +458,11 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 				return // the client left, not the owner: its record stays (a client could drop any replica's)
 			}
 			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
-			dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
-			defer dcancel()
-			_ = owners.DropOwners(dctx, []string{name})
+			if unreachable(err) {
+				dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
+				defer dcancel()
+				_ = owners.DropOwnerIf(dctx, name, owner)
+			}
 			if body != nil { // the proxy read it
 				r.Body = newScreenedBody(body)
 			}
@@ -464,6 +470,16 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		},
 	}
 	proxy.ServeHTTP(w, r)
+}
+
+// unreachable reports whether err, a forward's, says its owner could not
+// be dialled: only then is its record dropped, since whatever else fails
+// a forward (a connection the owner closed as it was reused, a request
+// the proxy refuses) says nothing of the owner being gone, and some of it
+// a client can cause.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // replicaTransport is the HTTP transport to the other replicas, made

@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -271,5 +273,56 @@ func TestOwnedSessionRecordedDuringTheSweepKept(t *testing.T) {
 	}
 	if _, ok := rs.owned["session:new"]; !ok {
 		t.Error("the session recorded during the sweep was forgotten")
+	}
+}
+
+// A client cannot make a replica drop another's record: a forwarded
+// request that asks for a protocol switch the proxy refuses before it
+// sends anything (an Upgrade with a tab) is answered without touching the
+// session's record, which only an owner that cannot be dialled loses.
+func TestForwardRefusedUpgradeKeepsTheRoute(t *testing.T) {
+	reg := tool.NewRegistry()
+	_, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, reg, opts), opts)
+	b := serveHTTP(t, newGateway(t, reg, opts), opts)
+	client := openRawHTTP(t, a, "")
+	name := "session:" + client.session
+	viaB := *client
+	viaB.endpoint = b + "/mcp"
+	for i, upgrade := range []string{"x\ty", "h2c\x80"} {
+		m, resp := viaB.postWith(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1),
+			http.Header{"Connection": {"Upgrade"}, "Upgrade": {upgrade}})
+		if _, ok, err := ts.Owner(t.Context(), name); !ok || err != nil {
+			t.Fatalf("after a forwarded request asking to switch to %q (answered %d %v), the session's owner record is gone (%v)", upgrade, resp.StatusCode, m.Error, err)
+		}
+	}
+	// The session still answers through b.
+	if m, resp := viaB.post(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); resp.StatusCode != http.StatusOK || m.Error != nil {
+		t.Errorf("a ping forwarded through the other replica: %d %v, want 200 and a result", resp.StatusCode, m.Error)
+	}
+}
+
+// An owner that cannot be dialled loses its record: the session is gone
+// (404) and the next replica asked finds no owner to try.
+func TestForwardToAnOwnerNotThereDropsItsRecord(t *testing.T) {
+	_, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	b := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there now
+	if err := ts.PutOwners(t.Context(), []string{"session:elsewhere"}, gone, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	client := &rawHTTP{t: t, endpoint: b + "/mcp", session: "elsewhere"}
+	if _, resp := client.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a session whose owner is not there: %d, want 404", resp.StatusCode)
+	}
+	if owner, ok, err := ts.Owner(t.Context(), "session:elsewhere"); ok || err != nil {
+		t.Errorf("the record of an owner not there is kept: %q (%v)", owner, err)
 	}
 }

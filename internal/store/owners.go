@@ -75,6 +75,26 @@ func (r *Redis) DropOwners(ctx context.Context, names []string) error {
 	return nil
 }
 
+// dropOwnerIf deletes KEYS[1] only while it still names ARGV[1].
+var dropOwnerIf = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0
+`)
+
+// DropOwnerIf forgets the owner of name only while it is still owner: a
+// replica that could not reach the owner it read drops that record, not
+// one written since (the owner renewed it elsewhere, another took over).
+func (r *Redis) DropOwnerIf(ctx context.Context, name, owner string) error {
+	err := dropOwnerIf.Run(ctx, r.client, []string{r.ownerKey(name)}, owner).Err()
+	r.observe("drop_owner", err)
+	if err != nil {
+		return fmt.Errorf("forgetting the owner of %s in the store at redis %s: %w", name, r.addr, redact.Error(err))
+	}
+	return nil
+}
+
 // ReplicaSecret returns the secret every replica using this store
 // shares: made at random by the first replica that asks, kept in the
 // store. Whoever can read the store can read it; whoever can write the

@@ -32,6 +32,19 @@ func TestRedisOwners(t *testing.T) {
 	if _, ok, _ := b.Owner(ctx, "s2"); !ok {
 		t.Error("dropping s1 dropped s2")
 	}
+	// A drop of an owner that moved meanwhile leaves the new record.
+	if err := b.DropOwnerIf(ctx, "s2", "http://10.0.0.9:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, ok, _ := b.Owner(ctx, "s2"); !ok || owner != "http://10.0.0.1:8080" {
+		t.Errorf("dropping s2 of another owner left %q, %v; want it kept", owner, ok)
+	}
+	if err := b.DropOwnerIf(ctx, "s2", "http://10.0.0.1:8080"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, ok, _ := b.Owner(ctx, "s2"); ok {
+		t.Errorf("dropping s2 of its owner left %q", owner)
+	}
 	sa, err := a.ReplicaSecret(ctx)
 	if err != nil {
 		t.Fatal(err)

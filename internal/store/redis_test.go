@@ -73,6 +73,9 @@ func TestRedisUnreachable(t *testing.T) {
 	if _, _, err := r.Take(t.Context(), "alice", 10, 1); err == nil || !strings.Contains(err.Error(), srv.Addr()) {
 		t.Fatalf("Take with the server gone: %v, want an error naming %s", err, srv.Addr())
 	}
+	if err := r.DropOwnerIf(t.Context(), "s", "http://a"); err == nil || !strings.Contains(err.Error(), srv.Addr()) {
+		t.Fatalf("DropOwnerIf with the server gone: %v, want an error naming %s", err, srv.Addr())
+	}
 	srv.Start()
 	mcptest.Eventually(t, 10*time.Second, func() bool {
 		_, _, err := r.Take(context.Background(), "alice", 10, 1)
