@@ -66,7 +66,9 @@ type PutOptions struct {
 // has its lease, or (ARGV[9] set) has a lease another holder holds.
 // KEYS: the record, its lease. ARGV: owner, version, ended (0/1), wire,
 // keep (ms), lease (ms), noLease (0/1), backend ("" keeps the stored
-// one), holder. It returns 1 when it wrote.
+// one), holder. It returns 1 when it wrote. A running task's record
+// lives keep past its lease, which its replica renews every third of it:
+// a lease longer than keep must not let the record lapse between renewals.
 var putTask = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'version', 'ended')
 if cur[1] then
@@ -79,10 +81,11 @@ elseif ARGV[7] == '1' then
 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'version', ARGV[2], 'ended', ARGV[3], 'wire', ARGV[4])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'backend', ARGV[8]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
 if ARGV[3] == '1' or tonumber(ARGV[6]) <= 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
   redis.call('DEL', KEYS[2])
 else
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]) + tonumber(ARGV[6]))
   redis.call('SET', KEYS[2], ARGV[9], 'PX', ARGV[6])
 end
 return 1
@@ -140,7 +143,7 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 
 // renewTasks renews the lease of each task in KEYS (record, lease,
 // record, lease, …) that has not ended and whose lease is ARGV[3]'s, or
-// lapsed, for ARGV[1] ms, its record kept ARGV[2] ms more; it returns the
+// lapsed, for ARGV[1] ms, its record kept ARGV[2] ms past it; it returns the
 // positions (from 1) of those that ended, were forgotten or are another
 // holder's (taken over while this one stalled), whose running replica
 // must stop them.
@@ -151,7 +154,7 @@ for i = 1, #KEYS, 2 do
   local holder = redis.call('GET', KEYS[i+1])
   if ended == '0' and (not holder or holder == ARGV[3]) then
     redis.call('SET', KEYS[i+1], ARGV[3], 'PX', ARGV[1])
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1]) + tonumber(ARGV[2]))
   else
     table.insert(gone, (i + 1) / 2)
   end

@@ -102,6 +102,26 @@ func TestRedisTaskRecordExpires(t *testing.T) {
 	}, "the ended task to be forgotten")
 }
 
+// A running task's record outlives its lease's renewals, however long
+// the lease against the time an ended one is kept: written or renewed
+// with a lease of a minute, it is still there after Keep has passed.
+func TestRedisRunningTaskOutlivesKeep(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	a := open(t, store.RedisOptions{URL: srv.URL()})
+	keep := 100 * time.Millisecond
+	mustPut(t, a, store.TaskRecord{ID: "put", Owner: "o", Version: 1, Wire: []byte(`{}`)}, store.PutOptions{Keep: keep, Lease: time.Minute, Holder: "a"})
+	mustPut(t, a, store.TaskRecord{ID: "renewed", Owner: "o", Version: 1, Wire: []byte(`{}`)}, store.PutOptions{Keep: keep, Lease: keep, Holder: "a"})
+	if gone, err := a.RenewTasks(t.Context(), "a", []string{"renewed"}, time.Minute, keep); err != nil || len(gone) != 0 {
+		t.Fatalf("RenewTasks = %v, %v", gone, err)
+	}
+	time.Sleep(3 * keep)
+	for _, id := range []string{"put", "renewed"} {
+		if _, ok, err := a.GetTask(t.Context(), id); !ok || err != nil {
+			t.Errorf("task %s, running under a lease of a minute, is forgotten after its Keep (%v)", id, err)
+		}
+	}
+}
+
 // A task whose work another replica can follow: its record keeps the
 // backend's reference through later writes that do not carry it, and
 // once the running replica's lease lapsed one replica, and only one,
