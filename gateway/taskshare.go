@@ -171,6 +171,7 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 			// Stopped at once when it runs here, and, ended or not, no
 			// longer counted against its identity's tasks.
 			g.cancelLocal(owner, p.TaskID)
+			g.dropDismissed(ts, owner)
 		}
 	case !rec.Ended && !rec.Leased && g.runsHere(owner, p.TaskID):
 		// Its lease lapsed while this replica stalled: the next renewal
@@ -346,6 +347,16 @@ func (g *Gateway) dropForgotten(ts TaskStore, ids []string) {
 	defer cancel()
 	if err := ts.DropTasks(ctx, ids); err != nil {
 		g.log.Warn("gateway store: dropping dismissed tasks' records", "tasks", len(ids), "err", err)
+	}
+}
+
+// dropDismissed deletes at once the records of the tasks owner's tasks
+// here forgot as its dismissals went past maxSessionTasks, rather than at
+// the next renewal: an identity dismissing in a loop holds no more
+// records in the store than it does here, whatever the lease.
+func (g *Gateway) dropDismissed(ts TaskStore, owner string) {
+	if st := g.ownerTasks(owner); st != nil {
+		g.dropForgotten(ts, st.store.Forgotten())
 	}
 }
 
