@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -71,6 +72,9 @@ func newDef(kind Kind, name string, fields map[string]any) (Def, error) {
 			if !json.Valid(trimmed) {
 				return d, fmt.Errorf("its %s is not valid JSON", k)
 			}
+			if err := duplicateKey(trimmed); err != nil {
+				return d, fmt.Errorf("its %s %w", k, err)
+			}
 			obj[k] = json.RawMessage(trimmed)
 		}
 	}
@@ -87,7 +91,9 @@ func newDef(kind Kind, name string, fields map[string]any) (Def, error) {
 
 // Canonical returns the JSON text raw in canonical form: no insignificant
 // space, object keys sorted, strings with only the escapes JSON needs,
-// numbers as written.
+// numbers as written. An object that repeats a key is refused: decoded,
+// it would keep one of the members, and two texts that differ would have
+// one canonical form.
 func Canonical(raw []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -98,6 +104,9 @@ func Canonical(raw []byte) (json.RawMessage, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("not valid JSON: text after the value")
 	}
+	if err := duplicateKey(raw); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -105,6 +114,87 @@ func Canonical(raw []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// container is an object or array that duplicateKey is inside.
+type container struct {
+	at      string          // its path, as yamlconf.JoinKey writes it
+	keys    map[string]bool // the keys seen so far; nil for an array
+	wantKey bool            // an object's next token is a key (or its end)
+	key     string          // an object's latest key
+	n       int             // an array's count of values so far
+}
+
+// child is the path of the value that c holds next.
+func (c *container) child() string {
+	if c.keys != nil {
+		return yamlconf.JoinKey(c.at, c.key)
+	}
+	return fmt.Sprintf("%s[%d]", c.at, c.n)
+}
+
+// valueDone moves c past the value it held.
+func (c *container) valueDone() {
+	c.wantKey = c.keys != nil
+	c.n++
+}
+
+// duplicateKey returns an error naming the first key that an object of
+// the valid JSON text raw repeats, and where; nil when none does. It walks
+// raw's first value token by token, without recursion.
+func duplicateKey(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*container
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // untested: raw is valid JSON, and the walk ends with its value
+		}
+		top := innermost(stack)
+		if k, ok := tok.(string); ok && top != nil && top.wantKey {
+			if top.keys[k] {
+				return fmt.Errorf("repeats the key %q in %s: readers of JSON disagree on which member counts, "+
+					"so it cannot be pinned (the server must send each key once)", k, where(top.at))
+			}
+			top.keys[k], top.key, top.wantKey = true, k, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			c := &container{}
+			if top != nil {
+				c.at = top.child()
+			}
+			if tok == json.Delim('{') {
+				c.keys, c.wantKey = map[string]bool{}, true
+			}
+			stack = append(stack, c)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			top = innermost(stack)
+		}
+		if top == nil {
+			return nil // the first value is whole
+		}
+		top.valueDone()
+	}
+}
+
+func innermost(stack []*container) *container {
+	if len(stack) == 0 {
+		return nil
+	}
+	return stack[len(stack)-1]
+}
+
+// where names the object at path.
+func where(path string) string {
+	if path == "" {
+		return "the top-level object"
+	}
+	return "the object at " + path
 }
 
 func digest(canon []byte) string {

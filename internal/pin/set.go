@@ -167,7 +167,7 @@ func Current(reg *tool.Registry, servers []string) (map[string][]Def, error) {
 			return
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("server %q: %s %s: %w", server, d.Kind, d.Name, err)) // untested: the registry holds only valid JSON
+			errs = append(errs, fmt.Errorf("server %q: %s %s: %w", server, d.Kind, d.Name, err)) // an object that repeats a key
 			return
 		}
 		out[server] = append(out[server], d)
