@@ -101,7 +101,7 @@ func Canonical(raw []byte) (json.RawMessage, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("not valid JSON: %w", err)
 	}
-	if dec.More() {
+	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 { // More misses a closing ] or }
 		return nil, fmt.Errorf("not valid JSON: text after the value")
 	}
 	if err := duplicateKey(raw); err != nil {

@@ -392,3 +392,13 @@ func TestDuplicateKeysRefused(t *testing.T) {
 		t.Errorf("pinning the tool with a repeated key: %v", err)
 	}
 }
+
+// Canonical takes one JSON value: a closing bracket after it is not
+// dropped, whatever encoding/json's More says.
+func TestCanonicalOneValue(t *testing.T) {
+	for _, raw := range []string{`{}]`, `{"a":1} }`, `1]`, `{} x`} {
+		if _, err := pin.Canonical([]byte(raw)); err == nil || err.Error() != "not valid JSON: text after the value" {
+			t.Errorf("Canonical(%s): %v", raw, err)
+		}
+	}
+}
