@@ -15,10 +15,17 @@ import (
 // and in memory, those that match what the server offered first (trust on
 // first use for a long-running serve); with neither, all. Safe for
 // concurrent use: every server of a host checks against one Book.
+//
+// In memory, a server's pins are those of the definitions it offers now,
+// in full, and of up to maxWithdrawn it withdrew, by hash: a definition
+// that stays, or comes back, is checked against its first sight, and a
+// server that renames its tools at every sync does not grow the Book
+// without end. Once a withdrawn pin had to be forgotten, a name not
+// pinned is withheld: it may be the forgotten one, changed.
 type Book struct {
 	mu     sync.Mutex
-	locks  map[string]*Lock // by server; a server without one has no lock file
-	memory *Lock            // first sight of the servers without a lock; nil unless in memory
+	locks  map[string]*Lock    // by server; a server without one has no lock file
+	memory map[string]*memPins // by server without a lock; nil unless in memory
 }
 
 // NewBook returns the Book of locks, each server's lock by its name (the
@@ -31,11 +38,17 @@ func NewBook(locks map[string]*Lock, inMemory bool) *Book {
 	return b
 }
 
-// Check returns, for each of defs (server's definitions now), why it may
-// not be published: "" when it may, "not pinned" or "changed since
-// pinned: description". In memory, a server's first definitions, and any
-// definition first seen later, are pinned as they come.
+// Check returns, for each of defs (all of server's definitions now, tools
+// and prompts), why it may not be published: "" when it may, "not pinned"
+// or "changed since pinned: description". In memory, a server's first
+// definitions, and any definition first seen later, are pinned as they
+// come, and a pinned one not among defs is withdrawn.
 func (b *Book) Check(server string, defs []Def) []string {
+	return b.check(server, []Kind{KindTool, KindPrompt}, defs)
+}
+
+// check is Check of defs, all of server's definitions of kinds now.
+func (b *Book) check(server string, kinds []Kind, defs []Def) []string {
 	why := make([]string, len(defs))
 	if b == nil {
 		return why
@@ -51,14 +64,21 @@ func (b *Book) Check(server string, defs []Def) []string {
 	if b.memory == nil {
 		return why
 	}
-	if !b.memory.Has(server) {
-		b.memory.Set(server, nil)
+	m := b.memory[server]
+	if m == nil {
+		m = newMemPins()
+		b.memory[server] = m
 	}
-	for i, d := range defs {
-		why[i] = b.memory.Check(server, d)
-		if why[i] == "not pinned" {
-			b.memory.add(server, d)
-			why[i] = ""
+	for _, kind := range kinds {
+		var of []Def
+		var at []int
+		for i, d := range defs {
+			if d.Kind == kind {
+				of, at = append(of, d), append(at, i)
+			}
+		}
+		for j, w := range m.check(kind, of) {
+			why[at[j]] = w
 		}
 	}
 	return why
@@ -71,7 +91,7 @@ func (b *Book) Load(locks map[string]*Lock, inMemory bool) {
 	defer b.mu.Unlock()
 	b.locks, b.memory = maps.Clone(locks), nil
 	if inMemory {
-		b.memory = NewLock()
+		b.memory = map[string]*memPins{}
 	}
 }
 
@@ -102,15 +122,16 @@ func (b *Book) Advice(server string) string {
 // tool whose definition cannot be pinned (a schema that is not JSON) is
 // refused as such whenever the Book checks the server.
 func (b *Book) CheckTools(server string, tools []tool.Tool) []string {
-	return checkAll(b, server, tools, ToolDef)
+	return checkAll(b, server, KindTool, tools, ToolDef)
 }
 
 // CheckPrompts is CheckTools for prompts.
 func (b *Book) CheckPrompts(server string, prompts []tool.Prompt) []string {
-	return checkAll(b, server, prompts, PromptDef)
+	return checkAll(b, server, KindPrompt, prompts, PromptDef)
 }
 
-func checkAll[T any](b *Book, server string, items []T, def func(T) (Def, error)) []string {
+// checkAll checks items, all of server's definitions of kind now.
+func checkAll[T any](b *Book, server string, kind Kind, items []T, def func(T) (Def, error)) []string {
 	why := make([]string, len(items))
 	if !b.checks(server) {
 		return why
@@ -125,7 +146,7 @@ func checkAll[T any](b *Book, server string, items []T, def func(T) (Def, error)
 		}
 		defs, at = append(defs, d), append(at, i)
 	}
-	for j, w := range b.Check(server, defs) {
+	for j, w := range b.check(server, []Kind{kind}, defs) {
 		why[at[j]] = w
 	}
 	return why

@@ -39,6 +39,10 @@ type ServerPins struct {
 	Prompts map[string]Pin `json:"prompts"`
 }
 
+func newServerPins() *ServerPins {
+	return &ServerPins{Tools: map[string]Pin{}, Prompts: map[string]Pin{}}
+}
+
 // Pin is one pinned definition: its canonical JSON and that text's SHA-256.
 type Pin struct {
 	SHA256     string          `json:"sha256"`
@@ -50,10 +54,14 @@ func NewLock() *Lock { return &Lock{Version: lockVersion, Servers: map[string]*S
 
 // pins returns the pins of kind of server (nil when it has none).
 func (l *Lock) pins(server string, kind Kind) map[string]Pin {
-	sp := l.Servers[server]
-	if sp == nil {
-		return nil
+	if sp := l.Servers[server]; sp != nil {
+		return sp.of(kind)
 	}
+	return nil
+}
+
+// of returns the pins of kind.
+func (sp *ServerPins) of(kind Kind) map[string]Pin {
 	if kind == KindPrompt {
 		return sp.Prompts
 	}
@@ -65,7 +73,7 @@ func (l *Lock) Has(server string) bool { return l.Servers[server] != nil }
 
 // Set replaces the pins of server by defs.
 func (l *Lock) Set(server string, defs []Def) {
-	l.Servers[server] = &ServerPins{Tools: map[string]Pin{}, Prompts: map[string]Pin{}}
+	l.Servers[server] = newServerPins()
 	for _, d := range defs {
 		l.add(server, d)
 	}
@@ -73,23 +81,27 @@ func (l *Lock) Set(server string, defs []Def) {
 
 // add pins d for server, which the lock already has.
 func (l *Lock) add(server string, d Def) {
-	sp := l.Servers[server]
-	p := Pin{SHA256: d.SHA256, Definition: d.Canonical}
-	if d.Kind == KindPrompt {
-		sp.Prompts[d.Name] = p
-	} else {
-		sp.Tools[d.Name] = p
-	}
+	l.Servers[server].of(d.Kind)[d.Name] = pinOf(d)
 }
+
+// pinOf is d's pin: its canonical JSON and hash.
+func pinOf(d Def) Pin { return Pin{SHA256: d.SHA256, Definition: d.Canonical} }
 
 // Check returns why d may not be published under this lock: "" when its
 // pin matches, "not pinned" or "changed since pinned: <fields>".
 func (l *Lock) Check(server string, d Def) string {
 	p, ok := l.pins(server, d.Kind)[d.Name]
-	switch {
-	case !ok:
+	if !ok {
 		return "not pinned"
-	case p.SHA256 == d.SHA256:
+	}
+	return p.check(d)
+}
+
+// check returns why d may not be published under pin p: "" when it
+// matches, else "changed since pinned: <fields>" ("definition" when p
+// holds a hash alone).
+func (p Pin) check(d Def) string {
+	if p.SHA256 == d.SHA256 {
 		return ""
 	}
 	return "changed since pinned: " + strings.Join(Changed(p.Definition, d.Canonical), ", ")
