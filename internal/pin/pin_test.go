@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -146,6 +147,10 @@ func TestReadCorruptLock(t *testing.T) {
 		{"bad hash", strings.Replace(string(text), hash, "abc", 1), "7:21: servers.s.tools.echo.sha256: must be 64 lowercase hex digits"},
 		{"renamed", strings.Replace(string(text), `"echo": {`, `"ECHO": {`, 1), `servers.s.tools.ECHO.definition.name: is "echo", but the pin is for "ECHO"`},
 		{"no servers", `{"lockVersion": 1}`, "1:1: servers: is missing"},
+		{"servers a list", `{"lockVersion": 1, "servers": []}`, "1:31: servers: must be an object, got a JSON array"},
+		{"server null", `{"lockVersion": 1, "servers": {"s": null}}`, "servers.s: must be an object of tools and prompts"},
+		{"definition a list", `{"lockVersion": 1, "servers": {"s": {"tools": {"echo": {"sha256": "` + hash + `", "definition": [1]}}, "prompts": {}}}}`,
+			"servers.s.tools.echo.definition: must be the definition's JSON object"},
 		{"two values", string(text) + "{}", "text after the lock's closing brace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -451,5 +456,105 @@ func TestBookInMemoryBounded(t *testing.T) {
 		if diff := cmp.Diff(s.want, b.CheckTools("s", s.tools)); diff != "" {
 			t.Errorf("step %d (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// Current holds the tools and prompts of the servers asked for, each
+// present, and none of the others; Diff shows a server with no lock as
+// wholly not pinned.
+func TestCurrentAndDiffWithoutLock(t *testing.T) {
+	reg := tool.NewRegistry()
+	run := func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }
+	get := func(context.Context, map[string]string) (tool.PromptResult, error) { return tool.PromptResult{}, nil }
+	echo := echoTool("Echo")
+	echo.Execute = run
+	if err := reg.NewSource().PublishOffer(tool.Offer{Server: "s", Tools: []tool.Tool{echo},
+		Prompts: []tool.Prompt{{Name: "mcp__s__greet", Origin: tool.Origin{Server: "s", Name: "greet"}, Get: get}}}); err != nil {
+		t.Fatal(err)
+	}
+	other := echoTool("Other")
+	other.Name, other.Origin.Server, other.Execute = "mcp__x__echo", "x", run
+	if err := reg.NewSource().Publish(other); err != nil {
+		t.Fatal(err)
+	}
+	now, err := pin.Current(reg, []string{"s", "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools, prompts := pin.Count(now["s"]); tools != 1 || prompts != 1 || len(now) != 2 || now["none"] == nil {
+		t.Errorf("current: %d tools, %d prompts of s; %v", tools, prompts, now)
+	}
+	want := []string{"+ prompt s/greet: not pinned", "+ tool s/echo: not pinned"}
+	if diff := cmp.Diff(want, pin.NewSet().Diff(now)); diff != "" {
+		t.Errorf("diff with no lock (-want +got):\n%s", diff)
+	}
+}
+
+// A lock that cannot be written, or read, is an error naming its path;
+// a corrupt one's positions are *confpos.Error values within.
+func TestLockFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	under := filepath.Join(file, pin.FileName) // a directory that is a file
+	s := pin.NewSet()
+	s.Keep(under, "s")
+	s.Assign("s", under)
+	err := s.Record(map[string][]pin.Def{"s": {mustDef(t, echoTool("Echo"))}}, true, func(string, int, int) {}, func(string) {})
+	if err == nil || !strings.HasPrefix(err.Error(), "writing "+under+": ") {
+		t.Errorf("writing under a file: %v", err)
+	}
+	if _, err := pin.Read(dir); err == nil || !strings.HasPrefix(err.Error(), "reading the lock "+dir+": ") {
+		t.Errorf("reading a directory: %v", err)
+	}
+	if err := os.WriteFile(file, []byte(`{"lockVersion": 2, "servers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = pin.NewSet()
+	s.Keep(file)
+	err = s.Read()
+	if pe, ok := errors.AsType[*confpos.Error](err); !ok || pe.Path != "lockVersion" || pe.Line != 1 {
+		t.Errorf("a lock of another version: %v", err)
+	}
+}
+
+// A Book's advice names the server; a server routed to a lock by a reload
+// is checked against it, though the Book had no lock; a nil Book checks
+// nothing; a Set gives each server the lock of its file.
+func TestBookAndSetWiring(t *testing.T) {
+	if got := pin.NewBook(nil, false).Advice("fs"); got != "if the change is expected, review it with mcpbridge pin --diff fs, then accept it with mcpbridge pin fs" {
+		t.Errorf("advice: %q", got)
+	}
+	b := pin.NewBook(nil, false)
+	b.Route("s", pin.NewLock())
+	if got := b.CheckTools("s", []tool.Tool{echoTool("Echo")}); got[0] != "not pinned" {
+		t.Errorf("routed to an empty lock: %q", got[0])
+	}
+	var none *pin.Book
+	if got := none.CheckTools("s", []tool.Tool{echoTool("Echo")}); got[0] != "" {
+		t.Errorf("nil Book: %q", got[0])
+	}
+	dir := t.TempDir()
+	user, project := filepath.Join(dir, "u", pin.FileName), filepath.Join(dir, pin.FileName)
+	lock := pin.NewLock()
+	lock.Set("a", []pin.Def{mustDef(t, echoTool("Echo"))})
+	if err := lock.Write(user); err != nil {
+		t.Fatal(err)
+	}
+	s := pin.NewSet()
+	s.Keep(user, "a")
+	s.Keep(project, "b")
+	s.Assign("a", user)
+	s.Assign("b", project)
+	if err := s.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{user, project}, s.Paths()); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	if locks, by := s.Locks(), s.ByServer(); len(locks) != 2 || locks[project] != nil || len(by) != 1 || !by["a"].Has("a") {
+		t.Errorf("locks %v, by server %v", locks, by)
 	}
 }
