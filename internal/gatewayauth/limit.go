@@ -72,7 +72,9 @@ func (l *limiter) allow(ctx context.Context, key string) (bool, time.Duration) {
 func (l *limiter) takeShared(ctx context.Context, key string) (bool, time.Duration, error) {
 	now := l.now().UnixNano()
 	retry := l.retryAt.Load()
-	if retry != 0 && now < retry {
+	if retry != 0 && (now < retry || !l.retryAt.CompareAndSwap(retry, now+int64(storeRetry))) {
+		// Resting, or another call took the one try past the rest: a
+		// hung store must not hold every call arriving meanwhile.
 		return false, 0, errStoreResting
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)

@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/store"
 )
 
 const storeLimited = "auth: {tokens: {ci: CI_TOKEN}}\nrateLimit: {perIdentity: 3/m, burst: 3}\nstore: {redis: {url: REDIS, keyPrefix: PREFIX}}\n"
@@ -147,5 +149,45 @@ func TestStoreTLSApplied(t *testing.T) {
 	}
 	if owners, advertise := s.keeper.SessionOwners(); owners == nil || advertise != "http://10.0.0.5:7410" {
 		t.Errorf("SessionOwners: %v %q, want the store and http://10.0.0.5:7410", owners, advertise)
+	}
+}
+
+// countedBuckets counts the takes that reach the buckets it wraps.
+type countedBuckets struct {
+	Buckets
+	takes atomic.Int32
+}
+
+func (c *countedBuckets) Take(ctx context.Context, key string, perSecond float64, burst int) (bool, time.Duration, error) {
+	c.takes.Add(1)
+	return c.Buckets.Take(ctx, key, perSecond, burst)
+}
+
+// A store that hangs (not refusing, but not answering) costs one wait a
+// second once it failed, not one per call: when its second of rest is
+// over, one call tries it again and the calls beside it use the replica's
+// own buckets at once.
+func TestHungStoreTriedByOneCall(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	clk := &clock{t: time.Now()}
+	shared := &countedBuckets{Buckets: r}
+	l := newLimiter(RateLimit{Rate: 100, Burst: 100}, clk.Now)
+	l.shared = shared
+	srv.Freeze()
+	t.Cleanup(srv.Stop)
+	l.allow(t.Context(), "alice") // fails after storeWait: the store rests
+	clk.Add(storeRetry)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { l.allow(t.Context(), "alice") })
+	}
+	wg.Wait()
+	if n := shared.takes.Load(); n != 2 {
+		t.Errorf("%d calls asked the hung store, want 2: the first, and one once its rest was over", n)
 	}
 }
