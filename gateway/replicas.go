@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/loopback"
+	"github.com/mcpbridge/mcpbridge/internal/store"
 )
 
 // Sessions shared by the replicas of a gateway. When the Gate has a
@@ -431,7 +432,11 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		// would have it drop a live session.
 		g.log.Warn("gateway store: finding an owner", "name", name, "err", err)
 		w.Header().Set("Retry-After", "1")
-		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway's store cannot be reached to find the replica serving this request; send it again")
+		why := "the gateway's store cannot be reached to find the replica serving this request"
+		if errors.Is(err, store.ErrOwnersSettling) {
+			why = "the gateway's store restarted moments ago and does not know yet which replica serves this request"
+		}
+		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: "+why+"; send it again")
 		return
 	}
 	target, perr := url.Parse(owner)

@@ -22,6 +22,23 @@ import (
 // secretBytes is the length of the replicas' secret.
 const secretBytes = 32
 
+// ErrOwnersSettling is Owner's error for a name without a record in a
+// store that began holding records less than a record's ttl ago (it
+// restarted empty): the name's owner may not have written its record
+// again yet, so it is not known to be gone.
+var ErrOwnersSettling = errors.New("the store restarted empty moments ago and the replicas are recording what they own again")
+
+// markEpoch marks, when the store holds no epoch (it is new, or restarted
+// empty), that its records began now: the epoch (KEYS[1]) stays, and the
+// settling mark (KEYS[2]) lapses after ARGV[1] ms, a record's ttl, by
+// which every owner has written its records again.
+var markEpoch = redis.NewScript(`
+if redis.call('SET', KEYS[1], '1', 'NX') then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
+end
+return 0
+`)
+
 // PutOwners records owner (a replica's address) as the owner of each of
 // names for ttl; a record lost meanwhile (the store restarted) is
 // written again.
@@ -30,6 +47,7 @@ func (r *Redis) PutOwners(ctx context.Context, names []string, owner string, ttl
 		return nil
 	}
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		markEpoch.Eval(ctx, p, r.epochKeys(), max(ttl.Milliseconds(), 1))
 		for _, name := range names {
 			p.Set(ctx, r.ownerKey(name), owner, ttl)
 		}
@@ -44,18 +62,48 @@ func (r *Redis) PutOwners(ctx context.Context, names []string, owner string, ttl
 
 // Owner returns the address of the replica that owns name; ok is false
 // when no replica does (never recorded, ended, or its owner stopped
-// renewing it).
+// renewing it). While the store's records may be incomplete (it restarted
+// empty less than a record's ttl ago) a name without one is
+// ErrOwnersSettling, not unowned.
 func (r *Redis) Owner(ctx context.Context, name string) (owner string, ok bool, err error) {
 	owner, err = r.client.Get(ctx, r.ownerKey(name)).Result()
 	if errors.Is(err, redis.Nil) {
-		r.observe("get_owner", nil)
-		return "", false, nil
+		err = r.settled(ctx)
 	}
 	r.observe("get_owner", err)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrOwnersSettling):
+		return "", false, fmt.Errorf("finding the owner of %s in the store at redis %s: %w", name, r.addr, err)
+	case err != nil:
 		return "", false, fmt.Errorf("reading the owner of %s from the store at redis %s: %w", name, r.addr, redact.Error(err))
+	case owner == "":
+		return "", false, nil
 	}
 	return owner, true, nil
+}
+
+// settled returns nil when the store's records are whole: it has an
+// epoch whose settling mark lapsed.
+func (r *Redis) settled(ctx context.Context) error {
+	keys := r.epochKeys()
+	n, err := r.client.Exists(ctx, keys[0]).Result()
+	if err == nil && n == 1 {
+		n, err = r.client.Exists(ctx, keys[1]).Result()
+		n = 1 - n
+	}
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return ErrOwnersSettling
+	}
+	return nil
+}
+
+// epochKeys are the keys of the owner records' epoch and of its settling
+// mark.
+func (r *Redis) epochKeys() []string {
+	return []string{r.prefix + "owners:epoch", r.prefix + "owners:settling"}
 }
 
 // DropOwners forgets the owners of names (they ended).

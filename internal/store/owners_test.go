@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ func TestRedisOwners(t *testing.T) {
 	ctx := t.Context()
 	a := open(t, store.RedisOptions{URL: srv.URL()})
 	b := open(t, store.RedisOptions{URL: srv.URL()})
+	settle(t, a)
 	if err := a.PutOwners(ctx, []string{"s1", "s2"}, "http://10.0.0.1:8080", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -71,4 +74,45 @@ func TestRedisOwnerLapses(t *testing.T) {
 		_, ok, _ := a.Owner(ctx, "s")
 		return !ok
 	}, "the record to lapse")
+}
+
+// settle has r's store begin holding records, and waits until they are
+// whole (their first ttl passed).
+func settle(t *testing.T, r *store.Redis) {
+	t.Helper()
+	if err := r.PutOwners(t.Context(), []string{"first"}, "http://first", 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 5*time.Second, func() bool {
+		_, _, err := r.Owner(t.Context(), "nobody")
+		return err == nil
+	}, "the store's records to settle")
+}
+
+// A store that restarted empty does not say a name is unowned until its
+// owners had a record's ttl to write their records again: before that, a
+// name without a record is ErrOwnersSettling (its replica answers 503, not
+// 404, and the client keeps its session).
+func TestRedisOwnersSettleAfterAnEmptyRestart(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	r := open(t, store.RedisOptions{URL: srv.URL()})
+	if _, ok, err := r.Owner(t.Context(), "s"); ok || !errors.Is(err, store.ErrOwnersSettling) {
+		t.Fatalf("Owner in a store that never held records = %v, %v; want ErrOwnersSettling", ok, err)
+	}
+	settle(t, r)
+	srv.Stop()
+	srv.Start() // empty
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		_, ok, err := r.Owner(context.Background(), "s")
+		return !ok && errors.Is(err, store.ErrOwnersSettling)
+	}, "a name without a record in the restarted store to be settling")
+	if err := r.PutOwners(t.Context(), []string{"s"}, "http://a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.Owner(t.Context(), "other"); ok || !errors.Is(err, store.ErrOwnersSettling) {
+		t.Errorf("Owner right after the first record of the restarted store = %v, %v; want ErrOwnersSettling for a record's ttl", ok, err)
+	}
+	if owner, ok, err := r.Owner(t.Context(), "s"); !ok || err != nil || owner != "http://a" {
+		t.Errorf("Owner of a name written again = %q, %v, %v", owner, ok, err)
+	}
 }
