@@ -527,17 +527,11 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	if k.unaudited(st, rec) {
 		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"}
 	}
-	kind, subject := Tool, c.Public
-	switch c.Method {
-	case gateway.MethodGetPrompt:
-		kind = Prompt
-	case gateway.MethodReadResource:
-		kind, subject = Resource, c.Server
-	}
+	kind, subject, bucket := asked(c)
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
 		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), denial(kind, c.Public, who.Name))
 	}
-	if err := k.admit(ctx, st, who.Name, c.Public); err != nil {
+	if err := k.admit(ctx, st, who.Name, bucket); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
 	}
 	if st.cfg.HasPolicy {
@@ -552,6 +546,21 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		rec.Call = link.made()
 		return k.write(st, rec)
 	}, nil
+}
+
+// asked is what c asks for: its kind, the name the policy decides on,
+// and the name of its per-tool bucket. A tool or prompt is asked for by
+// public name; a resource by its server, for both: its URI is the
+// caller's to choose (a template expands to any number), so a bucket per
+// URI would give each new URI a full one.
+func asked(c gateway.Call) (kind Target, subject, bucket string) {
+	switch c.Method {
+	case gateway.MethodGetPrompt:
+		return Prompt, c.Public, c.Public
+	case gateway.MethodReadResource:
+		return Resource, c.Server, gateway.MethodReadResource + " " + c.Server // no public name holds a space
+	}
+	return Tool, c.Public, c.Public
 }
 
 // Resume implements gateway.Resumer: the audit line of a call this
@@ -618,14 +627,15 @@ func outcome(o gateway.Outcome) string {
 	return "ok"
 }
 
-// admit applies the rate limit; the error says when to retry.
-func (k *Keeper) admit(ctx context.Context, st *state, identity, public string) *jsonrpc.Error {
+// admit applies the rate limit, per identity or per identity and bucket
+// (asked); the error says when to retry.
+func (k *Keeper) admit(ctx context.Context, st *state, identity, bucket string) *jsonrpc.Error {
 	if st.limits == nil {
 		return nil
 	}
 	key := identity
 	if st.limits.cfg.PerTool {
-		key += "\x00" + public
+		key += "\x00" + bucket
 	}
 	ok, wait := st.limits.allow(ctx, key)
 	if ok {

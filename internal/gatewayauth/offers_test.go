@@ -313,3 +313,37 @@ func TestKeptScreenHoldsOnlyItsCredentials(t *testing.T) {
 		t.Errorf("%d kept screens grew the heap by %d KiB, want under a tenth of their requests' %d KiB of headers", screens, grown>>10, screens*pad>>10)
 	}
 }
+
+// With a per-tool rate limit, a server's resources share one bucket:
+// each URI a template expands to is not a tool of its own with a full
+// bucket (a caller could read without end by asking file:///a,
+// file:///a?1, ..., and its many buckets evict its others). A resource's
+// bucket used to be its URI's.
+func TestPerToolLimitOfResourcesIsTheServers(t *testing.T) {
+	s := newServed(t, Options{})
+	read := func(_ context.Context, uri string) (tool.ReadResult, error) {
+		return tool.ReadResult{Wire: json.RawMessage(`{"contents":[{"uri":"` + uri + `","text":"hi"}]}`)}, nil
+	}
+	if err := s.reg.NewSource().PublishOffer(tool.Offer{Server: "files", Read: read,
+		Templates: []tool.ResourceTemplate{{Server: "files", URITemplate: "file:///{path}", Name: "file"}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.apply(t, `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy: [{subjects: [bob], allow: ["*"]}]
+rateLimit: {perIdentity: 1/m, burst: 1, perTool: true}
+`, nil)
+	bob := s.connect(t, s.is.Sign(t, s.is.Claims("bob", s.resource(), nil)), nil)
+	if _, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///a"}); err != nil {
+		t.Fatalf("the first read: %v", err)
+	}
+	for _, uri := range []string{"file:///b", "file:///c"} {
+		err := second(bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}))
+		if we, ok := errors.AsType[*jsonrpc.Error](err); !ok || we.Code != CodeRateLimited {
+			t.Errorf("a read of %s past files' limit: %v, want code %d", uri, err, CodeRateLimited)
+		}
+	}
+	if code, err := callCode(t, bob, "mcp__time__now"); code != 0 {
+		t.Errorf("a tool's call, limited by the reads of a server's resources: %v", err)
+	}
+}
