@@ -13,7 +13,7 @@ import (
 
 // compileWhen compiles a rule's when expression: a CEL boolean over claims
 // (the token's claims, a map), subject, groups and tool (the public name
-// asked for).
+// asked for, or a resource's server prefix: whenTool).
 func compileWhen(expr string) (cel.Program, error) {
 	env, err := cel.NewEnv(
 		cel.Variable("claims", cel.MapType(cel.StringType, cel.DynType)),
@@ -100,21 +100,33 @@ func (p *Policy) Decide(who *Principal, kind Target, name string) Decision {
 	if p == nil || !p.set {
 		return Decision{Allow: true}
 	}
+	tool := whenTool(kind, name)
 	for i := range p.rules {
 		r := &p.rules[i]
 		// The glob first: it is cheap, and most rules deny nothing.
-		if r.Deny != nil && covers(r.Deny, kind, name) && r.matches(who, name, true) {
+		if r.Deny != nil && covers(r.Deny, kind, name) && r.matches(who, tool, true) {
 			return Decision{Line: r.Line, Denied: true}
 		}
 	}
 	for i := range p.rules {
 		r := &p.rules[i]
-		if r.DenyOnly() || !r.matches(who, name, false) {
+		if r.DenyOnly() || !r.matches(who, tool, false) {
 			continue
 		}
 		return Decision{Allow: r.grants(kind, name), Line: r.Line}
 	}
 	return Decision{}
+}
+
+// whenTool is the tool a when expression sees: the public name asked for,
+// or for a resource its server's prefix, "mcp__SERVER__", with which every
+// public name of the server starts, so a when written over a server's
+// tools covers its resources as a deny glob over them does (coversServer).
+func whenTool(kind Target, name string) string {
+	if kind == Resource {
+		return naming.Public(name, "")
+	}
+	return name
 }
 
 // grants reports whether the rule's own lists let its callers use name.
@@ -150,12 +162,12 @@ func coversServer(glob, server string) bool {
 	return ok
 }
 
-// matches reports whether the rule applies to who asking for name;
-// failed is the answer when its when expression fails at run time (a
-// claim it reads is missing): false for a grant, which then does not
-// apply, true for a deny, which then still does, so a token cannot escape
-// a deny by leaving out the claim it tests.
-func (r *compiled) matches(who *Principal, name string, failed bool) bool {
+// matches reports whether the rule applies to who asking for tool (as
+// whenTool gives it); failed is the answer when its when expression fails
+// at run time (a claim it reads is missing): false for a grant, which
+// then does not apply, true for a deny, which then still does, so a token
+// cannot escape a deny by leaving out the claim it tests.
+func (r *compiled) matches(who *Principal, tool string, failed bool) bool {
 	if len(r.Subjects) > 0 && !slices.Contains(r.Subjects, who.Name) {
 		return false
 	}
@@ -169,7 +181,7 @@ func (r *compiled) matches(who *Principal, name string, failed bool) bool {
 	if claims == nil {
 		claims = map[string]any{}
 	}
-	out, _, err := r.when.Eval(map[string]any{"claims": claims, "subject": who.Name, "groups": who.Groups, "tool": name})
+	out, _, err := r.when.Eval(map[string]any{"claims": claims, "subject": who.Name, "groups": who.Groups, "tool": tool})
 	if err != nil {
 		return failed
 	}

@@ -104,6 +104,36 @@ func TestDenyBeatsAllow(t *testing.T) {
 	}
 }
 
+// A when over tool sees a resource read as its server's public prefix,
+// mcp__SERVER__, the start of every name of the server: a deny written
+// over a server's tools by when denies its resources too. It used to see
+// the bare server name, so the deny below let bob read (and list)
+// secret's resources while it hid secret's tools from him.
+func TestWhenSeesAResourcesServerPrefix(t *testing.T) {
+	src := `policy:
+  - when: 'tool.startsWith("mcp__secret__") && !("secops" in groups)'
+    deny: ["*"]
+  - allow: ["*"]
+`
+	p := compilePolicy(t, src)
+	deny, grant := lineOf(t, src, "when:"), lineOf(t, src, "- allow:")
+	secops := &Principal{Name: "sam", Groups: []string{"secops"}}
+	for _, c := range []struct {
+		ask
+		want Decision
+	}{
+		{ask{bob, Tool, "mcp__secret__get"}, Decision{Line: deny, Denied: true}},
+		{ask{bob, Resource, "secret"}, Decision{Line: deny, Denied: true}},
+		{ask{bob, Resource, "docs"}, Decision{Allow: true, Line: grant}},
+		{ask{secops, Resource, "secret"}, Decision{Allow: true, Line: grant}},
+		{ask{secops, Tool, "mcp__secret__get"}, Decision{Allow: true, Line: grant}},
+	} {
+		if got := p.Decide(c.who, c.kind, c.name); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.ask, got, c.want)
+		}
+	}
+}
+
 // Prompts and resources follow allow unless the rule lists its own: a
 // glob over every name of a server covers its resources, one over some
 // of its tools does not; an empty list grants none.
