@@ -86,7 +86,8 @@ func (a Auth) JWT() bool { return a.Issuer != "" }
 
 // Rule is one policy rule: it matches a caller whose subject is in
 // Subjects, or who is in one of Groups, and for whom When holds (each
-// given condition must hold; a rule with none matches everyone).
+// given condition must hold; a rule with none matches everyone; an empty
+// Subjects or Groups names no one, and Decode refuses it).
 //
 // Allow lists globs over public tool names, and over prompt names unless
 // Prompts lists its own; Resources lists the servers whose resources may
@@ -355,8 +356,8 @@ func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {
 func decodeRule(m *yamlconf.Map, line int) Rule {
 	m.RejectListing(ruleKeys...)
 	r := Rule{Line: line}
-	r.Subjects, _ = m.StringList("subjects")
-	r.Groups, _ = m.StringList("groups")
+	r.Subjects = callerList(m, "subjects")
+	r.Groups = callerList(m, "groups")
 	r.Allow = globList(m, "allow")
 	r.Prompts = globList(m, "prompts")
 	r.Resources = globList(m, "resources")
@@ -368,6 +369,21 @@ func decodeRule(m *yamlconf.Map, line int) Rule {
 		}
 	}
 	return r
+}
+
+// callerList reads a rule's subjects or groups. The key given with no
+// names (an empty list, or no value, as a template that filled in none
+// leaves it) is refused: read as no condition it would make the rule
+// every caller's, and read as matching no one, a rule that does nothing.
+func callerList(m *yamlconf.Map, key string) []string {
+	if m.Value(key) == nil {
+		return nil
+	}
+	names, ok := m.StringList(key)
+	if len(names) == 0 && (ok || yamlconf.IsNull(m.Value(key))) {
+		m.Errorf(key, "names no one: list the %s the rule is for, or remove the key to make the rule apply to every caller", key)
+	}
+	return names
 }
 
 // globList reads key's list of globs, each checked to be one.

@@ -168,10 +168,11 @@ func coversServer(glob, server string) bool {
 // then does not apply, true for a deny, which then still does, so a token
 // cannot escape a deny by leaving out the claim it tests.
 func (r *compiled) matches(who *Principal, tool string, failed bool) bool {
-	if len(r.Subjects) > 0 && !slices.Contains(r.Subjects, who.Name) {
+	// A nil list was not given; an empty one names no one.
+	if r.Subjects != nil && !slices.Contains(r.Subjects, who.Name) {
 		return false
 	}
-	if len(r.Groups) > 0 && !slices.ContainsFunc(r.Groups, func(g string) bool { return slices.Contains(who.Groups, g) }) {
+	if r.Groups != nil && !slices.ContainsFunc(r.Groups, func(g string) bool { return slices.Contains(who.Groups, g) }) {
 		return false
 	}
 	if r.when == nil {

@@ -341,3 +341,31 @@ func TestOperationsPolicyExample(t *testing.T) {
 		}
 	}
 }
+
+// A rule's subjects or groups given with no names (an empty list, or the
+// key with no value, as a template that filled in nothing leaves it) is
+// refused where it stands: read as no condition, as it was, it made an
+// allow-all rule every caller's. A rule built with an empty list (not
+// decoded) matches no one.
+func TestEmptyCallerListRefused(t *testing.T) {
+	for _, c := range []struct{ rule, path string }{
+		{`{subjects: [], allow: ["*"]}`, "policy[1].subjects"},
+		{`{subjects: ~, allow: ["*"]}`, "policy[1].subjects"},
+		{`{subjects: null, allow: ["*"]}`, "policy[1].subjects"},
+		{`{groups: [], allow: ["*"]}`, "policy[1].groups"},
+		{`{groups: , allow: ["*"]}`, "policy[1].groups"},
+	} {
+		file := "- id: gw\n  name: gateway\n  config:\n    policy:\n      - {subjects: [alice], allow: [\"*\"]}\n      - " + c.rule + "\n"
+		_, err := decodeEntry(t, file, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "6:") || !containsAll(err.Error(), c.path, "names no one", "remove the key") {
+			t.Errorf("%s: %v, want an error at line 6 naming %s and saying to remove the key", c.rule, err, c.path)
+		}
+	}
+	p, err := NewPolicy([]Rule{{Subjects: []string{}, Allow: []string{"*"}}, {Groups: []string{}, Allow: []string{"*"}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide(&Principal{Name: "mallory"}, Tool, "mcp__time__now"); d.Allow {
+		t.Errorf("a rule of no subjects or groups grants mallory: %+v", d)
+	}
+}
