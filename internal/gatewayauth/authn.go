@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -102,8 +103,12 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 	if v.now == nil {
 		v.now = time.Now
 	}
-	for name, tok := range a.TokenValues {
-		v.static[sha256.Sum256([]byte(tok))] = name
+	for _, name := range slices.Sorted(maps.Keys(a.TokenValues)) {
+		sum := sha256.Sum256([]byte(a.TokenValues[name]))
+		if other, dup := v.static[sum]; dup {
+			return nil, sharedToken(other, name)
+		}
+		v.static[sum] = name
 	}
 	if !a.JWT() {
 		return v, nil
@@ -159,6 +164,19 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 		jwt.WithTimeFunc(v.now),
 	)
 	return v, nil
+}
+
+// bearerName is the identity of serve's --token-env token.
+const bearerName = "bearer"
+
+// sharedToken refuses two names of one token value, whose holder would
+// be either (a different one each start); the value is never shown.
+func sharedToken(a, b string) error {
+	msg := fmt.Sprintf("gateway auth: the static tokens %q and %q have the same value, so whoever holds it would be either: give each identity its own token", a, b)
+	if a == bearerName || b == bearerName {
+		msg += fmt.Sprintf(" (%q is serve's --token-env token)", bearerName)
+	}
+	return errors.New(msg)
 }
 
 // Request returns who r is from, by its Authorization header.

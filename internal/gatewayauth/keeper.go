@@ -133,7 +133,7 @@ func NewKeeper(o Options) *Keeper {
 	rand.Read(k.salt)
 	static := map[string]string{}
 	if o.BearerToken != "" {
-		static["bearer"] = o.BearerToken
+		static[bearerName] = o.BearerToken
 	}
 	k.fallback, _ = NewVerifier(context.Background(), Auth{TokenValues: static}, VerifierOptions{}) // no issuer: nothing to fetch
 	return k
@@ -267,12 +267,15 @@ func samePolicy(a, b Config) bool {
 // the file old writes is old's, which goes on: two writers of one file
 // would each chain to the line they last saw, and break the chain.
 func (k *Keeper) build(lifetime context.Context, cfg Config, old *state) (*state, error) {
-	ctx, stop := context.WithCancel(lifetime)
-	st := &state{cfg: cfg, stop: stop, metaURL: metadataURL(cfg.Auth.Audience)}
 	a := cfg.Auth
 	if k.opts.BearerToken != "" {
-		a.TokenValues = withToken(a.TokenValues, "bearer", k.opts.BearerToken)
+		if _, taken := a.TokenValues[bearerName]; taken {
+			return nil, fmt.Errorf("gateway auth: auth.tokens names a token %q, which is the identity of serve's --token-env token: name it otherwise", bearerName)
+		}
+		a.TokenValues = withToken(a.TokenValues, bearerName, k.opts.BearerToken)
 	}
+	ctx, stop := context.WithCancel(lifetime)
+	st := &state{cfg: cfg, stop: stop, metaURL: metadataURL(cfg.Auth.Audience)}
 	var err error
 	if st.verifier, err = NewVerifier(ctx, a, VerifierOptions{Client: k.opts.Client, Logger: k.log, Now: k.now, RefreshUnknownKID: k.refreshLimiter()}); err != nil {
 		stop()

@@ -122,3 +122,30 @@ func withAlg(tok, alg string) string {
 	header := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"` + alg + `","kid":"rsa1","typ":"JWT"}`))
 	return header + "." + parts[1]
 }
+
+// Two static tokens of one value are refused, naming both names and
+// never the value: the caller sending it would be either identity, a
+// different one each start (the tokens are a map). So is a config's token
+// named bearer beside serve's --token-env token, whose identity that is
+// (it took the config's place), and a config token on --token-env's
+// variable.
+func TestStaticTokensOfOneValueRefused(t *testing.T) {
+	const value = "s3cret-shared-value"
+	_, err := NewVerifier(t.Context(), Auth{TokenValues: map[string]string{"ci": value, "admin": value, "ops": "other"}}, VerifierOptions{})
+	if err == nil || !containsAll(err.Error(), `"admin" and "ci"`, "same value") || strings.Contains(err.Error(), value) {
+		t.Errorf("two names, one value: %v; want an error naming admin and ci, without the value", err)
+	}
+	s := newServed(t, Options{BearerToken: value})
+	for src, env := range map[string]map[string]string{
+		"auth: {tokens: {admin: GW_TOKEN}}": {"GW_TOKEN": value},
+		"auth: {tokens: {bearer: CI}}":      {"CI": "another-value"},
+	} {
+		err := s.keeper.Apply(t.Context(), s.config(t, src, env), nil)
+		if err == nil || !containsAll(err.Error(), `"bearer"`, "--token-env") || strings.Contains(err.Error(), value) {
+			t.Errorf("%s with --token-env: %v; want an error naming bearer as --token-env's, without the value", src, err)
+		}
+	}
+	if s.keeper.Current() != nil {
+		t.Error("a refused config was applied")
+	}
+}
