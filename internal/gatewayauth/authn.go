@@ -276,20 +276,23 @@ func principalOf(claims jwt.MapClaims, groupsClaim string) (*Principal, error) {
 	}
 	exp, _ := claims.GetExpirationTime()
 	p := &Principal{Name: sub, Claims: claims, Expiry: exp.Time}
-	p.Groups = strings_(claims[groupsClaim])
+	// A string groups claim is one group, whose name may hold spaces; a
+	// string scope or scp is scopes separated by spaces (RFC 8693 §4.2).
+	p.Groups = claimList(claims[groupsClaim], oneName)
 	if s, ok := claims["scope"].(string); ok {
 		p.Scopes = strings.Fields(s)
 	} else {
-		p.Scopes = strings_(claims["scp"])
+		p.Scopes = claimList(claims["scp"], strings.Fields)
 	}
 	return p, nil
 }
 
-// strings_ reads a claim that is a list of strings (or one string).
-func strings_(v any) []string {
+// claimList reads a claim that is a list of strings, or one string that
+// split reads.
+func claimList(v any, split func(string) []string) []string {
 	switch v := v.(type) {
 	case string:
-		return strings.Fields(v)
+		return split(v)
 	case []any:
 		out := make([]string, 0, len(v))
 		for _, x := range v {
@@ -300,6 +303,14 @@ func strings_(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// oneName is s as a list of one name ("" names none).
+func oneName(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 func missingScopes(required, have []string) []string {

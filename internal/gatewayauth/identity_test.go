@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/audit"
@@ -126,5 +128,31 @@ policy:
 	}
 	if d := cmp.Diff([]string{"mcp__github__get_issue"}, names); d != "" {
 		t.Errorf("search_tools found (-want +got):\n%s", d)
+	}
+}
+
+// A groups claim that is one string is one group, spaces and all: a
+// group named "Admins Readonly" does not make its members Admins. Scopes
+// are space-separated, in scope and in a string scp (Entra ID's).
+func TestGroupsClaimStringIsOneGroup(t *testing.T) {
+	for _, c := range []struct {
+		claims         jwt.MapClaims
+		groups, scopes []string
+	}{
+		{jwt.MapClaims{"groups": "Admins Readonly", "scope": "read write"}, []string{"Admins Readonly"}, []string{"read", "write"}},
+		{jwt.MapClaims{"groups": []any{"Admins Readonly", "ops"}, "scp": "User.Read Mail.Read"}, []string{"Admins Readonly", "ops"}, []string{"User.Read", "Mail.Read"}},
+		{jwt.MapClaims{"groups": "", "scp": []any{"a", 1}}, nil, []string{"a"}},
+	} {
+		c.claims["sub"], c.claims["exp"] = "bob", float64(time.Now().Add(time.Hour).Unix()) // as a verified token has them
+		p, err := principalOf(c.claims, "groups")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c.groups, p.Groups, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%v: groups (-want +got):\n%s", c.claims, d)
+		}
+		if d := cmp.Diff(c.scopes, p.Scopes, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%v: scopes (-want +got):\n%s", c.claims, d)
+		}
 	}
 }
