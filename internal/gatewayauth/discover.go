@@ -44,6 +44,10 @@ func discoverJWKS(ctx context.Context, issuer string, c *http.Client) (string, e
 			return "", fmt.Errorf("%s: its issuer is %q, not %q", c2, meta.Issuer, issuer)
 		case meta.JWKSURI == "":
 			return "", fmt.Errorf("%s: no jwks_uri", c2)
+		case !httpURL(meta.JWKSURI):
+			// As a configured jwksUrl: keys fetched in plaintext could be
+			// replaced by anyone on the path, and tokens signed by theirs.
+			return "", fmt.Errorf("%s: its jwks_uri %q is not an https URL (http only for a loopback host), so the signing keys would be fetched in plaintext: fix the issuer's metadata, or set auth.jwksUrl to the https URL of its keys", c2, meta.JWKSURI)
 		}
 		return meta.JWKSURI, nil
 	}

@@ -1,0 +1,67 @@
+package gatewayauth
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// metadataServer is an authorization server on 127.0.0.1 whose RFC 8414
+// metadata says what meta returns for its URL, and whose /certs is a real
+// JWKS. Its client reaches it whatever host a URL names, as a DNS answer
+// (or a network path) leading there would; certs counts the JWKS served.
+func metadataServer(t *testing.T, meta func(base string) (issuer, jwksURI string)) (base string, client *http.Client, certs *atomic.Int32) {
+	t.Helper()
+	is := mcptest.NewIssuer(t)
+	certs = &atomic.Int32{}
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		issuer, jwks := meta(srv.URL)
+		json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "jwks_uri": jwks})
+	})
+	mux.HandleFunc("/certs", func(w http.ResponseWriter, r *http.Request) {
+		certs.Add(1)
+		resp, err := http.Get(is.URL() + "/jwks")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		io.Copy(w, resp.Body)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	return srv.URL, &http.Client{Transport: tr}, certs
+}
+
+// Discovered metadata whose jwks_uri is plain http to a host not this
+// one is refused, as a configured jwksUrl is: the gateway would fetch
+// the keys it trusts tokens by in plaintext, for anyone on the path to
+// replace. It fetched them.
+func TestDiscoveredPlainJWKSRefused(t *testing.T) {
+	base, client, certs := metadataServer(t, func(base string) (string, string) { return base, "http://idp.example.com/certs" })
+	_, err := NewVerifier(t.Context(), Auth{Issuer: base, Audience: "https://mcp.example.com/mcp"}, VerifierOptions{Client: client})
+	if err == nil || !containsAll(err.Error(), `"http://idp.example.com/certs"`, "https", "auth.jwksUrl") {
+		t.Errorf("NewVerifier: %v; want an error naming the plain jwks_uri and saying it must be https", err)
+	}
+	if n := certs.Load(); n != 0 {
+		t.Errorf("the keys were fetched %d times over plain http", n)
+	}
+	// A loopback jwks_uri may be http, as a configured one may.
+	local, client, _ := metadataServer(t, func(base string) (string, string) { return base, base + "/certs" })
+	if _, err := NewVerifier(t.Context(), Auth{Issuer: local, Audience: "https://mcp.example.com/mcp"}, VerifierOptions{Client: client}); err != nil {
+		t.Errorf("a loopback http jwks_uri: %v", err)
+	}
+}
