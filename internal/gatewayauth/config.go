@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
@@ -326,8 +327,7 @@ func httpURL(s string) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	h := u.Hostname()
-	return u.Scheme == "https" || (u.Scheme == "http" && (h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"))
+	return u.Scheme == "https" || (u.Scheme == "http" && loopback.Host(u.Hostname()))
 }
 
 // ruleKeys are a policy rule's keys, in the order the docs list them.

@@ -65,3 +65,26 @@ func TestDiscoveredPlainJWKSRefused(t *testing.T) {
 		t.Errorf("a loopback http jwks_uri: %v", err)
 	}
 }
+
+// Plain http is for a host that names this machine only: a DNS name that
+// starts like a loopback address (127.attacker.example) resolves
+// anywhere, so its keys would be fetched in plaintext over the network.
+// It passed as loopback.
+func TestHTTPURLLoopbackOnly(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://idp.example.com/certs":          true,
+		"http://127.0.0.1:8080/certs":            true,
+		"http://127.1.2.3/certs":                 true,
+		"http://localhost/certs":                 true,
+		"http://[::1]:9000/certs":                true,
+		"http://127.attacker.example/certs":      false,
+		"http://127.0.0.1.attacker.example/cert": false,
+		"http://idp.example.com/certs":           false,
+		"ftp://127.0.0.1/certs":                  false,
+		"https:///certs":                         false,
+	} {
+		if got := httpURL(u); got != want {
+			t.Errorf("httpURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
