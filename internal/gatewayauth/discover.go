@@ -40,8 +40,11 @@ func discoverJWKS(ctx context.Context, issuer string, c *http.Client) (string, e
 			continue
 		case status != http.StatusOK:
 			return "", fmt.Errorf("%s: HTTP %d", c2, status)
-		case strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/"):
-			return "", fmt.Errorf("%s: its issuer is %q, not %q", c2, meta.Issuer, issuer)
+		case meta.Issuer != issuer:
+			// Exactly (RFC 8414 §3.3), as each token's iss is compared:
+			// one differing by a trailing slash would pass here and then
+			// have every token refused.
+			return "", fmt.Errorf("%s: its issuer is %q, and auth.issuer is %q: write auth.issuer exactly as the metadata has it (the iss of its tokens), trailing slash and all", c2, meta.Issuer, issuer)
 		case meta.JWKSURI == "":
 			return "", fmt.Errorf("%s: no jwks_uri", c2)
 		case !httpURL(meta.JWKSURI):

@@ -88,3 +88,25 @@ func TestHTTPURLLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// An issuer is compared exactly, as RFC 8414 §3.3 says and as the iss of
+// every token is: an auth.issuer that differs from the metadata's by a
+// trailing slash is refused at once, naming both, not applied to refuse
+// every token after. It passed discovery.
+func TestIssuerComparedExactly(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		configured func(base string) string
+		meta       func(base string) string
+	}{
+		{"metadata with a slash", func(b string) string { return b }, func(b string) string { return b + "/" }},
+		{"config with a slash", func(b string) string { return b + "/" }, func(b string) string { return b }},
+	} {
+		base, client, _ := metadataServer(t, func(base string) (string, string) { return c.meta(base), base + "/certs" })
+		issuer := c.configured(base)
+		_, err := NewVerifier(t.Context(), Auth{Issuer: issuer, Audience: "https://mcp.example.com/mcp"}, VerifierOptions{Client: client})
+		if err == nil || !containsAll(err.Error(), `"`+c.meta(base)+`"`, `"`+issuer+`"`, "exactly") {
+			t.Errorf("%s: %v; want an error naming both issuers and saying to write it exactly", c.name, err)
+		}
+	}
+}
