@@ -230,8 +230,14 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	if ok && p.validAt(v.now()) {
 		return p, nil
 	}
+	// The key is looked up (and the JWKS refreshed for an unknown kid)
+	// under a context the request's end does not cancel: a refresh that
+	// spent the limiter must finish, or a caller cancelling its requests
+	// could spend every refresh allowed and keep a rotated key refused.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+	defer cancel()
 	claims := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(tok, claims, v.keys.KeyfuncCtx(ctx)); err != nil {
+	if _, err := v.parser.ParseWithClaims(tok, claims, v.keys.KeyfuncCtx(kctx)); err != nil {
 		return nil, fmt.Errorf("invalid token: %w", err)
 	}
 	if cnf, _ := claims["cnf"].(map[string]any); len(cnf) > 0 {

@@ -9,6 +9,10 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
@@ -108,5 +112,56 @@ func TestIssuerComparedExactly(t *testing.T) {
 		if err == nil || !containsAll(err.Error(), `"`+c.meta(base)+`"`, `"`+issuer+`"`, "exactly") {
 			t.Errorf("%s: %v; want an error naming both issuers and saying to write it exactly", c.name, err)
 		}
+	}
+}
+
+// gatedJWKS holds the second JWKS fetch (the first refresh) until
+// release is closed, telling started when it begins; it then sends the
+// fetch on with the request's context as it is by then.
+type gatedJWKS struct {
+	base             http.RoundTripper
+	fetches          atomic.Int32
+	started, release chan struct{}
+}
+
+func (g *gatedJWKS) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/jwks" && g.fetches.Add(1) == 2 {
+		close(g.started)
+		<-g.release
+	}
+	return g.base.RoundTrip(r)
+}
+
+// A request with an unknown kid whose client goes away while the JWKS is
+// refreshed for it does not waste the refresh: it completes, and the key
+// it brought is there for the next token. The refresh ran under the
+// request's context, so a caller could spend every refresh the limiter
+// allows on fetches it cancelled, and a rotated key stayed refused until
+// the hourly refresh.
+func TestCancelledRequestCompletesItsRefresh(t *testing.T) {
+	is := mcptest.NewIssuer(t)
+	gate := &gatedJWKS{base: http.DefaultTransport, started: make(chan struct{}), release: make(chan struct{})}
+	aud := "https://mcp.example.com/mcp"
+	v, err := NewVerifier(t.Context(), Auth{Issuer: is.URL(), Audience: aud}, VerifierOptions{
+		Client: &http.Client{Transport: gate}, RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Hour), 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated := is.Rotate(t)
+	claims := is.Claims("alice", aud, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.Verify(ctx, "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "made-up", claims))
+		done <- err
+	}()
+	<-gate.started
+	cancel() // the client is gone
+	close(gate.release)
+	if err := <-done; err == nil {
+		t.Fatal("a made-up kid was accepted")
+	}
+	if _, err := v.Verify(t.Context(), "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); err != nil {
+		t.Errorf("a token of the rotated key, after the refresh its cancelled request began: %v", err)
 	}
 }
