@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,5 +164,56 @@ func TestCancelledRequestCompletesItsRefresh(t *testing.T) {
 	}
 	if _, err := v.Verify(t.Context(), "Bearer "+mcptest.SignJWT(t, jwt.SigningMethodRS256, rotated, "rsa2", claims)); err != nil {
 		t.Errorf("a token of the rotated key, after the refresh its cancelled request began: %v", err)
+	}
+}
+
+// Discovery tries RFC 8414 (path inserted), then OpenID Connect (path
+// inserted, then appended), going on past a 4xx only; each failure says
+// which URL and what it held.
+func TestDiscoveryOrderAndFailures(t *testing.T) {
+	type answer struct {
+		status int
+		body   string
+	}
+	for _, c := range []struct {
+		name, path string
+		answers    map[string]answer // by path; absent: 404
+		want       string            // the jwks_uri, or what the error says
+		ok         bool
+	}{
+		{"oidc with the path appended", "/realms/a", map[string]answer{
+			"/realms/a/.well-known/openid-configuration": {200, `{"issuer":"ISSUER","jwks_uri":"https://idp.example.com/certs"}`}},
+			"https://idp.example.com/certs", true},
+		{"oidc with the path inserted, first", "/realms/a", map[string]answer{
+			"/.well-known/openid-configuration/realms/a": {200, `{"issuer":"ISSUER","jwks_uri":"https://idp.example.com/inserted"}`},
+			"/realms/a/.well-known/openid-configuration": {200, `{"issuer":"ISSUER","jwks_uri":"https://idp.example.com/appended"}`}},
+			"https://idp.example.com/inserted", true},
+		{"none found", "", nil, "no metadata found at", false},
+		{"a server error stops it", "", map[string]answer{"/.well-known/oauth-authorization-server": {503, "down"}}, "HTTP 503", false},
+		{"no jwks_uri", "", map[string]answer{"/.well-known/oauth-authorization-server": {200, `{"issuer":"ISSUER"}`}}, "no jwks_uri", false},
+		{"not JSON", "", map[string]answer{"/.well-known/oauth-authorization-server": {200, `<html>`}}, "decoding the metadata", false},
+	} {
+		var base string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a, ok := c.answers[r.URL.Path]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			w.WriteHeader(a.status)
+			io.WriteString(w, strings.ReplaceAll(a.body, "ISSUER", base+c.path))
+		}))
+		base = srv.URL
+		got, err := discoverJWKS(t.Context(), base+c.path, srv.Client())
+		srv.Close()
+		if c.ok && (err != nil || got != c.want) || !c.ok && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+	if _, err := discoverJWKS(t.Context(), "http://127.0.0.1:1", http.DefaultClient); err == nil {
+		t.Error("an issuer that does not answer: no error")
+	}
+	if _, err := discoverJWKS(t.Context(), "http://[::1", http.DefaultClient); err == nil {
+		t.Error("an issuer that is no URL: no error")
 	}
 }
