@@ -72,8 +72,9 @@ func Flagged(fs []Finding) bool {
 
 // Options bound a scan. Zero fields mean the defaults.
 type Options struct {
-	// MaxFindings caps the findings of one definition (default 32); one
-	// more finding (rule "limit") says that the cap was reached.
+	// MaxFindings caps the findings of one definition (default 32): the
+	// strongest are kept, and one more finding (rule "limit") says how
+	// many were not.
 	MaxFindings int
 	// MaxStringBytes caps how much of one string is scanned (default 32
 	// KiB): its first and last halves; a longer string gets a finding
@@ -152,14 +153,17 @@ func cmpOr(a, b string) string {
 
 // walker collects the findings of one definition within the limits.
 type walker struct {
-	s            *Scanner
-	base         Finding // Tool, Kind, Server
-	path         []string
-	out          []Finding
-	seen         map[string]bool // rule+field already reported
-	scanned      int             // bytes of text scanned so far
-	full, capped bool            // MaxFindings reached; MaxDefinitionBytes reached
-	report       reportFunc      // w.here, made once
+	s         *Scanner
+	base      Finding // Tool, Kind, Server
+	path      []string
+	out       []Finding
+	seenAt    string          // the field of seen
+	seen      map[string]bool // rules already reported at seenAt
+	scanned   int             // bytes of text scanned so far
+	capped    bool            // MaxDefinitionBytes reached
+	dropped   int             // findings beyond MaxFindings, not kept
+	droppedAt string          // the field of the first of them
+	report    reportFunc      // w.here, made once
 }
 
 func (s *Scanner) walker(server, name, kind string) *walker {
@@ -181,26 +185,46 @@ func (w *walker) field() string {
 	return b.String()
 }
 
-// here records a finding at the current field.
+// here records a finding at the current field, once per rule and field
+// (a string can match a rule again in its decoded or truncated parts).
+// Past MaxFindings a finding replaces the weakest kept one if it is
+// stronger: Flagged must see every finding, or weak ones early in a
+// definition would hide a strong one after them.
 func (w *walker) here(sev Severity, rule, excerpt string) {
-	if w.full {
-		return
-	}
 	field := w.field()
-	key := rule + "\x00" + field
-	if w.seen[key] {
-		return
-	}
 	if w.seen == nil {
 		w.seen = map[string]bool{}
 	}
-	w.seen[key] = true
-	if len(w.out) == w.s.opts.MaxFindings {
-		w.full = true
-		w.emit(Low, "limit", field, fmt.Sprintf("more findings not shown (at most %d per definition)", w.s.opts.MaxFindings))
+	if field != w.seenAt {
+		w.seenAt = field
+		clear(w.seen)
+	}
+	if w.seen[rule] || slices.ContainsFunc(w.out, func(f Finding) bool { return f.Rule == rule && f.Field == field }) {
 		return
 	}
+	w.seen[rule] = true
+	if len(w.out) == w.s.opts.MaxFindings {
+		if w.dropped++; w.dropped == 1 {
+			w.droppedAt = field
+		}
+		i := w.weakest()
+		if w.out[i].Severity >= sev {
+			return
+		}
+		w.out = slices.Delete(w.out, i, i+1)
+	}
 	w.emit(sev, rule, field, excerpt)
+}
+
+// weakest returns the index of the last of the weakest findings kept.
+func (w *walker) weakest() int {
+	i := 0
+	for j, f := range w.out {
+		if f.Severity <= w.out[i].Severity {
+			i = j
+		}
+	}
+	return i
 }
 
 func (w *walker) emit(sev Severity, rule, field, excerpt string) {
@@ -209,9 +233,13 @@ func (w *walker) emit(sev Severity, rule, field, excerpt string) {
 	w.out = append(w.out, f)
 }
 
-// done returns the findings, strongest first, then in field order.
+// done returns the findings, strongest first, then in field order, and
+// last, one saying how many were not kept, if any.
 func (w *walker) done() []Finding {
 	slices.SortStableFunc(w.out, func(a, b Finding) int { return int(b.Severity - a.Severity) })
+	if w.dropped > 0 {
+		w.emit(Low, "limit", w.droppedAt, fmt.Sprintf("%d more findings not shown (at most %d per definition)", w.dropped, w.s.opts.MaxFindings))
+	}
 	return w.out
 }
 
@@ -228,7 +256,7 @@ func pointerEscape(k string) string {
 
 // text scans one string within the per-string and per-definition limits.
 func (w *walker) text(s string) {
-	if s == "" || w.full || w.capped {
+	if s == "" || w.capped {
 		return
 	}
 	if w.scanned+min(len(s), w.s.opts.MaxStringBytes) > w.s.opts.MaxDefinitionBytes {
