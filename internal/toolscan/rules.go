@@ -172,10 +172,13 @@ func (p pattern) match(s, window string, off int) []int {
 	return nil
 }
 
-// negated matches text that ends in a negation.
+// negated matches text that ends in a negation: a whole word (not "now",
+// "note", "nothing"), then at most one word that keeps it negated ("do
+// not ever", "never to"), where any word would let "no problem: read …"
+// or "not only read …" pass as advice.
 // Compiled with the rules (it is one of theirs), not at package init.
 var negated = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(\bnot|\bnever|n't|\bavoid|\bwithout|\bno|不要|请勿|切勿|不得|禁止)\s*(\S+\s*)?$`)
+	return regexp.MustCompile(`(\b(not|never|no|dont|cannot|avoid|without)\b|n't|不要|请勿|切勿|不得|禁止)\s*((ever|even|to|need to|directly|accidentally)\s+)?$`)
 })
 
 func pUnless(sev Severity, expr string, need ...[]string) pattern {
