@@ -157,13 +157,13 @@ type walker struct {
 	base      Finding // Tool, Kind, Server
 	path      []string
 	out       []Finding
-	seenAt    string          // the field of seen
-	seen      map[string]bool // rules already reported at seenAt
-	scanned   int             // bytes of text scanned so far
-	capped    bool            // MaxDefinitionBytes reached
-	dropped   int             // findings beyond MaxFindings, not kept
-	droppedAt string          // the field of the first of them
-	report    reportFunc      // w.here, made once
+	seenAt    string              // the field of seen
+	seen      map[string]Severity // rules already reported at seenAt
+	scanned   int                 // bytes of text scanned so far
+	capped    bool                // MaxDefinitionBytes reached
+	dropped   int                 // findings beyond MaxFindings, not kept
+	droppedAt string              // the field of the first of them
+	report    reportFunc          // w.here, made once
 }
 
 func (s *Scanner) walker(server, name, kind string) *walker {
@@ -186,23 +186,29 @@ func (w *walker) field() string {
 }
 
 // here records a finding at the current field, once per rule and field
-// (a string can match a rule again in its decoded or truncated parts).
+// (a string can match a rule again in its decoded or truncated parts),
+// the strongest: a weak match first must not hide a strong one after it.
 // Past MaxFindings a finding replaces the weakest kept one if it is
-// stronger: Flagged must see every finding, or weak ones early in a
-// definition would hide a strong one after them.
+// stronger, for the same reason: Flagged must see every finding.
 func (w *walker) here(sev Severity, rule, excerpt string) {
 	field := w.field()
 	if w.seen == nil {
-		w.seen = map[string]bool{}
+		w.seen = map[string]Severity{}
 	}
 	if field != w.seenAt {
 		w.seenAt = field
 		clear(w.seen)
 	}
-	if w.seen[rule] || slices.ContainsFunc(w.out, func(f Finding) bool { return f.Rule == rule && f.Field == field }) {
+	if w.seen[rule] >= sev {
 		return
 	}
-	w.seen[rule] = true
+	w.seen[rule] = sev
+	if i := slices.IndexFunc(w.out, func(f Finding) bool { return f.Rule == rule && f.Field == field }); i >= 0 {
+		if w.out[i].Severity < sev {
+			w.out[i].Severity, w.out[i].Excerpt = sev, excerpt
+		}
+		return
+	}
 	if len(w.out) == w.s.opts.MaxFindings {
 		if w.dropped++; w.dropped == 1 {
 			w.droppedAt = field
