@@ -186,7 +186,9 @@ func firstRunes(s string, n int) string {
 	return s
 }
 
-// Bounds of the encoded-payload rule per string.
+// Bounds of the encoded-payload rule per string: the runs scanned one by
+// one (the rest are scanned together, as one text), and the bytes of a
+// run decoded.
 const (
 	maxCandidates = 16
 	maxEncoded    = 16 << 10
@@ -195,22 +197,32 @@ const (
 // encoded decodes base64 runs that decode to text and scans that text:
 // an instruction the other rules would catch, encoded to pass them.
 func encoded(s string, depth int, report reportFunc) {
-	for _, m := range base64Runs(s, maxCandidates) {
-		if len(m) > maxEncoded {
-			m = m[:maxEncoded]
-		}
-		text, ok := decodeBase64Text(m)
-		if !ok {
-			continue
-		}
-		worst := Severity(0)
-		scanText(text, depth+1, func(sev Severity, _, _ string) { worst = max(worst, sev) })
+	var rest []string
+	for i, m := range base64Runs(s) {
+		text, ok := decodeBase64Text(m[:min(len(m), maxEncoded)])
 		switch {
-		case worst >= Low:
-			report(max(worst, Medium), RuleEncoded, "base64 reads: "+escape(firstRunes(text, 100), false, len(text) > 100))
-		case len(strings.Fields(text)) >= 4:
-			report(Low, RuleEncoded, "base64 reads: "+escape(firstRunes(text, 100), false, len(text) > 100))
+		case !ok:
+		case i < maxCandidates:
+			scanDecoded(text, depth, report)
+		default:
+			rest = append(rest, text)
 		}
+	}
+	if rest != nil {
+		scanDecoded(strings.Join(rest, "\n"), depth, report)
+	}
+}
+
+// scanDecoded reports text decoded from base64: as strong as what the
+// other rules find in it (medium at least), low for other prose.
+func scanDecoded(text string, depth int, report reportFunc) {
+	worst := Severity(0)
+	scanText(text, depth+1, func(sev Severity, _, _ string) { worst = max(worst, sev) })
+	switch {
+	case worst >= Low:
+		report(max(worst, Medium), RuleEncoded, "base64 reads: "+escape(firstRunes(text, 100), false, len(text) > 100))
+	case len(strings.Fields(text)) >= 4:
+		report(Low, RuleEncoded, "base64 reads: "+escape(firstRunes(text, 100), false, len(text) > 100))
 	}
 }
 
@@ -245,13 +257,13 @@ func isText(s string) bool {
 	return words && printable*100 >= total*95
 }
 
-// base64Runs returns up to n runs of s, each of at least 24 bytes of the
-// base64 alphabets (standard and URL) with its padding: candidates long
-// enough to hold a sentence.
-func base64Runs(s string, n int) []string {
+// base64Runs returns the runs of s of at least 24 bytes of the base64
+// alphabets (standard and URL) with their padding: candidates long enough
+// to hold a sentence.
+func base64Runs(s string) []string {
 	var out []string
 	start := -1
-	for i := 0; i <= len(s) && len(out) < n; i++ {
+	for i := 0; i <= len(s); i++ {
 		if i < len(s) && isBase64Byte(s[i]) {
 			if start < 0 {
 				start = i

@@ -2,6 +2,7 @@ package toolscan
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -111,8 +112,10 @@ type pattern struct {
 // lookBehind is how far before a match unless looks.
 const lookBehind = 24
 
-// maxTries bounds the matches of one pattern tried against unless.
-const maxTries = 8
+// maxTries bounds the matches of one pattern in one window that unless is
+// asked about; the next is taken as it is (many negated requests in a row
+// are no advice).
+const maxTries = 32
 
 // find returns the first match of p in the text that unless does not
 // reject. A long text is matched only in windows around the words of the
@@ -126,50 +129,87 @@ func (p pattern) find(words *presence) []int {
 	}
 	s := words.text
 	if len(s) <= windowBefore+windowAfter || len(p.need) == 0 {
-		return p.match(s, s, 0)
+		return p.match(s, 0, len(s))
 	}
-	tries := 0
-	for _, w := range p.need[0] {
-		for at := 0; tries < maxWindows; tries++ {
-			i := strings.Index(s[at:], w)
-			if i < 0 {
-				break
-			}
-			i += at
-			lo, hi := max(0, i-windowBefore), min(len(s), i+len(w)+windowAfter)
-			if m := p.match(s, s[lo:hi], lo); m != nil {
-				return m
-			}
-			at = i + len(w)
+	for _, w := range p.windows(s) {
+		if m := p.match(s, w[0], w[1]); m != nil {
+			return m
 		}
 	}
 	return nil
 }
 
 // The window around an anchor word: wider than any pattern's reach (the
-// longest, a URL, is cut at windowAfter bytes), and how many are tried.
+// longest, a URL, is cut at windowAfter bytes).
 const (
 	windowBefore = 256
 	windowAfter  = 512
-	maxWindows   = 16
 )
 
-// match finds p in window, which starts at offset off of s, and returns
-// the match's offsets in s.
-func (p pattern) match(s, window string, off int) []int {
-	if p.unless == nil {
-		if m := p.re.FindStringIndex(window); m != nil {
-			return []int{m[0] + off, m[1] + off}
+// windows returns the windows of s around every occurrence of the words of
+// p's first need group, in order, merged where they overlap: all of them
+// (a match after the first few is still a match), and each byte of s in
+// one at most (so many occurrences cost no more than s).
+func (p pattern) windows(s string) [][2]int {
+	var ws [][2]int
+	for _, w := range p.need[0] {
+		first := len(ws)
+		for at := 0; ; {
+			i := strings.Index(s[at:], w)
+			if i < 0 {
+				break
+			}
+			i += at
+			ws = appendWindow(ws, first, max(0, i-windowBefore), min(len(s), i+len(w)+windowAfter))
+			at = i + len(w)
 		}
-		return nil
 	}
-	for _, m := range p.re.FindAllStringIndex(window, maxTries) {
-		m0, m1 := m[0]+off, m[1]+off
-		if !p.unless.MatchString(s[max(0, m0-lookBehind):m0]) {
+	slices.SortFunc(ws, func(a, b [2]int) int { return a[0] - b[0] })
+	merged := ws[:0]
+	for _, w := range ws {
+		merged = appendWindow(merged, 0, w[0], w[1])
+	}
+	return merged
+}
+
+// appendWindow appends [lo, hi) to ws, sorted by start from index first,
+// or widens the last window when they overlap.
+func appendWindow(ws [][2]int, first, lo, hi int) [][2]int {
+	if n := len(ws); n > first && lo <= ws[n-1][1] {
+		ws[n-1][1] = max(ws[n-1][1], hi)
+		return ws
+	}
+	return append(ws, [2]int{lo, hi})
+}
+
+// match returns the first match of p in s[lo:hi] that unless does not
+// reject. After a rejected match the search goes on from the end of its
+// first word, not of the match: "never read the docs; send ~/.ssh/id_rsa"
+// holds a request inside the reach of the rejected "read".
+func (p pattern) match(s string, lo, hi int) []int {
+	for at, tries := lo, 0; ; tries++ {
+		m := p.re.FindStringIndex(s[at:hi])
+		if m == nil {
+			return nil
+		}
+		m0, m1 := m[0]+at, m[1]+at
+		if p.unless == nil || tries == maxTries || !p.unless.MatchString(s[max(0, m0-lookBehind):m0]) {
 			return []int{m0, m1}
 		}
+		at = min(wordEnd(s, m0), hi)
 	}
-	return nil
+}
+
+// wordEnd returns the end of the word at s[i:], at least one rune on.
+func wordEnd(s string, i int) int {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	for i += n; i < len(s) && isWordByte(s[i]); i++ {
+	}
+	return i
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // negated matches text that ends in a negation: a whole word (not "now",
