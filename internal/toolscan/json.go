@@ -10,16 +10,16 @@ import (
 // maxDepth bounds the walk of nested schemas; a deeper value is reported.
 const maxDepth = 64
 
-// skipKeys are schema keywords whose strings are machine syntax, not text
-// for the model (types, references, regular expressions, property names).
-var skipKeys = map[string]bool{"type": true, "$schema": true, "$id": true, "$ref": true, "$anchor": true, "$dynamicRef": true, "pattern": true, "format": true, "required": true, "contentEncoding": true, "contentMediaType": true}
-
 // errJSON stops the walk of a value that is not valid JSON.
 var errJSON = errors.New("invalid JSON")
 
 // jsonWalk visits every string of a JSON document (schemas, annotations as
 // sent) in document order, with its path, without decoding the rest:
 // decoding whole schemas into maps cost more than the rules themselves.
+// Keywords whose values are syntax (type, format, pattern, required, $ref)
+// are scanned too: the model reads them as it reads a description, and
+// no test of a value's shape tells syntax from text written to look like
+// it ("ignore-all-previous-instructions", base64); syntax matches no rule.
 type jsonWalk struct {
 	b []byte
 	i int
@@ -43,8 +43,7 @@ func (j *jsonWalk) ws() {
 	}
 }
 
-// value walks one value; emit false skips it (keywords like type and
-// pattern are syntax, not text).
+// value walks one value; emit false skips it (nested too deep).
 func (j *jsonWalk) value(depth int, emit bool) error {
 	if depth > maxDepth {
 		if emit {
@@ -99,7 +98,7 @@ func (j *jsonWalk) object(depth int, emit bool) error {
 		if props {
 			j.w.text(key) // a property's name is read by the model too
 		}
-		err = j.value(depth+1, emit && (props || !skipKeys[key]))
+		err = j.value(depth+1, emit)
 		j.w.pop(1)
 		if err != nil {
 			return err
