@@ -78,7 +78,6 @@ func isDelim(c byte) bool {
 }
 
 func (j *jsonWalk) object(depth int, emit bool) error {
-	props := emit && len(j.w.path) > 0 && j.w.path[len(j.w.path)-1] == "properties"
 	j.i++
 	for {
 		j.ws()
@@ -95,8 +94,8 @@ func (j *jsonWalk) object(depth int, emit bool) error {
 		}
 		j.i++
 		j.w.push(key)
-		if props {
-			j.w.text(key) // a property's name is read by the model too
+		if emit {
+			j.w.text(key) // a key (a property's name, or any other) is read by the model too
 		}
 		err = j.value(depth+1, emit)
 		j.w.pop(1)
