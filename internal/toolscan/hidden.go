@@ -41,7 +41,7 @@ func decodeTags(s string) (string, bool) {
 	var b strings.Builder
 	found := false
 	for _, r := range s {
-		if r >= 0xE0000 && r <= 0xE007F {
+		if isTag(r) {
 			found = true
 			if c := r - 0xE0000; c >= 0x20 && c < 0x7F || c == '\n' {
 				b.WriteRune(c)
@@ -78,23 +78,41 @@ func isBidiControl(r rune) bool {
 	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
 
+func isTag(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
+
+// isZeroWidth reports the characters that render as nothing which no
+// other rule reports: the default-ignorable ones but for bidi controls,
+// tag characters and variation selectors, and the direction marks that
+// right-to-left text uses as it is.
 func isZeroWidth(r rune) bool {
-	switch r {
-	case 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E, 0x00AD, 0x2061, 0x2062, 0x2063, 0x2064:
-		return true
+	return unicode.Is(defaultIgnorable, r) && !isBidiControl(r) && !isTag(r) && !isVariationSelector(r) &&
+		r != 0x200E && r != 0x200F && r != 0x061C
+}
+
+// ordinary reports an invisible r that belongs to the text before it: a
+// joiner inside an emoji sequence (👨‍💻), a Mongolian free variation
+// selector after a Mongolian letter, a Khmer inherent vowel after a Khmer
+// one.
+func ordinary(r, prev rune) bool {
+	switch {
+	case r == 0x200D:
+		return unicode.Is(unicode.So, prev) || isVariationSelector(prev)
+	case r >= 0x180B && r <= 0x180F && r != 0x180E:
+		return unicode.Is(unicode.Mongolian, prev)
+	case r == 0x17B4 || r == 0x17B5:
+		return unicode.Is(unicode.Khmer, prev)
 	}
 	return false
 }
 
 // zeroWidth reports zero-width characters: medium for a run of two or
 // more or three in all (words split to dodge filters, or a hidden
-// message in binary), low for one. A joiner inside an emoji sequence
-// (👨‍💻) is ordinary.
+// message in binary), low for one.
 func zeroWidth(s string, report reportFunc) {
 	total, run, longest, first := 0, 0, 0, -1
 	var prev rune
 	for i, r := range s {
-		if !isZeroWidth(r) || r == 0x200D && (unicode.Is(unicode.So, prev) || isVariationSelector(prev)) {
+		if !isZeroWidth(r) || ordinary(r, prev) {
 			run, prev = 0, r
 			continue
 		}
