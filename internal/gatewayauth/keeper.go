@@ -1,6 +1,7 @@
 package gatewayauth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -102,12 +103,13 @@ type state struct {
 	store    *store.Redis // nil: no store; what limits share
 	trail    *audit.Log   // nil: no audit
 	// kept says the trail went on in the config that replaced this one
-	// (the same file): its release leaves it open. Guarded by Keeper.mu.
-	kept    bool
-	logged  atomic.Bool // the trail's failure was logged
-	stop    context.CancelFunc
-	metaURL string
-	tools   *tool.Registry // names a tool's server in the audit; may be nil
+	// (the same file), storeKept the store's client (the same store): its
+	// release leaves them open. Guarded by Keeper.mu.
+	kept, storeKept bool
+	logged          atomic.Bool // the trail's failure was logged
+	stop            context.CancelFunc
+	metaURL         string
+	tools           *tool.Registry // names a tool's server in the audit; may be nil
 }
 
 var (
@@ -161,6 +163,9 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 	k.state.Store(st)
 	if old != nil && old.trail != nil && old.trail == st.trail {
 		old.kept = true
+	}
+	if old != nil && old.store != nil && old.store == st.store {
+		old.storeKept = true
 	}
 	k.release(old)
 	if old == nil || !samePolicy(old.cfg, cfg) {
@@ -243,7 +248,7 @@ func (k *Keeper) release(st *state) {
 			k.log.Warn("gateway audit: closing the trail", "error", err)
 		}
 	}
-	if st.store != nil {
+	if st.store != nil && !st.storeKept {
 		if err := st.store.Close(); err != nil {
 			k.log.Warn("gateway store: closing", "error", err)
 		}
@@ -295,7 +300,12 @@ func (k *Keeper) build(lifetime context.Context, cfg Config, old *state) (*state
 			return nil, fmt.Errorf("gateway audit: %w", err)
 		}
 	}
-	if cfg.Store != nil {
+	switch {
+	case cfg.Store == nil:
+	case old != nil && old.store != nil && sameConnection(*old.cfg.Store, *cfg.Store):
+		// Its calls in flight go on: closed, they would fail.
+		st.store = old.store
+	default:
 		if st.store, err = store.OpenRedis(ctx, redisOptions(*cfg.Store, k.opts.StoreObserve)); err != nil {
 			st.kept = old != nil && st.trail == old.trail // old's, still in force
 			k.release(st)
@@ -309,6 +319,19 @@ func (k *Keeper) build(lifetime context.Context, cfg Config, old *state) (*state
 }
 
 // redisOptions are the options of cfg's Redis.
+// sameConnection reports whether a and b open the same client: the same
+// URL, key prefix and TLS.
+func sameConnection(a, b Store) bool {
+	var ta, tb StoreTLS
+	if a.TLS != nil {
+		ta = *a.TLS
+	}
+	if b.TLS != nil {
+		tb = *b.TLS
+	}
+	return a.URL == b.URL && a.KeyPrefix == b.KeyPrefix && ta.ServerName == tb.ServerName && bytes.Equal(ta.CA, tb.CA)
+}
+
 func redisOptions(cfg Store, observe func(string, error)) store.RedisOptions {
 	o := store.RedisOptions{URL: cfg.URL, KeyPrefix: cfg.KeyPrefix, Observe: observe}
 	if cfg.TLS != nil {

@@ -191,3 +191,27 @@ func TestHungStoreTriedByOneCall(t *testing.T) {
 		t.Errorf("%d calls asked the hung store, want 2: the first, and one once its rest was over", n)
 	}
 }
+
+// A reload that keeps the store keeps its client: a call that took the
+// store before the reload (a task being written, an owner being looked
+// up) goes on with it instead of failing as closed; a reload to another
+// store closes the old client once replaced.
+func TestReloadKeepsTheStoresClient(t *testing.T) {
+	srv := mcptest.StartRedis(t)
+	s := newServed(t, Options{})
+	env := map[string]string{"CI_TOKEN": "ci-secret-token"}
+	cfg := strings.NewReplacer("REDIS", srv.URL(), "PREFIX", t.Name()+":").Replace(storeLimited)
+	s.apply(t, cfg, env)
+	before, _ := s.keeper.Tasks()
+	s.apply(t, strings.Replace(cfg, "3/m", "5/m", 1), env) // the limits change, the store does not
+	if _, _, err := before.GetTask(t.Context(), "t"); err != nil {
+		t.Errorf("a store taken before a reload that kept it: %v", err)
+	}
+	s.apply(t, strings.Replace(cfg, t.Name()+":", "other:", 1), env)
+	if _, _, err := before.GetTask(t.Context(), "t"); err == nil {
+		t.Error("the client of a store a reload replaced is still open")
+	}
+	if now, _ := s.keeper.Tasks(); now == before {
+		t.Error("a reload to another key prefix kept the old store")
+	}
+}
