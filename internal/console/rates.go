@@ -15,9 +15,11 @@ import (
 // per minute.
 const rateMinutes = 60
 
-// maxRateTools bounds the charts: the first maxRateTools-1 tools called
-// each have their own, the calls of tools past them are counted together
-// under otherTools, so memory stays bounded whatever names clients call.
+// maxRateTools bounds the charts: maxRateTools-1 tools each have their
+// own, the calls of tools past them are counted together under
+// otherTools, so memory stays bounded whatever names clients call. A tool
+// without a call in the last hour gives its chart up to the next tool
+// that needs one.
 const maxRateTools = 100
 
 // otherTools charts the calls of tools past maxRateTools.
@@ -40,8 +42,12 @@ type minute struct {
 	latency [len(latencyBounds) + 1]uint32
 }
 
-// toolRates is a ring of a tool's last rateMinutes minutes.
-type toolRates [rateMinutes]minute
+// toolRates is a ring of a tool's last rateMinutes minutes, and the
+// minute of its last call.
+type toolRates struct {
+	ring   [rateMinutes]minute
+	latest int64
+}
 
 // Rates is a gateway.Observer that keeps, per tool, its calls, errors and
 // latencies of the last hour in fixed per-minute buckets, for the traffic
@@ -98,16 +104,10 @@ func (r *Rates) add(name string, at time.Time, took time.Duration, failed bool) 
 	defer r.mu.Unlock()
 	tr := r.tools[name]
 	if tr == nil {
-		if len(r.tools) >= maxRateTools-1 {
-			name = otherTools
-			tr = r.tools[name]
-		}
-		if tr == nil {
-			tr = &toolRates{}
-			r.tools[name] = tr
-		}
+		tr = r.slot(name, m)
 	}
-	b := &tr[m%rateMinutes]
+	tr.latest = m
+	b := &tr.ring[m%rateMinutes]
 	if b.at != m {
 		*b = minute{at: m}
 	}
@@ -116,6 +116,42 @@ func (r *Rates) add(name string, at time.Time, took time.Duration, failed bool) 
 		b.errors++
 	}
 	b.latency[class]++
+}
+
+// slot is the ring that counts the calls of name, which has none, from
+// minute m on: a new one while fewer than maxRateTools-1 tools have one;
+// else the ring of a tool without a call in the hour up to m, whose
+// chart is empty; else otherTools'. r.mu must be held.
+func (r *Rates) slot(name string, m int64) *toolRates {
+	named := len(r.tools)
+	if r.tools[otherTools] != nil {
+		named--
+	}
+	if named >= maxRateTools-1 {
+		idle := r.idle(m)
+		if idle == "" {
+			name = otherTools
+			if tr := r.tools[name]; tr != nil {
+				return tr
+			}
+		} else {
+			delete(r.tools, idle)
+		}
+	}
+	tr := &toolRates{}
+	r.tools[name] = tr
+	return tr
+}
+
+// idle is a tool (not otherTools) without a call in the hour up to
+// minute m; "" when every tool had one. r.mu must be held.
+func (r *Rates) idle(m int64) string {
+	for name, tr := range r.tools {
+		if name != otherTools && tr.latest <= m-rateMinutes {
+			return name
+		}
+	}
+	return ""
 }
 
 // ToolRates is one tool's last hour, a minute per element, oldest first.
@@ -159,7 +195,7 @@ func (tr *toolRates) last(now int64) (ToolRates, bool) {
 	var hour [len(latencyBounds) + 1]uint32
 	for i := range rateMinutes {
 		m := now - rateMinutes + 1 + int64(i)
-		b := &tr[m%rateMinutes]
+		b := &tr.ring[m%rateMinutes]
 		if b.at != m || b.calls == 0 {
 			continue
 		}

@@ -113,3 +113,29 @@ func names(rs []ToolRates) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// A tool without a call in the last hour gives up its chart to a tool
+// called now: the bound does not fill for good with tools called once,
+// long ago. A tool called within the hour keeps its chart.
+func TestRatesFreeIdleTools(t *testing.T) {
+	c := &clock{t: time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)}
+	r := NewRates(nil, c.now)
+	for i := range maxRateTools + 10 {
+		call(r, c, fmt.Sprintf("tool-%03d", i), time.Millisecond, false)
+	}
+	c.add(2 * time.Hour)
+	call(r, c, "kept", time.Millisecond, false)
+	c.add(30 * time.Minute)
+	call(r, c, "fresh", time.Millisecond, false)
+	if got := names(r.Snapshot()); got != "fresh, kept" {
+		t.Errorf("Snapshot has %q, want fresh and kept, each charted apart", got)
+	}
+	for i := range maxRateTools - 3 {
+		call(r, c, fmt.Sprintf("new-%03d", i), time.Millisecond, false)
+	}
+	call(r, c, "past", time.Millisecond, false)
+	got := r.Snapshot()
+	if len(got) != maxRateTools || got[0].Tool != otherTools || got[0].Calls != 1 || !strings.Contains(names(got), "kept") {
+		t.Errorf("Snapshot has %d tools (%s), want %d: kept still apart and past's call under %s", len(got), names(got), maxRateTools, otherTools)
+	}
+}
