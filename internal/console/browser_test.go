@@ -99,6 +99,11 @@ const (
 // and reverse the text around it.
 const hostile = `<script>document.title="pwned"</script><img src=x onerror="document.title='pwned'"> harmless` + "\u202Eexe.txt"
 
+// hostileSchema is a schema whose property, its description and an
+// enum option reverse the text around them too.
+const hostileSchema = `{"type":"object","properties":{"file` + "\u202E" + `":{"type":"string","description":"the file` + "\u202E" + `exe.txt"},` +
+	`"kind":{"enum":["plain","rev` + "\u202E" + `txt.exe"]}}}`
+
 // fixture is a gateway with server-everything, a tool of hostile
 // description, identities, a policy and an audit trail, with its console.
 type fixture struct {
@@ -223,8 +228,11 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatalf("server-everything did not start: %v", err)
 	}
 	f.every, f.reg = srv, reg
-	if _, err := reg.Register(tool.Tool{Name: "hostile", Description: hostile, InputSchema: []byte(`{"type":"object"}`),
-		Execute: func(context.Context, json.RawMessage) (tool.Output, error) { return tool.Output{}, nil }}); err != nil {
+	if _, err := reg.Register(tool.Tool{Name: "hostile", Description: hostile, InputSchema: []byte(hostileSchema),
+		OutputSchema: []byte(hostileSchema), Annotations: []byte(`{"title":"note` + "\u202E" + `txt.exe"}`),
+		Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+			return tool.Output{Content: []tool.Content{tool.Text(hostile)}}, nil
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := reg.Register(tool.Tool{Name: "flaky", Description: "Always fails.", InputSchema: []byte(`{"type":"object"}`),
@@ -438,6 +446,39 @@ func TestHostileDescriptionInert(t *testing.T) {
 			t.Errorf("%s: title %q, %d script or img elements, text %q; want the description as inert text", path, title, n, body)
 		}
 	}
+	// The hostile tool's schema, its form's fields, options and
+	// annotations, and what a call of it returns; a peer's name, version
+	// and error; a client's name on the traffic page.
+	hasCodes := func(what, body string) {
+		t.Helper()
+		if !strings.Contains(body, "⟨U+202E⟩") || strings.ContainsRune(body, 0x202E) {
+			t.Errorf("%s: %q, want each U+202E shown as ⟨U+202E⟩", what, body)
+		}
+	}
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/tools/hostile"), chromedp.WaitVisible(chromedp.ID("tryit")))
+	for _, css := range []string{"#schema", "#output", "#annotations", "#tryit"} {
+		hasCodes("the hostile tool's "+css, text(t, ctx, css))
+	}
+	if v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("select option:last-child").value`)); err != nil || v != "rev\u202Etxt.exe" {
+		t.Errorf("the hostile enum option's value is %q (%v), want it as the schema has it", v, err)
+	}
+	hasCodes("the hostile tool's result", tryIt(t, ctx, f.URL, "hostile", nil))
+	f.mu.Lock()
+	f.status = []host.Status{{ID: "mirror", Name: "mirror", Plugin: "mcp-client", State: host.StateFailed,
+		PeerName: "peer\u202Eeman", PeerVersion: "1\u202E2", Err: "down\u202Enwod"}}
+	f.mu.Unlock()
+	for _, path := range []string{"/console", "/console/servers/mirror"} {
+		do(t, ctx, chromedp.Navigate(f.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		hasCodes(path, text(t, ctx, "main"))
+	}
+	_, end, err := f.tracker.Enter(context.Background(), gateway.Call{Tool: "flaky", Public: "flaky",
+		Header: http.Header{"Authorization": {"Bearer " + aliceToken}}, Client: "client\u202Etneilc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end(gateway.Outcome{})
+	do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.ID("calls")))
+	hasCodes("the traffic page", text(t, ctx, "main"))
 }
 
 // A form posted from another origin (another port on the same loopback
