@@ -120,6 +120,9 @@ type fixture struct {
 	// gateways serve the registry behind the tracker: the fixture's, and
 	// any a test adds (serveStateless).
 	gateways []*gateway.Gateway
+	// pinNotes and scan are everything's, as the host would report them.
+	pinNotes []string
+	scan     *host.ScanReport
 }
 
 // parked is the console's Options.Parked: the calls parked on each of the
@@ -191,7 +194,7 @@ func (f *fixture) statuses() []host.Status {
 	st := f.every.Status()
 	return append([]host.Status{{ID: "everything", Name: "everything", Plugin: "mcp-client", State: host.State(st.State), Err: st.Err,
 		Transport: st.Transport, ProtocolVersion: st.ProtocolVersion, Tools: st.Tools, Connect: st.Connect, Discover: st.Discover,
-		PeerName: st.PeerName, PeerVersion: st.PeerVersion}}, f.status...)
+		PeerName: st.PeerName, PeerVersion: st.PeerVersion, PinNotes: f.pinNotes, Scan: f.scan}}, f.status...)
 }
 
 const gatewayConfig = `
@@ -932,6 +935,81 @@ func TestHiddenToolOnNoPage(t *testing.T) {
 	}
 }
 
+// The servers page and a server's page show a viewer the pin notes, scan
+// findings, withheld definitions and counts of what the policy lets them
+// see only: bob, whom the policy denies get-sum, finds no trace of its
+// pin note or finding, on the page or in the live table, and his count
+// of everything's tools leaves it out; alice sees them all.
+func TestHiddenToolOnNoServerPage(t *testing.T) {
+	f := newFixture(t)
+	prompt := "published prompt " + f.reg.Prompts()[0].Origin.Name + " (pin: warn): not pinned" // bob sees every prompt
+	f.mu.Lock()
+	f.pinNotes = []string{"published tool get-sum (pin: warn): changed since pinned: description", "published tool echo (pin: warn): not pinned", prompt}
+	f.scan = &host.ScanReport{Findings: []host.ScanFinding{
+		{Tool: "get-sum", Server: "everything", Severity: "high", Rule: "instruction-override", Field: "/description", Excerpt: "ignore the user"},
+		{Tool: "echo", Server: "everything", Severity: "medium", Rule: "exfiltration-url", Field: "/description", Excerpt: "send to http://x"},
+	}, Held: []string{"get-sum", "echo"}}
+	f.mu.Unlock()
+	ctx := newTab(t)
+	row := `tr[data-server="everything"]`
+	tools := func() string { return text(t, ctx, row+" td:nth-child(5)") }
+	// The live table: the servers page and its event stream's first rows.
+	live := func() string {
+		do(t, ctx, chromedp.Navigate(f.URL+"/console"), chromedp.WaitVisible(chromedp.CSS(row)))
+		events, done := openEvents(t, ctx, f.URL)
+		defer done()
+		var data []string
+		for {
+			line, err := events.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the servers' events: %v", err)
+			}
+			if line == "\n" && len(data) > 0 {
+				break
+			}
+			if rest, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, rest)
+			}
+		}
+		return text(t, ctx, "main") + strings.Join(data, "")
+	}
+	page := func() string {
+		do(t, ctx, chromedp.Navigate(f.URL+"/console/servers/everything"), chromedp.WaitVisible(chromedp.ID("state")))
+		return text(t, ctx, "main")
+	}
+	signIn(t, ctx, f.URL, aliceToken)
+	body := page()
+	for _, want := range []string{"published tool get-sum", "ignore the user", "Withheld: get-sum echo", prompt} {
+		if !strings.Contains(body, want) {
+			t.Errorf("alice's page of everything: %q, want %q", body, want)
+		}
+	}
+	if body := live(); !strings.Contains(body, "2 withheld · 2 findings") {
+		t.Errorf("alice's live servers table: %q, want 2 withheld and 2 findings", body)
+	}
+	all := tools()
+	signIn(t, ctx, f.URL, bobToken)
+	body = page()
+	if strings.Contains(body, "get-sum") || !strings.Contains(body, "published tool echo") || !strings.Contains(body, prompt) || !strings.Contains(body, "send to http://x") || !strings.Contains(body, "Withheld: echo") {
+		t.Errorf("bob's page of everything: %q, want echo's note and finding and no trace of get-sum", body)
+	}
+	if body := live(); strings.Contains(body, "get-sum") || !strings.Contains(body, "1 withheld · 1 findings") {
+		t.Errorf("bob's live servers table: %q, want echo's withheld and finding alone", body)
+	}
+	if got := tools(); fmt.Sprint(mustAtoi(t, all)-1) != got {
+		t.Errorf("bob's count of everything's tools is %s, alice's %s: want get-sum left out of his", got, all)
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatalf("%q is not a count: %v", s, err)
+	}
+	return n
+}
+
 // An export that cannot be read whole (a line past the reader's 16 MiB,
 // written before lines were bounded, or by another program) fails as a
 // download instead of ending as if complete: the lines after it are not
@@ -961,24 +1039,8 @@ func TestEventsEndWithTheGrant(t *testing.T) {
 	f := newFixture(t)
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, aliceToken)
-	var cookie string
-	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{f.URL + "/console"}})
-	for _, c := range res.Cookies {
-		if c.Name == "mcpbridge_console" {
-			cookie = c.Name + "=" + c.Value
-		}
-	}
-	if err != nil || cookie == "" {
-		t.Fatalf("alice's sign-in cookie: %q, %v", cookie, err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, f.URL+"/console/events", nil)
-	req.Header.Set("Cookie", cookie)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	events := bufio.NewReader(resp.Body)
+	events, done := openEvents(t, ctx, f.URL)
+	defer done()
 	if line, err := events.ReadString('\n'); err != nil || line != "event: servers\n" {
 		t.Fatalf("the stream begins %q (%v), want the servers event", line, err)
 	}
@@ -995,8 +1057,31 @@ func TestEventsEndWithTheGrant(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("the stream went on 10 s after alice's grant was revoked")
-		resp.Body.Close()
+		done()
 	}
+}
+
+// openEvents opens the servers' event stream with the sign-in of the
+// browser context ctx, and returns it and what closes it.
+func openEvents(t *testing.T, ctx context.Context, base string) (*bufio.Reader, func()) {
+	t.Helper()
+	var cookie string
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/console"}})
+	for _, c := range res.Cookies {
+		if c.Name == "mcpbridge_console" {
+			cookie = c.Name + "=" + c.Value
+		}
+	}
+	if err != nil || cookie == "" {
+		t.Fatalf("the sign-in cookie: %q, %v", cookie, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"/console/events", nil)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bufio.NewReader(resp.Body), func() { resp.Body.Close() }
 }
 
 // A server's error text with carriage returns (a remote server's words)

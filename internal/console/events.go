@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/gateway"
 )
 
 // events streams the servers table as server-sent events: one "servers"
@@ -13,13 +15,15 @@ import (
 // as the page, so they are escaped the same way. The sign-in is checked
 // again at every tick: a stream ends with its viewer's sign-out, or with a
 // grant a reload revoked, as their next page would.
-func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
+func (c *Console) events(w http.ResponseWriter, r *http.Request, si *signin) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
+	// The screen follows a reloaded policy at each decision.
+	sees := c.screenOf(r.Context(), si)
 	tick := time.NewTicker(c.opts.Poll)
 	defer tick.Stop()
 	last := ""
@@ -27,7 +31,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 		if c.current(r) == nil {
 			return
 		}
-		rows, err := c.rows()
+		rows, err := c.rows(sees)
 		if err != nil {
 			c.log.Error("console: rendering the servers' rows", "error", err)
 			return
@@ -55,9 +59,9 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, _ *signin) {
 // own.
 var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
-// rows renders the servers table's body.
-func (c *Console) rows() (string, error) {
+// rows renders the servers table's body as sees screens it.
+func (c *Console) rows(sees func(gateway.Offer, string) bool) (string, error) {
 	var buf bytes.Buffer
-	err := c.pages["servers"].ExecuteTemplate(&buf, "rows", c.servers())
+	err := c.pages["servers"].ExecuteTemplate(&buf, "rows", c.servers(sees))
 	return buf.String(), err
 }

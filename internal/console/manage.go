@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/audit"
 )
 
@@ -42,7 +43,8 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 		http.Error(w, fmt.Sprintf("Not Found: %q is no action (restart or reload)", action), http.StatusNotFound)
 		return
 	}
-	rows := c.servers()
+	sees := c.screenOf(r.Context(), si)
+	rows := c.servers(sees)
 	i := slices.IndexFunc(rows, func(s serverRow) bool { return s.Label() == name })
 	if i < 0 {
 		http.Error(w, fmt.Sprintf("Not Found: no server is named %q", name), http.StatusNotFound)
@@ -60,7 +62,7 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	defer cancel()
 	err := c.opts.Manage(ctx, d.ID, action)
-	d.serverRow = c.rowOf(d.ID, d.serverRow)
+	d.serverRow = c.rowOf(d.ID, d.serverRow, sees)
 	if err != nil {
 		c.log.Warn("console "+action+" failed", "identity", si.viewer.Name, "entry", d.ID, "error", err)
 		c.auditAction(si, action, d.ID, "error", err.Error())
@@ -74,9 +76,9 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 	c.render(w, r, http.StatusOK, "server", p)
 }
 
-// rowOf is entry id's row now, or old when it is gone.
-func (c *Console) rowOf(id string, old serverRow) serverRow {
-	for _, s := range c.servers() {
+// rowOf is entry id's row now as sees screens it, or old when it is gone.
+func (c *Console) rowOf(id string, old serverRow, sees func(gateway.Offer, string) bool) serverRow {
+	for _, s := range c.servers(sees) {
 		if s.ID == id {
 			return s
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 )
@@ -112,26 +113,50 @@ func cmpOr(a, b string) string {
 
 // servers is the host's entries as the servers page lists them (the
 // gateway entry and other kinds that are no server included: their state
-// matters as much).
-func (c *Console) servers() []serverRow {
-	prompts := map[string]int{}
-	for _, p := range c.opts.Registry.Prompts() {
-		prompts[p.Origin.Server]++
+// matters as much), to a viewer who sees what sees lets through: their
+// counts, pin notes and scan findings leave out the tools and prompts the
+// policy hides from them.
+func (c *Console) servers(sees func(gateway.Offer, string) bool) []serverRow {
+	reg := c.opts.Registry
+	hidden := map[string]int{} // each server's tools hidden from the viewer
+	for _, t := range reg.List() {
+		if !sees(gateway.OfferTool, t.Name) {
+			hidden[t.Origin.Server]++
+		}
 	}
+	prompts, shown := map[string]bool{}, map[string]int{}
+	for _, p := range reg.Prompts() {
+		prompts[p.Name] = true
+		if sees(gateway.OfferPrompt, p.Name) {
+			shown[p.Origin.Server]++
+		}
+	}
+	v := serverView{sees: sees, known: func(kind gateway.Offer, name string) bool {
+		if kind == gateway.OfferPrompt {
+			return prompts[name]
+		}
+		_, ok := reg.Get(name)
+		_, held := reg.Withheld(name)
+		return ok || held
+	}}
 	var out []serverRow
 	for _, st := range c.opts.Status() {
-		out = append(out, serverRow{Status: st, Prompts: prompts[st.Name]})
+		row := serverRow{Status: v.screen(st), Prompts: shown[st.Name]}
+		if st.Name != "" {
+			row.Tools = max(0, row.Tools-hidden[st.Name])
+		}
+		out = append(out, row)
 	}
 	return out
 }
 
 func (c *Console) serversPage(w http.ResponseWriter, r *http.Request, si *signin) {
-	c.render(w, r, http.StatusOK, "servers", framed(si, "servers", "Servers", c.servers()))
+	c.render(w, r, http.StatusOK, "servers", framed(si, "servers", "Servers", c.servers(c.screenOf(r.Context(), si))))
 }
 
 func (c *Console) serverPage(w http.ResponseWriter, r *http.Request, si *signin) {
 	name := r.PathValue("name")
-	rows := c.servers()
+	rows := c.servers(c.screenOf(r.Context(), si))
 	i := slices.IndexFunc(rows, func(s serverRow) bool { return s.Label() == name })
 	if i < 0 {
 		c.render(w, r, http.StatusNotFound, "server", page{Title: "No such server", Nav: "servers", Viewer: &si.viewer, CSRF: si.csrf,
