@@ -308,16 +308,22 @@ func (c *Console) fillAudit(d *auditData, before string, sees func(audit.Entry) 
 // entries (restart, reload) are.
 func seesEntry(sees func(gateway.Offer, string) bool) func(audit.Entry) bool {
 	return func(e audit.Entry) bool {
-		switch e.Method {
-		case "tools/call":
-			return sees(gateway.OfferTool, e.Name)
-		case gateway.MethodGetPrompt:
-			return sees(gateway.OfferPrompt, e.Name)
-		case gateway.MethodReadResource:
-			return sees(gateway.OfferResource, e.Server)
-		}
-		return true
+		return strings.HasPrefix(e.Method, "console/") || seesCall(sees, e.Method, e.Name, e.Server)
 	}
+}
+
+// seesCall says whether a viewer who sees what sees lets through may see
+// a call of method on name (a resource's URI, of server), judged as the
+// Gate judges the call: a prompt by its name, a resource by its server,
+// any other call as a tool's.
+func seesCall(sees func(gateway.Offer, string) bool, method, name, server string) bool {
+	switch method {
+	case gateway.MethodGetPrompt:
+		return sees(gateway.OfferPrompt, name)
+	case gateway.MethodReadResource:
+		return sees(gateway.OfferResource, server)
+	}
+	return sees(gateway.OfferTool, name)
 }
 
 // auditExport streams the entries the filter matches, oldest first, as

@@ -117,6 +117,7 @@ type fixture struct {
 	// managed lists the restarts and reloads asked for: "entry action".
 	managed []string
 	tracker *console.Tracker
+	rates   *console.Rates
 	// gateways serve the registry behind the tracker: the fixture's, and
 	// any a test adds (serveStateless).
 	gateways []*gateway.Gateway
@@ -263,7 +264,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(con.Close)
-	f.tracker = tracker
+	f.tracker, f.rates = tracker, rates
 	gw := gateway.New(reg, gateway.Options{Gate: tracker, Authenticate: keeper.Authenticate, Console: con, Observer: rates,
 		CallContext: tracker.CallContext(nil)})
 	t.Cleanup(func() { gw.Close() })
@@ -1008,6 +1009,57 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatalf("%q is not a count: %v", s, err)
 	}
 	return n
+}
+
+// The traffic page screens a call of a prompt or resource as the Gate
+// decides it, by the policy's prompts and resources rules: bob, whom a
+// reload lets see no prompt and no server's resources, finds no trace of
+// alice's prompts/get and resources/read in flight, while alice sees both,
+// with their methods. The calls of tools past the charts' bound are shown
+// to one who sees every tool only.
+func TestHiddenOffersNotInTraffic(t *testing.T) {
+	f := newFixture(t)
+	f.apply(t, strings.Replace(fmt.Sprintf(gatewayConfig, f.audit), `deny: ["*get-sum*"]`, `deny: ["*get-sum*"]
+    prompts: []
+    resources: []`, 1))
+	prompts, resources := f.reg.Prompts(), f.reg.Resources()
+	if len(prompts) == 0 || len(resources) == 0 {
+		t.Fatal("server-everything offers no prompt or no resource")
+	}
+	prompt, res := prompts[0].Name, resources[0]
+	h := http.Header{"Authorization": {"Bearer " + aliceToken}}
+	for _, c := range []gateway.Call{
+		{Method: gateway.MethodGetPrompt, Tool: prompt, Public: prompt, Header: h, Client: "held-open"},
+		{Method: gateway.MethodReadResource, Tool: res.URI, Public: res.URI, Server: res.Server, Header: h, Client: "held-open"},
+	} {
+		_, end, err := f.tracker.Enter(context.Background(), c)
+		if err != nil {
+			t.Fatalf("alice's %s of %s: %v", c.Method, c.Public, err)
+		}
+		defer end(gateway.Outcome{})
+	}
+	for i := range 100 {
+		f.rates.CallStarted(fmt.Sprintf("made-up-%03d", i))(tool.Result{}, false)
+	}
+	ctx := newTab(t)
+	traffic := func() string {
+		do(t, ctx, chromedp.Navigate(f.URL+"/console/traffic"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		return text(t, ctx, "main")
+	}
+	signIn(t, ctx, f.URL, aliceToken)
+	body := traffic()
+	for _, want := range []string{"prompts/get " + prompt, "resources/read " + res.URI, "(other tools)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("alice's traffic page: %q, want %q", body, want)
+		}
+	}
+	signIn(t, ctx, f.URL, bobToken)
+	body = traffic()
+	for _, hidden := range []string{prompt, res.URI, "(other tools)"} {
+		if strings.Contains(body, hidden) || !strings.Contains(body, "made-up-000") {
+			t.Errorf("bob's traffic page: %q, want the charts of tools he sees and no trace of %q", body, hidden)
+		}
+	}
 }
 
 // An export that cannot be read whole (a line past the reader's 16 MiB,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // Tracker is a gateway.Gate that keeps the calls its inner Gate admitted
@@ -25,8 +26,12 @@ type Tracker struct {
 // Flight is one call in flight: a plain call, a task (Task set), or a
 // call parked for its client's answers (see Options.Parked).
 type Flight struct {
-	Identity, Tool, Session, Client string
-	Started                         time.Time
+	// Method is the call's: "tools/call", gateway.MethodGetPrompt or
+	// gateway.MethodReadResource. Tool is the tool's or prompt's public
+	// name, or the resource's URI; Server a resource's server.
+	Method, Tool, Server      string
+	Identity, Session, Client string
+	Started                   time.Time
 	// Task is the id of the task the call runs as, "" for a call that
 	// is none.
 	Task string
@@ -66,7 +71,8 @@ func (t *Tracker) Enter(ctx context.Context, c gateway.Call) (context.Context, f
 			return ctx, end, err
 		}
 	}
-	f := &Flight{Identity: identityOf(ctx, c.Header), Tool: c.Public, Session: c.Session, Client: c.Client, Started: t.now()}
+	f := &Flight{Method: cmpOr(c.Method, "tools/call"), Tool: c.Public, Server: c.Server, Identity: identityOf(ctx, c.Header),
+		Session: c.Session, Client: c.Client, Started: t.now()}
 	t.mu.Lock()
 	t.next++
 	id := t.next
@@ -150,20 +156,34 @@ func (c *Console) trafficPage(w http.ResponseWriter, r *http.Request, si *signin
 	if c.opts.Sessions != nil {
 		d.Sessions = c.opts.Sessions()
 	}
-	sees := c.visible(r.Context(), si)
+	sees := c.screenOf(r.Context(), si)
 	if c.opts.Traffic != nil {
 		d.Tracked = true
 		c.flights(&d, sees)
 	}
 	if c.opts.Rates != nil {
 		d.Charted = true
-		for _, t := range c.opts.Rates.Snapshot() {
-			if t.Tool == otherTools || sees(t.Tool) {
-				d.Charts = append(d.Charts, chartOf(t))
-			}
-		}
+		d.Charts = c.charts(sees)
 	}
 	c.render(w, r, http.StatusOK, "traffic", framed(si, "traffic", "Traffic", d))
+}
+
+// charts are the charts of the tools a viewer who sees what sees lets
+// through may see. The calls counted together past the charts' bound
+// may be of any tool: they are charted only for a viewer who sees every
+// tool the registry has.
+func (c *Console) charts(sees func(gateway.Offer, string) bool) []toolChart {
+	var out []toolChart
+	for _, t := range c.opts.Rates.Snapshot() {
+		ok := sees(gateway.OfferTool, t.Tool)
+		if t.Tool == otherTools {
+			ok = !slices.ContainsFunc(c.opts.Registry.List(), func(t tool.Tool) bool { return !sees(gateway.OfferTool, t.Name) })
+		}
+		if ok {
+			out = append(out, chartOf(t))
+		}
+	}
+	return out
 }
 
 // short trims a session or task id for display: a task id's
@@ -177,9 +197,10 @@ func short(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// flights sorts the calls in flight to tools the viewer sees into d:
-// parked (Options.Parked names them), tasks, and the rest.
-func (c *Console) flights(d *trafficData, sees func(tool string) bool) {
+// flights sorts the calls in flight the viewer may see (of the tools,
+// prompts and resources sees lets through) into d: parked
+// (Options.Parked names them), tasks, and the rest.
+func (c *Console) flights(d *trafficData, sees func(gateway.Offer, string) bool) {
 	parked := map[uint64]int{}
 	if c.opts.Parked != nil {
 		for _, p := range c.opts.Parked(FlightKey) {
@@ -190,7 +211,7 @@ func (c *Console) flights(d *trafficData, sees func(tool string) bool) {
 	}
 	now := c.now()
 	for _, f := range c.opts.Traffic.Flights() {
-		if !sees(f.Tool) {
+		if !seesCall(sees, f.Method, f.Tool, f.Server) {
 			continue
 		}
 		row := trafficRow{Flight: f, Elapsed: now.Sub(f.Started).Round(time.Millisecond)}
