@@ -391,14 +391,17 @@ func (g *Gateway) ownedSessions() (live map[string][]string, ended []string) {
 	return live, ended
 }
 
-// sweepLocked sorts the names owned by where they are recorded, but
+// sweepLocked sorts the names owned by where they are to be recorded
+// (where the replica is best reached now, or where each was first), but
 // those of sessions not open, listed after mark, which it forgets and
-// returns; rs.mu is held.
+// returns; rs.mu is held. A session opened before advertise changed, or
+// over loopback, is renewed where the other replicas now reach this one.
 func (rs *replicaSessions) sweepLocked(open map[string]bool, mark uint64) (live map[string][]string, ended []string) {
 	live = make(map[string][]string)
 	for name, o := range rs.owned {
 		if open[strings.TrimPrefix(name, "session:")] || o.seq > mark {
-			live[o.owner] = append(live[o.owner], name)
+			at := cmp.Or(rs.self, o.owner)
+			live[at] = append(live[at], name)
 			continue
 		}
 		ended = append(ended, name)

@@ -228,8 +228,9 @@ func (g advertisingGate) SessionOwners() (SessionOwners, string) {
 }
 
 // A reload that changes advertise moves the replica's record to the new
-// address with its next request: parked calls and tasks forwarded to it
-// no longer go to the address it had.
+// address with its next request, and its sessions' records with their
+// next renewal: parked calls, tasks and sessions forwarded to it no longer
+// go to the address it had.
 func TestReplicaRecordFollowsAdvertise(t *testing.T) {
 	_, ts := openTaskStore(t)
 	addr := &atomic.Pointer[string]{}
@@ -238,7 +239,7 @@ func TestReplicaRecordFollowsAdvertise(t *testing.T) {
 	opts := Options{Gate: advertisingGate{sharedGate{ts: ts, lease: time.Minute}, addr}}
 	g := newGateway(t, tool.NewRegistry(), opts)
 	base := serveHTTP(t, g, opts)
-	openRawHTTP(t, base, "")
+	early := openRawHTTP(t, base, "")
 	read := func() string {
 		owner, _, err := ts.Owner(t.Context(), "replica:"+g.parked.tag)
 		if err != nil {
@@ -254,6 +255,10 @@ func TestReplicaRecordFollowsAdvertise(t *testing.T) {
 	openRawHTTP(t, base, "")
 	if got := read(); got != moved {
 		t.Errorf("after advertise changed, the replica's record: %q, want %q", got, moved)
+	}
+	// The sessions opened before are renewed at the new address too.
+	if live, _ := g.ownedSessions(); !slices.Contains(live[moved], "session:"+early.session) {
+		t.Errorf("after advertise changed, the renewal records %v; want the session opened before at %s", live, moved)
 	}
 }
 
