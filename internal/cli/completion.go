@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mcpbridge/mcpbridge/internal/completion"
 )
@@ -128,7 +129,12 @@ func (e *env) completeNames(ctx context.Context, argv []string) error {
 	}
 	defer b.close()
 	for _, name := range registryNames(b, argv[0]) {
-		fmt.Fprintln(e.Stdout, name)
+		// A name is a line to the scripts: one holding a line break (a
+		// server's URI may) would be two, and no name with a control
+		// character is one to type.
+		if !strings.ContainsFunc(name, unicode.IsControl) {
+			fmt.Fprintln(e.Stdout, name)
+		}
 	}
 	return nil
 }

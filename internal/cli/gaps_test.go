@@ -284,7 +284,7 @@ func TestCompletionOfToolsName(t *testing.T) {
 		t.Errorf("tools NAME completes %q, call NAME %q", got, dynamicArgs()["call"])
 	}
 	r := mcpbridge(t, "", "completion", "bash")
-	if want := `tools) IFS=$'\n' COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete tools `; !strings.Contains(r.stdout, want) {
+	if want := `tools) while IFS= read -r i; do [[ "$i" == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$i")"); done < <("${COMP_WORDS[0]}" __complete tools `; !strings.Contains(r.stdout, want) {
 		t.Errorf("the bash script does not complete tools' NAME:\n%s", r.stdout)
 	}
 }

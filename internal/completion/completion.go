@@ -140,8 +140,11 @@ func Bash(s Spec) string {
 	b.WriteString("  case \"$cmd\" in\n")
 	fmt.Fprintf(&b, "    \"\" | help) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(s.commandNames(), " "))
 	b.WriteString("    completion) COMPREPLY=($(compgen -W \"bash zsh fish\" -- \"$cur\")) ;;\n")
+	// The program's names (a server's URIs among them) are read as lines
+	// and quoted: compgen -W would expand each ($(...), `...`, $VAR, ~)
+	// and put it on the command line as it is.
 	for _, c := range sortedKeys(s.Dynamic) {
-		fmt.Fprintf(&b, "    %s) IFS=$'\\n' COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __complete %s \"${COMP_WORDS[@]:1:COMP_CWORD-1}\" 2>/dev/null)\" -- \"$cur\")) ;;\n", c, s.Dynamic[c])
+		fmt.Fprintf(&b, "    %s) while IFS= read -r i; do [[ \"$i\" == \"$cur\"* ]] && COMPREPLY+=(\"$(printf '%%q' \"$i\")\"); done < <(\"${COMP_WORDS[0]}\" __complete %s \"${COMP_WORDS[@]:1:COMP_CWORD-1}\" 2>/dev/null) ;;\n", c, s.Dynamic[c])
 	}
 	fmt.Fprintf(&b, "    *) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n  esac\n}\ncomplete -F %s %s\n", fn, prog)
 	return b.String()

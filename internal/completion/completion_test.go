@@ -1,6 +1,10 @@
 package completion
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,4 +50,44 @@ func TestFishFlagOfNoCommand(t *testing.T) {
 	if want := "complete -c p -n '__fish_seen_subcommand_from ' -s x\n"; !strings.HasSuffix(got, want) {
 		t.Errorf("got:\n%s\nwant it to end with %q", got, want)
 	}
+}
+
+// A name the program gives for completion (a server's resource URI, the
+// server's to choose) is offered as the literal it is: bash runs nothing
+// written in it, and it comes onto the command line quoted, so that a
+// ";" in it ends no command.
+func TestBashDynamicNamesAreLiterals(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash is needed to run the script: %v", err)
+	}
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	names := []string{"file:///notes.txt", "x$(touch " + mark + ")", "a;b c", "`touch " + mark + "`", "~root"}
+	stub := filepath.Join(dir, "stub")
+	if err := os.WriteFile(stub, []byte("#!/bin/sh\nprintf '%s\\n' "+shellQuote(names)+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := Bash(Spec{Prog: "stub", Flags: []Flag{{Names: []string{"config"}, Value: "FILE"}}, Dynamic: map[string]string{"read": "uris"}})
+	run := script + "\nCOMP_WORDS=(" + stub + " read \"\"); COMP_CWORD=2\n" + FuncName("stub") + "\n" +
+		"for r in \"${COMPREPLY[@]}\"; do eval \"printf '%s\\n' $r\"; done\n"
+	out, err := exec.Command(bash, "-c", run).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("completing ran a command written in a name")
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); !slices.Equal(got, names) {
+		t.Errorf("the names offered, as the shell reads them back: %q, want %q", got, names)
+	}
+}
+
+// shellQuote quotes each of words for sh, in single quotes.
+func shellQuote(words []string) string {
+	var q []string
+	for _, w := range words {
+		q = append(q, "'"+strings.ReplaceAll(w, "'", `'\''`)+"'")
+	}
+	return strings.Join(q, " ")
 }
