@@ -207,7 +207,12 @@ type item struct {
 func projectContent(content []byte, isError bool, opts Options) []string {
 	var items []item
 	anyFail := false
+	budget, used, unshown := viewBudget(len(content)), 0, 0
 	for elem := range elements(content) {
+		if used > budget {
+			unshown++
+			continue
+		}
 		it, ok := projectEntry(elem)
 		if !ok {
 			continue
@@ -216,6 +221,13 @@ func projectContent(content []byte, isError bool, opts Options) []string {
 			anyFail = true
 		}
 		items = append(items, it)
+		used += len(it.text) + len(it.mime) + len(it.fail) + 1 // and its line break
+		if it.isImage {
+			used += imageLine
+		}
+	}
+	if unshown > 0 {
+		items = append(items, item{text: fmt.Sprintf("[%d more content blocks not shown: the view of this result outgrew twice its size]", unshown)})
 	}
 	if len(items) == 0 {
 		return []string{"(" + opts.RawName + " returned no model-visible content)"}
@@ -254,6 +266,16 @@ func projectContent(content []byte, isError bool, opts Options) []string {
 	flush()
 	return blocks
 }
+
+// viewBudget bounds the view of a content array of n bytes: twice its
+// size and 64 KiB more. A text is never longer than its JSON, but an
+// entry's diagnostic is (a 2-byte 0 gives 52), so a hostile result at the
+// size cap of 16 MiB could otherwise make a view of half a gigabyte.
+func viewBudget(n int) int { return 2*n + 64<<10 }
+
+// imageLine bounds what an image's diagnostic adds to its media type: the
+// line's words and the longest reason.
+const imageLine = 200
 
 // projectEntry projects one content entry; ok is false when the entry adds
 // nothing (a text block without text).

@@ -669,3 +669,23 @@ func BenchmarkProjectSmallText(b *testing.B) {
 		}
 	}
 }
+
+// A result whose entries each project to a diagnostic many times their
+// size (a bare 0 to a 52-byte line) gives a view bounded by its own size,
+// which says how many entries it leaves out, not one of half a gigabyte.
+func TestAmplifyingContentBounded(t *testing.T) {
+	for _, entry := range []string{"0", `{"type":"image"}`} {
+		raw := []byte(`{"content":[` + entry + strings.Repeat(","+entry, 1<<20-1) + `]}`)
+		res, err := Project(raw, Options{RawName: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(res.Blocks, "\n")
+		if bound := 2*len(raw) + 64<<10 + 400; len(text) > bound {
+			t.Errorf("the view of a %d-byte result of %s entries is %d bytes, want at most %d", len(raw), entry, len(text), bound)
+		}
+		if !strings.Contains(text, "more content blocks not shown") {
+			t.Errorf("the view of %s entries does not say it left some out: ...%s", entry, text[max(0, len(text)-200):])
+		}
+	}
+}
