@@ -377,7 +377,7 @@ func resourceLinkLine(name, uri []byte) string {
 // showMediaType is a block's mimeType as a diagnostic shows it.
 func showMediaType(mimeType []byte) string {
 	switch {
-	case mimeType == nil || string(mimeType) == "null" || string(mimeType) == `""`:
+	case len(mimeType) == 0 || string(mimeType) == "null" || string(mimeType) == `""`:
 		return "unknown media type"
 	case isString(mimeType):
 		return decodeString(mimeType) // not "": only `""` decodes to that

@@ -40,11 +40,11 @@ func resourceItem(raw json.RawMessage) string {
 	case c.Text != nil:
 		return *c.Text
 	case c.Blob != nil:
-		n := base64.StdEncoding.DecodedLen(len(*c.Blob))
-		if b, err := base64.StdEncoding.DecodeString(*c.Blob); err == nil {
-			n = len(b)
+		b, err := base64.StdEncoding.DecodeString(*c.Blob)
+		if err != nil {
+			return fmt.Sprintf("[binary resource %s: %s, its blob is not valid base64]", c.URI, mime)
 		}
-		return fmt.Sprintf("[binary resource %s: %s, %s]", c.URI, mime, byteSize(n))
+		return fmt.Sprintf("[binary resource %s: %s, %s]", c.URI, mime, byteSize(len(b)))
 	default:
 		return fmt.Sprintf("[resource %s has neither text nor blob]", c.URI)
 	}
