@@ -20,25 +20,102 @@ import (
 )
 
 // argSchema is what Apply needs of a tool's input schema: each property's
-// JSON type, and whether other keys are allowed.
+// JSON type, whether other keys are allowed, and the definitions a
+// property's $ref names.
 type argSchema struct {
 	Properties           map[string]propSchema `json:"properties"`
 	AdditionalProperties *json.RawMessage      `json:"additionalProperties"`
+	Defs                 map[string]propSchema `json:"$defs"`
+	Definitions          map[string]propSchema `json:"definitions"`
 }
 
+// propSchema is what says a property's JSON types: its type, or the
+// types of its anyOf or oneOf branches (Optional[str] is anyOf string and
+// null), of the definition its $ref names, or of its enum's or const's
+// values.
 type propSchema struct {
-	Type json.RawMessage `json:"type"` // a string, or a list of them
+	Type  json.RawMessage   `json:"type"` // a string, or a list of them
+	AnyOf []propSchema      `json:"anyOf"`
+	OneOf []propSchema      `json:"oneOf"`
+	Ref   string            `json:"$ref"`
+	Enum  []json.RawMessage `json:"enum"`
+	Const json.RawMessage   `json:"const"`
 }
 
-// types are the JSON types a property accepts, [] for any.
-func (p propSchema) types() []string {
+// maxRefs bounds the $refs followed for one property (a definition may
+// name itself).
+const maxRefs = 8
+
+// types are the JSON types p accepts, in the schema's order, [] for any.
+func (p propSchema) types(s *argSchema, refs int) []string {
 	var one string
-	if json.Unmarshal(p.Type, &one) == nil {
-		return []string{one}
-	}
 	var many []string
-	_ = json.Unmarshal(p.Type, &many)
-	return many
+	switch {
+	case json.Unmarshal(p.Type, &one) == nil:
+		return []string{one}
+	case json.Unmarshal(p.Type, &many) == nil:
+		return many
+	case len(p.AnyOf) > 0 || len(p.OneOf) > 0:
+		for _, b := range append(slices.Clip(p.AnyOf), p.OneOf...) {
+			bt := b.types(s, refs)
+			if len(bt) == 0 {
+				return nil // a branch of any type
+			}
+			for _, t := range bt {
+				if !slices.Contains(many, t) {
+					many = append(many, t)
+				}
+			}
+		}
+		return many
+	case p.Ref != "" && refs < maxRefs:
+		if d, ok := s.ref(p.Ref); ok {
+			return d.types(s, refs+1)
+		}
+	case len(p.Enum) > 0 || p.Const != nil:
+		for _, v := range append(slices.Clip(p.Enum), p.Const) {
+			if t := jsonType(v); t != "" && !slices.Contains(many, t) {
+				many = append(many, t)
+			}
+		}
+		return many
+	}
+	return nil
+}
+
+// ref is the local definition "#/$defs/NAME" or "#/definitions/NAME".
+func (s *argSchema) ref(ref string) (propSchema, bool) {
+	if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
+		d, ok := s.Defs[name]
+		return d, ok
+	}
+	if name, ok := strings.CutPrefix(ref, "#/definitions/"); ok {
+		d, ok := s.Definitions[name]
+		return d, ok
+	}
+	return propSchema{}, false
+}
+
+// jsonType is the JSON Schema type of the JSON value v ("" for none), an
+// integral number "number" (a value of "integer" is one too).
+func jsonType(v json.RawMessage) string {
+	v = json.RawMessage(strings.TrimSpace(string(v)))
+	if len(v) == 0 || !json.Valid(v) {
+		return ""
+	}
+	switch v[0] {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "number"
 }
 
 // Apply sets each K=V of pairs in args (a JSON object), V typed by tool's
@@ -62,10 +139,10 @@ func Apply(tool string, schema json.RawMessage, args json.RawMessage, pairs []st
 			return nil, err
 		}
 		prop, known := s.Properties[k]
-		if !known && len(s.Properties) > 0 && !allowsOthers(s) {
+		if !known && (len(s.Properties) > 0 || closed(s)) && !allowsOthers(s) {
 			return nil, Unknown(kv, tool, k, slices.Sorted(maps.Keys(s.Properties)))
 		}
-		raw, err := typedValue(v, prop.types())
+		raw, err := typedValue(v, prop.types(&s, 0))
 		if err != nil {
 			return nil, fmt.Errorf("--arg %s: %w", kv, err)
 		}
@@ -103,6 +180,12 @@ func allowsOthers(s argSchema) bool {
 	return s.AdditionalProperties != nil && string(*s.AdditionalProperties) != "false"
 }
 
+// closed reports whether the schema says outright that it takes no key
+// beyond its properties (additionalProperties: false).
+func closed(s argSchema) bool {
+	return s.AdditionalProperties != nil && string(*s.AdditionalProperties) == "false"
+}
+
 // typedValue is v as the first of types it fits, in the order the schema
 // gives them; with no type, JSON when v parses as JSON, else the string.
 func typedValue(v string, types []string) (json.RawMessage, error) {
@@ -127,7 +210,8 @@ func asType(v, t string) (json.RawMessage, bool) {
 		raw, _ := json.Marshal(v)
 		return raw, true
 	case "integer":
-		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+		// JSON's form of an integer: no sign but "-", no leading zero.
+		if _, err := strconv.ParseInt(v, 10, 64); err == nil && json.Valid([]byte(v)) {
 			return json.RawMessage(v), true
 		}
 	case "number":

@@ -56,3 +56,43 @@ func TestSplitUnknown(t *testing.T) {
 		t.Errorf("Unknown with no names: %v", err)
 	}
 }
+
+// A property typed without "type" (Optional[str] as anyOf string and
+// null, a $ref to a definition, an enum) is typed by what it allows, not
+// guessed as JSON; an integer is JSON's form of one, else the next type;
+// a schema closed to other keys refuses an unknown one though it lists
+// no properties.
+func TestApplyArgsTypedWithoutType(t *testing.T) {
+	const schema = `{"type": "object", "properties": {
+		"q": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+		"r": {"$ref": "#/$defs/Mode"}, "old": {"$ref": "#/definitions/Count"},
+		"e": {"enum": ["1", "2"]}, "k": {"enum": [1, 2]}, "loop": {"$ref": "#/$defs/Loop"},
+		"zip": {"type": ["integer", "string"]}, "i": {"type": "integer"}},
+		"$defs": {"Mode": {"oneOf": [{"type": "string"}]}, "Loop": {"$ref": "#/$defs/Loop"}},
+		"definitions": {"Count": {"type": "integer"}}}`
+	tests := []struct {
+		pairs []string
+		want  string
+	}{
+		{[]string{"q=2024", "r=true", "e=1", "k=2", "old=3"}, `{"e":"1","k":2,"old":3,"q":"2024","r":"true"}`},
+		{[]string{"zip=02134"}, `{"zip":"02134"}`},
+		{[]string{"zip=-7"}, `{"zip":-7}`},
+		{[]string{"i=+5"}, `--arg i=+5: want integer, got "+5"`},
+		{[]string{"i=007"}, `--arg i=007: want integer, got "007"`},
+		{[]string{"loop=[1]"}, `{"loop":[1]}`},
+	}
+	for _, tc := range tests {
+		got, err := Apply("t", json.RawMessage(schema), json.RawMessage(`{}`), tc.pairs)
+		text := string(got)
+		if err != nil {
+			text = err.Error()
+		}
+		if text != tc.want {
+			t.Errorf("%v:\n got %s\nwant %s", tc.pairs, text, tc.want)
+		}
+	}
+	_, err := Apply("t", json.RawMessage(`{"type":"object","additionalProperties":false}`), json.RawMessage(`{}`), []string{"x=1"})
+	if err == nil || err.Error() != `--arg x=1: t takes no arguments` {
+		t.Errorf("a closed schema without properties: %v", err)
+	}
+}
