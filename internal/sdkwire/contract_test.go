@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -274,6 +275,80 @@ func TestContractHTTPListenStream(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"}); err != nil {
 		t.Errorf("a call after the listen stream ended: %v", err)
 	}
+}
+
+// Assumption 7, newer protocol: the session's own listen stream names no
+// resource; each subscribed resource has a listen POST of its own naming
+// it alone, whose context Unsubscribe cancels; the session's Close
+// cancels its own. StreamWatch tells them apart by their params, and
+// takes the end of a cancelled one for the client's doing.
+func TestContractHTTPSubscriptionStreams(t *testing.T) {
+	type listen struct {
+		resources []string
+		ctx       context.Context
+	}
+	var mu sync.Mutex
+	var listens []listen
+	spy := rtFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method == http.MethodPost && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Params struct {
+					Notifications struct {
+						ResourceSubscriptions []string `json:"resourceSubscriptions"`
+					} `json:"notifications"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(body, &msg); err != nil {
+				t.Errorf("listen body %s: %v", body, err)
+			}
+			mu.Lock()
+			listens = append(listens, listen{msg.Params.Notifications.ResourceSubscriptions, req.Context()})
+			mu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(req)
+	})
+	srv := newServer(&mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	srv.AddResource(&mcp.Resource{URI: "mem://a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	})
+	cs := connectHTTP(t, httpServer(t, srv, true), spy, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	})
+	got := func() []listen {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(listens)
+	}
+	waitFor(t, "the session's listen stream", func() bool { return len(got()) == 1 })
+	own := got()[0]
+	if len(own.resources) != 0 {
+		t.Errorf("the session's own listen stream names resources %q", own.resources)
+	}
+	for _, uri := range []string{"mem://a", "mem://b"} {
+		if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "a listen stream per subscription", func() bool { return len(got()) == 3 })
+	for i, uri := range []string{"mem://a", "mem://b"} {
+		if l := got()[i+1]; !slices.Equal(l.resources, []string{uri}) || l.ctx.Err() != nil {
+			t.Errorf("subscription %s: a listen stream naming %q, its context ended: %v", uri, l.resources, l.ctx.Err())
+		}
+	}
+	if err := cs.Unsubscribe(context.Background(), &mcp.UnsubscribeParams{URI: "mem://a"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Unsubscribe to cancel its stream's request", func() bool { return got()[1].ctx.Err() != nil })
+	if own.ctx.Err() != nil || got()[2].ctx.Err() != nil {
+		t.Error("Unsubscribe of one resource cancelled another listen stream")
+	}
+	cs.Close()
+	waitFor(t, "Close to cancel the session's listen stream", func() bool { return own.ctx.Err() != nil })
 }
 
 // Assumption 7, older protocols: the standalone stream is a GET that the SDK

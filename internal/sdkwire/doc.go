@@ -75,8 +75,13 @@
 //  7. On protocol 2026-07-28 the client opens subscriptions/listen as a POST
 //     with the header "Mcp-Method: subscriptions/listen" and never opens it
 //     again after it ends; on older protocols it opens a standalone GET
-//     stream and opens it again after it ends.
-//     TestContractHTTPListenStream, TestContractHTTPStandaloneGET.
+//     stream and opens it again after it ends. The session's own listen
+//     stream (list changes) names no resource in its params
+//     (notifications.resourceSubscriptions); Subscribe opens one more
+//     listen POST per resource, naming that one URI, with a context
+//     Unsubscribe cancels, and the session's Close cancels its own.
+//     TestContractHTTPListenStream, TestContractHTTPStandaloneGET,
+//     TestContractHTTPSubscriptionStreams.
 //  8. A POST failing at the transport level fails only its call: the
 //     session lives on, and on protocol 2026-07-28 ClientSession.Wait does
 //     not return. TestContractHTTPTransportError.

@@ -2,6 +2,7 @@ package sdkwire
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,14 +65,10 @@ func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 // record reads the body of req, a POST, records the call it carries, and
 // returns a copy of req with the body restored.
 func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, jsonrpc.Message, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	req, body, err := readBody(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading request body: %w", err)
+		return nil, nil, err
 	}
-	req = req.Clone(req.Context())
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	msg, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
 		return req, nil, nil
@@ -88,6 +85,20 @@ func (rt *CaptureRoundTripper) record(req *http.Request) (*http.Request, jsonrpc
 	}
 	rt.Table.Sent(req.Context(), msg)
 	return req, msg, nil
+}
+
+// readBody reads the body of req and returns a copy of req with the body
+// restored, and the body.
+func readBody(req *http.Request) (*http.Request, []byte, error) {
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading request body: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return req, body, nil
 }
 
 // filterJSON filters the one JSON-RPC message of an application/json body.
@@ -161,9 +172,12 @@ func (w *FailureWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // StreamWatch watches the long-lived streams of a session for what the SDK
 // does not act on (assumption 7):
-//   - ListenEnded is called once when the body of the newer protocol's
-//     subscriptions/listen POST ends: the SDK never opens it again, so
-//     list_changed would silently stop;
+//   - ListenEnded is called once when the body of the session's own
+//     subscriptions/listen POST (newer protocol; the one for list changes)
+//     ends, unless the client cancelled it: the SDK never opens it again,
+//     so list_changed would silently stop. The stream of one resource
+//     subscription is not watched: Unsubscribe ends it, and its end says
+//     nothing of the session;
 //   - Reopened is called each time a standalone GET stream (older
 //     protocols) is opened after the first: notifications may have been
 //     missed in between.
@@ -179,6 +193,15 @@ type StreamWatch struct {
 
 // RoundTrip sends req through Base and watches its response.
 func (w *StreamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	watch := false
+	if w.ListenEnded != nil && req.Header.Get("Mcp-Method") == "subscriptions/listen" && req.Body != nil {
+		var body []byte
+		var err error
+		if req, body, err = readBody(req); err != nil {
+			return nil, err
+		}
+		watch = sessionListen(body)
+	}
 	resp, err := w.Base.RoundTrip(req)
 	if err != nil {
 		return resp, err
@@ -186,12 +209,36 @@ func (w *StreamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && resp.StatusCode/100 == 2 && w.gets.Add(1) > 1 && w.Reopened != nil {
 		w.Reopened()
 	}
-	if resp.Body != nil && w.ListenEnded != nil && req.Header.Get("Mcp-Method") == "subscriptions/listen" {
+	if watch && resp.Body != nil {
+		ctx := req.Context()
 		resp.Body = &endWatcher{ReadCloser: resp.Body, ended: func(err error) {
-			w.ListenEnded(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+			if ctx.Err() == nil { // not ended by the client (the session's Close)
+				w.ListenEnded(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+			}
 		}}
 	}
 	return resp, nil
+}
+
+// sessionListen reports whether body, a subscriptions/listen request,
+// opens the session's own listen stream, which names no resource, rather
+// than one resource subscription's (assumption 7). A body it cannot read
+// counts as the session's own: its end is then taken for a loss.
+func sessionListen(body []byte) bool {
+	msg, err := jsonrpc.DecodeMessage(body)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return true
+	}
+	var params struct {
+		Notifications struct {
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	}
+	if json.Unmarshal(req.Params, &params) != nil {
+		return true
+	}
+	return len(params.Notifications.ResourceSubscriptions) == 0
 }
 
 // endWatcher reports the end of a response body that should stay open,

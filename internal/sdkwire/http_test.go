@@ -1,6 +1,7 @@
 package sdkwire
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -86,6 +87,109 @@ func TestStreamWatch(t *testing.T) {
 		}
 	}
 }
+
+// Only the session's own listen stream is watched (its params name no
+// resource; one it cannot read counts as its own), and not once the
+// client cancelled it: a resource subscription's stream ends with
+// Unsubscribe, the session's own with the session's Close.
+func TestStreamWatchSessionListenOnly(t *testing.T) {
+	var ended []string
+	var sent []byte
+	w := &StreamWatch{
+		Base: rtFunc(func(req *http.Request) (*http.Response, error) {
+			sent, _ = io.ReadAll(req.Body)
+			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("data: x\n\n"))}, nil
+		}),
+		ListenEnded: func(err error) { ended = append(ended, err.Error()) },
+	}
+	end := func(ctx context.Context, body string) {
+		t.Helper()
+		listen, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/mcp", strings.NewReader(body))
+		listen.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := w.RoundTrip(listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	const (
+		own      = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`
+		resource = `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["file:///a"]}}}`
+	)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name, body string
+		ctx        context.Context
+		reported   bool
+	}{
+		{"the session's own", own, context.Background(), true},
+		{"a resource subscription's", resource, context.Background(), false},
+		{"the session's own, cancelled by the client", own, cancelled, false},
+		{"a response, not a request", `{"jsonrpc":"2.0","id":1,"result":{}}`, context.Background(), true},
+		{"params of another shape", `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":[]}}`, context.Background(), true},
+		{"not JSON", `{`, context.Background(), true},
+	} {
+		ended = nil
+		end(c.ctx, c.body)
+		if string(sent) != c.body {
+			t.Errorf("%s: the server got %q, want %q", c.name, sent, c.body)
+		}
+		if got := len(ended) == 1; got != c.reported {
+			t.Errorf("%s stream ended: reported %v, want %v", c.name, ended, c.reported)
+		}
+	}
+}
+
+// A listen request whose body cannot be read fails, as its read says.
+func TestStreamWatchBodyError(t *testing.T) {
+	w := &StreamWatch{Base: rtFunc(func(*http.Request) (*http.Response, error) {
+		t.Error("a request whose body could not be read was sent")
+		return nil, errors.New("sent")
+	}), ListenEnded: func(error) {}}
+	listen, _ := http.NewRequest(http.MethodPost, "http://x/mcp", io.NopCloser(errReader{}))
+	listen.Header.Set("Mcp-Method", "subscriptions/listen")
+	if _, err := w.RoundTrip(listen); !contains(err, "reading request body: broken pipe") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The round trippers fail a request whose body cannot be read, unsent,
+// and pass on the errors of the transport beneath them; a body read is
+// given again to whoever asks (a redirect, a retry).
+func TestRoundTrippersPassErrors(t *testing.T) {
+	refused := errors.New("connection refused")
+	base := rtFunc(func(req *http.Request) (*http.Response, error) {
+		if req.GetBody != nil {
+			again, _ := req.GetBody()
+			if body, _ := io.ReadAll(again); len(body) == 0 {
+				t.Error("GetBody gave an empty body")
+			}
+		}
+		return nil, refused
+	})
+	capture := &CaptureRoundTripper{Base: base, Table: NewTable(0)}
+	ctx := WithSlot(context.Background(), NewSlot(CapturedCall))
+	bad, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/mcp", io.NopCloser(errReader{}))
+	if _, err := capture.RoundTrip(bad); !contains(err, "reading request body: broken pipe") {
+		t.Errorf("capture of an unreadable body: %v", err)
+	}
+	call, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`))
+	if _, err := capture.RoundTrip(call); !errors.Is(err, refused) {
+		t.Errorf("capture: %v, want the transport's error", err)
+	}
+	watch := &StreamWatch{Base: base, ListenEnded: func(error) { t.Error("a listen that never opened ended") }}
+	listen, _ := http.NewRequest(http.MethodPost, "http://x/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}`))
+	listen.Header.Set("Mcp-Method", "subscriptions/listen")
+	if _, err := watch.RoundTrip(listen); !errors.Is(err, refused) {
+		t.Errorf("watch: %v, want the transport's error", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 // Bodies over the limit fail the request instead of being buffered; bodies
 // of calls without a slot pass untouched.
