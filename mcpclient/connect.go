@@ -32,9 +32,9 @@ type generation struct {
 	table    *captureTable
 	drops    *sdkwire.ToolDrops // why the SDK dropped tools from tools/list
 	progress progressRoutes
-	resync   chan struct{}              // list_changed arrived (buffer 1: pending re-syncs coalesce)
-	dirty    atomic.Uint32              // the listKinds changed since the last re-sync
-	pages    map[string]json.RawMessage // raw tools/list pages by cursor; supervisor goroutine only
+	resync   chan struct{} // list_changed arrived (buffer 1: pending re-syncs coalesce)
+	dirty    atomic.Uint32 // the listKinds changed since the last re-sync
+	pages    listedPages   // raw tools/list pages by cursor; supervisor goroutine only
 
 	// The server's tasks the bridge runs (servedtasks.go); nil when it
 	// offers none.
@@ -272,7 +272,6 @@ func (s *Server) connect(ctx context.Context) (*generation, error) {
 		limit = 0
 	}
 	gen := &generation{
-		pages:  map[string]json.RawMessage{},
 		table:  newCaptureTable(limit),
 		drops:  &sdkwire.ToolDrops{},
 		resync: make(chan struct{}, 1),

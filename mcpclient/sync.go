@@ -163,6 +163,7 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 // fetch lists every page of the server's tools and turns them into
 // remoteTools with their public names. Any problem fails the whole fetch.
 func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
+	defer gen.pages.ended()
 	var out []*remoteTool
 	byName := map[string]*remoteTool{}
 	err := paginate(s, s.prefix+": tools/list", "tools", func(cursor string) ([]wireTool, string, int64, error) {
@@ -251,13 +252,14 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	}
 	raw, ok := slot.Result()
 	if ok && listens(gen) {
-		gen.pages[cursor] = raw // only 2026-07-28 caches: kept, a large catalog costs its size twice
+		gen.pages.put(cursor, raw) // only 2026-07-28 caches
 	} else if !ok {
-		raw, ok = gen.pages[cursor]
+		raw, ok = gen.pages.get(cursor)
 	}
 	if !ok {
 		// Answered from the SDK's cache (newer protocol, server-set TTL),
-		// which only holds pages this generation fetched: gen.pages has it.
+		// which only holds pages this generation fetched: gen.pages has
+		// those of this listing and the one before.
 		return nil, "", 0, fmt.Errorf("tools/list: the SDK answered page %q from its cache, which this connection never fetched", cursor)
 	}
 	var page wireListResult
@@ -266,6 +268,40 @@ func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) (
 	}
 	return s.dropRefused(gen, page.Tools, res.Tools), page.NextCursor, int64(len(raw)), nil
 }
+
+// listedPages holds the raw tools/list pages the SDK may answer from its
+// cache (protocol 2026-07-28, while a page's ttlMs lasts), by cursor: the
+// listing's under way and, looked up only when the SDK answers from its
+// cache, the previous listing's. A page found there is carried into the
+// listing under way, so a page the SDK keeps answering from its cache
+// stays; the rest of the previous listing goes when this one ends. Kept
+// apart by listing, a server whose cursors change at each listing cannot
+// grow them past two listings (a large catalog costs its size twice, three
+// times during a re-sync).
+type listedPages struct {
+	cur, prev map[string]json.RawMessage
+}
+
+func (p *listedPages) put(cursor string, raw json.RawMessage) {
+	if p.cur == nil {
+		p.cur = map[string]json.RawMessage{}
+	}
+	p.cur[cursor] = raw
+}
+
+// get returns the previous listing's page for cursor, if any (a listing
+// asks for each cursor once).
+func (p *listedPages) get(cursor string) (json.RawMessage, bool) {
+	raw, ok := p.prev[cursor]
+	if ok {
+		p.put(cursor, raw)
+	}
+	return raw, ok
+}
+
+// ended ends the listing under way, whether it succeeded or not: a failed
+// one's pages are in the SDK's cache as well.
+func (p *listedPages) ended() { p.prev, p.cur = p.cur, nil }
 
 // dropRefused removes from tools those the SDK dropped from its own view of
 // the page: tools with invalid x-mcp-header annotations, which a client
