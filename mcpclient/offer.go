@@ -371,7 +371,9 @@ type subscriptions struct {
 
 // subscribe asks the server for updates of uri. On protocol 2026-07-28 the
 // SDK holds a subscriptions/listen stream open for it, in the background,
-// until Unsubscribe or the session's end.
+// until Unsubscribe or the session's end. A subscription that fails is
+// forgotten: its subscriber holds nothing to cancel, so it would be
+// renewed on every new connection for good.
 func (s *Server) subscribe(ctx context.Context, uri string) error {
 	s.subs.mu.Lock()
 	if s.subs.uris == nil {
@@ -383,7 +385,18 @@ func (s *Server) subscribe(ctx context.Context, uri string) error {
 	if err != nil {
 		return nil // subscribed on the next connection
 	}
-	return s.subscribeOn(ctx, gen, uri)
+	if err := s.subscribeOn(ctx, gen, uri); err != nil {
+		s.forget(uri)
+		return err
+	}
+	return nil
+}
+
+// forget drops uri from the subscriptions renewed on a new connection.
+func (s *Server) forget(uri string) {
+	s.subs.mu.Lock()
+	delete(s.subs.uris, uri)
+	s.subs.mu.Unlock()
 }
 
 // subscribeOn subscribes to uri on gen.
@@ -409,9 +422,7 @@ func listens(gen *generation) bool {
 
 // unsubscribe stops the updates of uri.
 func (s *Server) unsubscribe(ctx context.Context, uri string) error {
-	s.subs.mu.Lock()
-	delete(s.subs.uris, uri)
-	s.subs.mu.Unlock()
+	s.forget(uri)
 	gen, err := s.current()
 	if err != nil {
 		return nil

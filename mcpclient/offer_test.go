@@ -26,6 +26,7 @@ import (
 type offerServer struct {
 	srv                   *mcp.Server
 	subscribes, unsubs    atomic.Int32
+	refuseSubscribe       atomic.Bool   // resources/subscribe answers an error
 	failLists             atomic.Bool   // resources/list and prompts/list answer an error
 	loopCursor            atomic.Bool   // resources/list repeats its cursor forever
 	oddLists              atomic.Bool   // templates and prompts lists with items to ignore
@@ -40,7 +41,13 @@ func newOfferServer() *offerServer {
 			o.lastCompletionRefName.Store(req.Params.Ref.Type + " " + req.Params.Ref.Name + req.Params.Ref.URI)
 			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Argument.Value + "-done"}, Total: 1}}, nil
 		},
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { o.subscribes.Add(1); return nil },
+		SubscribeHandler: func(context.Context, *mcp.SubscribeRequest) error {
+			o.subscribes.Add(1)
+			if o.refuseSubscribe.Load() {
+				return errors.New("subscriptions are closed")
+			}
+			return nil
+		},
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { o.unsubs.Add(1); return nil },
 	})
 	o.srv.AddResource(&mcp.Resource{URI: "mem://text", Name: "text", MIMEType: "text/plain"}, textReader("hello"))
@@ -229,6 +236,27 @@ func TestOfferSubscribe(t *testing.T) {
 				t.Errorf("server saw %d subscribes and %d unsubscribes, want 2 and 1", o.subscribes.Load(), o.unsubs.Load())
 			}
 		})
+	}
+}
+
+// A subscription the server refused is not asked for again on the next
+// connection: the subscriber was told it failed and holds nothing to
+// cancel (it was renewed at every reconnect, for good).
+func TestOfferRefusedSubscriptionForgotten(t *testing.T) {
+	cfg := stdioConfig("mem")
+	cfg.ProtocolVersion = "2025-11-25"
+	h, o, mem := startOffers(t, cfg)
+	o.refuseSubscribe.Store(true)
+	if _, err := h.reg.SubscribeResource(context.Background(), "mem", "mem://text", func(string) {}); err == nil || !strings.Contains(err.Error(), "subscriptions are closed") {
+		t.Fatalf("a refused subscribe: err = %v", err)
+	}
+	mem.crash(1)
+	waitFor(t, "the reconnect", func() bool { return mem.connections() == 2 && h.srv.Status().State == "ready" })
+	if n := o.subscribes.Load(); n != 1 {
+		t.Errorf("the server was asked %d times for the refused subscription, want once", n)
+	}
+	if h.log.HasRecord(slog.LevelWarn, "resource subscription not renewed") {
+		t.Errorf("a refused subscription was renewed:\n%s", h.log.Text())
 	}
 }
 
