@@ -658,8 +658,15 @@ func (h *Host) start(u *unit, source string) error {
 
 // settle waits until u's first attempt settled, its startup timeout passed
 // (plus ShutdownTimeout for a strict instance) or ctx ended, and reports
-// whether it settled.
+// whether it settled. An instance settled already is never reported
+// otherwise, whatever ctx says: it may have put its config in force as it
+// started (the gateway entry), and abandoning it would close that config.
 func (h *Host) settle(ctx context.Context, u *unit) bool {
+	select {
+	case <-u.inst.Ready():
+		return true
+	default:
+	}
 	var expired <-chan time.Time
 	if !u.deadline.IsZero() {
 		limit := u.deadline

@@ -245,3 +245,28 @@ func TestSuccessionInterruptedBeforeNextWave(t *testing.T) {
 		t.Errorf("running (-want +got):\n%s", diff)
 	}
 }
+
+// A restart whose context has ended by the time its new instance is
+// ready (a console request given up) keeps the new instance: it settled,
+// so it took over, and abandoning it could undo what it already did.
+func TestRestartSettledBeforeItsContextEnded(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: S}}`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 64 {
+		fh.kind.takeEvents()
+		err := fh.Restart(ctx, "a")
+		if se, ok := errors.AsType[*StartError](err); ok {
+			t.Fatalf("restart %d: the settled new instance was abandoned: %v", i+1, se)
+		}
+		if diff := cmp.Diff([]string{"start a/1", "close a/1"}, fh.kind.takeEvents()); diff != "" {
+			t.Fatalf("restart %d: events (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"a": "ready"}, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}

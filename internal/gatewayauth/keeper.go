@@ -203,6 +203,11 @@ func (k *Keeper) NoRequestAuth() { k.unauthenticated.Store(true) }
 // it.
 func (k *Keeper) Require() { k.required.Store(true) }
 
+// Required reports whether the Keeper fails closed without a config
+// (Require, or a config applied once): with none in force, it refuses
+// every call.
+func (k *Keeper) Required() bool { return k.required.Load() }
+
 // Clear removes the config (its entry was removed) if it is still cfg.
 // The gateway then serves no call (Require): removing the entry that
 // guarded a running gateway does not open it.

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -178,7 +179,11 @@ func newRun(cfg Config, keeper *gatewayauth.Keeper, cat *host.Catalog, opts gate
 	}
 	opts.Logger = log
 	opts.Health = func() []gateway.BackendState {
-		b := BackendStates(h.Status())
+		statuses := h.Status()
+		b := BackendStates(statuses)
+		if s := keeperState(keeper, statuses); s != nil {
+			b = append(b, *s)
+		}
 		if s := storeState(context.Background(), keeper); s != nil {
 			b = append(b, *s)
 		}
@@ -312,6 +317,25 @@ func BackendStates(statuses []host.Status) []gateway.BackendState {
 		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
 	}
 	return out
+}
+
+// keeperState is a failing health entry when the Keeper requires a
+// gateway entry and none is in force while no entry stands for it (a
+// reload removed or disabled it): every call is refused, so the gateway
+// is not OK. An entry that stands for it reports its own state. nil
+// otherwise.
+func keeperState(k *gatewayauth.Keeper, statuses []host.Status) *gateway.BackendState {
+	if !k.Required() || k.Current() != nil {
+		return nil
+	}
+	for _, st := range statuses {
+		if st.Plugin == gatewaykind.Name && st.State != host.StateDisabled {
+			return nil
+		}
+	}
+	s := gateway.NewBackendState(gatewaykind.Name, string(host.StateFailed), false, 0,
+		"no gateway entry is in force, so every call is refused: add it back to the config, or restart serve to run without one")
+	return &s
 }
 
 // ServerOrder is the servers' names in config order: which server keeps a

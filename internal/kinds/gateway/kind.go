@@ -91,9 +91,20 @@ type instance struct {
 
 func (in *instance) Ready() <-chan struct{} { return in.ready }
 func (in *instance) StartErr() error        { return nil }
+
+// Status is ready while the instance's config is in force. Once none is
+// (cleared under it), the Keeper refuses every call: the instance says so
+// as failed, so health is not OK and a reload starts it again.
 func (in *instance) Status() host.Status {
-	return host.Status{State: host.StateReady, Name: Name, Transport: "builtin"}
+	st := host.Status{State: host.StateReady, Name: Name, Transport: "builtin"}
+	if in.cfg != nil && in.keeper.Current() == nil {
+		st.State, st.Err = host.StateFailed, errNotInForce
+	}
+	return st
 }
+
+// errNotInForce is why an instance whose config was cleared fails.
+const errNotInForce = "the gateway entry's config is no longer in force, so every call is refused: reload the config or restart the entry to apply it again"
 
 // Close removes the config unless a successor replaced it.
 func (in *instance) Close() error {
