@@ -32,6 +32,7 @@ type fakeConfig struct {
 	Secret    string `yaml:"secret"`    // expanded ${VAR}, never shown
 	Down      string `yaml:"down"`      // the first attempt fails, not for good: retrying, no tools
 	SlowCall  bool   `yaml:"slowCall"`  // the tool's calls run until released (or Close cuts them)
+	Early     bool   `yaml:"early"`     // publishes its tool in Start, before Ready (which hold still holds)
 }
 
 // toolName is the one tool a fake instance publishes: named after its claim
@@ -143,6 +144,9 @@ func (k *fakeKind) Start(lifetime context.Context, spec Spec, env Env) (Instance
 			in.publish(id)
 		}
 		close(in.ready)
+	}
+	if c.Early {
+		in.publish(id)
 	}
 	if c.Hold {
 		go func() {

@@ -34,11 +34,13 @@ import (
 //     The new instance's first Publish replaces the old instance's tools in
 //     one atomic swap; the old instance's later Publish calls then fail
 //     with tool.ErrSuperseded and it serves only the calls already in
-//     flight. Once the new instance has started (step 2), the claims move to
-//     it, the old instance is drained (Drainer, at most ShutdownTimeout) and
-//     stopped (step 4). If it does not start, or Start fails, the host
-//     closes its Source (so it can no longer take over) and stops it; the
-//     old instance never noticed and keeps running.
+//     flight. Once the new instance has started (step 2), or published
+//     at all by the time readiness stops waiting (its tools have taken over
+//     and the old instance can no longer publish), the claims move to it,
+//     the old instance is drained (Drainer, at most ShutdownTimeout) and
+//     stopped (step 4). If it does not start and has published nothing, or
+//     Start fails, the host closes its Source (so it can no longer take
+//     over) and stops it; the old instance never noticed and keeps running.
 //  4. To stop an instance the host cancels its lifetime, calls Close (at most
 //     ShutdownTimeout; a slower Close goes on in the background), then
 //     closes its Env.Tools and releases its claims.

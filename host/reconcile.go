@@ -77,6 +77,8 @@ func (e *StartError) record() (msg string, attrs []any) {
 //   - a new config that does not start (Start fails, its first attempt
 //     fails, its startup timeout passes) is closed, and the old instance,
 //     which never stopped, keeps running: a *StartError whose Kept names it;
+//     except one that has published tools by then (not failed for good):
+//     they have replaced the old ones, so it is kept and takes over;
 //   - added and re-enabled entries start; Apply waits until each first
 //     attempt has settled or its startup timeout has passed (a strict
 //     instance, Spec.Strict, is waited for until it settles, at most
@@ -532,9 +534,15 @@ func (h *Host) describe(u *unit) oldEntry {
 // verdict says whether u, started to replace a running instance, has
 // started: its first attempt settled without a failure for good, and it is
 // ready. A replacement whose tools are registered has taken the old ones'
-// place already (its connection may have dropped since), so it is kept.
+// place already (its connection may have dropped since, or its first
+// attempt not settled yet), so it is kept: closing it would take the
+// tools away for good, as the old instance's Source is superseded.
 func (h *Host) verdict(ctx context.Context, u *unit, settled bool) error {
+	published := u.src.Len() > 0
 	if !settled {
+		if published {
+			return nil
+		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("the reload was interrupted: %w", err)
 		}
@@ -548,7 +556,7 @@ func (h *Host) verdict(ctx context.Context, u *unit, settled bool) error {
 	}
 	st := u.inst.Status()
 	switch {
-	case st.State == StateReady || u.src.Len() > 0:
+	case st.State == StateReady || published:
 		return nil
 	case st.Err != "":
 		return errors.New(st.Err)

@@ -270,3 +270,30 @@ func TestRestartSettledBeforeItsContextEnded(t *testing.T) {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
 }
+
+// A replacement that published its tools before its first attempt
+// settled (an mcp-client slow on logging/setLevel after its sync) has
+// taken the old ones' place: when its startup timeout passes, it is kept,
+// not closed with the tools it took over (the old instance could never
+// publish them again), and its state says it is not ready yet.
+func TestSuccessionKeepsAPublishedReplacement(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: S}}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "2", claim: S, early: true, hold: true, timeoutMs: 30}}`); err != nil {
+		t.Fatalf("Apply = %v, want the published replacement kept", err)
+	}
+	if got := callText(fh, "t-S"); got != "a/2" {
+		t.Errorf("after the startup timeout, the tool answers %q, want the replacement's", got)
+	}
+	if diff := cmp.Diff(map[string]int{"a/2": 1}, fh.kind.running()); diff != "" {
+		t.Errorf("running (-want +got):\n%s", diff)
+	}
+	st := fh.Status()[0]
+	if st.State != StateTimedOut || st.Tools != 1 {
+		t.Errorf("status %s with %d tools, want timed-out with the replacement's tool", st.State, st.Tools)
+	}
+	fh.kind.unblock()
+	waitUntil(t, "the replacement ready", func() bool { return fh.states()["a"] == "ready" })
+}
