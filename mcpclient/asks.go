@@ -476,33 +476,40 @@ var logLevels = map[string]slog.Level{
 	"alert": slog.LevelError, "emergency": slog.LevelError,
 }
 
-// logged handles a notifications/message the connection read (its data
-// cut to maxNoticeBytes): to the log at its level, and to the consumer of the only call in flight when it
+// logMessage is what the bridge reads of a notifications/message, and all
+// it passes on.
+type logMessage struct {
+	Level  string          `json:"level"`
+	Logger string          `json:"logger,omitempty"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// logged handles a notifications/message the connection read: to the log
+// at its level, and to the consumer of the only call in flight when it
 // listens (a message names no call; see callers); within the server's
-// rate limit (logLimit).
+// rate limit (logLimit). Both get the message rebuilt from its level (one
+// of the protocol's, else info), logger and data, the last two cut to
+// maxNoticeBytes: anything else the server put in it (a _meta, another
+// member) could be as large as a frame, and a consumer may queue it.
 func (s *Server) logged(params json.RawMessage) {
-	var m struct {
-		Level  string          `json:"level"`
-		Logger string          `json:"logger,omitempty"`
-		Data   json.RawMessage `json:"data"`
-	}
+	var m logMessage
 	if !s.logs.allow() || json.Unmarshal(params, &m) != nil {
 		return
 	}
-	if len(m.Data) > maxNoticeBytes || len(m.Logger) > maxNoticeBytes {
-		// Cut, as text: what is logged and passed on stays small.
-		m.Data, _ = json.Marshal(textcut.Marked(string(m.Data), maxNoticeBytes, "…"))
-		m.Logger = textcut.Marked(m.Logger, maxNoticeBytes, "…")
-		params, _ = json.Marshal(m)
-	}
-	s.logs.report(s.log)
 	level, ok := logLevels[m.Level]
 	if !ok {
-		level = slog.LevelInfo
+		m.Level, level = "info", slog.LevelInfo
 	}
+	if len(m.Data) > maxNoticeBytes {
+		// Cut, as text: it may be any JSON value.
+		m.Data, _ = json.Marshal(textcut.Marked(string(m.Data), maxNoticeBytes, "…"))
+	}
+	m.Logger = textcut.Marked(m.Logger, maxNoticeBytes, "…")
+	s.logs.report(s.log)
 	s.log.Log(context.Background(), level, "server log message", "level", m.Level, "logger", m.Logger, "data", string(m.Data))
 	if cl := s.callers.sole(); cl != nil && cl.log != nil {
-		cl.log(params)
+		rebuilt, _ := json.Marshal(m) // data is a JSON value: Unmarshal checked it
+		cl.log(rebuilt)
 	}
 }
 

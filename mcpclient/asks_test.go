@@ -343,3 +343,50 @@ func TestNoticesCutToTheirBound(t *testing.T) {
 		t.Errorf("a progress message of 2 MiB reached its route as %d bytes", len(msg))
 	}
 }
+
+// A log message small in data and logger but carrying a megabyte
+// elsewhere (its _meta, or its level) reaches the caller and the log
+// small: what is passed on is rebuilt from the fields the bridge reads,
+// its level one of the protocol's.
+func TestLogMessageRebuiltSmall(t *testing.T) {
+	huge := strings.Repeat("m", 1<<20)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "loud", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "meta", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "d", Meta: mcp.Meta{"pad": huge}})
+			return textResult("done"), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "level", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "d"})
+			return textResult("done"), nil
+		})
+	// The SDK's server sends no level it does not know: one is put on the
+	// wire past its check.
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.LoggingMessageParams); ok && p.Meta == nil {
+				p.Level = mcp.LoggingLevel(huge)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cfg := stdioConfig("loud")
+	cfg.ProtocolVersion = "2025-11-25"
+	h := mustStart(t, cfg, Options{NewTransport: inMemory(t, srv)})
+	for _, name := range []string{"meta", "level"} {
+		var got json.RawMessage
+		ctx := tool.WithLog(context.Background(), func(p json.RawMessage) { got = p })
+		if res, _ := h.reg.Execute(ctx, "mcp__loud__"+name, nil); res.Text() != "done" {
+			t.Fatalf("%s: %q", name, res.Text())
+		}
+		var m struct{ Level, Data string }
+		err := json.Unmarshal(got, &m)
+		if _, known := logLevels[m.Level]; err != nil || len(got) > 1<<10 || m.Data != "d" || !known {
+			t.Errorf("%s: the caller got %d bytes (%v): %.120s", name, len(got), err, got)
+		}
+	}
+	if n := len(h.log.Text()); n > 64<<10 {
+		t.Errorf("the log holds %d bytes for two small messages", n)
+	}
+}
