@@ -21,6 +21,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/projection"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/tasks"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -356,13 +357,20 @@ func describeCallError(err error) error {
 		return fmt.Errorf("MCP error %d: request rejected by the HTTP transport: %w", wire.Code, redact.Error(err))
 	}
 	prefix := fmt.Sprintf("MCP error %d: ", wire.Code)
-	if strings.HasPrefix(wire.Message, prefix) {
+	text := wire.Message
+	if !strings.HasPrefix(text, prefix) {
 		// A TypeScript server's McpError puts the prefix in the message
 		// it sends already.
-		return &serverError{wire.Message, wire}
+		text = prefix + text
 	}
-	return &serverError{prefix + wire.Message, wire}
+	// Cut: the text is logged, kept in Status and shown, maybe at every
+	// re-sync. The error as sent stays whole for a gateway to forward.
+	return &serverError{textcut.Marked(text, maxServerErrorBytes, "…"), wire}
 }
+
+// maxServerErrorBytes bounds the text of a server's JSON-RPC error as the
+// bridge renders it (describeCallError).
+const maxServerErrorBytes = 4 << 10
 
 // serverError is a JSON-RPC error the server answered a request with:
 // its text as describeCallError renders it, and the error as sent, which

@@ -12,7 +12,7 @@ import (
 // Icons of a tool (MCP 2025-11-25, SEP-973) are fetched or rendered by
 // whoever shows them, so a server may only point at https: URLs or carry
 // data: images; anything else (http:, file:, javascript:, a relative
-// path) is dropped with a log line. They are bounded so a server cannot
+// path) is dropped, with a log line for the tool. They are bounded so a server cannot
 // make the bridge hold an arbitrary amount of image data.
 const (
 	maxIcons     = 8
@@ -48,19 +48,22 @@ func iconVerdict(src string) string {
 	return ""
 }
 
-// icons returns the icons of tool rawName that may be carried, logging
-// each dropped one. raw is the tool's "icons" member, possibly absent.
+// icons returns the icons of tool rawName that may be carried. What it
+// drops is logged in one line (how many, the first one's reason and src),
+// when the last sync did not log it already (warnDef). raw is the tool's
+// "icons" member, possibly absent.
 func (s *Server) icons(rawName string, raw json.RawMessage) []tool.Icon {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		s.log.Warn("icons dropped", "tool", rawName, "reason", "icons is not an array")
+		s.warnDef(kindTools, "icons dropped", "tool", rawName, "reason", "icons is not an array")
 		return nil
 	}
 	var out []tool.Icon
-	for i, r := range list {
+	dropped, first, firstSrc := 0, "", ""
+	for _, r := range list {
 		var w wireIcon
 		reason := ""
 		if err := json.Unmarshal(r, &w); err != nil {
@@ -69,10 +72,15 @@ func (s *Server) icons(rawName string, raw json.RawMessage) []tool.Icon {
 			reason = fmt.Sprintf("more than %d icons", maxIcons)
 		}
 		if reason != "" {
-			s.log.Warn("icon dropped", "tool", rawName, "index", i, "src", shortSrc(w.Src), "reason", reason)
+			if dropped++; dropped == 1 {
+				first, firstSrc = reason, shortSrc(w.Src)
+			}
 			continue
 		}
 		out = append(out, tool.Icon{Src: w.Src, MimeType: w.MimeType, Sizes: w.Sizes, Theme: w.Theme})
+	}
+	if dropped > 0 {
+		s.warnDef(kindTools, "icons dropped", "tool", rawName, "dropped", dropped, "of", len(list), "reason", first, "src", firstSrc)
 	}
 	return out
 }

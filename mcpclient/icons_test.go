@@ -31,8 +31,8 @@ func TestIconVerdict(t *testing.T) {
 	}
 }
 
-// Dropped icons are logged with the tool and the reason; kept ones are
-// carried in the registry.
+// Dropped icons are logged with the tool, their count and the reason;
+// kept ones are carried in the registry.
 func TestIconsCarriedAndDropped(t *testing.T) {
 	script := mcppeer.RawScript{Pages: onePage(json.RawMessage(`{"name":"pic","inputSchema":{"type":"object"},"icons":[{"src":"javascript:alert(1)"},{"src":"https://example.test/a.png","sizes":["any"]}]}`))}
 	h, err := rawHarness(t, script, stdioConfig("raw"))
@@ -43,7 +43,7 @@ func TestIconsCarriedAndDropped(t *testing.T) {
 	if !ok || len(pic.Icons) != 1 || pic.Icons[0].Src != "https://example.test/a.png" || pic.Icons[0].Sizes[0] != "any" {
 		t.Fatalf("icons %+v (%v)", pic.Icons, ok)
 	}
-	if !h.log.HasRecord(slog.LevelWarn, "icon dropped", "tool", "pic", "src", "javascript:alert(1)", "reason", "neither an https: URL nor a data: image") {
+	if !h.log.HasRecord(slog.LevelWarn, "icons dropped", "tool", "pic", "dropped", "1", "src", "javascript:alert(1)", "reason", "neither an https: URL nor a data: image") {
 		t.Errorf("log:\n%s", h.log.Text())
 	}
 }

@@ -216,9 +216,13 @@ func fetchList[W, T any](s *Server, ctx context.Context, gen *generation, method
 }
 
 // ignored logs an item of the server's lists left out (under key, its
-// first 200 bytes), and why.
+// first 200 bytes), and why, when the last sync did not.
 func (s *Server) ignored(kind, key, why string, raw json.RawMessage) {
-	s.log.Warn(kind+" ignored: "+why, key, string(raw[:min(len(raw), 200)]))
+	list := kindResources // resources, templates and skills
+	if kind == "prompt" {
+		list = kindPrompts
+	}
+	s.warnDef(list, kind+" ignored: "+why, key, string(raw[:min(len(raw), 200)]))
 }
 
 // wirePrompt holds the fields of a prompt the bridge reads.
@@ -240,7 +244,7 @@ func (s *Server) fetchPrompts(ctx context.Context, gen *generation) ([]tool.Prom
 		}
 		public := naming.Public(s.cfg.ServerName, w.Name)
 		if prev, dup := byName[public]; dup {
-			s.log.Warn("prompt ignored: its public name is taken by another of the server's prompts", "prompt", w.Name, "kept", prev, "public", public)
+			s.warnDef(kindPrompts, "prompt ignored: its public name is taken by another of the server's prompts", "prompt", w.Name, "kept", prev, "public", public)
 			return tool.Prompt{}, false
 		}
 		byName[public] = w.Name

@@ -180,6 +180,8 @@ type Server struct {
 
 	inflight inflight // calls in flight, for Drain
 
+	warned defWarnings // the syncs' warnings about definitions
+
 	listed  listed           // the last good lists; supervisor goroutine only
 	subs    subscriptions    // resource URIs consumers subscribed to
 	callers callers          // calls in flight, for attributing the server's requests

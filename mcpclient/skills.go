@@ -112,7 +112,7 @@ func (s *Server) nameSkills(skills []tool.Skill) []tool.Skill {
 		}
 		sk.Name = naming.Public(s.cfg.ServerName, name)
 		if seen[sk.Name] {
-			s.log.Warn("skill ignored: its public name is taken by another of the server's skills", "skill", sk.Origin.Name, "uri", sk.URI, "public", sk.Name)
+			s.warnDef(kindResources, "skill ignored: its public name is taken by another of the server's skills", "skill", sk.Origin.Name, "uri", sk.URI, "public", sk.Name)
 			continue
 		}
 		seen[sk.Name] = true

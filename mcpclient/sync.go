@@ -86,6 +86,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kind
 	// Calls of this sync end with the generation too.
 	ctx, stop := mergeCancel(ctx, gen.ctx)
 	defer stop()
+	s.warned.begin(kinds)
 	if kinds&kindTools != 0 {
 		defs, err := s.fetchTools(ctx, gen)
 		if err != nil {
@@ -94,6 +95,7 @@ func (s *Server) syncCtx(ctx context.Context, gen *generation, strict bool, kind
 		s.listed.tools = defs
 	}
 	s.fetchOthers(ctx, gen, kinds)
+	s.warned.synced(kinds)
 	// The swap re-checks that the generation is still alive (docs/decisions.md §8):
 	// tools bound to a dead connection must not appear.
 	if gen.ended() {
@@ -324,7 +326,7 @@ func (s *Server) dropRefused(gen *generation, tools []wireTool, kept []*mcp.Tool
 				if reason == "" {
 					reason = "the SDK refused it"
 				}
-				s.log.Warn("tool ignored: invalid x-mcp-header annotation in its inputSchema", "tool", wt.Name, "reason", reason)
+				s.warnDef(kindTools, "tool ignored: invalid x-mcp-header annotation in its inputSchema", "tool", wt.Name, "reason", reason)
 				continue
 			}
 		}
@@ -339,23 +341,23 @@ func (s *Server) dropRefused(gen *generation, tools []wireTool, kept []*mcp.Tool
 // (false). Both are logged.
 func (s *Server) boundTool(wt *wireTool) bool {
 	if n := max(len(wt.InputSchema), len(wt.OutputSchema)); n > MaxSchemaBytes {
-		s.log.Warn("tool ignored: schema too large", "tool", wt.Name, "bytes", n, "limit", MaxSchemaBytes)
+		s.warnDef(kindTools, "tool ignored: schema too large", "tool", wt.Name, "bytes", n, "limit", MaxSchemaBytes)
 		return false
 	}
 	if !utf8.Valid(wt.InputSchema) || !utf8.Valid(wt.OutputSchema) {
 		// Kept as the server sent it, it would reach every model request
 		// as it is, and an API refuses a body that is not UTF-8: one tool
 		// would fail every turn.
-		s.log.Warn("tool ignored: schema is not valid UTF-8", "tool", wt.Name)
+		s.warnDef(kindTools, "tool ignored: schema is not valid UTF-8", "tool", wt.Name)
 		return false
 	}
 	if !utf8.Valid(wt.Annotations) || !utf8.Valid(wt.Meta) {
-		s.log.Warn("tool annotations and _meta dropped: not valid UTF-8", "tool", wt.Name)
+		s.warnDef(kindTools, "tool annotations and _meta dropped: not valid UTF-8", "tool", wt.Name)
 		wt.Annotations, wt.Meta = nil, nil
 	}
 	if n := len(wt.Description); n > MaxDescriptionBytes {
 		wt.Description = textcut.Marked(wt.Description, MaxDescriptionBytes, DescriptionTruncatedMarker)
-		s.log.Warn("tool description truncated", "tool", wt.Name, "bytes", n, "limit", MaxDescriptionBytes)
+		s.warnDef(kindTools, "tool description truncated", "tool", wt.Name, "bytes", n, "limit", MaxDescriptionBytes)
 	}
 	return true
 }
@@ -378,7 +380,7 @@ func (s *Server) remoteTool(wt wireTool) (*remoteTool, error) {
 		rt.annotations = wt.Annotations
 	}
 	if len(wt.Meta) > MaxSchemaBytes {
-		s.log.Warn("tool _meta dropped: too large", "tool", wt.Name, "bytes", len(wt.Meta), "limit", MaxSchemaBytes)
+		s.warnDef(kindTools, "tool _meta dropped: too large", "tool", wt.Name, "bytes", len(wt.Meta), "limit", MaxSchemaBytes)
 	} else if isJSONObject(wt.Meta) {
 		rt.meta = wt.Meta
 	}
