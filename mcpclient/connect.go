@@ -412,12 +412,22 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		}
 		gen.stderr = newStderrTail(errorBounds)
 		var stderr *slog.Logger // built on the first line: lines arrive on one goroutine
+		// Logged within a rate limit; the tails keep the latest lines all the same.
+		logged := newLogLimit("child output lines dropped: over the rate limit")
 		child.Stderr = func(line string) {
 			if stderr == nil {
-				stderr = s.log.With("stream", "stderr", "pid", child.Process().PID())
+				p := child.Process()
+				stderr = s.log.With("stream", "stderr", "pid", p.PID())
+				go func() {
+					<-p.Exited() // after its last line
+					logged.report(stderr)
+				}()
 			}
 			line = s.redact.line(line) // the log, too, is read by others than the server's owner
-			stderr.Info("child output", "line", line)
+			if logged.allow() {
+				logged.report(stderr)
+				stderr.Info("child output", "line", line)
+			}
 			gen.stderr.add(line)
 			s.recent.add(line)
 		}

@@ -7,22 +7,26 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// A server's log messages are taken at most logLinesPerSecond on average,
-// logLineBurst at once: past that they are dropped, and counted, so a
-// server flooding them costs neither memory nor a terminal full of lines.
+// A server's log messages, and a stdio child's stderr lines, are logged
+// at most logLinesPerSecond on average, logLineBurst at once: past that
+// they are dropped, and counted, so a server flooding them costs neither
+// memory nor a terminal full of lines.
 const (
 	logLinesPerSecond = 50
 	logLineBurst      = 200
 )
 
-// logLimit is the rate limit of one server's log messages.
+// logLimit is the rate limit of one server's log messages, or of one
+// stdio child's stderr lines.
 type logLimit struct {
 	lim     *rate.Limiter
 	dropped atomic.Int64 // since the last report
+	what    string       // the report's message
 }
 
-func newLogLimit() *logLimit {
-	return &logLimit{lim: rate.NewLimiter(logLinesPerSecond, logLineBurst)}
+// newLogLimit is a limit whose drops are reported as what.
+func newLogLimit(what string) *logLimit {
+	return &logLimit{lim: rate.NewLimiter(logLinesPerSecond, logLineBurst), what: what}
 }
 
 // allow reports whether one more message may be taken now, counting it as
@@ -44,6 +48,6 @@ func (l *logLimit) report(log *slog.Logger) {
 		return
 	}
 	if n := l.dropped.Swap(0); n > 0 {
-		log.Warn("server log messages dropped: over the rate limit", "dropped", n, "perSecond", logLinesPerSecond, "burst", logLineBurst)
+		log.Warn(l.what, "dropped", n, "perSecond", logLinesPerSecond, "burst", logLineBurst)
 	}
 }

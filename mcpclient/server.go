@@ -238,7 +238,7 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	s := &Server{
 		recent: newStderrTail(recentBounds),
 		redact: newRedactor(cfg),
-		logs:   newLogLimit(),
+		logs:   newLogLimit("server log messages dropped: over the rate limit"),
 		roots:  roots,
 		cfg:    cfg,
 		policy: *cfg.Reconnect,

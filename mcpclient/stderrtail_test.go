@@ -186,3 +186,46 @@ func TestDeathQuotesStderr(t *testing.T) {
 
 // killPID sends SIGKILL to pid.
 func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// A child writing 100,000 lines to stderr gets as many logged as the
+// rate limit of a server's log lines lets through in that time, and the
+// rest counted in a warning once it exits; its recent stderr in Status
+// still ends with its last line.
+func TestChildStderrFloodRateLimited(t *testing.T) {
+	const n = 100000
+	exe, args, env := mcptest.ChildCommand(t, "fixture")
+	script := `yes 'stderr noise' | head -n 100000 >&2; echo 'the last line' >&2; exec "$0" "$@"`
+	cfg := Config{ServerName: "noisy", Transport: TransportStdio, Command: "sh", Args: append([]string{"-c", script, exe}, args...), Env: env}
+	began := time.Now()
+	h := mustStart(t, cfg, Options{})
+	waitFor(t, "the child's last stderr line", func() bool {
+		lines := h.srv.Status().Stderr
+		return len(lines) > 0 && lines[len(lines)-1] == "the last line"
+	})
+	elapsed := time.Since(began)
+	logged := h.log.CountRecords(slog.LevelInfo, "child output")
+	if most := logLineBurst + int(elapsed.Seconds()*logLinesPerSecond) + logLinesPerSecond; logged > most {
+		t.Errorf("%d of %d stderr lines logged in %v; the limit lets %d through", logged, n, elapsed, most)
+	}
+	h.srv.Close()
+	// Reported once it exited (the child's own lines after the flood may
+	// be logged or dropped too).
+	var dropped int64
+	var all int
+	waitFor(t, "the dropped lines to be reported", func() bool {
+		dropped, all = 0, h.log.CountRecords(slog.LevelInfo, "child output")
+		for _, r := range h.log.Records() {
+			if r.Message == "child output lines dropped: over the rate limit" {
+				for _, a := range r.Attrs {
+					if a.Key == "dropped" {
+						dropped += a.Value.Int64()
+					}
+				}
+			}
+		}
+		return int(dropped)+all >= n+1
+	})
+	if dropped > n+1 {
+		t.Errorf("%d lines logged and %d counted as dropped, of %d", all, dropped, n+1)
+	}
+}
