@@ -263,6 +263,8 @@ func (s *Server) ask(ctx context.Context, method string, params any, out any) er
 // and write raw JSON.
 func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage) (json.RawMessage, error) {
 	s.log.Info("server request", "method", method)
+	// Taken first: a request refused below leaves nothing of it kept.
+	written, asWritten := s.sent.take(method, raw)
 	// What the entry lets through, whichever way the request came (the
 	// SDK's handlers, a task's questions): one gate.
 	// An elicitation goes to whoever the call's consumer is (a person, a
@@ -271,6 +273,7 @@ func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage)
 	case tool.AskElicit:
 	case tool.AskSample:
 		if !s.samples() {
+			s.related.take(method, raw)
 			return nil, errors.New("sampling is not allowed for this server (allowSampling), or its consumer takes none")
 		}
 	case tool.AskRoots:
@@ -286,8 +289,8 @@ func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage)
 	if fn == nil {
 		return nil, errNoOneToAsk
 	}
-	if sent, ok := s.sent.take(method, raw); ok {
-		raw = sent // as the server wrote it: the order of a form's fields
+	if asWritten {
+		raw = written // as the server wrote it: the order of a form's fields
 	}
 	answer, err := s.consult(ctx, fn, ended, tool.Ask{Method: method, Params: raw, Server: s.cfg.ServerName})
 	if errors.Is(err, errTooManyAsks) && method == tool.AskElicit {
@@ -300,6 +303,7 @@ func (s *Server) askRaw(ctx context.Context, method string, raw json.RawMessage)
 // for the requests its consumers can answer, and the roots.
 func (s *Server) clientFeatures(opts *mcp.ClientOptions) {
 	caps := &mcp.ClientCapabilities{}
+	s.sent.offered.Store(s.opts.Elicit)
 	if s.opts.Elicit {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -347,24 +351,31 @@ func (s *Server) elicitAsIs(next mcp.MethodHandler) mcp.MethodHandler {
 // are not answered by anyone anyway.
 const maxSentAsks = 16
 
+// maxSentAskBytes bounds one request kept as written: a form is far
+// smaller, and a larger request reaches its consumer as decoded (its
+// fields in the SDK's order).
+const maxSentAskBytes = 64 << 10
+
 // sentAsks keeps the params of the server's latest elicitation requests as
 // it wrote them. The SDK hands a handler the request decoded, its schema a
 // map that loses the order of a form's fields; a request decoded here the
-// same way finds its written form by its encoding.
+// same way finds its written form by its encoding. A request leaves when
+// it is answered or refused (askRaw), or after maxSentAsks newer ones.
 type sentAsks struct {
-	mu   sync.Mutex
-	list []sentAsk
+	offered atomic.Bool // elicitation is offered the server (clientFeatures): else nothing is kept
+	mu      sync.Mutex
+	list    []sentAsk
 }
 
 type sentAsk struct {
-	key string          // the encoding of the decoded params
+	key askDigest       // of the encoding of the decoded params
 	raw json.RawMessage // as written
 }
 
 // note keeps an elicitation request the connection read (sdkwire
 // Table.OnRequest); it runs on the reading goroutine.
 func (a *sentAsks) note(method string, params json.RawMessage) {
-	if method != tool.AskElicit {
+	if method != tool.AskElicit || !a.offered.Load() || len(params) > maxSentAskBytes {
 		return
 	}
 	var p mcp.ElicitParams
@@ -377,7 +388,7 @@ func (a *sentAsks) note(method string, params json.RawMessage) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.list = append(a.list, sentAsk{string(key), slices.Clone(params)})
+	a.list = append(a.list, sentAsk{digest(method, key), slices.Clone(params)})
 	if len(a.list) > maxSentAsks {
 		a.list = slices.Delete(a.list, 0, 1)
 	}
@@ -391,7 +402,8 @@ func (a *sentAsks) take(method string, decoded []byte) (json.RawMessage, bool) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	i := slices.IndexFunc(a.list, func(s sentAsk) bool { return s.key == string(decoded) })
+	key := digest(method, decoded)
+	i := slices.IndexFunc(a.list, func(s sentAsk) bool { return s.key == key })
 	if i < 0 {
 		return nil, false
 	}

@@ -180,6 +180,7 @@ func TestElicitationAsWritten(t *testing.T) {
 		t.Errorf("the form's fields were reordered: %s", got)
 	}
 	var sent sentAsks
+	sent.offered.Store(true)
 	for i := range maxSentAsks + 1 {
 		sent.note(tool.AskElicit, json.RawMessage(fmt.Sprintf(`{"mode":"form","message":"%d"}`, i)))
 	}

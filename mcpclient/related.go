@@ -4,6 +4,7 @@ package mcpclient
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -28,7 +29,7 @@ type relatedAsks struct {
 }
 
 type relatedAsk struct {
-	key  string // method and the encoding of the decoded params
+	key  askDigest // of the method and the encoding of the decoded params
 	call *sdkwire.Slot
 }
 
@@ -40,9 +41,20 @@ var relatedParams = map[string]func() any{
 	tool.AskRoots:  func() any { return new(mcp.ListRootsParams) },
 }
 
-// relatedKey is the key of a request of method whose params, decoded as
-// the SDK decodes them, encode as decoded.
-func relatedKey(method string, decoded []byte) string { return method + " " + string(decoded) }
+// askDigest is the key of a request of the server kept for a while: a
+// digest of its method and its params as decoded, so that a key costs as
+// little whatever the request's size (up to the frame limit).
+type askDigest [sha256.Size]byte
+
+// digest is the key of a request of method whose params, decoded as the
+// SDK decodes them, encode as decoded.
+func digest(method string, decoded []byte) askDigest {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write(decoded)
+	return askDigest(h.Sum(nil))
+}
 
 // note ties a request read on call's stream to call; it runs on the
 // reading goroutine.
@@ -61,7 +73,7 @@ func (r *relatedAsks) note(method string, params json.RawMessage, call *sdkwire.
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.list = append(r.list, relatedAsk{relatedKey(method, decoded), call})
+	r.list = append(r.list, relatedAsk{digest(method, decoded), call})
 	if len(r.list) > maxSentAsks {
 		r.list = slices.Delete(r.list, 0, 1)
 	}
@@ -71,7 +83,7 @@ func (r *relatedAsks) note(method string, params json.RawMessage, call *sdkwire.
 // decoded came with, and forgets that tie; tied is false when no call or
 // more than one could have sent it.
 func (r *relatedAsks) take(method string, decoded []byte) (call *sdkwire.Slot, tied bool) {
-	key := relatedKey(method, decoded)
+	key := digest(method, decoded)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := slices.IndexFunc(r.list, func(a relatedAsk) bool { return a.key == key })
