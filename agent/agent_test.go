@@ -372,3 +372,36 @@ func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
 		t.Errorf("reopened: %+v, want the first message", got)
 	}
 }
+
+// A call of a name no tool has (a hostile result may tell the model to
+// call mcp__github or mcp__*) is not put to the Approver, where an
+// "always" answer would allow whatever the name matches: the model reads
+// that there is no such tool, or why a withheld one is withheld.
+func TestUnknownToolNotAsked(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__*", Args: `{}`}, {Name: "mcp__s__echo", Args: `{}`}}}, chattest.Turn{Text: "ok"}))
+	reg := tool.NewRegistry()
+	if err := reg.NewSource().PublishOffer(tool.Offer{Withheld: map[string]string{"mcp__s__echo": "changed since pinned"}}); err != nil {
+		t.Fatal(err)
+	}
+	d := &deny{}
+	var events []agent.Event
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: reg, Approver: d,
+		Events: func(e agent.Event) { events = append(events, e) }})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`Error: unknown tool "mcp__*"`, `Error: tool "mcp__s__echo" is withheld: changed since pinned`}
+	got := []string{a.History()[2].Content.(string), a.History()[3].Content.(string)}
+	if diff := cmp.Diff(want, got); diff != "" || len(d.asked) != 0 {
+		t.Errorf("asked %v; the model read (-want +got):\n%s", d.asked, diff)
+	}
+	var results []agent.Event
+	for _, e := range events {
+		if e.Type == agent.EventToolResult {
+			results = append(results, e)
+		}
+	}
+	if len(results) != 2 || !results[0].IsError || results[0].Denied || results[0].Text != want[0] {
+		t.Errorf("result events %+v", results)
+	}
+}

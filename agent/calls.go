@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -32,6 +33,7 @@ type outcome struct {
 	isError bool
 	denied  bool
 	spilled string
+	settled bool // decided without running: denied, or no such tool
 }
 
 // runCalls asks approval for each call in order, runs the approved ones
@@ -46,20 +48,24 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall) error {
 		c := Call{ID: tc.ID, Name: tc.Function.Name, Args: args(tc.Function.Arguments)}
 		c.Tool, _ = a.opts.Registry.Get(c.Name)
 		a.emit(Event{Type: EventToolCall, ID: c.ID, Name: c.Name, Arguments: jsonOrString(c.Args)})
+		if c.Tool.Name == "" {
+			out[i] = a.unknown(c.Name)
+			continue
+		}
 		ok := approveErr == nil
 		if ok && a.opts.Approver != nil {
 			ok, approveErr = a.opts.Approver.Approve(ctx, c)
 			ok = ok && approveErr == nil
 		}
 		if !ok {
-			out[i] = outcome{text: deniedText, isError: true, denied: true}
+			out[i] = outcome{text: deniedText, isError: true, denied: true, settled: true}
 			continue
 		}
 		approved[i] = c
 	}
 	var wg sync.WaitGroup
 	for i := range calls {
-		if out[i].denied || approveErr != nil {
+		if out[i].settled || approveErr != nil {
 			continue
 		}
 		wg.Add(1)
@@ -70,14 +76,26 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall) error {
 	}
 	wg.Wait()
 	for i, tc := range calls {
-		if out[i].denied {
-			a.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Function.Name, Text: out[i].text, IsError: true, Denied: true})
+		if out[i].settled {
+			a.emit(Event{Type: EventToolResult, ID: tc.ID, Name: tc.Function.Name, Text: out[i].text, IsError: true, Denied: out[i].denied})
 		}
 		if err := a.add(Message{Role: "tool", ToolCallID: tc.ID, Content: out[i].text}); err != nil {
 			return err
 		}
 	}
 	return approveErr
+}
+
+// unknown is the result of a call of a name no tool has. It is neither
+// asked about (an "always" answer to mcp__github would be kept as every
+// tool of github) nor run (a tool registered meanwhile would run
+// unapproved); the model reads what Execute would have said.
+func (a *Agent) unknown(name string) outcome {
+	var err error = fmt.Errorf("%w %q", tool.ErrNotFound, name)
+	if why, ok := a.opts.Registry.Withheld(name); ok {
+		err = &tool.WithheldError{Name: name, Why: why}
+	}
+	return outcome{text: "Error: " + err.Error(), isError: true, settled: true}
 }
 
 // call runs one approved call and reports its result.

@@ -58,7 +58,8 @@ func ExamplePolicy() {
 		Refused: func(c agent.Call, pattern string) { fmt.Println("refused", c.Name, "by", pattern) },
 	}
 	for _, name := range []string{"mcp__time__now", "mcp__fs__delete", "mcp__fs__read"} {
-		ok, _ := p.Approve(context.Background(), agent.Call{Name: name})
+		// Tool is the registered tool: a name none has is never asked about.
+		ok, _ := p.Approve(context.Background(), agent.Call{Name: name, Tool: tool.Tool{Name: name}})
 		fmt.Println(name, ok)
 	}
 	// Output:

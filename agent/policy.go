@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 
 	"github.com/mcpbridge/mcpbridge/toolview"
@@ -25,8 +26,10 @@ const (
 // readOnlyHint when its server is trusted (annotations of other servers
 // are not believed); a call Rules.Allow matches, or what the person
 // allowed for good earlier in the run; and asks Ask the rest (nil Ask:
-// denied). An "always" answer is told to Keep, to outlast the run. It is
-// safe for concurrent use; Rules is not changed.
+// denied), but for a call of no registered tool, which is denied. An
+// "always" answer is told to Keep, to outlast the run: the tool's exact
+// name, or its server's pattern. It is safe for concurrent use; Rules is
+// not changed.
 type Policy struct {
 	All     bool
 	Trusted func(server string) bool
@@ -55,7 +58,10 @@ func (p *Policy) Approve(ctx context.Context, c Call) (bool, error) {
 	if p.auto(c) {
 		return true, nil
 	}
-	if p.Ask == nil {
+	// A name no tool has cannot run, and an "always" answer to it would
+	// be kept as a pattern (mcp__github: every tool of github): it is
+	// refused unasked.
+	if p.Ask == nil || c.Tool.Name == "" {
 		return false, nil
 	}
 	ans, err := p.Ask(ctx, c)
@@ -87,16 +93,23 @@ func (p *Policy) auto(c Call) bool {
 	return Permissions{Allow: p.allowed}.allows(c)
 }
 
-// alwaysPattern is the Allow pattern of an answer: the tool's name, or
-// its server's pattern; "" for an answer that is not for good.
+// alwaysPattern is the Allow pattern of an answer: the registered tool's
+// exact name, or its server's pattern; "" for an answer that is not for
+// good, or whose pattern would allow more than was asked about (a name
+// that reads as a prefix or a whole server, a server named with a *):
+// that answer holds for the one call.
 func alwaysPattern(c Call, ans Answer) string {
+	pattern := ""
 	switch {
-	case ans == AlwaysTool:
-		return c.Name
+	case ans == AlwaysTool && c.Tool.Name == c.Name && !strings.Contains(c.Name, "*") && wholeServer(c.Name) == c.Name:
+		pattern = c.Name
 	case ans == AlwaysServer && c.Tool.Origin.Server != "":
-		return ServerPattern(c.Tool.Origin.Server)
+		pattern = ServerPattern(c.Tool.Origin.Server)
 	}
-	return ""
+	if CheckPattern(pattern) != "" {
+		return ""
+	}
+	return pattern
 }
 
 // readOnly reports readOnlyHint: true in a tool's annotations.

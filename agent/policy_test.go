@@ -154,3 +154,47 @@ func TestCheckPattern(t *testing.T) {
 		}
 	}
 }
+
+// A made-up name, such as a hostile result might tell the model to call,
+// is never asked about: an "always this tool" answer to mcp__github or
+// mcp__* would allow every tool of github, or every tool, for good. Only
+// a registered tool's exact name is kept.
+func TestPolicyAlwaysOnlyARegisteredTool(t *testing.T) {
+	var asked, kept []string
+	p := &agent.Policy{
+		Ask: func(_ context.Context, c agent.Call) (agent.Answer, error) {
+			asked = append(asked, c.Name)
+			return agent.AlwaysTool, nil
+		},
+		Keep: func(_ agent.Call, pattern string) { kept = append(kept, pattern) },
+	}
+	for _, name := range []string{"mcp__github", "mcp__*", "mcp__github__*", "a*b"} {
+		if ok, err := p.Approve(context.Background(), agent.Call{Name: name}); ok || err != nil {
+			t.Errorf("%s, no such tool: approved %v (err %v)", name, ok, err)
+		}
+	}
+	if len(asked) != 0 || len(kept) != 0 {
+		t.Fatalf("made-up names: asked %q, kept %q; want neither", asked, kept)
+	}
+	real := agent.Call{Name: "mcp__github__create_issue", Tool: tool.Tool{Name: "mcp__github__create_issue", Origin: tool.Origin{Server: "github", Name: "create_issue"}}}
+	if ok, _ := p.Approve(context.Background(), real); !ok || len(asked) != 1 {
+		t.Fatalf("a real github tool: approved %v, asked %q; want approved once asked", ok, asked)
+	}
+	if d := cmp.Diff([]string{"mcp__github__create_issue"}, kept); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
+	}
+	// A registered tool whose name is not what the model called, or reads
+	// as a pattern, is approved once and kept as nothing.
+	for _, c := range []agent.Call{
+		{Name: "mcp__x__y", Tool: tool.Tool{Name: "mcp__x__z", Origin: tool.Origin{Server: "x", Name: "z"}}},
+		{Name: "mcp__x*", Tool: tool.Tool{Name: "mcp__x*"}},
+		{Name: "mcp__x", Tool: tool.Tool{Name: "mcp__x"}},
+	} {
+		if ok, _ := p.Approve(context.Background(), c); !ok {
+			t.Errorf("%s: not approved once", c.Name)
+		}
+	}
+	if len(kept) != 1 {
+		t.Errorf("kept %q; want only the real tool's name", kept)
+	}
+}
