@@ -39,8 +39,23 @@ func CheckPattern(p string) string {
 // refusing.
 func (ps Permissions) denies(c Call) (string, bool) {
 	server, every := resourceServer(c)
+	if p, ok := ps.DeniesServer(server); ok {
+		return p, true
+	}
 	for _, p := range ps.Deny {
-		if matches(p, c, true) || server != "" && coversServer(p, server) || every && wholeServerPattern(p) {
+		if matches(p, c, true) || every && wholeServerPattern(p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// DeniesServer returns the Deny pattern that denies every tool of server
+// (mcp__server, mcp__server__*, or a shorter prefix), if one does. Such a
+// server is denied what else it offers too: its resources, its skills.
+func (ps Permissions) DeniesServer(server string) (string, bool) {
+	for _, p := range ps.Deny {
+		if server != "" && coversServer(p, server) {
 			return p, true
 		}
 	}

@@ -23,7 +23,7 @@ func ExampleSkills() {
 		panic(err)
 	}
 	opts := agent.Options{System: "You are a helpful agent.", Registry: reg}
-	added, err := agentext.Skills(&opts, reg)
+	added, err := agentext.Skills(&opts, reg, agent.Permissions{})
 	fmt.Println(added, err)
 	_, registered := reg.Get(agentext.LoadSkillName)
 	fmt.Println(registered)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpbridge/mcpbridge/agent"
@@ -54,8 +55,9 @@ func skillsSection(skills []tool.Skill) string {
 }
 
 // loadSkillTool is the tool the model loads a skill with: a skill's
-// SKILL.md (or one of its files), read from reg verified.
-func loadSkillTool(reg *tool.Registry) tool.Tool {
+// SKILL.md (or one of its files), read from reg verified, unless rules
+// deny its server.
+func loadSkillTool(reg *tool.Registry, rules agent.Permissions) tool.Tool {
 	return tool.Tool{
 		Name: LoadSkillName,
 		Description: "Load a skill's instructions (its SKILL.md) by the skill's name from the system prompt, " +
@@ -71,6 +73,9 @@ func loadSkillTool(reg *tool.Registry) tool.Tool {
 			if err := json.Unmarshal(args, &in); err != nil || in.Name == "" {
 				return tool.Output{}, fmt.Errorf(`%s: arguments need "name", a skill's name from the system prompt`, LoadSkillName)
 			}
+			if err := checkServer(reg, rules, in.Name); err != nil {
+				return tool.Output{}, err
+			}
 			body, err := reg.ReadSkill(ctx, in.Name, in.File)
 			if err != nil {
 				return tool.Output{}, err
@@ -80,18 +85,37 @@ func loadSkillTool(reg *tool.Registry) tool.Tool {
 	}
 }
 
-// Skills gives the agent of opts the skills of reg: their list after
-// opts.System and load_skill registered in reg, run without asking (it
-// only reads what the configured servers listed, verified). It reports
-// whether there were any (none: opts unchanged); a caller that defers
-// loading tools keeps LoadSkillName always shown. Call it once the
-// options are complete, before agent.New.
-func Skills(opts *agent.Options, reg *tool.Registry) (bool, error) {
-	skills := reg.Skills()
+// checkServer refuses the skill of public name name when rules deny its
+// server whole: a server denied its tools is denied its skills, as it is
+// its resources. An unknown name is ReadSkill's to report.
+func checkServer(reg *tool.Registry, rules agent.Permissions, name string) error {
+	s, err := reg.Skill(name)
+	if err != nil {
+		return nil
+	}
+	if pattern, denied := rules.DeniesServer(s.Origin.Server); denied {
+		return fmt.Errorf("skill %q is of server %q, whose every tool permissions.deny denies (%q): its skills are not loaded either; "+
+			"the user would have to remove that pattern from permissions.deny", name, s.Origin.Server, pattern)
+	}
+	return nil
+}
+
+// Skills gives the agent of opts the skills of reg but those of servers
+// rules deny whole: their list after opts.System and load_skill
+// registered in reg, run without asking (it only reads what the
+// configured servers listed, verified, and refuses a denied server's
+// skill). It reports whether there were any (none: opts unchanged); a
+// caller that defers loading tools keeps LoadSkillName always shown. Call
+// it once the options are complete, before agent.New.
+func Skills(opts *agent.Options, reg *tool.Registry, rules agent.Permissions) (bool, error) {
+	skills := slices.DeleteFunc(reg.Skills(), func(s tool.Skill) bool {
+		_, denied := rules.DeniesServer(s.Origin.Server)
+		return denied
+	})
 	if len(skills) == 0 {
 		return false, nil
 	}
-	if _, err := reg.Register(loadSkillTool(reg)); err != nil {
+	if _, err := reg.Register(loadSkillTool(reg, rules)); err != nil {
 		return false, fmt.Errorf("skills: %w", err)
 	}
 	opts.System += skillsSection(skills)

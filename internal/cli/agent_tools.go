@@ -43,7 +43,7 @@ func (r *agentRun) newAgent() error {
 		if err := agentext.CodeMode(&opts); err != nil {
 			return fmt.Errorf("agent: %w", err)
 		}
-	} else if skills, err := agentext.Skills(&opts, r.b.reg); err != nil {
+	} else if skills, err := agentext.Skills(&opts, r.b.reg, r.rules.Permissions); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	} else if skills {
 		r.named[agentext.LoadSkillName] = true // deferred loading never hides it
