@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpbridge/mcpbridge/internal/invisible"
 )
 
 // Line returns s for one line of output (a table cell, a name, an error
@@ -22,7 +24,7 @@ import (
 // newline and tab included), DEL (U+007F), C1 control character
 // (U+0080–U+009F), character that reorders or hides text (Hidden) and
 // byte of invalid UTF-8 is replaced by a visible escape: \n, \r, \t,
-// \x1b, \u009b, \u202e, \xff. Everything else, backslashes
+// \x1b, \u009b, \u202e, \U000e0041, \xff. Everything else, backslashes
 // included, is kept as is. Text without such characters is returned
 // unchanged, without allocating.
 func Line(s string) string { return escape(s, false) }
@@ -74,8 +76,10 @@ func escape(s string, multiline bool) string {
 		case r <= 0x9f: // C1
 			b.WriteString(`\u00`)
 			b.WriteString(hex2(byte(r)))
-		default: // Hidden
+		case r <= 0xFFFF: // Hidden
 			fmt.Fprintf(&b, `\u%04x`, r)
+		default: // Hidden, past the BMP: eight digits, as Go writes it
+			fmt.Fprintf(&b, `\U%08x`, r)
 		}
 		i += size
 	}
@@ -117,14 +121,15 @@ func unsafe(r rune, multiline bool) bool {
 }
 
 // Hidden reports whether r reorders or hides text without showing itself:
-// bidi embeddings, overrides and isolates (U+202A–U+202E,
-// U+2066–U+2069), directional marks (U+200E, U+200F, U+061C), zero-width
-// spaces (U+200B, U+200C, U+2060) and the BOM (U+FEFF). Shown, "run
-// harmless.sh" can read as what it is not. The zero-width joiner, which
-// emoji sequences need and which hides nothing, is not one of them.
+// every format character and default-ignorable code point
+// (invisible.Is): bidi embeddings, overrides and isolates, directional
+// marks, zero-width spaces, the BOM, tag characters (which spell ASCII
+// unseen), invisible operators, variation selectors, Hangul fillers.
+// Shown, "run harmless.sh" can read as what it is not. The zero-width
+// joiner and the emoji presentation selector (U+200D, U+FE0F), which
+// emoji sequences need and which hide nothing, are not.
 func Hidden(r rune) bool {
-	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) || r == 0x200E || r == 0x200F ||
-		r == 0x061C || r == 0x200B || r == 0x200C || r == 0x2060 || r == 0xFEFF
+	return r != 0x200D && r != 0xFE0F && invisible.Is(r)
 }
 
 // hex2 is c as two lowercase hex digits.

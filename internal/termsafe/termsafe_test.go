@@ -28,6 +28,11 @@ func TestLineAndText(t *testing.T) {
 		{"bidi override (reads harmless)", "run \u202eexe.sh", `run \u202eexe.sh`, `run \u202eexe.sh`},
 		{"isolates, marks, zero-width space, BOM", "\u2066a\u2069\u200f\u200b\ufeff", `\u2066a\u2069\u200f\u200b\ufeff`, `\u2066a\u2069\u200f\u200b\ufeff`},
 		{"emoji joiner kept", "👨\u200d👩", "👨\u200d👩", "👨\u200d👩"},
+		{"emoji presentation selector kept", "\u2764\ufe0f", "\u2764\ufe0f", "\u2764\ufe0f"},
+		{"tag characters (ASCII smuggling)", "a\U000E0041b\U000E007F", `a\U000e0041b\U000e007f`, `a\U000e0041b\U000e007f`},
+		{"invisible operators, Mongolian separator", "f\u2061x\u2064\u180e", `f\u2061x\u2064\u180e`, `f\u2061x\u2064\u180e`},
+		{"Hangul fillers", "\u115f\u3164\uffa0", `\u115f\u3164\uffa0`, `\u115f\u3164\uffa0`},
+		{"soft hyphen, grapheme joiner, other selectors", "ig\u00adn\u034fore\ufe0e\U000E0100", `ig\u00adn\u034fore\ufe0e\U000e0100`, `ig\u00adn\u034fore\ufe0e\U000e0100`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

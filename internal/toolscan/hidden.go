@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpbridge/mcpbridge/internal/invisible"
 )
 
 // hidden reports characters a person does not see but a model reads:
@@ -85,7 +87,7 @@ func isTag(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
 // tag characters and variation selectors, and the direction marks that
 // right-to-left text uses as it is.
 func isZeroWidth(r rune) bool {
-	return unicode.Is(defaultIgnorable, r) && !isBidiControl(r) && !isTag(r) && !isVariationSelector(r) &&
+	return unicode.Is(invisible.DefaultIgnorable, r) && !isBidiControl(r) && !isTag(r) && !isVariationSelector(r) &&
 		r != 0x200E && r != 0x200F && r != 0x061C
 }
 
@@ -133,7 +135,7 @@ func zeroWidth(s string, report reportFunc) {
 // mixedScriptWord returns the first word of s that mixes Latin letters
 // with Cyrillic or Greek ones, or "".
 func mixedScriptWord(s string) string {
-	for w := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsLetter(r) && !invisible(r) }) {
+	for w := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsLetter(r) && !invisible.Is(r) }) {
 		var latin, other bool
 		for _, r := range w {
 			switch {
@@ -265,7 +267,7 @@ func isText(s string) bool {
 	printable, total, words := 0, 0, false
 	for _, r := range s {
 		total++
-		if unicode.IsPrint(r) || r == '\n' || r == '\t' || invisible(r) { // hidden text in base64 is text too
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || invisible.Is(r) { // hidden text in base64 is text too
 			printable++
 		}
 		if r == ' ' || r > 0x2E80 {
