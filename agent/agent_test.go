@@ -222,6 +222,12 @@ func TestStrictSchema(t *testing.T) {
 		{`{"type":"object","properties":{"m":{"type":"object","additionalProperties":{"type":"string"}}},"required":["m"]}`, false},
 		{`{"type":"object","properties":{"l":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"object","properties":{},"required":[]}]}}},"required":["l"]}`, true},
 		{`{"type":"object","properties":{"a":{"type":"string"}},"required":[1]}`, false},
+		// A free-form object below the top (env vars, headers) would be
+		// locked to {}: the tool is not strict.
+		{`{"type":"object","properties":{"env":{"type":"object"}},"required":["env"]}`, false},
+		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":"object"}}},"required":["l"]}`, false},
+		{`{"type":"object","properties":{"o":{"anyOf":[{"type":"object"},{"type":"null"}]}},"required":["o"]}`, false},
+		{`{"type":"object","properties":{"e":{"type":"object","additionalProperties":false}},"required":["e"]}`, true},
 		{`[1]`, false},
 		{`{"type":"string"}`, false},
 	} {

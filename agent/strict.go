@@ -16,7 +16,8 @@ var strictTypes = []string{"object", "string", "number", "integer", "boolean", "
 
 // StrictSchema returns schema as strict function calling wants it, and
 // whether it can be: every object lists properties, all of them required,
-// and closes itself (additionalProperties false is added when absent);
+// and closes itself (additionalProperties false is added when absent; an
+// object below the top that lists none must say false itself);
 // types are the plain ones, anyOf and $ref allowed. A schema with an
 // optional property, an open object or a map cannot be strict without
 // changing what the tool accepts, so it is not.
@@ -42,7 +43,7 @@ func strictNode(v any, top bool) bool {
 		return false
 	}
 	if m["type"] == "object" || m["properties"] != nil || top {
-		if !strictObject(m) {
+		if !strictObject(m, top) {
 			return false
 		}
 	}
@@ -78,9 +79,12 @@ func strictEach(v any) bool {
 }
 
 // strictObject checks an object node: properties all required, closed.
-func strictObject(m map[string]any) bool {
+// Below the top, one that lists no properties and does not close itself
+// is free-form (environment variables, headers): closing it would lock it
+// to {}. At the top such a schema means a tool without arguments.
+func strictObject(m map[string]any, top bool) bool {
 	props, _ := m["properties"].(map[string]any)
-	if props == nil && m["properties"] != nil {
+	if props == nil && (m["properties"] != nil || !top && m["additionalProperties"] != false) {
 		return false
 	}
 	if ap, ok := m["additionalProperties"]; ok && ap != false {
