@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,10 @@ func (f *Field) parse(line string) (any, error) {
 	switch f.Kind {
 	case Number:
 		n, err := strconv.ParseFloat(s, 64)
-		if err != nil {
+		switch {
+		case math.IsInf(n, 0) || math.IsNaN(n): // inf, nan, 1e999: JSON has no such number
+			return nil, fmt.Errorf("%q is not a finite number: type one such as 2.5 or -1e6", s)
+		case err != nil:
 			return nil, fmt.Errorf("%q is not a number", s)
 		}
 		return n, nil

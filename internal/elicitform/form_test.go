@@ -2,6 +2,7 @@ package elicitform
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,4 +75,19 @@ func names(f *Form) []string {
 		out = append(out, field.Name)
 	}
 	return out
+}
+
+// inf and nan parse as floats but are no JSON numbers: they are refused
+// at the field, saying so, not by the encoder once the person confirmed.
+func TestReadRefusesNonFiniteNumbers(t *testing.T) {
+	form, err := Parse([]byte(`{"type":"object","properties":{"n":{"type":"number"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"inf", "-Infinity", "NaN", "+inf", "1e999"} {
+		v, ok, err := form.Fields[0].Read(line)
+		if err == nil || ok || !strings.Contains(err.Error(), "finite") {
+			t.Errorf("Read(%q) = %v, %v, %v; want refused as not a finite number", line, v, ok, err)
+		}
+	}
 }
