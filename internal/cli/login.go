@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,13 +132,18 @@ func (e *env) login(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err // untested: the config was validated when loaded
 	}
-	src.plan.Entries[0].Spec = spec
+	// The plan keeps the entries that are not servers, in any order.
+	i := slices.IndexFunc(src.plan.Entries, func(pe host.PlanEntry) bool {
+		return pe.Entry.Name == clientkind.Name && pe.Spec.Name == cfg.ServerName
+	})
+	src.plan.Entries[i].Spec = spec
+	id := src.plan.Entries[i].Entry.ID
 	b, err := e.openOAuth(ctx, src, f, o)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	st := b.statuses[0]
+	st := b.statuses[slices.IndexFunc(b.statuses, func(st host.Status) bool { return st.ID == id })]
 	if st.State != host.StateReady {
 		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
 		return &exitError{ExitFailed}

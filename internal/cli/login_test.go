@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -20,7 +21,13 @@ import (
 // loopback callback, as a browser whose user approves would.
 const browserEnv = "CLITEST_BROWSER"
 
+// browserDelayEnv, a duration, makes that browser wait before it follows.
+const browserDelayEnv = "CLITEST_BROWSER_DELAY"
+
 func runBrowser() int {
+	if d, err := time.ParseDuration(os.Getenv(browserDelayEnv)); err == nil {
+		time.Sleep(d) // a person who takes a while to approve
+	}
 	resp, err := http.Get(os.Args[len(os.Args)-1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "browser:", err)
@@ -96,6 +103,43 @@ func TestLoginLogout(t *testing.T) {
 		t.Errorf("second logout: %q", r.stdout)
 	}
 	step(1, "call", "--config", cfg, "mcp__guarded__echo", `{"message":"hi"}`)
+}
+
+// login finds its server among entries that are not servers, whatever
+// their order: it gives that server the login's long timeout and reports
+// that server's state. A tool-search entry first was started with the
+// server's config (a panic); a permissions entry first kept the server's
+// short timeout and was reported instead ("did not ask for a login").
+func TestLoginServerAfterOtherEntries(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BROWSER", exe)
+	t.Setenv(browserEnv, "1")
+	for _, tc := range []struct{ name, first, timeout, delay string }{
+		{"tool-search first", "- {id: tool-search, name: tool-search}", "", ""},
+		// The person approves after the server's own startup timeout.
+		{"permissions first", "- {id: permissions, name: permissions, config: {allow: [x]}}", ", startupTimeoutMs: 300", "1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+			t.Setenv("XDG_STATE_HOME", t.TempDir())
+			t.Setenv(browserDelayEnv, tc.delay)
+			cfg := writeConfig(t, fmt.Sprintf(`%s
+- id: g
+  name: mcp-client
+  config: {serverName: guarded, transport: streamable-http, url: %q%s}
+`, tc.first, as.URL, tc.timeout))
+			r := mcpbridge(t, "", "login", "guarded", "--config", cfg)
+			if r.code != 0 || !strings.HasPrefix(r.stdout, "Logged in to guarded (") {
+				t.Errorf("login: %+v", r)
+			}
+			if n := as.Authorizations(); n != 1 {
+				t.Errorf("%d authorizations, want 1", n)
+			}
+		})
+	}
 }
 
 // storedAccessToken is the access token of the one record in the store.

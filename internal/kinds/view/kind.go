@@ -21,6 +21,7 @@ package view
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 
@@ -106,7 +107,11 @@ func DecodeConfig(n *yaml.Node, lookup func(string) (string, bool)) (toolview.Co
 // Start implements host.Kind: the view publishes search_tools through
 // env.Tools.
 func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Instance, error) {
-	v, err := toolview.NewIn(env.Tools, spec.Config.(toolview.Config))
+	cfg, ok := spec.Config.(toolview.Config)
+	if !ok {
+		return nil, fmt.Errorf("tool-search: the entry's config is a %T, not a toolview.Config (decode the entry with this kind)", spec.Config)
+	}
+	v, err := toolview.NewIn(env.Tools, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 	k.mu.Unlock()
 	ready := make(chan struct{})
 	close(ready)
-	return &instance{kind: k, view: v, mode: spec.Config.(toolview.Config).Mode, ready: ready}, nil
+	return &instance{kind: k, view: v, mode: cfg.Mode, ready: ready}, nil
 }
 
 // instance is one running tool-search entry; it is ready at once.

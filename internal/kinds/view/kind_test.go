@@ -102,6 +102,19 @@ func TestEntryRunsTheView(t *testing.T) {
 	}
 }
 
+// A spec whose config another kind decoded is an error of its own entry,
+// not a panic that takes the host down.
+func TestStartForeignConfig(t *testing.T) {
+	k := NewKind()
+	_, err := k.Start(context.Background(), host.Spec{Name: Name, Config: "a server's config"}, host.Env{})
+	if err == nil || !strings.Contains(err.Error(), "tool-search: the entry's config is a string, not a toolview.Config") {
+		t.Errorf("Start: %v", err)
+	}
+	if k.View() != nil {
+		t.Error("a view runs after a failed start")
+	}
+}
+
 // Mistakes in the entry are config errors at their line and column.
 func TestDecodeErrors(t *testing.T) {
 	cat := host.NewCatalog(NewKind())
