@@ -17,7 +17,8 @@ import (
 )
 
 const pinHelp = `  SERVER...   pin only these servers (accepting their changes); the others' pins stay
-  --diff      show what changed since pinned instead of writing; exit 1 when anything did
+  --diff      show what changed since pinned instead of writing; exit 1 when anything did,
+              or when a server did not start (it cannot be compared)
 
 Each server is pinned in the lock beside the config file that defines it: a user server in
 $XDG_CONFIG_HOME/mcpbridge/mcpbridge.lock, a project's in the project's mcpbridge.lock (for
@@ -191,7 +192,7 @@ func (e *env) pinCmd(ctx context.Context, argv []string) error {
 		return fmt.Errorf("pin: %w", err)
 	}
 	if f.diff {
-		return e.pinDiff(ls, now)
+		return e.pinDiff(ls, now, b.failed)
 	}
 	return e.pinWrite(ls, now, len(f.args) == 0 && len(b.failed) == 0, len(b.failed) > 0)
 }
@@ -239,11 +240,18 @@ func (e *env) pinWrite(ls *pin.Set, now map[string][]pin.Def, prune, failed bool
 }
 
 // pinDiff prints what differs between the lock and now, server by server;
-// exit status 1 when anything does.
-func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def) error {
+// exit status 1 when anything does, or when a server failed: what it
+// defines now is unknown, so "no changes" cannot be said.
+func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def, failed []host.Status) error {
 	lines := ls.Diff(now)
 	for _, line := range lines {
 		fmt.Fprintln(e.Stdout, termsafe.Line(line))
+	}
+	if len(failed) > 0 {
+		for _, st := range failed {
+			fmt.Fprintf(e.Stderr, "mcpbridge: pin --diff: server %q not compared: it did not start\n", st.Name)
+		}
+		return &exitError{ExitFailed}
 	}
 	if len(lines) == 0 {
 		fmt.Fprintln(e.Stderr, "no changes since pinned")

@@ -140,6 +140,28 @@ func TestPinBetweenRuns(t *testing.T) {
 	}
 }
 
+// pin --diff never says "no changes" of a server it could not start: its
+// definitions are unknown, so the run fails and says which.
+func TestPinDiffFailedServer(t *testing.T) {
+	cfg, _ := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "- {id: gone, name: mcp-client, config: {serverName: gone, transport: stdio, command: no-such-binary}}\n"
+	if err := os.WriteFile(cfg, append(b, gone...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mcpbridge(t, "", "pin", "--diff", "--config", cfg)
+	if r.code != ExitFailed || strings.Contains(r.stderr, "no changes") || r.stdout != "" ||
+		!strings.Contains(r.stderr, `mcpbridge: pin --diff: server "gone" not compared: it did not start`) {
+		t.Errorf("pin --diff with a server down: %+v", r)
+	}
+}
+
 // A lock edited by hand stops every command with its position, and pin
 // does not write over it.
 func TestPinCorruptLock(t *testing.T) {
