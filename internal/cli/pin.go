@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/configsource"
@@ -260,12 +261,31 @@ func (e *env) pinDiff(ls *pin.Set, now map[string][]pin.Def, failed []host.Statu
 	return &exitError{ExitFailed}
 }
 
-// reloadPlan is serve's reading of its files at a reload; its servers are
-// checked against their files' locks (routePins).
-func (e *env) reloadPlan(f *flags, cat *host.Catalog) (*host.Plan, error) {
-	plan, err := e.configReader(cat).Merged(e.configFiles(f), true)
-	if err == nil {
-		e.routePins(plan)
+// reloadPlan is serve's reading of its files at a reload (readFiles, as
+// at the start, on the files read then); its servers are checked against
+// their files' locks (routePins). The source read becomes the last.
+func (e *env) reloadPlan(last *lastSource, cat *host.Catalog) (*host.Plan, error) {
+	last.mu.Lock()
+	defer last.mu.Unlock()
+	src, err := e.readFiles(cat, last.src.files, last.src)
+	if err != nil {
+		return nil, err
 	}
-	return plan, err
+	e.routePins(src.plan)
+	last.src = src
+	return src.plan, nil
+}
+
+// lastSource is serve's config as last read: by Load, then by each
+// reload. Two files' watchers may reload at once, hence mu.
+type lastSource struct {
+	mu  sync.Mutex
+	src *source
+}
+
+// files are the paths of the files serve reads.
+func (last *lastSource) files() []string {
+	last.mu.Lock()
+	defer last.mu.Unlock()
+	return configsource.Paths(last.src.files)
 }

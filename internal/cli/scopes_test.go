@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -271,4 +272,74 @@ func TestServeWatchesEveryScope(t *testing.T) {
 	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
 	writeFileAt(t, user, fixtureEntries(t, "a", "c"))
 	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet", "mcp__c__greet")
+}
+
+// serveInScope runs `mcpbridge serve --stdio` on the scopes' files (no
+// --config); stderr fills with its logs.
+func serveInScope(t *testing.T) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
+	cmd := mcpbridgeCommand(t, "serve", "--stdio")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, stderr
+}
+
+// keepsTools checks, for a second after a reload, that tools/list still
+// holds want.
+func keepsTools(t *testing.T, cs *mcp.ClientSession, stderr *lockedBuffer, want ...string) {
+	t.Helper()
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		names := toolNames(t, cs)
+		for _, w := range want {
+			if !slices.Contains(names, w) {
+				t.Fatalf("%s is gone after the reload: %v\n%s", w, names, stderr.String())
+			}
+		}
+	}
+}
+
+// A deleted project file keeps its servers running, with a warning, until
+// it comes back, an edit of the user file meanwhile included (it was read
+// without the project file, which stopped the project's servers).
+func TestServeKeepsDeletedScopeFile(t *testing.T) {
+	user := userScope(t)
+	writeFileAt(t, user, fixtureEntries(t, "a"))
+	t.Chdir(t.TempDir())
+	writeFileAt(t, "mcpbridge.yaml", fixtureEntries(t, "b"))
+	cs, stderr := serveInScope(t)
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet")
+	if err := os.Remove("mcpbridge.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "config file deleted") },
+		"the deletion's warning:\n%s", stderr)
+	writeFileAt(t, user, fixtureEntries(t, "a", "c"))
+	waitTools(t, cs, "mcp__a__greet", "mcp__b__greet", "mcp__c__greet")
+	keepsTools(t, cs, stderr, "mcp__a__greet", "mcp__b__greet", "mcp__c__greet")
+	writeFileAt(t, "mcpbridge.yaml", fixtureEntries(t, "d"))
+	waitTools(t, cs, "mcp__a__greet", "mcp__c__greet", "mcp__d__greet")
+	mcptest.Eventually(t, 10*time.Second, func() bool { return !slices.Contains(toolNames(t, cs), "mcp__b__greet") },
+		"b to stop once the project file that no longer has it is back")
+}
+
+// A user config holding only the agent's permissions runs the embedded
+// demo beside them (loadSource), and still does after an edit of that
+// file (the reload read it without the demo, and stopped it).
+func TestServeReloadKeepsDemoBesidePermissions(t *testing.T) {
+	user := userScope(t)
+	writeFileAt(t, user, "- {id: permissions, name: permissions, config: {allow: [mcp__demo__add]}}\n")
+	t.Chdir(t.TempDir())
+	cs, stderr := serveInScope(t)
+	waitTools(t, cs, "mcp__demo__add")
+	writeFileAt(t, user, "- {id: permissions, name: permissions, config: {allow: [mcp__demo__add, mcp__demo__echo]}}\n")
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "config file changed, reloading") },
+		"the reload:\n%s", stderr)
+	keepsTools(t, cs, stderr, "mcp__demo__add")
 }

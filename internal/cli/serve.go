@@ -110,7 +110,7 @@ func (e *env) serveConfig(f *flags) (gatewayrun.Config, error) {
 	// the console is on (the gateway entry may turn it on).
 	e.Environ = withoutVar(e.Environ, consoleTokenVar)
 	ready, _ := readyTimeout(f.readyTimeout) // checked by checkServeFlags
-	var loaded *source                       // the last read, whose files' locks Prepare loads
+	last := &lastSource{}                    // whose files' locks Prepare loads, and a reload reads
 	return gatewayrun.Config{
 		Gateway: e.withTraceContext(opts), Stdio: f.stdio, HTTPAddr: f.httpAddr, ReadyTimeout: ready,
 		CodeMode: f.codeMode, Console: f.console, ConsoleToken: e.getenv(consoleTokenVar),
@@ -128,12 +128,12 @@ func (e *env) serveConfig(f *flags) (gatewayrun.Config, error) {
 			if err != nil {
 				return gatewayrun.Source{}, err
 			}
-			loaded = src
+			last.src = src // before anything runs: no reload yet
 			return gatewayrun.Source{Plan: src.plan, Files: configsource.Paths(src.files)}, nil
 		},
-		Prepare: func(gatewayrun.Source) error { return e.loadPins(loaded, f, true) },
-		Reload:  func(cat *host.Catalog) (*host.Plan, error) { return e.reloadPlan(f, cat) },
-		Files:   func() []string { return configsource.Paths(e.configFiles(f)) },
+		Prepare: func(gatewayrun.Source) error { return e.loadPins(last.src, f, true) },
+		Reload:  func(cat *host.Catalog) (*host.Plan, error) { return e.reloadPlan(last, cat) },
+		Files:   last.files,
 	}, nil
 }
 

@@ -27,6 +27,8 @@ type source struct {
 	// defines names, by config file, the servers its entries define, those
 	// a later file replaces included: the pins its lock keeps (pin.go).
 	defines map[string][]string
+	// filePlans are the plans of files, one each, as last read.
+	filePlans []*host.Plan
 }
 
 // catalog is the set of plugin kinds this command runs, built per run (no
@@ -77,21 +79,38 @@ func (e *env) loadSource(f *flags, cat *host.Catalog) (*source, error) {
 		}
 		return &source{name: "embedded default", plan: plan}, nil
 	}
-	plans, err := e.configReader(cat).Plans(files, false)
+	src, err := e.readFiles(cat, files, nil)
 	if err != nil {
 		return nil, &configError{err}
 	}
-	if configsource.OnlyPermissions(files, plans) {
+	return src, nil
+}
+
+// readFiles reads files into the source they make, at the start (last
+// nil) and at each reload of serve (last: the previous read's, whose plan
+// a file gone since keeps: configsource.Reader.Plans), so that a reload
+// runs what a start would.
+func (e *env) readFiles(cat *host.Catalog, files []scopes.File, last *source) (*source, error) {
+	var lastPlans []*host.Plan
+	if last != nil {
+		lastPlans = last.filePlans
+	}
+	filePlans, err := e.configReader(cat).Plans(files, lastPlans)
+	if err != nil {
+		return nil, err
+	}
+	plans := filePlans
+	if configsource.OnlyPermissions(files, filePlans) {
 		// The agent's "always" wrote the first user config of someone
 		// trying the demo: the demo stays.
 		def, err := cat.Parse("embedded default", defaultConfig, e.lookup)
 		if err != nil {
-			return nil, &configError{err} // untested: the embedded default is tested valid
+			return nil, err // untested: the embedded default is tested valid
 		}
-		plans = append([]*host.Plan{def}, plans...)
+		plans = append([]*host.Plan{def}, filePlans...)
 	}
 	plan := host.Merge(plans...)
-	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans)}, nil
+	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans), filePlans: filePlans}, nil
 }
 
 // urlSource is --url: one Streamable HTTP server, named by --name.

@@ -55,9 +55,9 @@ type Reader struct {
 // (host.Merge: a later scope's entry replaces an earlier one's of its
 // id). A file that cannot be read or is not a config at all stops
 // everything (confpos.Errors, or the reading error); an invalid entry
-// fails alone. skipMissing leaves out a file that is gone (a reload).
-func (r Reader) Merged(files []scopes.File, skipMissing bool) (*host.Plan, error) {
-	plans, err := r.Plans(files, skipMissing)
+// fails alone.
+func (r Reader) Merged(files []scopes.File) (*host.Plan, error) {
+	plans, err := r.Plans(files, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +65,17 @@ func (r Reader) Merged(files []scopes.File, skipMissing bool) (*host.Plan, error
 }
 
 // Plans reads and parses files, one plan each, as Merged does before it
-// merges them.
-func (r Reader) Plans(files []scopes.File, skipMissing bool) ([]*host.Plan, error) {
-	var plans []*host.Plan
-	for _, cf := range files {
+// merges them. last, at a reload, holds the plans of the previous read of
+// files, one each: a file gone since keeps its last plan, so that its
+// entries run on until it comes back. Without last, a file gone is an
+// error.
+func (r Reader) Plans(files []scopes.File, last []*host.Plan) ([]*host.Plan, error) {
+	plans := make([]*host.Plan, 0, len(files))
+	for i, cf := range files {
 		data, err := host.ReadConfigFile(cf.Path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && skipMissing:
+		case errors.Is(err, fs.ErrNotExist) && i < len(last):
+			plans = append(plans, last[i])
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("config file %s does not exist", cf.Path)

@@ -79,12 +79,13 @@ func TestParseForeign(t *testing.T) {
 }
 
 // Merged puts a later file's entry in place of an earlier one's of its
-// id; a missing file is an error unless skipped (a reload).
+// id; a missing file is an error, except at a reload, where it keeps the
+// plan it had.
 func TestMerged(t *testing.T) {
 	user := write(t, "user.yaml", "- id: a\n  name: mcp-client\n  config: {serverName: a, command: echo}\n- id: b\n  name: mcp-client\n  config: {serverName: b, command: echo}\n")
 	project := write(t, "project.yaml", "- id: b\n  name: mcp-client\n  config: {serverName: b2, command: echo}\n")
 	files := []scopes.File{{Path: user, Scope: scopes.User}, {Path: project, Scope: scopes.Project}}
-	plan, err := reader(nil).Merged(files, false)
+	plan, err := reader(nil).Merged(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestMerged(t *testing.T) {
 	if !cmp.Equal(servers, []string{"a", "b2"}) {
 		t.Errorf("servers %v, want [a b2]", servers)
 	}
-	plans, err := reader(nil).Plans(files, false)
+	plans, err := reader(nil).Plans(files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +104,26 @@ func TestMerged(t *testing.T) {
 		t.Errorf("ServersByFile = %v", got)
 	}
 	gone := append(files, scopes.File{Path: filepath.Join(t.TempDir(), "gone.yaml")})
-	if _, err := reader(nil).Merged(gone, false); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := reader(nil).Merged(gone); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("a missing file: %v", err)
 	}
-	if _, err := reader(nil).Merged(gone, true); err != nil {
-		t.Errorf("a missing file skipped: %v", err)
+	// At a reload, the user file gone keeps the plan it had, and the
+	// project file is read as it is now.
+	if err := os.Remove(user); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(project, []byte("- id: c\n  name: mcp-client\n  config: {serverName: c, command: echo}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, err := reader(nil).Plans(files, plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := configsource.ServersByFile(again); !cmp.Equal(got, map[string][]string{user: {"a", "b"}, project: {"c"}}) {
+		t.Errorf("ServersByFile after the user file is gone = %v", got)
+	}
+	if _, err := reader(nil).Plans(gone, plans); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("a missing file with no plan of its own: %v", err)
 	}
 }
 

@@ -66,7 +66,7 @@ func TestPlaceLocks(t *testing.T) {
 	user := write(t, "user.yaml", "- {id: a, name: mcp-client, config: {serverName: a, command: echo}}\n")
 	project := write(t, "project.yaml", "- {id: b, name: mcp-client, config: {serverName: b, command: echo}}\n")
 	files := []scopes.File{{Path: user, Scope: scopes.User}, {Path: project, Scope: scopes.Project}}
-	plans, err := reader(nil).Plans(files, false)
+	plans, err := reader(nil).Plans(files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
