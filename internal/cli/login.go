@@ -75,7 +75,7 @@ func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient
 		return nil, nil, mcpclient.Config{}, err
 	}
 	for _, pe := range src.plan.Enabled() {
-		if pe.Err != nil && pe.Entry.ID == name {
+		if pe.Err != nil && (pe.Entry.ID == name || host.DisplayName(pe.Entry) == name) {
 			// Its URL and oauth block, which name its tokens, are not known.
 			return nil, nil, mcpclient.Config{}, &configError{fmt.Errorf("%s: server %q cannot be used until its entry is fixed: %w", cmd, name, pe.Err)}
 		}
@@ -88,14 +88,22 @@ func (e *env) loginTarget(cmd string, argv []string) (*flags, *source, mcpclient
 		}
 		return f, src.only(pe.Spec.Name), cfg, nil
 	}
-	var names []string
-	for _, pe := range src.plan.Enabled() {
-		names = append(names, pe.Entry.ID, pe.Spec.Name)
-	}
-	if m := yamlconf.Suggest(name, names); m != "" {
+	if m := yamlconf.Suggest(name, otherServers(src.plan, name)); m != "" {
 		return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s: did you mean %q?", cmd, name, src.name, m)
 	}
 	return nil, nil, mcpclient.Config{}, usagef("%s: no enabled server named %q in %s", cmd, name, src.name)
+}
+
+// otherServers are the ids and serverNames of plan's enabled servers but
+// name: what a name that is no server's may have meant.
+func otherServers(plan *host.Plan, name string) []string {
+	var names []string
+	for _, pe := range plan.Enabled() {
+		if pe.Entry.Name == clientkind.Name {
+			names = append(names, pe.Entry.ID, host.DisplayName(pe.Entry), pe.Spec.Name)
+		}
+	}
+	return slices.DeleteFunc(names, func(n string) bool { return n == name || n == "" })
 }
 
 // login forgets the server's stored tokens, then connects with a login

@@ -201,6 +201,24 @@ func TestLoginUsage(t *testing.T) {
 	if r.code == ExitOK || !strings.Contains(r.stderr, `logout: server "github" cannot be used until its entry is fixed`) || !strings.Contains(r.stderr, "LOGIN_TEST_UNSET_URL") || strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("logout of an entry with a problem: %+v", r)
 	}
+	// Named by its serverName, not its id, such an entry is found too
+	// (it answered `did you mean "fs"?`, the very name asked); an entry
+	// that is not a server is never suggested as one.
+	broken = writeConfig(t, `- id: files
+  name: mcp-client
+  config: {serverName: fs, transport: streamable-http, url: "${LOGIN_TEST_UNSET_URL}"}
+- {id: permissions, name: permissions, config: {allow: [x]}}
+`)
+	for _, cmd := range []string{"login", "logout"} {
+		r = mcpbridge(t, "", cmd, "fs", "--config", broken)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, cmd+`: server "fs" cannot be used until its entry is fixed: `+broken+":3:") || strings.Contains(r.stderr, "did you mean") {
+			t.Errorf("%s of an entry with a problem, by its serverName: %+v", cmd, r)
+		}
+	}
+	r = mcpbridge(t, "", "login", "permissions", "--config", broken)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `login: no enabled server named "permissions" in `+broken) || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("login of an entry that is not a server: %+v", r)
+	}
 }
 
 // login --url --oauth-headless logs in without a browser; the token is
