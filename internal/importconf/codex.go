@@ -115,7 +115,12 @@ func (c *codexConverter) server(name string, v any) *server {
 		}
 		return c.node(t[k], path+"."+k)
 	}
+	transport := "streamable-http"
 	if _, stdio := t["command"]; stdio {
+		transport = "stdio"
+	}
+	c.unusedKeys(s, t, path, transport)
+	if transport == "stdio" {
 		s.set("transport", at(str("stdio"), key))
 		c.setAll(s, field, "command", "command", "args", "args", "cwd", "cwd")
 		c.env(s, t, path, field("env"))
@@ -139,6 +144,27 @@ func (c *codexConverter) server(name string, v any) *server {
 		}
 	}
 	return s
+}
+
+// codexTransportFields are the keys of a Codex server that go with one
+// transport only.
+var codexTransportFields = map[string][]string{
+	"stdio":           {"command", "args", "env", "env_vars", "cwd"},
+	"streamable-http": {"url", "http_headers", "env_http_headers", "bearer_token_env_var"},
+}
+
+// unusedKeys notes the keys of the server table t (at path) that belong
+// to the transport it does not use: each is left out.
+func (c *codexConverter) unusedKeys(s *server, t map[string]any, path, transport string) {
+	other := codexTransportFields["streamable-http"]
+	if transport != "stdio" {
+		other = codexTransportFields["stdio"]
+	}
+	for _, k := range sortedKeys(t) {
+		if slices.Contains(other, k) {
+			c.note(s, c.node(k, path+"."+k), k, "not used for %s server (left out)", withArticle(transport))
+		}
+	}
 }
 
 // setAll copies pairs of (Codex key, config key) that are present.

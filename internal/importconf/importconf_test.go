@@ -198,3 +198,70 @@ func TestExpandDollar(t *testing.T) {
 		}
 	}
 }
+
+// A field that is known but means nothing for the server's transport, or
+// a disabled that is not a boolean, is noted with its path, never dropped
+// silently.
+func TestInapplicableFieldsNoted(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		want      []string
+		disabled  bool
+	}{
+		{"json stdio with headers", `{"mcpServers": {"x": {"command": "srv", "headers": {"A": "b"}}}}`,
+			[]string{`f:1:41: mcpServers.x.headers: not used for a stdio server (left out)`}, false},
+		{"json url with env", `{"mcpServers": {"x": {"url": "https://h/mcp", "env": {"A": "b"}, "args": [], "cwd": "/"}}}`,
+			[]string{
+				`f:1:47: mcpServers.x.env: not used for a streamable-http server (left out)`,
+				`f:1:66: mcpServers.x.args: not used for a streamable-http server (left out)`,
+				`f:1:78: mcpServers.x.cwd: not used for a streamable-http server (left out)`,
+			}, false},
+		{"json command and url", `{"mcpServers": {"x": {"command": "x", "url": "https://h/mcp", "serverUrl": "https://h/mcp"}}}`,
+			[]string{
+				`f:1:39: mcpServers.x.url: not used for a stdio server (left out)`,
+				`f:1:63: mcpServers.x.serverUrl: not used for a stdio server (left out)`,
+			}, false},
+		{"json two urls", `{"mcpServers": {"x": {"httpUrl": "https://h/mcp", "url": "https://h/sse"}}}`,
+			[]string{`f:1:51: mcpServers.x.url: not used: httpUrl is the server's URL (left out)`}, false},
+		{"json disabled string", `{"mcpServers": {"x": {"command": "x", "disabled": "true"}}}`,
+			[]string{`f:1:51: mcpServers.x.disabled: must be true or false, got the string "true": taken as true (the entry is written disabled)`}, true},
+		{"json disabled string false", `{"mcpServers": {"x": {"command": "x", "disabled": "False"}}}`,
+			[]string{`f:1:51: mcpServers.x.disabled: must be true or false, got the string "False": taken as false`}, false},
+		{"json disabled other", `{"mcpServers": {"x": {"command": "x", "disabled": 1}}}`,
+			[]string{`f:1:51: mcpServers.x.disabled: must be true or false, got the integer 1: the entry is written disabled (set it to false to run the server)`}, true},
+		{"codex url with stdio fields", "[mcp_servers.x]\nurl = \"https://h/mcp\"\nenv = {A = \"b\"}\nenv_vars = [\"C\"]\nargs = []\ncwd = \"/\"\n",
+			[]string{
+				`f:5:1: mcp_servers.x.args: not used for a streamable-http server (left out)`,
+				`f:6:1: mcp_servers.x.cwd: not used for a streamable-http server (left out)`,
+				`f:3:1: mcp_servers.x.env: not used for a streamable-http server (left out)`,
+				`f:4:1: mcp_servers.x.env_vars: not used for a streamable-http server (left out)`,
+			}, false},
+		{"codex command with http fields", "[mcp_servers.x]\ncommand = \"x\"\nurl = \"https://h/mcp\"\nhttp_headers = {A = \"b\"}\nenv_http_headers = {B = \"C\"}\nbearer_token_env_var = \"T\"\n",
+			[]string{
+				`f:6:1: mcp_servers.x.bearer_token_env_var: not used for a stdio server (left out)`,
+				`f:5:1: mcp_servers.x.env_http_headers: not used for a stdio server (left out)`,
+				`f:4:1: mcp_servers.x.http_headers: not used for a stdio server (left out)`,
+				`f:3:1: mcp_servers.x.url: not used for a stdio server (left out)`,
+			}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Convert("f", []byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range res.Notes {
+				got = append(got, n.Format("f"))
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("notes (-want +got):\n%s", diff)
+			}
+			if _, err := catalog().Parse("f", res.YAML, env); err != nil {
+				t.Errorf("the converted config is invalid:\n%v\n%s", err, res.YAML)
+			}
+			if got := strings.Contains(string(res.YAML), "disabled: true"); got != c.disabled {
+				t.Errorf("written disabled: %t, want %t\n%s", got, c.disabled, res.YAML)
+			}
+		})
+	}
+}

@@ -143,12 +143,77 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 	if t := get("timeout"); t != nil {
 		c.timeout(s, t)
 	}
-	if d := get("disabled"); d != nil && d.Tag == "!!bool" && d.Value == "true" {
-		s.disabled = true
+	if d := get("disabled"); d != nil {
+		s.disabled = c.disabled(s, d)
 	}
 	c.toolFilter(s, get("includeTools"), get("excludeTools"), "excludeTools")
+	if transport != "" { // without one, the entry has nothing to run anyway
+		c.unusedFields(s, v, transport, endpoint)
+	}
 	c.unknownFields(s, v)
 	return s
+}
+
+// transportFields are the fields that go with one transport only (those
+// of HTTP, for both HTTP transports).
+var transportFields = map[string][]string{
+	"stdio": {"command", "args", "env", "cwd"},
+	"http":  {"url", "httpUrl", "serverUrl", "headers"},
+}
+
+// unusedFields notes the keys of v that belong to the other transport, and
+// the URL keys other than endpoint, the one used: each is left out.
+func (c *converter) unusedFields(s *server, v *yaml.Node, transport string, endpoint *yaml.Node) {
+	other := transportFields["http"]
+	if transport != "stdio" {
+		other = transportFields["stdio"]
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		switch {
+		case slices.Contains(other, k.Value):
+			c.note(s, k, k.Value, "not used for %s server (left out)", withArticle(transport))
+		case endpoint != nil && val != endpoint && slices.Contains([]string{"url", "httpUrl", "serverUrl"}, k.Value):
+			c.note(s, k, k.Value, "not used: %s is the server's URL (left out)", keyOf(v, endpoint))
+		}
+	}
+}
+
+// withArticle is "a stdio", "a streamable-http" or "an sse".
+func withArticle(transport string) string {
+	if transport == "sse" {
+		return "an sse"
+	}
+	return "a " + transport
+}
+
+// keyOf is the key of the value val in the mapping v.
+func keyOf(v, val *yaml.Node) string {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if v.Content[i+1] == val {
+			return v.Content[i].Value
+		}
+	}
+	return "" // untested: val is always one of v's values
+}
+
+// disabled reads d, the disabled field: a boolean, or else a string
+// spelling one (taken, with a note); anything else is noted and taken as
+// true, since a server meant to be off must not start.
+func (c *converter) disabled(s *server, d *yaml.Node) bool {
+	if d.Tag == "!!bool" {
+		return d.Value == "true"
+	}
+	switch {
+	case d.Tag == "!!str" && strings.EqualFold(d.Value, "true"):
+		c.note(s, d, "disabled", "must be true or false, got the string %q: taken as true (the entry is written disabled)", d.Value)
+		return true
+	case d.Tag == "!!str" && strings.EqualFold(d.Value, "false"):
+		c.note(s, d, "disabled", "must be true or false, got the string %q: taken as false", d.Value)
+		return false
+	}
+	c.note(s, d, "disabled", "must be true or false, got %s: the entry is written disabled (set it to false to run the server)", yamlconf.Describe(d))
+	return true
 }
 
 // unknownFields notes the keys of v that map to nothing: one close to a
