@@ -535,10 +535,11 @@ func (s *Server) requestMeta(gen *generation) mcp.Meta {
 }
 
 // setLogLevel asks the server for log messages from logLevel up, when it
-// offers logging.
+// offers logging. On 2026-07-28 each request says so itself (requestMeta)
+// and logging/setLevel, which has no place there, is not sent.
 func (s *Server) setLogLevel(ctx context.Context, gen *generation) {
 	caps := capabilities(gen)
-	if s.cfg.LogLevel == "" || caps == nil || caps.Logging == nil {
+	if s.cfg.LogLevel == "" || caps == nil || caps.Logging == nil || listens(gen) {
 		return
 	}
 	err := gen.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(s.cfg.LogLevel)})
