@@ -32,10 +32,9 @@ lint:
 unit:
 	GORACE="atexit_sleep_ms=0 $$GORACE" $(GO) test -race -count=1 -timeout 20m -coverpkg=$(COVER_PKGS) -coverprofile=coverage.out $(PKGS)
 
-# Deliberately uncovered in mcpclient (about 3%): a tools/list page the SDK
-# answered from its TTL cache (only a 2026-07-28 server that sets ttlMs and
-# repeats a page without list_changed reaches it), and the close barrier of
-# a failed generation whose transport never closes. The I/O error branches
+# Deliberately uncovered in mcpclient: the close barrier of a failed
+# generation whose transport never closes (a tools/list page the SDK
+# answers from its TTL cache is covered, by pages_test.go). The I/O error branches
 # of the HTTP capture (a request or response body that fails mid-read) are
 # in internal/sdkwire now, outside the floor.
 cover:
