@@ -62,9 +62,9 @@ func (r *Redis) PutOwners(ctx context.Context, names []string, owner string, ttl
 
 // Owner returns the address of the replica that owns name; ok is false
 // when no replica does (never recorded, ended, or its owner stopped
-// renewing it). While the store's records may be incomplete (it restarted
-// empty less than a record's ttl ago) a name without one is
-// ErrOwnersSettling, not unowned.
+// renewing it). While the store's records may be incomplete (it is new,
+// or restarted empty, less than a record's ttl ago) a name without one is
+// ErrOwnersSettling, not unowned, unless it was dropped meanwhile.
 func (r *Redis) Owner(ctx context.Context, name string) (owner string, ok bool, err error) {
 	owner, err = r.client.Get(ctx, r.ownerKey(name)).Result()
 	if errors.Is(err, redis.Nil) {
@@ -106,41 +106,59 @@ func (r *Redis) epochKeys() []string {
 	return []string{r.prefix + "owners:epoch", r.prefix + "owners:settling"}
 }
 
+// dropOwners forgets the owners of KEYS[2..] while ARGV[1] is "" or each
+// still names ARGV[1]. While the store settles (its settling mark,
+// KEYS[1], has not lapsed) a forgotten owner is written as none until it
+// lapses: the name is known to be unowned, where a missing record then
+// only says its owner may not have written it again yet.
+var dropOwners = redis.NewScript(`
+local left = redis.call('PTTL', KEYS[1])
+local n = 0
+for i = 2, #KEYS do
+  if ARGV[1] == '' or redis.call('GET', KEYS[i]) == ARGV[1] then
+    if left > 0 then
+      redis.call('SET', KEYS[i], '', 'PX', left)
+    else
+      redis.call('DEL', KEYS[i])
+    end
+    n = n + 1
+  end
+end
+return n
+`)
+
 // DropOwners forgets the owners of names (they ended).
 func (r *Redis) DropOwners(ctx context.Context, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	keys := make([]string, len(names))
-	for i, name := range names {
-		keys[i] = r.ownerKey(name)
-	}
-	err := r.client.Del(ctx, keys...).Err()
-	r.observe("drop_owner", err)
+	err := r.drop(ctx, names, "")
 	if err != nil {
 		return fmt.Errorf("forgetting the owners of %d name(s) in the store at redis %s: %w", len(names), r.addr, redact.Error(err))
 	}
 	return nil
 }
 
-// dropOwnerIf deletes KEYS[1] only while it still names ARGV[1].
-var dropOwnerIf = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-	return redis.call("DEL", KEYS[1])
-end
-return 0
-`)
-
 // DropOwnerIf forgets the owner of name only while it is still owner: a
 // replica that could not reach the owner it read drops that record, not
 // one written since (the owner renewed it elsewhere, another took over).
 func (r *Redis) DropOwnerIf(ctx context.Context, name, owner string) error {
-	err := dropOwnerIf.Run(ctx, r.client, []string{r.ownerKey(name)}, owner).Err()
-	r.observe("drop_owner", err)
-	if err != nil {
+	if err := r.drop(ctx, []string{name}, owner); err != nil {
 		return fmt.Errorf("forgetting the owner of %s in the store at redis %s: %w", name, r.addr, redact.Error(err))
 	}
 	return nil
+}
+
+// drop runs dropOwners on names, for owner ("" for any).
+func (r *Redis) drop(ctx context.Context, names []string, owner string) error {
+	keys := make([]string, 0, len(names)+1)
+	keys = append(keys, r.epochKeys()[1])
+	for _, name := range names {
+		keys = append(keys, r.ownerKey(name))
+	}
+	err := dropOwners.Run(ctx, r.client, keys, owner).Err()
+	r.observe("drop_owner", err)
+	return err
 }
 
 // ReplicaSecret returns the secret every replica using this store

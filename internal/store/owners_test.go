@@ -115,4 +115,29 @@ func TestRedisOwnersSettleAfterAnEmptyRestart(t *testing.T) {
 	if owner, ok, err := r.Owner(t.Context(), "s"); !ok || err != nil || owner != "http://a" {
 		t.Errorf("Owner of a name written again = %q, %v, %v", owner, ok, err)
 	}
+	// A name that ends meanwhile, or whose owner is found gone, is known
+	// to be unowned: its client is told so (404), not to send it again.
+	if err := r.PutOwners(t.Context(), []string{"ended", "dead"}, "http://a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DropOwners(t.Context(), []string{"ended"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DropOwnerIf(t.Context(), "dead", "http://elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, ok, err := r.Owner(t.Context(), "dead"); !ok || err != nil || owner != "http://a" {
+		t.Errorf("Owner of a name dropped for another owner = %q, %v, %v; want its record kept", owner, ok, err)
+	}
+	if err := r.DropOwnerIf(t.Context(), "dead", "http://a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ended", "dead"} {
+		if owner, ok, err := r.Owner(t.Context(), name); ok || err != nil {
+			t.Errorf("Owner of %s, dropped while the store settles = %q, %v, %v; want unowned", name, owner, ok, err)
+		}
+	}
+	if _, ok, err := r.Owner(t.Context(), "other"); ok || !errors.Is(err, store.ErrOwnersSettling) {
+		t.Errorf("Owner of a name never dropped = %v, %v; still settling", ok, err)
+	}
 }
