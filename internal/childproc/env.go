@@ -49,10 +49,14 @@ func Env(parent []string, overlay map[string]string) []string {
 // Over-matching (MONKEY, TOKENIZERS_PARALLELISM) is accepted: the overlay
 // can always put a variable back.
 func Scrubbed(name string) bool {
+	return strings.HasPrefix(strings.ToUpper(name), "MCPBRIDGE_") || SecretName(name)
+}
+
+// SecretName reports whether a variable's name says it carries a
+// credential: it contains KEY, PASSWORD, PASSWD, SECRET, TOKEN or
+// CREDENTIAL, in any case.
+func SecretName(name string) bool {
 	upper := strings.ToUpper(name)
-	if strings.HasPrefix(upper, "MCPBRIDGE_") {
-		return true
-	}
 	for _, marker := range [...]string{"KEY", "PASSWORD", "PASSWD", "SECRET", "TOKEN", "CREDENTIAL"} {
 		if strings.Contains(upper, marker) {
 			return true

@@ -440,3 +440,42 @@ func TestExamplesValidate(t *testing.T) {
 		}
 	}
 }
+
+// A secret written as it is (not a ${VAR}) into a file that may be shared
+// (the project's, or one named) is written, with a warning that says
+// where and how to keep it out; one written to a file of the user's own
+// (local, user), or as a ${VAR}, is not warned of.
+func TestAddWarnsOfLiteralSecret(t *testing.T) {
+	userScope(t)
+	t.Chdir(t.TempDir())
+	writeFileAt(t, "mcpbridge.yaml", "[]\n")
+	r := mcpbridge(t, "", "add", "db", "-e", "API_KEY=sk-live-123", "-e", "DEBUG=1", "-e", "GITHUB_TOKEN=${GH_TOKEN}", "--", "db-mcp")
+	want := `mcpbridge: add: the value of API_KEY is written as it is to mcpbridge.yaml, a file often shared: write it as ${API_KEY} (and export API_KEY), or add the server with --scope local or --scope user` + "\n"
+	if r.code != ExitOK || r.stderr != want {
+		t.Errorf("add to the project file: %+v\nwant stderr %q", r, want)
+	}
+	if data, _ := os.ReadFile("mcpbridge.yaml"); !strings.Contains(string(data), "sk-live-123") {
+		t.Errorf("the entry was not written as asked:\n%s", data)
+	}
+	r = mcpbridge(t, "", "add", "web", "https://example.com/mcp", "-H", "Authorization: Bearer abc", "-H", "X-Trace: 1", "-H", "X-Api-Key: ${API_KEY}")
+	want = `mcpbridge: add: the value of Authorization is written as it is to mcpbridge.yaml, a file often shared: write it as ${AUTHORIZATION} (and export AUTHORIZATION), or add the server with --scope local or --scope user` + "\n"
+	if r.code != ExitOK || r.stderr != want {
+		t.Errorf("add of a header to the project file: %+v\nwant stderr %q", r, want)
+	}
+	r = mcpbridge(t, "", "add-json", "db3", `{"type": "stdio", "command": "db-mcp", "env": {"SLACK_BOT_TOKEN": "xoxb-1"}}`)
+	want = `mcpbridge: add-json: the value of SLACK_BOT_TOKEN is written as it is to mcpbridge.yaml, a file often shared: write it as ${SLACK_BOT_TOKEN} (and export SLACK_BOT_TOKEN), or add the server with --scope local or --scope user` + "\n"
+	if r.code != ExitOK || r.stderr != want {
+		t.Errorf("add-json to the project file: %+v\nwant stderr %q", r, want)
+	}
+	for _, scope := range []string{"local", "user"} {
+		r = mcpbridge(t, "", "add", "--scope", scope, "db2", "-e", "API_KEY=sk-live-123", "--", "db-mcp")
+		if r.code != ExitOK || r.stderr != "" {
+			t.Errorf("add --scope %s: %+v", scope, r)
+		}
+	}
+	cfg := writeConfig(t, "[]\n")
+	r = mcpbridge(t, "", "add", "--config", cfg, "db", "-e", "DB_PASSWORD=hunter2", "--", "db-mcp")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "the value of DB_PASSWORD is written as it is to "+cfg+", a file often shared: write it as ${DB_PASSWORD} (and export DB_PASSWORD)\n") {
+		t.Errorf("add --config: %+v", r)
+	}
+}

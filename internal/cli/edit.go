@@ -36,12 +36,13 @@ func (e *env) add(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	return e.addEntry(f, f.args[0], entry)
+	return e.addEntry("add", f, f.args[0], entry)
 }
 
 // addEntry writes entry, named name, to the file of f's scope, and says
-// what it added where.
-func (e *env) addEntry(f *flags, name string, entry *yaml.Node) error {
+// what it added where, warning (as cmd) of each secret it wrote as it is
+// to a file that may be shared: the project's, or one named.
+func (e *env) addEntry(cmd string, f *flags, name string, entry *yaml.Node) error {
 	path, scope, err := e.addPath(f)
 	if err != nil {
 		return err
@@ -60,6 +61,16 @@ func (e *env) addEntry(f *flags, name string, entry *yaml.Node) error {
 		where += " (" + scope + " scope)"
 	}
 	fmt.Fprintf(e.Stdout, "Added %s server %q to %s\n", cliententry.Transport(entry), name, where)
+	if scope == scopes.Local || scope == scopes.User {
+		return nil // the user's own files
+	}
+	for _, s := range cliententry.LiteralSecrets(entry) {
+		msg := fmt.Sprintf("mcpbridge: %s: the value of %s is written as it is to %s, a file often shared: write it as ${%s} (and export %s)", cmd, s.Name, path, s.Var, s.Var)
+		if scope != "" {
+			msg += ", or add the server with --scope local or --scope user"
+		}
+		fmt.Fprintln(e.Stderr, msg)
+	}
 	return nil
 }
 
@@ -316,5 +327,5 @@ func (e *env) addJSON(argv []string) error {
 		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %q is added as %q, a valid server name\n", name, id.Value)
 		name = id.Value
 	}
-	return e.addEntry(f, name, entry)
+	return e.addEntry("add-json", f, name, entry)
 }

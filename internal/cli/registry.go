@@ -235,7 +235,7 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	if err != nil {
 		return err
 	}
-	if err := e.addEntry(f, name, built.Node(name)); err != nil {
+	if err := e.addEntry("add", f, name, built.Node(name)); err != nil {
 		return err
 	}
 	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {

@@ -7,11 +7,14 @@ package cliententry
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -75,6 +78,61 @@ func Transport(entry *yaml.Node) string {
 		}
 	}
 	return "stdio"
+}
+
+// Secret is an environment variable or header of an entry whose value is
+// written as it is, though its name says it holds a credential.
+type Secret struct {
+	// Name is the variable's or the header's (API_KEY, Authorization).
+	Name string
+	// Var is the variable to refer to instead: ${Var}.
+	Var string
+}
+
+// LiteralSecrets are entry's env variables and headers, in order, whose
+// value is written as it is (no ${VAR} in it) and whose name is a
+// secret's: one the child's environment is scrubbed of
+// (childproc.SecretName), or a header that carries credentials
+// (Authorization, Proxy-Authorization, Cookie). A file that holds one
+// cannot be shared without it.
+func LiteralSecrets(entry *yaml.Node) []Secret {
+	cfg := confedit.Value(entry, "config")
+	if cfg == nil || cfg.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []Secret
+	for _, field := range []string{"env", "headers"} {
+		m := confedit.Value(cfg, field)
+		if m == nil || m.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			name, v := m.Content[i].Value, m.Content[i+1]
+			if v.Kind != yaml.ScalarNode || v.Value == "" || strings.Contains(v.Value, "${") {
+				continue
+			}
+			header := field == "headers"
+			if !childproc.SecretName(name) && !(header && credentialHeader(name)) {
+				continue
+			}
+			ref := name
+			if header || !yamlconf.IsVarName(ref) {
+				ref = yamlconf.VarName(ref)
+			}
+			out = append(out, Secret{Name: name, Var: ref})
+		}
+	}
+	return out
+}
+
+// credentialHeader reports whether a header's name is one HTTP gives to
+// credentials, whatever it holds.
+func credentialHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization", "Cookie":
+		return true
+	}
+	return false
 }
 
 // isURL tells a remote server's address from a command.

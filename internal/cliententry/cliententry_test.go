@@ -1,6 +1,7 @@
 package cliententry_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,35 @@ func TestNewRefuses(t *testing.T) {
 	for _, c := range cases {
 		if _, err := cliententry.New(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v) = %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+}
+
+// Only a value written as it is, named like a secret, is one: an env
+// variable by the names the child's environment is scrubbed of, a header
+// by those too or as HTTP's credential headers; a header's variable is
+// its name made one.
+func TestLiteralSecrets(t *testing.T) {
+	stdio, err := cliententry.New(cliententry.Args{Name: "db", Rest: []string{"db-mcp"},
+		Env: []string{"API_KEY=sk-1", "DEBUG=1", "GITHUB_TOKEN=${GH_TOKEN}", "DB_PASSWORD=", "db-secret=x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := cliententry.New(cliententry.Args{Name: "web", URL: "https://x/mcp",
+		Headers: []string{"authorization: Bearer abc", "X-Trace: 1", "X-Api-Key: k", "Cookie: s=1", "Proxy-Authorization: Bearer ${P}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entry *yaml.Node
+		want  []cliententry.Secret
+	}{
+		{stdio, []cliententry.Secret{{"API_KEY", "API_KEY"}, {"db-secret", "DB_SECRET"}}},
+		{remote, []cliententry.Secret{{"authorization", "AUTHORIZATION"}, {"X-Api-Key", "X_API_KEY"}, {"Cookie", "COOKIE"}}},
+	} {
+		got := cliententry.LiteralSecrets(c.entry)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("LiteralSecrets = %v, want %v in\n%s", got, c.want, render(t, c.entry))
 		}
 	}
 }

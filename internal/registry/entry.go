@@ -268,7 +268,7 @@ func buildRemote(t Transport) Entry {
 	r := &resolver{}
 	e := Entry{Transport: t.Type, URL: r.template(t.URL, t.Variables)}
 	for _, h := range t.Headers {
-		if v, ok := r.value(h.Input, h.Name, varName(h.Name)); ok {
+		if v, ok := r.value(h.Input, h.Name, yamlconf.VarName(h.Name)); ok {
 			e.Headers = append(e.Headers, Pair{h.Name, v})
 		}
 	}
@@ -296,7 +296,7 @@ func (r *resolver) note(format string, args ...any) {
 // required variable. An optional one is left to the user's environment
 // (mcpbridge passes it on unless its name looks like a secret's), and a
 // container's gets docker's -e for it (but a host's own, PATH or HOME). A
-// name the config cannot refer to ("api-key") is referred to by varName's
+// name the config cannot refer to ("api-key") is referred to by yamlconf.VarName's
 // (API_KEY); a name the document repeats is taken once, as first given.
 func (r *resolver) env(vars []KeyValue) []Pair {
 	var out []Pair
@@ -308,7 +308,7 @@ func (r *resolver) env(vars []KeyValue) []Pair {
 		seen[kv.Name] = true
 		ref := kv.Name
 		if !yamlconf.IsVarName(ref) {
-			ref = varName(ref)
+			ref = yamlconf.VarName(ref)
 		}
 		if kv.Input.Value == "" && !kv.Input.IsRequired && childproc.Scrubbed(kv.Name) {
 			// Left to the user's environment, it would never arrive: a
@@ -331,7 +331,7 @@ func (r *resolver) env(vars []KeyValue) []Pair {
 // one of the host's own (PATH, HOME: the host's value would break the
 // image).
 func (r *resolver) pass(name string) {
-	if !slices.Contains(shadowed, strings.ToUpper(name)) {
+	if !yamlconf.ShellVar(name) {
 		r.passed = append(r.passed, name)
 	}
 }
@@ -346,7 +346,7 @@ func (r *resolver) args(list []Argument) []string {
 		if a.Type == "named" {
 			label, name = a.Name, strings.TrimLeft(a.Name, "-")
 		}
-		v, ok := r.value(a.Input, label, varName(cmp.Or(name, "arg")))
+		v, ok := r.value(a.Input, label, yamlconf.VarName(cmp.Or(name, "arg")))
 		if !ok {
 			continue
 		}
@@ -423,7 +423,7 @@ func (r *resolver) template(s string, vars map[string]Input) string {
 			b.WriteString(literal(in.Default))
 		default:
 			in.IsRequired = true
-			b.WriteString(r.reference(in, "{"+name+"}", varName(name)))
+			b.WriteString(r.reference(in, "{"+name+"}", yamlconf.VarName(name)))
 		}
 	}
 	b.WriteString(literal(s[last:]))
@@ -462,28 +462,6 @@ func describe(in Input) string {
 // literal is document text as config text: "$" doubled, so that a value
 // the publisher wrote never expands a variable of the user's.
 func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
-
-// shadowed are variables every shell sets: an input named like one gets
-// a prefix, so that its reference never reads the user's PATH or HOME.
-var shadowed = []string{"PATH", "HOME", "USER", "SHELL", "PWD", "TMPDIR", "LANG", "TERM", "HOST", "HOSTNAME", "LOGNAME"}
-
-// varName is the environment variable a named input is read from:
-// upper case, each character outside [A-Z0-9_] an underscore.
-func varName(name string) string {
-	v := strings.Map(func(r rune) rune {
-		switch {
-		case 'a' <= r && r <= 'z':
-			return r - 'a' + 'A'
-		case 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_':
-			return r
-		}
-		return '_'
-	}, strings.Trim(name, "-"))
-	if v == "" || v[0] >= '0' && v[0] <= '9' || slices.Contains(shadowed, v) {
-		v = "MCP_" + v
-	}
-	return v
-}
 
 // SentAway returns the environment variables whose values a remote entry
 // sends to its server's host (those its URL and headers refer to), each

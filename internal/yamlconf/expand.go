@@ -3,6 +3,7 @@ package yamlconf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -200,4 +201,33 @@ func IsVarName(name string) bool {
 		}
 	}
 	return true
+}
+
+// shellVars are variables every shell sets: a name like one gets a
+// prefix from VarName, so that its reference never reads the user's PATH
+// or HOME.
+var shellVars = []string{"PATH", "HOME", "USER", "SHELL", "PWD", "TMPDIR", "LANG", "TERM", "HOST", "HOSTNAME", "LOGNAME"}
+
+// ShellVar reports whether name, in any case, is one of the variables
+// every shell sets (PATH, HOME).
+func ShellVar(name string) bool { return slices.Contains(shellVars, strings.ToUpper(name)) }
+
+// VarName is the environment variable a value named name (a registry
+// input, a header) is read from: upper case, each character outside
+// [A-Z0-9_] an underscore, prefixed MCP_ when it would be empty, start
+// with a digit or be a ShellVar.
+func VarName(name string) string {
+	v := strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z':
+			return r - 'a' + 'A'
+		case 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_':
+			return r
+		}
+		return '_'
+	}, strings.Trim(name, "-"))
+	if v == "" || v[0] >= '0' && v[0] <= '9' || ShellVar(v) {
+		v = "MCP_" + v
+	}
+	return v
 }
