@@ -34,7 +34,9 @@ const DefaultDebounce = 100 * time.Millisecond
 // edit made since the first read is not lost), it re-reads (ReadConfigFile:
 // a file over MaxConfigBytes is refused) and parses the file
 // (Catalog.Parse, with Options.Lookup) and, when some entry differs
-// from the plan last applied, Apply's it. A file that does not parse or
+// from the plan last applied, Apply's it; after a change (not the read
+// when the watch is set up, which is no save) it also Apply's it when an
+// entry failed for good, to start that entry again. A file that does not parse or
 // validate changes nothing: each problem is logged with file:line. A
 // deleted file keeps every entry running, with a warning, until it comes
 // back. WatchFile returns an error only when the watch cannot be set up.
@@ -55,9 +57,9 @@ func (h *Host) WatchFile(ctx context.Context, path string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(h.ctx, cancel)()
-	h.watchLoop(ctx, w.Events, w.Errors, path, func() {
+	h.watchLoop(ctx, w.Events, w.Errors, path, func(saved bool) {
 		watchTarget(w, path) // a link pointed elsewhere since
-		h.reload(ctx, path)
+		h.reload(ctx, path, saved)
 	})
 	return nil
 }
@@ -74,7 +76,9 @@ func watchTarget(w *fsnotify.Watcher, path string) {
 }
 
 // watchLoop calls reload once debounce after the last event about path (and
-// once at the start), until ctx ends or events closes. Only this goroutine
+// once at the start), until ctx ends or events closes; saved says whether
+// an event (or an overflow, which may have dropped one) came since the
+// start. Only this goroutine
 // touches the timer. Reloads run on this goroutine, so they never overlap;
 // events that arrive meanwhile are buffered by the watcher and lead to one
 // more reload.
@@ -84,12 +88,13 @@ func watchTarget(w *fsnotify.Watcher, path string) {
 // swapping a symlink (path -> ..data/file, ..data -> ..<timestamp>), and no
 // event names path itself. An event naming the file path leads to counts
 // too (a linked config edited where it lives).
-func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, path string, reload func()) {
+func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error, path string, reload func(saved bool)) {
 	name := filepath.Clean(path)
 	target, _ := filepath.EvalSymlinks(name)
 	timer := time.NewTimer(h.opts.Debounce)
 	defer timer.Stop()
 	fire := timer.C
+	saved := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -102,7 +107,7 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 			if evName := filepath.Clean(ev.Name); evName == name || evName == target || now != target {
 				target = now
 				timer.Reset(h.opts.Debounce)
-				fire = timer.C
+				fire, saved = timer.C, true
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -113,11 +118,11 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 				// The kernel dropped events, the file's among them maybe:
 				// read it again, as for a change.
 				timer.Reset(h.opts.Debounce)
-				fire = timer.C
+				fire, saved = timer.C, true
 			}
 		case <-fire:
-			fire = nil
-			reload()
+			reload(saved)
+			fire, saved = nil, false
 		}
 	}
 }
@@ -127,8 +132,10 @@ func (h *Host) watchLoop(ctx context.Context, events <-chan fsnotify.Event, errs
 const notReloaded = "config not reloaded, the running entries are unchanged"
 
 // reload re-reads path and applies it when it differs from the plan last
-// applied. Failures are logged; the running entries stay as they are.
-func (h *Host) reload(ctx context.Context, path string) {
+// applied or, when it was saved, when an entry failed for good (saving is
+// how a user retries one). Failures are logged; the running entries stay
+// as they are.
+func (h *Host) reload(ctx context.Context, path string, saved bool) {
 	data, err := ReadConfigFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -166,7 +173,7 @@ func (h *Host) reload(ctx context.Context, path string) {
 	h.mu.Lock()
 	same := planKey(plan) == h.planKey
 	h.mu.Unlock()
-	if same && !h.anyBroken() {
+	if same && (!saved || !h.anyBroken()) {
 		h.log.Debug("no entry changed", "config", path)
 		return
 	}

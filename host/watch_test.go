@@ -30,12 +30,13 @@ func TestWatchLoopDebounce(t *testing.T) {
 		events := make(chan fsnotify.Event)
 		errs := make(chan error)
 		var reloads atomic.Int32
+		var saved atomic.Bool // as the last reload was told
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		path := "/cfg/./mcpbridge.yaml"
 		go func() {
 			defer close(done)
-			fh.watchLoop(ctx, events, errs, path, func() { reloads.Add(1) })
+			fh.watchLoop(ctx, events, errs, path, func(s bool) { saved.Store(s); reloads.Add(1) })
 		}()
 
 		synctest.Wait()
@@ -46,6 +47,9 @@ func TestWatchLoopDebounce(t *testing.T) {
 		synctest.Wait()
 		if reloads.Load() != 1 {
 			t.Fatalf("%d reloads after the initial debounce, want 1", reloads.Load())
+		}
+		if saved.Load() {
+			t.Errorf("the read at the start was told of a save")
 		}
 
 		// A storm: 100 writes 10ms apart, plus noise about other files.
@@ -65,6 +69,9 @@ func TestWatchLoopDebounce(t *testing.T) {
 		synctest.Wait()
 		if reloads.Load() != 2 {
 			t.Fatalf("%d reloads after the storm, want 2", reloads.Load())
+		}
+		if !saved.Load() {
+			t.Errorf("the reload after the storm was not told of a save")
 		}
 		if !fh.log.HasRecord(slog.LevelWarn, "watching the config file failed", "config", "/cfg/./mcpbridge.yaml", "err", "queue overflow") {
 			t.Errorf("the watcher error was not logged: %q", fh.log.Lines())
@@ -86,6 +93,9 @@ func TestWatchLoopDebounce(t *testing.T) {
 		if reloads.Load() != 3 {
 			t.Fatalf("%d reloads after an event overflow, want 3", reloads.Load())
 		}
+		if !saved.Load() {
+			t.Errorf("the reload after an overflow was not told of a save")
+		}
 		cancel()
 		<-done
 	})
@@ -103,7 +113,7 @@ func TestWatchLoopEndsWithWatcher(t *testing.T) {
 			} else {
 				close(errs)
 			}
-			fh.watchLoop(context.Background(), events, errs, "f.yaml", func() { t.Error("reloaded") })
+			fh.watchLoop(context.Background(), events, errs, "f.yaml", func(bool) { t.Error("reloaded") })
 		}
 	})
 }
@@ -131,14 +141,14 @@ func TestReload(t *testing.T) {
 
 	// Unchanged entries (a comment added): no Apply at all.
 	write("# hello\n" + `- {id: a, name: fake, config: {value: "1", secret: "${S}"}}`)
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	if fh.Version() != 1 || !fh.log.HasRecord(slog.LevelDebug, "no entry changed", "config", path) {
 		t.Errorf("a comment caused an Apply (version %d)", fh.Version())
 	}
 
 	// An invalid entry fails alone, with file:line: a, unchanged, runs on.
 	write("- {id: a, name: fake, config: {value: \"1\", secret: \"${S}\"}}\n- {id: b, name: nope}\n")
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	fh.log.WaitForRecord(t, slog.LevelError, "failed to start", "entry", "b", "err", mcptest.Contains(path+`:2:17: entry "b": name: unknown plugin "nope"`))
 	want := map[string]string{"a": "ready", "b": "failed: " + path + `:2:17: entry "b": name: unknown plugin "nope" (known: fake)`}
 	if diff := cmp.Diff(want, fh.states()); diff != "" {
@@ -147,7 +157,7 @@ func TestReload(t *testing.T) {
 	// Invalid YAML: nothing changes, the problem is logged with file:line,
 	// never with the expanded secret.
 	write("- id: a\n  name: [fake\n")
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+`:2:9: invalid YAML: did not find expected`))
 	if fh.Version() != 2 || len(fh.kind.takeEvents()) != 0 {
 		t.Errorf("an invalid file changed something (version %d)", fh.Version())
@@ -157,14 +167,14 @@ func TestReload(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	fh.log.WaitForRecord(t, slog.LevelWarn, "config file deleted; keeping the running entries as they are — restore the file to reload it", "config", path, "running", 1)
 
 	// Unreadable (a directory in its place).
 	if err := os.Mkdir(path, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains("read "+path))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -172,7 +182,7 @@ func TestReload(t *testing.T) {
 
 	// Back, changed: applied.
 	write(`- {id: a, name: fake, config: {value: "2", secret: "${S}"}}`)
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	if diff := cmp.Diff([]string{"start a/2", "close a/1"}, fh.kind.takeEvents()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
@@ -265,14 +275,14 @@ func TestReloadWithParse(t *testing.T) {
 	if err := os.WriteFile(path, []byte("x y"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fh.reload(context.Background(), path)
+	fh.reload(context.Background(), path, true)
 	if diff := cmp.Diff([]string{"start x/x", "start y/y"}, sorted(fh.kind.takeEvents())); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if err := os.WriteFile(path, []byte("bad"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fh.reload(context.Background(), path)
+	fh.reload(context.Background(), path, true)
 	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains(path+":1:1: not a value"))
 	if len(fh.kind.takeEvents()) != 0 {
 		t.Error("a file Parse refused changed something")
@@ -362,14 +372,54 @@ func TestReloadRetriesAChangeThatDidNotStart(t *testing.T) {
 	}
 	ctx := context.Background()
 	write(`- {id: a, name: fake, config: {value: "1"}}`)
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	write(`- {id: a, name: fake, config: {value: "2", fail: "boom"}}`)
-	fh.reload(ctx, path)
+	fh.reload(ctx, path, true)
 	if diff := cmp.Diff([]string{"start a/1", "start a/2", "close a/2"}, fh.kind.takeEvents()); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
-	fh.reload(ctx, path) // saved again, unchanged
+	fh.reload(ctx, path, true) // saved again, unchanged
 	if diff := cmp.Diff([]string{"start a/2", "close a/2"}, fh.kind.takeEvents()); diff != "" {
 		t.Errorf("saved again after a change that did not start (-want +got):\n%s", diff)
 	}
+}
+
+// The check when the watch is set up catches an edit made since the
+// first Apply, and only that: an entry that failed to start (a server
+// with failOnStartupError) is not started again by it, since nothing was
+// saved, nor is the file said to have changed; a save, unchanged, starts
+// it again.
+func TestWatchFileSetUpRetriesNoFailedEntry(t *testing.T) {
+	fh := newFakeHost(t, Options{})
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	const src = `- {id: a, name: fake, config: {value: "1", fail: "later"}}`
+	saveAsEditors(t, path, src)
+	plan, err := fh.opts.Catalog.Parse(path, []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Apply(context.Background(), plan); err == nil {
+		t.Fatal("Apply of an entry that fails to start = nil")
+	}
+	fh.kind.takeEvents()
+	applied := fh.log.CountRecords(slog.LevelInfo, "applied", "config", path)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fh.WatchFile(ctx, path) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("WatchFile = %v", err)
+		}
+	}()
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		return fh.log.HasRecord(slog.LevelDebug, "no entry changed", "config", path) ||
+			fh.log.CountRecords(slog.LevelInfo, "applied", "config", path) > applied
+	}, "the check when the watch is set up; the log:\n%s", strings.Join(fh.log.Lines(), "\n"))
+	if events := fh.kind.takeEvents(); len(events) != 0 || fh.log.HasRecord(slog.LevelInfo, "config file changed, reloading", "config", path) {
+		t.Errorf("setting the watch up restarted the failed entry (events %v); log:\n%s", events, strings.Join(fh.log.Lines(), "\n"))
+	}
+
+	saveAsEditors(t, path, src)
+	fh.log.WaitForRecord(t, slog.LevelInfo, "failed earlier, restarting", "entry", "a")
 }
