@@ -36,10 +36,11 @@ const DefaultDebounce = 100 * time.Millisecond
 // (Catalog.Parse, with Options.Lookup) and, when some entry differs
 // from the plan last applied, Apply's it; after a change (not the read
 // when the watch is set up, which is no save) it also Apply's it when an
-// entry failed for good, to start that entry again. A file that does not parse or
-// validate changes nothing: each problem is logged with file:line. A
-// deleted file keeps every entry running, with a warning, until it comes
-// back. WatchFile returns an error only when the watch cannot be set up.
+// entry failed for good, to start that entry again. A file that does not
+// parse or validate changes nothing: each problem is logged with
+// file:line. A deleted file keeps every entry running, with a warning,
+// until it comes back. WatchFile returns an error only when the watch
+// cannot be set up.
 func (h *Host) WatchFile(ctx context.Context, path string) error {
 	if h.ctx.Err() != nil {
 		return ErrClosed
@@ -78,8 +79,7 @@ func watchTarget(w *fsnotify.Watcher, path string) {
 // watchLoop calls reload once debounce after the last event about path (and
 // once at the start), until ctx ends or events closes; saved says whether
 // an event (or an overflow, which may have dropped one) came since the
-// start. Only this goroutine
-// touches the timer. Reloads run on this goroutine, so they never overlap;
+// last reload. Only this goroutine touches the timer. Reloads run on this goroutine, so they never overlap;
 // events that arrive meanwhile are buffered by the watcher and lead to one
 // more reload.
 //
