@@ -104,13 +104,15 @@ func (r *agentRun) policy() *agent.Policy {
 	return p
 }
 
-// callContext shows a call's progress on a terminal.
+// callContext shows a call's progress on a terminal, once no question is
+// open (a code-mode program's call runs while the next is asked about).
 func (r *agentRun) callContext(ctx context.Context, c agent.Call) context.Context {
 	if !r.e.StderrIsTerminal || r.f.json {
 		return ctx
 	}
 	return tool.WithProgress(ctx, func(p tool.Progress) {
-		r.out.Progress(fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p)))
+		line := fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p))
+		r.e.term.showProgress(func() { r.out.Progress(line) })
 	})
 }
 

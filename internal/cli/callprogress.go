@@ -13,8 +13,9 @@ import (
 
 // callProgress shows the progress notifications of a call on a terminal:
 // one live line on stderr (the tool, done/total, the server's message),
-// erased when the call ends. With --json, or when stderr is not a
-// terminal, nothing is shown and the server is sent no progress token.
+// erased when the call ends, waiting while the server's form is asked.
+// With --json, or when stderr is not a terminal, nothing is shown and the
+// server is sent no progress token.
 func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.Context, func()) {
 	if !e.StderrIsTerminal || f.json {
 		return ctx, func() {}
@@ -22,21 +23,28 @@ func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.
 	var mu sync.Mutex
 	shown, ended := false, false
 	ctx = tool.WithProgress(ctx, func(p tool.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ended {
-			return
-		}
-		fmt.Fprintf(e.Stderr, "\r\033[K%s %s", termsafe.Line(name), progressText(p))
-		shown = true
+		line := termsafe.Line(name) + " " + progressText(p)
+		e.term.showProgress(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if ended {
+				return // held while a form was open, and the call is over
+			}
+			fmt.Fprintf(e.Stderr, "\r\033[K%s", line)
+			shown = true
+		})
 	})
 	return ctx, func() {
 		mu.Lock()
-		defer mu.Unlock()
 		ended = true
-		if shown {
-			fmt.Fprint(e.Stderr, "\r\033[K")
-		}
+		mu.Unlock()
+		e.term.showProgress(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if shown {
+				fmt.Fprint(e.Stderr, "\r\033[K")
+			}
+		})
 	}
 }
 

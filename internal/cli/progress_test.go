@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the spinner to write while a
@@ -97,5 +99,57 @@ func TestNoProgressWithJSON(t *testing.T) {
 	})
 	if code != ExitOK || stderr.Len() != 0 {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// call's progress waits while the server's form is asked: the latest
+// shows once it is answered; once the call has ended, its erase only.
+func TestCallProgressWaitsForTheForm(t *testing.T) {
+	keys, typed := io.Pipe()
+	defer typed.Close()
+	stderr := &lockedBuffer{}
+	e := &env{IO: IO{Stdin: keys, Stderr: stderr, StdinIsTerminal: true, StderrIsTerminal: true}}
+	const confirm = "[c]ancel: "
+	// ask opens a form and answers its field; the form waits at its
+	// confirmation, which "\n" sends.
+	ask := func() chan string {
+		form := make(chan string, 1)
+		go func() {
+			got, _ := e.elicitPerson(context.Background(), "asker", formParams(t, "Who?", `{"type":"object","properties":{"name":{"type":"string"}}}`))
+			form <- string(got)
+		}()
+		mcptest.Eventually(t, 10*time.Second, func() bool { return strings.HasSuffix(stderr.String(), "  text: ") }, "no form")
+		io.WriteString(typed, "Ada\n")
+		mcptest.Eventually(t, 10*time.Second, func() bool { return strings.HasSuffix(stderr.String(), confirm) }, "no confirmation")
+		return form
+	}
+	answer := func(form chan string) {
+		io.WriteString(typed, "\n")
+		if got := <-form; got != `{"action":"accept","content":{"name":"Ada"}}` {
+			t.Fatalf("form answered %s:\n%q", got, stderr.String())
+		}
+	}
+	ctx, end := e.callProgress(context.Background(), "mcp__slow__work", &flags{})
+	tool.ReportProgress(ctx, tool.Progress{Progress: 1, Total: 3})
+	form := ask()
+	tool.ReportProgress(ctx, tool.Progress{Progress: 2, Total: 3, Message: "older"})
+	tool.ReportProgress(ctx, tool.Progress{Progress: 3, Total: 3, Message: "latest"})
+	if s := stderr.String(); !strings.HasSuffix(s, confirm) {
+		t.Errorf("progress written over the form: %q", s)
+	}
+	answer(form)
+	if s := stderr.String(); strings.Contains(s, "older") || !strings.HasSuffix(s, confirm+"\r\033[Kmcp__slow__work 3/3 (100%) latest") {
+		t.Errorf("want the latest progress once the form was answered: %q", s)
+	}
+
+	form = ask()
+	tool.ReportProgress(ctx, tool.Progress{Progress: 4, Message: "over"})
+	end()
+	if s := stderr.String(); !strings.HasSuffix(s, confirm) {
+		t.Errorf("the call's end erased the form's line: %q", s)
+	}
+	answer(form)
+	if s := stderr.String(); strings.Contains(s, "over") || !strings.HasSuffix(s, confirm+"\r\033[K") {
+		t.Errorf("want the line erased once the form was answered, no progress of the ended call: %q", s)
 	}
 }
