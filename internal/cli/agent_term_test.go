@@ -2,10 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/agentterm"
@@ -72,5 +77,102 @@ func TestProgressWaitsWhileAQuestionIsOpen(t *testing.T) {
 	if before, ok := strings.CutSuffix(stderr.String(), held); got != `{"action":"accept","content":{"name":"Ada"}}` || !ok ||
 		strings.Contains(before, "fourth") || !strings.HasSuffix(before, "[c]ancel: ") {
 		t.Errorf("form answered %s; want no progress over it, the progress held shown once it was answered: %q", got, stderr.String())
+	}
+}
+
+// A server's form abandoned while the person answers it (its call
+// cancelled, the server's request timed out) leaves no read of the
+// terminal behind, and what was typed for it answers nothing: not the
+// next form (a "y" typed for one server's question was another's yes),
+// not the approval question after it.
+func TestAbandonedFormAnswersNothingAfter(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	defer ptmx.Close()
+	echoed := &lockedBuffer{}
+	go io.Copy(echoed, ptmx) // until ptmx closes
+	stderr := &lockedBuffer{}
+	e := &env{IO: IO{Stdin: tty, Stderr: stderr, StdinIsTerminal: true, StderrIsTerminal: true, LookupEnv: func(string) (string, bool) { return "", false }}}
+	yesNo := func(message string) json.RawMessage {
+		return formParams(t, message, `{"type":"object","properties":{"sure":{"type":"boolean"}},"required":["sure"]}`)
+	}
+	// shown waits until what was written from from on shows prompt.
+	shown := func(what string, from int, prompt string) {
+		t.Helper()
+		mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String()[from:], prompt) }, "no %s", what)
+	}
+	// abandon asks a form, gives it up at its field, and types typed.
+	abandon := func(typed string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		ended := make(chan error, 1)
+		from := len(stderr.String())
+		go func() {
+			_, err := e.elicitPerson(ctx, "first", yesNo("Delete it all?"))
+			ended <- err
+		}()
+		shown("form", from, "y/n: ")
+		cancel()
+		select {
+		case err := <-ended:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("abandoned form: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the form did not end with its context")
+		}
+		from = len(echoed.String())
+		io.WriteString(ptmx, typed)
+		// The terminal echoes what reached its input.
+		mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(echoed.String()[from:], strings.TrimSuffix(typed, "\n")) }, "not echoed")
+	}
+
+	abandon("y\n")
+	form := make(chan string, 1)
+	from := len(stderr.String())
+	go func() {
+		got, _ := e.elicitPerson(context.Background(), "second", yesNo("Send the report?"))
+		form <- string(got)
+	}()
+	shown("second form", from, "y/n: ")
+	io.WriteString(ptmx, "n\n")
+	shown("confirmation", from, "[c]ancel: ")
+	io.WriteString(ptmx, "\n")
+	select {
+	case got := <-form:
+		if got != `{"action":"accept","content":{"sure":false}}` {
+			t.Errorf("the second form answered %s, want its own answer, no:\n%q", got, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the second form was not answered:\n%q", stderr.String())
+	}
+
+	r := &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true), con: termio.NewConsole(tty, stderr, nil)}
+	defer r.con.Close()
+	asked := agent.Call{Name: "mcp__demo__add", Tool: tool.Tool{Name: "mcp__demo__add", Origin: tool.Origin{Server: "demo", Name: "add"}}}
+	for _, typed := range []string{"y\n", "y", ""} { // typed for the form: a line, a key without Enter, nothing
+		abandon(typed)
+		answered := make(chan error, 1)
+		from := len(stderr.String())
+		go func() {
+			ans, err := r.askApproval(context.Background(), asked)
+			if err == nil && ans != agent.Deny {
+				err = fmt.Errorf("answer %v, want the key pressed, n", ans)
+			}
+			answered <- err
+		}()
+		shown("question", from, "(press the key, no Enter): ")
+		io.WriteString(ptmx, "n")
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Errorf("after a form abandoned with %q typed: %v", typed, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after a form abandoned with %q typed, the question did not read its key:\n%q", typed, stderr.String())
+		}
 	}
 }

@@ -36,8 +36,9 @@ func (e *errEnded) Error() string { return "the person ended the form" }
 
 // Ask puts the elicitation params of server (a form, or a URL to open)
 // to the person who types the lines of in and reads out, and returns the
-// answer: accept with the form's content, decline or cancel. One
-// elicitation at a time per in.
+// answer: accept with the form's content, decline or cancel. What was
+// typed before the form showed is dropped, as a line typed for another
+// question. One elicitation at a time per in.
 func Ask(ctx context.Context, in *termio.LineReader, out io.Writer, server string, params json.RawMessage) (json.RawMessage, error) {
 	var req struct {
 		Mode    string          `json:"mode"`
@@ -47,6 +48,9 @@ func Ask(ctx context.Context, in *termio.LineReader, out io.Writer, server strin
 	}
 	if err := json.Unmarshal(params, &req); err != nil {
 		return nil, fmt.Errorf("invalid elicitation request: %w", err)
+	}
+	if err := in.DropTypedAhead(ctx); err != nil { // typed before the form showed: not for it
+		return nil, err
 	}
 	p := &prompter{ctx: ctx, in: in, out: out}
 	var answer json.RawMessage

@@ -63,23 +63,28 @@ func (c *Console) Close() { c.wake.close() }
 
 // read reads in once it has something to read, or returns ErrInterrupted
 // once Interrupt was called (each call ends one read).
-func (c *Console) read(p []byte) (int, error) {
-	if c.wake == closedPipe {
-		return c.in.Read(p)
+func (c *Console) read(p []byte) (int, error) { return c.wake.read(c.fd, c.in, p) }
+
+// wakePipe is a pipe whose read end a terminal read polls beside the
+// terminal, so that another goroutine can end that read (wake.go).
+type wakePipe struct{ r, w int }
+
+// read reads in, the terminal fd, once it has something to read, or
+// returns ErrInterrupted once w is raised (each raise ends one read); with
+// closedPipe it reads at once.
+func (w wakePipe) read(fd int, in io.Reader, p []byte) (int, error) {
+	if w == closedPipe {
+		return in.Read(p)
 	}
-	interrupted, err := c.wake.waitFor(c.fd)
+	interrupted, err := w.waitFor(fd)
 	if err != nil {
 		return 0, fmt.Errorf("waiting for the terminal: %w", err)
 	}
 	if interrupted {
 		return 0, ErrInterrupted
 	}
-	return c.in.Read(p)
+	return in.Read(p)
 }
-
-// wakePipe is a pipe whose read end a terminal read polls beside the
-// terminal, so that another goroutine can end that read (wake.go).
-type wakePipe struct{ r, w int }
 
 // closedPipe stands for no pipe: raise does nothing.
 var closedPipe = wakePipe{-1, -1}
