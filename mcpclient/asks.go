@@ -143,22 +143,16 @@ func (c *callers) of(call *sdkwire.Slot) *caller {
 }
 
 // asker returns the call a request of the server that names no call can
-// only come from: the only call in flight, else, when every call in
-// flight is one consumer session's (oneSession), the only one whose
-// server waits for no answer of its consumer (a call whose question is
-// outstanding, parked at a gateway client that may never answer, mostly
-// does not ask again meanwhile; README.md, "Servers that ask"); nil when
-// no or more than one call qualifies. Across sessions that guess would
-// hand a server's second question, sent while its first is unanswered,
-// to another client.
+// only come from: the only call in flight, else the only one whose server
+// waits for no answer of its consumer (a call whose question is
+// outstanding, parked at a gateway client that may never answer, does
+// not ask again meanwhile; README.md, "Servers that ask"); nil when no
+// or more than one call qualifies.
 func (c *callers) asker() *caller {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.list) == 1 {
 		return c.list[0]
-	}
-	if len(c.list) == 0 || !c.oneSession() {
-		return nil
 	}
 	var free *caller
 	for _, cl := range c.list {
@@ -171,22 +165,6 @@ func (c *callers) asker() *caller {
 		free = cl
 	}
 	return free
-}
-
-// oneSession reports whether every call in flight belongs to one consumer
-// session (tool.SessionFrom; a gateway client's). Calls without one are
-// not taken for one client's: nothing says they are. Under c.mu.
-func (c *callers) oneSession() bool {
-	first := tool.SessionFrom(c.list[0])
-	if first == nil {
-		return false
-	}
-	for _, cl := range c.list[1:] {
-		if tool.SessionFrom(cl) != first {
-			return false
-		}
-	}
-	return true
 }
 
 // ambiguous reports whether more than one call is in flight.
