@@ -49,9 +49,10 @@ type fakeKind struct {
 	name    string
 	release chan struct{} // closing it releases held readiness and slow closes
 
-	mu     sync.Mutex
-	events []string
-	live   map[string]int // "<id>/<value>" → running instances
+	mu      sync.Mutex
+	events  []string
+	live    map[string]int // "<id>/<value>" → running instances
+	closing int            // Close calls begun
 }
 
 func newFakeKind(t *testing.T, name string) *fakeKind {
@@ -112,6 +113,13 @@ func (k *fakeKind) takeEvents() []string {
 	ev := k.events
 	k.events = nil
 	return ev
+}
+
+// closes returns how many Close calls have begun.
+func (k *fakeKind) closes() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.closing
 }
 
 func (k *fakeKind) running() map[string]int {
@@ -248,6 +256,9 @@ func (in *fakeInstance) Close() error {
 		return errors.New("closed before its lifetime ended")
 	}
 	close(in.closing)
+	in.k.mu.Lock()
+	in.k.closing++
+	in.k.mu.Unlock()
 	if in.cfg.SlowClose {
 		<-in.k.release
 	}

@@ -75,7 +75,8 @@ func (e *StartError) record() (msg string, attrs []any) {
 //     that takes the claims of a removed one (an id renamed, its serverName
 //     kept) takes over from it the same way;
 //   - a new config that does not start (Start fails, its first attempt
-//     fails, its startup timeout passes) is closed, and the old instance,
+//     fails, its startup timeout passes) is closed (with the others of its
+//     wave that did not start, in parallel), and the old instance,
 //     which never stopped, keeps running: a *StartError whose Kept names it;
 //     except one that has published tools by then (not failed for good):
 //     they have replaced the old ones, so it is kept and takes over;
@@ -150,7 +151,10 @@ type rollout struct {
 	waves    [][]action       // starts and successions, by wave, in plan order
 	promoted map[string]bool  // successions that took over
 	kept     map[string]bool  // entries left as they were: a change not made
-	errs     []error
+	// closing has the outcome of each instance abandoned in the wave
+	// running (see abandon).
+	closing []chan error
+	errs    []error
 }
 
 // prepare decides what plan changes and builds the units it will run.
@@ -284,6 +288,7 @@ func (r *rollout) refuse() {
 	for _, a := range r.d.Refuse {
 		r.keep(r.units[a.ID], r.old[a.Pred], errors.New(a.Reason))
 	}
+	r.abandoned()
 }
 
 // run starts the instances of one wave in parallel, waits for them, and
@@ -321,6 +326,28 @@ func (r *rollout) run(wave []action) {
 		r.logError(err)
 		r.errs = append(r.errs, err)
 	}
+	r.abandoned()
+}
+
+// abandon stops u, which did not start, in the background: one slow Close
+// must hold up neither the verdicts still to come nor the other instances
+// abandoned, so a wave that abandons many waits one ShutdownTimeout for
+// them all (abandoned), not one each.
+func (r *rollout) abandon(u *unit) {
+	done := make(chan error, 1)
+	go func() { done <- r.h.dispose([]*unit{u}) }()
+	r.closing = append(r.closing, done)
+}
+
+// abandoned waits for the instances abandon stopped, each bounded by
+// ShutdownTimeout, and logs what did not close cleanly.
+func (r *rollout) abandoned() {
+	for _, done := range r.closing {
+		if err := <-done; err != nil {
+			r.logError(err)
+		}
+	}
+	r.closing = nil
 }
 
 // blocked says why a cannot start now: a claim it waits for stays with an
@@ -344,7 +371,8 @@ func (r *rollout) blocked(a action) error {
 
 // checkStart handles an added (or enabled, or restarted) instance once its
 // first attempt settled or readiness stopped waiting: one that failed for
-// good is closed and keeps a failed status; others stay, ready or trying.
+// good keeps a failed status and is closed (abandon); others stay, ready
+// or trying.
 func (r *rollout) checkStart(u *unit, settled bool) {
 	if !settled {
 		return
@@ -358,9 +386,7 @@ func (r *rollout) checkStart(u *unit, settled bool) {
 	r.h.mu.Lock()
 	u.failure = &st
 	r.h.mu.Unlock()
-	if derr := r.h.dispose([]*unit{u}); derr != nil {
-		r.logError(derr)
-	}
+	r.abandon(u)
 	r.report(&StartError{ID: u.pe.Entry.ID, Err: err})
 }
 
@@ -380,9 +406,9 @@ func (r *rollout) failed(u *unit, err error) {
 }
 
 // keep abandons u, which was to replace pred: its Source is closed first,
-// so that it can no longer take pred's tools over, then it is stopped.
-// pred, untouched, stays in u's place (the same entry) or at the end of the
-// plan (a removed entry that a renamed one was to replace).
+// so that it can no longer take pred's tools over, then it is stopped
+// (abandon). pred, untouched, stays in u's place (the same entry) or at
+// the end of the plan (a removed entry that a renamed one was to replace).
 func (r *rollout) keep(u, pred *unit, err error) {
 	r.h.mu.Lock()
 	u.pred = nil
@@ -392,9 +418,7 @@ func (r *rollout) keep(u, pred *unit, err error) {
 	if src != nil {
 		src.Close()
 	}
-	if derr := r.h.dispose([]*unit{u}); derr != nil {
-		r.logError(derr)
-	}
+	r.abandon(u)
 	r.h.mu.Lock()
 	if pred.pe.Entry.ID == u.pe.Entry.ID {
 		for i, x := range r.h.units {

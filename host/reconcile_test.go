@@ -531,3 +531,36 @@ func TestStartErrorUnwrap(t *testing.T) {
 		t.Errorf("Apply = %v, want b's failure too", err)
 	}
 }
+
+// The instances a reload abandons (replacements that did not start, added
+// entries that failed for good) are closed together: three slow to close
+// are all closing at once, so the reload waits one ShutdownTimeout for
+// them, not one each.
+func TestAbandonedInstancesCloseInParallel(t *testing.T) {
+	fh := newFakeHost(t, Options{ShutdownTimeout: time.Hour})
+	if err := fh.apply(t, `- {id: a, name: fake, config: {value: "1", claim: A}}
+- {id: b, name: fake, config: {value: "1", claim: B}}`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- fh.apply(t, `- {id: a, name: fake, config: {value: "2", claim: A, fail: boom, slowClose: true}}
+- {id: b, name: fake, config: {value: "2", claim: B, fail: boom, slowClose: true}}
+- {id: c, name: fake, config: {value: "1", fail: boom, slowClose: true}}`)
+	}()
+	waitUntil(t, "the three abandoned instances closing together", func() bool { return fh.kind.closes() == 3 })
+	fh.kind.unblock()
+	err := <-done
+	for _, want := range []string{`entry "a": the new config did not start, the previous config keeps running: boom`,
+		`entry "b": the new config did not start, the previous config keeps running: boom`, `entry "c": failed to start: boom`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Apply = %v, want %q", err, want)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"a/1": 1, "b/1": 1}, fh.kind.running()); diff != "" {
+		t.Errorf("running (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"a": "ready", "b": "ready", "c": "failed: boom"}, fh.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
