@@ -257,9 +257,10 @@ var (
 		"Reconnect attempts of the backend server since its instance started (a reload that replaces it starts again at 0).", []string{"server"}, nil)
 )
 
-// states are every state a running backend reports, for the state set.
+// states are every state an enabled entry reports, for the state set: one
+// left out has no series at 1, and alerts on it never fire.
 var states = []host.State{host.StateStarting, host.StateReady, host.StateReconnecting,
-	host.StateTimedOut, host.StateFailed, host.StateClosed}
+	host.StateTimedOut, host.StateFailed, host.StateNeedsLogin, host.StateClosed}
 
 func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateDesc

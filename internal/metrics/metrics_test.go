@@ -148,3 +148,29 @@ func BenchmarkCallStarted(b *testing.B) {
 		})
 	})
 }
+
+// Every state a backend can be in is in the state set: a server in any of
+// them has its state at 1, one alone (an HTTP server waiting for
+// `mcpbridge login` had every state at 0, so no alert on it fired).
+func TestServerStateCoversEveryState(t *testing.T) {
+	all := []host.State{host.StateStarting, host.StateReady, host.StateReconnecting, host.StateTimedOut,
+		host.StateFailed, host.StateNeedsLogin, host.StateClosed}
+	var statuses []host.Status
+	for _, s := range all {
+		statuses = append(statuses, host.Status{ID: string(s), Name: "s-" + string(s), State: s})
+	}
+	m := metrics.New(metrics.Options{Tools: tool.NewRegistry(), Servers: func() []host.Status { return statuses }})
+	text := scrapeText(t, m)
+	for _, s := range all {
+		var ones []string
+		for line := range strings.Lines(text) {
+			if strings.HasPrefix(line, `mcpbridge_server_state{server="s-`+string(s)+`",`) && strings.HasSuffix(line, "} 1\n") {
+				ones = append(ones, line)
+			}
+		}
+		want := `mcpbridge_server_state{server="s-` + string(s) + `",state="` + string(s) + `"} 1` + "\n"
+		if len(ones) != 1 || ones[0] != want {
+			t.Errorf("a server %s has states at 1: %q, want %q", s, ones, want)
+		}
+	}
+}
