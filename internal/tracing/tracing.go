@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpbridge/mcpbridge/internal/buildinfo"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -88,12 +89,20 @@ func (t *Tracer) Start(ctx context.Context, op, server, detail string) (context.
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 	return ctx, func(err error) {
 		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			// A server sizes its error text: cut, a span stays small
+			// (RecordError would keep it whole).
+			text := textcut.Marked(err.Error(), maxErrorBytes, "…")
+			span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
+				semconv.ExceptionType(fmt.Sprintf("%T", err)), semconv.ExceptionMessage(text)))
+			span.SetStatus(codes.Error, text)
 		}
 		span.End()
 	}
 }
+
+// maxErrorBytes bounds an error's text in a span, as the MCP client bounds
+// a server's error text it logs.
+const maxErrorBytes = 4 << 10
 
 // Inject returns the W3C trace context of ctx's span as _meta entries
 // ("traceparent", and "tracestate" when there is one); nil without a

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"go.uber.org/goleak"
@@ -100,5 +102,45 @@ func TestExtract(t *testing.T) {
 	span := recv.Span("tools/call greet")
 	if span == nil || hex.EncodeToString(span.GetTraceId()) != traceID || hex.EncodeToString(span.GetParentSpanId()) != parentID {
 		t.Errorf("span %v, want trace %s, parent %s", span, traceID, parentID)
+	}
+}
+
+// A server's megabyte error text is cut where a span keeps it, in its
+// status and its exception event: every failed call would otherwise ship
+// it whole to the collector.
+func TestErrorTextCut(t *testing.T) {
+	recv := mcptest.NewOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+	tr, err := tracing.New(context.Background(), lookup(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": recv.URL}))
+	if err != nil || tr == nil {
+		t.Fatalf("New = %v, %v", tr, err)
+	}
+	huge := "MCP error -32603: " + strings.Repeat("é", 1<<19) // 1 MiB
+	_, end := tr.Start(context.Background(), mcpclient.OpCall, "a", "greet")
+	end(errors.New(huge))
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	span := recv.Span("tools/call greet")
+	if span == nil {
+		t.Fatal("no span")
+	}
+	const bound = 4 << 10
+	msg := span.GetStatus().GetMessage()
+	if span.GetStatus().GetCode() != tracepb.Status_STATUS_CODE_ERROR || len(msg) > bound || !utf8.ValidString(msg) ||
+		!strings.HasPrefix(msg, "MCP error -32603: éé") || !strings.HasSuffix(msg, "…") {
+		t.Errorf("status: code %v, %d bytes, starts %.40q, ends %q", span.GetStatus().GetCode(), len(msg), msg, msg[max(len(msg)-8, 0):])
+	}
+	events := span.GetEvents()
+	if len(events) != 1 || events[0].GetName() != "exception" {
+		t.Fatalf("events %v, want one exception", events)
+	}
+	for _, kv := range events[0].GetAttributes() {
+		if v := kv.GetValue().GetStringValue(); len(v) > bound {
+			t.Errorf("exception event %s holds %d bytes", kv.GetKey(), len(v))
+		}
+		if kv.GetKey() == "exception.message" && !strings.HasPrefix(kv.GetValue().GetStringValue(), "MCP error -32603: é") {
+			t.Errorf("exception.message %.40q", kv.GetValue().GetStringValue())
+		}
 	}
 }
