@@ -105,7 +105,8 @@ type Options struct {
 	// /healthz reports not ready. nil means ready from the start.
 	Ready <-chan struct{}
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
-	// New; 0 means as long as it takes.
+	// New; 0 means as long as it takes. Below zero requests do not wait:
+	// Ready only tells /readyz and /healthz.
 	ReadyTimeout time.Duration
 	// MaxConnections bounds the HTTP connections ServeListener serves at
 	// once. A new connection past it closes the one that has waited

@@ -51,7 +51,7 @@ func (g *Gateway) awaitReady(ctx context.Context, method string) bool {
 // long their first start takes. It returns why the wait ended first; nil
 // once ready.
 func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, header http.Header, stream, method string) error {
-	if answeredBeforeReady(method) || g.isReady() {
+	if answeredBeforeReady(method) || !g.holds() || g.isReady() {
 		if !g.awaitReady(ctx, method) {
 			return context.Cause(ctx)
 		}
@@ -67,12 +67,15 @@ func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, 
 	return nil
 }
 
+// holds reports whether requests wait for Options.Ready.
+func (g *Gateway) holds() bool { return g.opts.Ready != nil && g.opts.ReadyTimeout >= 0 }
+
 // waitReady waits for Options.Ready as awaitReady does.
 func (g *Gateway) waitReady(ctx context.Context) bool {
-	ready := g.opts.Ready
-	if ready == nil {
+	if !g.holds() {
 		return true
 	}
+	ready := g.opts.Ready
 	select {
 	case <-ready:
 		return true

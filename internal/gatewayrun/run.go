@@ -34,8 +34,9 @@ type Config struct {
 	// (default gateway.DefaultHTTPAddr).
 	Stdio    bool
 	HTTPAddr string
-	// ReadyTimeout is how long requests wait for the first apply; below
-	// zero, the largest startupTimeout of the plan's enabled entries.
+	// ReadyTimeout is how long requests wait for the first apply (0: they
+	// do not wait; /readyz waits for it all the same); below zero, the
+	// largest startupTimeout of the plan's enabled entries.
 	ReadyTimeout time.Duration
 	// CodeMode lists code mode's tools instead of the catalog.
 	CodeMode bool
@@ -128,9 +129,11 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // withReadiness sets the gateway to hold requests until the first apply of
-// plan has settled, at most d, below zero the largest startupTimeoutMs.
-// The returned channel, nil when not waiting, is to be closed once that
-// apply returned.
+// plan has settled, at most d, below zero the largest startupTimeoutMs;
+// 0 does not hold them. Either way the gateway is ready (/readyz) once
+// that apply has settled: not holding requests does not make a replica
+// ready before its servers have started. The returned channel is to be
+// closed once that apply returned.
 func withReadiness(opts gateway.Options, d time.Duration, plan *host.Plan) (gateway.Options, chan struct{}) {
 	if d < 0 {
 		d = 0
@@ -141,7 +144,7 @@ func withReadiness(opts gateway.Options, d time.Duration, plan *host.Plan) (gate
 		}
 	}
 	if d == 0 {
-		return opts, nil
+		d = -1 // requests do not wait (gateway.Options.ReadyTimeout)
 	}
 	applied := make(chan struct{})
 	opts.Ready, opts.ReadyTimeout = applied, d
@@ -158,7 +161,7 @@ type serveRun struct {
 	opts   gateway.Options // with Logger and Health filled in
 	h      *host.Host
 	gw     *gateway.Gateway
-	// applied is closed once the first plan is applied (nil: no one waits).
+	// applied is closed once the first plan is applied.
 	applied chan struct{}
 	// metrics are the run's Prometheus metrics, nil when not served.
 	metrics *metrics.Metrics
@@ -256,9 +259,7 @@ func (r *serveRun) applyAndWatch(ctx context.Context, src Source, fail context.C
 	if err := gatewayNotApplied(r.keeper, src.Plan, r.h.Status()); err != nil && ctx.Err() == nil {
 		fail(err)
 	}
-	if r.applied != nil {
-		close(r.applied)
-	}
+	close(r.applied)
 	if len(src.Files) == 0 || ctx.Err() != nil {
 		return
 	}
