@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"golang.org/x/term"
 
@@ -18,7 +17,7 @@ func main() {
 	// A sandboxed server's start passes through here; nothing else may
 	// run before it confines itself.
 	sandbox.RunIfExec()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), cli.StopSignals()...)
 	code := cli.Main(ctx, cli.IO{
 		Args:             os.Args[1:],
 		Stdin:            os.Stdin,

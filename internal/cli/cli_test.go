@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runRootsGate(os.Args[1:]))
 	}
 	if os.Getenv(mainEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signal.NotifyContext(context.Background(), StopSignals()...)
 		code := Main(ctx, IO{Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 			StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())), StdinIsTerminal: term.IsTerminal(int(os.Stdin.Fd()))})
 		stop()

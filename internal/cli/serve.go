@@ -23,7 +23,7 @@ const consoleTokenVar = gatewayrun.ConsoleTokenVar
 
 // serve runs the gateway: every configured server's tools as one MCP
 // server, over stdio or Streamable HTTP, kept live with hot reload, until
-// the context ends (SIGINT/SIGTERM) or, on stdio, the client leaves.
+// the context ends (StopSignals) or, on stdio, the client leaves.
 func (e *env) serve(ctx context.Context, argv []string) error {
 	f, err := parseFlags("serve", specOf("serve"), argv)
 	if err != nil {
