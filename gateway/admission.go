@@ -148,7 +148,9 @@ func (a *admission) runIn(ctx context.Context, cancel context.CancelCauseFunc, a
 	how := callHow{stream: req.header.Get(streamHeader), peer: req.peer, cancel: cancel}
 	ctx, sv := g.boundView(a.running(ctx), req)
 	defer g.grew(sv, req.params.Name)
-	if req.asksByResult() {
+	if answered && req.asksByResult() {
+		// Only a call answered now parks: a task's questions are its own
+		// (markAsks, runExtTask's inputs), and its body's end is its result.
 		return g.runParkable(ctx, a)
 	}
 	defer a.release()

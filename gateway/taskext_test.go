@@ -137,6 +137,59 @@ func TestGatewayStdioExtensionTasks(t *testing.T) {
 	})
 }
 
+// A task's call from a client asked through input-required results (a
+// 2026-07-28 stdio client that offers elicitation) does not park: its
+// backend's round of questions becomes the task's inputRequests, under
+// the backend's keys, and the task ends with the call, which gives its
+// slot back and ends its admission once, ok. It used to run parked: the
+// round ended the task's body with an empty result, which every tasks/get
+// failed to encode (-32603), while the call held its slot and admission
+// until the question wait expired.
+func TestStdioExtensionTaskRoundAskedInTask(t *testing.T) {
+	reg := tool.NewRegistry()
+	round := goTool("round", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		got, err := tool.InputsFrom(ctx)(ctx, map[string]tool.Ask{"pick": {Method: tool.AskElicit,
+			Params: json.RawMessage(`{"message":"which one?","requestedSchema":{"type":"object","properties":{"pick":{"type":"string"}}}}`)}})
+		if err != nil {
+			return tool.Output{}, err
+		}
+		return tool.Output{Content: []tool.Content{tool.Text("answer " + string(got["pick"]))}}, nil
+	})
+	round.Background = true
+	if _, err := reg.Register(round); err != nil {
+		t.Fatal(err)
+	}
+	gate := newCountingGate()
+	g := newGateway(t, reg, Options{Gate: gate})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	c := connectRawInit(t, "", g.ServeStdio)
+	c.request("server/discover", `{`+meta+`}`)
+	waitFor(t, "the tool served", func() bool {
+		return strings.Contains(string(c.request("tools/list", `{`+meta+`}`).Result), `"round"`)
+	})
+	id := createdTask(t, c.request("tools/call", `{"name":"round","arguments":{},`+meta+`}`), true)
+	get := func() wireMessage { return c.request("tasks/get", `{"taskId":"`+id+`",`+meta+`}`) }
+	waitFor(t, "the task asking", func() bool {
+		got := get()
+		if got.Error != nil {
+			t.Fatalf("tasks/get: %+v", got.Error)
+		}
+		return strings.Contains(string(got.Result), `"inputRequests":{"pick":{"method":"elicitation/create"`)
+	})
+	c.request("tasks/update", `{"taskId":"`+id+`","inputResponses":{"pick":{"action":"accept","content":{"pick":"wren"}}},`+meta+`}`)
+	waitFor(t, "the task completed", func() bool {
+		got := get()
+		return strings.Contains(string(got.Result), `"status":"completed"`) && strings.Contains(string(got.Result), `\"pick\":\"wren\"`)
+	})
+	waitFor(t, "the call's slot given back", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.inFlight == 0 && g.slotsTaken() == 0
+	})
+	gate.expect(t, "round", counts{Entered: 1, Ended: okOutcome})
+}
+
 // In stateless mode, the bound on identities holding tasks counts those
 // that hold some now: once maxTaskOwners identities had each made a task
 // and collected it, no other identity got a task again until the
