@@ -3,8 +3,10 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -385,4 +387,58 @@ func TestSubscriptionFollowsTheServingServer(t *testing.T) {
 	})
 	waitFor(t, "the subscription moved to alpha", func() bool { return subscribed["alpha"].Load() == 1 })
 	waitFor(t, "the subscription at zeta ended", func() bool { return unsubscribed["zeta"].Load() == 1 })
+}
+
+// hideSecrets is a Gate whose Screen hides, and whose Enter refuses, the
+// tools whose public names hold "secret".
+type hideSecrets struct{}
+
+func (hideSecrets) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
+	if strings.Contains(c.Public, "secret") {
+		return nil, nil, ErrHidden
+	}
+	return ctx, func(Outcome) error { return nil }, nil
+}
+
+func (hideSecrets) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(_ Offer, name string) bool { return !strings.Contains(name, "secret") }
+}
+
+// A list's pages tell a caller nothing of what the Screen hides from it:
+// each page's cursor names an item the caller got, and a page whose items
+// are all hidden gives way to the next, so the caller pages through what
+// it may see. The cursor named the page's last item, hidden or not, in
+// base64: a caller decoding it read the name of a tool hidden from it.
+func TestPageCursorsNameNoHiddenItem(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, name := range []string{"a_open", "b_secret", "c_secret", "d_secret", "e_open", "f_open", "g_secret"} {
+		if _, err := reg.Register(goTool(name, textBody(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := newGateway(t, reg, Options{PageSize: 2, Gate: hideSecrets{}})
+	c := connectInMemory(t, g)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var got []string
+	params := &mcp.ListToolsParams{}
+	for range 10 {
+		page, err := c.session.ListTools(ctx, params)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		for _, tl := range page.Tools {
+			got = append(got, tl.Name)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		if raw, _ := base64.URLEncoding.DecodeString(page.NextCursor); strings.Contains(string(raw), "secret") {
+			t.Errorf("the cursor after %v names a hidden tool: %q", got, raw)
+		}
+		params.Cursor = page.NextCursor
+	}
+	if want := []string{"a_open", "e_open", "f_open"}; !slices.Equal(got, want) {
+		t.Errorf("listed %v, want %v", got, want)
+	}
 }

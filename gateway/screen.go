@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -99,8 +100,71 @@ func (g *Gateway) screenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return res, err
 		}
-		g.screenList(res, g.visibleToCaller(ctx, req))
-		return res, nil
+		may := g.visibleToCaller(ctx, req)
+		for {
+			g.screenList(res, may)
+			// The SDK's cursor names the page's last item, in base64:
+			// the caller's names the last item it got, and a page it
+			// gets none of gives way to the next.
+			last, cursor := pageEnd(res)
+			switch {
+			case *cursor == "":
+				return res, nil
+			case last != "":
+				*cursor = sdkwire.PageCursor(last)
+				return res, nil
+			}
+			askPage(req, *cursor)
+			if res, err = next(ctx, method, req); err != nil {
+				return res, err
+			}
+		}
+	}
+}
+
+// pageEnd returns the unique id of the last item of res, a page of a
+// list (its name, URI or URI template, as the SDK's cursor names it),
+// "" for an empty page, and its cursor.
+func pageEnd(res mcp.Result) (last string, cursor *string) {
+	switch list := res.(type) {
+	case *mcp.ListToolsResult:
+		if n := len(list.Tools); n > 0 {
+			last = list.Tools[n-1].Name
+		}
+		return last, &list.NextCursor
+	case *mcp.ListPromptsResult:
+		if n := len(list.Prompts); n > 0 {
+			last = list.Prompts[n-1].Name
+		}
+		return last, &list.NextCursor
+	case *mcp.ListResourcesResult:
+		if n := len(list.Resources); n > 0 {
+			last = list.Resources[n-1].URI
+		}
+		return last, &list.NextCursor
+	}
+	list := res.(*mcp.ListResourceTemplatesResult) // screenMiddleware passes the lists only
+	if n := len(list.ResourceTemplates); n > 0 {
+		last = list.ResourceTemplates[n-1].URITemplate
+	}
+	return last, &list.NextCursor
+}
+
+// askPage makes req, a list request, ask for the page of cursor.
+func askPage(req mcp.Request, cursor string) {
+	switch r := req.(type) {
+	case *mcp.ListToolsRequest:
+		r.Params = cmp.Or(r.Params, &mcp.ListToolsParams{})
+		r.Params.Cursor = cursor
+	case *mcp.ListPromptsRequest:
+		r.Params = cmp.Or(r.Params, &mcp.ListPromptsParams{})
+		r.Params.Cursor = cursor
+	case *mcp.ListResourcesRequest:
+		r.Params = cmp.Or(r.Params, &mcp.ListResourcesParams{})
+		r.Params.Cursor = cursor
+	case *mcp.ListResourceTemplatesRequest:
+		r.Params = cmp.Or(r.Params, &mcp.ListResourceTemplatesParams{})
+		r.Params.Cursor = cursor
 	}
 }
 

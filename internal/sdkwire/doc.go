@@ -245,6 +245,11 @@
 //     so a version [NegotiateInitialize] set there is what the session
 //     keeps (and [TakesCalls], the SDK's own checks, read).
 //     TestContractInitializeKeepsRequestedVersion.
+//  42. A list page's nextCursor names the unique id of the page's last
+//     item (a tool's or prompt's name, a resource's URI, a template's URI
+//     template), in base64 that anyone can decode ([PageCursor] makes
+//     the same), and a page asked with a cursor starts past the id it
+//     names, whether or not an item has it. TestContractPageCursor.
 //
 // Numbers are not reused: 23, 24 and 33 to 38 were assumptions while the
 // gateway answered beneath the SDK's Streamable HTTP handler; the
