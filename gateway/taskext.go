@@ -163,7 +163,9 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 	}
 	call := taskCallRequest(x.session, header, p)
 	call.caller = x.caller
-	if (*g.serverTaskTools.Load())[p.Name] {
+	if p.RequestState != "" || (*g.serverTaskTools.Load())[p.Name] {
+		// A call again with answers goes on with the call parked under
+		// its state (serveRetry), however that call began.
 		return func(ctx context.Context) (json.RawMessage, error) { return g.relayServerTask(ctx, call, x) }
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {

@@ -190,6 +190,43 @@ func TestStdioExtensionTaskRoundAskedInTask(t *testing.T) {
 	gate.expect(t, "round", counts{Entered: 1, Ended: okOutcome})
 }
 
+// A call again with answers goes on with the call parked under its
+// requestState, whatever the request declares: a client that began a
+// task tool's call without the tasks extension and brings the answers
+// declaring it gets the call's result, the call admitted once. The
+// answers were dropped: the retry was admitted again as a new task (a
+// second Gate entry and call slot) while the parked call held its own
+// until the question wait expired.
+func TestExtensionRetryGoesOnWithParkedCall(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(askingTool("ask", true)); err != nil {
+		t.Fatal(err)
+	}
+	gate := newCountingGate()
+	opts := Options{Stateless: true, Gate: gate}
+	g := newGateway(t, reg, opts)
+	c := &rawHTTP{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp", perRequest: true}
+	const client = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}`
+	first := c.request("tools/call", `{"name":"ask","arguments":{},"_meta":{`+client+`,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)
+	var asked struct {
+		ResultType, RequestState string
+	}
+	if err := json.Unmarshal(first.Result, &asked); err != nil || asked.ResultType != "input_required" || asked.RequestState == "" {
+		t.Fatalf("first round: %s %+v; want input_required", first.Result, first.Error)
+	}
+	again := c.request("tools/call", `{"name":"ask","arguments":{},"requestState":"`+asked.RequestState+`","inputResponses":{"q1":{"action":"accept","content":{"pick":"owl"}}},`+
+		`"_meta":{`+client+`,"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}}`)
+	if again.Error != nil || !strings.Contains(string(again.Result), `"resultType":"complete"`) || !strings.Contains(string(again.Result), `\"pick\":\"owl\"`) {
+		t.Errorf("call again with the answers: %s %+v; want the call's result", again.Result, again.Error)
+	}
+	waitFor(t, "the call's slot given back", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.inFlight == 0 && g.slotsTaken() == 0
+	})
+	gate.expect(t, "ask", counts{Entered: 1, Ended: okOutcome})
+}
+
 // In stateless mode, the bound on identities holding tasks counts those
 // that hold some now: once maxTaskOwners identities had each made a task
 // and collected it, no other identity got a task again until the

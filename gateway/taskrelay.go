@@ -23,10 +23,10 @@ import (
 // request of that round; the call then runs on as the task's body, its
 // backend's questions the task's inputRequests.
 
-// relayServerTask answers req, a call of a tool whose backend decides
-// about tasks, from a client that declares the extension, with the
-// extension's tasks of x: the first call, or a call again with a
-// requestState.
+// relayServerTask answers req, a call from a client that declares the
+// extension, with the extension's tasks of x: the first call of a tool
+// whose backend decides about tasks, or a call again with a requestState
+// of any task tool (its call may have begun without the extension).
 func (g *Gateway) relayServerTask(ctx context.Context, req callRequest, x extTasks) (json.RawMessage, error) {
 	var res result
 	var err error
