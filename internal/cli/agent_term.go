@@ -195,7 +195,11 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 		return agent.Deny, err // the turn was cancelled while this call waited to be asked about
 	}
 	server := c.Tool.Origin.Server
-	defer r.e.term.asking()()
+	done, err := r.e.term.asking(ctx)
+	if err != nil {
+		return agent.Deny, err
+	}
+	defer done()
 	r.out.ClearProgress()
 	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), agentterm.Args(c.Args))
 	if path := r.e.userConfigPath(); path != "" && !r.toldWhereKept {

@@ -176,3 +176,50 @@ func TestAbandonedFormAnswersNothingAfter(t *testing.T) {
 		}
 	}
 }
+
+// In code mode one call's server may ask its form while another call is
+// to be approved: one question at a time has the terminal, so the
+// approval waits until the form is answered (both read the same keys: a
+// key typed for the form answered the approval, or the form took the
+// approval's "y").
+func TestOneQuestionAtATime(t *testing.T) {
+	keys, typed := io.Pipe()
+	defer typed.Close()
+	stderr := &lockedBuffer{}
+	e := &env{IO: IO{Stdin: keys, Stderr: stderr, StderrIsTerminal: true, LookupEnv: func(string) (string, bool) { return "", false }}}
+	r := &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true),
+		con: termio.NewConsole(keys, stderr, nil)}
+	defer r.con.Close()
+
+	form := make(chan string, 1)
+	go func() {
+		got, _ := e.elicitPerson(context.Background(), "asker", formParams(t, "Who?", `{"type":"object","properties":{"name":{"type":"string"}}}`))
+		form <- string(got)
+	}()
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "Who?") }, "no form")
+	asked := agent.Call{Name: "mcp__demo__add", Args: []byte(`{"a":2}`), Tool: tool.Tool{Name: "mcp__demo__add", Origin: tool.Origin{Server: "demo", Name: "add"}}}
+	answered := make(chan agent.Answer, 1)
+	go func() {
+		ans, _ := r.askApproval(context.Background(), asked)
+		answered <- ans
+	}()
+	// Asked at once, it would show within moments; it must not show at all.
+	time.Sleep(200 * time.Millisecond)
+	if s := stderr.String(); strings.Contains(s, "Run mcp__demo__add") {
+		t.Fatalf("the approval was asked while the form was open: %q", s)
+	}
+	io.WriteString(typed, "Ada\n\n")
+	if got := <-form; got != `{"action":"accept","content":{"name":"Ada"}}` {
+		t.Errorf("the form answered %s", got)
+	}
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "Run mcp__demo__add") }, "no approval after the form")
+	io.WriteString(typed, "y\n")
+	select {
+	case ans := <-answered:
+		if ans != agent.Once {
+			t.Errorf("the approval answered %v, want once", ans)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no answer:\n%q", stderr.String())
+	}
+}

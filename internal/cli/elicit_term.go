@@ -9,40 +9,55 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/termio"
 )
 
-// terminal is the person's side of one run: the stdin lines, one form at
-// a time on stderr, and whether a question (a form, an approval) is open.
+// terminal is the person's side of one run: the stdin lines, one question
+// at a time on stderr (a form, an approval), and whether one is open.
 type terminal struct {
 	mu    sync.Mutex
 	lines *termio.LineReader // created on first use
 
-	asked sync.Mutex // guards open and held
-	open  int        // questions open now
-	held  func()     // draws the latest progress held while one was
+	asked sync.Mutex    // guards turn, open and held
+	turn  chan struct{} // held by the question open; made on first use
+	open  bool          // a question is open now
+	held  func()        // draws the latest progress held while one was
 }
 
-// asking marks a question open on stderr until done is called. Progress
-// waits meanwhile: its line starts with \r and an erase, which would
-// wipe the question's last line, the choices on it.
-func (t *terminal) asking() (done func()) {
+// asking waits for the terminal (two questions would read the same keys:
+// in code mode a call's form and another call's approval) and marks a
+// question open on stderr until done is called. Progress waits
+// meanwhile: its line starts with \r and an erase, which would wipe the
+// question's last line, the choices on it.
+func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 	t.asked.Lock()
-	t.open++
+	if t.turn == nil {
+		t.turn = make(chan struct{}, 1)
+	}
+	turn := t.turn
+	t.asked.Unlock()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	t.asked.Lock()
+	t.open = true
 	t.asked.Unlock()
 	return sync.OnceFunc(func() {
 		t.asked.Lock()
-		defer t.asked.Unlock()
-		t.open--
-		if t.open == 0 && t.held != nil {
+		t.open = false
+		if t.held != nil {
 			t.held() // the latest, not every line held
 			t.held = nil
 		}
-	})
+		t.asked.Unlock()
+		<-turn
+	}), nil
 }
 
 // showProgress draws a progress line now, or once no question is open.
 func (t *terminal) showProgress(draw func()) {
 	t.asked.Lock()
 	defer t.asked.Unlock()
-	if t.open > 0 {
+	if t.open {
 		t.held = draw
 		return
 	}
@@ -59,7 +74,11 @@ func (e *env) asksPerson() bool {
 func (e *env) elicitPerson(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
 	e.term.mu.Lock()
 	defer e.term.mu.Unlock()
-	defer e.term.asking()()
+	done, err := e.term.asking(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if e.term.lines == nil {
 		e.term.lines = termio.NewLineReader(e.Stdin)
 	}
