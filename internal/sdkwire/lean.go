@@ -45,8 +45,9 @@ import (
 //     dropped JSON-RPC batching. The SDK's server-side connection refuses
 //     them so; its client-side connection is never told the version and
 //     accepts them (TestContractClientBatches pins that);
-//   - MaxLineLength bounds the bytes of one message's lines, where the
-//     SDK's bound also counts its decoder's read-ahead.
+//   - MaxLineLength bounds the bytes of one message's lines but the end of
+//     its last ("\n" or "\r\n"), where the SDK's bound also counts its
+//     decoder's read-ahead.
 type LeanConn struct {
 	r       *bufio.Reader
 	maxLine int
@@ -264,8 +265,10 @@ func (c *LeanConn) readLine() ([]byte, error) {
 	}
 	for {
 		part, err := c.r.ReadSlice('\n')
-		if len(line)+len(part) > c.maxLine {
-			return nil, fmt.Errorf("inbound JSON-RPC frame exceeds %d bytes", c.maxLine)
+		// The bound counts the message, not its line end: IOTransport reads
+		// a line of MaxLineLength bytes, and a LineFilter admits one.
+		if len(line)+len(part)-len("\r\n") > c.maxLine {
+			return nil, c.tooLong()
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			line = append(line, part...)
@@ -278,10 +281,28 @@ func (c *LeanConn) readLine() ([]byte, error) {
 			return nil, err
 		}
 		if line == nil {
-			return bytes.Clone(part), nil
+			line = bytes.Clone(part)
+		} else {
+			line = append(line, part...)
 		}
-		return append(line, part...), nil
+		if len(trimLineEnd(line)) > c.maxLine {
+			return nil, c.tooLong()
+		}
+		return line, nil
 	}
+}
+
+// tooLong is the error of a frame over the bound.
+func (c *LeanConn) tooLong() error {
+	return fmt.Errorf("inbound JSON-RPC frame exceeds %d bytes", c.maxLine)
+}
+
+// trimLineEnd returns line without its line end, "\n" or "\r\n".
+func trimLineEnd(line []byte) []byte {
+	if trimmed, ok := bytes.CutSuffix(line, []byte("\n")); ok {
+		return bytes.TrimSuffix(trimmed, []byte("\r"))
+	}
+	return line
 }
 
 // limitReader reads from r until n bytes are left, then fails the frame.

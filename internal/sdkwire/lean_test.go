@@ -302,6 +302,31 @@ func TestLeanConnErrors(t *testing.T) {
 	}
 }
 
+// A message of exactly MaxLineLength bytes is read, whatever its line
+// end, as IOTransport reads it and as a LineFilter of that length admits
+// it (the gateway's stdio session reads through both); one byte more is
+// not.
+func TestLeanConnReadsLineOfMaxLength(t *testing.T) {
+	const maxLine = 512
+	for _, end := range []string{"\n", "\r\n"} {
+		line := paddedPing("1", maxLine)
+		c := NewLeanConn(strings.NewReader(line+end+paddedPing("2", maxLine+1)+end), io.Discard, maxLine, func() error { return nil })
+		if msg, err := c.Read(context.Background()); err != nil || msg.(*jsonrpc.Request).Method != "ping" {
+			t.Errorf("line end %q: reading a message of %d bytes: %v, %v", end, maxLine, msg, err)
+		}
+		if _, err := c.Read(context.Background()); !contains(err, "exceeds 512 bytes") {
+			t.Errorf("line end %q: reading a message of %d bytes: %v, want it over the limit", end, maxLine+1, err)
+		}
+		filtered := NewLineFilter(strings.NewReader(line+end), maxLine, func(id json.RawMessage, why *jsonrpc.Error) {
+			t.Errorf("line end %q: the filter rejected a message of %d bytes: %v", end, maxLine, why)
+		})
+		c = NewLeanConn(filtered, io.Discard, maxLine, func() error { return nil })
+		if _, err := c.Read(context.Background()); err != nil {
+			t.Errorf("line end %q: reading through a LineFilter: %v", end, err)
+		}
+	}
+}
+
 // leanSession drives a LeanConn as a client session would: it writes the
 // handshake call and reads the server's lines.
 func leanSession(t *testing.T, server string, handshake *jsonrpc.Request) (*LeanConn, *bytes.Buffer) {

@@ -33,7 +33,7 @@ type LineFilter struct {
 
 // NewLineFilter returns a filter reading in (used as is when it is a
 // *bufio.Reader). maxLine bounds a line, in bytes not counting its
-// newline; it must not exceed the MaxLineLength of the transport reading
+// line end ("\n" or "\r\n"); it must not exceed the MaxLineLength of the transport reading
 // through the filter. reject is called, on the reading goroutine, for each line held
 // back: with the raw JSON id of the message at fault (empty when it has
 // none or the line is not JSON) and a JSON-RPC error saying what is wrong
@@ -66,7 +66,8 @@ func (f *LineFilter) Read(p []byte) (int, error) {
 }
 
 // readLine returns the next line without its newline. A line longer than
-// maxLine is rejected and skipped (nil line).
+// maxLine, not counting its line end ("\n" or "\r\n"), is rejected and
+// skipped (nil line).
 func (f *LineFilter) readLine() ([]byte, error) {
 	var line []byte
 	tooLong := false
@@ -74,12 +75,16 @@ func (f *LineFilter) readLine() ([]byte, error) {
 		chunk, err := f.in.ReadSlice('\n')
 		if !tooLong {
 			line = append(line, chunk...)
-			if len(line) > f.maxLine+1 {
+			// The line end ("\r\n" at most) is not the message's.
+			if len(line)-len("\r\n") > f.maxLine {
 				tooLong, line = true, nil
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
+		}
+		if !tooLong && len(trimLineEnd(line)) > f.maxLine {
+			tooLong, line = true, nil
 		}
 		if tooLong {
 			f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: message longer than %d bytes", f.maxLine)})
