@@ -660,6 +660,30 @@ func TestCloseConcurrentWithRead(t *testing.T) {
 	}
 }
 
+// A write to a child that does not read its stdin ends with the
+// writer's context (a call's timeout), not when the child does; the
+// connection then closes as usual.
+func TestWriteToStuckChildEndsWithContext(t *testing.T) {
+	tr := helperTransport(t, "sleep") // never reads its stdin
+	conn := connect(t, tr)
+	big := &jsonrpc.Request{Method: "notifications/big", Params: json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	written := make(chan error, 1)
+	go func() { written <- conn.Write(ctx, big) }()
+	select {
+	case err := <-written:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Write = %v, want the context's deadline", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("Write to a child that does not read still blocked after its context ended")
+	}
+	if err := conn.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 func TestMaxLineLength(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -62,9 +62,11 @@ type LeanConn struct {
 	batchMu sync.Mutex
 	batches map[jsonrpc.ID]*msgBatch // requests of incoming batches not answered yet
 
-	wmu  sync.Mutex
-	w    io.Writer
-	wbuf []byte // guarded by wmu
+	// wturn holds a token while a frame is being written, so frames never
+	// interleave, even when the Write that began one has returned.
+	wturn chan struct{}
+	w     io.Writer
+	wbuf  []byte // the frame being written; guarded by wturn
 
 	closeOnce sync.Once
 	closeFn   func() error
@@ -90,7 +92,7 @@ func NewLeanConn(r io.Reader, w io.Writer, maxLine int, closeFn func() error) *L
 	}
 	// A small read buffer: an idle connection costs 4 KiB, and a longer
 	// line (a tools/list page) is collected in a slice that grows with it.
-	return &LeanConn{r: bufio.NewReaderSize(r, 4<<10), w: w, maxLine: maxLine, closeFn: closeFn}
+	return &LeanConn{r: bufio.NewReaderSize(r, 4<<10), w: w, wturn: make(chan struct{}, 1), maxLine: maxLine, closeFn: closeFn}
 }
 
 // SessionID returns "": stdio connections have no session id.
@@ -104,7 +106,9 @@ func (c *LeanConn) Close() error {
 
 // Write writes msg as one line; a response that completes a batch of
 // requests is written with the batch's other responses as one array, as the
-// SDK's connection does.
+// SDK's connection does. When ctx ends before the peer has read the line
+// (a child that stopped reading its stdin), Write returns ctx's error and
+// the line is written on, whole, before any other.
 func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -127,11 +131,37 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	select {
+	case c.wturn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
-	_, err = c.w.Write(c.wbuf)
-	return err
+	if ctx.Done() == nil {
+		_, err = c.w.Write(c.wbuf)
+		<-c.wturn
+		return err
+	}
+	// On a goroutine of its own, so that a peer that does not read holds
+	// the line and not the caller past its deadline: the SDK sends a call,
+	// and its notifications/cancelled, expecting Write to end with ctx.
+	written := make(chan error, 1)
+	go func() {
+		_, err := c.w.Write(c.wbuf)
+		<-c.wturn
+		written <- err
+	}()
+	select {
+	case err = <-written:
+		return err
+	case <-ctx.Done():
+		select {
+		case err = <-written: // written all the same
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
 }
 
 // Read returns the next message.

@@ -1,6 +1,7 @@
 package sdkwire
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -324,6 +326,52 @@ func TestLeanConnReadsLineOfMaxLength(t *testing.T) {
 		if _, err := c.Read(context.Background()); err != nil {
 			t.Errorf("line end %q: reading through a LineFilter: %v", end, err)
 		}
+	}
+}
+
+// enteredWriter tells entered of each Write before it writes.
+type enteredWriter struct {
+	io.Writer
+	entered chan struct{}
+}
+
+func (w enteredWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	return w.Writer.Write(p)
+}
+
+// A Write held up by a peer that does not read returns when its context
+// ends, as the SDK expects of a connection (a call's deadline, the 5 s
+// bound of a notifications/cancelled); the frame it left still reaches
+// the peer whole, before the next one.
+func TestLeanConnWriteEndsWithContext(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	entered := make(chan struct{}, 2)
+	c := NewLeanConn(strings.NewReader(""), enteredWriter{pw, entered}, 0, pw.Close)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Write(ctx, &jsonrpc.Request{Method: "first"}) }()
+	awaitSignal(t, entered, "the first Write")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Write whose context ended: %v, want context.Canceled", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("Write still blocked after its context ended")
+	}
+	go func() { done <- c.Write(t.Context(), &jsonrpc.Request{Method: "second"}) }()
+	lines := bufio.NewReader(pr)
+	for _, want := range []string{`{"jsonrpc":"2.0","method":"first"}`, `{"jsonrpc":"2.0","method":"second"}`} {
+		if line, err := lines.ReadString('\n'); err != nil || line != want+"\n" {
+			t.Errorf("read %q, %v; want %s", line, err, want)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("second Write: %v", err)
 	}
 }
 
