@@ -112,16 +112,19 @@ func (f *LineFilter) admit(line []byte) []byte {
 		}
 		return line
 	}
-	// A fresh slice: decoding into msgs would overwrite line's bytes.
-	var batch []json.RawMessage
-	switch {
-	case json.Unmarshal(line, &batch) != nil || len(batch) == 0:
+	// Counted before it is taken apart: a batch too long costs no slice
+	// and copy per element.
+	switch n := countElements(line); {
+	case n == 0:
 		f.reject(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: an empty batch"})
 		return nil
-	case len(batch) > MaxBatch:
-		f.reject(nil, batchTooLong(len(batch)))
+	case n > MaxBatch:
+		f.reject(nil, batchTooLong(n))
 		return nil
 	}
+	// A fresh slice: decoding into msgs would overwrite line's bytes.
+	var batch []json.RawMessage
+	json.Unmarshal(line, &batch) // a valid JSON array: never fails
 	kept := batch[:0]
 	for _, m := range batch {
 		if f.valid(m) {

@@ -111,6 +111,26 @@ func TestLineFilter(t *testing.T) {
 	}
 }
 
+// A batch over MaxBatch is refused without being taken apart: a line of
+// a client's small elements ("[0,0,…]") cost a slice and a copy per
+// element, some twenty times the line in memory.
+func TestLineFilterLongBatchNotDecoded(t *testing.T) {
+	line := "[" + strings.Repeat("0,", 100*MaxBatch) + "0]\n"
+	var why *jsonrpc.Error
+	allocs := testing.AllocsPerRun(3, func() {
+		f := NewLineFilter(strings.NewReader(line), len(line), func(_ json.RawMessage, e *jsonrpc.Error) { why = e })
+		if n, err := f.Read(make([]byte, 64)); n != 0 || err != io.EOF {
+			t.Fatalf("Read = %d, %v; want the batch held back, then EOF", n, err)
+		}
+	})
+	if want := batchTooLong(100*MaxBatch + 1); why == nil || why.Code != want.Code || why.Message != want.Message {
+		t.Errorf("rejected with %v, want %v", why, want)
+	}
+	if allocs > 100 {
+		t.Errorf("refusing a batch of %d elements took %.0f allocations, want a few", 100*MaxBatch+1, allocs)
+	}
+}
+
 // smallReads reads through a small buffer, as the SDK's decoder may.
 type smallReads struct{ r io.Reader }
 
