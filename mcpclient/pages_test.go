@@ -133,3 +133,63 @@ func TestListedPagesFromCacheKept(t *testing.T) {
 		}
 	})
 }
+
+// The reason the SDK gives for dropping a tool is not kept past the page
+// that dropped it, also when nothing took it: a page that lists a name
+// twice, once with invalid x-mcp-header annotations, is refused after the
+// SDK dropped one of the two, and a server naming the pair anew at each
+// listing grew the kept reasons at every re-sync, for the connection's
+// life.
+func TestToolDropReasonsNotKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := mcptest.NewLog()
+		srv := mcp.NewServer(&mcp.Implementation{Name: "dup", Version: "1"}, nil)
+		srv.AddTool(&mcp.Tool{Name: "seed", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+		var listing int
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method != "tools/list" {
+					return next(ctx, method, req)
+				}
+				if listing++; listing == 1 {
+					return next(ctx, method, req)
+				}
+				name := fmt.Sprintf("dup%d", listing)
+				return &mcp.ListToolsResult{Tools: []*mcp.Tool{
+					{Name: name, InputSchema: map[string]any{"type": "object", "properties": map[string]any{"region": map[string]any{"type": "string", "x-mcp-header": "Region"}}}},
+					{Name: name, InputSchema: map[string]any{"type": "object", "properties": map[string]any{"scope": map[string]any{"type": "object", "x-mcp-header": "Scope"}}}},
+				}}, nil
+			}
+		})
+		mem := newMemServer(t, srv)
+		s, err := Start(stdioConfig("dup"), Options{Registry: newRegistry(), Logger: log.Logger(), NewTransport: mem.transport})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			s.Close()
+			mem.crash(1)
+			synctest.Wait()
+		})
+		if err := s.WaitReady(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		gen, err := s.current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			gen.requestResync(kindTools)
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		if listing < 3 {
+			t.Fatalf("%d listings, want the re-syncs' too", listing)
+		}
+		if reason := gen.drops.Take("dup2"); reason != "" {
+			t.Errorf("the first re-sync's drop of dup2 is still kept after %d listings: %q", listing, reason)
+		}
+	})
+}

@@ -247,6 +247,7 @@ func paginate[T any](s *Server, what, noun string, page func(cursor string) (ite
 // It also returns the page's raw size.
 func (s *Server) listPage(ctx context.Context, gen *generation, cursor string) ([]wireTool, string, int64, error) {
 	slot := sdkwire.NewSlot(sdkwire.HeaderToolsPage)
+	gen.drops.Clear() // this page's reasons only
 	res, err := gen.session.ListTools(sdkwire.WithSlot(ctx, slot), &mcp.ListToolsParams{Cursor: cursor})
 	gen.table.Forget(slot)
 	if err != nil {

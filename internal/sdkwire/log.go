@@ -31,6 +31,15 @@ func (d *ToolDrops) Take(name string) string {
 	return r
 }
 
+// Clear forgets every reason. Call it before each tools/list: a reason
+// no Take asked for (the page also listed a valid tool of that name) must
+// not outlive its page.
+func (d *ToolDrops) Clear() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.reasons = nil
+}
+
 func (d *ToolDrops) put(name, reason string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
