@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // The SDK's client logger (assumption 10 of the package doc).
@@ -49,9 +51,15 @@ func (d *ToolDrops) put(name, reason string) {
 	d.reasons[name] = reason
 }
 
+// MaxLoggedText bounds the message and each text attribute of a record
+// the SDK's client logs, and a reason it gives for dropping a tool: they
+// can quote the server (a response header, a tool's property names).
+const MaxLoggedText = 4 << 10
+
 // ClientLogger returns the logger for mcp.ClientOptions.Logger: the SDK's
 // tool-drop records go to drops (the caller logs its own line with the
 // reason), every other record goes to next with prefix before its message.
+// Texts are cut to MaxLoggedText.
 func ClientLogger(next slog.Handler, prefix string, drops *ToolDrops) *slog.Logger {
 	return slog.New(&clientHandler{next: next, prefix: prefix, drops: drops})
 }
@@ -79,16 +87,32 @@ func (h *clientHandler) Handle(ctx context.Context, r slog.Record) error {
 			return true
 		})
 		if name != "" {
-			h.drops.put(name, reason)
+			h.drops.put(name, cutText(reason))
 			return nil
 		}
 	}
 	if !h.next.Enabled(ctx, r.Level) {
 		return nil
 	}
-	out := slog.NewRecord(r.Time, r.Level, h.prefix+r.Message, r.PC)
-	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(a); return true })
+	out := slog.NewRecord(r.Time, r.Level, h.prefix+cutText(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool { out.AddAttrs(cutAttr(a)); return true })
 	return h.next.Handle(ctx, out)
+}
+
+// cutText cuts s to MaxLoggedText.
+func cutText(s string) string { return textcut.Marked(s, MaxLoggedText, "…") }
+
+// cutAttr is a with its text, a string's or an error's, cut.
+func cutAttr(a slog.Attr) slog.Attr {
+	switch v := a.Value.Resolve(); {
+	case v.Kind() == slog.KindString:
+		a.Value = slog.StringValue(cutText(v.String()))
+	case v.Kind() == slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			a.Value = slog.StringValue(cutText(err.Error()))
+		}
+	}
+	return a
 }
 
 func (h *clientHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

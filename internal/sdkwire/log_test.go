@@ -36,6 +36,27 @@ func TestClientLogger(t *testing.T) {
 	}
 }
 
+// What the SDK logs can quote a server (a Content-Type header, a tool's
+// property names in a drop's reason): its records reach the log, and its
+// reasons the caller, cut to MaxLoggedText.
+func TestClientLoggerCutsText(t *testing.T) {
+	var out bytes.Buffer
+	var drops ToolDrops
+	log := ClientLogger(slog.NewTextHandler(&out, nil), "", &drops)
+	huge := strings.Repeat("x", 1<<20)
+	log.Warn("got Content-Type "+huge+" instead of text/event-stream for standalone SSE stream", "error", errors.New(huge), "value", huge, "n", 7)
+	log.Error(toolDropMessage, "tool", "bad", "error", errors.New(`property "`+huge+`": x-mcp-header must be a non-empty string`))
+	if n := out.Len(); n > 4*MaxLoggedText {
+		t.Errorf("the SDK's record of %d bytes of a server's text was logged in %d bytes", 3<<20, n)
+	}
+	if !strings.Contains(out.String(), "n=7") {
+		t.Errorf("the record lost its other attributes: %.200s", out.String())
+	}
+	if reason := drops.Take("bad"); len(reason) > MaxLoggedText || !strings.HasPrefix(reason, `property "xxx`) {
+		t.Errorf("reason of %d bytes, want the start of it within %d", len(reason), MaxLoggedText)
+	}
+}
+
 // ServerLogger lowers the SDK's info lines to debug and keeps warnings.
 func TestServerLogger(t *testing.T) {
 	var buf strings.Builder
