@@ -139,7 +139,7 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
 	if ctx.Done() == nil {
 		_, err = c.w.Write(c.wbuf)
-		<-c.wturn
+		c.wrote()
 		return err
 	}
 	// On a goroutine of its own, so that a peer that does not read holds
@@ -148,7 +148,7 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	written := make(chan error, 1)
 	go func() {
 		_, err := c.w.Write(c.wbuf)
-		<-c.wturn
+		c.wrote()
 		written <- err
 	}()
 	select {
@@ -162,6 +162,19 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// maxKeptWriteBuffer bounds the write buffer kept between frames.
+const maxKeptWriteBuffer = 64 << 10
+
+// wrote ends the write of the frame in wbuf and lets the next begin. The
+// buffer a large frame grew is let go: kept, it would hold the largest
+// frame ever written for the connection's life.
+func (c *LeanConn) wrote() {
+	if cap(c.wbuf) > maxKeptWriteBuffer {
+		c.wbuf = nil
+	}
+	<-c.wturn
 }
 
 // Read returns the next message.

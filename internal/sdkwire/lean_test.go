@@ -375,6 +375,22 @@ func TestLeanConnWriteEndsWithContext(t *testing.T) {
 	}
 }
 
+// The buffer a large frame grew is not kept between writes: a result of
+// megabytes written once stayed allocated for the connection's life.
+func TestLeanConnWriteBufferNotKept(t *testing.T) {
+	c := NewLeanConn(strings.NewReader(""), io.Discard, 0, func() error { return nil })
+	big := &jsonrpc.Response{Result: json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)}
+	big.ID, _ = jsonrpc.MakeID(float64(1))
+	for _, ctx := range []context.Context{context.Background(), t.Context()} { // both ways of writing
+		if err := c.Write(ctx, big); err != nil {
+			t.Fatal(err)
+		}
+		if n := cap(c.wbuf); n > maxKeptWriteBuffer {
+			t.Errorf("after a frame of 1 MiB, a write buffer of %d bytes is kept", n)
+		}
+	}
+}
+
 // leanSession drives a LeanConn as a client session would: it writes the
 // handshake call and reads the server's lines.
 func leanSession(t *testing.T, server string, handshake *jsonrpc.Request) (*LeanConn, *bytes.Buffer) {
