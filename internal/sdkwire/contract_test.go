@@ -568,3 +568,58 @@ func TestContractClientBatches(t *testing.T) {
 		})
 	}
 }
+
+// heldTransport's connection holds the Write of a tools/call of the tool
+// held until the write's context ends, then fails it with the context's
+// error, writing nothing: a peer that does not read.
+type heldTransport struct {
+	mcp.Transport
+	held string
+}
+
+func (t *heldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &heldConn{Connection: c, held: t.held}, nil
+}
+
+type heldConn struct {
+	mcp.Connection
+	held string
+}
+
+func (c *heldConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && bytes.Contains(req.Params, []byte(`"name":"`+c.held+`"`)) {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// Assumption 43: a Write that fails with its context's error, once that
+// context ended, fails that call alone: CallTool returns the error and
+// the session goes on.
+func TestContractWriteEndsWithContext(t *testing.T) {
+	cs := connectInMemory(t, newServer(nil), nil, nil, func(tr mcp.Transport) mcp.Transport {
+		return &heldTransport{Transport: tr, held: "geo"}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	returned := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "geo"})
+		returned <- err
+	}()
+	if err := awaitSignal(t, returned, "CallTool whose Write is held"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("CallTool whose Write failed with its context: %v, want the context's error", err)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo"})
+	if err != nil {
+		t.Fatalf("the next call: %v; a Write failing with its context now ends the session, and so does a call's timeout on a child that does not read (LeanConn.Write)", err)
+	}
+	if got := text(t, res); got != "echo" {
+		t.Errorf("the next call: %q", got)
+	}
+}

@@ -250,6 +250,11 @@
 //     template), in base64 that anyone can decode ([PageCursor] makes
 //     the same), and a page asked with a cursor starts past the id it
 //     names, whether or not an item has it. TestContractPageCursor.
+//  43. A client's Connection.Write that returns its context's error once
+//     that context ended fails that call alone: CallTool returns the
+//     error and the session goes on. So [LeanConn]'s Write returns when
+//     its context ends though the peer does not read, and writes the line
+//     on, whole, in the background. TestContractWriteEndsWithContext.
 //
 // Numbers are not reused: 23, 24 and 33 to 38 were assumptions while the
 // gateway answered beneath the SDK's Streamable HTTP handler; the

@@ -108,7 +108,7 @@ func (c *LeanConn) Close() error {
 // requests is written with the batch's other responses as one array, as the
 // SDK's connection does. When ctx ends before the peer has read the line
 // (a child that stopped reading its stdin), Write returns ctx's error and
-// the line is written on, whole, before any other.
+// the line is written on, whole, before any other (assumption 43).
 func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
