@@ -149,7 +149,9 @@ const MaxTransportFailures = 3
 // that fails at the transport level fails only its own call, and a session
 // of the newer protocol never ends on its own (assumption 8). Lost is
 // called (possibly more than once) when MaxTransportFailures requests in a
-// row failed, the last of them not cancelled by its caller.
+// row failed, the last of them not cancelled by its caller. The errors it
+// passes on, to Lost and to the SDK, have their text cut to MaxLoggedText
+// (net/http quotes a malformed answer whole).
 type FailureWatch struct {
 	Base http.RoundTripper
 	Lost func(error)
@@ -161,6 +163,7 @@ type FailureWatch struct {
 func (w *FailureWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.Base.RoundTrip(req)
 	if err != nil {
+		err = cutError(err)
 		if w.failures.Add(1) >= MaxTransportFailures && req.Context().Err() == nil {
 			w.Lost(fmt.Errorf("%d HTTP requests in a row failed, the last with: %w", MaxTransportFailures, err))
 		}

@@ -1,9 +1,11 @@
 package sdkwire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,6 +46,46 @@ func TestFailureWatch(t *testing.T) {
 	}
 	if len(lost) != 1 || !strings.Contains(lost[0].Error(), "3 HTTP requests in a row failed, the last with: connection refused") {
 		t.Errorf("lost = %v", lost)
+	}
+}
+
+// net/http quotes a server's malformed answer in the request's error
+// ("malformed HTTP response \"…\""): the error FailureWatch passes on, and
+// the loss it reports, carry that text cut, and wrap the error all the
+// same.
+func TestFailureWatchCutsServerText(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				io.WriteString(c, strings.Repeat("x", 1<<20)+"\r\n")
+			}
+			c.Close()
+		}
+	}()
+	var lost error
+	w := &FailureWatch{Base: &http.Transport{}, Lost: func(err error) { lost = err }}
+	var last error
+	for range MaxTransportFailures {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/mcp", strings.NewReader("{}"))
+		_, last = w.RoundTrip(req)
+		if !contains(last, "malformed HTTP response") {
+			t.Fatalf("the request failed with %.200v, want net/http's malformed response", last)
+		}
+	}
+	if n := len(last.Error()); n > MaxLoggedText {
+		t.Errorf("the request's error has %d bytes, want at most %d", n, MaxLoggedText)
+	}
+	if lost == nil || len(lost.Error()) > 2*MaxLoggedText || !errors.Is(lost, last) {
+		t.Errorf("lost: %d bytes (%.200v), want the last error within %d and wrapped", len(lost.Error()), lost, 2*MaxLoggedText)
 	}
 }
 

@@ -52,8 +52,9 @@ func (d *ToolDrops) put(name, reason string) {
 }
 
 // MaxLoggedText bounds the message and each text attribute of a record
-// the SDK's client logs, and a reason it gives for dropping a tool: they
-// can quote the server (a response header, a tool's property names).
+// the SDK's client logs, a reason it gives for dropping a tool, and the
+// text of a transport error FailureWatch passes on: they can quote the
+// server (a response header, a tool's property names, a malformed answer).
 const MaxLoggedText = 4 << 10
 
 // ClientLogger returns the logger for mcp.ClientOptions.Logger: the SDK's
@@ -101,6 +102,24 @@ func (h *clientHandler) Handle(ctx context.Context, r slog.Record) error {
 
 // cutText cuts s to MaxLoggedText.
 func cutText(s string) string { return textcut.Marked(s, MaxLoggedText, "…") }
+
+// cutError is err with its text cut to MaxLoggedText; errors.Is and As
+// still find err.
+func cutError(err error) error {
+	if msg := err.Error(); len(msg) > MaxLoggedText {
+		return &shortError{msg: cutText(msg), err: err}
+	}
+	return err
+}
+
+// shortError is an error whose text was cut.
+type shortError struct {
+	msg string
+	err error
+}
+
+func (e *shortError) Error() string { return e.msg }
+func (e *shortError) Unwrap() error { return e.err }
 
 // cutAttr is a with its text, a string's or an error's, cut.
 func cutAttr(a slog.Attr) slog.Attr {
