@@ -179,6 +179,17 @@ func (c *LeanConn) wrote() {
 
 // Read returns the next message.
 func (c *LeanConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	if err != nil {
+		// The SDK's decoding errors quote the peer ("invalid message
+		// version tag"), and end the session with that text.
+		return nil, cutError(err)
+	}
+	return msg, nil
+}
+
+// read is Read, its errors uncut.
+func (c *LeanConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

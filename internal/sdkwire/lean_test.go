@@ -391,6 +391,17 @@ func TestLeanConnWriteBufferNotKept(t *testing.T) {
 	}
 }
 
+// A read error that quotes the peer (the SDK's "invalid message version
+// tag", with the peer's tag in it) is cut: it ends the session, and its
+// text is the error the connection was lost with.
+func TestLeanConnReadErrorCut(t *testing.T) {
+	line := `{"jsonrpc":"` + strings.Repeat("x", 1<<20) + `","id":1,"result":{}}` + "\n"
+	_, err := NewLeanConn(strings.NewReader(line), io.Discard, 0, func() error { return nil }).Read(context.Background())
+	if !contains(err, "invalid message version tag") || len(err.Error()) > MaxLoggedText {
+		t.Errorf("Read: an error of %d bytes (%.80v), want the SDK's within %d", len(err.Error()), err, MaxLoggedText)
+	}
+}
+
 // leanSession drives a LeanConn as a client session would: it writes the
 // handshake call and reads the server's lines.
 func leanSession(t *testing.T, server string, handshake *jsonrpc.Request) (*LeanConn, *bytes.Buffer) {
