@@ -208,22 +208,31 @@ func TestContractHTTPConnectionNotWrappable(t *testing.T) {
 	}
 }
 
-// Assumption 6, for both kinds of response body.
+// Assumption 6, for both kinds of response body, whose Content-Type the
+// SDK reads as a media type (in any case).
 func TestContractHTTPResponseBodies(t *testing.T) {
-	for _, tc := range []struct {
-		name, url, wantType string
-	}{
-		{"application/json (raw server)", mcptest.NewRawHTTPServer(t, mcppeer.RawScript{
+	raw := func() string {
+		return mcptest.NewRawHTTPServer(t, mcppeer.RawScript{
 			Pages:   []mcppeer.RawPage{{Tools: []json.RawMessage{mcppeer.RawTool("echo", "")}}},
 			Results: map[string]json.RawMessage{"echo": json.RawMessage(`{"content":[{"type":"video","x":1}]}`)},
-		}).URL, "application/json"},
-		{"text/event-stream (go-sdk, stateful)", httpServer(t, newServer(nil), false), "text/event-stream"},
+		}).URL
+	}
+	for _, tc := range []struct {
+		name, url, wantType string
+		setType             string // the Content-Type the responses get instead, if not ""
+	}{
+		{"application/json (raw server)", raw(), "application/json", ""},
+		{"Application/JSON (raw server, the type in another case)", raw(), "Application/JSON", "Application/JSON"},
+		{"text/event-stream (go-sdk, stateful)", httpServer(t, newServer(nil), false), "text/event-stream", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			var types []string
 			base := rtFunc(func(req *http.Request) (*http.Response, error) {
 				resp, err := http.DefaultTransport.RoundTrip(req)
+				if err == nil && tc.setType != "" && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+					resp.Header.Set("Content-Type", tc.setType)
+				}
 				if err == nil && req.Method == http.MethodPost && SlotFrom(req.Context()) != nil {
 					mu.Lock()
 					types = append(types, resp.Header.Get("Content-Type"))

@@ -70,8 +70,9 @@
 //     TestContractHTTPConnectionNotWrappable.
 //  6. The Streamable HTTP client reads the response to a POST from an
 //     application/json body or from the data lines of a text/event-stream
-//     body, so rewriting them beneath it changes what it decodes.
-//     TestContractHTTPResponseBodies.
+//     body, so rewriting them beneath it changes what it decodes; it
+//     reads the Content-Type as a media type (mime.ParseMediaType: any
+//     case, any spacing). TestContractHTTPResponseBodies.
 //  7. On protocol 2026-07-28 the client opens subscriptions/listen as a POST
 //     with the header "Mcp-Method: subscriptions/listen" and never opens it
 //     again after it ends; on older protocols it opens a standalone GET

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -48,18 +48,27 @@ func (rt *CaptureRoundTripper) RoundTrip(req *http.Request) (*http.Response, err
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	ct := resp.Header.Get("Content-Type")
-	switch {
-	case strings.HasPrefix(ct, "text/event-stream"):
+	switch mt := mediaType(resp.Header.Get("Content-Type")); {
+	case mt == "text/event-stream":
 		var call *Slot // a POST's stream carries what its call causes
 		if req.Method == http.MethodPost {
 			call = SlotFrom(req.Context())
 		}
 		resp.Body = newSSEFilter(resp.Body, rt.Table, rt.MaxMessage, call)
-	case strings.HasPrefix(ct, "application/json") && req.Method == http.MethodPost:
+	case mt == "application/json" && req.Method == http.MethodPost:
 		return rt.filterJSON(resp)
 	}
 	return resp, nil
+}
+
+// mediaType is the media type of a Content-Type as the SDK reads it
+// (assumption 6): parsed, in lower case, "" when it does not parse.
+func mediaType(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return mt
 }
 
 // record reads the body of req, a POST, records the call it carries, and

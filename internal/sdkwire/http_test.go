@@ -258,3 +258,32 @@ func TestCaptureRoundTripperLimit(t *testing.T) {
 		t.Errorf("body %q", got)
 	}
 }
+
+// A Content-Type the SDK reads as JSON or as an event stream is filtered
+// as one, whatever its case or spacing (the SDK parses it as a media
+// type): "Application/JSON" passed beneath the filter unbounded, and the
+// SDK read it whole, its result neither captured nor kept from its cache.
+func TestCaptureRoundTripperContentTypeCase(t *testing.T) {
+	const result = `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`
+	for _, ct := range []string{"Application/JSON", "APPLICATION/JSON; charset=utf-8", "application/json ; charset=utf-8", "Text/Event-Stream"} {
+		body := result
+		if strings.HasPrefix(strings.ToLower(ct), "text/") {
+			body = "data: " + result + "\n\n"
+		}
+		rt := &CaptureRoundTripper{
+			Base: rtFunc(func(*http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ct}}, Body: io.NopCloser(strings.NewReader(body))}, nil
+			}),
+			Table:      NewTable(0),
+			MaxMessage: 10,
+		}
+		req, _ := http.NewRequest(http.MethodPost, "http://x/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`))
+		resp, err := rt.RoundTrip(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+		}
+		if !contains(err, "exceeds the frame limit of 10 bytes") {
+			t.Errorf("Content-Type %q: a message over the limit gave %v, want the frame limit's error", ct, err)
+		}
+	}
+}
