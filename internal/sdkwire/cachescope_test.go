@@ -105,6 +105,12 @@ func TestUncachedPrivate(t *testing.T) {
 		{`{"ttlMs":60000,"cacheScope":"public","contents":[{"text":"private"}]}`, ""},
 		{`{"ttlMs":60000,"cacheScope":"private"`, ""},
 		{`{"ttlMs":"60000","cacheScope":"private"}`, ""},
+		// The fields as the SDK's decoder reads them: exact names after
+		// unescaping, the last of a repeated one.
+		{`{"ttl\u004ds":60000,"cacheScope":"private"}`, `{"cacheScope":"private","ttlMs":0}`},
+		{`{"ttlMs":60000,"cacheScope":"private","CacheScope":"public"}`, `{"CacheScope":"public","cacheScope":"private","ttlMs":0}`},
+		{`{"ttlMs":60000,"TTLMs":0,"cacheScope":"private"}`, `{"TTLMs":0,"cacheScope":"private","ttlMs":0}`},
+		{`{"ttlMs":0,"cacheScope":"private","ttlMs":60000}`, `{"cacheScope":"private","ttlMs":0}`},
 	} {
 		got, changed := uncachedPrivate(json.RawMessage(tc.in))
 		if changed != (tc.want != "") || string(got) != tc.want {
