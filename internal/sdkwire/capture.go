@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpbridge/mcpbridge/internal/projection"
 )
 
 // Raw-result capture (assumptions 1–3 and 6 of the package doc).
@@ -44,15 +46,23 @@ const (
 
 // InputRequired reports whether result is an input-required result of a
 // multi round-trip request (SEP-2322): "resultType":"input_required" at
-// its top level.
+// its top level, the name as the SDK's decoder matches it (exactly once
+// unescaped, not in another case; the last of a repeated one). A value
+// written with escapes is not looked for: no encoder escapes ASCII.
 func InputRequired(result json.RawMessage) bool {
 	if !bytes.Contains(result, []byte(`"input_required"`)) {
 		return false // the common case, without decoding
 	}
-	var top struct {
-		ResultType string `json:"resultType"`
+	if len(result) == 0 || result[0] != '{' || !json.Valid(result) {
+		return false
 	}
-	return json.Unmarshal(result, &top) == nil && top.ResultType == "input_required"
+	resultType := ""
+	for key, val := range projection.Members(result) {
+		if val[0] == '"' && projection.KeyIs(key, "resultType") {
+			resultType = projection.DecodeString(val)
+		}
+	}
+	return resultType == "input_required"
 }
 
 // capturedError is the error response the SDK is handed in place of a

@@ -59,6 +59,10 @@ func TestInputRequired(t *testing.T) {
 		`{"resultType":"complete","content":[]}`:                false,
 		`{"content":[{"type":"text","text":"input_required"}]}`: false,
 		`not json "input_required"`:                             false,
+		// resultType's name as the SDK's decoder matches it.
+		`{"resultType":"complete","ResultType":"input_required"}`:              false,
+		`{"resultType":"input_required","resultType":"complete"}`:              false,
+		`{"resultType":"complete","content":[],"resultType":"input_required"}`: true,
 	} {
 		if got := InputRequired(json.RawMessage(raw)); got != want {
 			t.Errorf("InputRequired(%s) = %v, want %v", raw, got, want)
