@@ -370,20 +370,32 @@ func (c Config) mcpPathHint(err error) error {
 // discoverProbeBound is how long a stream connection waits for the answer
 // to the server/discover probe (protocol 2026-07-28) before taking the
 // server for one that ignores it and falling back to initialize
-// (2025-11-25). Generous, so a child slow to start on a loaded machine is
-// rarely mistaken for one; one that answers later is spoken to with
-// 2025-11-25 all the same.
+// (2025-11-25); for a stdio child, from when it has read the probe. A
+// server that answers later has taken the probe for its handshake and
+// refuses the fallback initialize as a duplicate: the attempt fails.
 const discoverProbeBound = 5 * time.Second
 
 // probed bounds the server/discover probe of a stream transport, unless
-// protocolVersion pins a version that skips it.
-func (s *Server) probed(t mcp.Transport) mcp.Transport {
+// protocolVersion pins a version that skips it. With child, a stdio
+// server's, the bound runs from when the child has read the probe.
+func (s *Server) probed(t mcp.Transport, child *childproc.Transport) mcp.Transport {
 	if v := s.cfg.ProtocolVersion; v != "" && v < "2026-07-28" {
 		return t
 	}
-	return &sdkwire.ProbeTransport{Transport: t, Bound: discoverProbeBound, OnSilent: func() {
-		s.log.Warn("server/discover got no answer; falling back to initialize — set protocolVersion: 2025-11-25 to skip the probe", "timeout", discoverProbeBound)
+	bound := cmp.Or(s.opts.probeBound, discoverProbeBound)
+	probe := &sdkwire.ProbeTransport{Transport: t, Bound: bound, OnSilent: func() {
+		s.log.Warn("server/discover got no answer; falling back to initialize — set protocolVersion: 2025-11-25 to skip the probe", "timeout", bound)
 	}}
+	if child != nil {
+		probe.Unread = func() int {
+			if p := child.Process(); p != nil {
+				n, _ := p.UnreadInput() // 0 once stdin is closed
+				return n
+			}
+			return 0
+		}
+	}
+	return probe
 }
 
 // transport builds the transport of one attempt, with raw-result capture.
@@ -393,7 +405,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, t), Table: gen.table.Table}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, t), Table: gen.table.Table}, nil), nil
 	}
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -432,7 +444,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			s.recent.add(line)
 		}
 		gen.child = child
-		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}), nil
+		return s.probed(&sdkwire.CaptureTransport{Transport: s.servedTasks(gen, gen.child), Table: gen.table.Table}, gen.child), nil
 	case TransportStreamableHTTP:
 		h, err := s.oauthHandler()
 		if err != nil {

@@ -145,6 +145,7 @@ type Options struct {
 
 	closeTimeout time.Duration                        // tests shorten the close barrier
 	ladderAfter  func(time.Duration) <-chan time.Time // the shutdown ladder's clock; nil: the real one
+	probeBound   time.Duration                        // tests shorten discoverProbeBound
 }
 
 // Server is the bridge to one MCP server: it connects, registers the

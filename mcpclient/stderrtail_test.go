@@ -229,3 +229,25 @@ func TestChildStderrFloodRateLimited(t *testing.T) {
 		t.Errorf("%d lines logged and %d counted as dropped, of %d", all, dropped, n+1)
 	}
 }
+
+// A stdio server slow to start (it reads nothing of its stdin meanwhile)
+// is waited for past the server/discover probe's bound and spoken to on
+// 2026-07-28: the bound runs from when it has read the probe. Taken for
+// one that ignores the probe, it read the probe late, took it for its
+// handshake and refused the fallback initialize as a duplicate, failing
+// the attempt (and each attempt after it, as slow).
+func TestSlowStdioServerNotTakenForSilent(t *testing.T) {
+	exe, args, env := mcptest.ChildCommand(t, "fixture")
+	cfg := Config{ServerName: "slow", Transport: TransportStdio, Command: "sh", Args: append([]string{"-c", `sleep 2; exec "$0" "$@"`, exe}, args...), Env: env}
+	// A bound shorter than the start, long enough to answer in once read.
+	h, err := start(t, cfg, Options{probeBound: time.Second})
+	if err != nil {
+		t.Fatalf("first attempt failed: %v\nlog:\n%s", err, h.log.Text())
+	}
+	if v := h.srv.Status().ProtocolVersion; v != "2026-07-28" {
+		t.Errorf("negotiated %q, want 2026-07-28", v)
+	}
+	if h.log.HasRecord(slog.LevelWarn, "server/discover got no answer; falling back to initialize — set protocolVersion: 2025-11-25 to skip the probe") {
+		t.Errorf("a server slow to start was taken for one that ignores the probe:\n%s", h.log.Text())
+	}
+}

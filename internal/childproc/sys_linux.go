@@ -50,3 +50,9 @@ func diedOf(err error) (syscall.Signal, bool) {
 	}
 	return status.Signal(), true
 }
+
+// unreadBytes returns how many bytes the pipe fd holds that its reader
+// has not read (FIONREAD, which a pipe answers on either end).
+func unreadBytes(fd uintptr) (int, error) {
+	return unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+}

@@ -21,3 +21,4 @@ func sysProcAttr() *syscall.SysProcAttr     { return nil }
 func waitExited(int) error                  { return errors.ErrUnsupported }
 func signalGroup(int, syscall.Signal) error { return errors.ErrUnsupported }
 func diedOf(error) (syscall.Signal, bool)   { return 0, false }
+func unreadBytes(uintptr) (int, error)      { return 0, errors.ErrUnsupported }

@@ -386,6 +386,22 @@ func (p *Process) PID() int { return p.pid }
 // whether it has the network), or nil when it is not sandboxed.
 func (p *Process) Sandbox() *sandbox.Plan { return p.sandbox }
 
+// UnreadInput returns how many of the bytes written to the child's stdin it
+// has not read yet: all of them while it is still starting up. It fails
+// once stdin is closed.
+func (p *Process) UnreadInput() (int, error) {
+	rc, err := p.stdin.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var ioctlErr error
+	if err := rc.Control(func(fd uintptr) { n, ioctlErr = unreadBytes(fd) }); err != nil {
+		return 0, err
+	}
+	return n, ioctlErr
+}
+
 // Exited is closed once the child has exited (on its own or by Close), the
 // rest of its process group has been SIGKILLed and every stderr line has
 // been delivered (or, if a descendant that left the group holds the pipe,

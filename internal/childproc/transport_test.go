@@ -684,6 +684,39 @@ func TestWriteToStuckChildEndsWithContext(t *testing.T) {
 	}
 }
 
+// UnreadInput counts what the child has not read of its stdin: all of it
+// while the child reads nothing, none once it has read it.
+func TestUnreadInput(t *testing.T) {
+	msg := &jsonrpc.Request{Method: "notifications/x"}
+	frame, _ := jsonrpc.EncodeMessage(msg)
+	for _, tc := range []struct {
+		behaviour string
+		want      int
+	}{
+		{"sleep", len(frame) + 1}, // never reads
+		{"idle", 0},               // reads until EOF
+	} {
+		tr := helperTransport(t, tc.behaviour)
+		conn := connect(t, tr)
+		if err := conn.Write(t.Context(), msg); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(hangGuard)
+		n, err := tr.Process().UnreadInput()
+		for err == nil && n != tc.want && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			n, err = tr.Process().UnreadInput()
+		}
+		if err != nil || n != tc.want {
+			t.Errorf("%s: UnreadInput = %d, %v; want %d", tc.behaviour, n, err, tc.want)
+		}
+		conn.Close()
+		if _, err := tr.Process().UnreadInput(); err == nil {
+			t.Errorf("%s: UnreadInput after Close did not fail", tc.behaviour)
+		}
+	}
+}
+
 func TestMaxLineLength(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -26,10 +26,19 @@ const codeMethodNotFound = -32601
 // of its own, so that Read can return the made-up answer while the wrapped
 // Read is blocked; once the handshake is answered, Read reads the wrapped
 // connection directly again.
+//
+// With Unread, the bound runs from when the server has read the probe: a
+// server slow to start (a package manager fetching it) would otherwise
+// be taken for one that ignores the probe, then serve the probe it read
+// late and refuse the fallback initialize as a duplicate, failing the
+// handshake. One that never reads is left to the caller's timeout.
 type ProbeTransport struct {
 	Transport mcp.Transport
 	Bound     time.Duration
 	OnSilent  func()
+	// Unread, when set, returns how many bytes written to the server it
+	// has not read yet (a stdio child's stdin).
+	Unread func() int
 }
 
 // Connect connects the wrapped transport.
@@ -38,7 +47,7 @@ func (t *ProbeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &probeConn{Connection: conn, bound: t.Bound, onSilent: t.OnSilent, msgs: make(chan readResult), pumpDone: make(chan struct{}), closed: make(chan struct{})}, nil
+	return &probeConn{Connection: conn, bound: t.Bound, onSilent: t.OnSilent, unread: t.Unread, msgs: make(chan readResult), pumpDone: make(chan struct{}), closed: make(chan struct{})}, nil
 }
 
 type readResult struct {
@@ -50,6 +59,7 @@ type probeConn struct {
 	mcp.Connection
 	bound    time.Duration
 	onSilent func()
+	unread   func() int      // nil: unknown
 	msgs     chan readResult // made-up answers, and what the pump read
 	pumpDone chan struct{}   // closed when the pump has stopped: read directly
 	direct   bool            // Read saw pumpDone; only Read touches it
@@ -62,6 +72,7 @@ type probeConn struct {
 	mu       sync.Mutex
 	probe    *jsonrpc.ID // the discover call awaiting its answer
 	timer    *time.Timer
+	deadline time.Time   // when the probe's bound runs out
 	faked    *jsonrpc.ID // answered by this connection: drop the server's
 }
 
@@ -70,18 +81,47 @@ func (c *probeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		id := req.ID
 		c.mu.Lock()
 		c.probe = &id
-		c.timer = time.AfterFunc(c.bound, func() { c.expire(id) })
+		c.deadline = time.Now().Add(c.bound)
+		c.timer = time.AfterFunc(c.step(), func() { c.expire(id) })
 		c.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
-// expire answers the probe id with -32601 if the server has not.
+// step is how often the probe is looked at: at the bound, or, when Unread
+// says whether the server has read it, ten times in a bound.
+func (c *probeConn) step() time.Duration {
+	if c.unread == nil {
+		return c.bound
+	}
+	return c.bound / 10
+}
+
+// expire answers the probe id with -32601 if the server has not, once the
+// bound ran out; while the server has not read all it was sent, the bound
+// starts over.
 func (c *probeConn) expire(id jsonrpc.ID) {
 	c.mu.Lock()
 	if c.probe == nil || *c.probe != id {
 		c.mu.Unlock()
 		return
+	}
+	if c.unread != nil {
+		select {
+		case <-c.closed:
+			c.mu.Unlock()
+			return
+		default:
+		}
+		now := time.Now()
+		if c.unread() > 0 {
+			c.deadline = now.Add(c.bound)
+		}
+		if now.Before(c.deadline) {
+			c.timer = time.AfterFunc(c.step(), func() { c.expire(id) })
+			c.mu.Unlock()
+			return
+		}
 	}
 	c.probe, c.faked = nil, &id
 	c.mu.Unlock()

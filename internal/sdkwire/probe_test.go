@@ -2,6 +2,7 @@ package sdkwire
 
 import (
 	"context"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,5 +78,70 @@ func TestProbeAnswered(t *testing.T) {
 	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+}
+
+// countedReader counts the bytes read through it, once its gate opens.
+type countedReader struct {
+	r    io.Reader
+	gate <-chan struct{}
+	n    *atomic.Int64
+}
+
+func (c countedReader) Read(p []byte) (int, error) {
+	<-c.gate
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// countedWriter counts the bytes handed to it to write (a pipe's buffer
+// holds them before the reader does).
+type countedWriter struct {
+	w io.WriteCloser
+	n *atomic.Int64
+}
+
+func (c countedWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.w.Write(p)
+}
+
+// A stdio server that reads nothing for longer than the bound (slow to
+// start) and then serves the probe is spoken to on 2026-07-28: the bound
+// runs from when it read the probe. Taken for one that ignores it, it
+// served the probe late and refused the fallback initialize as a
+// duplicate, which failed the handshake.
+func TestProbeBoundFromRead(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	var written, read atomic.Int64
+	gate := make(chan struct{})
+	ss, err := newServer(nil).Connect(context.Background(), &mcp.IOTransport{Reader: io.NopCloser(countedReader{sr, gate, &read}), Writer: sw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	var silent atomic.Int32
+	tr := &ProbeTransport{
+		Transport: &LeanTransport{R: cr, W: countedWriter{cw, &written}, Close: cw.Close},
+		Bound:     500 * time.Millisecond, // long enough to answer in once read
+		OnSilent:  func() { silent.Add(1) },
+		Unread:    func() int { return int(written.Load() - read.Load()) },
+	}
+	conn, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(2*tr.Bound, func() { close(gate) }) // the server starts reading
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &connTransport{conn}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatalf("connect to a server slow to start: %v", err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" || silent.Load() != 0 {
+		t.Errorf("protocol %q, OnSilent called %d times; want 2026-07-28 and none", v, silent.Load())
 	}
 }
