@@ -601,6 +601,10 @@ type stdinWriter struct{ p *Process }
 // Write writes to the child's stdin.
 func (w stdinWriter) Write(b []byte) (int, error) { return w.p.stdin.Write(b) }
 
+// SetWriteDeadline cuts a write to the child's stdin short, so that the
+// connection's Write ends with its context though the child reads nothing.
+func (w stdinWriter) SetWriteDeadline(t time.Time) error { return w.p.stdin.SetWriteDeadline(t) }
+
 // Close runs the shutdown ladder if the reader has not; its result is
 // reported by stdoutReader.Close.
 func (w stdinWriter) Close() error {

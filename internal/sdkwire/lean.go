@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +67,10 @@ type LeanConn struct {
 	// interleave, even when the Write that began one has returned.
 	wturn chan struct{}
 	w     io.Writer
-	wbuf  []byte // the frame being written; guarded by wturn
+	cut   writeDeadliner // w, when its writes can be cut short; else nil
+	wbuf  []byte         // the frame being written; guarded by wturn
+	cutAt func()         // cuts the write in flight short, then tells fired
+	fired chan struct{}
 
 	closeOnce sync.Once
 	closeFn   func() error
@@ -92,7 +96,21 @@ func NewLeanConn(r io.Reader, w io.Writer, maxLine int, closeFn func() error) *L
 	}
 	// A small read buffer: an idle connection costs 4 KiB, and a longer
 	// line (a tools/list page) is collected in a slice that grows with it.
-	return &LeanConn{r: bufio.NewReaderSize(r, 4<<10), w: w, wturn: make(chan struct{}, 1), maxLine: maxLine, closeFn: closeFn}
+	c := &LeanConn{r: bufio.NewReaderSize(r, 4<<10), w: w, wturn: make(chan struct{}, 1), maxLine: maxLine, closeFn: closeFn}
+	if d, ok := w.(writeDeadliner); ok && d.SetWriteDeadline(time.Time{}) == nil {
+		c.cut, c.fired = d, make(chan struct{}, 1)
+		c.cutAt = func() {
+			c.cut.SetWriteDeadline(time.Unix(1, 0))
+			c.fired <- struct{}{}
+		}
+	}
+	return c
+}
+
+// writeDeadliner is a writer whose writes a deadline cuts short: an
+// os.File of a pipe, as a child's stdin is.
+type writeDeadliner interface {
+	SetWriteDeadline(t time.Time) error
 }
 
 // SessionID returns "": stdio connections have no session id.
@@ -107,8 +125,9 @@ func (c *LeanConn) Close() error {
 // Write writes msg as one line; a response that completes a batch of
 // requests is written with the batch's other responses as one array, as the
 // SDK's connection does. When ctx ends before the peer has read the line
-// (a child that stopped reading its stdin), Write returns ctx's error and
-// the line is written on, whole, before any other (assumption 43).
+// (a child that stopped reading its stdin) and w's writes take a deadline
+// (an os.File of a pipe), Write returns ctx's error and the line is
+// written on, whole, before any other (assumption 43).
 func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -137,31 +156,39 @@ func (c *LeanConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return ctx.Err()
 	}
 	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
-	if ctx.Done() == nil {
+	if ctx.Done() == nil || c.cut == nil {
 		_, err = c.w.Write(c.wbuf)
 		c.wrote()
 		return err
 	}
-	// On a goroutine of its own, so that a peer that does not read holds
-	// the line and not the caller past its deadline: the SDK sends a call,
-	// and its notifications/cancelled, expecting Write to end with ctx.
-	written := make(chan error, 1)
-	go func() {
-		_, err := c.w.Write(c.wbuf)
+	return c.writeCut(ctx)
+}
+
+// writeCut writes the frame in wbuf, cut short when ctx ends: a peer that
+// does not read holds the line, not the caller past its deadline (the SDK
+// sends a call, and its notifications/cancelled, expecting Write to end
+// with ctx). The rest of the line is written on, in the background,
+// before any other. On the caller's goroutine, without one of its own:
+// a goroutine a write slowed every call of serve --stdio
+// (BenchmarkStdioCallLean in package gateway).
+func (c *LeanConn) writeCut(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, c.cutAt)
+	n, err := c.w.Write(c.wbuf)
+	if stop() {
 		c.wrote()
-		written <- err
-	}()
-	select {
-	case err = <-written:
 		return err
-	case <-ctx.Done():
-		select {
-		case err = <-written: // written all the same
-			return err
-		default:
-			return ctx.Err()
-		}
 	}
+	<-c.fired // its deadline is set: unset it after
+	c.cut.SetWriteDeadline(time.Time{})
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.wrote()
+		return err // the line went whole (or failed of itself) as ctx ended
+	}
+	go func() {
+		_, _ = c.w.Write(c.wbuf[n:])
+		c.wrote()
+	}()
+	return ctx.Err()
 }
 
 // maxKeptWriteBuffer bounds the write buffer kept between frames.

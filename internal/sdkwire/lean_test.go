@@ -331,28 +331,35 @@ func TestLeanConnReadsLineOfMaxLength(t *testing.T) {
 
 // enteredWriter tells entered of each Write before it writes.
 type enteredWriter struct {
-	io.Writer
+	*os.File
 	entered chan struct{}
 }
 
 func (w enteredWriter) Write(p []byte) (int, error) {
 	w.entered <- struct{}{}
-	return w.Writer.Write(p)
+	return w.File.Write(p)
 }
 
-// A Write held up by a peer that does not read returns when its context
-// ends, as the SDK expects of a connection (a call's deadline, the 5 s
-// bound of a notifications/cancelled); the frame it left still reaches
-// the peer whole, before the next one.
+// A Write held up by a peer that does not read (a child's stdin: a pipe
+// whose buffer the frame overflows) returns when its context ends, as the
+// SDK expects of a connection (a call's deadline, the 5 s bound of a
+// notifications/cancelled); the frame it left still reaches the peer
+// whole, before the next one.
 func TestLeanConnWriteEndsWithContext(t *testing.T) {
-	pr, pw := io.Pipe()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer pr.Close()
-	entered := make(chan struct{}, 2)
+	entered := make(chan struct{}, 3)
 	c := NewLeanConn(strings.NewReader(""), enteredWriter{pw, entered}, 0, pw.Close)
 	defer c.Close()
 	ctx, cancel := context.WithCancel(t.Context())
+	first := `{"jsonrpc":"2.0","method":"first","params":"` + strings.Repeat("x", 1<<20) + `"}`
 	done := make(chan error, 1)
-	go func() { done <- c.Write(ctx, &jsonrpc.Request{Method: "first"}) }()
+	go func() {
+		done <- c.Write(ctx, &jsonrpc.Request{Method: "first", Params: json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)})
+	}()
 	awaitSignal(t, entered, "the first Write")
 	cancel()
 	select {
@@ -364,10 +371,10 @@ func TestLeanConnWriteEndsWithContext(t *testing.T) {
 		t.Fatal("Write still blocked after its context ended")
 	}
 	go func() { done <- c.Write(t.Context(), &jsonrpc.Request{Method: "second"}) }()
-	lines := bufio.NewReader(pr)
-	for _, want := range []string{`{"jsonrpc":"2.0","method":"first"}`, `{"jsonrpc":"2.0","method":"second"}`} {
+	lines := bufio.NewReaderSize(pr, 2<<20)
+	for _, want := range []string{first, `{"jsonrpc":"2.0","method":"second"}`} {
 		if line, err := lines.ReadString('\n'); err != nil || line != want+"\n" {
-			t.Errorf("read %q, %v; want %s", line, err, want)
+			t.Errorf("read %.80q…, %v; want %.80s…", line, err, want)
 		}
 	}
 	if err := <-done; err != nil {
