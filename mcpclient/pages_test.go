@@ -61,23 +61,12 @@ func startPaged(t *testing.T, ttl time.Duration) *pagedServer {
 			return res, err
 		}
 	})
-	mem := newMemServer(t, srv)
-	s, err := Start(stdioConfig("nonce"), Options{Registry: newRegistry(), Logger: p.log.Logger(), NewTransport: mem.transport})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Close()
-		mem.crash(1)
-		synctest.Wait()
-	})
-	if err := s.WaitReady(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := startInBubble(t, "nonce", srv, p.log.Logger())
 	if v := s.Status().ProtocolVersion; v != "2026-07-28" {
 		t.Fatalf("negotiated %q, want 2026-07-28", v)
 	}
 	p.srv = s
+	var err error
 	if p.gen, err = s.current(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,19 +152,7 @@ func TestToolDropReasonsNotKept(t *testing.T) {
 				}}, nil
 			}
 		})
-		mem := newMemServer(t, srv)
-		s, err := Start(stdioConfig("dup"), Options{Registry: newRegistry(), Logger: log.Logger(), NewTransport: mem.transport})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			s.Close()
-			mem.crash(1)
-			synctest.Wait()
-		})
-		if err := s.WaitReady(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		s := startInBubble(t, "dup", srv, log.Logger())
 		gen, err := s.current()
 		if err != nil {
 			t.Fatal(err)
@@ -192,4 +169,24 @@ func TestToolDropReasonsNotKept(t *testing.T) {
 			t.Errorf("the first re-sync's drop of dup2 is still kept after %d listings: %q", listing, reason)
 		}
 	})
+}
+
+// startInBubble starts a bridge to srv, in memory, inside a synctest
+// bubble, waits until it is ready, and closes both when t ends.
+func startInBubble(t *testing.T, name string, srv *mcp.Server, logger *slog.Logger) *Server {
+	t.Helper()
+	mem := newMemServer(t, srv)
+	s, err := Start(stdioConfig(name), Options{Registry: newRegistry(), Logger: logger, NewTransport: mem.transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		mem.crash(1)
+		synctest.Wait()
+	})
+	if err := s.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

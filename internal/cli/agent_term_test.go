@@ -24,13 +24,8 @@ import (
 // starts with \r and erases the line, the choices with it), and the latest
 // held shows once the question is answered, the call's next after it.
 func TestProgressWaitsWhileAQuestionIsOpen(t *testing.T) {
-	keys, typed := io.Pipe()
-	defer typed.Close()
-	stderr := &lockedBuffer{}
-	e := &env{IO: IO{Stdin: keys, Stderr: stderr, StderrIsTerminal: true, LookupEnv: func(string) (string, bool) { return "", false }}}
-	r := &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true),
-		con: termio.NewConsole(keys, stderr, nil)}
-	defer r.con.Close()
+	r, typed, stderr := questionRun(t)
+	e := r.e
 	running := tool.Tool{Name: "mcp__slow__work", Origin: tool.Origin{Server: "slow", Name: "work"}}
 	progress := r.callContext(context.Background(), agent.Call{Name: running.Name, Tool: running})
 	tool.ReportProgress(progress, tool.Progress{Progress: 1, Total: 4, Message: "first"})
@@ -183,13 +178,8 @@ func TestAbandonedFormAnswersNothingAfter(t *testing.T) {
 // key typed for the form answered the approval, or the form took the
 // approval's "y").
 func TestOneQuestionAtATime(t *testing.T) {
-	keys, typed := io.Pipe()
-	defer typed.Close()
-	stderr := &lockedBuffer{}
-	e := &env{IO: IO{Stdin: keys, Stderr: stderr, StderrIsTerminal: true, LookupEnv: func(string) (string, bool) { return "", false }}}
-	r := &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true),
-		con: termio.NewConsole(keys, stderr, nil)}
-	defer r.con.Close()
+	r, typed, stderr := questionRun(t)
+	e := r.e
 
 	form := make(chan string, 1)
 	go func() {
@@ -222,4 +212,17 @@ func TestOneQuestionAtATime(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no answer:\n%q", stderr.String())
 	}
+}
+
+// questionRun is an agent run whose person types to typed and reads
+// stderr, as at a terminal; closed when t ends.
+func questionRun(t *testing.T) (r *agentRun, typed *io.PipeWriter, stderr *lockedBuffer) {
+	keys, typed := io.Pipe()
+	t.Cleanup(func() { typed.Close() })
+	stderr = &lockedBuffer{}
+	e := &env{IO: IO{Stdin: keys, Stderr: stderr, StderrIsTerminal: true, LookupEnv: func(string) (string, bool) { return "", false }}}
+	r = &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true),
+		con: termio.NewConsole(keys, stderr, nil)}
+	t.Cleanup(r.con.Close)
+	return r, typed, stderr
 }
