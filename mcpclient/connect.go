@@ -499,7 +499,8 @@ func (s *Server) roundTripper(gen *generation, base http.RoundTripper) http.Roun
 		}
 	}
 	var rt http.RoundTripper = &sdkwire.FailureWatch{Base: base, Lost: lost}
-	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: func() { gen.requestResync(allKinds) }}
+	rt = &sdkwire.StreamWatch{Base: rt, ListenEnded: lost, Reopened: func() { gen.requestResync(allKinds) },
+		SubscriptionEnded: func(uris []string) { s.subscriptionEnded(gen, uris) }}
 	rt = &sdkwire.CaptureRoundTripper{Base: rt, Table: gen.table.Table, MaxMessage: s.frameLimit()}
 	if len(s.cfg.Headers) == 0 {
 		return rt

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -371,7 +372,23 @@ func (s *Server) complete(ctx context.Context, req tool.CompleteRequest) (tool.C
 type subscriptions struct {
 	mu   sync.Mutex
 	uris map[string]bool
+	// ended counts the ends of a URI's subscription by the server, in
+	// the window that began with the first (protocol 2026-07-28).
+	ended map[string]serverEnds
 }
+
+// serverEnds is how often the server ended one subscription lately.
+type serverEnds struct {
+	since time.Time
+	n     int
+}
+
+// Renewing a subscription the server ended: at most maxRenewals in
+// renewalWindow, past which the server is taken to mean it.
+const (
+	maxRenewals   = 3
+	renewalWindow = time.Minute
+)
 
 // subscribe asks the server for updates of uri. On protocol 2026-07-28 the
 // SDK holds a subscriptions/listen stream open for it, in the background,
@@ -400,7 +417,72 @@ func (s *Server) subscribe(ctx context.Context, uri string) error {
 func (s *Server) forget(uri string) {
 	s.subs.mu.Lock()
 	delete(s.subs.uris, uri)
+	delete(s.subs.ended, uri)
 	s.subs.mu.Unlock()
+}
+
+// wanted reports whether a consumer is subscribed to uri.
+func (s *Server) wanted(uri string) bool {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	return s.subs.uris[uri]
+}
+
+// subscriptionEnded renews, on gen, the subscriptions to uris the server
+// ended (protocol 2026-07-28: the SDK still counts them, but no update
+// comes), each at most maxRenewals times in renewalWindow; past that it
+// is forgotten, with a warning, as the server refused it.
+func (s *Server) subscriptionEnded(gen *generation, uris []string) {
+	for _, uri := range uris {
+		if !s.endedAgain(uri) {
+			s.log.Warn("the server keeps ending a resource subscription: not renewed, its updates stop", "uri", uri, "ends", maxRenewals+1, "within", renewalWindow)
+			continue
+		}
+		go s.renew(gen, uri)
+	}
+}
+
+// endedAgain counts an end of uri's subscription, and reports whether it
+// is to be renewed: still wanted, and not ended too often.
+func (s *Server) endedAgain(uri string) bool {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if !s.subs.uris[uri] {
+		return false
+	}
+	if s.subs.ended == nil {
+		s.subs.ended = map[string]serverEnds{}
+	}
+	e := s.subs.ended[uri]
+	if now := time.Now(); now.Sub(e.since) > renewalWindow {
+		e = serverEnds{since: now}
+	}
+	e.n++
+	if e.n > maxRenewals {
+		delete(s.subs.uris, uri)
+		delete(s.subs.ended, uri)
+		return false
+	}
+	s.subs.ended[uri] = e
+	return true
+}
+
+// renew subscribes to uri again on gen. The SDK counts it subscribed
+// still: its subscription is ended there first. A consumer that
+// unsubscribed meanwhile is not subscribed again.
+func (s *Server) renew(gen *generation, uri string) {
+	ctx, cancel := context.WithTimeout(gen.ctx, s.cfg.ToolCallTimeout)
+	defer cancel()
+	_ = gen.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	if err := s.subscribeOn(ctx, gen, uri); err != nil {
+		s.log.Warn("resource subscription the server ended not renewed", "uri", uri, "err", err)
+		return
+	}
+	if !s.wanted(uri) {
+		_ = gen.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		return
+	}
+	s.log.Info("the server ended a resource subscription: renewed", "uri", uri)
 }
 
 // subscribeOn subscribes to uri on gen.

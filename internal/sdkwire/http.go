@@ -190,29 +190,35 @@ func (w *FailureWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 //     so list_changed would silently stop. The stream of one resource
 //     subscription is not watched: Unsubscribe ends it, and its end says
 //     nothing of the session;
+//   - SubscriptionEnded is called once when the stream of a resource
+//     subscription (its URIs) ends, unless the client cancelled it
+//     (Unsubscribe, the session's Close): the server ended it, and the
+//     SDK, which still counts the URI subscribed, neither opens it again
+//     nor says so;
 //   - Reopened is called each time a standalone GET stream (older
 //     protocols) is opened after the first: notifications may have been
 //     missed in between.
 //
-// Either may be nil.
+// Any may be nil.
 type StreamWatch struct {
-	Base        http.RoundTripper
-	ListenEnded func(error)
-	Reopened    func()
+	Base              http.RoundTripper
+	ListenEnded       func(error)
+	SubscriptionEnded func(uris []string)
+	Reopened          func()
 
 	gets atomic.Int32 // standalone GET streams opened
 }
 
 // RoundTrip sends req through Base and watches its response.
 func (w *StreamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
-	watch := false
-	if w.ListenEnded != nil && req.Header.Get("Mcp-Method") == "subscriptions/listen" && req.Body != nil {
+	var ended func(error)
+	if (w.ListenEnded != nil || w.SubscriptionEnded != nil) && req.Header.Get("Mcp-Method") == "subscriptions/listen" && req.Body != nil {
 		var body []byte
 		var err error
 		if req, body, err = readBody(req); err != nil {
 			return nil, err
 		}
-		watch = sessionListen(body)
+		ended = w.onEnd(listenedURIs(body))
 	}
 	resp, err := w.Base.RoundTrip(req)
 	if err != nil {
@@ -221,26 +227,40 @@ func (w *StreamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && resp.StatusCode/100 == 2 && w.gets.Add(1) > 1 && w.Reopened != nil {
 		w.Reopened()
 	}
-	if watch && resp.Body != nil {
+	if ended != nil && resp.Body != nil {
 		ctx := req.Context()
 		resp.Body = &endWatcher{ReadCloser: resp.Body, ended: func(err error) {
-			if ctx.Err() == nil { // not ended by the client (the session's Close)
-				w.ListenEnded(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+			if ctx.Err() == nil { // not ended by the client
+				ended(err)
 			}
 		}}
 	}
 	return resp, nil
 }
 
-// sessionListen reports whether body, a subscriptions/listen request,
-// opens the session's own listen stream, which names no resource, rather
-// than one resource subscription's (assumption 7). A body it cannot read
-// counts as the session's own: its end is then taken for a loss.
-func sessionListen(body []byte) bool {
+// onEnd is what the end of a listen stream for uris (none: the session's
+// own) calls, nil for nothing.
+func (w *StreamWatch) onEnd(uris []string) func(error) {
+	switch {
+	case len(uris) > 0 && w.SubscriptionEnded != nil:
+		return func(error) { w.SubscriptionEnded(uris) }
+	case len(uris) == 0 && w.ListenEnded != nil:
+		return func(err error) {
+			w.ListenEnded(fmt.Errorf("the subscriptions/listen stream ended (%v); notifications would be lost", err))
+		}
+	}
+	return nil
+}
+
+// listenedURIs returns the resources body, a subscriptions/listen
+// request, subscribes to: none for the session's own listen stream
+// (assumption 7). A body it cannot read counts as the session's own: its
+// end is then taken for a loss.
+func listenedURIs(body []byte) []string {
 	msg, err := jsonrpc.DecodeMessage(body)
 	req, ok := msg.(*jsonrpc.Request)
 	if err != nil || !ok {
-		return true
+		return nil
 	}
 	var params struct {
 		Notifications struct {
@@ -248,9 +268,9 @@ func sessionListen(body []byte) bool {
 		} `json:"notifications"`
 	}
 	if json.Unmarshal(req.Params, &params) != nil {
-		return true
+		return nil
 	}
-	return len(params.Notifications.ResourceSubscriptions) == 0
+	return params.Notifications.ResourceSubscriptions
 }
 
 // endWatcher reports the end of a response body that should stay open,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,12 +131,13 @@ func TestStreamWatch(t *testing.T) {
 	}
 }
 
-// Only the session's own listen stream is watched (its params name no
-// resource; one it cannot read counts as its own), and not once the
-// client cancelled it: a resource subscription's stream ends with
-// Unsubscribe, the session's own with the session's Close.
+// The session's own listen stream (its params name no resource; one it
+// cannot read counts as its own) ending is a loss, and a resource
+// subscription's the end of that subscription; neither once the client
+// cancelled it: a resource subscription's stream ends with Unsubscribe,
+// the session's own with the session's Close.
 func TestStreamWatchSessionListenOnly(t *testing.T) {
-	var ended []string
+	var ended, subscriptionsEnded []string
 	var sent []byte
 	w := &StreamWatch{
 		Base: rtFunc(func(req *http.Request) (*http.Response, error) {
@@ -143,6 +145,9 @@ func TestStreamWatchSessionListenOnly(t *testing.T) {
 			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("data: x\n\n"))}, nil
 		}),
 		ListenEnded: func(err error) { ended = append(ended, err.Error()) },
+		SubscriptionEnded: func(uris []string) {
+			subscriptionsEnded = append(subscriptionsEnded, strings.Join(uris, " "))
+		},
 	}
 	end := func(ctx context.Context, body string) {
 		t.Helper()
@@ -181,6 +186,16 @@ func TestStreamWatchSessionListenOnly(t *testing.T) {
 		if got := len(ended) == 1; got != c.reported {
 			t.Errorf("%s stream ended: reported %v, want %v", c.name, ended, c.reported)
 		}
+	}
+	// A resource subscription's stream the server ended is reported as
+	// that subscription's end, once; one the client ended is not.
+	if want := []string{"file:///a"}; !slices.Equal(subscriptionsEnded, want) {
+		t.Errorf("subscriptions ended %q, want %q", subscriptionsEnded, want)
+	}
+	subscriptionsEnded = nil
+	end(cancelled, resource)
+	if subscriptionsEnded != nil {
+		t.Errorf("a subscription the client ended was reported: %q", subscriptionsEnded)
 	}
 }
 
