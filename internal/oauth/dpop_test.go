@@ -139,7 +139,7 @@ func TestDPoPNonceRetriedOnce(t *testing.T) {
 
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0"}`))
 	req.Header.Set("Authorization", "Bearer at")
-	resp, err := (&dpopResource{d: d, base: http.DefaultTransport}).RoundTrip(req)
+	resp, err := (&dpopResource{d: d, base: http.DefaultTransport, origin: origin(req.URL)}).RoundTrip(req)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("resource request: %v %v", resp, err)
 	}

@@ -19,7 +19,8 @@ import (
 // the DPoP scheme and a proof.
 type dpopHandler struct {
 	auth.OAuthHandler
-	d *dpop
+	d      *dpop
+	origin string // the MCP server's, the only one its tokens go to
 }
 
 var _ auth.OAuthHandler = (*dpopHandler)(nil)
@@ -39,9 +40,11 @@ func (h *dpopHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 }
 
 // Transport is the HTTP stack of the connection h authorizes, over base:
-// a DPoP-bound token goes out with the DPoP scheme and a fresh proof, and
-// a resource server's use_dpop_nonce challenge is answered once, with its
-// nonce. A handler NewHandler did not build leaves base as it is.
+// a token goes to the MCP server's origin only (a redirect elsewhere is
+// followed without it), a DPoP-bound one with the DPoP scheme and a
+// fresh proof, and a resource server's use_dpop_nonce challenge is
+// answered once, with its nonce. A handler NewHandler did not build
+// leaves base as it is.
 func Transport(h auth.OAuthHandler, base http.RoundTripper) http.RoundTripper {
 	dh, ok := h.(*dpopHandler)
 	if !ok {
@@ -50,16 +53,23 @@ func Transport(h auth.OAuthHandler, base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &dpopResource{d: dh.d, base: base}
+	return &dpopResource{d: dh.d, base: base, origin: dh.origin}
 }
 
 // dpopResource is the transport of requests to the MCP server.
 type dpopResource struct {
-	d    *dpop
-	base http.RoundTripper
+	d      *dpop
+	base   http.RoundTripper
+	origin string
 }
 
 func (rt *dpopResource) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" && origin(req.URL) != rt.origin {
+		// A redirect: net/http keeps Authorization for the same host name
+		// whatever the port or scheme (another service, or cleartext).
+		req = req.Clone(req.Context())
+		req.Header.Del("Authorization")
+	}
 	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if !ok || !rt.d.isBound(token) {
 		resp, err := rt.base.RoundTrip(req)

@@ -1,8 +1,10 @@
 package oauth
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -85,6 +87,10 @@ func NewHandler(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) 
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: the server URL: %w", err) // untested: the config's URL is checked when loaded
+	}
 	d := newDPoP(cfg != nil && cfg.DPoP)
 	base := opts.HTTPClient.Transport
 	if base == nil {
@@ -97,7 +103,7 @@ func NewHandler(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &dpopHandler{OAuthHandler: h, d: d}, nil
+	return &dpopHandler{OAuthHandler: h, d: d, origin: origin(u)}, nil
 }
 
 func newGrant(cfg *Config, t Target, opts Options, d *dpop) (auth.OAuthHandler, error) {

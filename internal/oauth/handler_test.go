@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,3 +319,50 @@ func TestLoginCallbackNeedsState(t *testing.T) {
 		t.Errorf("Fetch = %v (browser opened: %v), want a refusal before the browser opens", err, opened)
 	}
 }
+
+// The access token goes to the MCP server's origin only: a redirect to
+// another origin of the same host (another port; https to http) is
+// followed without it, a DPoP-bound one without a proof too. net/http
+// keeps Authorization across a redirect to the same host name, whatever
+// the port and scheme, so the token was sent there.
+func TestTokenStaysWithItsOrigin(t *testing.T) {
+	for _, dpop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dpop=%v", dpop), func(t *testing.T) {
+			srv := newServer(t, mcptest.OAuthOptions{DPoP: dpop})
+			var mu sync.Mutex
+			var seen []http.Header
+			elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = append(seen, r.Header.Clone())
+				mu.Unlock()
+				http.Redirect(w, r, srv.URL, http.StatusTemporaryRedirect)
+			}))
+			t.Cleanup(elsewhere.Close)
+			var redirected atomic.Bool
+			base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				if req.URL.Host != elsewhere.Listener.Addr().String() && req.Header.Get("Authorization") != "" && redirected.CompareAndSwap(false, true) {
+					return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {elsewhere.URL + "/mcp"}},
+						Body: http.NoBody, Request: req}, nil
+				}
+				return http.DefaultTransport.RoundTrip(req)
+			})
+			if err := connectVia(t, srv, nil, Options{Mode: ModeHeadless}, base); err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) == 0 {
+				t.Fatal("no request reached the other origin")
+			}
+			for i, h := range seen {
+				if a, p := h.Get("Authorization"), h.Get("DPoP"); a != "" || p != "" {
+					t.Errorf("request %d to the other origin carried Authorization %q, DPoP %q", i, a, p)
+				}
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
