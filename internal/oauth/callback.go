@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -80,7 +81,9 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 			c.srv.Serve(c.ln)
 		}()
 	})
-	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, args.URL)
+	// The URL is the authorization server's: its control and hiding
+	// characters would reach the terminal, or show another URL.
+	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, termsafe.Line(args.URL))
 	if c.open != nil {
 		c.open(args.URL)
 	}

@@ -366,3 +366,30 @@ func TestTokenStaysWithItsOrigin(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// The authorization URL is printed with its control and hiding
+// characters escaped: its endpoint is the authorization server's
+// metadata, where a C1 control or a bidi override (which url.Parse lets
+// through) would reach the terminal, or show another URL than the one
+// the browser opens. The browser gets it as it is.
+func TestLoginURLPrintedSafely(t *testing.T) {
+	const hostile = "https://as.example/authorize\u202eelpmaxe.rehto\u009b2J?state=s"
+	var out strings.Builder
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var opened string
+	cb, err := ListenCallback(0, "srv", &out, func(u string) error { opened = u; cancel(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	if _, err := cb.Fetch(ctx, &auth.AuthorizationArgs{URL: hostile}); err == nil {
+		t.Fatal("Fetch without a redirect: no error")
+	}
+	if strings.ContainsAny(out.String(), "\u202e\u009b") || !strings.Contains(out.String(), `https://as.example/authorize\u202eelpmaxe.rehto\u009b2J?state=s`) {
+		t.Errorf("printed %q, want the URL with its hidden and control characters escaped", out.String())
+	}
+	if opened != hostile {
+		t.Errorf("the browser got %q, want the URL as it is", opened)
+	}
+}
