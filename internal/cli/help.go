@@ -44,7 +44,7 @@ func commands() []command {
 		{"validate", "validate [--config FILE]", "check a config file without starting anything", "", noContext((*env).validate)},
 		{"serve", "serve [SOURCE] (--stdio | --http [ADDR] [--token-env NAME] [--allow-origin ORIGIN]... [--insecure-no-auth-on-network]) [--raw-names] [--stateless] [--ready-timeout D] [--metrics-addr ADDR] [--code-mode] [--console]", "serve every tool as one MCP server, hot-reloading the config", serveHelp, (*env).serve},
 		{"login", "login NAME [--config FILE] | --url URL [--name NAME]", "log in to a server that uses OAuth and store its tokens", loginHelp, (*env).login},
-		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", noContext((*env).logout)},
+		{"logout", "logout NAME [--config FILE] | --url URL", "forget a server's stored OAuth tokens", "", (*env).logout},
 		{"add", "add [--scope local|project|user] [--config FILE] [--transport stdio|http|sse] [-e K=V]... [-H 'K: V']... (NAME (URL | --url URL | -- COMMAND [ARGS...]) | --from-registry NAME[@VERSION] [--package TYPE | --remote N] [NAME])", "add a server to a config file (created when missing)", addHelp, (*env).add},
 		{"add-json", "add-json [--scope local|project|user] [--config FILE] NAME JSON", "add a server given as Claude Code's JSON ({\"type\": \"http\", \"url\": …})", editHelp, noContext((*env).addJSON)},
 		{"remove", "remove [--scope local|project|user] [--config FILE] NAME", "remove a server from a config file", editHelp, noContext((*env).remove)},

@@ -117,7 +117,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 	if o.StateDir == "" {
 		return fmt.Errorf("login: neither XDG_STATE_HOME nor HOME is set: no place for the tokens")
 	}
-	if _, err := oauth.Forget(o.StateDir, cfg.URL, cfg.OAuth); err != nil {
+	if _, err := oauth.Forget(ctx, o.StateDir, cfg.URL, cfg.OAuth); err != nil {
 		return err
 	}
 	if !f.oauthHeadless {
@@ -165,7 +165,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 }
 
 // logout forgets the server's stored tokens.
-func (e *env) logout(argv []string) error {
+func (e *env) logout(ctx context.Context, argv []string) error {
 	f, _, cfg, err := e.loginTarget("logout", argv)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (e *env) logout(argv []string) error {
 	dir := e.oauthOptions(f).StateDir
 	had := false
 	if dir != "" {
-		if had, err = oauth.Forget(dir, cfg.URL, cfg.OAuth); err != nil {
+		if had, err = oauth.Forget(ctx, dir, cfg.URL, cfg.OAuth); err != nil {
 			return err
 		}
 	}

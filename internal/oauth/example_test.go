@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -17,7 +18,7 @@ func ExampleForget() {
 	}
 	defer os.RemoveAll(dir)
 	const url = "https://mcp.example.com/mcp"
-	had, err := oauth.Forget(dir, url, nil)
+	had, err := oauth.Forget(context.Background(), dir, url, nil)
 	fmt.Println(had, err, oauth.Stored(dir, url, nil))
 	// Output: false <nil> false
 }

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,13 +25,23 @@ func Stored(stateDir, resource string, cfg *Config) bool {
 }
 
 // Forget deletes the tokens Stored finds (a logout); it reports whether
-// there were any.
-func Forget(stateDir, resource string, cfg *Config) (bool, error) {
+// there were any. It waits (until ctx ends, a minute at most) for a
+// refresh another process has under way, which would otherwise store the
+// grant again after it.
+func Forget(ctx context.Context, stateDir, resource string, cfg *Config) (bool, error) {
 	store, err := OpenStore(stateDir)
 	if err != nil {
 		return false, err
 	}
-	return store.Delete(Key(resource, cfg))
+	key := Key(resource, cfg)
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	unlock, err := store.Lock(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	return store.Delete(key)
 }
 
 // Browsers opens a login's URL for a person and waits, at the end, a

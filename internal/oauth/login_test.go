@@ -34,13 +34,13 @@ func TestStoredForget(t *testing.T) {
 	if !Stored(dir, url, nil) || Stored(dir, url, other) || Stored(dir, url+"/x", nil) {
 		t.Error("Stored: want the tokens of this server and client only")
 	}
-	if had, err := Forget(dir, url, other); had || err != nil {
+	if had, err := Forget(t.Context(), dir, url, other); had || err != nil {
 		t.Errorf("Forget of another client: %v %v", had, err)
 	}
-	if had, err := Forget(dir, url, nil); !had || err != nil {
+	if had, err := Forget(t.Context(), dir, url, nil); !had || err != nil {
 		t.Errorf("Forget: %v %v", had, err)
 	}
-	if had, err := Forget(dir, url, nil); had || err != nil || Stored(dir, url, nil) {
+	if had, err := Forget(t.Context(), dir, url, nil); had || err != nil || Stored(dir, url, nil) {
 		t.Errorf("Forget again: %v %v", had, err)
 	}
 }

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -252,5 +253,52 @@ func TestStoredSourceFailures(t *testing.T) {
 	var re *oauth2.RetrieveError
 	if _, err := src.Token(); !errors.As(err, &re) || re.ErrorCode != "invalid_grant" {
 		t.Errorf("Token without a refresh token: %v, want invalid_grant", err)
+	}
+}
+
+// A logout waits for a refresh another process has under way (it holds
+// the key's lock, the record read): the refresh stores its token, and the
+// logout then removes it. A logout used to remove the record under the
+// refresh, which wrote the grant back after "Logged out", its new refresh
+// token with it; one that cannot wait says so and removes nothing.
+func TestLogoutWaitsForARefresh(t *testing.T) {
+	dir := t.TempDir()
+	const resource = "https://mcp.example.com/mcp"
+	s, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key(resource, nil)
+	rec := &Record{Resource: resource, Token: &oauth2.Token{AccessToken: "old", RefreshToken: "r1"}}
+	if err := s.Save(key, rec); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := s.Lock(t.Context(), key) // the refresh
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	if had, err := Forget(gone, dir, resource, nil); had || err == nil || !strings.Contains(err.Error(), "waiting for another mcpbridge's refresh") {
+		t.Errorf("Forget that cannot wait for the refresh: %v %v, want an error saying why", had, err)
+	}
+	if !Stored(dir, resource, nil) {
+		t.Fatal("a Forget that could not wait removed the record")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Forget(t.Context(), dir, resource, nil)
+		done <- err
+	}()
+	rec.Token = &oauth2.Token{AccessToken: "new", RefreshToken: "r2"}
+	if err := s.Save(key, rec); err != nil { // the refresh's result
+		t.Fatal(err)
+	}
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("Forget: %v", err)
+	}
+	if Stored(dir, resource, nil) {
+		t.Error("the refreshed grant outlived the logout")
 	}
 }
