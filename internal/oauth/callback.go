@@ -63,6 +63,11 @@ func (c *Callback) RedirectURL() string {
 // Fetch is an auth.AuthorizationCodeFetcher: it waits for the browser's
 // redirect or ctx's end.
 func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	// The SDK lets any scheme through on a loopback host: opened, another
+	// scheme would start whatever program handles it.
+	if problem := safeEndpoint(args.URL, true); problem != "" {
+		return nil, fmt.Errorf("login: the authorization URL %q %s, so it is not opened: the authorization server's metadata must name an https authorization_endpoint", args.URL, problem)
+	}
 	// The state is what tells the login's redirect from anything else
 	// that reaches the port: without one, any page could answer it.
 	u, err := url.Parse(args.URL)

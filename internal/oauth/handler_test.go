@@ -393,3 +393,60 @@ func TestLoginURLPrintedSafely(t *testing.T) {
 		t.Errorf("the browser got %q, want the URL as it is", opened)
 	}
 }
+
+// A login opens an http(s) authorization URL only. The SDK lets a
+// loopback host through with any scheme, so an authorization server (the
+// MCP server names it) whose authorization_endpoint was
+// "x-handler://localhost/..." had $BROWSER or xdg-open launch whatever
+// handles that scheme, with the server's text.
+func TestLoginOpensHTTPOnly(t *testing.T) {
+	var base string
+	mux := http.NewServeMux()
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	base = ts.URL
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"issuer": base, "authorization_endpoint": "x-handler://localhost/authorize",
+			"token_endpoint": base + "/token", "registration_endpoint": base + "/register",
+			"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(map[string]any{"client_id": "c", "redirect_uris": []string{"http://127.0.0.1/callback"}, "token_endpoint_auth_method": "none"})
+	})
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var opened []string
+	var out strings.Builder
+	cb, err := ListenCallback(0, "srv", &out, func(u string) error { opened = append(opened, u); cancel(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	h, err := NewHandler(nil, Target{ServerName: "srv", URL: base + "/mcp"}, Options{Mode: ModeLogin, Callback: cb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/mcp", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.Authorize(ctx, req, resp)
+	if len(opened) != 0 || strings.Contains(out.String(), "x-handler:") {
+		t.Errorf("opened %q, printed %q; want neither", opened, out.String())
+	}
+	if err == nil || !strings.Contains(err.Error(), `"x-handler://localhost/authorize`) || !strings.Contains(err.Error(), "not an http(s) URL") {
+		t.Errorf("Authorize: %v, want a refusal naming the URL and why", err)
+	}
+}
