@@ -450,3 +450,33 @@ func TestLoginOpensHTTPOnly(t *testing.T) {
 		t.Errorf("Authorize: %v, want a refusal naming the URL and why", err)
 	}
 }
+
+// An authorization response that names another issuer (RFC 9207: the
+// response of another authorization server, a mix-up) is refused, by the
+// 2025-03-26 flow as by the SDK's; the 2025-03-26 flow took it.
+func TestAuthorizationResponseOfAnotherIssuer(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(fmt.Sprintf("legacy=%v", legacy), func(t *testing.T) {
+			srv := newServer(t, mcptest.OAuthOptions{Legacy: legacy})
+			mixUp := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				resp, err := http.DefaultTransport.RoundTrip(req)
+				if err != nil || req.URL.Path != "/authorize" {
+					return resp, err
+				}
+				loc, err := url.Parse(resp.Header.Get("Location"))
+				if err != nil {
+					return nil, err
+				}
+				q := loc.Query()
+				q.Set("iss", "https://attacker.example")
+				loc.RawQuery = q.Encode()
+				resp.Header.Set("Location", loc.String())
+				return resp, nil
+			})
+			err := connect(t, srv, nil, Options{Mode: ModeHeadless, HTTPClient: &http.Client{Transport: mixUp}})
+			if err == nil || !strings.Contains(err.Error(), `"https://attacker.example"`) {
+				t.Errorf("connect: %v, want a refusal naming the response's issuer", err)
+			}
+		})
+	}
+}

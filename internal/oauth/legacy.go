@@ -23,7 +23,8 @@ import (
 // not required to be the root. The go-sdk insists on RFC 8414's issuer
 // match and refuses such a server; for it alone (no resource metadata,
 // root metadata with another issuer) the bridge runs the same flow itself:
-// registration, PKCE S256, the resource indicator in both requests.
+// registration, PKCE S256, the resource indicator in both requests, the
+// response's iss checked (RFC 9207).
 
 // legacyMetadata returns the root metadata of a 2025-03-26 server whose
 // issuer the SDK refused; ok is false for any other failure.
@@ -128,6 +129,11 @@ func (h *codeHandler) legacyAuthorize(ctx context.Context, asm *oauthex.AuthServ
 	}
 	if res.State != state {
 		return errors.New("authorization: state mismatch")
+	}
+	// RFC 9207, as the SDK checks it: a response naming another issuer is
+	// another authorization server's (a mix-up).
+	if res.Iss != "" && res.Iss != asm.Issuer || res.Iss == "" && asm.AuthorizationResponseIssParameterSupported {
+		return fmt.Errorf("authorization: the response names the issuer %q, not the authorization server's %q: it is another server's response", res.Iss, asm.Issuer)
 	}
 	tok, err := oc.Exchange(context.WithValue(ctx, oauth2.HTTPClient, h.hc.Client), res.Code, oauth2.VerifierOption(verifier), resource)
 	if err != nil {
