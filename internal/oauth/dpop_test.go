@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,5 +524,35 @@ func TestDPoPRefreshBindingStoresTheKey(t *testing.T) {
 	rec, err := store.Load("k")
 	if err != nil || rec.DPoPKey == nil || rec.DPoPKey.Thumbprint() != key.Thumbprint() {
 		t.Errorf("stored key %v (%v), want %v", rec.DPoPKey, err, key)
+	}
+}
+
+// An MCP server that refuses the nonce it gave, asking for yet another
+// at every retry, is reported as that: a login would not help, so it is
+// not asked for (no needs-login, no new authorization, no refresh).
+// It used to read as a server that wants a login.
+func TestDPoPNonceRefusedIsNotALogin(t *testing.T) {
+	srv := newServer(t, mcptest.OAuthOptions{DPoP: true})
+	dir := t.TempDir()
+	if err := connect(t, srv, nil, Options{Mode: ModeHeadless, StateDir: dir}); err != nil {
+		t.Fatalf("headless login: %v", err)
+	}
+	var n atomic.Int32
+	restless := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.URL.Path != "/mcp" || req.Header.Get("DPoP") == "" {
+			return http.DefaultTransport.RoundTrip(req)
+		}
+		h := http.Header{"Www-Authenticate": {`DPoP error="use_dpop_nonce", algs="ES256"`}, "Dpop-Nonce": {fmt.Sprintf("n%d", n.Add(1))}}
+		return &http.Response{StatusCode: http.StatusUnauthorized, Header: h, Body: http.NoBody, Request: req}, nil
+	})
+	for _, mode := range []Mode{ModeNoLogin, ModeHeadless} {
+		err := connectVia(t, srv, nil, Options{Mode: mode, StateDir: dir}, restless)
+		var nl *NeedsLoginError
+		if err == nil || errors.As(err, &nl) || !strings.Contains(err.Error(), "use_dpop_nonce") {
+			t.Errorf("mode %d: connect: %v, want an error saying the server refused its own nonces", mode, err)
+		}
+	}
+	if a, r := srv.Authorizations(), srv.Refreshes(); a != 1 || r != 0 {
+		t.Errorf("%d authorizations, %d refreshes; want the login's one and none", a, r)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -37,6 +38,18 @@ func (h *dpopHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 		}
 		return tok, err
 	}), nil
+}
+
+// Authorize refuses, as the server's fault, a use_dpop_nonce challenge to
+// a request of a bound token: the resource transport has already sent it
+// again with the challenge's nonce, and was refused with another. The
+// grant is sound, so neither a refresh nor a login is started.
+func (h *dpopHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok && h.d.isBound(token) && rsNonceChallenge(resp) {
+		drain(resp)
+		return fmt.Errorf("the MCP server at %s answered use_dpop_nonce again to a proof with the nonce it had just given: it takes none of its own nonces, which no login or refresh can fix; its operator must", h.origin)
+	}
+	return h.OAuthHandler.Authorize(ctx, req, resp)
 }
 
 // Transport is the HTTP stack of the connection h authorizes, over base:
