@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 )
 
 // Grant is how the bridge obtains tokens.
@@ -202,8 +204,13 @@ func (c *Config) checkIdP(report func(msg, key string)) {
 		if f.value == "" {
 			continue
 		}
-		if u, err := url.Parse(f.value); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		u, err := url.Parse(f.value)
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
 			report("must be an absolute http:// or https:// URL", f.key)
+		case u.Scheme == "http" && !loopback.Host(u.Hostname()):
+			// The ID token and the IdP's client secret go there.
+			report("must be https:// (http:// only to this machine): the ID token and the IdP's client secret are sent there", f.key)
 		}
 	}
 }

@@ -43,6 +43,11 @@ func TestConfigCheck(t *testing.T) {
 		{"xaa idp", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{TokenEndpoint: "ftp://x"}}, []string{"idp.clientId: is required", "idp.idToken: is required", "idp.tokenEndpoint: must be an absolute"}},
 		{"xaa none", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{}}, []string{"idp: needs issuer or tokenEndpoint", "idp.clientId: is required", "idp.idToken: is required"}},
 		{"xaa ok", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: idp}, nil},
+		// The ID token and the IdP's client secret go there: in clear only
+		// to this machine.
+		{"xaa http idp", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{Issuer: "http://idp.example", TokenEndpoint: "http://idp.example/token", ClientID: "i", IDToken: "t"}},
+			[]string{"idp.issuer: must be https:// (http:// only to this machine)", "idp.tokenEndpoint: must be https:// (http:// only to this machine)"}},
+		{"xaa loopback idp", Config{Grant: GrantCrossAppAccess, ClientID: "c", IdP: &IdP{TokenEndpoint: "http://127.0.0.1:9/token", ClientID: "i", IDToken: "t"}}, nil},
 		{"wif bare", Config{Grant: GrantJWTBearer}, []string{"grant: jwt_bearer needs exactly one of assertionFile and assertionEnv"}},
 		{"wif both", Config{Grant: GrantJWTBearer, AssertionFile: "/t", AssertionEnv: "T"}, []string{"grant: jwt_bearer needs exactly one"}},
 		{"wif env name", Config{Grant: GrantJWTBearer, AssertionEnv: "$TOKEN"}, []string{"assertionEnv: must be the name of an environment variable"}},
