@@ -96,6 +96,9 @@ func (c *codeTools) search(ctx context.Context, args json.RawMessage) (tool.Outp
 	if in.Query == "" {
 		return tool.Output{}, errors.New(`"query" is empty: say what the function should do`)
 	}
+	if len(in.Query) > toolsearch.MaxQueryBytes {
+		return tool.Output{}, fmt.Errorf(`"query" is %d bytes: say what the function should do in a sentence or two (at most %d bytes)`, len(in.Query), toolsearch.MaxQueryBytes)
+	}
 	limit := min(max(in.Limit, 0), maxSearchLimit)
 	if limit == 0 {
 		limit = defaultSearchLimit

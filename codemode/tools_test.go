@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/codemode"
 	"github.com/mcpbridge/mcpbridge/tool"
+	"github.com/mcpbridge/mcpbridge/toolsearch"
 )
 
 // gated is a view whose calls pass a gate, as a gateway's do: it refuses
@@ -119,6 +120,22 @@ func TestDescribeAndSearchAPI(t *testing.T) {
 	found := execute(t, t.Context(), reg, codemode.SearchName, `{"query": "add two numbers", "limit": 1}`).Text()
 	if !strings.Contains(found, "namespace calc {") || !strings.Contains(found, "function add(") || strings.Contains(found, "namespace text") {
 		t.Errorf("search_api:\n%s", found)
+	}
+}
+
+// search_api refuses a query longer than a request for a tool, as
+// search_tools does: each search analyses the whole query, and a
+// gateway's client may send megabytes.
+func TestSearchAPIQueryBound(t *testing.T) {
+	f := newFixture(t)
+	reg := codeRegistry(t, codemode.RegistryView(f.reg))
+	long := "add two numbers " + strings.Repeat("x", toolsearch.MaxQueryBytes-len("add two numbers "))
+	if res := execute(t, t.Context(), reg, codemode.SearchName, `{"query": "`+long+`", "limit": 1}`); res.IsError || !strings.Contains(res.Text(), "function add(") {
+		t.Errorf("a query of MaxQueryBytes: %s", res.Text())
+	}
+	res := execute(t, t.Context(), reg, codemode.SearchName, `{"query": "`+long+`x"}`)
+	if want := fmt.Sprintf(`"query" is %d bytes`, toolsearch.MaxQueryBytes+1); !res.IsError || !strings.Contains(res.Text(), want) || !strings.Contains(res.Text(), "at most 4096 bytes") {
+		t.Errorf("a query of MaxQueryBytes+1 answered %q (isError %v), want it refused saying %q", res.Text(), res.IsError, want)
 	}
 }
 

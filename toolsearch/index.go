@@ -62,6 +62,12 @@ func NewBaseline(tools []tool.Tool) *Index { return build(tools, &baselineConfig
 // the textbook BM25 that a retrieval library gives by default.
 func NewRawBaseline(tools []tool.Tool) *Index { return build(tools, &rawBaselineConfig) }
 
+// MaxQueryBytes is the longest query a tool searching for a model should
+// take: a request for a tool is a sentence or two, while analysing a query
+// costs in proportion to its length (a megabyte, a second of CPU), and a
+// gateway's client may send a call of megabytes.
+const MaxQueryBytes = 4 << 10
+
 // Search returns the k tools that match query best, best first; k <= 0
 // returns every tool that matches. A tool matches when it shares at least
 // one term with the query (after stemming, and for New also through an

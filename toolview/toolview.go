@@ -311,9 +311,9 @@ type Found struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// MaxQueryBytes bounds a search's query: a request for a tool is a
-// sentence or two, and a search runs under the view's lock.
-const MaxQueryBytes = 4 << 10
+// MaxQueryBytes bounds a search's query (toolsearch.MaxQueryBytes); a
+// search also runs under the view's lock.
+const MaxQueryBytes = toolsearch.MaxQueryBytes
 
 // Search ranks the catalog (search_tools left out) for query, loads the
 // limit best matches and returns them, best first. limit <= 0 means
