@@ -10,7 +10,8 @@
 // toolsearch, answers the matches' names, descriptions and schemas, and
 // loads them, so that the model can call them from its next request on.
 // Loaded tools stay loaded for the life of the View, and the view never
-// hides a tool it has shown: a call in flight always finds its tool.
+// hides a tool it has shown: a call in flight always finds its tool. Only
+// a tool its server stops listing (while it lists others) is forgotten.
 //
 // In ModeAuto search turns on once the catalog's definitions (counted with
 // package tokens) exceed the threshold, and then stays on, so that
@@ -130,13 +131,41 @@ type View struct {
 }
 
 // selection is what one model was given: the tools search_tools loaded
-// for it and the tools a view showed it while on.
+// for it and the tools a view showed it while on, each with its server
+// (tool.Origin.Server).
 type selection struct {
-	loaded, shown map[string]bool
+	loaded, shown map[string]string
+	pruned        uint64 // the registry version prune last ran at
 }
 
 func newSelection() selection {
-	return selection{loaded: map[string]bool{}, shown: map[string]bool{}}
+	return selection{loaded: map[string]string{}, shown: map[string]string{}}
+}
+
+// prune forgets the tools that catalog, the registry at version ver, lacks
+// while their server is in it: the server stopped listing them. A tool
+// whose server is away (restarting) stays for its return. Without it a
+// server renaming its tools at each re-sync grew the selection forever.
+func (s *selection) prune(catalog []tool.Tool, ver uint64) {
+	if s.pruned == ver {
+		return
+	}
+	s.pruned = ver
+	listed := make(map[string]bool, len(catalog))
+	servers := map[string]bool{}
+	for _, t := range catalog {
+		listed[t.Name], servers[t.Origin.Server] = true, true
+	}
+	for _, m := range []map[string]string{s.loaded, s.shown} {
+		maps.DeleteFunc(m, func(name, server string) bool { return servers[server] && !listed[name] })
+	}
+}
+
+// has reports whether the model was given the tool named name.
+func (s *selection) has(name string) bool {
+	_, loaded := s.loaded[name]
+	_, shown := s.shown[name]
+	return loaded || shown
 }
 
 // names returns the loaded tools' names, sorted.
@@ -252,19 +281,20 @@ func (v *View) Tools() ([]tool.Tool, error) {
 func (v *View) toolsFor(sel *selection) ([]tool.Tool, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	ver := v.reg.Version() // before List: a change between is pruned again
 	all := v.reg.List()
 	on, err := v.decideLocked(all)
 	if err != nil {
 		return nil, err
 	}
 	if !on {
-		// search_tools stays hidden until search turns on.
-		return slices.DeleteFunc(all, func(t tool.Tool) bool { return v.src != nil && t.Name == SearchName }), nil
+		return v.withoutSearch(all), nil // search_tools stays hidden until search turns on
 	}
+	sel.prune(all, ver)
 	out := all[:0]
 	for _, t := range all {
-		if t.Name == SearchName || sel.loaded[t.Name] || sel.shown[t.Name] || v.pinned(t) {
-			sel.shown[t.Name] = true
+		if t.Name == SearchName || sel.has(t.Name) || v.pinned(t) {
+			sel.shown[t.Name] = t.Origin.Server
 			out = append(out, t)
 		}
 	}
@@ -340,8 +370,12 @@ func (v *View) searchFor(sel *selection, query string, limit int, allowed func(s
 	limit = min(limit, MaxLimit)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if ver := v.reg.Version(); v.index == nil || v.indexed != ver {
-		v.index, v.indexed = toolsearch.New(v.catalogLocked()), ver
+	if ver := v.reg.Version(); v.index == nil || v.indexed != ver || sel.pruned != ver {
+		all := v.reg.List()
+		sel.prune(all, ver) // a model that only searches loads as one that lists
+		if v.index == nil || v.indexed != ver {
+			v.index, v.indexed = toolsearch.New(v.withoutSearch(all)), ver
+		}
 	}
 	found = []Found{}
 	ranked := limit
@@ -358,15 +392,15 @@ func (v *View) searchFor(sel *selection, query string, limit int, allowed func(s
 		}
 		c := chattools.Of(t).Function
 		found = append(found, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
-		grew = grew || !sel.loaded[t.Name] && !sel.shown[t.Name]
-		sel.loaded[t.Name] = true
+		grew = grew || !sel.has(t.Name)
+		sel.loaded[t.Name] = t.Origin.Server
 	}
 	return found, grew, nil
 }
 
-// catalogLocked returns the registry's tools but search_tools.
-func (v *View) catalogLocked() []tool.Tool {
-	return slices.DeleteFunc(v.reg.List(), func(t tool.Tool) bool { return v.src != nil && t.Name == SearchName })
+// withoutSearch returns tools, the registry's, without v's search_tools.
+func (v *View) withoutSearch(tools []tool.Tool) []tool.Tool {
+	return slices.DeleteFunc(tools, func(t tool.Tool) bool { return v.src != nil && t.Name == SearchName })
 }
 
 // searchTool is search_tools, answering through v.

@@ -167,6 +167,42 @@ func TestShownToolsStay(t *testing.T) {
 	assertNames(t, "server back", visible(t, v), want)
 }
 
+// A server that stops listing a tool takes it from the view, so that what
+// a view and its sessions keep stays as large as the catalog: a server
+// that renamed its tools at every re-sync (always loaded, or found by
+// searches) grew every model's selection by its names, for good.
+func TestRenamedToolsAreForgotten(t *testing.T) {
+	reg := tool.NewRegistry()
+	srcs := publish(t, reg, catalog)
+	churn := reg.NewSource()
+	t.Cleanup(churn.Close)
+	v := newView(t, reg, Config{Mode: ModeOn, AlwaysLoad: []string{"churn"}})
+	s, searcher := v.NewSession(), v.NewSession() // searcher never lists
+	for i := range 50 {
+		name := fmt.Sprintf("rotate_%d", i)
+		if err := churn.Publish(goTool(def{"churn", name, "Rotate the key, generation " + name})); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"mcp__churn__" + name, SearchName}
+		assertNames(t, "view", visible(t, v), want)
+		assertNames(t, "session", visible(t, s), want)
+		search(t, reg, `{"query":"rotate the key","limit":1}`)
+		searchIn(t, reg, s, `{"query":"rotate the key","limit":1}`)
+		searchIn(t, reg, searcher, `{"query":"rotate the key","limit":1}`)
+	}
+	for what, sel := range map[string]*selection{"view": &v.sel, "session": &s.sel, "searching session": &searcher.sel} {
+		if len(sel.shown) > 2 || len(sel.loaded) > 1 {
+			t.Errorf("%s keeps %d shown and %d loaded names after 50 renames, want at most 2 and 1: %v", what, len(sel.shown), len(sel.loaded), sel.names())
+		}
+	}
+
+	// A server away (a restart) keeps its tools for when it is back.
+	search(t, reg, `{"query":"list pull requests","limit":1}`)
+	srcs["github"].Clear()
+	visible(t, v)
+	assertNames(t, "loaded while github is away", v.Loaded(), []string{"mcp__churn__rotate_49", "mcp__github__list_pull_requests"})
+}
+
 // ModeAuto shows the whole catalog (without search_tools) until it
 // exceeds the threshold, then turns search on for good.
 func TestAutoTurnsOnAboveThreshold(t *testing.T) {
