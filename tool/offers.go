@@ -114,6 +114,12 @@ func (r *Registry) addOfferLocked(h *Handle) bool {
 	for _, p := range o.Prompts {
 		r.prompts[p.Name] = promptEntry{prompt: p, owner: h}
 	}
+	if len(o.Skills) > 0 && r.skills == nil {
+		r.skills = make(map[string]skillEntry, len(o.Skills))
+	}
+	for _, s := range o.Skills {
+		r.skills[s.Name] = skillEntry{skill: s, owner: h}
+	}
 	return true
 }
 
@@ -128,6 +134,9 @@ func (r *Registry) dropOfferLocked(h *Handle) bool {
 	}
 	for _, p := range o.Prompts {
 		delete(r.prompts, p.Name)
+	}
+	for _, s := range o.Skills {
+		delete(r.skills, s.Name)
 	}
 	return true
 }

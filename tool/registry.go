@@ -21,6 +21,7 @@ type Registry struct {
 	tools    map[string]entry           // by public name; guarded by mu
 	servers  map[string]*Handle         // sources publishing resources or prompts, by Offer.Server; guarded by mu
 	prompts  map[string]promptEntry     // by public name; guarded by mu
+	skills   map[string]skillEntry      // by public name; guarded by mu
 	subs     map[subKey]*subscription   // resource subscriptions; guarded by mu
 	leaving  map[subKey]chan struct{}   // unsubscribes on their way, closed when answered; guarded by mu
 	sorted   []Tool                     // cache for List, valid iff sortedOK; guarded by mu
@@ -159,6 +160,11 @@ func (r *Registry) conflictLocked(old *Handle, tools []Tool, rest *Offer) error 
 	for _, p := range rest.Prompts {
 		if e, taken := r.prompts[p.Name]; taken && e.owner != old {
 			return &ConflictError{Name: p.Name, Kind: "prompt"}
+		}
+	}
+	for _, s := range rest.Skills {
+		if e, taken := r.skills[s.Name]; taken && e.owner != old {
+			return &ConflictError{Name: s.Name, Kind: "skill"}
 		}
 	}
 	return nil

@@ -14,7 +14,8 @@ import (
 // reads a file only when it uses the skill (Registry.ReadSkill), and the
 // source verifies what it reads against the listing before handing it on.
 type Skill struct {
-	// Name is the public name (like a tool's: mcp__server__name).
+	// Name is the public name (like a tool's: mcp__server__name),
+	// unique among the registry's skills.
 	Name string
 	// Origin is the server and the skill's own name (its frontmatter name).
 	Origin Origin
@@ -89,12 +90,19 @@ func (r *Registry) Skills() []Skill {
 
 // Skill returns the skill of public name name.
 func (r *Registry) Skill(name string) (Skill, error) {
-	for _, o := range r.offers() {
-		if i := slices.IndexFunc(o.Skills, func(s Skill) bool { return s.Name == name }); i >= 0 {
-			return o.Skills[i], nil
-		}
+	r.mu.RLock()
+	e, ok := r.skills[name]
+	r.mu.RUnlock()
+	if !ok {
+		return Skill{}, fmt.Errorf("%w %q", ErrUnknownSkill, name)
 	}
-	return Skill{}, fmt.Errorf("%w %q", ErrUnknownSkill, name)
+	return e.skill, nil
+}
+
+// skillEntry is one registered skill and the handle that owns it.
+type skillEntry struct {
+	skill Skill
+	owner *Handle
 }
 
 // ReadSkill reads the file uri of the skill of public name name (empty uri:

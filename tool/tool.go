@@ -221,8 +221,9 @@ func (e *WithheldError) Unwrap() error { return ErrNotFound }
 // producer can report which one without parsing text; it wraps ErrConflict.
 type ConflictError struct {
 	Name string
-	// Kind is what the name names: "" for a tool, "prompt", or "server"
-	// (a second source publishing resources or prompts as the same server).
+	// Kind is what the name names: "" for a tool, "prompt", "skill", or
+	// "server" (a second source publishing resources or prompts as the
+	// same server).
 	Kind string
 }
 
