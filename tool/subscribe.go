@@ -35,8 +35,9 @@ type listener struct{ fn func(uri string) }
 // fn with the URI on each one until cancel (idempotent) is called. The
 // server is asked once however many subscribe, told to stop when the last
 // one cancels (cancel returns once it answered, at most 5 s later), and
-// asked again when a successor source takes it over. fn runs on the
-// producer's goroutine: it must not block.
+// asked again when a successor source takes it over; a refusal from a
+// source a successor took over meanwhile is asked of the successor. fn
+// runs on the producer's goroutine: it must not block.
 //
 // Each resource's subscribe and unsubscribe reach its server in order (a
 // subscribe waits for the unsubscribe before it), so the registry never
@@ -44,16 +45,17 @@ type listener struct{ fn func(uri string) }
 // across a call to a server, so one slow server stalls only its own
 // resources.
 func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn func(uri string)) (cancel func(), err error) {
-	h, err := r.serverHandle(server)
-	if err != nil {
-		return nil, err
-	}
-	o := h.offer
-	if o.Subscribe == nil {
-		return nil, fmt.Errorf("server %q: resource subscriptions are %w", server, ErrUnsupported)
-	}
 	key, l := subKey{server, uri}, &listener{fn: fn}
 	for {
+		// Looked up at each turn: the server may have been taken over.
+		h, err := r.serverHandle(server)
+		if err != nil {
+			return nil, err
+		}
+		o := h.offer
+		if o.Subscribe == nil {
+			return nil, fmt.Errorf("server %q: resource subscriptions are %w", server, ErrUnsupported)
+		}
 		sub, first, leaving := r.join(key, l, h.src)
 		if first {
 			r.ask(ctx, o, key, sub, leaving)
@@ -67,11 +69,20 @@ func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn
 		if sub.err == nil {
 			return sync.OnceFunc(func() { r.leave(key, sub, l) }), nil
 		}
-		if first {
+		if first && (ctx.Err() != nil || r.servedBy(server, h.src)) {
 			return nil, sub.err
 		}
-		// Joined a subscription the server refused: ask again.
+		// Joined a subscription the server refused, or the refusal was a
+		// predecessor's: ask again.
 	}
+}
+
+// servedBy reports whether src publishes server now.
+func (r *Registry) servedBy(server string, src *Source) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	h := r.servers[server]
+	return h != nil && h.src == src
 }
 
 // join adds l to key's subscription, made (first) when there is none;

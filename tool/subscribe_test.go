@@ -436,3 +436,62 @@ func TestRenewalEndsWithItsSource(t *testing.T) {
 		t.Error("Close returned with the renewal still running")
 	}
 }
+
+// waitCtx reports, by closing waiting, that a subscriber waits for its
+// subscription's answer (its select is the first to ask for Done).
+type waitCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (c *waitCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// A subscription a predecessor refuses while a successor takes its server
+// over (a restart: the old connection closing) is asked of the successor,
+// by its first subscriber and by those who joined it alike (they failed
+// with the predecessor's refusal, or asked it again).
+func TestSubscribeJoinerAsksTheSuccessor(t *testing.T) {
+	r := tool.NewRegistry()
+	old, fresh := newGatedServer(), &subServer{}
+	o := old.offer("files")
+	o.Subscribe = func(ctx context.Context, uri string) error {
+		err := old.subscribe(ctx, uri)
+		old.hold()
+		return err
+	}
+	src := mustPublishOffer(t, r, o)
+	old.setRefuse(errors.New("connection closed"))
+	var u, u1 updates
+	first := make(chan func())
+	go func() { first <- mustSubscribeOrNot(t, r, context.Background(), "first", &u1) }()
+	<-old.entered
+	joined := &waitCtx{Context: context.Background(), waiting: make(chan struct{})}
+	second := make(chan func())
+	go func() { second <- mustSubscribeOrNot(t, r, joined, "second", &u) }()
+	<-joined.waiting
+	next := src.Successor()
+	defer next.Close()
+	publishOrFail(t, next, fresh.offer("files"))
+	close(old.release)
+	defer (<-first)()
+	defer (<-second)()
+	next.ResourceUpdated("file:///a")
+	u1.check(t, "first subscriber: updates through the successor", "file:///a")
+	u.check(t, "second subscriber: updates through the successor", "file:///a")
+	old.check(t, "predecessor asked", "subscribe file:///a")
+}
+
+// mustSubscribeOrNot subscribes u to file:///a of files, from a goroutine
+// of the test: a failure is reported, and its cancel is a no-op.
+func mustSubscribeOrNot(t *testing.T, r *tool.Registry, ctx context.Context, who string, u *updates) func() {
+	cancel, err := r.SubscribeResource(ctx, "files", "file:///a", u.add)
+	if err != nil {
+		t.Errorf("%s subscriber: %v", who, err)
+		return func() {}
+	}
+	return cancel
+}
