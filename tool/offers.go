@@ -24,7 +24,7 @@ func checkOffer(o Offer) (*Offer, error) {
 		return nil, nil
 	}
 	if o.Server == "" {
-		return nil, fmt.Errorf("offer: resources, templates, prompts or completion need a Server")
+		return nil, fmt.Errorf("offer: resources, templates, prompts, skills or completion need a Server")
 	}
 	if (len(o.Resources) > 0 || len(o.Templates) > 0) && o.Read == nil {
 		return nil, fmt.Errorf("offer of server %q: resources without a Read function", o.Server)

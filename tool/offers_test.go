@@ -273,12 +273,17 @@ func TestPublishOfferRejects(t *testing.T) {
 		{
 			name:    "prompts without a server",
 			offer:   tool.Offer{Prompts: prompts("p")},
-			wantErr: "offer: resources, templates, prompts or completion need a Server",
+			wantErr: "offer: resources, templates, prompts, skills or completion need a Server",
 		},
 		{
 			name:    "completion without a server",
 			offer:   tool.Offer{Complete: echoComplete},
-			wantErr: "offer: resources, templates, prompts or completion need a Server",
+			wantErr: "offer: resources, templates, prompts, skills or completion need a Server",
+		},
+		{
+			name:    "skills without a server",
+			offer:   tool.Offer{Skills: []tool.Skill{skill("", "mcp__notes")}},
+			wantErr: "offer: resources, templates, prompts, skills or completion need a Server",
 		},
 		{
 			name:    "resources without Read",
