@@ -28,7 +28,7 @@ func (s *Server) pinned(o tool.Offer) tool.Offer {
 		var tn, pn []string
 		why := p.CheckTools(s.cfg.ServerName, o.Tools)
 		if hold {
-			o.Withheld = heldTools(o.Tools, why, advice(p, s.cfg.ServerName))
+			o.Withheld = heldTools(o.Withheld, o.Tools, why, advice(p, s.cfg.ServerName))
 		}
 		o.Tools, tn = withhold(o.Tools, why, func(t tool.Tool) string { return "tool " + t.Origin.Name }, hold)
 		o.Prompts, pn = withhold(o.Prompts, p.CheckPrompts(s.cfg.ServerName, o.Prompts), func(p tool.Prompt) string { return "prompt " + p.Origin.Name }, hold)
@@ -46,17 +46,19 @@ func (s *Server) pinned(o tool.Offer) tool.Offer {
 	return o
 }
 
-// heldTools are the tools whose why is not "", by public name: why, and
-// then advice when there is one (the registry's answer to their calls).
-func heldTools(tools []tool.Tool, why []string, advice string) map[string]string {
-	held := map[string]string{}
+// heldTools adds to held the tools whose why is not "", by public name:
+// why, and then advice when there is one (the registry's answer to their
+// calls).
+func heldTools(held map[string]string, tools []tool.Tool, why []string, advice string) map[string]string {
 	for i, t := range tools {
-		if why[i] != "" {
-			held[t.Name] = why[i]
-			if advice != "" {
-				held[t.Name] += "; " + advice
-			}
+		if why[i] == "" {
+			continue
 		}
+		text := why[i]
+		if advice != "" {
+			text += "; " + advice
+		}
+		held = withheld(held, t.Name, text)
 	}
 	return held
 }

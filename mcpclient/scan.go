@@ -82,6 +82,8 @@ func (s *Server) screen(o tool.Offer) tool.Offer {
 	for _, t := range o.Tools {
 		if keep("tool", t.Origin.Name, m.toolSum(t), func() []toolscan.Finding { return sc.Tool(t) }) {
 			tools = append(tools, t)
+		} else {
+			o.Withheld = withheld(o.Withheld, t.Name, scanHeldWhy)
 		}
 	}
 	prompts := make([]tool.Prompt, 0, len(o.Prompts))
@@ -94,6 +96,19 @@ func (s *Server) screen(o tool.Offer) tool.Offer {
 	s.setScan(report(all, held))
 	o.Tools, o.Prompts = tools, prompts
 	return o
+}
+
+// scanHeldWhy is what a call of a tool the scan withholds answers: the
+// findings stay in status and the log, as the model must not read them.
+const scanHeldWhy = "the definition scan flagged it (scan: hold); it is published again once its server changes it, or with scan: warn on its entry"
+
+// withheld returns held, made when nil, with name withheld for why.
+func withheld(held map[string]string, name, why string) map[string]string {
+	if held == nil {
+		held = map[string]string{}
+	}
+	held[name] = why
+	return held
 }
 
 // toolSum hashes every field of t that the scan reads.
