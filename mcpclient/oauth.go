@@ -44,6 +44,7 @@ func decodeOAuth(d *yamlconf.Decoder, m *yamlconf.Map) *OAuthConfig {
 	}
 	o.Reject(oauth.Keys()...)
 	c := &OAuthConfig{}
+	c.Issuer, _ = o.ExpandString("issuer")
 	c.ClientID, _ = o.ExpandString("clientId")
 	c.ClientSecret, _ = o.ExpandString("clientSecret")
 	c.ClientMetadataURL, _ = o.ExpandString("clientMetadataUrl")

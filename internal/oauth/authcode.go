@@ -67,7 +67,7 @@ func codeConfig(cfg *Config, redirect string, fetch auth.AuthorizationCodeFetche
 		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: cfg.ClientMetadataURL}
 	}
 	if cfg.ClientID != "" {
-		hc.PreregisteredClient = &oauthex.ClientCredentials{ClientID: cfg.ClientID}
+		hc.PreregisteredClient = &oauthex.ClientCredentials{ClientID: cfg.ClientID, Issuer: cfg.Issuer}
 		if cfg.ClientSecret != "" {
 			hc.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}
 		}

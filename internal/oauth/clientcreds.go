@@ -26,7 +26,7 @@ func newClientCredentials(cfg *Config, t Target, opts Options) (auth.OAuthHandle
 			return url.Values{"client_assertion_type": {assertionType}, "client_assertion": {assertion}}, err
 		}
 	}
-	h := &grantHandler{target: t, client: opts.HTTPClient, scopes: cfg.Scopes, what: "client_credentials"}
+	h := &grantHandler{target: t, client: opts.HTTPClient, scopes: cfg.Scopes, issuer: cfg.Issuer, what: "client_credentials"}
 	h.tokenStart = func(d *discovery) oauth2.TokenSource {
 		ctx := h.clientContext()
 		return tokenSourceFunc(func() (*oauth2.Token, error) {

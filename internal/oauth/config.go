@@ -33,6 +33,10 @@ const (
 // a 401 with a challenge still starts discovery and dynamic client
 // registration.
 type Config struct {
+	// Issuer (issuer) is the authorization server the credentials are
+	// for: the MCP server's resource metadata must name it, else no
+	// credential is sent. "" takes the one the MCP server names.
+	Issuer string
 	// ClientID (clientId) is a pre-registered client.
 	ClientID string
 	// ClientSecret (clientSecret) is its secret, usually ${VAR}.
@@ -87,7 +91,7 @@ type IdP struct {
 
 // Keys are the keys of the YAML oauth block and of its idp block.
 func Keys() []string {
-	return []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "grant",
+	return []string{"issuer", "clientId", "clientSecret", "clientMetadataUrl", "scopes", "grant",
 		"privateKeyFile", "signingAlgorithm", "callbackPort", "idp", "dpop", "assertionFile", "assertionEnv"}
 }
 
@@ -125,6 +129,11 @@ func (c *Config) Check(report func(msg, key string)) {
 	if c.ClientMetadataURL != "" {
 		if u, err := url.Parse(c.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
 			report("must be an https:// URL with a path (a Client ID Metadata Document)", "clientMetadataUrl")
+		}
+	}
+	if c.Issuer != "" {
+		if why := safeEndpoint(c.Issuer, true); why != "" {
+			report(why, "issuer")
 		}
 	}
 	if c.CallbackPort < 0 || c.CallbackPort > 65535 {

@@ -76,7 +76,7 @@ func TestKeys(t *testing.T) {
 	if diff := cmp.Diff([]string{"issuer", "tokenEndpoint", "clientId", "clientSecret", "idToken"}, IdPKeys()); diff != "" {
 		t.Error(diff)
 	}
-	if len(Keys()) != 12 {
+	if len(Keys()) != 13 || Keys()[0] != "issuer" {
 		t.Errorf("Keys: %v", Keys())
 	}
 }

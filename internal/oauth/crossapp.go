@@ -22,7 +22,7 @@ const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 // EnterpriseHandler always posts them in the body, which servers that
 // accept only client_secret_basic refuse.
 func newCrossApp(cfg *Config, t Target, client *http.Client) *grantHandler {
-	h := &grantHandler{target: t, client: client, scopes: cfg.Scopes, what: "cross_app_access"}
+	h := &grantHandler{target: t, client: client, scopes: cfg.Scopes, issuer: cfg.Issuer, what: "cross_app_access"}
 	h.tokenStart = func(d *discovery) oauth2.TokenSource {
 		ctx := h.clientContext()
 		return tokenSourceFunc(func() (*oauth2.Token, error) {

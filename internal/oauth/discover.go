@@ -29,7 +29,7 @@ type discovery struct {
 // 2025-03-26 fallback, where the server's root is the authorization
 // server. Scopes: configured, else the challenge's, else the metadata's
 // scopes_supported, else none.
-func discover(ctx context.Context, client *http.Client, serverURL string, resp *http.Response, configured []string) (*discovery, error) {
+func discover(ctx context.Context, client *http.Client, serverURL string, resp *http.Response, configured []string, pinned string) (*discovery, error) {
 	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	if err != nil {
 		return nil, fmt.Errorf("parsing WWW-Authenticate: %w", err)
@@ -38,7 +38,10 @@ func discover(ctx context.Context, client *http.Client, serverURL string, resp *
 	if err != nil {
 		return nil, err
 	}
-	issuer := prm.AuthorizationServers[0]
+	issuer, err := chooseIssuer(prm.AuthorizationServers, pinned)
+	if err != nil {
+		return nil, err
+	}
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
 	if err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
@@ -116,4 +119,26 @@ func authStyle(supported []string) oauth2.AuthStyle {
 func drain(resp *http.Response) {
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	resp.Body.Close()
+}
+
+// chooseIssuer is the authorization server of named, the ones the MCP
+// server's metadata names: the first, or pinned (oauth.issuer) when set,
+// which must be among them. The credentials go to that server: one the
+// MCP server chose alone could be anyone's.
+func chooseIssuer(named []string, pinned string) (string, error) {
+	if pinned == "" {
+		return named[0], nil
+	}
+	for _, n := range named {
+		if sameIssuer(n, pinned) {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("the MCP server names the authorization server %s, not oauth.issuer %s: no credential was sent (if the server moved, set oauth.issuer to the new one)", strings.Join(named, ", "), pinned)
+}
+
+// sameIssuer compares issuers as the SDK does for a pre-registered
+// client's (a trailing slash aside), so that every flow agrees.
+func sameIssuer(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
 }

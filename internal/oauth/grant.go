@@ -20,6 +20,7 @@ type grantHandler struct {
 	target     Target
 	client     *http.Client
 	scopes     []string // configured; nil: discovered
+	issuer     string   // configured (oauth.issuer); "": discovered
 	what       string   // the grant, for messages
 	tokenStart func(d *discovery) oauth2.TokenSource
 
@@ -52,7 +53,7 @@ func (h *grantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		// sends two); a grant refused once is not spent again.
 		return refused
 	}
-	d, err := discover(ctx, h.client, h.target.URL, resp, h.scopes)
+	d, err := discover(ctx, h.client, h.target.URL, resp, h.scopes, h.issuer)
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.what, err)
 	}

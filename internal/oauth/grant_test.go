@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
@@ -76,5 +78,46 @@ func TestCrossAppAccess(t *testing.T) {
 	}
 	if err := connect(t, srv, &Config{Grant: GrantCrossAppAccess, ClientID: "app", ClientSecret: "wrong", IdP: &IdP{Issuer: idp, ClientID: "i", IDToken: "id-token"}}, Options{}); err == nil || !strings.Contains(err.Error(), "spending the ID-JAG") {
 		t.Errorf("wrong client secret: %v", err)
+	}
+}
+
+// With oauth.issuer the credentials go to that authorization server
+// only: an MCP server whose metadata names another (here its own) gets
+// no client secret and no workload JWT sent there, and the error names
+// both. Without it, the one the MCP server names is taken (README).
+func TestIssuerPinned(t *testing.T) {
+	trusted := newServer(t, mcptest.OAuthOptions{ClientID: "svc", ClientSecret: "s3cret"})
+	other := newServer(t, mcptest.OAuthOptions{ClientID: "svc", ClientSecret: "s3cret"})
+	var sentToOther atomic.Int32
+	recorder := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.String(), other.Issuer) {
+			sentToOther.Add(1)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	jwt := filepath.Join(t.TempDir(), "jwt")
+	if err := os.WriteFile(jwt, []byte("workload.jwt.value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []*Config{
+		{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret", Issuer: trusted.Issuer},
+		{Grant: GrantJWTBearer, AssertionFile: jwt, Issuer: trusted.Issuer + "/"},
+	} {
+		err := connect(t, other, cfg, Options{HTTPClient: recorder})
+		want := "the MCP server names the authorization server " + other.Issuer + ", not oauth.issuer " + cfg.Issuer + ": no credential was sent"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s to an MCP server naming another authorization server: %v, want %q", cfg.Grant, err, want)
+		}
+	}
+	if n := sentToOther.Load(); n != 0 {
+		t.Errorf("%d requests were sent to the authorization server the MCP server named", n)
+	}
+	if err := connect(t, trusted, &Config{Grant: GrantClientCredentials, ClientID: "svc", ClientSecret: "s3cret", Issuer: trusted.Issuer + "/"}, Options{}); err != nil {
+		t.Errorf("client_credentials at the pinned authorization server: %v", err)
+	}
+	var problems []string
+	(&Config{Issuer: "http://as.example.com"}).Check(func(msg, key string) { problems = append(problems, key+": "+msg) })
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], "issuer: is http:// to another machine") {
+		t.Errorf("an http issuer to another machine: %q", problems)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // log in).
 func newJWTBearer(cfg *Config, t Target, opts Options) *grantHandler {
 	read := assertionReader(cfg, opts.LookupEnv)
-	h := &grantHandler{target: t, client: opts.HTTPClient, scopes: cfg.Scopes, what: "jwt_bearer"}
+	h := &grantHandler{target: t, client: opts.HTTPClient, scopes: cfg.Scopes, issuer: cfg.Issuer, what: "jwt_bearer"}
 	h.tokenStart = func(d *discovery) oauth2.TokenSource {
 		ctx := h.clientContext()
 		return tokenSourceFunc(func() (*oauth2.Token, error) {

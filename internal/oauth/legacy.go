@@ -158,6 +158,9 @@ func (h *codeHandler) legacyClient(ctx context.Context, asm *oauthex.AuthServerM
 		RedirectURL: h.hc.RedirectURL,
 	}
 	if pre := h.hc.PreregisteredClient; pre != nil {
+		if _, err := chooseIssuer([]string{asm.Issuer}, pre.Issuer); err != nil {
+			return nil, err
+		}
 		oc.ClientID, oc.Endpoint.AuthStyle = pre.ClientID, authStyle(asm.TokenEndpointAuthMethodsSupported)
 		if pre.ClientSecretAuth != nil {
 			oc.ClientSecret = pre.ClientSecretAuth.ClientSecret
