@@ -38,7 +38,14 @@ type Output struct {
 	textOpen    bool // streamed text has no line end yet
 	progressOn  bool
 	last        *agent.Event // the last tool result, for expandLast
+	held        bool         // a question is open: events wait in queue
+	queue       []agent.Event
+	dropped     int // events past maxHeld while held
 }
+
+// maxHeld bounds the events kept while a question is open; past it they
+// are counted, and the count shown.
+const maxHeld = 1024
 
 // A tool result is previewed in its first resultLines lines, each cut at
 // resultWidth characters: enough to see what came back, never a screen
@@ -69,6 +76,43 @@ func (o *Output) Event(ev agent.Event) {
 		o.json.Encode(ev)
 		return
 	}
+	if o.held {
+		if len(o.queue) < maxHeld {
+			o.queue = append(o.queue, ev)
+		} else {
+			o.dropped++
+		}
+		return
+	}
+	o.show(ev)
+}
+
+// Hold keeps the events shown from now until Release: a question is open
+// on the terminal (another call's server form, an approval), and an
+// event's lines, and the erase of the line before them, would be written
+// over it. JSON lines go on: they are not the question's terminal's.
+func (o *Output) Hold() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held = true
+}
+
+// Release shows the events held, in order, and those after as they come.
+func (o *Output) Release() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held = false
+	for _, ev := range o.queue {
+		o.show(ev)
+	}
+	if o.dropped > 0 {
+		o.show(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("%d more events were not shown while a question was open", o.dropped)})
+	}
+	o.queue, o.dropped = nil, 0
+}
+
+// show shows ev as text. Under o.mu.
+func (o *Output) show(ev agent.Event) {
 	o.clearProgress()
 	switch ev.Type {
 	case agent.EventReasoning:

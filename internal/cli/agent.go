@@ -220,6 +220,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	r.out = agentterm.NewOutput(e.Stdout, e.Stderr, e.StderrIsTerminal, r.f.json, !r.af.hasPrompt)
+	e.term.holdEvents(r.out)
 	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
 	r.warnInClear()
 	r.warnKeyElsewhere()

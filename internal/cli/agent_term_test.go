@@ -224,5 +224,35 @@ func questionRun(t *testing.T) (r *agentRun, typed *io.PipeWriter, stderr *locke
 	r = &agentRun{e: e, f: &flags{}, out: agentterm.NewOutput(io.Discard, stderr, true, false, true),
 		con: termio.NewConsole(keys, stderr, nil)}
 	t.Cleanup(r.con.Close)
+	e.term.holdEvents(r.out)
 	return r, typed, stderr
+}
+
+// In direct mode calls run side by side: one call's result, or a notice,
+// arriving while another call's server asks its form is shown once the
+// form is answered, not written into it (its line and the erase before
+// it wiped the line the person was typing on).
+func TestEventsWaitWhileAFormIsOpen(t *testing.T) {
+	r, typed, stderr := questionRun(t)
+	form := make(chan string, 1)
+	go func() {
+		got, _ := r.e.elicitPerson(context.Background(), "asker", formParams(t, "Who?", `{"type":"object","properties":{"name":{"type":"string"}}}`))
+		form <- string(got)
+	}()
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "Who?") }, "no form")
+	r.out.Event(agent.Event{Type: agent.EventToolResult, Name: "mcp__other__done", Text: "finished"})
+	r.out.Event(agent.Event{Type: agent.EventNotice, Text: "a notice meanwhile"})
+	if s := stderr.String(); strings.Contains(s, "mcp__other__done") || strings.Contains(s, "a notice meanwhile") {
+		t.Fatalf("events written into the open form: %q", s)
+	}
+	io.WriteString(typed, "Ada\n\n")
+	if got := <-form; got != `{"action":"accept","content":{"name":"Ada"}}` {
+		t.Errorf("the form answered %s", got)
+	}
+	s := stderr.String()
+	_, after, _ := strings.Cut(s, "Who?")
+	result, notice := strings.Index(after, "mcp__other__done"), strings.Index(after, "a notice meanwhile")
+	if result < 0 || notice < result {
+		t.Errorf("after the form, the result then the notice should show: %q", after)
+	}
 }

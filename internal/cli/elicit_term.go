@@ -19,6 +19,9 @@ type terminal struct {
 	turn  chan struct{} // held by the question open; made on first use
 	open  bool          // a question is open now
 	held  func()        // draws the latest progress held while one was
+	// events holds the agent's events while a question is open; nil
+	// outside the agent.
+	events interface{ Hold(); Release() }
 }
 
 // asking waits for the terminal (two questions would read the same keys:
@@ -40,8 +43,15 @@ func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 	}
 	t.asked.Lock()
 	t.open = true
+	events := t.events
 	t.asked.Unlock()
+	if events != nil {
+		events.Hold()
+	}
 	return sync.OnceFunc(func() {
+		if events != nil {
+			events.Release()
+		}
 		t.asked.Lock()
 		t.open = false
 		if t.held != nil {
@@ -51,6 +61,13 @@ func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 		t.asked.Unlock()
 		<-turn
 	}), nil
+}
+
+// holdEvents has events held while a question is open.
+func (t *terminal) holdEvents(events interface{ Hold(); Release() }) {
+	t.asked.Lock()
+	defer t.asked.Unlock()
+	t.events = events
 }
 
 // showProgress draws a progress line now, or once no question is open.
