@@ -349,6 +349,45 @@ func TestSessionTornLastLine(t *testing.T) {
 	}
 }
 
+// A last turn left without all its results (the run was killed while
+// its calls ran) is dropped from the file too when the session is
+// resumed: kept there, it ended up mid-conversation once more messages
+// were saved, where it is no longer the last, and every later resume sent
+// the API a conversation it refuses.
+func TestSessionIncompleteTurnDroppedFromFile(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
+	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
+		if err := s.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []agent.Message{{Role: "user", Content: "go on"}, {Role: "assistant", Content: "done"}} {
+		if err := re.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	re.Close()
+	again, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	want := []agent.Message{{Role: "user", Content: "hi"}, {Role: "user", Content: "go on"}, {Role: "assistant", Content: "done"}}
+	if d := cmp.Diff(want, again.Messages()); d != "" {
+		t.Errorf("resumed twice (-want +got):\n%s", d)
+	}
+}
+
 // A message too long to read back is not saved, and neither is any after
 // it: the session keeps the conversation's first messages whole and
 // still opens, where a line past the reader's bound would have made it

@@ -71,11 +71,12 @@ func OpenSession(dir, id string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
-	// A last line torn by a crash (or a full disk) goes: the next message
-	// starts a line of its own.
+	// A last line torn by a crash (or a full disk) goes, and so does a
+	// last turn left without its results: the next message starts a line
+	// of its own, and the file stays the conversation resumed.
 	if err := f.Truncate(whole); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("session %s: dropping its torn last line: %w", id, err)
+		return nil, fmt.Errorf("session %s: dropping its torn last line or unanswered last turn: %w", id, err)
 	}
 	return &Session{ID: id, Dir: dir, file: f, msgs: msgs}, nil
 }
@@ -91,8 +92,9 @@ func Latest(dir string) (string, error) {
 }
 
 // readSession reads the messages of the session file path, and how many
-// of its bytes are whole lines: a last line without its newline (a write
-// a crash or a full disk tore) is left out.
+// of its bytes hold them: a last line without its newline (a write a
+// crash or a full disk tore) is left out, and so is a last turn whose
+// calls have not all got their results (completeCalls).
 func readSession(path string) (msgs []Message, whole int64, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -103,16 +105,24 @@ func readSession(path string) (msgs []Message, whole int64, err error) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
+	var ends []int64 // where each message's line ends
+	kept := func() ([]Message, int64, error) {
+		msgs = completeCalls(msgs)
+		if len(msgs) == 0 {
+			return nil, 0, nil
+		}
+		return msgs, ends[len(msgs)-1], nil
+	}
 	for line := 1; ; line++ {
 		b, err := readLine(r)
 		if err == io.EOF {
-			return completeCalls(msgs), whole, nil
+			return kept()
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("reading %s: %w", path, err)
 		}
 		if b[len(b)-1] != '\n' { // torn, whatever it holds
-			return completeCalls(msgs), whole, nil
+			return kept()
 		}
 		var m Message
 		err = json.Unmarshal(b, &m)
@@ -124,6 +134,7 @@ func readSession(path string) (msgs []Message, whole int64, err error) {
 		}
 		msgs = append(msgs, m)
 		whole += int64(len(b))
+		ends = append(ends, whole)
 	}
 }
 
