@@ -242,6 +242,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 	}
 	resp, err := c.http().Do(hreq)
 	if err != nil {
+		if ctx.Err() != nil {
+			return -1, c.ended(ctx)
+		}
 		// A *url.Error quotes the expanded URL: say where as written.
 		var cause error = err
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {

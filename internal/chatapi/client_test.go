@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -170,6 +171,30 @@ func TestStreamTimeout(t *testing.T) {
 	_, err := c.Stream(context.Background(), &chatapi.Request{}, nil)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), srv.URL+" (m): the answer did not end within the timeout of 50ms") {
 		t.Errorf("stalled stream: %v", err)
+	}
+}
+
+// An API that does not even begin its answer ends at the attempt's
+// timeout with the same error as a stalled stream, which names the
+// timeout; a cancelled request is the caller's cancellation, as it is
+// once the answer has begun (both were a bare "context deadline
+// exceeded" or "context canceled" text).
+func TestNoAnswerTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // the server sees the client leave once the body is read
+		<-r.Context().Done()        // no status line, ever
+	}))
+	defer srv.Close()
+	c := client(srv.URL, &sleeps{})
+	c.Timeout = 50 * time.Millisecond
+	_, err := c.Stream(context.Background(), &chatapi.Request{}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), srv.URL+" (m): the answer did not end within the timeout of 50ms") {
+		t.Errorf("silent API: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := client(srv.URL, &sleeps{}).Stream(ctx, &chatapi.Request{}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before the answer: %v", err)
 	}
 }
 
