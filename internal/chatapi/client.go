@@ -16,14 +16,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // maxResponseBytes bounds an answer read into memory, and one event of a
 // stream.
 const maxResponseBytes = 16 << 20
 
-// maxErrorChars bounds the API's error message quoted in an error.
-const maxErrorChars = 2000
+// maxErrorBytes bounds the API's error message quoted in an error.
+const maxErrorBytes = 2000
 
 // Retry defaults: attempts in all, the first wait (doubled each time) and
 // the longest wait, also for a Retry-After.
@@ -397,11 +399,11 @@ func apiMessage(body []byte) string {
 	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
 		msg = e.Error.Message
 	}
-	if r := []rune(msg); len(r) > maxErrorChars {
-		msg = string(r[:maxErrorChars]) + "…"
-	}
-	return msg
+	return cutMessage(msg)
 }
+
+// cutMessage is an API's message cut to be quoted in an error.
+func cutMessage(msg string) string { return textcut.Marked(msg, maxErrorBytes, "…") }
 
 // redact removes the key from text that came from elsewhere (an API may
 // echo what it was sent).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -195,6 +196,21 @@ func TestNoAnswerTimeout(t *testing.T) {
 	time.AfterFunc(50*time.Millisecond, cancel)
 	if _, err := client(srv.URL, &sleeps{}).Stream(ctx, &chatapi.Request{}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled before the answer: %v", err)
+	}
+}
+
+// An error sent inside a stream is quoted cut, as an error status's
+// message is (an error event of megabytes became the turn's error whole).
+func TestStreamErrorCut(t *testing.T) {
+	long := strings.Repeat("overloaded ", 100_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": long}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}))
+	defer srv.Close()
+	_, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the stream ended with an error: overloaded overloaded") || len(err.Error()) > 4000 {
+		t.Errorf("error event of %d bytes: %d bytes of error, %.200q", len(long), len(fmt.Sprint(err)), fmt.Sprint(err))
 	}
 }
 

@@ -96,7 +96,7 @@ func (a *assembler) add(c *chunk) error {
 		return fmt.Errorf("the answer is over %d MiB", maxAnswerBytes>>20)
 	}
 	if c.Error != nil {
-		return fmt.Errorf("the stream ended with an error: %s", c.Error.Message)
+		return fmt.Errorf("the stream ended with an error: %s", cutMessage(c.Error.Message))
 	}
 	if c.Model != "" {
 		a.out.Model = c.Model
