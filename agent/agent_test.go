@@ -388,6 +388,39 @@ func TestSessionIncompleteTurnDroppedFromFile(t *testing.T) {
 	}
 }
 
+// A session is continued by one run at a time: a second opening while
+// the first is open is refused with why (two runs appended their turns to
+// one file, interleaved, and every resume of it after sent the API turns
+// whose calls had no results), and opens once the first is closed.
+func TestSessionOneRunAtATime(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(agent.Message{Role: "user", Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if other, err := agent.OpenSession(dir, s.ID); err == nil || !strings.Contains(err.Error(), "session "+s.ID+" is open in another run") {
+		t.Errorf("opened while a new session is in use: %v", err)
+		if other != nil {
+			other.Close()
+		}
+	}
+	s.Close()
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatalf("after the first run ended: %v", err)
+	}
+	if other, err := agent.OpenSession(dir, s.ID); err == nil || !strings.Contains(err.Error(), "is open in another run") {
+		t.Errorf("opened while a resumed session is in use: %v", err)
+		if other != nil {
+			other.Close()
+		}
+	}
+	re.Close()
+}
+
 // A message too long to read back is not saved, and neither is any after
 // it: the session keeps the conversation's first messages whole and
 // still opens, where a line past the reader's bound would have made it

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A session is a conversation saved as JSON lines, one message a line, in
@@ -53,7 +55,22 @@ func NewSession(dir string, now time.Time) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating session %s: %w", id, err)
 	}
+	if err := lock(f, id); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &Session{ID: id, Dir: dir, file: f}, nil
+}
+
+// lock takes the lock of a session's file, which Close releases: two
+// runs appending to one file would interleave their turns, and the API
+// refuses a conversation whose calls are not followed by their results.
+// A file system without locks is used without.
+func lock(f *os.File, id string) error {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+		return fmt.Errorf("session %s is open in another run of mcpbridge agent: go on with it there, or start a new session", id)
+	}
+	return nil
 }
 
 // OpenSession opens the session id of dir, reading its messages, to
@@ -63,13 +80,22 @@ func OpenSession(dir, id string) (*Session, error) {
 		return nil, fmt.Errorf("%q is not a session id", id)
 	}
 	path := filepath.Join(dir, id+".jsonl")
-	msgs, whole, err := readSession(path)
-	if err != nil {
-		return nil, err
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w %s", ErrNoSession, id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	// Read under the lock: another run may be appending.
+	if err := lock(f, id); err != nil {
+		f.Close()
+		return nil, err
+	}
+	msgs, whole, err := readSession(path)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
 	// A last line torn by a crash (or a full disk) goes, and so does a
 	// last turn left without its results: the next message starts a line
@@ -97,9 +123,6 @@ func Latest(dir string) (string, error) {
 // calls have not all got their results (completeCalls).
 func readSession(path string) (msgs []Message, whole int64, err error) {
 	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, fmt.Errorf("%w %s", ErrNoSession, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
-	}
 	if err != nil {
 		return nil, 0, err
 	}
