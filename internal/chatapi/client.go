@@ -198,6 +198,11 @@ func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) er
 	if key == "" && c.APIKeyEnv != "" {
 		return fmt.Errorf("%s: the API key variable %s is not set", c.Where(), c.APIKeyEnv)
 	}
+	// A header cannot carry it: net/http's refusal would name only the
+	// Authorization header.
+	if strings.ContainsFunc(key, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		return fmt.Errorf("%s: the API key in %s holds a line break or another control character: set the variable to the key alone", c.Where(), c.APIKeyEnv)
+	}
 	body, err := c.Encode(req)
 	if err != nil {
 		return err

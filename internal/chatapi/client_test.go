@@ -214,6 +214,23 @@ func TestStreamErrorCut(t *testing.T) {
 	}
 }
 
+// A key read with its line end (a file's last line pasted into the
+// variable) fails before anything is sent, naming the variable and what
+// is wrong with its value, which is not quoted (net/http's refusal named
+// only the Authorization header).
+func TestKeyWithLineBreak(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "done"}))
+	c := client(srv.URL, &sleeps{})
+	c.Lookup = func(string) (string, bool) { return chattest.Key + "\r\n", true }
+	_, err := c.Stream(context.Background(), &chatapi.Request{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the API key in K holds a line break or another control character") || strings.Contains(err.Error(), chattest.Key) {
+		t.Errorf("key with a line end: %v", err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
+
 // Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
 func TestBeta(t *testing.T) {
 	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}
