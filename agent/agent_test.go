@@ -421,6 +421,23 @@ func TestSessionOneRunAtATime(t *testing.T) {
 	re.Close()
 }
 
+// Latest finds the newest session of a directory whose name holds what a
+// glob reads as a pattern (a home or state directory named "work[2]" held
+// no session for --continue).
+func TestLatestInDirectoryWithBrackets(t *testing.T) {
+	for _, name := range []string{"state[2]", "a*b", "bad["} {
+		dir := filepath.Join(t.TempDir(), name)
+		s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if id, err := agent.Latest(dir); err != nil || id != s.ID {
+			t.Errorf("%s: latest %q %v, want %q", name, id, err, s.ID)
+		}
+	}
+}
+
 // A message too long to read back is not saved, and neither is any after
 // it: the session keeps the conversation's first messages whole and
 // still opens, where a line past the reader's bound would have made it

@@ -109,12 +109,21 @@ func OpenSession(dir, id string) (*Session, error) {
 
 // Latest returns the id of the newest session of dir.
 func Latest(dir string) (string, error) {
-	names, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil || len(names) == 0 {
+	// Listed, not globbed: dir's own name may hold [ or *.
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("listing the sessions: %w", err)
+	}
+	latest := ""
+	for _, e := range entries { // sorted by name, and so by time
+		if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && !e.IsDir() && !strings.HasPrefix(id, ".") { // OpenSession refuses a dot name
+			latest = id
+		}
+	}
+	if latest == "" {
 		return "", fmt.Errorf("%w in %s", ErrNoSession, dir)
 	}
-	slices.Sort(names)
-	return strings.TrimSuffix(filepath.Base(names[len(names)-1]), ".jsonl"), nil
+	return latest, nil
 }
 
 // readSession reads the messages of the session file path, and how many
