@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,6 +147,71 @@ func TestSpillAndMaxSteps(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != big {
 		t.Errorf("spilled file: %v", err)
+	}
+}
+
+// scripted is a Model that answers with its completions in order, for
+// answers the scripted API does not give (ids a model chose).
+type scripted struct {
+	mu    sync.Mutex
+	turns []agent.Message
+}
+
+func (m *scripted) Stream(context.Context, *agent.Request, func(agent.Delta)) (*agent.Completion, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	msg := m.turns[0]
+	m.turns = m.turns[1:]
+	return &agent.Completion{Message: msg}, nil
+}
+
+// Each cut result has a file of its own, whatever ids the model gives its
+// calls: one id twice (the two results went to one file, the model told
+// twice of it) or of hundreds of characters (no file could be created).
+func TestSpillFilePerResult(t *testing.T) {
+	call := func(id, n string) agent.ToolCall {
+		return agent.ToolCall{ID: id, Type: "function", Function: chatapi.FunctionCall{Name: "huge", Arguments: `{"n":"` + n + `"}`}}
+	}
+	long := strings.Repeat("i", 400)
+	m := &scripted{turns: []agent.Message{
+		{Role: "assistant", ToolCalls: []agent.ToolCall{call("x", "one"), call("x", "two"), call(long, "three")}},
+		{Role: "assistant", ToolCalls: []agent.ToolCall{call("x", "four")}},
+		{Role: "assistant", Content: "done"},
+	}}
+	reg := tool.NewRegistry()
+	reg.Register(tool.Tool{Name: "huge", Execute: func(_ context.Context, args json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text(strings.Repeat(string(args)+" ", 2000))}}, nil
+	}})
+	var mu sync.Mutex
+	spilled := map[string]string{} // file: the arguments of the result it holds
+	a, _ := agent.New(agent.Options{Model: m, Registry: reg, ResultTokens: 100, SpillDir: t.TempDir(), Events: func(e agent.Event) {
+		if e.Type == agent.EventToolResult {
+			mu.Lock()
+			defer mu.Unlock()
+			if e.Spilled == "" {
+				t.Errorf("a result of %d bytes was not kept: %.300s", len(e.Text), e.Text)
+				return
+			}
+			if _, dup := spilled[e.Spilled]; dup {
+				t.Errorf("two results spilled to %s", e.Spilled)
+			}
+			b, err := os.ReadFile(e.Spilled)
+			spilled[e.Spilled] = strings.Fields(string(b) + " ?")[0]
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, args := range spilled {
+		got = append(got, args)
+	}
+	slices.Sort(got)
+	if d := cmp.Diff([]string{`{"n":"four"}`, `{"n":"one"}`, `{"n":"three"}`, `{"n":"two"}`}, got); d != "" {
+		t.Errorf("the files hold (-want +got):\n%s", d)
 	}
 }
 

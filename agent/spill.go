@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +56,13 @@ func cut(text string, limit, n int) string {
 	}
 }
 
-// spill writes text to SpillDir under the call's id and returns its path.
+// maxSpillName bounds the bytes of a spilled result's file name taken
+// from its call: a model may give an id of any length.
+const maxSpillName = 120
+
+// spill writes text to a new file of SpillDir named after the call and
+// returns its path. Ids are the model's: one may come twice, and each
+// result keeps a file of its own.
 func (a *Agent) spill(c Call, text string) (string, error) {
 	if a.opts.SpillDir == "" {
 		return "", fmt.Errorf("no directory for results")
@@ -68,9 +76,27 @@ func (a *Agent) spill(c Call, text string) (string, error) {
 		}
 		return '_'
 	}, c.Name+"-"+c.ID)
-	path := filepath.Join(a.opts.SpillDir, name+".txt")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		return "", err
+	base := filepath.Join(a.opts.SpillDir, textcut.Prefix(name, maxSpillName))
+	for n := 1; ; n++ {
+		path := base + ".txt"
+		if n > 1 {
+			path = fmt.Sprintf("%s-%d.txt", base, n)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return "", err
+		}
+		return path, nil
 	}
-	return path, nil
 }
