@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/chatapi"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -206,7 +208,26 @@ func (a *Agent) step(ctx context.Context) (*Completion, error) {
 		return nil, err
 	}
 	a.emit(Event{Type: EventUsage, Usage: &c.Usage})
+	if why := endedEarly(c.FinishReason); why != "" {
+		a.emit(Event{Type: EventNotice, Text: "the answer ended before the model did: " + why})
+	}
 	return c, nil
+}
+
+// endedEarly says why an answer that finished for reason is not the
+// model's whole answer; "" when it is.
+func endedEarly(reason string) string {
+	switch reason {
+	case "", "stop", "tool_calls":
+		return ""
+	case "length":
+		return "it reached the most tokens an answer may have (finish_reason length)"
+	case "content_filter":
+		return "the API's content filter stopped it (finish_reason content_filter)"
+	case "insufficient_system_resource":
+		return "the API ran short of resources (finish_reason insufficient_system_resource): ask again"
+	}
+	return "the API ended it with finish_reason " + strconv.Quote(textcut.Marked(reason, 100, "…"))
 }
 
 // request is the next request: the system prompt, the conversation, and

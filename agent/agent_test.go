@@ -215,6 +215,51 @@ func TestSpillFilePerResult(t *testing.T) {
 	}
 }
 
+// An answer the API ended before the model did (its output limit, a
+// filter, DeepSeek short of resources) is told as such: it was taken
+// for the whole answer without a word.
+func TestAnswerEndedEarlyIsTold(t *testing.T) {
+	for reason, want := range map[string]string{
+		"length":                       "the most tokens an answer may have",
+		"content_filter":               "content filter",
+		"insufficient_system_resource": "ran short of resources",
+		"something_new":                "something_new",
+	} {
+		m := &finishing{reason: reason}
+		var notices []string
+		a, _ := agent.New(agent.Options{Model: m, Registry: tool.NewRegistry(), Events: func(e agent.Event) {
+			if e.Type == agent.EventNotice {
+				notices = append(notices, e.Text)
+			}
+		}})
+		res, err := a.Run(context.Background(), "go")
+		if err != nil || res.Text != "half an ans" {
+			t.Fatalf("%s: %v %+v", reason, err, res)
+		}
+		if len(notices) != 1 || !strings.Contains(notices[0], "the answer ended before the model did") || !strings.Contains(notices[0], want) {
+			t.Errorf("%s: notices %q", reason, notices)
+		}
+	}
+	for _, reason := range []string{"stop", ""} {
+		var notices []string
+		a, _ := agent.New(agent.Options{Model: &finishing{reason: reason}, Registry: tool.NewRegistry(), Events: func(e agent.Event) {
+			if e.Type == agent.EventNotice {
+				notices = append(notices, e.Text)
+			}
+		}})
+		if _, err := a.Run(context.Background(), "go"); err != nil || len(notices) != 0 {
+			t.Errorf("%q: %v, notices %q", reason, err, notices)
+		}
+	}
+}
+
+// finishing answers "half an ans" with its finish reason.
+type finishing struct{ reason string }
+
+func (m *finishing) Stream(context.Context, *agent.Request, func(agent.Delta)) (*agent.Completion, error) {
+	return &agent.Completion{Message: agent.Message{Role: "assistant", Content: "half an ans"}, FinishReason: m.reason}, nil
+}
+
 // deny refuses every call and counts the asks.
 type deny struct{ asked []string }
 
