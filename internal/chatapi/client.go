@@ -77,9 +77,15 @@ type APIError struct {
 	StatusCode int
 	Status     string
 	Message    string
+	// Hint says what to look at, when mcpbridge knows more than the
+	// API said (which key a 401 refused); "" when nothing.
+	Hint string
 }
 
 func (e *APIError) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("%s answered %s: %s (%s)", e.Where, e.Status, e.Message, e.Hint)
+	}
 	return fmt.Sprintf("%s answered %s: %s", e.Where, e.Status, e.Message)
 }
 
@@ -263,6 +269,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 		e := &APIError{Where: c.Where(), StatusCode: resp.StatusCode, Status: resp.Status, Message: redact(apiMessage(data), key)}
+		if resp.StatusCode == http.StatusUnauthorized {
+			e.Hint = c.keyHint()
+		}
 		if retryable(resp.StatusCode) {
 			return retryAfter(resp.Header.Get("Retry-After"), time.Now()), e
 		}
@@ -275,6 +284,15 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 		return -1, fmt.Errorf("%s: %s", c.Where(), redact(err.Error(), key))
 	}
 	return -1, nil
+}
+
+// keyHint says where the key an API refused came from: the API's own
+// message does not know.
+func (c *Client) keyHint() string {
+	if c.APIKeyEnv == "" {
+		return "no key was sent: name the variable that holds one in the model entry's apiKeyEnv"
+	}
+	return "the key sent is the value of " + c.APIKeyEnv
 }
 
 // ended is the error of an answer cut off by ctx: the caller's

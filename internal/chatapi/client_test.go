@@ -231,6 +231,25 @@ func TestKeyWithLineBreak(t *testing.T) {
 	}
 }
 
+// An API that refuses the key says so as it wrote it, and the error
+// names where the key came from: the variable read, or that none was sent
+// (the API's "your api key is invalid" did not say which key).
+func TestUnauthorizedNamesTheKey(t *testing.T) {
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "done"}))
+	wrong := client(srv.URL, &sleeps{})
+	wrong.Lookup = func(string) (string, bool) { return "sk-wrong", true }
+	_, err := wrong.Stream(context.Background(), &chatapi.Request{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "401 Unauthorized: Authentication Fails, Your api key is invalid (the key sent is the value of K)") {
+		t.Errorf("wrong key: %v", err)
+	}
+	none := client(srv.URL, &sleeps{})
+	none.APIKeyEnv = ""
+	_, err = none.Stream(context.Background(), &chatapi.Request{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "(no key was sent: name the variable that holds one in the model entry's apiKeyEnv)") {
+		t.Errorf("no key: %v", err)
+	}
+}
+
 // Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
 func TestBeta(t *testing.T) {
 	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}
