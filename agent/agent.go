@@ -145,6 +145,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 		res.Usage = res.Usage.Add(c.Usage)
 		a.total = a.total.Add(c.Usage)
 		if err := a.add(assistant(c.Message)); err != nil {
+			a.history = completeCalls(a.history) // as a resume would read it
 			return a.done(res), err
 		}
 		if len(c.Message.ToolCalls) == 0 {
@@ -152,6 +153,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 			return a.done(res), nil
 		}
 		if err := a.runCalls(ctx, c.Message.ToolCalls); err != nil {
+			// A result that could not be recorded leaves calls without
+			// results, which the API refuses.
+			a.history = completeCalls(a.history)
 			return a.done(res), err
 		}
 		if err := ctx.Err(); err != nil {

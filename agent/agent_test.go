@@ -260,6 +260,30 @@ func (m *finishing) Stream(context.Context, *agent.Request, func(agent.Delta)) (
 	return &agent.Completion{Message: agent.Message{Role: "assistant", Content: "half an ans"}, FinishReason: m.reason}, nil
 }
 
+// A turn whose calls could not all be recorded with their results is
+// not kept in the conversation either, as a resumed session would not
+// keep it: the next Run sent the API calls without their results, which
+// it refuses, at every prompt after.
+func TestUnrecordedTurnNotKept(t *testing.T) {
+	for _, failAt := range []string{"assistant", "tool"} {
+		srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "zeta", Args: `{"x":1}`}, {Name: "alpha", Args: `{"x":2}`}}}, chattest.Turn{Text: "ok"}))
+		failed := false
+		a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: rendezvous(t), Record: func(m agent.Message) error {
+			if m.Role == failAt && !failed {
+				failed = true
+				return errors.New("disk full")
+			}
+			return nil
+		}})
+		if _, err := a.Run(context.Background(), "go"); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("%s: %v", failAt, err)
+		}
+		if d := cmp.Diff([]agent.Message{{Role: "user", Content: "go"}}, a.History()); d != "" {
+			t.Errorf("%s: history after the failed turn (-want +got):\n%s", failAt, d)
+		}
+	}
+}
+
 // deny refuses every call and counts the asks.
 type deny struct{ asked []string }
 
