@@ -250,6 +250,19 @@ func TestUnauthorizedNamesTheKey(t *testing.T) {
 	}
 }
 
+// An event past the bound of one is refused with the bound said (the
+// error was bufio's "token too long").
+func TestStreamEventTooLong(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", strings.Repeat("a", 17<<20))
+	}))
+	defer srv.Close()
+	_, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the stream holds a line over 16 MiB") {
+		t.Errorf("an event of 17 MiB: %v", err)
+	}
+}
+
 // Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
 func TestBeta(t *testing.T) {
 	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}

@@ -82,7 +82,9 @@ func readStream(body io.Reader, on func(Delta)) (*Completion, error) {
 			return nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("the stream holds a line over %d MiB", maxResponseBytes>>20)
+	} else if err != nil {
 		return nil, fmt.Errorf("reading the stream: %w", err)
 	}
 	if !done && a.out.FinishReason == "" {
