@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	urlredact "github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
@@ -272,6 +273,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 		if resp.StatusCode == http.StatusUnauthorized {
 			e.Hint = c.keyHint()
 		}
+		if loc, err := resp.Location(); err == nil {
+			e.Hint = fmt.Sprintf("a redirect to %s, which is not followed: if that is the endpoint, name it in the model entry's baseURL", urlredact.URLs(loc.String()))
+		}
 		if retryable(resp.StatusCode) {
 			return retryAfter(resp.Header.Get("Retry-After"), time.Now()), e
 		}
@@ -372,11 +376,16 @@ func (c *Client) endpoint() string {
 	return u.JoinPath("chat", "completions").String()
 }
 
+// http is the client that sends, its redirects answered, not followed:
+// net/http would send the conversation on to wherever the API says, and
+// the key with it to the same host, over http:// too.
 func (c *Client) http() *http.Client {
+	hc := *http.DefaultClient
 	if c.HTTP != nil {
-		return c.HTTP
+		hc = *c.HTTP
 	}
-	return http.DefaultClient
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &hc
 }
 
 func (c *Client) lookup(k string) (string, bool) {

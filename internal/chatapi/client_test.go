@@ -263,6 +263,35 @@ func TestStreamEventTooLong(t *testing.T) {
 	}
 }
 
+// A redirect is not followed: the conversation and the key go to the
+// endpoint named and nowhere else, and the error says where the API
+// wanted them sent (a 307 or 308 sent the whole request on, the key with
+// it when the host was the same, over http:// too).
+func TestRedirectNotFollowed(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+	}))
+	defer elsewhere.Close()
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, elsewhere.URL+"/v1/chat/completions", status)
+		}))
+		_, err := client(srv.URL, &sleeps{}).Stream(context.Background(), &chatapi.Request{Model: "m"}, nil)
+		srv.Close()
+		var ae *chatapi.APIError
+		if !errors.As(err, &ae) || ae.StatusCode != status || !strings.Contains(err.Error(), "a redirect to "+elsewhere.URL+"/…, which is not followed") {
+			t.Errorf("%d: %v", status, err)
+		}
+	}
+	if len(got) != 0 {
+		t.Errorf("the redirect's target got %d requests (Authorization %q)", len(got), got)
+	}
+}
+
 // Strict calls go to DeepSeek's beta endpoint; other APIs keep theirs.
 func TestBeta(t *testing.T) {
 	c := &chatapi.Client{BaseURL: "https://api.deepseek.com", Model: "m"}
