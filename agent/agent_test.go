@@ -603,6 +603,24 @@ func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
 	}
 }
 
+// Once a session has stopped saving, each message refused says which
+// session, why, and what to do: the error repeated at every later prompt
+// said only that it had stopped.
+func TestSessionStoppedSaysWhatToDo(t *testing.T) {
+	s, err := agent.NewSession(t.TempDir(), time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Append(agent.Message{Role: "user", Content: strings.Repeat("\x01", 12<<20)})
+	err = s.Append(agent.Message{Role: "user", Content: "after"})
+	for _, want := range []string{"session " + s.ID + " stopped saving", "longer than a session keeps", "start a new session", "resumes from its last saved message"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+}
+
 // A call of a name no tool has (a hostile result may tell the model to
 // call mcp__github or mcp__*) is not put to the Approver, where an
 // "always" answer would allow whatever the name matches: the model reads

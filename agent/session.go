@@ -225,7 +225,7 @@ func (s *Session) Append(m Message) error {
 	defer s.mu.Unlock()
 	switch {
 	case s.failed != nil:
-		return fmt.Errorf("the session stopped saving at a message it could not save: %w", s.failed)
+		return fmt.Errorf("session %s stopped saving at a message it could not save (%w): no later message is saved; start a new session to save the conversation from here on (this one resumes from its last saved message)", s.ID, s.failed)
 	case len(b) >= maxSessionLine:
 		s.failed = fmt.Errorf("a message of %d bytes is longer than a session keeps (%d bytes)", len(b), maxSessionLine)
 		return s.failed
