@@ -82,7 +82,7 @@ func OpenSession(dir, id string) (*Session, error) {
 	path := filepath.Join(dir, id+".jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w %s", ErrNoSession, id)
+		return nil, fmt.Errorf("%w %s in %s", ErrNoSession, id, dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)

@@ -3,6 +3,7 @@ package agentsession_test
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,11 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := agentsession.Open(dir, "nope", false, time.Now()); !isChoice(err, "--resume") {
 		t.Errorf("--resume of a missing session: %v, want a --resume ChoiceError", err)
+	}
+	// Where it was looked for: a run under another HOME or XDG_STATE_HOME
+	// (sudo, a container) looks in another directory.
+	if _, err := agentsession.Open(dir, "nope", false, time.Now()); err == nil || !strings.Contains(err.Error(), "no saved session nope in "+dir) {
+		t.Errorf("--resume of a missing session: %v, want it to say where it looked", err)
 	}
 	s, err := agentsession.Open(dir, "", false, time.Now())
 	if err != nil {
