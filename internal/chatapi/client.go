@@ -198,7 +198,8 @@ func (c *Client) Stream(ctx context.Context, req *Request, on func(Delta)) (*Com
 	return out, err
 }
 
-// send posts req, retrying on 429 and 5xx, and hands a 2xx body to read.
+// send posts req, retrying on 429 and 5xx (retryable), and hands a 2xx
+// body to read.
 // Errors say where as written and never carry the key.
 func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) error) error {
 	key, _ := c.lookup(c.APIKeyEnv)
@@ -350,7 +351,16 @@ func sameTools(a, b []Tool) bool {
 	})
 }
 
-func retryable(status int) bool { return status == http.StatusTooManyRequests || status >= 500 }
+// retryable reports whether a request answered status is sent again:
+// 429 and 5xx, but for the two that refuse the request itself (501: the
+// endpoint does not do what was asked; 505), which would fail the same.
+func retryable(status int) bool {
+	switch status {
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status == http.StatusTooManyRequests || status >= 500
+}
 
 // retryAfter reads a Retry-After header (seconds, or an HTTP date) as a
 // wait of at most maxBackoff; 0 when absent or unreadable.

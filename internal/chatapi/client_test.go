@@ -85,7 +85,8 @@ func TestStream(t *testing.T) {
 }
 
 // 429 and 5xx are retried after the API's Retry-After (seconds or a
-// date), else with a doubling backoff; other errors are not; the API's
+// date), else with a doubling backoff; other errors are not, nor a 501
+// or 505, which say the request itself is refused; the API's
 // message is shown as it wrote it, the key never.
 func TestRetries(t *testing.T) {
 	ok := chattest.Turns(chattest.Turn{Text: "done"})
@@ -101,6 +102,8 @@ func TestRetries(t *testing.T) {
 		{"Retry-After capped", []chattest.Fault{{Status: 429, RetryAfter: "86400", Message: "x"}}, []time.Duration{time.Minute}, ""},
 		{"gives up", []chattest.Fault{{Status: 500, Message: "a"}, {Status: 500, Message: "b"}, {Status: 500, Message: "c"}, {Status: 502, Message: "d, key " + chattest.Key}},
 			[]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, "answered 502 Bad Gateway: d, key [redacted]"},
+		{"501 not retried", []chattest.Fault{{Status: 501, Message: "tools are not supported"}}, nil, "answered 501 Not Implemented: tools are not supported"},
+		{"505 not retried", []chattest.Fault{{Status: 505, Message: "no"}}, nil, "answered 505 HTTP Version Not Supported: no"},
 		{"400 not retried", []chattest.Fault{{Status: 400, Message: "The reasoning_content in the thinking mode must be passed back to the API."}}, nil,
 			"(m) answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API."},
 	} {
