@@ -144,6 +144,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 		}
 		res.Usage = res.Usage.Add(c.Usage)
 		a.total = a.total.Add(c.Usage)
+		a.nameCalls(c.Message.ToolCalls)
 		if err := a.add(assistant(c.Message)); err != nil {
 			a.history = completeCalls(a.history) // as a resume would read it
 			return a.done(res), err
@@ -175,6 +176,17 @@ func (a *Agent) maxSteps() int {
 		return a.opts.MaxSteps
 	}
 	return DefaultMaxSteps
+}
+
+// nameCalls gives an id to each call the model sent without one (some
+// local servers send none): its result goes back under it, and the API
+// requires one.
+func (a *Agent) nameCalls(calls []ToolCall) {
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", len(a.history), i)
+		}
+	}
 }
 
 // assistant is the message kept of an answer: its reasoning only beside

@@ -155,11 +155,13 @@ func TestSpillAndMaxSteps(t *testing.T) {
 type scripted struct {
 	mu    sync.Mutex
 	turns []agent.Message
+	reqs  []*agent.Request // the requests it answered
 }
 
-func (m *scripted) Stream(context.Context, *agent.Request, func(agent.Delta)) (*agent.Completion, error) {
+func (m *scripted) Stream(_ context.Context, req *agent.Request, _ func(agent.Delta)) (*agent.Completion, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.reqs = append(m.reqs, req)
 	msg := m.turns[0]
 	m.turns = m.turns[1:]
 	return &agent.Completion{Message: msg}, nil
@@ -281,6 +283,34 @@ func TestUnrecordedTurnNotKept(t *testing.T) {
 		if d := cmp.Diff([]agent.Message{{Role: "user", Content: "go"}}, a.History()); d != "" {
 			t.Errorf("%s: history after the failed turn (-want +got):\n%s", failAt, d)
 		}
+	}
+}
+
+// A call the model sent without an id (some local servers' streams carry
+// none) is given one, and its result goes back under it: a tool message
+// without tool_call_id, which the chat-completions API requires, was
+// sent, and two such results could not be told apart.
+func TestCallWithoutIDGetsOne(t *testing.T) {
+	call := func(n string) agent.ToolCall {
+		return agent.ToolCall{Type: "function", Function: chatapi.FunctionCall{Name: "echo", Arguments: `{"n":"` + n + `"}`}}
+	}
+	m := &scripted{turns: []agent.Message{
+		{Role: "assistant", ToolCalls: []agent.ToolCall{call("one"), call("two")}},
+		{Role: "assistant", Content: "done"},
+	}}
+	reg := tool.NewRegistry()
+	reg.Register(tool.Tool{Name: "echo", Execute: func(_ context.Context, args json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text(string(args))}}, nil
+	}})
+	a, _ := agent.New(agent.Options{Model: m, Registry: reg})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := m.reqs[1].Messages
+	calls := msgs[1].ToolCalls
+	if len(msgs) != 4 || calls[0].ID == "" || calls[1].ID == "" || calls[0].ID == calls[1].ID ||
+		msgs[2].ToolCallID != calls[0].ID || msgs[3].ToolCallID != calls[1].ID {
+		t.Errorf("sent back: %+v", msgs)
 	}
 }
 
