@@ -271,8 +271,12 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 		e := &APIError{Where: c.Where(), StatusCode: resp.StatusCode, Status: resp.Status, Message: redact(apiMessage(data), key)}
-		if resp.StatusCode == http.StatusUnauthorized {
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
 			e.Hint = c.keyHint()
+		case resp.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "maximum context length"):
+			// Every later turn would fail alike: the conversation only grows.
+			e.Hint = "the conversation is longer than the model takes: start a new one, with /clear in the agent, or cut what it reads"
 		}
 		if loc, err := resp.Location(); err == nil {
 			e.Hint = fmt.Sprintf("a redirect to %s, which is not followed: if that is the endpoint, name it in the model entry's baseURL", urlredact.URLs(loc.String()))

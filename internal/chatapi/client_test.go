@@ -106,6 +106,8 @@ func TestRetries(t *testing.T) {
 		{"505 not retried", []chattest.Fault{{Status: 505, Message: "no"}}, nil, "answered 505 HTTP Version Not Supported: no"},
 		{"400 not retried", []chattest.Fault{{Status: 400, Message: "The reasoning_content in the thinking mode must be passed back to the API."}}, nil,
 			"(m) answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API."},
+		{"context exceeded", []chattest.Fault{{Status: 400, Message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens."}}, nil,
+			"you requested 140000 tokens. (the conversation is longer than the model takes: start a new one, with /clear in the agent, or cut what it reads)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := chattest.New(t, ok)
