@@ -654,10 +654,18 @@ func TestSessionStoppedSaysWhatToDo(t *testing.T) {
 // A call of a name no tool has (a hostile result may tell the model to
 // call mcp__github or mcp__*) is not put to the Approver, where an
 // "always" answer would allow whatever the name matches: the model reads
-// that there is no such tool, or why a withheld one is withheld.
+// that there is no such tool, or why a withheld one is withheld. Nor is
+// a call whose arguments are not JSON: it cannot run, whatever the
+// answer.
 func TestUnknownToolNotAsked(t *testing.T) {
-	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__*", Args: `{}`}, {Name: "mcp__s__echo", Args: `{}`}}}, chattest.Turn{Text: "ok"}))
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__*", Args: `{}`}, {Name: "mcp__s__echo", Args: `{}`}, {Name: "known", Args: `{"a":`}}}, chattest.Turn{Text: "ok"}))
 	reg := tool.NewRegistry()
+	if _, err := reg.Register(tool.Tool{Name: "known", Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+		t.Error("a call whose arguments are not JSON ran")
+		return tool.Output{}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := reg.NewSource().PublishOffer(tool.Offer{Withheld: map[string]string{"mcp__s__echo": "changed since pinned"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -668,8 +676,8 @@ func TestUnknownToolNotAsked(t *testing.T) {
 	if _, err := a.Run(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`Error: unknown tool "mcp__*"`, `Error: tool "mcp__s__echo" is withheld: changed since pinned`}
-	got := []string{a.History()[2].Content.(string), a.History()[3].Content.(string)}
+	want := []string{`Error: unknown tool "mcp__*"`, `Error: tool "mcp__s__echo" is withheld: changed since pinned`, "Error: invalid arguments: unexpected end of JSON input"}
+	got := []string{a.History()[2].Content.(string), a.History()[3].Content.(string), a.History()[4].Content.(string)}
 	if diff := cmp.Diff(want, got); diff != "" || len(d.asked) != 0 {
 		t.Errorf("asked %v; the model read (-want +got):\n%s", d.asked, diff)
 	}
@@ -679,7 +687,7 @@ func TestUnknownToolNotAsked(t *testing.T) {
 			results = append(results, e)
 		}
 	}
-	if len(results) != 2 || !results[0].IsError || results[0].Denied || results[0].Text != want[0] {
+	if len(results) != 3 || !results[0].IsError || results[0].Denied || results[0].Text != want[0] || results[2].Text != want[2] {
 		t.Errorf("result events %+v", results)
 	}
 }

@@ -52,6 +52,11 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall) error {
 			out[i] = a.unknown(c.Name)
 			continue
 		}
+		if err := tool.CheckArguments(c.Args); err != nil {
+			// Not asked about: it cannot run, whatever the answer.
+			out[i] = outcome{text: "Error: " + err.Error(), isError: true, settled: true}
+			continue
+		}
 		ok := approveErr == nil
 		if ok && a.opts.Approver != nil {
 			ok, approveErr = a.opts.Approver.Approve(ctx, c)

@@ -204,6 +204,17 @@ func checkDefinitions(tools []Tool) error {
 // checkJSON reports why b is not valid JSON; empty b is fine (absent).
 // json.Valid runs first because it does not allocate; the decoder is only
 // asked for its reason on the failure path.
+// CheckArguments says why args cannot be a call's arguments (they are
+// not JSON: "invalid arguments: …", as Execute answers); nil when they
+// can, empty included. A caller that asks a person about a call checks
+// first, so that no one is asked about one that cannot run.
+func CheckArguments(args json.RawMessage) error {
+	if err := checkJSON(args); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	return nil
+}
+
 func checkJSON(b []byte) error {
 	if len(b) == 0 || json.Valid(b) {
 		return nil
@@ -355,8 +366,8 @@ func (r *Registry) Execute(ctx context.Context, name string, args json.RawMessag
 	}
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
-	} else if err := checkJSON(args); err != nil {
-		return failure("invalid arguments: "+err.Error(), CodeInvalidArguments), nil
+	} else if err := CheckArguments(args); err != nil {
+		return failure(err.Error(), CodeInvalidArguments), nil
 	}
 	if ctx.Err() != nil {
 		return failure("tool call aborted before dispatch", CodeAbortedBeforeDispatch), nil
