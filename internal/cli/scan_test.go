@@ -188,9 +188,9 @@ func TestScanHoldStatus(t *testing.T) {
 	if evil == nil || !slices.Contains(evil.Held, "add") || len(evil.Findings) == 0 {
 		t.Errorf("evil's scan report: %+v", evil)
 	}
-	// Withheld means not callable either.
+	// Withheld means not callable either, and the call says why.
 	r = mcpbridge(t, "", "call", "mcp__evil__add", `{"a":1,"b":2,"sidenote":"x"}`)
-	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, `unknown tool "mcp__evil__add"`) {
+	if r.code == ExitOK || !strings.Contains(r.stdout+r.stderr, `tool "mcp__evil__add" is withheld: the definition scan flagged it (scan: hold)`) {
 		t.Errorf("call of a withheld tool: %+v", r)
 	}
 	r = mcpbridge(t, "", "status")
