@@ -21,7 +21,10 @@ type terminal struct {
 	held  func()        // draws the latest progress held while one was
 	// events holds the agent's events while a question is open; nil
 	// outside the agent.
-	events interface{ Hold(); Release() }
+	events interface {
+		Hold()
+		Release()
+	}
 }
 
 // asking waits for the terminal (two questions would read the same keys:
@@ -64,7 +67,10 @@ func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 }
 
 // holdEvents has events held while a question is open.
-func (t *terminal) holdEvents(events interface{ Hold(); Release() }) {
+func (t *terminal) holdEvents(events interface {
+	Hold()
+	Release()
+}) {
 	t.asked.Lock()
 	defer t.asked.Unlock()
 	t.events = events
