@@ -21,10 +21,14 @@ type terminal struct {
 	held  func()        // draws the latest progress held while one was
 	// events holds the agent's events while a question is open; nil
 	// outside the agent.
-	events interface {
-		Hold()
-		Release()
-	}
+	events eventHolder
+}
+
+// eventHolder holds what it shows while a question is open
+// (agentterm.Output).
+type eventHolder interface {
+	Hold()
+	Release()
 }
 
 // asking waits for the terminal (two questions would read the same keys:
@@ -67,10 +71,7 @@ func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 }
 
 // holdEvents has events held while a question is open.
-func (t *terminal) holdEvents(events interface {
-	Hold()
-	Release()
-}) {
+func (t *terminal) holdEvents(events eventHolder) {
 	t.asked.Lock()
 	defer t.asked.Unlock()
 	t.events = events
