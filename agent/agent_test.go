@@ -407,16 +407,7 @@ func TestStrictSchema(t *testing.T) {
 // killed mid-turn), and goes on appending; Latest finds the newest.
 func TestSessions(t *testing.T) {
 	dir := t.TempDir()
-	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
-	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
-		if err := s.Append(m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := killedMidTurn(t, dir)
 	s.Close()
 	later, _ := agent.NewSession(dir, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
 	later.Close()
@@ -521,16 +512,7 @@ func TestSessionTornLastLine(t *testing.T) {
 // the API a conversation it refuses.
 func TestSessionIncompleteTurnDroppedFromFile(t *testing.T) {
 	dir := t.TempDir()
-	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
-	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
-		if err := s.Append(m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := killedMidTurn(t, dir)
 	s.Close()
 	re, err := agent.OpenSession(dir, s.ID)
 	if err != nil {
@@ -690,4 +672,21 @@ func TestUnknownToolNotAsked(t *testing.T) {
 	if len(results) != 3 || !results[0].IsError || results[0].Denied || results[0].Text != want[0] || results[2].Text != want[2] {
 		t.Errorf("result events %+v", results)
 	}
+}
+
+// killedMidTurn saves a session in dir as a run killed while its calls
+// ran leaves it: a turn of two calls, one answered.
+func killedMidTurn(t *testing.T, dir string) *agent.Session {
+	t.Helper()
+	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
+	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
+		if err := s.Append(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
