@@ -113,6 +113,10 @@ func (t *httpTransport) serve(w http.ResponseWriter, r *http.Request, watch *cli
 		if s := t.lookup(w, r, "DELETE"); s != nil {
 			s.awaitPOSTs(answerWait) // the answers of the calls serveDelete cancelled, which Close would drop
 			s.session.Close()
+			// Gone before the answer: a request the client sends next
+			// is not found, where the session's end, noted once its
+			// Wait returns, might not be yet (it got an empty 200).
+			t.forget(first(r.Header, "Mcp-Session-Id"), s)
 			w.WriteHeader(http.StatusNoContent)
 		}
 	default:
@@ -312,11 +316,18 @@ func (t *httpTransport) add(c *wireConn, ss *mcp.ServerSession) *wireSession {
 	go func() {
 		ss.Wait()
 		s.stopTimer()
-		t.mu.Lock()
-		delete(t.sessions, c.id)
-		t.mu.Unlock()
+		t.forget(c.id, s)
 	}()
 	return s
+}
+
+// forget drops session id, while it is still s.
+func (t *httpTransport) forget(id string, s *wireSession) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sessions[id] == s {
+		delete(t.sessions, id)
+	}
 }
 
 // wireSession is one client session: the SDK's session, its connection,
