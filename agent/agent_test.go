@@ -541,13 +541,7 @@ func TestSessionIncompleteTurnDroppedFromFile(t *testing.T) {
 // whose calls had no results), and opens once the first is closed.
 func TestSessionOneRunAtATime(t *testing.T) {
 	dir := t.TempDir()
-	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Append(agent.Message{Role: "user", Content: "hi"}); err != nil {
-		t.Fatal(err)
-	}
+	s := savedSession(t, dir, agent.Message{Role: "user", Content: "hi"})
 	if other, err := agent.OpenSession(dir, s.ID); err == nil || !strings.Contains(err.Error(), "session "+s.ID+" is open in another run") {
 		t.Errorf("opened while a new session is in use: %v", err)
 		if other != nil {
@@ -591,13 +585,7 @@ func TestLatestInDirectoryWithBrackets(t *testing.T) {
 // impossible to resume.
 func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
 	dir := t.TempDir()
-	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Append(agent.Message{Role: "user", Content: "hi"}); err != nil {
-		t.Fatal(err)
-	}
+	s := savedSession(t, dir, agent.Message{Role: "user", Content: "hi"})
 	if err := s.Append(agent.Message{Role: "user", Content: strings.Repeat("\x01", 12<<20)}); err == nil || !strings.Contains(err.Error(), "longer than a session keeps") {
 		t.Errorf("a message of 72 MiB once escaped: %v, want it refused", err)
 	}
@@ -677,13 +665,19 @@ func TestUnknownToolNotAsked(t *testing.T) {
 // killedMidTurn saves a session in dir as a run killed while its calls
 // ran leaves it: a turn of two calls, one answered.
 func killedMidTurn(t *testing.T, dir string) *agent.Session {
+	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
+	return savedSession(t, dir, agent.Message{Role: "user", Content: "hi"}, call, agent.Message{Role: "tool", ToolCallID: "a", Content: "1"})
+}
+
+// savedSession is a new session in dir, made at a fixed time, that saved
+// msgs.
+func savedSession(t *testing.T, dir string, msgs ...agent.Message) *agent.Session {
 	t.Helper()
 	s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := agent.Message{Role: "assistant", ReasoningContent: "r", ToolCalls: []agent.ToolCall{{ID: "a"}, {ID: "b"}}}
-	for _, m := range []agent.Message{{Role: "user", Content: "hi"}, call, {Role: "tool", ToolCallID: "a", Content: "1"}} {
+	for _, m := range msgs {
 		if err := s.Append(m); err != nil {
 			t.Fatal(err)
 		}
