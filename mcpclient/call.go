@@ -365,12 +365,8 @@ func describeCallError(err error) error {
 	}
 	// Cut: the text is logged, kept in Status and shown, maybe at every
 	// re-sync. The error as sent stays whole for a gateway to forward.
-	return &serverError{textcut.Marked(text, maxServerErrorBytes, "…"), wire}
+	return &serverError{textcut.Peer(text), wire}
 }
-
-// maxServerErrorBytes bounds the text of a server's JSON-RPC error as the
-// bridge renders it (describeCallError).
-const maxServerErrorBytes = 4 << 10
 
 // serverError is a JSON-RPC error the server answered a request with:
 // its text as describeCallError renders it, and the error as sent, which

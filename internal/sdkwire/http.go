@@ -159,7 +159,7 @@ const MaxTransportFailures = 3
 // of the newer protocol never ends on its own (assumption 8). Lost is
 // called (possibly more than once) when MaxTransportFailures requests in a
 // row failed, the last of them not cancelled by its caller. The errors it
-// passes on, to Lost and to the SDK, have their text cut to MaxLoggedText
+// passes on, to Lost and to the SDK, have their text cut to textcut.PeerText
 // (net/http quotes a malformed answer whole).
 type FailureWatch struct {
 	Base http.RoundTripper

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // Transport errors in a row mean the connection is lost, unless the caller
@@ -82,11 +84,11 @@ func TestFailureWatchCutsServerText(t *testing.T) {
 			t.Fatalf("the request failed with %.200v, want net/http's malformed response", last)
 		}
 	}
-	if n := len(last.Error()); n > MaxLoggedText {
-		t.Errorf("the request's error has %d bytes, want at most %d", n, MaxLoggedText)
+	if n := len(last.Error()); n > textcut.PeerText {
+		t.Errorf("the request's error has %d bytes, want at most %d", n, textcut.PeerText)
 	}
-	if lost == nil || len(lost.Error()) > 2*MaxLoggedText || !errors.Is(lost, last) {
-		t.Errorf("lost: %d bytes (%.200v), want the last error within %d and wrapped", len(lost.Error()), lost, 2*MaxLoggedText)
+	if lost == nil || len(lost.Error()) > 2*textcut.PeerText || !errors.Is(lost, last) {
+		t.Errorf("lost: %d bytes (%.200v), want the last error within %d and wrapped", len(lost.Error()), lost, 2*textcut.PeerText)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -404,8 +405,8 @@ func TestLeanConnWriteBufferNotKept(t *testing.T) {
 func TestLeanConnReadErrorCut(t *testing.T) {
 	line := `{"jsonrpc":"` + strings.Repeat("x", 1<<20) + `","id":1,"result":{}}` + "\n"
 	_, err := NewLeanConn(strings.NewReader(line), io.Discard, 0, func() error { return nil }).Read(context.Background())
-	if !contains(err, "invalid message version tag") || len(err.Error()) > MaxLoggedText {
-		t.Errorf("Read: an error of %d bytes (%.80v), want the SDK's within %d", len(err.Error()), err, MaxLoggedText)
+	if !contains(err, "invalid message version tag") || len(err.Error()) > textcut.PeerText {
+		t.Errorf("Read: an error of %d bytes (%.80v), want the SDK's within %d", len(err.Error()), err, textcut.PeerText)
 	}
 }
 

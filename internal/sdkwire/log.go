@@ -51,16 +51,10 @@ func (d *ToolDrops) put(name, reason string) {
 	d.reasons[name] = reason
 }
 
-// MaxLoggedText bounds the message and each text attribute of a record
-// the SDK's client logs, a reason it gives for dropping a tool, and the
-// text of a transport error FailureWatch passes on: they can quote the
-// server (a response header, a tool's property names, a malformed answer).
-const MaxLoggedText = 4 << 10
-
 // ClientLogger returns the logger for mcp.ClientOptions.Logger: the SDK's
 // tool-drop records go to drops (the caller logs its own line with the
 // reason), every other record goes to next with prefix before its message.
-// Texts are cut to MaxLoggedText.
+// Texts are cut to textcut.PeerText.
 func ClientLogger(next slog.Handler, prefix string, drops *ToolDrops) *slog.Logger {
 	return slog.New(&clientHandler{next: next, prefix: prefix, drops: drops})
 }
@@ -100,13 +94,13 @@ func (h *clientHandler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, out)
 }
 
-// cutText cuts s to MaxLoggedText.
-func cutText(s string) string { return textcut.Marked(s, MaxLoggedText, "…") }
+// cutText cuts s to textcut.PeerText.
+func cutText(s string) string { return textcut.Peer(s) }
 
-// cutError is err with its text cut to MaxLoggedText; errors.Is and As
+// cutError is err with its text cut to textcut.PeerText; errors.Is and As
 // still find err.
 func cutError(err error) error {
-	if msg := err.Error(); len(msg) > MaxLoggedText {
+	if msg := err.Error(); len(msg) > textcut.PeerText {
 		return &shortError{msg: cutText(msg), err: err}
 	}
 	return err

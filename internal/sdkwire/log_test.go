@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
 // The SDK's tool-drop records become reasons; everything else reaches the
@@ -38,7 +40,7 @@ func TestClientLogger(t *testing.T) {
 
 // What the SDK logs can quote a server (a Content-Type header, a tool's
 // property names in a drop's reason): its records reach the log, and its
-// reasons the caller, cut to MaxLoggedText.
+// reasons the caller, cut to textcut.PeerText.
 func TestClientLoggerCutsText(t *testing.T) {
 	var out bytes.Buffer
 	var drops ToolDrops
@@ -46,14 +48,14 @@ func TestClientLoggerCutsText(t *testing.T) {
 	huge := strings.Repeat("x", 1<<20)
 	log.Warn("got Content-Type "+huge+" instead of text/event-stream for standalone SSE stream", "error", errors.New(huge), "value", huge, "n", 7)
 	log.Error(toolDropMessage, "tool", "bad", "error", errors.New(`property "`+huge+`": x-mcp-header must be a non-empty string`))
-	if n := out.Len(); n > 4*MaxLoggedText {
+	if n := out.Len(); n > 4*textcut.PeerText {
 		t.Errorf("the SDK's record of %d bytes of a server's text was logged in %d bytes", 3<<20, n)
 	}
 	if !strings.Contains(out.String(), "n=7") {
 		t.Errorf("the record lost its other attributes: %.200s", out.String())
 	}
-	if reason := drops.Take("bad"); len(reason) > MaxLoggedText || !strings.HasPrefix(reason, `property "xxx`) {
-		t.Errorf("reason of %d bytes, want the start of it within %d", len(reason), MaxLoggedText)
+	if reason := drops.Take("bad"); len(reason) > textcut.PeerText || !strings.HasPrefix(reason, `property "xxx`) {
+		t.Errorf("reason of %d bytes, want the start of it within %d", len(reason), textcut.PeerText)
 	}
 }
 

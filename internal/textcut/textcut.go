@@ -5,6 +5,11 @@ package textcut
 
 import "unicode/utf8"
 
+// PeerText bounds a peer's text (a server's error message, what the SDK
+// logs of a server's answer, a failed operation's error in a span) where
+// the bridge logs, shows or records it: enough to read, never megabytes.
+const PeerText = 4 << 10
+
 // Prefix returns the longest prefix of s of at most n bytes that does
 // not split a UTF-8 character; s itself when it fits.
 func Prefix(s string, n int) string {
@@ -26,3 +31,6 @@ func Marked(s string, n int, mark string) string {
 	}
 	return Prefix(s, n-len(mark)) + mark
 }
+
+// Peer is a peer's text cut to PeerText, marked "…" where cut.
+func Peer(s string) string { return Marked(s, PeerText, "…") }

@@ -91,7 +91,7 @@ func (t *Tracer) Start(ctx context.Context, op, server, detail string) (context.
 		if err != nil {
 			// A server sizes its error text: cut, a span stays small
 			// (RecordError would keep it whole).
-			text := textcut.Marked(err.Error(), maxErrorBytes, "…")
+			text := textcut.Peer(err.Error())
 			span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
 				semconv.ExceptionType(fmt.Sprintf("%T", err)), semconv.ExceptionMessage(text)))
 			span.SetStatus(codes.Error, text)
@@ -99,10 +99,6 @@ func (t *Tracer) Start(ctx context.Context, op, server, detail string) (context.
 		span.End()
 	}
 }
-
-// maxErrorBytes bounds an error's text in a span, as the MCP client bounds
-// a server's error text it logs.
-const maxErrorBytes = 4 << 10
 
 // Inject returns the W3C trace context of ctx's span as _meta entries
 // ("traceparent", and "tracestate" when there is one); nil without a
