@@ -9,8 +9,10 @@ import (
 )
 
 // Write replaces path with data: a temporary file in the same directory,
-// given perm, synced, then renamed over path. On error path is untouched
-// and no temporary file is left. A symbolic link to a file (a config kept
+// given perm, synced, then renamed over path, and the directory synced
+// so that the rename outlasts a crash. On error path is untouched (but
+// for a failed sync of the directory, which the error says) and no
+// temporary file is left. A symbolic link to a file (a config kept
 // in a dotfiles repository) stays one: the file it leads to is replaced
 // (a link that leads nowhere is replaced itself).
 func Write(path string, data []byte, perm os.FileMode) error {
@@ -39,5 +41,24 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The rename lives in the directory until it is synced: a crash
+	// before that can bring back the old file, or none.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%s was replaced, but syncing its directory failed, so a crash may undo it: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir flushes the entries of the directory dir to disk. A variable,
+// so that a test can see it called.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

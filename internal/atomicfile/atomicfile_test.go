@@ -1,8 +1,10 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +65,54 @@ func TestWriteThroughASymlink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "new" {
 		t.Errorf("the target holds %q, want the new content", data)
+	}
+}
+
+// The rename is made durable: the directory that holds the new entry is
+// synced after it (before, a crash right after Write returned could bring
+// back the old file, or none). Through a link, that is the target's
+// directory, where the rename happens.
+func TestWriteSyncsTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "f")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "f")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(d string) error {
+		// Synced after the rename, or the sync is of the old entry.
+		if data, _ := os.ReadFile(target); string(data) != "new" {
+			t.Errorf("%s synced while the file holds %q, before the rename", d, data)
+		}
+		synced = append(synced, d)
+		return orig(d)
+	}
+	if err := Write(link, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Dir(target); len(synced) != 1 || synced[0] != want {
+		t.Errorf("directories synced: %q, want [%q]", synced, want)
+	}
+}
+
+// A directory that cannot be synced fails the write, saying the file was
+// replaced all the same (a caller must not take it for the old one).
+func TestWriteDirectorySyncFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	syncDir = func(string) error { return errors.New("input/output error") }
+	err := Write(path, []byte("new"), 0o600)
+	if err == nil || !strings.Contains(err.Error(), path+" was replaced") || !strings.Contains(err.Error(), "input/output error") {
+		t.Errorf("Write: %v, want it to say the file was replaced and why the sync failed", err)
 	}
 }
