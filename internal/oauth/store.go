@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpbridge/mcpbridge/internal/atomicfile"
 )
 
 // StateDir is where mcpbridge keeps its state: $XDG_STATE_HOME/mcpbridge,
@@ -109,29 +111,17 @@ func (s *Store) Load(key string) (*Record, error) {
 	return &r, nil
 }
 
-// Save writes the record under key atomically (a 0600 temporary file,
-// synced, renamed over the old one): a crash leaves the old record or the
-// new one, never an empty file in place of a rotated refresh token.
+// Save writes the record under key atomically (atomicfile.Write: a 0600
+// temporary file, synced, renamed over the old one, the directory
+// synced): a crash leaves the old record or the new one, never an empty
+// file in place of a rotated refresh token.
 func (s *Store) Save(key string, r *Record) error {
 	r.Saved = time.Now().UTC()
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("token store: %w", err) // untested: a Record always marshals
 	}
-	f, err := os.CreateTemp(s.dir, key+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("token store: %w", err)
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("token store: %w", err)
-	}
-	// CreateTemp makes the file 0600 already; the rename keeps the mode.
-	if err := os.Rename(f.Name(), s.path(key)); err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(s.path(key), data, 0o600); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return nil
