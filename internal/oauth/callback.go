@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,11 +69,10 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 	}
 	// The state is what tells the login's redirect from anything else
 	// that reaches the port: without one, any page could answer it.
-	u, err := url.Parse(args.URL)
-	if err != nil || u.Query().Get("state") == "" {
+	state := sentState(args.URL)
+	if state == "" {
 		return nil, fmt.Errorf("login: the authorization URL carries no state, so the redirect could not be told from any other request to the callback: %s", args.URL)
 	}
-	state := u.Query().Get("state")
 	select {
 	case <-c.results: // a result no Fetch took: not this login's
 	default:
@@ -111,7 +109,7 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 	// A state answers once: the same redirect again (the "Logged in" tab
 	// reloaded) is not the result of a later login.
 	if want := c.state.Load(); want == nil || q.Get("state") != *want || !c.state.CompareAndSwap(want, nil) {
-		http.Error(w, "This is not the redirect of the login in progress (its state does not match): finish the login in the window mcpbridge opened.", http.StatusBadRequest)
+		http.Error(w, foreignRedirect, http.StatusBadRequest)
 		return
 	}
 	res, err := codeFrom(q)
@@ -126,6 +124,13 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 	default: // a result is already waiting: a repeated redirect
 	}
 }
+
+// foreignRedirect is the callback's answer to a redirect of another
+// state than the login's: a person who finished an old tab learns that
+// it did nothing, and what does.
+const foreignRedirect = "This redirect carries a state that is not the login's in progress " +
+	"(it comes from an earlier or a second login tab, or a forged redirect), so nothing was authorized. " +
+	"Finish the login in the tab mcpbridge opened for it, or run mcpbridge login again and finish it in the tab it opens."
 
 // Close stops listening and waits for the server to stop.
 func (c *Callback) Close() error {

@@ -95,10 +95,13 @@ func TestHeadlessFetcher(t *testing.T) {
 	mux.HandleFunc("/nocode", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://127.0.0.1/callback?state=s", http.StatusFound)
 	})
+	mux.HandleFunc("/otherstate", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://127.0.0.1/callback?code=c1&state=s2", http.StatusFound)
+	})
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	fetch := headlessFetcher(ts.Client())
-	res, err := fetch(context.Background(), &auth.AuthorizationArgs{URL: ts.URL + "/ok"})
+	res, err := fetch(context.Background(), &auth.AuthorizationArgs{URL: ts.URL + "/ok?state=s1"})
 	if err != nil || *res != (auth.AuthorizationResult{Code: "c1", State: "s1", Iss: "https://as"}) {
 		t.Errorf("ok: %+v, %v", res, err)
 	}
@@ -106,8 +109,10 @@ func TestHeadlessFetcher(t *testing.T) {
 		"/person": "answered 200 OK instead of redirecting with a code; it needs a person: use mcpbridge login",
 		"/denied": "the authorization server refused: access_denied (no)",
 		"/nocode": "the authorization response carries no code",
+		// The code of another authorization is not taken for this one's.
+		"/otherstate": "redirected with a state that is not the one this authorization sent: nothing was authorized",
 	} {
-		if _, err := fetch(context.Background(), &auth.AuthorizationArgs{URL: ts.URL + path}); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := fetch(context.Background(), &auth.AuthorizationArgs{URL: ts.URL + path + "?state=s1"}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", path, err, want)
 		}
 	}

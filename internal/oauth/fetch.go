@@ -35,8 +35,22 @@ func headlessFetcher(client *http.Client) auth.AuthorizationCodeFetcher {
 		if err != nil {
 			return nil, fmt.Errorf("headless authorization: the redirect does not parse: %w", err)
 		}
-		return codeFrom(u.Query())
+		res, err := codeFrom(u.Query())
+		if err == nil && res.State != sentState(args.URL) {
+			return nil, errors.New("headless authorization: the authorization server redirected with a state that is not the one this authorization sent: nothing was authorized (its code is not used); the server must return the state unchanged (RFC 6749 §4.1.2), which its operator must fix")
+		}
+		return res, err
 	}
+}
+
+// sentState is the state parameter of an authorization URL, "" when it
+// has none (or does not parse).
+func sentState(authURL string) string {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("state")
 }
 
 // codeFrom reads an authorization response's parameters (RFC 6749 §4.1.2).

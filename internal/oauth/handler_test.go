@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -298,6 +299,44 @@ func TestLoginCallbackAnswersOnce(t *testing.T) {
 		}
 		if status := get(redirect); status != http.StatusBadRequest {
 			t.Errorf("login %q's redirect, repeated: %d, want 400", state, status)
+		}
+	}
+}
+
+// A redirect that reaches the callback with another state than the
+// login's (an earlier or a second login tab, or a forged redirect) is
+// told, in the browser, for what it is: nothing was authorized, and what
+// to do. The login in progress still takes its own redirect.
+func TestLoginCallbackForeignState(t *testing.T) {
+	var cb *Callback
+	var page string
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, func(auth string) error {
+		resp, err := http.Get(cb.RedirectURL() + "?code=planted&state=an-earlier-login")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = fmt.Sprintf("%d %s", resp.StatusCode, body)
+		u, _ := url.Parse(auth)
+		go func() { // the browser, in the login's own tab
+			if resp, err := http.Get(cb.RedirectURL() + "?code=mine&state=" + u.Query().Get("state")); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	res, err := cb.Fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://as.example/authorize?state=this-login"})
+	if err != nil || res.Code != "mine" {
+		t.Fatalf("Fetch: %+v %v, want the login's own code", res, err)
+	}
+	for _, want := range []string{"400 ", "a state that is not the login's in progress", "an earlier or a second login tab, or a forged redirect", "nothing was authorized", "run mcpbridge login again"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the callback answered the foreign redirect %q, want it to say %q", page, want)
 		}
 	}
 }

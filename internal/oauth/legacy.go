@@ -128,7 +128,7 @@ func (h *codeHandler) legacyAuthorize(ctx context.Context, asm *oauthex.AuthServ
 		return err
 	}
 	if res.State != state {
-		return errors.New("authorization: state mismatch")
+		return errors.New("authorization: the browser's redirect carried a state that is not this login's (from an earlier or a second login tab, or a forged redirect), so nothing was authorized: run the login again and finish it in the tab it opens")
 	}
 	// RFC 9207, as the SDK checks it: a response naming another issuer is
 	// another authorization server's (a mix-up).
