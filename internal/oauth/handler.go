@@ -103,7 +103,7 @@ func NewHandler(cfg *Config, t Target, opts Options) (auth.OAuthHandler, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &dpopHandler{OAuthHandler: h, d: d, origin: origin(u)}, nil
+	return &dpopHandler{OAuthHandler: peerErrors{h}, d: d, origin: origin(u)}, nil
 }
 
 func newGrant(cfg *Config, t Target, opts Options, d *dpop) (auth.OAuthHandler, error) {

@@ -126,6 +126,7 @@ func (s *storedSource) refresh(ctx context.Context) (*oauth2.Token, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, &client)
 	tok, err := s.rec.oauthConfig().TokenSource(ctx, old).Token()
 	if err != nil {
+		err = peerError(err) // the authorization server's text, logged and returned
 		if !old.Expiry.IsZero() && time.Now().Before(old.Expiry) {
 			s.log.Warn("refreshing the OAuth token failed; using the current one until it expires", "error", err)
 			return old, nil

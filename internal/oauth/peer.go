@@ -1,0 +1,63 @@
+package oauth
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
+)
+
+// peerText is an authorization server's text (an error_description, a
+// status line, a response body) as an error or a log line quotes it: its
+// control and hiding characters escaped, so that a terminal obeys none of
+// them and a line break forges no line, and cut to textcut.PeerText, since
+// the server sizes it.
+func peerText(s string) string { return textcut.Peer(termsafe.Line(s)) }
+
+// peerError is err with its text made peerText; errors.As still finds
+// what it wraps (the SDK tells an invalid_grant by its RetrieveError).
+func peerError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := peerText(err.Error()); msg != err.Error() {
+		return &peerQuoted{msg: msg, err: err}
+	}
+	return err
+}
+
+// peerQuoted is an error whose text was made peerText.
+type peerQuoted struct {
+	msg string
+	err error
+}
+
+func (e *peerQuoted) Error() string { return e.msg }
+func (e *peerQuoted) Unwrap() error { return e.err }
+
+// peerErrors is a grant's handler whose errors leave it through peerError:
+// the oauth2 package and the SDK quote an authorization server's answer
+// in theirs (a refused registration's body, a token endpoint's text),
+// whole and as sent.
+type peerErrors struct {
+	h auth.OAuthHandler
+}
+
+func (p peerErrors) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	return peerError(p.h.Authorize(ctx, req, resp))
+}
+
+func (p peerErrors) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	ts, err := p.h.TokenSource(ctx)
+	if err != nil || ts == nil {
+		return ts, peerError(err)
+	}
+	return tokenSourceFunc(func() (*oauth2.Token, error) {
+		tok, err := ts.Token()
+		return tok, peerError(err)
+	}), nil
+}
