@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -85,8 +84,9 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 		}()
 	})
 	// The URL is the authorization server's: its control and hiding
-	// characters would reach the terminal, or show another URL.
-	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, termsafe.Line(args.URL))
+	// characters would reach the terminal, or show another URL, and a
+	// megabyte of it would fill the screen (the browser gets it whole).
+	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, peerText(args.URL))
 	if c.open != nil {
 		c.open(args.URL)
 	}

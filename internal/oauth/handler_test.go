@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -430,6 +431,31 @@ func TestLoginURLPrintedSafely(t *testing.T) {
 	}
 	if opened != hostile {
 		t.Errorf("the browser got %q, want the URL as it is", opened)
+	}
+}
+
+// An authorization URL of a megabyte (an authorization_endpoint the
+// server made so) is printed cut, not whole onto the terminal; the
+// browser gets it as it is.
+func TestLoginURLPrintedCut(t *testing.T) {
+	long := "https://as.example/authorize/" + strings.Repeat("a", 1<<20) + "?state=s"
+	var out strings.Builder
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var opened string
+	cb, err := ListenCallback(0, "srv", &out, func(u string) error { opened = u; cancel(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	if _, err := cb.Fetch(ctx, &auth.AuthorizationArgs{URL: long}); err == nil {
+		t.Fatal("Fetch without a redirect: no error")
+	}
+	if n := out.Len(); n > 2*textcut.PeerText || !strings.Contains(out.String(), "https://as.example/authorize/aaa") {
+		t.Errorf("printed %d bytes (%.100q…), want the URL's start, cut", n, out.String())
+	}
+	if opened != long {
+		t.Errorf("the browser got %d bytes, want the URL as it is (%d)", len(opened), len(long))
 	}
 }
 
