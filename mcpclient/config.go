@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcpbridge/mcpbridge/internal/errtext"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
@@ -699,7 +700,7 @@ func (c Config) shownHost(err error) error {
 	if host == "" || host == written || !strings.Contains(err.Error(), host) {
 		return err
 	}
-	return &shownError{msg: strings.ReplaceAll(err.Error(), host, written), err: err}
+	return errtext.Map(err, func(s string) string { return strings.ReplaceAll(s, host, written) })
 }
 
 // writtenHost is the host name in a URL as written, which may hold
@@ -725,15 +726,6 @@ func writtenHost(raw string) string {
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
-
-// shownError is an error with a message rewritten for display.
-type shownError struct {
-	msg string
-	err error
-}
-
-func (e *shownError) Error() string { return e.msg }
-func (e *shownError) Unwrap() error { return e.err }
 
 func otherTransport(t Transport) Transport {
 	if t == TransportStdio {

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpbridge/mcpbridge/internal/errtext"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
@@ -20,24 +21,7 @@ func peerText(s string) string { return textcut.Peer(termsafe.Line(s)) }
 
 // peerError is err with its text made peerText; errors.As still finds
 // what it wraps (the SDK tells an invalid_grant by its RetrieveError).
-func peerError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if msg := peerText(err.Error()); msg != err.Error() {
-		return &peerQuoted{msg: msg, err: err}
-	}
-	return err
-}
-
-// peerQuoted is an error whose text was made peerText.
-type peerQuoted struct {
-	msg string
-	err error
-}
-
-func (e *peerQuoted) Error() string { return e.msg }
-func (e *peerQuoted) Unwrap() error { return e.err }
+func peerError(err error) error { return errtext.Map(err, peerText) }
 
 // peerErrors is a grant's handler whose errors leave it through peerError:
 // the oauth2 package and the SDK quote an authorization server's answer

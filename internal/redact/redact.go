@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/errtext"
 )
 
 var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
@@ -33,24 +35,7 @@ func URLs(s string) string {
 
 // Error returns err with its message passed through URLs; errors.Is and
 // errors.As still see the original. nil stays nil.
-func Error(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if red := URLs(msg); red != msg {
-		return &redacted{msg: red, err: err}
-	}
-	return err
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (e *redacted) Error() string { return e.msg }
-func (e *redacted) Unwrap() error { return e.err }
+func Error(err error) error { return errtext.Map(err, URLs) }
 
 // writtenURL cuts a URL that does not parse because its host holds a
 // ${VAR} reference ("https://${HOST}/mcp?key=…") like URLs cuts the others:

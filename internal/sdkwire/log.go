@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/mcpbridge/mcpbridge/internal/errtext"
 	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
 
@@ -99,21 +100,7 @@ func cutText(s string) string { return textcut.Peer(s) }
 
 // cutError is err with its text cut to textcut.PeerText; errors.Is and As
 // still find err.
-func cutError(err error) error {
-	if msg := err.Error(); len(msg) > textcut.PeerText {
-		return &shortError{msg: cutText(msg), err: err}
-	}
-	return err
-}
-
-// shortError is an error whose text was cut.
-type shortError struct {
-	msg string
-	err error
-}
-
-func (e *shortError) Error() string { return e.msg }
-func (e *shortError) Unwrap() error { return e.err }
+func cutError(err error) error { return errtext.Map(err, cutText) }
 
 // cutAttr is a with its text, a string's or an error's, cut.
 func cutAttr(a slog.Attr) slog.Attr {
