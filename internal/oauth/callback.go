@@ -24,14 +24,21 @@ type Callback struct {
 	open   func(url string) error
 	server string
 
-	results chan callbackResult
-	serve   sync.Once
-	done    chan struct{}
+	serve sync.Once
+	done  chan struct{}
 
-	// state is the state parameter of the login in progress: a request
-	// without it is not its redirect, but anything else that reached the
-	// loopback port (a web page's request), and decides nothing.
-	state atomic.Pointer[string]
+	// login is the login in progress: a request without its state is not
+	// its redirect, but anything else that reached the loopback port (a
+	// web page's request), and decides nothing.
+	login atomic.Pointer[pendingLogin]
+}
+
+// pendingLogin is a login waiting for its redirect. Each has its own
+// channel, so that an earlier login's redirect, however late its result,
+// can never answer a later login.
+type pendingLogin struct {
+	state  string
+	result chan callbackResult // one slot: one redirect answers a state
 }
 
 type callbackResult struct {
@@ -48,7 +55,7 @@ func ListenCallback(port int, server string, out io.Writer, open func(url string
 	if err != nil {
 		return nil, fmt.Errorf("login: listening for the redirect on 127.0.0.1:%d: %w", port, err)
 	}
-	c := &Callback{ln: ln, out: out, open: open, server: server, results: make(chan callbackResult, 1), done: make(chan struct{})}
+	c := &Callback{ln: ln, out: out, open: open, server: server, done: make(chan struct{})}
 	c.srv = &http.Server{Handler: http.HandlerFunc(c.redirected)}
 	return c, nil
 }
@@ -72,11 +79,8 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 	if state == "" {
 		return nil, fmt.Errorf("login: the authorization URL carries no state, so the redirect could not be told from any other request to the callback: %s", args.URL)
 	}
-	select {
-	case <-c.results: // a result no Fetch took: not this login's
-	default:
-	}
-	c.state.Store(&state)
+	login := &pendingLogin{state: state, result: make(chan callbackResult, 1)}
+	c.login.Store(login)
 	c.serve.Do(func() {
 		go func() {
 			defer close(c.done)
@@ -91,7 +95,7 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 		c.open(args.URL)
 	}
 	select {
-	case r := <-c.results:
+	case r := <-login.result:
 		return r.res, r.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("login: waiting for the browser: %w", ctx.Err())
@@ -108,7 +112,8 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	// A state answers once: the same redirect again (the "Logged in" tab
 	// reloaded) is not the result of a later login.
-	if want := c.state.Load(); want == nil || q.Get("state") != *want || !c.state.CompareAndSwap(want, nil) {
+	login := c.login.Load()
+	if login == nil || q.Get("state") != login.state || !c.login.CompareAndSwap(login, nil) {
 		http.Error(w, foreignRedirect, http.StatusBadRequest)
 		return
 	}
@@ -119,10 +124,7 @@ func (c *Callback) redirected(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	fmt.Fprintf(w, "<!doctype html><title>mcpbridge</title><p>%s</p>\n", html.EscapeString(msg))
-	select {
-	case c.results <- callbackResult{res, err}:
-	default: // a result is already waiting: a repeated redirect
-	}
+	login.result <- callbackResult{res, err} // the one send: the state was taken above
 }
 
 // foreignRedirect is the callback's answer to a redirect of another

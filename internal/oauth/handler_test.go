@@ -304,6 +304,49 @@ func TestLoginCallbackAnswersOnce(t *testing.T) {
 	}
 }
 
+// An earlier login's redirect whose result lands only once the next login
+// has begun (its handler took the state, then the earlier login gave up
+// before the result was handed over) is not the next login's answer: the
+// next login takes its own redirect.
+func TestLoginCallbackSkipsAnEarlierLoginsLateResult(t *testing.T) {
+	var cb *Callback
+	var earlier *pendingLogin
+	redirect := func(authURL, code string) {
+		u, _ := url.Parse(authURL)
+		go func() { // the browser, in the login's own tab
+			if resp, err := http.Get(cb.RedirectURL() + "?code=" + code + "&state=" + u.Query().Get("state")); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	giveUp, gaveUp := context.WithCancel(t.Context())
+	cb, err := ListenCallback(0, "srv", &strings.Builder{}, func(authURL string) error {
+		if earlier == nil {
+			// The earlier login: its redirect's handler takes the state,
+			// and the login gives up before the result is handed over.
+			earlier = cb.login.Load()
+			cb.login.CompareAndSwap(earlier, nil)
+			gaveUp()
+			return nil
+		}
+		// The earlier handler hands its result over as this login starts.
+		earlier.result <- callbackResult{res: &auth.AuthorizationResult{Code: "code-earlier"}}
+		redirect(authURL, "mine")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.Close()
+	if _, err := cb.Fetch(giveUp, &auth.AuthorizationArgs{URL: "https://as.example/authorize?state=earlier"}); err == nil {
+		t.Fatal("the earlier login, given up, returned no error")
+	}
+	res, err := cb.Fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://as.example/authorize?state=this-login"})
+	if err != nil || res.Code != "mine" {
+		t.Fatalf("Fetch: %+v %v, want this login's own code, not the earlier login's", res, err)
+	}
+}
+
 // A redirect that reaches the callback with another state than the
 // login's (an earlier or a second login tab, or a forged redirect) is
 // told, in the browser, for what it is: nothing was authorized, and what
