@@ -404,7 +404,7 @@ func TestStrictSchema(t *testing.T) {
 
 // A session is saved a message a line; reopened, it gives the messages
 // back, less a last turn whose calls were not all answered (the run was
-// killed mid-turn), and goes on appending; Latest finds the newest.
+// killed mid-turn), and goes on appending; Latest finds the one used last.
 func TestSessions(t *testing.T) {
 	dir := t.TempDir()
 	s := killedMidTurn(t, dir)
@@ -576,6 +576,37 @@ func TestLatestInDirectoryWithBrackets(t *testing.T) {
 		if id, err := agent.Latest(dir); err != nil || id != s.ID {
 			t.Errorf("%s: latest %q %v, want %q", name, id, err, s.ID)
 		}
+	}
+}
+
+// Latest is the session used last, not the one created last: a session
+// resumed yesterday and written to is the one --continue goes on with
+// today, though another was created after it; on a tie, the later
+// created.
+func TestLatestIsLastUsed(t *testing.T) {
+	dir := t.TempDir()
+	older := savedSession(t, dir, agent.Message{Role: "user", Content: "hi"})
+	older.Close()
+	newer, err := agent.NewSession(dir, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer.Close()
+	used := func(s *agent.Session, at time.Time) {
+		t.Helper()
+		if err := os.Chtimes(filepath.Join(dir, s.ID+".jsonl"), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created, resumed := time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC), time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	used(newer, created)
+	used(older, resumed)
+	if id, err := agent.Latest(dir); err != nil || id != older.ID {
+		t.Errorf("latest %q %v, want %q, the one written last", id, err, older.ID)
+	}
+	used(newer, resumed)
+	if id, err := agent.Latest(dir); err != nil || id != newer.ID {
+		t.Errorf("written at the same time: latest %q %v, want %q, the later created", id, err, newer.ID)
 	}
 }
 

@@ -107,17 +107,30 @@ func OpenSession(dir, id string) (*Session, error) {
 	return &Session{ID: id, Dir: dir, file: f, msgs: msgs}, nil
 }
 
-// Latest returns the id of the newest session of dir.
+// Latest returns the id of the session of dir used last: the one whose
+// file was written last (a session resumed and written to yesterday, not
+// one created the day before and left), the later created on a tie.
 func Latest(dir string) (string, error) {
 	// Listed, not globbed: dir's own name may hold [ or *.
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("listing the sessions: %w", err)
 	}
-	latest := ""
-	for _, e := range entries { // sorted by name, and so by time
-		if id, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok && !e.IsDir() && !strings.HasPrefix(id, ".") { // OpenSession refuses a dot name
-			latest = id
+	latest, used := "", time.Time{}
+	for _, e := range entries { // sorted by name, and so by creation
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || strings.HasPrefix(id, ".") { // OpenSession refuses a dot name
+			continue
+		}
+		info, err := e.Info()
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed since listed
+		}
+		if err != nil {
+			return "", fmt.Errorf("listing the sessions: %w", err)
+		}
+		if t := info.ModTime(); latest == "" || !t.Before(used) {
+			latest, used = id, t
 		}
 	}
 	if latest == "" {

@@ -1,7 +1,7 @@
 // Package agentsession keeps the agent's sessions where a person finds
 // them again: $XDG_STATE_HOME/mcpbridge/sessions, one file per session
 // (agent.Session), and chooses the one a run continues: a new one, the
-// one named (--resume), or the latest (--continue).
+// one named (--resume), or the one used last (--continue).
 package agentsession
 
 import (
@@ -42,8 +42,8 @@ func (e *ChoiceError) Error() string { return fmt.Sprintf("agent: %s: %v", e.Fla
 func (e *ChoiceError) Unwrap() error { return e.Err }
 
 // Open creates a session in dir, started now, or opens session id, or
-// with latest the newest one of dir. A session that cannot be found or
-// read is a *ChoiceError.
+// with latest the one of dir used last (agent.Latest). A session that
+// cannot be found or read is a *ChoiceError.
 func Open(dir, id string, latest bool, now time.Time) (*agent.Session, error) {
 	if latest {
 		var err error

@@ -330,7 +330,7 @@ endpoint takes no key); sent over http:// to another machine, a warning says it 
   --base-url URL    an OpenAI-compatible API instead of the entry's
   --max-steps N     at most N model requests per prompt (default 50); exit status 3 when reached
   --resume ID       continue a saved session ($XDG_STATE_HOME/mcpbridge/sessions/ID.jsonl)
-  --continue        continue the newest session
+  --continue        continue the session used last (the one last written to)
   --code-mode       the model writes programs against the tools as a TypeScript API (run_code,
                     describe_api, search_api) instead of calling them one by one; each call a
                     program makes is approved like a direct one (docs/codemode.md)
