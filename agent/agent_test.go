@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -631,6 +632,72 @@ func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
 	defer re.Close()
 	if got := re.Messages(); len(got) != 1 || got[0].Content != "hi" {
 		t.Errorf("reopened: %+v, want the first message", got)
+	}
+}
+
+// A session's file is read up to a bound, not whole whatever its size: a
+// file past it (one grown without end, or not a session at all) is
+// refused naming the file, the bound and what to do, before it is read;
+// a long session of ordinary messages still opens. A session is not
+// written past what it reads back: a message that would take its file
+// past the bound stops the saving, and the file still opens.
+func TestSessionFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	line, err := json.Marshal(agent.Message{Role: "user", Content: strings.Repeat("a", 1<<20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line = append(line, '\n')
+	write := func(id string, lines int) string {
+		t.Helper()
+		path := filepath.Join(dir, id+".jsonl")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for range lines {
+			if _, err := f.Write(line); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return path
+	}
+
+	huge := write("huge", 65)
+	s, err := agent.OpenSession(dir, "huge")
+	if err == nil {
+		s.Close()
+	}
+	size := fmt.Sprintf("is %d bytes,", 65*len(line))
+	for _, want := range []string{huge, size, "over the 64 MiB a session keeps", "start a new session"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a session of 65 MiB: %v, want it refused saying %q", err, want)
+		}
+	}
+
+	write("long", 60)
+	s, err = agent.OpenSession(dir, "long")
+	if err != nil {
+		t.Fatalf("a session of 60 MiB: %v", err)
+	}
+	if got := len(s.Messages()); got != 60 {
+		t.Errorf("a session of 60 MiB: %d messages, want 60", got)
+	}
+	for range 4 { // the 4th would take the file past 64 MiB
+		s.Append(agent.Message{Role: "user", Content: strings.Repeat("a", 1<<20)})
+	}
+	if err := s.Append(agent.Message{Role: "user", Content: "after"}); err == nil || !strings.Contains(err.Error(), "start a new session") {
+		t.Errorf("a message past the bound: %v, want the saving stopped", err)
+	}
+	s.Close()
+	re, err := agent.OpenSession(dir, "long")
+	if err != nil {
+		t.Fatalf("reopened after a message past the bound: %v", err)
+	}
+	defer re.Close()
+	if got := len(re.Messages()); got != 63 {
+		t.Errorf("reopened: %d messages, want the 63 within the bound", got)
 	}
 }
 

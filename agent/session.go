@@ -22,8 +22,10 @@ import (
 // DIR/ID.jsonl; results over the cap go to DIR/ID/. Only messages are
 // saved: a resumed session gets its tools from the bridge of the day.
 
-// maxSessionLine bounds one saved message read back.
-const maxSessionLine = 64 << 20
+// maxSessionBytes bounds a session's file, and so each of its messages:
+// it is read back whole into memory. A conversation a model takes is a
+// few MiB at most, its results capped.
+const maxSessionBytes = 64 << 20
 
 // Session is one saved conversation. Its methods are safe for concurrent
 // use.
@@ -33,6 +35,7 @@ type Session struct {
 
 	mu   sync.Mutex
 	file *os.File
+	size int64 // of the file
 	msgs []Message
 	// failed is the first Append that failed: later ones fail with it,
 	// so that the file stays the conversation's first messages, whole.
@@ -104,7 +107,7 @@ func OpenSession(dir, id string) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("session %s: dropping its torn last line or unanswered last turn: %w", id, err)
 	}
-	return &Session{ID: id, Dir: dir, file: f, msgs: msgs}, nil
+	return &Session{ID: id, Dir: dir, file: f, size: whole, msgs: msgs}, nil
 }
 
 // Latest returns the id of the session of dir used last: the one whose
@@ -149,9 +152,18 @@ func readSession(path string) (msgs []Message, whole int64, err error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	if info, err := f.Stat(); err == nil && info.Size() > maxSessionBytes {
+		return nil, 0, tooLong(path, fmt.Sprintf("is %d bytes, ", info.Size()))
+	}
+	// Bounded as read too, each line with it: the file may grow
+	// meanwhile, or not say its size (a link to a device).
+	lr := &io.LimitedReader{R: f, N: maxSessionBytes + 1}
+	r := bufio.NewReader(lr)
 	var ends []int64 // where each message's line ends
 	kept := func() ([]Message, int64, error) {
+		if lr.N == 0 {
+			return nil, 0, tooLong(path, "is ")
+		}
 		msgs = completeCalls(msgs)
 		if len(msgs) == 0 {
 			return nil, 0, nil
@@ -183,16 +195,20 @@ func readSession(path string) (msgs []Message, whole int64, err error) {
 	}
 }
 
+// tooLong is the error of a session file past maxSessionBytes; is says
+// how big it is.
+func tooLong(path, is string) error {
+	return fmt.Errorf("%s %sover the %d MiB a session keeps, so it cannot be resumed: start a new session (mcpbridge agent without --resume or --continue)",
+		path, is, maxSessionBytes>>20)
+}
+
 // readLine reads one line of r, its newline included; the last may have
-// none. A line over maxSessionLine is an error.
+// none. Its length is r's bound.
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var b []byte
 	for {
 		chunk, err := r.ReadSlice('\n')
 		b = append(b, chunk...)
-		if len(b) > maxSessionLine {
-			return nil, fmt.Errorf("a line is longer than a session keeps (%d bytes)", maxSessionLine)
-		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
@@ -226,24 +242,31 @@ func (s *Session) Messages() []Message { return slices.Clone(s.msgs) }
 // SpillDir is where the session's cut results go.
 func (s *Session) SpillDir() string { return filepath.Join(s.Dir, s.ID) }
 
-// Append saves m (Options.Record). A message too long to read back, or a
-// write that fails, stops the saving: this and every later Append fail,
-// and the file keeps the messages before it, whole.
+// Append saves m (Options.Record). A message that would take the file
+// past what is read back, or a write that fails, stops the saving: this
+// and every later Append fail, and the file keeps the messages before
+// it, whole.
 func (s *Session) Append(m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
+	line := append(b, '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.failed != nil:
 		return fmt.Errorf("session %s stopped saving at a message it could not save (%w): no later message is saved; start a new session to save the conversation from here on (this one resumes from its last saved message)", s.ID, s.failed)
-	case len(b) >= maxSessionLine:
-		s.failed = fmt.Errorf("a message of %d bytes is longer than a session keeps (%d bytes)", len(b), maxSessionLine)
+	case len(line) > maxSessionBytes:
+		s.failed = fmt.Errorf("a message of %d bytes is longer than a session keeps (%d bytes)", len(b), maxSessionBytes)
+		return s.failed
+	case int64(len(line)) > maxSessionBytes-s.size:
+		s.failed = fmt.Errorf("a message of %d bytes would take the session past the %d MiB it keeps", len(b), maxSessionBytes>>20)
 		return s.failed
 	}
-	if _, err := s.file.Write(append(b, '\n')); err != nil {
+	n, err := s.file.Write(line)
+	s.size += int64(n)
+	if err != nil {
 		s.failed = err
 		return err
 	}
