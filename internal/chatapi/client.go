@@ -160,8 +160,20 @@ func (c *Client) where0() string {
 	return c.BaseURL
 }
 
-// Where names the API in messages: the base URL as written, and the model.
-func (c *Client) Where() string { return fmt.Sprintf("%s (%s)", c.where0(), c.Model) }
+// Where names the API in messages: the base URL as written (Endpoint),
+// and the model.
+func (c *Client) Where() string { return fmt.Sprintf("%s (%s)", Endpoint(c.where0()), c.Model) }
+
+// Endpoint is a base URL as messages and logs show it: one with user
+// info, a query or a fragment, where a user may have put a key, cut to
+// its scheme and host (redact.URLs); any other whole, its path telling
+// /v1 from /beta.
+func Endpoint(base string) string {
+	if !strings.ContainsAny(base, "@?#") {
+		return base
+	}
+	return urlredact.URLs(base)
+}
 
 // Do sends req and returns the whole answer.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
@@ -228,7 +240,7 @@ func (c *Client) send(ctx context.Context, req *Request, read func(io.Reader) er
 			wait = min(firstBackoff<<(i-1), maxBackoff)
 		}
 		if c.Log != nil {
-			c.Log.Warn("chat API busy, retrying", "endpoint", c.where0(), "attempt", i, "wait", wait, "err", err)
+			c.Log.Warn("chat API busy, retrying", "endpoint", Endpoint(c.where0()), "attempt", i, "wait", wait, "err", err)
 		}
 		if c.Retrying != nil {
 			c.Retrying(i, attempts, wait, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -294,6 +295,55 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Errorf("the redirect's target got %d requests (Authorization %q)", len(got), got)
+	}
+}
+
+// A key a user put in the base URL (its query, its user info) is sent,
+// but not shown: not in an error about the API's answer, nor one about
+// an API out of reach, nor in a retry's log line, nor where the API is
+// named; a plain path still is.
+func TestURLCredentialsNotShown(t *testing.T) {
+	const secret = "sk-in-the-url"
+	var sent []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent = append(sent, r.URL.Query().Get("api_key"))
+		mu.Unlock()
+		http.Error(w, `{"error":{"message":"busy"}}`, http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	var log strings.Builder
+	for _, base := range []string{srv.URL + "/v1?api_key=" + secret, closed.URL + "/v1?api_key=" + secret} {
+		c := client(base, &sleeps{})
+		c.Log = slog.New(slog.NewTextHandler(&log, nil))
+		_, err := c.Do(context.Background(), &chatapi.Request{Model: "m"})
+		if err == nil || strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: %v, want an error without the key", base, err)
+		}
+	}
+	mu.Lock()
+	if len(sent) == 0 || sent[0] != secret {
+		t.Errorf("the API was sent api_key %q, want the URL's", sent)
+	}
+	mu.Unlock()
+	if strings.Contains(log.String(), secret) || !strings.Contains(log.String(), "retrying") {
+		t.Errorf("log of the retries: %q, want them without the key", log.String())
+	}
+	for base, want := range map[string]string{
+		"https://api.example.com/v1?api_key=" + secret: "https://api.example.com/… (m)",
+		"https://me:" + secret + "@api.example.com/v1": "https://api.example.com/… (m)",
+		"https://api.example.com/v1#" + secret:         "https://api.example.com/… (m)",
+		"https://api.example.com/v1":                   "https://api.example.com/v1 (m)",
+	} {
+		if got := (&chatapi.Client{BaseURL: base, Model: "m"}).Where(); got != want {
+			t.Errorf("Where of %s: %q, want %q", base, got, want)
+		}
+		if got := (&chatapi.Client{BaseURL: "https://api.example.com", BaseURLWritten: base, Model: "m"}).Where(); got != want {
+			t.Errorf("Where of %s as written: %q, want %q", base, got, want)
+		}
 	}
 }
 

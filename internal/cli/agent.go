@@ -221,7 +221,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 	}
 	r.out = agentterm.NewOutput(e.Stdout, e.Stderr, e.StderrIsTerminal, r.f.json, !r.af.hasPrompt)
 	e.term.holdEvents(r.out)
-	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.cfg.BaseURLWritten})
+	r.out.Event(agent.Event{Type: agent.EventSession, Session: r.session.ID, Model: r.cfg.Model, Endpoint: r.endpoint()})
 	r.warnInClear()
 	r.warnKeyElsewhere()
 	r.trusted = r.trustedServers(src)
@@ -299,7 +299,7 @@ func (r *agentRun) warnInClear() {
 	}
 	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 		"warning: the model's endpoint %s is http:// to another machine: the API key (%s) and the conversation travel in clear; use https://",
-		r.cfg.BaseURLWritten, r.cfg.APIKeyEnv)})
+		r.endpoint(), r.cfg.APIKeyEnv)})
 }
 
 // warnKeyElsewhere warns, on stderr or as a --json notice, when DeepSeek's
@@ -313,8 +313,12 @@ func (r *agentRun) warnKeyElsewhere() {
 	}
 	r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf(
 		"warning: DeepSeek's key (%s) is sent to %s, which is not DeepSeek's API: name the key that endpoint takes in a model entry (apiKeyEnv), or apiKey: none",
-		c.APIKeyEnv, c.BaseURLWritten)})
+		c.APIKeyEnv, r.endpoint())})
 }
+
+// endpoint is the model's base URL as written, as shown: without a key
+// the user put in it (chatapi.Endpoint).
+func (r *agentRun) endpoint() string { return chatapi.Endpoint(r.cfg.BaseURLWritten) }
 
 // trustedServers are the servers of entries marked trusted: true, but a
 // project's: a repository may not approve its own tools, its read-only

@@ -131,7 +131,7 @@ func (r *agentRun) banner() {
 		}
 	}
 	fmt.Fprintf(r.e.Stderr, "mcpbridge agent: %s at %s, %d tools from %d servers, session %s\n",
-		r.cfg.Model, r.cfg.BaseURLWritten, len(all), len(servers), r.session.ID)
+		r.cfg.Model, r.endpoint(), len(all), len(servers), r.session.ID)
 	fmt.Fprintln(r.e.Stderr, "/tools, /servers, /expand, /clear, /exit; Ctrl-O shows the last tool result whole, Ctrl-C cancels a turn, Ctrl-D exits")
 }
 

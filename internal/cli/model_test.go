@@ -208,6 +208,31 @@ func TestAgentWarnsKeyInClear(t *testing.T) {
 	}
 }
 
+// A key a user put in --base-url's query reaches the endpoint, but is not
+// shown: not in the warnings that name the endpoint, not in --json's
+// session line, not in the error of a failed request.
+func TestAgentURLKeyNotShown(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	const secret = "sk-in-the-url"
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "ok"}))
+	via := modelClient(t, newStandIn(t), map[string]string{"model.example:80": strings.TrimPrefix(srv.URL, "http://")})
+	base := "http://model.example/v1?api_key=" + secret
+	for _, args := range [][]string{{"-p", "hi"}, {"--json", "-p", "hi"}} {
+		r := mcpbridgeWith(t, via, "", append([]string{"agent", "--base-url", base}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stderr+r.stdout, "http://model.example/… is http:// to another machine") ||
+			strings.Contains(r.stdout, secret) || strings.Contains(r.stderr, secret) {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	r := mcpbridge(t, "", "agent", "--base-url", closed.URL+"/v1?api_key="+secret, "-p", "hi")
+	if r.code != ExitFailed || strings.Contains(r.stderr, secret) {
+		t.Errorf("an endpoint out of reach: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // A server's sampling request during call is refused with the invalid
 // model entry's positioned error: the valid sampling entry beside it does
 // not answer in its place, and its endpoint gets nothing.

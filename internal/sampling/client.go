@@ -37,7 +37,7 @@ func (c *client) sample(ctx context.Context, server string, params json.RawMessa
 	if err != nil {
 		return nil, fmt.Errorf("sampling request of server %q: %w", server, err)
 	}
-	log := c.log.With("server", server, "model", c.cfg.Model, "endpoint", c.cfg.BaseURLWritten)
+	log := c.log.With("server", server, "model", c.cfg.Model, "endpoint", chatapi.Endpoint(c.cfg.BaseURLWritten))
 	log.Info("sampling request", "messages", len(req.Messages), "tools", len(req.Tools), "maxTokens", req.MaxTokens)
 	start := time.Now()
 	resp, err := c.api.Do(ctx, req)

@@ -180,6 +180,22 @@ func TestSampleRoundTrip(t *testing.T) {
 	}
 }
 
+// A key written in the baseURL's query is sent, not logged nor quoted in
+// a failure.
+func TestSampleURLKeyNotShown(t *testing.T) {
+	const secret = "sk-in-the-url"
+	api := newFakeAPI(t, reply{400, `{"error":{"message":"bad request"}}`})
+	p, log := started(t, "baseURL: "+api.srv.URL+"/v1?api_key="+secret+"\n", map[string]string{DefaultAPIKeyEnv: testKey})
+	hi := mustJSON(t, &mcp.CreateMessageWithToolsParams{MaxTokens: 10, Messages: []*mcp.SamplingMessageV2{{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}}})
+	_, err := p.Sample(context.Background(), "s", hi)
+	if err == nil || strings.Contains(err.Error(), secret) || strings.Contains(log.Text(), secret) {
+		t.Errorf("the key in the URL leaked: %v\n%s", err, log.Text())
+	}
+	if !log.HasRecord(slog.LevelInfo, "sampling request", "server", "s") {
+		t.Errorf("the request was not logged:\n%s", log.Text())
+	}
+}
+
 // Failures are clear, name the endpoint as written, and never carry the
 // key, even when the API echoes it.
 func TestSampleErrors(t *testing.T) {
