@@ -90,10 +90,12 @@ func (o *Output) Event(ev agent.Event) {
 // Hold keeps the events shown from now until Release: a question is open
 // on the terminal (another call's server form, an approval), and an
 // event's lines, and the erase of the line before them, would be written
-// over it. JSON lines go on: they are not the question's terminal's.
+// over it. JSON lines go on: they are not the question's terminal's. The
+// progress line goes: the question starts on a clean line.
 func (o *Output) Hold() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.clearProgress()
 	o.held = true
 }
 
@@ -240,13 +242,6 @@ func (o *Output) Progress(line string) {
 	defer o.mu.Unlock()
 	fmt.Fprintf(o.stderr, "\r\033[K%s", line)
 	o.progressOn = true
-}
-
-// ClearProgress erases the progress line, before a question is asked.
-func (o *Output) ClearProgress() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.clearProgress()
 }
 
 func (o *Output) clearProgress() {

@@ -200,7 +200,6 @@ func (r *agentRun) askApproval(ctx context.Context, c agent.Call) (agent.Answer,
 		return agent.Deny, err
 	}
 	defer done()
-	r.out.ClearProgress()
 	fmt.Fprintf(r.e.Stderr, "Run %s %s?\n", termsafe.Line(c.Name), agentterm.Args(c.Args))
 	if path := r.e.userConfigPath(); path != "" && !r.toldWhereKept {
 		r.toldWhereKept = true // once a run: the person knows it then

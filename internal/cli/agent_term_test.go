@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,77 @@ func TestProgressWaitsWhileAQuestionIsOpen(t *testing.T) {
 		strings.Contains(before, "fourth") || !strings.HasSuffix(before, "[c]ancel: ") {
 		t.Errorf("form answered %s; want no progress over it, the progress held shown once it was answered: %q", got, stderr.String())
 	}
+}
+
+// A server's form starts on a clean line: a call's progress line drawn
+// before it is erased, as before an approval, not left on the screen
+// above the form as if the call were still at it.
+func TestFormStartsOnACleanLine(t *testing.T) {
+	r, typed, stderr := questionRun(t)
+	running := tool.Tool{Name: "mcp__slow__work", Origin: tool.Origin{Server: "slow", Name: "work"}}
+	progress := r.callContext(context.Background(), agent.Call{Name: running.Name, Tool: running})
+	tool.ReportProgress(progress, tool.Progress{Progress: 1, Total: 4, Message: "first"})
+	form := make(chan string, 1)
+	go func() {
+		got, _ := r.e.elicitPerson(context.Background(), "asker", formParams(t, "Who?", `{"type":"object","properties":{"name":{"type":"string"}}}`))
+		form <- string(got)
+	}()
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.HasSuffix(stderr.String(), "  text: ") }, "no form")
+	if lines := screenLines(stderr.String()); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "first") }) {
+		t.Errorf("the progress line stayed on the screen with the form:\n%s", strings.Join(lines, "\n"))
+	}
+	io.WriteString(typed, "Ada\n\n")
+	if got := <-form; got != `{"action":"accept","content":{"name":"Ada"}}` {
+		t.Errorf("the form answered %s", got)
+	}
+
+	tool.ReportProgress(progress, tool.Progress{Progress: 2, Total: 4, Message: "second"})
+	asked := agent.Call{Name: "mcp__demo__add", Args: []byte(`{"a":2}`), Tool: tool.Tool{Name: "mcp__demo__add", Origin: tool.Origin{Server: "demo", Name: "add"}}}
+	answered := make(chan agent.Answer, 1)
+	go func() {
+		ans, _ := r.askApproval(context.Background(), asked)
+		answered <- ans
+	}()
+	mcptest.Eventually(t, 10*time.Second, func() bool { return strings.Contains(stderr.String(), "[y]es once") }, "no question")
+	if lines := screenLines(stderr.String()); slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "second") }) {
+		t.Errorf("the progress line stayed on the screen with the question:\n%s", strings.Join(lines, "\n"))
+	}
+	io.WriteString(typed, "y\n")
+	<-answered
+}
+
+// screenLines is the lines a terminal shows for what was written to it:
+// \r goes back to the line's start, ESC [ K erases to its end, other
+// escape sequences (styles) show nothing.
+func screenLines(written string) []string {
+	lines := []string{""}
+	col := 0
+	for i := 0; i < len(written); i++ {
+		cur := &lines[len(lines)-1]
+		switch c := written[i]; {
+		case c == '\n':
+			lines, col = append(lines, ""), 0
+		case c == '\r':
+			col = 0
+		case c == '\033' && i+1 < len(written) && written[i+1] == '[':
+			j := i + 2
+			for j < len(written) && (written[j] < '@' || written[j] > '~') {
+				j++
+			}
+			if j < len(written) && written[j] == 'K' {
+				*cur = (*cur)[:col]
+			}
+			i = j
+		default:
+			if col < len(*cur) {
+				*cur = (*cur)[:col] + string(c) + (*cur)[col+1:]
+			} else {
+				*cur += string(c)
+			}
+			col++
+		}
+	}
+	return lines
 }
 
 // A server's form abandoned while the person answers it (its call
