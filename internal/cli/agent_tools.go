@@ -112,7 +112,7 @@ func (r *agentRun) callContext(ctx context.Context, c agent.Call) context.Contex
 	}
 	return tool.WithProgress(ctx, func(p tool.Progress) {
 		line := fmt.Sprintf("%s %s", termsafe.Line(c.Name), progressText(p))
-		r.e.term.showProgress(func() { r.out.Progress(line) })
+		r.e.term.showProgress(func() { r.out.Progress(line) }, nil) // Output erases it itself
 	})
 }
 

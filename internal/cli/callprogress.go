@@ -22,6 +22,14 @@ func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.
 	}
 	var mu sync.Mutex
 	shown, ended := false, false
+	erase := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if shown {
+			fmt.Fprint(e.Stderr, "\r\033[K")
+			shown = false
+		}
+	}
 	ctx = tool.WithProgress(ctx, func(p tool.Progress) {
 		line := termsafe.Line(name) + " " + progressText(p)
 		e.term.showProgress(func() {
@@ -32,19 +40,13 @@ func (e *env) callProgress(ctx context.Context, name string, f *flags) (context.
 			}
 			fmt.Fprintf(e.Stderr, "\r\033[K%s", line)
 			shown = true
-		})
+		}, erase)
 	})
 	return ctx, func() {
 		mu.Lock()
 		ended = true
 		mu.Unlock()
-		e.term.showProgress(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if shown {
-				fmt.Fprint(e.Stderr, "\r\033[K")
-			}
-		})
+		e.term.showProgress(erase, nil)
 	}
 }
 

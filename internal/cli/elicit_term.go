@@ -15,10 +15,11 @@ type terminal struct {
 	mu    sync.Mutex
 	lines *termio.LineReader // created on first use
 
-	asked sync.Mutex    // guards turn, open and held
+	asked sync.Mutex    // guards turn, open, held and erase
 	turn  chan struct{} // held by the question open; made on first use
 	open  bool          // a question is open now
 	held  func()        // draws the latest progress held while one was
+	erase func()        // clears the progress line on the screen, if any
 	// events holds the agent's events while a question is open; nil
 	// outside the agent.
 	events eventHolder
@@ -51,6 +52,11 @@ func (t *terminal) asking(ctx context.Context) (done func(), err error) {
 	t.asked.Lock()
 	t.open = true
 	events := t.events
+	if t.erase != nil {
+		// The question starts on a clean line, not after the progress.
+		t.erase()
+		t.erase = nil
+	}
 	t.asked.Unlock()
 	if events != nil {
 		events.Hold()
@@ -77,15 +83,18 @@ func (t *terminal) holdEvents(events eventHolder) {
 	t.events = events
 }
 
-// showProgress draws a progress line now, or once no question is open.
-func (t *terminal) showProgress(draw func()) {
+// showProgress draws a progress line now, or once no question is open;
+// erase (nil: none) clears what draw drew, and a question opening calls
+// it.
+func (t *terminal) showProgress(draw, erase func()) {
 	t.asked.Lock()
 	defer t.asked.Unlock()
 	if t.open {
-		t.held = draw
+		t.held = func() { draw(); t.erase = erase }
 		return
 	}
 	draw()
+	t.erase = erase
 }
 
 // asksPerson reports whether elicitation is put to a person: no --elicit,
