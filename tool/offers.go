@@ -156,10 +156,10 @@ func (r *Registry) offers() []*Offer {
 // offerOf returns the offer of server.
 func (r *Registry) offerOf(server string) (*Offer, error) {
 	r.mu.RLock()
-	h := r.servers[server]
+	h, err := r.serverHandleLocked(server)
 	r.mu.RUnlock()
-	if h == nil {
-		return nil, fmt.Errorf("%w %q offers resources or prompts", ErrNoServer, server)
+	if err != nil {
+		return nil, err
 	}
 	return h.offer, nil
 }

@@ -28,6 +28,10 @@ type subscription struct {
 	err     error
 }
 
+// testHookBeforeJoin, when set, runs as a subscriber is about to join
+// its resource's subscription: a test publishes a successor there.
+var testHookBeforeJoin func()
+
 // listener is one subscriber's callback.
 type listener struct{ fn func(uri string) }
 
@@ -47,18 +51,18 @@ type listener struct{ fn func(uri string) }
 func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn func(uri string)) (cancel func(), err error) {
 	key, l := subKey{server, uri}, &listener{fn: fn}
 	for {
-		// Looked up at each turn: the server may have been taken over.
-		h, err := r.serverHandle(server)
+		if testHookBeforeJoin != nil {
+			testHookBeforeJoin()
+		}
+		// The server is looked up at each turn (it may have been taken
+		// over), and in the step that joins: a successor publishing meanwhile
+		// either is the one asked, or finds the subscription to renew.
+		h, sub, first, leaving, err := r.join(key, l)
 		if err != nil {
 			return nil, err
 		}
-		o := h.offer
-		if o.Subscribe == nil {
-			return nil, fmt.Errorf("server %q: resource subscriptions are %w", server, ErrUnsupported)
-		}
-		sub, first, leaving := r.join(key, l, h.src)
 		if first {
-			r.ask(ctx, o, key, sub, leaving)
+			r.ask(ctx, h.offer, key, sub, leaving)
 		}
 		select {
 		case <-sub.settled:
@@ -85,22 +89,29 @@ func (r *Registry) servedBy(server string, src *Source) bool {
 	return h != nil && h.src == src
 }
 
-// join adds l to key's subscription, made (first) when there is none;
-// leaving is the unsubscribe of key on its way, nil when none is.
-func (r *Registry) join(key subKey, l *listener, src *Source) (sub *subscription, first bool, leaving <-chan struct{}) {
+// join adds l to key's subscription, made (first) when there is none and
+// asked of h, the handle publishing key's server now; leaving is the
+// unsubscribe of key on its way, nil when none is.
+func (r *Registry) join(key subKey, l *listener) (h *Handle, sub *subscription, first bool, leaving <-chan struct{}, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if h, err = r.serverHandleLocked(key.server); err != nil {
+		return nil, nil, false, nil, err
+	}
+	if h.offer.Subscribe == nil {
+		return nil, nil, false, nil, fmt.Errorf("server %q: resource subscriptions are %w", key.server, ErrUnsupported)
+	}
 	sub = r.subs[key]
 	if sub == nil {
 		if r.subs == nil {
 			r.subs = make(map[subKey]*subscription)
 		}
-		sub = &subscription{listeners: make(map[*listener]struct{}), asked: src, settled: make(chan struct{})}
+		sub = &subscription{listeners: make(map[*listener]struct{}), asked: h.src, settled: make(chan struct{})}
 		r.subs[key] = sub
 		first = true
 	}
 	sub.listeners[l] = struct{}{}
-	return sub, first, r.leaving[key]
+	return h, sub, first, r.leaving[key], nil
 }
 
 // ask sends the subscribe of sub, once the unsubscribe leaving (if any)
@@ -127,11 +138,10 @@ func (r *Registry) ask(ctx context.Context, o *Offer, key subKey, sub *subscript
 	close(sub.settled)
 }
 
-// serverHandle returns the handle publishing server.
-func (r *Registry) serverHandle(server string) (*Handle, error) {
-	r.mu.RLock()
+// serverHandleLocked returns the handle publishing server; r.mu must be
+// held.
+func (r *Registry) serverHandleLocked(server string) (*Handle, error) {
 	h := r.servers[server]
-	r.mu.RUnlock()
 	if h == nil {
 		return nil, fmt.Errorf("%w %q offers resources or prompts", ErrNoServer, server)
 	}
