@@ -74,9 +74,9 @@ func (s *Session) Loaded() []string {
 
 // search is View.Search of v loading into the session.
 func (s *Session) search(v *View, query string, limit int, allowed func(string) bool) ([]Found, error) {
+	found, grew, err := v.searchFor(&s.sel, &s.mu, query, limit, allowed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	found, grew, err := v.searchFor(&s.sel, query, limit, allowed)
 	s.grown = s.grown || grew
 	return found, err
 }

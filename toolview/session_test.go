@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -90,5 +93,52 @@ func TestAlwaysLoadTool(t *testing.T) {
 	v := newView(t, reg, Config{Mode: ModeOn})
 	if got := visible(t, v); !slices.Equal(got, []string{"mcp__notes__add_note", SearchName}) {
 		t.Errorf("visible %v", got)
+	}
+}
+
+// A permission check slow to decide (a gateway's policy) holds up no
+// listing: while one session's search waits on it, that session, another
+// and the View's own model list their tools. The search still answers and
+// loads only the allowed tools, best first.
+func TestPermissionCheckedOutsideTheLocks(t *testing.T) {
+	reg := tool.NewRegistry()
+	publish(t, reg, catalog)
+	v := newView(t, reg, Config{Mode: ModeOn})
+	a, b := v.NewSession(), v.NewSession()
+	var blocked bool
+	var once sync.Once
+	listed := make(chan struct{})
+	allowed := func(name string) bool {
+		once.Do(func() {
+			go func() {
+				defer close(listed)
+				for _, l := range []interface{ Tools() ([]tool.Tool, error) }{a, b, v} {
+					_, _ = l.Tools()
+				}
+			}()
+			select {
+			case <-listed:
+			case <-time.After(5 * time.Second):
+				blocked = true
+			}
+		})
+		return name != "mcp__github__create_issue"
+	}
+	ctx := tool.WithVisible(a.Bind(context.Background()), allowed)
+	res, err := reg.Execute(ctx, SearchName, json.RawMessage(`{"query":"create an issue","limit":1}`))
+	if err != nil || res.IsError {
+		t.Fatalf("search_tools: %v %s", err, res.Text())
+	}
+	<-listed
+	if blocked {
+		t.Error("listing tools waited for search_tools' permission check")
+	}
+	want := []string{"mcp__gitlab__create_issue"}
+	if !strings.Contains(res.Text(), want[0]) || strings.Contains(res.Text(), "mcp__github__create_issue") {
+		t.Errorf("search_tools answered %s, want %v alone", res.Text(), want)
+	}
+	assertNames(t, "a loaded", a.Loaded(), want)
+	if !a.Grown() {
+		t.Error("the search grew nothing")
 	}
 }

@@ -349,14 +349,23 @@ const MaxQueryBytes = toolsearch.MaxQueryBytes
 // limit best matches and returns them, best first. limit <= 0 means
 // DefaultLimit; more than MaxLimit is MaxLimit.
 func (v *View) Search(query string, limit int) ([]Found, error) {
-	found, _, err := v.searchFor(&v.sel, query, limit, nil)
+	found, _, err := v.searchFor(&v.sel, noLock{}, query, limit, nil)
 	return found, err
 }
 
-// searchFor is Search loading into sel; grew reports a match sel had
-// neither loaded nor been shown. allowed, when not nil, leaves out the
-// tools the caller may not use (tool.Visible), before the limit applies.
-func (v *View) searchFor(sel *selection, query string, limit int, allowed func(string) bool) (found []Found, grew bool, err error) {
+// noLock is the lock of the View's own selection: v.mu alone guards it.
+type noLock struct{}
+
+func (noLock) Lock()   {}
+func (noLock) Unlock() {}
+
+// searchFor is Search loading into sel, which selMu guards (a Session's
+// lock); grew reports a match sel had neither loaded nor been shown.
+// allowed, when not nil, leaves out the tools the caller may not use
+// (tool.Visible), before the limit applies. allowed runs outside every
+// lock: a gateway's policy may take its time, and every list waits on
+// v.mu.
+func (v *View) searchFor(sel *selection, selMu sync.Locker, query string, limit int, allowed func(string) bool) ([]Found, bool, error) {
 	if query == "" {
 		return nil, false, errors.New("query is empty: describe the tool you need")
 	}
@@ -368,6 +377,18 @@ func (v *View) searchFor(sel *selection, query string, limit int, allowed func(s
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
+	selMu.Lock()
+	ranked := v.rank(sel, query, limit, allowed != nil)
+	selMu.Unlock()
+	tools := v.pick(ranked, limit, allowed)
+	selMu.Lock()
+	defer selMu.Unlock()
+	return foundOf(tools), v.load(sel, tools), nil
+}
+
+// rank returns the best matches of query, best first: limit of them, or
+// all when filtered (the best allowed may rank low).
+func (v *View) rank(sel *selection, query string, limit int, filtered bool) []toolsearch.Match {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if ver := v.reg.Version(); v.index == nil || v.indexed != ver || sel.pruned != ver {
@@ -377,25 +398,48 @@ func (v *View) searchFor(sel *selection, query string, limit int, allowed func(s
 			v.index, v.indexed = toolsearch.New(v.withoutSearch(all)), ver
 		}
 	}
-	found = []Found{}
-	ranked := limit
-	if allowed != nil {
-		ranked = v.reg.Len() // rank them all: the best allowed may rank low
+	if filtered {
+		limit = v.reg.Len()
 	}
-	for _, m := range v.index.Search(query, ranked) {
+	return v.index.Search(query, limit)
+}
+
+// pick returns the first limit tools of ranked that are still registered
+// and allowed (nil: all are).
+func (v *View) pick(ranked []toolsearch.Match, limit int, allowed func(string) bool) []tool.Tool {
+	var out []tool.Tool
+	for _, m := range ranked {
+		if len(out) == limit {
+			break
+		}
 		t, ok := v.reg.Get(m.Name)
 		if !ok || allowed != nil && !allowed(t.Name) {
 			continue // gone since the index was built, or not the caller's
 		}
-		if len(found) == limit {
-			break
-		}
-		c := chattools.Of(t).Function
-		found = append(found, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
+		out = append(out, t)
+	}
+	return out
+}
+
+// load loads tools into sel and reports whether one was new to it.
+func (v *View) load(sel *selection, tools []tool.Tool) (grew bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, t := range tools {
 		grew = grew || !sel.has(t.Name)
 		sel.loaded[t.Name] = t.Origin.Server
 	}
-	return found, grew, nil
+	return grew
+}
+
+// foundOf returns tools as search_tools answers them.
+func foundOf(tools []tool.Tool) []Found {
+	out := make([]Found, 0, len(tools))
+	for _, t := range tools {
+		c := chattools.Of(t).Function
+		out = append(out, Found{Name: c.Name, Description: c.Description, Parameters: c.Parameters})
+	}
+	return out
 }
 
 // withoutSearch returns tools, the registry's, without v's search_tools.
@@ -434,7 +478,7 @@ func (v *View) execute(ctx context.Context, args json.RawMessage) (tool.Output, 
 	if s, ok := ctx.Value(sessionKey{}).(*Session); ok {
 		found, err = s.search(v, in.Query, in.Limit, tool.Visible(ctx))
 	} else {
-		found, _, err = v.searchFor(&v.sel, in.Query, in.Limit, tool.Visible(ctx))
+		found, _, err = v.searchFor(&v.sel, noLock{}, in.Query, in.Limit, tool.Visible(ctx))
 	}
 	if err != nil {
 		return tool.Output{}, err
