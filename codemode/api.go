@@ -20,8 +20,19 @@ type API struct {
 
 // namespace is one server's tools.
 type namespace struct {
-	name  string
-	funcs []*function // by name
+	name   string
+	server string      // "" for the tools of none
+	funcs  []*function // by name
+}
+
+// renamed returns the server's name when its namespace is not the one its
+// name sanitizes to (another server's took it), for a reader to tell the
+// two apart; else "".
+func (s *namespace) renamed() string {
+	if s.name == namespaceOf(s.server) {
+		return ""
+	}
+	return s.server
 }
 
 // function is one tool as a program calls it.
@@ -34,21 +45,28 @@ type function struct {
 // settled in the order of the tools' public names, so the same catalog
 // always gets the same API: when two tools of a namespace would have the
 // same function name, the one whose public name sorts later gets "_2"
-// (then "_3", …).
+// (then "_3", …). Servers whose names sanitize alike get a namespace each
+// (see namespaces).
 func NewAPI(tools []tool.Tool) *API {
 	sorted := slices.SortedFunc(slices.Values(tools), func(a, b tool.Tool) int { return strings.Compare(a.Name, b.Name) })
+	servers := make([]string, len(sorted))
+	fns := make([]string, len(sorted))
+	for i, t := range sorted {
+		servers[i], fns[i] = placeOf(t.Name, t.Origin.Server, t.Origin.Name)
+	}
+	names := namespaces(servers)
 	a := &API{byName: map[string]*function{}, byIdent: map[string]*namespace{}}
 	taken := map[string]map[string]bool{}
-	for _, t := range sorted {
-		ns, fn := placeOf(t.Name, t.Origin.Server, t.Origin.Name)
+	for i, t := range sorted {
+		ns := names[servers[i]]
 		space := a.byIdent[ns]
 		if space == nil {
-			space = &namespace{name: ns}
+			space = &namespace{name: ns, server: servers[i]}
 			a.byIdent[ns] = space
 			a.spaces = append(a.spaces, space)
 			taken[ns] = map[string]bool{}
 		}
-		f := &function{ns: ns, name: unique(fn, taken[ns]), tool: t}
+		f := &function{ns: ns, name: unique(fns[i], taken[ns]), tool: t}
 		space.funcs = append(space.funcs, f)
 		a.byName[t.Name] = f
 	}
@@ -130,6 +148,9 @@ func (a *API) Namespaces() string {
 	fmt.Fprintf(&b, "// tools.call(publicName, args) calls any tool. %d namespaces; ask for one's declaration by name, then call tools.<namespace>.<tool>(args):\n", len(a.spaces))
 	for _, s := range a.spaces {
 		line := fmt.Sprintf("// %s (%d): ", s.name, len(s.funcs))
+		if server := s.renamed(); server != "" {
+			line = fmt.Sprintf("// %s (server %q, %d): ", s.name, server, len(s.funcs))
+		}
 		for i, f := range s.funcs {
 			next := f.name
 			if i > 0 {
@@ -153,7 +174,7 @@ func (a *API) Declare(public ...string) string {
 	var b strings.Builder
 	b.WriteString("declare namespace tools {\n")
 	for _, s := range a.spaces {
-		part := &namespace{name: s.name}
+		part := &namespace{name: s.name, server: s.server}
 		for _, f := range s.funcs {
 			if slices.Contains(public, f.tool.Name) {
 				part.funcs = append(part.funcs, f)
@@ -173,6 +194,9 @@ func (s *namespace) write(b *strings.Builder) {
 	var fns strings.Builder
 	for _, f := range s.funcs {
 		f.write(&fns, named)
+	}
+	if server := s.renamed(); server != "" {
+		b.WriteString(docComment(fmt.Sprintf("Server %q.", server), "  "))
 	}
 	b.WriteString("  namespace " + s.name + " {\n")
 	for _, n := range named.order {

@@ -157,3 +157,46 @@ func TestProgramCallsTheDeclaredNames(t *testing.T) {
 		}
 	}
 }
+
+// Two servers whose names sanitize alike (a-b, a_b) keep a namespace each:
+// the one whose name is an identifier keeps it, the other gets "_2", named
+// in the declaration; each namespace calls its own server's tools.
+func TestServersThatSanitizeAlike(t *testing.T) {
+	reg := tool.NewRegistry()
+	for _, server := range []string{"a-b", "a_b", "local"} {
+		if _, err := reg.Register(tool.Tool{
+			Name: "mcp__" + server + "__search", Description: "Search " + server + ".", Origin: tool.Origin{Server: server, Name: "search"},
+			Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+				return tool.Output{Content: []tool.Content{tool.Text(server)}}, nil
+			},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := reg.Register(tool.Tool{Name: "clock", Execute: func(context.Context, json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text("go")}}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	api := codemode.NewAPI(reg.List())
+	if got, want := api.Names(), []string{"a_b", "a_b_2", "local", "local_2"}; !cmp.Equal(got, want) {
+		t.Errorf("namespaces %v, want %v", got, want)
+	}
+	for call, want := range map[string]string{
+		"tools.a_b.search": "a_b", "tools.a_b_2.search": "a-b", "tools.local.clock": "go", "tools.local_2.search": "local",
+	} {
+		res, err := codemode.Run(t.Context(), codemode.RegistryView(reg), "return (await "+call+"({})).text", codemode.Options{})
+		if err != nil || string(res.Value) != `"`+want+`"` {
+			t.Errorf("%s: %s, %v; want the tool of %s", call, res.Value, err, want)
+		}
+	}
+	for ns, server := range map[string]string{"a_b_2": "a-b", "local_2": "local"} {
+		decl, err := api.Namespace(ns)
+		if err != nil || !strings.Contains(decl, `Server "`+server+`"`) {
+			t.Errorf("declaration of %s does not name server %q: %v\n%s", ns, server, err, decl)
+		}
+		if line := `// ` + ns + ` (server "` + server + `", 1)`; !strings.Contains(api.Namespaces(), line) {
+			t.Errorf("namespaces page has no %q:\n%s", line, api.Namespaces())
+		}
+	}
+}

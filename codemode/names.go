@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,11 +38,11 @@ const LocalNamespace = "local"
 // callName is tools.call; a server of that name is served as "call_".
 const callName = "call"
 
-// placeOf returns the namespace and the function name of t, before
-// collisions are settled: the server (tool.Origin.Server, else the one an
-// "mcp__<server>__<tool>" public name carries, else LocalNamespace) and the
-// tool's own name there.
-func placeOf(name, server, raw string) (ns, fn string) {
+// placeOf returns the server of t ("" for none) and the function name of
+// t, before collisions are settled: the server is tool.Origin.Server, else
+// the one an "mcp__<server>__<tool>" public name carries; the function is
+// the tool's own name there.
+func placeOf(name, server, raw string) (srv, fn string) {
 	rest, isMCP := strings.CutPrefix(name, "mcp__")
 	if server == "" && isMCP {
 		if s, t, ok := strings.Cut(rest, "__"); ok && s != "" && t != "" {
@@ -56,14 +57,41 @@ func placeOf(name, server, raw string) (ns, fn string) {
 	default:
 		fn = name
 	}
+	return server, Ident(fn)
+}
+
+// namespaceOf returns the namespace of server before collisions are
+// settled: LocalNamespace for none, else its name through Ident.
+func namespaceOf(server string) string {
 	if server == "" {
-		server = LocalNamespace
+		return LocalNamespace
 	}
-	ns = Ident(server)
+	ns := Ident(server)
 	if ns == callName {
 		ns += "_"
 	}
-	return ns, Ident(fn)
+	return ns
+}
+
+// namespaces settles the namespace of each of servers ("" for the tools
+// of none; repeats allowed), so that two servers never share one: a
+// server whose name is its namespace as is (and the tools of none) keeps
+// it, then the others take theirs, or it with the smallest free suffix
+// "_2", "_3", …, in the order of their names. The same servers always get
+// the same namespaces.
+func namespaces(servers []string) map[string]string {
+	asIs := func(server string) bool { return server == "" || namespaceOf(server) == server }
+	sorted := slices.Compact(slices.Sorted(slices.Values(servers)))
+	taken := map[string]bool{}
+	out := make(map[string]string, len(sorted))
+	for _, first := range []bool{true, false} {
+		for _, server := range sorted {
+			if asIs(server) == first {
+				out[server] = unique(namespaceOf(server), taken)
+			}
+		}
+	}
+	return out
 }
 
 // unique returns id, or id with the smallest suffix "_2", "_3", … that
