@@ -128,6 +128,7 @@ type View struct {
 	index   *toolsearch.Index
 	indexed uint64 // the registry version index was built at
 	sizes   map[string]sized
+	checked map[string]bool // the pins Unmatched has checked
 }
 
 // selection is what one model was given: the tools search_tools loaded
@@ -191,7 +192,7 @@ func NewIn(src *tool.Source, cfg Config) (*View, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("toolSearch: %w", err)
 	}
-	v := &View{reg: src.Registry(), cfg: cfg, sel: newSelection(), sizes: map[string]sized{}}
+	v := &View{reg: src.Registry(), cfg: cfg, sel: newSelection(), sizes: map[string]sized{}, checked: map[string]bool{}}
 	if cfg.Mode == ModeOff {
 		return v, nil
 	}
@@ -306,10 +307,7 @@ func (v *View) pinned(t tool.Tool) bool {
 	if t.AlwaysLoad || slices.Contains(v.cfg.AlwaysLoad, t.Origin.Server) && t.Origin.Server != "" {
 		return true
 	}
-	return slices.ContainsFunc(v.cfg.Pinned, func(p string) bool {
-		ok, _ := path.Match(p, t.Name) // patterns were checked by New
-		return ok
-	})
+	return slices.ContainsFunc(v.cfg.Pinned, func(p string) bool { return matches(p, t.Name) })
 }
 
 // Inherit makes the tools old loaded and showed loaded and shown in v,

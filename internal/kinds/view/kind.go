@@ -11,7 +11,8 @@
 //     alwaysLoad: [fs]      # servers whose every tool stays visible
 //
 // (An mcp-client entry's own alwaysLoad: true does what the alwaysLoad
-// list does, for its server.)
+// list does, for its server.) A pinned name that matches no tool of the
+// server it names is logged as a warning once the server's tools are in.
 //
 // One such entry per file (it claims the name tool-search). Its instance
 // publishes search_tools through the Source the host gives it, so a
@@ -22,6 +23,7 @@ package view
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"sync"
 
@@ -29,6 +31,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+	"github.com/mcpbridge/mcpbridge/tool"
 	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
@@ -123,15 +126,43 @@ func (k *Kind) Start(_ context.Context, spec host.Spec, env host.Env) (host.Inst
 	k.mu.Unlock()
 	ready := make(chan struct{})
 	close(ready)
-	return &instance{kind: k, view: v, mode: cfg.Mode, ready: ready}, nil
+	in := &instance{kind: k, view: v, mode: cfg.Mode, ready: ready, done: make(chan struct{})}
+	if len(cfg.Pinned) > 0 && env.Registry != nil && env.Logger != nil {
+		in.watching.Go(func() { in.warnUnmatched(env.Registry, env.Logger) })
+	}
+	return in, nil
 }
 
 // instance is one running tool-search entry; it is ready at once.
 type instance struct {
-	kind  *Kind
-	view  *toolview.View
-	mode  toolview.Mode
-	ready chan struct{}
+	kind     *Kind
+	view     *toolview.View
+	mode     toolview.Mode
+	ready    chan struct{}
+	done     chan struct{} // closed by Close
+	watching sync.WaitGroup
+}
+
+// warnUnmatched logs, at each change of reg until Close, the pinned names
+// that match no tool of the server they name (toolview.View.Unmatched):
+// a typo would otherwise leave the tool hidden without a word.
+func (in *instance) warnUnmatched(reg *tool.Registry, log *slog.Logger) {
+	changed, stop := reg.Watch()
+	defer stop()
+	for {
+		for _, u := range in.view.Unmatched() {
+			args := []any{"pinned", u.Pinned, "server", u.Server}
+			if u.Nearest != "" {
+				args = append(args, "did_you_mean", u.Nearest)
+			}
+			log.Warn("pinned name matches no tool of its server: correct it in the tool-search entry's pinned list", args...)
+		}
+		select {
+		case <-changed:
+		case <-in.done:
+			return
+		}
+	}
 }
 
 func (in *instance) Ready() <-chan struct{} { return in.ready }
@@ -148,6 +179,8 @@ func (in *instance) Status() host.Status {
 // Close removes search_tools and, unless a successor took its place,
 // the kind's view.
 func (in *instance) Close() error {
+	close(in.done)
+	in.watching.Wait()
 	in.view.Close()
 	in.kind.mu.Lock()
 	if in.kind.current == in.view {

@@ -3,9 +3,11 @@ package view
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -133,5 +135,69 @@ func TestDecodeErrors(t *testing.T) {
 	cfg, err := DecodeConfig(nil, nil)
 	if err != nil || cfg.Mode != "" || cfg.Threshold != 0 {
 		t.Errorf("no config: %+v, %v", cfg, err)
+	}
+}
+
+// records is a slog handler that hands each record to a test.
+type records chan slog.Record
+
+func (records) Enabled(context.Context, slog.Level) bool          { return true }
+func (r records) Handle(_ context.Context, rec slog.Record) error { r <- rec.Clone(); return nil }
+func (r records) WithAttrs([]slog.Attr) slog.Handler              { return r }
+func (r records) WithGroup(string) slog.Handler                   { return r }
+
+// next returns the next warning logged, its attributes as text.
+func (r records) next(t *testing.T) (msg string, attrs map[string]string) {
+	t.Helper()
+	for {
+		select {
+		case rec := <-r:
+			if rec.Level != slog.LevelWarn {
+				continue
+			}
+			attrs = map[string]string{}
+			rec.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			return rec.Message, attrs
+		case <-time.After(10 * time.Second):
+			t.Fatal("no warning logged")
+		}
+	}
+}
+
+// A pinned name that matches no tool (a typo) is warned about, once,
+// when the server it names has published its tools, with the closest
+// name it has; a server publishing later is checked then.
+func TestUnmatchedPinWarned(t *testing.T) {
+	k := NewKind()
+	cat := host.NewCatalog(k)
+	reg := tool.NewRegistry()
+	if err := reg.NewSource().Publish(catalogTools()...); err != nil {
+		t.Fatal(err)
+	}
+	logged := make(records, 100)
+	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: slog.New(logged)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	apply(t, h, cat, "- {id: s, name: tool-search, config: {mode: on, pinned: [mcp__github__craete_issue, mcp__time__*, mcp__docs__serach_docs]}}\n")
+	msg, attrs := logged.next(t)
+	if !strings.Contains(msg, "pinned") || attrs["pinned"] != "mcp__github__craete_issue" || attrs["server"] != "github" ||
+		attrs["did_you_mean"] != "mcp__github__create_issue" {
+		t.Errorf("warning %q %v, want one naming the pin, its server and the tool meant", msg, attrs)
+	}
+
+	docs := reg.NewSource()
+	defer docs.Close()
+	search := catalogTools()[0]
+	search.Name, search.Origin = "mcp__docs__search_docs", tool.Origin{Server: "docs"}
+	for range 2 { // a refresh warns no more
+		if err := docs.Publish(search); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, attrs = logged.next(t)
+	if attrs["pinned"] != "mcp__docs__serach_docs" || attrs["server"] != "docs" || attrs["did_you_mean"] != "mcp__docs__search_docs" {
+		t.Errorf("warning %q %v, want the docs pin's", msg, attrs)
 	}
 }
