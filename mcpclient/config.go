@@ -441,15 +441,26 @@ func (c Config) checkToolFilters(report reportFunc) {
 	if len(c.EnabledTools) > 0 && len(c.DisabledTools) > 0 {
 		report("enabledTools and disabledTools may not both be set: list either the tools to keep or the tools to hide", "disabledTools", "enabledTools")
 	}
-	for _, list := range []struct {
-		field string
-		names []string
-	}{{"enabledTools", c.EnabledTools}, {"disabledTools", c.DisabledTools}} {
-		for i, name := range list.names {
+	for _, f := range c.toolFilters() {
+		for i, name := range f.names {
 			if name == "" {
-				report("tool names must not be empty", fmt.Sprintf("%s[%d]", list.field, i))
+				report("tool names must not be empty", fmt.Sprintf("%s[%d]", f.key, i))
 			}
 		}
+	}
+}
+
+// toolFilter is enabledTools or disabledTools: its key, its names, and the
+// warning for a name that matches no tool the server lists (warnUnmatched).
+type toolFilter struct {
+	key, unmatched string
+	names          []string
+}
+
+func (c Config) toolFilters() []toolFilter {
+	return []toolFilter{
+		{"enabledTools", "enabledTools names a tool the server does not list, so the tool it means is not registered: correct the name in the entry's enabledTools", c.EnabledTools},
+		{"disabledTools", "disabledTools names a tool the server does not list, so the tool it means stays registered: correct the name in the entry's disabledTools", c.DisabledTools},
 	}
 }
 

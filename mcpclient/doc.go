@@ -11,9 +11,9 @@
 // A Server logs structured records to Options.Logger, every one tagged
 // server=<serverName> (a host's logger adds entry=<id>): a short, constant
 // message, with the facts as attributes: err, attempt, max_attempts, delay,
-// timeout, tool, reason. A stdio child's stderr arrives line by line as
-// "child output" with stream=stderr, pid and line; the SDK's own records
-// carry component=go-sdk. The records carry the facts of upstream's log
+// timeout, tool, reason, did_you_mean. A stdio child's stderr arrives line
+// by line as "child output" with stream=stderr, pid and line; the SDK's own
+// records carry component=go-sdk. The records carry the facts of upstream's log
 // lines (docs/upstream.md §3.11), which interpolated them into the text
 // ("mcp-client(<S>): connection lost; reconnecting in <d>ms (attempt
 // <n>/<M>)"): the messages keep upstream's wording and its advice to the

@@ -146,6 +146,7 @@ type Options struct {
 	closeTimeout time.Duration                        // tests shorten the close barrier
 	ladderAfter  func(time.Duration) <-chan time.Time // the shutdown ladder's clock; nil: the real one
 	probeBound   time.Duration                        // tests shorten discoverProbeBound
+	unmatched    *unmatchedNames                      // shared with the share: session instances
 }
 
 // Server is the bridge to one MCP server: it connects, registers the
@@ -230,6 +231,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	}
 	if opts.MaxTools == 0 {
 		opts.MaxTools = DefaultMaxTools
+	}
+	if opts.unmatched == nil {
+		opts.unmatched = &unmatchedNames{}
 	}
 	roots, err := rootsOf(cfg.Roots)
 	if err != nil {

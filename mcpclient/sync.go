@@ -167,11 +167,13 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
 	defer gen.pages.ended()
 	var out []*remoteTool
+	var listed []string // the tools' names, those boundTool drops too, for warnUnmatched
 	byName := map[string]*remoteTool{}
 	err := paginate(s, s.prefix+": tools/list", "tools", func(cursor string) ([]wireTool, string, int64, error) {
 		return s.listPage(ctx, gen, cursor)
 	}, func(tools []wireTool) error {
 		for _, wt := range tools {
+			listed = append(listed, wt.Name)
 			if !s.boundTool(&wt) {
 				continue
 			}
@@ -192,6 +194,9 @@ func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, err
 		}
 		return nil
 	})
+	if err == nil {
+		s.warnUnmatched(listed)
+	}
 	return out, err
 }
 
