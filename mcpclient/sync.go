@@ -167,13 +167,18 @@ func (s *Server) publish(o tool.Offer, strict bool) error {
 func (s *Server) fetch(ctx context.Context, gen *generation) ([]*remoteTool, error) {
 	defer gen.pages.ended()
 	var out []*remoteTool
-	var listed []string // the tools' names, those boundTool drops too, for warnUnmatched
+	// The tools' names, those boundTool drops too, for warnUnmatched;
+	// gathered only when there is a filter to check.
+	var listed []string
+	filtered := len(s.cfg.EnabledTools)+len(s.cfg.DisabledTools) > 0
 	byName := map[string]*remoteTool{}
 	err := paginate(s, s.prefix+": tools/list", "tools", func(cursor string) ([]wireTool, string, int64, error) {
 		return s.listPage(ctx, gen, cursor)
 	}, func(tools []wireTool) error {
 		for _, wt := range tools {
-			listed = append(listed, wt.Name)
+			if filtered {
+				listed = append(listed, wt.Name)
+			}
 			if !s.boundTool(&wt) {
 				continue
 			}
