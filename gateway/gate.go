@@ -28,9 +28,10 @@ import (
 // once when the call ends, which returns an error when the end could not
 // be recorded (an audit line not written, and the Gate fails closed): a
 // call answered at once is then answered with that error instead of its
-// result; or an error that refuses the call: ErrHidden
-// answers it as an unknown tool, a *jsonrpc.Error is the response as is,
-// any other error an isError result saying the call was refused and why.
+// result; or an error that refuses the call: ErrHidden answers it as an
+// unknown tool (prompt, resource), a *jsonrpc.Error is the response as
+// is, any other error an isError result saying the call was refused and
+// why.
 //
 // A Gate may also offer more (Screen, QuestionWaiter, SharedSessions,
 // SharedTasks). One that wraps another Gate (a tracker in front of the
@@ -62,7 +63,8 @@ func gateAs[T any](g Gate) (T, bool) {
 // tools/call of a tool the caller may not see: the call is answered as
 // one of a tool that does not exist, on every path (plain, as a task,
 // under the tasks extension), so that no caller learns what is hidden
-// from it. Whether a refusal says "not allowed" or hides the tool is the
+// from it; a prompts/get or resources/read, as one of a prompt or
+// resource that does not exist. Whether a refusal says "not allowed" or hides the tool is the
 // Gate's choice; the Gate still records the refusal.
 var ErrHidden = errors.New("gateway: the tool is hidden from its caller")
 

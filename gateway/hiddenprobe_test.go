@@ -1,10 +1,16 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/tool"
 )
@@ -40,5 +46,78 @@ func TestHiddenToolsUnprobedByRequestChecks(t *testing.T) {
 		if hidden, unknown := probe("secret", p.args, p.meta, p.header...), probe("nosuch", p.args, p.meta, p.header...); hidden != unknown {
 			t.Errorf("%s: a hidden tool's is answered %s\nan unknown tool's %s", what, hidden, unknown)
 		}
+	}
+}
+
+// A prompts/get or resources/read the Gate refuses with ErrHidden is
+// answered as one of a prompt or resource that does not exist (code,
+// message and data, and on a 2026-07-28 POST its status), a skill's file
+// too, so that probing them tells nothing either: the Gate's ErrHidden
+// went back as it was, an internal error saying something is hidden; and
+// one with a requestState the gateway never gave was refused for its
+// state, where one of an item that does not exist is unknown.
+func TestHiddenOffersAnsweredAsUnknown(t *testing.T) {
+	offers, skills := tool.NewRegistry(), tool.NewRegistry()
+	completingBackend(t, offers, "docs")
+	completingBackend(t, offers, "vault")
+	startSkillsBackend(t, skills, "vault")
+	type probe struct{ method, hidden, unknown string }
+	for _, w := range []struct {
+		reg    *tool.Registry
+		probes []probe
+	}{
+		{offers, []probe{{MethodGetPrompt, "mcp__docs__secret", "mcp__docs__nosuch"}, {MethodReadResource, "vault://a", "nosuch://a"}}},
+		{skills, []probe{{MethodReadResource, "skill://vault/pdf-processing/SKILL.md", "skill://nosuch/pdf-processing/SKILL.md"}}},
+	} {
+		for path, open := range map[string]func(*tool.Registry, Options) func(method, name, state string) string{
+			"in memory": func(reg *tool.Registry, opts Options) func(string, string, string) string {
+				return inMemoryOfferProbe(connectInMemory(t, newGateway(t, reg, opts)))
+			},
+			"HTTP stateless, 2026-07-28": func(reg *tool.Registry, opts Options) func(string, string, string) string {
+				opts.Stateless = true
+				return statelessOfferProbe(t, serveHTTP(t, newGateway(t, reg, opts), opts))
+			},
+		} {
+			get := open(w.reg, Options{Gate: hideOffers{prompt: "mcp__docs__secret", server: "vault"}})
+			for _, p := range w.probes {
+				for _, state := range []string{"", "mcpbridge.forged"} {
+					if hidden, unknown := get(p.method, p.hidden, state), get(p.method, p.unknown, state); hidden != unknown {
+						t.Errorf("%s, %s %s, requestState %q: a hidden one is answered %s\nan unknown one %s", path, p.method, p.hidden, state, hidden, unknown)
+					}
+				}
+			}
+		}
+	}
+}
+
+// inMemoryOfferProbe returns how c's prompts/get or resources/read of
+// name, with state unless "", is refused (code, message, data), name
+// written NAME.
+func inMemoryOfferProbe(c *client) func(method, name, state string) string {
+	return func(method, name, state string) string {
+		var err error
+		if method == MethodGetPrompt {
+			_, err = c.session.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: name, RequestState: state})
+		} else {
+			_, err = c.session.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: name, RequestState: state})
+		}
+		wire, ok := errors.AsType[*jsonrpc.Error](err)
+		if !ok {
+			return fmt.Sprintf("not a JSON-RPC error: %v", err)
+		}
+		return strings.ReplaceAll(fmt.Sprintf("%d %s %s", wire.Code, wire.Message, wire.Data), name, "NAME")
+	}
+}
+
+// statelessOfferProbe returns the status and body a 2026-07-28 POST to
+// base of a prompts/get or resources/read of name, with state unless "",
+// is answered with, name written NAME.
+func statelessOfferProbe(t *testing.T, base string) func(method, name, state string) string {
+	return func(method, name, state string) string {
+		key := map[string]string{MethodGetPrompt: "name", MethodReadResource: "uri"}[method]
+		params, _ := json.Marshal(map[string]any{key: name, "requestState": state, "_meta": json.RawMessage(`{` + perRequestMeta("") + `}`)})
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + string(params) + `}`
+		status, got, _ := readStateless(t, base, body, false, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", method, "Mcp-Name", name)
+		return http.StatusText(status) + " " + strings.ReplaceAll(got, name, "NAME")
 	}
 }

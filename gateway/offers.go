@@ -224,27 +224,40 @@ func guard(add func()) (err error) {
 // reader serves resources/read for server's resources and templates.
 func (g *Gateway) reader(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		p := req.Params
-		wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodReadResource, p.URI, nil, server, p.RequestState, p.InputResponses},
-			func(ctx context.Context) (json.RawMessage, error) {
-				res, err := g.reg.ReadResource(ctx, server, p.URI)
-				return res.Wire, err
-			})
-		if err != nil {
-			return nil, err
-		}
-		if questions != nil {
-			return &mcp.ReadResourceResult{InputRequests: questions.requests, RequestState: questions.state}, nil
-		}
-		out := &mcp.ReadResourceResult{}
-		if err := json.Unmarshal(wire, out); err != nil {
-			return nil, fmt.Errorf("server %q returned a resources/read result the gateway cannot forward: %w", server, err)
-		}
-		return out, nil
+		return g.read(ctx, server, req, req.Params.URI)
 	}
 }
 
-// prompter serves prompts/get for the prompt public.
+// read serves req, a resources/read of server's resource, which its
+// client sent as served. One the Gate hides is answered as one of a URI
+// no server offers (the SDK's words), under the URI the client sent, so
+// that the caller learns nothing of it.
+func (g *Gateway) read(ctx context.Context, server string, req *mcp.ReadResourceRequest, served string) (*mcp.ReadResourceResult, error) {
+	p := req.Params
+	wire, questions, err := g.offered(ctx, req.Session, req.Extra, offerRequest{MethodReadResource, p.URI, nil, server, p.RequestState, p.InputResponses},
+		func(ctx context.Context) (json.RawMessage, error) {
+			res, err := g.reg.ReadResource(ctx, server, p.URI)
+			return res.Wire, err
+		})
+	switch {
+	case errors.Is(err, ErrHidden):
+		return nil, mcp.ResourceNotFoundError(served)
+	case err != nil:
+		return nil, err
+	}
+	if questions != nil {
+		return &mcp.ReadResourceResult{InputRequests: questions.requests, RequestState: questions.state}, nil
+	}
+	out := &mcp.ReadResourceResult{}
+	if err := json.Unmarshal(wire, out); err != nil {
+		return nil, fmt.Errorf("server %q returned a resources/read result the gateway cannot forward: %w", server, err)
+	}
+	return out, nil
+}
+
+// prompter serves prompts/get for the prompt public. One the Gate hides
+// is answered as a prompt the gateway does not serve (the SDK's words),
+// under the name the client sent, so that the caller learns nothing of it.
 func (g *Gateway) prompter(public string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		p := req.Params
@@ -253,7 +266,10 @@ func (g *Gateway) prompter(public string) mcp.PromptHandler {
 				res, err := g.reg.GetPrompt(ctx, public, p.Arguments)
 				return res.Wire, err
 			})
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrHidden):
+			return nil, unknownPrompt(p.Name)
+		case err != nil:
 			return nil, err
 		}
 		if questions != nil {
@@ -322,9 +338,15 @@ func (g *Gateway) mayComplete(ctx context.Context, req *mcp.CompleteRequest, in 
 // caller may not see it.
 func unknownRef(ref *mcp.CompleteReference) error {
 	if ref.Type == tool.RefPrompt {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %q", tool.ErrUnknownPrompt, ref.Name)}
+		return unknownPrompt(ref.Name)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v lists the resource template %q", tool.ErrNoServer, ref.URI)}
+}
+
+// unknownPrompt is the error of a request naming a prompt the gateway
+// does not serve, in the SDK's words for one (Server.getPrompt).
+func unknownPrompt(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %q", tool.ErrUnknownPrompt, name)}
 }
 
 // nonNil returns s, or an empty slice for nil ("values" is required).

@@ -31,6 +31,15 @@ type offerRequest struct {
 	responses mcp.InputResponseMap
 }
 
+// offer is what a Screen decides r on: a prompt by its public name, a
+// resource by its server.
+func (r offerRequest) offer() (Offer, string) {
+	if r.method == MethodGetPrompt {
+		return OfferPrompt, r.name
+	}
+	return OfferResource, r.server
+}
+
 // offerQuestions is an input-required answer to a prompts/get or
 // resources/read.
 type offerQuestions struct {
@@ -48,7 +57,8 @@ type offerQuestions struct {
 // neither. The admission is ended, and its slot given back, once, with
 // the backend request's true outcome, when get returns, not when it
 // parks. offered returns the backend's result as sent, or the questions
-// to answer the request with.
+// to answer the request with; ErrHidden for one the Gate hides, or one
+// again whose state is refused and whose item the caller may not see.
 func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, r offerRequest, get func(context.Context) (json.RawMessage, error)) (json.RawMessage, *offerQuestions, error) {
 	var header http.Header
 	if extra != nil {
@@ -62,6 +72,11 @@ func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 	var err error
 	if r.state != "" {
 		res, err = g.resume(ctx, req)
+		if err == errUnknownState && !g.visibleTo(ctx, header, sessionID(ss))(r.offer()) {
+			// Refused for its state, a hidden item would be told from one
+			// that does not exist, which is refused for its name.
+			err = ErrHidden
+		}
 	} else {
 		res, err = g.admitOffer(ctx, req, r, get)
 	}

@@ -373,10 +373,10 @@ func (g *Gateway) syncSkills(rank func(a, b string) int) {
 }
 
 // skillReader reads server's skill files by their served URIs: the read
-// goes to the backend under its own URI (through reader, so the Gate
-// sees it), and the contents come back under the served one.
+// goes to the backend under its own URI (through read, so the Gate
+// sees it), and the contents, or a hidden file's not found, come back
+// under the served one.
 func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
-	read := g.reader(server)
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		served := req.Params.URI
 		uri, ok := backendSkillURI(server, served)
@@ -387,7 +387,7 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 		params.URI = uri
 		back := *req
 		back.Params = &params
-		res, err := read(ctx, &back)
+		res, err := g.read(ctx, server, &back, served)
 		if err != nil {
 			return nil, err
 		}
