@@ -8,7 +8,9 @@ import (
 )
 
 // statelessKey marks the context of an HTTP request served without a
-// session (routeRequest).
+// session (routeRequest: true), or of a session served on a transport of
+// its own, stdio or in memory (serveTransport: false), which is one
+// client's for as long as it lasts, Options.Stateless or not.
 type statelessKey struct{}
 
 // servesStateless reports whether the MCP request with headers h and
@@ -47,11 +49,14 @@ func (g *Gateway) routeRequest(next http.Handler) http.Handler {
 }
 
 // statelessIn reports whether ctx is of a request served without a
-// session: with Options.Stateless every one, else those routeRequest
-// marked; off HTTP, none.
+// session: those routeRequest marked, and with Options.Stateless every
+// one but a stdio or in-memory session's (serveTransport), whose calls,
+// and what they leave (a call parked for its client's answers), are
+// bound to it: parked under no session, a call was any such session's
+// to answer, and outlived its own.
 func (g *Gateway) statelessIn(ctx context.Context) bool {
-	v, _ := ctx.Value(statelessKey{}).(bool)
-	return v || g.opts.Stateless
+	v, marked := ctx.Value(statelessKey{}).(bool)
+	return v || !marked && g.opts.Stateless
 }
 
 // stateless is statelessIn for an HTTP request.

@@ -177,7 +177,8 @@ type Options struct {
 	// of protocol 2026-07-28 lose nothing; older clients get no
 	// notifications (no GET stream) and no server-to-client requests.
 	// Without it, a 2026-07-28 request is served so all the same, and
-	// older clients get sessions (servesStateless).
+	// older clients get sessions (servesStateless). A stdio or in-memory
+	// session (ServeTransport) is a session either way.
 	Stateless bool
 	// ResumeGrace is how long the calls of an HTTP client whose request
 	// stream dropped before the results keep running, waiting for the
@@ -929,6 +930,7 @@ func (g *Gateway) serveTransport(ctx context.Context, t mcp.Transport, take func
 		unanswered.done()
 		g.answering.done()
 	}}
+	ctx = context.WithValue(ctx, statelessKey{}, false) // one client's session, stateless mode or not
 	var session atomic.Pointer[mcp.ServerSession]
 	connected := make(chan struct{}) // closed once session is stored, or Connect failed
 	taking := &sdkwire.TakingTransport{Transport: &sdkwire.ServerCapabilityTransport{Transport: tt, Add: taskCapability}, Take: noTake}

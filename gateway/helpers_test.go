@@ -217,15 +217,32 @@ func connectWithoutListen(t *testing.T, g *Gateway) *client {
 func connectClient(t testing.TB, g *Gateway, sdk *mcp.Client, opts *mcp.ClientSessionOptions) (*mcp.ClientSession, *served) {
 	t.Helper()
 	ct, s := serveInMemory(t, g)
+	return connectOver(t, sdk, ct, opts, "in memory"), s
+}
+
+// connectStdio is connectClient over pipes served by ServeStdio.
+func connectStdio(t testing.TB, g *Gateway, sdk *mcp.Client, opts *mcp.ClientSessionOptions) (*mcp.ClientSession, *served) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	s := serveWith(t, func(ctx context.Context) error { return g.ServeStdio(ctx, inR, outW) })
+	return connectOver(t, sdk, &mcp.IOTransport{Reader: outR, Writer: inW}, opts, "over stdio"), s
+}
+
+// connectOver connects sdk with opts over ct, the client's end of what
+// the test serves (how names it), and closes the session when the test
+// ends.
+func connectOver(t testing.TB, sdk *mcp.Client, ct mcp.Transport, opts *mcp.ClientSessionOptions, how string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	cs, err := sdk.Connect(ctx, ct, opts)
 	if err != nil {
-		t.Fatalf("connecting a client in memory: %v", err)
+		t.Fatalf("connecting a client %s: %v", how, err)
 	}
-	// Registered after serveInMemory's cleanup, so it runs before it.
+	// Registered after the serving's cleanup, so it runs before it.
 	t.Cleanup(func() { cs.Close() })
-	return cs, s
+	return cs
 }
 
 // serveInMemory serves g on one end of an in-memory pipe and returns the
@@ -234,10 +251,17 @@ func connectClient(t testing.TB, g *Gateway, sdk *mcp.Client, opts *mcp.ClientSe
 func serveInMemory(t testing.TB, g *Gateway) (mcp.Transport, *served) {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
+	return ct, serveWith(t, func(ctx context.Context) error { return g.ServeTransport(ctx, st) })
+}
+
+// serveWith runs serve in the background until the test ends, then
+// cancels its context and fails the test if it returned an error.
+func serveWith(t testing.TB, serve func(context.Context) error) *served {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	s := &served{stop: stop, done: make(chan struct{})}
 	go func() {
-		s.err = g.ServeTransport(ctx, st)
+		s.err = serve(ctx)
 		close(s.done)
 	}()
 	t.Cleanup(func() {
@@ -247,7 +271,7 @@ func serveInMemory(t testing.TB, g *Gateway) (mcp.Transport, *served) {
 			t.Errorf("ServeTransport: %v", err)
 		}
 	})
-	return ct, s
+	return s
 }
 
 // served is a ServeTransport running in the background.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/tool"
 )
 
 // The stdio line filter hands the SDK only JSON-RPC messages and answers
@@ -69,4 +71,37 @@ func (s iotest) Read(p []byte) (int, error) {
 		p = p[:7]
 	}
 	return s.r.Read(p)
+}
+
+// Options.Stateless is for HTTP: a stdio session is one client's for as
+// long as it lasts, stateless or not, so a call of its client parked for
+// a backend's question (asked in the middle of the call, put to the
+// client as an input-required result) is that session's. Another stdio
+// session of the gateway cannot answer it, even with its requestState,
+// and it is cancelled, and forgotten, when its session ends. Parked under
+// no session, as a stateless HTTP request's, it was any session's without
+// an Authorization header to answer, and it ran on past its session's end
+// until QuestionWait passed.
+func TestStdioStatelessParksPerSession(t *testing.T) {
+	reg := tool.NewRegistry()
+	ended := startConfirmBackend(t, reg, "2025-11-25")
+	g := newGateway(t, reg, Options{Stateless: true})
+	alice, served := connectStdio(t, g, manualSDK(t), nil)
+	mallory, _ := connectStdio(t, g, manualSDK(t), nil)
+
+	key, state := askedFor(t, alice, "deploy")
+	if res, err := answerWith(mallory, "deploy", key, state); err == nil || !strings.Contains(err.Error(), "requestState is not one this gateway holds for this call") {
+		t.Errorf("another stdio session answering with the call's requestState: %+v, %v; want the requestState refused", res, err)
+	}
+	if res, err := answerWith(alice, "deploy", key, state); err != nil || res.IsError || strings.Join(texts(res), "") != "accept deploy true" {
+		t.Fatalf("the session's own answer: %+v, %v; want the call completed with it", res, err)
+	}
+
+	askedFor(t, alice, "delete")
+	alice.Close()
+	waitSignal(t, ended, "the backend's question ended with its session")
+	if err := served.wait(t); err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	waitFor(t, "the ended session's call unparked", func() bool { return len(g.ParkedCalls(nil)) == 0 })
 }
