@@ -279,6 +279,39 @@ func closeIsBounded(t *testing.T, version string) {
 	}
 }
 
+// A client that repeats the id of a call in flight is refused for it,
+// and the call still counts as unanswered: Close waits for its reply
+// before it closes the session. The refusal's response, with the same
+// id, stopped the call's counting, so Close closed the session at once
+// and the reply of a call that took a moment to stop was lost.
+func TestCloseAnswersACallWhoseIDWasRepeated(t *testing.T) {
+	reg := tool.NewRegistry()
+	entered := make(chan struct{})
+	if _, err := reg.Register(goTool("tidy", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		close(entered)
+		<-ctx.Done()
+		time.Sleep(300 * time.Millisecond) // tidying up before it returns
+		return tool.Output{}, ctx.Err()
+	})); err != nil {
+		t.Fatal(err)
+	}
+	g := New(reg, Options{})
+	c := connectRaw(t, g)
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"tidy"}}`
+	c.send(call)
+	waitSignal(t, entered, "the call to start")
+	c.send(call)
+	if m := c.response("7"); m.Error == nil || !strings.Contains(m.Error.Message, "already in use") {
+		t.Fatalf("the repeated id answered %s %+v, want it refused as in use", m.Result, m.Error)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if m := c.response("7"); m.Error != nil || !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Errorf("the call answered %s %+v, want its isError result", m.Result, m.Error)
+	}
+}
+
 // A client that leaves mid-call: the call is cancelled (a backend would get
 // notifications/cancelled) and nothing waits for its reply any more.
 func TestClientLeavesMidCall(t *testing.T) {

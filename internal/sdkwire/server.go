@@ -91,7 +91,10 @@ func (r *rawCallResult) MarshalJSON() ([]byte, error) {
 // CountingTransport wraps the server side of a transport whose one
 // connection carries a whole session (stdio, in-memory; not Streamable
 // HTTP, whose handler makes the connections) and counts the requests of
-// Method read from its connection and not yet answered on it. The server
+// Method read from its connection and not yet answered on it. A request
+// whose id one in flight has is not counted: the SDK's session drops it
+// unanswered, and a TakingTransport above refuses it with a response of
+// that id, which answers the repeat, not the request counted. The server
 // session reads every request through the connection's Read and writes its
 // response through its Write, and ServerSession.Close drops the replies it
 // has not written yet (assumption 15): so a graceful shutdown waits for the
@@ -163,10 +166,10 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write writes a message; a response, once written (or failed), stops the
-// counting of its request.
+// counting of its request, unless it refuses a repeat of its id.
 func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if resp, ok := msg.(*jsonrpc.Response); ok && !refusesRepeat(ctx) {
 		c.mu.Lock()
 		_, counted := c.ids[resp.ID]
 		delete(c.ids, resp.ID)

@@ -204,7 +204,7 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if inUse {
 				// The SDK's answer to a repeated id; checked before take,
 				// which may hold resources for the call it returns.
-				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
+				c.reply(withRepeat(c.base), req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
 				continue
 			}
 			if full {
@@ -212,7 +212,7 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				// tasks/result waits for its task): a peer sending them
 				// without end is refused, not given one each; its other
 				// requests too (take alone knows which it would take).
-				c.reply(req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many requests in flight on this connection (%d); retry when some have ended", MaxTakenCalls)})
+				c.reply(c.base, req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("too many requests in flight on this connection (%d); retry when some have ended", MaxTakenCalls)})
 				continue
 			}
 			if run := c.take(req); run != nil {
@@ -309,7 +309,7 @@ func (c *takingConn) runJob(j takenJob) {
 	c.mu.Unlock()
 	j.ctx.cancel(nil)
 	if !ended {
-		c.write(j.id, result, err)
+		c.write(c.base, j.id, result, err)
 	}
 }
 
@@ -336,20 +336,38 @@ func (c *takingConn) next() (takenJob, bool) {
 	}
 }
 
-// reply writes the response to a taken call, unless the connection ended.
-func (c *takingConn) reply(id jsonrpc.ID, result json.RawMessage, err error) {
+// reply writes, with ctx, the response to a request the take answers,
+// unless the connection ended.
+func (c *takingConn) reply(ctx context.Context, id jsonrpc.ID, result json.RawMessage, err error) {
 	c.mu.Lock()
 	ended := c.ended
 	c.mu.Unlock()
 	if !ended {
-		c.write(id, result, err)
+		c.write(ctx, id, result, err)
 	}
 }
 
-// write writes the response to a taken call. A failed write is the
-// session's to notice on its next read or write.
-func (c *takingConn) write(id jsonrpc.ID, result json.RawMessage, err error) {
-	c.Connection.Write(c.base, serverwire.Response(id, result, err))
+// write writes, with ctx, the response to a request the take answers. A
+// failed write is the session's to notice on its next read or write.
+func (c *takingConn) write(ctx context.Context, id jsonrpc.ID, result json.RawMessage, err error) {
+	c.Connection.Write(ctx, serverwire.Response(id, result, err))
+}
+
+// repeatKey marks the context the take writes its refusal of a repeated
+// request id with.
+type repeatKey struct{}
+
+// withRepeat returns ctx marked as writing the refusal of a request whose
+// id a taken call in flight has: its response answers the repeat, not the
+// call, whose reply a CountingTransport beneath still waits for.
+func withRepeat(ctx context.Context) context.Context {
+	return context.WithValue(ctx, repeatKey{}, true)
+}
+
+// refusesRepeat reports whether a Write's ctx is one withRepeat marked.
+func refusesRepeat(ctx context.Context) bool {
+	v, _ := ctx.Value(repeatKey{}).(bool)
+	return v
 }
 
 // cancel cancels the taken call a notifications/cancelled names, and
