@@ -126,10 +126,7 @@ func TestTaggedReadsBack(t *testing.T) {
 // instead of refusing every forward (403) until it restarts.
 func TestForwardAfterTheSecretChanged(t *testing.T) {
 	reg := tool.NewRegistry()
-	srv, ts := openTaskStore(t)
-	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
-	a := serveHTTP(t, newGateway(t, reg, opts), opts)
-	b := serveHTTP(t, newGateway(t, reg, opts), opts)
+	srv, a, b, ts := replicaPair(t, reg, Options{}, time.Minute)
 	client := openRawHTTP(t, a, "")
 	via := func(base string) *wireMessage {
 		c := &rawHTTP{t: t, endpoint: base + "/mcp", session: client.session}
@@ -144,6 +141,7 @@ func TestForwardAfterTheSecretChanged(t *testing.T) {
 	if n, err := rc.Del(t.Context(), t.Name()+":replicas:secret").Result(); n != 1 || err != nil {
 		t.Fatalf("deleting the replicas' secret: %d, %v", n, err)
 	}
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
 	c := serveHTTP(t, newGateway(t, reg, opts), opts) // makes a new secret
 	if m := via(c); m.Error != nil {
 		t.Errorf("forwarded from a replica with the new secret: %+v", m.Error)
@@ -173,10 +171,7 @@ func TestForwardUncheckedWithTheStoreDown(t *testing.T) {
 // session is not known to be gone, and a 404 would have the client drop
 // it.
 func TestForwardWithTheStoreDownIsNotGone(t *testing.T) {
-	srv, ts := openTaskStore(t)
-	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
-	a := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
-	b := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	srv, a, b, _ := replicaPair(t, tool.NewRegistry(), Options{}, time.Minute)
 	client := openRawHTTP(t, a, "")
 	srv.Stop()
 	via := &rawHTTP{t: t, endpoint: b + "/mcp", session: client.session}
@@ -288,11 +283,7 @@ func TestOwnedSessionRecordedDuringTheSweepKept(t *testing.T) {
 // sends anything (an Upgrade with a tab) is answered without touching the
 // session's record, which only an owner that cannot be dialled loses.
 func TestForwardRefusedUpgradeKeepsTheRoute(t *testing.T) {
-	reg := tool.NewRegistry()
-	_, ts := openTaskStore(t)
-	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
-	a := serveHTTP(t, newGateway(t, reg, opts), opts)
-	b := serveHTTP(t, newGateway(t, reg, opts), opts)
+	_, a, b, ts := replicaPair(t, tool.NewRegistry(), Options{}, time.Minute)
 	client := openRawHTTP(t, a, "")
 	name := "session:" + client.session
 	viaB := *client
@@ -340,10 +331,7 @@ func TestForwardToAnOwnerNotThereDropsItsRecord(t *testing.T) {
 // restarted empty (before its owner wrote the record again), is answered
 // 503 with Retry-After, not 404: the client keeps its session.
 func TestForwardAfterAnEmptyStoreRestartIsNotGone(t *testing.T) {
-	srv, ts := openTaskStore(t)
-	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
-	a := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
-	b := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	srv, a, b, _ := replicaPair(t, tool.NewRegistry(), Options{}, time.Minute)
 	client := openRawHTTP(t, a, "")
 	srv.Stop()
 	srv.Start() // empty

@@ -40,7 +40,15 @@ func (s sharedGate) SessionOwners() (SessionOwners, string) {
 // twoReplicas serves reg from two stateless gateways sharing tasks in a
 // real redis-server, with lease; it returns their base URLs and the store.
 func twoReplicas(t *testing.T, reg *tool.Registry, lease time.Duration) (a, b string, ts *store.Redis) {
-	srv, ts := openTaskStore(t)
+	_, a, b, ts = replicaPair(t, reg, Options{Stateless: true, Authenticate: aliceOrBob}, lease)
+	return a, b, ts
+}
+
+// replicaPair serves reg from two gateways made with opts sharing tasks
+// and sessions in a real redis-server (sharedGate, with lease); it
+// returns the server, their base URLs and the first one's store.
+func replicaPair(t *testing.T, reg *tool.Registry, opts Options, lease time.Duration) (srv *mcptest.RedisServer, a, b string, ts *store.Redis) {
+	srv, ts = openTaskStore(t)
 	var bases []string
 	for i := range 2 {
 		r := ts // the second replica has a client of its own
@@ -51,10 +59,10 @@ func twoReplicas(t *testing.T, reg *tool.Registry, lease time.Duration) (a, b st
 			}
 			t.Cleanup(func() { r.Close() })
 		}
-		opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: lease}}
+		opts.Gate = sharedGate{ts: r, lease: lease}
 		bases = append(bases, serveHTTP(t, newGateway(t, reg, opts), opts))
 	}
-	return bases[0], bases[1], ts
+	return srv, bases[0], bases[1], ts
 }
 
 // createTask calls name as a task of the extension through c and returns
