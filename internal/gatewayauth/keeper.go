@@ -560,7 +560,11 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	}
 	kind, subject, bucket := asked(c)
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
-		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), denial(kind, c.Public, who.Name))
+		// What the policy denies is in none of the caller's lists
+		// (Screen): a tool call, prompt get or resource read of it is
+		// answered as one of an item that does not exist, so the caller
+		// learns nothing of it; the audit records the denial.
+		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), gateway.ErrHidden)
 	}
 	if err := k.admit(ctx, st, who.Name, bucket); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
@@ -622,21 +626,6 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 		k.opts.Refused("refused")
 	}
 	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"}
-}
-
-// denial is the answer to a call the policy denies. A tool the policy
-// denies is not in the caller's lists (Screen), so its call is answered
-// as one of a tool that does not exist (gateway.ErrHidden): the caller
-// learns nothing of it. The audit records the denial either way.
-func denial(kind Target, public, who string) error {
-	if kind == Tool {
-		return gateway.ErrHidden
-	}
-	return &jsonrpc.Error{Code: CodeDenied, Message: fmt.Sprintf("%s %q is not allowed for %q by the gateway's policy", kindName(kind), public, who)}
-}
-
-func kindName(k Target) string {
-	return [...]string{"tool", "prompt", "resource"}[k]
 }
 
 func ruleReason(d Decision) string {

@@ -81,14 +81,7 @@ audit: {file: DIR/audit.jsonl}
 	if _, err := bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "docs://a"}); err != nil {
 		t.Errorf("an allowed resource: %v", err)
 	}
-	for name, err := range map[string]error{
-		"prompt":   second(bob.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "mcp__secret__summarize"})),
-		"resource": second(bob.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "secret://a"})),
-	} {
-		if we, ok := errors.AsType[*jsonrpc.Error](err); !ok || we.Code != CodeDenied {
-			t.Errorf("a denied %s: %v, want code %d", name, err, CodeDenied)
-		}
-	}
+	checkOffersHidden(t, bob, "mcp__secret__summarize", "secret://a")
 	if data := readFile(t, auditPath(s)); !containsAll(data, `"method":"prompts/get"`, `"method":"resources/read"`, `"server":"secret"`, `"outcome":"denied"`) {
 		t.Errorf("the trail lacks the prompt gets and resource reads:\n%s", data)
 	}

@@ -207,6 +207,35 @@ func checkHidden(t *testing.T, cs *mcp.ClientSession, name string) {
 	}
 }
 
+// checkOffersHidden has cs get the prompt and read the resource the
+// policy denies it, and wants each answered exactly as one that does not
+// exist: code, message (but for the name) and data, so nobody learns
+// what the policy hides from them.
+func checkOffersHidden(t *testing.T, cs *mcp.ClientSession, prompt, uri string) {
+	t.Helper()
+	get := func(name string) error {
+		return second(cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: name}))
+	}
+	read := func(uri string) error {
+		return second(cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}))
+	}
+	for _, c := range []struct {
+		what, name, missing string
+		ask                 func(string) error
+	}{
+		{"prompt", prompt, "mcp__nowhere__nothing", get},
+		{"resource", uri, "nowhere://nothing", read},
+	} {
+		denied, missing := c.ask(c.name), c.ask(c.missing)
+		dw, ok1 := errors.AsType[*jsonrpc.Error](denied)
+		mw, ok2 := errors.AsType[*jsonrpc.Error](missing)
+		if !ok1 || !ok2 || dw.Code != mw.Code || dw.Message != strings.ReplaceAll(mw.Message, c.missing, c.name) ||
+			string(dw.Data) != strings.ReplaceAll(string(mw.Data), c.missing, c.name) {
+			t.Errorf("the denied %s %s: %v; want it answered as one that does not exist: %v", c.what, c.name, denied, missing)
+		}
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
