@@ -28,10 +28,6 @@ type subscription struct {
 	err     error
 }
 
-// testHookBeforeJoin, when set, runs as a subscriber is about to join
-// its resource's subscription: a test publishes a successor there.
-var testHookBeforeJoin func()
-
 // listener is one subscriber's callback.
 type listener struct{ fn func(uri string) }
 
@@ -51,9 +47,6 @@ type listener struct{ fn func(uri string) }
 func (r *Registry) SubscribeResource(ctx context.Context, server, uri string, fn func(uri string)) (cancel func(), err error) {
 	key, l := subKey{server, uri}, &listener{fn: fn}
 	for {
-		if testHookBeforeJoin != nil {
-			testHookBeforeJoin()
-		}
 		// The server is looked up at each turn (it may have been taken
 		// over), and in the step that joins: a successor publishing meanwhile
 		// either is the one asked, or finds the subscription to renew.

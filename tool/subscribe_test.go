@@ -495,19 +495,3 @@ func mustSubscribeOrNot(t *testing.T, r *tool.Registry, ctx context.Context, who
 	}
 	return cancel
 }
-
-// A successor that takes the server over just before a first subscriber
-// joins (the server looked up, the subscription not yet made) is the one
-// asked: the predecessor, closing, sends no more updates.
-func TestSubscribeRacingASuccessorAsksIt(t *testing.T) {
-	r := tool.NewRegistry()
-	old, fresh := &subServer{}, &subServer{}
-	src := mustPublishOffer(t, r, old.offer("files"))
-	next := src.Successor()
-	defer next.Close()
-	tool.SetBeforeJoin(t.Cleanup, sync.OnceFunc(func() { publishOrFail(t, next, fresh.offer("files")) }))
-	var u updates
-	defer mustSubscribe(t, r, "files", "file:///a", &u)()
-	fresh.check(t, "successor asked", "subscribe file:///a")
-	old.check(t, "predecessor asked")
-}
