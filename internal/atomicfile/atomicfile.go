@@ -3,9 +3,11 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write replaces path with data: a temporary file in the same directory,
@@ -45,8 +47,10 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	// The rename lives in the directory until it is synced: a crash
-	// before that can bring back the old file, or none.
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	// before that can bring back the old file, or none. A file system
+	// that cannot sync a directory (some FUSE and network mounts) has
+	// nothing to sync it with: the write stands as it would have there.
+	if err := syncDir(filepath.Dir(path)); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
 		return fmt.Errorf("%s was replaced, but syncing its directory failed, so a crash may undo it: %w", path, err)
 	}
 	return nil

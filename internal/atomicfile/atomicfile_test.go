@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -114,5 +115,23 @@ func TestWriteDirectorySyncFails(t *testing.T) {
 	err := Write(path, []byte("new"), 0o600)
 	if err == nil || !strings.Contains(err.Error(), path+" was replaced") || !strings.Contains(err.Error(), "input/output error") {
 		t.Errorf("Write: %v, want it to say the file was replaced and why the sync failed", err)
+	}
+}
+
+// A file system that cannot sync a directory at all (EINVAL, ENOTSUP:
+// some FUSE and network mounts) does not fail the write: it would report
+// as failed a file every caller then takes for the old one.
+func TestWriteDirectorySyncUnsupported(t *testing.T) {
+	for _, errno := range []error{syscall.EINVAL, syscall.ENOTSUP} {
+		path := filepath.Join(t.TempDir(), "f")
+		orig := syncDir
+		t.Cleanup(func() { syncDir = orig })
+		syncDir = func(string) error { return &os.PathError{Op: "sync", Path: filepath.Dir(path), Err: errno} }
+		if err := Write(path, []byte("new"), 0o600); err != nil {
+			t.Errorf("a directory sync failing with %v: %v, want the write to stand", errno, err)
+		}
+		if data, _ := os.ReadFile(path); string(data) != "new" {
+			t.Errorf("the file holds %q", data)
+		}
 	}
 }
