@@ -411,6 +411,9 @@ func TestSessions(t *testing.T) {
 	s := killedMidTurn(t, dir)
 	s.Close()
 	later, _ := agent.NewSession(dir, time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC))
+	if err := later.Append(agent.Message{Role: "user", Content: "later"}); err != nil {
+		t.Fatal(err)
+	}
 	later.Close()
 	if id, err := agent.Latest(dir); err != nil || id != later.ID {
 		t.Errorf("latest %q %v, want %q", id, err, later.ID)
@@ -569,10 +572,7 @@ func TestSessionOneRunAtATime(t *testing.T) {
 func TestLatestInDirectoryWithBrackets(t *testing.T) {
 	for _, name := range []string{"state[2]", "a*b", "bad["} {
 		dir := filepath.Join(t.TempDir(), name)
-		s, err := agent.NewSession(dir, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := savedSession(t, dir, agent.Message{Role: "user", Content: "hi"})
 		s.Close()
 		if id, err := agent.Latest(dir); err != nil || id != s.ID {
 			t.Errorf("%s: latest %q %v, want %q", name, id, err, s.ID)
@@ -592,6 +592,9 @@ func TestLatestIsLastUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := newer.Append(agent.Message{Role: "user", Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
 	newer.Close()
 	used := func(s *agent.Session, at time.Time) {
 		t.Helper()
@@ -608,6 +611,23 @@ func TestLatestIsLastUsed(t *testing.T) {
 	used(newer, resumed)
 	if id, err := agent.Latest(dir); err != nil || id != newer.ID {
 		t.Errorf("written at the same time: latest %q %v, want %q, the later created", id, err, newer.ID)
+	}
+
+	// Neither a session resumed and left without a word, nor a run left
+	// before its first message, is the one used last.
+	used(newer, created)
+	opened, err := agent.OpenSession(dir, newer.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Close()
+	empty, err := agent.NewSession(dir, time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty.Close()
+	if id, err := agent.Latest(dir); err != nil || id != older.ID {
+		t.Errorf("after a resume without a word and an empty run: latest %q %v, want %q, the one written last", id, err, older.ID)
 	}
 }
 

@@ -103,16 +103,29 @@ func OpenSession(dir, id string) (*Session, error) {
 	// A last line torn by a crash (or a full disk) goes, and so does a
 	// last turn left without its results: the next message starts a line
 	// of its own, and the file stays the conversation resumed.
-	if err := f.Truncate(whole); err != nil {
+	if err := dropTail(f, whole); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("session %s: dropping its torn last line or unanswered last turn: %w", id, err)
 	}
 	return &Session{ID: id, Dir: dir, file: f, size: whole, msgs: msgs}, nil
 }
 
+// dropTail cuts f to its first whole bytes, when it has more: a
+// truncation to its own size would still date the file, and a session
+// resumed and left without a word would count as the one used last.
+func dropTail(f *os.File, whole int64) error {
+	info, err := f.Stat()
+	if err != nil || info.Size() > whole {
+		return f.Truncate(whole)
+	}
+	return nil
+}
+
 // Latest returns the id of the session of dir used last: the one whose
 // file was written last (a session resumed and written to yesterday, not
-// one created the day before and left), the later created on a tie.
+// one created the day before and left), the later created on a tie. A
+// session never written to (a run left before its first message) is not
+// one to go on with.
 func Latest(dir string) (string, error) {
 	// Listed, not globbed: dir's own name may hold [ or *.
 	entries, err := os.ReadDir(dir)
@@ -131,6 +144,9 @@ func Latest(dir string) (string, error) {
 		}
 		if err != nil {
 			return "", fmt.Errorf("listing the sessions: %w", err)
+		}
+		if info.Size() == 0 {
+			continue // never written to: a run left before its first message
 		}
 		if t := info.ModTime(); latest == "" || !t.Before(used) {
 			latest, used = id, t
