@@ -27,21 +27,44 @@ type Unmatched struct {
 // yet waits for them, and one naming no server (a Go tool's) is never
 // checked.
 func (v *View) Unmatched() []Unmatched {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if !slices.ContainsFunc(v.cfg.Pinned, func(p string) bool { return !v.checked[p] }) {
+	pending := v.unchecked()
+	if len(pending) == 0 {
 		return nil // every pin checked: no need to list the catalog
 	}
+	// Listed and compared outside the view's lock, which every tools/list
+	// of its sessions waits on.
 	catalog := v.reg.List()
 	var out []Unmatched
-	for _, p := range v.cfg.Pinned {
+	var found []string
+	for _, p := range pending {
 		server := serverNamed(p, catalog)
-		if v.checked[p] || server == "" {
-			continue
+		if server == "" {
+			continue // its server has no tools yet
 		}
-		v.checked[p] = true
+		found = append(found, p)
 		if !slices.ContainsFunc(catalog, func(t tool.Tool) bool { return matches(p, t.Name) }) {
 			out = append(out, Unmatched{Pinned: p, Server: server, Nearest: nearest(p, server, catalog)})
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out = slices.DeleteFunc(out, func(u Unmatched) bool { return v.checked[u.Pinned] }) // told by a call meanwhile
+	for _, p := range found {
+		v.checked[p] = true
+	}
+	return out
+}
+
+// unchecked returns the pins Unmatched has still to check: those not
+// checked yet that name a server (mcp__<server>__…); one that names none
+// (a Go tool's, a glob such as *__search) is never checked.
+func (v *View) unchecked() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, p := range v.cfg.Pinned {
+		if !v.checked[p] && strings.HasPrefix(p, "mcp__") {
+			out = append(out, p)
 		}
 	}
 	return out
