@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/textcut"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -90,7 +92,12 @@ func (c *Callback) Fetch(ctx context.Context, args *auth.AuthorizationArgs) (*au
 	// The URL is the authorization server's: its control and hiding
 	// characters would reach the terminal, or show another URL, and a
 	// megabyte of it would fill the screen (the browser gets it whole).
-	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, peerText(args.URL))
+	escaped := termsafe.Line(args.URL)
+	fmt.Fprintf(c.out, "To log in to %s, open this URL in a browser:\n\n  %s\n\n", c.server, textcut.Peer(escaped))
+	if len(escaped) > textcut.PeerText {
+		// Said, rather than leave a person pasting its start to wonder.
+		fmt.Fprintf(c.out, "(The URL is %d bytes long and is shown cut: only the browser mcpbridge opens can follow it.)\n\n", len(args.URL))
+	}
 	if c.open != nil {
 		c.open(args.URL)
 	}

@@ -497,6 +497,9 @@ func TestLoginURLPrintedCut(t *testing.T) {
 	if n := out.Len(); n > 2*textcut.PeerText || !strings.Contains(out.String(), "https://as.example/authorize/aaa") {
 		t.Errorf("printed %d bytes (%.100q…), want the URL's start, cut", n, out.String())
 	}
+	if note := fmt.Sprintf("The URL is %d bytes long and is shown cut", len(long)); !strings.Contains(out.String(), note) {
+		t.Errorf("printed without saying the URL was cut (%q)", note)
+	}
 	if opened != long {
 		t.Errorf("the browser got %d bytes, want the URL as it is (%d)", len(opened), len(long))
 	}
