@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,38 +171,84 @@ func callLine(id, params string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`
 }
 
-// A call whose id is in use by a call in flight is refused as the SDK
-// refuses it, and holds none of the session's call slots.
-func TestTakenRepeatedID(t *testing.T) {
-	reg := tool.NewRegistry()
-	entered, release := make(chan struct{}, 10), make(chan struct{})
-	if _, err := reg.Register(goTool("wait", func(context.Context, json.RawMessage) (tool.Output, error) {
-		entered <- struct{}{}
-		<-release
-		return tool.Output{Content: []tool.Content{tool.Text("released")}}, nil
-	})); err != nil {
-		t.Fatal(err)
+// A request whose id is that of a request in flight, on either path, is
+// not answered at all, as the SDK's session leaves one unanswered: an
+// answer with that id would reach the client as the first request's,
+// whose own answer it would then drop as unknown. The repeat runs
+// nothing and holds no call slot, and the id serves again once the first
+// request was answered.
+func TestRepeatedIDUnansweredOnEitherPath(t *testing.T) {
+	const (
+		taken = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold"}}`
+		bySDK = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","x":1}}` // a member the take leaves to the SDK
+	)
+	repeats := map[string]string{
+		"taken call": taken,
+		"SDK's call": bySDK,
+		"ping":       `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		"prompt":     `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"none"}}`,
 	}
-	g := newGateway(t, reg, Options{MaxCallsPerSession: 2})
-	viaSDK := sdkCalls(g)
-	c := connectRaw(t, g)
-	c.send(callLine(`"a"`, `{"name":"wait"}`))
-	waitSignal(t, entered, "the first call to start")
-	c.send(callLine(`"a"`, `{"name":"wait"}`))
-	if res := c.response(`"a"`); res.Error == nil || !strings.Contains(res.Error.Message, `request ID a already in use`) {
-		t.Fatalf("the repeated id: %+v %s", res.Error, res.Result)
+	for firstName, first := range map[string]string{"taken": taken, "SDK's": bySDK} {
+		for repeatName, repeat := range repeats {
+			t.Run(firstName+" first, then "+repeatName, func(t *testing.T) {
+				reg := tool.NewRegistry()
+				var runs atomic.Int64
+				entered, release := make(chan struct{}, 10), make(chan struct{})
+				if _, err := reg.Register(goTool("hold", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+					n := runs.Add(1)
+					entered <- struct{}{}
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return tool.Output{}, ctx.Err()
+					}
+					return tool.Output{Content: []tool.Content{tool.Text(fmt.Sprintf("run %d", n))}}, nil
+				})); err != nil {
+					t.Fatal(err)
+				}
+				g := newGateway(t, reg, Options{MaxCallsPerSession: 2})
+				viaSDK := sdkCalls(g)
+				c := connectRaw(t, g)
+				c.send(first)
+				waitSignal(t, entered, "the first call to start")
+				if sdkWay := viaSDK.Load() == 1; sdkWay != (first == bySDK) {
+					t.Fatalf("the first call went the SDK's way: %v", sdkWay)
+				}
+				c.send(repeat)
+				c.noAnswer("7", `{"jsonrpc":"2.0","id":"after","method":"ping"}`, "after")
+				close(release)
+				if res := c.response("7"); res.Error != nil || !strings.Contains(string(res.Result), `"text":"run 1"`) {
+					t.Fatalf("the first call answered %s %+v, want its own result", res.Result, res.Error)
+				}
+				waitFor(t, "every call slot given back", func() bool {
+					g.mu.Lock()
+					defer g.mu.Unlock()
+					return g.slotsTaken() == 0
+				})
+				c.noAnswer("7", `{"jsonrpc":"2.0","id":"later","method":"ping"}`, "later")
+				if n := runs.Load(); n != 1 {
+					t.Errorf("the tool ran %d times, want once", n)
+				}
+				if res := c.request("ping", `{}`); res.Error != nil {
+					t.Fatalf("ping: %+v", res.Error)
+				}
+				if m := c.exchange(repeat, "7"); !strings.Contains(m[len(m)-1], `"id":7`) {
+					t.Errorf("id 7 once answered: %s, want it served again", m)
+				}
+			})
+		}
 	}
-	close(release)
-	if res := c.response(`"a"`); res.Error != nil {
-		t.Fatalf("the first call: %+v", res.Error)
-	}
-	g.mu.Lock()
-	held := g.slotsTaken()
-	g.mu.Unlock()
-	if held != 0 {
-		t.Errorf("call slots held after every call ended: %v", held)
-	}
-	if n := viaSDK.Load(); n != 0 {
-		t.Errorf("the SDK's session read %d calls, want none", n)
+}
+
+// noAnswer sends line and waits for its response (id), failing on any
+// response with id repeated meanwhile.
+func (c *rawClient) noAnswer(repeated, line, id string) {
+	c.t.Helper()
+	for _, got := range c.exchange(line, `"`+id+`"`) {
+		var m wireMessage
+		json.Unmarshal([]byte(got), &m)
+		if string(m.ID) == repeated && m.Method == "" {
+			c.t.Errorf("the repeated id %s was answered: %s", repeated, got)
+		}
 	}
 }

@@ -126,7 +126,8 @@
 //     in flight and drops their replies: they never reach Write (a write
 //     failing once Close began, such as a server ping's, also cancels the
 //     handlers in flight).
-//     TestContractCallsAnsweredOnConnection, TestContractCloseDropsReplies.
+//     TestContractCallsAnsweredOnConnection, TestContractCloseDropsReplies
+//     (and, for ping and prompts/get, TestParityRepeatedIDUnanswered).
 //  16. mcp.IOTransport ends a server session at the first line that is not
 //     a JSON-RPC message or a non-empty batch of them (invalid JSON, a
 //     value jsonrpc.DecodeMessage refuses, a line longer than
@@ -350,4 +351,13 @@
 //     saying other than its arguments, and in its words (the gateway's
 //     transport checks them before any path serves the call).
 //     TestParityParamHeaders.
+//   - P10. On a stdio-like session, the SDK's server session leaves
+//     unanswered a request whose id is that of a request it has in
+//     flight, whatever its method (its jsonrpc2 connection drops it, so
+//     that no answer with that id reaches the client but the first
+//     request's), and serves the id again once that answer is written.
+//     [TakingTransport] leaves such a repeat unanswered itself, whichever
+//     path has the id in flight: it tells the calls it left to the
+//     session by their responses' writes (15).
+//     TestParityRepeatedIDUnanswered.
 package sdkwire

@@ -92,9 +92,8 @@ func (r *rawCallResult) MarshalJSON() ([]byte, error) {
 // connection carries a whole session (stdio, in-memory; not Streamable
 // HTTP, whose handler makes the connections) and counts the requests of
 // Method read from its connection and not yet answered on it. A request
-// whose id one in flight has is not counted: the SDK's session drops it
-// unanswered, and a TakingTransport above refuses it with a response of
-// that id, which answers the repeat, not the request counted. The server
+// whose id one in flight has is not counted: the SDK's session leaves it
+// unanswered, and so does a TakingTransport above. The server
 // session reads every request through the connection's Read and writes its
 // response through its Write, and ServerSession.Close drops the replies it
 // has not written yet (assumption 15): so a graceful shutdown waits for the
@@ -166,10 +165,10 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write writes a message; a response, once written (or failed), stops the
-// counting of its request, unless it refuses a repeat of its id.
+// counting of its request.
 func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok && !refusesRepeat(ctx) {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		_, counted := c.ids[resp.ID]
 		delete(c.ids, resp.ID)

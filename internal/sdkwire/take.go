@@ -33,7 +33,9 @@ type TakenCall func(ctx context.Context) (json.RawMessage, error)
 // TakingTransport wraps the server side of a transport whose one
 // connection carries a whole session (stdio, in-memory; not Streamable
 // HTTP) and offers Take every request read from it: a request Take takes
-// never reaches the SDK's session.
+// never reaches the SDK's session. A request whose id is in flight, taken
+// or left to the session, goes unanswered, as the session leaves one
+// (parity check P10).
 type TakingTransport struct {
 	Transport mcp.Transport
 	// Take returns the body that answers req, or nil to leave req to the
@@ -60,7 +62,7 @@ func (t *TakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	values := context.WithoutCancel(ctx)
 	base, stop := context.WithCancelCause(values)
 	tc := &takingConn{Connection: c, take: t.Take, routes: t.Routes, values: values, base: base, stop: stop,
-		calls: make(map[jsonrpc.ID]context.CancelCauseFunc), jobs: make(chan takenJob)}
+		calls: make(map[jsonrpc.ID]context.CancelCauseFunc), left: make(map[jsonrpc.ID]struct{}), jobs: make(chan takenJob)}
 	t.mu.Lock()
 	t.conns = append(t.conns, tc)
 	t.mu.Unlock()
@@ -129,6 +131,7 @@ type takingConn struct {
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]context.CancelCauseFunc // taken calls running; guarded by mu
+	left  map[jsonrpc.ID]struct{}                // calls left to the SDK's session, until it writes their response; guarded by mu
 	idle  int                                    // workers waiting on jobs; guarded by mu
 	ended bool                                   // the read side ended or Close ran: replies are dropped, as the SDK's are; guarded by mu
 	cause error                                  // why it ended (base's cause); guarded by mu
@@ -202,9 +205,12 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case req.IsCall():
 			inUse, full := c.inUseOrFull(req.ID)
 			if inUse {
-				// The SDK's answer to a repeated id; checked before take,
-				// which may hold resources for the call it returns.
-				c.reply(withRepeat(c.base), req.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: request ID %v already in use", req.ID.Raw())})
+				// A repeat of an id in flight on either path goes
+				// unanswered, as the SDK's session leaves one (parity
+				// check P10): a response with the id would reach the
+				// client as the first request's, whose own it would then
+				// drop. Checked before take, which may hold resources
+				// for the call it returns.
 				continue
 			}
 			if full {
@@ -219,6 +225,7 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.start(req, run)
 				continue
 			}
+			c.leave(req.ID)
 		case req.Method == "notifications/cancelled":
 			if c.cancel(req.Params) {
 				continue
@@ -231,17 +238,44 @@ func (c *takingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // MaxTakenCalls bounds the taken calls in flight on one connection.
 const MaxTakenCalls = 1024
 
-// inUseOrFull reports whether a taken call in flight has id, and whether
-// MaxTakenCalls are in flight. Only the read loop and takeNow add calls,
-// and takeNow checks again as it adds one, so on the read loop a false
-// answer holds until its next start (a connection hands the same id to
-// both only when the client repeats it, which the HTTP transport refuses
-// first).
+// inUseOrFull reports whether a call in flight has id, taken or left to
+// the SDK, and whether MaxTakenCalls taken calls are in flight. Only the
+// read loop and takeNow add calls, and takeNow checks again as it adds
+// one, so on the read loop a false answer holds until its next start (a
+// connection hands the same id to both only when the client repeats it,
+// which the HTTP transport refuses first).
 func (c *takingConn) inUseOrFull(id jsonrpc.ID) (inUse, full bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, inUse = c.calls[id]
-	return inUse, len(c.calls) >= MaxTakenCalls
+	return c.inFlight(id), len(c.calls) >= MaxTakenCalls
+}
+
+// inFlight reports whether a call in flight has id, on either path. mu
+// must be held.
+func (c *takingConn) inFlight(id jsonrpc.ID) bool {
+	_, taken := c.calls[id]
+	_, left := c.left[id]
+	return taken || left
+}
+
+// leave notes the call with id as the SDK's session's until it writes
+// its response (assumption 15).
+func (c *takingConn) leave(id jsonrpc.ID) {
+	c.mu.Lock()
+	c.left[id] = struct{}{}
+	c.mu.Unlock()
+}
+
+// Write writes a message of the SDK's session. A response frees its
+// request's id first, as the SDK frees it before writing: a client that
+// uses the id again once answered is served.
+func (c *takingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.left, resp.ID)
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, msg)
 }
 
 // start runs a taken call (its id is not in use: see inUseOrFull) on an idle
@@ -278,8 +312,9 @@ func (c *takingConn) takeNow(req *jsonrpc.Request) bool {
 	}
 	ctx := c.newCall(req.ID)
 	c.mu.Lock()
-	if _, inUse := c.calls[req.ID]; inUse || c.ended {
-		// The read loop answers a repeated id, the session's end the rest.
+	if c.inFlight(req.ID) || c.ended {
+		// The read loop leaves a repeated id unanswered, the session's
+		// end answers the rest.
 		c.mu.Unlock()
 		ctx.cancel(nil)
 		return false
@@ -351,23 +386,6 @@ func (c *takingConn) reply(ctx context.Context, id jsonrpc.ID, result json.RawMe
 // failed write is the session's to notice on its next read or write.
 func (c *takingConn) write(ctx context.Context, id jsonrpc.ID, result json.RawMessage, err error) {
 	c.Connection.Write(ctx, serverwire.Response(id, result, err))
-}
-
-// repeatKey marks the context the take writes its refusal of a repeated
-// request id with.
-type repeatKey struct{}
-
-// withRepeat returns ctx marked as writing the refusal of a request whose
-// id a taken call in flight has: its response answers the repeat, not the
-// call, whose reply a CountingTransport beneath still waits for.
-func withRepeat(ctx context.Context) context.Context {
-	return context.WithValue(ctx, repeatKey{}, true)
-}
-
-// refusesRepeat reports whether a Write's ctx is one withRepeat marked.
-func refusesRepeat(ctx context.Context) bool {
-	v, _ := ctx.Value(repeatKey{}).(bool)
-	return v
 }
 
 // cancel cancels the taken call a notifications/cancelled names, and
