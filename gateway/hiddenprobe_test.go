@@ -121,3 +121,54 @@ func statelessOfferProbe(t *testing.T, base string) func(method, name, state str
 		return http.StatusText(status) + " " + strings.ReplaceAll(got, name, "NAME")
 	}
 }
+
+// A caller whose call slots are all held by its own slow calls is
+// answered for a prompt or resource hidden from it exactly as for one
+// that does not exist, and a visible one still waits for a slot: the
+// hidden one took a slot before the Gate hid it, so it was refused as
+// too many calls where an unknown one, which the SDK answers before any
+// slot, was unknown.
+func TestHiddenOffersAnsweredAsUnknownWhenSlotsFull(t *testing.T) {
+	reg := tool.NewRegistry()
+	completingBackend(t, reg, "docs")
+	completingBackend(t, reg, "vault")
+	entered, release, _ := waitingTool(t, reg)
+	defer close(release)
+	c := connectInMemory(t, newGateway(t, reg, Options{MaxCallsPerSession: 1, Gate: hideOffers{prompt: "mcp__docs__secret", server: "vault"}}))
+	go c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait"})
+	waitSignal(t, entered, "the slow call to hold the session's slot")
+	get := inMemoryOfferProbe(c)
+	for _, p := range []struct{ method, hidden, unknown, visible string }{
+		{MethodGetPrompt, "mcp__docs__secret", "mcp__docs__nosuch", "mcp__docs__open"},
+		{MethodReadResource, "vault://a", "nosuch://a", "docs://a"},
+	} {
+		if hidden, unknown := get(p.method, p.hidden, ""), get(p.method, p.unknown, ""); hidden != unknown {
+			t.Errorf("%s with the slots full: a hidden one is answered %s\nan unknown one %s", p.method, hidden, unknown)
+		}
+		if visible := get(p.method, p.visible, ""); !strings.Contains(visible, "too many tool calls in flight") {
+			t.Errorf("%s %s with the slots full: answered %s, want it refused for its slot", p.method, p.visible, visible)
+		}
+	}
+}
+
+// screenedOnly is a countingGate whose Screen hides the prompt
+// mcp__docs__secret, which its Enter admits: a policy that changed
+// between the two.
+type screenedOnly struct{ *countingGate }
+
+func (screenedOnly) Screen(context.Context, http.Header, string) func(Offer, string) bool {
+	return func(k Offer, name string) bool { return k != OfferPrompt || name != "mcp__docs__secret" }
+}
+
+// A prompt the Screen hides stays hidden, and unserved, when the Gate's
+// Enter admits it after all; the Gate is told it ended failed.
+func TestHiddenOfferAdmittedAfterAllStaysHidden(t *testing.T) {
+	reg := tool.NewRegistry()
+	completingBackend(t, reg, "docs")
+	gate := screenedOnly{newCountingGate()}
+	get := inMemoryOfferProbe(connectInMemory(t, newGateway(t, reg, Options{Gate: gate})))
+	if hidden, unknown := get(MethodGetPrompt, "mcp__docs__secret", ""), get(MethodGetPrompt, "mcp__docs__nosuch", ""); hidden != unknown {
+		t.Errorf("a hidden prompt the Gate admits is answered %s\nan unknown one %s", hidden, unknown)
+	}
+	gate.expect(t, "mcp__docs__secret", counts{Entered: 1, Ended: []Outcome{{Failed: true}}})
+}

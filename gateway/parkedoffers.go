@@ -92,14 +92,20 @@ func (g *Gateway) offered(ctx context.Context, ss *mcp.ServerSession, extra *mcp
 
 // admitOffer admits req, the first round of r (a call slot, then the
 // Gate), and runs get: as it is, or parked when the client is asked by
-// input-required results, holding the slot until get returns.
+// input-required results, holding the slot until get returns. An item
+// hidden from the caller takes no slot: one that does not exist, which
+// the SDK answers, takes none, and a caller whose slots are full would
+// tell the two apart.
 func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerRequest, get func(context.Context) (json.RawMessage, error)) (result, error) {
+	c := Call{Method: r.method, Tool: r.name, Public: r.name, Server: r.server, Session: sessionID(req.session), Client: clientName(req.session), Header: req.header}
+	if !g.visibleTo(ctx, req.header, c.Session)(r.offer()) {
+		return result{}, g.enterHidden(ctx, c)
+	}
 	req.holder = g.holderOf(ctx, req.session)
 	s, ofSession := req.share()
 	if err := g.admitCall(s, ofSession); err != nil {
 		return result{}, err
 	}
-	c := Call{Method: r.method, Tool: r.name, Public: r.name, Server: r.server, Session: sessionID(req.session), Client: clientName(req.session), Header: req.header}
 	gctx, ended, err := g.gate.Enter(ctx, c)
 	if err != nil {
 		g.releaseCall(s, ofSession)
@@ -136,4 +142,18 @@ func (g *Gateway) admitOffer(ctx context.Context, req callRequest, r offerReques
 		return result{}, err
 	}
 	return res, err
+}
+
+// enterHidden enters the Gate with c, a request for an item its Screen
+// hides from the caller, so that the Gate records its refusal, and
+// returns that refusal (ErrHidden: Enter refuses what the Screen hides).
+// One the Gate admits after all (its policy changed since the Screen
+// decided) is ended unserved, and hidden still.
+func (g *Gateway) enterHidden(ctx context.Context, c Call) error {
+	_, ended, err := g.gate.Enter(ctx, c)
+	if err != nil {
+		return err
+	}
+	_ = ended(Outcome{Failed: true}) // refused either way
+	return ErrHidden
 }
