@@ -25,12 +25,19 @@ func sandboxKeys() []string {
 // below an overflow when MiB become bytes.
 const maxLimit = 1 << 30
 
-// decodeSandbox reads the sandbox block; nil when absent or null. Its
-// paths have ${VAR} and a leading ~ expanded. Whether they exist is
-// checked when the server starts, so that one entry's missing directory
-// fails that entry alone (and by validate, which starts nothing).
+// decodeSandbox reads the sandbox block; nil when absent. Its paths have
+// ${VAR} and a leading ~ expanded. Whether they exist is checked when the
+// server starts, so that one entry's missing directory fails that entry
+// alone (and by validate, which starts nothing).
 func decodeSandbox(d *yamlconf.Decoder, m *yamlconf.Map) *Sandbox {
-	b, ok := d.Map(m.Value("sandbox"), m.Path("sandbox"))
+	n := m.Value("sandbox")
+	if n != nil && yamlconf.IsNull(n) {
+		// "sandbox:" with every key commented out reads as null: taken
+		// for absent, the server would run unconfined without a word.
+		m.Errorf("sandbox", "is empty: write sandbox: {} to confine the server with the defaults (no network, read only the system and its own runtime), or remove the key to run it unconfined")
+		return nil
+	}
+	b, ok := d.Map(n, m.Path("sandbox"))
 	if !ok {
 		return nil
 	}

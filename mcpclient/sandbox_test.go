@@ -20,7 +20,6 @@ func TestDecodeSandbox(t *testing.T) {
 		want      mcpclient.Config
 	}{
 		{"absent", stdio + "}", base(nil)},
-		{"null", stdio + "sandbox: null}", base(nil)},
 		{"empty: every default", stdio + "sandbox: {}}", base(&mcpclient.Sandbox{})},
 		{"every key, paths expanded", stdio + "sandbox: {read: [/data, '${WORKDIR}/in'], write: [./out], network: true, bestEffort: true, memoryMiB: 512, processes: 64, openFiles: 256}}",
 			base(&mcpclient.Sandbox{Read: []string{"/data", "/srv/work/in"}, Write: []string{"./out"}, Network: true, BestEffort: true,
@@ -48,6 +47,12 @@ func TestDecodeSandbox(t *testing.T) {
 func TestDecodeSandboxErrors(t *testing.T) {
 	const ok = "serverName: srv\ntransport: stdio\ncommand: echo\n" // lines 1-3
 	tests := []struct{ name, src, want string }{
+		// Every key commented out: not taken for absent, which runs the
+		// server unconfined.
+		{"empty", ok + "sandbox:\n#  read: [/data]\n#  network: false",
+			`4:9: config.sandbox: is empty: write sandbox: {} to confine the server with the defaults (no network, read only the system and its own runtime), or remove the key to run it unconfined`},
+		{"null", ok + "sandbox: null",
+			`4:10: config.sandbox: is empty: write sandbox: {} to confine the server with the defaults (no network, read only the system and its own runtime), or remove the key to run it unconfined`},
 		{"not a mapping", ok + "sandbox: true",
 			`4:10: config.sandbox: must be a mapping of keys to values, got the boolean true`},
 		{"unknown key", ok + "sandbox: {exec: [/bin]}",
