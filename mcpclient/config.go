@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/internal/errtext"
+	"github.com/mcpbridge/mcpbridge/internal/httpurl"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
@@ -504,15 +505,8 @@ func checkTimeout(d time.Duration, field string, report reportFunc) {
 // checkURL says why u is not an absolute http(s) URL. It never quotes u: it
 // may hold an expanded secret.
 func checkURL(u string) string {
-	const want = "must be an absolute http:// or https:// URL"
-	p, err := url.Parse(u)
-	switch {
-	case err != nil:
-		return want + " (it does not parse as a URL)"
-	case p.Scheme != "http" && p.Scheme != "https":
-		return want + " (the scheme is not http or https)"
-	case p.Host == "":
-		return want + " (it has no host)"
+	if why := httpurl.Problem(u); why != "" {
+		return "must be an absolute http:// or https:// URL (" + why + ")"
 	}
 	return ""
 }

@@ -308,7 +308,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"url not http", "serverName: srv\ntransport: streamable-http\nurl: ftp://example.test/",
 			`3:6: config.url: must be an absolute http:// or https:// URL (the scheme is not http or https)`},
 		{"url relative", "serverName: srv\ntransport: streamable-http\nurl: /mcp",
-			`3:6: config.url: must be an absolute http:// or https:// URL (the scheme is not http or https)`},
+			`3:6: config.url: must be an absolute http:// or https:// URL (it has no scheme: start it with http:// or https://)`},
 		{"url without host", "serverName: srv\ntransport: streamable-http\nurl: 'http:///mcp'",
 			`3:6: config.url: must be an absolute http:// or https:// URL (it has no host)`},
 		{"url from a secret that is not http", "serverName: srv\ntransport: streamable-http\nurl: ${BAD_URL}",

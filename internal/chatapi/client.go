@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/httpurl"
 	urlredact "github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/textcut"
 )
@@ -93,15 +94,10 @@ func (e *APIError) Error() string {
 // CheckBaseURL says what is wrong with an API base URL, without quoting
 // it (it may come from a variable); "" when nothing is.
 func CheckBaseURL(s string) string {
-	u, err := url.Parse(s)
-	switch {
-	case err != nil:
-		return "must be an absolute http(s) URL (it does not parse as a URL)"
-	case u.Scheme != "http" && u.Scheme != "https":
-		return "must be an absolute http(s) URL (the scheme is not http or https)"
-	case u.Host == "":
-		return "must be an absolute http(s) URL (it has no host)"
-	case u.User != nil:
+	if why := httpurl.Problem(s); why != "" {
+		return "must be an absolute http(s) URL (" + why + ")"
+	}
+	if u, _ := url.Parse(s); u.User != nil {
 		return "must not hold credentials: name the key's variable in apiKeyEnv"
 	}
 	return ""
