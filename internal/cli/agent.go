@@ -214,7 +214,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" && r.cfg.APIKeyEnv != "" {
-		return usagef("agent: the API key variable %s is not set (a model entry's apiKeyEnv can name another)", r.cfg.APIKeyEnv)
+		return usagef("agent: the API key variable %s is not set (set it, or name another in a model entry's apiKeyEnv; apiKeyEnv: \"\" is a model that takes no key, such as a local one)", r.cfg.APIKeyEnv)
 	}
 	if r.session, err = r.openSession(); err != nil {
 		return err
