@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
 // usageError is a bad command line: exit status 2.
@@ -120,7 +122,7 @@ func parseFlag(cmd string, spec flagSpec, f *flags, a string, rest []string) (in
 	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 	def, ok := lookupFlag(name, spec)
 	if !ok {
-		return 0, usagef("%s: unknown flag %s (see 'mcpbridge help')", cmd, a)
+		return 0, unknownFlag(cmd, a, name, spec)
 	}
 	u := &flagUse{cmd: cmd, name: name, value: value, hasValue: hasValue, rest: rest}
 	err := def.apply(f, u)
@@ -248,6 +250,21 @@ func lookupFlag(name string, spec flagSpec) (flagDef, bool) {
 		}
 	}
 	return flagDef{}, false
+}
+
+// unknownFlag is the error of a flag a (named name) that cmd does not
+// take: the nearest one it does, and where its flags are listed.
+func unknownFlag(cmd, a, name string, spec flagSpec) error {
+	var names []string
+	for _, def := range flagDefs() {
+		if def.accept(spec) {
+			names = append(names, def.names...)
+		}
+	}
+	if near := yamlconf.Suggest(name, names); near != "" {
+		return usagef("%s: unknown flag %s: did you mean --%s? (see 'mcpbridge help %s')", cmd, a, near, cmd)
+	}
+	return usagef("%s: unknown flag %s (see 'mcpbridge help %s')", cmd, a, cmd)
 }
 
 // cutEarlier is the apply of a flag that its command takes off the line

@@ -185,7 +185,7 @@ const globalHelp = `Flags (before or after the command):
   --log-format text|json
                   log lines as text (default) or one JSON object each
   -h, --help      help for the command
-  --version       the version and commit
+'mcpbridge --version' (or 'mcpbridge version') prints the version and commit.
 `
 
 // usageText is the overview 'mcpbridge help' prints.
