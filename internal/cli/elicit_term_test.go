@@ -54,7 +54,7 @@ func TestElicitPersonForm(t *testing.T) {
 	}{
 		{"typed", "Ada\n3\n3\ny\n1, 3\n\n",
 			`{"action":"accept","content":{"extras":["cheese","basil"],"gift":true,"name":"Ada","quantity":3,"size":"l"}}`,
-			[]string{"What would you like?\\x1b[2J", "Name (required): who the order is for", "  2) Medium", "a whole number [1]: ", "1-3 [m]: ", "y/n [n]: "}},
+			[]string{"What would you like?\\x1b[2J", "Name (required): who the order is for", "  2) Medium", "a whole number [1]: ", "1-3 [Medium]: ", "y/n [n]: "}},
 		{"defaults and retries", "\nA\nAda\n0\nabc\n\nXL\nmedium\nmaybe\n\nolives,4\n\n\n",
 			`{"action":"accept","content":{"gift":false,"name":"Ada","quantity":1,"size":"m"}}`,
 			[]string{"not accepted: this field is required", "not accepted: \"abc\" is not a whole number", "not accepted: \"XL\" is not one of the choices", "answer y or n", "\"4\" is not one of the choices"}},
@@ -81,7 +81,7 @@ func TestElicitPersonShapes(t *testing.T) {
 		shown                     []string
 	}{
 		{"shapes", schema, "green\n\n-1\n2.5\n\n", `{"action":"accept","content":{"color":"g","price":2.5,"tags":["b"]}}`,
-			[]string{"  1) Red", "  2) Beta", "some of 1-2, comma-separated [b]: ", "a number: "}},
+			[]string{"  1) Red", "  2) Beta", "some of 1-2, comma-separated [Beta]: ", "a number: "}},
 		{"empty multi-select refused", schema, "1\n,\nalpha\n\n\n", `{"action":"accept","content":{"color":"r","tags":["a"]}}`,
 			[]string{"not accepted: "}},
 		{"not a schema", `{"type":"object","properties":{"x":{"type":7}}}`, "", `{"action":"decline"}`,

@@ -279,20 +279,32 @@ func (f *Field) Hint() string {
 	return h
 }
 
-// showDefault shows the default as the person would type it.
+// showDefault shows the default as the person would type it: a choice
+// by the title the list shows it under.
 func (f *Field) showDefault() string {
 	switch d := f.Default.(type) {
 	case bool:
 		return map[bool]string{true: "y", false: "n"}[d]
 	case string:
-		return d
+		return f.titleOf(d)
 	case []any:
 		parts := make([]string, len(d))
 		for i, v := range d {
-			parts[i] = fmt.Sprint(v)
+			parts[i] = f.titleOf(fmt.Sprint(v))
 		}
 		return strings.Join(parts, ",")
 	}
 	b, _ := json.Marshal(f.Default)
 	return string(b)
+}
+
+// titleOf is the title of the option whose value is v; v itself when no
+// option has it (a field without options).
+func (f *Field) titleOf(v string) string {
+	for _, o := range f.Options {
+		if o.Value == v {
+			return o.Title
+		}
+	}
+	return v
 }

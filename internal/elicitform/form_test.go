@@ -91,3 +91,22 @@ func TestReadRefusesNonFiniteNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A choice's default is shown by the title its option is listed under,
+// not by a value the list never shows.
+func TestHintShowsTheDefaultsTitle(t *testing.T) {
+	form, err := Parse([]byte(`{"type":"object","properties":{
+		"hero": {"type":"string","oneOf":[{"const":"hero-1","title":"Superman"},{"const":"hero-2","title":"Batman"}],"default":"hero-2"},
+		"team": {"type":"array","items":{"anyOf":[{"const":"t1","title":"Red"},{"const":"t2","title":"Blue"}]},"default":["t1","t2"]},
+		"size": {"type":"string","enum":["S","M"],"default":"M"}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1-2 [Batman]", "some of 1-2, comma-separated [Red,Blue]", "1-2 [M]"}
+	for i, f := range form.Fields {
+		if got := f.Hint(); got != want[i] {
+			t.Errorf("%s: hint %q, want %q", f.Name, got, want[i])
+		}
+	}
+}
