@@ -121,7 +121,7 @@ func (e *env) registryShow(ctx context.Context, argv []string) error {
 	if f.json {
 		return writeJSON(e.Stdout, resp)
 	}
-	writeServer(e, resp.Server)
+	writeServer(e, resp.Server, addRef(f.args[0], resp.Server))
 	if o := resp.Meta.Official; o != nil && o.Status != "" && o.Status != "active" {
 		fmt.Fprintf(e.Stdout, "The registry marks this version %s%s\n", termsafe.Line(o.Status), termsafe.Line(prefixed(": ", o.StatusMessage)))
 	}
@@ -150,9 +150,20 @@ func (e *env) fetchServer(ctx context.Context, cmd, ref string) (registry.Respon
 	return resp, nil
 }
 
+// addRef is what add's --from-registry takes for the server shown from
+// ref: the file itself when ref is one (it may be in no registry), else
+// the name and version shown.
+func addRef(ref string, s registry.Server) string {
+	if registry.IsFile(ref) {
+		return termsafe.Line(shellQuote(ref))
+	}
+	return termsafe.Line(s.Name) + "@" + termsafe.Line(s.Version)
+}
+
 // writeServer prints a server.json for a person: what it is, then each
-// way to run it, numbered as add's --package and --remote take them.
-func writeServer(e *env, s registry.Server) {
+// way to run it, numbered as add's --package and --remote take them, and
+// the add command for it (add, its --from-registry argument).
+func writeServer(e *env, s registry.Server, add string) {
 	w := e.Stdout
 	fmt.Fprintf(w, "%s %s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))
 	for _, line := range []struct{ label, v string }{{"title", s.Title}, {"description", s.Description}, {"website", s.WebsiteURL}} {
@@ -175,7 +186,7 @@ func writeServer(e *env, s registry.Server) {
 		fmt.Fprintf(w, "remote %d (--remote %d): %s %s\n", i+1, i+1, termsafe.Line(r.Type), termsafe.Line(r.URL))
 		writeRunnable(e, s, registry.Choice{Remote: i + 1}, true)
 	}
-	fmt.Fprintf(w, "Add it: mcpbridge add --from-registry %s@%s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))
+	fmt.Fprintf(w, "Add it: mcpbridge add --from-registry %s\n", add)
 }
 
 func firstOfType(s registry.Server, t string) int {

@@ -206,6 +206,11 @@ func TestServerJSONFileOffline(t *testing.T) {
 	if got := readFile(t, cfg); got != want {
 		t.Errorf("written:\n%s\nwant:\n%s", got, want)
 	}
+	// show of the file offers the add that works offline: from the file.
+	r = mcpbridge(t, "", "registry", "show", doc)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "Add it: mcpbridge add --from-registry "+doc+"\n") {
+		t.Errorf("registry show of a file: %+v, want it to offer the add from the file", r)
+	}
 	r = mcpbridge(t, "", "import", doc)
 	if r.code != ExitOK || r.stdout != strings.ReplaceAll(want, "tenant\n", "multi-tenant-server\n") {
 		t.Errorf("import: %+v\nwant stdout:\n%s", r, strings.ReplaceAll(want, "tenant\n", "multi-tenant-server\n"))
