@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/registry"
 	"github.com/mcpbridge/mcpbridge/internal/report"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -47,6 +49,9 @@ func (e *env) registryCmd(ctx context.Context, argv []string) error {
 			return run(e, ctx, slices.Concat(argv[:i], argv[i+1:]))
 		}
 		if !strings.HasPrefix(a, "-") {
+			if near := yamlconf.Suggest(a, slices.Collect(maps.Keys(subs))); near != "" {
+				return usagef("registry: unknown subcommand %q: did you mean %q? (want search, show or outdated)", a, near)
+			}
 			return usagef("registry: unknown subcommand %q: want search, show or outdated", a)
 		}
 	}

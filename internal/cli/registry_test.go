@@ -367,6 +367,9 @@ func TestRegistryErrors(t *testing.T) {
 			t.Errorf("%v: %+v", args, r)
 		}
 	}
+	if r := mcpbridge(t, "", "registry", "serch", "x"); r.code != ExitUsage || !strings.Contains(r.stderr, `unknown subcommand "serch": did you mean "search"?`) {
+		t.Errorf("a misspelt subcommand: %+v", r)
+	}
 }
 
 // A registry's text reaches the terminal escaped, its package type too: a
