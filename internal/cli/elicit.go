@@ -50,10 +50,10 @@ func (e *env) answer(ctx context.Context, a tool.Ask) (json.RawMessage, error) {
 
 // elicitWithoutPerson answers an elicitation by mode: decline, cancel, or
 // accept with each requested field's schema default (fields without one
-// are left out). What needs a person is declined: a URL elicitation, and a
-// form the defaults do not fill (a required field without one). why says
-// why --elicit defaults declined ("" when it did not, or was not asked to
-// accept).
+// are left out); no mode is a decline for want of a terminal. What needs
+// a person is declined: a URL elicitation, and a form the defaults do not
+// fill (a required field without one). why says why it declined when it
+// was not told to ("" when it did not, or --elicit decline said so).
 func elicitWithoutPerson(mode string, params json.RawMessage) (answer json.RawMessage, why string, err error) {
 	var req struct {
 		Mode   string          `json:"mode"`
@@ -65,6 +65,10 @@ func elicitWithoutPerson(mode string, params json.RawMessage) (answer json.RawMe
 	switch {
 	case mode == elicitCancel:
 		return json.RawMessage(elicitform.Cancel), "", nil
+	case mode == "":
+		// Declined for want of a person, not by choice: said, or the
+		// tool's answer to the decline reads as the server's doing.
+		return json.RawMessage(elicitform.Decline), "no terminal to ask at (stdin and stderr are not both terminals; --elicit defaults or cancel answers otherwise)", nil
 	case mode != elicitDefaults:
 		return json.RawMessage(elicitform.Decline), "", nil
 	case req.Mode == "url":

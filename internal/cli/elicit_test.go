@@ -12,7 +12,7 @@ import (
 func TestElicitWithoutPerson(t *testing.T) {
 	form := `{"mode":"form","message":"m","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"},"age":{"type":"integer","default":36},"note":{"type":"string"}}}}`
 	for _, c := range []struct{ mode, params, want, why string }{
-		{"", form, `{"action":"decline"}`, ""},
+		{"", form, `{"action":"decline"}`, "no terminal to ask at"}, // declined for want of a person: said
 		{elicitDecline, form, `{"action":"decline"}`, ""},
 		{elicitCancel, form, `{"action":"cancel"}`, ""},
 		{elicitDefaults, form, `{"action":"accept","content":{"age":36,"name":"Ada"}}`, ""},
