@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -164,21 +165,33 @@ func (e *env) agent(ctx context.Context, argv []string) error {
 	}
 	interactive := !af.hasPrompt
 	if interactive && (!e.StdinIsTerminal || f.json) {
-		return usagef("agent: give a prompt with -p PROMPT (or -p - to read it from stdin); without -p stdin must be a terminal, and --json needs -p")
+		return e.startFailed(f, usagef("agent: give a prompt with -p PROMPT (or -p - to read it from stdin); without -p stdin must be a terminal, and --json needs -p"))
 	}
 	prompt, err := e.agentPrompt(af)
 	if err != nil {
-		return err
+		return e.startFailed(f, err)
 	}
 	r := &agentRun{e: e, af: af, f: f, named: map[string]bool{}}
 	if err := r.setup(ctx); err != nil {
-		return err
+		return e.startFailed(f, err)
 	}
 	defer r.close()
 	if interactive {
 		return r.interactive(ctx)
 	}
 	return r.headless(ctx, prompt)
+}
+
+// startFailed is err, a run that failed before it began, which --json
+// also reports as the result line: a script reading stdout learns of it
+// there, as of any other failure.
+func (e *env) startFailed(f *flags, err error) error {
+	if f.json {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(agent.Event{Type: agent.EventResult, Error: err.Error()})
+	}
+	return err
 }
 
 // agentPrompt is -p's prompt: the text, or stdin for "-".

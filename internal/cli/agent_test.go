@@ -219,6 +219,14 @@ func TestAgentExits(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
+	// Under --json a run that fails before it begins still ends stdout with
+	// its result line, as a script reading it expects.
+	t.Setenv("DEEPSEEK_API_KEY", "")
+	r = mcpbridge(t, "", "agent", "-p", "x", "--json")
+	var last struct{ Type, Error string }
+	if err := json.Unmarshal([]byte(r.stdout), &last); err != nil || r.code != ExitUsage || last.Type != "result" || !strings.Contains(last.Error, "DEEPSEEK_API_KEY is not set") {
+		t.Errorf("--json without the key: exit %d, stdout %q (%v), want a result line with the error", r.code, r.stdout, err)
+	}
 }
 
 // With tool search on, the model sees search_tools and the tools the

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -101,8 +102,8 @@ func TestAgentBrokenModelEntrySendsNothing(t *testing.T) {
 					args = append(args, "--json")
 				}
 				r := mcpbridgeWith(t, via, "", args...)
-				if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
-					t.Errorf("--json %v: exit %d, stdout %q\nstderr %s\nwant %q", json, r.code, r.stdout, r.stderr, c.want)
+				if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !json && r.stdout != "" || json && !resultLineSays(r.stdout, c.want) {
+					t.Errorf("--json %v: exit %d, stdout %q\nstderr %s\nwant %q (under --json, as the result line's error)", json, r.code, r.stdout, r.stderr, c.want)
 				}
 			}
 			if got := deepseek.requests(); len(got) != 0 {
@@ -272,4 +273,11 @@ func TestSamplingKeyless(t *testing.T) {
 	if len(api.requests) != 2 || !strings.HasPrefix(api.requests[0], " {") || !strings.HasPrefix(api.requests[1], " {") {
 		t.Errorf("requests (each Authorization, a space, the body): %q", api.requests)
 	}
+}
+
+// resultLineSays reports whether stdout is agent --json's one result line,
+// its error saying want.
+func resultLineSays(stdout, want string) bool {
+	var ev struct{ Type, Error string }
+	return strings.Count(stdout, "\n") == 1 && json.Unmarshal([]byte(stdout), &ev) == nil && ev.Type == "result" && strings.Contains(ev.Error, want)
 }
