@@ -28,3 +28,13 @@ func TestCallArgAndTimeout(t *testing.T) {
 		t.Errorf("a bad --timeout: %+v", r)
 	}
 }
+
+// call --task of a tool its server does not offer as a task runs it as a
+// plain call, and says so rather than leave the person thinking a task ran.
+func TestCallTaskOfAPlainTool(t *testing.T) {
+	inDir(t, fixtureEntries(t, "f"))
+	r := mcpbridge(t, "", "call", "--task", "mcp__f__add", "--arg", "a=2", "--arg", "b=40")
+	if r.code != ExitOK || strings.TrimSpace(r.stdout) != "42" || !strings.Contains(r.stderr, "mcp__f__add is not offered as a task") || !strings.Contains(r.stderr, "--task runs it as a plain call") {
+		t.Errorf("--task of a plain tool: %+v", r)
+	}
+}

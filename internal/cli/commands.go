@@ -126,6 +126,9 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	callCtx, endProgress := e.callProgress(ctx, name, f)
 	if f.task {
 		callCtx = tool.WithBackground(callCtx)
+		if ok && !t.Background {
+			fmt.Fprintf(e.Stderr, "mcpbridge: call: %s is not offered as a task (its server declares no execution.taskSupport for it), so --task runs it as a plain call\n", name)
+		}
 	}
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
