@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -32,7 +33,7 @@ func (e *env) add(ctx context.Context, argv []string) error {
 	if f.fromRegistry != "" || f.pkg != "" || f.remote != "" {
 		return e.addFromRegistry(ctx, f)
 	}
-	entry, err := newEntry(f)
+	entry, err := newEntry(f, slices.Contains(argv, "--"))
 	if err != nil {
 		return err
 	}
@@ -193,12 +194,13 @@ func (e *env) removeCandidates(f *flags) ([]string, error) {
 }
 
 // newEntry builds the entry add appends, from NAME and what follows:
-// a URL (or --url) for a remote server, else a command.
-func newEntry(f *flags) (*yaml.Node, error) {
+// a URL (or --url) for a remote server, else a command (dashed: it came
+// after "--").
+func newEntry(f *flags, dashed bool) (*yaml.Node, error) {
 	if len(f.args) == 0 {
 		return nil, usagef("add: want NAME -- COMMAND [ARGS...], NAME URL or NAME --url URL")
 	}
-	entry, err := cliententry.New(cliententry.Args{Name: f.args[0], Rest: f.args[1:], URL: f.url,
+	entry, err := cliententry.New(cliententry.Args{Name: f.args[0], Rest: f.args[1:], Dashed: dashed, URL: f.url,
 		Transport: f.transport, Headers: f.headers, Env: f.env})
 	if err != nil {
 		return nil, usagef("%v", err)

@@ -343,3 +343,27 @@ func TestServeReloadKeepsDemoBesidePermissions(t *testing.T) {
 		"the reload:\n%s", stderr)
 	keepsTools(t, cs, stderr, "mcp__demo__add")
 }
+
+// A URL without http:// or https:// after the name is refused, with the
+// URL meant and where a command goes, and nothing is written; after --
+// it is a command. It used to be written as a stdio server's command.
+func TestAddURLWithoutScheme(t *testing.T) {
+	cfg := writeConfig(t, demoEntry)
+	for _, c := range []struct{ arg, want string }{
+		{"localhost:3001/mcp", "http://localhost:3001/mcp"},
+		{"127.0.0.1:9/mcp", "http://127.0.0.1:9/mcp"},
+		{"mcp.example.com:8443/mcp", "https://mcp.example.com:8443/mcp"},
+		{"ftp://x/mcp", "http:// or https://"},
+	} {
+		r := mcpbridge(t, "", "add", "--config", cfg, "w5", c.arg)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "mcpbridge add w5 -- "+c.arg) {
+			t.Errorf("add w5 %s: exit %d, want 2, %q and the command form\n%s%s", c.arg, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+	if got := readFile(t, cfg); got != demoEntry {
+		t.Errorf("a refused add changed the file:\n%s", got)
+	}
+	if r := mcpbridge(t, "", "add", "--config", cfg, "w5", "--", "localhost:3001/mcp"); r.code != ExitOK || r.stdout != "Added stdio server \"w5\" to "+cfg+"\n" {
+		t.Errorf("add w5 -- localhost:3001/mcp: %+v", r)
+	}
+}

@@ -8,12 +8,14 @@ package cliententry
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
+	"github.com/mcpbridge/mcpbridge/internal/loopback"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
@@ -23,6 +25,8 @@ type Args struct {
 	Name string
 	// Rest follows the name: a command and its arguments, or one URL.
 	Rest []string
+	// Dashed says Rest came after "--": a command, whatever it looks like.
+	Dashed bool
 	// URL is --url; Transport is --transport ("" to infer).
 	URL       string
 	Transport string
@@ -39,6 +43,11 @@ func New(a Args) (*yaml.Node, error) {
 	rest, url := a.Rest, a.URL
 	if url == "" && len(rest) == 1 && isURL(rest[0]) {
 		url, rest = rest[0], nil
+	}
+	if url == "" && len(rest) == 1 && !a.Dashed {
+		if err := notAURL(a.Name, rest[0]); err != nil {
+			return nil, err
+		}
 	}
 	transport, err := transportOf(a.Transport, url != "")
 	if err != nil {
@@ -137,6 +146,41 @@ func credentialHeader(name string) bool {
 
 // isURL tells a remote server's address from a command.
 func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// notAURL refuses arg, the one word after the name and no "--", when it
+// looks like a server's address but is no http:// or https:// URL
+// (localhost:3001/mcp, ftp://x/mcp): written as a command, it would make
+// a stdio server that can never start.
+func notAURL(name, arg string) error {
+	addr := arg
+	if _, after, ok := strings.Cut(arg, "://"); ok {
+		addr = after
+	} else if !schemeless(arg) {
+		return nil
+	}
+	return fmt.Errorf("add: %q is not a server's URL: one starts with http:// or https:// (mcpbridge add %s %s), "+
+		"and a command goes after -- (mcpbridge add %s -- %s)", arg, name, withScheme(addr), name, arg)
+}
+
+// schemeless reports whether s is a host with a port, or this machine,
+// perhaps with a path: an address written without its scheme. A
+// command's name (server.py, ./bin/server) is neither.
+func schemeless(s string) bool {
+	u, err := url.Parse("http://" + s)
+	if err != nil || u.Host == "" || u.User != nil {
+		return false
+	}
+	return u.Port() != "" || loopback.Host(u.Hostname())
+}
+
+// withScheme is addr as a URL: http:// for this machine, where a server
+// seldom has TLS, else https://.
+func withScheme(addr string) string {
+	if u, err := url.Parse("http://" + addr); err == nil && loopback.Host(u.Hostname()) {
+		return "http://" + addr
+	}
+	return "https://" + addr
+}
 
 // transportOf maps --transport (Claude Code's stdio, http, sse, or
 // mcpbridge's streamable-http) to mcpbridge's transport; without it, a URL

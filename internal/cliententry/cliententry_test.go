@@ -32,6 +32,8 @@ func TestNew(t *testing.T) {
 		{"URL after the name", cliententry.Args{Name: "r", Rest: []string{"https://x/mcp"}, Headers: []string{"Authorization: Bearer ${T}"}}, "streamable-http",
 			[]string{"url: https://x/mcp", "Authorization: Bearer ${T}"}},
 		{"sse", cliententry.Args{Name: "r", URL: "http://x/sse", Transport: "sse"}, "sse", []string{"url: http://x/sse"}},
+		{"a command's name with a dot", cliententry.Args{Name: "p", Rest: []string{"server.py"}}, "stdio", []string{"command: server.py"}},
+		{"an address after --", cliententry.Args{Name: "p", Rest: []string{"localhost:3001/mcp"}, Dashed: true}, "stdio", []string{"command: localhost:3001/mcp"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +68,10 @@ func TestNewRefuses(t *testing.T) {
 		{cliententry.Args{Name: "x", URL: "http://x", Headers: []string{"no colon"}}, "want 'Name: value'"},
 		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Headers: []string{"A: b"}}, "goes with a remote server's URL"},
 		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Env: []string{"novalue"}}, "want NAME=value"},
+		{cliententry.Args{Name: "x", Rest: []string{"localhost:3001/mcp"}}, "(mcpbridge add x http://localhost:3001/mcp)"},
+		{cliententry.Args{Name: "x", Rest: []string{"[::1]/mcp"}}, "(mcpbridge add x http://[::1]/mcp)"},
+		{cliententry.Args{Name: "x", Rest: []string{"mcp.example.com:443/mcp"}}, "(mcpbridge add x https://mcp.example.com:443/mcp)"},
+		{cliententry.Args{Name: "x", Rest: []string{"ftp://x/mcp"}}, "one starts with http:// or https:// (mcpbridge add x https://x/mcp)"},
 	}
 	for _, c := range cases {
 		if _, err := cliententry.New(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
