@@ -259,6 +259,9 @@ func editableList(path string, data []byte) (*yaml.Node, *yaml.Node, error) {
 func (e *env) checkEdited(path string, data []byte, id string) error {
 	plan, err := e.catalog(true).ParseIsolated(path, data, e.lookup)
 	if err != nil {
+		if msgs := problems(addedErrors(err, data, id)); len(msgs) > 0 {
+			return notAdded(id, msgs)
+		}
 		return &configError{fmt.Errorf("%s was left unchanged: the result would not be valid:\n%w", path, err)}
 	}
 	for _, pe := range plan.Invalid() {
@@ -267,17 +270,50 @@ func (e *env) checkEdited(path string, data []byte, id string) error {
 		}
 		var ces confpos.Errors
 		errors.As(pe.Err, &ces)
-		var msgs []string
-		for _, ce := range ces {
-			if !strings.Contains(ce.Msg, "is not set (use ${") {
-				msgs = append(msgs, ce.Path+": "+ce.Msg)
-			}
-		}
-		if len(msgs) > 0 {
-			return usagef("server %q not added, it would not be valid:\n%s", id, strings.Join(msgs, "\n"))
+		if msgs := problems(ces); len(msgs) > 0 {
+			return notAdded(id, msgs)
 		}
 	}
 	return nil
+}
+
+// addedErrors are the problems of the file-level error err that are the
+// added entry's (id; none: ""), such as an id that is not valid: the
+// entry is then named by its place in data's list.
+func addedErrors(err error, data []byte, id string) confpos.Errors {
+	var ces confpos.Errors
+	if id == "" || !errors.As(err, &ces) {
+		return nil
+	}
+	_, list, perr := confedit.Parse("", data)
+	if perr != nil {
+		return nil
+	}
+	i := confedit.Find(list, id)
+	var out confpos.Errors
+	for _, ce := range ces {
+		if ce.EntryID == id || i >= 0 && ce.EntryID == "" && ce.EntryIndex == i+1 {
+			out = append(out, ce)
+		}
+	}
+	return out
+}
+
+// problems are ces as "field: message" lines, less the variables not set
+// in this shell.
+func problems(ces confpos.Errors) []string {
+	var msgs []string
+	for _, ce := range ces {
+		if !strings.Contains(ce.Msg, "is not set (use ${") {
+			msgs = append(msgs, ce.Path+": "+ce.Msg)
+		}
+	}
+	return msgs
+}
+
+// notAdded is the refusal of an added entry with problems.
+func notAdded(id string, msgs []string) error {
+	return usagef("server %q not added, it would not be valid:\n%s", id, strings.Join(msgs, "\n"))
 }
 
 // addJSON adds a server given as Claude Code's JSON for one server

@@ -367,3 +367,23 @@ func TestAddURLWithoutScheme(t *testing.T) {
 		t.Errorf("add w5 -- localhost:3001/mcp: %+v", r)
 	}
 }
+
+// A name that is no valid id is refused as any other invalid add, by
+// field, with no position in the file that was not written. It used to
+// be refused as an invalid config, at a line of the result.
+func TestAddInvalidIDRefusedByField(t *testing.T) {
+	cfg := writeConfig(t, demoEntry)
+	for _, c := range []struct{ name, want string }{
+		{"bad name", `mcpbridge: server "bad name" not added, it would not be valid:` + "\n" + `id: "bad name" is not a valid id: use 1 to 64`},
+		{"a/b", `mcpbridge: server "a/b" not added, it would not be valid:` + "\n" + `id: "a/b" is not a valid id: use 1 to 64`},
+		{"", `mcpbridge: add: the server's name is empty: want NAME like github`},
+	} {
+		r := mcpbridge(t, "", "add", "--config", cfg, c.name, "--", "cmd")
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, c.want) || strings.Contains(r.stderr, cfg) {
+			t.Errorf("add %q: exit %d, want 2 and\n%s\n(and no file named), got:\n%s", c.name, r.code, c.want, r.stderr)
+		}
+	}
+	if got := readFile(t, cfg); got != demoEntry {
+		t.Errorf("a refused add changed the file:\n%s", got)
+	}
+}

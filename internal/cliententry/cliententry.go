@@ -40,6 +40,11 @@ type Args struct {
 // remote server, else a command. Its errors say which argument is wrong
 // and what to write instead.
 func New(a Args) (*yaml.Node, error) {
+	if a.Name == "" {
+		// Checked here: the id check after the edit names an entry by its
+		// id, and this one has none.
+		return nil, fmt.Errorf("add: the server's name is empty: want NAME like github (mcpbridge add github -- COMMAND [ARGS...])")
+	}
 	rest, url := a.Rest, a.URL
 	if url == "" && len(rest) == 1 && isURL(rest[0]) {
 		url, rest = rest[0], nil

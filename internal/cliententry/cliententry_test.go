@@ -68,6 +68,7 @@ func TestNewRefuses(t *testing.T) {
 		{cliententry.Args{Name: "x", URL: "http://x", Headers: []string{"no colon"}}, "want 'Name: value'"},
 		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Headers: []string{"A: b"}}, "goes with a remote server's URL"},
 		{cliententry.Args{Name: "x", Rest: []string{"cmd"}, Env: []string{"novalue"}}, "want NAME=value"},
+		{cliententry.Args{Rest: []string{"cmd"}}, "the server's name is empty"},
 		{cliententry.Args{Name: "x", Rest: []string{"localhost:3001/mcp"}}, "(mcpbridge add x http://localhost:3001/mcp)"},
 		{cliententry.Args{Name: "x", Rest: []string{"[::1]/mcp"}}, "(mcpbridge add x http://[::1]/mcp)"},
 		{cliententry.Args{Name: "x", Rest: []string{"mcp.example.com:443/mcp"}}, "(mcpbridge add x https://mcp.example.com:443/mcp)"},
