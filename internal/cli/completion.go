@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/mcpbridge/mcpbridge/internal/completion"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 )
 
 // The completion scripts (internal/completion) are generated from the
@@ -22,7 +23,7 @@ import (
 func dynamicArgs() map[string]string {
 	return map[string]string{
 		"call": "tools", "tools": "tools", "prompt": "prompts", "read": "uris",
-		"get": "entries", "remove": "entries", "logout": "entries", "login": "entries",
+		"get": "entries", "remove": "servers", "logout": "servers", "login": "servers",
 	}
 }
 
@@ -99,11 +100,12 @@ func commandsTaking(def flagDef) []string {
 // completeNames is the hidden '__complete KIND [WORDS...]' the scripts
 // run: for KIND tools, prompts or uris, those of the SOURCE among WORDS
 // (the command line typed so far; its servers are started); for entries,
-// the ids of the configured entries (nothing started). One a line. Other
+// the ids of the configured entries, for servers those of the servers'
+// (mcp-client) entries alone (nothing started). One a line. Other
 // words, and flags it does not know, are ignored: the line is half
 // written.
 func (e *env) completeNames(ctx context.Context, argv []string) error {
-	kinds := []string{"tools", "prompts", "uris", "entries"}
+	kinds := []string{"tools", "prompts", "uris", "entries", "servers"}
 	if len(argv) == 0 || !slices.Contains(kinds, argv[0]) {
 		return usagef("__complete: want %s", strings.Join(kinds, ", "))
 	}
@@ -116,9 +118,11 @@ func (e *env) completeNames(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if argv[0] == "entries" {
+	if argv[0] == "entries" || argv[0] == "servers" {
 		for _, pe := range src.plan.Entries {
-			fmt.Fprintln(e.Stdout, pe.Entry.ID)
+			if argv[0] == "entries" || pe.Entry.Name == clientkind.Name {
+				fmt.Fprintln(e.Stdout, pe.Entry.ID)
+			}
 		}
 		return nil
 	}

@@ -119,9 +119,9 @@ func (e *env) scopePath(scope string) (string, error) {
 	}
 }
 
-// remove removes the entry whose id or serverName is NAME, from the file
-// that has it: --config's, --scope's, else the project file, then the
-// user file.
+// remove removes the server whose id or serverName is NAME, from the
+// file that has it: --config's, --scope's, else the project file, then
+// the user file. An entry of another kind is refused.
 func (e *env) remove(argv []string) error {
 	f, err := parseFlags("remove", specOf("remove"), argv)
 	if err != nil {
@@ -149,9 +149,13 @@ func (e *env) remove(argv []string) error {
 		if err != nil {
 			return err
 		}
-		if confedit.Find(list, name) < 0 {
+		i := confedit.Find(list, name)
+		if i < 0 {
 			known = append(known, confedit.Names(list)...)
 			continue
+		}
+		if err := cliententry.NotServer("remove", name, path, list.Content[i]); err != nil {
+			return usagef("%v", err)
 		}
 		err = e.editConfig(path, "", func(data []byte, doc, list *yaml.Node) ([]byte, error) {
 			return confedit.Remove(data, doc, list, confedit.Find(list, name))

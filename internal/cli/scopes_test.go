@@ -387,3 +387,59 @@ func TestAddInvalidIDRefusedByField(t *testing.T) {
 		t.Errorf("a refused add changed the file:\n%s", got)
 	}
 }
+
+// otherKinds is a config with a server among entries of other kinds.
+const otherKinds = `# mine
+- id: permissions
+  name: permissions
+  config:
+    allow: ["mcp__demo__*"]
+    deny: [mcp__demo__add]
+- id: model
+  name: model
+  config: {model: deepseek-chat}
+- id: demo
+  name: mcp-client
+  config: {serverName: demo, transport: stdio, command: "${MCPBRIDGE_EXE}", args: [demo-server]}
+`
+
+// remove takes servers only: another kind of entry is refused, named by
+// its kind and place, with how to remove it, and the file is left as it
+// was; get shows it under its kind, with no serverName; completion
+// offers only servers after remove. remove used to take the permissions
+// entry, deny rules and all, saying it removed a server, get showed the
+// kind as a serverName, and completion offered every entry.
+func TestRemoveTakesServersOnly(t *testing.T) {
+	cfg := writeConfig(t, otherKinds)
+	for _, c := range []struct{ name, want string }{
+		{"permissions", `remove: "permissions" is the permissions entry at ` + cfg + `:2, not a server: remove takes servers (mcp-client entries) only; to remove it, delete its lines from ` + cfg},
+		{"model", `remove: "model" is the model entry at ` + cfg + `:7, not a server`},
+	} {
+		r := mcpbridge(t, "", "remove", "--config", cfg, c.name)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || r.stdout != "" {
+			t.Errorf("remove %s: exit %d, want 2 and %q\n%s%s", c.name, r.code, c.want, r.stdout, r.stderr)
+		}
+	}
+	if got := readFile(t, cfg); got != otherKinds {
+		t.Errorf("a refused remove changed the file:\n%s", got)
+	}
+	r := mcpbridge(t, "", "get", "--config", cfg, "permissions")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "plugin: permissions\n") || strings.Contains(r.stdout, "serverName") {
+		t.Errorf("get permissions: %+v", r)
+	}
+	r = mcpbridge(t, "", "get", "--config", cfg, "--json", "model")
+	if r.code != ExitOK || !strings.Contains(r.stdout, `"serverName": ""`) {
+		t.Errorf("get --json model: %+v", r)
+	}
+	r = mcpbridge(t, "", "__complete", dynamicArgs()["remove"], "--config", cfg)
+	if r.code != ExitOK || r.stdout != "demo\n" {
+		t.Errorf("completion after remove: %+v", r)
+	}
+	r = mcpbridge(t, "", "__complete", dynamicArgs()["get"], "--config", cfg)
+	if r.code != ExitOK || r.stdout != "permissions\nmodel\ndemo\n" {
+		t.Errorf("completion after get: %+v", r)
+	}
+	if r := mcpbridge(t, "", "remove", "--config", cfg, "demo"); r.code != ExitOK || r.stdout != `Removed server "demo" from `+cfg+"\n" {
+		t.Errorf("remove demo: %+v", r)
+	}
+}

@@ -20,6 +20,11 @@ import (
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
+// Kind is the kind (the entry's name) of a server's entry, as
+// internal/kinds/client has it (a test checks), written out so that this
+// package stands without the host.
+const Kind = "mcp-client"
+
 // Args are what `add NAME ...` was given.
 type Args struct {
 	Name string
@@ -76,11 +81,25 @@ func New(a Args) (*yaml.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The kind's name as internal/kinds/client has it (a test checks),
-	// written out so that this package stands without the host.
-	entry := confedit.Mapping("id", a.Name, "name", "mcp-client")
+	entry := confedit.Mapping("id", a.Name, "name", Kind)
 	confedit.AppendNode(entry, "config", cfg)
 	return entry, nil
+}
+
+// NotServer refuses entry, found as name at path, when it is of another
+// kind than a server's (permissions, model, gateway): cmd edits servers
+// only, and such an entry (the agent's deny rules, say) is not to go by a
+// command meant for one. It is nil for a server's entry.
+func NotServer(cmd, name, path string, entry *yaml.Node) error {
+	kind := "an entry without a kind"
+	if k := confedit.Value(entry, "name"); k != nil && k.Kind == yaml.ScalarNode {
+		if k.Value == Kind {
+			return nil
+		}
+		kind = "the " + k.Value + " entry"
+	}
+	return fmt.Errorf("%s: %q is %s at %s:%d, not a server: %s takes servers (%s entries) only; to remove it, delete its lines from %s",
+		cmd, name, kind, path, entry.Line, cmd, Kind, path)
 }
 
 // Transport is the transport an entry built by New (or converted from

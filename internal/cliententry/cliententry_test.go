@@ -109,3 +109,21 @@ func TestLiteralSecrets(t *testing.T) {
 		}
 	}
 }
+
+// NotServer lets a server's entry through and refuses another kind's,
+// naming its kind and place.
+func TestNotServer(t *testing.T) {
+	var list yaml.Node
+	if err := yaml.Unmarshal([]byte("- {id: s, name: mcp-client}\n- {id: p, name: permissions}\n- {id: n}\n"), &list); err != nil {
+		t.Fatal(err)
+	}
+	items := list.Content[0].Content
+	if err := cliententry.NotServer("remove", "s", "f.yaml", items[0]); err != nil {
+		t.Errorf("a server refused: %v", err)
+	}
+	for i, want := range map[int]string{1: `remove: "x" is the permissions entry at f.yaml:2, not a server`, 2: `is an entry without a kind at f.yaml:3`} {
+		if err := cliententry.NotServer("remove", "x", "f.yaml", items[i]); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "delete its lines from f.yaml") {
+			t.Errorf("entry %d: %v, want %q", i, err, want)
+		}
+	}
+}

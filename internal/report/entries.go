@@ -28,8 +28,8 @@ type Entry struct {
 	Error  string `json:"error,omitempty"`
 }
 
-// EntryDetail is get --json: the entry, its command or URL as
-// written, and the names (never the values) of its headers and
+// EntryDetail is get --json: the entry (serverName "" for an entry of
+// another kind than mcp-client), its command or URL as written, and the names (never the values) of its headers and
 // environment variables; the trust and confinement settings as written,
 // when present.
 type EntryDetail struct {
@@ -72,6 +72,9 @@ func Describe(pe host.PlanEntry) Entry {
 // only for headers and env.
 func Detail(pe host.PlanEntry) EntryDetail {
 	d := EntryDetail{Entry: Describe(pe), Headers: keysOf(pe, "headers"), Env: keysOf(pe, "env")}
+	if pe.Entry.Name != clientkind.Name {
+		d.ServerName = "" // the display name of another kind is no server's name
+	}
 	d.Command, d.URL = writtenString(pe, "command"), writtenString(pe, "url")
 	if n := Node(pe, "args"); n != nil && n.Kind == yaml.SequenceNode {
 		for _, a := range n.Content {

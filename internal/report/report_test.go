@@ -98,3 +98,12 @@ func TestNewResources(t *testing.T) {
 		t.Error("templates are null, want []")
 	}
 }
+
+// get's detail of an entry of another kind than mcp-client has no
+// serverName: its display name, the kind's, is no server's name.
+func TestDetailOfAnotherKind(t *testing.T) {
+	p := plan(t, "- {id: perms, name: permissions, config: {allow: [a]}}\n")
+	if d := report.Detail(p.Entries[0]); d.ServerName != "" || d.Plugin != "permissions" {
+		t.Errorf("Detail = %+v", d)
+	}
+}
