@@ -50,7 +50,7 @@ func (e *env) addEntry(cmd string, f *flags, name string, entry *yaml.Node) erro
 	}
 	err = e.editConfig(path, name, func(data []byte, doc, list *yaml.Node) ([]byte, error) {
 		if i := confedit.Find(list, name); i >= 0 {
-			return nil, usagef("add: %s already has a server %q (line %d); remove it first", path, name, list.Content[i].Line)
+			return nil, nameTaken(path, name, list.Content[i])
 		}
 		return confedit.Append(data, doc, list, entry)
 	})
@@ -73,6 +73,16 @@ func (e *env) addEntry(cmd string, f *flags, name string, entry *yaml.Node) erro
 		fmt.Fprintln(e.Stderr, msg)
 	}
 	return nil
+}
+
+// nameTaken is add's refusal of a name entry has at path: a server is
+// removed first, another kind of entry (which remove does not take)
+// keeps it.
+func nameTaken(path, name string, entry *yaml.Node) error {
+	if cliententry.IsServer(entry) {
+		return usagef("add: %s already has a server %q (line %d); remove it first", path, name, entry.Line)
+	}
+	return usagef("add: %s already has %s %q (line %d); give the server another name", path, cliententry.KindOf(entry), name, entry.Line)
 }
 
 // addPath is the file add writes: --config, MCPBRIDGE_CONFIG, --scope's

@@ -443,3 +443,21 @@ func TestRemoveTakesServersOnly(t *testing.T) {
 		t.Errorf("remove demo: %+v", r)
 	}
 }
+
+// add of a name another kind of entry has says that entry's kind and to
+// pick another name (it said a server had it: remove it first, which
+// remove refuses).
+func TestAddNameOfAnotherKind(t *testing.T) {
+	cfg := writeConfig(t, otherKinds)
+	r := mcpbridge(t, "", "add", "--config", cfg, "model", "https://x/mcp")
+	if want := `add: ` + cfg + ` already has the model entry "model" (line 7); give the server another name`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("add model: %+v\nwant %q", r, want)
+	}
+	r = mcpbridge(t, "", "add", "--config", cfg, "demo", "https://x/mcp")
+	if want := `already has a server "demo" (line 10); remove it first`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("add demo: %+v\nwant %q", r, want)
+	}
+	if got := readFile(t, cfg); got != otherKinds {
+		t.Errorf("a refused add changed the file:\n%s", got)
+	}
+}

@@ -91,15 +91,29 @@ func New(a Args) (*yaml.Node, error) {
 // only, and such an entry (the agent's deny rules, say) is not to go by a
 // command meant for one. It is nil for a server's entry.
 func NotServer(cmd, name, path string, entry *yaml.Node) error {
-	kind := "an entry without a kind"
-	if k := confedit.Value(entry, "name"); k != nil && k.Kind == yaml.ScalarNode {
-		if k.Value == Kind {
-			return nil
-		}
-		kind = "the " + k.Value + " entry"
+	if IsServer(entry) {
+		return nil
 	}
 	return fmt.Errorf("%s: %q is %s at %s:%d, not a server: %s takes servers (%s entries) only; to remove it, delete its lines from %s",
-		cmd, name, kind, path, entry.Line, cmd, Kind, path)
+		cmd, name, KindOf(entry), path, entry.Line, cmd, Kind, path)
+}
+
+// IsServer reports whether entry is a server's: of kind Kind.
+func IsServer(entry *yaml.Node) bool {
+	k := confedit.Value(entry, "name")
+	return k != nil && k.Kind == yaml.ScalarNode && k.Value == Kind
+}
+
+// KindOf names entry's kind for a message: "a server", "the permissions
+// entry".
+func KindOf(entry *yaml.Node) string {
+	switch k := confedit.Value(entry, "name"); {
+	case IsServer(entry):
+		return "a server"
+	case k != nil && k.Kind == yaml.ScalarNode && k.Value != "":
+		return "the " + k.Value + " entry"
+	}
+	return "an entry without a kind"
 }
 
 // Transport is the transport an entry built by New (or converted from
