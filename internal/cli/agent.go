@@ -260,7 +260,7 @@ func (r *agentRun) reportPinNotes() {
 		r.e.reportPinNotes(r.b)
 		return
 	}
-	lines, _ := pinNotes(r.b)
+	lines, _ := r.e.pinNotes(r.b)
 	for _, l := range lines {
 		r.out.Event(agent.Event{Type: agent.EventNotice, Text: l})
 	}

@@ -36,11 +36,21 @@ func (e *env) oauthOptions(f *flags) mcpclient.OAuthOptions {
 // --config the command was given, so that it can be run as shown.
 func loginHints(statuses []host.Status, f *flags) []host.Status {
 	for i, st := range statuses {
-		if st.State == host.StateNeedsLogin && f.config != "" && strings.HasPrefix(st.Err, "run mcpbridge login ") {
-			statuses[i].Err += " --config " + shellQuote(f.config)
+		if st.State == host.StateNeedsLogin && strings.HasPrefix(st.Err, "run mcpbridge login ") {
+			statuses[i].Err += sourceArgs(f)
 		}
 	}
 	return statuses
+}
+
+// sourceArgs is the SOURCE f names as arguments, each with its leading
+// space, for a command a message tells the user to run: with them it reads
+// what this command read. "" for the default files.
+func sourceArgs(f *flags) string {
+	if f.config != "" {
+		return " --config " + shellQuote(f.config)
+	}
+	return ""
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.

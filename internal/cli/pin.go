@@ -66,6 +66,7 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 	}
 	e.locks = ls.Locks()
 	e.pinBook().Load(ls.ByServer(), inMemory)
+	e.pinBook().SetSource(sourceArgs(f))
 	return nil
 }
 
@@ -120,7 +121,7 @@ func checkLock(e *env, src *source, f *flags) error {
 // reportPinNotes prints, on stderr, what pinNotes says. It returns how
 // many definitions are withheld: tools and status fail while any is.
 func (e *env) reportPinNotes(b *bridge) int {
-	lines, held := pinNotes(b)
+	lines, held := e.pinNotes(b)
 	for _, l := range lines {
 		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", l)
 	}
@@ -129,8 +130,10 @@ func (e *env) reportPinNotes(b *bridge) int {
 
 // pinNotes is each definition a server withheld (or published with pin:
 // warn) and why, then, when any is withheld, how many and how to review
-// and accept them; escaped for a terminal. held is how many are withheld.
-func pinNotes(b *bridge) (lines []string, held int) {
+// and accept them, with the run's SOURCE (the Book's); escaped for a
+// terminal. held is how many are withheld.
+func (e *env) pinNotes(b *bridge) (lines []string, held int) {
+	source := e.pinBook().Source()
 	var servers []string
 	for _, st := range b.statuses {
 		for _, n := range st.PinNotes {
@@ -143,8 +146,8 @@ func pinNotes(b *bridge) (lines []string, held int) {
 	}
 	if held > 0 {
 		servers = slices.Compact(servers)
-		lines = append(lines, fmt.Sprintf("%d %s withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin %s",
-			held, plural(held, "definition", "definitions"), termsafe.Line(strings.Join(servers, " "))))
+		lines = append(lines, fmt.Sprintf("%d %s withheld (pin: hold): review with mcpbridge pin --diff%s, accept with mcpbridge pin %s%s",
+			held, plural(held, "definition", "definitions"), termsafe.Line(source), termsafe.Line(strings.Join(servers, " ")), termsafe.Line(source)))
 	}
 	return lines, held
 }

@@ -88,6 +88,12 @@ const (
 	withheldCount = "mcpbridge: 1 definition withheld (pin: hold): review with mcpbridge pin --diff, accept with mcpbridge pin rug\n"
 )
 
+// withheldCountIn is withheldCount of a run with --config cfg.
+func withheldCountIn(cfg string) string {
+	src := " --config " + shellQuote(cfg)
+	return "mcpbridge: 1 definition withheld (pin: hold): review with mcpbridge pin --diff" + src + ", accept with mcpbridge pin rug" + src + "\n"
+}
+
 // Between runs: pin records the definitions; a description changed since
 // is withheld from tools, call and status, which say why; pin --diff shows
 // the change; pin SERVER accepts it.
@@ -381,7 +387,7 @@ func TestAgentReportsWithheldDefinitions(t *testing.T) {
 	writeScript(t, script, rugScript(rugPull))
 	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Done."}, chattest.Turn{Text: "Done."}))
 	r := mcpbridge(t, "", "agent", "--config", cfg, "--base-url", srv.URL, "-p", "hi")
-	if r.code != 0 || !strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCount) {
+	if r.code != 0 || !strings.Contains(r.stderr, withheldEcho) || !strings.Contains(r.stderr, withheldCountIn(cfg)) {
 		t.Errorf("agent with a withheld tool: exit %d, stderr %q; want it told which and how to accept it", r.code, r.stderr)
 	}
 	for _, tl := range srv.Requests()[0].Tools {
@@ -396,7 +402,7 @@ func TestAgentReportsWithheldDefinitions(t *testing.T) {
 			notices = append(notices, ev["text"].(string))
 		}
 	}
-	if !slices.Contains(notices, strings.TrimPrefix(withheldEcho, "mcpbridge: ")) || !slices.Contains(notices, strings.TrimSpace(strings.TrimPrefix(withheldCount, "mcpbridge: "))) {
+	if !slices.Contains(notices, strings.TrimPrefix(withheldEcho, "mcpbridge: ")) || !slices.Contains(notices, strings.TrimSpace(strings.TrimPrefix(withheldCountIn(cfg), "mcpbridge: "))) {
 		t.Errorf("agent --json with a withheld tool: notices %q", notices)
 	}
 }
@@ -430,5 +436,28 @@ func TestPinKeepsDisabledServers(t *testing.T) {
 	r := mcpbridge(t, "", "tools", "--config", cfg)
 	if r.code != 0 || !strings.Contains(r.stdout, "mcp__rug__echo") || strings.Contains(r.stderr, "withheld") {
 		t.Errorf("tools once rug is enabled again: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The commands the pin hints suggest read the source the command read, so
+// that they can be run as shown: with --config, they carry it.
+func TestPinHintsCarryTheSource(t *testing.T) {
+	cfg, script := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	writeScript(t, script, rugScript(rugPull))
+	again := "rug --config " + shellQuote(cfg)
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	if want := withheldCountIn(cfg); !strings.Contains(r.stderr, want) {
+		t.Errorf("tools: want %q in %+v", want, r)
+	}
+	r = mcpbridge(t, "", "call", "--config", cfg, "mcp__rug__echo", `{}`)
+	if want := "review it with mcpbridge pin --diff " + again + ", then accept it with mcpbridge pin " + again; !strings.Contains(r.stdout, want) {
+		t.Fatalf("call: want %q in %+v", want, r)
+	}
+	hint := r.stdout[strings.LastIndex(r.stdout, "accept it with mcpbridge ")+len("accept it with mcpbridge "):]
+	if r := mcpbridge(t, "", strings.Fields(hint)...); r.code != 0 {
+		t.Errorf("%s as suggested: %+v", hint, r)
 	}
 }

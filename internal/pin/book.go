@@ -26,6 +26,7 @@ type Book struct {
 	mu     sync.Mutex
 	locks  map[string]*Lock    // by server; a server without one has no lock file
 	memory map[string]*memPins // by server without a lock; nil unless in memory
+	source string              // SetSource's
 }
 
 // NewBook returns the Book of locks, each server's lock by its name (the
@@ -115,7 +116,24 @@ func (b *Book) Route(server string, lock *Lock) {
 // once they have read what changed: the end of the answer to a call of a
 // withheld tool.
 func (b *Book) Advice(server string) string {
-	return "if the change is expected, review it with mcpbridge pin --diff " + server + ", then accept it with mcpbridge pin " + server
+	again := server + b.Source()
+	return "if the change is expected, review it with mcpbridge pin --diff " + again + ", then accept it with mcpbridge pin " + again
+}
+
+// SetSource sets the SOURCE arguments (" --config FILE", each with its
+// leading space) that the commands of Advice carry: without them a pin
+// would read another config than the one whose servers were checked.
+func (b *Book) SetSource(args string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.source = args
+}
+
+// Source is what SetSource set.
+func (b *Book) Source() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.source
 }
 
 // CheckTools is Check for a server's tools, each named by its raw name; a

@@ -528,6 +528,10 @@ func TestBookAndSetWiring(t *testing.T) {
 		t.Errorf("advice: %q", got)
 	}
 	b := pin.NewBook(nil, false)
+	b.SetSource(" --config mini.yaml")
+	if got := b.Advice("fs"); got != "if the change is expected, review it with mcpbridge pin --diff fs --config mini.yaml, then accept it with mcpbridge pin fs --config mini.yaml" {
+		t.Errorf("advice with a source: %q", got)
+	}
 	b.Route("s", pin.NewLock())
 	if got := b.CheckTools("s", []tool.Tool{echoTool("Echo")}); got[0] != "not pinned" {
 		t.Errorf("routed to an empty lock: %q", got[0])
