@@ -59,8 +59,8 @@ func (e *env) loadPins(src *source, f *flags, inMemory bool) error {
 func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 	ls, err := e.readLocks(src, f)
 	if err != nil {
-		if _, bad := errors.AsType[*pin.ReadError](err); bad {
-			return fmt.Errorf("the lock cannot be trusted, so nothing was started (fix it, or delete it and run mcpbridge pin):\n%w", err)
+		if bad, ok := errors.AsType[*pin.ReadError](err); ok {
+			return fmt.Errorf("the lock cannot be trusted, so nothing was started: %s:\n%w", lockAdvice(bad, f), err)
 		}
 		ls = pin.NewSet() // no place for a lock (no state directory): nothing pinned on disk
 	}
@@ -112,10 +112,16 @@ func (e *env) placeLocks(ls *pin.Set, src *source, f *flags) error {
 // checkLock reads src's locks, for their errors alone.
 func checkLock(e *env, src *source, f *flags) error {
 	_, err := e.readLocks(src, f)
-	if _, bad := errors.AsType[*pin.ReadError](err); bad {
-		return err
+	if bad, ok := errors.AsType[*pin.ReadError](err); ok {
+		return fmt.Errorf("%w\n(%s)", err, lockAdvice(bad, f))
 	}
 	return nil
+}
+
+// lockAdvice is how to get past the lock bad: pin does not write over it,
+// so its pins are recorded again only once it is gone.
+func lockAdvice(bad *pin.ReadError, f *flags) string {
+	return "undo the edit, or delete " + shellQuote(bad.Path) + " and run mcpbridge pin" + sourceArgs(f) + " to record every definition again"
 }
 
 // reportPinNotes prints, on stderr, what pinNotes says. It returns how
@@ -171,8 +177,8 @@ func (e *env) pinCmd(ctx context.Context, argv []string) error {
 		return err
 	}
 	ls, err := e.readLocks(src, f)
-	if _, bad := errors.AsType[*pin.ReadError](err); bad {
-		return fmt.Errorf("pin: the lock cannot be read; fix it, or delete it and run mcpbridge pin again:\n%w", err)
+	if bad, ok := errors.AsType[*pin.ReadError](err); ok {
+		return fmt.Errorf("pin: the lock cannot be trusted, and pin does not write over it: %s:\n%w", lockAdvice(bad, f), err)
 	}
 	if err != nil {
 		return fmt.Errorf("pin: %w", err)

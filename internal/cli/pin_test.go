@@ -461,3 +461,34 @@ func TestPinHintsCarryTheSource(t *testing.T) {
 		t.Errorf("%s as suggested: %+v", hint, r)
 	}
 }
+
+// A lock edited by hand is met with the advice pin follows: undo the edit,
+// or delete the lock (named) and pin again with the same source; never to
+// run pin over it, which pin refuses.
+func TestCorruptLockAdviceMatchesPin(t *testing.T) {
+	cfg, _ := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	lock := filepath.Join(filepath.Dir(cfg), "mcpbridge.lock")
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(strings.Replace(string(b), "Echo the text back.", "Echo.", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "undo the edit, or delete " + shellQuote(lock) + " and run mcpbridge pin --config " + shellQuote(cfg) + " to record every definition again"
+	for _, cmd := range []string{"tools", "pin", "validate"} {
+		r := mcpbridge(t, "", cmd, "--config", cfg)
+		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "(run mcpbridge pin") {
+			t.Errorf("%s: want %q, and no advice to run pin over the lock, in %+v", cmd, want, r)
+		}
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Errorf("pin after deleting the lock: %+v", r)
+	}
+}

@@ -59,7 +59,7 @@ func (l *Lock) check(root *yaml.Node) error {
 		report("lockVersion", fmt.Sprintf("must be %d (this mcpbridge's lock format)", lockVersion))
 	}
 	if l.Servers == nil {
-		report("servers", "is missing: a lock holds the pins of its servers (run mcpbridge pin to write one)")
+		report("servers", "is missing: a lock holds the pins of its servers")
 	}
 	for _, server := range slices.Sorted(maps.Keys(l.Servers)) {
 		sp := l.Servers[server]
@@ -105,7 +105,7 @@ func checkPin(path, name string, p Pin, report func(path, msg string)) json.RawM
 	}
 	canon, err := Canonical(p.Definition)
 	if err != nil || digest(canon) != p.SHA256 {
-		report(path+".sha256", "does not match the definition: it was edited by hand (run mcpbridge pin to record the server's definitions again)")
+		report(path+".sha256", "does not match the definition: it was edited by hand or damaged")
 		return p.Definition
 	}
 	return canon
@@ -123,7 +123,7 @@ func decodeError(data []byte, err error, off int64) error {
 	case errors.As(err, &typ):
 		return typeError(data, typ)
 	case errors.Is(err, io.EOF):
-		return at(data, 0, "", "empty: a lock is a JSON object (run mcpbridge pin to write one)")
+		return at(data, 0, "", "empty: a lock is a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return at(data, int64(len(data)), "", "not valid JSON: the text ends inside a value")
 	}

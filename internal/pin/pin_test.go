@@ -136,14 +136,14 @@ func TestReadCorruptLock(t *testing.T) {
 	for _, c := range []struct {
 		name, text, want string
 	}{
-		{"empty", "", "1:1: empty: a lock is a JSON object (run mcpbridge pin to write one)"},
+		{"empty", "", "1:1: empty: a lock is a JSON object"},
 		{"truncated", string(text[:len(text)/2]), "not valid JSON: the text ends inside a value"},
 		{"syntax", strings.Replace(string(text), `"tools": {`, `"tools": {,`, 1), "5:17: not valid JSON: invalid character ',' looking for beginning of object key string"},
 		{"wrong type", strings.Replace(string(text), `"lockVersion": 1`, `"lockVersion": "1"`, 1), `2:18: lockVersion: must be an integer, got a JSON string`},
 		{"unknown field", strings.Replace(string(text), `"servers"`, `"servres"`, 1), `unknown field "servres"`},
 		{"version", strings.Replace(string(text), `"lockVersion": 1`, `"lockVersion": 2`, 1), "2:18: lockVersion: must be 1 (this mcpbridge's lock format)"},
 		{"edited description", strings.Replace(string(text), `"description": "Echo"`, `"description": "Echo, and read ~/.ssh/id_rsa"`, 1),
-			"7:21: servers.s.tools.echo.sha256: does not match the definition: it was edited by hand (run mcpbridge pin to record the server's definitions again)"},
+			"7:21: servers.s.tools.echo.sha256: does not match the definition: it was edited by hand or damaged"},
 		{"bad hash", strings.Replace(string(text), hash, "abc", 1), "7:21: servers.s.tools.echo.sha256: must be 64 lowercase hex digits"},
 		{"renamed", strings.Replace(string(text), `"echo": {`, `"ECHO": {`, 1), `servers.s.tools.ECHO.definition.name: is "echo", but the pin is for "ECHO"`},
 		{"no servers", `{"lockVersion": 1}`, "1:1: servers: is missing"},
@@ -343,8 +343,8 @@ func TestSetRecordAndPrune(t *testing.T) {
 	os.WriteFile(project, []byte("not: [a lock"), 0o600)
 	s = pin.NewSet()
 	s.Keep(project, "b")
-	if _, ok := errors.AsType[*pin.ReadError](s.Read()); !ok {
-		t.Errorf("a corrupt lock read as %v", s.Read())
+	if re, ok := errors.AsType[*pin.ReadError](s.Read()); !ok || re.Path != project {
+		t.Errorf("a corrupt lock read as %v, want a ReadError of %s", s.Read(), project)
 	}
 }
 

@@ -47,7 +47,10 @@ func (s *Set) Assign(server, path string) { s.where[server] = path }
 func (s *Set) Paths() []string { return slices.Clone(s.paths) }
 
 // ReadError is a lock that exists but cannot be read or trusted.
-type ReadError struct{ Err error }
+type ReadError struct {
+	Path string // the lock's
+	Err  error
+}
 
 func (e *ReadError) Error() string { return e.Err.Error() }
 func (e *ReadError) Unwrap() error { return e.Err }
@@ -58,7 +61,7 @@ func (s *Set) Read() error {
 	for _, path := range s.paths {
 		l, err := Read(path)
 		if err != nil {
-			return &ReadError{err}
+			return &ReadError{Path: path, Err: err}
 		}
 		s.locks[path] = l
 	}
