@@ -32,11 +32,20 @@ func (e *env) oauthOptions(f *flags) mcpclient.OAuthOptions {
 	return o
 }
 
+// loginRun starts the status text of a needs-login server (mcpclient's).
+const loginRun = "run mcpbridge login "
+
 // loginHints completes the command a needs-login server names with the
-// --config the command was given, so that it can be run as shown.
+// SOURCE the command was given, so that it can be run as shown: login
+// takes a --url in place of the server's name.
 func loginHints(statuses []host.Status, f *flags) []host.Status {
 	for i, st := range statuses {
-		if st.State == host.StateNeedsLogin && strings.HasPrefix(st.Err, "run mcpbridge login ") {
+		if st.State != host.StateNeedsLogin || !strings.HasPrefix(st.Err, loginRun) {
+			continue
+		}
+		if f.url != "" {
+			statuses[i].Err = strings.TrimSpace(loginRun) + sourceArgs(f)
+		} else {
 			statuses[i].Err += sourceArgs(f)
 		}
 	}
@@ -45,9 +54,15 @@ func loginHints(statuses []host.Status, f *flags) []host.Status {
 
 // sourceArgs is the SOURCE f names as arguments, each with its leading
 // space, for a command a message tells the user to run: with them it reads
-// what this command read. "" for the default files.
+// what this command read. "" for the default files. A --header is left
+// out: it may hold a secret, and the message may reach a log or a model.
 func sourceArgs(f *flags) string {
-	if f.config != "" {
+	switch {
+	case f.url != "" && f.name != "":
+		return " --url " + shellQuote(f.url) + " --name " + shellQuote(f.name)
+	case f.url != "":
+		return " --url " + shellQuote(f.url)
+	case f.config != "":
 		return " --config " + shellQuote(f.config)
 	}
 	return ""

@@ -248,3 +248,20 @@ func TestLoginNotNeeded(t *testing.T) {
 		t.Errorf("login: %+v", r)
 	}
 }
+
+// With --url, the login a server needs is asked for by its --url (and
+// --name), which login takes in place of an entry's name.
+func TestURLLoginHintNamesTheURL(t *testing.T) {
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	r := mcpbridge(t, "", "tools", "--url", as.URL, "--name", "g")
+	want := "needs login: run mcpbridge login --url " + shellQuote(as.URL) + " --name g\n"
+	if r.code == 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("tools: want %q in %+v", want, r)
+	}
+	hint := strings.TrimSpace(r.stderr[strings.Index(r.stderr, "run mcpbridge ")+len("run mcpbridge "):])
+	hint = strings.SplitN(hint, "\n", 2)[0]
+	if r := mcpbridge(t, "", append(strings.Fields(hint), "--oauth-headless")...); r.code != 0 || !strings.HasPrefix(r.stdout, "Logged in to g (") {
+		t.Errorf("%s as suggested: %+v", hint, r)
+	}
+}
