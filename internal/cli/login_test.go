@@ -249,6 +249,25 @@ func TestLoginNotNeeded(t *testing.T) {
 	}
 }
 
+// A --url server that wants a static bearer token (serve --token-env), not
+// OAuth: tools and login say to pass the token with --header, and name the
+// server by its --url; the server's text is quoted on one line.
+func TestTokenServerWantsAHeaderNotALogin(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	want := "pass it with --header 'Authorization: Bearer …'"
+	for _, cmd := range []string{"tools", "login"} {
+		r := mcpbridge(t, "", cmd, "--url", p.url)
+		if r.code == 0 || !strings.Contains(r.stdout+r.stderr, want) || strings.Contains(r.stdout+r.stderr, "login remote") || strings.Contains(r.stderr, `\n`) {
+			t.Errorf("%s: want %q, no login by name and no escaped line break, in %+v", cmd, want, r)
+		}
+	}
+	if r := mcpbridge(t, "", "tools", "--url", p.url, "--header", "Authorization: Bearer s3cret"); r.code != 0 {
+		t.Errorf("tools with the token: %+v", r)
+	}
+}
+
 // With --url, the login a server needs is asked for by its --url (and
 // --name), which login takes in place of an entry's name.
 func TestURLLoginHintNamesTheURL(t *testing.T) {

@@ -113,20 +113,33 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 		return nil // the SDK sends the request again, with the refreshed token
 	}
 	if h.mode == ModeNoLogin && needsAuthorization(resp) {
-		drain(resp)
-		return &NeedsLoginError{Server: h.target.ServerName}
+		return h.needsLoginOrCredential(ctx, resp)
 	}
-	header := resp.Header
+	header, status := resp.Header, resp.StatusCode
 	err := h.inner.Authorize(ctx, req, resp)
 	if err == nil {
 		h.setLegacy(nil)
 		return nil
 	}
 	asm, ok := h.legacyMetadata(ctx, header)
+	if !ok && status == http.StatusUnauthorized && !offersOAuth(ctx, h.hc.Client, h.target.URL, header) {
+		return &CredentialError{Said: peerText(err.Error())} // the SDK tried the default endpoints
+	}
 	if !ok {
 		return err
 	}
 	return h.legacyAuthorize(ctx, asm, header)
+}
+
+// needsLoginOrCredential is the failure of an authorization resp calls
+// for where no person may be asked: a login, unless the server offers no
+// OAuth at all.
+func (h *codeHandler) needsLoginOrCredential(ctx context.Context, resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized && !offersOAuth(ctx, h.hc.Client, h.target.URL, resp.Header) {
+		return credentialError(resp)
+	}
+	drain(resp)
+	return &NeedsLoginError{Server: h.target.ServerName}
 }
 
 // refreshRefused spends the stored refresh token when the server refused

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -16,8 +17,10 @@ import (
 // status line, a response body) as an error or a log line quotes it: its
 // control and hiding characters escaped, so that a terminal obeys none of
 // them and a line break forges no line, and cut to textcut.PeerText, since
-// the server sizes it.
-func peerText(s string) string { return textcut.Peer(termsafe.Line(s)) }
+// the server sizes it. The line break a body ends with is no part of it.
+func peerText(s string) string {
+	return textcut.Peer(termsafe.Line(strings.TrimRight(s, "\r\n")))
+}
 
 // peerError is err with its text made peerText; errors.As still finds
 // what it wraps (the SDK tells an invalid_grant by its RetrieveError).

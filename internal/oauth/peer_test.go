@@ -173,3 +173,11 @@ func detour(t *testing.T, path string, h http.HandlerFunc) *http.Client {
 		return http.DefaultTransport.RoundTrip(req)
 	})}
 }
+
+// A server's text ends without the line break its body ends with, which
+// escaped would show as a literal \n.
+func TestPeerTextTrimsItsLineBreak(t *testing.T) {
+	if got := peerText("header is required\r\n"); got != "header is required" {
+		t.Errorf("peerText: %q", got)
+	}
+}
