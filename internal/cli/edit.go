@@ -62,6 +62,7 @@ func (e *env) addEntry(cmd string, f *flags, name string, entry *yaml.Node) erro
 		where += " (" + scope + " scope)"
 	}
 	fmt.Fprintf(e.Stdout, "Added %s server %q to %s\n", cliententry.Transport(entry), name, where)
+	e.notePinned(cmd, path, name, f)
 	if scope == scopes.Local || scope == scopes.User {
 		return nil // the user's own files
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -122,6 +123,18 @@ func checkLock(e *env, src *source, f *flags) error {
 // so its pins are recorded again only once it is gone.
 func lockAdvice(bad *pin.ReadError, f *flags) string {
 	return "undo the edit, or delete " + shellQuote(bad.Path) + " and run mcpbridge pin" + sourceArgs(f) + " to record every definition again"
+}
+
+// notePinned tells, as cmd, that the server name just added to the config
+// file at path is withheld whole when that file has a lock: the lock holds
+// none of its definitions, and nothing else would say so before a run.
+func (e *env) notePinned(cmd, path, name string, f *flags) {
+	lock := pin.Beside(path)
+	if _, err := os.Stat(lock); err != nil {
+		return
+	}
+	fmt.Fprintf(e.Stderr, "mcpbridge: %s: %s is pinned (%s): the tools and prompts of %q are withheld until you accept them with mcpbridge pin %s%s\n",
+		cmd, path, lock, name, shellQuote(name), sourceArgs(&flags{config: f.config})) // add's --url is the server's
 }
 
 // reportPinNotes prints, on stderr, what pinNotes says. It returns how

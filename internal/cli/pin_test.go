@@ -492,3 +492,22 @@ func TestCorruptLockAdviceMatchesPin(t *testing.T) {
 		t.Errorf("pin after deleting the lock: %+v", r)
 	}
 }
+
+// A server added to a pinned config is told withheld at once: add says so,
+// and which pin to run (the lock holds none of its definitions).
+func TestAddToPinnedConfigSaysPin(t *testing.T) {
+	cfg, _ := rugConfig(t, "")
+	if r := mcpbridge(t, "", "pin", "--config", cfg); r.code != 0 {
+		t.Fatalf("pin: %+v", r)
+	}
+	r := mcpbridge(t, "", "add", "--config", cfg, "--transport", "http", "other", "http://127.0.0.1:9/mcp")
+	lock := filepath.Join(filepath.Dir(cfg), "mcpbridge.lock")
+	want := "is pinned (" + lock + "): the tools and prompts of \"other\" are withheld until you accept them with mcpbridge pin other --config " + shellQuote(cfg)
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("add: want %q in %+v", want, r)
+	}
+	other := filepath.Join(t.TempDir(), "mcpbridge.yaml")
+	if r := mcpbridge(t, "", "add", "--config", other, "--transport", "http", "other", "http://127.0.0.1:9/mcp"); r.code != 0 || r.stderr != "" {
+		t.Errorf("add to a config with no lock: %+v", r)
+	}
+}
