@@ -53,8 +53,9 @@ type Options struct {
 	// (denied, rate_limited, unauthenticated, refused): a metric; nil
 	// counts nothing.
 	Refused func(reason string)
-	// Changed is called after a new policy took effect (the gateway's
-	// Rescreen); nil does nothing.
+	// Changed is called after a new policy took effect, or what is
+	// served without one changed (Require, Unrequire): the gateway's
+	// Rescreen; nil does nothing.
 	Changed func()
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -198,10 +199,37 @@ func (k *Keeper) NoRequestAuth() { k.unauthenticated.Store(true) }
 
 // Require makes the Keeper fail closed: until a config is applied, and
 // after one is cleared, its Gate refuses every call and its Screen hides
-// everything. serve calls it when its config has a gateway entry, so an
-// entry that fails to apply never leaves the gateway open. Apply implies
-// it.
-func (k *Keeper) Require() { k.required.Store(true) }
+// everything. serve calls it when its config has a gateway entry, at
+// start and at each reload, so an entry that fails to apply never leaves
+// the gateway open. Apply implies it.
+func (k *Keeper) Require() {
+	if !k.required.Swap(true) {
+		k.rescreen()
+	}
+}
+
+// Unrequire undoes Require while no config was ever applied: the gateway
+// entry that asked for it was removed before it loaded, so the gateway is
+// open again as it was before the entry came. It reports whether it was
+// required until then. Once a config was applied, the Keeper stays
+// required: removing that entry does not open the gateway (Clear).
+func (k *Keeper) Unrequire() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.gens.Load() > 0 || !k.required.Swap(false) {
+		return false
+	}
+	k.rescreen()
+	return true
+}
+
+// rescreen tells the sessions that what the Screen hides changed while
+// no config is applied (Require, Unrequire); with one, the config decides.
+func (k *Keeper) rescreen() {
+	if k.state.Load() == nil && k.opts.Changed != nil {
+		k.opts.Changed()
+	}
+}
 
 // Required reports whether the Keeper fails closed without a config
 // (Require, or a config applied once): with none in force, it refuses

@@ -261,7 +261,8 @@ func TestNoAuthIsAnonymous(t *testing.T) {
 // A gateway entry, once required, is the only way in: before it is
 // applied (serve's start, or an entry that failed to apply), and after it
 // is removed by a reload, no call passes the Gate and nothing is listed.
-// Without Require, no entry means an open gateway, as before.
+// Without Require, no entry means an open gateway, as before; so it does
+// after Unrequire while none was ever applied.
 func TestRequiredEntryFailsClosed(t *testing.T) {
 	call := gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}
 	allowed := func(k *Keeper) bool {
@@ -299,6 +300,16 @@ func TestRequiredEntryFailsClosed(t *testing.T) {
 	added.keeper.Clear(added.keeper.Current())
 	if allowed(added.keeper) {
 		t.Errorf("added, then removed: the call passed")
+	}
+	// Unrequire opens only a gateway no entry was ever applied to: an
+	// entry removed before it loaded gives back the open gateway.
+	if added.keeper.Unrequire() || allowed(added.keeper) {
+		t.Errorf("an entry applied, then removed: Unrequire opened the gateway")
+	}
+	never := newServed(t, Options{})
+	never.keeper.Require()
+	if !never.keeper.Unrequire() || !allowed(never.keeper) {
+		t.Errorf("required, never applied: Unrequire left the call refused")
 	}
 }
 

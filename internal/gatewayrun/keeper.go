@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"github.com/mcpbridge/mcpbridge/gateway"
@@ -99,6 +101,44 @@ func requireGateway(k *gatewayauth.Keeper, plan *host.Plan, stdio bool) error {
 		k.Require()
 	}
 	return nil
+}
+
+// reread reads the config files again for a reload, and tells the Keeper
+// whether they have a gateway entry before the host applies them
+// (expectGateway).
+func reread(cfg Config, cat *host.Catalog, k *gatewayauth.Keeper) (*host.Plan, error) {
+	plan, err := cfg.Reload(cat)
+	if err == nil {
+		expectGateway(k, plan, cfg.Logger)
+	}
+	return plan, err
+}
+
+// expectGateway makes a reload fail closed as serve's start does: a plan
+// with a gateway entry requires it before anything of the plan starts,
+// so an entry that does not load (a misspelt key, an audit file that
+// cannot be opened) leaves the gateway serving no call rather than every
+// call, until a reload brings one that loads. A plan without one lifts
+// that while no entry was ever applied (serve runs as it started,
+// unguarded); once one was, the gateway serves no call until one is back
+// (Keeper.Clear). Either removal is warned of: it turns a guard off.
+func expectGateway(k *gatewayauth.Keeper, plan *host.Plan, log *slog.Logger) {
+	if hasGatewayEntry(plan) {
+		k.Require()
+		return
+	}
+	switch {
+	case k.Current() != nil:
+		log.Warn("gateway entry removed (or disabled) by the reload: until one is back the gateway serves no call; restart serve to run without one")
+	case k.Unrequire():
+		log.Warn("gateway entry removed (or disabled) by the reload before it ever loaded: serve runs without one, as it started, every call unguarded")
+	}
+}
+
+// hasGatewayEntry reports whether plan has an enabled gateway entry,
+// valid or not.
+func hasGatewayEntry(plan *host.Plan) bool {
+	return slices.ContainsFunc(plan.Enabled(), func(pe host.PlanEntry) bool { return pe.Entry.Name == gatewaykind.Name })
 }
 
 // gatewayNotApplied is why serve stops after its first apply: the gateway

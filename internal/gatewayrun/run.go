@@ -176,7 +176,7 @@ func newRun(cfg Config, keeper *gatewayauth.Keeper, cat *host.Catalog, opts gate
 	reg := tool.NewRegistry()
 	// Every file in use is watched; a change of one re-reads them all.
 	h, err := host.New(host.Options{Catalog: cat, Registry: reg, Logger: log, Lookup: cfg.Lookup,
-		Parse: func(string, []byte) (*host.Plan, error) { return cfg.Reload(cat) }})
+		Parse: func(string, []byte) (*host.Plan, error) { return reread(cfg, cat, keeper) }})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+)
+
+// gatewayEntry is a gateway entry whose policy rule lets the anonymous
+// caller use tools; key is the rule's key, "allow" or a misspelling.
+func gatewayEntry(key, tools string) string {
+	return "- id: gw\n  name: gateway\n  config:\n    policy: [{subjects: [anonymous], " + key + ": [" + tools + "]}]\n"
+}
+
+// reloadedServe is serve --http over the fixture fx, reloaded by
+// rewriting its config file, with an MCP session open on it.
+type reloadedServe struct {
+	p   *servingProcess
+	cfg string
+	cs  *mcp.ClientSession
+}
+
+func startReloadedServe(t *testing.T, config string) *reloadedServe {
+	t.Helper()
+	cfg := writeConfig(t, config)
+	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: p.url}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, p.stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return &reloadedServe{p: p, cfg: cfg, cs: cs}
+}
+
+// reload writes config and waits until serve has logged its outcome for
+// the gateway entry: a line naming entry=gw that was not there before.
+func (s *reloadedServe) reload(t *testing.T, config, logged string) {
+	t.Helper()
+	before := strings.Count(s.p.stderr.String(), logged)
+	if err := os.WriteFile(s.cfg, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 30*time.Second, func() bool { return strings.Count(s.p.stderr.String(), logged) > before },
+		"serve to log %q after the reload:\n%s", logged, s.p.stderr)
+}
+
+// call is the outcome of a call of tool: its text, or the error that
+// answered it.
+func (s *reloadedServe) call(t *testing.T, tool string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 0 {
+		return "", nil
+	}
+	text, _ := res.Content[0].(*mcp.TextContent)
+	return text.Text, nil
+}
+
+// mustServe fails unless a call of mcp__fx__add is answered 3.
+func (s *reloadedServe) mustServe(t *testing.T, when string) {
+	t.Helper()
+	if got, err := s.call(t, "mcp__fx__add"); err != nil || got != "3" {
+		t.Errorf("%s: mcp__fx__add answered %q, %v; want 3", when, got, err)
+	}
+}
+
+// mustRefuse fails unless a call of mcp__fx__add is refused as the
+// gateway entry not in force.
+func (s *reloadedServe) mustRefuse(t *testing.T, when string) {
+	t.Helper()
+	if got, err := s.call(t, "mcp__fx__add"); err == nil || !strings.Contains(err.Error(), "gateway entry is not in force") {
+		t.Errorf("%s: mcp__fx__add answered %q, %v; want it refused, the gateway entry not in force", when, got, err)
+	}
+}
+
+// A gateway entry that a reload adds to a running serve and that does
+// not load (a misspelt key, an audit file that cannot be opened) leaves
+// the gateway serving no call until a reload brings a working entry or
+// removes it again: every call was answered, the entry's failure only
+// logged.
+func TestServeReloadAddingBrokenGatewayEntryServesNoCall(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	broken := fx + gatewayEntry("alow", `"mcp__fx__add"`)
+	s := startReloadedServe(t, fx)
+	s.mustServe(t, "without a gateway entry")
+
+	s.reload(t, broken, `msg="failed to start" entry=gw`)
+	s.mustRefuse(t, "with a misspelt gateway entry added")
+
+	s.reload(t, fx, "config file changed")
+	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
+		"calls to be served with the misspelt entry removed")
+	s.mustServe(t, "with the misspelt entry removed")
+
+	unapplied := gatewayEntry("allow", `"*"`) + "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "audit.jsonl") + "}\n"
+	s.reload(t, fx+unapplied, `msg="failed to start" entry=gw`)
+	s.mustRefuse(t, "with a gateway entry added whose audit file cannot be opened")
+	s.reload(t, fx+gatewayEntry("allow", `"mcp__fx__add"`), "config file changed")
+	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
+		"calls to be served with the entry fixed")
+	s.mustServe(t, "with the entry fixed")
+	if got, err := s.call(t, "mcp__fx__greet"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("with the entry fixed, the tool its policy denies answered %q, %v; want it unknown", got, err)
+	}
+}
+
+// A working gateway entry that a reload breaks keeps its config: what it
+// allows is served, and what it denies stays unknown.
+func TestServeReloadBreakingGatewayEntryKeepsIt(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	s := startReloadedServe(t, fx+gatewayEntry("allow", `"mcp__fx__add"`))
+	s.mustServe(t, "with the gateway entry")
+
+	s.reload(t, fx+gatewayEntry("alow", `"*"`), `msg="the new config did not start, the previous config keeps running" entry=gw`)
+	s.mustServe(t, "with the gateway entry misspelt")
+	if got, err := s.call(t, "mcp__fx__greet"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("with the gateway entry misspelt, the tool its policy denied answered %q, %v; want it unknown still", got, err)
+	}
+}
+
+// A reload that removes a working gateway entry leaves the gateway serving
+// no call, saying so in a warning, until one is back
+// (restarting serve runs it without one): removing the entry that guards
+// every call does not open the gateway.
+func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	s := startReloadedServe(t, fx+gatewayEntry("allow", `"mcp__fx__add"`))
+	s.mustServe(t, "with the gateway entry")
+
+	s.reload(t, fx, "level=WARN msg=\"gateway entry removed")
+	s.mustRefuse(t, "with the gateway entry removed")
+
+	s.reload(t, fx+gatewayEntry("allow", `"mcp__fx__add"`), "config file changed")
+	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
+		"calls to be served with the entry back")
+}
