@@ -104,6 +104,11 @@ type Options struct {
 	// (clients that ignore list_changed would otherwise never see them);
 	// /healthz reports not ready. nil means ready from the start.
 	Ready <-chan struct{}
+	// Refusing, when set, says why the gateway serves no call now (a Gate
+	// that refuses every one), "" while it serves them: /readyz and
+	// /healthz then report it not ready, so a balancer sends its calls
+	// to another replica. It is called on every health request.
+	Refusing func() string
 	// ReadyTimeout bounds how long requests wait for Ready, counted from
 	// New; 0 means as long as it takes. Below zero requests do not wait:
 	// Ready only tells /readyz and /healthz.

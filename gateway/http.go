@@ -49,9 +49,11 @@ type Health struct {
 	// OK.
 	OK bool `json:"ok"`
 	// Ready is true once the backends' first start has settled
-	// (Options.Ready) or the ready timeout passed: what a readiness probe
-	// asks.
+	// (Options.Ready) or the ready timeout passed, while the gateway
+	// serves calls (Options.Refusing): what a readiness probe asks.
 	Ready bool `json:"ready"`
+	// Refusing is why the gateway serves no call now, if it serves none.
+	Refusing string `json:"refusing,omitempty"`
 	// Tools is the number of tools the gateway serves.
 	Tools int `json:"tools"`
 	// Backends are the backends' states, as Options.Health reported them.
@@ -61,6 +63,10 @@ type Health struct {
 // Health returns the gateway's health, as /healthz serves it.
 func (g *Gateway) Health() Health {
 	h := Health{Ready: g.isReady(), Tools: g.reg.Len(), Backends: []BackendState{}}
+	if g.opts.Refusing != nil {
+		h.Refusing = g.opts.Refusing()
+		h.Ready = h.Ready && h.Refusing == ""
+	}
 	h.OK = h.Ready && !g.isClosed()
 	if g.opts.Health != nil {
 		if b := g.opts.Health(); b != nil {
@@ -125,7 +131,8 @@ func (g *Gateway) Sessions() int {
 // the Health report as JSON at every path, with the status a probe asks:
 // at /healthz 200 when Health.OK, at /readyz 200 once Health.Ready (the
 // first start has settled, whatever the backends' states: one broken
-// backend must not take every replica out of a load balancer), at /livez
+// backend must not take every replica out of a load balancer; but not
+// while the gateway refuses every call), at /livez
 // 200 while the gateway is open; else 503.
 func (g *Gateway) Probes() http.Handler { return http.HandlerFunc(g.serveHealth) }
 

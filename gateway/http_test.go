@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -306,6 +307,40 @@ func TestHealth(t *testing.T) {
 	}
 	if h := g.Health(); h.OK {
 		t.Error("a closed gateway reports OK")
+	}
+}
+
+// While the gateway refuses every call (Options.Refusing), /readyz and
+// /healthz both answer 503 and the report says not ready, and why; once
+// it serves calls again, both answer 200.
+func TestProbesNotReadyWhileRefusing(t *testing.T) {
+	var why atomic.Value
+	why.Store("no policy is in force")
+	g := newGateway(t, tool.NewRegistry(), Options{Refusing: func() string { return why.Load().(string) }})
+	base := serveHTTP(t, g, Options{})
+	probe := func(path string) (int, Health) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var h Health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, h
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, h := probe(path); code != http.StatusServiceUnavailable || h.Ready || h.OK || h.Refusing != "no policy is in force" {
+			t.Errorf("refusing every call: %s %d %+v; want 503, not ready, saying why", path, code, h)
+		}
+	}
+	why.Store("")
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, h := probe(path); code != http.StatusOK || !h.Ready || h.Refusing != "" {
+			t.Errorf("serving calls: %s %d %+v; want 200, ready", path, code, h)
+		}
 	}
 }
 

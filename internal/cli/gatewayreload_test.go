@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,29 +88,77 @@ func (s *reloadedServe) mustRefuse(t *testing.T, when string) {
 	}
 }
 
+// probe is a probe's status and the health report it served.
+type probe struct {
+	status int
+	body   string
+	health struct {
+		Ready    bool   `json:"ready"`
+		Refusing string `json:"refusing"`
+	}
+}
+
+func (s *reloadedServe) probe(t *testing.T, path string) probe {
+	t.Helper()
+	resp, err := http.Get(s.p.base() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	p := probe{status: resp.StatusCode, body: string(body)}
+	if err := json.Unmarshal(body, &p.health); err != nil {
+		t.Fatalf("%s: %v: %s", path, err, body)
+	}
+	return p
+}
+
+// mustProbe fails unless /healthz and /readyz both answer ready, agree
+// with the report, and, when not ready, say why: that no call is served,
+// and reason.
+func (s *reloadedServe) mustProbe(t *testing.T, when string, ready bool, reason string) {
+	t.Helper()
+	status := http.StatusOK
+	if !ready {
+		status = http.StatusServiceUnavailable
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		p := s.probe(t, path)
+		refusing := strings.Contains(p.health.Refusing, "gateway entry is not in force")
+		if p.status != status || p.health.Ready != ready || refusing == ready || !strings.Contains(p.body, reason) {
+			t.Errorf("%s: %s %d %s; want %d, ready %t, saying %q", when, path, p.status, p.body, status, ready, reason)
+		}
+	}
+}
+
 // A gateway entry that a reload adds to a running serve and that does
 // not load (a misspelt key, an audit file that cannot be opened) leaves
 // the gateway serving no call until a reload brings a working entry or
-// removes it again: every call was answered, the entry's failure only
-// logged.
+// removes it again; its probes meanwhile say it is not ready and why:
+// every call was answered, the entry's failure only logged, and the
+// probes disagreed (/readyz 200, /healthz 503 with "ready": true).
 func TestServeReloadAddingBrokenGatewayEntryServesNoCall(t *testing.T) {
 	t.Parallel()
 	fx := fixtureEntries(t, "fx")
 	broken := fx + gatewayEntry("alow", `"mcp__fx__add"`)
 	s := startReloadedServe(t, fx)
 	s.mustServe(t, "without a gateway entry")
+	s.mustProbe(t, "without a gateway entry", true, `"ok":true`)
 
 	s.reload(t, broken, `msg="failed to start" entry=gw`)
 	s.mustRefuse(t, "with a misspelt gateway entry added")
+	s.mustProbe(t, "with a misspelt gateway entry added", false, "config.policy[0].alow: unknown key")
 
 	s.reload(t, fx, "config file changed")
 	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
 		"calls to be served with the misspelt entry removed")
 	s.mustServe(t, "with the misspelt entry removed")
+	s.mustProbe(t, "with the misspelt entry removed", true, `"ok":true`)
 
 	unapplied := gatewayEntry("allow", `"*"`) + "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "audit.jsonl") + "}\n"
 	s.reload(t, fx+unapplied, `msg="failed to start" entry=gw`)
 	s.mustRefuse(t, "with a gateway entry added whose audit file cannot be opened")
+	s.mustProbe(t, "with a gateway entry added whose audit file cannot be opened", false, "gateway audit")
 	s.reload(t, fx+gatewayEntry("allow", `"mcp__fx__add"`), "config file changed")
 	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
 		"calls to be served with the entry fixed")
@@ -115,10 +166,12 @@ func TestServeReloadAddingBrokenGatewayEntryServesNoCall(t *testing.T) {
 	if got, err := s.call(t, "mcp__fx__greet"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("with the entry fixed, the tool its policy denies answered %q, %v; want it unknown", got, err)
 	}
+	s.mustProbe(t, "with the entry fixed", true, `"ok":true`)
 }
 
 // A working gateway entry that a reload breaks keeps its config: what it
-// allows is served, and what it denies stays unknown.
+// allows is served, what it denies stays unknown, and the gateway stays
+// ready.
 func TestServeReloadBreakingGatewayEntryKeepsIt(t *testing.T) {
 	t.Parallel()
 	fx := fixtureEntries(t, "fx")
@@ -130,10 +183,13 @@ func TestServeReloadBreakingGatewayEntryKeepsIt(t *testing.T) {
 	if got, err := s.call(t, "mcp__fx__greet"); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("with the gateway entry misspelt, the tool its policy denied answered %q, %v; want it unknown still", got, err)
 	}
+	if p := s.probe(t, "/readyz"); p.status != http.StatusOK || !p.health.Ready {
+		t.Errorf("with the gateway entry misspelt and its config kept, /readyz %d %s; want 200", p.status, p.body)
+	}
 }
 
 // A reload that removes a working gateway entry leaves the gateway serving
-// no call, saying so in a warning, until one is back
+// no call, saying so in a warning and in its probes, until one is back
 // (restarting serve runs it without one): removing the entry that guards
 // every call does not open the gateway.
 func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
@@ -144,8 +200,10 @@ func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
 
 	s.reload(t, fx, "level=WARN msg=\"gateway entry removed")
 	s.mustRefuse(t, "with the gateway entry removed")
+	s.mustProbe(t, "with the gateway entry removed", false, "no gateway entry is in force")
 
 	s.reload(t, fx+gatewayEntry("allow", `"mcp__fx__add"`), "config file changed")
 	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
 		"calls to be served with the entry back")
+	s.mustProbe(t, "with the gateway entry back", true, `"ok":true`)
 }

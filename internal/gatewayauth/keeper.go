@@ -653,7 +653,20 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 	if k.opts.Refused != nil {
 		k.opts.Refused("refused")
 	}
-	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"}
+	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: notInForce}
+}
+
+// notInForce is the refusal of every call while the gateway entry that
+// guards the run is not in force.
+const notInForce = "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"
+
+// Refusing says why the Gate refuses every call now: a gateway entry
+// guards the run (Require) and none is in force. "" otherwise.
+func (k *Keeper) Refusing() string {
+	if k.state.Load() == nil && k.required.Load() {
+		return notInForce
+	}
+	return ""
 }
 
 func ruleReason(d Decision) string {

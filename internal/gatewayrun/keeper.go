@@ -63,13 +63,15 @@ func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 	})
 }
 
-// withKeeper makes the Keeper the gateway's Gate and, over HTTP when a
-// token is required (--token-env, or the config's gateway entry has auth),
-// its Authenticate. Without either the gateway stays open to loopback
+// withKeeper makes the Keeper the gateway's Gate (the gateway is not
+// ready while it refuses every call) and, over HTTP when a token is
+// required (--token-env, or the config's gateway entry has auth), its
+// Authenticate. Without either the gateway stays open to loopback
 // clients as before, Listen keeps refusing a network address, and a
 // reload that adds auth is refused (NoRequestAuth): it needs a restart.
 func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, stdio bool) gateway.Options {
 	opts.Gate = k
+	opts.Refusing = k.Refusing
 	opts.WellKnown = k.WellKnown()
 	switch {
 	case opts.BearerToken != "" || planHasAuth(plan):
