@@ -198,7 +198,10 @@ func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
 	s := startReloadedServe(t, fx+gatewayEntry("allow", `"mcp__fx__add"`))
 	s.mustServe(t, "with the gateway entry")
 
-	s.reload(t, fx, "level=WARN msg=\"gateway entry removed")
+	s.reload(t, fx, "gateway entry stopped")
+	if warn := `level=WARN msg="gateway entry removed (or disabled) by the reload`; !strings.Contains(s.p.stderr.String(), warn) {
+		t.Errorf("the removal was not warned of (%q):\n%s", warn, s.p.stderr)
+	}
 	s.mustRefuse(t, "with the gateway entry removed")
 	s.mustProbe(t, "with the gateway entry removed", false, "no gateway entry is in force")
 
