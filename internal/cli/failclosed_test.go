@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,21 +26,27 @@ func TestServeBrokenGatewayEntryAnswersNoCall(t *testing.T) {
 		name, entry string
 		args        []string
 		want        []string
+		kind        string // the entry's name: gateway when empty
 	}{
 		{"misspelt key, stdio", "    audti: {file: -}\n" + denyAll, []string{"--stdio"},
-			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}},
+			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}, ""},
 		{"misspelt key, http", "    audti: {file: -}\n" + denyAll, []string{"--http", "127.0.0.1:0"},
-			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}},
+			[]string{`entry "gw"`, "config.audti: unknown key", "serve does not start"}, ""},
 		{"audit file cannot be opened", "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "dir", "audit.jsonl") + "}\n" + denyAll,
-			[]string{"--http", "127.0.0.1:0"}, []string{`gateway entry "gw" could not be applied`, "gateway audit"}},
+			[]string{"--http", "127.0.0.1:0"}, []string{`gateway entry "gw" could not be applied`, "gateway audit"}, ""},
 		// stdout is the protocol's over --stdio: a trail there would put
 		// lines that are no JSON-RPC in the client's stream (it used to)
 		{"audit on stdout, stdio", "    audit: {file: \"-\"}\n" + denyAll, []string{"--stdio"},
-			[]string{`entry "gw": config.audit.file: "-" writes the trail on stdout, which serve --stdio speaks MCP on`, "serve does not start"}},
+			[]string{`entry "gw": config.audit.file: "-" writes the trail on stdout, which serve --stdio speaks MCP on`, "serve does not start"}, ""},
+		// A misspelt kind fails as an unknown one; taken for any entry
+		// that fails alone, serve ran with every call unguarded.
+		{"misspelt kind, http", denyAll, []string{"--http", "127.0.0.1:0"},
+			[]string{`entry "gw"`, `unknown plugin "gatway"`, "serve does not start"}, "gatway"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := writeConfig(t, fixtureEntries(t, "fx")+"- id: gw\n  name: gateway\n  config:\n"+c.entry)
+			kind := cmp.Or(c.kind, "gateway")
+			cfg := writeConfig(t, fixtureEntries(t, "fx")+"- id: gw\n  name: "+kind+"\n  config:\n"+c.entry)
 			r := mcpbridge(t, stdioCall, append(append([]string{"serve"}, c.args...), "--config", cfg)...)
 			if r.code == 0 {
 				t.Errorf("serve exited 0; want it refused")

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
+	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
 )
 
 // keeperLinks reach the run's gateway and metrics, made after the Keeper.
@@ -88,7 +89,7 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, st
 // applied (Keeper.Require).
 func requireGateway(k *gatewayauth.Keeper, plan *host.Plan, stdio bool) error {
 	for _, pe := range plan.Enabled() {
-		if pe.Entry.Name != gatewaykind.Name {
+		if !meantAsGateway(pe) {
 			continue
 		}
 		if pe.Err != nil {
@@ -140,7 +141,15 @@ func expectGateway(k *gatewayauth.Keeper, plan *host.Plan, log *slog.Logger) {
 // hasGatewayEntry reports whether plan has an enabled gateway entry,
 // valid or not.
 func hasGatewayEntry(plan *host.Plan) bool {
-	return slices.ContainsFunc(plan.Enabled(), func(pe host.PlanEntry) bool { return pe.Entry.Name == gatewaykind.Name })
+	return slices.ContainsFunc(plan.Enabled(), meantAsGateway)
+}
+
+// meantAsGateway reports whether pe is a gateway entry, or an invalid
+// entry whose kind is a misspelling of it (name: gatway): failing alone as
+// an unknown kind, as entries do, it would leave serve unguarded.
+func meantAsGateway(pe host.PlanEntry) bool {
+	return pe.Entry.Name == gatewaykind.Name ||
+		pe.Err != nil && yamlconf.Suggest(pe.Entry.Name, []string{gatewaykind.Name}) == gatewaykind.Name
 }
 
 // gatewayNotApplied is why serve stops after its first apply: the gateway
