@@ -61,9 +61,16 @@ func (e *env) gatewayKind() *gatewaykind.Kind { return gatewaykind.NewKind(e.kee
 // checkServeFlags checks serve's command line beyond what parseFlags does.
 func checkServeFlags(f *flags) error {
 	if len(f.args) > 0 {
+		if f.http && f.httpAddr == "" {
+			// --http takes what follows only when it has a port.
+			return usagef("serve: unexpected argument %q: --http takes an address with its port (--http 127.0.0.1:8080, --http :8080)", f.args[0])
+		}
 		return usagef("serve: unexpected argument %q", f.args[0])
 	}
-	if f.stdio == f.http {
+	switch {
+	case f.stdio && f.http:
+		return usagef("serve: --stdio and --http cannot be used together: serve one way per process")
+	case !f.stdio && !f.http:
 		return usagef("serve: say how to serve: --stdio, or --http [ADDR] (default %s)", gateway.DefaultHTTPAddr)
 	}
 	if f.stdio && (f.tokenEnv != "" || f.insecure || len(f.origins) > 0 || f.console) {

@@ -237,12 +237,13 @@ func TestServeUsage(t *testing.T) {
 		has  string
 	}{
 		{[]string{"serve"}, "--stdio, or --http"},
-		{[]string{"serve", "--stdio", "--http"}, "--stdio, or --http"},
+		{[]string{"serve", "--stdio", "--http"}, "serve: --stdio and --http cannot be used together"},
 		{[]string{"serve", "--http", "--token-env", "SURELY_UNSET_VAR_123"}, "unset or empty"},
 		{[]string{"serve", "--stdio", "--token-env", "X"}, "go with --http"},
 		{[]string{"serve", "--stdio", "--console"}, "--console go with --http"},
 		{[]string{"serve", "--http", "0.0.0.0:0"}, "serve: --http 0.0.0.0:0 is not a loopback address, and no token is required: add --token-env NAME"},
 		{[]string{"serve", "--http", "extra"}, `unexpected argument "extra"`},
+		{[]string{"serve", "--http", "8080"}, `serve: unexpected argument "8080": --http takes an address with its port (--http 127.0.0.1:8080, --http :8080)`},
 		{[]string{"serve", "--stdio", "--ready-timeout", "soon"}, `--ready-timeout "soon": want a duration`},
 		{[]string{"serve", "--stdio", "--ready-timeout=-1s"}, `--ready-timeout "-1s": want a duration`},
 		{[]string{"serve", "--stdio", "--ready-timeout"}, "--ready-timeout needs a value"},
