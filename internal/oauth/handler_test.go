@@ -457,24 +457,32 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // the browser opens. The browser gets it as it is.
 func TestLoginURLPrintedSafely(t *testing.T) {
 	const hostile = "https://as.example/authorize\u202eelpmaxe.rehto\u009b2J?state=s"
+	out, opened := loginShown(t, hostile)
+	if strings.ContainsAny(out, "\u202e\u009b") || !strings.Contains(out, `https://as.example/authorize\u202eelpmaxe.rehto\u009b2J?state=s`) {
+		t.Errorf("printed %q, want the URL with its hidden and control characters escaped", out)
+	}
+	if opened != hostile {
+		t.Errorf("the browser got %q, want the URL as it is", opened)
+	}
+}
+
+// loginShown starts a login whose authorization URL is authURL, and
+// returns what it printed and what it opened in the browser; the login
+// gives up once the browser is opened.
+func loginShown(t *testing.T, authURL string) (printed, opened string) {
+	t.Helper()
 	var out strings.Builder
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var opened string
 	cb, err := ListenCallback(0, "srv", &out, func(u string) error { opened = u; cancel(); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cb.Close()
-	if _, err := cb.Fetch(ctx, &auth.AuthorizationArgs{URL: hostile}); err == nil {
+	if _, err := cb.Fetch(ctx, &auth.AuthorizationArgs{URL: authURL}); err == nil {
 		t.Fatal("Fetch without a redirect: no error")
 	}
-	if strings.ContainsAny(out.String(), "\u202e\u009b") || !strings.Contains(out.String(), `https://as.example/authorize\u202eelpmaxe.rehto\u009b2J?state=s`) {
-		t.Errorf("printed %q, want the URL with its hidden and control characters escaped", out.String())
-	}
-	if opened != hostile {
-		t.Errorf("the browser got %q, want the URL as it is", opened)
-	}
+	return out.String(), opened
 }
 
 // An authorization URL of a megabyte (an authorization_endpoint the
@@ -482,22 +490,11 @@ func TestLoginURLPrintedSafely(t *testing.T) {
 // browser gets it as it is.
 func TestLoginURLPrintedCut(t *testing.T) {
 	long := "https://as.example/authorize/" + strings.Repeat("a", 1<<20) + "?state=s"
-	var out strings.Builder
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var opened string
-	cb, err := ListenCallback(0, "srv", &out, func(u string) error { opened = u; cancel(); return nil })
-	if err != nil {
-		t.Fatal(err)
+	out, opened := loginShown(t, long)
+	if n := len(out); n > 2*textcut.PeerText || !strings.Contains(out, "https://as.example/authorize/aaa") {
+		t.Errorf("printed %d bytes (%.100q…), want the URL's start, cut", n, out)
 	}
-	defer cb.Close()
-	if _, err := cb.Fetch(ctx, &auth.AuthorizationArgs{URL: long}); err == nil {
-		t.Fatal("Fetch without a redirect: no error")
-	}
-	if n := out.Len(); n > 2*textcut.PeerText || !strings.Contains(out.String(), "https://as.example/authorize/aaa") {
-		t.Errorf("printed %d bytes (%.100q…), want the URL's start, cut", n, out.String())
-	}
-	if note := fmt.Sprintf("The URL is %d bytes long and is shown cut", len(long)); !strings.Contains(out.String(), note) {
+	if note := fmt.Sprintf("The URL is %d bytes long and is shown cut", len(long)); !strings.Contains(out, note) {
 		t.Errorf("printed without saying the URL was cut (%q)", note)
 	}
 	if opened != long {
