@@ -78,11 +78,12 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	return b, nil
 }
 
-// reportFailures prints one line per failed server on stderr (its error,
-// which may quote the server, escaped for the terminal).
+// reportFailures prints each failed server on stderr: its error, which
+// may quote the server, escaped for the terminal, each of its errors on a
+// line of its own.
 func (e *env) reportFailures(b *bridge) {
 	for _, st := range b.failed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), termsafe.Line(st.Err))
+		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), termsafe.Lines(st.Err))
 	}
 }
 

@@ -138,13 +138,13 @@ func TestTerminalEscapes(t *testing.T) {
 	}
 }
 
-// Errors of servers are shown on one line, escaped, in the status table
-// and in the failures tools and call report.
+// Errors of servers are shown escaped, each of their lines indented under
+// the first, in the status table and in the failures tools and call report.
 func TestTerminalEscapesInErrors(t *testing.T) {
 	st := host.Status{ID: "x", Name: "x", State: host.StateFailed, Err: "tools/list: boom\x1b]0;t\x07\nsecond line", Transport: "stdio"}
 	var out bytes.Buffer
 	writeStatusTable(&out, []host.Status{st}, nil, nil)
-	want := "x: failed: tools/list: boom\\x1b]0;t\\x07\\nsecond line\n"
+	want := "x: failed: tools/list: boom\\x1b]0;t\\x07\n  second line\n"
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("status table:\n%q\nwant it to end with %q", out.String(), want)
 	}

@@ -42,7 +42,7 @@ func (e *env) list(argv []string) error {
 	tw.Flush()
 	for _, ej := range out {
 		if ej.Error != "" {
-			fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(ej.Error))
+			fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Lines(ej.Error))
 		}
 	}
 	return nil
@@ -128,7 +128,7 @@ func writeDetail(e *env, d report.EntryDetail) {
 	}
 	tw.Flush()
 	if d.Error != "" {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(d.Error))
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Lines(d.Error))
 	}
 }
 

@@ -178,7 +178,7 @@ func (e *env) login(ctx context.Context, argv []string) error {
 	defer b.close()
 	st := b.statuses[slices.IndexFunc(b.statuses, func(st host.Status) bool { return st.ID == id })]
 	if st.State != host.StateReady {
-		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Line(st.Err))
+		fmt.Fprintf(e.Stderr, "mcpbridge: login to %q failed: %s\n", cfg.ServerName, termsafe.Lines(st.Err))
 		return &exitError{ExitFailed}
 	}
 	if cfg.OAuth.StoresTokens() && !oauth.Stored(o.StateDir, cfg.URL, cfg.OAuth) {

@@ -98,7 +98,7 @@ func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int, o
 			fmt.Fprintln(w)
 			first = false
 		}
-		fmt.Fprintf(w, "%s: %s: %s\n", id, what, termsafe.Line(text))
+		fmt.Fprintf(w, "%s: %s: %s\n", id, what, termsafe.Lines(text))
 	}
 	for _, st := range statuses {
 		if st.Err != "" {

@@ -29,6 +29,19 @@ import (
 // unchanged, without allocating.
 func Line(s string) string { return escape(s, false) }
 
+// Lines is Line for text of several lines, such as the errors of one
+// entry joined by newlines, shown after a prefix ("demo: failed: "): each
+// line escaped, every line after the first indented by two spaces. So each
+// error reads on its own line, and no line, a server's text included, can
+// pass for a line of its own. Trailing newlines are dropped.
+func Lines(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = Line(l)
+	}
+	return strings.Join(lines, "\n  ")
+}
+
 // Summary is Line of s's first line (its spaces at either end trimmed), cut
 // to 100 characters with "…": a description in a one-line listing.
 func Summary(s string) string {

@@ -101,3 +101,18 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+func TestLines(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"one", "one"},
+		{"a: x\nb: y", "a: x\n  b: y"},
+		{"a\n\x1b[2Jmcpbridge: forged\r", "a\n  \\x1b[2Jmcpbridge: forged\\r"},
+		{"a\n", "a"},
+	}
+	for _, tt := range tests {
+		if got := Lines(tt.in); got != tt.want {
+			t.Errorf("Lines(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
