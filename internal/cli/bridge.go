@@ -83,8 +83,25 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 // line of its own.
 func (e *env) reportFailures(b *bridge) {
 	for _, st := range b.failed {
-		fmt.Fprintf(e.Stderr, "mcpbridge: server %q %s: %s\n", st.Name, stateText(st.State), termsafe.Lines(st.Err))
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s %s: %s\n", b.failedWhat(st), stateText(st.State), termsafe.Lines(st.Err))
 	}
+}
+
+// failedWhat names a failed entry for its failure line: a server by its
+// name, with its entry's id when the two differ (entries may share a
+// serverName, one working, another refused for taking it), and any other
+// entry by its id and, when known, its kind (a gateway is no server).
+func (b *bridge) failedWhat(st host.Status) string {
+	switch {
+	case st.Plugin == clientkind.Name && st.Name == st.ID:
+		return fmt.Sprintf("server %q", st.Name)
+	case st.Plugin == clientkind.Name:
+		return fmt.Sprintf("entry %q (server %q)", st.ID, st.Name)
+	}
+	if _, known := b.cat.Kind(st.Plugin); known {
+		return fmt.Sprintf("%s entry %q", st.Plugin, st.ID)
+	}
+	return fmt.Sprintf("entry %q", st.ID)
 }
 
 func (b *bridge) close() {
@@ -148,4 +165,23 @@ func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
 		}
 	}
 	return ready, total
+}
+
+// otherFailures counts the failed entries serverCount leaves out (a
+// gateway, an entry of an unknown or missing kind) for the summary line:
+// "; 3 other entries failed", or "" when none did.
+func (b *bridge) otherFailures() string {
+	n := 0
+	for _, st := range b.failed {
+		if st.Plugin != clientkind.Name {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 other entry failed"
+	}
+	return fmt.Sprintf("; %d other entries failed", n)
 }

@@ -64,7 +64,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 		if err != nil {
 			return fmt.Errorf("tools: %w", err)
 		}
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s\n", len(list), ready, n, note)
+		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s%s\n", len(list), ready, n, b.otherFailures(), note)
 	}
 	if f.timings {
 		e.printTimings(b)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,57 @@ func TestSeveralErrorsOfOneEntryOnTheirOwnLines(t *testing.T) {
 				t.Errorf("%s lacks the line %q:\n%s", cmd, want, out)
 			}
 		}
+	}
+}
+
+// A failed entry's line names the entry that failed: by its id beside the
+// serverName it shares with a working one, by its kind when it is not a
+// server; and the summary counts every entry that failed.
+func TestFailureLinesNameTheEntry(t *testing.T) {
+	cfg := writeConfig(t, `- id: demo
+  name: mcp-client
+  config:
+    serverName: mydemo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+- id: other
+  name: mcp-client
+  config:
+    serverName: mydemo
+    transport: stdio
+    command: ${MCPBRIDGE_EXE}
+    args: [demo-server]
+- id: gateway
+  name: gateway
+  config:
+    bogus: 1
+- id: nk
+  name: nosuchkind
+  config: {}
+- id: nok
+  config: {}
+`)
+	tools := mcpbridge(t, "", "tools", "--config", cfg)
+	for _, want := range []string{
+		`mcpbridge: entry "other" (server "mydemo") failed: `,
+		`mcpbridge: gateway entry "gateway" failed: `,
+		`mcpbridge: entry "nk" failed: `,
+		`mcpbridge: entry "nok" failed: `,
+		"3 tools from 1 of 2 servers; 3 other entries failed\n",
+	} {
+		if !strings.Contains(tools.stderr, want) {
+			t.Errorf("tools: stderr lacks %q:\n%s", want, tools.stderr)
+		}
+	}
+	if strings.Contains(tools.stderr, `server "mydemo" failed`) {
+		t.Errorf("tools: the working mydemo reads as failed:\n%s", tools.stderr)
+	}
+	status := mcpbridge(t, "", "status", "--config", cfg)
+	if !regexp.MustCompile(`1 of 2 servers ready in [0-9.]+ms; 3 other entries failed\n`).MatchString(status.stderr) {
+		t.Errorf("status: stderr:\n%s", status.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^other +mydemo +failed +- +- +- +0 +0 `).MatchString(status.stdout) {
+		t.Errorf("status: the failed other shows mydemo's tokens:\n%s", status.stdout)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/callargs"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
@@ -141,7 +142,7 @@ func TestTerminalEscapes(t *testing.T) {
 // Errors of servers are shown escaped, each of their lines indented under
 // the first, in the status table and in the failures tools and call report.
 func TestTerminalEscapesInErrors(t *testing.T) {
-	st := host.Status{ID: "x", Name: "x", State: host.StateFailed, Err: "tools/list: boom\x1b]0;t\x07\nsecond line", Transport: "stdio"}
+	st := host.Status{ID: "x", Name: "x", Plugin: clientkind.Name, State: host.StateFailed, Err: "tools/list: boom\x1b]0;t\x07\nsecond line", Transport: "stdio"}
 	var out bytes.Buffer
 	writeStatusTable(&out, []host.Status{st}, nil, nil)
 	want := "x: failed: tools/list: boom\\x1b]0;t\\x07\n  second line\n"

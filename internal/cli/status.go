@@ -56,7 +56,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 		if off := len(src.plan.Entries) - enabled; off > 0 {
 			fmt.Fprintf(e.Stderr, " (%d disabled)", off)
 		}
-		fmt.Fprintf(e.Stderr, " in %s\n", ms(b.elapsed))
+		fmt.Fprintf(e.Stderr, " in %s%s\n", ms(b.elapsed), b.otherFailures())
 	}
 	if f.timings {
 		e.printTimingSummary(b)
@@ -83,7 +83,10 @@ func writeStatusTable(w io.Writer, statuses []host.Status, tok map[string]int, o
 		}
 		tools, ntok, connect, discover := "-", "-", "-", "-"
 		if st.State != host.StateDisabled {
-			tools, ntok = strconv.Itoa(st.Tools), strconv.Itoa(tok[st.Name])
+			tools, ntok = strconv.Itoa(st.Tools), "0"
+		}
+		if st.Tools > 0 { // not those of a working entry whose serverName it shares
+			ntok = strconv.Itoa(tok[st.Name])
 		}
 		if st.Connect > 0 || st.Discover > 0 {
 			connect, discover = ms(st.Connect), ms(st.Discover)
