@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
@@ -25,6 +26,7 @@ type bridge struct {
 	// resources keeps the model-facing resource tools registered.
 	resources *resourcetools.Follower
 	cat       *host.Catalog // for the tool-search entry's view
+	plan      *host.Plan    // what was started, for the summary line
 }
 
 // open runs src's entries on a one-shot host (in parallel) and waits until
@@ -54,7 +56,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
-	b := &bridge{h: h, reg: reg, cat: cat, resources: resourcetools.Follow(reg)}
+	b := &bridge{h: h, reg: reg, cat: cat, plan: src.plan, resources: resourcetools.Follow(reg)}
 	stop := func() {}
 	if !f.json {
 		stop = e.progress(h, len(src.plan.Enabled()))
@@ -165,6 +167,22 @@ func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
 		}
 	}
 	return ready, total
+}
+
+// summary is the line a listing ends with on stderr: what it found
+// ("3 tools"), from how many servers, and the other entries that failed.
+func (b *bridge) summary(found string) string {
+	ready, total := b.serverCount(b.plan)
+	return fmt.Sprintf("%s from %d of %d servers%s", found, ready, total, b.otherFailures())
+}
+
+// endListing flushes a listing's table and ends it with its summary.
+func (e *env) endListing(w *tabwriter.Writer, b *bridge, found string) error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.Stderr, b.summary(found))
+	return nil
 }
 
 // otherFailures counts the failed entries serverCount leaves out (a

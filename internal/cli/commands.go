@@ -34,7 +34,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 	default:
 		return usagef("tools: want at most one tool NAME, got %d arguments: %s", len(f.args), strings.Join(f.args, " "))
 	}
-	src, b, err := e.openSource(ctx, f)
+	_, b, err := e.openSource(ctx, f)
 	if b == nil {
 		return err
 	}
@@ -59,12 +59,11 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			fmt.Fprintf(tw, "%s\t%s\n", t.Name, termsafe.Summary(t.Description))
 		}
 		tw.Flush()
-		ready, n := b.serverCount(src.plan)
 		note, err := b.viewNote(list)
 		if err != nil {
 			return fmt.Errorf("tools: %w", err)
 		}
-		fmt.Fprintf(e.Stderr, "%d tools from %d of %d servers%s%s\n", len(list), ready, n, b.otherFailures(), note)
+		fmt.Fprintf(e.Stderr, "%s%s\n", b.summary(fmt.Sprintf("%d tools", len(list))), note)
 	}
 	if f.timings {
 		e.printTimings(b)

@@ -83,3 +83,20 @@ func TestFailureLinesNameTheEntry(t *testing.T) {
 		t.Errorf("status: the failed other shows mydemo's tokens:\n%s", status.stdout)
 	}
 }
+
+// prompts, resources and skills end, as tools does, with a summary line on
+// stderr, even when the servers offer none.
+func TestListingsSayWhatTheyFound(t *testing.T) {
+	t.Chdir(t.TempDir()) // the embedded default: a server with tools alone
+	for cmd, want := range map[string]string{
+		"tools":     "3 tools from 1 of 1 servers\n",
+		"prompts":   "0 prompts from 1 of 1 servers\n",
+		"resources": "0 resources and 0 resource templates from 1 of 1 servers\n",
+		"skills":    "0 skills from 1 of 1 servers\n",
+	} {
+		r := mcpbridge(t, "", cmd)
+		if r.code != ExitOK || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr does not end with %q:\n%s", cmd, r.code, want, r.stderr)
+		}
+	}
+}

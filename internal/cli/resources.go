@@ -64,7 +64,7 @@ func (e *env) resources(ctx context.Context, argv []string) error {
 		for _, t := range tpl {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", termsafe.Line(t.Server), termsafe.Line(t.URITemplate), termsafe.Line(cmpOr(t.Title, t.Name))+" (template)", termsafe.Line(t.MIMEType))
 		}
-		return w.Flush()
+		return e.endListing(w, b, fmt.Sprintf("%d resources and %d resource templates", len(res), len(tpl)))
 	})
 }
 
@@ -200,7 +200,7 @@ func (e *env) prompts(ctx context.Context, argv []string) error {
 		for _, p := range ps {
 			fmt.Fprintf(w, "%s\t%s\t%s\n", p.Name, termsafe.Line(promptArgs(p.Arguments)), termsafe.Summary(p.Description))
 		}
-		return w.Flush()
+		return e.endListing(w, b, fmt.Sprintf("%d prompts", len(ps)))
 	})
 }
 

@@ -34,7 +34,7 @@ func (e *env) skills(ctx context.Context, argv []string) error {
 		for _, s := range sks {
 			fmt.Fprintf(w, "%s\t%s\n", termsafe.Line(s.Name), termsafe.Summary(s.Description))
 		}
-		return w.Flush()
+		return e.endListing(w, b, fmt.Sprintf("%d skills", len(sks)))
 	})
 }
 
