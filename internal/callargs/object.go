@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -50,6 +52,35 @@ func ReadObject(arg string, stdin io.Reader) (json.RawMessage, error) {
 	return raw, nil
 }
 
+// Strings decodes a prompt's ARGS_JSON, an object whose values are
+// strings, as MCP's prompt arguments are. A value of another kind is a
+// *MistakeError naming the argument and how to write it as a string (the
+// first such key in order); anything else that does not decode is
+// json.Unmarshal's error.
+func Strings(arg string) (map[string]string, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(arg), &raw); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(raw))
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
+		var s string
+		if err := json.Unmarshal(raw[k], &s); err != nil {
+			v := bytes.TrimSpace(raw[k])
+			return nil, mistakef("argument %q must be a string (MCP prompt arguments are strings), got %s: write '{%s: %s}' or --arg %s=%s",
+				k, JSONKind(v[0]), jsonString(k), jsonString(string(v)), k, v)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // Swapped refuses a call's arguments given before the tool's name
 // (args: the two words after the command), which would otherwise read as
 // a tool name that is not JSON.
@@ -77,6 +108,8 @@ func isKey(k string) bool {
 // JSONKind names the kind of JSON value that starts with c.
 func JSONKind(c byte) string {
 	switch c {
+	case '{':
+		return "an object"
 	case '[':
 		return "an array"
 	case '"':

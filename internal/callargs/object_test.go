@@ -42,3 +42,22 @@ func TestReadObject(t *testing.T) {
 		t.Errorf("in order: %v", err)
 	}
 }
+
+func TestStrings(t *testing.T) {
+	got, err := Strings(`{"a": "x", "b": ""}`)
+	if err != nil || len(got) != 2 || got["a"] != "x" {
+		t.Errorf("Strings of strings = %v, %v", got, err)
+	}
+	for in, want := range map[string]string{
+		`{"n": 3, "a": true}`: `argument "a" must be a string (MCP prompt arguments are strings), got a boolean: write '{"a": "true"}' or --arg a=true`,
+		`{"o": {"k": [1]}}`:   `argument "o" must be a string (MCP prompt arguments are strings), got an object: write '{"o": "{\"k\": [1]}"}' or --arg o={"k": [1]}`,
+	} {
+		_, err := Strings(in)
+		if _, ok := err.(*MistakeError); !ok || err.Error() != want {
+			t.Errorf("Strings(%s) = %v, want %q", in, err, want)
+		}
+	}
+	if _, err := Strings(`[1]`); err == nil {
+		t.Error("Strings of an array: no error")
+	}
+}

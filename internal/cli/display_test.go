@@ -100,3 +100,14 @@ func TestListingsSayWhatTheyFound(t *testing.T) {
 		}
 	}
 }
+
+// A prompt argument given as a number is refused with its name and how to
+// give it as the string MCP wants, not with Go's unmarshalling error.
+func TestPromptArgumentNotAString(t *testing.T) {
+	t.Chdir(t.TempDir())
+	r := mcpbridge(t, "", "prompt", "mcp__demo__forecast", `{"city":"Paris","days":3}`)
+	want := `prompt: argument "days" must be a string (MCP prompt arguments are strings), got a number: write '{"days": "3"}' or --arg days=3`
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "Go value") {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+	}
+}

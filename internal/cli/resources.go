@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -254,7 +253,10 @@ func (e *env) prompt(ctx context.Context, argv []string) error {
 func promptArgsOf(b *bridge, f *flags) (map[string]string, error) {
 	var args map[string]string
 	if len(f.args) == 2 {
-		if err := json.Unmarshal([]byte(f.args[1]), &args); err != nil {
+		var err error
+		if args, err = callargs.Strings(f.args[1]); errors.As(err, new(*callargs.MistakeError)) {
+			return nil, usagef("prompt: %v", err)
+		} else if err != nil {
 			return nil, usagef(`prompt: ARGS_JSON must be a JSON object of strings, like '{"style": "short"}' (or --arg K=V per argument): %v`, err)
 		}
 	}

@@ -45,7 +45,7 @@ func TestServerEverythingResourcesAndPrompts(t *testing.T) {
 		{[]string{"prompt", "mcp__everything__args-prompt", `{"city":"Paris","state":"TX"}`}, 0, []string{"user: ", "Paris"}},
 		{[]string{"prompt", "mcp__everything__resource-prompt", `{"resourceType":"Text","resourceId":"2"}`}, 0, []string{"user: Resource 2"}},
 		{[]string{"prompt", "--json", "mcp__everything__simple-prompt"}, 0, []string{`"messages":[`}},
-		{[]string{"prompt", "mcp__everything__args-prompt", `{"city":1}`}, 2, []string{"ARGS_JSON must be a JSON object of strings"}},
+		{[]string{"prompt", "mcp__everything__args-prompt", `{"city":1}`}, 2, []string{`argument "city" must be a string`}},
 		{[]string{"prompt", "mcp__everything__nope"}, 1, []string{`unknown prompt "mcp__everything__nope"`}},
 		{[]string{"call", "read_mcp_resource", `{"server":"everything","uri":"demo://resource/dynamic/text/5"}`}, 0, []string{"Resource 5"}},
 		{[]string{"call", "list_mcp_resources", `{"server":"everything"}`}, 0, []string{`"uri":"demo://resource/static/document/architecture.md"`, `"uriTemplate":"demo://resource/dynamic/text/{resourceId}"`}},
