@@ -111,3 +111,19 @@ func TestPromptArgumentNotAString(t *testing.T) {
 		t.Errorf("exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
 	}
 }
+
+// logs of a server the config lacks lists its servers as words, not as a
+// Go slice.
+func TestLogsNamesTheServersReadably(t *testing.T) {
+	cfg := writeConfig(t, `- id: alpha
+  name: mcp-client
+  config: {serverName: alpha, transport: stdio, command: x}
+- id: beta
+  name: mcp-client
+  config: {serverName: beta, transport: stdio, command: x}
+`)
+	r := mcpbridge(t, "", "logs", "--config", cfg, "nosuch")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `(its servers: alpha, beta)`) {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
@@ -75,5 +76,8 @@ func hasServer(src *source, name string) error {
 	if s := yamlconf.Suggest(name, names); s != "" {
 		return usagef("logs: no server %q in %s: did you mean %q?", name, src.name, s)
 	}
-	return usagef("logs: no server %q in %s (its servers: %v)", name, src.name, names)
+	if len(names) == 0 {
+		return usagef("logs: no server %q in %s: it has no enabled server", name, src.name)
+	}
+	return usagef("logs: no server %q in %s (its servers: %s)", name, src.name, strings.Join(names, ", "))
 }

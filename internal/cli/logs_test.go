@@ -50,7 +50,7 @@ func TestLogsUsage(t *testing.T) {
 	}{
 		{[]string{"logs", "--config", cfg}, "logs: want NAME, the serverName of one server, got 0 arguments"},
 		{[]string{"logs", "--config", cfg, "chaty"}, `logs: no server "chaty" in ` + cfg + `: did you mean "chatty"?`},
-		{[]string{"logs", "--config", cfg, "nothing"}, `logs: no server "nothing" in ` + cfg + ` (its servers: [typo chatty])`},
+		{[]string{"logs", "--config", cfg, "nothing"}, `logs: no server "nothing" in ` + cfg + ` (its servers: typo, chatty)`},
 	} {
 		r := mcpbridge(t, "", tt.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tt.want) {
