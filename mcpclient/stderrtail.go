@@ -131,7 +131,7 @@ func (t *stderrTail) annotate(err error) error {
 // stderrError is why a stdio server failed or died, with the last lines of
 // its stderr, such as
 //
-//	connection closed: calling "initialize": client is closing: EOF (child "npx" (pid 4242): exit status 1); stderr: npm error code ENOTCACHED | npm error request to https://registry.npmjs.org/… failed
+//	connection closed: calling "initialize": client is closing: the server exited before answering initialize (child "npx" (pid 4242): exit status 1); stderr: npm error code ENOTCACHED | npm error request to https://registry.npmjs.org/… failed
 type stderrError struct {
 	err  error
 	tail string

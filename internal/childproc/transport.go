@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -142,7 +143,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	// sdkwire.LeanConn reads the stream as mcp.IOTransport's connection
 	// does, at a fraction of its cost per message.
-	return sdkwire.NewLeanConn(stdoutReader{p}, stdinWriter{p}, t.MaxLineLength, p.Close), nil
+	return &conn{LeanConn: sdkwire.NewLeanConn(stdoutReader{p}, stdinWriter{p}, t.MaxLineLength, p.Close), p: p}, nil
 }
 
 // Process returns the child started by the most recent Connect that got as
@@ -375,6 +376,7 @@ type Process struct {
 	done       chan struct{} // closed when the child is reaped, its group killed and stderr delivered
 	exitErr    error         // written before done is closed
 
+	closing   atomic.Bool // Close was called: the child ends on request
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -436,6 +438,7 @@ func (p *Process) ExitErr() error {
 // The result is ExitErr, except that a death by a signal the ladder sent
 // returns nil: being stopped on request is not a failure of the child.
 func (p *Process) Close() error {
+	p.closing.Store(true)
 	p.closeOnce.Do(func() { p.closeErr = p.shutdown() })
 	return p.closeErr
 }

@@ -127,3 +127,42 @@ func TestLogsNamesTheServersReadably(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// A stdio server that prints a banner on stdout fails saying so, quoting
+// the line, not with the JSON decoder's words alone.
+func TestBannerOnStdoutNamed(t *testing.T) {
+	cfg := writeConfig(t, `- id: echoer
+  name: mcp-client
+  config:
+    serverName: echoer
+    transport: stdio
+    command: /bin/sh
+    args: [-c, 'echo "hello from echoer"; exec "$0" demo-server', "${MCPBRIDGE_EXE}"]
+`)
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	want := `the server wrote on stdout a line that is not JSON-RPC: "hello from echoer" (invalid character 'h' looking for beginning of value); stdout carries the protocol alone: make the server log to stderr`
+	if r.code != ExitFailed || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", r.code, want, r.stderr)
+	}
+}
+
+// A stdio server that exits at once reads as having exited before
+// answering initialize, with its status and stderr, whether the bridge met
+// the end of its stdout or the closed pipe of its stdin first.
+func TestServerExitingAtOnceNamed(t *testing.T) {
+	cfg := writeConfig(t, `- id: quick
+  name: mcp-client
+  config:
+    serverName: quick
+    transport: stdio
+    command: /bin/sh
+    args: [-c, 'echo "boom: missing API key" >&2; exit 3']
+`)
+	want := regexp.MustCompile(`mcpbridge: server "quick" failed: connection closed: calling "initialize": client is closing: the server exited before answering initialize \(child "/bin/sh" \(pid [0-9]+\): exit status 3\); stderr: boom: missing API key\n`)
+	for range 10 {
+		r := mcpbridge(t, "", "tools", "--config", cfg)
+		if r.code != ExitFailed || !want.MatchString(r.stderr) {
+			t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+	}
+}

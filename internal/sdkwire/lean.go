@@ -236,7 +236,7 @@ func (c *LeanConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	msg, err := decodeValid(frame)
 	if err != nil {
-		return nil, err
+		return nil, notMessage(frame, err)
 	}
 	c.expectIfHandshake(msg, false) // a client's handshake, read by a server
 	c.noteHandshake(msg, true)
@@ -268,6 +268,27 @@ func (t *LeanTransport) Connect(context.Context) (mcp.Connection, error) {
 	return NewLeanConn(t.R, t.W, t.MaxLine, t.Close), nil
 }
 
+// FrameError is the read error of a line that holds no JSON-RPC message,
+// such as a banner or a log line a server printed on its stdout. Its text
+// is the SDK's error for the line; Line is the line's start (at most
+// MaxFrameErrorLine bytes), as read, for the reader to quote.
+type FrameError struct {
+	Line []byte
+	Err  error
+}
+
+// MaxFrameErrorLine bounds the start of the line a FrameError keeps.
+const MaxFrameErrorLine = 256
+
+func (e *FrameError) Error() string { return e.Err.Error() }
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// notMessage is err, the SDK's error for line, as a *FrameError.
+func notMessage(line []byte, err error) error {
+	line = bytes.TrimRight(line[:min(len(line), MaxFrameErrorLine)], "\r\n")
+	return &FrameError{Line: bytes.Clone(line), Err: err}
+}
+
 // errTrailing is the SDK's error for a value followed by anything but a
 // line end.
 var errTrailing = errors.New("invalid trailing data at the end of stream")
@@ -295,10 +316,14 @@ func (c *LeanConn) nextFrame() ([]byte, error) {
 		}
 		frame := line[:end]
 		if !json.Valid(frame) {
-			return c.slowFrame(line)
+			v, err := c.slowFrame(line)
+			if err != nil {
+				return nil, notMessage(line, err)
+			}
+			return v, nil
 		}
 		if last := frame[len(frame)-1]; last == ' ' || last == '\t' {
-			return nil, errTrailing
+			return nil, notMessage(line, errTrailing)
 		}
 		if end < len(line) {
 			c.keep(line[end+1:]) // after a CR: "{...}\r{...}\n" holds two
