@@ -124,16 +124,29 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	}
 	callCtx, endProgress := e.callProgress(ctx, name, f)
 	if f.task {
-		callCtx = tool.WithBackground(callCtx)
-		if ok && !t.Background {
-			fmt.Fprintf(e.Stderr, "mcpbridge: call: %s is not offered as a task (its server declares no execution.taskSupport for it), so --task runs it as a plain call\n", name)
-		}
+		callCtx = e.asTask(callCtx, name, t, ok)
 	}
 	res, _ := b.reg.Execute(callCtx, name, args)
 	endProgress()
 	if timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s gave no result within --timeout %s; the call was cancelled\n", name, timeout)
 	}
+	return e.printResult(ctx, f, res)
+}
+
+// asTask is ctx asking for the call of name (t, when known) to run as a
+// task (--task); one its server does not offer as a task runs as a plain
+// call, which is said rather than left to be taken for a task.
+func (e *env) asTask(ctx context.Context, name string, t tool.Tool, known bool) context.Context {
+	if known && !t.Background {
+		fmt.Fprintf(e.Stderr, "mcpbridge: call: %s is not offered as a task (its server declares no execution.taskSupport for it), so --task runs it as a plain call\n", name)
+	}
+	return tool.WithBackground(ctx)
+}
+
+// printResult prints what call's result is to the model (or, with
+// --json, the registry result), failing with ExitFailed when the call did.
+func (e *env) printResult(ctx context.Context, f *flags, res tool.Result) error {
 	if f.json {
 		if err := writeJSON(e.Stdout, res); err != nil {
 			return err
