@@ -193,7 +193,7 @@ func TestTerminalElicitation(t *testing.T) {
 		c.expect("not accepted")
 		c.typeLine("3")
 		c.expect("3) Large")
-		c.expect("1-3 [m]: ")
+		c.expect("1-3 [Medium]: ")
 		c.typeLine("3")
 		c.expect("y/n [n]: ")
 		c.typeLine("y")
@@ -262,7 +262,7 @@ func TestTerminalElicitationServerEverything(t *testing.T) {
 	c.typeLine("Ada")
 	for _, field := range []string{"y/n: ", "text [It was a dark and stormy night.]: ", "text: ", "text: ", "text: ",
 		"a whole number [42]: ", "a number [3.14]: ", "6) Phoebe", "1-6 [Monica]: ", "some of 1-5, comma-separated [Guitar]: ",
-		"3) Wonder Woman", "1-3 [hero-1]: ", "3) Trout", "some of 1-3, comma-separated [fish-1]: ", "5) Reptiles", "1-5 [pet-1]: "} {
+		"3) Wonder Woman", "1-3 [Superman]: ", "3) Trout", "some of 1-3, comma-separated [Tuna]: ", "5) Reptiles", "1-5 [Cats]: "} {
 		c.expect(field)
 		if strings.HasSuffix(field, ": ") {
 			c.typeLine("")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/agentsession"
 )
 
@@ -43,6 +44,9 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := s.ID
+	if err := s.Append(agent.Message{Role: "user", Content: "hi"}); err != nil { // --continue passes over an empty session
+		t.Fatal(err)
+	}
 	s.Close()
 	for _, c := range []struct {
 		id     string
