@@ -184,6 +184,9 @@ type flagDef struct {
 	// value names the flag's value in completions ("FILE", "DIR" complete
 	// file names); "" for a flag that takes none (or only after "=").
 	value string
+	// once: the flag holds one value, so a second use is refused
+	// (refuseRepeats) rather than replacing the first in silence.
+	once bool
 }
 
 // flagDefs are every command's flags.
@@ -195,50 +198,50 @@ func flagDefs() []flagDef {
 	agentFlag := func(s flagSpec) bool { return s.agent }
 	fromReg := func(s flagSpec) bool { return s.reg }
 	return []flagDef{
-		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help }), ""},
-		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose }), ""},
-		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json }), ""},
-		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings }), ""},
-		{[]string{"tokens"}, func(s flagSpec) bool { return s.tokens }, setTrue(func(f *flags) *bool { return &f.tokens }), ""},
-		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config }), "FILE"},
-		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url }), "URL"},
-		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name }), "NAME"},
-		{[]string{"header", "H"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers }), "'K: V'"},
-		{[]string{"env", "e"}, edit, appendValue(func(f *flags) *[]string { return &f.env }), "K=V"},
-		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope }), "S"},
-		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport }), "T"},
-		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir }), "DIR"},
-		{[]string{"arg"}, func(s flagSpec) bool { return s.arg }, appendValue(func(f *flags) *[]string { return &f.callArgs }), "K=V"},
-		{[]string{"timeout"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.timeout }), "D"},
-		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless }), ""},
-		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio }), ""},
-		{[]string{"http"}, serve, setHTTP, ""},
-		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv }), "NAME"},
-		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins }), "ORIGIN"},
-		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure }), ""},
-		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames }), ""},
-		{[]string{"console"}, serve, setTrue(func(f *flags) *bool { return &f.console }), ""},
-		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout }), "D"},
-		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat }), "FORMAT"},
-		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr }), "ADDR"},
-		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless }), ""},
-		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server }), "NAME"},
-		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit }), "MODE"},
-		{[]string{"limit"}, func(s flagSpec) bool { return s.limit }, setValue(func(f *flags) *string { return &f.limit }), "K"}, // taken out by cutLimit; listed for help and completion
-		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff }), ""},
-		{[]string{"p", "prompt"}, agentFlag, cutEarlier, "PROMPT"},
-		{[]string{"y", "yes"}, agentFlag, cutEarlier, ""},
-		{[]string{"model"}, agentFlag, cutEarlier, "M"},
-		{[]string{"base-url"}, agentFlag, cutEarlier, "URL"},
-		{[]string{"max-steps"}, agentFlag, cutEarlier, "N"},
-		{[]string{"resume"}, agentFlag, cutEarlier, "ID"},
-		{[]string{"continue"}, agentFlag, cutEarlier, ""},
-		{[]string{"code-mode"}, agentFlag, cutEarlier, ""},
-		{[]string{"code-mode"}, serve, setTrue(func(f *flags) *bool { return &f.codeMode }), ""},
-		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), ""},
-		{[]string{"from-registry"}, fromReg, setValue(func(f *flags) *string { return &f.fromRegistry }), "NAME"},
-		{[]string{"package"}, fromReg, setValue(func(f *flags) *string { return &f.pkg }), "TYPE"},
-		{[]string{"remote"}, fromReg, setValue(func(f *flags) *string { return &f.remote }), "N"},
+		{[]string{"h", "help"}, anyCommand, setTrue(func(f *flags) *bool { return &f.help }), "", false},
+		{[]string{"v", "verbose"}, anyCommand, setTrue(func(f *flags) *bool { return &f.verbose }), "", false},
+		{[]string{"json"}, func(s flagSpec) bool { return s.json }, setTrue(func(f *flags) *bool { return &f.json }), "", false},
+		{[]string{"timings"}, func(s flagSpec) bool { return s.timings }, setTrue(func(f *flags) *bool { return &f.timings }), "", false},
+		{[]string{"tokens"}, func(s flagSpec) bool { return s.tokens }, setTrue(func(f *flags) *bool { return &f.tokens }), "", false},
+		{[]string{"config"}, func(s flagSpec) bool { return s.source || s.config }, setValue(func(f *flags) *string { return &f.config }), "FILE", true},
+		{[]string{"url"}, func(s flagSpec) bool { return s.source || s.edit }, setValue(func(f *flags) *string { return &f.url }), "URL", true},
+		{[]string{"name"}, source, setValue(func(f *flags) *string { return &f.name }), "NAME", true},
+		{[]string{"header", "H"}, func(s flagSpec) bool { return s.source || s.edit }, appendValue(func(f *flags) *[]string { return &f.headers }), "'K: V'", false},
+		{[]string{"env", "e"}, edit, appendValue(func(f *flags) *[]string { return &f.env }), "K=V", false},
+		{[]string{"scope", "s"}, func(s flagSpec) bool { return s.scope }, setValue(func(f *flags) *string { return &f.scope }), "S", true},
+		{[]string{"transport"}, edit, setValue(func(f *flags) *string { return &f.transport }), "T", true},
+		{[]string{"save-dir"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.saveDir }), "DIR", true},
+		{[]string{"arg"}, func(s flagSpec) bool { return s.arg }, appendValue(func(f *flags) *[]string { return &f.callArgs }), "K=V", false},
+		{[]string{"timeout"}, func(s flagSpec) bool { return s.save }, setValue(func(f *flags) *string { return &f.timeout }), "D", true},
+		{[]string{"oauth-headless"}, source, setTrue(func(f *flags) *bool { return &f.oauthHeadless }), "", false},
+		{[]string{"stdio"}, serve, setTrue(func(f *flags) *bool { return &f.stdio }), "", false},
+		{[]string{"http"}, serve, setHTTP, "", true},
+		{[]string{"token-env"}, serve, setValue(func(f *flags) *string { return &f.tokenEnv }), "NAME", true},
+		{[]string{"allow-origin"}, serve, appendValue(func(f *flags) *[]string { return &f.origins }), "ORIGIN", false},
+		{[]string{"insecure-no-auth-on-network"}, serve, setTrue(func(f *flags) *bool { return &f.insecure }), "", false},
+		{[]string{"raw-names"}, serve, setTrue(func(f *flags) *bool { return &f.rawNames }), "", false},
+		{[]string{"console"}, serve, setTrue(func(f *flags) *bool { return &f.console }), "", false},
+		{[]string{"ready-timeout"}, serve, setValue(func(f *flags) *string { return &f.readyTimeout }), "D", true},
+		{[]string{"log-format"}, anyCommand, setValue(func(f *flags) *string { return &f.ops.logFormat }), "FORMAT", true},
+		{[]string{"metrics-addr"}, serve, setValue(func(f *flags) *string { return &f.ops.metricsAddr }), "ADDR", true},
+		{[]string{"stateless"}, serve, setTrue(func(f *flags) *bool { return &f.ops.stateless }), "", false},
+		{[]string{"server"}, func(s flagSpec) bool { return s.server }, setValue(func(f *flags) *string { return &f.server }), "NAME", true},
+		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit }), "MODE", true},
+		{[]string{"limit"}, func(s flagSpec) bool { return s.limit }, setValue(func(f *flags) *string { return &f.limit }), "K", true}, // taken out by cutLimit; listed for help and completion
+		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff }), "", false},
+		{[]string{"p", "prompt"}, agentFlag, cutEarlier, "PROMPT", true},
+		{[]string{"y", "yes"}, agentFlag, cutEarlier, "", false},
+		{[]string{"model"}, agentFlag, cutEarlier, "M", true},
+		{[]string{"base-url"}, agentFlag, cutEarlier, "URL", true},
+		{[]string{"max-steps"}, agentFlag, cutEarlier, "N", true},
+		{[]string{"resume"}, agentFlag, cutEarlier, "ID", true},
+		{[]string{"continue"}, agentFlag, cutEarlier, "", false},
+		{[]string{"code-mode"}, agentFlag, cutEarlier, "", false},
+		{[]string{"code-mode"}, serve, setTrue(func(f *flags) *bool { return &f.codeMode }), "", false},
+		{[]string{"task"}, func(s flagSpec) bool { return s.task }, setTrue(func(f *flags) *bool { return &f.task }), "", false},
+		{[]string{"from-registry"}, fromReg, setValue(func(f *flags) *string { return &f.fromRegistry }), "NAME", true},
+		{[]string{"package"}, fromReg, setValue(func(f *flags) *string { return &f.pkg }), "TYPE", true},
+		{[]string{"remote"}, fromReg, setValue(func(f *flags) *string { return &f.remote }), "N", true},
 	}
 }
 
@@ -265,6 +268,61 @@ func unknownFlag(cmd, a, name string, spec flagSpec) error {
 		return usagef("%s: unknown flag %s: did you mean --%s? (see 'mcpbridge help %s')", cmd, a, near, cmd)
 	}
 	return usagef("%s: unknown flag %s (see 'mcpbridge help %s')", cmd, a, cmd)
+}
+
+// refuseRepeats refuses a flag of cmd that holds one value (flagDef.once)
+// given twice in argv, before any of cmd's parsers (parseFlags, and those
+// that take flags off the line first: cutAgentFlags, cutLimit) keeps the
+// last one. Switches given twice, and repeatable flags, pass; so do flags
+// cmd does not take, which its parser names.
+func refuseRepeats(cmd string, argv []string) error {
+	spec := specOf(cmd)
+	seen := map[string]flagSeen{}
+	for i := 0; i < len(argv) && argv[i] != "--"; i++ {
+		a := argv[i]
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		as, value, hasValue := strings.Cut(a, "=")
+		def, ok := lookupFlag(strings.TrimLeft(as, "-"), spec)
+		if !ok || !def.once {
+			continue
+		}
+		if !hasValue && i+1 < len(argv) && (def.value != "" || !strings.HasPrefix(argv[i+1], "-")) {
+			value = argv[i+1]
+			if def.value != "" {
+				i++ // the value may look like a flag: it is the value
+			}
+		}
+		key := def.names[0]
+		if first, ok := seen[key]; ok {
+			return usagef("%s: flag %s given twice, as %s and as %s: it takes one value, so give it once",
+				cmd, longName(def), first, flagSeen{as, value})
+		}
+		seen[key] = flagSeen{as: as, value: value}
+	}
+	return nil
+}
+
+// flagSeen is a use of a flag on the line: as written, and its value.
+type flagSeen struct{ as, value string }
+
+func (s flagSeen) String() string {
+	if s.value == "" {
+		return s.as + " alone"
+	}
+	return fmt.Sprintf("%s %q", s.as, s.value)
+}
+
+// longName is "--" and def's longest name, as a message names the flag.
+func longName(def flagDef) string {
+	long := def.names[0]
+	for _, n := range def.names {
+		if len(n) > len(long) {
+			long = n
+		}
+	}
+	return "--" + long
 }
 
 // cutEarlier is the apply of a flag that its command takes off the line

@@ -129,7 +129,9 @@ func Main(ctx context.Context, io IO) int {
 		case wantsHelp(rest):
 			fmt.Fprint(io.Stdout, cmd.helpText())
 		default:
-			err = cmd.run(e, ctx, rest)
+			if err = refuseRepeats(name, rest); err == nil {
+				err = cmd.run(e, ctx, rest)
+			}
 		}
 	}
 	return e.exit(err)
