@@ -308,8 +308,6 @@ model would see; exit status 1 when the call fails.
   --json            the registry result: isError, content, value (the raw MCP result), error
   --save-dir DIR    where images and audio of the result are saved, named by content hash
                     (default: the per-user cache directory, e.g. ~/.cache/mcpbridge)
-  --elicit MODE     how to answer a server that asks for input during the call: decline (the
-                    default), cancel, or defaults (accept with each field's schema default)
   --task            run a tool whose taskSupport is optional as an MCP task (required ones
                     always are): polled until done, its status on the progress line
 `
@@ -334,7 +332,6 @@ endpoint takes no key); sent over http:// to another machine, a warning says it 
   --code-mode       the model writes programs against the tools as a TypeScript API (run_code,
                     describe_api, search_api) instead of calling them one by one; each call a
                     program makes is approved like a direct one (docs/codemode.md)
-  --elicit MODE     answer servers' questions without asking (decline, cancel, defaults)
 Exit status: 0 done, 1 a model or tool failure, 2 usage, 3 --max-steps reached.
 `
 

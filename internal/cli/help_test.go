@@ -116,3 +116,43 @@ func TestSynopsisNamesEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// listedFlag is a line of a help's flag list: two spaces, then the flag
+// and its aliases ("  -v, --verbose   …", "  --yes, -y   …").
+var listedFlag = regexp.MustCompile(`^  (-{1,2}[A-Za-z][A-Za-z-]*(?:, -{1,2}[A-Za-z][A-Za-z-]*)*)`)
+
+// No command's help lists a flag twice, by any of its names: call's and
+// agent's listed --elicit among their own flags and again among
+// SOURCE's.
+func TestNoHelpListsAFlagTwice(t *testing.T) {
+	for _, c := range commands() {
+		listed := map[string]string{} // a flag's first name: its line
+		for line := range strings.Lines(c.helpText()) {
+			m := listedFlag.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			keys := map[string]string{} // "-v, --verbose" is one flag
+			for name := range strings.SplitSeq(m[1], ", ") {
+				keys[firstName(strings.TrimLeft(name, "-"))] = name
+			}
+			for key, name := range keys {
+				if first, ok := listed[key]; ok {
+					t.Errorf("%s's help lists %s twice:\n%s%s", c.name, name, first, line)
+				}
+				listed[key] = line
+			}
+		}
+	}
+}
+
+// firstName is the first name of the flag called name ("v" is "v",
+// "verbose" too), or name when no flag is called so.
+func firstName(name string) string {
+	for _, d := range flagDefs() {
+		if slices.Contains(d.names, name) {
+			return d.names[0]
+		}
+	}
+	return name
+}
