@@ -83,12 +83,14 @@ func jsonString(s string) string {
 
 // Swapped refuses a call's arguments given before the tool's name
 // (args: the two words after the command), which would otherwise read as
-// a tool name that is not JSON.
-func Swapped(args []string) error {
+// a tool name that is not JSON. Its message shows the line meant: cmd (the
+// command and the flags it needs, "mcpbridge call --config x.yaml"), then
+// the name and the arguments.
+func Swapped(cmd string, args []string) error {
 	if len(args) != 2 || !strings.HasPrefix(strings.TrimSpace(args[0]), "{") || json.Valid([]byte(args[1])) {
 		return nil
 	}
-	return mistakef("the tool's name comes first, then its arguments: mcpbridge call %s '%s'", args[1], args[0])
+	return mistakef("the tool's name comes first, then its arguments: %s %s '%s'", cmd, args[1], args[0])
 }
 
 // isKey reports whether k can be the KEY of a KEY=VALUE argument: a

@@ -35,10 +35,10 @@ func TestReadObject(t *testing.T) {
 	if _, err := ReadObject("-", big); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
 		t.Errorf("too big: %v", err)
 	}
-	if err := Swapped([]string{`{"a": 1}`, "mcp__s__t"}); err == nil || !strings.Contains(err.Error(), `mcpbridge call mcp__s__t '{"a": 1}'`) {
+	if err := Swapped("mcpbridge call", []string{`{"a": 1}`, "mcp__s__t"}); err == nil || !strings.Contains(err.Error(), `mcpbridge call mcp__s__t '{"a": 1}'`) {
 		t.Errorf("swapped: %v", err)
 	}
-	if err := Swapped([]string{"mcp__s__t", `{"a": 1}`}); err != nil {
+	if err := Swapped("mcpbridge call", []string{"mcp__s__t", `{"a": 1}`}); err != nil {
 		t.Errorf("in order: %v", err)
 	}
 }

@@ -87,7 +87,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := callargs.Swapped(f.args); err != nil {
+	if err := callargs.Swapped("mcpbridge call"+sourceArgs(f), f.args); err != nil {
 		return usagef("call: %v", err)
 	}
 	name := f.args[0]

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
@@ -54,18 +55,33 @@ func loginHints(statuses []host.Status, f *flags) []host.Status {
 
 // sourceArgs is the SOURCE f names as arguments, each with its leading
 // space, for a command a message tells the user to run: with them it reads
-// what this command read. "" for the default files. A --header is left
-// out: it may hold a secret, and the message may reach a log or a model.
+// what this command read. "" for the default files. The value of a
+// --header whose name says it holds a secret (cliententry.SecretHeader)
+// is shown as [redacted]: the message may reach a log or a model.
 func sourceArgs(f *flags) string {
 	switch {
-	case f.url != "" && f.name != "":
-		return " --url " + shellQuote(f.url) + " --name " + shellQuote(f.name)
 	case f.url != "":
-		return " --url " + shellQuote(f.url)
+		args := " --url " + shellQuote(f.url)
+		if f.name != "" {
+			args += " --name " + shellQuote(f.name)
+		}
+		for _, h := range f.headers {
+			args += " --header " + shellQuote(redactedHeader(h))
+		}
+		return args
 	case f.config != "":
 		return " --config " + shellQuote(f.config)
 	}
 	return ""
+}
+
+// redactedHeader is the --header h with its value shown as [redacted]
+// when its name says it holds a secret.
+func redactedHeader(h string) string {
+	if name, _, ok := strings.Cut(h, ":"); ok && cliententry.SecretHeader(strings.TrimSpace(name)) {
+		return strings.TrimSpace(name) + ": [redacted]"
+	}
+	return h
 }
 
 // shellQuote quotes s for a POSIX shell when it needs quoting.

@@ -140,7 +140,7 @@ type Secret struct {
 // value is written as it is (no ${VAR} in it) and whose name is a
 // secret's: one the child's environment is scrubbed of
 // (childproc.SecretName), or a header that carries credentials
-// (Authorization, Proxy-Authorization, Cookie). A file that holds one
+// (SecretHeader). A file that holds one
 // cannot be shared without it.
 func LiteralSecrets(entry *yaml.Node) []Secret {
 	cfg := confedit.Value(entry, "config")
@@ -159,7 +159,7 @@ func LiteralSecrets(entry *yaml.Node) []Secret {
 				continue
 			}
 			header := field == "headers"
-			if !childproc.SecretName(name) && !(header && credentialHeader(name)) {
+			if !childproc.SecretName(name) && !(header && SecretHeader(name)) {
 				continue
 			}
 			ref := name
@@ -172,14 +172,16 @@ func LiteralSecrets(entry *yaml.Node) []Secret {
 	return out
 }
 
-// credentialHeader reports whether a header's name is one HTTP gives to
-// credentials, whatever it holds.
-func credentialHeader(name string) bool {
+// SecretHeader reports whether a header's name says it carries a
+// credential: one HTTP gives to credentials (Authorization,
+// Proxy-Authorization, Cookie), or one named as a secret variable is
+// (childproc.SecretName: X-Api-Key), whatever it holds.
+func SecretHeader(name string) bool {
 	switch http.CanonicalHeaderKey(name) {
 	case "Authorization", "Proxy-Authorization", "Cookie":
 		return true
 	}
-	return false
+	return childproc.SecretName(name)
 }
 
 // isURL tells a remote server's address from a command.
