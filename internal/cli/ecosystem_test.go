@@ -235,7 +235,7 @@ func TestAddRemoveRefused(t *testing.T) {
 	}{
 		{[]string{"add", "--config", cfg, "demo", "--", "x"}, `already has a server "demo" (line 2)`},
 		{[]string{"add", "--config", cfg, "bad__name", "--", "x"}, "server \"bad__name\" not added, it would not be valid:\nconfig.serverName: "},
-		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `config.url: must be an absolute`},
+		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `--url "ftp://x" is not a server's URL: one starts with http:// or https:// (mcpbridge add --config ` + shellQuote(cfg) + ` web --url https://x)`},
 		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
 		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
 		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either a URL or a command`},

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/callargs"
+	"github.com/mcpbridge/mcpbridge/internal/childproc"
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	"github.com/mcpbridge/mcpbridge/internal/confedit"
 	"github.com/mcpbridge/mcpbridge/internal/importconf"
@@ -216,11 +217,36 @@ func newEntry(f *flags, dashed bool) (*yaml.Node, error) {
 		return nil, usagef("add: want NAME -- COMMAND [ARGS...], NAME URL or NAME --url URL")
 	}
 	entry, err := cliententry.New(cliententry.Args{Name: f.args[0], Rest: f.args[1:], Dashed: dashed, URL: f.url,
-		Transport: f.transport, Headers: f.headers, Env: f.env})
+		Transport: f.transport, Headers: f.headers, Env: f.env, Cmd: addLine(f)})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	return entry, nil
+}
+
+// addLine is "mcpbridge add" and the flags of f that say where the entry
+// goes and what it holds, a remote server's (remote: its headers) or a
+// command's (its env), for the line a refusal suggests; a secret's value
+// is shown as [redacted].
+func addLine(f *flags) func(remote bool) string {
+	return func(remote bool) string {
+		line := "mcpbridge add"
+		for _, o := range []struct{ flag, value string }{{"--config", f.config}, {"--scope", f.scope}, {"--transport", f.transport}} {
+			if o.value != "" {
+				line += " " + o.flag + " " + shellQuote(o.value)
+			}
+		}
+		if remote {
+			return line + headerArgs(f.headers)
+		}
+		for _, kv := range f.env {
+			if name, _, ok := strings.Cut(kv, "="); ok && childproc.SecretName(name) {
+				kv = name + "=[redacted]"
+			}
+			line += " --env " + shellQuote(kv)
+		}
+		return line
+	}
 }
 
 // editConfig reads the config file at path (none is an empty list), lets

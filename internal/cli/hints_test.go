@@ -2,6 +2,8 @@ package cli
 
 import (
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,8 +12,8 @@ import (
 )
 
 // hintAfter is the command line that follows lead in out, up to the end
-// of its line or the ")" that closes it, split into words as a POSIX shell
-// splits it (the hint is to be pasted into one).
+// of its line, split into words as a POSIX shell splits it (the hint is
+// to be pasted into one).
 func hintAfter(t *testing.T, out, lead string) []string {
 	t.Helper()
 	i := strings.Index(out, lead)
@@ -19,6 +21,12 @@ func hintAfter(t *testing.T, out, lead string) []string {
 		t.Fatalf("no %q in:\n%s", lead, out)
 	}
 	line, _, _ := strings.Cut(out[i+len(lead):], "\n")
+	return shellWords(t, line)
+}
+
+// shellWords is line split into words as a POSIX shell splits it.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
 	words, err := exec.Command("sh", "-c", `printf '%s\0' `+line).Output()
 	if err != nil {
 		t.Fatalf("%q does not parse as a shell's words: %v", line, err)
@@ -73,6 +81,54 @@ func TestSwappedCallHintKeepsTheSource(t *testing.T) {
 		}
 		if r := mcpbridge(t, "", hint...); r.code != 0 || r.stdout != "3\n" {
 			t.Errorf("%q as suggested: %+v", hint, r)
+		}
+	}
+}
+
+// add with a server's address but no scheme, by --url or after the name,
+// is refused with the line meant: the URL with http:// for this machine,
+// https:// for another, and the flags given (--config, headers, the
+// secret's value [redacted]), so that run as shown, the secret filled
+// back in, it adds the server where it was asked to. Before, --url's
+// refusal suggested no URL, and the line after the name lost the flags.
+func TestAddWithoutSchemeSuggestsTheLine(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, c := range []struct {
+		where []string // the address and how it was given
+		meant string
+	}{
+		{[]string{"--url", "localhost:3001/mcp"}, "http://localhost:3001/mcp"},
+		{[]string{"--url=mcp.example.com:8443/mcp"}, "https://mcp.example.com:8443/mcp"},
+		{[]string{"127.0.0.1:3001"}, "http://127.0.0.1:3001"},
+	} {
+		cfg := writeConfig(t, "")
+		args := append([]string{"add", "--config", cfg, "-H", "X-Tenant: acme", "web"}, c.where...)
+		args = append(args, "--header", "Authorization: Bearer s3cret")
+		r := mcpbridge(t, "", args...)
+		if r.code != ExitUsage || strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%q: want exit %d and no secret: %+v", args, ExitUsage, r)
+			continue
+		}
+		m := regexp.MustCompile(`\(mcpbridge ([^)]*)\)`).FindStringSubmatch(r.stderr)
+		if m == nil {
+			t.Errorf("%q: no line to run in:\n%s", args, r.stderr)
+			continue
+		}
+		line := shellWords(t, m[1])
+		want := []string{"add", "--config", cfg, "--header", "X-Tenant: acme", "--header", "Authorization: [redacted]", "web", c.meant}
+		if c.where[0] != "127.0.0.1:3001" {
+			want = slices.Insert(want, len(want)-1, "--url")
+		}
+		if !slices.Equal(line, want) {
+			t.Errorf("%q: line %q, want %q\n%s", args, line, want, r.stderr)
+			continue
+		}
+		line[slices.Index(line, "Authorization: [redacted]")] = "Authorization: Bearer s3cret"
+		if r := mcpbridge(t, "", line...); r.code != 0 {
+			t.Errorf("%q as suggested: %+v", line, r)
+		}
+		if got := mcpbridge(t, "", "get", "--config", cfg, "web").stdout; !strings.Contains(got, "url:        "+c.meant+"\n") {
+			t.Errorf("%q as suggested added:\n%s", line, got)
 		}
 	}
 }

@@ -65,14 +65,21 @@ func sourceArgs(f *flags) string {
 		if f.name != "" {
 			args += " --name " + shellQuote(f.name)
 		}
-		for _, h := range f.headers {
-			args += " --header " + shellQuote(redactedHeader(h))
-		}
-		return args
+		return args + headerArgs(f.headers)
 	case f.config != "":
 		return " --config " + shellQuote(f.config)
 	}
 	return ""
+}
+
+// headerArgs are the --header flags of headers, each with its leading
+// space, their secrets' values redacted (redactedHeader).
+func headerArgs(headers []string) string {
+	var args string
+	for _, h := range headers {
+		args += " --header " + shellQuote(redactedHeader(h))
+	}
+	return args
 }
 
 // redactedHeader is the --header h with its value shown as [redacted]

@@ -356,7 +356,7 @@ func TestAddURLWithoutScheme(t *testing.T) {
 		{"ftp://x/mcp", "http:// or https://"},
 	} {
 		r := mcpbridge(t, "", "add", "--config", cfg, "w5", c.arg)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "mcpbridge add w5 -- "+c.arg) {
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "mcpbridge add --config "+shellQuote(cfg)+" w5 -- "+c.arg) {
 			t.Errorf("add w5 %s: exit %d, want 2, %q and the command form\n%s%s", c.arg, r.code, c.want, r.stdout, r.stderr)
 		}
 	}

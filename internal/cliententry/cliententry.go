@@ -39,6 +39,18 @@ type Args struct {
 	// command).
 	Headers []string
 	Env     []string
+	// Cmd begins the command lines errors suggest, for a remote server
+	// (remote) or a command: "mcpbridge add" and the flags given that go
+	// with it, to be given again. nil is "mcpbridge add".
+	Cmd func(remote bool) string
+}
+
+// cmd is a.Cmd's line, or "mcpbridge add".
+func (a Args) cmd(remote bool) string {
+	if a.Cmd == nil {
+		return "mcpbridge add"
+	}
+	return a.Cmd(remote)
 }
 
 // New builds the entry of a: a URL (a.URL, or a.Rest's one URL) for a
@@ -51,11 +63,16 @@ func New(a Args) (*yaml.Node, error) {
 		return nil, fmt.Errorf("add: the server's name is empty: want NAME like github (mcpbridge add github -- COMMAND [ARGS...])")
 	}
 	rest, url := a.Rest, a.URL
+	if url != "" && !isURL(url) {
+		if err := notAURL(a, url, "--url "); err != nil {
+			return nil, err
+		}
+	}
 	if url == "" && len(rest) == 1 && isURL(rest[0]) {
 		url, rest = rest[0], nil
 	}
 	if url == "" && len(rest) == 1 && !a.Dashed {
-		if err := notAURL(a.Name, rest[0]); err != nil {
+		if err := notAURL(a, rest[0], ""); err != nil {
 			return nil, err
 		}
 	}
@@ -187,19 +204,24 @@ func SecretHeader(name string) bool {
 // isURL tells a remote server's address from a command.
 func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
 
-// notAURL refuses arg, the one word after the name and no "--", when it
-// looks like a server's address but is no http:// or https:// URL
-// (localhost:3001/mcp, ftp://x/mcp): written as a command, it would make
-// a stdio server that can never start.
-func notAURL(name, arg string) error {
+// notAURL refuses arg, given by --url (flag "--url ") or as the one word
+// after the name and no "--" (flag ""), when it looks like a server's
+// address but is no http:// or https:// URL (localhost:3001/mcp,
+// ftp://x/mcp), with the line meant: written as a command, it would make a
+// stdio server that can never start.
+func notAURL(a Args, arg, flag string) error {
 	addr := arg
 	if _, after, ok := strings.Cut(arg, "://"); ok {
 		addr = after
 	} else if !schemeless(arg) {
 		return nil
 	}
-	return fmt.Errorf("add: %q is not a server's URL: one starts with http:// or https:// (mcpbridge add %s %s), "+
-		"and a command goes after -- (mcpbridge add %s -- %s)", arg, name, withScheme(addr), name, arg)
+	err := fmt.Errorf("add: %s%q is not a server's URL: one starts with http:// or https:// (%s %s %s%s)",
+		flag, arg, a.cmd(true), a.Name, flag, withScheme(addr))
+	if flag != "" {
+		return err
+	}
+	return fmt.Errorf("%w, and a command goes after -- (%s %s -- %s)", err, a.cmd(false), a.Name, arg)
 }
 
 // schemeless reports whether s is a host with a port, or this machine,

@@ -73,6 +73,7 @@ func TestNewRefuses(t *testing.T) {
 		{cliententry.Args{Name: "x", Rest: []string{"[::1]/mcp"}}, "(mcpbridge add x http://[::1]/mcp)"},
 		{cliententry.Args{Name: "x", Rest: []string{"mcp.example.com:443/mcp"}}, "(mcpbridge add x https://mcp.example.com:443/mcp)"},
 		{cliententry.Args{Name: "x", Rest: []string{"ftp://x/mcp"}}, "one starts with http:// or https:// (mcpbridge add x https://x/mcp)"},
+		{cliententry.Args{Name: "x", URL: "localhost:3001/mcp", Cmd: func(bool) string { return "mcpbridge add --config c.yaml" }}, "(mcpbridge add --config c.yaml x --url http://localhost:3001/mcp)"},
 	}
 	for _, c := range cases {
 		if _, err := cliententry.New(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
