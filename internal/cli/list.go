@@ -35,9 +35,9 @@ func (e *env) list(argv []string) error {
 		return writeJSON(e.Stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVER\tTRANSPORT\tSTATE\tORIGIN")
+	fmt.Fprintln(tw, "ID\tPLUGIN\tSERVER\tTRANSPORT\tSTATE\tORIGIN")
 	for _, ej := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ej.ID, cell(ej.ServerName), cell(ej.Transport), ej.State, termsafe.Line(ej.Origin))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ej.ID, cell(ej.Plugin), cell(ej.Server()), cell(ej.Transport), ej.State, termsafe.Line(ej.Origin))
 	}
 	tw.Flush()
 	for _, ej := range out {

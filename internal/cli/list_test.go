@@ -19,10 +19,10 @@ func TestList(t *testing.T) {
   config: {serverName: parked, transport: stdio, command: no-such-server-xyz}
 `)
 	r := mcpbridge(t, "", "list")
-	want := `ID      SERVER  TRANSPORT  STATE     ORIGIN
-demo    demo    stdio      enabled   mcpbridge.yaml:1
-github  github  stdio      invalid   mcpbridge.yaml:8
-parked  parked  stdio      disabled  mcpbridge.yaml:16
+	want := `ID      PLUGIN      SERVER  TRANSPORT  STATE     ORIGIN
+demo    mcp-client  demo    stdio      enabled   mcpbridge.yaml:1
+github  mcp-client  github  stdio      invalid   mcpbridge.yaml:8
+parked  mcp-client  parked  stdio      disabled  mcpbridge.yaml:16
 `
 	if r.code != ExitOK || r.stdout != want || !strings.Contains(r.stderr, brokenAt) {
 		t.Errorf("list: exit %d\n%s\nwant:\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
@@ -122,5 +122,59 @@ func TestAddJSON(t *testing.T) {
 	r = mcpbridge(t, "", "add-json", "docs.v2", `{"type": "http", "url": "https://example.com/docs"}`)
 	if r.code != ExitOK || r.stdout != "Added streamable-http server \"docs-v2\" to mcpbridge.yaml (project scope)\n" || !strings.Contains(r.stderr, `"docs.v2" is added as "docs-v2"`) {
 		t.Errorf("add-json under a name made valid: %+v", r)
+	}
+}
+
+// everyKind is one entry of each kind, and one of a kind misspelt.
+const everyKind = `- id: demo
+  name: mcp-client
+  config: {serverName: demo, transport: stdio, command: x}
+- id: gw
+  name: gateway
+  config: {policy: [{subjects: [anonymous], allow: ["*"]}]}
+- id: perms
+  name: permissions
+  config: {allow: [mcp__demo__add]}
+- id: llm
+  name: model
+  config: {baseURL: "http://127.0.0.1:1", model: m, apiKeyEnv: ""}
+- id: search
+  name: tool-search
+  config: {}
+- id: odd
+  name: gatway
+  config: {}
+`
+
+// list's table names each entry's kind in a column of its own, and a
+// server name only for a server's entry: a gateway entry's row read
+// "gw  gateway", its kind where the server belongs. list --json stays as
+// it was (a public contract: serverName is each entry's display name).
+func TestListNamesEachEntrysKind(t *testing.T) {
+	inDir(t, everyKind)
+	r := mcpbridge(t, "", "list")
+	want := `ID      PLUGIN       SERVER  TRANSPORT  STATE    ORIGIN
+demo    mcp-client   demo    stdio      enabled  mcpbridge.yaml:1
+gw      gateway      -       -          enabled  mcpbridge.yaml:4
+perms   permissions  -       -          enabled  mcpbridge.yaml:7
+llm     model        -       -          enabled  mcpbridge.yaml:10
+search  tool-search  -       -          enabled  mcpbridge.yaml:13
+odd     gatway       -       -          invalid  mcpbridge.yaml:16
+`
+	if r.code != ExitOK || r.stdout != want {
+		t.Errorf("list: exit %d\n%s\nwant:\n%s", r.code, r.stdout, want)
+	}
+	r = mcpbridge(t, "", "list", "--json")
+	var got []map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+	for i, w := range [][4]string{
+		{"demo", "mcp-client", "demo", "stdio"}, {"gw", "gateway", "gateway", ""}, {"perms", "permissions", "permissions", ""},
+		{"llm", "model", "model", ""}, {"search", "tool-search", "tool-search", ""}, {"odd", "gatway", "odd", ""},
+	} {
+		if i >= len(got) || got[i]["id"] != w[0] || got[i]["plugin"] != w[1] || got[i]["serverName"] != w[2] || got[i]["transport"] != w[3] {
+			t.Errorf("list --json entry %d: %v, want id, plugin, serverName and transport %q", i, got, w)
+		}
 	}
 }

@@ -68,13 +68,21 @@ func Describe(pe host.PlanEntry) Entry {
 	return ej
 }
 
+// Server is e's server name: its ServerName when e is a server's
+// (mcp-client) entry, "" for an entry of another kind, whose display
+// name is no server's.
+func (e Entry) Server() string {
+	if e.Plugin != clientkind.Name {
+		return ""
+	}
+	return e.ServerName
+}
+
 // Detail is what get shows of pe: values as written in the file, names
 // only for headers and env.
 func Detail(pe host.PlanEntry) EntryDetail {
 	d := EntryDetail{Entry: Describe(pe), Headers: keysOf(pe, "headers"), Env: keysOf(pe, "env")}
-	if pe.Entry.Name != clientkind.Name {
-		d.ServerName = "" // the display name of another kind is no server's name
-	}
+	d.ServerName = d.Server()
 	d.Command, d.URL = writtenString(pe, "command"), writtenString(pe, "url")
 	if n := Node(pe, "args"); n != nil && n.Kind == yaml.SequenceNode {
 		for _, a := range n.Content {
