@@ -32,8 +32,15 @@ type reloadedServe struct {
 
 func startReloadedServe(t *testing.T, config string) *reloadedServe {
 	t.Helper()
+	return startReloadedServeEnv(t, nil, config)
+}
+
+// startReloadedServeEnv is startReloadedServe with the variables env
+// ("K=V") set for serve.
+func startReloadedServeEnv(t *testing.T, env []string, config string) *reloadedServe {
+	t.Helper()
 	cfg := writeConfig(t, config)
-	p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg)
+	p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: p.url}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, p.stderr)
@@ -209,4 +216,37 @@ func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
 	mcptest.Eventually(t, 10*time.Second, func() bool { _, err := s.call(t, "mcp__fx__add"); return err == nil },
 		"calls to be served with the entry back")
 	s.mustProbe(t, "with the gateway entry back", true, `"ok":true`)
+}
+
+// A reload that adds auth to serve --http started without a token is
+// refused, saying what the gateway does meanwhile: with a gateway entry
+// in force before, it keeps that config and serves as it did; with none
+// (serve started without a gateway entry), it serves no call until the
+// entry loads or is removed. Both said "(the gateway keeps the config it
+// had)", though in the second there was none to keep.
+func TestServeReloadAddingAuthSaysWhatTheGatewayKeeps(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	withAuth := "- id: gw\n  name: gateway\n  config:\n    auth: {tokens: {alice: GW_ALICE_TOKEN}}\n    policy: [{subjects: [alice], allow: [\"*\"]}]\n"
+	const refused = "a reload cannot begin requiring one: restart serve to apply auth"
+	for _, c := range []struct {
+		name, start, says, not string
+		serves                 bool
+	}{
+		{"a gateway entry before", fx + gatewayEntry("allow", `"mcp__fx__add"`), "(the gateway keeps the config it had)", "serves no call", true},
+		{"no gateway entry before", fx, "(no gateway entry was in force, so the gateway serves no call until one loads, or this one is removed)", "keeps the config it had", false},
+	} {
+		s := startReloadedServeEnv(t, []string{"GW_ALICE_TOKEN=alice-secret"}, c.start)
+		s.mustServe(t, c.name)
+		s.reload(t, fx+withAuth, refused)
+		log := s.p.stderr.String()
+		if !strings.Contains(log, c.says) || strings.Contains(log, c.not) {
+			t.Errorf("%s: the refusal does not say %q, or says %q:\n%s", c.name, c.says, c.not, log)
+		}
+		if c.serves {
+			s.mustServe(t, c.name+", auth refused")
+		} else {
+			s.mustRefuse(t, c.name+", auth refused")
+		}
+	}
 }

@@ -150,10 +150,10 @@ func NewKeeper(o Options) *Keeper {
 func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registry) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.unauthenticated.Load() && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
-		return ErrAuthNeedsRestart
-	}
 	old := k.state.Load()
+	if k.unauthenticated.Load() && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
+		return authRefused(old != nil)
+	}
 	st, err := k.build(lifetime, cfg, old)
 	if err != nil {
 		return err
@@ -188,7 +188,17 @@ func (k *Keeper) warnPolicy(p *Policy) {
 
 // ErrAuthNeedsRestart refuses a config that asks for tokens on a gateway
 // whose HTTP requests are not authenticated (NoRequestAuth).
-var ErrAuthNeedsRestart = errors.New("auth: serve started without a token to require, so its HTTP requests are not authenticated, and a reload cannot begin requiring one: restart serve to apply auth (the gateway keeps the config it had)")
+var ErrAuthNeedsRestart = errors.New("auth: serve started without a token to require, so its HTTP requests are not authenticated, and a reload cannot begin requiring one: restart serve to apply auth")
+
+// authRefused is ErrAuthNeedsRestart with what the gateway does instead:
+// keep the config in force (kept), or, with none, serve no call (serve
+// requires the entry it was given: Require).
+func authRefused(kept bool) error {
+	if kept {
+		return fmt.Errorf("%w (the gateway keeps the config it had)", ErrAuthNeedsRestart)
+	}
+	return fmt.Errorf("%w (no gateway entry was in force, so the gateway serves no call until one loads, or this one is removed)", ErrAuthNeedsRestart)
+}
 
 // NoRequestAuth tells the Keeper that the gateway's HTTP requests are not
 // authenticated by it (serve started with neither --token-env nor auth):
