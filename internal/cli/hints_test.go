@@ -132,3 +132,28 @@ func TestAddWithoutSchemeSuggestsTheLine(t *testing.T) {
 		}
 	}
 }
+
+// The commands that tools NAME (for a name no tool has) and status (for a
+// server whose definitions the scan flagged) say to run read the SOURCE
+// the command was given: run as shown, they list the tools and show the
+// findings of that config. Before, they read 'mcpbridge tools' and
+// 'mcpbridge scan', which read another config.
+func TestListingHintsKeepTheSource(t *testing.T) {
+	hs, _ := poisonedServer(t)
+	t.Chdir(t.TempDir())
+	cfg := writeConfig(t, scanConfig(hs.URL, "hold"))
+	r := mcpbridge(t, "", "tools", "--config", cfg, "no_such_tool")
+	hint := hintAfter(t, strings.ReplaceAll(r.stderr, "' lists them)", ""), "('mcpbridge ")
+	if want := []string{"tools", "--config", cfg}; !slices.Equal(hint, want) {
+		t.Errorf("tools NAME: hint %q, want %q\n%s", hint, want, r.stderr)
+	} else if r := mcpbridge(t, "", hint...); !strings.Contains(r.stdout, "mcp__demo__add") {
+		t.Errorf("%q as suggested: %+v", hint, r)
+	}
+	r = mcpbridge(t, "", "status", "--config", cfg)
+	hint = hintAfter(t, strings.ReplaceAll(r.stderr, "' shows the findings", ""), "; 'mcpbridge ")
+	if want := []string{"scan", "--config", cfg}; !slices.Equal(hint, want) {
+		t.Errorf("status: hint %q, want %q\n%s", hint, want, r.stderr)
+	} else if r := mcpbridge(t, "", hint...); !strings.Contains(r.stdout, "evil") {
+		t.Errorf("%q as suggested: %+v", hint, r)
+	}
+}

@@ -141,8 +141,9 @@ func scannedCounts(statuses []host.Status) (tools, heldPrompts, servers int) {
 }
 
 // reportScan says on stderr, for each server whose definitions the scan
-// flagged, how many and which are withheld, pointing at the scan command.
-func (e *env) reportScan(statuses []host.Status) {
+// flagged, how many and which are withheld, pointing at the scan command
+// (with the SOURCE of f).
+func (e *env) reportScan(statuses []host.Status, f *flags) {
 	for _, st := range statuses {
 		if st.Scan == nil || !flagged(st.Scan.Findings) {
 			continue
@@ -161,6 +162,6 @@ func (e *env) reportScan(statuses []host.Status) {
 		if len(st.Scan.Held) > 0 {
 			fmt.Fprintf(e.Stderr, ", withheld (scan: hold): %s", termsafe.Line(strings.Join(st.Scan.Held, ", ")))
 		}
-		fmt.Fprintln(e.Stderr, "; 'mcpbridge scan' shows the findings")
+		fmt.Fprintf(e.Stderr, "; 'mcpbridge scan%s' shows the findings\n", termsafe.Line(sourceArgs(f)))
 	}
 }

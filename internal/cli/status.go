@@ -49,7 +49,7 @@ func (e *env) status(ctx context.Context, argv []string) error {
 	} else {
 		writeStatusTable(e.Stdout, b.statuses, tok, report.Origins(src.plan))
 		e.reportShadowed(b.reg.ShadowedResources(gatewayrun.ServerOrder(b.statuses)))
-		e.reportScan(b.statuses)
+		e.reportScan(b.statuses, f)
 		ready, servers := b.serverCount(src.plan)
 		enabled := len(src.plan.Enabled())
 		fmt.Fprintf(e.Stderr, "%d of %d servers ready", ready, servers)

@@ -30,7 +30,7 @@ func (e *env) toolInFull(ctx context.Context, f *flags, name string) error {
 	defer b.close()
 	t, ok := b.findTool(name)
 	if !ok {
-		return e.noTool(b, name)
+		return e.noTool(b, f, name)
 	}
 	switch {
 	case f.tokens:
@@ -60,10 +60,11 @@ func (b *bridge) findTool(name string) (tool.Tool, bool) {
 	return b.reg.Get(name)
 }
 
-// noTool is the error of `tools NAME` for a name no tool has: why it is
-// withheld, else the name meant; the servers that failed are reported
-// first, since the tool may be theirs.
-func (e *env) noTool(b *bridge, name string) error {
+// noTool is the error of `tools NAME` (with f) for a name no tool has:
+// why it is withheld, else the name meant, else the command that lists
+// them; the servers that failed are reported first, since the tool may
+// be theirs.
+func (e *env) noTool(b *bridge, f *flags, name string) error {
 	e.reportFailures(b)
 	e.reportPinNotes(b)
 	if why, ok := b.reg.Withheld(name); ok {
@@ -72,7 +73,7 @@ func (e *env) noTool(b *bridge, name string) error {
 	if meant := toolMeant(name, b); meant != "" {
 		return fmt.Errorf("tools: no tool %q: did you mean %s?", name, meant)
 	}
-	return fmt.Errorf("tools: no tool %q ('mcpbridge tools' lists them)", name)
+	return fmt.Errorf("tools: no tool %q ('mcpbridge tools%s' lists them)", name, sourceArgs(f))
 }
 
 // writeToolInFull prints t for a person: its name and origin, title and
