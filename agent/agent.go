@@ -131,6 +131,9 @@ func (a *Agent) Clear() { a.history, a.total = nil, Usage{} }
 // Run adds prompt as the user's message and loops until the model
 // answers without tool calls (Result), the step limit (ErrMaxSteps, with
 // the partial Result), or a failure of the model, of Record or of ctx.
+// A prompt the model never answered (a Run that failed or was cancelled
+// before its first answer) and the next Run's are one turn, the same
+// question asked again standing once.
 func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 	res := &Result{}
 	if err := a.add(Message{Role: "user", Content: prompt}); err != nil {
@@ -200,7 +203,7 @@ func assistant(m Message) Message {
 }
 
 func (a *Agent) add(m Message) error {
-	a.history = append(a.history, m)
+	a.history = withMessage(a.history, m)
 	if a.opts.Record != nil {
 		if err := a.opts.Record(m); err != nil {
 			return fmt.Errorf("recording the conversation: %w", err)

@@ -287,6 +287,54 @@ func TestUnrecordedTurnNotKept(t *testing.T) {
 	}
 }
 
+// A prompt the model never answered (the API failed) and the next one
+// are one turn, in the run and in its session read back: the same
+// question asked again is sent once, another after it in the same user
+// turn (two user turns in a row were sent, the question twice).
+func TestPromptAfterAFailedRunJoinsIt(t *testing.T) {
+	dir := t.TempDir()
+	s, err := agent.NewSession(dir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Paris."}, chattest.Turn{Text: "Rome."}))
+	a, _ := agent.New(agent.Options{Model: model(srv.URL), Registry: tool.NewRegistry(), Record: s.Append})
+	ctx := context.Background()
+	refused := chattest.Fault{Status: 402, Message: "Insufficient Balance"}
+	srv.Fail(refused, refused)
+	for range 2 {
+		if _, err := a.Run(ctx, "Capital of France?"); err == nil {
+			t.Fatal("a run the API refused did not fail")
+		}
+	}
+	if res, err := a.Run(ctx, "Capital of France?"); err != nil || res.Text != "Paris." {
+		t.Fatalf("asked again: %v, %+v", err, res)
+	}
+	srv.Fail(refused)
+	if _, err := a.Run(ctx, "Capital of Italy?"); err == nil {
+		t.Fatal("a run the API refused did not fail")
+	}
+	if _, err := a.Run(ctx, "And Spain's?"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	want := []agent.Message{{Role: "user", Content: "Capital of France?"}, {Role: "assistant", Content: "Paris."},
+		{Role: "user", Content: "Capital of Italy?\n\nAnd Spain's?"}}
+	if d := cmp.Diff(want, reqs[len(reqs)-1].Messages); d != "" {
+		t.Errorf("the last request (-want +got):\n%s", d)
+	}
+	s.Close()
+	re, err := agent.OpenSession(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	want = append(want, agent.Message{Role: "assistant", Content: "Rome."})
+	if d := cmp.Diff(want, re.Messages()); d != "" {
+		t.Errorf("read back (-want +got):\n%s", d)
+	}
+}
+
 // A call the model sent without an id (some local servers' streams carry
 // none) is given one, and its result goes back under it: a tool message
 // without tool_call_id, which the chat-completions API requires, was
@@ -533,7 +581,8 @@ func TestSessionIncompleteTurnDroppedFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	want := []agent.Message{{Role: "user", Content: "hi"}, {Role: "user", Content: "go on"}, {Role: "assistant", Content: "done"}}
+	// "hi", its answer dropped, and "go on" are one turn.
+	want := []agent.Message{{Role: "user", Content: "hi\n\ngo on"}, {Role: "assistant", Content: "done"}}
 	if d := cmp.Diff(want, again.Messages()); d != "" {
 		t.Errorf("resumed twice (-want +got):\n%s", d)
 	}
@@ -663,7 +712,8 @@ func TestSessionStopsSavingAtAMessageTooLong(t *testing.T) {
 // past the bound stops the saving, and the file still opens.
 func TestSessionFileBounded(t *testing.T) {
 	dir := t.TempDir()
-	line, err := json.Marshal(agent.Message{Role: "user", Content: strings.Repeat("a", 1<<20)})
+	// Answers: the same prompt twice in a row reads back as one.
+	line, err := json.Marshal(agent.Message{Role: "assistant", Content: strings.Repeat("a", 1<<20)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +755,7 @@ func TestSessionFileBounded(t *testing.T) {
 		t.Errorf("a session of 60 MiB: %d messages, want 60", got)
 	}
 	for range 4 { // the 4th would take the file past 64 MiB
-		s.Append(agent.Message{Role: "user", Content: strings.Repeat("a", 1<<20)})
+		s.Append(agent.Message{Role: "assistant", Content: strings.Repeat("a", 1<<20)})
 	}
 	if err := s.Append(agent.Message{Role: "user", Content: "after"}); err == nil || !strings.Contains(err.Error(), "start a new session") {
 		t.Errorf("a message past the bound: %v, want the saving stopped", err)

@@ -205,9 +205,9 @@ func readSession(path string) (msgs []Message, whole int64, err error) {
 		case m.Role == "":
 			return nil, 0, fmt.Errorf("%s:%d: not a saved message: it has no role", path, line)
 		}
-		msgs = append(msgs, m)
+		msgs = withMessage(msgs, m)
 		whole += int64(len(b))
-		ends = append(ends, whole)
+		ends = append(ends[:len(msgs)-1], whole) // a prompt joined to the one before ends here
 	}
 }
 
@@ -233,6 +233,29 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		}
 		return b, err
 	}
+}
+
+// withMessage is msgs with m added. A prompt after one the model never
+// answered (its run failed, or was cancelled or killed first) joins it,
+// in a run as in a session read back: the same question asked again
+// stands once, another follows it in the same turn. So the model is not
+// asked a question twice, nor the API sent two user turns in a row, which
+// some refuse (a chat template that wants the roles to alternate); the
+// file keeps each prompt as it was asked.
+func withMessage(msgs []Message, m Message) []Message {
+	n := len(msgs)
+	if m.Role != "user" || n == 0 || msgs[n-1].Role != "user" {
+		return append(msgs, m)
+	}
+	before, ok := msgs[n-1].Content.(string)
+	now, isText := m.Content.(string)
+	switch {
+	case !ok || !isText: // parts: a harness's own, kept as given
+		return append(msgs, m)
+	case strings.TrimSpace(before) != strings.TrimSpace(now):
+		m.Content = before + "\n\n" + now
+	}
+	return append(msgs[:n-1], m)
 }
 
 // completeCalls drops a trailing assistant turn whose calls have not all

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,6 +128,48 @@ func TestAgentHeadless(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(files[0]); strings.Count(string(b), "\n") != 11 || strings.Contains(string(b), chattest.Key) {
 		t.Errorf("saved session:\n%s", b)
+	}
+}
+
+// A question whose run failed (the API unreachable, then refusing) and
+// is asked again with --continue is asked once: the model sees it a
+// single time, never two user turns in a row (which some APIs refuse),
+// and the conversation read back later holds it once, with its answer.
+func TestAgentRetryAfterAFailedRun(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	gone := httptest.NewServer(nil)
+	unreachable := gone.URL // nothing listens there once closed
+	gone.Close()
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Paris."}, chattest.Turn{Text: "About two million."}))
+	srv.Fail(chattest.Fault{Status: 402, Message: "Insufficient Balance"})
+	const q = "What is the capital of France?"
+	if r := mcpbridge(t, "", "agent", "--base-url", unreachable, "-p", q); r.code != ExitFailed {
+		t.Fatalf("an unreachable API: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	if r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "--continue", "-p", q); r.code != ExitFailed || !strings.Contains(r.stderr, "Insufficient Balance") {
+		t.Fatalf("a refusing API: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "--continue", "-p", q)
+	if r.code != 0 || r.stdout != "Paris.\n" {
+		t.Fatalf("the retry: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--continue", "-p", "And its population?")
+	if r.code != 0 {
+		t.Fatalf("the next question: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	conversation := func(i int) []string {
+		var out []string
+		for _, m := range srv.Requests()[i].Messages[1:] { // after the system prompt
+			out = append(out, m.Role+": "+m.Content.(string))
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"user: " + q}, conversation(1)); d != "" {
+		t.Errorf("the retry's request (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"user: " + q, "assistant: Paris.", "user: And its population?"}, conversation(2)); d != "" {
+		t.Errorf("the next question's request (-want +got):\n%s", d)
 	}
 }
 
