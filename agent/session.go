@@ -278,6 +278,14 @@ func completeCalls(msgs []Message) []Message {
 // Messages returns the messages saved when the session was opened.
 func (s *Session) Messages() []Message { return slices.Clone(s.msgs) }
 
+// Saved reports whether the session's file holds a message: whether
+// there is anything to go on with.
+func (s *Session) Saved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size > 0
+}
+
 // SpillDir is where the session's cut results go.
 func (s *Session) SpillDir() string { return filepath.Join(s.Dir, s.ID) }
 

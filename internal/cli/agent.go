@@ -388,25 +388,42 @@ func (r *agentRun) close() {
 	r.session.Close()
 }
 
-// result reports the end of a headless run and its exit status.
+// result reports the end of a headless run and its exit status: in
+// text, the failure or the --max-steps stop, then how to go on.
 func (r *agentRun) result(res *agent.Result, err error) error {
 	ev := agent.Event{Type: agent.EventResult, Text: res.Text, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps, Session: r.session.ID}
 	if err != nil {
 		ev.Error = err.Error()
 	}
 	r.out.Event(ev)
+	code := ExitOK
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
+		code = ExitMaxSteps
 		if !r.f.json {
-			fmt.Fprintf(r.e.Stderr, "mcpbridge: agent: stopped after %d steps (--max-steps); continue with --resume %s\n", res.Steps, r.session.ID)
+			fmt.Fprintf(r.e.Stderr, "mcpbridge: agent: stopped after %d steps (--max-steps)\n", res.Steps)
 		}
-		return &exitError{ExitMaxSteps}
 	case err != nil && r.f.json:
-		return &exitError{ExitFailed}
+		code = ExitFailed
 	case err != nil:
-		return fmt.Errorf("agent: %w", err)
+		code = r.e.exit(fmt.Errorf("agent: %w", err)) // said before how to go on
+	}
+	r.sayHowToGoOn()
+	if code != ExitOK {
+		return &exitError{code}
 	}
 	return nil
+}
+
+// sayHowToGoOn says on stderr, once a run in text ends, which session it
+// saved and the command that goes on with it: with -p the id is shown
+// nowhere else, and --continue takes whichever session was used last.
+// --json's session and result lines carry the id.
+func (r *agentRun) sayHowToGoOn() {
+	if r.f.json || !r.session.Saved() {
+		return
+	}
+	fmt.Fprintf(r.e.Stderr, "mcpbridge: session %s saved; continue it with: mcpbridge agent --resume %s\n", r.session.ID, r.session.ID)
 }
 
 // headless runs one prompt and prints the answer (or JSON lines).

@@ -373,6 +373,38 @@ func TestAgentClearKeepsTheConversationWhenNoSessionOpens(t *testing.T) {
 	}
 }
 
+// At a terminal, the end of a run says which session it saved and the
+// command that goes on with it, of the session /clear opened when it
+// did; a run that saved nothing says nothing of it.
+func TestAgentSaysHowToGoOnOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "First."}, chattest.Turn{Text: "Second."}))
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "continue it with") {
+		t.Errorf("a run that saved nothing: exit %d:\n%s", code, scr.String())
+	}
+
+	ptmx, scr, wait = agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "one\r")
+	at = expect(t, scr, at, "First.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/clear\r")
+	at = expect(t, scr, at, "new conversation, session ")
+	id := strings.Fields(scr.String()[at:])[0]
+	io.WriteString(ptmx, "two\r")
+	at = expect(t, scr, at, "Second.")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	expect(t, scr, at, "mcpbridge: session "+id+" saved; continue it with: mcpbridge agent --resume "+id+"\r\n")
+	if code := wait(); code != 0 {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+}
+
 // Ctrl-C at a question asked for a code-mode program's call cancels the
 // turn, as it does for a direct call: the program's other call is not
 // asked about, and the model is not asked again.

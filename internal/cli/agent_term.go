@@ -24,6 +24,7 @@ import (
 // the answer streamed, slash commands, approvals asked. Ctrl-C cancels
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
+	defer r.sayHowToGoOn() // of the session at the end (/clear opens another), the terminal given back
 	r.con = termio.NewConsole(r.e.Stdin, r.e.Stderr, r.keyAtPrompt)
 	defer r.con.Close()
 	// The first interrupt also ends ctx (main's): the session outlives it.

@@ -173,6 +173,61 @@ func TestAgentRetryAfterAFailedRun(t *testing.T) {
 	}
 }
 
+// A run in text says, last on stderr, which session it saved and the
+// command that goes on with it, after its answer, its failure or its
+// --max-steps stop; stdout holds the answer alone, and --json is left as
+// it was (its session and result lines carry the id). The command said
+// goes on with that session.
+func TestAgentSaysHowToGoOn(t *testing.T) {
+	sessions := agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Paris."}, chattest.Turn{Text: "Rome."},
+		chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}))
+	howToGoOn := regexp.MustCompile(`(?m)^mcpbridge: session (\S+) saved; continue it with: mcpbridge agent --resume (\S+)\n\z`)
+	said := func(r run) string {
+		t.Helper()
+		m := howToGoOn.FindStringSubmatch(r.stderr)
+		if m == nil || m[1] != m[2] {
+			t.Fatalf("exit %d: stderr does not end saying how to go on:\n%s", r.code, r.stderr)
+		}
+		return m[1]
+	}
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Capital of France?")
+	if r.code != 0 || r.stdout != "Paris.\n" {
+		t.Fatalf("exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	id := said(r)
+	if files, _ := filepath.Glob(filepath.Join(sessions, "*.jsonl")); len(files) != 1 || filepath.Base(files[0]) != id+".jsonl" {
+		t.Errorf("said session %s; saved %v", id, files)
+	}
+
+	srv.Fail(chattest.Fault{Status: 402, Message: "Insufficient Balance"})
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--resume", id, "-p", "Capital of Italy?")
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "mcpbridge: agent: ") || said(r) != id {
+		t.Errorf("a failed run: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--resume", id, "-p", "Capital of Italy?")
+	if r.code != 0 || r.stdout != "Rome.\n" || said(r) != id {
+		t.Errorf("going on as said: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	if msgs := srv.Requests()[len(srv.Requests())-1].Messages; len(msgs) != 4 || msgs[2].Content != "Paris." {
+		t.Errorf("going on as said: the conversation %+v, want the first exchange before", msgs)
+	}
+
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--yes", "--max-steps", "1", "-p", "add")
+	if r.code != ExitMaxSteps || !strings.Contains(r.stderr, "mcpbridge: agent: stopped after 1 steps (--max-steps)\n") || said(r) == id {
+		t.Errorf("--max-steps: exit %d\nstderr %s", r.code, r.stderr)
+	}
+
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "--json", "--continue", "-p", "add")
+	if strings.Contains(r.stderr, "continue it with") {
+		t.Errorf("--json: stderr %s", r.stderr)
+	}
+	if evs := jsonLines(t, r.stdout); len(evs) == 0 || evs[0]["session"] == nil || evs[len(evs)-1]["session"] != evs[0]["session"] {
+		t.Errorf("--json: %s", r.stdout)
+	}
+}
+
 // -p prints the answer as call prints a result: control characters that a
 // tool's output could have led the model to repeat (an OSC 52 write to the
 // clipboard, a screen clear) are shown escaped, never sent to the terminal.
@@ -195,7 +250,7 @@ func TestAgentExits(t *testing.T) {
 	t.Chdir(t.TempDir())
 	loop := chattest.New(t, chattest.Turns(chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}))
 	r := mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "2", "-p", "loop")
-	if r.code != ExitMaxSteps || !strings.Contains(r.stderr, "stopped after 2 steps (--max-steps); continue with --resume ") || r.stdout != "" {
+	if r.code != ExitMaxSteps || !strings.Contains(r.stderr, "stopped after 2 steps (--max-steps)\nmcpbridge: session ") || r.stdout != "" {
 		t.Errorf("max steps: exit %d\nstdout %q\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	r = mcpbridge(t, "", "agent", "--base-url", loop.URL, "--yes", "--max-steps", "1", "--json", "-p", "loop")
