@@ -91,6 +91,21 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s answered %s: %s", e.Where, e.Status, e.Message)
 }
 
+// contextTooLong reports whether the API refused a conversation longer
+// than the model's context window: DeepSeek's and OpenAI's 400 "This
+// model's maximum context length is N tokens".
+func (e *APIError) contextTooLong() bool {
+	return e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "maximum context length")
+}
+
+// ContextTooLong reports whether err is the API's refusal of a
+// conversation longer than the model's context window: every later
+// request of the same conversation fails alike, since it only grows.
+func ContextTooLong(err error) bool {
+	e, ok := errors.AsType[*APIError](err)
+	return ok && e.contextTooLong()
+}
+
 // CheckBaseURL says what is wrong with an API base URL, without quoting
 // it (it may come from a variable); "" when nothing is.
 func CheckBaseURL(s string) string {
@@ -282,9 +297,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, key string, read func
 		switch {
 		case resp.StatusCode == http.StatusUnauthorized:
 			e.Hint = c.keyHint()
-		case resp.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "maximum context length"):
-			// Every later turn would fail alike: the conversation only grows.
-			e.Hint = "the conversation is longer than the model takes: start a new one, with /clear in the agent, or cut what it reads"
+		case e.contextTooLong():
+			// How to go on is the caller's to say: it knows its commands.
+			e.Hint = "the conversation is longer than the model's context window"
 		}
 		if loc, err := resp.Location(); err == nil {
 			e.Hint = fmt.Sprintf("a redirect to %s, which is not followed: if that is the endpoint, name it in the model entry's baseURL", urlredact.URLs(loc.String()))

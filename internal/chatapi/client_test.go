@@ -108,7 +108,7 @@ func TestRetries(t *testing.T) {
 		{"400 not retried", []chattest.Fault{{Status: 400, Message: "The reasoning_content in the thinking mode must be passed back to the API."}}, nil,
 			"(m) answered 400 Bad Request: The reasoning_content in the thinking mode must be passed back to the API."},
 		{"context exceeded", []chattest.Fault{{Status: 400, Message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens."}}, nil,
-			"you requested 140000 tokens. (the conversation is longer than the model takes: start a new one, with /clear in the agent, or cut what it reads)"},
+			"you requested 140000 tokens. (the conversation is longer than the model's context window)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := chattest.New(t, ok)

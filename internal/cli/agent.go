@@ -142,6 +142,9 @@ type agentRun struct {
 	out     *agentterm.Output
 	trusted map[string]bool
 	rules   permkind.Rules // the standing permissions (agent_perms.go)
+	// ended is how the last turn at the terminal ended: a session left
+	// past the model's context window is not one to resume.
+	ended error
 	// toldWhereKept: the first question said where "always" is kept.
 	toldWhereKept bool
 	named         map[string]bool  // tools the person named: always shown
@@ -408,23 +411,35 @@ func (r *agentRun) result(res *agent.Result, err error) error {
 	case err != nil:
 		code = r.e.exit(fmt.Errorf("agent: %w", err)) // said before how to go on
 	}
-	r.sayHowToGoOn()
+	r.sayHowToGoOn(err)
 	if code != ExitOK {
 		return &exitError{code}
 	}
 	return nil
 }
 
-// sayHowToGoOn says on stderr, once a run in text ends, which session it
-// saved and the command that goes on with it: with -p the id is shown
-// nowhere else, and --continue takes whichever session was used last.
-// --json's session and result lines carry the id.
-func (r *agentRun) sayHowToGoOn() {
+// sayHowToGoOn says on stderr, once a run in text ends (ended: how its
+// last turn did), which session it saved and the command that goes on
+// with it: with -p the id is shown nowhere else, and --continue takes
+// whichever session was used last. A session past the model's context
+// window cannot go on: every turn would fail alike. --json's session and
+// result lines carry the id.
+func (r *agentRun) sayHowToGoOn(ended error) {
 	if r.f.json || !r.session.Saved() {
 		return
 	}
-	fmt.Fprintf(r.e.Stderr, "mcpbridge: session %s saved; continue it with: mcpbridge agent --resume %s\n", r.session.ID, r.session.ID)
+	id := r.session.ID
+	if chatapi.ContextTooLong(ended) {
+		fmt.Fprintf(r.e.Stderr, "mcpbridge: session %s is longer than the model's context window, so it cannot go on: "+
+			"start a new session (mcpbridge agent without --resume or --continue), and %s\n", id, askLess)
+		return
+	}
+	fmt.Fprintf(r.e.Stderr, "mcpbridge: session %s saved; continue it with: mcpbridge agent --resume %s\n", id, id)
 }
+
+// askLess ends the advice on a conversation past the model's context
+// window: a new one does not help when a single prompt's work fills it.
+const askLess = "ask for less at once if one prompt's work filled it"
 
 // headless runs one prompt and prints the answer (or JSON lines).
 func (r *agentRun) headless(ctx context.Context, prompt string) error {

@@ -405,6 +405,27 @@ func TestAgentSaysHowToGoOnOnPTY(t *testing.T) {
 	}
 }
 
+// At a terminal a conversation the API refuses as longer than the
+// model's context window is told with /clear, the way on, and a run left
+// then says its session cannot go on rather than how to resume it.
+func TestAgentContextTooLongOnPTY(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "First."}))
+	srv.Fail(chattest.Fault{Status: 400, Message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens."})
+	ptmx, scr, wait := agentOnPTY(t, "--base-url", srv.URL)
+	at := expect(t, scr, 0, "› ")
+	io.WriteString(ptmx, "one\r")
+	at = expect(t, scr, at, "(the conversation is longer than the model's context window)\r\n")
+	at = expect(t, scr, at, "mcpbridge: /clear starts a new conversation, in a new session; ask for less at once if one prompt's work filled it\r\n")
+	at = expect(t, scr, at, "› ")
+	io.WriteString(ptmx, "/exit\r")
+	expect(t, scr, at, "is longer than the model's context window, so it cannot go on: start a new session")
+	if code := wait(); code != 0 || strings.Contains(scr.String(), "continue it with") {
+		t.Errorf("exit %d:\n%s", code, scr.String())
+	}
+}
+
 // Ctrl-C at a question asked for a code-mode program's call cancels the
 // turn, as it does for a direct call: the program's other call is not
 // asked about, and the model is not asked again.

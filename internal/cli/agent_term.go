@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/agent"
 	"github.com/mcpbridge/mcpbridge/internal/agentterm"
+	"github.com/mcpbridge/mcpbridge/internal/chatapi"
 	"github.com/mcpbridge/mcpbridge/internal/termio"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/tool"
@@ -24,7 +25,7 @@ import (
 // the answer streamed, slash commands, approvals asked. Ctrl-C cancels
 // the turn in progress (its calls cancelled); a second one exits.
 func (r *agentRun) interactive(ctx context.Context) error {
-	defer r.sayHowToGoOn() // of the session at the end (/clear opens another), the terminal given back
+	defer func() { r.sayHowToGoOn(r.ended) }() // of the session at the end (/clear opens another), the terminal given back
 	r.con = termio.NewConsole(r.e.Stdin, r.e.Stderr, r.keyAtPrompt)
 	defer r.con.Close()
 	// The first interrupt also ends ctx (main's): the session outlives it.
@@ -97,6 +98,7 @@ func (r *agentRun) turn(base context.Context, ctrlC *agentterm.CtrlC, line strin
 	ctrlC.StartTurn(cancel)
 	res, err := r.ag.Run(ctx, line)
 	ctrlC.EndTurn()
+	r.ended = err
 	r.out.Event(agent.Event{Type: agent.EventResult, Usage: &res.Usage, Total: &res.Total, Steps: res.Steps})
 	switch {
 	case errors.Is(err, agent.ErrMaxSteps):
@@ -105,6 +107,9 @@ func (r *agentRun) turn(base context.Context, ctrlC *agentterm.CtrlC, line strin
 		fmt.Fprintln(r.e.Stderr, "mcpbridge: turn cancelled")
 	case err != nil:
 		fmt.Fprintf(r.e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
+		if chatapi.ContextTooLong(err) {
+			fmt.Fprintf(r.e.Stderr, "mcpbridge: /clear starts a new conversation, in a new session; %s\n", askLess)
+		}
 	}
 }
 

@@ -228,6 +228,34 @@ func TestAgentSaysHowToGoOn(t *testing.T) {
 	}
 }
 
+// A conversation the API refuses as longer than the model's context
+// window (DeepSeek's 400) fails saying so in words, and how to go on: a
+// new session, which the run then starts without --continue; not the
+// terminal's /clear, which -p has not, nor --resume of the session, which
+// would fail alike.
+func TestAgentContextTooLongSaysHowToGoOn(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	srv := chattest.New(t, chattest.Turns(chattest.Turn{Text: "Paris."}, chattest.Turn{Text: "Fresh."}))
+	if r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "Capital of France?"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	srv.Fail(chattest.Fault{Status: 400, Message: "This model's maximum context length is 131072 tokens. However, you requested 140000 tokens " +
+		"(131808 in the messages, 8192 in the completion). Please reduce the length of the messages or completion."})
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "--continue", "-p", "And the rest?")
+	said := regexp.MustCompile(`(?m)^mcpbridge: agent: \S+ \(deepseek-flash\) answered 400 Bad Request: This model's maximum context length is 131072 tokens\. .*` +
+		`\(the conversation is longer than the model's context window\)\n` +
+		`mcpbridge: session \S+ is longer than the model's context window, so it cannot go on: start a new session \(mcpbridge agent without --resume or --continue\)` +
+		`, and ask for less at once if one prompt's work filled it\n\z`)
+	if r.code != ExitFailed || !said.MatchString(r.stderr) || strings.Contains(r.stderr, "/clear") || strings.Contains(r.stderr, "continue it with") {
+		t.Errorf("exit %d\nstderr %s\nwant it to match %s", r.code, r.stderr, said)
+	}
+	r = mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "And the rest?")
+	if msgs := srv.Requests()[len(srv.Requests())-1].Messages; r.code != 0 || len(msgs) != 2 || msgs[1].Content != "And the rest?" {
+		t.Errorf("a new session: exit %d, conversation %+v\n%s", r.code, msgs, r.stderr)
+	}
+}
+
 // -p prints the answer as call prints a result: control characters that a
 // tool's output could have led the model to repeat (an OSC 52 write to the
 // clipboard, a screen clear) are shown escaped, never sent to the terminal.
