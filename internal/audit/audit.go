@@ -56,9 +56,10 @@ type Log struct {
 	mu     sync.Mutex
 	w      io.Writer
 	f      *os.File              // nil for a writer the caller owns
+	path   string                // f's, to make it again (inPlace)
 	prev   [sha256.Size * 2]byte // the last line's hash, hex
 	buf    []byte                // the last line's, reused
-	err    error                 // the last write's, nil once one succeeds
+	err    error                 // the last write's or Check's, nil once one succeeds
 	closed bool
 	torn   bool // a failed write left part of a line: the next starts a new one
 }
@@ -72,6 +73,27 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 	if path == "-" {
 		return newLog(stdout, nil, Genesis), nil
 	}
+	f, err := openTrail(path)
+	if err != nil {
+		return nil, err
+	}
+	prev, torn, err := lastHash(f)
+	if err == nil && torn {
+		// End the torn line, so the next one is whole.
+		_, err = f.Write([]byte{'\n'})
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
+	}
+	l := newLog(f, f, prev)
+	l.path = path
+	return l, nil
+}
+
+// openTrail opens path for appending, created 0600 if absent, and takes
+// its lock.
+func openTrail(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit: opening %s: %w", path, err)
@@ -86,16 +108,7 @@ func Open(path string, stdout io.Writer) (*Log, error) {
 		}
 		return nil, fmt.Errorf("audit: locking %s: %w", path, err)
 	}
-	prev, torn, err := lastHash(f)
-	if err == nil && torn {
-		// End the torn line, so the next one is whole.
-		_, err = f.Write([]byte{'\n'})
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit: reading %s: %w", path, err)
-	}
-	return newLog(f, f, prev), nil
+	return f, nil
 }
 
 // lockTrail takes the lock of a regular file's trail; nothing for any
@@ -173,6 +186,10 @@ func (l *Log) Write(e Entry) error {
 	if l.closed {
 		return ErrClosed
 	}
+	if err := l.inPlace(); err != nil {
+		l.err = err
+		return err
+	}
 	bound(&e)
 	line, err := appendEntry(l.buf[:0], &e, l.prev[:])
 	if err != nil {
@@ -215,7 +232,8 @@ func (l *Log) Write(e Entry) error {
 // large arguments (args: full) is not kept in memory.
 const maxKeptBuf = 16 << 10
 
-// Err returns the last write's error: nil once a write succeeds again.
+// Err returns the last write's error, or what the last Check found: nil
+// once a write succeeds again, or a Check finds the trail can take one.
 func (l *Log) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

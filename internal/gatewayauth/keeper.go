@@ -594,7 +594,7 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	}
 	rec.Identity = who.Name
 	if k.unaudited(st, rec) {
-		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"}
+		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: unauditedMsg}
 	}
 	kind, subject, bucket := asked(c)
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
@@ -671,13 +671,27 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 const notInForce = "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"
 
 // Refusing says why the Gate refuses every call now: a gateway entry
-// guards the run (Require) and none is in force. "" otherwise.
+// guards the run (Require) and none is in force, or its audit trail
+// cannot take a line and it fails closed (checked now, without writing
+// one: a probe asking it puts the gateway back once the trail can be
+// written, with no call needed to find out). "" otherwise.
 func (k *Keeper) Refusing() string {
-	if k.state.Load() == nil && k.required.Load() {
+	st := k.state.Load()
+	switch {
+	case st == nil && k.required.Load():
 		return notInForce
+	case st == nil || st.trail == nil || st.cfg.Audit.FailOpen:
+		return ""
+	}
+	if err := st.trail.Check(); err != nil {
+		return unauditedMsg + ": " + err.Error()
 	}
 	return ""
 }
+
+// unauditedMsg is the refusal of every call while the trail cannot be
+// written.
+const unauditedMsg = "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"
 
 func ruleReason(d Decision) string {
 	if d.Line == 0 {
