@@ -590,19 +590,20 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	rec.Parent = parentID(ctx, c)
 	who, err := st.principal(ctx, c.Header)
 	if err != nil {
-		return nil, nil, k.refuse(st, rec, "unauthenticated", err.Error(), &jsonrpc.Error{Code: CodeDenied, Message: "the caller could not be authenticated: " + err.Error()})
+		return nil, nil, k.refuse(st, rec, "unauthenticated", err.Error(), unauthenticated(st, err))
 	}
 	rec.Identity = who.Name
-	if k.unaudited(st, rec) {
-		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: unauditedMsg}
-	}
 	kind, subject, bucket := asked(c)
 	if d := st.policy.Decide(who, kind, subject); !d.Allow {
 		// What the policy denies is in none of the caller's lists
 		// (Screen): a tool call, prompt get or resource read of it is
-		// answered as one of an item that does not exist, so the caller
+		// answered as one of an item that does not exist, whatever else
+		// would refuse it (a trail that cannot be written), so the caller
 		// learns nothing of it; the audit records the denial.
 		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), gateway.ErrHidden)
+	}
+	if k.unaudited(st, rec) {
+		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: unauditedMsg}
 	}
 	if err := k.admit(ctx, st, who.Name, bucket); err != nil {
 		return nil, nil, k.refuse(st, rec, "rate_limited", err.Message, err)
@@ -619,6 +620,18 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		rec.Call = link.made()
 		return k.write(st, rec)
 	}, nil
+}
+
+// unauthenticated is the refusal of a caller the Gate could not
+// authenticate (err): under a policy, whose Screen shows such a caller
+// nothing, an item of which it asks is answered as one that does not
+// exist (ErrHidden), so that it cannot tell the gateway's items from
+// names it made up; without one, nothing is hidden, and it is told why.
+func unauthenticated(st *state, err error) error {
+	if st.cfg.HasPolicy {
+		return gateway.ErrHidden
+	}
+	return &jsonrpc.Error{Code: CodeDenied, Message: "the caller could not be authenticated: " + err.Error()}
 }
 
 // asked is what c asks for: its kind, the name the policy decides on,
