@@ -119,7 +119,9 @@ func (r *serveRun) announceConsole(addr net.Addr) {
 
 // manage is the console's restart or reload of the entry of id: a restart
 // starts it again as it runs; a reload re-reads the config files, as a
-// change of one does, and applies that entry's config from them alone.
+// change of one does (reread: a gateway entry they name is required
+// before anything of them applies), and applies that entry's config from
+// them alone.
 func (r *serveRun) manage(ctx context.Context, cat *host.Catalog, id, action string) error {
 	if action == webconsole.ActionRestart {
 		return r.h.Restart(ctx, id)
@@ -127,7 +129,7 @@ func (r *serveRun) manage(ctx context.Context, cat *host.Catalog, id, action str
 	if len(r.cfg.Files()) == 0 {
 		return errors.New("serve runs the embedded default config: there is no file to reload (restart the entry instead)")
 	}
-	plan, err := r.cfg.Reload(cat)
+	plan, err := reread(r.cfg, cat, r.keeper)
 	if err != nil {
 		return fmt.Errorf("reading the config: %w", err)
 	}
