@@ -2,11 +2,13 @@ package audit
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +21,7 @@ import (
 func TestCheckFindsAFullDisk(t *testing.T) {
 	dir := t.TempDir()
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("mounting a small tmpfs to fill (needs root): %v", err)
+		mcptest.Unavailable(t, fmt.Sprintf("mounting a small tmpfs to fill (needs root): %v", err))
 	}
 	t.Cleanup(func() { unix.Unmount(dir, 0) })
 	path := filepath.Join(dir, "audit.jsonl")

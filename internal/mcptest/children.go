@@ -2,12 +2,13 @@ package mcptest
 
 import (
 	"fmt"
-	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // Children returns the PIDs of this process's live (not zombie) children,
