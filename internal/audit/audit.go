@@ -1,12 +1,12 @@
 // Package audit writes and verifies the gateway's audit trail: one JSON
 // line per call, appended with O_APPEND, each carrying the SHA-256 of the
 // line before it, so that an edited, removed or reordered line breaks the
-// chain (Verify). A line torn by a crash (no trailing newline) is skipped
-// by readers and the chain continues from the last whole line.
+// chain, as does a first line cut (Verify). A line torn by a crash (no
+// trailing newline) is skipped by readers and the chain continues from
+// the last whole line.
 package audit
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -251,103 +251,4 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	return l.f.Close()
-}
-
-// Report is what Verify found.
-type Report struct {
-	// Lines is the number of entries checked.
-	Lines int
-	// Torn counts the lines skipped as torn by a crash: a last line
-	// without its newline, or a line that is not an entry (a torn line a
-	// later run ended).
-	Torn int
-}
-
-// BrokenError says which line breaks the chain.
-type BrokenError struct {
-	Line int
-	Msg  string
-}
-
-func (e *BrokenError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
-
-// Verify reads an audit trail and checks that every entry's prev is the
-// hash of the entry before it (the first entry's is taken as given: a
-// file may continue a rotated one). Torn lines are skipped; the chain
-// continues over them, so a line replaced by garbage is still found by
-// the next entry's prev.
-func Verify(r io.Reader) (Report, error) {
-	var c Chain
-	tail, err := c.Continue(r)
-	if tail > 0 {
-		c.Torn++
-	}
-	return c.Report, err
-}
-
-// Chain is a verification in progress (Verify's state), so that a trail
-// that grows is read once: each Continue reads only what was appended
-// since. The zero value starts at the trail's first byte.
-type Chain struct {
-	// Offset is how far the trail is verified: the byte after the last
-	// complete line read.
-	Offset int64
-	Report
-	// Broken is the first break found; once set, Continue reads nothing.
-	Broken *BrokenError
-	prev   string // the hash of the last entry; "" before the first
-	line   int    // lines read
-}
-
-// Continue verifies r, the trail's bytes from c.Offset on, as Verify
-// does, and advances c over every complete line. A last line without its
-// newline is left unread (it may be a write still in progress): tail is
-// its length, counted torn by Verify and read again by the next Continue.
-// The error is c.Broken, or why r could not be read.
-func (c *Chain) Continue(r io.Reader) (tail int, err error) {
-	if c.Broken != nil {
-		return 0, c.Broken
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] != '\n' {
-			return len(line), nil
-		}
-		if errors.Is(err, io.EOF) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("audit: reading: %w", err)
-		}
-		c.line++
-		if broken := c.entry(line[:len(line)-1]); broken != nil {
-			c.Broken = broken
-			return 0, broken
-		}
-		c.Offset += int64(len(line))
-	}
-}
-
-// entry checks one complete line (without its newline) against the
-// chain so far.
-func (c *Chain) entry(line []byte) *BrokenError {
-	var e struct {
-		Prev string `json:"prev"`
-	}
-	if !isEntry(line) || json.Unmarshal(line, &e) != nil {
-		if json.Valid(line) {
-			// A crash tears a line short of valid JSON: a whole JSON value
-			// that is no chained entry was put there.
-			return &BrokenError{Line: c.line, Msg: "it is JSON but no chained entry (no prev): a line was inserted"}
-		}
-		c.Torn++
-		return nil
-	}
-	c.Lines++
-	if c.prev != "" && e.Prev != c.prev {
-		return &BrokenError{Line: c.line, Msg: "its prev is not the hash of the entry before it: an entry was edited, removed or inserted"}
-	}
-	c.prev = hashOf(line)
-	return nil
 }

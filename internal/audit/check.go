@@ -16,8 +16,9 @@ var errRemoved = errors.New("was removed while the gateway wrote it, and cannot 
 // written to a file removed while open (its directory deleted, a
 // directory put in its place) are read by no one and go with the
 // process, so the file is made again at its path, the chain going on
-// from the last line written (Verify takes a file's first prev as
-// given). It fails while the path cannot be made. l.mu must be held.
+// from the last line written (verify finds that the new file begins
+// mid-chain: its start was removed). It fails while the path cannot be
+// made. l.mu must be held.
 func (l *Log) inPlace() error {
 	if l.f == nil {
 		return nil

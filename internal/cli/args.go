@@ -55,6 +55,7 @@ type flags struct {
 	limit        string   // --limit K (search: cutLimit takes it first)
 	saveDir      string   // --save-dir (call)
 	diff         bool     // --diff (pin)
+	after        string   // --after HASH (audit verify)
 	task         bool     // --task (call): optional task tools as tasks
 	fromRegistry string   // --from-registry NAME[@VERSION] or FILE (add)
 	pkg          string   // --package TYPE (add --from-registry)
@@ -77,6 +78,7 @@ type flagSpec struct {
 	diff    bool // --diff (pin)
 	scope   bool // --scope (add, remove)
 	limit   bool // --limit (search)
+	after   bool // --after (audit verify)
 	agent   bool // agent: -p, --yes, --model, … (cutAgentFlags takes them first)
 	task    bool // --task (call)
 	reg     bool // add: --from-registry, --package, --remote
@@ -229,6 +231,7 @@ func flagDefs() []flagDef {
 		{[]string{"elicit"}, source, setValue(func(f *flags) *string { return &f.elicit }), "MODE", true},
 		{[]string{"limit"}, func(s flagSpec) bool { return s.limit }, setValue(func(f *flags) *string { return &f.limit }), "K", true}, // taken out by cutLimit; listed for help and completion
 		{[]string{"diff"}, func(s flagSpec) bool { return s.diff }, setTrue(func(f *flags) *bool { return &f.diff }), "", false},
+		{[]string{"after"}, func(s flagSpec) bool { return s.after }, setValue(func(f *flags) *string { return &f.after }), "HASH", true},
 		{[]string{"p", "prompt"}, agentFlag, cutEarlier, "PROMPT", true},
 		{[]string{"y", "yes"}, agentFlag, cutEarlier, "", false},
 		{[]string{"model"}, agentFlag, cutEarlier, "M", true},
