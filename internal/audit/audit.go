@@ -61,8 +61,14 @@ type Log struct {
 	buf    []byte                // the last line's, reused
 	err    error                 // the last write's or Check's, nil once one succeeds
 	closed bool
-	torn   bool // a failed write left part of a line: the next starts a new one
+	torn   bool      // a failed write left part of a line: the next starts a new one
+	looked time.Time // when inPlace last looked at the path
 }
+
+// lookEvery is how often a line's write looks whether its file was moved
+// away from its path (rotated): a line written meanwhile goes on to the
+// moved file, which the new one continues.
+const lookEvery = 100 * time.Millisecond
 
 // ErrClosed is Write's error after Close.
 var ErrClosed = errors.New("audit: the trail is closed")
@@ -186,7 +192,7 @@ func (l *Log) Write(e Entry) error {
 	if l.closed {
 		return ErrClosed
 	}
-	if err := l.inPlace(); err != nil {
+	if err := l.inPlace(lookEvery); err != nil {
 		l.err = err
 		return err
 	}
