@@ -94,6 +94,21 @@ func (p *Plan) Enabled() []PlanEntry {
 	return out
 }
 
+// CredentialVars are the variables the plan's configs name as holding
+// credentials (a model's API key's, those a header, a URL's userinfo or an
+// OAuth secret is written with, the gateway's tokens' and its store's):
+// each config that names any says so by a CredentialVars method. A child
+// the plan starts inherits none of them unless its own env passes it.
+func (p *Plan) CredentialVars() []string {
+	var names []string
+	for _, e := range p.Entries {
+		if c, ok := e.Spec.Config.(interface{ CredentialVars() []string }); ok {
+			names = append(names, c.CredentialVars()...)
+		}
+	}
+	return names
+}
+
 // Parse reads and validates a composition file without side effects:
 // ParseEntries, then each enabled entry's kind Decodes its config, then
 // claims (like serverName) must be unique across entries. Every problem of

@@ -198,7 +198,16 @@ type RegistryRef struct {
 // for a field that expansion did not change.
 type Written struct {
 	Command, Cwd, URL string
+	// Credentials are the variables the entry names as holding its
+	// credentials: those its headers, its URL's userinfo or query and its
+	// OAuth secrets reference, and its assertionEnv. No child inherits
+	// them unless its own env passes them (CredentialVars).
+	Credentials []string
 }
+
+// CredentialVars are the variables c names as holding its credentials
+// (Written.Credentials).
+func (c Config) CredentialVars() []string { return c.Written.Credentials }
 
 // protocolVersions are the versions the SDK can speak, oldest first.
 func protocolVersions() []string {
@@ -574,9 +583,10 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 	c.URL, _ = m.ExpandString("url")
 	c.Headers, _ = m.ExpandStringMap("headers")
 	c.Written = Written{
-		Command: writtenAs(m, "command", c.Command),
-		Cwd:     writtenAs(m, "cwd", c.Cwd),
-		URL:     writtenAs(m, "url", c.URL),
+		Command:     writtenAs(m, "command", c.Command),
+		Cwd:         writtenAs(m, "cwd", c.Cwd),
+		URL:         writtenAs(m, "url", c.URL),
+		Credentials: credentialRefs(m),
 	}
 	if v, ok := m.Int("toolCallTimeoutMs", 1, maxMs); ok {
 		c.ToolCallTimeout = time.Duration(v) * time.Millisecond
@@ -686,6 +696,23 @@ func writtenAs(m *yamlconf.Map, key, expanded string) string {
 		return ""
 	}
 	return n.Value
+}
+
+// credentialRefs are the variables the entry m names as holding its
+// credentials (Written.Credentials), read from the text as written.
+func credentialRefs(m *yamlconf.Map) []string {
+	names := yamlconf.NodeRefs(m.Value("headers"))
+	if u := yamlconf.Resolve(m.Value("url")); u != nil && u.Kind == yaml.ScalarNode {
+		names = append(names, yamlconf.URLCredentialRefs(u.Value)...)
+	}
+	o := m.Value("oauth")
+	for _, at := range [][]string{{"clientSecret"}, {"idp", "clientSecret"}, {"idp", "idToken"}} {
+		names = append(names, yamlconf.NodeRefs(yamlconf.Child(o, at...))...)
+	}
+	if v := yamlconf.Child(o, "assertionEnv"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
+		names = append(names, v.Value)
+	}
+	return names
 }
 
 // shownHost returns err with the URL's host, where ${VAR} expansion wrote

@@ -144,7 +144,7 @@ disabledTools: [dangerous]
 				Headers:         map[string]string{"Authorization": "Bearer " + secret, "X-Optional": ""},
 				ToolCallTimeout: ms(30000),
 				DisabledTools:   []string{"dangerous"},
-				Written:         mcpclient.Written{URL: "https://${HOST}/mcp"},
+				Written:         mcpclient.Written{URL: "https://${HOST}/mcp", Credentials: []string{"TOKEN", "NOPE"}},
 			},
 		},
 		{

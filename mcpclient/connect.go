@@ -413,7 +413,7 @@ func (s *Server) transport(gen *generation) (mcp.Transport, error) {
 			Command:       s.cfg.Command,
 			CommandText:   s.cfg.Written.Command, // messages never quote an expanded value
 			Args:          s.cfg.Args,
-			Env:           childproc.Env(s.opts.Environ, s.cfg.Env),
+			Env:           childproc.Env(s.opts.Environ, s.cfg.Env, s.opts.Withheld()...),
 			Dir:           s.cfg.Cwd,
 			DirText:       s.cfg.Written.Cwd,
 			CloseGrace:    closeGrace(s.opts),

@@ -92,6 +92,11 @@ type Options struct {
 	// Environ is the parent environment stdio children inherit (scrubbed).
 	// nil means os.Environ().
 	Environ []string
+	// Withheld, when set, names the variables of Environ no child
+	// inherits unless its own env passes them: those the config names as
+	// holding credentials (host.Plan.CredentialVars), read as each child
+	// starts, so that a reload that names another is heeded.
+	Withheld func() []string
 	// MaxResultBytes bounds one tools/call result; 0 means
 	// DefaultMaxResultBytes, a negative value means no limit of the bridge's
 	// own (messages are still bounded at 1 GiB).
@@ -219,6 +224,9 @@ func Start(cfg Config, opts Options) (*Server, error) {
 	log = log.With("server", cfg.ServerName)
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
+	}
+	if opts.Withheld == nil {
+		opts.Withheld = func() []string { return nil }
 	}
 	if opts.closeTimeout == 0 {
 		opts.closeTimeout = defaultCloseTimeout

@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -8,20 +9,22 @@ import (
 // Env builds a child environment: the parent environment (as from
 // os.Environ()) scrubbed of every variable whose NAME contains KEY,
 // PASSWORD, PASSWD, SECRET, TOKEN or CREDENTIAL (case-insensitive substring)
-// or starts with MCPBRIDGE_ (case-insensitive), then the overlay applied on
-// top. The overlay always wins, including credential-shaped names, because
-// that is how a token is forwarded deliberately; "" sets a variable to empty.
+// or starts with MCPBRIDGE_ (case-insensitive), and of those named in
+// withheld (the config's credentials, whatever their names), then the
+// overlay applied on top. The overlay always wins, including
+// credential-shaped and withheld names, because that is how a token is
+// forwarded deliberately; "" sets a variable to empty.
 //
 // The result is sorted by name for determinism. Parent entries without '='
 // or with an empty name are dropped; when a parent name repeats, the last
 // entry wins (as in os/exec). Overlay names that no environment can hold
 // (empty, or containing '=' or NUL) are skipped: config validation is
 // expected to reject them first.
-func Env(parent []string, overlay map[string]string) []string {
+func Env(parent []string, overlay map[string]string, withheld ...string) []string {
 	vars := make(map[string]string, len(parent)+len(overlay))
 	for _, kv := range parent {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || Scrubbed(name) {
+		if !ok || name == "" || Scrubbed(name) || slices.Contains(withheld, name) {
 			continue
 		}
 		vars[name] = value

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
+
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 
 	"github.com/mcpbridge/mcpbridge/internal/pin"
 	"github.com/mcpbridge/mcpbridge/internal/sampling"
@@ -77,6 +79,18 @@ type env struct {
 	quiet bool
 	// keeper applies the gateway entry (serve only; nil otherwise).
 	keeper *gatewayauth.Keeper
+	// credentials are the variables the config as last read names as
+	// holding credentials: no child inherits them unless its own env
+	// passes them (mcpclient.Options.Withheld).
+	credentials atomic.Pointer[[]string]
+}
+
+// withheld is mcpclient.Options.Withheld: the config's credentials.
+func (e *env) withheld() []string {
+	if p := e.credentials.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (e *env) getenv(k string) string {

@@ -123,11 +123,8 @@ func (e *env) serveConfig(f *flags) (gatewayrun.Config, error) {
 		CodeMode: f.codeMode, Console: f.console, ConsoleToken: e.getenv(consoleTokenVar),
 		MetricsAddr: f.ops.metricsAddr, JSONLogs: f.ops.logFormat == "json",
 		Logger: e.serveLogger(f), Stdin: e.Stdin, Stdout: e.Stdout, Stderr: e.Stderr, Lookup: e.lookup,
-		Catalog: func(k *gatewayauth.Keeper, hide []string) *host.Catalog {
+		Catalog: func(k *gatewayauth.Keeper) *host.Catalog {
 			e.keeper = k
-			for _, v := range hide {
-				e.Environ = withoutVar(e.Environ, v)
-			}
 			return e.catalogOAuth(false, e.oauthOptions(f))
 		},
 		Load: func(cat *host.Catalog) (gatewayrun.Source, error) {

@@ -50,7 +50,7 @@ func (e *env) catalogOAuth(oneShot bool, o mcpclient.OAuthOptions) *host.Catalog
 // gateway (serve) forwards elicitation and sampling to the client that
 // made the call; a one-shot command answers elicitation itself (--elicit).
 func (e *env) serverOptions(oneShot bool, o mcpclient.OAuthOptions) mcpclient.Options {
-	opts := mcpclient.Options{Environ: e.Environ, OneShot: oneShot, Elicit: true, OAuth: o, Tracer: e.tracer, Pins: e.pinBook(), ScanAll: e.scanAll}
+	opts := mcpclient.Options{Environ: e.Environ, Withheld: e.withheld, OneShot: oneShot, Elicit: true, OAuth: o, Tracer: e.tracer, Pins: e.pinBook(), ScanAll: e.scanAll}
 	if oneShot {
 		opts.Ask = e.answer
 		opts.Sample = e.sampling
@@ -110,6 +110,8 @@ func (e *env) readFiles(cat *host.Catalog, files []scopes.File, last *source) (*
 		plans = append([]*host.Plan{def}, filePlans...)
 	}
 	plan := host.Merge(plans...)
+	names := plan.CredentialVars()
+	e.credentials.Store(&names)
 	return &source{name: plan.Source, files: files, plan: plan, defines: configsource.ServersByFile(plans), filePlans: filePlans}, nil
 }
 

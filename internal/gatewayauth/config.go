@@ -34,6 +34,20 @@ type Config struct {
 	QuestionWait time.Duration `json:"questionWaitMs,omitempty"`
 }
 
+// CredentialVars are the variables c names as holding credentials: its
+// static tokens' and its store's password's. No child inherits them
+// unless its own env passes them.
+func (c Config) CredentialVars() []string {
+	var names []string
+	for _, v := range c.Auth.Tokens {
+		names = append(names, v)
+	}
+	if c.Store != nil {
+		names = append(names, c.Store.URLVars...)
+	}
+	return names
+}
+
 // MaxQuestionWait bounds questionWaitMs: a client that has not answered
 // in an hour will not, and meanwhile its call holds a backend call.
 const MaxQuestionWait = time.Hour
@@ -44,9 +58,12 @@ const MaxQuestionWait = time.Hour
 type Store struct {
 	// URL is redis:// or rediss://, expanded; never encoded, since it may
 	// hold a password. Addr is its host:port, what messages name.
-	URL       string `json:"-"`
-	Addr      string `json:"addr"`
-	KeyPrefix string `json:"keyPrefix"`
+	URL  string `json:"-"`
+	Addr string `json:"addr"`
+	// URLVars are the variables URL's userinfo and query were written
+	// with: its password's.
+	URLVars   []string `json:"-"`
+	KeyPrefix string   `json:"keyPrefix"`
 	// TLS, for a rediss:// URL, is the CA that signs the server's
 	// certificate (none: the system's roots) and the name the certificate
 	// must carry (none: the URL's host).
@@ -218,6 +235,7 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 		return out
 	}
 	out.URL, out.Addr = u, ro.Addr
+	out.URLVars = yamlconf.URLCredentialRefs(yamlconf.Resolve(r.Value("url")).Value)
 	if t, ok := d.Map(r.Value("tls"), r.Path("tls")); ok {
 		out.TLS = decodeStoreTLS(t, r, ro.TLSConfig != nil)
 	}

@@ -71,7 +71,7 @@ func TestUnwritableTrailNotReady(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	cfg := config("", nil, pw)
-	cfg.Catalog = func(k *gatewayauth.Keeper, _ []string) *host.Catalog {
+	cfg.Catalog = func(k *gatewayauth.Keeper) *host.Catalog {
 		return host.NewCatalog(gatewaykind.NewKind(k), echoKind{&ran})
 	}
 	cfg.Load = func(c *host.Catalog) (gatewayrun.Source, error) {

@@ -197,22 +197,6 @@ func (r *serveRun) link(links *keeperLinks) {
 	}
 }
 
-// tokenVars are the variables of the gateway entry's static tokens, to
-// be taken out of the environment the servers inherit, as the command
-// takes out its own token's. A token variable first named by a reload is
-// not taken out.
-func tokenVars(plan *host.Plan) []string {
-	var vars []string
-	for _, pe := range plan.Enabled() {
-		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok {
-			for _, v := range cfg.Auth.Tokens {
-				vars = append(vars, v)
-			}
-		}
-	}
-	return vars
-}
-
 // storeState is /healthz's entry for the gateway entry's store, nil
 // without one: "ready" when it answers a ping now, "degraded" when not
 // (calls are still served; see docs/operations.md).

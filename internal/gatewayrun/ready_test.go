@@ -55,7 +55,7 @@ func TestReadyTimeoutZeroKeepsReadinessProbe(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	cfg := config("- {id: h, name: held}\n", nil, pw)
-	cfg.Catalog = func(k *gatewayauth.Keeper, _ []string) *host.Catalog {
+	cfg.Catalog = func(k *gatewayauth.Keeper) *host.Catalog {
 		return host.NewCatalog(gatewaykind.NewKind(k), heldKind{release})
 	}
 	cfg.Stdio, cfg.HTTPAddr, cfg.ReadyTimeout = false, "127.0.0.1:0", 0

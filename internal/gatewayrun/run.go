@@ -58,11 +58,8 @@ type Config struct {
 	// Lookup expands ${VAR} in the configs.
 	Lookup func(string) (string, bool)
 
-	// Catalog makes the run's kinds, the gateway entry's applied to k,
-	// for servers whose environment lacks the variables hide (the
-	// gateway entry's token variables). It is called again when the
-	// first config read names such variables.
-	Catalog func(k *gatewayauth.Keeper, hide []string) *host.Catalog
+	// Catalog makes the run's kinds, the gateway entry's applied to k.
+	Catalog func(k *gatewayauth.Keeper) *host.Catalog
 	// Load reads the config with cat's kinds; nothing is started.
 	Load func(cat *host.Catalog) (Source, error)
 	// Prepare, when set, is called with the source about to run (the
@@ -98,16 +95,10 @@ func (e *GatewayEntryError) Unwrap() error { return e.Err }
 func Run(ctx context.Context, cfg Config) error {
 	links := &keeperLinks{}
 	keeper := newKeeper(cfg, links)
-	cat := cfg.Catalog(keeper, nil)
+	cat := cfg.Catalog(keeper)
 	src, err := cfg.Load(cat)
 	if err != nil {
 		return err
-	}
-	if hide := tokenVars(src.Plan); len(hide) > 0 {
-		cat = cfg.Catalog(keeper, hide)
-		if src, err = cfg.Load(cat); err != nil {
-			return err
-		}
 	}
 	if err := requireGateway(keeper, src.Plan, cfg.Stdio); err != nil {
 		return err

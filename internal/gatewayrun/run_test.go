@@ -30,7 +30,7 @@ func config(config string, stdin io.Reader, stderr io.Writer) gatewayrun.Config 
 	return gatewayrun.Config{
 		Stdio: true, ReadyTimeout: -1, Logger: slog.New(slog.DiscardHandler),
 		Stdin: stdin, Stdout: io.Discard, Stderr: stderr,
-		Catalog: func(k *gatewayauth.Keeper, _ []string) *host.Catalog {
+		Catalog: func(k *gatewayauth.Keeper) *host.Catalog {
 			cat = host.NewCatalog(gatewaykind.NewKind(k), viewkind.NewKind())
 			return cat
 		},

@@ -65,6 +65,15 @@ type Config struct {
 	BaseURLWritten string `json:"-"`
 }
 
+// CredentialVars are the variables c names as holding a credential: its
+// API key's. No child inherits it unless its own env passes it.
+func (c Config) CredentialVars() []string {
+	if c.APIKeyEnv == "" {
+		return nil
+	}
+	return []string{c.APIKeyEnv}
+}
+
 func yamlKeys(kind string) []string {
 	keys := []string{"baseURL", "model", "apiKeyEnv", "apiKey", "maxTokens", "timeoutMs"}
 	if kind == ModelKind {
