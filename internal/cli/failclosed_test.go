@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,41 @@ func TestServeRefusedAddressStartsNoServer(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the server was spawned before serve refused its address")
+	}
+}
+
+// A gateway entry with disabled: true in the config serve starts with
+// stops serve, saying the entry is disabled and how to go on, over stdio
+// and HTTP: the entry guards every call, and serve ran with every call
+// unguarded and ready (a reload that disables it refuses every call).
+func TestServeDisabledGatewayEntryDoesNotStart(t *testing.T) {
+	t.Parallel()
+	entry := "- id: gw\n  name: gateway\n  disabled: true\n  config: {policy: [{deny: [\"*\"]}]}\n"
+	for _, args := range [][]string{{"--stdio"}, {"--http", "127.0.0.1:0"}} {
+		t.Run(args[0], func(t *testing.T) {
+			t.Parallel()
+			fx := fixtureEntries(t, "fx")
+			cfg := writeConfig(t, fx+entry)
+			r := mcpbridge(t, stdioCall, append(append([]string{"serve"}, args...), "--config", cfg)...)
+			if r.code != ExitUsage {
+				t.Errorf("serve exited %d; want %d, a config error", r.code, ExitUsage)
+			}
+			if strings.Contains(r.stdout, "intruder") {
+				t.Errorf("the call was answered with the gateway entry disabled:\n%s", r.stdout)
+			}
+			line := strings.Count(fx, "\n") + 1
+			for _, w := range []string{
+				fmt.Sprintf(`%s:%d: entry "gw" is disabled`, cfg, line),
+				"serve does not run without its guards while the entry is in the config",
+				"enable it", "remove the entry to serve without identity, policy or audit",
+			} {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+			if strings.Contains(r.stderr, "starting") {
+				t.Errorf("serve started servers before refusing:\n%s", r.stderr)
+			}
+		})
 	}
 }

@@ -206,7 +206,7 @@ func TestServeReloadRemovingGatewayEntryServesNoCall(t *testing.T) {
 	s.mustServe(t, "with the gateway entry")
 
 	s.reload(t, fx, "gateway entry stopped")
-	if warn := `level=WARN msg="gateway entry removed (or disabled) by the reload`; !strings.Contains(s.p.stderr.String(), warn) {
+	if warn := `level=WARN msg="gateway entry removed by the reload`; !strings.Contains(s.p.stderr.String(), warn) {
 		t.Errorf("the removal was not warned of (%q):\n%s", warn, s.p.stderr)
 	}
 	s.mustRefuse(t, "with the gateway entry removed")
@@ -248,5 +248,21 @@ func TestServeReloadAddingAuthSaysWhatTheGatewayKeeps(t *testing.T) {
 		} else {
 			s.mustRefuse(t, c.name+", auth refused")
 		}
+	}
+}
+
+// A reload that brings a disabled gateway entry leaves the gateway serving
+// no call, as one that disables a running entry does, and says so: it
+// opened serve started without one to every call, unguarded.
+func TestServeReloadDisabledGatewayEntryServesNoCall(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	disabled := strings.Replace(gatewayEntry("allow", `"mcp__fx__add"`), "  config:", "  disabled: true\n  config:", 1)
+	for _, start := range []string{fx, fx + gatewayEntry("allow", `"mcp__fx__add"`)} {
+		s := startReloadedServe(t, start)
+		s.mustServe(t, "before the reload")
+		s.reload(t, fx+disabled, "gateway entry disabled by the reload")
+		s.mustRefuse(t, "with the gateway entry disabled")
+		s.mustProbe(t, "with the gateway entry disabled", false, "the gateway entry is disabled, so every call is refused")
 	}
 }

@@ -64,7 +64,7 @@ func TestHealthFailsWithoutTheGatewayConfig(t *testing.T) {
 	if err := r.h.Apply(context.Background(), parse("- {id: gw, name: gateway, disabled: true, config: {}}\n")); err != nil {
 		t.Fatal(err)
 	}
-	if h := r.gw.Health(); h.OK || len(h.Backends) != 1 || h.Backends[0].Name != "gateway" {
+	if h := r.gw.Health(); h.OK || len(h.Backends) != 1 || h.Backends[0].Name != "gateway" || !strings.Contains(h.Backends[0].Error, "the gateway entry is disabled, so every call is refused: enable it") {
 		t.Errorf("with the gateway entry disabled, health %+v; want not OK, saying why", h)
 	}
 }

@@ -84,13 +84,16 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, st
 }
 
 // requireGateway makes the run fail closed when plan has a gateway entry:
-// an invalid one stops serve before anything starts, with its positioned
-// error, and a valid one makes the Keeper refuse every call until it is
-// applied (Keeper.Require).
+// a disabled or invalid one stops serve before anything starts, with its
+// positioned error, and a valid one makes the Keeper refuse every call
+// until it is applied (Keeper.Require).
 func requireGateway(k *gatewayauth.Keeper, plan *host.Plan, stdio bool) error {
-	for _, pe := range plan.Enabled() {
+	for _, pe := range plan.Entries {
 		if !meantAsGateway(pe) {
 			continue
+		}
+		if pe.Entry.Disabled {
+			return &GatewayEntryError{disabledGateway(pe)}
 		}
 		if pe.Err != nil {
 			return &GatewayEntryError{pe.Err}
@@ -106,6 +109,14 @@ func requireGateway(k *gatewayauth.Keeper, plan *host.Plan, stdio bool) error {
 	return nil
 }
 
+// disabledGateway is why serve does not start with a gateway entry that
+// has disabled: true: run as written, every call would go unguarded.
+func disabledGateway(pe host.PlanEntry) error {
+	return fmt.Errorf("%s:%d: entry %q is disabled (disabled: true), and serve does not run without its guards while the entry is in the config: "+
+		"enable it (remove disabled: true), or remove the entry to serve without identity, policy or audit",
+		pe.Entry.File, pe.Entry.Line, pe.Entry.ID)
+}
+
 // reread reads the config files again for a reload, and tells the Keeper
 // whether they have a gateway entry before the host applies them
 // (expectGateway).
@@ -118,7 +129,8 @@ func reread(cfg Config, cat *host.Catalog, k *gatewayauth.Keeper) (*host.Plan, e
 }
 
 // expectGateway makes a reload fail closed as serve's start does: a plan
-// with a gateway entry requires it before anything of the plan starts,
+// with a gateway entry, disabled or not, requires it before anything of
+// the plan starts (a disabled one leaves the gateway serving no call),
 // so an entry that does not load (a misspelt key, an audit file that
 // cannot be opened) leaves the gateway serving no call rather than every
 // call, until a reload brings one that loads. A plan without one lifts
@@ -126,22 +138,20 @@ func reread(cfg Config, cat *host.Catalog, k *gatewayauth.Keeper) (*host.Plan, e
 // unguarded); once one was, the gateway serves no call until one is back
 // (Keeper.Clear). Either removal is warned of: it turns a guard off.
 func expectGateway(k *gatewayauth.Keeper, plan *host.Plan, log *slog.Logger) {
-	if hasGatewayEntry(plan) {
+	if i := slices.IndexFunc(plan.Entries, meantAsGateway); i >= 0 {
 		k.Require()
+		if pe := plan.Entries[i]; pe.Entry.Disabled {
+			log.Warn("gateway entry disabled by the reload: the gateway serves no call until it is enabled again; remove the entry and restart serve to run without one",
+				"entry", pe.Entry.ID, "at", fmt.Sprintf("%s:%d", pe.Entry.File, pe.Entry.Line))
+		}
 		return
 	}
 	switch {
 	case k.Current() != nil:
-		log.Warn("gateway entry removed (or disabled) by the reload: until one is back the gateway serves no call; restart serve to run without one")
+		log.Warn("gateway entry removed by the reload: until one is back the gateway serves no call; restart serve to run without one")
 	case k.Unrequire():
-		log.Warn("gateway entry removed (or disabled) by the reload before it ever loaded: serve runs without one, as it started, every call unguarded")
+		log.Warn("gateway entry removed by the reload before it ever loaded: serve runs without one, as it started, every call unguarded")
 	}
-}
-
-// hasGatewayEntry reports whether plan has an enabled gateway entry,
-// valid or not.
-func hasGatewayEntry(plan *host.Plan) bool {
-	return slices.ContainsFunc(plan.Enabled(), meantAsGateway)
 }
 
 // meantAsGateway reports whether pe is a gateway entry, or an invalid

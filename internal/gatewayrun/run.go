@@ -79,19 +79,20 @@ type Source struct {
 	Files []string
 }
 
-// GatewayEntryError is an invalid gateway entry: it guards every call,
-// so nothing starts.
+// GatewayEntryError is a gateway entry that is invalid or disabled: it
+// guards every call, so nothing starts.
 type GatewayEntryError struct{ Err error }
 
 func (e *GatewayEntryError) Error() string {
-	return "serve: the gateway entry guards every call and is invalid, so serve does not start: " + e.Err.Error()
+	return "serve: the gateway entry guards every call and cannot be applied as written, so serve does not start: " + e.Err.Error()
 }
 func (e *GatewayEntryError) Unwrap() error { return e.Err }
 
 // Run serves the config of cfg until ctx ends or, on stdio, the client
 // leaves, then closes everything. An HTTP address that is not loopback
 // while no token is required fails with gateway.ErrNotLoopback before
-// any server starts; an invalid gateway entry with *GatewayEntryError.
+// any server starts; an invalid or disabled gateway entry with
+// *GatewayEntryError.
 func Run(ctx context.Context, cfg Config) error {
 	links := &keeperLinks{}
 	keeper := newKeeper(cfg, links)
@@ -320,13 +321,17 @@ func keeperState(k *gatewayauth.Keeper, statuses []host.Status) *gateway.Backend
 	if !k.Required() || k.Current() != nil {
 		return nil
 	}
+	why := "no gateway entry is in force, so every call is refused: add it back to the config, or restart serve to run without one"
 	for _, st := range statuses {
-		if st.Plugin == gatewaykind.Name && st.State != host.StateDisabled {
+		switch {
+		case st.Plugin != gatewaykind.Name:
+		case st.State != host.StateDisabled:
 			return nil
+		default:
+			why = "the gateway entry is disabled, so every call is refused: enable it, or remove it and restart serve to run without one"
 		}
 	}
-	s := gateway.NewBackendState(gatewaykind.Name, string(host.StateFailed), false, 0,
-		"no gateway entry is in force, so every call is refused: add it back to the config, or restart serve to run without one")
+	s := gateway.NewBackendState(gatewaykind.Name, string(host.StateFailed), false, 0, why)
 	return &s
 }
 

@@ -56,7 +56,7 @@ func TestRunEndsWhenTheStdioClientLeaves(t *testing.T) {
 func TestRunRefusesBeforeStarting(t *testing.T) {
 	bad := config("- {id: gw, name: gateway, config: {auth: {nonsense: 1}}}\n", strings.NewReader(""), io.Discard)
 	err := gatewayrun.Run(context.Background(), bad)
-	if _, ok := errors.AsType[*gatewayrun.GatewayEntryError](err); !ok || !strings.Contains(err.Error(), "the gateway entry guards every call and is invalid") {
+	if _, ok := errors.AsType[*gatewayrun.GatewayEntryError](err); !ok || !strings.Contains(err.Error(), "the gateway entry guards every call and cannot be applied as written") {
 		t.Errorf("an invalid gateway entry: %v", err)
 	}
 	open := config("", nil, io.Discard)
