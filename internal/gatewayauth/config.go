@@ -114,7 +114,7 @@ func (a Auth) JWT() bool { return a.Issuer != "" }
 // its resources). Deny lists globs over the same names, refusing what any
 // matching rule allows. A nil list was not given; an empty one was given
 // empty, so the JSON keeps them apart (a reload from one to the other is
-// a change).
+// a change). Decode refuses a rule with none of the four lists.
 type Rule struct {
 	Subjects  []string `json:"subjects,omitempty"`
 	Groups    []string `json:"groups,omitempty"`
@@ -366,7 +366,13 @@ func decodePolicy(d *yamlconf.Decoder, n *yaml.Node, p string) []Rule {
 			}
 			continue
 		}
-		rules = append(rules, decodeRule(m, item.Line))
+		r := decodeRule(m, item.Line)
+		if r.Allow == nil && r.Prompts == nil && r.Resources == nil && r.Deny == nil {
+			// It would decide for its callers that they may use nothing,
+			// as often a rule split in two by a stray "-" as meant.
+			d.Errorf(item, rp, `neither allows nor denies: give it allow, prompts, resources or deny (allow: [] to grant its callers nothing); if the next rule is meant to be part of it, remove the "-" between them`)
+		}
+		rules = append(rules, r)
 	}
 	return rules
 }

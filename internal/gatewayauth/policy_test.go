@@ -269,6 +269,7 @@ func TestPolicyWarnings(t *testing.T) {
     allow: [search_tools]
     resources: []
   - subjects: [mallory]
+    allow: []
   - subjects: [eve, ed]
     deny: ["*"]
   - when: 'claims.tier == "free"'
