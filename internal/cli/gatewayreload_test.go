@@ -3,10 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +267,53 @@ func TestServeReloadDisabledGatewayEntryServesNoCall(t *testing.T) {
 		s.reload(t, fx+disabled, "gateway entry disabled by the reload")
 		s.mustRefuse(t, "with the gateway entry disabled")
 		s.mustProbe(t, "with the gateway entry disabled", false, "the gateway entry is disabled, so every call is refused")
+	}
+}
+
+// A reload that removes auth from serve --http --console started with it
+// is refused as one that adds it is: the gateway keeps the config it had,
+// so alice's token still works, the log says to restart serve, and no
+// console token signs in. It was applied: every request was refused
+// with a 401 asking for a token (alice's too), and the console token,
+// which serve printed at start though identities were configured, then
+// signed in with every grant.
+func TestServeReloadRemovingAuthIsRefused(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	const entry = "- id: gw\n  name: gateway\n  config:\n    %s\n    console: {allow: {subjects: [alice]}}\n    policy: [{allow: [\"*\"]}]\n"
+	withAuth := fx + fmt.Sprintf(entry, "auth: {tokens: {alice: GW_ALICE_TOKEN}}")
+	without := fx + fmt.Sprintf(entry, "rateLimit: {perIdentity: 100/s}")
+	for _, chosen := range []string{"", "chosen-console-token"} {
+		env := []string{"GW_ALICE_TOKEN=alice-secret", consoleTokenVar + "=" + chosen}
+		cfg := writeConfig(t, withAuth)
+		p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--console", "--config", cfg)
+		s := &reloadedServe{p: p, cfg: cfg}
+		s.reload(t, without, "a reload cannot stop requiring one")
+		token := chosen
+		if m := regexp.MustCompile(`the console token ([0-9a-f]+)`).FindStringSubmatch(p.stderr.String()); m != nil {
+			t.Errorf("serve printed a console token, which does not sign in while identities are configured:\n%s", p.stderr)
+			token = m[1]
+		}
+		if log := p.stderr.String(); !strings.Contains(log, "restart serve") || !strings.Contains(log, "(the gateway keeps the config it had)") {
+			t.Errorf("the refusal does not say the gateway keeps its config and to restart serve:\n%s", log)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: p.url, HTTPClient: &http.Client{Transport: bearer{"alice-secret"}}}, nil)
+		if err != nil {
+			t.Fatalf("alice connects after the refused reload: %v\n%s", err, p.stderr)
+		}
+		if got, isErr := callText(t, cs, "mcp__fx__add", `{"a":1,"b":2}`); isErr || got != "3" {
+			t.Errorf("alice's call after the refused reload: %q (error %v), want 3", got, isErr)
+		}
+		cs.Close()
+		if token == "" {
+			continue
+		}
+		req, _ := http.NewRequest(http.MethodPost, p.base()+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", p.base())
+		if code, body := do(t, &http.Client{}, req); code != http.StatusUnauthorized {
+			t.Errorf("the console token after the refused reload: %d %q, want 401", code, body)
+		}
 	}
 }

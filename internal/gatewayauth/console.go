@@ -69,6 +69,13 @@ var ErrNoIdentities = errors.New("the gateway configures no identities")
 // guards the run is not applied.
 var ErrNotInForce = errors.New("the config's gateway entry is not in force (see serve's log): no one signs in until it is")
 
+// ConsoleTokenSignsIn reports whether the console's own token signs in
+// under cfg (nil: no gateway entry): while it names no identities, and
+// serve has no --token-env token, whose identity would be one.
+func (k *Keeper) ConsoleTokenSignsIn(cfg *Config) bool {
+	return cfg == nil || k.opts.BearerToken == "" && !cfg.Auth.JWT() && len(cfg.Auth.Tokens) == 0
+}
+
 // ConsoleViewer checks a bearer token as the gateway would and says what
 // its holder may do in the console, by the gateway entry's console grants.
 // Authentication fails as Verify does; a valid token of an identity
@@ -81,7 +88,7 @@ func (k *Keeper) ConsoleViewer(ctx context.Context, token string) (Viewer, error
 		// all the console token.
 		return Viewer{}, ErrNotInForce
 	}
-	if st == nil || (len(st.verifier.static) == 0 && !st.cfg.Auth.JWT()) {
+	if st == nil || k.ConsoleTokenSignsIn(&st.cfg) {
 		return Viewer{}, ErrNoIdentities
 	}
 	who, err := st.verifier.Verify(ctx, "Bearer "+token)

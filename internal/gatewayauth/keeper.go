@@ -91,7 +91,11 @@ type Keeper struct {
 	// without Authenticate (NoRequestAuth): a config asking for tokens
 	// cannot take effect there.
 	unauthenticated atomic.Bool
-	mu              sync.Mutex // serializes Apply
+	// authenticated is set when HTTP requests must pass Authenticate
+	// (RequireRequestAuth): a config under which no token passes would
+	// refuse them all.
+	authenticated atomic.Bool
+	mu            sync.Mutex // serializes Apply
 }
 
 // state is one applied config.
@@ -151,8 +155,8 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	old := k.state.Load()
-	if k.unauthenticated.Load() && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
-		return authRefused(old != nil)
+	if err := k.authChange(cfg, old != nil); err != nil {
+		return err
 	}
 	st, err := k.build(lifetime, cfg, old)
 	if err != nil {
@@ -190,14 +194,31 @@ func (k *Keeper) warnPolicy(p *Policy) {
 // whose HTTP requests are not authenticated (NoRequestAuth).
 var ErrAuthNeedsRestart = errors.New("auth: serve started without a token to require, so its HTTP requests are not authenticated, and a reload cannot begin requiring one: restart serve to apply auth")
 
-// authRefused is ErrAuthNeedsRestart with what the gateway does instead:
-// keep the config in force (kept), or, with none, serve no call (serve
-// requires the entry it was given: Require).
-func authRefused(kept bool) error {
-	if kept {
-		return fmt.Errorf("%w (the gateway keeps the config it had)", ErrAuthNeedsRestart)
+// ErrAuthRemovalNeedsRestart refuses a config without identities on a
+// gateway whose HTTP requests must carry a token (RequireRequestAuth):
+// no token would pass, and the console would fall back to its own token.
+var ErrAuthRemovalNeedsRestart = errors.New("auth: serve started requiring a token on its HTTP requests, and a reload cannot stop requiring one (without auth no token passes, so every request would be refused): keep auth in the gateway entry, or restart serve to run without it")
+
+// authChange refuses a config that would change whether HTTP requests
+// carry a token (serve decides that at start), saying what the gateway
+// does instead: keep the config in force (kept), or, with none, serve no
+// call (Require).
+func (k *Keeper) authChange(cfg Config, kept bool) error {
+	identities := cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0
+	var err error
+	var instead string
+	switch {
+	case k.unauthenticated.Load() && identities:
+		err, instead = ErrAuthNeedsRestart, "no gateway entry was in force, so the gateway serves no call until one loads, or this one is removed"
+	case k.authenticated.Load() && !identities && k.opts.BearerToken == "":
+		err, instead = ErrAuthRemovalNeedsRestart, "no gateway entry is in force, so the gateway serves no call until one with auth loads"
+	default:
+		return nil
 	}
-	return fmt.Errorf("%w (no gateway entry was in force, so the gateway serves no call until one loads, or this one is removed)", ErrAuthNeedsRestart)
+	if kept {
+		instead = "the gateway keeps the config it had"
+	}
+	return fmt.Errorf("%w (%s)", err, instead)
 }
 
 // NoRequestAuth tells the Keeper that the gateway's HTTP requests are not
@@ -206,6 +227,12 @@ func authRefused(kept bool) error {
 // which would check the calls' tokens while sessions, streams and limits
 // went on as one anonymous client's.
 func (k *Keeper) NoRequestAuth() { k.unauthenticated.Store(true) }
+
+// RequireRequestAuth tells the Keeper that the gateway's HTTP requests
+// must pass its Authenticate (serve started with auth): from then on
+// Apply refuses a config under which no token would pass
+// (ErrAuthRemovalNeedsRestart).
+func (k *Keeper) RequireRequestAuth() { k.authenticated.Store(true) }
 
 // Require makes the Keeper fail closed: until a config is applied, and
 // after one is cleared, its Gate refuses every call and its Screen hides

@@ -13,7 +13,6 @@ import (
 	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	webconsole "github.com/mcpbridge/mcpbridge/internal/console"
-	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 )
 
 // ConsoleTokenVar holds the console's token (Config.ConsoleToken), used
@@ -41,7 +40,12 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 	}
 	sc := &serveConsole{}
 	token := r.cfg.ConsoleToken
-	if token == "" {
+	switch {
+	case r.cfg.identitiesSignIn:
+		// The console token would not sign in: none, rather than one
+		// printed that does not work.
+		token = ""
+	case token == "":
 		b := make([]byte, 24)
 		rand.Read(b)
 		token = hex.EncodeToString(b)
@@ -82,12 +86,8 @@ func (r *serveRun) consoleCalls(opts gateway.Options) gateway.Options {
 // planHasConsole reports whether plan's gateway entry has a console
 // block, which turns the console on as Config.Console does (over HTTP).
 func planHasConsole(plan *host.Plan) bool {
-	for _, pe := range plan.Enabled() {
-		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && cfg.Console != nil {
-			return true
-		}
-	}
-	return false
+	cfg := planGateway(plan)
+	return cfg != nil && cfg.Console != nil
 }
 
 // dialable is addr as this host reaches it: a listener on every address
@@ -102,7 +102,8 @@ func dialable(addr net.Addr) string {
 }
 
 // announceConsole says where the console is, and the console token when
-// serve made it (the operator has no other way to learn it).
+// serve made it (the operator has no other way to learn it), or, while
+// identities sign in, that they do.
 func (r *serveRun) announceConsole(addr net.Addr) {
 	if r.console == nil {
 		return
@@ -110,7 +111,11 @@ func (r *serveRun) announceConsole(addr net.Addr) {
 	a := dialable(addr)
 	r.console.address.Store(&a)
 	url := fmt.Sprintf("http://%s%s", a, gateway.ConsolePath)
-	if r.console.token == "" {
+	switch {
+	case r.cfg.identitiesSignIn:
+		r.log.Info("serving the console: sign in with the token of an identity the gateway entry's console grants", "url", url)
+		return
+	case r.console.token == "":
 		r.log.Info("serving the console", "url", url)
 		return
 	}

@@ -67,9 +67,11 @@ func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 // withKeeper makes the Keeper the gateway's Gate (the gateway is not
 // ready while it refuses every call) and, over HTTP when a token is
 // required (--token-env, or the config's gateway entry has auth), its
-// Authenticate. Without either the gateway stays open to loopback
+// Authenticate, and a reload that removes auth is refused
+// (RequireRequestAuth). Without either the gateway stays open to loopback
 // clients as before, Listen keeps refusing a network address, and a
-// reload that adds auth is refused (NoRequestAuth): it needs a restart.
+// reload that adds auth is refused (NoRequestAuth): either needs a
+// restart.
 func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, stdio bool) gateway.Options {
 	opts.Gate = k
 	opts.Refusing = k.Refusing
@@ -77,6 +79,9 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, st
 	switch {
 	case opts.BearerToken != "" || planHasAuth(plan):
 		opts.Authenticate = k.Authenticate
+		if !stdio {
+			k.RequireRequestAuth()
+		}
 	case !stdio:
 		k.NoRequestAuth()
 	}
@@ -186,14 +191,21 @@ func gatewayNotApplied(k *gatewayauth.Keeper, plan *host.Plan, statuses []host.S
 	return nil
 }
 
-// planHasAuth reports whether plan's gateway entry asks for tokens.
-func planHasAuth(plan *host.Plan) bool {
+// planGateway is the config of plan's gateway entry, nil without one
+// (or when it is invalid or disabled).
+func planGateway(plan *host.Plan) *gatewayauth.Config {
 	for _, pe := range plan.Enabled() {
-		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0) {
-			return true
+		if cfg, ok := pe.Spec.Config.(gatewayauth.Config); ok {
+			return &cfg
 		}
 	}
-	return false
+	return nil
+}
+
+// planHasAuth reports whether plan's gateway entry asks for tokens.
+func planHasAuth(plan *host.Plan) bool {
+	cfg := planGateway(plan)
+	return cfg != nil && (cfg.Auth.JWT() || len(cfg.Auth.Tokens) > 0)
 }
 
 // link points the Keeper's hooks at the run's gateway, registry and

@@ -45,6 +45,9 @@ type Config struct {
 	// while the config grants no identity; "" makes one and prints it.
 	Console      bool
 	ConsoleToken string
+	// identitiesSignIn is set by Run when the config's identities sign
+	// in to the console at start, so the console has no token of its own.
+	identitiesSignIn bool
 	// MetricsAddr serves /metrics and the probes on a listener of their
 	// own; "" does not.
 	MetricsAddr string
@@ -105,6 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	cfg.Console = cfg.Console || (!cfg.Stdio && planHasConsole(src.Plan))
+	cfg.identitiesSignIn = !keeper.ConsoleTokenSignsIn(planGateway(src.Plan))
 	if cfg.Prepare != nil {
 		if err := cfg.Prepare(src); err != nil {
 			return err
