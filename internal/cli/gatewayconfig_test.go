@@ -32,3 +32,33 @@ func TestValidatePolicyRuleThatDecidesNothing(t *testing.T) {
 		t.Errorf("allow: [] refused: %d\n%s", r.code, r.stderr)
 	}
 }
+
+// Commands other than serve do not fail on a gateway entry's variables,
+// which only serve uses and which the serve host alone may hold: tools
+// and status exit 0, and validate notes the unset ones. serve still
+// refuses to start without them. tools and status exited 1 saying the
+// gateway entry failed.
+func TestGatewayEntryVariablesOnlyServeNeeds(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "fx")+`- id: gw
+  name: gateway
+  config:
+    auth: {tokens: {alice: GW_UNSET_ALICE}}
+    policy: [{subjects: [alice], allow: ["*"]}]
+    store:
+      redis: {url: "redis://:${GW_UNSET_PASSWORD}@redis:6379"}
+      advertise: "http://${GW_UNSET_POD_IP}:8080"
+`)
+	for _, cmd := range []string{"tools", "status"} {
+		if r := mcpbridge(t, "", cmd, "--config", cfg); r.code != ExitOK || strings.Contains(r.stderr, "gateway") {
+			t.Errorf("%s: exit %d, want 0 and nothing about the gateway entry:\n%s", cmd, r.code, r.stderr)
+		}
+	}
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "variables unset here, which serve needs: GW_UNSET_ALICE, GW_UNSET_PASSWORD, GW_UNSET_POD_IP") {
+		t.Errorf("validate: exit %d, want 0 noting the unset variables:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = mcpbridge(t, "", "serve", "--stdio", "--config", cfg)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "the variable GW_UNSET_ALICE is unset or empty") {
+		t.Errorf("serve: exit %d, want %d naming the unset variable:\n%s", r.code, ExitUsage, r.stderr)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -46,6 +47,10 @@ func (k *Kind) Name() string { return Name }
 // Decode implements host.Kind.
 func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Spec, error) {
 	cfg, err := gatewayauth.Decode(n, lookup)
+	var unset []string
+	if err != nil && k.keeper == nil {
+		cfg, unset, err = decodeUnset(n, lookup, err)
+	}
 	if err != nil {
 		return host.Spec{}, err
 	}
@@ -60,7 +65,35 @@ func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Sp
 	case len(cfg.Auth.Tokens) > 0:
 		summary = "static tokens"
 	}
+	if len(unset) > 0 {
+		summary += "; variables unset here, which serve needs: " + strings.Join(unset, ", ")
+	}
 	return host.Spec{Config: cfg, Name: Name, Summary: summary, Claims: []host.Claim{{Key: "name", Value: Name}}}, nil
+}
+
+// decodeUnset decodes n again, for a command other than serve, with each
+// unset or empty variable standing in as set: only serve uses their
+// values, which the serve host alone may hold. It returns the config and
+// those variables' names when that decodes, and first (the error with the
+// variables as they are) when it does not.
+func decodeUnset(n *yaml.Node, lookup func(string) (string, bool), first error) (gatewayauth.Config, []string, error) {
+	var unset []string
+	cfg, err := gatewayauth.Decode(n, func(name string) (string, bool) {
+		if lookup != nil {
+			if v, ok := lookup(name); ok && v != "" {
+				return v, true
+			}
+		}
+		if !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		return "unset", true
+	})
+	if err != nil {
+		return gatewayauth.Config{}, nil, first
+	}
+	slices.Sort(unset)
+	return cfg, unset, nil
 }
 
 // Start implements host.Kind: the config is applied before Start returns,

@@ -24,7 +24,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"audience without issuer", "{auth: {audience: https://a/mcp}}", "config.auth.issuer: is required with audience"},
 		{"issuer without audience", "{auth: {issuer: https://idp}}", "config.auth.audience: is required with issuer"},
 		{"plain http issuer", "{auth: {issuer: http://idp.example.com, audience: x}}", "config.auth.issuer: must be an https URL"},
-		{"unset token variable", "{auth: {tokens: {ci: UNSET}}}", "token \"ci\": the variable UNSET is unset or empty"},
 		{"policy not a list", "{policy: {allow: x}}", "config.policy: must be a list of rules"},
 		{"bad glob", `{policy: [{allow: ["mcp__[x"]}]}`, `is not a valid glob`},
 		{"bad deny glob", `{policy: [{deny: ["mcp__[x"]}]}`, `config.policy[0].deny: "mcp__[x" is not a valid glob`},
@@ -51,7 +50,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"advertise without a port", "{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://10.0.0.5'}}", `gw.yaml:4:57: entry "gw": config.store.advertise: must be http://HOST:PORT, where the other replicas reach this one, like "http://${POD_IP}:8080"; got "http://10.0.0.5"`},
 		{"advertise not a URL", "{store: {redis: {url: 'redis://r:6379'}, advertise: '10.0.0.5:8080'}}", `config.store.advertise: must be http://HOST:PORT`},
 		{"advertise with a path", "{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://10.0.0.5:8080/mcp'}}", `config.store.advertise: must be only http://HOST:PORT (the replicas add /mcp), without a path, query or credentials; got "http://10.0.0.5:8080/mcp"`},
-		{"advertise variable unset", "{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://${UNSET}:8080'}}", `config.store.advertise: `},
 		{"auth key", "{auth: {issuer: https://idp, audience: x, jwks: y}}", `config.auth.jwks: unknown key "jwks"; valid keys: issuer, audience, jwksUrl, scopes, groupsClaim, tokens`},
 		{"rate key", "{rateLimit: {perIdentity: 1/s, perUser: true}}", `config.rateLimit.perUser: unknown key "perUser"; valid keys: perIdentity, burst, perTool`},
 		{"audit key", "{audit: {file: x, path: y}}", `config.audit.path: unknown key "path"; valid keys: file, args, failOpen`},
@@ -73,6 +71,21 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("Parse: %v\nwant it to contain %q", err, c.want)
 			}
 		})
+	}
+	// Only serve uses the variables' values: its kind refuses them unset;
+	// the other commands' (no Keeper) take the entry.
+	serve := NewKind(gatewayauth.NewKeeper(gatewayauth.Options{}))
+	for config, want := range map[string]string{
+		"{auth: {tokens: {ci: UNSET}}}": `token "ci": the variable UNSET is unset or empty`,
+		"{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://${UNSET}:8080'}}": "config.store.advertise: ",
+	} {
+		file := "- id: gw\n  name: gateway\n  config: " + config + "\n"
+		if _, err := host.NewCatalog(serve).Parse("gw.yaml", []byte(file), lookup); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s for serve: %v\nwant it to contain %q", config, err, want)
+		}
+		if _, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(file), lookup); err != nil {
+			t.Errorf("%s for another command: %v, want it taken", config, err)
+		}
 	}
 	two := "- {id: a, name: gateway, config: {auth: {tokens: {x: SET}}}}\n- {id: b, name: gateway, config: {auth: {tokens: {y: SET}}}}\n"
 	if _, err := host.NewCatalog(NewKind(nil)).Parse("gw.yaml", []byte(two), lookup); err == nil || !strings.Contains(err.Error(), `is already used by entry "a"`) {
