@@ -62,3 +62,50 @@ func TestGatewayEntryVariablesOnlyServeNeeds(t *testing.T) {
 		t.Errorf("serve: exit %d, want %d naming the unset variable:\n%s", r.code, ExitUsage, r.stderr)
 	}
 }
+
+// A policy rule that can never match is warned of, at its line, by
+// validate and by serve as it takes the policy into use: subjects or
+// groups no caller can have (no identities configured; serve --stdio,
+// whose caller is "stdio"), and a glob that matches no public name (a raw
+// name, as one writes under --raw-names). validate said OK, and serve
+// nothing, while the rules' callers got empty lists.
+func TestPolicyThatCanNeverMatchIsWarnedOf(t *testing.T) {
+	inDir(t, `- id: gw
+  name: gateway
+  config:
+    policy:
+      - subjects: [alice]
+        allow: ["*"]
+      - groups: [ops]
+        allow: ["*"]
+      - allow: [echo, "mcp__fx__*", search_tools, "*add"]
+`)
+	r := mcpbridge(t, "", "validate")
+	if r.code != ExitOK {
+		t.Fatalf("validate: exit %d, want 0 (warnings only):\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{
+		`mcpbridge.yaml:5: warning: entry "gw": policy rule (subjects alice): never applies: no caller here has any of its subjects; the callers are stdio, bearer, anonymous`,
+		`mcpbridge.yaml:7: warning: entry "gw": policy rule (groups ops): never applies: no caller here has groups`,
+		`mcpbridge.yaml:9: warning: entry "gw": policy rule (every caller): allow: "echo" matches no name: policies match public names, mcp__SERVER__NAME (under --raw-names too); write "mcp__SERVER__echo"`,
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("validate's stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	for _, fine := range []string{`"mcp__fx__*"`, `"search_tools"`, `"*add"`} {
+		if strings.Contains(r.stderr, fine) {
+			t.Errorf("validate warned of %s, which may match:\n%s", fine, r.stderr)
+		}
+	}
+
+	t.Setenv("GW_WARN_ALICE", "alice-secret")
+	cfg := writeConfig(t, fixtureEntries(t, "fx")+"- id: gw\n  name: gateway\n  config:\n    auth: {tokens: {alice: GW_WARN_ALICE}}\n    policy: [{subjects: [alice], allow: [\"*\"]}]\n")
+	if r := mcpbridge(t, "", "validate", "--config", cfg); r.code != ExitOK || strings.Contains(r.stderr, "never applies") {
+		t.Errorf("validate of a rule alice's token meets over HTTP: %d\n%s", r.code, r.stderr)
+	}
+	r = mcpbridge(t, stdioCall, "serve", "--stdio", "--config", cfg)
+	if !strings.Contains(r.stderr, `level=WARN msg="gateway policy: never applies: no caller here has any of its subjects; the callers are stdio`) || !strings.Contains(r.stderr, "line=") {
+		t.Errorf("serve --stdio did not warn that alice's rule never applies to its caller, stdio:\n%s", r.stderr)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/mcpbridge/mcpbridge/confpos"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/configsource"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	"github.com/mcpbridge/mcpbridge/internal/sandbox"
 	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
@@ -56,7 +58,28 @@ func (e *env) validate(argv []string) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", pe.Entry.ID, pe.Entry.Name, termsafe.Line(names), termsafe.Line(pe.Spec.Summary))
 	}
 	tw.Flush()
+	policyWarnings(e, src.plan)
 	return nil
+}
+
+// policyWarnings prints, on stderr, what the gateway entry's policy hides
+// without saying so or can never match, as serve logs it when it takes
+// the policy into use; validate knows neither serve's transport nor
+// --token-env, so it warns of what no way of running the config reaches.
+func policyWarnings(e *env, plan *host.Plan) {
+	for _, pe := range plan.Enabled() {
+		cfg, ok := pe.Spec.Config.(gatewayauth.Config)
+		if !ok {
+			continue
+		}
+		p, err := gatewayauth.NewPolicy(cfg.Policy, cfg.HasPolicy)
+		if err != nil {
+			continue // Decode compiled it: it does not fail here
+		}
+		for _, w := range p.Warnings(gatewayauth.ReachOf(cfg, gatewayrun.BuiltinTools(), gatewayauth.AnyWay...)) {
+			fmt.Fprintf(e.Stderr, "%s:%d: warning: entry %q: policy rule (%s): %s\n", pe.Entry.File, w.Line, pe.Entry.ID, termsafe.Line(w.Callers), termsafe.Line(w.Msg))
+		}
+	}
 }
 
 // sandboxPathErrors reports each sandbox path of an enabled mcp-client

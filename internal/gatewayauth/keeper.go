@@ -49,6 +49,11 @@ type Options struct {
 	// BearerToken is serve's --token-env token: a static token named
 	// "bearer", accepted whatever the config says.
 	BearerToken string
+	// Stdio says the gateway serves one local client over stdio, whose
+	// caller is "stdio"; Builtin are the gateway's own tool names. Both
+	// tell a policy's rules that can never match (Policy.Warnings).
+	Stdio   bool
+	Builtin []string
 	// Refused is called for each request refused, with the audit outcome
 	// (denied, rate_limited, unauthenticated, refused): a metric; nil
 	// counts nothing.
@@ -173,19 +178,31 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 		old.storeKept = true
 	}
 	k.release(old)
-	if old == nil || !samePolicy(old.cfg, cfg) {
-		k.warnPolicy(st.policy)
-		if k.opts.Changed != nil {
-			k.opts.Changed()
-		}
+	changed := old == nil || !samePolicy(old.cfg, cfg)
+	if reach := k.reach(cfg); changed || !sameReach(k.reach(old.cfg), reach) {
+		k.warnPolicy(st.policy, reach)
+	}
+	if changed && k.opts.Changed != nil {
+		k.opts.Changed()
 	}
 	return nil
 }
 
+// sameReach reports whether a and b let the same callers call.
+func sameReach(a, b Reach) bool {
+	return slices.Equal(a.Subjects, b.Subjects) && (a.Subjects == nil) == (b.Subjects == nil) && a.NoGroups == b.NoGroups
+}
+
+// reach is who may call under cfg in this run.
+func (k *Keeper) reach(cfg Config) Reach {
+	return ReachOf(cfg, k.opts.Builtin, Way{Stdio: k.opts.Stdio, Bearer: k.opts.BearerToken != ""})
+}
+
 // warnPolicy logs what a new policy hides without saying so, once per
-// policy taken into use (a reload that keeps it says nothing again).
-func (k *Keeper) warnPolicy(p *Policy) {
-	for _, w := range p.Warnings() {
+// policy (or callers) taken into use: a reload that keeps both says
+// nothing again.
+func (k *Keeper) warnPolicy(p *Policy, reach Reach) {
+	for _, w := range p.Warnings(reach) {
 		k.log.Warn("gateway policy: "+w.Msg, "line", w.Line, "callers", w.Callers)
 	}
 }

@@ -2,6 +2,7 @@ package gatewayauth
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -211,13 +212,49 @@ type Warning struct {
 	Msg     string // what is hidden, and how to grant it
 }
 
+// Reach is who may call and what names there are where a policy is taken
+// into use, as far as is known before any call: what Warnings checks the
+// rules against. The zero Reach knows nothing, so no rule is out of it.
+type Reach struct {
+	// Subjects, when not nil, are every subject a caller can have
+	// (Callers); nil: any.
+	Subjects []string
+	// NoGroups says no caller can have groups (no issuer: only a JWT's
+	// claims give them).
+	NoGroups bool
+	// Builtin are the gateway's own tool names (search_tools, code
+	// mode's), the public names that do not start with mcp__.
+	Builtin []string
+}
+
+// Callers is the subjects a caller can have under cfg: over stdio the
+// local user "stdio"; over HTTP a static token's name, "bearer" for
+// serve's --token-env token (bearer), or "anonymous" with neither; nil
+// (any) with an issuer, whose tokens name their own.
+func Callers(cfg Config, stdio, bearer bool) []string {
+	switch {
+	case stdio:
+		return []string{"stdio"}
+	case cfg.Auth.JWT():
+		return nil
+	case len(cfg.Auth.Tokens) == 0 && !bearer:
+		return []string{"anonymous"}
+	}
+	out := slices.Sorted(maps.Keys(cfg.Auth.Tokens))
+	if bearer {
+		out = append(out, bearerName)
+	}
+	return out
+}
+
 // Warnings lists what p hides from whole classes of callers without a
 // list saying so: a rule that grants tools but, with no resources of its
 // own, covers no server (its callers read no resource), and a deny that
 // covers every server's names (its callers get none of their tools,
 // prompts or resources). An empty resources or prompts list says it, and
-// is not warned about.
-func (p *Policy) Warnings() []Warning {
+// is not warned about. It lists too what can never match in reach: a
+// rule no caller can meet, and a glob that matches no public name.
+func (p *Policy) Warnings(reach Reach) []Warning {
 	if p == nil {
 		return nil
 	}
@@ -231,8 +268,68 @@ func (p *Policy) Warnings() []Warning {
 			out = append(out, Warning{r.Line, r.callers(), "grants tools but no resource: no allow glob covers a whole server " +
 				`(such as "mcp__SERVER__*"); list the servers whose resources its callers may read in resources:, or write resources: [] to mean none`})
 		}
+		out = append(out, r.unreachable(reach)...)
 	}
 	return out
+}
+
+// unreachable warns of what in r can never match in reach: its subjects
+// or groups, which no caller can have, and each glob that matches no
+// public name.
+func (r *Rule) unreachable(reach Reach) []Warning {
+	var out []Warning
+	if reach.Subjects != nil && r.Subjects != nil && !slices.ContainsFunc(r.Subjects, func(s string) bool { return slices.Contains(reach.Subjects, s) }) {
+		out = append(out, Warning{r.Line, r.callers(), fmt.Sprintf("never applies: no caller here has any of its subjects; the callers are %s "+
+			`(a static token's name, "bearer" for --token-env, "anonymous" over HTTP without auth, "stdio" over serve --stdio; a JWT's sub needs auth.issuer)`,
+			strings.Join(reach.Subjects, ", "))})
+	}
+	if reach.NoGroups && r.Groups != nil {
+		out = append(out, Warning{r.Line, r.callers(), "never applies: no caller here has groups, which only a JWT's groups claim gives (auth.issuer)"})
+	}
+	for _, list := range []struct {
+		key   string
+		globs []string
+	}{{"allow", r.Allow}, {"prompts", r.Prompts}, {"deny", r.Deny}} {
+		for _, g := range list.globs {
+			if !mayMatchPublic(g) && !slices.Contains(reach.Builtin, g) {
+				out = append(out, Warning{r.Line, r.callers(), fmt.Sprintf(`%s: %q matches no name: policies match public names, mcp__SERVER__NAME (under --raw-names too); write "mcp__SERVER__%s", or "mcp__*__%s" for every server's`,
+					list.key, g, g, g)})
+			}
+		}
+	}
+	return out
+}
+
+// Way is how serve may run a config: over stdio or HTTP, with
+// --token-env's token or without.
+type Way struct{ Stdio, Bearer bool }
+
+// AnyWay is every way serve may run a config, for validate, which knows
+// neither.
+var AnyWay = []Way{{Stdio: true}, {Bearer: true}, {}}
+
+// ReachOf is the Reach of cfg run in any of ways, with the gateway's own
+// tool names builtin: a caller that can call in one of them is in reach.
+func ReachOf(cfg Config, builtin []string, ways ...Way) Reach {
+	r := Reach{Builtin: builtin, NoGroups: true, Subjects: []string{}}
+	for _, w := range ways {
+		subjects := Callers(cfg, w.Stdio, w.Bearer)
+		if subjects == nil || r.Subjects == nil {
+			r.Subjects = nil
+		} else {
+			r.Subjects = append(r.Subjects, subjects...)
+		}
+		r.NoGroups = r.NoGroups && (w.Stdio || !cfg.Auth.JWT())
+	}
+	return r
+}
+
+// mayMatchPublic reports whether glob may match a public name of a
+// server's: what it matches literally before its first wildcard (or
+// escape) starts "mcp__", or is where such a name starts.
+func mayMatchPublic(glob string) bool {
+	lit := glob[:strings.IndexAny(glob+"*", `*?[\`)]
+	return strings.HasPrefix(lit, "mcp__") || strings.HasPrefix("mcp__", lit)
 }
 
 // coversEveryServer reports whether glob covers every server's names:

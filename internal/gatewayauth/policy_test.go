@@ -276,7 +276,7 @@ func TestPolicyWarnings(t *testing.T) {
     deny: ["mcp__*"]
   - deny: ["mcp__secret__*", "mcp__*__delete_*"]
 `
-	got := compilePolicy(t, src).Warnings()
+	got := compilePolicy(t, src).Warnings(Reach{Builtin: []string{"search_tools"}})
 	noResource := "grants tools but no resource"
 	want := []Warning{
 		{Line: lineOf(t, src, "readers"), Callers: "groups readers", Msg: noResource},

@@ -64,7 +64,7 @@ func (v *gatewayCode) Call(ctx context.Context, name string, args json.RawMessag
 
 // notForPrograms reports whether name is a tool a program may not call.
 func notForPrograms(name string) bool {
-	return name == toolview.SearchName || slices.Contains(codeToolNames, name)
+	return slices.Contains(BuiltinTools(), name)
 }
 
 // codeListing is a client session's listing in code mode: the tools of

@@ -14,6 +14,7 @@ import (
 	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 	"github.com/mcpbridge/mcpbridge/internal/metrics"
 	"github.com/mcpbridge/mcpbridge/internal/yamlconf"
+	"github.com/mcpbridge/mcpbridge/toolview"
 )
 
 // keeperLinks reach the run's gateway and metrics, made after the Keeper.
@@ -41,6 +42,8 @@ func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 		Logger:      cfg.Logger,
 		Stdout:      stdout,
 		BearerToken: cfg.Gateway.BearerToken,
+		Stdio:       cfg.Stdio,
+		Builtin:     BuiltinTools(),
 		Refused: func(reason string) {
 			if f := links.refused.Load(); f != nil {
 				(*f)(reason)
@@ -86,6 +89,13 @@ func withKeeper(opts gateway.Options, k *gatewayauth.Keeper, plan *host.Plan, st
 		k.NoRequestAuth()
 	}
 	return opts
+}
+
+// BuiltinTools are the names of the gateway's own tools, which a policy
+// names as they are (they have no mcp__ prefix): tool search's and code
+// mode's.
+func BuiltinTools() []string {
+	return append([]string{toolview.SearchName}, codeToolNames...)
 }
 
 // requireGateway makes the run fail closed when plan has a gateway entry:
