@@ -644,7 +644,7 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 		// answered as one of an item that does not exist, whatever else
 		// would refuse it (a trail that cannot be written), so the caller
 		// learns nothing of it; the audit records the denial.
-		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d), gateway.ErrHidden)
+		return nil, nil, k.refuse(st, rec, "denied", ruleReason(d, kind, subject), gateway.ErrHidden)
 	}
 	if k.unaudited(st, rec) {
 		return nil, nil, &jsonrpc.Error{Code: CodeUnaudited, Message: unauditedMsg}
@@ -750,11 +750,21 @@ func (k *Keeper) Refusing() string {
 // written.
 const unauditedMsg = "the gateway cannot write its audit trail, so it serves no calls (audit.failOpen is false)"
 
-func ruleReason(d Decision) string {
-	if d.Line == 0 {
-		return "no policy rule matches"
+// ruleReason is a denial's audit reason: which rule decided (the first
+// that grants and applies, which may be about other names: first match),
+// and what it did not allow.
+func ruleReason(d Decision, kind Target, name string) string {
+	what := name
+	if kind == Resource {
+		what = "the resources of server " + name
 	}
-	return fmt.Sprintf("policy rule at line %d", d.Line)
+	switch {
+	case d.Line == 0:
+		return "no policy rule that grants applies to this caller, so it may use nothing (" + what + ")"
+	case d.Denied:
+		return fmt.Sprintf("policy rule at line %d denies %s", d.Line, what)
+	}
+	return fmt.Sprintf("policy rule at line %d (the first rule that grants and applies to this caller) does not allow %s", d.Line, what)
 }
 
 func outcome(o gateway.Outcome) string {

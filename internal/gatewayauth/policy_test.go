@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"gopkg.in/yaml.v3"
@@ -245,9 +246,9 @@ audit: {file: DIR/audit.jsonl}
 		reasons = append(reasons, l.Name+" "+l.Outcome+": "+l.Reason)
 	}
 	want := []string{
-		fmt.Sprintf("mcp__github__delete_repo denied: policy rule at line %d", everyone),
-		fmt.Sprintf("mcp__docs__summarize denied: policy rule at line %d", everyone),
-		fmt.Sprintf("secret://a denied: policy rule at line %d", hers),
+		fmt.Sprintf("mcp__github__delete_repo denied: policy rule at line %d denies mcp__github__delete_repo", everyone),
+		fmt.Sprintf("mcp__docs__summarize denied: policy rule at line %d denies mcp__docs__summarize", everyone),
+		fmt.Sprintf("secret://a denied: policy rule at line %d denies the resources of server secret", hers),
 	}
 	if d := cmp.Diff(want, reasons, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
 		t.Errorf("audit lines (-want +got):\n%s", d)
@@ -358,5 +359,45 @@ func TestEmptyCallerListRefused(t *testing.T) {
 	}
 	if d := p.Decide(&Principal{Name: "mallory"}, Tool, "mcp__time__now"); d.Allow {
 		t.Errorf("a rule of no subjects or groups grants mallory: %+v", d)
+	}
+}
+
+// A denial's audit reason says which rule decided and why: the first rule
+// that grants and applies to the caller, though it is about another tool
+// (first match), and what it does not allow; or that no rule grants the
+// caller anything. It named only the line, which read as pointing at an
+// unrelated rule.
+func TestDenialReasonSaysWhichRuleDecided(t *testing.T) {
+	s := newServed(t, Options{})
+	const src = `
+auth: {issuer: ISSUER, audience: RESOURCE}
+policy:
+  - when: 'claims.scope.contains("readonly")'
+    allow: [mcp__time__now]
+  - subjects: [carol]
+    allow: ["mcp__github__*"]
+audit: {file: DIR/audit.jsonl}
+`
+	s.apply(t, src, nil)
+	carol := s.connect(t, s.is.Sign(t, s.is.Claims("carol", s.resource(), jwt.MapClaims{"scope": "readonly"})), nil)
+	checkHidden(t, carol, "mcp__github__get_issue")
+	mallory := s.connect(t, s.is.Sign(t, s.is.Claims("mallory", s.resource(), nil)), nil)
+	checkHidden(t, mallory, "mcp__time__now")
+	var reasons []string
+	for sc := bufio.NewScanner(strings.NewReader(readFile(t, auditPath(s)))); sc.Scan(); {
+		var l struct{ Identity, Outcome, Reason string }
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Outcome == "denied" {
+			reasons = append(reasons, l.Identity+": "+l.Reason)
+		}
+	}
+	want := []string{
+		fmt.Sprintf("carol: policy rule at line %d (the first rule that grants and applies to this caller) does not allow mcp__github__get_issue", lineOf(t, src, "readonly")),
+		"mallory: no policy rule that grants applies to this caller, so it may use nothing (mcp__time__now)",
+	}
+	if d := cmp.Diff(want, reasons, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
+		t.Errorf("denials' audit reasons (-want +got):\n%s", d)
 	}
 }
