@@ -59,7 +59,7 @@ func TestMCPServersJSONAsConfig(t *testing.T) {
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {
 	cfg := writeFile(t, "mcp.json", "{\"mcpServers\": {\n  \"web\": {\"type\": \"http\",\n    \"url\": \"ftp://example.com\"}}}")
-	want := cfg + `:3:12: entry "web": config.url: must be an absolute http`
+	want := cfg + `:3:12: entry "web": mcpServers.web.url: must be an absolute http`
 	r := mcpbridge(t, "", "validate", "--config", cfg)
 	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
 		t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)

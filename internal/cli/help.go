@@ -421,6 +421,12 @@ const importHelp = `Reads the mcpServers JSON of Claude Desktop, Claude Code (.m
 (settings.json), or Codex's config.toml, and prints the same servers as mcpbridge YAML. Fields
 mcpbridge does not use are named in comments and on stderr. The other commands read these files
 as they are (as a SOURCE); import is for moving to mcpbridge's own format.
+
+What it prints is checked as validate checks a file (with this environment's variables). When
+that fails, import still prints every server, says on stderr what is wrong with each at its
+place in FILE (the server's name and key there, like mcpServers.web.url) and exits 2: correct
+FILE and import it again, or edit what was printed. An env value given as a number (VS Code
+allows it) is written as its string, with a note.
 `
 
 const completionHelp = `Prints a completion script for the shell, made for the name this binary runs as: each

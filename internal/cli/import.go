@@ -16,7 +16,10 @@ import (
 
 // importConfig prints another client's MCP config as mcpbridge YAML, and
 // each field it could not map on stderr (they are comments in the YAML
-// too).
+// too). The YAML is checked as validate checks a file: when it would not
+// load, it is still printed (every server, to fix in one pass), each
+// problem is told at its place in the source file, and the exit status
+// is 2.
 func (e *env) importConfig(argv []string) error {
 	f, err := parseFlags("import", flagSpec{}, argv)
 	if err != nil {
@@ -36,7 +39,7 @@ func (e *env) importConfig(argv []string) error {
 	if registry.LooksLikeServerJSON(data) {
 		return e.importServerJSON(path, data)
 	}
-	res, err := importconf.Convert(path, data)
+	res, plan, err := e.configReader(e.catalog(true)).Import(path, data)
 	if errors.Is(err, importconf.ErrNotForeign) {
 		return &configError{fmt.Errorf("%s is not an mcpServers JSON or a Codex config.toml (an mcpbridge YAML config needs no import)", path)}
 	}
@@ -44,8 +47,8 @@ func (e *env) importConfig(argv []string) error {
 		return &configError{err}
 	}
 	e.Stdout.Write(res.YAML)
-	for _, n := range res.Notes {
-		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Line(n.Format(path)))
+	if err := planErrors(plan); err != nil {
+		return &configError{fmt.Errorf("%w\nthe config printed would not load: correct %s and import it again, or edit what was printed", err, path)}
 	}
 	return nil
 }

@@ -32,10 +32,7 @@ func (e *env) validate(argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := configsource.InvalidErrors(src.plan); err != nil {
-		return &configError{err}
-	}
-	if err := sandboxPathErrors(src.plan); err != nil {
+	if err := planErrors(src.plan); err != nil {
 		return &configError{err}
 	}
 	if err := checkLock(e, src, f); err != nil {
@@ -80,6 +77,15 @@ func policyWarnings(e *env, plan *host.Plan) {
 			fmt.Fprintf(e.Stderr, "%s:%d: warning: entry %q: policy rule (%s): %s\n", pe.Entry.File, w.Line, pe.Entry.ID, termsafe.Line(w.Callers), termsafe.Line(w.Msg))
 		}
 	}
+}
+
+// planErrors are the problems that keep plan from loading as written:
+// its invalid entries, and sandbox paths that do not exist; nil when none.
+func planErrors(plan *host.Plan) error {
+	if err := configsource.InvalidErrors(plan); err != nil {
+		return err
+	}
+	return sandboxPathErrors(plan)
 }
 
 // sandboxPathErrors reports each sandbox path of an enabled mcp-client

@@ -24,6 +24,28 @@ func (r Reader) Parse(path string, data []byte) (*host.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.parse(path, data, conv)
+}
+
+// Import converts another client's config read from path and parses the
+// result as Parse does: the conversion (importconf.ErrNotForeign for
+// mcpbridge YAML) and the plan, whose invalid entries are the problems of
+// the converted config, told in the source's terms.
+func (r Reader) Import(path string, data []byte) (*importconf.Result, *host.Plan, error) {
+	yaml, conv, err := r.foreign(path, data)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case conv == nil:
+		return nil, nil, importconf.ErrNotForeign
+	}
+	plan, err := r.parse(path, yaml, conv)
+	return conv, plan, err
+}
+
+// parse parses data, the YAML of path or of its conversion conv (nil for
+// mcpbridge YAML).
+func (r Reader) parse(path string, data []byte, conv *importconf.Result) (*host.Plan, error) {
 	plan, err := r.Catalog.ParseIsolated(path, data, r.Lookup)
 	if err != nil {
 		return nil, relocate(conv, err)
@@ -104,7 +126,8 @@ func mistakes(path string, conv *importconf.Result, id string) error {
 
 // relocate points the config errors found in a converted file at the
 // source file's lines and columns (or, where a field was made up by the
-// conversion, at its server).
+// conversion, at its server), named by their path there
+// (mcpServers.web.url, not config.url): the file the user edits.
 func relocate(res *importconf.Result, err error) error {
 	var ces confpos.Errors
 	if res == nil || !errors.As(err, &ces) {
@@ -113,6 +136,9 @@ func relocate(res *importconf.Result, err error) error {
 	out := make(confpos.Errors, len(ces))
 	for i, ce := range ces {
 		c := *ce
+		if path, ok := res.SourcePath(ce.Line, ce.Column); ok {
+			c.Path = path
+		}
 		if p, ok := res.Position(ce.Line, ce.Column); ok {
 			c.Line, c.Column = p.Line, p.Column
 		} else {

@@ -15,18 +15,18 @@ import (
 
 // fromCodex reads the [mcp_servers.NAME] tables of a Codex config.toml.
 // Codex's other settings are no concern of mcpbridge's.
-func fromCodex(filename string, data []byte) ([]*server, []Note, error) {
+func fromCodex(filename string, data []byte) ([]*server, []Note, map[Pos]string, error) {
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
 		if de, ok := err.(*toml.DecodeError); ok {
 			line, col := de.Position()
-			return nil, nil, fmt.Errorf("%s:%d:%d: invalid TOML: %s", filename, line, col, strings.TrimPrefix(de.Error(), "toml: "))
+			return nil, nil, nil, fmt.Errorf("%s:%d:%d: invalid TOML: %s", filename, line, col, strings.TrimPrefix(de.Error(), "toml: "))
 		}
-		return nil, nil, fmt.Errorf("%s: invalid TOML: %v", filename, err) // untested: go-toml reports syntax as DecodeError
+		return nil, nil, nil, fmt.Errorf("%s: invalid TOML: %v", filename, err) // untested: go-toml reports syntax as DecodeError
 	}
 	tables, ok := doc["mcp_servers"].(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: mcp_servers must be a table of servers ([mcp_servers.NAME])", filename)
+		return nil, nil, nil, fmt.Errorf("%s: mcp_servers must be a table of servers ([mcp_servers.NAME])", filename)
 	}
 	pos := tomlPositions(data)
 	names := make([]string, 0, len(tables))
@@ -43,7 +43,11 @@ func fromCodex(filename string, data []byte) ([]*server, []Note, error) {
 	for _, name := range names {
 		out = append(out, c.server(name, tables[name]))
 	}
-	return out, c.notes, nil
+	paths := make(map[Pos]string, len(pos))
+	for path, p := range pos {
+		paths[p] = path
+	}
+	return out, c.notes, paths, nil
 }
 
 type codexConverter struct {
@@ -106,7 +110,7 @@ func (c *codexConverter) server(name string, v any) *server {
 	s := c.newServer(key)
 	t, ok := v.(map[string]any)
 	if !ok {
-		c.note(s, key, "", "must be a table, got %v; the entry has no transport", v)
+		c.mistake(s, key, "", "must be a table with command or url ([mcp_servers.%s]), got %v", name, v)
 		return s
 	}
 	field := func(k string) *yaml.Node {

@@ -80,6 +80,9 @@ type Result struct {
 	// exact maps a position in YAML to the source; byLine a line.
 	exact  map[Pos]Pos
 	byLine map[int]Pos
+	// paths names the value or key at a position of the source, like
+	// mcpServers.web.url.
+	paths map[Pos]string
 }
 
 // Position returns the source position of line:col of r.YAML: the node
@@ -92,6 +95,18 @@ func (r *Result) Position(line, col int) (Pos, bool) {
 	return p, ok
 }
 
+// SourcePath is the path in the source (like mcpServers.web.url) of the
+// node that starts at line:col of r.YAML, when it was read from there; a
+// node the conversion made up has the path of its server.
+func (r *Result) SourcePath(line, col int) (string, bool) {
+	p, ok := r.exact[Pos{line, col}]
+	if !ok {
+		return "", false
+	}
+	path, ok := r.paths[p]
+	return path, ok
+}
+
 // ErrNotForeign is returned by Convert for mcpbridge's own YAML.
 var ErrNotForeign = errors.New("not a foreign config")
 
@@ -102,19 +117,24 @@ func Convert(filename string, data []byte) (*Result, error) {
 	format := Detect(data)
 	var servers []*server
 	var notes []Note
+	var paths map[Pos]string
 	var err error
 	switch format {
 	case FormatMCPServers:
-		servers, notes, err = fromMCPServers(filename, data)
+		servers, notes, paths, err = fromMCPServers(filename, data)
 	case FormatCodex:
-		servers, notes, err = fromCodex(filename, data)
+		servers, notes, paths, err = fromCodex(filename, data)
 	default:
 		return nil, ErrNotForeign
 	}
 	if err != nil {
 		return nil, err
 	}
-	return render(filename, format, servers, notes)
+	res, err := render(filename, format, servers, notes)
+	if res != nil {
+		res.paths = paths
+	}
+	return res, err
 }
 
 // server is one converted entry: its source key and position, and the
@@ -135,6 +155,16 @@ type field struct {
 
 func (s *server) set(key string, value *yaml.Node) {
 	s.fields = append(s.fields, field{key, value})
+}
+
+// field is the value set for key, or nil.
+func (s *server) field(key string) *yaml.Node {
+	for _, f := range s.fields {
+		if f.key == key {
+			return f.value
+		}
+	}
+	return nil
 }
 
 // render writes the entries as YAML and maps the positions back.

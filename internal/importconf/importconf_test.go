@@ -161,8 +161,8 @@ func TestConvertErrors(t *testing.T) {
 }
 
 // Entries that are not objects, or have no transport, are converted with a
-// note, and the config they make is refused by host with the position of
-// the source.
+// note that is the entry's problem (a mistake), and the config they make is
+// refused by host.
 func TestServersWithoutTransport(t *testing.T) {
 	for _, src := range []string{
 		`{"mcpServers": {"a": 1}}`,
@@ -173,7 +173,7 @@ func TestServersWithoutTransport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Notes) != 1 || !strings.Contains(res.Notes[0].Msg, "no transport") {
+		if len(res.Notes) != 1 || !res.Notes[0].Mistake || !strings.Contains(res.Notes[0].Msg, "url") {
 			t.Errorf("%s: notes %+v", src, res.Notes)
 		}
 		if _, err := catalog().Parse("f", res.YAML, env); err == nil {

@@ -16,13 +16,13 @@ import (
 // fromMCPServers reads the mcpServers object of a JSON config. The
 // file's other keys (a settings file holds much besides servers) are no
 // concern of mcpbridge's and are left alone.
-func fromMCPServers(filename string, data []byte) ([]*server, []Note, error) {
+func fromMCPServers(filename string, data []byte) ([]*server, []Note, map[Pos]string, error) {
 	root, err := jsonTree(filename, data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("%s:%d:%d: a JSON config must be an object with \"mcpServers\"", filename, root.Line, root.Column)
+		return nil, nil, nil, fmt.Errorf("%s:%d:%d: a JSON config must be an object with \"mcpServers\"", filename, root.Line, root.Column)
 	}
 	projectNotes := projectServers(root)
 	servers := lookup(root, "mcpServers")
@@ -30,17 +30,35 @@ func fromMCPServers(filename string, data []byte) ([]*server, []Note, error) {
 		servers = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	if servers == nil {
-		return nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
+		return nil, nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
 	}
 	if servers.Kind != yaml.MappingNode {
-		return nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
+		return nil, nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
 	}
 	c := &converter{root: "mcpServers", notes: projectNotes}
 	var out []*server
 	for i := 0; i+1 < len(servers.Content); i += 2 {
 		out = append(out, c.jsonServer(servers.Content[i], servers.Content[i+1]))
 	}
-	return out, c.notes, nil
+	paths := map[Pos]string{}
+	treePaths(root, "", paths)
+	return out, c.notes, paths, nil
+}
+
+// treePaths records in paths the path of each key and value under n
+// (at path), by its position: a key has the path of its value.
+func treePaths(n *yaml.Node, path string, paths map[Pos]string) {
+	for i := 0; i < len(n.Content); i++ {
+		child, at := n.Content[i], fmt.Sprintf("%s[%d]", path, i)
+		if n.Kind == yaml.MappingNode && i+1 < len(n.Content) {
+			at = yamlconf.JoinKey(path, child.Value)
+			paths[Pos{child.Line, child.Column}] = at
+			i++
+			child = n.Content[i]
+		}
+		paths[Pos{child.Line, child.Column}] = at
+		treePaths(child, at, paths)
+	}
 }
 
 // projectServers notes the servers of ~/.claude.json's projects
@@ -87,6 +105,12 @@ func (c *converter) note(s *server, n *yaml.Node, key, format string, args ...an
 	c.notes = append(c.notes, note)
 }
 
+// mistake notes what makes the entry invalid (Note.Mistake).
+func (c *converter) mistake(s *server, n *yaml.Node, key, format string, args ...any) {
+	c.note(s, n, key, format, args...)
+	c.notes[len(c.notes)-1].Mistake = true
+}
+
 // newServer starts the entry of the server under key, noting a key that
 // cannot be an id or serverName as it is.
 func (c *converter) newServer(key *yaml.Node) *server {
@@ -127,16 +151,19 @@ var jsonFields = []string{"type", "transport", "command", "args", "env", "cwd", 
 func (c *converter) jsonServer(key, v *yaml.Node) *server {
 	s := c.newServer(key)
 	if v.Kind != yaml.MappingNode {
-		c.note(s, v, "", "must be an object, got %s; the entry has no transport", yamlconf.Describe(v))
+		c.mistake(s, v, "", "must be an object with \"command\" or \"url\", got %s", yamlconf.Describe(v))
 		return s
 	}
 	get := func(k string) *yaml.Node { return lookup(v, k) }
 	transport, endpoint := c.jsonTransport(s, v, hasMisspelt(v))
-	s.set("transport", at(str(transport), get("command"), get("type"), key))
 	switch transport {
+	case "": // nothing to run: the entry's problem is a note (jsonTransport)
 	case "stdio":
+		s.set("transport", at(str(transport), get("command"), get("type"), key))
 		c.copyFields(s, v, map[string]string{"command": "command", "args": "args", "env": "env", "cwd": "cwd"}, expandDollar)
+		c.envNumbers(s, get("env"))
 	default:
+		s.set("transport", at(str(transport), get("type"), key))
 		s.set("url", at(str(expandDollar(endpoint.Value)), endpoint))
 		c.copyFields(s, v, map[string]string{"headers": "headers"}, expandDollar)
 	}
@@ -224,8 +251,7 @@ func (c *converter) unknownFields(s *server, v *yaml.Node) {
 		switch m := misspelt(v, k); {
 		case slices.Contains(jsonFields, k.Value):
 		case m != "":
-			c.note(s, k, k.Value, "unknown field: did you mean %q?", m)
-			c.notes[len(c.notes)-1].Mistake = true
+			c.mistake(s, k, k.Value, "unknown field: did you mean %q?", m)
 		default:
 			c.note(s, k, k.Value, "not used by mcpbridge (left out)")
 		}
@@ -278,9 +304,9 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (strin
 	}
 	if u == nil {
 		if !mistaken { // a misspelt command or url says it better
-			c.note(s, v, "", "has neither command nor url: the entry has no transport")
+			c.mistake(s, v, "", `has neither "command" (a program to start) nor "url" (the address of an HTTP server): add one`)
 		}
-		return "", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str"}
+		return "", nil
 	}
 	if typ != nil {
 		switch strings.ToLower(typ.Value) {
@@ -305,6 +331,25 @@ func (c *converter) copyFields(s *server, v *yaml.Node, keys map[string]string, 
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		if to, ok := keys[v.Content[i].Value]; ok {
 			s.set(to, rewrite(v.Content[i+1], fix))
+		}
+	}
+}
+
+// envNumbers writes each number in env, the map the entry copied,
+// as its string, as VS Code takes it (its env values may be numbers; a
+// process's environment holds strings).
+func (c *converter) envNumbers(s *server, env *yaml.Node) {
+	if env == nil || env.Kind != yaml.MappingNode {
+		return
+	}
+	copied := s.field("env")
+	for i := 1; i < len(env.Content); i += 2 {
+		n := env.Content[i]
+		if n.Tag == "!!int" || n.Tag == "!!float" {
+			copied.Content[i].Tag, copied.Content[i].Style = "!!str", yaml.DoubleQuotedStyle
+			c.note(s, n, "env", "the number %s is taken as the string %q", n.Value, n.Value)
+			last := &c.notes[len(c.notes)-1]
+			last.Path = yamlconf.JoinKey(last.Path, env.Content[i-1].Value)
 		}
 	}
 }
