@@ -26,7 +26,7 @@ type bridge struct {
 	// resources keeps the model-facing resource tools registered.
 	resources *resourcetools.Follower
 	cat       *host.Catalog // for the tool-search entry's view
-	plan      *host.Plan    // what was started, for the summary line
+	src       *source       // what was started, for the summary line
 }
 
 // open runs src's entries on a one-shot host (in parallel) and waits until
@@ -56,7 +56,7 @@ func (e *env) openOAuth(ctx context.Context, src *source, f *flags, o mcpclient.
 	if err != nil {
 		return nil, err // untested: the options above are always complete
 	}
-	b := &bridge{h: h, reg: reg, cat: cat, plan: src.plan, resources: resourcetools.Follow(reg)}
+	b := &bridge{h: h, reg: reg, cat: cat, src: src, resources: resourcetools.Follow(reg)}
 	stop := func() {}
 	if !f.json {
 		stop = e.progress(h, len(src.plan.Enabled()))
@@ -172,7 +172,7 @@ func (b *bridge) serverCount(plan *host.Plan) (ready, total int) {
 // summary is the line a listing ends with on stderr: what it found
 // ("3 tools"), from how many servers, and the other entries that failed.
 func (b *bridge) summary(found string) string {
-	ready, total := b.serverCount(b.plan)
+	ready, total := b.serverCount(b.src.plan)
 	return fmt.Sprintf("%s from %d of %d servers%s", found, ready, total, b.otherFailures())
 }
 
@@ -182,7 +182,17 @@ func (e *env) endListing(w *tabwriter.Writer, b *bridge, found string) error {
 		return err
 	}
 	fmt.Fprintln(e.Stderr, b.summary(found))
+	e.sayNoServers(b)
 	return nil
+}
+
+// sayNoServers says on stderr, when the config in use holds no servers,
+// so and how to go on (source.noServers): an empty listing or an
+// unknown tool is otherwise all the user sees.
+func (e *env) sayNoServers(b *bridge) {
+	if hint := b.src.noServers(); hint != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", hint)
+	}
 }
 
 // otherFailures counts the failed entries serverCount leaves out (a

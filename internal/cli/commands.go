@@ -64,6 +64,7 @@ func (e *env) tools(ctx context.Context, argv []string) error {
 			return fmt.Errorf("tools: %w", err)
 		}
 		fmt.Fprintf(e.Stderr, "%s%s\n", b.summary(fmt.Sprintf("%d tools", len(list))), note)
+		e.sayNoServers(b)
 	}
 	if f.timings {
 		e.printTimings(b)
@@ -114,6 +115,7 @@ func (e *env) call(ctx context.Context, argv []string) error {
 		if !withheld(b, name) {
 			e.suggestTool(name, b)
 		}
+		e.sayNoServers(b)
 	} else if args, err = callargs.Apply(name, t.InputSchema, args, f.callArgs); err != nil {
 		return usagef("call: %v", err)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	_ "embed"
+	"fmt"
+	"strings"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
@@ -10,6 +12,7 @@ import (
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
 	"github.com/mcpbridge/mcpbridge/internal/scopes"
+	"github.com/mcpbridge/mcpbridge/internal/termsafe"
 	"github.com/mcpbridge/mcpbridge/mcpclient"
 )
 
@@ -126,6 +129,42 @@ func urlSource(f *flags) (*source, error) {
 		return nil, usagef("--url: %v", err)
 	}
 	return &source{name: "--url", plan: plan}, nil
+}
+
+// noServers says, when the config files in use hold no servers (the
+// last one removed), so and how to go on: add one, or, when the files
+// were found rather than named and hold nothing at all, remove them to
+// run the embedded demo again (it runs only without a config file); ""
+// when there is a server, or no file.
+func (src *source) noServers() string {
+	if len(src.files) == 0 {
+		return ""
+	}
+	for _, pe := range src.plan.Entries {
+		if pe.Entry.Name == clientkind.Name {
+			return ""
+		}
+	}
+	files, verb := termsafe.Line(strings.Join(configsource.Paths(src.files), " and ")), "holds"
+	if len(src.files) > 1 {
+		verb = "hold"
+	}
+	msg := fmt.Sprintf("%s %s no servers: add one with mcpbridge add NAME -- COMMAND [ARGS...] (or mcpbridge add NAME URL)", files, verb)
+	if src.allEmptyScopes() {
+		msg += fmt.Sprintf(", or remove %s, now empty, to run the embedded demo again", files)
+	}
+	return msg
+}
+
+// allEmptyScopes reports whether every file of src was found in a scope
+// (not named by --config or $MCPBRIDGE_CONFIG) and holds no entry.
+func (src *source) allEmptyScopes() bool {
+	for i, f := range src.files {
+		if f.Scope == "" || i >= len(src.filePlans) || len(src.filePlans[i].Entries) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // configError is a bad config file: exit status 2.

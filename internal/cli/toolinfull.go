@@ -67,6 +67,7 @@ func (b *bridge) findTool(name string) (tool.Tool, bool) {
 func (e *env) noTool(b *bridge, f *flags, name string) error {
 	e.reportFailures(b)
 	e.reportPinNotes(b)
+	e.sayNoServers(b)
 	if why, ok := b.reg.Withheld(name); ok {
 		return fmt.Errorf("tools: %w", &tool.WithheldError{Name: name, Why: why})
 	}
