@@ -85,12 +85,12 @@ func cloneOAuth(c *OAuthConfig) *OAuthConfig {
 	return &out
 }
 
-// oauthHandler is the OAuth handler of one Streamable HTTP attempt, or nil
-// when the entry sends its own Authorization header and has no oauth
-// block.
+// oauthHandler is the OAuth handler of one Streamable HTTP attempt; when
+// the entry sends its own Authorization header and has no oauth block, one
+// that only says a refusal is of that header's credential.
 func (s *Server) oauthHandler() (auth.OAuthHandler, error) {
 	if s.cfg.OAuth == nil && hasAuthorization(s.cfg.Headers) {
-		return nil, nil
+		return oauth.HeaderHandler(), nil
 	}
 	opts := s.opts.OAuth
 	if opts.Logger == nil {

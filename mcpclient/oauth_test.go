@@ -44,13 +44,14 @@ func TestOAuthNeedsLoginThenHeadless(t *testing.T) {
 }
 
 // An entry that sends its own Authorization header and has no oauth block
-// is not authorized by the bridge: a 401 is a plain failure.
+// is not authorized by the bridge: a 401 is a failure that says the
+// header's credential was refused, never quoting it.
 func TestOAuthOwnHeader(t *testing.T) {
 	as := newOAuthServer(t)
 	cfg := oauthConfig(as.URL)
 	cfg.Headers = map[string]string{"authorization": "Bearer wrong"}
 	h, err := start(t, cfg, Options{OneShot: true, OAuth: OAuthOptions{Mode: oauth.ModeHeadless}})
-	if st := h.srv.Status(); err == nil || st.State != StateFailed || !strings.Contains(st.Err, "Unauthorized") {
+	if st := h.srv.Status(); err == nil || st.State != StateFailed || !strings.Contains(st.Err, "refused the credential given in the Authorization header (401 Unauthorized") || strings.Contains(st.Err, "wrong") {
 		t.Errorf("status %s %q (%v)", st.State, st.Err, err)
 	}
 	if n := as.Registrations(); n != 0 {

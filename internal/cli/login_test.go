@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,5 +283,30 @@ func TestURLLoginHintNamesTheURL(t *testing.T) {
 	hint = strings.SplitN(hint, "\n", 2)[0]
 	if r := mcpbridge(t, "", append(strings.Fields(hint), "--oauth-headless")...); r.code != 0 || !strings.HasPrefix(r.stdout, "Logged in to g (") {
 		t.Errorf("%s as suggested: %+v", hint, r)
+	}
+}
+
+// A token the server refuses, given by the user in an Authorization
+// header, is said to be that: the header is named (its value never), with
+// what the server said in WWW-Authenticate, and how to correct it.
+func TestRefusedHeaderTokenSaysSo(t *testing.T) {
+	cfg := writeConfig(t, fixtureEntries(t, "a"))
+	p := startServing(t, []string{"GW_AUTH=s3cret"}, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--token-env", "GW_AUTH")
+	expired := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="The access token expired"`)
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	t.Cleanup(expired.Close)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	want := "the server refused the credential given in the Authorization header (401 Unauthorized"
+	fix := "correct it in --header 'Authorization: …' (with --url), or in the entry's headers"
+	for _, c := range []struct{ url, said string }{
+		{p.url, want + "):"},
+		{expired.URL, want + ": invalid_token: The access token expired):"},
+	} {
+		r := mcpbridge(t, "", "tools", "--url", c.url, "--header", "Authorization: Bearer wr0ng")
+		if r.code != ExitFailed || !strings.Contains(r.stderr, c.said) || !strings.Contains(r.stderr, fix) || strings.Contains(r.stderr, "wr0ng") {
+			t.Errorf("tools --url %s: want %q and %q, not the token, in %+v", c.url, c.said, fix, r)
+		}
 	}
 }
