@@ -270,8 +270,8 @@ func TestDecodeConfigErrors(t *testing.T) {
 			`4:22: config.reconnect.enabled: must be true or false, got a string`},
 		{"reconnect not a mapping", ok + "reconnect: true",
 			`4:12: config.reconnect: must be a mapping of keys to values, got the boolean true`},
-		{"reconnect prefix when serverName is bad", "serverName: 7\ntransport: stdio\ncommand: echo\nreconnect: {x: 1}",
-			"1:13: config.serverName: must be a string, got the integer 7 (quote it: \"7\")\n" +
+		{"reconnect prefix when serverName is bad", "serverName: [7]\ntransport: stdio\ncommand: echo\nreconnect: {x: 1}",
+			"1:13: config.serverName: must be a string, got a list\n" +
 				"4:13: config.reconnect.x: mcp-client(): reconnect.x is not a reconnect option"},
 
 		// serverName, beyond upstream.
@@ -354,8 +354,8 @@ func TestDecodeConfigErrors(t *testing.T) {
 
 		{"pin unknown", ok + "pin: sometimes",
 			`4:6: config.pin: must be one of hold, warn, off, got "sometimes"`},
-		{"pin not a string", ok + "pin: false",
-			`4:6: config.pin: must be a string, got the boolean false (quote it: "false")`},
+		{"pin a boolean is told what pin takes", ok + "pin: false",
+			`4:6: config.pin: must be one of hold, warn, off, got "false"`},
 
 		// env, args, headers and expansion.
 		{"env number value", ok + "env: {PORT: 8080}",

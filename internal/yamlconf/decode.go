@@ -16,30 +16,47 @@ type Decoder struct {
 	lookup func(string) (string, bool)
 	errs   Errors
 	failed map[string]bool
+	// quoted holds, by path, the index in errs of a "quote it" problem
+	// (String of a number or boolean), which a later problem at that path
+	// replaces: the quoted text was checked and would not do either.
+	quoted map[string]int
 }
 
 // NewDecoder returns a Decoder whose Expand… getters resolve variables with
 // lookup. A nil lookup means no variable is set, so tests and callers never
 // read the process environment by accident.
 func NewDecoder(lookup func(name string) (string, bool)) *Decoder {
-	return &Decoder{lookup: lookup, failed: map[string]bool{}}
+	return &Decoder{lookup: lookup, failed: map[string]bool{}, quoted: map[string]int{}}
 }
 
 // Errorf records a problem at n (which may be nil for an unknown position)
-// and marks path as failed.
+// and marks path as failed. It replaces String's "quote it" problem at
+// path, if any: the caller found the quoted text wrong too, and its
+// message says what the field takes.
 func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
 	e := &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
-	d.errs = append(d.errs, e)
 	d.failed[path] = true
+	if i, ok := d.quoted[path]; ok {
+		delete(d.quoted, path)
+		d.errs[i] = e
+		return
+	}
+	d.errs = append(d.errs, e)
 }
 
 // Failed reports whether a problem was recorded for path, so later semantic
 // checks can skip a value that already failed to decode instead of piling a
 // second, confusing error on it.
-func (d *Decoder) Failed(path string) bool { return d.failed[path] }
+//
+// A value whose only problem is that it needs quotes (String) has not
+// failed: what it says is yet to be checked.
+func (d *Decoder) Failed(path string) bool {
+	_, quoted := d.quoted[path]
+	return d.failed[path] && !quoted
+}
 
 // Err returns every recorded problem as Errors in document order, or nil.
 func (d *Decoder) Err() error {
@@ -305,6 +322,12 @@ func (m *Map) stringMap(key string, expand bool) (map[string]string, bool) {
 
 // String returns the string scalar n (at path). Null or nil yields
 // ("", false) silently; anything else that is not a string is recorded.
+//
+// A number or boolean (taskLease: 5) is recorded as needing quotes, and
+// its text returned with ok true, for the caller to check as it checks a
+// string: a problem it then finds at path replaces the quoting one (Errorf),
+// so "quote it" is said only when the quoted text would do, and otherwise
+// the caller's message, which says what the field takes.
 func (d *Decoder) String(n *yaml.Node, path string) (string, bool) {
 	n = Resolve(n)
 	if IsNull(n) {
@@ -312,16 +335,18 @@ func (d *Decoder) String(n *yaml.Node, path string) (string, bool) {
 	}
 	// A plain date (protocolVersion: 2025-11-25) resolves to !!timestamp in
 	// yaml.v3, but its text is what the user meant.
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" && n.ShortTag() != "!!timestamp" {
-		msg := fmt.Sprintf("must be a string, got %s", Describe(n))
-		switch n.ShortTag() {
-		case "!!int", "!!float", "!!bool":
-			msg += fmt.Sprintf(` (quote it: "%s")`, n.Value)
-		}
-		d.Errorf(n, path, "%s", msg)
-		return "", false
+	if n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!str" || n.ShortTag() == "!!timestamp") {
+		return n.Value, true
 	}
-	return n.Value, true
+	msg := fmt.Sprintf("must be a string, got %s", Describe(n))
+	switch n.ShortTag() {
+	case "!!int", "!!float", "!!bool":
+		d.Errorf(n, path, `%s (quote it: "%s")`, msg, n.Value)
+		d.quoted[path] = len(d.errs) - 1
+		return n.Value, true
+	}
+	d.Errorf(n, path, "%s", msg)
+	return "", false
 }
 
 // ExpandString is String followed by ${VAR} expansion.

@@ -59,11 +59,11 @@ func TestGetters(t *testing.T) {
 		{name: "string null", src: "a: ~", get: str, want: ""},
 		{name: "string empty value", src: "a:", get: str, want: ""},
 		{name: "string not expanded", src: "a: ${TOKEN}", get: str, want: "${TOKEN}", wantOK: true},
-		{name: "integer for string", src: "a: 8080", get: str, want: "",
+		{name: "integer for string", src: "a: 8080", get: str, want: "8080", wantOK: true,
 			wantErr: `1:4: a: must be a string, got the integer 8080 (quote it: "8080")`},
-		{name: "float for string", src: "a: 1.5", get: str, want: "",
+		{name: "float for string", src: "a: 1.5", get: str, want: "1.5", wantOK: true,
 			wantErr: `1:4: a: must be a string, got the number 1.5 (quote it: "1.5")`},
-		{name: "bool for string", src: "a: true", get: str, want: "",
+		{name: "bool for string", src: "a: true", get: str, want: "true", wantOK: true,
 			wantErr: `1:4: a: must be a string, got the boolean true (quote it: "true")`},
 		{name: "list for string", src: "a: [x]", get: str, want: "",
 			wantErr: `1:4: a: must be a string, got a list`},
@@ -79,7 +79,7 @@ func TestGetters(t *testing.T) {
 		{name: "expand two problems", src: "a: ${X}${Y}", get: expStr, want: "",
 			wantErr: "1:4: a: environment variable \"X\" is not set (use ${X:-default} for a fallback)\n" +
 				"1:4: a: environment variable \"Y\" is not set (use ${Y:-default} for a fallback)"},
-		{name: "expand non-string", src: "a: 5", get: expStr, want: "",
+		{name: "expand non-string", src: "a: 5", get: expStr, want: "5", wantOK: true,
 			wantErr: `1:4: a: must be a string, got the integer 5 (quote it: "5")`},
 		{name: "expand null", src: "a: null", get: expStr, want: ""},
 
@@ -188,6 +188,24 @@ func TestGetters(t *testing.T) {
 				t.Errorf("ok = %v, want %v", gotOK, tt.wantOK)
 			}
 		})
+	}
+}
+
+// A number where a string goes is said to need quotes unless the caller
+// then finds its text wrong too: its problem replaces the hint, and the
+// value has failed only then.
+func TestQuoteHintOnlyWhenQuotingWouldDo(t *testing.T) {
+	d := yamlconf.NewDecoder(nil)
+	m, _ := d.Map(parse(t, "a: 5\nb: 6"), "")
+	a, _ := m.String("a")
+	b, _ := m.String("b")
+	if d.Failed("a") || a != "5" || b != "6" {
+		t.Fatalf("a %q b %q, failed %v", a, b, d.Failed("a"))
+	}
+	m.Errorf("a", "must be a duration, like 5s; got %q", a)
+	want := "1:4: a: must be a duration, like 5s; got \"5\"\n2:4: b: must be a string, got the integer 6 (quote it: \"6\")"
+	if got := errText(d.Err()); got != want || !d.Failed("a") {
+		t.Errorf("errors:\n%s\nwant\n%s", got, want)
 	}
 }
 
