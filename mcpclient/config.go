@@ -778,7 +778,8 @@ func decodeReconnect(d *yamlconf.Decoder, m *yamlconf.Map, serverName string) *R
 	prefix := "mcp-client(" + serverName + "): reconnect"
 	keys := []string{"enabled", "initialDelayMs", "maxDelayMs", "maxAttempts"}
 	r.RejectFunc(keys, func(k string) string {
-		return fmt.Sprintf("%s.%s is not a reconnect option", prefix, k)
+		// Upstream's wording, then the did-you-mean every other key gets.
+		return fmt.Sprintf("%s.%s is not a reconnect option", prefix, k) + yamlconf.DidYouMean(k, keys)
 	})
 	p := DefaultReconnectPolicy()
 	if v, ok := r.Bool("enabled"); ok {

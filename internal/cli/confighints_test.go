@@ -39,3 +39,17 @@ func TestNumberForAStringSaysWhatTheFieldTakes(t *testing.T) {
 		t.Errorf("validate: exit %d, %d quote hints, want 1 and no \"is required\":\n%s", r.code, n, r.stderr)
 	}
 }
+
+// A misspelt reconnect option gets the did-you-mean other keys get,
+// after upstream's wording.
+func TestReconnectOptionDidYouMean(t *testing.T) {
+	cfg := writeConfig(t, `- id: a
+  name: mcp-client
+  config: {serverName: a, transport: stdio, command: x, reconnect: {maxAttempt: 3}}
+`)
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	want := `config.reconnect.maxAttempt: mcp-client(a): reconnect.maxAttempt is not a reconnect option (did you mean "maxAttempts"?)`
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: want %q in %+v", want, r)
+	}
+}

@@ -167,11 +167,17 @@ func (m *Map) RejectListing(allowed ...string) {
 }
 
 func unknownKey(key string, allowed []string) string {
-	msg := fmt.Sprintf("unknown key %q", key)
+	return fmt.Sprintf("unknown key %q", key) + DidYouMean(key, allowed)
+}
+
+// DidYouMean is ` (did you mean "K"?)` for the key K of allowed that key
+// is a typo of (Suggest), or "" when none is close: the end of a message
+// about an unknown key.
+func DidYouMean(key string, allowed []string) string {
 	if s := Suggest(key, allowed); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
+		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return msg
+	return ""
 }
 
 // RejectFunc is Reject with the caller's wording, for keys whose message is
