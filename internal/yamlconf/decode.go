@@ -506,6 +506,9 @@ func isDecimal(s string) bool {
 // Suggest returns the candidate closest to key within edit distance 2
 // (ignoring case), or "" if none is that close. A candidate must keep at least
 // half of its letters, so a short key is not "corrected" into an unrelated one.
+// Without one that close, the one candidate key begins (of three letters
+// or more: "demo" for "demo-server") is it: a name cut short is as common
+// a slip as a typo.
 func Suggest(key string, candidates []string) string {
 	best, bestD := "", 3
 	lk := strings.ToLower(key)
@@ -514,7 +517,25 @@ func Suggest(key string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
+	if best == "" && len(lk) >= 3 {
+		return onlyPrefixed(lk, candidates)
+	}
 	return best
+}
+
+// onlyPrefixed is the one candidate that starts with lower (ignoring
+// case), or "" when none or several do.
+func onlyPrefixed(lower string, candidates []string) string {
+	found := ""
+	for _, c := range candidates {
+		if strings.HasPrefix(strings.ToLower(c), lower) {
+			if found != "" && found != c {
+				return ""
+			}
+			found = c
+		}
+	}
+	return found
 }
 
 // distance is the edit distance between a and b, over bytes (keys are

@@ -459,6 +459,9 @@ func TestSuggest(t *testing.T) {
 		{"urls", "url"},
 		{"timeout", ""},
 		{"", ""},
+		{"startup", "startupTimeoutMs"}, // cut short: the one it begins
+		{"tool", "toolCallTimeoutMs"},
+		{"st", ""}, // too short to tell
 	}
 	for _, tt := range tests {
 		if got := yamlconf.Suggest(tt.key, keys); got != tt.want {

@@ -50,7 +50,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"advertise without a port", "{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://10.0.0.5'}}", `gw.yaml:4:57: entry "gw": config.store.advertise: must be http://HOST:PORT, where the other replicas reach this one, like "http://${POD_IP}:8080"; got "http://10.0.0.5"`},
 		{"advertise not a URL", "{store: {redis: {url: 'redis://r:6379'}, advertise: '10.0.0.5:8080'}}", `config.store.advertise: must be http://HOST:PORT`},
 		{"advertise with a path", "{store: {redis: {url: 'redis://r:6379'}, advertise: 'http://10.0.0.5:8080/mcp'}}", `config.store.advertise: must be only http://HOST:PORT (the replicas add /mcp), without a path, query or credentials; got "http://10.0.0.5:8080/mcp"`},
-		{"auth key", "{auth: {issuer: https://idp, audience: x, jwks: y}}", `config.auth.jwks: unknown key "jwks"; valid keys: issuer, audience, jwksUrl, scopes, groupsClaim, tokens`},
+		{"auth key", "{auth: {issuer: https://idp, audience: x, jwks: y}}", `config.auth.jwks: unknown key "jwks" (did you mean "jwksUrl"?); valid keys: issuer, audience, jwksUrl, scopes, groupsClaim, tokens`},
 		{"rate key", "{rateLimit: {perIdentity: 1/s, perUser: true}}", `config.rateLimit.perUser: unknown key "perUser"; valid keys: perIdentity, burst, perTool`},
 		{"audit key", "{audit: {file: x, path: y}}", `config.audit.path: unknown key "path"; valid keys: file, args, failOpen`},
 		{"CEL not a bool", `{policy: [{when: '"yes"', allow: ["*"]}]}`, "config.policy[0].when: does not compile: it is a string, want a bool"},
