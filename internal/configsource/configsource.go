@@ -28,7 +28,7 @@ func Files(named string, getenv func(string) string) []scopes.File {
 		return []scopes.File{{Path: named}}
 	}
 	if path := getenv(EnvConfig); path != "" {
-		return []scopes.File{{Path: path}}
+		return []scopes.File{{Path: path, Env: EnvConfig}}
 	}
 	return scopes.Found(getenv)
 }
@@ -78,7 +78,7 @@ func (r Reader) Plans(files []scopes.File, last []*host.Plan) ([]*host.Plan, err
 			plans = append(plans, last[i])
 			continue
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("config file %s does not exist", cf.Path)
+			return nil, missing(cf)
 		case err != nil:
 			return nil, err
 		}
@@ -89,6 +89,15 @@ func (r Reader) Plans(files []scopes.File, last []*host.Plan) ([]*host.Plan, err
 		plans = append(plans, plan)
 	}
 	return plans, nil
+}
+
+// missing is the error of cf, a file that does not exist; one a variable
+// names is said to be named there, since nothing on the command line is.
+func missing(cf scopes.File) error {
+	if cf.Env != "" {
+		return fmt.Errorf("config file %s, named by $%s, does not exist: correct the variable, or unset it to read the user and project configs (or, with none, the embedded demo)", cf.Path, cf.Env)
+	}
+	return fmt.Errorf("config file %s does not exist", cf.Path)
 }
 
 // ServersByFile names, for each of plans (one a file), the servers its

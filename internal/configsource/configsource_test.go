@@ -36,7 +36,7 @@ func TestFiles(t *testing.T) {
 	if got := configsource.Files("/named.yaml", getenv); !cmp.Equal(got, []scopes.File{{Path: "/named.yaml"}}) {
 		t.Errorf("named: %v", got)
 	}
-	if got := configsource.Files("", getenv); !cmp.Equal(got, []scopes.File{{Path: "/env.yaml"}}) {
+	if got := configsource.Files("", getenv); !cmp.Equal(got, []scopes.File{{Path: "/env.yaml", Env: configsource.EnvConfig}}) {
 		t.Errorf("from the environment: %v", got)
 	}
 }

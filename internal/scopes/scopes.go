@@ -31,6 +31,9 @@ const ProjectFile = "mcpbridge.yaml"
 // File is one config file found, and its scope.
 type File struct {
 	Path, Scope string
+	// Env is the variable that named the file ($MCPBRIDGE_CONFIG), for
+	// messages about it; "" for a file found, or named by --config.
+	Env string
 }
 
 // Found are the files of the three scopes that exist, in the order they
@@ -39,13 +42,13 @@ type File struct {
 func Found(getenv func(string) string) []File {
 	var out []File
 	if p := UserPath(getenv); p != "" && exists(p) {
-		out = append(out, File{p, User})
+		out = append(out, File{Path: p, Scope: User})
 	}
 	if p := ProjectPath(); p != "" {
-		out = append(out, File{p, Project})
+		out = append(out, File{Path: p, Scope: Project})
 	}
 	if p := LocalPath(getenv); p != "" && exists(p) {
-		out = append(out, File{p, Local})
+		out = append(out, File{Path: p, Scope: Local})
 	}
 	return out
 }

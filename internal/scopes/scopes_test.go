@@ -95,7 +95,7 @@ func TestLocalPathAndFound(t *testing.T) {
 	write(t, local)
 	write(t, UserPath(get))
 	write(t, filepath.Join(repo, ProjectFile))
-	want := []File{{UserPath(get), User}, {filepath.Join(link, ProjectFile), Project}, {local, Local}}
+	want := []File{{Path: UserPath(get), Scope: User}, {Path: filepath.Join(link, ProjectFile), Scope: Project}, {Path: local, Scope: Local}}
 	if d := cmp.Diff(want, Found(get)); d != "" {
 		t.Errorf("Found (-want +got):\n%s", d)
 	}
