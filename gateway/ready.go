@@ -3,11 +3,15 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
 )
 
 // answeredBeforeReady lists the requests served before the backends are
@@ -65,6 +69,21 @@ func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, 
 		return context.Cause(ctx)
 	}
 	return nil
+}
+
+// heldUntilReady is body, the answer to req of session that a take
+// gives beneath the SDK's session, run once awaitReadyOn lets it go on,
+// as the requests the SDK's session serves do (middleware): without the
+// wait it would answer from the registry as it is before the backends'
+// first start, empty.
+func (g *Gateway) heldUntilReady(session *mcp.ServerSession, req *jsonrpc.Request, body sdkwire.TakenCall) sdkwire.TakenCall {
+	header, method := headerOf(req), req.Method
+	return func(ctx context.Context) (json.RawMessage, error) {
+		if err := g.awaitReadyOn(ctx, session, header, "", method); err != nil {
+			return nil, err
+		}
+		return body(ctx)
+	}
 }
 
 // holds reports whether requests wait for Options.Ready.

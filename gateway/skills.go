@@ -402,15 +402,13 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 
 // takeSkills returns next with the skills requests taken first, on every
 // connection: stdio's and in memory, and a stateful or stateless HTTP
-// session's, whose request headers reach the Gate's Screen.
+// session's, whose request headers reach the Gate's Screen. Each waits
+// for the backends' readiness as the SDK's requests do (heldUntilReady).
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
-		var header http.Header
-		if extra, ok := req.Extra.(*mcp.RequestExtra); ok {
-			header = extra.Header
-		}
-		if body := g.skillsBody(req, header, sessionID(session.Load())); body != nil {
-			return body
+		ss := session.Load()
+		if body := g.skillsBody(req, headerOf(req), sessionID(ss)); body != nil {
+			return g.heldUntilReady(ss, req, body)
 		}
 		return next(req)
 	}

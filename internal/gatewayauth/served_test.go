@@ -66,6 +66,13 @@ var servedTools = []tool.Tool{
 // newServed starts the gateway; apply gives it a config.
 func newServed(t *testing.T, o Options) *served {
 	t.Helper()
+	return newServedWith(t, o, false)
+}
+
+// newServedWith is newServed, the gateway serving each POST on a session
+// of its own when stateless.
+func newServedWith(t *testing.T, o Options, stateless bool) *served {
+	t.Helper()
 	s := &served{is: mcptest.NewIssuer(t), ran: map[string]*atomic.Int32{}, logs: &syncBuffer{}, dir: t.TempDir()}
 	reg := tool.NewRegistry()
 	s.reg = reg
@@ -90,7 +97,7 @@ func newServed(t *testing.T, o Options) *served {
 		}
 	}
 	s.keeper = NewKeeper(o)
-	s.gw = gateway.New(reg, gateway.Options{Logger: log, Gate: s.keeper, Authenticate: s.keeper.Authenticate, WellKnown: s.keeper.WellKnown()})
+	s.gw = gateway.New(reg, gateway.Options{Logger: log, Stateless: stateless, Gate: s.keeper, Authenticate: s.keeper.Authenticate, WellKnown: s.keeper.WellKnown()})
 	s.srv = httptest.NewServer(s.gw.Handler())
 	t.Cleanup(func() {
 		s.srv.Close()
