@@ -95,7 +95,11 @@ type Options struct {
 	// AllowedOrigins lists browser origins ("https://app.example.com")
 	// allowed besides loopback ones. A request whose Origin header is
 	// neither is refused with 403 (DNS rebinding protection); a request
-	// without Origin (any non-browser client) is not affected.
+	// without Origin (any non-browser client) is not affected. Each is
+	// compared with Origin exactly, but for case and a trailing slash,
+	// so it takes Origin's form, scheme://host[:port]; Listen refuses
+	// one that could never match, or would allow any page ("*",
+	// "null"): see CheckAllowedOrigin.
 	AllowedOrigins []string
 	// Ready, when set, is closed once the backends' first start has
 	// settled (each ready, failed, or past its startup timeout). Until

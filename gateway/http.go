@@ -12,8 +12,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/net/idna"
 
 	"github.com/mcpbridge/mcpbridge/internal/loopback"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
@@ -255,6 +259,82 @@ func (g *Gateway) originAllowed(origin string) bool {
 	return loopback.Host(u.Hostname())
 }
 
+// originForm is the form of an origin Options.AllowedOrigins can hold.
+const originForm = "scheme://host[:port] (https://app.example.com, http://tools.example:8080), exactly as a browser sends it in Origin"
+
+// CheckAllowedOrigin reports why origin, meant for
+// Options.AllowedOrigins, can never allow a browser: a value no Origin
+// header can equal (Origin is exactly scheme://host[:port], without a
+// path, a user, or the scheme's default port, and with its name in
+// ASCII), or one that would allow any web page ("*", "null"), which
+// would undo the DNS rebinding protection the Origin check is for. nil
+// for a value it can match; a trailing slash is ignored.
+func CheckAllowedOrigin(origin string) error {
+	o := strings.TrimSuffix(origin, "/")
+	if what := anyPage(o); what != "" {
+		return fmt.Errorf("allowing %s would let any web page open in the user's browser use the gateway, which the Origin check exists to stop (DNS rebinding); list each origin allowed, in the form %s", what, originForm)
+	}
+	if strings.Contains(o, "*") {
+		return fmt.Errorf("origins are compared exactly, so a wildcard matches none; list each origin allowed, in the form %s", originForm)
+	}
+	u, err := url.Parse(o)
+	if err != nil || !strings.Contains(o, "://") || u.Scheme == "" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Errorf("an origin takes the form %s", originForm)
+	}
+	if u.Path != "" {
+		return fmt.Errorf("an origin has no path (%s): it takes the form %s", u.Path, originForm)
+	}
+	return checkOriginHost(u)
+}
+
+// anyPage names what o would allow when that is any web page: every
+// origin, or "null", which sandboxed pages and local files send and any
+// page can take; "" otherwise.
+func anyPage(o string) string {
+	switch {
+	case o == "*":
+		return "every origin"
+	case strings.EqualFold(o, "null"):
+		return `the origin "null" (sent by sandboxed pages and local files, which any page can make)`
+	}
+	return ""
+}
+
+// checkOriginHost reports why u's host and port can never be those of
+// an Origin header.
+func checkOriginHost(u *url.URL) error {
+	port := u.Port()
+	switch n, err := strconv.Atoi(port); {
+	case strings.HasSuffix(u.Host, ":"):
+		return fmt.Errorf("the port is empty: an origin takes the form %s", originForm)
+	case port != "" && (err != nil || n < 1 || n > 65535):
+		return fmt.Errorf("port %s is not a TCP port (1-65535): an origin takes the form %s", port, originForm)
+	case port != "" && map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)] == port:
+		return fmt.Errorf("browsers leave the default port out of Origin: write %s://%s", u.Scheme, strings.TrimSuffix(u.Host, ":"+port))
+	}
+	if !strings.ContainsFunc(u.Hostname(), func(r rune) bool { return r > unicode.MaxASCII }) {
+		return nil
+	}
+	ascii, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		return fmt.Errorf("%s is not a host name a browser can send: %v", u.Hostname(), err)
+	}
+	if port != "" {
+		ascii += ":" + port
+	}
+	return fmt.Errorf("browsers send a name in its ASCII form in Origin: write %s://%s", u.Scheme, ascii)
+}
+
+// checkAllowedOrigins is CheckAllowedOrigin for every origin of opts.
+func checkAllowedOrigins(opts Options) error {
+	for _, o := range opts.AllowedOrigins {
+		if err := CheckAllowedOrigin(o); err != nil {
+			return fmt.Errorf("gateway: allowed origin %q: %w", o, err)
+		}
+	}
+	return nil
+}
+
 // hostOnly strips the port of a host:port (or [v6]:port) value.
 func hostOnly(hostport string) string {
 	if host, _, err := net.SplitHostPort(hostport); err == nil {
@@ -280,7 +360,8 @@ var ErrNotLoopback = errors.New("it is not a loopback address")
 // address that is not loopback (including an empty host, which means every
 // interface) unless opts.BearerToken or opts.Authenticate is set, or
 // opts.InsecureAllowNonLoopback is true, so the gateway is never reachable
-// from the network by accident.
+// from the network by accident, and an allowed origin that can never
+// allow a browser (CheckAllowedOrigin).
 func Listen(addr string, opts Options) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -288,6 +369,9 @@ func Listen(addr string, opts Options) (net.Listener, error) {
 	}
 	if !loopback.Host(host) && opts.BearerToken == "" && opts.Authenticate == nil && !opts.InsecureAllowNonLoopback {
 		return nil, fmt.Errorf("gateway: refusing to listen on %q: %w and no bearer token is configured; configure a token, or explicitly allow an unauthenticated network-reachable gateway (insecure)", addr, ErrNotLoopback)
+	}
+	if err := checkAllowedOrigins(opts); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

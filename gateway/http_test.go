@@ -231,6 +231,8 @@ func TestListen(t *testing.T) {
 		{addr: "0.0.0.0:0", opts: Options{InsecureAllowNonLoopback: true}},
 		{addr: "127.0.0.1", wantErr: `listen address "127.0.0.1" is not host:port`},
 		{addr: "127.0.0.1:http-nope", wantErr: `listening on "127.0.0.1:http-nope"`},
+		{addr: "127.0.0.1:0", opts: Options{AllowedOrigins: []string{"https://app.example.com/", "*"}}, wantErr: `gateway: allowed origin "*": allowing every origin would let any web page`},
+		{addr: "127.0.0.1:0", opts: Options{AllowedOrigins: []string{"app.example.com"}}, wantErr: `gateway: allowed origin "app.example.com": an origin takes the form scheme://host[:port]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {

@@ -367,7 +367,8 @@ const serveHelp = `  --stdio                         serve MCP on stdin/stdout (
   --ready-timeout D               hold requests other than initialize until the servers have started,
                                   at most D (e.g. 30s; default: the largest startupTimeoutMs; 0: do not wait)
   --token-env NAME                (--http) require "Authorization: Bearer $NAME" on every request
-  --allow-origin ORIGIN           (--http) a browser origin allowed besides loopback ones (repeatable)
+  --allow-origin ORIGIN           (--http) a browser origin allowed besides loopback ones, as the browser
+                                  sends it: scheme://host[:port] (repeatable; "*" and "null" are refused)
   --insecure-no-auth-on-network   (--http) allow a non-loopback ADDR without a token
   --stateless                     (--http) no sessions: any replica behind a round-robin balancer answers
                                   any request (2026-07-28 clients; older ones get no notifications)

@@ -79,6 +79,17 @@ func checkServeFlags(f *flags) error {
 	if _, err := readyTimeout(f.readyTimeout); err != nil {
 		return err
 	}
+	return checkOrigins(f.origins)
+}
+
+// checkOrigins refuses an --allow-origin that could never allow a
+// browser, or would allow any web page (gateway.CheckAllowedOrigin).
+func checkOrigins(origins []string) error {
+	for _, o := range origins {
+		if err := gateway.CheckAllowedOrigin(o); err != nil {
+			return usagef("serve: --allow-origin %q: %v", o, err)
+		}
+	}
 	return nil
 }
 
