@@ -35,16 +35,17 @@ import (
 // another session (and so another identity: sessions are bound to the
 // one that opened them, bind.go) guessing, replaying or listing gets the
 // "no task" any unknown id gets. The backend's task id never leaves the
-// gateway. A task the client never collects is forgotten taskKeep after
-// it ends; a session holds at most maxSessionTasks; its end cancels the
+// gateway. A task the client never collects is forgotten once the ttl
+// it asked for (at most taskKeep, which a task asking none gets) passes
+// after it ends; a session holds at most maxSessionTasks; its end cancels the
 // tasks still running (and so the backends' tasks). A client that does
 // not ask for a task gets the result as before.
 
 // Bounds on the tasks of one client session.
 const maxSessionTasks = 16
 
-// taskKeep is how long an ended task is kept for its client to collect;
-// a variable for tests only.
+// taskKeep is how long an ended task is kept for its client to collect,
+// the most a requested ttl gets; a variable for tests only.
 var taskKeep = 10 * time.Minute
 
 // taskCapability is the gateway's 2025-11-25 "tasks" server capability:
@@ -206,14 +207,14 @@ func (g *Gateway) taskBody(ss *mcp.ServerSession, req *jsonrpc.Request, header h
 	if !ok {
 		return nil
 	}
-	call := taskCallRequest(ss, header, p)
+	call, ttl := taskCallRequest(ss, header, p), tasks.RequestedTTL(req.Params)
 	return func(ctx context.Context) (json.RawMessage, error) {
 		return g.startTask(ctx, call, false, func(a *admission) (json.RawMessage, error) {
 			st := g.tasksOf(ss, false)
 			if st == nil {
 				return nil, errSessionClosed
 			}
-			return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runTask(ctx, a, st.store) })
+			return st.store.StartTTL(a.detached(), ttl, func(ctx context.Context) (json.RawMessage, error) { return g.runTask(ctx, a, st.store) })
 		})
 	}
 }

@@ -92,6 +92,7 @@ func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage
 	if r.task.Status == Working {
 		r.task.Status = InputRequired
 	}
+	s.touch(r)
 	snap := s.snapLocked(r, r.task)
 	s.mu.Unlock()
 	s.tell(snap)
@@ -103,6 +104,7 @@ func (s *Store) ask(ctx context.Context, id, key string, request json.RawMessage
 			if len(r.asks) == 0 && r.task.Status == InputRequired {
 				r.task.Status = Working
 			}
+			s.touch(r)
 			snap = s.snapLocked(r, r.task)
 		}
 		s.mu.Unlock()
@@ -146,6 +148,7 @@ func (s *Store) update(params json.RawMessage) (json.RawMessage, error) {
 		if len(r.asks) == 0 && r.task.Status == InputRequired {
 			r.task.Status = Working
 		}
+		s.touch(r)
 		snap = s.snapLocked(r, r.task)
 	}
 	s.mu.Unlock()
@@ -168,6 +171,7 @@ func (s *Store) cancelExt(r *run) (json.RawMessage, error) {
 	var snap *pendingSnapshot
 	if r.ended.IsZero() && r.task.Status != Cancelled {
 		r.task.Status, r.task.StatusMessage = Cancelled, ""
+		s.touch(r)
 		snap = s.snapLocked(r, r.task)
 	}
 	if r.dismissed.IsZero() {
@@ -187,11 +191,11 @@ func (s *Store) extWire(r *run, t Task) map[string]any {
 		"taskId":         t.TaskID,
 		"status":         t.Status,
 		"createdAt":      r.created.UTC().Format(time.RFC3339Nano),
-		"lastUpdatedAt":  s.now().UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt":  r.updated.UTC().Format(time.RFC3339Nano),
 		"pollIntervalMs": t.PollInterval,
 	}
-	if s.keep > 0 {
-		m["ttlMs"] = s.keep.Milliseconds()
+	if r.keep > 0 {
+		m["ttlMs"] = r.keep.Milliseconds()
 	}
 	if t.StatusMessage != "" {
 		m["statusMessage"] = t.StatusMessage

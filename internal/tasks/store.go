@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -64,7 +65,9 @@ const maxForgotten = 1024
 type run struct {
 	task    Task
 	created time.Time
-	ended   time.Time // when the body returned; zero while it runs
+	updated time.Time     // when its state last changed (touch); guarded by Store.mu
+	keep    time.Duration // how long it is kept once ended (keepFor): its ttl
+	ended   time.Time     // when the body returned; zero while it runs
 	result  json.RawMessage
 	err     error
 	done    chan struct{}
@@ -89,8 +92,9 @@ type StoreOptions struct {
 	// Max bounds the tasks held, running or ended and not yet collected.
 	Max int
 	// Keep is how long an ended task waits to be collected before it is
-	// forgotten (the task's ttl, as the peer reads it); 0 keeps it until
-	// collected, cancelled or the store closes.
+	// forgotten (the task's ttl, as the peer reads it), and the most a
+	// peer's requested ttl gets (StartTTL); 0 keeps it until collected,
+	// cancelled or the store closes.
 	Keep time.Duration
 	// Now tells the time; nil is time.Now (tests inject a clock).
 	Now func() time.Time
@@ -150,6 +154,9 @@ func (s *Store) SetStatus(id, status, message string) {
 	s.mu.Lock()
 	var snap *pendingSnapshot
 	if r, ok := s.tasks[id]; ok && r.ended.IsZero() && r.task.Status != Cancelled {
+		if r.task.Status != status || r.task.StatusMessage != message {
+			s.touch(r)
+		}
 		r.task.Status, r.task.StatusMessage = status, message
 		snap = s.snapLocked(r, r.task)
 	}
@@ -272,12 +279,9 @@ func NoTask(method, id string) *Error {
 // tasks past the max most recent. s.mu must be held.
 func (s *Store) sweep() {
 	s.sweepDismissed()
-	if s.keep <= 0 {
-		return
-	}
-	cutoff := s.now().Add(-s.keep)
+	now := s.now()
 	for id, r := range s.tasks {
-		if !r.ended.IsZero() && r.ended.Before(cutoff) {
+		if r.keep > 0 && !r.ended.IsZero() && r.ended.Before(now.Add(-r.keep)) {
 			delete(s.tasks, id)
 		}
 	}
@@ -354,30 +358,60 @@ func Handles(method string) bool {
 // whose value is not null. encoding/json, which matches any case, took
 // {"Task":{}} for a task the SDK's own reading does not see.
 func IsAugmented(params json.RawMessage) bool {
-	params = bytes.TrimSpace(params)
-	if len(params) == 0 || params[0] != '{' {
-		return false
+	task := member(params, "task")
+	return task != nil && string(task) != "null"
+}
+
+// RequestedTTL is the ttl that params, those of a request IsAugmented,
+// ask their task to be kept for (the "task" member's "ttl", in
+// milliseconds, its members read as IsAugmented reads them); 0 when they
+// name none.
+func RequestedTTL(params json.RawMessage) time.Duration {
+	var ms float64
+	if json.Unmarshal(member(member(params, "task"), "ttl"), &ms) != nil || ms <= 0 {
+		return 0
 	}
-	augmented := false
-	for key, val := range projection.Members(params) {
-		if projection.KeyIs(key, "task") {
-			augmented = string(val) != "null"
+	if ms >= float64(math.MaxInt64/int64(time.Millisecond)) {
+		return math.MaxInt64 // longer than any store keeps a task
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
+// member is the value of obj's member named name exactly (the last of
+// repeated ones, as the SDK's decoder takes it), nil when it has none or
+// obj, valid JSON, is no object.
+func member(obj []byte, name string) json.RawMessage {
+	obj = bytes.TrimSpace(obj)
+	if len(obj) == 0 || obj[0] != '{' {
+		return nil
+	}
+	var val json.RawMessage
+	for key, v := range projection.Members(obj) {
+		if projection.KeyIs(key, name) {
+			val = v
 		}
 	}
-	return augmented
+	return val
 }
 
 // Start runs fn as a new task on a goroutine of its own, with a context
 // that ends when the task is cancelled or ctx ends, and returns the
-// CreateTaskResult to answer with.
+// CreateTaskResult to answer with. The task is kept Keep once ended.
 func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	return s.StartTTL(ctx, 0, fn)
+}
+
+// StartTTL is Start of a task whose peer asked for ttl (RequestedTTL; 0:
+// none): it is kept ttl once ended, at most Keep, and says so.
+func (s *Store) StartTTL(ctx context.Context, ttl time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	id, err := newID(s.idPrefix)
 	if err != nil {
 		return nil, err
 	}
 	rctx, cancel := context.WithCancelCause(context.WithValue(ctx, idKey{}, id))
-	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: s.now(), done: make(chan struct{}), cancel: cancel,
-		told: s.changed != nil && (s.tells == nil || s.tells())}
+	now := s.now()
+	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: now, updated: now, keep: s.keepFor(ttl),
+		done: make(chan struct{}), cancel: cancel, told: s.changed != nil && (s.tells == nil || s.tells())}
 	s.mu.Lock()
 	s.sweep()
 	if s.closed || s.heldLocked() >= s.max {
@@ -408,11 +442,11 @@ func (s *Store) Start(ctx context.Context, fn func(context.Context) (json.RawMes
 		s.mu.Lock()
 		r.result, r.err, r.ended = res, err, s.now()
 		switch {
-		case r.task.Status == Cancelled:
+		case r.task.Status == Cancelled: // updated as it was cancelled
 		case err != nil:
-			r.task.Status, r.task.StatusMessage = Failed, err.Error()
+			r.task.Status, r.task.StatusMessage, r.updated = Failed, err.Error(), r.ended
 		default:
-			r.task.Status = Completed
+			r.task.Status, r.updated = Completed, r.ended
 		}
 		snap := s.snapLocked(r, r.task)
 		s.mu.Unlock()
@@ -487,8 +521,9 @@ func (s *Store) cancelTask(r *run) (json.RawMessage, error) {
 		return nil, &Error{CodeInvalidParams, fmt.Sprintf("tasks/cancel: task %s is already %s", r.task.TaskID, status)}
 	}
 	r.task.Status, r.task.StatusMessage = Cancelled, ""
+	s.touch(r)
 	if r.dismissed.IsZero() {
-		r.dismissed = s.now()
+		r.dismissed = r.updated
 	}
 	got := s.wire(r, r.task)
 	snap := s.snapLocked(r, r.task)
@@ -534,21 +569,35 @@ func (s *Store) wire(r *run, t Task) map[string]any {
 		return s.extWire(r, t)
 	}
 	var ttl any // null: kept until collected
-	if s.keep > 0 {
-		ttl = s.keep.Milliseconds()
+	if r.keep > 0 {
+		ttl = r.keep.Milliseconds()
 	}
 	m := map[string]any{
 		"taskId":        t.TaskID,
 		"status":        t.Status,
 		"ttl":           ttl,
 		"createdAt":     r.created.UTC().Format(time.RFC3339Nano),
-		"lastUpdatedAt": s.now().UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt": r.updated.UTC().Format(time.RFC3339Nano),
 		"pollInterval":  t.PollInterval,
 	}
 	if t.StatusMessage != "" {
 		m["statusMessage"] = t.StatusMessage
 	}
 	return m
+}
+
+// touch records that r's state changed now (its lastUpdatedAt). s.mu
+// must be held.
+func (s *Store) touch(r *run) { r.updated = s.now() }
+
+// keepFor is how long a task whose peer asked for ttl (0: none) is kept
+// once ended: ttl, at most Keep (none: Keep). The spec lets the receiver
+// lower a requested ttl, and the task says what it got.
+func (s *Store) keepFor(ttl time.Duration) time.Duration {
+	if ttl <= 0 || (s.keep > 0 && ttl > s.keep) {
+		return s.keep
+	}
+	return ttl
 }
 
 // newID returns an unguessable task id starting with prefix: a peer can

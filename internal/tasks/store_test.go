@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -278,5 +279,87 @@ func TestIsAugmented(t *testing.T) {
 		if got := IsAugmented(json.RawMessage(c.params)); got != c.want {
 			t.Errorf("IsAugmented(%s) = %v, want %v", c.params, got, c.want)
 		}
+	}
+}
+
+// The ttl a request asks its task to be kept for is its "task" member's
+// "ttl", read as IsAugmented reads the member; a store keeps the task
+// that long once ended, at most its Keep, and says so.
+func TestRequestedTTL(t *testing.T) {
+	for _, c := range []struct {
+		params string
+		want   time.Duration
+	}{
+		{`{"name":"x","task":{"ttl":60000}}`, time.Minute},
+		{`{"task":{"ttl":1.5}}`, 1500 * time.Microsecond},
+		{`{"task":{"TTL":60000}}`, 0},
+		{`{"task":{"ttl":60000},"task":{}}`, 0},
+		{`{"Task":{"ttl":60000}}`, 0},
+		{`{"task":{"ttl":0}}`, 0},
+		{`{"task":{"ttl":-5}}`, 0},
+		{`{"task":{"ttl":"60000"}}`, 0},
+		{`{"task":true}`, 0},
+		{`{"task":{"ttl":1e300}}`, math.MaxInt64},
+		{``, 0},
+	} {
+		if got := RequestedTTL(json.RawMessage(c.params)); got != c.want {
+			t.Errorf("RequestedTTL(%s) = %v, want %v", c.params, got, c.want)
+		}
+	}
+	s := NewStoreWith(StoreOptions{Max: 4, Keep: 10 * time.Minute})
+	defer s.Close()
+	for ttl, want := range map[time.Duration]string{0: `600000`, time.Minute: `60000`, time.Hour: `600000`} {
+		raw, err := s.StartTTL(context.Background(), ttl, func(context.Context) (json.RawMessage, error) { return nil, nil })
+		var created struct{ Task struct{ TTL json.RawMessage } }
+		if err != nil || json.Unmarshal(raw, &created) != nil || string(created.Task.TTL) != want {
+			t.Errorf("a task asking for ttl %v: %s %v, want ttl %s", ttl, raw, err, want)
+		}
+	}
+}
+
+// A task's lastUpdatedAt is when its status last changed: polls leave it
+// alone, and a cancelled task's body returning later changes nothing.
+func TestLastUpdatedAtIsTheLastChange(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func() { mu.Lock(); now = now.Add(time.Second); mu.Unlock() }
+	told := make(chan Snapshot, 8)
+	s := NewStoreWith(StoreOptions{Max: 2, Keep: time.Minute, Now: clock, Changed: func(snap Snapshot) error { told <- snap; return nil }})
+	defer s.Close()
+	release := make(chan struct{})
+	created, err := s.Start(context.Background(), func(ctx context.Context) (json.RawMessage, error) {
+		<-release
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := createdID(t, created)
+	updated := func() string {
+		got, err := s.Answer(context.Background(), "tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		var task struct{ LastUpdatedAt string }
+		if err != nil || json.Unmarshal(got, &task) != nil {
+			t.Fatalf("tasks/get: %s %v", got, err)
+		}
+		return task.LastUpdatedAt
+	}
+	at := func(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC3339Nano) }
+	advance()
+	if got := updated(); got != at(1000) {
+		t.Errorf("a working task polled a second later: lastUpdatedAt %s, want %s", got, at(1000))
+	}
+	advance()
+	if _, err := s.Answer(context.Background(), "tasks/cancel", json.RawMessage(`{"taskId":"`+id+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	advance()
+	close(release)
+	for range 3 { // created, cancelled, its body returned
+		<-told
+	}
+	advance()
+	if got := updated(); got != at(1002) {
+		t.Errorf("a task cancelled at %s, its body returned at %s: lastUpdatedAt %s", at(1002), at(1003), got)
 	}
 }
