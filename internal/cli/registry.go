@@ -167,7 +167,7 @@ func addRef(ref string, s registry.Server) string {
 
 // writeServer prints a server.json for a person: what it is, then each
 // way to run it, numbered as add's --package and --remote take them, and
-// the add command for it (add, its --from-registry argument).
+// the add command for it (add, its --from-registry argument: addOffer).
 func writeServer(e *env, s registry.Server, add string) {
 	w := e.Stdout
 	fmt.Fprintf(w, "%s %s\n", termsafe.Line(s.Name), termsafe.Line(s.Version))
@@ -191,7 +191,48 @@ func writeServer(e *env, s registry.Server, add string) {
 		fmt.Fprintf(w, "remote %d (--remote %d): %s %s\n", i+1, i+1, termsafe.Line(r.Type), termsafe.Line(r.URL))
 		writeRunnable(e, s, registry.Choice{Remote: i + 1}, true)
 	}
-	fmt.Fprintf(w, "Add it: mcpbridge add --from-registry %s\n", add)
+	fmt.Fprintln(w, addOffer(s, add))
+}
+
+// addOffer is the add command that writes s (add, its --from-registry
+// argument): bare when add's own choice works, else with the first
+// --package or --remote that does; or, when none does, why show offers
+// none: a command it printed would only fail.
+func addOffer(s registry.Server, add string) string {
+	_, err := registry.Build(s, registry.Choice{})
+	if err == nil {
+		return "Add it: mcpbridge add --from-registry " + add
+	}
+	for _, c := range choices(s) {
+		if _, cerr := registry.Build(s, c.choice); cerr == nil {
+			return "Add it: mcpbridge add --from-registry " + add + " " + c.flag
+		}
+	}
+	if len(s.Packages)+len(s.Remotes) > 0 {
+		return "mcpbridge cannot add it: none of its packages and remotes can be added (each says why above)"
+	}
+	return "mcpbridge cannot add it: " + termsafe.Line(err.Error())
+}
+
+// addChoice is a choice of add --from-registry and its flag.
+type addChoice struct {
+	choice registry.Choice
+	flag   string
+}
+
+// choices are the choices add takes of s: each package type (its first
+// package), then each remote.
+func choices(s registry.Server) []addChoice {
+	var out []addChoice
+	for i, p := range s.Packages {
+		if i == firstOfType(s, p.RegistryType) {
+			out = append(out, addChoice{registry.Choice{Package: p.RegistryType}, "--package " + termsafe.Line(shellQuote(p.RegistryType))})
+		}
+	}
+	for i := range s.Remotes {
+		out = append(out, addChoice{registry.Choice{Remote: i + 1}, "--remote " + strconv.Itoa(i+1)})
+	}
+	return out
 }
 
 func firstOfType(s registry.Server, t string) int {

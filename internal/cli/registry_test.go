@@ -409,3 +409,54 @@ func TestAddFromRegistryWarnsOfVariablesSentAway(t *testing.T) {
 		t.Errorf("package: %+v", r)
 	}
 }
+
+// A server whose own version is "latest" is refused as a package
+// pinned to "latest" is, by show and add alike; and show offers no add
+// of a server of which nothing can be added, saying why. Show printed
+// both, and offered "add --from-registry NAME@latest", which failed.
+func TestRegistryShowOffersOnlyWhatAdds(t *testing.T) {
+	reg := useRegistry(t)
+	cargo := func(name, version string) []byte {
+		return []byte(`{"name": "io.github.example/` + name + `", "description": "x", "version": "` + version + `",
+  "packages": [{"registryType": "cargo", "identifier": "` + name + `", "version": "0.3.1", "transport": {"type": "stdio"}}]}`)
+	}
+	reg.Publish(t, cargo("floating", "latest"))
+	reg.Publish(t, cargo("crate-only", "1.0.0"))
+	cfg := filepath.Join(t.TempDir(), "mcpbridge.yaml")
+
+	const latest = `"version" must be a specific version, not "latest"`
+	for _, args := range [][]string{
+		{"registry", "show", "io.github.example/floating"},
+		{"add", "--config", cfg, "--from-registry", "io.github.example/floating"},
+	} {
+		r := mcpbridge(t, "", args...)
+		if r.code != ExitFailed || !strings.Contains(r.stderr, latest) || strings.Contains(r.stdout, "Add it") {
+			t.Errorf("%v: %+v, want exit %d and %q", args, r, ExitFailed, latest)
+		}
+	}
+
+	r := mcpbridge(t, "", "registry", "show", "io.github.example/crate-only")
+	if r.code != ExitOK || strings.Contains(r.stdout, "Add it") || !strings.Contains(r.stdout, "mcpbridge cannot add it: ") {
+		t.Errorf("show of a server nothing of which can be added: %+v, want no add offered and why", r)
+	}
+	if r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", "io.github.example/crate-only@1.0.0"); r.code == ExitOK {
+		t.Errorf("add of the server show offers no add of: %+v", r)
+	}
+	if _, err := os.Stat(cfg); err == nil {
+		t.Errorf("a refused add wrote %s:\n%s", cfg, readFile(t, cfg))
+	}
+
+	// add's own choice (the first npm or other package it runs) fails:
+	// show offers the package that adds.
+	reg.Publish(t, []byte(`{"name": "io.github.example/first-fails", "description": "x", "version": "1.0.0", "packages": [
+  {"registryType": "npm", "identifier": "first", "version": "1.0.0", "transport": {"type": "stdio"}, "runtimeArguments": [{"type": "positional", "value": "other"}]},
+  {"registryType": "pypi", "identifier": "second", "version": "2.0.0", "transport": {"type": "stdio"}}]}`))
+	r = mcpbridge(t, "", "registry", "show", "io.github.example/first-fails")
+	const offered = "Add it: mcpbridge add --from-registry io.github.example/first-fails@1.0.0 --package pypi\n"
+	if r.code != ExitOK || !strings.HasSuffix(r.stdout, offered) {
+		t.Fatalf("show of a server whose first package cannot be added: %+v, want %q", r, offered)
+	}
+	if r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", "io.github.example/first-fails@1.0.0", "--package", "pypi"); r.code != ExitOK || !strings.Contains(readFile(t, cfg), "second==2.0.0") {
+		t.Errorf("the add show offers: %+v", r)
+	}
+}

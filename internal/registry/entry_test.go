@@ -221,6 +221,7 @@ func TestParseServerInvalid(t *testing.T) {
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x"}]}`, `"transport" is required`},
 		{`{"name": "b", "version": "1"}`, "reverse-DNS namespace"},
 		{`{"name": "io.github.a/b"}`, `"version" is required`},
+		{`{"name": "io.github.a/b", "version": "latest"}`, `"version" must be a specific version, not "latest"`},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"identifier": "x", "transport": {"type": "stdio"}}]}`, `"registryType" is required`},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "transport": {"type": "stdio"}}]}`, `"identifier" is required`},
 		{`{"name": "io.github.a/b", "version": "1", "packages": [{"registryType": "npm", "identifier": "x", "transport": {"type": "sse"}}]}`, `transport "sse" needs a "url"`},

@@ -208,6 +208,9 @@ func (s Server) check() error {
 	if s.Version == "" {
 		return errors.New(`"version" is required`)
 	}
+	if err := checkPinned(s.Version); err != nil {
+		return err
+	}
 	for i, p := range s.Packages {
 		if err := p.check(); err != nil {
 			return fmt.Errorf("packages[%d]: %w", i, err)
@@ -230,8 +233,9 @@ func (p Package) check() error {
 	case strings.HasPrefix(p.Identifier, "-"):
 		// It would reach npx, uvx, docker or dnx as an option of theirs.
 		return fmt.Errorf(`"identifier" %q must not start with "-"`, p.Identifier)
-	case p.Version == "latest":
-		return errors.New(`"version" must be a specific version, not "latest"`)
+	}
+	if err := checkPinned(p.Version); err != nil {
+		return err
 	}
 	switch p.Transport.Type {
 	case TransportStdio:
@@ -243,6 +247,16 @@ func (p Package) check() error {
 		return errors.New(`"transport" is required: {"type": "stdio"}, or an HTTP transport with its "url"`)
 	default:
 		return fmt.Errorf(`transport type %q is not stdio, streamable-http or sse`, p.Transport.Type)
+	}
+	return nil
+}
+
+// checkPinned refuses the version "latest": a server or package that
+// names it is not one version, and the registry's API reads "latest" as
+// whichever version is newest.
+func checkPinned(version string) error {
+	if version == "latest" {
+		return errors.New(`"version" must be a specific version, not "latest"`)
 	}
 	return nil
 }
