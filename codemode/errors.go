@@ -33,6 +33,9 @@ var (
 	// ErrResult: the return value cannot be sent as JSON (a cyclic object,
 	// a BigInt).
 	ErrResult = errors.New("the return value is not JSON")
+	// ErrBusy: the program found no place to run (other programs took
+	// every one) before its time limit passed.
+	ErrBusy = errors.New("the program could not start: the code-mode slots were all busy")
 	// ErrStalled: the program awaits a promise that nothing can settle.
 	ErrStalled = errors.New("the program waits forever")
 )

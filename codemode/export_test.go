@@ -14,6 +14,9 @@ func SetMaxLine(t *testing.T, n int) {
 // for the rest of the test.
 func SetMaxProcesses(t *testing.T, n int) {
 	old := processSlots
-	processSlots = make(chan struct{}, n)
+	processSlots = newSlots(n)
 	t.Cleanup(func() { processSlots = old })
 }
+
+// RunningProcesses is how many programs' processes run now.
+func RunningProcesses() int { return processSlots.running() }

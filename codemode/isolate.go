@@ -40,16 +40,18 @@ const killGrace = 2 * time.Second
 // runIsolated runs program in a process of its own; view's calls are made
 // here, in ctx, as the process asks for them.
 func runIsolated(ctx context.Context, view View, api *API, program string, opts Options) (Result, error) {
-	slots := processSlots
-	select {
-	case slots <- struct{}{}:
-		defer func() { <-slots }()
-	case <-ctx.Done():
+	// The wait for a place is part of the program's time: no call waits
+	// past its limit however many programs others run.
+	deadline := time.Now().Add(opts.Timeout)
+	release, err := processSlots.acquire(ctx, holderOf(ctx, view), deadline)
+	if err != nil {
+		return Result{}, err
 	}
+	defer release()
 	if ctx.Err() != nil { // both may be ready: a cancelled program starts no process
 		return Result{}, &Error{Err: causeOf(ctx), Message: "the program was cancelled while it waited to start: " + causeOf(ctx).Error()}
 	}
-	p, err := startProcess(view, api, opts)
+	p, err := startProcess(view, api, opts, deadline)
 	if err != nil {
 		return Result{}, err
 	}
@@ -60,12 +62,9 @@ func runIsolated(ctx context.Context, view View, api *API, program string, opts 
 }
 
 // processSlots bounds the programs' processes running at once in this
-// process: each may grow its heap by MaxMemory and keep a core busy for
-// its whole time limit, and a client's concurrent run_code calls (as
-// many as the gateway's call slots) would otherwise start one each. A
-// program past the bound waits for a place, within its caller's context,
-// before its time limit starts.
-var processSlots = make(chan struct{}, max(4, 2*runtime.GOMAXPROCS(0)))
+// process (slots): a client's concurrent run_code calls (as many as the
+// gateway's call slots) would otherwise start one each.
+var processSlots = newSlots(max(4, 2*runtime.GOMAXPROCS(0)))
 
 // process is one program's process, seen from Run.
 type process struct {
@@ -89,7 +88,7 @@ type process struct {
 	tooLong  atomic.Bool                        // it wrote a line over maxLine, and was killed for it
 }
 
-func startProcess(view View, api *API, opts Options) (*process, error) {
+func startProcess(view View, api *API, opts Options, deadline time.Time) (*process, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, fmt.Errorf("code mode: finding this program, to run the code in: %w", err) // untested: /proc/self/exe on Linux
@@ -97,7 +96,7 @@ func startProcess(view View, api *API, opts Options) (*process, error) {
 	cmd := exec.Command(self, childArg)
 	cmd.Env = childEnv()
 	p := &process{cmd: cmd, words: &tail{max: 4 << 10}, view: view, api: api, opts: opts,
-		sem: make(chan struct{}, opts.MaxConcurrent), deadline: time.Now().Add(opts.Timeout),
+		sem: make(chan struct{}, opts.MaxConcurrent), deadline: deadline,
 		cancel: map[uint64]context.CancelCauseFunc{}}
 	cmd.Stdout, cmd.Stderr = p.words, p.words
 	// The wire is on fds 3 and 4, not on stdin and stdout, where anything

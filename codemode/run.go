@@ -68,8 +68,8 @@ const (
 // Options bound a program. The zero value of each field is its default;
 // Run does not change them.
 type Options struct {
-	// Timeout bounds the program's wall time, inner calls included;
-	// 0: DefaultTimeout.
+	// Timeout bounds the program's wall time, inner calls and its wait
+	// for a process (ErrBusy) included; 0: DefaultTimeout.
 	Timeout time.Duration
 	// MaxCalls bounds the tool calls of one program; 0: DefaultMaxCalls.
 	MaxCalls int

@@ -64,6 +64,17 @@ func (req callRequest) share() (share, bool) {
 // identity, or, without identities, a client address.
 type holder struct{ identity, address string }
 
+// String names h: "identity ID", "address ADDR", or "" for neither.
+func (h holder) String() string {
+	switch {
+	case h.identity != "":
+		return "identity " + h.identity
+	case h.address != "":
+		return "address " + h.address
+	}
+	return ""
+}
+
 // holderOf is who a call of session with ctx holds its share of the
 // gateway's calls for: its identity (the request's, or the session's it
 // was bound to), else, without identities, its client's address.

@@ -58,6 +58,19 @@ func (g *Gateway) callerOf(ctx context.Context) *admission {
 	return a
 }
 
+// Holder names whose share of the gateway the tools/call that ctx runs in
+// takes, as the gateway's per-identity limits count it: its identity,
+// else, without identities, its client's address; "" off HTTP without
+// identities (one client) or when ctx is not a served call's. Code mode
+// shares its programs' processes out by it.
+func (g *Gateway) Holder(ctx context.Context) string {
+	a := g.callerOf(ctx)
+	if a == nil {
+		return ""
+	}
+	return a.req.holder.String()
+}
+
 // CallFor calls the registry tool public (a public name) for the caller
 // of the tools/call that ctx runs in, ctx being that call's context or
 // one derived from it (a tool's Execute gets it). The call is admitted,

@@ -209,3 +209,28 @@ func TestCallForHiddenUnderRawNames(t *testing.T) {
 		t.Errorf("a hidden tool's call: %q, want as an unknown one's: %q", hidden, want)
 	}
 }
+
+// Holder names the caller of a served call as the per-identity limits
+// count it, for code mode to share its programs' processes by: each
+// identity its own, nobody outside a served call.
+func TestHolderIsTheCallersIdentity(t *testing.T) {
+	reg := tool.NewRegistry()
+	var g *Gateway
+	if _, err := reg.Register(goTool("who", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text("holder=" + g.Holder(ctx))}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Authenticate: aliceOrBob}
+	g = newGateway(t, reg, opts)
+	base := serveHTTP(t, g, opts)
+	for token, want := range map[string]string{"alice-secret": "holder=identity alice", "bob-secret": "holder=identity bob"} {
+		m := openRawHTTP(t, base, token).request("tools/call", `{"name":"who","arguments":{}}`)
+		if m.Error != nil || !strings.Contains(string(m.Result), want) {
+			t.Errorf("%s's call: %s %+v, want %q", token, m.Result, m.Error, want)
+		}
+	}
+	if h := g.Holder(t.Context()); h != "" {
+		t.Errorf("Holder outside a call = %q, want none", h)
+	}
+}

@@ -38,7 +38,14 @@ type gatewayCode struct {
 	gw *gateway.Gateway // set once the gateway is made, before it serves
 }
 
-var _ codemode.CallerView = (*gatewayCode)(nil)
+var (
+	_ codemode.CallerView = (*gatewayCode)(nil)
+	_ codemode.HolderView = (*gatewayCode)(nil)
+)
+
+// Holder is who runs the program of ctx, as the gateway's per-identity
+// limits count callers.
+func (v *gatewayCode) Holder(ctx context.Context) string { return v.gw.Holder(ctx) }
 
 // Tools is the view without a caller: none, since what a program may
 // call depends on who runs it (ToolsFor).
