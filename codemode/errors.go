@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -89,25 +90,41 @@ const syntaxHint = " (the program is plain JavaScript: no type annotations, no i
 func compile(program string) (*goja.Program, error) {
 	ast, err := parser.ParseFile(nil, srcName, prefix+program+suffix, 0)
 	if err != nil {
-		e := &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 		var list parser.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
-			e.Message = "syntax error: " + list[0].Message + syntaxHint
-			e.Line, e.Column = at(list[0].Position.Line, list[0].Position.Column)
+			return nil, syntaxError(program, list[0].Message, list[0].Position.Line, list[0].Position.Column)
 		}
-		return nil, e
+		return nil, &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		e := &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 		if ce, ok := errors.AsType[*goja.CompilerSyntaxError](err); ok && ce.File != nil {
-			e.Message = "syntax error: " + ce.Message + syntaxHint
 			p := ce.File.Position(ce.Offset)
-			e.Line, e.Column = at(p.Line, p.Column)
+			return nil, syntaxError(program, ce.Message, p.Line, p.Column)
 		}
-		return nil, e
+		return nil, &Error{Err: ErrSyntax, Message: "syntax error: " + err.Error()}
 	}
 	return prg, nil
+}
+
+// syntaxError is the error of a syntax error at line and col of the
+// wrapped program. One past the program's last line is in the wrapper's
+// closing brace: the program ended inside something it opened, which is
+// reported at its own end rather than at a brace it never wrote.
+func syntaxError(program, msg string, line, col int) *Error {
+	lines := strings.Split(program, "\n")
+	if line > len(lines) {
+		last := lines[len(lines)-1]
+		col = len(last) + 1
+		if len(lines) == 1 {
+			col += len(prefix) // at takes it off again
+		}
+		line, col = at(len(lines), col)
+		return &Error{Err: ErrSyntax, Line: line, Column: col,
+			Message: "syntax error: the program ended early (an unclosed bracket, brace, parenthesis, string or comment, or an unfinished expression)" + syntaxHint}
+	}
+	line, col = at(line, col)
+	return &Error{Err: ErrSyntax, Line: line, Column: col, Message: "syntax error: " + msg + syntaxHint}
 }
 
 // stackPos finds the program's first frame in a JavaScript stack trace.

@@ -39,6 +39,7 @@ func (r *runner) install() error {
 		}
 	}
 	g := r.vm.GlobalObject()
+	r.errorCtor = g.Get("Error") // before the program may replace it
 	for name, v := range map[string]any{"tools": tools, "console": console, "sleep": r.sleep} {
 		if err := g.Set(name, v); err != nil {
 			return err
@@ -77,6 +78,7 @@ func (r *runner) call(f *function, argv goja.Value) goja.Value {
 	r.pending++
 	p, resolve, reject := r.vm.NewPromise()
 	name := f.tool.Name
+	site := r.callSite()
 	r.wg.Go(func() {
 		res, err := r.invoke(name, args)
 		if err == nil && r.opts.Attachments != nil {
@@ -85,12 +87,40 @@ func (r *runner) call(f *function, argv goja.Value) goja.Value {
 		r.post(func() error {
 			r.pending--
 			if err != nil && res.Content == nil && !res.IsError {
-				return reject(r.vm.NewGoError(fmt.Errorf("tool %q: %w", name, err)))
+				return reject(r.refusal(fmt.Sprintf("tool %q: %v", name, err), site))
 			}
 			return resolve(r.toolResult(res))
 		})
 	})
 	return r.vm.ToValue(p)
+}
+
+// callSite is where the program made the call it is in, as a stack
+// trace names a place of the wrapped source ("program.js:L:C"); "" when
+// no frame of the program is near.
+func (r *runner) callSite() string {
+	for _, f := range r.vm.CaptureCallStack(4, nil) {
+		if f.SrcName() == srcName {
+			p := f.Position()
+			return fmt.Sprintf("%s:%d:%d", srcName, p.Line, p.Column)
+		}
+	}
+	return ""
+}
+
+// refusal is the Error a refused call's promise is rejected with: an
+// ordinary Error of the language (not a GoError, which would name Go)
+// whose stack is the call's place, so that uncaught it is reported at the
+// program's line and column (thrown).
+func (r *runner) refusal(msg, site string) goja.Value {
+	obj, err := r.vm.New(r.errorCtor, r.vm.ToValue(msg))
+	if err != nil {
+		return r.vm.ToValue(msg) // untested: the kept constructor takes a message
+	}
+	if site != "" {
+		_ = obj.DefineDataProperty("stack", r.vm.ToValue("Error: "+msg+"\n    at "+site), goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	return obj
 }
 
 // invoke runs one call through the view once a slot is free.

@@ -218,6 +218,7 @@ type runner struct {
 	value   json.RawMessage
 
 	stringifyFn, parseFn goja.Callable // the sandbox's JSON, kept before the program runs
+	errorCtor            goja.Value    // the language's Error, kept likewise (refusal)
 }
 
 func newRunner(parent context.Context, view View, api *API, opts Options) (*runner, error) {
