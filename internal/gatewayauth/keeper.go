@@ -69,6 +69,11 @@ type Options struct {
 	// limit decided because the store failed. Metrics; nil counts nothing.
 	StoreObserve  func(op string, err error)
 	StoreFallback func()
+	// Listed, when set, are the only tools sessions list (serve
+	// --code-mode: search_api, describe_api, run_code): a rule granting
+	// tools but none of these is warned about, its callers listing
+	// nothing while calling by name what it grants.
+	Listed []string
 	// RefreshUnknownKID bounds the JWKS refreshes that tokens with an
 	// unknown kid cause; 0 means one per 10 s.
 	RefreshUnknownKID rate.Limit
@@ -202,7 +207,7 @@ func (k *Keeper) reach(cfg Config) Reach {
 // policy (or callers) taken into use: a reload that keeps both says
 // nothing again.
 func (k *Keeper) warnPolicy(p *Policy, reach Reach) {
-	for _, w := range p.Warnings(reach) {
+	for _, w := range append(p.Warnings(reach), p.UnlistedWarnings(k.opts.Listed)...) {
 		k.log.Warn("gateway policy: "+w.Msg, "line", w.Line, "callers", w.Callers)
 	}
 }

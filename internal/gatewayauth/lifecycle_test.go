@@ -330,6 +330,25 @@ func TestPolicyWarningLoggedOnce(t *testing.T) {
 	}
 }
 
+// Under code mode (sessions list only its tools), a rule that grants
+// tools but none of those is warned about when taken into use: its
+// callers list nothing, yet call what it grants by name. A rule granting
+// run_code is not, nor is any rule without code mode.
+func TestPolicyWarnsOfCallersCodeModeListsNothing(t *testing.T) {
+	const policy = "policy: [{subjects: [alice], allow: [\"mcp__*\", run_code]}, {subjects: [bob], allow: [\"mcp__demo__*\"]}]\n"
+	s := newServed(t, Options{Listed: []string{"search_api", "describe_api", "run_code"}})
+	s.apply(t, policy, nil)
+	logs := s.logs.String()
+	if n := strings.Count(logs, "grants tools but none of search_api, describe_api, run_code, the only tools sessions list"); n != 1 || !strings.Contains(logs, "subjects bob") {
+		t.Errorf("want one warning, of bob's rule:\n%s", logs)
+	}
+	plain := newServed(t, Options{})
+	plain.apply(t, policy, nil)
+	if strings.Contains(plain.logs.String(), "the only tools sessions list") {
+		t.Errorf("warned without code mode:\n%s", plain.logs.String())
+	}
+}
+
 // A call this replica follows for another that began it (a task taken
 // over) is audited once, for the identity that began it, with its
 // outcome and why this replica writes it; a call handed over reads

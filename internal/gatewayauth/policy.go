@@ -300,6 +300,24 @@ func (r *Rule) unreachable(reach Reach) []Warning {
 	return out
 }
 
+// UnlistedWarnings lists the rules that grant tools but none of listed,
+// the only tools sessions list (code mode's): their callers list no tool
+// yet may call by name the tools the rule grants. None without listed.
+func (p *Policy) UnlistedWarnings(listed []string) []Warning {
+	if p == nil || len(listed) == 0 {
+		return nil
+	}
+	var out []Warning
+	for i := range p.rules {
+		r := &p.rules[i].Rule
+		if len(r.Allow) > 0 && !slices.ContainsFunc(listed, func(name string) bool { return anyGlob(r.Allow, name) }) {
+			out = append(out, Warning{r.Line, r.callers(), "grants tools but none of " + strings.Join(listed, ", ") +
+				", the only tools sessions list: its callers list no tool, yet call by name the tools it grants; add run_code (with describe_api and search_api) to its allow to let them run programs"})
+		}
+	}
+	return out
+}
+
 // Way is how serve may run a config: over stdio or HTTP, with
 // --token-env's token or without.
 type Way struct{ Stdio, Bearer bool }

@@ -17,6 +17,15 @@ import (
 // codeToolNames are the tools code mode lists (Config.CodeMode).
 var codeToolNames = []string{codemode.SearchName, codemode.DescribeName, codemode.RunName}
 
+// listedTools are the only tools cfg's sessions list: code mode's, or
+// nil for the catalog.
+func listedTools(cfg Config) []string {
+	if cfg.CodeMode {
+		return codeToolNames
+	}
+	return nil
+}
+
 // withCodeMode registers code mode's tools in reg and makes every client
 // session list them instead of the catalog (Config.CodeMode). The
 // programs of run_code call through gw, once set, as their caller

@@ -44,6 +44,7 @@ func newKeeper(cfg Config, links *keeperLinks) *gatewayauth.Keeper {
 		BearerToken: cfg.Gateway.BearerToken,
 		Stdio:       cfg.Stdio,
 		Builtin:     BuiltinTools(),
+		Listed:      listedTools(cfg),
 		Refused: func(reason string) {
 			if f := links.refused.Load(); f != nil {
 				(*f)(reason)
