@@ -72,7 +72,11 @@ func TestRunOneHolderCannotStarveAnother(t *testing.T) {
 			t.Errorf("a flood program: %v, want the time limit or busy slots", e.err)
 		}
 	}
-	if busy != flood-2 {
-		t.Errorf("%d of the flood's programs found no place, want %d (all but its share of 2)", busy, flood-2)
+	// Of the four that queued behind the flood's share of 2, the first two
+	// may find a place just before their own limits, as the running two
+	// end at theirs (a loaded machine ends those first); the last two
+	// cannot, as those places are held past their limits.
+	if busy < flood-4 || busy > flood-2 {
+		t.Errorf("%d of the flood's programs found no place, want %d to %d (of those queued behind its share of 2)", busy, flood-4, flood-2)
 	}
 }
