@@ -62,19 +62,9 @@ func New(a Args) (*yaml.Node, error) {
 		// id, and this one has none.
 		return nil, fmt.Errorf("add: the server's name is empty: want NAME like github (mcpbridge add github -- COMMAND [ARGS...])")
 	}
-	rest, url := a.Rest, a.URL
-	if url != "" && !isURL(url) {
-		if err := notAURL(a, url, "--url "); err != nil {
-			return nil, err
-		}
-	}
-	if url == "" && len(rest) == 1 && isURL(rest[0]) {
-		url, rest = rest[0], nil
-	}
-	if url == "" && len(rest) == 1 && !a.Dashed {
-		if err := notAURL(a, rest[0], ""); err != nil {
-			return nil, err
-		}
+	url, rest, err := urlOrCommand(a)
+	if err != nil {
+		return nil, err
 	}
 	transport, err := transportOf(a.Transport, url != "")
 	if err != nil {
@@ -101,6 +91,27 @@ func New(a Args) (*yaml.Node, error) {
 	entry := confedit.Mapping("id", a.Name, "name", Kind)
 	confedit.AppendNode(entry, "config", cfg)
 	return entry, nil
+}
+
+// urlOrCommand tells the server's URL (--url, or the one argument that is
+// a URL) from its command, refusing what looks like an address written
+// without its scheme.
+func urlOrCommand(a Args) (url string, rest []string, err error) {
+	rest, url = a.Rest, a.URL
+	if url != "" && !isURL(url) {
+		if err := notAURL(a, url, "--url "); err != nil {
+			return "", nil, err
+		}
+	}
+	if url == "" && len(rest) == 1 && isURL(rest[0]) {
+		url, rest = rest[0], nil
+	}
+	if url == "" && len(rest) == 1 && !a.Dashed {
+		if err := notAURL(a, rest[0], ""); err != nil {
+			return "", nil, err
+		}
+	}
+	return url, rest, nil
 }
 
 // NotServer refuses entry, found as name at path, when it is of another
