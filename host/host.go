@@ -73,6 +73,7 @@ type Host struct {
 	planKey  string             // of the plan last applied (see planKey)
 	units    []*unit            // in plan order, disabled entries included
 	reserved map[claimKey]*unit // who holds each claim
+	refused  map[string]Refusal // by entry id: configs a reload did not put in force
 	version  uint64
 	closed   bool
 	closeErr error
@@ -144,11 +145,15 @@ func (h *Host) Status() []Status {
 		inst     Instance
 		failure  *Status
 		deadline time.Time
+		refused  *Refusal
 	}
 	h.mu.Lock()
 	snaps := make([]snap, len(h.units))
 	for i, u := range h.units {
-		snaps[i] = snap{u.pe, u.inst, u.failure, u.deadline}
+		snaps[i] = snap{pe: u.pe, inst: u.inst, failure: u.failure, deadline: u.deadline}
+		if ref, ok := h.refused[u.pe.Entry.ID]; ok {
+			snaps[i].refused = &ref
+		}
 	}
 	h.mu.Unlock()
 
@@ -172,7 +177,7 @@ func (h *Host) Status() []Status {
 				}
 			}
 		}
-		st.ID, st.Plugin = s.pe.Entry.ID, s.pe.Entry.Name
+		st.ID, st.Plugin, st.Refused = s.pe.Entry.ID, s.pe.Entry.Name, s.refused
 		if st.Name == "" {
 			st.Name = s.pe.Spec.Name
 		}

@@ -29,7 +29,8 @@ func (h *Host) Restart(ctx context.Context, id string) error {
 	// one: the one path that replaces a running instance make-before-break.
 	fp := u.fp
 	u.fp = restartMark + fp
-	err = h.applyLocked(ctx, plan)
+	// The config on disk is not read: its refusal, if any, stands.
+	err = h.applyLocked(ctx, plan, func(string) bool { return false })
 	h.mu.Lock()
 	if slices.Contains(h.units, u) {
 		u.fp = fp // the old instance kept running (the restart did not start)
@@ -59,7 +60,7 @@ func (h *Host) ApplyEntry(ctx context.Context, plan *Plan, id string) error {
 	j := slices.IndexFunc(run.Entries, func(pe PlanEntry) bool { return pe.Entry.ID == id })
 	run.Entries[j] = plan.Entries[i]
 	h.log.Info("reload of one entry requested", "entry", id, "config", plan.Source)
-	return h.applyLocked(ctx, run)
+	return h.applyLocked(ctx, run, func(e string) bool { return e == id })
 }
 
 // runningPlan is the plan the host runs now, and the unit of entry id,

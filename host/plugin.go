@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -241,6 +242,26 @@ type Status struct {
 	// lately, oldest first, one line each, escaped and with secrets
 	// redacted; nil when none (mcpbridge logs shows it).
 	Stderr []string `json:",omitempty"`
+	// Refused is the entry's config on disk that the last reload refused,
+	// the previous config staying in force; nil when what runs is what
+	// the config says.
+	Refused *Refusal `json:",omitempty"`
+}
+
+// Refusal is a reload that did not put an entry's config in force: the
+// previous config keeps running until a reload applies one.
+type Refusal struct {
+	// Err says which config did not start, why, and what runs instead
+	// (a *StartError's text).
+	Err string
+	// Since is when the config was first refused for that reason; a
+	// reload refusing it again for the same reason keeps it.
+	Since time.Time
+}
+
+// String says what is refused, since when, and why, on one line.
+func (r *Refusal) String() string {
+	return fmt.Sprintf("since %s the config on disk is refused: %s", r.Since.UTC().Format(time.RFC3339), r.Err)
 }
 
 // ScanReport is what the definition scan (docs/scan.md) found in an entry's

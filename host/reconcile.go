@@ -109,11 +109,13 @@ func (h *Host) Apply(ctx context.Context, plan *Plan) error {
 	}
 	h.applyMu.Lock()
 	defer h.applyMu.Unlock()
-	return h.applyLocked(ctx, plan)
+	return h.applyLocked(ctx, plan, func(string) bool { return true })
 }
 
-// applyLocked is Apply once plan is checked, with applyMu held.
-func (h *Host) applyLocked(ctx context.Context, plan *Plan) error {
+// applyLocked is Apply once plan is checked, with applyMu held. fromDisk
+// says which entries of plan hold the config on disk, whose refusals
+// Status then reports (the others run as they were).
+func (h *Host) applyLocked(ctx context.Context, plan *Plan, fromDisk func(id string) bool) error {
 	h.mu.Lock()
 	closed, current := h.closed, h.units
 	h.mu.Unlock()
@@ -135,6 +137,7 @@ func (h *Host) applyLocked(ctx context.Context, plan *Plan) error {
 	for _, wave := range r.waves {
 		r.run(wave)
 	}
+	h.noteRefusals(r.refusals, fromDisk)
 	return r.finish(plan, current)
 }
 
@@ -155,11 +158,14 @@ type rollout struct {
 	// running (see abandon).
 	closing []chan error
 	errs    []error
+	// refusals are the entries left running their previous config, with
+	// why (StartError.Kept).
+	refusals map[string]string
 }
 
 // prepare decides what plan changes and builds the units it will run.
 func (h *Host) prepare(ctx context.Context, plan *Plan, current []*unit) *rollout {
-	r := &rollout{h: h, ctx: ctx, source: plan.Source, old: map[string]*unit{}, units: map[string]*unit{}, promoted: map[string]bool{}, kept: map[string]bool{}}
+	r := &rollout{h: h, ctx: ctx, source: plan.Source, old: map[string]*unit{}, units: map[string]*unit{}, promoted: map[string]bool{}, kept: map[string]bool{}, refusals: map[string]string{}}
 	known := make([]oldEntry, len(current))
 	for i, u := range current {
 		r.old[u.pe.Entry.ID] = u
@@ -457,11 +463,42 @@ func (r *rollout) promote(u *unit) *unit {
 	return pred
 }
 
-// report logs a start error and adds it to Apply's result.
+// report logs a start error and adds it to Apply's result; one that
+// kept a previous config running is a refusal Status reports.
 func (r *rollout) report(err *StartError) {
 	msg, attrs := err.record()
 	r.h.log.Error(msg, attrs...)
 	r.errs = append(r.errs, err)
+	if err.Kept != "" {
+		r.refusals[err.Kept] = err.Error()
+	}
+}
+
+// noteRefusals makes refusals (entry id to why) the refusals of the
+// entries fromDisk says an apply took from the config on disk; the
+// others' stay as they were. A refusal for the same reason as before
+// keeps its Since: the config has been refused since then.
+func (h *Host) noteRefusals(refusals map[string]string, fromDisk func(id string) bool) {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := map[string]Refusal{}
+	for id, ref := range h.refused {
+		if !fromDisk(id) {
+			next[id] = ref
+		}
+	}
+	for id, why := range refusals {
+		if !fromDisk(id) {
+			continue
+		}
+		ref := Refusal{Err: why, Since: now}
+		if old, ok := h.refused[id]; ok && old.Err == why {
+			ref.Since = old.Since
+		}
+		next[id] = ref
+	}
+	h.refused = next
 }
 
 // logError logs the errors of dispose, one record each.

@@ -317,3 +317,111 @@ func TestServeReloadRemovingAuthIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// backend is one backend of a /healthz report.
+type backend struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}
+
+// backend is the backend name of /healthz now, and the report.
+func (s *reloadedServe) backend(t *testing.T, name string) (backend, string) {
+	t.Helper()
+	p := s.probe(t, "/healthz")
+	var h struct{ Backends []backend }
+	if err := json.Unmarshal([]byte(p.body), &h); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range h.Backends {
+		if b.Name == name {
+			return b, p.body
+		}
+	}
+	t.Fatalf("/healthz has no backend %q: %s", name, p.body)
+	return backend{}, ""
+}
+
+// refusedMetric is the line of /metrics that says whether server's
+// config on disk is refused.
+func (s *reloadedServe) refusedMetric(t *testing.T, server string) string {
+	t.Helper()
+	resp, err := http.Get(s.p.base() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	prefix := `mcpbridge_server_config_refused{server="` + server + `"} `
+	for line := range strings.Lines(string(body)) {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return "no " + prefix + "line in /metrics"
+}
+
+// mustShowRefused fails unless /healthz says entry name's config on disk
+// is refused (why, since when) while its previous config serves and
+// /readyz stays 200, and the metric is 1 for it.
+func (s *reloadedServe) mustShowRefused(t *testing.T, name, why string) {
+	t.Helper()
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		b, _ := s.backend(t, name)
+		return strings.Contains(b.Error, "config on disk is refused")
+	}, "/healthz to report %s's config refused", name)
+	b, body := s.backend(t, name)
+	since := regexp.MustCompile(`since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ the config on disk is refused: .*previous config keeps running`)
+	if !b.OK || b.State != "ready" || !since.MatchString(b.Error) || !strings.Contains(b.Error, why) {
+		t.Errorf("with %s's config refused, /healthz %s; want it ready and ok, its error saying since when the config on disk is refused, and %q", name, body, why)
+	}
+	if p := s.probe(t, "/readyz"); p.status != http.StatusOK {
+		t.Errorf("with %s's config refused, /readyz %d %s; want 200: the previous config serves", name, p.status, p.body)
+	}
+	if got, want := s.refusedMetric(t, name), `mcpbridge_server_config_refused{server="`+name+`"} 1`; got != want {
+		t.Errorf("with %s's config refused, /metrics has %q; want %q", name, got, want)
+	}
+}
+
+// mustShowApplied fails unless /healthz and the metric say entry name
+// runs the config on disk.
+func (s *reloadedServe) mustShowApplied(t *testing.T, name string) {
+	t.Helper()
+	mcptest.Eventually(t, 30*time.Second, func() bool {
+		b, _ := s.backend(t, name)
+		return b.OK && b.Error == ""
+	}, "/healthz to report %s ready without an error", name)
+	if got, want := s.refusedMetric(t, name), `mcpbridge_server_config_refused{server="`+name+`"} 0`; got != want {
+		t.Errorf("with %s's config applied, /metrics has %q; want %q", name, got, want)
+	}
+}
+
+// A reload that an entry refuses, its previous config kept running (a
+// misspelt key in the gateway entry's policy, a server whose new command
+// does not start), is shown where operators look: /healthz says for the
+// entry that the config on disk is refused, why and since when, while
+// /readyz stays 200, and mcpbridge_server_config_refused is 1 for it,
+// until a reload applies the entry. Before, only the log said so: the
+// entry read ready with no error and no metric moved.
+func TestServeReloadRefusedConfigIsShown(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	good := fx + gatewayEntry("allow", `"mcp__fx__add"`)
+	s := startReloadedServe(t, good)
+	s.mustServe(t, "with the gateway entry")
+	s.mustShowApplied(t, "gateway")
+
+	s.reload(t, fx+gatewayEntry("alow", `"*"`), `msg="the new config did not start, the previous config keeps running" entry=gw`)
+	s.mustServe(t, "with the gateway entry misspelt")
+	s.mustShowRefused(t, "gateway", "config.policy[0].alow: unknown key")
+
+	s.reload(t, good, "config file changed")
+	s.mustShowApplied(t, "gateway")
+
+	broken := regexp.MustCompile(`(?m)^    command: .*$`).ReplaceAllString(fx, "    command: "+filepath.Join(t.TempDir(), "missing-server"))
+	s.reload(t, broken+gatewayEntry("allow", `"mcp__fx__add"`), `msg="the new config did not start, the previous config keeps running" entry=fx`)
+	s.mustServe(t, "with the server's new command missing")
+	s.mustShowRefused(t, "fx", "missing-server")
+	s.mustShowApplied(t, "gateway")
+}

@@ -311,9 +311,23 @@ func BackendStates(statuses []host.Status) []gateway.BackendState {
 		if name == "" {
 			name = st.ID
 		}
-		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, st.Err))
+		out = append(out, gateway.NewBackendState(name, string(st.State), st.State == host.StateReady, st.Tools, backendError(st)))
 	}
 	return out
+}
+
+// backendError is st's error for /healthz: its last failure and, when a
+// reload refused the config on disk, that refusal. A refusal leaves the
+// backend OK (its previous config serves), so /readyz stays 200: a typo
+// must not take every replica out of a load balancer.
+func backendError(st host.Status) string {
+	if st.Refused == nil {
+		return st.Err
+	}
+	if st.Err == "" {
+		return st.Refused.String()
+	}
+	return st.Err + "; " + st.Refused.String()
 }
 
 // keeperState is a failing health entry when the Keeper requires a

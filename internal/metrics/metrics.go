@@ -253,6 +253,8 @@ var (
 		"1 for the state the backend server is in, 0 for the others.", []string{"server", "state"}, nil)
 	toolsDesc = prometheus.NewDesc("mcpbridge_server_tools",
 		"Tools the backend server has registered.", []string{"server"}, nil)
+	refusedDesc = prometheus.NewDesc("mcpbridge_server_config_refused",
+		"1 while the backend server's config on disk was refused by the last reload and its previous config keeps running, else 0.", []string{"server"}, nil)
 	reconnectsDesc = prometheus.NewDesc("mcpbridge_server_reconnects_total",
 		"Reconnect attempts of the backend server since its instance started (a reload that replaces it starts again at 0).", []string{"server"}, nil)
 )
@@ -266,6 +268,7 @@ func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stateDesc
 	ch <- toolsDesc
 	ch <- reconnectsDesc
+	ch <- refusedDesc
 }
 
 func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
@@ -294,5 +297,10 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(st.Tools), name)
 		ch <- prometheus.MustNewConstMetric(reconnectsDesc, prometheus.CounterValue, float64(st.Reconnects), name)
+		refused := 0.0
+		if st.Refused != nil {
+			refused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(refusedDesc, prometheus.GaugeValue, refused, name)
 	}
 }
