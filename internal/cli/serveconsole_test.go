@@ -58,8 +58,14 @@ func TestServeConsole(t *testing.T) {
 		t.Errorf("trying greet: %d %q, want its greeting", code, body)
 	}
 	// The console token's holder may restart and reload an entry: the
-	// host starts it again and it is ready when the page answers.
+	// host starts it again and it is ready when the page answers. Each
+	// form is sent from the page, whose token serves once.
 	for _, action := range []string{"restart", "reload"} {
+		_, page := get("/servers/a")
+		csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+		if csrf == nil {
+			t.Fatalf("server a's page has no form: %q", page)
+		}
 		if code, body := post("/servers/a/"+action, url.Values{"csrf": {csrf[1]}}); code != http.StatusOK || !strings.Contains(body, "a: "+action+"ed, now ready") {
 			t.Errorf("%s of a: %d %q, want it done and a ready", action, code, body)
 		}

@@ -2,9 +2,7 @@ package console
 
 import (
 	"cmp"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
@@ -38,7 +36,7 @@ const (
 type signin struct {
 	viewer  gatewayauth.Viewer
 	token   string
-	csrf    string
+	acts    *actions // its forms' one-time tokens and its outcomes
 	expires time.Time
 }
 
@@ -46,22 +44,17 @@ type signin struct {
 type signins struct {
 	mu  sync.Mutex
 	now func() time.Time
-	key []byte // binds CSRF tokens to their sign-in
 	by  map[string]*signin
 }
 
 func newSignins(now func() time.Time) *signins {
-	key := make([]byte, 32)
-	rand.Read(key)
-	return &signins{now: now, key: key, by: map[string]*signin{}}
+	return &signins{now: now, by: map[string]*signin{}}
 }
 
 // add signs v in and returns the cookie id.
 func (s *signins) add(v gatewayauth.Viewer, token string) string {
 	id := randomHex()
-	mac := hmac.New(sha256.New, s.key)
-	mac.Write([]byte(id))
-	si := &signin{viewer: v, token: token, csrf: hex.EncodeToString(mac.Sum(nil)), expires: s.now().Add(signinTTL)}
+	si := &signin{viewer: v, token: token, acts: &actions{}, expires: s.now().Add(signinTTL)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.countLocked(v.Name) >= maxViewerSignins {
@@ -213,7 +206,8 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *signin) {
 
 // viewer wraps a page that needs a signed-in viewer: without one, a GET is
 // sent to the sign-in page and anything else refused; a POST must also
-// come from the console's own origin and carry the sign-in's CSRF token.
+// come from the console's own origin and carry a form token of the
+// sign-in's not sent yet (each page's forms get one, spent by the first).
 func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		si := c.current(r)
@@ -225,8 +219,12 @@ func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin))
 			http.Error(w, "Unauthorized: sign in to the console first", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && (!sameOrigin(r) || !validCSRF(r, si)) {
+		if r.Method == http.MethodPost && !sameOrigin(r) {
 			c.refuseCrossSite(w, r)
+			return
+		}
+		if r.Method == http.MethodPost && !validCSRF(r, si) {
+			c.refuseSpentForm(w, r, si)
 			return
 		}
 		next(w, r, si)
@@ -256,10 +254,19 @@ func (c *Console) current(r *http.Request) *signin {
 	return &now
 }
 
+// validCSRF spends r's form token: true once for a token si's pages were
+// given, so the same form sent again (a reload of its answer, a replay)
+// is refused.
 func validCSRF(r *http.Request, si *signin) bool {
 	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
-	got := r.PostFormValue("csrf")
-	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(si.csrf)) == 1
+	return si.acts.use(r.PostFormValue("csrf"))
+}
+
+// refuseSpentForm answers a form whose token is unknown: sent already
+// (its action is not done again), from a page too old, or forged.
+func (c *Console) refuseSpentForm(w http.ResponseWriter, r *http.Request, si *signin) {
+	c.log.Warn("console request refused: its form was sent already, or its token is unknown", "path", r.URL.Path, "identity", si.viewer.Name, "remote", r.RemoteAddr)
+	http.Error(w, "Forbidden: this form was sent already (it is not done again), or its page is too old: open the page again to send it anew", http.StatusForbidden)
 }
 
 func (c *Console) refuseCrossSite(w http.ResponseWriter, r *http.Request) {

@@ -51,8 +51,8 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 		return
 	}
 	d := serverData{serverRow: rows[i], CanManage: si.viewer.Manage && c.opts.Manage != nil}
-	p := framed(si, "servers", "Server "+name, &d)
 	if !d.CanManage {
+		p := framed(si, "servers", "Server "+name, &d)
 		c.log.Warn("console "+action+" refused: not granted", "identity", si.viewer.Name, "entry", d.ID)
 		c.auditAction(si, action, d.ID, "denied", "not granted console.manage")
 		p.Error = fmt.Sprintf("Restarting and reloading entries is not granted to %s: add it to the gateway entry's console.manage.", si.viewer.Name)
@@ -62,18 +62,20 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	defer cancel()
 	err := c.opts.Manage(ctx, d.ID, action)
-	d.serverRow = c.rowOf(d.ID, d.serverRow, sees)
+	// The answer is a redirect to the server's page, which shows the
+	// outcome: reloading it does not do the action again.
+	o := outcome{path: gateway.ConsolePath + "/servers/" + name}
 	if err != nil {
 		c.log.Warn("console "+action+" failed", "identity", si.viewer.Name, "entry", d.ID, "error", err)
 		c.auditAction(si, action, d.ID, "error", err.Error())
-		p.Error = fmt.Sprintf("The %s of %s failed: %v", action, name, err)
-		c.render(w, r, http.StatusOK, "server", p)
+		o.err = fmt.Sprintf("The %s of %s failed: %v", action, name, err)
+		c.redirect(w, r, si, o)
 		return
 	}
 	c.log.Info("console "+action, "identity", si.viewer.Name, "entry", d.ID)
 	c.auditAction(si, action, d.ID, "ok", "")
-	d.Done = fmt.Sprintf("%s: %sed, now %s.", name, action, d.State)
-	c.render(w, r, http.StatusOK, "server", p)
+	o.done = fmt.Sprintf("%s: %sed, now %s.", name, action, c.rowOf(d.ID, d.serverRow, sees).State)
+	c.redirect(w, r, si, o)
 }
 
 // rowOf is entry id's row now as sees screens it, or old when it is gone.

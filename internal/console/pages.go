@@ -69,7 +69,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 // framed is a page with the frame's fields filled for si.
 func framed(si *signin, nav, title string, data any) page {
 	v := si.viewer
-	return page{Title: title, Nav: nav, Viewer: &v, CSRF: si.csrf, Data: data}
+	return page{Title: title, Nav: nav, Viewer: &v, CSRF: si.acts.issue(), Data: data}
 }
 
 // serverRow is one entry on the servers page: its status, without its
@@ -159,11 +159,15 @@ func (c *Console) serverPage(w http.ResponseWriter, r *http.Request, si *signin)
 	rows := c.servers(c.screenOf(r.Context(), si))
 	i := slices.IndexFunc(rows, func(s serverRow) bool { return s.Label() == name })
 	if i < 0 {
-		c.render(w, r, http.StatusNotFound, "server", page{Title: "No such server", Nav: "servers", Viewer: &si.viewer, CSRF: si.csrf,
+		c.render(w, r, http.StatusNotFound, "server", page{Title: "No such server", Nav: "servers", Viewer: &si.viewer, CSRF: si.acts.issue(),
 			Error: fmt.Sprintf("No server is named %q: the servers page lists them.", name)})
 		return
 	}
 	row := rows[i]
 	d := serverData{serverRow: row, CanManage: si.viewer.Manage && c.opts.Manage != nil}
-	c.render(w, r, http.StatusOK, "server", framed(si, "servers", "Server "+row.Label(), &d))
+	p := framed(si, "servers", "Server "+row.Label(), &d)
+	if o, ok := outcomeOf(r, si); ok {
+		d.Done, p.Error = o.done, o.err
+	}
+	c.render(w, r, http.StatusOK, "server", p)
 }

@@ -77,7 +77,7 @@ func (c *Console) unknownTool(w http.ResponseWriter, r *http.Request, si *signin
 	if refused != "" {
 		msg = "Refused: " + refused
 	}
-	c.render(w, r, http.StatusNotFound, "tool", page{Title: "No such tool", Nav: "tools", Viewer: &si.viewer, CSRF: si.csrf, Error: msg})
+	c.render(w, r, http.StatusNotFound, "tool", page{Title: "No such tool", Nav: "tools", Viewer: &si.viewer, CSRF: si.acts.issue(), Error: msg})
 }
 
 func rowOf(t tool.Tool) toolRow {
@@ -199,13 +199,20 @@ func iconsOf(icons []tool.Icon) (shown []template.URL, named []string) {
 	return shown, named
 }
 
+// toolPage shows a tool, with the outcome of the try-it that redirected
+// here, if any (once).
 func (c *Console) toolPage(w http.ResponseWriter, r *http.Request, si *signin) {
+	o, _ := outcomeOf(r, si)
 	t, ok := c.toolOf(r, si)
 	if !ok {
-		c.unknownTool(w, r, si, "")
+		c.unknownTool(w, r, si, o.err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "tool", framed(si, "tools", "Tool "+t.Name, c.toolData(t, si)))
+	d := c.toolData(t, si)
+	if o.result != nil {
+		d.Result, d.Fields = o.result, o.fields
+	}
+	c.render(w, r, http.StatusOK, "tool", framed(si, "tools", "Tool "+t.Name, d))
 }
 
 // argsOf reads a try-it form into the call's arguments by the fields'
@@ -258,7 +265,7 @@ func fieldValue(f field) (any, error) {
 }
 
 // tryTool calls a tool with the form's arguments through the gateway, as
-// the viewer, and shows the result on the tool's page.
+// the viewer, and redirects to the tool's page, which shows the result.
 func (c *Console) tryTool(w http.ResponseWriter, r *http.Request, si *signin) {
 	t, ok := c.toolOf(r, si)
 	if !ok {
@@ -281,9 +288,10 @@ func (c *Console) tryTool(w http.ResponseWriter, r *http.Request, si *signin) {
 		c.render(w, r, http.StatusBadRequest, "tool", p)
 		return
 	}
+	// The result is shown by the tool's page this redirects to: reloading
+	// it does not call the tool again.
 	res := c.call(r.Context(), si, t.Name, args)
-	d.Result = &res
-	c.render(w, r, http.StatusOK, "tool", framed(si, "tools", "Tool "+t.Name, d))
+	c.redirect(w, r, si, outcome{path: r.URL.Path, result: &res, fields: fields})
 }
 
 // tryUnknown answers a try-it of a tool si cannot see, whether the policy
@@ -298,5 +306,5 @@ func (c *Console) tryUnknown(w http.ResponseWriter, r *http.Request, si *signin)
 		return
 	}
 	res := c.call(r.Context(), si, name, json.RawMessage(`{}`))
-	c.unknownTool(w, r, si, cmpOr(res.Refused, fmt.Sprintf("unknown tool %q", name)))
+	c.redirect(w, r, si, outcome{path: r.URL.Path, err: cmpOr(res.Refused, fmt.Sprintf("unknown tool %q", name))})
 }
