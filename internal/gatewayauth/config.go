@@ -221,7 +221,7 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 	}
 	r.RejectListing("url", "keyPrefix", "tls")
 	out := &Store{KeyPrefix: "mcpbridge:", TaskLease: decodeTaskLease(sm), Advertise: decodeAdvertise(sm)}
-	if p, ok := r.String("keyPrefix"); ok {
+	if p, ok := r.ExpandString("keyPrefix"); ok {
 		out.KeyPrefix = p
 	}
 	u, ok := r.ExpandString("url")
@@ -289,7 +289,7 @@ func decodeAdvertise(sm *yamlconf.Map) string {
 
 // decodeTaskLease reads store.taskLease, a duration ("15s").
 func decodeTaskLease(sm *yamlconf.Map) time.Duration {
-	v, ok := sm.String("taskLease")
+	v, ok := sm.ExpandString("taskLease")
 	if !ok || v == "" {
 		return defaultTaskLease
 	}
@@ -307,8 +307,8 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	out.Issuer, _ = a.ExpandString("issuer")
 	out.Audience, _ = a.ExpandString("audience")
 	out.JWKSURL, _ = a.ExpandString("jwksUrl")
-	out.Scopes, _ = a.StringList("scopes")
-	if g, ok := a.String("groupsClaim"); ok {
+	out.Scopes, _ = a.ExpandStringList("scopes")
+	if g, ok := a.ExpandString("groupsClaim"); ok {
 		out.GroupsClaim = g
 	}
 	for key, v := range map[string]string{"issuer": out.Issuer, "jwksUrl": out.JWKSURL} {
@@ -322,6 +322,7 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	if out.Issuer != "" && out.Audience == "" {
 		a.Errorf("audience", "is required with issuer: this gateway's resource URL, the aud its tokens must carry")
 	}
+	// Not expanded: each value names the variable holding the token.
 	out.Tokens, _ = a.StringMap("tokens")
 	out.TokenValues = map[string]string{}
 	for name, env := range out.Tokens {
@@ -386,7 +387,7 @@ func decodeRule(m *yamlconf.Map, line int) Rule {
 	r.Prompts = globList(m, "prompts")
 	r.Resources = globList(m, "resources")
 	r.Deny = globList(m, "deny")
-	if w, ok := m.String("when"); ok {
+	if w, ok := m.ExpandString("when"); ok {
 		r.When = w
 		if _, err := compileWhen(w); err != nil {
 			m.Errorf("when", "does not compile: %s", oneLine(err.Error()))
@@ -403,7 +404,7 @@ func callerList(m *yamlconf.Map, key string) []string {
 	if m.Value(key) == nil {
 		return nil
 	}
-	names, ok := m.StringList(key)
+	names, ok := m.ExpandStringList(key)
 	if len(names) == 0 && (ok || yamlconf.IsNull(m.Value(key))) {
 		m.Errorf(key, "names no one: list the %s the rule is for, or remove the key to make the rule apply to every caller", key)
 	}
@@ -412,7 +413,7 @@ func callerList(m *yamlconf.Map, key string) []string {
 
 // globList reads key's list of globs, each checked to be one.
 func globList(m *yamlconf.Map, key string) []string {
-	globs, _ := m.StringList(key)
+	globs, _ := m.ExpandStringList(key)
 	for _, g := range globs {
 		if _, err := path.Match(g, ""); err != nil {
 			m.Errorf(key, "%q is not a valid glob", g)
@@ -431,7 +432,7 @@ var rateSpec = regexp.MustCompile(`^([1-9][0-9]{0,8})/(s|m|h)$`)
 func decodeRate(r *yamlconf.Map) *RateLimit {
 	r.RejectListing("perIdentity", "burst", "perTool")
 	out := &RateLimit{}
-	s, ok := r.String("perIdentity")
+	s, ok := r.ExpandString("perIdentity")
 	if !ok {
 		r.Errorf("perIdentity", `is required: calls per identity, such as "120/m" (per s, m or h)`)
 		return out
@@ -456,12 +457,12 @@ func decodeRate(r *yamlconf.Map) *RateLimit {
 func decodeAudit(a *yamlconf.Map) *Audit {
 	a.RejectListing("file", "args", "failOpen")
 	out := &Audit{Args: "keys"}
-	f, ok := a.String("file")
+	f, ok := a.ExpandString("file")
 	if !ok || f == "" {
 		a.Errorf("file", `is required: a file path, or "-" for stdout`)
 	}
 	out.File = f
-	if s, ok := a.String("args"); ok {
+	if s, ok := a.ExpandString("args"); ok {
 		switch s {
 		case "none", "keys", "hash", "full":
 			out.Args = s

@@ -46,9 +46,9 @@ func decodeConsole(d *yamlconf.Decoder, m *yamlconf.Map) *Console {
 			continue
 		}
 		gm.RejectListing(grantKeys...)
-		g.Subjects, _ = gm.StringList("subjects")
-		g.Groups, _ = gm.StringList("groups")
-		g.Scopes, _ = gm.StringList("scopes")
+		g.Subjects, _ = gm.ExpandStringList("subjects")
+		g.Groups, _ = gm.ExpandStringList("groups")
+		g.Scopes, _ = gm.ExpandStringList("scopes")
 	}
 	return out
 }
