@@ -9,7 +9,10 @@ import (
 // Challenge is an error Options.Authenticate returns to choose the answer
 // to a refused request: Status (401, or 403 for a token short of scopes)
 // and the WWW-Authenticate value (an OAuth resource server's challenge,
-// with its resource_metadata and error parameters).
+// with its resource_metadata and error parameters). Status 503 says no
+// token can be judged yet (the gateway is starting): it sends no
+// WWW-Authenticate, which would tell an OAuth client to drop its token,
+// and asks to retry in a second.
 type Challenge struct {
 	Status          int
 	WWWAuthenticate string
@@ -30,7 +33,11 @@ func challenge(w http.ResponseWriter, err error) {
 			header = c.WWWAuthenticate
 		}
 	}
-	w.Header().Set("WWW-Authenticate", header)
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	} else {
+		w.Header().Set("WWW-Authenticate", header)
+	}
 	// An unauthorized client keeps no connection open, whatever body it
 	// declared: a flood of them must not hold the gateway's connections.
 	refuse(w, status, http.StatusText(status)+": "+err.Error())

@@ -488,12 +488,17 @@ func withToken(m map[string]string, name, tok string) map[string]string {
 // identity, or a *gateway.Challenge saying how to refuse it.
 func (k *Keeper) Authenticate(r *http.Request) (string, error) {
 	st := k.state.Load()
+	if st == nil && k.required.Load() && k.gens.Load() == 0 {
+		// No token can be judged before the entry's tokens and issuer
+		// load: a 401 would tell a client to drop a token that will pass.
+		// (An entry removed later leaves the --token-env token in use.)
+		k.log.Debug("HTTP request refused: the gateway entry has not loaded yet", "remote", r.RemoteAddr)
+		return "", &gateway.Challenge{Status: http.StatusServiceUnavailable, Err: errStarting}
+	}
 	v := k.fallback
 	if st != nil {
 		v = st.verifier
 	}
-	// Authenticate is wired only when serve started with a token to
-	// require: a gateway entry removed since does not open the gateway.
 	p, err := v.Request(r)
 	if err == nil {
 		return p.Name, nil
@@ -731,6 +736,10 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 // notInForce is the refusal of every call while the gateway entry that
 // guards the run is not in force.
 const notInForce = "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"
+
+// errStarting is the refusal of every request before the gateway entry
+// first loaded.
+var errStarting = errors.New("the gateway is starting: its gateway entry has not loaded yet, so no request is served; retry shortly (if this lasts, serve's log says why the entry does not load)")
 
 // Refusing says why the Gate refuses every call now: a gateway entry
 // guards the run (Require) and none is in force, or its audit trail

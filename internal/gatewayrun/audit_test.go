@@ -89,11 +89,7 @@ func TestUnwritableTrailNotReady(t *testing.T) {
 		}
 	}()
 	lines := bufio.NewReader(pr)
-	line, err := lines.ReadString('\n')
-	_, url, found := strings.Cut(strings.TrimSpace(line), "serving MCP on ")
-	if err != nil || !found {
-		t.Fatalf("announced %q, %v", line, err)
-	}
+	url := servedAt(t, lines)
 	go io.Copy(io.Discard, lines)
 	endpoint := strings.Fields(url)[0]
 	readyz := strings.Replace(endpoint, "/mcp", "/readyz", 1)
@@ -180,4 +176,20 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// servedAt reads serve's lines up to the one saying where it serves MCP
+// (a gateway entry's run first says it is starting), and returns the rest
+// of that line.
+func servedAt(t *testing.T, lines *bufio.Reader) string {
+	t.Helper()
+	for {
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no line says serve serves MCP: %v", err)
+		}
+		if _, url, found := strings.Cut(strings.TrimSpace(line), "serving MCP on "); found {
+			return url
+		}
+	}
 }

@@ -31,13 +31,39 @@ func (r *serveRun) observe(opts gateway.Options, reg *tool.Registry) gateway.Opt
 }
 
 // announce says where the gateway serves: a line for a person, or with
-// JSONLogs a log record.
-func (r *serveRun) announce(addr net.Addr) {
-	if r.cfg.JSONLogs {
-		r.log.Info("serving MCP", "url", fmt.Sprintf("http://%s/mcp", addr), "health", "/healthz", "metrics", r.metrics != nil)
+// JSONLogs a log record. While a gateway entry guards the run, every
+// request is refused until it loads, so that line waits for the first
+// apply, and is not said if the entry did not load (the run then ends);
+// meanwhile a line says the gateway is starting there.
+func (r *serveRun) announce(ctx context.Context, addr net.Addr) {
+	url := fmt.Sprintf("http://%s/mcp", addr)
+	if !r.keeper.Required() {
+		r.announceServing(url)
 		return
 	}
-	fmt.Fprintf(r.cfg.Stderr, "mcpbridge: serving MCP on http://%s/mcp (health: /healthz)\n", addr)
+	if r.cfg.JSONLogs {
+		r.log.Info("starting: requests get 503 until the gateway entry has loaded", "listening", url)
+	} else {
+		fmt.Fprintf(r.cfg.Stderr, "mcpbridge: starting on %s: requests get 503 until the gateway entry has loaded\n", url)
+	}
+	r.bg.Go(func() {
+		select {
+		case <-r.applied:
+		case <-ctx.Done():
+		}
+		// A gateway entry that did not load ended the run before applied.
+		if ctx.Err() == nil && r.keeper.Current() != nil {
+			r.announceServing(url)
+		}
+	})
+}
+
+func (r *serveRun) announceServing(url string) {
+	if r.cfg.JSONLogs {
+		r.log.Info("serving MCP", "url", url, "health", "/healthz", "metrics", r.metrics != nil)
+		return
+	}
+	fmt.Fprintf(r.cfg.Stderr, "mcpbridge: serving MCP on %s (health: /healthz)\n", url)
 }
 
 // serveMetrics serves /metrics and the probes (/healthz, /readyz,

@@ -164,6 +164,8 @@ type serveRun struct {
 	reg     *tool.Registry
 	// console is the web console, nil without it.
 	console *serveConsole
+	// bg are the run's goroutines besides serving: run waits for them.
+	bg sync.WaitGroup
 }
 
 // newRun builds the run; nothing starts yet.
@@ -227,13 +229,12 @@ func (r *serveRun) run(ctx context.Context, src Source) error {
 		return errors.Join(err, r.gw.Close(), r.h.Close())
 	}
 	runCtx, stop := context.WithCancelCause(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
+	r.bg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
 	serveErr := r.serveTransport(runCtx, ln)
 	stop(nil)
 	stopMetrics()
 	closeErr := errors.Join(r.gw.Close(), r.h.Close())
-	wg.Wait()
+	r.bg.Wait()
 	if failed := context.Cause(runCtx); !errors.Is(failed, context.Canceled) {
 		return errors.Join(failed, closeErr)
 	}
@@ -288,7 +289,7 @@ func (r *serveRun) serveTransport(ctx context.Context, ln net.Listener) error {
 	if ln == nil {
 		return r.gw.ServeStdio(ctx, io.NopCloser(r.cfg.Stdin), nopWriteCloser{r.cfg.Stdout})
 	}
-	r.announce(ln.Addr())
+	r.announce(ctx, ln.Addr())
 	r.announceConsole(ln.Addr())
 	if r.console != nil {
 		// The console's live streams end with the run, so the server's

@@ -1,0 +1,130 @@
+package gatewayrun_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpbridge/mcpbridge/host"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
+	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
+	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
+)
+
+// hangingServer accepts TCP connections and never answers on them.
+func hangingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); conns.Wait() })
+	conns.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Go(func() { io.Copy(io.Discard, c); c.Close() }) // ends when the client closes
+		}
+	})
+	return ln.Addr().String()
+}
+
+// Until the gateway entry has loaded (its store at a port that accepts
+// and never answers), every request is answered 503 with Retry-After,
+// saying the gateway is starting, whatever its token, with no
+// WWW-Authenticate; /readyz says not ready; serve says it is starting,
+// and never that it serves MCP, as the entry never loads. A valid static
+// token was answered 401 with WWW-Authenticate, which tells an OAuth
+// client to drop its token, and "serving MCP on" had been printed.
+func TestRequestsWhileGatewayEntryStarts(t *testing.T) {
+	src := "- {id: gw, name: gateway, config: {auth: {tokens: {ci: CI_TOKEN}}, store: {redis: {url: 'redis://" + hangingServer(t) + "'}}}}\n"
+	read := func(c *host.Catalog) (*host.Plan, error) {
+		return c.ParseIsolated("f.yaml", []byte(src), func(string) (string, bool) { return "tok", true })
+	}
+	pr, pw := io.Pipe()
+	cfg := config("", nil, pw)
+	cfg.Catalog = func(k *gatewayauth.Keeper) *host.Catalog { return host.NewCatalog(gatewaykind.NewKind(k)) }
+	cfg.Load = func(c *host.Catalog) (gatewayrun.Source, error) {
+		plan, err := read(c)
+		return gatewayrun.Source{Plan: plan}, err
+	}
+	cfg.Reload, cfg.Stdio, cfg.HTTPAddr = read, false, "127.0.0.1:0"
+	done := make(chan error, 1)
+	go func() { done <- gatewayrun.Run(context.Background(), cfg); pw.Close() }()
+	lines := bufio.NewReader(pr)
+	first, err := lines.ReadString('\n')
+	_, rest, found := strings.Cut(first, "mcpbridge: starting on ")
+	if err != nil || !found {
+		t.Fatalf("first line %q, %v; want it to say serve is starting", first, err)
+	}
+	endpoint := strings.TrimSuffix(strings.Fields(rest)[0], ":")
+	logged := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(lines); logged <- string(b) }()
+
+	requests := 0
+	for ended := false; !ended; requests++ {
+		for _, token := range []string{"tok", "wrong", ""} {
+			checkStarting(t, endpoint, token)
+		}
+		checkNotReady(t, strings.Replace(endpoint, "/mcp", "/readyz", 1))
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), `gateway entry "gw" could not be applied`) {
+				t.Errorf("Run: %v; want the gateway entry's failure", err)
+			}
+			ended = true
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if requests < 2 {
+		t.Errorf("only %d rounds of requests before the entry failed", requests)
+	}
+	if rest := <-logged; strings.Contains(rest, "serving MCP") {
+		t.Errorf("serve said it serves MCP, though its gateway entry never loaded:\n%s%s", first, rest)
+	}
+}
+
+// checkStarting fails unless a POST to endpoint with token is refused as
+// the gateway starting.
+func checkStarting(t *testing.T, endpoint, token string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return // the run ended meanwhile
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || resp.Header.Get("WWW-Authenticate") != "" ||
+		!strings.Contains(string(body), "the gateway is starting") {
+		t.Errorf("token %q while the gateway entry loads: %d, Retry-After %q, WWW-Authenticate %q, %q; want 503 saying the gateway is starting, Retry-After and no WWW-Authenticate",
+			token, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("WWW-Authenticate"), body)
+	}
+}
+
+// checkNotReady fails unless readyz answers 503.
+func checkNotReady(t *testing.T, readyz string) {
+	t.Helper()
+	resp, err := http.Get(readyz)
+	if err != nil {
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while the gateway entry loads: %d, want 503", resp.StatusCode)
+	}
+}
