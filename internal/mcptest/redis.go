@@ -30,8 +30,9 @@ type RedisServer struct {
 	log  *bytes.Buffer
 	// CA is the PEM of the CA that signs a TLS server's certificate
 	// (StartRedisTLS), nil for a plain one.
-	CA  []byte
-	tls []string // redis-server's TLS arguments
+	CA   []byte
+	tls  []string // redis-server's TLS arguments
+	args []string // its further arguments (StartRedisArgs)
 }
 
 // StartRedis starts redis-server (the Debian package redis-server, which
@@ -40,12 +41,19 @@ type RedisServer struct {
 // store's guarantees are tested against the real server or not at all.
 func StartRedis(t testing.TB) *RedisServer { return startRedis(t, false) }
 
+// StartRedisArgs is StartRedis with redis-server's further arguments,
+// such as --requirepass PASSWORD.
+func StartRedisArgs(t testing.TB, args ...string) *RedisServer {
+	t.Helper()
+	return startRedis(t, false, args...)
+}
+
 // StartRedisTLS is StartRedis serving TLS only, with a certificate for
 // 127.0.0.1 and redis.test of a CA made for the test (CA); clients need
 // no certificate of their own.
 func StartRedisTLS(t testing.TB) *RedisServer { return startRedis(t, true) }
 
-func startRedis(t testing.TB, withTLS bool) *RedisServer {
+func startRedis(t testing.TB, withTLS bool, args ...string) *RedisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not installed: run ./scripts/install-redis.sh (make deps) (%v)", err)
@@ -56,7 +64,7 @@ func startRedis(t testing.TB, withTLS bool) *RedisServer {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	r := &RedisServer{t: t, Port: port}
+	r := &RedisServer{t: t, Port: port, args: args}
 	if withTLS {
 		r.CA, r.tls = redisTLS(t, port)
 	}
@@ -84,8 +92,8 @@ func (r *RedisServer) Start() {
 	if r.tls != nil {
 		args = append([]string{"--port", "0"}, r.tls...)
 	}
-	r.cmd = exec.Command("redis-server", append(args, "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir(), "--loglevel", "warning")...)
+	args = append(args, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", r.t.TempDir(), "--loglevel", "warning")
+	r.cmd = exec.Command("redis-server", append(args, r.args...)...)
 	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("starting redis-server: %v", err)

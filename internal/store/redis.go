@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,7 @@ type Redis struct {
 	client  *redis.Client
 	prefix  string
 	addr    string
+	db      int // the url's /N
 	observe func(string, error)
 }
 
@@ -75,7 +77,7 @@ func OpenRedis(ctx context.Context, opts RedisOptions) (*Redis, error) {
 	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	r := &Redis{client: redis.NewClient(ro), prefix: cmpOr(opts.KeyPrefix, "mcpbridge:"), addr: ro.Addr, observe: opts.Observe}
+	r := &Redis{client: redis.NewClient(ro), prefix: cmpOr(opts.KeyPrefix, "mcpbridge:"), addr: ro.Addr, db: ro.DB, observe: opts.Observe}
 	if r.observe == nil {
 		r.observe = func(string, error) {}
 	}
@@ -118,9 +120,32 @@ func (r *Redis) Ping(ctx context.Context) error {
 	err := r.client.Ping(ctx).Err()
 	r.observe("ping", err)
 	if err != nil {
-		return fmt.Errorf("the store at redis %s does not answer: %w", r.addr, redact.Error(err))
+		return fmt.Errorf("the store at redis %s %w", r.addr, r.failure(err))
 	}
 	return nil
+}
+
+// failure says what the server did instead of answering a call, and how
+// to fix the url if that is the cause: its refusal (a wrong or missing
+// password, a database it lacks), HTTP where Redis was expected, or no
+// answer at all.
+func (r *Redis) failure(err error) error {
+	err = redact.Error(err)
+	msg := err.Error()
+	var refusal redis.Error
+	switch {
+	case errors.As(err, &refusal) && strings.HasPrefix(msg, "WRONGPASS"):
+		return fmt.Errorf("answered %w: check the password (and the ACL user, if the url names one) in store.redis.url", err)
+	case errors.As(err, &refusal) && strings.HasPrefix(msg, "NOAUTH"):
+		return fmt.Errorf("answered %w: it requires a password, and the url gives none: write the url as redis://:${REDIS_PASSWORD}@HOST:PORT", err)
+	case errors.As(err, &refusal) && strings.Contains(msg, "DB index is out of range"):
+		return fmt.Errorf("answered %w: the url's /%d is out of range for this server's databases setting (16 by default): use a lower one, such as /0", err, r.db)
+	case errors.As(err, &refusal):
+		return fmt.Errorf("answered %w", err)
+	case strings.Contains(msg, "HTTP/"):
+		return fmt.Errorf("answers HTTP, not Redis (%w): check the url's port", err)
+	}
+	return fmt.Errorf("does not answer: %w", err)
 }
 
 // Close closes the connections to the server.
