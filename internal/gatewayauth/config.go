@@ -172,10 +172,10 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 		cfg.Policy = decodePolicy(d, m.Value("policy"), m.Path("policy"))
 	}
 	if r, ok := d.Map(m.Value("rateLimit"), m.Path("rateLimit")); ok {
-		cfg.RateLimit = decodeRate(r)
+		cfg.RateLimit = decodeRate(d, r)
 	}
 	if a, ok := d.Map(m.Value("audit"), m.Path("audit")); ok {
-		cfg.Audit = decodeAudit(a)
+		cfg.Audit = decodeAudit(d, a)
 	}
 	if c, ok := d.Map(m.Value("console"), m.Path("console")); ok {
 		cfg.Console = decodeConsole(d, c)
@@ -187,6 +187,21 @@ func Decode(n *yaml.Node, lookup func(string) (string, bool)) (Config, error) {
 		cfg.QuestionWait = time.Duration(ms) * time.Millisecond
 	}
 	return cfg, d.Err()
+}
+
+// requiredString is key's expanded string, which must not be empty: a
+// missing or empty one is reported as required, with what it takes
+// (need), unless its value was reported already (an unset variable), so
+// one cause is one problem.
+func requiredString(d *yamlconf.Decoder, m *yamlconf.Map, key, need string) (string, bool) {
+	v, ok := m.ExpandString(key)
+	if ok && v != "" {
+		return v, true
+	}
+	if !d.Failed(m.Path(key)) {
+		m.Errorf(key, "is required: %s", need)
+	}
+	return "", false
 }
 
 // StoreTLS is the TLS of a rediss:// store.
@@ -224,9 +239,8 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 	if p, ok := r.ExpandString("keyPrefix"); ok {
 		out.KeyPrefix = p
 	}
-	u, ok := r.ExpandString("url")
-	if !ok || u == "" {
-		r.Errorf("url", `is required: redis://HOST:PORT or rediss:// for TLS; put a password in a variable: url: "redis://:${REDIS_PASSWORD}@redis:6379"`)
+	u, ok := requiredString(d, r, "url", `redis://HOST:PORT or rediss:// for TLS; put a password in a variable: url: "redis://:${REDIS_PASSWORD}@redis:6379"`)
+	if !ok {
 		return out
 	}
 	ro, err := redis.ParseURL(u)
@@ -429,12 +443,11 @@ func oneLine(s string) string { return spaces.ReplaceAllString(strings.TrimSpace
 // rateSpec matches "120/m": a count per second, minute or hour.
 var rateSpec = regexp.MustCompile(`^([1-9][0-9]{0,8})/(s|m|h)$`)
 
-func decodeRate(r *yamlconf.Map) *RateLimit {
+func decodeRate(d *yamlconf.Decoder, r *yamlconf.Map) *RateLimit {
 	r.RejectListing("perIdentity", "burst", "perTool")
 	out := &RateLimit{}
-	s, ok := r.ExpandString("perIdentity")
+	s, ok := requiredString(d, r, "perIdentity", `calls per identity, such as "120/m" (per s, m or h)`)
 	if !ok {
-		r.Errorf("perIdentity", `is required: calls per identity, such as "120/m" (per s, m or h)`)
 		return out
 	}
 	out.Spec = s
@@ -454,14 +467,10 @@ func decodeRate(r *yamlconf.Map) *RateLimit {
 	return out
 }
 
-func decodeAudit(a *yamlconf.Map) *Audit {
+func decodeAudit(d *yamlconf.Decoder, a *yamlconf.Map) *Audit {
 	a.RejectListing("file", "args", "failOpen")
 	out := &Audit{Args: "keys"}
-	f, ok := a.ExpandString("file")
-	if !ok || f == "" {
-		a.Errorf("file", `is required: a file path, or "-" for stdout`)
-	}
-	out.File = f
+	out.File, _ = requiredString(d, a, "file", `a file path, or "-" for stdout`)
 	if s, ok := a.ExpandString("args"); ok {
 		switch s {
 		case "none", "keys", "hash", "full":

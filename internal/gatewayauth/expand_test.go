@@ -85,3 +85,19 @@ func walkStrings(v reflect.Value, path string, f func(path, s string)) {
 		}
 	}
 }
+
+// A required string written with an unset variable is one problem, the
+// variable's: REDIS_PASSWORD unset was followed by a second, wrong line,
+// "config.store.redis.url: is required: redis://HOST:PORT…".
+func TestUnsetVariableIsOneProblem(t *testing.T) {
+	for _, config := range []string{
+		"{store: {redis: {url: 'redis://:${REDIS_PASSWORD}@127.0.0.1:6379'}}}",
+		"{audit: {file: '/var/log/audit-${REPLICA}.jsonl'}}",
+		"{rateLimit: {perIdentity: '${RATE}'}}",
+	} {
+		_, err := decodeEntry(t, "- id: gw\n  name: gateway\n  config: "+config+"\n", func(string) (string, bool) { return "", false })
+		if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "is not set") {
+			t.Errorf("%s: %v; want one problem, the unset variable", config, err)
+		}
+	}
+}
