@@ -550,7 +550,9 @@ func (r *rollout) finish(plan *Plan, current []*unit) error {
 // changes says what changed, as log attributes: for each kind of change
 // (added, changed, removed...), in order of first appearance, the ids of
 // the entries it concerns, comma-separated, in plan order and then the
-// removed entries. Changes not made (the old config kept) are left out.
+// removed entries. Changes not made (the old config kept) are left out;
+// an entry tried that failed to start, with no old config to keep, is
+// "failed", not what was tried.
 func (r *rollout) changes(plan *Plan, current []*unit) []any {
 	why := map[string]string{}
 	for _, a := range slices.Concat(r.d.Stop, r.d.Start, r.d.Succeed, r.d.Refuse) {
@@ -563,6 +565,11 @@ func (r *rollout) changes(plan *Plan, current []*unit) []any {
 			kinds = append(kinds, w)
 		}
 		ids[w] = append(ids[w], id)
+	}
+	for _, err := range r.errs {
+		if se, ok := errors.AsType[*StartError](err); ok && se.Kept == "" && why[se.ID] != "" {
+			why[se.ID] = "failed" // tried, but nothing runs it
+		}
 	}
 	inPlan := map[string]bool{}
 	for _, pe := range plan.Entries {
