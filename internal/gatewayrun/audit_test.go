@@ -79,19 +79,9 @@ func TestUnwritableTrailNotReady(t *testing.T) {
 		return gatewayrun.Source{Plan: plan}, err
 	}
 	cfg.Reload, cfg.Stdio, cfg.HTTPAddr = read, false, "127.0.0.1:0"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- gatewayrun.Run(ctx, cfg) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	lines := bufio.NewReader(pr)
-	url := servedAt(t, lines)
-	go io.Copy(io.Discard, lines)
-	endpoint := strings.Fields(url)[0]
+	endpoint, stop := runHTTP(t, cfg, pr)
+	defer stop()
+	ctx := t.Context()
 	readyz := strings.Replace(endpoint, "/mcp", "/readyz", 1)
 	probe := func() (int, string) {
 		resp, err := (&http.Client{Transport: bearer{"tok"}}).Get(readyz) // the probes share /mcp's checks
@@ -178,18 +168,31 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// servedAt reads serve's lines up to the one saying where it serves MCP
-// (a gateway entry's run first says it is starting), and returns the rest
-// of that line.
-func servedAt(t *testing.T, lines *bufio.Reader) string {
+// runHTTP runs cfg's serve over HTTP, its lines written to the pipe pr
+// reads, and returns the MCP endpoint once a line says it is served
+// there (a gateway entry's run first says it is starting), and stop,
+// which ends the run and checks it ended well.
+func runHTTP(t *testing.T, cfg gatewayrun.Config, pr *io.PipeReader) (endpoint string, stop func()) {
 	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- gatewayrun.Run(ctx, cfg) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+	lines := bufio.NewReader(pr)
 	for {
 		line, err := lines.ReadString('\n')
 		if err != nil {
+			stop()
 			t.Fatalf("no line says serve serves MCP: %v", err)
 		}
 		if _, url, found := strings.Cut(strings.TrimSpace(line), "serving MCP on "); found {
-			return url
+			go io.Copy(io.Discard, lines)
+			return strings.Fields(url)[0], stop
 		}
 	}
 }

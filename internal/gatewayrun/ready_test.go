@@ -1,7 +1,6 @@
 package gatewayrun_test
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
-	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
 	gatewaykind "github.com/mcpbridge/mcpbridge/internal/kinds/gateway"
 )
 
@@ -59,23 +57,9 @@ func TestReadyTimeoutZeroKeepsReadinessProbe(t *testing.T) {
 		return host.NewCatalog(gatewaykind.NewKind(k), heldKind{release})
 	}
 	cfg.Stdio, cfg.HTTPAddr, cfg.ReadyTimeout = false, "127.0.0.1:0", 0
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- gatewayrun.Run(ctx, cfg) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
-	lines := bufio.NewReader(pr)
-	line, err := lines.ReadString('\n')
-	_, url, found := strings.Cut(strings.TrimSpace(line), "serving MCP on ")
-	if err != nil || !found {
-		t.Fatalf("announced %q, %v", line, err)
-	}
-	go io.Copy(io.Discard, lines)
-	readyz := strings.Replace(strings.Fields(url)[0], "/mcp", "/readyz", 1)
+	endpoint, stop := runHTTP(t, cfg, pr)
+	defer stop()
+	readyz := strings.Replace(endpoint, "/mcp", "/readyz", 1)
 	probe := func() int {
 		resp, err := http.Get(readyz)
 		if err != nil {
@@ -88,10 +72,10 @@ func TestReadyTimeoutZeroKeepsReadinessProbe(t *testing.T) {
 		t.Errorf("/readyz before the first start settled: %d, want 503", got)
 	}
 	// Requests are not held meanwhile: 0 does not wait.
-	listCtx, listCancel := context.WithTimeout(ctx, 30*time.Second)
+	listCtx, listCancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer listCancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(listCtx, &mcp.StreamableClientTransport{Endpoint: strings.Fields(url)[0]}, nil)
+	cs, err := client.Connect(listCtx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
