@@ -75,10 +75,12 @@ func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, 
 // gives beneath the SDK's session, run once awaitReadyOn lets it go on,
 // as the requests the SDK's session serves do (middleware): without the
 // wait it would answer from the registry as it is before the backends'
-// first start, empty.
+// first start, empty. Like them it is the session's activity and the
+// Observer's (seen): else a session that only lists skills looks idle.
 func (g *Gateway) heldUntilReady(session *mcp.ServerSession, req *jsonrpc.Request, body sdkwire.TakenCall) sdkwire.TakenCall {
 	header, method := headerOf(req), req.Method
 	return func(ctx context.Context) (json.RawMessage, error) {
+		g.seen(ctx, session, method)
 		if err := g.awaitReadyOn(ctx, session, header, "", method); err != nil {
 			return nil, err
 		}

@@ -110,11 +110,14 @@ func answerAside(post func() (io.ReadCloser, error)) func() string {
 // offering skills has started, is answered once the backends are ready,
 // as every other request is, with that backend's skills: on stdio and
 // over Streamable HTTP, stateful and stateless. A client that lists the
-// skills once, as it connects, sees them all.
+// skills once, as it connects, sees them all. Each request is the
+// session's activity and the Observer's, as the SDK's requests are.
 func TestSkillsWaitForReady(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		g := slowSkillsGateway(t, Options{})
+		obs := &observed{}
+		g := slowSkillsGateway(t, Options{Observer: obs})
+		defer skillsObserved(t, obs)
 		c := connectRaw(t, g)
 		answered := map[string]wireMessage{} // the answers read so far, in whatever order they came
 		askSkillsBeforeReady(t, g, func(id int, method, params string) func() string {
@@ -132,7 +135,9 @@ func TestSkillsWaitForReady(t *testing.T) {
 	})
 	t.Run("HTTP stateful", func(t *testing.T) {
 		t.Parallel()
-		g := slowSkillsGateway(t, Options{})
+		obs := &observed{}
+		g := slowSkillsGateway(t, Options{Observer: obs})
+		defer skillsObserved(t, obs)
 		s := openHTTPSession(t, serveHTTP(t, g, Options{}))
 		askSkillsBeforeReady(t, g, func(id int, method, params string) func() string {
 			return answerAside(func() (io.ReadCloser, error) {
@@ -146,8 +151,10 @@ func TestSkillsWaitForReady(t *testing.T) {
 	})
 	t.Run("HTTP stateless", func(t *testing.T) {
 		t.Parallel()
-		opts := Options{Stateless: true}
+		obs := &observed{}
+		opts := Options{Stateless: true, Observer: obs}
 		g := slowSkillsGateway(t, opts)
+		defer skillsObserved(t, obs)
 		base := serveHTTP(t, g, opts)
 		askSkillsBeforeReady(t, g, func(id int, method, params string) func() string {
 			return answerAside(func() (io.ReadCloser, error) {
@@ -155,4 +162,16 @@ func TestSkillsWaitForReady(t *testing.T) {
 			})
 		})
 	})
+}
+
+// skillsObserved checks obs heard of each skillsAsked request once.
+func skillsObserved(t *testing.T, obs *observed) {
+	t.Helper()
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	for _, a := range skillsAsked {
+		if n := countOf(obs.requests, a.method); n != 1 {
+			t.Errorf("the Observer heard of %s %d times, want once (it heard %v)", a.method, n, obs.requests)
+		}
+	}
 }
