@@ -265,6 +265,11 @@ func TestServeReloadDisabledGatewayEntryServesNoCall(t *testing.T) {
 		s := startReloadedServe(t, start)
 		s.mustServe(t, "before the reload")
 		s.reload(t, fx+disabled, "gateway entry disabled by the reload")
+		// The warning comes as the reload is read; a gateway entry that
+		// ran serves with its guards until the host has stopped it.
+		mcptest.Eventually(t, 10*time.Second, func() bool {
+			return strings.Contains(s.probe(t, "/healthz").body, "the gateway entry is disabled")
+		}, "the disabled gateway entry to be applied")
 		s.mustRefuse(t, "with the gateway entry disabled")
 		s.mustProbe(t, "with the gateway entry disabled", false, "the gateway entry is disabled, so every call is refused")
 	}
