@@ -288,7 +288,15 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 
 func text(t *testing.T, ctx context.Context, css string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	var s string
+	var err error
+	// The page's live updates replace the servers' rows: a node found
+	// may be gone when its text is read, and is read again as it is now.
+	for range 5 {
+		if s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css))); err == nil || !strings.Contains(err.Error(), "No node with given id found") {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("reading %s: %v", css, err)
 	}
