@@ -379,7 +379,7 @@ func TestTryGetSum(t *testing.T) {
 	ctx := newTab(t)
 	signIn(t, ctx, f.URL, aliceToken)
 	got := tryIt(t, ctx, f.URL, getSum(t, f), map[string]string{"a": "2", "b": "40"})
-	if !strings.Contains(got, "42") || strings.Contains(got, "Refused") {
+	if !strings.Contains(got, "The sum of 2 and 40 is 42.") || strings.Contains(got, "Refused") {
 		t.Errorf("get-sum 2 + 40: the page says %q, want 42", got)
 	}
 }
