@@ -60,7 +60,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	ctx, stop := context.WithCancelCause(context.Background())
 	v := &pipeView{tools: toolsOfWire(req.Tools), out: out, waiting: map[uint64]chan wireReply{}}
 	go v.readReplies(r, stop)
-	res, err := runHere(ctx, v, NewAPI(v.tools), req.Program, req.Options.options())
+	res, err := runHere(ctx, v, NewAPI(v.tools), req.Program, req.Options.options(), req.Options.end())
 	v.send(childMessage{Done: &wireDone{Result: res, Error: wireErrorOf(err)}})
 	return 0
 }

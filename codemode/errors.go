@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -40,6 +41,12 @@ var (
 	// ErrStalled: the program awaits a promise that nothing can settle.
 	ErrStalled = errors.New("the program waits forever")
 )
+
+// timeLimit is ErrTimeLimit with the limit the caller set (not what was
+// left of it when something checked), and more: how to stay within it.
+func timeLimit(limit time.Duration, more string) error {
+	return fmt.Errorf("%w of %s%s", ErrTimeLimit, limit, more)
+}
 
 // Error is why a program failed: Err is one of the sentinels above (or
 // the cancelled context's cause), Message says what happened and how to

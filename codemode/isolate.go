@@ -170,8 +170,8 @@ func (p *process) serve(ctx context.Context) (Result, error) {
 			check.Reset(killGrace)
 		case <-check.C:
 			if over == nil {
-				over = &Error{Err: ErrTimeLimit, Message: fmt.Sprintf("%v (%s) and did not stop (a builtin ran on past it): its process was killed; do less per program",
-					ErrTimeLimit, p.opts.Timeout)}
+				over = &Error{Err: ErrTimeLimit, Message: timeLimit(p.opts.Timeout,
+					" and did not stop (a builtin ran on past it): its process was killed; do less per program").Error()}
 			}
 			if wait := p.settling(); wait > 0 {
 				check.Reset(wait) // its calls are ending, and it with them
@@ -277,7 +277,7 @@ func (p *process) call(ctx context.Context, c wireCall) {
 			// The program's own clock, which started after this one, ends
 			// the call first (a cancel with its cause); this is the bound
 			// should the process not.
-			tctx, stop := context.WithDeadlineCause(cctx, p.deadline.Add(killGrace), fmt.Errorf("%w (%s)", ErrTimeLimit, p.opts.Timeout))
+			tctx, stop := context.WithDeadlineCause(cctx, p.deadline.Add(killGrace), timeLimit(p.opts.Timeout, ""))
 			res, err := p.callView(tctx, c)
 			stop()
 			reply.Result, reply.Wire = res, res.Wire

@@ -171,15 +171,15 @@ func Run(ctx context.Context, view View, program string, opts Options) (Result, 
 	return runIsolated(ctx, view, api, program, opts)
 }
 
-// runHere runs program in this process: what a program's process does
-// (child.go), with view its pipe to Run.
-func runHere(ctx context.Context, view View, api *API, program string, opts Options) (Result, error) {
+// runHere runs program in this process until end at the latest: what a
+// program's process does (child.go), with view its pipe to Run.
+func runHere(ctx context.Context, view View, api *API, program string, opts Options, end time.Time) (Result, error) {
 	boundRegexpMatches()
 	prg, err := compile(program)
 	if err != nil {
 		return Result{}, err
 	}
-	r, err := newRunner(ctx, view, api, opts)
+	r, err := newRunner(ctx, view, api, opts, end)
 	if err != nil {
 		return Result{}, err
 	}
@@ -221,13 +221,14 @@ type runner struct {
 	errorCtor            goja.Value    // the language's Error, kept likewise (refusal)
 }
 
-func newRunner(parent context.Context, view View, api *API, opts Options) (*runner, error) {
+// newRunner sets up a run that ends at end, or sooner as opts bound it.
+func newRunner(parent context.Context, view View, api *API, opts Options, end time.Time) (*runner, error) {
 	r := &runner{
 		vm: goja.New(), view: view, api: api, opts: opts, maxLen: opts.MaxMemory / 16,
 		parent: parent, sem: make(chan struct{}, opts.MaxConcurrent), wake: make(chan struct{}, 1),
 	}
-	timed, done := context.WithTimeoutCause(parent, opts.Timeout,
-		fmt.Errorf("%w (%s): make fewer or faster calls, or do less per program", ErrTimeLimit, opts.Timeout))
+	timed, done := context.WithDeadlineCause(parent, end,
+		timeLimit(opts.Timeout, ": make fewer or faster calls, or do less per program"))
 	r.ctx, r.stop = context.WithCancelCause(timed)
 	stopInterrupt := context.AfterFunc(r.ctx, func() { r.vm.Interrupt(context.Cause(r.ctx)) })
 	r.done = func() { stopInterrupt(); done() }

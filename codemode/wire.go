@@ -139,13 +139,20 @@ func wireOptionsOf(o Options) wireOptions {
 		MaxOutput: o.MaxOutput, MaxMemory: o.MaxMemory, CallUnlisted: o.CallUnlisted}
 }
 
+// options are the Options the process applies; Timeout stays the
+// caller's, which errors name.
 func (w wireOptions) options() Options {
-	timeout := w.Timeout
-	if !w.Deadline.IsZero() {
-		timeout = max(min(timeout, time.Until(w.Deadline)), time.Nanosecond) // past it: at once
-	}
-	return Options{Timeout: timeout, MaxCalls: w.MaxCalls, MaxConcurrent: w.MaxConcurrent,
+	return Options{Timeout: w.Timeout, MaxCalls: w.MaxCalls, MaxConcurrent: w.MaxConcurrent,
 		MaxOutput: w.MaxOutput, MaxMemory: w.MaxMemory, CallUnlisted: w.CallUnlisted}
+}
+
+// end is when the program's time limit ends: the caller's deadline, or
+// Timeout from now without one.
+func (w wireOptions) end() time.Time {
+	if w.Deadline.IsZero() {
+		return time.Now().Add(w.Timeout)
+	}
+	return w.Deadline
 }
 
 // kindOf names the sentinel err wraps; "" for none.
