@@ -203,15 +203,24 @@ func addOffer(s registry.Server, add string) string {
 	if err == nil {
 		return "Add it: mcpbridge add --from-registry " + add
 	}
-	for _, c := range choices(s) {
-		if _, cerr := registry.Build(s, c.choice); cerr == nil {
-			return "Add it: mcpbridge add --from-registry " + add + " " + c.flag
-		}
+	if ok := addable(s); len(ok) > 0 {
+		return "Add it: mcpbridge add --from-registry " + add + " " + ok[0].flag
 	}
 	if len(s.Packages)+len(s.Remotes) > 0 {
 		return "mcpbridge cannot add it: none of its packages and remotes can be added (each says why above)"
 	}
 	return "mcpbridge cannot add it: " + termsafe.Line(err.Error())
+}
+
+// addable are the choices of s that add builds an entry of.
+func addable(s registry.Server) []addChoice {
+	var out []addChoice
+	for _, c := range choices(s) {
+		if _, err := registry.Build(s, c.choice); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // addChoice is a choice of add --from-registry and its flag.
@@ -286,7 +295,7 @@ func (e *env) addFromRegistry(ctx context.Context, f *flags) error {
 	}
 	built, err := registry.Build(resp.Server, choice)
 	if err != nil {
-		return usagef("add: %v", err)
+		return usagef("add: %v%s", err, addInstead(f, resp.Server))
 	}
 	name, err := registryEntryName(f, resp.Server.Name)
 	if err != nil {
@@ -325,6 +334,40 @@ func (e *env) warnSentAway(built registry.Entry) {
 	}
 }
 
+// registryAddLine is the user's add --from-registry command, to paste:
+// where it writes, the server as given (a file stays one), name, and
+// choice (a --package or --remote flag; "" for none).
+func registryAddLine(f *flags, name, choice string) string {
+	line := addLine(f)(false) + " --from-registry " + shellQuote(f.fromRegistry)
+	for _, w := range []string{name, choice} {
+		if w != "" {
+			line += " " + w
+		}
+	}
+	return line
+}
+
+// addInstead follows add's refusal of the choice it was given (or of
+// its own) of s: the user's command with each choice that adds, a line
+// each, or where each says why none does.
+func addInstead(f *flags, s registry.Server) string {
+	name := ""
+	if len(f.args) == 1 {
+		name = shellQuote(f.args[0])
+	}
+	var b strings.Builder
+	for _, c := range addable(s) {
+		b.WriteString("\n  " + registryAddLine(f, name, c.flag))
+	}
+	switch {
+	case b.Len() > 0:
+		return "; what adds instead:" + b.String()
+	case len(s.Packages)+len(s.Remotes) > 1: // of one, the error said why
+		return "; none of its packages and remotes can be added (mcpbridge registry show " + shellQuote(f.fromRegistry) + " says why of each)"
+	}
+	return ""
+}
+
 // checkRegistryAdd refuses what goes with a command or URL of one's own.
 func checkRegistryAdd(f *flags) error {
 	switch {
@@ -347,9 +390,20 @@ func registryEntryName(f *flags, registryName string) (string, error) {
 	}
 	name := registry.ServerName(registryName)
 	if why := mcpclient.ValidServerName(name); why != "" {
-		return "", usagef("add: no server name can be made of %q (%s): give one, as in mcpbridge add --from-registry %s NAME", registryName, why, registryName)
+		return "", usagef("add: no server name can be made of %q (%s): give one, as in: %s", registryName, why, registryAddLine(f, "NAME", userChoice(f)))
 	}
 	return name, nil
+}
+
+// userChoice is the --package or --remote flag f was given, "" for none.
+func userChoice(f *flags) string {
+	switch {
+	case f.pkg != "":
+		return "--package " + shellQuote(f.pkg)
+	case f.remote != "":
+		return "--remote " + shellQuote(f.remote)
+	}
+	return ""
 }
 
 // registryOutdated asks the registry for the latest version of each

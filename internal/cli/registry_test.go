@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -458,5 +459,67 @@ func TestRegistryShowOffersOnlyWhatAdds(t *testing.T) {
 	}
 	if r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", "io.github.example/first-fails@1.0.0", "--package", "pypi"); r.code != ExitOK || !strings.Contains(readFile(t, cfg), "second==2.0.0") {
 		t.Errorf("the add show offers: %+v", r)
+	}
+}
+
+// What add --from-registry suggests when it refuses is the user's own
+// command, its --config, its server (a file here, not the name the file
+// gives: the registry does not list it) and its NAME kept, with the
+// choice to add: each line, pasted, adds the server. The hints used to
+// drop them ("give one, as in mcpbridge add --from-registry NAME NAME",
+// "it offers --package npm, pypi or --remote 1").
+func TestAddFromRegistryHintsRepeatTheCommand(t *testing.T) {
+	useRegistry(t)
+	dir := filepath.Join(t.TempDir(), "my servers")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(dir, "server.json")
+	// The npm package, add's own choice, cannot be added; no serverName
+	// can be made of the name.
+	if err := os.WriteFile(doc, []byte(`{"name": "io.github.example/...", "description": "x", "version": "1.0.0",
+  "packages": [
+    {"registryType": "npm", "identifier": "first", "version": "1.0.0", "transport": {"type": "stdio"}, "runtimeArguments": [{"type": "positional", "value": "other"}]},
+    {"registryType": "pypi", "identifier": "second", "version": "2.0.0", "transport": {"type": "stdio"}},
+    {"registryType": "mcpb", "identifier": "https://example.com/x.mcpb", "fileSha256": "ab", "transport": {"type": "stdio"}}],
+  "remotes": [{"type": "streamable-http", "url": "https://example.com/mcp"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "mcpbridge.yaml")
+	paste := func(what string, line []string, want string) {
+		t.Helper()
+		os.Remove(cfg)
+		if r := mcpbridge(t, "", line...); r.code != ExitOK || !strings.Contains(readFile(t, cfg), want) {
+			t.Errorf("%s, pasted: %q: %+v, want %q written", what, line, r, want)
+		}
+	}
+
+	r := mcpbridge(t, "", "add", "--config", cfg, "--from-registry", doc, "--package", "pypi")
+	hint := hintAfter(t, r.stderr, "give one, as in: mcpbridge ")
+	want := []string{"add", "--config", cfg, "--from-registry", doc, "NAME", "--package", "pypi"}
+	if r.code != ExitUsage || !slices.Equal(hint, want) {
+		t.Fatalf("no name: exit %d, hint %q; want %d and %q\n%s", r.code, hint, ExitUsage, want, r.stderr)
+	}
+	hint[5] = "second"
+	paste("the name hint", hint, "second==2.0.0")
+
+	for _, refused := range [][]string{{"ex", "--remote", "2"}, {"ex", "--package", "cargo"}, {"ex"}, {"ex", "--package", "mcpb"}} {
+		r := mcpbridge(t, "", append([]string{"add", "--config", cfg, "--from-registry", doc}, refused...)...)
+		var lines [][]string
+		for l := range strings.Lines(r.stderr) {
+			if rest, ok := strings.CutPrefix(l, "  mcpbridge "); ok {
+				lines = append(lines, shellWords(t, strings.TrimSuffix(rest, "\n")))
+			}
+		}
+		line := func(choice ...string) []string {
+			return append([]string{"add", "--config", cfg, "--from-registry", doc, "ex"}, choice...)
+		}
+		want := [][]string{line("--package", "pypi"), line("--remote", "1")}
+		if r.code != ExitUsage || !cmp.Equal(lines, want) {
+			t.Errorf("%q: exit %d, lines %q; want %d and %q\n%s", refused, r.code, lines, ExitUsage, want, r.stderr)
+			continue
+		}
+		paste(strings.Join(refused, " "), lines[0], "second==2.0.0")
+		paste(strings.Join(refused, " "), lines[1], "https://example.com/mcp")
 	}
 }

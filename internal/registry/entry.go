@@ -74,13 +74,13 @@ func Build(s Server, c Choice) (Entry, error) {
 		return Entry{}, fmt.Errorf("choose a package or a remote, not both")
 	case c.Remote > 0:
 		if c.Remote > len(s.Remotes) {
-			return Entry{}, fmt.Errorf("%s has %s; %s", s.Name, count(len(s.Remotes), "remote"), s.offers())
+			return Entry{}, fmt.Errorf("%s has %s", s.Name, count(len(s.Remotes), "remote"))
 		}
 		e = buildRemote(s.Remotes[c.Remote-1])
 	case c.Package != "":
 		i := slices.IndexFunc(s.Packages, func(p Package) bool { return p.RegistryType == c.Package })
 		if i < 0 {
-			return Entry{}, fmt.Errorf("%s has no %s package; %s", s.Name, c.Package, s.offers())
+			return Entry{}, fmt.Errorf("%s has no %s package", s.Name, c.Package)
 		}
 		e, err = buildPackage(s, s.Packages[i])
 	default:
@@ -112,30 +112,6 @@ func buildDefault(s Server) (Entry, error) {
 		where = ": its website says how to install it: " + s.WebsiteURL
 	}
 	return Entry{}, fmt.Errorf("%s lists neither packages nor remotes%s", s.Name, where)
-}
-
-// offers says what the server offers, for an error about a choice it
-// does not have.
-func (s Server) offers() string {
-	var types []string
-	for _, p := range s.Packages {
-		if !slices.Contains(types, p.RegistryType) {
-			types = append(types, p.RegistryType)
-		}
-	}
-	var parts []string
-	if len(types) > 0 {
-		parts = append(parts, "--package "+strings.Join(types, ", "))
-	}
-	if n := len(s.Remotes); n == 1 {
-		parts = append(parts, "--remote 1")
-	} else if n > 1 {
-		parts = append(parts, fmt.Sprintf("--remote 1 to %d", n))
-	}
-	if len(parts) == 0 {
-		return "it offers nothing to run"
-	}
-	return "it offers " + strings.Join(parts, " or ") + " (mcpbridge registry show " + s.Name + ")"
 }
 
 func count(n int, what string) string {

@@ -108,7 +108,8 @@ func TestBuild(t *testing.T) {
 }
 
 // A choice the server does not offer, and a package mcpbridge cannot
-// start, are errors that say what there is instead.
+// start, are errors that say so (what adds instead is the command's to
+// say: it knows the command line).
 func TestBuildRefuses(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -118,9 +119,9 @@ func TestBuildRefuses(t *testing.T) {
 	}{
 		{"servers/every-package-type.json", Choice{Package: "mcpb"}, []string{"MCP bundle", "fe333e598595", "mcpbridge add NAME -- COMMAND"}},
 		{"servers/text-editor.json", Choice{}, []string{"MCP bundle"}},
-		{"servers/everything.json", Choice{Package: "pypi"}, []string{"has no pypi package", "it offers --package npm"}},
-		{"servers/everything.json", Choice{Remote: 1}, []string{"has no remotes", "--package npm"}},
-		{"servers/hybrid-mcp.json", Choice{Remote: 3}, []string{"has 2 remotes", "--remote 1 to 2"}},
+		{"servers/everything.json", Choice{Package: "pypi"}, []string{"has no pypi package"}},
+		{"servers/everything.json", Choice{Remote: 1}, []string{"has no remotes"}},
+		{"servers/hybrid-mcp.json", Choice{Remote: 3}, []string{"has 2 remotes"}},
 		{"servers/hybrid-mcp.json", Choice{Package: "npm", Remote: 1}, []string{"not both"}},
 	}
 	for _, tt := range tests {
