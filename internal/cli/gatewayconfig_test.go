@@ -63,6 +63,53 @@ func TestGatewayEntryVariablesOnlyServeNeeds(t *testing.T) {
 	}
 }
 
+// A rule whose when holds for no caller is warned of at its line, as
+// a rule whose subjects or groups no caller has is: one that tests a
+// subject no caller here has, a claim or a group where no caller has any
+// (no issuer), or that is false whatever the caller and tool. validate
+// said nothing of them, while their callers got nothing from them. A
+// when some caller meets, and a deny's when that fails for lack of a
+// claim (the deny then applies), are not warned of.
+func TestPolicyWhenThatCanNeverHoldIsWarnedOf(t *testing.T) {
+	inDir(t, `- id: gw
+  name: gateway
+  config:
+    policy:
+      - when: 'subject == "alice"'
+        allow: ["*"]
+      - when: 'claims.role == "admin"'
+        allow: ["*"]
+      - when: '"ops" in groups'
+        allow: ["*"]
+      - when: 'tool.startsWith("mcp__fx__") && 1 > 2'
+        deny: ["mcp__fx__*"]
+      - when: 'subject == "stdio" || tool == "mcp__fx__add"'
+        allow: ["*"]
+      - when: 'claims.role != "admin"'
+        deny: ["mcp__fx__*"]
+`)
+	r := mcpbridge(t, "", "validate")
+	if r.code != ExitOK {
+		t.Fatalf("validate: exit %d, want 0 (warnings only):\n%s", r.code, r.stderr)
+	}
+	const none = "never applies: its when holds for none of the callers here (stdio, bearer, anonymous, none of whom has claims or groups: only a JWT carries them, with auth.issuer)"
+	for _, w := range []string{
+		`mcpbridge.yaml:5: warning: entry "gw": policy rule (when subject == "alice"): ` + none,
+		`mcpbridge.yaml:7: warning: entry "gw": policy rule (when claims.role == "admin"): ` + none,
+		`mcpbridge.yaml:9: warning: entry "gw": policy rule (when "ops" in groups): ` + none,
+		`mcpbridge.yaml:11: warning: entry "gw": policy rule (when tool.startsWith("mcp__fx__") && 1 > 2): never applies: its when is false whatever the caller and tool`,
+	} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("validate's stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	for _, fine := range []string{"mcpbridge.yaml:13:", "mcpbridge.yaml:15:"} {
+		if strings.Contains(r.stderr, fine) {
+			t.Errorf("validate warned of the rule at %s, which applies:\n%s", fine, r.stderr)
+		}
+	}
+}
+
 // A policy rule that can never match is warned of, at its line, by
 // validate and by serve as it takes the policy into use: subjects or
 // groups no caller can have (no identities configured; serve --stdio,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
 
 	"github.com/mcpbridge/mcpbridge/internal/naming"
 )
@@ -16,6 +17,14 @@ import (
 // (the token's claims, a map), subject, groups and tool (the public name
 // asked for, or a resource's server prefix: whenTool).
 func compileWhen(expr string) (cel.Program, error) {
+	return whenProgram(expr, cel.OptOptimize)
+}
+
+// whenCost bounds one evaluation of a when expression.
+const whenCost = 10_000
+
+// whenProgram compiles expr, a when expression, evaluated with opts.
+func whenProgram(expr string, opts cel.EvalOption) (cel.Program, error) {
 	env, err := cel.NewEnv(
 		cel.Variable("claims", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("subject", cel.StringType),
@@ -32,7 +41,7 @@ func compileWhen(expr string) (cel.Program, error) {
 	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 		return nil, fmt.Errorf("it is a %s, want a bool", ast.OutputType())
 	}
-	return env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(10_000))
+	return env.Program(ast, cel.EvalOptions(opts), cel.CostLimit(whenCost))
 }
 
 // Policy is a compiled, ordered rule list. The zero Policy (no policy
@@ -274,17 +283,27 @@ func (p *Policy) Warnings(reach Reach) []Warning {
 }
 
 // unreachable warns of what in r can never match in reach: its subjects
-// or groups, which no caller can have, and each glob that matches no
-// public name.
+// or groups, which no caller can have, its when, which holds for none,
+// and each glob that matches no public name.
 func (r *Rule) unreachable(reach Reach) []Warning {
 	var out []Warning
-	if reach.Subjects != nil && r.Subjects != nil && !slices.ContainsFunc(r.Subjects, func(s string) bool { return slices.Contains(reach.Subjects, s) }) {
+	callers := reach.Subjects // those the rule may apply to
+	if reach.Subjects != nil && r.Subjects != nil {
+		callers = slices.DeleteFunc(slices.Clone(r.Subjects), func(s string) bool { return !slices.Contains(reach.Subjects, s) })
+	}
+	if reach.Subjects != nil && r.Subjects != nil && len(callers) == 0 {
 		out = append(out, Warning{r.Line, r.callers(), fmt.Sprintf("never applies: no caller here has any of its subjects; the callers are %s "+
 			`(a static token's name, "bearer" for --token-env, "anonymous" over HTTP without auth, "stdio" over serve --stdio; a JWT's sub needs auth.issuer)`,
 			strings.Join(reach.Subjects, ", "))})
 	}
-	if reach.NoGroups && r.Groups != nil {
+	noGroups := reach.NoGroups && r.Groups != nil
+	if noGroups {
 		out = append(out, Warning{r.Line, r.callers(), "never applies: no caller here has groups, which only a JWT's groups claim gives (auth.issuer)"})
+	}
+	if reach.Subjects == nil || len(callers) > 0 && !noGroups {
+		if why := r.whenNever(reach, callers); why != "" {
+			out = append(out, Warning{r.Line, r.callers(), "never applies: " + why})
+		}
 	}
 	for _, list := range []struct {
 		key   string
@@ -298,6 +317,61 @@ func (r *Rule) unreachable(reach Reach) []Warning {
 		}
 	}
 	return out
+}
+
+// whenNever says why r's when holds for no caller in reach, "" when one
+// may meet it. Whatever the caller and tool (each unknown), it is false;
+// or, where no caller has claims or groups (no issuer: reach.NoGroups),
+// it is false for each of callers (the rule's subjects among reach's),
+// the tool unknown. An evaluation that fails counts as false, but for a
+// rule that denies, which then applies (matches).
+func (r *Rule) whenNever(reach Reach, callers []string) string {
+	if r.When == "" {
+		return ""
+	}
+	prg, err := whenProgram(r.When, cel.OptPartialEval)
+	if err != nil {
+		return "" // Decode compiled it: it does not fail here
+	}
+	if r.falseFor(prg, map[string]any{}, "claims", "subject", "groups", "tool") {
+		return "its when is false whatever the caller and tool"
+	}
+	if !reach.NoGroups || reach.Subjects == nil {
+		return ""
+	}
+	for _, s := range callers {
+		if !r.falseFor(prg, map[string]any{"claims": map[string]any{}, "subject": s, "groups": []string{}}, "tool") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("its when holds for none of the callers here (%s, none of whom has claims or groups: only a JWT carries them, with auth.issuer)",
+		strings.Join(callers, ", "))
+}
+
+// falseFor reports whether prg, r's when, does not match with vars, the
+// variables named unknown left unknown: it is false, or it fails (or is
+// no bool) and r denies nothing (matches' failed).
+func (r *Rule) falseFor(prg cel.Program, vars map[string]any, unknown ...string) bool {
+	patterns := make([]*cel.AttributePatternType, len(unknown))
+	for i, name := range unknown {
+		patterns[i] = cel.AttributePattern(name)
+	}
+	act, err := cel.PartialVars(vars, patterns...)
+	if err != nil {
+		return false
+	}
+	out, _, err := prg.Eval(act)
+	switch {
+	case err != nil:
+		return r.Deny == nil
+	case types.IsUnknown(out):
+		return false
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return r.Deny == nil
+	}
+	return !b
 }
 
 // UnlistedWarnings lists the rules that grant tools but none of listed,

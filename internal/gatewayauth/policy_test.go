@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -295,6 +296,62 @@ func TestPolicyWarnings(t *testing.T) {
 	}
 	if len(got) > 0 && !strings.Contains(got[0].Msg, "resources:") {
 		t.Errorf("the warning %q does not say how to grant resources", got[0].Msg)
+	}
+}
+
+// Where any subject may call (an issuer's tokens name their own), a
+// when is warned of only when it is false whatever the caller and tool:
+// a claim or subject it tests may be a token's. Where the callers are
+// known and carry no claims, it is warned of when none of them meets it
+// (the rule's subjects among them), but not twice over a warning of
+// subjects or groups no caller has.
+func TestPolicyWhenNeverHoldsWarnings(t *testing.T) {
+	const src = `policy:
+  - when: 'subject == "alice" && false'
+    allow: ["*"]
+  - when: 'subject == "alice"'
+    allow: ["*"]
+  - when: 'claims.role == "admin"'
+    allow: ["*"]
+  - when: 'size(groups) > 0 && tool.endsWith("_x")'
+    allow: ["*"]
+  - subjects: [ci, bob]
+    when: 'subject == "bob"'
+    allow: ["*"]
+  - subjects: [bob]
+    when: 'subject == "bob"'
+    allow: ["*"]
+  - when: '!has(claims.role)'
+    allow: ["*"]
+`
+	p := compilePolicy(t, src)
+	never := func(what string) Warning {
+		return Warning{Line: lineOf(t, src, "'"+what+"'"), Callers: "when " + what, Msg: "never applies: its when is false whatever the caller and tool"}
+	}
+	if d := cmp.Diff([]Warning{never(`subject == "alice" && false`)}, p.Warnings(Reach{})); d != "" {
+		t.Errorf("any caller: warnings (-want +got):\n%s", d)
+	}
+	const noneMsg = "never applies: its when holds for none of the callers here (ci, none of whom has claims or groups: only a JWT carries them, with auth.issuer)"
+	none := func(what string) Warning {
+		return Warning{Line: lineOf(t, src, "'"+what+"'"), Callers: "when " + what, Msg: noneMsg}
+	}
+	got := p.Warnings(Reach{Subjects: []string{"ci"}, NoGroups: true})
+	want := []Warning{never(`subject == "alice" && false`), none(`subject == "alice"`), none(`claims.role == "admin"`), none(`size(groups) > 0 && tool.endsWith("_x")`)}
+	want = append(want, Warning{Line: lineOf(t, src, "[ci, bob]"), Callers: `subjects ci, bob; when subject == "bob"`, Msg: noneMsg})
+	subjectsLine := lineOf(t, src, "subjects: [bob]")
+	var subjects []Warning
+	got = slices.DeleteFunc(got, func(w Warning) bool {
+		if w.Line == subjectsLine {
+			subjects = append(subjects, w)
+			return true
+		}
+		return false
+	})
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("callers ci: warnings (-want +got):\n%s", d)
+	}
+	if len(subjects) != 1 || !strings.Contains(subjects[0].Msg, "no caller here has any of its subjects") {
+		t.Errorf("the rule of bob alone: %+v, want only the warning of its subjects", subjects)
 	}
 }
 
