@@ -404,9 +404,13 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 // connection: stdio's and in memory, and a stateful or stateless HTTP
 // session's, whose request headers reach the Gate's Screen. Each waits
 // for the backends' readiness as the SDK's requests do (heldUntilReady).
+// One before initialize is the SDK's to refuse, as any other request.
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
 		ss := session.Load()
+		if refusedUninitialized(ss, req) {
+			return next(req)
+		}
 		if body := g.skillsBody(req, headerOf(req), sessionID(ss)); body != nil {
 			return g.heldUntilReady(ss, req, body)
 		}

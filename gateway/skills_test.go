@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -335,4 +336,68 @@ func TestGatewaySkillURIsNotTakenByAnotherBackend(t *testing.T) {
 	if len(listed) != 0 {
 		t.Errorf("evil's items in the skill space are listed: %v", listed)
 	}
+}
+
+// A skills request (skills/list, skills/get, resources/directory/read)
+// sent before initialize is refused as the SDK refuses every other
+// request before it, with the same error: on stdio, and as the first POST
+// of a Streamable HTTP session. After initialize it is answered.
+func TestSkillsBeforeInitializeRefused(t *testing.T) {
+	reg := tool.NewRegistry()
+	startSkillsBackend(t, reg, "alpha")
+	g := newGateway(t, reg, Options{})
+	// refusal is the error of a request of method before initialize,
+	// in the words the SDK gives resources/list's.
+	refusal := func(t *testing.T, answer func(method, params string) wireMessage, method string) string {
+		t.Helper()
+		want := answer("resources/list", `{}`)
+		if want.Error == nil {
+			t.Fatalf("resources/list before initialize was answered: %s", want.Result)
+		}
+		return fmt.Sprintf("%d %s", want.Error.Code, strings.ReplaceAll(want.Error.Message, "resources/list", method))
+	}
+	check := func(t *testing.T, answer func(method, params string) wireMessage) {
+		for _, a := range []struct{ method, params string }{
+			{"skills/list", `{}`},
+			{"skills/get", `{"uri":"skill://alpha/pdf-processing/SKILL.md"}`},
+			{"resources/directory/read", `{"uri":"skill://alpha/pdf-processing"}`},
+		} {
+			want := refusal(t, answer, a.method)
+			got := answer(a.method, a.params)
+			if got.Error == nil {
+				t.Errorf("%s before initialize was answered: %s\nwant the refusal %s", a.method, got.Result, want)
+			} else if s := fmt.Sprintf("%d %s", got.Error.Code, got.Error.Message); s != want {
+				t.Errorf("%s before initialize: %s\nwant the refusal of every request before it: %s", a.method, s, want)
+			}
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		c := connectRawInit(t, "", g.ServeStdio)
+		check(t, c.request)
+		c.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if got := c.request("skills/list", `{}`); got.Error != nil || !strings.Contains(string(got.Result), "skill://alpha/pdf-processing/SKILL.md") {
+			t.Errorf("skills/list after initialize: %+v %s", got.Error, got.Result)
+		}
+	})
+	t.Run("HTTP first POST", func(t *testing.T) {
+		s := &httpSession{t: t, endpoint: serveHTTP(t, g, Options{}) + "/mcp"}
+		check(t, func(method, params string) wireMessage {
+			resp, err := s.send(context.Background(), requestLine(1, method, params))
+			if err != nil {
+				t.Fatalf("POST %s: %v", method, err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			body := string(b)
+			if !strings.HasPrefix(body, "{") {
+				body = lastData(body)
+			}
+			var m wireMessage
+			if err := json.Unmarshal([]byte(body), &m); err != nil {
+				t.Fatalf("POST %s: %s %q", method, resp.Status, b)
+			}
+			return m
+		})
+	})
 }

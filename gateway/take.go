@@ -62,6 +62,15 @@ func (g *Gateway) take(session *atomic.Pointer[mcp.ServerSession]) func(*jsonrpc
 	}
 }
 
+// refusedUninitialized reports whether the SDK refuses req on ss, as it
+// refuses every request of a session not initialized yet that is not a
+// 2026-07-28 one (which carries its version in _meta): a take leaves
+// such a request to the SDK, before anything is answered, admitted or
+// audited.
+func refusedUninitialized(ss *mcp.ServerSession, req *jsonrpc.Request) bool {
+	return (ss == nil || ss.InitializeParams() == nil) && !carriesMetaVersion(req.Params)
+}
+
 // noTake leaves every request to the SDK.
 func noTake(*jsonrpc.Request) sdkwire.TakenCall { return nil }
 

@@ -157,9 +157,7 @@ func (g *Gateway) sessionTaskBody(ss *mcp.ServerSession, req *jsonrpc.Request, h
 	if sdkwire.TakesCalls(ss) {
 		return g.taskBody(ss, req, header)
 	}
-	if ss.InitializeParams() == nil && !carriesMetaVersion(req.Params) {
-		// Neither initialized nor a 2026-07-28 request: the SDK refuses
-		// it (not initialized) before anything is admitted or audited.
+	if refusedUninitialized(ss, req) {
 		return nil
 	}
 	store := func() *sessionTasks { return g.tasksOf(ss, true) }
