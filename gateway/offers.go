@@ -362,7 +362,7 @@ func nonNil(s []string) []string {
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	g.syncMu.Lock()
-	server, known := g.offers.uriServer[uri]
+	server, at, known := g.servedAt(uri)
 	_, subscribed := g.offers.subs[subKey(server, uri)]
 	g.syncMu.Unlock()
 	may := g.visibleToCaller(ctx, req)
@@ -371,7 +371,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return mcp.ResourceNotFoundError(uri)
 	}
 	if !subscribed {
-		if err := g.subscribeAt(ctx, server, uri); err != nil {
+		if err := g.subscribeAt(ctx, server, at, uri); err != nil {
 			return err
 		}
 	}
@@ -379,10 +379,22 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	return nil
 }
 
-// subscribeAt makes the gateway's subscription to uri at server, which
-// ctx bounds the making of, unless one raced it there.
-func (g *Gateway) subscribeAt(ctx context.Context, server, uri string) error {
-	cancel, err := g.reg.SubscribeResource(ctx, server, uri, g.updates.add)
+// servedAt is the server of uri, a resource the gateway serves, and the
+// URI that server knows it by: a listed resource's own, or a skill
+// file's backend URI (skillFileAt), whose reads go through a template;
+// false for a URI the gateway serves nothing at. syncMu must be held.
+func (g *Gateway) servedAt(uri string) (server, at string, ok bool) {
+	if server, ok := g.offers.uriServer[uri]; ok {
+		return server, uri, true
+	}
+	return g.skillFileAt(uri)
+}
+
+// subscribeAt makes the gateway's subscription to uri, known to server
+// as at, which ctx bounds the making of, unless one raced it there. Its
+// updates are uri's.
+func (g *Gateway) subscribeAt(ctx context.Context, server, at, uri string) error {
+	cancel, err := g.reg.SubscribeResource(ctx, server, at, func(string) { g.updates.add(uri) })
 	if err != nil {
 		return err
 	}
@@ -428,7 +440,7 @@ func (g *Gateway) moveSubscriptions() {
 	for _, m := range moves {
 		m.cancel() // outside syncMu: it may tell the server
 		ctx, stop := context.WithTimeout(context.Background(), moveWait)
-		if err := g.subscribeAt(ctx, m.to, m.uri); err != nil {
+		if err := g.subscribeAt(ctx, m.to, m.uri, m.uri); err != nil {
 			g.log.Warn("resource subscription not moved to the server serving it now", "uri", m.uri, "server", m.to, "err", err)
 		}
 		stop()

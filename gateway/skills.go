@@ -28,7 +28,8 @@ import (
 // the backend's own listing. Each SKILL.md is listed in resources/list
 // (name and description from its frontmatter); the other files are read
 // through one resource template per server. A read passes the Gate as any
-// resources/read does. The backend's own skill:// resources are not
+// resources/read does; a file is subscribed to as any resource is, at its
+// backend under the backend's URI, its updates sent under the served one. The backend's own skill:// resources are not
 // listed a second time under their old URIs, and no backend's ordinary
 // resource or template takes a part of the skill:// space
 // (outsideSkillSpace).
@@ -241,10 +242,30 @@ func skillTemplates(skills []tool.Skill) []tool.ResourceTemplate {
 			continue
 		}
 		seen[s.Origin.Server] = true
-		out = append(out, tool.ResourceTemplate{Server: s.Origin.Server, URITemplate: skillScheme + s.Origin.Server + "/{+path}",
+		out = append(out, tool.ResourceTemplate{Server: s.Origin.Server, URITemplate: skillTemplate(s.Origin.Server),
 			Name: s.Origin.Server + " skill files", Description: "Files of the skills of " + s.Origin.Server, Wire: json.RawMessage(`{}`)})
 	}
 	return out
+}
+
+// skillTemplate is the URI template of server's skill files.
+func skillTemplate(server string) string { return skillScheme + server + "/{+path}" }
+
+// skillFileAt is the server of uri, a file under a part of the skill://
+// space the gateway serves (skill://<server>/…, whose reads its template
+// takes to the server), and the server's own URI for it; false for a URI
+// outside every served part. syncMu must be held.
+func (g *Gateway) skillFileAt(uri string) (server, at string, ok bool) {
+	rest, isSkill := strings.CutPrefix(uri, skillScheme)
+	if !isSkill {
+		return "", "", false
+	}
+	server, _, _ = strings.Cut(rest, "/")
+	if g.offers.skillServer[skillTemplate(server)] != server {
+		return "", "", false
+	}
+	at, ok = backendSkillURI(server, uri)
+	return server, at, ok
 }
 
 // withoutSkillFiles drops the resources that are a listed skill's files

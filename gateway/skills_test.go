@@ -401,3 +401,55 @@ func TestSkillsBeforeInitializeRefused(t *testing.T) {
 		})
 	})
 }
+
+// A skill file is an ordinary resource to a client (the extension serves
+// them through resources/read alone): one it reads through the gateway,
+// listed (a SKILL.md) or read through its server's template (the other
+// files), it may subscribe to, and the backend's update of the file comes
+// under the gateway's URI for it. A skill file of a server the caller may
+// not see is not found, as its read is.
+func TestSkillFileSubscription(t *testing.T) {
+	reg := tool.NewRegistry()
+	fx := skillpeer.NewSkills(skillpeer.SkillsOptions{Subscribable: true})
+	// resources/subscribe, as protocols before 2026-07-28 have it.
+	startClient(t, mcpclient.Config{ServerName: "alpha", Transport: mcpclient.TransportStdio, Command: "unused", ProtocolVersion: "2025-11-25"},
+		mcpclient.Options{Registry: reg, NewTransport: fx.NewTransport(t.Cleanup)})
+	startSkillsBackend(t, reg, "beta")
+	g := newGateway(t, reg, Options{Gate: hideServer{hidden: "beta"}})
+	updated := make(chan string, 100)
+	client := mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- req.Params.URI
+		},
+	})
+	cs, _ := connectClient(t, g, client, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	for _, f := range []struct{ served, backend string }{
+		{"skill://alpha/pdf-processing/SKILL.md", "skill://pdf-processing/SKILL.md"},
+		{"skill://alpha/pdf-processing/references/FORMS.md", "skill://pdf-processing/references/FORMS.md"},
+	} {
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: f.served}); err != nil {
+			t.Fatalf("read %s: %v", f.served, err)
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: f.served}); err != nil {
+			t.Errorf("subscribe %s, which the client reads: %v", f.served, err)
+			continue
+		}
+		if err := fx.Updated(ctx, f.backend); err != nil {
+			t.Fatalf("the backend's update of %s: %v", f.backend, err)
+		}
+		if got := waitSignal(t, updated, "the update of "+f.served); got != f.served {
+			t.Errorf("the backend updated %s: the client heard of %s, want %s", f.backend, got, f.served)
+		}
+		if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: f.served}); err != nil {
+			t.Errorf("unsubscribe %s: %v", f.served, err)
+		}
+	}
+	hidden := "skill://beta/pdf-processing/SKILL.md"
+	_, readErr := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: hidden})
+	subErr := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: hidden})
+	if readErr == nil || subErr == nil || !strings.Contains(subErr.Error(), "not found") {
+		t.Errorf("a hidden server's skill file: read %v, subscribe %v; want both not found", readErr, subErr)
+	}
+}

@@ -139,7 +139,7 @@ func (g *Gateway) mayUpdate(req mcp.Request) bool {
 	may := g.subscribers[ss][p.URI]
 	g.mu.Unlock()
 	g.syncMu.Lock()
-	server, known := g.offers.uriServer[p.URI]
+	server, _, known := g.servedAt(p.URI)
 	g.syncMu.Unlock()
 	return may != nil && known && may(OfferResource, server)
 }

@@ -9,10 +9,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +47,9 @@ type SkillsOptions struct {
 	Tamper string
 	// OnRead, when not nil, is told the URI of every resources/read.
 	OnRead func(uri string)
+	// Subscribable makes the fixture declare resources.subscribe and
+	// accept subscriptions to its files, whose updates Updated sends.
+	Subscribable bool
 }
 
 // Skills is a server of the skills extension: its skills/list and
@@ -51,6 +57,9 @@ type SkillsOptions struct {
 // for them; the files are the SDK's resources.
 type Skills struct {
 	opts SkillsOptions
+
+	mu      sync.Mutex
+	servers []*mcp.Server // every server made, for Updated; guarded by mu
 }
 
 // NewSkills returns the skills fixture.
@@ -60,9 +69,18 @@ func NewSkills(opts SkillsOptions) *Skills { return &Skills{opts: opts} }
 // files as resources (each SKILL.md listed with its frontmatter's name and
 // description).
 func (s *Skills) Server() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "skills", Version: "0"}, &mcp.ServerOptions{
+	opts := &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{}, Extensions: map[string]any{SkillsExtension: map[string]any{}}},
-	})
+	}
+	if s.opts.Subscribable {
+		// The SDK keeps who subscribed to what, and declares the capability.
+		opts.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		opts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "skills", Version: "0"}, opts)
+	s.mu.Lock()
+	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
 	for _, uri := range skillURIs() {
 		r := &mcp.Resource{URI: uri, Name: strings.TrimPrefix(uri, "skill://"), MIMEType: "text/markdown"}
 		if name, desc, ok := skillOf(uri); ok {
@@ -76,6 +94,19 @@ func (s *Skills) Server() *mcp.Server {
 		})
 	}
 	return srv
+}
+
+// Updated tells the sessions subscribed to uri, on every server the
+// fixture made, that it changed.
+func (s *Skills) Updated(ctx context.Context, uri string) error {
+	s.mu.Lock()
+	servers := slices.Clone(s.servers)
+	s.mu.Unlock()
+	var errs []error
+	for _, srv := range servers {
+		errs = append(errs, srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}))
+	}
+	return errors.Join(errs...)
 }
 
 // skillURIs are the fixture's file URIs in a fixed order.
