@@ -79,11 +79,21 @@ func (g *Gateway) awaitReadyOn(ctx context.Context, session *mcp.ServerSession, 
 // Observer's (seen): else a session that only lists skills looks idle.
 func (g *Gateway) heldUntilReady(session *mcp.ServerSession, req *jsonrpc.Request, body sdkwire.TakenCall) sdkwire.TakenCall {
 	header, method := headerOf(req), req.Method
-	return func(ctx context.Context) (json.RawMessage, error) {
-		g.seen(ctx, session, method)
+	return g.seenFirst(session, method, func(ctx context.Context) (json.RawMessage, error) {
 		if err := g.awaitReadyOn(ctx, session, header, "", method); err != nil {
 			return nil, err
 		}
+		return body(ctx)
+	})
+}
+
+// seenFirst is body, a request of method on session that a take answers
+// beneath the SDK's session, run once the request is seen: the session's
+// activity and the Observer's, as each request the SDK serves is
+// (middleware).
+func (g *Gateway) seenFirst(session *mcp.ServerSession, method string, body sdkwire.TakenCall) sdkwire.TakenCall {
+	return func(ctx context.Context) (json.RawMessage, error) {
+		g.seen(ctx, session, method)
 		return body(ctx)
 	}
 }

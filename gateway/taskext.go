@@ -138,24 +138,12 @@ type extTasks struct {
 // it may run on a connection's read loop.
 func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
 	if tasks.Handles(req.Method) || req.Method == "tasks/update" {
-		method, params := req.Method, req.Params
-		if err := cmp.Or(extTasksRefusal(method, params, x.session), taskNameMismatch(header, params)); err != nil {
-			return func(context.Context) (json.RawMessage, error) { return nil, err }
+		if removedByExtension(req.Method) {
+			// Not found, as an unknown method the SDK answers: not the
+			// Observer's either.
+			return x.answerBody(req, header)
 		}
-		return func(ctx context.Context) (json.RawMessage, error) {
-			answer := x.answer
-			if answer == nil {
-				answer = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-					st := x.tasks()
-					if st == nil {
-						return nil, errSessionClosed // the session ended
-					}
-					return jsonrpcErr(st.store.Answer(ctx, method, params))
-				}
-			}
-			raw, err := answer(ctx, method, params)
-			return completeResult(raw, err)
-		}
+		return g.seenFirst(x.session, req.Method, x.answerBody(req, header))
 	}
 	p, ok := extCall(req, x.session)
 	if !ok || !(*g.taskTools.Load())[p.Name] {
@@ -177,6 +165,37 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 			})
 		})
 	}
+}
+
+// answerBody is the body that answers req, a tasks request of the
+// extension (tasks/get, tasks/update, tasks/cancel, and the removed
+// ones, which are refused), with x's tasks; header is the HTTP request's.
+func (x extTasks) answerBody(req *jsonrpc.Request, header http.Header) sdkwire.TakenCall {
+	method, params := req.Method, req.Params
+	if err := cmp.Or(extTasksRefusal(method, params, x.session), taskNameMismatch(header, params)); err != nil {
+		return func(context.Context) (json.RawMessage, error) { return nil, err }
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		answer := x.answer
+		if answer == nil {
+			answer = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+				st := x.tasks()
+				if st == nil {
+					return nil, errSessionClosed // the session ended
+				}
+				return jsonrpcErr(st.store.Answer(ctx, method, params))
+			}
+		}
+		raw, err := answer(ctx, method, params)
+		return completeResult(raw, err)
+	}
+}
+
+// removedByExtension reports whether method is one of the tasks methods
+// of 2025-11-25 that the extension removed (tasks/list, the blocking
+// tasks/result).
+func removedByExtension(method string) bool {
+	return method == "tasks/list" || method == "tasks/result"
 }
 
 // completeResult marks a result of tasks/get, tasks/update or
@@ -218,7 +237,7 @@ func taskNameMismatch(header http.Header, params json.RawMessage) error {
 // session nor in the request's _meta gets -32021, the capability it must
 // declare in the error's data.
 func extTasksRefusal(method string, params json.RawMessage, session *mcp.ServerSession) error {
-	if method == "tasks/list" || method == "tasks/result" {
+	if removedByExtension(method) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: method + " was removed by the tasks extension of 2026-07-28 (" + tasks.Extension + "): poll tasks/get for a task's status and result"}
 	}

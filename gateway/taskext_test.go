@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -426,4 +427,42 @@ func jobRegistry(t *testing.T) *tool.Registry {
 		t.Fatal(err)
 	}
 	return reg
+}
+
+// Every tasks request is the Observer's, once, on every path to tasks,
+// as every request the SDK serves is: those the gateway answers beneath
+// the SDK (a session's tasks, and the extension's, stateless or on a
+// 2026-07-28 stdio connection), answered or refused. A method the path
+// does not have (2025-11-25's tasks/update; tasks/list and tasks/result,
+// which the extension removed) is not found and not counted, as the
+// SDK's unknown methods are not.
+func TestTaskRequestsObserved(t *testing.T) {
+	for _, p := range taskPaths {
+		t.Run(p.name, func(t *testing.T) {
+			obs := &observed{}
+			c := p.open(t, Options{Observer: obs})
+			id := createdTask(t, c.request("tools/call", p.call("work")), p.ext)
+			awaitTask(t, c, id, "completed")
+			notFound := map[bool][]string{false: {"tasks/update"}, true: {"tasks/list", "tasks/result"}}[p.ext]
+			for _, method := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/update", "tasks/cancel"} {
+				obs.mu.Lock()
+				before := countOf(obs.requests, method)
+				obs.mu.Unlock()
+				got := inBody(c.request(method, idParams(id)))
+				obs.mu.Lock()
+				heard := slices.Clone(obs.requests)
+				obs.mu.Unlock()
+				want := 1
+				if slices.Contains(notFound, method) {
+					refusedWith(t, method, got, -32601)
+					want = 0
+				} else if got.Error != nil && got.Error.Code == -32601 {
+					t.Errorf("%s: not found (%s)", method, got.Error.Message)
+				}
+				if n := countOf(heard, method) - before; n != want {
+					t.Errorf("one %s: the Observer heard of it %d times, want %d (it heard %v)", method, n, want, heard)
+				}
+			}
+		})
+	}
 }
