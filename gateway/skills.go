@@ -429,10 +429,8 @@ func (g *Gateway) skillReader(server string) mcp.ResourceHandler {
 func (g *Gateway) takeSkills(session *atomic.Pointer[mcp.ServerSession], next func(*jsonrpc.Request) sdkwire.TakenCall) func(*jsonrpc.Request) sdkwire.TakenCall {
 	return func(req *jsonrpc.Request) sdkwire.TakenCall {
 		ss := session.Load()
-		if refusedUninitialized(ss, req) {
-			return next(req)
-		}
-		if body := g.skillsBody(req, headerOf(req), sessionID(ss)); body != nil {
+		// The method first: the initialize check may parse params' _meta.
+		if body := g.skillsBody(req, headerOf(req), sessionID(ss)); body != nil && !refusedUninitialized(ss, req) {
 			return g.heldUntilReady(ss, req, body)
 		}
 		return next(req)
