@@ -74,9 +74,12 @@ type Host struct {
 	units    []*unit            // in plan order, disabled entries included
 	reserved map[claimKey]*unit // who holds each claim
 	refused  map[string]Refusal // by entry id: configs a reload did not put in force
-	version  uint64
-	closed   bool
-	closeErr error
+	// fileRefused is why the last reload could not read or parse the
+	// file, nil when it could (FileRefusal).
+	fileRefused *Refusal
+	version     uint64
+	closed      bool
+	closeErr    error
 }
 
 // unit is one entry of the current plan and its instance.

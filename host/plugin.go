@@ -248,7 +248,8 @@ type Status struct {
 	Refused *Refusal `json:",omitempty"`
 }
 
-// Refusal is a reload that did not put an entry's config in force: the
+// Refusal is a reload that did not put an entry's config in force, or
+// could not read or parse the file at all (Host.FileRefusal): the
 // previous config keeps running until a reload applies one.
 type Refusal struct {
 	// Err says which config did not start, why, and what runs instead

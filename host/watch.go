@@ -151,6 +151,7 @@ func (h *Host) reload(ctx context.Context, path string, saved bool) {
 		return
 	case err != nil:
 		h.log.Error(notReloaded, "config", path, "err", err)
+		h.noteFileRefusal(err)
 		return
 	}
 	parse := h.opts.Parse
@@ -168,8 +169,10 @@ func (h *Host) reload(ctx context.Context, path string, saved bool) {
 			}
 			h.log.Error(notReloaded, attrs...)
 		}
+		h.noteFileRefusal(err)
 		return
 	}
+	h.noteFileRefusal(nil)
 	h.mu.Lock()
 	same := planKey(plan) == h.planKey
 	h.mu.Unlock()
@@ -180,6 +183,40 @@ func (h *Host) reload(ctx context.Context, path string, saved bool) {
 	h.log.Info("config file changed, reloading", "config", path)
 	// Start failures are logged by Apply; what ran before keeps running.
 	_ = h.Apply(ctx, plan)
+}
+
+// noteFileRefusal records err as why the last reload could not read or
+// parse the config on disk (FileRefusal), nil when it could. The same
+// reason again keeps its Since: the file has been refused since then.
+func (h *Host) noteFileRefusal(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		h.fileRefused = nil
+		return
+	}
+	problems := make([]string, 0, 1)
+	for _, e := range split(err) {
+		problems = append(problems, e.Error())
+	}
+	ref := &Refusal{Err: strings.Join(problems, "; ") + " (" + notReloaded + ")", Since: time.Now()}
+	if old := h.fileRefused; old != nil && old.Err == ref.Err {
+		ref.Since = old.Since
+	}
+	h.fileRefused = ref
+}
+
+// FileRefusal is why the last reload of WatchFile could not read or parse
+// the config file, every entry running as it was; nil when it could (an
+// entry it refused is that entry's Status.Refused).
+func (h *Host) FileRefusal() *Refusal {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fileRefused == nil {
+		return nil
+	}
+	ref := *h.fileRefused
+	return &ref
 }
 
 // planKey identifies what a plan asks for: each entry's id, state and

@@ -188,6 +188,9 @@ func newRun(cfg Config, keeper *gatewayauth.Keeper, cat *host.Catalog, opts gate
 		if s := storeState(context.Background(), keeper); s != nil {
 			b = append(b, *s)
 		}
+		if s := fileState(h.FileRefusal()); s != nil {
+			b = append(b, *s)
+		}
 		return b
 	}
 	opts.ServerOrder = func() []string { return ServerOrder(h.Status()) }
@@ -329,6 +332,17 @@ func backendError(st host.Status) string {
 		return st.Refused.String()
 	}
 	return st.Err + "; " + st.Refused.String()
+}
+
+// fileState is /healthz's entry for a config file the last reload could
+// not read or parse (ref), nil without one. It stays OK, as an entry's
+// refused config does: the running entries serve as they were.
+func fileState(ref *host.Refusal) *gateway.BackendState {
+	if ref == nil {
+		return nil
+	}
+	s := gateway.NewBackendState("config file", "refused", true, 0, ref.String())
+	return &s
 }
 
 // keeperState is a failing health entry when the Keeper requires a
