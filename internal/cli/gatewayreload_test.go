@@ -31,6 +31,8 @@ type reloadedServe struct {
 	p   *servingProcess
 	cfg string
 	cs  *mcp.ClientSession
+	// http sends the probes; nil: http.DefaultClient.
+	http *http.Client
 }
 
 func startReloadedServe(t *testing.T, config string) *reloadedServe {
@@ -42,14 +44,50 @@ func startReloadedServe(t *testing.T, config string) *reloadedServe {
 // ("K=V") set for serve.
 func startReloadedServeEnv(t *testing.T, env []string, config string) *reloadedServe {
 	t.Helper()
+	return startReloadedServeWith(t, env, nil, config)
+}
+
+// reloadToken is the --token-env token of startReloadedServeToken.
+const reloadToken = "reload-token"
+
+// startReloadedServeToken is startReloadedServe with --token-env: its
+// session and probes send the token.
+func startReloadedServeToken(t *testing.T, config string) *reloadedServe {
+	t.Helper()
+	return startReloadedServeWith(t, []string{"GW_RELOAD_TOKEN=" + reloadToken}, &http.Client{Transport: bearer{reloadToken}}, config,
+		"--token-env", "GW_RELOAD_TOKEN")
+}
+
+// startReloadedServeWith is startReloadedServeEnv with serve's args
+// besides --http and --config, its requests sent with client (nil:
+// http.DefaultClient).
+func startReloadedServeWith(t *testing.T, env []string, client *http.Client, config string, args ...string) *reloadedServe {
+	t.Helper()
 	cfg := writeConfig(t, config)
-	p := startServing(t, env, "serve", "--http", "127.0.0.1:0", "--config", cfg)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: p.url}, nil)
+	p := startServing(t, env, append([]string{"serve", "--http", "127.0.0.1:0", "--config", cfg}, args...)...)
+	s := &reloadedServe{p: p, cfg: cfg, http: client}
+	s.cs = s.connect(t)
+	t.Cleanup(func() { s.cs.Close() })
+	return s
+}
+
+// connect opens an MCP session on serve.
+func (s *reloadedServe) connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: s.p.url, HTTPClient: s.http}, nil)
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, p.stderr)
+		t.Fatalf("connect: %v\n%s", err, s.p.stderr)
 	}
-	t.Cleanup(func() { cs.Close() })
-	return &reloadedServe{p: p, cfg: cfg, cs: cs}
+	return cs
+}
+
+// client is what sends serve's requests.
+func (s *reloadedServe) client() *http.Client {
+	if s.http == nil {
+		return http.DefaultClient
+	}
+	return s.http
 }
 
 // reload writes config and waits until serve has logged its outcome for
@@ -110,7 +148,7 @@ type probe struct {
 
 func (s *reloadedServe) probe(t *testing.T, path string) probe {
 	t.Helper()
-	resp, err := http.Get(s.p.base() + path)
+	resp, err := s.client().Get(s.p.base() + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +390,7 @@ func (s *reloadedServe) backend(t *testing.T, name string) (backend, string) {
 // config on disk is refused.
 func (s *reloadedServe) refusedMetric(t *testing.T, server string) string {
 	t.Helper()
-	resp, err := http.Get(s.p.base() + "/metrics")
+	resp, err := s.client().Get(s.p.base() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,4 +467,46 @@ func TestServeReloadRefusedConfigIsShown(t *testing.T) {
 	s.mustServe(t, "with the server's new command missing")
 	s.mustShowRefused(t, "fx", "missing-server")
 	s.mustShowApplied(t, "gateway")
+}
+
+// Under --token-env, a reload that adds to serve started without a
+// gateway entry one that does not load (misspelt, disabled, an audit file
+// that cannot be opened) fails closed with the guards serve had: the
+// token still opens sessions, and every call is refused, the refusal and
+// the probes saying why. A reload that breaks an entry in force keeps its
+// config, serving as before. Every request was answered 503 "the gateway
+// is starting" with Retry-After, as if the entry were about to load,
+// though none would until the file changed.
+func TestServeTokenReloadUnloadableGatewayEntrySaysWhy(t *testing.T) {
+	t.Parallel()
+	fx := fixtureEntries(t, "fx")
+	disabled := strings.Replace(gatewayEntry("allow", `"mcp__fx__add"`), "  config:", "  disabled: true\n  config:", 1)
+	unapplied := gatewayEntry("allow", `"*"`) + "    audit: {file: " + filepath.Join(t.TempDir(), "missing", "audit.jsonl") + "}\n"
+	for _, c := range []struct{ name, entry, logged, why string }{
+		{"misspelt", gatewayEntry("alow", `"*"`), `msg="failed to start" entry=gw`, "(it is invalid"},
+		{"disabled", disabled, "gateway entry disabled by the reload", "(it is disabled"},
+		{"audit file missing", unapplied, `msg="failed to start" entry=gw`, "(it could not be applied"},
+	} {
+		s := startReloadedServeToken(t, fx)
+		s.mustServe(t, c.name+", before the reload")
+		s.reload(t, fx+c.entry, c.logged)
+		got, err := s.call(t, "mcp__fx__add")
+		if err == nil || !strings.Contains(err.Error(), "gateway entry is not in force "+c.why) {
+			t.Errorf("%s gateway entry added: mcp__fx__add answered %q, %v; want it refused, saying %q", c.name, got, err, c.why)
+		}
+		s.connect(t).Close() // the token still opens a session
+		p := s.probe(t, "/readyz")
+		if p.status != http.StatusServiceUnavailable || !strings.Contains(p.health.Refusing, c.why) || strings.Contains(p.body, "the gateway is starting") {
+			t.Errorf("%s gateway entry added: /readyz %d %s; want 503, refusing %q, not starting", c.name, p.status, p.body, c.why)
+		}
+	}
+
+	asBearer := func(entry string) string { return strings.Replace(entry, "anonymous", "bearer", 1) } // --token-env's caller
+	s := startReloadedServeToken(t, fx+asBearer(gatewayEntry("allow", `"mcp__fx__add"`)))
+	s.mustServe(t, "with the gateway entry")
+	s.reload(t, fx+asBearer(gatewayEntry("alow", `"*"`)), `msg="the new config did not start, the previous config keeps running" entry=gw`)
+	s.mustServe(t, "with the gateway entry misspelt")
+	if p := s.probe(t, "/readyz"); p.status != http.StatusOK {
+		t.Errorf("with the gateway entry misspelt and its config kept, /readyz %d %s; want 200", p.status, p.body)
+	}
 }

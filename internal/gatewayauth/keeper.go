@@ -97,6 +97,10 @@ type Keeper struct {
 	// (Require, or any Apply): from then on, no applied config means no
 	// call is served, never every call.
 	required atomic.Bool
+	// unloaded says why no gateway entry is to load until the config
+	// changes (RequireUnloaded, or the last Apply failed while none was
+	// in force); nil while one is on its way.
+	unloaded atomic.Pointer[string]
 	// unauthenticated is set when HTTP requests reach the gateway
 	// without Authenticate (NoRequestAuth): a config asking for tokens
 	// cannot take effect there.
@@ -166,14 +170,21 @@ func (k *Keeper) Apply(lifetime context.Context, cfg Config, tools *tool.Registr
 	defer k.mu.Unlock()
 	old := k.state.Load()
 	if err := k.authChange(cfg, old != nil); err != nil {
+		if old == nil {
+			k.unloaded.Store(&notApplied)
+		}
 		return err
 	}
 	st, err := k.build(lifetime, cfg, old)
 	if err != nil {
+		if old == nil {
+			k.unloaded.Store(&notApplied)
+		}
 		return err
 	}
 	st.tools = tools
 	st.gen = k.gens.Add(1)
+	k.unloaded.Store(nil)
 	k.required.Store(true)
 	k.state.Store(st)
 	if old != nil && old.trail != nil && old.trail == st.trail {
@@ -262,6 +273,19 @@ func (k *Keeper) RequireRequestAuth() { k.authenticated.Store(true) }
 // start and at each reload, so an entry that fails to apply never leaves
 // the gateway open. Apply implies it.
 func (k *Keeper) Require() {
+	k.unloaded.Store(nil)
+	if !k.required.Swap(true) {
+		k.rescreen()
+	}
+}
+
+// RequireUnloaded is Require for a gateway entry that will not load as
+// the config has it (disabled, invalid, removed): why says so, and is
+// what the refusals say while no config is in force. Requests are then
+// authenticated as without an entry (the --token-env token), rather than
+// told the gateway is starting, and the Gate refuses their calls.
+func (k *Keeper) RequireUnloaded(why string) {
+	k.unloaded.Store(&why)
 	if !k.required.Swap(true) {
 		k.rescreen()
 	}
@@ -278,6 +302,7 @@ func (k *Keeper) Unrequire() bool {
 	if k.gens.Load() > 0 || !k.required.Swap(false) {
 		return false
 	}
+	k.unloaded.Store(nil)
 	k.rescreen()
 	return true
 }
@@ -488,10 +513,11 @@ func withToken(m map[string]string, name, tok string) map[string]string {
 // identity, or a *gateway.Challenge saying how to refuse it.
 func (k *Keeper) Authenticate(r *http.Request) (string, error) {
 	st := k.state.Load()
-	if st == nil && k.required.Load() && k.gens.Load() == 0 {
+	if k.starting(st) {
 		// No token can be judged before the entry's tokens and issuer
 		// load: a 401 would tell a client to drop a token that will pass.
-		// (An entry removed later leaves the --token-env token in use.)
+		// (An entry that will not load, or was removed, leaves the
+		// --token-env token in use.)
 		k.log.Debug("HTTP request refused: the gateway entry has not loaded yet", "remote", r.RemoteAddr)
 		return "", &gateway.Challenge{Status: http.StatusServiceUnavailable, Err: errStarting}
 	}
@@ -730,12 +756,27 @@ func (k *Keeper) enterUnguarded(ctx context.Context) (context.Context, func(gate
 	if k.opts.Refused != nil {
 		k.opts.Refused("refused")
 	}
-	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: notInForce}
+	return nil, nil, &jsonrpc.Error{Code: CodeDenied, Message: k.absent()}
 }
 
-// notInForce is the refusal of every call while the gateway entry that
-// guards the run is not in force.
-const notInForce = "the config's gateway entry is not in force (see serve's log), so the gateway serves no calls"
+// starting reports whether the gateway entry that guards the run has not
+// loaded yet and is on its way (st is the config in force).
+func (k *Keeper) starting(st *state) bool {
+	return st == nil && k.required.Load() && k.gens.Load() == 0 && k.unloaded.Load() == nil
+}
+
+// absent is the refusal of every call while the gateway entry that guards
+// the run is not in force, saying why when that is known.
+func (k *Keeper) absent() string {
+	why := "see serve's log"
+	if u := k.unloaded.Load(); u != nil {
+		why = *u
+	}
+	return "the config's gateway entry is not in force (" + why + "), so the gateway serves no calls"
+}
+
+// notApplied is why no entry is in force after Apply failed with none.
+var notApplied = "it could not be applied: serve's log and /healthz say why"
 
 // errStarting is the refusal of every request before the gateway entry
 // first loaded.
@@ -750,7 +791,7 @@ func (k *Keeper) Refusing() string {
 	st := k.state.Load()
 	switch {
 	case st == nil && k.required.Load():
-		return notInForce
+		return k.absent()
 	case st == nil || st.trail == nil || st.cfg.Audit.FailOpen:
 		return ""
 	}

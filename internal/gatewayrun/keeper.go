@@ -155,18 +155,40 @@ func reread(cfg Config, cat *host.Catalog, k *gatewayauth.Keeper) (*host.Plan, e
 // (Keeper.Clear). Either removal is warned of: it turns a guard off.
 func expectGateway(k *gatewayauth.Keeper, plan *host.Plan, log *slog.Logger) {
 	if i := slices.IndexFunc(plan.Entries, meantAsGateway); i >= 0 {
-		k.Require()
-		if pe := plan.Entries[i]; pe.Entry.Disabled {
-			log.Warn("gateway entry disabled by the reload: the gateway serves no call until it is enabled again; remove the entry and restart serve to run without one",
-				"entry", pe.Entry.ID, "at", fmt.Sprintf("%s:%d", pe.Entry.File, pe.Entry.Line))
-		}
+		requireEntry(k, plan.Entries[i], log)
 		return
 	}
 	switch {
 	case k.Current() != nil:
+		k.RequireUnloaded(entryRemoved)
 		log.Warn("gateway entry removed by the reload: until one is back the gateway serves no call; restart serve to run without one")
 	case k.Unrequire():
 		log.Warn("gateway entry removed by the reload before it ever loaded: serve runs without one, as it started, every call unguarded")
+	case k.Required():
+		k.RequireUnloaded(entryRemoved)
+	}
+}
+
+// Why a gateway entry will not load as the config has it, for the
+// refusals while none is in force.
+const (
+	entryDisabled = "it is disabled (disabled: true): enable it, or remove it and restart serve to run without one"
+	entryInvalid  = "it is invalid: serve's log and /healthz say where"
+	entryRemoved  = "a reload removed it: add it back, or restart serve to run without one"
+)
+
+// requireEntry makes the Keeper require the gateway entry pe of a
+// reload, saying why when it will not load as written.
+func requireEntry(k *gatewayauth.Keeper, pe host.PlanEntry, log *slog.Logger) {
+	switch {
+	case pe.Entry.Disabled:
+		k.RequireUnloaded(entryDisabled)
+		log.Warn("gateway entry disabled by the reload: the gateway serves no call until it is enabled again; remove the entry and restart serve to run without one",
+			"entry", pe.Entry.ID, "at", fmt.Sprintf("%s:%d", pe.Entry.File, pe.Entry.Line))
+	case pe.Err != nil:
+		k.RequireUnloaded(entryInvalid)
+	default:
+		k.Require()
 	}
 }
 
