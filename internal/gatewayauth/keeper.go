@@ -766,8 +766,12 @@ func (k *Keeper) starting(st *state) bool {
 }
 
 // absent is the refusal of every call while the gateway entry that guards
-// the run is not in force, saying why when that is known.
+// the run is not in force: that it is starting, or why it is not in
+// force when that is known.
 func (k *Keeper) absent() string {
+	if k.starting(nil) {
+		return errStarting.Error()
+	}
 	why := "see serve's log"
 	if u := k.unloaded.Load(); u != nil {
 		why = *u
@@ -783,10 +787,11 @@ var notApplied = "it could not be applied: serve's log and /healthz say why"
 var errStarting = errors.New("the gateway is starting: its gateway entry has not loaded yet, so no request is served; retry shortly (if this lasts, serve's log says why the entry does not load)")
 
 // Refusing says why the Gate refuses every call now: a gateway entry
-// guards the run (Require) and none is in force, or its audit trail
-// cannot take a line and it fails closed (checked now, without writing
-// one: a probe asking it puts the gateway back once the trail can be
-// written, with no call needed to find out). "" otherwise.
+// guards the run (Require) and none is in force (absent: it is starting,
+// or why not), or its audit trail cannot take a line and it fails closed
+// (checked now, without writing one: a probe asking it puts the gateway
+// back once the trail can be written, with no call needed to find out).
+// "" otherwise.
 func (k *Keeper) Refusing() string {
 	st := k.state.Load()
 	switch {

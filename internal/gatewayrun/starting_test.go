@@ -3,6 +3,7 @@ package gatewayrun_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/gateway"
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayauth"
 	"github.com/mcpbridge/mcpbridge/internal/gatewayrun"
@@ -46,29 +48,8 @@ func hangingServer(t *testing.T) string {
 // token was answered 401 with WWW-Authenticate, which tells an OAuth
 // client to drop its token, and "serving MCP on" had been printed.
 func TestRequestsWhileGatewayEntryStarts(t *testing.T) {
-	src := "- {id: gw, name: gateway, config: {auth: {tokens: {ci: CI_TOKEN}}, store: {redis: {url: 'redis://" + hangingServer(t) + "'}}}}\n"
-	read := func(c *host.Catalog) (*host.Plan, error) {
-		return c.ParseIsolated("f.yaml", []byte(src), func(string) (string, bool) { return "tok", true })
-	}
-	pr, pw := io.Pipe()
-	cfg := config("", nil, pw)
-	cfg.Catalog = func(k *gatewayauth.Keeper) *host.Catalog { return host.NewCatalog(gatewaykind.NewKind(k)) }
-	cfg.Load = func(c *host.Catalog) (gatewayrun.Source, error) {
-		plan, err := read(c)
-		return gatewayrun.Source{Plan: plan}, err
-	}
-	cfg.Reload, cfg.Stdio, cfg.HTTPAddr = read, false, "127.0.0.1:0"
-	done := make(chan error, 1)
-	go func() { done <- gatewayrun.Run(context.Background(), cfg); pw.Close() }()
-	lines := bufio.NewReader(pr)
-	first, err := lines.ReadString('\n')
-	_, rest, found := strings.Cut(first, "mcpbridge: starting on ")
-	if err != nil || !found {
-		t.Fatalf("first line %q, %v; want it to say serve is starting", first, err)
-	}
-	endpoint := strings.TrimSuffix(strings.Fields(rest)[0], ":")
-	logged := make(chan string, 1)
-	go func() { b, _ := io.ReadAll(lines); logged <- string(b) }()
+	run := startLoading(t, "- {id: gw, name: gateway, config: {auth: {tokens: {ci: CI_TOKEN}}, store: {redis: {url: 'redis://"+hangingServer(t)+"'}}}}\n")
+	endpoint, done := run.endpoint, run.done
 
 	requests := 0
 	for ended := false; !ended; requests++ {
@@ -88,8 +69,62 @@ func TestRequestsWhileGatewayEntryStarts(t *testing.T) {
 	if requests < 2 {
 		t.Errorf("only %d rounds of requests before the entry failed", requests)
 	}
-	if rest := <-logged; strings.Contains(rest, "serving MCP") {
-		t.Errorf("serve said it serves MCP, though its gateway entry never loaded:\n%s%s", first, rest)
+	if rest := <-run.logged; strings.Contains(rest, "serving MCP") {
+		t.Errorf("serve said it serves MCP, though its gateway entry never loaded:\n%s%s", run.first, rest)
+	}
+}
+
+// loadingRun is a run whose gateway entry is loading.
+type loadingRun struct {
+	endpoint string      // the MCP endpoint serve announced
+	first    string      // serve's first line, saying it starts
+	done     chan error  // the run's end
+	logged   chan string // what serve printed after its first line, once it ended
+}
+
+// startLoading runs serve over HTTP on the config src, whose gateway entry
+// is to load, until serve says it is starting.
+func startLoading(t *testing.T, src string) loadingRun {
+	t.Helper()
+	read := func(c *host.Catalog) (*host.Plan, error) {
+		return c.ParseIsolated("f.yaml", []byte(src), func(string) (string, bool) { return "tok", true })
+	}
+	pr, pw := io.Pipe()
+	cfg := config("", nil, pw)
+	cfg.Catalog = func(k *gatewayauth.Keeper) *host.Catalog { return host.NewCatalog(gatewaykind.NewKind(k)) }
+	cfg.Load = func(c *host.Catalog) (gatewayrun.Source, error) {
+		plan, err := read(c)
+		return gatewayrun.Source{Plan: plan}, err
+	}
+	cfg.Reload, cfg.Stdio, cfg.HTTPAddr = read, false, "127.0.0.1:0"
+	run := loadingRun{done: make(chan error, 1), logged: make(chan string, 1)}
+	go func() { run.done <- gatewayrun.Run(context.Background(), cfg); pw.Close() }()
+	lines := bufio.NewReader(pr)
+	first, err := lines.ReadString('\n')
+	_, rest, found := strings.Cut(first, "mcpbridge: starting on ")
+	if err != nil || !found {
+		t.Fatalf("first line %q, %v; want it to say serve is starting", first, err)
+	}
+	run.endpoint, run.first = strings.TrimSuffix(strings.Fields(rest)[0], ":"), first
+	go func() { b, _ := io.ReadAll(lines); run.logged <- string(b) }()
+	return run
+}
+
+// While the gateway entry loads at serve's start (its store at a port
+// that accepts and never answers), /readyz's report says the gateway is
+// starting. It said the gateway entry is not in force, as if it were
+// disabled or removed.
+func TestReadinessWhileGatewayEntryStartsSaysStarting(t *testing.T) {
+	run := startLoading(t, "- {id: gw, name: gateway, config: {store: {redis: {url: 'redis://"+hangingServer(t)+"'}}}}\n")
+	defer func() { <-run.done }()
+	resp, err := http.Get(strings.Replace(run.endpoint, "/mcp", "/readyz", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h gateway.Health
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(h.Refusing, "the gateway is starting") {
+		t.Errorf("/readyz as serve starts: %d %+v, %v; want 503, refusing as the gateway starting", resp.StatusCode, h, err)
 	}
 }
 
