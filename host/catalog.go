@@ -70,6 +70,10 @@ type PlanEntry struct {
 	// invalid entry: it shows it failed with Err, or keeps the entry's
 	// running instance (make before break).
 	Err error
+	// Credentials are the variables the entry's config as written names
+	// as holding credentials (its kind's CredentialNamer), set by Parse
+	// for every entry: disabled and invalid ones name them too.
+	Credentials []string
 }
 
 // Invalid returns the entries whose config is invalid (Err set), in order.
@@ -97,16 +101,21 @@ func (p *Plan) Enabled() []PlanEntry {
 // CredentialVars are the variables the plan's configs name as holding
 // credentials (a model's API key's, those a header, a URL's userinfo or an
 // OAuth secret is written with, the gateway's tokens' and its store's):
-// each config that names any says so by a CredentialVars method. A child
-// the plan starts inherits none of them unless its own env passes it.
+// those of every entry as written (PlanEntry.Credentials), disabled and
+// invalid ones too, since the user may enable or fix it and the variable
+// holds the secret now, and those of a config built in Go, which says so
+// by a CredentialVars method. A child the plan starts inherits none of
+// them unless its own env passes it.
 func (p *Plan) CredentialVars() []string {
 	var names []string
 	for _, e := range p.Entries {
+		names = append(names, e.Credentials...)
 		if c, ok := e.Spec.Config.(interface{ CredentialVars() []string }); ok {
 			names = append(names, c.CredentialVars()...)
 		}
 	}
-	return names
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // Parse reads and validates a composition file without side effects:
@@ -157,6 +166,7 @@ func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (
 		if pe.Err != nil && pe.Spec.Name == "" {
 			pe.Spec.Name = displayName(pe.Entry)
 		}
+		pe.Credentials = c.credentials(pe.Entry)
 		plan.Entries = append(plan.Entries, pe)
 	}
 	return plan, fileErrs
@@ -183,6 +193,16 @@ func (c *Catalog) decode(filename string, e Entry, lookup func(name string) (str
 		claimed[claimKey{e.Name, cl}] = e
 	}
 	return spec, nil
+}
+
+// credentials are the variables e's config as written names as holding
+// credentials, when its kind can say (CredentialNamer); none when its
+// kind is unknown.
+func (c *Catalog) credentials(e Entry) []string {
+	if k, ok := c.kinds[e.Name].(CredentialNamer); ok {
+		return k.CredentialVars(e.Config)
+	}
+	return nil
 }
 
 // DisplayName names an entry that is not decoded (invalid, or disabled)

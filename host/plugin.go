@@ -66,6 +66,15 @@ type Kind interface {
 	Start(lifetime context.Context, spec Spec, env Env) (Instance, error)
 }
 
+// CredentialNamer is a Kind whose entries may name the variables that
+// hold their credentials. CredentialVars reads them from an entry's
+// config as written, which may be nil or not what Decode accepts: it is
+// asked of every entry, disabled and invalid ones too, as a secret is one
+// whether or not its entry runs now (Plan.CredentialVars).
+type CredentialNamer interface {
+	CredentialVars(config *yaml.Node) []string
+}
+
 // Spec is an entry's config as decoded by its Kind: what the host needs to
 // know to run, diff and describe it.
 type Spec struct {

@@ -586,7 +586,7 @@ func decodeFields(d *yamlconf.Decoder, m *yamlconf.Map) Config {
 		Command:     writtenAs(m, "command", c.Command),
 		Cwd:         writtenAs(m, "cwd", c.Cwd),
 		URL:         writtenAs(m, "url", c.URL),
-		Credentials: credentialRefs(m),
+		Credentials: CredentialRefs(m.Node()),
 	}
 	if v, ok := m.Int("toolCallTimeoutMs", 1, maxMs); ok {
 		c.ToolCallTimeout = time.Duration(v) * time.Millisecond
@@ -698,14 +698,16 @@ func writtenAs(m *yamlconf.Map, key, expanded string) string {
 	return n.Value
 }
 
-// credentialRefs are the variables the entry m names as holding its
-// credentials (Written.Credentials), read from the text as written.
-func credentialRefs(m *yamlconf.Map) []string {
-	names := yamlconf.NodeRefs(m.Value("headers"))
-	if u := yamlconf.Resolve(m.Value("url")); u != nil && u.Kind == yaml.ScalarNode {
+// CredentialRefs are the variables an mcp-client entry's config as
+// written (config, which need not be valid) names as holding its
+// credentials: those its headers, its URL's userinfo or query and its
+// OAuth secrets reference, and its assertionEnv (Written.Credentials).
+func CredentialRefs(config *yaml.Node) []string {
+	names := yamlconf.NodeRefs(yamlconf.Child(config, "headers"))
+	if u := yamlconf.Child(config, "url"); u != nil && u.Kind == yaml.ScalarNode {
 		names = append(names, yamlconf.URLCredentialRefs(u.Value)...)
 	}
-	o := m.Value("oauth")
+	o := yamlconf.Child(config, "oauth")
 	for _, at := range [][]string{{"clientSecret"}, {"idp", "clientSecret"}, {"idp", "idToken"}} {
 		names = append(names, yamlconf.NodeRefs(yamlconf.Child(o, at...))...)
 	}

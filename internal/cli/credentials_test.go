@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,20 +23,8 @@ func TestConfigCredentialsWithheldFromChildren(t *testing.T) {
 	for k, v := range map[string]string{"LLMAUTH": "llm-x", "GHPAT": "gh-y", "RPASS": "redis-z", "URLPASS": "url-w", "OCLIENT": "oauth-v", "PASSED": "passed-u", "GH_HOST": "127.0.0.1:1"} {
 		t.Setenv(k, v)
 	}
-	dump := filepath.Join(t.TempDir(), "env")
-	cmd, args, env := mcptest.ChildCommand(t, "fixture")
-	env["PASSED"] = "${PASSED}" // passed on purpose: the child gets it
-	envJSON, _ := json.Marshal(env)
-	script := fmt.Sprintf(`env > %q; exec %q %s`, dump, cmd, strings.Join(args, " "))
-	cfg := writeConfig(t, fmt.Sprintf(`- id: dump
-  name: mcp-client
-  config:
-    serverName: dump
-    transport: stdio
-    command: /bin/sh
-    args: ["-c", %q]
-    env: %s
-- id: gh
+	dump, entry := envDumpEntry(t, map[string]string{"PASSED": "${PASSED}"}) // passed on purpose: the child gets it
+	cfg := writeConfig(t, entry+`- id: gh
   name: mcp-client
   config:
     serverName: gh
@@ -58,23 +47,90 @@ func TestConfigCredentialsWithheldFromChildren(t *testing.T) {
     headers: {X-Key: "${PASSED}"}
 - {id: llm, name: model, config: {baseURL: "http://127.0.0.1:1/v1", model: m, apiKeyEnv: LLMAUTH}}
 - {id: gw, name: gateway, config: {auth: {tokens: {ci: PASSED}}, store: {redis: {url: "redis://:${RPASS}@127.0.0.1:6379"}}}}
-`, script, envJSON))
-	r := mcpbridge(t, "", "status", "--config", cfg)
-	got, err := os.ReadFile(dump)
-	if err != nil {
-		t.Fatalf("the child wrote no environment (%v): status %d\n%s%s", err, r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout+r.stderr, "dump") {
-		t.Errorf("status does not show the server:\n%s%s", r.stdout, r.stderr)
-	}
-	for _, name := range []string{"LLMAUTH", "GHPAT", "RPASS", "URLPASS", "OCLIENT"} {
-		if strings.Contains(string(got), name+"=") || strings.Contains(string(got), os.Getenv(name)) {
-			t.Errorf("the child inherited %s, which the config names as a credential", name)
-		}
-	}
+`)
+	got := childEnvOf(t, dump, "status", "--config", cfg)
+	withheldFrom(t, got, "LLMAUTH", "GHPAT", "RPASS", "URLPASS", "OCLIENT")
 	for _, kv := range []string{"PASSED=passed-u", "GH_HOST=127.0.0.1:1"} {
-		if !strings.Contains(string(got), kv+"\n") {
+		if !strings.Contains(got, kv+"\n") {
 			t.Errorf("the child lacks %s:\n%s", kv, got)
 		}
 	}
+}
+
+// envDumpEntry is a config entry, id dump, of a stdio server, a real
+// child that writes its environment to the returned file before it
+// serves; env is its own env, which passes variables on purpose.
+func envDumpEntry(t *testing.T, env map[string]string) (dump, entry string) {
+	t.Helper()
+	dump = filepath.Join(t.TempDir(), "env")
+	cmd, args, childEnv := mcptest.ChildCommand(t, "fixture")
+	maps.Copy(childEnv, env)
+	envJSON, _ := json.Marshal(childEnv)
+	script := fmt.Sprintf(`env > %q; exec %q %s`, dump, cmd, strings.Join(args, " "))
+	return dump, fmt.Sprintf(`- id: dump
+  name: mcp-client
+  config:
+    serverName: dump
+    transport: stdio
+    command: /bin/sh
+    args: ["-c", %q]
+    env: %s
+`, script, envJSON)
+}
+
+// childEnvOf runs mcpbridge with args and returns the environment the
+// dump entry's child (envDumpEntry) started with.
+func childEnvOf(t *testing.T, dump string, args ...string) string {
+	t.Helper()
+	r := mcpbridge(t, "", args...)
+	got, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatalf("the child wrote no environment (%v): %s exit %d\n%s%s", err, args[0], r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "dump") {
+		t.Errorf("%s does not show the server:\n%s%s", args[0], r.stdout, r.stderr)
+	}
+	return string(got)
+}
+
+// withheldFrom checks that the environment env holds none of names, by
+// name or by value.
+func withheldFrom(t *testing.T, env string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if strings.Contains(env, name+"=") || strings.Contains(env, os.Getenv(name)) {
+			t.Errorf("the child inherited %s, which the config names as a credential", name)
+		}
+	}
+}
+
+// An entry that is disabled, or whose config is invalid (it fails alone),
+// names credentials all the same: the user may enable or fix it, and the
+// variables are in their environment now. They reached every child, as
+// the names were read only from the configs that were decoded.
+func TestUndecodedEntriesCredentialsWithheld(t *testing.T) {
+	for k, v := range map[string]string{"PARKEDPAT": "parked-x", "BROKENPAT": "broken-y", "PARKEDLLM": "llm-w", "BROKENGW": "gw-v", "BROKENRPASS": "redis-u"} {
+		t.Setenv(k, v)
+	}
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- id: parked
+  name: mcp-client
+  disabled: true
+  config:
+    serverName: parked
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    headers: {Authorization: "Bearer ${PARKEDPAT}"}
+- id: broken
+  name: mcp-client
+  config:
+    serverName: broken
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    headers: {Authorization: "Bearer ${BROKENPAT}"}
+    toolCallTimeoutMs: -1
+- {id: llm, name: model, disabled: true, config: {baseURL: "http://127.0.0.1:1/v1", model: m, apiKeyEnv: PARKEDLLM}}
+- {id: gw, name: gateway, config: {auth: {tokens: {ci: BROKENGW}}, store: {redis: {url: "redis://:${BROKENRPASS}@127.0.0.1:6379"}}, questionWaitMs: -1}}
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PARKEDPAT", "BROKENPAT", "PARKEDLLM", "BROKENGW", "BROKENRPASS")
 }

@@ -48,6 +48,31 @@ func (c Config) CredentialVars() []string {
 	return names
 }
 
+// CredentialRefs are the variables a gateway entry's config as written
+// (n, which need not be valid) names as holding credentials: those its
+// static tokens name, and those of its store's redis URL's userinfo and
+// query.
+func CredentialRefs(n *yaml.Node) []string {
+	var names []string
+	if t := yamlconf.Child(n, "auth", "tokens"); t != nil && t.Kind == yaml.MappingNode {
+		for i := 1; i < len(t.Content); i += 2 {
+			if v := yamlconf.Resolve(t.Content[i]); v.Kind == yaml.ScalarNode && yamlconf.IsVarName(v.Value) {
+				names = append(names, v.Value)
+			}
+		}
+	}
+	return append(names, storeURLVars(yamlconf.Child(n, "store", "redis", "url"))...)
+}
+
+// storeURLVars are the variables the store's redis URL as written (u)
+// holds its password with: those of its userinfo and query.
+func storeURLVars(u *yaml.Node) []string {
+	if u = yamlconf.Resolve(u); u == nil || u.Kind != yaml.ScalarNode {
+		return nil
+	}
+	return yamlconf.URLCredentialRefs(u.Value)
+}
+
 // MaxQuestionWait bounds questionWaitMs: a client that has not answered
 // in an hour will not, and meanwhile its call holds a backend call.
 const MaxQuestionWait = time.Hour
@@ -249,7 +274,7 @@ func decodeStore(d *yamlconf.Decoder, sm *yamlconf.Map) *Store {
 		return out
 	}
 	out.URL, out.Addr = u, ro.Addr
-	out.URLVars = yamlconf.URLCredentialRefs(yamlconf.Resolve(r.Value("url")).Value)
+	out.URLVars = storeURLVars(r.Value("url"))
 	if t, ok := d.Map(r.Value("tls"), r.Path("tls")); ok {
 		out.TLS = decodeStoreTLS(t, r, ro.TLSConfig != nil)
 	}

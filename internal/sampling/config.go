@@ -74,6 +74,16 @@ func (c Config) CredentialVars() []string {
 	return []string{c.APIKeyEnv}
 }
 
+// CredentialRefs are the variables an entry's config as written (n,
+// which need not be valid) names as holding a credential: the one its
+// apiKeyEnv names.
+func CredentialRefs(n *yaml.Node) []string {
+	if v := yamlconf.Child(n, "apiKeyEnv"); v != nil && v.Kind == yaml.ScalarNode && yamlconf.IsVarName(v.Value) {
+		return []string{v.Value}
+	}
+	return nil
+}
+
 func yamlKeys(kind string) []string {
 	keys := []string{"baseURL", "model", "apiKeyEnv", "apiKey", "maxTokens", "timeoutMs"}
 	if kind == ModelKind {

@@ -59,6 +59,12 @@ func (k *Kind) Decode(config *yaml.Node, lookup func(name string) (string, bool)
 	return NewSpec(cfg)
 }
 
+// CredentialVars are the variables an entry's config as written names as
+// holding credentials (mcpclient.CredentialRefs): host.CredentialNamer.
+func (k *Kind) CredentialVars(config *yaml.Node) []string {
+	return mcpclient.CredentialRefs(config)
+}
+
 // NewSpec validates cfg and describes it to a host: for servers configured
 // in Go rather than in a file (the CLI's --url). The Spec's Config is cfg
 // with its defaults filled in, so spelling out a default is not a change on

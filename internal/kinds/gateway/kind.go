@@ -44,6 +44,10 @@ func NewKind(keeper *gatewayauth.Keeper) *Kind {
 // Name implements host.Kind.
 func (k *Kind) Name() string { return Name }
 
+// CredentialVars implements host.CredentialNamer
+// (gatewayauth.CredentialRefs).
+func (k *Kind) CredentialVars(n *yaml.Node) []string { return gatewayauth.CredentialRefs(n) }
+
 // Decode implements host.Kind.
 func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Spec, error) {
 	cfg, err := gatewayauth.Decode(n, lookup)

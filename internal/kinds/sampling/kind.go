@@ -53,6 +53,10 @@ func (k *Kind) Decode(n *yaml.Node, lookup func(string) (string, bool)) (host.Sp
 	return Spec(k.name, cfg), nil
 }
 
+// CredentialVars are the variables an entry's config as written names as
+// holding a credential (sampling.CredentialRefs): host.CredentialNamer.
+func (k *Kind) CredentialVars(n *yaml.Node) []string { return sampling.CredentialRefs(n) }
+
 // Spec is the spec of an entry of kind name with cfg, as Decode makes it.
 func Spec(name string, cfg sampling.Config) host.Spec {
 	return host.Spec{
