@@ -57,6 +57,9 @@ type Plan struct {
 	Source string
 	// Entries in file order; ids are unique.
 	Entries []PlanEntry
+	// replaced are the credentials (PlanEntry.Credentials) of the entries
+	// Merge left out, a later plan replacing them.
+	replaced []string
 }
 
 // PlanEntry is one entry of a Plan with its decoded config.
@@ -103,11 +106,12 @@ func (p *Plan) Enabled() []PlanEntry {
 // OAuth secret is written with, the gateway's tokens' and its store's):
 // those of every entry as written (PlanEntry.Credentials), disabled and
 // invalid ones too, since the user may enable or fix it and the variable
-// holds the secret now, and those of a config built in Go, which says so
-// by a CredentialVars method. A child the plan starts inherits none of
-// them unless its own env passes it.
+// holds the secret now, those of an entry another file's replaced
+// (Merge), and those of a config built in Go, which says so by a
+// CredentialVars method. A child the plan starts inherits none of them
+// unless its own env passes it.
 func (p *Plan) CredentialVars() []string {
-	var names []string
+	names := slices.Clone(p.replaced)
 	for _, e := range p.Entries {
 		names = append(names, e.Credentials...)
 		if c, ok := e.Spec.Config.(interface{ CredentialVars() []string }); ok {

@@ -11,8 +11,10 @@ import (
 // later plan's place. An entry that claims what a kept entry of an
 // earlier plan claims (a serverName) is invalid (Err), its message naming
 // both places; the host shows it failed and starts the rest. The merged
-// Source joins the plans' with " + ". One plan is returned as it is; the
-// plans are not changed.
+// Source joins the plans' with " + ". The credentials a replaced entry
+// names stay the merged plan's (CredentialVars): the variables hold the
+// secrets of the earlier file's entry still. One plan is returned as it
+// is; the plans are not changed.
 func Merge(plans ...*Plan) *Plan {
 	if len(plans) == 1 {
 		return plans[0]
@@ -21,6 +23,7 @@ func Merge(plans ...*Plan) *Plan {
 	var sources []string
 	for i, p := range plans {
 		sources = append(sources, p.Source)
+		merged.replaced = append(merged.replaced, p.replaced...)
 		later := map[string]bool{}
 		for _, q := range plans[i+1:] {
 			for _, pe := range q.Entries {
@@ -29,6 +32,7 @@ func Merge(plans ...*Plan) *Plan {
 		}
 		for _, pe := range p.Entries {
 			if later[pe.Entry.ID] {
+				merged.replaced = append(merged.replaced, pe.Credentials...)
 				continue
 			}
 			if clash := claimClash(merged.Entries, pe); clash != nil {

@@ -134,3 +134,30 @@ func TestUndecodedEntriesCredentialsWithheld(t *testing.T) {
 `)
 	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PARKEDPAT", "BROKENPAT", "PARKEDLLM", "BROKENGW", "BROKENRPASS")
 }
+
+// The credentials of a user config's entry that the project config
+// replaces (the same id) are credentials all the same: the variable is in
+// the user's environment, for the user's entry. It reached every child of
+// the project, the replaced entry being left out of the merged config
+// before its variables were read.
+func TestReplacedEntryCredentialsWithheld(t *testing.T) {
+	t.Setenv("USERPAT", "user-x")
+	writeFileAt(t, userScope(t), `- id: gh
+  name: mcp-client
+  config:
+    serverName: gh
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    headers: {Authorization: "Bearer ${USERPAT}"}
+`)
+	t.Chdir(t.TempDir())
+	dump, entry := envDumpEntry(t, nil)
+	writeFileAt(t, "mcpbridge.yaml", entry+`- id: gh
+  name: mcp-client
+  config:
+    serverName: gh
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status"), "USERPAT")
+}
