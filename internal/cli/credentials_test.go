@@ -161,3 +161,22 @@ func TestReplacedEntryCredentialsWithheld(t *testing.T) {
 `)
 	withheldFrom(t, childEnvOf(t, dump, "status"), "USERPAT")
 }
+
+// A variable in the default of a URL's credential, ${PASS:-${OLDPASS}},
+// holds that credential when the first is unset, as the user's old
+// variable does here. It reached every child, as only the variable a
+// reference starts with was taken for the URL's userinfo or query.
+func TestDefaultedURLCredentialsWithheld(t *testing.T) {
+	t.Setenv("OLDQ", "old-query-x")
+	t.Setenv("OLDRP", "old-redis-y")
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- id: q
+  name: mcp-client
+  config:
+    serverName: q
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp?auth=${NEWQ:-${OLDQ}}"
+- {id: gw, name: gateway, config: {store: {redis: {url: "redis://:${NEWRP:-${OLDRP}}@127.0.0.1:6379"}}}}
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "OLDQ", "OLDRP")
+}

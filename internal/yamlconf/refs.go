@@ -48,25 +48,62 @@ func NodeRefs(n *yaml.Node) []string {
 
 // URLCredentialRefs returns the variables the URL s references where a
 // URL carries credentials: its userinfo (redis://:${PASS}@host), its
-// query (?key=${KEY}) or fragment; every one when they make up its
-// scheme or host (url: ${SERVER_URL}), which may hold either. Variables
-// of its host or path alone are none.
+// query (?key=${KEY}) or fragment, with those of their defaults
+// (${PASS:-${OLD_PASS}}); every one when they make up its scheme or host
+// (url: ${SERVER_URL}), which may hold either. Variables of its host or
+// path alone are none.
 func URLCredentialRefs(s string) []string {
-	names := Refs(s)
-	mark := func(i int) string { return "mcpbridgeref" + strconv.Itoa(i) + "x" }
-	marked, _ := expand(s, func(name string) (string, bool) { return mark(slices.Index(names, name)), true })
+	marked, refs, ok := markRefs(s)
 	u, err := url.Parse(marked)
-	if err != nil || u.Host == "" || strings.Contains(u.Scheme, "mcpbridgeref") {
-		return names
+	if !ok || err != nil || u.Host == "" || strings.Contains(u.Scheme, refMark) {
+		return Refs(s)
 	}
 	secret := u.User.String() + "?" + u.RawQuery + "#" + u.Fragment
 	var out []string
-	for i, name := range names {
-		if strings.Contains(secret, mark(i)) {
-			out = append(out, name)
+	for i, ref := range refs {
+		if !strings.Contains(secret, markOf(i)) {
+			continue
+		}
+		for _, name := range Refs(ref) {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	return out
+}
+
+// refMark starts the text markRefs puts in place of a reference: letters
+// and digits, which a URL keeps as they are wherever they stand.
+const refMark = "mcpbridgeref"
+
+func markOf(i int) string { return refMark + strconv.Itoa(i) + "x" }
+
+// markRefs returns s with each reference that is not in another's
+// default replaced by markOf its index in refs, which holds it whole,
+// defaults and all; ok is false when one is not closed.
+func markRefs(s string) (marked string, refs []string, ok bool) {
+	x := &expander{s: s}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "$$"):
+			b.WriteString("$$")
+			i += 2
+		case strings.HasPrefix(s[i:], "${"):
+			end, closed := x.closing(i)
+			if !closed {
+				return "", nil, false
+			}
+			b.WriteString(markOf(len(refs)))
+			refs = append(refs, s[i:end])
+			i = end
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String(), refs, true
 }
 
 // Child returns the value at keys below the mapping n (nil when there is
