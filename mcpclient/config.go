@@ -711,10 +711,7 @@ func CredentialRefs(config *yaml.Node) []string {
 	for _, at := range [][]string{{"clientSecret"}, {"idp", "clientSecret"}, {"idp", "idToken"}} {
 		names = append(names, yamlconf.NodeRefs(yamlconf.Child(o, at...))...)
 	}
-	if v := yamlconf.Child(o, "assertionEnv"); v != nil && v.Kind == yaml.ScalarNode && v.Value != "" {
-		names = append(names, v.Value)
-	}
-	return names
+	return append(names, yamlconf.NamedVars(yamlconf.Child(o, "assertionEnv"))...)
 }
 
 // shownHost returns err with the URL's host, where ${VAR} expansion wrote

@@ -180,3 +180,25 @@ func TestDefaultedURLCredentialsWithheld(t *testing.T) {
 `)
 	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "OLDQ", "OLDRP")
 }
+
+// A field that names the variable holding a credential (a model's
+// apiKeyEnv, a gateway token's variable, assertionEnv) written as a
+// reference, ${NAME}, fails to validate, and still names NAME: it reached
+// every child, as only a value that is a name was taken.
+func TestReferenceForVariableNameWithheld(t *testing.T) {
+	for k, v := range map[string]string{"LLMREF": "llm-x", "GWREF": "gw-y", "JWTREF": "jwt-z"} {
+		t.Setenv(k, v)
+	}
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- {id: llm, name: model, config: {baseURL: "http://127.0.0.1:1/v1", model: m, apiKeyEnv: "${LLMREF}"}}
+- {id: gw, name: gateway, config: {auth: {tokens: {ci: "${GWREF}"}}}}
+- id: wl
+  name: mcp-client
+  config:
+    serverName: wl
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    oauth: {grant: jwt_bearer, clientId: me, assertionEnv: "${JWTREF}"}
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "LLMREF", "GWREF", "JWTREF")
+}

@@ -56,9 +56,7 @@ func CredentialRefs(n *yaml.Node) []string {
 	var names []string
 	if t := yamlconf.Child(n, "auth", "tokens"); t != nil && t.Kind == yaml.MappingNode {
 		for i := 1; i < len(t.Content); i += 2 {
-			if v := yamlconf.Resolve(t.Content[i]); v.Kind == yaml.ScalarNode && yamlconf.IsVarName(v.Value) {
-				names = append(names, v.Value)
-			}
+			names = append(names, yamlconf.NamedVars(t.Content[i])...)
 		}
 	}
 	return append(names, storeURLVars(yamlconf.Child(n, "store", "redis", "url"))...)

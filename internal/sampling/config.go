@@ -78,10 +78,7 @@ func (c Config) CredentialVars() []string {
 // which need not be valid) names as holding a credential: the one its
 // apiKeyEnv names.
 func CredentialRefs(n *yaml.Node) []string {
-	if v := yamlconf.Child(n, "apiKeyEnv"); v != nil && v.Kind == yaml.ScalarNode && yamlconf.IsVarName(v.Value) {
-		return []string{v.Value}
-	}
-	return nil
+	return yamlconf.NamedVars(yamlconf.Child(n, "apiKeyEnv"))
 }
 
 func yamlKeys(kind string) []string {

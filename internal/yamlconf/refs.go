@@ -46,6 +46,20 @@ func NodeRefs(n *yaml.Node) []string {
 	return names
 }
 
+// NamedVars are the variables a field that names one (apiKeyEnv, a
+// token's variable) names as written in n: its value when that is a
+// name, else the references it holds, as apiKeyEnv: ${NAME}, invalid,
+// still says that NAME holds the key.
+func NamedVars(n *yaml.Node) []string {
+	if n = Resolve(n); n == nil || n.Kind != yaml.ScalarNode {
+		return nil
+	}
+	if IsVarName(n.Value) {
+		return []string{n.Value}
+	}
+	return Refs(n.Value)
+}
+
 // URLCredentialRefs returns the variables the URL s references where a
 // URL carries credentials: its userinfo (redis://:${PASS}@host), its
 // query (?key=${KEY}) or fragment, with those of their defaults
