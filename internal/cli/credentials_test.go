@@ -202,3 +202,14 @@ func TestReferenceForVariableNameWithheld(t *testing.T) {
 `)
 	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "LLMREF", "GWREF", "JWTREF")
 }
+
+// A model's baseURL carries a credential in its query as an mcp-client
+// URL does (a proxy's ?key=${PROXYPASS}), and the endpoint gets it with
+// every request: it reached every child, as only apiKeyEnv was taken.
+func TestModelBaseURLCredentialsWithheld(t *testing.T) {
+	t.Setenv("PROXYPASS", "proxy-x")
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- {id: llm, name: model, config: {baseURL: "http://127.0.0.1:1/v1?auth=${PROXYPASS}", model: m, apiKey: none}}
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PROXYPASS")
+}

@@ -76,9 +76,14 @@ func (c Config) CredentialVars() []string {
 
 // CredentialRefs are the variables an entry's config as written (n,
 // which need not be valid) names as holding a credential: the one its
-// apiKeyEnv names.
+// apiKeyEnv names, and those of its baseURL's query (a proxy's
+// ?key=${KEY}), sent with every request as the key is.
 func CredentialRefs(n *yaml.Node) []string {
-	return yamlconf.NamedVars(yamlconf.Child(n, "apiKeyEnv"))
+	names := yamlconf.NamedVars(yamlconf.Child(n, "apiKeyEnv"))
+	if u := yamlconf.Child(n, "baseURL"); u != nil && u.Kind == yaml.ScalarNode {
+		names = append(names, yamlconf.URLCredentialRefs(u.Value)...)
+	}
+	return names
 }
 
 func yamlKeys(kind string) []string {
