@@ -315,9 +315,9 @@ func decodeAdvertise(sm *yamlconf.Map) string {
 	u, err := url.Parse(v)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Port() == "":
-		sm.Errorf("advertise", `must be http://HOST:PORT, where the other replicas reach this one, like "http://${POD_IP}:8080"; got %q`, v)
+		sm.Errorf("advertise", `must be http://HOST:PORT, where the other replicas reach this one, like "http://${POD_IP}:8080"; got %q`, sm.Written("advertise"))
 	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
-		sm.Errorf("advertise", "must be only http://HOST:PORT (the replicas add /mcp), without a path, query or credentials; got %q", v)
+		sm.Errorf("advertise", "must be only http://HOST:PORT (the replicas add /mcp), without a path, query or credentials; got %q", sm.Written("advertise"))
 	default:
 		return u.Scheme + "://" + u.Host
 	}
@@ -350,7 +350,7 @@ func decodeAuth(d *yamlconf.Decoder, a *yamlconf.Map, lookup func(string) (strin
 	}
 	for key, v := range map[string]string{"issuer": out.Issuer, "jwksUrl": out.JWKSURL} {
 		if v != "" && !httpURL(v) {
-			a.Errorf(key, "must be an https URL (http only for a loopback host), got %q", v)
+			a.Errorf(key, "must be an https URL (http only for a loopback host), got %q", a.Written(key))
 		}
 	}
 	if out.Issuer == "" && (out.Audience != "" || out.JWKSURL != "" || len(out.Scopes) > 0) {

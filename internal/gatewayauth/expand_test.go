@@ -101,3 +101,27 @@ func TestUnsetVariableIsOneProblem(t *testing.T) {
 		}
 	}
 }
+
+// A URL the config refuses is quoted as written, never expanded: its
+// variables may hold a credential (a JWKS URL's ?key=, an advertised
+// URL's userinfo), and errors are printed, logged and shown in /healthz.
+func TestRefusedURLsQuotedAsWritten(t *testing.T) {
+	vars := map[string]string{"JK": "topsecret123", "PW": "hunter2pass"}
+	for _, tc := range []struct{ name, config, written string }{
+		{"jwksUrl", `{auth: {issuer: "https://issuer.test", audience: "https://gw.test/mcp", jwksUrl: "http://idp.example.com/jwks?k=${JK}"}}`, "${JK}"},
+		{"issuer", `{auth: {issuer: "http://idp.example.com/?k=${JK}", audience: "https://gw.test/mcp"}}`, "${JK}"},
+		{"advertise with credentials", `{store: {redis: {url: "redis://127.0.0.1:1"}, advertise: "http://u:${PW}@10.0.0.5:7410"}}`, "${PW}"},
+		{"advertise without a port", `{store: {redis: {url: "redis://127.0.0.1:1"}, advertise: "http://u:${PW}@10.0.0.5"}}`, "${PW}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := "- id: gw\n  name: gateway\n  config: " + tc.config + "\n"
+			_, err := decodeEntry(t, file, func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
+			if err == nil {
+				t.Fatal("the entry was accepted, want it refused")
+			}
+			if msg := err.Error(); strings.Contains(msg, "topsecret123") || strings.Contains(msg, "hunter2pass") || !strings.Contains(msg, tc.written) {
+				t.Errorf("the error quotes the expanded value or not the written one (%s): %s", tc.written, msg)
+			}
+		})
+	}
+}

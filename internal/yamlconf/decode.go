@@ -196,6 +196,15 @@ func (m *Map) String(key string) (string, bool) {
 	return m.d.String(m.value[key], m.Path(key))
 }
 
+// Written is key's scalar text as written, before ${VAR} expansion: what
+// an error may quote, where the expanded value may hold a credential.
+func (m *Map) Written(key string) string {
+	if n := m.value[key]; n != nil && n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	return ""
+}
+
 // ExpandString is String followed by ${VAR} expansion.
 func (m *Map) ExpandString(key string) (string, bool) {
 	return m.d.ExpandString(m.value[key], m.Path(key))
