@@ -184,9 +184,14 @@ func (g *Gateway) guard(next http.Handler) http.Handler {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Host %q is not a loopback name (DNS rebinding protection)", r.Host))
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
-			refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
-			return
+		if origin := r.Header.Get("Origin"); origin != "" {
+			if !g.originAllowed(origin) {
+				refuse(w, http.StatusForbidden, fmt.Sprintf("Forbidden: Origin %q is not allowed (DNS rebinding protection); allowed are loopback origins and the configured ones", origin))
+				return
+			}
+			if g.originListed(origin) && cors(w, r, origin) {
+				return
+			}
 		}
 		if g.wellKnown(r) {
 			g.opts.WellKnown.ServeHTTP(w, r)
@@ -247,9 +252,7 @@ func bearer(header string) (string, bool) {
 // originAllowed reports whether a browser Origin may use the gateway: a
 // configured origin, or one whose host is loopback.
 func (g *Gateway) originAllowed(origin string) bool {
-	if slices.ContainsFunc(g.opts.AllowedOrigins, func(o string) bool {
-		return strings.EqualFold(strings.TrimSuffix(o, "/"), origin)
-	}) {
+	if g.originListed(origin) {
 		return true
 	}
 	u, err := url.Parse(origin)
@@ -257,6 +260,13 @@ func (g *Gateway) originAllowed(origin string) bool {
 		return false
 	}
 	return loopback.Host(u.Hostname())
+}
+
+// originListed reports whether origin is one Options.AllowedOrigins lists.
+func (g *Gateway) originListed(origin string) bool {
+	return slices.ContainsFunc(g.opts.AllowedOrigins, func(o string) bool {
+		return strings.EqualFold(strings.TrimSuffix(o, "/"), origin)
+	})
 }
 
 // originForm is the form of an origin Options.AllowedOrigins can hold.
