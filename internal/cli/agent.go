@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,6 +143,7 @@ type agentRun struct {
 	out     *agentterm.Output
 	trusted map[string]bool
 	rules   permkind.Rules // the standing permissions (agent_perms.go)
+	user    *host.Plan     // the user config, once read (userPlan)
 	// ended is how the last turn at the terminal ended: a session left
 	// past the model's context window is not one to resume.
 	ended error
@@ -226,7 +228,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.cfg, err = r.modelConfig(src.plan); err != nil {
+	if r.cfg, err = r.modelConfig(src); err != nil {
 		return err
 	}
 	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" && r.cfg.APIKeyEnv != "" {
@@ -282,10 +284,15 @@ func (r *agentRun) reportFailures() {
 }
 
 // modelConfig is the model of the config's model entry (else its
-// sampling entry, else DeepSeek's defaults) with --model and --base-url
-// applied; the plan's model and sampling entries are replaced by one model
-// entry of it, so that servers are sampled through the same model.
-func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
+// sampling entry, else DeepSeek's defaults; see modelPlan) with --model
+// and --base-url applied; the source plan's model and sampling entries are
+// replaced by one model entry of it, so that servers are sampled through
+// the same model.
+func (r *agentRun) modelConfig(src *source) (sampling.Config, error) {
+	plan, err := r.modelPlan(src)
+	if err != nil {
+		return sampling.Config{}, err
+	}
 	cfg, err := modelkind.Configured(plan, r.af.baseURL != "")
 	if _, invalid := errors.AsType[*modelkind.InvalidError](err); invalid {
 		return cfg, &configError{err}
@@ -302,8 +309,23 @@ func (r *agentRun) modelConfig(plan *host.Plan) (sampling.Config, error) {
 		}
 		cfg.BaseURL, cfg.BaseURLWritten = r.af.baseURL, r.af.baseURL
 	}
-	modelkind.Use(plan, cfg)
+	modelkind.Use(src.plan, cfg)
 	return cfg, nil
+}
+
+// modelPlan is the plan the model is chosen from: the source's, or the
+// user config's when the source is another file (--config,
+// $MCPBRIDGE_CONFIG, --url) that has no model or sampling entry. The
+// model is the person's, as the permissions are: a file of servers must
+// not send the conversation to DeepSeek's API in place of the model they
+// set up.
+func (r *agentRun) modelPlan(src *source) (*host.Plan, error) {
+	user := r.e.userConfigPath()
+	if user == "" || slices.ContainsFunc(src.plan.Entries, modelkind.IsEntry) ||
+		slices.ContainsFunc(src.files, func(f scopes.File) bool { return f.Path == user }) {
+		return src.plan, nil
+	}
+	return r.userPlan(user)
 }
 
 // warnInClear warns, on stderr or as a --json notice, when the key is

@@ -26,7 +26,7 @@ import (
 func (r *agentRun) loadPermissions(src *source) error {
 	user := r.e.userConfigPath()
 	if user != "" {
-		plan, err := r.e.readUserPlan(user)
+		plan, err := r.userPlan(user)
 		if err != nil {
 			return err
 		}
@@ -47,6 +47,19 @@ func (r *agentRun) loadPermissions(src *source) error {
 		}
 		return true
 	})
+}
+
+// userPlan is the user config at path, read once a run (readUserPlan):
+// its model and its permissions are the agent's whatever --config says.
+func (r *agentRun) userPlan(path string) (*host.Plan, error) {
+	if r.user == nil {
+		plan, err := r.e.readUserPlan(path)
+		if err != nil {
+			return nil, err
+		}
+		r.user = plan
+	}
+	return r.user, nil
 }
 
 // readUserPlan parses the user config alone; none is an empty plan. One

@@ -313,8 +313,9 @@ model would see; exit status 1 when the call fails.
                     always are): polled until done, its status on the progress line
 `
 
-const agentHelp = `The model is the config's model entry (else its sampling entry); DeepSeek's API with
-deepseek-flash only when the config has neither and no --base-url is given. An invalid model or
+const agentHelp = `The model is the config's model entry (else its sampling entry; a SOURCE without either
+takes the user config's); DeepSeek's API with deepseek-flash only when neither has one and no
+--base-url is given. An invalid model or
 sampling entry stops the agent (exit 2) before anything is sent. The key is read from
 DEEPSEEK_API_KEY or the variable the entry names in apiKeyEnv (apiKeyEnv: "" or apiKey: none: the
 endpoint takes no key); sent over http:// to another machine, a warning says it travels in clear.

@@ -281,3 +281,45 @@ func resultLineSays(stdout, want string) bool {
 	var ev struct{ Type, Error string }
 	return strings.Count(stdout, "\n") == 1 && json.Unmarshal([]byte(stdout), &ev) == nil && ev.Type == "result" && strings.Contains(ev.Error, want)
 }
+
+// The model the user config names is the agent's under --config (or
+// $MCPBRIDGE_CONFIG) too, when that file names none: its permissions are
+// read so, and a file of servers must not send the conversation to
+// DeepSeek's API, though its key is set, in place of the model the user
+// set up (a local one). A model entry of the file named wins.
+func TestAgentUserModelUnderConfig(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	deepseek := newStandIn(t)
+	via := modelClient(t, deepseek, nil)
+	local := chattest.New(t, chattest.Turns(chattest.Turn{Text: "local answer"}, chattest.Turn{Text: "local answer"}))
+	local.Keyless = true
+	userConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: "+local.URL+"\n    model: llama\n    apiKey: none\n")
+	servers := writeConfig(t, "- id: demo\n  name: mcp-client\n  config:\n    serverName: demo\n    transport: stdio\n    command: ${MCPBRIDGE_EXE}\n    args: [demo-server]\n")
+
+	if r := mcpbridgeWith(t, via, "", "agent", "--config", servers, "-p", "hi"); r.code != 0 || r.stdout != "local answer\n" {
+		t.Errorf("--config: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	viaEnv := func(io *IO) {
+		via(io)
+		lookup := io.LookupEnv
+		io.LookupEnv = func(k string) (string, bool) {
+			if k == "MCPBRIDGE_CONFIG" {
+				return servers, true
+			}
+			return lookup(k)
+		}
+	}
+	if r := mcpbridgeWith(t, viaEnv, "", "agent", "-p", "hi"); r.code != 0 || r.stdout != "local answer\n" {
+		t.Errorf("$MCPBRIDGE_CONFIG: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := deepseek.requests(); len(got) != 0 {
+		t.Errorf("DeepSeek's API got %v", got)
+	}
+
+	other := chattest.New(t, chattest.Turns(chattest.Turn{Text: "the file's model"}))
+	own := writeConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: "+other.URL+"\n    model: other\n")
+	if r := mcpbridgeWith(t, via, "", "agent", "--config", own, "-p", "hi"); r.code != 0 || r.stdout != "the file's model\n" {
+		t.Errorf("a model entry in --config's file: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
