@@ -232,7 +232,7 @@ func (r *agentRun) setup(ctx context.Context) error {
 		return err
 	}
 	if key, _ := e.lookup(r.cfg.APIKeyEnv); key == "" && r.cfg.APIKeyEnv != "" {
-		return usagef("agent: the API key variable %s is not set (set it, or name another in a model entry's apiKeyEnv; apiKeyEnv: \"\" is a model that takes no key, such as a local one)", r.cfg.APIKeyEnv)
+		return r.missingKey()
 	}
 	if r.session, err = r.openSession(); err != nil {
 		return err
@@ -326,6 +326,28 @@ func (r *agentRun) modelPlan(src *source) (*host.Plan, error) {
 		return src.plan, nil
 	}
 	return r.userPlan(user)
+}
+
+// missingKey is the error of a run whose key variable is not set: which
+// endpoint would have been sent it and why that one, and the ways on (the
+// key, or a model entry for the model meant: a local one takes none).
+func (r *agentRun) missingKey() error {
+	c := r.cfg
+	where := "the user config"
+	if user := r.e.userConfigPath(); user != "" {
+		where = user
+	}
+	switch {
+	case c.APIKeyEnvNamed:
+		return usagef("agent: the API key variable %s, which the model entry names (apiKeyEnv), is not set: export it with the key of %s, or, if that endpoint takes no key, write apiKey: none in the entry instead",
+			c.APIKeyEnv, r.endpoint())
+	case r.af.baseURL == "" && c.BaseURL == sampling.DefaultBaseURL:
+		return usagef("agent: no model entry names an endpoint, nor does --base-url, so the agent would use DeepSeek's API (%s), and its key variable %s is not set: "+
+			"export %s=<your DeepSeek key>, or add a model entry for the model you use to %s (a local one, which takes no key: baseURL: http://localhost:11434/v1, model: qwen3, apiKey: none; see 'mcpbridge help agent')",
+			r.endpoint(), c.APIKeyEnv, c.APIKeyEnv, where)
+	}
+	return usagef("agent: the model's endpoint %s would be sent the key in %s (no model entry names its own), which is not set: add a model entry to %s with baseURL: %s and apiKeyEnv: the variable that holds its key, or apiKey: none if it takes no key",
+		r.endpoint(), c.APIKeyEnv, where, r.endpoint())
 }
 
 // warnInClear warns, on stderr or as a --json notice, when the key is

@@ -335,7 +335,7 @@ func TestAgentExits(t *testing.T) {
 		{[]string{"agent", "-p"}, "", "flag -p needs a value"},
 		{[]string{"agent", "-p", "x", "--yes=false"}, "", "agent: flag --yes=false takes no value"},
 		{[]string{"agent", "-p", "x", "--continue=no"}, "", "agent: flag --continue=no takes no value"},
-		{[]string{"agent", "-p", "x"}, "unset", `the API key variable DEEPSEEK_API_KEY is not set (set it, or name another in a model entry's apiKeyEnv; apiKeyEnv: "" is a model that takes no key`},
+		{[]string{"agent", "-p", "x"}, "unset", "and its key variable DEEPSEEK_API_KEY is not set: export DEEPSEEK_API_KEY=<your DeepSeek key>, or add a model entry for the model you use"},
 	} {
 		if c.env == "unset" {
 			t.Setenv("DEEPSEEK_API_KEY", "")

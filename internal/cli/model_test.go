@@ -323,3 +323,38 @@ func TestAgentUserModelUnderConfig(t *testing.T) {
 		t.Errorf("a model entry in --config's file: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Without the key the model's endpoint takes, the agent says which
+// endpoint it would have used and why that one, and both ways on: the
+// variable to set, or a model entry in the user config for the model the
+// person means (a local one, which takes no key). Nothing is sent.
+func TestAgentMissingKeySaysWhyAndHow(t *testing.T) {
+	agentEnv(t)
+	t.Setenv("DEEPSEEK_API_KEY", "")
+	t.Chdir(t.TempDir())
+	user := userConfig(t, "")
+	deepseek := newStandIn(t)
+	via := modelClient(t, deepseek, nil)
+	local := chattest.New(t, chattest.Turns(chattest.Turn{Text: "never"}))
+	named := writeConfig(t, "- id: model\n  name: model\n  config:\n    baseURL: "+local.URL+"\n    apiKeyEnv: MCPBRIDGE_TEST_UNSET_KEY\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "agent: no model entry names an endpoint, nor does --base-url, so the agent would use DeepSeek's API (https://api.deepseek.com), and its key variable DEEPSEEK_API_KEY is not set: " +
+			"export DEEPSEEK_API_KEY=<your DeepSeek key>, or add a model entry for the model you use to " + user +
+			" (a local one, which takes no key: baseURL: http://localhost:11434/v1, model: qwen3, apiKey: none; see 'mcpbridge help agent')"},
+		{[]string{"--base-url", local.URL}, "agent: the model's endpoint " + local.URL + " would be sent the key in DEEPSEEK_API_KEY (no model entry names its own), which is not set: " +
+			"add a model entry to " + user + " with baseURL: " + local.URL + " and apiKeyEnv: the variable that holds its key, or apiKey: none if it takes no key"},
+		{[]string{"--config", named}, "agent: the API key variable MCPBRIDGE_TEST_UNSET_KEY, which the model entry names (apiKeyEnv), is not set: " +
+			"export it with the key of " + local.URL + ", or, if that endpoint takes no key, write apiKey: none in the entry instead"},
+	} {
+		r := mcpbridgeWith(t, via, "", append([]string{"agent", "-p", "hi"}, c.args...)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d\nstderr %s\nwant %s", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	if got := deepseek.requests(); len(got) != 0 || len(local.Requests()) != 0 {
+		t.Errorf("sent: DeepSeek's API %v, the local endpoint %d requests", got, len(local.Requests()))
+	}
+}
