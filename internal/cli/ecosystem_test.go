@@ -240,6 +240,8 @@ func TestAddRemoveRefused(t *testing.T) {
 		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
 		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
 		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either a URL or a command`},
+		{[]string{"add", "--config", cfg, "x", "http://x", "--", "cmd"}, `add: give either a URL or a command after --, not both`},
+		{[]string{"add", "--config", cfg, "x", "https://x/mcp", "a"}, `add: give either a URL or a command after --, not both`},
 		{[]string{"add", "--config", cfg, "x", "--env", "A=1", "--url", "http://x"}, `--env is for a command`},
 		{[]string{"add", "--config", cfg, "x", "--header", "A: 1", "--", "cmd"}, `-H/--header goes with a remote server's URL`},
 		{[]string{"add", "--config", cfg, "x", "--header", "bad", "--url", "http://x"}, `want 'Name: value'`},

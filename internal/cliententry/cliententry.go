@@ -93,8 +93,8 @@ func New(a Args) (*yaml.Node, error) {
 	return entry, nil
 }
 
-// urlOrCommand tells the server's URL (--url, or the one argument that is
-// a URL) from its command, refusing what looks like an address written
+// urlOrCommand tells the server's URL (--url, or the first argument when
+// it is a URL) from its command, refusing what looks like an address written
 // without its scheme.
 func urlOrCommand(a Args) (url string, rest []string, err error) {
 	rest, url = a.Rest, a.URL
@@ -103,8 +103,10 @@ func urlOrCommand(a Args) (url string, rest []string, err error) {
 			return "", nil, err
 		}
 	}
-	if url == "" && len(rest) == 1 && isURL(rest[0]) {
-		url, rest = rest[0], nil
+	if url == "" && len(rest) > 0 && isURL(rest[0]) {
+		// A URL is never a command: one followed by more (add x URL --
+		// cmd) is both, not a program named by its URL.
+		url, rest = rest[0], rest[1:]
 	}
 	if url == "" && len(rest) == 1 && !a.Dashed {
 		if err := notAURL(a, rest[0], ""); err != nil {
