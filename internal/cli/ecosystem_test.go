@@ -239,6 +239,7 @@ func TestAddRemoveRefused(t *testing.T) {
 		{[]string{"add", "--config", cfg, "web", "--url", "ftp://x"}, `--url "ftp://x" is not a server's URL: one starts with http:// or https:// (mcpbridge add --config ` + shellQuote(cfg) + ` web --url https://x)`},
 		{[]string{"add", "--config", cfg, "x"}, `want a command after --`},
 		{[]string{"add", "--config", cfg}, `want NAME -- COMMAND`},
+		{[]string{"add", "--config", cfg, "--", "npx", "-y", "some server"}, `add: want the server's NAME before --: mcpbridge add NAME -- npx -y 'some server'`},
 		{[]string{"add", "--config", cfg, "x", "--url", "http://x", "--", "cmd"}, `either a URL or a command`},
 		{[]string{"add", "--config", cfg, "x", "http://x", "--", "cmd"}, `add: give either a URL or a command after --, not both`},
 		{[]string{"add", "--config", cfg, "x", "https://x/mcp", "a"}, `add: give either a URL or a command after --, not both`},

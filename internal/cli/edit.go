@@ -34,7 +34,7 @@ func (e *env) add(ctx context.Context, argv []string) error {
 	if f.fromRegistry != "" || f.pkg != "" || f.remote != "" {
 		return e.addFromRegistry(ctx, f)
 	}
-	entry, err := newEntry(f, slices.Contains(argv, "--"))
+	entry, err := newEntry(f, argv)
 	if err != nil {
 		return err
 	}
@@ -210,11 +210,22 @@ func (e *env) removeCandidates(f *flags) ([]string, error) {
 }
 
 // newEntry builds the entry add appends, from NAME and what follows:
-// a URL (or --url) for a remote server, else a command (dashed: it came
-// after "--").
-func newEntry(f *flags, dashed bool) (*yaml.Node, error) {
+// a URL (or --url) for a remote server, else a command (when argv has
+// "--", what follows it).
+func newEntry(f *flags, argv []string) (*yaml.Node, error) {
 	if len(f.args) == 0 {
 		return nil, usagef("add: want NAME -- COMMAND [ARGS...], NAME URL or NAME --url URL")
+	}
+	dash := slices.Index(argv, "--")
+	dashed := dash >= 0
+	if dashed && len(argv)-dash-1 == len(f.args) {
+		// Every argument came after "--": the command's first word is
+		// no server's name.
+		quoted := make([]string, len(f.args))
+		for i, a := range f.args {
+			quoted[i] = shellQuote(a)
+		}
+		return nil, usagef("add: want the server's NAME before --: mcpbridge add NAME -- %s", strings.Join(quoted, " "))
 	}
 	entry, err := cliententry.New(cliententry.Args{Name: f.args[0], Rest: f.args[1:], Dashed: dashed, URL: f.url,
 		Transport: f.transport, Headers: f.headers, Env: f.env, Cmd: addLine(f)})
