@@ -412,6 +412,30 @@ func TestAgentDeepSeekSmoke(t *testing.T) {
 	}
 }
 
+// A call refused under -p says every way to let it run: --yes, the user
+// config's permissions.allow (named, with the patterns that fit), or
+// trusted: true for read-only tools; the allow list it names does let
+// the tool run on the next run.
+func TestAgentHeadlessDenialSaysHowToAllow(t *testing.T) {
+	agentEnv(t)
+	t.Chdir(t.TempDir())
+	user := userConfig(t, "- {id: permissions, name: permissions, config: {deny: [mcp__other__x]}}\n") // the demo runs beside it
+	add := chattest.Turn{Calls: []chattest.Call{{Name: "mcp__demo__add", Args: `{"a":1,"b":1}`}}}
+	srv := chattest.New(t, chattest.Turns(add, chattest.Turn{Text: "not added"}, add, chattest.Turn{Text: "added"}))
+	r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add")
+	want := "tool mcp__demo__add was not run: with -p tools run only with --yes, or when permissions.allow in " + user +
+		` lists them (allow: [mcp__demo__add], or ["mcp__demo__*"] for every tool of the server), or, read-only ones, from servers marked trusted: true`
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d\nstderr %s\nwant %s", r.code, r.stderr, want)
+	}
+	if err := os.WriteFile(user, []byte("- {id: permissions, name: permissions, config: {allow: [mcp__demo__add]}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := mcpbridge(t, "", "agent", "--base-url", srv.URL, "-p", "add"); r.code != 0 || r.stdout != "added\n" || strings.Contains(r.stderr, "was not run") {
+		t.Errorf("allowed as told: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 // Under -p without --yes every refused call is its own notice: two tools
 // the model wanted, two lines naming them (one notice stood for both).
 func TestAgentHeadlessEachDenialNoticed(t *testing.T) {

@@ -97,11 +97,23 @@ func (r *agentRun) policy() *agent.Policy {
 		// Each refused call is told apart: a person reading the notices
 		// learns every tool the model wanted, not only the first.
 		p.Ask = func(_ context.Context, c agent.Call) (agent.Answer, error) {
-			r.out.Event(agent.Event{Type: agent.EventNotice, Text: fmt.Sprintf("tool %s was not run: with -p tools run only with --yes (or, read-only ones, from servers marked trusted: true)", c.Name)})
+			r.out.Event(agent.Event{Type: agent.EventNotice, Text: r.notRun(c)})
 			return agent.Deny, nil
 		}
 	}
 	return p
+}
+
+// notRun says why c, refused under -p, did not run, and every way to let
+// it: --yes, the user config's allow list (with the patterns that fit)
+// or, for a read-only tool, trusted: true.
+func (r *agentRun) notRun(c agent.Call) string {
+	where := "the user config"
+	if user := r.e.userConfigPath(); user != "" {
+		where = user
+	}
+	return fmt.Sprintf("tool %s was not run: with -p tools run only with --yes, or when permissions.allow in %s lists them (allow: [%s], or [%q] for every tool of the server), or, read-only ones, from servers marked trusted: true",
+		c.Name, where, c.Name, agent.ServerPattern(c.Tool.Origin.Server))
 }
 
 // callContext shows a call's progress on a terminal, once no question is
