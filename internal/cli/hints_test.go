@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -155,5 +157,34 @@ func TestListingHintsKeepTheSource(t *testing.T) {
 		t.Errorf("status: hint %q, want %q\n%s", hint, want, r.stderr)
 	} else if r := mcpbridge(t, "", hint...); !strings.Contains(r.stdout, "evil") {
 		t.Errorf("%q as suggested: %+v", hint, r)
+	}
+}
+
+// A server that asks for no OAuth works where the OAuth token store
+// cannot be made (a read-only home, XDG_STATE_HOME under a file): the
+// store is needed to keep a login, not to connect. Before, every such
+// HTTP server failed with the store's mkdir error. A server that does
+// need a login still says why it cannot keep one.
+func TestHTTPServerWithoutTokenStore(t *testing.T) {
+	srv := mcptest.NewHTTPServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.HTTPOptions{})
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(blocker, "state"))
+	cfg := writeConfig(t, "- {id: g, name: mcp-client, config: {serverName: g, transport: streamable-http, url: \""+srv.URL+"\"}}\n")
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "mcp__g__") {
+		t.Errorf("tools: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	as := mcptest.NewOAuthServer(t, mcppeer.Fixture(mcppeer.FixtureOptions{}), mcptest.OAuthOptions{})
+	needs := writeConfig(t, "- {id: o, name: mcp-client, config: {serverName: o, transport: streamable-http, url: \""+as.URL+"\"}}\n")
+	r = mcpbridge(t, "", "tools", "--config", needs)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, `server "o" asks for an OAuth login, which cannot be kept: token store: `) || !strings.Contains(r.stderr, "set XDG_STATE_HOME") {
+		t.Errorf("a server that asks for a login: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	r = mcpbridge(t, "", "login", "--url", as.URL, "--name", "g", "--oauth-headless")
+	if r.code == 0 || !strings.Contains(r.stderr, "token store") || !strings.Contains(r.stderr, "XDG_STATE_HOME") {
+		t.Errorf("login without a store: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }

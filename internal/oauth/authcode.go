@@ -34,9 +34,9 @@ func newAuthorizationCode(cfg *Config, t Target, opts Options, d *dpop) (auth.OA
 	}
 	hc := codeConfig(cfg, redirect, fetch, opts.HTTPClient)
 	if opts.StateDir != "" {
-		if err := h.persist(hc, cfg, opts, d); err != nil {
-			return nil, err
-		}
+		// The store keeps a login: a server that asks for none connects
+		// without it, and one that does is told why (Authorize).
+		h.storeErr = h.persist(hc, cfg, opts, d)
 	}
 	inner, err := auth.NewAuthorizationCodeHandler(hc)
 	if err != nil {
@@ -90,6 +90,10 @@ type codeHandler struct {
 	mode   Mode
 	scopes []string // configured
 
+	// storeErr is why the stored grant cannot be read or a new one kept:
+	// the answer to a server that asks for authorization.
+	storeErr error
+
 	mu     sync.Mutex
 	legacy oauth2.TokenSource // set while the 2025-03-26 flow's token is in use
 	stored *storedSource      // the stored grant's source in use, nil without one
@@ -108,6 +112,10 @@ func (h *codeHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 }
 
 func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if h.storeErr != nil && needsAuthorization(resp) {
+		drain(resp)
+		return h.storeErr
+	}
 	if resp.StatusCode == http.StatusUnauthorized && h.refreshRefused() {
 		drain(resp)
 		return nil // the SDK sends the request again, with the refreshed token
@@ -196,7 +204,7 @@ func needsAuthorization(resp *http.Response) bool {
 func (h *codeHandler) persist(hc *auth.AuthorizationCodeHandlerConfig, cfg *Config, opts Options, d *dpop) error {
 	store, err := OpenStore(opts.StateDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("server %q asks for an OAuth login, which cannot be kept: %w", h.target.ServerName, err)
 	}
 	key := Key(h.target.URL, cfg)
 	src := func(rec *Record) *storedSource {

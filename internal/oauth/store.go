@@ -43,11 +43,12 @@ type Store struct {
 func OpenStore(stateDir string) (*Store, error) {
 	dir := filepath.Join(stateDir, "oauth")
 	for _, d := range []string{stateDir, dir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("token store: %w", err)
+		err := os.MkdirAll(d, 0o700)
+		if err == nil {
+			err = os.Chmod(d, 0o700)
 		}
-		if err := os.Chmod(d, 0o700); err != nil {
-			return nil, fmt.Errorf("token store: %w", err)
+		if err != nil {
+			return nil, fmt.Errorf("token store: %w (OAuth tokens are kept in %s: make it a directory you can write, or set XDG_STATE_HOME to one)", err, stateDir)
 		}
 	}
 	return &Store{dir: dir}, nil
