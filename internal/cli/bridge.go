@@ -29,6 +29,17 @@ type bridge struct {
 	src       *source       // what was started, for the summary line
 }
 
+// servers are the names of the servers b started, in config order.
+func (b *bridge) servers() []string {
+	var out []string
+	for _, st := range b.statuses {
+		if st.Plugin == clientkind.Name {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
 // open runs src's entries on a one-shot host (in parallel) and waits until
 // each first attempt has settled or hit its startupTimeoutMs. A server that
 // fails is recorded in b.failed; the others keep working. Only an

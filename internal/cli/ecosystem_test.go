@@ -305,10 +305,18 @@ func TestHelpVersionAndSuggestions(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"echo", `no tool "echo": did you mean mcp__demo__echo?`},
 		{"mcp__demo__ehco", `no tool "mcp__demo__ehco": did you mean mcp__demo__echo?`},
+		// A server no entry has is named as such, with the servers there
+		// are and the tool of one of them with that raw name.
+		{"mcp__dmeo__echo", `no tool "mcp__dmeo__echo": no server "dmeo" is configured (servers: demo); did you mean mcp__demo__echo?`},
+		{"mcp__everything__echo", `no tool "mcp__everything__echo": no server "everything" is configured (servers: demo); did you mean mcp__demo__echo?`},
+		{"mcp__everything__get-sum", `no tool "mcp__everything__get-sum": no server "everything" is configured (servers: demo)`},
 	} {
 		if r := mcpbridge(t, "", "call", c.name, "{}"); r.code != ExitFailed || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("call %s: %+v", c.name, r)
 		}
+	}
+	if r := mcpbridge(t, "", "tools", "mcp__everything__echo"); r.code == 0 || !strings.Contains(r.stderr, `tools: no tool "mcp__everything__echo": no server "everything" is configured (servers: demo); did you mean mcp__demo__echo?`) {
+		t.Errorf("tools NAME of a server not configured: %+v", r)
 	}
 	if r := mcpbridge(t, "", "call", "zzz", "{}"); strings.Contains(r.stderr, "did you mean") {
 		t.Errorf("a suggestion for nothing alike: %s", r.stderr)

@@ -142,17 +142,32 @@ func unknownCommand(name string) error {
 	return usagef("unknown command %q (see 'mcpbridge help')", name)
 }
 
-// suggestTool prints, for a tool name that is not there, the name meant
-// (toolMeant), if any.
+// suggestTool prints, for a tool name that is not there, what is known of
+// it (toolHint), if anything.
 func (e *env) suggestTool(name string, b *bridge) {
-	if meant := toolMeant(name, b); meant != "" {
-		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: did you mean %s?\n", name, meant)
+	if hint := toolHint(name, b); hint != "" {
+		fmt.Fprintf(e.Stderr, "mcpbridge: no tool %q: %s\n", name, hint)
 	}
+}
+
+// toolHint is, for a tool name that is not there, what helps: that its
+// server is not configured (and which are), and the name meant
+// (toolMeant); "" when neither applies.
+func toolHint(name string, b *bridge) string {
+	var hints []string
+	if s := serverOf(name); s != "" && !slices.Contains(b.servers(), s) {
+		hints = append(hints, fmt.Sprintf("no server %q is configured (servers: %s)", s, strings.Join(b.servers(), ", ")))
+	}
+	if meant := toolMeant(name, b); meant != "" {
+		hints = append(hints, "did you mean "+meant+"?")
+	}
+	return strings.Join(hints, "; ")
 }
 
 // toolMeant is, for a tool name that is not there, the name meant: the
 // one whose raw name is name ("echo" for mcp__everything__echo), else the
-// closest within two typos; "" when none is close.
+// closest within two typos, else, for a public name, another server's
+// tool of its raw name; "" when none is close.
 func toolMeant(name string, b *bridge) string {
 	var names []string
 	for _, t := range b.reg.List() {
@@ -161,7 +176,16 @@ func toolMeant(name string, b *bridge) string {
 		}
 		names = append(names, t.Name)
 	}
-	return yamlconf.Suggest(name, names)
+	if s := yamlconf.Suggest(name, names); s != "" {
+		return s
+	}
+	if server := serverOf(name); server != "" {
+		raw := strings.TrimPrefix(name, "mcp__"+server)
+		if i := slices.IndexFunc(names, func(n string) bool { return strings.HasSuffix(n, raw) }); i >= 0 {
+			return names[i]
+		}
+	}
+	return ""
 }
 
 const sourceHelp = `SOURCE (default: $MCPBRIDGE_CONFIG; else the user config $XDG_CONFIG_HOME/mcpbridge/config.yaml,

@@ -71,8 +71,8 @@ func (e *env) noTool(b *bridge, f *flags, name string) error {
 	if why, ok := b.reg.Withheld(name); ok {
 		return fmt.Errorf("tools: %w", &tool.WithheldError{Name: name, Why: why})
 	}
-	if meant := toolMeant(name, b); meant != "" {
-		return fmt.Errorf("tools: no tool %q: did you mean %s?", name, meant)
+	if hint := toolHint(name, b); hint != "" {
+		return fmt.Errorf("tools: no tool %q: %s", name, hint)
 	}
 	return fmt.Errorf("tools: no tool %q ('mcpbridge tools%s' lists them)", name, sourceArgs(f))
 }
