@@ -5,6 +5,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -24,10 +25,16 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		if link != path {
-			return fmt.Errorf("%s is a link to %s, which cannot be replaced: %w", link, path, err) // untested: the tests run as root, who writes anywhere
+		// The temporary file's name would mean nothing to the reader:
+		// the file and its directory are what to fix.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err
 		}
-		return err
+		what := path
+		if link != path {
+			what = link + " is a link to " + path + ", which"
+		}
+		return fmt.Errorf("%s cannot be replaced: no file can be made in its directory %s (%w), which the replace needs: make the directory writable", what, filepath.Dir(path), err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
 	_, err = tmp.Write(data)

@@ -488,3 +488,29 @@ func TestAddWarnsOfLiteralSecret(t *testing.T) {
 		t.Errorf("add --config: %+v", r)
 	}
 }
+
+// add and remove in a directory where no file can be made (a read-only
+// or immutable one; made so with chattr, since the tests run as root)
+// name the config file and what to do, not the temporary file beside it
+// that the atomic replace failed to create; the file is left as it was.
+func TestAddRemoveUnwritableDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcpbridge.yaml")
+	if err := os.WriteFile(cfg, []byte(commentedConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
+	want := cfg + " cannot be replaced: no file can be made in its directory " + dir + " (operation not permitted), which the replace needs: make the directory writable"
+	for _, args := range [][]string{{"add", "--config", cfg, "x", "--", "cmd"}, {"remove", "--config", cfg, "demo"}} {
+		r := mcpbridge(t, "", args...)
+		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, ".mcpbridge.yaml.") {
+			t.Errorf("%v: exit %d\nstderr %s\nwant %s", args, r.code, r.stderr, want)
+		}
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != commentedConfig {
+		t.Errorf("file changed:\n%s", data)
+	}
+}
