@@ -490,7 +490,7 @@ func TestAddWarnsOfLiteralSecret(t *testing.T) {
 }
 
 // add and remove in a directory where no file can be made (a read-only
-// or immutable one; made so with chattr, since the tests run as root)
+// or immutable one)
 // name the config file and what to do, not the temporary file beside it
 // that the atomic replace failed to create; the file is left as it was.
 func TestAddRemoveUnwritableDir(t *testing.T) {
@@ -499,18 +499,34 @@ func TestAddRemoveUnwritableDir(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(commentedConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-		t.Skipf("chattr +i: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
-	want := cfg + " cannot be replaced: no file can be made in its directory " + dir + " (operation not permitted), which the replace needs: make the directory writable"
+	unwritableDir(t, dir)
+	want := cfg + " cannot be replaced: no file can be made in its directory " + dir + " ("
+	fix := "), which the replace needs: make the directory writable"
 	for _, args := range [][]string{{"add", "--config", cfg, "x", "--", "cmd"}, {"remove", "--config", cfg, "demo"}} {
 		r := mcpbridge(t, "", args...)
-		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, ".mcpbridge.yaml.") {
+		if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, fix) || strings.Contains(r.stderr, ".mcpbridge.yaml.") {
 			t.Errorf("%v: exit %d\nstderr %s\nwant %s", args, r.code, r.stderr, want)
 		}
 	}
 	if data, _ := os.ReadFile(cfg); string(data) != commentedConfig {
 		t.Errorf("file changed:\n%s", data)
 	}
+}
+
+// unwritableDir makes dir a directory in which no file can be made until
+// the test ends: read-only for a user, immutable (chattr +i) for root,
+// whom permissions do not stop.
+func unwritableDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		mcptest.Unavailable(t, fmt.Sprintf("chattr +i %s (root needs it for a directory it cannot write): %v %s", dir, err, out))
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 }
