@@ -25,7 +25,7 @@ policy:
     allow: ["*"]
   - groups: [readers]
     allow: ["mcp__github__get_*", "mcp__github__list_*"]
-  - when: 'claims.scope.contains("admin") && tool.startsWith("mcp__time__")'
+  - when: '"admin" in scopes && tool.startsWith("mcp__time__")'
     allow: ["*"]
   - subjects: [ci]
     allow: ["mcp__time__*"]

@@ -14,8 +14,10 @@ import (
 )
 
 // compileWhen compiles a rule's when expression: a CEL boolean over claims
-// (the token's claims, a map), subject, groups and tool (the public name
-// asked for, or a resource's server prefix: whenTool).
+// (the token's claims, a map), subject, groups, scopes (the token's, each
+// whole: a scope string's contains would take "nonadmin" for "admin") and
+// tool (the public name asked for, or a resource's server prefix:
+// whenTool).
 func compileWhen(expr string) (cel.Program, error) {
 	return whenProgram(expr, cel.OptOptimize)
 }
@@ -29,6 +31,7 @@ func whenProgram(expr string, opts cel.EvalOption) (cel.Program, error) {
 		cel.Variable("claims", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("subject", cel.StringType),
 		cel.Variable("groups", cel.ListType(cel.StringType)),
+		cel.Variable("scopes", cel.ListType(cel.StringType)),
 		cel.Variable("tool", cel.StringType),
 	)
 	if err != nil {
@@ -192,7 +195,7 @@ func (r *compiled) matches(who *Principal, tool string, failed bool) bool {
 	if claims == nil {
 		claims = map[string]any{}
 	}
-	out, _, err := r.when.Eval(map[string]any{"claims": claims, "subject": who.Name, "groups": who.Groups, "tool": tool})
+	out, _, err := r.when.Eval(map[string]any{"claims": claims, "subject": who.Name, "groups": who.Groups, "scopes": who.Scopes, "tool": tool})
 	if err != nil {
 		return failed
 	}
@@ -333,14 +336,14 @@ func (r *Rule) whenNever(reach Reach, callers []string) string {
 	if err != nil {
 		return "" // Decode compiled it: it does not fail here
 	}
-	if r.falseFor(prg, map[string]any{}, "claims", "subject", "groups", "tool") {
+	if r.falseFor(prg, map[string]any{}, "claims", "subject", "groups", "scopes", "tool") {
 		return "its when is false whatever the caller and tool"
 	}
 	if !reach.NoGroups || reach.Subjects == nil {
 		return ""
 	}
 	for _, s := range callers {
-		if !r.falseFor(prg, map[string]any{"claims": map[string]any{}, "subject": s, "groups": []string{}}, "tool") {
+		if !r.falseFor(prg, map[string]any{"claims": map[string]any{}, "subject": s, "groups": []string{}, "scopes": []string{}}, "tool") {
 			return ""
 		}
 	}

@@ -429,7 +429,7 @@ func TestDenialReasonSaysWhichRuleDecided(t *testing.T) {
 	const src = `
 auth: {issuer: ISSUER, audience: RESOURCE}
 policy:
-  - when: 'claims.scope.contains("readonly")'
+  - when: '"readonly" in scopes'
     allow: [mcp__time__now]
   - subjects: [carol]
     allow: ["mcp__github__*"]
@@ -456,5 +456,38 @@ audit: {file: DIR/audit.jsonl}
 	}
 	if d := cmp.Diff(want, reasons, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
 		t.Errorf("denials' audit reasons (-want +got):\n%s", d)
+	}
+}
+
+// The operations guide's policy, served over HTTP, grants its scope rule
+// to a token that holds the scope it names, and to no token whose scopes
+// merely spell that name inside another ("nonadmin", "admin:read"): one
+// such token would otherwise call every time tool an admin may.
+func TestOperationsPolicyScopeIsWhole(t *testing.T) {
+	_, section, _ := strings.Cut(readFile(t, "../../docs/operations.md"), "## 9. Who is calling")
+	_, block, _ := strings.Cut(section, "\n    policy:")
+	block, _, _ = strings.Cut(block, "\n    rateLimit:")
+	s := newServed(t, Options{})
+	s.apply(t, "auth: {issuer: ISSUER, audience: RESOURCE}\npolicy:"+strings.ReplaceAll(block, "\n    ", "\n"), nil)
+	for _, c := range []struct {
+		claims jwt.MapClaims
+		want   []string
+	}{
+		{jwt.MapClaims{"scope": "read admin"}, []string{"mcp__time__now"}},
+		{jwt.MapClaims{"scp": "admin"}, []string{"mcp__time__now"}},
+		{jwt.MapClaims{"scope": "read nonadmin"}, nil},
+		{jwt.MapClaims{"scope": "admin:read"}, nil},
+		{jwt.MapClaims{"scp": []any{"sysadmins"}}, nil},
+	} {
+		cs := s.connect(t, s.is.Sign(t, s.is.Claims("dana", s.resource(), c.claims)), nil)
+		if d := cmp.Diff(c.want, toolNames(t, cs)); d != "" {
+			t.Errorf("a token with %v lists (-want +got):\n%s", c.claims, d)
+		}
+		if c.want == nil {
+			checkHidden(t, cs, "mcp__time__now")
+		}
+	}
+	if n := s.ran["mcp__time__now"].Load(); n != 0 {
+		t.Errorf("mcp__time__now ran %d times for tokens without the admin scope", n)
 	}
 }
