@@ -250,8 +250,28 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	if err != nil {
 		return nil, err
 	}
+	if err := v.notStatic(p.Name); err != nil {
+		return nil, err
+	}
 	v.remember(sum, p)
 	return p, nil
+}
+
+// notStatic refuses sub when it names a static token: identities are
+// names, so its holder would be that token's identity (its grants,
+// sessions, tasks and audit lines), and an issuer whose users choose
+// their subject would hand it to whoever signs up under the name.
+func (v *Verifier) notStatic(sub string) error {
+	for _, name := range v.static {
+		if name == sub {
+			msg := fmt.Sprintf("invalid token: its sub %q is the name of a static token of the gateway", sub)
+			if name == bearerName {
+				msg += " (serve's --token-env token)"
+			}
+			return errors.New(msg + ", whose identity its holder would take; name the static token so that no subject of the issuer is the same")
+		}
+	}
+	return nil
 }
 
 // remember caches p, dropping expired entries (then any) when full.
