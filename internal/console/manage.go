@@ -59,6 +59,9 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 		c.render(w, r, http.StatusForbidden, "server", p)
 		return
 	}
+	if c.refuseUnaudited(w, r, si, &d, action) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	defer cancel()
 	err := c.opts.Manage(ctx, d.ID, action)
@@ -76,6 +79,26 @@ func (c *Console) manage(w http.ResponseWriter, r *http.Request, si *signin) {
 	c.auditAction(si, action, d.ID, "ok", "")
 	o.done = fmt.Sprintf("%s: %sed, now %s.", name, action, c.rowOf(d.ID, d.serverRow, sees).State)
 	c.redirect(w, r, si, o)
+}
+
+// refuseUnaudited refuses action on d's entry, and reports so, while the
+// audit trail cannot take its line and fails closed: done, the action
+// could not be undone when its line then failed, and it would be the one
+// thing the gateway does unrecorded while it refuses every call.
+func (c *Console) refuseUnaudited(w http.ResponseWriter, r *http.Request, si *signin, d *serverData, action string) bool {
+	a, ok := c.opts.Access.(interface{ Unaudited() string })
+	if !ok {
+		return false
+	}
+	why := a.Unaudited()
+	if why == "" {
+		return false
+	}
+	c.log.Warn("console "+action+" refused: its audit line cannot be written", "identity", si.viewer.Name, "entry", d.ID, "error", why)
+	p := framed(si, "servers", "Server "+d.Label(), d)
+	p.Error = fmt.Sprintf("The %s of %s was not done: %s. Once the trail can take a line (/healthz says when), send it again.", action, d.Label(), why)
+	c.render(w, r, http.StatusServiceUnavailable, "server", p)
+	return true
 }
 
 // rowOf is entry id's row now as sees screens it, or old when it is gone.

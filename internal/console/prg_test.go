@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -103,5 +105,41 @@ func TestConsoleActionsRedirect(t *testing.T) {
 	}
 	if got := f.takeManaged(); !slices.Equal(got, []string{"everything restart"}) {
 		t.Errorf("a restart sent twice asked for %q, want one everything restart", got)
+	}
+}
+
+// While the audit trail cannot take a line (and fails closed), a restart
+// or reload from the console is not done: it would leave no line, while
+// every call is refused for want of one. The page says why, and the same
+// action goes through once the trail can be written again.
+func TestActionNotDoneWithoutItsAuditLine(t *testing.T) {
+	f := newFixture(t)
+	cc := signedIn(t, f.URL, aliceToken)
+	server := "/console/servers/everything"
+	f.apply(t, fmt.Sprintf(gatewayConfig, "/dev/full"))
+	req, _ := http.NewRequest(http.MethodPost, f.URL+server+"/restart", strings.NewReader(url.Values{"csrf": {cc.form(server)}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", f.URL)
+	resp, err := cc.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := f.takeManaged(); len(got) != 0 {
+		t.Errorf("a restart with the audit trail unwritable asked for %q, want nothing done", got)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "cannot write its audit trail") {
+		t.Errorf("a restart with the audit trail unwritable: %d, want 503 saying the trail cannot be written: %s", resp.StatusCode, body)
+	}
+	f.apply(t, fmt.Sprintf(gatewayConfig, f.audit))
+	if resp := cc.post(server+"/restart", url.Values{"csrf": {cc.form(server)}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the restart once the trail can be written: %d, want 303", resp.StatusCode)
+	}
+	if got := f.takeManaged(); !slices.Equal(got, []string{"everything restart"}) {
+		t.Errorf("the restart once the trail can be written asked for %q, want one everything restart", got)
+	}
+	if n := f.auditCount(t, `"method":"console/restart"`, `"outcome":"ok"`); n != 1 {
+		t.Errorf("the trail has %d console/restart lines, want 1", n)
 	}
 }

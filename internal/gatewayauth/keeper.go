@@ -793,11 +793,20 @@ var errStarting = errors.New("the gateway is starting: its gateway entry has not
 // back once the trail can be written, with no call needed to find out).
 // "" otherwise.
 func (k *Keeper) Refusing() string {
-	st := k.state.Load()
-	switch {
-	case st == nil && k.required.Load():
+	if k.state.Load() == nil && k.required.Load() {
 		return k.absent()
-	case st == nil || st.trail == nil || st.cfg.Audit.FailOpen:
+	}
+	return k.Unaudited()
+}
+
+// Unaudited says why nothing done now could have its audit line: the
+// trail cannot take one (checked now, without writing one) and fails
+// closed. "" when a line can be written, under failOpen, and without a
+// trail. A console action asks it first: done, it could not be undone
+// when its line then failed.
+func (k *Keeper) Unaudited() string {
+	st := k.state.Load()
+	if st == nil || st.trail == nil || st.cfg.Audit.FailOpen {
 		return ""
 	}
 	if err := st.trail.Check(); err != nil {
