@@ -169,6 +169,9 @@ func NewVerifier(ctx context.Context, a Auth, o VerifierOptions) (*Verifier, err
 // bearerName is the identity of serve's --token-env token.
 const bearerName = "bearer"
 
+// stdioName is the identity of serve --stdio's caller, the local user.
+const stdioName = "stdio"
+
 // sharedToken refuses two names of one token value, whose holder would
 // be either (a different one each start); the value is never shown.
 func sharedToken(a, b string) error {
@@ -250,18 +253,22 @@ func (v *Verifier) jwt(ctx context.Context, tok string, sum [sha256.Size]byte) (
 	if err != nil {
 		return nil, err
 	}
-	if err := v.notStatic(p.Name); err != nil {
+	if err := v.notReserved(p.Name); err != nil {
 		return nil, err
 	}
 	v.remember(sum, p)
 	return p, nil
 }
 
-// notStatic refuses sub when it names a static token: identities are
-// names, so its holder would be that token's identity (its grants,
-// sessions, tasks and audit lines), and an issuer whose users choose
-// their subject would hand it to whoever signs up under the name.
-func (v *Verifier) notStatic(sub string) error {
+// notReserved refuses sub when it names a static token, or stdioName:
+// identities are names, so its holder would be that token's identity (its
+// grants, sessions, tasks and audit lines), or get the grants of serve
+// --stdio's local user, and an issuer whose users choose their subject
+// would hand it to whoever signs up under the name.
+func (v *Verifier) notReserved(sub string) error {
+	if sub == stdioName {
+		return fmt.Errorf("invalid token: its sub %q is the identity of serve --stdio's local user, whose grants its holder would get; a JWT cannot be that user", sub)
+	}
 	for _, name := range v.static {
 		if name == sub {
 			msg := fmt.Sprintf("invalid token: its sub %q is the name of a static token of the gateway", sub)

@@ -560,7 +560,7 @@ func (k *Keeper) challenge(st *state, r *http.Request, err error) error {
 // "anonymous".
 func (st *state) principal(ctx context.Context, header http.Header) (*Principal, error) {
 	if header == nil {
-		return &Principal{Name: "stdio"}, nil
+		return &Principal{Name: stdioName}, nil
 	}
 	if len(st.verifier.static) == 0 && !st.cfg.Auth.JWT() {
 		return &Principal{Name: "anonymous"}, nil // whatever header it sent: nothing checks it

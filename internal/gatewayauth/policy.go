@@ -246,7 +246,7 @@ type Reach struct {
 func Callers(cfg Config, stdio, bearer bool) []string {
 	switch {
 	case stdio:
-		return []string{"stdio"}
+		return []string{stdioName}
 	case cfg.Auth.JWT():
 		return nil
 	case len(cfg.Auth.Tokens) == 0 && !bearer:

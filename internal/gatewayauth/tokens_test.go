@@ -153,20 +153,22 @@ func TestStaticTokensOfOneValueRefused(t *testing.T) {
 // A token of the issuer whose sub is a static token's name ("ci", or
 // "bearer", --token-env's) would be that identity: its policy grants,
 // its sessions and tasks, its rate limit and its lines in the audit
-// trail. An issuer whose users choose their own subject (a username)
-// hands that out to whoever signs up under the name, so such a token is
-// refused (401 invalid_token), and the static tokens still get in.
+// trail; one whose sub is "stdio" would get the grants of serve
+// --stdio's local user. An issuer whose users choose their own subject
+// (a username) hands that out to whoever signs up under the name, so
+// such a token is refused (401 invalid_token), and the static tokens
+// still get in.
 func TestJWTNamedAsStaticTokenRefused(t *testing.T) {
 	s := newServed(t, Options{BearerToken: "serve-token"})
-	s.apply(t, "auth: {issuer: ISSUER, audience: RESOURCE, tokens: {ci: CI_TOKEN}}\npolicy:\n  - {subjects: [ci, bearer], allow: [\"mcp__time__*\"]}\n",
+	s.apply(t, "auth: {issuer: ISSUER, audience: RESOURCE, tokens: {ci: CI_TOKEN}}\npolicy:\n  - {subjects: [ci, bearer, stdio], allow: [\"mcp__time__*\"]}\n",
 		map[string]string{"CI_TOKEN": "ci-secret-token"})
-	for _, sub := range []string{"ci", "bearer"} {
+	for _, sub := range []string{"ci", "bearer", "stdio"} {
 		code, challenge := s.post(t, "Bearer "+s.is.Sign(t, s.is.Claims(sub, s.resource(), nil)))
 		if code != http.StatusUnauthorized || !strings.Contains(challenge, `error="invalid_token"`) {
 			t.Errorf("a JWT whose sub is %q: %d %q, want 401 invalid_token", sub, code, challenge)
 		}
 	}
-	if !strings.Contains(s.logs.String(), `is the name of a static token`) {
+	if !strings.Contains(s.logs.String(), `is the name of a static token`) || !strings.Contains(s.logs.String(), `serve --stdio's local user`) {
 		t.Errorf("the log does not say why the JWT was refused:\n%s", s.logs.String())
 	}
 	for _, tok := range []string{"ci-secret-token", "serve-token", s.is.Sign(t, s.is.Claims("alice", s.resource(), nil))} {
