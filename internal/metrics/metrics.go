@@ -111,11 +111,11 @@ func New(opts Options) *Metrics {
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpbridge_gateway_refused_total",
-			Help: "Requests the gateway's policy or rate limits refused, by reason (denied, rate_limited).",
+			Help: "Requests the gateway entry refused before any backend saw them, by reason (denied, rate_limited, unauthenticated, refused).",
 		}, []string{"reason"}),
 		store: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpbridge_store_calls_total",
-			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take, put_task, get_task, renew_tasks) and outcome (ok, error).",
+			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take, put_task, get_task, renew_tasks, release_tasks, drop_tasks, put_owner, get_owner, drop_owner, replica_secret) and outcome (ok, error).",
 		}, []string{"op", "outcome"}),
 		fallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcpbridge_store_fallbacks_total",
@@ -144,8 +144,8 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Refused counts one request refused by the gateway's policy or rate
-// limits (reason: denied, rate_limited).
+// Refused counts one request refused by the gateway entry (reason:
+// denied, rate_limited, unauthenticated, refused).
 func (m *Metrics) Refused(reason string) { m.refused.WithLabelValues(reason).Inc() }
 
 // StoreCall counts one call to the store and its outcome.
