@@ -56,6 +56,11 @@ type Options struct {
 	// entry of an id, for viewers with the manage grant; nil offers
 	// neither.
 	Manage func(ctx context.Context, entry, action string) error
+	// Health, when set, is the gateway's health as /healthz reports it
+	// (gateway.Gateway.Health): the servers page lists what it holds
+	// beyond the host's entries (the store, a config file a reload
+	// refused, a gateway entry not in force) and why calls are refused.
+	Health func() gateway.Health
 	// Sessions reports the gateway's client sessions open now.
 	Sessions func() int
 	// Traffic, when set, lists the calls in flight (see Tracker).

@@ -77,6 +77,9 @@ func framed(si *signin, nav, title string, data any) page {
 type serverRow struct {
 	host.Status
 	Prompts int
+	// Probe marks a row of the health's beyond the host's entries: it
+	// has no page and no action.
+	Probe bool
 }
 
 // Held counts the definitions withheld by the pin or the scan.
@@ -147,6 +150,27 @@ func (c *Console) servers(sees func(gateway.Offer, string) bool) []serverRow {
 		}
 		out = append(out, row)
 	}
+	return append(out, c.probeRows(out)...)
+}
+
+// probeRows are the rows of what the gateway's health reports beyond
+// rows, the host's entries: the store, a refused config file, a gateway
+// entry not in force, and why calls are refused, if they are. Without
+// them the page showed every entry ready while /healthz answered 503.
+func (c *Console) probeRows(rows []serverRow) []serverRow {
+	if c.opts.Health == nil {
+		return nil
+	}
+	h := c.opts.Health()
+	var out []serverRow
+	for _, b := range h.Backends {
+		if !slices.ContainsFunc(rows, func(r serverRow) bool { return r.Label() == b.Name }) {
+			out = append(out, serverRow{Status: host.Status{Name: b.Name, State: host.State(b.State), Err: b.Error}, Probe: true})
+		}
+	}
+	if h.Refusing != "" {
+		out = append(out, serverRow{Status: host.Status{Name: "calls", State: "refused", Err: h.Refusing}, Probe: true})
+	}
 	return out
 }
 
@@ -157,7 +181,7 @@ func (c *Console) serversPage(w http.ResponseWriter, r *http.Request, si *signin
 func (c *Console) serverPage(w http.ResponseWriter, r *http.Request, si *signin) {
 	name := r.PathValue("name")
 	rows := c.servers(c.screenOf(r.Context(), si))
-	i := slices.IndexFunc(rows, func(s serverRow) bool { return s.Label() == name })
+	i := slices.IndexFunc(rows, func(s serverRow) bool { return !s.Probe && s.Label() == name })
 	if i < 0 {
 		c.render(w, r, http.StatusNotFound, "server", page{Title: "No such server", Nav: "servers", Viewer: &si.viewer, CSRF: si.acts.issue(),
 			Error: fmt.Sprintf("No server is named %q: the servers page lists them.", name)})

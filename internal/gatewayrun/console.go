@@ -55,7 +55,8 @@ func (r *serveRun) withConsole(opts gateway.Options, cat *host.Catalog) (gateway
 	rates := webconsole.NewRates(opts.Observer, nil)
 	con, err := webconsole.New(webconsole.Options{
 		Status: r.h.Status, Registry: r.reg, Access: r.keeper, Token: token, BearerToken: opts.BearerToken,
-		Sessions: func() int { return r.gw.Sessions() }, Traffic: tracker, Rates: rates, Logger: r.log,
+		Sessions: func() int { return r.gw.Sessions() }, Health: func() gateway.Health { return r.gw.Health() },
+		Traffic: tracker, Rates: rates, Logger: r.log,
 		Manage: func(ctx context.Context, id, action string) error { return r.manage(ctx, cat, id, action) },
 		Parked: func(key any) []gateway.ParkedCall { return r.gw.ParkedCalls(key) },
 		MCPURL: func() string {
