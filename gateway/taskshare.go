@@ -332,10 +332,33 @@ func (g *Gateway) renewAll() {
 		return
 	}
 	for _, id := range gone {
+		if g.rewriteLost(ts, running[id], id) {
+			continue
+		}
 		if g.stopTakenOver(id) || g.cancelLocal(running[id], id) { // else it ended here meanwhile
 			g.log.Info("gateway store: a task ended by another replica stops here", "task", id)
 		}
 	}
+}
+
+// rewriteLost writes again the record of task id, running here for
+// owner, when the store no longer holds it (Redis restarted empty): the
+// task goes on, as its sessions' records do, rather than being cancelled
+// for the store's loss. It reports whether id was left running: its
+// record written, or the store unreadable (the next renewal asks again).
+func (g *Gateway) rewriteLost(ts TaskStore, owner, id string) bool {
+	st := g.ownerTasks(owner)
+	if owner == "" || st == nil || !st.store.Holds(id) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	if _, ok, err := ts.GetTask(ctx, id); ok || err != nil {
+		return err != nil
+	}
+	g.log.Warn("gateway store: a running task's record was gone from the store (restarted empty?), so it is written again", "task", id)
+	st.store.Tell(id)
+	return true
 }
 
 // dropForgotten deletes the records of the ended tasks ids that their

@@ -311,10 +311,13 @@ func TestGatewaySharedTasksBounded(t *testing.T) {
 
 // Redis lost, then back empty: a task that ended meanwhile is written
 // again at the next renewal and reads completed; a task still running,
-// whose record is gone, is cancelled by its replica at the next renewal
-// (its call stops) and reads cancelled, never unknown for good.
+// whose record is gone, is written again by its replica at the next
+// renewal and goes on, read working and then completed with its result.
+// Its replica used to cancel it (its call stopped, its result lost) for a
+// loss that was the store's.
 func TestGatewaySharedTasksRedisRestarted(t *testing.T) {
-	release, stopped := make(chan struct{}), make(chan struct{})
+	release, more := make(chan struct{}), make(chan struct{})
+	var stopped atomic.Bool
 	finish := goTool("finish", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
 		select {
 		case <-release:
@@ -323,21 +326,25 @@ func TestGatewaySharedTasksRedisRestarted(t *testing.T) {
 			return tool.Output{}, ctx.Err()
 		}
 	})
-	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
-		<-ctx.Done()
-		close(stopped)
-		return tool.Output{}, ctx.Err()
+	hold := goTool("hold", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		select {
+		case <-more:
+			return tool.Output{Content: []tool.Content{tool.Text("held to the end")}}, nil
+		case <-ctx.Done():
+			stopped.Store(true)
+			return tool.Output{}, ctx.Err()
+		}
 	})
-	finish.Background, block.Background = true, true
+	finish.Background, hold.Background = true, true
 	reg := tool.NewRegistry()
-	if _, err := reg.Register(finish, block); err != nil {
+	if _, err := reg.Register(finish, hold); err != nil {
 		t.Fatal(err)
 	}
 	srv, r := openTaskStore(t)
 	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: 600 * time.Millisecond}}
 	g := newGateway(t, reg, opts)
 	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp", token: "alice-secret"}
-	ended, running := createTask(t, alice, "finish"), createTask(t, alice, "block")
+	ended, running := createTask(t, alice, "finish"), createTask(t, alice, "hold")
 	srv.Stop()
 	close(release)
 	waitFor(t, "the task to end with Redis down", func() bool { return len(g.ownerTasks("alice").store.Running()) == 1 })
@@ -346,9 +353,21 @@ func TestGatewaySharedTasksRedisRestarted(t *testing.T) {
 		got := string(alice.request("tasks/get", idParams(ended)).Result)
 		return strings.Contains(got, `"status":"completed"`) && strings.Contains(got, "finished")
 	})
-	waitSignal(t, stopped, "the running task's call to stop")
-	waitFor(t, "the running task to read cancelled", func() bool {
-		return strings.Contains(string(alice.request("tasks/get", idParams(running)).Result), `"status":"cancelled"`)
+	waitFor(t, "the running task's record to be written again", func() bool {
+		got := alice.request("tasks/get", idParams(running))
+		if strings.Contains(string(got.Result), `"status":"cancelled"`) {
+			t.Fatalf("the running task, its record lost with Redis, reads %s", got.Result)
+		}
+		return strings.Contains(string(got.Result), `"status":"working"`)
+	})
+	time.Sleep(time.Second) // renewals go on: the task is not stopped
+	if stopped.Load() {
+		t.Fatal("the running task's call was stopped")
+	}
+	close(more)
+	waitFor(t, "the running task to complete with its result", func() bool {
+		got := string(alice.request("tasks/get", idParams(running)).Result)
+		return strings.Contains(got, `"status":"completed"`) && strings.Contains(got, "held to the end")
 	})
 }
 
