@@ -173,8 +173,17 @@ func overHTTPS(r *http.Request) bool {
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, r, http.StatusOK, "login", page{Title: "Sign in"})
+	p := page{Title: "Sign in"}
+	if r.URL.Query().Get("signin") == "unknown" {
+		p.Error = unknownSignin
+	}
+	c.render(w, r, http.StatusOK, "login", p)
 }
+
+// unknownSignin says why a browser that signed in is asked to sign in
+// again: sign-ins live in the replica that made them, so a balancer that
+// sends the console's requests round the replicas drops them.
+const unknownSignin = "This gateway replica does not know your sign-in: it ended (expired, signed out, its grant revoked, or serve restarted), or it was made on another replica of the gateway, and each replica keeps its own sign-ins. Sign in again; behind a load balancer, send the console's requests (/console) to one replica."
 
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
@@ -212,11 +221,7 @@ func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin))
 	return func(w http.ResponseWriter, r *http.Request) {
 		si := c.current(r)
 		if si == nil {
-			if r.Method == http.MethodGet {
-				http.Redirect(w, r, gateway.ConsolePath+"/login", http.StatusSeeOther)
-				return
-			}
-			http.Error(w, "Unauthorized: sign in to the console first", http.StatusUnauthorized)
+			c.signInFirst(w, r)
 			return
 		}
 		if r.Method == http.MethodPost && !sameOrigin(r) {
@@ -228,6 +233,24 @@ func (c *Console) viewer(next func(http.ResponseWriter, *http.Request, *signin))
 			return
 		}
 		next(w, r, si)
+	}
+}
+
+// signInFirst answers r, which no sign-in of this replica's carries: a
+// GET is sent to the sign-in page, anything else refused, each saying
+// why when r carries a sign-in this replica does not know.
+func (c *Console) signInFirst(w http.ResponseWriter, r *http.Request) {
+	_, err := r.Cookie(cookieName)
+	signedIn := err == nil
+	switch {
+	case r.Method == http.MethodGet && signedIn:
+		http.Redirect(w, r, gateway.ConsolePath+"/login?signin=unknown", http.StatusSeeOther)
+	case r.Method == http.MethodGet:
+		http.Redirect(w, r, gateway.ConsolePath+"/login", http.StatusSeeOther)
+	case signedIn:
+		http.Error(w, "Unauthorized: "+unknownSignin, http.StatusUnauthorized)
+	default:
+		http.Error(w, "Unauthorized: sign in to the console first", http.StatusUnauthorized)
 	}
 }
 

@@ -28,6 +28,26 @@ import (
 // was refused for want of the store.
 func TestConsoleShowsTheStore(t *testing.T) {
 	redis := mcptest.StartRedis(t)
+	base := serveReplica(t, redis)
+	viewer := signIn(t, base, "alice-console-token")
+	store := "store (redis " + redis.Addr() + ")"
+
+	redis.Stop()
+	page := viewer.page(t, "/console")
+	if !regexp.MustCompile(regexp.QuoteMeta(store) + `(?s:.*)degraded(?s:.*)does not answer`).MatchString(page) {
+		t.Errorf("the servers page with the store's Redis stopped does not list %q degraded, saying why:\n%s", store, page)
+	}
+	redis.Start()
+	mcptest.Eventually(t, 10*time.Second, func() bool {
+		page = viewer.page(t, "/console")
+		return strings.Contains(page, store) && !strings.Contains(page, "degraded")
+	}, "the servers page to list the store ready once Redis is back")
+}
+
+// serveReplica runs serve over HTTP, alice signing in to its console, with
+// a store in redis, until the test ends; it returns its base URL.
+func serveReplica(t *testing.T, redis *mcptest.RedisServer) string {
+	t.Helper()
 	src := fmt.Sprintf(`- id: gw
   name: gateway
   config:
@@ -43,7 +63,6 @@ func TestConsoleShowsTheStore(t *testing.T) {
 	}
 	read := func(c *host.Catalog) (*host.Plan, error) { return c.ParseIsolated("f.yaml", []byte(src), lookup) }
 	pr, pw := io.Pipe()
-	defer pw.Close()
 	cfg := gatewayrun.Config{
 		HTTPAddr: "127.0.0.1:0", ReadyTimeout: -1, Logger: slog.New(slog.DiscardHandler),
 		Stdout: io.Discard, Stderr: pw, Lookup: lookup,
@@ -58,26 +77,14 @@ func TestConsoleShowsTheStore(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- gatewayrun.Run(ctx, cfg) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
-	}()
-	base := servedAt(t, pr)
-	viewer := consoleViewer(t, base, "alice-console-token")
-	store := "store (redis " + redis.Addr() + ")"
-
-	redis.Stop()
-	page := viewer(t, "/console")
-	if !regexp.MustCompile(regexp.QuoteMeta(store) + `(?s:.*)degraded(?s:.*)does not answer`).MatchString(page) {
-		t.Errorf("the servers page with the store's Redis stopped does not list %q degraded, saying why:\n%s", store, page)
-	}
-	redis.Start()
-	mcptest.Eventually(t, 10*time.Second, func() bool {
-		page = viewer(t, "/console")
-		return strings.Contains(page, store) && !strings.Contains(page, "degraded")
-	}, "the servers page to list the store ready once Redis is back")
+		pw.Close()
+	})
+	return servedAt(t, pr)
 }
 
 // servedAt is the base URL a run announces on r; the rest of r is drained.
@@ -97,16 +104,23 @@ func servedAt(t *testing.T, r io.Reader) string {
 	return ""
 }
 
-// consoleViewer signs in to the console at base with token and returns a
-// function reading a page's body.
-func consoleViewer(t *testing.T, base, token string) func(*testing.T, string) string {
+// consoleViewer is a viewer signed in to a console.
+type consoleViewer struct {
+	c    *http.Client
+	jar  http.CookieJar
+	base string
+}
+
+// signIn signs in to the console at base with token.
+func signIn(t *testing.T, base, token string) *consoleViewer {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	v := &consoleViewer{jar: jar, base: base,
+		c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	req, _ := http.NewRequest(http.MethodPost, base+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", base)
-	resp, err := c.Do(req)
+	resp, err := v.c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +128,58 @@ func consoleViewer(t *testing.T, base, token string) func(*testing.T, string) st
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("signing in to the console: %d, want 303", resp.StatusCode)
 	}
-	return func(t *testing.T, path string) string {
-		t.Helper()
-		resp, err := c.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
-		}
-		return string(b)
+	return v
+}
+
+// page is the body of the viewer's page at path.
+func (v *consoleViewer) page(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := v.c.Get(v.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// Two replicas sharing a store behind a balancer: a viewer signed in on
+// one who reaches the other is sent to its sign-in page, which says why
+// (each replica keeps its own sign-ins) and what to do. It showed the
+// sign-in form alone, as if the viewer had never signed in.
+func TestConsoleSignInOfAnotherReplica(t *testing.T) {
+	redis := mcptest.StartRedis(t)
+	a, b := serveReplica(t, redis), serveReplica(t, redis)
+	viewer := signIn(t, a, "alice-console-token")
+	if page := viewer.page(t, "/console"); !strings.Contains(page, "Sign out") {
+		t.Fatalf("the console of the replica signed in on:\n%s", page)
+	}
+	// The balancer sends the same browser, cookie and all, to b: a
+	// cookie is the host's, whatever the port.
+	jar, _ := cookiejar.New(nil)
+	aURL, _ := url.Parse(a + "/console")
+	bURL, _ := url.Parse(b + "/console")
+	jar.SetCookies(bURL, viewer.jar.Cookies(aURL))
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(b + "/console")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "does not know your sign-in") || !strings.Contains(string(body), "another replica") {
+		t.Errorf("another replica's console, reached with a sign-in of the first: %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(b + "/console/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "does not know your sign-in") {
+		t.Errorf("the sign-in page of a browser that never signed in says it was signed in:\n%s", body)
 	}
 }
