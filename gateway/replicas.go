@@ -601,7 +601,10 @@ func checkForward(secret []byte, sig, session string, now time.Time) error {
 		return fmt.Errorf("the %s header is %v old: the replicas' clocks differ, or it is replayed", replicaHeader, d.Round(time.Second))
 	}
 	if !hmac.Equal(got, forwardMAC(secret, session, ts)) {
-		return fmt.Errorf("the %s header is only sent by the gateway's replicas to each other", replicaHeader)
+		// Well formed and fresh: most often a replica whose store is not
+		// this one's (a reload changed its url or keyPrefix), whose
+		// secret is another.
+		return fmt.Errorf("the %s header's signature does not verify under this replica's secret: the replicas do not share one store (every replica's gateway entry must name the same store url and keyPrefix), or the header is forged", replicaHeader)
 	}
 	return nil
 }

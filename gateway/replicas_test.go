@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -32,10 +33,10 @@ func TestCheckForward(t *testing.T) {
 	}{
 		{"signed", good, "s1", now, ""},
 		{"a little later", good, "s1", now.Add(50 * time.Second), ""},
-		{"another session", good, "s2", now, "only sent by the gateway's replicas"},
-		{"another secret", signForward([]byte("other"), "s1", now), "s1", now, "only sent by the gateway's replicas"},
+		{"another session", good, "s2", now, "does not verify under this replica's secret"},
+		{"another secret", signForward([]byte("other"), "s1", now), "s1", now, "the replicas do not share one store"},
 		{"replayed later", good, "s1", now.Add(2 * time.Minute), "is 2m0s old"},
-		{"made up", "1800000000.00", "s1", now, "only sent by the gateway's replicas"},
+		{"made up", "1800000000.00", "s1", now, "does not verify under this replica's secret"},
 		{"not a signature", "yes", "s1", now, "only sent by the gateway's replicas"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -345,5 +346,51 @@ func TestForwardAfterAnEmptyStoreRestartIsNotGone(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(m.Error.Message, "restarted") {
 		t.Errorf("a session held elsewhere, the store restarted empty: %s %+v, want 503 with Retry-After saying the store restarted", resp.Status, m.Error)
+	}
+}
+
+// A replica reloaded onto another store (its keyPrefix changed, the
+// others' not) refuses what the others forward to it, its secret no
+// longer theirs; the refusal, which its client and its log read, says
+// that the replicas do not share one store and what must match. It said
+// only that the header is sent by replicas alone, as for a forgery.
+func TestForwardBetweenReplicasOfTwoStores(t *testing.T) {
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(goTool("echo", textBody("echoed"))); err != nil {
+		t.Fatal(err)
+	}
+	srv, before := openTaskStore(t)
+	after, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":reloaded:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { after.Close() })
+	optsA := Options{Gate: sharedGate{ts: after, lease: time.Minute}}
+	optsB := Options{Gate: sharedGate{ts: before, lease: time.Minute}}
+	a := serveHTTP(t, newGateway(t, reg, optsA), optsA)
+	b := serveHTTP(t, newGateway(t, reg, optsB), optsB)
+	client := openRawHTTP(t, a, "")
+	name := "session:" + client.session
+	owner, ok, err := after.Owner(t.Context(), name)
+	if !ok || err != nil {
+		t.Fatalf("the session's owner is not recorded (%v)", err)
+	}
+	// The record a was renewing in the store it used before its reload.
+	if err := before.PutOwners(t.Context(), []string{name}, owner, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, b+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", client.session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "the replicas do not share one store") || !strings.Contains(string(body), "keyPrefix") {
+		t.Errorf("a request forwarded to a replica of another store: %s %s", resp.Status, body)
 	}
 }
