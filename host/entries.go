@@ -92,16 +92,16 @@ const MaxConfigBytes = 4 << 20
 // of it: a larger file is refused with an error naming it, after reading no
 // more than one byte past the limit. An error from opening the file wraps
 // the *fs.PathError, so errors.Is(err, fs.ErrNotExist) tells a missing
-// file.
+// file; its text says which file cannot be read, why and what to check.
 func ReadConfigFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
+		return nil, unreadable(path, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
+		return nil, unreadable(path, err)
 	}
 	if len(data) > MaxConfigBytes {
 		return nil, fmt.Errorf("config file %s is larger than %d MiB: a composition file is a short YAML list of entries", path, MaxConfigBytes>>20)

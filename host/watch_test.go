@@ -175,7 +175,7 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	fh.reload(ctx, path, true)
-	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains("read "+path))
+	fh.log.WaitForRecord(t, slog.LevelError, notReloaded, "config", path, "err", mcptest.Contains("config file "+path+" is a directory"))
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}

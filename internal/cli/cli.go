@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -166,6 +167,10 @@ func (e *env) exit(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case isUsage(err):
+		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
+		return ExitUsage
+	case errors.As(err, &ce) && errors.As(err, new(*fs.PathError)):
+		// A file that cannot be read says so itself: it is not invalid.
 		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
 		return ExitUsage
 	case errors.As(err, &ce):
