@@ -85,3 +85,20 @@ func testOwnedByAnother(t *testing.T) {
 		t.Errorf("validate as nobody: %v, exit %d, stderr:\n%s\nwant exit 2 and:\n%s", err, code, stderr.String(), want)
 	}
 }
+
+// A config file that is a symbolic link to a file gone is said to be one,
+// with the target named, not to be missing itself.
+func TestDanglingConfigLinkNamesTarget(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Symlink("gone.yaml", "dangling.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	want := "config file dangling.yaml is a symbolic link to gone.yaml, which does not exist: restore gone.yaml, or point the link at the config file (ln -sfn FILE dangling.yaml)"
+	for _, cmd := range []string{"validate", "tools"} {
+		r := mcpbridge(t, "", cmd, "--config", "dangling.yaml")
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 2 and:\n%s", cmd, r.code, r.stderr, want)
+		}
+	}
+}

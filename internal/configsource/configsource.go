@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/mcpbridge/mcpbridge/host"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
@@ -94,10 +96,36 @@ func (r Reader) Plans(files []scopes.File, last []*host.Plan) ([]*host.Plan, err
 // missing is the error of cf, a file that does not exist; one a variable
 // names is said to be named there, since nothing on the command line is.
 func missing(cf scopes.File) error {
+	what := absent(cf.Path)
 	if cf.Env != "" {
-		return fmt.Errorf("config file %s, named by $%s, does not exist: correct the variable, or unset it to read the user and project configs (or, with none, the embedded demo)", cf.Path, cf.Env)
+		return fmt.Errorf("config file %s, named by $%s, %s: correct the variable, or unset it to read the user and project configs (or, with none, the embedded demo)", cf.Path, cf.Env, what)
 	}
-	return fmt.Errorf("config file %s does not exist", cf.Path)
+	return fmt.Errorf("config file %s %s", cf.Path, what)
+}
+
+// absent says why path, which cannot be opened for want of a file, is
+// not there: "does not exist", or, for a symbolic link whose target is
+// gone, which target (at the end of a chain of links) is.
+func absent(path string) string {
+	target := path
+	for range 40 { // the kernel's limit of links followed
+		fi, err := os.Lstat(target)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		next, err := os.Readlink(target)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(next) {
+			next = filepath.Join(filepath.Dir(target), next)
+		}
+		target = next
+	}
+	if target == path {
+		return "does not exist"
+	}
+	return fmt.Sprintf("is a symbolic link to %s, which does not exist: restore %s, or point the link at the config file (ln -sfn FILE %s)", target, target, path)
 }
 
 // ServersByFile names, for each of plans (one a file), the servers its
