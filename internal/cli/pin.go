@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -61,7 +62,8 @@ func (e *env) usePins(src *source, f *flags, inMemory bool) error {
 	ls, err := e.readLocks(src, f)
 	if err != nil {
 		if bad, ok := errors.AsType[*pin.ReadError](err); ok {
-			return fmt.Errorf("the lock cannot be trusted, so nothing was started: %s:\n%w", lockAdvice(bad, f), err)
+			what, advice := e.lockTrouble(bad, f)
+			return fmt.Errorf("%s, so nothing was started: %s:\n%w", what, advice, err)
 		}
 		ls = pin.NewSet() // no place for a lock (no state directory): nothing pinned on disk
 	}
@@ -114,15 +116,29 @@ func (e *env) placeLocks(ls *pin.Set, src *source, f *flags) error {
 func checkLock(e *env, src *source, f *flags) error {
 	_, err := e.readLocks(src, f)
 	if bad, ok := errors.AsType[*pin.ReadError](err); ok {
-		return fmt.Errorf("%w\n(%s)", err, lockAdvice(bad, f))
+		_, advice := e.lockTrouble(bad, f)
+		return fmt.Errorf("%w\n(%s)", err, advice)
 	}
 	return nil
 }
 
-// lockAdvice is how to get past the lock bad: pin does not write over it,
-// so its pins are recorded again only once it is gone.
-func lockAdvice(bad *pin.ReadError, f *flags) string {
-	return "undo the edit, or delete " + shellQuote(bad.Path) + " and run mcpbridge pin" + sourceArgs(f) + " to record every definition again"
+// unread reports whether the lock bad could not be opened or read, as
+// opposed to read and not trusted.
+func unread(bad *pin.ReadError) bool { return errors.As(bad.Err, new(*fs.PathError)) }
+
+// lockTrouble is what is wrong with the lock bad and how to get past it.
+// A lock that could not be opened or read is no lock to undo an edit of:
+// a --url lock's state directory, or the file's owner and mode, is what
+// to fix. Otherwise the lock cannot be trusted, and pin does not write
+// over it, so its pins are recorded again only once it is gone.
+func (e *env) lockTrouble(bad *pin.ReadError, f *flags) (what, advice string) {
+	if !unread(bad) {
+		return "the lock cannot be trusted", "undo the edit, or delete " + shellQuote(bad.Path) + " and run mcpbridge pin" + sourceArgs(f) + " to record every definition again"
+	}
+	if dir, err := oauth.StateDir(e.lookup); err == nil && f.url != "" {
+		return "the state directory " + dir + " cannot be used", "make it a directory you can read and write, or set XDG_STATE_HOME to one"
+	}
+	return "the lock " + bad.Path + " cannot be read", "check its owner and mode (ls -l " + shellQuote(bad.Path) + ")"
 }
 
 // notePinned tells, as cmd, that the server name just added to the config
@@ -191,7 +207,11 @@ func (e *env) pinCmd(ctx context.Context, argv []string) error {
 	}
 	ls, err := e.readLocks(src, f)
 	if bad, ok := errors.AsType[*pin.ReadError](err); ok {
-		return fmt.Errorf("pin: the lock cannot be trusted, and pin does not write over it: %s:\n%w", lockAdvice(bad, f), err)
+		what, advice := e.lockTrouble(bad, f)
+		if !unread(bad) {
+			what += ", and pin does not write over it"
+		}
+		return fmt.Errorf("pin: %s: %s:\n%w", what, advice, err)
 	}
 	if err != nil {
 		return fmt.Errorf("pin: %w", err)

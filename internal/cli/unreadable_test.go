@@ -102,3 +102,20 @@ func TestDanglingConfigLinkNamesTarget(t *testing.T) {
 		}
 	}
 }
+
+// A --url server's lock under a state directory that cannot be used (a
+// file where a directory belongs) says so, not that the lock cannot be
+// trusted: there is no lock to undo an edit of or to delete.
+func TestURLLockUnderUnusableStateDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state")
+	writeFileAt(t, file, "")
+	t.Setenv("XDG_STATE_HOME", file)
+	want := "the state directory " + file + "/mcpbridge cannot be used"
+	for _, args := range [][]string{{"tools"}, {"pin"}} {
+		r := mcpbridge(t, "", append(args, "--url", "http://127.0.0.1:1/mcp")...)
+		if r.code != ExitFailed || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "not a directory") ||
+			!strings.Contains(r.stderr, "set XDG_STATE_HOME to one") || strings.Contains(r.stderr, "trusted") {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 1, %q and why, not that the lock cannot be trusted", args, r.code, r.stderr, want)
+		}
+	}
+}
