@@ -35,7 +35,7 @@ func (e *env) logs(ctx context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	if err := hasServer(src, name); err != nil {
+	if err := hasServer("logs", src, name); err != nil {
 		return err
 	}
 	b, err := e.open(ctx, src.only(name), f)
@@ -61,9 +61,9 @@ func (e *env) logs(ctx context.Context, argv []string) error {
 	return nil
 }
 
-// hasServer says, when src has no enabled server called name, which
-// servers it has.
-func hasServer(src *source, name string) error {
+// hasServer says, as cmd, when src has no enabled server called name,
+// which servers it has, or the one meant.
+func hasServer(cmd string, src *source, name string) error {
 	var names []string
 	for _, pe := range src.plan.Enabled() {
 		if pe.Entry.Name == clientkind.Name {
@@ -74,10 +74,10 @@ func hasServer(src *source, name string) error {
 		return nil
 	}
 	if s := yamlconf.Suggest(name, names); s != "" {
-		return usagef("logs: no server %q in %s: did you mean %q?", name, src.name, s)
+		return usagef("%s: no server %q in %s: did you mean %q?", cmd, name, src.name, s)
 	}
 	if len(names) == 0 {
-		return usagef("logs: no server %q in %s: it has no enabled server", name, src.name)
+		return usagef("%s: no server %q in %s: it has no enabled server", cmd, name, src.name)
 	}
-	return usagef("logs: no server %q in %s (its servers: %s)", name, src.name, strings.Join(names, ", "))
+	return usagef("%s: no server %q in %s (its servers: %s)", cmd, name, src.name, strings.Join(names, ", "))
 }

@@ -241,15 +241,18 @@ func (e *env) pinCmd(ctx context.Context, argv []string) error {
 }
 
 // narrowTo keeps of src the servers named (all when none is), each of
-// which must be an enabled entry.
+// which must be an enabled entry (hasServer says which are, or the one
+// meant).
 func narrowTo(src *source, servers []string) (*source, error) {
 	if len(servers) == 0 {
 		return src, nil
 	}
-	plan, missing := configsource.Servers(src.plan, servers)
-	if missing != "" {
-		return nil, usagef("pin: no enabled server %q in %s", missing, src.name)
+	for _, s := range servers {
+		if err := hasServer("pin", src, s); err != nil {
+			return nil, err
+		}
 	}
+	plan, _ := configsource.Servers(src.plan, servers)
 	out := *src
 	out.plan = plan
 	return &out, nil

@@ -141,8 +141,11 @@ func TestPinBetweenRuns(t *testing.T) {
 	if !strings.Contains(r.stdout, "mcp__rug__echo") || strings.Contains(r.stderr, "withheld") {
 		t.Errorf("tools after pin accepted the change: %+v", r)
 	}
-	if r := mcpbridge(t, "", "pin", "--config", cfg, "nosuch"); r.code != ExitUsage || !strings.Contains(r.stderr, `no enabled server "nosuch"`) {
+	if r := mcpbridge(t, "", "pin", "--config", cfg, "nosuch"); r.code != ExitUsage || !strings.Contains(r.stderr, `pin: no server "nosuch" in `+cfg+` (its servers: rug)`) {
 		t.Errorf("pin of an unknown server: %+v", r)
+	}
+	if r := mcpbridge(t, "", "pin", "--config", cfg, "rgu"); r.code != ExitUsage || !strings.Contains(r.stderr, `pin: no server "rgu" in `+cfg+`: did you mean "rug"?`) {
+		t.Errorf("pin of a misspelt server: %+v", r)
 	}
 }
 
