@@ -274,7 +274,7 @@ func currentDefs(b *bridge) (map[string][]pin.Def, error) {
 // failed), a lock forgets the servers its config file no longer defines.
 func (e *env) pinWrite(ls *pin.Set, now map[string][]pin.Def, prune, failed bool) error {
 	err := ls.Record(now, prune, func(server string, tools, prompts int) {
-		fmt.Fprintf(e.Stderr, "pinned %d tools and %d prompts of %s\n", tools, prompts, server)
+		fmt.Fprintf(e.Stderr, "pinned %d %s and %d %s of %s\n", tools, plural(tools, "tool", "tools"), prompts, plural(prompts, "prompt", "prompts"), server)
 	}, func(path string) { fmt.Fprintf(e.Stderr, "wrote %s\n", path) })
 	if err != nil {
 		return fmt.Errorf("pin: %w", err)

@@ -257,7 +257,7 @@ func TestPinURLSourceAndPrompts(t *testing.T) {
 	}
 	setPrompt("Greet someone.")
 	url := mcptest.NewHTTPServer(t, srv, mcptest.HTTPOptions{}).URL
-	if r := mcpbridge(t, "", "pin", "--url", url, "--name", "web"); r.code != 0 || !strings.Contains(r.stderr, "pinned 1 tools and 1 prompts of web") {
+	if r := mcpbridge(t, "", "pin", "--url", url, "--name", "web"); r.code != 0 || !strings.Contains(r.stderr, "pinned 1 tool and 1 prompt of web") {
 		t.Fatalf("pin --url: %+v", r)
 	}
 	locks, _ := filepath.Glob(filepath.Join(state, "mcpbridge", "locks", "*.lock"))
