@@ -45,7 +45,7 @@ func (e *env) add(ctx context.Context, argv []string) error {
 // what it added where, warning (as cmd) of each secret it wrote as it is
 // to a file that may be shared: the project's, or one named.
 func (e *env) addEntry(cmd string, f *flags, name string, entry *yaml.Node) error {
-	path, scope, err := e.addPath(f)
+	path, scope, err := e.addPath(cmd, f)
 	if err != nil {
 		return err
 	}
@@ -89,10 +89,11 @@ func nameTaken(path, name string, entry *yaml.Node) error {
 
 // addPath is the file add writes: --config, MCPBRIDGE_CONFIG, --scope's
 // file, else the project file when there is one, else the user file.
-func (e *env) addPath(f *flags) (path, scope string, err error) {
+// Its errors are cmd's (add or add-json).
+func (e *env) addPath(cmd string, f *flags) (path, scope string, err error) {
 	if files := e.configFiles(f); len(files) == 1 && files[0].Scope == "" {
 		if f.scope != "" {
-			return "", "", usagef("%s: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together", "add")
+			return "", "", usagef("%s: --scope and --config (or MCPBRIDGE_CONFIG) cannot be used together", cmd)
 		}
 		return files[0].Path, "", nil
 	}
@@ -103,13 +104,13 @@ func (e *env) addPath(f *flags) (path, scope string, err error) {
 			scope = scopes.Project
 		}
 	}
-	path, err = e.scopePath(scope)
+	path, err = e.scopePath(cmd, scope)
 	return path, scope, err
 }
 
 // scopePath is the file of a scope: the project file found, else
-// ./mcpbridge.yaml; the user file.
-func (e *env) scopePath(scope string) (string, error) {
+// ./mcpbridge.yaml; the user file. Its errors are cmd's.
+func (e *env) scopePath(cmd, scope string) (string, error) {
 	switch scope {
 	case scopes.Project:
 		if p := scopes.ProjectPath(); p != "" {
@@ -120,14 +121,14 @@ func (e *env) scopePath(scope string) (string, error) {
 		if p := e.userConfigPath(); p != "" {
 			return p, nil
 		}
-		return "", usagef("--scope user: neither XDG_CONFIG_HOME nor HOME is set")
+		return "", usagef("%s: --scope user: neither XDG_CONFIG_HOME nor HOME is set", cmd)
 	case scopes.Local:
 		if p := scopes.LocalPath(e.getenv); p != "" {
 			return p, nil
 		}
-		return "", usagef("--scope local: neither XDG_CONFIG_HOME nor HOME is set")
+		return "", usagef("%s: --scope local: neither XDG_CONFIG_HOME nor HOME is set", cmd)
 	default:
-		return "", usagef("--scope %q: want local (yours, this project only), project (shared with the project) or user (yours, every project)", scope)
+		return "", usagef("%s: --scope %q: want local (yours, this project only), project (shared with the project) or user (yours, every project)", cmd, scope)
 	}
 }
 
@@ -197,12 +198,12 @@ func (e *env) removeCandidates(f *flags) ([]string, error) {
 		return []string{files[0].Path}, nil
 	}
 	if f.scope != "" {
-		p, err := e.scopePath(f.scope)
+		p, err := e.scopePath("remove", f.scope)
 		return []string{p}, err
 	}
 	var out []string
 	for _, scope := range []string{scopes.Project, scopes.User, scopes.Local} {
-		if p, err := e.scopePath(scope); err == nil {
+		if p, err := e.scopePath("remove", scope); err == nil {
 			out = append(out, p)
 		}
 	}

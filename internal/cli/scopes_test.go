@@ -210,7 +210,9 @@ func TestAddRefusedWritesNothing(t *testing.T) {
 		{[]string{"add", "--scope", "project", "--transport", "http", "web"}, "--transport http needs the server's URL"},
 		{[]string{"add", "--scope", "project", "--transport", "stdio", "web", "https://x"}, "--transport stdio runs a command"},
 		{[]string{"add", "--scope", "project", "--transport", "ws", "web", "https://x"}, `--transport "ws": want stdio, http or sse`},
-		{[]string{"add", "--scope", "team", "web", "https://x"}, `--scope "team": want local (yours, this project only), project (shared with the project) or user (yours, every project)`},
+		{[]string{"add", "--scope", "team", "web", "https://x"}, `mcpbridge: add: --scope "team": want local (yours, this project only), project (shared with the project) or user (yours, every project)`},
+		{[]string{"add-json", "--scope", "team", "web", `{"url": "https://x"}`}, `mcpbridge: add-json: --scope "team": want local (yours, this project only), project (shared with the project) or user (yours, every project)`},
+		{[]string{"remove", "--scope", "team", "web"}, `mcpbridge: remove: --scope "team": want local (yours, this project only), project (shared with the project) or user (yours, every project)`},
 		{[]string{"add", "--scope", "project", "web", "https://x", "-H", "X: ${UNSET_IN_TEST_XYZ"}, `server "web" not added, it would not be valid:`},
 	} {
 		r := mcpbridge(t, "", c.args...)
