@@ -532,7 +532,7 @@ func TestHangingServer(t *testing.T) {
 		})
 		// The instance words its timeout itself, before and after it
 		// recorded it (closing the mute child takes its close ladder).
-		timedOut := regexp.MustCompile(`^(connecting|tool discovery): no answer within startupTimeoutMs \(100ms\)$`)
+		timedOut := regexp.MustCompile(`^(connecting|tool discovery): no answer within startupTimeoutMs \(100ms\): if the server is slow to start, raise startupTimeoutMs in its entry; else run its command \((in-memory|sleep)\) by hand to see whether it starts and answers on stdout$`)
 		for _, st := range r.h.Status() {
 			if st.ID != "ok" && !timedOut.MatchString(st.Err) {
 				t.Errorf("%s: error %q", st.ID, st.Err)

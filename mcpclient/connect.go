@@ -185,7 +185,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	end(err)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
-			err = &startupTimeout{step: "connecting", limit: s.cfg.StartupTimeout, err: err}
+			err = s.timedOut("connecting", err)
 		}
 		return nil, s.cfg.shownHost(err)
 	}
@@ -200,7 +200,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 	// meaning.
 	if err := s.syncCtx(ctx, gen, first && s.cfg.FailOnStartupError, allKinds); err != nil {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
-			err = &startupTimeout{step: "tool discovery", limit: s.cfg.StartupTimeout, err: err}
+			err = s.timedOut("tool discovery", err)
 		}
 		if !s.closeGeneration(gen) {
 			return nil, s.cfg.shownHost(fmt.Errorf("%w: %w", errGenerationStuck, err))
@@ -248,15 +248,38 @@ func (s *Server) stepFirst(step string) {
 }
 
 // startupTimeout is an attempt's failure for want of an answer within
-// startupTimeoutMs, in step; err is what the step returned.
+// startupTimeoutMs, in step; err is what the step returned; hint, when
+// set, how to get past it.
 type startupTimeout struct {
 	step  string
 	limit time.Duration
 	err   error
+	hint  string
 }
 
 func (e *startupTimeout) Error() string {
-	return fmt.Sprintf("%s: no answer within startupTimeoutMs (%dms)", e.step, e.limit.Milliseconds())
+	msg := fmt.Sprintf("%s: no answer within startupTimeoutMs (%dms)", e.step, e.limit.Milliseconds())
+	if e.hint != "" {
+		msg += ": " + e.hint
+	}
+	return msg
+}
+
+// timedOut is the startupTimeout of s in step; err is what it returned.
+func (s *Server) timedOut(step string, err error) *startupTimeout {
+	return &startupTimeout{step: step, limit: s.cfg.StartupTimeout, err: err, hint: s.cfg.timeoutHint()}
+}
+
+// timeoutHint is how to get past a stdio server's startup timeout: the
+// two causes are a slow start and a command that never speaks MCP, which
+// running it by hand tells apart. The command is named as written, so
+// that no secret a variable holds is shown.
+func (c Config) timeoutHint() string {
+	if c.Transport != TransportStdio {
+		return ""
+	}
+	cmd := cmp.Or(c.Written.Command, c.Command)
+	return "if the server is slow to start, raise startupTimeoutMs in its entry; else run its command (" + cmd + ") by hand to see whether it starts and answers on stdout"
 }
 
 func (e *startupTimeout) Unwrap() error { return e.err }

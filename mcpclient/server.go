@@ -305,7 +305,7 @@ func (s *Server) Status() Status {
 	if st.State == StateStarting && st.Err == "" && s.firstStep != "" && time.Now().After(s.firstDeadline) {
 		// Timed out, not yet recorded: the text the attempt records, so
 		// that Status says the same whenever it is read.
-		st.Err = (&startupTimeout{step: s.firstStep, limit: s.cfg.StartupTimeout}).Error()
+		st.Err = s.timedOut(s.firstStep, nil).Error()
 	}
 	st.Tools = s.src.Len()
 	st.PinNotes = slices.Clone(st.PinNotes)

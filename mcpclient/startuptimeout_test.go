@@ -26,7 +26,7 @@ func (s stuckTransport) Connect(context.Context) (mcp.Connection, error) {
 // (a host reading Status then used to show a text of its own), and after.
 func TestStartupTimeoutWordedOnce(t *testing.T) {
 	release := make(chan struct{})
-	const want = "connecting: no answer within startupTimeoutMs (50ms)"
+	const want = "connecting: no answer within startupTimeoutMs (50ms): if the server is slow to start, raise startupTimeoutMs in its entry; else run its command (unused) by hand to see whether it starts and answers on stdout"
 	cfg := Config{ServerName: "mute", Transport: TransportStdio, Command: "unused", StartupTimeout: 50 * time.Millisecond}
 	srv, err := Start(cfg, Options{Registry: tool.NewRegistry(), OneShot: true,
 		NewTransport: func() (mcp.Transport, error) { return stuckTransport{release}, nil }})
