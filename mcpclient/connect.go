@@ -7,16 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/childproc"
+	"github.com/mcpbridge/mcpbridge/internal/errtext"
 	"github.com/mcpbridge/mcpbridge/internal/oauth"
 	"github.com/mcpbridge/mcpbridge/internal/redact"
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
@@ -187,7 +190,7 @@ func (s *Server) attempt(first bool) (*generation, error) {
 		if ctx.Err() == context.DeadlineExceeded && s.ctx.Err() == nil {
 			err = s.timedOut("connecting", err)
 		}
-		return nil, s.cfg.shownHost(err)
+		return nil, s.cfg.shownHost(s.cfg.refused(err))
 	}
 	connected := time.Now()
 	if first {
@@ -286,6 +289,30 @@ func (e *startupTimeout) Unwrap() error { return e.err }
 
 // Is makes the failure a deadline, whatever the step returned.
 func (e *startupTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// refused is err, a failure to connect, with what a refused connection
+// means said: nothing listens at the URL's address.
+func (c Config) refused(err error) error {
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	u, perr := url.Parse(c.URL)
+	if perr != nil || u.Hostname() == "" {
+		return err
+	}
+	port := u.Port()
+	switch {
+	case port != "":
+	case u.Scheme == "https":
+		port = "443"
+	default:
+		port = "80"
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	return errtext.Map(err, func(s string) string {
+		return s + ": nothing is listening at " + addr + ": start the server, or correct its URL"
+	})
+}
 
 // connect builds a fresh transport and client and performs the MCP
 // handshake.
