@@ -169,7 +169,7 @@ func (e *env) exit(err error) int {
 	case isUsage(err):
 		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
 		return ExitUsage
-	case errors.As(err, &ce) && errors.As(err, new(*fs.PathError)):
+	case errors.As(err, &ce) && (errors.As(err, new(*fs.PathError)) || errors.Is(err, fs.ErrNotExist)):
 		// A file that cannot be read says so itself: it is not invalid.
 		fmt.Fprintf(e.Stderr, "mcpbridge: %s\n", termsafe.Text(err.Error()))
 		return ExitUsage

@@ -90,7 +90,12 @@ func TestValidateErrors(t *testing.T) {
 	}
 
 	t.Chdir(t.TempDir())
-	if r := mcpbridge(t, "", "validate", "--config", "missing.yaml"); r.code != ExitUsage || !strings.Contains(r.stderr, "config file missing.yaml does not exist") {
-		t.Errorf("missing file: exit %d\n%s", r.code, r.stderr)
+	// A file that is not there is not an invalid config: said as itself,
+	// with what to do.
+	for _, cmd := range []string{"validate", "tools"} {
+		want := "mcpbridge: config file missing.yaml does not exist: correct the path, or create it (mcpbridge add --config missing.yaml NAME -- COMMAND)\n"
+		if r := mcpbridge(t, "", cmd, "--config", "missing.yaml"); r.code != ExitUsage || r.stderr != want {
+			t.Errorf("%s of a missing file: exit %d\n%s\nwant exit 2 and\n%s", cmd, r.code, r.stderr, want)
+		}
 	}
 }

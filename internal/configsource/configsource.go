@@ -97,11 +97,25 @@ func (r Reader) Plans(files []scopes.File, last []*host.Plan) ([]*host.Plan, err
 // names is said to be named there, since nothing on the command line is.
 func missing(cf scopes.File) error {
 	what := absent(cf.Path)
-	if cf.Env != "" {
-		return fmt.Errorf("config file %s, named by $%s, %s: correct the variable, or unset it to read the user and project configs (or, with none, the embedded demo)", cf.Path, cf.Env, what)
+	switch {
+	case cf.Env != "":
+		what = fmt.Sprintf(", named by $%s, %s: correct the variable, or unset it to read the user and project configs (or, with none, the embedded demo)", cf.Env, what)
+	case what == doesNotExist:
+		what = fmt.Sprintf(" %s: correct the path, or create it (mcpbridge add --config %s NAME -- COMMAND)", what, cf.Path)
+	default:
+		what = " " + what
 	}
-	return fmt.Errorf("config file %s %s", cf.Path, what)
+	return &notThere{fmt.Errorf("config file %s%s", cf.Path, what)}
 }
+
+// notThere is a config file missing: a file that cannot be read, not an
+// invalid config (errors.Is fs.ErrNotExist).
+type notThere struct{ error }
+
+func (e *notThere) Unwrap() []error { return []error{e.error, fs.ErrNotExist} }
+
+// doesNotExist is what is said of a path with nothing at it.
+const doesNotExist = "does not exist"
 
 // absent says why path, which cannot be opened for want of a file, is
 // not there: "does not exist", or, for a symbolic link whose target is
@@ -123,7 +137,7 @@ func absent(path string) string {
 		target = next
 	}
 	if target == path {
-		return "does not exist"
+		return doesNotExist
 	}
 	return fmt.Sprintf("is a symbolic link to %s, which does not exist: restore %s, or point the link at the config file (ln -sfn FILE %s)", target, target, path)
 }
