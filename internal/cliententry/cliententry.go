@@ -283,7 +283,7 @@ func remoteConfig(cfg *yaml.Node, a Args, transport mcpclient.Transport, url str
 		return fmt.Errorf("add: -e/--env is for a command's environment; a remote server takes -H/--header")
 	}
 	if _, err := ParseHeaders(a.Headers); err != nil {
-		return err
+		return fmt.Errorf("add: %w", err)
 	}
 	confedit.AppendPairs(cfg, "transport", string(transport), "url", url)
 	if len(a.Headers) > 0 {
@@ -306,7 +306,7 @@ func stdioConfig(cfg *yaml.Node, a Args, command []string) error {
 	}
 	env, err := envMap(a.Env)
 	if err != nil {
-		return err
+		return fmt.Errorf("add: %w", err)
 	}
 	if env != nil {
 		confedit.AppendNode(cfg, "env", env)
