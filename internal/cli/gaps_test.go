@@ -107,7 +107,7 @@ func TestScanCountsPinWithheldTools(t *testing.T) {
 	if !strings.Contains(r.stdout, "notes") {
 		t.Fatalf("the new tool should be flagged: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if want := " in 2 tools and 0 prompts of 1 servers\n"; r.code != 1 || !strings.Contains(r.stderr, want) {
+	if want := " in 2 tools and 0 prompts of 1 server\n"; r.code != 1 || !strings.Contains(r.stderr, want) {
 		t.Errorf("scan: exit %d, stderr:\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
 	// tools NAME of the withheld tool says why, not "no tool".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -109,12 +110,17 @@ func (e *env) scanSummary(b *bridge, fs []host.ScanFinding) {
 	}
 	tools, prompts, scanned := scannedCounts(b.statuses)
 	prompts += len(b.reg.Prompts())
+	of := fmt.Sprintf("%s and %s of %s", count(tools, "tool"), count(prompts, "prompt"), count(scanned, "server"))
 	if len(fs) == 0 {
-		fmt.Fprintf(e.Stderr, "no findings in %d tools and %d prompts of %d servers\n", tools, prompts, scanned)
+		fmt.Fprintf(e.Stderr, "no findings in %s\n", of)
 		return
 	}
-	fmt.Fprintf(e.Stderr, "%d findings (%d high, %d medium, %d low) in %d tools and %d prompts of %d servers\n",
-		len(fs), n["high"], n["medium"], n["low"], tools, prompts, scanned)
+	fmt.Fprintf(e.Stderr, "%s (%d high, %d medium, %d low) in %s\n", count(len(fs), "finding"), n["high"], n["medium"], n["low"], of)
+}
+
+// count is n and noun, plural but for one: "1 tool", "2 tools".
+func count(n int, noun string) string {
+	return strconv.Itoa(n) + " " + plural(n, noun, noun+"s")
 }
 
 // scannedCounts counts the ready servers, and the tools and prompts the

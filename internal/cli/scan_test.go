@@ -131,7 +131,7 @@ func TestScanCommandText(t *testing.T) {
 
 	inDir(t, scanConfig(hs.URL, "warn")[:strings.Index(scanConfig(hs.URL, "warn"), "- id: evil")])
 	r = mcpbridge(t, "", "scan")
-	if r.code != ExitOK || r.stdout != "" || !strings.Contains(r.stderr, "no findings in 3 tools and 0 prompts of 1 servers") {
+	if r.code != ExitOK || r.stdout != "" || !strings.Contains(r.stderr, "no findings in 3 tools and 0 prompts of 1 server\n") {
 		t.Errorf("clean demo: %+v", r)
 	}
 	r = mcpbridge(t, "", "scan", "--json")
@@ -241,7 +241,7 @@ func TestScanServerEverything(t *testing.T) {
 		}
 	}
 	r = mcpbridge(t, "", "scan", "--config", everythingConfig(t))
-	if r.code != ExitOK || !strings.Contains(r.stderr, " prompts of 1 servers") {
+	if r.code != ExitOK || !strings.Contains(r.stderr, " prompts of 1 server\n") {
 		t.Errorf("text: %+v", r)
 	}
 }
