@@ -40,7 +40,9 @@ import (
 // and a time), so the owner answers it itself and never forwards it
 // again; a request whose signature does not verify is refused. When the
 // owner is gone (no record, or it cannot be reached), the client gets
-// 404 and initializes again, as the protocol says.
+// 404 and initializes again, as the protocol says; when it hangs (it
+// accepts connections and answers nothing: ownerwatch.go), 503, and the
+// client sends the request again.
 //
 // A call parked for its client's answers (questions.go) is another
 // replica's the same way: each requestState names the replica that gave
@@ -421,7 +423,7 @@ type ownedName struct {
 // subject (the session, or the state, r names); r is left to gone when
 // no replica owns name or its owner cannot be reached (its record is
 // then dropped), and answered 503 when the store cannot say which owns
-// it.
+// it or the owner does not answer (watchOwner).
 func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners SessionOwners, name, subject string, gone http.HandlerFunc) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
 	owner, ok, err := owners.Owner(ctx, name)
@@ -452,6 +454,8 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 	// MCP never switches protocols, and the proxy answers a switch it
 	// refuses through ErrorHandler, as if the owner could not be reached.
 	r.Header.Del("Upgrade")
+	watch := g.watchOwner(r.Context(), target)
+	defer watch.end()
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -460,24 +464,52 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		},
 		FlushInterval: -1, // an event stream's events go on as they come
 		Transport:     g.replicaTransport(),
+		ModifyResponse: func(*http.Response) error {
+			watch.answered()
+			return nil
+		},
 		// Given the outgoing request, the handler answers r, as received.
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			if r.Context().Err() != nil {
-				return // the client left, not the owner: its record stays (a client could drop any replica's)
-			}
-			g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", name, "replica", owner, "err", err)
-			if unreachable(err) {
-				dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
-				defer dcancel()
-				_ = owners.DropOwnerIf(dctx, name, owner)
-			}
-			if body != nil { // the proxy read it
-				r.Body = newScreenedBody(body)
-			}
-			gone(w, r)
+			g.forwardFailed(w, r, forwardTo{owners: owners, name: name, owner: owner, body: body, gone: gone, watch: watch}, err)
 		},
 	}
-	proxy.ServeHTTP(w, r)
+	proxy.ServeHTTP(w, r.WithContext(watch.ctx))
+}
+
+// forwardTo is what forwardFailed answers a failed forward of r with:
+// where it went, the body the proxy read, gone for an owner not there.
+type forwardTo struct {
+	owners      SessionOwners
+	name, owner string
+	body        []byte
+	gone        http.HandlerFunc
+	watch       *ownerWatch
+}
+
+// forwardFailed answers r, whose forward to f.owner failed with err: not
+// at all when its client left, 503 when the owner does not answer (it
+// may come back: its record stays, and lapses if it does not), else as
+// gone, dropping the record of an owner that cannot be dialled.
+func (g *Gateway) forwardFailed(w http.ResponseWriter, r *http.Request, f forwardTo, err error) {
+	if r.Context().Err() != nil {
+		return // the client left, not the owner: its record stays (a client could drop any replica's)
+	}
+	if f.watch.silent() {
+		g.log.Warn("the replica that owns a request does not answer (it accepts connections but left its /livez unanswered): answered 503 here; check that replica's process (stopped, or stuck?) and its log", "name", f.name, "replica", f.owner, "waited", ownerCheckWait)
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway replica that serves this request does not answer; send it again (the gateway's operator should check that replica)")
+		return
+	}
+	g.log.Warn("the replica that owns a request cannot be reached: answered here", "name", f.name, "replica", f.owner, "err", err)
+	if unreachable(err) {
+		dctx, dcancel := context.WithTimeout(context.Background(), storeWait)
+		defer dcancel()
+		_ = f.owners.DropOwnerIf(dctx, f.name, f.owner)
+	}
+	if f.body != nil { // the proxy read it
+		r.Body = newScreenedBody(f.body)
+	}
+	f.gone(w, r)
 }
 
 // unreachable reports whether err, a forward's, says its owner could not

@@ -34,8 +34,11 @@ const sessionGateway = `- id: gw
 // not own the session, carries the owner's notifications as they come.
 // Another identity naming the session is answered 404 through any
 // replica; a request that claims to be forwarded by a replica without
-// the replicas' secret is refused. When the owner is killed, the next
-// request for its session gets 404 and a new session works.
+// the replicas' secret is refused. When the owner is stopped (SIGSTOP),
+// a request for its session through another replica is answered 503
+// within seconds, and served again once it goes on (SIGCONT). When the
+// owner is killed, the next request for its session gets 404 and a new
+// session works.
 func TestServeReplicasShareSessions(t *testing.T) {
 	srv := mcptest.StartRedis(t)
 	entries := fixtureEntries(t, "a") + fmt.Sprintf(sessionGateway, srv.URL(), t.Name())
@@ -82,6 +85,25 @@ func TestServeReplicasShareSessions(t *testing.T) {
 	}
 	t.Logf("a ping of the session: %v at its owner, %v through another replica (the mean of 50)",
 		meanPing(t, owner.url, session), meanPing(t, others[0].url, session))
+
+	// The owner hung (stopped, not dead): a request for its session
+	// through another replica is answered 503 within seconds, saying so,
+	// and the session goes on once the owner does.
+	if err := owner.signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, body := postSession(t, others[0].url, "ci-static-token", session, "")
+	took := time.Since(start)
+	if err := owner.signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "does not answer") || took > 15*time.Second {
+		t.Errorf("the session of a stopped owner through %s: HTTP %d %s after %v, want 503 saying its replica does not answer", others[0].url, code, body, took)
+	}
+	if code, body := postSession(t, others[0].url, "ci-static-token", session, ""); code != http.StatusOK {
+		t.Errorf("the session through %s once its owner went on: HTTP %d %s, want 200", others[0].url, code, body)
+	}
 
 	if err := owner.signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
