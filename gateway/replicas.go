@@ -259,7 +259,9 @@ func localURL(r *http.Request) string {
 
 // recordOwner records this replica, reached at owner, as the owner of
 // name ("session:ID") before the client hears of the session, so that
-// its next request may reach any replica.
+// its next request may reach any replica. A store that does not answer
+// does not stop the session: its record is written at the next renewal
+// that reaches the store (renewOwners).
 func (g *Gateway) recordOwner(owners SessionOwners, name, owner string) {
 	if owner == "" {
 		return
