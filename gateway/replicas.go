@@ -101,8 +101,11 @@ type replicaSessions struct {
 	secret, previous    []byte
 	secretOf            SessionOwners
 	secretAt, changedAt time.Time
-	closed              bool
-	renewed             chan struct{} // closed when renewOwners returns; nil until it starts
+	// outAt is when this replica last found the store out of reach
+	// (storeWasOut).
+	outAt   time.Time
+	closed  bool
+	renewed chan struct{} // closed when renewOwners returns; nil until it starts
 	// transport reaches the other replicas.
 	transport *http.Transport
 }
@@ -329,6 +332,7 @@ func (g *Gateway) putOwner(owners SessionOwners, name, owner string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
 	if err := owners.PutOwners(ctx, []string{name}, owner, ownerTTL); err != nil {
+		g.storeOut()
 		g.log.Warn("gateway store: recording an owner: other replicas will not find it", "name", name, "err", err)
 	}
 }
@@ -367,6 +371,7 @@ func (g *Gateway) renewOwners() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 		for owner, ids := range live {
 			if err := owners.PutOwners(ctx, ids, owner, ownerTTL); err != nil {
+				g.storeOut()
 				g.log.Warn("gateway store: renewing sessions' owners", "sessions", len(ids), "err", err)
 			}
 		}
@@ -427,21 +432,18 @@ type ownedName struct {
 // then dropped), and answered 503 when the store cannot say which owns
 // it or the owner does not answer (watchOwner).
 func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners SessionOwners, name, subject string, gone http.HandlerFunc) {
-	ctx, cancel := context.WithTimeout(r.Context(), storeWait)
-	owner, ok, err := owners.Owner(ctx, name)
-	var secret []byte
-	if err == nil && ok {
-		secret, _, err = g.replicaSecret(ctx, owners, false)
-	}
-	cancel()
+	owner, ok, secret, err := g.findOwner(r.Context(), owners, name)
 	if err != nil {
 		// Not known to be gone: the client may send it again, where a 404
 		// would have it drop a live session.
 		g.log.Warn("gateway store: finding an owner", "name", name, "err", err)
 		w.Header().Set("Retry-After", "1")
 		why := "the gateway's store cannot be reached to find the replica serving this request"
-		if errors.Is(err, store.ErrOwnersSettling) {
+		switch {
+		case errors.Is(err, store.ErrOwnersSettling):
 			why = "the gateway's store restarted moments ago and does not know yet which replica serves this request"
+		case errors.Is(err, errStoreWasOut):
+			why = "the gateway's store was out of reach moments ago and does not know yet which replica serves this request"
 		}
 		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: "+why+"; send it again")
 		return
@@ -476,6 +478,53 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		},
 	}
 	proxy.ServeHTTP(w, r.WithContext(watch.ctx))
+}
+
+// errStoreWasOut is a name without a record while the store may not hold
+// every record yet: it was out of reach less than a record's ttl ago, and
+// a replica that opened a session meanwhile records it at its first
+// renewal after.
+var errStoreWasOut = errors.New("no record, and the store was out of reach less than " + ownerTTL.String() + " ago: the owner may not have recorded it again yet")
+
+// findOwner returns the address of the replica that owns name and the
+// replicas' secret to sign a forward with, for a request made under
+// rctx; ok is false when no replica owns it.
+func (g *Gateway) findOwner(rctx context.Context, owners SessionOwners, name string) (owner string, ok bool, secret []byte, err error) {
+	ctx, cancel := context.WithTimeout(rctx, storeWait)
+	defer cancel()
+	owner, ok, err = owners.Owner(ctx, name)
+	if err == nil && ok {
+		secret, _, err = g.replicaSecret(ctx, owners, false)
+	}
+	switch {
+	case err != nil:
+		// A client that left says nothing of the store (a client could
+		// otherwise keep every replica from answering 404).
+		if !errors.Is(err, store.ErrOwnersSettling) && rctx.Err() == nil {
+			g.storeOut()
+		}
+		return "", false, nil, err
+	case !ok && g.storeWasOut():
+		return "", false, nil, errStoreWasOut
+	}
+	return owner, ok, secret, nil
+}
+
+// storeOut notes that the store was out of reach now.
+func (g *Gateway) storeOut() {
+	rs := &g.replicas
+	rs.mu.Lock()
+	rs.outAt = time.Now()
+	rs.mu.Unlock()
+}
+
+// storeWasOut reports whether this replica found the store out of reach
+// less than a record's ttl ago.
+func (g *Gateway) storeWasOut() bool {
+	rs := &g.replicas
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return !rs.outAt.IsZero() && time.Since(rs.outAt) < ownerTTL
 }
 
 // forwardTo is what forwardFailed answers a failed forward of r with:
