@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,13 @@ var funcs = template.FuncMap{
 	"stamp":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"short":   short,
 	"visible": visible,
+	// count is n and noun, plural but for one: "1 finding", "2 findings".
+	"count": func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return strconv.Itoa(n) + " " + noun + "s"
+	},
 }
 
 func parsePages() (map[string]*template.Template, error) {
