@@ -96,11 +96,12 @@ type Call struct {
 	Parent *Call
 }
 
-// Resumer is implemented by a Gate that records the end of a call this
-// gateway follows for another replica that began it (a task taken over
-// when its replica stopped): the call was admitted there, so Resume
-// decides and limits nothing; the function it returns records how the
-// call ended, for identity, the caller that began it.
+// Resumer is implemented by a Gate that records the end of a call
+// another replica began and could not end: one this gateway follows for
+// it (a task taken over when its replica stopped), or one it ends failed
+// as its replica was lost (Outcome.Lost). The call was admitted there, so
+// Resume decides and limits nothing; the function it returns records how
+// the call ended, for identity, the caller that began it.
 type Resumer interface {
 	Resume(c Call, identity string) func(Outcome)
 }
@@ -114,6 +115,11 @@ type Outcome struct {
 	// it stopped, its backend's task going on: another replica follows it
 	// to its end.
 	HandedOver bool
+	// Lost reports, with Failed, a task's call whose replica stopped
+	// (killed, or cut off from the store) before it ended, ended failed by
+	// the replica that found its lease lapsed: the replica that ran it
+	// wrote no line of its own.
+	Lost bool
 }
 
 // openGate lets every call through: the default Gate.

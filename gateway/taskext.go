@@ -161,7 +161,7 @@ func (g *Gateway) extBody(x extTasks, req *jsonrpc.Request, header http.Header) 
 		// while a stateless identity's store is found and the task started.
 		return g.startTask(ctx, call, true, func(a *admission) (json.RawMessage, error) {
 			return x.start(func(st *sessionTasks) (json.RawMessage, error) {
-				return st.store.Start(a.detached(), func(ctx context.Context) (json.RawMessage, error) { return g.runExtTask(ctx, a, st.store) })
+				return st.store.Start(noteCall(a.detached(), a.gcall), func(ctx context.Context) (json.RawMessage, error) { return g.runExtTask(ctx, a, st.store) })
 			})
 		})
 	}

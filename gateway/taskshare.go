@@ -101,7 +101,7 @@ func (g *Gateway) shareChanges(owner string, kept func(id string)) func(tasks.Sn
 		if t.handedOver(snap.ID) {
 			return nil // another replica follows it now, and writes it
 		}
-		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire, Backend: backend}
+		rec := store.TaskRecord{ID: snap.ID, Owner: recordOwner(owner), Version: snap.Version, Ended: snap.Ended, Wire: snap.Wire, Backend: backend, Call: snap.Note}
 		opts := store.PutOptions{Keep: taskKeep, Lease: lease, Holder: g.parked.tag}
 		if snap.Ended {
 			opts.Lease = 0
@@ -165,7 +165,7 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 	case method == "tasks/cancel":
 		if !rec.Ended {
 			rec.Wire = cancelledWire(rec.Wire)
-			rec, err = g.endShared(ctx, ts, rec, false)
+			rec, _, err = g.endShared(ctx, ts, rec, false)
 		}
 		if err == nil {
 			// Stopped at once when it runs here, and, ended or not, no
@@ -179,8 +179,7 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 	case !rec.Ended && !rec.Leased && len(rec.Backend) > 0:
 		rec, err = g.takeOver(ctx, ts, lease, rec)
 	case !rec.Ended && !rec.Leased:
-		rec.Wire = failedWire(rec.Wire, fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease))
-		rec, err = g.endShared(ctx, ts, rec, true)
+		rec, err = g.failLost(ctx, ts, rec, fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease))
 	}
 	if err != nil {
 		return nil, err
@@ -233,19 +232,57 @@ func (g *Gateway) readShared(ctx context.Context, ts TaskStore, owner, method, i
 
 // endShared ends rec as it now reads (cancelled, or failed when its
 // replica stopped: noLease) and returns the record as stored: its own
-// end, or one that came first.
-func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRecord, noLease bool) (store.TaskRecord, error) {
+// end, or one that came first; won reports its own.
+func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRecord, noLease bool) (_ store.TaskRecord, won bool, _ error) {
 	rec.Version, rec.Ended = endedVersion, true
-	if _, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep, NoLease: noLease}); err != nil {
+	won, err := ts.PutTask(ctx, rec, store.PutOptions{Keep: taskKeep, NoLease: noLease})
+	if err != nil {
 		g.log.Warn("gateway store: ending a task", "task", rec.ID, "err", err)
-		return rec, storeDown(err)
+		return rec, false, storeDown(err)
 	}
 	owner := rec.Owner
 	got, ok, err := ts.GetTask(ctx, rec.ID)
 	if err != nil || !ok || got.Owner != owner {
-		return rec, nil // ended; forgotten since, or unreadable now: what was written stands
+		return rec, won, nil // ended; forgotten since, or unreadable now: what was written stands
 	}
-	return got, nil
+	return got, won, nil
+}
+
+// callNote is what a shared task's record keeps of its call
+// (store.TaskRecord.Call): what its audit line names, written by the
+// replica that ends the task failed if its own replica is lost.
+type callNote struct {
+	Tool    string `json:"tool"`
+	Public  string `json:"public"`
+	Session string `json:"session,omitempty"`
+	Client  string `json:"client,omitempty"`
+}
+
+// noteCall returns ctx, a task's as it starts, noting c in the task's
+// record.
+func noteCall(ctx context.Context, c Call) context.Context {
+	return tasks.WithNote(ctx, mustJSON(callNote{Tool: c.Tool, Public: c.Public, Session: c.Session, Client: c.Client}))
+}
+
+// failLost ends rec, a task whose replica stopped before its call ended,
+// failed with why, and writes the call's audit line, which its replica
+// could not: the replica whose write ended it does, so that of all the
+// replicas that read it lapsed at once one writes it. A record made
+// before it kept its call (callNote) gets a line naming what it keeps.
+func (g *Gateway) failLost(ctx context.Context, ts TaskStore, rec store.TaskRecord, why string) (store.TaskRecord, error) {
+	rec.Wire = failedWire(rec.Wire, why)
+	got, won, err := g.endShared(ctx, ts, rec, true)
+	if won {
+		var note callNote
+		if len(rec.Call) > 0 {
+			if err := json.Unmarshal(rec.Call, &note); err != nil {
+				g.log.Warn("gateway store: a task's record of its call is unreadable; its audit line names only its identity", "task", rec.ID, "err", err)
+			}
+		}
+		c := Call{Tool: note.Tool, Public: note.Public, Session: note.Session, Client: note.Client}
+		g.resumeAudit(c, rec.Owner)(Outcome{Failed: true, Lost: true})
+	}
+	return got, err
 }
 
 // updateShared delivers a tasks/update to the task when this replica

@@ -103,8 +103,7 @@ func (g *Gateway) backendOf(id string, ended bool) []byte {
 func (g *Gateway) takeOver(ctx context.Context, ts TaskStore, lease time.Duration, rec store.TaskRecord) (store.TaskRecord, error) {
 	var ref backendRef
 	if err := json.Unmarshal(rec.Backend, &ref); err != nil || ref.Tool == "" || ref.Task == "" {
-		rec.Wire = failedWire(rec.Wire, fmt.Sprintf("the gateway replica running this task stopped before it ended, and the record of its backend's task is unreadable (%q); call the tool again", rec.Backend))
-		return g.endShared(ctx, ts, rec, true)
+		return g.failLost(ctx, ts, rec, fmt.Sprintf("the gateway replica running this task stopped before it ended, and the record of its backend's task is unreadable (%q); call the tool again", rec.Backend))
 	}
 	claim := store.TaskRecord{ID: rec.ID, Owner: rec.Owner, Version: rec.Version + 1, Wire: rewire(rec.Wire, map[string]any{"status": tasks.Working})}
 	won, err := ts.PutTask(ctx, claim, store.PutOptions{Keep: taskKeep, Lease: lease, NoLease: true, Holder: g.parked.tag})
@@ -156,7 +155,7 @@ func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backen
 			case <-ctx.Done():
 			}
 		}()
-		raw, err := g.followBackend(ctx, ref, g.resumeAudit(ref, rec.Owner))
+		raw, err := g.followBackend(ctx, ref, g.resumeAudit(Call{Tool: ref.Tool, Public: ref.Tool}, rec.Owner))
 		t.mu.Lock()
 		delete(t.running, rec.ID)
 		t.mu.Unlock()
@@ -202,16 +201,16 @@ func (g *Gateway) followBackend(ctx context.Context, ref backendRef, ended func(
 	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
 }
 
-// resumeAudit is what records the end of the call of ref, begun by the
-// owner of a task record on the replica that stopped: the Gate's
-// Resumer, when it has one.
-func (g *Gateway) resumeAudit(ref backendRef, owner string) func(Outcome) {
+// resumeAudit is what records the end of c, begun by the owner of a
+// task record on a replica that stopped: the Gate's Resumer, when it has
+// one.
+func (g *Gateway) resumeAudit(c Call, owner string) func(Outcome) {
 	r, ok := gateAs[Resumer](g.gate)
 	if !ok {
 		return func(Outcome) {}
 	}
 	identity, _ := strings.CutPrefix(owner, recordOwner(""))
-	return r.Resume(Call{Tool: ref.Tool, Public: ref.Tool}, identity)
+	return r.Resume(c, identity)
 }
 
 // takenOver returns the ids of the tasks taken over and running here.

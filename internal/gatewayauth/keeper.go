@@ -731,7 +731,8 @@ func asked(c gateway.Call) (kind Target, subject, bucket string) {
 
 // Resume implements gateway.Resumer: the audit line of a call this
 // replica follows to its end for identity, begun on a replica that
-// stopped (which audited its part, handed_over or failed).
+// stopped (which audited its part, handed_over or failed), or of one it
+// ends failed as the replica that ran it was lost (which audited none).
 func (k *Keeper) Resume(c gateway.Call, identity string) func(gateway.Outcome) {
 	st := k.state.Load()
 	if st == nil {
@@ -743,9 +744,16 @@ func (k *Keeper) Resume(c gateway.Call, identity string) func(gateway.Outcome) {
 	return func(o gateway.Outcome) {
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
 		rec.Outcome = outcome(o)
+		if o.Lost {
+			rec.Reason = lostReason
+		}
 		_ = k.write(st, rec) // a task's end: its client polls for it, nothing to hold back
 	}
 }
+
+// lostReason is the reason in the line of a task's call whose replica was
+// lost, written by the replica that ended the task failed.
+const lostReason = "the gateway replica running this task was lost (its lease lapsed) before the call ended; ended failed by another replica"
 
 // enterUnguarded is Enter without an applied config: every call passes
 // when no gateway entry guards the run, none when one should (Require).

@@ -352,17 +352,20 @@ func TestPolicyWarnsOfCallersCodeModeListsNothing(t *testing.T) {
 // A call this replica follows for another that began it (a task taken
 // over) is audited once, for the identity that began it, with its
 // outcome and why this replica writes it; a call handed over reads
-// handed_over. Resume decides nothing: a denied caller's call is still
-// recorded, since it was admitted where it began.
+// handed_over; a call whose replica was lost reads failed, saying so,
+// with the session and client it had. Resume decides nothing: a denied
+// caller's call is still recorded, since it was admitted where it began.
 func TestResumedCallsAudited(t *testing.T) {
 	s := newServed(t, Options{})
 	s.apply(t, "policy: [{subjects: [alice], allow: [\"*\"]}]\naudit: {file: DIR/audit.jsonl}\n", nil)
 	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "alice")(gateway.Outcome{})
 	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now"}, "bob")(gateway.Outcome{HandedOver: true})
-	type line struct{ Identity, Name, Outcome, Reason string }
+	s.keeper.Resume(gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now", Session: "s1", Client: "c1"}, "alice")(gateway.Outcome{Failed: true, Lost: true})
+	type line struct{ Identity, Name, Session, Client, Outcome, Reason string }
 	got := auditLines[line](t, s)
 	const why = "taken over from the replica that began it"
-	want := []line{{"alice", "mcp__time__now", "ok", why}, {"bob", "mcp__time__now", "handed_over", why}}
+	want := []line{{"alice", "mcp__time__now", "", "", "ok", why}, {"bob", "mcp__time__now", "", "", "handed_over", why},
+		{"alice", "mcp__time__now", "s1", "c1", "failed", "the gateway replica running this task was lost (its lease lapsed) before the call ended; ended failed by another replica"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the audit trail (-want +got):\n%s", d)
 	}

@@ -38,6 +38,11 @@ type TaskRecord struct {
 	// where it runs (the gateway's: the backend's tool and task id),
 	// empty when only the running replica can; kept once written.
 	Backend []byte
+	// Call is what the audit line of the task's call needs should its
+	// replica stop before the call ended (the gateway's: the tool, the
+	// client and its session), written as the task is made and kept
+	// once written; empty in a record made before it was kept.
+	Call []byte
 	// Leased reports, on a record read, that the running replica renewed
 	// its lease in time; an ended record has none.
 	Leased bool
@@ -66,7 +71,7 @@ type PutOptions struct {
 // has its lease, or (ARGV[9] set) has a lease another holder holds.
 // KEYS: the record, its lease. ARGV: owner, version, ended (0/1), wire,
 // keep (ms), lease (ms), noLease (0/1), backend ("" keeps the stored
-// one), holder. It returns 1 when it wrote. A running task's record
+// one), holder, call ("" keeps the stored one). It returns 1 when it wrote. A running task's record
 // lives keep past its lease, which its replica renews every third of it:
 // a lease longer than keep must not let the record lapse between renewals.
 var putTask = redis.NewScript(`
@@ -81,6 +86,7 @@ elseif ARGV[7] == '1' then
 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'version', ARGV[2], 'ended', ARGV[3], 'wire', ARGV[4])
 if ARGV[8] ~= '' then redis.call('HSET', KEYS[1], 'backend', ARGV[8]) end
+if ARGV[10] ~= '' then redis.call('HSET', KEYS[1], 'call', ARGV[10]) end
 if ARGV[3] == '1' or tonumber(ARGV[6]) <= 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
   redis.call('DEL', KEYS[2])
@@ -102,7 +108,7 @@ func (r *Redis) PutTask(ctx context.Context, rec TaskRecord, opts PutOptions) (b
 		return false, fmt.Errorf("task %s: a lease is taken by a holder, and PutOptions names none", rec.ID)
 	}
 	n, err := putTask.Run(ctx, r.client, r.taskKeys(rec.ID), rec.Owner, rec.Version, flag(rec.Ended), rec.Wire,
-		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease), rec.Backend, opts.Holder).Int()
+		max(opts.Keep.Milliseconds(), 1), opts.Lease.Milliseconds(), flag(opts.NoLease), rec.Backend, opts.Holder, rec.Call).Int()
 	r.observe("put_task", err)
 	if err != nil {
 		return false, fmt.Errorf("writing task %s to the store at redis %s: %w", rec.ID, r.addr, redact.Error(err))
@@ -117,7 +123,7 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 	var fields *redis.SliceCmd
 	var leased *redis.IntCmd
 	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		fields = p.HMGet(ctx, keys[0], "owner", "version", "ended", "wire", "backend")
+		fields = p.HMGet(ctx, keys[0], "owner", "version", "ended", "wire", "backend", "call")
 		leased = p.Exists(ctx, keys[1])
 		return nil
 	})
@@ -136,6 +142,9 @@ func (r *Redis) GetTask(ctx context.Context, id string) (rec TaskRecord, ok bool
 	rec = TaskRecord{ID: id, Owner: owner, Ended: ended == "1", Wire: []byte(wire), Leased: leased.Val() == 1}
 	if backend, _ := v[4].(string); backend != "" {
 		rec.Backend = []byte(backend)
+	}
+	if call, _ := v[5].(string); call != "" {
+		rec.Call = []byte(call)
 	}
 	rec.Version, _ = strconv.ParseInt(version, 10, 64)
 	return rec, true, nil

@@ -75,6 +75,7 @@ type run struct {
 	asks    map[string]*pendingAsk // the extension's questions waiting; guarded by Store.mu
 	asked   int                    // questions asked so far, for their keys; guarded by Store.mu
 	told    bool                   // its changes are told to Changed
+	note    []byte                 // WithNote's, told with each change
 	kept    bool                   // its end is kept elsewhere (Kept); guarded by Store.mu
 	// dismissed is when the extension's peer cancelled the task (zero:
 	// never): it no longer counts against Max, and stays readable (its
@@ -127,6 +128,15 @@ type Snapshot struct {
 	Version int64           // greater for each later change of the store
 	Ended   bool            // completed, failed or cancelled
 	Wire    json.RawMessage // the task as tasks/get answers it
+	Note    []byte          // what the task was started with (WithNote); nil without
+}
+
+type noteKey struct{}
+
+// WithNote returns ctx, for Start, with note: each Snapshot of the task
+// started with it carries note, for Changed to keep with the task.
+func WithNote(ctx context.Context, note []byte) context.Context {
+	return context.WithValue(ctx, noteKey{}, note)
 }
 
 // NewStoreWith returns an empty store configured by opts.
@@ -179,7 +189,7 @@ func (s *Store) snapLocked(r *run, t Task) *pendingSnapshot {
 	}
 	s.version++
 	ended := !r.ended.IsZero() || t.Status == Cancelled
-	return &pendingSnapshot{Snapshot: Snapshot{ID: t.TaskID, Version: s.version, Ended: ended}, wire: s.wire(r, t)}
+	return &pendingSnapshot{Snapshot: Snapshot{ID: t.TaskID, Version: s.version, Ended: ended, Note: r.note}, wire: s.wire(r, t)}
 }
 
 // tell tells Changed of snap (nil: nothing to tell), outside the lock.
@@ -412,6 +422,7 @@ func (s *Store) StartTTL(ctx context.Context, ttl time.Duration, fn func(context
 	now := s.now()
 	r := &run{task: Task{TaskID: id, Status: Working, PollInterval: float64(storePoll.Milliseconds())}, created: now, updated: now, keep: s.keepFor(ttl),
 		done: make(chan struct{}), cancel: cancel, told: s.changed != nil && (s.tells == nil || s.tells())}
+	r.note, _ = ctx.Value(noteKey{}).([]byte)
 	s.mu.Lock()
 	s.sweep()
 	if s.closed || s.heldLocked() >= s.max {

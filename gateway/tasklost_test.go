@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpbridge/mcpbridge/internal/store"
+	"github.com/mcpbridge/mcpbridge/tool"
+)
+
+// auditLine is a line of trail: the call as its Gate saw it, and how it
+// ended.
+type auditLine struct {
+	Replica, Identity string
+	Tool, Public      string
+	Session, Client   string
+	Outcome           Outcome
+	Resumed           bool // written through Resume, not by the call's own Enter
+}
+
+// trail is the audit trail the replicas of a test write, one line per
+// call, through their Gate (auditGate).
+type trail struct {
+	mu    sync.Mutex
+	lines []auditLine
+}
+
+func (tr *trail) add(l auditLine) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.lines = append(tr.lines, l)
+}
+
+func (tr *trail) read() []auditLine {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return append([]auditLine(nil), tr.lines...)
+}
+
+// auditGate is a replica's Gate sharing tasks in ts, writing a line to
+// trail for each call it admits as the call ends, and for each it is
+// told of through Resume; once killed, its replica writes nothing more,
+// neither to trail nor to the store, as a killed process does not.
+type auditGate struct {
+	name   string
+	ts     TaskStore
+	lease  time.Duration
+	trail  *trail
+	killed *atomic.Bool
+}
+
+func (g auditGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
+	identity := identityIn(ctx)
+	return ctx, func(o Outcome) error {
+		if !g.killed.Load() {
+			g.trail.add(auditLine{Replica: g.name, Identity: identity, Tool: c.Tool, Public: c.Public, Session: c.Session, Client: c.Client, Outcome: o})
+		}
+		return nil
+	}, nil
+}
+
+func (g auditGate) Resume(c Call, identity string) func(Outcome) {
+	return func(o Outcome) {
+		if !g.killed.Load() {
+			g.trail.add(auditLine{Replica: g.name, Identity: identity, Tool: c.Tool, Public: c.Public, Session: c.Session, Client: c.Client, Outcome: o, Resumed: true})
+		}
+	}
+}
+
+func (g auditGate) Tasks() (TaskStore, time.Duration) {
+	return killableStore{TaskStore: g.ts, killed: g.killed}, g.lease
+}
+
+// errKilled is every exchange with the store of a killed replica.
+var errKilled = errors.New("the replica was killed")
+
+// killableStore is ts until its replica is killed, then out of reach.
+type killableStore struct {
+	TaskStore
+	killed *atomic.Bool
+}
+
+func (s killableStore) PutTask(ctx context.Context, rec store.TaskRecord, opts store.PutOptions) (bool, error) {
+	if s.killed.Load() {
+		return false, errKilled
+	}
+	return s.TaskStore.PutTask(ctx, rec, opts)
+}
+
+func (s killableStore) GetTask(ctx context.Context, id string) (store.TaskRecord, bool, error) {
+	if s.killed.Load() {
+		return store.TaskRecord{}, false, errKilled
+	}
+	return s.TaskStore.GetTask(ctx, id)
+}
+
+func (s killableStore) RenewTasks(ctx context.Context, holder string, ids []string, lease, keep time.Duration) ([]string, error) {
+	if s.killed.Load() {
+		return nil, errKilled
+	}
+	return s.TaskStore.RenewTasks(ctx, holder, ids, lease, keep)
+}
+
+// auditedReplicas serves reg from n stateless gateways sharing tasks in
+// one real redis-server (with lease), each with an auditGate writing to
+// tr; it returns their base URLs, their kill switches and a store.
+func auditedReplicas(t *testing.T, reg *tool.Registry, n int, lease time.Duration, tr *trail) (bases []string, kills []*atomic.Bool, ts *store.Redis) {
+	srv, ts := openTaskStore(t)
+	for i := range n {
+		r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		killed := &atomic.Bool{}
+		opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: auditGate{name: string(rune('A' + i)), ts: r, lease: lease, trail: tr, killed: killed}}
+		bases, kills = append(bases, serveHTTP(t, newGateway(t, reg, opts), opts)), append(kills, killed)
+	}
+	return bases, kills, ts
+}
+
+// The replica running a task is killed while its call runs: the replicas
+// left read the task failed once its lease lapsed, and one of them, one
+// only, however many read it at once, writes the call's audit line, which
+// the killed replica could not: failed, for the identity that made the
+// task, naming the call as its replica's Gate saw it, and saying its
+// replica was lost. No replica wrote one before: the audit trail lacked
+// every call whose replica died.
+func TestAuditOfATaskWhoseReplicaWasLost(t *testing.T) {
+	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		<-ctx.Done()
+		return tool.Output{}, ctx.Err()
+	})
+	block.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(block); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trail{}
+	bases, kills, _ := auditedReplicas(t, reg, 3, 300*time.Millisecond, tr)
+	id := createTask(t, &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}, "block")
+	kills[0].Store(true)
+	var wg sync.WaitGroup
+	for _, base := range bases[1:] {
+		for range 4 {
+			alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret"}
+			wg.Go(func() {
+				waitFor(t, "the task of the killed replica to fail", func() bool {
+					return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"failed"`)
+				})
+			})
+		}
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
+	got := tr.read()
+	if len(got) != 1 {
+		t.Fatalf("the audit trail has %d lines for the call, want 1: %+v", len(got), got)
+	}
+	want := auditLine{Replica: got[0].Replica, Identity: "alice", Tool: "block", Public: "block", Outcome: Outcome{Failed: true, Lost: true}, Resumed: true}
+	if d := cmp.Diff(want, got[0]); d != "" || want.Replica == "A" {
+		t.Errorf("the line of the call whose replica was lost (-want +got):\n%s", d)
+	}
+}
+
+// A task's record made before records kept their call still gets its
+// call's line when another replica ends it failed: it names what the
+// record keeps, the identity.
+func TestAuditOfAnOldTaskWhoseReplicaWasLost(t *testing.T) {
+	tr := &trail{}
+	bases, _, ts := auditedReplicas(t, tool.NewRegistry(), 1, time.Second, tr)
+	const id = "0123456789abcdef0123456789abcdee"
+	wire := `{"taskId":"` + id + `","status":"working","pollIntervalMs":500}`
+	if _, err := ts.PutTask(t.Context(), store.TaskRecord{ID: id, Owner: recordOwner("alice"), Version: 1, Wire: []byte(wire)}, store.PutOptions{Keep: time.Minute, Lease: 20 * time.Millisecond, Holder: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	alice := &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}
+	waitFor(t, "the task to fail", func() bool {
+		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"failed"`)
+	})
+	alice.request("tasks/get", idParams(id))
+	want := []auditLine{{Replica: "A", Identity: "alice", Outcome: Outcome{Failed: true, Lost: true}, Resumed: true}}
+	if d := cmp.Diff(want, tr.read()); d != "" {
+		t.Errorf("the audit trail (-want +got):\n%s", d)
+	}
+}
