@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,9 @@ import (
 )
 
 // Changed is told a task's creation, its question, its answer and its
-// end, each newer than the last; a creation it refuses is no task.
+// end, each with its own Version, the later change the greater (two may
+// be told in either order: tell runs outside the lock); a creation it
+// refuses is no task.
 func TestStoreChanged(t *testing.T) {
 	var mu sync.Mutex
 	var seen []Snapshot
@@ -47,6 +50,7 @@ func TestStoreChanged(t *testing.T) {
 	}
 	mcptest.Eventually(t, 10*time.Second, func() bool { return len(s.Running()) == 0 }, "the task to end")
 	mu.Lock()
+	sort.Slice(seen, func(i, j int) bool { return seen[i].Version < seen[j].Version })
 	var statuses []string
 	for i, snap := range seen {
 		var w Task
