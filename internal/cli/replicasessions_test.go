@@ -89,9 +89,7 @@ func TestServeReplicasShareSessions(t *testing.T) {
 	// The owner hung (stopped, not dead): a request for its session
 	// through another replica is answered 503 within seconds, saying so,
 	// and the session goes on once the owner does.
-	if err := owner.signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	owner.pause(t)
 	start := time.Now()
 	code, body := postSession(t, others[0].url, "ci-static-token", session, "")
 	took := time.Since(start)

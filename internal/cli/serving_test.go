@@ -2,13 +2,19 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
 )
 
 // servingProcess is `mcpbridge serve --http …` running as a child process
@@ -74,6 +80,38 @@ func startServingCmd(t *testing.T, cmd *exec.Cmd, env []string) *servingProcess 
 		}
 	})
 	return p
+}
+
+// pause stops the process (SIGSTOP) and returns once every thread of it
+// is stopped: the signal is delivered to each thread as it next runs, so
+// a thread busy on another core answers for a while after kill returns.
+func (p *servingProcess) pause(t *testing.T) {
+	t.Helper()
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	mcptest.Eventually(t, 10*time.Second, func() bool { return allThreadsStopped(t, p.pid) }, "every thread of the stopped replica to stop")
+}
+
+// allThreadsStopped reports whether each thread of process pid is in
+// state T (stopped), read from /proc.
+func allThreadsStopped(t *testing.T, pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		t.Fatalf("the threads of process %d: %v (none found)", pid, err)
+	}
+	for _, name := range stats {
+		stat, err := os.ReadFile(name)
+		if err != nil {
+			return false // a thread that just ended: look again
+		}
+		// The state follows the command's closing parenthesis.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // base is the server's root URL.
