@@ -398,14 +398,10 @@ func (e *env) addJSON(argv []string) error {
 		return usagef("add-json: the JSON does not describe one server")
 	}
 	entry := list.Content[0]
-	root := "mcpServers." + name
 	transport := yamlconf.Locate(entry, "config.transport")
 	refused := transport == nil || transport.Kind != yaml.ScalarNode || transport.Value == ""
-	for _, n := range res.Notes {
-		if refused && n.Path == root {
-			continue // the refusal below says it, with what to write
-		}
-		fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %s: %s\n", strings.TrimPrefix(n.Path, root+"."), n.Msg)
+	if err := e.jsonNotes(res.Notes, name, refused); err != nil {
+		return err
 	}
 	if refused {
 		return usagef(`add-json: server %q not added: it has neither "command" (a stdio server) nor "url" (an HTTP server), `+
@@ -419,4 +415,28 @@ func (e *env) addJSON(argv []string) error {
 		name = id.Value
 	}
 	return e.addEntry("add-json", f, name, entry)
+}
+
+// jsonNotes prints the notes of add-json's conversion of the server name,
+// less the one on the whole server when it is refused for
+// having nothing to run (that refusal says it, with what to write). A
+// mistake among them, like a misspelt "header", refuses the server: the
+// one written would not be the one meant.
+func (e *env) jsonNotes(notes []importconf.Note, name string, refused bool) error {
+	root := "mcpServers." + name
+	var mistakes []string
+	for _, n := range notes {
+		field := strings.TrimPrefix(n.Path, root+".")
+		switch {
+		case refused && n.Path == root:
+		case n.Mistake:
+			mistakes = append(mistakes, field+": "+n.Msg)
+		default:
+			fmt.Fprintf(e.Stderr, "mcpbridge: add-json: %s: %s\n", field, n.Msg)
+		}
+	}
+	if len(mistakes) > 0 {
+		return notAdded(name, mistakes)
+	}
+	return nil
 }

@@ -125,6 +125,29 @@ func TestAddJSON(t *testing.T) {
 	}
 }
 
+// add-json refuses a server whose JSON has a key misspelt (the one it
+// is close to missing), naming the key and the one meant, and writes
+// nothing: the server it would add is not the one meant (a misspelt
+// "header" drops the credential, a misspelt "argz" the arguments).
+func TestAddJSONMisspeltKeyRefused(t *testing.T) {
+	userScope(t)
+	for _, c := range []struct{ json, want string }{
+		{`{"url": "http://127.0.0.1:1/mcp", "header": {"Authorization": "Bearer x"}}`, `header: unknown field: did you mean "headers"?`},
+		{`{"command": "npx", "argz": ["x"]}`, `argz: unknown field: did you mean "args"?`},
+		{`{"comand": "npx", "args": ["x"]}`, `comand: unknown field: did you mean "command"?`},
+	} {
+		inDir(t, "# my servers\n")
+		r := mcpbridge(t, "", "add-json", "web", c.json)
+		want := "mcpbridge: server \"web\" not added, it would not be valid:\n" + c.want + "\n"
+		if r.code != ExitUsage || r.stderr != want || r.stdout != "" {
+			t.Errorf("add-json %s: %+v\nwant stderr %q", c.json, r, want)
+		}
+		if data, _ := os.ReadFile("mcpbridge.yaml"); string(data) != "# my servers\n" {
+			t.Errorf("add-json %s changed the file:\n%s", c.json, data)
+		}
+	}
+}
+
 // everyKind is one entry of each kind, and one of a kind misspelt.
 const everyKind = `- id: demo
   name: mcp-client
