@@ -75,7 +75,9 @@ type PlanEntry struct {
 	Err error
 	// Credentials are the variables the entry's config as written names
 	// as holding credentials (its kind's CredentialNamer), set by Parse
-	// for every entry: disabled and invalid ones name them too.
+	// for every entry: disabled and invalid ones name them too, and one
+	// that failed to decode or whose kind is unknown names every
+	// variable it references but those every shell sets.
 	Credentials []string
 }
 
@@ -170,7 +172,7 @@ func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (
 		if pe.Err != nil && pe.Spec.Name == "" {
 			pe.Spec.Name = displayName(pe.Entry)
 		}
-		pe.Credentials = c.credentials(pe.Entry)
+		pe.Credentials = c.credentials(pe)
 		plan.Entries = append(plan.Entries, pe)
 	}
 	return plan, fileErrs
@@ -199,14 +201,27 @@ func (c *Catalog) decode(filename string, e Entry, lookup func(name string) (str
 	return spec, nil
 }
 
-// credentials are the variables e's config as written names as holding
-// credentials, when its kind can say (CredentialNamer); none when its
-// kind is unknown.
-func (c *Catalog) credentials(e Entry) []string {
-	if k, ok := c.kinds[e.Name].(CredentialNamer); ok {
-		return k.CredentialVars(e.Config)
+// credentials are the variables pe's config as written names as holding
+// credentials, when its kind can say (CredentialNamer). An entry that
+// failed to decode, or of a kind no one reads, may hold one where its kind
+// does not look (header: for headers:, name: mcp-clinet), so every
+// variable it references is taken, less those every shell sets (PATH,
+// HOME): every child needs them, and they hold no secret.
+func (c *Catalog) credentials(pe PlanEntry) []string {
+	k, known := c.kinds[pe.Entry.Name]
+	var names []string
+	if n, ok := k.(CredentialNamer); ok {
+		names = n.CredentialVars(pe.Entry.Config)
 	}
-	return nil
+	if pe.Err == nil && known {
+		return names
+	}
+	for _, name := range yamlconf.NodeRefs(pe.Entry.Node) {
+		if !yamlconf.ShellVar(name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // DisplayName names an entry that is not decoded (invalid, or disabled)

@@ -135,6 +135,45 @@ func TestUndecodedEntriesCredentialsWithheld(t *testing.T) {
 	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PARKEDPAT", "BROKENPAT", "PARKEDLLM", "BROKENGW", "BROKENRPASS")
 }
 
+// An entry that fails to decode for a misspelling (its kind, name:
+// mcp-clinet; a key, header: for headers:; confg: for config:), or of a
+// kind nothing reads even disabled, may hold a credential wherever it is
+// written: every variable it references is withheld, but for those every
+// shell sets (HOME, PATH), which every child needs. They reached every
+// child, only the fields its kind reads being taken.
+func TestMisspeltEntriesCredentialsWithheld(t *testing.T) {
+	for k, v := range map[string]string{"KINDPAT": "kind-x", "HEADERPAT": "header-y", "ENTRYPAT": "entry-z", "PARKEDKIND": "parked-w"} {
+		t.Setenv(k, v)
+	}
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- id: kind
+  name: mcp-clinet
+  config:
+    serverName: kind
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    headers: {Authorization: "Bearer ${KINDPAT}"}
+- id: header
+  name: mcp-client
+  config:
+    serverName: header
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    header: {Authorization: "Bearer ${HEADERPAT}"}
+- id: entry
+  name: mcp-client
+  confg: {serverName: entry, transport: stdio, command: x, env: {T: "${ENTRYPAT}", PATH: "${PATH}", HOME: "${HOME}"}}
+- {id: parked, name: mcp-clinet, disabled: true, config: {headers: {Authorization: "Bearer ${PARKEDKIND}"}}}
+`)
+	got := childEnvOf(t, dump, "status", "--config", cfg)
+	withheldFrom(t, got, "KINDPAT", "HEADERPAT", "ENTRYPAT", "PARKEDKIND")
+	for _, name := range []string{"HOME", "PATH"} {
+		if !strings.Contains(got, name+"="+os.Getenv(name)+"\n") {
+			t.Errorf("the child lacks %s:\n%s", name, got)
+		}
+	}
+}
+
 // The credentials of a user config's entry that the project config
 // replaces (the same id) are credentials all the same: the variable is in
 // the user's environment, for the user's entry. It reached every child of
