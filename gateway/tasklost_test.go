@@ -192,3 +192,63 @@ func TestAuditOfAnOldTaskWhoseReplicaWasLost(t *testing.T) {
 		t.Errorf("the audit trail (-want +got):\n%s", d)
 	}
 }
+
+// blockingRegistry serves "block", a background tool that runs until its
+// call is cancelled or release is closed (then it answers "done").
+func blockingRegistry(t *testing.T, release <-chan struct{}) *tool.Registry {
+	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		select {
+		case <-ctx.Done():
+			return tool.Output{}, ctx.Err()
+		case <-release:
+			return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+		}
+	})
+	block.Background = true
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(block); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// The replica running a task is killed, and its lease lapses; before any
+// replica reads the task, its client cancels it through the replicas
+// left, several at once. The call was lost with its replica before the
+// cancel came: the task ends failed as lost, as a read would have found
+// it, and one replica, one only, writes the call's line, failed, saying
+// its replica was lost. The cancel wrote the record cancelled before,
+// and no replica wrote a line for the call.
+func TestAuditOfALostTaskCancelled(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	tr := &trail{}
+	bases, kills, _ := auditedReplicas(t, blockingRegistry(t, nil), 3, lease, tr)
+	id := createTask(t, &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}, "block")
+	kills[0].Store(true)
+	time.Sleep(lease + 100*time.Millisecond) // its lease lapses, unread
+	var wg sync.WaitGroup
+	for _, base := range bases[1:] {
+		for range 4 {
+			alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret"}
+			wg.Go(func() {
+				if res := alice.request("tasks/cancel", idParams(id)); res.Error != nil {
+					t.Errorf("tasks/cancel: %+v", res.Error)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	alice := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret"}
+	if got := string(alice.request("tasks/get", idParams(id)).Result); !strings.Contains(got, `"status":"failed"`) {
+		t.Errorf("tasks/get after the cancels: %s, want the task failed as its replica was lost", got)
+	}
+	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
+	got := tr.read()
+	if len(got) != 1 {
+		t.Fatalf("the audit trail has %d lines for the call, want 1: %+v", len(got), got)
+	}
+	want := auditLine{Replica: got[0].Replica, Identity: "alice", Tool: "block", Public: "block", Outcome: Outcome{Failed: true, Lost: true}, Resumed: true}
+	if d := cmp.Diff(want, got[0]); d != "" || want.Replica == "A" {
+		t.Errorf("the line of the call whose replica was lost (-want +got):\n%s", d)
+	}
+}

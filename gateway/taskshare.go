@@ -163,31 +163,57 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 	}
 	switch {
 	case method == "tasks/cancel":
-		if !rec.Ended {
-			rec.Wire = cancelledWire(rec.Wire)
-			rec, _, err = g.endShared(ctx, ts, rec, false)
-		}
-		if err == nil {
-			// Stopped at once when it runs here, and, ended or not, no
-			// longer counted against its identity's tasks.
-			g.cancelLocal(owner, p.TaskID)
-			g.dropDismissed(ts, owner)
-		}
-	case !rec.Ended && !rec.Leased && g.runsHere(owner, p.TaskID):
-		// Its lease lapsed while this replica stalled: the next renewal
-		// takes it again; taking it over here would follow it twice.
-	case !rec.Ended && !rec.Leased && len(rec.Backend) > 0:
+		return g.cancelShared(ctx, ts, lease, owner, rec)
+	case !g.orphaned(owner, rec):
+		// Ended, or its replica holds it; or its lease lapsed while this
+		// replica stalled: the next renewal takes it again, and taking it
+		// over here would follow it twice.
+	case len(rec.Backend) > 0:
 		rec, err = g.takeOver(ctx, ts, lease, rec)
-	case !rec.Ended && !rec.Leased:
-		rec, err = g.failLost(ctx, ts, rec, fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease))
+	default:
+		rec, err = g.failLost(ctx, ts, rec, lostWhy(lease))
 	}
 	if err != nil {
 		return nil, err
 	}
-	if method == "tasks/cancel" {
-		return json.RawMessage(`{}`), nil // the extension's bare ack: tasks/get tells the status
-	}
 	return rec.Wire, nil
+}
+
+// cancelShared cancels rec, a task of owner, for every reader. One whose
+// replica was lost before the cancel came, with no backend's task another
+// replica could follow, ended failed then, as a read would have found
+// it: it is ended so (failLost), its call's line written by the replica
+// whose write ended it, rather than cancelled with no replica to write
+// the line.
+func (g *Gateway) cancelShared(ctx context.Context, ts TaskStore, lease time.Duration, owner string, rec store.TaskRecord) (json.RawMessage, error) {
+	var err error
+	if g.orphaned(owner, rec) && len(rec.Backend) == 0 {
+		rec, err = g.failLost(ctx, ts, rec, lostWhy(lease))
+	}
+	if err == nil && !rec.Ended {
+		rec.Wire = cancelledWire(rec.Wire)
+		rec, _, err = g.endShared(ctx, ts, rec, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Stopped at once when it runs here, and, ended or not, no longer
+	// counted against its identity's tasks.
+	g.cancelLocal(owner, rec.ID)
+	g.dropDismissed(ts, owner)
+	return json.RawMessage(`{}`), nil // the extension's bare ack: tasks/get tells the status
+}
+
+// orphaned reports whether rec, a task of owner, is working with no
+// replica holding it: its lease lapsed, and it does not run here.
+func (g *Gateway) orphaned(owner string, rec store.TaskRecord) bool {
+	return !rec.Ended && !rec.Leased && !g.runsHere(owner, rec.ID)
+}
+
+// lostWhy is the statusMessage of a task ended failed as its replica
+// stopped, holding it for lease.
+func lostWhy(lease time.Duration) string {
+	return fmt.Sprintf("the gateway replica running this task stopped before it ended (its %v lease was not renewed); call the tool again", lease)
 }
 
 // runsHere reports whether this replica runs task id of owner, as one
@@ -267,8 +293,9 @@ func noteCall(ctx context.Context, c Call) context.Context {
 // failLost ends rec, a task whose replica stopped before its call ended,
 // failed with why, and writes the call's audit line, which its replica
 // could not: the replica whose write ended it does, so that of all the
-// replicas that read it lapsed at once one writes it. A record made
-// before it kept its call (callNote) gets a line naming what it keeps.
+// replicas that read or cancel it lapsed at once one writes it. A record
+// made before it kept its call (callNote) gets a line naming what it
+// keeps.
 func (g *Gateway) failLost(ctx context.Context, ts TaskStore, rec store.TaskRecord, why string) (store.TaskRecord, error) {
 	rec.Wire = failedWire(rec.Wire, why)
 	got, won, err := g.endShared(ctx, ts, rec, true)
