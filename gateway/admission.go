@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/sdkwire"
+	"github.com/mcpbridge/mcpbridge/internal/tasks"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -39,6 +40,9 @@ type admission struct {
 	// releases) of one call run at once, as the call ends on one path,
 	// and the flags keep the admission in a smaller allocation.
 	over, released atomic.Bool
+	// task is the id of the shared task the call runs as (taskshare.go),
+	// nil for none: its end is checked against the task's record.
+	task atomic.Pointer[string]
 }
 
 // share is whose share of MaxCallsPerSession a call takes: its session's,
@@ -186,9 +190,21 @@ func (a *admission) endIn(ctx context.Context, res result, err error) error {
 // error is the Gate's, when it could not record the end (Gate.Enter).
 func (a *admission) end(res result, err error) error {
 	if a.over.CompareAndSwap(false, true) {
-		return a.ended(Outcome{IsError: res.isError, Failed: err != nil})
+		o := Outcome{IsError: res.isError, Failed: err != nil}
+		if id := a.task.Load(); id != nil {
+			o.EndedElsewhere = a.g.endedElsewhere(*id)
+		}
+		return a.ended(o)
 	}
 	return nil
+}
+
+// runsAs notes that the call runs as task id of st, when st shares it
+// with the other replicas.
+func (a *admission) runsAs(st *tasks.Store, id string) {
+	if st.Holds(id) && !st.Untold(id) {
+		a.task.Store(&id)
+	}
 }
 
 // release gives back the call's slot; only the first release counts.

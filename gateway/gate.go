@@ -120,6 +120,11 @@ type Outcome struct {
 	// the replica that found its lease lapsed: the replica that ran it
 	// wrote no line of its own.
 	Lost bool
+	// EndedElsewhere reports a task's call whose task another replica
+	// ended as lost, or took over, while this one stalled past its lease:
+	// that replica wrote the call's line (Resumer), and the Gate writes
+	// none of its own; the rest says how the call ended here.
+	EndedElsewhere bool
 }
 
 // openGate lets every call through: the default Gate.

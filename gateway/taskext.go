@@ -320,6 +320,7 @@ func sessionDeclaresExtension(session *mcp.ServerSession) bool {
 // inputRequests (markAsks).
 func (g *Gateway) runExtTask(ctx context.Context, a *admission, store *tasks.Store) (json.RawMessage, error) {
 	id := tasks.IDFrom(ctx)
+	a.runsAs(store, id)
 	ctx = withTaskMark(tool.WithBackground(ctx), &taskMark{store: store, id: id, ext: true})
 	ctx = g.withBackendTask(ctx, store, id, a.name)
 	// A backend's round of questions (its task's inputRequests) becomes

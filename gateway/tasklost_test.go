@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,8 +47,9 @@ func (tr *trail) read() []auditLine {
 }
 
 // auditGate is a replica's Gate sharing tasks in ts, writing a line to
-// trail for each call it admits as the call ends, and for each it is
-// told of through Resume; once killed, its replica writes nothing more,
+// trail for each call it admits as the call ends (but one another
+// replica wrote: Outcome.EndedElsewhere), and for each it is told of
+// through Resume; once killed, its replica writes nothing more,
 // neither to trail nor to the store, as a killed process does not.
 type auditGate struct {
 	name   string
@@ -60,7 +62,7 @@ type auditGate struct {
 func (g auditGate) Enter(ctx context.Context, c Call) (context.Context, func(Outcome) error, error) {
 	identity := identityIn(ctx)
 	return ctx, func(o Outcome) error {
-		if !g.killed.Load() {
+		if !g.killed.Load() && !o.EndedElsewhere { // the replica that ended it wrote its line
 			g.trail.add(auditLine{Replica: g.name, Identity: identity, Tool: c.Tool, Public: c.Public, Session: c.Session, Client: c.Client, Outcome: o})
 		}
 		return nil
@@ -193,21 +195,28 @@ func TestAuditOfAnOldTaskWhoseReplicaWasLost(t *testing.T) {
 	}
 }
 
-// blockingRegistry serves "block", a background tool that runs until its
-// call is cancelled or release is closed (then it answers "done").
+// blockingRegistry serves two background tools: "block", which runs
+// until its call is cancelled, and "hold", which answers "done" once
+// release is closed, if its call was not cancelled first.
 func blockingRegistry(t *testing.T, release <-chan struct{}) *tool.Registry {
-	block := goTool("block", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
-		select {
-		case <-ctx.Done():
-			return tool.Output{}, ctx.Err()
-		case <-release:
-			return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
-		}
-	})
-	block.Background = true
 	reg := tool.NewRegistry()
-	if _, err := reg.Register(block); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"block", "hold"} {
+		body := goTool(name, func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+			done := release
+			if name == "block" {
+				done = nil
+			}
+			select {
+			case <-ctx.Done():
+				return tool.Output{}, ctx.Err()
+			case <-done:
+				return tool.Output{Content: []tool.Content{tool.Text("done")}}, nil
+			}
+		})
+		body.Background = true
+		if _, err := reg.Register(body); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return reg
 }
@@ -250,5 +259,95 @@ func TestAuditOfALostTaskCancelled(t *testing.T) {
 	want := auditLine{Replica: got[0].Replica, Identity: "alice", Tool: "block", Public: "block", Outcome: Outcome{Failed: true, Lost: true}, Resumed: true}
 	if d := cmp.Diff(want, got[0]); d != "" || want.Replica == "A" {
 		t.Errorf("the line of the call whose replica was lost (-want +got):\n%s", d)
+	}
+}
+
+// The replica running two tasks stalls past its lease (its process
+// paused: it reaches neither the store nor its trail); another replica
+// reads both failed as lost and writes their calls' lines. The stalled
+// replica comes back: one call ends as it does (its tool answers), the
+// other as the replica's next renewal finds its task ended elsewhere.
+// Neither gets a second line: the replica that ended each as lost wrote
+// its only one. The returning replica wrote one for each before.
+func TestAuditOfAStalledReplicasTasks(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	release := make(chan struct{})
+	tr := &trail{}
+	bases, kills, _ := auditedReplicas(t, blockingRegistry(t, release), 2, lease, tr)
+	onA := &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}
+	ids := map[string]string{"block": createTask(t, onA, "block"), "hold": createTask(t, onA, "hold")}
+	kills[0].Store(true) // stalled
+	onB := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret"}
+	for _, id := range ids {
+		waitFor(t, "the task of the stalled replica to fail", func() bool {
+			return strings.Contains(string(onB.request("tasks/get", idParams(id)).Result), `"status":"failed"`)
+		})
+	}
+	kills[0].Store(false) // back
+	close(release)        // hold's call ends before a renewal stops it
+	time.Sleep(lease)     // a renewal stops block's call, and a line for each, were one written, is written by now
+	var want []auditLine
+	for _, name := range []string{"block", "hold"} {
+		want = append(want, auditLine{Replica: "B", Identity: "alice", Tool: name, Public: name, Outcome: Outcome{Failed: true, Lost: true}, Resumed: true})
+	}
+	got := tr.read()
+	slices.SortFunc(got, func(a, b auditLine) int { return strings.Compare(a.Replica+a.Tool, b.Replica+b.Tool) })
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the audit trail of two calls (-want +got):\n%s", d)
+	}
+}
+
+// The replica running a task whose backend's task another replica can
+// follow stalls past its lease; another replica takes the task over and
+// follows it to its end, writing the call's line. The stalled replica
+// comes back, and its call stops at its next renewal (the task is the
+// other's now): it writes no line of its own, as it did before, a
+// second one for the call.
+func TestAuditOfAStalledReplicasTaskTakenOver(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	h := newHanding("w1")
+	reg := tool.NewRegistry()
+	if _, err := reg.Register(h.tool("followable")); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trail{}
+	bases, kills, ts := auditedReplicas(t, reg, 2, lease, tr)
+	id := createTask(t, &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}, "followable")
+	waitSignal(t, h.started, "the backend's task")
+	waitFor(t, "the record to name the backend's task", func() bool { return len(storedTask(t, ts, id).Backend) > 0 })
+	kills[0].Store(true) // stalled
+	onB := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret"}
+	waitFor(t, "the task to be taken over", func() bool {
+		onB.request("tasks/get", idParams(id))
+		return len(h.following) > 0
+	})
+	kills[0].Store(false) // back
+	waitSignal(t, h.ended, "the stalled replica's call to stop at its renewal")
+	close(h.release)
+	waitFor(t, "the task taken over to complete", func() bool {
+		return strings.Contains(string(onB.request("tasks/get", idParams(id)).Result), "followed w1")
+	})
+	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
+	want := []auditLine{{Replica: "B", Identity: "alice", Tool: "followable", Public: "followable", Resumed: true}}
+	if d := cmp.Diff(want, tr.read()); d != "" {
+		t.Errorf("the audit trail of the call (-want +got):\n%s", d)
+	}
+}
+
+// A task its client cancels through another replica while its own holds
+// it gets the one line its own replica writes as the call stops there.
+func TestAuditOfATaskCancelledThroughAnotherReplica(t *testing.T) {
+	tr := &trail{}
+	bases, _, _ := auditedReplicas(t, blockingRegistry(t, nil), 2, 300*time.Millisecond, tr)
+	id := createTask(t, &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret"}, "block")
+	onB := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret"}
+	if res := onB.request("tasks/cancel", idParams(id)); res.Error != nil {
+		t.Fatalf("tasks/cancel: %+v", res.Error)
+	}
+	waitFor(t, "the call to stop on its replica", func() bool { return len(tr.read()) > 0 })
+	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
+	want := []auditLine{{Replica: "A", Identity: "alice", Tool: "block", Public: "block", Outcome: Outcome{IsError: true}}}
+	if d := cmp.Diff(want, tr.read()); d != "" {
+		t.Errorf("the audit trail of the call (-want +got):\n%s", d)
 	}
 }

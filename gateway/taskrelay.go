@@ -138,6 +138,7 @@ func (pr *promotion) started() {
 	pr.mu.Lock()
 	pr.store, pr.id = store, made.TaskID
 	pr.mu.Unlock()
+	pr.a.runsAs(store, made.TaskID)
 	select {
 	case pr.pc.promoted <- raw:
 	default: // told already: a call makes one task

@@ -274,6 +274,38 @@ func (g *Gateway) endShared(ctx context.Context, ts TaskStore, rec store.TaskRec
 	return got, won, nil
 }
 
+// endedElsewhere reports whether another replica ended task id, whose
+// call ends here, as lost, or took it over, while this replica stalled
+// past its lease: that replica writes the call's line. The lease is
+// renewed as it is looked at, in one step: a task held here again can
+// no longer be ended as lost by another, so no two lines are written. A
+// task cancelled by its client, whoever wrote it, is this replica's to
+// write; so is one the store cannot tell of (unreachable, or forgotten).
+func (g *Gateway) endedElsewhere(id string) bool {
+	ts, lease := g.sharedTasks()
+	if ts == nil {
+		return false
+	}
+	gone, err := g.renewLeases(ts, lease, []string{id})
+	if err != nil || len(gone) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	rec, ok, err := ts.GetTask(ctx, id)
+	if err != nil || !ok {
+		return false
+	}
+	var wire struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(rec.Wire, &wire)
+	// Another replica's end is written past any of the running one's
+	// versions: endedVersion (ended as lost, or cancelled), or
+	// endedVersion-1 (ended by the replica that took it over).
+	return !rec.Ended || rec.Version >= endedVersion-1 && wire.Status != tasks.Cancelled
+}
+
 // callNote is what a shared task's record keeps of its call
 // (store.TaskRecord.Call): what its audit line names, written by the
 // replica that ends the task failed if its own replica is lost.

@@ -695,6 +695,9 @@ func (k *Keeper) Enter(ctx context.Context, c gateway.Call) (context.Context, fu
 	start := k.now()
 	ctx, link := withLink(ctx)
 	return ctx, func(o gateway.Outcome) error {
+		if o.EndedElsewhere {
+			return nil // the replica that ended its task wrote its line (Resume)
+		}
 		rec.Duration = float64(k.now().Sub(start).Microseconds()) / 1000
 		rec.Outcome = outcome(o)
 		rec.Call = link.made()

@@ -371,6 +371,27 @@ func TestResumedCallsAudited(t *testing.T) {
 	}
 }
 
+// A task's call whose task another replica ended as lost while this one
+// stalled (gateway.Outcome.EndedElsewhere) gets no line here: that
+// replica wrote its one (Resume).
+func TestCallEndedElsewhereNotAudited(t *testing.T) {
+	s := newServed(t, Options{})
+	s.apply(t, "auth: {tokens: {alice: ALICE}}\npolicy: [{subjects: [alice], allow: [\"*\"]}]\naudit: {file: DIR/audit.jsonl}\n", map[string]string{"ALICE": "tok"})
+	for _, o := range []gateway.Outcome{{EndedElsewhere: true}, {}} {
+		_, end, err := s.keeper.Enter(t.Context(), gateway.Call{Tool: "mcp__time__now", Public: "mcp__time__now", Header: http.Header{"Authorization": {"Bearer tok"}}})
+		if err != nil {
+			t.Fatalf("alice's call: %v", err)
+		}
+		if err := end(o); err != nil {
+			t.Fatalf("the end of alice's call (%+v): %v", o, err)
+		}
+	}
+	type line struct{ Identity, Name, Outcome string }
+	if d := cmp.Diff([]line{{"alice", "mcp__time__now", "ok"}}, auditLines[line](t, s)); d != "" {
+		t.Errorf("the audit trail (-want +got):\n%s", d)
+	}
+}
+
 // A reload of the gateway entry while calls run loses none of their
 // lines: a call admitted before it is written when it ends, to the same
 // trail when the file stayed (one writer, so the chain holds), and to
