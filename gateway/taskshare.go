@@ -245,6 +245,11 @@ func (g *Gateway) unsharedTask(owner, id string) *sessionTasks {
 // readShared reads task id of owner: another identity's is "no task".
 func (g *Gateway) readShared(ctx context.Context, ts TaskStore, owner, method, id string) (store.TaskRecord, error) {
 	rec, ok, err := ts.GetTask(ctx, id)
+	if err == nil && !ok && g.rewriteLost(ts, owner, id) {
+		// Running here, its record lost with the store (restarted empty):
+		// written again now rather than at the next renewal.
+		rec, ok, err = ts.GetTask(ctx, id)
+	}
 	switch {
 	case err != nil:
 		g.log.Warn("gateway store: reading a task", "task", id, "err", err)
@@ -442,15 +447,25 @@ func (g *Gateway) renewAll() {
 // task goes on, as its sessions' records do, rather than being cancelled
 // for the store's loss. It reports whether id was left running: its
 // record written, or the store unreadable (the next renewal asks again).
+// An ended task is not written again: its result may be gone from here.
 func (g *Gateway) rewriteLost(ts TaskStore, owner, id string) bool {
 	st := g.ownerTasks(owner)
-	if owner == "" || st == nil || !st.store.Holds(id) {
+	if owner == "" || st == nil || !slices.Contains(st.store.Running(), id) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
 	defer cancel()
-	if _, ok, err := ts.GetTask(ctx, id); ok || err != nil {
-		return err != nil
+	_, ok, err := ts.GetTask(ctx, id)
+	switch {
+	case err != nil:
+		return true
+	case ok:
+		// Ended or taken over by another replica, or written again here
+		// meanwhile (a read of it): its lease, renewed if it is still
+		// this replica's, says which.
+		_, lease := g.sharedTasks()
+		gone, err := g.renewLeases(ts, lease, []string{id})
+		return err != nil || len(gone) == 0
 	}
 	g.log.Warn("gateway store: a running task's record was gone from the store (restarted empty?), so it is written again", "task", id)
 	st.store.Tell(id)

@@ -474,3 +474,29 @@ func TestGatewayOwnLapsedTaskRunsOn(t *testing.T) {
 		return strings.Contains(string(alice.request("tasks/get", idParams(id)).Result), `"status":"completed"`)
 	})
 }
+
+// Redis restarts empty while a task runs; its client, polling the
+// replica running it (as affinity sends it), reads it working and can
+// cancel it at once: that replica writes the record again as it is asked
+// for it, not at its next renewal, a third of the lease later. Until
+// then it answered "no task" for its own running task, and refused its
+// cancel so.
+func TestGatewaySharedTaskReadOnItsReplicaAfterRedisRestartedEmpty(t *testing.T) {
+	reg := blockingRegistry(t, nil)
+	srv, r := openTaskStore(t)
+	opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: sharedGate{ts: r, lease: time.Minute}}
+	g := newGateway(t, reg, opts)
+	alice := &rawHTTP{t: t, endpoint: serveHTTP(t, g, opts) + "/mcp", token: "alice-secret"}
+	read, cancelled := createTask(t, alice, "block"), createTask(t, alice, "block")
+	srv.Stop()
+	srv.Start()
+	if got := alice.request("tasks/get", idParams(read)); !strings.Contains(string(got.Result), `"status":"working"`) {
+		t.Errorf("the running task, read on its replica once Redis restarted empty: %s %+v", got.Result, got.Error)
+	}
+	if got := alice.request("tasks/cancel", idParams(cancelled)); got.Error != nil {
+		t.Errorf("the running task, cancelled on its replica once Redis restarted empty: %+v", got.Error)
+	}
+	if got := alice.request("tasks/get", idParams(cancelled)); !strings.Contains(string(got.Result), `"status":"cancelled"`) {
+		t.Errorf("the task cancelled: %s %+v", got.Result, got.Error)
+	}
+}
