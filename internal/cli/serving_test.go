@@ -128,14 +128,22 @@ func (p *servingProcess) stop(t *testing.T) {
 	}
 }
 
+// wait returns how the process exited, once it has. A process still
+// running after 30 s is sent SIGQUIT, so that its goroutines' stacks
+// in the failure say where it hangs, then killed.
 func (p *servingProcess) wait(t *testing.T) error {
 	select {
 	case err := <-p.exited:
 		p.exited <- err // for a later wait
 		return err
 	case <-time.After(30 * time.Second):
-		p.signal(syscall.SIGKILL)
-		t.Fatalf("serve did not stop after SIGTERM\n%s", p.stderr)
+		p.signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			p.signal(syscall.SIGKILL)
+		}
+		t.Fatalf("serve did not stop within 30 s of the signal that ends it\n%s", p.stderr)
 		return nil
 	}
 }
