@@ -51,6 +51,9 @@ func TestServeSIGHUPStopsInOrder(t *testing.T) {
 		if err := p.wait(t); err != nil {
 			t.Errorf("exit after SIGHUP: %v\n%s", err, p.stderr)
 		}
+		if !strings.Contains(p.stderr.String(), `msg=stopping why="hangup signal received"`) {
+			t.Errorf("serve's log does not say it stops for the hangup:\n%s", p.stderr)
+		}
 		a := <-got
 		if a.err != nil || !a.res.IsError || len(a.res.Content) != 1 ||
 			!strings.Contains(a.res.Content[0].(*mcp.TextContent).Text, "the gateway is shutting down") {

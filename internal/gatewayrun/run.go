@@ -231,6 +231,9 @@ func (r *serveRun) run(ctx context.Context, src Source) error {
 		}
 		return errors.Join(err, r.gw.Close(), r.h.Close())
 	}
+	// Say why serve stops (a terminal that hung up is not obvious) as it
+	// begins to: the stop may take seconds.
+	defer context.AfterFunc(ctx, func() { r.log.Info("stopping", "why", context.Cause(ctx).Error()) })()
 	runCtx, stop := context.WithCancelCause(ctx)
 	r.bg.Go(func() { r.applyAndWatch(runCtx, src, stop) })
 	serveErr := r.serveTransport(runCtx, ln)
