@@ -7,21 +7,25 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // How a forward learns that its owner hangs. An owner may send an
 // answer's headers only at its end (a call answered as one JSON body), so
 // no bound on the wait for them can tell a long call from a stopped
-// replica. The forward asks the owner whether it is alive instead: once
-// it has waited ownerCheckAfter for the headers, and every
-// ownerCheckEvery after, it asks the owner's /livez, which the owner
-// answers at once whatever its calls do and whether or not it is ready
-// (any answer, a 401 from an owner that authenticates or a 503, says it
-// is alive). An
-// owner that does not answer within ownerCheckWait (a stopped process,
-// whose kernel still accepts connections) does not answer: the forward is
-// cut and its client told to send it again.
+// replica; nor can one on the wait for an event tell a quiet stream (a
+// session's GET stream, a long call's SSE answer) from a stopped replica.
+// The forward asks the owner whether it is alive instead, for as long as
+// it runs, before the headers and while the answer streams: once it has
+// run ownerCheckAfter, and every ownerCheckEvery after, it asks the
+// owner's /livez, which the owner answers at once whatever its calls do
+// and whether or not it is ready (any answer, a 401 from an owner that
+// authenticates or a 503, says it is alive). An owner that does not
+// answer within ownerCheckWait (a stopped process, whose kernel still
+// accepts connections) does not answer: the forward is cut, and its
+// client told to send it again (503), or, once its answer streams, its
+// connection closed, so that it opens the stream again.
 const (
 	ownerCheckAfter = 2 * time.Second
 	ownerCheckEvery = 10 * time.Second
@@ -32,24 +36,27 @@ const (
 // cut.
 var errOwnerSilent = errors.New("the replica that owns the request does not answer its liveness check")
 
-// ownerWatch checks the owner of one forward while the forward waits for
-// the answer's headers.
+// ownerWatch checks the owner of one forward while the forward runs.
 type ownerWatch struct {
-	ctx    context.Context // the forward's, cut with errOwnerSilent
-	cut    context.CancelCauseFunc
-	heard  context.Context // done once the headers came (or the forward ended)
-	hear   context.CancelFunc
-	ended  chan struct{} // closed when check returned
-	closed sync.Once
+	ctx     context.Context // the forward's, cut with errOwnerSilent
+	cut     context.CancelCauseFunc
+	running context.Context // done once the forward ended (or was cut)
+	finish  context.CancelFunc
+	// name and owner say in the log what the forward was for and where.
+	name     string
+	owner    *url.URL
+	streamed atomic.Bool   // the answer's headers came
+	ended    chan struct{} // closed when check returned
+	closed   sync.Once
 }
 
-// watchOwner starts checking owner for a forward made under parent; the
-// forward runs under the watch's ctx and calls answered when the headers
-// come, and end when it is over.
-func (g *Gateway) watchOwner(parent context.Context, owner *url.URL) *ownerWatch {
-	w := &ownerWatch{ended: make(chan struct{})}
+// watchOwner starts checking owner for a forward of name made under
+// parent; the forward runs under the watch's ctx and calls answered when
+// the headers come, and end when it is over.
+func (g *Gateway) watchOwner(parent context.Context, name string, owner *url.URL) *ownerWatch {
+	w := &ownerWatch{name: name, owner: owner, ended: make(chan struct{})}
 	w.ctx, w.cut = context.WithCancelCause(parent)
-	w.heard, w.hear = context.WithCancel(w.ctx)
+	w.running, w.finish = context.WithCancel(w.ctx)
 	go func() {
 		defer close(w.ended)
 		g.checkOwner(w, &url.URL{Scheme: owner.Scheme, Host: owner.Host, Path: "/livez"})
@@ -57,13 +64,14 @@ func (g *Gateway) watchOwner(parent context.Context, owner *url.URL) *ownerWatch
 	return w
 }
 
-// answered stops the checks: the owner answered.
-func (w *ownerWatch) answered() { w.hear() }
+// answered notes that the answer's headers came: a cut from now on
+// ends the answer as it streams.
+func (w *ownerWatch) answered() { w.streamed.Store(true) }
 
 // end stops the checks and releases the forward's context.
 func (w *ownerWatch) end() {
 	w.closed.Do(func() {
-		w.hear()
+		w.finish()
 		<-w.ended
 		w.cut(nil)
 	})
@@ -72,24 +80,34 @@ func (w *ownerWatch) end() {
 // silent reports whether the forward was cut for its owner not answering.
 func (w *ownerWatch) silent() bool { return errors.Is(context.Cause(w.ctx), errOwnerSilent) }
 
-// checkOwner asks livez until the headers come, and cuts the forward when
-// the owner does not answer.
+// checkOwner asks livez until the forward ends, and cuts the forward
+// when the owner does not answer.
 func (g *Gateway) checkOwner(w *ownerWatch, livez *url.URL) {
 	wait := ownerCheckAfter
 	for {
 		t := time.NewTimer(wait)
 		select {
-		case <-w.heard.Done():
+		case <-w.running.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		if g.ownerSilent(w.heard, livez) {
-			w.cut(errOwnerSilent)
+		if g.ownerSilent(w.running, livez) {
+			g.cutSilent(w)
 			return
 		}
 		wait = ownerCheckEvery
 	}
+}
+
+// cutSilent cuts w's forward, whose owner does not answer, and says so.
+func (g *Gateway) cutSilent(w *ownerWatch) {
+	what := "answered 503 here"
+	if w.streamed.Load() {
+		what = "the answer it was streaming is ended here (its client's connection closed, so that the client opens it again)"
+	}
+	g.log.Warn("the replica that owns a request does not answer (it accepts connections but left its /livez unanswered): "+what+"; check that replica's process (stopped, or stuck?) and its log", "name", w.name, "replica", w.owner.String(), "waited", ownerCheckWait)
+	w.cut(errOwnerSilent)
 }
 
 // ownerSilent reports whether the owner at livez left a check unanswered

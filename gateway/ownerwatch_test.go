@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcptest"
+	"github.com/mcpbridge/mcpbridge/internal/store"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -116,5 +120,168 @@ func TestForwardOfALongCallToALiveOwner(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"text":"done"`) {
 		t.Errorf("a %v call forwarded to its live owner: %s %q %s, want 200 and its result as one JSON body", long, resp.Status, resp.Header.Get("Content-Type"), body)
+	}
+}
+
+// stoppableReplica is the network in front of the replica at base, which
+// a test stops as SIGSTOP stops the replica's process: from then on the
+// connections open carry nothing either way, and new ones reach a
+// hungReplica. frozenClosed receives once for each connection open when
+// it stopped that the other side closed since.
+type stoppableReplica struct {
+	url          string
+	hung         string
+	stopped      atomic.Bool
+	frozenClosed chan struct{}
+}
+
+func stoppable(t *testing.T, base string) *stoppableReplica {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	hung, _ := hungReplica(t)
+	s := &stoppableReplica{url: "http://" + ln.Addr().String(), hung: hung, frozenClosed: make(chan struct{}, 16)}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.carry(c, strings.TrimPrefix(base, "http://"))
+		}
+	}()
+	return s
+}
+
+func (s *stoppableReplica) stop() { s.stopped.Store(true) }
+
+// carry relays c to the replica at addr, or to the hung one once
+// stopped.
+func (s *stoppableReplica) carry(c net.Conn, addr string) {
+	defer c.Close()
+	if s.stopped.Load() {
+		addr = strings.TrimPrefix(s.hung, "http://")
+	}
+	u, err := net.Dial("tcp", addr)
+	if err != nil {
+		return // the test is over
+	}
+	defer u.Close()
+	go s.pass(c, u)
+	s.pass(u, c)
+	if s.stopped.Load() && addr != strings.TrimPrefix(s.hung, "http://") {
+		s.frozenClosed <- struct{}{}
+	}
+}
+
+// pass copies src to dst until src ends, dropping what comes once
+// stopped; dst is closed after.
+func (s *stoppableReplica) pass(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !s.stopped.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// streamEnds checks that resp, the answer to what, is an event stream,
+// and returns a channel closed once the stream ends (its connection
+// closed).
+func streamEnds(t *testing.T, what string, resp *http.Response) <-chan struct{} {
+	t.Helper()
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s: %s %q %s, want an event stream", what, resp.Status, resp.Header.Get("Content-Type"), b)
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		io.Copy(io.Discard, resp.Body)
+	}()
+	return ended
+}
+
+// Streams forwarded from a replica that then hangs (stopped: it accepts
+// connections and answers nothing) end once it leaves its /livez
+// unanswered, a session's GET stream and a call's SSE answer alike:
+// their client's connection is closed, and the client that opens the
+// stream again is answered 503 with Retry-After. They stayed open for
+// good, their client never told. A live replica's quiet stream, forwarded
+// meanwhile, goes on past every check.
+func TestForwardedStreamOfAnOwnerThatHangs(t *testing.T) {
+	reg := tool.NewRegistry()
+	wait := goTool("wait", func(ctx context.Context, _ json.RawMessage) (tool.Output, error) {
+		<-ctx.Done()
+		return tool.Output{}, ctx.Err()
+	})
+	if _, err := reg.Register(wait); err != nil {
+		t.Fatal(err)
+	}
+	srv, ts := openTaskStore(t)
+	advertised := &atomic.Pointer[string]{}
+	aOpts := Options{Gate: advertisingGate{sharedGate{ts: ts, lease: time.Minute}, advertised}}
+	a := serveHTTP(t, newGateway(t, reg, aOpts), aOpts)
+	link := stoppable(t, a)
+	advertised.Store(&link.url) // the other replica reaches a through link
+	tsB, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tsB.Close() })
+	logs := mcptest.NewLog()
+	bOpts := Options{Gate: sharedGate{ts: tsB, lease: time.Minute}, Logger: logs.Logger()}
+	b := serveHTTP(t, newGateway(t, reg, bOpts), bOpts)
+
+	onA := openRawHTTP(t, a, "")
+	onB := openRawHTTP(t, b, "")
+	viaB := &rawHTTP{t: t, endpoint: b + "/mcp", session: onA.session, hc: &http.Client{Timeout: 20 * time.Second}}
+	viaA := &rawHTTP{t: t, endpoint: a + "/mcp", session: onB.session}
+	live := streamEnds(t, "a live replica's GET stream", viaA.do(http.MethodGet))
+	getEnded := streamEnds(t, "the GET stream", viaB.do(http.MethodGet))
+	callEnded := streamEnds(t, "the call", viaB.postAside(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}`))
+
+	link.stop()
+	stopped := time.Now()
+	limit := ownerCheckAfter + ownerCheckWait + 2*time.Second
+	for what, ended := range map[string]<-chan struct{}{"the GET stream": getEnded, "the call's SSE answer": callEnded} {
+		select {
+		case <-ended:
+		case <-time.After(limit - time.Since(stopped)):
+			t.Fatalf("%s forwarded from a replica that hangs is still open %v after it stopped, want it ended within %v", what, time.Since(stopped), limit)
+		}
+	}
+	for range 2 {
+		waitSignal(t, link.frozenClosed, "a stream's connection to the stopped replica closed")
+	}
+	said := 0
+	for _, r := range logs.Records() {
+		if r.Level == slog.LevelWarn && strings.Contains(r.Message, "does not answer") && strings.Contains(r.Message, "the answer it was streaming is ended here") && strings.Contains(r.String(), "name=session:"+onA.session) {
+			said++
+		}
+	}
+	if said != 2 {
+		t.Errorf("%d warnings say a stream was ended for its replica not answering, want 2:\n%s", said, logs.Text())
+	}
+	again := viaB.do(http.MethodGet)
+	body, _ := io.ReadAll(again.Body)
+	again.Body.Close()
+	if again.StatusCode != http.StatusServiceUnavailable || again.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "does not answer") {
+		t.Errorf("the GET stream opened again: %s %q %s, want 503 with Retry-After saying its replica does not answer", again.Status, again.Header.Get("Retry-After"), body)
+	}
+	select {
+	case <-live:
+		t.Errorf("a quiet stream forwarded from a live replica ended")
+	default:
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -458,7 +459,7 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 	// MCP never switches protocols, and the proxy answers a switch it
 	// refuses through ErrorHandler, as if the owner could not be reached.
 	r.Header.Del("Upgrade")
-	watch := g.watchOwner(r.Context(), target)
+	watch := g.watchOwner(r.Context(), name, target)
 	defer watch.end()
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -468,6 +469,9 @@ func (g *Gateway) forwardToOwner(w http.ResponseWriter, r *http.Request, owners 
 		},
 		FlushInterval: -1, // an event stream's events go on as they come
 		Transport:     g.replicaTransport(),
+		// A stream broken mid-way (its owner cut as silent, or gone) is
+		// told at Warn by the cut, or by its client's next forward.
+		ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelDebug),
 		ModifyResponse: func(*http.Response) error {
 			watch.answered()
 			return nil
@@ -545,8 +549,7 @@ func (g *Gateway) forwardFailed(w http.ResponseWriter, r *http.Request, f forwar
 	if r.Context().Err() != nil {
 		return // the client left, not the owner: its record stays (a client could drop any replica's)
 	}
-	if f.watch.silent() {
-		g.log.Warn("the replica that owns a request does not answer (it accepts connections but left its /livez unanswered): answered 503 here; check that replica's process (stopped, or stuck?) and its log", "name", f.name, "replica", f.owner, "waited", ownerCheckWait)
+	if f.watch.silent() { // logged as it was cut
 		w.Header().Set("Retry-After", "1")
 		refuse(w, http.StatusServiceUnavailable, "Service Unavailable: the gateway replica that serves this request does not answer; send it again (the gateway's operator should check that replica)")
 		return
