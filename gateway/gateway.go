@@ -334,6 +334,9 @@ type Gateway struct {
 
 	ownerBook ownerTaskBook   // the tasks of stateless mode's identities (taskext.go)
 	replicas  replicaSessions // sessions' owners shared with other replicas (replicas.go)
+	// ownerChecks shares the liveness checks of the replicas forwards
+	// reach (ownerwatch.go).
+	ownerChecks ownerChecks
 
 	updates     *updateQueue       // resource updates to send (sendUpdates)
 	endUpdates  context.CancelFunc // stops sendUpdates

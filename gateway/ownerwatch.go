@@ -110,14 +110,106 @@ func (g *Gateway) cutSilent(w *ownerWatch) {
 	w.cut(errOwnerSilent)
 }
 
+// ownerCheckShared is how long an owner's answer to a check stands for
+// every forward to it: the forwards to one owner, however many streams
+// they carry, ask its /livez about once a second at most.
+const ownerCheckShared = time.Second
+
+// ownerChecks shares the checks of each owner among its forwards: one
+// check at a time per owner, whose outcome every forward waiting on it
+// takes, and whose answer stands ownerCheckShared.
+type ownerChecks struct {
+	mu   sync.Mutex
+	of   map[string]*ownerCheck // by /livez URL
+	last time.Time              // when of was last swept of stale entries
+}
+
+// ownerCheck is the latest check of one owner.
+type ownerCheck struct {
+	done    chan struct{} // closed when the check in flight ended
+	silent  bool          // its outcome, once done
+	endedAt time.Time
+}
+
 // ownerSilent reports whether the owner at livez left a check unanswered
-// for ownerCheckWait. Only silence counts: a refused or closed connection
-// may be an owner shutting down in order, which still answers the calls it
-// has.
+// for ownerCheckWait, asking it unless a check is in flight (then its
+// outcome is taken) or it answered within ownerCheckShared. It reports
+// false once ctx (the forward's) ended.
 func (g *Gateway) ownerSilent(ctx context.Context, livez *url.URL) bool {
-	cctx, cancel := context.WithTimeout(ctx, ownerCheckWait)
+	c := g.ownerChecks.current(livez.String(), func() bool { return g.probeOwner(livez) })
+	select {
+	case <-c.done:
+		return c.silent && ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// current returns the check of key to take: the last one, when in flight
+// or answered within ownerCheckShared, or a new one running probe.
+func (oc *ownerChecks) current(key string, probe func() bool) *ownerCheck {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	now := time.Now()
+	if c, ok := oc.of[key]; ok && !c.stale(now) {
+		return c
+	}
+	oc.sweep(now)
+	c := &ownerCheck{done: make(chan struct{})}
+	oc.of[key] = c
+	go func() {
+		silent := probe()
+		oc.mu.Lock()
+		c.silent, c.endedAt = silent, time.Now()
+		oc.mu.Unlock()
+		close(c.done)
+	}()
+	return c
+}
+
+// stale reports whether c can no longer stand for a check at now: it
+// ended silent (each forward sees that once), or answered too long ago.
+// oc.mu must be held.
+func (c *ownerCheck) stale(now time.Time) bool {
+	if c.endedAt.IsZero() {
+		return false // in flight
+	}
+	return c.silent || now.Sub(c.endedAt) >= ownerCheckShared
+}
+
+// sweep drops the stale checks once a minute, so that the owners of
+// forwards long over (replicas gone) are not kept. oc.mu must be held.
+func (oc *ownerChecks) sweep(now time.Time) {
+	if oc.of == nil {
+		oc.of = map[string]*ownerCheck{}
+	}
+	if now.Sub(oc.last) < time.Minute {
+		return
+	}
+	oc.last = now
+	for key, c := range oc.of {
+		if c.stale(now) {
+			delete(oc.of, key)
+		}
+	}
+}
+
+// probeOwner asks the owner at livez once. Only silence counts: a refused
+// or closed connection may be an owner shutting down in order, which
+// still answers the calls it has. The check runs to its end whichever
+// forward started it, since others may be waiting on it, or until the
+// gateway closes.
+func (g *Gateway) probeOwner(livez *url.URL) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), ownerCheckWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, livez.String(), nil)
+	go func() {
+		select {
+		case <-g.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, livez.String(), nil)
 	if err != nil {
 		return false
 	}
@@ -127,5 +219,5 @@ func (g *Gateway) ownerSilent(ctx context.Context, livez *url.URL) bool {
 		return false
 	}
 	var ne net.Error
-	return ctx.Err() == nil && (cctx.Err() != nil || errors.As(err, &ne) && ne.Timeout())
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil
 }

@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -283,5 +285,50 @@ func TestForwardedStreamOfAnOwnerThatHangs(t *testing.T) {
 	case <-live:
 		t.Errorf("a quiet stream forwarded from a live replica ended")
 	default:
+	}
+}
+
+// The forwards to one owner share its liveness checks: sixteen calls
+// held at a live owner past the first check ask its /livez once, not
+// once each (a replica with a thousand streams forwarded to one owner
+// asked it a hundred times a second).
+func TestForwardsToOneOwnerShareItsChecks(t *testing.T) {
+	_, ts := openTaskStore(t)
+	opts := Options{Gate: sharedGate{ts: ts, lease: time.Minute}}
+	b := serveHTTP(t, newGateway(t, tool.NewRegistry(), opts), opts)
+	var checks, held atomic.Int32
+	release := make(chan struct{})
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/livez" {
+			checks.Add(1)
+			return
+		}
+		held.Add(1)
+		<-release // a long call, answered as one body at its end
+	}))
+	defer owner.Close()
+	defer close(release)
+	if err := ts.PutOwners(t.Context(), []string{"session:held"}, owner.URL, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const forwards = 16
+	for i := range forwards {
+		go func() {
+			frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b+"/mcp", strings.NewReader(frame))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", "held")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	mcptest.Eventually(t, 10*time.Second, func() bool { return held.Load() == forwards }, "every forward to reach the owner")
+	time.Sleep(ownerCheckAfter + ownerCheckShared/2) // past the first check of each
+	if n := checks.Load(); n < 1 || n > 2 {
+		t.Errorf("%d forwards held at one live owner past their first check asked its /livez %d times, want once (twice at most, had their checks fallen a second apart)", forwards, n)
 	}
 }
