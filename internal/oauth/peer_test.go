@@ -68,7 +68,7 @@ func TestRefreshRefusalQuotedSafely(t *testing.T) {
 			}
 			log := mcptest.NewLog()
 			rec := &Record{ClientID: "c", TokenURL: as.URL + "/token", AuthStyle: oauth2.AuthStyleInParams,
-				Token: &oauth2.Token{AccessToken: "still-good", RefreshToken: "r", Expiry: time.Now().Add(5 * time.Second)}}
+				Token: &oauth2.Token{AccessToken: "still-good", RefreshToken: "r", Expiry: dueExpiry()}}
 			if err := s.Save("k", rec); err != nil {
 				t.Fatal(err)
 			}

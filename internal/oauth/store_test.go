@@ -224,7 +224,7 @@ func TestStoredSourceFailures(t *testing.T) {
 	}
 	soon := &Record{
 		ClientID: "c", TokenURL: srv.Issuer + "/token", AuthStyle: oauth2.AuthStyleInParams,
-		Token: &oauth2.Token{AccessToken: "still-good", RefreshToken: "spent", Expiry: time.Now().Add(5 * time.Second)},
+		Token: &oauth2.Token{AccessToken: "still-good", RefreshToken: "spent", Expiry: dueExpiry()},
 	}
 	if err := s.Save("k", soon); err != nil {
 		t.Fatal(err)
@@ -302,3 +302,9 @@ func TestLogoutWaitsForARefresh(t *testing.T) {
 		t.Error("the refreshed grant outlived the logout")
 	}
 }
+
+// dueExpiry is an expiry the oauth2 package counts as due for a refresh
+// (it refreshes 10 s early) that has not passed yet, leaving a slow
+// machine nearly all those 10 s before the token truly expires (5 s were
+// passed by a loaded machine before the refusal was weighed).
+func dueExpiry() time.Time { return time.Now().Add(9500 * time.Millisecond) }
