@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +21,12 @@ import (
 func TestServeSIGHUPStopsInOrder(t *testing.T) {
 	cfg := writeConfig(t, fixtureEntries(t, "a"))
 	t.Run("hung up", func(t *testing.T) {
+		// Under nohup the tests would pass SIGHUP on to serve ignored, and
+		// serve keeps ignoring it (as "nohup" below checks): caught here,
+		// it starts serve at its default (exec resets caught signals).
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
 		p := startServing(t, nil, "serve", "--http", "127.0.0.1:0", "--config", cfg)
 		started := make(chan struct{}, 1)
 		cs := connectHTTP(t, p.url, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
