@@ -62,20 +62,21 @@ func TestConfigCredentialsWithheldFromChildren(t *testing.T) {
 // serves; env is its own env, which passes variables on purpose.
 func envDumpEntry(t *testing.T, env map[string]string) (dump, entry string) {
 	t.Helper()
+	dump, server := envDumpServer(t, env)
+	server["serverName"], server["transport"] = "dump", "stdio"
+	cfg, _ := json.Marshal(server)
+	return dump, fmt.Sprintf("- id: dump\n  name: mcp-client\n  config: %s\n", cfg)
+}
+
+// envDumpServer is the server of envDumpEntry as another client's
+// mcpServers JSON has it: command, args and env.
+func envDumpServer(t *testing.T, env map[string]string) (dump string, server map[string]any) {
+	t.Helper()
 	dump = filepath.Join(t.TempDir(), "env")
 	cmd, args, childEnv := mcptest.ChildCommand(t, "fixture")
 	maps.Copy(childEnv, env)
-	envJSON, _ := json.Marshal(childEnv)
 	script := fmt.Sprintf(`env > %q; exec %q %s`, dump, cmd, strings.Join(args, " "))
-	return dump, fmt.Sprintf(`- id: dump
-  name: mcp-client
-  config:
-    serverName: dump
-    transport: stdio
-    command: /bin/sh
-    args: ["-c", %q]
-    env: %s
-`, script, envJSON)
+	return dump, map[string]any{"command": "/bin/sh", "args": []string{"-c", script}, "env": childEnv}
 }
 
 // childEnvOf runs mcpbridge with args and returns the environment the
@@ -167,6 +168,36 @@ func TestMisspeltEntriesCredentialsWithheld(t *testing.T) {
 `)
 	got := childEnvOf(t, dump, "status", "--config", cfg)
 	withheldFrom(t, got, "KINDPAT", "HEADERPAT", "ENTRYPAT", "PARKEDKIND")
+	for _, name := range []string{"HOME", "PATH"} {
+		if !strings.Contains(got, name+"="+os.Getenv(name)+"\n") {
+			t.Errorf("the child lacks %s:\n%s", name, got)
+		}
+	}
+}
+
+// A server of another client's mcpServers JSON with a mistake (a
+// misspelt "header" or "argz", a "comand" that leaves it nothing to run)
+// may hold a credential wherever it is written, as an entry of mcpbridge
+// YAML may: every variable it references is withheld, ${NAME} or Gemini
+// CLI's $NAME, but for those every shell sets. They reached every child,
+// the conversion leaving the misspelt field, and with no command every
+// field, out of the entry whose variables are taken.
+func TestMisspeltImportedServersCredentialsWithheld(t *testing.T) {
+	for k, v := range map[string]string{"HEADERPAT": "header-y", "COMANDPAT": "comand-z", "ARGPAT": "arg-w"} {
+		t.Setenv(k, v)
+	}
+	dump, server := envDumpServer(t, nil)
+	servers := map[string]any{
+		"dump":   server,
+		"header": map[string]any{"type": "http", "url": "http://127.0.0.1:1/mcp", "header": map[string]string{"Authorization": "Bearer ${HEADERPAT}"}},
+		"comand": map[string]any{"comand": "npx", "env": map[string]string{"T": "${COMANDPAT}", "PATH": "${PATH}", "HOME": "${HOME}"}},
+		"argz":   map[string]any{"command": "true", "argz": []string{"--token", "$ARGPAT"}},
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	cfg := filepath.Join(t.TempDir(), "claude_desktop_config.json")
+	writeFileAt(t, cfg, string(data))
+	got := childEnvOf(t, dump, "status", "--config", cfg)
+	withheldFrom(t, got, "HEADERPAT", "COMANDPAT", "ARGPAT")
 	for _, name := range []string{"HOME", "PATH"} {
 		if !strings.Contains(got, name+"="+os.Getenv(name)+"\n") {
 			t.Errorf("the child lacks %s:\n%s", name, got)

@@ -8,7 +8,8 @@ import (
 // import checks what it writes as validate does: each problem is told in
 // the source file's terms (its server name and key) with what to do, the
 // config is still written, and the exit status is 2. An env value given
-// as a number is taken as its string, as VS Code takes it.
+// as a number is taken as its string, as VS Code takes it. A misspelt
+// field is written as it is, for validate to name too.
 func TestImportValidatesWhatItWrites(t *testing.T) {
 	src := writeFile(t, "m.json", `{"mcpServers":{
   "a":{"command":"npx","env":{"K":1}},
@@ -35,7 +36,8 @@ func TestImportValidatesWhatItWrites(t *testing.T) {
 	}
 	out := writeConfig(t, r.stdout)
 	v := mcpbridge(t, "", "validate", "--config", out)
-	if v.code != ExitUsage || strings.Contains(v.stderr, `entry "a"`) || strings.Count(v.stderr, "\n") != 4 {
+	if v.code != ExitUsage || strings.Contains(v.stderr, `entry "a"`) || strings.Count(v.stderr, "\n") != 5 ||
+		!strings.Contains(v.stderr, `config.commnd: unknown key "commnd" (did you mean "command"?)`) {
 		t.Errorf("validate of what import wrote: %+v", v)
 	}
 	good := writeFile(t, "good.json", `{"mcpServers":{"a":{"command":"npx","env":{"K":1}}}}`)

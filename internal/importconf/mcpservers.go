@@ -178,7 +178,45 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		c.unusedFields(s, v, transport, endpoint)
 	}
 	c.unknownFields(s, v)
+	if c.mistaken(s) {
+		keepLeftOut(s, v, transport, keyOf(v, endpoint))
+	}
 	return s
+}
+
+// mistaken reports whether a note on s is a mistake (Note.Mistake): its
+// entry is invalid.
+func (c *converter) mistaken(s *server) bool {
+	return slices.ContainsFunc(c.notes, func(n Note) bool { return n.Mistake && n.Server == s.key })
+}
+
+// keepLeftOut writes into the entry of s, invalid for a mistake, each field
+// of v the conversion left out, as written: a credential may sit under any
+// of them (a misspelt "header", the env of a server whose "comand" is
+// misspelt), and host withholds every variable of an invalid entry from
+// the children it starts.
+func keepLeftOut(s *server, v *yaml.Node, transport, endpoint string) {
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if k := v.Content[i]; !mapped(k.Value, transport, endpoint) {
+			s.set(k.Value, rewrite(v.Content[i+1], expandDollar))
+		}
+	}
+}
+
+// mapped reports whether the field key of a server is taken into its
+// entry, given its transport ("" for none) and the key of its URL.
+func mapped(key, transport, endpoint string) bool {
+	switch {
+	case !slices.Contains(jsonFields, key):
+		return false
+	case slices.Contains(transportFields["stdio"], key):
+		return transport == "stdio"
+	case key == "headers":
+		return transport != "" && transport != "stdio"
+	case slices.Contains(transportFields["http"], key): // a URL
+		return key == endpoint
+	}
+	return true
 }
 
 // transportFields are the fields that go with one transport only (those
@@ -191,17 +229,15 @@ var transportFields = map[string][]string{
 // unusedFields notes the keys of v that belong to the other transport, and
 // the URL keys other than endpoint, the one used: each is left out.
 func (c *converter) unusedFields(s *server, v *yaml.Node, transport string, endpoint *yaml.Node) {
-	other := transportFields["http"]
-	if transport != "stdio" {
-		other = transportFields["stdio"]
-	}
+	url := keyOf(v, endpoint)
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		k, val := v.Content[i], v.Content[i+1]
+		k := v.Content[i]
 		switch {
-		case slices.Contains(other, k.Value):
+		case !slices.Contains(jsonFields, k.Value) || mapped(k.Value, transport, url):
+		case url != "" && k.Value != "headers" && slices.Contains(transportFields["http"], k.Value):
+			c.note(s, k, k.Value, "not used: %s is the server's URL (left out)", url)
+		default:
 			c.note(s, k, k.Value, "not used for %s server (left out)", withArticle(transport))
-		case endpoint != nil && val != endpoint && slices.Contains([]string{"url", "httpUrl", "serverUrl"}, k.Value):
-			c.note(s, k, k.Value, "not used: %s is the server's URL (left out)", keyOf(v, endpoint))
 		}
 	}
 }
@@ -214,14 +250,14 @@ func withArticle(transport string) string {
 	return "a " + transport
 }
 
-// keyOf is the key of the value val in the mapping v.
+// keyOf is the key of the value val in the mapping v; "" for a nil val.
 func keyOf(v, val *yaml.Node) string {
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		if v.Content[i+1] == val {
 			return v.Content[i].Value
 		}
 	}
-	return "" // untested: val is always one of v's values
+	return "" // val is nil: a stdio server's URL
 }
 
 // disabled reads d, the disabled field: a boolean, or else a string
