@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -52,6 +53,32 @@ func TestMCPServersJSONAsConfig(t *testing.T) {
 	// Codex expands nothing: its ${MCPBRIDGE_EXE} is a literal command name.
 	if r := mcpbridge(t, "", "validate", "--config", toml); r.code != ExitOK || !strings.Contains(r.stdout, "OK, 1 entry") {
 		t.Errorf("validate of Codex TOML: %+v", r)
+	}
+}
+
+// The variables of Cursor's and Windsurf's mcp.json, ${env:NAME} and
+// ${userHome}, are the environment's and the home directory, as those
+// clients expand them: the server starts with them, and a header's is a
+// credential withheld from the other children. They were refused as
+// unsupported references, failing every server that used one.
+func TestCursorVariablesExpanded(t *testing.T) {
+	t.Setenv("CURSORTOK", "cursor-x")
+	t.Setenv("CURSORPAT", "cursor-y")
+	dump, server := envDumpServer(t, map[string]string{"TOKEN": "${env:CURSORTOK}", "HOMEDIR": "${userHome}/.cache"})
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"dump": server,
+		"web":  map[string]any{"url": "http://127.0.0.1:1/mcp", "headers": map[string]string{"Authorization": "Bearer ${env:CURSORPAT}"}},
+	}})
+	cfg := writeFile(t, "mcp.json", string(data))
+	got := childEnvOf(t, dump, "status", "--config", cfg)
+	for _, kv := range []string{"TOKEN=cursor-x", "HOMEDIR=" + os.Getenv("HOME") + "/.cache"} {
+		if !strings.Contains(got, kv+"\n") {
+			t.Errorf("the child lacks %s:\n%s", kv, got)
+		}
+	}
+	withheldFrom(t, got, "CURSORPAT")
+	if r := mcpbridge(t, "", "validate", "--config", cfg); r.code != ExitOK {
+		t.Errorf("validate: %+v", r)
 	}
 }
 

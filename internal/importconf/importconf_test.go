@@ -192,6 +192,9 @@ func TestExpandDollar(t *testing.T) {
 		"price: $5":    "price: $5",
 		"${ALREADY}":   "${ALREADY}",
 		"no reference": "no reference",
+		"${env:A}/$B":  "${A}/${B}",
+		"${userHome}":  "${HOME}",
+		"${env:}":      "${env:}",
 	} {
 		if got := expandDollar(in); got != want {
 			t.Errorf("expandDollar(%q) = %q, want %q", in, got, want)

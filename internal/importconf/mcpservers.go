@@ -429,9 +429,20 @@ func (c *converter) toolFilter(s *server, include, exclude *yaml.Node, excludeKe
 // dollarName is a $NAME reference (Gemini CLI's), not preceded by $.
 var dollarName = regexp.MustCompile(`(^|[^$])\$([A-Za-z_][A-Za-z0-9_]*)`)
 
-// expandDollar writes $NAME as ${NAME}, mcpbridge's spelling; ${NAME}
-// and ${NAME:-default} (Claude Code's) are the same in both.
+// editorVar is a variable of Cursor's, Windsurf's and VS Code's configs:
+// ${env:NAME}, the environment's, or ${userHome}.
+var editorVar = regexp.MustCompile(`\$\{(?:env:([A-Za-z_][A-Za-z0-9_]*)|userHome)\}`)
+
+// expandDollar writes $NAME, ${env:NAME} and ${userHome} as ${NAME} and
+// ${HOME}, mcpbridge's spelling; ${NAME} and ${NAME:-default} (Claude
+// Code's) are the same in both.
 func expandDollar(s string) string {
+	s = editorVar.ReplaceAllStringFunc(s, func(ref string) string {
+		if name := editorVar.FindStringSubmatch(ref)[1]; name != "" {
+			return "${" + name + "}"
+		}
+		return "${HOME}"
+	})
 	for { // again, for the second of two adjacent references ($A$B)
 		out := dollarName.ReplaceAllString(s, "$1$${$2}")
 		if out == s {
