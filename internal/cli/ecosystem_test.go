@@ -82,6 +82,18 @@ func TestCursorVariablesExpanded(t *testing.T) {
 	}
 }
 
+// Windsurf's mcp_config.json names a server's URL serverUrl: a note on it
+// names serverUrl, the key the user wrote, at its place. It named url,
+// which the file does not have.
+func TestWindsurfServerURLNoted(t *testing.T) {
+	cfg := writeFile(t, "mcp_config.json", `{"mcpServers": {"remote": {"serverUrl": "http://127.0.0.1:1/sse"}}}`)
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	want := cfg + `:1:41: mcpServers.remote.serverUrl: no type: the path ends in /sse, so the legacy SSE transport is used`
+	if r.code != ExitOK || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 0 and %q:\n%s", r.code, want, r.stderr)
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

@@ -355,7 +355,7 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (strin
 		return "streamable-http", u
 	}
 	if p, err := url.Parse(u.Value); err == nil && strings.HasSuffix(strings.TrimSuffix(p.Path, "/"), "/sse") {
-		c.note(s, u, "url", "no type: the path ends in /sse, so the legacy SSE transport is used (set \"type\": \"http\" for Streamable HTTP)")
+		c.note(s, u, keyOf(v, u), "no type: the path ends in /sse, so the legacy SSE transport is used (set \"type\": \"http\" for Streamable HTTP)")
 		return "sse", u
 	}
 	return "streamable-http", u
