@@ -94,6 +94,27 @@ func TestWindsurfServerURLNoted(t *testing.T) {
 	}
 }
 
+// A Codex server with a misspelt key (comand), or with neither command
+// nor url, is refused as a JSON one is, at the key, saying what to write;
+// it was taken for an HTTP server and refused as "mcp_servers.typo: is
+// required with transport: streamable-http", naming no key, the misspelt
+// one only noted as left out.
+func TestCodexServerWithoutTransport(t *testing.T) {
+	cfg := writeFile(t, "config.toml", "[mcp_servers.typo]\ncomand = \"npx\"\nargs = [\"-y\", \"pkg\"]\n\n[mcp_servers.none]\nargs = []\n")
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	for _, want := range []string{
+		cfg + `:2:1: entry "typo": mcp_servers.typo.comand: unknown field: did you mean "command"?`,
+		cfg + `:5:1: entry "none": mcp_servers.none: has neither "command" (a program to start) nor "url" (the address of an HTTP server): add one`,
+	} {
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "is required with transport") || strings.Contains(r.stderr, "left out") {
+		t.Errorf("validate speaks of a transport the file does not name, or of a field left out:\n%s", r.stderr)
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

@@ -119,16 +119,15 @@ func (c *codexConverter) server(name string, v any) *server {
 		}
 		return c.node(t[k], path+"."+k)
 	}
-	transport := "streamable-http"
-	if _, stdio := t["command"]; stdio {
-		transport = "stdio"
-	}
-	c.unusedKeys(s, t, path, transport)
-	if transport == "stdio" {
+	switch transport := c.transport(s, t, key); transport {
+	case "": // nothing to run: the entry's problem is a note (transport)
+	case "stdio":
+		c.unusedKeys(s, t, path, transport)
 		s.set("transport", at(str("stdio"), key))
 		c.setAll(s, field, "command", "command", "args", "args", "cwd", "cwd")
 		c.env(s, t, path, field("env"))
-	} else {
+	default:
+		c.unusedKeys(s, t, path, transport)
 		s.set("transport", at(str("streamable-http"), key))
 		c.setAll(s, field, "url", "url")
 		c.headers(s, t, path, field("http_headers"))
@@ -141,13 +140,48 @@ func (c *codexConverter) server(name string, v any) *server {
 		s.set("failOnStartupError", n)
 	}
 	c.toolFilter(s, field("enabled_tools"), field("disabled_tools"), "disabled_tools")
+	c.unknownKeys(s, t, path)
+	return s
+}
+
+// transport is the transport of the server table t: stdio with a command,
+// Streamable HTTP with a url, and "" with neither, a mistake noted at key
+// unless a misspelt key (comand) says it better.
+func (c *codexConverter) transport(s *server, t map[string]any, key *yaml.Node) string {
+	_, command := t["command"]
+	_, url := t["url"]
+	switch {
+	case command:
+		return "stdio"
+	case url:
+		return "streamable-http"
+	}
+	if !slices.ContainsFunc(sortedKeys(t), func(k string) bool { return codexMisspelt(t, k) != "" }) {
+		c.mistake(s, key, "", noTransport)
+	}
+	return ""
+}
+
+// unknownKeys notes the keys of the server table t (at path) that map to
+// nothing: one close to a key mcpbridge reads (comand) is a mistake, the
+// others are left out.
+func (c *codexConverter) unknownKeys(s *server, t map[string]any, path string) {
 	for _, k := range sortedKeys(t) {
-		if !slices.Contains(codexFields, k) {
-			kn := c.node(k, path+"."+k)
+		kn := c.node(k, path+"."+k)
+		switch m := codexMisspelt(t, k); {
+		case slices.Contains(codexFields, k):
+		case m != "":
+			c.mistake(s, kn, k, "unknown field: did you mean %q?", m)
+		default:
 			c.note(s, kn, k, "not used by mcpbridge (left out)")
 		}
 	}
-	return s
+}
+
+// codexMisspelt is the key of a Codex server that k (of the table t)
+// misspells, or "".
+func codexMisspelt(t map[string]any, k string) string {
+	return misspelling(k, codexFields, func(f string) bool { _, ok := t[f]; return ok })
 }
 
 // codexTransportFields are the keys of a Codex server that go with one

@@ -307,14 +307,26 @@ func hasMisspelt(v *yaml.Node) bool {
 // misspelt is the field key (of the server object v) misspells, when it is
 // close to one that v does not have; "" otherwise.
 func misspelt(v, key *yaml.Node) string {
-	if key.Kind != yaml.ScalarNode || slices.Contains(jsonFields, key.Value) {
+	if key.Kind != yaml.ScalarNode {
 		return ""
 	}
-	if m := yamlconf.Suggest(key.Value, jsonFields); m != "" && lookup(v, m) == nil {
+	return misspelling(key.Value, jsonFields, func(f string) bool { return lookup(v, f) != nil })
+}
+
+// misspelling is the one of fields that key misspells, when it is close
+// to one the server does not have (has); "" otherwise.
+func misspelling(key string, fields []string, has func(string) bool) string {
+	if slices.Contains(fields, key) {
+		return ""
+	}
+	if m := yamlconf.Suggest(key, fields); m != "" && !has(m) {
 		return m
 	}
 	return ""
 }
+
+// noTransport is the mistake of a server with nothing to run.
+const noTransport = `has neither "command" (a program to start) nor "url" (the address of an HTTP server): add one`
 
 // jsonTransport picks the transport of a server object and, for HTTP, the
 // URL node. command means stdio; httpUrl is Streamable HTTP (Gemini CLI);
@@ -340,7 +352,7 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (strin
 	}
 	if u == nil {
 		if !mistaken { // a misspelt command or url says it better
-			c.mistake(s, v, "", `has neither "command" (a program to start) nor "url" (the address of an HTTP server): add one`)
+			c.mistake(s, v, "", noTransport)
 		}
 		return "", nil
 	}
