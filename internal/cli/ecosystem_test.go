@@ -115,6 +115,24 @@ func TestCodexServerWithoutTransport(t *testing.T) {
 	}
 }
 
+// VS Code's mcp.json holds its servers under "servers" (and a settings.json
+// under "mcp"), a format --config does not read: the refusal says so, and
+// how to bring the servers over. It said only that there was no
+// "mcpServers" object and which clients' files are read.
+func TestVSCodeConfigRefusedSayingWhatToDo(t *testing.T) {
+	for name, src := range map[string]string{
+		"mcp.json":      `{"inputs": [{"type": "promptString", "id": "tok", "password": true}], "servers": {"gh": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${input:tok}"}}}}`,
+		"settings.json": `{"editor.fontSize": 14, "mcp": {"servers": {"demo": {"command": "npx", "args": ["-y", "pkg"]}}}}`,
+	} {
+		cfg := writeFile(t, name, src)
+		r := mcpbridge(t, "", "tools", "--config", cfg)
+		want := `servers: VS Code's MCP servers are not read: add each one with mcpbridge add-json NAME '{…}', its object as it is, with ${VAR} for a ${input:ID} in it`
+		if r.code != ExitUsage || !strings.Contains(r.stderr, cfg+":1:") || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, want 2 and %q at its place:\n%s", name, r.code, want, r.stderr)
+		}
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

@@ -147,7 +147,9 @@ func TestConvertErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
 		{"{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}}}", `f:2:24: invalid JSON: invalid character '}'`},
 		{"{\"mcpServers\": {}} {}", `f:1:20: invalid JSON: more than one JSON value`},
-		{`{"servers": {}}`, `f: no "mcpServers" object`},
+		{`{"servers": 1}`, `f: no "mcpServers" object`},
+		{`{"servers": {}}`, `f:1:13: servers: VS Code's MCP servers are not read: add each one with mcpbridge add-json`},
+		{`{"mcp": {"servers": {}}}`, `f:1:21: mcp.servers: VS Code's MCP servers are not read`},
 		{`{"mcpServers": []}`, `f:1:16: mcpServers must be an object of servers, got a list`},
 		{`// only a comment` + "\n[1]", `f:2:1: a JSON config must be an object with "mcpServers"`},
 		{"[mcp_servers.a]\ncommand = = 1\n", `f:2:11: invalid TOML:`},

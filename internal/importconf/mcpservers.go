@@ -30,7 +30,7 @@ func fromMCPServers(filename string, data []byte) ([]*server, []Note, map[Pos]st
 		servers = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	if servers == nil {
-		return nil, nil, nil, fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
+		return nil, nil, nil, noServers(filename, root)
 	}
 	if servers.Kind != yaml.MappingNode {
 		return nil, nil, nil, fmt.Errorf("%s:%d:%d: mcpServers must be an object of servers, got %s", filename, servers.Line, servers.Column, yamlconf.Describe(servers))
@@ -43,6 +43,21 @@ func fromMCPServers(filename string, data []byte) ([]*server, []Note, map[Pos]st
 	paths := map[Pos]string{}
 	treePaths(root, "", paths)
 	return out, c.notes, paths, nil
+}
+
+// noServers is the error of a JSON config without mcpServers: VS Code's
+// (servers, or mcp.servers in its settings.json) is told apart, with how
+// to bring its servers over, each one's object being the same.
+func noServers(filename string, root *yaml.Node) error {
+	path, vscode := "servers", lookup(root, "servers")
+	if mcp := lookup(root, "mcp"); vscode == nil && mcp != nil {
+		path, vscode = "mcp.servers", lookup(mcp, "servers")
+	}
+	if vscode != nil && vscode.Kind == yaml.MappingNode {
+		return fmt.Errorf("%s:%d:%d: %s: VS Code's MCP servers are not read: add each one with mcpbridge add-json NAME '{…}', its object as it is, "+
+			"with ${VAR} for a ${input:ID} in it (or copy them into a file of their own under \"mcpServers\")", filename, vscode.Line, vscode.Column, path)
+	}
+	return fmt.Errorf("%s: no \"mcpServers\" object: mcpbridge reads the mcpServers JSON of Claude Desktop, Claude Code, Cursor and Gemini CLI", filename)
 }
 
 // treePaths records in paths the path of each key and value under n
