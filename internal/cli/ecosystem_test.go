@@ -133,6 +133,29 @@ func TestVSCodeConfigRefusedSayingWhatToDo(t *testing.T) {
 	}
 }
 
+// A problem of a converted config that names another line (an id two
+// servers end up with, a key given twice) names the source file's line,
+// as its position does, and a key given twice its path there. They named
+// the line and key of the converted YAML, which the user never sees.
+func TestForeignConfigErrorNamesSourceLine(t *testing.T) {
+	cfg := writeFile(t, "mcp.json", `{"mcpServers": {
+  "demo": {"command": "x",
+     "command": "y"},
+  "my.server": {"command": "x"},
+  "my-server": {"command": "x"}
+}}`)
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	want := cfg + `:5:3: entry "my-server": mcpServers.my-server: duplicate id "my-server": the entry at line 4 already uses it`
+	if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+	cfg = writeFile(t, "mcp.json", "{\"mcpServers\": {\n  \"demo\": {\"command\": \"x\",\n     \"command\": \"y\"}\n}}")
+	r = mcpbridge(t, "", "validate", "--config", cfg)
+	if want := cfg + `:3:17: entry "demo": mcpServers.demo.command: duplicate key "command" (first defined at line 2)`; r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: exit %d, want 2 and %q:\n%s", r.code, want, r.stderr)
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

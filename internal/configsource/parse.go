@@ -127,7 +127,8 @@ func mistakes(path string, conv *importconf.Result, id string) error {
 // relocate points the config errors found in a converted file at the
 // source file's lines and columns (or, where a field was made up by the
 // conversion, at its server), named by their path there
-// (mcpServers.web.url, not config.url): the file the user edits.
+// (mcpServers.web.url, not config.url), and the lines their messages name
+// too: the file the user edits.
 func relocate(res *importconf.Result, err error) error {
 	var ces confpos.Errors
 	if res == nil || !errors.As(err, &ces) {
@@ -136,6 +137,7 @@ func relocate(res *importconf.Result, err error) error {
 	out := make(confpos.Errors, len(ces))
 	for i, ce := range ces {
 		c := *ce
+		c.Msg = res.SourceLines(ce.Msg)
 		if path, ok := res.SourcePath(ce.Line, ce.Column); ok {
 			c.Path = path
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -93,6 +94,22 @@ func (r *Result) Position(line, col int) (Pos, bool) {
 	}
 	p, ok := r.byLine[line]
 	return p, ok
+}
+
+// lineRef is a message's reference to another line of the file, like
+// host's "the entry at line 12 already uses it".
+var lineRef = regexp.MustCompile(`\bline (\d+)\b`)
+
+// SourceLines returns msg, a message about r.YAML, with each line of
+// r.YAML it names ("line 12") replaced by the source's line there.
+func (r *Result) SourceLines(msg string) string {
+	return lineRef.ReplaceAllStringFunc(msg, func(ref string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(ref, "line "))
+		if p, ok := r.byLine[n]; ok {
+			return "line " + strconv.Itoa(p.Line)
+		}
+		return ref
+	})
 }
 
 // SourcePath is the path in the source (like mcpServers.web.url) of the
@@ -213,7 +230,9 @@ func (s *server) entry(filename string, notes []Note) *yaml.Node {
 	at := func(n *yaml.Node) *yaml.Node { n.Line, n.Column = s.pos.Line, s.pos.Column; return n }
 	cfg := at(&yaml.Node{Kind: yaml.MappingNode})
 	for _, f := range s.fields {
-		cfg.Content = append(cfg.Content, str(f.key), f.value)
+		// The key is where its value is, so a problem of the key (given
+		// twice) is told in the source's terms.
+		cfg.Content = append(cfg.Content, strAt(f.key, Pos{f.value.Line, f.value.Column}), f.value)
 	}
 	e := at(&yaml.Node{Kind: yaml.MappingNode})
 	e.Content = append(e.Content, str("id"), at(str(s.id)), str("name"), str("mcp-client"))
