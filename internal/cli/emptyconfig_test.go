@@ -44,3 +44,25 @@ func TestEmptyConfigSaysHowToGoOn(t *testing.T) {
 		t.Errorf("tools with a model entry only: %+v\nwant %q", r, want)
 	}
 }
+
+// A config named by --config that holds no servers says how to add one to
+// it: add with that --config for mcpbridge YAML, the client's own way for
+// its mcpServers JSON or Codex TOML, which add does not edit. It said
+// "mcpbridge add NAME", which writes another file, the one named being
+// read alone, or (with --config) is refused for a JSON file.
+func TestEmptyNamedConfigSaysHowToAdd(t *testing.T) {
+	yamlFile := writeFile(t, "servers.yaml", "[]\n")
+	for path, want := range map[string]string{
+		writeFile(t, "mcp.json", `{"mcpServers": {}}`): `holds no servers: add one under its "mcpServers"`,
+		writeFile(t, "config.toml", "[mcp_servers]\n"): `holds no servers: add one as an [mcp_servers.NAME] table`,
+		yamlFile: "holds no servers: add one with mcpbridge add --config " + yamlFile + " NAME -- COMMAND [ARGS...] (or mcpbridge add --config " + yamlFile + " NAME URL)",
+	} {
+		r := mcpbridge(t, "", "tools", "--config", path)
+		if r.code != ExitOK || !strings.Contains(r.stderr, path+" "+want+"\n") {
+			t.Errorf("tools --config %s: %+v\nwant the hint %q", path, r, want)
+		}
+	}
+	if r := mcpbridge(t, "", "add", "--config", yamlFile, "foo", "--", "/bin/true"); r.code != ExitOK {
+		t.Errorf("the add said: %+v", r)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpbridge/mcpbridge/host"
 	"github.com/mcpbridge/mcpbridge/internal/cliententry"
 	"github.com/mcpbridge/mcpbridge/internal/configsource"
+	"github.com/mcpbridge/mcpbridge/internal/importconf"
 	clientkind "github.com/mcpbridge/mcpbridge/internal/kinds/client"
 	permkind "github.com/mcpbridge/mcpbridge/internal/kinds/permissions"
 	viewkind "github.com/mcpbridge/mcpbridge/internal/kinds/view"
@@ -149,11 +150,30 @@ func (src *source) noServers() string {
 	if len(src.files) > 1 {
 		verb = "hold"
 	}
-	msg := fmt.Sprintf("%s %s no servers: add one with mcpbridge add NAME -- COMMAND [ARGS...] (or mcpbridge add NAME URL)", files, verb)
+	msg := fmt.Sprintf("%s %s no servers: %s", files, verb, addHint(src.files))
 	if src.allEmptyScopes() {
 		msg += fmt.Sprintf(", or remove %s, now empty, to run the embedded demo again", files)
 	}
 	return msg
+}
+
+// addHint says how to add a server to files: add writes a scope's file
+// or $MCPBRIDGE_CONFIG's, and a file named by --config when given it
+// again; another client's config, which add does not edit, takes one its
+// own way.
+func addHint(files []scopes.File) string {
+	if len(files) != 1 || files[0].Scope != "" || files[0].Env != "" {
+		return "add one with mcpbridge add NAME -- COMMAND [ARGS...] (or mcpbridge add NAME URL)"
+	}
+	path := termsafe.Line(files[0].Path)
+	data, _ := host.ReadConfigFile(files[0].Path) // read already: it was there
+	switch importconf.Detect(data) {
+	case importconf.FormatMCPServers:
+		return `add one under its "mcpServers"`
+	case importconf.FormatCodex:
+		return "add one as an [mcp_servers.NAME] table"
+	}
+	return fmt.Sprintf("add one with mcpbridge add --config %s NAME -- COMMAND [ARGS...] (or mcpbridge add --config %s NAME URL)", path, path)
 }
 
 // allEmptyScopes reports whether every file of src was found in a scope
