@@ -159,7 +159,7 @@ func serverName(key string) string {
 }
 
 // jsonFields are the mcpServers keys that map, each with its handler.
-var jsonFields = []string{"type", "transport", "command", "args", "env", "cwd", "url", "httpUrl", "serverUrl", "headers",
+var jsonFields = []string{"type", "transport", "transportType", "command", "args", "env", "cwd", "url", "httpUrl", "serverUrl", "headers",
 	"timeout", "disabled", "includeTools", "excludeTools"}
 
 // jsonServer converts one server of an mcpServers object.
@@ -349,12 +349,14 @@ const noTransport = `has neither "command" (a program to start) nor "url" (the a
 // in /sse is the legacy transport, anything else Streamable HTTP.
 func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (string, *yaml.Node) {
 	typ := lookup(v, "type")
-	if typ == nil {
-		typ = lookup(v, "transport")
+	for _, alias := range []string{"transport", "transportType"} { // Cline writes transportType
+		if typ == nil {
+			typ = lookup(v, alias)
+		}
 	}
 	if lookup(v, "command") != nil {
 		if typ != nil && typ.Value != "stdio" {
-			c.note(s, typ, "type", "%q with a command: taken as stdio", typ.Value)
+			c.note(s, typ, keyOf(v, typ), "%q with a command: taken as stdio", typ.Value)
 		}
 		return "stdio", nil
 	}
@@ -378,7 +380,7 @@ func (c *converter) jsonTransport(s *server, v *yaml.Node, mistaken bool) (strin
 		case "http", "streamable-http", "streamablehttp", "streamable_http":
 			return "streamable-http", u
 		}
-		c.note(s, typ, "type", "unknown transport %q: taken as Streamable HTTP", typ.Value)
+		c.note(s, typ, keyOf(v, typ), "unknown transport %q: taken as Streamable HTTP", typ.Value)
 		return "streamable-http", u
 	}
 	if p, err := url.Parse(u.Value); err == nil && strings.HasSuffix(strings.TrimSuffix(p.Path, "/"), "/sse") {
