@@ -76,8 +76,9 @@ type PlanEntry struct {
 	// Credentials are the variables the entry's config as written names
 	// as holding credentials (its kind's CredentialNamer), set by Parse
 	// for every entry: disabled and invalid ones name them too, and one
-	// that failed to decode or whose kind is unknown names every
-	// variable it references but those every shell sets.
+	// that failed to decode (or would, were it not disabled) or whose kind
+	// is unknown names every variable it references but those every shell
+	// sets.
 	Credentials []string
 }
 
@@ -172,7 +173,7 @@ func (c *Catalog) parse(filename string, data []byte, lookup func(name string) (
 		if pe.Err != nil && pe.Spec.Name == "" {
 			pe.Spec.Name = displayName(pe.Entry)
 		}
-		pe.Credentials = c.credentials(pe)
+		pe.Credentials = c.credentials(pe, lookup)
 		plan.Entries = append(plan.Entries, pe)
 	}
 	return plan, fileErrs
@@ -203,17 +204,18 @@ func (c *Catalog) decode(filename string, e Entry, lookup func(name string) (str
 
 // credentials are the variables pe's config as written names as holding
 // credentials, when its kind can say (CredentialNamer). An entry that
-// failed to decode, or of a kind no one reads, may hold one where its kind
-// does not look (header: for headers:, name: mcp-clinet), so every
-// variable it references is taken, less those every shell sets (PATH,
-// HOME): every child needs them, and they hold no secret.
-func (c *Catalog) credentials(pe PlanEntry) []string {
+// failed to decode, or would were it not disabled, or of a kind no one
+// reads, may hold one where its kind does not look (header: for headers:,
+// name: mcp-clinet), so every variable it references is taken, less those
+// every shell sets (PATH, HOME): every child needs them, and they hold no
+// secret.
+func (c *Catalog) credentials(pe PlanEntry, lookup func(name string) (string, bool)) []string {
 	k, known := c.kinds[pe.Entry.Name]
 	var names []string
 	if n, ok := k.(CredentialNamer); ok {
 		names = n.CredentialVars(pe.Entry.Config)
 	}
-	if pe.Err == nil && known {
+	if pe.Err == nil && known && !parkedInvalid(k, pe.Entry, lookup) {
 		return names
 	}
 	for _, name := range yamlconf.NodeRefs(pe.Entry.Node) {
@@ -222,6 +224,17 @@ func (c *Catalog) credentials(pe PlanEntry) []string {
 		}
 	}
 	return names
+}
+
+// parkedInvalid reports whether e is disabled, its config not checked,
+// and would fail to decode (Decode has no side effects). Without a config
+// nothing can be misspelt in it.
+func parkedInvalid(k Kind, e Entry, lookup func(name string) (string, bool)) bool {
+	if !e.Disabled || e.Config == nil {
+		return false
+	}
+	_, err := k.Decode(e.Config, lookup)
+	return err != nil
 }
 
 // DisplayName names an entry that is not decoded (invalid, or disabled)

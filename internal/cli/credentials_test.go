@@ -205,6 +205,37 @@ func TestMisspeltImportedServersCredentialsWithheld(t *testing.T) {
 	}
 }
 
+// A disabled entry, whose config is not checked, with a credential under
+// a misspelt key (header:, or "header" in another client's JSON) holds it
+// all the same: the user may enable it, and the variable holds the secret
+// now. Every variable it references is withheld, as for an entry that
+// fails to validate; they reached every child, a disabled entry's config
+// being read only where its kind looks.
+func TestDisabledMisspeltEntriesCredentialsWithheld(t *testing.T) {
+	t.Setenv("PARKEDYAML", "parked-x")
+	t.Setenv("PARKEDJSON", "parked-y")
+	dump, entry := envDumpEntry(t, nil)
+	cfg := writeConfig(t, entry+`- id: parked
+  name: mcp-client
+  disabled: true
+  config:
+    serverName: parked
+    transport: streamable-http
+    url: "http://127.0.0.1:1/mcp"
+    header: {Authorization: "Bearer ${PARKEDYAML}"}
+`)
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PARKEDYAML")
+
+	dump, server := envDumpServer(t, nil)
+	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"dump":   server,
+		"parked": map[string]any{"url": "http://127.0.0.1:1/mcp", "disabled": true, "header": map[string]string{"Authorization": "Bearer ${PARKEDJSON}"}},
+	}})
+	cfg = filepath.Join(t.TempDir(), "mcp.json")
+	writeFileAt(t, cfg, string(data))
+	withheldFrom(t, childEnvOf(t, dump, "status", "--config", cfg), "PARKEDJSON")
+}
+
 // The credentials of a user config's entry that the project config
 // replaces (the same id) are credentials all the same: the variable is in
 // the user's environment, for the user's entry. It reached every child of
