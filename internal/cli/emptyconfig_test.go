@@ -66,3 +66,14 @@ func TestEmptyNamedConfigSaysHowToAdd(t *testing.T) {
 		t.Errorf("the add said: %+v", r)
 	}
 }
+
+// A tool called by name in a config without servers says its server is not
+// configured, and that none is: it listed the servers there are as
+// "(servers: )".
+func TestToolOfNoServerInEmptyConfig(t *testing.T) {
+	cfg := writeFile(t, "mcp.json", `{"mcpServers": {}}`)
+	r := mcpbridge(t, "", "call", "--config", cfg, "mcp__x__add", `{}`)
+	if want := `no tool "mcp__x__add": no server "x" is configured (none is)`; r.code != ExitFailed || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "servers: )") {
+		t.Errorf("call: %+v\nwant %q", r, want)
+	}
+}

@@ -156,7 +156,11 @@ func (e *env) suggestTool(name string, b *bridge) {
 func toolHint(name string, b *bridge) string {
 	var hints []string
 	if s := serverOf(name); s != "" && !slices.Contains(b.servers(), s) {
-		hints = append(hints, fmt.Sprintf("no server %q is configured (servers: %s)", s, strings.Join(b.servers(), ", ")))
+		which := "none is"
+		if len(b.servers()) > 0 {
+			which = "servers: " + strings.Join(b.servers(), ", ")
+		}
+		hints = append(hints, fmt.Sprintf("no server %q is configured (%s)", s, which))
 	}
 	if meant := toolMeant(name, b); meant != "" {
 		hints = append(hints, "did you mean "+meant+"?")
