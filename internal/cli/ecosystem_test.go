@@ -156,6 +156,23 @@ func TestForeignConfigErrorNamesSourceLine(t *testing.T) {
 	}
 }
 
+// A Codex timeout out of range is noted in the file's terms, its seconds
+// as written, and left out, as a JSON one is; it was refused in the
+// converted config's milliseconds ("must be between 1 and 2147483647,
+// got -1000" for tool_timeout_sec = -1), a value the file does not hold.
+func TestCodexTimeoutOutOfRange(t *testing.T) {
+	cfg := writeFile(t, "config.toml", "[mcp_servers.a]\ncommand = \"x\"\ntool_timeout_sec = -1\nstartup_timeout_sec = 3e6\n")
+	r := mcpbridge(t, "", "validate", "--config", cfg)
+	for _, want := range []string{
+		cfg + `:3:1: mcp_servers.a.tool_timeout_sec: must be a positive number of seconds, at most 2147483, got -1 (left out)`,
+		cfg + `:4:1: mcp_servers.a.startup_timeout_sec: must be a positive number of seconds, at most 2147483, got 3e+06 (left out)`,
+	} {
+		if r.code != ExitOK || !strings.Contains(r.stderr, want) {
+			t.Errorf("validate: exit %d, want 0 and %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

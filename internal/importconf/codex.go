@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -255,24 +256,26 @@ func (c *codexConverter) headers(s *server, t map[string]any, path string, heade
 	s.set("headers", headers)
 }
 
-// timeouts maps Codex's seconds (fractions allowed) to milliseconds.
+// timeouts maps Codex's seconds (fractions allowed) to milliseconds. One
+// out of mcpbridge's range is noted in the file's unit and left out.
 func (c *codexConverter) timeouts(s *server, field func(string) *yaml.Node) {
-	for _, t := range []struct{ key, to string }{
-		{"startup_timeout_sec", "startupTimeoutMs"}, {"startup_timeout_ms", "startupTimeoutMs"}, {"tool_timeout_sec", "toolCallTimeoutMs"},
+	for _, t := range []struct {
+		key, to, unit string
+		ms            float64 // per unit
+	}{
+		{"startup_timeout_sec", "startupTimeoutMs", "seconds", 1000}, {"startup_timeout_ms", "startupTimeoutMs", "milliseconds", 1},
+		{"tool_timeout_sec", "toolCallTimeoutMs", "seconds", 1000},
 	} {
 		n := field(t.key)
 		if n == nil {
 			continue
 		}
 		f, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil || n.Kind != yaml.ScalarNode {
-			c.note(s, n, t.key, "must be a number, got %s (left out)", n.Value)
+		if ms := f * t.ms; err != nil || n.Kind != yaml.ScalarNode || ms < 1 || ms > math.MaxInt32 {
+			c.note(s, n, t.key, "must be a positive number of %s, at most %d, got %s (left out)", t.unit, int64(math.MaxInt32/t.ms), n.Value)
 			continue
 		}
-		if strings.HasSuffix(t.key, "_sec") {
-			f *= 1000
-		}
-		s.set(t.to, at(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(f), 10)}, n))
+		s.set(t.to, at(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(f*t.ms), 10)}, n))
 	}
 }
 

@@ -122,7 +122,7 @@ func TestPositionMapsBack(t *testing.T) {
 	}{
 		{"json", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n    \"args\": [\"ok\", 7]}}}", "3:20"},
 		{"json url", "{\"mcpServers\": {\"w\": {\n  \"url\": \"ftp://x\"}}}", "2:10"},
-		{"toml", "[mcp_servers.a]\ncommand = \"x\"\nstartup_timeout_sec = -1\n", "3:1"},
+		{"toml", "[mcp_servers.a]\ncommand = \"x\"\nargs = [\"ok\", 7]\n", "3:1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Convert("f", []byte(c.src))
