@@ -173,6 +173,22 @@ func TestCodexTimeoutOutOfRange(t *testing.T) {
 	}
 }
 
+// The tools a server's disabledTools lists (Roo Code's and Kiro's
+// mcpServers JSON) are hidden, as excludeTools' are: they were left out
+// with a note, and every tool the user had disabled was offered.
+func TestDisabledToolsHidden(t *testing.T) {
+	cfg := writeFile(t, "mcp_settings.json", `{"mcpServers": {"demo": {"command": "${MCPBRIDGE_EXE}", "args": ["demo-server"], "alwaysAllow": [], "disabledTools": ["echo"]}}}`)
+	r := mcpbridge(t, "", "tools", "--config", cfg)
+	if r.code != ExitOK || strings.Contains(r.stdout, "mcp__demo__echo") || !strings.Contains(r.stdout, "mcp__demo__add") || strings.Contains(r.stderr, "disabledTools") {
+		t.Errorf("tools: %+v", r)
+	}
+	both := writeFile(t, "both.json", `{"mcpServers": {"demo": {"command": "x", "excludeTools": ["add"], "disabledTools": ["echo"]}}}`)
+	r = mcpbridge(t, "", "validate", "--config", both)
+	if want := both + `:1:67: mcpServers.demo.disabledTools: not used: excludeTools lists the tools to hide (left out)`; !strings.Contains(r.stderr, want) {
+		t.Errorf("validate: %+v\nwant %q", r, want)
+	}
+}
+
 // Problems of a converted config are reported at the source's line and
 // column.
 func TestForeignConfigErrorPosition(t *testing.T) {

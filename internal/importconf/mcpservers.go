@@ -160,7 +160,7 @@ func serverName(key string) string {
 
 // jsonFields are the mcpServers keys that map, each with its handler.
 var jsonFields = []string{"type", "transport", "transportType", "command", "args", "env", "cwd", "url", "httpUrl", "serverUrl", "headers",
-	"timeout", "disabled", "includeTools", "excludeTools"}
+	"timeout", "disabled", "includeTools", "excludeTools", "disabledTools"}
 
 // jsonServer converts one server of an mcpServers object.
 func (c *converter) jsonServer(key, v *yaml.Node) *server {
@@ -188,7 +188,8 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 	if d := get("disabled"); d != nil {
 		s.disabled = c.disabled(s, d)
 	}
-	c.toolFilter(s, get("includeTools"), get("excludeTools"), "excludeTools")
+	exclude, excludeKey := c.denyList(s, v)
+	c.toolFilter(s, get("includeTools"), exclude, excludeKey)
 	if transport != "" { // without one, the entry has nothing to run anyway
 		c.unusedFields(s, v, transport, endpoint)
 	}
@@ -197,6 +198,24 @@ func (c *converter) jsonServer(key, v *yaml.Node) *server {
 		keepLeftOut(s, v, transport, keyOf(v, endpoint))
 	}
 	return s
+}
+
+// denyList is the server's list of tools to hide and its key: excludeTools
+// (Gemini CLI's) or disabledTools (Roo Code's, Kiro's); of both, the
+// second is noted as left out.
+func (c *converter) denyList(s *server, v *yaml.Node) (*yaml.Node, string) {
+	exclude, disabled := lookup(v, "excludeTools"), lookup(v, "disabledTools")
+	switch {
+	case exclude == nil:
+		return disabled, "disabledTools"
+	case disabled != nil:
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			if v.Content[i+1] == disabled {
+				c.note(s, v.Content[i], "disabledTools", "not used: excludeTools lists the tools to hide (left out)")
+			}
+		}
+	}
+	return exclude, "excludeTools"
 }
 
 // mistaken reports whether a note on s is a mistake (Note.Mistake): its
