@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +17,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
 	"github.com/mcpbridge/mcpbridge/internal/store"
+	"github.com/mcpbridge/mcpbridge/mcpclient"
 	"github.com/mcpbridge/mcpbridge/tool"
 )
 
@@ -348,5 +354,101 @@ func onlyLostLine(t *testing.T, tr *trail) {
 	want := auditLine{Replica: got[0].Replica, Identity: "alice", Tool: "block", Public: "block", Outcome: Outcome{Failed: true, Lost: true}, Resumed: true}
 	if d := cmp.Diff(want, got[0]); d != "" || want.Replica == "A" {
 		t.Errorf("the line of the call whose replica was lost (-want +got):\n%s", d)
+	}
+}
+
+// cancelWatch is mcppeer's task server, telling on cancels each
+// tasks/cancel it is sent, with the task it names.
+type cancelWatch struct {
+	*mcppeer.TaskFixture
+	cancels chan string
+}
+
+func (w cancelWatch) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &req) == nil && req.Method == "tasks/cancel" {
+		select {
+		case w.cancels <- req.Params.TaskID:
+		default:
+		}
+	}
+	w.TaskFixture.ServeHTTP(rw, r)
+}
+
+// taskBackend registers, in a new registry, the tools of mcppeer's task
+// server over HTTP, and returns the registry and the tasks/cancel the
+// server is sent.
+func taskBackend(t *testing.T) (*tool.Registry, <-chan string) {
+	t.Helper()
+	w := cancelWatch{TaskFixture: mcppeer.NewTaskServer(), cancels: make(chan string, 16)}
+	t.Cleanup(w.Close)
+	hs := httptest.NewServer(w)
+	t.Cleanup(hs.Close)
+	reg := tool.NewRegistry()
+	startClient(t, mcpclient.Config{ServerName: "tasks", Transport: mcpclient.TransportStreamableHTTP, URL: hs.URL}, mcpclient.Options{Registry: reg})
+	return reg, w.cancels
+}
+
+// The replica running a task whose backend's task another replica can
+// follow (a task server over HTTP) is killed, and its lease lapses;
+// before any replica reads the task, its client cancels it through the
+// replicas left, several at once. The cancel takes the task over, as a
+// read would have, and cancels it as a running task is cancelled: the
+// backend is sent tasks/cancel for its task, the task reads cancelled,
+// and the call gets one audit line, written by the replica that took it
+// over. The cancel wrote the record cancelled before, and no more: the
+// backend's task ran on, and no replica wrote a line for the call.
+func TestAuditOfALostBackendTaskCancelled(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	reg, cancels := taskBackend(t)
+	tr := &trail{}
+	bases, kills, ts := auditedReplicas(t, reg, 3, lease, tr)
+	name := mcpclient.PublicToolName("tasks", "slow_compute")
+	onA := &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret", perRequest: true}
+	id := createdTask(t, onA.request("tools/call", `{"name":"`+name+`","arguments":{"seconds":60,"label":"slow"},`+meta2026+`}`), true)
+	var ref backendRef
+	waitFor(t, "the record to name the backend's task", func() bool {
+		return json.Unmarshal(storedTask(t, ts, id).Backend, &ref) == nil && ref.Task != ""
+	})
+	kills[0].Store(true)
+	time.Sleep(lease + 100*time.Millisecond) // its lease lapses, unread
+	var wg sync.WaitGroup
+	for _, base := range bases[1:] {
+		for range 4 {
+			alice := &rawHTTP{t: t, endpoint: base + "/mcp", token: "alice-secret", perRequest: true}
+			wg.Go(func() {
+				if res := alice.request("tasks/cancel", idParams(id)); res.Error != nil {
+					t.Errorf("tasks/cancel: %+v", res.Error)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if got := waitSignal(t, cancels, "the backend to be sent tasks/cancel"); got != ref.Task {
+		t.Errorf("the backend was sent tasks/cancel of %q, want its task %q", got, ref.Task)
+	}
+	alice := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret", perRequest: true}
+	if got := string(alice.request("tasks/get", idParams(id)).Result); !strings.Contains(got, `"status":"cancelled"`) {
+		t.Errorf("tasks/get after the cancels: %s, want the task cancelled", got)
+	}
+	waitFor(t, "the call's audit line", func() bool { return len(tr.read()) > 0 })
+	time.Sleep(lease) // a second line, were one written, is written by now
+	got := tr.read()
+	if len(got) != 1 {
+		t.Fatalf("the audit trail has %d lines for the call, want 1: %+v", len(got), got)
+	}
+	if l := got[0]; l.Replica == "A" || l.Identity != "alice" || l.Public != name || !l.Resumed || !l.Outcome.IsError && !l.Outcome.Failed {
+		t.Errorf("the line of the cancelled call: %+v, want alice's call of slow_compute, ended in error, written by a replica left", l)
 	}
 }

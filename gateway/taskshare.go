@@ -158,48 +158,46 @@ func (g *Gateway) answerShared(ctx context.Context, ts TaskStore, lease time.Dur
 		return jsonrpcErr(st.store.Answer(ctx, method, params))
 	}
 	rec, err := g.readShared(ctx, ts, owner, method, p.TaskID)
-	if err != nil {
-		return nil, err
+	if err == nil && g.orphaned(owner, rec) {
+		rec, err = g.adopt(ctx, ts, lease, rec)
 	}
 	switch {
-	case method == "tasks/cancel":
-		return g.cancelShared(ctx, ts, lease, owner, rec)
-	case !g.orphaned(owner, rec):
-		// Ended, or its replica holds it; or its lease lapsed while this
-		// replica stalled: the next renewal takes it again, and taking it
-		// over here would follow it twice.
-	case len(rec.Backend) > 0:
-		rec, err = g.takeOver(ctx, ts, lease, rec)
-	default:
-		rec, err = g.failLost(ctx, ts, rec, lostWhy(lease))
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
+	case method == "tasks/cancel":
+		return g.cancelShared(ctx, ts, owner, rec)
 	}
 	return rec.Wire, nil
 }
 
-// cancelShared cancels rec, a task of owner, for every reader. One whose
-// replica was lost before the cancel came, with no backend's task another
-// replica could follow, ended failed then, as a read would have found
-// it: it is ended so (failLost), its call's line written by the replica
-// whose write ended it, rather than cancelled with no replica to write
-// the line.
-func (g *Gateway) cancelShared(ctx context.Context, ts TaskStore, lease time.Duration, owner string, rec store.TaskRecord) (json.RawMessage, error) {
-	var err error
-	if g.orphaned(owner, rec) && len(rec.Backend) == 0 {
-		rec, err = g.failLost(ctx, ts, rec, lostWhy(lease))
+// adopt takes on rec, a task whose replica was lost before a read or a
+// cancel of it came (orphaned), as that replica would have gone on with
+// it: taken over, when another replica can follow its backend's task,
+// else ended failed as lost, as its call was. A cancel then cancels it
+// as any running task, the backend's task with it, and its call's line
+// is written once, by the replica that took it over or ended it.
+func (g *Gateway) adopt(ctx context.Context, ts TaskStore, lease time.Duration, rec store.TaskRecord) (store.TaskRecord, error) {
+	if len(rec.Backend) > 0 {
+		return g.takeOver(ctx, ts, lease, rec)
 	}
-	if err == nil && !rec.Ended {
+	return g.failLost(ctx, ts, rec, lostWhy(lease))
+}
+
+// cancelShared cancels rec, a task of owner, for every reader; one that
+// ended first keeps its end.
+func (g *Gateway) cancelShared(ctx context.Context, ts TaskStore, owner string, rec store.TaskRecord) (json.RawMessage, error) {
+	if !rec.Ended {
 		rec.Wire = cancelledWire(rec.Wire)
-		rec, _, err = g.endShared(ctx, ts, rec, false)
+		var err error
+		if rec, _, err = g.endShared(ctx, ts, rec, false); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, err
+	// Stopped at once when it runs here, its own or taken over, and,
+	// ended or not, no longer counted against its identity's tasks.
+	if !g.cancelLocal(owner, rec.ID) {
+		g.stopTakenOver(rec.ID)
 	}
-	// Stopped at once when it runs here, and, ended or not, no longer
-	// counted against its identity's tasks.
-	g.cancelLocal(owner, rec.ID)
 	g.dropDismissed(ts, owner)
 	return json.RawMessage(`{}`), nil // the extension's bare ack: tasks/get tells the status
 }

@@ -189,7 +189,11 @@ func (g *Gateway) endTakenOver(ts TaskStore, rec store.TaskRecord, ref backendRe
 // call that made it would have returned it, and tells ended how it ended.
 func (g *Gateway) followBackend(ctx context.Context, ref backendRef, ended func(Outcome)) (json.RawMessage, error) {
 	ctx = tool.WithResume(tool.WithBackground(ctx), ref.Task)
-	res, err := g.run(ctx, ref.Tool, nil, callHow{parked: true}, &mcp.CallToolParamsRaw{Name: ref.Tool, Arguments: json.RawMessage(`{}`)})
+	var kept tool.Result
+	res, err := g.run(ctx, ref.Tool, nil, callHow{parked: true, keep: &kept}, &mcp.CallToolParamsRaw{Name: ref.Tool, Arguments: json.RawMessage(`{}`)})
+	if kept.Error != nil && kept.Error.Code == tool.CodeAbortedBeforeDispatch {
+		g.cancelUndispatched(ctx, ref)
+	}
 	if errors.Is(context.Cause(ctx), tool.ErrHandedOver) {
 		ended(Outcome{HandedOver: true})
 	} else {
@@ -199,6 +203,21 @@ func (g *Gateway) followBackend(ctx context.Context, ref backendRef, ended func(
 		return nil, err
 	}
 	return serverwire.CallResultJSON(res.isError, res.content, res.structured), nil
+}
+
+// cancelUndispatched cancels the backend's task ref where it runs when
+// its following call, stopped before it was dispatched (a cancel that
+// came as the task was taken over), never reached the backend: the
+// tool's body, given the ended context, cancels the task it resumes, as
+// a stopped follow does. One handed over, or stopped as the gateway
+// closes, is left running for another replica to follow.
+func (g *Gateway) cancelUndispatched(ctx context.Context, ref backendRef) {
+	if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+		return
+	}
+	if t, ok := g.reg.Get(ref.Tool); ok {
+		_, _ = t.Execute(ctx, json.RawMessage(`{}`)) // an error is the cancellation's
+	}
 }
 
 // resumeAudit is what records the end of c, begun by the owner of a

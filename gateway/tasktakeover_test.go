@@ -88,7 +88,8 @@ func TestGatewaySharedTaskTakenOver(t *testing.T) {
 }
 
 // A task taken over and cancelled through the other replica stops being
-// followed on the replica that took it over, at its next renewal.
+// followed on the replica that took it over, at its next renewal, its
+// backend's task stopped, though its following had not reached it yet.
 func TestGatewaySharedTaskTakenOverCancelled(t *testing.T) {
 	stopped := make(chan struct{})
 	var follows atomic.Int32
@@ -103,9 +104,8 @@ func TestGatewaySharedTaskTakenOverCancelled(t *testing.T) {
 	waitFor(t, "the task to be taken over", func() bool {
 		return strings.Contains(string(aliceA.request("tasks/get", idParams(id)).Result), `"status":"working"`)
 	})
-	// The following runs on a goroutine of its own: cancelled before its
-	// call is dispatched, the call never reaches the backend to stop.
-	waitFor(t, "the backend's task followed", func() bool { return follows.Load() > 0 })
+	// Cancelled at once: the following, on a goroutine of its own, may
+	// not have reached the backend yet, which stops its task either way.
 	aliceB := &rawHTTP{t: t, endpoint: b + "/mcp", token: "alice-secret"}
 	if m := aliceB.request("tasks/cancel", idParams(id)); string(m.Result) != `{"resultType":"complete"}` {
 		t.Fatalf("tasks/cancel through the other replica: %s %+v, want the extension's bare ack", m.Result, m.Error)
