@@ -121,6 +121,12 @@ func (s killableStore) RenewTasks(ctx context.Context, holder string, ids []stri
 // one real redis-server (with lease), each with an auditGate writing to
 // tr; it returns their base URLs, their kill switches and a store.
 func auditedReplicas(t *testing.T, reg *tool.Registry, n int, lease time.Duration, tr *trail) (bases []string, kills []*atomic.Bool, ts *store.Redis) {
+	return auditedReplicasWith(t, reg, Options{}, n, lease, tr)
+}
+
+// auditedReplicasWith is auditedReplicas of gateways made with base, made
+// stateless, authenticating alice and bob, with their auditGate.
+func auditedReplicasWith(t *testing.T, reg *tool.Registry, base Options, n int, lease time.Duration, tr *trail) (bases []string, kills []*atomic.Bool, ts *store.Redis) {
 	srv, ts := openTaskStore(t)
 	for i := range n {
 		r, err := store.OpenRedis(t.Context(), store.RedisOptions{URL: srv.URL(), KeyPrefix: t.Name() + ":"})
@@ -129,7 +135,9 @@ func auditedReplicas(t *testing.T, reg *tool.Registry, n int, lease time.Duratio
 		}
 		t.Cleanup(func() { r.Close() })
 		killed := &atomic.Bool{}
-		opts := Options{Stateless: true, Authenticate: aliceOrBob, Gate: auditGate{name: string(rune('A' + i)), ts: r, lease: lease, trail: tr, killed: killed}}
+		opts := base
+		opts.Stateless, opts.Authenticate = true, aliceOrBob
+		opts.Gate = auditGate{name: string(rune('A' + i)), ts: r, lease: lease, trail: tr, killed: killed}
 		bases, kills = append(bases, serveHTTP(t, newGateway(t, reg, opts), opts)), append(kills, killed)
 	}
 	return bases, kills, ts
@@ -450,5 +458,33 @@ func TestAuditOfALostBackendTaskCancelled(t *testing.T) {
 	}
 	if l := got[0]; l.Replica == "A" || l.Identity != "alice" || l.Public != name || !l.Resumed || !l.Outcome.IsError && !l.Outcome.Failed {
 		t.Errorf("the line of the cancelled call: %+v, want alice's call of slow_compute, ended in error, written by a replica left", l)
+	}
+}
+
+// A task made as its backend made its own (relayed), whose replica is
+// killed, is taken over by the replica that reads it, which writes the
+// call's line as the task completes: it names the call as the killed
+// replica's Gate saw it (the tool the client called, served by its raw
+// name, and the registry's tool it runs), which the task's record keeps
+// from when it was made, as for a task the gateway runs. The record kept
+// none: the line named the registry's tool for both.
+func TestAuditOfATakenOverRelayedTaskNamesItsCall(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	reg, _ := taskBackend(t)
+	tr := &trail{}
+	bases, kills, ts := auditedReplicasWith(t, reg, Options{RawNames: true}, 2, lease, tr)
+	onA := &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret", perRequest: true}
+	id := createdTask(t, onA.request("tools/call", extCallParams("slow_compute", `{"seconds":1,"label":"tides"}`)), true)
+	waitFor(t, "the record to name the backend's task", func() bool { return len(storedTask(t, ts, id).Backend) > 0 })
+	kills[0].Store(true)
+	onB := &rawHTTP{t: t, endpoint: bases[1] + "/mcp", token: "alice-secret", perRequest: true}
+	if got := awaitTask(t, onB, id, "completed"); !strings.Contains(string(got.Result), "computed tides") {
+		t.Errorf("the task taken over: %s", got.Result)
+	}
+	waitFor(t, "the call's audit line", func() bool { return len(tr.read()) > 0 })
+	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
+	want := []auditLine{{Replica: "B", Identity: "alice", Tool: "slow_compute", Public: mcpclient.PublicToolName("tasks", "slow_compute"), Resumed: true}}
+	if d := cmp.Diff(want, tr.read()); d != "" {
+		t.Errorf("the audit trail of the call (-want +got):\n%s", d)
 	}
 }

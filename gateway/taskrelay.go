@@ -123,7 +123,7 @@ func (pr *promotion) started() {
 	var store *tasks.Store
 	raw, err := pr.x.start(func(st *sessionTasks) (json.RawMessage, error) {
 		store = st.store
-		return st.store.Start(pr.a.detached(), pr.follow)
+		return st.store.Start(noteCall(pr.a.detached(), pr.a.gcall), pr.follow)
 	})
 	var made struct {
 		TaskID string `json:"taskId"`

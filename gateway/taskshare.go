@@ -335,16 +335,24 @@ func (g *Gateway) failLost(ctx context.Context, ts TaskStore, rec store.TaskReco
 	rec.Wire = failedWire(rec.Wire, why)
 	got, won, err := g.endShared(ctx, ts, rec, true)
 	if won {
-		var note callNote
-		if len(rec.Call) > 0 {
-			if err := json.Unmarshal(rec.Call, &note); err != nil {
-				g.log.Warn("gateway store: a task's record of its call is unreadable; its audit line names only its identity", "task", rec.ID, "err", err)
-			}
-		}
-		c := Call{Tool: note.Tool, Public: note.Public, Session: note.Session, Client: note.Client}
-		g.resumeAudit(c, rec.Owner)(Outcome{Failed: true, Lost: true})
+		g.resumeAudit(g.recordedCall(rec, Call{}), rec.Owner)(Outcome{Failed: true, Lost: true})
 	}
 	return got, err
+}
+
+// recordedCall is the call rec's record keeps (callNote), for the line
+// another replica writes of it; known when it keeps none (made by an
+// older release) or one unreadable: what else names the call.
+func (g *Gateway) recordedCall(rec store.TaskRecord, known Call) Call {
+	if len(rec.Call) == 0 {
+		return known
+	}
+	var note callNote
+	if err := json.Unmarshal(rec.Call, &note); err != nil {
+		g.log.Warn("gateway store: a task's record of its call is unreadable; its audit line names only what else the record keeps (its identity, and its backend's tool when it has one)", "task", rec.ID, "err", err)
+		return known
+	}
+	return Call{Tool: note.Tool, Public: note.Public, Session: note.Session, Client: note.Client}
 }
 
 // updateShared delivers a tasks/update to the task when this replica

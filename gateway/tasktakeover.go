@@ -105,7 +105,7 @@ func (g *Gateway) takeOver(ctx context.Context, ts TaskStore, lease time.Duratio
 	if err := json.Unmarshal(rec.Backend, &ref); err != nil || ref.Tool == "" || ref.Task == "" {
 		return g.failLost(ctx, ts, rec, fmt.Sprintf("the gateway replica running this task stopped before it ended, and the record of its backend's task is unreadable (%q); call the tool again", rec.Backend))
 	}
-	claim := store.TaskRecord{ID: rec.ID, Owner: rec.Owner, Version: rec.Version + 1, Wire: rewire(rec.Wire, map[string]any{"status": tasks.Working})}
+	claim := store.TaskRecord{ID: rec.ID, Owner: rec.Owner, Version: rec.Version + 1, Wire: rewire(rec.Wire, map[string]any{"status": tasks.Working}), Call: rec.Call}
 	won, err := ts.PutTask(ctx, claim, store.PutOptions{Keep: taskKeep, Lease: lease, NoLease: true, Holder: g.parked.tag})
 	if err != nil {
 		g.log.Warn("gateway store: taking a task over", "task", rec.ID, "err", err)
@@ -155,7 +155,7 @@ func (g *Gateway) followTakenOver(ts TaskStore, rec store.TaskRecord, ref backen
 			case <-ctx.Done():
 			}
 		}()
-		raw, err := g.followBackend(ctx, ref, g.resumeAudit(Call{Tool: ref.Tool, Public: ref.Tool}, rec.Owner))
+		raw, err := g.followBackend(ctx, ref, g.resumeAudit(g.recordedCall(rec, Call{Tool: ref.Tool, Public: ref.Tool}), rec.Owner))
 		t.mu.Lock()
 		delete(t.running, rec.ID)
 		t.mu.Unlock()
