@@ -122,11 +122,7 @@ func (g *Gateway) enter(ctx context.Context, req callRequest) (*admission, resul
 	if !ok {
 		return nil, result{}, g.notCallable(ctx, req)
 	}
-	client := clientName(req.session)
-	if req.oneRequest {
-		client = req.client
-	}
-	c := Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: client, Header: req.header, Meta: p.Meta, Arguments: p.Arguments, Parent: req.inner.call()}
+	c := Call{Tool: p.Name, Public: name, Session: sessionID(req.session), Client: callClient(req), Header: req.header, Meta: p.Meta, Arguments: p.Arguments, Parent: req.inner.call()}
 	gctx, ended, err := g.gate.Enter(ctx, c)
 	if err != nil {
 		if errors.Is(err, ErrHidden) {

@@ -209,6 +209,22 @@ func clientName(ss *mcp.ServerSession) string {
 	return ""
 }
 
+// callClient names the client of req: as its request's reader read it
+// (a oneRequest call), as its session's initialize did, else as its
+// request's _meta does (a 2026-07-28 request the SDK serves carries its
+// clientInfo each time, and its session was never initialized).
+func callClient(req callRequest) string {
+	if req.oneRequest {
+		return req.client
+	}
+	if name := clientName(req.session); name != "" || req.params == nil {
+		return name
+	}
+	info, _ := req.params.Meta[mcp.MetaKeyClientInfo].(map[string]any)
+	name, _ := info["name"].(string)
+	return name
+}
+
 // Rescreen tells every session that its lists may have changed, for a
 // Screen whose decisions changed: a new policy applies to the sessions
 // already open. Each session gets notifications/tools/list_changed, and

@@ -483,8 +483,34 @@ func TestAuditOfATakenOverRelayedTaskNamesItsCall(t *testing.T) {
 	}
 	waitFor(t, "the call's audit line", func() bool { return len(tr.read()) > 0 })
 	time.Sleep(100 * time.Millisecond) // a second line, were one written, is written by now
-	want := []auditLine{{Replica: "B", Identity: "alice", Tool: "slow_compute", Public: mcpclient.PublicToolName("tasks", "slow_compute"), Resumed: true}}
+	want := []auditLine{{Replica: "B", Identity: "alice", Tool: "slow_compute", Public: mcpclient.PublicToolName("tasks", "slow_compute"), Client: "raw", Resumed: true}}
 	if d := cmp.Diff(want, tr.read()); d != "" {
 		t.Errorf("the audit trail of the call (-want +got):\n%s", d)
+	}
+}
+
+// A 2026-07-28 client of the tasks extension, whose task-making calls the
+// SDK serves (their sessions never initialized), is named in its task's
+// audit line as its request's _meta names it, as in its other calls' and
+// any other client's: its tasks' lines named no client.
+func TestAuditNamesTheClientOfATasksExtensionClient(t *testing.T) {
+	reg := tool.NewRegistry()
+	greet := goTool("greet", func(context.Context, json.RawMessage) (tool.Output, error) {
+		return tool.Output{Content: []tool.Content{tool.Text("hi")}}, nil
+	})
+	greet.Background = true // a task
+	if _, err := reg.Register(greet); err != nil {
+		t.Fatal(err)
+	}
+	tr := &trail{}
+	bases, _, _ := auditedReplicas(t, reg, 1, time.Minute, tr)
+	c := &rawHTTP{t: t, endpoint: bases[0] + "/mcp", token: "alice-secret", perRequest: true}
+	id := createdTask(t, c.request("tools/call", extCallParams("greet", `{}`)), true)
+	if got := awaitTask(t, c, id, "completed"); !strings.Contains(string(got.Result), "hi") {
+		t.Fatalf("the task: %s", got.Result)
+	}
+	waitFor(t, "the call's audit line", func() bool { return len(tr.read()) > 0 })
+	if got := tr.read(); got[0].Client != "raw" || got[0].Identity != "alice" {
+		t.Errorf("the line of a tasks extension client's call: %+v, want it to name the client raw", got)
 	}
 }
