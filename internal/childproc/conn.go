@@ -16,11 +16,8 @@ import (
 )
 
 // exitWait bounds how long a connection whose child closed its stdout
-// waits for the child's exit status, to say how it ended. A child that
-// exits is reaped within milliseconds, but on a loaded machine a second
-// passed at times, and the error said only "connection closed"; only a
-// child that closes its stdout and lives on waits this long.
-const exitWait = 3 * time.Second
+// waits for the child's exit status, to say how it ended.
+const exitWait = time.Second
 
 // quotedLine bounds the start of a line of stdout an error quotes.
 const quotedLine = 120
