@@ -135,6 +135,10 @@ func (c *probeConn) send(r readResult) {
 	select {
 	case c.msgs <- r:
 	case <-c.closed:
+		select { // a Read of the closed connection waits a moment for it
+		case c.msgs <- r:
+		case <-time.After(closedReadWait):
+		}
 	}
 }
 
@@ -206,8 +210,20 @@ func (c *probeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.direct = true
 		return c.Connection.Read(ctx)
 	case <-c.closed:
-		return nil, mcp.ErrConnectionClosed
+		// What the wrapped connection read before it closed (the end of a
+		// child that exited, in its terms) says more than the close.
+		select {
+		case r := <-c.msgs:
+			c.failed = r.err
+			return r.msg, r.err
+		case <-time.After(closedReadWait):
+			return nil, mcp.ErrConnectionClosed
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
+
+// closedReadWait bounds how long a Read of a closed connection waits for
+// what the wrapped connection read last, which Close makes it return.
+const closedReadWait = 100 * time.Millisecond

@@ -2,11 +2,13 @@ package sdkwire
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpbridge/mcpbridge/internal/mcppeer"
@@ -143,5 +145,48 @@ func TestProbeBoundFromRead(t *testing.T) {
 	defer cs.Close()
 	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" || silent.Load() != 0 {
 		t.Errorf("protocol %q, OnSilent called %d times; want 2026-07-28 and none", v, silent.Load())
+	}
+}
+
+// endingConn is a connection whose Read, waiting, ends with why once it is
+// closed, as a stdio child's connection ends in the child's terms (its
+// exit) when the child went away.
+type endingConn struct {
+	mcp.Connection
+	closed chan struct{}
+	why    error
+}
+
+func (c *endingConn) Read(context.Context) (jsonrpc.Message, error) {
+	<-c.closed
+	return nil, c.why
+}
+
+func (c *endingConn) Close() error { close(c.closed); return nil }
+
+// A Read waiting when the connection is closed returns what the wrapped
+// connection read last, its own account of its end, not a bare
+// "connection closed": closed as its child exited (the SDK closes it when
+// a write fails), a connection's Read chose between the two at random,
+// and a server that exited before answering initialize was said to have
+// closed the connection, its exit unsaid.
+func TestProbeReadOfClosedConnectionSaysWhy(t *testing.T) {
+	why := errors.New("the server exited before answering initialize (exit status 3)")
+	for range 20 {
+		tr := &ProbeTransport{Transport: &connTransport{&endingConn{closed: make(chan struct{}), why: why}}}
+		conn, err := tr.Connect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := make(chan error, 1)
+		go func() {
+			_, err := conn.Read(t.Context())
+			read <- err
+		}()
+		time.Sleep(time.Millisecond) // the Read waits
+		conn.Close()
+		if err := <-read; !errors.Is(err, why) {
+			t.Fatalf("the Read of a connection closed as its child exited: %v, want %v", err, why)
+		}
 	}
 }
