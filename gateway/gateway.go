@@ -222,9 +222,19 @@ type Options struct {
 	// (who is calling, may they, record it); nil lets every call through.
 	Gate Gate
 
+	// ConfigDigest, when set, returns the digest of the config this
+	// replica applies ("" while there is none). With a store shared by
+	// replicas (SharedSessions) each replica records it at every
+	// renewal, and /healthz warns while the live replicas do not all
+	// apply the same config (configdrift.go).
+	ConfigDigest func() string
+
 	// idleTimeout replaces sessionTimeout when set (tests that end a
 	// session by its idle timeout).
 	idleTimeout time.Duration
+	// renewEvery replaces ownerTTL/3, how often a replica renews its
+	// records, when set (tests that change a replica's config).
+	renewEvery time.Duration
 }
 
 // Observer is told what the gateway serves (Options.Observer), for
@@ -334,6 +344,7 @@ type Gateway struct {
 
 	ownerBook ownerTaskBook   // the tasks of stateless mode's identities (taskext.go)
 	replicas  replicaSessions // sessions' owners shared with other replicas (replicas.go)
+	configs   replicaConfigs  // the configs the replicas apply (configdrift.go)
 	// ownerChecks shares the liveness checks of the replicas forwards
 	// reach (ownerwatch.go).
 	ownerChecks ownerChecks
@@ -470,6 +481,13 @@ func New(reg *tool.Registry, opts Options) *Gateway {
 	updatesCtx, endUpdates := context.WithCancel(context.Background())
 	g.endUpdates = endUpdates
 	go g.sendUpdates(updatesCtx)
+	if opts.ConfigDigest != nil {
+		// Its config is recorded from the start, not from its first
+		// request as its sessions are.
+		g.replicas.mu.Lock()
+		g.renewingLocked()
+		g.replicas.mu.Unlock()
+	}
 	return g
 }
 

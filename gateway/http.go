@@ -77,6 +77,9 @@ func (g *Gateway) Health() Health {
 			h.Backends = b
 		}
 	}
+	if b, ok := g.configDrift(); ok {
+		h.Backends = append(h.Backends, b)
+	}
 	for _, b := range h.Backends {
 		h.OK = h.OK && b.OK
 	}

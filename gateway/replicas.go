@@ -353,33 +353,50 @@ func (g *Gateway) renewingLocked() {
 }
 
 // renewOwners renews the records of the sessions this replica owns
-// while they are open, and drops those of the sessions that ended, until
-// the gateway closes.
+// while they are open, and drops those of the sessions that ended, and
+// the record of the config it applies (renewConfig, also as soon as that
+// config changes), until the gateway closes.
 func (g *Gateway) renewOwners() {
-	tick := time.NewTicker(ownerTTL / 3)
+	every := cmp.Or(g.opts.renewEvery, ownerTTL/3)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	check := time.NewTicker(min(every, configCheck))
+	defer check.Stop()
+	defer g.dropConfig()
+	g.renewConfig()
 	for {
 		select {
 		case <-g.done:
 			return
-		case <-tick.C:
-		}
-		owners, _ := g.sessionOwners()
-		if owners == nil {
-			continue
-		}
-		live, ended := g.ownedSessions()
-		ctx, cancel := context.WithTimeout(context.Background(), storeWait)
-		for owner, ids := range live {
-			if err := owners.PutOwners(ctx, ids, owner, ownerTTL); err != nil {
-				g.storeOut()
-				g.log.Warn("gateway store: renewing sessions' owners", "sessions", len(ids), "err", err)
+		case <-check.C:
+			if !g.configRecorded() {
+				g.renewConfig()
 			}
+		case <-tick.C:
+			g.renewConfig()
+			g.renewSessions()
 		}
-		if err := owners.DropOwners(ctx, ended); err != nil {
-			g.log.Warn("gateway store: forgetting ended sessions' owners", "sessions", len(ended), "err", err)
+	}
+}
+
+// renewSessions renews the records of the sessions this replica owns
+// and drops those of the sessions that ended.
+func (g *Gateway) renewSessions() {
+	owners, _ := g.sessionOwners()
+	if owners == nil {
+		return
+	}
+	live, ended := g.ownedSessions()
+	ctx, cancel := context.WithTimeout(context.Background(), storeWait)
+	defer cancel()
+	for owner, ids := range live {
+		if err := owners.PutOwners(ctx, ids, owner, ownerTTL); err != nil {
+			g.storeOut()
+			g.log.Warn("gateway store: renewing sessions' owners", "sessions", len(ids), "err", err)
 		}
-		cancel()
+	}
+	if err := owners.DropOwners(ctx, ended); err != nil {
+		g.log.Warn("gateway store: forgetting ended sessions' owners", "sessions", len(ended), "err", err)
 	}
 }
 

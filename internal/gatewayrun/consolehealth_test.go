@@ -44,9 +44,55 @@ func TestConsoleShowsTheStore(t *testing.T) {
 	}, "the servers page to list the store ready once Redis is back")
 }
 
+// Three replicas of serve share a store, two with one config, the
+// third with another policy: every replica's /healthz and its console's
+// servers page say that the replicas apply 2 different configs, and how
+// many apply which, while /readyz stays 200. Nothing showed it, and a
+// client's call was allowed on one replica and denied on another.
+func TestReplicasShowTheyApplyDifferentConfigs(t *testing.T) {
+	redis := mcptest.StartRedis(t)
+	bases := []string{serveReplica(t, redis), serveReplica(t, redis),
+		serveReplicaWith(t, redis, "    policy: [{deny: [\"mcp__*\"]}]\n")}
+	want := []string{"(2 replicas), other", "(2 replicas), other", "(1 replica), other"}
+	for i, base := range bases {
+		var body string
+		mcptest.Eventually(t, 30*time.Second, func() bool {
+			_, body = probe(t, base+"/healthz")
+			return strings.Contains(body, "replicas apply 2 different configs: this one ") && strings.Contains(body, want[i])
+		}, "replica %d's /healthz to say the replicas apply 2 configs, %q; it says %s", i, want[i], body)
+		if code, body := probe(t, base+"/readyz"); code != http.StatusOK {
+			t.Errorf("replica %d's /readyz while the configs differ: %d %s, want 200", i, code, body)
+		}
+		if page := signIn(t, base, "alice-console-token").page(t, "/console"); !strings.Contains(page, "replicas apply 2 different configs") {
+			t.Errorf("replica %d's servers page does not say the replicas' configs differ:\n%s", i, page)
+		}
+	}
+}
+
+// probe is the status and body of GET url with alice's token.
+func probe(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer alice-console-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // serveReplica runs serve over HTTP, alice signing in to its console, with
 // a store in redis, until the test ends; it returns its base URL.
 func serveReplica(t *testing.T, redis *mcptest.RedisServer) string {
+	t.Helper()
+	return serveReplicaWith(t, redis, "")
+}
+
+// serveReplicaWith is serveReplica with more of the gateway entry's
+// config (indented as its keys).
+func serveReplicaWith(t *testing.T, redis *mcptest.RedisServer, more string) string {
 	t.Helper()
 	src := fmt.Sprintf(`- id: gw
   name: gateway
@@ -54,7 +100,7 @@ func serveReplica(t *testing.T, redis *mcptest.RedisServer) string {
     auth: {tokens: {alice: ALICE_TOKEN}}
     console: {allow: {subjects: [alice]}}
     store: {redis: {url: %q, keyPrefix: %q}}
-`, redis.URL(), t.Name()+":")
+`, redis.URL(), t.Name()+":") + more
 	lookup := func(name string) (string, bool) {
 		if name == "ALICE_TOKEN" {
 			return "alice-console-token", true

@@ -19,9 +19,10 @@ func (r *serveRun) observe(opts gateway.Options, reg *tool.Registry) gateway.Opt
 		return opts
 	}
 	r.metrics = metrics.New(metrics.Options{
-		Tools:    reg,
-		Servers:  r.h.Status,
-		Sessions: func() int { return r.gw.Sessions() }, // r.gw is set before anything is served
+		Tools:          reg,
+		Servers:        r.h.Status,
+		Sessions:       func() int { return r.gw.Sessions() }, // r.gw is set before anything is served
+		ReplicaConfigs: func() int { return r.gw.ReplicaConfigs() },
 	})
 	opts.Observer = r.metrics
 	if !r.cfg.Stdio {

@@ -194,6 +194,8 @@ func newRun(cfg Config, keeper *gatewayauth.Keeper, cat *host.Catalog, opts gate
 		return b
 	}
 	opts.ServerOrder = func() []string { return ServerOrder(h.Status()) }
+	// Replicas sharing a store compare what their hosts apply.
+	opts.ConfigDigest = h.Digest
 	opts.NewView = sessionViews(cat, reg)
 	code := &gatewayCode{}
 	if cfg.CodeMode {

@@ -17,8 +17,9 @@ import (
 // named 5 of the store's 11 operations and 2 of the 4 refusal reasons).
 func TestMetricsAsDocumented(t *testing.T) {
 	m := metrics.New(metrics.Options{
-		Servers:  func() []host.Status { return []host.Status{{ID: "a", Name: "a", State: host.StateReady, Tools: 1}} },
-		Sessions: func() int { return 0 },
+		Servers:        func() []host.Status { return []host.Status{{ID: "a", Name: "a", State: host.StateReady, Tools: 1}} },
+		Sessions:       func() int { return 0 },
+		ReplicaConfigs: func() int { return 1 },
 	})
 	m.CallStarted("mcp__a__t")
 	m.Refused("denied")

@@ -48,6 +48,9 @@ type Options struct {
 	// Sessions returns the number of open client sessions
 	// (gateway.Gateway.Sessions).
 	Sessions func() int
+	// ReplicaConfigs returns the number of different configs the live
+	// replicas apply (gateway.Gateway.ReplicaConfigs).
+	ReplicaConfigs func() int
 }
 
 // Metrics holds one serve run's metrics in a registry of its own (no
@@ -115,7 +118,7 @@ func New(opts Options) *Metrics {
 		}, []string{"reason"}),
 		store: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcpbridge_store_calls_total",
-			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take, put_task, get_task, renew_tasks, release_tasks, drop_tasks, put_owner, get_owner, drop_owner, replica_secret) and outcome (ok, error).",
+			Help: "Calls to the gateway entry's store (Redis), by operation (ping, take, put_task, get_task, renew_tasks, release_tasks, drop_tasks, put_owner, get_owner, drop_owner, replica_secret, replica_config) and outcome (ok, error).",
 		}, []string{"op", "outcome"}),
 		fallback: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcpbridge_store_fallbacks_total",
@@ -135,6 +138,12 @@ func New(opts Options) *Metrics {
 			Name: "mcpbridge_gateway_sessions",
 			Help: "Client sessions open now (stateless: requests being served).",
 		}, func() float64 { return float64(opts.Sessions()) }))
+	}
+	if opts.ReplicaConfigs != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcpbridge_gateway_replica_configs",
+			Help: "Different configs the live replicas sharing this replica's store apply, as it last read them: 1 when they agree, 0 when not known (no store).",
+		}, func() float64 { return float64(opts.ReplicaConfigs()) }))
 	}
 	return m
 }
