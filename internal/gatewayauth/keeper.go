@@ -521,6 +521,12 @@ func (k *Keeper) Authenticate(r *http.Request) (string, error) {
 		k.log.Debug("HTTP request refused: the gateway entry has not loaded yet", "remote", r.RemoteAddr)
 		return "", &gateway.Challenge{Status: http.StatusServiceUnavailable, Err: errStarting}
 	}
+	if st == nil && k.required.Load() && k.opts.BearerToken == "" {
+		// No entry in force, and no --token-env token to judge by: a 401
+		// would tell a client to drop a token that passes once it loads.
+		k.log.Debug("HTTP request refused: no gateway entry is in force", "remote", r.RemoteAddr)
+		return "", &gateway.Challenge{Status: http.StatusServiceUnavailable, Err: errors.New(k.absent())}
+	}
 	v := k.fallback
 	if st != nil {
 		v = st.verifier

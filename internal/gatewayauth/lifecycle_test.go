@@ -2,6 +2,7 @@ package gatewayauth
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -232,12 +233,15 @@ func TestRemovedEntryKeepsAuthRequired(t *testing.T) {
 	if status, _ := s.post(t, "Bearer cli-token"); status != 200 {
 		t.Errorf("the --token-env token, entry removed: %d, want 200", status)
 	}
-	// Without --token-env, serve wired Authenticate for the entry's auth.
+	// Without --token-env, serve wired Authenticate for the entry's auth:
+	// no token can pass until an entry is in force again, and the
+	// refusal says so (503, not a 401 that tells a client to drop its
+	// token).
 	s2 := newServed(t, Options{})
 	s2.apply(t, scopedConfig, nil)
 	s2.keeper.Clear(s2.keeper.Current())
-	if status, _ := s2.post(t, ""); status != 401 {
-		t.Errorf("no token, entry removed, no --token-env: %d, want 401", status)
+	if status, challenge := s2.post(t, ""); status != 503 || challenge != "" {
+		t.Errorf("no token, entry removed, no --token-env: %d, WWW-Authenticate %q; want 503 without a challenge", status, challenge)
 	}
 }
 
@@ -426,5 +430,36 @@ func TestReloadKeepsTheLinesOfCallsInFlight(t *testing.T) {
 	}
 	if other := readFile(t, filepath.Join(s.dir, "other.jsonl")); !strings.Contains(other, `"name":"third"`) {
 		t.Errorf("the new trail has no line of the call admitted before it: %q", other)
+	}
+}
+
+// While the config's gateway entry is not in force (it will not load as
+// written) and serve has no --token-env token, no token can be judged: a
+// request, whatever its token, is answered 503 with Retry-After saying
+// why, with no WWW-Authenticate. It was answered 401 with
+// WWW-Authenticate, which tells an OAuth client to drop a token that
+// passes once the entry loads, and said a valid token was required where
+// none was.
+func TestRequestsWhileNoGatewayEntryIsInForce(t *testing.T) {
+	s := newServed(t, Options{})
+	s.keeper.RequireUnloaded("it is invalid: gateway.alow: unknown key")
+	for _, token := range []string{"", "some-token"} {
+		req, _ := http.NewRequest(http.MethodPost, s.resource(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || resp.Header.Get("WWW-Authenticate") != "" ||
+			!strings.Contains(string(body), "gateway entry is not in force (it is invalid: gateway.alow") {
+			t.Errorf("token %q while no gateway entry is in force: %d, Retry-After %q, WWW-Authenticate %q, %q; want 503 saying why, Retry-After and no WWW-Authenticate",
+				token, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("WWW-Authenticate"), body)
+		}
 	}
 }
