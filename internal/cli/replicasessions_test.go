@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -272,12 +273,19 @@ func meanPing(t *testing.T, url, session string) time.Duration {
 	return time.Since(start) / 50
 }
 
+// sessionPings numbers the pings postSession sends.
+var sessionPings atomic.Int64
+
 // postSession posts a ping for session to url as token's identity, with
 // the replica header forward when not empty, and returns the status and
 // body.
 func postSession(t *testing.T, url, token, session, forward string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
+	// Each ping is a request of its own, with its own id, as a client's
+	// next request is: the ping forwarded to a stopped owner is read by it
+	// once it goes on, and an id of a request it still serves is refused.
+	frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, sessionPings.Add(1))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(frame))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
